@@ -646,6 +646,8 @@ export interface operations {
             /**
              * @description Wrong password, unknown or deleted user, invalid or disabled API key, bad custom token,
              *     an identity that cannot be linked, or (with `link=true`) an invalid access token.
+             *     Link failures carry `error_code: AuthError` (UNCONFIRMED) rather than `InvalidSession`
+             *     or `error: unauthorized`, so realm-web does not refresh and retry them forever.
              */
             401: {
                 headers: {
@@ -656,15 +658,6 @@ export interface operations {
                 };
             };
             404: components["responses"]["AppNotFound"];
-            /** @description The identity to link already belongs to another user. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
         };

@@ -34,6 +34,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_mock/v1/config/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add the apps and EmailJS accounts of a configuration (the `--config` file format)
+         * @description What `--config FILE` does at start, at run time: creates every listed app (from its app
+         *     folder and/or config) and EmailJS account. `settings` take effect only at start and are
+         *     refused here.
+         */
+        post: operations["applyConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_mock/v1/openapi/{document}": {
         parameters: {
             query?: never;
@@ -529,6 +551,26 @@ export interface components {
             defaultAppId: string;
             appIds: string[];
         };
+        /** @description The `--config FILE` format (JSON). */
+        EmulatorConfigFile: {
+            $schema?: string;
+            /** @description Start-up settings; command-line flags and environment variables override them. */
+            settings?: {
+                host?: string;
+                port?: number;
+                publicUrl?: string;
+                dataDir?: string;
+                passwordHashCost?: number;
+                defaultAppId?: string;
+            };
+            apps?: {
+                appId: string;
+                /** @description An App Services app folder (relative to the config file); the default app's when absent. */
+                appDir?: string;
+                config?: components["schemas"]["AppConfig"];
+            }[];
+            emailjsAccounts?: components["schemas"]["CreateEmailJsAccountRequest"][];
+        };
         Clock: {
             /** Format: date-time */
             now: string;
@@ -564,6 +606,8 @@ export interface components {
             users: number;
             pendingUsers: number;
             mail: number;
+            /** @description Change streams open now (tests can wait for a watcher before changing data). */
+            watchers: number;
             clock: components["schemas"]["Clock"];
             functions: string[];
             config: components["schemas"]["AppConfig"];
@@ -593,9 +637,13 @@ export interface components {
             values?: {
                 [key: string]: unknown;
             };
-            /** @description `context.environment.values`; `tag` is the environment name. */
+            /** @description What functions see as `context.environment`. */
             environment?: {
-                [key: string]: unknown;
+                /** @description The environment name (empty for no environment). */
+                tag?: string;
+                values?: {
+                    [key: string]: unknown;
+                };
             };
             /** @description Inline functions by name, added to (or replacing) the app folder's functions. */
             functions?: {
@@ -648,7 +696,10 @@ export interface components {
         FunctionConfig: {
             /** @description `exports = function(...) {…}` or `exports = async (...) => {…}`. */
             source: string;
+            /** @description A private function can be called from other functions only, not by clients. */
             private?: boolean;
+            /** @description Run with system rights (rules do not apply) instead of as the calling user. */
+            runAsSystem?: boolean;
         };
         /**
          * @description A documented subset of App Services rules: a query filter per action; `%%user.id` (and
@@ -679,8 +730,13 @@ export interface components {
         UpdateUserRequest: {
             disabled: boolean;
         };
-        /** @enum {string} */
-        UserStatus: "pending" | "confirmed";
+        /**
+         * @description `pending`: registered, not confirmed; `confirmed`: an e-mail/password registration that is
+         *     confirmed but has never logged in (no user object yet, as on the hosted service); `active`:
+         *     a user object exists (created at the first login, by linking, or by seeding).
+         * @enum {string}
+         */
+        UserStatus: "pending" | "confirmed" | "active";
         User: {
             id: string;
             status: components["schemas"]["UserStatus"];
@@ -845,6 +901,8 @@ export interface components {
         };
         CreateEmailJsAccountRequest: {
             publicKey?: string;
+            /** @description The private key to require; generated when absent and `requirePrivateKey` is true. */
+            privateKey?: string;
             requirePrivateKey?: boolean;
             allowNonBrowser?: boolean;
             rateLimitPerSecond?: number;
@@ -877,7 +935,7 @@ export interface components {
             config: components["schemas"]["AppConfig"];
             clockOffsetMs: number;
             users: components["schemas"]["StoredUser"][];
-            pendingUsers: components["schemas"]["StoredPendingUser"][];
+            userpassAccounts: components["schemas"]["StoredUserpassAccount"][];
             sessions: components["schemas"]["StoredSession"][];
             apiKeys: components["schemas"]["StoredApiKey"][];
             authTokens: components["schemas"]["StoredAuthToken"][];
@@ -898,8 +956,6 @@ export interface components {
             id: string;
             /** @enum {string} */
             type: "normal" | "server";
-            email?: string;
-            passwordHash?: string;
             disabled: boolean;
             createdAt: number;
             lastLoginAt?: number;
@@ -908,10 +964,16 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        StoredPendingUser: {
+        /**
+         * @description An e-mail/password registration. Its id is the identity id; `userId` is set once a user
+         *     object owns the identity (first login, link or seeding).
+         */
+        StoredUserpassAccount: {
             id: string;
             email: string;
             passwordHash: string;
+            confirmed: boolean;
+            userId: string | null;
             createdAt: number;
         };
         StoredSession: {
@@ -939,8 +1001,6 @@ export interface components {
             kind: components["schemas"]["AuthTokenKind"];
             email: string;
             link?: string | null;
-            /** @description For a pending function-based reset, the password to set when it is confirmed. */
-            newPasswordHash?: string;
             createdAt: number;
             expiresAt: number;
             used: boolean;
@@ -1063,6 +1123,36 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    applyConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmulatorConfigFile"];
+            };
+        };
+        responses: {
+            /** @description What was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        appIds: string[];
+                        emailjsAccounts: string[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
         };
     };
     getOpenApiDocument: {

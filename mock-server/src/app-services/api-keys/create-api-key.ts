@@ -1,0 +1,23 @@
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { newObjectIdHex, randomHex, sha256Hex } from "../../state/ids.ts";
+import { defineRoute, sendJson } from "../route.ts";
+
+export const maxApiKeysPerUser = 20;
+const namePattern = /^[A-Za-z0-9_-]+$/;
+
+/** Creates a key; its secret appears in this reply only (the emulator keeps its hash). */
+export default defineRoute("createApiKey", "refresh", async (request, reply) => {
+  const { app, user } = request.caller!;
+  const name = request.body.name;
+  if (typeof name !== "string" || name === "") throw errors.requiredString("name");
+  if (!namePattern.test(name)) throw errors.apiKeyInvalidName();
+  if (user.identities.every((i) => i.provider_type === "anon-user")) throw errors.apiKeyAnonymous();
+  const existing = app.apiKeys.forUser(user.id);
+  if (existing.length >= maxApiKeysPerUser) throw errors.apiKeyLimit(maxApiKeysPerUser);
+  if (existing.some((k) => k.name === name)) throw errors.apiKeyExists(name);
+  const secret = randomHex(32);
+  const key = { id: newObjectIdHex(), userId: user.id, name, disabled: false, keyHash: sha256Hex(secret), createdAt: app.clock.now() };
+  app.apiKeys.add(key);
+  request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "api-key-created", id: user.id });
+  return sendJson(reply, 201, { _id: key.id, key: secret, name, disabled: false });
+});

@@ -1,0 +1,6 @@
+import { defineRoute, sendJson } from "../route.ts";
+import { apiKeyView, ownKey } from "./api-key-view.ts";
+
+export default defineRoute("getApiKey", "refresh", async (request, reply) =>
+  sendJson(reply, 200, apiKeyView(ownKey(request.caller!, request.params.apiKeyId))),
+);

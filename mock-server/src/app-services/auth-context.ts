@@ -1,0 +1,80 @@
+/**
+ * Who is calling: bearer tokens checked against the emulator's key, the app's clock and the
+ * stores. Every failure is the error the hosted service answers (so SDKs refresh, retry or log
+ * out exactly as they would there).
+ */
+import type { FastifyRequest } from "fastify";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import type { AppRuntime } from "../state/app-runtime.ts";
+import type { Emulator } from "../state/emulator.ts";
+import { type JwtPayload, peekJwtPayload } from "../state/jwt.ts";
+import type { StoredSession } from "../state/sessions.ts";
+import type { StoredUser } from "../state/users.ts";
+
+/**
+ * none: no token (any Authorization header is ignored, as realm-web sends one on e-mail/password calls);
+ * access / refresh: that token is required; login: the access token only with `?link=true`;
+ * stream: the access token from the Authorization header or the `baas_at` query parameter.
+ */
+export type AuthMode = "none" | "access" | "refresh" | "login" | "stream";
+
+export interface Caller {
+  app: AppRuntime;
+  user: StoredUser;
+  /** The session the token belongs to (the access token's `iss`, the refresh token's `baas_id`). */
+  sessionId: string;
+  /** Present for refresh-token calls. */
+  session: StoredSession | null;
+  claims: JwtPayload;
+}
+
+/** The bearer token of the request (`Authorization: Bearer …`, or `baas_at` for streams). */
+export function bearerToken(request: FastifyRequest, allowQuery: boolean): string {
+  const header = request.headers.authorization;
+  if (header === undefined || header === "") {
+    const query = allowQuery ? (request.query as { baas_at?: unknown }).baas_at : undefined;
+    if (typeof query === "string" && query !== "") return query;
+    throw errors.mustAuthenticate();
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) throw errors.expectedBearer();
+  return match[1];
+}
+
+/** The app a token names, without trusting it (to route faults, journal and CORS before auth). */
+export function appOfToken(emulator: Emulator, token: string): AppRuntime | undefined {
+  const domain = peekJwtPayload(token)?.baas_domain_id;
+  return typeof domain === "string" ? emulator.apps.byDomainId(domain) : undefined;
+}
+
+const nowSeconds = (app: AppRuntime) => Math.floor(app.clock.now() / 1000);
+
+export function authenticateAccess(emulator: Emulator, token: string): Caller {
+  const verdict = emulator.tokenKey.verify(token);
+  if (!verdict.ok) throw verdict.reason === "malformed" ? errors.expectedBearer() : errors.accessTokenInvalid();
+  const claims = verdict.payload;
+  if (claims.typ !== "access") throw errors.wrongTokenType("access");
+  const app = typeof claims.baas_domain_id === "string" ? emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
+  if (!app) throw errors.accessTokenInvalid();
+  if (typeof claims.exp !== "number" || nowSeconds(app) >= claims.exp) throw errors.accessTokenExpired();
+  const user = typeof claims.sub === "string" ? app.users.user(claims.sub) : undefined;
+  if (!user || user.disabled) throw errors.sessionUserGone();
+  return { app, user, sessionId: String(claims.iss), session: null, claims };
+}
+
+export function authenticateRefresh(emulator: Emulator, token: string): Caller {
+  const verdict = emulator.tokenKey.verify(token);
+  if (!verdict.ok) throw verdict.reason === "malformed" ? errors.expectedBearer() : errors.refreshTokenSignature();
+  const claims = verdict.payload;
+  if (claims.typ !== "refresh") throw errors.wrongTokenType("refresh");
+  const app = typeof claims.baas_domain_id === "string" ? emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
+  const session = app && typeof claims.baas_id === "string" ? app.sessions.get(claims.baas_id) : undefined;
+  if (!app || !session) throw errors.refreshTokenNotFound();
+  if (app.clock.now() >= session.expiresAt) {
+    app.sessions.remove(session.id);
+    throw errors.refreshTokenExpired();
+  }
+  const user = app.users.user(session.userId);
+  if (!user || user.disabled) throw errors.refreshTokenNotFound();
+  return { app, user, sessionId: session.id, session, claims };
+}

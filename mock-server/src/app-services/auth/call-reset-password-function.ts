@@ -1,0 +1,47 @@
+import { userpassSettings } from "../../config/app-config.ts";
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { verifyPassword } from "../../state/passwords.ts";
+import { defineRoute, sendEmpty } from "../route.ts";
+import { runStatusFunction } from "./confirmation-function.ts";
+import { checkPassword, hash, issueToken, requireProvider } from "./userpass.ts";
+
+/**
+ * Runs the reset function with `({username, password, token, tokenId, currentPasswordValid}, ...arguments)`:
+ * `success` sets the password now, `pending` leaves the token for a later `reset`, `fail` refuses.
+ */
+export default defineRoute("callResetPasswordFunction", "none", async (request, reply) => {
+  const { emulator } = request.server;
+  const app = request.appRuntime!;
+  requireProvider(app);
+  const settings = userpassSettings(app.config);
+  if (!settings.runResetFunction) throw errors.resetViaEmail();
+  const { email, password } = request.body;
+  checkPassword(password);
+  const account = app.users.accountByEmailAddress(email);
+  if (!account?.confirmed) throw errors.userNotFound();
+  const currentPasswordValid = await verifyPassword(password, account.passwordHash);
+  const token = issueToken(app, "reset", account.email, null);
+  const args = request.body.arguments ?? [];
+  let status: Awaited<ReturnType<typeof runStatusFunction>>;
+  try {
+    status = await runStatusFunction(emulator, app, settings.resetFunctionName, [
+      { username: account.email, password, token: token.token, tokenId: token.tokenId, currentPasswordValid },
+      ...args,
+    ]);
+  } catch (error) {
+    token.used = true;
+    // A function that throws is a failed reset; a missing one is the service's missing-function error.
+    if ((error as { errorCode?: string }).errorCode === "FunctionNotFound") throw error;
+    throw errors.resetFailed(account.email);
+  }
+  if (status === "fail") {
+    token.used = true;
+    throw errors.resetFailed(account.email);
+  }
+  if (status === "success") {
+    token.used = true;
+    account.passwordHash = await hash(emulator, password);
+    emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: account.id });
+  }
+  return sendEmpty(reply, 200);
+});

@@ -1,0 +1,59 @@
+import { userpassSettings } from "../../config/app-config.ts";
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { newObjectIdHex } from "../../state/ids.ts";
+import { defineRoute, sendEmpty } from "../route.ts";
+import { runStatusFunction } from "./confirmation-function.ts";
+import { checkEmail, checkPassword, hash, issueToken, requireProvider, sendTokenMail } from "./userpass.ts";
+
+/**
+ * Registers an address: auto-confirmed, confirmed by a function, or pending until the link of the
+ * confirmation e-mail is followed. The e-mail is reserved synchronously after hashing, so of many
+ * concurrent registrations of one address exactly one succeeds.
+ */
+export default defineRoute("registerUser", "none", async (request, reply) => {
+  const { emulator } = request.server;
+  const app = request.appRuntime!;
+  requireProvider(app);
+  const { email, password } = request.body;
+  checkEmail(email);
+  checkPassword(password);
+  const passwordHash = await hash(emulator, password);
+  const settings = userpassSettings(app.config);
+  const account = {
+    id: newObjectIdHex(),
+    email,
+    passwordHash,
+    confirmed: settings.autoConfirm,
+    userId: null,
+    createdAt: app.clock.now(),
+  };
+  if (!app.users.addAccount(account)) throw errors.accountNameInUse();
+  emulator.events.emit({ type: "user", appId: app.appId, action: "registered", id: account.id });
+  if (settings.autoConfirm) return sendEmpty(reply, 201);
+
+  if (settings.runConfirmationFunction) {
+    const token = issueToken(app, "confirm", email, null);
+    let status: Awaited<ReturnType<typeof runStatusFunction>>;
+    try {
+      status = await runStatusFunction(emulator, app, settings.confirmationFunctionName, [
+        { token: token.token, tokenId: token.tokenId, username: email },
+      ]);
+    } catch (error) {
+      app.users.removeAccount(account.id);
+      throw error;
+    }
+    if (status === "fail") {
+      // A failed confirmation creates no account: the address can register again.
+      app.users.removeAccount(account.id);
+      throw errors.confirmationFailed(email);
+    }
+    if (status === "success") {
+      account.confirmed = true;
+      token.used = true;
+    }
+    return sendEmpty(reply, 201);
+  }
+
+  sendTokenMail(emulator, app, issueToken(app, "confirm", email, settings.emailConfirmationUrl));
+  return sendEmpty(reply, 201);
+});

@@ -1,0 +1,17 @@
+import { userpassSettings } from "../../config/app-config.ts";
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { defineRoute, sendEmpty } from "../route.ts";
+import { accountOrNotFound, issueToken, requireProvider, sendTokenMail } from "./userpass.ts";
+
+/** A new confirmation e-mail with a new link (earlier links stay valid until they expire). */
+export default defineRoute("resendConfirmationEmail", "none", async (request, reply) => {
+  const app = request.appRuntime!;
+  requireProvider(app);
+  const { email } = request.body;
+  const account = accountOrNotFound(app, email);
+  if (account.confirmed) throw errors.alreadyConfirmed();
+  const settings = userpassSettings(app.config);
+  if (settings.runConfirmationFunction) throw errors.confirmationByFunction(account.email);
+  sendTokenMail(request.server.emulator, app, issueToken(app, "confirm", account.email, settings.emailConfirmationUrl));
+  return sendEmpty(reply, 200);
+});

@@ -1,0 +1,23 @@
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { defineRoute, sendEmpty } from "../route.ts";
+import { checkPassword, hash, requireProvider, tokenError } from "./userpass.ts";
+
+/** Sets a new password with a reset link's token (single use, 30 minutes). */
+export default defineRoute("resetPassword", "none", async (request, reply) => {
+  const { emulator } = request.server;
+  const app = request.appRuntime!;
+  requireProvider(app);
+  const { token, tokenId, password } = request.body;
+  checkPassword(password);
+  const check = app.authTokens.check("reset", token, tokenId, app.clock.now());
+  if (!check.ok) throw tokenError(check.reason);
+  const passwordHash = await hash(emulator, password);
+  // Use the token up only now (after the await), atomically: a racing request may have used it.
+  const result = app.authTokens.consume("reset", token, tokenId, app.clock.now());
+  if (!result.ok) throw tokenError(result.reason);
+  const account = app.users.accountByEmailAddress(result.token.email);
+  if (!account) throw errors.invalidTokenData();
+  account.passwordHash = passwordHash;
+  emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: account.id });
+  return sendEmpty(reply, 200);
+});

@@ -1,0 +1,29 @@
+import { userpassSettings } from "../../config/app-config.ts";
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { defineRoute, sendEmpty } from "../route.ts";
+import { runStatusFunction } from "./confirmation-function.ts";
+import { accountOrNotFound, issueToken, requireProvider } from "./userpass.ts";
+
+/** Runs the confirmation function again for a pending registration. */
+export default defineRoute("retryCustomConfirmation", "none", async (request, reply) => {
+  const { emulator } = request.server;
+  const app = request.appRuntime!;
+  requireProvider(app);
+  const { email } = request.body;
+  const settings = userpassSettings(app.config);
+  if (settings.autoConfirm) throw errors.autoConfirmEnabled(email);
+  const account = accountOrNotFound(app, email);
+  if (account.confirmed) throw errors.alreadyConfirmed();
+  if (!settings.runConfirmationFunction) throw errors.confirmationNotFunction(account.email);
+  const token = issueToken(app, "confirm", account.email, null);
+  const status = await runStatusFunction(emulator, app, settings.confirmationFunctionName, [
+    { token: token.token, tokenId: token.tokenId, username: account.email },
+  ]);
+  if (status === "fail") throw errors.confirmationFailed(account.email);
+  if (status === "success" && app.users.account(account.id)) {
+    account.confirmed = true;
+    token.used = true;
+    emulator.events.emit({ type: "user", appId: app.appId, action: "confirmed", id: account.id });
+  }
+  return sendEmpty(reply, 200);
+});

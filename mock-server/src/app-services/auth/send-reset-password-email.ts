@@ -1,0 +1,16 @@
+import { userpassSettings } from "../../config/app-config.ts";
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { defineRoute, sendEmpty } from "../route.ts";
+import { issueToken, requireProvider, sendTokenMail } from "./userpass.ts";
+
+export default defineRoute("sendResetPasswordEmail", "none", async (request, reply) => {
+  const app = request.appRuntime!;
+  requireProvider(app);
+  const settings = userpassSettings(app.config);
+  if (settings.runResetFunction) throw errors.resetViaFunction();
+  const account = app.users.accountByEmailAddress(request.body.email);
+  // A pending registration is not a user yet.
+  if (!account?.confirmed) throw errors.userNotFound();
+  sendTokenMail(request.server.emulator, app, issueToken(app, "reset", account.email, settings.resetPasswordUrl));
+  return sendEmpty(reply, 200);
+});

@@ -1,0 +1,92 @@
+/**
+ * E-mail/password rules and side effects shared by the local-userpass operations: the service's
+ * own password and address checks, token issue, and the e-mails the service would send.
+ */
+import { userpassSettings } from "../../config/app-config.ts";
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import type { AppRuntime } from "../../state/app-runtime.ts";
+import type { AuthTokenKind, StoredAuthToken } from "../../state/auth-tokens.ts";
+import { authTokenLifetimeMs } from "../../state/auth-tokens.ts";
+import type { Emulator } from "../../state/emulator.ts";
+import { newObjectIdHex, randomHex } from "../../state/ids.ts";
+import { hashPassword } from "../../state/passwords.ts";
+import type { StoredUserpassAccount } from "../../state/users.ts";
+
+export const passwordMinLength = 6;
+export const passwordMaxLength = 128;
+
+export function checkPassword(password: string): void {
+  if (password.length < passwordMinLength || password.length > passwordMaxLength) throw errors.passwordLength();
+}
+
+// One @ with something on both sides and a dot in the domain: what the service's check accepts.
+const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export function checkEmail(email: string): void {
+  if (!emailPattern.test(email) || email.length > 254) throw errors.emailInvalid();
+}
+
+export function requireProvider(app: AppRuntime): void {
+  if (!(app.config.providers?.["local-userpass"]?.enabled ?? false)) throw errors.providerNotEnabled("local-userpass");
+}
+
+export function hash(emulator: Emulator, password: string): Promise<string> {
+  return hashPassword(password, emulator.options.passwordHashCost);
+}
+
+/** A new single-use `{token, tokenId}` pair for an address, valid for 30 minutes of the app's clock. */
+export function issueToken(app: AppRuntime, kind: AuthTokenKind, email: string, linkBase: string | null): StoredAuthToken {
+  const now = app.clock.now();
+  const token = randomHex(64);
+  const tokenId = newObjectIdHex();
+  const link = linkBase === null ? null : withTokenQuery(linkBase, token, tokenId);
+  const stored: StoredAuthToken = { tokenId, token, kind, email, link, createdAt: now, expiresAt: now + authTokenLifetimeMs, used: false };
+  app.authTokens.add(stored);
+  return stored;
+}
+
+function withTokenQuery(base: string, token: string, tokenId: string): string {
+  const separator = base.includes("?") ? "&" : "?";
+  return `${base}${separator}token=${encodeURIComponent(token)}&tokenId=${encodeURIComponent(tokenId)}`;
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+function mailFrom(app: AppRuntime): string {
+  return app.config.mailFrom ?? `no-reply@${app.appId}.mongodbstitch.com`;
+}
+
+/** Records the e-mail the service would send with a confirmation or reset link. */
+export function sendTokenMail(emulator: Emulator, app: AppRuntime, token: StoredAuthToken): void {
+  const settings = userpassSettings(app.config);
+  const link = token.link ?? "";
+  const confirm = token.kind === "confirm";
+  const subject = confirm ? settings.confirmEmailSubject : settings.resetPasswordSubject;
+  const action = confirm ? "confirm your e-mail address" : "reset your password";
+  const text = `Hello,\n\nFollow this link to ${action}:\n${link}\n\nThe link is valid for 30 minutes.\n`;
+  const html = `<p>Hello,</p><p>Follow this link to ${action}:</p><p><a href="${escapeHtml(link)}">${escapeHtml(
+    confirm ? "Confirm e-mail address" : "Reset password",
+  )}</a></p><p>The link is valid for 30 minutes.</p>`;
+  emulator.mail.add({
+    source: "app-services",
+    appId: app.appId,
+    kind: token.kind,
+    to: token.email,
+    from: mailFrom(app),
+    subject,
+    html,
+    text,
+    createdAtMs: app.clock.now(),
+  });
+}
+
+/** The registration of an address, which must exist (else `user not found`). */
+export function accountOrNotFound(app: AppRuntime, email: string): StoredUserpassAccount {
+  const account = app.users.accountByEmailAddress(email);
+  if (!account) throw errors.userNotFound();
+  return account;
+}
+
+export function tokenError(reason: "unknown" | "expired" | "used") {
+  return reason === "unknown" ? errors.invalidTokenData() : errors.userpassTokenInvalid();
+}

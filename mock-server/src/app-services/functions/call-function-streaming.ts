@@ -1,0 +1,123 @@
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { type Document, fromEJSON, isDocument } from "../../data/documents.ts";
+import { mongoServiceName } from "../../data/mongo-actions.ts";
+import { Rules } from "../../data/rules.ts";
+import type { ChangeEvent } from "../../data/collections.ts";
+import { redactUrl } from "../../state/journal.ts";
+import { defineRoute } from "../route.ts";
+import { changeDocument, encodeChange, sseError, type WatchSpec, watchMatcher } from "./change-stream.ts";
+
+/** How often an idle stream gets an SSE comment, so proxies and clients keep it open. */
+export const keepAliveMs = 15_000;
+
+const base64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+function parseRequest(raw: string): { name: unknown; service: unknown; arguments: unknown } {
+  const compact = raw.replace(/\s/g, "");
+  if (compact === "" || !base64.test(compact)) throw errors.badRequest("invalid baas_request: not base64");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(compact, compact.includes("-") || compact.includes("_") ? "base64url" : "base64").toString("utf8"));
+  } catch {
+    throw errors.badRequest("invalid baas_request: not base64-encoded JSON");
+  }
+  if (!isDocument(parsed)) throw errors.badRequest("invalid baas_request: expected a JSON object");
+  return parsed as { name: unknown; service: unknown; arguments: unknown };
+}
+
+function watchSpec(args: unknown): WatchSpec {
+  let decoded: unknown;
+  try {
+    decoded = Array.isArray(args) ? fromEJSON(args[0]) : undefined;
+  } catch (error) {
+    throw errors.badRequest(`invalid Extended JSON in arguments: ${(error as Error).message}`);
+  }
+  if (!isDocument(decoded)) throw errors.badRequest("watch expects one argument document");
+  const { database, collection, ids, filter } = decoded;
+  if (typeof database !== "string" || database === "") throw errors.requiredString("database");
+  if (typeof collection !== "string" || collection === "") throw errors.requiredString("collection");
+  if (ids !== undefined && !Array.isArray(ids)) throw errors.badRequest("'ids' must be an array");
+  if (filter !== undefined && !isDocument(filter)) throw errors.badRequest("'filter' must be a document");
+  return { database, collection, ...(ids ? { ids } : {}), ...(filter ? { filter: filter as Document } : {}) };
+}
+
+/**
+ * A change stream: `watch` of the MongoDB service, as server-sent events. Only changes made after
+ * the stream opened are sent; the stream ends when the client goes away.
+ */
+export default defineRoute("callFunctionStreaming", "stream", async (request, reply) => {
+  const { emulator } = request.server;
+  const { app, user } = request.caller!;
+  const call = parseRequest(request.query.baas_request);
+  if (call.service !== mongoServiceName) throw errors.serviceNotFound(String(call.service ?? ""));
+  if (call.name !== "watch") throw errors.functionNotFound(String(call.name ?? ""));
+  const spec = watchSpec(call.arguments);
+  const readFilter = new Rules(app.config).read({ kind: "user", user }, spec.database, spec.collection);
+  let matches: ReturnType<typeof watchMatcher>;
+  try {
+    matches = watchMatcher(spec, readFilter ?? {});
+  } catch (error) {
+    throw errors.mongo((error as Error).message);
+  }
+
+  reply.hijack();
+  const res = reply.raw;
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value : String(value);
+  }
+  res.writeHead(200, { ...headers, "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  res.flushHeaders();
+
+  let increment = 0;
+  let closed = false;
+  const started = app.clock.now();
+  const close = (lastWords?: string) => {
+    if (closed) return;
+    closed = true;
+    app.streams.delete(closeForApp);
+    unsubscribe();
+    clearInterval(keepAlive);
+    app.watchers--;
+    if (lastWords && res.writable) res.write(lastWords);
+    res.end();
+    app.journal.add({
+      id: request.id,
+      time: new Date(started).toISOString(),
+      method: request.method,
+      path: redactUrl(request.url),
+      operationId: "callFunctionStreaming",
+      status: 200,
+      durationMs: app.clock.now() - started,
+      faulted: false,
+    });
+    emulator.events.emit({ type: "request", appId: app.appId, action: "stream-closed", id: request.id });
+  };
+  const unsubscribe = app.data.subscribe((change: ChangeEvent) => {
+    if (closed) return;
+    if (!app.users.user(user.id)) {
+      close(sseError("InvalidSession", "invalid session: the stream's user is gone"));
+      return;
+    }
+    if (readFilter === null) return;
+    let event: Document | undefined;
+    const build = () => {
+      event ??= changeDocument(change, Math.floor(app.clock.now() / 1000), ++increment);
+      return event;
+    };
+    try {
+      if (matches(change, build)) res.write(encodeChange(build()));
+    } catch (error) {
+      close(sseError("MongoDBError", (error as Error).message));
+    }
+  });
+  const closeForApp = (reason: string) => close(sseError("InvalidSession", `invalid session: ${reason}`));
+  app.streams.add(closeForApp);
+  const keepAlive = setInterval(() => res.write(":\n\n"), keepAliveMs);
+  keepAlive.unref();
+  app.watchers++;
+  emulator.events.emit({ type: "request", appId: app.appId, action: "stream-opened", id: request.id });
+  request.raw.once("close", () => close());
+  res.once("close", () => close());
+  return reply;
+});

@@ -1,0 +1,35 @@
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { fromEJSON, isDocument, toEJSONText } from "../../data/documents.ts";
+import { isMongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
+import { defineRoute } from "../route.ts";
+
+function parseArguments(args: unknown[]): unknown[] {
+  try {
+    return fromEJSON(args) as unknown[];
+  } catch (error) {
+    throw errors.badRequest(`invalid Extended JSON in arguments: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Runs an app function (as the calling user) or a MongoDB service action; answers the result as
+ * canonical Extended JSON.
+ */
+export default defineRoute("callFunction", "access", async (request, reply) => {
+  const { emulator } = request.server;
+  const { app, user } = request.caller!;
+  const { name, service } = request.body;
+  const args = request.body.arguments ?? [];
+  let text: string;
+  if (service !== undefined) {
+    if (service !== mongoServiceName) throw errors.serviceNotFound(service);
+    if (!isMongoAction(name)) throw errors.functionNotFound(name);
+    const [argument] = parseArguments(args);
+    if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
+    text = toEJSONText(await new MongoService(app, { kind: "user", user }).run(name, argument));
+  } else {
+    parseArguments(args);
+    text = await app.functions.callFromText(emulator, name, JSON.stringify(args), { user, system: false, fromClient: true });
+  }
+  return reply.code(200).type("application/json").send(text);
+});

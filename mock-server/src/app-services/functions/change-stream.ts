@@ -1,0 +1,63 @@
+/**
+ * Change events as the service streams them: MongoDB change-event documents as canonical
+ * Extended JSON in SSE `data:` lines, with `%`, CR and LF percent-escaped (both SDKs un-escape
+ * exactly these), and errors as `event: error`.
+ */
+import { Timestamp } from "bson";
+import { Query } from "mingo";
+import type { ChangeEvent } from "../../data/collections.ts";
+import { type Document, idKey, toEJSONText } from "../../data/documents.ts";
+import { randomHex } from "../../state/ids.ts";
+
+export function escapeSseData(text: string): string {
+  return text.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+}
+
+export function sseData(text: string): string {
+  return `data: ${escapeSseData(text)}\n\n`;
+}
+
+export function sseError(errorCode: string, message: string): string {
+  return `event: error\n${sseData(JSON.stringify({ error_code: errorCode, error: message }))}`;
+}
+
+/** The change-event document of a change (what `filter` matches against and what is sent). */
+export function changeDocument(change: ChangeEvent, clusterSeconds: number, increment: number): Document {
+  const event: Document = {
+    _id: { _data: `82${clusterSeconds.toString(16).padStart(8, "0")}${increment.toString(16).padStart(8, "0")}${randomHex(8)}` },
+    operationType: change.operationType,
+    clusterTime: new Timestamp({ t: clusterSeconds, i: increment }),
+    ns: { db: change.database, coll: change.collection },
+    documentKey: change.documentKey,
+  };
+  if (change.fullDocument !== undefined) event.fullDocument = change.fullDocument;
+  if (change.updateDescription !== undefined) event.updateDescription = change.updateDescription;
+  return event;
+}
+
+export interface WatchSpec {
+  database: string;
+  collection: string;
+  ids?: unknown[];
+  filter?: Document;
+}
+
+/** Decides which changes a watcher gets: its namespace, its `ids`, its `filter`, and the read rule. */
+export function watchMatcher(spec: WatchSpec, readFilter: Document) {
+  const ids = spec.ids ? new Set(spec.ids.map(idKey)) : null;
+  const filter = spec.filter && Object.keys(spec.filter).length > 0 ? new Query(spec.filter, { scriptEnabled: false }) : null;
+  const readable = Object.keys(readFilter).length > 0 ? new Query(readFilter, { scriptEnabled: false }) : null;
+  return (change: ChangeEvent, event: () => Document): boolean => {
+    if (change.database !== spec.database || change.collection !== spec.collection) return false;
+    if (ids && !ids.has(idKey(change.documentKey._id))) return false;
+    if (readable) {
+      const doc = change.fullDocument ?? change.before;
+      if (!doc || !readable.test(doc)) return false;
+    }
+    return filter ? filter.test(event()) : true;
+  };
+}
+
+export function encodeChange(event: Document): string {
+  return sseData(toEJSONText(event));
+}

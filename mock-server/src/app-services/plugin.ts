@@ -1,0 +1,114 @@
+/**
+ * The App Services client API. Per request, before the operation runs: find the app (from the
+ * path, or from the token on `/auth/*` routes), hold to the app's concurrency cap, fire a fault
+ * override if one is set, then authenticate as the operation requires. After it: journal.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { sendError } from "../http/error-handler.ts";
+import { operation } from "../openapi/operations.ts";
+import { redact, redactUrl } from "../state/journal.ts";
+import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
+import type { AppServicesRoute } from "./route.ts";
+import { routes } from "./routes.ts";
+
+function tokenIfAny(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)/i.exec(header) : null;
+  if (match?.[1]) return match[1];
+  const query = (request.query as { baas_at?: unknown } | undefined)?.baas_at;
+  return typeof query === "string" ? query : undefined;
+}
+
+async function applyFault(request: FastifyRequest, reply: FastifyReply, operationId: string): Promise<boolean> {
+  const app = request.appRuntime;
+  const fault = app?.faults.take(operationId);
+  if (!app || !fault) return false;
+  request.server.emulator.events.emit({ type: "fault", appId: app.appId, action: "fired", id: fault.id });
+  if (fault.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+  if (fault.status === undefined) return false;
+  request.faulted = true;
+  if (fault.status === 204 || fault.status === 304) {
+    await reply.code(fault.status).send();
+    return true;
+  }
+  const body = fault.body ?? { error: `fault injected for ${operationId}`, error_code: "InternalServerError" };
+  await reply
+    .code(fault.status)
+    .type("application/json")
+    .send(JSON.stringify(body));
+  return true;
+}
+
+export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
+  const emulator = app.emulator;
+
+  app.addHook("onRequest", async (request, reply) => {
+    const { operationId, auth } = request.routeOptions.config;
+    if (!operationId || !auth) return;
+    const appId = (request.params as { appId?: string }).appId;
+    if (appId !== undefined) {
+      request.appRuntime = emulator.apps.get(appId) ?? null;
+      if (!request.appRuntime) throw errors.appNotFound(appId);
+    } else {
+      const token = tokenIfAny(request);
+      request.appRuntime = (token && appOfToken(emulator, token)) || null;
+    }
+
+    const runtime = request.appRuntime;
+    if (runtime) {
+      const cap = runtime.config.maxConcurrentRequests ?? defaultMaxConcurrentRequests;
+      if (runtime.inFlight >= cap) throw errors.tooManyRequests();
+      runtime.inFlight++;
+      reply.raw.once("close", () => {
+        runtime.inFlight--;
+      });
+    }
+
+    if (await applyFault(request, reply, operationId)) return reply;
+
+    const link = (request.query as { link?: string } | undefined)?.link === "true";
+    if (auth === "access" || (auth === "login" && link)) {
+      request.caller = authenticateAccess(emulator, bearerToken(request, false));
+    } else if (auth === "stream") {
+      request.caller = authenticateAccess(emulator, bearerToken(request, true));
+    } else if (auth === "refresh") {
+      request.caller = authenticateRefresh(emulator, bearerToken(request, false));
+    }
+    if (request.caller) request.appRuntime = request.caller.app;
+  });
+
+  app.addHook("onResponse", async (request, reply) => {
+    const runtime = request.appRuntime;
+    const operationId = request.routeOptions.config.operationId;
+    if (!runtime || !operationId) return;
+    // An open change stream journals itself when it ends.
+    if (operationId === "callFunctionStreaming" && reply.statusCode === 200) return;
+    const entry = {
+      id: request.id,
+      time: new Date(runtime.clock.now() - reply.elapsedTime).toISOString(),
+      method: request.method,
+      path: redactUrl(request.url),
+      operationId,
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      faulted: request.faulted,
+      ...(request.body !== undefined ? { requestBody: redact(request.body) } : {}),
+    };
+    runtime.journal.add(entry);
+    emulator.events.emit({ type: "request", appId: runtime.appId, action: "completed", id: request.id, detail: { operationId, status: reply.statusCode } });
+  });
+
+  for (const route of routes as AppServicesRoute[]) {
+    const spec = operation(route.operationId);
+    app.route({
+      method: spec.method,
+      url: spec.url,
+      schema: spec.schema,
+      config: { operationId: route.operationId, area: "app-services", auth: route.auth },
+      handler: route.handler as never,
+      errorHandler: (error, request, reply) => sendError(request, reply, error),
+    });
+  }
+}

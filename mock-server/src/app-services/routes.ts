@@ -1,0 +1,46 @@
+/** Every App Services operation, one file each (named after its operationId), listed explicitly. */
+import deleteApiKey from "./api-keys/delete-api-key.ts";
+import createApiKey from "./api-keys/create-api-key.ts";
+import disableApiKey from "./api-keys/disable-api-key.ts";
+import enableApiKey from "./api-keys/enable-api-key.ts";
+import getApiKey from "./api-keys/get-api-key.ts";
+import listApiKeys from "./api-keys/list-api-keys.ts";
+import callResetPasswordFunction from "./auth/call-reset-password-function.ts";
+import confirmUser from "./auth/confirm-user.ts";
+import login from "./auth/login.ts";
+import registerUser from "./auth/register-user.ts";
+import resendConfirmationEmail from "./auth/resend-confirmation-email.ts";
+import resetPassword from "./auth/reset-password.ts";
+import retryCustomConfirmation from "./auth/retry-custom-confirmation.ts";
+import sendResetPasswordEmail from "./auth/send-reset-password-email.ts";
+import callFunction from "./functions/call-function.ts";
+import callFunctionStreaming from "./functions/call-function-streaming.ts";
+import getLocation from "./location/get-location.ts";
+import deleteUser from "./sessions/delete-user.ts";
+import getProfile from "./sessions/get-profile.ts";
+import logOut from "./sessions/log-out.ts";
+import refreshAccessToken from "./sessions/refresh-access-token.ts";
+
+export const routes = [
+  getLocation,
+  login,
+  registerUser,
+  confirmUser,
+  resendConfirmationEmail,
+  retryCustomConfirmation,
+  resetPassword,
+  sendResetPasswordEmail,
+  callResetPasswordFunction,
+  callFunction,
+  callFunctionStreaming,
+  getProfile,
+  refreshAccessToken,
+  logOut,
+  deleteUser,
+  createApiKey,
+  listApiKeys,
+  getApiKey,
+  deleteApiKey,
+  enableApiKey,
+  disableApiKey,
+];

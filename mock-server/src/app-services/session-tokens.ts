@@ -1,0 +1,90 @@
+/**
+ * Sessions and their tokens. Both tokens are HS256 JWTs with the claims the hosted service puts in
+ * them (realm-core decodes both; realm-web reads `sub`, `exp`, `iat`, `user_data`, `baas_device_id`).
+ */
+import { tokenLifetimes } from "../config/app-config.ts";
+import type { AppRuntime } from "../state/app-runtime.ts";
+import type { Emulator } from "../state/emulator.ts";
+import { newObjectIdHex } from "../state/ids.ts";
+import type { StoredSession } from "../state/sessions.ts";
+import type { StoredUser } from "../state/users.ts";
+
+export const zeroDeviceId = "000000000000000000000000";
+
+/** The device id of a login: the request's `options.device.deviceId` (EJSON `$oid` or hex), else a new one. */
+export function deviceIdFrom(body: unknown): string {
+  const device = (body as { options?: { device?: { deviceId?: unknown } } } | undefined)?.options?.device;
+  const raw = device?.deviceId;
+  const hex = typeof raw === "string" ? raw : (raw as { $oid?: unknown } | undefined)?.$oid;
+  return typeof hex === "string" && /^[0-9a-f]{24}$/i.test(hex) && hex !== zeroDeviceId ? hex.toLowerCase() : newObjectIdHex();
+}
+
+export function accessTokenFor(emulator: Emulator, app: AppRuntime, user: StoredUser, session: StoredSession): string {
+  const iat = Math.floor(app.clock.now() / 1000);
+  const userData = app.customUserData(user.id);
+  return emulator.tokenKey.sign({
+    baas_device_id: session.deviceId,
+    baas_domain_id: app.domainId,
+    exp: iat + tokenLifetimes(app.config).accessTokenTtlSeconds,
+    iat,
+    iss: session.id,
+    stitch_devId: session.deviceId,
+    stitch_domainId: app.domainId,
+    sub: user.id,
+    typ: "access",
+    ...(userData ? { user_data: userData } : {}),
+  });
+}
+
+function refreshTokenFor(emulator: Emulator, app: AppRuntime, session: StoredSession): string {
+  const identity = { id: session.identityId, provider_type: session.providerType, provider_id: app.providerId(session.providerType) };
+  return emulator.tokenKey.sign({
+    baas_data: null,
+    baas_device_id: session.deviceId,
+    baas_domain_id: app.domainId,
+    baas_id: session.id,
+    baas_identity: identity,
+    exp: Math.floor(session.expiresAt / 1000),
+    iat: Math.floor(session.createdAt / 1000),
+    stitch_data: null,
+    stitch_devId: session.deviceId,
+    stitch_domainId: app.domainId,
+    stitch_id: session.id,
+    stitch_ident: identity,
+    sub: session.userId,
+    typ: "refresh",
+  });
+}
+
+export interface SessionStart {
+  providerType: string;
+  identityId: string;
+  deviceId: string;
+  apiKeyId?: string;
+}
+
+/** Opens a session for a user and returns the login reply. */
+export function startSession(emulator: Emulator, app: AppRuntime, user: StoredUser, start: SessionStart) {
+  const now = app.clock.now();
+  const lifetimes = tokenLifetimes(app.config);
+  const anonymous = start.providerType === "anon-user";
+  const ttlSeconds = anonymous ? lifetimes.anonRefreshTokenTtlSeconds : lifetimes.refreshTokenTtlSeconds;
+  const session: StoredSession = {
+    id: newObjectIdHex(),
+    userId: user.id,
+    deviceId: start.deviceId,
+    providerType: start.providerType,
+    identityId: start.identityId,
+    createdAt: now,
+    expiresAt: now + ttlSeconds * 1000,
+    ...(start.apiKeyId ? { apiKeyId: start.apiKeyId } : {}),
+  };
+  app.sessions.add(session);
+  user.lastLoginAt = now;
+  return {
+    access_token: accessTokenFor(emulator, app, user, session),
+    refresh_token: refreshTokenFor(emulator, app, session),
+    user_id: user.id,
+    device_id: session.deviceId,
+  };
+}

@@ -1,0 +1,9 @@
+import { defineRoute, sendEmpty } from "../route.ts";
+
+/** Deletes the calling user with its identities' registrations, sessions and API keys. */
+export default defineRoute("deleteUser", "access", async (request, reply) => {
+  const { app, user } = request.caller!;
+  app.deleteUser(user.id);
+  request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "deleted", id: user.id });
+  return sendEmpty(reply, 204);
+});

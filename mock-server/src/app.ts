@@ -1,0 +1,57 @@
+/**
+ * Builds the emulator's HTTP server (tests `inject()` into it; `server.ts` listens): one Fastify
+ * instance serving App Services, EmailJS, the control API and the inspector. Plugins in layers:
+ * parsing and validation, CORS, then the route plugins, explicitly listed.
+ */
+import Fastify, { type FastifyInstance } from "fastify";
+import { appServicesPlugin } from "./app-services/plugin.ts";
+import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
+import { controlPlugin } from "./control/plugin.ts";
+import { registerCors } from "./http/cors.ts";
+import { notFound, sendError } from "./http/error-handler.ts";
+import { registerJsonParser } from "./http/json-body.ts";
+import { registerValidation } from "./http/validation.ts";
+import { Emulator } from "./state/emulator.ts";
+
+/** The hosted service accepts requests up to 18 MB. */
+export const bodyLimit = 18 * 1024 * 1024;
+
+export interface BuildOptions extends Partial<EmulatorOptions> {
+  /** Reuse an emulator (state) instead of making a new one. */
+  emulator?: Emulator;
+}
+
+export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
+  const { emulator: given, ...overrides } = options;
+  const emulator = given ?? new Emulator({ ...defaultOptions(), ...overrides });
+  let requestCounter = 0;
+  const app = Fastify({
+    logger: emulator.options.logLevel === "silent" ? false : { level: emulator.options.logLevel },
+    bodyLimit,
+    forceCloseConnections: true,
+    return503OnClosing: false,
+    genReqId: () => `r-${(++requestCounter).toString(36)}`,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+  });
+  app.decorate("emulator", emulator);
+  app.decorateRequest("appRuntime", null);
+  app.decorateRequest("caller", null);
+  app.decorateRequest("faulted", false);
+  registerJsonParser(app);
+  registerValidation(app);
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
+  app.setNotFoundHandler((request, reply) => notFound(request, reply));
+  // realm-core needs exactly `application/json` (no charset) to read a JSON reply.
+  app.addHook("onSend", async (_request, reply, payload) => {
+    const type = reply.getHeader("content-type");
+    if (typeof type === "string" && type.startsWith("application/json") && type !== "application/json") {
+      reply.header("content-type", "application/json");
+    }
+    return payload;
+  });
+  app.addHook("onClose", async () => emulator.close());
+  await registerCors(app);
+  await app.register(appServicesPlugin);
+  await app.register(controlPlugin);
+  return app;
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env node
+/**
+ * The emulator's command line.
+ *
+ *   app-services-emulator [start] [options]        run until Ctrl-C / SIGTERM
+ *   app-services-emulator exec [options] -- CMD…   start on a free port, run CMD with MOCK_URL,
+ *                                                  MOCK_APP_ID (and the VITE_ variables) set, stop,
+ *                                                  exit with CMD's code
+ */
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { readConfigFile } from "./config/config-file.ts";
+import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
+import { startServer } from "./server.ts";
+
+const usage = `Usage:
+  app-services-emulator [start] [options]
+  app-services-emulator exec [options] -- <command> [args…]
+
+Options:
+  --port N               port to listen on (env PORT; default 4000; 0 = any free port)
+  --host H               address to listen on (env HOST; default 127.0.0.1)
+  --public-url URL       the origin clients reach the emulator at (env MOCK_PUBLIC_URL)
+  --config FILE          apps, EmailJS accounts and settings to add (JSON)
+  --app DIR              host an App Services app folder too (repeatable)
+  --data-dir DIR         load state from DIR at start; save it there (env MOCK_DATA_DIR)
+  --control-token T      require this bearer token on the control API (env MOCK_CONTROL_TOKEN)
+  --password-hash-cost N log2 of the scrypt cost of password hashes (default 10)
+  --signing-secret S     the HS256 secret of access and refresh tokens (env MOCK_SIGNING_SECRET)
+  --log-level L          silent | error | warn | info | debug (default warn)
+  --no-watch             do not reload functions when their files change
+  -h, --help             show this help`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n\n${usage}\n`);
+  process.exit(2);
+}
+
+function parse(argv: string[]): { command: "start" | "exec"; options: Partial<EmulatorOptions>; rest: string[] } {
+  const dashDash = argv.indexOf("--");
+  const own = dashDash >= 0 ? argv.slice(0, dashDash) : argv;
+  const rest = dashDash >= 0 ? argv.slice(dashDash + 1) : [];
+  const { values, positionals } = parseArgs({
+    args: own,
+    allowPositionals: true,
+    options: {
+      port: { type: "string" },
+      host: { type: "string" },
+      "public-url": { type: "string" },
+      config: { type: "string" },
+      app: { type: "string", multiple: true },
+      "data-dir": { type: "string" },
+      "control-token": { type: "string" },
+      "password-hash-cost": { type: "string" },
+      "signing-secret": { type: "string" },
+      "log-level": { type: "string" },
+      "no-watch": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  const command = positionals[0] ?? "start";
+  if (command !== "start" && command !== "exec") fail(`Unknown command '${command}'`);
+  const env = process.env;
+  const defaults = defaultOptions();
+  const options: Partial<EmulatorOptions> = {};
+  // A --config file's settings first; environment variables and flags override them.
+  const configFile = values.config ? resolve(values.config) : null;
+  if (configFile) {
+    options.configFile = configFile;
+    const settings = readConfigFile(configFile).settings ?? {};
+    if (settings.host !== undefined) options.host = settings.host;
+    if (settings.port !== undefined) options.port = settings.port;
+    if (settings.publicUrl !== undefined) options.publicUrl = settings.publicUrl;
+    if (settings.dataDir !== undefined) options.dataDir = resolve(settings.dataDir);
+    if (settings.passwordHashCost !== undefined) options.passwordHashCost = settings.passwordHashCost;
+    if (settings.defaultAppId !== undefined) options.defaultAppId = settings.defaultAppId;
+  }
+  const port = values.port ?? env.PORT;
+  if (port !== undefined) {
+    const n = Number(port);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) fail(`--port must be a port number, not '${port}'`);
+    options.port = n;
+  }
+  if (command === "exec" && values.port === undefined) options.port = 0;
+  const host = values.host ?? env.HOST;
+  if (host) options.host = host;
+  const publicUrl = values["public-url"] ?? env.MOCK_PUBLIC_URL;
+  if (publicUrl) options.publicUrl = publicUrl;
+  if (values.app) options.appDirs = values.app.map((d) => resolve(d));
+  const dataDir = values["data-dir"] ?? env.MOCK_DATA_DIR;
+  if (dataDir) options.dataDir = resolve(dataDir);
+  const controlToken = values["control-token"] ?? env.MOCK_CONTROL_TOKEN;
+  if (controlToken) options.controlToken = controlToken;
+  const signingSecret = values["signing-secret"] ?? env.MOCK_SIGNING_SECRET;
+  if (signingSecret) options.signingSecret = signingSecret;
+  if (values["password-hash-cost"] !== undefined) {
+    const n = Number(values["password-hash-cost"]);
+    if (!Number.isInteger(n) || n < 1 || n > 20) fail("--password-hash-cost must be an integer from 1 to 20");
+    options.passwordHashCost = n;
+  }
+  const level = values["log-level"];
+  if (level !== undefined) {
+    if (!["silent", "error", "warn", "info", "debug"].includes(level)) fail(`Unknown --log-level '${level}'`);
+    options.logLevel = level as EmulatorOptions["logLevel"];
+  }
+  if (values["no-watch"]) options.watchFunctions = false;
+  if (command === "exec" && rest.length === 0) fail("exec needs a command after --");
+  return { command, options: { ...options, defaultAppId: options.defaultAppId ?? defaults.defaultAppId }, rest };
+}
+
+async function main() {
+  const { command, options, rest } = parse(process.argv.slice(2));
+  const server = await startServer(options);
+  const appId = server.emulator.options.defaultAppId;
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    await server.close();
+    process.exit(code);
+  };
+
+  if (command === "start") {
+    process.stdout.write(
+      `App Services emulator listening on ${server.url}\n` +
+        `  App Services base URL  ${server.url}  (app id: ${appId})\n` +
+        `  EmailJS origin         ${server.url}  (public key: local-public-key)\n` +
+        `  control API            ${server.url}/_mock/v1\n` +
+        `  inspector              ${server.url}/_mock/\n`,
+    );
+    process.once("SIGINT", () => void stop(0));
+    process.once("SIGTERM", () => void stop(0));
+    return;
+  }
+
+  const [cmd, ...args] = rest as [string, ...string[]];
+  const child = spawn(cmd, args, {
+    stdio: "inherit",
+    env: {
+      ...process.env,
+      MOCK_URL: server.url,
+      MOCK_APP_ID: appId,
+      MOCK_EMAILJS_PUBLIC_KEY: "local-public-key",
+      VITE_APP_SERVICES_BASE_URL: server.url,
+      VITE_APP_SERVICES_APP_ID: appId,
+      VITE_EMAILJS_ORIGIN: server.url,
+    },
+  });
+  const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+  process.on("SIGINT", forward("SIGINT"));
+  process.on("SIGTERM", forward("SIGTERM"));
+  child.on("error", (error) => {
+    process.stderr.write(`Cannot run ${cmd}: ${error.message}\n`);
+    void stop(127);
+  });
+  child.on("exit", (code, signal) => void stop(code ?? (signal ? 128 + 15 : 1)));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

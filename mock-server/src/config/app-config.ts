@@ -1,0 +1,75 @@
+/**
+ * An app's settings (the control document's AppConfig) and the defaults the hosted service uses
+ * where a setting is absent. Overrides deep-merge over a template; arrays replace.
+ */
+import type { ControlSchemas } from "../openapi/types.ts";
+
+export type AppConfig = ControlSchemas["AppConfig"];
+export type LocalUserpassConfig = ControlSchemas["LocalUserpassConfig"];
+export type CustomTokenConfig = ControlSchemas["CustomTokenConfig"];
+export type CollectionRule = ControlSchemas["CollectionRule"];
+
+export const providerNames = ["anon-user", "local-userpass", "api-key", "custom-token", "custom-function"] as const;
+export type ProviderName = (typeof providerNames)[number];
+
+export const tokenDefaults = {
+  accessTokenTtlSeconds: 30 * 60,
+  refreshTokenTtlSeconds: 60 * 24 * 60 * 60,
+  // "effectively do not expire": the hosted service issues anonymous refresh tokens for 50 years
+  anonRefreshTokenTtlSeconds: 1_576_800_000,
+} as const;
+
+export const defaultMaxConcurrentRequests = 10_000;
+export const defaultFunctionTimeoutMs = 10_000;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Deep merge: objects merge key by key, everything else (arrays included) replaces. */
+export function deepMerge<T>(base: T, override: unknown): T {
+  if (!isPlainObject(base) || !isPlainObject(override)) return (override === undefined ? base : override) as T;
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    if (value === undefined) continue;
+    out[key] = isPlainObject(value) && isPlainObject(out[key]) ? deepMerge(out[key], value) : structuredClone(value);
+  }
+  return out as T;
+}
+
+export function providerEnabled(config: AppConfig, name: string): boolean {
+  if (!(providerNames as readonly string[]).includes(name)) return false;
+  const provider = config.providers?.[name as ProviderName];
+  return provider?.enabled ?? false;
+}
+
+export interface UserpassSettings {
+  autoConfirm: boolean;
+  emailConfirmationUrl: string;
+  confirmEmailSubject: string;
+  runConfirmationFunction: boolean;
+  confirmationFunctionName: string | undefined;
+  resetPasswordUrl: string;
+  resetPasswordSubject: string;
+  runResetFunction: boolean;
+  resetFunctionName: string | undefined;
+}
+
+export function userpassSettings(config: AppConfig): UserpassSettings {
+  const c: LocalUserpassConfig = config.providers?.["local-userpass"] ?? {};
+  return {
+    autoConfirm: c.autoConfirm ?? false,
+    emailConfirmationUrl: c.emailConfirmationUrl ?? "http://127.0.0.1:5173/confirm",
+    confirmEmailSubject: c.confirmEmailSubject || "Confirm your e-mail address",
+    runConfirmationFunction: c.runConfirmationFunction ?? false,
+    confirmationFunctionName: c.confirmationFunctionName,
+    resetPasswordUrl: c.resetPasswordUrl ?? "http://127.0.0.1:5173/reset-password",
+    resetPasswordSubject: c.resetPasswordSubject || "Reset your password",
+    runResetFunction: c.runResetFunction ?? false,
+    resetFunctionName: c.resetFunctionName,
+  };
+}
+
+export function tokenLifetimes(config: AppConfig) {
+  return { ...tokenDefaults, ...config.tokens };
+}

@@ -1,0 +1,186 @@
+/**
+ * Reads an app exported from App Services (its folder layout) into the emulator's AppConfig, so a
+ * user can point the emulator at their own exported app (`--app DIR`). Functions stay in the
+ * folder (the function runner loads and watches them); everything else becomes config:
+ *
+ *   realm_config.json | config.json       app_id, name, allowed_request_origins, environment
+ *   auth/providers.json                    providers and their settings
+ *   auth/custom_user_data.json             custom user data
+ *   values/*.json                          values (`from_secret` values read secrets.json)
+ *   environments/<environment>.json        environment values
+ *   data_sources/mongodb-atlas/<db>/<coll>/rules.json, default_rule.json: rules (a subset)
+ *   secrets.json                           emulator extension: secret values (an export has none)
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { AppConfig, CollectionRule } from "./app-config.ts";
+
+export interface AppFolder {
+  appId: string | undefined;
+  config: AppConfig;
+}
+
+type Json = Record<string, unknown>;
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new Error(`Cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
+function readJsonIfExists(path: string): unknown {
+  return existsSync(path) ? readJson(path) : undefined;
+}
+
+const asObject = (v: unknown): Json => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
+const asString = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const asBoolean = (v: unknown): boolean | undefined => (typeof v === "boolean" ? v : undefined);
+
+/** App Services rules (roles with document filters) mapped onto the emulator's rule subset. */
+export function mapRules(raw: unknown): CollectionRule | undefined {
+  const rules = asObject(raw);
+  const roles = Array.isArray(rules.roles) ? rules.roles.map(asObject) : [];
+  // The first role that applies unconditionally decides; conditional roles are not evaluated.
+  const role = roles.find((r) => Object.keys(asObject(r.apply_when)).length === 0) ?? roles[0];
+  if (!role) return undefined;
+  const filters = asObject(role.document_filters);
+  const expression = (allowed: unknown, filter: unknown) => {
+    if (allowed === false || allowed === undefined) return false;
+    const f = asObject(filter);
+    return Object.keys(f).length > 0 ? f : true;
+  };
+  const read = expression(role.read ?? role.write, filters.read ?? filters.write);
+  const write = expression(role.write, filters.write);
+  return {
+    read,
+    write,
+    insert: role.insert === true ? write : false,
+    delete: role.delete === true ? write : false,
+  };
+}
+
+function loadRules(dir: string): AppConfig["rules"] {
+  const base = join(dir, "data_sources", "mongodb-atlas");
+  if (!existsSync(base)) return undefined;
+  const rules: Record<string, CollectionRule> = {};
+  const defaultRule = mapRules(readJsonIfExists(join(base, "default_rule.json")));
+  if (defaultRule) rules.default = defaultRule;
+  for (const db of readdirSync(base)) {
+    const dbDir = join(base, db);
+    if (!statSync(dbDir).isDirectory()) continue;
+    for (const coll of readdirSync(dbDir)) {
+      const rule = mapRules(readJsonIfExists(join(dbDir, coll, "rules.json")));
+      if (rule) rules[`${db}.${coll}`] = rule;
+    }
+  }
+  return Object.keys(rules).length > 0 ? rules : undefined;
+}
+
+export function loadAppFolder(dir: string): AppFolder {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`App folder ${dir} does not exist`);
+  const root = asObject(readJsonIfExists(join(dir, "realm_config.json")) ?? readJsonIfExists(join(dir, "config.json")));
+  const secrets = asObject(readJsonIfExists(join(dir, "secrets.json")));
+  const config: AppConfig = {};
+  const name = asString(root.name);
+  if (name) config.name = name;
+  if (Array.isArray(root.allowed_request_origins)) {
+    config.allowedRequestOrigins = root.allowed_request_origins.filter((o): o is string => typeof o === "string");
+  }
+
+  const providers = asObject(readJsonIfExists(join(dir, "auth", "providers.json")));
+  config.providers = {};
+  for (const raw of Object.values(providers).map(asObject)) {
+    const type = asString(raw.type) ?? asString(raw.name);
+    const enabled = raw.disabled !== true;
+    const settings = asObject(raw.config);
+    switch (type) {
+      case "anon-user":
+      case "api-key":
+        config.providers[type] = { enabled };
+        break;
+      case "local-userpass": {
+        const p: NonNullable<NonNullable<AppConfig["providers"]>["local-userpass"]> = { enabled };
+        for (const key of ["autoConfirm", "runConfirmationFunction", "runResetFunction"] as const) {
+          const v = asBoolean(settings[key]);
+          if (v !== undefined) p[key] = v;
+        }
+        for (const key of [
+          "emailConfirmationUrl",
+          "confirmEmailSubject",
+          "confirmationFunctionName",
+          "resetPasswordUrl",
+          "resetPasswordSubject",
+          "resetFunctionName",
+        ] as const) {
+          const v = asString(settings[key]);
+          if (v !== undefined) p[key] = v;
+        }
+        config.providers["local-userpass"] = p;
+        break;
+      }
+      case "custom-token": {
+        const signingKeyName = Array.isArray(asObject(raw.secret_config).signingKeys)
+          ? asString((asObject(raw.secret_config).signingKeys as unknown[])[0])
+          : undefined;
+        const signingKey = asString(settings.signingKey) ?? (signingKeyName ? asString(secrets[signingKeyName]) : undefined);
+        const metadata = Array.isArray(raw.metadata_fields) ? raw.metadata_fields.map(asObject) : [];
+        config.providers["custom-token"] = {
+          enabled,
+          ...(signingKey ? { signingKey } : {}),
+          ...(asString(settings.audience) ? { audience: asString(settings.audience) } : {}),
+          ...(metadata.length > 0
+            ? {
+                metadataFields: metadata
+                  .filter((m) => typeof m.name === "string")
+                  .map((m) => ({
+                    name: m.name as string,
+                    ...(asString(m.field_name) ? { fieldName: asString(m.field_name) } : {}),
+                    ...(m.required === true ? { required: true } : {}),
+                  })),
+              }
+            : {}),
+        };
+        break;
+      }
+      case "custom-function": {
+        const authFunctionName = asString(settings.authFunctionName);
+        config.providers["custom-function"] = { enabled, ...(authFunctionName ? { authFunctionName } : {}) };
+        break;
+      }
+      default:
+        // OAuth and other providers need external identity services; they stay disabled here.
+        break;
+    }
+  }
+
+  const customUserData = asObject(readJsonIfExists(join(dir, "auth", "custom_user_data.json")));
+  if (Object.keys(customUserData).length > 0) {
+    config.customUserData = {
+      enabled: customUserData.enabled === true,
+      ...(asString(customUserData.database_name) ? { database: asString(customUserData.database_name) } : {}),
+      ...(asString(customUserData.collection_name) ? { collection: asString(customUserData.collection_name) } : {}),
+      ...(asString(customUserData.user_id_field) ? { userIdField: asString(customUserData.user_id_field) } : {}),
+    };
+  }
+
+  const valuesDir = join(dir, "values");
+  if (existsSync(valuesDir)) {
+    config.values = {};
+    for (const file of readdirSync(valuesDir).filter((f) => f.endsWith(".json")).sort()) {
+      const value = asObject(readJson(join(valuesDir, file)));
+      const valueName = asString(value.name);
+      if (!valueName) continue;
+      config.values[valueName] = value.from_secret === true ? secrets[String(value.value)] : value.value;
+    }
+  }
+
+  const environment = asString(root.environment) ?? "no-environment";
+  const env = asObject(readJsonIfExists(join(dir, "environments", `${environment}.json`)));
+  config.environment = { tag: environment === "no-environment" ? "" : environment, values: asObject(env.values) };
+
+  const rules = loadRules(dir);
+  if (rules) config.rules = rules;
+  return { appId: asString(root.app_id) ?? asString(root.client_app_id), config };
+}

@@ -1,0 +1,66 @@
+/**
+ * The `--config FILE` format (the control document's EmulatorConfigFile): start-up settings, apps
+ * (from an app folder and/or config), and EmailJS accounts. Checked against the document's schema;
+ * applied all-or-nothing.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { documents } from "@harness/openapi/documents";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import type { ControlSchemas } from "../openapi/types.ts";
+import type { Emulator } from "../state/emulator.ts";
+import { loadAppFolder } from "./app-folder.ts";
+
+export type EmulatorConfigFile = ControlSchemas["EmulatorConfigFile"];
+
+const schema = (documents["mock-control"].components as { schemas: Record<string, object> }).schemas.EmulatorConfigFile!;
+
+export function validateConfigFile(value: unknown, source: string): EmulatorConfigFile {
+  const validate = new Ajv2020({ strict: false, allErrors: true }).compile(schema);
+  if (!validate(value)) {
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ");
+    throw new Error(`${source} is not a valid emulator configuration: ${problems}`);
+  }
+  return value as EmulatorConfigFile;
+}
+
+export function readConfigFile(path: string): EmulatorConfigFile {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new Error(`Cannot read the configuration ${path}: ${(error as Error).message}`);
+  }
+  return validateConfigFile(parsed, path);
+}
+
+/** Creates the file's apps and EmailJS accounts; nothing is created when any id is taken. */
+export function applyConfigFile(emulator: Emulator, config: EmulatorConfigFile, baseDir: string) {
+  const apps = config.apps ?? [];
+  const accounts = config.emailjsAccounts ?? [];
+  for (const app of apps) if (emulator.apps.has(app.appId)) throw new Error(`an app with id '${app.appId}' exists`);
+  for (const account of accounts) {
+    if (account.publicKey !== undefined && emulator.emailjs.has(account.publicKey)) {
+      throw new Error(`an EmailJS account with public key '${account.publicKey}' exists`);
+    }
+  }
+  const templates = apps.map((app) => {
+    if (!app.appDir) return undefined;
+    const dir = isAbsolute(app.appDir) ? app.appDir : resolve(baseDir, app.appDir);
+    return { config: loadAppFolder(dir).config, appDir: dir };
+  });
+  const appIds = apps.map((app, i) => {
+    const template = templates[i];
+    return emulator.apps.create({
+      appId: app.appId,
+      ...(template ? { template } : {}),
+      ...(app.config ? { overrides: app.config } : {}),
+    }).appId;
+  });
+  const emailjsAccounts = accounts.map((account) => emulator.emailjs.create(account).account.publicKey);
+  return { appIds, emailjsAccounts };
+}
+
+export function configBaseDir(path: string): string {
+  return dirname(resolve(path));
+}

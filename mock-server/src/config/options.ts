@@ -1,0 +1,64 @@
+/**
+ * The emulator's start-up settings, from defaults, a `--config` file's `settings`, environment
+ * variables and command-line flags (later ones win).
+ */
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { defaultPasswordHashCost } from "../state/passwords.ts";
+
+export interface EmulatorOptions {
+  host: string;
+  port: number;
+  /** The origin clients should use (location's `hostname`); from each request's Host when null. */
+  publicUrl: string | null;
+  /** Where state is loaded from at start and saved to (atomically) periodically and on shutdown. */
+  dataDir: string | null;
+  saveIntervalMs: number;
+  /** Required on the control API when listening on a non-loopback address. */
+  controlToken: string | null;
+  passwordHashCost: number;
+  /** The HS256 secret for access and refresh tokens; random per process when null. */
+  signingSecret: string | null;
+  defaultAppId: string;
+  /** The App Services app folder of the default app (and the template of new apps). */
+  defaultAppDir: string;
+  /** More app folders to host, each under its own app id. */
+  appDirs: string[];
+  configFile: string | null;
+  logLevel: "silent" | "error" | "warn" | "info" | "debug";
+  /** Reload functions when their files change. */
+  watchFunctions: boolean;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** The repository's default app folder, wherever the emulator runs from (source or bundle). */
+export function findDefaultAppDir(): string {
+  // from src/config: ../../apps; from the dist bundle: ../apps
+  const candidates = [join(here, "..", "..", "apps", "local-app"), join(here, "..", "apps", "local-app")];
+  return candidates.find((dir) => existsSync(join(dir, "realm_config.json"))) ?? resolve(candidates[0]!);
+}
+
+export function defaultOptions(): EmulatorOptions {
+  return {
+    host: "127.0.0.1",
+    port: 4000,
+    publicUrl: null,
+    dataDir: null,
+    saveIntervalMs: 5000,
+    controlToken: null,
+    passwordHashCost: defaultPasswordHashCost,
+    signingSecret: null,
+    defaultAppId: "local-app",
+    defaultAppDir: findDefaultAppDir(),
+    appDirs: [],
+    configFile: null,
+    logLevel: "warn",
+    watchFunctions: true,
+  };
+}
+
+export function isLoopback(host: string): boolean {
+  return host === "127.0.0.1" || host === "::1" || host === "localhost" || /^127\./.test(host);
+}

@@ -1,0 +1,10 @@
+import { clockView } from "../state/clock.ts";
+import { appOf, defineControlRoute } from "./route.ts";
+
+/** Moves the app's clock forward: tokens, links and sessions expire by it. */
+export default defineControlRoute("advanceClock", async (request) => {
+  const app = appOf(request);
+  app.clock.advance(request.body.advanceBy * 1000);
+  request.server.emulator.events.emit({ type: "clock", appId: app.appId, action: "advanced", detail: { offsetMs: app.clock.offsetMs } });
+  return clockView(app.clock);
+});

@@ -1,0 +1,35 @@
+import { checkEmail, checkPassword, hash } from "../app-services/auth/userpass.ts";
+import { AppServicesError, controlErrors } from "../errors/catalogue.ts";
+import { newObjectIdHex } from "../state/ids.ts";
+import { appOf, defineControlRoute } from "./route.ts";
+import { registrationView, userView } from "./views.ts";
+
+/** Seeds an e-mail/password user; a confirmed one gets its user object at once (like an admin-created user). */
+export default defineControlRoute("createUser", async (request, reply) => {
+  const { emulator } = request.server;
+  const app = appOf(request);
+  const { email, password } = request.body;
+  const confirmed = request.body.confirmed ?? true;
+  try {
+    checkEmail(email);
+    checkPassword(password);
+  } catch (error) {
+    throw controlErrors.validation(error instanceof AppServicesError ? error.message : String(error));
+  }
+  const passwordHash = await hash(emulator, password);
+  const now = app.clock.now();
+  const account = { id: newObjectIdHex(), email, passwordHash, confirmed, userId: null as string | null, createdAt: now };
+  if (!app.users.addAccount(account)) throw controlErrors.conflict(`the e-mail '${email}' is registered`);
+  if (!confirmed) return reply.code(201).send(registrationView(account));
+  const user = app.users.addUser({
+    id: newObjectIdHex(),
+    type: "normal",
+    disabled: false,
+    createdAt: now,
+    identities: [{ id: account.id, provider_type: "local-userpass", provider_id: app.providerId("local-userpass") }],
+    data: { email },
+  });
+  account.userId = user.id;
+  emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
+  return reply.code(201).send(userView(app, user));
+});

@@ -1,0 +1,4 @@
+import { appOf, defineControlRoute } from "./route.ts";
+import { appDetails } from "./views.ts";
+
+export default defineControlRoute("getApp", async (request) => appDetails(request.server.emulator, appOf(request)));

@@ -1,0 +1,16 @@
+import { defineControlRoute } from "./route.ts";
+
+export default defineControlRoute("getEmulatorConfig", async (request) => {
+  const { options, apps } = request.server.emulator;
+  const address = request.server.server.address();
+  return {
+    host: options.host,
+    port: address !== null && typeof address === "object" ? address.port : options.port,
+    publicUrl: options.publicUrl,
+    dataDir: options.dataDir,
+    passwordHashCost: options.passwordHashCost,
+    controlTokenRequired: options.controlToken !== null,
+    defaultAppId: options.defaultAppId,
+    appIds: apps.list().map((a) => a.appId),
+  };
+});

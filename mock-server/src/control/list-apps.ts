@@ -1,0 +1,7 @@
+import { defineControlRoute } from "./route.ts";
+import { appSummary } from "./views.ts";
+
+export default defineControlRoute("listApps", async (request) => {
+  const { emulator } = request.server;
+  return { apps: emulator.apps.list().map((app) => appSummary(emulator, app)) };
+});

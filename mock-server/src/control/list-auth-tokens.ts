@@ -1,0 +1,26 @@
+import { normalizeEmail } from "../state/users.ts";
+import { appOf, defineControlRoute, iso } from "./route.ts";
+
+/** The confirmation and reset tokens issued, oldest first, with the link of their e-mail. */
+export default defineControlRoute("listAuthTokens", async (request) => {
+  const app = appOf(request);
+  const { email, kind } = request.query;
+  const now = app.clock.now();
+  const wanted = email === undefined ? undefined : normalizeEmail(email);
+  const tokens = [];
+  for (const t of app.authTokens.all()) {
+    if (kind !== undefined && t.kind !== kind) continue;
+    if (wanted !== undefined && normalizeEmail(t.email) !== wanted) continue;
+    tokens.push({
+      email: t.email,
+      kind: t.kind,
+      token: t.token,
+      tokenId: t.tokenId,
+      link: t.link ?? null,
+      createdAt: iso(t.createdAt),
+      expiresAt: iso(t.expiresAt),
+      status: t.used ? ("used" as const) : now >= t.expiresAt ? ("expired" as const) : ("valid" as const),
+    });
+  }
+  return { tokens };
+});

@@ -1,0 +1,4 @@
+import { appOf, defineControlRoute } from "./route.ts";
+import { allUserViews } from "./views.ts";
+
+export default defineControlRoute("listUsers", async (request) => ({ users: allUserViews(appOf(request)) }));

@@ -1,0 +1,11 @@
+import { findUser } from "./find-user.ts";
+import { appOf, defineControlRoute } from "./route.ts";
+
+/** Ends all of a user's sessions: its refresh tokens stop working (access tokens run out on their own). */
+export default defineControlRoute("revokeUserSessions", async (request, reply) => {
+  const app = appOf(request);
+  const { user } = findUser(app, request.params.userId);
+  if (user) app.sessions.removeForUser(user.id);
+  request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "sessions-revoked", id: request.params.userId });
+  return reply.code(204).send();
+});

@@ -1,0 +1,415 @@
+/**
+ * The `mongodb-atlas` service actions (`find`, `insertOne`, `aggregate`, …) with the argument
+ * shapes the SDKs send and the result types the service answers (`count` as Int64, matched /
+ * modified / deleted counts as Int32). Query, update and aggregation semantics are mingo's.
+ */
+import { Int32, Long, ObjectId } from "bson";
+import { aggregate, find, Query, update as applyUpdate } from "mingo";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import type { AppRuntime } from "../state/app-runtime.ts";
+import type { Collection } from "./collections.ts";
+import { cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
+import { narrow, type Principal, type RuleFilter, Rules } from "./rules.ts";
+
+export const mongoServiceName = "mongodb-atlas";
+export const maxResults = 50_000;
+
+export const mongoActions = [
+  "find",
+  "findOne",
+  "count",
+  "aggregate",
+  "insertOne",
+  "insertMany",
+  "updateOne",
+  "updateMany",
+  "deleteOne",
+  "deleteMany",
+  "findOneAndUpdate",
+  "findOneAndReplace",
+  "findOneAndDelete",
+] as const;
+export type MongoAction = (typeof mongoActions)[number];
+
+export function isMongoAction(name: string): name is MongoAction {
+  return (mongoActions as readonly string[]).includes(name);
+}
+
+/** mingo's error texts in the words of the MongoDB server [live texts in the wire reference]. */
+function mongoMessage(message: string): string {
+  let m = /unknown top level operator: (\$\w+)/.exec(message);
+  if (m) return `unknown top level operator: ${m[1]}.`;
+  m = /unknown query operator (\$\w+)/.exec(message);
+  if (m) return `unknown operator: ${m[1]}`;
+  m = /Unknown update operator: '(\$\w+)'/.exec(message);
+  if (m) return `Unknown modifier: ${m[1]}`;
+  m = /unregistered pipeline operator (\$\w+)/.exec(message);
+  if (m) return `Unrecognized pipeline stage name: '${m[1]}'.`;
+  return message;
+}
+
+function mongoError(error: unknown): never {
+  if ((error as { errorCode?: string }).errorCode) throw error;
+  if (error instanceof RangeError) throw errors.mongo("the query or document is nested too deeply");
+  throw errors.mongo(mongoMessage(error instanceof Error ? error.message : String(error)));
+}
+
+const queryOptions = (resolver?: (name: string) => Document[]) => ({
+  scriptEnabled: false,
+  useStrictMode: true,
+  ...(resolver ? { collectionResolver: resolver } : {}),
+});
+
+function requireString(args: Document, field: string): string {
+  const value = args[field];
+  if (typeof value !== "string" || value === "") throw errors.requiredString(field);
+  return value;
+}
+
+function optionalDocument(args: Document, field: string): Document {
+  const value = args[field];
+  if (value === undefined || value === null) return {};
+  if (!isDocument(value)) throw errors.mongo(`'${field}' must be a document`);
+  return value;
+}
+
+function optionalLimit(args: Document): number | undefined {
+  const value = args.limit;
+  if (value === undefined || value === null) return undefined;
+  const n = typeof value === "number" ? value : value instanceof Long ? value.toNumber() : Number.NaN;
+  if (!Number.isInteger(n)) throw errors.mongo("'limit' must be an integer");
+  return n === 0 ? undefined : Math.abs(n);
+}
+
+function hasOperators(update: Document): boolean {
+  return Object.keys(update).some((k) => k.startsWith("$"));
+}
+
+/** The values a query pins with equality, as an upsert's starting document. */
+function seedFromQuery(query: Document): Document {
+  const seed: Document = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (key.startsWith("$")) continue;
+    if (isDocument(value) && Object.keys(value).some((k) => k.startsWith("$"))) {
+      if ("$eq" in value) applyUpdate(seed, { $set: { [key]: value.$eq } });
+      continue;
+    }
+    applyUpdate(seed, { $set: { [key]: cloneValue(value) } });
+  }
+  return seed;
+}
+
+type UpdateSpec = Document | Document[];
+
+interface Applied {
+  doc: Document;
+  modifiedPaths: string[];
+}
+
+/** Applies an operator update, an aggregation-pipeline update, or (replace) a replacement. */
+function applyTo(original: Document, spec: UpdateSpec, arrayFilters: Document[] | undefined, upsertInsert: boolean): Applied {
+  if (Array.isArray(spec)) {
+    const [result] = aggregate([cloneValue(original)], spec, queryOptions());
+    const doc = (result ?? {}) as Document;
+    doc._id = original._id;
+    return { doc, modifiedPaths: Object.keys(doc) };
+  }
+  const { $setOnInsert, ...rest } = spec as Document & { $setOnInsert?: Document };
+  const operators: Document = { ...rest };
+  if (upsertInsert && isDocument($setOnInsert)) {
+    operators.$set = { ...(isDocument(operators.$set) ? operators.$set : {}), ...$setOnInsert };
+  }
+  const doc = cloneValue(original);
+  const modifiedPaths = Object.keys(operators).length === 0 ? [] : applyUpdate(doc, operators as never, arrayFilters);
+  return { doc, modifiedPaths };
+}
+
+export class MongoService {
+  private readonly rules: Rules;
+
+  constructor(
+    private readonly app: AppRuntime,
+    private readonly principal: Principal,
+  ) {
+    this.rules = new Rules(app.config);
+  }
+
+  private resolver = (readFrom: string) => (name: string): Document[] => {
+    const c = this.app.data.existing(readFrom, name);
+    if (!c) return [];
+    const filter = this.rules.read(this.principal, readFrom, name);
+    if (filter === null) return [];
+    return this.matching(c, filter, {});
+  };
+
+  private matching(collection: Collection, filter: Document, query: Document): Document[] {
+    const docs = collection.values();
+    const all = narrow(query, filter);
+    if (Object.keys(all).length === 0) return docs;
+    try {
+      const q = new Query(all, queryOptions());
+      return docs.filter((d) => q.test(d));
+    } catch (error) {
+      mongoError(error);
+    }
+  }
+
+  private readable(database: string, name: string): { collection: Collection | undefined; filter: RuleFilter } {
+    return { collection: this.app.data.existing(database, name), filter: this.rules.read(this.principal, database, name) };
+  }
+
+  private publish(c: Collection, event: Omit<Parameters<AppRuntime["data"]["publish"]>[0], "database" | "collection">) {
+    this.app.data.publish({ database: c.database, collection: c.name, ...event });
+  }
+
+  async run(action: MongoAction, args: Document): Promise<unknown> {
+    const database = requireString(args, "database");
+    const name = requireString(args, "collection");
+    switch (action) {
+      case "find":
+        return this.find(database, name, args);
+      case "findOne":
+        return this.find(database, name, { ...args, limit: 1 })[0] ?? null;
+      case "count": {
+        const { collection, filter } = this.readable(database, name);
+        if (!collection || filter === null) return Long.fromNumber(0);
+        const n = this.matching(collection, filter, optionalDocument(args, "query")).length;
+        const limit = optionalLimit(args);
+        return Long.fromNumber(limit === undefined ? n : Math.min(n, limit));
+      }
+      case "aggregate":
+        return this.aggregate(database, name, args);
+      case "insertOne": {
+        const document = args.document;
+        if (!isDocument(document)) throw errors.mongo("'document' must be a document");
+        const [id] = this.insert(database, name, [document]);
+        return { insertedId: id };
+      }
+      case "insertMany": {
+        const documents = args.documents;
+        if (!Array.isArray(documents)) throw errors.mongo("'documents' must be an array");
+        if (documents.length === 0) throw errors.mongo("must provide at least one element");
+        if (!documents.every(isDocument)) throw errors.mongo("'documents' must only contain documents");
+        return { insertedIds: this.insert(database, name, documents as Document[]) };
+      }
+      case "updateOne":
+      case "updateMany": {
+        const result = this.update(database, name, optionalDocument(args, "query"), args.update, {
+          many: action === "updateMany",
+          upsert: args.upsert === true,
+          arrayFilters: args.arrayFilters,
+          replace: false,
+        });
+        return {
+          matchedCount: new Int32(result.matched),
+          modifiedCount: new Int32(result.modified),
+          ...(result.upsertedId !== undefined ? { upsertedId: result.upsertedId } : {}),
+        };
+      }
+      case "deleteOne":
+      case "deleteMany":
+        return { deletedCount: new Int32(this.delete(database, name, optionalDocument(args, "query"), action === "deleteMany", undefined).length) };
+      case "findOneAndUpdate":
+      case "findOneAndReplace": {
+        const replace = action === "findOneAndReplace";
+        // realm-web 2.0.1 sends findOneAndDelete as findOneAndReplace without `update`: the service
+        // then replaces the match with an empty document (only `_id` is left), and so do we.
+        const spec = replace && args.update === undefined ? {} : args.update;
+        const result = this.update(database, name, optionalDocument(args, "filter"), spec, {
+          many: false,
+          upsert: args.upsert === true,
+          arrayFilters: undefined,
+          replace,
+          sort: optionalDocument(args, "sort"),
+        });
+        const doc = args.returnNewDocument === true ? result.after : result.before;
+        return doc ? this.project(doc, optionalDocument(args, "projection")) : null;
+      }
+      case "findOneAndDelete": {
+        const [doc] = this.delete(database, name, optionalDocument(args, "filter"), false, optionalDocument(args, "sort"));
+        return doc ? this.project(doc, optionalDocument(args, "projection")) : null;
+      }
+    }
+  }
+
+  private project(doc: Document, projection: Document): Document {
+    if (Object.keys(projection).length === 0) return doc;
+    try {
+      return (find([doc], {}, projection, queryOptions()).all()[0] ?? doc) as Document;
+    } catch (error) {
+      mongoError(error);
+    }
+  }
+
+  private find(database: string, name: string, args: Document): Document[] {
+    const { collection, filter } = this.readable(database, name);
+    if (!collection || filter === null) return [];
+    const query = narrow(optionalDocument(args, "query"), filter);
+    const projection = optionalDocument(args, "project");
+    const sort = optionalDocument(args, "sort");
+    const limit = Math.min(optionalLimit(args) ?? maxResults, maxResults);
+    try {
+      let cursor = find(collection.values(), query, Object.keys(projection).length > 0 ? projection : undefined, queryOptions());
+      if (Object.keys(sort).length > 0) cursor = cursor.sort(sort as never);
+      return cursor.limit(limit).all().map((d) => cloneValue(d as Document));
+    } catch (error) {
+      mongoError(error);
+    }
+  }
+
+  private aggregate(database: string, name: string, args: Document): Document[] {
+    const pipeline = args.pipeline;
+    if (!Array.isArray(pipeline) || !pipeline.every(isDocument)) throw errors.mongo("'pipeline' must be an array of stages");
+    for (const stage of pipeline as Document[]) {
+      const op = Object.keys(stage)[0];
+      if (op === "$out" || op === "$merge") throw errors.mongo(`${op} is not allowed in this context`);
+    }
+    const { collection, filter } = this.readable(database, name);
+    if (filter === null) return [];
+    const stages = Object.keys(filter).length > 0 ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
+    try {
+      const out = aggregate(collection?.values() ?? [], stages, queryOptions(this.resolver(database)));
+      return out.slice(0, maxResults).map((d) => cloneValue(d as Document));
+    } catch (error) {
+      mongoError(error);
+    }
+  }
+
+  private insert(database: string, name: string, documents: Document[]): unknown[] {
+    const allowed = this.rules.insert(this.principal, database, name);
+    const collection = this.app.data.collection(database, name);
+    const ids: unknown[] = [];
+    for (const original of documents) {
+      const doc = cloneValue(original);
+      if (doc._id === undefined) doc._id = new ObjectId();
+      if (allowed === null || !this.test(allowed, doc)) throw errors.mongo("insert not permitted");
+      if (!collection.insert(doc)) {
+        throw errors.mongo(`Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${idRepr(doc._id)} }`);
+      }
+      ids.push(doc._id);
+      this.publish(collection, { operationType: "insert", documentKey: { _id: doc._id }, fullDocument: cloneValue(doc) });
+    }
+    return ids;
+  }
+
+  private test(filter: Document, doc: Document): boolean {
+    if (Object.keys(filter).length === 0) return true;
+    try {
+      return new Query(filter, queryOptions()).test(doc);
+    } catch (error) {
+      mongoError(error);
+    }
+  }
+
+  private targets(collection: Collection | undefined, filter: Document, query: Document, sort: Document | undefined, many: boolean) {
+    if (!collection) return [];
+    let docs = this.matching(collection, filter, query);
+    if (sort && Object.keys(sort).length > 0 && docs.length > 1) {
+      try {
+        docs = find(docs, {}, undefined, queryOptions()).sort(sort as never).all() as Document[];
+      } catch (error) {
+        mongoError(error);
+      }
+    }
+    return many ? docs : docs.slice(0, 1);
+  }
+
+  private update(
+    database: string,
+    name: string,
+    query: Document,
+    spec: unknown,
+    options: { many: boolean; upsert: boolean; arrayFilters: unknown; replace: boolean; sort?: Document },
+  ): { matched: number; modified: number; upsertedId?: unknown; before?: Document; after?: Document } {
+    if (!isDocument(spec) && !(Array.isArray(spec) && spec.every(isDocument))) throw errors.mongo("'update' must be a document");
+    if (options.replace) {
+      if (!isDocument(spec) || hasOperators(spec)) throw errors.mongo("the replace operation document must not contain atomic operators");
+    } else if (isDocument(spec) && !hasOperators(spec)) {
+      throw errors.mongo("Update document requires atomic operators");
+    }
+    const arrayFilters = Array.isArray(options.arrayFilters) ? (options.arrayFilters as Document[]) : undefined;
+    const writeFilter = this.rules.write(this.principal, database, name);
+    if (writeFilter === null) throw errors.mongo("update not permitted");
+    const collection = this.app.data.existing(database, name);
+    const targets = this.targets(collection, writeFilter, query, options.sort, options.many);
+
+    if (targets.length === 0) {
+      if (!options.upsert) return { matched: 0, modified: 0 };
+      const seed = seedFromQuery(query);
+      const doc = options.replace
+        ? { ...(seed._id !== undefined ? { _id: seed._id } : {}), ...cloneValue(spec as Document) }
+        : this.safeApply(seed, spec as UpdateSpec, arrayFilters, true).doc;
+      const [id] = this.insert(database, name, [doc]);
+      const inserted = this.app.data.collection(database, name).byId(id);
+      return { matched: 0, modified: 0, upsertedId: id, after: inserted ? cloneValue(inserted) : undefined };
+    }
+
+    const target = collection!;
+    const results: { before: Document; after: Document; paths: string[] }[] = [];
+    for (const current of targets) {
+      let after: Document;
+      let paths: string[];
+      if (options.replace) {
+        after = { _id: current._id, ...cloneValue(spec as Document) };
+        if ((spec as Document)._id !== undefined && String((spec as Document)._id) !== String(current._id)) {
+          throw errors.mongo("After applying the update, the (immutable) field '_id' was found to have been altered");
+        }
+        after._id = current._id;
+        paths = ["*"];
+      } else {
+        ({ doc: after, modifiedPaths: paths } = this.safeApply(current, spec as UpdateSpec, arrayFilters, false));
+        if (idRepr(after._id) !== idRepr(current._id)) {
+          throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
+        }
+      }
+      // The rules hold after the change too: a user cannot write a document out of their reach.
+      if (!this.test(writeFilter, after)) throw errors.mongo("update not permitted");
+      results.push({ before: cloneValue(current), after, paths });
+    }
+    let modified = 0;
+    for (const { after, paths } of results) {
+      if (paths.length === 0) continue;
+      modified++;
+      target.replace(after);
+      if (options.replace) {
+        this.publish(target, { operationType: "replace", documentKey: { _id: after._id }, fullDocument: cloneValue(after) });
+      } else {
+        const updatedFields: Document = {};
+        const removedFields: string[] = [];
+        for (const path of paths) {
+          const value = path.split(".").reduce<unknown>((v, k) => (isDocument(v) || Array.isArray(v) ? (v as Document)[k] : undefined), after);
+          if (value === undefined) removedFields.push(path);
+          else updatedFields[path] = cloneValue(value);
+        }
+        this.publish(target, {
+          operationType: "update",
+          documentKey: { _id: after._id },
+          fullDocument: cloneValue(after),
+          updateDescription: { updatedFields, removedFields, truncatedArrays: [] },
+        });
+      }
+    }
+    const first = results[0]!;
+    return { matched: results.length, modified, before: first.before, after: cloneValue(first.after) };
+  }
+
+  private safeApply(doc: Document, spec: UpdateSpec, arrayFilters: Document[] | undefined, upsertInsert: boolean): Applied {
+    try {
+      return applyTo(doc, spec, arrayFilters, upsertInsert);
+    } catch (error) {
+      mongoError(error);
+    }
+  }
+
+  private delete(database: string, name: string, query: Document, many: boolean, sort: Document | undefined): Document[] {
+    const deleteFilter = this.rules.delete(this.principal, database, name);
+    if (deleteFilter === null) throw errors.mongo("delete not permitted");
+    const collection = this.app.data.existing(database, name);
+    const targets = this.targets(collection, deleteFilter, query, sort, many);
+    for (const doc of targets) {
+      collection!.delete(doc._id);
+      this.publish(collection!, { operationType: "delete", documentKey: { _id: doc._id }, before: doc });
+    }
+    return targets.map((d) => cloneValue(d));
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * The one catalogue of every error the emulator answers, per service, in the service's own wire
+ * shape. Handlers throw these; `error-handler.ts` writes them. Where the wire reference marks a
+ * detail UNCONFIRMED, the choice is made here (and only here) and listed in
+ * docs/decisions/0002-unconfirmed-wire-details.md; the OpenAPI documents carry `x-unconfirmed`.
+ */
+
+export type Area = "app-services" | "emailjs" | "control";
+
+/** An App Services error: `{error, error_code?, link}` as `application/json`. */
+export class AppServicesError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    /** Omitted where the real service omits it. */
+    readonly errorCode?: string,
+    /** The unknown-app reply carries no link (there is no app to link to). */
+    readonly withLink = true,
+  ) {
+    super(message);
+  }
+}
+
+/** An EmailJS error: a plain-text body. */
+export class EmailJsError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type ControlErrorCode = "ValidationError" | "Unauthorized" | "NotFound" | "Conflict" | "InternalError";
+
+/** A control API error: `{error, code}`. */
+export class ControlError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: ControlErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const as = (status: number, message: string, code?: string) => new AppServicesError(status, message, code);
+
+export const appServicesErrors = {
+  // [live message; 404 and no error_code from replies quoted by third parties]
+  appNotFound: (appId: string) => new AppServicesError(404, `cannot find app using Client App ID '${appId}'`, undefined, false),
+  // [live]
+  invalidPassword: () => as(401, "unauthorized", "InvalidPassword"),
+  // [live message; code UNCONFIRMED] A disabled key answers the same (UNCONFIRMED).
+  invalidApiKey: () => as(401, "invalid API key", "InvalidPassword"),
+  // [code live; status and message UNCONFIRMED]
+  userDisabled: () => as(401, "user disabled", "UserDisabled"),
+  // [message live; status and code UNCONFIRMED]
+  providerNotEnabled: (provider: string) => as(400, `authentication via '${provider}' is unsupported`, "AuthProviderNotFound"),
+  // [live pattern: `'name' is a required string`, without error_code]
+  requiredString: (field: string) => as(400, `'${field}' is a required string`),
+  badRequest: (message: string) => as(400, message, "BadRequest"),
+  // [live message and code; 409 from third-party client code]
+  accountNameInUse: () => as(409, "name already in use", "AccountNameInUse"),
+  // [live message; status and code UNCONFIRMED]
+  passwordLength: () => as(400, "password must be between 6 and 128 characters", "BadRequest"),
+  // UNCONFIRMED
+  emailInvalid: () => as(400, "email invalid", "BadRequest"),
+  // [live]
+  confirmationFailed: (email: string) => as(400, `failed to confirm user "${email}"`, "BadRequest"),
+  // [live]
+  invalidTokenData: () => as(400, "invalid token data", "BadRequest"),
+  // UNCONFIRMED: a used or expired token (UserpassTokenInvalid is in realm-core's code list)
+  userpassTokenInvalid: () => as(400, "userpass token is expired or invalid", "UserpassTokenInvalid"),
+  // [live message and code; status UNCONFIRMED]
+  alreadyConfirmed: () => as(400, "already confirmed", "UserAlreadyConfirmed"),
+  // [live message and code; status UNCONFIRMED]
+  userNotFound: () => as(404, "user not found", "UserNotFound"),
+  // [live; no error_code]
+  autoConfirmEnabled: (email: string) =>
+    as(400, `cannot run confirmation for ${email}: automatic confirmation is enabled`),
+  // UNCONFIRMED
+  confirmationNotFunction: (email: string) =>
+    as(400, `cannot run confirmation for ${email}: a confirmation function is not enabled`, "BadRequest"),
+  // UNCONFIRMED: confirm/send when confirmation runs a function
+  confirmationByFunction: (email: string) =>
+    as(400, `cannot send a confirmation e-mail to ${email}: confirmation runs a function`, "BadRequest"),
+  // [live message; code UNCONFIRMED]
+  resetViaFunction: () => as(400, "please use reset password via function", "BadRequest"),
+  // UNCONFIRMED (the mirror of the recorded text)
+  resetViaEmail: () => as(400, "please use reset password via email", "BadRequest"),
+  // [live; no error_code]
+  resetFailed: (email: string) => as(400, `failed to reset password for user "${email}"`),
+  // [live message] no Authorization header on a token route; MissingAuthReq is in realm-core's code list
+  mustAuthenticate: () => as(401, "must authenticate first", "MissingAuthReq"),
+  // [live; no error_code] a header that is not `Bearer <JWT>`
+  expectedBearer: () => as(401, "expected Authorization header with JWT (Bearer schema)"),
+  // [infer] realm-web and realm-core refresh and retry on this
+  accessTokenExpired: () => as(401, "invalid session: access token expired", "InvalidSession"),
+  // [live error; error_code UNCONFIRMED] a forged or foreign access token
+  accessTokenInvalid: () => as(401, "unauthorized", "InvalidSession"),
+  // UNCONFIRMED: the token is fine but its user is gone or disabled
+  sessionUserGone: () => as(401, "invalid session: user not found", "InvalidSession"),
+  // [live] logged out, revoked, user deleted
+  refreshTokenNotFound: () => as(401, "invalid session: failed to find refresh token", "InvalidSession"),
+  // [live]
+  refreshTokenSignature: () => as(401, "signature is invalid", "InvalidSession"),
+  // UNCONFIRMED
+  refreshTokenExpired: () => as(401, "invalid session: refresh token expired", "InvalidSession"),
+  // UNCONFIRMED: the other kind of token on a route
+  wrongTokenType: (expected: "access" | "refresh") =>
+    as(401, `invalid session: expected ${expected} token`, "InvalidSession"),
+  // UNCONFIRMED: a custom-token JWT that fails verification
+  customTokenInvalid: (reason: string) => as(401, `invalid custom auth token: ${reason}`, "InvalidPassword"),
+  // UNCONFIRMED: the custom-function authentication function threw or returned no id
+  customFunctionFailed: (message: string) => as(401, `authentication function failed: ${message}`, "InvalidPassword"),
+  // [messages live (realm-kotlin tests); 401 inferred; AuthError chosen so realm-web does not retry forever]
+  linkIdentityTaken: () => as(401, "a user already exists with the specified provider", "AuthError"),
+  linkSecondUserpass: () =>
+    as(401, "linking a local-userpass identity is not allowed when one is already linked", "AuthError"),
+  linkAnonymous: () => as(401, "linking an anonymous identity is not allowed", "AuthError"),
+  // [live]
+  functionNotFound: (name: string) => as(404, `function not found: '${name}'`, "FunctionNotFound"),
+  // [live message; status and code inferred]
+  serviceNotFound: (name: string) => as(404, `service not found: '${name}'`, "ServiceNotFound"),
+  // [live code; status UNCONFIRMED]
+  functionExecution: (message: string) => as(400, message, "FunctionExecutionError"),
+  // code in realm-core's list; status and message UNCONFIRMED
+  executionTimeLimit: () => as(400, "execution time limit exceeded", "ExecutionTimeLimitExceeded"),
+  // [live messages; status and code UNCONFIRMED]
+  mongo: (message: string) => as(400, message, "MongoDBError"),
+  // [live message and code; status UNCONFIRMED]
+  apiKeyNotFound: () => as(404, "API key not found", "APIKeyNotFound"),
+  // [live]
+  apiKeyInvalidName: () => as(400, "can only contain ASCII letters, numbers, underscores, and hyphens", "InvalidParameter"),
+  // UNCONFIRMED
+  apiKeyLimit: (limit: number) => as(403, `maximum number of API keys (${limit}) reached`, "InvalidParameter"),
+  // UNCONFIRMED
+  apiKeyAnonymous: () => as(403, "anonymous users cannot create API keys", "InvalidParameter"),
+  // UNCONFIRMED
+  apiKeyExists: (name: string) => as(409, `API key with name '${name}' already exists`, "APIKeyAlreadyExists"),
+  // [live status 403; message and code UNCONFIRMED]
+  apiKeyOwnSession: () => as(403, "cannot delete the API key of the current session", "InvalidParameter"),
+  // [limit live; reply UNCONFIRMED]
+  payloadTooLarge: () => as(413, "request body exceeds the 18 MB limit", "ReadSizeLimitExceeded"),
+  // [429 live; body UNCONFIRMED]
+  tooManyRequests: () => as(429, "too many requests", "TooManyRequests"),
+  // no such route on the service (not an operation of the document)
+  routeNotFound: (method: string, path: string) => as(404, `no route matches ${method} ${path}`, "NotFound"),
+  internal: () => as(500, "internal server error", "InternalServerError"),
+} as const;
+
+const dashboard = "https://dashboard.emailjs.com/admin";
+export const emailJsErrors = {
+  // [docs]
+  userIdRequired: () => new EmailJsError(400, "The user_id parameter is required"),
+  // UNCONFIRMED: modelled on the user_id text
+  serviceIdRequired: () => new EmailJsError(400, "The service_id parameter is required"),
+  templateIdRequired: () => new EmailJsError(400, "The template_id parameter is required"),
+  // [observed] note the asymmetric wording, copied literally
+  publicKeyInvalid: () =>
+    new EmailJsError(400, `The Public Key is invalid. To find this ID, visit ${dashboard}/account`),
+  serviceNotFound: () => new EmailJsError(400, `The service ID not found. To find this ID, visit ${dashboard}`),
+  templateNotFound: () =>
+    new EmailJsError(400, `The template ID not found. To find this ID, visit ${dashboard}/templates`),
+  // UNCONFIRMED
+  malformed: () => new EmailJsError(400, "The request body is invalid"),
+  // [text observed; 413 weak]
+  variablesTooLarge: () => new EmailJsError(413, "Variables size limit. The maximum allowed variables size is 50Kb"),
+  // [maintainer]
+  nonBrowser: () => new EmailJsError(403, "API calls are disabled for non-browser applications"),
+  // UNCONFIRMED
+  privateKeyRequired: () =>
+    new EmailJsError(403, `The Private Key is required. To find this ID, visit ${dashboard}/account/security`),
+  privateKeyInvalid: () =>
+    new EmailJsError(403, `The Private Key is invalid. To find this ID, visit ${dashboard}/account/security`),
+  // [observed]
+  recipientsEmpty: () => new EmailJsError(422, "The recipients address is empty"),
+  // [weak]
+  recipientsCorrupted: () => new EmailJsError(422, "The recipients address is corrupted"),
+  // UNCONFIRMED (429 as third-party code assumes)
+  rateLimited: () => new EmailJsError(429, "Too Many Requests"),
+  routeNotFound: () => new EmailJsError(404, "Not Found"),
+  internal: () => new EmailJsError(500, "Internal Server Error"),
+} as const;
+
+export const controlErrors = {
+  validation: (message: string) => new ControlError(400, "ValidationError", message),
+  unauthorized: () => new ControlError(401, "Unauthorized", "the control API requires the control token"),
+  forbiddenOrigin: (origin: string) =>
+    new ControlError(401, "Unauthorized", `the control API does not accept requests from the origin ${origin}`),
+  notFound: (message: string) => new ControlError(404, "NotFound", message),
+  conflict: (message: string) => new ControlError(409, "Conflict", message),
+  internal: () => new ControlError(500, "InternalError", "internal error"),
+} as const;

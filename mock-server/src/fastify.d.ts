@@ -1,0 +1,23 @@
+import type { Area } from "./errors/catalogue.ts";
+import type { AuthMode, Caller } from "./app-services/auth-context.ts";
+import type { AppRuntime } from "./state/app-runtime.ts";
+import type { Emulator } from "./state/emulator.ts";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    emulator: Emulator;
+  }
+  interface FastifyRequest {
+    /** The app namespace the request belongs to, once known. */
+    appRuntime: AppRuntime | null;
+    /** The authenticated user and session, on token routes. */
+    caller: Caller | null;
+    /** Set when a fault override answered instead of the operation. */
+    faulted: boolean;
+  }
+  interface FastifyContextConfig {
+    operationId?: string;
+    area?: Area;
+    auth?: AuthMode;
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * An app's server functions: found in its app folder or inline config, run in the app's sandbox
+ * with App Services' `context` (user, values, environment, services, functions), as the calling
+ * user (rules apply) or as system, within the app's time limit.
+ */
+import { EJSON } from "bson";
+import { defaultFunctionTimeoutMs } from "../config/app-config.ts";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { toEJSONText } from "../data/documents.ts";
+import { isMongoAction, MongoService } from "../data/mongo-actions.ts";
+import type { Principal } from "../data/rules.ts";
+import type { AppRuntime } from "../state/app-runtime.ts";
+import type { Emulator } from "../state/emulator.ts";
+import type { StoredUser } from "../state/users.ts";
+import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
+import { ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
+
+interface CallInfo {
+  emulator: Emulator;
+  principal: Principal;
+  user: StoredUser | null;
+  deadline: number;
+  name: string;
+}
+
+export interface RunOptions {
+  /** The calling user (`context.user`); null for system calls such as confirmation functions. */
+  user: StoredUser | null;
+  /** Run with system rights whatever the function's own setting. */
+  system: boolean;
+  /** A call from a client: private functions are not found. */
+  fromClient?: boolean;
+}
+
+export class AppFunctions implements SandboxHost {
+  private sandbox: Sandbox | null = null;
+  private readonly inline = new Map<string, FunctionSource>();
+  private readonly calls = new Map<number, CallInfo>();
+
+  constructor(
+    private readonly app: AppRuntime,
+    private readonly folder: FunctionFolder | null,
+  ) {
+    for (const [name, fn] of Object.entries(app.config.functions ?? {})) {
+      this.inline.set(name, {
+        name,
+        source: fn.source,
+        private: fn.private ?? false,
+        runAsSystem: fn.runAsSystem ?? false,
+        origin: "config",
+        version: `config:${app.appId}:${name}`,
+      });
+    }
+  }
+
+  names(): string[] {
+    return [...new Set([...(this.folder?.functions().keys() ?? []), ...this.inline.keys()])].sort();
+  }
+
+  private resolve(name: string): FunctionSource | undefined {
+    return this.inline.get(name) ?? this.folder?.functions().get(name);
+  }
+
+  private sandboxFor(): Sandbox {
+    if (!this.sandbox?.usable) {
+      const config = this.app.config;
+      this.sandbox = new Sandbox(this, {
+        app: { id: this.app.domainId, clientAppId: this.app.appId, name: config.name ?? this.app.appId },
+        values: (config.values ?? {}) as Record<string, unknown>,
+        environment: { tag: config.environment?.tag ?? "", values: (config.environment?.values ?? {}) as Record<string, unknown> },
+      });
+    }
+    return this.sandbox;
+  }
+
+  private userView(user: StoredUser | null) {
+    if (!user) return { id: "", type: "system", data: {}, identities: [], custom_data: {} };
+    return {
+      id: user.id,
+      type: user.type,
+      data: user.data,
+      identities: user.identities.map((i) => ({ id: i.id, provider_type: i.provider_type })),
+      custom_data: this.app.customUserData(user.id) ?? {},
+    };
+  }
+
+  private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
+    const sandbox = this.sandboxFor();
+    const callText = EJSON.stringify({ user: this.userView(info.user), request: {} }, { relaxed: false });
+    const { callId, result } = sandbox.run({ fn, argsText, callText, deadline: info.deadline });
+    this.calls.set(callId, info);
+    try {
+      return await result;
+    } catch (error) {
+      if (error instanceof ExecutionTimeout) throw errors.executionTimeLimit();
+      throw errors.functionExecution((error as Error).message);
+    } finally {
+      this.calls.delete(callId);
+    }
+  }
+
+  /** Calls a function with canonical-EJSON arguments; answers its result as canonical EJSON text. */
+  async callFromText(emulator: Emulator, name: string, argsText: string, options: RunOptions): Promise<string> {
+    const fn = this.resolve(name);
+    if (!fn || (options.fromClient && fn.private)) throw errors.functionNotFound(name);
+    const timeout = this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs;
+    const system = options.system || fn.runAsSystem;
+    return this.execute(fn, argsText, {
+      emulator,
+      name,
+      user: options.user,
+      principal: system ? { kind: "system" } : options.user ? { kind: "user", user: options.user } : { kind: "system" },
+      deadline: Date.now() + timeout,
+    });
+  }
+
+  /** Calls a function with JS values (for the service's own calls: confirmation, reset, authentication). */
+  async run(emulator: Emulator, name: string, args: unknown[], options: RunOptions): Promise<unknown> {
+    const text = await this.callFromText(emulator, name, EJSON.stringify(args, { relaxed: false }), options);
+    return EJSON.parse(text, { relaxed: true });
+  }
+
+  /** The custom-function provider: the configured function maps a login payload to an identity id. */
+  async runAuthFunction(emulator: Emulator, payload: Record<string, unknown>): Promise<string> {
+    const name = this.app.config.providers?.["custom-function"]?.authFunctionName;
+    if (!name) throw errors.providerNotEnabled("custom-function");
+    let result: unknown;
+    try {
+      // The payload arrives as canonical EJSON already; pass it through as the single argument.
+      const text = await this.callFromText(emulator, name, JSON.stringify([payload]), { user: null, system: true });
+      result = EJSON.parse(text, { relaxed: true });
+    } catch (error) {
+      if ((error as { errorCode?: string }).errorCode === "FunctionNotFound") throw error;
+      throw errors.customFunctionFailed((error as Error).message);
+    }
+    const id = typeof result === "string" ? result : (result as { id?: unknown } | null)?.id;
+    if (typeof id !== "string" || id === "") throw errors.customFunctionFailed("the function must return an id string");
+    return id;
+  }
+
+  request(sandbox: Sandbox, callId: number, pendingId: number, kind: "mongo" | "execute", text: string): void {
+    const info = this.calls.get(callId);
+    if (!info) {
+      sandbox.deliver(pendingId, false, "the function call has ended");
+      return;
+    }
+    void this.answer(kind, text, info).then(
+      (result) => sandbox.deliver(pendingId, true, result),
+      (error: unknown) => sandbox.deliver(pendingId, false, error instanceof Error ? error.message : String(error)),
+    );
+  }
+
+  private async answer(kind: "mongo" | "execute", text: string, info: CallInfo): Promise<string> {
+    const request = EJSON.parse(text, { relaxed: true }) as Record<string, unknown>;
+    if (kind === "mongo") {
+      const action = String(request.action);
+      if (!isMongoAction(action)) throw new Error(`function not found: '${action}'`);
+      const result = await new MongoService(this.app, info.principal).run(action, request.args as Record<string, unknown>);
+      return toEJSONText(result);
+    }
+    const name = String(request.name);
+    const fn = this.resolve(name);
+    if (!fn) throw new Error(`function not found: '${name}'`);
+    const args = Array.isArray(request.args) ? request.args : [];
+    return this.execute(fn, EJSON.stringify(args, { relaxed: false }), {
+      ...info,
+      name,
+      principal: fn.runAsSystem ? { kind: "system" } : info.principal,
+    });
+  }
+
+  log(callId: number, text: string): void {
+    const info = this.calls.get(callId);
+    info?.emulator.events.emit({
+      type: "request",
+      appId: this.app.appId,
+      action: "function-log",
+      detail: { function: info.name, message: text.slice(0, 10_000) },
+    });
+  }
+}

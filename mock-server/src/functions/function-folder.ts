@@ -1,0 +1,108 @@
+/**
+ * The functions of an App Services app folder (`functions/config.json` + one source file per
+ * function), read lazily and reloaded when the folder changes while the emulator runs.
+ */
+import { existsSync, type FSWatcher, readFileSync, watch } from "node:fs";
+import { join } from "node:path";
+
+export interface FunctionSource {
+  name: string;
+  source: string;
+  private: boolean;
+  runAsSystem: boolean;
+  /** Where the source came from (a file path, or `config` for inline functions). */
+  origin: string;
+  /** Changes whenever the source changes (compiled code is cached by it). */
+  version: string;
+}
+
+interface ConfigEntry {
+  name?: unknown;
+  private?: unknown;
+  run_as_system?: unknown;
+}
+
+export class FunctionFolder {
+  private cache: Map<string, FunctionSource> | null = null;
+  private watcher: FSWatcher | null = null;
+  private generation = 0;
+
+  constructor(
+    readonly dir: string,
+    watchForChanges: boolean,
+  ) {
+    const functionsDir = join(dir, "functions");
+    if (watchForChanges && existsSync(functionsDir)) {
+      try {
+        this.watcher = watch(functionsDir, { recursive: true, persistent: false }, () => {
+          this.cache = null;
+          this.generation++;
+        });
+        this.watcher.on("error", () => {
+          this.cache = null;
+        });
+      } catch {
+        this.watcher = null;
+      }
+    }
+  }
+
+  private load(): Map<string, FunctionSource> {
+    const functions = new Map<string, FunctionSource>();
+    const functionsDir = join(this.dir, "functions");
+    const configPath = join(functionsDir, "config.json");
+    if (!existsSync(configPath)) return functions;
+    let entries: ConfigEntry[];
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(configPath, "utf8"));
+      entries = Array.isArray(parsed) ? (parsed as ConfigEntry[]) : [];
+    } catch {
+      // A half-written config.json during an edit: keep what we had, retry on the next change.
+      return this.cache ?? functions;
+    }
+    for (const entry of entries) {
+      if (typeof entry.name !== "string" || entry.name === "") continue;
+      const file = join(functionsDir, `${entry.name}.js`);
+      if (!existsSync(file)) continue;
+      functions.set(entry.name, {
+        name: entry.name,
+        source: readFileSync(file, "utf8"),
+        private: entry.private === true,
+        runAsSystem: entry.run_as_system === true,
+        origin: file,
+        version: `${file}#${this.generation}`,
+      });
+    }
+    return functions;
+  }
+
+  functions(): Map<string, FunctionSource> {
+    if (!this.cache) this.cache = this.load();
+    return this.cache;
+  }
+
+  close(): void {
+    this.watcher?.close();
+    this.watcher = null;
+  }
+}
+
+/** The emulator's app folders, one watcher each however many apps share a folder. */
+export class FunctionFolders {
+  private readonly folders = new Map<string, FunctionFolder>();
+  constructor(private readonly watchForChanges: boolean) {}
+
+  get(dir: string): FunctionFolder {
+    let folder = this.folders.get(dir);
+    if (!folder) {
+      folder = new FunctionFolder(dir, this.watchForChanges);
+      this.folders.set(dir, folder);
+    }
+    return folder;
+  }
+
+  close(): void {
+    for (const folder of this.folders.values()) folder.close();
+    this.folders.clear();
+  }
+}

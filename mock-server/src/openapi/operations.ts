@@ -1,0 +1,106 @@
+/**
+ * Turns the OpenAPI documents into Fastify route options, by operationId: method, URL, and the
+ * request (params, querystring, JSON body) and response schemas. Route files name an operationId;
+ * everything else about the route comes from here, so the emulator cannot drift from the contract.
+ */
+import { type DocumentName, documents } from "@harness/openapi/documents";
+import type { FastifySchema, HTTPMethods } from "fastify";
+
+type JsonSchema = Record<string, unknown>;
+
+interface ParameterObject {
+  name: string;
+  in: "path" | "query" | "header" | "cookie";
+  required?: boolean;
+  schema?: JsonSchema;
+}
+
+interface OperationObject {
+  operationId: string;
+  parameters?: ParameterObject[];
+  requestBody?: { required?: boolean; content: Record<string, { schema?: JsonSchema }> };
+  responses: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
+}
+
+export interface OperationSpec {
+  document: DocumentName;
+  operationId: string;
+  method: HTTPMethods;
+  /** The OpenAPI path template, e.g. `/api/client/v2.0/app/{appId}/location`. */
+  path: string;
+  /** The Fastify URL, e.g. `/api/client/v2.0/app/:appId/location`. */
+  url: string;
+  schema: FastifySchema;
+  /** The media types of the request body the document allows. */
+  requestMediaTypes: string[];
+  operation: OperationObject;
+}
+
+const httpMethods = ["get", "put", "post", "delete", "patch"] as const;
+
+function objectSchema(parameters: ParameterObject[]): JsonSchema | undefined {
+  if (parameters.length === 0) return undefined;
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const p of parameters) {
+    properties[p.name] = p.schema ?? {};
+    if (p.required) required.push(p.name);
+  }
+  return { type: "object", properties, ...(required.length > 0 ? { required } : {}) };
+}
+
+function responseSchemas(operation: OperationObject): Record<string, unknown> {
+  const response: Record<string, unknown> = {};
+  for (const [status, spec] of Object.entries(operation.responses)) {
+    // Only JSON replies are serialized from schemas; text and event streams are written as they are.
+    const json = spec.content?.["application/json"]?.schema;
+    if (json && /^\d{3}$/.test(status)) response[status] = json;
+  }
+  return response;
+}
+
+function build(): Map<string, OperationSpec> {
+  const specs = new Map<string, OperationSpec>();
+  for (const document of Object.keys(documents) as DocumentName[]) {
+    for (const [path, item] of Object.entries(documents[document].paths)) {
+      const shared = (item.parameters as ParameterObject[] | undefined) ?? [];
+      for (const method of httpMethods) {
+        const operation = item[method] as OperationObject | undefined;
+        if (!operation) continue;
+        const parameters = [...shared, ...(operation.parameters ?? [])];
+        const schema: FastifySchema = {};
+        const params = objectSchema(parameters.filter((p) => p.in === "path"));
+        const querystring = objectSchema(parameters.filter((p) => p.in === "query"));
+        const body = operation.requestBody?.content["application/json"]?.schema;
+        if (params) schema.params = params;
+        if (querystring) schema.querystring = querystring;
+        if (body) schema.body = body;
+        const response = responseSchemas(operation);
+        if (Object.keys(response).length > 0) schema.response = response;
+        specs.set(operation.operationId, {
+          document,
+          operationId: operation.operationId,
+          method: method.toUpperCase() as HTTPMethods,
+          path,
+          url: path.replace(/\{([^}]+)\}/g, ":$1"),
+          schema,
+          requestMediaTypes: Object.keys(operation.requestBody?.content ?? {}),
+          operation,
+        });
+      }
+    }
+  }
+  return specs;
+}
+
+export const operations: ReadonlyMap<string, OperationSpec> = build();
+
+export function operation(operationId: string): OperationSpec {
+  const spec = operations.get(operationId);
+  if (!spec) throw new Error(`No operation ${operationId} in the OpenAPI documents`);
+  return spec;
+}
+
+export function operationIdsOf(document: DocumentName): string[] {
+  return [...operations.values()].filter((o) => o.document === document).map((o) => o.operationId);
+}

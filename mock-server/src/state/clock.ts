@@ -1,0 +1,33 @@
+/**
+ * The injectable clock. Every time the emulator reasons about (token expiry, link expiry, rate
+ * limits, `createdAt`) comes from a namespace's clock, which tests can move forward.
+ */
+export interface Clock {
+  /** Milliseconds since the epoch, as this namespace sees them. */
+  now(): number;
+  /** How far this clock runs ahead of the real one. */
+  readonly offsetMs: number;
+  advance(ms: number): void;
+  set(offsetMs: number): void;
+}
+
+export function createClock(offsetMs = 0, realNow: () => number = Date.now): Clock {
+  let offset = offsetMs;
+  return {
+    now: () => realNow() + offset,
+    get offsetMs() {
+      return offset;
+    },
+    advance(ms: number) {
+      offset += ms;
+    },
+    set(value: number) {
+      offset = value;
+    },
+  };
+}
+
+export function clockView(clock: Clock) {
+  const nowMs = clock.now();
+  return { now: new Date(nowMs).toISOString(), nowMs, offsetMs: clock.offsetMs };
+}

@@ -1,0 +1,77 @@
+/**
+ * Everything the emulator holds, with no HTTP in sight: the apps, the outbox, the live events and
+ * the token key. `app.ts` puts HTTP in front of it; tests can drive it directly.
+ */
+import { loadAppFolder } from "../config/app-folder.ts";
+import type { EmulatorOptions } from "../config/options.ts";
+import { FunctionFolders } from "../functions/function-folder.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { AppRegistry } from "./apps.ts";
+import { type CreateEmailJsAccountRequest, EmailJsAccounts } from "./emailjs-accounts.ts";
+import { EventBus } from "./events.ts";
+import { randomHex } from "./ids.ts";
+import { Hs256Key } from "./jwt.ts";
+import { MailOutbox } from "./mail.ts";
+
+export class Emulator {
+  readonly startedAt = Date.now();
+  readonly events = new EventBus();
+  readonly mail: MailOutbox;
+  readonly apps: AppRegistry;
+  readonly functionFolders: FunctionFolders;
+  readonly emailjs: EmailJsAccounts;
+  private key: Hs256Key;
+  private secret: string;
+
+  constructor(readonly options: EmulatorOptions) {
+    this.secret = options.signingSecret ?? randomHex(32);
+    this.key = new Hs256Key(this.secret);
+    this.mail = new MailOutbox(50_000, (message) =>
+      this.events.emit({
+        type: "mail",
+        action: "captured",
+        id: message.id,
+        ...(message.appId ? { appId: message.appId } : {}),
+        ...(message.account ? { account: message.account } : {}),
+      }),
+    );
+    const folder = loadAppFolder(options.defaultAppDir);
+    this.functionFolders = new FunctionFolders(options.watchFunctions);
+    this.apps = new AppRegistry(this.mail, this.events, this.functionFolders, {
+      config: folder.config,
+      appDir: options.defaultAppDir,
+    });
+    this.apps.create({ appId: options.defaultAppId });
+    // The default EmailJS account sits beside the default app folder; new accounts copy its services and templates.
+    const defaults = JSON.parse(
+      readFileSync(join(options.defaultAppDir, "..", "emailjs-default-account.json"), "utf8"),
+    ) as CreateEmailJsAccountRequest;
+    this.emailjs = new EmailJsAccounts(defaults);
+    this.emailjs.create(defaults);
+    for (const dir of options.appDirs) {
+      const loaded = loadAppFolder(dir);
+      this.apps.create({ appId: loaded.appId ?? undefined, template: { config: loaded.config, appDir: dir } });
+    }
+  }
+
+  /** The HS256 key of access and refresh tokens. */
+  get tokenKey(): Hs256Key {
+    return this.key;
+  }
+
+  get signingSecret(): string {
+    return this.secret;
+  }
+
+  /** Stops watching app folders (on shutdown). */
+  close(): void {
+    this.functionFolders.close();
+  }
+
+  /** Replaces the token secret (state import), so imported sessions keep working. */
+  setSigningSecret(secret: string): void {
+    this.secret = secret;
+    this.key = new Hs256Key(secret);
+  }
+}

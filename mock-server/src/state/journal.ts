@@ -1,0 +1,63 @@
+/**
+ * The request journal of a namespace: what was asked and answered, with secrets redacted. A ring
+ * buffer, so a long-running emulator keeps a bounded history.
+ */
+import type { ControlSchemas } from "../openapi/types.ts";
+
+export type JournalEntry = ControlSchemas["JournalEntry"];
+
+const secretKeys = new Set([
+  "password",
+  "key",
+  "token",
+  "tokenId",
+  "access_token",
+  "refresh_token",
+  "accessToken",
+  "privateKey",
+  "baas_at",
+]);
+export const redacted = "[redacted]";
+
+/** A copy of a request body with every secret-named field (at any depth) redacted. */
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 20) return redacted;
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = secretKeys.has(k) ? redacted : redact(v, depth + 1);
+    return out;
+  }
+  return value;
+}
+
+/** The URL with secret query values (`baas_at`, …) redacted. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf("?");
+  if (q < 0) return url;
+  const params = new URLSearchParams(url.slice(q + 1));
+  for (const name of [...params.keys()]) if (secretKeys.has(name)) params.set(name, redacted);
+  return `${url.slice(0, q)}?${params.toString()}`;
+}
+
+export class Journal {
+  private entries: JournalEntry[] = [];
+  constructor(private readonly capacity = 5000) {}
+
+  add(entry: JournalEntry): void {
+    this.entries.push(entry);
+    if (this.entries.length > this.capacity) this.entries.splice(0, this.entries.length - this.capacity);
+  }
+
+  list(filter: { operationId?: string; status?: number; limit?: number } = {}): JournalEntry[] {
+    let out = this.entries;
+    if (filter.operationId !== undefined) out = out.filter((e) => e.operationId === filter.operationId);
+    if (filter.status !== undefined) out = out.filter((e) => e.status === filter.status);
+    if (filter.limit !== undefined) out = out.slice(-filter.limit);
+    return out.slice();
+  }
+
+  clear(): void {
+    this.entries = [];
+  }
+}

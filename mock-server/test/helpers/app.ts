@@ -1,0 +1,53 @@
+/** A fresh emulator per test file (or test), driven with inject(); nothing listens. */
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
+import { buildApp } from "../../src/app.ts";
+import { expectContract } from "./contract.ts";
+
+export async function testApp(options: Parameters<typeof buildApp>[0] = {}): Promise<FastifyInstance> {
+  // Cost 4 keeps password hashing cheap in tests; the format is the same at every cost.
+  return buildApp({ logLevel: "silent", watchFunctions: false, passwordHashCost: 4, ...options });
+}
+
+export const base = "/api/client/v2.0";
+
+/** inject() plus the contract check of the operation; returns the response and its parsed body. */
+export async function call(
+  app: FastifyInstance,
+  operationId: string,
+  options: InjectOptions,
+): Promise<{ response: LightMyRequestResponse; body: any }> {
+  const response = await app.inject(options);
+  return { response, body: expectContract(operationId, response) };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** A new app namespace (through the control API) for one test. */
+export async function newApp(app: FastifyInstance, config?: Record<string, unknown>): Promise<string> {
+  const { body } = await call(app, "createApp", { method: "POST", url: "/_mock/v1/apps", payload: config ? { config } : {} });
+  return body.appId as string;
+}
+
+export async function anonymousLogin(app: FastifyInstance, appId: string) {
+  const { body } = await call(app, "login", {
+    method: "POST",
+    url: `${base}/app/${appId}/auth/providers/anon-user/login`,
+    payload: {},
+  });
+  return body as { access_token: string; refresh_token: string; user_id: string; device_id: string };
+}
+
+/** Registers and confirms (through the captured confirmation token) an e-mail/password user, then logs in. */
+export async function emailUser(app: FastifyInstance, appId: string, email = "ada@example.com", password = "correct horse") {
+  await call(app, "createUser", {
+    method: "POST",
+    url: `/_mock/v1/apps/${appId}/users`,
+    payload: { email, password },
+  });
+  const { body } = await call(app, "login", {
+    method: "POST",
+    url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+    payload: { username: email, password },
+  });
+  return body as { access_token: string; refresh_token: string; user_id: string; device_id: string };
+}
