@@ -26,7 +26,8 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
     );
   }
   const emulator = new Emulator(options);
-  if (options.configFile) applyConfigFile(emulator, readConfigFile(options.configFile), configBaseDir(options.configFile));
+  if (options.configFile)
+    applyConfigFile(emulator, readConfigFile(options.configFile), configBaseDir(options.configFile));
   const persistence = options.dataDir ? new StatePersistence(emulator, options.dataDir) : null;
   persistence?.load();
   const app = await buildApp({ emulator });

@@ -34,10 +34,7 @@ async function applyFault(request: FastifyRequest, reply: FastifyReply, operatio
     return true;
   }
   const body = fault.body ?? { error: `fault injected for ${operationId}`, error_code: "InternalServerError" };
-  await reply
-    .code(fault.status)
-    .type("application/json")
-    .send(JSON.stringify(body));
+  await reply.code(fault.status).type("application/json").send(JSON.stringify(body));
   return true;
 }
 
@@ -97,7 +94,13 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       ...(request.body !== undefined ? { requestBody: redact(request.body) } : {}),
     };
     runtime.journal.add(entry);
-    emulator.events.emit({ type: "request", appId: runtime.appId, action: "completed", id: request.id, detail: { operationId, status: reply.statusCode } });
+    emulator.events.emit({
+      type: "request",
+      appId: runtime.appId,
+      action: "completed",
+      id: request.id,
+      detail: { operationId, status: reply.statusCode },
+    });
   });
 
   for (const route of routes as AppServicesRoute[]) {

@@ -1,6 +1,7 @@
 /** Every App Services operation, one file each (named after its operationId), listed explicitly. */
-import deleteApiKey from "./api-keys/delete-api-key.ts";
+
 import createApiKey from "./api-keys/create-api-key.ts";
+import deleteApiKey from "./api-keys/delete-api-key.ts";
 import disableApiKey from "./api-keys/disable-api-key.ts";
 import enableApiKey from "./api-keys/enable-api-key.ts";
 import getApiKey from "./api-keys/get-api-key.ts";

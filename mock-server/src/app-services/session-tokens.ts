@@ -16,7 +16,9 @@ export function deviceIdFrom(body: unknown): string {
   const device = (body as { options?: { device?: { deviceId?: unknown } } } | undefined)?.options?.device;
   const raw = device?.deviceId;
   const hex = typeof raw === "string" ? raw : (raw as { $oid?: unknown } | undefined)?.$oid;
-  return typeof hex === "string" && /^[0-9a-f]{24}$/i.test(hex) && hex !== zeroDeviceId ? hex.toLowerCase() : newObjectIdHex();
+  return typeof hex === "string" && /^[0-9a-f]{24}$/i.test(hex) && hex !== zeroDeviceId
+    ? hex.toLowerCase()
+    : newObjectIdHex();
 }
 
 export function accessTokenFor(emulator: Emulator, app: AppRuntime, user: StoredUser, session: StoredSession): string {
@@ -37,7 +39,11 @@ export function accessTokenFor(emulator: Emulator, app: AppRuntime, user: Stored
 }
 
 function refreshTokenFor(emulator: Emulator, app: AppRuntime, session: StoredSession): string {
-  const identity = { id: session.identityId, provider_type: session.providerType, provider_id: app.providerId(session.providerType) };
+  const identity = {
+    id: session.identityId,
+    provider_type: session.providerType,
+    provider_id: app.providerId(session.providerType),
+  };
   return emulator.tokenKey.sign({
     baas_data: null,
     baas_device_id: session.deviceId,

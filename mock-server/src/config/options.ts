@@ -23,6 +23,8 @@ export interface EmulatorOptions {
   defaultAppId: string;
   /** The App Services app folder of the default app (and the template of new apps). */
   defaultAppDir: string;
+  /** The default EmailJS account (its services and templates are the defaults of new accounts). */
+  emailjsDefaultsFile: string;
   /** More app folders to host, each under its own app id. */
   appDirs: string[];
   configFile: string | null;
@@ -40,6 +42,11 @@ export function findDefaultAppDir(): string {
   return candidates.find((dir) => existsSync(join(dir, "realm_config.json"))) ?? resolve(candidates[0]!);
 }
 
+/** The repository's default EmailJS account, beside the default app folder. */
+export function findEmailJsDefaultsFile(): string {
+  return join(findDefaultAppDir(), "..", "emailjs-default-account.json");
+}
+
 export function defaultOptions(): EmulatorOptions {
   return {
     host: "127.0.0.1",
@@ -52,6 +59,7 @@ export function defaultOptions(): EmulatorOptions {
     signingSecret: null,
     defaultAppId: "local-app",
     defaultAppDir: findDefaultAppDir(),
+    emailjsDefaultsFile: findEmailJsDefaultsFile(),
     appDirs: [],
     configFile: null,
     logLevel: "warn",

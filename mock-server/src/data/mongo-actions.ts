@@ -4,7 +4,7 @@
  * modified / deleted counts as Int32). Query, update and aggregation semantics are mingo's.
  */
 import { Int32, Long, ObjectId } from "bson";
-import { aggregate, find, Query, update as applyUpdate } from "mingo";
+import { aggregate, update as applyUpdate, find, Query } from "mingo";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppRuntime } from "../state/app-runtime.ts";
 import type { Collection } from "./collections.ts";
@@ -107,7 +107,12 @@ interface Applied {
 }
 
 /** Applies an operator update, an aggregation-pipeline update, or (replace) a replacement. */
-function applyTo(original: Document, spec: UpdateSpec, arrayFilters: Document[] | undefined, upsertInsert: boolean): Applied {
+function applyTo(
+  original: Document,
+  spec: UpdateSpec,
+  arrayFilters: Document[] | undefined,
+  upsertInsert: boolean,
+): Applied {
   if (Array.isArray(spec)) {
     const [result] = aggregate([cloneValue(original)], spec, queryOptions());
     const doc = (result ?? {}) as Document;
@@ -134,13 +139,15 @@ export class MongoService {
     this.rules = new Rules(app.config);
   }
 
-  private resolver = (readFrom: string) => (name: string): Document[] => {
-    const c = this.app.data.existing(readFrom, name);
-    if (!c) return [];
-    const filter = this.rules.read(this.principal, readFrom, name);
-    if (filter === null) return [];
-    return this.matching(c, filter, {});
-  };
+  private resolver =
+    (readFrom: string) =>
+    (name: string): Document[] => {
+      const c = this.app.data.existing(readFrom, name);
+      if (!c) return [];
+      const filter = this.rules.read(this.principal, readFrom, name);
+      if (filter === null) return [];
+      return this.matching(c, filter, {});
+    };
 
   private matching(collection: Collection, filter: Document, query: Document): Document[] {
     const docs = collection.values();
@@ -155,7 +162,10 @@ export class MongoService {
   }
 
   private readable(database: string, name: string): { collection: Collection | undefined; filter: RuleFilter } {
-    return { collection: this.app.data.existing(database, name), filter: this.rules.read(this.principal, database, name) };
+    return {
+      collection: this.app.data.existing(database, name),
+      filter: this.rules.read(this.principal, database, name),
+    };
   }
 
   private publish(c: Collection, event: Omit<Parameters<AppRuntime["data"]["publish"]>[0], "database" | "collection">) {
@@ -208,7 +218,11 @@ export class MongoService {
       }
       case "deleteOne":
       case "deleteMany":
-        return { deletedCount: new Int32(this.delete(database, name, optionalDocument(args, "query"), action === "deleteMany", undefined).length) };
+        return {
+          deletedCount: new Int32(
+            this.delete(database, name, optionalDocument(args, "query"), action === "deleteMany", undefined).length,
+          ),
+        };
       case "findOneAndUpdate":
       case "findOneAndReplace": {
         const replace = action === "findOneAndReplace";
@@ -226,7 +240,13 @@ export class MongoService {
         return doc ? this.project(doc, optionalDocument(args, "projection")) : null;
       }
       case "findOneAndDelete": {
-        const [doc] = this.delete(database, name, optionalDocument(args, "filter"), false, optionalDocument(args, "sort"));
+        const [doc] = this.delete(
+          database,
+          name,
+          optionalDocument(args, "filter"),
+          false,
+          optionalDocument(args, "sort"),
+        );
         return doc ? this.project(doc, optionalDocument(args, "projection")) : null;
       }
     }
@@ -249,9 +269,17 @@ export class MongoService {
     const sort = optionalDocument(args, "sort");
     const limit = Math.min(optionalLimit(args) ?? maxResults, maxResults);
     try {
-      let cursor = find(collection.values(), query, Object.keys(projection).length > 0 ? projection : undefined, queryOptions());
+      let cursor = find(
+        collection.values(),
+        query,
+        Object.keys(projection).length > 0 ? projection : undefined,
+        queryOptions(),
+      );
       if (Object.keys(sort).length > 0) cursor = cursor.sort(sort as never);
-      return cursor.limit(limit).all().map((d) => cloneValue(d as Document));
+      return cursor
+        .limit(limit)
+        .all()
+        .map((d) => cloneValue(d as Document));
     } catch (error) {
       mongoError(error);
     }
@@ -259,14 +287,16 @@ export class MongoService {
 
   private aggregate(database: string, name: string, args: Document): Document[] {
     const pipeline = args.pipeline;
-    if (!Array.isArray(pipeline) || !pipeline.every(isDocument)) throw errors.mongo("'pipeline' must be an array of stages");
+    if (!Array.isArray(pipeline) || !pipeline.every(isDocument))
+      throw errors.mongo("'pipeline' must be an array of stages");
     for (const stage of pipeline as Document[]) {
       const op = Object.keys(stage)[0];
       if (op === "$out" || op === "$merge") throw errors.mongo(`${op} is not allowed in this context`);
     }
     const { collection, filter } = this.readable(database, name);
     if (filter === null) return [];
-    const stages = Object.keys(filter).length > 0 ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
+    const stages =
+      Object.keys(filter).length > 0 ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
     try {
       const out = aggregate(collection?.values() ?? [], stages, queryOptions(this.resolver(database)));
       return out.slice(0, maxResults).map((d) => cloneValue(d as Document));
@@ -284,10 +314,16 @@ export class MongoService {
       if (doc._id === undefined) doc._id = new ObjectId();
       if (allowed === null || !this.test(allowed, doc)) throw errors.mongo("insert not permitted");
       if (!collection.insert(doc)) {
-        throw errors.mongo(`Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${idRepr(doc._id)} }`);
+        throw errors.mongo(
+          `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${idRepr(doc._id)} }`,
+        );
       }
       ids.push(doc._id);
-      this.publish(collection, { operationType: "insert", documentKey: { _id: doc._id }, fullDocument: cloneValue(doc) });
+      this.publish(collection, {
+        operationType: "insert",
+        documentKey: { _id: doc._id },
+        fullDocument: cloneValue(doc),
+      });
     }
     return ids;
   }
@@ -301,12 +337,20 @@ export class MongoService {
     }
   }
 
-  private targets(collection: Collection | undefined, filter: Document, query: Document, sort: Document | undefined, many: boolean) {
+  private targets(
+    collection: Collection | undefined,
+    filter: Document,
+    query: Document,
+    sort: Document | undefined,
+    many: boolean,
+  ) {
     if (!collection) return [];
     let docs = this.matching(collection, filter, query);
     if (sort && Object.keys(sort).length > 0 && docs.length > 1) {
       try {
-        docs = find(docs, {}, undefined, queryOptions()).sort(sort as never).all() as Document[];
+        docs = find(docs, {}, undefined, queryOptions())
+          .sort(sort as never)
+          .all() as Document[];
       } catch (error) {
         mongoError(error);
       }
@@ -321,9 +365,11 @@ export class MongoService {
     spec: unknown,
     options: { many: boolean; upsert: boolean; arrayFilters: unknown; replace: boolean; sort?: Document },
   ): { matched: number; modified: number; upsertedId?: unknown; before?: Document; after?: Document } {
-    if (!isDocument(spec) && !(Array.isArray(spec) && spec.every(isDocument))) throw errors.mongo("'update' must be a document");
+    if (!isDocument(spec) && !(Array.isArray(spec) && spec.every(isDocument)))
+      throw errors.mongo("'update' must be a document");
     if (options.replace) {
-      if (!isDocument(spec) || hasOperators(spec)) throw errors.mongo("the replace operation document must not contain atomic operators");
+      if (!isDocument(spec) || hasOperators(spec))
+        throw errors.mongo("the replace operation document must not contain atomic operators");
     } else if (isDocument(spec) && !hasOperators(spec)) {
       throw errors.mongo("Update document requires atomic operators");
     }
@@ -372,12 +418,18 @@ export class MongoService {
       modified++;
       target.replace(after);
       if (options.replace) {
-        this.publish(target, { operationType: "replace", documentKey: { _id: after._id }, fullDocument: cloneValue(after) });
+        this.publish(target, {
+          operationType: "replace",
+          documentKey: { _id: after._id },
+          fullDocument: cloneValue(after),
+        });
       } else {
         const updatedFields: Document = {};
         const removedFields: string[] = [];
         for (const path of paths) {
-          const value = path.split(".").reduce<unknown>((v, k) => (isDocument(v) || Array.isArray(v) ? (v as Document)[k] : undefined), after);
+          const value = path
+            .split(".")
+            .reduce<unknown>((v, k) => (isDocument(v) || Array.isArray(v) ? (v as Document)[k] : undefined), after);
           if (value === undefined) removedFields.push(path);
           else updatedFields[path] = cloneValue(value);
         }
@@ -393,7 +445,12 @@ export class MongoService {
     return { matched: results.length, modified, before: first.before, after: cloneValue(first.after) };
   }
 
-  private safeApply(doc: Document, spec: UpdateSpec, arrayFilters: Document[] | undefined, upsertInsert: boolean): Applied {
+  private safeApply(
+    doc: Document,
+    spec: UpdateSpec,
+    arrayFilters: Document[] | undefined,
+    upsertInsert: boolean,
+  ): Applied {
     try {
       return applyTo(doc, spec, arrayFilters, upsertInsert);
     } catch (error) {
@@ -401,7 +458,13 @@ export class MongoService {
     }
   }
 
-  private delete(database: string, name: string, query: Document, many: boolean, sort: Document | undefined): Document[] {
+  private delete(
+    database: string,
+    name: string,
+    query: Document,
+    many: boolean,
+    sort: Document | undefined,
+  ): Document[] {
     const deleteFilter = this.rules.delete(this.principal, database, name);
     if (deleteFilter === null) throw errors.mongo("delete not permitted");
     const collection = this.app.data.existing(database, name);

@@ -48,7 +48,8 @@ const as = (status: number, message: string, code?: string) => new AppServicesEr
 
 export const appServicesErrors = {
   // [live message; 404 and no error_code from replies quoted by third parties]
-  appNotFound: (appId: string) => new AppServicesError(404, `cannot find app using Client App ID '${appId}'`, undefined, false),
+  appNotFound: (appId: string) =>
+    new AppServicesError(404, `cannot find app using Client App ID '${appId}'`, undefined, false),
   // [live]
   invalidPassword: () => as(401, "unauthorized", "InvalidPassword"),
   // [live message; code UNCONFIRMED] A disabled key answers the same (UNCONFIRMED).
@@ -56,7 +57,8 @@ export const appServicesErrors = {
   // [code live; status and message UNCONFIRMED]
   userDisabled: () => as(401, "user disabled", "UserDisabled"),
   // [message live; status and code UNCONFIRMED]
-  providerNotEnabled: (provider: string) => as(400, `authentication via '${provider}' is unsupported`, "AuthProviderNotFound"),
+  providerNotEnabled: (provider: string) =>
+    as(400, `authentication via '${provider}' is unsupported`, "AuthProviderNotFound"),
   // [live pattern: `'name' is a required string`, without error_code]
   requiredString: (field: string) => as(400, `'${field}' is a required string`),
   badRequest: (message: string) => as(400, message, "BadRequest"),
@@ -132,7 +134,8 @@ export const appServicesErrors = {
   // [live message and code; status UNCONFIRMED]
   apiKeyNotFound: () => as(404, "API key not found", "APIKeyNotFound"),
   // [live]
-  apiKeyInvalidName: () => as(400, "can only contain ASCII letters, numbers, underscores, and hyphens", "InvalidParameter"),
+  apiKeyInvalidName: () =>
+    as(400, "can only contain ASCII letters, numbers, underscores, and hyphens", "InvalidParameter"),
   // UNCONFIRMED
   apiKeyLimit: (limit: number) => as(403, `maximum number of API keys (${limit}) reached`, "InvalidParameter"),
   // UNCONFIRMED

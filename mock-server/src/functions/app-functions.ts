@@ -5,10 +5,10 @@
  */
 import { EJSON } from "bson";
 import { defaultFunctionTimeoutMs } from "../config/app-config.ts";
-import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { toEJSONText } from "../data/documents.ts";
 import { isMongoAction, MongoService } from "../data/mongo-actions.ts";
 import type { Principal } from "../data/rules.ts";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppRuntime } from "../state/app-runtime.ts";
 import type { Emulator } from "../state/emulator.ts";
 import type { StoredUser } from "../state/users.ts";
@@ -67,7 +67,10 @@ export class AppFunctions implements SandboxHost {
       this.sandbox = new Sandbox(this, {
         app: { id: this.app.domainId, clientAppId: this.app.appId, name: config.name ?? this.app.appId },
         values: (config.values ?? {}) as Record<string, unknown>,
-        environment: { tag: config.environment?.tag ?? "", values: (config.environment?.values ?? {}) as Record<string, unknown> },
+        environment: {
+          tag: config.environment?.tag ?? "",
+          values: (config.environment?.values ?? {}) as Record<string, unknown>,
+        },
       });
     }
     return this.sandbox;
@@ -155,7 +158,10 @@ export class AppFunctions implements SandboxHost {
     if (kind === "mongo") {
       const action = String(request.action);
       if (!isMongoAction(action)) throw new Error(`function not found: '${action}'`);
-      const result = await new MongoService(this.app, info.principal).run(action, request.args as Record<string, unknown>);
+      const result = await new MongoService(this.app, info.principal).run(
+        action,
+        request.args as Record<string, unknown>,
+      );
       return toEJSONText(result);
     }
     const name = String(request.name);

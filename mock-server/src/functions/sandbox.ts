@@ -88,7 +88,10 @@ export class Sandbox {
   } {
     const callId = nextCallId++;
     const result = new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => this.settle(callId, new ExecutionTimeout("execution time limit exceeded")), Math.max(1, options.deadline - Date.now()));
+      const timer = setTimeout(
+        () => this.settle(callId, new ExecutionTimeout("execution time limit exceeded")),
+        Math.max(1, options.deadline - Date.now()),
+      );
       timer.unref?.();
       this.calls.set(callId, { resolve, reject, deadline: options.deadline, timer });
     });
@@ -105,10 +108,17 @@ export class Sandbox {
       }
       this.send(
         dispatchScript,
-        JSON.stringify({ type: "run", callId, key: fn.version, name: fn.name, args: options.argsText, call: options.callText }),
+        JSON.stringify({
+          type: "run",
+          callId,
+          key: fn.version,
+          name: fn.name,
+          args: options.argsText,
+          call: options.callText,
+        }),
       );
     } catch (error) {
-      this.settle(callId, error instanceof Error ? error : new Error(String(error)));
+      this.settle(callId, error instanceof ExecutionTimeout ? error : new Error(errorText(error)));
     }
     return { callId, result };
   }

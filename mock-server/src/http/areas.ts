@@ -17,6 +17,7 @@ export function areaOfUrl(url: string): Area | "other" {
 export function publicOrigin(request: FastifyRequest): string {
   const configured = request.server.emulator.options.publicUrl;
   if (configured) return configured.replace(/\/+$/, "");
-  const host = request.headers.host ?? `${request.server.emulator.options.host}:${request.server.emulator.options.port}`;
+  const host =
+    request.headers.host ?? `${request.server.emulator.options.host}:${request.server.emulator.options.port}`;
   return `${request.protocol}://${host}`;
 }

@@ -40,7 +40,8 @@ function appServicesValidation(error: FastifyError): AppServicesError {
     if (field && !field.includes(".") && (issue.keyword === "required" || expectsString)) {
       return appServicesErrors.requiredString(field);
     }
-    if (issue.instancePath === "" && issue.keyword === "type") return appServicesErrors.badRequest("request body must be a JSON object");
+    if (issue.instancePath === "" && issue.keyword === "type")
+      return appServicesErrors.badRequest("request body must be a JSON object");
   }
   return appServicesErrors.badRequest(`invalid request: ${error.message}`);
 }
@@ -66,7 +67,8 @@ function mapFrameworkError(error: FastifyError, area: ReturnType<typeof areaOfUr
     if (error.validation) return appServicesValidation(error);
     if (tooLarge) return appServicesErrors.payloadTooLarge();
     if (error instanceof JsonBodyError) return appServicesErrors.badRequest(error.message);
-    if (error.statusCode === 415) return appServicesErrors.badRequest("unsupported Content-Type: send application/json");
+    if (error.statusCode === 415)
+      return appServicesErrors.badRequest("unsupported Content-Type: send application/json");
     if (badBody) return appServicesErrors.badRequest(error.message);
     return undefined;
   }
@@ -121,6 +123,7 @@ export function notFound(request: FastifyRequest, reply: FastifyReply) {
   const area = areaOfUrl(request.url);
   const path = request.url.split("?")[0] ?? request.url;
   if (area === "emailjs") return sendError(request, reply, emailJsErrors.routeNotFound());
-  if (area === "control") return sendError(request, reply, controlErrors.notFound(`no control route ${request.method} ${path}`));
+  if (area === "control")
+    return sendError(request, reply, controlErrors.notFound(`no control route ${request.method} ${path}`));
   return sendError(request, reply, appServicesErrors.routeNotFound(request.method, path));
 }

@@ -52,7 +52,10 @@ export function parseJsonBody(text: string): unknown {
   } catch (error) {
     const message = (error as Error).message;
     if (/prototype|constructor/i.test(message)) {
-      throw new JsonBodyError("the JSON body contains a forbidden key (__proto__ or constructor.prototype)", "JSON_FORBIDDEN_KEY");
+      throw new JsonBodyError(
+        "the JSON body contains a forbidden key (__proto__ or constructor.prototype)",
+        "JSON_FORBIDDEN_KEY",
+      );
     }
     throw new JsonBodyError(`the body is not valid JSON: ${message}`, "JSON_SYNTAX");
   }

@@ -4,7 +4,10 @@
  */
 import type { operations as AppServicesOperations } from "@harness/openapi/types/app-services";
 import type { operations as EmailJsOperations } from "@harness/openapi/types/emailjs";
-import type { components as ControlComponents, operations as ControlOperations } from "@harness/openapi/types/mock-control";
+import type {
+  components as ControlComponents,
+  operations as ControlOperations,
+} from "@harness/openapi/types/mock-control";
 
 export type { AppServicesOperations, ControlOperations, EmailJsOperations };
 export type ControlSchemas = ControlComponents["schemas"];

@@ -2,11 +2,11 @@
  * Everything the emulator holds, with no HTTP in sight: the apps, the outbox, the live events and
  * the token key. `app.ts` puts HTTP in front of it; tests can drive it directly.
  */
+
+import { readFileSync } from "node:fs";
 import { loadAppFolder } from "../config/app-folder.ts";
 import type { EmulatorOptions } from "../config/options.ts";
 import { FunctionFolders } from "../functions/function-folder.ts";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { AppRegistry } from "./apps.ts";
 import { type CreateEmailJsAccountRequest, EmailJsAccounts } from "./emailjs-accounts.ts";
 import { EventBus } from "./events.ts";
@@ -43,10 +43,8 @@ export class Emulator {
       appDir: options.defaultAppDir,
     });
     this.apps.create({ appId: options.defaultAppId });
-    // The default EmailJS account sits beside the default app folder; new accounts copy its services and templates.
-    const defaults = JSON.parse(
-      readFileSync(join(options.defaultAppDir, "..", "emailjs-default-account.json"), "utf8"),
-    ) as CreateEmailJsAccountRequest;
+    // New EmailJS accounts copy the default account's services and templates.
+    const defaults = JSON.parse(readFileSync(options.emailjsDefaultsFile, "utf8")) as CreateEmailJsAccountRequest;
     this.emailjs = new EmailJsAccounts(defaults);
     this.emailjs.create(defaults);
     for (const dir of options.appDirs) {

@@ -28,7 +28,9 @@ export class Hs256Key {
     const headerPart = token.slice(0, first);
     if (headerPart !== canonicalHeader) {
       const header = decodeJson(headerPart);
-      if (!header || header.alg !== "HS256") return { ok: false, reason: "malformed" };
+      if (!header) return { ok: false, reason: "malformed" };
+      // `alg: none` or any other algorithm: a forged token, refused like a bad signature.
+      if (header.alg !== "HS256") return { ok: false, reason: "signature" };
     }
     const payload = decodeJson(token.slice(first + 1, second));
     if (!payload) return { ok: false, reason: "malformed" };

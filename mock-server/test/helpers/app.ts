@@ -24,7 +24,11 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** A new app namespace (through the control API) for one test. */
 export async function newApp(app: FastifyInstance, config?: Record<string, unknown>): Promise<string> {
-  const { body } = await call(app, "createApp", { method: "POST", url: "/_mock/v1/apps", payload: config ? { config } : {} });
+  const { body } = await call(app, "createApp", {
+    method: "POST",
+    url: "/_mock/v1/apps",
+    payload: config ? { config } : {},
+  });
   return body.appId as string;
 }
 
@@ -38,7 +42,12 @@ export async function anonymousLogin(app: FastifyInstance, appId: string) {
 }
 
 /** Registers and confirms (through the captured confirmation token) an e-mail/password user, then logs in. */
-export async function emailUser(app: FastifyInstance, appId: string, email = "ada@example.com", password = "correct horse") {
+export async function emailUser(
+  app: FastifyInstance,
+  appId: string,
+  email = "ada@example.com",
+  password = "correct horse",
+) {
   await call(app, "createUser", {
     method: "POST",
     url: `/_mock/v1/apps/${appId}/users`,

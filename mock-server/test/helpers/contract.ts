@@ -2,9 +2,10 @@
  * Contract checks for tests: every reply is validated against the OpenAPI document of its
  * operation (status documented, content type, body schema), so the emulator cannot drift.
  */
-import type { LightMyRequestResponse } from "fastify";
+
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import type { LightMyRequestResponse } from "fastify";
 import { expect } from "vitest";
 import { operation } from "../../src/openapi/operations.ts";
 
@@ -31,7 +32,10 @@ export function expectContract(operationId: string, response: LightMyRequestResp
   const spec = operation(operationId);
   const responses = spec.operation.responses as Responses;
   const documented = responses[String(response.statusCode)] ?? responses[`${String(response.statusCode)[0]}XX`];
-  expect(documented, `${operationId} answered ${response.statusCode}, which its document does not list: ${response.body}`).toBeDefined();
+  expect(
+    documented,
+    `${operationId} answered ${response.statusCode}, which its document does not list: ${response.body}`,
+  ).toBeDefined();
   const content = documented?.content;
   const type = response.headers["content-type"];
   if (!content || Object.keys(content).length === 0) {
@@ -50,7 +54,10 @@ export function expectContract(operationId: string, response: LightMyRequestResp
   const body = mediaType === "application/json" ? JSON.parse(response.body) : response.body;
   if (schema) {
     const validate = validatorFor(schema);
-    expect(validate(body), `${operationId} ${response.statusCode} body ${response.body} breaks its schema: ${ajv.errorsText(validate.errors)}`).toBe(true);
+    expect(
+      validate(body),
+      `${operationId} ${response.statusCode} body ${response.body} breaks its schema: ${ajv.errorsText(validate.errors)}`,
+    ).toBe(true);
   }
   return body;
 }

@@ -16,7 +16,14 @@ export default defineRoute("createApiKey", "refresh", async (request, reply) => 
   if (existing.length >= maxApiKeysPerUser) throw errors.apiKeyLimit(maxApiKeysPerUser);
   if (existing.some((k) => k.name === name)) throw errors.apiKeyExists(name);
   const secret = randomHex(32);
-  const key = { id: newObjectIdHex(), userId: user.id, name, disabled: false, keyHash: sha256Hex(secret), createdAt: app.clock.now() };
+  const key = {
+    id: newObjectIdHex(),
+    userId: user.id,
+    name,
+    disabled: false,
+    keyHash: sha256Hex(secret),
+    createdAt: app.clock.now(),
+  };
   app.apiKeys.add(key);
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "api-key-created", id: user.id });
   return sendJson(reply, 201, { _id: key.id, key: secret, name, disabled: false });

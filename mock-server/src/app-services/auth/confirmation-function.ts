@@ -2,9 +2,10 @@
  * Runs the app's confirmation or reset function (`runConfirmationFunction` / `runResetFunction`)
  * and reads its `{status: "success" | "pending" | "fail"}` answer, as the service does.
  */
+
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import type { AppRuntime } from "../../state/app-runtime.ts";
 import type { Emulator } from "../../state/emulator.ts";
-import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 
 export type FunctionStatus = "success" | "pending" | "fail";
 

@@ -20,7 +20,8 @@ export function verifyCustomToken(app: AppRuntime, token: string): { sub: string
   const config = app.config.providers?.["custom-token"] ?? {};
   if (!config.signingKey) throw errors.providerNotEnabled("custom-token");
   const verdict = new Hs256Key(config.signingKey).verify(token);
-  if (!verdict.ok) throw errors.customTokenInvalid(verdict.reason === "signature" ? "signature is invalid" : "malformed token");
+  if (!verdict.ok)
+    throw errors.customTokenInvalid(verdict.reason === "signature" ? "signature is invalid" : "malformed token");
   const payload = verdict.payload;
   const now = app.clock.now() / 1000;
   if (typeof payload.exp !== "number") throw errors.customTokenInvalid("the exp claim is required");
@@ -31,7 +32,8 @@ export function verifyCustomToken(app: AppRuntime, token: string): { sub: string
     const audiences = Array.isArray(aud) ? aud : [aud];
     if (!audiences.includes(config.audience)) throw errors.customTokenInvalid("audience does not match");
   }
-  if (typeof payload.sub !== "string" || payload.sub === "") throw errors.customTokenInvalid("the sub claim is required");
+  if (typeof payload.sub !== "string" || payload.sub === "")
+    throw errors.customTokenInvalid("the sub claim is required");
   const data: Record<string, unknown> = {};
   for (const field of config.metadataFields ?? []) {
     const value = claimAt(payload, field.name);

@@ -41,7 +41,11 @@ async function authenticate(
   body: Record<string, unknown>,
   linking: boolean,
 ): Promise<Authenticated> {
-  const identityOf = (id: string): StoredIdentity => ({ id, provider_type: provider, provider_id: app.providerId(provider) });
+  const identityOf = (id: string): StoredIdentity => ({
+    id,
+    provider_type: provider,
+    provider_id: app.providerId(provider),
+  });
   switch (provider) {
     case "anon-user": {
       if (linking) throw errors.linkAnonymous();
@@ -52,7 +56,8 @@ async function authenticate(
       const password = requiredString(body, "password");
       const account = app.users.accountByEmailAddress(username);
       // Unknown addresses and pending registrations answer like a wrong password.
-      if (!account?.confirmed || !(await verifyPassword(password, account.passwordHash))) throw errors.invalidPassword();
+      if (!account?.confirmed || !(await verifyPassword(password, account.passwordHash)))
+        throw errors.invalidPassword();
       if (app.users.account(account.id) !== account) throw errors.invalidPassword();
       const user = account.userId === null ? undefined : app.users.user(account.userId);
       return {
@@ -95,7 +100,10 @@ function link(request: LoginRequest, caller: Caller, auth: Authenticated) {
   } else if (auth.user && auth.user.id !== user.id) {
     throw errors.linkIdentityTaken();
   } else if (!auth.user) {
-    if (auth.identity.provider_type === "local-userpass" && user.identities.some((i) => i.provider_type === "local-userpass")) {
+    if (
+      auth.identity.provider_type === "local-userpass" &&
+      user.identities.some((i) => i.provider_type === "local-userpass")
+    ) {
       throw errors.linkSecondUserpass();
     }
     app.users.addIdentity(user, auth.identity);
@@ -124,7 +132,8 @@ export default defineRoute("login", "login", async (request, reply) => {
   const provider = request.params.provider;
   if (!providerEnabled(app.config, provider)) throw errors.providerNotEnabled(provider);
   const body = request.body as Record<string, unknown>;
-  if (body === null || typeof body !== "object" || Array.isArray(body)) throw errors.badRequest("request body must be a JSON object");
+  if (body === null || typeof body !== "object" || Array.isArray(body))
+    throw errors.badRequest("request body must be a JSON object");
   const linking = request.query.link === "true";
   const auth = await authenticate(emulator, app, provider, body, linking);
 

@@ -34,12 +34,26 @@ export function hash(emulator: Emulator, password: string): Promise<string> {
 }
 
 /** A new single-use `{token, tokenId}` pair for an address, valid for 30 minutes of the app's clock. */
-export function issueToken(app: AppRuntime, kind: AuthTokenKind, email: string, linkBase: string | null): StoredAuthToken {
+export function issueToken(
+  app: AppRuntime,
+  kind: AuthTokenKind,
+  email: string,
+  linkBase: string | null,
+): StoredAuthToken {
   const now = app.clock.now();
   const token = randomHex(64);
   const tokenId = newObjectIdHex();
   const link = linkBase === null ? null : withTokenQuery(linkBase, token, tokenId);
-  const stored: StoredAuthToken = { tokenId, token, kind, email, link, createdAt: now, expiresAt: now + authTokenLifetimeMs, used: false };
+  const stored: StoredAuthToken = {
+    tokenId,
+    token,
+    kind,
+    email,
+    link,
+    createdAt: now,
+    expiresAt: now + authTokenLifetimeMs,
+    used: false,
+  };
   app.authTokens.add(stored);
   return stored;
 }

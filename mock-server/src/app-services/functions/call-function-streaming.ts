@@ -1,8 +1,8 @@
-import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import type { ChangeEvent } from "../../data/collections.ts";
 import { type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import { mongoServiceName } from "../../data/mongo-actions.ts";
 import { Rules } from "../../data/rules.ts";
-import type { ChangeEvent } from "../../data/collections.ts";
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { redactUrl } from "../../state/journal.ts";
 import { defineRoute } from "../route.ts";
 import { changeDocument, encodeChange, sseError, type WatchSpec, watchMatcher } from "./change-stream.ts";
@@ -17,7 +17,9 @@ function parseRequest(raw: string): { name: unknown; service: unknown; arguments
   if (compact === "" || !base64.test(compact)) throw errors.badRequest("invalid baas_request: not base64");
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(compact, compact.includes("-") || compact.includes("_") ? "base64url" : "base64").toString("utf8"));
+    parsed = JSON.parse(
+      Buffer.from(compact, compact.includes("-") || compact.includes("_") ? "base64url" : "base64").toString("utf8"),
+    );
   } catch {
     throw errors.badRequest("invalid baas_request: not base64-encoded JSON");
   }
@@ -66,7 +68,12 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value : String(value);
   }
-  res.writeHead(200, { ...headers, "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  res.writeHead(200, {
+    ...headers,
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
   res.flushHeaders();
 
   let increment = 0;

@@ -1,6 +1,6 @@
-import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { fromEJSON, isDocument, toEJSONText } from "../../data/documents.ts";
 import { isMongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { defineRoute } from "../route.ts";
 
 function parseArguments(args: unknown[]): unknown[] {
@@ -29,7 +29,11 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     text = toEJSONText(await new MongoService(app, { kind: "user", user }).run(name, argument));
   } else {
     parseArguments(args);
-    text = await app.functions.callFromText(emulator, name, JSON.stringify(args), { user, system: false, fromClient: true });
+    text = await app.functions.callFromText(emulator, name, JSON.stringify(args), {
+      user,
+      system: false,
+      fromClient: true,
+    });
   }
   return reply.code(200).type("application/json").send(text);
 });

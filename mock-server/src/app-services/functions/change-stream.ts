@@ -24,7 +24,9 @@ export function sseError(errorCode: string, message: string): string {
 /** The change-event document of a change (what `filter` matches against and what is sent). */
 export function changeDocument(change: ChangeEvent, clusterSeconds: number, increment: number): Document {
   const event: Document = {
-    _id: { _data: `82${clusterSeconds.toString(16).padStart(8, "0")}${increment.toString(16).padStart(8, "0")}${randomHex(8)}` },
+    _id: {
+      _data: `82${clusterSeconds.toString(16).padStart(8, "0")}${increment.toString(16).padStart(8, "0")}${randomHex(8)}`,
+    },
     operationType: change.operationType,
     clusterTime: new Timestamp({ t: clusterSeconds, i: increment }),
     ns: { db: change.database, coll: change.collection },
@@ -45,7 +47,8 @@ export interface WatchSpec {
 /** Decides which changes a watcher gets: its namespace, its `ids`, its `filter`, and the read rule. */
 export function watchMatcher(spec: WatchSpec, readFilter: Document) {
   const ids = spec.ids ? new Set(spec.ids.map(idKey)) : null;
-  const filter = spec.filter && Object.keys(spec.filter).length > 0 ? new Query(spec.filter, { scriptEnabled: false }) : null;
+  const filter =
+    spec.filter && Object.keys(spec.filter).length > 0 ? new Query(spec.filter, { scriptEnabled: false }) : null;
   const readable = Object.keys(readFilter).length > 0 ? new Query(readFilter, { scriptEnabled: false }) : null;
   return (change: ChangeEvent, event: () => Document): boolean => {
     if (change.database !== spec.database || change.collection !== spec.collection) return false;

@@ -1,0 +1,168 @@
+/** User API keys: lifecycle, limits, secrets shown once, and logins with a key. */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(() => app.close());
+
+const keys = `${base}/auth/api_keys`;
+const create = (token: string, name: unknown) =>
+  call(app, "createApiKey", {
+    method: "POST",
+    url: keys,
+    headers: bearer(token),
+    payload: name === undefined ? {} : { name },
+  });
+
+describe("API keys", () => {
+  it("create shows the secret once; list and get never do; the key logs in as its owner", async () => {
+    const appId = await newApp(app);
+    const owner = await emailUser(app, appId, "k@example.com", "secret-1");
+    const { response, body: created } = await create(owner.refresh_token, "ci-runner");
+    expect(response.statusCode).toBe(201);
+    expect(created).toEqual({
+      _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      key: expect.stringMatching(/^[0-9a-f]{64}$/),
+      name: "ci-runner",
+      disabled: false,
+    });
+    const list = await call(app, "listApiKeys", { method: "GET", url: keys, headers: bearer(owner.refresh_token) });
+    expect(list.body).toEqual([{ _id: created._id, name: "ci-runner", disabled: false }]);
+    const one = await call(app, "getApiKey", {
+      method: "GET",
+      url: `${keys}/${created._id}`,
+      headers: bearer(owner.refresh_token),
+    });
+    expect(one.body).toEqual({ _id: created._id, name: "ci-runner", disabled: false });
+    // Only a hash is kept.
+    const stored = [...app.emulator.apps.get(appId)!.apiKeys.all()][0]!;
+    expect(JSON.stringify(stored)).not.toContain(created.key);
+
+    const keyLogin = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/api-key/login`,
+      payload: { key: created.key },
+    });
+    expect(keyLogin.body.user_id).toBe(owner.user_id);
+  });
+
+  it("needs the refresh token; access tokens and missing headers are refused", async () => {
+    const appId = await newApp(app);
+    const owner = await emailUser(app, appId, "t@example.com", "secret-1");
+    expect((await create(owner.access_token, "x")).response.statusCode).toBe(401);
+    const missing = await call(app, "listApiKeys", { method: "GET", url: keys });
+    expect(missing.body).toMatchObject({ error: "must authenticate first" });
+  });
+
+  it("validates names: required, ASCII letters, digits, _ and -, unique per user", async () => {
+    const appId = await newApp(app);
+    const owner = await emailUser(app, appId, "n@example.com", "secret-1");
+    const missing = await create(owner.refresh_token, undefined);
+    expect(missing.body).toEqual({ error: "'name' is a required string", link: expect.any(String) });
+    const wrongType = await create(owner.refresh_token, 12);
+    expect(wrongType.body.error).toBe("'name' is a required string");
+    const invalid = await create(owner.refresh_token, "no spaces!");
+    expect(invalid.body).toMatchObject({
+      error: "can only contain ASCII letters, numbers, underscores, and hyphens",
+      error_code: "InvalidParameter",
+    });
+    await create(owner.refresh_token, "dup");
+    expect((await create(owner.refresh_token, "dup")).response.statusCode).toBe(409);
+  });
+
+  it("allows 20 keys per user, and none for anonymous users", async () => {
+    const appId = await newApp(app);
+    const owner = await emailUser(app, appId, "m@example.com", "secret-1");
+    for (let i = 0; i < 20; i++) expect((await create(owner.refresh_token, `key-${i}`)).response.statusCode).toBe(201);
+    expect((await create(owner.refresh_token, "key-20")).response.statusCode).toBe(403);
+    const anon = await anonymousLogin(app, appId);
+    expect((await create(anon.refresh_token, "anon")).body.error).toBe("anonymous users cannot create API keys");
+  });
+
+  it("disable stops logins, enable restores them; another user's key is not found; delete of an unknown id is a no-op", async () => {
+    const appId = await newApp(app);
+    const owner = await emailUser(app, appId, "o@example.com", "secret-1");
+    const other = await emailUser(app, appId, "x@example.com", "secret-1");
+    const { body: key } = await create(owner.refresh_token, "toggle");
+    const loginWithKey = () =>
+      call(app, "login", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/api-key/login`,
+        payload: { key: key.key },
+      });
+
+    expect(
+      (
+        await call(app, "disableApiKey", {
+          method: "PUT",
+          url: `${keys}/${key._id}/disable`,
+          headers: bearer(owner.refresh_token),
+        })
+      ).response.statusCode,
+    ).toBe(204);
+    const refused = await loginWithKey();
+    expect(refused.response.statusCode).toBe(401);
+    expect(refused.body.error).toBe("invalid API key");
+    await call(app, "enableApiKey", {
+      method: "PUT",
+      url: `${keys}/${key._id}/enable`,
+      headers: bearer(owner.refresh_token),
+    });
+    expect((await loginWithKey()).response.statusCode).toBe(200);
+
+    for (const [operationId, method, url] of [
+      ["getApiKey", "GET", `${keys}/${key._id}`],
+      ["enableApiKey", "PUT", `${keys}/${key._id}/enable`],
+      ["disableApiKey", "PUT", `${keys}/${key._id}/disable`],
+    ] as const) {
+      const { response, body } = await call(app, operationId, { method, url, headers: bearer(other.refresh_token) });
+      expect(response.statusCode).toBe(404);
+      expect(body).toMatchObject({ error: "API key not found", error_code: "APIKeyNotFound" });
+    }
+    const noop = await call(app, "deleteApiKey", {
+      method: "DELETE",
+      url: `${keys}/ffffffffffffffffffffffff`,
+      headers: bearer(owner.refresh_token),
+    });
+    expect(noop.response.statusCode).toBe(204);
+    const foreign = await call(app, "deleteApiKey", {
+      method: "DELETE",
+      url: `${keys}/${key._id}`,
+      headers: bearer(other.refresh_token),
+    });
+    expect(foreign.response.statusCode).toBe(204);
+    expect((await loginWithKey()).response.statusCode).toBe(200);
+  });
+
+  it("refuses to delete the key of the session making the request (403); deleting it elsewhere ends its sessions", async () => {
+    const appId = await newApp(app);
+    const owner = await emailUser(app, appId, "s@example.com", "secret-1");
+    const { body: key } = await create(owner.refresh_token, "self");
+    const keySession = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/api-key/login`,
+      payload: { key: key.key },
+    });
+    const own = await call(app, "deleteApiKey", {
+      method: "DELETE",
+      url: `${keys}/${key._id}`,
+      headers: bearer(keySession.body.refresh_token),
+    });
+    expect(own.response.statusCode).toBe(403);
+    await call(app, "deleteApiKey", {
+      method: "DELETE",
+      url: `${keys}/${key._id}`,
+      headers: bearer(owner.refresh_token),
+    });
+    const after = await call(app, "refreshAccessToken", {
+      method: "POST",
+      url: `${base}/auth/session`,
+      headers: bearer(keySession.body.refresh_token),
+    });
+    expect(after.response.statusCode).toBe(401);
+  });
+});

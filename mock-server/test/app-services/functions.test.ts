@@ -1,0 +1,272 @@
+/** Server functions: App Services' context, errors, the time limit, isolation, and reloading. */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(() => app.close());
+
+async function callFn(appId: string, token: string, name: string, args: unknown[] = []) {
+  return call(app, "callFunction", {
+    method: "POST",
+    url: `${base}/app/${appId}/functions/call`,
+    headers: bearer(token),
+    payload: { name, arguments: args },
+  });
+}
+
+async function appWith(
+  functions: Record<string, string | { source: string; private?: boolean; runAsSystem?: boolean }>,
+  extra: Record<string, unknown> = {},
+) {
+  const entries = Object.entries(functions).map(([name, f]) => [name, typeof f === "string" ? { source: f } : f]);
+  const appId = await newApp(app, { functions: Object.fromEntries(entries), ...extra });
+  const session = await anonymousLogin(app, appId);
+  return { appId, token: session.access_token, userId: session.user_id };
+}
+
+describe("callFunction", () => {
+  it("runs sum with canonical Extended JSON in and out", async () => {
+    const appId = await newApp(app);
+    const { access_token } = await anonymousLogin(app, appId);
+    const { response, body } = await callFn(appId, access_token, "sum", [
+      { $numberInt: "1" },
+      { $numberDouble: "2.5" },
+      { $numberLong: "3" },
+    ]);
+    expect(response.headers["content-type"]).toBe("application/json");
+    expect(body).toEqual({ $numberDouble: "6.5" });
+    expect((await callFn(appId, access_token, "sum", [{ $numberInt: "2" }, { $numberInt: "3" }])).body).toEqual({
+      $numberInt: "5",
+    });
+  });
+
+  it("returns strings bare, undefined as $undefined, null, documents with BSON types", async () => {
+    const { appId, token } = await appWith({
+      str: "exports = () => 'bonjour';",
+      undef: "exports = function () {};",
+      nul: "exports = async () => null;",
+      doc: "exports = () => ({ id: new BSON.ObjectId('65a1b2c3d4e5f60718293a4b'), at: new Date(0), n: 1, big: BSON.Long.fromString('9007199254740993') });",
+    });
+    expect((await callFn(appId, token, "str")).body).toBe("bonjour");
+    expect((await callFn(appId, token, "undef")).body).toEqual({ $undefined: true });
+    expect((await callFn(appId, token, "nul")).body).toBeNull();
+    expect((await callFn(appId, token, "doc")).body).toEqual({
+      id: { $oid: "65a1b2c3d4e5f60718293a4b" },
+      at: { $date: { $numberLong: "0" } },
+      n: { $numberInt: "1" },
+      big: { $numberLong: "9007199254740993" },
+    });
+  });
+
+  it("gives functions App Services' context: user, values, environment, functions.execute, services", async () => {
+    const { appId, token, userId } = await appWith({
+      whoami: `exports = async function (greeting) {
+          const helper = await context.functions.execute("double", 21);
+          return { greeting, id: context.user.id, type: context.user.type, value: context.values.get("appName"),
+                   missing: context.values.get("nope") === undefined, env: context.environment.tag,
+                   support: context.environment.values.supportEmail, helper, app: context.app.clientAppId };
+        };`,
+      double: { source: "exports = (n) => n * 2;", private: true },
+    });
+    const { body } = await callFn(appId, token, "whoami", ["hi"]);
+    expect(body).toEqual({
+      greeting: "hi",
+      id: userId,
+      type: "normal",
+      value: "Notes",
+      missing: true,
+      env: "development",
+      support: "support@notes.example",
+      helper: { $numberInt: "42" },
+      app: appId,
+    });
+  });
+
+  it("answers FunctionNotFound for unknown and private functions", async () => {
+    const { appId, token } = await appWith({ secret: { source: "exports = () => 1;", private: true } });
+    for (const name of ["nope", "secret", "constructor", "__proto__"]) {
+      const { response, body } = await callFn(appId, token, name);
+      expect(response.statusCode).toBe(404);
+      expect(body).toMatchObject({ error: `function not found: '${name}'`, error_code: "FunctionNotFound" });
+    }
+  });
+
+  it("answers FunctionExecutionError with the error's text when a function throws or fails to compile", async () => {
+    const { appId, token } = await appWith({
+      boom: "exports = () => { throw new Error('boom'); };",
+      rejects: "exports = async () => { await null; throw new TypeError('bad type'); };",
+      undefinedName: "exports = () => unknownThing;",
+      syntax: "exports = function ( {",
+      notAFunction: "exports = 42;",
+      evil: "exports = () => eval('1 + 1');",
+    });
+    const expectations: Record<string, RegExp> = {
+      boom: /^Error: boom$/,
+      rejects: /^TypeError: bad type$/,
+      undefinedName: /^ReferenceError: unknownThing is not defined$/,
+      syntax: /^SyntaxError/,
+      notAFunction: /does not export a function/,
+      evil: /EvalError/,
+    };
+    for (const [name, message] of Object.entries(expectations)) {
+      const { response, body } = await callFn(appId, token, name);
+      expect(response.statusCode, name).toBe(400);
+      expect(body.error_code, name).toBe("FunctionExecutionError");
+      expect(body.error, name).toMatch(message);
+    }
+  });
+
+  it("stops a function past the time limit without blocking the server, busy or waiting", async () => {
+    const { appId, token } = await appWith(
+      {
+        spin: "exports = () => { for (;;) {} };",
+        microtasks: "exports = async () => { for (;;) { await null; } };",
+        hang: "exports = () => new Promise(() => {});",
+      },
+      { functionTimeoutMs: 150 },
+    );
+    for (const name of ["spin", "microtasks", "hang"]) {
+      const started = Date.now();
+      const { response, body } = await callFn(appId, token, name);
+      expect(response.statusCode, name).toBe(400);
+      expect(body, name).toMatchObject({ error_code: "ExecutionTimeLimitExceeded" });
+      expect(Date.now() - started, name).toBeLessThan(5000);
+      // The app's functions still work afterwards.
+      expect((await callFn(appId, token, "sum", [1, 2])).body).toEqual({ $numberInt: "3" });
+    }
+  });
+
+  it("keeps functions away from the emulator and the host (no process, require, fs, or host objects)", async () => {
+    const { appId, token } = await appWith({
+      probe: `exports = async function (arg) {
+        const tries = {
+          process: () => typeof process,
+          require: () => typeof require,
+          globalProcess: () => typeof globalThis.process,
+          ctorEscape: () => this.constructor.constructor("return process")(),
+          argEscape: () => arg.constructor.constructor("return process")(),
+          contextEscape: () => context.constructor.constructor("return process")(),
+          servicesEscape: () => context.services.get.constructor("return process")(),
+          valuesEscape: () => context.values.get.constructor.constructor("return this")(),
+          importFs: () => import("node:fs"),
+        };
+        const out = {};
+        for (const [name, attempt] of Object.entries(tries)) {
+          try {
+            const value = await attempt();
+            out[name] = typeof value === "string" ? value : (value && typeof value.cwd === "function" ? "ESCAPED" : typeof value);
+          } catch (error) {
+            out[name] = "refused";
+          }
+        }
+        return out;
+      };`,
+    });
+    const { body } = await callFn(appId, token, "probe", [{ a: 1 }]);
+    expect(body).toEqual({
+      process: "undefined",
+      require: "undefined",
+      globalProcess: "undefined",
+      ctorEscape: "refused",
+      argEscape: "refused",
+      contextEscape: "refused",
+      servicesEscape: "refused",
+      valuesEscape: "refused",
+      importFs: "refused",
+    });
+  });
+
+  it("runs as the calling user (rules apply) or as system when configured", async () => {
+    const { appId, token, userId } = await appWith({
+      mine: "exports = () => context.services.get('mongodb-atlas').db('notes-app').collection('notes').find({}).toArray();",
+      all: {
+        source: "exports = () => context.services.get('mongodb-atlas').db('notes-app').collection('notes').count({});",
+        runAsSystem: true,
+      },
+    });
+    await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/notes-app/notes`,
+      payload: {
+        documents: [
+          { owner_id: userId, title: "mine" },
+          { owner_id: "someone-else", title: "theirs" },
+        ],
+      },
+    });
+    const mine = (await callFn(appId, token, "mine")).body as { title: string }[];
+    expect(mine.map((n) => n.title)).toEqual(["mine"]);
+    expect((await callFn(appId, token, "all")).body).toEqual({ $numberInt: "2" });
+  });
+
+  it("noteStats returns figures over the caller's notes", async () => {
+    const appId = await newApp(app);
+    const session = await emailUser(app, appId, "stats@example.com", "secret-1");
+    await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/notes-app/notes`,
+      payload: {
+        documents: [
+          {
+            owner_id: session.user_id,
+            title: "a",
+            body: "one two three",
+            updatedAt: { $date: "2026-01-01T00:00:00Z" },
+          },
+          { owner_id: session.user_id, title: "b", body: " four ", updatedAt: { $date: "2026-02-01T00:00:00Z" } },
+          { owner_id: "other", title: "c", body: "not counted at all" },
+        ],
+      },
+    });
+    const { body } = await callFn(appId, session.access_token, "noteStats");
+    expect(body).toEqual({
+      count: { $numberInt: "2" },
+      words: { $numberInt: "4" },
+      lastUpdated: { $date: { $numberLong: String(Date.parse("2026-02-01T00:00:00Z")) } },
+    });
+  });
+
+  it("reloads a function when its file changes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "app-folder-"));
+    try {
+      cpSync(join(import.meta.dirname, "../../apps/local-app"), dir, { recursive: true });
+      const watching = await testApp({ defaultAppDir: dir, watchFunctions: true });
+      try {
+        const { access_token } = await anonymousLogin(watching, "local-app");
+        const run = () =>
+          call(watching, "callFunction", {
+            method: "POST",
+            url: `${base}/app/local-app/functions/call`,
+            headers: bearer(access_token),
+            payload: { name: "sum", arguments: [{ $numberInt: "2" }, { $numberInt: "3" }] },
+          });
+        expect((await run()).body).toEqual({ $numberInt: "5" });
+        const file = join(dir, "functions", "sum.js");
+        writeFileSync(file, readFileSync(file, "utf8").replace("return total + n;", "return total + n * 10;"));
+        await expect
+          .poll(async () => (await run()).body, { timeout: 5000, interval: 25 })
+          .toEqual({ $numberInt: "50" });
+      } finally {
+        await watching.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("needs an access token", async () => {
+    const { response } = await call(app, "callFunction", {
+      method: "POST",
+      url: `${base}/app/local-app/functions/call`,
+      payload: { name: "sum", arguments: [] },
+    });
+    expect(response.statusCode).toBe(401);
+  });
+});

@@ -1,0 +1,303 @@
+/** Logging in with each provider, linking identities, and the tokens that come back. */
+import { createHmac } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(() => app.close());
+
+const loginUrl = (appId: string, provider: string, link = false) =>
+  `${base}/app/${appId}/auth/providers/${provider}/login${link ? "?link=true" : ""}`;
+
+function decode(token: string) {
+  const [header, payload, signature] = token.split(".");
+  return {
+    header: JSON.parse(Buffer.from(header!, "base64url").toString()),
+    payload: JSON.parse(Buffer.from(payload!, "base64url").toString()),
+    signature,
+  };
+}
+
+function hs256(payload: object, key: string) {
+  const head = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
+  const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
+  return `${head}.${body}.${createHmac("sha256", key).update(`${head}.${body}`).digest("base64url")}`;
+}
+
+describe("login", () => {
+  it("anon-user: a new user each time, JWTs with the service's claims, device id from the request", async () => {
+    const appId = await newApp(app);
+    const deviceId = "65a1b2c3d4e5f60718293a4b";
+    const { body } = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "anon-user"),
+      payload: { options: { device: { sdkVersion: "2.0.1", platform: "node", deviceId: { $oid: deviceId } } } },
+    });
+    expect(body.device_id).toBe(deviceId);
+    const access = decode(body.access_token);
+    const refresh = decode(body.refresh_token);
+    expect(access.header).toEqual({ alg: "HS256", typ: "JWT" });
+    expect(access.payload).toMatchObject({
+      sub: body.user_id,
+      typ: "access",
+      baas_device_id: deviceId,
+      stitch_devId: deviceId,
+    });
+    expect(access.payload.exp - access.payload.iat).toBe(1800);
+    expect(refresh.payload).toMatchObject({
+      sub: body.user_id,
+      typ: "refresh",
+      baas_id: access.payload.iss,
+      baas_identity: { provider_type: "anon-user" },
+      baas_data: null,
+    });
+    // Anonymous refresh tokens effectively never expire.
+    expect(refresh.payload.exp - refresh.payload.iat).toBe(1_576_800_000);
+    const second = await anonymousLogin(app, appId);
+    expect(second.user_id).not.toBe(body.user_id);
+    expect(second.device_id).toMatch(/^[0-9a-f]{24}$/);
+  });
+
+  it("local-userpass: refresh tokens live 60 days; wrong password and unknown user get InvalidPassword", async () => {
+    const appId = await newApp(app);
+    const session = await emailUser(app, appId, "l@example.com", "secret-1");
+    const refresh = decode(session.refresh_token).payload;
+    expect(refresh.exp - refresh.iat).toBe(60 * 24 * 3600);
+    for (const payload of [
+      { username: "l@example.com", password: "wrong-one" },
+      { username: "nobody@example.com", password: "secret-1" },
+    ]) {
+      const { response, body } = await call(app, "login", {
+        method: "POST",
+        url: loginUrl(appId, "local-userpass"),
+        payload,
+      });
+      expect(response.statusCode).toBe(401);
+      expect(body).toMatchObject({ error: "unauthorized", error_code: "InvalidPassword" });
+    }
+    const missing = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "local-userpass"),
+      payload: { username: "l@example.com" },
+    });
+    expect(missing.response.statusCode).toBe(400);
+    expect(missing.body.error).toBe("'password' is a required string");
+  });
+
+  it("the same e-mail user logs in to the same user object every time", async () => {
+    const appId = await newApp(app);
+    const first = await emailUser(app, appId, "same@example.com", "secret-1");
+    const { body } = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "local-userpass"),
+      payload: { username: "SAME@example.com", password: "secret-1" },
+    });
+    expect(body.user_id).toBe(first.user_id);
+  });
+
+  it("refuses a disabled provider and an unknown one", async () => {
+    const appId = await newApp(app, { providers: { "anon-user": { enabled: false } } });
+    for (const provider of ["anon-user", "oauth2-google", "made-up"]) {
+      const { response, body } = await call(app, "login", {
+        method: "POST",
+        url: loginUrl(appId, provider),
+        payload: {},
+      });
+      expect(response.statusCode).toBe(400);
+      expect(body).toMatchObject({
+        error: `authentication via '${provider}' is unsupported`,
+        error_code: "AuthProviderNotFound",
+      });
+    }
+  });
+
+  it("refuses a disabled user (UserDisabled)", async () => {
+    const appId = await newApp(app);
+    const session = await emailUser(app, appId, "dis@example.com", "secret-1");
+    await call(app, "updateUser", {
+      method: "PATCH",
+      url: `/_mock/v1/apps/${appId}/users/${session.user_id}`,
+      payload: { disabled: true },
+    });
+    const { response, body } = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "local-userpass"),
+      payload: { username: "dis@example.com", password: "secret-1" },
+    });
+    expect(response.statusCode).toBe(401);
+    expect(body.error_code).toBe("UserDisabled");
+  });
+
+  it("custom-token: HS256 with the app's key, sub as identity, exp by the app's clock, audience, metadata", async () => {
+    const key = "a-signing-key-of-some-length";
+    const appId = await newApp(app, {
+      providers: {
+        "custom-token": {
+          enabled: true,
+          signingKey: key,
+          audience: "notes",
+          metadataFields: [{ name: "email" }, { name: "profile.name", fieldName: "name" }],
+        },
+      },
+    });
+    const now = Math.floor(Date.now() / 1000);
+    const good = hs256(
+      { sub: "user-7", aud: "notes", exp: now + 600, email: "t@example.com", profile: { name: "Tee" } },
+      key,
+    );
+    const first = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "custom-token"),
+      payload: { token: good },
+    });
+    expect(first.response.statusCode).toBe(200);
+    const again = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "custom-token"),
+      payload: { token: good },
+    });
+    expect(again.body.user_id).toBe(first.body.user_id);
+    const profile = await call(app, "getProfile", {
+      method: "GET",
+      url: `${base}/auth/profile`,
+      headers: bearer(first.body.access_token),
+    });
+    expect(profile.body.identities[0]).toMatchObject({ id: "user-7", provider_type: "custom-token" });
+    expect(profile.body.data).toEqual({ email: "t@example.com", name: "Tee" });
+
+    const cases = [
+      hs256({ sub: "user-7", aud: "notes", exp: now + 600 }, "another-key"),
+      hs256({ sub: "user-7", aud: "other", exp: now + 600 }, key),
+      hs256({ sub: "user-7", aud: "notes", exp: now - 1 }, key),
+      hs256({ aud: "notes", exp: now + 600 }, key),
+      `${Buffer.from('{"alg":"none","typ":"JWT"}').toString("base64url")}.${Buffer.from(JSON.stringify({ sub: "x", aud: "notes", exp: now + 600 })).toString("base64url")}.`,
+    ];
+    for (const token of cases) {
+      const { response, body } = await call(app, "login", {
+        method: "POST",
+        url: loginUrl(appId, "custom-token"),
+        payload: { token },
+      });
+      expect(response.statusCode).toBe(401);
+      expect(body.error).toMatch(/^invalid custom auth token/);
+    }
+  });
+
+  it("custom-function: the auth function maps the payload to an identity; a throw refuses", async () => {
+    const appId = await newApp(app, {
+      providers: { "custom-function": { enabled: true, authFunctionName: "authenticate" } },
+    });
+    const ok = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "custom-function"),
+      payload: { username: "Ada", pin: { $numberInt: "333" } },
+    });
+    expect(ok.response.statusCode).toBe(200);
+    const profile = await call(app, "getProfile", {
+      method: "GET",
+      url: `${base}/auth/profile`,
+      headers: bearer(ok.body.access_token),
+    });
+    expect(profile.body.identities[0]).toMatchObject({ id: "ada", provider_type: "custom-function" });
+    const refused = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "custom-function"),
+      payload: { username: "Ada", pin: "000" },
+    });
+    expect(refused.response.statusCode).toBe(401);
+    expect(refused.body.error).toContain("wrong pin");
+  });
+});
+
+describe("login?link=true", () => {
+  it("links e-mail/password to an anonymous user, which keeps its id", async () => {
+    const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
+    const anon = await anonymousLogin(app, appId);
+    await call(app, "registerUser", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/register`,
+      payload: { email: "up@example.com", password: "secret-1" },
+    });
+    const { response, body } = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "local-userpass", true),
+      headers: bearer(anon.access_token),
+      payload: { username: "up@example.com", password: "secret-1" },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(body.user_id).toBe(anon.user_id);
+    expect(body.refresh_token).toBeUndefined();
+    const profile = await call(app, "getProfile", {
+      method: "GET",
+      url: `${base}/auth/profile`,
+      headers: bearer(body.access_token),
+    });
+    expect(profile.body.identities.map((i: { provider_type: string }) => i.provider_type)).toEqual([
+      "anon-user",
+      "local-userpass",
+    ]);
+    expect(profile.body.data.email).toBe("up@example.com");
+    const direct = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "local-userpass"),
+      payload: { username: "up@example.com", password: "secret-1" },
+    });
+    expect(direct.body.user_id).toBe(anon.user_id);
+  });
+
+  it("refuses an identity of another user, a second e-mail identity, anonymous credentials and a missing token", async () => {
+    const appId = await newApp(app);
+    const ada = await emailUser(app, appId, "ada@example.com", "secret-1");
+    await emailUser(app, appId, "bob@example.com", "secret-1");
+    const anon = await anonymousLogin(app, appId);
+    const taken = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "local-userpass", true),
+      headers: bearer(anon.access_token),
+      payload: { username: "ada@example.com", password: "secret-1" },
+    });
+    expect(taken.response.statusCode).toBe(401);
+    expect(taken.body).toMatchObject({
+      error: "a user already exists with the specified provider",
+      error_code: "AuthError",
+    });
+
+    // A confirmed registration without a user object yet: linking it to Ada, who has an e-mail identity.
+    const cy = await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email: "cy@example.com", password: "secret-1", confirmed: false },
+    });
+    await call(app, "confirmPendingUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users/${cy.body.id}/confirm`,
+    });
+    const second = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "local-userpass", true),
+      headers: bearer(ada.access_token),
+      payload: { username: "cy@example.com", password: "secret-1" },
+    });
+    expect(second.response.statusCode).toBe(401);
+    expect(second.body.error).toBe("linking a local-userpass identity is not allowed when one is already linked");
+
+    const anonymous = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "anon-user", true),
+      headers: bearer(ada.access_token),
+      payload: {},
+    });
+    expect(anonymous.body.error).toBe("linking an anonymous identity is not allowed");
+
+    const noToken = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "local-userpass", true),
+      payload: { username: "ada@example.com", password: "secret-1" },
+    });
+    expect(noToken.response.statusCode).toBe(401);
+  });
+});

@@ -1,0 +1,195 @@
+/** Profile, refresh, logout, deletion, and every way a token can be wrong. */
+import { createHmac } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(() => app.close());
+
+const profile = (token: string) =>
+  call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(token) });
+const refresh = (token: string) =>
+  call(app, "refreshAccessToken", { method: "POST", url: `${base}/auth/session`, headers: bearer(token) });
+const logOut = (token: string) =>
+  call(app, "logOut", { method: "DELETE", url: `${base}/auth/session`, headers: bearer(token) });
+
+function forge(token: string, change: (payload: Record<string, unknown>) => void, key = "not-the-emulator-key") {
+  const [header, payload] = token.split(".") as [string, string];
+  const claims = JSON.parse(Buffer.from(payload, "base64url").toString());
+  change(claims);
+  const body = `${header}.${Buffer.from(JSON.stringify(claims)).toString("base64url")}`;
+  return `${body}.${createHmac("sha256", key).update(body).digest("base64url")}`;
+}
+
+describe("getProfile", () => {
+  it("shows the user's identities, data and type", async () => {
+    const appId = await newApp(app);
+    const session = await emailUser(app, appId, "p@example.com", "secret-1");
+    const { body } = await profile(session.access_token);
+    expect(body).toMatchObject({
+      user_id: session.user_id,
+      domain_id: app.emulator.apps.get(appId)!.domainId,
+      identities: [{ provider_type: "local-userpass", provider_id: expect.stringMatching(/^[0-9a-f]{24}$/) }],
+      data: { email: "p@example.com" },
+      type: "normal",
+    });
+    const anon = await anonymousLogin(app, appId);
+    expect((await profile(anon.access_token)).body.data).toEqual({});
+  });
+
+  it("answers 401 InvalidSession once the access token expired by the app's clock", async () => {
+    const appId = await newApp(app);
+    const session = await anonymousLogin(app, appId);
+    await call(app, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/clock`,
+      payload: { advanceBy: 1800 },
+    });
+    const { response, body } = await profile(session.access_token);
+    expect(response.statusCode).toBe(401);
+    expect(body).toMatchObject({ error: "invalid session: access token expired", error_code: "InvalidSession" });
+    // The refresh token still works and its new access token is good.
+    const renewed = await refresh(session.refresh_token);
+    expect(renewed.response.statusCode).toBe(201);
+    expect((await profile(renewed.body.access_token)).response.statusCode).toBe(200);
+  });
+
+  it.each([
+    ["no Authorization header", undefined, "must authenticate first"],
+    ["a scheme other than Bearer", "Basic abc", "expected Authorization header with JWT (Bearer schema)"],
+    ["a bearer that is not a JWT", "Bearer abc", "expected Authorization header with JWT (Bearer schema)"],
+  ])("refuses %s", async (_label, header, error) => {
+    const { response, body } = await call(app, "getProfile", {
+      method: "GET",
+      url: `${base}/auth/profile`,
+      headers: header ? { authorization: header } : {},
+    });
+    expect(response.statusCode).toBe(401);
+    expect(body.error).toBe(error);
+  });
+
+  it("refuses forged, alg-none, wrong-type and foreign tokens", async () => {
+    const appId = await newApp(app);
+    const session = await anonymousLogin(app, appId);
+    const [, payload] = session.access_token.split(".");
+    const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString("base64url")}.${payload}.`;
+    const forged = forge(session.access_token, (c) => {
+      c.sub = "000000000000000000000000";
+    });
+    for (const token of [forged, none, session.refresh_token]) {
+      const { response, body } = await profile(token);
+      expect(response.statusCode).toBe(401);
+      expect(body.error_code).toBe("InvalidSession");
+    }
+  });
+
+  it("refuses the token of a deleted user", async () => {
+    const appId = await newApp(app);
+    const session = await anonymousLogin(app, appId);
+    await call(app, "deleteUser", {
+      method: "DELETE",
+      url: `${base}/auth/delete`,
+      headers: bearer(session.access_token),
+    });
+    const { response } = await profile(session.access_token);
+    expect(response.statusCode).toBe(401);
+  });
+});
+
+describe("refreshAccessToken and logOut", () => {
+  it("logout ends the refresh token; the access token runs out on its own", async () => {
+    const appId = await newApp(app);
+    const session = await anonymousLogin(app, appId);
+    const out = await logOut(session.refresh_token);
+    expect(out.response.statusCode).toBe(204);
+    const { response, body } = await refresh(session.refresh_token);
+    expect(response.statusCode).toBe(401);
+    expect(body).toMatchObject({
+      error: "invalid session: failed to find refresh token",
+      error_code: "InvalidSession",
+    });
+    expect((await profile(session.access_token)).response.statusCode).toBe(200);
+  });
+
+  it("refuses a refresh token with a bad signature, and an access token in its place", async () => {
+    const appId = await newApp(app);
+    const session = await anonymousLogin(app, appId);
+    const bad = await refresh(forge(session.refresh_token, () => {}));
+    expect(bad.body).toMatchObject({ error: "signature is invalid", error_code: "InvalidSession" });
+    const access = await refresh(session.access_token);
+    expect(access.response.statusCode).toBe(401);
+    expect(access.body.error_code).toBe("InvalidSession");
+  });
+
+  it("refuses a refresh token past its lifetime", async () => {
+    const appId = await newApp(app, { tokens: { refreshTokenTtlSeconds: 3600 } });
+    const session = await emailUser(app, appId, "r@example.com", "secret-1");
+    await call(app, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/clock`,
+      payload: { advanceBy: 3600 },
+    });
+    const { response } = await refresh(session.refresh_token);
+    expect(response.statusCode).toBe(401);
+  });
+
+  it("revoking a user's sessions through the control API ends its refresh tokens", async () => {
+    const appId = await newApp(app);
+    const session = await anonymousLogin(app, appId);
+    await call(app, "revokeUserSessions", {
+      method: "DELETE",
+      url: `/_mock/v1/apps/${appId}/users/${session.user_id}/sessions`,
+    });
+    expect((await refresh(session.refresh_token)).response.statusCode).toBe(401);
+  });
+
+  it("puts custom user data in the access token and reads it again on refresh", async () => {
+    const appId = await newApp(app);
+    const session = await emailUser(app, appId, "cd@example.com", "secret-1");
+    await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/notes-app/profiles`,
+      payload: { documents: [{ user_id: session.user_id, favouriteColour: "teal", visits: { $numberInt: "3" } }] },
+    });
+    const { body } = await refresh(session.refresh_token);
+    const claims = JSON.parse(Buffer.from(body.access_token.split(".")[1], "base64url").toString());
+    expect(claims.user_data).toMatchObject({
+      user_id: session.user_id,
+      favouriteColour: "teal",
+      visits: { $numberInt: "3" },
+    });
+  });
+});
+
+describe("deleteUser", () => {
+  it("deletes the user with its registration, sessions and keys; the follow-up logout fails as realm-web expects", async () => {
+    const appId = await newApp(app);
+    const session = await emailUser(app, appId, "d@example.com", "secret-1");
+    const { response } = await call(app, "deleteUser", {
+      method: "DELETE",
+      url: `${base}/auth/delete`,
+      headers: bearer(session.access_token),
+    });
+    expect(response.statusCode).toBe(204);
+    expect(response.headers["content-type"]).toBeUndefined();
+    const out = await logOut(session.refresh_token);
+    expect(out.body.error).toContain("failed to find refresh token");
+    const again = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+      payload: { username: "d@example.com", password: "secret-1" },
+    });
+    expect(again.body).toMatchObject({ error: "unauthorized", error_code: "InvalidPassword" });
+    // The address can register again.
+    const reg = await call(app, "registerUser", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/register`,
+      payload: { email: "d@example.com", password: "secret-1" },
+    });
+    expect(reg.response.statusCode).toBe(201);
+  });
+});

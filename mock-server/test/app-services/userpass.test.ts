@@ -1,0 +1,402 @@
+/** The e-mail/password provider: register, confirm, resend, retry, reset, and their errors. */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { base, call, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(() => app.close());
+
+const userpass = (appId: string, path: string) => `${base}/app/${appId}/auth/providers/local-userpass/${path}`;
+
+async function register(appId: string, email: string, password = "secret-1") {
+  return call(app, "registerUser", { method: "POST", url: userpass(appId, "register"), payload: { email, password } });
+}
+
+async function login(appId: string, username: string, password = "secret-1") {
+  return call(app, "login", { method: "POST", url: userpass(appId, "login"), payload: { username, password } });
+}
+
+async function tokens(appId: string, email: string, kind: "confirm" | "reset") {
+  const { body } = await call(app, "listAuthTokens", {
+    method: "GET",
+    url: `/_mock/v1/apps/${appId}/auth/tokens?email=${encodeURIComponent(email)}&kind=${kind}`,
+  });
+  return body.tokens as { token: string; tokenId: string; link: string | null; status: string }[];
+}
+
+async function firstToken(appId: string, email: string, kind: "confirm" | "reset") {
+  const [first] = await tokens(appId, email, kind);
+  if (!first) throw new Error(`no ${kind} token for ${email}`);
+  return first;
+}
+
+async function advance(appId: string, seconds: number) {
+  await call(app, "advanceClock", {
+    method: "POST",
+    url: `/_mock/v1/apps/${appId}/clock`,
+    payload: { advanceBy: seconds },
+  });
+}
+
+describe("registerUser", () => {
+  it("creates a pending registration (201, empty, no Content-Type) and sends the confirmation e-mail", async () => {
+    const appId = await newApp(app);
+    const { response } = await register(appId, "ada@example.com");
+    expect(response.statusCode).toBe(201);
+    const [token] = await tokens(appId, "ada@example.com", "confirm");
+    expect(token?.link).toBe(`http://127.0.0.1:5173/confirm?token=${token?.token}&tokenId=${token?.tokenId}`);
+    const mail = app.emulator.mail.list({ appId, to: "ada@example.com" });
+    expect(mail).toHaveLength(1);
+    expect(mail[0]).toMatchObject({ source: "app-services", kind: "confirm", subject: "Confirm your Notes account" });
+    expect(mail[0]?.links).toEqual([token?.link]);
+    expect(mail[0]?.token).toBe(token?.token);
+    // A pending registration cannot log in yet.
+    const { response: refused, body } = await login(appId, "ada@example.com");
+    expect(refused.statusCode).toBe(401);
+    expect(body).toMatchObject({ error: "unauthorized", error_code: "InvalidPassword" });
+  });
+
+  it("refuses an address already registered, whatever its case (409 AccountNameInUse)", async () => {
+    const appId = await newApp(app);
+    await register(appId, "Bob@Example.com");
+    const { response, body } = await register(appId, "bob@example.COM");
+    expect(response.statusCode).toBe(409);
+    expect(body).toMatchObject({ error: "name already in use", error_code: "AccountNameInUse" });
+    expect(body.link).toContain("/_mock/");
+  });
+
+  it.each([
+    ["too short", "12345"],
+    ["too long", "x".repeat(129)],
+  ])("refuses a password %s", async (_label, password) => {
+    const appId = await newApp(app);
+    const { response, body } = await register(appId, "pw@example.com", password);
+    expect(response.statusCode).toBe(400);
+    expect(body.error).toBe("password must be between 6 and 128 characters");
+    expect(app.emulator.apps.get(appId)?.users.accountByEmailAddress("pw@example.com")).toBeUndefined();
+  });
+
+  it("accepts 6 and 128 characters", async () => {
+    const appId = await newApp(app);
+    expect((await register(appId, "six@example.com", "123456")).response.statusCode).toBe(201);
+    expect((await register(appId, "max@example.com", "y".repeat(128))).response.statusCode).toBe(201);
+  });
+
+  it("refuses a malformed address and a missing field", async () => {
+    const appId = await newApp(app);
+    const { response } = await register(appId, "not-an-address");
+    expect(response.statusCode).toBe(400);
+    const { response: missing, body } = await call(app, "registerUser", {
+      method: "POST",
+      url: userpass(appId, "register"),
+      payload: { email: "a@b.co" },
+    });
+    expect(missing.statusCode).toBe(400);
+    expect(body).toEqual({ error: "'password' is a required string", link: expect.any(String) });
+  });
+
+  it("confirms at once with autoConfirm (no e-mail)", async () => {
+    const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
+    await register(appId, "auto@example.com");
+    expect(app.emulator.mail.list({ appId })).toHaveLength(0);
+    expect((await login(appId, "auto@example.com")).response.statusCode).toBe(200);
+  });
+
+  it("ignores the Authorization header realm-web sends on these calls", async () => {
+    const appId = await newApp(app);
+    const { response } = await call(app, "registerUser", {
+      method: "POST",
+      url: userpass(appId, "register"),
+      headers: { authorization: "Bearer not-a-token" },
+      payload: { email: "hdr@example.com", password: "secret-1" },
+    });
+    expect(response.statusCode).toBe(201);
+  });
+
+  it("answers the provider error when e-mail/password is off", async () => {
+    const appId = await newApp(app, { providers: { "local-userpass": { enabled: false } } });
+    const { response, body } = await register(appId, "off@example.com");
+    expect(response.statusCode).toBe(400);
+    expect(body).toMatchObject({
+      error: "authentication via 'local-userpass' is unsupported",
+      error_code: "AuthProviderNotFound",
+    });
+  });
+
+  it("lets exactly one of 100 concurrent registrations of one address succeed", async () => {
+    const appId = await newApp(app);
+    const results = await Promise.all(Array.from({ length: 100 }, () => register(appId, "race@example.com")));
+    const statuses = results.map((r) => r.response.statusCode);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(99);
+    const runtime = app.emulator.apps.get(appId)!;
+    expect([...runtime.users.accounts_()].filter((a) => a.email === "race@example.com")).toHaveLength(1);
+    expect(await tokens(appId, "race@example.com", "confirm")).toHaveLength(1);
+  });
+});
+
+describe("confirmUser", () => {
+  it("confirms once; the used link then answers an error, as does an unknown one", async () => {
+    const appId = await newApp(app);
+    await register(appId, "c@example.com");
+    const { token, tokenId } = await firstToken(appId, "c@example.com", "confirm");
+    const ok = await call(app, "confirmUser", {
+      method: "POST",
+      url: userpass(appId, "confirm"),
+      payload: { token, tokenId },
+    });
+    expect(ok.response.statusCode).toBe(200);
+    expect(ok.response.body).toBe("");
+    const again = await call(app, "confirmUser", {
+      method: "POST",
+      url: userpass(appId, "confirm"),
+      payload: { token, tokenId },
+    });
+    expect(again.response.statusCode).toBe(400);
+    expect(again.body).toMatchObject({ error_code: "UserpassTokenInvalid" });
+    const unknown = await call(app, "confirmUser", {
+      method: "POST",
+      url: userpass(appId, "confirm"),
+      payload: { token: "x", tokenId: "y" },
+    });
+    expect(unknown.body).toMatchObject({ error: "invalid token data", error_code: "BadRequest" });
+    expect((await tokens(appId, "c@example.com", "confirm"))[0]?.status).toBe("used");
+    expect((await login(appId, "c@example.com")).response.statusCode).toBe(200);
+  });
+
+  it("refuses a link older than 30 minutes of the app's clock", async () => {
+    const appId = await newApp(app);
+    await register(appId, "late@example.com");
+    const { token, tokenId } = await firstToken(appId, "late@example.com", "confirm");
+    await advance(appId, 30 * 60);
+    expect((await tokens(appId, "late@example.com", "confirm"))[0]?.status).toBe("expired");
+    const { response, body } = await call(app, "confirmUser", {
+      method: "POST",
+      url: userpass(appId, "confirm"),
+      payload: { token, tokenId },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(body.error_code).toBe("UserpassTokenInvalid");
+  });
+});
+
+describe("resendConfirmationEmail", () => {
+  it("sends a new link; unknown and confirmed addresses get the service's errors", async () => {
+    const appId = await newApp(app);
+    await register(appId, "r@example.com");
+    const { response } = await call(app, "resendConfirmationEmail", {
+      method: "POST",
+      url: userpass(appId, "confirm/send"),
+      payload: { email: "R@example.com" },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(await tokens(appId, "r@example.com", "confirm")).toHaveLength(2);
+    expect(app.emulator.mail.list({ appId, to: "r@example.com" })).toHaveLength(2);
+
+    const unknown = await call(app, "resendConfirmationEmail", {
+      method: "POST",
+      url: userpass(appId, "confirm/send"),
+      payload: { email: "x@example.com" },
+    });
+    expect(unknown.response.statusCode).toBe(404);
+    expect(unknown.body).toMatchObject({ error: "user not found", error_code: "UserNotFound" });
+
+    const { token, tokenId } = await firstToken(appId, "r@example.com", "confirm");
+    await call(app, "confirmUser", { method: "POST", url: userpass(appId, "confirm"), payload: { token, tokenId } });
+    const confirmed = await call(app, "resendConfirmationEmail", {
+      method: "POST",
+      url: userpass(appId, "confirm/send"),
+      payload: { email: "r@example.com" },
+    });
+    expect(confirmed.body).toMatchObject({ error: "already confirmed", error_code: "UserAlreadyConfirmed" });
+  });
+});
+
+describe("confirmation by function", () => {
+  const functionMode = {
+    providers: { "local-userpass": { runConfirmationFunction: true, confirmationFunctionName: "confirmUser" } },
+  };
+
+  it("confirms at once on success, keeps pending, and refuses (freeing the address) on fail", async () => {
+    const appId = await newApp(app, functionMode);
+    expect((await register(appId, "yes@example.com")).response.statusCode).toBe(201);
+    expect((await login(appId, "yes@example.com")).response.statusCode).toBe(200);
+
+    expect((await register(appId, "wait+pending@example.com")).response.statusCode).toBe(201);
+    expect((await login(appId, "wait+pending@example.com")).response.statusCode).toBe(401);
+    const [pending] = await tokens(appId, "wait+pending@example.com", "confirm");
+    expect(pending?.link).toBeNull();
+
+    const fail = await register(appId, "no+reject@example.com");
+    expect(fail.response.statusCode).toBe(400);
+    expect(fail.body).toMatchObject({
+      error: 'failed to confirm user "no+reject@example.com"',
+      error_code: "BadRequest",
+    });
+    expect(app.emulator.apps.get(appId)?.users.accountByEmailAddress("no+reject@example.com")).toBeUndefined();
+    expect(app.emulator.mail.list({ appId })).toHaveLength(0);
+  });
+
+  it("retries the function (confirm/call) and reports its outcome", async () => {
+    const appId = await newApp(app, functionMode);
+    await register(appId, "retry+pending@example.com");
+    const retry = await call(app, "retryCustomConfirmation", {
+      method: "POST",
+      url: userpass(appId, "confirm/call"),
+      payload: { email: "retry+pending@example.com" },
+    });
+    expect(retry.response.statusCode).toBe(200);
+    const unknown = await call(app, "retryCustomConfirmation", {
+      method: "POST",
+      url: userpass(appId, "confirm/call"),
+      payload: { email: "who@example.com" },
+    });
+    expect(unknown.body.error_code).toBe("UserNotFound");
+  });
+
+  it("answers the missing-function error when the function does not exist", async () => {
+    const appId = await newApp(app, {
+      providers: { "local-userpass": { runConfirmationFunction: true, confirmationFunctionName: "missing" } },
+    });
+    const { response, body } = await register(appId, "m@example.com");
+    expect(response.statusCode).toBe(404);
+    expect(body).toMatchObject({ error: "function not found: 'missing'", error_code: "FunctionNotFound" });
+  });
+
+  it("refuses confirm/call when automatic confirmation is on, or confirmation is by e-mail", async () => {
+    const auto = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
+    const a = await call(app, "retryCustomConfirmation", {
+      method: "POST",
+      url: userpass(auto, "confirm/call"),
+      payload: { email: "a@example.com" },
+    });
+    expect(a.body).toEqual({
+      error: "cannot run confirmation for a@example.com: automatic confirmation is enabled",
+      link: expect.any(String),
+    });
+    const email = await newApp(app);
+    await register(email, "e@example.com");
+    const e = await call(app, "retryCustomConfirmation", {
+      method: "POST",
+      url: userpass(email, "confirm/call"),
+      payload: { email: "e@example.com" },
+    });
+    expect(e.response.statusCode).toBe(400);
+  });
+});
+
+describe("password reset", () => {
+  it("resets by e-mail: one use, 30 minutes, new password works and the old one does not", async () => {
+    const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
+    await register(appId, "p@example.com", "old-secret");
+    const sent = await call(app, "sendResetPasswordEmail", {
+      method: "POST",
+      url: userpass(appId, "reset/send"),
+      payload: { email: "p@example.com" },
+    });
+    expect(sent.response.statusCode).toBe(200);
+    const [reset] = await tokens(appId, "p@example.com", "reset");
+    expect(reset?.link).toContain("http://127.0.0.1:5173/reset-password?token=");
+    const mail = app.emulator.mail.list({ appId, kind: "reset" });
+    expect(mail[0]?.subject).toBe("Reset your Notes password");
+
+    const short = await call(app, "resetPassword", {
+      method: "POST",
+      url: userpass(appId, "reset"),
+      payload: { token: reset!.token, tokenId: reset!.tokenId, password: "123" },
+    });
+    expect(short.body.error).toBe("password must be between 6 and 128 characters");
+    const ok = await call(app, "resetPassword", {
+      method: "POST",
+      url: userpass(appId, "reset"),
+      payload: { token: reset!.token, tokenId: reset!.tokenId, password: "new-secret" },
+    });
+    expect(ok.response.statusCode).toBe(200);
+    const reused = await call(app, "resetPassword", {
+      method: "POST",
+      url: userpass(appId, "reset"),
+      payload: { token: reset!.token, tokenId: reset!.tokenId, password: "other-secret" },
+    });
+    expect(reused.body.error_code).toBe("UserpassTokenInvalid");
+    expect((await login(appId, "p@example.com", "old-secret")).response.statusCode).toBe(401);
+    expect((await login(appId, "p@example.com", "new-secret")).response.statusCode).toBe(200);
+
+    await call(app, "sendResetPasswordEmail", {
+      method: "POST",
+      url: userpass(appId, "reset/send"),
+      payload: { email: "p@example.com" },
+    });
+    const [, second] = await tokens(appId, "p@example.com", "reset");
+    await advance(appId, 31 * 60);
+    const late = await call(app, "resetPassword", {
+      method: "POST",
+      url: userpass(appId, "reset"),
+      payload: { token: second!.token, tokenId: second!.tokenId, password: "late-secret" },
+    });
+    expect(late.response.statusCode).toBe(400);
+  });
+
+  it("answers user not found for unknown and pending addresses", async () => {
+    const appId = await newApp(app);
+    await register(appId, "pending@example.com");
+    for (const email of ["nobody@example.com", "pending@example.com"]) {
+      const { response, body } = await call(app, "sendResetPasswordEmail", {
+        method: "POST",
+        url: userpass(appId, "reset/send"),
+        payload: { email },
+      });
+      expect(response.statusCode).toBe(404);
+      expect(body.error_code).toBe("UserNotFound");
+    }
+  });
+
+  it("resets through the reset function: success now, pending then reset, fail refused", async () => {
+    const appId = await newApp(app, {
+      providers: {
+        "local-userpass": { autoConfirm: true, runResetFunction: true, resetFunctionName: "resetPassword" },
+      },
+    });
+    await register(appId, "f@example.com", "first-secret");
+    const viaEmail = await call(app, "sendResetPasswordEmail", {
+      method: "POST",
+      url: userpass(appId, "reset/send"),
+      payload: { email: "f@example.com" },
+    });
+    expect(viaEmail.body).toMatchObject({ error: "please use reset password via function" });
+
+    const ok = await call(app, "callResetPasswordFunction", {
+      method: "POST",
+      url: userpass(appId, "reset/call"),
+      payload: { email: "f@example.com", password: "second-secret", arguments: ["blue"] },
+    });
+    expect(ok.response.statusCode).toBe(200);
+    expect((await login(appId, "f@example.com", "second-secret")).response.statusCode).toBe(200);
+
+    const fail = await call(app, "callResetPasswordFunction", {
+      method: "POST",
+      url: userpass(appId, "reset/call"),
+      payload: { email: "f@example.com", password: "third-secret", arguments: ["red"] },
+    });
+    expect(fail.response.statusCode).toBe(400);
+    expect(fail.body).toEqual({ error: 'failed to reset password for user "f@example.com"', link: expect.any(String) });
+
+    const pending = await call(app, "callResetPasswordFunction", {
+      method: "POST",
+      url: userpass(appId, "reset/call"),
+      payload: { email: "f@example.com", password: "fourth-secret", arguments: ["later"] },
+    });
+    expect(pending.response.statusCode).toBe(200);
+    expect((await login(appId, "f@example.com", "fourth-secret")).response.statusCode).toBe(401);
+    const valid = (await tokens(appId, "f@example.com", "reset")).filter((t) => t.status === "valid");
+    expect(valid).toHaveLength(1);
+    await call(app, "resetPassword", {
+      method: "POST",
+      url: userpass(appId, "reset"),
+      payload: { token: valid[0]!.token, tokenId: valid[0]!.tokenId, password: "fourth-secret" },
+    });
+    expect((await login(appId, "f@example.com", "fourth-secret")).response.statusCode).toBe(200);
+  });
+});
