@@ -81,6 +81,39 @@ function optionalLimit(args: Document): number | undefined {
   return n === 0 ? undefined : Math.abs(n);
 }
 
+const updateOperators = new Set([
+  "$set",
+  "$unset",
+  "$inc",
+  "$mul",
+  "$rename",
+  "$min",
+  "$max",
+  "$currentDate",
+  "$addToSet",
+  "$pop",
+  "$pull",
+  "$push",
+  "$pullAll",
+  "$bit",
+  "$setOnInsert",
+]);
+const pipelineUpdateStages = new Set(["$addFields", "$set", "$project", "$unset", "$replaceRoot", "$replaceWith"]);
+
+/** The server refuses an unknown update operator even when nothing matches. */
+function checkUpdate(spec: Document | Document[]): void {
+  if (Array.isArray(spec)) {
+    for (const stage of spec) {
+      const op = Object.keys(stage)[0] ?? "";
+      if (!pipelineUpdateStages.has(op)) throw errors.mongo(`Unrecognized pipeline stage name: '${op}'.`);
+    }
+    return;
+  }
+  for (const key of Object.keys(spec)) {
+    if (key.startsWith("$") && !updateOperators.has(key)) throw errors.mongo(`Unknown modifier: ${key}`);
+  }
+}
+
 function hasOperators(update: Document): boolean {
   return Object.keys(update).some((k) => k.startsWith("$"));
 }
@@ -168,6 +201,16 @@ export class MongoService {
     };
   }
 
+  /** Checks a query the way the server does, even when there is nothing to run it on. */
+  private checkQuery(query: Document): void {
+    if (Object.keys(query).length === 0) return;
+    try {
+      new Query(query, queryOptions());
+    } catch (error) {
+      mongoError(error);
+    }
+  }
+
   private publish(c: Collection, event: Omit<Parameters<AppRuntime["data"]["publish"]>[0], "database" | "collection">) {
     this.app.data.publish({ database: c.database, collection: c.name, ...event });
   }
@@ -181,9 +224,11 @@ export class MongoService {
       case "findOne":
         return this.find(database, name, { ...args, limit: 1 })[0] ?? null;
       case "count": {
+        const query = optionalDocument(args, "query");
+        this.checkQuery(query);
         const { collection, filter } = this.readable(database, name);
         if (!collection || filter === null) return Long.fromNumber(0);
-        const n = this.matching(collection, filter, optionalDocument(args, "query")).length;
+        const n = this.matching(collection, filter, query).length;
         const limit = optionalLimit(args);
         return Long.fromNumber(limit === undefined ? n : Math.min(n, limit));
       }
@@ -262,6 +307,7 @@ export class MongoService {
   }
 
   private find(database: string, name: string, args: Document): Document[] {
+    this.checkQuery(optionalDocument(args, "query"));
     const { collection, filter } = this.readable(database, name);
     if (!collection || filter === null) return [];
     const query = narrow(optionalDocument(args, "query"), filter);
@@ -372,11 +418,14 @@ export class MongoService {
         throw errors.mongo("the replace operation document must not contain atomic operators");
     } else if (isDocument(spec) && !hasOperators(spec)) {
       throw errors.mongo("Update document requires atomic operators");
+    } else {
+      checkUpdate(spec as Document | Document[]);
     }
     const arrayFilters = Array.isArray(options.arrayFilters) ? (options.arrayFilters as Document[]) : undefined;
     const writeFilter = this.rules.write(this.principal, database, name);
     if (writeFilter === null) throw errors.mongo("update not permitted");
     const collection = this.app.data.existing(database, name);
+    this.checkQuery(query);
     const targets = this.targets(collection, writeFilter, query, options.sort, options.many);
 
     if (targets.length === 0) {
@@ -467,6 +516,7 @@ export class MongoService {
   ): Document[] {
     const deleteFilter = this.rules.delete(this.principal, database, name);
     if (deleteFilter === null) throw errors.mongo("delete not permitted");
+    this.checkQuery(query);
     const collection = this.app.data.existing(database, name);
     const targets = this.targets(collection, deleteFilter, query, sort, many);
     for (const doc of targets) {

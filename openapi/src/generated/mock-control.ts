@@ -850,7 +850,10 @@ export interface components {
             /** @description `confirm` / `reset` (App Services) or the template id (EmailJS). */
             kind: string;
             to: string;
+            /** @description The sender's address. */
             from: string;
+            /** @description The sender's display name (EmailJS templates' "From Name"), when the template sets one. */
+            fromName?: string;
             replyTo?: string;
             subject: string;
             html: string;
@@ -1160,7 +1163,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                document: "app-services" | "emailjs" | "mock-control";
+                /** @description `app-services`, `emailjs` or `mock-control`. */
+                document: string;
             };
             cookie?: never;
         };
@@ -1186,6 +1190,8 @@ export interface operations {
             query?: {
                 /** @description Only events of this app. */
                 appId?: string;
+                /** @description Only events of this EmailJS account (public key). */
+                account?: string;
             };
             header?: never;
             path?: never;

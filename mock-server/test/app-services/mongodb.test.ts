@@ -1,0 +1,245 @@
+/** The mongodb-atlas service actions: argument shapes, result types, rules and errors. */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+let appId: string;
+let token: string;
+let userId: string;
+beforeAll(async () => {
+  app = await testApp({ logLevel: "error" });
+  appId = await newApp(app);
+  const session = await anonymousLogin(app, appId);
+  token = session.access_token;
+  userId = session.user_id;
+});
+afterAll(() => app.close());
+
+async function action(name: string, argument: Record<string, unknown>, as = token) {
+  return call(app, "callFunction", {
+    method: "POST",
+    url: `${base}/app/${appId}/functions/call`,
+    headers: bearer(as),
+    payload: { name, arguments: [argument], service: "mongodb-atlas" },
+  });
+}
+
+const ns = (collection: string) => ({ database: "shop", collection });
+
+describe("mongodb-atlas actions", () => {
+  it("insertOne / insertMany return the ids; find / findOne / count read them back", async () => {
+    const one = await action("insertOne", {
+      ...ns("items"),
+      document: { name: "pen", price: { $numberDouble: "1.5" }, qty: { $numberInt: "10" } },
+    });
+    expect(one.body.insertedId.$oid).toMatch(/^[0-9a-f]{24}$/);
+    const many = await action("insertMany", {
+      ...ns("items"),
+      documents: [
+        { _id: "custom-id", name: "ink", price: { $numberInt: "4" }, qty: { $numberInt: "0" } },
+        { name: "pad", price: { $numberInt: "3" }, qty: { $numberInt: "5" } },
+      ],
+    });
+    expect(many.body.insertedIds[0]).toBe("custom-id");
+    expect(many.body.insertedIds).toHaveLength(2);
+
+    const found = await action("find", {
+      ...ns("items"),
+      query: { qty: { $gt: { $numberInt: "0" } } },
+      project: { _id: 0, name: 1 },
+      sort: { price: { $numberInt: "1" } },
+    });
+    expect(found.body).toEqual([{ name: "pen" }, { name: "pad" }]);
+    const limited = await action("find", { ...ns("items"), query: {}, limit: { $numberInt: "1" } });
+    expect(limited.body).toHaveLength(1);
+    const findOne = await action("findOne", { ...ns("items"), query: { _id: "custom-id" } });
+    expect(findOne.body).toMatchObject({ _id: "custom-id", name: "ink", price: { $numberInt: "4" } });
+    expect((await action("findOne", { ...ns("items"), query: { name: "none" } })).body).toBeNull();
+    expect((await action("count", { ...ns("items"), query: {} })).body).toEqual({ $numberLong: "3" });
+    expect((await action("count", { ...ns("items"), query: {}, limit: { $numberLong: "2" } })).body).toEqual({
+      $numberLong: "2",
+    });
+  });
+
+  it("updateOne / updateMany answer Int32 counts and upsertedId only on upsert", async () => {
+    await action("insertMany", {
+      ...ns("counters"),
+      documents: [
+        { k: "a", n: 1 },
+        { k: "b", n: 1 },
+        { k: "c", n: 5 },
+      ],
+    });
+    const one = await action("updateOne", { ...ns("counters"), query: { k: "a" }, update: { $inc: { n: 1 } } });
+    expect(one.body).toEqual({ matchedCount: { $numberInt: "1" }, modifiedCount: { $numberInt: "1" } });
+    const many = await action("updateMany", {
+      ...ns("counters"),
+      query: { n: { $lt: 5 } },
+      update: { $set: { small: true } },
+    });
+    expect(many.body).toEqual({ matchedCount: { $numberInt: "2" }, modifiedCount: { $numberInt: "2" } });
+    const same = await action("updateOne", { ...ns("counters"), query: { k: "c" }, update: { $set: { n: 5 } } });
+    expect(same.body).toEqual({ matchedCount: { $numberInt: "1" }, modifiedCount: { $numberInt: "0" } });
+    const upsert = await action("updateOne", {
+      ...ns("counters"),
+      query: { k: "d" },
+      update: { $set: { n: 9 }, $setOnInsert: { created: true } },
+      upsert: true,
+    });
+    expect(upsert.body.matchedCount).toEqual({ $numberInt: "0" });
+    expect(upsert.body.upsertedId.$oid).toMatch(/^[0-9a-f]{24}$/);
+    expect((await action("findOne", { ...ns("counters"), query: { k: "d" } })).body).toMatchObject({
+      k: "d",
+      n: { $numberInt: "9" },
+      created: true,
+    });
+    const nothing = await action("updateOne", { ...ns("counters"), query: { k: "zzz" }, update: { $set: { n: 1 } } });
+    expect(nothing.body).toEqual({ matchedCount: { $numberInt: "0" }, modifiedCount: { $numberInt: "0" } });
+  });
+
+  it("findOneAndUpdate / findOneAndReplace / findOneAndDelete honour sort, projection and returnNewDocument", async () => {
+    await action("insertMany", {
+      ...ns("fo"),
+      documents: [
+        { v: 1, g: "x" },
+        { v: 2, g: "x" },
+        { v: 3, g: "y" },
+      ],
+    });
+    const before = await action("findOneAndUpdate", {
+      ...ns("fo"),
+      filter: { g: "x" },
+      update: { $inc: { v: 10 } },
+      sort: { v: -1 },
+      projection: { _id: 0, v: 1 },
+    });
+    expect(before.body).toEqual({ v: { $numberInt: "2" } });
+    const after = await action("findOneAndUpdate", {
+      ...ns("fo"),
+      filter: { g: "x" },
+      update: { $inc: { v: 10 } },
+      sort: { v: 1 },
+      returnNewDocument: true,
+      projection: { _id: 0, v: 1 },
+    });
+    expect(after.body).toEqual({ v: { $numberInt: "11" } });
+    const replaced = await action("findOneAndReplace", {
+      ...ns("fo"),
+      filter: { g: "y" },
+      update: { g: "z", fresh: true },
+      returnNewDocument: true,
+    });
+    expect(replaced.body).toMatchObject({ g: "z", fresh: true });
+    expect(replaced.body.v).toBeUndefined();
+    const atomic = await action("findOneAndReplace", { ...ns("fo"), filter: { g: "z" }, update: { $set: { g: "w" } } });
+    expect(atomic.body.error).toBe("the replace operation document must not contain atomic operators");
+    const deleted = await action("findOneAndDelete", { ...ns("fo"), filter: { g: "x" }, sort: { v: -1 } });
+    expect(deleted.body.v).toEqual({ $numberInt: "12" });
+    expect((await action("count", { ...ns("fo"), query: {} })).body).toEqual({ $numberLong: "2" });
+  });
+
+  it("replays realm-web 2.0.1's findOneAndDelete bug as the service does: an _id-only document is left", async () => {
+    const inserted = await action("insertOne", { ...ns("bug"), document: { text: "keep me?" } });
+    const previous = await action("findOneAndReplace", { ...ns("bug"), filter: { text: "keep me?" } });
+    expect(previous.body.text).toBe("keep me?");
+    const left = await action("find", { ...ns("bug"), query: {} });
+    expect(left.body).toEqual([{ _id: inserted.body.insertedId }]);
+  });
+
+  it("deleteOne / deleteMany answer Int32 counts; aggregate runs pipelines", async () => {
+    await action("insertMany", {
+      ...ns("agg"),
+      documents: [
+        { t: "a", n: 1 },
+        { t: "a", n: 2 },
+        { t: "b", n: 3 },
+      ],
+    });
+    const grouped = await action("aggregate", {
+      ...ns("agg"),
+      pipeline: [{ $group: { _id: "$t", total: { $sum: "$n" } } }, { $sort: { _id: 1 } }],
+    });
+    expect(grouped.body).toEqual([
+      { _id: "a", total: { $numberInt: "3" } },
+      { _id: "b", total: { $numberInt: "3" } },
+    ]);
+    expect((await action("deleteOne", { ...ns("agg"), query: { t: "a" } })).body).toEqual({
+      deletedCount: { $numberInt: "1" },
+    });
+    expect((await action("deleteMany", { ...ns("agg"), query: {} })).body).toEqual({
+      deletedCount: { $numberInt: "2" },
+    });
+  });
+
+  it("answers the service's errors for bad queries, updates, pipelines and arguments (400, never 500)", async () => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ["find", { ...ns("e"), query: { $who: 1 } }, /^unknown top level operator: \$who\.$/],
+      ["find", { ...ns("e"), query: { a: { $who: 1 } } }, /^unknown operator: \$who$/],
+      ["updateOne", { ...ns("e"), query: {}, update: { $who: { a: 1 } } }, /Unknown modifier: \$who/],
+      ["updateOne", { ...ns("e"), query: {}, update: { plain: 1 } }, /requires atomic operators/],
+      ["aggregate", { ...ns("e"), pipeline: [{ $who: {} }] }, /^Unrecognized pipeline stage name: '\$who'\.$/],
+      ["aggregate", { ...ns("e"), pipeline: [{ $out: "elsewhere" }] }, /not allowed/],
+      ["insertMany", { ...ns("e"), documents: [] }, /^must provide at least one element$/],
+      ["insertOne", { ...ns("e"), document: "text" }, /must be a document/],
+      ["find", { database: "shop" }, /'collection' is a required string/],
+      ["find", { ...ns("e"), query: { $where: "this.a == 1" } }, /./],
+    ];
+    for (const [name, argument, message] of cases) {
+      const { response, body } = await action(name, argument);
+      expect(response.statusCode, `${name} ${JSON.stringify(argument)}`).toBe(400);
+      expect(body.error, `${name} ${JSON.stringify(argument)}`).toMatch(message);
+    }
+    await action("insertOne", { ...ns("dup"), document: { _id: 1 } });
+    const dup = await action("insertOne", { ...ns("dup"), document: { _id: 1 } });
+    expect(dup.body).toMatchObject({
+      error_code: "MongoDBError",
+      error: expect.stringMatching(/^Duplicate key error/),
+    });
+  });
+
+  it("answers ServiceNotFound for another service and FunctionNotFound for an unknown action", async () => {
+    const other = await call(app, "callFunction", {
+      method: "POST",
+      url: `${base}/app/${appId}/functions/call`,
+      headers: bearer(token),
+      payload: { name: "find", arguments: [ns("x")], service: "mongo-db" },
+    });
+    expect(other.response.statusCode).toBe(404);
+    expect(other.body).toMatchObject({ error: "service not found: 'mongo-db'", error_code: "ServiceNotFound" });
+    const unknown = await action("mapReduce", ns("x"));
+    expect(unknown.body.error_code).toBe("FunctionNotFound");
+  });
+
+  it("refuses broken Extended JSON in arguments", async () => {
+    const { response, body } = await action("insertOne", { ...ns("x"), document: { _id: { $oid: "not-hex" } } });
+    expect(response.statusCode).toBe(400);
+    expect(body.error).toMatch(/Extended JSON/);
+  });
+
+  it("applies the rules: other users' notes are invisible and untouchable, writes stay within reach", async () => {
+    const notes = { database: "notes-app", collection: "notes" };
+    const other = await anonymousLogin(app, appId);
+    await action("insertOne", { ...notes, document: { owner_id: userId, title: "mine" } });
+    await action("insertOne", { ...notes, document: { owner_id: other.user_id, title: "theirs" } }, other.access_token);
+    const mine = await action("find", { ...notes, query: {} });
+    expect(mine.body.map((n: { title: string }) => n.title)).toEqual(["mine"]);
+    expect((await action("count", { ...notes, query: {} })).body).toEqual({ $numberLong: "1" });
+    const forged = await action("insertOne", { ...notes, document: { owner_id: other.user_id, title: "forged" } });
+    expect(forged.body).toMatchObject({ error: "insert not permitted", error_code: "MongoDBError" });
+    const steal = await action("updateMany", { ...notes, query: {}, update: { $set: { title: "stolen" } } });
+    expect(steal.body.matchedCount).toEqual({ $numberInt: "1" });
+    const giveAway = await action("updateOne", {
+      ...notes,
+      query: { title: "stolen" },
+      update: { $set: { owner_id: other.user_id } },
+    });
+    expect(giveAway.body.error).toBe("update not permitted");
+    expect((await action("deleteMany", { ...notes, query: {} }, other.access_token)).body).toEqual({
+      deletedCount: { $numberInt: "1" },
+    });
+    expect((await action("find", { ...notes, query: {} })).body.map((n: { title: string }) => n.title)).toEqual([
+      "stolen",
+    ]);
+  });
+});

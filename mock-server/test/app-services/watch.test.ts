@@ -1,0 +1,239 @@
+/** Change streams (the streaming functions/call): framing, filters, auth and clean-up. */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listening } from "../helpers/listen.ts";
+
+let app: FastifyInstance;
+let url: string;
+beforeAll(async () => {
+  ({ app, url } = await listening());
+});
+afterAll(() => app.close());
+
+async function json(path: string, init: RequestInit = {}) {
+  const response = await fetch(`${url}${path}`, {
+    ...init,
+    headers: { "content-type": "application/json", ...init.headers },
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function setup() {
+  const { body: created } = await json("/_mock/v1/apps", { method: "POST", body: "{}" });
+  const appId = created.appId as string;
+  const { body: session } = await json(`/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, {
+    method: "POST",
+    body: "{}",
+  });
+  return { appId, token: session.access_token as string, userId: session.user_id as string };
+}
+
+function baasRequest(argument: Record<string, unknown>, name = "watch", service = "mongodb-atlas") {
+  return encodeURIComponent(Buffer.from(JSON.stringify({ name, arguments: [argument], service })).toString("base64"));
+}
+
+/** Opens a stream and yields its raw SSE events (un-parsed blocks). */
+async function open(
+  appId: string,
+  token: string,
+  argument: Record<string, unknown>,
+  via: "header" | "query" = "header",
+) {
+  const controller = new AbortController();
+  const query = `baas_request=${baasRequest(argument)}${via === "query" ? `&baas_at=${token}` : ""}`;
+  const response = await fetch(`${url}/api/client/v2.0/app/${appId}/functions/call?${query}`, {
+    headers: { accept: "text/event-stream", ...(via === "header" ? { authorization: `Bearer ${token}` } : {}) },
+    signal: controller.signal,
+  });
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  async function next(): Promise<string> {
+    for (;;) {
+      const end = buffer.indexOf("\n\n");
+      if (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (block.startsWith(":")) continue;
+        return block;
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error("stream ended");
+      buffer += decoder.decode(value, { stream: true });
+    }
+  }
+  await expect
+    .poll(async () => (await json(`/_mock/v1/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 10 })
+    .toBeGreaterThan(0);
+  return { response, next, close: () => controller.abort() };
+}
+
+async function insert(appId: string, token: string, collection: string, document: Record<string, unknown>) {
+  return json(`/api/client/v2.0/app/${appId}/functions/call`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}` },
+    body: JSON.stringify({
+      name: "insertOne",
+      arguments: [{ database: "db", collection, document }],
+      service: "mongodb-atlas",
+    }),
+  });
+}
+
+const unescape = (data: string) => data.replace(/%0A/g, "\n").replace(/%0D/g, "\r").replace(/%25/g, "%");
+
+describe("callFunctionStreaming (watch)", () => {
+  it("streams inserts, updates and deletes as canonical Extended JSON with %-escaped data lines", async () => {
+    const { appId, token } = await setup();
+    const stream = await open(appId, token, { database: "db", collection: "c" });
+    expect(stream.response.status).toBe(200);
+    expect(stream.response.headers.get("content-type")).toBe("text/event-stream");
+    const text = "100% done\r\nnext line";
+    const { body: inserted } = await insert(appId, token, "c", { text });
+    const block = await stream.next();
+    expect(block.startsWith("data: ")).toBe(true);
+    expect(block).not.toMatch(/[^%]\r|\n(?!$)/);
+    expect(block).toContain("%25");
+    const event = JSON.parse(unescape(block.slice("data: ".length)));
+    expect(event).toMatchObject({
+      operationType: "insert",
+      ns: { db: "db", coll: "c" },
+      documentKey: { _id: inserted.insertedId },
+      fullDocument: { _id: inserted.insertedId, text },
+      clusterTime: { $timestamp: { t: expect.any(Number), i: expect.any(Number) } },
+      _id: { _data: expect.any(String) },
+    });
+
+    await json(`/api/client/v2.0/app/${appId}/functions/call`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        name: "updateOne",
+        arguments: [{ database: "db", collection: "c", query: {}, update: { $set: { n: 1 }, $unset: { text: "" } } }],
+        service: "mongodb-atlas",
+      }),
+    });
+    const update = JSON.parse(unescape((await stream.next()).slice(6)));
+    expect(update.operationType).toBe("update");
+    expect(update.updateDescription).toEqual({
+      updatedFields: { n: { $numberInt: "1" } },
+      removedFields: ["text"],
+      truncatedArrays: [],
+    });
+
+    await json(`/api/client/v2.0/app/${appId}/functions/call`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        name: "deleteOne",
+        arguments: [{ database: "db", collection: "c", query: {} }],
+        service: "mongodb-atlas",
+      }),
+    });
+    const deleted = JSON.parse(unescape((await stream.next()).slice(6)));
+    expect(deleted).toMatchObject({ operationType: "delete", documentKey: { _id: inserted.insertedId } });
+    expect(deleted.fullDocument).toBeUndefined();
+    stream.close();
+    await expect
+      .poll(async () => (await json(`/_mock/v1/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 10 })
+      .toBe(0);
+  });
+
+  it("honours ids and filter, and authenticates from baas_at (realm-core)", async () => {
+    const { appId, token } = await setup();
+    const byFilter = await open(
+      appId,
+      token,
+      { database: "db", collection: "f", filter: { "fullDocument.keep": true } },
+      "query",
+    );
+    await insert(appId, token, "f", { keep: false, n: 1 });
+    await insert(appId, token, "f", { keep: true, n: 2 });
+    expect(JSON.parse(unescape((await byFilter.next()).slice(6))).fullDocument.n).toEqual({ $numberInt: "2" });
+    byFilter.close();
+
+    const byIds = await open(appId, token, { database: "db", collection: "g", ids: ["wanted"] });
+    await insert(appId, token, "g", { _id: "other" });
+    await insert(appId, token, "g", { _id: "wanted" });
+    expect(JSON.parse(unescape((await byIds.next()).slice(6))).documentKey).toEqual({ _id: "wanted" });
+    byIds.close();
+  });
+
+  it("only sends what the rules let the user read", async () => {
+    const { appId, token, userId } = await setup();
+    const { body: other } = await json(`/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, {
+      method: "POST",
+      body: "{}",
+    });
+    const stream = await open(appId, token, { database: "notes-app", collection: "notes" });
+    const post = (as: string, owner: string, title: string) =>
+      json(`/api/client/v2.0/app/${appId}/functions/call`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${as}` },
+        body: JSON.stringify({
+          name: "insertOne",
+          arguments: [{ database: "notes-app", collection: "notes", document: { owner_id: owner, title } }],
+          service: "mongodb-atlas",
+        }),
+      });
+    await post(other.access_token, other.user_id, "theirs");
+    await post(token, userId, "mine");
+    expect(JSON.parse(unescape((await stream.next()).slice(6))).fullDocument.title).toBe("mine");
+    stream.close();
+  });
+
+  it("sends event: error and ends the stream when its user is deleted", async () => {
+    const { appId, token } = await setup();
+    const stream = await open(appId, token, { database: "db", collection: "h" });
+    await json("/api/client/v2.0/auth/delete", { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
+    const { body: writer } = await json(`/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, {
+      method: "POST",
+      body: "{}",
+    });
+    await insert(appId, writer.access_token, "h", { x: 1 });
+    const block = await stream.next();
+    expect(block.split("\n")[0]).toBe("event: error");
+    expect(JSON.parse(unescape(block.split("\n")[1]!.slice(6)))).toMatchObject({ error_code: "InvalidSession" });
+  });
+
+  it("answers JSON errors before streaming: bad base64, bad JSON, other services, no token", async () => {
+    const { appId, token } = await setup();
+    const cases: [string, number][] = [
+      [`baas_request=${encodeURIComponent("!!!not base64!!!")}`, 400],
+      [`baas_request=${encodeURIComponent(Buffer.from("{nope").toString("base64"))}`, 400],
+      [`baas_request=${baasRequest({ database: "db", collection: "c" }, "watch", "mongo-db")}`, 404],
+      [`baas_request=${baasRequest({ database: "db" })}`, 400],
+    ];
+    for (const [query, status] of cases) {
+      const response = await fetch(`${url}/api/client/v2.0/app/${appId}/functions/call?${query}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(response.status, query).toBe(status);
+      expect(response.headers.get("content-type")).toBe("application/json");
+      expect((await response.json()).error).toEqual(expect.any(String));
+    }
+    const anonymous = await fetch(
+      `${url}/api/client/v2.0/app/${appId}/functions/call?baas_request=${baasRequest({ database: "db", collection: "c" })}`,
+    );
+    expect(anonymous.status).toBe(401);
+  });
+
+  it("serves many watchers at once and cleans them all up", async () => {
+    const { appId, token } = await setup();
+    const streams = await Promise.all(
+      Array.from({ length: 20 }, () => open(appId, token, { database: "db", collection: "many" })),
+    );
+    await expect
+      .poll(async () => (await json(`/_mock/v1/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 10 })
+      .toBe(20);
+    await insert(appId, token, "many", { n: 1 });
+    const events = await Promise.all(streams.map((s) => s.next()));
+    expect(events.every((e) => e.startsWith("data: "))).toBe(true);
+    for (const s of streams) s.close();
+    await expect
+      .poll(async () => (await json(`/_mock/v1/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 10 })
+      .toBe(0);
+    expect(app.emulator.apps.get(appId)!.data.listenerCount).toBe(1);
+  });
+});

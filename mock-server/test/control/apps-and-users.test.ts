@@ -1,0 +1,367 @@
+/** The control API's apps, users, tokens, clock and data operations (each reply checked against the document). */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(() => app.close());
+
+describe("apps", () => {
+  it("health, settings and the documents answer", async () => {
+    expect((await call(app, "getHealth", { method: "GET", url: "/_mock/v1/health" })).body.status).toBe("ok");
+    const settings = await call(app, "getEmulatorConfig", { method: "GET", url: "/_mock/v1/config" });
+    expect(settings.body).toMatchObject({
+      host: "127.0.0.1",
+      defaultAppId: "local-app",
+      controlTokenRequired: false,
+      passwordHashCost: 4,
+    });
+    const doc = await call(app, "getOpenApiDocument", { method: "GET", url: "/_mock/v1/openapi/app-services" });
+    expect(doc.body.info.title).toBe("Atlas App Services client API");
+    expect(
+      (await call(app, "getOpenApiDocument", { method: "GET", url: "/_mock/v1/openapi/nope" })).response.statusCode,
+    ).toBe(404);
+  });
+
+  it("creates apps from the template with deep-merged overrides; ids are unique", async () => {
+    const { response, body } = await call(app, "createApp", {
+      method: "POST",
+      url: "/_mock/v1/apps",
+      payload: {
+        appId: "merge-test",
+        config: { providers: { "local-userpass": { autoConfirm: true } }, values: { extra: 1 } },
+      },
+    });
+    expect(response.statusCode).toBe(201);
+    expect(body).toEqual({ appId: "merge-test" });
+    const details = await call(app, "getApp", { method: "GET", url: "/_mock/v1/apps/merge-test" });
+    expect(details.body.config.providers["local-userpass"]).toMatchObject({
+      autoConfirm: true,
+      enabled: true,
+      confirmEmailSubject: "Confirm your Notes account",
+    });
+    expect(details.body.config.values).toEqual({ appName: "Notes", extra: 1 });
+    expect(details.body.functions).toEqual(expect.arrayContaining(["sum", "noteStats"]));
+    const dup = await call(app, "createApp", {
+      method: "POST",
+      url: "/_mock/v1/apps",
+      payload: { appId: "merge-test" },
+    });
+    expect(dup.response.statusCode).toBe(409);
+    const bad = await call(app, "createApp", {
+      method: "POST",
+      url: "/_mock/v1/apps",
+      payload: { config: { providers: { "local-userpass": { autoConfirm: "yes" } } } },
+    });
+    expect(bad.response.statusCode).toBe(400);
+    expect(bad.body.code).toBe("ValidationError");
+    const list = await call(app, "listApps", { method: "GET", url: "/_mock/v1/apps" });
+    expect(list.body.apps.map((a: { appId: string }) => a.appId)).toEqual(
+      expect.arrayContaining(["local-app", "merge-test"]),
+    );
+  });
+
+  it("redacts secrets in an app's config", async () => {
+    const appId = await newApp(app, {
+      providers: { "custom-token": { enabled: true, signingKey: "super-secret-key" } },
+    });
+    const { body } = await call(app, "getApp", { method: "GET", url: `/_mock/v1/apps/${appId}` });
+    expect(JSON.stringify(body)).not.toContain("super-secret-key");
+  });
+
+  it("reset restores the initial state; delete removes the app (its tokens stop working)", async () => {
+    const appId = await newApp(app);
+    const session = await anonymousLogin(app, appId);
+    await call(app, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/clock`,
+      payload: { advanceBy: 10 },
+    });
+    expect(
+      (await call(app, "resetApp", { method: "POST", url: `/_mock/v1/apps/${appId}/reset` })).response.statusCode,
+    ).toBe(204);
+    const details = await call(app, "getApp", { method: "GET", url: `/_mock/v1/apps/${appId}` });
+    expect(details.body).toMatchObject({ users: 0, pendingUsers: 0, mail: 0 });
+    expect(details.body.clock.offsetMs).toBe(0);
+    expect(
+      (
+        await call(app, "getProfile", {
+          method: "GET",
+          url: `${base}/auth/profile`,
+          headers: bearer(session.access_token),
+        })
+      ).response.statusCode,
+    ).toBe(401);
+    expect(
+      (await call(app, "deleteApp", { method: "DELETE", url: `/_mock/v1/apps/${appId}` })).response.statusCode,
+    ).toBe(204);
+    expect((await call(app, "getApp", { method: "GET", url: `/_mock/v1/apps/${appId}` })).response.statusCode).toBe(
+      404,
+    );
+    expect(
+      (await call(app, "getLocation", { method: "GET", url: `${base}/app/${appId}/location` })).response.statusCode,
+    ).toBe(404);
+  });
+
+  it("applies a configuration at run time, all or nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    try {
+      const { response, body } = await call(app, "applyConfig", {
+        method: "POST",
+        url: "/_mock/v1/config/apply",
+        payload: {
+          apps: [{ appId: "from-config", config: { providers: { "anon-user": { enabled: false } } } }],
+          emailjsAccounts: [{ publicKey: "cfg-key" }],
+        },
+      });
+      expect(response.statusCode).toBe(201);
+      expect(body).toEqual({ appIds: ["from-config"], emailjsAccounts: ["cfg-key"] });
+      const again = await call(app, "applyConfig", {
+        method: "POST",
+        url: "/_mock/v1/config/apply",
+        payload: { apps: [{ appId: "another" }, { appId: "from-config" }] },
+      });
+      expect(again.response.statusCode).toBe(409);
+      expect(app.emulator.apps.has("another")).toBe(false);
+      const settings = await call(app, "applyConfig", {
+        method: "POST",
+        url: "/_mock/v1/config/apply",
+        payload: { settings: { port: 1 } },
+      });
+      expect(settings.response.statusCode).toBe(400);
+      writeFileSync(join(dir, "unused"), "");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("users", () => {
+  it("seeds, lists, gets, disables, confirms and removes users and registrations", async () => {
+    const appId = await newApp(app);
+    const seeded = await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email: "s@example.com", password: "secret-1" },
+    });
+    expect(seeded.response.statusCode).toBe(201);
+    expect(seeded.body).toMatchObject({
+      status: "active",
+      email: "s@example.com",
+      identities: [{ provider_type: "local-userpass" }],
+    });
+    const pending = await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email: "p@example.com", password: "secret-1", confirmed: false },
+    });
+    expect(pending.body).toMatchObject({ status: "pending", identities: [] });
+    expect(
+      (
+        await call(app, "createUser", {
+          method: "POST",
+          url: `/_mock/v1/apps/${appId}/users`,
+          payload: { email: "S@example.com", password: "secret-1" },
+        })
+      ).response.statusCode,
+    ).toBe(409);
+    expect(
+      (
+        await call(app, "createUser", {
+          method: "POST",
+          url: `/_mock/v1/apps/${appId}/users`,
+          payload: { email: "x@example.com", password: "1" },
+        })
+      ).response.statusCode,
+    ).toBe(400);
+
+    const list = await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` });
+    expect(list.body.users.map((u: { email: string; status: string }) => [u.email, u.status])).toEqual([
+      ["s@example.com", "active"],
+      ["p@example.com", "pending"],
+    ]);
+    const confirmed = await call(app, "confirmPendingUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users/${pending.body.id}/confirm`,
+    });
+    expect(confirmed.body.status).toBe("confirmed");
+    expect(
+      (
+        await call(app, "confirmPendingUser", {
+          method: "POST",
+          url: `/_mock/v1/apps/${appId}/users/${pending.body.id}/confirm`,
+        })
+      ).response.statusCode,
+    ).toBe(409);
+
+    const session = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+      payload: { username: "s@example.com", password: "secret-1" },
+    });
+    const withSession = await call(app, "getUser", {
+      method: "GET",
+      url: `/_mock/v1/apps/${appId}/users/${seeded.body.id}`,
+    });
+    expect(withSession.body.sessions).toHaveLength(1);
+    expect(withSession.body.lastLoginAt).toEqual(expect.any(String));
+
+    const disabled = await call(app, "updateUser", {
+      method: "PATCH",
+      url: `/_mock/v1/apps/${appId}/users/${seeded.body.id}`,
+      payload: { disabled: true },
+    });
+    expect(disabled.body).toMatchObject({ disabled: true, sessions: [] });
+    expect(
+      (
+        await call(app, "refreshAccessToken", {
+          method: "POST",
+          url: `${base}/auth/session`,
+          headers: bearer(session.body.refresh_token),
+        })
+      ).response.statusCode,
+    ).toBe(401);
+    await call(app, "updateUser", {
+      method: "PATCH",
+      url: `/_mock/v1/apps/${appId}/users/${seeded.body.id}`,
+      payload: { disabled: false },
+    });
+
+    expect(
+      (await call(app, "removeUser", { method: "DELETE", url: `/_mock/v1/apps/${appId}/users/${seeded.body.id}` }))
+        .response.statusCode,
+    ).toBe(204);
+    expect(
+      (await call(app, "removeUser", { method: "DELETE", url: `/_mock/v1/apps/${appId}/users/${pending.body.id}` }))
+        .response.statusCode,
+    ).toBe(204);
+    expect((await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body.users).toEqual(
+      [],
+    );
+    expect(
+      (await call(app, "getUser", { method: "GET", url: `/_mock/v1/apps/${appId}/users/${seeded.body.id}` })).response
+        .statusCode,
+    ).toBe(404);
+  });
+
+  it("lists issued tokens oldest first, filtered by address and kind", async () => {
+    const appId = await newApp(app);
+    for (const email of ["a@example.com", "b@example.com"]) {
+      await call(app, "registerUser", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/local-userpass/register`,
+        payload: { email, password: "secret-1" },
+      });
+    }
+    const all = await call(app, "listAuthTokens", { method: "GET", url: `/_mock/v1/apps/${appId}/auth/tokens` });
+    expect(all.body.tokens.map((t: { email: string }) => t.email)).toEqual(["a@example.com", "b@example.com"]);
+    const one = await call(app, "listAuthTokens", {
+      method: "GET",
+      url: `/_mock/v1/apps/${appId}/auth/tokens?email=B@EXAMPLE.com&kind=confirm`,
+    });
+    expect(one.body.tokens).toHaveLength(1);
+    expect(
+      (await call(app, "listAuthTokens", { method: "GET", url: `/_mock/v1/apps/${appId}/auth/tokens?kind=reset` })).body
+        .tokens,
+    ).toEqual([]);
+    expect(
+      (await call(app, "listAuthTokens", { method: "GET", url: `/_mock/v1/apps/${appId}/auth/tokens?kind=other` }))
+        .response.statusCode,
+    ).toBe(400);
+  });
+});
+
+describe("clock", () => {
+  it("reads and advances an app's clock; negative moves are refused", async () => {
+    const appId = await newApp(app);
+    const before = await call(app, "getClock", { method: "GET", url: `/_mock/v1/apps/${appId}/clock` });
+    expect(before.body.offsetMs).toBe(0);
+    const after = await call(app, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/clock`,
+      payload: { advanceBy: 90 },
+    });
+    expect(after.body.offsetMs).toBe(90_000);
+    expect(after.body.nowMs - before.body.nowMs).toBeGreaterThanOrEqual(90_000);
+    expect(
+      (
+        await call(app, "advanceClock", {
+          method: "POST",
+          url: `/_mock/v1/apps/${appId}/clock`,
+          payload: { advanceBy: -1 },
+        })
+      ).response.statusCode,
+    ).toBe(400);
+    expect(
+      (await call(app, "advanceClock", { method: "POST", url: "/_mock/v1/apps/nope/clock", payload: { advanceBy: 1 } }))
+        .response.statusCode,
+    ).toBe(404);
+  });
+});
+
+describe("data", () => {
+  it("seeds, pages through, lists and drops collections", async () => {
+    const appId = await newApp(app);
+    const seeded = await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/db/items`,
+      payload: { documents: [{ _id: { $oid: "65a1b2c3d4e5f60718293a50" }, n: 1 }, { n: 2 }, { n: 3 }] },
+    });
+    expect(seeded.response.statusCode).toBe(201);
+    expect(seeded.body.insertedIds[0]).toEqual({ $oid: "65a1b2c3d4e5f60718293a50" });
+    const dup = await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/db/items`,
+      payload: { documents: [{ _id: { $oid: "65a1b2c3d4e5f60718293a50" } }] },
+    });
+    expect(dup.response.statusCode).toBe(409);
+    const page = await call(app, "listDocuments", {
+      method: "GET",
+      url: `/_mock/v1/apps/${appId}/data/db/items?skip=1&limit=1`,
+    });
+    expect(page.body).toEqual({
+      total: 3,
+      documents: [{ _id: expect.objectContaining({ $oid: expect.any(String) }), n: { $numberInt: "2" } }],
+    });
+    const collections = await call(app, "listCollections", { method: "GET", url: `/_mock/v1/apps/${appId}/data` });
+    expect(collections.body.collections).toEqual([{ database: "db", collection: "items", count: 3 }]);
+    expect(
+      (await call(app, "dropCollection", { method: "DELETE", url: `/_mock/v1/apps/${appId}/data/db/items` })).response
+        .statusCode,
+    ).toBe(204);
+    expect(
+      (await call(app, "listCollections", { method: "GET", url: `/_mock/v1/apps/${appId}/data` })).body.collections,
+    ).toEqual([]);
+    const bad = await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/db/items`,
+      payload: { documents: [{ _id: { $oid: "zz" } }] },
+    });
+    expect(bad.response.statusCode).toBe(400);
+  });
+});
+
+describe("control token", () => {
+  it("is required on every control call once configured", async () => {
+    const locked = await testApp({ controlToken: "let-me-in" });
+    try {
+      expect((await call(locked, "listApps", { method: "GET", url: "/_mock/v1/apps" })).response.statusCode).toBe(401);
+      expect(
+        (await call(locked, "listApps", { method: "GET", url: "/_mock/v1/apps", headers: bearer("wrong") })).response
+          .statusCode,
+      ).toBe(401);
+      expect(
+        (await call(locked, "listApps", { method: "GET", url: "/_mock/v1/apps", headers: bearer("let-me-in") }))
+          .response.statusCode,
+      ).toBe(200);
+    } finally {
+      await locked.close();
+    }
+  });
+});
