@@ -22,6 +22,7 @@ Options:
   --port N               port to listen on (env PORT; default 4000; 0 = any free port)
   --host H               address to listen on (env HOST; default 127.0.0.1)
   --public-url URL       the origin clients reach the emulator at (env MOCK_PUBLIC_URL)
+  --web-url URL          the web app's origin, for the default app's e-mail links (env MOCK_WEB_URL)
   --config FILE          apps, EmailJS accounts and settings to add (JSON)
   --app DIR              host an App Services app folder too (repeatable)
   --data-dir DIR         load state from DIR at start; save it there (env MOCK_DATA_DIR)
@@ -48,6 +49,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       port: { type: "string" },
       host: { type: "string" },
       "public-url": { type: "string" },
+      "web-url": { type: "string" },
       config: { type: "string" },
       app: { type: "string", multiple: true },
       "data-dir": { type: "string" },
@@ -91,6 +93,8 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   if (host) options.host = host;
   const publicUrl = values["public-url"] ?? env.MOCK_PUBLIC_URL;
   if (publicUrl) options.publicUrl = publicUrl;
+  const webUrl = values["web-url"] ?? env.MOCK_WEB_URL;
+  if (webUrl) options.webUrl = webUrl;
   if (values.app) options.appDirs = values.app.map((d) => resolve(d));
   const dataDir = values["data-dir"] ?? env.MOCK_DATA_DIR;
   if (dataDir) options.dataDir = resolve(dataDir);

@@ -12,6 +12,8 @@ export interface EmulatorOptions {
   port: number;
   /** The origin clients should use (location's `hostname`); from each request's Host when null. */
   publicUrl: string | null;
+  /** The web app's origin: the default app's confirmation and reset links point at its pages. */
+  webUrl: string | null;
   /** Where state is loaded from at start and saved to (atomically) periodically and on shutdown. */
   dataDir: string | null;
   saveIntervalMs: number;
@@ -52,6 +54,7 @@ export function defaultOptions(): EmulatorOptions {
     host: "127.0.0.1",
     port: 4000,
     publicUrl: null,
+    webUrl: null,
     dataDir: null,
     saveIntervalMs: 5000,
     controlToken: null,

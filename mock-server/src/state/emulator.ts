@@ -4,6 +4,7 @@
  */
 
 import { readFileSync } from "node:fs";
+import { deepMerge } from "../config/app-config.ts";
 import { loadAppFolder } from "../config/app-folder.ts";
 import type { EmulatorOptions } from "../config/options.ts";
 import { FunctionFolders } from "../functions/function-folder.ts";
@@ -37,6 +38,14 @@ export class Emulator {
       }),
     );
     const folder = loadAppFolder(options.defaultAppDir);
+    if (options.webUrl) {
+      const web = options.webUrl.replace(/\/+$/, "");
+      folder.config = deepMerge(folder.config, {
+        providers: {
+          "local-userpass": { emailConfirmationUrl: `${web}/confirm`, resetPasswordUrl: `${web}/reset-password` },
+        },
+      });
+    }
     this.functionFolders = new FunctionFolders(options.watchFunctions);
     this.apps = new AppRegistry(this.mail, this.events, this.functionFolders, {
       config: folder.config,

@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// `npm test`: everything, in order, failing fast: lint and formatting, the OpenAPI documents and
+// compose file, type checks, unit and contract tests (generated code staleness included), the
+// builds (web bundle budget included), then the hermetic end-to-end suite in Chromium.
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const e2eEmulator = `http://127.0.0.1:${process.env.E2E_EMULATOR_PORT ?? 4310}`;
+const only = process.argv.slice(2);
+
+const steps = [
+  ["lint", "npx", ["biome", "check", "."]],
+  [
+    "openapi lint",
+    "npx",
+    [
+      "redocly",
+      "lint",
+      "--config",
+      "openapi/redocly.yaml",
+      "openapi/app-services.yaml",
+      "openapi/emailjs.yaml",
+      "openapi/mock-control.yaml",
+    ],
+  ],
+  ["compose lint", "npx", ["dclint", "docker-compose.yml"]],
+  ["typecheck openapi", "npx", ["tsc", "-p", "openapi/tsconfig.json"]],
+  ["typecheck mock-server", "npx", ["tsc", "-p", "mock-server/tsconfig.json"]],
+  ["typecheck web", "npx", ["tsc", "-p", "web/tsconfig.json"]],
+  ["typecheck e2e", "npx", ["tsc", "-p", "e2e/tsconfig.json"]],
+  ["unit openapi", "npx", ["vitest", "run", "--root", "openapi"]],
+  ["build mock-server", "node", ["mock-server/scripts/build.mjs"]],
+  ["unit mock-server", "npx", ["vitest", "run", "--root", "mock-server"]],
+  ["unit web", "npx", ["vitest", "run", "--root", "web"]],
+  [
+    "build web",
+    "npm",
+    ["run", "build", "-w", "web"],
+    { VITE_APP_SERVICES_BASE_URL: e2eEmulator, VITE_EMAILJS_ORIGIN: e2eEmulator },
+  ],
+  ["browser", "node", ["scripts/ensure-browser.mjs"]],
+  ["e2e", "npx", ["playwright", "test", "--config", "e2e/playwright.config.ts"], { CI: process.env.CI ?? "1" }],
+];
+
+const started = Date.now();
+for (const [name, command, args, env] of steps) {
+  if (only.length > 0 && !only.some((o) => name.startsWith(o))) continue;
+  const t = Date.now();
+  process.stdout.write(`\n▶ ${name}\n`);
+  const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
+  const seconds = ((Date.now() - t) / 1000).toFixed(1);
+  if (result.status !== 0) {
+    process.stderr.write(`\n✖ ${name} failed after ${seconds}s (exit ${result.status ?? result.signal})\n`);
+    process.exit(result.status || 1);
+  }
+  process.stdout.write(`✔ ${name} (${seconds}s)\n`);
+}
+process.stdout.write(`\nAll checks passed in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
