@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { appServicesPlugin } from "./app-services/plugin.ts";
 import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
+import { emailJsPlugin } from "./emailjs/plugin.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
 import { registerJsonParser } from "./http/json-body.ts";
@@ -52,6 +53,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.addHook("onClose", async () => emulator.close());
   await registerCors(app);
   await app.register(appServicesPlugin);
+  await app.register(emailJsPlugin);
   await app.register(controlPlugin);
   return app;
 }

@@ -1,0 +1,55 @@
+/**
+ * The EmailJS REST API (`/api/v1.0/email/*`). Multipart parsing is registered here only, for
+ * `send-form`. Once a request's public key names an account, the account's journal records it
+ * (private keys redacted) and the live events announce it. CORS is handled app-wide (any origin).
+ */
+import multipart from "@fastify/multipart";
+import type { FastifyInstance } from "fastify";
+import { sendError } from "../http/error-handler.ts";
+import { operation } from "../openapi/operations.ts";
+import { redact, redactUrl } from "../state/journal.ts";
+import type { EmailJsRoute } from "./route.ts";
+import { routes } from "./routes.ts";
+
+export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
+  const { emulator } = app;
+  await app.register(multipart, { throwFileSizeLimit: true });
+  app.decorateRequest("emailJs", null);
+
+  app.addHook("onResponse", async (request, reply) => {
+    const context = request.emailJs;
+    const operationId = request.routeOptions.config.operationId;
+    if (!context || !operationId) return;
+    const { account, body } = context;
+    account.journal.add({
+      id: request.id,
+      time: new Date(account.clock.now() - reply.elapsedTime).toISOString(),
+      method: request.method,
+      path: redactUrl(request.url),
+      operationId,
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      faulted: request.faulted,
+      ...(body !== undefined ? { requestBody: redact(body) } : {}),
+    });
+    emulator.events.emit({
+      type: "request",
+      account: account.publicKey,
+      action: "completed",
+      id: request.id,
+      detail: { operationId, status: reply.statusCode },
+    });
+  });
+
+  for (const route of routes as EmailJsRoute[]) {
+    const spec = operation(route.operationId);
+    app.route({
+      method: spec.method,
+      url: spec.url,
+      schema: spec.schema,
+      config: { operationId: route.operationId, area: "emailjs" },
+      handler: route.handler as never,
+      errorHandler: (error, request, reply) => sendError(request, reply, error),
+    });
+  }
+}
