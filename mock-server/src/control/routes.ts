@@ -1,32 +1,56 @@
 /** Every control operation, one file each (named after its operationId), listed explicitly. */
+import addEmailJsFault from "./add-emailjs-fault.ts";
+import addFault from "./add-fault.ts";
 import advanceClock from "./advance-clock.ts";
+import advanceEmailJsClock from "./advance-emailjs-clock.ts";
 import applyConfig from "./apply-config.ts";
+import clearEmailJsFaults from "./clear-emailjs-faults.ts";
+import clearFaults from "./clear-faults.ts";
+import clearMail from "./clear-mail.ts";
+import clearRequests from "./clear-requests.ts";
 import confirmPendingUser from "./confirm-pending-user.ts";
 import createApp from "./create-app.ts";
+import createEmailJsAccount from "./create-emailjs-account.ts";
 import createUser from "./create-user.ts";
 import deleteApp from "./delete-app.ts";
+import deleteEmailJsAccount from "./delete-emailjs-account.ts";
 import dropCollection from "./drop-collection.ts";
+import exportState from "./export-state.ts";
 import getApp from "./get-app.ts";
 import getClock from "./get-clock.ts";
+import getEmailJsAccount from "./get-emailjs-account.ts";
+import getEmailJsClock from "./get-emailjs-clock.ts";
 import getEmulatorConfig from "./get-emulator-config.ts";
 import getHealth from "./get-health.ts";
+import getMail from "./get-mail.ts";
 import getOpenApiDocument from "./get-open-api-document.ts";
 import getUser from "./get-user.ts";
+import importState from "./import-state.ts";
 import insertDocuments from "./insert-documents.ts";
 import listApps from "./list-apps.ts";
 import listAuthTokens from "./list-auth-tokens.ts";
 import listCollections from "./list-collections.ts";
 import listDocuments from "./list-documents.ts";
+import listEmailJsAccounts from "./list-emailjs-accounts.ts";
+import listEmailJsFaults from "./list-emailjs-faults.ts";
+import listEmailJsRequests from "./list-emailjs-requests.ts";
+import listFaults from "./list-faults.ts";
+import listMail from "./list-mail.ts";
+import listRequests from "./list-requests.ts";
 import listUsers from "./list-users.ts";
 import removeUser from "./remove-user.ts";
 import resetApp from "./reset-app.ts";
 import revokeUserSessions from "./revoke-user-sessions.ts";
+import streamEvents from "./stream-events.ts";
 import updateUser from "./update-user.ts";
 
 export const routes = [
   getHealth,
   getEmulatorConfig,
   getOpenApiDocument,
+  streamEvents,
+  exportState,
+  importState,
   applyConfig,
   listApps,
   createApp,
@@ -43,8 +67,26 @@ export const routes = [
   listAuthTokens,
   getClock,
   advanceClock,
+  listFaults,
+  addFault,
+  clearFaults,
+  listRequests,
+  clearRequests,
   listCollections,
   listDocuments,
   insertDocuments,
   dropCollection,
+  listMail,
+  clearMail,
+  getMail,
+  listEmailJsAccounts,
+  createEmailJsAccount,
+  getEmailJsAccount,
+  deleteEmailJsAccount,
+  getEmailJsClock,
+  advanceEmailJsClock,
+  listEmailJsFaults,
+  addEmailJsFault,
+  clearEmailJsFaults,
+  listEmailJsRequests,
 ];

@@ -1,0 +1,24 @@
+/** Shared by the EmailJS account routes: the account a path names, and fault requests it accepts. */
+import type { FastifyRequest } from "fastify";
+import { controlErrors } from "../errors/catalogue.ts";
+import { operationIdsOf } from "../openapi/operations.ts";
+import type { EmailJsAccount } from "../state/emailjs-accounts.ts";
+import type { FaultRequest } from "../state/faults.ts";
+
+/** The account named by the `publicKey` path parameter, or the control API's 404. */
+export function accountOf(request: FastifyRequest): EmailJsAccount {
+  const publicKey = (request.params as { publicKey: string }).publicKey;
+  const account = request.server.emulator.emailjs.get(publicKey);
+  if (!account) throw controlErrors.notFound(`no EmailJS account with public key '${publicKey}'`);
+  return account;
+}
+
+/** A fault must name an operation of the service it is added to (a typo would never fire). */
+export function checkFaultOperation(fault: FaultRequest, document: "app-services" | "emailjs"): void {
+  const known = operationIdsOf(document);
+  if (!known.includes(fault.operationId)) {
+    throw controlErrors.validation(
+      `'${fault.operationId}' is not an operation of the ${document === "emailjs" ? "EmailJS" : "App Services"} API; use one of: ${known.join(", ")}`,
+    );
+  }
+}

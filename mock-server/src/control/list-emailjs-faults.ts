@@ -1,0 +1,6 @@
+import { accountOf } from "./emailjs-account.ts";
+import { defineControlRoute } from "./route.ts";
+
+export default defineControlRoute("listEmailJsFaults", async (request) => ({
+  faults: accountOf(request).faults.list(),
+}));

@@ -1,0 +1,8 @@
+import { accountOf } from "./emailjs-account.ts";
+import { defineControlRoute } from "./route.ts";
+
+/** The account's journal, oldest first (private keys redacted). */
+export default defineControlRoute("listEmailJsRequests", async (request) => {
+  const { operationId, status, limit } = request.query;
+  return { requests: accountOf(request).journal.list({ operationId, status, limit }) };
+});

@@ -1,0 +1,24 @@
+import { defineControlRoute } from "./route.ts";
+
+/**
+ * Captured mail, oldest first. With `wait`, the request is held until a matching message arrives
+ * (answered at once) or the time is up (no messages); a client that goes away ends the wait.
+ */
+export default defineControlRoute("listMail", async (request, reply) => {
+  const { mail } = request.server.emulator;
+  const { wait, to, appId, account, source, kind, since } = request.query;
+  const filter = { to, appId, account, source, kind, since };
+  if (!wait) return { messages: mail.list(filter) };
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  // The response (not the request, which closes once its body is read) tells when the client left.
+  reply.raw.once("close", onClose);
+  const messages = await mail.wait(filter, wait, gone.signal);
+  reply.raw.off("close", onClose);
+  if (gone.signal.aborted) {
+    // Nobody to answer: leave the closed connection alone.
+    reply.hijack();
+    return reply;
+  }
+  return { messages };
+});

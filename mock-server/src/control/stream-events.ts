@@ -1,0 +1,38 @@
+import type { ControlEvent } from "../state/events.ts";
+import { defineControlRoute } from "./route.ts";
+
+/** How often an idle stream gets an SSE comment, so proxies and clients keep it open. */
+export const keepAliveMs = 15_000;
+
+/**
+ * Live events as server-sent events (`data: <ControlEvent JSON>`), all of them or one app's or one
+ * EmailJS account's. The stream stays open until the client goes away or the emulator stops; then
+ * its subscription and timer are released.
+ */
+export default defineControlRoute("streamEvents", async (request, reply) => {
+  const { events } = request.server.emulator;
+  const { appId, account } = request.query;
+  const wanted = (event: ControlEvent) =>
+    (appId === undefined || event.appId === appId) && (account === undefined || event.account === account);
+
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  // A first comment flushes the headers, so the client knows the stream is open before any event.
+  res.write(": connected\n\n");
+
+  const unsubscribe = events.subscribe((event) => {
+    if (wanted(event)) res.write(`data: ${JSON.stringify(event)}\n\n`);
+  });
+  const keepAlive = setInterval(() => res.write(":\n\n"), keepAliveMs);
+  keepAlive.unref();
+  res.once("close", () => {
+    unsubscribe();
+    clearInterval(keepAlive);
+  });
+  return reply;
+});
