@@ -11,6 +11,7 @@ import { emailJsPlugin } from "./emailjs/plugin.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
 import { registerJsonParser } from "./http/json-body.ts";
+import { inspectorPlugin } from "./inspector/plugin.ts";
 import { registerValidation } from "./http/validation.ts";
 import { Emulator } from "./state/emulator.ts";
 
@@ -55,5 +56,6 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   await app.register(appServicesPlugin);
   await app.register(emailJsPlugin);
   await app.register(controlPlugin);
+  await app.register(inspectorPlugin);
   return app;
 }

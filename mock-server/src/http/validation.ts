@@ -3,9 +3,10 @@
  * Bodies are validated exactly (no type coercion: a number is not a string); path and query
  * parameters, which are always text on the wire, are coerced to their documented types.
  */
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import type { FastifyInstance } from "fastify";
+import fastJson from "fast-json-stringify";
 
 function createAjv(coerceTypes: boolean) {
   // strict: false lets the documents carry their `x-` extensions and `examples`.
@@ -17,7 +18,17 @@ function createAjv(coerceTypes: boolean) {
 export function registerValidation(app: FastifyInstance): void {
   const bodies = createAjv(false);
   const parameters = createAjv(true);
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === "body" ? bodies : parameters).compile(schema as Record<string, unknown>),
-  );
+  // Compiled on a route's first request, not at start-up: compiling every route's schemas up front
+  // cost the emulator most of its start time.
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    let validate: ValidateFunction | undefined;
+    const run = (data: unknown) => {
+      validate ??= (httpPart === "body" ? bodies : parameters).compile(schema as Record<string, unknown>);
+      const valid = validate(data);
+      run.errors = validate.errors;
+      return valid;
+    };
+    run.errors = null as ValidateFunction["errors"];
+    return run;
+  });
 }

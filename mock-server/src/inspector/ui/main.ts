@@ -1,0 +1,131 @@
+/**
+ * The inspector: a hash router over the views, kept live by the control API's event stream. Views
+ * re-render when an event concerns them; open details, form values and focus survive a re-render.
+ */
+import { ApiError, setControlToken } from "./api.ts";
+import { h } from "./dom.ts";
+import { subscribe } from "./live.ts";
+import { renderSidebar } from "./sidebar.ts";
+import type { View } from "./view.ts";
+import { allMailView } from "./views/all-mail.ts";
+import { appView, isAppTab } from "./views/app.ts";
+import { emailJsView, isAccountTab } from "./views/emailjs.ts";
+import { overviewView } from "./views/overview.ts";
+
+const main = document.getElementById("main")!;
+const sidebar = document.getElementById("sidebar")!;
+const connection = document.getElementById("connection")!;
+
+function route(): View {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const [area, id, tab, ...rest] = parts;
+  if (area === "apps" && id) return appView(id, isAppTab(tab) ? tab : "users", rest, refreshSoon);
+  if (area === "emailjs" && id) return emailJsView(id, isAccountTab(tab) ? tab : "mail", rest, refreshSoon);
+  if (area === "mail") return allMailView(id);
+  return overviewView();
+}
+
+/** Re-rendering replaces the DOM: carry over what the user was doing (open details, typed values, focus). */
+function swap(next: Node): void {
+  const state = new Map<string, { open?: boolean; value?: string }>();
+  for (const element of Array.from(main.querySelectorAll<HTMLElement>("[data-key]"))) {
+    const key = element.dataset.key!;
+    if (element instanceof HTMLDetailsElement) state.set(key, { open: element.open });
+    if (
+      element instanceof HTMLInputElement ||
+      element instanceof HTMLSelectElement ||
+      element instanceof HTMLTextAreaElement
+    ) {
+      state.set(key, { value: element.value });
+    }
+  }
+  const focused = (document.activeElement as HTMLElement | null)?.dataset?.key;
+  main.replaceChildren(next);
+  for (const element of Array.from(main.querySelectorAll<HTMLElement>("[data-key]"))) {
+    const saved = state.get(element.dataset.key!);
+    if (!saved) continue;
+    if (element instanceof HTMLDetailsElement && saved.open !== undefined) element.open = saved.open;
+    if ("value" in element && saved.value !== undefined) (element as HTMLInputElement).value = saved.value;
+  }
+  if (focused) main.querySelector<HTMLElement>(`[data-key="${CSS.escape(focused)}"]`)?.focus();
+}
+
+function tokenForm(): Node {
+  const onSubmit = (event: Event) => {
+    event.preventDefault();
+    setControlToken((document.getElementById("control-token") as HTMLInputElement).value.trim());
+    restartLive();
+    void show(true);
+  };
+  return h(
+    "form",
+    { class: "inline", onsubmit: onSubmit, "aria-labelledby": "token-heading" },
+    h("h2", { id: "token-heading", tabindex: -1 }, "Control token required"),
+    h(
+      "p",
+      null,
+      "This emulator listens on a non-loopback address, so its control API needs the control token (--control-token).",
+    ),
+    h(
+      "label",
+      null,
+      "Control token",
+      h("input", { id: "control-token", type: "password", autocomplete: "off", required: true }),
+    ),
+    h("button", { type: "submit", class: "primary" }, "Use token"),
+  );
+}
+
+let current: View = route();
+let generation = 0;
+
+async function show(moveFocus: boolean): Promise<void> {
+  const mine = ++generation;
+  current = route();
+  let node: Node;
+  try {
+    node = await current.render();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) node = tokenForm();
+    else
+      node = h(
+        "div",
+        { role: "alert" },
+        h("h2", { id: "view-heading", tabindex: -1 }, "Cannot show this page"),
+        h("p", { class: "error" }, (error as Error).message),
+      );
+  }
+  if (mine !== generation) return; // a newer navigation won
+  swap(node);
+  document.title = `${current.title} · Emulator inspector`;
+  if (moveFocus) main.querySelector<HTMLElement>("#view-heading")?.focus();
+  renderSidebar(sidebar).catch(() => {});
+}
+
+let timer: ReturnType<typeof setTimeout> | null = null;
+/** Coalesces bursts of events (a seed of 1,000 documents) into one re-render. */
+function refreshSoon(): void {
+  if (timer) return;
+  timer = setTimeout(() => {
+    timer = null;
+    void show(false);
+  }, 150);
+}
+
+let stopLive: () => void = () => {};
+function restartLive(): void {
+  stopLive();
+  stopLive = subscribe(
+    (event) => {
+      if (current.affectedBy(event) || event.type === "app") refreshSoon();
+    },
+    (state) => {
+      connection.dataset.state = state;
+      connection.textContent = state === "live" ? "Live" : "Disconnected, retrying…";
+    },
+  );
+}
+
+window.addEventListener("hashchange", () => void show(true));
+restartLive();
+void show(false);

@@ -1,0 +1,146 @@
+/** One app: summary and reset, then its users, data, mail, request journal, faults and clock. */
+import { client, unwrap } from "../api.ts";
+import { fields, h, sectionNav, time } from "../dom.ts";
+import type { ControlEvent } from "../live.ts";
+import { action, confirmDialog, type View } from "../view.ts";
+import { dataPanel } from "./data.ts";
+import { clockSection, faultsSection } from "./faults.ts";
+import { journalTable } from "./journal.ts";
+import { mailPanel } from "./mail.ts";
+import { usersPanel } from "./users.ts";
+
+const tabs = [
+  ["users", "Users"],
+  ["data", "Data"],
+  ["mail", "Mail"],
+  ["requests", "Requests"],
+  ["faults", "Faults & clock"],
+] as const;
+export type AppTab = (typeof tabs)[number][0];
+
+let appServicesOperations: Promise<string[]> | null = null;
+/** The App Services operations a fault can target, from the emulator's own document. */
+function faultableOperations(): Promise<string[]> {
+  appServicesOperations ??= unwrap(
+    client.GET("/_mock/v1/openapi/{document}", { params: { path: { document: "app-services" } } }),
+  ).then((doc) => {
+    const paths = (doc as { paths?: Record<string, Record<string, { operationId?: string }>> }).paths ?? {};
+    return Object.values(paths)
+      .flatMap((item) => Object.values(item).map((op) => op?.operationId))
+      .filter((id): id is string => typeof id === "string")
+      .sort();
+  });
+  return appServicesOperations;
+}
+
+/** App Services fault bodies are JSON; plain text is sent as a JSON string. */
+function jsonBody(text: unknown): unknown {
+  if (typeof text !== "string") return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function appView(appId: string, tab: AppTab, rest: string[], refresh: () => void): View {
+  const path = { appId };
+  const base = `#/apps/${encodeURIComponent(appId)}`;
+  async function panel(): Promise<Node> {
+    switch (tab) {
+      case "users":
+        return usersPanel(appId, refresh);
+      case "data":
+        return dataPanel(appId, rest[0], rest[1]);
+      case "mail":
+        return mailPanel({ appId }, rest[0], (id) => `${base}/mail/${encodeURIComponent(id)}`);
+      case "requests": {
+        const { requests } = await unwrap(client.GET("/_mock/v1/apps/{appId}/requests", { params: { path } }));
+        return journalTable(requests, rest[0]);
+      }
+      case "faults": {
+        const [{ faults }, clock, operationIds] = await Promise.all([
+          unwrap(client.GET("/_mock/v1/apps/{appId}/faults", { params: { path } })),
+          unwrap(client.GET("/_mock/v1/apps/{appId}/clock", { params: { path } })),
+          faultableOperations(),
+        ]);
+        return h(
+          "div",
+          null,
+          faultsSection(
+            faults,
+            operationIds,
+            async (fault) => {
+              await unwrap(
+                client.POST("/_mock/v1/apps/{appId}/faults", {
+                  params: { path },
+                  body: { ...fault, ...(fault.body !== undefined ? { body: jsonBody(fault.body) } : {}) },
+                }),
+              );
+            },
+            async () => {
+              await unwrap(client.DELETE("/_mock/v1/apps/{appId}/faults", { params: { path } }));
+            },
+            refresh,
+          ),
+          clockSection(
+            clock,
+            async (advanceBy) => {
+              await unwrap(client.POST("/_mock/v1/apps/{appId}/clock", { params: { path }, body: { advanceBy } }));
+            },
+            refresh,
+          ),
+        );
+      }
+    }
+  }
+  return {
+    title: `App ${appId}`,
+    affectedBy: (event: ControlEvent) => event.appId === appId,
+    async render() {
+      const [details, content] = await Promise.all([
+        unwrap(client.GET("/_mock/v1/apps/{appId}", { params: { path } })),
+        panel(),
+      ]);
+      const reset = async (event: Event) => {
+        if (
+          !(await confirmDialog(
+            `Reset the app ${appId}? Its users, sessions, data, mail, faults and journal are deleted.`,
+            "Reset app",
+          ))
+        )
+          return;
+        await action(async () => {
+          await unwrap(client.POST("/_mock/v1/apps/{appId}/reset", { params: { path } }));
+          return `App ${appId} reset.`;
+        }, refresh)(event);
+      };
+      return h(
+        "div",
+        null,
+        h("h2", { id: "view-heading", tabindex: -1 }, `App ${appId}`),
+        fields([
+          ["Created", time(details.createdAt)],
+          ["Users", `${details.users} (${details.pendingUsers} pending)`],
+          ["Captured mail", String(details.mail)],
+          ["Open change streams", String(details.watchers)],
+          [
+            "Clock",
+            [time(details.clock.now), details.clock.offsetMs !== 0 ? ` (+${details.clock.offsetMs / 1000} s)` : ""],
+          ],
+          ["Functions", details.functions.join(", ") || "none"],
+        ]),
+        h("div", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: reset }, "Reset app…")),
+        sectionNav(
+          `Sections of ${appId}`,
+          tabs.map(([id, text]) => ({ href: `${base}/${id}`, text, current: id === tab })),
+        ),
+        content,
+      );
+    },
+  };
+}
+
+export function isAppTab(value: string | undefined): value is AppTab {
+  return tabs.some(([id]) => id === value);
+}

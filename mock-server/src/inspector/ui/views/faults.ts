@@ -1,0 +1,131 @@
+/** Fault overrides (list, add, clear) and a namespace clock (read, advance), for apps and EmailJS accounts. */
+import type { Schemas } from "../api.ts";
+import { h, table, time } from "../dom.ts";
+import { action } from "../view.ts";
+
+type Fault = Schemas["Fault"];
+type FaultRequest = Schemas["FaultRequest"];
+type Clock = Schemas["Clock"];
+
+export function faultsSection(
+  faults: Fault[],
+  operationIds: string[],
+  add: (fault: FaultRequest) => Promise<void>,
+  clear: () => Promise<void>,
+  refresh: () => void,
+): Node {
+  const onAdd = action(async () => {
+    const form = document.getElementById("fault-form") as HTMLFormElement;
+    const data = new FormData(form);
+    const text = (name: string) => String(data.get(name) ?? "").trim();
+    const fault: FaultRequest = { operationId: text("operationId"), times: Number(text("times") || "1") };
+    if (text("status")) fault.status = Number(text("status"));
+    if (text("delayMs")) fault.delayMs = Number(text("delayMs"));
+    if (text("body")) fault.body = text("body");
+    await add(fault);
+    return `Fault added for ${fault.operationId}.`;
+  }, refresh);
+  const onClear = action(async () => {
+    await clear();
+    return "Faults cleared.";
+  }, refresh);
+  return h(
+    "section",
+    { "aria-labelledby": "faults-heading" },
+    h("h3", { id: "faults-heading" }, "Faults"),
+    table(
+      `${faults.length} active fault${faults.length === 1 ? "" : "s"}, first to fire first`,
+      ["Operation", "Status", "Delay", "Remaining", "Added"],
+      faults.map((f) => [
+        f.operationId,
+        f.status === undefined ? "runs normally" : String(f.status),
+        `${f.delayMs} ms`,
+        `${f.remaining} of ${f.times}`,
+        time(f.createdAt),
+      ]),
+      "No faults: every call runs normally.",
+    ),
+    faults.length > 0
+      ? h(
+          "div",
+          { class: "actions" },
+          h("button", { type: "button", class: "danger", onclick: onClear }, "Clear faults"),
+        )
+      : null,
+    h(
+      "form",
+      { id: "fault-form", class: "inline", "aria-label": "Add a fault", onsubmit: onAdd },
+      h(
+        "label",
+        null,
+        "Operation",
+        h(
+          "select",
+          { name: "operationId", required: true, "data-key": "fault-operation" },
+          operationIds.map((id) => h("option", { value: id }, id)),
+        ),
+      ),
+      h(
+        "label",
+        null,
+        "Status (empty: only delay)",
+        h("input", { name: "status", type: "number", min: 200, max: 599, "data-key": "fault-status" }),
+      ),
+      h(
+        "label",
+        null,
+        "Delay (ms)",
+        h("input", { name: "delayMs", type: "number", min: 0, max: 60000, "data-key": "fault-delay" }),
+      ),
+      h(
+        "label",
+        null,
+        "Times",
+        h("input", { name: "times", type: "number", min: 1, value: 1, "data-key": "fault-times" }),
+      ),
+      h("label", null, "Body (text or JSON)", h("input", { name: "body", type: "text", "data-key": "fault-body" })),
+      h("button", { type: "submit" }, "Add fault"),
+    ),
+  );
+}
+
+export function clockSection(clock: Clock, advance: (seconds: number) => Promise<void>, refresh: () => void): Node {
+  const onAdvance = action(async () => {
+    const input = document.getElementById("advance-by") as HTMLInputElement;
+    const seconds = Number(input.value);
+    await advance(seconds);
+    input.value = "";
+    return `Clock advanced by ${seconds} seconds.`;
+  }, refresh);
+  return h(
+    "section",
+    { "aria-labelledby": "clock-heading" },
+    h("h3", { id: "clock-heading" }, "Clock"),
+    h(
+      "p",
+      null,
+      "Now ",
+      time(clock.now),
+      clock.offsetMs !== 0 ? ` (${clock.offsetMs / 1000} s ahead of real time)` : " (real time)",
+    ),
+    h(
+      "form",
+      { class: "inline", "aria-label": "Advance the clock", onsubmit: onAdvance },
+      h(
+        "label",
+        null,
+        "Seconds to advance",
+        h("input", {
+          id: "advance-by",
+          name: "advanceBy",
+          type: "number",
+          min: 0,
+          step: "any",
+          required: true,
+          "data-key": "advance-by",
+        }),
+      ),
+      h("button", { type: "submit" }, "Advance clock"),
+    ),
+  );
+}
