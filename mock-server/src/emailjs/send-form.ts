@@ -34,9 +34,11 @@ async function readForm(request: FastifyRequest): Promise<Form> {
         let size = 0;
         for await (const chunk of part.file) size += (chunk as Buffer).length;
         if (part.file.truncated) throw errors.variablesTooLarge();
+        // Busboy gives no filename for an octet-stream part sent without one.
+        const filename = part.filename ?? "";
         // An empty file input still sends a part (no name, no bytes): nothing was attached.
-        if (part.filename === "" && size === 0) continue;
-        attachments.push({ field: part.fieldname, filename: part.filename, contentType: part.mimetype, size });
+        if (filename === "" && size === 0) continue;
+        attachments.push({ field: part.fieldname, filename, contentType: part.mimetype, size });
         continue;
       }
       if (part.valueTruncated || part.fieldnameTruncated) throw errors.variablesTooLarge();

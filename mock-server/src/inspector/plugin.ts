@@ -44,7 +44,10 @@ async function serve(reply: FastifyReply, dir: string | null, name: string): Pro
   }
   const type = contentTypes[extname(name)];
   // Only a file the build wrote, by its exact name: the URL never becomes a path.
-  if (!type || !readdirSync(dir).includes(name)) return reply.callNotFound();
+  if (!type || !readdirSync(dir).includes(name)) {
+    reply.callNotFound();
+    return reply;
+  }
   const content = await readFile(join(dir, name));
   reply.header("cache-control", "no-cache").header("x-content-type-options", "nosniff");
   if (name.endsWith(".html")) reply.header("content-security-policy", contentSecurityPolicy);
@@ -63,7 +66,10 @@ export async function inspectorPlugin(app: FastifyInstance, options: InspectorOp
   app.get("/_mock/*", async (request, reply) => {
     const name = (request.params as { "*": string })["*"];
     // An unknown control route is the control API's documented 404, not a missing asset.
-    if (name === "v1" || name.startsWith("v1/")) return reply.callNotFound();
+    if (name === "v1" || name.startsWith("v1/")) {
+      reply.callNotFound();
+      return reply;
+    }
     return serve(reply, findDir(), name);
   });
 }

@@ -49,6 +49,10 @@ function objectSchema(parameters: ParameterObject[]): JsonSchema | undefined {
   return { type: "object", properties, ...(required.length > 0 ? { required } : {}) };
 }
 
+function optional(schema: JsonSchema): JsonSchema {
+  return schema.type === "object" ? { ...schema, type: ["object", "null"] } : schema;
+}
+
 function responseSchemas(operation: OperationObject): Record<string, unknown> {
   const response: Record<string, unknown> = {};
   for (const [status, spec] of Object.entries(operation.responses)) {
@@ -74,7 +78,8 @@ function build(): Map<string, OperationSpec> {
         const body = operation.requestBody?.content["application/json"]?.schema;
         if (params) schema.params = params;
         if (querystring) schema.querystring = querystring;
-        if (body) schema.body = body;
+        // Fastify validates an absent body as null: an optional body (createApp, createEmailJsAccount) may be absent.
+        if (body) schema.body = operation.requestBody?.required ? body : optional(body);
         const response = responseSchemas(operation);
         if (Object.keys(response).length > 0) schema.response = response;
         specs.set(operation.operationId, {

@@ -1,0 +1,178 @@
+/** The captured mail: filters, server-side `wait` (released by the first match, timed out cleanly, cancelled by a disconnect), get and clear. */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { base, call, newApp, testApp } from "../helpers/app.ts";
+import { newAccount, sendEmail } from "../helpers/emailjs.ts";
+import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { listening } from "../helpers/listen.ts";
+import { until } from "../helpers/until.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(async () => {
+  await app.close();
+});
+
+const listMail = async (query: string) =>
+  (await call(app, "listMail", { method: "GET", url: `/_mock/v1/mail${query}` })).body.messages as Record<
+    string,
+    string
+  >[];
+
+const register = (appId: string, email: string) =>
+  call(app, "registerUser", {
+    method: "POST",
+    url: `${base}/app/${appId}/auth/providers/local-userpass/register`,
+    payload: { email, password: "correct horse" },
+  });
+
+const emailJs = (publicKey: string, to: string, template_id = "local_template") =>
+  sendEmail(app, {
+    user_id: publicKey,
+    service_id: "local_service",
+    template_id,
+    template_params: { to_email: to, message: "Hi" },
+  });
+
+describe("listMail", () => {
+  it("filters by recipient (case-insensitive), app, account, source, kind and since", async () => {
+    const appId = await newApp(app, {
+      providers: { "local-userpass": { emailConfirmationUrl: "http://web.example/confirm" } },
+    });
+    const { publicKey } = await newAccount(app);
+    await register(appId, "ada@example.com");
+    await emailJs(publicKey, "Ada@Example.com");
+    await emailJs(publicKey, "bob@example.com");
+
+    const confirm = await listMail(`?appId=${appId}`);
+    expect(confirm).toHaveLength(1);
+    expect(confirm[0]).toMatchObject({ source: "app-services", appId, kind: "confirm", to: "ada@example.com" });
+    expect(confirm[0]?.token).toEqual(expect.any(String));
+    expect(confirm[0]?.links).toEqual([expect.stringMatching(/^http:\/\/web\.example\/confirm\?token=/)]);
+
+    expect((await listMail(`?account=${publicKey}`)).map((m) => m.to)).toEqual(["Ada@Example.com", "bob@example.com"]);
+    expect((await listMail(`?to=ADA@example.com&account=${publicKey}`)).map((m) => m.to)).toEqual(["Ada@Example.com"]);
+    expect(await listMail(`?to=ada@example.com&source=app-services&appId=${appId}`)).toHaveLength(1);
+    expect(await listMail(`?kind=local_template&account=${publicKey}`)).toHaveLength(2);
+    expect(await listMail(`?kind=confirm&account=${publicKey}`)).toHaveLength(0);
+    const first = (await listMail(`?account=${publicKey}`))[0]!;
+    expect((await listMail(`?account=${publicKey}&since=${first.id}`)).map((m) => m.to)).toEqual(["bob@example.com"]);
+    expect(
+      await listMail(`?account=${publicKey}&since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`),
+    ).toEqual([]);
+  });
+
+  it("rejects a bad wait or source (400)", async () => {
+    for (const query of ["?wait=-1", "?wait=60001", "?wait=soon", "?source=smtp"]) {
+      const { response } = await call(app, "listMail", { method: "GET", url: `/_mock/v1/mail${query}` });
+      expect(response.statusCode).toBe(400);
+    }
+  });
+});
+
+describe("listMail with wait", () => {
+  it("answers at once when a message already matches", async () => {
+    const { publicKey } = await newAccount(app);
+    await emailJs(publicKey, "ann@example.com");
+    const started = performance.now();
+    expect(await listMail(`?account=${publicKey}&wait=30000`)).toHaveLength(1);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  it("holds the request until a matching message arrives, then answers with it", async () => {
+    const { publicKey } = await newAccount(app);
+    const { mail } = app.emulator;
+    const before = mail.pendingWaits;
+    const started = performance.now();
+    const waiting = call(app, "listMail", {
+      method: "GET",
+      url: `/_mock/v1/mail?account=${publicKey}&to=late@example.com&wait=30000`,
+    });
+    await until(() => mail.pendingWaits === before + 1, "the wait to be registered");
+    // A message for someone else does not release it.
+    await emailJs(publicKey, "other@example.com");
+    expect(mail.pendingWaits).toBe(before + 1);
+    await emailJs(publicKey, "late@example.com");
+    const { response, body } = await waiting;
+    expect(response.statusCode).toBe(200);
+    expect(body.messages.map((m: { to: string }) => m.to)).toEqual(["late@example.com"]);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(mail.pendingWaits).toBe(before);
+  });
+
+  it("times out cleanly with no messages", async () => {
+    const { publicKey } = await newAccount(app);
+    const started = performance.now();
+    const { response, body } = await call(app, "listMail", {
+      method: "GET",
+      url: `/_mock/v1/mail?account=${publicKey}&wait=60`,
+    });
+    expect(response.statusCode).toBe(200);
+    expect(body).toEqual({ messages: [] });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(55);
+    expect(app.emulator.mail.pendingWaits).toBe(0);
+  });
+
+  it("is cancelled when the client goes away, and the server keeps serving", async () => {
+    const server = await listening();
+    try {
+      const { mail } = server.app.emulator;
+      const gone = new AbortController();
+      const request = fetch(`${server.url}/_mock/v1/mail?to=nobody@example.com&wait=60000`, { signal: gone.signal });
+      await until(() => mail.pendingWaits === 1, "the wait to be registered");
+      gone.abort();
+      await expect(request).rejects.toThrow();
+      await until(() => mail.pendingWaits === 0, "the wait to be released");
+      const health = await fetch(`${server.url}/_mock/v1/health`);
+      await expectFetchContract("getHealth", health);
+      expect(health.status).toBe(200);
+    } finally {
+      await server.app.close();
+    }
+  });
+
+  it("is released when the emulator stops", async () => {
+    const server = await listening();
+    const { mail } = server.app.emulator;
+    const request = fetch(`${server.url}/_mock/v1/mail?to=nobody@example.com&wait=60000`).catch(
+      (error: Error) => error,
+    );
+    await until(() => mail.pendingWaits === 1, "the wait to be registered");
+    await server.app.close();
+    await request;
+    await until(() => mail.pendingWaits === 0, "the wait to be released");
+  });
+});
+
+describe("getMail and clearMail", () => {
+  it("reads one message, 404 for an unknown id", async () => {
+    const { publicKey } = await newAccount(app);
+    await emailJs(publicKey, "ann@example.com");
+    const [message] = await listMail(`?account=${publicKey}`);
+    const { response, body } = await call(app, "getMail", { method: "GET", url: `/_mock/v1/mail/${message!.id}` });
+    expect(response.statusCode).toBe(200);
+    expect(body).toEqual(message);
+    const missing = await call(app, "getMail", { method: "GET", url: "/_mock/v1/mail/m-999999" });
+    expect([missing.response.statusCode, missing.body.code]).toEqual([404, "NotFound"]);
+  });
+
+  it("deletes one account's or one app's mail, or all of it", async () => {
+    const a = await newAccount(app);
+    const b = await newAccount(app);
+    const appId = await newApp(app);
+    await emailJs(a.publicKey, "ann@example.com");
+    await emailJs(b.publicKey, "bob@example.com");
+    await register(appId, "cy@example.com");
+    const clear = (query: string) => call(app, "clearMail", { method: "DELETE", url: `/_mock/v1/mail${query}` });
+    expect((await clear(`?account=${a.publicKey}`)).response.statusCode).toBe(204);
+    expect(await listMail(`?account=${a.publicKey}`)).toEqual([]);
+    expect(await listMail(`?account=${b.publicKey}`)).toHaveLength(1);
+    await clear(`?appId=${appId}`);
+    expect(await listMail(`?appId=${appId}`)).toEqual([]);
+    expect(await listMail(`?account=${b.publicKey}`)).toHaveLength(1);
+    await clear("");
+    expect(await listMail("")).toEqual([]);
+  });
+});

@@ -1,0 +1,161 @@
+/** `POST /api/v1.0/email/send-form`: multipart forms, with and without files, as the SDK and browsers send them. */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, testApp } from "../helpers/app.ts";
+import { browser, mailOf, newAccount, sendForm } from "../helpers/emailjs.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(async () => {
+  await app.close();
+});
+
+/** The form's own fields, then the SDK's, in the SDK's order. */
+function contactForm(publicKey: string, fields: [string, string | Blob, string?][] = []): FormData {
+  const form = new FormData();
+  form.append("user_name", "Bob");
+  form.append("user_email", "bob@example.com");
+  form.append("message", "Hi there\r\nSecond line");
+  for (const [name, value, filename] of fields) {
+    if (typeof value === "string") form.append(name, value);
+    else form.append(name, value, filename);
+  }
+  form.append("lib_version", "4.4.1");
+  form.append("service_id", "local_service");
+  form.append("template_id", "contact_form");
+  form.append("user_id", publicKey);
+  return form;
+}
+
+describe("sendForm", () => {
+  it("sends a form without files: its fields are the template variables", async () => {
+    const { publicKey } = await newAccount(app);
+    const { response, body } = await sendForm(app, contactForm(publicKey));
+    expect(response.statusCode).toBe(200);
+    expect(body).toBe("OK");
+    const [mail] = await mailOf(app, publicKey);
+    expect(mail).toMatchObject({
+      source: "emailjs",
+      account: publicKey,
+      kind: "contact_form",
+      to: "support@notes.example",
+      replyTo: "bob@example.com",
+      subject: "Contact form: Bob",
+      html: "<p><strong>Bob</strong> (bob@example.com) wrote:</p><p>Hi there\r\nSecond line</p>",
+      templateParams: { user_name: "Bob", user_email: "bob@example.com", message: "Hi there\r\nSecond line" },
+      attachments: [],
+    });
+  });
+
+  it("records file parts as attachments (name, type, size); an empty file input attaches nothing", async () => {
+    const { publicKey } = await newAccount(app);
+    const form = contactForm(publicKey, [
+      ["resume", new Blob(["%PDF-1.7 hello"], { type: "application/pdf" }), "cv.pdf"],
+      ["photo", new Blob([], { type: "application/octet-stream" }), ""],
+    ]);
+    const { response } = await sendForm(app, form);
+    expect(response.statusCode).toBe(200);
+    const [mail] = await mailOf(app, publicKey);
+    expect(mail?.attachments).toEqual([
+      { field: "resume", filename: "cv.pdf", contentType: "application/pdf", size: 14 },
+    ]);
+    expect(mail?.templateParams).not.toHaveProperty("resume");
+    const { body } = await call(app, "listEmailJsRequests", {
+      method: "GET",
+      url: `/_mock/v1/emailjs/accounts/${publicKey}/requests`,
+    });
+    expect(body.requests[0].requestBody.attachments).toEqual([
+      { field: "resume", filename: "cv.pdf", contentType: "application/pdf", size: 14 },
+    ]);
+  });
+
+  it("turns a repeated field (a group of checkboxes) into a list shown comma-separated", async () => {
+    const { publicKey } = await newAccount(app, {
+      templates: [{ id: "t", to: "team@example.com", subject: "Topics", html: "<p>{{topic}}</p>", text: "{{topic}}" }],
+    });
+    const form = new FormData();
+    form.append("topic", "billing");
+    form.append("topic", "support");
+    form.append("service_id", "local_service");
+    form.append("template_id", "t");
+    form.append("user_id", publicKey);
+    expect((await sendForm(app, form)).response.statusCode).toBe(200);
+    const [mail] = await mailOf(app, publicKey);
+    expect(mail).toMatchObject({ text: "billing, support", templateParams: { topic: ["billing", "support"] } });
+  });
+
+  it("uses the SDK's fields (appended last) over a form field of the same name", async () => {
+    const { publicKey } = await newAccount(app);
+    const form = new FormData();
+    form.append("user_id", "from-the-form");
+    form.append("user_name", "Bob");
+    form.append("user_email", "bob@example.com");
+    form.append("service_id", "local_service");
+    form.append("template_id", "contact_form");
+    form.append("user_id", publicKey);
+    expect((await sendForm(app, form)).response.statusCode).toBe(200);
+  });
+
+  it("answers the same errors as send", async () => {
+    const strict = await newAccount(app, { requirePrivateKey: true, privateKey: "secret-private-key" });
+    const cases: [FormData, Record<string, string>, number, string][] = [
+      [
+        contactForm("no-such-key"),
+        browser,
+        400,
+        "The Public Key is invalid. To find this ID, visit https://dashboard.emailjs.com/admin/account",
+      ],
+      [contactForm(strict.publicKey), {}, 403, "API calls are disabled for non-browser applications"],
+      [
+        contactForm(strict.publicKey),
+        browser,
+        403,
+        "The Private Key is required. To find this ID, visit https://dashboard.emailjs.com/admin/account/security",
+      ],
+    ];
+    for (const [form, headers, status, text] of cases) {
+      const { response } = await sendForm(app, form, headers);
+      expect([response.statusCode, response.body]).toEqual([status, text]);
+    }
+    const open = await newAccount(app);
+    const tooLarge = "Variables size limit. The maximum allowed variables size is 50Kb";
+    for (const size of [50 * 1024, 50 * 1024 + 2, 200 * 1024]) {
+      // Every size puts the variables (as JSON) over 50 KB; the larger ones also pass the multipart field limit.
+      const { response } = await sendForm(app, contactForm(open.publicKey, [["extra", "x".repeat(size)]]));
+      expect([response.statusCode, response.body]).toEqual([413, tooLarge]);
+    }
+    const withKey = contactForm(strict.publicKey, [["accessToken", "secret-private-key"]]);
+    expect((await sendForm(app, withKey)).response.statusCode).toBe(200);
+    const form = new FormData();
+    form.append("user_name", "Bob");
+    const { response } = await sendForm(app, form);
+    expect([response.statusCode, response.body]).toEqual([400, "The user_id parameter is required"]);
+  });
+
+  it("answers 400 for a body that is not multipart, or broken multipart", async () => {
+    const raw = (payload: string, type: string) =>
+      call(app, "sendForm", {
+        method: "POST",
+        url: "/api/v1.0/email/send-form",
+        headers: { ...browser, "content-type": type },
+        payload,
+      });
+    for (const [payload, type] of [
+      [JSON.stringify({ user_id: "local-public-key" }), "application/json"],
+      ["garbage", "multipart/form-data"],
+      ['--zz\r\nContent-Disposition: form-data; name="a"\r\n\r\nunterminated', "multipart/form-data; boundary=zz"],
+      ["user_id=local-public-key", "application/x-www-form-urlencoded"],
+    ] as const) {
+      const { response } = await raw(payload, type);
+      expect([response.statusCode, response.body]).toEqual([400, "The request body is invalid"]);
+    }
+  });
+
+  it("needs no preflight (multipart is CORS-safelisted) and answers any origin", async () => {
+    const { publicKey } = await newAccount(app);
+    const { response } = await sendForm(app, contactForm(publicKey), { origin: "https://any.example" });
+    expect(response.headers["access-control-allow-origin"]).toBe("*");
+  });
+});

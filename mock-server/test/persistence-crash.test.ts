@@ -1,0 +1,147 @@
+/**
+ * `--data-dir` against the built emulator: state survives a restart, and a `kill -9` in the middle of
+ * a save leaves the previous state file whole and loadable (saves write a temporary file, sync it
+ * and rename it). No sleeps: every wait is on a condition with a deadline.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectFetchContract } from "./helpers/fetch-contract.ts";
+import { until } from "./helpers/until.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const cli = join(root, "dist", "cli.js");
+let dataDir: string;
+const children = new Set<ChildProcess>();
+
+beforeAll(() => {
+  // The test runs the bundle, so bundle the current sources first.
+  execFileSync(process.execPath, [join(root, "scripts", "build.mjs")], { stdio: "inherit" });
+  dataDir = mkdtempSync(join(tmpdir(), "emulator-state-"));
+}, 60_000);
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<void>;
+}
+
+async function start(): Promise<Running> {
+  const child = spawn(
+    process.execPath,
+    [cli, "--data-dir", dataDir, "--port", "0", "--no-watch", "--log-level", "error"],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  children.add(child);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const url = await until(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], "the emulator to print its address", {
+    timeoutMs: 15_000,
+  });
+  await until(async () => (await fetch(`${url}/_mock/v1/health`).catch(() => null))?.ok, "the health check", {
+    timeoutMs: 15_000,
+  });
+  return { child, url, exited };
+}
+
+async function control(url: string, operationId: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${url}/_mock/v1${path}`, {
+    method,
+    ...(body !== undefined ? { headers: { "content-type": "application/json" }, body: JSON.stringify(body) } : {}),
+  });
+  return {
+    status: response.status,
+    body: (await expectFetchContract(operationId, response)) as Record<string, unknown>,
+  };
+}
+
+const documents = (n: number, from: number) =>
+  Array.from({ length: n }, (_, i) => ({ n: from + i, text: `document ${from + i} `.padEnd(120, "x") }));
+
+async function count(url: string): Promise<number> {
+  const { body } = await control(url, "listDocuments", "GET", "/apps/crash-app/data/db/docs?limit=1");
+  return body.total as number;
+}
+
+describe("state in --data-dir", () => {
+  it("is saved on shutdown and loaded at start", async () => {
+    const first = await start();
+    expect((await control(first.url, "createApp", "POST", "/apps", { appId: "crash-app" })).status).toBe(201);
+    expect(
+      (
+        await control(first.url, "insertDocuments", "POST", "/apps/crash-app/data/db/docs", {
+          documents: documents(10, 0),
+        })
+      ).status,
+    ).toBe(201);
+    first.child.kill("SIGTERM");
+    await first.exited;
+    expect(first.child.exitCode).toBe(0);
+    const saved = JSON.parse(readFileSync(join(dataDir, "state.json"), "utf8")) as { apps: { appId: string }[] };
+    expect(saved.apps.map((a) => a.appId)).toContain("crash-app");
+
+    const second = await start();
+    expect(await count(second.url)).toBe(10);
+    second.child.kill("SIGTERM");
+    await second.exited;
+  }, 60_000);
+
+  it("survives kill -9 during a save: the file is the old state or the new one, never torn", async () => {
+    const running = await start();
+    expect(await count(running.url)).toBe(10);
+    // Enough data that writing it takes a while, so the kill lands inside the save.
+    for (let i = 0; i < 4; i++) {
+      const { status } = await control(running.url, "insertDocuments", "POST", "/apps/crash-app/data/db/docs", {
+        documents: documents(25_000, 10 + i * 25_000),
+      });
+      expect(status).toBe(201);
+    }
+    let killedMidSave = false;
+    const watcher = watch(dataDir, (_event, name) => {
+      // The save has opened its temporary file: kill the process before it can rename it.
+      if (name?.endsWith(".tmp") && running.child.exitCode === null && !killedMidSave) {
+        killedMidSave = running.child.kill("SIGKILL");
+      }
+    });
+    try {
+      running.child.kill("SIGTERM"); // shutting down saves the state
+      await running.exited;
+    } finally {
+      watcher.close();
+    }
+    expect(killedMidSave).toBe(true);
+    expect(running.child.signalCode).toBe("SIGKILL");
+    // The interrupted save left its temporary file; the state file is the previous, complete one.
+    expect(readdirSync(dataDir).some((name) => name.endsWith(".tmp"))).toBe(true);
+    const onDisk = JSON.parse(readFileSync(join(dataDir, "state.json"), "utf8")) as {
+      format: string;
+      apps: { appId: string; collections: { collection: string; documents: unknown[] }[] }[];
+    };
+    expect(onDisk.format).toBe("app-services-harness-state");
+    // The last complete save (at the previous shutdown, or a periodic one between the inserts).
+    const savedDocs = onDisk.apps.find((a) => a.appId === "crash-app")?.collections.find((c) => c.collection === "docs")
+      ?.documents.length;
+    expect([10, 25_010, 50_010, 75_010, 100_010]).toContain(savedDocs);
+
+    const restarted = await start();
+    expect(await count(restarted.url)).toBe(savedDocs);
+    // Loading removed the leftovers of the interrupted save.
+    expect(readdirSync(dataDir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+    expect(existsSync(join(dataDir, "state.json"))).toBe(true);
+    restarted.child.kill("SIGTERM");
+    await restarted.exited;
+  }, 90_000);
+});
