@@ -1,0 +1,97 @@
+/**
+ * The inspector at the emulator's `/_mock/`: it shows an app's users and captured mail, follows live
+ * changes, renders mail in a script-less sandbox, and its actions (confirm a user, advance the clock,
+ * reset the app) work from the keyboard-accessible controls.
+ */
+import AxeBuilder from "@axe-core/playwright";
+import { emulatorUrl, expect, test, webUrl } from "../../fixtures/index.ts";
+
+test("shows a user created through the control API and a captured e-mail", async ({
+  page,
+  mock,
+  testApp,
+  emailjs,
+  request,
+}) => {
+  const { appId } = testApp;
+  const created = await mock.POST("/_mock/v1/apps/{appId}/users", {
+    params: { path: { appId } },
+    body: { email: "ada@example.com", password: "secret-123", confirmed: false },
+  });
+  expect(created.response.status).toBe(201);
+  // An e-mail through the EmailJS API, sent as a browser page would (with an Origin).
+  const sent = await request.post(`${emulatorUrl}/api/v1.0/email/send`, {
+    headers: { Origin: webUrl },
+    data: {
+      user_id: emailjs.publicKey,
+      service_id: "local_service",
+      template_id: "note_email",
+      template_params: {
+        to_email: "bob@example.com",
+        from_name: "Ada",
+        note_title: "Shopping list",
+        note_body: "Milk, see https://shop.example.com/list",
+      },
+    },
+  });
+  expect([sent.status(), await sent.text()]).toEqual([200, "OK"]);
+
+  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/users`);
+  await expect(page.getByRole("heading", { name: `App ${appId}` })).toBeVisible();
+  const users = page.getByRole("table", { name: /user/ });
+  await expect(users.getByRole("row", { name: /ada@example\.com/ })).toContainText("pending");
+
+  // Live: a user added while the page is open appears without a reload.
+  await mock.POST("/_mock/v1/apps/{appId}/users", {
+    params: { path: { appId } },
+    body: { email: "cy@example.com", password: "secret-123", confirmed: true },
+  });
+  await expect(users.getByRole("row", { name: /cy@example\.com/ })).toContainText("active");
+
+  // Confirm the pending registration.
+  await page.getByRole("button", { name: "Confirm ada@example.com" }).click();
+  await expect(users.getByRole("row", { name: /ada@example\.com/ })).toContainText("confirmed");
+
+  // The captured e-mail, in a sandbox where no script runs and links open outside.
+  await page
+    .getByRole("navigation", { name: "Apps and accounts" })
+    .getByRole("link", { name: emailjs.publicKey })
+    .click();
+  await expect(page.getByRole("heading", { name: `EmailJS account ${emailjs.publicKey}` })).toBeVisible();
+  await page.getByRole("link", { name: "Shopping list" }).click();
+  await expect(page.getByRole("heading", { name: "Shopping list" })).toBeVisible();
+  const frame = page.getByTitle("E-mail body: Shopping list");
+  await expect(frame).toHaveAttribute("sandbox", "allow-popups allow-popups-to-escape-sandbox");
+  await expect(
+    page.frameLocator('iframe[title="E-mail body: Shopping list"]').getByText("Sent by Ada with Notes."),
+  ).toBeVisible();
+  await expect(page.getByRole("link", { name: "https://shop.example.com/list" })).toHaveAttribute("target", "_blank");
+
+  expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
+});
+
+test("advances the app's clock and resets the app", async ({ page, mock, testApp }) => {
+  const { appId } = testApp;
+  await mock.POST("/_mock/v1/apps/{appId}/users", {
+    params: { path: { appId } },
+    body: { email: "ada@example.com", password: "secret-123", confirmed: true },
+  });
+  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/faults`);
+  await expect(page.getByRole("heading", { name: "Clock" })).toBeVisible();
+
+  await page.getByLabel("Seconds to advance").fill("90");
+  await page.getByRole("button", { name: "Advance clock" }).click();
+  await expect(page.getByText("90 s ahead of real time")).toBeVisible();
+  const { data: clock } = await mock.GET("/_mock/v1/apps/{appId}/clock", { params: { path: { appId } } });
+  expect(clock?.offsetMs).toBe(90_000);
+
+  await page.getByRole("button", { name: "Reset app…" }).click();
+  const dialog = page.getByRole("dialog");
+  await expect(dialog).toContainText(`Reset the app ${appId}?`);
+  await dialog.getByRole("button", { name: "Reset app" }).click();
+  await expect(page.getByText("(real time)")).toBeVisible();
+  await page.getByRole("link", { name: "Users" }).click();
+  await expect(page.getByText("No users yet.")).toBeVisible();
+
+  expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
+});
