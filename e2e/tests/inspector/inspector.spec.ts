@@ -95,3 +95,24 @@ test("advances the app's clock and resets the app", async ({ page, mock, testApp
 
   expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
 });
+
+test("opens the journal entry an App Services error links to, with the password redacted", async ({
+  page,
+  testApp,
+  request,
+}) => {
+  const { appId } = testApp;
+  const failed = await request.post(`${emulatorUrl}/api/client/v2.0/app/${appId}/auth/providers/local-userpass/login`, {
+    data: { username: "nobody@example.com", password: "not-the-password" },
+  });
+  expect(failed.status()).toBe(401);
+  const { link } = (await failed.json()) as { link: string };
+  expect(link).toMatch(/\/_mock\/#\/apps\/.+\/requests\/r-/);
+
+  await page.goto(link);
+  const entry = page.getByRole("row").filter({ has: page.locator("details[open]") });
+  await expect(entry).toContainText("login");
+  await expect(entry).toContainText("401");
+  await expect(entry).toContainText('"password": "[redacted]"');
+  await expect(page.getByText("not-the-password")).toHaveCount(0);
+});

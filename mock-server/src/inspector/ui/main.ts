@@ -98,7 +98,11 @@ async function show(moveFocus: boolean): Promise<void> {
   if (mine !== generation) return; // a newer navigation won
   swap(node);
   document.title = `${current.title} · Emulator inspector`;
-  if (moveFocus) main.querySelector<HTMLElement>("#view-heading")?.focus();
+  if (moveFocus) {
+    main.querySelector<HTMLElement>("#view-heading")?.focus();
+    // A link to one record (e.g. an error's `link` to its journal entry) shows that record.
+    main.querySelector("tr.selected")?.scrollIntoView({ block: "center" });
+  }
   renderSidebar(sidebar).catch(() => {});
 }
 

@@ -2,7 +2,8 @@
 import { client, unwrap } from "./api.ts";
 import { h } from "./dom.ts";
 
-function links(items: { href: string; text: string }[], empty: string): Node {
+/** `section` is the hash prefix of the item's pages (its tabs and records): the item is current there. */
+function links(items: { href: string; section: string; text: string }[], empty: string): Node {
   if (items.length === 0) return h("p", { class: "empty" }, empty);
   const current = location.hash;
   return h(
@@ -16,8 +17,7 @@ function links(items: { href: string; text: string }[], empty: string): Node {
           "a",
           {
             href: item.href,
-            "aria-current":
-              current === item.href || current.startsWith(`${item.href.replace(/\/[^/]*$/, "")}/`) ? "page" : null,
+            "aria-current": current === item.section || current.startsWith(`${item.section}/`) ? "page" : null,
           },
           item.text,
         ),
@@ -34,15 +34,21 @@ export async function renderSidebar(target: HTMLElement): Promise<void> {
   target.replaceChildren(
     h("h2", { id: "nav-apps" }, "Apps"),
     links(
-      apps.map((a) => ({ href: `#/apps/${encodeURIComponent(a.appId)}/users`, text: a.appId })),
+      apps.map((a) => {
+        const section = `#/apps/${encodeURIComponent(a.appId)}`;
+        return { href: `${section}/users`, section, text: a.appId };
+      }),
       "No apps.",
     ),
     h("h2", null, "EmailJS accounts"),
     links(
-      accounts.map((a) => ({ href: `#/emailjs/${encodeURIComponent(a.publicKey)}/mail`, text: a.publicKey })),
+      accounts.map((a) => {
+        const section = `#/emailjs/${encodeURIComponent(a.publicKey)}`;
+        return { href: `${section}/mail`, section, text: a.publicKey };
+      }),
       "No accounts.",
     ),
     h("h2", null, "Mail"),
-    links([{ href: "#/mail", text: "All captured mail" }], ""),
+    links([{ href: "#/mail", section: "#/mail", text: "All captured mail" }], ""),
   );
 }

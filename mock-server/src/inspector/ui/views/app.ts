@@ -18,6 +18,14 @@ const tabs = [
 ] as const;
 export type AppTab = (typeof tabs)[number][0];
 
+const liveTypes: Record<AppTab, ControlEvent["type"][]> = {
+  users: ["user"],
+  data: ["data"],
+  mail: ["mail"],
+  requests: ["request", "fault"],
+  faults: ["fault", "clock"],
+};
+
 let appServicesOperations: Promise<string[]> | null = null;
 /** The App Services operations a fault can target, from the emulator's own document. */
 function faultableOperations(): Promise<string[]> {
@@ -96,7 +104,9 @@ export function appView(appId: string, tab: AppTab, rest: string[], refresh: () 
   }
   return {
     title: `App ${appId}`,
-    affectedBy: (event: ControlEvent) => event.appId === appId,
+    // Only the events that change this tab, so reading a mail or a request is not interrupted by unrelated traffic.
+    affectedBy: (event: ControlEvent) =>
+      event.appId === appId && (event.type === "app" || liveTypes[tab].includes(event.type)),
     async render() {
       const [details, content] = await Promise.all([
         unwrap(client.GET("/_mock/v1/apps/{appId}", { params: { path } })),

@@ -15,6 +15,13 @@ const tabs = [
 ] as const;
 export type AccountTab = (typeof tabs)[number][0];
 
+const liveTypes: Record<AccountTab, ControlEvent["type"][]> = {
+  mail: ["mail"],
+  templates: [],
+  requests: ["request", "fault"],
+  faults: ["fault", "clock"],
+};
+
 export function isAccountTab(value: string | undefined): value is AccountTab {
   return tabs.some(([id]) => id === value);
 }
@@ -83,7 +90,7 @@ export function emailJsView(publicKey: string, tab: AccountTab, rest: string[], 
   }
   return {
     title: `EmailJS ${publicKey}`,
-    affectedBy: (event: ControlEvent) => event.account === publicKey,
+    affectedBy: (event: ControlEvent) => event.account === publicKey && liveTypes[tab].includes(event.type),
     async render() {
       const [account, content] = await Promise.all([
         unwrap(client.GET("/_mock/v1/emailjs/accounts/{publicKey}", { params: { path } })),
