@@ -20,7 +20,8 @@ export const tokenDefaults = {
 } as const;
 
 export const defaultMaxConcurrentRequests = 10_000;
-export const defaultFunctionTimeoutMs = 10_000;
+// Shorter than the hosted 300 s, so a stuck function fails a test quickly; apps can raise it.
+export const defaultFunctionTimeoutMs = 30_000;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
