@@ -1,7 +1,7 @@
 // Bundles the emulator and its dependencies into dist/cli.js,
 // so it starts as one plain JavaScript file without a TypeScript loader, and the inspector UI into
 // dist/inspector/ (one browser bundle, its page and stylesheet), which the emulator serves at /_mock/.
-import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
