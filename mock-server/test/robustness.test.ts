@@ -160,7 +160,15 @@ describe("isolation", () => {
       payload: { name: "find", service: "mongodb-atlas", arguments: [{ database: "d", collection: "c", query: {} }] },
     });
     expect(inB.body).toEqual([]);
-    // A token of app A is not valid for app B's routes (its app is its own).
+    // A token of app A is refused on app B's routes.
+    const crossed = await call(app, "callFunction", {
+      method: "POST",
+      url: `${base}/app/${b}/functions/call`,
+      headers: bearer(sa.access_token),
+      payload: { name: "sum", arguments: [] },
+    });
+    expect(crossed.response.statusCode).toBe(401);
+    // Each app's clock is its own.
     await call(app, "advanceClock", { method: "POST", url: `/_mock/v1/apps/${b}/clock`, payload: { advanceBy: 3600 } });
     expect(
       (await call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(sa.access_token) }))

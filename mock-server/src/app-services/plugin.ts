@@ -48,9 +48,26 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     if (appId !== undefined) {
       request.appRuntime = emulator.apps.get(appId) ?? null;
       if (!request.appRuntime) throw errors.appNotFound(appId);
-    } else {
-      const token = tokenIfAny(request);
-      request.appRuntime = (token && appOfToken(emulator, token)) || null;
+    }
+
+    // Authenticate first where the operation needs a token: on /auth/* routes it names the app.
+    const link = auth === "login" && (request.query as { link?: string } | undefined)?.link === "true";
+    try {
+      if (auth === "access" || link) request.caller = authenticateAccess(emulator, bearerToken(request, false));
+      else if (auth === "stream") request.caller = authenticateAccess(emulator, bearerToken(request, true));
+      else if (auth === "refresh") request.caller = authenticateRefresh(emulator, bearerToken(request, false));
+    } catch (error) {
+      // Journal the refusal under the app the token names, if it names one.
+      if (!request.appRuntime) {
+        const token = tokenIfAny(request);
+        request.appRuntime = (token && appOfToken(emulator, token)) || null;
+      }
+      throw error;
+    }
+    if (request.caller) {
+      // A token is good for its own app only.
+      if (request.appRuntime && request.appRuntime !== request.caller.app) throw errors.accessTokenInvalid();
+      request.appRuntime = request.caller.app;
     }
 
     const runtime = request.appRuntime;
@@ -64,16 +81,6 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     }
 
     if (await applyFault(request, reply, operationId)) return reply;
-
-    const link = (request.query as { link?: string } | undefined)?.link === "true";
-    if (auth === "access" || (auth === "login" && link)) {
-      request.caller = authenticateAccess(emulator, bearerToken(request, false));
-    } else if (auth === "stream") {
-      request.caller = authenticateAccess(emulator, bearerToken(request, true));
-    } else if (auth === "refresh") {
-      request.caller = authenticateRefresh(emulator, bearerToken(request, false));
-    }
-    if (request.caller) request.appRuntime = request.caller.app;
   });
 
   app.addHook("onResponse", async (request, reply) => {

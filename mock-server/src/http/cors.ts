@@ -25,7 +25,8 @@ export async function registerCors(app: FastifyInstance): Promise<void> {
     delegator: (request, callback) => {
       const area = areaOfUrl(request.url);
       if (area === "emailjs") return callback(null, { origin: "*", methods: ["POST"], maxAge: 86_400 });
-      if (area !== "app-services") return callback(null, { origin: false });
+      // No Origin header: not a browser's cross-origin request, nothing to add (the hot path of SDKs in Node).
+      if (area !== "app-services" || request.headers.origin === undefined) return callback(null, { origin: false });
       const allowed = appForCors(request)?.config.allowedRequestOrigins ?? [];
       const origin = request.headers.origin;
       const ok = allowed.length === 0 || (origin !== undefined && allowed.includes(origin));
