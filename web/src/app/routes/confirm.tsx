@@ -1,0 +1,5 @@
+import { ConfirmEmail } from "../../features/auth/components/confirm-email.tsx";
+
+export default function ConfirmRoute() {
+  return <ConfirmEmail />;
+}

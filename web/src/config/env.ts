@@ -1,0 +1,124 @@
+/**
+ * The app's configuration, validated once at start. Values come from the `VITE_` variables baked
+ * in at build time; a deployment (or a test harness serving one build for many backends) may
+ * override any of them at run time with `window.__APP_CONFIG__ = { VITE_…: "…" }` set before the
+ * app's script runs. Nothing here is secret: the EmailJS public key is public by design.
+ */
+
+export interface AppConfig {
+  /** Where the location lookup starts; the lookup's `hostname` is the base of every later call. */
+  appServicesBaseUrl: string;
+  appServicesAppId: string;
+  emailJsOrigin: string;
+  emailJsPublicKey: string;
+  emailJsServiceId: string;
+  emailJsContactTemplateId: string;
+  emailJsNoteTemplateId: string;
+}
+
+type Check = (value: string) => string | null;
+
+const httpUrl: Check = (value) => {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "must be an absolute URL such as https://services.cloud.mongodb.com";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "must start with http:// or https://";
+  if (url.search || url.hash) return "must not contain a query string or a fragment";
+  return null;
+};
+
+const identifier: Check = (value) =>
+  /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(value) && value.length <= 128
+    ? null
+    : "must be letters, digits, '.', '_' or '-' (at most 128 characters)";
+
+const token: Check = (value) => (/^\S+$/.test(value) ? null : "must not be empty or contain spaces");
+
+const variables = {
+  VITE_APP_SERVICES_BASE_URL: { key: "appServicesBaseUrl", fallback: "http://127.0.0.1:4000", check: httpUrl },
+  VITE_APP_SERVICES_APP_ID: { key: "appServicesAppId", fallback: "local-app", check: identifier },
+  VITE_EMAILJS_ORIGIN: { key: "emailJsOrigin", fallback: "http://127.0.0.1:4000", check: httpUrl },
+  VITE_EMAILJS_PUBLIC_KEY: { key: "emailJsPublicKey", fallback: "local-public-key", check: token },
+  VITE_EMAILJS_SERVICE_ID: { key: "emailJsServiceId", fallback: "local_service", check: token },
+  VITE_EMAILJS_CONTACT_TEMPLATE_ID: { key: "emailJsContactTemplateId", fallback: "contact_form", check: token },
+  VITE_EMAILJS_NOTE_TEMPLATE_ID: { key: "emailJsNoteTemplateId", fallback: "note_email", check: token },
+} as const satisfies Record<string, { key: keyof AppConfig; fallback: string; check: Check }>;
+
+export type ConfigVariable = keyof typeof variables;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`The app is not configured correctly:\n${problems.map((p) => `• ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/**
+ * Validates the variables; later sources win over earlier ones. Empty strings count as unset (an
+ * empty line in a .env file), so the local defaults apply. URLs lose their trailing slashes, because
+ * both clients append paths to them.
+ */
+export function parseConfig(...sources: Array<Record<string, unknown> | undefined>): AppConfig {
+  const problems: string[] = [];
+  const config = {} as AppConfig;
+  for (const [name, spec] of Object.entries(variables) as Array<[ConfigVariable, (typeof variables)[ConfigVariable]]>) {
+    let raw: unknown;
+    for (const source of sources) {
+      const value = source?.[name];
+      if (value !== undefined && value !== "") raw = value;
+    }
+    if (raw === undefined) raw = spec.fallback;
+    if (typeof raw !== "string") {
+      problems.push(`${name} must be a string (got ${typeof raw}).`);
+      continue;
+    }
+    const value = raw.trim();
+    const problem = spec.check(value);
+    if (problem) {
+      problems.push(`${name} ${problem} (got "${value}").`);
+      continue;
+    }
+    config[spec.key] = spec.check === httpUrl ? value.replace(/\/+$/, "") : value;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+declare global {
+  interface Window {
+    /** Run-time overrides of the VITE_ variables (same names), for one build served to several backends. */
+    __APP_CONFIG__?: Partial<Record<ConfigVariable, string>>;
+  }
+}
+
+function load(): AppConfig {
+  try {
+    return parseConfig(import.meta.env, typeof window === "undefined" ? undefined : window.__APP_CONFIG__);
+  } catch (error) {
+    // Fail fast and say why in the page itself: nothing else can work without a valid configuration.
+    const root = typeof document === "undefined" ? null : document.getElementById("root");
+    if (root && error instanceof ConfigError) {
+      const box = document.createElement("main");
+      box.setAttribute("role", "alert");
+      const heading = document.createElement("h1");
+      heading.textContent = "The app is not configured correctly";
+      const list = document.createElement("ul");
+      for (const problem of error.problems) {
+        const item = document.createElement("li");
+        item.textContent = problem;
+        list.append(item);
+      }
+      const hint = document.createElement("p");
+      hint.textContent = "Fix these variables (see web/.env.example) and rebuild or restart the app.";
+      box.append(heading, list, hint);
+      root.replaceChildren(box);
+    }
+    console.error(error);
+    throw error;
+  }
+}
+
+export const config: AppConfig = load();

@@ -1,0 +1,183 @@
+import { type FormEvent, useEffect, useRef, useState } from "react";
+import { Link, useLocation, useSearch } from "wouter";
+import { Button } from "../../../components/button.tsx";
+import { Field } from "../../../components/field.tsx";
+import { focusFirstError } from "../../../components/focus-first-error.ts";
+import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
+import { Loading, Page } from "../../../components/page.tsx";
+import { broadcast } from "../../../lib/broadcast.ts";
+import { errorMessage } from "../../../lib/errors/error-message.ts";
+import { AppServicesRequestError } from "../../../lib/errors/service-errors.ts";
+import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
+import { pendingCredentials } from "../../../lib/pending-credentials.ts";
+import { useSession } from "../../../lib/session/use-session.ts";
+import { hasErrors } from "../../../lib/validation/rules.ts";
+import { confirmUser } from "../api/confirm-user.ts";
+import { resendConfirmationEmail } from "../api/resend-confirmation-email.ts";
+import { emailErrors } from "./form-rules.ts";
+import { PasswordSignInForm } from "./sign-in-forms.tsx";
+
+type State = { step: "confirming" } | { step: "confirmed" } | { step: "failed"; error: unknown };
+
+// A link is used once: a second render of the page (or React's development double effects) must
+// not send it twice, or the second answer would say "already used".
+const confirmations = new Map<string, Promise<void>>();
+
+function confirmOnce(token: string, tokenId: string): Promise<void> {
+  let confirmation = confirmations.get(tokenId);
+  if (!confirmation) {
+    confirmation = confirmUser({ token, tokenId });
+    confirmations.set(tokenId, confirmation);
+  }
+  return confirmation;
+}
+
+function NewLinkForm({ defaultEmail }: { defaultEmail: string }) {
+  const [email, setEmail] = useState(defaultEmail);
+  const [errors, setErrors] = useState<ReturnType<typeof emailErrors>>({});
+  const [sentTo, setSentTo] = useState<string | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  const action = useAsyncAction(resendConfirmationEmail);
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const found = emailErrors({ email });
+    setErrors(found);
+    if (hasErrors(found)) return focusFirstError(form.current, found);
+    setSentTo(null);
+    const result = await action.run(email.trim());
+    if (result.ok) setSentTo(email.trim());
+  }
+  return (
+    <section aria-labelledby="new-link" className="card">
+      <h2 id="new-link">Get a new confirmation link</h2>
+      <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
+        <ErrorMessage>{action.error ? errorMessage(action.error, "confirm") : null}</ErrorMessage>
+        <StatusMessage>{sentTo ? `We sent a new confirmation link to ${sentTo}.` : null}</StatusMessage>
+        <Field
+          label="E-mail address"
+          name="email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={setEmail}
+          error={errors.email}
+        />
+        <Button type="submit" busy={action.pending}>
+          Send a new confirmation e-mail
+        </Button>
+      </form>
+    </section>
+  );
+}
+
+/**
+ * What to do once the address is confirmed depends on who is signed in here. The tab where the
+ * user signed up (it holds the password) signs in by itself when told; this tab follows through
+ * the shared session. Otherwise the user signs in here.
+ */
+function AfterConfirmation() {
+  const session = useSession();
+  const [, navigate] = useLocation();
+  const signUpEmail = pendingCredentials.email("sign-up") ?? "";
+
+  if (session.status === "signed-in" && session.anonymous && pendingCredentials.email("upgrade")) {
+    return (
+      <p>
+        Return to your account page to finish adding this address to your guest account.{" "}
+        <Link href="/account">Finish on the account page</Link>
+      </p>
+    );
+  }
+  if (session.status === "signed-in" && !session.anonymous) {
+    return (
+      <p>
+        You are signed in{session.email ? ` as ${session.email}` : ""}. <Link href="/notes">Go to your notes</Link>
+      </p>
+    );
+  }
+  return (
+    <section aria-labelledby="sign-in-to-continue" className="card">
+      <h2 id="sign-in-to-continue">Sign in to continue</h2>
+      <PasswordSignInForm
+        defaultEmail={signUpEmail}
+        onSignedIn={() => {
+          pendingCredentials.forget("sign-up");
+          navigate("/notes");
+        }}
+      />
+    </section>
+  );
+}
+
+/** The page the confirmation e-mail links to: `/confirm?token=…&tokenId=…`. */
+export function ConfirmEmail() {
+  const params = new URLSearchParams(useSearch());
+  const token = params.get("token");
+  const tokenId = params.get("tokenId");
+  const [state, setState] = useState<State>({ step: "confirming" });
+
+  useEffect(() => {
+    if (!token || !tokenId) return;
+    let current = true;
+    confirmOnce(token, tokenId).then(
+      () => {
+        if (!current) return;
+        setState({ step: "confirmed" });
+        // The tab that holds the password (sign-up or upgrade) can now finish by itself.
+        broadcast({ type: "address-confirmed", email: pendingCredentials.email("sign-up") });
+      },
+      (error: unknown) => {
+        if (current) setState({ step: "failed", error });
+      },
+    );
+    return () => {
+      current = false;
+    };
+  }, [token, tokenId]);
+
+  const knownEmail = pendingCredentials.email("sign-up") ?? pendingCredentials.email("upgrade") ?? "";
+
+  if (!token || !tokenId) {
+    return (
+      <Page title="Confirm your e-mail address">
+        <ErrorMessage focus={false}>
+          This confirmation link is incomplete. Open the link from the e-mail again, or ask for a new one below.
+        </ErrorMessage>
+        <NewLinkForm defaultEmail={knownEmail} />
+      </Page>
+    );
+  }
+  if (state.step === "confirming") {
+    return (
+      <Page title="Confirm your e-mail address">
+        <Loading>Confirming your e-mail address…</Loading>
+      </Page>
+    );
+  }
+  if (state.step === "failed") {
+    const alreadyConfirmed =
+      state.error instanceof AppServicesRequestError && state.error.code === "UserAlreadyConfirmed";
+    return (
+      <Page title={alreadyConfirmed ? "Your e-mail address is confirmed" : "This link did not work"}>
+        {alreadyConfirmed ? (
+          <>
+            <p>Your e-mail address was already confirmed.</p>
+            <AfterConfirmation />
+          </>
+        ) : (
+          <>
+            <ErrorMessage focus={false}>{errorMessage(state.error, "confirm")}</ErrorMessage>
+            <NewLinkForm defaultEmail={knownEmail} />
+          </>
+        )}
+      </Page>
+    );
+  }
+  return (
+    <Page title="Your e-mail address is confirmed">
+      <StatusMessage>Thank you! Your e-mail address is confirmed.</StatusMessage>
+      <AfterConfirmation />
+    </Page>
+  );
+}

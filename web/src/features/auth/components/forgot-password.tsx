@@ -1,0 +1,178 @@
+import { type FormEvent, useRef, useState } from "react";
+import { Link } from "wouter";
+import { Button } from "../../../components/button.tsx";
+import { Field } from "../../../components/field.tsx";
+import { focusFirstError } from "../../../components/focus-first-error.ts";
+import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
+import { errorMessage } from "../../../lib/errors/error-message.ts";
+import { AppServicesRequestError } from "../../../lib/errors/service-errors.ts";
+import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
+import { hasErrors, passwordMaxLength, passwordMinLength } from "../../../lib/validation/rules.ts";
+import { callResetPasswordFunction } from "../api/call-reset-password-function.ts";
+import { sendResetPasswordEmail } from "../api/send-reset-password-email.ts";
+import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
+import { emailErrors, resetWithAnswerErrors } from "./form-rules.ts";
+
+type Mode = "email" | "answer";
+
+function ResetLinkForm({ onUseAnswer }: { onUseAnswer: (notice?: string) => void }) {
+  const [email, setEmail] = useState("");
+  const [errors, setErrors] = useState<ReturnType<typeof emailErrors>>({});
+  const [sentTo, setSentTo] = useState<string | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  const action = useAsyncAction(sendResetPasswordEmail);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const found = emailErrors({ email });
+    setErrors(found);
+    if (hasErrors(found)) return focusFirstError(form.current, found);
+    setSentTo(null);
+    const result = await action.run(email.trim());
+    if (result.ok) setSentTo(email.trim());
+    else if (result.error instanceof AppServicesRequestError && result.error.serviceMessage.includes("via function")) {
+      onUseAnswer(errorMessage(result.error, "reset"));
+    }
+  }
+
+  return (
+    <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
+      <ErrorMessage>{action.error ? errorMessage(action.error, "reset") : null}</ErrorMessage>
+      <StatusMessage>
+        {sentTo ? `We sent a password reset link to ${sentTo}. It is valid for 30 minutes.` : null}
+      </StatusMessage>
+      <Field
+        label="E-mail address"
+        name="email"
+        type="email"
+        autoComplete="email"
+        required
+        value={email}
+        onChange={setEmail}
+        error={errors.email}
+      />
+      <div className="actions">
+        <Button type="submit" busy={action.pending}>
+          Send reset link
+        </Button>
+        <Button variant="link" onClick={() => onUseAnswer()}>
+          Use a security answer instead
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+type AnswerOutcome = "signed-in" | "pending";
+
+/**
+ * The reset function's reply is the same whether it changed the password or left the reset
+ * waiting for approval; signing in with the new password tells which (and saves a step).
+ */
+async function resetWithAnswer(email: string, password: string, answer: string): Promise<AnswerOutcome> {
+  await callResetPasswordFunction({ email, password, arguments: [answer] });
+  try {
+    await signIn({ provider: "local-userpass", username: email, password });
+    return "signed-in";
+  } catch (error) {
+    if (isNotConfirmedYet(error)) return "pending";
+    throw error;
+  }
+}
+
+function SecurityAnswerForm({ onUseEmail, notice }: { onUseEmail: () => void; notice: string | null }) {
+  const [values, setValues] = useState({ email: "", password: "", answer: "" });
+  const [errors, setErrors] = useState<ReturnType<typeof resetWithAnswerErrors>>({});
+  const [outcome, setOutcome] = useState<AnswerOutcome | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  const action = useAsyncAction(resetWithAnswer);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const found = resetWithAnswerErrors(values);
+    setErrors(found);
+    if (hasErrors(found)) return focusFirstError(form.current, found);
+    setOutcome(null);
+    const result = await action.run(values.email.trim(), values.password, values.answer.trim());
+    if (result.ok) setOutcome(result.value);
+  }
+
+  if (outcome === "signed-in") {
+    return (
+      <StatusMessage>
+        Your password has been changed and you are signed in. <Link href="/notes">Go to your notes</Link>
+      </StatusMessage>
+    );
+  }
+  return (
+    <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
+      <ErrorMessage>{action.error ? errorMessage(action.error, "reset") : notice}</ErrorMessage>
+      <StatusMessage>
+        {outcome === "pending"
+          ? "Your request is waiting for approval. Once it is approved, sign in with your new password."
+          : null}
+      </StatusMessage>
+      <Field
+        label="E-mail address"
+        name="email"
+        type="email"
+        autoComplete="username"
+        required
+        value={values.email}
+        onChange={(email) => setValues((v) => ({ ...v, email }))}
+        error={errors.email}
+      />
+      <Field
+        label="New password"
+        name="password"
+        type="password"
+        autoComplete="new-password"
+        required
+        hint={`Between ${passwordMinLength} and ${passwordMaxLength} characters.`}
+        value={values.password}
+        onChange={(password) => setValues((v) => ({ ...v, password }))}
+        error={errors.password}
+      />
+      <Field
+        label="Security answer"
+        name="answer"
+        autoComplete="off"
+        required
+        hint="The answer to the security question you chose."
+        value={values.answer}
+        onChange={(answer) => setValues((v) => ({ ...v, answer }))}
+        error={errors.answer}
+      />
+      <div className="actions">
+        <Button type="submit" busy={action.pending}>
+          Reset password
+        </Button>
+        <Button variant="link" onClick={onUseEmail}>
+          Get a reset link by e-mail instead
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+/** Forgot password: a reset link by e-mail, or (apps with a reset function) a security answer. */
+export function ForgotPassword() {
+  const [mode, setMode] = useState<Mode>("email");
+  const [notice, setNotice] = useState<string | null>(null);
+  return mode === "email" ? (
+    <ResetLinkForm
+      onUseAnswer={(why) => {
+        setNotice(why ?? null);
+        setMode("answer");
+      }}
+    />
+  ) : (
+    <SecurityAnswerForm
+      notice={notice}
+      onUseEmail={() => {
+        setNotice(null);
+        setMode("email");
+      }}
+    />
+  );
+}

@@ -1,0 +1,181 @@
+import { type FormEvent, useRef, useState } from "react";
+import { Link, useLocation } from "wouter";
+import { Button } from "../../../components/button.tsx";
+import { Field } from "../../../components/field.tsx";
+import { focusFirstError } from "../../../components/focus-first-error.ts";
+import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
+import { errorMessage } from "../../../lib/errors/error-message.ts";
+import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
+import type { SignOutReason } from "../../../lib/session/session-store.ts";
+import { useSession } from "../../../lib/session/use-session.ts";
+import { hasErrors } from "../../../lib/validation/rules.ts";
+import { signIn } from "../hooks/session-actions.ts";
+import { useNextLocation } from "../hooks/use-next-location.ts";
+import { apiKeySignInErrors, signInErrors } from "./form-rules.ts";
+
+interface PasswordSignInFormProps {
+  defaultEmail?: string;
+  /** Called after signing in; by default the app goes to the page the user came for. */
+  onSignedIn?: () => void;
+  submitLabel?: string;
+}
+
+export function PasswordSignInForm({
+  defaultEmail = "",
+  onSignedIn,
+  submitLabel = "Sign in",
+}: PasswordSignInFormProps) {
+  const [values, setValues] = useState({ email: defaultEmail, password: "" });
+  const [errors, setErrors] = useState<ReturnType<typeof signInErrors>>({});
+  const form = useRef<HTMLFormElement>(null);
+  const next = useNextLocation();
+  const [, navigate] = useLocation();
+  const action = useAsyncAction(signIn);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const found = signInErrors(values);
+    setErrors(found);
+    if (hasErrors(found)) return focusFirstError(form.current, found);
+    const result = await action.run({
+      provider: "local-userpass",
+      username: values.email.trim(),
+      password: values.password,
+    });
+    if (result.ok) (onSignedIn ?? (() => navigate(next)))();
+  }
+
+  return (
+    <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
+      <ErrorMessage>{action.error ? errorMessage(action.error, "sign-in") : null}</ErrorMessage>
+      <Field
+        label="E-mail address"
+        name="email"
+        type="email"
+        autoComplete="username"
+        required
+        value={values.email}
+        onChange={(email) => setValues((v) => ({ ...v, email }))}
+        error={errors.email}
+      />
+      <Field
+        label="Password"
+        name="password"
+        type="password"
+        autoComplete="current-password"
+        required
+        value={values.password}
+        onChange={(password) => setValues((v) => ({ ...v, password }))}
+        error={errors.password}
+      />
+      <div className="actions">
+        <Button type="submit" busy={action.pending}>
+          {submitLabel}
+        </Button>
+        <Link href="/forgot-password">Forgot your password?</Link>
+      </div>
+    </form>
+  );
+}
+
+function ApiKeySignInForm() {
+  const [key, setKey] = useState("");
+  const [errors, setErrors] = useState<ReturnType<typeof apiKeySignInErrors>>({});
+  const form = useRef<HTMLFormElement>(null);
+  const next = useNextLocation();
+  const [, navigate] = useLocation();
+  const action = useAsyncAction(signIn);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const found = apiKeySignInErrors({ key });
+    setErrors(found);
+    if (hasErrors(found)) return focusFirstError(form.current, found);
+    const result = await action.run({ provider: "api-key", key: key.trim() });
+    if (result.ok) navigate(next);
+  }
+
+  return (
+    <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
+      <ErrorMessage>{action.error ? errorMessage(action.error, "api-key-sign-in") : null}</ErrorMessage>
+      <Field
+        label="API key"
+        name="key"
+        type="password"
+        autoComplete="off"
+        spellCheck={false}
+        required
+        hint="A key you created on the API keys page."
+        value={key}
+        onChange={setKey}
+        error={errors.key}
+      />
+      <div className="actions">
+        <Button type="submit" busy={action.pending}>
+          Sign in with API key
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+function AnonymousSignIn() {
+  const next = useNextLocation();
+  const [, navigate] = useLocation();
+  const action = useAsyncAction(signIn);
+  return (
+    <div>
+      <ErrorMessage>{action.error ? errorMessage(action.error) : null}</ErrorMessage>
+      <Button
+        variant="secondary"
+        busy={action.pending}
+        onClick={async () => {
+          const result = await action.run({ provider: "anon-user" });
+          if (result.ok) navigate(next);
+        }}
+      >
+        Continue without an account
+      </Button>
+    </div>
+  );
+}
+
+const reasons: Record<SignOutReason, string> = {
+  "signed-out": "You have signed out.",
+  expired: "Your session has ended. Please sign in again.",
+  deleted: "Your account has been deleted.",
+  "other-tab": "You were signed out in another tab.",
+};
+
+/** The sign-in page's three ways in. */
+export function SignInOptions() {
+  const session = useSession();
+  const reason = session.status === "signed-out" && session.reason ? reasons[session.reason] : null;
+  return (
+    <>
+      <StatusMessage>{reason}</StatusMessage>
+      {session.status === "signed-in" && session.anonymous ? (
+        <p className="message message-info">
+          You are using a guest account. Signing in with another account leaves it; to keep its notes,{" "}
+          <Link href="/account">add an e-mail address and password</Link> instead.
+        </p>
+      ) : null}
+      <section className="card">
+        <h2>With your e-mail address and password</h2>
+        <PasswordSignInForm />
+        <p>
+          New here? <Link href="/sign-up">Create an account</Link>
+        </p>
+      </section>
+      <section className="card">
+        <h2>With an API key</h2>
+        <ApiKeySignInForm />
+      </section>
+      <section className="card">
+        <h2>Without an account</h2>
+        <p>Try Notes as a guest. You can add an e-mail address and password later to keep your notes.</p>
+        <AnonymousSignIn />
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,93 @@
+import { type FormEvent, useRef, useState } from "react";
+import { Link, useLocation } from "wouter";
+import { Button } from "../../../components/button.tsx";
+import { Field } from "../../../components/field.tsx";
+import { focusFirstError } from "../../../components/focus-first-error.ts";
+import { ErrorMessage } from "../../../components/messages.tsx";
+import { errorMessage } from "../../../lib/errors/error-message.ts";
+import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
+import { pendingCredentials } from "../../../lib/pending-credentials.ts";
+import { hasErrors, passwordMaxLength, passwordMinLength } from "../../../lib/validation/rules.ts";
+import { registerUser } from "../api/register-user.ts";
+import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
+import { signUpErrors } from "./form-rules.ts";
+
+type Outcome = "signed-in" | "pending";
+
+/**
+ * Registers the address, then tries to sign in straight away: that works when the app confirms
+ * addresses automatically or its confirmation function approves at once. Otherwise the address
+ * waits for its confirmation link (or for approval) on the "check your inbox" page.
+ */
+async function signUp(email: string, password: string): Promise<Outcome> {
+  await registerUser({ email, password });
+  pendingCredentials.remember({ email, password, purpose: "sign-up" });
+  try {
+    await signIn({ provider: "local-userpass", username: email, password });
+  } catch (error) {
+    if (isNotConfirmedYet(error)) return "pending";
+    throw error;
+  }
+  pendingCredentials.forget("sign-up");
+  return "signed-in";
+}
+
+export function SignUpForm() {
+  const [values, setValues] = useState({ email: "", password: "", repeat: "" });
+  const [errors, setErrors] = useState<ReturnType<typeof signUpErrors>>({});
+  const form = useRef<HTMLFormElement>(null);
+  const [, navigate] = useLocation();
+  const action = useAsyncAction(signUp);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const found = signUpErrors(values);
+    setErrors(found);
+    if (hasErrors(found)) return focusFirstError(form.current, found);
+    const result = await action.run(values.email.trim(), values.password);
+    if (result.ok) navigate(result.value === "signed-in" ? "/notes" : "/check-inbox");
+  }
+
+  return (
+    <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
+      <ErrorMessage>{action.error ? errorMessage(action.error) : null}</ErrorMessage>
+      <Field
+        label="E-mail address"
+        name="email"
+        type="email"
+        autoComplete="email"
+        required
+        value={values.email}
+        onChange={(email) => setValues((v) => ({ ...v, email }))}
+        error={errors.email}
+      />
+      <Field
+        label="Password"
+        name="password"
+        type="password"
+        autoComplete="new-password"
+        required
+        hint={`Between ${passwordMinLength} and ${passwordMaxLength} characters.`}
+        value={values.password}
+        onChange={(password) => setValues((v) => ({ ...v, password }))}
+        error={errors.password}
+      />
+      <Field
+        label="Repeat the password"
+        name="repeat"
+        type="password"
+        autoComplete="new-password"
+        required
+        value={values.repeat}
+        onChange={(repeat) => setValues((v) => ({ ...v, repeat }))}
+        error={errors.repeat}
+      />
+      <div className="actions">
+        <Button type="submit" busy={action.pending}>
+          Create account
+        </Button>
+        <Link href="/sign-in">I already have an account</Link>
+      </div>
+    </form>
+  );
+}

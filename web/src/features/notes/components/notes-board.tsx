@@ -1,0 +1,182 @@
+import { useCallback, useEffect, useRef, useState } from "react";
+import { Button } from "../../../components/button.tsx";
+import { ConfirmDialog } from "../../../components/dialog.tsx";
+import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
+import { Loading } from "../../../components/page.tsx";
+import { errorMessage } from "../../../lib/errors/error-message.ts";
+import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
+import { useResource } from "../../../lib/hooks/use-resource.ts";
+import { useSession } from "../../../lib/session/use-session.ts";
+import { deleteNote } from "../api/delete-note.ts";
+import { getNoteStats } from "../api/get-note-stats.ts";
+import { insertNote, type NoteDraft, prepareNote } from "../api/insert-note.ts";
+import type { Note } from "../api/notes-ejson.ts";
+import { NoteGoneError, updateNote } from "../api/update-note.ts";
+import { changedNoteId, describeChange, needsReload } from "../hooks/apply-change.ts";
+import { useNotes } from "../hooks/use-notes.ts";
+import { type LiveStatus, useNotesChangeStream } from "../hooks/use-notes-change-stream.ts";
+import { EmailNoteDialog } from "./email-note-dialog.tsx";
+import { NoteForm } from "./note-form.tsx";
+import { NoteItem } from "./note-item.tsx";
+import { NoteStatsSummary } from "./note-stats.tsx";
+
+const liveText: Record<LiveStatus, string> = {
+  connecting: "Connecting live updates…",
+  live: "Live updates are on: changes made elsewhere appear here.",
+  reconnecting: "Live updates are paused. Reconnecting…",
+};
+
+const noteErrorMessage = (error: unknown) => (error instanceof NoteGoneError ? error.message : errorMessage(error));
+
+function Board({ userId, email }: { userId: string; email: string | null }) {
+  const notes = useNotes(userId);
+  const stats = useResource((signal) => getNoteStats(signal), [userId]);
+  const [announcement, setAnnouncement] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState<Note | null>(null);
+  const [emailing, setEmailing] = useState<Note | null>(null);
+  // Notes changed from this tab: their stream events are not announced as changes "elsewhere".
+  const own = useRef(new Set<string>());
+  const statsTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+
+  const refreshStats = useCallback(() => {
+    clearTimeout(statsTimer.current);
+    // Several changes in a row ask for the figures once.
+    statsTimer.current = setTimeout(stats.reload, 300);
+  }, [stats.reload]);
+  useEffect(() => () => clearTimeout(statsTimer.current), []);
+
+  const live = useNotesChangeStream({
+    onChange: (event) => {
+      refreshStats();
+      if (needsReload(event)) {
+        notes.reload();
+        return;
+      }
+      notes.applyEvent(event);
+      const id = changedNoteId(event);
+      if (id !== null && own.current.delete(id)) return;
+      setAnnouncement(describeChange(event));
+    },
+    onResync: () => {
+      notes.reload();
+      stats.reload();
+    },
+  });
+
+  const create = useAsyncAction(async (draft: NoteDraft) => {
+    const { note, document } = prepareNote(userId, draft);
+    own.current.add(note.id);
+    await insertNote(document);
+    notes.put(note);
+    refreshStats();
+    setAnnouncement(`The note “${note.title}” has been added.`);
+  });
+
+  const save = useCallback(
+    async (note: Note, draft: NoteDraft): Promise<string | null> => {
+      own.current.add(note.id);
+      try {
+        notes.put(await updateNote(note, draft));
+        refreshStats();
+        setAnnouncement(`The note “${draft.title}” has been saved.`);
+        return null;
+      } catch (error) {
+        if (error instanceof NoteGoneError) notes.remove(note.id);
+        return noteErrorMessage(error);
+      }
+    },
+    [notes.put, notes.remove, refreshStats],
+  );
+
+  const remove = useAsyncAction(async (note: Note) => {
+    own.current.add(note.id);
+    await deleteNote(note);
+    notes.remove(note.id);
+    refreshStats();
+    setAnnouncement(`The note “${note.title || "Untitled note"}” has been deleted.`);
+  });
+
+  return (
+    <>
+      <StatusMessage>{announcement}</StatusMessage>
+      <section aria-labelledby="overview-heading" className="card">
+        <h2 id="overview-heading">Overview</h2>
+        {stats.state === "error" ? <ErrorMessage focus={false}>{errorMessage(stats.error)}</ErrorMessage> : null}
+        <NoteStatsSummary stats={stats.data} />
+        <p className={`live-status live-${live}`}>{liveText[live]}</p>
+      </section>
+
+      <section aria-labelledby="new-note-heading" className="card">
+        <h2 id="new-note-heading">New note</h2>
+        <NoteForm
+          submitLabel="Add note"
+          busy={create.pending}
+          resetOnSave
+          onSubmit={async (draft) => (await create.run(draft)).ok}
+        >
+          <ErrorMessage>{create.error ? noteErrorMessage(create.error) : null}</ErrorMessage>
+        </NoteForm>
+      </section>
+
+      <section aria-labelledby="all-notes-heading" className="card">
+        <h2 id="all-notes-heading">All notes</h2>
+        {notes.status === "error" ? (
+          <div>
+            <ErrorMessage focus={false}>{errorMessage(notes.error)}</ErrorMessage>
+            <Button variant="secondary" onClick={notes.reload}>
+              Try again
+            </Button>
+          </div>
+        ) : null}
+        {notes.status === "loading" && notes.notes.length === 0 ? (
+          <Loading>Loading your notes…</Loading>
+        ) : notes.status !== "error" && notes.notes.length === 0 ? (
+          <p>You have no notes yet. Write your first one above.</p>
+        ) : (
+          <ul className="note-list">
+            {notes.notes.map((note) => (
+              <li key={note.id}>
+                <NoteItem note={note} onSave={save} onDelete={setDeleting} onEmail={setEmailing} />
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete “${deleting?.title || "Untitled note"}”?`}
+        confirmLabel="Delete note"
+        busy={remove.pending}
+        error={remove.error ? noteErrorMessage(remove.error) : null}
+        onCancel={() => {
+          remove.reset();
+          setDeleting(null);
+        }}
+        onConfirm={async () => {
+          if (!deleting) return;
+          if ((await remove.run(deleting)).ok) setDeleting(null);
+        }}
+      >
+        <p>The note will be deleted everywhere. This cannot be undone.</p>
+      </ConfirmDialog>
+
+      <EmailNoteDialog
+        note={emailing}
+        defaultReplyTo={email ?? ""}
+        onClose={() => setEmailing(null)}
+        onSent={(to) => {
+          setAnnouncement(`The note “${emailing?.title ?? ""}” has been sent to ${to}.`);
+          setEmailing(null);
+        }}
+      />
+    </>
+  );
+}
+
+/** The notes page: figures, a new-note form and the list, kept live by the change stream. */
+export function NotesBoard() {
+  const session = useSession();
+  if (session.status !== "signed-in") return null;
+  return <Board key={session.userId} userId={session.userId} email={session.email} />;
+}
