@@ -3,7 +3,7 @@
  * instance serving App Services, EmailJS, the control API and the inspector. Plugins in layers:
  * parsing and validation, CORS, then the route plugins, explicitly listed.
  */
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type RouteOptions } from "fastify";
 import { appServicesPlugin } from "./app-services/plugin.ts";
 import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
@@ -11,8 +11,8 @@ import { emailJsPlugin } from "./emailjs/plugin.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
 import { registerJsonParser } from "./http/json-body.ts";
-import { inspectorPlugin } from "./inspector/plugin.ts";
 import { registerValidation } from "./http/validation.ts";
+import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./state/emulator.ts";
 
 /** The hosted service accepts requests up to 18 MB. */
@@ -21,10 +21,12 @@ export const bodyLimit = 18 * 1024 * 1024;
 export interface BuildOptions extends Partial<EmulatorOptions> {
   /** Reuse an emulator (state) instead of making a new one. */
   emulator?: Emulator;
+  /** Sees every route as it is registered (the route table, e.g. for the contract test). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
-  const { emulator: given, ...overrides } = options;
+  const { emulator: given, onRoute, ...overrides } = options;
   const emulator = given ?? new Emulator({ ...defaultOptions(), ...overrides });
   let requestCounter = 0;
   const app = Fastify({
@@ -35,6 +37,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     genReqId: () => `r-${(++requestCounter).toString(36)}`,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   });
+  if (onRoute) app.addHook("onRoute", onRoute);
   app.decorate("emulator", emulator);
   app.decorateRequest("appRuntime", null);
   app.decorateRequest("caller", null);

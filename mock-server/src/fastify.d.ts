@@ -1,5 +1,5 @@
-import type { Area } from "./errors/catalogue.ts";
 import type { AuthMode, Caller } from "./app-services/auth-context.ts";
+import type { Area } from "./errors/catalogue.ts";
 import type { AppRuntime } from "./state/app-runtime.ts";
 import type { Emulator } from "./state/emulator.ts";
 

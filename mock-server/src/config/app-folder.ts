@@ -124,7 +124,8 @@ export function loadAppFolder(dir: string): AppFolder {
         const signingKeyName = Array.isArray(asObject(raw.secret_config).signingKeys)
           ? asString((asObject(raw.secret_config).signingKeys as unknown[])[0])
           : undefined;
-        const signingKey = asString(settings.signingKey) ?? (signingKeyName ? asString(secrets[signingKeyName]) : undefined);
+        const signingKey =
+          asString(settings.signingKey) ?? (signingKeyName ? asString(secrets[signingKeyName]) : undefined);
         const metadata = Array.isArray(raw.metadata_fields) ? raw.metadata_fields.map(asObject) : [];
         config.providers["custom-token"] = {
           enabled,
@@ -168,7 +169,9 @@ export function loadAppFolder(dir: string): AppFolder {
   const valuesDir = join(dir, "values");
   if (existsSync(valuesDir)) {
     config.values = {};
-    for (const file of readdirSync(valuesDir).filter((f) => f.endsWith(".json")).sort()) {
+    for (const file of readdirSync(valuesDir)
+      .filter((f) => f.endsWith(".json"))
+      .sort()) {
       const value = asObject(readJson(join(valuesDir, file)));
       const valueName = asString(value.name);
       if (!valueName) continue;

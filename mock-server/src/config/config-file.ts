@@ -13,7 +13,8 @@ import { loadAppFolder } from "./app-folder.ts";
 
 export type EmulatorConfigFile = ControlSchemas["EmulatorConfigFile"];
 
-const schema = (documents["mock-control"].components as { schemas: Record<string, object> }).schemas.EmulatorConfigFile!;
+const schema = (documents["mock-control"].components as { schemas: Record<string, object> }).schemas
+  .EmulatorConfigFile!;
 
 export function validateConfigFile(value: unknown, source: string): EmulatorConfigFile {
   const validate = new Ajv2020({ strict: false, allErrors: true }).compile(schema);

@@ -5,6 +5,11 @@ import { appOf, defineControlRoute } from "./route.ts";
 export default defineControlRoute("advanceClock", async (request) => {
   const app = appOf(request);
   app.clock.advance(request.body.advanceBy * 1000);
-  request.server.emulator.events.emit({ type: "clock", appId: app.appId, action: "advanced", detail: { offsetMs: app.clock.offsetMs } });
+  request.server.emulator.events.emit({
+    type: "clock",
+    appId: app.appId,
+    action: "advanced",
+    detail: { offsetMs: app.clock.offsetMs },
+  });
   return clockView(app.clock);
 });

@@ -1,10 +1,11 @@
-import { controlErrors } from "../errors/catalogue.ts";
 import { applyConfigFile } from "../config/config-file.ts";
+import { controlErrors } from "../errors/catalogue.ts";
 import { defineControlRoute } from "./route.ts";
 
 /** What `--config FILE` does at start, at run time (settings excepted). */
 export default defineControlRoute("applyConfig", async (request, reply) => {
-  if (request.body.settings !== undefined) throw controlErrors.validation("settings take effect only at start (--config)");
+  if (request.body.settings !== undefined)
+    throw controlErrors.validation("settings take effect only at start (--config)");
   try {
     const created = applyConfigFile(request.server.emulator, request.body, process.cwd());
     return reply.code(201).send(created);

@@ -5,7 +5,11 @@ import { defineControlRoute } from "./route.ts";
 export default defineControlRoute("createApp", async (request, reply) => {
   const { apps } = request.server.emulator;
   const body = request.body ?? {};
-  if (body.appId !== undefined && apps.has(body.appId)) throw controlErrors.conflict(`an app with id '${body.appId}' exists`);
-  const app = apps.create({ ...(body.appId ? { appId: body.appId } : {}), ...(body.config ? { overrides: body.config } : {}) });
+  if (body.appId !== undefined && apps.has(body.appId))
+    throw controlErrors.conflict(`an app with id '${body.appId}' exists`);
+  const app = apps.create({
+    ...(body.appId ? { appId: body.appId } : {}),
+    ...(body.config ? { overrides: body.config } : {}),
+  });
   return reply.code(201).send({ appId: app.appId });
 });

@@ -18,7 +18,14 @@ export default defineControlRoute("createUser", async (request, reply) => {
   }
   const passwordHash = await hash(emulator, password);
   const now = app.clock.now();
-  const account = { id: newObjectIdHex(), email, passwordHash, confirmed, userId: null as string | null, createdAt: now };
+  const account = {
+    id: newObjectIdHex(),
+    email,
+    passwordHash,
+    confirmed,
+    userId: null as string | null,
+    createdAt: now,
+  };
   if (!app.users.addAccount(account)) throw controlErrors.conflict(`the e-mail '${email}' is registered`);
   if (!confirmed) return reply.code(201).send(registrationView(account));
   const user = app.users.addUser({

@@ -3,6 +3,11 @@ import { appOf, defineControlRoute } from "./route.ts";
 export default defineControlRoute("dropCollection", async (request, reply) => {
   const app = appOf(request);
   app.data.drop(request.params.database, request.params.collection);
-  request.server.emulator.events.emit({ type: "data", appId: app.appId, action: "drop", detail: { ...request.params } });
+  request.server.emulator.events.emit({
+    type: "data",
+    appId: app.appId,
+    action: "drop",
+    detail: { ...request.params },
+  });
   return reply.code(204).send();
 });

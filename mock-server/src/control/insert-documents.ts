@@ -1,6 +1,6 @@
-import { AppServicesError, controlErrors } from "../errors/catalogue.ts";
 import { fromEJSON, toEJSON } from "../data/documents.ts";
 import { MongoService } from "../data/mongo-actions.ts";
+import { AppServicesError, controlErrors } from "../errors/catalogue.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 
 /** Seeds documents with system rights; change streams see the inserts like any other. */
@@ -14,13 +14,19 @@ export default defineControlRoute("insertDocuments", async (request, reply) => {
     throw controlErrors.validation(`invalid Extended JSON: ${(error as Error).message}`);
   }
   try {
-    const result = (await new MongoService(app, { kind: "system" }).run("insertMany", { database, collection, documents })) as {
+    const result = (await new MongoService(app, { kind: "system" }).run("insertMany", {
+      database,
+      collection,
+      documents,
+    })) as {
       insertedIds: unknown[];
     };
     return reply.code(201).send({ insertedIds: result.insertedIds.map((id) => toEJSON(id)) });
   } catch (error) {
     if (error instanceof AppServicesError) {
-      throw /^Duplicate key/.test(error.message) ? controlErrors.conflict(error.message) : controlErrors.validation(error.message);
+      throw /^Duplicate key/.test(error.message)
+        ? controlErrors.conflict(error.message)
+        : controlErrors.validation(error.message);
     }
     throw error;
   }

@@ -26,7 +26,8 @@ export async function controlPlugin(app: FastifyInstance): Promise<void> {
   app.addHook("onRequest", async (request) => {
     const origin = request.headers.origin;
     if (origin !== undefined && origin !== publicOrigin(request)) throw controlErrors.forbiddenOrigin(origin);
-    if (options.controlToken !== null && !tokenMatches(request, options.controlToken)) throw controlErrors.unauthorized();
+    if (options.controlToken !== null && !tokenMatches(request, options.controlToken))
+      throw controlErrors.unauthorized();
   });
 
   for (const route of routes as ControlRoute[]) {

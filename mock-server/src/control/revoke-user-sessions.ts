@@ -6,6 +6,11 @@ export default defineControlRoute("revokeUserSessions", async (request, reply) =
   const app = appOf(request);
   const { user } = findUser(app, request.params.userId);
   if (user) app.sessions.removeForUser(user.id);
-  request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "sessions-revoked", id: request.params.userId });
+  request.server.emulator.events.emit({
+    type: "user",
+    appId: app.appId,
+    action: "sessions-revoked",
+    id: request.params.userId,
+  });
   return reply.code(204).send();
 });

@@ -10,6 +10,11 @@ export default defineControlRoute("updateUser", async (request) => {
   if (!user) throw controlErrors.conflict("a registration without a user object cannot be disabled");
   user.disabled = request.body.disabled;
   if (user.disabled) app.sessions.removeForUser(user.id);
-  request.server.emulator.events.emit({ type: "user", appId: app.appId, action: user.disabled ? "disabled" : "enabled", id: user.id });
+  request.server.emulator.events.emit({
+    type: "user",
+    appId: app.appId,
+    action: user.disabled ? "disabled" : "enabled",
+    id: user.id,
+  });
   return userView(app, user);
 });

@@ -3,13 +3,35 @@
  * Decimal128…), read from and written as Extended JSON. Numbers are kept as JS numbers (EJSON's
  * relaxed reading), so MongoDB query semantics (mingo) compare them naturally.
  */
-import { EJSON, ObjectId } from "bson";
+import { Double, EJSON, Int32, Long, ObjectId } from "bson";
 
 export type Document = Record<string, unknown>;
 
-/** Canonical or relaxed Extended JSON (already JSON-parsed) to BSON-typed JS values. */
+/** Int32 and Double as JS numbers; Int64 too when it fits (2^53), else kept as a Long. */
+function numbersToJs(value: unknown): unknown {
+  if (value instanceof Int32 || value instanceof Double) return value.valueOf();
+  if (value instanceof Long)
+    return value.lessThanOrEqual(Number.MAX_SAFE_INTEGER) && value.greaterThanOrEqual(Number.MIN_SAFE_INTEGER)
+      ? value.toNumber()
+      : value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = numbersToJs(value[i]);
+    return value;
+  }
+  if (value !== null && typeof value === "object" && isPlain(value)) {
+    const record = value as Document;
+    for (const key of Object.keys(record)) record[key] = numbersToJs(record[key]);
+  }
+  return value;
+}
+
+/**
+ * Canonical or relaxed Extended JSON (already JSON-parsed) to BSON-typed JS values. Numbers become
+ * JS numbers (so MongoDB query semantics compare them naturally), except Int64 beyond 2^53, which
+ * stays an exact Long.
+ */
 export function fromEJSON(value: unknown): unknown {
-  return EJSON.deserialize(value as Document, { relaxed: true });
+  return numbersToJs(EJSON.deserialize(value as Document, { relaxed: false }));
 }
 
 /** BSON-typed JS values to canonical Extended JSON text (what the service answers). */

@@ -129,6 +129,8 @@ export const appServicesErrors = {
   functionExecution: (message: string) => as(400, message, "FunctionExecutionError"),
   // code in realm-core's list; status and message UNCONFIRMED
   executionTimeLimit: () => as(400, "execution time limit exceeded", "ExecutionTimeLimitExceeded"),
+  // code in realm-core's list; the service allows 350 MB per function run
+  executionMemoryLimit: () => as(400, "execution memory limit exceeded", "ExecutionMemoryLimitExceeded"),
   // [live messages; status and code UNCONFIRMED]
   mongo: (message: string) => as(400, message, "MongoDBError"),
   // [live message and code; status UNCONFIRMED]

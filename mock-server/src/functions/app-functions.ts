@@ -13,7 +13,10 @@ import type { AppRuntime } from "../state/app-runtime.ts";
 import type { Emulator } from "../state/emulator.ts";
 import type { StoredUser } from "../state/users.ts";
 import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
-import { ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
+import { ExecutionMemoryLimit, ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
+
+/** A worker idle this long is stopped (the app gets a new one on its next call). */
+const idleWorkerMs = 30_000;
 
 interface CallInfo {
   emulator: Emulator;
@@ -34,6 +37,7 @@ export interface RunOptions {
 
 export class AppFunctions implements SandboxHost {
   private sandbox: Sandbox | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
   private readonly inline = new Map<string, FunctionSource>();
   private readonly calls = new Map<number, CallInfo>();
 
@@ -62,6 +66,8 @@ export class AppFunctions implements SandboxHost {
   }
 
   private sandboxFor(): Sandbox {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     if (!this.sandbox?.usable) {
       const config = this.app.config;
       this.sandbox = new Sandbox(this, {
@@ -96,10 +102,23 @@ export class AppFunctions implements SandboxHost {
       return await result;
     } catch (error) {
       if (error instanceof ExecutionTimeout) throw errors.executionTimeLimit();
+      if (error instanceof ExecutionMemoryLimit) throw errors.executionMemoryLimit();
       throw errors.functionExecution((error as Error).message);
     } finally {
       this.calls.delete(callId);
+      if (sandbox.running === 0 && this.calls.size === 0) {
+        this.idleTimer = setTimeout(() => this.close(), idleWorkerMs);
+        this.idleTimer.unref();
+      }
     }
+  }
+
+  /** Stops the app's worker (it is started again on the next call). */
+  close(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    this.sandbox?.close();
+    this.sandbox = null;
   }
 
   /** Calls a function with canonical-EJSON arguments; answers its result as canonical EJSON text. */

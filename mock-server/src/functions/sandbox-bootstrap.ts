@@ -1,8 +1,9 @@
 /**
  * The code that runs inside each app's function context, after the BSON library. It is the only
  * bridge between user functions and the emulator: everything crosses it as text (JSON or Extended
- * JSON), so no object of the emulator's realm (whose constructors would lead to `process`) is ever
- * reachable from a function. `hostCall` stays in this closure, invisible to user code.
+ * JSON), so no object of the outer realm (whose constructors would lead to `process`) is ever
+ * reachable from a function. `hostCall` stays in this closure, invisible to user code; the bridge
+ * (`define`, `dispatch`) is returned to the worker, not put in the context's globals.
  */
 export const bootstrapSource = String.raw`(function (hostCall, appText) {
   "use strict";
@@ -197,14 +198,20 @@ export const bootstrapSource = String.raw`(function (hostCall, appText) {
     }
   }
 
-  const define = (name, value) =>
-    Object.defineProperty(globalThis, name, { value, writable: false, configurable: false, enumerable: false });
-  define("__define", (key, factory) => { factories.set(key, factory); });
-  define("__dispatch", dispatch);
-  define("EJSON", EJSON);
+  // EJSON is a global of App Services functions; BSON already is (the library's own global).
+  Object.defineProperty(globalThis, "EJSON", { value: EJSON, writable: false, configurable: false, enumerable: false });
+  return Object.freeze({
+    define(key, factory) {
+      factories.set(key, factory);
+    },
+    dispatch,
+  });
 })`;
 
-/** Wraps a function's source (`exports = function (…) {…}`) into a per-call factory. */
+/**
+ * Wraps a function's source (`exports = function (…) {…}`) into a per-call factory: evaluated in
+ * the context, the script's value is the factory.
+ */
 export function definitionSource(source: string): string {
-  return `__define(__msg, function (exports, module, context, console) {\n${source}\n;\nreturn module.exports !== undefined ? module.exports : exports;\n});`;
+  return `(function (exports, module, context, console) {\n${source}\n;\nreturn module.exports !== undefined ? module.exports : exports;\n})`;
 }

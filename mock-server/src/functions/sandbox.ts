@@ -1,28 +1,27 @@
 /**
- * One app's function context: a `node:vm` context holding the BSON library and the bridge. User
- * code runs only through `runInContext` with a deadline, and the context has its own microtask
- * queue (`microtaskMode: "afterEvaluate"`), so neither a busy loop nor an endless promise chain can
- * hold the emulator: the run is cut off at the deadline and the context is discarded. No string
- * evaluation (`eval`, `Function`) inside; no `require`, `process` or file system.
+ * One app's function runner on the emulator's side: a worker thread holding the app's `node:vm`
+ * context (see function-worker.ts and sandbox-bootstrap.ts). Calls cross as text; the worker never
+ * blocks the emulator. At a call's deadline the call fails; if the worker does not answer a ping
+ * at once it is stuck (a busy loop, an endless promise chain) and is terminated, failing its other
+ * calls too, and the app gets a fresh worker on its next call. Memory is capped like the service's
+ * 350 MB per function run.
  */
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import vm from "node:vm";
+import { Worker } from "node:worker_threads";
 import type { FunctionSource } from "./function-folder.ts";
+import { workerSource } from "./function-worker.ts";
 import { bootstrapSource, definitionSource } from "./sandbox-bootstrap.ts";
 
 const require = createRequire(import.meta.url);
 // The browser build of the BSON library (an IIFE defining `BSON`), beside the package's main file.
-const bsonBundle = new vm.Script(readFileSync(join(dirname(require.resolve("bson")), "bson.bundle.js"), "utf8"), {
-  filename: "bson.bundle.js",
-});
-const bootstrapScript = new vm.Script(bootstrapSource, { filename: "functions-bridge.js" });
-const dispatchScript = new vm.Script("__dispatch(__msg)", { filename: "functions-dispatch.js" });
-/** Compiled definitions, per loaded source (a reloaded file is a new FunctionSource). */
-const definitions = new WeakMap<FunctionSource, vm.Script>();
+const bsonBundlePath = join(dirname(require.resolve("bson")), "bson.bundle.js");
+
+/** How long a worker may take to answer a ping before it counts as stuck. */
+const pingGraceMs = 250;
 
 export class ExecutionTimeout extends Error {}
+export class ExecutionMemoryLimit extends Error {}
 
 /** What the emulator offers functions (everything as text). */
 export interface SandboxHost {
@@ -44,118 +43,139 @@ export interface SandboxAppInfo {
   environment: { tag: string; values: Record<string, unknown> };
 }
 
+type WorkerKind = "done" | "error" | "log" | "mongo" | "execute" | "pong";
+
 let nextCallId = 1;
 
 export class Sandbox {
-  private readonly context: vm.Context;
+  private readonly worker: Worker;
   private readonly calls = new Map<number, RunningCall>();
   private readonly defined = new Set<string>();
-  private poisoned = false;
+  private ended = false;
+  /** No new calls: a call of this worker ran past its deadline, so it may be stuck. */
+  private retired = false;
+  private pingTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly host: SandboxHost,
     info: SandboxAppInfo,
+    memoryLimitMb = 350,
   ) {
-    // A prototype-less global: `this.constructor` inside leads to the context's own (harmless) Object.
-    this.context = vm.createContext(Object.create(null), {
-      name: `functions:${info.app.clientAppId}`,
-      codeGeneration: { strings: false, wasm: false },
-      microtaskMode: "afterEvaluate",
+    this.worker = new Worker(workerSource, {
+      eval: true,
+      workerData: {
+        name: `functions:${info.app.clientAppId}`,
+        bsonBundlePath,
+        bootstrapSource,
+        appText: JSON.stringify(info),
+      },
+      resourceLimits: { maxOldGenerationSizeMb: memoryLimitMb },
+      stdout: true,
+      stderr: true,
     });
-    bsonBundle.runInContext(this.context, { timeout: 5000 });
-    const bootstrap = bootstrapScript.runInContext(this.context, { timeout: 5000 }) as (
-      hostCall: (kind: string, callId: number, pendingId: number, text: string) => void,
-      appText: string,
-    ) => void;
-    bootstrap(this.hostCall, JSON.stringify(info));
+    this.worker.unref();
+    this.worker.on("message", (message: string) => {
+      // "kind\0callId\0pendingId\0text" (see function-worker.ts)
+      const a = message.indexOf("\u0000");
+      const b = message.indexOf("\u0000", a + 1);
+      const c = message.indexOf("\u0000", b + 1);
+      this.onMessage(
+        message.slice(0, a) as WorkerKind,
+        Number(message.slice(a + 1, b)),
+        Number(message.slice(b + 1, c)),
+        message.slice(c + 1),
+      );
+    });
+    this.worker.on("error", (error: Error & { code?: string }) => {
+      this.end(
+        error.code === "ERR_WORKER_OUT_OF_MEMORY"
+          ? new ExecutionMemoryLimit("execution memory limit exceeded")
+          : new Error(error.message),
+      );
+    });
+    this.worker.on("exit", () => this.end(new ExecutionTimeout("execution time limit exceeded")));
   }
 
   get usable(): boolean {
-    return !this.poisoned;
+    return !this.ended && !this.retired;
   }
 
   get running(): number {
     return this.calls.size;
   }
 
-  /**
-   * Runs a function: `argsText` and the result are canonical Extended JSON text.
-   * Rejects with the function's error text, or ExecutionTimeout past the deadline.
-   */
+  /** Runs a function: `argsText` and the result are canonical Extended JSON text. */
   run(options: { fn: FunctionSource; argsText: string; callText: string; deadline: number }): {
     callId: number;
     result: Promise<string>;
   } {
     const callId = nextCallId++;
     const result = new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () => this.settle(callId, new ExecutionTimeout("execution time limit exceeded")),
-        Math.max(1, options.deadline - Date.now()),
-      );
-      timer.unref?.();
+      const timer = setTimeout(() => this.expire(callId), Math.max(1, options.deadline - Date.now()));
       this.calls.set(callId, { resolve, reject, deadline: options.deadline, timer });
     });
     const { fn } = options;
-    try {
-      if (!this.defined.has(fn.version)) {
-        let script = definitions.get(fn);
-        if (!script) {
-          script = new vm.Script(definitionSource(fn.source), { filename: `functions/${fn.name}.js`, lineOffset: -1 });
-          definitions.set(fn, script);
-        }
-        this.send(script, fn.version);
-        this.defined.add(fn.version);
-      }
-      this.send(
-        dispatchScript,
-        JSON.stringify({
-          type: "run",
-          callId,
-          key: fn.version,
-          name: fn.name,
-          args: options.argsText,
-          call: options.callText,
-        }),
-      );
-    } catch (error) {
-      this.settle(callId, error instanceof ExecutionTimeout ? error : new Error(errorText(error)));
+    if (!this.defined.has(fn.version)) {
+      this.defined.add(fn.version);
+      // A source that does not compile defines a factory that throws its SyntaxError, per call.
+      this.worker.postMessage({ type: "define", key: fn.version, name: fn.name, source: definitionSource(fn.source) });
     }
+    this.worker.postMessage(
+      JSON.stringify({
+        type: "run",
+        callId,
+        key: fn.version,
+        name: fn.name,
+        args: options.argsText,
+        call: options.callText,
+      }),
+    );
     return { callId, result };
   }
 
   /** Answers a pending request of a running function (text is Extended JSON, or an error message). */
   deliver(pendingId: number, ok: boolean, text: string): void {
-    if (this.poisoned) return;
-    try {
-      this.send(dispatchScript, JSON.stringify({ type: "deliver", id: pendingId, ok, text }));
-    } catch {
-      // send() has poisoned the sandbox and failed its calls
+    if (!this.ended) this.worker.postMessage(JSON.stringify({ type: "deliver", id: pendingId, ok, text }));
+  }
+
+  close(): void {
+    this.end(new ExecutionTimeout("execution time limit exceeded"));
+  }
+
+  private onMessage(kind: WorkerKind, callId: number, pendingId: number, text: string): void {
+    switch (kind) {
+      case "done":
+        this.settle(callId, { text });
+        break;
+      case "error":
+        this.settle(callId, new Error(text));
+        break;
+      case "log":
+        this.host.log(callId, text);
+        break;
+      case "mongo":
+      case "execute":
+        this.host.request(this, callId, pendingId, kind, text);
+        break;
+      case "pong":
+        // Not stuck, only waiting: let its other calls finish, then stop it.
+        if (this.pingTimer) clearTimeout(this.pingTimer);
+        this.pingTimer = null;
+        if (this.calls.size === 0) this.close();
+        break;
     }
   }
 
-  deadlineOf(callId: number): number | undefined {
-    return this.calls.get(callId)?.deadline;
-  }
-
-  private send(script: vm.Script, message: string): void {
-    if (this.poisoned) throw new ExecutionTimeout("execution time limit exceeded");
-    (this.context as Record<string, unknown>).__msg = message;
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const call of this.calls.values()) earliest = Math.min(earliest, call.deadline);
-    const timeout = Number.isFinite(earliest) ? Math.max(1, Math.ceil(earliest - Date.now())) : 5000;
-    try {
-      script.runInContext(this.context, { timeout });
-    } catch (error) {
-      const timedOut = (error as { code?: string }).code === "ERR_SCRIPT_EXECUTION_TIMEOUT";
-      if (timedOut) {
-        // A runaway function: nothing in this context can be trusted to finish. Discard it.
-        this.poisoned = true;
-        for (const id of [...this.calls.keys()]) this.settle(id, new ExecutionTimeout("execution time limit exceeded"));
-        throw new ExecutionTimeout("execution time limit exceeded");
-      }
-      // A syntax error in a function's source surfaces here, as text only.
-      throw new Error(errorText(error));
-    }
+  /**
+   * A call passed its deadline: fail it, send new calls to a fresh worker, and find out whether this
+   * one is stuck (terminate it now) or just waiting (stop it once its other calls are done).
+   */
+  private expire(callId: number): void {
+    this.settle(callId, new ExecutionTimeout("execution time limit exceeded"));
+    this.retired = true;
+    if (this.ended || this.pingTimer) return;
+    this.pingTimer = setTimeout(() => this.close(), pingGraceMs);
+    this.worker.postMessage({ type: "ping" });
   }
 
   private settle(callId: number, outcome: Error | { text: string }): void {
@@ -165,28 +185,14 @@ export class Sandbox {
     clearTimeout(call.timer);
     if (outcome instanceof Error) call.reject(outcome);
     else call.resolve(outcome.text);
+    if (this.retired && !this.pingTimer && this.calls.size === 0) this.close();
   }
 
-  /** Called by the bridge inside the context: must never throw (a thrown error would cross realms). */
-  private readonly hostCall = (kind: string, callId: number, pendingId: number, text: string): void => {
-    try {
-      if (typeof kind !== "string" || typeof callId !== "number" || typeof text !== "string") return;
-      if (kind === "done") this.settle(callId, { text });
-      else if (kind === "error") this.settle(callId, new Error(text));
-      else if (kind === "log") this.host.log(callId, text);
-      else if ((kind === "mongo" || kind === "execute") && typeof pendingId === "number") {
-        setImmediate(() => this.host.request(this, callId, pendingId, kind, text));
-      }
-    } catch {
-      // never let an emulator error object into the context
-    }
-  };
-}
-
-function errorText(error: unknown): string {
-  if (error && typeof error === "object" && "message" in error) {
-    const name = (error as { name?: unknown }).name;
-    return `${typeof name === "string" ? `${name}: ` : ""}${String((error as { message: unknown }).message)}`;
+  private end(reason: Error): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.pingTimer) clearTimeout(this.pingTimer);
+    for (const id of [...this.calls.keys()]) this.settle(id, reason);
+    void this.worker.terminate();
   }
-  return String(error);
 }

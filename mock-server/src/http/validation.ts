@@ -5,8 +5,8 @@
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import type { FastifyInstance } from "fastify";
 import fastJson from "fast-json-stringify";
+import type { FastifyInstance } from "fastify";
 
 function createAjv(coerceTypes: boolean) {
   // strict: false lets the documents carry their `x-` extensions and `examples`.

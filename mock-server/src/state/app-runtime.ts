@@ -79,6 +79,12 @@ export class AppRuntime {
     return doc ? (toEJSON(doc) as Record<string, unknown>) : undefined;
   }
 
+  /** Ends what runs in the background for this app: change streams and the function worker. */
+  close(): void {
+    this.closeStreams("the app was deleted");
+    this.functions.close();
+  }
+
   closeStreams(reason: string): void {
     for (const close of [...this.streams]) close(reason);
   }
@@ -95,6 +101,7 @@ export class AppRuntime {
   /** Back to the initial state: no users, sessions, keys, tokens, data, faults or journal; clock at real time. */
   reset(): void {
     this.closeStreams("the app was reset");
+    this.functions.close();
     this.data.clear();
     this.users.clear();
     this.sessions.clear();

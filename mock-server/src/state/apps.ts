@@ -2,8 +2,8 @@
  * The registry of app namespaces, by app id and by domain id (tokens name their app's domain).
  */
 import { type AppConfig, deepMerge } from "../config/app-config.ts";
-import { AppRuntime, type AppTemplate } from "./app-runtime.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
+import { AppRuntime, type AppTemplate } from "./app-runtime.ts";
 import type { EventBus } from "./events.ts";
 import { randomHex } from "./ids.ts";
 import type { MailOutbox } from "./mail.ts";
@@ -68,14 +68,22 @@ export class AppRegistry {
 
   /** A new app from a template (the default one unless given), with config overrides deep-merged. */
   create(
-    options: { appId?: string; overrides?: AppConfig; template?: AppTemplate; createdAt?: number; clockOffsetMs?: number } = {},
+    options: {
+      appId?: string;
+      overrides?: AppConfig;
+      template?: AppTemplate;
+      createdAt?: number;
+      clockOffsetMs?: number;
+    } = {},
   ): AppRuntime {
     const appId = options.appId ?? `app-${randomHex(6)}`;
     if (this.apps.has(appId)) throw new Error(`an app with id '${appId}' exists`);
     const base = options.template ?? this.defaultTemplate;
     const template: AppTemplate = {
       appDir: base.appDir,
-      config: options.overrides ? deepMerge(structuredClone(base.config), options.overrides) : structuredClone(base.config),
+      config: options.overrides
+        ? deepMerge(structuredClone(base.config), options.overrides)
+        : structuredClone(base.config),
     };
     const app = this.build(appId, template, options.createdAt ?? Date.now(), options.clockOffsetMs ?? 0);
     this.register(app);
@@ -87,7 +95,7 @@ export class AppRegistry {
     if (!app) return false;
     this.apps.delete(appId);
     this.byDomain.delete(app.domainId);
-    app.closeStreams("the app was deleted");
+    app.close();
     this.mail.clear({ appId });
     this.events.emit({ type: "app", appId, action: "deleted" });
     return true;

@@ -35,7 +35,9 @@ export class EmailJsAccount {
   checkPrivateKey(candidate: string | undefined): "ok" | "missing" | "invalid" {
     if (!this.state.requirePrivateKey) return "ok";
     if (candidate === undefined || candidate === "") return "missing";
-    return this.state.privateKeyHash !== undefined && sha256Hex(candidate) === this.state.privateKeyHash ? "ok" : "invalid";
+    return this.state.privateKeyHash !== undefined && sha256Hex(candidate) === this.state.privateKeyHash
+      ? "ok"
+      : "invalid";
   }
 
   /** Counts a request against the rate limit (`rateLimitPerSecond`, 0 = off); false when over it. */

@@ -74,6 +74,7 @@ export class Emulator {
   /** Stops watching app folders (on shutdown). */
   close(): void {
     this.functionFolders.close();
+    for (const app of this.apps.list()) app.close();
   }
 
   /** Replaces the token secret (state import), so imported sessions keep working. */

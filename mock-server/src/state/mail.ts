@@ -27,7 +27,12 @@ const hrefPattern = /href\s*=\s*(?:"([^"]*)"|'([^']*)')/gi;
 const urlPattern = /\bhttps?:\/\/[^\s"'<>]+/gi;
 
 function decodeEntities(value: string): string {
-  return value.replace(/&amp;/g, "&").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">");
+  return value
+    .replace(/&amp;/g, "&")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">");
 }
 
 /** Every distinct http(s) link of a message: `href`s of the HTML first, then URLs in the text. */

@@ -4,11 +4,22 @@
  * temporary file, syncing it and renaming it over the previous one, so a crash at any moment
  * leaves either the old or the new state on disk, never a torn file.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { documents } from "@harness/openapi/documents";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { fromEJSON, toEJSON, type Document } from "../data/documents.ts";
+import { type Document, fromEJSON, toEJSON } from "../data/documents.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
 import type { AppRuntime } from "./app-runtime.ts";
 import type { Emulator } from "./emulator.ts";
@@ -59,7 +70,9 @@ export function importState(emulator: Emulator, value: unknown): void {
   validateState ??= new Ajv2020({ strict: false, allErrors: false }).compile(stateSchema);
   if (!validateState(value)) {
     const problem = validateState.errors?.[0];
-    throw new StateImportError(`not a state export: ${problem ? `${problem.instancePath || "/"} ${problem.message}` : "invalid"}`);
+    throw new StateImportError(
+      `not a state export: ${problem ? `${problem.instancePath || "/"} ${problem.message}` : "invalid"}`,
+    );
   }
   const state = value as State;
   const ids = new Set<string>();
@@ -84,16 +97,20 @@ export function importState(emulator: Emulator, value: unknown): void {
         try {
           decoded = fromEJSON(doc);
         } catch (error) {
-          throw new StateImportError(`a document of ${database}.${collection} is not valid Extended JSON: ${(error as Error).message}`);
+          throw new StateImportError(
+            `a document of ${database}.${collection} is not valid Extended JSON: ${(error as Error).message}`,
+          );
         }
-        if (!target.insert(decoded as Document)) throw new StateImportError(`duplicate _id in ${database}.${collection}`);
+        if (!target.insert(decoded as Document))
+          throw new StateImportError(`duplicate _id in ${database}.${collection}`);
       }
     }
     return app;
   });
   const publicKeys = new Set<string>();
   for (const account of state.emailjsAccounts) {
-    if (publicKeys.has(account.publicKey)) throw new StateImportError(`the public key '${account.publicKey}' appears twice`);
+    if (publicKeys.has(account.publicKey))
+      throw new StateImportError(`the public key '${account.publicKey}' appears twice`);
     publicKeys.add(account.publicKey);
   }
   // Everything checked: swap.

@@ -211,6 +211,13 @@ describe("mongodb-atlas actions", () => {
     expect(unknown.body.error_code).toBe("FunctionNotFound");
   });
 
+  it("keeps Int64 values beyond 2^53 exact", async () => {
+    await action("insertOne", { ...ns("longs"), document: { _id: "big", n: { $numberLong: "9007199254740993" } } });
+    expect((await action("findOne", { ...ns("longs"), query: { _id: "big" } })).body.n).toEqual({
+      $numberLong: "9007199254740993",
+    });
+  });
+
   it("refuses broken Extended JSON in arguments", async () => {
     const { response, body } = await action("insertOne", { ...ns("x"), document: { _id: { $oid: "not-hex" } } });
     expect(response.statusCode).toBe(400);

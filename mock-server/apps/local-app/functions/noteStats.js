@@ -1,6 +1,6 @@
 // Figures for the notes page: how many notes the caller has, how many words they hold, and when
 // the newest one changed. Runs as the calling user, so the notes rules apply.
-exports = async function () {
+exports = async () => {
   const notes = context.services.get("mongodb-atlas").db("notes-app").collection("notes");
   const [stats] = await notes
     .aggregate([
