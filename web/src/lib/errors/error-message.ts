@@ -18,6 +18,13 @@ function isOffline(): boolean {
   return typeof navigator !== "undefined" && navigator.onLine === false;
 }
 
+function usedLink(context: ErrorContext): string {
+  if (context === "reset") return "This password reset link has expired or has already been used.";
+  if (context === "confirm")
+    return "This confirmation link has expired or has already been used. You can ask for a new one.";
+  return "This link has expired or has already been used. Ask for a new one.";
+}
+
 function appServicesMessage(error: AppServicesRequestError, context: ErrorContext): string {
   const code = error.code;
   const text = error.serviceMessage;
@@ -39,7 +46,7 @@ function appServicesMessage(error: AppServicesRequestError, context: ErrorContex
     case "UserNotFound":
       return "We couldn't find an account with this e-mail address.";
     case "UserpassTokenInvalid":
-      return "This link has expired or has already been used. Ask for a new one.";
+      return usedLink(context);
     case "UserDisabled":
       return "This account has been disabled. Contact us if you think this is a mistake.";
     case "AuthProviderNotFound":
@@ -78,11 +85,7 @@ function appServicesMessage(error: AppServicesRequestError, context: ErrorContex
   // Replies the service sends without (or with a generic) error_code: recognised by their text.
   if (has("password must be between")) return "The password must be between 6 and 128 characters long.";
   if (has("email invalid")) return "Enter a valid e-mail address, like name@example.com.";
-  if (has("invalid token data") || has("token is expired")) {
-    return context === "reset"
-      ? "This password reset link has expired or has already been used. Ask for a new one."
-      : "This link has expired or has already been used. Ask for a new one.";
-  }
+  if (has("invalid token data") || has("token is expired")) return usedLink(context);
   if (has("failed to confirm user"))
     return "Your registration was not approved. Contact us if you think this is a mistake.";
   if (has("automatic confirmation is enabled")) return "Your account does not need confirming. You can sign in.";

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "./env.ts";
+
+describe("configuration", () => {
+  it("defaults to the local emulator", () => {
+    expect(parseConfig({})).toEqual({
+      appServicesBaseUrl: "http://127.0.0.1:4000",
+      appServicesAppId: "local-app",
+      emailJsOrigin: "http://127.0.0.1:4000",
+      emailJsPublicKey: "local-public-key",
+      emailJsServiceId: "local_service",
+      emailJsContactTemplateId: "contact_form",
+      emailJsNoteTemplateId: "note_email",
+    });
+  });
+
+  it("takes later sources first, trims URLs of their trailing slashes and ignores empty values", () => {
+    const config = parseConfig(
+      { VITE_APP_SERVICES_BASE_URL: "https://services.cloud.mongodb.com/", VITE_APP_SERVICES_APP_ID: "notes-abcde" },
+      { VITE_APP_SERVICES_APP_ID: "app-3f9a2c1b", VITE_EMAILJS_ORIGIN: "" },
+    );
+    expect(config.appServicesBaseUrl).toBe("https://services.cloud.mongodb.com");
+    expect(config.appServicesAppId).toBe("app-3f9a2c1b");
+    expect(config.emailJsOrigin).toBe("http://127.0.0.1:4000");
+  });
+
+  it("lists every problem with the variable's name", () => {
+    let error: unknown;
+    try {
+      parseConfig({
+        VITE_APP_SERVICES_BASE_URL: "services.example",
+        VITE_EMAILJS_ORIGIN: "ftp://x",
+        VITE_APP_SERVICES_APP_ID: "no spaces",
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const { problems } = error as ConfigError;
+    expect(problems).toHaveLength(3);
+    expect(problems[0]).toMatch(/^VITE_APP_SERVICES_BASE_URL must be an absolute URL/);
+    expect(problems[1]).toMatch(/^VITE_APP_SERVICES_APP_ID must be letters/);
+    expect(problems[2]).toMatch(/^VITE_EMAILJS_ORIGIN must start with http/);
+  });
+});
