@@ -1,6 +1,5 @@
 import type { ReactNode } from "react";
 import { Link, useLocation } from "wouter";
-import { SignOutButton } from "../features/account/components/sign-out-button.tsx";
 import { useSession } from "../lib/session/use-session.ts";
 
 function NavLink({ href, children }: { href: string; children: ReactNode }) {
@@ -46,10 +45,9 @@ export function Layout({ children }: { children: ReactNode }) {
             </ul>
           </nav>
           {signedIn ? (
-            <div className="who">
-              <span>{session.anonymous ? "Guest" : (session.email ?? "Signed in")}</span>
-              <SignOutButton variant="link" />
-            </div>
+            <p className="who">
+              Signed in as <strong>{session.anonymous ? "a guest" : (session.email ?? "an API key user")}</strong>
+            </p>
           ) : null}
         </div>
       </header>

@@ -101,7 +101,8 @@ function load(): AppConfig {
     // Fail fast and say why in the page itself: nothing else can work without a valid configuration.
     const root = typeof document === "undefined" ? null : document.getElementById("root");
     if (root && error instanceof ConfigError) {
-      const box = document.createElement("main");
+      const main = document.createElement("main");
+      const box = document.createElement("div");
       box.setAttribute("role", "alert");
       const heading = document.createElement("h1");
       heading.textContent = "The app is not configured correctly";
@@ -114,7 +115,8 @@ function load(): AppConfig {
       const hint = document.createElement("p");
       hint.textContent = "Fix these variables (see web/.env.example) and rebuild or restart the app.";
       box.append(heading, list, hint);
-      root.replaceChildren(box);
+      main.append(box);
+      root.replaceChildren(main);
     }
     console.error(error);
     throw error;

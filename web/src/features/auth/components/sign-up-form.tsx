@@ -7,6 +7,7 @@ import { ErrorMessage } from "../../../components/messages.tsx";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
 import { pendingCredentials } from "../../../lib/pending-credentials.ts";
+import { useSession } from "../../../lib/session/use-session.ts";
 import { hasErrors, passwordMaxLength, passwordMinLength } from "../../../lib/validation/rules.ts";
 import { registerUser } from "../api/register-user.ts";
 import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
@@ -38,6 +39,8 @@ export function SignUpForm() {
   const form = useRef<HTMLFormElement>(null);
   const [, navigate] = useLocation();
   const action = useAsyncAction(signUp);
+  const session = useSession();
+  const guest = session.status === "signed-in" && session.anonymous;
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -50,6 +53,12 @@ export function SignUpForm() {
 
   return (
     <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
+      {guest ? (
+        <p className="message message-info">
+          You are using a guest account. A new account starts empty; to keep your notes,{" "}
+          <Link href="/account">add an e-mail address and password to your guest account</Link> instead.
+        </p>
+      ) : null}
       <ErrorMessage>{action.error ? errorMessage(action.error) : null}</ErrorMessage>
       <Field
         label="E-mail address"
