@@ -122,7 +122,12 @@ function ApiKeySignInForm() {
 function AnonymousSignIn() {
   const next = useNextLocation();
   const [, navigate] = useLocation();
-  const action = useAsyncAction(signIn);
+  const session = useSession();
+  // As the SDK does, a guest who is still signed in carries on with the same guest account.
+  const action = useAsyncAction(async () => {
+    if (session.status === "signed-in" && session.anonymous) return;
+    await signIn({ provider: "anon-user" });
+  });
   return (
     <div>
       <ErrorMessage>{action.error ? errorMessage(action.error) : null}</ErrorMessage>
@@ -130,7 +135,7 @@ function AnonymousSignIn() {
         variant="secondary"
         busy={action.pending}
         onClick={async () => {
-          const result = await action.run({ provider: "anon-user" });
+          const result = await action.run();
           if (result.ok) navigate(next);
         }}
       >
