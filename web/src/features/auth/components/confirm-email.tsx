@@ -26,7 +26,11 @@ const confirmations = new Map<string, Promise<void>>();
 function confirmOnce(token: string, tokenId: string): Promise<void> {
   let confirmation = confirmations.get(tokenId);
   if (!confirmation) {
-    confirmation = confirmUser({ token, tokenId });
+    confirmation = confirmUser({ token, tokenId }).catch((error: unknown) => {
+      // Only a reply of the service settles a link; after a connection problem it can be tried again.
+      if (!(error instanceof AppServicesRequestError)) confirmations.delete(tokenId);
+      throw error;
+    });
     confirmations.set(tokenId, confirmation);
   }
   return confirmation;
@@ -116,10 +120,13 @@ export function ConfirmEmail() {
   const token = params.get("token");
   const tokenId = params.get("tokenId");
   const [state, setState] = useState<State>({ step: "confirming" });
+  const [attempt, setAttempt] = useState(0);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `attempt` asks for another try
   useEffect(() => {
     if (!token || !tokenId) return;
     let current = true;
+    setState({ step: "confirming" });
     confirmOnce(token, tokenId).then(
       () => {
         if (!current) return;
@@ -134,7 +141,7 @@ export function ConfirmEmail() {
     return () => {
       current = false;
     };
-  }, [token, tokenId]);
+  }, [token, tokenId, attempt]);
 
   const knownEmail = pendingCredentials.email("sign-up") ?? pendingCredentials.email("upgrade") ?? "";
 
@@ -159,16 +166,29 @@ export function ConfirmEmail() {
     const alreadyConfirmed =
       state.error instanceof AppServicesRequestError && state.error.code === "UserAlreadyConfirmed";
     return (
-      <Page title={alreadyConfirmed ? "Your e-mail address is confirmed" : "This link did not work"}>
+      <Page
+        title={
+          alreadyConfirmed
+            ? "Your e-mail address is confirmed"
+            : state.error instanceof AppServicesRequestError
+              ? "This link did not work"
+              : "Your e-mail address could not be confirmed yet"
+        }
+      >
         {alreadyConfirmed ? (
           <>
             <p>Your e-mail address was already confirmed.</p>
             <AfterConfirmation />
           </>
-        ) : (
+        ) : state.error instanceof AppServicesRequestError ? (
           <>
             <ErrorMessage focus={false}>{errorMessage(state.error, "confirm")}</ErrorMessage>
             <NewLinkForm defaultEmail={knownEmail} />
+          </>
+        ) : (
+          <>
+            <ErrorMessage focus={false}>{errorMessage(state.error, "confirm")}</ErrorMessage>
+            <Button onClick={() => setAttempt((n) => n + 1)}>Try again</Button>
           </>
         )}
       </Page>
