@@ -44,9 +44,12 @@ export class EmailJsAccount {
   takeRateLimit(): boolean {
     const limit = this.state.rateLimitPerSecond;
     if (limit <= 0) return true;
+    // N per second; a fraction means one per 1/N seconds (0.1: one every 10 s).
+    const windowMs = limit >= 1 ? 1000 : 1000 / limit;
+    const allowed = limit >= 1 ? Math.floor(limit) : 1;
     const now = this.clock.now();
-    this.recent = this.recent.filter((t) => now - t < 1000);
-    if (this.recent.length >= limit) return false;
+    this.recent = this.recent.filter((t) => now - t < windowMs);
+    if (this.recent.length >= allowed) return false;
     this.recent.push(now);
     return true;
   }

@@ -339,7 +339,7 @@ export interface components {
             error: string;
             /** @description A ServiceErrorCode name such as `InvalidSession` or `AccountNameInUse`. */
             error_code?: string;
-            /** @description A link to the app's logs on the base URL. */
+            /** @description A link to the app's logs on the base URL (the emulator links the request's journal entry in its inspector). */
             link?: string;
         };
         /**

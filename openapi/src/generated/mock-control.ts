@@ -896,7 +896,7 @@ export interface components {
             requirePrivateKey: boolean;
             /** @description When false (the service's default), requests without an Origin header get 403. */
             allowNonBrowser: boolean;
-            /** @description Requests per second; 0 turns the limit off. */
+            /** @description Requests per second (a fraction means one per 1/N seconds, e.g. 0.1 = one every 10 s); 0 turns the limit off. */
             rateLimitPerSecond: number;
             defaultServiceId: string;
             services: components["schemas"]["EmailJsService"][];
