@@ -41,23 +41,34 @@ export function redactUrl(url: string): string {
 }
 
 export class Journal {
+  /** A ring: once full, `start` is the oldest entry (dropping one must not shift thousands on every request). */
   private entries: JournalEntry[] = [];
+  private start = 0;
   constructor(private readonly capacity = 5000) {}
 
   add(entry: JournalEntry): void {
-    this.entries.push(entry);
-    if (this.entries.length > this.capacity) this.entries.splice(0, this.entries.length - this.capacity);
+    if (this.entries.length < this.capacity) {
+      this.entries.push(entry);
+      return;
+    }
+    this.entries[this.start] = entry;
+    this.start = (this.start + 1) % this.capacity;
   }
 
+  /** Oldest first. */
   list(filter: { operationId?: string; status?: number; limit?: number } = {}): JournalEntry[] {
-    let out = this.entries;
+    let out =
+      this.start === 0
+        ? this.entries.slice()
+        : [...this.entries.slice(this.start), ...this.entries.slice(0, this.start)];
     if (filter.operationId !== undefined) out = out.filter((e) => e.operationId === filter.operationId);
     if (filter.status !== undefined) out = out.filter((e) => e.status === filter.status);
     if (filter.limit !== undefined) out = out.slice(-filter.limit);
-    return out.slice();
+    return out;
   }
 
   clear(): void {
     this.entries = [];
+    this.start = 0;
   }
 }

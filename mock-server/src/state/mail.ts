@@ -71,8 +71,13 @@ interface Waiter {
   resolve: (messages: MailMessage[]) => void;
 }
 
+/** Dropped messages are cut off the front in batches: dropping one must not shift 50,000 on every add. */
+const compactEvery = 1024;
+
 export class MailOutbox {
+  /** Oldest first; the first `head` entries are already dropped (cut off at the next compaction). */
   private messages: MailMessage[] = [];
+  private head = 0;
   private readonly waiters = new Set<Waiter>();
   private nextId = 1;
 
@@ -82,7 +87,16 @@ export class MailOutbox {
   ) {}
 
   get size(): number {
-    return this.messages.length;
+    return this.messages.length - this.head;
+  }
+
+  /** The kept messages, oldest first. */
+  private current(): MailMessage[] {
+    if (this.head > 0) {
+      this.messages = this.messages.slice(this.head);
+      this.head = 0;
+    }
+    return this.messages;
   }
 
   add(mail: NewMail): MailMessage {
@@ -97,7 +111,7 @@ export class MailOutbox {
       ...tokenPair(links),
     };
     this.messages.push(message);
-    if (this.messages.length > this.capacity) this.messages.splice(0, this.messages.length - this.capacity);
+    if (this.messages.length - this.head > this.capacity && ++this.head >= compactEvery) this.current();
     for (const waiter of this.waiters) {
       if (this.matches(message, waiter.filter)) {
         this.waiters.delete(waiter);
@@ -109,16 +123,16 @@ export class MailOutbox {
   }
 
   get(id: string): MailMessage | undefined {
-    return this.messages.find((m) => m.id === id);
+    return this.current().find((m) => m.id === id);
   }
 
   list(filter: MailFilter = {}): MailMessage[] {
-    return this.messages.filter((m) => this.matches(m, filter));
+    return this.current().filter((m) => this.matches(m, filter));
   }
 
   count(filter: MailFilter): number {
     let n = 0;
-    for (const m of this.messages) if (this.matches(m, filter)) n++;
+    for (const m of this.current()) if (this.matches(m, filter)) n++;
     return n;
   }
 
@@ -146,16 +160,18 @@ export class MailOutbox {
   }
 
   clear(filter: Pick<MailFilter, "appId" | "account"> = {}): void {
-    if (filter.appId === undefined && filter.account === undefined) this.messages = [];
-    else this.messages = this.messages.filter((m) => !this.matches(m, filter));
+    const kept = this.current();
+    this.messages =
+      filter.appId === undefined && filter.account === undefined ? [] : kept.filter((m) => !this.matches(m, filter));
   }
 
   exportMessages(): MailMessage[] {
-    return this.messages.map((m) => structuredClone(m));
+    return this.current().map((m) => structuredClone(m));
   }
 
   importMessages(messages: MailMessage[]): void {
     this.messages = messages.map((m) => structuredClone(m));
+    this.head = 0;
     const ids = messages.map((m) => Number(m.id.replace(/^m-/, ""))).filter(Number.isFinite);
     this.nextId = Math.max(0, ...ids) + 1;
   }
