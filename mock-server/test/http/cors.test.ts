@@ -1,0 +1,115 @@
+/**
+ * CORS headers exactly as browsers get them, per area: App Services (the app's allowed origins),
+ * EmailJS (any origin), the control API and unknown routes (none); preflights answered before
+ * authentication, strict about their required headers, and a 404 where CORS is off.
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { base, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+let restricted: string;
+const page = "https://notes.example";
+
+beforeAll(async () => {
+  app = await testApp();
+  restricted = await newApp(app, { allowedRequestOrigins: [page] });
+});
+afterAll(() => app.close());
+
+const preflight = (url: string, headers: Record<string, string>) => app.inject({ method: "OPTIONS", url, headers });
+
+describe("simple requests", () => {
+  it("adds only Vary: Origin when the request has no Origin", async () => {
+    const response = await app.inject({ method: "GET", url: `${base}/app/local-app/location` });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers.vary).toBe("Origin");
+    expect(response.headers["access-control-allow-origin"]).toBeUndefined();
+  });
+
+  it("reflects an allowed origin on App Services routes, errors included", async () => {
+    for (const url of [`${base}/app/${restricted}/location`, `${base}/app/${restricted}/functions/call?x=1`]) {
+      const response = await app.inject({ method: "GET", url, headers: { origin: page } });
+      expect(response.headers["access-control-allow-origin"], url).toBe(page);
+      expect(response.headers.vary, url).toBe("Origin");
+    }
+  });
+
+  it("answers EmailJS with Access-Control-Allow-Origin: * with or without an Origin", async () => {
+    for (const headers of [{ origin: page }, {}]) {
+      const response = await app.inject({ method: "POST", url: "/api/v1.0/email/send", headers, payload: {} });
+      expect(response.statusCode).toBe(400);
+      expect(response.headers["access-control-allow-origin"]).toBe("*");
+      expect(response.headers.vary).toBe("Origin");
+    }
+  });
+
+  it("adds no CORS headers to control API and unknown routes", async () => {
+    for (const url of ["/_mock/v1/health", "/elsewhere"]) {
+      const response = await app.inject({ method: "GET", url, headers: { origin: "http://localhost:80" } });
+      expect(response.headers["access-control-allow-origin"], url).toBeUndefined();
+      expect(response.headers.vary, url).toBe("Origin");
+    }
+  });
+});
+
+describe("preflights", () => {
+  it("answers an App Services preflight with 204, the methods, the asked-for headers and max-age", async () => {
+    const response = await preflight(`${base}/app/${restricted}/functions/call`, {
+      origin: page,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "authorization,content-type",
+    });
+    expect(response.statusCode).toBe(204);
+    expect(response.body).toBe("");
+    expect(response.headers["content-length"]).toBe("0");
+    expect(response.headers["access-control-allow-origin"]).toBe(page);
+    expect(response.headers["access-control-allow-methods"]).toBe("GET, POST, PUT, DELETE, OPTIONS");
+    expect(response.headers["access-control-allow-headers"]).toBe("authorization,content-type");
+    expect(response.headers["access-control-max-age"]).toBe("600");
+    expect(response.headers.vary).toBe("Origin, Access-Control-Request-Headers");
+  });
+
+  it("answers a preflight of a token route (no app id in the path) for any origin", async () => {
+    const response = await preflight(`${base}/auth/profile`, {
+      origin: "https://elsewhere.example",
+      "access-control-request-method": "GET",
+    });
+    expect(response.statusCode).toBe(204);
+    expect(response.headers["access-control-allow-origin"]).toBe("https://elsewhere.example");
+    expect(response.headers["access-control-allow-headers"]).toBeUndefined();
+  });
+
+  it("answers an EmailJS preflight for any origin", async () => {
+    const response = await preflight("/api/v1.0/email/send-form", {
+      origin: page,
+      "access-control-request-method": "POST",
+    });
+    expect(response.statusCode).toBe(204);
+    expect(response.headers["access-control-allow-origin"]).toBe("*");
+    expect(response.headers["access-control-allow-methods"]).toBe("POST");
+    expect(response.headers["access-control-max-age"]).toBe("86400");
+  });
+
+  it("refuses a preflight without Origin or Access-Control-Request-Method with 400", async () => {
+    const incomplete: Record<string, string>[] = [{ origin: page }, { "access-control-request-method": "POST" }];
+    for (const headers of incomplete) {
+      const response = await preflight("/api/v1.0/email/send", headers);
+      expect(response.statusCode).toBe(400);
+      expect(response.body).toBe("Invalid Preflight Request");
+    }
+  });
+
+  it("answers 404 where CORS is off: an origin the app does not allow, the control API", async () => {
+    const refused = await preflight(`${base}/app/${restricted}/location`, {
+      origin: "https://evil.example",
+      "access-control-request-method": "GET",
+    });
+    expect(refused.statusCode).toBe(404);
+    expect(refused.headers["access-control-allow-origin"]).toBeUndefined();
+    expect(refused.json().error_code).toBe("NotFound");
+    const control = await preflight("/_mock/v1/apps", { origin: page, "access-control-request-method": "POST" });
+    expect(control.statusCode).toBe(404);
+    expect(control.json().code).toBe("NotFound");
+  });
+});
