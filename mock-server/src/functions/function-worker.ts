@@ -24,23 +24,42 @@ const context = vm.createContext(Object.create(null), {
 });
 new vm.Script(readFileSync(workerData.bsonBundlePath, "utf8"), { filename: "bson.bundle.js" }).runInContext(context);
 const bootstrap = new vm.Script(workerData.bootstrapSource, { filename: "functions-bridge.js" }).runInContext(context);
-// Messages both ways are single strings (cheaper to pass between threads than objects):
+// Messages both ways are strings (cheaper to pass between threads than objects), or arrays of them:
 // to the main thread "kind\u0000callId\u0000pendingId\u0000text"; from it, the JSON the bridge reads.
+// Outgoing ones are sent together once per turn of the worker's event loop (each message to a
+// sleeping thread wakes it: batches cost one thread switch instead of one per call).
+let outbox = [];
+let flushing = false;
+const flush = () => {
+  flushing = false;
+  const batch = outbox;
+  outbox = [];
+  if (batch.length > 0) parentPort.postMessage(batch.length === 1 ? batch[0] : batch);
+};
 const hostCall = (kind, callId, pendingId, text) => {
   if (typeof kind === "string" && typeof callId === "number" && typeof text === "string") {
-    parentPort.postMessage(kind + "\u0000" + callId + "\u0000" + (typeof pendingId === "number" ? pendingId : 0) + "\u0000" + text);
+    outbox.push(kind + "\u0000" + callId + "\u0000" + (typeof pendingId === "number" ? pendingId : 0) + "\u0000" + text);
+    if (!flushing) {
+      flushing = true;
+      setImmediate(flush);
+    }
   }
 };
 const bridge = bootstrap(hostCall, workerData.appText);
 
+const dispatch = (message) => {
+  // A run or a delivery for the bridge.
+  try {
+    bridge.dispatch(message);
+  } catch (error) {
+    hostCall("error", 0, 0, errorText(error));
+  }
+};
+
 parentPort.on("message", (message) => {
-  if (typeof message === "string") {
-    // A run or a delivery for the bridge.
-    try {
-      bridge.dispatch(message);
-    } catch (error) {
-      parentPort.postMessage("error\u00000\u00000\u0000" + errorText(error));
-    }
+  if (typeof message === "string") return dispatch(message);
+  if (Array.isArray(message)) {
+    for (const one of message) dispatch(one);
     return;
   }
   try {

@@ -10,8 +10,18 @@ export type JwtVerdict = { ok: true; payload: JwtPayload } | { ok: false; reason
 
 const canonicalHeader = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
 
+/**
+ * Tokens that verified under this key, with their (frozen) payloads: a token is a fixed string and
+ * its signature check under one key always gives the same answer, so a client calling with the
+ * same token again skips the HMAC and the JSON decoding (together ~4.5 µs of a ~34 µs request).
+ * Expiry is not part of the verdict: callers check `exp` against the app's clock on every request.
+ * Bounded; the oldest entry goes first.
+ */
+const verifiedCacheSize = 1024;
+
 export class Hs256Key {
   private readonly key: KeyObject;
+  private verified: Map<string, JwtVerdict> | null = null;
   constructor(secret: string | Buffer) {
     this.key = createSecretKey(typeof secret === "string" ? Buffer.from(secret, "utf8") : secret);
   }
@@ -22,6 +32,19 @@ export class Hs256Key {
   }
 
   verify(token: string): JwtVerdict {
+    const known = this.verified?.get(token);
+    if (known) return known;
+    const verdict = this.check(token);
+    if (verdict.ok) {
+      Object.freeze(verdict.payload);
+      this.verified ??= new Map();
+      if (this.verified.size >= verifiedCacheSize) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, verdict);
+    }
+    return verdict;
+  }
+
+  private check(token: string): JwtVerdict {
     const first = token.indexOf(".");
     const second = first < 0 ? -1 : token.indexOf(".", first + 1);
     if (first <= 0 || second < 0 || token.indexOf(".", second + 1) >= 0) return { ok: false, reason: "malformed" };
