@@ -15,8 +15,15 @@ import { emailErrors, resetWithAnswerErrors } from "./form-rules.ts";
 
 type Mode = "email" | "answer";
 
-function ResetLinkForm({ onUseAnswer }: { onUseAnswer: (notice?: string) => void }) {
-  const [email, setEmail] = useState("");
+function ResetLinkForm({
+  email,
+  setEmail,
+  onUseAnswer,
+}: {
+  email: string;
+  setEmail: (email: string) => void;
+  onUseAnswer: (notice?: string) => void;
+}) {
   const [errors, setErrors] = useState<ReturnType<typeof emailErrors>>({});
   const [sentTo, setSentTo] = useState<string | null>(null);
   const form = useRef<HTMLFormElement>(null);
@@ -80,8 +87,16 @@ async function resetWithAnswer(email: string, password: string, answer: string):
   }
 }
 
-function SecurityAnswerForm({ onUseEmail, notice }: { onUseEmail: () => void; notice: string | null }) {
-  const [values, setValues] = useState({ email: "", password: "", answer: "" });
+function SecurityAnswerForm({
+  initialEmail,
+  onUseEmail,
+  notice,
+}: {
+  initialEmail: string;
+  onUseEmail: (email: string) => void;
+  notice: string | null;
+}) {
+  const [values, setValues] = useState({ email: initialEmail, password: "", answer: "" });
   const [errors, setErrors] = useState<ReturnType<typeof resetWithAnswerErrors>>({});
   const [outcome, setOutcome] = useState<AnswerOutcome | null>(null);
   const form = useRef<HTMLFormElement>(null);
@@ -147,7 +162,7 @@ function SecurityAnswerForm({ onUseEmail, notice }: { onUseEmail: () => void; no
         <Button type="submit" busy={action.pending}>
           Reset password
         </Button>
-        <Button variant="link" onClick={onUseEmail}>
+        <Button variant="link" onClick={() => onUseEmail(values.email)}>
           Get a reset link by e-mail instead
         </Button>
       </div>
@@ -159,8 +174,12 @@ function SecurityAnswerForm({ onUseEmail, notice }: { onUseEmail: () => void; no
 export function ForgotPassword() {
   const [mode, setMode] = useState<Mode>("email");
   const [notice, setNotice] = useState<string | null>(null);
+  // The address typed in one form carries over to the other.
+  const [email, setEmail] = useState("");
   return mode === "email" ? (
     <ResetLinkForm
+      email={email}
+      setEmail={setEmail}
       onUseAnswer={(why) => {
         setNotice(why ?? null);
         setMode("answer");
@@ -168,8 +187,10 @@ export function ForgotPassword() {
     />
   ) : (
     <SecurityAnswerForm
+      initialEmail={email}
       notice={notice}
-      onUseEmail={() => {
+      onUseEmail={(typed) => {
+        setEmail(typed);
         setNotice(null);
         setMode("email");
       }}

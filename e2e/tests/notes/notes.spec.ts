@@ -1,0 +1,72 @@
+/** Notes: create, edit, delete, figures, live changes across pages, and a failure then a retry. */
+import type { Page } from "@playwright/test";
+import { expect, test } from "../../fixtures/index.ts";
+
+async function signIn(page: Page) {
+  await page.goto("/sign-in");
+  await page.getByLabel("E-mail address").fill("notes@example.com");
+  await page.getByLabel("Password").fill("secret-1");
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
+}
+
+async function addNote(page: Page, title: string, text: string) {
+  await page.getByLabel("Title").fill(title);
+  await page.getByLabel("Text").fill(text);
+  await page.getByRole("button", { name: "Add note" }).click();
+  await expect(page.getByRole("status").filter({ hasText: `The note “${title}” has been added.` })).toBeVisible();
+}
+
+test.beforeEach(async ({ emu }) => {
+  await emu.seedUser("notes@example.com", "secret-1");
+});
+
+test("creates, edits and deletes notes, with figures from the noteStats function", async ({ page }) => {
+  await signIn(page);
+  await expect(page.getByText("You have no notes yet. Write your first one above.")).toBeVisible();
+  await addNote(page, "Groceries", "milk eggs bread");
+  await addNote(page, "Ideas", "one two");
+  const overview = page.getByRole("region", { name: "Overview" });
+  await expect(overview.getByText("Notes", { exact: true }).locator("..")).toContainText("2");
+  await expect(overview.getByText("Words", { exact: true }).locator("..")).toContainText("5");
+
+  await page.getByRole("button", { name: "Edit “Groceries”" }).click();
+  const article = page.getByRole("article").filter({ has: page.getByLabel("Title") });
+  await article.getByLabel("Title").fill("Shopping");
+  await article.getByRole("button", { name: "Save changes" }).click();
+  await expect(page.getByRole("heading", { level: 3, name: "Shopping" })).toBeVisible();
+
+  await page.getByRole("button", { name: "Delete “Ideas”" }).click();
+  await page.getByRole("dialog", { name: "Delete “Ideas”?" }).getByRole("button", { name: "Delete note" }).click();
+  await expect(page.getByRole("heading", { level: 3, name: "Ideas" })).toBeHidden();
+  await expect(overview.getByText("Notes", { exact: true }).locator("..")).toContainText("1");
+});
+
+test("changes made on another page appear live", async ({ page, emu }) => {
+  await signIn(page);
+  await expect(page.getByText("Live updates are on: changes made elsewhere appear here.")).toBeVisible();
+  const other = await page.context().newPage();
+  await other.goto("/notes");
+  await expect(other.getByText("Live updates are on: changes made elsewhere appear here.")).toBeVisible();
+  await expect.poll(() => emu.watchers()).toBe(2);
+
+  await addNote(other, "From the other page", "hello");
+  await expect(page.getByRole("heading", { level: 3, name: "From the other page" })).toBeVisible();
+  await expect(page.getByText("“From the other page” was added elsewhere.")).toBeVisible();
+
+  await other.getByRole("button", { name: "Delete “From the other page”" }).click();
+  await other.getByRole("dialog").getByRole("button", { name: "Delete note" }).click();
+  await expect(page.getByRole("heading", { level: 3, name: "From the other page" })).toBeHidden();
+});
+
+test("a server function failure (injected) shows an error, and a retry succeeds", async ({ page, emu }) => {
+  await signIn(page);
+  await emu.addFault({ operationId: "callFunction", status: 500, times: 1 });
+  await page.getByLabel("Title").fill("Flaky");
+  await page.getByRole("button", { name: "Add note" }).click();
+  await expect(page.getByRole("alert")).toHaveText("Something went wrong on our side. Please try again in a moment.");
+  await page.getByRole("button", { name: "Add note" }).click();
+  await expect(page.getByRole("heading", { level: 3, name: "Flaky" })).toBeVisible();
+  const faulted = (await emu.requests("callFunction")).filter((r) => r.faulted);
+  expect(faulted).toHaveLength(1);
+});

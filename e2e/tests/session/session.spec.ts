@@ -1,0 +1,63 @@
+/** Sessions: transparent refresh when the access token expires, revocation, sign-out, deletion. */
+
+import type { Page } from "@playwright/test";
+import { expect, test } from "../../fixtures/index.ts";
+
+async function signIn(page: Page, email: string, password: string) {
+  await page.goto("/sign-in");
+  await page.getByLabel("E-mail address").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
+}
+
+test("an access token that expires mid-session is refreshed transparently", async ({ page, emu }) => {
+  await emu.seedUser("ada@example.com", "secret-1");
+  await signIn(page, "ada@example.com", "secret-1");
+  const refreshesBefore = (await emu.requests("refreshAccessToken")).length;
+  await emu.advanceClock(31 * 60);
+  await page.getByLabel("Title").fill("After the expiry");
+  await page.getByRole("button", { name: "Add note" }).click();
+  await expect(page.getByRole("heading", { level: 3, name: "After the expiry" })).toBeVisible();
+  const calls = await emu.requests();
+  expect(calls.some((r) => r.operationId === "callFunction" && r.status === 401)).toBe(true);
+  expect((await emu.requests("refreshAccessToken")).length).toBeGreaterThan(refreshesBefore);
+});
+
+test("a revoked session signs the user out at its next refresh", async ({ page, emu }) => {
+  const user = await emu.seedUser("bob@example.com", "secret-1");
+  await signIn(page, "bob@example.com", "secret-1");
+  await emu.revokeSessions(user.id);
+  await emu.advanceClock(31 * 60);
+  await page.getByLabel("Title").fill("Too late");
+  await page.getByRole("button", { name: "Add note" }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
+  await expect(page.getByText("Your session has ended. Please sign in again.")).toBeVisible();
+});
+
+test("signs out: the refresh token is revoked", async ({ page, emu }) => {
+  await emu.seedUser("cy@example.com", "secret-1");
+  await signIn(page, "cy@example.com", "secret-1");
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
+  await page.getByRole("region", { name: "Sign out" }).getByRole("button", { name: "Sign out" }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
+  await expect(page.getByText("You have signed out.")).toBeVisible();
+  expect((await emu.requests("logOut")).map((r) => r.status)).toEqual([204]);
+  const [user] = await emu.users();
+  expect(user?.sessions).toEqual([]);
+});
+
+test("deletes the account behind a confirmation dialog", async ({ page, emu }) => {
+  await emu.seedUser("del@example.com", "secret-1");
+  await signIn(page, "del@example.com", "secret-1");
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
+  await page.getByRole("button", { name: "Delete account…" }).click();
+  const dialog = page.getByRole("dialog", { name: "Delete your account?" });
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+  await expect(dialog).toBeHidden();
+  expect(await emu.users()).toHaveLength(1);
+  await page.getByRole("button", { name: "Delete account…" }).click();
+  await dialog.getByRole("button", { name: "Delete permanently" }).click();
+  await expect(page.getByText("Your account has been deleted.")).toBeVisible();
+  expect(await emu.users()).toEqual([]);
+});
