@@ -31,7 +31,7 @@ const { result, commands } = concurrently(
     },
     {
       name: "web",
-      command: `npx vite --port ${webPort} --strictPort --host 127.0.0.1`,
+      command: `"${join(root, "node_modules/.bin/vite")}" --port ${webPort} --strictPort --host 127.0.0.1`,
       cwd: join(root, "web"),
       env,
       prefixColor: "magenta",
