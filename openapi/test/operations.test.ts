@@ -87,6 +87,33 @@ describe("all documents", () => {
     }
     expect(ids.size).toBeGreaterThan(40);
   });
+  it("give every request body and every reply with content an example", () => {
+    const missing: string[] = [];
+    for (const name of Object.keys(documents) as (keyof typeof documents)[]) {
+      for (const item of Object.values(documents[name].paths)) {
+        for (const method of methods) {
+          const op = item[method] as
+            | {
+                operationId: string;
+                requestBody?: { content: Record<string, { examples?: unknown }> };
+                responses: Record<string, { content?: Record<string, { examples?: unknown }> }>;
+              }
+            | undefined;
+          if (!op) continue;
+          for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
+            if (!media.examples) missing.push(`${op.operationId} request ${type}`);
+          }
+          for (const [status, reply] of Object.entries(op.responses)) {
+            for (const [type, media] of Object.entries(reply.content ?? {})) {
+              if (!media.examples) missing.push(`${op.operationId} ${status} ${type}`);
+            }
+          }
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it("start the control API with a health check", () => {
     expect(operationsOf("mock-control")).toContainEqual({
       operationId: "getHealth",
