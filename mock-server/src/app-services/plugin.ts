@@ -6,11 +6,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { sendError } from "../http/error-handler.ts";
-import { operation } from "../openapi/operations.ts";
+import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { redact, redactUrl } from "../state/journal.ts";
 import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
-import type { AppServicesRoute } from "./route.ts";
 import { routes } from "./routes.ts";
 
 function tokenIfAny(request: FastifyRequest): string | undefined {
@@ -110,15 +108,5 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     });
   });
 
-  for (const route of routes as AppServicesRoute[]) {
-    const spec = operation(route.operationId);
-    app.route({
-      method: spec.method,
-      url: spec.url,
-      schema: spec.schema,
-      config: { operationId: route.operationId, area: "app-services", auth: route.auth },
-      handler: route.handler as never,
-      errorHandler: (error, request, reply) => sendError(request, reply, error),
-    });
-  }
+  registerDocumentedRoutes(app, routes, "app-services");
 }

@@ -7,9 +7,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { controlErrors } from "../errors/catalogue.ts";
 import { publicOrigin } from "../http/areas.ts";
-import { sendError } from "../http/error-handler.ts";
-import { operation } from "../openapi/operations.ts";
-import type { ControlRoute } from "./route.ts";
+import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { routes } from "./routes.ts";
 
 function tokenMatches(request: FastifyRequest, expected: string): boolean {
@@ -30,15 +28,5 @@ export async function controlPlugin(app: FastifyInstance): Promise<void> {
       throw controlErrors.unauthorized();
   });
 
-  for (const route of routes as ControlRoute[]) {
-    const spec = operation(route.operationId);
-    app.route({
-      method: spec.method,
-      url: spec.url,
-      schema: spec.schema,
-      config: { operationId: route.operationId, area: "control" },
-      handler: route.handler as never,
-      errorHandler: (error, request, reply) => sendError(request, reply, error),
-    });
-  }
+  registerDocumentedRoutes(app, routes, "control");
 }

@@ -5,10 +5,8 @@
  */
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
-import { sendError } from "../http/error-handler.ts";
-import { operation } from "../openapi/operations.ts";
+import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { redact, redactUrl } from "../state/journal.ts";
-import type { EmailJsRoute } from "./route.ts";
 import { routes } from "./routes.ts";
 
 export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
@@ -41,15 +39,5 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
     });
   });
 
-  for (const route of routes as EmailJsRoute[]) {
-    const spec = operation(route.operationId);
-    app.route({
-      method: spec.method,
-      url: spec.url,
-      schema: spec.schema,
-      config: { operationId: route.operationId, area: "emailjs" },
-      handler: route.handler as never,
-      errorHandler: (error, request, reply) => sendError(request, reply, error),
-    });
-  }
+  registerDocumentedRoutes(app, routes, "emailjs");
 }
