@@ -5,7 +5,7 @@
  * reachable from a function. `hostCall` stays in this closure, invisible to user code; the bridge
  * (`define`, `dispatch`) is returned to the worker, not put in the context's globals.
  */
-export const bootstrapSource = String.raw`(function (hostCall, appText) {
+export const bootstrapSource = `(function (hostCall, appText) {
   "use strict";
   const EJSON = BSON.EJSON;
   const app = JSON.parse(appText);

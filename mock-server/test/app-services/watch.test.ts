@@ -81,7 +81,7 @@ async function insert(appId: string, token: string, collection: string, document
   });
 }
 
-const unescape = (data: string) => data.replace(/%0A/g, "\n").replace(/%0D/g, "\r").replace(/%25/g, "%");
+const unescapeSse = (data: string) => data.replace(/%0A/g, "\n").replace(/%0D/g, "\r").replace(/%25/g, "%");
 
 describe("callFunctionStreaming (watch)", () => {
   it("streams inserts, updates and deletes as canonical Extended JSON with %-escaped data lines", async () => {
@@ -95,7 +95,7 @@ describe("callFunctionStreaming (watch)", () => {
     expect(block.startsWith("data: ")).toBe(true);
     expect(block).not.toMatch(/[^%]\r|\n(?!$)/);
     expect(block).toContain("%25");
-    const event = JSON.parse(unescape(block.slice("data: ".length)));
+    const event = JSON.parse(unescapeSse(block.slice("data: ".length)));
     expect(event).toMatchObject({
       operationType: "insert",
       ns: { db: "db", coll: "c" },
@@ -114,7 +114,7 @@ describe("callFunctionStreaming (watch)", () => {
         service: "mongodb-atlas",
       }),
     });
-    const update = JSON.parse(unescape((await stream.next()).slice(6)));
+    const update = JSON.parse(unescapeSse((await stream.next()).slice(6)));
     expect(update.operationType).toBe("update");
     expect(update.updateDescription).toEqual({
       updatedFields: { n: { $numberInt: "1" } },
@@ -131,7 +131,7 @@ describe("callFunctionStreaming (watch)", () => {
         service: "mongodb-atlas",
       }),
     });
-    const deleted = JSON.parse(unescape((await stream.next()).slice(6)));
+    const deleted = JSON.parse(unescapeSse((await stream.next()).slice(6)));
     expect(deleted).toMatchObject({ operationType: "delete", documentKey: { _id: inserted.insertedId } });
     expect(deleted.fullDocument).toBeUndefined();
     stream.close();
@@ -150,13 +150,13 @@ describe("callFunctionStreaming (watch)", () => {
     );
     await insert(appId, token, "f", { keep: false, n: 1 });
     await insert(appId, token, "f", { keep: true, n: 2 });
-    expect(JSON.parse(unescape((await byFilter.next()).slice(6))).fullDocument.n).toEqual({ $numberInt: "2" });
+    expect(JSON.parse(unescapeSse((await byFilter.next()).slice(6))).fullDocument.n).toEqual({ $numberInt: "2" });
     byFilter.close();
 
     const byIds = await open(appId, token, { database: "db", collection: "g", ids: ["wanted"] });
     await insert(appId, token, "g", { _id: "other" });
     await insert(appId, token, "g", { _id: "wanted" });
-    expect(JSON.parse(unescape((await byIds.next()).slice(6))).documentKey).toEqual({ _id: "wanted" });
+    expect(JSON.parse(unescapeSse((await byIds.next()).slice(6))).documentKey).toEqual({ _id: "wanted" });
     byIds.close();
   });
 
@@ -179,7 +179,7 @@ describe("callFunctionStreaming (watch)", () => {
       });
     await post(other.access_token, other.user_id, "theirs");
     await post(token, userId, "mine");
-    expect(JSON.parse(unescape((await stream.next()).slice(6))).fullDocument.title).toBe("mine");
+    expect(JSON.parse(unescapeSse((await stream.next()).slice(6))).fullDocument.title).toBe("mine");
     stream.close();
   });
 
@@ -194,7 +194,7 @@ describe("callFunctionStreaming (watch)", () => {
     await insert(appId, writer.access_token, "h", { x: 1 });
     const block = await stream.next();
     expect(block.split("\n")[0]).toBe("event: error");
-    expect(JSON.parse(unescape(block.split("\n")[1]!.slice(6)))).toMatchObject({ error_code: "InvalidSession" });
+    expect(JSON.parse(unescapeSse(block.split("\n")[1]!.slice(6)))).toMatchObject({ error_code: "InvalidSession" });
   });
 
   it("answers JSON errors before streaming: bad base64, bad JSON, other services, no token", async () => {
