@@ -1,17 +1,17 @@
 import { type FormEvent, useRef, useState } from "react";
 import { Link, useLocation } from "wouter";
 import { Button } from "../../../components/button.tsx";
-import { Field } from "../../../components/field.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage } from "../../../components/messages.tsx";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
 import { pendingCredentials } from "../../../lib/pending-credentials.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
-import { hasErrors, passwordMaxLength, passwordMinLength } from "../../../lib/validation/rules.ts";
+import { hasErrors } from "../../../lib/validation/rules.ts";
 import { registerUser } from "../api/register-user.ts";
 import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
 import { signUpErrors } from "./form-rules.ts";
+import { NewCredentialsFields } from "./new-credentials-fields.tsx";
 
 type Outcome = "signed-in" | "pending";
 
@@ -60,37 +60,7 @@ export function SignUpForm() {
         </p>
       ) : null}
       <ErrorMessage>{action.error ? errorMessage(action.error) : null}</ErrorMessage>
-      <Field
-        label="E-mail address"
-        name="email"
-        type="email"
-        autoComplete="email"
-        required
-        value={values.email}
-        onChange={(email) => setValues((v) => ({ ...v, email }))}
-        error={errors.email}
-      />
-      <Field
-        label="Password"
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        required
-        hint={`Between ${passwordMinLength} and ${passwordMaxLength} characters.`}
-        value={values.password}
-        onChange={(password) => setValues((v) => ({ ...v, password }))}
-        error={errors.password}
-      />
-      <Field
-        label="Repeat the password"
-        name="repeat"
-        type="password"
-        autoComplete="new-password"
-        required
-        value={values.repeat}
-        onChange={(repeat) => setValues((v) => ({ ...v, repeat }))}
-        error={errors.repeat}
-      />
+      <NewCredentialsFields values={values} setValues={setValues} errors={errors} />
       <div className="actions">
         <Button type="submit" busy={action.pending}>
           Create account

@@ -8,11 +8,12 @@ import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
 import { pendingCredentials } from "../../../lib/pending-credentials.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
-import { hasErrors, passwordMaxLength, passwordMinLength } from "../../../lib/validation/rules.ts";
+import { hasErrors } from "../../../lib/validation/rules.ts";
 import { registerUser } from "../api/register-user.ts";
 import { isNotConfirmedYet, linkEmailPassword } from "../hooks/session-actions.ts";
 import { ConfirmationHelp, type ConfirmationMode } from "./confirmation-help.tsx";
 import { signInErrors, signUpErrors } from "./form-rules.ts";
+import { NewCredentialsFields } from "./new-credentials-fields.tsx";
 
 type Step = "register" | "confirm" | "link";
 
@@ -59,37 +60,7 @@ function RegisterStep({ onRegistered, onLinked, onHaveAddress }: RegisterStepPro
   return (
     <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
       <ErrorMessage>{action.error ? errorMessage(action.error, "link") : null}</ErrorMessage>
-      <Field
-        label="E-mail address"
-        name="email"
-        type="email"
-        autoComplete="email"
-        required
-        value={values.email}
-        onChange={(email) => setValues((v) => ({ ...v, email }))}
-        error={errors.email}
-      />
-      <Field
-        label="Password"
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        required
-        hint={`Between ${passwordMinLength} and ${passwordMaxLength} characters.`}
-        value={values.password}
-        onChange={(password) => setValues((v) => ({ ...v, password }))}
-        error={errors.password}
-      />
-      <Field
-        label="Repeat the password"
-        name="repeat"
-        type="password"
-        autoComplete="new-password"
-        required
-        value={values.repeat}
-        onChange={(repeat) => setValues((v) => ({ ...v, repeat }))}
-        error={errors.repeat}
-      />
+      <NewCredentialsFields values={values} setValues={setValues} errors={errors} />
       <div className="actions">
         <Button type="submit" busy={action.pending}>
           Add e-mail and password
