@@ -6,6 +6,7 @@ import type { FastifyInstance } from "fastify";
 import type { AuthMode } from "../app-services/auth-context.ts";
 import type { Area } from "../errors/catalogue.ts";
 import { sendError } from "../http/error-handler.ts";
+import { ignoreRequestBodies } from "../http/json-body.ts";
 import { operation } from "./operations.ts";
 
 export interface DocumentedRoute {
@@ -15,9 +16,9 @@ export interface DocumentedRoute {
 }
 
 export function registerDocumentedRoutes(app: FastifyInstance, routes: readonly DocumentedRoute[], area: Area): void {
-  for (const route of routes) {
+  const add = (scope: FastifyInstance, route: DocumentedRoute) => {
     const spec = operation(route.operationId);
-    app.route({
+    scope.route({
       method: spec.method,
       url: spec.url,
       schema: spec.schema,
@@ -25,5 +26,12 @@ export function registerDocumentedRoutes(app: FastifyInstance, routes: readonly 
       handler: route.handler as never,
       errorHandler: (error, request, reply) => sendError(request, reply, error),
     });
-  }
+  };
+  const takesBody = (route: DocumentedRoute) => operation(route.operationId).operation.requestBody !== undefined;
+  for (const route of routes.filter(takesBody)) add(app, route);
+  // Operations without a request body ignore a stray one, in a scope of their own (see ignoreRequestBodies).
+  void app.register(async (scope) => {
+    ignoreRequestBodies(scope);
+    for (const route of routes.filter((r) => !takesBody(r))) add(scope, route);
+  });
 }
