@@ -16,6 +16,9 @@ export default defineControlRoute("streamEvents", async (request, reply) => {
     (appId === undefined || event.appId === appId) && (account === undefined || event.account === account);
 
   reply.hijack();
+  // Read (and drop) any body a client sent with its GET: while it sits unread the socket is not
+  // read either, so a client's disconnect is never seen and the stream would stay open for good.
+  request.raw.resume();
   const res = reply.raw;
   res.writeHead(200, {
     "content-type": "text/event-stream; charset=utf-8",

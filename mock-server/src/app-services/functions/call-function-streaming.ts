@@ -63,6 +63,9 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   }
 
   reply.hijack();
+  // Read (and drop) any body a client sent with its GET: while it sits unread the socket is not
+  // read either, so a client's disconnect is never seen and the stream would stay open for good.
+  request.raw.resume();
   const res = reply.raw;
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(reply.getHeaders())) {
