@@ -15,17 +15,20 @@ import { until } from "./helpers/until.ts";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const cli = join(root, "dist", "cli.js");
 let dataDir: string;
+let randomDir: string;
 const children = new Set<ChildProcess>();
 
 beforeAll(() => {
   // The test runs the bundle, so bundle the current sources first.
   execFileSync(process.execPath, [join(root, "scripts", "build.mjs")], { stdio: "inherit" });
   dataDir = mkdtempSync(join(tmpdir(), "emulator-state-"));
+  randomDir = mkdtempSync(join(tmpdir(), "emulator-kill-"));
 }, 60_000);
 
 afterAll(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(randomDir, { recursive: true, force: true });
 });
 
 interface Running {
@@ -34,14 +37,10 @@ interface Running {
   exited: Promise<void>;
 }
 
-async function start(): Promise<Running> {
-  const child = spawn(
-    process.execPath,
-    [cli, "--data-dir", dataDir, "--port", "0", "--no-watch", "--log-level", "error"],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
+async function start(dir = dataDir): Promise<Running> {
+  const child = spawn(process.execPath, [cli, "--data-dir", dir, "--port", "0", "--no-watch", "--log-level", "error"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   children.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   let output = "";
@@ -144,4 +143,85 @@ describe("state in --data-dir", () => {
     restarted.child.kill("SIGTERM");
     await restarted.exited;
   }, 90_000);
+
+  it("restarts with a loadable state whatever moment of a save a SIGKILL lands in (seeded rounds)", async () => {
+    const random = seeded(20261122);
+    const docsIn = (file: string) => {
+      const state = JSON.parse(readFileSync(file, "utf8")) as {
+        format: string;
+        apps: { appId: string; collections: { collection: string; documents: unknown[] }[] }[];
+      };
+      expect(state.format).toBe("app-services-harness-state");
+      return (
+        state.apps.find((a) => a.appId === "crash-app")?.collections.find((c) => c.collection === "docs")?.documents
+          .length ?? 0
+      );
+    };
+    const first = await start(randomDir);
+    expect((await control(first.url, "createApp", "POST", "/apps", { appId: "crash-app" })).status).toBe(201);
+    first.child.kill("SIGTERM");
+    await first.exited;
+    let saved = 0;
+    const outcomes: string[] = [];
+    // Each stage of a save twice, in a seeded order.
+    const stages = [0, 1, 2, 3, 0, 1, 2, 3]
+      .map((stage) => ({ stage, order: random() }))
+      .sort((a, b) => a.order - b.order)
+      .map((s) => s.stage);
+    for (const [round, stage] of stages.entries()) {
+      const running = await start(randomDir);
+      expect(await count(running.url)).toBe(saved);
+      // A save of a different size every round, so the kill lands at different points of it.
+      const batch = 2_000 + Math.floor(random() * 10_000);
+      const { status } = await control(running.url, "insertDocuments", "POST", "/apps/crash-app/data/db/docs", {
+        documents: documents(batch, saved),
+      });
+      expect(status).toBe(201);
+      // The save's file events: the temporary file created, written, renamed over the state file. Kill
+      // at one of them (the signal lands a little later, somewhere in the save).
+      let events = 0;
+      let killed = false;
+      const watcher = watch(randomDir, () => {
+        if (!killed && events++ === stage) killed = running.child.kill("SIGKILL");
+      });
+      try {
+        // Two rounds interrupt the periodic save (every 5 s), the others the one at shutdown.
+        if (round % 4 !== 3) running.child.kill("SIGTERM");
+        await until(() => running.child.exitCode !== null || running.child.signalCode !== null, "the emulator to end", {
+          timeoutMs: 20_000,
+          everyMs: 20,
+        });
+        await running.exited;
+      } finally {
+        watcher.close();
+      }
+      // Whatever the moment: the state file is whole, either the last complete save or the new one.
+      const onDisk = docsIn(join(randomDir, "state.json"));
+      expect([saved, saved + batch]).toContain(onDisk);
+      expect(running.child.signalCode).toBe("SIGKILL");
+      outcomes.push(`stage ${stage}: ${onDisk === saved ? "old" : "new"}`);
+      const restarted = await start(randomDir);
+      expect(await count(restarted.url)).toBe(onDisk);
+      expect(readdirSync(randomDir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+      restarted.child.kill("SIGTERM");
+      await restarted.exited;
+      saved = onDisk;
+    }
+    // Early kills keep the previous state; late ones find the new one already in place.
+    expect(
+      outcomes.some((o) => o.endsWith("old")),
+      outcomes.join(", "),
+    ).toBe(true);
+  }, 120_000);
 });
+
+/** mulberry32: a small seeded generator, so the kill moments differ per round but not per run. */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
