@@ -112,6 +112,10 @@ export function importState(emulator: Emulator, value: unknown): void {
     if (publicKeys.has(account.publicKey))
       throw new StateImportError(`the public key '${account.publicKey}' appears twice`);
     publicKeys.add(account.publicKey);
+    // The account's view (and account creation) allow no negative rate; the State schema does not
+    // say so, and an imported one made every later account listing break its schema (found by fuzzing).
+    if (account.rateLimitPerSecond < 0)
+      throw new StateImportError(`the account '${account.publicKey}' has a negative rateLimitPerSecond`);
   }
   // Everything checked: swap.
   emulator.apps.clear();

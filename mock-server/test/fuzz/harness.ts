@@ -425,7 +425,8 @@ export class FuzzHarness {
           }
           res.on("data", (chunk: Buffer) => {
             size += chunk.length;
-            if (size <= 1024 * 1024) chunks.push(chunk);
+            // Whole replies are checked against their schema (a full journal can be tens of MB).
+            if (size <= 256 * 1024 * 1024) chunks.push(chunk);
           });
           res.on("end", done);
           res.on("error", (error) => {

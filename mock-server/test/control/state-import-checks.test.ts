@@ -1,0 +1,33 @@
+/**
+ * Regression (found by fuzzing): a state whose EmailJS account has a negative rate limit was
+ * imported, and from then on every account listing broke its documented schema. It is refused
+ * with 400 and changes nothing.
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(() => app.close());
+
+describe("importing state", () => {
+  it("refuses an EmailJS account with a negative rate limit, keeping the current state", async () => {
+    const { body: state } = await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" });
+    const account = { ...state.emailjsAccounts[0], publicKey: "negative-rate", rateLimitPerSecond: -2.5 };
+    const { response, body } = await call(app, "importState", {
+      method: "PUT",
+      url: "/_mock/v1/state",
+      payload: { ...state, emailjsAccounts: [...state.emailjsAccounts, account] },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(body.error).toContain("negative rateLimitPerSecond");
+    const { body: listed } = await call(app, "listEmailJsAccounts", {
+      method: "GET",
+      url: "/_mock/v1/emailjs/accounts",
+    });
+    expect(listed.accounts.map((a: { publicKey: string }) => a.publicKey)).not.toContain("negative-rate");
+  });
+});
