@@ -127,7 +127,8 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   keepAlive.unref();
   app.watchers++;
   emulator.events.emit({ type: "request", appId: app.appId, action: "stream-opened", id: request.id });
-  request.raw.once("close", () => close());
+  // The response's close (the client went away, or the stream ended): the request's own close fires
+  // as soon as its (drained, usually empty) body has been read, so it says nothing about the client.
   res.once("close", () => close());
   return reply;
 });
