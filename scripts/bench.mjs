@@ -1,0 +1,423 @@
+#!/usr/bin/env node
+// `npm run bench`: measures the emulator against its targets and writes docs/benchmarks.md (the
+// generated section between the `bench:` markers; the hand-written analysis around it is kept).
+//
+//   throughput  a bare node:http server answering the same bytes (the practical limit) and the
+//               emulator, side by side, per scenario; server pinned to one core, autocannon (50
+//               connections) to the other; several interleaved rounds; medians
+//   start       `node mock-server/dist/cli.js` spawned → first HTTP answer
+//   scale       memory per user with 100,000 users; profile latency at 100,000 users vs 1,000
+//
+// Options: --rounds N (5) --duration S (5) --warmup S (1) --connections N (50) --users N (100000)
+//          --starts N (10) --only throughput,start,scale --scenarios profile,sum,… --no-write --json FILE
+//          --profile SCENARIO  (run one scenario under --cpu-prof and print where the time goes)
+//          --cli FILE  (measure another build of the emulator, e.g. an older commit's, for before/after)
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { anonymousLogin, appServices, callJson, median, probe, probeArgs, runLoad } from "./bench/client.mjs";
+import {
+  buildEmulator,
+  cli,
+  freePort,
+  layout,
+  listeningUrl,
+  machine,
+  procCpuMs,
+  procMemory,
+  root,
+  spawnNode,
+  startEmulator,
+  stop,
+} from "./bench/processes.mjs";
+import { summarizeProfile } from "./bench/profile-summary.mjs";
+import { writeReport } from "./bench/report.mjs";
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "5" },
+    duration: { type: "string", default: "5" },
+    warmup: { type: "string", default: "1" },
+    connections: { type: "string", default: "50" },
+    users: { type: "string", default: "100000" },
+    starts: { type: "string", default: "10" },
+    only: { type: "string" },
+    "no-write": { type: "boolean", default: false },
+    json: { type: "string" },
+    profile: { type: "string" },
+    scenarios: { type: "string" },
+    cli: { type: "string" },
+  },
+});
+const rounds = Number(flags.rounds);
+const duration = Number(flags.duration);
+const warmup = Number(flags.warmup);
+const connections = Number(flags.connections);
+const manyUsers = Number(flags.users);
+const fewUsers = 1000;
+const parts = new Set((flags.only ?? "throughput,start,scale").split(","));
+const log = (message) => process.stderr.write(`${message}\n`);
+const script = flags.cli ? resolve(flags.cli) : cli;
+const emulatorProcess = (options = {}) => startEmulator({ ...options, script });
+
+// The orchestrator itself (and its polling) stays off the server's core.
+if (layout.pinned) spawnSync("taskset", ["-a", "-p", "-c", String(layout.loadCpu), String(process.pid)]);
+
+/** The benchmark scenarios: one request each, against state prepared by `prepare`. */
+function scenarios(ctx) {
+  const json = { "content-type": "application/json" };
+  const bearer = { authorization: `Bearer ${ctx.accessToken}` };
+  return [
+    {
+      id: "profile",
+      title: "`GET /auth/profile`",
+      request: { method: "GET", path: `${appServices}/auth/profile`, headers: bearer },
+    },
+    {
+      id: "sum",
+      title: "`functions/call` `sum`",
+      request: {
+        method: "POST",
+        path: `${appServices}/app/local-app/functions/call`,
+        headers: { ...bearer, ...json },
+        body: JSON.stringify({ name: "sum", arguments: [{ $numberInt: "1" }, { $numberDouble: "2.5" }] }),
+      },
+    },
+    {
+      id: "find",
+      title: "`functions/call` `find`, 1,000 documents",
+      request: {
+        method: "POST",
+        path: `${appServices}/app/local-app/functions/call`,
+        headers: { ...bearer, ...json },
+        body: JSON.stringify({
+          name: "find",
+          service: "mongodb-atlas",
+          arguments: [{ database: "bench", collection: "items", query: {} }],
+        }),
+      },
+    },
+    {
+      id: "login",
+      title: "`login` (local-userpass, default hash cost)",
+      request: {
+        method: "POST",
+        path: `${appServices}/app/local-app/auth/providers/local-userpass/login`,
+        headers: json,
+        body: JSON.stringify({ username: "bench@example.com", password: "bench-password" }),
+      },
+    },
+    {
+      id: "send",
+      title: "EmailJS `send` (rate limit off)",
+      request: {
+        method: "POST",
+        path: "/api/v1.0/email/send",
+        headers: json,
+        body: JSON.stringify({
+          user_id: ctx.publicKey,
+          service_id: "local_service",
+          template_id: "local_template",
+          template_params: { to_email: "ada@example.com", subject: "Benchmark", message: "Hello from the benchmark" },
+        }),
+      },
+    },
+  ];
+}
+
+/** The documents of the `find` scenario: 1,000 small notes-like documents. */
+const items = Array.from({ length: 1000 }, (_, i) => ({
+  _id: { $oid: (0x6b0000000000000000000000n + BigInt(i)).toString(16).padStart(24, "0") },
+  n: i,
+  title: `Item ${i}`,
+  tags: ["bench", i % 2 ? "odd" : "even"],
+  createdAt: { $date: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() },
+}));
+
+async function prepare(base) {
+  await callJson(base, "POST", "/_mock/v1/apps/local-app/data/bench/items", { body: { documents: items } });
+  await callJson(base, "POST", "/_mock/v1/apps/local-app/users", {
+    body: { email: "bench@example.com", password: "bench-password", confirmed: true },
+  });
+  const account = await callJson(base, "POST", "/_mock/v1/emailjs/accounts", {
+    body: { rateLimitPerSecond: 0, allowNonBrowser: true },
+  });
+  const { access_token } = await anonymousLogin(base);
+  return { accessToken: access_token, publicKey: account.publicKey };
+}
+
+/** The emulator's reply to a scenario's request, for the bare server to replay byte for byte. */
+async function capture(base, { method, path, headers, body }) {
+  const response = await fetch(`${base}${path}`, { method, headers, ...(body ? { body } : {}) });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+  return { status: response.status, contentType: response.headers.get("content-type"), body: text };
+}
+
+async function startBare(routes) {
+  const child = spawnNode([join(root, "scripts", "bench", "bare-server.mjs")], { cpu: layout.serverCpu });
+  child.stdin.end(JSON.stringify(routes));
+  const url = await listeningUrl(child, "the bare server");
+  return { child, pid: child.pid, url, stop: () => stop(child) };
+}
+
+/**
+ * Warm-up, then a measured run, with the server's CPU time over the measured run (from
+ * /proc/<pid>/stat: CPU per request is steadier than req/s on a shared machine).
+ */
+async function load(server, scenario, extra = {}) {
+  const job = { url: server.url, connections, requests: [scenario.request], ...extra };
+  if (warmup > 0) await runLoad({ ...job, duration: warmup });
+  const cpuBefore = procCpuMs(server.pid);
+  const result = await runLoad({ ...job, duration });
+  const cpuMs = procCpuMs(server.pid) - cpuBefore;
+  return {
+    ...result,
+    cpuUsPerRequest: (cpuMs * 1000) / Math.max(1, result.requests),
+    cpuShare: cpuMs / (result.seconds * 1000),
+  };
+}
+
+function summarize(runs) {
+  return {
+    rps: median(runs.map((r) => r.rps)),
+    p50: median(runs.map((r) => r.latency.p50)),
+    p99: median(runs.map((r) => r.latency.p99)),
+    mean: median(runs.map((r) => r.latency.mean)),
+    errors: runs.reduce((n, r) => n + r.errors + r.timeouts + (r.requests - r.ok), 0),
+    cpuUsPerRequest: median(runs.map((r) => r.cpuUsPerRequest)),
+    cpuShare: median(runs.map((r) => r.cpuShare)),
+    perRound: runs.map((r) => Math.round(r.rps)),
+  };
+}
+
+async function throughput() {
+  const emulator = await emulatorProcess();
+  try {
+    const ctx = await prepare(emulator.url);
+    const list = scenarios(ctx).filter((s) => !flags.scenarios || flags.scenarios.split(",").includes(s.id));
+    const routes = {};
+    for (const s of list) routes[`${s.request.method} ${s.request.path}`] = await capture(emulator.url, s.request);
+    const bare = await startBare(routes);
+    const results = Object.fromEntries(list.map((s) => [s.id, { bare: [], emulator: [] }]));
+    try {
+      for (let round = 1; round <= rounds; round++) {
+        for (const s of list) {
+          // Alternate which server goes first, so drift on the shared machine hits both alike.
+          const order = round % 2 ? ["bare", "emulator"] : ["emulator", "bare"];
+          for (const which of order) {
+            const r = await load(which === "bare" ? bare : emulator, s);
+            results[s.id][which].push(r);
+            log(
+              `round ${round} ${s.id.padEnd(8)} ${which.padEnd(8)} ${Math.round(r.rps)
+                .toString()
+                .padStart(6)} req/s  p50 ${r.latency.p50.toFixed(2)} ms  p99 ${r.latency.p99.toFixed(2)} ms  ` +
+                `${r.cpuUsPerRequest.toFixed(0)} µs CPU/req (${Math.round(100 * r.cpuShare)} % of a core)` +
+                (r.ok !== r.requests || r.errors ? `  (${r.requests - r.ok} non-2xx, ${r.errors} errors)` : ""),
+            );
+          }
+        }
+      }
+    } finally {
+      await bare.stop();
+    }
+    return list.map((s) => ({
+      id: s.id,
+      title: s.title,
+      bytes: Buffer.byteLength(routes[`${s.request.method} ${s.request.path}`].body),
+      bare: summarize(results[s.id].bare),
+      emulator: summarize(results[s.id].emulator),
+    }));
+  } finally {
+    await emulator.stop();
+  }
+}
+
+/** One HTTP GET; resolves true on any answer, false when the connection is refused. */
+function answers(port, path) {
+  return new Promise((resolve) => {
+    const req = request({ host: "127.0.0.1", port, path, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(true));
+    });
+    req.on("error", () => resolve(false));
+    req.end();
+  });
+}
+
+async function startTimes(count) {
+  const times = [];
+  for (let i = 0; i <= count; i++) {
+    const port = await freePort();
+    const started = performance.now();
+    const child = spawnNode([script, "--port", String(port), "--no-watch"], {
+      cpu: layout.serverCpu,
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    const deadline = started + 15_000;
+    let answered = false;
+    while (!answered && performance.now() < deadline) {
+      answered = await answers(port, `${appServices}/app/local-app/location`);
+      if (!answered) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const ms = performance.now() - started;
+    await stop(child);
+    if (!answered) throw new Error("the emulator did not answer within 15 s");
+    // The first start warms the file cache; it is not counted.
+    if (i > 0) times.push(ms);
+    log(`start ${i === 0 ? "(warm-up)" : i}: ${ms.toFixed(0)} ms`);
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  return { median: median(times), min: sorted[0], max: sorted.at(-1), runs: times.length };
+}
+
+async function scale() {
+  const probeDir = join(root, "bench-results");
+  mkdirSync(probeDir, { recursive: true });
+  const start = (name) => {
+    rmSync(join(probeDir, `probe-${name}.json`), { force: true });
+    return emulatorProcess({ nodeArgs: probeArgs(), env: { BENCH_PROBE_FILE: join(probeDir, `probe-${name}.json`) } });
+  };
+  const small = await start("small");
+  const large = await start("large");
+  const probeOf = (e, name) => probe(e.pid, join(probeDir, `probe-${name}.json`));
+  const loginJob = (url, amount, every) => ({
+    url,
+    connections,
+    amount,
+    requests: [
+      {
+        method: "POST",
+        path: `${appServices}/app/local-app/auth/providers/anon-user/login`,
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      },
+    ],
+    collect: { field: "access_token", every },
+  });
+  try {
+    // Both: 1,000 anonymous users (each login makes a user and its session), then enough profile
+    // calls to fill the journal (a fixed-size ring), so the baseline includes it.
+    const tokens = {};
+    for (const [name, e] of [
+      ["small", small],
+      ["large", large],
+    ]) {
+      const created = await runLoad(loginJob(e.url, fewUsers, 1));
+      tokens[name] = created.collected.map((t) => `Bearer ${t}`);
+      await runLoad({
+        url: e.url,
+        connections,
+        amount: 6000,
+        requests: [{ method: "GET", path: `${appServices}/auth/profile` }],
+        rotateAuthorization: tokens[name],
+      });
+    }
+    const users = async (e) => (await callJson(e.url, "GET", "/_mock/v1/apps/local-app")).users;
+    const before = { ...(await probeOf(large, "large")), ...procMemory(large.pid), users: await users(large) };
+    log(
+      `at ${before.users} users: rss ${(before.rss / 2 ** 20).toFixed(1)} MB, heap ${(before.heapUsed / 2 ** 20).toFixed(1)} MB`,
+    );
+    const grown = await runLoad(loginJob(large.url, manyUsers - fewUsers, Math.ceil((manyUsers - fewUsers) / 1000)));
+    // Tokens of users spread over the whole population, for the latency runs.
+    tokens.large = grown.collected.map((t) => `Bearer ${t}`);
+    const after = { ...(await probeOf(large, "large")), ...procMemory(large.pid), users: await users(large) };
+    log(
+      `at ${after.users} users: rss ${(after.rss / 2 ** 20).toFixed(1)} MB, heap ${(after.heapUsed / 2 ** 20).toFixed(1)} MB`,
+    );
+    const added = after.users - before.users;
+    const memory = {
+      usersBefore: before.users,
+      usersAfter: after.users,
+      rssBefore: before.rss,
+      rssAfter: after.rss,
+      heapBefore: before.heapUsed,
+      heapAfter: after.heapUsed,
+      rssPerUser: (after.rss - before.rss) / added,
+      heapPerUser: (after.heapUsed - before.heapUsed) / added,
+      loginRps: grown.rps,
+    };
+    // Profile latency: alternate between the 1,000-user and the 100,000-user emulator.
+    const latency = { few: [], many: [], fewSingle: [], manySingle: [] };
+    for (let round = 1; round <= rounds; round++) {
+      const order = round % 2 ? ["few", "many"] : ["many", "few"];
+      for (const which of order) {
+        const e = which === "few" ? small : large;
+        const job = {
+          url: e.url,
+          duration,
+          warmup,
+          requests: [{ method: "GET", path: `${appServices}/auth/profile` }],
+          rotateAuthorization: which === "few" ? tokens.small : tokens.large,
+        };
+        const r = await runLoad({ ...job, connections });
+        const single = await runLoad({ ...job, connections: 1 });
+        latency[which].push(r);
+        latency[`${which}Single`].push(single);
+        log(
+          `round ${round} profile at ${which === "few" ? fewUsers : manyUsers} users: ${Math.round(r.rps)} req/s, ` +
+            `mean ${r.latency.mean.toFixed(2)} ms, p99 ${r.latency.p99.toFixed(2)} ms; ` +
+            `1 connection: p50 ${single.latency.p50.toFixed(3)} ms`,
+        );
+      }
+    }
+    return {
+      memory,
+      latency: {
+        few: summarize(latency.few),
+        many: summarize(latency.many),
+        fewSingle: summarize(latency.fewSingle),
+        manySingle: summarize(latency.manySingle),
+      },
+    };
+  } finally {
+    await small.stop();
+    await large.stop();
+  }
+}
+
+async function profileScenario(id) {
+  const dir = join(root, "bench-results", "profiles", `${id}-${Date.now()}`);
+  mkdirSync(dir, { recursive: true });
+  const emulator = await emulatorProcess({ nodeArgs: ["--cpu-prof", "--cpu-prof-dir", dir] });
+  let result;
+  try {
+    const ctx = await prepare(emulator.url);
+    const scenario = scenarios(ctx).find((s) => s.id === id);
+    if (!scenario) throw new Error(`no scenario '${id}'`);
+    result = await load(emulator, scenario);
+  } finally {
+    await emulator.stop();
+  }
+  log(`${id}: ${Math.round(result.rps)} req/s, p99 ${result.latency.p99.toFixed(2)} ms under --cpu-prof`);
+  process.stdout.write(`${summarizeProfile(dir)}\n`);
+}
+
+async function main() {
+  if (!flags.cli) buildEmulator();
+  if (flags.profile) return profileScenario(flags.profile);
+  const results = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    settings: { rounds, duration, warmup, connections },
+  };
+  log(`machine: ${JSON.stringify(results.machine)}`);
+  if (parts.has("start")) results.start = await startTimes(Number(flags.starts));
+  if (parts.has("throughput")) results.throughput = await throughput();
+  if (parts.has("scale")) results.scale = await scale();
+  mkdirSync(join(root, "bench-results"), { recursive: true });
+  const file = flags.json ?? join(root, "bench-results", `bench-${results.date.replace(/[:.]/g, "-")}.json`);
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  log(`results: ${file}`);
+  if (!flags["no-write"] && parts.size === 3) {
+    writeReport(join(root, "docs", "benchmarks.md"), results);
+    log("docs/benchmarks.md updated");
+  }
+}
+
+main().catch((error) => {
+  log(error.stack ?? String(error));
+  process.exit(1);
+});

@@ -1,0 +1,425 @@
+#!/usr/bin/env node
+// `npm run soak`: mixed traffic against the emulator for 5 minutes (by default) from 50 concurrent
+// virtual clients: e-mail/password and anonymous logins, profile, functions (`sum`, `find`), data
+// (insert and delete), change streams opened, fed and closed, EmailJS sends, mail read and cleared
+// through the control API, session refresh, log-out and user deletion (so the emulator's state
+// stays bounded and memory growth means a leak). Measured from outside: RSS, open descriptors and
+// threads in /proc; heap and active handles/timers from a measuring preload (scripts/bench/probe.mjs,
+// not part of the emulator). Passes with zero errors, RSS growth < 10 % after warm-up, no change
+// streams left open and no handles or timers left behind; writes the soak section of
+// docs/benchmarks.md.
+//
+//   npm run soak -- [--duration S (300; env SOAK_SECONDS)] [--warmup S] [--clients 50] [--no-write]
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { probe, probeArgs } from "./bench/client.mjs";
+import { buildEmulator, layout, machine, openFds, procMemory, root, startEmulator } from "./bench/processes.mjs";
+import { replaceSection } from "./bench/report.mjs";
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: "string", default: process.env.SOAK_SECONDS ?? "300" },
+    warmup: { type: "string" },
+    clients: { type: "string", default: "50" },
+    "no-write": { type: "boolean", default: false },
+  },
+});
+const durationS = Number(flags.duration);
+const warmupS = Number(flags.warmup ?? Math.min(60, Math.max(10, Math.round(durationS * 0.2))));
+const clients = Number(flags.clients);
+const log = (line) => process.stderr.write(`${line}\n`);
+const appId = "soak";
+const base = "/api/client/v2.0";
+const users = 100;
+const password = "soak-password-1";
+
+if (layout.pinned) spawnSync("taskset", ["-a", "-p", "-c", String(layout.loadCpu), String(process.pid)]);
+
+// ---------------------------------------------------------------------------------------------
+// HTTP over kept-alive connections the soak can close at the end (so leftover sockets are the emulator's)
+
+const agent = new Agent({ keepAlive: true, maxSockets: clients * 2 });
+let emulatorUrl = "";
+
+function send(method, path, { body, headers = {}, timeoutMs = 15_000 } = {}) {
+  const payload = body === undefined ? undefined : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${emulatorUrl}${path}`,
+      {
+        method,
+        agent,
+        headers: {
+          ...(payload ? { "content-type": "application/json", "content-length": payload.length } : {}),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks = [];
+        res.on("data", (chunk) => chunks.push(chunk));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString();
+          const json = String(res.headers["content-type"] ?? "").includes("json") && text ? JSON.parse(text) : text;
+          resolve({ status: res.statusCode, body: json });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+const counts = {};
+const errors = [];
+let errorCount = 0;
+
+async function expectStatus(kind, promise, statuses) {
+  counts[kind] = (counts[kind] ?? 0) + 1;
+  try {
+    const reply = await promise;
+    if (!statuses.includes(reply.status))
+      throw new Error(`${kind} answered ${reply.status}: ${JSON.stringify(reply.body).slice(0, 200)}`);
+    return reply.body;
+  } catch (error) {
+    errorCount++;
+    if (errors.length < 20) errors.push(error.message);
+    return null;
+  }
+}
+
+const bearer = (token) => ({ authorization: `Bearer ${token}` });
+const call = (token, payload) =>
+  send("POST", `${base}/app/${appId}/functions/call`, { body: payload, headers: bearer(token) });
+
+/** Opens a change stream on one document id, makes the change, reads its event, and closes the stream. */
+function watchOnce(token, id) {
+  counts.watch = (counts.watch ?? 0) + 1;
+  const watch = Buffer.from(
+    JSON.stringify({
+      name: "watch",
+      service: "mongodb-atlas",
+      arguments: [{ database: "soak", collection: "watched", ids: [id] }],
+    }),
+  ).toString("base64");
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (problem) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.destroy();
+      if (problem) {
+        errorCount++;
+        if (errors.length < 20) errors.push(`watch: ${problem}`);
+      }
+      resolve();
+    };
+    const timer = setTimeout(() => finish("no change event within 10 s"), 10_000);
+    const req = request(
+      `${emulatorUrl}${base}/app/${appId}/functions/call?baas_request=${encodeURIComponent(watch)}`,
+      { agent, headers: bearer(token) },
+      (res) => {
+        if (res.statusCode !== 200) return finish(`stream answered ${res.statusCode}`);
+        let text = "";
+        res.on("data", (chunk) => {
+          text += chunk;
+          if (text.includes("data: ")) finish(null);
+        });
+        res.on("error", () => finish(done ? null : "stream error"));
+        // The stream is open (headers flushed): make the change it waits for.
+        expectStatus(
+          "insert (watched)",
+          call(token, {
+            name: "insertOne",
+            service: "mongodb-atlas",
+            arguments: [{ database: "soak", collection: "watched", document: { _id: id } }],
+          }),
+          [200],
+        );
+      },
+    );
+    req.on("error", (error) => finish(done ? null : error.message));
+    req.end();
+  }).then(() =>
+    expectStatus(
+      "delete (watched)",
+      call(token, {
+        name: "deleteOne",
+        service: "mongodb-atlas",
+        arguments: [{ database: "soak", collection: "watched", query: { _id: id } }],
+      }),
+      [200],
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// One virtual client: a session's worth of calls, over and over, leaving no state behind
+
+async function client(n, until, publicKey) {
+  for (let i = 0; Date.now() < until; i++) {
+    const email = `soak-${(n * 7 + i) % users}@example.com`;
+    const session = await expectStatus(
+      "login (e-mail/password)",
+      send("POST", `${base}/app/${appId}/auth/providers/local-userpass/login`, { body: { username: email, password } }),
+      [200],
+    );
+    if (!session) continue;
+    const token = session.access_token;
+    await expectStatus("profile", send("GET", `${base}/auth/profile`, { headers: bearer(token) }), [200]);
+    await expectStatus(
+      "function sum",
+      call(token, { name: "sum", arguments: [{ $numberInt: String(i) }, { $numberInt: "1" }] }),
+      [200],
+    );
+    await expectStatus(
+      "find (20 documents)",
+      call(token, {
+        name: "find",
+        service: "mongodb-atlas",
+        arguments: [{ database: "soak", collection: "items", query: { n: { $gte: i % 100 } }, limit: 20 }],
+      }),
+      [200],
+    );
+    const scratch = `c${n}-i${i}`;
+    await expectStatus(
+      "insertOne",
+      call(token, {
+        name: "insertOne",
+        service: "mongodb-atlas",
+        arguments: [{ database: "soak", collection: "scratch", document: { _id: scratch, n: i } }],
+      }),
+      [200],
+    );
+    await expectStatus(
+      "deleteOne",
+      call(token, {
+        name: "deleteOne",
+        service: "mongodb-atlas",
+        arguments: [{ database: "soak", collection: "scratch", query: { _id: scratch } }],
+      }),
+      [200],
+    );
+    if (i % 4 === 0) await watchOnce(token, `w${n}-${i}`);
+    await expectStatus(
+      "EmailJS send",
+      send("POST", "/api/v1.0/email/send", {
+        body: {
+          user_id: publicKey,
+          service_id: "local_service",
+          template_id: "local_template",
+          template_params: { to_email: email, subject: "Soak", message: `message ${i}` },
+        },
+      }),
+      [200],
+    );
+    if (i % 10 === 0) {
+      await expectStatus(
+        "control: list mail",
+        send("GET", `/_mock/v1/mail?account=${publicKey}&to=${encodeURIComponent(email)}`),
+        [200],
+      );
+      await expectStatus("control: clear mail", send("DELETE", `/_mock/v1/mail?account=${publicKey}`), [204]);
+    }
+    const refreshed = await expectStatus(
+      "refresh session",
+      send("POST", `${base}/auth/session`, { headers: bearer(session.refresh_token) }),
+      [201],
+    );
+    if (refreshed)
+      await expectStatus(
+        "profile",
+        send("GET", `${base}/auth/profile`, { headers: bearer(refreshed.access_token) }),
+        [200],
+      );
+    await expectStatus(
+      "log out",
+      send("DELETE", `${base}/auth/session`, { headers: bearer(session.refresh_token) }),
+      [204],
+    );
+    if (i % 3 === 0) {
+      const guest = await expectStatus(
+        "login (anonymous)",
+        send("POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} }),
+        [200],
+      );
+      if (guest)
+        await expectStatus(
+          "delete user",
+          send("DELETE", `${base}/auth/delete`, { headers: bearer(guest.access_token) }),
+          [204],
+        );
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function setup() {
+  await expectStatus("setup", send("POST", "/_mock/v1/apps", { body: { appId } }), [201]);
+  for (let i = 0; i < users; i++) {
+    await expectStatus(
+      "setup",
+      send("POST", `/_mock/v1/apps/${appId}/users`, {
+        body: { email: `soak-${i}@example.com`, password, confirmed: true },
+      }),
+      [201],
+    );
+  }
+  const documents = Array.from({ length: 200 }, (_, n) => ({ n, title: `Item ${n}`, tags: ["soak"] }));
+  await expectStatus("setup", send("POST", `/_mock/v1/apps/${appId}/data/soak/items`, { body: { documents } }), [201]);
+  const account = await expectStatus(
+    "setup",
+    send("POST", "/_mock/v1/emailjs/accounts", { body: { rateLimitPerSecond: 0, allowNonBrowser: true } }),
+    [201],
+  );
+  return account.publicKey;
+}
+
+async function snapshot(emulator, probeFile) {
+  const heap = await probe(emulator.pid, probeFile);
+  const proc = procMemory(emulator.pid);
+  const app = (await send("GET", `/_mock/v1/apps/${appId}`)).body;
+  return {
+    at: Date.now(),
+    rss: proc.rss,
+    threads: proc.threads,
+    fds: openFds(emulator.pid),
+    heapUsed: heap.heapUsed,
+    resources: heap.resources,
+    watchers: app.watchers,
+    users: app.users,
+  };
+}
+
+const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+const resourcesText = (r) =>
+  Object.entries(r)
+    .sort()
+    .map(([k, v]) => `${k} ${v}`)
+    .join(", ");
+
+async function main() {
+  buildEmulator();
+  const probeDir = join(root, "bench-results");
+  mkdirSync(probeDir, { recursive: true });
+  const probeFile = join(probeDir, "probe-soak.json");
+  rmSync(probeFile, { force: true });
+  const emulator = await startEmulator({ nodeArgs: probeArgs(), env: { BENCH_PROBE_FILE: probeFile } });
+  emulatorUrl = emulator.url;
+  log(`soak: ${durationS} s (warm-up ${warmupS} s), ${clients} clients, emulator pid ${emulator.pid}`);
+  const samples = [];
+  let result;
+  try {
+    const publicKey = await setup();
+    // One round of each call before the idle baseline (starts the app's function worker).
+    await client(0, Date.now() + 1, publicKey);
+    agent.destroy();
+    const baseline = await waitForIdle(emulator, probeFile, null);
+    const started = Date.now();
+    const until = started + durationS * 1000;
+    const sampler = setInterval(async () => {
+      const s = await snapshot(emulator, probeFile).catch(() => null);
+      if (!s) return;
+      samples.push({ ...s, t: (s.at - started) / 1000 });
+      log(
+        `t=${Math.round((s.at - started) / 1000)} s  rss ${mb(s.rss)}  heap ${mb(s.heapUsed)}  fds ${s.fds}  threads ${s.threads}  watchers ${s.watchers}  users ${s.users}  errors ${errorCount}`,
+      );
+    }, 10_000);
+    await Promise.all(Array.from({ length: clients }, (_, n) => client(n, until, publicKey)));
+    clearInterval(sampler);
+    const elapsed = (Date.now() - started) / 1000;
+    agent.destroy();
+    const end = await waitForIdle(emulator, probeFile, baseline);
+    result = { baseline, end, samples, elapsed, publicKey };
+  } finally {
+    await emulator.stop();
+  }
+  report(result);
+}
+
+/**
+ * After the traffic: no stream open, and descriptors, threads, handles and timers back to the idle
+ * baseline (closing connections take a moment), within 30 s; the last snapshot either way.
+ */
+async function waitForIdle(emulator, probeFile, baseline) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const s = await snapshot(emulator, probeFile);
+    const settled =
+      s.watchers === 0 &&
+      (baseline === null ||
+        (s.fds <= baseline.fds &&
+          s.threads <= baseline.threads &&
+          Object.entries(s.resources).every(([name, n]) => n <= (baseline.resources[name] ?? 0))));
+    if (settled || Date.now() > deadline) return s;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+function report({ baseline, end, samples, elapsed }) {
+  const requests = Object.values(counts).reduce((a, b) => a + b, 0);
+  const afterWarmup = samples.filter((s) => s.t >= warmupS);
+  const first = afterWarmup[0] ?? samples[0];
+  const last = samples.at(-1);
+  const growth = first && last ? (last.rss - first.rss) / first.rss : Number.NaN;
+  // Least-squares slope of RSS over time after warm-up (MB per minute), steadier than two points.
+  const slope = (() => {
+    if (afterWarmup.length < 2) return Number.NaN;
+    const xs = afterWarmup.map((s) => s.t);
+    const ys = afterWarmup.map((s) => s.rss);
+    const ax = xs.reduce((a, b) => a + b, 0) / xs.length;
+    const ay = ys.reduce((a, b) => a + b, 0) / ys.length;
+    const num = xs.reduce((a, x, i) => a + (x - ax) * (ys[i] - ay), 0);
+    const den = xs.reduce((a, x) => a + (x - ax) ** 2, 0);
+    return den === 0 ? Number.NaN : ((num / den) * 60) / 2 ** 20;
+  })();
+  const leftover = Object.entries(end.resources)
+    .filter(([name, n]) => n > (baseline.resources[name] ?? 0))
+    .map(([name, n]) => `${name} +${n - (baseline.resources[name] ?? 0)}`);
+  const verdicts = {
+    errors: errorCount === 0,
+    rss: growth < 0.1,
+    streams: end.watchers === 0,
+    handles: leftover.length === 0 && end.fds <= baseline.fds && end.threads <= baseline.threads,
+  };
+  const ok = Object.values(verdicts).every(Boolean);
+  const mark = (v) => (v ? "✅" : "❌");
+  const m = machine();
+  const lines = [
+    `Run of ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${m.cpu}, ${m.cores} cores, Node ${m.node}; emulator pinned to core 0, clients to core 1: ` +
+      `${Math.round(elapsed)} s of traffic from ${clients} concurrent clients (warm-up: the first ${warmupS} s), ` +
+      `${requests.toLocaleString("en-US")} requests (${Math.round(requests / elapsed).toLocaleString("en-US")}/s).`,
+    "",
+    "| check | result | target | met |",
+    "|---|---|---|:-:|",
+    `| errors (unexpected status, network error, timeout, missing change event) | ${errorCount} | 0 | ${mark(verdicts.errors)} |`,
+    `| RSS after warm-up → end (after a full GC at each sample) | ${mb(first?.rss ?? Number.NaN)} → ${mb(last?.rss ?? Number.NaN)} (${(100 * growth).toFixed(1)} %; trend ${slope.toFixed(2)} MB/min) | < 10 % | ${mark(verdicts.rss)} |`,
+    `| change streams open after the traffic (\`GET /_mock/v1/apps/soak\` watchers) | ${end.watchers} | 0 | ${mark(verdicts.streams)} |`,
+    `| open descriptors / threads, idle before → idle after | ${baseline.fds} / ${baseline.threads} → ${end.fds} / ${end.threads} | not more | ${mark(end.fds <= baseline.fds && end.threads <= baseline.threads)} |`,
+    `| active handles and timers (\`process.getActiveResourcesInfo()\`), idle before → idle after | ${resourcesText(baseline.resources)} → ${resourcesText(end.resources)} | nothing left over | ${mark(leftover.length === 0)} |`,
+    `| heap used (after full GC), after warm-up → end | ${mb(first?.heapUsed ?? Number.NaN)} → ${mb(last?.heapUsed ?? Number.NaN)} | | |`,
+    "",
+    `Requests by kind: ${Object.entries(counts)
+      .map(([k, v]) => `${k} ${v.toLocaleString("en-US")}`)
+      .join("; ")}.`,
+    ...(errors.length > 0 ? ["", "First errors:", ...errors.map((e) => `- ${e}`)] : []),
+  ];
+  const text = lines.join("\n");
+  process.stdout.write(`${text}\n\n${ok ? "soak passed" : "soak FAILED"}\n`);
+  if (!flags["no-write"]) {
+    replaceSection(join(root, "docs", "benchmarks.md"), "<!-- soak:start -->", "<!-- soak:end -->", text, "## Soak");
+    log("docs/benchmarks.md updated (soak section)");
+  }
+  process.exitCode = ok ? 0 : 1;
+}
+
+main().catch((error) => {
+  log(error.stack ?? String(error));
+  process.exit(1);
+});
