@@ -199,7 +199,8 @@ async function throughput() {
     const ctx = await prepare(emulator.url);
     const list = scenarios(ctx).filter((s) => !flags.scenarios || flags.scenarios.split(",").includes(s.id));
     const routes = {};
-    for (const s of list) routes[`${s.request.method} ${s.request.path}`] = await capture(emulator.url, s.request);
+    const routeKey = (r) => `${r.method} ${r.path} ${r.body ?? ""}`;
+    for (const s of list) routes[routeKey(s.request)] = await capture(emulator.url, s.request);
     const bare = await startBare(routes);
     const results = Object.fromEntries(list.map((s) => [s.id, { bare: [], emulator: [] }]));
     try {
@@ -226,7 +227,7 @@ async function throughput() {
     return list.map((s) => ({
       id: s.id,
       title: s.title,
-      bytes: Buffer.byteLength(routes[`${s.request.method} ${s.request.path}`].body),
+      bytes: Buffer.byteLength(routes[routeKey(s.request)].body),
       bare: summarize(results[s.id].bare),
       emulator: summarize(results[s.id].emulator),
     }));

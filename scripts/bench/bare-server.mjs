@@ -1,7 +1,8 @@
 // The practical limit: a bare node:http server that answers each benchmark request with the exact
 // status, content type and body the emulator answered (captured by the benchmark before it runs),
-// after reading the whole request body, as the emulator does. Routes arrive as JSON on stdin:
-// { "POST /path": { status, contentType, body } }.
+// after reading the whole request body, as the emulator does. Routes arrive as JSON on stdin, keyed
+// by method, URL and request body (two scenarios may share a URL, as `sum` and `find` do):
+// { "POST /path {\"name\":\"sum\"}": { status, contentType, body } }.
 import { createServer } from "node:http";
 
 const routes = JSON.parse(await new Response(process.stdin).text());
@@ -20,9 +21,10 @@ const replies = new Map(
 );
 
 const server = createServer((request, response) => {
-  const reply = replies.get(`${request.method} ${request.url}`);
-  request.on("data", () => {});
+  const chunks = [];
+  request.on("data", (chunk) => chunks.push(chunk));
   request.on("end", () => {
+    const reply = replies.get(`${request.method} ${request.url} ${Buffer.concat(chunks).toString()}`);
     if (!reply) {
       response.writeHead(404).end();
       return;
