@@ -44,16 +44,17 @@ if (layout.pinned) spawnSync("taskset", ["-a", "-p", "-c", String(layout.loadCpu
 const agent = new Agent({ keepAlive: true, maxSockets: clients * 2 });
 let emulatorUrl = "";
 
-function send(method, path, { body, headers = {}, timeoutMs = 15_000 } = {}) {
+function send(method, path, { body, headers = {}, timeoutMs = 15_000, keepAlive = true } = {}) {
   const payload = body === undefined ? undefined : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = request(
       `${emulatorUrl}${path}`,
       {
         method,
-        agent,
+        agent: keepAlive ? agent : false,
         headers: {
           ...(payload ? { "content-type": "application/json", "content-length": payload.length } : {}),
+          ...(keepAlive ? {} : { connection: "close" }),
           ...headers,
         },
       },
@@ -282,9 +283,10 @@ async function setup() {
 }
 
 async function snapshot(emulator, probeFile) {
+  // Its own short-lived connection, so the soak's measuring leaves no socket of its own open.
+  const app = (await send("GET", `/_mock/v1/apps/${appId}`, { keepAlive: false })).body;
   const heap = await probe(emulator.pid, probeFile);
   const proc = procMemory(emulator.pid);
-  const app = (await send("GET", `/_mock/v1/apps/${appId}`)).body;
   return {
     at: Date.now(),
     rss: proc.rss,
