@@ -4,7 +4,9 @@
  * runs and what it must answer). Runs every case (it does not stop at the first failure), then
  * prints the distinct failures with a case to reproduce each, and the statistics.
  *
- *   npm run fuzz -- [--runs 10000] [--seed N]
+ *   npm run fuzz                             10,000 cases, a new seed (printed)
+ *   FUZZ_RUNS=50000 FUZZ_SEED=7 npm run fuzz  (from the root: npm keeps `--flags` for itself there)
+ *   npm run fuzz -w mock-server -- --runs 50000 --seed 7
  */
 import { parseArgs } from "node:util";
 import fc from "fast-check";
@@ -12,10 +14,15 @@ import { fuzzCase, operationIds } from "./cases.ts";
 import { FuzzHarness } from "./harness.ts";
 
 const { values } = parseArgs({
-  options: { runs: { type: "string", default: "10000" }, seed: { type: "string" } },
+  options: { runs: { type: "string" }, seed: { type: "string" } },
 });
-const runs = Number(values.runs);
-const seed = values.seed !== undefined ? Number(values.seed) : Date.now() % 2 ** 31;
+const runs = Number(values.runs ?? process.env.FUZZ_RUNS ?? 10_000);
+const seedText = values.seed ?? process.env.FUZZ_SEED;
+const seed = seedText !== undefined ? Number(seedText) : Date.now() % 2 ** 31;
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
+  process.stderr.write("usage: run-fuzz.ts [--runs N] [--seed N] (or FUZZ_RUNS, FUZZ_SEED)\n");
+  process.exit(2);
+}
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 log(`fuzzing ${operationIds.length} operations with ${runs} cases, seed ${seed}`);
@@ -65,6 +72,7 @@ log(
 );
 for (const problem of endProblems) log(`AFTER THE RUN: ${problem}`);
 for (const [key, { count, example }] of failures) log(`\nFAILURE ×${count}: ${key}\n  ${example}`);
-const failed = failures.size > 0 || endProblems.length > 0 || untested.length > 0;
+// A short run may not reach every operation; a full one (2,000 cases or more) must.
+const failed = failures.size > 0 || endProblems.length > 0 || (runs >= 2000 && untested.length > 0);
 log(failed ? "\nfuzzing found problems" : "\nno 5xx, no crash, no hang; every answer documented");
 process.exit(failed ? 1 : 0);
