@@ -75,6 +75,9 @@ describe("malformed requests", () => {
     });
     expect(tooBig.response.statusCode).toBe(413);
     expect(tooBig.body.error_code).toBe("ReadSizeLimitExceeded");
+    // The journal notes the large body's size instead of keeping 17 MB of it.
+    const journal = app.emulator.apps.get("local-app")!.journal.list({ operationId: "callFunction" });
+    expect(journal.at(-2)?.requestBody).toMatch(/^\[a body of \d+ bytes, not kept\]$/);
   });
 
   it("refuses a body of another content type with 400", async () => {

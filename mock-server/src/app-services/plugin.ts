@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
-import { redact, redactUrl } from "../state/journal.ts";
+import { journalBody, redactUrl } from "../state/journal.ts";
 import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
 import { routes } from "./routes.ts";
 
@@ -96,7 +96,9 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
       faulted: request.faulted,
-      ...(request.body !== undefined ? { requestBody: redact(request.body) } : {}),
+      ...(request.body !== undefined
+        ? { requestBody: journalBody(request.body, request.headers["content-length"]) }
+        : {}),
     };
     runtime.journal.add(entry);
     emulator.events.emit({

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { documents } from "@harness/openapi/documents";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { createAjv } from "../http/validation.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
 import type { Emulator } from "../state/emulator.ts";
 import { loadAppFolder } from "./app-folder.ts";
@@ -17,7 +17,7 @@ const schema = (documents["mock-control"].components as { schemas: Record<string
   .EmulatorConfigFile!;
 
 export function validateConfigFile(value: unknown, source: string): EmulatorConfigFile {
-  const validate = new Ajv2020({ strict: false, allErrors: true }).compile(schema);
+  const validate = createAjv().compile(schema);
   if (!validate(value)) {
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ");
     throw new Error(`${source} is not a valid emulator configuration: ${problems}`);

@@ -6,6 +6,8 @@ import { cloneValue, type Document, idKey } from "./documents.ts";
 
 export class Collection {
   private readonly docs = new Map<string, Document>();
+  /** Changes with every write (caches keyed on a collection's content compare it). */
+  version = 0;
   constructor(
     readonly database: string,
     readonly name: string,
@@ -32,21 +34,25 @@ export class Collection {
   insert(doc: Document): boolean {
     const key = idKey(doc._id);
     if (this.docs.has(key)) return false;
+    this.version++;
     this.docs.set(key, cloneValue(doc));
     return true;
   }
 
   /** Replaces the document with this `_id` in place (its position in insertion order is kept). */
   replace(doc: Document): void {
+    this.version++;
     this.docs.set(idKey(doc._id), cloneValue(doc));
   }
 
   delete(id: unknown): boolean {
+    this.version++;
     return this.docs.delete(idKey(id));
   }
 
   clear(): void {
     this.docs.clear();
+    this.version++;
   }
 }
 

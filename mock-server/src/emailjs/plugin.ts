@@ -6,7 +6,7 @@
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
-import { redact, redactUrl } from "../state/journal.ts";
+import { journalBody, redactUrl } from "../state/journal.ts";
 import { routes } from "./routes.ts";
 
 export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
@@ -28,7 +28,7 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
       faulted: request.faulted,
-      ...(body !== undefined ? { requestBody: redact(body) } : {}),
+      ...(body !== undefined ? { requestBody: journalBody(body, request.headers["content-length"]) } : {}),
     });
     emulator.events.emit({
       type: "request",

@@ -8,7 +8,8 @@ import addFormats from "ajv-formats";
 import fastJson from "fast-json-stringify";
 import type { FastifyInstance } from "fastify";
 
-function createAjv(coerceTypes: boolean) {
+/** An Ajv for the documents' schemas (JSON Schema 2020-12 with formats). */
+export function createAjv(coerceTypes = false) {
   // strict: false lets the documents carry their `x-` extensions and `examples`.
   const ajv = new Ajv2020({ strict: false, allErrors: false, coerceTypes, useDefaults: true, removeAdditional: false });
   addFormats(ajv);

@@ -3,7 +3,7 @@
  * faults, journal). Apps never share state; a test creates its own.
  */
 import type { AppConfig } from "../config/app-config.ts";
-import { DataStore } from "../data/collections.ts";
+import { type Collection, DataStore } from "../data/collections.ts";
 import { toEJSON } from "../data/documents.ts";
 import { AppFunctions } from "../functions/app-functions.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
@@ -35,6 +35,13 @@ export class AppRuntime {
   readonly functions: AppFunctions;
   /** Requests being served now (the per-app concurrency cap counts these). */
   inFlight = 0;
+  /** Custom user data documents by user id, for one version of their collection. */
+  private customDataIndex: {
+    collection: Collection;
+    version: number;
+    field: string;
+    byUser: Map<string, Record<string, unknown>>;
+  } | null = null;
   /** Change streams open now. */
   watchers = 0;
   /** Closers of open change streams (ended when the app is reset or deleted). */
@@ -74,8 +81,19 @@ export class AppRuntime {
     if (!config?.enabled || !config.database || !config.collection || !config.userIdField) return undefined;
     const collection = this.data.existing(config.database, config.collection);
     if (!collection || collection.size === 0) return undefined;
+    // Indexed by user id, rebuilt only after the collection changed (logins must not scan it).
+    let index = this.customDataIndex;
     const field = config.userIdField;
-    const doc = collection.values().find((d) => d[field] === userId);
+    if (index?.collection !== collection || index.version !== collection.version || index.field !== field) {
+      const byUser = new Map<string, Record<string, unknown>>();
+      for (const doc of collection.values()) {
+        const id = doc[field];
+        if (typeof id === "string" && !byUser.has(id)) byUser.set(id, doc);
+      }
+      index = { collection, version: collection.version, field, byUser };
+      this.customDataIndex = index;
+    }
+    const doc = index.byUser.get(userId);
     return doc ? (toEJSON(doc) as Record<string, unknown>) : undefined;
   }
 

@@ -31,6 +31,15 @@ export function redact(value: unknown, depth = 0): unknown {
   return value;
 }
 
+/** Bodies larger than this are journaled as a note of their size, not kept (a journal holds 5,000 entries). */
+export const journaledBodyLimit = 16 * 1024;
+
+/** What the journal keeps of a request body: a redacted copy, or a note when it is large. */
+export function journalBody(body: unknown, contentLength: string | undefined): unknown {
+  const bytes = Number(contentLength ?? 0);
+  return bytes > journaledBodyLimit ? `[a body of ${bytes} bytes, not kept]` : redact(body);
+}
+
 /** The URL with secret query values (`baas_at`, …) redacted. */
 export function redactUrl(url: string): string {
   const q = url.indexOf("?");

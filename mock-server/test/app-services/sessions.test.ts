@@ -162,6 +162,27 @@ describe("refreshAccessToken and logOut", () => {
       favouriteColour: "teal",
       visits: { $numberInt: "3" },
     });
+    // A change to the document shows in the next access token.
+    await call(app, "callFunction", {
+      method: "POST",
+      url: `${base}/app/${appId}/functions/call`,
+      headers: bearer(body.access_token),
+      payload: {
+        name: "updateOne",
+        service: "mongodb-atlas",
+        arguments: [
+          {
+            database: "notes-app",
+            collection: "profiles",
+            query: { user_id: session.user_id },
+            update: { $set: { favouriteColour: "plum" } },
+          },
+        ],
+      },
+    });
+    const again = await refresh(session.refresh_token);
+    const next = JSON.parse(Buffer.from(again.body.access_token.split(".")[1], "base64url").toString());
+    expect(next.user_data.favouriteColour).toBe("plum");
   });
 });
 

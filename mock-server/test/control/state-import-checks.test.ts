@@ -23,7 +23,7 @@ describe("importing state", () => {
       payload: { ...state, emailjsAccounts: [...state.emailjsAccounts, account] },
     });
     expect(response.statusCode).toBe(400);
-    expect(body.error).toContain("negative rateLimitPerSecond");
+    expect(body.error).toMatch(/rateLimitPerSecond must be >= 0/);
     const { body: listed } = await call(app, "listEmailJsAccounts", {
       method: "GET",
       url: "/_mock/v1/emailjs/accounts",
