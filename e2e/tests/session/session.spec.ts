@@ -9,6 +9,11 @@ async function signIn(page: Page, email: string, password: string) {
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
+  // Settled: the notes, their figures and the change stream have all answered, so no request that
+  // started with the first access token is still on its way when a test moves the clock or revokes.
+  await expect(page.getByText("You have no notes yet.")).toBeVisible();
+  await expect(page.getByRole("definition").filter({ hasText: "None yet" })).toBeVisible();
+  await expect(page.getByText("Live updates are on")).toBeVisible();
 }
 
 test("an access token that expires mid-session is refreshed transparently", async ({ page, emu }) => {
