@@ -1,23 +1,25 @@
 /** axe on every page of the web app (and its dialogs and states): no serious or critical violations. */
-import { expect, expectAccessible, test } from "../fixtures/index.ts";
+import type { Page } from "@playwright/test";
+import { type Emu, expect, expectAccessible, test } from "../fixtures/index.ts";
 
-test("pages without a session: sign-in, sign-up, check inbox, confirm, forgot and reset password, contact, not found", async ({
-  page,
-  emu,
-}) => {
-  for (const [path, heading] of [
-    ["/sign-in", "Sign in"],
-    ["/sign-up", "Create an account"],
-    ["/forgot-password", "Reset your password"],
-    ["/contact", "Contact us"],
-    ["/nowhere", "Page not found"],
-    ["/confirm?token=x&tokenId=y", "This link did not work"],
-    ["/reset-password?token=x&tokenId=y", "Choose a new password"],
-  ] as const) {
+// One test per page: each scan takes a second or two, and a slow machine must not add them up.
+for (const [path, heading] of [
+  ["/sign-in", "Sign in"],
+  ["/sign-up", "Create an account"],
+  ["/forgot-password", "Reset your password"],
+  ["/contact", "Contact us"],
+  ["/nowhere", "Page not found"],
+  ["/confirm?token=x&tokenId=y", "This link did not work"],
+  ["/reset-password?token=x&tokenId=y", "Choose a new password"],
+] as const) {
+  test(`a page without a session: ${path}`, async ({ page }) => {
     await page.goto(path);
     await expect(page.getByRole("heading", { level: 1, name: heading })).toBeVisible();
     await expectAccessible(page);
-  }
+  });
+}
+
+test("after signing up: check inbox, then the confirmed page", async ({ page, emu }) => {
   await page.goto("/sign-up");
   await page.getByLabel("E-mail address").fill("a11y@example.com");
   await page.getByLabel("Password", { exact: true }).fill("secret-1");
@@ -31,13 +33,17 @@ test("pages without a session: sign-in, sign-up, check inbox, confirm, forgot an
   await expectAccessible(page);
 });
 
-test("pages of a signed-in user: notes (editing, dialogs), account, API keys", async ({ page, emu }) => {
+async function signIn(page: Page, emu: Emu) {
   await emu.seedUser("a11y@example.com", "secret-1");
   await page.goto("/sign-in");
   await page.getByLabel("E-mail address").fill("a11y@example.com");
   await page.getByLabel("Password").fill("secret-1");
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
+}
+
+test("a signed-in user's notes: the list, editing, and the e-mail and delete dialogs", async ({ page, emu }) => {
+  await signIn(page, emu);
   await page.getByLabel("Title").fill("Checked");
   await page.getByRole("button", { name: "Add note" }).click();
   await expect(page.getByRole("heading", { level: 3, name: "Checked" })).toBeVisible();
@@ -51,15 +57,19 @@ test("pages of a signed-in user: notes (editing, dialogs), account, API keys", a
   await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
   await page.getByRole("button", { name: "Delete “Checked”" }).click();
   await expectAccessible(page);
-  await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+});
 
+test("a signed-in user's account page and its delete dialog", async ({ page, emu }) => {
+  await signIn(page, emu);
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
   await expect(page.getByRole("heading", { level: 1, name: "Your account" })).toBeVisible();
   await expectAccessible(page);
   await page.getByRole("button", { name: "Delete account…" }).click();
   await expectAccessible(page);
-  await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+});
 
+test("a signed-in user's API keys, with a new key's secret shown", async ({ page, emu }) => {
+  await signIn(page, emu);
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API keys" }).click();
   await page.getByLabel("Key name").fill("a11y");
   await page.getByRole("button", { name: "Create key" }).click();
