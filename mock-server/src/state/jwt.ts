@@ -57,8 +57,10 @@ export class Hs256Key {
     }
     const payload = decodeJson(token.slice(first + 1, second));
     if (!payload) return { ok: false, reason: "malformed" };
-    const signature = Buffer.from(token.slice(second + 1), "base64url");
-    const expected = this.mac(token.slice(0, second));
+    // Compared as text: base64url decoding skips stray characters and ignores the last character's
+    // low bits, so decoded bytes would accept altered spellings of a genuine signature.
+    const signature = Buffer.from(token.slice(second + 1));
+    const expected = Buffer.from(this.mac(token.slice(0, second)).toString("base64url"));
     if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) {
       return { ok: false, reason: "signature" };
     }

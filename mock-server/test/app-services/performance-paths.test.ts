@@ -60,8 +60,23 @@ describe("remembered token verdicts", () => {
   it("refuses a token whose signature was changed after the genuine one was remembered", async () => {
     const { access_token } = await anonymousLogin(app, "local-app");
     expect((await profile(access_token)).response.statusCode).toBe(200);
-    const last = access_token.at(-1) === "A" ? "B" : "A";
-    expect((await profile(`${access_token.slice(0, -1)}${last}`)).response.statusCode).toBe(401);
+    const signatureAt = access_token.lastIndexOf(".") + 1;
+    const first = access_token[signatureAt] === "A" ? "B" : "A";
+    const altered = `${access_token.slice(0, signatureAt)}${first}${access_token.slice(signatureAt + 1)}`;
+    expect((await profile(altered)).response.statusCode).toBe(401);
+  });
+
+  it("refuses other spellings of a genuine signature (stray characters, the last character's unused bits)", async () => {
+    const { access_token } = await anonymousLogin(app, "local-app");
+    expect((await profile(access_token)).response.statusCode).toBe(200);
+    // The last of 43 characters carries 4 bits of the 256-bit signature: flipping its lowest bit
+    // decodes to the same bytes.
+    const last = access_token.at(-1)!;
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const sameBytes = alphabet[alphabet.indexOf(last) ^ 1];
+    for (const spelling of [`${access_token.slice(0, -1)}${sameBytes}`, `${access_token}*`, `${access_token}=`]) {
+      expect((await profile(spelling)).response.statusCode).toBe(401);
+    }
   });
 });
 
