@@ -1,7 +1,8 @@
 /**
  * Regression (found by the fuzzer): a stream opened by a GET that carried a body (unread by the
  * server) never noticed its client leaving, so its subscription and keep-alive timer stayed for
- * good. The change stream and the control event stream now end when the client goes, body or not.
+ * good. The change stream, the control event stream and a mail wait now end when the client goes,
+ * body or not.
  */
 import { request } from "node:http";
 import type { FastifyInstance } from "fastify";
@@ -60,5 +61,21 @@ describe("a stream opened with a body on its GET", () => {
       ),
     ).toBe(200);
     await until(() => runtime.watchers === 0 && runtime.inFlight === 0, "the change stream to close");
+  });
+});
+
+describe("a mail wait whose GET carried a body", () => {
+  it.each([100_000, 2_000_000])("is released when the client leaves (%i-byte body)", async (bytes) => {
+    const { mail } = app.emulator;
+    const body = Buffer.alloc(bytes, 0x7b);
+    const req = request(`${url}/_mock/v1/mail?to=nobody@example.com&wait=60000`, {
+      method: "GET",
+      headers: { "content-type": "application/json", "content-length": String(body.length) },
+    });
+    req.on("error", () => undefined);
+    req.end(body);
+    await until(() => mail.pendingWaits === 1, "the wait to be registered");
+    req.destroy();
+    await until(() => mail.pendingWaits === 0, "the wait to be released");
   });
 });

@@ -9,6 +9,9 @@ export default defineControlRoute("listMail", async (request, reply) => {
   const { wait, to, appId, account, source, kind, since } = request.query;
   const filter = { to, appId, account, source, kind, since };
   if (!wait) return { messages: mail.list(filter) };
+  // Read (and drop) any body a GET carried: a connection with unread data is not read further, so
+  // the client's leaving would go unnoticed until the wait ran out.
+  request.raw.resume();
   const gone = new AbortController();
   const onClose = () => gone.abort();
   // The response (not the request, which closes once its body is read) tells when the client left.
