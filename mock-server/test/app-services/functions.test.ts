@@ -221,14 +221,23 @@ describe("callFunction", () => {
             updatedAt: { $date: "2026-01-01T00:00:00Z" },
           },
           { owner_id: session.user_id, title: "b", body: " four ", updatedAt: { $date: "2026-02-01T00:00:00Z" } },
-          { owner_id: "other", title: "c", body: "not counted at all" },
+          // Words are runs of non-space: an empty body has none, and line breaks and runs of spaces separate.
+          { owner_id: session.user_id, title: "c", body: "", updatedAt: { $date: "2026-01-15T00:00:00Z" } },
+          {
+            owner_id: session.user_id,
+            title: "d",
+            body: "five\n\nsix  \tseven",
+            updatedAt: { $date: "2026-01-20T00:00:00Z" },
+          },
+          { owner_id: session.user_id, title: "e", updatedAt: { $date: "2026-01-21T00:00:00Z" } },
+          { owner_id: "other", title: "x", body: "not counted at all" },
         ],
       },
     });
     const { body } = await callFn(appId, session.access_token, "noteStats");
     expect(body).toEqual({
-      count: { $numberInt: "2" },
-      words: { $numberInt: "4" },
+      count: { $numberInt: "5" },
+      words: { $numberInt: "7" },
       lastUpdated: { $date: { $numberLong: String(Date.parse("2026-02-01T00:00:00Z")) } },
     });
   });

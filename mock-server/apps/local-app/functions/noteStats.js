@@ -9,7 +9,8 @@ exports = async () => {
         $group: {
           _id: null,
           count: { $sum: 1 },
-          words: { $sum: { $size: { $split: [{ $trim: { input: { $ifNull: ["$body", ""] } } }, " "] } } },
+          // Words: runs of non-space characters (an empty body has none).
+          words: { $sum: { $size: { $regexFindAll: { input: { $ifNull: ["$body", ""] }, regex: "\\S+" } } } },
           lastUpdated: { $max: "$updatedAt" },
         },
       },
