@@ -2,6 +2,13 @@
 import type { Page } from "@playwright/test";
 import { type Emu, expect, expectAccessible, test } from "../fixtures/index.ts";
 
+test("the check itself: a nameless button and an image without text fail it", async ({ page }) => {
+  await page.setContent(
+    '<!doctype html><html lang="en"><title>t</title><main><h1>t</h1><button></button><img src="data:,"></main></html>',
+  );
+  await expect(expectAccessible(page)).rejects.toThrow(/button-name \(critical\)[\s\S]*image-alt \(critical\)/);
+});
+
 // One test per page: each scan takes a second or two, and a slow machine must not add them up.
 for (const [path, heading] of [
   ["/sign-in", "Sign in"],
