@@ -34,9 +34,19 @@ export function redact(value: unknown, depth = 0): unknown {
 /** Bodies larger than this are journaled as a note of their size, not kept (a journal holds 5,000 entries). */
 export const journaledBodyLimit = 16 * 1024;
 
+/** The size of a parsed body sent without Content-Length (chunked): its JSON or text length. */
+function measuredSize(body: unknown): number {
+  if (typeof body === "string") return Buffer.byteLength(body);
+  try {
+    return Buffer.byteLength(JSON.stringify(body) ?? "");
+  } catch {
+    return 0; // not JSON-shaped (a parsed form with files): kept as redact() copies it
+  }
+}
+
 /** What the journal keeps of a request body: a redacted copy, or a note when it is large. */
 export function journalBody(body: unknown, contentLength: string | undefined): unknown {
-  const bytes = Number(contentLength ?? 0);
+  const bytes = contentLength === undefined ? measuredSize(body) : Number(contentLength);
   return bytes > journaledBodyLimit ? `[a body of ${bytes} bytes, not kept]` : redact(body);
 }
 

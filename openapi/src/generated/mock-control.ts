@@ -816,7 +816,7 @@ export interface components {
             operationId: string | null;
             status: number;
             durationMs: number;
-            /** @description The JSON body (or form fields) with passwords, tokens and keys redacted. */
+            /** @description The JSON body (or form fields) with passwords, tokens and keys redacted; a body over 16 KB is kept as a note of its size ("[a body of N bytes, not kept]"). */
             requestBody?: unknown;
             faulted: boolean;
         };
