@@ -11,6 +11,7 @@
 import { documents } from "@harness/openapi/documents";
 import fc from "fast-check";
 import { routes as appServicesRoutes } from "../../src/app-services/routes.ts";
+import { mongoActions } from "../../src/data/mongo-actions.ts";
 import { operations } from "../../src/openapi/operations.ts";
 
 export const placeholders = {
@@ -303,19 +304,7 @@ const functionNames = fc.constantFrom(
   "constructor",
   "__proto__",
   "toString",
-  "find",
-  "findOne",
-  "count",
-  "aggregate",
-  "insertOne",
-  "insertMany",
-  "updateOne",
-  "updateMany",
-  "deleteOne",
-  "deleteMany",
-  "findOneAndUpdate",
-  "findOneAndReplace",
-  "findOneAndDelete",
+  ...mongoActions,
   "watch",
 );
 

@@ -1,0 +1,71 @@
+/**
+ * The contract rules of a reply (status documented, content type, body schema), as a function that
+ * reports: `expectContract` asserts on it in tests, and the fuzzer (which runs outside Vitest too)
+ * uses it as its oracle.
+ */
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { operation } from "../../src/openapi/operations.ts";
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
+function validatorFor(schema: object) {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate;
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  /** The body as text (for event streams: what arrived before the fuzzer hung up). */
+  body: string;
+}
+
+type Responses = Record<string, { content?: Record<string, { schema?: object }> }>;
+
+export const clip = (text: string) => (text.length > 300 ? `${text.slice(0, 300)}…` : text);
+
+/** The problem with a reply to an operation, or null when the document allows it. */
+export function contractProblem(operationId: string, reply: Reply): string | null {
+  if (reply.status >= 500) return `${operationId} answered ${reply.status}: ${clip(reply.body)}`;
+  const spec = operation(operationId);
+  const responses = spec.operation.responses as Responses;
+  const documented = responses[String(reply.status)] ?? responses[`${String(reply.status)[0]}XX`];
+  if (!documented)
+    return `${operationId} answered ${reply.status}, which its document does not list: ${clip(reply.body)}`;
+  const content = documented.content;
+  const type = reply.headers["content-type"];
+  if (!content || Object.keys(content).length === 0) {
+    if (reply.body !== "") return `${operationId} ${reply.status} must have no body: ${clip(reply.body)}`;
+    if (type !== undefined) return `${operationId} ${reply.status} must have no Content-Type, has ${type}`;
+    return null;
+  }
+  if (typeof type !== "string") return `${operationId} ${reply.status} has no Content-Type`;
+  const mediaType = type.split(";")[0]!.trim();
+  if (!(mediaType in content))
+    return `${operationId} ${reply.status} answered ${type}, documented: ${Object.keys(content)}`;
+  if (mediaType === "application/json" && spec.document === "app-services" && type !== "application/json") {
+    return `${operationId} ${reply.status}: App Services JSON must be exactly application/json, was ${type}`;
+  }
+  if (mediaType === "text/event-stream") return null;
+  const schema = content[mediaType]?.schema;
+  if (!schema) return null;
+  let body: unknown = reply.body;
+  if (mediaType === "application/json") {
+    try {
+      body = JSON.parse(reply.body);
+    } catch {
+      return `${operationId} ${reply.status} body is not JSON: ${clip(reply.body)}`;
+    }
+  }
+  const validate = validatorFor(schema);
+  if (!validate(body)) {
+    return `${operationId} ${reply.status} body breaks its schema (${ajv.errorsText(validate.errors)}): ${clip(reply.body)}`;
+  }
+  return null;
+}
