@@ -1,7 +1,7 @@
 /** Bad input gets the documented error and changes nothing: never a 500, never a crash. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, newApp, testApp } from "./helpers/app.ts";
+import { anonymousLogin, base, bearer, call, getProfile, newApp, testApp } from "./helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -124,10 +124,7 @@ describe("limits", () => {
     expect(response.statusCode).toBe(429);
     expect(body.error_code).toBe("TooManyRequests");
     runtime.inFlight = 0;
-    expect(
-      (await call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(access_token) }))
-        .response.statusCode,
-    ).toBe(200);
+    expect((await getProfile(app, access_token)).response.statusCode).toBe(200);
   });
 });
 
@@ -173,14 +170,8 @@ describe("isolation", () => {
     expect(crossed.response.statusCode).toBe(401);
     // Each app's clock is its own.
     await call(app, "advanceClock", { method: "POST", url: `/_mock/v1/apps/${b}/clock`, payload: { advanceBy: 3600 } });
-    expect(
-      (await call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(sa.access_token) }))
-        .response.statusCode,
-    ).toBe(200);
-    expect(
-      (await call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(sb.access_token) }))
-        .response.statusCode,
-    ).toBe(401);
+    expect((await getProfile(app, sa.access_token)).response.statusCode).toBe(200);
+    expect((await getProfile(app, sb.access_token)).response.statusCode).toBe(401);
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, getProfile, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -13,8 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const profile = (token: string) =>
-  call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(token) });
+const profile = (token: string) => getProfile(app, token);
 
 describe("remembered token verdicts", () => {
   it("still checks expiry on every request", async () => {
@@ -39,7 +38,7 @@ describe("remembered token verdicts", () => {
       const target = await testApp();
       try {
         const { access_token: before } = await anonymousLogin(target, "local-app");
-        const ok = await target.inject({ method: "GET", url: `${base}/auth/profile`, headers: bearer(before) });
+        const ok = (await getProfile(target, before)).response;
         expect(ok.statusCode).toBe(200);
         const imported = await call(target, "importState", {
           method: "PUT",
@@ -47,7 +46,7 @@ describe("remembered token verdicts", () => {
           payload: exported,
         });
         expect(imported.response.statusCode).toBe(204);
-        const refused = await target.inject({ method: "GET", url: `${base}/auth/profile`, headers: bearer(before) });
+        const refused = (await getProfile(target, before)).response;
         expect(refused.statusCode).toBe(401);
       } finally {
         await target.close();

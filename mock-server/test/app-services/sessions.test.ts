@@ -2,7 +2,7 @@
 import { createHmac } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, emailUser, getProfile, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -10,8 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const profile = (token: string) =>
-  call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(token) });
+const profile = (token: string) => getProfile(app, token);
 const refresh = (token: string) =>
   call(app, "refreshAccessToken", { method: "POST", url: `${base}/auth/session`, headers: bearer(token) });
 const logOut = (token: string) =>

@@ -32,6 +32,10 @@ export async function newApp(app: FastifyInstance, config?: Record<string, unkno
   return body.appId as string;
 }
 
+/** `GET /auth/profile` with an access token, contract-checked. */
+export const getProfile = (app: FastifyInstance, token: string) =>
+  call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(token) });
+
 export async function anonymousLogin(app: FastifyInstance, appId: string) {
   const { body } = await call(app, "login", {
     method: "POST",
