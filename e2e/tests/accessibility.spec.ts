@@ -1,6 +1,6 @@
 /** axe on every page of the web app (and its dialogs and states): no serious or critical violations. */
 import type { Page } from "@playwright/test";
-import { type Emu, expect, expectAccessible, test } from "../fixtures/index.ts";
+import { type Emu, expect, expectAccessible, signIn, test } from "../fixtures/index.ts";
 
 test("the check itself: a nameless button and an image without text fail it", async ({ page }) => {
   await page.setContent(
@@ -40,17 +40,13 @@ test("after signing up: check inbox, then the confirmed page", async ({ page, em
   await expectAccessible(page);
 });
 
-async function signIn(page: Page, emu: Emu) {
+async function signInSeeded(page: Page, emu: Emu) {
   await emu.seedUser("a11y@example.com", "secret-1");
-  await page.goto("/sign-in");
-  await page.getByLabel("E-mail address").fill("a11y@example.com");
-  await page.getByLabel("Password").fill("secret-1");
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
+  await signIn(page, "a11y@example.com", "secret-1");
 }
 
 test("a signed-in user's notes: the list, editing, and the e-mail and delete dialogs", async ({ page, emu }) => {
-  await signIn(page, emu);
+  await signInSeeded(page, emu);
   await page.getByLabel("Title").fill("Checked");
   await page.getByRole("button", { name: "Add note" }).click();
   await expect(page.getByRole("heading", { level: 3, name: "Checked" })).toBeVisible();
@@ -67,7 +63,7 @@ test("a signed-in user's notes: the list, editing, and the e-mail and delete dia
 });
 
 test("a signed-in user's account page and its delete dialog", async ({ page, emu }) => {
-  await signIn(page, emu);
+  await signInSeeded(page, emu);
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
   await expect(page.getByRole("heading", { level: 1, name: "Your account" })).toBeVisible();
   await expectAccessible(page);
@@ -76,7 +72,7 @@ test("a signed-in user's account page and its delete dialog", async ({ page, emu
 });
 
 test("a signed-in user's API keys, with a new key's secret shown", async ({ page, emu }) => {
-  await signIn(page, emu);
+  await signInSeeded(page, emu);
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API keys" }).click();
   await page.getByLabel("Key name").fill("a11y");
   await page.getByRole("button", { name: "Create key" }).click();

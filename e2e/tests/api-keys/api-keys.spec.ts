@@ -1,5 +1,5 @@
 /** API keys: created (secret shown once), used to sign in, disabled (sign-in refused), deleted. */
-import { expect, test } from "../../fixtures/index.ts";
+import { expect, signIn, test } from "../../fixtures/index.ts";
 
 test("creates a key, signs in with it, disables it (refused), and deletes it", async ({
   page,
@@ -9,10 +9,7 @@ test("creates a key, signs in with it, disables it (refused), and deletes it", a
   emailjs,
 }) => {
   await emu.seedUser("keys@example.com", "secret-1");
-  await page.goto("/sign-in");
-  await page.getByLabel("E-mail address").fill("keys@example.com");
-  await page.getByLabel("Password").fill("secret-1");
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await signIn(page, "keys@example.com", "secret-1");
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API keys" }).click();
   await expect(page.getByRole("heading", { level: 1, name: "API keys" })).toBeVisible();
 

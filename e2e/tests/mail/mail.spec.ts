@@ -1,5 +1,5 @@
 /** E-mail through EmailJS: the contact form (sendForm), e-mailing a note (send), and their errors. */
-import { expect, test } from "../../fixtures/index.ts";
+import { expect, signIn, test } from "../../fixtures/index.ts";
 
 test.describe("with a rate limit of one message per 100 seconds", () => {
   test.use({ emailjsConfig: { rateLimitPerSecond: 0.01 } });
@@ -48,10 +48,7 @@ test.describe("with a contact template the account does not have", () => {
 
 test("e-mails a note with send", async ({ page, emu, emailjs }) => {
   await emu.seedUser("writer@example.com", "secret-1");
-  await page.goto("/sign-in");
-  await page.getByLabel("E-mail address").fill("writer@example.com");
-  await page.getByLabel("Password").fill("secret-1");
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await signIn(page, "writer@example.com", "secret-1");
   await page.getByLabel("Title").fill("Recipe");
   await page.getByLabel("Text").fill("Mix and bake.");
   await page.getByRole("button", { name: "Add note" }).click();

@@ -1,14 +1,8 @@
 /** Notes: create, edit, delete, figures, live changes across pages, and a failure then a retry. */
 import type { Page } from "@playwright/test";
-import { expect, test } from "../../fixtures/index.ts";
+import { expect, signIn, test } from "../../fixtures/index.ts";
 
-async function signIn(page: Page) {
-  await page.goto("/sign-in");
-  await page.getByLabel("E-mail address").fill("notes@example.com");
-  await page.getByLabel("Password").fill("secret-1");
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
-}
+const signInAsWriter = (page: Page) => signIn(page, "notes@example.com", "secret-1");
 
 async function addNote(page: Page, title: string, text: string) {
   await page.getByLabel("Title").fill(title);
@@ -22,7 +16,7 @@ test.beforeEach(async ({ emu }) => {
 });
 
 test("creates, edits and deletes notes, with figures from the noteStats function", async ({ page }) => {
-  await signIn(page);
+  await signInAsWriter(page);
   await expect(page.getByText("You have no notes yet. Write your first one above.")).toBeVisible();
   await addNote(page, "Groceries", "milk eggs bread");
   await addNote(page, "Ideas", "one two");
@@ -43,7 +37,7 @@ test("creates, edits and deletes notes, with figures from the noteStats function
 });
 
 test("changes made on another page appear live", async ({ page, emu }) => {
-  await signIn(page);
+  await signInAsWriter(page);
   await expect(page.getByText("Live updates are on: changes made elsewhere appear here.")).toBeVisible();
   const other = await page.context().newPage();
   await other.goto("/notes");
@@ -60,7 +54,7 @@ test("changes made on another page appear live", async ({ page, emu }) => {
 });
 
 test("a server function failure (injected) shows an error, and a retry succeeds", async ({ page, emu }) => {
-  await signIn(page);
+  await signInAsWriter(page);
   await emu.addFault({ operationId: "callFunction", status: 500, times: 1 });
   await page.getByLabel("Title").fill("Flaky");
   await page.getByRole("button", { name: "Add note" }).click();

@@ -1,14 +1,10 @@
 /** Sessions: transparent refresh when the access token expires, revocation, sign-out, deletion. */
 
 import type { Page } from "@playwright/test";
-import { expect, test } from "../../fixtures/index.ts";
+import { expect, signIn, test } from "../../fixtures/index.ts";
 
-async function signIn(page: Page, email: string, password: string) {
-  await page.goto("/sign-in");
-  await page.getByLabel("E-mail address").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
+async function signInSettled(page: Page, email: string, password: string) {
+  await signIn(page, email, password);
   // Settled: the notes, their figures and the change stream have all answered, so no request that
   // started with the first access token is still on its way when a test moves the clock or revokes.
   await expect(page.getByText("You have no notes yet.")).toBeVisible();
@@ -18,7 +14,7 @@ async function signIn(page: Page, email: string, password: string) {
 
 test("an access token that expires mid-session is refreshed transparently", async ({ page, emu }) => {
   await emu.seedUser("ada@example.com", "secret-1");
-  await signIn(page, "ada@example.com", "secret-1");
+  await signInSettled(page, "ada@example.com", "secret-1");
   const refreshesBefore = (await emu.requests("refreshAccessToken")).length;
   await emu.advanceClock(31 * 60);
   await page.getByLabel("Title").fill("After the expiry");
@@ -31,7 +27,7 @@ test("an access token that expires mid-session is refreshed transparently", asyn
 
 test("a revoked session signs the user out at its next refresh", async ({ page, emu }) => {
   const user = await emu.seedUser("bob@example.com", "secret-1");
-  await signIn(page, "bob@example.com", "secret-1");
+  await signInSettled(page, "bob@example.com", "secret-1");
   await emu.revokeSessions(user.id);
   await emu.advanceClock(31 * 60);
   await page.getByLabel("Title").fill("Too late");
@@ -42,7 +38,7 @@ test("a revoked session signs the user out at its next refresh", async ({ page, 
 
 test("signs out: the refresh token is revoked", async ({ page, emu }) => {
   await emu.seedUser("cy@example.com", "secret-1");
-  await signIn(page, "cy@example.com", "secret-1");
+  await signInSettled(page, "cy@example.com", "secret-1");
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
   await page.getByRole("region", { name: "Sign out" }).getByRole("button", { name: "Sign out" }).click();
   await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
@@ -54,7 +50,7 @@ test("signs out: the refresh token is revoked", async ({ page, emu }) => {
 
 test("deletes the account behind a confirmation dialog", async ({ page, emu }) => {
   await emu.seedUser("del@example.com", "secret-1");
-  await signIn(page, "del@example.com", "secret-1");
+  await signInSettled(page, "del@example.com", "secret-1");
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
   await page.getByRole("button", { name: "Delete account…" }).click();
   const dialog = page.getByRole("dialog", { name: "Delete your account?" });
