@@ -10,6 +10,7 @@ import { Agent, request as httpRequest } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { Hs256Key } from "../../src/state/jwt.ts";
 import { testApp } from "../helpers/app.ts";
+import { until } from "../helpers/until.ts";
 import { type BodySpec, encodePart, type FuzzCase, placeholders as P, type TokenSpec } from "./cases.ts";
 import { contractProblem, type Reply, unmatchedProblem } from "./oracle.ts";
 
@@ -450,12 +451,12 @@ export class FuzzHarness {
   async finish(): Promise<string[]> {
     const problems: string[] = [];
     const { emulator } = this.app;
-    const deadline = Date.now() + 10_000;
     const open = () =>
       emulator.apps.list().reduce((n, a) => n + a.watchers + a.inFlight, 0) +
       Math.max(0, emulator.events.size - this.listenersAtStart) +
       emulator.mail.pendingWaits;
-    while (open() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    // Whatever is still open after the wait is reported below.
+    await until(() => open() === 0, "streams and waits to close", { timeoutMs: 10_000 }).catch(() => undefined);
     for (const a of emulator.apps.list()) {
       if (a.watchers !== 0) problems.push(`app ${a.appId}: ${a.watchers} change streams still open`);
       if (a.inFlight !== 0) problems.push(`app ${a.appId}: ${a.inFlight} requests still counted in flight`);
