@@ -3,7 +3,7 @@
  * Decimal128…), read from and written as Extended JSON. Numbers are kept as JS numbers (EJSON's
  * relaxed reading), so MongoDB query semantics (mingo) compare them naturally.
  */
-import { Double, EJSON, Int32, Long, ObjectId } from "bson";
+import { BSONRegExp, Double, EJSON, Int32, Long, ObjectId } from "bson";
 
 export type Document = Record<string, unknown>;
 
@@ -28,10 +28,86 @@ function numbersToJs(value: unknown): unknown {
 /**
  * Canonical or relaxed Extended JSON (already JSON-parsed) to BSON-typed JS values. Numbers become
  * JS numbers (so MongoDB query semantics compare them naturally), except Int64 beyond 2^53, which
- * stays an exact Long.
+ * stays an exact Long. Regular expressions: see `markRegexes`.
  */
 export function fromEJSON(value: unknown): unknown {
-  return numbersToJs(EJSON.deserialize(value as Document, { relaxed: false }));
+  const text = JSON.stringify(value);
+  if (text === undefined) return value;
+  if (!mentionsRegex.test(text)) return numbersToJs(EJSON.parse(text, { relaxed: false }));
+  const marked = JSON.stringify(markRegexes(JSON.parse(text)));
+  return numbersToJs(restoreRegexes(EJSON.parse(marked, { relaxed: false })));
+}
+
+/** Extended JSON text (as a function's MongoDB action arrives from its worker) to BSON-typed values. */
+export function fromEJSONText(text: string): unknown {
+  return fromEJSON(JSON.parse(text));
+}
+
+const mentionsRegex = /"\$regex"|"\$regularExpression"/;
+const regexValueMark = "\u0001regularExpression";
+const regexOperatorMark = "\u0001$regex";
+const optionsOperatorMark = "\u0001$options";
+
+/**
+ * The bson library reads any object with a `$regex` key as a regular-expression value and drops
+ * its other keys, so `{$regex: "^a", $nin: ["ab"]}` would lose its `$nin`, and it refuses options
+ * MongoDB would answer with its own error. Before it reads them: a regular-expression value
+ * (`{$regularExpression: {pattern, options}}`, or `{$regex: "…", $options: "…"}` alone) is marked to
+ * become a BSONRegExp with its options as sent (the query engine checks them); a `$regex` among
+ * other keys is a query operator, kept as `$regex` / `$options` keys.
+ */
+function markRegexes(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(markRegexes);
+  if (node === null || typeof node !== "object") return node;
+  const obj = node as Document;
+  const spec = obj.$regularExpression;
+  if (isDocument(spec) && typeof spec.pattern === "string" && typeof (spec.options ?? "") === "string")
+    return { [regexValueMark]: [spec.pattern, spec.options ?? ""] };
+  const keys = Object.keys(obj);
+  if (obj.$regex !== undefined && obj.$regex !== null) {
+    const options = obj.$options ?? "";
+    if (
+      typeof obj.$regex === "string" &&
+      typeof options === "string" &&
+      keys.every((k) => k === "$regex" || k === "$options")
+    )
+      return { [regexValueMark]: [obj.$regex, options] };
+  }
+  const out: Document = {};
+  for (const key of keys) {
+    const mark = key === "$regex" ? regexOperatorMark : key === "$options" ? optionsOperatorMark : key;
+    out[mark] = markRegexes(obj[key]);
+  }
+  return out;
+}
+
+function regexValue(pattern: string, options: string): BSONRegExp {
+  try {
+    return new BSONRegExp(pattern, options);
+  } catch {
+    // Options or a pattern bson refuses: kept as sent, for the query engine's MongoDB error.
+    const value = new BSONRegExp("", "");
+    value.pattern = pattern;
+    value.options = [...options].sort().join("");
+    return value;
+  }
+}
+
+function restoreRegexes(node: unknown): unknown {
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) node[i] = restoreRegexes(node[i]);
+    return node;
+  }
+  if (node === null || typeof node !== "object" || !isPlain(node)) return node;
+  const obj = node as Document;
+  const mark = obj[regexValueMark];
+  if (Array.isArray(mark)) return regexValue(mark[0] as string, mark[1] as string);
+  const out: Document = {};
+  for (const key of Object.keys(obj)) {
+    const name = key === regexOperatorMark ? "$regex" : key === optionsOperatorMark ? "$options" : key;
+    out[name] = restoreRegexes(obj[key]);
+  }
+  return out;
 }
 
 /** BSON-typed JS values to canonical Extended JSON text (what the service answers). */

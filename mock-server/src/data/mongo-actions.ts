@@ -4,11 +4,13 @@
  * modified / deleted counts as Int32). Query, update and aggregation semantics are mingo's.
  */
 import { Int32, Long, ObjectId } from "bson";
-import { aggregate, update as applyUpdate, find, Query } from "mingo";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppRuntime } from "../state/app-runtime.ts";
 import type { Collection } from "./collections.ts";
 import { cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
+import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
+import { queryLimitsOf, withQueryLimits } from "./query-limits.ts";
+import { isRegexValue } from "./regex.ts";
 import { narrow, type Principal, type RuleFilter, Rules } from "./rules.ts";
 
 export const mongoServiceName = "mongodb-atlas";
@@ -50,15 +52,10 @@ function mongoMessage(message: string): string {
 
 function mongoError(error: unknown): never {
   if ((error as { errorCode?: string }).errorCode) throw error;
-  if (error instanceof RangeError) throw errors.mongo("the query or document is nested too deeply");
+  if (error instanceof RangeError && /call stack/i.test(error.message))
+    throw errors.mongo("the query or document is nested too deeply");
   throw errors.mongo(mongoMessage(error instanceof Error ? error.message : String(error)));
 }
-
-const queryOptions = (resolver?: (name: string) => Document[]) => ({
-  scriptEnabled: false,
-  useStrictMode: true,
-  ...(resolver ? { collectionResolver: resolver } : {}),
-});
 
 function requireString(args: Document, field: string): string {
   const value = args[field];
@@ -118,16 +115,47 @@ function hasOperators(update: Document): boolean {
   return Object.keys(update).some((k) => k.startsWith("$"));
 }
 
-/** The values a query pins with equality, as an upsert's starting document. */
-function seedFromQuery(query: Document): Document {
-  const seed: Document = {};
+/** The paths a query pins with equality (`a: v`, `a: {$eq: v}`, `a: {$in: [v]}`, through `$and`). */
+function equalities(query: Document, found: Map<string, unknown>): void {
   for (const [key, value] of Object.entries(query)) {
-    if (key.startsWith("$")) continue;
-    if (isDocument(value) && Object.keys(value).some((k) => k.startsWith("$"))) {
-      if ("$eq" in value) applyUpdate(seed, { $set: { [key]: value.$eq } });
+    if ((key === "$and" || key === "$or") && Array.isArray(value)) {
+      // A one-clause `$or` pins like `$and`; a real disjunction pins nothing.
+      if (key === "$and" || value.length === 1) for (const q of value) if (isDocument(q)) equalities(q, found);
       continue;
     }
-    applyUpdate(seed, { $set: { [key]: cloneValue(value) } });
+    if (key.startsWith("$")) continue;
+    let pinned: unknown = value;
+    if (isRegexValue(value)) continue;
+    if (isDocument(value) && Object.keys(value).some((k) => k.startsWith("$"))) {
+      if ("$eq" in value) pinned = value.$eq;
+      else if (Array.isArray(value.$in) && value.$in.length === 1 && !isRegexValue(value.$in[0])) pinned = value.$in[0];
+      else continue;
+    }
+    if (found.has(key)) throw errors.mongo(`cannot infer query fields to set, path '${key}' is matched twice`);
+    found.set(key, pinned);
+  }
+}
+
+/** An upsert's starting document: the query's equality fields, dotted paths as nested documents. */
+function seedFromQuery(query: Document): Document {
+  const found = new Map<string, unknown>();
+  equalities(query, found);
+  const paths = [...found.keys()];
+  for (const a of paths) {
+    for (const b of paths) {
+      if (b.startsWith(`${a}.`))
+        throw errors.mongo(`cannot infer query fields to set, both paths '${a}' and '${b}' are matched`);
+    }
+  }
+  const seed: Document = {};
+  for (const [path, value] of found) {
+    const keys = path.split(".");
+    let node = seed;
+    for (const key of keys.slice(0, -1)) {
+      if (!isDocument(node[key])) node[key] = {};
+      node = node[key] as Document;
+    }
+    node[keys.at(-1)!] = cloneValue(value);
   }
   return seed;
 }
@@ -147,9 +175,9 @@ function applyTo(
   upsertInsert: boolean,
 ): Applied {
   if (Array.isArray(spec)) {
-    const [result] = aggregate([cloneValue(original)], spec, queryOptions());
+    const [result] = aggregate([cloneValue(original)], spec);
     const doc = (result ?? {}) as Document;
-    doc._id = original._id;
+    if (original._id !== undefined) doc._id = original._id;
     return { doc, modifiedPaths: Object.keys(doc) };
   }
   const { $setOnInsert, ...rest } = spec as Document & { $setOnInsert?: Document };
@@ -158,7 +186,7 @@ function applyTo(
     operators.$set = { ...(isDocument(operators.$set) ? operators.$set : {}), ...$setOnInsert };
   }
   const doc = cloneValue(original);
-  const modifiedPaths = Object.keys(operators).length === 0 ? [] : applyUpdate(doc, operators as never, arrayFilters);
+  const modifiedPaths = Object.keys(operators).length === 0 ? [] : applyUpdate(doc, operators, arrayFilters);
   return { doc, modifiedPaths };
 }
 
@@ -187,7 +215,7 @@ export class MongoService {
     const all = narrow(query, filter);
     if (Object.keys(all).length === 0) return docs;
     try {
-      const q = new Query(all, queryOptions());
+      const q = compileQuery(all);
       return docs.filter((d) => q.test(d));
     } catch (error) {
       mongoError(error);
@@ -205,7 +233,7 @@ export class MongoService {
   private checkQuery(query: Document): void {
     if (Object.keys(query).length === 0) return;
     try {
-      new Query(query, queryOptions());
+      compileQuery(query);
     } catch (error) {
       mongoError(error);
     }
@@ -215,7 +243,15 @@ export class MongoService {
     this.app.data.publish({ database: c.database, collection: c.name, ...event });
   }
 
+  /**
+   * Runs one action under the app's query limits (a deadline and a memory ceiling:
+   * docs/decisions/0006-query-limits.md).
+   */
   async run(action: MongoAction, args: Document): Promise<unknown> {
+    return withQueryLimits(queryLimitsOf(this.app.config), () => this.dispatch(action, args));
+  }
+
+  private dispatch(action: MongoAction, args: Document): unknown {
     const database = requireString(args, "database");
     const name = requireString(args, "collection");
     switch (action) {
@@ -300,7 +336,7 @@ export class MongoService {
   private project(doc: Document, projection: Document): Document {
     if (Object.keys(projection).length === 0) return doc;
     try {
-      return (find([doc], {}, projection, queryOptions()).all()[0] ?? doc) as Document;
+      return find([doc], {}, { projection })[0] ?? doc;
     } catch (error) {
       mongoError(error);
     }
@@ -315,17 +351,7 @@ export class MongoService {
     const sort = optionalDocument(args, "sort");
     const limit = Math.min(optionalLimit(args) ?? maxResults, maxResults);
     try {
-      let cursor = find(
-        collection.values(),
-        query,
-        Object.keys(projection).length > 0 ? projection : undefined,
-        queryOptions(),
-      );
-      if (Object.keys(sort).length > 0) cursor = cursor.sort(sort as never);
-      return cursor
-        .limit(limit)
-        .all()
-        .map((d) => cloneValue(d as Document));
+      return find(collection.values(), query, { projection, sort, limit }).map((d) => cloneValue(d));
     } catch (error) {
       mongoError(error);
     }
@@ -344,7 +370,7 @@ export class MongoService {
     const stages =
       Object.keys(filter).length > 0 ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
     try {
-      const out = aggregate(collection?.values() ?? [], stages, queryOptions(this.resolver(database)));
+      const out = aggregate(collection?.values() ?? [], stages, { collectionResolver: this.resolver(database) });
       return out.slice(0, maxResults).map((d) => cloneValue(d as Document));
     } catch (error) {
       mongoError(error);
@@ -377,7 +403,7 @@ export class MongoService {
   private test(filter: Document, doc: Document): boolean {
     if (Object.keys(filter).length === 0) return true;
     try {
-      return new Query(filter, queryOptions()).test(doc);
+      return compileQuery(filter).test(doc);
     } catch (error) {
       mongoError(error);
     }
@@ -394,9 +420,7 @@ export class MongoService {
     let docs = this.matching(collection, filter, query);
     if (sort && Object.keys(sort).length > 0 && docs.length > 1) {
       try {
-        docs = find(docs, {}, undefined, queryOptions())
-          .sort(sort as never)
-          .all() as Document[];
+        docs = find(docs, {}, { sort });
       } catch (error) {
         mongoError(error);
       }
@@ -430,10 +454,23 @@ export class MongoService {
 
     if (targets.length === 0) {
       if (!options.upsert) return { matched: 0, modified: 0 };
+      // MongoDB's upsert: the query's equality fields seed the new document (a replacement takes
+      // only its `_id`), then the update applies; `_id` pinned by the query cannot change.
       const seed = seedFromQuery(query);
-      const doc = options.replace
-        ? { ...(seed._id !== undefined ? { _id: seed._id } : {}), ...cloneValue(spec as Document) }
-        : this.safeApply(seed, spec as UpdateSpec, arrayFilters, true).doc;
+      let doc: Document;
+      if (options.replace) {
+        const replacement = cloneValue(spec as Document);
+        if (seed._id !== undefined && replacement._id !== undefined && idRepr(replacement._id) !== idRepr(seed._id)) {
+          throw errors.mongo(
+            `After applying the update, the (immutable) field '_id' was found to have been altered to _id: ${idRepr(replacement._id)}`,
+          );
+        }
+        doc = { ...(seed._id !== undefined ? { _id: seed._id } : {}), ...replacement };
+      } else {
+        doc = this.safeApply(seed, spec as UpdateSpec, arrayFilters, true).doc;
+        if (seed._id !== undefined && idRepr(doc._id) !== idRepr(seed._id))
+          throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
+      }
       const [id] = this.insert(database, name, [doc]);
       const inserted = this.app.data.collection(database, name).byId(id);
       return { matched: 0, modified: 0, upsertedId: id, after: inserted ? cloneValue(inserted) : undefined };

@@ -133,6 +133,17 @@ export const appServicesErrors = {
   executionMemoryLimit: () => as(400, "execution memory limit exceeded", "ExecutionMemoryLimitExceeded"),
   // [live messages; status and code UNCONFIRMED]
   mongo: (message: string) => as(400, message, "MongoDBError"),
+  // [MongoDB's maxTimeMS text; status and code as every MongoDB error] a query past its deadline
+  // (docs/decisions/0006-query-limits.md)
+  queryTimeLimit: () => as(400, "operation exceeded time limit", "MongoDBError"),
+  // [modelled on MongoDB's "$push used too much memory and cannot spill to disk"] a query past its
+  // memory ceiling (docs/decisions/0006-query-limits.md)
+  queryMemoryLimit: (operator: string, limitBytes: number) =>
+    as(
+      400,
+      `${operator} used too much memory and cannot spill to disk. Memory limit: ${limitBytes} bytes`,
+      "MongoDBError",
+    ),
   // [live message and code; status UNCONFIRMED]
   apiKeyNotFound: () => as(404, "API key not found", "APIKeyNotFound"),
   // [live]

@@ -651,6 +651,10 @@ export interface components {
             };
             /** @description Time limit of one function call. */
             functionTimeoutMs?: number;
+            /** @description Deadline of one MongoDB action (query, update, aggregation) and of one change event's stream filter; past it the action answers MongoDBError "operation exceeded time limit" (default 2000; docs/decisions/0006-query-limits.md). */
+            queryTimeoutMs?: number;
+            /** @description What one MongoDB action's operators may build in total (arrays, strings, documents through stages); past it the action answers MongoDBError "… used too much memory" (default 104857600; docs/decisions/0006-query-limits.md). */
+            queryMemoryLimitBytes?: number;
             /** @description Rules by namespace (`database.collection`) or `default`. */
             rules?: {
                 [key: string]: components["schemas"]["CollectionRule"];

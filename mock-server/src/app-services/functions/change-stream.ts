@@ -4,9 +4,10 @@
  * exactly these), and errors as `event: error`.
  */
 import { Timestamp } from "bson";
-import { Query } from "mingo";
 import type { ChangeEvent } from "../../data/collections.ts";
 import { type Document, idKey, toEJSONText } from "../../data/documents.ts";
+import { compileQuery } from "../../data/query-engine.ts";
+import { defaultQueryLimits, type QueryLimits, withQueryLimits } from "../../data/query-limits.ts";
 import { randomHex } from "../../state/ids.ts";
 
 export function escapeSseData(text: string): string {
@@ -44,20 +45,27 @@ export interface WatchSpec {
   filter?: Document;
 }
 
-/** Decides which changes a watcher gets: its namespace, its `ids`, its `filter`, and the read rule. */
-export function watchMatcher(spec: WatchSpec, readFilter: Document) {
+/**
+ * Decides which changes a watcher gets: its namespace, its `ids`, its `filter`, and the read rule.
+ * The filter has the query engine's regular expressions and runs under the query limits once per
+ * change (docs/decisions/0006-query-limits.md): a filter past them throws, and the stream ends.
+ */
+export function watchMatcher(spec: WatchSpec, readFilter: Document, limits: QueryLimits = defaultQueryLimits) {
   const ids = spec.ids ? new Set(spec.ids.map(idKey)) : null;
-  const filter =
-    spec.filter && Object.keys(spec.filter).length > 0 ? new Query(spec.filter, { scriptEnabled: false }) : null;
-  const readable = Object.keys(readFilter).length > 0 ? new Query(readFilter, { scriptEnabled: false }) : null;
+  const [filter, readable] = withQueryLimits(limits, () => [
+    spec.filter && Object.keys(spec.filter).length > 0 ? compileQuery(spec.filter) : null,
+    Object.keys(readFilter).length > 0 ? compileQuery(readFilter) : null,
+  ]);
   return (change: ChangeEvent, event: () => Document): boolean => {
     if (change.database !== spec.database || change.collection !== spec.collection) return false;
     if (ids && !ids.has(idKey(change.documentKey._id))) return false;
-    if (readable) {
-      const doc = change.fullDocument ?? change.before;
-      if (!doc || !readable.test(doc)) return false;
-    }
-    return filter ? filter.test(event()) : true;
+    return withQueryLimits(limits, () => {
+      if (readable) {
+        const doc = change.fullDocument ?? change.before;
+        if (!doc || !readable.test(doc)) return false;
+      }
+      return filter ? filter.test(event()) : true;
+    });
   };
 }
 

@@ -1,0 +1,505 @@
+/**
+ * MongoDB query, aggregation and update semantics (mingo) with the emulator's two additions:
+ *
+ * - **Regular expressions** in every form MongoDB accepts (`{f: /re/}`, `$regex` with `$options`,
+ *   `$in` / `$nin` / `$all` with regular expressions, `$not`, `$elemMatch`, `$match`, `$pull`,
+ *   `$regexMatch` / `$regexFind` / `$regexFindAll`) run on the linear-time engine of regex.ts.
+ *   Queries are rewritten before mingo sees them: each regular expression becomes a private
+ *   `$mockRegex` operator holding the compiled pattern.
+ * - **Limits**: every operator is wrapped to count a step and charge what it builds against the
+ *   budget of query-limits.ts; `$range` and `$replaceAll` check the size of their result before
+ *   building it.
+ *
+ * Everything here runs inside `withQueryLimits` (mongo-actions.ts and change-stream.ts see to it).
+ */
+import { BSONRegExp } from "bson";
+import { Aggregator } from "mingo/aggregator";
+import { Context, evalExpr } from "mingo/core";
+import * as accumulatorOperators from "mingo/operators/accumulator";
+import * as expressionOperators from "mingo/operators/expression";
+import * as pipelineOperators from "mingo/operators/pipeline";
+import * as projectionOperators from "mingo/operators/projection";
+import * as queryOperators from "mingo/operators/query";
+import * as windowOperators from "mingo/operators/window";
+import { Query } from "mingo/query";
+import { update as mingoUpdate } from "mingo/updater";
+import { resolve } from "mingo/util";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { type Document, isDocument } from "./documents.ts";
+import { charge, estimateBytes, precheck, step, steps } from "./query-limits.ts";
+import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
+
+/** The private query operator a regular expression becomes. */
+export const regexOperator = "$mockRegex";
+
+// biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
+type AnyFn = (...args: any[]) => any;
+type OperatorMap = Record<string, AnyFn>;
+
+// ---------------------------------------------------------------------------------------------
+// Rewriting queries: regular expressions → $mockRegex
+
+function regexFromOperator(spec: Document): MongoRegex {
+  const { $regex: regex, $options: options } = spec;
+  if (regex === undefined) throw errors.mongo("$options needs a $regex");
+  if (options !== undefined && typeof options !== "string") throw errors.mongo("$options has to be a string");
+  if (typeof regex === "string") return compileRegex(regex, options ?? "");
+  if (isRegexValue(regex) || regex instanceof MongoRegex) {
+    const compiled = compileRegexValue(regex);
+    if (options !== undefined && options !== "") {
+      if (compiled.options !== "") throw errors.mongo("options set in both $regex and $options");
+      return compileRegex(compiled.pattern, options);
+    }
+    return compiled;
+  }
+  throw errors.mongo("$regex has to be a string");
+}
+
+/** A field's condition: a value (equality), a regular expression, or a document of operators. */
+function rewriteCondition(condition: unknown): unknown {
+  if (isRegexValue(condition)) return { [regexOperator]: compileRegexValue(condition) };
+  if (!isDocument(condition)) return condition;
+  const keys = Object.keys(condition);
+  if (keys.length === 0 || !keys[0]!.startsWith("$")) return condition;
+  const out: Document = {};
+  for (const key of keys) {
+    const value = condition[key];
+    switch (key) {
+      case regexOperator:
+        throw errors.mongo(`unknown operator: ${key}`);
+      case "$regex":
+        out[regexOperator] = regexFromOperator(condition);
+        break;
+      case "$options":
+        if (!("$regex" in condition)) throw errors.mongo("$options needs a $regex");
+        break;
+      case "$in":
+      case "$nin":
+      case "$all":
+        out[key] = Array.isArray(value)
+          ? value.map((v) => {
+              if (isRegexValue(v)) return compileRegexValue(v);
+              if (key !== "$all" && isDocument(v) && Object.keys(v)[0]?.startsWith("$"))
+                throw errors.mongo(`cannot nest $ under ${key}`);
+              return v;
+            })
+          : value;
+        break;
+      case "$not":
+        if (isRegexValue(value)) out.$not = { [regexOperator]: compileRegexValue(value) };
+        else if (isDocument(value)) out.$not = rewriteCondition(value);
+        else throw errors.mongo("$not needs a regex or a document");
+        break;
+      case "$elemMatch":
+        // `{$regex, $options}` alone arrives as a regular-expression value (Extended JSON's reading).
+        out.$elemMatch = isRegexValue(value)
+          ? rewriteCondition(value)
+          : !isDocument(value)
+            ? value
+            : Object.keys(value).every((k) => k.startsWith("$") && k !== "$and" && k !== "$or" && k !== "$nor")
+              ? rewriteCondition(value)
+              : rewriteQuery(value);
+        break;
+      default:
+        out[key] = value;
+    }
+  }
+  return out;
+}
+
+/** A query (filter) document with its regular expressions compiled. */
+export function rewriteQuery(query: Document): Document {
+  const out: Document = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (key === "$and" || key === "$or" || key === "$nor") {
+      out[key] = Array.isArray(value) ? value.map((q) => (isDocument(q) ? rewriteQuery(q) : q)) : value;
+    } else if (key === regexOperator) {
+      throw errors.mongo(`unknown top level operator: ${key}.`);
+    } else if (key.startsWith("$")) {
+      out[key] = value;
+    } else {
+      out[key] = rewriteCondition(value);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Query operators
+
+function valueMatches(value: unknown, regexes: MongoRegex[]): boolean {
+  if (typeof value === "string") {
+    steps(value.length >> 8);
+    for (const re of regexes) if (re.test(value)) return true;
+    return false;
+  }
+  if (value instanceof BSONRegExp || value instanceof RegExp) return regexes.some((re) => re.sameAs(value));
+  return false;
+}
+
+/** MongoDB's regex match of a field: a string matching, or an equal regular-expression value. */
+function regexPredicate(selector: string, regexes: MongoRegex[]) {
+  return (doc: unknown): boolean => {
+    const value = resolve(doc as Document, selector, { unwrapArray: true });
+    if (!Array.isArray(value)) return valueMatches(value, regexes);
+    for (const v of value) {
+      if (Array.isArray(v)) {
+        for (const w of v) if (valueMatches(w, regexes)) return true;
+      } else if (valueMatches(v, regexes)) return true;
+    }
+    return false;
+  };
+}
+
+const mingoQuery = queryOperators as unknown as OperatorMap;
+
+function regexQueryOperator(selector: string, value: unknown) {
+  const re = value instanceof MongoRegex ? value : isRegexValue(value) ? compileRegexValue(value) : null;
+  if (!re) throw errors.mongo("$regex has to be a string");
+  return regexPredicate(selector, [re]);
+}
+
+function inOperator(selector: string, values: unknown, options: unknown) {
+  if (!Array.isArray(values)) throw errors.mongo("$in needs an array");
+  const regexes = values.filter((v): v is MongoRegex => v instanceof MongoRegex);
+  if (regexes.length === 0) return mingoQuery.$in!(selector, values, options);
+  const rest = mingoQuery.$in!(
+    selector,
+    values.filter((v) => !(v instanceof MongoRegex)),
+    options,
+  );
+  const matches = regexPredicate(selector, regexes);
+  return (doc: unknown) => rest(doc) || matches(doc);
+}
+
+function ninOperator(selector: string, values: unknown, options: unknown) {
+  if (!Array.isArray(values)) throw errors.mongo("$nin needs an array");
+  const matches = inOperator(selector, values, options);
+  return (doc: unknown) => !matches(doc);
+}
+
+function allOperator(selector: string, values: unknown, options: unknown) {
+  if (!Array.isArray(values) || !values.some((v) => v instanceof MongoRegex))
+    return mingoQuery.$all!(selector, values, options);
+  const predicates = values.map((v) =>
+    v instanceof MongoRegex ? regexPredicate(selector, [v]) : mingoQuery.$all!(selector, [v], options),
+  );
+  return (doc: unknown) => predicates.every((p: AnyFn) => p(doc));
+}
+
+/** `$type`: a stored regular expression is a BSONRegExp, which mingo does not know as "regex". */
+function typeOperator(selector: string, value: unknown, options: unknown) {
+  const base = mingoQuery.$type!(selector, value, options);
+  const wanted = Array.isArray(value) ? value : [value];
+  if (!wanted.some((t) => t === "regex" || t === 11)) return base;
+  return (doc: unknown) => {
+    if (base(doc)) return true;
+    const found = resolve(doc as Document, selector, { unwrapArray: true });
+    return Array.isArray(found) ? found.some((v) => v instanceof BSONRegExp) : found instanceof BSONRegExp;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expression operators
+
+function bsonTypeName(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "string") return "string";
+  if (typeof value === "boolean") return "bool";
+  if (typeof value === "number") return Number.isInteger(value) ? "int" : "double";
+  if (value instanceof Date) return "date";
+  if (isRegexValue(value)) return "regex";
+  return "object";
+}
+
+/** `$regexMatch` / `$regexFind` / `$regexFindAll`'s arguments, or null when input or regex is null. */
+function regexArguments(
+  op: string,
+  obj: unknown,
+  expr: unknown,
+  options: unknown,
+): { input: string; re: MongoRegex } | null {
+  if (!isDocument(expr))
+    throw errors.mongo(`${op} expects an object of named arguments but found: ${bsonTypeName(expr)}`);
+  for (const key of Object.keys(expr)) {
+    if (key !== "input" && key !== "regex" && key !== "options")
+      throw errors.mongo(`${op} found an unknown argument: ${key}`);
+  }
+  if (!("input" in expr)) throw errors.mongo(`${op} requires 'input' parameter`);
+  if (!("regex" in expr)) throw errors.mongo(`${op} requires 'regex' parameter`);
+  const evaluate = (e: unknown) => evalExpr(obj, e, options as never) as unknown;
+  const input = evaluate(expr.input);
+  const regex = evaluate(expr.regex);
+  const flags = "options" in expr ? evaluate(expr.options) : undefined;
+  if (flags !== undefined && flags !== null && typeof flags !== "string")
+    throw errors.mongo(`${op} needs 'options' to be of type string`);
+  if (regex !== undefined && regex !== null && typeof regex !== "string" && !isRegexValue(regex))
+    throw errors.mongo(`${op} needs 'regex' to be of type string or regex`);
+  let re: MongoRegex | null = null;
+  if (typeof regex === "string") re = compileRegex(regex, (flags as string | null | undefined) ?? "", op);
+  else if (isRegexValue(regex)) {
+    const own = compileRegexValue(regex, op);
+    if (typeof flags === "string" && flags !== "") {
+      if (own.options !== "")
+        throw errors.mongo(`${op}: found regex option(s) specified in both 'regex' and 'option' fields`);
+      re = compileRegex(own.pattern, flags, op);
+    } else re = own;
+  }
+  if (input === undefined || input === null) return null;
+  if (typeof input !== "string") throw errors.mongo(`${op} needs 'input' to be of type string`);
+  if (re === null) return null;
+  steps(input.length >> 8);
+  return { input, re };
+}
+
+/** MongoDB reports positions in code points; JavaScript in UTF-16 units. */
+function codePoints(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < to) i++;
+    n++;
+  }
+  return n;
+}
+
+function matchResult(m: RegExpExecArray, idx: number): Document {
+  const captures: unknown[] = [];
+  for (let i = 1; i < m.length; i++) captures.push(m[i] ?? null);
+  return { match: m[0], idx, captures };
+}
+
+const regexMatch: AnyFn = (obj, expr, options) => {
+  const args = regexArguments("$regexMatch", obj, expr, options);
+  return args ? args.re.test(args.input) : false;
+};
+
+const regexFind: AnyFn = (obj, expr, options) => {
+  const args = regexArguments("$regexFind", obj, expr, options);
+  if (!args) return null;
+  const m = args.re.exec(args.input);
+  return m ? matchResult(m, codePoints(args.input, 0, m.index)) : null;
+};
+
+const regexFindAll: AnyFn = (obj, expr, options) => {
+  const args = regexArguments("$regexFindAll", obj, expr, options);
+  if (!args) return [];
+  const out: Document[] = [];
+  let unit = 0;
+  let point = 0;
+  for (const m of args.re.matchAll(args.input)) {
+    point += codePoints(args.input, unit, m.index);
+    unit = m.index;
+    out.push(matchResult(m, point));
+    charge(32 + m[0].length * 2, "$regexFindAll");
+    step();
+  }
+  return out;
+};
+
+const mingoExpression = expressionOperators as unknown as OperatorMap;
+
+/** `$range`: the result's size is checked before it is built (a `$range` bomb never allocates). */
+const range: AnyFn = (obj, expr, options) => {
+  if (Array.isArray(expr) && (expr.length === 2 || expr.length === 3)) {
+    const [start, end, by] = evalExpr(obj, expr, options) as unknown[];
+    const stepBy = by ?? 1;
+    if (
+      Number.isInteger(start) &&
+      Number.isInteger(end) &&
+      Number.isInteger(stepBy) &&
+      stepBy !== 0 &&
+      typeof start === "number" &&
+      typeof end === "number" &&
+      typeof stepBy === "number"
+    ) {
+      const count = Math.max(0, Math.ceil((end - start) / stepBy));
+      precheck(count * 8, "$range");
+      steps(count >> 4);
+      const out = new Array<number>(count);
+      for (let i = 0; i < count; i++) out[i] = start + i * stepBy;
+      return out;
+    }
+  }
+  return mingoExpression.$range!(obj, expr, options);
+};
+
+/** `$replaceAll`: the result's size is checked before it is built. */
+const replaceAll: AnyFn = (obj, expr, options) => {
+  if (isDocument(expr)) {
+    const input = evalExpr(obj, expr.input, options) as unknown;
+    const find = evalExpr(obj, expr.find, options) as unknown;
+    const replacement = evalExpr(obj, expr.replacement, options) as unknown;
+    if (typeof input === "string" && typeof find === "string" && typeof replacement === "string") {
+      const count = find === "" ? input.length + 1 : input.split(find).length - 1;
+      precheck((input.length + count * (replacement.length - find.length)) * 2, "$replaceAll");
+    }
+    return mingoExpression.$replaceAll!(
+      obj,
+      { input: { $literal: input }, find: { $literal: find }, replacement: { $literal: replacement } },
+      options,
+    );
+  }
+  return mingoExpression.$replaceAll!(obj, expr, options);
+};
+
+// ---------------------------------------------------------------------------------------------
+// Pipeline stages that carry queries
+
+const mingoPipeline = pipelineOperators as unknown as OperatorMap;
+
+const match: AnyFn = (collection, expr, options) =>
+  mingoPipeline.$match!(collection, isDocument(expr) ? rewriteQuery(expr) : expr, options);
+
+const graphLookup: AnyFn = (collection, expr, options) =>
+  mingoPipeline.$graphLookup!(
+    collection,
+    isDocument(expr) && isDocument(expr.restrictSearchWithMatch)
+      ? { ...expr, restrictSearchWithMatch: rewriteQuery(expr.restrictSearchWithMatch) }
+      : expr,
+    options,
+  );
+
+// ---------------------------------------------------------------------------------------------
+// The budget around every operator
+
+function chargeResult(out: unknown, name: string): void {
+  const bytes = estimateBytes(out);
+  if (bytes > 0) charge(bytes, name);
+}
+
+function wrapValueOperators(ops: OperatorMap): OperatorMap {
+  const out: OperatorMap = {};
+  for (const [name, fn] of Object.entries(ops)) {
+    out[name] = (a: unknown, b: unknown, c: unknown, d: unknown) => {
+      step();
+      const result = fn(a, b, c, d);
+      chargeResult(result, name);
+      return result;
+    };
+  }
+  return out;
+}
+
+function wrapQueryOperators(ops: OperatorMap): OperatorMap {
+  const out: OperatorMap = {};
+  for (const [name, fn] of Object.entries(ops)) {
+    out[name] = (selector: string, value: unknown, options: unknown) => {
+      const predicate = fn(selector, value, options) as (doc: unknown) => boolean;
+      return (doc: unknown) => {
+        step();
+        return predicate(doc);
+      };
+    };
+  }
+  return out;
+}
+
+/** Each document a stage emits is a step and 16 bytes (a `$sample` or `$densify` bomb stops). */
+function wrapPipelineOperators(ops: OperatorMap): OperatorMap {
+  const out: OperatorMap = {};
+  for (const [name, fn] of Object.entries(ops)) {
+    out[name] = (collection: unknown, expr: unknown, options: unknown) =>
+      (fn(collection, expr, options) as { map(f: (d: unknown) => unknown): unknown }).map((doc) => {
+        step();
+        charge(16, name);
+        return doc;
+      });
+  }
+  return out;
+}
+
+function withoutScripts(ops: OperatorMap, names: string[]): OperatorMap {
+  const out = { ...ops };
+  for (const name of names) delete out[name];
+  return out;
+}
+
+const context = Context.init({
+  accumulator: wrapValueOperators(withoutScripts(accumulatorOperators as unknown as OperatorMap, ["$accumulator"])),
+  expression: wrapValueOperators({
+    ...withoutScripts(mingoExpression, ["$function"]),
+    $regexMatch: regexMatch,
+    $regexFind: regexFind,
+    $regexFindAll: regexFindAll,
+    $range: range,
+    $replaceAll: replaceAll,
+  }),
+  pipeline: wrapPipelineOperators({
+    ...withoutScripts(mingoPipeline, ["$out", "$merge"]),
+    $match: match,
+    $graphLookup: graphLookup,
+  }),
+  projection: wrapValueOperators(projectionOperators as unknown as OperatorMap),
+  query: wrapQueryOperators({
+    ...withoutScripts(mingoQuery, ["$where"]),
+    [regexOperator]: regexQueryOperator,
+    $regex: regexQueryOperator,
+    $in: inOperator,
+    $nin: ninOperator,
+    $all: allOperator,
+    $type: typeOperator,
+  }),
+  window: wrapValueOperators(windowOperators as unknown as OperatorMap),
+} as never);
+
+export interface EngineOptions {
+  /** Resolves `$lookup` / `$unionWith` / `$graphLookup` collections by name. */
+  collectionResolver?: (name: string) => Document[];
+}
+
+function options(extra: EngineOptions = {}) {
+  return {
+    context,
+    scriptEnabled: false,
+    useStrictMode: true,
+    ...(extra.collectionResolver ? { collectionResolver: extra.collectionResolver } : {}),
+  };
+}
+
+/** A compiled query; `test` runs it against one document. */
+export function compileQuery(query: Document): { test(doc: unknown): boolean } {
+  return new Query(rewriteQuery(query), options() as never);
+}
+
+export interface FindOptions {
+  projection?: Document;
+  sort?: Document;
+  limit?: number;
+}
+
+export function find(docs: Document[], query: Document, findOptions: FindOptions = {}): Document[] {
+  const q = new Query(rewriteQuery(query), options() as never);
+  const projection =
+    findOptions.projection && Object.keys(findOptions.projection).length > 0 ? findOptions.projection : undefined;
+  let cursor = q.find(docs, projection as never);
+  if (findOptions.sort && Object.keys(findOptions.sort).length > 0) cursor = cursor.sort(findOptions.sort as never);
+  if (findOptions.limit !== undefined) cursor = cursor.limit(findOptions.limit);
+  return cursor.all() as Document[];
+}
+
+export function aggregate(docs: Document[], pipeline: Document[], engineOptions: EngineOptions = {}): Document[] {
+  return new Aggregator(pipeline, options(engineOptions) as never).run(docs) as Document[];
+}
+
+/** `$pull`'s conditions with their regular expressions compiled (a condition or a query each). */
+function rewritePull(spec: unknown): unknown {
+  if (!isDocument(spec)) return spec;
+  const out: Document = {};
+  for (const [field, condition] of Object.entries(spec)) {
+    out[field] =
+      isDocument(condition) && !Object.keys(condition).some((k) => k.startsWith("$"))
+        ? rewriteQuery(condition)
+        : rewriteCondition(condition);
+  }
+  return out;
+}
+
+/** Applies update operators to `doc` in place; answers the modified paths. */
+export function applyUpdate(doc: Document, operators: Document, arrayFilters?: Document[]): string[] {
+  const spec = "$pull" in operators ? { ...operators, $pull: rewritePull(operators.$pull) } : operators;
+  return mingoUpdate(doc, spec as never, arrayFilters?.map(rewriteQuery) as never, undefined, {
+    queryOptions: options() as never,
+  });
+}
