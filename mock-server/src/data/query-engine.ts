@@ -396,14 +396,14 @@ function wrapQueryOperators(ops: OperatorMap): OperatorMap {
   return out;
 }
 
-/** Each document a stage emits is a step and 16 bytes (a `$sample` or `$densify` bomb stops). */
+/** Each document a stage emits is a step and 64 bytes (a `$sample` or `$densify` bomb stops). */
 function wrapPipelineOperators(ops: OperatorMap): OperatorMap {
   const out: OperatorMap = {};
   for (const [name, fn] of Object.entries(ops)) {
     out[name] = (collection: unknown, expr: unknown, options: unknown) =>
       (fn(collection, expr, options) as { map(f: (d: unknown) => unknown): unknown }).map((doc) => {
         step();
-        charge(16, name);
+        charge(64, name);
         return doc;
       });
   }
