@@ -45,6 +45,7 @@ function mongoMessage(message: string): string {
   if (m) return `unknown operator: ${m[1]}`;
   m = /Unknown update operator: '(\$\w+)'/.exec(message);
   if (m) return `Unknown modifier: ${m[1]}`;
+  if (message.startsWith("Performing an update on the path")) return message.replace(/\.$/, "");
   m = /unregistered pipeline operator (\$\w+)/.exec(message);
   if (m) return `Unrecognized pipeline stage name: '${m[1]}'.`;
   return message;
