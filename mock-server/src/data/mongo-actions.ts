@@ -187,6 +187,16 @@ function applyTo(
     operators.$set = { ...(isDocument(operators.$set) ? operators.$set : {}), ...$setOnInsert };
   }
   const doc = cloneValue(original);
+  // An upsert may set the new document's `_id` when the query pins none (mingo refuses any `_id`
+  // in `$set`); one equal to the pinned `_id` changes nothing.
+  if (upsertInsert && isDocument(operators.$set) && "_id" in operators.$set) {
+    const { _id, ...others } = operators.$set;
+    if (doc._id === undefined) doc._id = cloneValue(_id);
+    else if (idRepr(doc._id) !== idRepr(_id))
+      throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
+    if (Object.keys(others).length > 0) operators.$set = others;
+    else delete operators.$set;
+  }
   const modifiedPaths = Object.keys(operators).length === 0 ? [] : applyUpdate(doc, operators, arrayFilters);
   return { doc, modifiedPaths };
 }
