@@ -137,18 +137,22 @@ function valueMatches(value: unknown, regexes: MongoRegex[]): boolean {
   return false;
 }
 
-/** MongoDB's regex match of a field: a string matching, or an equal regular-expression value. */
+/**
+ * MongoDB's regex match of a field: a string matching, or an equal regular-expression value; the
+ * elements of an array are matched, and of the arrays met along a dotted path (not of an array
+ * nested in an array).
+ */
 function regexPredicate(selector: string, regexes: MongoRegex[]) {
-  return (doc: unknown): boolean => {
-    const value = resolve(doc as Document, selector, { unwrapArray: true });
+  let depth = 0;
+  for (let i = selector.indexOf("."); i !== -1; i = selector.indexOf(".", i + 1)) depth++;
+  const within = (value: unknown, levels: number): boolean => {
     if (!Array.isArray(value)) return valueMatches(value, regexes);
     for (const v of value) {
-      if (Array.isArray(v)) {
-        for (const w of v) if (valueMatches(w, regexes)) return true;
-      } else if (valueMatches(v, regexes)) return true;
+      if (Array.isArray(v) ? levels > 0 && within(v, levels - 1) : valueMatches(v, regexes)) return true;
     }
     return false;
   };
+  return (doc: unknown): boolean => within(resolve(doc as Document, selector, { unwrapArray: true }), depth);
 }
 
 const mingoQuery = queryOperators as unknown as OperatorMap;

@@ -13,6 +13,7 @@ import fc from "fast-check";
 import { routes as appServicesRoutes } from "../../src/app-services/routes.ts";
 import { mongoActions } from "../../src/data/mongo-actions.ts";
 import { operations } from "../../src/openapi/operations.ts";
+import { semanticCase } from "./semantics.ts";
 
 export const placeholders = {
   app: "@@APP@@",
@@ -101,6 +102,8 @@ export interface FuzzCase {
   contentType: string | null;
   origin: string | null;
   body: BodySpec;
+  /** The reply's body (parsed JSON) the emulator must answer, when it is known (semantics.ts). */
+  expect?: unknown;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,6 +200,44 @@ const mongoOperators = fc.constantFrom(
   { $unset: "" },
   { $rename: { a: "a" } },
   { $push: { tags: { $each: 5 } } },
+  // Regular expressions in every form, valid and not, and the catastrophic ones.
+  { title: { $regex: "^hel", $options: "i" } },
+  { title: { $regex: "a", $options: "q" } },
+  { title: { $regex: "a", $options: 5 } },
+  { title: { $options: "i" } },
+  { title: { $regex: "(a)\\1" } },
+  { title: { $regex: "a(?=b)" } },
+  { title: { $regex: "hel lo # comment", $options: "x" } },
+  { title: { $regularExpression: { pattern: "^(a+)+$", options: "" } } },
+  { title: { $regularExpression: { pattern: "a", options: "zz" } } },
+  { title: { $regularExpression: { pattern: "[", options: "i" } } },
+  { title: { $regularExpression: 5 } },
+  { title: { $regex: { $regularExpression: { pattern: "x", options: "i" } }, $options: "m" } },
+  { title: { $regex: "^a", $nin: ["ab"] } },
+  { title: { $in: [{ $regularExpression: { pattern: "^a", options: "" } }, "b"] } },
+  { title: { $in: [{ $regex: "^a" }] } },
+  { title: { $nin: [{ $regularExpression: { pattern: "^(a|a)*$", options: "" } }] } },
+  { title: { $not: { $regularExpression: { pattern: "^h", options: "i" } } } },
+  { title: { $not: "x" } },
+  { tags: { $all: [{ $regularExpression: { pattern: "^r", options: "" } }] } },
+  { tags: { $elemMatch: { $regex: "^b", $options: "i" } } },
+  { $expr: { $regexMatch: { input: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!", regex: "^(a+)+$" } } },
+  { $expr: { $regexFindAll: { input: "$title", regex: "x*" } } },
+  {
+    $expr: {
+      $regexFind: { input: "$title", regex: { $regularExpression: { pattern: "a", options: "i" } }, options: "m" },
+    },
+  },
+  { $expr: { $gt: [{ $size: { $range: [0, 1e12] } }, 0] } },
+  { $mockRegex: "a" },
+  // Upsert shapes: an `_id` (and other equality fields) in the query.
+  { _id: "upsert-me" },
+  { _id: { $oid: "65a1b2c3d4e5f60718293a4c" }, "a.b": 1 },
+  { _id: { $eq: 5 }, $and: [{ k: 1 }] },
+  { _id: { $in: ["one"] } },
+  { $set: { _id: "changed" } },
+  { $setOnInsert: { created: true }, $inc: { n: 1 } },
+  { a: 1, "a.b": 2 },
 );
 
 const pipelines = fc.array(
@@ -215,6 +256,11 @@ const pipelines = fc.array(
     { $project: { _id: 0, n: 1, x: { $function: { body: "x", args: [], lang: "js" } } } },
     { $unwind: "$tags" },
     { $facet: { a: [{ $count: "n" }] } },
+    { $match: { title: { $regex: "^(a+)+$" } } },
+    { $project: { x: { $regexFindAll: { input: "$title", regex: "", options: "x" } } } },
+    { $project: { x: { $map: { input: { $range: [0, 100000] }, in: { $range: [0, 100000] } } } } },
+    { $project: { x: { $range: [0, 1e15] } } },
+    { $sample: { size: 1e9 } },
     {},
   ),
   { maxLength: 4 },
@@ -832,4 +878,5 @@ export const operationIds = [...operations.keys()];
 export const fuzzCase: fc.Arbitrary<FuzzCase> = fc.oneof(
   { weight: 19, arbitrary: fc.constantFrom(...operationIds).chain(operationCase) },
   { weight: 1, arbitrary: unmatchedCase },
+  { weight: 2, arbitrary: semanticCase },
 );

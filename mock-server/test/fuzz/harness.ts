@@ -7,12 +7,14 @@
  * nothing left in flight, the emulator still answering; and no uncaught error all along.
  */
 import { Agent, request as httpRequest } from "node:http";
+import { isDeepStrictEqual } from "node:util";
 import type { FastifyInstance } from "fastify";
 import { Hs256Key } from "../../src/state/jwt.ts";
 import { testApp } from "../helpers/app.ts";
 import { until } from "../helpers/until.ts";
 import { type BodySpec, encodePart, type FuzzCase, placeholders as P, type TokenSpec } from "./cases.ts";
 import { contractProblem, type Reply, unmatchedProblem } from "./oracle.ts";
+import { semanticCorpus, semanticNamespace, upsertNamespace } from "./semantics.ts";
 
 const base = "/api/client/v2.0";
 const fuzzApp = "fuzz-app";
@@ -51,6 +53,7 @@ export class FuzzHarness {
   private apiKeyId = "";
   private apiKeySecret = "";
   private listenersAtStart = 0;
+  private corpusVersion = -1;
   private readonly onUncaught = (error: unknown) => {
     this.uncaught.push(error instanceof Error ? (error.stack ?? error.message) : String(error));
   };
@@ -115,8 +118,21 @@ export class FuzzHarness {
         overrides: {
           providers: { "custom-token": { enabled: true }, "custom-function": { enabled: true } },
           functionTimeoutMs: 2000,
+          // The semantic cases' collections (semantics.ts), whatever the template's default rule.
+          rules: {
+            [`${semanticNamespace.database}.${semanticNamespace.collection}`]: { read: true, write: true },
+            [`${upsertNamespace.database}.${upsertNamespace.collection}`]: { read: true, write: true },
+          },
         },
       });
+      this.corpusVersion = -1;
+    }
+    // The documents the semantic cases' expected answers are computed from, as they were.
+    const corpus = app.data.collection(semanticNamespace.database, semanticNamespace.collection);
+    if (corpus.version !== this.corpusVersion) {
+      corpus.clear();
+      for (const doc of semanticCorpus) corpus.insert(structuredClone(doc));
+      this.corpusVersion = corpus.version;
     }
     const user = app.users.user(this.userId);
     if (force || !user || user.disabled || !app.users.accountByEmailAddress(fuzzEmail)) {
@@ -377,6 +393,17 @@ export class FuzzHarness {
       problem =
         reply.status === 400 ? null : `${c.method} ${path.slice(0, 200)} answered ${reply.status} before routing`;
     if (problem) return `${problem}\n  case: ${describe(c)}`;
+    if (c.expect !== undefined) {
+      let body: unknown;
+      try {
+        body = JSON.parse(reply.body);
+      } catch {
+        body = reply.body;
+      }
+      if (reply.status !== 200 || !isDeepStrictEqual(body, c.expect)) {
+        return `${c.mutation}: answered ${reply.status} ${reply.body.slice(0, 300)}, expected ${JSON.stringify(c.expect).slice(0, 300)}\n  case: ${describe(c)}`;
+      }
+    }
 
     if (Object.keys(Object.prototype).length > 0 || ({} as { polluted?: unknown }).polluted !== undefined) {
       return `Object.prototype was polluted by ${describe(c)}`;
