@@ -64,13 +64,7 @@ describe("realm-web 2.0.1: regular expressions and upserts", () => {
     expect(ids(await collection.find({ title: { $regex: "^HEL", $options: "i" } }, { sort: { _id: 1 } }))).toEqual([
       1, 2,
     ]);
-    expect(
-      ids(
-        await collection.find({
-          title: { $regex: "g o o d # spaced out", $options: "x" },
-        } as Realm.Services.MongoDB.Filter),
-      ),
-    ).toEqual([3]);
+    expect(ids(await collection.find({ title: { $regex: "g o o d # spaced out", $options: "x" } }))).toEqual([3]);
     expect(ids(await collection.find({ title: { $regularExpression: { pattern: "there$", options: "" } } }))).toEqual([
       2,
     ]);
@@ -107,7 +101,7 @@ describe("realm-web 2.0.1: regular expressions and upserts", () => {
       },
     ]);
     expect(out[0]).toEqual({ _id: 1, m: true, f: { match: "o", idx: 4, captures: ["o", null] } });
-    expect(out.map((d) => d.m)).toEqual([true, true, false]);
+    expect(out.map((d: { m: boolean }) => d.m)).toEqual([true, true, false]);
     expect(ids(await collection.find({ $expr: { $regexMatch: { input: "$title", regex: /bye$/ } } }))).toEqual([3]);
   });
 
