@@ -400,16 +400,22 @@ function wrapQueryOperators(ops: OperatorMap): OperatorMap {
   return out;
 }
 
-/** Each document a stage emits is a step and 64 bytes (a `$sample` or `$densify` bomb stops). */
+/**
+ * Each document a stage emits is a step and 64 bytes (a `$sample` or `$densify` bomb stops); a
+ * join's stage also the array it adds (`$lookup` of every document into every document stops).
+ */
 function wrapPipelineOperators(ops: OperatorMap): OperatorMap {
   const out: OperatorMap = {};
   for (const [name, fn] of Object.entries(ops)) {
-    out[name] = (collection: unknown, expr: unknown, options: unknown) =>
-      (fn(collection, expr, options) as { map(f: (d: unknown) => unknown): unknown }).map((doc) => {
+    const joins = name === "$lookup" || name === "$graphLookup";
+    out[name] = (collection: unknown, expr: unknown, options: unknown) => {
+      const as = joins && isDocument(expr) && typeof expr.as === "string" ? expr.as : null;
+      return (fn(collection, expr, options) as { map(f: (d: unknown) => unknown): unknown }).map((doc) => {
         step();
-        charge(64, name);
+        charge(as === null ? 64 : 64 + estimateBytes((doc as Document)[as]), name);
         return doc;
       });
+    };
   }
   return out;
 }
