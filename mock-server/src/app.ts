@@ -10,6 +10,7 @@ import { controlPlugin } from "./control/plugin.ts";
 import { emailJsPlugin } from "./emailjs/plugin.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
+import { registerHostCheck } from "./http/host-check.ts";
 import { registerJsonParser } from "./http/json-body.ts";
 import { registerValidation } from "./http/validation.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
@@ -42,6 +43,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.decorateRequest("appRuntime", null);
   app.decorateRequest("caller", null);
   app.decorateRequest("faulted", false);
+  registerHostCheck(app);
   registerJsonParser(app);
   registerValidation(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));

@@ -12,6 +12,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readConfigFile } from "./config/config-file.ts";
 import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
+import { checkAllowedHost } from "./http/host-check.ts";
 import { startServer } from "./server.ts";
 
 const usage = `Usage:
@@ -22,6 +23,8 @@ Options:
   --port N               port to listen on (env PORT; default 4000; 0 = any free port)
   --host H               address to listen on (env HOST; default 127.0.0.1)
   --public-url URL       the origin clients reach the emulator at (env MOCK_PUBLIC_URL)
+  --allowed-hosts LIST   more Host names to answer, comma-separated (.example.com: with subdomains;
+                         '*': any Host) besides loopback and the --public-url host (env MOCK_ALLOWED_HOSTS)
   --web-url URL          the web app's origin, for the default app's e-mail links (env MOCK_WEB_URL)
   --config FILE          apps, EmailJS accounts and settings to add (JSON)
   --app DIR              host an App Services app folder too (repeatable)
@@ -49,6 +52,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       port: { type: "string" },
       host: { type: "string" },
       "public-url": { type: "string" },
+      "allowed-hosts": { type: "string" },
       "web-url": { type: "string" },
       config: { type: "string" },
       app: { type: "string", multiple: true },
@@ -93,6 +97,26 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   if (host) options.host = host;
   const publicUrl = values["public-url"] ?? env.MOCK_PUBLIC_URL;
   if (publicUrl) options.publicUrl = publicUrl;
+  if (publicUrl) {
+    let url: URL | null = null;
+    try {
+      url = new URL(publicUrl);
+    } catch {}
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:"))
+      fail(`--public-url must be an http(s) URL, not '${publicUrl}'`);
+  }
+  const allowedHosts = values["allowed-hosts"] ?? env.MOCK_ALLOWED_HOSTS;
+  if (allowedHosts !== undefined) {
+    const hosts = allowedHosts
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean);
+    const problem = hosts.map(checkAllowedHost).find((p) => p !== null);
+    if (problem) fail(`--allowed-hosts: ${problem}`);
+    if (hosts.includes("*"))
+      process.stderr.write("Warning: --allowed-hosts '*' answers any Host: DNS-rebinding protection is off.\n");
+    options.allowedHosts = hosts;
+  }
   const webUrl = values["web-url"] ?? env.MOCK_WEB_URL;
   if (webUrl) options.webUrl = webUrl;
   if (values.app) options.appDirs = values.app.map((d) => resolve(d));

@@ -470,6 +470,19 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description Ours, on every route: the request's `Host` is not one the emulator answers (loopback names
+         *     and addresses, the listening address, the `--public-url` host, `--allowed-hosts`). Protects
+         *     against DNS rebinding. No `link`: it would point at the foreign host.
+         */
+        HostNotAllowed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Done. Empty body, no Content-Type. */
         EmptySuccess: {
             headers: {
@@ -598,6 +611,7 @@ export interface operations {
                     "application/json": components["schemas"]["Location"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
         };
     };
@@ -657,6 +671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -694,6 +709,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
             /** @description The e-mail is already registered (case-insensitive). */
             409: {
@@ -726,6 +742,7 @@ export interface operations {
         responses: {
             200: components["responses"]["EmptySuccess"];
             400: components["responses"]["InvalidTokenData"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -749,6 +766,7 @@ export interface operations {
         responses: {
             200: components["responses"]["EmptySuccess"];
             400: components["responses"]["AlreadyConfirmed"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -783,6 +801,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -806,6 +825,7 @@ export interface operations {
         responses: {
             200: components["responses"]["EmptySuccess"];
             400: components["responses"]["InvalidTokenData"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -837,6 +857,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -868,6 +889,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -909,6 +931,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidSession"];
+            403: components["responses"]["HostNotAllowed"];
             /** @description Unknown app, or unknown service. */
             404: {
                 headers: {
@@ -956,6 +979,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidSession"];
+            403: components["responses"]["HostNotAllowed"];
             /** @description Unknown app, unknown or private function, or unknown service. */
             404: {
                 headers: {
@@ -988,6 +1012,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidSession"];
+            403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1010,6 +1035,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1030,6 +1056,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1050,6 +1077,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidSession"];
+            403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1072,6 +1100,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1107,7 +1136,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidRefreshSession"];
-            /** @description The user may not own more keys (20 at most), or is anonymous. */
+            /** @description The user may not own more keys (20 at most), or is anonymous (or, ours, the Host is not allowed; see HostNotAllowed). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1151,6 +1180,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -1175,7 +1205,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidRefreshSession"];
-            /** @description The key is the one whose session makes this request. */
+            /** @description The key is the one whose session makes this request (or, ours, the Host is not allowed; see HostNotAllowed). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1207,6 +1237,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -1231,6 +1262,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
         };

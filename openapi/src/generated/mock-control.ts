@@ -530,7 +530,7 @@ export interface components {
         ControlError: {
             error: string;
             /** @enum {string} */
-            code: "ValidationError" | "Unauthorized" | "NotFound" | "Conflict" | "InternalError";
+            code: "ValidationError" | "Unauthorized" | "HostNotAllowed" | "NotFound" | "Conflict" | "InternalError";
         };
         Health: {
             /** @constant */
@@ -1021,6 +1021,19 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description On every route, the inspector's included: the request's `Host` is not one the emulator
+         *     answers (loopback names and addresses, the listening address, the `--public-url` host,
+         *     `--allowed-hosts`). Protects against DNS rebinding.
+         */
+        HostNotAllowed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ControlError"];
+            };
+        };
         /** @description The request does not match the documented shape. */
         BadRequest: {
             headers: {
@@ -1105,6 +1118,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     getEmulatorConfig: {
@@ -1126,6 +1140,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     applyConfig: {
@@ -1155,6 +1170,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             409: components["responses"]["Conflict"];
         };
     };
@@ -1182,6 +1198,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1209,6 +1226,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     exportState: {
@@ -1230,6 +1248,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     importState: {
@@ -1254,6 +1273,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     listApps: {
@@ -1277,6 +1297,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     createApp: {
@@ -1303,6 +1324,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             409: components["responses"]["Conflict"];
         };
     };
@@ -1327,6 +1349,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1349,6 +1372,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1371,6 +1395,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1397,6 +1422,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1426,6 +1452,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
         };
@@ -1452,6 +1479,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1475,6 +1503,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1505,6 +1534,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1530,6 +1560,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
         };
@@ -1554,6 +1585,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1584,6 +1616,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1608,6 +1641,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1637,6 +1671,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1661,6 +1696,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1690,6 +1726,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1712,6 +1749,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1733,6 +1771,7 @@ export interface operations {
             200: components["responses"]["Journal"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1755,6 +1794,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1781,6 +1821,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1811,6 +1852,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1842,6 +1884,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
         };
@@ -1867,6 +1910,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1904,6 +1948,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     clearMail: {
@@ -1926,6 +1971,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     getMail: {
@@ -1949,6 +1995,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1973,6 +2020,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     createEmailJsAccount: {
@@ -1999,6 +2047,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             409: components["responses"]["Conflict"];
         };
     };
@@ -2024,6 +2073,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2047,6 +2097,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2072,6 +2123,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2102,6 +2154,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2127,6 +2180,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2157,6 +2211,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2180,6 +2235,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2202,6 +2258,7 @@ export interface operations {
             200: components["responses"]["Journal"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
