@@ -26,6 +26,11 @@ export interface BuildOptions extends Partial<EmulatorOptions> {
   onRoute?: (route: RouteOptions) => void;
 }
 
+/** Fastify takes a hop count as a function of the hop (its types lack the number form). */
+function trustProxyOption(value: EmulatorOptions["trustProxy"]) {
+  return typeof value === "number" ? (_address: string, hop: number) => hop < value : value;
+}
+
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
   const { emulator: given, onRoute, ...overrides } = options;
   const emulator = given ?? new Emulator({ ...defaultOptions(), ...overrides });
@@ -34,6 +39,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     logger: emulator.options.logLevel === "silent" ? false : { level: emulator.options.logLevel },
     bodyLimit,
     forceCloseConnections: true,
+    trustProxy: trustProxyOption(emulator.options.trustProxy),
     return503OnClosing: false,
     genReqId: () => `r-${(++requestCounter).toString(36)}`,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },

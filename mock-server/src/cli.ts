@@ -10,9 +10,10 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { parseAuthRateLimit } from "./app-services/abuse-limits.ts";
 import { readConfigFile } from "./config/config-file.ts";
 import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
-import { checkAllowedHost } from "./http/host-check.ts";
+import { checkAllowedHost, parseTrustProxy } from "./http/host-check.ts";
 import { startServer } from "./server.ts";
 
 const usage = `Usage:
@@ -25,6 +26,10 @@ Options:
   --public-url URL       the origin clients reach the emulator at (env MOCK_PUBLIC_URL)
   --allowed-hosts LIST   more Host names to answer, comma-separated (.example.com: with subdomains;
                          '*': any Host) besides loopback and the --public-url host (env MOCK_ALLOWED_HOSTS)
+  --auth-rate-limit R    limit login, register and mail-sending calls per client address and per
+                         e-mail address: MAX/WINDOW, e.g. 10/1m (env MOCK_AUTH_RATE_LIMIT; default off)
+  --trust-proxy P        believe X-Forwarded-For from: true (any), a hop count, or addresses/CIDRs
+                         comma-separated (env MOCK_TRUST_PROXY; default: no proxy)
   --web-url URL          the web app's origin, for the default app's e-mail links (env MOCK_WEB_URL)
   --config FILE          apps, EmailJS accounts and settings to add (JSON)
   --app DIR              host an App Services app folder too (repeatable)
@@ -53,6 +58,8 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       host: { type: "string" },
       "public-url": { type: "string" },
       "allowed-hosts": { type: "string" },
+      "auth-rate-limit": { type: "string" },
+      "trust-proxy": { type: "string" },
       "web-url": { type: "string" },
       config: { type: "string" },
       app: { type: "string", multiple: true },
@@ -116,6 +123,18 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     if (hosts.includes("*"))
       process.stderr.write("Warning: --allowed-hosts '*' answers any Host: DNS-rebinding protection is off.\n");
     options.allowedHosts = hosts;
+  }
+  const authRateLimit = values["auth-rate-limit"] ?? env.MOCK_AUTH_RATE_LIMIT;
+  if (authRateLimit !== undefined) {
+    const parsed = parseAuthRateLimit(authRateLimit);
+    if (typeof parsed === "string") fail(`--auth-rate-limit: ${parsed}`);
+    options.authRateLimit = parsed;
+  }
+  const trustProxy = values["trust-proxy"] ?? env.MOCK_TRUST_PROXY;
+  if (trustProxy !== undefined) {
+    const parsed = parseTrustProxy(trustProxy);
+    if (typeof parsed === "string") fail(`--trust-proxy: ${parsed}`);
+    options.trustProxy = parsed;
   }
   const webUrl = values["web-url"] ?? env.MOCK_WEB_URL;
   if (webUrl) options.webUrl = webUrl;

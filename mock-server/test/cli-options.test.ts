@@ -13,6 +13,8 @@ describe("start-up option checks", () => {
     [["--allowed-hosts", "bad host"], "--allowed-hosts: 'bad host' is not a host name or address"],
     [["--allowed-hosts", "http://notes.example"], "is not a host name or address"],
     [["--public-url", "notes.example"], "--public-url must be an http(s) URL"],
+    [["--auth-rate-limit", "lots"], "--auth-rate-limit: 'lots' is not MAX/WINDOW"],
+    [["--trust-proxy", "proxy.example"], "--trust-proxy: 'proxy.example' is not true"],
   ])("%j is refused", (args, message) => {
     const result = run(...args, "--port", "0");
     expect(result.status).toBe(2);

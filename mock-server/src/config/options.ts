@@ -8,6 +8,12 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultPasswordHashCost } from "../state/passwords.ts";
 
+/** `--auth-rate-limit`: requests per client address and per e-mail address in a window. */
+export interface AuthRateLimit {
+  max: number;
+  windowMs: number;
+}
+
 export interface EmulatorOptions {
   host: string;
   port: number;
@@ -18,6 +24,10 @@ export interface EmulatorOptions {
    * listening address and the host of `publicUrl`; `*` answers any Host (http/host-check.ts).
    */
   allowedHosts: string[];
+  /** Limits on login, register and the mail-sending calls (app-services/abuse-limits.ts); off when null. */
+  authRateLimit: AuthRateLimit | null;
+  /** Fastify's `trustProxy`: which proxies' X-Forwarded-For to believe for the client address. */
+  trustProxy: boolean | number | string[];
   /** The web app's origin: the default app's confirmation and reset links point at its pages. */
   webUrl: string | null;
   /** Where state is loaded from at start and saved to (atomically) periodically and on shutdown. */
@@ -61,6 +71,8 @@ export function defaultOptions(): EmulatorOptions {
     port: 4000,
     publicUrl: null,
     allowedHosts: [],
+    authRateLimit: null,
+    trustProxy: false,
     webUrl: null,
     dataDir: null,
     saveIntervalMs: 5000,

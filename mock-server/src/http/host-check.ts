@@ -35,6 +35,26 @@ export function checkAllowedHost(entry: string): string | null {
   return `'${entry}' is not a host name or address`;
 }
 
+/** `--trust-proxy`: `true`, a hop count, or addresses/CIDRs; or the reason it is none of these. */
+export function parseTrustProxy(text: string): boolean | number | string[] | string {
+  const value = text.trim();
+  if (value === "true") return true;
+  if (value === "false") return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
+  const bad = entries.find((e) => {
+    const [address, bits, extra] = e.split("/");
+    if (extra !== undefined || !address || isIP(address) === 0) return true;
+    return bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= (isIP(address) === 4 ? 32 : 128));
+  });
+  if (entries.length === 0 || bad !== undefined)
+    return `'${bad ?? value}' is not true, a hop count, or an address or CIDR list`;
+  return entries;
+}
+
 export interface HostPolicy {
   /** Whether a request with this `Host` header is answered. */
   allows(header: string | undefined): boolean;
