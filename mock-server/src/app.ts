@@ -3,6 +3,8 @@
  * instance serving App Services, EmailJS, the control API and the inspector. Plugins in layers:
  * parsing and validation, CORS, then the route plugins, explicitly listed.
  */
+import type { Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import Fastify, { type FastifyInstance, type RouteOptions } from "fastify";
 import { appServicesPlugin } from "./app-services/plugin.ts";
 import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
@@ -20,6 +22,8 @@ import { Emulator } from "./state/emulator.ts";
 export const bodyLimit = 18 * 1024 * 1024;
 
 export interface BuildOptions extends Partial<EmulatorOptions> {
+  /** Serve HTTPS with this certificate and key (PEM contents). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
   /** Reuse an emulator (state) instead of making a new one. */
   emulator?: Emulator;
   /** Sees every route as it is registered (the route table, e.g. for the contract test). */
@@ -32,7 +36,7 @@ function trustProxyOption(value: EmulatorOptions["trustProxy"]) {
 }
 
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
-  const { emulator: given, onRoute, ...overrides } = options;
+  const { emulator: given, onRoute, tls, ...overrides } = options;
   const emulator = given ?? new Emulator({ ...defaultOptions(), ...overrides });
   let requestCounter = 0;
   const app = Fastify({
@@ -41,6 +45,13 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     forceCloseConnections: true,
     trustProxy: trustProxyOption(emulator.options.trustProxy),
     return503OnClosing: false,
+    // HTTPS through a server factory, so the instance keeps one (HTTP/1.1) type either way.
+    ...(tls
+      ? {
+          serverFactory: (handler: Parameters<typeof createHttpsServer>[1]) =>
+            createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server,
+        }
+      : {}),
     genReqId: () => `r-${(++requestCounter).toString(36)}`,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   });

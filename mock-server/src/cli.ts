@@ -30,6 +30,8 @@ Options:
                          e-mail address: MAX/WINDOW, e.g. 10/1m (env MOCK_AUTH_RATE_LIMIT; default off)
   --trust-proxy P        believe X-Forwarded-For from: true (any), a hop count, or addresses/CIDRs
                          comma-separated (env MOCK_TRUST_PROXY; default: no proxy)
+  --tls-cert FILE        serve HTTPS with this PEM certificate (chain); needs --tls-key (env MOCK_TLS_CERT)
+  --tls-key FILE         the PEM private key of --tls-cert (env MOCK_TLS_KEY)
   --web-url URL          the web app's origin, for the default app's e-mail links (env MOCK_WEB_URL)
   --config FILE          apps, EmailJS accounts and settings to add (JSON)
   --app DIR              host an App Services app folder too (repeatable)
@@ -60,6 +62,8 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "allowed-hosts": { type: "string" },
       "auth-rate-limit": { type: "string" },
       "trust-proxy": { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
       "web-url": { type: "string" },
       config: { type: "string" },
       app: { type: "string", multiple: true },
@@ -136,6 +140,10 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     if (typeof parsed === "string") fail(`--trust-proxy: ${parsed}`);
     options.trustProxy = parsed;
   }
+  const tlsCert = values["tls-cert"] ?? env.MOCK_TLS_CERT;
+  if (tlsCert) options.tlsCert = resolve(tlsCert);
+  const tlsKey = values["tls-key"] ?? env.MOCK_TLS_KEY;
+  if (tlsKey) options.tlsKey = resolve(tlsKey);
   const webUrl = values["web-url"] ?? env.MOCK_WEB_URL;
   if (webUrl) options.webUrl = webUrl;
   if (values.app) options.appDirs = values.app.map((d) => resolve(d));

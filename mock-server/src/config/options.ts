@@ -28,6 +28,9 @@ export interface EmulatorOptions {
   authRateLimit: AuthRateLimit | null;
   /** Fastify's `trustProxy`: which proxies' X-Forwarded-For to believe for the client address. */
   trustProxy: boolean | number | string[];
+  /** PEM files: serve HTTPS instead of HTTP when both are set. */
+  tlsCert: string | null;
+  tlsKey: string | null;
   /** The web app's origin: the default app's confirmation and reset links point at its pages. */
   webUrl: string | null;
   /** Where state is loaded from at start and saved to (atomically) periodically and on shutdown. */
@@ -72,6 +75,8 @@ export function defaultOptions(): EmulatorOptions {
     publicUrl: null,
     allowedHosts: [],
     authRateLimit: null,
+    tlsCert: null,
+    tlsKey: null,
     trustProxy: false,
     webUrl: null,
     dataDir: null,
