@@ -15,6 +15,7 @@ import { readConfigFile } from "./config/config-file.ts";
 import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
 import { checkAllowedHost, parseTrustProxy } from "./http/host-check.ts";
 import { startServer } from "./server.ts";
+import { checkSmtpUrl } from "./state/smtp-relay.ts";
 
 const usage = `Usage:
   app-services-emulator [start] [options]
@@ -30,6 +31,8 @@ Options:
                          e-mail address: MAX/WINDOW, e.g. 10/1m (env MOCK_AUTH_RATE_LIMIT; default off)
   --trust-proxy P        believe X-Forwarded-For from: true (any), a hop count, or addresses/CIDRs
                          comma-separated (env MOCK_TRUST_PROXY; default: no proxy)
+  --smtp URL             also deliver captured mail (confirmation, reset, EmailJS) over SMTP:
+                         smtp://user:pass@host:port or smtps://… (env SMTP_URL)
   --tls-cert FILE        serve HTTPS with this PEM certificate (chain); needs --tls-key (env MOCK_TLS_CERT)
   --tls-key FILE         the PEM private key of --tls-cert (env MOCK_TLS_KEY)
   --web-url URL          the web app's origin, for the default app's e-mail links (env MOCK_WEB_URL)
@@ -62,6 +65,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "allowed-hosts": { type: "string" },
       "auth-rate-limit": { type: "string" },
       "trust-proxy": { type: "string" },
+      smtp: { type: "string" },
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
       "web-url": { type: "string" },
@@ -139,6 +143,12 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     const parsed = parseTrustProxy(trustProxy);
     if (typeof parsed === "string") fail(`--trust-proxy: ${parsed}`);
     options.trustProxy = parsed;
+  }
+  const smtp = values.smtp ?? env.SMTP_URL;
+  if (smtp) {
+    const problem = checkSmtpUrl(smtp);
+    if (problem) fail(`--smtp: ${problem}`);
+    options.smtpUrl = smtp;
   }
   const tlsCert = values["tls-cert"] ?? env.MOCK_TLS_CERT;
   if (tlsCert) options.tlsCert = resolve(tlsCert);

@@ -57,6 +57,8 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
     applyConfigFile(emulator, readConfigFile(options.configFile), configBaseDir(options.configFile));
   const persistence = options.dataDir ? new StatePersistence(emulator, options.dataDir) : null;
   persistence?.load();
+  // Mail still queued when the last run stopped goes out now.
+  emulator.smtp?.resume();
   const app = await buildApp({ emulator, ...(tls ? { tls } : {}) });
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();

@@ -28,6 +28,10 @@ export interface EmulatorOptions {
   authRateLimit: AuthRateLimit | null;
   /** Fastify's `trustProxy`: which proxies' X-Forwarded-For to believe for the client address. */
   trustProxy: boolean | number | string[];
+  /** Deliver captured mail over SMTP too (state/smtp-relay.ts); capture only when null. */
+  smtpUrl: string | null;
+  /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
+  smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
   /** PEM files: serve HTTPS instead of HTTP when both are set. */
   tlsCert: string | null;
   tlsKey: string | null;
@@ -75,6 +79,7 @@ export function defaultOptions(): EmulatorOptions {
     publicUrl: null,
     allowedHosts: [],
     authRateLimit: null,
+    smtpUrl: null,
     tlsCert: null,
     tlsKey: null,
     trustProxy: false,

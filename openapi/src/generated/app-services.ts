@@ -568,9 +568,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The app is serving its maximum number of concurrent requests. */
+        /**
+         * @description The app is serving its maximum number of concurrent requests, or (ours, with
+         *     `--auth-rate-limit`) the client address or e-mail address made too many sign-in, registration
+         *     or mail requests in the window; then `Retry-After` says when to try again.
+         */
         TooManyRequests: {
             headers: {
+                /** @description Seconds until the rate limit lets the client address or e-mail address try again (rate limits only). */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {

@@ -872,6 +872,24 @@ export interface components {
             }[];
             /** Format: date-time */
             createdAt: string;
+            /**
+             * @description With `--smtp`: the message's delivery over SMTP. `queued` until the server accepts it
+             *     (retried with backoff; `nextAttemptAt`), `sent`, or `failed` once the server refused it
+             *     too often (`lastError` is its reply). Absent when mail is only captured.
+             */
+            delivery?: {
+                /** @enum {string} */
+                state: "queued" | "sent" | "failed";
+                attempts: number;
+                refusals?: number;
+                lastError?: string;
+                /** Format: date-time */
+                nextAttemptAt?: string;
+                /** Format: date-time */
+                sentAt?: string;
+                /** @description The server's reply to the accepted message. */
+                response?: string;
+            };
         };
         EmailJsService: {
             id: string;
