@@ -5,7 +5,7 @@
  */
 import type { Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import Fastify, { type FastifyInstance, type RouteOptions } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from "fastify";
 import { appServicesPlugin } from "./app-services/plugin.ts";
 import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
@@ -17,11 +17,14 @@ import { registerJsonParser } from "./http/json-body.ts";
 import { registerValidation } from "./http/validation.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./state/emulator.ts";
+import { redactUrl } from "./state/journal.ts";
 
 /** The hosted service accepts requests up to 18 MB. */
 export const bodyLimit = 18 * 1024 * 1024;
 
 export interface BuildOptions extends Partial<EmulatorOptions> {
+  /** Where log lines go (default stdout); tests read them. */
+  logStream?: NodeJS.WritableStream;
   /** Serve HTTPS with this certificate and key (PEM contents). */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Reuse an emulator (state) instead of making a new one. */
@@ -36,11 +39,27 @@ function trustProxyOption(value: EmulatorOptions["trustProxy"]) {
 }
 
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
-  const { emulator: given, onRoute, tls, ...overrides } = options;
+  const { emulator: given, onRoute, tls, logStream, ...overrides } = options;
   const emulator = given ?? new Emulator({ ...defaultOptions(), ...overrides });
   let requestCounter = 0;
   const app = Fastify({
-    logger: emulator.options.logLevel === "silent" ? false : { level: emulator.options.logLevel },
+    logger:
+      emulator.options.logLevel === "silent"
+        ? false
+        : {
+            level: emulator.options.logLevel,
+            ...(logStream ? { stream: logStream } : {}),
+            // Request logs never carry a token: `baas_at` (stream access tokens) and other secrets in
+            // the query are redacted, and headers are not logged.
+            serializers: {
+              req: (request: FastifyRequest) => ({
+                method: request.method,
+                url: redactUrl(request.url),
+                host: request.host,
+                remoteAddress: request.ip,
+              }),
+            },
+          },
     bodyLimit,
     forceCloseConnections: true,
     trustProxy: trustProxyOption(emulator.options.trustProxy),
