@@ -61,7 +61,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
             },
           },
     bodyLimit,
-    forceCloseConnections: true,
+    // On close, idle keep-alive connections go at once; requests in flight may finish (server.ts).
+    forceCloseConnections: "idle",
     trustProxy: trustProxyOption(emulator.options.trustProxy),
     return503OnClosing: false,
     // HTTPS through a server factory, so the instance keeps one (HTTP/1.1) type either way.
@@ -91,6 +92,13 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
       reply.header("content-type", "application/json");
     }
     return payload;
+  });
+  // Shutting down: change streams end first (they would hold the drain open for ever), then the
+  // requests in flight finish (server.ts bounds how long), then the emulator stops.
+  app.addHook("preClose", async () => {
+    for (const runtime of emulator.apps.list()) runtime.closeStreams("the server is shutting down");
+    emulator.mail.releaseWaits();
+    emulator.events.shutdown();
   });
   app.addHook("onClose", async () => emulator.close());
   await registerCors(app);

@@ -72,7 +72,16 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
     url: `${tls ? "https" : "http"}://${host}:${port}`,
     close() {
       closing ??= (async () => {
+        // Requests in flight get `drainMs` to finish; then their connections are cut.
+        const force = setTimeout(() => app.server.closeAllConnections(), options.drainMs);
+        force.unref();
+        // A keep-alive connection whose last request finished during the drain would otherwise
+        // linger for Node's keep-alive timeout (5 s): close each one as soon as it is idle.
+        const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
+        sweep.unref();
         await app.close();
+        clearTimeout(force);
+        clearInterval(sweep);
         await persistence?.stop();
       })();
       return closing;

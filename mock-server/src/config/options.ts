@@ -28,6 +28,8 @@ export interface EmulatorOptions {
   authRateLimit: AuthRateLimit | null;
   /** Fastify's `trustProxy`: which proxies' X-Forwarded-For to believe for the client address. */
   trustProxy: boolean | number | string[];
+  /** On SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut. */
+  drainMs: number;
   /** Deliver captured mail over SMTP too (state/smtp-relay.ts); capture only when null. */
   smtpUrl: string | null;
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
@@ -79,6 +81,7 @@ export function defaultOptions(): EmulatorOptions {
     publicUrl: null,
     allowedHosts: [],
     authRateLimit: null,
+    drainMs: 10_000,
     smtpUrl: null,
     tlsCert: null,
     tlsKey: null,
