@@ -71,12 +71,23 @@ export function hostPolicy(options: { host: string; publicUrl: string | null; al
   if (options.publicUrl) exact.add(hostName(new URL(options.publicUrl).host));
   // The address it listens on, when that is one address (not a wildcard).
   if (options.host !== "0.0.0.0" && options.host !== "::") exact.add(hostName(options.host));
+  const decide = (header: string) => {
+    const name = hostName(header);
+    if (isLoopback(name) || exact.has(name)) return true;
+    return suffixes.some((suffix) => name === suffix.slice(1) || name.endsWith(suffix));
+  };
+  // Clients send the same few Host values over and over: remember the answers (bounded).
+  const answers = new Map<string, boolean>();
   return {
     allows(header) {
       if (header === undefined) return false;
-      const name = hostName(header);
-      if (isLoopback(name) || exact.has(name)) return true;
-      return suffixes.some((suffix) => name === suffix.slice(1) || name.endsWith(suffix));
+      let answer = answers.get(header);
+      if (answer === undefined) {
+        answer = decide(header);
+        if (answers.size >= 1024) answers.clear();
+        answers.set(header, answer);
+      }
+      return answer;
     },
   };
 }
