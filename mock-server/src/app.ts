@@ -3,37 +3,75 @@
  * instance serving App Services, EmailJS, the control API and the inspector. Plugins in layers:
  * parsing and validation, CORS, then the route plugins, explicitly listed.
  */
-import Fastify, { type FastifyInstance, type RouteOptions } from "fastify";
+import type { Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from "fastify";
 import { appServicesPlugin } from "./app-services/plugin.ts";
 import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
 import { emailJsPlugin } from "./emailjs/plugin.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
+import { registerHostCheck } from "./http/host-check.ts";
 import { registerJsonParser } from "./http/json-body.ts";
 import { registerValidation } from "./http/validation.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./state/emulator.ts";
+import { redactUrl } from "./state/journal.ts";
 
 /** The hosted service accepts requests up to 18 MB. */
 export const bodyLimit = 18 * 1024 * 1024;
 
 export interface BuildOptions extends Partial<EmulatorOptions> {
+  /** Where log lines go (default stdout); tests read them. */
+  logStream?: NodeJS.WritableStream;
+  /** Serve HTTPS with this certificate and key (PEM contents). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
   /** Reuse an emulator (state) instead of making a new one. */
   emulator?: Emulator;
   /** Sees every route as it is registered (the route table, e.g. for the contract test). */
   onRoute?: (route: RouteOptions) => void;
 }
 
+/** Fastify takes a hop count as a function of the hop (its types lack the number form). */
+function trustProxyOption(value: EmulatorOptions["trustProxy"]) {
+  return typeof value === "number" ? (_address: string, hop: number) => hop < value : value;
+}
+
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
-  const { emulator: given, onRoute, ...overrides } = options;
+  const { emulator: given, onRoute, tls, logStream, ...overrides } = options;
   const emulator = given ?? new Emulator({ ...defaultOptions(), ...overrides });
   let requestCounter = 0;
   const app = Fastify({
-    logger: emulator.options.logLevel === "silent" ? false : { level: emulator.options.logLevel },
+    logger:
+      emulator.options.logLevel === "silent"
+        ? false
+        : {
+            level: emulator.options.logLevel,
+            ...(logStream ? { stream: logStream } : {}),
+            // Request logs never carry a token: `baas_at` (stream access tokens) and other secrets in
+            // the query are redacted, and headers are not logged.
+            serializers: {
+              req: (request: FastifyRequest) => ({
+                method: request.method,
+                url: redactUrl(request.url),
+                host: request.host,
+                remoteAddress: request.ip,
+              }),
+            },
+          },
     bodyLimit,
-    forceCloseConnections: true,
+    // On close, idle keep-alive connections go at once; requests in flight may finish (server.ts).
+    forceCloseConnections: "idle",
+    trustProxy: trustProxyOption(emulator.options.trustProxy),
     return503OnClosing: false,
+    // HTTPS through a server factory, so the instance keeps one (HTTP/1.1) type either way.
+    ...(tls
+      ? {
+          serverFactory: (handler: Parameters<typeof createHttpsServer>[1]) =>
+            createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server,
+        }
+      : {}),
     genReqId: () => `r-${(++requestCounter).toString(36)}`,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   });
@@ -42,6 +80,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.decorateRequest("appRuntime", null);
   app.decorateRequest("caller", null);
   app.decorateRequest("faulted", false);
+  registerHostCheck(app);
   registerJsonParser(app);
   registerValidation(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
@@ -53,6 +92,13 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
       reply.header("content-type", "application/json");
     }
     return payload;
+  });
+  // Shutting down: change streams end first (they would hold the drain open for ever), then the
+  // requests in flight finish (server.ts bounds how long), then the emulator stops.
+  app.addHook("preClose", async () => {
+    for (const runtime of emulator.apps.list()) runtime.closeStreams("the server is shutting down");
+    emulator.mail.releaseWaits();
+    emulator.events.shutdown();
   });
   app.addHook("onClose", async () => emulator.close());
   await registerCors(app);

@@ -10,9 +10,12 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { parseAuthRateLimit } from "./app-services/abuse-limits.ts";
 import { readConfigFile } from "./config/config-file.ts";
 import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
+import { checkAllowedHost, parseTrustProxy } from "./http/host-check.ts";
 import { startServer } from "./server.ts";
+import { checkSmtpUrl } from "./state/smtp-relay.ts";
 
 const usage = `Usage:
   app-services-emulator [start] [options]
@@ -22,6 +25,16 @@ Options:
   --port N               port to listen on (env PORT; default 4000; 0 = any free port)
   --host H               address to listen on (env HOST; default 127.0.0.1)
   --public-url URL       the origin clients reach the emulator at (env MOCK_PUBLIC_URL)
+  --allowed-hosts LIST   more Host names to answer, comma-separated (.example.com: with subdomains;
+                         '*': any Host) besides loopback and the --public-url host (env MOCK_ALLOWED_HOSTS)
+  --auth-rate-limit R    limit login, register and mail-sending calls per client address and per
+                         e-mail address: MAX/WINDOW, e.g. 10/1m (env MOCK_AUTH_RATE_LIMIT; default off)
+  --trust-proxy P        believe X-Forwarded-For from: true (any), a hop count, or addresses/CIDRs
+                         comma-separated (env MOCK_TRUST_PROXY; default: no proxy)
+  --smtp URL             also deliver captured mail (confirmation, reset, EmailJS) over SMTP:
+                         smtp://user:pass@host:port or smtps://… (env SMTP_URL)
+  --tls-cert FILE        serve HTTPS with this PEM certificate (chain); needs --tls-key (env MOCK_TLS_CERT)
+  --tls-key FILE         the PEM private key of --tls-cert (env MOCK_TLS_KEY)
   --web-url URL          the web app's origin, for the default app's e-mail links (env MOCK_WEB_URL)
   --config FILE          apps, EmailJS accounts and settings to add (JSON)
   --app DIR              host an App Services app folder too (repeatable)
@@ -49,6 +62,12 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       port: { type: "string" },
       host: { type: "string" },
       "public-url": { type: "string" },
+      "allowed-hosts": { type: "string" },
+      "auth-rate-limit": { type: "string" },
+      "trust-proxy": { type: "string" },
+      smtp: { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
       "web-url": { type: "string" },
       config: { type: "string" },
       app: { type: "string", multiple: true },
@@ -93,6 +112,48 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   if (host) options.host = host;
   const publicUrl = values["public-url"] ?? env.MOCK_PUBLIC_URL;
   if (publicUrl) options.publicUrl = publicUrl;
+  if (publicUrl) {
+    let url: URL | null = null;
+    try {
+      url = new URL(publicUrl);
+    } catch {}
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:"))
+      fail(`--public-url must be an http(s) URL, not '${publicUrl}'`);
+  }
+  const allowedHosts = values["allowed-hosts"] ?? env.MOCK_ALLOWED_HOSTS;
+  if (allowedHosts !== undefined) {
+    const hosts = allowedHosts
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean);
+    const problem = hosts.map(checkAllowedHost).find((p) => p !== null);
+    if (problem) fail(`--allowed-hosts: ${problem}`);
+    if (hosts.includes("*"))
+      process.stderr.write("Warning: --allowed-hosts '*' answers any Host: DNS-rebinding protection is off.\n");
+    options.allowedHosts = hosts;
+  }
+  const authRateLimit = values["auth-rate-limit"] ?? env.MOCK_AUTH_RATE_LIMIT;
+  if (authRateLimit !== undefined) {
+    const parsed = parseAuthRateLimit(authRateLimit);
+    if (typeof parsed === "string") fail(`--auth-rate-limit: ${parsed}`);
+    options.authRateLimit = parsed;
+  }
+  const trustProxy = values["trust-proxy"] ?? env.MOCK_TRUST_PROXY;
+  if (trustProxy !== undefined) {
+    const parsed = parseTrustProxy(trustProxy);
+    if (typeof parsed === "string") fail(`--trust-proxy: ${parsed}`);
+    options.trustProxy = parsed;
+  }
+  const smtp = values.smtp ?? env.SMTP_URL;
+  if (smtp) {
+    const problem = checkSmtpUrl(smtp);
+    if (problem) fail(`--smtp: ${problem}`);
+    options.smtpUrl = smtp;
+  }
+  const tlsCert = values["tls-cert"] ?? env.MOCK_TLS_CERT;
+  if (tlsCert) options.tlsCert = resolve(tlsCert);
+  const tlsKey = values["tls-key"] ?? env.MOCK_TLS_KEY;
+  if (tlsKey) options.tlsKey = resolve(tlsKey);
   const webUrl = values["web-url"] ?? env.MOCK_WEB_URL;
   if (webUrl) options.webUrl = webUrl;
   if (values.app) options.appDirs = values.app.map((d) => resolve(d));

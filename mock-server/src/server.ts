@@ -2,6 +2,8 @@
  * Listening and shutting down, nothing else: builds the app, listens, prints where, and closes
  * cleanly (state saved when a data directory is set) on SIGINT or SIGTERM.
  */
+import { readFileSync } from "node:fs";
+import { createSecureContext } from "node:tls";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import { applyConfigFile, configBaseDir, readConfigFile } from "./config/config-file.ts";
@@ -17,6 +19,30 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The certificate and key, read and checked before anything starts (a clear one-line reason otherwise). */
+function readTls(options: EmulatorOptions): { cert: Buffer; key: Buffer } | null {
+  if (options.tlsCert === null && options.tlsKey === null) return null;
+  if (options.tlsCert === null || options.tlsKey === null)
+    throw new Error("--tls-cert and --tls-key go together: give both files, or neither");
+  const read = (file: string, what: string) => {
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      throw new Error(`Cannot read the TLS ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    }
+  };
+  const cert = read(options.tlsCert, "certificate");
+  const key = read(options.tlsKey, "key");
+  try {
+    createSecureContext({ cert, key });
+  } catch (error) {
+    throw new Error(
+      `The TLS certificate ${options.tlsCert} and key ${options.tlsKey} do not work: ${(error as Error).message}`,
+    );
+  }
+  return { cert, key };
+}
+
 export async function startServer(overrides: Partial<EmulatorOptions> = {}): Promise<RunningServer> {
   const options: EmulatorOptions = { ...defaultOptions(), ...overrides };
   if (!isLoopback(options.host) && options.controlToken === null) {
@@ -25,12 +51,15 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
         "Set --control-token (or MOCK_CONTROL_TOKEN), or listen on 127.0.0.1.",
     );
   }
+  const tls = readTls(options);
   const emulator = new Emulator(options);
   if (options.configFile)
     applyConfigFile(emulator, readConfigFile(options.configFile), configBaseDir(options.configFile));
   const persistence = options.dataDir ? new StatePersistence(emulator, options.dataDir) : null;
   persistence?.load();
-  const app = await buildApp({ emulator });
+  // Mail still queued when the last run stopped goes out now.
+  emulator.smtp?.resume();
+  const app = await buildApp({ emulator, ...(tls ? { tls } : {}) });
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();
   const port = address !== null && typeof address === "object" ? address.port : options.port;
@@ -40,10 +69,19 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
   return {
     app,
     emulator,
-    url: `http://${host}:${port}`,
+    url: `${tls ? "https" : "http"}://${host}:${port}`,
     close() {
       closing ??= (async () => {
+        // Requests in flight get `drainMs` to finish; then their connections are cut.
+        const force = setTimeout(() => app.server.closeAllConnections(), options.drainMs);
+        force.unref();
+        // A keep-alive connection whose last request finished during the drain would otherwise
+        // linger for Node's keep-alive timeout (5 s): close each one as soon as it is idle.
+        const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
+        sweep.unref();
         await app.close();
+        clearTimeout(force);
+        clearInterval(sweep);
         await persistence?.stop();
       })();
       return closing;

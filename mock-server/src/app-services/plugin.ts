@@ -8,6 +8,7 @@ import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { journalBody, redactUrl } from "../state/journal.ts";
+import { registerAbuseLimits } from "./abuse-limits.ts";
 import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
 import { routes } from "./routes.ts";
 
@@ -110,5 +111,6 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     });
   });
 
+  await registerAbuseLimits(app, emulator.options.authRateLimit);
   registerDocumentedRoutes(app, routes, "app-services");
 }

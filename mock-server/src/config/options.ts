@@ -3,15 +3,40 @@
  * variables and command-line flags (later ones win).
  */
 import { existsSync } from "node:fs";
+import { isIPv4 } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultPasswordHashCost } from "../state/passwords.ts";
+
+/** `--auth-rate-limit`: requests per client address and per e-mail address in a window. */
+export interface AuthRateLimit {
+  max: number;
+  windowMs: number;
+}
 
 export interface EmulatorOptions {
   host: string;
   port: number;
   /** The origin clients should use (location's `hostname`); from each request's Host when null. */
   publicUrl: string | null;
+  /**
+   * Host names (a leading dot: with subdomains) or addresses answered besides loopback, the
+   * listening address and the host of `publicUrl`; `*` answers any Host (http/host-check.ts).
+   */
+  allowedHosts: string[];
+  /** Limits on login, register and the mail-sending calls (app-services/abuse-limits.ts); off when null. */
+  authRateLimit: AuthRateLimit | null;
+  /** Fastify's `trustProxy`: which proxies' X-Forwarded-For to believe for the client address. */
+  trustProxy: boolean | number | string[];
+  /** On SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut. */
+  drainMs: number;
+  /** Deliver captured mail over SMTP too (state/smtp-relay.ts); capture only when null. */
+  smtpUrl: string | null;
+  /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
+  smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
+  /** PEM files: serve HTTPS instead of HTTP when both are set. */
+  tlsCert: string | null;
+  tlsKey: string | null;
   /** The web app's origin: the default app's confirmation and reset links point at its pages. */
   webUrl: string | null;
   /** Where state is loaded from at start and saved to (atomically) periodically and on shutdown. */
@@ -54,6 +79,13 @@ export function defaultOptions(): EmulatorOptions {
     host: "127.0.0.1",
     port: 4000,
     publicUrl: null,
+    allowedHosts: [],
+    authRateLimit: null,
+    drainMs: 10_000,
+    smtpUrl: null,
+    tlsCert: null,
+    tlsKey: null,
+    trustProxy: false,
     webUrl: null,
     dataDir: null,
     saveIntervalMs: 5000,
@@ -70,6 +102,11 @@ export function defaultOptions(): EmulatorOptions {
   };
 }
 
+/** Loopback addresses (127.0.0.0/8, ::1, IPv4-mapped 127.x) and `localhost` names (RFC 6761). */
 export function isLoopback(host: string): boolean {
-  return host === "127.0.0.1" || host === "::1" || host === "localhost" || /^127\./.test(host);
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  if (name === "localhost" || name.endsWith(".localhost")) return true;
+  if (name === "::1" || name === "0:0:0:0:0:0:0:1") return true;
+  const v4 = name.startsWith("::ffff:") ? name.slice("::ffff:".length) : name;
+  return isIPv4(v4) && v4.startsWith("127.");
 }

@@ -33,8 +33,10 @@ export default defineControlRoute("streamEvents", async (request, reply) => {
   });
   const keepAlive = setInterval(() => res.write(":\n\n"), keepAliveMs);
   keepAlive.unref();
+  const offShutdown = events.onShutdown(() => res.end());
   res.once("close", () => {
     unsubscribe();
+    offShutdown();
     clearInterval(keepAlive);
   });
   return reply;

@@ -31,7 +31,13 @@ export class EmailJsError extends Error {
   }
 }
 
-export type ControlErrorCode = "ValidationError" | "Unauthorized" | "NotFound" | "Conflict" | "InternalError";
+export type ControlErrorCode =
+  | "ValidationError"
+  | "Unauthorized"
+  | "HostNotAllowed"
+  | "NotFound"
+  | "Conflict"
+  | "InternalError";
 
 /** A control API error: `{error, code}`. */
 export class ControlError extends Error {
@@ -43,6 +49,11 @@ export class ControlError extends Error {
     super(message);
   }
 }
+
+/** The Host allow-list's refusal, the same words in every service's shape (http/host-check.ts). */
+const hostNotAllowed = (host: string) =>
+  `the Host '${host}' is not allowed here: to answer it, start the emulator with --allowed-hosts ${host} ` +
+  "(or name it in --public-url; --allowed-hosts '*' switches the check off)";
 
 const as = (status: number, message: string, code?: string) => new AppServicesError(status, message, code);
 
@@ -164,6 +175,8 @@ export const appServicesErrors = {
   // no such route on the service (not an operation of the document)
   routeNotFound: (method: string, path: string) => as(404, `no route matches ${method} ${path}`, "NotFound"),
   internal: () => as(500, "internal server error", "InternalServerError"),
+  // Ours (DNS-rebinding protection); no link, which would point at the foreign host.
+  hostNotAllowed: (host: string) => new AppServicesError(403, hostNotAllowed(host), "HostNotAllowed", false),
 } as const;
 
 const dashboard = "https://dashboard.emailjs.com/admin";
@@ -198,6 +211,7 @@ export const emailJsErrors = {
   rateLimited: () => new EmailJsError(429, "Too Many Requests"),
   routeNotFound: () => new EmailJsError(404, "Not Found"),
   internal: () => new EmailJsError(500, "Internal Server Error"),
+  hostNotAllowed: (host: string) => new EmailJsError(403, hostNotAllowed(host)),
 } as const;
 
 export const controlErrors = {
@@ -208,4 +222,5 @@ export const controlErrors = {
   notFound: (message: string) => new ControlError(404, "NotFound", message),
   conflict: (message: string) => new ControlError(409, "Conflict", message),
   internal: () => new ControlError(500, "InternalError", "internal error"),
+  hostNotAllowed: (host: string) => new ControlError(403, "HostNotAllowed", hostNotAllowed(host)),
 } as const;

@@ -13,7 +13,8 @@ import { type CreateEmailJsAccountRequest, EmailJsAccounts } from "./emailjs-acc
 import { EventBus } from "./events.ts";
 import { randomHex } from "./ids.ts";
 import { Hs256Key } from "./jwt.ts";
-import { MailOutbox } from "./mail.ts";
+import { type MailMessage, MailOutbox } from "./mail.ts";
+import { SmtpRelay } from "./smtp-relay.ts";
 
 export class Emulator {
   readonly startedAt = Date.now();
@@ -22,21 +23,37 @@ export class Emulator {
   readonly apps: AppRegistry;
   readonly functionFolders: FunctionFolders;
   readonly emailjs: EmailJsAccounts;
+  /** Delivers captured mail over SMTP when `--smtp` is set. */
+  readonly smtp: SmtpRelay | null;
   private key: Hs256Key;
   private secret: string;
 
   constructor(readonly options: EmulatorOptions) {
     this.secret = options.signingSecret ?? randomHex(32);
     this.key = new Hs256Key(this.secret);
-    this.mail = new MailOutbox(50_000, (message) =>
+    const mailEvent = (message: MailMessage, action: string) =>
       this.events.emit({
         type: "mail",
-        action: "captured",
+        action,
         id: message.id,
         ...(message.appId ? { appId: message.appId } : {}),
         ...(message.account ? { account: message.account } : {}),
-      }),
-    );
+        ...(message.delivery ? { detail: { delivery: message.delivery.state } } : {}),
+      });
+    this.mail = new MailOutbox(50_000, (message) => {
+      this.smtp?.enqueue(message);
+      mailEvent(message, "captured");
+    });
+    this.smtp = options.smtpUrl
+      ? new SmtpRelay(this.mail, {
+          url: options.smtpUrl,
+          ...options.smtpRetry,
+          onChange: (message) => mailEvent(message, `delivery-${message.delivery?.state}`),
+          ...(options.logLevel === "silent"
+            ? {}
+            : { log: (line, fields) => process.stderr.write(`${JSON.stringify({ msg: line, ...fields })}\n`) }),
+        })
+      : null;
     const folder = loadAppFolder(options.defaultAppDir);
     if (options.webUrl) {
       const web = options.webUrl.replace(/\/+$/, "");
@@ -73,6 +90,7 @@ export class Emulator {
 
   /** Stops watching app folders (on shutdown). */
   close(): void {
+    void this.smtp?.close();
     this.functionFolders.close();
     for (const app of this.apps.list()) app.close();
   }

@@ -26,6 +26,18 @@ export class EventBus {
     return () => this.listeners.delete(listener);
   }
 
+  private readonly shutdownListeners = new Set<() => void>();
+
+  /** Runs `listener` when the server shuts down (streams end themselves so the drain can finish). */
+  onShutdown(listener: () => void): () => void {
+    this.shutdownListeners.add(listener);
+    return () => this.shutdownListeners.delete(listener);
+  }
+
+  shutdown(): void {
+    for (const listener of [...this.shutdownListeners]) listener();
+  }
+
   get size(): number {
     return this.listeners.size;
   }

@@ -155,6 +155,11 @@ export class MailOutbox {
     });
   }
 
+  /** Answers every held wait now, with what matches so far (on shutdown). */
+  releaseWaits(): void {
+    for (const waiter of [...this.waiters]) waiter.resolve(this.list(waiter.filter));
+  }
+
   get pendingWaits(): number {
     return this.waiters.size;
   }

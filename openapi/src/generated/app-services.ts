@@ -470,6 +470,19 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description Ours, on every route: the request's `Host` is not one the emulator answers (loopback names
+         *     and addresses, the listening address, the `--public-url` host, `--allowed-hosts`). Protects
+         *     against DNS rebinding. No `link`: it would point at the foreign host.
+         */
+        HostNotAllowed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Done. Empty body, no Content-Type. */
         EmptySuccess: {
             headers: {
@@ -555,9 +568,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The app is serving its maximum number of concurrent requests. */
+        /**
+         * @description The app is serving its maximum number of concurrent requests, or (ours, with
+         *     `--auth-rate-limit`) the client address or e-mail address made too many sign-in, registration
+         *     or mail requests in the window; then `Retry-After` says when to try again.
+         */
         TooManyRequests: {
             headers: {
+                /** @description Seconds until the rate limit lets the client address or e-mail address try again (rate limits only). */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -598,6 +617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Location"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
         };
     };
@@ -657,6 +677,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -694,6 +715,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
             /** @description The e-mail is already registered (case-insensitive). */
             409: {
@@ -726,6 +748,7 @@ export interface operations {
         responses: {
             200: components["responses"]["EmptySuccess"];
             400: components["responses"]["InvalidTokenData"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -749,6 +772,7 @@ export interface operations {
         responses: {
             200: components["responses"]["EmptySuccess"];
             400: components["responses"]["AlreadyConfirmed"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -783,6 +807,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -806,6 +831,7 @@ export interface operations {
         responses: {
             200: components["responses"]["EmptySuccess"];
             400: components["responses"]["InvalidTokenData"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -837,6 +863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -868,6 +895,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -909,6 +937,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidSession"];
+            403: components["responses"]["HostNotAllowed"];
             /** @description Unknown app, or unknown service. */
             404: {
                 headers: {
@@ -956,6 +985,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidSession"];
+            403: components["responses"]["HostNotAllowed"];
             /** @description Unknown app, unknown or private function, or unknown service. */
             404: {
                 headers: {
@@ -988,6 +1018,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidSession"];
+            403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1010,6 +1041,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1030,6 +1062,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1050,6 +1083,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidSession"];
+            403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1072,6 +1106,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -1107,7 +1142,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidRefreshSession"];
-            /** @description The user may not own more keys (20 at most), or is anonymous. */
+            /** @description The user may not own more keys (20 at most), or is anonymous (or, ours, the Host is not allowed; see HostNotAllowed). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1151,6 +1186,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -1175,7 +1211,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidRefreshSession"];
-            /** @description The key is the one whose session makes this request. */
+            /** @description The key is the one whose session makes this request (or, ours, the Host is not allowed; see HostNotAllowed). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1207,6 +1243,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -1231,6 +1268,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidRefreshSession"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
         };

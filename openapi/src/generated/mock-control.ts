@@ -530,7 +530,7 @@ export interface components {
         ControlError: {
             error: string;
             /** @enum {string} */
-            code: "ValidationError" | "Unauthorized" | "NotFound" | "Conflict" | "InternalError";
+            code: "ValidationError" | "Unauthorized" | "HostNotAllowed" | "NotFound" | "Conflict" | "InternalError";
         };
         Health: {
             /** @constant */
@@ -876,6 +876,24 @@ export interface components {
             }[];
             /** Format: date-time */
             createdAt: string;
+            /**
+             * @description With `--smtp`: the message's delivery over SMTP. `queued` until the server accepts it
+             *     (retried with backoff; `nextAttemptAt`), `sent`, or `failed` once the server refused it
+             *     too often (`lastError` is its reply). Absent when mail is only captured.
+             */
+            delivery?: {
+                /** @enum {string} */
+                state: "queued" | "sent" | "failed";
+                attempts: number;
+                refusals?: number;
+                lastError?: string;
+                /** Format: date-time */
+                nextAttemptAt?: string;
+                /** Format: date-time */
+                sentAt?: string;
+                /** @description The server's reply to the accepted message. */
+                response?: string;
+            };
         };
         EmailJsService: {
             id: string;
@@ -1025,6 +1043,19 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description On every route, the inspector's included: the request's `Host` is not one the emulator
+         *     answers (loopback names and addresses, the listening address, the `--public-url` host,
+         *     `--allowed-hosts`). Protects against DNS rebinding.
+         */
+        HostNotAllowed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ControlError"];
+            };
+        };
         /** @description The request does not match the documented shape. */
         BadRequest: {
             headers: {
@@ -1109,6 +1140,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     getEmulatorConfig: {
@@ -1130,6 +1162,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     applyConfig: {
@@ -1159,6 +1192,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             409: components["responses"]["Conflict"];
         };
     };
@@ -1186,6 +1220,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1213,6 +1248,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     exportState: {
@@ -1234,6 +1270,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     importState: {
@@ -1258,6 +1295,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     listApps: {
@@ -1281,6 +1319,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     createApp: {
@@ -1307,6 +1346,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             409: components["responses"]["Conflict"];
         };
     };
@@ -1331,6 +1371,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1353,6 +1394,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1375,6 +1417,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1401,6 +1444,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1430,6 +1474,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
         };
@@ -1456,6 +1501,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1479,6 +1525,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1509,6 +1556,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1534,6 +1582,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
         };
@@ -1558,6 +1607,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1588,6 +1638,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1612,6 +1663,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1641,6 +1693,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1665,6 +1718,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1694,6 +1748,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1716,6 +1771,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1737,6 +1793,7 @@ export interface operations {
             200: components["responses"]["Journal"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1759,6 +1816,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1785,6 +1843,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1815,6 +1874,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1846,6 +1906,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
         };
@@ -1871,6 +1932,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1908,6 +1970,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     clearMail: {
@@ -1930,6 +1993,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     getMail: {
@@ -1953,6 +2017,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -1977,6 +2042,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
         };
     };
     createEmailJsAccount: {
@@ -2003,6 +2069,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             409: components["responses"]["Conflict"];
         };
     };
@@ -2028,6 +2095,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2051,6 +2119,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2076,6 +2145,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2106,6 +2176,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2131,6 +2202,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2161,6 +2233,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2184,6 +2257,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2206,6 +2280,7 @@ export interface operations {
             200: components["responses"]["Journal"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
         };
     };

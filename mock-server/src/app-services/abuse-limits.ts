@@ -1,0 +1,67 @@
+/**
+ * Abuse limits on the calls that guess passwords or send mail: login, register, confirmation
+ * resend, reset e-mail and reset function. Each is limited per client address and, where the body
+ * names one, per e-mail address (so one attacker cannot lock everyone out from one address and
+ * one victim's address cannot be flooded from many). Off unless `--auth-rate-limit` is given.
+ * Counters are per instance (the plugin's in-memory store).
+ */
+import rateLimit from "@fastify/rate-limit";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { AuthRateLimit } from "../config/options.ts";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+
+/** `MAX/WINDOW` with the window in s, m or h (`10/1m`), or null with the reason it is not. */
+export function parseAuthRateLimit(text: string): AuthRateLimit | string {
+  const match = /^(\d+)\/(\d+)(s|m|h)$/.exec(text.trim());
+  const units = { s: 1000, m: 60_000, h: 3_600_000 } as const;
+  if (!match) return `'${text}' is not MAX/WINDOW, e.g. 10/1m (window in s, m or h)`;
+  const max = Number(match[1]);
+  const windowMs = Number(match[2]) * units[match[3] as keyof typeof units];
+  if (max < 1 || windowMs < 1000 || windowMs > 86_400_000)
+    return `'${text}' must allow at least 1 request in a window of 1 s to 24 h`;
+  return { max, windowMs };
+}
+
+/** The operations limited, and where their body names the e-mail address. */
+const limited: Record<string, "username" | "email"> = {
+  login: "username",
+  registerUser: "email",
+  resendConfirmationEmail: "email",
+  sendResetPasswordEmail: "email",
+  callResetPasswordFunction: "email",
+};
+
+function emailOf(request: FastifyRequest, field: "username" | "email"): string | null {
+  const body = request.body as Record<string, unknown> | undefined;
+  const value = body && typeof body === "object" ? body[field] : undefined;
+  return typeof value === "string" && value.length > 0 ? value.trim().toLowerCase() : null;
+}
+
+export async function registerAbuseLimits(app: FastifyInstance, limit: AuthRateLimit | null): Promise<void> {
+  if (!limit) return;
+  await app.register(rateLimit, { global: false });
+  const common = { max: limit.max, timeWindow: limit.windowMs };
+  // Counted per app and per operation: sending mail does not use up sign-in attempts.
+  const scope = (r: FastifyRequest) => `${r.appRuntime?.appId ?? ""}|${r.routeOptions.config.operationId}`;
+  const byAddress = app.createRateLimit({ ...common, keyGenerator: (r) => `ip|${scope(r)}|${r.ip}` });
+  const byEmail = app.createRateLimit({
+    ...common,
+    keyGenerator: (r) => `email|${scope(r)}|${emailOf(r, limited[r.routeOptions.config.operationId ?? ""]!)}`,
+  });
+  // After the body is parsed (the e-mail is in it) and before the operation runs.
+  app.addHook("preHandler", async (request, reply) => {
+    const field = limited[request.routeOptions.config.operationId ?? ""];
+    if (!field) return;
+    const checks = [byAddress];
+    if (emailOf(request, field) !== null) checks.push(byEmail);
+    let retryAfter = 0;
+    for (const check of checks) {
+      const result = await check(request);
+      if (!result.isAllowed && result.isExceeded) retryAfter = Math.max(retryAfter, result.ttlInSeconds);
+    }
+    if (retryAfter > 0) {
+      reply.header("retry-after", String(retryAfter));
+      throw errors.tooManyRequests();
+    }
+  });
+}

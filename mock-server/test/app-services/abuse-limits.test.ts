@@ -1,0 +1,130 @@
+import type { FastifyInstance } from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseAuthRateLimit } from "../../src/app-services/abuse-limits.ts";
+import { parseTrustProxy } from "../../src/http/host-check.ts";
+import { base, call, newApp, testApp } from "../helpers/app.ts";
+
+const login = (app: FastifyInstance, appId: string, username: string, password: string, remoteAddress: string) =>
+  call(app, "login", {
+    method: "POST",
+    url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+    payload: { username, password },
+    remoteAddress,
+  });
+
+const user = (app: FastifyInstance, appId: string, email: string) =>
+  call(app, "createUser", {
+    method: "POST",
+    url: `/_mock/v1/apps/${appId}/users`,
+    payload: { email, password: "correct horse" },
+  });
+
+describe("abuse limits (--auth-rate-limit)", () => {
+  let app: FastifyInstance;
+  afterEach(() => app.close());
+
+  it("slows down 20 wrong passwords in a row with 429 and Retry-After; other users are not affected", async () => {
+    app = await testApp({ authRateLimit: { max: 5, windowMs: 60_000 } });
+    const appId = await newApp(app);
+    await user(app, appId, "ada@example.com");
+    await user(app, appId, "bob@example.com");
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      // From many addresses: the per-e-mail limit holds even when the attacker rotates addresses.
+      const { response, body } = await login(app, appId, "ada@example.com", `guess ${i}`, `10.0.0.${i + 1}`);
+      statuses.push(response.statusCode);
+      if (response.statusCode === 429) {
+        expect(body.error_code).toBe("TooManyRequests");
+        expect(Number(response.headers["retry-after"])).toBeGreaterThan(0);
+        expect(Number(response.headers["retry-after"])).toBeLessThanOrEqual(60);
+      }
+    }
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
+    // Even the right password waits for the window: nothing is learned from a limited attempt.
+    expect((await login(app, appId, "ada@example.com", "correct horse", "10.9.9.9")).response.statusCode).toBe(429);
+    // Another user, from another address, signs in.
+    expect((await login(app, appId, "bob@example.com", "correct horse", "10.1.1.1")).response.statusCode).toBe(200);
+  });
+
+  it("limits one client address across e-mail addresses, and not other addresses", async () => {
+    app = await testApp({ authRateLimit: { max: 3, windowMs: 60_000 } });
+    const appId = await newApp(app);
+    const statuses = [];
+    for (let i = 0; i < 5; i++) {
+      statuses.push((await login(app, appId, `user${i}@example.com`, "x", "192.0.2.7")).response.statusCode);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    expect((await login(app, appId, "user9@example.com", "x", "192.0.2.8")).response.statusCode).toBe(401);
+  });
+
+  it("covers register, confirmation resend, reset e-mail and reset function", async () => {
+    app = await testApp({ authRateLimit: { max: 1, windowMs: 60_000 } });
+    const appId = await newApp(app);
+    const provider = `${base}/app/${appId}/auth/providers/local-userpass`;
+    const cases = [
+      ["registerUser", "register", { email: "eve@example.com", password: "correct horse" }],
+      ["resendConfirmationEmail", "confirm/send", { email: "eve@example.com" }],
+      ["sendResetPasswordEmail", "reset/send", { email: "eve@example.com" }],
+      ["callResetPasswordFunction", "reset/call", { email: "eve@example.com", password: "new horse", arguments: [] }],
+    ] as const;
+    for (const [operationId, path, payload] of cases) {
+      const first = await call(app, operationId, {
+        method: "POST",
+        url: `${provider}/${path}`,
+        payload,
+        remoteAddress: "198.51.100.1",
+      });
+      expect(first.response.statusCode, operationId).not.toBe(429);
+      const second = await call(app, operationId, {
+        method: "POST",
+        url: `${provider}/${path}`,
+        payload,
+        remoteAddress: "198.51.100.2",
+      });
+      expect(second.response.statusCode, operationId).toBe(429);
+    }
+  });
+
+  it("counts the client address from X-Forwarded-For only behind a trusted proxy", async () => {
+    const forwarded = (client: string) => ({
+      method: "POST" as const,
+      url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+      payload: { username: `${client}@example.com`, password: "x" },
+      remoteAddress: "10.0.0.1",
+      headers: { "x-forwarded-for": client },
+    });
+    app = await testApp({ authRateLimit: { max: 1, windowMs: 60_000 }, trustProxy: ["10.0.0.1"] });
+    const appId = await newApp(app);
+    expect((await call(app, "login", forwarded("192.0.2.1"))).response.statusCode).toBe(401);
+    expect((await call(app, "login", forwarded("192.0.2.2"))).response.statusCode).toBe(401);
+    expect((await call(app, "login", forwarded("192.0.2.1"))).response.statusCode).toBe(429);
+  });
+
+  it("is off by default (the harness)", async () => {
+    app = await testApp();
+    const appId = await newApp(app);
+    for (let i = 0; i < 30; i++) {
+      expect((await login(app, appId, "ada@example.com", "wrong", "127.0.0.1")).response.statusCode).toBe(401);
+    }
+  });
+});
+
+describe("option parsing", () => {
+  it("reads MAX/WINDOW", () => {
+    expect(parseAuthRateLimit("10/1m")).toEqual({ max: 10, windowMs: 60_000 });
+    expect(parseAuthRateLimit("5/30s")).toEqual({ max: 5, windowMs: 30_000 });
+    expect(parseAuthRateLimit("100/1h")).toEqual({ max: 100, windowMs: 3_600_000 });
+    expect(parseAuthRateLimit("ten")).toMatch(/not MAX\/WINDOW/);
+    expect(parseAuthRateLimit("0/1m")).toMatch(/at least 1/);
+    expect(parseAuthRateLimit("5/2d")).toMatch(/not MAX\/WINDOW/);
+  });
+
+  it("reads --trust-proxy", () => {
+    expect(parseTrustProxy("true")).toBe(true);
+    expect(parseTrustProxy("2")).toBe(2);
+    expect(parseTrustProxy("10.0.0.0/8, 127.0.0.1")).toEqual(["10.0.0.0/8", "127.0.0.1"]);
+    expect(parseTrustProxy("10.0.0.0/33")).toMatch(/not true/);
+    expect(parseTrustProxy("proxy.example")).toMatch(/not true/);
+  });
+});

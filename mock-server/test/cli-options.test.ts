@@ -1,0 +1,23 @@
+/** The command line refuses bad options at start: a one-line reason, the usage, exit code 2. */
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const cli = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "cli.ts");
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, ["--import", "tsx", cli, ...args], { encoding: "utf8", timeout: 20_000 });
+
+describe("start-up option checks", () => {
+  it.each([
+    [["--allowed-hosts", "bad host"], "--allowed-hosts: 'bad host' is not a host name or address"],
+    [["--allowed-hosts", "http://notes.example"], "is not a host name or address"],
+    [["--public-url", "notes.example"], "--public-url must be an http(s) URL"],
+    [["--auth-rate-limit", "lots"], "--auth-rate-limit: 'lots' is not MAX/WINDOW"],
+    [["--trust-proxy", "proxy.example"], "--trust-proxy: 'proxy.example' is not true"],
+  ])("%j is refused", (args, message) => {
+    const result = run(...args, "--port", "0");
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(message);
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * Shutting down (SIGTERM/SIGINT → `close()`): requests in flight finish, change streams, event
+ * streams and held mail waits end at once, and a request that takes longer than the drain time is
+ * cut so shutdown stays bounded.
+ */
+import { request } from "node:http";
+import { describe, expect, it } from "vitest";
+import { startServer } from "../src/server.ts";
+import { until } from "./helpers/until.ts";
+
+const quiet = { port: 0, logLevel: "silent" as const, watchFunctions: false, passwordHashCost: 4 };
+
+/** A GET whose body is read to the end; resolves with the status and body, or "cut". */
+function get(
+  url: string,
+  headers: Record<string, string> = {},
+): { done: Promise<{ status: number; body: string } | "cut">; headers: Promise<number> } {
+  let onHeaders: (status: number) => void = () => {};
+  const headersArrived = new Promise<number>((resolve) => (onHeaders = resolve));
+  const done = new Promise<{ status: number; body: string } | "cut">((resolve) => {
+    const req = request(url, { headers }, (res) => {
+      onHeaders(res.statusCode ?? 0);
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("error", () => resolve("cut"));
+    });
+    req.on("error", () => resolve("cut"));
+    req.end();
+  });
+  return { done, headers: headersArrived };
+}
+
+async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+  return (await response.json()) as Record<string, string>;
+}
+
+describe("shutdown", () => {
+  it("lets requests in flight finish and ends streams and waits at once", async () => {
+    const server = await startServer(quiet);
+    const { url } = server;
+    const runtime = server.emulator.apps.get("local-app")!;
+    // A request that is in flight for 300 ms (a delay-only fault on location).
+    await post(`${url}/_mock/v1/apps/local-app/faults`, { operationId: "getLocation", delayMs: 300 });
+    const slow = get(`${url}/api/client/v2.0/app/local-app/location`);
+    const login = await post(`${url}/api/client/v2.0/app/local-app/auth/providers/anon-user/login`, {});
+    const watch = Buffer.from(
+      JSON.stringify({ name: "watch", service: "mongodb-atlas", arguments: [{ database: "d", collection: "c" }] }),
+    ).toString("base64");
+    const stream = get(
+      `${url}/api/client/v2.0/app/local-app/functions/call?baas_request=${encodeURIComponent(watch)}`,
+      {
+        authorization: `Bearer ${login.access_token}`,
+      },
+    );
+    const events = get(`${url}/_mock/v1/events`);
+    const mailWait = get(`${url}/_mock/v1/mail?to=nobody@example.com&wait=60000`);
+    expect(await stream.headers).toBe(200);
+    expect(await events.headers).toBe(200);
+    await until(
+      () => runtime.streams.size === 1 && server.emulator.mail.pendingWaits === 1,
+      "the streams and the wait",
+    );
+
+    const started = Date.now();
+    await server.close();
+    expect(Date.now() - started).toBeLessThan(5000);
+    const answered = await slow.done;
+    expect(answered !== "cut" && answered.status).toBe(200);
+    const waited = await mailWait.done;
+    expect(waited !== "cut" && JSON.parse(waited.body)).toEqual({ messages: [] });
+    const streamed = await stream.done;
+    expect(streamed !== "cut" && streamed.body).toContain("the server is shutting down");
+    expect(await events.done).not.toBe("cut");
+  });
+
+  it("cuts a request that outlasts the drain time", async () => {
+    const server = await startServer({ ...quiet, drainMs: 200 });
+    await post(`${server.url}/_mock/v1/apps/local-app/faults`, { operationId: "getLocation", delayMs: 30_000 });
+    const stuck = get(`${server.url}/api/client/v2.0/app/local-app/location`);
+    await until(() => server.emulator.apps.get("local-app")!.inFlight === 1, "the request in flight");
+    const started = Date.now();
+    await server.close();
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await stuck.done).toBe("cut");
+  });
+});

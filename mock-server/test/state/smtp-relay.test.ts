@@ -1,0 +1,216 @@
+/**
+ * `--smtp`: captured mail is delivered to a real SMTP server started by the test (smtp-server),
+ * with the right sender, recipient, subject and a working link; retried while the server is down;
+ * refused messages are reported, not lost silently and never a crash; queued mail survives a
+ * restart (`--data-dir`). Every wait is on a condition.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SMTPServer } from "smtp-server";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../../src/server.ts";
+import { checkSmtpUrl } from "../../src/state/smtp-relay.ts";
+import { until } from "../helpers/until.ts";
+
+interface Received {
+  from: string;
+  to: string[];
+  raw: string;
+}
+
+/** A local SMTP server; `refuse` rejects recipients it matches with 550. */
+function smtpServer(port = 0, refuse: RegExp | null = null) {
+  const received: Received[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      if (refuse?.test(address.address)) {
+        const error = Object.assign(new Error("mailbox unavailable"), { responseCode: 550 });
+        return callback(error);
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      let raw = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => (raw += chunk));
+      stream.on("end", () => {
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+        });
+        callback();
+      });
+    },
+  });
+  return new Promise<{ server: SMTPServer; port: number; received: Received[]; close: () => Promise<void> }>(
+    (resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        const address = server.server.address() as AddressInfo;
+        resolve({
+          server,
+          port: address.port,
+          received,
+          close: () => new Promise<void>((done) => server.close(() => done())),
+        });
+      });
+    },
+  );
+}
+
+/** Quoted-printable soft breaks and escapes, enough to read a link out of a message. */
+const decodeQuotedPrintable = (text: string) =>
+  text
+    .replace(/=\r?\n/g, "")
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+
+const fast = { baseDelayMs: 20, maxDelayMs: 100, maxRefusals: 3 };
+let dataDir: string;
+const servers: RunningServer[] = [];
+const closers: (() => Promise<void>)[] = [];
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "smtp-relay-"));
+});
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+  for (const close of closers.splice(0)) await close();
+});
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+async function emulator(smtpPort: number, extra: Parameters<typeof startServer>[0] = {}) {
+  const server = await startServer({
+    port: 0,
+    logLevel: "silent",
+    watchFunctions: false,
+    passwordHashCost: 4,
+    smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
+    smtpRetry: fast,
+    ...extra,
+  });
+  servers.push(server);
+  return server;
+}
+
+const register = (url: string, email: string) =>
+  fetch(`${url}/api/client/v2.0/app/local-app/auth/providers/local-userpass/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password: "correct horse" }),
+  });
+
+const mailOf = async (url: string, to: string) => {
+  const response = await fetch(`${url}/_mock/v1/mail?to=${encodeURIComponent(to)}`);
+  return ((await response.json()) as { messages: Array<{ id: string; delivery?: Record<string, unknown> }> })
+    .messages[0];
+};
+
+describe("mail over SMTP", () => {
+  it("delivers the confirmation mail with sender, recipient, subject and a link that confirms", async () => {
+    const smtp = await smtpServer();
+    closers.push(smtp.close);
+    const server = await emulator(smtp.port);
+    expect((await register(server.url, "ada@example.com")).status).toBe(201);
+    const got = await until(() => smtp.received.find((m) => m.to.includes("ada@example.com")), "the SMTP delivery");
+    const captured = await until(async () => {
+      const m = await mailOf(server.url, "ada@example.com");
+      return m?.delivery?.state === "sent" ? m : null;
+    }, "the delivery state");
+    const message = server.emulator.mail.get(captured.id)!;
+    expect(got.from).toBe(message.from);
+    expect(got.raw).toMatch(new RegExp(`^Subject: ${message.subject}`, "m"));
+    expect(got.raw).toMatch(new RegExp(`^X-Emulator-Message-Id: ${message.id}\\r$`, "im"));
+    const body = decodeQuotedPrintable(got.raw);
+    const link = message.links.find((l) => l.includes("token="))!;
+    expect(body).toContain(link.replaceAll("&", "&amp;"));
+    const params = new URL(link).searchParams;
+    const confirm = await fetch(`${server.url}/api/client/v2.0/app/local-app/auth/providers/local-userpass/confirm`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: params.get("token"), tokenId: params.get("tokenId") }),
+    });
+    expect(confirm.status).toBe(200);
+  });
+
+  it("delivers EmailJS sends too", async () => {
+    const smtp = await smtpServer();
+    closers.push(smtp.close);
+    const server = await emulator(smtp.port);
+    const account = server.emulator.emailjs.list()[0]!;
+    const sent = await fetch(`${server.url}/api/v1.0/email/send`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "http://127.0.0.1:5173" },
+      body: JSON.stringify({
+        user_id: account.publicKey,
+        service_id: "local_service",
+        template_id: "local_template",
+        template_params: { to_email: "ann@example.com", subject: "Hello Ann", message: "Hi Ann" },
+      }),
+    });
+    expect(sent.status).toBe(200);
+    const got = await until(() => smtp.received.find((m) => m.to.includes("ann@example.com")), "the EmailJS delivery");
+    expect(decodeQuotedPrintable(got.raw)).toContain("Hi Ann");
+  });
+
+  it("retries while the SMTP server is down, and delivers once it is back", async () => {
+    // Find a free port, then close it: the server is "down" at that port.
+    const probe = await smtpServer();
+    const port = probe.port;
+    await probe.close();
+    const server = await emulator(port);
+    await register(server.url, "bob@example.com");
+    const queued = await until(async () => {
+      const m = await mailOf(server.url, "bob@example.com");
+      return m?.delivery && (m.delivery.attempts as number) >= 2 ? m : null;
+    }, "failed attempts");
+    expect(queued.delivery).toMatchObject({ state: "queued", lastError: expect.stringMatching(/ECONNREFUSED/) });
+    const smtp = await smtpServer(port);
+    closers.push(smtp.close);
+    await until(() => smtp.received.find((m) => m.to.includes("bob@example.com")), "delivery after the outage");
+    await until(async () => (await mailOf(server.url, "bob@example.com"))?.delivery?.state === "sent", "sent state");
+  });
+
+  it("reports a message the server keeps refusing as failed, and keeps delivering the others", async () => {
+    const smtp = await smtpServer(0, /^refused@/);
+    closers.push(smtp.close);
+    const server = await emulator(smtp.port);
+    await register(server.url, "refused@example.com");
+    await register(server.url, "fine@example.com");
+    await until(() => smtp.received.find((m) => m.to.includes("fine@example.com")), "the other message");
+    const failed = await until(async () => {
+      const m = await mailOf(server.url, "refused@example.com");
+      return m?.delivery?.state === "failed" ? m : null;
+    }, "the failed state");
+    expect(failed.delivery).toMatchObject({ attempts: 3, refusals: 3, lastError: expect.stringContaining("550") });
+    expect((await fetch(`${server.url}/_mock/v1/health`)).status).toBe(200);
+  });
+
+  it("keeps queued mail across a restart and delivers it after", async () => {
+    const probe = await smtpServer();
+    const port = probe.port;
+    await probe.close();
+    const first = await emulator(port, { dataDir });
+    await register(first.url, "cy@example.com");
+    await until(async () => (await mailOf(first.url, "cy@example.com"))?.delivery?.attempts, "a first attempt");
+    await first.close();
+    servers.splice(servers.indexOf(first), 1);
+    const smtp = await smtpServer(port);
+    closers.push(smtp.close);
+    const second = await emulator(port, { dataDir });
+    await until(() => smtp.received.find((m) => m.to.includes("cy@example.com")), "delivery after the restart");
+    await until(async () => (await mailOf(second.url, "cy@example.com"))?.delivery?.state === "sent", "sent state");
+  });
+
+  it("checks the URL at start", () => {
+    expect(checkSmtpUrl("smtp://user:pw@mail.example:587")).toBeNull();
+    expect(checkSmtpUrl("smtps://mail.example")).toBeNull();
+    expect(checkSmtpUrl("mail.example")).toMatch(/not a URL/);
+    expect(checkSmtpUrl("http://mail.example")).toMatch(/smtp:\/\//);
+  });
+});
