@@ -63,7 +63,7 @@ describe("HTTPS", () => {
   });
 
   it("does not answer plain HTTP on the TLS port", async () => {
-    const plain = await fetch(server.url.replace("https:", "http:") + "/_mock/v1/health").then(
+    const plain = await fetch(`${server.url.replace("https:", "http:")}/_mock/v1/health`).then(
       (r) => r.status,
       () => "refused",
     );

@@ -83,19 +83,6 @@ export interface components {
         };
     };
     responses: {
-        /**
-         * @description Ours, on every route: the request's `Host` is not one the emulator answers (loopback names
-         *     and addresses, the listening address, the `--public-url` host, `--allowed-hosts`). Protects
-         *     against DNS rebinding.
-         */
-        HostNotAllowed: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "text/plain": components["schemas"]["PlainText"];
-            };
-        };
         /** @description The e-mail was accepted. */
         Accepted: {
             headers: {
@@ -120,7 +107,8 @@ export interface components {
         /**
          * @description The account requires its private key (`accessToken`) and it is missing or wrong, or the
          *     account does not allow calls from non-browser applications. Ours: also the Host allow-list's
-         *     refusal (see HostNotAllowed).
+         *     refusal: a request whose `Host` is not loopback, the listening address, the
+         *     `--public-url` host or one of `--allowed-hosts`.
          */
         Forbidden: {
             headers: {
