@@ -16,7 +16,7 @@ import { registerHostCheck } from "./http/host-check.ts";
 import { registerJsonParser } from "./http/json-body.ts";
 import { registerValidation } from "./http/validation.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
-import { Emulator } from "./state/emulator.ts";
+import { Emulator } from "./runtime/emulator.ts";
 import { redactUrl } from "./state/journal.ts";
 
 /** The hosted service accepts requests up to 18 MB. */
@@ -40,7 +40,7 @@ function trustProxyOption(value: EmulatorOptions["trustProxy"]) {
 
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
   const { emulator: given, onRoute, tls, logStream, ...overrides } = options;
-  const emulator = given ?? new Emulator({ ...defaultOptions(), ...overrides });
+  const emulator = given ?? (await Emulator.open({ ...defaultOptions(), ...overrides }));
   let requestCounter = 0;
   const app = Fastify({
     logger:
@@ -96,8 +96,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   // Shutting down: change streams end first (they would hold the drain open for ever), then the
   // requests in flight finish (server.ts bounds how long), then the emulator stops.
   app.addHook("preClose", async () => {
-    for (const runtime of emulator.apps.list()) runtime.closeStreams("the server is shutting down");
-    emulator.mail.releaseWaits();
+    for (const runtime of emulator.apps.loaded()) runtime.closeStreams("the server is shutting down");
+    emulator.store.mail.releaseWaits();
     emulator.events.shutdown();
   });
   app.addHook("onClose", async () => emulator.close());

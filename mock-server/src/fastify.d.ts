@@ -1,7 +1,7 @@
 import type { AuthMode, Caller } from "./app-services/auth-context.ts";
 import type { Area } from "./errors/catalogue.ts";
-import type { AppRuntime } from "./state/app-runtime.ts";
-import type { Emulator } from "./state/emulator.ts";
+import type { AppRuntime } from "./runtime/app-runtime.ts";
+import type { Emulator } from "./runtime/emulator.ts";
 
 declare module "fastify" {
   interface FastifyInstance {

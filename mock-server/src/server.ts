@@ -8,8 +8,8 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import { applyConfigFile, configBaseDir, readConfigFile } from "./config/config-file.ts";
 import { defaultOptions, type EmulatorOptions, isLoopback } from "./config/options.ts";
-import { Emulator } from "./state/emulator.ts";
-import { StatePersistence } from "./state/persistence.ts";
+import { Emulator } from "./runtime/emulator.ts";
+import { StatePersistence } from "./runtime/persistence.ts";
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -52,13 +52,13 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
     );
   }
   const tls = readTls(options);
-  const emulator = new Emulator(options);
+  const emulator = await Emulator.open(options);
   if (options.configFile)
-    applyConfigFile(emulator, readConfigFile(options.configFile), configBaseDir(options.configFile));
+    await applyConfigFile(emulator, readConfigFile(options.configFile), configBaseDir(options.configFile));
   const persistence = options.dataDir ? new StatePersistence(emulator, options.dataDir) : null;
-  persistence?.load();
+  await persistence?.load();
   // Mail still queued when the last run stopped goes out now.
-  emulator.smtp?.resume();
+  emulator.smtp?.kick();
   const app = await buildApp({ emulator, ...(tls ? { tls } : {}) });
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();

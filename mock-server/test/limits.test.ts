@@ -80,7 +80,7 @@ describe("concurrent requests per app", () => {
 
   it("answers 429 past the cap while requests are held open, for that app only, then recovers", async () => {
     const appId = await newApp(app, { maxConcurrentRequests: 3 });
-    const runtime = app.emulator.apps.get(appId)!;
+    const runtime = (await app.emulator.apps.get(appId))!;
     const { access_token } = await anonymousLogin(app, appId);
     const { access_token: otherToken } = await anonymousLogin(app, "local-app");
     // The next three profile calls are held for a while by the emulator itself.
@@ -108,7 +108,7 @@ describe("concurrent requests per app", () => {
 
   it("frees a slot when a held request's client goes away", async () => {
     const appId = await newApp(app, { maxConcurrentRequests: 1 });
-    const runtime = app.emulator.apps.get(appId)!;
+    const runtime = (await app.emulator.apps.get(appId))!;
     const { access_token } = await anonymousLogin(app, appId);
     await call(app, "addFault", {
       method: "POST",

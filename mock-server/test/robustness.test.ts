@@ -31,7 +31,7 @@ describe("malformed requests", () => {
       expect(response.statusCode, payload).toBe(400);
       expect(body.error, payload).toEqual(expect.any(String));
     }
-    expect(app.emulator.apps.get(appId)!.users.pendingCount).toBe(0);
+    expect((await (await app.emulator.apps.get(appId))!.store.counts()).pendingUsers).toBe(0);
   });
 
   it("refuses prototype-pollution keys and documents nested deeper than MongoDB allows", async () => {
@@ -76,7 +76,7 @@ describe("malformed requests", () => {
     expect(tooBig.response.statusCode).toBe(413);
     expect(tooBig.body.error_code).toBe("ReadSizeLimitExceeded");
     // The journal notes the large body's size instead of keeping 17 MB of it.
-    const journal = app.emulator.apps.get("local-app")!.journal.list({ operationId: "callFunction" });
+    const journal = (await app.emulator.apps.get("local-app"))!.journal.list({ operationId: "callFunction" });
     expect(journal.at(-2)?.requestBody).toMatch(/^\[a body of \d+ bytes, not kept\]$/);
   });
 
@@ -114,7 +114,7 @@ describe("limits", () => {
     const appId = await newApp(app, { maxConcurrentRequests: 2 });
     const { access_token } = await anonymousLogin(app, appId);
     // Two requests in flight (held open by the test): the third is over the cap.
-    const runtime = app.emulator.apps.get(appId)!;
+    const runtime = (await app.emulator.apps.get(appId))!;
     runtime.inFlight = 2;
     const { response, body } = await call(app, "getProfile", {
       method: "GET",
@@ -141,8 +141,8 @@ describe("isolation", () => {
         }),
       ),
     );
-    expect(app.emulator.mail.list({ appId: a })).toHaveLength(1);
-    expect(app.emulator.mail.list({ appId: b })).toHaveLength(1);
+    expect(await app.emulator.store.mail.list({ appId: a })).toHaveLength(1);
+    expect(await app.emulator.store.mail.list({ appId: b })).toHaveLength(1);
     await call(app, "callFunction", {
       method: "POST",
       url: `${base}/app/${a}/functions/call`,

@@ -45,7 +45,7 @@ describe("shutdown", () => {
   it("lets requests in flight finish and ends streams and waits at once", async () => {
     const server = await startServer(quiet);
     const { url } = server;
-    const runtime = server.emulator.apps.get("local-app")!;
+    const runtime = (await server.emulator.apps.get("local-app"))!;
     // A request that is in flight for 300 ms (a delay-only fault on location).
     await post(`${url}/_mock/v1/apps/local-app/faults`, { operationId: "getLocation", delayMs: 300 });
     const slow = get(`${url}/api/client/v2.0/app/local-app/location`);
@@ -64,7 +64,7 @@ describe("shutdown", () => {
     expect(await stream.headers).toBe(200);
     expect(await events.headers).toBe(200);
     await until(
-      () => runtime.streams.size === 1 && server.emulator.mail.pendingWaits === 1,
+      () => runtime.streams.size === 1 && server.emulator.store.mail.pendingWaits === 1,
       "the streams and the wait",
     );
 
@@ -84,7 +84,7 @@ describe("shutdown", () => {
     const server = await startServer({ ...quiet, drainMs: 200 });
     await post(`${server.url}/_mock/v1/apps/local-app/faults`, { operationId: "getLocation", delayMs: 30_000 });
     const stuck = get(`${server.url}/api/client/v2.0/app/local-app/location`);
-    await until(() => server.emulator.apps.get("local-app")!.inFlight === 1, "the request in flight");
+    await until(() => server.emulator.apps.cached("local-app")?.inFlight === 1, "the request in flight");
     const started = Date.now();
     await server.close();
     expect(Date.now() - started).toBeLessThan(5000);

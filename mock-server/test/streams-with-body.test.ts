@@ -52,7 +52,7 @@ describe("a stream opened with a body on its GET", () => {
     const watch = Buffer.from(
       JSON.stringify({ name: "watch", service: "mongodb-atlas", arguments: [{ database: "d", collection: "c" }] }),
     ).toString("base64");
-    const runtime = app.emulator.apps.get("local-app")!;
+    const runtime = (await app.emulator.apps.get("local-app"))!;
     expect(
       await openAndLeave(
         `/api/client/v2.0/app/local-app/functions/call?baas_request=${encodeURIComponent(watch)}`,
@@ -66,7 +66,7 @@ describe("a stream opened with a body on its GET", () => {
 
 describe("a mail wait whose GET carried a body", () => {
   it.each([100_000, 2_000_000])("is released when the client leaves (%i-byte body)", async (bytes) => {
-    const { mail } = app.emulator;
+    const { mail } = app.emulator.store;
     const body = Buffer.alloc(bytes, 0x7b);
     const req = request(`${url}/_mock/v1/mail?to=nobody@example.com&wait=60000`, {
       method: "GET",

@@ -5,11 +5,10 @@
  */
 import type { FastifyRequest } from "fastify";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import type { AppRuntime } from "../state/app-runtime.ts";
-import type { Emulator } from "../state/emulator.ts";
+import type { AppRuntime } from "../runtime/app-runtime.ts";
+import type { Emulator } from "../runtime/emulator.ts";
 import { type JwtPayload, peekJwtPayload } from "../state/jwt.ts";
-import type { StoredSession } from "../state/sessions.ts";
-import type { StoredUser } from "../state/users.ts";
+import type { StoredSession, StoredUser } from "../store/store.ts";
 
 /**
  * none: no token (any Authorization header is ignored, as realm-web sends one on e-mail/password calls);
@@ -42,39 +41,42 @@ export function bearerToken(request: FastifyRequest, allowQuery: boolean): strin
 }
 
 /** The app a token names, without trusting it (to route faults, journal and CORS before auth). */
-export function appOfToken(emulator: Emulator, token: string): AppRuntime | undefined {
+export function appOfToken(emulator: Emulator, token: string): Promise<AppRuntime | undefined> {
   const domain = peekJwtPayload(token)?.baas_domain_id;
-  return typeof domain === "string" ? emulator.apps.byDomainId(domain) : undefined;
+  return typeof domain === "string" ? emulator.apps.byDomainId(domain) : Promise.resolve(undefined);
 }
 
 const nowSeconds = (app: AppRuntime) => Math.floor(app.clock.now() / 1000);
 
-export function authenticateAccess(emulator: Emulator, token: string): Caller {
+export async function authenticateAccess(emulator: Emulator, token: string): Promise<Caller> {
   const verdict = emulator.tokenKey.verify(token);
   if (!verdict.ok) throw verdict.reason === "malformed" ? errors.expectedBearer() : errors.accessTokenInvalid();
   const claims = verdict.payload;
   if (claims.typ !== "access") throw errors.wrongTokenType("access");
-  const app = typeof claims.baas_domain_id === "string" ? emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
+  const app =
+    typeof claims.baas_domain_id === "string" ? await emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
   if (!app) throw errors.accessTokenInvalid();
   if (typeof claims.exp !== "number" || nowSeconds(app) >= claims.exp) throw errors.accessTokenExpired();
-  const user = typeof claims.sub === "string" ? app.users.user(claims.sub) : undefined;
+  // Read from the store on every request: a user disabled or deleted on any instance is refused.
+  const user = typeof claims.sub === "string" ? await app.users.get(claims.sub) : undefined;
   if (!user || user.disabled) throw errors.sessionUserGone();
   return { app, user, sessionId: String(claims.iss), session: null, claims };
 }
 
-export function authenticateRefresh(emulator: Emulator, token: string): Caller {
+export async function authenticateRefresh(emulator: Emulator, token: string): Promise<Caller> {
   const verdict = emulator.tokenKey.verify(token);
   if (!verdict.ok) throw verdict.reason === "malformed" ? errors.expectedBearer() : errors.refreshTokenSignature();
   const claims = verdict.payload;
   if (claims.typ !== "refresh") throw errors.wrongTokenType("refresh");
-  const app = typeof claims.baas_domain_id === "string" ? emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
-  const session = app && typeof claims.baas_id === "string" ? app.sessions.get(claims.baas_id) : undefined;
+  const app =
+    typeof claims.baas_domain_id === "string" ? await emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
+  const session = app && typeof claims.baas_id === "string" ? await app.sessions.get(claims.baas_id) : undefined;
   if (!app || !session) throw errors.refreshTokenNotFound();
   if (app.clock.now() >= session.expiresAt) {
-    app.sessions.remove(session.id);
+    await app.sessions.remove(session.id);
     throw errors.refreshTokenExpired();
   }
-  const user = app.users.user(session.userId);
+  const user = await app.users.get(session.userId);
   if (!user || user.disabled) throw errors.refreshTokenNotFound();
   return { app, user, sessionId: session.id, session, claims };
 }

@@ -45,21 +45,21 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     if (!operationId || !auth) return;
     const appId = (request.params as { appId?: string }).appId;
     if (appId !== undefined) {
-      request.appRuntime = emulator.apps.get(appId) ?? null;
+      request.appRuntime = (await emulator.apps.get(appId)) ?? null;
       if (!request.appRuntime) throw errors.appNotFound(appId);
     }
 
     // Authenticate first where the operation needs a token: on /auth/* routes it names the app.
     const link = auth === "login" && (request.query as { link?: string } | undefined)?.link === "true";
     try {
-      if (auth === "access" || link) request.caller = authenticateAccess(emulator, bearerToken(request, false));
-      else if (auth === "stream") request.caller = authenticateAccess(emulator, bearerToken(request, true));
-      else if (auth === "refresh") request.caller = authenticateRefresh(emulator, bearerToken(request, false));
+      if (auth === "access" || link) request.caller = await authenticateAccess(emulator, bearerToken(request, false));
+      else if (auth === "stream") request.caller = await authenticateAccess(emulator, bearerToken(request, true));
+      else if (auth === "refresh") request.caller = await authenticateRefresh(emulator, bearerToken(request, false));
     } catch (error) {
       // Journal the refusal under the app the token names, if it names one.
       if (!request.appRuntime) {
         const token = tokenIfAny(request);
-        request.appRuntime = (token && appOfToken(emulator, token)) || null;
+        request.appRuntime = (token && (await appOfToken(emulator, token).catch(() => undefined))) || null;
       }
       throw error;
     }

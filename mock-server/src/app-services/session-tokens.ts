@@ -3,11 +3,10 @@
  * them (realm-core decodes both; realm-web reads `sub`, `exp`, `iat`, `user_data`, `baas_device_id`).
  */
 import { tokenLifetimes } from "../config/app-config.ts";
-import type { AppRuntime } from "../state/app-runtime.ts";
-import type { Emulator } from "../state/emulator.ts";
+import type { AppRuntime } from "../runtime/app-runtime.ts";
+import type { Emulator } from "../runtime/emulator.ts";
 import { newObjectIdHex } from "../state/ids.ts";
-import type { StoredSession } from "../state/sessions.ts";
-import type { StoredUser } from "../state/users.ts";
+import type { StoredSession, StoredUser } from "../store/store.ts";
 
 export const zeroDeviceId = "000000000000000000000000";
 
@@ -21,9 +20,14 @@ export function deviceIdFrom(body: unknown): string {
     : newObjectIdHex();
 }
 
-export function accessTokenFor(emulator: Emulator, app: AppRuntime, user: StoredUser, session: StoredSession): string {
+export async function accessTokenFor(
+  emulator: Emulator,
+  app: AppRuntime,
+  user: StoredUser,
+  session: StoredSession,
+): Promise<string> {
+  const userData = await app.customUserData(user.id);
   const iat = Math.floor(app.clock.now() / 1000);
-  const userData = app.customUserData(user.id);
   return emulator.tokenKey.sign({
     baas_device_id: session.deviceId,
     baas_domain_id: app.domainId,
@@ -70,7 +74,7 @@ export interface SessionStart {
 }
 
 /** Opens a session for a user and returns the login reply. */
-export function startSession(emulator: Emulator, app: AppRuntime, user: StoredUser, start: SessionStart) {
+export async function startSession(emulator: Emulator, app: AppRuntime, user: StoredUser, start: SessionStart) {
   const now = app.clock.now();
   const lifetimes = tokenLifetimes(app.config);
   const anonymous = start.providerType === "anon-user";
@@ -85,10 +89,10 @@ export function startSession(emulator: Emulator, app: AppRuntime, user: StoredUs
     expiresAt: now + ttlSeconds * 1000,
     ...(start.apiKeyId ? { apiKeyId: start.apiKeyId } : {}),
   };
-  app.sessions.add(session);
-  user.lastLoginAt = now;
+  await app.sessions.add(session);
+  await app.users.update(user.id, { lastLoginAt: now });
   return {
-    access_token: accessTokenFor(emulator, app, user, session),
+    access_token: await accessTokenFor(emulator, app, user, session),
     refresh_token: refreshTokenFor(emulator, app, session),
     user_id: user.id,
     device_id: session.deviceId,

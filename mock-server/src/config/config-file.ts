@@ -8,7 +8,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { documents } from "@harness/openapi/documents";
 import { createAjv } from "../http/validation.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
-import type { Emulator } from "../state/emulator.ts";
+import type { Emulator } from "../runtime/emulator.ts";
 import { loadAppFolder } from "./app-folder.ts";
 
 export type EmulatorConfigFile = ControlSchemas["EmulatorConfigFile"];
@@ -35,30 +35,54 @@ export function readConfigFile(path: string): EmulatorConfigFile {
   return validateConfigFile(parsed, path);
 }
 
-/** Creates the file's apps and EmailJS accounts; nothing is created when any id is taken. */
-export function applyConfigFile(emulator: Emulator, config: EmulatorConfigFile, baseDir: string) {
+/**
+ * Creates the file's apps and EmailJS accounts; nothing is created when any id is taken. At start
+ * (`upsert`), apps that exist already (a database, a restart) take the file's settings instead, and
+ * EmailJS accounts that exist are kept as they are.
+ */
+export async function applyConfigFile(
+  emulator: Emulator,
+  config: EmulatorConfigFile,
+  baseDir: string,
+  mode: "create" | "upsert" = "upsert",
+) {
   const apps = config.apps ?? [];
   const accounts = config.emailjsAccounts ?? [];
-  for (const app of apps) if (emulator.apps.has(app.appId)) throw new Error(`an app with id '${app.appId}' exists`);
+  const existingAccounts = new Set<string>();
   for (const account of accounts) {
-    if (account.publicKey !== undefined && emulator.emailjs.has(account.publicKey)) {
-      throw new Error(`an EmailJS account with public key '${account.publicKey}' exists`);
+    if (account.publicKey !== undefined && (await emulator.emailjs.get(account.publicKey)))
+      existingAccounts.add(account.publicKey);
+  }
+  if (mode === "create") {
+    for (const app of apps) {
+      if (await emulator.apps.get(app.appId)) throw new Error(`an app with id '${app.appId}' exists`);
     }
+    for (const publicKey of existingAccounts)
+      throw new Error(`an EmailJS account with public key '${publicKey}' exists`);
   }
   const templates = apps.map((app) => {
     if (!app.appDir) return undefined;
     const dir = isAbsolute(app.appDir) ? app.appDir : resolve(baseDir, app.appDir);
     return { config: loadAppFolder(dir).config, appDir: dir };
   });
-  const appIds = apps.map((app, i) => {
+  const appIds: string[] = [];
+  for (const [i, app] of apps.entries()) {
     const template = templates[i];
-    return emulator.apps.create({
+    const options = {
       appId: app.appId,
       ...(template ? { template } : {}),
       ...(app.config ? { overrides: app.config } : {}),
-    }).appId;
-  });
-  const emailjsAccounts = accounts.map((account) => emulator.emailjs.create(account).account.publicKey);
+    };
+    appIds.push((mode === "upsert" ? await emulator.apps.upsert(options) : await emulator.apps.create(options)).appId);
+  }
+  const emailjsAccounts: string[] = [];
+  for (const account of accounts) {
+    if (account.publicKey !== undefined && existingAccounts.has(account.publicKey)) {
+      emailjsAccounts.push(account.publicKey);
+      continue;
+    }
+    emailjsAccounts.push((await emulator.emailjs.create(account)).account.publicKey);
+  }
   return { appIds, emailjsAccounts };
 }
 

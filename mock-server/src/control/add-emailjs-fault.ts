@@ -4,7 +4,7 @@ import { defineControlRoute } from "./route.ts";
 
 /** Prepends an override of `sendEmail` or `sendForm` for this account; EmailJS replies are text, so is `body`. */
 export default defineControlRoute("addEmailJsFault", async (request, reply) => {
-  const account = accountOf(request);
+  const account = await accountOf(request);
   checkFaultOperation(request.body, "emailjs");
   if (request.body.body !== undefined && typeof request.body.body !== "string") {
     throw controlErrors.validation("an EmailJS fault's body is the reply text: give a string");

@@ -3,7 +3,7 @@ import { appOf, defineControlRoute } from "./route.ts";
 
 /** Moves the app's clock forward: tokens, links and sessions expire by it. */
 export default defineControlRoute("advanceClock", async (request) => {
-  const app = appOf(request);
+  const app = await appOf(request);
   app.clock.advance(request.body.advanceBy * 1000);
   request.server.emulator.events.emit({
     type: "clock",

@@ -4,7 +4,7 @@ import { defineControlRoute } from "./route.ts";
 
 /** Moves the account's clock forward: its rate limit window follows it. */
 export default defineControlRoute("advanceEmailJsClock", async (request) => {
-  const account = accountOf(request);
+  const account = await accountOf(request);
   account.clock.advance(request.body.advanceBy * 1000);
   request.server.emulator.events.emit({
     type: "clock",

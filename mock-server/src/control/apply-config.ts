@@ -7,7 +7,7 @@ export default defineControlRoute("applyConfig", async (request, reply) => {
   if (request.body.settings !== undefined)
     throw controlErrors.validation("settings take effect only at start (--config)");
   try {
-    const created = applyConfigFile(request.server.emulator, request.body, process.cwd());
+    const created = await applyConfigFile(request.server.emulator, request.body, process.cwd(), "create");
     return reply.code(201).send(created);
   } catch (error) {
     throw controlErrors.conflict((error as Error).message);

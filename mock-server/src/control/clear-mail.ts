@@ -3,7 +3,7 @@ import { defineControlRoute } from "./route.ts";
 /** Deletes all captured mail, or one app's or one EmailJS account's. */
 export default defineControlRoute("clearMail", async (request, reply) => {
   const { appId, account } = request.query;
-  request.server.emulator.mail.clear({ appId, account });
+  await request.server.emulator.store.mail.clear({ appId, account });
   request.server.emulator.events.emit({
     type: "mail",
     action: "cleared",

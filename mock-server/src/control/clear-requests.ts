@@ -1,6 +1,6 @@
 import { appOf, defineControlRoute } from "./route.ts";
 
 export default defineControlRoute("clearRequests", async (request, reply) => {
-  appOf(request).journal.clear();
+  (await appOf(request)).journal.clear();
   return reply.code(204).send();
 });

@@ -5,10 +5,10 @@ import { registrationView } from "./views.ts";
 
 /** Confirms a pending registration as if its link had been followed. */
 export default defineControlRoute("confirmPendingUser", async (request) => {
-  const app = appOf(request);
-  const { account } = findUser(app, request.params.userId);
-  if (!account || account.confirmed) throw controlErrors.conflict("the user is not pending confirmation");
-  account.confirmed = true;
+  const app = await appOf(request);
+  const { account } = await findUser(app, request.params.userId);
+  if (!account || !(await app.users.confirmAccount(account.id)))
+    throw controlErrors.conflict("the user is not pending confirmation");
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "confirmed", id: account.id });
-  return registrationView(account);
+  return registrationView({ ...account, confirmed: true });
 });

@@ -7,7 +7,7 @@ import { registrationView, userView } from "./views.ts";
 /** Seeds an e-mail/password user; a confirmed one gets its user object at once (like an admin-created user). */
 export default defineControlRoute("createUser", async (request, reply) => {
   const { emulator } = request.server;
-  const app = appOf(request);
+  const app = await appOf(request);
   const { email, password } = request.body;
   const confirmed = request.body.confirmed ?? true;
   try {
@@ -26,17 +26,20 @@ export default defineControlRoute("createUser", async (request, reply) => {
     userId: null as string | null,
     createdAt: now,
   };
-  if (!app.users.addAccount(account)) throw controlErrors.conflict(`the e-mail '${email}' is registered`);
+  if (!(await app.users.addAccount(account))) throw controlErrors.conflict(`the e-mail '${email}' is registered`);
   if (!confirmed) return reply.code(201).send(registrationView(account));
-  const user = app.users.addUser({
-    id: newObjectIdHex(),
-    type: "normal",
-    disabled: false,
-    createdAt: now,
-    identities: [{ id: account.id, provider_type: "local-userpass", provider_id: app.providerId("local-userpass") }],
-    data: { email },
-  });
-  account.userId = user.id;
+  const claim = await app.users.create(
+    {
+      id: newObjectIdHex(),
+      type: "normal",
+      disabled: false,
+      createdAt: now,
+      identities: [{ id: account.id, provider_type: "local-userpass", provider_id: app.providerId("local-userpass") }],
+      data: { email },
+    },
+    account.id,
+  );
+  const user = claim.ok ? claim.user : claim.owner;
   emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
-  return reply.code(201).send(userView(app, user));
+  return reply.code(201).send(await userView(app, user));
 });

@@ -3,9 +3,9 @@ import { defineControlRoute } from "./route.ts";
 
 /** Deletes the account and the mail it captured. */
 export default defineControlRoute("deleteEmailJsAccount", async (request, reply) => {
-  const { emailjs, mail } = request.server.emulator;
-  const account = accountOf(request);
-  emailjs.delete(account.publicKey);
-  mail.clear({ account: account.publicKey });
+  const { emailjs, store } = request.server.emulator;
+  const account = await accountOf(request);
+  await emailjs.delete(account.publicKey);
+  await store.mail.clear({ account: account.publicKey });
   return reply.code(204).send();
 });

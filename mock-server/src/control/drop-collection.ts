@@ -1,8 +1,8 @@
 import { appOf, defineControlRoute } from "./route.ts";
 
 export default defineControlRoute("dropCollection", async (request, reply) => {
-  const app = appOf(request);
-  app.data.drop(request.params.database, request.params.collection);
+  const app = await appOf(request);
+  await app.data.drop(request.params.database, request.params.collection);
   request.server.emulator.events.emit({
     type: "data",
     appId: app.appId,

@@ -2,13 +2,13 @@
 import type { FastifyRequest } from "fastify";
 import { controlErrors } from "../errors/catalogue.ts";
 import { operationIdsOf } from "../openapi/operations.ts";
-import type { EmailJsAccount } from "../state/emailjs-accounts.ts";
+import type { EmailJsAccount } from "../runtime/emailjs-accounts.ts";
 import type { FaultRequest } from "../state/faults.ts";
 
 /** The account named by the `publicKey` path parameter, or the control API's 404. */
-export function accountOf(request: FastifyRequest): EmailJsAccount {
+export async function accountOf(request: FastifyRequest): Promise<EmailJsAccount> {
   const publicKey = (request.params as { publicKey: string }).publicKey;
-  const account = request.server.emulator.emailjs.get(publicKey);
+  const account = await request.server.emulator.emailjs.get(publicKey);
   if (!account) throw controlErrors.notFound(`no EmailJS account with public key '${publicKey}'`);
   return account;
 }

@@ -1,4 +1,6 @@
 import { appOf, defineControlRoute } from "./route.ts";
 import { appDetails } from "./views.ts";
 
-export default defineControlRoute("getApp", async (request) => appDetails(request.server.emulator, appOf(request)));
+export default defineControlRoute("getApp", async (request) =>
+  appDetails(request.server.emulator, await appOf(request)),
+);

@@ -1,4 +1,4 @@
 import { clockView } from "../state/clock.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 
-export default defineControlRoute("getClock", async (request) => clockView(appOf(request).clock));
+export default defineControlRoute("getClock", async (request) => clockView((await appOf(request)).clock));

@@ -11,6 +11,6 @@ export default defineControlRoute("getEmulatorConfig", async (request) => {
     passwordHashCost: options.passwordHashCost,
     controlTokenRequired: options.controlToken !== null,
     defaultAppId: options.defaultAppId,
-    appIds: apps.list().map((a) => a.appId),
+    appIds: (await apps.list()).map((a) => a.appId),
   };
 });

@@ -1,13 +1,14 @@
 import { controlErrors } from "../errors/catalogue.ts";
-import { importState } from "../state/persistence.ts";
+import { importState, StateImportError } from "../runtime/persistence.ts";
 import { defineControlRoute } from "./route.ts";
 
 /** Replaces everything with an export. The import checks it all before swapping, so a bad one changes nothing. */
 export default defineControlRoute("importState", async (request, reply) => {
   try {
-    importState(request.server.emulator, request.body);
+    await importState(request.server.emulator, request.body);
   } catch (error) {
-    throw controlErrors.validation(`cannot import this state: ${(error as Error).message}`);
+    if (error instanceof StateImportError) throw controlErrors.validation(`cannot import this state: ${error.message}`);
+    throw error;
   }
   return reply.code(204).send();
 });

@@ -5,7 +5,7 @@ import { appOf, defineControlRoute } from "./route.ts";
 
 /** Seeds documents with system rights; change streams see the inserts like any other. */
 export default defineControlRoute("insertDocuments", async (request, reply) => {
-  const app = appOf(request);
+  const app = await appOf(request);
   const { database, collection } = request.params;
   let documents: unknown;
   try {

@@ -3,5 +3,5 @@ import { appSummary } from "./views.ts";
 
 export default defineControlRoute("listApps", async (request) => {
   const { emulator } = request.server;
-  return { apps: emulator.apps.list().map((app) => appSummary(emulator, app)) };
+  return { apps: await Promise.all((await emulator.apps.list()).map((app) => appSummary(emulator, app))) };
 });

@@ -1,16 +1,15 @@
-import { normalizeEmail } from "../state/users.ts";
 import { appOf, defineControlRoute, iso } from "./route.ts";
 
 /** The confirmation and reset tokens issued, oldest first, with the link of their e-mail. */
 export default defineControlRoute("listAuthTokens", async (request) => {
-  const app = appOf(request);
+  const app = await appOf(request);
   const { email, kind } = request.query;
   const now = app.clock.now();
-  const wanted = email === undefined ? undefined : normalizeEmail(email);
   const tokens = [];
-  for (const t of app.authTokens.all()) {
-    if (kind !== undefined && t.kind !== kind) continue;
-    if (wanted !== undefined && normalizeEmail(t.email) !== wanted) continue;
+  for (const t of await app.authTokens.list({
+    ...(email !== undefined ? { email } : {}),
+    ...(kind !== undefined ? { kind } : {}),
+  })) {
     tokens.push({
       email: t.email,
       kind: t.kind,

@@ -1,5 +1,5 @@
 import { defineControlRoute } from "./route.ts";
 
 export default defineControlRoute("listEmailJsAccounts", async (request) => ({
-  accounts: request.server.emulator.emailjs.list().map((account) => account.view()),
+  accounts: (await request.server.emulator.emailjs.list()).map((account) => account.view()),
 }));

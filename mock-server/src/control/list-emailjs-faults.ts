@@ -2,5 +2,5 @@ import { accountOf } from "./emailjs-account.ts";
 import { defineControlRoute } from "./route.ts";
 
 export default defineControlRoute("listEmailJsFaults", async (request) => ({
-  faults: accountOf(request).faults.list(),
+  faults: (await accountOf(request)).faults.list(),
 }));

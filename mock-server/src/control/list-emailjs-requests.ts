@@ -4,5 +4,5 @@ import { defineControlRoute } from "./route.ts";
 /** The account's journal, oldest first (private keys redacted). */
 export default defineControlRoute("listEmailJsRequests", async (request) => {
   const { operationId, status, limit } = request.query;
-  return { requests: accountOf(request).journal.list({ operationId, status, limit }) };
+  return { requests: (await accountOf(request)).journal.list({ operationId, status, limit }) };
 });

@@ -5,10 +5,10 @@ import { defineControlRoute } from "./route.ts";
  * (answered at once) or the time is up (no messages); a client that goes away ends the wait.
  */
 export default defineControlRoute("listMail", async (request, reply) => {
-  const { mail } = request.server.emulator;
+  const { mail } = request.server.emulator.store;
   const { wait, to, appId, account, source, kind, since } = request.query;
   const filter = { to, appId, account, source, kind, since };
-  if (!wait) return { messages: mail.list(filter) };
+  if (!wait) return { messages: await mail.list(filter) };
   // Read (and drop) any body a GET carried: a connection with unread data is not read further, so
   // the client's leaving would go unnoticed until the wait ran out.
   request.raw.resume();

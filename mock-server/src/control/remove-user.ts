@@ -2,10 +2,12 @@ import { findUser } from "./find-user.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 
 export default defineControlRoute("removeUser", async (request, reply) => {
-  const app = appOf(request);
-  const found = findUser(app, request.params.userId);
-  if (found.user) app.deleteUser(found.user.id);
-  else app.users.removeAccount(found.account.id);
+  const app = await appOf(request);
+  const found = await findUser(app, request.params.userId);
+  if (found.user) {
+    await app.store.deleteUser(found.user.id);
+    app.closeUserStreams(found.user.id, "the stream's user is gone");
+  } else await app.users.removeAccount(found.account.id);
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "deleted", id: request.params.userId });
   return reply.code(204).send();
 });

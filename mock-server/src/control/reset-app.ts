@@ -1,6 +1,6 @@
 import { appOf, defineControlRoute } from "./route.ts";
 
 export default defineControlRoute("resetApp", async (request, reply) => {
-  request.server.emulator.apps.reset(appOf(request).appId);
+  await request.server.emulator.apps.reset((await appOf(request)).appId);
   return reply.code(204).send();
 });

@@ -3,9 +3,9 @@ import { appOf, defineControlRoute } from "./route.ts";
 
 /** Ends all of a user's sessions: its refresh tokens stop working (access tokens run out on their own). */
 export default defineControlRoute("revokeUserSessions", async (request, reply) => {
-  const app = appOf(request);
-  const { user } = findUser(app, request.params.userId);
-  if (user) app.sessions.removeForUser(user.id);
+  const app = await appOf(request);
+  const { user } = await findUser(app, request.params.userId);
+  if (user) await app.sessions.removeForUser(user.id);
   request.server.emulator.events.emit({
     type: "user",
     appId: app.appId,

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { controlErrors } from "../errors/catalogue.ts";
 import type { ControlOperations, RouteTypes } from "../openapi/types.ts";
-import type { AppRuntime } from "../state/app-runtime.ts";
+import type { AppRuntime } from "../runtime/app-runtime.ts";
 
 export type ControlOperationId = keyof ControlOperations;
 export type ControlRequest<K extends ControlOperationId> = FastifyRequest<RouteTypes<ControlOperations[K]>>;
@@ -23,9 +23,9 @@ export function defineControlRoute<K extends ControlOperationId>(
 }
 
 /** The app named by the `appId` path parameter, or the control API's 404. */
-export function appOf(request: FastifyRequest): AppRuntime {
+export async function appOf(request: FastifyRequest): Promise<AppRuntime> {
   const appId = (request.params as { appId: string }).appId;
-  const app = request.server.emulator.apps.get(appId);
+  const app = await request.server.emulator.apps.get(appId);
   if (!app) throw controlErrors.notFound(`no app with id '${appId}'`);
   return app;
 }

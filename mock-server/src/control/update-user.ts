@@ -5,16 +5,17 @@ import { userView } from "./views.ts";
 
 /** Disables (ending every session) or enables a user object. */
 export default defineControlRoute("updateUser", async (request) => {
-  const app = appOf(request);
-  const { user } = findUser(app, request.params.userId);
-  if (!user) throw controlErrors.conflict("a registration without a user object cannot be disabled");
-  user.disabled = request.body.disabled;
-  if (user.disabled) app.sessions.removeForUser(user.id);
+  const app = await appOf(request);
+  const { user: found } = await findUser(app, request.params.userId);
+  if (!found) throw controlErrors.conflict("a registration without a user object cannot be disabled");
+  const user = await app.users.update(found.id, { disabled: request.body.disabled });
+  if (!user) throw controlErrors.notFound(`no user with id '${found.id}' in app '${app.appId}'`);
+  if (user.disabled) await app.sessions.removeForUser(user.id);
   request.server.emulator.events.emit({
     type: "user",
     appId: app.appId,
     action: user.disabled ? "disabled" : "enabled",
     id: user.id,
   });
-  return userView(app, user);
+  return await userView(app, user);
 });

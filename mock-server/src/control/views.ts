@@ -1,16 +1,21 @@
 /** How the control API shows the emulator's records (the control document's User, AppDetails…). */
 import type { ControlSchemas } from "../openapi/types.ts";
-import type { AppRuntime } from "../state/app-runtime.ts";
+import type { AppRuntime } from "../runtime/app-runtime.ts";
+import type { Emulator } from "../runtime/emulator.ts";
 import { clockView } from "../state/clock.ts";
-import type { Emulator } from "../state/emulator.ts";
-import type { StoredUser, StoredUserpassAccount } from "../state/users.ts";
+import type { StoredUser, StoredUserpassAccount } from "../store/store.ts";
 import { iso } from "./route.ts";
 
 type User = ControlSchemas["User"];
 type AppConfig = ControlSchemas["AppConfig"];
 
-export function userView(app: AppRuntime, user: StoredUser): User {
-  const email = app.users.emailOf(user) ?? (typeof user.data.email === "string" ? user.data.email : undefined);
+export async function userView(app: AppRuntime, user: StoredUser): Promise<User> {
+  const [ownEmail, sessions, apiKeys] = await Promise.all([
+    app.users.emailOf(user),
+    app.sessions.forUser(user.id),
+    app.apiKeys.forUser(user.id),
+  ]);
+  const email = ownEmail ?? (typeof user.data.email === "string" ? user.data.email : undefined);
   return {
     id: user.id,
     status: "active",
@@ -20,13 +25,13 @@ export function userView(app: AppRuntime, user: StoredUser): User {
     createdAt: iso(user.createdAt),
     ...(user.lastLoginAt !== undefined ? { lastLoginAt: iso(user.lastLoginAt) } : {}),
     identities: user.identities.map((i) => ({ id: i.id, provider_type: i.provider_type, provider_id: i.provider_id })),
-    sessions: app.sessions.forUser(user.id).map((s) => ({
+    sessions: sessions.map((s) => ({
       id: s.id,
       createdAt: iso(s.createdAt),
       deviceId: s.deviceId,
       providerType: s.providerType,
     })),
-    apiKeys: app.apiKeys.forUser(user.id).map((k) => ({ _id: k.id, name: k.name, disabled: k.disabled })),
+    apiKeys: apiKeys.map((k) => ({ _id: k.id, name: k.name, disabled: k.disabled })),
   };
 }
 
@@ -45,10 +50,10 @@ export function registrationView(account: StoredUserpassAccount): User {
   };
 }
 
-export function allUserViews(app: AppRuntime): User[] {
+export async function allUserViews(app: AppRuntime): Promise<User[]> {
   const views: { at: number; view: User }[] = [];
-  for (const user of app.users.users_()) views.push({ at: user.createdAt, view: userView(app, user) });
-  for (const account of app.users.accounts_()) {
+  for (const user of await app.users.list()) views.push({ at: user.createdAt, view: await userView(app, user) });
+  for (const account of await app.users.accounts()) {
     if (account.userId === null) views.push({ at: account.createdAt, view: registrationView(account) });
   }
   return views.sort((a, b) => a.at - b.at).map((v) => v.view);
@@ -62,19 +67,20 @@ export function redactedConfig(config: AppConfig): AppConfig {
   return copy;
 }
 
-export function appSummary(emulator: Emulator, app: AppRuntime): ControlSchemas["AppSummary"] {
+export async function appSummary(emulator: Emulator, app: AppRuntime): Promise<ControlSchemas["AppSummary"]> {
+  const [counts, mail] = await Promise.all([app.store.counts(), emulator.store.mail.count({ appId: app.appId })]);
   return {
     appId: app.appId,
     createdAt: iso(app.createdAt),
-    users: app.users.userCount,
-    pendingUsers: app.users.pendingCount,
-    mail: emulator.mail.count({ appId: app.appId }),
+    users: counts.users,
+    pendingUsers: counts.pendingUsers,
+    mail,
   };
 }
 
-export function appDetails(emulator: Emulator, app: AppRuntime): ControlSchemas["AppDetails"] {
+export async function appDetails(emulator: Emulator, app: AppRuntime): Promise<ControlSchemas["AppDetails"]> {
   return {
-    ...appSummary(emulator, app),
+    ...(await appSummary(emulator, app)),
     domainId: app.domainId,
     watchers: app.watchers,
     clock: clockView(app.clock),

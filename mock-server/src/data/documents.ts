@@ -157,3 +157,15 @@ export function idRepr(id: unknown): string {
 export function isDocument(value: unknown): value is Document {
   return value !== null && typeof value === "object" && !Array.isArray(value) && isPlain(value);
 }
+
+/** A change to one document, as change streams describe it. */
+export interface ChangeEvent {
+  database: string;
+  collection: string;
+  operationType: "insert" | "update" | "replace" | "delete";
+  documentKey: { _id: unknown };
+  fullDocument?: Document;
+  updateDescription?: { updatedFields: Document; removedFields: string[]; truncatedArrays: unknown[] };
+  /** The document before a delete (never sent; lets rules decide who may see the event). */
+  before?: Document;
+}

@@ -2,16 +2,20 @@
  * The `mongodb-atlas` service actions (`find`, `insertOne`, `aggregate`, …) with the argument
  * shapes the SDKs send and the result types the service answers (`count` as Int64, matched /
  * modified / deleted counts as Int32). Query, update and aggregation semantics are mingo's.
+ *
+ * Each action reads what it needs from the app's document store (the query, narrowed by the rule,
+ * goes along so a store can fetch less: store/postgres/pushdown.ts), decides synchronously under
+ * the query limits, and writes through one atomic `write` of the store.
  */
 import { Int32, Long, ObjectId } from "bson";
+import type { AppConfig } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import type { AppRuntime } from "../state/app-runtime.ts";
-import type { Collection } from "./collections.ts";
-import { cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
+import type { AppliedChanges, DocumentChange, DocumentStore, WritePlan } from "../store/store.ts";
+import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
 import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
-import { queryLimitsOf, withQueryLimits } from "./query-limits.ts";
+import { type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
-import { narrow, type Principal, type RuleFilter, Rules } from "./rules.ts";
+import { narrow, type Principal, Rules } from "./rules.ts";
 
 export const mongoServiceName = "mongodb-atlas";
 export const maxResults = 50_000;
@@ -201,81 +205,103 @@ function applyTo(
   return { doc, modifiedPaths };
 }
 
+/** What an action needs of its app: the settings (rules, limits) and the documents. */
+export interface MongoApp {
+  readonly config: AppConfig;
+  readonly data: DocumentStore;
+}
+
+/** The collections a pipeline reads besides its own (`$lookup`, `$graphLookup`, `$unionWith`, nested too). */
+export function referencedCollections(node: unknown, found = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) {
+    for (const item of node) referencedCollections(item, found);
+    return found;
+  }
+  if (!isDocument(node)) return found;
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === "$lookup" || key === "$graphLookup") && isDocument(value) && typeof value.from === "string")
+      found.add(value.from);
+    if (key === "$unionWith") {
+      if (typeof value === "string") found.add(value);
+      else if (isDocument(value) && typeof value.coll === "string") found.add(value.coll);
+    }
+    referencedCollections(value, found);
+  }
+  return found;
+}
+
+interface UpdateOptions {
+  many: boolean;
+  upsert: boolean;
+  arrayFilters: unknown;
+  replace: boolean;
+  sort?: Document;
+}
+
+interface UpdateResult {
+  matched: number;
+  modified: number;
+  upsertedId?: unknown;
+  before?: Document;
+  after?: Document;
+}
+
 export class MongoService {
   private readonly rules: Rules;
+  private readonly limits: QueryLimits;
+  /** Every synchronous part of one action runs before this moment (performance.now()). */
+  private deadline = 0;
 
   constructor(
-    private readonly app: AppRuntime,
+    private readonly app: MongoApp,
     private readonly principal: Principal,
   ) {
     this.rules = new Rules(app.config);
+    this.limits = queryLimitsOf(app.config);
   }
 
-  private resolver =
-    (readFrom: string) =>
-    (name: string): Document[] => {
-      const c = this.app.data.existing(readFrom, name);
-      if (!c) return [];
-      const filter = this.rules.read(this.principal, readFrom, name);
-      if (filter === null) return [];
-      return this.matching(c, filter, {});
-    };
-
-  private matching(collection: Collection, filter: Document, query: Document): Document[] {
-    const docs = collection.values();
-    const all = narrow(query, filter);
-    if (Object.keys(all).length === 0) return docs;
+  /** Runs a synchronous part of the action under the query limits (docs/decisions/0006-query-limits.md). */
+  private limited<T>(fn: () => T): T {
     try {
-      const q = compileQuery(all);
-      return docs.filter((d) => q.test(d));
+      return withQueryLimits(this.limits, fn, this.deadline);
     } catch (error) {
       mongoError(error);
     }
   }
 
-  private readable(database: string, name: string): { collection: Collection | undefined; filter: RuleFilter } {
-    return {
-      collection: this.app.data.existing(database, name),
-      filter: this.rules.read(this.principal, database, name),
-    };
+  private matching(docs: Document[], query: Document): Document[] {
+    if (Object.keys(query).length === 0) return docs;
+    const q = compileQuery(query);
+    return docs.filter((d) => q.test(d));
   }
 
   /** Checks a query the way the server does, even when there is nothing to run it on. */
   private checkQuery(query: Document): void {
     if (Object.keys(query).length === 0) return;
-    try {
-      compileQuery(query);
-    } catch (error) {
-      mongoError(error);
-    }
-  }
-
-  private publish(c: Collection, event: Omit<Parameters<AppRuntime["data"]["publish"]>[0], "database" | "collection">) {
-    this.app.data.publish({ database: c.database, collection: c.name, ...event });
+    this.limited(() => compileQuery(query));
   }
 
   /**
-   * Runs one action under the app's query limits (a deadline and a memory ceiling:
-   * docs/decisions/0006-query-limits.md).
+   * Runs one action: reads, then decides under the query limits (a deadline for the whole action
+   * and a memory ceiling), then writes.
    */
   async run(action: MongoAction, args: Document): Promise<unknown> {
-    return withQueryLimits(queryLimitsOf(this.app.config), () => this.dispatch(action, args));
-  }
-
-  private dispatch(action: MongoAction, args: Document): unknown {
+    this.deadline = performance.now() + this.limits.timeoutMs;
     const database = requireString(args, "database");
     const name = requireString(args, "collection");
     switch (action) {
       case "find":
         return this.find(database, name, args);
       case "findOne":
-        return this.find(database, name, { ...args, limit: 1 })[0] ?? null;
+        return (await this.find(database, name, { ...args, limit: 1 }))[0] ?? null;
       case "count": {
         const query = optionalDocument(args, "query");
         this.checkQuery(query);
-        const { collection, filter } = this.readable(database, name);
-        if (!collection || filter === null) return Long.fromNumber(0);
-        const n = this.matching(collection, filter, query).length;
+        const filter = this.rules.read(this.principal, database, name);
+        if (filter === null) return Long.fromNumber(0);
+        const all = narrow(query, filter);
+        const docs = await this.app.data.read(database, name, all);
+        const n = this.limited(() => this.matching(docs, all).length);
         const limit = optionalLimit(args);
         return Long.fromNumber(limit === undefined ? n : Math.min(n, limit));
       }
@@ -284,7 +310,7 @@ export class MongoService {
       case "insertOne": {
         const document = args.document;
         if (!isDocument(document)) throw errors.mongo("'document' must be a document");
-        const [id] = this.insert(database, name, [document]);
+        const [id] = await this.insert(database, name, [document]);
         return { insertedId: id };
       }
       case "insertMany": {
@@ -292,11 +318,11 @@ export class MongoService {
         if (!Array.isArray(documents)) throw errors.mongo("'documents' must be an array");
         if (documents.length === 0) throw errors.mongo("must provide at least one element");
         if (!documents.every(isDocument)) throw errors.mongo("'documents' must only contain documents");
-        return { insertedIds: this.insert(database, name, documents as Document[]) };
+        return { insertedIds: await this.insert(database, name, documents as Document[]) };
       }
       case "updateOne":
       case "updateMany": {
-        const result = this.update(database, name, optionalDocument(args, "query"), args.update, {
+        const result = await this.update(database, name, optionalDocument(args, "query"), args.update, {
           many: action === "updateMany",
           upsert: args.upsert === true,
           arrayFilters: args.arrayFilters,
@@ -309,19 +335,23 @@ export class MongoService {
         };
       }
       case "deleteOne":
-      case "deleteMany":
-        return {
-          deletedCount: new Int32(
-            this.delete(database, name, optionalDocument(args, "query"), action === "deleteMany", undefined).length,
-          ),
-        };
+      case "deleteMany": {
+        const deleted = await this.delete(
+          database,
+          name,
+          optionalDocument(args, "query"),
+          action === "deleteMany",
+          undefined,
+        );
+        return { deletedCount: new Int32(deleted.length) };
+      }
       case "findOneAndUpdate":
       case "findOneAndReplace": {
         const replace = action === "findOneAndReplace";
         // realm-web 2.0.1 sends findOneAndDelete as findOneAndReplace without `update`: the service
         // then replaces the match with an empty document (only `_id` is left), and so do we.
         const spec = replace && args.update === undefined ? {} : args.update;
-        const result = this.update(database, name, optionalDocument(args, "filter"), spec, {
+        const result = await this.update(database, name, optionalDocument(args, "filter"), spec, {
           many: false,
           upsert: args.upsert === true,
           arrayFilters: undefined,
@@ -332,7 +362,7 @@ export class MongoService {
         return doc ? this.project(doc, optionalDocument(args, "projection")) : null;
       }
       case "findOneAndDelete": {
-        const [doc] = this.delete(
+        const [doc] = await this.delete(
           database,
           name,
           optionalDocument(args, "filter"),
@@ -346,29 +376,22 @@ export class MongoService {
 
   private project(doc: Document, projection: Document): Document {
     if (Object.keys(projection).length === 0) return doc;
-    try {
-      return find([doc], {}, { projection })[0] ?? doc;
-    } catch (error) {
-      mongoError(error);
-    }
+    return this.limited(() => find([doc], {}, { projection })[0] ?? doc);
   }
 
-  private find(database: string, name: string, args: Document): Document[] {
+  private async find(database: string, name: string, args: Document): Promise<Document[]> {
     this.checkQuery(optionalDocument(args, "query"));
-    const { collection, filter } = this.readable(database, name);
-    if (!collection || filter === null) return [];
+    const filter = this.rules.read(this.principal, database, name);
+    if (filter === null) return [];
     const query = narrow(optionalDocument(args, "query"), filter);
     const projection = optionalDocument(args, "project");
     const sort = optionalDocument(args, "sort");
     const limit = Math.min(optionalLimit(args) ?? maxResults, maxResults);
-    try {
-      return find(collection.values(), query, { projection, sort, limit }).map((d) => cloneValue(d));
-    } catch (error) {
-      mongoError(error);
-    }
+    const docs = await this.app.data.read(database, name, query);
+    return this.limited(() => find(docs, query, { projection, sort, limit }).map((d) => cloneValue(d)));
   }
 
-  private aggregate(database: string, name: string, args: Document): Document[] {
+  private async aggregate(database: string, name: string, args: Document): Promise<Document[]> {
     const pipeline = args.pipeline;
     if (!Array.isArray(pipeline) || !pipeline.every(isDocument))
       throw errors.mongo("'pipeline' must be an array of stages");
@@ -376,76 +399,97 @@ export class MongoService {
       const op = Object.keys(stage)[0];
       if (op === "$out" || op === "$merge") throw errors.mongo(`${op} is not allowed in this context`);
     }
-    const { collection, filter } = this.readable(database, name);
+    const filter = this.rules.read(this.principal, database, name);
     if (filter === null) return [];
     const stages =
       Object.keys(filter).length > 0 ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
-    try {
-      const out = aggregate(collection?.values() ?? [], stages, { collectionResolver: this.resolver(database) });
-      return out.slice(0, maxResults).map((d) => cloneValue(d as Document));
-    } catch (error) {
-      mongoError(error);
+    // A leading $match narrows what the store fetches, like the rule's filter.
+    const first = pipeline[0] as Document | undefined;
+    const leading = isDocument(first?.$match) ? first.$match : {};
+    const docs = await this.app.data.read(database, name, narrow(leading, filter));
+    // The other collections the pipeline reads, each as its read rule lets the caller see it.
+    const others = new Map<string, { docs: Document[]; filter: Document }>();
+    for (const other of referencedCollections(pipeline)) {
+      const otherFilter = this.rules.read(this.principal, database, other);
+      if (otherFilter === null) continue;
+      others.set(other, { docs: await this.app.data.read(database, other, otherFilter), filter: otherFilter });
     }
+    return this.limited(() => {
+      const visible = new Map<string, Document[]>();
+      const collectionResolver = (other: string): Document[] => {
+        let found = visible.get(other);
+        if (!found) {
+          const source = others.get(other);
+          found = source ? this.matching(source.docs, source.filter) : [];
+          visible.set(other, found);
+        }
+        return found;
+      };
+      const out = aggregate(docs, stages, { collectionResolver });
+      return out.slice(0, maxResults).map((d) => cloneValue(d as Document));
+    });
   }
 
-  private insert(database: string, name: string, documents: Document[]): unknown[] {
+  private async insert(database: string, name: string, documents: Document[]): Promise<unknown[]> {
     const allowed = this.rules.insert(this.principal, database, name);
-    const collection = this.app.data.collection(database, name);
-    const ids: unknown[] = [];
-    for (const original of documents) {
-      const doc = cloneValue(original);
-      if (doc._id === undefined) doc._id = new ObjectId();
-      if (allowed === null || !this.test(allowed, doc)) throw errors.mongo("insert not permitted");
-      if (!collection.insert(doc)) {
-        throw errors.mongo(
-          `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${idRepr(doc._id)} }`,
-        );
-      }
-      ids.push(doc._id);
-      this.publish(collection, {
-        operationType: "insert",
-        documentKey: { _id: doc._id },
-        fullDocument: cloneValue(doc),
+    const outcome = await this.app.data.write(database, name, async () => {
+      const docs: Document[] = [];
+      let refused: unknown = null;
+      this.limited(() => {
+        for (const original of documents) {
+          const doc = cloneValue(original);
+          if (doc._id === undefined) doc._id = new ObjectId();
+          if (allowed === null || !this.test(allowed, doc)) {
+            // MongoDB's ordered insert: the documents before the refused one stay inserted.
+            refused = errors.mongo("insert not permitted");
+            break;
+          }
+          docs.push(doc);
+        }
       });
+      const plan: WritePlan<{ docs: Document[]; applied: AppliedChanges; refused: unknown }> = {
+        changes: docs.map((doc) => ({ op: "insert", doc })),
+        events: (applied) =>
+          docs.slice(0, applied.applied).map((doc) => ({
+            database,
+            collection: name,
+            operationType: "insert" as const,
+            documentKey: { _id: doc._id },
+            fullDocument: cloneValue(doc),
+          })),
+        result: (applied) => ({ docs, applied, refused }),
+      };
+      return plan;
+    });
+    const { docs, applied, refused } = outcome;
+    if (applied.duplicateAt !== undefined) {
+      const doc = docs[applied.duplicateAt]!;
+      throw errors.mongo(
+        `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${idRepr(doc._id)} }`,
+      );
     }
-    return ids;
+    if (refused) throw refused;
+    return docs.map((d) => d._id);
   }
 
   private test(filter: Document, doc: Document): boolean {
     if (Object.keys(filter).length === 0) return true;
-    try {
-      return compileQuery(filter).test(doc);
-    } catch (error) {
-      mongoError(error);
-    }
+    return compileQuery(filter).test(doc);
   }
 
-  private targets(
-    collection: Collection | undefined,
-    filter: Document,
-    query: Document,
-    sort: Document | undefined,
-    many: boolean,
-  ) {
-    if (!collection) return [];
-    let docs = this.matching(collection, filter, query);
-    if (sort && Object.keys(sort).length > 0 && docs.length > 1) {
-      try {
-        docs = find(docs, {}, { sort });
-      } catch (error) {
-        mongoError(error);
-      }
-    }
-    return many ? docs : docs.slice(0, 1);
+  private targets(docs: Document[], query: Document, sort: Document | undefined, many: boolean): Document[] {
+    let matched = this.matching(docs, query);
+    if (sort && Object.keys(sort).length > 0 && matched.length > 1) matched = find(matched, {}, { sort });
+    return many ? matched : matched.slice(0, 1);
   }
 
-  private update(
+  private async update(
     database: string,
     name: string,
     query: Document,
     spec: unknown,
-    options: { many: boolean; upsert: boolean; arrayFilters: unknown; replace: boolean; sort?: Document },
-  ): { matched: number; modified: number; upsertedId?: unknown; before?: Document; after?: Document } {
+    options: UpdateOptions,
+  ): Promise<UpdateResult> {
     if (!isDocument(spec) && !(Array.isArray(spec) && spec.every(isDocument)))
       throw errors.mongo("'update' must be a document");
     if (options.replace) {
@@ -459,12 +503,37 @@ export class MongoService {
     const arrayFilters = Array.isArray(options.arrayFilters) ? (options.arrayFilters as Document[]) : undefined;
     const writeFilter = this.rules.write(this.principal, database, name);
     if (writeFilter === null) throw errors.mongo("update not permitted");
-    const collection = this.app.data.existing(database, name);
     this.checkQuery(query);
-    const targets = this.targets(collection, writeFilter, query, options.sort, options.many);
+    const all = narrow(query, writeFilter);
+    const outcome = await this.app.data.write(database, name, async (view) => {
+      const docs = await view.read(all);
+      return this.limited(() =>
+        this.planUpdate(database, name, docs, all, query, spec as UpdateSpec, writeFilter, arrayFilters, options),
+      );
+    });
+    if (outcome.duplicate !== undefined) {
+      throw errors.mongo(
+        `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${idRepr(outcome.duplicate)} }`,
+      );
+    }
+    return outcome.result;
+  }
 
+  /** What an update changes, decided over the documents it read (all or nothing: a refusal writes none). */
+  private planUpdate(
+    database: string,
+    name: string,
+    docs: Document[],
+    all: Document,
+    query: Document,
+    spec: UpdateSpec,
+    writeFilter: Document,
+    arrayFilters: Document[] | undefined,
+    options: UpdateOptions,
+  ): WritePlan<{ result: UpdateResult; duplicate?: unknown }> {
+    const targets = this.targets(docs, all, options.sort, options.many);
     if (targets.length === 0) {
-      if (!options.upsert) return { matched: 0, modified: 0 };
+      if (!options.upsert) return nothing({ result: { matched: 0, modified: 0 } });
       // MongoDB's upsert: the query's equality fields seed the new document (a replacement takes
       // only its `_id`), then the update applies; `_id` pinned by the query cannot change.
       const seed = seedFromQuery(query);
@@ -478,16 +547,37 @@ export class MongoService {
         }
         doc = { ...(seed._id !== undefined ? { _id: seed._id } : {}), ...replacement };
       } else {
-        doc = this.safeApply(seed, spec as UpdateSpec, arrayFilters, true).doc;
+        doc = applyTo(seed, spec, arrayFilters, true).doc;
         if (seed._id !== undefined && idRepr(doc._id) !== idRepr(seed._id))
           throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
       }
-      const [id] = this.insert(database, name, [doc]);
-      const inserted = this.app.data.collection(database, name).byId(id);
-      return { matched: 0, modified: 0, upsertedId: id, after: inserted ? cloneValue(inserted) : undefined };
+      if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
+      const allowed = this.rules.insert(this.principal, database, name);
+      if (allowed === null || !this.test(allowed, doc)) throw errors.mongo("insert not permitted");
+      const inserted = doc;
+      return {
+        changes: [{ op: "insert", doc: inserted }],
+        events: (applied) =>
+          applied.applied === 1
+            ? [
+                {
+                  database,
+                  collection: name,
+                  operationType: "insert",
+                  documentKey: { _id: inserted._id },
+                  fullDocument: cloneValue(inserted),
+                },
+              ]
+            : [],
+        result: (applied) =>
+          applied.duplicateAt !== undefined
+            ? { result: { matched: 0, modified: 0 }, duplicate: inserted._id }
+            : {
+                result: { matched: 0, modified: 0, upsertedId: inserted._id, after: cloneValue(inserted) },
+              },
+      };
     }
 
-    const target = collection!;
     const results: { before: Document; after: Document; paths: string[] }[] = [];
     for (const current of targets) {
       let after: Document;
@@ -500,7 +590,7 @@ export class MongoService {
         after._id = current._id;
         paths = ["*"];
       } else {
-        ({ doc: after, modifiedPaths: paths } = this.safeApply(current, spec as UpdateSpec, arrayFilters, false));
+        ({ doc: after, modifiedPaths: paths } = applyTo(current, spec, arrayFilters, false));
         if (idRepr(after._id) !== idRepr(current._id)) {
           throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
         }
@@ -509,68 +599,80 @@ export class MongoService {
       if (!this.test(writeFilter, after)) throw errors.mongo("update not permitted");
       results.push({ before: cloneValue(current), after, paths });
     }
-    let modified = 0;
+    const changes: DocumentChange[] = [];
+    const events: ChangeEvent[] = [];
     for (const { after, paths } of results) {
       if (paths.length === 0) continue;
-      modified++;
-      target.replace(after);
+      changes.push({ op: "replace", doc: after });
       if (options.replace) {
-        this.publish(target, {
+        events.push({
+          database,
+          collection: name,
           operationType: "replace",
           documentKey: { _id: after._id },
           fullDocument: cloneValue(after),
         });
-      } else {
-        const updatedFields: Document = {};
-        const removedFields: string[] = [];
-        for (const path of paths) {
-          const value = path
-            .split(".")
-            .reduce<unknown>((v, k) => (isDocument(v) || Array.isArray(v) ? (v as Document)[k] : undefined), after);
-          if (value === undefined) removedFields.push(path);
-          else updatedFields[path] = cloneValue(value);
-        }
-        this.publish(target, {
-          operationType: "update",
-          documentKey: { _id: after._id },
-          fullDocument: cloneValue(after),
-          updateDescription: { updatedFields, removedFields, truncatedArrays: [] },
-        });
+        continue;
       }
+      const updatedFields: Document = {};
+      const removedFields: string[] = [];
+      for (const path of paths) {
+        const value = path
+          .split(".")
+          .reduce<unknown>((v, k) => (isDocument(v) || Array.isArray(v) ? (v as Document)[k] : undefined), after);
+        if (value === undefined) removedFields.push(path);
+        else updatedFields[path] = cloneValue(value);
+      }
+      events.push({
+        database,
+        collection: name,
+        operationType: "update",
+        documentKey: { _id: after._id },
+        fullDocument: cloneValue(after),
+        updateDescription: { updatedFields, removedFields, truncatedArrays: [] },
+      });
     }
     const first = results[0]!;
-    return { matched: results.length, modified, before: first.before, after: cloneValue(first.after) };
+    const result: UpdateResult = {
+      matched: results.length,
+      modified: changes.length,
+      before: first.before,
+      after: cloneValue(first.after),
+    };
+    return { changes, events: () => events, result: () => ({ result }) };
   }
 
-  private safeApply(
-    doc: Document,
-    spec: UpdateSpec,
-    arrayFilters: Document[] | undefined,
-    upsertInsert: boolean,
-  ): Applied {
-    try {
-      return applyTo(doc, spec, arrayFilters, upsertInsert);
-    } catch (error) {
-      mongoError(error);
-    }
-  }
-
-  private delete(
+  private async delete(
     database: string,
     name: string,
     query: Document,
     many: boolean,
     sort: Document | undefined,
-  ): Document[] {
+  ): Promise<Document[]> {
     const deleteFilter = this.rules.delete(this.principal, database, name);
     if (deleteFilter === null) throw errors.mongo("delete not permitted");
     this.checkQuery(query);
-    const collection = this.app.data.existing(database, name);
-    const targets = this.targets(collection, deleteFilter, query, sort, many);
-    for (const doc of targets) {
-      collection!.delete(doc._id);
-      this.publish(collection!, { operationType: "delete", documentKey: { _id: doc._id }, before: doc });
-    }
-    return targets.map((d) => cloneValue(d));
+    const all = narrow(query, deleteFilter);
+    return this.app.data.write(database, name, async (view) => {
+      const docs = await view.read(all);
+      const targets = this.limited(() => this.targets(docs, all, sort, many).map((d) => cloneValue(d)));
+      return {
+        changes: targets.map((doc) => ({ op: "delete" as const, id: doc._id })),
+        events: () =>
+          targets.map((doc) => ({
+            database,
+            collection: name,
+            operationType: "delete" as const,
+            documentKey: { _id: doc._id },
+            before: doc,
+          })),
+        result: () => targets,
+      };
+    });
   }
+}
+
+/** A plan that changes nothing. */
+function nothing<T>(result: T): WritePlan<T> {
+  return { changes: [], events: () => [], result: () => result };
 }

@@ -40,11 +40,16 @@ let active: Budget | null = null;
 
 /**
  * Runs `fn` under a budget. Nested calls (a `$lookup`'s sub-pipeline, a function's action inside
- * another) share the outer budget.
+ * another) share the outer budget. An action that reads before it decides passes the deadline it
+ * set when it started (`performance.now()` based), so the reading counts against its time too.
  */
-export function withQueryLimits<T>(limits: QueryLimits, fn: () => T): T {
+export function withQueryLimits<T>(
+  limits: QueryLimits,
+  fn: () => T,
+  deadline: number = performance.now() + limits.timeoutMs,
+): T {
   if (active !== null) return fn();
-  active = new Budget(performance.now() + limits.timeoutMs, limits.memoryLimitBytes);
+  active = new Budget(deadline, limits.memoryLimitBytes);
   try {
     return fn();
   } finally {

@@ -6,7 +6,7 @@
  */
 import type { AppConfig, CollectionRule } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import type { StoredUser } from "../state/users.ts";
+import type { StoredUser } from "../store/store.ts";
 import type { Document } from "./documents.ts";
 
 export type Principal = { kind: "system" } | { kind: "user"; user: StoredUser };

@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { emailJsErrors as errors } from "../errors/catalogue.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
-import type { EmailJsAccount } from "../state/emailjs-accounts.ts";
+import type { EmailJsAccount } from "../runtime/emailjs-accounts.ts";
 import type { EmailJsOperationId } from "./route.ts";
 import { checkRecipients, renderTemplate } from "./template.ts";
 
@@ -67,7 +67,7 @@ export async function deliver(
 ): Promise<FastifyReply> {
   const { emulator } = request.server;
   if (input.userId === undefined || input.userId === "") throw errors.userIdRequired();
-  const account = emulator.emailjs.get(input.userId);
+  const account = await emulator.emailjs.get(input.userId);
   if (!account) throw errors.publicKeyInvalid();
   request.emailJs = { account, body: input.journalBody };
 
@@ -96,7 +96,7 @@ export async function deliver(
 
   const fromName = text(template.fromName).trim();
   const replyTo = text(template.replyTo).trim();
-  emulator.mail.add({
+  await emulator.sendMail({
     source: "emailjs",
     account: account.publicKey,
     kind: template.id,

@@ -4,7 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { EmailJsOperations, RouteTypes } from "../openapi/types.ts";
-import type { EmailJsAccount } from "../state/emailjs-accounts.ts";
+import type { EmailJsAccount } from "../runtime/emailjs-accounts.ts";
 
 export type EmailJsOperationId = keyof EmailJsOperations;
 export type EmailJsRequest<K extends EmailJsOperationId> = FastifyRequest<RouteTypes<EmailJsOperations[K]>>;

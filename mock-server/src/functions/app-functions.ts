@@ -6,20 +6,25 @@
 import { EJSON } from "bson";
 import { defaultFunctionTimeoutMs } from "../config/app-config.ts";
 import { toEJSONText } from "../data/documents.ts";
-import { isMongoAction, MongoService } from "../data/mongo-actions.ts";
+import { isMongoAction, type MongoApp, MongoService } from "../data/mongo-actions.ts";
 import type { Principal } from "../data/rules.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import type { AppRuntime } from "../state/app-runtime.ts";
-import type { Emulator } from "../state/emulator.ts";
-import type { StoredUser } from "../state/users.ts";
+import type { EventBus } from "../state/events.ts";
+import type { StoredUser } from "../store/store.ts";
 import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
 import { ExecutionMemoryLimit, ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
 
 /** A worker idle this long is stopped (the app gets a new one on its next call). */
 const idleWorkerMs = 30_000;
 
+/** What functions need of their app (runtime/app-runtime.ts provides it). */
+export interface FunctionApp extends MongoApp {
+  readonly appId: string;
+  readonly domainId: string;
+  customUserData(userId: string): Promise<Record<string, unknown> | undefined>;
+}
+
 interface CallInfo {
-  emulator: Emulator;
   principal: Principal;
   user: StoredUser | null;
   deadline: number;
@@ -42,8 +47,9 @@ export class AppFunctions implements SandboxHost {
   private readonly calls = new Map<number, CallInfo>();
 
   constructor(
-    private readonly app: AppRuntime,
+    private readonly app: FunctionApp,
     private readonly folder: FunctionFolder | null,
+    private readonly events: EventBus,
   ) {
     for (const [name, fn] of Object.entries(app.config.functions ?? {})) {
       this.inline.set(name, {
@@ -82,20 +88,21 @@ export class AppFunctions implements SandboxHost {
     return this.sandbox;
   }
 
-  private userView(user: StoredUser | null) {
+  private async userView(user: StoredUser | null) {
     if (!user) return { id: "", type: "system", data: {}, identities: [], custom_data: {} };
     return {
       id: user.id,
       type: user.type,
       data: user.data,
       identities: user.identities.map((i) => ({ id: i.id, provider_type: i.provider_type })),
-      custom_data: this.app.customUserData(user.id) ?? {},
+      custom_data: (await this.app.customUserData(user.id)) ?? {},
     };
   }
 
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
+    const user = await this.userView(info.user);
     const sandbox = this.sandboxFor();
-    const callText = EJSON.stringify({ user: this.userView(info.user), request: {} }, { relaxed: false });
+    const callText = EJSON.stringify({ user, request: {} }, { relaxed: false });
     const { callId, result } = sandbox.run({ fn, argsText, callText, deadline: info.deadline });
     this.calls.set(callId, info);
     try {
@@ -122,13 +129,12 @@ export class AppFunctions implements SandboxHost {
   }
 
   /** Calls a function with canonical-EJSON arguments; answers its result as canonical EJSON text. */
-  async callFromText(emulator: Emulator, name: string, argsText: string, options: RunOptions): Promise<string> {
+  async callFromText(name: string, argsText: string, options: RunOptions): Promise<string> {
     const fn = this.resolve(name);
     if (!fn || (options.fromClient && fn.private)) throw errors.functionNotFound(name);
     const timeout = this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs;
     const system = options.system || fn.runAsSystem;
     return this.execute(fn, argsText, {
-      emulator,
       name,
       user: options.user,
       principal: system ? { kind: "system" } : options.user ? { kind: "user", user: options.user } : { kind: "system" },
@@ -137,19 +143,19 @@ export class AppFunctions implements SandboxHost {
   }
 
   /** Calls a function with JS values (for the service's own calls: confirmation, reset, authentication). */
-  async run(emulator: Emulator, name: string, args: unknown[], options: RunOptions): Promise<unknown> {
-    const text = await this.callFromText(emulator, name, EJSON.stringify(args, { relaxed: false }), options);
+  async run(name: string, args: unknown[], options: RunOptions): Promise<unknown> {
+    const text = await this.callFromText(name, EJSON.stringify(args, { relaxed: false }), options);
     return EJSON.parse(text, { relaxed: true });
   }
 
   /** The custom-function provider: the configured function maps a login payload to an identity id. */
-  async runAuthFunction(emulator: Emulator, payload: Record<string, unknown>): Promise<string> {
+  async runAuthFunction(payload: Record<string, unknown>): Promise<string> {
     const name = this.app.config.providers?.["custom-function"]?.authFunctionName;
     if (!name) throw errors.providerNotEnabled("custom-function");
     let result: unknown;
     try {
       // The payload arrives as canonical EJSON already; pass it through as the single argument.
-      const text = await this.callFromText(emulator, name, JSON.stringify([payload]), { user: null, system: true });
+      const text = await this.callFromText(name, JSON.stringify([payload]), { user: null, system: true });
       result = EJSON.parse(text, { relaxed: true });
     } catch (error) {
       if ((error as { errorCode?: string }).errorCode === "FunctionNotFound") throw error;
@@ -196,7 +202,8 @@ export class AppFunctions implements SandboxHost {
 
   log(callId: number, text: string): void {
     const info = this.calls.get(callId);
-    info?.emulator.events.emit({
+    if (!info) return;
+    this.events.emit({
       type: "request",
       appId: this.app.appId,
       action: "function-log",

@@ -6,12 +6,12 @@
 import cors from "@fastify/cors";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { appOfToken } from "../app-services/auth-context.ts";
-import type { AppRuntime } from "../state/app-runtime.ts";
+import type { AppRuntime } from "../runtime/app-runtime.ts";
 import { appServicesPrefix, areaOfUrl } from "./areas.ts";
 
 const appIdInPath = new RegExp(`^${appServicesPrefix.replace(/\./g, "\\.")}/app/([^/?]+)`);
 
-function appForCors(request: FastifyRequest): AppRuntime | undefined {
+async function appForCors(request: FastifyRequest): Promise<AppRuntime | undefined> {
   const { emulator } = request.server;
   const match = appIdInPath.exec(request.url);
   if (match?.[1]) return emulator.apps.get(decodeURIComponent(match[1]));
@@ -27,14 +27,16 @@ export async function registerCors(app: FastifyInstance): Promise<void> {
       if (area === "emailjs") return callback(null, { origin: "*", methods: ["POST"], maxAge: 86_400 });
       // No Origin header: not a browser's cross-origin request, nothing to add (the hot path of SDKs in Node).
       if (area !== "app-services" || request.headers.origin === undefined) return callback(null, { origin: false });
-      const allowed = appForCors(request)?.config.allowedRequestOrigins ?? [];
       const origin = request.headers.origin;
-      const ok = allowed.length === 0 || (origin !== undefined && allowed.includes(origin));
-      return callback(null, {
-        origin: ok,
-        methods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
-        maxAge: 600,
-      });
+      // An app the store cannot be asked about now (an outage) is treated as unknown: the request
+      // itself then answers the outage.
+      appForCors(request)
+        .catch(() => undefined)
+        .then((found) => {
+          const allowed = found?.config.allowedRequestOrigins ?? [];
+          const ok = allowed.length === 0 || allowed.includes(origin);
+          callback(null, { origin: ok, methods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], maxAge: 600 });
+        });
     },
   });
 }

@@ -1,16 +1,15 @@
 /**
  * Real mail: with `--smtp URL`, every message the outbox captures (confirmation and reset mail,
- * EmailJS sends) is also delivered over SMTP through nodemailer. The delivery state lives on the
- * message itself (`delivery`), so it is saved and restored with the outbox (`--data-dir`; the
- * database later) and a restart resumes what was still queued. At least once: a message is marked
- * sent only after the server accepted it. While the server cannot be reached the relay retries
- * with exponential backoff, without limit; a server that refuses a message (an SMTP reply) is
- * retried `maxRefusals` times, then the message is marked failed with the server's reply.
+ * EmailJS sends) is also delivered over SMTP through nodemailer. The outbox is the store's mail:
+ * the delivery state lives on the message itself (`delivery`), so it survives a restart (in the
+ * database, or `--data-dir`), and with several instances on one database each message is claimed
+ * by one of them at a time. At least once: a message is marked sent only after the server accepted
+ * it. While the server cannot be reached the relay retries with exponential backoff, without limit;
+ * a server that refuses a message (an SMTP reply) is retried `maxRefusals` times, then the message
+ * is marked failed with the server's reply.
  */
 import nodemailer, { type Transporter } from "nodemailer";
-import type { MailMessage, MailOutbox } from "./mail.ts";
-
-export type MailDelivery = NonNullable<MailMessage["delivery"]>;
+import type { MailDelivery, MailMessage, MailStore } from "../store/store.ts";
 
 export interface SmtpRelayOptions {
   /** `smtp://user:pass@host:port` or `smtps://…` (nodemailer's connection URL). */
@@ -43,11 +42,17 @@ const refusal = (error: unknown): string | null => {
   return typeof e.responseCode === "number" ? (e.response ?? `${e.responseCode}`) : null;
 };
 
+/** How long a claimed message is this instance's before another may try it (a send takes far less). */
+const claimLeaseMs = 60_000;
+/** How often the relay looks for due messages it was not told about (another instance's, retries). */
+const pollMs = 5_000;
+
 export class SmtpRelay {
   private readonly transport: Transporter;
-  private readonly queue: MailMessage[] = [];
   private timer: NodeJS.Timeout | null = null;
   private running = false;
+  /** A kick arrived while a pump ran: pump again right after. */
+  private again = false;
   private closed = false;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
@@ -55,9 +60,10 @@ export class SmtpRelay {
   /** While the server cannot be reached: when to try again, and how many tries in a row failed. */
   private unreachableUntil = 0;
   private unreachableStreak = 0;
+  private idle: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly outbox: MailOutbox,
+    private readonly outbox: MailStore,
     private readonly options: SmtpRelayOptions,
   ) {
     this.transport = nodemailer.createTransport(options.url);
@@ -66,36 +72,29 @@ export class SmtpRelay {
     this.maxRefusals = options.maxRefusals ?? 5;
   }
 
-  /** A message the outbox has just captured: queue it for delivery. */
-  enqueue(message: MailMessage): void {
-    message.delivery = { state: "queued", attempts: 0 };
-    this.queue.push(message);
-    this.schedule(0);
-  }
-
-  /** After state is loaded: queue every message still waiting for delivery. */
-  resume(): void {
-    for (const message of this.outbox.list()) {
-      if (message.delivery?.state === "queued" && !this.queue.includes(message)) this.queue.push(message);
-    }
-    if (this.queue.length > 0) this.schedule(0);
-  }
-
-  /** Messages waiting for delivery. */
-  get pending(): number {
-    return this.queue.length;
+  /** A message was queued (or state was loaded): look for due messages now. */
+  kick(): void {
+    if (this.running) this.again = true;
+    else this.schedule(0);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.idle;
     this.transport.close();
   }
 
   private schedule(delayMs: number): void {
     if (this.closed || this.running) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.pump(), delayMs);
+    this.timer = setTimeout(
+      () => {
+        this.idle = this.pump();
+      },
+      Math.max(0, delayMs),
+    );
     this.timer.unref();
   }
 
@@ -110,31 +109,37 @@ export class SmtpRelay {
   private async pump(): Promise<void> {
     this.timer = null;
     this.running = true;
-    let retryIn = -1;
+    let retryIn = pollMs;
     try {
-      while (!this.closed && this.queue.length > 0) {
+      while (!this.closed) {
+        this.again = false;
         const now = Date.now();
         if (this.unreachableUntil > now) {
           retryIn = this.unreachableUntil - now;
           break;
         }
-        const dueAt = (m: MailMessage) => (m.delivery?.nextAttemptAt ? Date.parse(m.delivery.nextAttemptAt) : 0);
-        const message = this.queue.find((m) => dueAt(m) <= now);
+        const [message] = await this.outbox.dueForDelivery(now, 1, claimLeaseMs);
         if (!message) {
-          retryIn = Math.min(...this.queue.map(dueAt)) - now;
+          if (this.again) continue;
+          const next = await this.outbox.nextDeliveryAt();
+          retryIn = next === null ? pollMs : Math.min(pollMs, next - Date.now());
           break;
         }
         await this.attempt(message);
       }
+    } catch (error) {
+      // The store is unreachable (a database outage): look again later.
+      this.options.log?.("mail delivery paused: the outbox cannot be read", { error: (error as Error).message });
     } finally {
       this.running = false;
     }
-    if (retryIn >= 0) this.schedule(retryIn);
+    this.schedule(retryIn);
   }
 
   private async attempt(message: MailMessage): Promise<void> {
     const attempts = (message.delivery?.attempts ?? 0) + 1;
     const refusals = message.delivery?.refusals ?? 0;
+    let delivery: MailDelivery;
     try {
       const info = await this.transport.sendMail({
         from: message.fromName ? { name: message.fromName, address: message.from } : message.from,
@@ -146,20 +151,18 @@ export class SmtpRelay {
         headers: { "X-Emulator-Message-Id": message.id },
       });
       this.unreachableStreak = 0;
-      message.delivery = { state: "sent", attempts, sentAt: new Date().toISOString(), response: String(info.response) };
-      this.queue.splice(this.queue.indexOf(message), 1);
+      delivery = { state: "sent", attempts, sentAt: new Date().toISOString(), response: String(info.response) };
       this.options.log?.("mail delivered over SMTP", { mailId: message.id, attempts });
     } catch (error) {
       const refused = refusal(error);
       const lastError = refused ?? (error instanceof Error ? error.message : String(error));
       if (refused && refusals + 1 >= this.maxRefusals) {
-        message.delivery = { state: "failed", attempts, refusals: refusals + 1, lastError };
-        this.queue.splice(this.queue.indexOf(message), 1);
+        delivery = { state: "failed", attempts, refusals: refusals + 1, lastError };
         this.options.log?.("mail not delivered: the SMTP server refused it", { mailId: message.id, lastError });
       } else {
         const delay = refused ? this.backoff(refusals + 1) : this.backoff(++this.unreachableStreak);
         if (!refused) this.unreachableUntil = Date.now() + delay;
-        message.delivery = {
+        delivery = {
           state: "queued",
           attempts,
           refusals: refusals + (refused ? 1 : 0),
@@ -169,6 +172,7 @@ export class SmtpRelay {
         this.options.log?.("mail delivery will be retried", { mailId: message.id, lastError, retryInMs: delay });
       }
     }
-    this.options.onChange?.(message);
+    await this.outbox.setDelivery(message.id, delivery);
+    this.options.onChange?.({ ...message, delivery });
   }
 }

@@ -39,7 +39,7 @@ describe("API keys", () => {
     });
     expect(one.body).toEqual({ _id: created._id, name: "ci-runner", disabled: false });
     // Only a hash is kept.
-    const stored = [...app.emulator.apps.get(appId)!.apiKeys.all()][0]!;
+    const stored = (await (await app.emulator.apps.get(appId))!.apiKeys.all())[0]!;
     expect(JSON.stringify(stored)).not.toContain(created.key);
 
     const keyLogin = await call(app, "login", {

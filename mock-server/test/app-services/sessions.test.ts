@@ -31,7 +31,7 @@ describe("getProfile", () => {
     const { body } = await profile(session.access_token);
     expect(body).toMatchObject({
       user_id: session.user_id,
-      domain_id: app.emulator.apps.get(appId)!.domainId,
+      domain_id: (await app.emulator.apps.get(appId))!.domainId,
       identities: [{ provider_type: "local-userpass", provider_id: expect.stringMatching(/^[0-9a-f]{24}$/) }],
       data: { email: "p@example.com" },
       type: "normal",

@@ -48,7 +48,7 @@ describe("registerUser", () => {
     expect(response.statusCode).toBe(201);
     const [token] = await tokens(appId, "ada@example.com", "confirm");
     expect(token?.link).toBe(`http://127.0.0.1:5173/confirm?token=${token?.token}&tokenId=${token?.tokenId}`);
-    const mail = app.emulator.mail.list({ appId, to: "ada@example.com" });
+    const mail = await app.emulator.store.mail.list({ appId, to: "ada@example.com" });
     expect(mail).toHaveLength(1);
     expect(mail[0]).toMatchObject({ source: "app-services", kind: "confirm", subject: "Confirm your Notes account" });
     expect(mail[0]?.links).toEqual([token?.link]);
@@ -76,7 +76,7 @@ describe("registerUser", () => {
     const { response, body } = await register(appId, "pw@example.com", password);
     expect(response.statusCode).toBe(400);
     expect(body.error).toBe("password must be between 6 and 128 characters");
-    expect(app.emulator.apps.get(appId)?.users.accountByEmailAddress("pw@example.com")).toBeUndefined();
+    expect(await (await app.emulator.apps.get(appId))?.users.accountByEmail("pw@example.com")).toBeUndefined();
   });
 
   it("accepts 6 and 128 characters", async () => {
@@ -101,7 +101,7 @@ describe("registerUser", () => {
   it("confirms at once with autoConfirm (no e-mail)", async () => {
     const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
     await register(appId, "auto@example.com");
-    expect(app.emulator.mail.list({ appId })).toHaveLength(0);
+    expect(await app.emulator.store.mail.list({ appId })).toHaveLength(0);
     expect((await login(appId, "auto@example.com")).response.statusCode).toBe(200);
   });
 
@@ -132,8 +132,8 @@ describe("registerUser", () => {
     const statuses = results.map((r) => r.response.statusCode);
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(99);
-    const runtime = app.emulator.apps.get(appId)!;
-    expect([...runtime.users.accounts_()].filter((a) => a.email === "race@example.com")).toHaveLength(1);
+    const runtime = (await app.emulator.apps.get(appId))!;
+    expect((await runtime.users.accounts()).filter((a) => a.email === "race@example.com")).toHaveLength(1);
     expect(await tokens(appId, "race@example.com", "confirm")).toHaveLength(1);
   });
 });
@@ -194,7 +194,7 @@ describe("resendConfirmationEmail", () => {
     });
     expect(response.statusCode).toBe(200);
     expect(await tokens(appId, "r@example.com", "confirm")).toHaveLength(2);
-    expect(app.emulator.mail.list({ appId, to: "r@example.com" })).toHaveLength(2);
+    expect(await app.emulator.store.mail.list({ appId, to: "r@example.com" })).toHaveLength(2);
 
     const unknown = await call(app, "resendConfirmationEmail", {
       method: "POST",
@@ -236,8 +236,8 @@ describe("confirmation by function", () => {
       error: 'failed to confirm user "no+reject@example.com"',
       error_code: "BadRequest",
     });
-    expect(app.emulator.apps.get(appId)?.users.accountByEmailAddress("no+reject@example.com")).toBeUndefined();
-    expect(app.emulator.mail.list({ appId })).toHaveLength(0);
+    expect(await (await app.emulator.apps.get(appId))?.users.accountByEmail("no+reject@example.com")).toBeUndefined();
+    expect(await app.emulator.store.mail.list({ appId })).toHaveLength(0);
   });
 
   it("retries the function (confirm/call) and reports its outcome", async () => {
@@ -300,7 +300,7 @@ describe("password reset", () => {
     expect(sent.response.statusCode).toBe(200);
     const [reset] = await tokens(appId, "p@example.com", "reset");
     expect(reset?.link).toContain("http://127.0.0.1:5173/reset-password?token=");
-    const mail = app.emulator.mail.list({ appId, kind: "reset" });
+    const mail = await app.emulator.store.mail.list({ appId, kind: "reset" });
     expect(mail[0]?.subject).toBe("Reset your Notes password");
 
     const short = await call(app, "resetPassword", {

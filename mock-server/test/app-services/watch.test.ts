@@ -1,6 +1,7 @@
 /** Change streams (the streaming functions/call): framing, filters, auth and clean-up. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MemoryDocuments } from "../../src/store/memory/documents.ts";
 import { listening } from "../helpers/listen.ts";
 
 let app: FastifyInstance;
@@ -234,6 +235,7 @@ describe("callFunctionStreaming (watch)", () => {
     await expect
       .poll(async () => (await json(`/_mock/v1/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 10 })
       .toBe(0);
-    expect(app.emulator.apps.get(appId)!.data.listenerCount).toBe(1);
+    // Only the app registry's own listener (the inspector's data events) is left.
+    expect((app.emulator.store.apps.scope(appId).data as MemoryDocuments).listenerCount).toBe(1);
   });
 });

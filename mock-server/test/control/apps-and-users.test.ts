@@ -128,7 +128,7 @@ describe("apps", () => {
         payload: { apps: [{ appId: "another" }, { appId: "from-config" }] },
       });
       expect(again.response.statusCode).toBe(409);
-      expect(app.emulator.apps.has("another")).toBe(false);
+      expect(await app.emulator.apps.get("another")).toBeUndefined();
       const settings = await call(app, "applyConfig", {
         method: "POST",
         url: "/_mock/v1/config/apply",

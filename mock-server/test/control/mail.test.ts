@@ -83,7 +83,7 @@ describe("listMail with wait", () => {
 
   it("holds the request until a matching message arrives, then answers with it", async () => {
     const { publicKey } = await newAccount(app);
-    const { mail } = app.emulator;
+    const { mail } = app.emulator.store;
     const before = mail.pendingWaits;
     const started = performance.now();
     const waiting = call(app, "listMail", {
@@ -112,13 +112,13 @@ describe("listMail with wait", () => {
     expect(response.statusCode).toBe(200);
     expect(body).toEqual({ messages: [] });
     expect(performance.now() - started).toBeGreaterThanOrEqual(55);
-    expect(app.emulator.mail.pendingWaits).toBe(0);
+    expect(app.emulator.store.mail.pendingWaits).toBe(0);
   });
 
   it("is cancelled when the client goes away, and the server keeps serving", async () => {
     const server = await listening();
     try {
-      const { mail } = server.app.emulator;
+      const { mail } = server.app.emulator.store;
       const gone = new AbortController();
       const request = fetch(`${server.url}/_mock/v1/mail?to=nobody@example.com&wait=60000`, { signal: gone.signal });
       await until(() => mail.pendingWaits === 1, "the wait to be registered");
@@ -135,7 +135,7 @@ describe("listMail with wait", () => {
 
   it("is released when the emulator stops", async () => {
     const server = await listening();
-    const { mail } = server.app.emulator;
+    const { mail } = server.app.emulator.store;
     const request = fetch(`${server.url}/_mock/v1/mail?to=nobody@example.com&wait=60000`).catch(
       (error: Error) => error,
     );

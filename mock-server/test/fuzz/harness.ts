@@ -10,6 +10,7 @@ import { Agent, request as httpRequest } from "node:http";
 import { isDeepStrictEqual } from "node:util";
 import type { FastifyInstance } from "fastify";
 import { Hs256Key } from "../../src/state/jwt.ts";
+import type { MemoryDocuments } from "../../src/store/memory/documents.ts";
 import { testApp } from "../helpers/app.ts";
 import { until } from "../helpers/until.ts";
 import { type BodySpec, encodePart, type FuzzCase, placeholders as P, type TokenSpec } from "./cases.ts";
@@ -109,11 +110,11 @@ export class FuzzHarness {
   /** The apps, user, API key and EmailJS account cases refer to; rebuilt when a case removed or changed them. */
   private async ensureFixtures(force = false): Promise<void> {
     const { emulator } = this.app;
-    if (!emulator.apps.has(otherApp)) emulator.apps.create({ appId: otherApp });
-    let app = emulator.apps.get(fuzzApp);
+    if (!(await emulator.apps.get(otherApp))) await emulator.apps.create({ appId: otherApp });
+    let app = await emulator.apps.get(fuzzApp);
     if (force || !app) {
-      if (app) emulator.apps.delete(fuzzApp);
-      app = emulator.apps.create({
+      if (app) await emulator.apps.delete(fuzzApp);
+      app = await emulator.apps.create({
         appId: fuzzApp,
         overrides: {
           providers: { "custom-token": { enabled: true }, "custom-function": { enabled: true } },
@@ -127,18 +128,21 @@ export class FuzzHarness {
       });
       this.corpusVersion = -1;
     }
-    // The documents the semantic cases' expected answers are computed from, as they were.
-    const corpus = app.data.collection(semanticNamespace.database, semanticNamespace.collection);
+    // The documents the semantic cases' expected answers are computed from, as they were (the
+    // fuzzer runs on the in-memory store).
+    const data = app.data as MemoryDocuments;
+    const corpus = data.collection(semanticNamespace.database, semanticNamespace.collection);
     if (corpus.version !== this.corpusVersion) {
-      corpus.clear();
-      for (const doc of semanticCorpus) corpus.insert(structuredClone(doc));
-      this.corpusVersion = corpus.version;
+      await data.drop(semanticNamespace.database, semanticNamespace.collection);
+      const fresh = data.collection(semanticNamespace.database, semanticNamespace.collection);
+      for (const doc of semanticCorpus) fresh.insert(structuredClone(doc));
+      this.corpusVersion = fresh.version;
     }
-    const user = app.users.user(this.userId);
-    if (force || !user || user.disabled || !app.users.accountByEmailAddress(fuzzEmail)) {
-      if (user) app.deleteUser(user.id);
-      const existing = app.users.accountByEmailAddress(fuzzEmail);
-      if (existing) app.users.removeAccount(existing.id);
+    const user = await app.users.get(this.userId);
+    if (force || !user || user.disabled || !(await app.users.accountByEmail(fuzzEmail))) {
+      if (user) await app.store.deleteUser(user.id);
+      const existing = await app.users.accountByEmail(fuzzEmail);
+      if (existing) await app.users.removeAccount(existing.id);
       const created = await this.inject("POST", `/_mock/v1/apps/${fuzzApp}/users`, {
         email: fuzzEmail,
         password: fuzzPassword,
@@ -147,9 +151,9 @@ export class FuzzHarness {
       this.userId = String(created.body.id);
       this.apiKeyId = "";
     }
-    if (!this.apiKeyId || !app.apiKeys.get(this.apiKeyId)) {
+    if (!this.apiKeyId || !(await app.apiKeys.get(this.apiKeyId))) {
       // Cases may have used up the user's 20 keys.
-      app.apiKeys.removeForUser(this.userId);
+      for (const key of await app.apiKeys.forUser(this.userId)) await app.apiKeys.remove(key.id);
       const session = await this.userSession();
       const key = await this.inject(
         "POST",
@@ -160,21 +164,21 @@ export class FuzzHarness {
       this.apiKeyId = String(key.body._id ?? "");
       this.apiKeySecret = String(key.body.key ?? "");
     }
-    if (!emulator.emailjs.has(fuzzAccount)) {
-      emulator.emailjs.create({ publicKey: fuzzAccount, rateLimitPerSecond: 0, allowNonBrowser: true });
+    if (!(await emulator.emailjs.get(fuzzAccount))) {
+      await emulator.emailjs.create({ publicKey: fuzzAccount, rateLimitPerSecond: 0, allowNonBrowser: true });
     }
     // Effects that would turn later cases' answers into the fault's (or expire every token).
-    for (const a of emulator.apps.list()) {
+    for (const a of await emulator.apps.list()) {
       a.faults.clear();
       if (a.clock.offsetMs !== 0) a.clock.set(0);
     }
-    for (const account of emulator.emailjs.list()) {
+    for (const account of await emulator.emailjs.list()) {
       account.faults.clear();
       if (account.clock.offsetMs !== 0) account.clock.set(0);
     }
     // Apps created by cases: keep a few (their function workers cost memory).
-    const extra = emulator.apps.list().filter((a) => a.appId !== fuzzApp && a.appId !== otherApp);
-    for (const a of extra.slice(0, Math.max(0, extra.length - 5))) emulator.apps.delete(a.appId);
+    const extra = (await emulator.apps.list()).filter((a) => a.appId !== fuzzApp && a.appId !== otherApp);
+    for (const a of extra.slice(0, Math.max(0, extra.length - 5))) await emulator.apps.delete(a.appId);
   }
 
   private async anonymous(appId: string): Promise<Session> {
@@ -190,11 +194,18 @@ export class FuzzHarness {
     return login.body as unknown as Session;
   }
 
+  /** What placeholders stand for now: the newest token and message, the fuzz app's domain. */
+  private current = { token: undefined as { token: string; tokenId: string } | undefined, mail: "m-1", domain: "" };
+
+  private async refreshPlaceholders(): Promise<void> {
+    const app = (await this.app.emulator.apps.get(fuzzApp))!;
+    const token = (await app.authTokens.list()).at(-1);
+    const mail = (await this.app.emulator.store.mail.list()).at(-1);
+    this.current = { token, mail: mail?.id ?? "m-1", domain: app.domainId };
+  }
+
   private fill(text: string): string {
-    const app = this.app.emulator.apps.get(fuzzApp)!;
-    const tokens = [...app.authTokens.all()];
-    const token = tokens.at(-1);
-    const mail = this.app.emulator.mail.list().at(-1);
+    const { token, mail, domain } = this.current;
     return text
       .replaceAll(P.app, fuzzApp)
       .replaceAll(P.otherApp, otherApp)
@@ -202,12 +213,12 @@ export class FuzzHarness {
       .replaceAll(P.apiKey, this.apiKeyId)
       .replaceAll(P.apiKeySecret, this.apiKeySecret)
       .replaceAll(P.publicKey, fuzzAccount)
-      .replaceAll(P.mail, mail?.id ?? "m-1")
+      .replaceAll(P.mail, mail)
       .replaceAll(P.email, fuzzEmail)
       .replaceAll(P.password, fuzzPassword)
       .replaceAll(P.token, token?.token ?? "no-token")
       .replaceAll(P.tokenId, token?.tokenId ?? "000000000000000000000000")
-      .replaceAll("@@DOMAIN@@", app.domainId);
+      .replaceAll("@@DOMAIN@@", domain);
   }
 
   private async token(spec: TokenSpec): Promise<string | null> {
@@ -351,6 +362,7 @@ export class FuzzHarness {
     this.stats.cases++;
     this.stats.byOperation[c.target ?? "(unmatched)"] = (this.stats.byOperation[c.target ?? "(unmatched)"] ?? 0) + 1;
     this.stats.byMutation[c.mutation] = (this.stats.byMutation[c.mutation] ?? 0) + 1;
+    await this.refreshPlaceholders();
     const token = await this.token(c.token);
     const query = c.query.map(([k, v]) => [k, this.fill(v)] as [string, string]);
     if (token !== null && (c.token.placement === "query" || c.token.placement === "both"))
@@ -479,18 +491,18 @@ export class FuzzHarness {
     const problems: string[] = [];
     const { emulator } = this.app;
     const open = () =>
-      emulator.apps.list().reduce((n, a) => n + a.watchers + a.inFlight, 0) +
+      emulator.apps.loaded().reduce((n, a) => n + a.watchers + a.inFlight, 0) +
       Math.max(0, emulator.events.size - this.listenersAtStart) +
-      emulator.mail.pendingWaits;
+      emulator.store.mail.pendingWaits;
     // Whatever is still open after the wait is reported below.
     await until(() => open() === 0, "streams and waits to close", { timeoutMs: 10_000 }).catch(() => undefined);
-    for (const a of emulator.apps.list()) {
+    for (const a of emulator.apps.loaded()) {
       if (a.watchers !== 0) problems.push(`app ${a.appId}: ${a.watchers} change streams still open`);
       if (a.inFlight !== 0) problems.push(`app ${a.appId}: ${a.inFlight} requests still counted in flight`);
     }
     if (emulator.events.size > this.listenersAtStart)
       problems.push(`${emulator.events.size} event-stream listeners left`);
-    if (emulator.mail.pendingWaits > 0) problems.push(`${emulator.mail.pendingWaits} mail waits left`);
+    if (emulator.store.mail.pendingWaits > 0) problems.push(`${emulator.store.mail.pendingWaits} mail waits left`);
     const health = await this.send("GET", "/_mock/v1/health", {}, null).catch((error: Error) => ({
       status: 0,
       body: error.message,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Journal, type JournalEntry } from "../../src/state/journal.ts";
-import { MailOutbox } from "../../src/state/mail.ts";
+import { MemoryMail } from "../../src/store/memory/mail.ts";
 
 const entry = (n: number): JournalEntry => ({
   id: `r-${n}`,
@@ -42,7 +42,7 @@ describe("Journal", () => {
   });
 });
 
-describe("MailOutbox", () => {
+describe("the in-memory mail store", () => {
   const mail = (n: number, appId: string) => ({
     source: "app-services" as const,
     appId,
@@ -55,28 +55,28 @@ describe("MailOutbox", () => {
     createdAtMs: n,
   });
 
-  it("keeps exactly its capacity, newest last, across compactions", () => {
-    const outbox = new MailOutbox(1500);
-    for (let n = 1; n <= 5000; n++) outbox.add(mail(n, n % 2 ? "a" : "b"));
+  it("keeps exactly its capacity, newest last, across compactions", async () => {
+    const outbox = new MemoryMail(1500);
+    for (let n = 1; n <= 5000; n++) await outbox.add(mail(n, n % 2 ? "a" : "b"), false);
     expect(outbox.size).toBe(1500);
-    const all = outbox.list();
+    const all = await outbox.list();
     expect(all).toHaveLength(1500);
     expect(all[0]!.subject).toBe("message 3501");
     expect(all.at(-1)!.subject).toBe("message 5000");
-    expect(outbox.get("m-3500")).toBeUndefined();
-    expect(outbox.get("m-3501")?.subject).toBe("message 3501");
-    expect(outbox.count({ appId: "a" })).toBe(750);
-    expect(outbox.list({ since: "m-4990" })).toHaveLength(10);
+    expect(await outbox.get("m-3500")).toBeUndefined();
+    expect((await outbox.get("m-3501"))?.subject).toBe("message 3501");
+    expect(await outbox.count({ appId: "a" })).toBe(750);
+    expect(await outbox.list({ since: "m-4990" })).toHaveLength(10);
   });
 
-  it("drops while adding between reads, and clears by filter", () => {
-    const outbox = new MailOutbox(10);
+  it("drops while adding between reads, and clears by filter", async () => {
+    const outbox = new MemoryMail(10);
     for (let n = 1; n <= 25; n++) {
-      outbox.add(mail(n, n % 2 ? "a" : "b"));
+      await outbox.add(mail(n, n % 2 ? "a" : "b"), false);
       expect(outbox.size).toBe(Math.min(n, 10));
     }
-    outbox.clear({ appId: "a" });
-    expect(outbox.list().map((m) => m.subject)).toEqual([16, 18, 20, 22, 24].map((n) => `message ${n}`));
+    await outbox.clear({ appId: "a" });
+    expect((await outbox.list()).map((m) => m.subject)).toEqual([16, 18, 20, 22, 24].map((n) => `message ${n}`));
     expect(outbox.exportMessages()).toHaveLength(5);
   });
 });

@@ -122,7 +122,7 @@ describe("mail over SMTP", () => {
       const m = await mailOf(server.url, "ada@example.com");
       return m?.delivery?.state === "sent" ? m : null;
     }, "the delivery state");
-    const message = server.emulator.mail.get(captured.id)!;
+    const message = (await server.emulator.store.mail.get(captured.id))!;
     expect(got.from).toBe(message.from);
     expect(got.raw).toMatch(new RegExp(`^Subject: ${message.subject}`, "m"));
     expect(got.raw).toMatch(new RegExp(`^X-Emulator-Message-Id: ${message.id}\\r$`, "im"));
@@ -142,7 +142,7 @@ describe("mail over SMTP", () => {
     const smtp = await smtpServer();
     closers.push(smtp.close);
     const server = await emulator(smtp.port);
-    const account = server.emulator.emailjs.list()[0]!;
+    const account = (await server.emulator.emailjs.list())[0]!;
     const sent = await fetch(`${server.url}/api/v1.0/email/send`, {
       method: "POST",
       headers: { "content-type": "application/json", origin: "http://127.0.0.1:5173" },

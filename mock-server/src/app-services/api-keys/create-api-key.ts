@@ -12,9 +12,6 @@ export default defineRoute("createApiKey", "refresh", async (request, reply) => 
   if (typeof name !== "string" || name === "") throw errors.requiredString("name");
   if (!namePattern.test(name)) throw errors.apiKeyInvalidName();
   if (user.identities.every((i) => i.provider_type === "anon-user")) throw errors.apiKeyAnonymous();
-  const existing = app.apiKeys.forUser(user.id);
-  if (existing.length >= maxApiKeysPerUser) throw errors.apiKeyLimit(maxApiKeysPerUser);
-  if (existing.some((k) => k.name === name)) throw errors.apiKeyExists(name);
   const secret = randomHex(32);
   const key = {
     id: newObjectIdHex(),
@@ -24,7 +21,10 @@ export default defineRoute("createApiKey", "refresh", async (request, reply) => 
     keyHash: sha256Hex(secret),
     createdAt: app.clock.now(),
   };
-  app.apiKeys.add(key);
+  // The store decides, in one step with every instance's concurrent creations: a name once per user, 20 keys.
+  const added = await app.apiKeys.add(key, maxApiKeysPerUser);
+  if (added === "limit") throw errors.apiKeyLimit(maxApiKeysPerUser);
+  if (added === "name-taken") throw errors.apiKeyExists(name);
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "api-key-created", id: user.id });
   return sendJson(reply, 201, { _id: key.id, key: secret, name, disabled: false });
 });

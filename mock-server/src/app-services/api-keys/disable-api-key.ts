@@ -3,6 +3,7 @@ import { ownKey } from "./api-key-view.ts";
 
 /** A disabled key can no longer log in (sessions it opened keep working). */
 export default defineRoute("disableApiKey", "refresh", async (request, reply) => {
-  ownKey(request.caller!, request.params.apiKeyId).disabled = true;
+  const key = await ownKey(request.caller!, request.params.apiKeyId);
+  await request.caller!.app.apiKeys.setDisabled(key.id, true);
   return sendEmpty(reply, 204);
 });

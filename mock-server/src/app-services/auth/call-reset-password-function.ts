@@ -17,30 +17,30 @@ export default defineRoute("callResetPasswordFunction", "none", async (request, 
   if (!settings.runResetFunction) throw errors.resetViaEmail();
   const { email, password } = request.body;
   checkPassword(password);
-  const account = app.users.accountByEmailAddress(email);
+  const account = await app.users.accountByEmail(email);
   if (!account?.confirmed) throw errors.userNotFound();
   const currentPasswordValid = await verifyPassword(password, account.passwordHash);
-  const token = issueToken(app, "reset", account.email, null);
+  const token = await issueToken(app, "reset", account.email, null);
   const args = request.body.arguments ?? [];
   let status: Awaited<ReturnType<typeof runStatusFunction>>;
   try {
-    status = await runStatusFunction(emulator, app, settings.resetFunctionName, [
+    status = await runStatusFunction(app, settings.resetFunctionName, [
       { username: account.email, password, token: token.token, tokenId: token.tokenId, currentPasswordValid },
       ...args,
     ]);
   } catch (error) {
-    token.used = true;
+    await app.authTokens.markUsed(token.tokenId);
     // A function that throws is a failed reset; a missing one is the service's missing-function error.
     if ((error as { errorCode?: string }).errorCode === "FunctionNotFound") throw error;
     throw errors.resetFailed(account.email);
   }
   if (status === "fail") {
-    token.used = true;
+    await app.authTokens.markUsed(token.tokenId);
     throw errors.resetFailed(account.email);
   }
   if (status === "success") {
-    token.used = true;
-    account.passwordHash = await hash(emulator, password);
+    await app.authTokens.markUsed(token.tokenId);
+    await app.users.updateAccount(account.id, { passwordHash: await hash(emulator, password) });
     emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: account.id });
   }
   return sendEmpty(reply, 200);

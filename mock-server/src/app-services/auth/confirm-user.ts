@@ -6,12 +6,11 @@ export default defineRoute("confirmUser", "none", async (request, reply) => {
   const app = request.appRuntime!;
   requireProvider(app);
   const { token, tokenId } = request.body;
-  const result = app.authTokens.consume("confirm", token, tokenId, app.clock.now());
+  const result = await app.authTokens.consume("confirm", token, tokenId, app.clock.now());
   if (!result.ok) throw tokenError(result.reason);
-  const account = app.users.accountByEmailAddress(result.token.email);
+  const account = await app.users.accountByEmail(result.token.email);
   if (!account) throw errors.invalidTokenData();
-  if (account.confirmed) throw errors.alreadyConfirmed();
-  account.confirmed = true;
+  if (!(await app.users.confirmAccount(account.id))) throw errors.alreadyConfirmed();
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "confirmed", id: account.id });
   return sendEmpty(reply, 200);
 });

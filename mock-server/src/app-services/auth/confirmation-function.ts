@@ -4,19 +4,17 @@
  */
 
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
-import type { AppRuntime } from "../../state/app-runtime.ts";
-import type { Emulator } from "../../state/emulator.ts";
+import type { AppRuntime } from "../../runtime/app-runtime.ts";
 
 export type FunctionStatus = "success" | "pending" | "fail";
 
 export async function runStatusFunction(
-  emulator: Emulator,
   app: AppRuntime,
   name: string | undefined,
   args: unknown[],
 ): Promise<FunctionStatus> {
   if (!name) throw errors.functionNotFound("");
-  const result = await app.functions.run(emulator, name, args, { user: null, system: true });
+  const result = await app.functions.run(name, args, { user: null, system: true });
   const status = (result as { status?: unknown } | null)?.status;
   return status === "success" || status === "pending" ? status : "fail";
 }

@@ -4,7 +4,7 @@
  * audience, and metadata claims copied into the profile's data.
  */
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
-import type { AppRuntime } from "../../state/app-runtime.ts";
+import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { Hs256Key } from "../../state/jwt.ts";
 
 function claimAt(payload: Record<string, unknown>, path: string): unknown {

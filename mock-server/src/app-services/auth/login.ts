@@ -5,11 +5,10 @@
  */
 import { providerEnabled } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
-import type { AppRuntime } from "../../state/app-runtime.ts";
-import type { Emulator } from "../../state/emulator.ts";
+import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { newObjectIdHex, randomLetters, sha256Hex } from "../../state/ids.ts";
 import { verifyPassword } from "../../state/passwords.ts";
-import type { StoredIdentity, StoredUser } from "../../state/users.ts";
+import type { StoredIdentity, StoredUser } from "../../store/store.ts";
 import type { Caller } from "../auth-context.ts";
 import { type AppServicesRequest, defineRoute, sendJson } from "../route.ts";
 import { accessTokenFor, deviceIdFrom, startSession } from "../session-tokens.ts";
@@ -23,8 +22,8 @@ interface Authenticated {
   identity: StoredIdentity;
   /** Profile data for a user created by this login. */
   data: Record<string, unknown>;
-  /** Runs once a user owns the identity (the e-mail/password registration remembers its user). */
-  claim?: (user: StoredUser) => void;
+  /** The e-mail/password registration that remembers the user who owns the identity. */
+  claimAccountId?: string;
   apiKeyId?: string;
 }
 
@@ -35,7 +34,6 @@ function requiredString(body: Record<string, unknown>, field: string): string {
 }
 
 async function authenticate(
-  emulator: Emulator,
   app: AppRuntime,
   provider: string,
   body: Record<string, unknown>,
@@ -54,47 +52,45 @@ async function authenticate(
     case "local-userpass": {
       const username = requiredString(body, "username");
       const password = requiredString(body, "password");
-      const account = app.users.accountByEmailAddress(username);
+      const account = await app.users.accountByEmail(username);
       // Unknown addresses and pending registrations answer like a wrong password.
       if (!account?.confirmed || !(await verifyPassword(password, account.passwordHash)))
         throw errors.invalidPassword();
-      if (app.users.account(account.id) !== account) throw errors.invalidPassword();
-      const user = account.userId === null ? undefined : app.users.user(account.userId);
-      return {
-        user,
-        identity: identityOf(account.id),
-        data: { email: account.email },
-        claim: (owner) => {
-          account.userId = owner.id;
-        },
-      };
+      // The registration may have gone (its user deleted) while the password was checked.
+      const now = await app.users.account(account.id);
+      if (!now) throw errors.invalidPassword();
+      const user =
+        now.userId !== null ? await app.users.get(now.userId) : await app.users.byIdentity(provider, account.id);
+      return { user, identity: identityOf(account.id), data: { email: account.email }, claimAccountId: account.id };
     }
     case "api-key": {
       const key = requiredString(body, "key");
-      const apiKey = app.apiKeys.byKeyHash(sha256Hex(key));
+      // Read from the store on every login: a key disabled on any instance is refused.
+      const apiKey = await app.apiKeys.byHash(sha256Hex(key));
       if (!apiKey || apiKey.disabled) throw errors.invalidApiKey();
-      const owner = app.users.user(apiKey.userId);
+      const owner = await app.users.get(apiKey.userId);
       if (!owner) throw errors.invalidApiKey();
       // A user API key logs in as its owner.
       return { user: owner, identity: identityOf(apiKey.id), data: {}, apiKeyId: apiKey.id };
     }
     case "custom-token": {
       const { sub, data } = verifyCustomToken(app, requiredString(body, "token"));
-      return { user: app.users.userByIdentityId(provider, sub), identity: identityOf(sub), data };
+      return { user: await app.users.byIdentity(provider, sub), identity: identityOf(sub), data };
     }
     case "custom-function": {
       const { options: _options, provider: _provider, ...payload } = body;
-      const id = await app.functions.runAuthFunction(emulator, payload);
-      return { user: app.users.userByIdentityId(provider, id), identity: identityOf(id), data: {} };
+      const id = await app.functions.runAuthFunction(payload);
+      return { user: await app.users.byIdentity(provider, id), identity: identityOf(id), data: {} };
     }
     default:
       throw errors.providerNotEnabled(provider);
   }
 }
 
-function link(request: LoginRequest, caller: Caller, auth: Authenticated) {
+async function link(request: LoginRequest, caller: Caller, auth: Authenticated) {
   const { emulator } = request.server;
-  const { app, user } = caller;
+  const { app } = caller;
+  let user = caller.user;
   if (auth.apiKeyId !== undefined) {
     if (auth.user?.id !== user.id) throw errors.linkIdentityTaken();
   } else if (auth.user && auth.user.id !== user.id) {
@@ -106,15 +102,17 @@ function link(request: LoginRequest, caller: Caller, auth: Authenticated) {
     ) {
       throw errors.linkSecondUserpass();
     }
-    app.users.addIdentity(user, auth.identity);
-    Object.assign(user.data, auth.data);
-    auth.claim?.(user);
+    const claim = await app.users.addIdentity(user.id, auth.identity, auth.data, auth.claimAccountId);
+    if (!claim) throw errors.sessionUserGone();
+    // Another login claimed the identity meanwhile.
+    if (!claim.ok && claim.owner.id !== user.id) throw errors.linkIdentityTaken();
+    user = claim.ok ? claim.user : claim.owner;
     emulator.events.emit({ type: "user", appId: app.appId, action: "linked", id: user.id });
   }
-  const session = app.sessions.get(caller.sessionId);
+  const session = await app.sessions.get(caller.sessionId);
   const accessToken = session
-    ? accessTokenFor(emulator, app, user, session)
-    : accessTokenFor(emulator, app, user, {
+    ? await accessTokenFor(emulator, app, user, session)
+    : await accessTokenFor(emulator, app, user, {
         id: caller.sessionId,
         userId: user.id,
         deviceId: String(caller.claims.baas_device_id ?? newObjectIdHex()),
@@ -135,31 +133,32 @@ export default defineRoute("login", "login", async (request, reply) => {
   if (body === null || typeof body !== "object" || Array.isArray(body))
     throw errors.badRequest("request body must be a JSON object");
   const linking = request.query.link === "true";
-  const auth = await authenticate(emulator, app, provider, body, linking);
+  const auth = await authenticate(app, provider, body, linking);
 
-  if (linking) return sendJson(reply, 200, link(request, request.caller!, auth));
+  if (linking) return sendJson(reply, 200, await link(request, request.caller!, auth));
 
   let user = auth.user;
   if (!user) {
-    // The identity may have been claimed by a concurrent login while this one was hashing.
-    user = app.users.userByIdentityId(auth.identity.provider_type, auth.identity.id);
-  }
-  if (!user) {
-    user = app.users.addUser({
-      id: newObjectIdHex(),
-      type: "normal",
-      disabled: false,
-      createdAt: app.clock.now(),
-      identities: [auth.identity],
-      data: auth.data,
-    });
-    auth.claim?.(user);
-    emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
+    // The store decides who owns a new identity: of concurrent first logins (on any instance) one
+    // creates the user, the others log in as it.
+    const claim = await app.users.create(
+      {
+        id: newObjectIdHex(),
+        type: "normal",
+        disabled: false,
+        createdAt: app.clock.now(),
+        identities: [auth.identity],
+        data: auth.data,
+      },
+      auth.claimAccountId,
+    );
+    user = claim.ok ? claim.user : claim.owner;
+    if (claim.ok) emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
   } else if (provider === "custom-token") {
-    Object.assign(user.data, auth.data);
+    user = (await app.users.update(user.id, { data: auth.data })) ?? user;
   }
   if (user.disabled) throw errors.userDisabled();
-  const reply_ = startSession(emulator, app, user, {
+  const reply_ = await startSession(emulator, app, user, {
     providerType: auth.identity.provider_type,
     identityId: auth.identity.id,
     deviceId: deviceIdFrom(body),

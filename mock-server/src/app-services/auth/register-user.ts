@@ -7,8 +7,9 @@ import { checkEmail, checkPassword, hash, issueToken, requireProvider, sendToken
 
 /**
  * Registers an address: auto-confirmed, confirmed by a function, or pending until the link of the
- * confirmation e-mail is followed. The e-mail is reserved synchronously after hashing, so of many
- * concurrent registrations of one address exactly one succeeds.
+ * confirmation e-mail is followed. The store reserves the address in one step (a unique
+ * constraint), so of many concurrent registrations of one address, on any instances, exactly one
+ * succeeds.
  */
 export default defineRoute("registerUser", "none", async (request, reply) => {
   const { emulator } = request.server;
@@ -27,33 +28,33 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
     userId: null,
     createdAt: app.clock.now(),
   };
-  if (!app.users.addAccount(account)) throw errors.accountNameInUse();
+  if (!(await app.users.addAccount(account))) throw errors.accountNameInUse();
   emulator.events.emit({ type: "user", appId: app.appId, action: "registered", id: account.id });
   if (settings.autoConfirm) return sendEmpty(reply, 201);
 
   if (settings.runConfirmationFunction) {
-    const token = issueToken(app, "confirm", email, null);
+    const token = await issueToken(app, "confirm", email, null);
     let status: Awaited<ReturnType<typeof runStatusFunction>>;
     try {
-      status = await runStatusFunction(emulator, app, settings.confirmationFunctionName, [
+      status = await runStatusFunction(app, settings.confirmationFunctionName, [
         { token: token.token, tokenId: token.tokenId, username: email },
       ]);
     } catch (error) {
-      app.users.removeAccount(account.id);
+      await app.users.removeAccount(account.id);
       throw error;
     }
     if (status === "fail") {
       // A failed confirmation creates no account: the address can register again.
-      app.users.removeAccount(account.id);
+      await app.users.removeAccount(account.id);
       throw errors.confirmationFailed(email);
     }
     if (status === "success") {
-      account.confirmed = true;
-      token.used = true;
+      await app.users.confirmAccount(account.id);
+      await app.authTokens.markUsed(token.tokenId);
     }
     return sendEmpty(reply, 201);
   }
 
-  sendTokenMail(emulator, app, issueToken(app, "confirm", email, settings.emailConfirmationUrl));
+  await sendTokenMail(emulator, app, await issueToken(app, "confirm", email, settings.emailConfirmationUrl));
   return sendEmpty(reply, 201);
 });

@@ -8,10 +8,14 @@ export default defineRoute("resendConfirmationEmail", "none", async (request, re
   const app = request.appRuntime!;
   requireProvider(app);
   const { email } = request.body;
-  const account = accountOrNotFound(app, email);
+  const account = await accountOrNotFound(app, email);
   if (account.confirmed) throw errors.alreadyConfirmed();
   const settings = userpassSettings(app.config);
   if (settings.runConfirmationFunction) throw errors.confirmationByFunction(account.email);
-  sendTokenMail(request.server.emulator, app, issueToken(app, "confirm", account.email, settings.emailConfirmationUrl));
+  await sendTokenMail(
+    request.server.emulator,
+    app,
+    await issueToken(app, "confirm", account.email, settings.emailConfirmationUrl),
+  );
   return sendEmpty(reply, 200);
 });

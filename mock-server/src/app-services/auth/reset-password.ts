@@ -9,15 +9,15 @@ export default defineRoute("resetPassword", "none", async (request, reply) => {
   requireProvider(app);
   const { token, tokenId, password } = request.body;
   checkPassword(password);
-  const check = app.authTokens.check("reset", token, tokenId, app.clock.now());
+  const check = await app.authTokens.check("reset", token, tokenId, app.clock.now());
   if (!check.ok) throw tokenError(check.reason);
   const passwordHash = await hash(emulator, password);
   // Use the token up only now (after the await), atomically: a racing request may have used it.
-  const result = app.authTokens.consume("reset", token, tokenId, app.clock.now());
+  const result = await app.authTokens.consume("reset", token, tokenId, app.clock.now());
   if (!result.ok) throw tokenError(result.reason);
-  const account = app.users.accountByEmailAddress(result.token.email);
+  const account = await app.users.accountByEmail(result.token.email);
   if (!account) throw errors.invalidTokenData();
-  account.passwordHash = passwordHash;
+  await app.users.updateAccount(account.id, { passwordHash });
   emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: account.id });
   return sendEmpty(reply, 200);
 });

@@ -12,17 +12,16 @@ export default defineRoute("retryCustomConfirmation", "none", async (request, re
   const { email } = request.body;
   const settings = userpassSettings(app.config);
   if (settings.autoConfirm) throw errors.autoConfirmEnabled(email);
-  const account = accountOrNotFound(app, email);
+  const account = await accountOrNotFound(app, email);
   if (account.confirmed) throw errors.alreadyConfirmed();
   if (!settings.runConfirmationFunction) throw errors.confirmationNotFunction(account.email);
-  const token = issueToken(app, "confirm", account.email, null);
-  const status = await runStatusFunction(emulator, app, settings.confirmationFunctionName, [
+  const token = await issueToken(app, "confirm", account.email, null);
+  const status = await runStatusFunction(app, settings.confirmationFunctionName, [
     { token: token.token, tokenId: token.tokenId, username: account.email },
   ]);
   if (status === "fail") throw errors.confirmationFailed(account.email);
-  if (status === "success" && app.users.account(account.id)) {
-    account.confirmed = true;
-    token.used = true;
+  if (status === "success" && (await app.users.confirmAccount(account.id))) {
+    await app.authTokens.markUsed(token.tokenId);
     emulator.events.emit({ type: "user", appId: app.appId, action: "confirmed", id: account.id });
   }
   return sendEmpty(reply, 200);

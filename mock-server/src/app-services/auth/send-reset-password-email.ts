@@ -8,9 +8,13 @@ export default defineRoute("sendResetPasswordEmail", "none", async (request, rep
   requireProvider(app);
   const settings = userpassSettings(app.config);
   if (settings.runResetFunction) throw errors.resetViaFunction();
-  const account = app.users.accountByEmailAddress(request.body.email);
+  const account = await app.users.accountByEmail(request.body.email);
   // A pending registration is not a user yet.
   if (!account?.confirmed) throw errors.userNotFound();
-  sendTokenMail(request.server.emulator, app, issueToken(app, "reset", account.email, settings.resetPasswordUrl));
+  await sendTokenMail(
+    request.server.emulator,
+    app,
+    await issueToken(app, "reset", account.email, settings.resetPasswordUrl),
+  );
   return sendEmpty(reply, 200);
 });

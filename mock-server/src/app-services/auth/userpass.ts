@@ -4,13 +4,16 @@
  */
 import { userpassSettings } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
-import type { AppRuntime } from "../../state/app-runtime.ts";
-import type { AuthTokenKind, StoredAuthToken } from "../../state/auth-tokens.ts";
-import { authTokenLifetimeMs } from "../../state/auth-tokens.ts";
-import type { Emulator } from "../../state/emulator.ts";
+import type { AppRuntime } from "../../runtime/app-runtime.ts";
+import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex, randomHex } from "../../state/ids.ts";
 import { hashPassword } from "../../state/passwords.ts";
-import type { StoredUserpassAccount } from "../../state/users.ts";
+import {
+  type AuthTokenKind,
+  authTokenLifetimeMs,
+  type StoredAuthToken,
+  type StoredUserpassAccount,
+} from "../../store/store.ts";
 
 export const passwordMinLength = 6;
 export const passwordMaxLength = 128;
@@ -34,12 +37,12 @@ export function hash(emulator: Emulator, password: string): Promise<string> {
 }
 
 /** A new single-use `{token, tokenId}` pair for an address, valid for 30 minutes of the app's clock. */
-export function issueToken(
+export async function issueToken(
   app: AppRuntime,
   kind: AuthTokenKind,
   email: string,
   linkBase: string | null,
-): StoredAuthToken {
+): Promise<StoredAuthToken> {
   const now = app.clock.now();
   const token = randomHex(64);
   const tokenId = newObjectIdHex();
@@ -54,7 +57,7 @@ export function issueToken(
     expiresAt: now + authTokenLifetimeMs,
     used: false,
   };
-  app.authTokens.add(stored);
+  await app.authTokens.add(stored);
   return stored;
 }
 
@@ -71,7 +74,7 @@ function mailFrom(app: AppRuntime): string {
 }
 
 /** Records the e-mail the service would send with a confirmation or reset link. */
-export function sendTokenMail(emulator: Emulator, app: AppRuntime, token: StoredAuthToken): void {
+export async function sendTokenMail(emulator: Emulator, app: AppRuntime, token: StoredAuthToken): Promise<void> {
   const settings = userpassSettings(app.config);
   const link = token.link ?? "";
   const confirm = token.kind === "confirm";
@@ -81,7 +84,7 @@ export function sendTokenMail(emulator: Emulator, app: AppRuntime, token: Stored
   const html = `<p>Hello,</p><p>Follow this link to ${action}:</p><p><a href="${escapeHtml(link)}">${escapeHtml(
     confirm ? "Confirm e-mail address" : "Reset password",
   )}</a></p><p>The link is valid for 30 minutes.</p>`;
-  emulator.mail.add({
+  await emulator.sendMail({
     source: "app-services",
     appId: app.appId,
     kind: token.kind,
@@ -95,8 +98,8 @@ export function sendTokenMail(emulator: Emulator, app: AppRuntime, token: Stored
 }
 
 /** The registration of an address, which must exist (else `user not found`). */
-export function accountOrNotFound(app: AppRuntime, email: string): StoredUserpassAccount {
-  const account = app.users.accountByEmailAddress(email);
+export async function accountOrNotFound(app: AppRuntime, email: string): Promise<StoredUserpassAccount> {
+  const account = await app.users.accountByEmail(email);
   if (!account) throw errors.userNotFound();
   return account;
 }

@@ -1,5 +1,4 @@
-import type { ChangeEvent } from "../../data/collections.ts";
-import { type Document, fromEJSON, isDocument } from "../../data/documents.ts";
+import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import { mongoServiceName } from "../../data/mongo-actions.ts";
 import { Rules } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
@@ -9,6 +8,8 @@ import { changeDocument, encodeChange, sseError, type WatchSpec, watchMatcher } 
 
 /** How often an idle stream gets an SSE comment, so proxies and clients keep it open. */
 export const keepAliveMs = 15_000;
+/** How long a stream trusts that its user still exists before it asks the store again. */
+const userCheckMs = 1_000;
 
 const base64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
@@ -103,13 +104,23 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     });
     emulator.events.emit({ type: "request", appId: app.appId, action: "stream-closed", id: request.id });
   };
-  const unsubscribe = app.data.subscribe((change: ChangeEvent) => {
+  // Changes are handled one after another (the user check may ask the store), in the order they came.
+  let queue: Promise<void> = Promise.resolve();
+  let userSeenAt = app.clock.now();
+  const userStillThere = async () => {
+    const now = app.clock.now();
+    if (now - userSeenAt < userCheckMs) return true;
+    const found = await app.users.get(user.id).catch(() => undefined);
+    if (found) userSeenAt = now;
+    return found !== undefined;
+  };
+  const handle = async (change: ChangeEvent) => {
     if (closed) return;
-    if (!app.users.user(user.id)) {
+    if (!(await userStillThere())) {
       close(sseError("InvalidSession", "invalid session: the stream's user is gone"));
       return;
     }
-    if (readFilter === null) return;
+    if (closed || readFilter === null) return;
     let event: Document | undefined;
     const build = () => {
       event ??= changeDocument(change, Math.floor(app.clock.now() / 1000), ++increment);
@@ -120,9 +131,12 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     } catch (error) {
       close(sseError("MongoDBError", (error as Error).message));
     }
+  };
+  const unsubscribe = app.data.subscribe((change: ChangeEvent) => {
+    queue = queue.then(() => handle(change));
   });
   const closeForApp = (reason: string) => close(sseError("InvalidSession", `invalid session: ${reason}`));
-  app.streams.add(closeForApp);
+  app.streams.set(closeForApp, user.id);
   const keepAlive = setInterval(() => res.write(":\n\n"), keepAliveMs);
   keepAlive.unref();
   app.watchers++;

@@ -16,7 +16,6 @@ function parseArguments(args: unknown[]): unknown[] {
  * canonical Extended JSON.
  */
 export default defineRoute("callFunction", "access", async (request, reply) => {
-  const { emulator } = request.server;
   const { app, user } = request.caller!;
   const { name, service } = request.body;
   const args = request.body.arguments ?? [];
@@ -29,7 +28,7 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     text = toEJSONText(await new MongoService(app, { kind: "user", user }).run(name, argument));
   } else {
     parseArguments(args);
-    text = await app.functions.callFromText(emulator, name, JSON.stringify(args), {
+    text = await app.functions.callFromText(name, JSON.stringify(args), {
       user,
       system: false,
       fromClient: true,

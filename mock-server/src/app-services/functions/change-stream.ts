@@ -4,7 +4,7 @@
  * exactly these), and errors as `event: error`.
  */
 import { Timestamp } from "bson";
-import type { ChangeEvent } from "../../data/collections.ts";
+import type { ChangeEvent } from "../../data/documents.ts";
 import { type Document, idKey, toEJSONText } from "../../data/documents.ts";
 import { compileQuery } from "../../data/query-engine.ts";
 import { defaultQueryLimits, type QueryLimits, withQueryLimits } from "../../data/query-limits.ts";

@@ -3,7 +3,8 @@ import { defineRoute, sendEmpty } from "../route.ts";
 /** Deletes the calling user with its identities' registrations, sessions and API keys. */
 export default defineRoute("deleteUser", "access", async (request, reply) => {
   const { app, user } = request.caller!;
-  app.deleteUser(user.id);
+  await app.store.deleteUser(user.id);
+  app.closeUserStreams(user.id, "the stream's user is gone");
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "deleted", id: user.id });
   return sendEmpty(reply, 204);
 });

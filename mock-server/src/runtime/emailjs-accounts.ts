@@ -1,15 +1,16 @@
 /**
- * EmailJS accounts: namespaces of the e-mail API, each with its public key, optional private key
- * (kept hashed), services, templates, rate limit, clock, faults and journal.
+ * EmailJS accounts as this instance serves them: namespaces of the e-mail API, each with its public
+ * key, optional private key (kept hashed), services, templates and rate limit (in the store, shared
+ * by every instance), and its clock, faults, journal and rate-limit counter (per instance).
  */
 import type { ControlSchemas } from "../openapi/types.ts";
-import { type Clock, createClock } from "./clock.ts";
-import { FaultStore } from "./faults.ts";
-import { randomHex, sha256Hex } from "./ids.ts";
-import { Journal } from "./journal.ts";
+import { type Clock, createClock } from "../state/clock.ts";
+import { FaultStore } from "../state/faults.ts";
+import { randomHex, sha256Hex } from "../state/ids.ts";
+import { Journal } from "../state/journal.ts";
+import type { EmailJsAccountRecord, EmailJsAccountRecords, EmailJsAccountState } from "../store/store.ts";
 
 export type EmailJsAccountView = ControlSchemas["EmailJsAccount"];
-export type EmailJsAccountState = ControlSchemas["EmailJsAccountState"];
 export type CreateEmailJsAccountRequest = ControlSchemas["CreateEmailJsAccountRequest"];
 export type EmailJsTemplate = ControlSchemas["EmailJsTemplate"];
 export type EmailJsService = ControlSchemas["EmailJsService"];
@@ -22,7 +23,7 @@ export class EmailJsAccount {
   private recent: number[] = [];
 
   constructor(
-    readonly state: Omit<EmailJsAccountState, "clockOffsetMs">,
+    readonly state: EmailJsAccountRecord,
     clockOffsetMs = 0,
   ) {
     this.clock = createClock(clockOffsetMs);
@@ -80,31 +81,47 @@ export class EmailJsAccount {
   }
 }
 
+export class EmailJsAccountExistsError extends Error {}
+
 export class EmailJsAccounts {
   private readonly accounts = new Map<string, EmailJsAccount>();
+  private readonly clockOffsets = new Map<string, number>();
 
-  constructor(private readonly defaults: CreateEmailJsAccountRequest) {}
-
-  has(publicKey: string): boolean {
-    return this.accounts.has(publicKey);
+  constructor(
+    private readonly records: EmailJsAccountRecords,
+    private readonly defaults: CreateEmailJsAccountRequest,
+  ) {
+    // Another instance (or an import) changed the account: build it again on next use.
+    records.onChange((publicKey) => this.accounts.delete(publicKey));
   }
 
-  get(publicKey: string): EmailJsAccount | undefined {
-    return this.accounts.get(publicKey);
+  private runtimeOf(record: EmailJsAccountRecord): EmailJsAccount {
+    const cached = this.accounts.get(record.publicKey);
+    if (cached) return cached;
+    const account = new EmailJsAccount(record, this.clockOffsets.get(record.publicKey) ?? 0);
+    this.clockOffsets.delete(record.publicKey);
+    this.accounts.set(record.publicKey, account);
+    return account;
   }
 
-  list(): EmailJsAccount[] {
-    return [...this.accounts.values()];
+  async get(publicKey: string): Promise<EmailJsAccount | undefined> {
+    const cached = this.accounts.get(publicKey);
+    if (cached) return cached;
+    const record = await this.records.get(publicKey);
+    return record ? this.runtimeOf(record) : undefined;
+  }
+
+  async list(): Promise<EmailJsAccount[]> {
+    return (await this.records.list()).map((record) => this.runtimeOf(record));
   }
 
   /** A new account; unset fields take the defaults (the default account's services and templates). */
-  create(request: CreateEmailJsAccountRequest): { account: EmailJsAccount; privateKey?: string } {
+  async create(request: CreateEmailJsAccountRequest): Promise<{ account: EmailJsAccount; privateKey?: string }> {
     const publicKey = request.publicKey ?? `pk-${randomHex(8)}`;
-    if (this.accounts.has(publicKey)) throw new Error(`an EmailJS account with public key '${publicKey}' exists`);
     const requirePrivateKey = request.requirePrivateKey ?? this.defaults.requirePrivateKey ?? false;
     const privateKey = request.privateKey ?? (requirePrivateKey ? `sk-${randomHex(12)}` : undefined);
     const services = structuredClone(request.services ?? this.defaults.services ?? []);
-    const account = new EmailJsAccount({
+    const record: EmailJsAccountRecord = {
       publicKey,
       ...(privateKey !== undefined ? { privateKeyHash: sha256Hex(privateKey) } : {}),
       requirePrivateKey,
@@ -113,23 +130,27 @@ export class EmailJsAccounts {
       defaultServiceId: services[0]?.id ?? "default_service",
       services,
       templates: structuredClone(request.templates ?? this.defaults.templates ?? []),
-    });
-    this.accounts.set(publicKey, account);
-    return { account, ...(privateKey !== undefined ? { privateKey } : {}) };
+    };
+    if (!(await this.records.create(record)))
+      throw new EmailJsAccountExistsError(`an EmailJS account with public key '${publicKey}' exists`);
+    return { account: this.runtimeOf(record), ...(privateKey !== undefined ? { privateKey } : {}) };
   }
 
-  restore(state: EmailJsAccountState): EmailJsAccount {
-    const { clockOffsetMs, ...rest } = state;
-    const account = new EmailJsAccount(structuredClone(rest), clockOffsetMs);
-    this.accounts.set(account.publicKey, account);
-    return account;
+  async delete(publicKey: string): Promise<boolean> {
+    this.accounts.delete(publicKey);
+    return this.records.delete(publicKey);
   }
 
-  delete(publicKey: string): boolean {
-    return this.accounts.delete(publicKey);
+  /** Gives each account this clock offset (after a state import). */
+  setClockOffsets(offsets: Map<string, number>): void {
+    for (const [publicKey, offset] of offsets) {
+      const cached = this.accounts.get(publicKey);
+      if (cached) cached.clock.set(offset);
+      else this.clockOffsets.set(publicKey, offset);
+    }
   }
 
-  clear(): void {
-    this.accounts.clear();
+  cachedClockOffset(publicKey: string): number {
+    return this.accounts.get(publicKey)?.clock.offsetMs ?? this.clockOffsets.get(publicKey) ?? 0;
   }
 }

@@ -1,0 +1,128 @@
+/**
+ * One app as this instance serves it: its record and its records in the store (shared by every
+ * instance), plus what stays per instance — the clock, faults, request journal, function worker,
+ * open change streams and the concurrency count. Apps never share state; a test creates its own.
+ */
+import type { AppConfig } from "../config/app-config.ts";
+import { toEJSON } from "../data/documents.ts";
+import { AppFunctions } from "../functions/app-functions.ts";
+import type { FunctionFolders } from "../functions/function-folder.ts";
+import { type Clock, createClock } from "../state/clock.ts";
+import type { EventBus } from "../state/events.ts";
+import { FaultStore } from "../state/faults.ts";
+import { stableObjectIdHex } from "../state/ids.ts";
+import { Journal } from "../state/journal.ts";
+import type { AppRecord, AppStore } from "../store/store.ts";
+
+export interface AppTemplate {
+  config: AppConfig;
+  /** The App Services app folder its functions come from, if any. */
+  appDir: string | null;
+}
+
+/** The id tokens name an app by (stable for the app id, so exports and instances agree). */
+export const domainIdOf = (appId: string) => stableObjectIdHex("domain", appId);
+
+export class AppRuntime {
+  readonly clock: Clock;
+  readonly faults = new FaultStore();
+  readonly journal = new Journal();
+  readonly functions: AppFunctions;
+  /** Requests being served now (the per-app concurrency cap counts these). */
+  inFlight = 0;
+  /** Change streams open now. */
+  watchers = 0;
+  /** Closers of open change streams, with their user (ended when the app is reset or deleted, or the user). */
+  readonly streams = new Map<(reason: string) => void, string>();
+
+  constructor(
+    readonly record: AppRecord,
+    readonly store: AppStore,
+    folders: FunctionFolders,
+    events: EventBus,
+    clockOffsetMs = 0,
+  ) {
+    this.clock = createClock(clockOffsetMs);
+    this.functions = new AppFunctions(this, record.appDir ? folders.get(record.appDir) : null, events);
+  }
+
+  get appId(): string {
+    return this.record.appId;
+  }
+
+  get domainId(): string {
+    return this.record.domainId;
+  }
+
+  get createdAt(): number {
+    return this.record.createdAt;
+  }
+
+  get config(): AppConfig {
+    return this.record.config;
+  }
+
+  get appDir(): string | null {
+    return this.record.appDir;
+  }
+
+  get users() {
+    return this.store.users;
+  }
+
+  get sessions() {
+    return this.store.sessions;
+  }
+
+  get apiKeys() {
+    return this.store.apiKeys;
+  }
+
+  get authTokens() {
+    return this.store.authTokens;
+  }
+
+  get data() {
+    return this.store.data;
+  }
+
+  /** The id of one of the app's provider configurations (stable for the app id). */
+  providerId(provider: string): string {
+    return stableObjectIdHex("provider", this.appId, provider);
+  }
+
+  /**
+   * The user's custom data (the configured collection's document whose user-id field is the user's
+   * id), as canonical Extended JSON for the access token's `user_data` claim.
+   */
+  async customUserData(userId: string): Promise<Record<string, unknown> | undefined> {
+    const config = this.config.customUserData;
+    if (!config?.enabled || !config.database || !config.collection || !config.userIdField) return undefined;
+    const doc = await this.store.data.findByField(config.database, config.collection, config.userIdField, userId);
+    return doc ? (toEJSON(doc) as Record<string, unknown>) : undefined;
+  }
+
+  /** Ends what runs in the background for this app: change streams and the function worker. */
+  close(reason = "the app was deleted"): void {
+    this.closeStreams(reason);
+    this.functions.close();
+  }
+
+  closeStreams(reason: string): void {
+    for (const close of [...this.streams.keys()]) close(reason);
+  }
+
+  /** Ends a user's change streams on this instance (other instances notice at the stream's next change). */
+  closeUserStreams(userId: string, reason: string): void {
+    for (const [close, owner] of [...this.streams]) if (owner === userId) close(reason);
+  }
+
+  /** The per-instance part of a reset: streams end, no faults or journal, clock at real time. */
+  resetLocal(): void {
+    this.closeStreams("the app was reset");
+    this.functions.close();
+    this.faults.clear();
+    this.journal.clear();
+    this.clock.set(0);
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The apps this instance serves, by app id and by domain id (tokens name their app's domain): the
+ * store's app records, each with its per-instance runtime, built on first use and dropped when any
+ * instance deletes, resets or reconfigures the app (the store reports every change).
+ */
+import { type AppConfig, deepMerge } from "../config/app-config.ts";
+import type { FunctionFolders } from "../functions/function-folder.ts";
+import type { EventBus } from "../state/events.ts";
+import { randomHex } from "../state/ids.ts";
+import type { AppChange, AppRecord, AppRecords } from "../store/store.ts";
+import { AppRuntime, type AppTemplate, domainIdOf } from "./app-runtime.ts";
+
+export class AppExistsError extends Error {}
+
+export class AppRegistry {
+  private readonly runtimes = new Map<string, AppRuntime>();
+  private readonly byDomain = new Map<string, AppRuntime>();
+  /** Clock offsets to give runtimes when they are next built (a state import). */
+  private readonly clockOffsets = new Map<string, number>();
+
+  constructor(
+    private readonly records: AppRecords,
+    private readonly events: EventBus,
+    private readonly folders: FunctionFolders,
+    /** The template new apps are made from (the default app folder). */
+    readonly defaultTemplate: AppTemplate,
+  ) {
+    records.onChange((appId, change) => this.changed(appId, change));
+  }
+
+  /** The runtime of a record: the cached one, or a new one. */
+  private runtimeOf(record: AppRecord): AppRuntime {
+    const cached = this.runtimes.get(record.appId);
+    if (cached) return cached;
+    const app = new AppRuntime(
+      record,
+      this.records.scope(record.appId),
+      this.folders,
+      this.events,
+      this.clockOffsets.get(record.appId) ?? 0,
+    );
+    this.clockOffsets.delete(record.appId);
+    this.runtimes.set(record.appId, app);
+    this.byDomain.set(app.domainId, app);
+    app.data.subscribe((change) =>
+      this.events.emit({
+        type: "data",
+        appId: app.appId,
+        action: change.operationType,
+        detail: { database: change.database, collection: change.collection },
+      }),
+    );
+    return app;
+  }
+
+  /** The app's runtime, if the app exists. */
+  async get(appId: string): Promise<AppRuntime | undefined> {
+    const cached = this.runtimes.get(appId);
+    if (cached) return cached;
+    const record = await this.records.get(appId);
+    return record ? this.runtimeOf(record) : undefined;
+  }
+
+  async byDomainId(domainId: string): Promise<AppRuntime | undefined> {
+    const cached = this.byDomain.get(domainId);
+    if (cached) return cached;
+    const record = await this.records.byDomainId(domainId);
+    return record ? this.runtimeOf(record) : undefined;
+  }
+
+  /** The cached runtime of a domain, without asking the store (CORS and journal routing before auth). */
+  cachedByDomainId(domainId: string): AppRuntime | undefined {
+    return this.byDomain.get(domainId);
+  }
+
+  cached(appId: string): AppRuntime | undefined {
+    return this.runtimes.get(appId);
+  }
+
+  /** Every app, oldest first. */
+  async list(): Promise<AppRuntime[]> {
+    return (await this.records.list()).map((record) => this.runtimeOf(record));
+  }
+
+  /** The runtimes this instance has built (shutdown ends their streams). */
+  loaded(): AppRuntime[] {
+    return [...this.runtimes.values()];
+  }
+
+  /** A new app from a template (the default one unless given), with config overrides deep-merged. */
+  async create(
+    options: { appId?: string | undefined; overrides?: AppConfig; template?: AppTemplate; createdAt?: number } = {},
+  ): Promise<AppRuntime> {
+    const record = this.recordOf(options);
+    if (!(await this.records.create(record))) throw new AppExistsError(`an app with id '${record.appId}' exists`);
+    return this.runtimeOf(record);
+  }
+
+  /** Adds the app, or updates the settings of the app with this id (an app folder loaded at every start). */
+  async upsert(options: { appId: string; template?: AppTemplate; overrides?: AppConfig }): Promise<AppRuntime> {
+    const record = this.recordOf(options);
+    await this.records.upsert(record);
+    return (await this.get(record.appId))!;
+  }
+
+  private recordOf(options: {
+    appId?: string | undefined;
+    overrides?: AppConfig;
+    template?: AppTemplate;
+    createdAt?: number;
+  }): AppRecord {
+    const appId = options.appId ?? `app-${randomHex(6)}`;
+    const base = options.template ?? this.defaultTemplate;
+    return {
+      appId,
+      domainId: domainIdOf(appId),
+      createdAt: options.createdAt ?? Date.now(),
+      appDir: base.appDir,
+      config: options.overrides
+        ? deepMerge(structuredClone(base.config), options.overrides)
+        : structuredClone(base.config),
+    };
+  }
+
+  async delete(appId: string): Promise<boolean> {
+    return this.records.delete(appId);
+  }
+
+  async reset(appId: string): Promise<boolean> {
+    return this.records.reset(appId);
+  }
+
+  /** Gives the next runtime of each app this clock offset (after a state import). */
+  setClockOffsets(offsets: Map<string, number>): void {
+    for (const [appId, offset] of offsets) {
+      const cached = this.runtimes.get(appId);
+      if (cached) cached.clock.set(offset);
+      else this.clockOffsets.set(appId, offset);
+    }
+  }
+
+  /** The clock offset of an app on this instance (its runtime's, or the one it will start with). */
+  clockOffsetOf(appId: string): number {
+    return this.runtimes.get(appId)?.clock.offsetMs ?? this.clockOffsets.get(appId) ?? 0;
+  }
+
+  /** Any instance changed an app: drop or reset what this one holds of it. */
+  private changed(appId: string, change: AppChange): void {
+    const app = this.runtimes.get(appId);
+    if (change === "reset") {
+      app?.resetLocal();
+    } else if (app && change !== "created") {
+      this.runtimes.delete(appId);
+      this.byDomain.delete(app.domainId);
+      app.close(change === "deleted" ? "the app was deleted" : "the app was reconfigured");
+    }
+    this.events.emit({ type: "app", appId, action: change });
+  }
+
+  /** Ends every runtime's background work (shutdown). */
+  close(): void {
+    for (const app of this.runtimes.values()) app.close("the server is shutting down");
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Everything the emulator holds, with no HTTP in sight: the store (memory or PostgreSQL), the apps
+ * and EmailJS accounts this instance serves, the mail relay, the live events and the token key.
+ * `app.ts` puts HTTP in front of it; tests can drive it directly.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { deepMerge } from "../config/app-config.ts";
+import { loadAppFolder } from "../config/app-folder.ts";
+import type { EmulatorOptions } from "../config/options.ts";
+import { FunctionFolders } from "../functions/function-folder.ts";
+import { EventBus } from "../state/events.ts";
+import { randomHex, stableObjectIdHex } from "../state/ids.ts";
+import { Hs256Key } from "../state/jwt.ts";
+import { SmtpRelay } from "../state/smtp-relay.ts";
+import { MemoryStore } from "../store/memory/memory-store.ts";
+import type { MailMessage, NewMail, Store } from "../store/store.ts";
+import type { AppTemplate } from "./app-runtime.ts";
+import { AppRegistry } from "./apps.ts";
+import { type CreateEmailJsAccountRequest, EmailJsAccounts } from "./emailjs-accounts.ts";
+
+export class Emulator {
+  readonly startedAt = Date.now();
+  readonly events = new EventBus();
+  readonly apps: AppRegistry;
+  readonly functionFolders: FunctionFolders;
+  readonly emailjs: EmailJsAccounts;
+  /** Delivers captured mail over SMTP when `--smtp` is set. */
+  readonly smtp: SmtpRelay | null;
+  private key: Hs256Key;
+  private secret: string;
+  private readonly stopMailEvents: () => void;
+
+  /**
+   * An emulator on a store (a new in-memory one unless given). `Emulator.open` also adds the default
+   * app, the default EmailJS account and the `--app` folders; the constructor adds nothing.
+   */
+  constructor(
+    readonly options: EmulatorOptions,
+    readonly store: Store = new MemoryStore(),
+  ) {
+    this.secret = options.signingSecret ?? randomHex(32);
+    this.key = new Hs256Key(this.secret);
+    this.smtp = options.smtpUrl
+      ? new SmtpRelay(store.mail, {
+          url: options.smtpUrl,
+          ...options.smtpRetry,
+          onChange: (message) => this.mailEvent(message, `delivery-${message.delivery?.state}`),
+          ...(options.logLevel === "silent"
+            ? {}
+            : { log: (line, fields) => process.stderr.write(`${JSON.stringify({ msg: line, ...fields })}\n`) }),
+        })
+      : null;
+    this.stopMailEvents = store.mail.onAdd((message) => {
+      if (message.delivery?.state === "queued") this.smtp?.kick();
+      this.mailEvent(message, "captured");
+    });
+    this.functionFolders = new FunctionFolders(options.watchFunctions);
+    this.apps = new AppRegistry(store.apps, this.events, this.functionFolders, defaultTemplate(options));
+    this.emailjs = new EmailJsAccounts(store.emailjs, emailJsDefaults(options));
+  }
+
+  /** An emulator with its default app, default EmailJS account and `--app` folders in place. */
+  static async open(options: EmulatorOptions, store?: Store): Promise<Emulator> {
+    const emulator = new Emulator(options, store);
+    await emulator.addDefaults();
+    return emulator;
+  }
+
+  /**
+   * The default app and EmailJS account, and the `--app` folders. On a store that has them
+   * already (a database, a restart), their settings are updated from the folders instead.
+   */
+  private async addDefaults(): Promise<void> {
+    const { options } = this;
+    await this.apps.upsert({ appId: options.defaultAppId, template: this.apps.defaultTemplate });
+    const defaults = emailJsDefaults(options);
+    if (defaults.publicKey !== undefined && !(await this.store.emailjs.get(defaults.publicKey)))
+      await this.emailjs.create(defaults);
+    for (const dir of options.appDirs) {
+      const loaded = loadAppFolder(dir);
+      const template: AppTemplate = { config: loaded.config, appDir: dir };
+      // A folder without an app_id is named after its path, so a restart finds it again.
+      const appId = loaded.appId ?? `app-${stableObjectIdHex("app-folder", resolve(dir)).slice(0, 12)}`;
+      await this.apps.upsert({ appId, template });
+    }
+  }
+
+  private mailEvent(message: MailMessage, action: string): void {
+    this.events.emit({
+      type: "mail",
+      action,
+      id: message.id,
+      ...(message.appId ? { appId: message.appId } : {}),
+      ...(message.account ? { account: message.account } : {}),
+      ...(message.delivery ? { detail: { delivery: message.delivery.state } } : {}),
+    });
+  }
+
+  /** Captures a message (and queues it for SMTP delivery with `--smtp`). */
+  sendMail(mail: NewMail): Promise<MailMessage> {
+    return this.store.mail.add(mail, this.smtp !== null);
+  }
+
+  /** The HS256 key of access and refresh tokens. */
+  get tokenKey(): Hs256Key {
+    return this.key;
+  }
+
+  get signingSecret(): string {
+    return this.secret;
+  }
+
+  /** Stops watching app folders, the relay and the apps' workers; closes the store. */
+  async close(): Promise<void> {
+    this.stopMailEvents();
+    await this.smtp?.close();
+    this.functionFolders.close();
+    this.apps.close();
+    await this.store.close();
+  }
+
+  /** Replaces the token secret (state import), so imported sessions keep working. */
+  setSigningSecret(secret: string): void {
+    this.secret = secret;
+    this.key = new Hs256Key(secret);
+  }
+}
+
+/** The default app folder, its e-mail links pointed at the web app when `--web-url` is given. */
+function defaultTemplate(options: EmulatorOptions): AppTemplate {
+  const folder = loadAppFolder(options.defaultAppDir);
+  if (options.webUrl) {
+    const web = options.webUrl.replace(/\/+$/, "");
+    folder.config = deepMerge(folder.config, {
+      providers: {
+        "local-userpass": { emailConfirmationUrl: `${web}/confirm`, resetPasswordUrl: `${web}/reset-password` },
+      },
+    });
+  }
+  return { config: folder.config, appDir: options.defaultAppDir };
+}
+
+/** New EmailJS accounts copy the default account's services and templates. */
+function emailJsDefaults(options: EmulatorOptions): CreateEmailJsAccountRequest {
+  return JSON.parse(readFileSync(options.emailjsDefaultsFile, "utf8")) as CreateEmailJsAccountRequest;
+}

@@ -1,0 +1,59 @@
+/**
+ * Confirmation and password-reset tokens in memory: `{token, tokenId}` pairs, single-use, valid for
+ * 30 minutes of the app's clock. Kept after use (marked used) so tests can inspect them.
+ */
+import {
+  type AuthTokenKind,
+  type AuthTokenRecords,
+  type ConsumeResult,
+  normalizeEmail,
+  type StoredAuthToken,
+} from "../store.ts";
+
+export class MemoryAuthTokens implements AuthTokenRecords {
+  private readonly tokens = new Map<string, StoredAuthToken>();
+
+  async add(token: StoredAuthToken): Promise<void> {
+    this.tokens.set(token.tokenId, token);
+  }
+
+  async list(filter: { email?: string; kind?: AuthTokenKind } = {}): Promise<StoredAuthToken[]> {
+    return this.listNow(filter);
+  }
+
+  listNow(filter: { email?: string; kind?: AuthTokenKind }): StoredAuthToken[] {
+    const email = filter.email === undefined ? undefined : normalizeEmail(filter.email);
+    return [...this.tokens.values()].filter(
+      (t) =>
+        (email === undefined || normalizeEmail(t.email) === email) &&
+        (filter.kind === undefined || t.kind === filter.kind),
+    );
+  }
+
+  private checkNow(kind: AuthTokenKind, token: string, tokenId: string, now: number): ConsumeResult {
+    const stored = this.tokens.get(tokenId);
+    if (!stored || stored.kind !== kind || stored.token !== token) return { ok: false, reason: "unknown" };
+    if (stored.used) return { ok: false, reason: "used" };
+    if (now >= stored.expiresAt) return { ok: false, reason: "expired" };
+    return { ok: true, token: stored };
+  }
+
+  async check(kind: AuthTokenKind, token: string, tokenId: string, now: number): Promise<ConsumeResult> {
+    return this.checkNow(kind, token, tokenId, now);
+  }
+
+  async consume(kind: AuthTokenKind, token: string, tokenId: string, now: number): Promise<ConsumeResult> {
+    const result = this.checkNow(kind, token, tokenId, now);
+    if (result.ok) result.token.used = true;
+    return result;
+  }
+
+  async markUsed(tokenId: string): Promise<void> {
+    const stored = this.tokens.get(tokenId);
+    if (stored) stored.used = true;
+  }
+
+  clear(): void {
+    this.tokens.clear();
+  }
+}

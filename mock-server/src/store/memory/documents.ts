@@ -1,0 +1,170 @@
+/**
+ * An app's MongoDB data in memory: databases of collections of documents keyed by `_id`, in
+ * insertion order. Writes to a collection take turns (a promise chain per collection), so a plan's
+ * read and its changes are one step; every change is published to the app's change-stream
+ * listeners.
+ */
+import { type ChangeEvent, cloneValue, type Document, idKey } from "../../data/documents.ts";
+import type { AppliedChanges, CollectionInfo, DocumentChange, DocumentStore, WritePlan, WriteView } from "../store.ts";
+
+export class Collection {
+  private readonly docs = new Map<string, Document>();
+  /** Changes with every write (caches keyed on a collection's content compare it). */
+  version = 0;
+  constructor(
+    readonly database: string,
+    readonly name: string,
+  ) {}
+
+  get size(): number {
+    return this.docs.size;
+  }
+
+  /** The stored documents (live objects: callers clone before handing them out). */
+  values(): Document[] {
+    return [...this.docs.values()];
+  }
+
+  /** Stores a copy; false when the `_id` exists. */
+  insert(doc: Document): boolean {
+    const key = idKey(doc._id);
+    if (this.docs.has(key)) return false;
+    this.version++;
+    this.docs.set(key, cloneValue(doc));
+    return true;
+  }
+
+  /** Replaces the document with this `_id` in place (its position in insertion order is kept). */
+  replace(doc: Document): void {
+    this.version++;
+    this.docs.set(idKey(doc._id), cloneValue(doc));
+  }
+
+  delete(id: unknown): boolean {
+    this.version++;
+    return this.docs.delete(idKey(id));
+  }
+}
+
+/** The first document per value of one field, rebuilt only after the collection changed. */
+interface FieldIndex {
+  collection: Collection;
+  version: number;
+  field: string;
+  byValue: Map<string, Document>;
+}
+
+export class MemoryDocuments implements DocumentStore {
+  private readonly collectionsByKey = new Map<string, Collection>();
+  private readonly listeners = new Set<(event: ChangeEvent) => void>();
+  private readonly turns = new Map<string, Promise<void>>();
+  private fieldIndex: FieldIndex | null = null;
+
+  private static key(database: string, collection: string) {
+    return `${database}\u0000${collection}`;
+  }
+
+  /** The collection, created when missing (an insert creates it, as in MongoDB). */
+  collection(database: string, collection: string): Collection {
+    const key = MemoryDocuments.key(database, collection);
+    let c = this.collectionsByKey.get(key);
+    if (!c) {
+      c = new Collection(database, collection);
+      this.collectionsByKey.set(key, c);
+    }
+    return c;
+  }
+
+  existing(database: string, collection: string): Collection | undefined {
+    return this.collectionsByKey.get(MemoryDocuments.key(database, collection));
+  }
+
+  list(): Collection[] {
+    return [...this.collectionsByKey.values()];
+  }
+
+  async read(database: string, collection: string, _prefilter: Document): Promise<Document[]> {
+    return this.existing(database, collection)?.values() ?? [];
+  }
+
+  async findByField(database: string, name: string, field: string, value: string): Promise<Document | undefined> {
+    const collection = this.existing(database, name);
+    if (!collection || collection.size === 0) return undefined;
+    // Logins read custom user data: index it by the field instead of scanning on every login.
+    let index = this.fieldIndex;
+    if (index?.collection !== collection || index.version !== collection.version || index.field !== field) {
+      const byValue = new Map<string, Document>();
+      for (const doc of collection.values()) {
+        const id = doc[field];
+        if (typeof id === "string" && !byValue.has(id)) byValue.set(id, doc);
+      }
+      index = { collection, version: collection.version, field, byValue };
+      this.fieldIndex = index;
+    }
+    return index.byValue.get(value);
+  }
+
+  async page(database: string, name: string, skip: number, limit: number) {
+    const docs = this.existing(database, name)?.values() ?? [];
+    return { total: docs.length, documents: docs.slice(skip, skip + limit) };
+  }
+
+  async write<T>(database: string, name: string, plan: (view: WriteView) => Promise<WritePlan<T>>): Promise<T> {
+    const key = MemoryDocuments.key(database, name);
+    const before = this.turns.get(key);
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.turns.set(key, mine);
+    if (before) await before;
+    try {
+      const decided = await plan({ read: async () => this.existing(database, name)?.values() ?? [] });
+      const applied = this.apply(database, name, decided.changes);
+      for (const event of decided.events(applied)) this.publish(event);
+      return decided.result(applied);
+    } finally {
+      if (this.turns.get(key) === mine) this.turns.delete(key);
+      release();
+    }
+  }
+
+  private apply(database: string, name: string, changes: DocumentChange[]): AppliedChanges {
+    if (changes.length === 0) return { applied: 0 };
+    const collection = this.collection(database, name);
+    for (let i = 0; i < changes.length; i++) {
+      const change = changes[i]!;
+      if (change.op === "insert") {
+        if (!collection.insert(change.doc)) return { applied: i, duplicateAt: i };
+      } else if (change.op === "replace") collection.replace(change.doc);
+      else collection.delete(change.id);
+    }
+    return { applied: changes.length };
+  }
+
+  async collections(): Promise<CollectionInfo[]> {
+    return this.list().map((c) => ({ database: c.database, collection: c.name, count: c.size }));
+  }
+
+  async drop(database: string, collection: string): Promise<boolean> {
+    return this.collectionsByKey.delete(MemoryDocuments.key(database, collection));
+  }
+
+  clear(): void {
+    this.collectionsByKey.clear();
+    this.fieldIndex = null;
+  }
+
+  subscribe(listener: (event: ChangeEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  private publish(event: ChangeEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * The in-memory store: the harness default. One process, nothing on disk (`--data-dir` saves
+ * snapshots of it, runtime/persistence.ts), every operation decided synchronously inside the call,
+ * so the promises it answers are only the interface's shape.
+ */
+import { type Document, fromEJSON, toEJSON } from "../../data/documents.ts";
+import { StateImportError, stateApps } from "../state-import.ts";
+import type {
+  AppChange,
+  AppRecord,
+  AppRecords,
+  AppStore,
+  EmailJsAccountRecord,
+  EmailJsAccountRecords,
+  State,
+  Store,
+  StoredState,
+} from "../store.ts";
+import { MemoryApiKeys } from "./api-keys.ts";
+import { MemoryAuthTokens } from "./auth-tokens.ts";
+import { MemoryDocuments } from "./documents.ts";
+import { MemoryMail } from "./mail.ts";
+import { MemorySessions } from "./sessions.ts";
+import { MemoryUsers } from "./users.ts";
+
+export class MemoryAppStore implements AppStore {
+  readonly users = new MemoryUsers();
+  readonly sessions = new MemorySessions();
+  readonly apiKeys = new MemoryApiKeys(this.sessions);
+  readonly authTokens = new MemoryAuthTokens();
+  readonly data = new MemoryDocuments();
+
+  async deleteUser(userId: string): Promise<boolean> {
+    const user = this.users.removeUser(userId);
+    if (!user) return false;
+    this.sessions.removeForUserNow(userId);
+    this.apiKeys.removeForUserNow(userId);
+    return true;
+  }
+
+  async counts() {
+    return { users: this.users.userCount, pendingUsers: this.users.pendingCount };
+  }
+
+  clear(): void {
+    this.data.clear();
+    this.users.clear();
+    this.sessions.clear();
+    this.apiKeys.clear();
+    this.authTokens.clear();
+  }
+}
+
+interface MemoryApp {
+  record: AppRecord;
+  store: MemoryAppStore;
+}
+
+class MemoryApps implements AppRecords {
+  readonly byId = new Map<string, MemoryApp>();
+  private readonly byDomain = new Map<string, MemoryApp>();
+  private readonly listeners = new Set<(appId: string, change: AppChange) => void>();
+
+  constructor(private readonly mail: MemoryMail) {}
+
+  async get(appId: string) {
+    return this.byId.get(appId)?.record;
+  }
+
+  async byDomainId(domainId: string) {
+    return this.byDomain.get(domainId)?.record;
+  }
+
+  async list() {
+    return [...this.byId.values()].map((a) => a.record);
+  }
+
+  add(record: AppRecord, store = new MemoryAppStore()): MemoryApp {
+    const app = { record, store };
+    this.byId.set(record.appId, app);
+    this.byDomain.set(record.domainId, app);
+    return app;
+  }
+
+  async create(record: AppRecord) {
+    if (this.byId.has(record.appId)) return false;
+    this.add(record);
+    this.changed(record.appId, "created");
+    return true;
+  }
+
+  async upsert(record: AppRecord) {
+    const existing = this.byId.get(record.appId);
+    if (!existing) {
+      this.add(record);
+      this.changed(record.appId, "created");
+      return "created" as const;
+    }
+    existing.record = { ...record, createdAt: existing.record.createdAt };
+    this.changed(record.appId, "updated");
+    return "updated" as const;
+  }
+
+  async delete(appId: string) {
+    const app = this.byId.get(appId);
+    if (!app) return false;
+    this.byId.delete(appId);
+    this.byDomain.delete(app.record.domainId);
+    this.mail.clearNow({ appId });
+    this.changed(appId, "deleted");
+    return true;
+  }
+
+  async reset(appId: string) {
+    const app = this.byId.get(appId);
+    if (!app) return false;
+    app.store.clear();
+    this.mail.clearNow({ appId });
+    this.changed(appId, "reset");
+    return true;
+  }
+
+  scope(appId: string): AppStore {
+    const app = this.byId.get(appId);
+    if (!app) throw new Error(`no app with id '${appId}'`);
+    return app.store;
+  }
+
+  onChange(listener: (appId: string, change: AppChange) => void) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  changed(appId: string, change: AppChange): void {
+    for (const listener of this.listeners) listener(appId, change);
+  }
+
+  clear(): void {
+    this.byId.clear();
+    this.byDomain.clear();
+  }
+}
+
+class MemoryEmailJsAccounts implements EmailJsAccountRecords {
+  readonly accounts = new Map<string, EmailJsAccountRecord>();
+  private readonly listeners = new Set<(publicKey: string) => void>();
+
+  async get(publicKey: string) {
+    return this.accounts.get(publicKey);
+  }
+
+  async list() {
+    return [...this.accounts.values()];
+  }
+
+  async create(record: EmailJsAccountRecord) {
+    if (this.accounts.has(record.publicKey)) return false;
+    this.accounts.set(record.publicKey, record);
+    this.changed(record.publicKey);
+    return true;
+  }
+
+  async delete(publicKey: string) {
+    const deleted = this.accounts.delete(publicKey);
+    if (deleted) this.changed(publicKey);
+    return deleted;
+  }
+
+  onChange(listener: (publicKey: string) => void) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  changed(publicKey: string): void {
+    for (const listener of this.listeners) listener(publicKey);
+  }
+}
+
+export class MemoryStore implements Store {
+  readonly kind = "memory" as const;
+  readonly mail = new MemoryMail();
+  readonly apps = new MemoryApps(this.mail);
+  readonly emailjs = new MemoryEmailJsAccounts();
+
+  async exportState(): Promise<StoredState> {
+    return {
+      apps: [...this.apps.byId.values()].map(({ record, store }) => ({
+        appId: record.appId,
+        domainId: record.domainId,
+        createdAt: new Date(record.createdAt).toISOString(),
+        appDir: record.appDir,
+        config: structuredClone(record.config),
+        users: store.users.listNow().map((u) => structuredClone(u)),
+        userpassAccounts: store.users.accountsNow().map((a) => structuredClone(a)),
+        sessions: store.sessions.allNow().map((s) => structuredClone(s)),
+        apiKeys: store.apiKeys.allNow().map((k) => structuredClone(k)),
+        authTokens: store.authTokens.listNow({}).map((t) => structuredClone(t)),
+        collections: store.data.list().map((c) => ({
+          database: c.database,
+          collection: c.name,
+          documents: c.values().map((d) => toEJSON(d) as Document),
+        })),
+      })),
+      emailjsAccounts: [...this.emailjs.accounts.values()].map((a) => structuredClone(a)),
+      mail: this.mail.exportMessages(),
+    };
+  }
+
+  async importState(state: State): Promise<void> {
+    // Everything is built aside and checked first; only then swapped in, so a bad import changes nothing.
+    const built = stateApps(state).map(({ saved, record }) => {
+      const store = new MemoryAppStore();
+      for (const user of saved.users) store.users.restoreUser(structuredClone(user));
+      for (const account of saved.userpassAccounts) store.users.addAccountNow(structuredClone(account));
+      for (const session of saved.sessions) store.sessions.addNow(structuredClone(session));
+      for (const key of saved.apiKeys) store.apiKeys.restore(structuredClone(key));
+      for (const token of saved.authTokens) void store.authTokens.add(structuredClone(token));
+      for (const { database, collection, documents } of saved.collections) {
+        const target = store.data.collection(database, collection);
+        for (const doc of documents) {
+          let decoded: unknown;
+          try {
+            decoded = fromEJSON(doc);
+          } catch (error) {
+            throw new StateImportError(
+              `a document of ${database}.${collection} is not valid Extended JSON: ${(error as Error).message}`,
+            );
+          }
+          if (!target.insert(decoded as Document))
+            throw new StateImportError(`duplicate _id in ${database}.${collection}`);
+        }
+      }
+      return { record, store };
+    });
+    const previous = [...this.apps.byId.keys()];
+    this.apps.clear();
+    for (const { record, store } of built) this.apps.add(record, store);
+    for (const appId of previous) this.apps.changed(appId, "deleted");
+    for (const { record } of built) this.apps.changed(record.appId, "created");
+    const accounts = [...this.emailjs.accounts.keys()];
+    this.emailjs.accounts.clear();
+    for (const account of state.emailjsAccounts) {
+      const { clockOffsetMs: _clock, ...record } = structuredClone(account);
+      this.emailjs.accounts.set(record.publicKey, record);
+    }
+    for (const key of new Set([...accounts, ...this.emailjs.accounts.keys()])) this.emailjs.changed(key);
+    this.mail.importMessages(state.mail);
+  }
+
+  async close(): Promise<void> {}
+}

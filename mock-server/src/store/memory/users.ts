@@ -1,0 +1,198 @@
+/**
+ * Users, their identities, and e-mail/password registrations ("userpass accounts") in memory, with
+ * the indexes every hot path needs (no scans). As on the hosted service, a registration is not a
+ * user: the user object is created at the first login with the identity (or by linking it).
+ * Every method decides in one synchronous step, so racing requests cannot double a registration
+ * or an identity.
+ */
+import {
+  type IdentityClaim,
+  normalizeEmail,
+  type StoredIdentity,
+  type StoredUser,
+  type StoredUserpassAccount,
+  type UserPatch,
+  type UserRecords,
+} from "../store.ts";
+
+const identityKey = (providerType: string, identityId: string) => `${providerType}\u0000${identityId}`;
+
+export class MemoryUsers implements UserRecords {
+  private readonly users = new Map<string, StoredUser>();
+  private readonly userByIdentity = new Map<string, string>();
+  private readonly accountsById = new Map<string, StoredUserpassAccount>();
+  private readonly accountsByEmail = new Map<string, StoredUserpassAccount>();
+
+  get userCount(): number {
+    return this.users.size;
+  }
+
+  get pendingCount(): number {
+    let pending = 0;
+    for (const account of this.accountsById.values()) if (!account.confirmed) pending++;
+    return pending;
+  }
+
+  async get(id: string): Promise<StoredUser | undefined> {
+    return this.users.get(id);
+  }
+
+  /** The synchronous form, for the in-memory hot path. */
+  getNow(id: string): StoredUser | undefined {
+    return this.users.get(id);
+  }
+
+  async byIdentity(providerType: string, identityId: string): Promise<StoredUser | undefined> {
+    const id = this.userByIdentity.get(identityKey(providerType, identityId));
+    return id === undefined ? undefined : this.users.get(id);
+  }
+
+  private ownerOf(identities: StoredIdentity[]): StoredUser | undefined {
+    for (const identity of identities) {
+      const id = this.userByIdentity.get(identityKey(identity.provider_type, identity.id));
+      const owner = id === undefined ? undefined : this.users.get(id);
+      if (owner) return owner;
+    }
+    return undefined;
+  }
+
+  private claim(accountId: string | undefined, userId: string): void {
+    if (accountId === undefined) return;
+    const account = this.accountsById.get(accountId);
+    if (account) account.userId = userId;
+  }
+
+  async create(user: StoredUser, claimAccountId?: string): Promise<IdentityClaim> {
+    const owner = this.ownerOf(user.identities);
+    if (owner) return { ok: false, owner };
+    this.restoreUser(user);
+    this.claim(claimAccountId, user.id);
+    return { ok: true, user };
+  }
+
+  /** Adds a user as it was exported (state import). */
+  restoreUser(user: StoredUser): void {
+    this.users.set(user.id, user);
+    for (const identity of user.identities) {
+      this.userByIdentity.set(identityKey(identity.provider_type, identity.id), user.id);
+    }
+  }
+
+  async addIdentity(
+    userId: string,
+    identity: StoredIdentity,
+    data: Record<string, unknown>,
+    claimAccountId?: string,
+  ): Promise<IdentityClaim | undefined> {
+    const user = this.users.get(userId);
+    if (!user) return undefined;
+    const owner = this.ownerOf([identity]);
+    if (owner) return { ok: false, owner };
+    user.identities.push(identity);
+    Object.assign(user.data, data);
+    this.userByIdentity.set(identityKey(identity.provider_type, identity.id), user.id);
+    this.claim(claimAccountId, user.id);
+    return { ok: true, user };
+  }
+
+  async update(id: string, patch: UserPatch): Promise<StoredUser | undefined> {
+    const user = this.users.get(id);
+    if (!user) return undefined;
+    if (patch.disabled !== undefined) user.disabled = patch.disabled;
+    if (patch.data !== undefined) Object.assign(user.data, patch.data);
+    if (patch.lastLoginAt !== undefined) user.lastLoginAt = patch.lastLoginAt;
+    return user;
+  }
+
+  async list(): Promise<StoredUser[]> {
+    return this.listNow();
+  }
+
+  listNow(): StoredUser[] {
+    return [...this.users.values()];
+  }
+
+  async emailOf(user: StoredUser): Promise<string | undefined> {
+    for (const identity of user.identities) {
+      if (identity.provider_type === "local-userpass") return this.accountsById.get(identity.id)?.email;
+    }
+    return undefined;
+  }
+
+  /** Removes the user, its identity index entries and its e-mail/password registration. */
+  removeUser(id: string): StoredUser | undefined {
+    const user = this.users.get(id);
+    if (!user) return undefined;
+    this.users.delete(id);
+    for (const identity of user.identities) {
+      this.userByIdentity.delete(identityKey(identity.provider_type, identity.id));
+      if (identity.provider_type === "local-userpass") this.removeAccountNow(identity.id);
+    }
+    return user;
+  }
+
+  async account(id: string): Promise<StoredUserpassAccount | undefined> {
+    return this.accountsById.get(id);
+  }
+
+  async accountByEmail(email: string): Promise<StoredUserpassAccount | undefined> {
+    return this.accountsByEmail.get(normalizeEmail(email));
+  }
+
+  async accounts(): Promise<StoredUserpassAccount[]> {
+    return this.accountsNow();
+  }
+
+  accountsNow(): StoredUserpassAccount[] {
+    return [...this.accountsById.values()];
+  }
+
+  async addAccount(account: StoredUserpassAccount): Promise<boolean> {
+    return this.addAccountNow(account);
+  }
+
+  addAccountNow(account: StoredUserpassAccount): boolean {
+    const key = normalizeEmail(account.email);
+    if (this.accountsByEmail.has(key)) return false;
+    this.accountsById.set(account.id, account);
+    this.accountsByEmail.set(key, account);
+    return true;
+  }
+
+  async updateAccount(
+    id: string,
+    patch: { confirmed?: boolean; passwordHash?: string },
+  ): Promise<StoredUserpassAccount | undefined> {
+    const account = this.accountsById.get(id);
+    if (!account) return undefined;
+    if (patch.confirmed !== undefined) account.confirmed = patch.confirmed;
+    if (patch.passwordHash !== undefined) account.passwordHash = patch.passwordHash;
+    return account;
+  }
+
+  async confirmAccount(id: string): Promise<boolean> {
+    const account = this.accountsById.get(id);
+    if (!account || account.confirmed) return false;
+    account.confirmed = true;
+    return true;
+  }
+
+  async removeAccount(id: string): Promise<boolean> {
+    return this.removeAccountNow(id) !== undefined;
+  }
+
+  private removeAccountNow(id: string): StoredUserpassAccount | undefined {
+    const account = this.accountsById.get(id);
+    if (!account) return undefined;
+    this.accountsById.delete(id);
+    this.accountsByEmail.delete(normalizeEmail(account.email));
+    return account;
+  }
+
+  clear(): void {
+    this.users.clear();
+    this.userByIdentity.clear();
+    this.accountsById.clear();
+    this.accountsByEmail.clear();
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * What both stores check before they replace everything with an imported state (the caller has
+ * validated it against the control document's State schema already).
+ */
+import type { AppRecord, AppState, State } from "./store.ts";
+
+export class StateImportError extends Error {}
+
+/** The apps of a state, checked for duplicate ids, with their records. */
+export function stateApps(state: State): { saved: AppState; record: AppRecord }[] {
+  const ids = new Set<string>();
+  const apps = state.apps.map((saved) => {
+    if (ids.has(saved.appId)) throw new StateImportError(`the app id '${saved.appId}' appears twice`);
+    ids.add(saved.appId);
+    const record: AppRecord = {
+      appId: saved.appId,
+      domainId: saved.domainId,
+      createdAt: Date.parse(saved.createdAt),
+      appDir: saved.appDir ?? null,
+      config: structuredClone(saved.config),
+    };
+    return { saved, record };
+  });
+  const publicKeys = new Set<string>();
+  for (const account of state.emailjsAccounts) {
+    if (publicKeys.has(account.publicKey))
+      throw new StateImportError(`the public key '${account.publicKey}' appears twice`);
+    publicKeys.add(account.publicKey);
+  }
+  return apps;
+}

@@ -1,0 +1,319 @@
+/**
+ * The store: everything that must outlive a request and be shared by every instance — apps and
+ * their settings, users, registrations, sessions, API keys, confirmation and reset tokens, the
+ * documents of every collection, captured mail and EmailJS accounts. Routes reach it only through
+ * these interfaces and never learn which implementation is behind them: memory (the harness
+ * default: one process, nothing on disk) or PostgreSQL (`--database`: durable, several instances
+ * on one database; see docs/decisions/0007-postgresql-store.md).
+ *
+ * Rules every implementation keeps:
+ * - Races are decided by the store in one step (a unique constraint, a conditional update), never
+ *   by a check in the caller followed by a write: `addAccount` answers false when the address is
+ *   taken, `consume` uses a token up at most once, `addApiKey` refuses a duplicate name.
+ * - A write has happened when its promise resolves (PostgreSQL: committed).
+ * - Records handed out are copies or must be treated as read-only: callers change records only
+ *   through the store's methods.
+ *
+ * What stays per instance (in `runtime/`, not here): clocks, faults, request journals, live control
+ * events, rate-limit counters, function workers, open change streams.
+ */
+import type { AppConfig } from "../config/app-config.ts";
+import type { ChangeEvent, Document } from "../data/documents.ts";
+import type { ControlSchemas } from "../openapi/types.ts";
+
+export type StoredUser = ControlSchemas["StoredUser"];
+export type StoredIdentity = ControlSchemas["StoredIdentity"];
+export type StoredUserpassAccount = ControlSchemas["StoredUserpassAccount"];
+export type StoredSession = ControlSchemas["StoredSession"];
+export type StoredApiKey = ControlSchemas["StoredApiKey"];
+export type StoredAuthToken = ControlSchemas["StoredAuthToken"];
+export type AuthTokenKind = ControlSchemas["AuthTokenKind"];
+export type MailMessage = ControlSchemas["MailMessage"];
+export type MailSource = ControlSchemas["MailSource"];
+export type MailDelivery = NonNullable<MailMessage["delivery"]>;
+export type EmailJsAccountState = ControlSchemas["EmailJsAccountState"];
+/** An EmailJS account as stored (its clock is per instance). */
+export type EmailJsAccountRecord = Omit<EmailJsAccountState, "clockOffsetMs">;
+export type State = ControlSchemas["State"];
+export type AppState = ControlSchemas["AppState"];
+
+/** The stored part of a state export: clock offsets are added per instance by the runtime. */
+export interface StoredState {
+  apps: Omit<AppState, "clockOffsetMs">[];
+  emailjsAccounts: EmailJsAccountRecord[];
+  mail: MailMessage[];
+}
+
+/** What is kept of an app besides its records: its settings and where its functions come from. */
+export interface AppRecord {
+  appId: string;
+  /** Derived from the app id (tokens name their app by it). */
+  domainId: string;
+  createdAt: number;
+  /** The App Services app folder its functions come from, if any. */
+  appDir: string | null;
+  config: AppConfig;
+}
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+/** Confirmation and reset tokens are valid for 30 minutes of the app's clock. */
+export const authTokenLifetimeMs = 30 * 60 * 1000;
+
+// ---------------------------------------------------------------------------------------------
+// Apps
+
+export type AppChange = "created" | "updated" | "reset" | "deleted";
+
+export interface AppRecords {
+  get(appId: string): Promise<AppRecord | undefined>;
+  byDomainId(domainId: string): Promise<AppRecord | undefined>;
+  list(): Promise<AppRecord[]>;
+  /** Adds an app; false when the id exists. */
+  create(record: AppRecord): Promise<boolean>;
+  /** Adds the app, or replaces the settings of the app with this id (an app folder loaded again). */
+  upsert(record: AppRecord): Promise<"created" | "updated">;
+  /** Deletes the app with everything it holds (its mail included). */
+  delete(appId: string): Promise<boolean>;
+  /** Back to the initial state: no users, registrations, sessions, keys, tokens, data or mail. */
+  reset(appId: string): Promise<boolean>;
+  /** The records of one app (whether or not it exists: callers look the app up first). */
+  scope(appId: string): AppStore;
+  /** Changes to apps made by any instance (this one included), to drop what an instance caches. */
+  onChange(listener: (appId: string, change: AppChange) => void): () => void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One app's records
+
+export interface AppStore {
+  readonly users: UserRecords;
+  readonly sessions: SessionRecords;
+  readonly apiKeys: ApiKeyRecords;
+  readonly authTokens: AuthTokenRecords;
+  readonly data: DocumentStore;
+  /** Deletes a user with its identities, e-mail/password registration, sessions and API keys. */
+  deleteUser(userId: string): Promise<boolean>;
+  counts(): Promise<{ users: number; pendingUsers: number }>;
+}
+
+export type IdentityClaim =
+  | { ok: true; user: StoredUser }
+  /** The identity belongs to this user already (a concurrent first login won). */
+  | { ok: false; owner: StoredUser };
+
+export interface UserPatch {
+  disabled?: boolean;
+  /** Merged into the user's profile data (key by key). */
+  data?: Record<string, unknown>;
+  lastLoginAt?: number;
+}
+
+export interface UserRecords {
+  get(id: string): Promise<StoredUser | undefined>;
+  byIdentity(providerType: string, identityId: string): Promise<StoredUser | undefined>;
+  /**
+   * Adds a user with its identities (unique per provider) and, when given, marks the e-mail/password
+   * registration `claimAccountId` as the user's. When an identity is taken the existing owner is
+   * answered and nothing changes.
+   */
+  create(user: StoredUser, claimAccountId?: string): Promise<IdentityClaim>;
+  /** Attaches an identity to a user (and merges profile data); the owner when it is taken. */
+  addIdentity(
+    userId: string,
+    identity: StoredIdentity,
+    data: Record<string, unknown>,
+    claimAccountId?: string,
+  ): Promise<IdentityClaim | undefined>;
+  /** Changes a user; undefined when there is no such user. */
+  update(id: string, patch: UserPatch): Promise<StoredUser | undefined>;
+  /** Every user object, oldest first. */
+  list(): Promise<StoredUser[]>;
+  /** The e-mail of a user's e-mail/password identity, if it has one. */
+  emailOf(user: StoredUser): Promise<string | undefined>;
+
+  account(id: string): Promise<StoredUserpassAccount | undefined>;
+  accountByEmail(email: string): Promise<StoredUserpassAccount | undefined>;
+  /** Adds a registration unless the address is taken (case-insensitive): false then. */
+  addAccount(account: StoredUserpassAccount): Promise<boolean>;
+  /** Changes a registration; undefined when there is none. `confirmIfPending` confirms only a pending one. */
+  updateAccount(
+    id: string,
+    patch: { confirmed?: boolean; passwordHash?: string },
+  ): Promise<StoredUserpassAccount | undefined>;
+  /** Confirms a pending registration: false when it is gone or was confirmed already. */
+  confirmAccount(id: string): Promise<boolean>;
+  removeAccount(id: string): Promise<boolean>;
+  /** Every registration, oldest first. */
+  accounts(): Promise<StoredUserpassAccount[]>;
+}
+
+export interface SessionRecords {
+  get(id: string): Promise<StoredSession | undefined>;
+  add(session: StoredSession): Promise<void>;
+  remove(id: string): Promise<boolean>;
+  forUser(userId: string): Promise<StoredSession[]>;
+  removeForUser(userId: string): Promise<number>;
+  all(): Promise<StoredSession[]>;
+}
+
+export type AddApiKeyResult = "ok" | "name-taken" | "limit";
+
+export interface ApiKeyRecords {
+  get(id: string): Promise<StoredApiKey | undefined>;
+  byHash(keyHash: string): Promise<StoredApiKey | undefined>;
+  forUser(userId: string): Promise<StoredApiKey[]>;
+  /** Adds a key unless the user has one of this name or `maxPerUser` keys already. */
+  add(key: StoredApiKey, maxPerUser: number): Promise<AddApiKeyResult>;
+  setDisabled(id: string, disabled: boolean): Promise<boolean>;
+  /** Deletes a key and ends the sessions it opened. */
+  remove(id: string): Promise<boolean>;
+  all(): Promise<StoredApiKey[]>;
+}
+
+export type ConsumeResult =
+  | { ok: true; token: StoredAuthToken }
+  | { ok: false; reason: "unknown" | "expired" | "used" };
+
+export interface AuthTokenRecords {
+  add(token: StoredAuthToken): Promise<void>;
+  /** Checks a pair without using it up. */
+  check(kind: AuthTokenKind, token: string, tokenId: string, now: number): Promise<ConsumeResult>;
+  /** Checks a pair and uses it up; of racing calls exactly one gets `ok`. */
+  consume(kind: AuthTokenKind, token: string, tokenId: string, now: number): Promise<ConsumeResult>;
+  markUsed(tokenId: string): Promise<void>;
+  /** Oldest first. */
+  list(filter?: { email?: string; kind?: AuthTokenKind }): Promise<StoredAuthToken[]>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents
+
+export interface CollectionInfo {
+  database: string;
+  collection: string;
+  count: number;
+}
+
+/** A write to apply, in order, inside one atomic write. */
+export type DocumentChange =
+  | { op: "insert"; doc: Document }
+  | { op: "replace"; doc: Document }
+  | { op: "delete"; id: unknown };
+
+export interface AppliedChanges {
+  /** How many changes were applied (all, unless an insert met an existing `_id`). */
+  applied: number;
+  /** The index of the insert whose `_id` existed: it and every later change were not applied. */
+  duplicateAt?: number;
+}
+
+export interface WriteView {
+  /**
+   * The documents that may match `prefilter` (a MongoDB query; every matching document is among
+   * them, others may be too), in natural order, held against other writers until the write ends.
+   */
+  read(prefilter: Document): Promise<Document[]>;
+}
+
+export interface WritePlan<T> {
+  changes: DocumentChange[];
+  /** Change events to publish once the changes are stored (only those of applied changes go out). */
+  events: (applied: AppliedChanges) => ChangeEvent[];
+  result: (applied: AppliedChanges) => T;
+}
+
+export interface DocumentStore {
+  /**
+   * The documents that may match `prefilter` (see WriteView.read), natural order. Callers must not
+   * change them.
+   */
+  read(database: string, collection: string, prefilter: Document): Promise<Document[]>;
+  /** The first document whose top-level `field` equals a string (custom user data). */
+  findByField(database: string, collection: string, field: string, value: string): Promise<Document | undefined>;
+  /** A page of a collection, natural order, and its size. */
+  page(
+    database: string,
+    collection: string,
+    skip: number,
+    limit: number,
+  ): Promise<{ total: number; documents: Document[] }>;
+  /**
+   * Reads, decides and writes as one step: `plan` sees the documents it reads and answers the
+   * changes; they are stored (in order, up to a duplicate `_id`) before any other write to the
+   * collection, and the events go to subscribers of every instance.
+   */
+  write<T>(database: string, collection: string, plan: (view: WriteView) => Promise<WritePlan<T>>): Promise<T>;
+  collections(): Promise<CollectionInfo[]>;
+  drop(database: string, collection: string): Promise<boolean>;
+  /** Change events of this app's collections, from every instance, in commit order. */
+  subscribe(listener: (event: ChangeEvent) => void): () => void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mail
+
+export interface MailFilter {
+  to?: string | undefined;
+  appId?: string | undefined;
+  account?: string | undefined;
+  source?: MailSource | undefined;
+  kind?: string | undefined;
+  /** An ISO time or a message id: only later messages match. */
+  since?: string | undefined;
+}
+
+export type NewMail = Omit<MailMessage, "id" | "links" | "createdAt" | "token" | "tokenId" | "attachments"> & {
+  createdAtMs: number;
+  attachments?: MailMessage["attachments"];
+};
+
+export interface MailStore {
+  /** Keeps a message (queued for SMTP delivery when `deliver` is set). */
+  add(mail: NewMail, deliver: boolean): Promise<MailMessage>;
+  get(id: string): Promise<MailMessage | undefined>;
+  list(filter?: MailFilter): Promise<MailMessage[]>;
+  count(filter: MailFilter): Promise<number>;
+  /** The matching messages now, or else the first to arrive (from any instance) within `ms`. */
+  wait(filter: MailFilter, ms: number, signal?: AbortSignal): Promise<MailMessage[]>;
+  /** Answers every held wait now (on shutdown). */
+  releaseWaits(): void;
+  readonly pendingWaits: number;
+  clear(filter?: Pick<MailFilter, "appId" | "account">): Promise<void>;
+  /**
+   * Messages waiting for SMTP delivery whose next attempt is due, oldest first, claimed for
+   * `leaseMs`: no other instance gets them in that time (their next attempt moves to its end).
+   */
+  dueForDelivery(now: number, limit: number, leaseMs: number): Promise<MailMessage[]>;
+  /** The earliest next attempt of a queued message (ms), or null when none waits. */
+  nextDeliveryAt(): Promise<number | null>;
+  setDelivery(id: string, delivery: MailDelivery): Promise<void>;
+  /** New messages from any instance (this one included). */
+  onAdd(listener: (message: MailMessage) => void): () => void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// EmailJS accounts
+
+export interface EmailJsAccountRecords {
+  get(publicKey: string): Promise<EmailJsAccountRecord | undefined>;
+  list(): Promise<EmailJsAccountRecord[]>;
+  /** False when the public key exists. */
+  create(record: EmailJsAccountRecord): Promise<boolean>;
+  delete(publicKey: string): Promise<boolean>;
+  onChange(listener: (publicKey: string) => void): () => void;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface Store {
+  readonly kind: "memory" | "postgres";
+  readonly apps: AppRecords;
+  readonly mail: MailStore;
+  readonly emailjs: EmailJsAccountRecords;
+  /** Everything, for the control API's export. */
+  exportState(): Promise<StoredState>;
+  /** Replaces everything in one step (checked by the caller first). */
+  importState(state: State): Promise<void>;
+  close(): Promise<void>;
+}
