@@ -32,6 +32,8 @@ const steps = [
   ["typecheck e2e", "npx", ["tsc", "-p", "e2e/tsconfig.json"]],
   ["unit openapi", "npx", ["vitest", "run", "--root", "openapi"]],
   ["build mock-server", "node", ["mock-server/scripts/build.mjs"]],
+  // The PostgreSQL store's tests run against a real server: its binaries, found or installed here.
+  ["postgres", "node", ["scripts/postgres-cluster.mjs", "--check"]],
   ["unit mock-server", "npx", ["vitest", "run", "--root", "mock-server"]],
   ["unit web", "npx", ["vitest", "run", "--root", "web"]],
   [

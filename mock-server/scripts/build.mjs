@@ -8,8 +8,9 @@ import { build } from "esbuild";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 // Dependencies are bundled too: one file loads much faster than hundreds of modules (start-up is a
-// benchmark target). bson stays external: the function sandbox loads its browser build from disk.
-const external = ["bson"];
+// benchmark target). bson stays external: the function sandbox loads its browser build from disk;
+// pg-native is pg's optional native binding, never installed (pg falls back to JavaScript).
+const external = ["bson", "pg-native"];
 
 await build({
   entryPoints: [join(root, "src/cli.ts")],

@@ -16,6 +16,7 @@ import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
 import { checkAllowedHost, parseTrustProxy } from "./http/host-check.ts";
 import { startServer } from "./server.ts";
 import { checkSmtpUrl } from "./state/smtp-relay.ts";
+import { checkDatabaseUrl } from "./store/open-store.ts";
 
 const usage = `Usage:
   app-services-emulator [start] [options]
@@ -39,6 +40,9 @@ Options:
   --config FILE          apps, EmailJS accounts and settings to add (JSON)
   --app DIR              host an App Services app folder too (repeatable)
   --data-dir DIR         load state from DIR at start; save it there (env MOCK_DATA_DIR)
+  --database URL         keep state in PostgreSQL (postgres://user:pass@host:port/db; env DATABASE_URL):
+                         durable, shared by every instance on the database; needs --signing-secret
+  --database-pool N      connections to the database per instance (default 20)
   --control-token T      require this bearer token on the control API (env MOCK_CONTROL_TOKEN)
   --password-hash-cost N log2 of the scrypt cost of password hashes (default 10)
   --signing-secret S     the HS256 secret of access and refresh tokens (env MOCK_SIGNING_SECRET)
@@ -72,6 +76,8 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       config: { type: "string" },
       app: { type: "string", multiple: true },
       "data-dir": { type: "string" },
+      database: { type: "string" },
+      "database-pool": { type: "string" },
       "control-token": { type: "string" },
       "password-hash-cost": { type: "string" },
       "signing-secret": { type: "string" },
@@ -159,10 +165,25 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   if (values.app) options.appDirs = values.app.map((d) => resolve(d));
   const dataDir = values["data-dir"] ?? env.MOCK_DATA_DIR;
   if (dataDir) options.dataDir = resolve(dataDir);
+  const database = values.database ?? env.DATABASE_URL;
+  if (database) {
+    const problem = checkDatabaseUrl(database);
+    if (problem) fail(`--database: ${problem}`);
+    options.databaseUrl = database;
+  }
+  if (values["database-pool"] !== undefined) {
+    const n = Number(values["database-pool"]);
+    if (!Number.isInteger(n) || n < 1 || n > 1000) fail("--database-pool must be an integer from 1 to 1000");
+    options.databasePoolSize = n;
+  }
   const controlToken = values["control-token"] ?? env.MOCK_CONTROL_TOKEN;
   if (controlToken) options.controlToken = controlToken;
   const signingSecret = values["signing-secret"] ?? env.MOCK_SIGNING_SECRET;
-  if (signingSecret) options.signingSecret = signingSecret;
+  if (signingSecret) {
+    if (signingSecret.length < 16)
+      fail("--signing-secret must be at least 16 characters (32 random bytes, e.g. `openssl rand -hex 32`, are best)");
+    options.signingSecret = signingSecret;
+  }
   if (values["password-hash-cost"] !== undefined) {
     const n = Number(values["password-hash-cost"]);
     if (!Number.isInteger(n) || n < 1 || n > 20) fail("--password-hash-cost must be an integer from 1 to 20");
@@ -174,6 +195,12 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     options.logLevel = level as EmulatorOptions["logLevel"];
   }
   if (values["no-watch"]) options.watchFunctions = false;
+  if (options.databaseUrl && !options.signingSecret)
+    fail(
+      "--database needs --signing-secret (or MOCK_SIGNING_SECRET): every instance on the database must sign and check tokens with the same secret",
+    );
+  if (options.databaseUrl && options.dataDir)
+    fail("--database and --data-dir do not go together: the database keeps the state");
   if (command === "exec" && rest.length === 0) fail("exec needs a command after --");
   return { command, options: { ...options, defaultAppId: options.defaultAppId ?? defaults.defaultAppId }, rest };
 }

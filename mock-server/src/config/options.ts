@@ -41,6 +41,10 @@ export interface EmulatorOptions {
   webUrl: string | null;
   /** Where state is loaded from at start and saved to (atomically) periodically and on shutdown. */
   dataDir: string | null;
+  /** The PostgreSQL store (`postgres://…`): durable, shared by every instance; in memory when null. */
+  databaseUrl: string | null;
+  /** Connections each instance keeps to the database. */
+  databasePoolSize: number;
   saveIntervalMs: number;
   /** Required on the control API when listening on a non-loopback address. */
   controlToken: string | null;
@@ -88,6 +92,8 @@ export function defaultOptions(): EmulatorOptions {
     trustProxy: false,
     webUrl: null,
     dataDir: null,
+    databaseUrl: null,
+    databasePoolSize: 20,
     saveIntervalMs: 5000,
     controlToken: null,
     passwordHashCost: defaultPasswordHashCost,

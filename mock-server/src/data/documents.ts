@@ -40,6 +40,7 @@ export function fromEJSON(value: unknown): unknown {
 
 /** Extended JSON text (as a function's MongoDB action arrives from its worker) to BSON-typed values. */
 export function fromEJSONText(text: string): unknown {
+  if (!mentionsRegex.test(text)) return numbersToJs(EJSON.parse(text, { relaxed: false }));
   return fromEJSON(JSON.parse(text));
 }
 

@@ -37,7 +37,8 @@ export type ControlErrorCode =
   | "HostNotAllowed"
   | "NotFound"
   | "Conflict"
-  | "InternalError";
+  | "InternalError"
+  | "Unavailable";
 
 /** A control API error: `{error, code}`. */
 export class ControlError extends Error {
@@ -175,6 +176,14 @@ export const appServicesErrors = {
   // no such route on the service (not an operation of the document)
   routeNotFound: (method: string, path: string) => as(404, `no route matches ${method} ${path}`, "NotFound"),
   internal: () => as(500, "internal server error", "InternalServerError"),
+  // Ours: the store (PostgreSQL) cannot be reached; no link (nothing was journaled).
+  unavailable: () =>
+    new AppServicesError(
+      503,
+      "service temporarily unavailable: the database cannot be reached; try again shortly",
+      "ServiceUnavailable",
+      false,
+    ),
   // Ours (DNS-rebinding protection); no link, which would point at the foreign host.
   hostNotAllowed: (host: string) => new AppServicesError(403, hostNotAllowed(host), "HostNotAllowed", false),
 } as const;
@@ -211,6 +220,8 @@ export const emailJsErrors = {
   rateLimited: () => new EmailJsError(429, "Too Many Requests"),
   routeNotFound: () => new EmailJsError(404, "Not Found"),
   internal: () => new EmailJsError(500, "Internal Server Error"),
+  // Ours: the store (PostgreSQL) cannot be reached.
+  unavailable: () => new EmailJsError(503, "Service Unavailable"),
   hostNotAllowed: (host: string) => new EmailJsError(403, hostNotAllowed(host)),
 } as const;
 
@@ -222,5 +233,7 @@ export const controlErrors = {
   notFound: (message: string) => new ControlError(404, "NotFound", message),
   conflict: (message: string) => new ControlError(409, "Conflict", message),
   internal: () => new ControlError(500, "InternalError", "internal error"),
+  unavailable: () =>
+    new ControlError(503, "Unavailable", "the database cannot be reached; the emulator retries by itself"),
   hostNotAllowed: (host: string) => new ControlError(403, "HostNotAllowed", hostNotAllowed(host)),
 } as const;

@@ -26,7 +26,8 @@ export interface FunctionApp extends MongoApp {
 
 interface CallInfo {
   principal: Principal;
-  user: StoredUser | null;
+  /** `context.user` as the function sees it (read once per call, before its time starts). */
+  userText: string;
   deadline: number;
   name: string;
 }
@@ -100,9 +101,8 @@ export class AppFunctions implements SandboxHost {
   }
 
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
-    const user = await this.userView(info.user);
     const sandbox = this.sandboxFor();
-    const callText = EJSON.stringify({ user, request: {} }, { relaxed: false });
+    const callText = `{"user":${info.userText},"request":{}}`;
     const { callId, result } = sandbox.run({ fn, argsText, callText, deadline: info.deadline });
     this.calls.set(callId, info);
     try {
@@ -134,9 +134,10 @@ export class AppFunctions implements SandboxHost {
     if (!fn || (options.fromClient && fn.private)) throw errors.functionNotFound(name);
     const timeout = this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs;
     const system = options.system || fn.runAsSystem;
+    const userText = EJSON.stringify(await this.userView(options.user), { relaxed: false });
     return this.execute(fn, argsText, {
       name,
-      user: options.user,
+      userText,
       principal: system ? { kind: "system" } : options.user ? { kind: "user", user: options.user } : { kind: "system" },
       deadline: Date.now() + timeout,
     });

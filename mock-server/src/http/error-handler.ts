@@ -13,6 +13,7 @@ import {
   EmailJsError,
   emailJsErrors,
 } from "../errors/catalogue.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 import { areaOfUrl, publicOrigin } from "./areas.ts";
 import { JsonBodyError } from "./json-body.ts";
 
@@ -111,6 +112,14 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
       .send(JSON.stringify({ error: error.message, code: error.code }));
   }
   const area = request.routeOptions.config?.area ?? areaOfUrl(request.url);
+  if (error instanceof StoreUnavailableError) {
+    // An outage, not a bug: the client may try again (the store reconnects by itself).
+    request.log.warn({ reason: error.message }, "store unavailable");
+    reply.header("retry-after", "1");
+    if (area === "app-services") return sendError(request, reply, appServicesErrors.unavailable());
+    if (area === "emailjs") return sendError(request, reply, emailJsErrors.unavailable());
+    return sendError(request, reply, controlErrors.unavailable());
+  }
   const mapped = mapFrameworkError(error as FastifyError, area);
   if (mapped) return sendError(request, reply, mapped);
   request.log.error({ err: error }, "unexpected error");

@@ -15,6 +15,8 @@ export class AppExistsError extends Error {}
 export class AppRegistry {
   private readonly runtimes = new Map<string, AppRuntime>();
   private readonly byDomain = new Map<string, AppRuntime>();
+  /** Ends each runtime's subscription to its app's data changes (when the runtime is dropped). */
+  private readonly unsubscribers = new Map<AppRuntime, () => void>();
   /** Clock offsets to give runtimes when they are next built (a state import). */
   private readonly clockOffsets = new Map<string, number>();
 
@@ -42,7 +44,7 @@ export class AppRegistry {
     this.clockOffsets.delete(record.appId);
     this.runtimes.set(record.appId, app);
     this.byDomain.set(app.domainId, app);
-    app.data.subscribe((change) =>
+    const unsubscribe = app.data.subscribe((change) =>
       this.events.emit({
         type: "data",
         appId: app.appId,
@@ -50,6 +52,7 @@ export class AppRegistry {
         detail: { database: change.database, collection: change.collection },
       }),
     );
+    this.unsubscribers.set(app, unsubscribe);
     return app;
   }
 
@@ -152,6 +155,8 @@ export class AppRegistry {
     } else if (app && change !== "created") {
       this.runtimes.delete(appId);
       this.byDomain.delete(app.domainId);
+      this.unsubscribers.get(app)?.();
+      this.unsubscribers.delete(app);
       app.close(change === "deleted" ? "the app was deleted" : "the app was reconfigured");
     }
     this.events.emit({ type: "app", appId, action: change });

@@ -14,6 +14,7 @@ import { randomHex, stableObjectIdHex } from "../state/ids.ts";
 import { Hs256Key } from "../state/jwt.ts";
 import { SmtpRelay } from "../state/smtp-relay.ts";
 import { MemoryStore } from "../store/memory/memory-store.ts";
+import { openStore } from "../store/open-store.ts";
 import type { MailMessage, NewMail, Store } from "../store/store.ts";
 import type { AppTemplate } from "./app-runtime.ts";
 import { AppRegistry } from "./apps.ts";
@@ -30,6 +31,7 @@ export class Emulator {
   private key: Hs256Key;
   private secret: string;
   private readonly stopMailEvents: () => void;
+  private readonly stopOutageWatch: () => void;
 
   /**
    * An emulator on a store (a new in-memory one unless given). `Emulator.open` also adds the default
@@ -55,15 +57,30 @@ export class Emulator {
       if (message.delivery?.state === "queued") this.smtp?.kick();
       this.mailEvent(message, "captured");
     });
+    // Events from other instances may have been lost (a database outage): a change stream that
+    // missed some must end rather than go on as if complete; clients reopen it.
+    this.stopOutageWatch =
+      store.onOutage?.(() => {
+        for (const app of this.apps.loaded()) app.closeStreams("the connection to the database was lost");
+      }) ?? (() => undefined);
     this.functionFolders = new FunctionFolders(options.watchFunctions);
     this.apps = new AppRegistry(store.apps, this.events, this.functionFolders, defaultTemplate(options));
     this.emailjs = new EmailJsAccounts(store.emailjs, emailJsDefaults(options));
   }
 
-  /** An emulator with its default app, default EmailJS account and `--app` folders in place. */
+  /**
+   * An emulator on the store the options name (a given one, PostgreSQL with `databaseUrl`, else
+   * memory), with its default app, default EmailJS account and `--app` folders in place.
+   */
   static async open(options: EmulatorOptions, store?: Store): Promise<Emulator> {
-    const emulator = new Emulator(options, store);
-    await emulator.addDefaults();
+    const opened = store ?? (await openStore(options));
+    const emulator = new Emulator(options, opened);
+    try {
+      await emulator.addDefaults();
+    } catch (error) {
+      await emulator.close();
+      throw error;
+    }
     return emulator;
   }
 
@@ -114,6 +131,7 @@ export class Emulator {
   /** Stops watching app folders, the relay and the apps' workers; closes the store. */
   async close(): Promise<void> {
     this.stopMailEvents();
+    this.stopOutageWatch();
     await this.smtp?.close();
     this.functionFolders.close();
     this.apps.close();

@@ -55,6 +55,13 @@ export interface AppRecord {
   config: AppConfig;
 }
 
+/** The store cannot be reached (the database is down or out of connections): requests answer 503. */
+export class StoreUnavailableError extends Error {
+  constructor(reason: string) {
+    super(`the database is unavailable: ${reason}`);
+  }
+}
+
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /** Confirmation and reset tokens are valid for 30 minutes of the app's clock. */
@@ -248,6 +255,8 @@ export interface DocumentStore {
   drop(database: string, collection: string): Promise<boolean>;
   /** Change events of this app's collections, from every instance, in commit order. */
   subscribe(listener: (event: ChangeEvent) => void): () => void;
+  /** Subscribers on this instance now (a leak check for tests and the soak). */
+  readonly listenerCount: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -315,5 +324,10 @@ export interface Store {
   exportState(): Promise<StoredState>;
   /** Replaces everything in one step (checked by the caller first). */
   importState(state: State): Promise<void>;
+  /**
+   * Runs when other instances' changes may have been missed (the database connection was lost);
+   * stores that have no other instances never call it.
+   */
+  onOutage?(listener: (reason: string) => void): () => void;
   close(): Promise<void>;
 }

@@ -1,7 +1,6 @@
 /** Change streams (the streaming functions/call): framing, filters, auth and clean-up. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MemoryDocuments } from "../../src/store/memory/documents.ts";
 import { listening } from "../helpers/listen.ts";
 
 let app: FastifyInstance;
@@ -236,6 +235,6 @@ describe("callFunctionStreaming (watch)", () => {
       .poll(async () => (await json(`/_mock/v1/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 10 })
       .toBe(0);
     // Only the app registry's own listener (the inspector's data events) is left.
-    expect((app.emulator.store.apps.scope(appId).data as MemoryDocuments).listenerCount).toBe(1);
+    expect((await app.emulator.apps.get(appId))!.data.listenerCount).toBe(1);
   });
 });

@@ -1,11 +1,31 @@
-/** A fresh emulator per test file (or test), driven with inject(); nothing listens. */
+/**
+ * A fresh emulator per test file (or test), driven with inject(); nothing listens. In the vitest
+ * project `postgres` (TEST_STORE=postgres) each one gets its own PostgreSQL database, so the same
+ * test files check both stores.
+ */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import { buildApp } from "../../src/app.ts";
 import { expectContract } from "./contract.ts";
+import { emulatorDatabase } from "./postgres.ts";
+
+/** Which store the tests of this run use. */
+export const testStore = process.env.TEST_STORE === "postgres" ? "postgres" : "memory";
 
 export async function testApp(options: Parameters<typeof buildApp>[0] = {}): Promise<FastifyInstance> {
   // Cost 4 keeps password hashing cheap in tests; the format is the same at every cost.
-  return buildApp({ logLevel: "silent", watchFunctions: false, passwordHashCost: 4, ...options });
+  const base = { logLevel: "silent" as const, watchFunctions: false, passwordHashCost: 4, ...options };
+  if (testStore === "memory" || options.emulator || options.databaseUrl !== undefined) return buildApp(base);
+  const database = await emulatorDatabase();
+  const app = await buildApp({
+    ...base,
+    databaseUrl: database.url,
+    signingSecret: base.signingSecret ?? "a-test-signing-secret-of-32-chars",
+  });
+  app.addHook("onClose", async () => {
+    await app.emulator.store.close();
+    await database.drop();
+  });
+  return app;
 }
 
 export const base = "/api/client/v2.0";

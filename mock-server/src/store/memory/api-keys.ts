@@ -28,8 +28,8 @@ export class MemoryApiKeys implements ApiKeyRecords {
 
   async add(key: StoredApiKey, maxPerUser: number): Promise<AddApiKeyResult> {
     const existing = this.forUserNow(key.userId);
-    if (existing.some((k) => k.name === key.name)) return "name-taken";
     if (existing.length >= maxPerUser) return "limit";
+    if (existing.some((k) => k.name === key.name)) return "name-taken";
     this.restore(key);
     return "ok";
   }

@@ -1,0 +1,104 @@
+/**
+ * User API keys in PostgreSQL (the secret's SHA-256 only). A key's name is unique per user by a
+ * constraint; the per-user limit is counted while the user's row is locked, so concurrent creations
+ * on any instances cannot pass it.
+ */
+import type { AddApiKeyResult, ApiKeyRecords, StoredApiKey } from "../store.ts";
+import { type Database, isUniqueViolation } from "./database.ts";
+
+interface KeyRow {
+  id: string;
+  user_id: string;
+  name: string;
+  key_hash: string;
+  disabled: boolean;
+  created_at: number;
+}
+
+const columns = "id, user_id, name, key_hash, disabled, created_at";
+const toKey = (row: KeyRow): StoredApiKey => ({
+  id: row.id,
+  userId: row.user_id,
+  name: row.name,
+  keyHash: row.key_hash,
+  disabled: row.disabled,
+  createdAt: row.created_at,
+});
+
+export class PgApiKeys implements ApiKeyRecords {
+  constructor(
+    private readonly db: Database,
+    private readonly appId: string,
+  ) {}
+
+  async get(id: string): Promise<StoredApiKey | undefined> {
+    const [row] = await this.db.rows<KeyRow>(`SELECT ${columns} FROM api_keys WHERE app_id = $1 AND id = $2`, [
+      this.appId,
+      id,
+    ]);
+    return row ? toKey(row) : undefined;
+  }
+
+  async byHash(keyHash: string): Promise<StoredApiKey | undefined> {
+    const [row] = await this.db.rows<KeyRow>(`SELECT ${columns} FROM api_keys WHERE app_id = $1 AND key_hash = $2`, [
+      this.appId,
+      keyHash,
+    ]);
+    return row ? toKey(row) : undefined;
+  }
+
+  async forUser(userId: string): Promise<StoredApiKey[]> {
+    const rows = await this.db.rows<KeyRow>(
+      `SELECT ${columns} FROM api_keys WHERE app_id = $1 AND user_id = $2 ORDER BY seq`,
+      [this.appId, userId],
+    );
+    return rows.map(toKey);
+  }
+
+  async add(key: StoredApiKey, maxPerUser: number): Promise<AddApiKeyResult> {
+    try {
+      return await this.db.transaction(async (client) => {
+        // Concurrent creations for one user take turns on the user's row (the limit is a count).
+        await client.query("SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [this.appId, key.userId]);
+        const { rows } = await client.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM api_keys WHERE app_id = $1 AND user_id = $2",
+          [this.appId, key.userId],
+        );
+        if ((rows[0]?.n ?? 0) >= maxPerUser) return "limit" as const;
+        await client.query(
+          `INSERT INTO api_keys (app_id, id, user_id, name, key_hash, disabled, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [this.appId, key.id, key.userId, key.name, key.keyHash, key.disabled, key.createdAt],
+        );
+        return "ok" as const;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) return "name-taken";
+      throw error;
+    }
+  }
+
+  async setDisabled(id: string, disabled: boolean): Promise<boolean> {
+    const { rowCount } = await this.db.query("UPDATE api_keys SET disabled = $3 WHERE app_id = $1 AND id = $2", [
+      this.appId,
+      id,
+      disabled,
+    ]);
+    return rowCount === 1;
+  }
+
+  async remove(id: string): Promise<boolean> {
+    return this.db.transaction(async (client) => {
+      const { rowCount } = await client.query("DELETE FROM api_keys WHERE app_id = $1 AND id = $2", [this.appId, id]);
+      await client.query("DELETE FROM sessions WHERE app_id = $1 AND api_key_id = $2", [this.appId, id]);
+      return rowCount === 1;
+    });
+  }
+
+  async all(): Promise<StoredApiKey[]> {
+    const rows = await this.db.rows<KeyRow>(`SELECT ${columns} FROM api_keys WHERE app_id = $1 ORDER BY seq`, [
+      this.appId,
+    ]);
+    return rows.map(toKey);
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * Apps and EmailJS accounts in PostgreSQL. Every change is announced to the other instances (which
+ * drop what they cached of the app or account) and to this one at once.
+ */
+import type {
+  AppChange,
+  AppRecord,
+  AppRecords,
+  AppStore,
+  EmailJsAccountRecord,
+  EmailJsAccountRecords,
+} from "../store.ts";
+import { PgApiKeys } from "./api-keys.ts";
+import { PgAuthTokens } from "./auth-tokens.ts";
+import type { PgContext } from "./context.ts";
+import type { Queryable } from "./database.ts";
+import { type ChangeHub, PgDocuments } from "./documents.ts";
+import { channels } from "./notifications.ts";
+import { PgSessions } from "./sessions.ts";
+import { PgUsers } from "./users.ts";
+
+interface AppRow {
+  app_id: string;
+  domain_id: string;
+  created_at: number;
+  app_dir: string | null;
+  config: AppRecord["config"];
+}
+
+const appColumns = "app_id, domain_id, created_at, app_dir, config";
+const toRecord = (row: AppRow): AppRecord => ({
+  appId: row.app_id,
+  domainId: row.domain_id,
+  createdAt: row.created_at,
+  appDir: row.app_dir,
+  config: row.config,
+});
+
+/** The tables that hold an app's records (emptied by a reset, in this order). */
+const appTables = ["sessions", "api_keys", "auth_tokens", "identities", "userpass_accounts", "users", "collections"];
+
+export class PgAppStore implements AppStore {
+  readonly users: PgUsers;
+  readonly sessions: PgSessions;
+  readonly apiKeys: PgApiKeys;
+  readonly authTokens: PgAuthTokens;
+  readonly data: PgDocuments;
+
+  constructor(
+    private readonly context: PgContext,
+    private readonly appId: string,
+    changes: ChangeHub,
+  ) {
+    this.users = new PgUsers(context.db, appId);
+    this.sessions = new PgSessions(context.db, appId);
+    this.apiKeys = new PgApiKeys(context.db, appId);
+    this.authTokens = new PgAuthTokens(context.db, appId);
+    this.data = new PgDocuments(context, appId, changes);
+  }
+
+  async deleteUser(userId: string): Promise<boolean> {
+    return this.context.db.transaction(async (client) => {
+      const params = [this.appId, userId];
+      await client.query(
+        `DELETE FROM userpass_accounts WHERE app_id = $1 AND id IN (
+           SELECT identity_id FROM identities WHERE app_id = $1 AND user_id = $2 AND provider_type = 'local-userpass')`,
+        params,
+      );
+      await client.query("DELETE FROM sessions WHERE app_id = $1 AND user_id = $2", params);
+      await client.query("DELETE FROM api_keys WHERE app_id = $1 AND user_id = $2", params);
+      // Its identities go with it (ON DELETE CASCADE).
+      const { rowCount } = await client.query("DELETE FROM users WHERE app_id = $1 AND id = $2", params);
+      return rowCount === 1;
+    });
+  }
+
+  async counts() {
+    const [row] = await this.context.db.rows<{ users: number; pending: number }>(
+      `SELECT (SELECT count(*)::int FROM users WHERE app_id = $1) AS users,
+              (SELECT count(*)::int FROM userpass_accounts WHERE app_id = $1 AND NOT confirmed) AS pending`,
+      [this.appId],
+    );
+    return { users: row?.users ?? 0, pendingUsers: row?.pending ?? 0 };
+  }
+}
+
+export class PgApps implements AppRecords {
+  private readonly listeners = new Set<(appId: string, change: AppChange) => void>();
+
+  constructor(
+    private readonly context: PgContext,
+    private readonly changes: ChangeHub,
+  ) {
+    context.subscribe(channels.apps, (payload) => {
+      const { i, a, c } = JSON.parse(payload) as { i: string; a: string; c: AppChange };
+      if (i !== context.instanceId) this.changed(a, c);
+    });
+  }
+
+  async get(appId: string): Promise<AppRecord | undefined> {
+    const [row] = await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps WHERE app_id = $1`, [appId]);
+    return row ? toRecord(row) : undefined;
+  }
+
+  async byDomainId(domainId: string): Promise<AppRecord | undefined> {
+    const [row] = await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps WHERE domain_id = $1`, [domainId]);
+    return row ? toRecord(row) : undefined;
+  }
+
+  async list(): Promise<AppRecord[]> {
+    return (await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps ORDER BY seq`)).map(toRecord);
+  }
+
+  /** Stores an app's record (also for state imports). */
+  static async insert(q: Queryable, record: AppRecord, onConflict = ""): Promise<number> {
+    const { rowCount } = await q.query(
+      `INSERT INTO apps (app_id, domain_id, created_at, app_dir, config) VALUES ($1, $2, $3, $4, $5) ${onConflict}`,
+      [record.appId, record.domainId, record.createdAt, record.appDir, record.config],
+    );
+    return rowCount ?? 0;
+  }
+
+  async create(record: AppRecord): Promise<boolean> {
+    const created = await this.context.db.transaction(async (client) => {
+      const n = await PgApps.insert(client, record, "ON CONFLICT DO NOTHING");
+      if (n === 1) await this.announce(client, record.appId, "created");
+      return n === 1;
+    });
+    if (created) this.changed(record.appId, "created");
+    return created;
+  }
+
+  async upsert(record: AppRecord): Promise<"created" | "updated"> {
+    const outcome = await this.context.db.transaction(async (client) => {
+      const { rows } = await client.query<{ inserted: boolean }>(
+        `INSERT INTO apps (app_id, domain_id, created_at, app_dir, config) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (app_id) DO UPDATE SET app_dir = excluded.app_dir, config = excluded.config
+         RETURNING (xmax = 0) AS inserted`,
+        [record.appId, record.domainId, record.createdAt, record.appDir, record.config],
+      );
+      const change = rows[0]?.inserted ? ("created" as const) : ("updated" as const);
+      await this.announce(client, record.appId, change);
+      return change;
+    });
+    this.changed(record.appId, outcome);
+    return outcome;
+  }
+
+  async delete(appId: string): Promise<boolean> {
+    const deleted = await this.context.db.transaction(async (client) => {
+      // Its records go with it (ON DELETE CASCADE); its documents with its collections.
+      const { rowCount } = await client.query("DELETE FROM apps WHERE app_id = $1", [appId]);
+      await client.query("DELETE FROM mail WHERE app_id = $1", [appId]);
+      if (rowCount === 1) await this.announce(client, appId, "deleted");
+      return rowCount === 1;
+    });
+    if (deleted) this.changed(appId, "deleted");
+    return deleted;
+  }
+
+  async reset(appId: string): Promise<boolean> {
+    const reset = await this.context.db.transaction(async (client) => {
+      const { rowCount } = await client.query("SELECT 1 FROM apps WHERE app_id = $1 FOR UPDATE", [appId]);
+      if (rowCount !== 1) return false;
+      for (const table of appTables) await client.query(`DELETE FROM ${table} WHERE app_id = $1`, [appId]);
+      await client.query("DELETE FROM mail WHERE app_id = $1", [appId]);
+      await this.announce(client, appId, "reset");
+      return true;
+    });
+    if (reset) this.changed(appId, "reset");
+    return reset;
+  }
+
+  scope(appId: string): AppStore {
+    return new PgAppStore(this.context, appId, this.changes);
+  }
+
+  onChange(listener: (appId: string, change: AppChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Tells the other instances, with the transaction. */
+  async announce(q: Queryable, appId: string, change: AppChange): Promise<void> {
+    await q.query("SELECT pg_notify($1, $2)", [
+      channels.apps,
+      JSON.stringify({ i: this.context.instanceId, a: appId, c: change }),
+    ]);
+  }
+
+  /** Tells this instance. */
+  changed(appId: string, change: AppChange): void {
+    for (const listener of this.listeners) listener(appId, change);
+  }
+}
+
+export class PgEmailJsAccounts implements EmailJsAccountRecords {
+  private readonly listeners = new Set<(publicKey: string) => void>();
+
+  constructor(private readonly context: PgContext) {
+    context.subscribe(channels.emailjs, (payload) => {
+      const { i, k } = JSON.parse(payload) as { i: string; k: string };
+      if (i !== context.instanceId) this.changed(k);
+    });
+  }
+
+  async get(publicKey: string): Promise<EmailJsAccountRecord | undefined> {
+    const [row] = await this.context.db.rows<{ doc: EmailJsAccountRecord }>(
+      "SELECT doc FROM emailjs_accounts WHERE public_key = $1",
+      [publicKey],
+    );
+    return row?.doc;
+  }
+
+  async list(): Promise<EmailJsAccountRecord[]> {
+    return (
+      await this.context.db.rows<{ doc: EmailJsAccountRecord }>("SELECT doc FROM emailjs_accounts ORDER BY seq")
+    ).map((r) => r.doc);
+  }
+
+  async create(record: EmailJsAccountRecord): Promise<boolean> {
+    const created = await this.context.db.transaction(async (client) => {
+      const { rowCount } = await client.query(
+        "INSERT INTO emailjs_accounts (public_key, doc) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        [record.publicKey, record],
+      );
+      if (rowCount === 1) await this.announce(client, record.publicKey);
+      return rowCount === 1;
+    });
+    if (created) this.changed(record.publicKey);
+    return created;
+  }
+
+  async delete(publicKey: string): Promise<boolean> {
+    const deleted = await this.context.db.transaction(async (client) => {
+      const { rowCount } = await client.query("DELETE FROM emailjs_accounts WHERE public_key = $1", [publicKey]);
+      if (rowCount === 1) await this.announce(client, publicKey);
+      return rowCount === 1;
+    });
+    if (deleted) this.changed(publicKey);
+    return deleted;
+  }
+
+  onChange(listener: (publicKey: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async announce(q: Queryable, publicKey: string): Promise<void> {
+    await q.query("SELECT pg_notify($1, $2)", [
+      channels.emailjs,
+      JSON.stringify({ i: this.context.instanceId, k: publicKey }),
+    ]);
+  }
+
+  changed(publicKey: string): void {
+    for (const listener of this.listeners) listener(publicKey);
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Confirmation and reset tokens in PostgreSQL. Using one up is a single conditional update, so of
+ * racing requests on any instances exactly one gets it.
+ */
+import {
+  type AuthTokenKind,
+  type AuthTokenRecords,
+  type ConsumeResult,
+  normalizeEmail,
+  type StoredAuthToken,
+} from "../store.ts";
+import type { Database } from "./database.ts";
+
+export class PgAuthTokens implements AuthTokenRecords {
+  constructor(
+    private readonly db: Database,
+    private readonly appId: string,
+  ) {}
+
+  async add(token: StoredAuthToken): Promise<void> {
+    await this.db.query(
+      `INSERT INTO auth_tokens (app_id, token_id, email_key, kind, used, expires_at, doc)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [this.appId, token.tokenId, normalizeEmail(token.email), token.kind, token.used, token.expiresAt, token],
+    );
+  }
+
+  private async find(tokenId: string): Promise<StoredAuthToken | undefined> {
+    const [row] = await this.db.rows<{ doc: StoredAuthToken; used: boolean }>(
+      "SELECT doc, used FROM auth_tokens WHERE app_id = $1 AND token_id = $2",
+      [this.appId, tokenId],
+    );
+    return row ? { ...row.doc, used: row.used } : undefined;
+  }
+
+  async check(kind: AuthTokenKind, token: string, tokenId: string, now: number): Promise<ConsumeResult> {
+    const stored = await this.find(tokenId);
+    if (!stored || stored.kind !== kind || stored.token !== token) return { ok: false, reason: "unknown" };
+    if (stored.used) return { ok: false, reason: "used" };
+    if (now >= stored.expiresAt) return { ok: false, reason: "expired" };
+    return { ok: true, token: stored };
+  }
+
+  async consume(kind: AuthTokenKind, token: string, tokenId: string, now: number): Promise<ConsumeResult> {
+    const [row] = await this.db.rows<{ doc: StoredAuthToken }>(
+      `UPDATE auth_tokens SET used = true
+        WHERE app_id = $1 AND token_id = $2 AND kind = $3 AND doc->>'token' = $4 AND NOT used AND expires_at > $5
+        RETURNING doc`,
+      [this.appId, tokenId, kind, token, now],
+    );
+    if (row) return { ok: true, token: { ...row.doc, used: true } };
+    // Not used up by this call: say why, as the check would.
+    const why = await this.check(kind, token, tokenId, now);
+    return why.ok ? { ok: false, reason: "used" } : why;
+  }
+
+  async markUsed(tokenId: string): Promise<void> {
+    await this.db.query("UPDATE auth_tokens SET used = true WHERE app_id = $1 AND token_id = $2", [
+      this.appId,
+      tokenId,
+    ]);
+  }
+
+  async list(filter: { email?: string; kind?: AuthTokenKind } = {}): Promise<StoredAuthToken[]> {
+    const rows = await this.db.rows<{ doc: StoredAuthToken; used: boolean }>(
+      `SELECT doc, used FROM auth_tokens
+        WHERE app_id = $1 AND ($2::text IS NULL OR email_key = $2) AND ($3::text IS NULL OR kind = $3)
+        ORDER BY seq`,
+      [this.appId, filter.email === undefined ? null : normalizeEmail(filter.email), filter.kind ?? null],
+    );
+    return rows.map((r) => ({ ...r.doc, used: r.used }));
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * What every part of the PostgreSQL store shares: the pool, this instance's id (its own
+ * notifications are told apart), and the subscribers of each notification channel.
+ */
+import type { Database } from "./database.ts";
+import type { Channel } from "./notifications.ts";
+
+type Subscriber = (payload: string) => void;
+
+export class PgContext {
+  private readonly subscribers = new Map<Channel, Set<Subscriber>>();
+  private readonly outageListeners = new Set<(reason: string) => void>();
+
+  constructor(
+    readonly db: Database,
+    /** Tells this instance's notifications from the others'. */
+    readonly instanceId: string,
+  ) {}
+
+  subscribe(channel: Channel, subscriber: Subscriber): () => void {
+    let set = this.subscribers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.subscribers.set(channel, set);
+    }
+    set.add(subscriber);
+    return () => set.delete(subscriber);
+  }
+
+  dispatch(channel: Channel, payload: string): void {
+    for (const subscriber of this.subscribers.get(channel) ?? []) subscriber(payload);
+  }
+
+  /** Runs when notifications were lost (the listening connection broke). */
+  onOutage(listener: (reason: string) => void): () => void {
+    this.outageListeners.add(listener);
+    return () => this.outageListeners.delete(listener);
+  }
+
+  outage(reason: string): void {
+    for (const listener of [...this.outageListeners]) listener(reason);
+  }
+}

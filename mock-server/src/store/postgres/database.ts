@@ -1,0 +1,157 @@
+/**
+ * The connection pool of the PostgreSQL store, its transactions, and what an outage looks like to
+ * the rest of the emulator: every failure to reach the database (refused, cut, shut down, no free
+ * connection within a few seconds) becomes one StoreUnavailableError, which requests answer as 503.
+ */
+import pg from "pg";
+import { StoreUnavailableError } from "../store.ts";
+
+/** int8 (bigserial ids, epoch milliseconds) as numbers: every value we keep is below 2^53. */
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === 20) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as "text");
+  },
+};
+
+export interface DatabaseOptions {
+  url: string;
+  /** Connections in the pool (per instance). */
+  maxConnections?: number;
+  /** How long a request waits for a free connection, or for a new one to open, before it is refused. */
+  connectTimeoutMs?: number;
+  /** The most one statement may run (a safety net under the query limits). */
+  statementTimeoutMs?: number;
+}
+
+/** Error codes and messages that mean the database is not there (as opposed to a bad statement). */
+const unavailableCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "53300", // too_many_connections
+]);
+
+export function isUnavailable(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true;
+  const e = error as { code?: unknown; message?: unknown };
+  if (typeof e.code === "string" && (unavailableCodes.has(e.code) || e.code.startsWith("08"))) return true;
+  const message = typeof e.message === "string" ? e.message : "";
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection to server .* failed|Connection ended unexpectedly|Client was closed/i.test(
+    message,
+  );
+}
+
+/** An outage as StoreUnavailableError, anything else as it is (to be thrown). */
+export function translate(error: unknown): unknown {
+  if (isUnavailable(error) && !(error instanceof StoreUnavailableError)) {
+    return new StoreUnavailableError((error as Error).message);
+  }
+  return error;
+}
+
+/** A pool client or the database itself. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/** A unique-constraint violation (the store's way of deciding races). */
+export const isUniqueViolation = (error: unknown) => (error as { code?: unknown }).code === "23505";
+
+export class Database implements Queryable {
+  readonly pool: pg.Pool;
+  private closed = false;
+
+  constructor(readonly options: DatabaseOptions) {
+    this.pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.maxConnections ?? 20,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
+      idleTimeoutMillis: 30_000,
+      statement_timeout: options.statementTimeoutMs ?? 10_000,
+      application_name: "app-services-emulator",
+      types,
+    });
+    // An idle connection that breaks (the server went away) must not take the process down; the
+    // next request gets a new connection, or the outage answer.
+    this.pool.on("error", () => undefined);
+  }
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  /** Rows of a query. */
+  async rows<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+    return (await this.query<R>(text, values)).rows;
+  }
+
+  /**
+   * Runs `fn` in a transaction: committed when it returns (the promise resolves only then), rolled
+   * back when it throws. A connection broken meanwhile is not given back to the pool.
+   */
+  async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw translate(error);
+    }
+    let broken: unknown = null;
+    try {
+      await client.query("BEGIN");
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      if (isUnavailable(error)) broken = error;
+      else await client.query("ROLLBACK").catch((rollback: unknown) => (broken = rollback));
+      throw translate(error);
+    } finally {
+      client.release(broken ? (broken as Error) : undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+/** The client settings of the pool, for a separate (LISTEN) connection. */
+export function clientConfig(options: DatabaseOptions): pg.ClientConfig {
+  return {
+    connectionString: options.url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
+    application_name: "app-services-emulator-listener",
+    // A server that vanishes without closing the connection (a partition) is noticed too.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 5_000,
+    types,
+  };
+}
+
+/** `host:port/database` of a URL, without credentials, for messages. */
+export function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}${parsed.port ? `:${parsed.port}` : ""}${parsed.pathname}`;
+  } catch {
+    return "the database";
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The PostgreSQL schema, created and upgraded by numbered migrations when an instance starts: all
+ * of them in one transaction, under an advisory lock, so instances starting together apply each
+ * migration once and the others wait and find it done. A database whose schema is newer than this
+ * server's refuses the start (an older server must not write into a schema it does not know).
+ *
+ * Append new migrations; never edit an applied one.
+ */
+import type pg from "pg";
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    name: "apps, users, sessions, keys, tokens, documents, mail, EmailJS accounts",
+    sql: `
+      CREATE TABLE apps (
+        app_id text PRIMARY KEY,
+        domain_id text NOT NULL UNIQUE,
+        created_at bigint NOT NULL,
+        app_dir text,
+        config jsonb NOT NULL,
+        seq bigserial NOT NULL
+      );
+
+      -- A user object: its type, state, profile data and identities (doc), ordered by seq.
+      CREATE TABLE users (
+        app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+        id text NOT NULL,
+        doc jsonb NOT NULL,
+        seq bigserial NOT NULL,
+        PRIMARY KEY (app_id, id)
+      );
+
+      -- Who owns an identity: the constraint that decides concurrent first logins.
+      CREATE TABLE identities (
+        app_id text NOT NULL,
+        provider_type text NOT NULL,
+        identity_id text NOT NULL,
+        user_id text NOT NULL,
+        PRIMARY KEY (app_id, provider_type, identity_id),
+        FOREIGN KEY (app_id, user_id) REFERENCES users (app_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX identities_by_user ON identities (app_id, user_id);
+
+      -- E-mail/password registrations: one per address (normalized), whatever the instance.
+      CREATE TABLE userpass_accounts (
+        app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+        id text NOT NULL,
+        email text NOT NULL,
+        email_key text NOT NULL,
+        password_hash text NOT NULL,
+        confirmed boolean NOT NULL,
+        user_id text,
+        created_at bigint NOT NULL,
+        seq bigserial NOT NULL,
+        PRIMARY KEY (app_id, id),
+        UNIQUE (app_id, email_key)
+      );
+
+      CREATE TABLE sessions (
+        app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+        id text NOT NULL,
+        user_id text NOT NULL,
+        api_key_id text,
+        doc jsonb NOT NULL,
+        seq bigserial NOT NULL,
+        PRIMARY KEY (app_id, id)
+      );
+      CREATE INDEX sessions_by_user ON sessions (app_id, user_id);
+
+      -- API keys, hashed; a name once per user.
+      CREATE TABLE api_keys (
+        app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+        id text NOT NULL,
+        user_id text NOT NULL,
+        name text NOT NULL,
+        key_hash text NOT NULL,
+        disabled boolean NOT NULL,
+        created_at bigint NOT NULL,
+        seq bigserial NOT NULL,
+        PRIMARY KEY (app_id, id),
+        UNIQUE (app_id, user_id, name),
+        UNIQUE (app_id, key_hash)
+      );
+
+      -- Confirmation and reset tokens (single use: used flips once, in one conditional update).
+      CREATE TABLE auth_tokens (
+        app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+        token_id text NOT NULL,
+        email_key text NOT NULL,
+        kind text NOT NULL,
+        used boolean NOT NULL,
+        expires_at bigint NOT NULL,
+        doc jsonb NOT NULL,
+        seq bigserial NOT NULL,
+        PRIMARY KEY (app_id, token_id)
+      );
+
+      CREATE TABLE collections (
+        app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+        db text NOT NULL,
+        coll text NOT NULL,
+        seq bigserial NOT NULL,
+        PRIMARY KEY (app_id, db, coll)
+      );
+
+      -- Documents in canonical Extended JSON: doc (jsonb) is what SQL filters and the index see;
+      -- ejson (the same document as text) keeps MongoDB's field order, which jsonb does not.
+      CREATE TABLE documents (
+        app_id text NOT NULL,
+        db text NOT NULL,
+        coll text NOT NULL,
+        id_key text NOT NULL,
+        seq bigserial NOT NULL,
+        doc jsonb NOT NULL,
+        ejson text NOT NULL,
+        PRIMARY KEY (app_id, db, coll, id_key),
+        FOREIGN KEY (app_id, db, coll) REFERENCES collections ON DELETE CASCADE
+      );
+      CREATE INDEX documents_in_order ON documents (app_id, db, coll, seq);
+      -- Every top-level (and nested) value: rule owner fields, custom user data, equality queries.
+      CREATE INDEX documents_by_value ON documents USING gin (doc jsonb_path_ops);
+
+      -- Change events too large for a notification's payload, read by id by every instance.
+      CREATE TABLE change_log (
+        id bigserial PRIMARY KEY,
+        payload text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+
+      CREATE TABLE mail (
+        id bigserial PRIMARY KEY,
+        app_id text,
+        account text,
+        source text NOT NULL,
+        kind text NOT NULL,
+        recipients text[] NOT NULL,
+        created_at bigint NOT NULL,
+        delivery_state text,
+        next_attempt_at bigint,
+        doc jsonb NOT NULL
+      );
+      CREATE INDEX mail_by_app ON mail (app_id, id);
+      CREATE INDEX mail_by_account ON mail (account, id);
+      CREATE INDEX mail_to_deliver ON mail (next_attempt_at, id) WHERE delivery_state = 'queued';
+
+      CREATE TABLE emailjs_accounts (
+        public_key text PRIMARY KEY,
+        doc jsonb NOT NULL,
+        seq bigserial NOT NULL
+      );
+    `,
+  },
+];
+
+export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);
+
+/** Any 64-bit number shared by every instance of this server: the key of the migration lock. */
+const migrationLock = 4_837_201_990_111;
+
+export class SchemaTooNewError extends Error {}
+
+/**
+ * Brings the schema up to date; answers the versions applied now. Instances starting together
+ * queue on the lock; the first applies, the rest find nothing to do.
+ */
+export async function migrate(client: pg.ClientBase): Promise<number[]> {
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock($1)", [migrationLock]);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    const { rows } = await client.query<{ version: number | null }>(
+      "SELECT max(version) AS version FROM schema_migrations",
+    );
+    const current = rows[0]?.version ?? 0;
+    if (current > latestVersion) {
+      throw new SchemaTooNewError(
+        `the database schema is version ${current}, newer than this server's ${latestVersion}: run a newer server`,
+      );
+    }
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      await client.query(migration.sql);
+      await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
+        migration.version,
+        migration.name,
+      ]);
+      applied.push(migration.version);
+    }
+    await client.query("COMMIT");
+    return applied;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * How instances on one database hear of each other's writes: PostgreSQL's LISTEN/NOTIFY on one
+ * dedicated connection per instance. A notification sent inside a transaction is delivered when
+ * (and only if) it commits, to every listener, in commit order — change streams rely on both.
+ *
+ * When the connection breaks (the database went away) every subscriber is told, so open change
+ * streams end instead of silently missing events; the listener reconnects with backoff and says so
+ * again when it is back.
+ */
+import pg from "pg";
+import { clientConfig, type DatabaseOptions } from "./database.ts";
+
+export const channels = {
+  /** Document changes: `{a: appId, e: [change events as canonical EJSON]}` or `{a, r: change_log id}`. */
+  changes: "harness_changes",
+  /** A new message in the outbox: `{id}`. */
+  mail: "harness_mail",
+  /** An app created, updated, reset or deleted: `{i: instance, a: appId, c: change}`. */
+  apps: "harness_apps",
+  /** An EmailJS account created or deleted: `{i: instance, k: publicKey}`. */
+  emailjs: "harness_emailjs",
+} as const;
+
+export type Channel = (typeof channels)[keyof typeof channels];
+
+export interface ListenerEvents {
+  notification(channel: Channel, payload: string): void;
+  /** The connection broke: what was sent meanwhile is lost to this instance. */
+  lost(reason: string): void;
+  /** Listening again after a break. */
+  restored(): void;
+}
+
+export class NotificationListener {
+  private client: pg.Client | null = null;
+  private closed = false;
+  private retryMs = 100;
+  private timer: NodeJS.Timeout | null = null;
+  private connected = false;
+
+  constructor(
+    private readonly options: DatabaseOptions,
+    private readonly events: ListenerEvents,
+  ) {}
+
+  get listening(): boolean {
+    return this.connected;
+  }
+
+  /** Connects and listens (throws when the database cannot be reached: the caller decides). */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client(clientConfig(this.options));
+    client.on("notification", (message) => {
+      if (message.payload !== undefined) this.events.notification(message.channel as Channel, message.payload);
+    });
+    const broken = (reason: string) => {
+      if (this.client !== client) return;
+      this.client = null;
+      const was = this.connected;
+      this.connected = false;
+      client.removeAllListeners("notification");
+      void client.end().catch(() => undefined);
+      if (was) this.events.lost(reason);
+      this.scheduleReconnect();
+    };
+    client.on("error", (error) => broken(error.message));
+    client.on("end", () => broken("the connection ended"));
+    try {
+      await client.connect();
+      for (const channel of Object.values(channels)) await client.query(`LISTEN ${channel}`);
+    } catch (error) {
+      client.removeAllListeners();
+      client.on("error", () => undefined);
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.connected = true;
+    this.retryMs = 100;
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.timer) return;
+    this.timer = setTimeout(async () => {
+      this.timer = null;
+      try {
+        await this.connect();
+        if (this.connected) this.events.restored();
+      } catch {
+        this.retryMs = Math.min(this.retryMs * 2, 5_000);
+        this.scheduleReconnect();
+      }
+    }, this.retryMs);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const client = this.client;
+    this.client = null;
+    this.connected = false;
+    if (client) {
+      client.removeAllListeners("notification");
+      await client.end().catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,253 @@
+/**
+ * The PostgreSQL store (`--database URL`): durable, shared by every instance on the database.
+ * Opening it checks the database can be reached, brings the schema up to date (migrations.ts) and
+ * starts listening for the other instances' notifications; each failure is one line naming the
+ * problem. See docs/decisions/0007-postgresql-store.md.
+ */
+import pg from "pg";
+import { type Document, fromEJSON, idKey, toEJSONText } from "../../data/documents.ts";
+import { randomHex } from "../../state/ids.ts";
+import { StateImportError, stateApps } from "../state-import.ts";
+import type { AppState, State, Store, StoredState } from "../store.ts";
+import { PgApps, PgEmailJsAccounts } from "./apps.ts";
+import { PgContext } from "./context.ts";
+import { clientConfig, Database, type DatabaseOptions, describeUrl } from "./database.ts";
+import { ChangeHub } from "./documents.ts";
+import { PgMail } from "./mail.ts";
+import { migrate } from "./migrations.ts";
+import { NotificationListener } from "./notifications.ts";
+
+export class DatabaseStartError extends Error {}
+
+export class PostgresStore implements Store {
+  readonly kind = "postgres" as const;
+  readonly apps: PgApps;
+  readonly mail: PgMail;
+  readonly emailjs: PgEmailJsAccounts;
+  private readonly changes: ChangeHub;
+
+  private constructor(
+    private readonly context: PgContext,
+    private readonly listener: NotificationListener,
+  ) {
+    this.changes = new ChangeHub(context);
+    this.apps = new PgApps(context, this.changes);
+    this.mail = new PgMail(context);
+    this.emailjs = new PgEmailJsAccounts(context);
+  }
+
+  get database(): Database {
+    return this.context.db;
+  }
+
+  /** Notifications were lost (the database went away): open change streams must end. */
+  onOutage(listener: (reason: string) => void): () => void {
+    return this.context.onOutage(listener);
+  }
+
+  /**
+   * Connects, migrates and listens. Throws DatabaseStartError with a one-line reason when the
+   * database cannot be reached or its schema is newer than this server's.
+   */
+  static async open(options: DatabaseOptions): Promise<PostgresStore> {
+    const where = describeUrl(options.url);
+    const setup = new pg.Client(clientConfig(options));
+    setup.on("error", () => undefined);
+    try {
+      await setup.connect();
+    } catch (error) {
+      throw new DatabaseStartError(`Cannot reach the database at ${where}: ${(error as Error).message}`);
+    }
+    try {
+      await migrate(setup);
+    } catch (error) {
+      throw new DatabaseStartError(`Cannot prepare the database at ${where}: ${(error as Error).message}`);
+    } finally {
+      await setup.end().catch(() => undefined);
+    }
+    const context = new PgContext(new Database(options), randomHex(8));
+    const listener = new NotificationListener(options, {
+      notification: (channel, payload) => context.dispatch(channel, payload),
+      lost: (reason) => context.outage(reason),
+      restored: () => undefined,
+    });
+    try {
+      await listener.start();
+    } catch (error) {
+      await context.db.close();
+      throw new DatabaseStartError(`Cannot listen for changes at ${where}: ${(error as Error).message}`);
+    }
+    return new PostgresStore(context, listener);
+  }
+
+  async exportState(): Promise<StoredState> {
+    const db = this.context.db;
+    const apps: StoredState["apps"] = [];
+    for (const record of await this.apps.list()) {
+      const scope = this.apps.scope(record.appId);
+      const collections: AppState["collections"] = [];
+      for (const c of await scope.data.collections()) {
+        const docs = await scope.data.read(c.database, c.collection, {});
+        collections.push({
+          database: c.database,
+          collection: c.collection,
+          documents: docs.map((d) => JSON.parse(toEJSONText(d)) as Document),
+        });
+      }
+      apps.push({
+        appId: record.appId,
+        domainId: record.domainId,
+        createdAt: new Date(record.createdAt).toISOString(),
+        appDir: record.appDir,
+        config: record.config,
+        users: await scope.users.list(),
+        userpassAccounts: await scope.users.accounts(),
+        sessions: await scope.sessions.all(),
+        apiKeys: await scope.apiKeys.all(),
+        authTokens: await scope.authTokens.list(),
+        collections,
+      });
+    }
+    return {
+      apps,
+      emailjsAccounts: await this.emailjs.list(),
+      mail: (await db.rows<{ doc: StoredState["mail"][number] }>("SELECT doc FROM mail ORDER BY id")).map((r) => r.doc),
+    };
+  }
+
+  async importState(state: State): Promise<void> {
+    const built = stateApps(state);
+    // Decoded before the transaction opens: a bad document refuses the import with nothing changed.
+    const documents = built.map(({ saved }) =>
+      saved.collections.map(({ database, collection, documents: docs }) => {
+        const seen = new Set<string>();
+        return {
+          database,
+          collection,
+          rows: docs.map((doc) => {
+            let decoded: Document;
+            try {
+              decoded = fromEJSON(doc) as Document;
+            } catch (error) {
+              throw new StateImportError(
+                `a document of ${database}.${collection} is not valid Extended JSON: ${(error as Error).message}`,
+              );
+            }
+            const key = idKey(decoded._id);
+            if (seen.has(key)) throw new StateImportError(`duplicate _id in ${database}.${collection}`);
+            seen.add(key);
+            return { key, text: toEJSONText(decoded) };
+          }),
+        };
+      }),
+    );
+    const previous = await this.context.db
+      .transaction(async (client) => {
+        const apps = (await client.query<{ app_id: string }>("SELECT app_id FROM apps")).rows.map((r) => r.app_id);
+        const accounts = (
+          await client.query<{ public_key: string }>("SELECT public_key FROM emailjs_accounts")
+        ).rows.map((r) => r.public_key);
+        await client.query("DELETE FROM apps");
+        await client.query("DELETE FROM mail");
+        await client.query("DELETE FROM emailjs_accounts");
+        for (const [i, { saved, record }] of built.entries()) {
+          await PgApps.insert(client, record);
+          const scope = [record.appId];
+          for (const user of saved.users) {
+            const { id, ...doc } = user;
+            await client.query("INSERT INTO users (app_id, id, doc) VALUES ($1, $2, $3)", [...scope, id, doc]);
+            for (const identity of user.identities) {
+              await client.query(
+                "INSERT INTO identities (app_id, provider_type, identity_id, user_id) VALUES ($1, $2, $3, $4)",
+                [...scope, identity.provider_type, identity.id, id],
+              );
+            }
+          }
+          for (const a of saved.userpassAccounts) {
+            await client.query(
+              `INSERT INTO userpass_accounts (app_id, id, email, email_key, password_hash, confirmed, user_id, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+              [
+                ...scope,
+                a.id,
+                a.email,
+                a.email.trim().toLowerCase(),
+                a.passwordHash,
+                a.confirmed,
+                a.userId,
+                a.createdAt,
+              ],
+            );
+          }
+          for (const s of saved.sessions) {
+            await client.query(
+              "INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5)",
+              [...scope, s.id, s.userId, s.apiKeyId ?? null, s],
+            );
+          }
+          for (const k of saved.apiKeys) {
+            await client.query(
+              `INSERT INTO api_keys (app_id, id, user_id, name, key_hash, disabled, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+              [...scope, k.id, k.userId, k.name, k.keyHash, k.disabled, k.createdAt],
+            );
+          }
+          for (const t of saved.authTokens) {
+            await client.query(
+              `INSERT INTO auth_tokens (app_id, token_id, email_key, kind, used, expires_at, doc)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+              [...scope, t.tokenId, t.email.trim().toLowerCase(), t.kind, t.used, t.expiresAt, t],
+            );
+          }
+          for (const c of documents[i]!) {
+            await client.query("INSERT INTO collections (app_id, db, coll) VALUES ($1, $2, $3)", [
+              ...scope,
+              c.database,
+              c.collection,
+            ]);
+            if (c.rows.length === 0) continue;
+            await client.query(
+              `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson)
+             SELECT $1, $2, $3, v.k, v.t::jsonb, v.t FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(k, t, n)
+              ORDER BY v.n`,
+              [...scope, c.database, c.collection, c.rows.map((r) => r.key), c.rows.map((r) => r.text)],
+            );
+          }
+        }
+        for (const account of state.emailjsAccounts) {
+          const { clockOffsetMs: _clock, ...record } = account;
+          await client.query("INSERT INTO emailjs_accounts (public_key, doc) VALUES ($1, $2)", [
+            record.publicKey,
+            record,
+          ]);
+        }
+        for (const message of state.mail) {
+          const id = Number(message.id.replace(/^m-/, ""));
+          if (!Number.isSafeInteger(id) || id <= 0) throw new StateImportError(`'${message.id}' is not a message id`);
+          await this.mail.insert(client, id, message);
+        }
+        await client.query("SELECT setval('mail_id_seq', greatest((SELECT max(id) FROM mail), 1))");
+        for (const appId of new Set([...apps, ...built.map((b) => b.record.appId)]))
+          await this.apps.announce(client, appId, "deleted");
+        for (const key of new Set([...accounts, ...state.emailjsAccounts.map((a) => a.publicKey)]))
+          await this.emailjs.announce(client, key);
+        return { apps, accounts };
+      })
+      .catch((error: unknown) => {
+        if ((error as { code?: unknown }).code === "23505")
+          throw new StateImportError(`the state holds the same record twice: ${(error as Error).message}`);
+        throw error;
+      });
+    // Every instance drops what it cached of the apps and accounts (this one at once, the others by
+    // their notifications) and reads them again on next use.
+    for (const appId of new Set([...previous.apps, ...built.map((b) => b.record.appId)]))
+      this.apps.changed(appId, "deleted");
+    for (const key of new Set([...previous.accounts, ...state.emailjsAccounts.map((a) => a.publicKey)]))
+      this.emailjs.changed(key);
+  }
+
+  async close(): Promise<void> {
+    await this.listener.close();
+    await this.context.db.close();
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Which part of a MongoDB query (the caller's, narrowed by the rule's filter) PostgreSQL evaluates
+ * to fetch fewer rows. Only conditions whose matches are a superset of MongoDB's are pushed down —
+ * the query engine still runs the whole query on what comes back — so a condition is pushed only
+ * when its SQL form cannot miss a document MongoDB would match:
+ *
+ * - `_id` equal to a string, an ObjectId or a number, or `$in` of those → the primary key;
+ * - a top-level field equal to a string, an ObjectId or a boolean (`f: v`, `f: {$eq: v}`,
+ *   `f: {$in: [v…]}`) → `doc @> {f: v}` or `doc @> {f: [v]}` (MongoDB's equality also matches
+ *   arrays holding the value), served by the GIN index on `doc`;
+ * - the conditions of an `$and` (and of a one-clause `$or`), each as above.
+ *
+ * Everything else (numbers other than `_id`, dates, null, regular expressions, dotted paths,
+ * `$or`, `$expr`, comparisons…) is left to the query engine. docs/decisions/0007 lists this too.
+ */
+import { ObjectId } from "bson";
+import { type Document, idKey, isDocument } from "../../data/documents.ts";
+
+export interface Pushdown {
+  /** SQL conditions, AND-ed; `$n` placeholders numbered from `firstParam`. */
+  where: string[];
+  params: unknown[];
+}
+
+type Scalar = string | boolean | ObjectId;
+
+function scalar(value: unknown): Scalar | undefined {
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (value instanceof ObjectId) return value;
+  return undefined;
+}
+
+/** Canonical Extended JSON of a pushed-down value. */
+const ejson = (value: Scalar) => (value instanceof ObjectId ? { $oid: value.toHexString() } : value);
+
+/** The values an equality condition accepts, or undefined when it is not a plain equality. */
+function equalValues(condition: unknown, accept: (v: unknown) => boolean): unknown[] | undefined {
+  if (!isDocument(condition)) return accept(condition) ? [condition] : undefined;
+  const keys = Object.keys(condition);
+  if (keys.length !== 1) return undefined;
+  const key = keys[0];
+  if (key === "$eq") return accept(condition.$eq) ? [condition.$eq] : undefined;
+  if (key === "$in" && Array.isArray(condition.$in) && condition.$in.length > 0 && condition.$in.every(accept))
+    return condition.$in;
+  return undefined;
+}
+
+const isIdValue = (v: unknown) =>
+  typeof v === "string" || v instanceof ObjectId || (typeof v === "number" && Number.isFinite(v));
+
+export function pushdown(query: Document, firstParam: number): Pushdown {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${firstParam + params.length - 1}`;
+  };
+  const visit = (q: Document) => {
+    for (const [key, condition] of Object.entries(q)) {
+      if (key === "$and" && Array.isArray(condition)) {
+        for (const clause of condition) if (isDocument(clause)) visit(clause);
+        continue;
+      }
+      if (key === "$or" && Array.isArray(condition) && condition.length === 1 && isDocument(condition[0])) {
+        visit(condition[0]);
+        continue;
+      }
+      if (key.startsWith("$") || key.includes(".")) continue;
+      if (key === "_id") {
+        const ids = equalValues(condition, isIdValue);
+        if (ids) where.push(`id_key = ANY(${param(ids.map(idKey))}::text[])`);
+        continue;
+      }
+      const values = equalValues(condition, (v) => scalar(v) !== undefined);
+      if (!values) continue;
+      const alternatives: string[] = [];
+      for (const value of values) {
+        const encoded = ejson(value as Scalar);
+        alternatives.push(`doc @> ${param(JSON.stringify({ [key]: encoded }))}::jsonb`);
+        alternatives.push(`doc @> ${param(JSON.stringify({ [key]: [encoded] }))}::jsonb`);
+      }
+      where.push(`(${alternatives.join(" OR ")})`);
+    }
+  };
+  visit(query);
+  return { where, params };
+}

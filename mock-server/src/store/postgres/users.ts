@@ -1,0 +1,240 @@
+/**
+ * Users, identities and e-mail/password registrations in PostgreSQL. Constraints decide the races:
+ * the identities table's key (one owner per identity: concurrent first logins on any instances
+ * create one user) and the registrations' unique address.
+ */
+import {
+  type IdentityClaim,
+  normalizeEmail,
+  type StoredIdentity,
+  type StoredUser,
+  type StoredUserpassAccount,
+  type UserPatch,
+  type UserRecords,
+} from "../store.ts";
+import type { Database, Queryable } from "./database.ts";
+
+type UserDoc = Omit<StoredUser, "id">;
+
+interface AccountRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  confirmed: boolean;
+  user_id: string | null;
+  created_at: number;
+}
+
+const accountColumns = "id, email, password_hash, confirmed, user_id, created_at";
+
+const toAccount = (row: AccountRow): StoredUserpassAccount => ({
+  id: row.id,
+  email: row.email,
+  passwordHash: row.password_hash,
+  confirmed: row.confirmed,
+  userId: row.user_id,
+  createdAt: row.created_at,
+});
+
+const toUser = (row: { id: string; doc: UserDoc }): StoredUser => ({ id: row.id, ...row.doc });
+
+const docOf = (user: StoredUser): UserDoc => {
+  const { id: _id, ...doc } = user;
+  return doc;
+};
+
+export class PgUsers implements UserRecords {
+  constructor(
+    private readonly db: Database,
+    private readonly appId: string,
+  ) {}
+
+  async get(id: string): Promise<StoredUser | undefined> {
+    const [row] = await this.db.rows<{ id: string; doc: UserDoc }>(
+      "SELECT id, doc FROM users WHERE app_id = $1 AND id = $2",
+      [this.appId, id],
+    );
+    return row ? toUser(row) : undefined;
+  }
+
+  async byIdentity(providerType: string, identityId: string): Promise<StoredUser | undefined> {
+    return this.ownerOf(this.db, providerType, identityId);
+  }
+
+  private async ownerOf(q: Queryable, providerType: string, identityId: string): Promise<StoredUser | undefined> {
+    const { rows } = await q.query<{ id: string; doc: UserDoc }>(
+      `SELECT u.id, u.doc FROM identities i JOIN users u ON u.app_id = i.app_id AND u.id = i.user_id
+        WHERE i.app_id = $1 AND i.provider_type = $2 AND i.identity_id = $3`,
+      [this.appId, providerType, identityId],
+    );
+    return rows[0] ? toUser(rows[0]) : undefined;
+  }
+
+  /** Claims identities for a user inside a transaction; the first taken one's owner, if any. */
+  private async claimIdentities(
+    q: Queryable,
+    userId: string,
+    identities: StoredIdentity[],
+  ): Promise<StoredIdentity | undefined> {
+    for (const identity of identities) {
+      const { rowCount } = await q.query(
+        `INSERT INTO identities (app_id, provider_type, identity_id, user_id) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING`,
+        [this.appId, identity.provider_type, identity.id, userId],
+      );
+      if (rowCount === 0) return identity;
+    }
+    return undefined;
+  }
+
+  private async claimAccount(q: Queryable, accountId: string | undefined, userId: string): Promise<void> {
+    if (accountId === undefined) return;
+    await q.query("UPDATE userpass_accounts SET user_id = $3 WHERE app_id = $1 AND id = $2", [
+      this.appId,
+      accountId,
+      userId,
+    ]);
+  }
+
+  async create(user: StoredUser, claimAccountId?: string): Promise<IdentityClaim> {
+    const taken = await this.db.transaction(async (client) => {
+      await client.query("INSERT INTO users (app_id, id, doc) VALUES ($1, $2, $3)", [this.appId, user.id, docOf(user)]);
+      const identity = await this.claimIdentities(client, user.id, user.identities);
+      if (identity) {
+        // Another login owns it: nothing of this user is kept.
+        await client.query("DELETE FROM users WHERE app_id = $1 AND id = $2", [this.appId, user.id]);
+        return identity;
+      }
+      await this.claimAccount(client, claimAccountId, user.id);
+      return undefined;
+    });
+    if (!taken) return { ok: true, user };
+    const owner = await this.ownerOf(this.db, taken.provider_type, taken.id);
+    // The owner may be gone again already; then this login simply tries once more.
+    return owner ? { ok: false, owner } : this.create(user, claimAccountId);
+  }
+
+  async addIdentity(
+    userId: string,
+    identity: StoredIdentity,
+    data: Record<string, unknown>,
+    claimAccountId?: string,
+  ): Promise<IdentityClaim | undefined> {
+    const outcome = await this.db.transaction(async (client) => {
+      const { rows } = await client.query<{ id: string; doc: UserDoc }>(
+        "SELECT id, doc FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE",
+        [this.appId, userId],
+      );
+      if (!rows[0]) return { kind: "gone" as const };
+      if (await this.claimIdentities(client, userId, [identity])) return { kind: "taken" as const };
+      const user = toUser(rows[0]);
+      user.identities.push(identity);
+      Object.assign(user.data, data);
+      await client.query("UPDATE users SET doc = $3 WHERE app_id = $1 AND id = $2", [this.appId, userId, docOf(user)]);
+      await this.claimAccount(client, claimAccountId, userId);
+      return { kind: "ok" as const, user };
+    });
+    if (outcome.kind === "gone") return undefined;
+    if (outcome.kind === "ok") return { ok: true, user: outcome.user };
+    const owner = await this.ownerOf(this.db, identity.provider_type, identity.id);
+    return owner ? { ok: false, owner } : this.addIdentity(userId, identity, data, claimAccountId);
+  }
+
+  async update(id: string, patch: UserPatch): Promise<StoredUser | undefined> {
+    // One statement: concurrent updates of different fields of one user both land.
+    const [row] = await this.db.rows<{ id: string; doc: UserDoc }>(
+      `UPDATE users SET doc = doc
+         || CASE WHEN $3::boolean IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('disabled', $3::boolean) END
+         || CASE WHEN $4::bigint IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('lastLoginAt', $4::bigint) END
+         || CASE WHEN $5::jsonb IS NULL THEN '{}'::jsonb
+                 ELSE jsonb_build_object('data', coalesce(doc->'data', '{}'::jsonb) || $5::jsonb) END
+       WHERE app_id = $1 AND id = $2 RETURNING id, doc`,
+      [this.appId, id, patch.disabled ?? null, patch.lastLoginAt ?? null, patch.data ?? null],
+    );
+    return row ? toUser(row) : undefined;
+  }
+
+  async list(): Promise<StoredUser[]> {
+    const rows = await this.db.rows<{ id: string; doc: UserDoc }>(
+      "SELECT id, doc FROM users WHERE app_id = $1 ORDER BY seq",
+      [this.appId],
+    );
+    return rows.map(toUser);
+  }
+
+  async emailOf(user: StoredUser): Promise<string | undefined> {
+    const identity = user.identities.find((i) => i.provider_type === "local-userpass");
+    if (!identity) return undefined;
+    return (await this.account(identity.id))?.email;
+  }
+
+  async account(id: string): Promise<StoredUserpassAccount | undefined> {
+    const [row] = await this.db.rows<AccountRow>(
+      `SELECT ${accountColumns} FROM userpass_accounts WHERE app_id = $1 AND id = $2`,
+      [this.appId, id],
+    );
+    return row ? toAccount(row) : undefined;
+  }
+
+  async accountByEmail(email: string): Promise<StoredUserpassAccount | undefined> {
+    const [row] = await this.db.rows<AccountRow>(
+      `SELECT ${accountColumns} FROM userpass_accounts WHERE app_id = $1 AND email_key = $2`,
+      [this.appId, normalizeEmail(email)],
+    );
+    return row ? toAccount(row) : undefined;
+  }
+
+  async addAccount(account: StoredUserpassAccount): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      `INSERT INTO userpass_accounts (app_id, id, email, email_key, password_hash, confirmed, user_id, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+      [
+        this.appId,
+        account.id,
+        account.email,
+        normalizeEmail(account.email),
+        account.passwordHash,
+        account.confirmed,
+        account.userId,
+        account.createdAt,
+      ],
+    );
+    return rowCount === 1;
+  }
+
+  async updateAccount(
+    id: string,
+    patch: { confirmed?: boolean; passwordHash?: string },
+  ): Promise<StoredUserpassAccount | undefined> {
+    const [row] = await this.db.rows<AccountRow>(
+      `UPDATE userpass_accounts SET confirmed = coalesce($3, confirmed), password_hash = coalesce($4, password_hash)
+       WHERE app_id = $1 AND id = $2 RETURNING ${accountColumns}`,
+      [this.appId, id, patch.confirmed ?? null, patch.passwordHash ?? null],
+    );
+    return row ? toAccount(row) : undefined;
+  }
+
+  async confirmAccount(id: string): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      "UPDATE userpass_accounts SET confirmed = true WHERE app_id = $1 AND id = $2 AND NOT confirmed",
+      [this.appId, id],
+    );
+    return rowCount === 1;
+  }
+
+  async removeAccount(id: string): Promise<boolean> {
+    const { rowCount } = await this.db.query("DELETE FROM userpass_accounts WHERE app_id = $1 AND id = $2", [
+      this.appId,
+      id,
+    ]);
+    return rowCount === 1;
+  }
+
+  async accounts(): Promise<StoredUserpassAccount[]> {
+    const rows = await this.db.rows<AccountRow>(
+      `SELECT ${accountColumns} FROM userpass_accounts WHERE app_id = $1 ORDER BY seq`,
+      [this.appId],
+    );
+    return rows.map(toAccount);
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * PostgreSQL for tests. The globalSetup test/postgres/global-setup.ts starts one throw-away cluster per run
+ * and provides its admin URL as `postgresUrl`; each test (file) takes its own database from it with
+ * createTestDatabase(). For outage tests (stop the server, bring it back on the same port) start a private
+ * cluster with startCluster() instead: never stop the shared one.
+ */
+import pg from "pg";
+import { inject } from "vitest";
+import { startCluster } from "../../../scripts/postgres-cluster.mjs";
+
+export type { PostgresCluster, StartClusterOptions } from "../../../scripts/postgres-cluster.mjs";
+export { startCluster };
+
+export interface TestDatabase {
+  /** The database's name (unique per call). */
+  name: string;
+  /** Connection URL of the new database, same server and user as the admin URL. */
+  url: string;
+  /** DROP DATABASE … WITH (FORCE): ends its open sessions first. Safe to call twice. */
+  drop(): Promise<void>;
+}
+
+/** The admin URL from the globalSetup, or undefined when the run has no PostgreSQL globalSetup. */
+export function providedPostgresUrl(): string | undefined {
+  return (inject("postgresUrl") as string | undefined) || undefined;
+}
+
+/** The admin URL from the globalSetup; throws with what to configure when the run has none. */
+export function postgresAdminUrl(): string {
+  const url = providedPostgresUrl();
+  if (!url) {
+    throw new Error(
+      "No PostgreSQL server for this test run: add globalSetup: ['test/postgres/global-setup.ts'] to the vitest " +
+        "config (the postgres project of vitest.config.ts), or set TEST_DATABASE_URL.",
+    );
+  }
+  return url;
+}
+
+/**
+ * The admin URL for a test file: the run's shared server when the globalSetup provides one, else a private
+ * cluster started here (so the file also runs under a config without the globalSetup). Call in beforeAll and
+ * call close() in afterAll.
+ */
+export async function usePostgres(): Promise<{ adminUrl: string; close(): Promise<void> }> {
+  const provided = providedPostgresUrl();
+  if (provided) return { adminUrl: provided, close: async () => {} };
+  const cluster = await startCluster();
+  return { adminUrl: cluster.url, close: () => cluster.stop() };
+}
+
+/** The same server and credentials as `adminUrl`, another database. */
+export function databaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${encodeURIComponent(database)}`;
+  return url.toString();
+}
+
+/** Runs one statement on a short-lived connection. */
+export async function adminQuery(adminUrl: string, sql: string, values?: unknown[]): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await client.query(sql, values);
+  } finally {
+    await client.end();
+  }
+}
+
+let counter = 0;
+
+/** The database the globalSetup migrates the emulator's schema into, copied by emulatorDatabase(). */
+export const templateDatabase = "harness_emulator_template";
+
+/** A fresh database with the emulator's schema in place (a copy of the migrated template). */
+export function emulatorDatabase(name = "emulator", adminUrl = postgresAdminUrl()): Promise<TestDatabase> {
+  return createTestDatabase(name, adminUrl, templateDatabase);
+}
+
+/** A fresh, empty database on the run's server (or on `adminUrl`), or a copy of `template`. */
+export async function createTestDatabase(
+  name = "test",
+  adminUrl = postgresAdminUrl(),
+  template?: string,
+): Promise<TestDatabase> {
+  counter += 1;
+  const suffix = `${process.pid}_${counter}_${Math.random().toString(36).slice(2, 8)}`;
+  const base = name.toLowerCase().replace(/[^a-z0-9_]+/g, "_");
+  const unique = `${base.slice(0, 62 - suffix.length)}_${suffix}`;
+  const quoted = `"${unique.replaceAll('"', '""')}"`;
+  await adminQuery(adminUrl, `CREATE DATABASE ${quoted}${template ? ` TEMPLATE ${template}` : ""}`);
+  let dropped = false;
+  return {
+    name: unique,
+    url: databaseUrl(adminUrl, unique),
+    drop: async () => {
+      if (dropped) return;
+      dropped = true;
+      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${quoted} WITH (FORCE)`);
+    },
+  };
+}
+
+/** Whether a new connection to `url` gets through (select 1); false while the server is down. */
+export async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    await client.query("select 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
