@@ -6,6 +6,7 @@
  *   app-services-emulator exec [options] -- CMD…   start on a free port, run CMD with MOCK_URL,
  *                                                  MOCK_APP_ID (and the VITE_ variables) set, stop,
  *                                                  exit with CMD's code
+ *   app-services-emulator import [options] FILE     load a mongoexport file into the database
  */
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
@@ -14,6 +15,7 @@ import { parseAuthRateLimit } from "./app-services/abuse-limits.ts";
 import { readConfigFile } from "./config/config-file.ts";
 import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
 import { checkAllowedHost, parseTrustProxy } from "./http/host-check.ts";
+import { runImport } from "./import-command.ts";
 import { startServer } from "./server.ts";
 import { checkSmtpUrl } from "./state/smtp-relay.ts";
 import { checkDatabaseUrl } from "./store/open-store.ts";
@@ -21,6 +23,7 @@ import { checkDatabaseUrl } from "./store/open-store.ts";
 const usage = `Usage:
   app-services-emulator [start] [options]
   app-services-emulator exec [options] -- <command> [args…]
+  app-services-emulator import --database URL --app-id ID --db NAME --collection NAME FILE
 
 Options:
   --port N               port to listen on (env PORT; default 4000; 0 = any free port)
@@ -206,6 +209,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
 }
 
 async function main() {
+  if (process.argv[2] === "import") process.exit(await runImport(process.argv.slice(3)));
   const { command, options, rest } = parse(process.argv.slice(2));
   const server = await startServer(options);
   const appId = server.emulator.options.defaultAppId;

@@ -33,9 +33,31 @@ function numbersToJs(value: unknown): unknown {
 export function fromEJSON(value: unknown): unknown {
   const text = JSON.stringify(value);
   if (text === undefined) return value;
-  if (!mentionsRegex.test(text)) return numbersToJs(EJSON.parse(text, { relaxed: false }));
-  const marked = JSON.stringify(markRegexes(JSON.parse(text)));
-  return numbersToJs(restoreRegexes(EJSON.parse(marked, { relaxed: false })));
+  checkNumberStrings(text);
+  let parsed: unknown;
+  if (!mentionsRegex.test(text)) parsed = EJSON.parse(text, { relaxed: false });
+  else parsed = restoreRegexes(EJSON.parse(JSON.stringify(markRegexes(JSON.parse(text))), { relaxed: false }));
+  if (text.includes('"$date"')) checkDates(parsed);
+  return numbersToJs(parsed);
+}
+
+// The bson library reads `{"$numberInt": "abc"}` as 0 and `{"$date": "not a date"}` as an invalid
+// date (which it then cannot write back); MongoDB refuses both, and so do we.
+const badNumberString = /"\$number(Int|Long)"\s*:\s*"(?!-?\d+")[^"]*"/;
+
+function checkNumberStrings(text: string): void {
+  const bad = badNumberString.exec(text);
+  if (bad) throw new Error(`$number${bad[1]} must be a decimal integer string, not ${bad[0].split(":").pop()?.trim()}`);
+}
+
+function checkDates(node: unknown): void {
+  if (node instanceof Date) {
+    if (Number.isNaN(node.getTime())) throw new Error("$date is not a valid date");
+    return;
+  }
+  if (Array.isArray(node)) for (const item of node) checkDates(item);
+  else if (node !== null && typeof node === "object" && isPlain(node))
+    for (const value of Object.values(node)) checkDates(value);
 }
 
 /** Extended JSON text (as a function's MongoDB action arrives from its worker) to BSON-typed values. */

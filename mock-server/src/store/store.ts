@@ -253,7 +253,10 @@ export interface DocumentStore {
   write<T>(database: string, collection: string, plan: (view: WriteView) => Promise<WritePlan<T>>): Promise<T>;
   collections(): Promise<CollectionInfo[]>;
   drop(database: string, collection: string): Promise<boolean>;
-  /** Change events of this app's collections, from every instance, in commit order. */
+  /**
+   * Change events of this app's collections, from every instance, in commit order. Throws
+   * StoreUnavailableError when changes cannot be delivered now (the database connection is down).
+   */
   subscribe(listener: (event: ChangeEvent) => void): () => void;
   /** Subscribers on this instance now (a leak check for tests and the soak). */
   readonly listenerCount: number;

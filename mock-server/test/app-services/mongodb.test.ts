@@ -222,6 +222,13 @@ describe("mongodb-atlas actions", () => {
     const { response, body } = await action("insertOne", { ...ns("x"), document: { _id: { $oid: "not-hex" } } });
     expect(response.statusCode).toBe(400);
     expect(body.error).toMatch(/Extended JSON/);
+    // Values the bson library would read as 0 or as an invalid date (which cannot be written back).
+    for (const document of [{ n: { $numberInt: "abc" } }, { n: { $numberLong: "1e3" } }, { at: { $date: "soon" } }]) {
+      const refused = await action("insertOne", { ...ns("x"), document });
+      expect(refused.response.statusCode, JSON.stringify(document)).toBe(400);
+      expect(refused.body.error).toMatch(/invalid Extended JSON in arguments: \$(numberInt|numberLong|date) /);
+    }
+    expect((await action("count", { ...ns("x"), query: {} })).body).toEqual({ $numberLong: "0" });
   });
 
   it("applies the rules: other users' notes are invisible and untouchable, writes stay within reach", async () => {

@@ -471,6 +471,21 @@ export interface components {
     };
     responses: {
         /**
+         * @description Ours, with `--database` only: the PostgreSQL database cannot be reached (down, restarting,
+         *     out of connections). Nothing was done; try again (`Retry-After` says when). The instance
+         *     reconnects by itself. No `link`: nothing was journaled.
+         */
+        Unavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "Retry-After"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
          * @description Ours, on every route: the request's `Host` is not one the emulator answers (loopback names
          *     and addresses, the listening address, the `--public-url` host, `--allowed-hosts`). Protects
          *     against DNS rebinding. No `link`: it would point at the foreign host.
@@ -619,6 +634,7 @@ export interface operations {
             };
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["AppNotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     login: {
@@ -681,6 +697,7 @@ export interface operations {
             404: components["responses"]["AppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     registerUser: {
@@ -728,6 +745,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     confirmUser: {
@@ -752,6 +770,7 @@ export interface operations {
             404: components["responses"]["AppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     resendConfirmationEmail: {
@@ -776,6 +795,7 @@ export interface operations {
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     retryCustomConfirmation: {
@@ -811,6 +831,7 @@ export interface operations {
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     resetPassword: {
@@ -835,6 +856,7 @@ export interface operations {
             404: components["responses"]["AppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     sendResetPasswordEmail: {
@@ -867,6 +889,7 @@ export interface operations {
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     callResetPasswordFunction: {
@@ -899,6 +922,7 @@ export interface operations {
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     callFunctionStreaming: {
@@ -948,6 +972,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     callFunction: {
@@ -997,6 +1022,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getProfile: {
@@ -1020,6 +1046,7 @@ export interface operations {
             401: components["responses"]["InvalidSession"];
             403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     refreshAccessToken: {
@@ -1043,6 +1070,7 @@ export interface operations {
             401: components["responses"]["InvalidRefreshSession"];
             403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     logOut: {
@@ -1064,6 +1092,7 @@ export interface operations {
             401: components["responses"]["InvalidRefreshSession"];
             403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteUser: {
@@ -1085,6 +1114,7 @@ export interface operations {
             401: components["responses"]["InvalidSession"];
             403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listApiKeys: {
@@ -1108,6 +1138,7 @@ export interface operations {
             401: components["responses"]["InvalidRefreshSession"];
             403: components["responses"]["HostNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createApiKey: {
@@ -1162,6 +1193,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getApiKey: {
@@ -1189,6 +1221,7 @@ export interface operations {
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteApiKey: {
@@ -1221,6 +1254,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     enableApiKey: {
@@ -1246,6 +1280,7 @@ export interface operations {
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     disableApiKey: {
@@ -1271,6 +1306,7 @@ export interface operations {
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

@@ -83,6 +83,20 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description Ours, with `--database` only: the PostgreSQL database cannot be reached. Nothing was sent;
+         *     try again (`Retry-After` says when).
+         */
+        Unavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "Retry-After"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "text/plain": components["schemas"]["PlainText"];
+            };
+        };
         /** @description The e-mail was accepted. */
         Accepted: {
             headers: {
@@ -182,6 +196,7 @@ export interface operations {
             413: components["responses"]["VariablesTooLarge"];
             422: components["responses"]["RecipientsInvalid"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     sendForm: {
@@ -204,6 +219,7 @@ export interface operations {
             413: components["responses"]["VariablesTooLarge"];
             422: components["responses"]["RecipientsInvalid"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

@@ -530,7 +530,7 @@ export interface components {
         ControlError: {
             error: string;
             /** @enum {string} */
-            code: "ValidationError" | "Unauthorized" | "HostNotAllowed" | "NotFound" | "Conflict" | "InternalError";
+            code: "ValidationError" | "Unauthorized" | "HostNotAllowed" | "NotFound" | "Conflict" | "InternalError" | "Unavailable";
         };
         Health: {
             /** @constant */
@@ -1044,6 +1044,20 @@ export interface components {
     };
     responses: {
         /**
+         * @description With `--database` only: the PostgreSQL database cannot be reached. Nothing was done; try
+         *     again (`Retry-After` says when). The emulator reconnects by itself.
+         */
+        Unavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "Retry-After"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ControlError"];
+            };
+        };
+        /**
          * @description On every route, the inspector's included: the request's `Host` is not one the emulator
          *     answers (loopback names and addresses, the listening address, the `--public-url` host,
          *     `--allowed-hosts`). Protects against DNS rebinding.
@@ -1141,6 +1155,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEmulatorConfig: {
@@ -1163,6 +1178,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
+            503: components["responses"]["Unavailable"];
         };
     };
     applyConfig: {
@@ -1194,6 +1210,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getOpenApiDocument: {
@@ -1222,6 +1239,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     streamEvents: {
@@ -1249,6 +1267,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
+            503: components["responses"]["Unavailable"];
         };
     };
     exportState: {
@@ -1271,6 +1290,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
+            503: components["responses"]["Unavailable"];
         };
     };
     importState: {
@@ -1296,6 +1316,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listApps: {
@@ -1320,6 +1341,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createApp: {
@@ -1348,6 +1370,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getApp: {
@@ -1373,6 +1396,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteApp: {
@@ -1396,6 +1420,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     resetApp: {
@@ -1419,6 +1444,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listUsers: {
@@ -1446,6 +1472,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createUser: {
@@ -1477,6 +1504,7 @@ export interface operations {
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getUser: {
@@ -1503,6 +1531,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     removeUser: {
@@ -1527,6 +1556,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateUser: {
@@ -1558,6 +1588,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     confirmPendingUser: {
@@ -1585,6 +1616,7 @@ export interface operations {
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     revokeUserSessions: {
@@ -1609,6 +1641,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listAuthTokens: {
@@ -1640,6 +1673,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getClock: {
@@ -1665,6 +1699,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     advanceClock: {
@@ -1695,6 +1730,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listFaults: {
@@ -1720,6 +1756,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     addFault: {
@@ -1750,6 +1787,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     clearFaults: {
@@ -1773,6 +1811,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listRequests: {
@@ -1795,6 +1834,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     clearRequests: {
@@ -1818,6 +1858,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCollections: {
@@ -1845,6 +1886,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listDocuments: {
@@ -1876,6 +1918,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     insertDocuments: {
@@ -1909,6 +1952,7 @@ export interface operations {
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     dropCollection: {
@@ -1934,6 +1978,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listMail: {
@@ -1971,6 +2016,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
+            503: components["responses"]["Unavailable"];
         };
     };
     clearMail: {
@@ -1994,6 +2040,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getMail: {
@@ -2019,6 +2066,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEmailJsAccounts: {
@@ -2043,6 +2091,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createEmailJsAccount: {
@@ -2071,6 +2120,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEmailJsAccount: {
@@ -2097,6 +2147,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteEmailJsAccount: {
@@ -2121,6 +2172,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEmailJsClock: {
@@ -2147,6 +2199,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     advanceEmailJsClock: {
@@ -2178,6 +2231,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEmailJsFaults: {
@@ -2204,6 +2258,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     addEmailJsFault: {
@@ -2235,6 +2290,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     clearEmailJsFaults: {
@@ -2259,6 +2315,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEmailJsRequests: {
@@ -2282,6 +2339,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

@@ -63,6 +63,16 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     throw errors.mongo((error as Error).message);
   }
 
+  // Subscribed before the reply starts: a store that cannot deliver changes now (its database
+  // connection is down) refuses here, and the client gets the documented 503 instead of a stream
+  // that silently misses events.
+  const early: ChangeEvent[] = [];
+  let deliver: ((change: ChangeEvent) => void) | null = null;
+  const unsubscribe = app.data.subscribe((change: ChangeEvent) => {
+    if (deliver) deliver(change);
+    else early.push(change);
+  });
+
   reply.hijack();
   // Read (and drop) any body a client sent with its GET: while it sits unread the socket is not
   // read either, so a client's disconnect is never seen and the stream would stay open for good.
@@ -132,9 +142,10 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
       close(sseError("MongoDBError", (error as Error).message));
     }
   };
-  const unsubscribe = app.data.subscribe((change: ChangeEvent) => {
+  deliver = (change) => {
     queue = queue.then(() => handle(change));
-  });
+  };
+  for (const change of early.splice(0)) deliver(change);
   const closeForApp = (reason: string) => close(sseError("InvalidSession", `invalid session: ${reason}`));
   app.streams.set(closeForApp, user.id);
   const keepAlive = setInterval(() => res.write(":\n\n"), keepAliveMs);

@@ -11,6 +11,9 @@ export class PgContext {
   private readonly subscribers = new Map<Channel, Set<Subscriber>>();
   private readonly outageListeners = new Set<(reason: string) => void>();
 
+  /** Whether notifications arrive now, and how to ask for the connection again at once. */
+  listener: { readonly listening: boolean; wake(): void } = { listening: true, wake: () => undefined };
+
   constructor(
     readonly db: Database,
     /** Tells this instance's notifications from the others'. */

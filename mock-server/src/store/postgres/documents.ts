@@ -6,7 +6,15 @@
  * every instance's change streams in commit order.
  */
 import { type ChangeEvent, type Document, fromEJSONText, idKey, toEJSON, toEJSONText } from "../../data/documents.ts";
-import type { AppliedChanges, CollectionInfo, DocumentChange, DocumentStore, WritePlan, WriteView } from "../store.ts";
+import {
+  type AppliedChanges,
+  type CollectionInfo,
+  type DocumentChange,
+  type DocumentStore,
+  StoreUnavailableError,
+  type WritePlan,
+  type WriteView,
+} from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
@@ -237,6 +245,10 @@ export class ChangeHub {
   }
 
   subscribe(appId: string, listener: (event: ChangeEvent) => void): () => void {
+    if (!this.context.listener.listening) {
+      this.context.listener.wake();
+      throw new StoreUnavailableError("not listening for changes");
+    }
     let set = this.listeners.get(appId);
     if (!set) {
       set = new Set();

@@ -37,6 +37,7 @@ export class NotificationListener {
   private retryMs = 100;
   private timer: NodeJS.Timeout | null = null;
   private connected = false;
+  private connecting = false;
 
   constructor(
     private readonly options: DatabaseOptions,
@@ -87,18 +88,30 @@ export class NotificationListener {
     this.retryMs = 100;
   }
 
-  private scheduleReconnect(): void {
+  /** Tries to connect again now (the database answers again, so why wait for the backoff). */
+  wake(): void {
+    if (this.closed || this.connected || this.connecting) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.retryMs = 100;
+    this.scheduleReconnect(0);
+  }
+
+  private scheduleReconnect(delayMs = this.retryMs): void {
     if (this.closed || this.timer) return;
     this.timer = setTimeout(async () => {
       this.timer = null;
+      this.connecting = true;
       try {
         await this.connect();
         if (this.connected) this.events.restored();
       } catch {
         this.retryMs = Math.min(this.retryMs * 2, 5_000);
         this.scheduleReconnect();
+      } finally {
+        this.connecting = false;
       }
-    }, this.retryMs);
+    }, delayMs);
     this.timer.unref();
   }
 

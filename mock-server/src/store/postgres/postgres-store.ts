@@ -77,6 +77,7 @@ export class PostgresStore implements Store {
       await context.db.close();
       throw new DatabaseStartError(`Cannot listen for changes at ${where}: ${(error as Error).message}`);
     }
+    context.listener = listener;
     return new PostgresStore(context, listener);
   }
 

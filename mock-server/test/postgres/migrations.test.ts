@@ -1,0 +1,93 @@
+/**
+ * The schema is created and upgraded by numbered migrations at start, in one transaction under an
+ * advisory lock: instances starting together apply each migration once; a schema newer than the
+ * code, or a database that cannot be reached, stops the start with a one-line reason.
+ */
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { latestVersion, migrate, migrations } from "../../src/store/postgres/migrations.ts";
+import { DatabaseStartError, PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import { createTestDatabase, type TestDatabase } from "../helpers/postgres.ts";
+
+const databases: TestDatabase[] = [];
+afterEach(async () => {
+  for (const db of databases.splice(0)) await db.drop();
+});
+
+async function fresh(): Promise<TestDatabase> {
+  const db = await createTestDatabase("migrations");
+  databases.push(db);
+  return db;
+}
+
+async function query<R extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe("migrations", () => {
+  it("create the schema on an empty database and record each version once", async () => {
+    const db = await fresh();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      expect(await migrate(client)).toEqual(migrations.map((m) => m.version));
+      // A second start finds nothing to do.
+      expect(await migrate(client)).toEqual([]);
+    } finally {
+      await client.end();
+    }
+    const versions = await query<{ version: number }>(db.url, "SELECT version FROM schema_migrations ORDER BY version");
+    expect(versions.map((v) => v.version)).toEqual(migrations.map((m) => m.version));
+    const tables = await query<{ tablename: string }>(
+      db.url,
+      "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+    );
+    expect(tables.map((t) => t.tablename)).toEqual(
+      expect.arrayContaining(["apps", "documents", "identities", "mail", "sessions", "userpass_accounts", "users"]),
+    );
+  });
+
+  it("are applied once when several instances start together", async () => {
+    const db = await fresh();
+    const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open({ url: db.url })));
+    try {
+      const rows = await query<{ n: number }>(db.url, "SELECT count(*)::int AS n FROM schema_migrations");
+      expect(rows[0]!.n).toBe(migrations.length);
+      // All four work on the one schema.
+      await stores[0]!.apps.create({ appId: "a", domainId: "d", createdAt: 0, appDir: null, config: {} });
+      expect(await stores[3]!.apps.get("a")).toMatchObject({ appId: "a" });
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it("refuse a schema newer than the code, in one line", async () => {
+    const db = await fresh();
+    const store = await PostgresStore.open({ url: db.url });
+    await store.close();
+    await query(db.url, "INSERT INTO schema_migrations (version, name) VALUES ($1, 'from the future')", [
+      latestVersion + 1,
+    ]);
+    const refused = await PostgresStore.open({ url: db.url }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DatabaseStartError);
+    const message = (refused as Error).message;
+    expect(message).toMatch(/newer than this server's/);
+    expect(message).not.toContain("\n");
+  });
+
+  it("refuse a database that cannot be reached, in one line naming it", async () => {
+    const refused = await PostgresStore.open({
+      url: "postgres://nobody@127.0.0.1:1/nowhere",
+      connectTimeoutMs: 2000,
+    }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DatabaseStartError);
+    expect((refused as Error).message).toMatch(/^Cannot reach the database at 127\.0\.0\.1:1\/nowhere: /);
+    expect((refused as Error).message).not.toContain("\n");
+  });
+});

@@ -1,0 +1,229 @@
+/**
+ * Two emulator processes on one PostgreSQL database act as one service: tokens of one work on the
+ * other, a revocation, a disabled or deleted user, a disabled API key hold on both at the next
+ * request, races between them are decided by the database's constraints, and a change stream on one
+ * sees the writes made through the other.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EmulatorProcess, ensureBuilt, killAll, startEmulatorProcess } from "../helpers/emulator-process.ts";
+import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+import { until } from "../helpers/until.ts";
+
+const secret = "multi-instance-signing-secret-0123456789";
+let database: TestDatabase;
+let a: EmulatorProcess;
+let b: EmulatorProcess;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  database = await emulatorDatabase("multi");
+  const args = ["--database", database.url, "--signing-secret", secret, "--password-hash-cost", "4"];
+  [a, b] = await Promise.all([startEmulatorProcess(args), startEmulatorProcess(args)]);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  killAll();
+  await database?.drop();
+});
+
+const base = "/api/client/v2.0";
+
+async function send(
+  on: EmulatorProcess,
+  operationId: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string } = {},
+) {
+  const response = await fetch(`${on.url}${path}`, {
+    method,
+    headers: {
+      ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const body = (await expectFetchContract(operationId, response)) as Record<string, any>;
+  return { status: response.status, body };
+}
+
+interface Session {
+  access_token: string;
+  refresh_token: string;
+  user_id: string;
+}
+
+async function newApp(on: EmulatorProcess, config: Record<string, unknown> = {}): Promise<string> {
+  const { status, body } = await send(on, "createApp", "POST", "/_mock/v1/apps", { body: { config } });
+  expect(status).toBe(201);
+  return body.appId as string;
+}
+
+async function seedUser(on: EmulatorProcess, appId: string, email: string): Promise<Session> {
+  await send(on, "createUser", "POST", `/_mock/v1/apps/${appId}/users`, { body: { email, password: "secret-1" } });
+  const { body } = await send(on, "login", "POST", `${base}/app/${appId}/auth/providers/local-userpass/login`, {
+    body: { username: email, password: "secret-1" },
+  });
+  return body as unknown as Session;
+}
+
+const profile = (on: EmulatorProcess, token: string) =>
+  send(on, "getProfile", "GET", `${base}/auth/profile`, { token });
+
+describe("two instances on one database", () => {
+  it("accept each other's tokens: an access token and a refresh of the session", async () => {
+    const appId = await newApp(a);
+    const session = await seedUser(a, appId, "ann@example.com");
+    const seen = await profile(b, session.access_token);
+    expect(seen.status).toBe(200);
+    expect(seen.body.user_id).toBe(session.user_id);
+    const refreshed = await send(b, "refreshAccessToken", "POST", `${base}/auth/session`, {
+      token: session.refresh_token,
+    });
+    expect(refreshed.status).toBe(201);
+    expect((await profile(a, refreshed.body.access_token)).status).toBe(200);
+  });
+
+  it("refuse a session revoked on the other at its next request", async () => {
+    const appId = await newApp(a);
+    const session = await seedUser(a, appId, "rev@example.com");
+    expect((await send(a, "logOut", "DELETE", `${base}/auth/session`, { token: session.refresh_token })).status).toBe(
+      204,
+    );
+    const refused = await send(b, "refreshAccessToken", "POST", `${base}/auth/session`, {
+      token: session.refresh_token,
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error_code).toBe("InvalidSession");
+  });
+
+  it("refuse a user disabled or deleted on the other at its next request", async () => {
+    const appId = await newApp(a);
+    const disabled = await seedUser(a, appId, "off@example.com");
+    const deleted = await seedUser(a, appId, "gone@example.com");
+    expect((await profile(b, disabled.access_token)).status).toBe(200);
+    await send(a, "updateUser", "PATCH", `/_mock/v1/apps/${appId}/users/${disabled.user_id}`, {
+      body: { disabled: true },
+    });
+    expect((await profile(b, disabled.access_token)).status).toBe(401);
+    expect((await send(a, "deleteUser", "DELETE", `${base}/auth/delete`, { token: deleted.access_token })).status).toBe(
+      204,
+    );
+    expect((await profile(b, deleted.access_token)).status).toBe(401);
+  });
+
+  it("refuse an API key disabled on the other at its next login", async () => {
+    const appId = await newApp(a, { providers: { "api-key": { enabled: true } } });
+    const session = await seedUser(a, appId, "keys@example.com");
+    const created = await send(a, "createApiKey", "POST", `${base}/auth/api_keys`, {
+      token: session.refresh_token,
+      body: { name: "deploy" },
+    });
+    const key = created.body.key as string;
+    const login = (on: EmulatorProcess) =>
+      send(on, "login", "POST", `${base}/app/${appId}/auth/providers/api-key/login`, { body: { key } });
+    expect((await login(b)).status).toBe(200);
+    await send(a, "disableApiKey", "PUT", `${base}/auth/api_keys/${created.body._id}/disable`, {
+      token: session.refresh_token,
+    });
+    expect((await login(b)).status).toBe(401);
+  });
+
+  it("let exactly one of two simultaneous registrations of an address win (one per instance, many rounds)", async () => {
+    const appId = await newApp(a);
+    for (let round = 0; round < 10; round++) {
+      const email = `race-${round}@example.com`;
+      const register = (on: EmulatorProcess) =>
+        send(on, "registerUser", "POST", `${base}/app/${appId}/auth/providers/local-userpass/register`, {
+          body: { email, password: "secret-1" },
+        });
+      const statuses = (await Promise.all([register(a), register(b), register(a), register(b)])).map((r) => r.status);
+      expect(
+        statuses.filter((s) => s === 201),
+        email,
+      ).toHaveLength(1);
+      expect(
+        statuses.filter((s) => s === 409),
+        email,
+      ).toHaveLength(3);
+    }
+    const users = await send(b, "listUsers", "GET", `/_mock/v1/apps/${appId}/users`);
+    expect(users.body.users).toHaveLength(10);
+  });
+
+  it("let exactly one of two simultaneous API keys of one name win", async () => {
+    const appId = await newApp(a, { providers: { "api-key": { enabled: true } } });
+    const session = await seedUser(a, appId, "names@example.com");
+    for (let round = 0; round < 5; round++) {
+      const create = (on: EmulatorProcess) =>
+        send(on, "createApiKey", "POST", `${base}/auth/api_keys`, {
+          token: session.refresh_token,
+          body: { name: `key-${round}` },
+        });
+      const statuses = (await Promise.all([create(a), create(b)])).map((r) => r.status).sort();
+      expect(statuses).toEqual([201, 409]);
+    }
+    const listed = await send(b, "listApiKeys", "GET", `${base}/auth/api_keys`, { token: session.refresh_token });
+    expect(listed.body).toHaveLength(5);
+  });
+
+  it("deliver a document written through one to a change stream open on the other", async () => {
+    const appId = await newApp(a, { rules: { default: { read: true, write: true } } });
+    const anon = (await send(a, "login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} }))
+      .body as unknown as Session;
+    const request = Buffer.from(
+      JSON.stringify({
+        name: "watch",
+        service: "mongodb-atlas",
+        arguments: [{ database: "shop", collection: "orders" }],
+      }),
+    ).toString("base64");
+    const controller = new AbortController();
+    const stream = await fetch(
+      `${b.url}${base}/app/${appId}/functions/call?baas_request=${encodeURIComponent(request)}&baas_at=${anon.access_token}`,
+      { signal: controller.signal },
+    );
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let text = "";
+    const arrivals: number[] = [];
+    const reading = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        text += Buffer.from(value).toString();
+        const events = text.split("\n\n").filter((chunk) => chunk.startsWith("data:")).length;
+        while (arrivals.length < events) arrivals.push(performance.now());
+      }
+    })().catch(() => undefined);
+    // The stream is open on b once b counts it.
+    await until(
+      async () => (await send(b, "getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers === 1,
+      "the watcher",
+    );
+    const latencies: number[] = [];
+    for (let n = 0; n < 5; n++) {
+      const sent = await send(a, "callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+        token: anon.access_token,
+        body: {
+          name: "insertOne",
+          service: "mongodb-atlas",
+          arguments: [{ database: "shop", collection: "orders", document: { n } }],
+        },
+      });
+      expect(sent.status).toBe(200);
+      const acknowledged = performance.now();
+      await until(() => arrivals.length > n, `change event ${n}`, { timeoutMs: 5000, everyMs: 1 });
+      latencies.push(arrivals[n]! - acknowledged);
+    }
+    controller.abort();
+    await reading;
+    expect(text).toContain('"operationType":"insert"');
+    for (let n = 0; n < 5; n++) expect(text).toContain(`"n":{"$numberInt":"${n}"}`);
+    // Within 100 ms of the writer's reply (the median, so one scheduling hiccup on a busy machine does not decide).
+    latencies.sort((x, y) => x - y);
+    expect(latencies[2]).toBeLessThan(100);
+  });
+});

@@ -1,0 +1,151 @@
+/**
+ * The database goes away while the emulator runs: requests answer 503 with the documented body
+ * (quickly, not after a hang), open change streams end with an error event, nothing crashes; when
+ * the database is back the emulator serves again by itself, change streams included.
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { listening } from "../helpers/listen.ts";
+import { type PostgresCluster, startCluster } from "../helpers/postgres.ts";
+import { until } from "../helpers/until.ts";
+
+let cluster: PostgresCluster;
+let app: FastifyInstance;
+let url: string;
+
+beforeAll(async () => {
+  // A private server: this test stops it (the shared one serves the other files).
+  cluster = await startCluster();
+  ({ app, url } = await listening({ databaseUrl: cluster.url, signingSecret: "outage-test-signing-secret-0123" }));
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await cluster?.stop();
+});
+
+const base = "/api/client/v2.0";
+
+async function login(): Promise<{ access_token: string; user_id: string }> {
+  const response = await fetch(`${url}${base}/app/local-app/auth/providers/anon-user/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{}",
+  });
+  return (await expectFetchContract("login", response)) as { access_token: string; user_id: string };
+}
+
+function watch(token: string) {
+  const request = Buffer.from(
+    JSON.stringify({
+      name: "watch",
+      service: "mongodb-atlas",
+      arguments: [{ database: "notes-app", collection: "notes" }],
+    }),
+  ).toString("base64");
+  return fetch(`${url}${base}/app/local-app/functions/call?baas_request=${encodeURIComponent(request)}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+}
+
+async function readAll(response: Response): Promise<string> {
+  let text = "";
+  const reader = response.body!.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return text;
+    text += Buffer.from(value).toString();
+  }
+}
+
+describe("a database outage", () => {
+  it("answers 503 meanwhile, ends change streams, and recovers by itself", async () => {
+    const { access_token, user_id } = await login();
+    const stream = await watch(access_token);
+    expect(stream.status).toBe(200);
+    const streamText = readAll(stream);
+
+    await cluster.stopServer();
+
+    // The open stream ends with an error event (the emulator saw its notifications connection go).
+    expect(await streamText).toMatch(/event: error\ndata: .*InvalidSession/);
+
+    const started = performance.now();
+    const profile = await fetch(`${url}${base}/auth/profile`, { headers: { authorization: `Bearer ${access_token}` } });
+    expect(profile.status).toBe(503);
+    expect(profile.headers.get("retry-after")).toBe("1");
+    expect(await expectFetchContract("getProfile", profile)).toEqual({
+      error: "service temporarily unavailable: the database cannot be reached; try again shortly",
+      error_code: "ServiceUnavailable",
+    });
+    const users = await fetch(`${url}/_mock/v1/apps/local-app/users`);
+    expect(users.status).toBe(503);
+    expect(await expectFetchContract("listUsers", users)).toMatchObject({ code: "Unavailable" });
+    const email = await fetch(`${url}/api/v1.0/email/send`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "http://127.0.0.1:5173" },
+      body: JSON.stringify({
+        user_id: "local-public-key",
+        service_id: "local_service",
+        template_id: "local_template",
+        template_params: { to_email: "ann@example.com", subject: "Hi", message: "Hello" },
+      }),
+    });
+    expect(email.status).toBe(503);
+    expect(await expectFetchContract("sendEmail", email)).toBe("Service Unavailable");
+    // Answered, not hung: well within the pool's connect timeout for each of the three.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    // The process is fine meanwhile.
+    expect((await fetch(`${url}/_mock/v1/health`)).status).toBe(200);
+
+    await cluster.startServer();
+
+    const back = await until(
+      async () => {
+        const response = await fetch(`${url}${base}/auth/profile`, {
+          headers: { authorization: `Bearer ${access_token}` },
+        });
+        return response.status === 200 ? response : null;
+      },
+      "the emulator to serve again",
+      { timeoutMs: 20_000, everyMs: 100 },
+    );
+    await expectFetchContract("getProfile", back);
+
+    // Change streams work again once the notifications connection is back (until then they are
+    // refused with the documented 503, never opened to miss events).
+    const again = await until(
+      async () => {
+        const response = await watch(access_token);
+        if (response.status === 503) await expectFetchContract("callFunctionStreaming", response);
+        return response.status === 503 ? null : response;
+      },
+      "a change stream to open again",
+      { timeoutMs: 10_000, everyMs: 50 },
+    );
+    expect(again.status).toBe(200);
+    const reader = again.body!.getReader();
+    const inserted = await fetch(`${url}${base}/app/local-app/functions/call`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${access_token}` },
+      body: JSON.stringify({
+        name: "insertOne",
+        service: "mongodb-atlas",
+        arguments: [{ database: "notes-app", collection: "notes", document: { title: "back", owner_id: user_id } }],
+      }),
+    });
+    expect(inserted.status).toBe(200);
+    let text = "";
+    await until(
+      async () => {
+        const { value } = await reader.read();
+        text += Buffer.from(value ?? new Uint8Array()).toString();
+        return text.includes('"title":"back"');
+      },
+      "the change event after the outage",
+      { timeoutMs: 10_000 },
+    );
+    await reader.cancel();
+  });
+});
