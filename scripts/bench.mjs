@@ -7,9 +7,11 @@
 //               connections) to the other; several interleaved rounds; medians
 //   start       `node mock-server/dist/cli.js` spawned → first HTTP answer
 //   scale       memory per user with 100,000 users; profile latency at 100,000 users vs 1,000
+//   stores      bare server, in-memory store and PostgreSQL store side by side (login, profile,
+//               insertOne, find of one user's 100 notes among 100,000), on a throwaway cluster
 //
 // Options: --rounds N (5) --duration S (5) --warmup S (1) --connections N (50) --users N (100000)
-//          --starts N (10) --only throughput,start,scale --scenarios profile,sum,… --no-write --json FILE
+//          --starts N (10) --only throughput,start,scale,stores --scenarios profile,sum,… --no-write --json FILE
 //          --profile SCENARIO  (run one scenario under --cpu-prof and print where the time goes)
 //          --cli FILE  (measure another build of the emulator, e.g. an older commit's, for before/after)
 import { spawnSync } from "node:child_process";
@@ -34,6 +36,7 @@ import {
 } from "./bench/processes.mjs";
 import { summarizeProfile } from "./bench/profile-summary.mjs";
 import { writeReport } from "./bench/report.mjs";
+import { compareStores } from "./bench/stores.mjs";
 
 const { values: flags } = parseArgs({
   options: {
@@ -57,7 +60,8 @@ const warmup = Number(flags.warmup);
 const connections = Number(flags.connections);
 const manyUsers = Number(flags.users);
 const fewUsers = 1000;
-const parts = new Set((flags.only ?? "throughput,start,scale").split(","));
+const allParts = ["throughput", "start", "scale", "stores"];
+const parts = new Set((flags.only ?? allParts.join(",")).split(","));
 const log = (message) => process.stderr.write(`${message}\n`);
 const script = flags.cli ? resolve(flags.cli) : cli;
 const emulatorProcess = (options = {}) => startEmulator({ ...options, script });
@@ -408,11 +412,13 @@ async function main() {
   if (parts.has("start")) results.start = await startTimes(Number(flags.starts));
   if (parts.has("throughput")) results.throughput = await throughput();
   if (parts.has("scale")) results.scale = await scale();
+  if (parts.has("stores"))
+    results.stores = await compareStores({ emulatorProcess, startBare, capture, load, summarize, rounds, log });
   mkdirSync(join(root, "bench-results"), { recursive: true });
   const file = flags.json ?? join(root, "bench-results", `bench-${results.date.replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   log(`results: ${file}`);
-  if (!flags["no-write"] && parts.size === 3) {
+  if (!flags["no-write"] && allParts.every((part) => parts.has(part))) {
     writeReport(join(root, "docs", "benchmarks.md"), results);
     log("docs/benchmarks.md updated");
   }

@@ -99,6 +99,42 @@ export function renderResults(r) {
         "(each makes a user, its identity and a refresh-token session: the per-user figure includes the session).",
     );
   }
+  if (r.stores) {
+    lines.push(
+      "",
+      "### In-memory store and PostgreSQL store (same run, same data)",
+      "",
+      "The PostgreSQL server runs on the server's core with the emulator (the load generator has the other); " +
+        "the emulator's CPU per request counts its own process only (the database's CPU is not in it).",
+      "",
+      "| scenario | bare req/s | memory req/s | PostgreSQL req/s | PostgreSQL / memory | PostgreSQL p50 | PostgreSQL p99 | memory p99 | emulator CPU per request: memory / PostgreSQL | errors | target | met |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|:-:|",
+    );
+    for (const s of r.stores) {
+      const ratio = s.postgres.rps / s.memory.rps;
+      let target = "";
+      let ok = null;
+      if (s.id === "profile") {
+        target = "≥ 0.5× memory";
+        ok = ratio >= 0.5;
+      } else if (s.id === "find") {
+        target = "p99 < 20 ms";
+        ok = s.postgres.p99 < 20;
+      } else if (s.id === "insertOne") {
+        target = "≥ 2,000/s";
+        ok = s.postgres.rps >= 2000;
+      }
+      lines.push(
+        `| ${s.title} | ${int(s.bare.rps)} | ${int(s.memory.rps)} | ${int(s.postgres.rps)} | ${ratio.toFixed(2)}× | ` +
+          `${ms(s.postgres.p50)} ms | ${ms(s.postgres.p99)} ms | ${ms(s.memory.p99)} ms | ` +
+          `${int(s.memory.cpuUsPerRequest)} / ${int(s.postgres.cpuUsPerRequest)} µs | ${s.postgres.errors} | ${target} | ${ok === null ? "" : mark(ok)} |`,
+      );
+    }
+    lines.push(
+      "",
+      `Per-round PostgreSQL req/s: ${r.stores.map((s) => `${s.id} ${s.postgres.perRound.join(" / ")}`).join("; ")}.`,
+    );
+  }
   return lines.join("\n");
 }
 

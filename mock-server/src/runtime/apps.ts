@@ -44,15 +44,18 @@ export class AppRegistry {
     this.clockOffsets.delete(record.appId);
     this.runtimes.set(record.appId, app);
     this.byDomain.set(app.domainId, app);
-    const unsubscribe = app.data.subscribe((change) =>
-      this.events.emit({
-        type: "data",
-        appId: app.appId,
-        action: change.operationType,
-        detail: { database: change.database, collection: change.collection },
-      }),
+    // The inspector's live view: this instance's own writes are enough (control events are per instance).
+    const subscribed = app.data.subscribe(
+      (change) =>
+        this.events.emit({
+          type: "data",
+          appId: app.appId,
+          action: change.operationType,
+          detail: { database: change.database, collection: change.collection },
+        }),
+      { local: true },
     );
-    this.unsubscribers.set(app, unsubscribe);
+    this.unsubscribers.set(app, () => void subscribed.then((unsubscribe) => unsubscribe()).catch(() => undefined));
     return app;
   }
 

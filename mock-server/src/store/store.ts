@@ -254,10 +254,12 @@ export interface DocumentStore {
   collections(): Promise<CollectionInfo[]>;
   drop(database: string, collection: string): Promise<boolean>;
   /**
-   * Change events of this app's collections, from every instance, in commit order. Throws
-   * StoreUnavailableError when changes cannot be delivered now (the database connection is down).
+   * Change events of this app's collections, from every instance, in commit order, from the moment
+   * the promise resolves. Rejects with StoreUnavailableError when changes cannot be delivered now
+   * (the database connection is down). With `local`, only the changes made through this instance
+   * (what the inspector's live view needs; cheaper: no other instance has to announce its writes).
    */
-  subscribe(listener: (event: ChangeEvent) => void): () => void;
+  subscribe(listener: (event: ChangeEvent) => void, options?: { local?: boolean }): Promise<() => void>;
   /** Subscribers on this instance now (a leak check for tests and the soak). */
   readonly listenerCount: number;
 }

@@ -4,6 +4,7 @@
  * request, races between them are decided by the database's constraints, and a change stream on one
  * sees the writes made through the other.
  */
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorProcess, ensureBuilt, killAll, startEmulatorProcess } from "../helpers/emulator-process.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
@@ -167,6 +168,50 @@ describe("two instances on one database", () => {
     }
     const listed = await send(b, "listApiKeys", "GET", `${base}/auth/api_keys`, { token: session.refresh_token });
     expect(listed.body).toHaveLength(5);
+  });
+
+  it("announce an app's writes only while some instance watches it", async () => {
+    const appId = await newApp(a, { rules: { default: { read: true, write: true } } });
+    const anon = (await send(a, "login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} }))
+      .body as unknown as Session;
+    const insert = (n: number) =>
+      send(a, "callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+        token: anon.access_token,
+        body: {
+          name: "insertOne",
+          service: "mongodb-atlas",
+          arguments: [{ database: "d", collection: "c", document: { n } }],
+        },
+      });
+    // A listener of our own counts what writers announce for this app.
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    const announced: string[] = [];
+    listener.on("notification", (message) => {
+      if (message.channel === "harness_changes" && message.payload?.includes(`"a":"${appId}"`))
+        announced.push(message.payload);
+    });
+    await listener.query("LISTEN harness_changes");
+    try {
+      expect((await insert(1)).status).toBe(200);
+      const request = Buffer.from(
+        JSON.stringify({ name: "watch", service: "mongodb-atlas", arguments: [{ database: "d", collection: "c" }] }),
+      ).toString("base64");
+      const controller = new AbortController();
+      const stream = await fetch(
+        `${b.url}${base}/app/${appId}/functions/call?baas_request=${encodeURIComponent(request)}&baas_at=${anon.access_token}`,
+        { signal: controller.signal },
+      );
+      expect(stream.status).toBe(200);
+      expect((await insert(2)).status).toBe(200);
+      await until(() => announced.length > 0, "the watched write's announcement");
+      // Notifications arrive in commit order: the unwatched first insert would have come first.
+      expect(announced).toHaveLength(1);
+      expect(announced[0]).toContain('"n":{"$numberInt":"2"}');
+      controller.abort();
+    } finally {
+      await listener.end();
+    }
   });
 
   it("deliver a document written through one to a change stream open on the other", async () => {

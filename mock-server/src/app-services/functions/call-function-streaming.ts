@@ -68,7 +68,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   // that silently misses events.
   const early: ChangeEvent[] = [];
   let deliver: ((change: ChangeEvent) => void) | null = null;
-  const unsubscribe = app.data.subscribe((change: ChangeEvent) => {
+  const unsubscribe = await app.data.subscribe((change: ChangeEvent) => {
     if (deliver) deliver(change);
     else early.push(change);
   });

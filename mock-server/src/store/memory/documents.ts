@@ -155,7 +155,7 @@ export class MemoryDocuments implements DocumentStore {
     this.fieldIndex = null;
   }
 
-  subscribe(listener: (event: ChangeEvent) => void): () => void {
+  async subscribe(listener: (event: ChangeEvent) => void): Promise<() => void> {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

@@ -34,6 +34,29 @@ export class PgContext {
     for (const subscriber of this.subscribers.get(channel) ?? []) subscriber(payload);
   }
 
+  private insertedSinceAnalyze = 0;
+  private analyzing = false;
+  private lastAnalyzeAt = 0;
+
+  /**
+   * Counts inserted documents; after a burst (a bulk insert, an import) the planner's statistics are
+   * refreshed at once instead of at autovacuum's next round, so the filtered reads keep using the
+   * GIN index (stale statistics make an ordered walk of the whole collection look cheaper).
+   */
+  noteInserted(count: number): void {
+    this.insertedSinceAnalyze += count;
+    if (this.insertedSinceAnalyze < 5_000 || this.analyzing || Date.now() - this.lastAnalyzeAt < 10_000) return;
+    this.analyzing = true;
+    this.insertedSinceAnalyze = 0;
+    this.db
+      .query("ANALYZE documents")
+      .catch(() => undefined)
+      .finally(() => {
+        this.analyzing = false;
+        this.lastAnalyzeAt = Date.now();
+      });
+  }
+
   /** Runs when notifications were lost (the listening connection broke). */
   onOutage(listener: (reason: string) => void): () => void {
     this.outageListeners.add(listener);

@@ -3,8 +3,39 @@
  * the rest of the emulator: every failure to reach the database (refused, cut, shut down, no free
  * connection within a few seconds) becomes one StoreUnavailableError, which requests answer as 503.
  */
+import { createHash } from "node:crypto";
 import pg from "pg";
 import { StoreUnavailableError } from "../store.ts";
+
+/**
+ * Every statement is sent as a named prepared statement: each connection parses and plans it once,
+ * then only binds (the hot paths — a user by id, a session, an insert — are one statement each).
+ * Statement texts are few (their values are parameters); past a cap, new texts go unnamed.
+ */
+const statementNames = new Map<string, string>();
+const maxStatements = 1000;
+
+function statement(text: string, values: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < maxStatements) {
+    name = `s${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name === undefined ? { text, values } : { name, text, values };
+}
+
+/** A pool client that sends named statements too (the client of a transaction). */
+class NamedClient implements Queryable {
+  constructor(readonly client: pg.PoolClient) {}
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []) {
+    try {
+      return await this.client.query<R>(statement(text, values));
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+}
 
 /** int8 (bigserial ids, epoch milliseconds) as numbers: every value we keep is below 2^53. */
 const types = {
@@ -89,7 +120,7 @@ export class Database implements Queryable {
     values: unknown[] = [],
   ): Promise<pg.QueryResult<R>> {
     try {
-      return await this.pool.query<R>(text, values);
+      return await this.pool.query<R>(statement(text, values));
     } catch (error) {
       throw translate(error);
     }
@@ -102,28 +133,64 @@ export class Database implements Queryable {
 
   /**
    * Runs `fn` in a transaction: committed when it returns (the promise resolves only then), rolled
-   * back when it throws. A connection broken meanwhile is not given back to the pool.
+   * back when it throws.
    */
-  async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
+    const tx = await this.begin();
+    try {
+      const result = await fn(tx.client);
+      await tx.commit();
+      return result;
+    } catch (error) {
+      await tx.rollback();
+      throw translate(error);
+    }
+  }
+
+  /**
+   * A transaction to finish with `commit` or `rollback` (each gives the connection back; one broken
+   * meanwhile is not given back to the pool, and an outage is thrown as StoreUnavailableError).
+   */
+  async begin(): Promise<{ client: Queryable; commit(): Promise<void>; rollback(): Promise<void> }> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (error) {
       throw translate(error);
     }
-    let broken: unknown = null;
+    let done = false;
+    const release = (error?: unknown) => {
+      if (done) return;
+      done = true;
+      client.release(error ? (error as Error) : undefined);
+    };
     try {
       await client.query("BEGIN");
-      const result = await fn(client);
-      await client.query("COMMIT");
-      return result;
     } catch (error) {
-      if (isUnavailable(error)) broken = error;
-      else await client.query("ROLLBACK").catch((rollback: unknown) => (broken = rollback));
+      release(error);
       throw translate(error);
-    } finally {
-      client.release(broken ? (broken as Error) : undefined);
     }
+    return {
+      client: new NamedClient(client),
+      async commit() {
+        try {
+          await client.query("COMMIT");
+          release();
+        } catch (error) {
+          release(error);
+          throw translate(error);
+        }
+      },
+      async rollback() {
+        if (done) return;
+        try {
+          await client.query("ROLLBACK");
+          release();
+        } catch (error) {
+          release(error);
+        }
+      },
+    };
   }
 
   async close(): Promise<void> {

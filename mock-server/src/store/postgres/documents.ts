@@ -1,9 +1,11 @@
 /**
  * An app's MongoDB documents in PostgreSQL: one row per document, canonical Extended JSON as jsonb
  * (for SQL filters and the GIN index) and as text (MongoDB's field order), natural order by `seq`.
- * A write reads its candidates `FOR UPDATE`, applies the plan's changes and sends the change events
- * as notifications, all in one transaction: committed before the caller hears of it, and seen by
- * every instance's change streams in commit order.
+ * A write reads its candidates `FOR UPDATE`, applies the plan's changes and — while some instance
+ * has a change stream open on the app (the `watchers` table) — sends the change events as
+ * notifications, all in one transaction: committed before the caller hears of it, and seen by every
+ * instance's change streams in commit order. Announcing only when someone listens matters: a
+ * notifying commit holds a database-wide lock until it is flushed, which serializes such commits.
  */
 import { type ChangeEvent, type Document, fromEJSONText, idKey, toEJSON, toEJSONText } from "../../data/documents.ts";
 import {
@@ -16,7 +18,7 @@ import {
   type WriteView,
 } from "../store.ts";
 import type { PgContext } from "./context.ts";
-import type { Queryable } from "./database.ts";
+import type { Database, Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
 import { pushdown } from "./pushdown.ts";
 
@@ -25,7 +27,15 @@ const maxPayloadBytes = 7_900;
 /** Deadlocks and serialization failures are retried this often (the plan is pure, so it can run again). */
 const maxAttempts = 4;
 
-const decode = (rows: { ejson: string }[]): Document[] => rows.map((r) => fromEJSONText(r.ejson) as Document);
+/**
+ * Rows in natural order. A filtered read is sorted here, not in SQL: an `ORDER BY seq` invites the
+ * planner to walk the collection in order and filter (right only when most rows match), where the
+ * GIN index finds the few that do.
+ */
+function decode(rows: { seq: number; ejson: string }[], sorted: boolean): Document[] {
+  const ordered = sorted ? rows : rows.sort((a, b) => a.seq - b.seq);
+  return ordered.map((r) => fromEJSONText(r.ejson) as Document);
+}
 
 export class PgDocuments implements DocumentStore {
   constructor(
@@ -34,19 +44,26 @@ export class PgDocuments implements DocumentStore {
     private readonly changes: ChangeHub,
   ) {}
 
-  private select(database: string, collection: string, prefilter: Document, forUpdate: boolean) {
+  private async select(
+    q: Queryable,
+    database: string,
+    collection: string,
+    prefilter: Document,
+    forUpdate: boolean,
+  ): Promise<Document[]> {
     const { where, params } = pushdown(prefilter, 4);
-    return {
-      text: `SELECT ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where
+    const filtered = where.length > 0;
+    const { rows } = await q.query<{ seq: number; ejson: string }>(
+      `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where
         .map((w) => ` AND ${w}`)
-        .join("")} ORDER BY seq${forUpdate ? " FOR UPDATE" : ""}`,
-      values: [this.appId, database, collection, ...params],
-    };
+        .join("")}${filtered ? "" : " ORDER BY seq"}${forUpdate ? " FOR UPDATE" : ""}`,
+      [this.appId, database, collection, ...params],
+    );
+    return decode(rows, !filtered);
   }
 
   async read(database: string, collection: string, prefilter: Document): Promise<Document[]> {
-    const { text, values } = this.select(database, collection, prefilter, false);
-    return decode(await this.context.db.rows<{ ejson: string }>(text, values));
+    return this.select(this.context.db, database, collection, prefilter, false);
   }
 
   async findByField(database: string, collection: string, field: string, value: string) {
@@ -59,34 +76,107 @@ export class PgDocuments implements DocumentStore {
       "SELECT count(*)::int AS n FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3",
       [this.appId, database, collection],
     );
-    const rows = await this.context.db.rows<{ ejson: string }>(
-      `SELECT ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 ORDER BY seq OFFSET $4 LIMIT $5`,
+    const rows = await this.context.db.rows<{ seq: number; ejson: string }>(
+      `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 ORDER BY seq OFFSET $4 LIMIT $5`,
       [this.appId, database, collection, skip, limit],
     );
-    return { total: count?.n ?? 0, documents: decode(rows) };
+    return { total: count?.n ?? 0, documents: decode(rows, true) };
   }
 
   async write<T>(database: string, collection: string, plan: (view: WriteView) => Promise<WritePlan<T>>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.context.db.transaction(async (client) => {
-          const view: WriteView = {
-            read: async (prefilter) => {
-              const { text, values } = this.select(database, collection, prefilter, true);
-              return decode((await client.query<{ ejson: string }>(text, values)).rows);
-            },
-          };
-          const decided = await plan(view);
-          const applied = await this.apply(client, database, collection, decided.changes);
-          await this.notify(client, decided.events(applied));
-          return decided.result(applied);
-        });
+        return await this.writeOnce(database, collection, plan);
       } catch (error) {
         const code = (error as { code?: unknown }).code;
-        if ((code === "40P01" || code === "40001") && attempt < maxAttempts) continue;
+        // Deadlock, serialization failure, or the collection dropped by another instance meanwhile.
+        if ((code === "40P01" || code === "40001" || code === "23503") && attempt < maxAttempts) {
+          if (code === "23503") this.known.delete(collectionKey(database, collection));
+          continue;
+        }
         throw error;
       }
     }
+  }
+
+  /**
+   * One attempt. The transaction opens when the plan first reads (its reads must hold the rows);
+   * a plan that only inserts one document never needs one: that is a single statement.
+   */
+  private async writeOnce<T>(
+    database: string,
+    collection: string,
+    plan: (view: WriteView) => Promise<WritePlan<T>>,
+  ): Promise<T> {
+    const tx = new LazyTransaction(this.context.db);
+    try {
+      const decided = await plan({
+        read: async (prefilter) => this.select(await tx.client(), database, collection, prefilter, true),
+      });
+      const [only] = decided.changes;
+      if (!tx.open && decided.changes.length === 1 && only?.op === "insert") {
+        const events = decided.events({ applied: 1 });
+        const inserted = await this.insertOne(database, collection, only.doc, events);
+        if (inserted) this.changes.local(this.appId, events);
+        return decided.result(inserted ? { applied: 1 } : { applied: 0, duplicateAt: 0 });
+      }
+      if (!tx.open && decided.changes.length === 0) return decided.result({ applied: 0 });
+      const client = await tx.client();
+      const applied = await this.apply(client, database, collection, decided.changes);
+      const events = decided.events(applied);
+      await this.notify(client, events);
+      await tx.commit();
+      this.changes.local(this.appId, events);
+      return decided.result(applied);
+    } finally {
+      await tx.end();
+    }
+  }
+
+  /** Collections this instance has seen exist (their row need not be written again). */
+  private readonly known = new Set<string>();
+
+  private async ensureCollection(q: Queryable, database: string, collection: string): Promise<void> {
+    const key = collectionKey(database, collection);
+    if (this.known.has(key)) return;
+    await q.query("INSERT INTO collections (app_id, db, coll) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
+      this.appId,
+      database,
+      collection,
+    ]);
+    this.known.add(key);
+  }
+
+  /** One document, one statement: inserted and announced together, or neither (an existing `_id`). */
+  private async insertOne(
+    database: string,
+    collection: string,
+    doc: Document,
+    events: ChangeEvent[],
+  ): Promise<boolean> {
+    const db = this.context.db;
+    await this.ensureCollection(db, database, collection);
+    const payloads = this.payloads(events);
+    if (payloads.some((p) => p.large !== undefined)) {
+      // An event too large for a notification goes through change_log: a transaction after all.
+      return db.transaction(async (client) => {
+        const { rowCount } = await client.query(
+          `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ($1, $2, $3, $4, $5::text::jsonb, $5)
+           ON CONFLICT DO NOTHING`,
+          [this.appId, database, collection, idKey(doc._id), toEJSONText(doc)],
+        );
+        if (rowCount === 1) await this.notify(client, events);
+        return rowCount === 1;
+      });
+    }
+    const { rows } = await db.query<{ id_key: string }>(
+      `WITH inserted AS (
+         INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ($1, $2, $3, $4, $5::text::jsonb, $5)
+         ON CONFLICT DO NOTHING RETURNING id_key)
+       SELECT id_key, (SELECT pg_notify($6, $7) WHERE ${watched("$1")}) FROM inserted`,
+      [this.appId, database, collection, idKey(doc._id), toEJSONText(doc), channels.changes, payloads[0]?.small ?? ""],
+    );
+    return rows.length === 1;
   }
 
   private async apply(
@@ -147,7 +237,7 @@ export class PgDocuments implements DocumentStore {
     const count = batchDuplicate ?? keys.length;
     if (count === 0) return batchDuplicate;
     const head = [this.appId, database, collection];
-    await client.query("INSERT INTO collections (app_id, db, coll) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", head);
+    await this.ensureCollection(client, database, collection);
     const { rows } = await client.query<{ id_key: string }>(
       `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson)
        SELECT $1, $2, $3, v.k, v.t::jsonb, v.t FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(k, t, n)
@@ -155,6 +245,7 @@ export class PgDocuments implements DocumentStore {
        ON CONFLICT DO NOTHING RETURNING id_key`,
       [...head, keys.slice(0, count), changes.slice(0, count).map((c) => toEJSONText(c.doc))],
     );
+    this.context.noteInserted(rows.length);
     if (rows.length === count) return batchDuplicate;
     // An `_id` existed: MongoDB's ordered insert stops there, so what went in after it comes out again.
     const inserted = new Set(rows.map((r) => r.id_key));
@@ -169,14 +260,17 @@ export class PgDocuments implements DocumentStore {
     return first;
   }
 
-  /** Sends the events with the transaction: delivered to every instance when (and if) it commits. */
-  private async notify(client: Queryable, events: ChangeEvent[]): Promise<void> {
+  /**
+   * The notification payloads of some events: batches of small ones, and each one too large for a
+   * notification on its own (sent through change_log).
+   */
+  private payloads(events: ChangeEvent[]): { small?: string; large?: string }[] {
+    const out: { small?: string; large?: string }[] = [];
     let batch: string[] = [];
     let size = 0;
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const payload = `{"a":${JSON.stringify(this.appId)},"e":[${batch.join(",")}]}`;
-      await client.query("SELECT pg_notify($1, $2)", [channels.changes, payload]);
+    const head = `{"a":${JSON.stringify(this.appId)},"e":[`;
+    const flush = () => {
+      if (batch.length > 0) out.push({ small: `${head}${batch.join(",")}]}` });
       batch = [];
       size = 0;
     };
@@ -184,23 +278,40 @@ export class PgDocuments implements DocumentStore {
       const text = JSON.stringify(toEJSON(event));
       const bytes = Buffer.byteLength(text);
       if (bytes > maxPayloadBytes - 200) {
-        await flush();
-        const { rows } = await client.query<{ id: number }>(
-          "INSERT INTO change_log (payload) VALUES ($1) RETURNING id",
-          [text],
-        );
-        await client.query("DELETE FROM change_log WHERE created_at < now() - interval '10 minutes'");
-        await client.query("SELECT pg_notify($1, $2)", [
-          channels.changes,
-          `{"a":${JSON.stringify(this.appId)},"r":${rows[0]!.id}}`,
-        ]);
+        flush();
+        out.push({ large: text });
         continue;
       }
-      if (size + bytes > maxPayloadBytes - 200) await flush();
+      if (size + bytes > maxPayloadBytes - 200) flush();
       batch.push(text);
       size += bytes + 1;
     }
-    await flush();
+    flush();
+    return out;
+  }
+
+  /**
+   * Sends the events with the transaction (delivered to every instance when, and if, it commits),
+   * when some instance watches the app.
+   */
+  private async notify(client: Queryable, events: ChangeEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const { rows } = await client.query<{ watched: boolean }>(`SELECT ${watched("$1")} AS watched`, [this.appId]);
+    if (!rows[0]?.watched) return;
+    for (const payload of this.payloads(events)) {
+      if (payload.small !== undefined) {
+        await client.query("SELECT pg_notify($1, $2)", [channels.changes, payload.small]);
+        continue;
+      }
+      const { rows } = await client.query<{ id: number }>("INSERT INTO change_log (payload) VALUES ($1) RETURNING id", [
+        payload.large,
+      ]);
+      await client.query("DELETE FROM change_log WHERE created_at < now() - interval '10 minutes'");
+      await client.query("SELECT pg_notify($1, $2)", [
+        channels.changes,
+        `{"a":${JSON.stringify(this.appId)},"r":${rows[0]!.id}}`,
+      ]);
+    }
   }
 
   async collections(): Promise<CollectionInfo[]> {
@@ -213,6 +324,7 @@ export class PgDocuments implements DocumentStore {
   }
 
   async drop(database: string, collection: string): Promise<boolean> {
+    this.known.delete(collectionKey(database, collection));
     const { rowCount } = await this.context.db.query(
       "DELETE FROM collections WHERE app_id = $1 AND db = $2 AND coll = $3",
       [this.appId, database, collection],
@@ -220,8 +332,10 @@ export class PgDocuments implements DocumentStore {
     return rowCount === 1;
   }
 
-  subscribe(listener: (event: ChangeEvent) => void): () => void {
-    return this.changes.subscribe(this.appId, listener);
+  subscribe(listener: (event: ChangeEvent) => void, options: { local?: boolean } = {}): Promise<() => void> {
+    return options.local
+      ? Promise.resolve(this.changes.subscribeLocal(this.appId, listener))
+      : this.changes.subscribe(this.appId, listener);
   }
 
   get listenerCount(): number {
@@ -229,14 +343,25 @@ export class PgDocuments implements DocumentStore {
   }
 }
 
+/** SQL: someone watches the app named by parameter `param` now. */
+const watched = (param: string) => `EXISTS (SELECT 1 FROM watchers WHERE app_id = ${param} AND expires_at > now())`;
+
+/** How long a watcher row lives without being renewed (an instance that died stops renewing). */
+const watcherTtlSeconds = 30;
+const renewEveryMs = 10_000;
+
 /**
  * The change events of every app, from the notifications of every instance, handed to this
  * instance's subscribers one notification after another (so a large event fetched from change_log
- * keeps its place).
+ * keeps its place); and the `local` subscribers, who hear of this instance's own writes at commit.
+ * While an app has subscribers here, this instance keeps a row in `watchers`, so that writers on
+ * every instance announce the app's changes.
  */
 export class ChangeHub {
   private readonly listeners = new Map<string, Set<(event: ChangeEvent) => void>>();
+  private readonly locals = new Map<string, Set<(event: ChangeEvent) => void>>();
   private queue: Promise<void> = Promise.resolve();
+  private renewal: NodeJS.Timeout | null = null;
 
   constructor(private readonly context: PgContext) {
     context.subscribe(channels.changes, (payload) => {
@@ -244,25 +369,105 @@ export class ChangeHub {
     });
   }
 
-  subscribe(appId: string, listener: (event: ChangeEvent) => void): () => void {
+  async subscribe(appId: string, listener: (event: ChangeEvent) => void): Promise<() => void> {
     if (!this.context.listener.listening) {
       this.context.listener.wake();
       throw new StoreUnavailableError("not listening for changes");
     }
+    await this.watch(appId);
     let set = this.listeners.get(appId);
     if (!set) {
       set = new Set();
       this.listeners.set(appId, set);
     }
     set.add(listener);
+    this.renewWhileWatching();
     return () => {
       set.delete(listener);
+      // The row is left to expire: streams come and go, and announcing for a while longer is harmless.
       if (set.size === 0 && this.listeners.get(appId) === set) this.listeners.delete(appId);
     };
   }
 
+  subscribeLocal(appId: string, listener: (event: ChangeEvent) => void): () => void {
+    let set = this.locals.get(appId);
+    if (!set) {
+      set = new Set();
+      this.locals.set(appId, set);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.locals.get(appId) === set) this.locals.delete(appId);
+    };
+  }
+
+  /** This instance's own committed changes, for its local subscribers. */
+  local(appId: string, events: ChangeEvent[]): void {
+    const set = this.locals.get(appId);
+    if (!set) return;
+    for (const event of events) for (const listener of [...set]) listener(event);
+  }
+
   count(appId: string): number {
-    return this.listeners.get(appId)?.size ?? 0;
+    return (this.listeners.get(appId)?.size ?? 0) + (this.locals.get(appId)?.size ?? 0);
+  }
+
+  /**
+   * Registers this instance as a watcher of the app, then waits for the writes that were already
+   * running: one of them may have looked for watchers before the row existed, so it would not
+   * announce a change that commits after the stream starts. Once they have ended, every later
+   * write sees the row (each statement takes a new snapshot) and announces its changes.
+   */
+  private async watch(appId: string): Promise<void> {
+    const db = this.context.db;
+    await db.query(
+      `INSERT INTO watchers (app_id, instance_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
+       ON CONFLICT (app_id, instance_id) DO UPDATE SET expires_at = excluded.expires_at`,
+      [appId, this.context.instanceId, watcherTtlSeconds],
+    );
+    // Taken after the row is committed: a write that looked before then is in progress now, or done.
+    const { rows } = await db.query<{ xids: string[] | null }>(
+      "SELECT array_agg(x::text) AS xids FROM pg_snapshot_xip(pg_current_snapshot()) AS x",
+    );
+    const running = rows[0]?.xids ?? [];
+    if (running.length === 0) return;
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const [left] = await db.rows<{ n: number }>(
+        "SELECT count(*)::int AS n FROM unnest($1::xid8[]) AS x WHERE pg_xact_status(x) = 'in progress'",
+        [running],
+      );
+      if ((left?.n ?? 0) === 0 || Date.now() > deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  }
+
+  /** Keeps this instance's watcher rows alive while it has subscribers. */
+  private renewWhileWatching(): void {
+    if (this.renewal) return;
+    this.renewal = setInterval(() => {
+      const apps = [...this.listeners.keys()];
+      if (apps.length === 0) {
+        if (this.renewal) clearInterval(this.renewal);
+        this.renewal = null;
+        return;
+      }
+      this.context.db
+        .query(
+          `UPDATE watchers SET expires_at = now() + make_interval(secs => $3)
+            WHERE instance_id = $2 AND app_id = ANY($1::text[])`,
+          [apps, this.context.instanceId, watcherTtlSeconds],
+        )
+        .catch(() => undefined);
+    }, renewEveryMs);
+    this.renewal.unref();
+  }
+
+  /** Stops renewing (the store is closing). */
+  close(): void {
+    if (this.renewal) clearInterval(this.renewal);
+    this.renewal = null;
   }
 
   private async handle(payload: string): Promise<void> {
@@ -280,5 +485,37 @@ export class ChangeHub {
       const event = fromEJSONText(JSON.stringify(raw)) as ChangeEvent;
       for (const listener of [...listeners]) listener(event);
     }
+  }
+}
+
+const collectionKey = (database: string, collection: string) => `${database}\u0000${collection}`;
+
+/** A transaction begun on first use, committed by `commit`, else rolled back by `end`. */
+class LazyTransaction {
+  private opened: Promise<{ client: Queryable; commit(): Promise<void>; rollback(): Promise<void> }> | null = null;
+  private settled = false;
+
+  constructor(private readonly db: Database) {}
+
+  get open(): boolean {
+    return this.opened !== null;
+  }
+
+  async client(): Promise<Queryable> {
+    this.opened ??= this.db.begin();
+    return (await this.opened).client;
+  }
+
+  async commit(): Promise<void> {
+    if (!this.opened) return;
+    this.settled = true;
+    await (await this.opened).commit();
+  }
+
+  async end(): Promise<void> {
+    if (!this.opened || this.settled) return;
+    this.settled = true;
+    const tx = await this.opened.catch(() => null);
+    await tx?.rollback();
   }
 }

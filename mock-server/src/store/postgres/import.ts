@@ -120,7 +120,10 @@ export async function importDocuments(
       if (batch.length >= batchSize) await flush();
     }
     await flush();
-    if (problemCount > 0) {
+    if (problemCount === 0) {
+      // Fresh statistics for the planner: the collection may have grown a lot at once.
+      await client.query("ANALYZE documents");
+    } else {
       const more = problemCount > problems.length ? ` (the first ${problems.length} shown)` : "";
       throw new ImportError(`${problemCount} bad line(s)${more}: nothing was imported`, problems);
     }

@@ -125,7 +125,17 @@ export const migrations: Migration[] = [
       );
       CREATE INDEX documents_in_order ON documents (app_id, db, coll, seq);
       -- Every top-level (and nested) value: rule owner fields, custom user data, equality queries.
-      CREATE INDEX documents_by_value ON documents USING gin (doc jsonb_path_ops);
+      -- Updated with each write (no pending list), so reads stay fast between vacuums.
+      CREATE INDEX documents_by_value ON documents USING gin (doc jsonb_path_ops) WITH (fastupdate = off);
+
+      -- Who has change streams open, per app: writes announce their changes only while someone
+      -- listens (announcing takes a database-wide lock at commit). Kept alive while streams are open.
+      CREATE TABLE watchers (
+        app_id text NOT NULL,
+        instance_id text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (app_id, instance_id)
+      );
 
       -- Change events too large for a notification's payload, read by id by every instance.
       CREATE TABLE change_log (

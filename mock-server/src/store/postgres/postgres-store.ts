@@ -239,6 +239,7 @@ export class PostgresStore implements Store {
           throw new StateImportError(`the state holds the same record twice: ${(error as Error).message}`);
         throw error;
       });
+    await this.context.db.query("ANALYZE documents");
     // Every instance drops what it cached of the apps and accounts (this one at once, the others by
     // their notifications) and reads them again on next use.
     for (const appId of new Set([...previous.apps, ...built.map((b) => b.record.appId)]))
@@ -248,6 +249,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.changes.close();
     await this.listener.close();
     await this.context.db.close();
   }

@@ -6,8 +6,8 @@
  *
  * - `_id` equal to a string, an ObjectId or a number, or `$in` of those → the primary key;
  * - a top-level field equal to a string, an ObjectId or a boolean (`f: v`, `f: {$eq: v}`,
- *   `f: {$in: [v…]}`) → `doc @> {f: v}` or `doc @> {f: [v]}` (MongoDB's equality also matches
- *   arrays holding the value), served by the GIN index on `doc`;
+ *   `f: {$in: [v…]}`) → the JSON path predicate `doc @@ '$."f" == v'` (lax mode: it matches an
+ *   array holding the value too, as MongoDB's equality does), served by the GIN index on `doc`;
  * - the conditions of an `$and` (and of a one-clause `$or`), each as above.
  *
  * Everything else (numbers other than `_id`, dates, null, regular expressions, dotted paths,
@@ -30,8 +30,23 @@ function scalar(value: unknown): Scalar | undefined {
   return undefined;
 }
 
-/** Canonical Extended JSON of a pushed-down value. */
-const ejson = (value: Scalar) => (value instanceof ObjectId ? { $oid: value.toHexString() } : value);
+/** A JSON path string literal (JSON's escapes are the path language's). */
+const literal = (text: string) => JSON.stringify(text);
+/** Control characters and surrogates: never worth a statement the path parser might refuse. */
+function awkward(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0xd800 && code <= 0xdfff)) return true;
+  }
+  return false;
+}
+
+/** `$."f" == v`: the field (an ObjectId's hex under `$oid`, as canonical Extended JSON stores it). */
+function pathEquals(key: string, value: Scalar): string | undefined {
+  if (typeof value === "boolean") return `$.${literal(key)} == ${value}`;
+  if (value instanceof ObjectId) return `$.${literal(key)}."$oid" == ${literal(value.toHexString())}`;
+  return awkward(value) ? undefined : `$.${literal(key)} == ${literal(value)}`;
+}
 
 /** The values an equality condition accepts, or undefined when it is not a plain equality. */
 function equalValues(condition: unknown, accept: (v: unknown) => boolean): unknown[] | undefined {
@@ -65,7 +80,7 @@ export function pushdown(query: Document, firstParam: number): Pushdown {
         visit(condition[0]);
         continue;
       }
-      if (key.startsWith("$") || key.includes(".")) continue;
+      if (key.startsWith("$") || key.includes(".") || awkward(key)) continue;
       if (key === "_id") {
         const ids = equalValues(condition, isIdValue);
         if (ids) where.push(`id_key = ANY(${param(ids.map(idKey))}::text[])`);
@@ -73,13 +88,9 @@ export function pushdown(query: Document, firstParam: number): Pushdown {
       }
       const values = equalValues(condition, (v) => scalar(v) !== undefined);
       if (!values) continue;
-      const alternatives: string[] = [];
-      for (const value of values) {
-        const encoded = ejson(value as Scalar);
-        alternatives.push(`doc @> ${param(JSON.stringify({ [key]: encoded }))}::jsonb`);
-        alternatives.push(`doc @> ${param(JSON.stringify({ [key]: [encoded] }))}::jsonb`);
-      }
-      where.push(`(${alternatives.join(" OR ")})`);
+      const alternatives = values.map((value) => pathEquals(key, value as Scalar));
+      if (alternatives.some((a) => a === undefined)) continue;
+      where.push(`doc @@ ${param(alternatives.join(" || "))}::jsonpath`);
     }
   };
   visit(query);

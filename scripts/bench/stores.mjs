@@ -1,0 +1,148 @@
+// The store part of `npm run bench`: the bare node:http server, the emulator on its in-memory
+// store and the emulator on PostgreSQL (a throwaway cluster on this machine), in one run, on the
+// same data — 100,000 notes owned by 1,000 users, each user reading their own 100 through the
+// default app's owner rule — for login, profile, insertOne and that find.
+//
+// The database is part of the server side: its processes are pinned to the server's core with the
+// emulator's (the load generator keeps the other core), so the comparison is one core each way.
+import { spawnSync } from "node:child_process";
+import { startCluster } from "../postgres-cluster.mjs";
+import { anonymousLogin, appServices, callJson } from "./client.mjs";
+import { layout } from "./processes.mjs";
+
+const secret = "benchmark-signing-secret-0123456789abcdef";
+const owners = 1000;
+const perOwner = 100;
+
+/** The notes of the default app (notes-app.notes: each user reads and writes their own, `owner_id`). */
+async function seed(base, log, name) {
+  const started = performance.now();
+  const users = [];
+  for (let i = 0; i < owners; i++) users.push(await anonymousLogin(base));
+  for (let from = 0; from < owners; from += 10) {
+    const documents = [];
+    for (const user of users.slice(from, from + 10)) {
+      for (let n = 0; n < perOwner; n++) {
+        documents.push({ owner_id: user.user_id, title: `Note ${n}`, body: "A short note body.", n });
+      }
+    }
+    await callJson(base, "POST", "/_mock/v1/apps/local-app/data/notes-app/notes", { body: { documents } });
+  }
+  await callJson(base, "POST", "/_mock/v1/apps/local-app/users", {
+    body: { email: "bench@example.com", password: "bench-password", confirmed: true },
+  });
+  log(
+    `${name}: ${owners * perOwner} notes of ${owners} users in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  // The users whose tokens the scenarios use: one reads (profile, find), another one writes, so
+  // the notes the reader finds stay 100 however many the writer adds.
+  return { reader: users[owners / 2], writer: users[owners / 2 + 1] };
+}
+
+function scenarios({ reader, writer }) {
+  const json = { "content-type": "application/json" };
+  const bearer = { authorization: `Bearer ${reader.access_token}` };
+  const call = (body, user = reader) => ({
+    method: "POST",
+    path: `${appServices}/app/local-app/functions/call`,
+    headers: { authorization: `Bearer ${user.access_token}`, ...json },
+    body: JSON.stringify(body),
+  });
+  return [
+    {
+      id: "login",
+      title: "`login` (local-userpass, default hash cost)",
+      request: {
+        method: "POST",
+        path: `${appServices}/app/local-app/auth/providers/local-userpass/login`,
+        headers: json,
+        body: JSON.stringify({ username: "bench@example.com", password: "bench-password" }),
+      },
+    },
+    {
+      id: "profile",
+      title: "`GET /auth/profile`",
+      request: { method: "GET", path: `${appServices}/auth/profile`, headers: bearer },
+    },
+    {
+      id: "insertOne",
+      title: "`insertOne` of a note (owner rule checked)",
+      request: call(
+        {
+          name: "insertOne",
+          service: "mongodb-atlas",
+          arguments: [
+            { database: "notes-app", collection: "notes", document: { owner_id: writer.user_id, title: "New", n: -1 } },
+          ],
+        },
+        writer,
+      ),
+    },
+    {
+      id: "find",
+      title: `\`find\` of one user's ${perOwner} notes among ${(owners * perOwner).toLocaleString("en-US")}`,
+      request: call({
+        name: "find",
+        service: "mongodb-atlas",
+        arguments: [{ database: "notes-app", collection: "notes", query: {}, sort: { n: 1 } }],
+      }),
+    },
+  ];
+}
+
+/** Pins a process and all its threads (and the children it forks later) to the server core. */
+function pinToServerCore(pid) {
+  if (layout.pinned) spawnSync("taskset", ["-a", "-p", "-c", String(layout.serverCpu), String(pid)]);
+}
+
+export async function compareStores({ emulatorProcess, startBare, capture, load, summarize, rounds, log }) {
+  const cluster = await startCluster({ settings: { max_connections: 100, shared_buffers: "128MB" } });
+  pinToServerCore(cluster.pid());
+  const memory = await emulatorProcess({ args: ["--signing-secret", secret] });
+  const postgres = await emulatorProcess({ args: ["--database", cluster.url, "--signing-secret", secret] });
+  let bare;
+  try {
+    const users = {
+      memory: await seed(memory.url, log, "memory"),
+      postgres: await seed(postgres.url, log, "postgres"),
+    };
+    const lists = { memory: scenarios(users.memory), postgres: scenarios(users.postgres) };
+    // The bare server answers what the in-memory emulator answered.
+    const routes = {};
+    const routeKey = (r) => `${r.method} ${r.path} ${r.body ?? ""}`;
+    for (const s of lists.memory) routes[routeKey(s.request)] = await capture(memory.url, s.request);
+    bare = await startBare(routes);
+    const servers = { bare, memory, postgres };
+    const results = Object.fromEntries(lists.memory.map((s) => [s.id, { bare: [], memory: [], postgres: [] }]));
+    for (let round = 1; round <= rounds; round++) {
+      for (const [index, s] of lists.memory.entries()) {
+        const kinds = ["bare", "memory", "postgres"];
+        // Rotate who goes first, so drift on the shared machine hits all three alike.
+        const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]);
+        for (const which of order) {
+          const scenario = which === "postgres" ? lists.postgres[index] : s;
+          const r = await load(servers[which], scenario);
+          results[s.id][which].push(r);
+          const fixed = (n) => (Number.isFinite(n) ? n.toFixed(2) : "–");
+          log(
+            `round ${round} ${s.id.padEnd(9)} ${which.padEnd(8)} ${Math.round(r.rps).toString().padStart(6)} req/s  ` +
+              `p50 ${fixed(r.latency.p50)} ms  p99 ${fixed(r.latency.p99)} ms  ${Math.round(r.cpuUsPerRequest)} µs CPU/req` +
+              (r.ok !== r.requests || r.errors ? `  (${r.requests - r.ok} non-2xx, ${r.errors} errors)` : ""),
+          );
+        }
+      }
+    }
+    return lists.memory.map((s) => ({
+      id: s.id,
+      title: s.title,
+      bare: summarize(results[s.id].bare),
+      memory: summarize(results[s.id].memory),
+      postgres: summarize(results[s.id].postgres),
+    }));
+  } finally {
+    await bare?.stop();
+    await memory.stop();
+    await postgres.stop();
+    await cluster.stop();
+  }
+}
