@@ -19,6 +19,21 @@ import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./runtime/emulator.ts";
 import { redactUrl } from "./state/journal.ts";
 
+/** Log fields that may hold a secret: passwords, tokens, API keys, reset and confirmation tokens. */
+const redactedLogPaths = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  "*.password",
+  "*.token",
+  "*.tokenId",
+  "*.key",
+  "*.access_token",
+  "*.refresh_token",
+  "*.accessToken",
+  "*.privateKey",
+  "*.signingSecret",
+];
+
 /** The hosted service accepts requests up to 18 MB. */
 export const bodyLimit = 18 * 1024 * 1024;
 
@@ -50,7 +65,9 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
             level: emulator.options.logLevel,
             ...(logStream ? { stream: logStream } : {}),
             // Request logs never carry a token: `baas_at` (stream access tokens) and other secrets in
-            // the query are redacted, and headers are not logged.
+            // the query are redacted, and headers are not logged. Should anything else log a request
+            // body or headers (an error's context), their secrets are censored too.
+            redact: { paths: redactedLogPaths, censor: "[redacted]" },
             serializers: {
               req: (request: FastifyRequest) => ({
                 method: request.method,
@@ -103,8 +120,10 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.addHook("onClose", async () => emulator.close());
   await registerCors(app);
   await app.register(appServicesPlugin);
-  await app.register(emailJsPlugin);
+  const settings = emulator.options;
+  if (settings.emailjs) await app.register(emailJsPlugin);
+  // In production the control API (but its health check) and the inspector exist only behind a control token.
   await app.register(controlPlugin);
-  await app.register(inspectorPlugin);
+  if (!settings.production || settings.controlToken !== null) await app.register(inspectorPlugin);
   return app;
 }

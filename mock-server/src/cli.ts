@@ -9,16 +9,40 @@
  *   app-services-emulator import [options] FILE     load a mongoexport file into the database
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseAuthRateLimit } from "./app-services/abuse-limits.ts";
 import { readConfigFile } from "./config/config-file.ts";
-import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
+import {
+  defaultOptions,
+  type EmulatorOptions,
+  productionAuthRateLimit,
+  productionPasswordHashCost,
+} from "./config/options.ts";
 import { checkAllowedHost, parseTrustProxy } from "./http/host-check.ts";
 import { runImport } from "./import-command.ts";
 import { startServer } from "./server.ts";
 import { checkSmtpUrl } from "./state/smtp-relay.ts";
 import { checkDatabaseUrl } from "./store/open-store.ts";
+
+/**
+ * The environment with each `NAME_FILE` (a Docker or Kubernetes secret mounted as a file) read into
+ * `NAME`, for the settings that hold secrets; a file that cannot be read stops the start.
+ */
+function secretsFromFiles(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const name of ["DATABASE_URL", "SMTP_URL", "MOCK_SIGNING_SECRET", "MOCK_CONTROL_TOKEN"]) {
+    const file = env[`${name}_FILE`];
+    if (!file) continue;
+    try {
+      out[name] = readFileSync(file, "utf8").replace(/\r?\n$/, "");
+    } catch (error) {
+      fail(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? error})`);
+    }
+  }
+  return out;
+}
 
 const usage = `Usage:
   app-services-emulator [start] [options]
@@ -26,13 +50,19 @@ const usage = `Usage:
   app-services-emulator import --database URL --app-id ID --db NAME --collection NAME FILE
 
 Options:
+  --production           run as a self-hosted production server: needs --database and
+                         --signing-secret; control API and inspector only with --control-token;
+                         clock and faults refused; no demo app, no EmailJS API unless --emailjs;
+                         password hash cost 15, --auth-rate-limit 10/1m, JSON request logs at info
+  --emailjs              in production, serve the EmailJS API too (mail through --smtp)
   --port N               port to listen on (env PORT; default 4000; 0 = any free port)
   --host H               address to listen on (env HOST; default 127.0.0.1)
   --public-url URL       the origin clients reach the emulator at (env MOCK_PUBLIC_URL)
   --allowed-hosts LIST   more Host names to answer, comma-separated (.example.com: with subdomains;
                          '*': any Host) besides loopback and the --public-url host (env MOCK_ALLOWED_HOSTS)
   --auth-rate-limit R    limit login, register and mail-sending calls per client address and per
-                         e-mail address: MAX/WINDOW, e.g. 10/1m (env MOCK_AUTH_RATE_LIMIT; default off)
+                         e-mail address: MAX/WINDOW, e.g. 10/1m, or off (env MOCK_AUTH_RATE_LIMIT;
+                         default off, 10/1m in production)
   --trust-proxy P        believe X-Forwarded-For from: true (any), a hop count, or addresses/CIDRs
                          comma-separated (env MOCK_TRUST_PROXY; default: no proxy)
   --smtp URL             also deliver captured mail (confirmation, reset, EmailJS) over SMTP:
@@ -86,6 +116,8 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "signing-secret": { type: "string" },
       "log-level": { type: "string" },
       "no-watch": { type: "boolean" },
+      production: { type: "boolean" },
+      emailjs: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -95,9 +127,18 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   }
   const command = positionals[0] ?? "start";
   if (command !== "start" && command !== "exec") fail(`Unknown command '${command}'`);
-  const env = process.env;
+  const env = secretsFromFiles(process.env);
   const defaults = defaultOptions();
   const options: Partial<EmulatorOptions> = {};
+  const production = values.production === true || env.MOCK_PRODUCTION === "1" || env.MOCK_PRODUCTION === "true";
+  if (production) {
+    options.production = true;
+    options.emailjs = values.emailjs === true;
+    options.passwordHashCost = productionPasswordHashCost;
+    options.authRateLimit = productionAuthRateLimit;
+    options.logLevel = "info";
+    options.watchFunctions = false;
+  }
   // A --config file's settings first; environment variables and flags override them.
   const configFile = values.config ? resolve(values.config) : null;
   if (configFile) {
@@ -142,7 +183,8 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     options.allowedHosts = hosts;
   }
   const authRateLimit = values["auth-rate-limit"] ?? env.MOCK_AUTH_RATE_LIMIT;
-  if (authRateLimit !== undefined) {
+  if (authRateLimit === "off") options.authRateLimit = null;
+  else if (authRateLimit !== undefined) {
     const parsed = parseAuthRateLimit(authRateLimit);
     if (typeof parsed === "string") fail(`--auth-rate-limit: ${parsed}`);
     options.authRateLimit = parsed;
@@ -198,6 +240,10 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     options.logLevel = level as EmulatorOptions["logLevel"];
   }
   if (values["no-watch"]) options.watchFunctions = false;
+  if (production && !options.databaseUrl)
+    fail("--production needs --database (or DATABASE_URL): production state must be durable and shared");
+  if (production && !options.signingSecret)
+    fail("--production needs --signing-secret (or MOCK_SIGNING_SECRET / MOCK_SIGNING_SECRET_FILE)");
   if (options.databaseUrl && !options.signingSecret)
     fail(
       "--database needs --signing-secret (or MOCK_SIGNING_SECRET): every instance on the database must sign and check tokens with the same secret",
@@ -222,13 +268,27 @@ async function main() {
   };
 
   if (command === "start") {
-    process.stdout.write(
-      `App Services emulator listening on ${server.url}\n` +
-        `  App Services base URL  ${server.url}  (app id: ${appId})\n` +
-        `  EmailJS origin         ${server.url}  (public key: local-public-key)\n` +
-        `  control API            ${server.url}/_mock/v1\n` +
-        `  inspector              ${server.url}/_mock/\n`,
-    );
+    const settings = server.emulator.options;
+    if (settings.production) {
+      const appIds = (await server.emulator.apps.list()).map((a) => a.appId);
+      const control = settings.controlToken !== null;
+      process.stdout.write(
+        `App Services server (production) listening on ${server.url}\n` +
+          `  App Services base URL  ${settings.publicUrl ?? server.url}  (apps: ${appIds.join(", ") || "none"})\n` +
+          (settings.emailjs ? `  EmailJS origin         ${settings.publicUrl ?? server.url}\n` : "") +
+          `  control API            ${control ? `${server.url}/_mock/v1 (token required)` : "off (no --control-token)"}\n`,
+      );
+      if (appIds.length === 0)
+        process.stderr.write("Warning: no apps to serve: give --app DIR (an App Services app export).\n");
+    } else {
+      process.stdout.write(
+        `App Services emulator listening on ${server.url}\n` +
+          `  App Services base URL  ${server.url}  (app id: ${appId})\n` +
+          `  EmailJS origin         ${server.url}  (public key: local-public-key)\n` +
+          `  control API            ${server.url}/_mock/v1\n` +
+          `  inspector              ${server.url}/_mock/\n`,
+      );
+    }
     process.once("SIGINT", () => void stop(0));
     process.once("SIGTERM", () => void stop(0));
     return;

@@ -4,6 +4,7 @@
  * cut so shutdown stays bounded.
  */
 import { request } from "node:http";
+import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { startServer } from "../src/server.ts";
 import { until } from "./helpers/until.ts";
@@ -78,6 +79,20 @@ describe("shutdown", () => {
     const streamed = await stream.done;
     expect(streamed !== "cut" && streamed.body).toContain("the server is shutting down");
     expect(await events.done).not.toBe("cut");
+  });
+
+  it("closes at once a connection that carries no request (one a client opened ahead of need)", async () => {
+    const server = await startServer(quiet);
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    socket.on("error", () => undefined);
+    const started = Date.now();
+    await server.close();
+    // Not the drain time (10 s) or a header timeout: closing has nothing to wait for.
+    expect(Date.now() - started).toBeLessThan(1000);
+    await closed;
   });
 
   it("cuts a request that outlasts the drain time", async () => {

@@ -15,6 +15,15 @@ export interface AuthRateLimit {
 }
 
 export interface EmulatorOptions {
+  /**
+   * Production mode (`--production`): a self-hosted App Services server. Needs the database and a
+   * signing secret; no control API or inspector without a control token; no testing features
+   * (clock, faults); no default demo app, no EmailJS emulation unless asked; production defaults for
+   * the password hash cost, the abuse limits and the request logs.
+   */
+  production: boolean;
+  /** Serve the EmailJS API (always in the harness; in production only with `--emailjs`). */
+  emailjs: boolean;
   host: string;
   port: number;
   /** The origin clients should use (location's `hostname`); from each request's Host when null. */
@@ -80,6 +89,8 @@ export function findEmailJsDefaultsFile(): string {
 
 export function defaultOptions(): EmulatorOptions {
   return {
+    production: false,
+    emailjs: true,
     host: "127.0.0.1",
     port: 4000,
     publicUrl: null,
@@ -107,6 +118,11 @@ export function defaultOptions(): EmulatorOptions {
     watchFunctions: true,
   };
 }
+
+/** Production's password hash cost: log2 of scrypt's N (N = 32,768, r = 8: 32 MiB and ~0.1 s a hash). */
+export const productionPasswordHashCost = 15;
+/** Production's abuse limit on login, register and the mail-sending calls. */
+export const productionAuthRateLimit: AuthRateLimit = { max: 10, windowMs: 60_000 };
 
 /** Loopback addresses (127.0.0.0/8, ::1, IPv4-mapped 127.x) and `localhost` names (RFC 6761). */
 export function isLoopback(host: string): boolean {

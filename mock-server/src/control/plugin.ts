@@ -2,6 +2,8 @@
  * The control API under `/_mock/v1`. Open on loopback; with a control token configured (required
  * when listening on another address) every call must carry it. Calls from a browser page of
  * another origin are refused, so a web page cannot reset or read the emulator behind your back.
+ * In production mode it exists only with a control token (but for the health check), and refuses
+ * the testing features.
  */
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -18,14 +20,35 @@ function tokenMatches(request: FastifyRequest, expected: string): boolean {
   return given.length === wanted.length && timingSafeEqual(given, wanted);
 }
 
+/** What production mode refuses: making an app fail or jump in time is for tests. */
+const testingOnly: Record<string, string> = {
+  addFault: "adding a fault",
+  addEmailJsFault: "adding a fault",
+  advanceClock: "moving the clock",
+  advanceEmailJsClock: "moving the clock",
+};
+
 export async function controlPlugin(app: FastifyInstance): Promise<void> {
   const { options } = app.emulator;
+  // Production without a control token: the health check only (for load balancers and containers).
+  if (options.production && options.controlToken === null) {
+    registerDocumentedRoutes(
+      app,
+      routes.filter((route) => route.operationId === "getHealth"),
+      "control",
+    );
+    return;
+  }
 
   app.addHook("onRequest", async (request) => {
     const origin = request.headers.origin;
     if (origin !== undefined && origin !== publicOrigin(request)) throw controlErrors.forbiddenOrigin(origin);
-    if (options.controlToken !== null && !tokenMatches(request, options.controlToken))
+    // The health check is open: a load balancer or a container's healthcheck has no token.
+    const operationId = request.routeOptions.config.operationId;
+    if (options.controlToken !== null && operationId !== "getHealth" && !tokenMatches(request, options.controlToken))
       throw controlErrors.unauthorized();
+    const testing = testingOnly[operationId ?? ""];
+    if (options.production && testing) throw controlErrors.notInProduction(testing);
   });
 
   registerDocumentedRoutes(app, routes, "control");

@@ -38,7 +38,8 @@ export type ControlErrorCode =
   | "NotFound"
   | "Conflict"
   | "InternalError"
-  | "Unavailable";
+  | "Unavailable"
+  | "NotInProduction";
 
 /** A control API error: `{error, code}`. */
 export class ControlError extends Error {
@@ -235,5 +236,7 @@ export const controlErrors = {
   internal: () => new ControlError(500, "InternalError", "internal error"),
   unavailable: () =>
     new ControlError(503, "Unavailable", "the database cannot be reached; the emulator retries by itself"),
+  notInProduction: (feature: string) =>
+    new ControlError(403, "NotInProduction", `${feature} is a testing feature, off in production mode`),
   hostNotAllowed: (host: string) => new ControlError(403, "HostNotAllowed", hostNotAllowed(host)),
 } as const;

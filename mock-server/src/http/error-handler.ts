@@ -132,6 +132,15 @@ export function notFound(request: FastifyRequest, reply: FastifyReply) {
   const area = areaOfUrl(request.url);
   const path = request.url.split("?")[0] ?? request.url;
   if (area === "emailjs") return sendError(request, reply, emailJsErrors.routeNotFound());
+  const { options } = request.server.emulator;
+  if (area === "control" && options.production && options.controlToken === null)
+    return sendError(
+      request,
+      reply,
+      controlErrors.notFound(
+        "the control API (but /_mock/v1/health) and the inspector are off in production mode without --control-token",
+      ),
+    );
   if (area === "control")
     return sendError(request, reply, controlErrors.notFound(`no control route ${request.method} ${path}`));
   return sendError(request, reply, appServicesErrors.routeNotFound(request.method, path));

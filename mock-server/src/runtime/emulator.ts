@@ -90,10 +90,14 @@ export class Emulator {
    */
   private async addDefaults(): Promise<void> {
     const { options } = this;
-    await this.apps.upsert({ appId: options.defaultAppId, template: this.apps.defaultTemplate });
-    const defaults = emailJsDefaults(options);
-    if (defaults.publicKey !== undefined && !(await this.store.emailjs.get(defaults.publicKey)))
-      await this.emailjs.create(defaults);
+    // The demo app and the open EmailJS account (which would mail anyone) are the harness's, not a
+    // production server's: there, apps come from --app folders (or the database).
+    if (!options.production) {
+      await this.apps.upsert({ appId: options.defaultAppId, template: this.apps.defaultTemplate });
+      const defaults = emailJsDefaults(options);
+      if (defaults.publicKey !== undefined && !(await this.store.emailjs.get(defaults.publicKey)))
+        await this.emailjs.create(defaults);
+    }
     for (const dir of options.appDirs) {
       const loaded = loadAppFolder(dir);
       const template: AppTemplate = { config: loaded.config, appDir: dir };

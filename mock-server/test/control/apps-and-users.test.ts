@@ -348,9 +348,12 @@ describe("data", () => {
 });
 
 describe("control token", () => {
-  it("is required on every control call once configured", async () => {
+  it("is required on every control call once configured, but the health check", async () => {
     const locked = await testApp({ controlToken: "let-me-in" });
     try {
+      expect((await call(locked, "getHealth", { method: "GET", url: "/_mock/v1/health" })).response.statusCode).toBe(
+        200,
+      );
       expect((await call(locked, "listApps", { method: "GET", url: "/_mock/v1/apps" })).response.statusCode).toBe(401);
       expect(
         (await call(locked, "listApps", { method: "GET", url: "/_mock/v1/apps", headers: bearer("wrong") })).response

@@ -7,7 +7,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness probe */
+        /**
+         * Readiness probe
+         * @description Open without the control token, in every mode (load balancers and container healthchecks
+         *     have none); it tells nothing but that the server runs.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -530,7 +534,7 @@ export interface components {
         ControlError: {
             error: string;
             /** @enum {string} */
-            code: "ValidationError" | "Unauthorized" | "HostNotAllowed" | "NotFound" | "Conflict" | "InternalError" | "Unavailable";
+            code: "ValidationError" | "Unauthorized" | "HostNotAllowed" | "NotFound" | "Conflict" | "InternalError" | "Unavailable" | "NotInProduction";
         };
         Health: {
             /** @constant */
@@ -1058,6 +1062,19 @@ export interface components {
             };
         };
         /**
+         * @description The request's `Host` is not one the emulator answers (as on every route), or — in production
+         *     mode (`--production`) — the operation is a testing feature (faults and clocks), which a
+         *     production server refuses.
+         */
+        HostNotAllowedOrTestingFeature: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ControlError"];
+            };
+        };
+        /**
          * @description On every route, the inspector's included: the request's `Host` is not one the emulator
          *     answers (loopback names and addresses, the listening address, the `--public-url` host,
          *     `--allowed-hosts`). Protects against DNS rebinding.
@@ -1153,7 +1170,6 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             503: components["responses"]["Unavailable"];
         };
@@ -1728,7 +1744,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["HostNotAllowed"];
+            403: components["responses"]["HostNotAllowedOrTestingFeature"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
@@ -1785,7 +1801,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["HostNotAllowed"];
+            403: components["responses"]["HostNotAllowedOrTestingFeature"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
@@ -2229,7 +2245,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["HostNotAllowed"];
+            403: components["responses"]["HostNotAllowedOrTestingFeature"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
@@ -2288,7 +2304,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["HostNotAllowed"];
+            403: components["responses"]["HostNotAllowedOrTestingFeature"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
