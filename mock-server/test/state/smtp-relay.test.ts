@@ -5,70 +5,13 @@
  * restart (`--data-dir`). Every wait is on a condition.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SMTPServer } from "smtp-server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { checkSmtpUrl } from "../../src/state/smtp-relay.ts";
+import { decodeQuotedPrintable, smtpServer } from "../helpers/smtp.ts";
 import { until } from "../helpers/until.ts";
-
-interface Received {
-  from: string;
-  to: string[];
-  raw: string;
-}
-
-/** A local SMTP server; `refuse` rejects recipients it matches with 550. */
-function smtpServer(port = 0, refuse: RegExp | null = null) {
-  const received: Received[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    logger: false,
-    onRcptTo(address, _session, callback) {
-      if (refuse?.test(address.address)) {
-        const error = Object.assign(new Error("mailbox unavailable"), { responseCode: 550 });
-        return callback(error);
-      }
-      callback();
-    },
-    onData(stream, session, callback) {
-      let raw = "";
-      stream.setEncoding("utf8");
-      stream.on("data", (chunk: string) => (raw += chunk));
-      stream.on("end", () => {
-        received.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw,
-        });
-        callback();
-      });
-    },
-  });
-  return new Promise<{ server: SMTPServer; port: number; received: Received[]; close: () => Promise<void> }>(
-    (resolve, reject) => {
-      server.once("error", reject);
-      server.listen(port, "127.0.0.1", () => {
-        const address = server.server.address() as AddressInfo;
-        resolve({
-          server,
-          port: address.port,
-          received,
-          close: () => new Promise<void>((done) => server.close(() => done())),
-        });
-      });
-    },
-  );
-}
-
-/** Quoted-printable soft breaks and escapes, enough to read a link out of a message. */
-const decodeQuotedPrintable = (text: string) =>
-  text
-    .replace(/=\r?\n/g, "")
-    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 
 const fast = { baseDelayMs: 20, maxDelayMs: 100, maxRefusals: 3 };
 let dataDir: string;

@@ -1,0 +1,59 @@
+/** A local SMTP server for the mail tests (the smtp-server package), recording what it receives. */
+import type { AddressInfo } from "node:net";
+import { SMTPServer } from "smtp-server";
+
+export interface Received {
+  from: string;
+  to: string[];
+  raw: string;
+}
+
+/** A local SMTP server; `refuse` rejects recipients it matches with 550. */
+export function smtpServer(port = 0, refuse: RegExp | null = null) {
+  const received: Received[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      if (refuse?.test(address.address)) {
+        const error = Object.assign(new Error("mailbox unavailable"), { responseCode: 550 });
+        return callback(error);
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      let raw = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => (raw += chunk));
+      stream.on("end", () => {
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+        });
+        callback();
+      });
+    },
+  });
+  return new Promise<{ server: SMTPServer; port: number; received: Received[]; close: () => Promise<void> }>(
+    (resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        const address = server.server.address() as AddressInfo;
+        resolve({
+          server,
+          port: address.port,
+          received,
+          close: () => new Promise<void>((done) => server.close(() => done())),
+        });
+      });
+    },
+  );
+}
+
+/** Quoted-printable soft breaks and escapes, enough to read a link out of a message. */
+export const decodeQuotedPrintable = (text: string) =>
+  text
+    .replace(/=\r?\n/g, "")
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
