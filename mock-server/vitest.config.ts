@@ -2,8 +2,15 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    name: "mock-server",
     include: ["test/**/*.test.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    // Test files share a worker's loaded modules instead of importing Fastify, Ajv and the emulator
+    // again per file (that import was half the run's CPU). They can: every file builds its own
+    // emulator (buildApp, ~10 ms), the emulator keeps no state in modules, and the one file that
+    // replaces globals (emailjs/sdk.test.ts) puts them back. A suite that needs a fresh module
+    // graph per file belongs in a project of its own with `isolate: true`.
+    isolate: false,
   },
 });

@@ -30,10 +30,9 @@ const steps = [
   ["typecheck mock-server", "npx", ["tsc", "-p", "mock-server/tsconfig.json"]],
   ["typecheck web", "npx", ["tsc", "-p", "web/tsconfig.json"]],
   ["typecheck e2e", "npx", ["tsc", "-p", "e2e/tsconfig.json"]],
-  ["unit openapi", "npx", ["vitest", "run", "--root", "openapi"]],
   ["build mock-server", "node", ["mock-server/scripts/build.mjs"]],
-  ["unit mock-server", "npx", ["vitest", "run", "--root", "mock-server"]],
-  ["unit web", "npx", ["vitest", "run", "--root", "web"]],
+  // One run over the openapi, mock-server and web projects (vitest.config.ts).
+  ["unit", "npx", ["vitest", "run"]],
   [
     "build web",
     "npm",
