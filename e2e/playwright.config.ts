@@ -1,11 +1,21 @@
 import { defineConfig } from "@playwright/test";
 import { chromiumLaunchOptions } from "./chromium.ts";
-import { emulatorPort, emulatorUrl, webPort, webUrl } from "./e2e-env.ts";
+import { emulatorPort, emulatorUrl, suiteWebConfig, webPort, webUrl } from "./e2e-env.ts";
 
 /**
- * The hermetic suite: the built emulator and the built web app on loopback, Debian's Chromium,
- * every test in its own app and EmailJS account (see fixtures/), so tests run in parallel in any order.
+ * The hermetic suite: the emulator and the web app built from the sources as they are now and
+ * served on loopback, Debian's Chromium, every test in its own app and EmailJS account (see
+ * fixtures/), so tests run in parallel in any order. Run it with `npm run e2e [-- args]`.
  */
+
+// A shard (`--shard=i/n`, one per CI machine) writes a blob report for `playwright merge-reports`.
+const sharded = process.argv.some((arg) => arg === "--shard" || arg.startsWith("--shard="));
+// The web app is built for the suite into a folder of its own (per port, so two local runs on
+// other ports do not overwrite each other's), never served from web/dist: whatever was built
+// there before, and with whatever settings, plays no part.
+const webOut = `../e2e/.cache/web-${webPort}`;
+const vite = "../node_modules/.bin/vite";
+
 export default defineConfig({
   testDir: "./tests",
   fullyParallel: true,
@@ -14,7 +24,9 @@ export default defineConfig({
   retries: 0,
   timeout: 20_000,
   expect: { timeout: 5_000 },
-  reporter: [["list"], ["html", { open: "never", outputFolder: "playwright-report" }]],
+  reporter: sharded
+    ? [["list"], ["blob", { outputDir: "blob-report" }]]
+    : [["list"], ["html", { open: "never", outputFolder: "playwright-report" }]],
   outputDir: "test-results",
   use: {
     baseURL: webUrl,
@@ -24,10 +36,11 @@ export default defineConfig({
   },
   webServer: [
     {
-      command: `node ../mock-server/dist/cli.js --port ${emulatorPort} --log-level warn --no-watch`,
+      // Bundled first (well under a second), so the suite never runs an older emulator.
+      command: `node ../mock-server/scripts/build.mjs && exec node ../mock-server/dist/cli.js --port ${emulatorPort} --log-level warn --no-watch`,
       url: `${emulatorUrl}/_mock/v1/health`,
       reuseExistingServer: false,
-      timeout: 15_000,
+      timeout: 60_000,
       stdout: "ignore",
       stderr: "pipe",
     },
@@ -35,11 +48,12 @@ export default defineConfig({
       ? []
       : [
           {
-            command: `npm run preview -w web -- --port ${webPort} --strictPort --host 127.0.0.1`,
-            cwd: "..",
+            command: `${vite} build --outDir ${webOut} --emptyOutDir --logLevel warn && exec ${vite} preview --outDir ${webOut} --port ${webPort} --strictPort --host 127.0.0.1`,
+            cwd: "../web",
+            env: suiteWebConfig,
             url: webUrl,
             reuseExistingServer: false,
-            timeout: 15_000,
+            timeout: 60_000,
             stdout: "ignore" as const,
             stderr: "pipe" as const,
           },
