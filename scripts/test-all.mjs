@@ -1,13 +1,17 @@
 #!/usr/bin/env node
-// `npm test`: everything, in order, failing fast: lint and formatting, the OpenAPI documents and
-// compose file, type checks, unit and contract tests (generated code staleness included), the
-// builds (web bundle budget included), then the hermetic end-to-end suite in Chromium.
+// `npm test`: everything, in order, failing fast: lint and formatting, the OpenAPI documents, the
+// compose file and the CI workflow, type checks, unit and contract tests (generated code staleness
+// included), the builds (web bundle budget included), then the hermetic end-to-end suite.
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const only = process.argv.slice(2);
+// `npm test -- lint unit`: only the steps whose names start so; `--no-e2e`: all but the e2e suite
+// (CI's job without a browser, .github/workflows/ci.yml).
+const args = process.argv.slice(2);
+const withoutE2e = args.includes("--no-e2e");
+const only = args.filter((arg) => arg !== "--no-e2e");
 
 // The web app's settings for a deployment elsewhere (nothing listens on port 9). The bundle-budget
 // build below uses them, and the e2e suite runs with them in its environment: it must pass anyway,
@@ -38,6 +42,7 @@ const steps = [
     ],
   ],
   ["compose lint", "npx", ["dclint", "docker-compose.yml"]],
+  ["workflow lint", "node", ["scripts/lint-workflows.mjs"]],
   // Every workspace in one process (tsconfig.json's project references).
   ["typecheck", "npx", ["tsc", "-b"]],
   ["build mock-server", "node", ["mock-server/scripts/build.mjs"]],
@@ -51,6 +56,7 @@ const steps = [
 const started = Date.now();
 for (const [name, command, args, env] of steps) {
   if (only.length > 0 && !only.some((o) => name.startsWith(o))) continue;
+  if (withoutE2e && name === "e2e") continue;
   const t = Date.now();
   process.stdout.write(`\n▶ ${name}\n`);
   const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
