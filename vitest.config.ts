@@ -1,9 +1,27 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+const web = join(dirname(fileURLToPath(import.meta.url)), "web");
+
+/**
+ * The web app's test files that replace modules with vi.mock: they run isolated, because in a
+ * module graph shared with other files the replacement would reach those files too. The others
+ * share a worker's modules and jsdom (they keep no state there: storage comes from fakes, rendered
+ * trees are cleaned up after each test), which saves a module import and a jsdom per file.
+ */
+const webTests = readdirSync(join(web, "src"), { recursive: true, encoding: "utf8" })
+  .filter((file) => /\.test\.tsx?$/.test(file))
+  .map((file) => `src/${file}`);
+const mocks = (file: string) => /\bvi\.(do)?mock\(/.test(readFileSync(join(web, file), "utf8"));
+const webMocking = webTests.filter(mocks);
+const webShared = webTests.filter((file) => !mocks(file));
 
 /**
  * One Vitest run over the workspaces (`npx vitest run`; `--project mock-server` for one of them).
- * Each project keeps its own settings in its own config file; a new suite with its own setup (a
+ * Each workspace keeps its settings in its own config file; a new suite with its own setup (a
  * database, say) is one more entry here, with its own `globalSetup` and `isolate` as it needs.
  */
 export default defineConfig({
@@ -11,7 +29,8 @@ export default defineConfig({
     projects: [
       { test: { name: "openapi", root: "./openapi", include: ["test/**/*.test.ts"] } },
       "./mock-server/vitest.config.ts",
-      "./web/vite.config.ts",
+      { extends: "./web/vite.config.ts", root: "./web", test: { name: "web", exclude: webMocking, isolate: false } },
+      { extends: "./web/vite.config.ts", root: "./web", test: { name: "web (isolated)", exclude: webShared } },
     ],
     // Vitest's default (cores − 1) is one worker on a two-core machine; many of the emulator's
     // slower tests wait on child processes, sockets and deadlines, so one worker per core keeps

@@ -9,9 +9,6 @@ export default defineConfig({
   preview: { host: "127.0.0.1", port: 4173, strictPort: true },
   build: { target: "es2022", manifest: true, sourcemap: true },
   test: {
-    name: "web",
-    // Isolated per file (Vitest's default), unlike the emulator's tests: component tests replace
-    // modules with vi.mock, and a shared module graph would carry those mocks into other files.
     environment: "jsdom",
     include: ["src/**/*.test.{ts,tsx}"],
     restoreMocks: true,
