@@ -2,7 +2,7 @@
 // `npm test`: everything, in order, failing fast: lint and formatting, the OpenAPI documents, the
 // compose file and the CI workflow, type checks, unit and contract tests (generated code staleness
 // included), the builds (web bundle budget included), then the hermetic end-to-end suite.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -26,45 +26,70 @@ const foreignWebConfig = {
   VITE_EMAILJS_NOTE_TEMPLATE_ID: "template_elsewhere",
 };
 
-const steps = [
-  ["lint", "npx", ["biome", "check", "."]],
+const bin = (name) => join(root, "node_modules", ".bin", name);
+const step = (name, command, args, env = {}) => ({ name, command, args, env });
+
+/**
+ * Phases run in order, and the first that fails ends the run. The steps of a phase run at the same
+ * time, each printed when it ends: the static checks and builds measure no time, so they share the
+ * cores. The unit tests run alone (some of them check time limits and deadlines), then the e2e suite
+ * (Chromium takes both cores).
+ */
+const phases = [
   [
-    "openapi lint",
-    "npx",
-    [
-      "redocly",
+    step("lint", bin("biome"), ["check", "."]),
+    step("openapi lint", bin("redocly"), [
       "lint",
       "--config",
       "openapi/redocly.yaml",
       "openapi/app-services.yaml",
       "openapi/emailjs.yaml",
       "openapi/mock-control.yaml",
-    ],
+    ]),
+    step("compose lint", bin("dclint"), ["docker-compose.yml"]),
+    step("workflow lint", "node", ["scripts/lint-workflows.mjs"]),
+    // Every workspace in one process (tsconfig.json's project references).
+    step("typecheck", bin("tsc"), ["-b"]),
+    step("build mock-server", "node", ["mock-server/scripts/build.mjs"]),
+    step("build web", "npm", ["run", "build", "-w", "web"], foreignWebConfig),
   ],
-  ["compose lint", "npx", ["dclint", "docker-compose.yml"]],
-  ["workflow lint", "node", ["scripts/lint-workflows.mjs"]],
-  // Every workspace in one process (tsconfig.json's project references).
-  ["typecheck", "npx", ["tsc", "-b"]],
-  ["build mock-server", "node", ["mock-server/scripts/build.mjs"]],
   // One run over the openapi, mock-server and web projects (vitest.config.ts).
-  ["unit", "npx", ["vitest", "run"]],
-  ["build web", "npm", ["run", "build", "-w", "web"], foreignWebConfig],
+  [step("unit", bin("vitest"), ["run"])],
   // `npm run e2e`: finds Chromium, builds the emulator and the web app for the suite, runs it.
-  ["e2e", "node", ["scripts/e2e.mjs"], { ...foreignWebConfig, CI: process.env.CI ?? "1" }],
+  [step("e2e", "node", ["scripts/e2e.mjs"], { ...foreignWebConfig, CI: process.env.CI ?? "1" })],
 ];
 
-const started = Date.now();
-for (const [name, command, args, env] of steps) {
-  if (only.length > 0 && !only.some((o) => name.startsWith(o))) continue;
-  if (withoutE2e && name === "e2e") continue;
+const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
+
+/** Runs a step; alone, its output streams; beside others, it is kept and printed when the step ends. */
+function run({ name, command, args, env }, alone) {
   const t = Date.now();
-  process.stdout.write(`\n▶ ${name}\n`);
-  const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
-  const seconds = ((Date.now() - t) / 1000).toFixed(1);
-  if (result.status !== 0) {
-    process.stderr.write(`\n✖ ${name} failed after ${seconds}s (exit ${result.status ?? result.signal})\n`);
-    process.exit(result.status || 1);
-  }
-  process.stdout.write(`✔ ${name} (${seconds}s)\n`);
+  if (alone) process.stdout.write(`\n▶ ${name}\n`);
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: alone ? "inherit" : ["ignore", "pipe", "pipe"],
+  });
+  const output = [];
+  child.stdout?.on("data", (chunk) => output.push(chunk));
+  child.stderr?.on("data", (chunk) => output.push(chunk));
+  return new Promise((resolve) => {
+    child.on("close", (code, signal) => {
+      if (!alone) process.stdout.write(`\n▶ ${name}\n${Buffer.concat(output).toString()}`);
+      if (code === 0) process.stdout.write(`✔ ${name} (${seconds(t)})\n`);
+      else process.stderr.write(`\n✖ ${name} failed after ${seconds(t)} (exit ${code ?? signal})\n`);
+      resolve(code === 0);
+    });
+  });
 }
-process.stdout.write(`\nAll checks passed in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
+
+const started = Date.now();
+for (const phase of phases) {
+  const selected = phase.filter(
+    ({ name }) => (only.length === 0 || only.some((o) => name.startsWith(o))) && !(withoutE2e && name === "e2e"),
+  );
+  if (selected.length === 0) continue;
+  const results = await Promise.all(selected.map((s) => run(s, selected.length === 1)));
+  if (results.includes(false)) process.exit(1);
+}
+process.stdout.write(`\nAll checks passed in ${seconds(started)}\n`);
