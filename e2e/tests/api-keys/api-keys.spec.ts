@@ -1,5 +1,5 @@
 /** API keys: created (secret shown once), used to sign in, disabled (sign-in refused), deleted. */
-import { expect, signIn, test } from "../../fixtures/index.ts";
+import { expect, signIn, test, webAppConfig } from "../../fixtures/index.ts";
 
 test("creates a key, signs in with it, disables it (refused), and deletes it", async ({
   page,
@@ -31,7 +31,7 @@ test("creates a key, signs in with it, disables it (refused), and deletes it", a
     (config) => {
       (window as unknown as { __APP_CONFIG__: unknown }).__APP_CONFIG__ = config;
     },
-    { VITE_APP_SERVICES_APP_ID: testApp.appId, VITE_EMAILJS_PUBLIC_KEY: emailjs.publicKey },
+    webAppConfig(testApp, emailjs),
   );
   const keyPage = await other.newPage();
   const signInWithKey = async () => {

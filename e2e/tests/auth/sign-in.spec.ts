@@ -1,7 +1,10 @@
 /** Signing in with a password, anonymously, and the upgrade of a guest by linking. */
 import { expect, test } from "../../fixtures/index.ts";
 
-test("signs in with e-mail and password; a wrong password says so in plain words", async ({ page, emu }) => {
+test("signs in with e-mail and password; a wrong password says so in plain words", { tag: "@smoke" }, async ({
+  page,
+  emu,
+}) => {
   await emu.seedUser("ada@example.com", "correct horse");
   await page.goto("/sign-in");
   await page.getByLabel("E-mail address").fill("ada@example.com");

@@ -4,7 +4,11 @@ import { expect, signIn, test } from "../../fixtures/index.ts";
 test.describe("with a rate limit of one message per 100 seconds", () => {
   test.use({ emailjsConfig: { rateLimitPerSecond: 0.01 } });
 
-  test("sends the contact form; a second message right away hits the rate limit", async ({ page, emu, emailjs }) => {
+  test("sends the contact form; a second message right away hits the rate limit", { tag: "@smoke" }, async ({
+    page,
+    emu,
+    emailjs,
+  }) => {
     await page.goto("/contact");
     const send = async (name: string) => {
       await page.getByLabel("Your name").fill(name);

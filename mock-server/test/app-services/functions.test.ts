@@ -138,8 +138,12 @@ describe("callFunction", () => {
       expect(response.statusCode, name).toBe(400);
       expect(body, name).toMatchObject({ error_code: "ExecutionTimeLimitExceeded" });
       expect(Date.now() - started, name).toBeLessThan(5000);
-      // The app's functions still work afterwards.
-      expect((await callFn(appId, token, "sum", [1, 2])).body).toEqual({ $numberInt: "3" });
+      // The app's functions still work afterwards. The next call starts a fresh worker, and that
+      // start-up counts against the 150 ms limit too: on a loaded machine it alone can pass it, so
+      // the check allows a few calls (functions that never work again still fail it).
+      await expect
+        .poll(async () => (await callFn(appId, token, "sum", [1, 2])).body, { timeout: 5000, interval: 20 })
+        .toEqual({ $numberInt: "3" });
     }
   });
 

@@ -8,13 +8,13 @@ import { buildApp } from "../../src/app.ts";
 import { expectContract } from "./contract.ts";
 import { emulatorDatabase } from "./postgres.ts";
 
-/** Which store the tests of this run use. */
-export const testStore = process.env.TEST_STORE === "postgres" ? "postgres" : "memory";
+/** Which store the tests of this project use (read per call: workers keep modules across files). */
+export const testStore = () => (process.env.TEST_STORE === "postgres" ? "postgres" : "memory");
 
 export async function testApp(options: Parameters<typeof buildApp>[0] = {}): Promise<FastifyInstance> {
   // Cost 4 keeps password hashing cheap in tests; the format is the same at every cost.
   const base = { logLevel: "silent" as const, watchFunctions: false, passwordHashCost: 4, ...options };
-  if (testStore === "memory" || options.emulator || options.databaseUrl !== undefined) return buildApp(base);
+  if (testStore() === "memory" || options.emulator || options.databaseUrl !== undefined) return buildApp(base);
   const database = await emulatorDatabase();
   const app = await buildApp({
     ...base,

@@ -1,0 +1,41 @@
+import { defineConfig, mergeConfig } from "vitest/config";
+import base from "./vitest.config.ts";
+
+/**
+ * The emulator on its PostgreSQL store: the test files that read and write shared state — data
+ * access, accounts, sessions, keys, mail, state, change streams — run again with TEST_STORE=postgres
+ * (test/helpers/app.ts gives each emulator its own database on one throwaway cluster, started by the
+ * globalSetup), and the PostgreSQL-only tests (test/postgres/): migrations, several instances,
+ * durability, outages, production mode, the import command.
+ */
+export const bothStores = [
+  "test/app-services/api-keys.test.ts",
+  "test/app-services/functions.test.ts",
+  "test/app-services/login.test.ts",
+  "test/app-services/mongodb.test.ts",
+  "test/app-services/sessions.test.ts",
+  "test/app-services/userpass.test.ts",
+  "test/app-services/watch.test.ts",
+  "test/conformance/realm-web-queries.test.ts",
+  "test/conformance/realm-web.test.ts",
+  "test/control/apps-and-users.test.ts",
+  "test/control/mail.test.ts",
+  "test/control/state.test.ts",
+  "test/data/query-limits.test.ts",
+  "test/data/regex-queries.test.ts",
+  "test/data/upsert.test.ts",
+  "test/emailjs/send-email.test.ts",
+];
+
+export default mergeConfig(
+  base,
+  defineConfig({
+    test: {
+      name: "mock-server (postgres)",
+      include: [...bothStores, "test/postgres/**/*.test.ts"],
+      exclude: [],
+      env: { TEST_STORE: "postgres" },
+      globalSetup: ["test/postgres/global-setup.ts"],
+    },
+  }),
+);

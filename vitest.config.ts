@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+const web = join(dirname(fileURLToPath(import.meta.url)), "web");
+
+/**
+ * The web app's test files that replace modules with vi.mock: they run isolated, because in a
+ * module graph shared with other files the replacement would reach those files too. The others
+ * share a worker's modules and jsdom (they keep no state there: storage comes from fakes, rendered
+ * trees are cleaned up after each test), which saves a module import and a jsdom per file.
+ */
+const webTests = readdirSync(join(web, "src"), { recursive: true, encoding: "utf8" })
+  .filter((file) => /\.test\.tsx?$/.test(file))
+  .map((file) => `src/${file}`);
+const mocks = (file: string) => /\bvi\.(do)?mock\(/.test(readFileSync(join(web, file), "utf8"));
+const webMocking = webTests.filter(mocks);
+const webShared = webTests.filter((file) => !mocks(file));
+
+/**
+ * Files that spend most of their time waiting on child processes and timers (the emulator killed in
+ * the middle of saves or of traffic, its periodic save, emulator processes on one database, start-up
+ * option checks, a parser's stall timeout) start
+ * first, so their waits overlap the other files instead of ending the run alone. Vitest orders files
+ * like this once it has the timings of an earlier run (node_modules/.vite); a clean clone has none.
+ */
+const startFirst = [
+  "mock-server/test/persistence-crash.test.ts",
+  "mock-server/test/postgres/durability.test.ts",
+  "mock-server/test/postgres/production.test.ts",
+  "mock-server/test/postgres/cli.test.ts",
+  "mock-server/test/postgres/multi-instance.test.ts",
+  "mock-server/test/cli-options.test.ts",
+  "mock-server/test/emailjs/send-form-stall.test.ts",
+];
+class WaitingFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]) {
+    const rank = (file: TestSpecification) => {
+      const index = startFirst.findIndex((path) => file.moduleId.endsWith(path));
+      return index === -1 ? startFirst.length : index;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
+/**
+ * One Vitest run over the workspaces (`npx vitest run`; `--project mock-server` for one of them).
+ * Each workspace keeps its settings in its own config file; a new suite with its own setup (a
+ * database, say) is one more entry here, with its own `globalSetup` and `isolate` as it needs.
+ */
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: "openapi", root: "./openapi", include: ["test/**/*.test.ts"] } },
+      "./mock-server/vitest.config.ts",
+      "./mock-server/vitest.postgres.config.ts",
+      { extends: "./web/vite.config.ts", root: "./web", test: { name: "web", exclude: webMocking, isolate: false } },
+      { extends: "./web/vite.config.ts", root: "./web", test: { name: "web (isolated)", exclude: webShared } },
+    ],
+    // Vitest's default (cores − 1) is one worker on a two-core machine; many of the emulator's
+    // slower tests wait on child processes, sockets and deadlines, so one worker per core keeps
+    // both cores busy. More than that starves the tests that measure time limits.
+    maxWorkers: Math.max(2, availableParallelism()),
+    sequence: { sequencer: WaitingFilesFirst },
+  },
+});
