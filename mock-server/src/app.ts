@@ -14,6 +14,7 @@ import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
 import { registerHostCheck } from "./http/host-check.ts";
 import { registerJsonParser } from "./http/json-body.ts";
+import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./runtime/emulator.ts";
@@ -97,6 +98,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.decorateRequest("appRuntime", null);
   app.decorateRequest("caller", null);
   app.decorateRequest("faulted", false);
+  closeUnusedConnectionsOnClose(app);
   registerHostCheck(app);
   registerJsonParser(app);
   registerValidation(app);

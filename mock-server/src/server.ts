@@ -3,8 +3,6 @@
  * cleanly (state saved when a data directory is set) on SIGINT or SIGTERM.
  */
 import { readFileSync } from "node:fs";
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import type { Socket } from "node:net";
 import { createSecureContext } from "node:tls";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
@@ -63,7 +61,6 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
   // Mail still queued when the last run stopped goes out now.
   emulator.smtp?.kick();
   const app = await buildApp({ emulator, ...(tls ? { tls } : {}) });
-  const connections = trackConnections(app.server);
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();
   const port = address !== null && typeof address === "object" ? address.port : options.port;
@@ -80,12 +77,9 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
         const force = setTimeout(() => app.server.closeAllConnections(), options.drainMs);
         force.unref();
         // A keep-alive connection whose last request finished during the drain would otherwise
-        // linger for Node's keep-alive timeout (5 s), and one a client opened ahead of need (fetch
-        // does) until the client's own timeout: close each one as soon as it has no request.
-        const sweep = setInterval(() => {
-          app.server.closeIdleConnections();
-          connections.closeUnused();
-        }, 25);
+        // linger for Node's keep-alive timeout (5 s): close each one as soon as it is idle.
+        // (Connections that never carried a request go at once: http/unused-connections.ts.)
+        const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
         sweep.unref();
         await app.close();
         clearTimeout(force);
@@ -93,34 +87,6 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
         await persistence?.stop();
       })();
       return closing;
-    },
-  };
-}
-
-/**
- * The server's connections and how many requests each is serving, so a shutdown can close those
- * serving none — including a connection a client opened but has not used yet, which Node's
- * closeIdleConnections() leaves open.
- */
-function trackConnections(server: Server) {
-  const active = new Map<Socket, number>();
-  // Requests carry the TLS socket on HTTPS: track those, not the TCP sockets beneath them.
-  const event = "setSecureContext" in server ? "secureConnection" : "connection";
-  server.on(event, (socket: Socket) => {
-    active.set(socket, 0);
-    socket.once("close", () => active.delete(socket));
-  });
-  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket;
-    active.set(socket, (active.get(socket) ?? 0) + 1);
-    response.once("close", () => {
-      const left = (active.get(socket) ?? 1) - 1;
-      if (active.has(socket)) active.set(socket, left);
-    });
-  });
-  return {
-    closeUnused() {
-      for (const [socket, requests] of active) if (requests === 0) socket.destroy();
     },
   };
 }
