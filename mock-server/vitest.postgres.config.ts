@@ -1,4 +1,4 @@
-import { defineConfig, mergeConfig } from "vitest/config";
+import { defineConfig } from "vitest/config";
 import base from "./vitest.config.ts";
 
 /**
@@ -27,15 +27,14 @@ export const bothStores = [
   "test/emailjs/send-email.test.ts",
 ];
 
-export default mergeConfig(
-  base,
-  defineConfig({
-    test: {
-      name: "mock-server (postgres)",
-      include: [...bothStores, "test/postgres/**/*.test.ts"],
-      exclude: [],
-      env: { TEST_STORE: "postgres" },
-      globalSetup: ["test/postgres/global-setup.ts"],
-    },
-  }),
-);
+// The base's settings, with these files instead of its own (mergeConfig would add the lists up).
+export default defineConfig({
+  test: {
+    ...base.test,
+    name: "mock-server (postgres)",
+    include: [...bothStores, "test/postgres/**/*.test.ts"],
+    exclude: [],
+    env: { TEST_STORE: "postgres" },
+    globalSetup: ["test/postgres/global-setup.ts"],
+  },
+});
