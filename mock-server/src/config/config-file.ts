@@ -8,6 +8,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { documents } from "@harness/openapi/documents";
 import { createAjv } from "../http/validation.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
+import { EmailJsAccountExistsError } from "../runtime/emailjs-accounts.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { loadAppFolder } from "./app-folder.ts";
 
@@ -81,7 +82,14 @@ export async function applyConfigFile(
       emailjsAccounts.push(account.publicKey);
       continue;
     }
-    emailjsAccounts.push((await emulator.emailjs.create(account)).account.publicKey);
+    try {
+      emailjsAccounts.push((await emulator.emailjs.create(account)).account.publicKey);
+    } catch (error) {
+      // At start, another instance on the same database may have created it a moment ago.
+      if (!(mode === "upsert" && error instanceof EmailJsAccountExistsError && account.publicKey !== undefined))
+        throw error;
+      emailjsAccounts.push(account.publicKey);
+    }
   }
   return { appIds, emailjsAccounts };
 }

@@ -18,7 +18,7 @@ import { openStore } from "../store/open-store.ts";
 import type { MailMessage, NewMail, Store } from "../store/store.ts";
 import type { AppTemplate } from "./app-runtime.ts";
 import { AppRegistry } from "./apps.ts";
-import { type CreateEmailJsAccountRequest, EmailJsAccounts } from "./emailjs-accounts.ts";
+import { type CreateEmailJsAccountRequest, EmailJsAccountExistsError, EmailJsAccounts } from "./emailjs-accounts.ts";
 
 export class Emulator {
   readonly startedAt = Date.now();
@@ -95,8 +95,12 @@ export class Emulator {
     if (!options.production) {
       await this.apps.upsert({ appId: options.defaultAppId, template: this.apps.defaultTemplate });
       const defaults = emailJsDefaults(options);
-      if (defaults.publicKey !== undefined && !(await this.store.emailjs.get(defaults.publicKey)))
-        await this.emailjs.create(defaults);
+      if (defaults.publicKey !== undefined && !(await this.store.emailjs.get(defaults.publicKey))) {
+        // Another instance starting on the same database may create it first: fine.
+        await this.emailjs.create(defaults).catch((error: unknown) => {
+          if (!(error instanceof EmailJsAccountExistsError)) throw error;
+        });
+      }
     }
     for (const dir of options.appDirs) {
       const loaded = loadAppFolder(dir);
