@@ -9,3 +9,6 @@ interface ImportMetaEnv {
   readonly VITE_EMAILJS_CONTACT_TEMPLATE_ID?: string;
   readonly VITE_EMAILJS_NOTE_TEMPLATE_ID?: string;
 }
+
+/** The harness's values of the VITE_ variables a build was not given (vite.config.ts `define`). */
+declare const __HARNESS_DEFAULTS__: Partial<Record<string, string>>;

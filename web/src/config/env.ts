@@ -38,16 +38,22 @@ const identifier: Check = (value) =>
 const token: Check = (value) => (/^\S+$/.test(value) ? null : "must not be empty or contain spaces");
 
 const variables = {
-  VITE_APP_SERVICES_BASE_URL: { key: "appServicesBaseUrl", fallback: "http://127.0.0.1:4000", check: httpUrl },
-  VITE_APP_SERVICES_APP_ID: { key: "appServicesAppId", fallback: "local-app", check: identifier },
-  VITE_EMAILJS_ORIGIN: { key: "emailJsOrigin", fallback: "http://127.0.0.1:4000", check: httpUrl },
-  VITE_EMAILJS_PUBLIC_KEY: { key: "emailJsPublicKey", fallback: "local-public-key", check: token },
-  VITE_EMAILJS_SERVICE_ID: { key: "emailJsServiceId", fallback: "local_service", check: token },
-  VITE_EMAILJS_CONTACT_TEMPLATE_ID: { key: "emailJsContactTemplateId", fallback: "contact_form", check: token },
-  VITE_EMAILJS_NOTE_TEMPLATE_ID: { key: "emailJsNoteTemplateId", fallback: "note_email", check: token },
-} as const satisfies Record<string, { key: keyof AppConfig; fallback: string; check: Check }>;
+  VITE_APP_SERVICES_BASE_URL: { key: "appServicesBaseUrl", check: httpUrl },
+  VITE_APP_SERVICES_APP_ID: { key: "appServicesAppId", check: identifier },
+  VITE_EMAILJS_ORIGIN: { key: "emailJsOrigin", check: httpUrl },
+  VITE_EMAILJS_PUBLIC_KEY: { key: "emailJsPublicKey", check: token },
+  VITE_EMAILJS_SERVICE_ID: { key: "emailJsServiceId", check: token },
+  VITE_EMAILJS_CONTACT_TEMPLATE_ID: { key: "emailJsContactTemplateId", check: token },
+  VITE_EMAILJS_NOTE_TEMPLATE_ID: { key: "emailJsNoteTemplateId", check: token },
+} as const satisfies Record<string, { key: keyof AppConfig; check: Check }>;
 
 export type ConfigVariable = keyof typeof variables;
+
+/**
+ * The local harness's value of each variable this build was not given (vite.config.ts,
+ * harness-defaults.json): a build given them all carries none.
+ */
+const buildDefaults: Partial<Record<ConfigVariable, string>> = __HARNESS_DEFAULTS__;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -58,7 +64,7 @@ export class ConfigError extends Error {
 
 /**
  * Validates the variables; later sources win over earlier ones. Empty strings count as unset (an
- * empty line in a .env file), so the local defaults apply. URLs lose their trailing slashes, because
+ * empty line in a .env file), so the build's defaults apply. URLs lose their trailing slashes, because
  * both clients append paths to them.
  */
 export function parseConfig(...sources: Array<Record<string, unknown> | undefined>): AppConfig {
@@ -70,7 +76,11 @@ export function parseConfig(...sources: Array<Record<string, unknown> | undefine
       const value = source?.[name];
       if (value !== undefined && value !== "") raw = value;
     }
-    if (raw === undefined) raw = spec.fallback;
+    if (raw === undefined) raw = buildDefaults[name];
+    if (raw === undefined) {
+      problems.push(`${name} is not set: this build has no default for it (see web/.env.example).`);
+      continue;
+    }
     if (typeof raw !== "string") {
       problems.push(`${name} must be a string (got ${typeof raw}).`);
       continue;

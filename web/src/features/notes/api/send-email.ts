@@ -1,7 +1,7 @@
 import { config } from "../../../config/env.ts";
 import { loadEmailJs, toEmailSendError } from "../../../lib/emailjs.ts";
 
-/** The `note_email` template's variables. */
+/** The variables of the note template (VITE_EMAILJS_NOTE_TEMPLATE_ID). */
 export interface NoteEmailParams {
   to_email: string;
   note_title: string;
