@@ -134,6 +134,17 @@ export function renderResults(r) {
       "",
       `Per-round PostgreSQL req/s: ${r.stores.map((s) => `${s.id} ${s.postgres.perRound.join(" / ")}`).join("; ")}.`,
     );
+    if (r.stores.every((s) => s.single)) {
+      lines.push(
+        "",
+        `One request at a time (p50 / p99, memory → PostgreSQL): ${r.stores
+          .map(
+            (s) =>
+              `${s.id} ${ms(s.single.memory.p50)} / ${ms(s.single.memory.p99)} → ${ms(s.single.postgres.p50)} / ${ms(s.single.postgres.p99)} ms`,
+          )
+          .join("; ")}.`,
+      );
+    }
   }
   return lines.join("\n");
 }

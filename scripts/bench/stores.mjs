@@ -132,12 +132,24 @@ export async function compareStores({ emulatorProcess, startBare, capture, load,
         }
       }
     }
+    // One request at a time: each store's service time, free of queueing (Little's law).
+    const single = {};
+    for (const [index, s] of lists.memory.entries()) {
+      single[s.id] = {};
+      for (const which of ["memory", "postgres"]) {
+        const scenario = which === "postgres" ? lists.postgres[index] : s;
+        const r = await load(servers[which], scenario, { connections: 1 });
+        single[s.id][which] = { p50: r.latency.p50, p99: r.latency.p99 };
+        log(`one at a time ${s.id.padEnd(9)} ${which.padEnd(8)} p50 ${r.latency.p50.toFixed(2)} ms  p99 ${r.latency.p99.toFixed(2)} ms`);
+      }
+    }
     return lists.memory.map((s) => ({
       id: s.id,
       title: s.title,
       bare: summarize(results[s.id].bare),
       memory: summarize(results[s.id].memory),
       postgres: summarize(results[s.id].postgres),
+      single: single[s.id],
     }));
   } finally {
     await bare?.stop();

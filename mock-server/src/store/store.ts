@@ -143,7 +143,7 @@ export interface UserRecords {
   accountByEmail(email: string): Promise<StoredUserpassAccount | undefined>;
   /** Adds a registration unless the address is taken (case-insensitive): false then. */
   addAccount(account: StoredUserpassAccount): Promise<boolean>;
-  /** Changes a registration; undefined when there is none. `confirmIfPending` confirms only a pending one. */
+  /** Changes a registration (confirmed, password); undefined when there is none. */
   updateAccount(
     id: string,
     patch: { confirmed?: boolean; passwordHash?: string },

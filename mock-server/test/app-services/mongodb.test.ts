@@ -211,6 +211,40 @@ describe("mongodb-atlas actions", () => {
     expect(unknown.body.error_code).toBe("FunctionNotFound");
   });
 
+  it("round-trips every BSON type, in field order, nested arrays included", async () => {
+    const document = {
+      _id: { $oid: "65a1b2c3d4e5f60718293a51" },
+      int: { $numberInt: "7" },
+      long: { $numberLong: "9007199254740993" },
+      double: { $numberDouble: "1.5" },
+      decimal: { $numberDecimal: "1.10" },
+      date: { $date: { $numberLong: "1700000000000" } },
+      binary: { $binary: { base64: "AQID", subType: "00" } },
+      uuid: { $binary: { base64: "ASNFZ4mrze8BI0VniavN7w==", subType: "04" } },
+      regex: { $regularExpression: { pattern: "^a", options: "i" } },
+      timestamp: { $timestamp: { t: 1700000000, i: 3 } },
+      minKey: { $minKey: 1 },
+      nested: [[{ $numberInt: "1" }, "two"], { deep: [{ $numberDouble: "-0.0" }, null, true] }],
+      zebra: "last field stays last",
+    };
+    await action("insertOne", { ...ns("types"), document });
+    const found = await action("findOne", { ...ns("types"), query: { _id: { $oid: "65a1b2c3d4e5f60718293a51" } } });
+    expect(found.body).toEqual(document);
+    expect(Object.keys(found.body)).toEqual(Object.keys(document));
+    expect(found.response.body).toBe(JSON.stringify(document));
+  });
+
+  it("applies concurrent updates of one document one after another (none is lost)", async () => {
+    await action("insertOne", { ...ns("counters"), document: { _id: "c", n: { $numberInt: "0" } } });
+    const updates = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        action("updateOne", { ...ns("counters"), query: { _id: "c" }, update: { $inc: { n: { $numberInt: "1" } } } }),
+      ),
+    );
+    expect(updates.every((u) => u.body.modifiedCount.$numberInt === "1")).toBe(true);
+    expect((await action("findOne", { ...ns("counters"), query: { _id: "c" } })).body.n).toEqual({ $numberInt: "20" });
+  });
+
   it("keeps Int64 values beyond 2^53 exact", async () => {
     await action("insertOne", { ...ns("longs"), document: { _id: "big", n: { $numberLong: "9007199254740993" } } });
     expect((await action("findOne", { ...ns("longs"), query: { _id: "big" } })).body.n).toEqual({
