@@ -19,7 +19,16 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { anonymousLogin, appServices, callJson, median, probe, probeArgs, runLoad } from "./bench/client.mjs";
+import {
+  anonymousLogin,
+  appServices,
+  callJson,
+  loginScenario,
+  median,
+  probe,
+  probeArgs,
+  runLoad,
+} from "./bench/client.mjs";
 import {
   buildEmulator,
   cli,
@@ -103,16 +112,7 @@ function scenarios(ctx) {
         }),
       },
     },
-    {
-      id: "login",
-      title: "`login` (local-userpass, default hash cost)",
-      request: {
-        method: "POST",
-        path: `${appServices}/app/local-app/auth/providers/local-userpass/login`,
-        headers: json,
-        body: JSON.stringify({ username: "bench@example.com", password: "bench-password" }),
-      },
-    },
+    loginScenario,
     {
       id: "send",
       title: "EmailJS `send` (rate limit off)",

@@ -19,6 +19,18 @@ export async function callJson(base, method, path, { body, headers = {}, expect 
   return text === "" ? undefined : response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : text;
 }
 
+/** E-mail/password login of the benchmark's user (bench@example.com, seeded by each benchmark). */
+export const loginScenario = {
+  id: "login",
+  title: "`login` (local-userpass, default hash cost)",
+  request: {
+    method: "POST",
+    path: `${appServices}/app/local-app/auth/providers/local-userpass/login`,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "bench@example.com", password: "bench-password" }),
+  },
+};
+
 export async function anonymousLogin(base, appId = "local-app") {
   return callJson(base, "POST", `${appServices}/app/${appId}/auth/providers/anon-user/login`, { body: {} });
 }

@@ -7,7 +7,7 @@
 // emulator's (the load generator keeps the other core), so the comparison is one core each way.
 import { spawnSync } from "node:child_process";
 import { startCluster } from "../postgres-cluster.mjs";
-import { anonymousLogin, appServices, callJson } from "./client.mjs";
+import { anonymousLogin, appServices, callJson, loginScenario } from "./client.mjs";
 import { layout } from "./processes.mjs";
 
 const secret = "benchmark-signing-secret-0123456789abcdef";
@@ -49,16 +49,7 @@ function scenarios({ reader, writer }) {
     body: JSON.stringify(body),
   });
   return [
-    {
-      id: "login",
-      title: "`login` (local-userpass, default hash cost)",
-      request: {
-        method: "POST",
-        path: `${appServices}/app/local-app/auth/providers/local-userpass/login`,
-        headers: json,
-        body: JSON.stringify({ username: "bench@example.com", password: "bench-password" }),
-      },
-    },
+    loginScenario,
     {
       id: "profile",
       title: "`GET /auth/profile`",
@@ -140,7 +131,9 @@ export async function compareStores({ emulatorProcess, startBare, capture, load,
         const scenario = which === "postgres" ? lists.postgres[index] : s;
         const r = await load(servers[which], scenario, { connections: 1 });
         single[s.id][which] = { p50: r.latency.p50, p99: r.latency.p99 };
-        log(`one at a time ${s.id.padEnd(9)} ${which.padEnd(8)} p50 ${r.latency.p50.toFixed(2)} ms  p99 ${r.latency.p99.toFixed(2)} ms`);
+        log(
+          `one at a time ${s.id.padEnd(9)} ${which.padEnd(8)} p50 ${r.latency.p50.toFixed(2)} ms  p99 ${r.latency.p99.toFixed(2)} ms`,
+        );
       }
     }
     return lists.memory.map((s) => ({

@@ -1,6 +1,7 @@
 /** A local SMTP server for the mail tests (the smtp-server package), recording what it receives. */
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
+import { expect } from "vitest";
 
 export interface Received {
   from: string;
@@ -57,3 +58,33 @@ export const decodeQuotedPrintable = (text: string) =>
   text
     .replace(/=\r?\n/g, "")
     .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+
+/**
+ * A confirmation mail as the SMTP server got it matches the captured message (sender, subject, the
+ * link in its body), and its link confirms the registration on `url`.
+ */
+export async function expectDeliveredConfirmation(
+  url: string,
+  got: Received,
+  message: { from: string; subject: string; links: string[] },
+): Promise<void> {
+  expect(got.from).toBe(message.from);
+  expect(got.raw).toMatch(new RegExp(`^Subject: ${message.subject}`, "m"));
+  const link = message.links.find((l) => l.includes("token="))!;
+  expect(decodeQuotedPrintable(got.raw)).toContain(link.replaceAll("&", "&amp;"));
+  const params = new URL(link).searchParams;
+  const confirmed = await fetch(`${url}/api/client/v2.0/app/local-app/auth/providers/local-userpass/confirm`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token: params.get("token"), tokenId: params.get("tokenId") }),
+  });
+  expect(confirmed.status).toBe(200);
+}
+
+/** Registers an address with the default app (its confirmation mail is what the mail tests send). */
+export const register = (url: string, email: string) =>
+  fetch(`${url}/api/client/v2.0/app/local-app/auth/providers/local-userpass/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password: "correct horse" }),
+  });

@@ -10,6 +10,7 @@ import { type EmulatorProcess, ensureBuilt, killAll, startEmulatorProcess } from
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
+import { watchPath } from "../helpers/watch.ts";
 
 const secret = "multi-instance-signing-secret-0123456789";
 let database: TestDatabase;
@@ -194,14 +195,10 @@ describe("two instances on one database", () => {
     await listener.query("LISTEN harness_changes");
     try {
       expect((await insert(1)).status).toBe(200);
-      const request = Buffer.from(
-        JSON.stringify({ name: "watch", service: "mongodb-atlas", arguments: [{ database: "d", collection: "c" }] }),
-      ).toString("base64");
       const controller = new AbortController();
-      const stream = await fetch(
-        `${b.url}${base}/app/${appId}/functions/call?baas_request=${encodeURIComponent(request)}&baas_at=${anon.access_token}`,
-        { signal: controller.signal },
-      );
+      const stream = await fetch(`${b.url}${watchPath(appId, { database: "d", collection: "c" }, anon.access_token)}`, {
+        signal: controller.signal,
+      });
       expect(stream.status).toBe(200);
       expect((await insert(2)).status).toBe(200);
       await until(() => announced.length > 0, "the watched write's announcement");
@@ -218,17 +215,12 @@ describe("two instances on one database", () => {
     const appId = await newApp(a, { rules: { default: { read: true, write: true } } });
     const anon = (await send(a, "login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} }))
       .body as unknown as Session;
-    const request = Buffer.from(
-      JSON.stringify({
-        name: "watch",
-        service: "mongodb-atlas",
-        arguments: [{ database: "shop", collection: "orders" }],
-      }),
-    ).toString("base64");
     const controller = new AbortController();
     const stream = await fetch(
-      `${b.url}${base}/app/${appId}/functions/call?baas_request=${encodeURIComponent(request)}&baas_at=${anon.access_token}`,
-      { signal: controller.signal },
+      `${b.url}${watchPath(appId, { database: "shop", collection: "orders" }, anon.access_token)}`,
+      {
+        signal: controller.signal,
+      },
     );
     expect(stream.status).toBe(200);
     const reader = stream.body!.getReader();

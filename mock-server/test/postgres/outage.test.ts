@@ -9,6 +9,7 @@ import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { type PostgresCluster, startCluster } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
+import { watchPath } from "../helpers/watch.ts";
 
 let cluster: PostgresCluster;
 let app: FastifyInstance;
@@ -36,18 +37,10 @@ async function login(): Promise<{ access_token: string; user_id: string }> {
   return (await expectFetchContract("login", response)) as { access_token: string; user_id: string };
 }
 
-function watch(token: string) {
-  const request = Buffer.from(
-    JSON.stringify({
-      name: "watch",
-      service: "mongodb-atlas",
-      arguments: [{ database: "notes-app", collection: "notes" }],
-    }),
-  ).toString("base64");
-  return fetch(`${url}${base}/app/local-app/functions/call?baas_request=${encodeURIComponent(request)}`, {
+const watch = (token: string) =>
+  fetch(`${url}${watchPath("local-app", { database: "notes-app", collection: "notes" })}`, {
     headers: { authorization: `Bearer ${token}` },
   });
-}
 
 async function readAll(response: Response): Promise<string> {
   let text = "";

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt, killAll, runCli, startEmulatorProcess } from "../helpers/emulator-process.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+import { watchPath } from "../helpers/watch.ts";
 
 const secret = "production-test-signing-secret-0123456789";
 const defaultApp = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "apps", "local-app");
@@ -96,14 +97,10 @@ describe("--production", () => {
       });
       expect(registered.status).toBe(201);
       // A change stream authenticates by a token in the query: logged redacted.
-      const request = Buffer.from(
-        JSON.stringify({ name: "watch", service: "mongodb-atlas", arguments: [{ database: "d", collection: "c" }] }),
-      ).toString("base64");
       const controller = new AbortController();
-      await fetch(
-        `${server.url}${base}/app/prod-app/functions/call?baas_request=${encodeURIComponent(request)}&baas_at=${session.access_token}`,
-        { signal: controller.signal },
-      );
+      await fetch(`${server.url}${watchPath("prod-app", { database: "d", collection: "c" }, session.access_token)}`, {
+        signal: controller.signal,
+      });
       controller.abort();
 
       // The password hash has production's cost.

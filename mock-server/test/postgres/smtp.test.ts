@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
-import { decodeQuotedPrintable, smtpServer } from "../helpers/smtp.ts";
+import { expectDeliveredConfirmation, register, smtpServer } from "../helpers/smtp.ts";
 import { until } from "../helpers/until.ts";
 
 const servers: RunningServer[] = [];
@@ -47,13 +47,6 @@ async function emulator(databaseUrl: string, smtpPort: number) {
   return server;
 }
 
-const register = (url: string, email: string) =>
-  fetch(`${url}/api/client/v2.0/app/local-app/auth/providers/local-userpass/register`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email, password: "correct horse" }),
-  });
-
 async function messages(url: string, to?: string) {
   const response = await fetch(`${url}/_mock/v1/mail${to ? `?to=${encodeURIComponent(to)}` : ""}`);
   return (
@@ -90,17 +83,7 @@ describe("the database outbox", () => {
       const found = await messages(second.url, "ada@example.com");
       return found[0]?.delivery?.state === "sent" ? found : null;
     }, "the delivery state");
-    expect(got.from).toBe(message!.from);
-    expect(got.raw).toMatch(new RegExp(`^Subject: ${message!.subject}`, "m"));
-    const link = message!.links.find((l) => l.includes("token="))!;
-    expect(decodeQuotedPrintable(got.raw)).toContain(link.replaceAll("&", "&amp;"));
-    const params = new URL(link).searchParams;
-    const confirmed = await fetch(`${second.url}/api/client/v2.0/app/local-app/auth/providers/local-userpass/confirm`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ token: params.get("token"), tokenId: params.get("tokenId") }),
-    });
-    expect(confirmed.status).toBe(200);
+    await expectDeliveredConfirmation(second.url, got, message!);
   });
 
   it("sends each message once when several instances deliver from it", async () => {
