@@ -231,4 +231,15 @@ describe("CORS", () => {
     expect(body.code).toBe("Unauthorized");
     expect(response.headers["access-control-allow-origin"]).toBeUndefined();
   });
+
+  it("answers the health check whatever the origin (it tells nothing and changes nothing)", async () => {
+    const { response, body } = await call(app, "getHealth", {
+      method: "GET",
+      url: "/_mock/v1/health",
+      headers: { origin: "https://evil.example" },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(body.status).toBe("ok");
+    expect(response.headers["access-control-allow-origin"]).toBeUndefined();
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * The control API under `/_mock/v1`. Open on loopback; with a control token configured (required
  * when listening on another address) every call must carry it. Calls from a browser page of
- * another origin are refused, so a web page cannot reset or read the emulator behind your back.
+ * another origin are refused (but the health check), so a web page cannot reset or read the
+ * emulator behind your back.
  * In production mode it exists only with a control token (but for the health check), and refuses
  * the testing features.
  */
@@ -41,11 +42,13 @@ export async function controlPlugin(app: FastifyInstance): Promise<void> {
   }
 
   app.addHook("onRequest", async (request) => {
+    const operationId = request.routeOptions.config.operationId;
+    // The health check is open, from anywhere: it tells nothing and changes nothing, and a load
+    // balancer or a container's healthcheck has no token.
+    if (operationId === "getHealth") return;
     const origin = request.headers.origin;
     if (origin !== undefined && origin !== publicOrigin(request)) throw controlErrors.forbiddenOrigin(origin);
-    // The health check is open: a load balancer or a container's healthcheck has no token.
-    const operationId = request.routeOptions.config.operationId;
-    if (options.controlToken !== null && operationId !== "getHealth" && !tokenMatches(request, options.controlToken))
+    if (options.controlToken !== null && !tokenMatches(request, options.controlToken))
       throw controlErrors.unauthorized();
     const testing = testingOnly[operationId ?? ""];
     if (options.production && testing) throw controlErrors.notInProduction(testing);

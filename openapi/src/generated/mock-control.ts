@@ -9,8 +9,9 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Open without the control token, in every mode (load balancers and container healthchecks
-         *     have none); it tells nothing but that the server runs.
+         * @description Open without the control token and from any origin, in every mode (load balancers and
+         *     container healthchecks have no token); it tells nothing but that the server runs, and which
+         *     version since when.
          */
         get: operations["getHealth"];
         put?: never;
