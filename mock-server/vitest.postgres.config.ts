@@ -21,10 +21,12 @@ export const bothStores = [
   "test/control/apps-and-users.test.ts",
   "test/control/mail.test.ts",
   "test/control/state.test.ts",
+  "test/data/nul-characters.test.ts",
   "test/data/query-limits.test.ts",
   "test/data/regex-queries.test.ts",
   "test/data/upsert.test.ts",
   "test/emailjs/send-email.test.ts",
+  "test/fuzz/fuzz.test.ts",
 ];
 
 // The base's settings, with these files instead of its own (mergeConfig would add the lists up).

@@ -10,10 +10,27 @@ import type { FastifyInstance } from "fastify";
 
 /** An Ajv for the documents' schemas (JSON Schema 2020-12 with formats). */
 export function createAjv(coerceTypes = false) {
-  // strict: false lets the documents carry their `x-` extensions and `examples`.
-  const ajv = new Ajv2020({ strict: false, allErrors: false, coerceTypes, useDefaults: true, removeAdditional: false });
+  // strict: false lets the documents carry their `x-` extensions and `examples`; strictNumbers
+  // refuses Infinity and NaN where a number is documented (`1e400` parses as Infinity).
+  const ajv = new Ajv2020({
+    strict: false,
+    strictNumbers: true,
+    allErrors: false,
+    coerceTypes,
+    useDefaults: true,
+    removeAdditional: false,
+  });
   addFormats(ajv);
   return ajv;
+}
+
+/** The name of a coerced parameter that came out infinite (or NaN), if any. */
+function infiniteParameter(data: unknown): string | undefined {
+  if (data === null || typeof data !== "object") return undefined;
+  for (const [name, value] of Object.entries(data)) {
+    if (typeof value === "number" && !Number.isFinite(value)) return name;
+  }
+  return undefined;
 }
 
 export function registerValidation(app: FastifyInstance): void {
@@ -27,6 +44,22 @@ export function registerValidation(app: FastifyInstance): void {
       validate ??= (httpPart === "body" ? bodies : parameters).compile(schema as Record<string, unknown>);
       const valid = validate(data);
       run.errors = validate.errors;
+      if (valid && httpPart !== "body") {
+        // Coercion turns `1e400` into Infinity after the type check; no documented parameter is infinite.
+        const infinite = infiniteParameter(data);
+        if (infinite !== undefined) {
+          run.errors = [
+            {
+              instancePath: `/${infinite}`,
+              schemaPath: `#/properties/${infinite}/type`,
+              keyword: "type",
+              params: { type: "number" },
+              message: "must be a finite number",
+            },
+          ];
+          return false;
+        }
+      }
       return valid;
     };
     run.errors = null as ValidateFunction["errors"];

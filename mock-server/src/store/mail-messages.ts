@@ -65,6 +65,13 @@ export function composeMessage(id: string, mail: NewMail, deliver: boolean): Mai
 /** The number of a message id (`m-12` → 12). */
 export const mailSeq = (id: string) => Number(id.slice(2));
 
+/** The number of an id as this server writes them (`m-12`), or undefined for any other text. */
+export function messageNumber(id: string): number | undefined {
+  if (!/^m-[1-9]\d*$/.test(id)) return undefined;
+  const n = mailSeq(id);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
 export function mailMatches(m: MailMessage, f: MailFilter): boolean {
   if (f.to !== undefined && !recipients(m.to).includes(f.to.trim().toLowerCase())) return false;
   if (f.appId !== undefined && m.appId !== f.appId) return false;

@@ -329,6 +329,17 @@ describe("data", () => {
       total: 3,
       documents: [{ _id: expect.objectContaining({ $oid: expect.any(String) }), n: { $numberInt: "2" } }],
     });
+    // Past the end, however far: an empty page. Not a number (1e400 is Infinity): 400.
+    const far = await call(app, "listDocuments", {
+      method: "GET",
+      url: `/_mock/v1/apps/${appId}/data/db/items?skip=100000000000000000000`,
+    });
+    expect(far.body).toEqual({ total: 3, documents: [] });
+    const infinite = await call(app, "listDocuments", {
+      method: "GET",
+      url: `/_mock/v1/apps/${appId}/data/db/items?skip=1e400`,
+    });
+    expect(infinite.response.statusCode).toBe(400);
     const collections = await call(app, "listCollections", { method: "GET", url: `/_mock/v1/apps/${appId}/data` });
     expect(collections.body.collections).toEqual([{ database: "db", collection: "items", count: 3 }]);
     expect(

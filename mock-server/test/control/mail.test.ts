@@ -154,8 +154,13 @@ describe("getMail and clearMail", () => {
     const { response, body } = await call(app, "getMail", { method: "GET", url: `/_mock/v1/mail/${message!.id}` });
     expect(response.statusCode).toBe(200);
     expect(body).toEqual(message);
-    const missing = await call(app, "getMail", { method: "GET", url: "/_mock/v1/mail/m-999999" });
-    expect([missing.response.statusCode, missing.body.code]).toEqual([404, "NotFound"]);
+    // Ids this server never writes: far beyond any number, or another spelling of the message's.
+    const spelledDifferently = message!.id.replace("m-", "m-0");
+    for (const id of ["m-999999", "m-99999999999999999999", spelledDifferently, "m-1.0", "m--1"]) {
+      const missing = await call(app, "getMail", { method: "GET", url: `/_mock/v1/mail/${id}` });
+      expect([missing.response.statusCode, missing.body.code], id).toEqual([404, "NotFound"]);
+    }
+    expect(await listMail(`?account=${publicKey}&since=m-99999999999999999999`)).toEqual([]);
   });
 
   it("deletes one account's or one app's mail, or all of it", async () => {

@@ -54,7 +54,8 @@ describe("state export and import", () => {
             at: { $date: "2026-11-22T10:00:00Z" },
             n: { $numberLong: "1234567890123" },
           },
-          { title: "Second", tags: ["a", "b"], nested: { deep: { value: 1.5 } } },
+          // U+0000 and U+E000: what PostgreSQL's text cannot hold, and the store's escape for it.
+          { title: "Second\u0000\uE000", tags: ["a", "b"], nested: { deep: { value: 1.5 } } },
         ],
       },
     });
@@ -73,7 +74,7 @@ describe("state export and import", () => {
       service_id: "local_service",
       template_id: "local_template",
       accessToken: account.privateKey,
-      template_params: { to_email: "ann@example.com", message: "see https://web.example/x" },
+      template_params: { to_email: "ann@example.com", message: "see https://web.example/x \u0000" },
     });
     await call(source, "advanceEmailJsClock", {
       method: "POST",
@@ -139,6 +140,8 @@ describe("state export and import", () => {
     const mail = await mailOf(target, "state-key");
     expect(mail.map((m) => m.to)).toEqual(["ann@example.com", "bob@example.com"]);
     expect(mail[0]?.links).toEqual(["https://web.example/x"]);
+    expect(mail[0]?.text).toContain("\u0000");
+    expect(docs.body.documents[1].title).toBe("Second\u0000\uE000");
   });
 
   it("replaces the whole state: nothing of the previous state remains", async () => {

@@ -120,6 +120,9 @@ const weirdText = fc.oneof(
     "",
     " ",
     "\u0000",
+    // The PostgreSQL store's escape character, alone and as U+0000's escape.
+    "\uE000",
+    "\uE0000",
     "../../etc/passwd",
     "%00",
     "%zz",

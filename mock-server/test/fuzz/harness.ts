@@ -8,9 +8,9 @@
  */
 import { Agent, request as httpRequest } from "node:http";
 import { isDeepStrictEqual } from "node:util";
+import { EJSON } from "bson";
 import type { FastifyInstance } from "fastify";
 import { Hs256Key } from "../../src/state/jwt.ts";
-import type { MemoryDocuments } from "../../src/store/memory/documents.ts";
 import { testApp } from "../helpers/app.ts";
 import { until } from "../helpers/until.ts";
 import { type BodySpec, encodePart, type FuzzCase, placeholders as P, type TokenSpec } from "./cases.ts";
@@ -24,6 +24,7 @@ const fuzzAccount = "fuzz-public-key";
 const fuzzEmail = "fuzz-user@example.com";
 const fuzzPassword = "fuzz-password-1";
 const requestTimeoutMs = 15_000;
+const corpusText = EJSON.stringify(semanticCorpus, { relaxed: false });
 
 export interface FuzzStats {
   cases: number;
@@ -54,7 +55,6 @@ export class FuzzHarness {
   private apiKeyId = "";
   private apiKeySecret = "";
   private listenersAtStart = 0;
-  private corpusVersion = -1;
   private readonly onUncaught = (error: unknown) => {
     this.uncaught.push(error instanceof Error ? (error.stack ?? error.message) : String(error));
   };
@@ -65,8 +65,9 @@ export class FuzzHarness {
     private readonly matched: Map<string, string | null>,
   ) {}
 
-  static async start(): Promise<FuzzHarness> {
-    const app = await testApp();
+  /** `options` go to testApp (a `databaseUrl` puts the emulator on PostgreSQL outside vitest). */
+  static async start(options: Parameters<typeof testApp>[0] = {}): Promise<FuzzHarness> {
+    const app = await testApp(options);
     const matched = new Map<string, string | null>();
     // Which operation each request reached (routing is the server's: the fuzzer does not guess it).
     // onSend runs for every reply, errors included (an onRequest hook added here would run after the
@@ -126,17 +127,18 @@ export class FuzzHarness {
           },
         },
       });
-      this.corpusVersion = -1;
     }
-    // The documents the semantic cases' expected answers are computed from, as they were (the
-    // fuzzer runs on the in-memory store).
-    const data = app.data as MemoryDocuments;
-    const corpus = data.collection(semanticNamespace.database, semanticNamespace.collection);
-    if (corpus.version !== this.corpusVersion) {
-      await data.drop(semanticNamespace.database, semanticNamespace.collection);
-      const fresh = data.collection(semanticNamespace.database, semanticNamespace.collection);
-      for (const doc of semanticCorpus) fresh.insert(structuredClone(doc));
-      this.corpusVersion = fresh.version;
+    // The documents the semantic cases' expected answers are computed from, as they were (compared
+    // with their types and in natural order, so it works on either store).
+    const { database, collection } = semanticNamespace;
+    const stored = await app.data.read(database, collection, {});
+    if (EJSON.stringify(stored, { relaxed: false }) !== corpusText) {
+      const path = `/_mock/v1/apps/${fuzzApp}/data/${database}/${collection}`;
+      await this.inject("DELETE", path);
+      const inserted = await this.inject("POST", path, {
+        documents: EJSON.serialize(semanticCorpus, { relaxed: false }),
+      });
+      if (inserted.status !== 201) throw new Error(`could not restore the corpus: ${JSON.stringify(inserted.body)}`);
     }
     const user = await app.users.get(this.userId);
     if (force || !user || user.disabled || !(await app.users.accountByEmail(fuzzEmail))) {

@@ -7,26 +7,34 @@
  *   npm run fuzz                             10,000 cases, a new seed (printed)
  *   FUZZ_RUNS=50000 FUZZ_SEED=7 npm run fuzz  (from the root: npm keeps `--flags` for itself there)
  *   npm run fuzz -w mock-server -- --runs 50000 --seed 7
+ *   FUZZ_STORE=postgres npm run fuzz          (or --store postgres: on a throw-away PostgreSQL cluster)
  */
 import { parseArgs } from "node:util";
 import fc from "fast-check";
+import { startCluster } from "../../../scripts/postgres-cluster.mjs";
 import { fuzzCase, operationIds } from "./cases.ts";
 import { FuzzHarness } from "./harness.ts";
 
 const { values } = parseArgs({
-  options: { runs: { type: "string" }, seed: { type: "string" } },
+  options: { runs: { type: "string" }, seed: { type: "string" }, store: { type: "string" } },
 });
+const store = values.store ?? process.env.FUZZ_STORE ?? "memory";
 const runs = Number(values.runs ?? process.env.FUZZ_RUNS ?? 10_000);
 const seedText = values.seed ?? process.env.FUZZ_SEED;
 const seed = seedText !== undefined ? Number(seedText) : Date.now() % 2 ** 31;
-if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
-  process.stderr.write("usage: run-fuzz.ts [--runs N] [--seed N] (or FUZZ_RUNS, FUZZ_SEED)\n");
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || !["memory", "postgres"].includes(store)) {
+  process.stderr.write(
+    "usage: run-fuzz.ts [--runs N] [--seed N] [--store memory|postgres] (or FUZZ_RUNS, FUZZ_SEED, FUZZ_STORE)\n",
+  );
   process.exit(2);
 }
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-log(`fuzzing ${operationIds.length} operations with ${runs} cases, seed ${seed}`);
-const harness = await FuzzHarness.start();
+log(`fuzzing ${operationIds.length} operations with ${runs} cases, seed ${seed}, ${store} store`);
+const cluster = store === "postgres" ? await startCluster() : null;
+const harness = await FuzzHarness.start(
+  cluster ? { databaseUrl: cluster.url, signingSecret: "the-fuzzer's-signing-secret" } : {},
+);
 const failures = new Map<string, { count: number; example: string }>();
 const started = Date.now();
 let index = 0;
@@ -50,6 +58,7 @@ for (const c of fc.sample(fuzzCase, { seed, numRuns: runs })) {
 }
 const endProblems = await harness.finish();
 await harness.close();
+await cluster?.stop();
 
 const { stats } = harness;
 const untested = operationIds.filter((id) => !stats.byOperation[id]);

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeText, jsonFromDatabase } from "../../src/store/postgres/text-encoding.ts";
 import { ensureBuilt, killAll, runCli, startEmulatorProcess } from "../helpers/emulator-process.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
@@ -133,6 +134,7 @@ describe("import", () => {
         at: { $date: { $numberLong: "1700000000000" } },
         raw: { $binary: { base64: "AQID", subType: "00" } },
         tags: [["a"], { deep: [{ $numberDouble: "1.5" }] }],
+        text: "U+0000: \u0000, U+E000: \uE000",
       }),
     );
     writeFileSync(file, `${lines.join("\n")}\n`);
@@ -146,7 +148,9 @@ describe("import", () => {
       "SELECT ejson FROM documents WHERE app_id = 'local-app' AND db = 'shop' AND coll = 'products' AND id_key = $1",
       [`o:${(7).toString(16).padStart(24, "0")}`],
     );
-    expect(JSON.parse(rows[0].ejson)).toEqual({
+    // Stored with the store's escape for U+0000 (text-encoding.ts), which gives the line back.
+    expect(rows[0].ejson).toContain("U+0000: \uE0000, U+E000: \uE000\uE000");
+    expect(JSON.parse(jsonFromDatabase(decodeText(rows[0].ejson)))).toEqual({
       _id: { $oid: "000000000000000000000007" },
       n: { $numberInt: "7" },
       big: { $numberLong: "9007199254740993" },
@@ -154,6 +158,7 @@ describe("import", () => {
       at: { $date: { $numberLong: "1700000000000" } },
       raw: { $binary: { base64: "AQID", subType: "00" } },
       tags: [["a"], { deep: [{ $numberDouble: "1.5" }] }],
+      text: "U+0000: \u0000, U+E000: \uE000",
     });
   });
 

@@ -255,10 +255,26 @@ describe("two instances on one database", () => {
       await until(() => arrivals.length > n, `change event ${n}`, { timeoutMs: 5000, everyMs: 1 });
       latencies.push(arrivals[n]! - acknowledged);
     }
+    // U+0000 and U+E000 (the store's escape character) arrive as they were written, in an event
+    // small enough for a notification and in one that goes through the change log.
+    const awkward = ["small: \u0000\uE000\u0000", `large: \u0000\uE000${"x".repeat(10_000)}`];
+    for (const [i, value] of awkward.entries()) {
+      const sent = await send(a, "callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+        token: anon.access_token,
+        body: {
+          name: "insertOne",
+          service: "mongodb-atlas",
+          arguments: [{ database: "shop", collection: "orders", document: { value } }],
+        },
+      });
+      expect(sent.status).toBe(200);
+      await until(() => arrivals.length > 5 + i, `change event with U+0000 ${i}`, { timeoutMs: 5000, everyMs: 1 });
+    }
     controller.abort();
     await reading;
     expect(text).toContain('"operationType":"insert"');
     for (let n = 0; n < 5; n++) expect(text).toContain(`"n":{"$numberInt":"${n}"}`);
+    for (const value of awkward) expect(text).toContain(`"value":${JSON.stringify(value)}`);
     // Within 100 ms of the writer's reply (the median, so one scheduling hiccup on a busy machine does not decide).
     latencies.sort((x, y) => x - y);
     expect(latencies[2]).toBeLessThan(100);

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
 import { StoreUnavailableError } from "../store.ts";
+import { decodeText, parseJson, toDatabase } from "./text-encoding.ts";
 
 /**
  * Every statement is sent as a named prepared statement: each connection parses and plans it once,
@@ -21,7 +22,9 @@ function statement(text: string, values: unknown[]): pg.QueryConfig {
     name = `s${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;
     statementNames.set(text, name);
   }
-  return name === undefined ? { text, values } : { name, text, values };
+  // Strings go in encoded (text-encoding.ts: PostgreSQL cannot hold U+0000), and the parsers below decode.
+  const sent = values.map(toDatabase);
+  return name === undefined ? { text, values: sent } : { name, text, values: sent };
 }
 
 /** A pool client that sends named statements too (the client of a transaction). */
@@ -37,11 +40,30 @@ class NamedClient implements Queryable {
   }
 }
 
-/** int8 (bigserial ids, epoch milliseconds) as numbers: every value we keep is below 2^53. */
+// text[] (oid 1009: array types are not among the driver's named builtins).
+const builtinParser = pg.types.getTypeParser as (oid: number, format: "text") => (value: string) => unknown;
+const textArray = builtinParser(1009, "text") as (value: string) => (string | null)[];
+
+/**
+ * int8 (bigserial ids, epoch milliseconds) as numbers: every value we keep is below 2^53. Text,
+ * text[] and JSON decoded (text-encoding.ts).
+ */
 const types = {
   getTypeParser(oid: number, format?: "text" | "binary") {
-    if (oid === 20) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format as "text");
+    switch (oid) {
+      case 20:
+        return (value: string) => Number(value);
+      case 25: // text
+      case 1043: // varchar
+        return decodeText;
+      case 1009: // text[]
+        return (value: string) => textArray(value).map((item) => (item === null ? null : decodeText(item)));
+      case 114: // json
+      case 3802: // jsonb
+        return parseJson;
+      default:
+        return pg.types.getTypeParser(oid, format as "text");
+    }
   },
 };
 

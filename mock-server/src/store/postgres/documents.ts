@@ -21,6 +21,7 @@ import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
 import { pushdown } from "./pushdown.ts";
+import { jsonFromDatabase, jsonParam } from "./text-encoding.ts";
 
 /** A notification's payload is limited to 8000 bytes; larger events go through change_log. */
 const maxPayloadBytes = 7_900;
@@ -32,9 +33,12 @@ const maxAttempts = 4;
  * planner to walk the collection in order and filter (right only when most rows match), where the
  * GIN index finds the few that do.
  */
+/** A document as the statements bind it: its Extended JSON, for both `doc` (jsonb) and `ejson`. */
+export const storedDocument = (doc: Document) => jsonParam(toEJSONText(doc));
+
 function decode(rows: { seq: number; ejson: string }[], sorted: boolean): Document[] {
   const ordered = sorted ? rows : rows.sort((a, b) => a.seq - b.seq);
-  return ordered.map((r) => fromEJSONText(r.ejson) as Document);
+  return ordered.map((r) => fromEJSONText(jsonFromDatabase(r.ejson)) as Document);
 }
 
 export class PgDocuments implements DocumentStore {
@@ -78,7 +82,14 @@ export class PgDocuments implements DocumentStore {
     );
     const rows = await this.context.db.rows<{ seq: number; ejson: string }>(
       `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 ORDER BY seq OFFSET $4 LIMIT $5`,
-      [this.appId, database, collection, skip, limit],
+      // Past any bigint is past the end.
+      [
+        this.appId,
+        database,
+        collection,
+        Math.min(skip, Number.MAX_SAFE_INTEGER),
+        Math.min(limit, Number.MAX_SAFE_INTEGER),
+      ],
     );
     return { total: count?.n ?? 0, documents: decode(rows, true) };
   }
@@ -163,7 +174,7 @@ export class PgDocuments implements DocumentStore {
         const { rowCount } = await client.query(
           `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ($1, $2, $3, $4, $5::text::jsonb, $5)
            ON CONFLICT DO NOTHING`,
-          [this.appId, database, collection, idKey(doc._id), toEJSONText(doc)],
+          [this.appId, database, collection, idKey(doc._id), storedDocument(doc)],
         );
         if (rowCount === 1) await this.notify(client, events);
         return rowCount === 1;
@@ -174,7 +185,15 @@ export class PgDocuments implements DocumentStore {
          INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ($1, $2, $3, $4, $5::text::jsonb, $5)
          ON CONFLICT DO NOTHING RETURNING id_key)
        SELECT id_key, (SELECT pg_notify($6, $7) WHERE ${watched("$1")}) FROM inserted`,
-      [this.appId, database, collection, idKey(doc._id), toEJSONText(doc), channels.changes, payloads[0]?.small ?? ""],
+      [
+        this.appId,
+        database,
+        collection,
+        idKey(doc._id),
+        storedDocument(doc),
+        channels.changes,
+        payloads[0]?.small ?? "",
+      ],
     );
     return rows.length === 1;
   }
@@ -201,7 +220,7 @@ export class PgDocuments implements DocumentStore {
           `UPDATE documents d SET doc = v.t::jsonb, ejson = v.t
              FROM unnest($4::text[], $5::text[]) AS v(k, t)
             WHERE d.app_id = $1 AND d.db = $2 AND d.coll = $3 AND d.id_key = v.k`,
-          [...head, docs.map((d) => idKey(d._id)), docs.map(toEJSONText)],
+          [...head, docs.map((d) => idKey(d._id)), docs.map(storedDocument)],
         );
       } else {
         await client.query("DELETE FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 AND id_key = ANY($4)", [
@@ -243,7 +262,7 @@ export class PgDocuments implements DocumentStore {
        SELECT $1, $2, $3, v.k, v.t::jsonb, v.t FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(k, t, n)
         ORDER BY v.n
        ON CONFLICT DO NOTHING RETURNING id_key`,
-      [...head, keys.slice(0, count), changes.slice(0, count).map((c) => toEJSONText(c.doc))],
+      [...head, keys.slice(0, count), changes.slice(0, count).map((c) => storedDocument(c.doc))],
     );
     this.context.noteInserted(rows.length);
     if (rows.length === count) return batchDuplicate;

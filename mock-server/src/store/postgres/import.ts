@@ -8,8 +8,10 @@
  */
 import { createInterface } from "node:readline";
 import { ObjectId } from "bson";
-import { type Document, fromEJSON, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
+import { type Document, fromEJSON, idKey, isDocument } from "../../data/documents.ts";
 import type { Database } from "./database.ts";
+import { storedDocument } from "./documents.ts";
+import type { JsonParam } from "./text-encoding.ts";
 
 export interface ImportTarget {
   appId: string;
@@ -33,7 +35,7 @@ const maxReported = 20;
 interface Row {
   line: number;
   key: string;
-  text: string;
+  text: JsonParam;
 }
 
 /** Imports the lines of `input`; answers how many documents went in. */
@@ -116,7 +118,7 @@ export async function importDocuments(
         report(line, "an _id cannot be an array");
         continue;
       }
-      batch.push({ line, key: idKey(document._id), text: toEJSONText(document) });
+      batch.push({ line, key: idKey(document._id), text: storedDocument(document) });
       if (batch.length >= batchSize) await flush();
     }
     await flush();

@@ -4,7 +4,7 @@
  * of instances (each due message is claimed with a lease, `FOR UPDATE SKIP LOCKED`). Waits are
  * answered by messages stored by any instance (a notification names each new message).
  */
-import { composeMessage, MailWaits, mailMatches, mailSeq, recipients } from "../mail-messages.ts";
+import { composeMessage, MailWaits, mailMatches, mailSeq, messageNumber, recipients } from "../mail-messages.ts";
 import type { MailDelivery, MailFilter, MailMessage, MailStore, NewMail } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Queryable } from "./database.ts";
@@ -22,7 +22,9 @@ function whereOf(filter: MailFilter, params: unknown[]): string {
   if (filter.source !== undefined) where.push(`source = ${param(filter.source)}`);
   if (filter.kind !== undefined) where.push(`kind = ${param(filter.kind)}`);
   if (filter.to !== undefined) where.push(`${param(filter.to.trim().toLowerCase())} = ANY(recipients)`);
-  if (filter.since !== undefined && /^m-\d+$/.test(filter.since)) where.push(`id > ${param(mailSeq(filter.since))}`);
+  // A message number past any id (bigint) means: nothing after it.
+  if (filter.since !== undefined && /^m-\d+$/.test(filter.since))
+    where.push(`id > ${param(Math.min(mailSeq(filter.since), Number.MAX_SAFE_INTEGER))}`);
   return where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
 }
 
@@ -77,7 +79,9 @@ export class PgMail implements MailStore {
 
   async get(id: string): Promise<MailMessage | undefined> {
     if (!/^m-\d+$/.test(id)) return undefined;
-    const [row] = await this.context.db.rows<{ doc: MailMessage }>("SELECT doc FROM mail WHERE id = $1", [mailSeq(id)]);
+    const seq = messageNumber(id);
+    if (seq === undefined) return undefined;
+    const [row] = await this.context.db.rows<{ doc: MailMessage }>("SELECT doc FROM mail WHERE id = $1", [seq]);
     return row ? toMessage(row) : undefined;
   }
 
@@ -133,12 +137,7 @@ export class PgMail implements MailStore {
     await this.context.db.query(
       `UPDATE mail SET doc = jsonb_set(doc, '{delivery}', $2::jsonb), delivery_state = $3, next_attempt_at = $4
         WHERE id = $1`,
-      [
-        mailSeq(id),
-        JSON.stringify(delivery),
-        delivery.state,
-        delivery.nextAttemptAt ? Date.parse(delivery.nextAttemptAt) : 0,
-      ],
+      [mailSeq(id), delivery, delivery.state, delivery.nextAttemptAt ? Date.parse(delivery.nextAttemptAt) : 0],
     );
   }
 

@@ -9,6 +9,7 @@
  */
 import pg from "pg";
 import { clientConfig, type DatabaseOptions } from "./database.ts";
+import { decodeText } from "./text-encoding.ts";
 
 export const channels = {
   /** Document changes: `{a: appId, e: [change events as canonical EJSON]}` or `{a, r: change_log id}`. */
@@ -56,7 +57,8 @@ export class NotificationListener {
   private async connect(): Promise<void> {
     const client = new pg.Client(clientConfig(this.options));
     client.on("notification", (message) => {
-      if (message.payload !== undefined) this.events.notification(message.channel as Channel, message.payload);
+      if (message.payload !== undefined)
+        this.events.notification(message.channel as Channel, decodeText(message.payload));
     });
     const broken = (reason: string) => {
       if (this.client !== client) return;

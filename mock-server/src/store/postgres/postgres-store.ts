@@ -12,7 +12,7 @@ import type { AppState, State, Store, StoredState } from "../store.ts";
 import { PgApps, PgEmailJsAccounts } from "./apps.ts";
 import { PgContext } from "./context.ts";
 import { clientConfig, Database, type DatabaseOptions, describeUrl } from "./database.ts";
-import { ChangeHub } from "./documents.ts";
+import { ChangeHub, storedDocument } from "./documents.ts";
 import { PgMail } from "./mail.ts";
 import { migrate } from "./migrations.ts";
 import { NotificationListener } from "./notifications.ts";
@@ -137,7 +137,7 @@ export class PostgresStore implements Store {
             const key = idKey(decoded._id);
             if (seen.has(key)) throw new StateImportError(`duplicate _id in ${database}.${collection}`);
             seen.add(key);
-            return { key, text: toEJSONText(decoded) };
+            return { key, text: storedDocument(decoded) };
           }),
         };
       }),
