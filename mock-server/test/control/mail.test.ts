@@ -155,7 +155,7 @@ describe("getMail and clearMail", () => {
     expect(response.statusCode).toBe(200);
     expect(body).toEqual(message);
     // Ids this server never writes: far beyond any number, or another spelling of the message's.
-    const spelledDifferently = message!.id.replace("m-", "m-0");
+    const spelledDifferently = String(message!.id).replace("m-", "m-0");
     for (const id of ["m-999999", "m-99999999999999999999", spelledDifferently, "m-1.0", "m--1"]) {
       const missing = await call(app, "getMail", { method: "GET", url: `/_mock/v1/mail/${id}` });
       expect([missing.response.statusCode, missing.body.code], id).toEqual([404, "NotFound"]);
