@@ -12,6 +12,7 @@ import type { AppConfig } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppliedChanges, DocumentChange, DocumentStore, WritePlan } from "../store/store.ts";
 import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
+import { namespaceError } from "./namespaces.ts";
 import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
 import { type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
@@ -289,6 +290,8 @@ export class MongoService {
     this.deadline = performance.now() + this.limits.timeoutMs;
     const database = requireString(args, "database");
     const name = requireString(args, "collection");
+    const invalid = namespaceError(database, name);
+    if (invalid !== undefined) throw errors.mongo(invalid);
     switch (action) {
       case "find":
         return this.find(database, name, args);

@@ -198,6 +198,48 @@ describe("mongodb-atlas actions", () => {
     });
   });
 
+  it("refuses the namespaces MongoDB refuses, with its messages, and accepts the rest", async () => {
+    const coll = "c".repeat(191); // "a".repeat(63) + "." + this = 255 bytes, MongoDB's most
+    const refused: [string, string, string][] = [
+      ["a".repeat(64), "c", "db name must be at most 63 characters, found: 64"],
+      ["é".repeat(32), "c", "db name must be at most 63 characters, found: 64"],
+      ["data base", "c", "Invalid namespace specified 'data base.c'"],
+      ["a/b", "c", "Invalid namespace specified 'a/b.c'"],
+      ["a\\b", "c", "Invalid namespace specified 'a\\b.c'"],
+      ['a"b', "c", `Invalid namespace specified 'a"b.c'`],
+      ["a$b", "c", "Invalid namespace: a$b.c"],
+      ["a.b", "c", "'.' is an invalid character in a db name: a.b"],
+      ["a\u0000b", "c", "namespaces cannot have embedded null characters"],
+      ["shop", "c\u0000", "namespaces cannot have embedded null characters"],
+      ["shop", ".c", "Collection names cannot start with '.': .c"],
+      ["shop", "c$", "Invalid collection name: c$"],
+      ["a".repeat(63), `${coll}x`, `Fully qualified namespace is too long. Namespace: ${"a".repeat(63)}.${coll}x Max: 255`],
+    ];
+    for (const [database, collection, message] of refused) {
+      for (const [name, argument] of [
+        ["insertOne", { document: { a: 1 } }],
+        ["find", { query: {} }],
+      ] as const) {
+        const { response, body } = await action(name, { database, collection, ...argument });
+        expect([response.statusCode, body], `${name} ${database}.${collection}`).toEqual([
+          400,
+          expect.objectContaining({ error: message, error_code: "MongoDBError" }),
+        ]);
+      }
+    }
+    const accepted: [string, string][] = [
+      ["a".repeat(63), coll],
+      ["データベース", "コレクション"],
+      ["--", "collection.name"],
+      ["0prefix", "+-/*<>=~!@#%^&|`?()[],;:. "],
+    ];
+    for (const [database, collection] of accepted) {
+      const inserted = await action("insertOne", { database, collection, document: { _id: 1 } });
+      expect(inserted.response.statusCode, `${database}.${collection}`).toBe(200);
+      expect((await action("find", { database, collection, query: {} })).body).toEqual([{ _id: { $numberInt: "1" } }]);
+    }
+  });
+
   it("answers ServiceNotFound for another service and FunctionNotFound for an unknown action", async () => {
     const other = await call(app, "callFunction", {
       method: "POST",
