@@ -21,6 +21,7 @@ export const bothStores = [
   "test/control/apps-and-users.test.ts",
   "test/control/mail.test.ts",
   "test/control/state.test.ts",
+  "test/data/long-values.test.ts",
   "test/data/nul-characters.test.ts",
   "test/data/query-limits.test.ts",
   "test/data/regex-queries.test.ts",

@@ -3,6 +3,7 @@
  * advisory lock: instances starting together apply each migration once; a schema newer than the
  * code, or a database that cannot be reached, stops the start with a one-line reason.
  */
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { latestVersion, migrate, migrations } from "../../src/store/postgres/migrations.ts";
@@ -51,6 +52,37 @@ describe("migrations", () => {
     expect(tables.map((t) => t.tablename)).toEqual(
       expect.arrayContaining(["apps", "documents", "identities", "mail", "sessions", "userpass_accounts", "users"]),
     );
+  });
+
+  it("upgrade a database of an older version, keeping its rows", async () => {
+    const db = await fresh();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      // Version 1, as an older server left it, with an API key.
+      await client.query("BEGIN");
+      await client.query(
+        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+      );
+      await client.query(migrations[0]!.sql);
+      await client.query("INSERT INTO schema_migrations (version, name) VALUES (1, 'v1')");
+      await client.query("COMMIT");
+      await client.query("INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{}')");
+      await client.query("INSERT INTO users (app_id, id, doc) VALUES ('a', 'u', '{}')");
+      const key =
+        "INSERT INTO api_keys (app_id, id, user_id, name, key_hash, disabled, created_at) VALUES ('a', $1, 'u', $2, $1, false, 0)";
+      await client.query(key, ["k1", "ci"]);
+
+      expect(await migrate(client)).toEqual(migrations.slice(1).map((m) => m.version));
+      expect((await client.query("SELECT name FROM api_keys")).rows).toEqual([{ name: "ci" }]);
+      // Version 2: a name of any length, and still once per user.
+      const long = randomBytes(5000).toString("hex");
+      await client.query(key, ["k2", long]);
+      await expect(client.query(key, ["k3", "ci"])).rejects.toMatchObject({ code: "23505" });
+      await expect(client.query(key, ["k4", long])).rejects.toMatchObject({ code: "23505" });
+    } finally {
+      await client.end();
+    }
   });
 
   it("are applied once when several instances start together", async () => {

@@ -7,7 +7,7 @@
  * instance's change streams in commit order. Announcing only when someone listens matters: a
  * notifying commit holds a database-wide lock until it is flushed, which serializes such commits.
  */
-import { type ChangeEvent, type Document, fromEJSONText, idKey, toEJSON, toEJSONText } from "../../data/documents.ts";
+import { type ChangeEvent, type Document, fromEJSONText, toEJSON, toEJSONText } from "../../data/documents.ts";
 import {
   type AppliedChanges,
   type CollectionInfo,
@@ -21,6 +21,7 @@ import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
 import { pushdown } from "./pushdown.ts";
+import { idRowKey } from "./row-keys.ts";
 import { jsonFromDatabase, jsonParam } from "./text-encoding.ts";
 
 /** A notification's payload is limited to 8000 bytes; larger events go through change_log. */
@@ -174,7 +175,7 @@ export class PgDocuments implements DocumentStore {
         const { rowCount } = await client.query(
           `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ($1, $2, $3, $4, $5::text::jsonb, $5)
            ON CONFLICT DO NOTHING`,
-          [this.appId, database, collection, idKey(doc._id), storedDocument(doc)],
+          [this.appId, database, collection, idRowKey(doc._id), storedDocument(doc)],
         );
         if (rowCount === 1) await this.notify(client, events);
         return rowCount === 1;
@@ -189,7 +190,7 @@ export class PgDocuments implements DocumentStore {
         this.appId,
         database,
         collection,
-        idKey(doc._id),
+        idRowKey(doc._id),
         storedDocument(doc),
         channels.changes,
         payloads[0]?.small ?? "",
@@ -220,12 +221,12 @@ export class PgDocuments implements DocumentStore {
           `UPDATE documents d SET doc = v.t::jsonb, ejson = v.t
              FROM unnest($4::text[], $5::text[]) AS v(k, t)
             WHERE d.app_id = $1 AND d.db = $2 AND d.coll = $3 AND d.id_key = v.k`,
-          [...head, docs.map((d) => idKey(d._id)), docs.map(storedDocument)],
+          [...head, docs.map((d) => idRowKey(d._id)), docs.map(storedDocument)],
         );
       } else {
         await client.query("DELETE FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 AND id_key = ANY($4)", [
           ...head,
-          (group as { id: unknown }[]).map((c) => idKey(c.id)),
+          (group as { id: unknown }[]).map((c) => idRowKey(c.id)),
         ]);
       }
       done = end;
@@ -243,7 +244,7 @@ export class PgDocuments implements DocumentStore {
     collection: string,
     changes: { doc: Document }[],
   ): Promise<number | undefined> {
-    const keys = changes.map((c) => idKey(c.doc._id));
+    const keys = changes.map((c) => idRowKey(c.doc._id));
     const seen = new Set<string>();
     let batchDuplicate: number | undefined;
     for (const [i, key] of keys.entries()) {

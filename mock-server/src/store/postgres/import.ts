@@ -8,9 +8,10 @@
  */
 import { createInterface } from "node:readline";
 import { ObjectId } from "bson";
-import { type Document, fromEJSON, idKey, isDocument } from "../../data/documents.ts";
+import { type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import type { Database } from "./database.ts";
 import { storedDocument } from "./documents.ts";
+import { idRowKey } from "./row-keys.ts";
 import type { JsonParam } from "./text-encoding.ts";
 
 export interface ImportTarget {
@@ -118,7 +119,7 @@ export async function importDocuments(
         report(line, "an _id cannot be an array");
         continue;
       }
-      batch.push({ line, key: idKey(document._id), text: storedDocument(document) });
+      batch.push({ line, key: idRowKey(document._id), text: storedDocument(document) });
       if (batch.length >= batchSize) await flush();
     }
     await flush();

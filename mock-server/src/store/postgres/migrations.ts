@@ -167,6 +167,19 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "an API key name of any length, still once per user",
+    // A btree entry holds about 2.7 kB and a name has no limit: the uniqueness is on its SHA-256.
+    // (convert_to is only STABLE because of the database encoding, which is fixed at creation.)
+    sql: `
+      CREATE FUNCTION api_key_name_hash(name text) RETURNS bytea
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        AS $$ SELECT sha256(convert_to(name, 'UTF8')) $$;
+      ALTER TABLE api_keys DROP CONSTRAINT api_keys_app_id_user_id_name_key;
+      CREATE UNIQUE INDEX api_keys_name_once ON api_keys (app_id, user_id, api_key_name_hash(name));
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

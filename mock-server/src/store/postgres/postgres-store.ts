@@ -5,7 +5,7 @@
  * problem. See docs/decisions/0007-postgresql-store.md.
  */
 import pg from "pg";
-import { type Document, fromEJSON, idKey, toEJSONText } from "../../data/documents.ts";
+import { type Document, fromEJSON, toEJSONText } from "../../data/documents.ts";
 import { randomHex } from "../../state/ids.ts";
 import { StateImportError, stateApps } from "../state-import.ts";
 import type { AppState, State, Store, StoredState } from "../store.ts";
@@ -16,6 +16,7 @@ import { ChangeHub, storedDocument } from "./documents.ts";
 import { PgMail } from "./mail.ts";
 import { migrate } from "./migrations.ts";
 import { NotificationListener } from "./notifications.ts";
+import { idRowKey, rowKey } from "./row-keys.ts";
 
 export class DatabaseStartError extends Error {}
 
@@ -134,7 +135,7 @@ export class PostgresStore implements Store {
                 `a document of ${database}.${collection} is not valid Extended JSON: ${(error as Error).message}`,
               );
             }
-            const key = idKey(decoded._id);
+            const key = idRowKey(decoded._id);
             if (seen.has(key)) throw new StateImportError(`duplicate _id in ${database}.${collection}`);
             seen.add(key);
             return { key, text: storedDocument(decoded) };
@@ -160,7 +161,7 @@ export class PostgresStore implements Store {
             for (const identity of user.identities) {
               await client.query(
                 "INSERT INTO identities (app_id, provider_type, identity_id, user_id) VALUES ($1, $2, $3, $4)",
-                [...scope, identity.provider_type, identity.id, id],
+                [...scope, identity.provider_type, rowKey(identity.id), id],
               );
             }
           }

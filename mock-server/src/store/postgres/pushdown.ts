@@ -14,7 +14,8 @@
  * `$or`, `$expr`, comparisons…) is left to the query engine. docs/decisions/0007 lists this too.
  */
 import { ObjectId } from "bson";
-import { type Document, idKey, isDocument } from "../../data/documents.ts";
+import { type Document, isDocument } from "../../data/documents.ts";
+import { idRowKey } from "./row-keys.ts";
 
 export interface Pushdown {
   /** SQL conditions, AND-ed; `$n` placeholders numbered from `firstParam`. */
@@ -83,7 +84,7 @@ export function pushdown(query: Document, firstParam: number): Pushdown {
       if (key.startsWith("$") || key.includes(".") || awkward(key)) continue;
       if (key === "_id") {
         const ids = equalValues(condition, isIdValue);
-        if (ids) where.push(`id_key = ANY(${param(ids.map(idKey))}::text[])`);
+        if (ids) where.push(`id_key = ANY(${param(ids.map(idRowKey))}::text[])`);
         continue;
       }
       const values = equalValues(condition, (v) => scalar(v) !== undefined);

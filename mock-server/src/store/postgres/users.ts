@@ -13,6 +13,7 @@ import {
   type UserRecords,
 } from "../store.ts";
 import type { Database, Queryable } from "./database.ts";
+import { rowKey } from "./row-keys.ts";
 
 type UserDoc = Omit<StoredUser, "id">;
 
@@ -65,7 +66,7 @@ export class PgUsers implements UserRecords {
     const { rows } = await q.query<{ id: string; doc: UserDoc }>(
       `SELECT u.id, u.doc FROM identities i JOIN users u ON u.app_id = i.app_id AND u.id = i.user_id
         WHERE i.app_id = $1 AND i.provider_type = $2 AND i.identity_id = $3`,
-      [this.appId, providerType, identityId],
+      [this.appId, providerType, rowKey(identityId)],
     );
     return rows[0] ? toUser(rows[0]) : undefined;
   }
@@ -80,7 +81,7 @@ export class PgUsers implements UserRecords {
       const { rowCount } = await q.query(
         `INSERT INTO identities (app_id, provider_type, identity_id, user_id) VALUES ($1, $2, $3, $4)
          ON CONFLICT DO NOTHING`,
-        [this.appId, identity.provider_type, identity.id, userId],
+        [this.appId, identity.provider_type, rowKey(identity.id), userId],
       );
       if (rowCount === 0) return identity;
     }

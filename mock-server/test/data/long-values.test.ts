@@ -1,0 +1,107 @@
+/**
+ * Values as long as a client likes where MongoDB and the service set no limit: an `_id` (MongoDB
+ * has had no index key limit since 4.2), an identity id from a custom function, an API key's name.
+ * Random text, so a database cannot compress it under an index's entry size. Runs on both stores.
+ */
+import { randomBytes } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+
+const random = (chars: number) => randomBytes(chars / 2).toString("hex");
+
+let app: FastifyInstance;
+let appId: string;
+let token: string;
+beforeAll(async () => {
+  app = await testApp();
+  appId = await newApp(app, {
+    providers: { "custom-function": { enabled: true, authFunctionName: "authenticate" } },
+  });
+  token = (await anonymousLogin(app, appId)).access_token;
+});
+afterAll(() => app.close());
+
+async function action(name: string, argument: Record<string, unknown>) {
+  return call(app, "callFunction", {
+    method: "POST",
+    url: `${base}/app/${appId}/functions/call`,
+    headers: bearer(token),
+    payload: { name, arguments: [{ database: "db", collection: "long", ...argument }], service: "mongodb-atlas" },
+  });
+}
+
+describe("long values", () => {
+  it("an _id of 20,000 characters (and one of 300): inserted once, found, updated, deleted", async () => {
+    const long = random(20_000);
+    const medium = random(300);
+    const object = { key: random(10_000) };
+    const inserted = await action("insertMany", {
+      documents: [
+        { _id: long, n: 1 },
+        { _id: medium, n: 2 },
+        { _id: object, n: 3 },
+      ],
+    });
+    expect(inserted.body.insertedIds).toEqual([long, medium, object]);
+    const again = await action("insertOne", { document: { _id: long } });
+    expect(again.body.error).toMatch(/^Duplicate key error/);
+    for (const [id, n] of [
+      [long, 1],
+      [medium, 2],
+      [object, 3],
+    ] as const) {
+      expect((await action("findOne", { query: { _id: id } })).body).toEqual({ _id: id, n: { $numberInt: String(n) } });
+    }
+    const updated = await action("updateOne", { query: { _id: long }, update: { $set: { n: 4 } } });
+    expect(updated.body.modifiedCount).toEqual({ $numberInt: "1" });
+    expect((await action("find", { query: { _id: { $in: [long, medium] } }, sort: { n: 1 } })).body).toEqual([
+      { _id: medium, n: { $numberInt: "2" } },
+      { _id: long, n: { $numberInt: "4" } },
+    ]);
+    expect((await action("deleteOne", { query: { _id: long } })).body).toEqual({ deletedCount: { $numberInt: "1" } });
+    expect((await action("count", { query: {} })).body).toEqual({ $numberLong: "2" });
+  });
+
+  it("a custom function's identity id of 10,000 characters logs in the same user each time", async () => {
+    const username = random(10_000);
+    const pin = String(username.length).repeat(3).slice(0, 3);
+    const login = () =>
+      call(app, "login", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/custom-function/login`,
+        payload: { username, pin },
+      });
+    const first = await login();
+    expect(first.response.statusCode).toBe(200);
+    expect((await login()).body.user_id).toBe(first.body.user_id);
+    const profile = await call(app, "getProfile", {
+      method: "GET",
+      url: `${base}/auth/profile`,
+      headers: bearer(first.body.access_token),
+    });
+    expect(profile.body.identities[0].id).toBe(username);
+  });
+
+  it("an API key name of 10,000 characters: created, listed, and still once per user", async () => {
+    const owner = await emailUser(app, appId, "long@example.com", "secret-1");
+    const name = random(10_000);
+    const create = () =>
+      call(app, "createApiKey", {
+        method: "POST",
+        url: `${base}/auth/api_keys`,
+        headers: bearer(owner.refresh_token),
+        payload: { name },
+      });
+    const created = await create();
+    expect(created.response.statusCode).toBe(201);
+    expect(created.body.name).toBe(name);
+    expect((await create()).response.statusCode).toBe(409);
+    const listed = await call(app, "listApiKeys", {
+      method: "GET",
+      url: `${base}/auth/api_keys`,
+      headers: bearer(owner.refresh_token),
+    });
+    expect(listed.body.map((k: { name: string }) => k.name)).toEqual([name]);
+  });
+});
