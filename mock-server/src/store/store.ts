@@ -4,7 +4,7 @@
  * documents of every collection, captured mail and EmailJS accounts. Routes reach it only through
  * these interfaces and never learn which implementation is behind them: memory (the harness
  * default: one process, nothing on disk) or PostgreSQL (`--database`: durable, several instances
- * on one database; see docs/decisions/0007-postgresql-store.md).
+ * on one database; see docs/decisions/0008-postgresql-store.md).
  *
  * Rules every implementation keeps:
  * - Races are decided by the store in one step (a unique constraint, a conditional update), never

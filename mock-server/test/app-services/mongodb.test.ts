@@ -213,7 +213,11 @@ describe("mongodb-atlas actions", () => {
       ["shop", "c\u0000", "namespaces cannot have embedded null characters"],
       ["shop", ".c", "Collection names cannot start with '.': .c"],
       ["shop", "c$", "Invalid collection name: c$"],
-      ["a".repeat(63), `${coll}x`, `Fully qualified namespace is too long. Namespace: ${"a".repeat(63)}.${coll}x Max: 255`],
+      [
+        "a".repeat(63),
+        `${coll}x`,
+        `Fully qualified namespace is too long. Namespace: ${"a".repeat(63)}.${coll}x Max: 255`,
+      ],
     ];
     for (const [database, collection, message] of refused) {
       for (const [name, argument] of [

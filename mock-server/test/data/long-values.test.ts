@@ -1,6 +1,7 @@
 /**
  * Values as long as a client likes where MongoDB and the service set no limit: an `_id` (MongoDB
- * has had no index key limit since 4.2), an identity id from a custom function, an API key's name.
+ * has had no index key limit since 4.2), an identity id from a custom function, an API key's name,
+ * a long `$in` list.
  * Random text, so a database cannot compress it under an index's entry size. Runs on both stores.
  */
 import { randomBytes } from "node:crypto";
@@ -61,6 +62,21 @@ describe("long values", () => {
     ]);
     expect((await action("deleteOne", { query: { _id: long } })).body).toEqual({ deletedCount: { $numberInt: "1" } });
     expect((await action("count", { query: {} })).body).toEqual({ $numberLong: "2" });
+  });
+
+  it("an $in of 100,000 values, on _id and on a field", async () => {
+    await action("insertMany", {
+      collection: "tags",
+      documents: [
+        { _id: "v5", tag: "v7" },
+        { _id: "w", tag: "w" },
+      ],
+    });
+    const values = Array.from({ length: 100_000 }, (_, i) => `v${i}`);
+    for (const field of ["_id", "tag"]) {
+      const found = await action("find", { collection: "tags", query: { [field]: { $in: values } } });
+      expect(found.body, field).toEqual([{ _id: "v5", tag: "v7" }]);
+    }
   });
 
   it("a custom function's identity id of 10,000 characters logs in the same user each time", async () => {

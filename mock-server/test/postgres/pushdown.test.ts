@@ -34,7 +34,7 @@ describe("pushdown", () => {
     ]);
   });
 
-  it("leaves to the engine what SQL could get wrong", () => {
+  it("leaves to the engine what SQL could get wrong or could not evaluate", () => {
     const untouched = [
       { n: 5 },
       { n: { $gt: 1 } },
@@ -49,8 +49,11 @@ describe("pushdown", () => {
       { at: new Date(0) },
       { "bad\u0001key": "x" },
       { a: "lone \ud800 surrogate" },
+      // Past 256 alternatives the path is not worth it (100,000 failed to evaluate).
+      { a: { $in: Array.from({ length: 257 }, (_, i) => `v${i}`) } },
     ];
     for (const query of untouched) expect(pushdown(query, 1), JSON.stringify(query)).toEqual({ where: [], params: [] });
+    expect(pushdown({ a: { $in: Array.from({ length: 256 }, (_, i) => `v${i}`) } }, 1).where).toHaveLength(1);
     // A one-clause $or is its clause.
     expect(pushdown({ $or: [{ a: "x" }] }, 1).where).toHaveLength(1);
   });

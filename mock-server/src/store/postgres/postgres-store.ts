@@ -2,7 +2,7 @@
  * The PostgreSQL store (`--database URL`): durable, shared by every instance on the database.
  * Opening it checks the database can be reached, brings the schema up to date (migrations.ts) and
  * starts listening for the other instances' notifications; each failure is one line naming the
- * problem. See docs/decisions/0007-postgresql-store.md.
+ * problem. See docs/decisions/0008-postgresql-store.md.
  */
 import pg from "pg";
 import { type Document, fromEJSON, toEJSONText } from "../../data/documents.ts";

@@ -6,12 +6,12 @@
  *
  * - `_id` equal to a string, an ObjectId or a number, or `$in` of those → the primary key;
  * - a top-level field equal to a string, an ObjectId or a boolean (`f: v`, `f: {$eq: v}`,
- *   `f: {$in: [v…]}`) → the JSON path predicate `doc @@ '$."f" == v'` (lax mode: it matches an
+ *   `f: {$in: [v…]}`, up to 256 values) → the JSON path predicate `doc @@ '$."f" == v'` (lax mode: it matches an
  *   array holding the value too, as MongoDB's equality does), served by the GIN index on `doc`;
  * - the conditions of an `$and` (and of a one-clause `$or`), each as above.
  *
  * Everything else (numbers other than `_id`, dates, null, regular expressions, dotted paths,
- * `$or`, `$expr`, comparisons…) is left to the query engine. docs/decisions/0007 lists this too.
+ * `$or`, `$expr`, comparisons…) is left to the query engine. docs/decisions/0008 lists this too.
  */
 import { ObjectId } from "bson";
 import { type Document, isDocument } from "../../data/documents.ts";
@@ -64,6 +64,9 @@ function equalValues(condition: unknown, accept: (v: unknown) => boolean): unkno
 const isIdValue = (v: unknown) =>
   typeof v === "string" || v instanceof ObjectId || (typeof v === "number" && Number.isFinite(v));
 
+/** The most values of one field's `$in` pushed down as JSON path alternatives. */
+const maxAlternatives = 256;
+
 export function pushdown(query: Document, firstParam: number): Pushdown {
   const where: string[] = [];
   const params: unknown[] = [];
@@ -88,7 +91,8 @@ export function pushdown(query: Document, firstParam: number): Pushdown {
         continue;
       }
       const values = equalValues(condition, (v) => scalar(v) !== undefined);
-      if (!values) continue;
+      // A path of 100,000 alternatives is past what PostgreSQL evaluates (and an index would help little).
+      if (!values || values.length > maxAlternatives) continue;
       const alternatives = values.map((value) => pathEquals(key, value as Scalar));
       if (alternatives.some((a) => a === undefined)) continue;
       where.push(`doc @@ ${param(alternatives.join(" || "))}::jsonpath`);
