@@ -1,7 +1,7 @@
 /** The mongodb-atlas service actions: argument shapes, result types, rules and errors. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, mongoAction, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -16,14 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-async function action(name: string, argument: Record<string, unknown>, as = token) {
-  return call(app, "callFunction", {
-    method: "POST",
-    url: `${base}/app/${appId}/functions/call`,
-    headers: bearer(as),
-    payload: { name, arguments: [argument], service: "mongodb-atlas" },
-  });
-}
+const action = (name: string, argument: Record<string, unknown>, as = token) =>
+  mongoAction(app, appId, as, name, argument);
 
 const ns = (collection: string) => ({ database: "shop", collection });
 

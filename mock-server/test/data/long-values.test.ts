@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, emailUser, mongoAction, newApp, testApp } from "../helpers/app.ts";
 
 const random = (chars: number) => randomBytes(chars / 2).toString("hex");
 
@@ -23,14 +23,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-async function action(name: string, argument: Record<string, unknown>) {
-  return call(app, "callFunction", {
-    method: "POST",
-    url: `${base}/app/${appId}/functions/call`,
-    headers: bearer(token),
-    payload: { name, arguments: [{ database: "db", collection: "long", ...argument }], service: "mongodb-atlas" },
-  });
-}
+const action = (name: string, argument: Record<string, unknown>) =>
+  mongoAction(app, appId, token, name, { database: "db", collection: "long", ...argument });
 
 describe("long values", () => {
   it("an _id of 20,000 characters (and one of 300): inserted once, found, updated, deleted", async () => {

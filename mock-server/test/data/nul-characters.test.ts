@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, emailUser, mongoAction, newApp, testApp } from "../helpers/app.ts";
 import { mailOf, newAccount, sendEmail } from "../helpers/emailjs.ts";
 
 let app: FastifyInstance;
@@ -19,14 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-async function action(name: string, argument: Record<string, unknown>) {
-  return call(app, "callFunction", {
-    method: "POST",
-    url: `${base}/app/${appId}/functions/call`,
-    headers: bearer(token),
-    payload: { name, arguments: [{ database: "db", collection: "nul", ...argument }], service: "mongodb-atlas" },
-  });
-}
+const action = (name: string, argument: Record<string, unknown>) =>
+  mongoAction(app, appId, token, name, { database: "db", collection: "nul", ...argument });
 
 describe("U+0000 in documents", () => {
   it("is kept in values, _id and beside U+E000, and documents are found by it", async () => {

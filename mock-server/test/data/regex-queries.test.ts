@@ -6,7 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stripExtended } from "../../src/data/regex.ts";
-import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, mongoAction, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -30,14 +30,7 @@ afterAll(() => app.close());
 
 const ns = { database: "db", collection: "notes" };
 
-async function action(name: string, argument: Record<string, unknown>) {
-  return call(app, "callFunction", {
-    method: "POST",
-    url: `${base}/app/${appId}/functions/call`,
-    headers: bearer(token),
-    payload: { name, arguments: [argument], service: "mongodb-atlas" },
-  });
-}
+const action = (name: string, argument: Record<string, unknown>) => mongoAction(app, appId, token, name, argument);
 
 async function ids(query: Record<string, unknown>): Promise<number[]> {
   const { response, body } = await action("find", { ...ns, query, sort: { _id: 1 } });

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, mongoAction, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -18,14 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-async function action(name: string, argument: Record<string, unknown>) {
-  return call(app, "callFunction", {
-    method: "POST",
-    url: `${base}/app/${appId}/functions/call`,
-    headers: bearer(token),
-    payload: { name, arguments: [argument], service: "mongodb-atlas" },
-  });
-}
+const action = (name: string, argument: Record<string, unknown>) => mongoAction(app, appId, token, name, argument);
 
 /** A fresh collection per case. */
 function collection() {

@@ -52,6 +52,21 @@ export async function newApp(app: FastifyInstance, config?: Record<string, unkno
   return body.appId as string;
 }
 
+/** A mongodb-atlas action as a client calls it (`POST functions/call`), contract-checked. */
+export const mongoAction = (
+  app: FastifyInstance,
+  appId: string,
+  token: string,
+  name: string,
+  argument: Record<string, unknown>,
+) =>
+  call(app, "callFunction", {
+    method: "POST",
+    url: `${base}/app/${appId}/functions/call`,
+    headers: bearer(token),
+    payload: { name, arguments: [argument], service: "mongodb-atlas" },
+  });
+
 /** `GET /auth/profile` with an access token, contract-checked. */
 export const getProfile = (app: FastifyInstance, token: string) =>
   call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(token) });
