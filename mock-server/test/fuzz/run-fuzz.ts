@@ -34,7 +34,10 @@ log(`fuzzing ${operationIds.length} operations with ${runs} cases, seed ${seed},
 const cluster = store === "postgres" ? await startCluster() : null;
 const harness = await FuzzHarness.start(
   cluster ? { databaseUrl: cluster.url, signingSecret: "the-fuzzer's-signing-secret" } : {},
-);
+).catch(async (error: unknown) => {
+  await cluster?.stop();
+  throw error;
+});
 const failures = new Map<string, { count: number; example: string }>();
 const started = Date.now();
 let index = 0;

@@ -29,14 +29,14 @@ const maxPayloadBytes = 7_900;
 /** Deadlocks and serialization failures are retried this often (the plan is pure, so it can run again). */
 const maxAttempts = 4;
 
+/** A document as the statements bind it: its Extended JSON, for both `doc` (jsonb) and `ejson`. */
+export const storedDocument = (doc: Document) => jsonParam(toEJSONText(doc));
+
 /**
  * Rows in natural order. A filtered read is sorted here, not in SQL: an `ORDER BY seq` invites the
  * planner to walk the collection in order and filter (right only when most rows match), where the
  * GIN index finds the few that do.
  */
-/** A document as the statements bind it: its Extended JSON, for both `doc` (jsonb) and `ejson`. */
-export const storedDocument = (doc: Document) => jsonParam(toEJSONText(doc));
-
 function decode(rows: { seq: number; ejson: string }[], sorted: boolean): Document[] {
   const ordered = sorted ? rows : rows.sort((a, b) => a.seq - b.seq);
   return ordered.map((r) => fromEJSONText(jsonFromDatabase(r.ejson)) as Document);

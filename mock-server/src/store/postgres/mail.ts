@@ -78,7 +78,6 @@ export class PgMail implements MailStore {
   }
 
   async get(id: string): Promise<MailMessage | undefined> {
-    if (!/^m-\d+$/.test(id)) return undefined;
     const seq = messageNumber(id);
     if (seq === undefined) return undefined;
     const [row] = await this.context.db.rows<{ doc: MailMessage }>("SELECT doc FROM mail WHERE id = $1", [seq]);

@@ -6,8 +6,9 @@
  *
  * - `_id` equal to a string, an ObjectId or a number, or `$in` of those → the primary key;
  * - a top-level field equal to a string, an ObjectId or a boolean (`f: v`, `f: {$eq: v}`,
- *   `f: {$in: [v…]}`, up to 256 values) → the JSON path predicate `doc @@ '$."f" == v'` (lax mode: it matches an
- *   array holding the value too, as MongoDB's equality does), served by the GIN index on `doc`;
+ *   `f: {$in: [v…]}` of up to 256 values) → the JSON path predicate `doc @@ '$."f" == v'` (lax
+ *   mode: it matches an array holding the value too, as MongoDB's equality does), served by the GIN
+ *   index on `doc`;
  * - the conditions of an `$and` (and of a one-clause `$or`), each as above.
  *
  * Everything else (numbers other than `_id`, dates, null, regular expressions, dotted paths,
