@@ -27,6 +27,9 @@ interface AppRow {
   config: AppRecord["config"];
 }
 
+/** The first key of the advisory locks upserts of one app take (the second is the hash of its id). */
+const appUpsertLock = 0x61707073; // "apps"
+
 const appColumns = "app_id, domain_id, created_at, app_dir, config";
 const toRecord = (row: AppRow): AppRecord => ({
   appId: row.app_id,
@@ -132,6 +135,9 @@ export class PgApps implements AppRecords {
 
   async upsert(record: AppRecord): Promise<"created" | "updated"> {
     const outcome = await this.context.db.transaction(async (client) => {
+      // Instances starting together upsert the same app. ON CONFLICT (app_id) covers only its own index:
+      // two inserts passing its check at once would fail on domain_id's. Upserts of one app take turns.
+      await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [appUpsertLock, record.appId]);
       const { rows } = await client.query<{ inserted: boolean }>(
         `INSERT INTO apps (app_id, domain_id, created_at, app_dir, config) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (app_id) DO UPDATE SET app_dir = excluded.app_dir, config = excluded.config
