@@ -4,6 +4,7 @@
  * relaxed reading), so MongoDB query semantics (mingo) compare them naturally.
  */
 import { BSONRegExp, Double, EJSON, Int32, Long, ObjectId } from "bson";
+import { canonicalEJSONText } from "./ejson-text.ts";
 
 export type Document = Record<string, unknown>;
 
@@ -136,7 +137,7 @@ function restoreRegexes(node: unknown): unknown {
 /** BSON-typed JS values to canonical Extended JSON text (what the service answers). */
 export function toEJSONText(value: unknown): string {
   if (value === undefined) return '{"$undefined":true}';
-  return EJSON.stringify(value as Document, { relaxed: false });
+  return canonicalEJSONText(value);
 }
 
 export function toEJSON(value: unknown): unknown {

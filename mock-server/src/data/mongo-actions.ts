@@ -284,7 +284,9 @@ export class MongoService {
 
   /**
    * Runs one action: reads, then decides under the query limits (a deadline for the whole action
-   * and a memory ceiling), then writes.
+   * and a memory ceiling), then writes. Found documents may be the stored objects themselves
+   * (writes replace a stored document, never change it): callers write the result out as text and
+   * never change it.
    */
   async run(action: MongoAction, args: Document): Promise<unknown> {
     this.deadline = performance.now() + this.limits.timeoutMs;
@@ -391,7 +393,7 @@ export class MongoService {
     const sort = optionalDocument(args, "sort");
     const limit = Math.min(optionalLimit(args) ?? maxResults, maxResults);
     const docs = await this.app.data.read(database, name, query);
-    return this.limited(() => find(docs, query, { projection, sort, limit }).map((d) => cloneValue(d)));
+    return this.limited(() => find(docs, query, { projection, sort, limit }));
   }
 
   private async aggregate(database: string, name: string, args: Document): Promise<Document[]> {

@@ -5,6 +5,7 @@
  * listeners.
  */
 import { type ChangeEvent, cloneValue, type Document, idKey } from "../../data/documents.ts";
+import { storeDocument } from "../../data/ejson-text.ts";
 import type { AppliedChanges, CollectionInfo, DocumentChange, DocumentStore, WritePlan, WriteView } from "../store.ts";
 
 export class Collection {
@@ -20,7 +21,7 @@ export class Collection {
     return this.docs.size;
   }
 
-  /** The stored documents (live objects: callers clone before handing them out). */
+  /** The stored documents (frozen: writes replace them; callers clone one to change it). */
   values(): Document[] {
     return [...this.docs.values()];
   }
@@ -30,14 +31,14 @@ export class Collection {
     const key = idKey(doc._id);
     if (this.docs.has(key)) return false;
     this.version++;
-    this.docs.set(key, cloneValue(doc));
+    this.docs.set(key, storeDocument(cloneValue(doc)));
     return true;
   }
 
   /** Replaces the document with this `_id` in place (its position in insertion order is kept). */
   replace(doc: Document): void {
     this.version++;
-    this.docs.set(idKey(doc._id), cloneValue(doc));
+    this.docs.set(idKey(doc._id), storeDocument(cloneValue(doc)));
   }
 
   delete(id: unknown): boolean {

@@ -1,0 +1,151 @@
+/**
+ * The one-pass canonical Extended JSON writer answers exactly what the bson library's
+ * `EJSON.stringify(value, { relaxed: false })` answers, for values of every BSON type, nested
+ * anyhow — the text the service sends back for every function result and MongoDB action.
+ */
+import {
+  Binary,
+  BSONRegExp,
+  BSONSymbol,
+  Code,
+  DBRef,
+  Decimal128,
+  Double,
+  EJSON,
+  Int32,
+  Long,
+  MaxKey,
+  MinKey,
+  ObjectId,
+  Timestamp,
+  UUID,
+} from "bson";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalEJSONText, storeDocument } from "../../src/data/ejson-text.ts";
+
+const library = (value: unknown) => EJSON.stringify(value as never, { relaxed: false });
+
+/** The text, or the error's message: both writers must agree on refusals too. */
+function outcome(write: (value: unknown) => string, value: unknown): string {
+  try {
+    return write(value);
+  } catch (error) {
+    return `threw ${(error as Error).message}`;
+  }
+}
+
+const numbers = fc.oneof(
+  fc.integer(),
+  fc.double(),
+  fc.constantFrom(0, -0, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 53, 2 ** 63, -(2 ** 63), 2 ** 64, 1e21),
+  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.MIN_VALUE, 0.1, 1.5),
+);
+
+const leaves = fc.oneof(
+  numbers,
+  fc.string({ unit: "binary", maxLength: 20 }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }),
+  fc.integer({ min: -1e13, max: 1e13 }).map((ms) => new Date(ms)),
+  fc.constant(new Date(Number.NaN)),
+  fc
+    .uint8Array({ maxLength: 12 })
+    .map((bytes) => new ObjectId(Buffer.from([...bytes, ...new Array(12).fill(0)].slice(0, 12)))),
+  fc.integer().map((n) => new Int32(n)),
+  numbers.map((n) => new Double(n)),
+  fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((n) => Long.fromBigInt(n)),
+  fc.constantFrom("0", "-1.5E+10", "1234567890.123456789", "NaN", "-Infinity").map((s) => Decimal128.fromString(s)),
+  fc.uint8Array({ maxLength: 8 }).map((bytes) => new Binary(bytes, 0)),
+  fc.constant(new UUID("0f8fad5b-d9cb-469f-a165-70867728950e")),
+  fc.tuple(fc.nat(), fc.nat()).map(([t, i]) => new Timestamp({ t, i })),
+  fc.constantFrom(new MinKey(), new MaxKey()),
+  fc.constantFrom(new BSONRegExp("^a.*b$", "im"), new BSONRegExp("x", "")),
+  fc.constant(new BSONSymbol("sym")),
+  fc.constant(new Code("function () { return 1; }")),
+  fc.constant(new Code("x", { a: 1, when: new Date(0) })),
+  fc.constant(new DBRef("things", new ObjectId("6b0000000000000000000001"), "db", { extra: 2 })),
+  fc.constantFrom(/ab+c/i, /ab+c/gi),
+);
+
+const keys = fc.oneof(
+  fc.string({ unit: "binary", maxLength: 8 }),
+  fc.constantFrom("_id", "__proto__", "$x", "a.b", ""),
+);
+
+const values = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: "small" }, leaves, tie("array"), tie("object")),
+  array: fc.array(tie("value"), { maxLength: 5 }),
+  object: fc.dictionary(keys, tie("value"), { maxKeys: 5 }),
+})).value;
+
+describe("canonical Extended JSON text", () => {
+  it("is the bson library's text for values of every type, nested", () => {
+    fc.assert(
+      fc.property(values, (value) => {
+        expect(outcome(canonicalEJSONText, value)).toBe(outcome(library, value));
+      }),
+      { numRuns: 3000, seed: 20261124 },
+    );
+  });
+
+  it("writes the common types without the library's wrappers", () => {
+    const doc = {
+      _id: new ObjectId("6b0000000000000000000007"),
+      n: 7,
+      big: 2 ** 40,
+      ratio: 0.25,
+      negativeZero: -0,
+      title: 'Item "7"\u2028',
+      tags: ["bench", "odd", undefined],
+      createdAt: new Date(Date.UTC(2026, 0, 1)),
+      nothing: null,
+      missing: undefined,
+    };
+    expect(canonicalEJSONText(doc)).toBe(
+      '{"_id":{"$oid":"6b0000000000000000000007"},"n":{"$numberInt":"7"},"big":{"$numberLong":"1099511627776"},' +
+        '"ratio":{"$numberDouble":"0.25"},"negativeZero":{"$numberDouble":"-0.0"},"title":"Item \\"7\\"\u2028",' +
+        '"tags":["bench","odd",null],"createdAt":{"$date":{"$numberLong":"1767225600000"}},"nothing":null,"missing":null}',
+    );
+    expect(canonicalEJSONText(doc)).toBe(library(doc));
+  });
+
+  it("leaves functions out of objects and writes them as null in arrays, as JSON does", () => {
+    const value = { keep: 1, fn: () => 1, list: [() => 2, Symbol("s")], [Symbol("k")]: 3 };
+    expect(canonicalEJSONText(value)).toBe(library(value));
+    expect(canonicalEJSONText(value)).toBe('{"keep":{"$numberInt":"1"},"list":[null,null]}');
+  });
+
+  it("reports a cycle as the library does, and writes very deep values as it does", () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = { again: cyclic };
+    expect(() => canonicalEJSONText(cyclic)).toThrow(/circular structure/);
+    let deep: unknown = "bottom";
+    for (let i = 0; i < 600; i++) deep = i % 2 ? { d: deep } : [deep];
+    expect(canonicalEJSONText(deep)).toBe(library(deep));
+  });
+
+  it("keeps a stored document's text: the same on every read, and the document cannot change under it", () => {
+    fc.assert(
+      fc.property(fc.dictionary(keys, values, { maxKeys: 6 }), (doc) => {
+        const expected = outcome(library, [doc, { doc }]);
+        const stored = storeDocument(doc);
+        expect(outcome(canonicalEJSONText, [stored, { doc: stored }])).toBe(expected);
+        expect(outcome(canonicalEJSONText, [stored, { doc: stored }])).toBe(expected);
+      }),
+      { numRuns: 500, seed: 7 },
+    );
+    const stored = storeDocument({ title: "kept", tags: ["a"], nested: { n: 1 } });
+    expect(canonicalEJSONText([stored])).toBe('[{"title":"kept","tags":["a"],"nested":{"n":{"$numberInt":"1"}}}]');
+    expect(() => {
+      (stored as { title: string }).title = "changed";
+    }).toThrow(TypeError);
+    expect(() => (stored.tags as string[]).push("b")).toThrow(TypeError);
+    expect(() => {
+      (stored.nested as { n: number }).n = 2;
+    }).toThrow(TypeError);
+    expect(canonicalEJSONText([stored])).toBe('[{"title":"kept","tags":["a"],"nested":{"n":{"$numberInt":"1"}}}]');
+  });
+});
