@@ -34,6 +34,7 @@ const startFirst = [
   "mock-server/test/postgres/cli.test.ts",
   "mock-server/test/postgres/multi-instance.test.ts",
   "mock-server/test/cli-options.test.ts",
+  "scripts/test/dev-stack.test.ts",
   "mock-server/test/emailjs/send-form-stall.test.ts",
 ];
 class WaitingFilesFirst extends BaseSequencer {
@@ -55,6 +56,7 @@ export default defineConfig({
   test: {
     projects: [
       { test: { name: "openapi", root: "./openapi", include: ["test/**/*.test.ts"] } },
+      { test: { name: "scripts", root: "./scripts", include: ["test/**/*.test.ts"], testTimeout: 30_000 } },
       "./mock-server/vitest.config.ts",
       "./mock-server/vitest.postgres.config.ts",
       { extends: "./web/vite.config.ts", root: "./web", test: { name: "web", exclude: webMocking, isolate: false } },

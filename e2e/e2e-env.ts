@@ -17,4 +17,6 @@ export const suiteWebConfig: Record<string, string> = {
   VITE_EMAILJS_SERVICE_ID: "local_service",
   VITE_EMAILJS_CONTACT_TEMPLATE_ID: "contact_form",
   VITE_EMAILJS_NOTE_TEMPLATE_ID: "note_email",
+  VITE_AUTH_CONFIRMATION: "email",
+  VITE_AUTH_RESET: "email",
 };

@@ -1,47 +1,87 @@
 #!/usr/bin/env node
 // `npm start`: the emulator and the web app's dev server together, with their URLs; Ctrl-C or
-// SIGTERM stops both. The web app is configured for the emulator through its VITE_ variables.
+// SIGTERM stops both. The emulator keeps its state in .data/dev/ between runs (a start without it
+// applies scripts/dev-seed.json); its e-mail links point at the web app's port, and the web app is
+// configured for the emulator through its VITE_ variables, its auth modes included.
+// `npm start -- --help` lists the options; the deciding parts live in dev-stack-lib.mjs.
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import concurrently from "concurrently";
+import {
+  applySeed,
+  authModesOf,
+  DevStackUsageError,
+  devStackUsage,
+  emulatorArgs,
+  emulatorConfig,
+  localUserpassOverrides,
+  parseDevStackArgs,
+  prepareDataDir,
+  readSeed,
+  waitForHealth,
+} from "./dev-stack-lib.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const emulatorPort = Number(process.env.MOCK_PORT ?? 4000);
-const webPort = Number(process.env.WEB_PORT ?? 5173);
-const emulatorUrl = `http://127.0.0.1:${emulatorPort}`;
-const webUrl = `http://127.0.0.1:${webPort}`;
+
+let options;
+try {
+  options = parseDevStackArgs(process.argv.slice(2), process.env);
+} catch (error) {
+  if (!(error instanceof DevStackUsageError)) throw error;
+  process.stderr.write(`${error.message}\n\n${devStackUsage}\n`);
+  process.exit(2);
+}
+if (options.help) {
+  process.stdout.write(`${devStackUsage}\n`);
+  process.exit(0);
+}
+
+const emulatorUrl = `http://127.0.0.1:${options.emulatorPort}`;
+const webUrl = `http://127.0.0.1:${options.webPort}`;
+const dataDir = join(root, ".data", "dev");
+const seedFile = join(root, "scripts", "dev-seed.json");
+const seed = readSeed(seedFile);
 
 const build = spawnSync(process.execPath, [join(root, "mock-server/scripts/build.mjs")], { stdio: "inherit" });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
+const overrides = localUserpassOverrides({ webUrl, authFunctions: options.authFunctions });
+const { fresh, localUserpass } = prepareDataDir(dataDir, {
+  fresh: options.fresh,
+  overrides,
+  appDir: join(root, "mock-server/apps/local-app"),
+});
+const configFile = join(dataDir, "emulator-config.json");
+writeFileSync(configFile, `${JSON.stringify(emulatorConfig(overrides), null, 2)}\n`);
+
+const modes = authModesOf(localUserpass);
 const env = {
   VITE_APP_SERVICES_BASE_URL: emulatorUrl,
   VITE_APP_SERVICES_APP_ID: "local-app",
   VITE_EMAILJS_ORIGIN: emulatorUrl,
-  VITE_EMAILJS_PUBLIC_KEY: "local-public-key",
+  VITE_EMAILJS_PUBLIC_KEY: seed.emailjsAccount?.publicKey ?? "local-public-key",
+  ...modes,
 };
+const quote = (arg) => `"${arg.replaceAll('"', '\\"')}"`;
 const { result, commands } = concurrently(
   [
     {
       name: "emulator",
-      command: `node mock-server/dist/cli.js --port ${emulatorPort}`,
+      command: `node mock-server/dist/cli.js ${emulatorArgs({ emulatorPort: options.emulatorPort, webUrl, dataDir, configFile }).map(quote).join(" ")}`,
       cwd: root,
       prefixColor: "cyan",
     },
     {
       name: "web",
-      command: `"${join(root, "node_modules/.bin/vite")}" --port ${webPort} --strictPort --host 127.0.0.1`,
+      command: `"${join(root, "node_modules/.bin/vite")}" --port ${options.webPort} --strictPort --host 127.0.0.1`,
       cwd: join(root, "web"),
       env,
       prefixColor: "magenta",
     },
   ],
   { killOthersOn: ["failure"], prefix: "name", restartTries: 0 },
-);
-
-process.stdout.write(
-  `\nStarting the local stack:\n  web app     ${webUrl}\n  emulator    ${emulatorUrl}  (App Services and EmailJS)\n  inspector   ${emulatorUrl}/_mock/\n  control API ${emulatorUrl}/_mock/v1\n\n`,
 );
 
 let stopping = false;
@@ -56,3 +96,23 @@ result.then(
   () => process.exit(0),
   (events) => process.exit(stopping ? 0 : (events.find((e) => e.exitCode !== 0)?.exitCode ?? 1)),
 );
+
+const emulator = commands[0];
+const modeText = `confirmation by ${modes.VITE_AUTH_CONFIRMATION === "function" ? "function (confirmUser)" : modes.VITE_AUTH_CONFIRMATION === "auto" ? "nobody (automatic)" : "e-mail link"}, password reset by ${modes.VITE_AUTH_RESET === "function" ? "function (resetPassword)" : "e-mail link"}`;
+try {
+  if (fresh) {
+    await waitForHealth(emulatorUrl, { isAlive: () => !emulator.exited });
+    await applySeed(emulatorUrl, seed);
+  }
+} catch (error) {
+  process.stderr.write(`npm start: ${error.message}\n`);
+  stop("SIGTERM");
+}
+if (!stopping) {
+  const users = seed.users.map((u) => `${u.email} / ${u.password}${u.confirmed === false ? " (not confirmed)" : ""}`);
+  process.stdout.write(
+    `\nThe local stack:\n  web app     ${webUrl}\n  emulator    ${emulatorUrl}  (App Services and EmailJS)\n  inspector   ${emulatorUrl}/_mock/\n  control API ${emulatorUrl}/_mock/v1\n` +
+      `  state       .data/dev/ (${fresh ? "new: seeded from scripts/dev-seed.json" : "kept from the last run; --fresh starts again"})\n` +
+      `  accounts    ${fresh ? "" : "(seeded at the first run) "}${users.join(", ")}\n  auth        ${modeText}\n\n`,
+  );
+}

@@ -80,13 +80,17 @@ test("a signed-in user's API keys, with a new key's secret shown", async ({ page
   await expectAccessible(page);
 });
 
-test("pages of a guest: notes and the account page's upgrade form", async ({ page }) => {
+test("pages of a guest: notes, the account page's upgrade form and its sign-out dialog", async ({ page }) => {
   await page.goto("/sign-in");
   await page.getByRole("button", { name: "Continue without an account" }).click();
   await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
   await expect(page.getByRole("heading", { level: 2, name: /Keep your notes/ })).toBeVisible();
   await expectAccessible(page);
+  await page.getByRole("button", { name: "Sign out…" }).click();
+  await expect(page.getByRole("dialog", { name: "Sign out of the guest account?" })).toBeVisible();
+  await expectAccessible(page);
+  await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API keys" }).click();
   await expect(page.getByText(/Guest accounts cannot have API keys/)).toBeVisible();
   await expectAccessible(page);

@@ -6,6 +6,8 @@ test("resets a forgotten password through the e-mailed link, which works once", 
   await page.goto("/sign-in");
   await page.getByRole("link", { name: "Forgot your password?" }).click();
   await expect(page.getByRole("heading", { level: 1, name: "Reset your password" })).toBeVisible();
+  // The app resets by e-mail: no security answer, which could never work.
+  await expect(page.getByLabel("Security answer")).toHaveCount(0);
   await page.getByLabel("E-mail address").fill("ada@example.com");
   await page.getByRole("button", { name: "Send reset link" }).click();
   await expect(
@@ -40,12 +42,14 @@ test.describe("when the app resets passwords with a function", () => {
     appConfig: { providers: { "local-userpass": { runResetFunction: true, resetFunctionName: "resetPassword" } } },
   });
 
-  test("switches to the security answer, refuses a wrong one and resets with the right one", async ({ page, emu }) => {
+  test("asks for the security answer at once, refuses a wrong one and resets with the right one", async ({
+    page,
+    emu,
+  }) => {
     await emu.seedUser("fn@example.com", "old-secret");
     await page.goto("/forgot-password");
+    await expect(page.getByRole("button", { name: "Send reset link" })).toHaveCount(0);
     await page.getByLabel("E-mail address").fill("fn@example.com");
-    await page.getByRole("button", { name: "Send reset link" }).click();
-    await expect(page.getByText("Passwords are reset with a security answer here, not by e-mail.")).toBeVisible();
     await page.getByLabel("New password").fill("new-secret");
     await page.getByLabel("Security answer").fill("red");
     await page.getByRole("button", { name: "Reset password" }).click();
@@ -54,6 +58,20 @@ test.describe("when the app resets passwords with a function", () => {
     await page.getByRole("button", { name: "Reset password" }).click();
     await expect(page.getByText("Your password has been changed and you are signed in.")).toBeVisible();
     expect((await emu.requests("callResetPasswordFunction")).map((r) => r.status)).toEqual([400, 200]);
+  });
+
+  test.describe("while the web app's configuration still says e-mail", () => {
+    test.use({ webConfig: { VITE_AUTH_RESET: "email" } });
+
+    test("switches to the security answer when the service says so", async ({ page, emu }) => {
+      await emu.seedUser("fn@example.com", "old-secret");
+      await page.goto("/forgot-password");
+      await expect(page.getByLabel("Security answer")).toHaveCount(0);
+      await page.getByLabel("E-mail address").fill("fn@example.com");
+      await page.getByRole("button", { name: "Send reset link" }).click();
+      await expect(page.getByText("Passwords are reset with a security answer here, not by e-mail.")).toBeVisible();
+      await expect(page.getByLabel("Security answer")).toBeVisible();
+    });
   });
 });
 
@@ -70,7 +88,8 @@ test.describe("when the app confirms accounts with a function", () => {
     await page.getByLabel("Password", { exact: true }).fill("secret-1");
     await page.getByLabel("Repeat the password").fill("secret-1");
     await page.getByRole("button", { name: "Create account" }).click();
-    await expect(page.getByRole("heading", { level: 1, name: "Check your inbox" })).toBeVisible();
+    await expect(page.getByRole("heading", { level: 1, name: "Your account is waiting for approval" })).toBeVisible();
+    await expect(page.getByRole("button", { name: "Resend confirmation e-mail" })).toHaveCount(0);
     await page.getByRole("button", { name: "Retry confirmation" }).click();
     await expect(page.getByText("Your account is still waiting for approval. Try again later.")).toBeVisible();
     expect((await emu.requests("retryCustomConfirmation")).map((r) => r.status)).toEqual([200]);

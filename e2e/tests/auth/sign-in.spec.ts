@@ -19,6 +19,23 @@ test("signs in with e-mail and password; a wrong password says so in plain words
   await expect(page.getByText("Signed in as ada@example.com")).toBeVisible();
 });
 
+test("an address not confirmed yet gets a new confirmation e-mail from the sign-in page", async ({ page, emu }) => {
+  await emu.seedUser("late@example.com", "secret-1", false);
+  await page.goto("/sign-in");
+  await page.getByLabel("E-mail address").fill("late@example.com");
+  await page.getByLabel("Password").fill("secret-1");
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await expect(page.getByRole("alert")).toContainText("If you just signed up, confirm your address first.");
+  await expect(page.getByRole("button", { name: "Retry confirmation" })).toHaveCount(0);
+  await page.getByRole("button", { name: "Resend confirmation e-mail" }).click();
+  await expect(
+    page.getByRole("status").filter({ hasText: "We sent a new confirmation link to late@example.com" }),
+  ).toBeVisible();
+  const mail = await emu.mail("late@example.com", { kind: "confirm" });
+  await page.goto(mail.links[0]!);
+  await expect(page.getByRole("heading", { level: 1, name: "Your e-mail address is confirmed" })).toBeVisible();
+});
+
 test("continues without an account, then keeps the notes by adding an e-mail and password (linking)", async ({
   page,
   emu,

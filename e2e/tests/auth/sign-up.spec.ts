@@ -10,6 +10,8 @@ test("signs up, confirms through the link of the captured e-mail, and is signed 
   await page.getByRole("button", { name: "Create account" }).click();
 
   await expect(page.getByRole("heading", { level: 1, name: "Check your inbox" })).toBeVisible();
+  // The app confirms by e-mail: nothing about approvals, which could never happen.
+  await expect(page.getByRole("button", { name: "Retry confirmation" })).toHaveCount(0);
   const first = await emu.mail("ada@example.com", { kind: "confirm" });
 
   await page.getByRole("button", { name: "Resend confirmation e-mail" }).click();

@@ -64,3 +64,19 @@ test("a server function failure (injected) shows an error, and a retry succeeds"
   const faulted = (await emu.requests("callFunction")).filter((r) => r.faulted);
   expect(faulted).toHaveLength(1);
 });
+
+test("loads that fail (injected faults on the list and the figures) offer Try again", async ({ page, emu }) => {
+  await emu.addFault({ operationId: "callFunction", status: 500, times: 2 });
+  await signInAsWriter(page);
+  const overview = page.getByRole("region", { name: "Overview" });
+  const list = page.getByRole("region", { name: "All notes" });
+  await expect(overview.getByRole("alert")).toHaveText(
+    "Something went wrong on our side. Please try again in a moment.",
+  );
+  await expect(list.getByRole("alert")).toHaveText("Something went wrong on our side. Please try again in a moment.");
+  await overview.getByRole("button", { name: "Try again" }).click();
+  await expect(overview.getByRole("definition").filter({ hasText: "None yet" })).toBeVisible();
+  await list.getByRole("button", { name: "Try again" }).click();
+  await expect(list.getByText("You have no notes yet. Write your first one above.")).toBeVisible();
+  await expect(page.getByRole("alert")).toHaveCount(0);
+});

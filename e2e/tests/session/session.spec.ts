@@ -62,3 +62,19 @@ test("deletes the account behind a confirmation dialog", async ({ page, emu }) =
   await expect(page.getByText("Your account has been deleted.")).toBeVisible();
   expect(await emu.users()).toEqual([]);
 });
+
+test("a guest's sign-out, which loses the notes for good, asks first", async ({ page, emu }) => {
+  await page.goto("/sign-in");
+  await page.getByRole("button", { name: "Continue without an account" }).click();
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
+  const section = page.getByRole("region", { name: "Sign out" });
+  await section.getByRole("button", { name: "Sign out…" }).click();
+  const dialog = page.getByRole("dialog", { name: "Sign out of the guest account?" });
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+  await expect(dialog).toBeHidden();
+  expect(await emu.requests("logOut")).toEqual([]);
+  await section.getByRole("button", { name: "Sign out…" }).click();
+  await dialog.getByRole("button", { name: "Sign out and lose the notes" }).click();
+  await expect(page.getByText("You have signed out.")).toBeVisible();
+  expect((await emu.requests("logOut")).map((r) => r.status)).toEqual([204]);
+});

@@ -46,7 +46,10 @@ export function Layout({ children }: { children: ReactNode }) {
           </nav>
           {signedIn ? (
             <p className="who">
-              Signed in as <strong>{session.anonymous ? "a guest" : (session.email ?? "an API key user")}</strong>
+              Signed in as{" "}
+              <strong>
+                {session.displayName ?? (session.anonymous ? "a guest" : (session.email ?? "an API key user"))}
+              </strong>
             </p>
           ) : null}
         </div>

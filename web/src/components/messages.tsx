@@ -1,4 +1,6 @@
 import { type ReactNode, useEffect, useRef } from "react";
+import { errorMessage } from "../lib/errors/error-message.ts";
+import { Button } from "./button.tsx";
 
 /**
  * An error for the whole form or page. It is announced (role="alert") and takes the focus when it
@@ -22,6 +24,21 @@ export function StatusMessage({ children, className }: { children: ReactNode; cl
   return (
     <div className={children ? `message message-status ${className ?? ""}` : "visually-hidden"} role="status">
       {children}
+    </div>
+  );
+}
+
+/**
+ * Data that could not be loaded: what went wrong, and Try again. Announced, without taking the
+ * focus (the page may have several).
+ */
+export function LoadFailed({ error, onRetry }: { error: unknown; onRetry: () => void }) {
+  return (
+    <div className="load-failed">
+      <ErrorMessage focus={false}>{errorMessage(error)}</ErrorMessage>
+      <Button variant="secondary" onClick={onRetry}>
+        Try again
+      </Button>
     </div>
   );
 }

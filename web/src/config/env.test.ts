@@ -11,7 +11,22 @@ describe("configuration", () => {
       emailJsServiceId: "local_service",
       emailJsContactTemplateId: "contact_form",
       emailJsNoteTemplateId: "note_email",
+      authConfirmation: "email",
+      authReset: "email",
     });
+  });
+
+  it("takes the auth modes the deployment names, and refuses others", () => {
+    const config = parseConfig({ VITE_AUTH_CONFIRMATION: "function" }, { VITE_AUTH_RESET: "function" });
+    expect(config.authConfirmation).toBe("function");
+    expect(config.authReset).toBe("function");
+    expect(parseConfig({ VITE_AUTH_CONFIRMATION: "auto" }).authConfirmation).toBe("auto");
+    expect(() => parseConfig({ VITE_AUTH_RESET: "auto" })).toThrow(
+      'VITE_AUTH_RESET must be "email" or "function" (got "auto").',
+    );
+    expect(() => parseConfig({ VITE_AUTH_CONFIRMATION: "mail" })).toThrow(
+      'VITE_AUTH_CONFIRMATION must be "email", "function" or "auto" (got "mail").',
+    );
   });
 
   it("takes later sources first, trims URLs of their trailing slashes and ignores empty values", () => {

@@ -14,6 +14,15 @@ export interface AppConfig {
   emailJsServiceId: string;
   emailJsContactTemplateId: string;
   emailJsNoteTemplateId: string;
+  /**
+   * How the app's e-mail/password provider confirms new accounts: by an e-mailed link, by its
+   * confirmation function (an account may wait for approval), or automatically. The client cannot
+   * ask the service, so the deployment says it (App Services' `autoConfirm` and
+   * `runConfirmationFunction`); the pages offer only what can work.
+   */
+  authConfirmation: "email" | "function" | "auto";
+  /** How the provider resets passwords: by an e-mailed link, or by its reset function (`runResetFunction`). */
+  authReset: "email" | "function";
 }
 
 type Check = (value: string) => string | null;
@@ -37,6 +46,16 @@ const identifier: Check = (value) =>
 
 const token: Check = (value) => (/^\S+$/.test(value) ? null : "must not be empty or contain spaces");
 
+const oneOf =
+  (...allowed: string[]): Check =>
+  (value) =>
+    allowed.includes(value)
+      ? null
+      : `must be ${allowed
+          .map((a) => `"${a}"`)
+          .join(", ")
+          .replace(/, ([^,]*)$/, " or $1")}`;
+
 const variables = {
   VITE_APP_SERVICES_BASE_URL: { key: "appServicesBaseUrl", check: httpUrl },
   VITE_APP_SERVICES_APP_ID: { key: "appServicesAppId", check: identifier },
@@ -45,7 +64,10 @@ const variables = {
   VITE_EMAILJS_SERVICE_ID: { key: "emailJsServiceId", check: token },
   VITE_EMAILJS_CONTACT_TEMPLATE_ID: { key: "emailJsContactTemplateId", check: token },
   VITE_EMAILJS_NOTE_TEMPLATE_ID: { key: "emailJsNoteTemplateId", check: token },
-} as const satisfies Record<string, { key: keyof AppConfig; check: Check }>;
+  // Not harness values: App Services' own defaults, so every build may carry them.
+  VITE_AUTH_CONFIRMATION: { key: "authConfirmation", check: oneOf("email", "function", "auto"), fallback: "email" },
+  VITE_AUTH_RESET: { key: "authReset", check: oneOf("email", "function"), fallback: "email" },
+} as const satisfies Record<string, { key: keyof AppConfig; check: Check; fallback?: string }>;
 
 export type ConfigVariable = keyof typeof variables;
 
@@ -76,7 +98,7 @@ export function parseConfig(...sources: Array<Record<string, unknown> | undefine
       const value = source?.[name];
       if (value !== undefined && value !== "") raw = value;
     }
-    if (raw === undefined) raw = buildDefaults[name];
+    if (raw === undefined) raw = buildDefaults[name] ?? ("fallback" in spec ? spec.fallback : undefined);
     if (raw === undefined) {
       problems.push(`${name} is not set: this build has no default for it (see web/.env.example).`);
       continue;
@@ -91,7 +113,8 @@ export function parseConfig(...sources: Array<Record<string, unknown> | undefine
       problems.push(`${name} ${problem} (got "${value}").`);
       continue;
     }
-    config[spec.key] = spec.check === httpUrl ? value.replace(/\/+$/, "") : value;
+    (config as unknown as Record<string, string>)[spec.key] =
+      spec.check === httpUrl ? value.replace(/\/+$/, "") : value;
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

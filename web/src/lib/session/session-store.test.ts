@@ -15,7 +15,28 @@ function storageEvent(storage: Storage, key: string) {
   return event;
 }
 
+/** An unsigned JWT with this payload (the store only reads tokens). */
+const token = (payload: object) =>
+  `e30.${btoa(JSON.stringify(payload)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")}.sig`;
+
 describe("session store", () => {
+  it("keeps the display name of the latest access token's custom data, also after a reload", () => {
+    const storage = memoryStorage();
+    const store = createSessionStore({ storage, key: "k" });
+    store.signIn(
+      { ...reply, access_token: token({ user_data: { display_name: "Ada Lovelace" } }) },
+      { providerType: "local-userpass", email: "ada@example.com" },
+    );
+    expect(store.getSnapshot()).toMatchObject({ displayName: "Ada Lovelace" });
+    expect(createSessionStore({ storage, key: "k" }).getSnapshot()).toMatchObject({ displayName: "Ada Lovelace" });
+
+    store.setAccessToken(token({ user_data: { display_name: "Ada King" } }));
+    expect(store.getSnapshot()).toMatchObject({ displayName: "Ada King" });
+    store.setAccessToken(token({ user_data: {} }));
+    expect(store.getSnapshot()).toMatchObject({ displayName: null });
+    expect(createSessionStore({ storage, key: "k" }).getSnapshot()).toMatchObject({ displayName: null });
+  });
+
   it("persists the refresh token but keeps the access token in memory", () => {
     const storage = memoryStorage();
     const store = createSessionStore({ storage, key: "k" });

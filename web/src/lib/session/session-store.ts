@@ -5,6 +5,7 @@
  * `storage` event brings the other tabs along when one signs in, links, or signs out.
  */
 import type { AppServicesComponents } from "@harness/openapi/app-services";
+import { customUserData } from "./jwt.ts";
 
 type LoginResponse = AppServicesComponents["schemas"]["LoginResponse"];
 
@@ -19,6 +20,11 @@ export interface SessionRecord {
   /** True while every identity of the user is anonymous. */
   anonymous: boolean;
   email: string | null;
+  /**
+   * The display name of the custom user data (`display_name`) in the latest access token; kept so
+   * that a reload, which starts without an access token, still greets the user by name.
+   */
+  displayName: string | null;
 }
 
 export type Session =
@@ -29,6 +35,7 @@ export type Session =
       providerType: string;
       anonymous: boolean;
       email: string | null;
+      displayName: string | null;
       accessToken: string | null;
     };
 
@@ -70,10 +77,17 @@ function readRecord(storage: Storage | null, key: string): SessionRecord | null 
       providerType: typeof value.providerType === "string" ? value.providerType : "unknown",
       anonymous: value.anonymous === true,
       email: typeof value.email === "string" ? value.email : null,
+      displayName: typeof value.displayName === "string" ? value.displayName : null,
     };
   } catch {
     return null;
   }
+}
+
+/** The display name an access token carries, if any. */
+function displayNameIn(accessToken: string): string | null {
+  const value = customUserData(accessToken).display_name;
+  return typeof value === "string" && value.trim() !== "" ? value : null;
 }
 
 function safely(action: () => void): void {
@@ -94,8 +108,8 @@ export function createSessionStore({ storage, key, events }: SessionStoreOptions
 
   function build(): Session {
     if (!record) return { status: "signed-out", reason };
-    const { userId, providerType, anonymous, email } = record;
-    return { status: "signed-in", userId, providerType, anonymous, email, accessToken };
+    const { userId, providerType, anonymous, email, displayName } = record;
+    return { status: "signed-in", userId, providerType, anonymous, email, displayName, accessToken };
   }
 
   function emit(): void {
@@ -154,6 +168,7 @@ export function createSessionStore({ storage, key, events }: SessionStoreOptions
         providerType: details.providerType,
         anonymous: details.providerType === "anon-user",
         email: details.email ?? null,
+        displayName: displayNameIn(reply.access_token),
       };
       accessToken = reply.access_token;
       reason = null;
@@ -165,6 +180,11 @@ export function createSessionStore({ storage, key, events }: SessionStoreOptions
     setAccessToken(token) {
       if (!record) return;
       accessToken = token;
+      const displayName = displayNameIn(token);
+      if (displayName !== record.displayName) {
+        record = { ...record, displayName };
+        persist();
+      }
       emit();
     },
     clearAccessToken() {

@@ -1,7 +1,6 @@
-import { ErrorMessage } from "../../../components/messages.tsx";
+import { LoadFailed } from "../../../components/messages.tsx";
 import { Loading } from "../../../components/page.tsx";
 import { getProfile, type Identity, profileEmail } from "../../../lib/api/get-profile.ts";
-import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useResource } from "../../../lib/hooks/use-resource.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
 
@@ -25,7 +24,7 @@ export function ProfileDetails() {
   return (
     <section aria-labelledby="profile-heading" className="card">
       <h2 id="profile-heading">Profile</h2>
-      {profile.state === "error" ? <ErrorMessage focus={false}>{errorMessage(profile.error)}</ErrorMessage> : null}
+      {profile.state === "error" ? <LoadFailed error={profile.error} onRetry={profile.reload} /> : null}
       {profile.data === undefined ? (
         profile.state === "loading" ? (
           <Loading>Loading your profile…</Loading>

@@ -1,8 +1,7 @@
 import { useState } from "react";
 import { Link } from "wouter";
-import { ErrorMessage } from "../../../components/messages.tsx";
+import { LoadFailed } from "../../../components/messages.tsx";
 import { Loading } from "../../../components/page.tsx";
-import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useResource } from "../../../lib/hooks/use-resource.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
 import type { ApiKeyWithSecret } from "../api/create-api-key.ts";
@@ -39,7 +38,7 @@ export function ApiKeysManager() {
       </section>
       <section aria-labelledby="key-list-heading" className="card">
         <h2 id="key-list-heading">Your keys</h2>
-        {keys.state === "error" ? <ErrorMessage focus={false}>{errorMessage(keys.error)}</ErrorMessage> : null}
+        {keys.state === "error" ? <LoadFailed error={keys.error} onRetry={keys.reload} /> : null}
         {keys.data === undefined ? (
           keys.state === "loading" ? (
             <Loading>Loading your keys…</Loading>

@@ -8,7 +8,7 @@ import { onTabMessage } from "../../../lib/broadcast.ts";
 import { pendingCredentials } from "../../../lib/pending-credentials.ts";
 import { hasErrors } from "../../../lib/validation/rules.ts";
 import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
-import { ConfirmationHelp, type ConfirmationMode } from "./confirmation-help.tsx";
+import { ConfirmationHelp, type ConfirmationMode, configuredConfirmationMode } from "./confirmation-help.tsx";
 import { emailErrors } from "./form-rules.ts";
 
 /** Signs in with the password typed at sign-up in this tab; false while the address is still pending. */
@@ -56,7 +56,7 @@ function AddressForm({ onAddress }: { onAddress: (email: string) => void }) {
 /** After signing up: the confirmation e-mail (or the approval) the new account waits for. */
 export function CheckInbox() {
   const [email, setEmail] = useState(() => pendingCredentials.email("sign-up"));
-  const [mode, setMode] = useState<ConfirmationMode>("unknown");
+  const [mode, setMode] = useState<ConfirmationMode>(configuredConfirmationMode);
   const [, navigate] = useLocation();
   const canFinishHere = pendingCredentials.credentials("sign-up") !== null;
 

@@ -1,16 +1,23 @@
 import { useId, useState } from "react";
 import { Button } from "../../../components/button.tsx";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
+import { config } from "../../../config/env.ts";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { AppServicesRequestError } from "../../../lib/errors/service-errors.ts";
 import { resendConfirmationEmail } from "../api/resend-confirmation-email.ts";
 import { retryCustomConfirmation } from "../api/retry-custom-confirmation.ts";
 
 /**
- * How this app confirms addresses is not visible to the client: by e-mail, or by a confirmation
- * function that may leave the address pending. Until a reply tells, both ways are offered.
+ * How this app confirms addresses: by e-mail, or by a confirmation function that may leave the
+ * address waiting for approval. The client cannot ask the service, so the configuration says which
+ * (VITE_AUTH_CONFIRMATION); a reply that says otherwise switches the page over.
  */
-export type ConfirmationMode = "unknown" | "email" | "approval";
+export type ConfirmationMode = "email" | "approval";
+
+/** The mode the app's configuration names (an automatic confirmation needs no help: e-mail then). */
+export function configuredConfirmationMode(confirmation = config.authConfirmation): ConfirmationMode {
+  return confirmation === "function" ? "approval" : "email";
+}
 
 interface ConfirmationHelpProps {
   email: string;
@@ -97,9 +104,9 @@ export function ConfirmationHelp({ email, mode, onModeChange, check, checkLabel 
           </Button>
         ) : null}
       </div>
-      {mode !== "email" ? (
+      {mode === "approval" ? (
         <section aria-labelledby={headingId} className="subsection">
-          <h2 id={headingId}>{mode === "approval" ? "Approval" : "Waiting for approval?"}</h2>
+          <h2 id={headingId}>Approval</h2>
           <p>
             Some accounts are approved by the Notes team instead of by e-mail. If yours is waiting, you can ask for the
             approval to be checked again.

@@ -4,6 +4,7 @@ import { Button } from "../../../components/button.tsx";
 import { Field } from "../../../components/field.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
+import { config } from "../../../config/env.ts";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { AppServicesRequestError } from "../../../lib/errors/service-errors.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
@@ -15,14 +16,20 @@ import { emailErrors, resetWithAnswerErrors } from "./form-rules.ts";
 
 type Mode = "email" | "answer";
 
+/** A reply that names the other way of resetting (the configuration said otherwise): the page switches. */
+const saysOtherMode = (error: unknown, fragment: string) =>
+  error instanceof AppServicesRequestError && error.serviceMessage.includes(fragment);
+
 function ResetLinkForm({
   email,
   setEmail,
+  notice,
   onUseAnswer,
 }: {
   email: string;
   setEmail: (email: string) => void;
-  onUseAnswer: (notice?: string) => void;
+  notice: string | null;
+  onUseAnswer: (notice: string) => void;
 }) {
   const [errors, setErrors] = useState<ReturnType<typeof emailErrors>>({});
   const [sentTo, setSentTo] = useState<string | null>(null);
@@ -37,14 +44,12 @@ function ResetLinkForm({
     setSentTo(null);
     const result = await action.run(email.trim());
     if (result.ok) setSentTo(email.trim());
-    else if (result.error instanceof AppServicesRequestError && result.error.serviceMessage.includes("via function")) {
-      onUseAnswer(errorMessage(result.error, "reset"));
-    }
+    else if (saysOtherMode(result.error, "via function")) onUseAnswer(errorMessage(result.error, "reset"));
   }
 
   return (
     <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
-      <ErrorMessage>{action.error ? errorMessage(action.error, "reset") : null}</ErrorMessage>
+      <ErrorMessage>{action.error ? errorMessage(action.error, "reset") : notice}</ErrorMessage>
       <StatusMessage>
         {sentTo ? `We sent a password reset link to ${sentTo}. It is valid for 30 minutes.` : null}
       </StatusMessage>
@@ -61,9 +66,6 @@ function ResetLinkForm({
       <div className="actions">
         <Button type="submit" busy={action.pending}>
           Send reset link
-        </Button>
-        <Button variant="link" onClick={() => onUseAnswer()}>
-          Use a security answer instead
         </Button>
       </div>
     </form>
@@ -93,7 +95,7 @@ function SecurityAnswerForm({
   notice,
 }: {
   initialEmail: string;
-  onUseEmail: (email: string) => void;
+  onUseEmail: (email: string, notice: string) => void;
   notice: string | null;
 }) {
   const [values, setValues] = useState({ email: initialEmail, password: "", answer: "" });
@@ -110,6 +112,7 @@ function SecurityAnswerForm({
     setOutcome(null);
     const result = await action.run(values.email.trim(), values.password, values.answer.trim());
     if (result.ok) setOutcome(result.value);
+    else if (saysOtherMode(result.error, "via email")) onUseEmail(values.email, errorMessage(result.error, "reset"));
   }
 
   if (outcome === "signed-in") {
@@ -162,17 +165,17 @@ function SecurityAnswerForm({
         <Button type="submit" busy={action.pending}>
           Reset password
         </Button>
-        <Button variant="link" onClick={() => onUseEmail(values.email)}>
-          Get a reset link by e-mail instead
-        </Button>
       </div>
     </form>
   );
 }
 
-/** Forgot password: a reset link by e-mail, or (apps with a reset function) a security answer. */
+/**
+ * Forgot password: a reset link by e-mail, or (apps with a reset function) a security answer — the
+ * one the configuration names (VITE_AUTH_RESET); a reply naming the other switches over.
+ */
 export function ForgotPassword() {
-  const [mode, setMode] = useState<Mode>("email");
+  const [mode, setMode] = useState<Mode>(config.authReset === "function" ? "answer" : "email");
   const [notice, setNotice] = useState<string | null>(null);
   // The address typed in one form carries over to the other.
   const [email, setEmail] = useState("");
@@ -180,8 +183,9 @@ export function ForgotPassword() {
     <ResetLinkForm
       email={email}
       setEmail={setEmail}
+      notice={notice}
       onUseAnswer={(why) => {
-        setNotice(why ?? null);
+        setNotice(why);
         setMode("answer");
       }}
     />
@@ -189,9 +193,9 @@ export function ForgotPassword() {
     <SecurityAnswerForm
       initialEmail={email}
       notice={notice}
-      onUseEmail={(typed) => {
+      onUseEmail={(typed, why) => {
         setEmail(typed);
-        setNotice(null);
+        setNotice(why);
         setMode("email");
       }}
     />

@@ -4,13 +4,15 @@ import { Button } from "../../../components/button.tsx";
 import { Field } from "../../../components/field.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
+import { config } from "../../../config/env.ts";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
 import type { SignOutReason } from "../../../lib/session/session-store.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
 import { hasErrors } from "../../../lib/validation/rules.ts";
-import { signIn } from "../hooks/session-actions.ts";
+import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
 import { useNextLocation } from "../hooks/use-next-location.ts";
+import { ConfirmationHelp, type ConfirmationMode, configuredConfirmationMode } from "./confirmation-help.tsx";
 import { apiKeySignInErrors, signInErrors } from "./form-rules.ts";
 
 interface PasswordSignInFormProps {
@@ -18,14 +20,22 @@ interface PasswordSignInFormProps {
   /** Called after signing in; by default the app goes to the page the user came for. */
   onSignedIn?: () => void;
   submitLabel?: string;
+  /**
+   * After a refused sign-in, offer to resend the confirmation e-mail (or retry the approval): the
+   * service answers an unconfirmed address like a wrong password, so the user may need either.
+   */
+  confirmationHelp?: boolean;
 }
 
 export function PasswordSignInForm({
   defaultEmail = "",
   onSignedIn,
   submitLabel = "Sign in",
+  confirmationHelp = false,
 }: PasswordSignInFormProps) {
   const [values, setValues] = useState({ email: defaultEmail, password: "" });
+  // The address of the last refused sign-in, for the confirmation help.
+  const [refused, setRefused] = useState<string | null>(null);
   const [errors, setErrors] = useState<ReturnType<typeof signInErrors>>({});
   const form = useRef<HTMLFormElement>(null);
   const next = useNextLocation();
@@ -37,44 +47,62 @@ export function PasswordSignInForm({
     const found = signInErrors(values);
     setErrors(found);
     if (hasErrors(found)) return focusFirstError(form.current, found);
-    const result = await action.run({
-      provider: "local-userpass",
-      username: values.email.trim(),
-      password: values.password,
-    });
+    const email = values.email.trim();
+    setRefused(null);
+    const result = await action.run({ provider: "local-userpass", username: email, password: values.password });
     if (result.ok) (onSignedIn ?? (() => navigate(next)))();
+    else if (isNotConfirmedYet(result.error)) setRefused(email);
   }
 
   return (
-    <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
-      <ErrorMessage>{action.error ? errorMessage(action.error, "sign-in") : null}</ErrorMessage>
-      <Field
-        label="E-mail address"
-        name="email"
-        type="email"
-        autoComplete="username"
-        required
-        value={values.email}
-        onChange={(email) => setValues((v) => ({ ...v, email }))}
-        error={errors.email}
-      />
-      <Field
-        label="Password"
-        name="password"
-        type="password"
-        autoComplete="current-password"
-        required
-        value={values.password}
-        onChange={(password) => setValues((v) => ({ ...v, password }))}
-        error={errors.password}
-      />
-      <div className="actions">
-        <Button type="submit" busy={action.pending}>
-          {submitLabel}
-        </Button>
-        <Link href="/forgot-password">Forgot your password?</Link>
-      </div>
-    </form>
+    <>
+      <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
+        <ErrorMessage>{action.error ? errorMessage(action.error, "sign-in") : null}</ErrorMessage>
+        <Field
+          label="E-mail address"
+          name="email"
+          type="email"
+          autoComplete="username"
+          required
+          value={values.email}
+          onChange={(email) => setValues((v) => ({ ...v, email }))}
+          error={errors.email}
+        />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={values.password}
+          onChange={(password) => setValues((v) => ({ ...v, password }))}
+          error={errors.password}
+        />
+        <div className="actions">
+          <Button type="submit" busy={action.pending}>
+            {submitLabel}
+          </Button>
+          <Link href="/forgot-password">Forgot your password?</Link>
+        </div>
+      </form>
+      {confirmationHelp && refused && config.authConfirmation !== "auto" ? (
+        <NotConfirmedHelp key={refused} email={refused} />
+      ) : null}
+    </>
+  );
+}
+
+function NotConfirmedHelp({ email }: { email: string }) {
+  const [mode, setMode] = useState<ConfirmationMode>(configuredConfirmationMode);
+  return (
+    <div className="subsection">
+      <p>
+        {mode === "approval"
+          ? `Signed up as ${email}, and the account is still waiting for approval?`
+          : `Signed up as ${email}, but the confirmation e-mail did not arrive or its link expired?`}
+      </p>
+      <ConfirmationHelp email={email} mode={mode} onModeChange={setMode} check={null} checkLabel="" />
+    </div>
   );
 }
 
@@ -167,7 +195,7 @@ export function SignInOptions() {
       ) : null}
       <section className="card">
         <h2>With your e-mail address and password</h2>
-        <PasswordSignInForm />
+        <PasswordSignInForm confirmationHelp />
         <p>
           New here? <Link href="/sign-up">Create an account</Link>
         </p>

@@ -11,7 +11,7 @@ import { useSession } from "../../../lib/session/use-session.ts";
 import { hasErrors } from "../../../lib/validation/rules.ts";
 import { registerUser } from "../api/register-user.ts";
 import { isNotConfirmedYet, linkEmailPassword } from "../hooks/session-actions.ts";
-import { ConfirmationHelp, type ConfirmationMode } from "./confirmation-help.tsx";
+import { ConfirmationHelp, type ConfirmationMode, configuredConfirmationMode } from "./confirmation-help.tsx";
 import { signInErrors, signUpErrors } from "./form-rules.ts";
 import { NewCredentialsFields } from "./new-credentials-fields.tsx";
 
@@ -141,7 +141,7 @@ export function UpgradeAccount() {
   const [step, setStep] = useState<Step>(() =>
     pendingCredentials.credentials("upgrade") ? "confirm" : pendingCredentials.email("upgrade") ? "link" : "register",
   );
-  const [mode, setMode] = useState<ConfirmationMode>("unknown");
+  const [mode, setMode] = useState<ConfirmationMode>(configuredConfirmationMode);
   const [linkedAs, setLinkedAs] = useState<string | null>(null);
   const anonymous = session.status === "signed-in" && session.anonymous;
 
@@ -183,10 +183,16 @@ export function UpgradeAccount() {
       ) : step === "confirm" ? (
         <>
           <h3>Confirm your e-mail address</h3>
-          <p>
-            We sent a confirmation link to <strong>{pendingEmail}</strong>. Open it, then finish here (this page
-            finishes by itself when the link is opened in this browser).
-          </p>
+          {mode === "approval" ? (
+            <p>
+              The address <strong>{pendingEmail}</strong> is waiting for approval. Once it is approved, finish here.
+            </p>
+          ) : (
+            <p>
+              We sent a confirmation link to <strong>{pendingEmail}</strong>. Open it, then finish here (this page
+              finishes by itself when the link is opened in this browser).
+            </p>
+          )}
           <ConfirmationHelp
             email={pendingEmail}
             mode={mode}

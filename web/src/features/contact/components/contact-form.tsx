@@ -5,6 +5,7 @@ import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
+import { useSession } from "../../../lib/session/use-session.ts";
 import { email, hasErrors, maxLength, required, validate } from "../../../lib/validation/rules.ts";
 import { sendContactForm } from "../api/send-form.ts";
 
@@ -18,11 +19,18 @@ export function contactErrors(values: { user_name: string; user_email: string; m
   });
 }
 
-const empty = { user_name: "", user_email: "", message: "" };
-
-/** The contact form, sent as it is with EmailJS `sendForm` (its field names are the template's). */
+/**
+ * The contact form, sent as it is with EmailJS `sendForm` (its field names are the template's). A
+ * signed-in user's display name and address are filled in.
+ */
 export function ContactForm() {
-  const [values, setValues] = useState(empty);
+  const session = useSession();
+  const known = {
+    user_name: (session.status === "signed-in" && session.displayName) || "",
+    user_email: (session.status === "signed-in" && session.email) || "",
+    message: "",
+  };
+  const [values, setValues] = useState(known);
   const [errors, setErrors] = useState<ReturnType<typeof contactErrors>>({});
   const [sent, setSent] = useState(false);
   const form = useRef<HTMLFormElement>(null);
@@ -36,7 +44,7 @@ export function ContactForm() {
     if (hasErrors(found) || !form.current) return focusFirstError(form.current, found);
     const result = await action.run(form.current);
     if (result.ok) {
-      setValues(empty);
+      setValues(known);
       setSent(true);
     }
   }

@@ -13,9 +13,17 @@ export interface NoteDraft {
 export function prepareNote(userId: string, draft: NoteDraft): { note: Note; document: Record<string, unknown> } {
   const now = new Date();
   const _id = newNoteId();
-  const document = { _id, owner_id: userId, title: draft.title, body: draft.body, createdAt: now, updatedAt: now };
+  const document = {
+    _id,
+    owner_id: userId,
+    title: draft.title,
+    body: draft.body,
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+  };
   return {
-    note: { id: idString(_id), _id, title: draft.title, body: draft.body, createdAt: now, updatedAt: now },
+    note: { id: idString(_id), _id, title: draft.title, body: draft.body, createdAt: now, updatedAt: now, version: 1 },
     document,
   };
 }

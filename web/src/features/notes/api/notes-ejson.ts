@@ -29,6 +29,11 @@ export interface Note {
   body: string;
   createdAt: Date | null;
   updatedAt: Date | null;
+  /**
+   * Counts the note's saves (1 when added); a save names the version it was edited from and is
+   * refused when the note has moved on. Null for notes written before versions existed.
+   */
+  version: number | null;
 }
 
 export function idString(id: unknown): string {
@@ -36,6 +41,8 @@ export function idString(id: unknown): string {
 }
 
 const asDate = (value: unknown) => (value instanceof Date && !Number.isNaN(value.getTime()) ? value : null);
+
+export const asVersion = (value: unknown) => (typeof value === "number" && Number.isInteger(value) ? value : null);
 
 /** A stored document as a note (documents missing a title or body still show, with blanks). */
 export function toNote(document: unknown): Note | null {
@@ -48,6 +55,7 @@ export function toNote(document: unknown): Note | null {
     body: typeof doc.body === "string" ? doc.body : "",
     createdAt: asDate(doc.createdAt),
     updatedAt: asDate(doc.updatedAt),
+    version: asVersion(doc.version),
   };
 }
 

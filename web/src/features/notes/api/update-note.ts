@@ -1,4 +1,5 @@
 import { callFunction } from "../../../lib/api/call-function.ts";
+import { findNote } from "./find-note.ts";
 import type { NoteDraft } from "./insert-note.ts";
 import { fromEjson, type Note, notesNamespace, toCanonical } from "./notes-ejson.ts";
 
@@ -10,7 +11,20 @@ export class NoteGoneError extends Error {
   }
 }
 
-/** Changes a note's title and text (MongoDB `updateOne`); resolves with the note as changed. */
+/** The note was saved elsewhere after this edit began: the save was refused; `current` is the note now. */
+export class NoteChangedError extends Error {
+  constructor(readonly current: Note) {
+    super("This note was changed in another tab or on another device since you began editing it.");
+    this.name = "NoteChangedError";
+  }
+}
+
+/**
+ * Saves an edit of a note (MongoDB `updateOne`) as a compare-and-set: only while the stored note is
+ * still the version the edit began from (`note`), so a change made elsewhere in the meantime is
+ * never overwritten. Resolves with the note as saved; otherwise throws NoteChangedError (with the
+ * note as it is now) or NoteGoneError.
+ */
 export async function updateNote(note: Note, draft: NoteDraft): Promise<Note> {
   const updatedAt = new Date();
   const reply = fromEjson(
@@ -20,12 +34,16 @@ export async function updateNote(note: Note, draft: NoteDraft): Promise<Note> {
       arguments: [
         toCanonical({
           ...notesNamespace,
-          query: { _id: note._id },
-          update: { $set: { title: draft.title, body: draft.body, updatedAt } },
+          // Notes written before versions existed have none: the first save gives them one.
+          query: { _id: note._id, version: note.version === null ? { $exists: false } : note.version },
+          update: { $set: { title: draft.title, body: draft.body, updatedAt }, $inc: { version: 1 } },
         }),
       ],
     }),
   ) as { matchedCount?: unknown };
-  if (reply.matchedCount === 0) throw new NoteGoneError();
-  return { ...note, title: draft.title, body: draft.body, updatedAt };
+  if (reply.matchedCount === 0) {
+    const current = await findNote(note._id);
+    throw current ? new NoteChangedError(current) : new NoteGoneError();
+  }
+  return { ...note, title: draft.title, body: draft.body, updatedAt, version: (note.version ?? 0) + 1 };
 }

@@ -38,22 +38,32 @@ export function emailNoteErrors(values: {
 
 interface EmailNoteDialogProps {
   note: Note | null;
+  /** The signed-in user's display name, for "Your name". */
+  defaultName: string;
   defaultReplyTo: string;
   onClose: () => void;
   onSent: (to: string) => void;
 }
 
 /** "E-mail this note": the note goes out through the EmailJS note template. */
-export function EmailNoteDialog({ note, defaultReplyTo, onClose, onSent }: EmailNoteDialogProps) {
+export function EmailNoteDialog({ note, defaultName, defaultReplyTo, onClose, onSent }: EmailNoteDialogProps) {
   return (
     <Dialog open={note !== null} title={note ? `E-mail “${note.title}”` : "E-mail a note"} onClose={onClose}>
-      {note ? <EmailNoteForm note={note} defaultReplyTo={defaultReplyTo} onClose={onClose} onSent={onSent} /> : null}
+      {note ? (
+        <EmailNoteForm
+          note={note}
+          defaultName={defaultName}
+          defaultReplyTo={defaultReplyTo}
+          onClose={onClose}
+          onSent={onSent}
+        />
+      ) : null}
     </Dialog>
   );
 }
 
-function EmailNoteForm({ note, defaultReplyTo, onClose, onSent }: EmailNoteDialogProps & { note: Note }) {
-  const [values, setValues] = useState({ to: "", name: "", replyTo: defaultReplyTo });
+function EmailNoteForm({ note, defaultName, defaultReplyTo, onClose, onSent }: EmailNoteDialogProps & { note: Note }) {
+  const [values, setValues] = useState({ to: "", name: defaultName, replyTo: defaultReplyTo });
   const [errors, setErrors] = useState<ReturnType<typeof emailNoteErrors>>({});
   const form = useRef<HTMLFormElement>(null);
   const action = useAsyncAction(sendNoteEmail);

@@ -13,6 +13,9 @@ interface NoteFormProps {
   /** Resolves true when saved (the form then empties itself, for a new note). */
   onSubmit: (draft: NoteDraft) => Promise<boolean>;
   onCancel?: () => void;
+  cancelLabel?: string;
+  /** More buttons, after the submit button. */
+  extraActions?: ReactNode;
   resetOnSave?: boolean;
   children?: ReactNode;
   autoFocus?: boolean;
@@ -25,6 +28,8 @@ export function NoteForm({
   busy,
   onSubmit,
   onCancel,
+  cancelLabel = "Cancel",
+  extraActions,
   resetOnSave = false,
   children,
   autoFocus,
@@ -77,9 +82,10 @@ export function NoteForm({
         <Button type="submit" busy={busy}>
           {submitLabel}
         </Button>
+        {extraActions}
         {onCancel ? (
           <Button variant="secondary" onClick={onCancel} disabled={busy}>
-            Cancel
+            {cancelLabel}
           </Button>
         ) : null}
       </div>

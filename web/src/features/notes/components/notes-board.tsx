@@ -1,7 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
-import { Button } from "../../../components/button.tsx";
 import { ConfirmDialog } from "../../../components/dialog.tsx";
-import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
+import { ErrorMessage, LoadFailed, StatusMessage } from "../../../components/messages.tsx";
 import { Loading } from "../../../components/page.tsx";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
@@ -11,8 +10,9 @@ import { deleteNote } from "../api/delete-note.ts";
 import { getNoteStats } from "../api/get-note-stats.ts";
 import { insertNote, type NoteDraft, prepareNote } from "../api/insert-note.ts";
 import type { Note } from "../api/notes-ejson.ts";
-import { NoteGoneError, updateNote } from "../api/update-note.ts";
+import { NoteChangedError, NoteGoneError, updateNote } from "../api/update-note.ts";
 import { changedNoteId, describeChange, needsReload } from "../hooks/apply-change.ts";
+import { listWithDrafts } from "../hooks/edit-drafts.ts";
 import { useNotes } from "../hooks/use-notes.ts";
 import { type LiveStatus, useNotesChangeStream } from "../hooks/use-notes-change-stream.ts";
 import { EmailNoteDialog } from "./email-note-dialog.tsx";
@@ -28,8 +28,20 @@ const liveText: Record<LiveStatus, string> = {
 
 const noteErrorMessage = (error: unknown) => (error instanceof NoteGoneError ? error.message : errorMessage(error));
 
-function Board({ userId, email }: { userId: string; email: string | null }) {
+function Board({ userId, email, displayName }: { userId: string; email: string | null; displayName: string | null }) {
   const notes = useNotes(userId);
+  // The notes being edited, by id: the version each edit began from.
+  const [editing, setEditing] = useState<Record<string, Note>>({});
+  const edit = useCallback((note: Note) => setEditing((all) => ({ ...all, [note.id]: note })), []);
+  const stopEditing = useCallback(
+    (id: string) =>
+      setEditing((all) => {
+        const rest = { ...all };
+        delete rest[id];
+        return rest;
+      }),
+    [],
+  );
   const stats = useResource((signal) => getNoteStats(signal), [userId]);
   const [announcement, setAnnouncement] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<Note | null>(null);
@@ -73,19 +85,44 @@ function Board({ userId, email }: { userId: string; email: string | null }) {
   });
 
   const save = useCallback(
-    async (note: Note, draft: NoteDraft): Promise<string | null> => {
-      own.current.add(note.id);
+    async (base: Note, draft: NoteDraft): Promise<string | null> => {
+      own.current.add(base.id);
       try {
-        notes.put(await updateNote(note, draft));
+        notes.put(await updateNote(base, draft));
+        stopEditing(base.id);
         refreshStats();
         setAnnouncement(`The note “${draft.title}” has been saved.`);
         return null;
       } catch (error) {
-        if (error instanceof NoteGoneError) notes.remove(note.id);
-        return noteErrorMessage(error);
+        own.current.delete(base.id);
+        // Refused: the note moved on (or went) since the edit began. The list shows it as it is
+        // now, and the editor, comparing, says what happened and keeps the text.
+        if (error instanceof NoteChangedError) notes.put(error.current);
+        else if (error instanceof NoteGoneError) notes.remove(base.id);
+        else return noteErrorMessage(error);
+        return null;
       }
     },
-    [notes.put, notes.remove, refreshStats],
+    [notes.put, notes.remove, refreshStats, stopEditing],
+  );
+
+  const saveAsNew = useCallback(
+    async (base: Note, draft: NoteDraft): Promise<string | null> => {
+      const { note, document } = prepareNote(userId, draft);
+      own.current.add(note.id);
+      try {
+        await insertNote(document);
+      } catch (error) {
+        own.current.delete(note.id);
+        return noteErrorMessage(error);
+      }
+      notes.put(note);
+      stopEditing(base.id);
+      refreshStats();
+      setAnnouncement(`Your text has been saved as a new note “${note.title}”.`);
+      return null;
+    },
+    [userId, notes.put, refreshStats, stopEditing],
   );
 
   const remove = useAsyncAction(async (note: Note) => {
@@ -101,8 +138,8 @@ function Board({ userId, email }: { userId: string; email: string | null }) {
       <StatusMessage>{announcement}</StatusMessage>
       <section aria-labelledby="overview-heading" className="card">
         <h2 id="overview-heading">Overview</h2>
-        {stats.state === "error" ? <ErrorMessage focus={false}>{errorMessage(stats.error)}</ErrorMessage> : null}
-        <NoteStatsSummary stats={stats.data} />
+        {stats.state === "error" ? <LoadFailed error={stats.error} onRetry={stats.reload} /> : null}
+        {stats.state === "error" && stats.data === undefined ? null : <NoteStatsSummary stats={stats.data} />}
         <p className={`live-status live-${live}`}>{liveText[live]}</p>
       </section>
 
@@ -120,23 +157,27 @@ function Board({ userId, email }: { userId: string; email: string | null }) {
 
       <section aria-labelledby="all-notes-heading" className="card">
         <h2 id="all-notes-heading">All notes</h2>
-        {notes.status === "error" ? (
-          <div>
-            <ErrorMessage focus={false}>{errorMessage(notes.error)}</ErrorMessage>
-            <Button variant="secondary" onClick={notes.reload}>
-              Try again
-            </Button>
-          </div>
-        ) : null}
+        {notes.status === "error" ? <LoadFailed error={notes.error} onRetry={notes.reload} /> : null}
         {notes.status === "loading" && notes.notes.length === 0 ? (
           <Loading>Loading your notes…</Loading>
-        ) : notes.status !== "error" && notes.notes.length === 0 ? (
+        ) : notes.status !== "error" && notes.notes.length === 0 && Object.keys(editing).length === 0 ? (
           <p>You have no notes yet. Write your first one above.</p>
         ) : (
           <ul className="note-list">
-            {notes.notes.map((note) => (
+            {listWithDrafts(notes.notes, editing).map(({ note, base, gone }) => (
               <li key={note.id}>
-                <NoteItem note={note} onSave={save} onDelete={setDeleting} onEmail={setEmailing} />
+                <NoteItem
+                  note={note}
+                  base={base}
+                  gone={gone}
+                  onEdit={edit}
+                  onStopEditing={stopEditing}
+                  onSave={save}
+                  onSaveAsNew={saveAsNew}
+                  onReload={edit}
+                  onDelete={setDeleting}
+                  onEmail={setEmailing}
+                />
               </li>
             ))}
           </ul>
@@ -163,6 +204,7 @@ function Board({ userId, email }: { userId: string; email: string | null }) {
 
       <EmailNoteDialog
         note={emailing}
+        defaultName={displayName ?? ""}
         defaultReplyTo={email ?? ""}
         onClose={() => setEmailing(null)}
         onSent={(to) => {
@@ -178,5 +220,5 @@ function Board({ userId, email }: { userId: string; email: string | null }) {
 export function NotesBoard() {
   const session = useSession();
   if (session.status !== "signed-in") return null;
-  return <Board key={session.userId} userId={session.userId} email={session.email} />;
+  return <Board key={session.userId} userId={session.userId} email={session.email} displayName={session.displayName} />;
 }

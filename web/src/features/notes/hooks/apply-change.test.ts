@@ -12,6 +12,7 @@ const note = (id: ObjectId, title: string, updatedAt: number): Note => ({
   body: "",
   createdAt: new Date(0),
   updatedAt: new Date(updatedAt),
+  version: 1,
 });
 
 describe("applying change events to the notes list", () => {
@@ -33,11 +34,14 @@ describe("applying change events to the notes list", () => {
     const next = applyChange(list, {
       operationType: "update",
       documentKey: { _id: id2 },
-      updateDescription: { updatedFields: { title: "two!", updatedAt: new Date(5000) }, removedFields: ["body"] },
+      updateDescription: {
+        updatedFields: { title: "two!", updatedAt: new Date(5000), version: 2 },
+        removedFields: ["body"],
+      },
     });
-    expect(next.map((n) => [n.title, n.updatedAt?.getTime()])).toEqual([
-      ["two!", 5000],
-      ["one", 2000],
+    expect(next.map((n) => [n.title, n.updatedAt?.getTime(), n.version])).toEqual([
+      ["two!", 5000, 2],
+      ["one", 2000, 1],
     ]);
   });
 

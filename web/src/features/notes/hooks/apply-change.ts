@@ -1,5 +1,5 @@
 import type { ChangeEvent } from "../api/call-function-streaming.ts";
-import { idString, type Note, sortNotes, toNote } from "../api/notes-ejson.ts";
+import { asVersion, idString, type Note, sortNotes, toNote } from "../api/notes-ejson.ts";
 
 /** The id of the note an event is about. */
 export function changedNoteId(event: ChangeEvent): string | null {
@@ -31,9 +31,10 @@ export function applyChange(notes: Note[], event: ChangeEvent): Note[] {
       if (typeof fields.body === "string") changed.body = fields.body;
       if (fields.updatedAt instanceof Date) changed.updatedAt = fields.updatedAt;
       if (fields.createdAt instanceof Date) changed.createdAt = fields.createdAt;
+      if ("version" in fields) changed.version = asVersion(fields.version);
       for (const removed of event.updateDescription?.removedFields ?? []) {
         if (removed === "title" || removed === "body") changed[removed] = "";
-        if (removed === "updatedAt" || removed === "createdAt") changed[removed] = null;
+        if (removed === "updatedAt" || removed === "createdAt" || removed === "version") changed[removed] = null;
       }
       return sortNotes(notes.map((n) => (n.id === key ? changed : n)));
     }
