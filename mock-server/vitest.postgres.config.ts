@@ -14,6 +14,7 @@ export const bothStores = [
   "test/app-services/login.test.ts",
   "test/app-services/mongodb.test.ts",
   "test/app-services/sessions.test.ts",
+  "test/app-services/stream-revocation.test.ts",
   "test/app-services/userpass.test.ts",
   "test/app-services/watch.test.ts",
   "test/conformance/realm-web-queries.test.ts",

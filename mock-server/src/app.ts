@@ -98,6 +98,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.decorateRequest("appRuntime", null);
   app.decorateRequest("caller", null);
   app.decorateRequest("faulted", false);
+  app.decorateRequest("leaveInFlight", null);
   closeUnusedConnectionsOnClose(app);
   registerHostCheck(app);
   registerJsonParser(app);

@@ -14,6 +14,8 @@ declare module "fastify" {
     caller: Caller | null;
     /** Set when a fault override answered instead of the operation. */
     faulted: boolean;
+    /** Stops counting the request toward its app's concurrency cap (a change stream, once open). */
+    leaveInFlight: (() => void) | null;
   }
   interface FastifyContextConfig {
     operationId?: string;

@@ -22,8 +22,7 @@ export interface Caller {
   user: StoredUser;
   /** The session the token belongs to (the access token's `iss`, the refresh token's `baas_id`). */
   sessionId: string;
-  /** Present for refresh-token calls. */
-  session: StoredSession | null;
+  session: StoredSession;
   claims: JwtPayload;
 }
 
@@ -57,10 +56,14 @@ export async function authenticateAccess(emulator: Emulator, token: string): Pro
     typeof claims.baas_domain_id === "string" ? await emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
   if (!app) throw errors.accessTokenInvalid();
   if (typeof claims.exp !== "number" || nowSeconds(app) >= claims.exp) throw errors.accessTokenExpired();
-  // Read from the store on every request: a user disabled or deleted on any instance is refused.
-  const user = typeof claims.sub === "string" ? await app.users.get(claims.sub) : undefined;
+  if (typeof claims.sub !== "string" || typeof claims.iss !== "string") throw errors.accessTokenInvalid();
+  // Read from the store on every request, in one step: a user disabled or deleted, or a session
+  // ended (logout, revocation, its API key disabled, a password reset) on any instance is refused.
+  const { user, session } = await app.store.userSession(claims.sub, claims.iss);
   if (!user || user.disabled) throw errors.sessionUserGone();
-  return { app, user, sessionId: String(claims.iss), session: null, claims };
+  if (!session) throw errors.refreshTokenNotFound();
+  if (app.clock.now() >= session.expiresAt) throw errors.refreshTokenExpired();
+  return { app, user, sessionId: session.id, session, claims };
 }
 
 export async function authenticateRefresh(emulator: Emulator, token: string): Promise<Caller> {

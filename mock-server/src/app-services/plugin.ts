@@ -1,7 +1,8 @@
 /**
  * The App Services client API. Per request, before the operation runs: find the app (from the
- * path, or from the token on `/auth/*` routes), hold to the app's concurrency cap, fire a fault
- * override if one is set, then authenticate as the operation requires. After it: journal.
+ * path, or from the token on `/auth/*` routes), hold to the app's concurrency cap (a change stream
+ * leaves it once open: streams have caps of their own), fire a fault override if one is set, then
+ * authenticate as the operation requires. After it: journal.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
@@ -74,9 +75,13 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       const cap = runtime.config.maxConcurrentRequests ?? defaultMaxConcurrentRequests;
       if (runtime.inFlight >= cap) throw errors.tooManyRequests();
       runtime.inFlight++;
-      reply.raw.once("close", () => {
+      let counted = true;
+      request.leaveInFlight = () => {
+        if (!counted) return;
+        counted = false;
         runtime.inFlight--;
-      });
+      };
+      reply.raw.once("close", request.leaveInFlight);
     }
 
     if (await applyFault(request, reply, operationId)) return reply;

@@ -20,6 +20,17 @@ export const tokenDefaults = {
 } as const;
 
 export const defaultMaxConcurrentRequests = 10_000;
+/**
+ * Change streams open at once per user and per app, on each instance (they do not count toward
+ * the concurrency cap); past either one a new stream is refused with 429. See decision 0011.
+ */
+export const defaultMaxStreamsPerUser = 100;
+export const defaultMaxStreamsPerApp = 1_000;
+/**
+ * Bytes of events a change stream may hold unsent for a client that does not keep up: an event due
+ * while more wait is not written; the stream ends with an error event instead (decision 0011).
+ */
+export const defaultMaxStreamBufferBytes = 8 * 1024 * 1024;
 // Shorter than the hosted 300 s, so a stuck function fails a test quickly; apps can raise it.
 export const defaultFunctionTimeoutMs = 30_000;
 

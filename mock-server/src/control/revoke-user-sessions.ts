@@ -1,7 +1,7 @@
 import { findUser } from "./find-user.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 
-/** Ends all of a user's sessions: its refresh tokens stop working (access tokens run out on their own). */
+/** Ends all of a user's sessions: their refresh and access tokens stop working, their change streams close. */
 export default defineControlRoute("revokeUserSessions", async (request, reply) => {
   const app = await appOf(request);
   const { user } = await findUser(app, request.params.userId);

@@ -168,12 +168,19 @@ export const appServicesErrors = {
   apiKeyAnonymous: () => as(403, "anonymous users cannot create API keys", "InvalidParameter"),
   // UNCONFIRMED
   apiKeyExists: (name: string) => as(409, `API key with name '${name}' already exists`, "APIKeyAlreadyExists"),
-  // [live status 403; message and code UNCONFIRMED]
-  apiKeyOwnSession: () => as(403, "cannot delete the API key of the current session", "InvalidParameter"),
+  // [live status 403 for delete; message and code UNCONFIRMED; disable refused alike (it would end
+  // the very session asking: docs/decisions/0011-revocation.md)]
+  apiKeyOwnSession: (action: "delete" | "disable") =>
+    as(403, `cannot ${action} the API key of the current session`, "InvalidParameter"),
   // [limit live; reply UNCONFIRMED]
   payloadTooLarge: () => as(413, "request body exceeds the 18 MB limit", "ReadSizeLimitExceeded"),
   // [429 live; body UNCONFIRMED]
   tooManyRequests: () => as(429, "too many requests", "TooManyRequests"),
+  // Ours, answered as the concurrency cap: change streams open at once (docs/decisions/0011-revocation.md)
+  tooManyUserStreams: (limit: number) =>
+    as(429, `too many change streams: a user may have ${limit} open at once`, "TooManyRequests"),
+  tooManyAppStreams: (limit: number) =>
+    as(429, `too many change streams: the app may have ${limit} open at once`, "TooManyRequests"),
   // no such route on the service (not an operation of the document)
   routeNotFound: (method: string, path: string) => as(404, `no route matches ${method} ${path}`, "NotFound"),
   internal: () => as(500, "internal server error", "InternalServerError"),

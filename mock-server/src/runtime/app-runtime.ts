@@ -13,6 +13,7 @@ import { FaultStore } from "../state/faults.ts";
 import { stableObjectIdHex } from "../state/ids.ts";
 import { Journal } from "../state/journal.ts";
 import type { AppRecord, AppStore } from "../store/store.ts";
+import { StreamRegistry } from "./streams.ts";
 
 export interface AppTemplate {
   config: AppConfig;
@@ -28,12 +29,10 @@ export class AppRuntime {
   readonly faults = new FaultStore();
   readonly journal = new Journal();
   readonly functions: AppFunctions;
-  /** Requests being served now (the per-app concurrency cap counts these). */
+  /** Requests being served now (the per-app concurrency cap counts these; open change streams do not). */
   inFlight = 0;
-  /** Change streams open now. */
-  watchers = 0;
-  /** Closers of open change streams, with their user (ended when the app is reset or deleted, or the user). */
-  readonly streams = new Map<(reason: string) => void, string>();
+  /** Change streams open on this instance, with their sessions (runtime/streams.ts). */
+  readonly streams: StreamRegistry;
 
   constructor(
     readonly record: AppRecord,
@@ -42,8 +41,14 @@ export class AppRuntime {
     events: EventBus,
     clockOffsetMs = 0,
   ) {
-    this.clock = createClock(clockOffsetMs);
+    this.clock = createClock(clockOffsetMs, Date.now, () => this.streams.clockChanged());
+    this.streams = new StreamRegistry(this.clock);
     this.functions = new AppFunctions(this, record.appDir ? folders.get(record.appDir) : null, events);
+  }
+
+  /** Change streams open now. */
+  get watchers(): number {
+    return this.streams.size;
   }
 
   get appId(): string {
@@ -109,12 +114,7 @@ export class AppRuntime {
   }
 
   closeStreams(reason: string): void {
-    for (const close of [...this.streams.keys()]) close(reason);
-  }
-
-  /** Ends a user's change streams on this instance (other instances notice at the stream's next change). */
-  closeUserStreams(userId: string, reason: string): void {
-    for (const [close, owner] of [...this.streams]) if (owner === userId) close(reason);
+    this.streams.closeAll(reason);
   }
 
   /** The per-instance part of a reset: streams end, no faults or journal, clock at real time. */

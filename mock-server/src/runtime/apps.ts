@@ -28,6 +28,8 @@ export class AppRegistry {
     readonly defaultTemplate: AppTemplate,
   ) {
     records.onChange((appId, change) => this.changed(appId, change));
+    // Sessions ended on any instance: the change streams this one has open on them end.
+    records.onSessionsEnded((appId, ended) => this.runtimes.get(appId)?.streams.sessionsEnded(ended));
   }
 
   /** The runtime of a record: the cached one, or a new one. */

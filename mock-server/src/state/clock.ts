@@ -11,7 +11,8 @@ export interface Clock {
   set(offsetMs: number): void;
 }
 
-export function createClock(offsetMs = 0, realNow: () => number = Date.now): Clock {
+/** A clock `offsetMs` ahead of the real one; `onChange` runs after every move (what waits on it re-arms). */
+export function createClock(offsetMs = 0, realNow: () => number = Date.now, onChange?: () => void): Clock {
   let offset = offsetMs;
   return {
     now: () => realNow() + offset,
@@ -20,9 +21,11 @@ export function createClock(offsetMs = 0, realNow: () => number = Date.now): Clo
     },
     advance(ms: number) {
       offset += ms;
+      onChange?.();
     },
     set(value: number) {
       offset = value;
+      onChange?.();
     },
   };
 }

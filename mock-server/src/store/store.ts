@@ -72,6 +72,17 @@ export const authTokenLifetimeMs = 30 * 60 * 1000;
 
 export type AppChange = "created" | "updated" | "reset" | "deleted";
 
+/**
+ * Refresh-token sessions that ended (so the change streams opened on them end too): one session
+ * (logout, expiry), the sessions an API key opened (the key disabled or deleted), or with neither
+ * id every session of the user (sessions revoked, user disabled or deleted, password reset).
+ */
+export interface EndedSessions {
+  userId: string;
+  sessionId?: string;
+  apiKeyId?: string;
+}
+
 export interface AppRecords {
   get(appId: string): Promise<AppRecord | undefined>;
   byDomainId(domainId: string): Promise<AppRecord | undefined>;
@@ -88,6 +99,11 @@ export interface AppRecords {
   scope(appId: string): AppStore;
   /** Changes to apps made by any instance (this one included), to drop what an instance caches. */
   onChange(listener: (appId: string, change: AppChange) => void): () => void;
+  /**
+   * Sessions ended by any instance (this one at once, when the write has happened; the others when
+   * it is committed), so each instance ends the change streams open on them.
+   */
+  onSessionsEnded(listener: (appId: string, ended: EndedSessions) => void): () => void;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -101,6 +117,11 @@ export interface AppStore {
   readonly data: DocumentStore;
   /** Deletes a user with its identities, e-mail/password registration, sessions and API keys. */
   deleteUser(userId: string): Promise<boolean>;
+  /**
+   * A user and one of its sessions, read together (every access-token request needs both); the
+   * session is undefined when it is gone or belongs to another user.
+   */
+  userSession(userId: string, sessionId: string): Promise<{ user?: StoredUser; session?: StoredSession }>;
   counts(): Promise<{ users: number; pendingUsers: number }>;
 }
 
@@ -155,11 +176,13 @@ export interface UserRecords {
   accounts(): Promise<StoredUserpassAccount[]>;
 }
 
+/** Every removal of sessions is announced (AppRecords.onSessionsEnded). */
 export interface SessionRecords {
   get(id: string): Promise<StoredSession | undefined>;
   add(session: StoredSession): Promise<void>;
   remove(id: string): Promise<boolean>;
   forUser(userId: string): Promise<StoredSession[]>;
+  /** Ends every session of a user (revoked, disabled, password reset). */
   removeForUser(userId: string): Promise<number>;
   all(): Promise<StoredSession[]>;
 }
@@ -172,6 +195,7 @@ export interface ApiKeyRecords {
   forUser(userId: string): Promise<StoredApiKey[]>;
   /** Adds a key unless the user has one of this name or `maxPerUser` keys already. */
   add(key: StoredApiKey, maxPerUser: number): Promise<AddApiKeyResult>;
+  /** Disabling also ends the sessions the key opened (enabling does not bring them back). */
   setDisabled(id: string, disabled: boolean): Promise<boolean>;
   /** Deletes a key and ends the sessions it opened. */
   remove(id: string): Promise<boolean>;

@@ -1,7 +1,7 @@
 /** User API keys: lifecycle, limits, secrets shown once, and logins with a key. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, emailUser, getProfile, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -164,5 +164,86 @@ describe("API keys", () => {
       headers: bearer(keySession.body.refresh_token),
     });
     expect(after.response.statusCode).toBe(401);
+  });
+
+  describe("ends the sessions a key opened, at refresh and at their next request; the user's others keep working", () => {
+    async function keySessions() {
+      const appId = await newApp(app);
+      const owner = await emailUser(app, appId, "k@example.com", "secret-1");
+      const { body: key } = await create(owner.refresh_token, "revocable");
+      const { body: other } = await create(owner.refresh_token, "other");
+      const loginWith = async (secret: string) =>
+        (
+          await call(app, "login", {
+            method: "POST",
+            url: `${base}/app/${appId}/auth/providers/api-key/login`,
+            payload: { key: secret },
+          })
+        ).body as { access_token: string; refresh_token: string };
+      return {
+        owner,
+        key,
+        keyed: [await loginWith(key.key), await loginWith(key.key)],
+        byOther: await loginWith(other.key),
+      };
+    }
+    const refresh = (token: string) =>
+      call(app, "refreshAccessToken", { method: "POST", url: `${base}/auth/session`, headers: bearer(token) });
+
+    async function expectEnded(session: { access_token: string; refresh_token: string }) {
+      const refreshed = await refresh(session.refresh_token);
+      expect(refreshed.response.statusCode).toBe(401);
+      expect(refreshed.body).toMatchObject({
+        error: "invalid session: failed to find refresh token",
+        error_code: "InvalidSession",
+      });
+      const profile = await getProfile(app, session.access_token);
+      expect(profile.response.statusCode).toBe(401);
+      expect(profile.body.error_code).toBe("InvalidSession");
+    }
+    async function expectWorking(session: { access_token: string; refresh_token: string }) {
+      expect((await refresh(session.refresh_token)).response.statusCode).toBe(201);
+      expect((await getProfile(app, session.access_token)).response.statusCode).toBe(200);
+    }
+
+    it("when the key is disabled (enabling it again does not bring them back; not from its own session)", async () => {
+      const { owner, key, keyed, byOther } = await keySessions();
+      for (const session of keyed) await expectWorking(session);
+      const own = await call(app, "disableApiKey", {
+        method: "PUT",
+        url: `${keys}/${key._id}/disable`,
+        headers: bearer(keyed[0]!.refresh_token),
+      });
+      expect(own.response.statusCode).toBe(403);
+      expect(own.body).toMatchObject({ error: "cannot disable the API key of the current session" });
+      const disabled = await call(app, "disableApiKey", {
+        method: "PUT",
+        url: `${keys}/${key._id}/disable`,
+        headers: bearer(owner.refresh_token),
+      });
+      expect(disabled.response.statusCode).toBe(204);
+      for (const session of keyed) await expectEnded(session);
+      await expectWorking(owner);
+      await expectWorking(byOther);
+      await call(app, "enableApiKey", {
+        method: "PUT",
+        url: `${keys}/${key._id}/enable`,
+        headers: bearer(owner.refresh_token),
+      });
+      for (const session of keyed) await expectEnded(session);
+    });
+
+    it("when the key is deleted", async () => {
+      const { owner, key, keyed, byOther } = await keySessions();
+      const deleted = await call(app, "deleteApiKey", {
+        method: "DELETE",
+        url: `${keys}/${key._id}`,
+        headers: bearer(owner.refresh_token),
+      });
+      expect(deleted.response.statusCode).toBe(204);
+      for (const session of keyed) await expectEnded(session);
+      await expectWorking(owner);
+      await expectWorking(byOther);
+    });
   });
 });

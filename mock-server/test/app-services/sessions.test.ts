@@ -100,7 +100,7 @@ describe("getProfile", () => {
 });
 
 describe("refreshAccessToken and logOut", () => {
-  it("logout ends the refresh token; the access token runs out on its own", async () => {
+  it("logout ends the session: its refresh token and its access token are refused", async () => {
     const appId = await newApp(app);
     const session = await anonymousLogin(app, appId);
     const out = await logOut(session.refresh_token);
@@ -111,7 +111,12 @@ describe("refreshAccessToken and logOut", () => {
       error: "invalid session: failed to find refresh token",
       error_code: "InvalidSession",
     });
-    expect((await profile(session.access_token)).response.statusCode).toBe(200);
+    const refused = await profile(session.access_token);
+    expect(refused.response.statusCode).toBe(401);
+    expect(refused.body).toMatchObject({
+      error: "invalid session: failed to find refresh token",
+      error_code: "InvalidSession",
+    });
   });
 
   it("refuses a refresh token with a bad signature, and an access token in its place", async () => {

@@ -1,7 +1,7 @@
 /** The e-mail/password provider: register, confirm, resend, retry, reset, and their errors. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { base, call, newApp, testApp } from "../helpers/app.ts";
+import { base, bearer, call, getProfile, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -32,6 +32,9 @@ async function firstToken(appId: string, email: string, kind: "confirm" | "reset
   if (!first) throw new Error(`no ${kind} token for ${email}`);
   return first;
 }
+
+const refresh = (token: string) =>
+  call(app, "refreshAccessToken", { method: "POST", url: `${base}/auth/session`, headers: bearer(token) });
 
 async function advance(appId: string, seconds: number) {
   await call(app, "advanceClock", {
@@ -337,6 +340,67 @@ describe("password reset", () => {
       payload: { token: second!.token, tokenId: second!.tokenId, password: "late-secret" },
     });
     expect(late.response.statusCode).toBe(400);
+  });
+
+  it("ends every session of the user: old refresh and access tokens are refused, the new login works", async () => {
+    const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
+    await register(appId, "r@example.com", "old-secret");
+    const before = (await login(appId, "r@example.com", "old-secret")).body;
+    const other = (await login(appId, "r@example.com", "old-secret")).body;
+    await call(app, "sendResetPasswordEmail", {
+      method: "POST",
+      url: userpass(appId, "reset/send"),
+      payload: { email: "r@example.com" },
+    });
+    const reset = await firstToken(appId, "r@example.com", "reset");
+    const ok = await call(app, "resetPassword", {
+      method: "POST",
+      url: userpass(appId, "reset"),
+      payload: { token: reset.token, tokenId: reset.tokenId, password: "new-secret" },
+    });
+    expect(ok.response.statusCode).toBe(200);
+    for (const session of [before, other]) {
+      const refreshed = await refresh(session.refresh_token);
+      expect(refreshed.response.statusCode).toBe(401);
+      expect(refreshed.body).toMatchObject({
+        error: "invalid session: failed to find refresh token",
+        error_code: "InvalidSession",
+      });
+      expect((await getProfile(app, session.access_token)).response.statusCode).toBe(401);
+    }
+    const after = await login(appId, "r@example.com", "new-secret");
+    expect(after.response.statusCode).toBe(200);
+    expect((await refresh(after.body.refresh_token)).response.statusCode).toBe(201);
+    expect((await getProfile(app, after.body.access_token)).response.statusCode).toBe(200);
+  });
+
+  it("ends every session of the user when the reset function succeeds, and none when it fails or waits", async () => {
+    const appId = await newApp(app, {
+      providers: {
+        "local-userpass": { autoConfirm: true, runResetFunction: true, resetFunctionName: "resetPassword" },
+      },
+    });
+    await register(appId, "g@example.com", "first-secret");
+    const session = (await login(appId, "g@example.com", "first-secret")).body;
+    for (const answer of ["red", "later"]) {
+      await call(app, "callResetPasswordFunction", {
+        method: "POST",
+        url: userpass(appId, "reset/call"),
+        payload: { email: "g@example.com", password: "other-secret", arguments: [answer] },
+      });
+      expect((await refresh(session.refresh_token)).response.statusCode, answer).toBe(201);
+    }
+    const ok = await call(app, "callResetPasswordFunction", {
+      method: "POST",
+      url: userpass(appId, "reset/call"),
+      payload: { email: "g@example.com", password: "second-secret", arguments: ["blue"] },
+    });
+    expect(ok.response.statusCode).toBe(200);
+    const refused = await refresh(session.refresh_token);
+    expect(refused.response.statusCode).toBe(401);
+    expect(refused.body.error).toBe("invalid session: failed to find refresh token");
+    expect((await getProfile(app, session.access_token)).response.statusCode).toBe(401);
+    expect((await login(appId, "g@example.com", "second-secret")).response.statusCode).toBe(200);
   });
 
   it("answers user not found for unknown and pending addresses", async () => {

@@ -123,13 +123,16 @@ describe("realm-web 2.0.1 against the emulator", () => {
     const keyUser = await realm.logIn(Realm.Credentials.apiKey(created.key));
     expect(keyUser.id).toBe(user.id);
 
+    // realm-web gave `user` the key's session when the key logged in (same user id); a key cannot
+    // be disabled or deleted from its own session (403), so sign in with the password again first.
+    await expect(user.apiKeys.disable(created._id)).rejects.toMatchObject({ statusCode: 403 });
+    await expect(user.apiKeys.delete(created._id)).rejects.toMatchObject({ statusCode: 403 });
+    await realm.logIn(Realm.Credentials.emailPassword("key@example.com", "secret1"));
     await user.apiKeys.disable(created._id);
     expect((await user.apiKeys.fetch(created._id)).disabled).toBe(true);
     await expect(realm.logIn(Realm.Credentials.apiKey(created.key))).rejects.toMatchObject({ statusCode: 401 });
     await user.apiKeys.enable(created._id);
-    // realm-web gave `user` the key's session when the key logged in (same user id); a key cannot
-    // delete itself from its own session (403), so sign in with the password again first.
-    await expect(user.apiKeys.delete(created._id)).rejects.toMatchObject({ statusCode: 403 });
+    expect((await realm.logIn(Realm.Credentials.apiKey(created.key))).id).toBe(user.id);
     await realm.logIn(Realm.Credentials.emailPassword("key@example.com", "secret1"));
     await user.apiKeys.delete(created._id);
     await expect(user.apiKeys.fetch(created._id)).rejects.toMatchObject({ errorCode: "APIKeyNotFound" });
@@ -237,5 +240,23 @@ describe("realm-web 2.0.1 against the emulator", () => {
     await expect
       .poll(async () => (await control(`/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 20 })
       .toBe(0);
+  });
+
+  it("ends a watch() with a WatchError when the session is revoked, and the next call logs the user out", async () => {
+    const { appId, realm } = await freshApp();
+    const watcher = await realm.logIn(Realm.Credentials.anonymous());
+    const stream = watcher.mongoClient("mongodb-atlas").db("shared").collection("chat").watch();
+    const ended = stream.next().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    await expect
+      .poll(async () => (await control(`/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 20 })
+      .toBe(1);
+    await control(`/apps/${appId}/users/${watcher.id}/sessions`, { method: "DELETE" });
+    // An error, not a silent end: the app learns the session is over instead of reconnecting with it.
+    expect(await ended).toMatchObject({ name: "WatchError", code: "InvalidSession" });
+    await expect(watcher.functions.callFunction("sum", 1, 2)).rejects.toMatchObject({ statusCode: 401 });
+    expect(watcher.isLoggedIn).toBe(false);
   });
 });

@@ -6,3 +6,54 @@ export function watchPath(appId: string, namespace: { database: string; collecti
   const query = `baas_request=${encodeURIComponent(request)}${token ? `&baas_at=${token}` : ""}`;
   return `/api/client/v2.0/app/${appId}/functions/call?${query}`;
 }
+
+export interface WatchReader {
+  response: Response;
+  /** The next SSE block (comments skipped), or null once the server ended the stream; throws when it was refused. */
+  next(): Promise<string | null>;
+  close(): void;
+}
+
+/** Opens a change stream on a listening emulator (the token in the Authorization header, as realm-web sends it). */
+export async function openWatch(
+  url: string,
+  appId: string,
+  token: string,
+  namespace: { database: string; collection: string },
+): Promise<WatchReader> {
+  const controller = new AbortController();
+  const response = await fetch(`${url}${watchPath(appId, namespace)}`, {
+    headers: { accept: "text/event-stream", authorization: `Bearer ${token}` },
+    signal: controller.signal,
+  });
+  // A refusal's body stays unread, for the caller to check.
+  const reader = response.ok ? response.body!.getReader() : null;
+  const decoder = new TextDecoder();
+  let buffer = "";
+  return {
+    response,
+    async next() {
+      if (!reader) throw new Error(`the stream was refused: ${response.status}`);
+      for (;;) {
+        const end = buffer.indexOf("\n\n");
+        if (end >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (block.startsWith(":")) continue;
+          return block;
+        }
+        const { value, done } = await reader.read();
+        if (done) return null;
+        buffer += decoder.decode(value, { stream: true });
+      }
+    },
+    close: () => controller.abort(),
+  };
+}
+
+/** The `{error_code, error}` of an `event: error` block (throws on anything else). */
+export function streamError(block: string | null): { error_code: string; error: string } {
+  const [event, data] = (block ?? "").split("\n");
+  if (event !== "event: error" || !data?.startsWith("data: ")) throw new Error(`not an error event: ${block}`);
+  return JSON.parse(data.slice("data: ".length).replace(/%0A/g, "\n").replace(/%0D/g, "\r").replace(/%25/g, "%"));
+}

@@ -1,8 +1,8 @@
 /**
  * Two emulator processes on one PostgreSQL database act as one service: tokens of one work on the
  * other, a revocation, a disabled or deleted user, a disabled API key hold on both at the next
- * request, races between them are decided by the database's constraints, and a change stream on one
- * sees the writes made through the other.
+ * request (and end the change streams open on the other at once), races between them are decided by
+ * the database's constraints, and a change stream on one sees the writes made through the other.
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +10,7 @@ import { type EmulatorProcess, ensureBuilt, killAll, startEmulatorProcess } from
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
-import { watchPath } from "../helpers/watch.ts";
+import { openWatch, streamError, type WatchReader, watchPath } from "../helpers/watch.ts";
 
 const secret = "multi-instance-signing-secret-0123456789";
 let database: TestDatabase;
@@ -131,6 +131,55 @@ describe("two instances on one database", () => {
       token: session.refresh_token,
     });
     expect((await login(b)).status).toBe(401);
+  });
+
+  it("end a change stream open on one when its user is disabled, its session logged out or its API key disabled on the other", async () => {
+    const appId = await newApp(a, { providers: { "api-key": { enabled: true } } });
+    const disabled = await seedUser(a, appId, "stream-off@example.com");
+    const out = await seedUser(a, appId, "stream-out@example.com");
+    const stays = await seedUser(a, appId, "stream-stays@example.com");
+    const created = await send(a, "createApiKey", "POST", `${base}/auth/api_keys`, {
+      token: stays.refresh_token,
+      body: { name: "watcher" },
+    });
+    const keySession = (
+      await send(a, "login", "POST", `${base}/app/${appId}/auth/providers/api-key/login`, {
+        body: { key: created.body.key },
+      })
+    ).body as unknown as Session;
+    const namespace = { database: "d", collection: "watched" };
+    const streams = await Promise.all(
+      [disabled, out, keySession, stays].map((s) => openWatch(b.url, appId, s.access_token, namespace)),
+    );
+    for (const stream of streams) expect(stream.response.status).toBe(200);
+    await until(
+      async () => (await send(b, "getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers === 4,
+      "the four streams on b",
+    );
+    const [ofDisabled, ofLoggedOut, ofKey, ofStays] = streams as [WatchReader, WatchReader, WatchReader, WatchReader];
+    const ended = async (stream: WatchReader) => {
+      expect(streamError(await stream.next())).toMatchObject({ error_code: "InvalidSession" });
+      expect(await stream.next()).toBeNull();
+    };
+
+    await send(a, "updateUser", "PATCH", `/_mock/v1/apps/${appId}/users/${disabled.user_id}`, {
+      body: { disabled: true },
+    });
+    await ended(ofDisabled);
+    expect((await send(a, "logOut", "DELETE", `${base}/auth/session`, { token: out.refresh_token })).status).toBe(204);
+    await ended(ofLoggedOut);
+    await send(a, "disableApiKey", "PUT", `${base}/auth/api_keys/${created.body._id}/disable`, {
+      token: stays.refresh_token,
+    });
+    await ended(ofKey);
+    // The user's password session goes on: a write through a reaches its stream on b.
+    const written = await send(a, "callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+      token: stays.access_token,
+      body: { name: "insertOne", service: "mongodb-atlas", arguments: [{ ...namespace, document: { still: "here" } }] },
+    });
+    expect(written.status).toBe(200);
+    expect(await ofStays.next()).toContain('"still":"here"');
+    ofStays.close();
   });
 
   it("let exactly one of two simultaneous registrations of an address win (one per instance, many rounds)", async () => {

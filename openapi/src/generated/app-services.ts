@@ -127,7 +127,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set a new password with the token and tokenId from the reset link */
+        /**
+         * Set a new password with the token and tokenId from the reset link
+         * @description The new password ends every session of the user: their refresh and access tokens are
+         *     refused and their change streams close (ours; docs/decisions/0011-revocation.md).
+         */
         post: operations["resetPassword"];
         delete?: never;
         options?: never;
@@ -165,7 +169,8 @@ export interface paths {
          * Reset a password through the app's reset function
          * @description Runs the configured reset function with `({username, password, token, tokenId,
          *     currentPasswordValid}, ...arguments)`; `{status: "success"}` sets the new password at once,
-         *     `pending` waits for `reset` with the token, `fail` answers an error.
+         *     `pending` waits for `reset` with the token, `fail` answers an error. A new password ends
+         *     every session of the user (ours; docs/decisions/0011-revocation.md).
          */
         post: operations["callResetPasswordFunction"];
         delete?: never;
@@ -188,6 +193,16 @@ export interface paths {
          *     `Authorization` header (realm-web) or in `baas_at` (realm-core). Events are SSE `data:`
          *     lines of change events as Extended JSON, with `%`→`%25`, CR→`%0D`, LF→`%0A`; errors after the
          *     stream opened are `event: error` with `{"error_code","error"}`.
+         *
+         *     A stream lives as long as the session of its access token (not the token's own 30 minutes)
+         *     and ends with `event: error` (ours; docs/decisions/0011-revocation.md):
+         *     `InvalidSession` when that session ends (logout, sessions revoked, its API key disabled
+         *     or deleted, a password reset, the session's expiry) or its user is disabled or deleted, on
+         *     any instance; `StreamBufferLimitExceeded` when the client leaves more than the app's
+         *     `maxStreamBufferBytes` (8 MiB by default) of events unread (a connection still not drained
+         *     5 s later is cut); `MongoDBError` when its filter fails on a change. Open streams do not
+         *     count toward the concurrency cap; each user may have `maxStreamsPerUser` (100) and the app
+         *     `maxStreamsPerApp` (1,000) open at once, counted per instance.
          */
         get: operations["callFunctionStreaming"];
         put?: never;
@@ -233,8 +248,11 @@ export interface paths {
         /** Get a new access token with the refresh token */
         post: operations["refreshAccessToken"];
         /**
-         * Log out (the refresh token stops working)
-         * @description Access tokens already issued stay valid until they expire, as on the hosted service.
+         * Log out (the session ends)
+         * @description The refresh token's session ends: the refresh token and the access tokens issued for it
+         *     are refused, and the change streams opened with them close. The hosted service let those
+         *     access tokens run out on their own; the emulator refuses them at once
+         *     (docs/decisions/0011-revocation.md).
          */
         delete: operations["logOut"];
         options?: never;
@@ -288,7 +306,11 @@ export interface paths {
         get: operations["getApiKey"];
         put?: never;
         post?: never;
-        /** Delete one of the calling user's API keys (an unknown id is a no-op) */
+        /**
+         * Delete one of the calling user's API keys (an unknown id is a no-op)
+         * @description The sessions the key opened end with it: their refresh and access tokens are refused and
+         *     their change streams close.
+         */
         delete: operations["deleteApiKey"];
         options?: never;
         head?: never;
@@ -320,7 +342,12 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Disable one of the calling user's API keys (it can no longer log in) */
+        /**
+         * Disable one of the calling user's API keys (it can no longer log in)
+         * @description The sessions the key opened end with it: their refresh and access tokens are refused and
+         *     their change streams close (ours; docs/decisions/0011-revocation.md). Enabling the key again
+         *     lets it log in, and does not bring them back.
+         */
         put: operations["disableApiKey"];
         post?: never;
         delete?: never;
@@ -542,8 +569,10 @@ export interface components {
             };
         };
         /**
-         * @description Missing, malformed, expired or forged access token, or its user is gone. With
-         *     `error_code: InvalidSession` (or `error: unauthorized`) the SDKs refresh and retry once.
+         * @description Missing, malformed, expired or forged access token, its user is gone or disabled, or its
+         *     session ended (logged out, revoked, its API key disabled or deleted, a password reset: ours,
+         *     docs/decisions/0011-revocation.md). With `error_code: InvalidSession` (or `error:
+         *     unauthorized`) the SDKs refresh and retry once.
          */
         InvalidSession: {
             headers: {
@@ -555,7 +584,8 @@ export interface components {
         };
         /**
          * @description Missing, malformed, forged or revoked refresh token (logged out, user deleted, sessions
-         *     revoked). realm-web logs the user out on this reply.
+         *     revoked, its API key disabled or deleted, a password reset). realm-web logs the user out on
+         *     this reply.
          */
         InvalidRefreshSession: {
             headers: {
@@ -971,7 +1001,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description The user has `maxStreamsPerUser` streams open (100 by default), or the app
+             *     `maxStreamsPerApp` (1,000), on this instance; or, as every operation, the concurrency
+             *     cap or (with `--auth-rate-limit`) a rate limit (see TooManyRequests).
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1303,7 +1345,15 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["InvalidRefreshSession"];
-            403: components["responses"]["HostNotAllowed"];
+            /** @description The key is the one whose session makes this request (or, ours, the Host is not allowed; see HostNotAllowed). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];

@@ -213,7 +213,7 @@ export interface paths {
         delete: operations["removeUser"];
         options?: never;
         head?: never;
-        /** Disable or enable a user (a disabled user cannot log in and its sessions end) */
+        /** Disable or enable a user (a disabled user cannot log in; its sessions and change streams end) */
         patch: operations["updateUser"];
         trace?: never;
     };
@@ -250,7 +250,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke all of a user's sessions (its refresh tokens stop working) */
+        /** Revoke all of a user's sessions (its refresh and access tokens stop working, its change streams close) */
         delete: operations["revokeUserSessions"];
         options?: never;
         head?: never;
@@ -665,8 +665,14 @@ export interface components {
                 [key: string]: components["schemas"]["CollectionRule"];
             };
             customUserData?: components["schemas"]["CustomUserDataConfig"];
-            /** @description Requests served at once before 429 (10,000 like the hosted service). */
+            /** @description Requests served at once before 429 (10,000 like the hosted service). Open change streams do not count: they have the caps below. */
             maxConcurrentRequests?: number;
+            /** @description Change streams one user may have open at once (default 100; counted per instance); past it a new stream is refused with 429 TooManyRequests (docs/decisions/0011-revocation.md). */
+            maxStreamsPerUser?: number;
+            /** @description Change streams the app may have open at once (default 1,000; counted per instance); past it a new stream is refused with 429 TooManyRequests. */
+            maxStreamsPerApp?: number;
+            /** @description Bytes of change events a stream may hold unsent for a client that does not keep up (default 8388608). An event due while more than this waits ends the stream with `event: error` StreamBufferLimitExceeded; a connection still not drained 5 s later is cut (docs/decisions/0011-revocation.md). */
+            maxStreamBufferBytes?: number;
             /** @description The From address of the app's confirmation and reset e-mails. */
             mailFrom?: string;
         };

@@ -6,7 +6,7 @@ export default defineRoute("deleteApiKey", "refresh", async (request, reply) => 
   const { app, user, session } = request.caller!;
   const key = await app.apiKeys.get(request.params.apiKeyId);
   if (key && key.userId === user.id) {
-    if (session?.apiKeyId === key.id) throw errors.apiKeyOwnSession();
+    if (session.apiKeyId === key.id) throw errors.apiKeyOwnSession("delete");
     await app.apiKeys.remove(key.id);
     request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "api-key-deleted", id: user.id });
   }

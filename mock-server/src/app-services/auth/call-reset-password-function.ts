@@ -3,11 +3,12 @@ import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { verifyPassword } from "../../state/passwords.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 import { runStatusFunction } from "./confirmation-function.ts";
-import { checkPassword, hash, issueToken, requireProvider } from "./userpass.ts";
+import { checkPassword, endSessionsAfterReset, hash, issueToken, requireProvider } from "./userpass.ts";
 
 /**
  * Runs the reset function with `({username, password, token, tokenId, currentPasswordValid}, ...arguments)`:
- * `success` sets the password now, `pending` leaves the token for a later `reset`, `fail` refuses.
+ * `success` sets the password now (the user's sessions end), `pending` leaves the token for a later
+ * `reset`, `fail` refuses.
  */
 export default defineRoute("callResetPasswordFunction", "none", async (request, reply) => {
   const { emulator } = request.server;
@@ -41,6 +42,7 @@ export default defineRoute("callResetPasswordFunction", "none", async (request, 
   if (status === "success") {
     await app.authTokens.markUsed(token.tokenId);
     await app.users.updateAccount(account.id, { passwordHash: await hash(emulator, password) });
+    await endSessionsAfterReset(app, account);
     emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: account.id });
   }
   return sendEmpty(reply, 200);

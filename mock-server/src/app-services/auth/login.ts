@@ -109,18 +109,7 @@ async function link(request: LoginRequest, caller: Caller, auth: Authenticated) 
     user = claim.ok ? claim.user : claim.owner;
     emulator.events.emit({ type: "user", appId: app.appId, action: "linked", id: user.id });
   }
-  const session = await app.sessions.get(caller.sessionId);
-  const accessToken = session
-    ? await accessTokenFor(emulator, app, user, session)
-    : await accessTokenFor(emulator, app, user, {
-        id: caller.sessionId,
-        userId: user.id,
-        deviceId: String(caller.claims.baas_device_id ?? newObjectIdHex()),
-        providerType: auth.identity.provider_type,
-        identityId: auth.identity.id,
-        createdAt: app.clock.now(),
-        expiresAt: app.clock.now(),
-      });
+  const accessToken = await accessTokenFor(emulator, app, user, caller.session);
   return { access_token: accessToken, user_id: user.id, device_id: String(caller.claims.baas_device_id) };
 }
 

@@ -1,8 +1,8 @@
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
-import { checkPassword, hash, requireProvider, tokenError } from "./userpass.ts";
+import { checkPassword, endSessionsAfterReset, hash, requireProvider, tokenError } from "./userpass.ts";
 
-/** Sets a new password with a reset link's token (single use, 30 minutes). */
+/** Sets a new password with a reset link's token (single use, 30 minutes); the user's sessions end. */
 export default defineRoute("resetPassword", "none", async (request, reply) => {
   const { emulator } = request.server;
   const app = request.appRuntime!;
@@ -18,6 +18,7 @@ export default defineRoute("resetPassword", "none", async (request, reply) => {
   const account = await app.users.accountByEmail(result.token.email);
   if (!account) throw errors.invalidTokenData();
   await app.users.updateAccount(account.id, { passwordHash });
+  await endSessionsAfterReset(app, account);
   emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: account.id });
   return sendEmpty(reply, 200);
 });

@@ -104,6 +104,15 @@ export async function accountOrNotFound(app: AppRuntime, email: string): Promise
   return account;
 }
 
+/**
+ * After a password reset every session of the account's user ends — refresh and access tokens,
+ * change streams — whoever held them (the hosted service's behaviour is not recorded: the safe
+ * side, docs/decisions/0011-revocation.md). A registration not yet used to log in has none.
+ */
+export async function endSessionsAfterReset(app: AppRuntime, account: StoredUserpassAccount): Promise<void> {
+  if (account.userId !== null) await app.sessions.removeForUser(account.userId);
+}
+
 export function tokenError(reason: "unknown" | "expired" | "used") {
   return reason === "unknown" ? errors.invalidTokenData() : errors.userpassTokenInvalid();
 }

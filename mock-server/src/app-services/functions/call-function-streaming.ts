@@ -1,15 +1,26 @@
+import {
+  defaultMaxStreamBufferBytes,
+  defaultMaxStreamsPerApp,
+  defaultMaxStreamsPerUser,
+} from "../../config/app-config.ts";
 import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import { mongoServiceName } from "../../data/mongo-actions.ts";
 import { Rules } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import type { OpenStream } from "../../runtime/streams.ts";
 import { redactUrl } from "../../state/journal.ts";
 import { defineRoute } from "../route.ts";
-import { changeDocument, encodeChange, sseError, type WatchSpec, watchMatcher } from "./change-stream.ts";
+import { changeDocument, encodeChange, streamErrors, type WatchSpec, watchMatcher } from "./change-stream.ts";
 
 /** How often an idle stream gets an SSE comment, so proxies and clients keep it open. */
 export const keepAliveMs = 15_000;
-/** How long a stream trusts that its user still exists before it asks the store again. */
-const userCheckMs = 1_000;
+/**
+ * How long a stream's session and user are trusted before the store is asked again, at the next
+ * change (ended sessions are announced and end their streams at once: this is the fallback).
+ */
+const sessionCheckMs = 1_000;
+/** How long an ended stream's last bytes may take to reach a client that does not read, before the connection is cut. */
+export const drainGraceMs = 5_000;
 
 const base64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
@@ -46,11 +57,14 @@ function watchSpec(args: unknown): WatchSpec {
 
 /**
  * A change stream: `watch` of the MongoDB service, as server-sent events. Only changes made after
- * the stream opened are sent; the stream ends when the client goes away.
+ * the stream opened are sent. It ends when the client goes away, when its session ends (logout,
+ * revocation, its API key disabled or deleted, a password reset, the user disabled or deleted —
+ * on any instance — or the session runs out), and when the client stops reading; but for the
+ * client's own leaving, an `event: error` says why (docs/decisions/0011-revocation.md).
  */
 export default defineRoute("callFunctionStreaming", "stream", async (request, reply) => {
   const { emulator } = request.server;
-  const { app, user } = request.caller!;
+  const { app, user, session } = request.caller!;
   const call = parseRequest(request.query.baas_request);
   if (call.service !== mongoServiceName) throw errors.serviceNotFound(String(call.service ?? ""));
   if (call.name !== "watch") throw errors.functionNotFound(String(call.name ?? ""));
@@ -62,16 +76,35 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   } catch (error) {
     throw errors.mongo((error as Error).message);
   }
+  const caps = {
+    perUser: app.config.maxStreamsPerUser ?? defaultMaxStreamsPerUser,
+    perApp: app.config.maxStreamsPerApp ?? defaultMaxStreamsPerApp,
+  };
+  const bufferLimit = app.config.maxStreamBufferBytes ?? defaultMaxStreamBufferBytes;
+  const refusal = (verdict: "ok" | "user" | "app") =>
+    verdict === "user"
+      ? errors.tooManyUserStreams(caps.perUser)
+      : verdict === "app"
+        ? errors.tooManyAppStreams(caps.perApp)
+        : null;
+  const early = refusal(app.streams.admits(user.id, caps));
+  if (early) throw early;
 
   // Subscribed before the reply starts: a store that cannot deliver changes now (its database
   // connection is down) refuses here, and the client gets the documented 503 instead of a stream
   // that silently misses events.
-  const early: ChangeEvent[] = [];
+  const pending: ChangeEvent[] = [];
   let deliver: ((change: ChangeEvent) => void) | null = null;
   const unsubscribe = await app.data.subscribe((change: ChangeEvent) => {
     if (deliver) deliver(change);
-    else early.push(change);
+    else pending.push(change);
   });
+  // From here to the registration nothing is awaited, so no other stream can take the last place.
+  const late = refusal(app.streams.admits(user.id, caps));
+  if (late) {
+    unsubscribe();
+    throw late;
+  }
 
   reply.hijack();
   // Read (and drop) any body a client sent with its GET: while it sits unread the socket is not
@@ -96,12 +129,17 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   const close = (lastWords?: string) => {
     if (closed) return;
     closed = true;
-    app.streams.delete(closeForApp);
+    app.streams.delete(stream);
     unsubscribe();
     clearInterval(keepAlive);
-    app.watchers--;
     if (lastWords && res.writable) res.write(lastWords);
     res.end();
+    // A client that does not read would hold what is still unsent (and the socket) for good.
+    if (!res.writableFinished && !res.destroyed) {
+      const cut = setTimeout(() => res.destroy(), drainGraceMs);
+      cut.unref();
+      res.once("close", () => clearTimeout(cut));
+    }
     app.journal.add({
       id: request.id,
       time: new Date(started).toISOString(),
@@ -114,21 +152,40 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     });
     emulator.events.emit({ type: "request", appId: app.appId, action: "stream-closed", id: request.id });
   };
-  // Changes are handled one after another (the user check may ask the store), in the order they came.
+  /** Writes unless the client has left more than the limit unread: then the stream ends instead. */
+  const send = (text: string) => {
+    if (closed) return;
+    if (res.writableLength > bufferLimit) close(streamErrors.bufferLimit(bufferLimit));
+    else res.write(text);
+  };
+  const stream: OpenStream = {
+    userId: user.id,
+    sessionId: session.id,
+    apiKeyId: session.apiKeyId,
+    expiresAt: session.expiresAt,
+    close: (reason) => close(streamErrors.invalidSession(reason)),
+  };
+  // Changes are handled one after another (the session check may ask the store), in the order they came.
   let queue: Promise<void> = Promise.resolve();
-  let userSeenAt = app.clock.now();
-  const userStillThere = async () => {
-    const now = app.clock.now();
-    if (now - userSeenAt < userCheckMs) return true;
-    const found = await app.users.get(user.id).catch(() => undefined);
-    if (found) userSeenAt = now;
-    return found !== undefined;
+  let checkedAt = app.clock.now();
+  const sessionStillValid = async () => {
+    const found: Awaited<ReturnType<typeof app.store.userSession>> = await app.store
+      .userSession(user.id, session.id)
+      .catch(() => ({}));
+    if (!found.user || found.user.disabled) return "the stream's user is gone or disabled";
+    if (!found.session) return "the stream's session has ended";
+    if (app.clock.now() >= found.session.expiresAt) return "the stream's session has expired";
+    checkedAt = app.clock.now();
+    return null;
   };
   const handle = async (change: ChangeEvent) => {
     if (closed) return;
-    if (!(await userStillThere())) {
-      close(sseError("InvalidSession", "invalid session: the stream's user is gone"));
-      return;
+    if (app.clock.now() - checkedAt >= sessionCheckMs) {
+      const gone = await sessionStillValid();
+      if (gone) {
+        stream.close(gone);
+        return;
+      }
     }
     if (closed || readFilter === null) return;
     let event: Document | undefined;
@@ -137,23 +194,31 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
       return event;
     };
     try {
-      if (matches(change, build)) res.write(encodeChange(build()));
+      if (matches(change, build)) send(encodeChange(build()));
     } catch (error) {
-      close(sseError("MongoDBError", (error as Error).message));
+      close(streamErrors.mongo((error as Error).message));
     }
   };
   deliver = (change) => {
     queue = queue.then(() => handle(change));
   };
-  for (const change of early.splice(0)) deliver(change);
-  const closeForApp = (reason: string) => close(sseError("InvalidSession", `invalid session: ${reason}`));
-  app.streams.set(closeForApp, user.id);
-  const keepAlive = setInterval(() => res.write(":\n\n"), keepAliveMs);
+  const keepAlive = setInterval(() => send(":\n\n"), keepAliveMs);
   keepAlive.unref();
-  app.watchers++;
+  app.streams.add(stream);
+  // An open stream is not a request in flight: it counts toward the stream caps instead.
+  request.leaveInFlight?.();
   emulator.events.emit({ type: "request", appId: app.appId, action: "stream-opened", id: request.id });
   // The response's close (the client went away, or the stream ended): the request's own close fires
   // as soon as its (drained, usually empty) body has been read, so it says nothing about the client.
   res.once("close", () => close());
+  // A client that left while the stream was being set up will send no close event any more.
+  if (res.destroyed) close();
+  // The session was read before the stream was registered: one that ended meanwhile was announced
+  // to no stream, so it is read once more now, before any change is sent.
+  queue = queue.then(async () => {
+    const gone = closed ? null : await sessionStillValid();
+    if (gone) stream.close(gone);
+  });
+  for (const change of pending.splice(0)) deliver(change);
   return reply;
 });

@@ -22,6 +22,19 @@ export function sseError(errorCode: string, message: string): string {
   return `event: error\n${sseData(JSON.stringify({ error_code: errorCode, error: message }))}`;
 }
 
+/** The error events that end a stream (docs/decisions/0011-revocation.md). */
+export const streamErrors = {
+  /** Its session, user or app is gone: realm-web throws a WatchError with this code, clients refresh. */
+  invalidSession: (reason: string) => sseError("InvalidSession", `invalid session: ${reason}`),
+  /** The client fell too far behind (the unsent events passed the app's maxStreamBufferBytes). */
+  bufferLimit: (limitBytes: number) =>
+    sseError(
+      "StreamBufferLimitExceeded",
+      `change stream closed: the client is not reading its events (more than ${limitBytes} bytes unsent)`,
+    ),
+  mongo: (message: string) => sseError("MongoDBError", message),
+};
+
 /** The change-event document of a change (what `filter` matches against and what is sent). */
 export function changeDocument(change: ChangeEvent, clusterSeconds: number, increment: number): Document {
   const event: Document = {

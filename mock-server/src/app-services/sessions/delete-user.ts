@@ -1,10 +1,9 @@
 import { defineRoute, sendEmpty } from "../route.ts";
 
-/** Deletes the calling user with its identities' registrations, sessions and API keys. */
+/** Deletes the calling user with its identities' registrations, sessions and API keys (its change streams end). */
 export default defineRoute("deleteUser", "access", async (request, reply) => {
   const { app, user } = request.caller!;
   await app.store.deleteUser(user.id);
-  app.closeUserStreams(user.id, "the stream's user is gone");
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "deleted", id: user.id });
   return sendEmpty(reply, 204);
 });

@@ -1,9 +1,12 @@
 import { defineRoute, sendEmpty } from "../route.ts";
 
-/** Ends the refresh token's session; access tokens already issued run out on their own. */
+/**
+ * Ends the refresh token's session: its refresh and access tokens are refused from now on and its
+ * change streams close, on every instance (docs/decisions/0011-revocation.md).
+ */
 export default defineRoute("logOut", "refresh", async (request, reply) => {
   const { app, user, session } = request.caller!;
-  await app.sessions.remove(session!.id);
+  await app.sessions.remove(session.id);
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "logged-out", id: user.id });
   return sendEmpty(reply, 204);
 });

@@ -4,5 +4,5 @@ import { accessTokenFor } from "../session-tokens.ts";
 /** A new access token for the refresh token's session (custom user data is read again). */
 export default defineRoute("refreshAccessToken", "refresh", async (request, reply) => {
   const { app, user, session } = request.caller!;
-  return sendJson(reply, 201, { access_token: await accessTokenFor(request.server.emulator, app, user, session!) });
+  return sendJson(reply, 201, { access_token: await accessTokenFor(request.server.emulator, app, user, session) });
 });

@@ -55,6 +55,7 @@ export class MemoryApiKeys implements ApiKeyRecords {
     const key = this.keys.get(id);
     if (!key) return false;
     key.disabled = disabled;
+    if (disabled) this.sessions.removeForApiKey(key.userId, key.id);
     return true;
   }
 

@@ -12,6 +12,7 @@ import type {
   AppStore,
   EmailJsAccountRecord,
   EmailJsAccountRecords,
+  EndedSessions,
   State,
   Store,
   StoredState,
@@ -38,6 +39,12 @@ export class MemoryAppStore implements AppStore {
     return true;
   }
 
+  async userSession(userId: string, sessionId: string) {
+    const user = this.users.getNow(userId);
+    const session = user ? this.sessions.getNow(sessionId) : undefined;
+    return { ...(user ? { user } : {}), ...(session?.userId === userId ? { session } : {}) };
+  }
+
   async counts() {
     return { users: this.users.userCount, pendingUsers: this.users.pendingCount };
   }
@@ -60,6 +67,7 @@ class MemoryApps implements AppRecords {
   readonly byId = new Map<string, MemoryApp>();
   private readonly byDomain = new Map<string, MemoryApp>();
   private readonly listeners = new Set<(appId: string, change: AppChange) => void>();
+  private readonly sessionListeners = new Set<(appId: string, ended: EndedSessions) => void>();
 
   constructor(private readonly mail: MemoryMail) {}
 
@@ -77,6 +85,9 @@ class MemoryApps implements AppRecords {
 
   add(record: AppRecord, store = new MemoryAppStore()): MemoryApp {
     const app = { record, store };
+    store.sessions.announce = (ended) => {
+      for (const listener of this.sessionListeners) listener(record.appId, ended);
+    };
     this.byId.set(record.appId, app);
     this.byDomain.set(record.domainId, app);
     return app;
@@ -133,6 +144,11 @@ class MemoryApps implements AppRecords {
 
   changed(appId: string, change: AppChange): void {
     for (const listener of this.listeners) listener(appId, change);
+  }
+
+  onSessionsEnded(listener: (appId: string, ended: EndedSessions) => void) {
+    this.sessionListeners.add(listener);
+    return () => this.sessionListeners.delete(listener);
   }
 
   clear(): void {

@@ -1,19 +1,26 @@
 /**
- * Refresh-token sessions in memory. A refresh token carries its session id; logging out deletes the
- * session so the token stops working, while access tokens already issued stay valid until they
- * expire (as on the hosted service).
+ * Refresh-token sessions in memory. Both tokens carry their session's id; ending a session (logout,
+ * revocation) deletes it, so its refresh token and its access tokens stop working, and announces
+ * it, so the change streams open on it end (docs/decisions/0011-revocation.md).
  */
-import type { SessionRecords, StoredSession } from "../store.ts";
+import type { EndedSessions, SessionRecords, StoredSession } from "../store.ts";
 
 export class MemorySessions implements SessionRecords {
   private readonly sessions = new Map<string, StoredSession>();
   private readonly byUser = new Map<string, Set<string>>();
+  /** Told of every removal (the app registry wires it to the store's onSessionsEnded). */
+  announce: (ended: EndedSessions) => void = () => undefined;
 
   get size(): number {
     return this.sessions.size;
   }
 
   async get(id: string): Promise<StoredSession | undefined> {
+    return this.sessions.get(id);
+  }
+
+  /** The synchronous form, for the in-memory hot path. */
+  getNow(id: string): StoredSession | undefined {
     return this.sessions.get(id);
   }
 
@@ -32,7 +39,10 @@ export class MemorySessions implements SessionRecords {
   }
 
   async remove(id: string): Promise<boolean> {
-    return this.removeNow(id);
+    const session = this.sessions.get(id);
+    if (!session || !this.removeNow(id)) return false;
+    this.announce({ userId: session.userId, sessionId: id });
+    return true;
   }
 
   private removeNow(id: string): boolean {
@@ -62,12 +72,16 @@ export class MemorySessions implements SessionRecords {
   removeForUserNow(userId: string): number {
     const ids = [...(this.byUser.get(userId) ?? [])];
     for (const id of ids) this.removeNow(id);
+    if (ids.length > 0) this.announce({ userId });
     return ids.length;
   }
 
   /** Ends the sessions an API key opened. */
   removeForApiKey(userId: string, apiKeyId: string): void {
-    for (const session of this.forUserNow(userId)) if (session.apiKeyId === apiKeyId) this.removeNow(session.id);
+    let removed = 0;
+    for (const session of this.forUserNow(userId))
+      if (session.apiKeyId === apiKeyId && this.removeNow(session.id)) removed++;
+    if (removed > 0) this.announce({ userId, apiKeyId });
   }
 
   async all(): Promise<StoredSession[]> {

@@ -5,6 +5,7 @@
  */
 import type { AddApiKeyResult, ApiKeyRecords, StoredApiKey } from "../store.ts";
 import { type Database, isUniqueViolation } from "./database.ts";
+import { PgSessions, type SessionEnds } from "./sessions.ts";
 
 interface KeyRow {
   id: string;
@@ -29,6 +30,7 @@ export class PgApiKeys implements ApiKeyRecords {
   constructor(
     private readonly db: Database,
     private readonly appId: string,
+    private readonly ends: SessionEnds,
   ) {}
 
   async get(id: string): Promise<StoredApiKey | undefined> {
@@ -79,20 +81,34 @@ export class PgApiKeys implements ApiKeyRecords {
   }
 
   async setDisabled(id: string, disabled: boolean): Promise<boolean> {
-    const { rowCount } = await this.db.query("UPDATE api_keys SET disabled = $3 WHERE app_id = $1 AND id = $2", [
-      this.appId,
+    if (!disabled) {
+      const { rowCount } = await this.db.query("UPDATE api_keys SET disabled = false WHERE app_id = $1 AND id = $2", [
+        this.appId,
+        id,
+      ]);
+      return rowCount === 1;
+    }
+    return this.endingSessions(
       id,
-      disabled,
-    ]);
-    return rowCount === 1;
+      "UPDATE api_keys SET disabled = true WHERE app_id = $1 AND id = $2 RETURNING user_id",
+    );
   }
 
   async remove(id: string): Promise<boolean> {
-    return this.db.transaction(async (client) => {
-      const { rowCount } = await client.query("DELETE FROM api_keys WHERE app_id = $1 AND id = $2", [this.appId, id]);
-      await client.query("DELETE FROM sessions WHERE app_id = $1 AND api_key_id = $2", [this.appId, id]);
-      return rowCount === 1;
+    return this.endingSessions(id, "DELETE FROM api_keys WHERE app_id = $1 AND id = $2 RETURNING user_id");
+  }
+
+  /** Changes a key (`change` answers its owner) and ends the sessions it opened, in one transaction. */
+  private async endingSessions(id: string, change: string): Promise<boolean> {
+    const outcome = await this.db.transaction(async (client) => {
+      const { rows } = await client.query<{ user_id: string }>(change, [this.appId, id]);
+      const userId = rows[0]?.user_id;
+      if (userId === undefined) return { found: false, userId: "", ended: false };
+      const ended = await PgSessions.removeForApiKey(client, this.ends, this.appId, userId, id);
+      return { found: true, userId, ended };
     });
+    if (outcome.ended) this.ends.tell(this.appId, { userId: outcome.userId, apiKeyId: id });
+    return outcome.found;
   }
 
   async all(): Promise<StoredApiKey[]> {

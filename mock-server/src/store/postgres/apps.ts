@@ -9,6 +9,9 @@ import type {
   AppStore,
   EmailJsAccountRecord,
   EmailJsAccountRecords,
+  EndedSessions,
+  StoredSession,
+  StoredUser,
 } from "../store.ts";
 import { PgApiKeys } from "./api-keys.ts";
 import { PgAuthTokens } from "./auth-tokens.ts";
@@ -16,7 +19,7 @@ import type { PgContext } from "./context.ts";
 import type { Queryable } from "./database.ts";
 import { type ChangeHub, PgDocuments } from "./documents.ts";
 import { channels } from "./notifications.ts";
-import { PgSessions } from "./sessions.ts";
+import { PgSessions, SessionEnds } from "./sessions.ts";
 import { PgUsers } from "./users.ts";
 
 interface AppRow {
@@ -53,28 +56,45 @@ export class PgAppStore implements AppStore {
     private readonly context: PgContext,
     private readonly appId: string,
     changes: ChangeHub,
+    private readonly ends: SessionEnds,
   ) {
     this.users = new PgUsers(context.db, appId);
-    this.sessions = new PgSessions(context.db, appId);
-    this.apiKeys = new PgApiKeys(context.db, appId);
+    this.sessions = new PgSessions(context.db, appId, ends);
+    this.apiKeys = new PgApiKeys(context.db, appId, ends);
     this.authTokens = new PgAuthTokens(context.db, appId);
     this.data = new PgDocuments(context, appId, changes);
   }
 
   async deleteUser(userId: string): Promise<boolean> {
-    return this.context.db.transaction(async (client) => {
+    const outcome = await this.context.db.transaction(async (client) => {
       const params = [this.appId, userId];
       await client.query(
         `DELETE FROM userpass_accounts WHERE app_id = $1 AND id IN (
            SELECT identity_id FROM identities WHERE app_id = $1 AND user_id = $2 AND provider_type = 'local-userpass')`,
         params,
       );
-      await client.query("DELETE FROM sessions WHERE app_id = $1 AND user_id = $2", params);
+      const sessions = await client.query("DELETE FROM sessions WHERE app_id = $1 AND user_id = $2", params);
+      if (sessions.rowCount) await this.ends.announce(client, this.appId, { userId });
       await client.query("DELETE FROM api_keys WHERE app_id = $1 AND user_id = $2", params);
       // Its identities go with it (ON DELETE CASCADE).
       const { rowCount } = await client.query("DELETE FROM users WHERE app_id = $1 AND id = $2", params);
-      return rowCount === 1;
+      return { deleted: rowCount === 1, ended: (sessions.rowCount ?? 0) > 0 };
     });
+    if (outcome.ended) this.ends.tell(this.appId, { userId });
+    return outcome.deleted;
+  }
+
+  async userSession(userId: string, sessionId: string) {
+    // One round trip: every access-token request asks both.
+    const [row] = await this.context.db.rows<{ doc: Omit<StoredUser, "id">; session: StoredSession | null }>(
+      `SELECT u.doc, s.doc AS session FROM users u
+         LEFT JOIN sessions s ON s.app_id = u.app_id AND s.id = $3 AND s.user_id = u.id
+        WHERE u.app_id = $1 AND u.id = $2`,
+      [this.appId, userId, sessionId],
+    );
+    if (!row) return {};
+    const user: StoredUser = { id: userId, ...row.doc };
+    return { user, ...(row.session ? { session: row.session } : {}) };
   }
 
   async counts() {
@@ -89,11 +109,13 @@ export class PgAppStore implements AppStore {
 
 export class PgApps implements AppRecords {
   private readonly listeners = new Set<(appId: string, change: AppChange) => void>();
+  private readonly ends: SessionEnds;
 
   constructor(
     private readonly context: PgContext,
     private readonly changes: ChangeHub,
   ) {
+    this.ends = new SessionEnds(context);
     context.subscribe(channels.apps, (payload) => {
       const { i, a, c } = JSON.parse(payload) as { i: string; a: string; c: AppChange };
       if (i !== context.instanceId) this.changed(a, c);
@@ -178,12 +200,16 @@ export class PgApps implements AppRecords {
   }
 
   scope(appId: string): AppStore {
-    return new PgAppStore(this.context, appId, this.changes);
+    return new PgAppStore(this.context, appId, this.changes, this.ends);
   }
 
   onChange(listener: (appId: string, change: AppChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  onSessionsEnded(listener: (appId: string, ended: EndedSessions) => void): () => void {
+    return this.ends.on(listener);
   }
 
   /** Tells the other instances, with the transaction. */

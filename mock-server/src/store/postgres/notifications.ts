@@ -20,6 +20,8 @@ export const channels = {
   apps: "harness_apps",
   /** An EmailJS account created or deleted: `{i: instance, k: publicKey}`. */
   emailjs: "harness_emailjs",
+  /** Sessions ended: `{i: instance, a: appId, u: userId, s?: sessionId, k?: apiKeyId}` (sessions.ts). */
+  sessions: "harness_sessions",
 } as const;
 
 export type Channel = (typeof channels)[keyof typeof channels];

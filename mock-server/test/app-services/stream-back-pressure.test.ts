@@ -1,0 +1,115 @@
+/**
+ * Back-pressure on change streams (docs/decisions/0011-revocation.md): a client that stops reading
+ * makes the server hold at most the app's `maxStreamBufferBytes` of unsent events (plus the event
+ * that passes it); then its stream ends, and its connection is cut once the grace for the last
+ * bytes has passed — while a stream that reads receives every event.
+ */
+import { connect, type Socket } from "node:net";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { drainGraceMs } from "../../src/app-services/functions/call-function-streaming.ts";
+import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { listening } from "../helpers/listen.ts";
+import { until } from "../helpers/until.ts";
+import { openWatch, watchPath } from "../helpers/watch.ts";
+
+let app: FastifyInstance;
+let url: string;
+const serverSockets: Socket[] = [];
+beforeAll(async () => {
+  ({ app, url } = await listening());
+  app.server.on("connection", (socket: Socket) => serverSockets.push(socket));
+});
+afterAll(() => app.close());
+
+const base = "/api/client/v2.0";
+const namespace = { database: "db", collection: "large" };
+
+async function send(
+  operationId: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string } = {},
+) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const body = (await expectFetchContract(operationId, response)) as Record<string, any> | undefined;
+  return { status: response.status, body: body ?? {} };
+}
+
+const watchers = async (appId: string) => (await send("getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers;
+
+describe("a change stream whose client stops reading", () => {
+  it("ends once its unsent events pass the cap, holds no more than that meanwhile, and others keep receiving", async () => {
+    const limit = 1024 * 1024;
+    const appId = (
+      await send("createApp", "POST", "/_mock/v1/apps", { body: { config: { maxStreamBufferBytes: limit } } })
+    ).body.appId as string;
+    const token = (await send("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} }))
+      .body.access_token as string;
+
+    // A raw client that sends the request and never reads a byte of the answer.
+    const { port } = new URL(url);
+    const stalled = connect(Number(port), "127.0.0.1");
+    stalled.pause();
+    await new Promise<void>((resolve) => stalled.once("connect", () => resolve()));
+    stalled.write(
+      `GET ${watchPath(appId, namespace)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
+        `Authorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`,
+    );
+    await expect.poll(() => watchers(appId), { timeout: 5000, interval: 10 }).toBe(1);
+    const serverSide = serverSockets.find((s) => s.remotePort === stalled.localPort);
+    expect(serverSide).toBeDefined();
+
+    const reading = await openWatch(url, appId, token, namespace);
+    expect(reading.response.status).toBe(200);
+    await expect.poll(() => watchers(appId), { timeout: 5000, interval: 10 }).toBe(2);
+    let received = 0;
+    const readAll = (async () => {
+      for (;;) {
+        const block = await reading.next();
+        if (block === null) return;
+        if (block.startsWith("data: ")) received++;
+      }
+    })().catch(() => undefined);
+
+    // 40 events of half a megabyte: 20 MB for a client that reads none of them.
+    const documentBytes = 512 * 1024;
+    const inserts = 40;
+    let mostHeld = 0;
+    for (let n = 1; n <= inserts; n++) {
+      const inserted = await send("callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+        token,
+        body: {
+          name: "insertOne",
+          service: "mongodb-atlas",
+          arguments: [{ ...namespace, document: { n, blob: "x".repeat(documentBytes) } }],
+        },
+      });
+      expect(inserted.status).toBe(200);
+      // Once the reading stream has this event, the stalled one has been handed it too (or ended).
+      await until(() => received >= n, `event ${n} on the reading stream`, { timeoutMs: 10_000 });
+      mostHeld = Math.max(mostHeld, serverSide!.writableLength);
+    }
+
+    // The stalled stream ended (only the reading one is left) while it held at most the cap and the
+    // event that passed it — not the 20 MB sent to it (large headroom either way).
+    expect(await watchers(appId)).toBe(1);
+    expect(mostHeld).toBeLessThan(limit + 2 * documentBytes);
+    // Its connection is cut after the grace for the last bytes, and what it held is let go.
+    await until(() => serverSide!.closed && serverSide!.writableLength === 0, "the stalled connection to be cut", {
+      timeoutMs: drainGraceMs + 10_000,
+    });
+    expect(received).toBe(inserts);
+
+    reading.close();
+    await readAll;
+    stalled.destroy();
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Open change streams have caps of their own — per user and per app (counted per instance), each
+ * answering 429 — and no longer count toward the app's concurrency cap, so one client holding many
+ * streams cannot lock everyone else out of the app (docs/decisions/0011-revocation.md).
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { listening } from "../helpers/listen.ts";
+import { openWatch, type WatchReader } from "../helpers/watch.ts";
+
+let app: FastifyInstance;
+let url: string;
+beforeAll(async () => {
+  ({ app, url } = await listening());
+});
+afterAll(() => app.close());
+
+const base = "/api/client/v2.0";
+const namespace = { database: "db", collection: "capped" };
+
+async function send(
+  operationId: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string } = {},
+) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const body = (await expectFetchContract(operationId, response)) as Record<string, any> | undefined;
+  return { status: response.status, body: body ?? {} };
+}
+
+async function newApp(config: Record<string, unknown>): Promise<string> {
+  return (await send("createApp", "POST", "/_mock/v1/apps", { body: { config } })).body.appId as string;
+}
+
+const anonymous = async (appId: string) =>
+  (await send("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} })).body
+    .access_token as string;
+
+const watchers = async (appId: string) => (await send("getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers;
+
+/** Opens a stream that must be accepted, and waits until the emulator counts it. */
+async function accepted(appId: string, token: string): Promise<WatchReader> {
+  const before = await watchers(appId);
+  const stream = await openWatch(url, appId, token, namespace);
+  expect(stream.response.status).toBe(200);
+  await expect.poll(() => watchers(appId), { timeout: 5000, interval: 10 }).toBe(before + 1);
+  return stream;
+}
+
+async function refused(appId: string, token: string) {
+  const stream = await openWatch(url, appId, token, namespace);
+  expect(stream.response.status).toBe(429);
+  return expectFetchContract("callFunctionStreaming", stream.response);
+}
+
+describe("change stream caps", () => {
+  it("refuses a user's stream past maxStreamsPerUser (429), lets other users open theirs, and frees the place on close", async () => {
+    const appId = await newApp({ maxStreamsPerUser: 2 });
+    const ann = await anonymous(appId);
+    const bob = await anonymous(appId);
+    const first = await accepted(appId, ann);
+    const second = await accepted(appId, ann);
+    expect(await refused(appId, ann)).toMatchObject({
+      error: "too many change streams: a user may have 2 open at once",
+      error_code: "TooManyRequests",
+    });
+    const bobs = await accepted(appId, bob);
+    first.close();
+    await expect.poll(() => watchers(appId), { timeout: 5000, interval: 10 }).toBe(2);
+    const again = await accepted(appId, ann);
+    for (const stream of [second, bobs, again]) stream.close();
+  });
+
+  it("refuses any stream past maxStreamsPerApp (429)", async () => {
+    const appId = await newApp({ maxStreamsPerApp: 2 });
+    const streams = [await accepted(appId, await anonymous(appId)), await accepted(appId, await anonymous(appId))];
+    expect(await refused(appId, await anonymous(appId))).toMatchObject({
+      error: "too many change streams: the app may have 2 open at once",
+      error_code: "TooManyRequests",
+    });
+    for (const stream of streams) stream.close();
+  });
+
+  it("does not count open streams toward the concurrency cap", async () => {
+    const appId = await newApp({ maxConcurrentRequests: 2 });
+    const token = await anonymous(appId);
+    const streams = [];
+    for (let i = 0; i < 4; i++) streams.push(await accepted(appId, token));
+    const call = await send("callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+      token,
+      body: { name: "sum", arguments: [1, 2] },
+    });
+    expect(call.status).toBe(200);
+    expect((await send("getProfile", "GET", `${base}/auth/profile`, { token })).status).toBe(200);
+    for (const stream of streams) stream.close();
+  });
+});
