@@ -6,7 +6,7 @@ import { ApiError, setControlToken } from "./api.ts";
 import { h } from "./dom.ts";
 import { subscribe } from "./live.ts";
 import { renderSidebar } from "./sidebar.ts";
-import type { View } from "./view.ts";
+import { hashQuery, takeKeepFocus, type View } from "./view.ts";
 import { allMailView } from "./views/all-mail.ts";
 import { appView, isAppTab } from "./views/app.ts";
 import { emailJsView, isAccountTab } from "./views/emailjs.ts";
@@ -17,11 +17,13 @@ const sidebar = document.getElementById("sidebar")!;
 const connection = document.getElementById("connection")!;
 
 function route(): View {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const path = location.hash.replace(/^#\/?/, "").split("?")[0] ?? "";
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const [area, id, tab, ...rest] = parts;
-  if (area === "apps" && id) return appView(id, isAppTab(tab) ? tab : "users", rest, refreshSoon);
-  if (area === "emailjs" && id) return emailJsView(id, isAccountTab(tab) ? tab : "mail", rest, refreshSoon);
-  if (area === "mail") return allMailView(id);
+  const query = hashQuery();
+  if (area === "apps" && id) return appView(id, isAppTab(tab) ? tab : "users", rest, query, refreshSoon);
+  if (area === "emailjs" && id) return emailJsView(id, isAccountTab(tab) ? tab : "mail", rest, query, refreshSoon);
+  if (area === "mail") return allMailView(id, tab, query, refreshSoon);
   return overviewView();
 }
 
@@ -130,6 +132,6 @@ function restartLive(): void {
   );
 }
 
-window.addEventListener("hashchange", () => void show(true));
+window.addEventListener("hashchange", () => void show(!takeKeepFocus()));
 restartLive();
 void show(false);
