@@ -65,7 +65,8 @@ export function table(
   );
 }
 
-export const json = (value: unknown) => h("pre", { class: "json" }, JSON.stringify(value, null, 2));
+/** JSON in a block that scrolls when long (focusable, so it scrolls from the keyboard too). */
+export const json = (value: unknown) => h("pre", { class: "json", tabindex: 0 }, JSON.stringify(value, null, 2));
 
 export const time = (iso: string) => h("time", { datetime: iso, title: iso }, new Date(iso).toLocaleString());
 

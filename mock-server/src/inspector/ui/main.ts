@@ -27,10 +27,17 @@ function route(): View {
   return overviewView();
 }
 
-/** Re-rendering replaces the DOM: carry over what the user was doing (open details, typed values, focus). */
+/**
+ * Re-rendering replaces the DOM: carry over what the user was doing (open details, typed values,
+ * focus) when the same page is shown again (a live update). A new address (another page, or a
+ * filter applied or cleared) shows its own values.
+ */
+let shownHash: string | null = null;
 function swap(next: Node): void {
+  const samePage = shownHash === location.hash;
+  shownHash = location.hash;
   const state = new Map<string, { open?: boolean; value?: string }>();
-  for (const element of Array.from(main.querySelectorAll<HTMLElement>("[data-key]"))) {
+  for (const element of samePage ? Array.from(main.querySelectorAll<HTMLElement>("[data-key]")) : []) {
     const key = element.dataset.key!;
     if (element instanceof HTMLDetailsElement) state.set(key, { open: element.open });
     if (

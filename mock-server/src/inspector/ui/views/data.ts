@@ -84,7 +84,7 @@ function documentCard(place: Place, doc: Doc, index: number, refresh: () => void
         "details",
         { "data-key": `${key}-raw` },
         h("summary", null, "Extended JSON"),
-        h("pre", { class: "json" }, ejson),
+        h("pre", { class: "json", tabindex: 0 }, ejson),
       ),
       h(
         "details",

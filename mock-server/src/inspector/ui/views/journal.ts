@@ -81,9 +81,9 @@ function filterForm(source: JournalSource, filter: JournalFilter, refresh: () =>
 
 function replyOf(entry: JournalEntry): Node[] {
   return [
-    h("h4", null, "Request"),
+    h("h3", { class: "minor" }, "Request"),
     entry.requestBody !== undefined ? json(entry.requestBody) : h("p", { class: "empty" }, "No body."),
-    h("h4", null, `Reply ${entry.status}${entry.errorCode ? ` ${entry.errorCode}` : ""}`),
+    h("h3", { class: "minor" }, `Reply ${entry.status}${entry.errorCode ? ` ${entry.errorCode}` : ""}`),
     entry.responseBody !== undefined ? json(entry.responseBody) : h("p", { class: "empty" }, "No body."),
   ];
 }

@@ -72,7 +72,7 @@ async function sourceTab(message: MailMessage, tab: "headers" | "source"): Promi
   const { headers, source } = await unwrap(
     client.GET("/_mock/v1/mail/{messageId}/source", { params: { path: { messageId: message.id } } }),
   );
-  if (tab === "source") return h("pre", { class: "source", "aria-label": "Message source" }, source);
+  if (tab === "source") return h("pre", { class: "source", tabindex: 0, "aria-label": "Message source" }, source);
   return table(
     `${headers.length} headers, as sent over SMTP`,
     ["Header", "Value"],
@@ -91,7 +91,7 @@ async function detail(message: MailMessage, tab: MailTab, links: MailLinks, refr
     tab === "html"
       ? htmlTab(message, refresh)
       : tab === "text"
-        ? h("pre", { class: "mail-text" }, message.text)
+        ? h("pre", { class: "mail-text", tabindex: 0 }, message.text)
         : await sourceTab(message, tab);
   return h(
     "article",
@@ -166,7 +166,7 @@ function searchForm(search: string, links: MailLinks, refresh: () => void): HTML
       h("input", { id: "mail-search", type: "search", value: search, "data-key": "mail-search" }),
     ),
     h("button", { type: "submit" }, "Search"),
-    search ? h("a", { href: links.list() }, "Show all") : null,
+    search ? h("a", { href: links.list("") }, "Show all") : null,
   );
 }
 
@@ -219,7 +219,7 @@ export async function mailPanel(
 /** The links of a mail panel under `base` (`#/mail`, `#/apps/x/mail`…); a message keeps the list's search. */
 export function mailLinks(base: string, search: string): MailLinks {
   return {
-    list: (text) => withQuery(base, { search: text }),
+    list: (text = search) => withQuery(base, { search: text }),
     message: (id, tab) =>
       withQuery(`${base}/${encodeURIComponent(id)}${tab && tab !== "html" ? `/${tab}` : ""}`, { search }),
   };
