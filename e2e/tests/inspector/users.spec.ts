@@ -14,7 +14,7 @@ test("creates, disables, enables and deletes users, revokes sessions, and shows 
   const api = `${emulatorUrl}/api/client/v2.0`;
   await mock.POST("/_mock/v1/apps/{appId}/users", {
     params: { path: { appId } },
-    body: { email: "ada@example.com", password: "secret-123" },
+    body: { email: "ada@example.com", password: "secret-123", confirmed: true },
   });
   const login = await request.post(`${api}/app/${appId}/auth/providers/local-userpass/login`, {
     data: { username: "ada@example.com", password: "secret-123" },
