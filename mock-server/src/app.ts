@@ -18,21 +18,13 @@ import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./runtime/emulator.ts";
-import { redactUrl } from "./state/journal.ts";
+import { redactUrl, secretFieldNames } from "./state/journal.ts";
 
-/** Log fields that may hold a secret: passwords, tokens, API keys, reset and confirmation tokens. */
+/** Log fields that may hold a secret: the journal's secret field names (passwords, tokens, keys…). */
 const redactedLogPaths = [
   "req.headers.authorization",
   "req.headers.cookie",
-  "*.password",
-  "*.token",
-  "*.tokenId",
-  "*.key",
-  "*.access_token",
-  "*.refresh_token",
-  "*.accessToken",
-  "*.privateKey",
-  "*.signingSecret",
+  ...secretFieldNames.map((name) => `*.${name}`),
 ];
 
 /** The hosted service accepts requests up to 18 MB. */

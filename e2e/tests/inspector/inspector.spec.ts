@@ -60,7 +60,7 @@ test("shows a user created through the control API and a captured e-mail", async
   await page.getByRole("link", { name: "Shopping list" }).click();
   await expect(page.getByRole("heading", { name: "Shopping list" })).toBeVisible();
   const frame = page.getByTitle("E-mail body: Shopping list");
-  await expect(frame).toHaveAttribute("sandbox", "allow-popups allow-popups-to-escape-sandbox");
+  await expect(frame).toHaveAttribute("sandbox", "allow-popups");
   await expect(
     page.frameLocator('iframe[title="E-mail body: Shopping list"]').getByText("Sent by Ada with Notes."),
   ).toBeVisible();

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
-import { journalBody, redactUrl } from "../state/journal.ts";
+import { journalBody, journalReply, redactUrl } from "../state/journal.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
 import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
 import { routes } from "./routes.ts";
@@ -21,9 +21,17 @@ function tokenIfAny(request: FastifyRequest): string | undefined {
   return typeof query === "string" ? query : undefined;
 }
 
-async function applyFault(request: FastifyRequest, reply: FastifyReply, operationId: string): Promise<boolean> {
+/** The operation whose faults can name a function: they wait for the body, which names it. */
+const byFunctionName = "callFunction";
+
+async function applyFault(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operationId: string,
+  functionName?: string,
+): Promise<boolean> {
   const app = request.appRuntime;
-  const fault = app?.faults.take(operationId);
+  const fault = app?.faults.take(operationId, functionName);
   if (!app || !fault) return false;
   request.server.emulator.events.emit({ type: "fault", appId: app.appId, action: "fired", id: fault.id });
   if (fault.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
@@ -84,7 +92,20 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       reply.raw.once("close", request.leaveInFlight);
     }
 
-    if (await applyFault(request, reply, operationId)) return reply;
+    if (operationId !== byFunctionName && (await applyFault(request, reply, operationId))) return reply;
+  });
+
+  app.addHook("preValidation", async (request, reply) => {
+    if (request.routeOptions.config.operationId !== byFunctionName) return;
+    const name = (request.body as { name?: unknown } | undefined)?.name;
+    if (await applyFault(request, reply, byFunctionName, typeof name === "string" ? name : undefined)) return reply;
+  });
+
+  // The reply as sent, for the journal (onResponse no longer sees it).
+  const replies = new WeakMap<FastifyRequest, unknown>();
+  app.addHook("onSend", async (request, _reply, payload) => {
+    if (request.appRuntime) replies.set(request, payload);
+    return payload;
   });
 
   app.addHook("onResponse", async (request, reply) => {
@@ -105,6 +126,7 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       ...(request.body !== undefined
         ? { requestBody: journalBody(request.body, request.headers["content-length"]) }
         : {}),
+      ...journalReply(replies.get(request)),
     };
     runtime.journal.add(entry);
     emulator.events.emit({

@@ -13,12 +13,20 @@ export async function accountOf(request: FastifyRequest): Promise<EmailJsAccount
   return account;
 }
 
-/** A fault must name an operation of the service it is added to (a typo would never fire). */
+/**
+ * A fault must name an operation of the service it is added to (a typo would never fire), and only
+ * a fault of `callFunction` can name a function (no other call has one).
+ */
 export function checkFaultOperation(fault: FaultRequest, document: "app-services" | "emailjs"): void {
   const known = operationIdsOf(document);
   if (!known.includes(fault.operationId)) {
     throw controlErrors.validation(
       `'${fault.operationId}' is not an operation of the ${document === "emailjs" ? "EmailJS" : "App Services"} API; use one of: ${known.join(", ")}`,
+    );
+  }
+  if (fault.functionName !== undefined && fault.operationId !== "callFunction") {
+    throw controlErrors.validation(
+      `functionName is for faults of callFunction only (the function or mongodb-atlas action called), not of ${fault.operationId}`,
     );
   }
 }

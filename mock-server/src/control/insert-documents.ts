@@ -1,6 +1,7 @@
 import { fromEJSON, toEJSON } from "../data/documents.ts";
 import { MongoService } from "../data/mongo-actions.ts";
-import { AppServicesError, controlErrors } from "../errors/catalogue.ts";
+import { controlErrors } from "../errors/catalogue.ts";
+import { asControl } from "./extended-json.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 
 /** Seeds documents with system rights; change streams see the inserts like any other. */
@@ -13,21 +14,8 @@ export default defineControlRoute("insertDocuments", async (request, reply) => {
   } catch (error) {
     throw controlErrors.validation(`invalid Extended JSON: ${(error as Error).message}`);
   }
-  try {
-    const result = (await new MongoService(app, { kind: "system" }).run("insertMany", {
-      database,
-      collection,
-      documents,
-    })) as {
-      insertedIds: unknown[];
-    };
-    return reply.code(201).send({ insertedIds: result.insertedIds.map((id) => toEJSON(id)) });
-  } catch (error) {
-    if (error instanceof AppServicesError) {
-      throw /^Duplicate key/.test(error.message)
-        ? controlErrors.conflict(error.message)
-        : controlErrors.validation(error.message);
-    }
-    throw error;
-  }
+  const result = (await asControl(() =>
+    new MongoService(app, { kind: "system" }).run("insertMany", { database, collection, documents }),
+  )) as { insertedIds: unknown[] };
+  return reply.code(201).send({ insertedIds: result.insertedIds.map((id) => toEJSON(id)) });
 });

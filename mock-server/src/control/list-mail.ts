@@ -6,8 +6,8 @@ import { defineControlRoute } from "./route.ts";
  */
 export default defineControlRoute("listMail", async (request, reply) => {
   const { mail } = request.server.emulator.store;
-  const { wait, to, appId, account, source, kind, since } = request.query;
-  const filter = { to, appId, account, source, kind, since };
+  const { wait, to, appId, account, source, kind, since, search } = request.query;
+  const filter = { to, appId, account, source, kind, since, search };
   if (!wait) return { messages: await mail.list(filter) };
   // Read (and drop) any body a GET carried: a connection with unread data is not read further, so
   // the client's leaving would go unnoticed until the wait ran out.

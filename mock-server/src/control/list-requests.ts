@@ -1,7 +1,7 @@
 import { appOf, defineControlRoute } from "./route.ts";
 
-/** The app's journal, oldest first, optionally one operation's or one status's (secrets already redacted). */
+/** The app's journal, oldest first, optionally one operation's, one status's or those mentioning a text (secrets already redacted). */
 export default defineControlRoute("listRequests", async (request) => {
-  const { operationId, status, limit } = request.query;
-  return { requests: (await appOf(request)).journal.list({ operationId, status, limit }) };
+  const { operationId, status, search, limit } = request.query;
+  return { requests: (await appOf(request)).journal.list({ operationId, status, search, limit }) };
 });

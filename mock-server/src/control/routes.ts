@@ -5,6 +5,7 @@ import advanceClock from "./advance-clock.ts";
 import advanceEmailJsClock from "./advance-emailjs-clock.ts";
 import applyConfig from "./apply-config.ts";
 import clearEmailJsFaults from "./clear-emailjs-faults.ts";
+import clearEmailJsRequests from "./clear-emailjs-requests.ts";
 import clearFaults from "./clear-faults.ts";
 import clearMail from "./clear-mail.ts";
 import clearRequests from "./clear-requests.ts";
@@ -13,7 +14,11 @@ import createApp from "./create-app.ts";
 import createEmailJsAccount from "./create-emailjs-account.ts";
 import createUser from "./create-user.ts";
 import deleteApp from "./delete-app.ts";
+import deleteDocument from "./delete-document.ts";
 import deleteEmailJsAccount from "./delete-emailjs-account.ts";
+import deleteEmailJsFault from "./delete-emailjs-fault.ts";
+import deleteFault from "./delete-fault.ts";
+import deleteMail from "./delete-mail.ts";
 import dropCollection from "./drop-collection.ts";
 import exportState from "./export-state.ts";
 import getApp from "./get-app.ts";
@@ -23,6 +28,7 @@ import getEmailJsClock from "./get-emailjs-clock.ts";
 import getEmulatorConfig from "./get-emulator-config.ts";
 import getHealth from "./get-health.ts";
 import getMail from "./get-mail.ts";
+import getMailSource from "./get-mail-source.ts";
 import getOpenApiDocument from "./get-open-api-document.ts";
 import getUser from "./get-user.ts";
 import importState from "./import-state.ts";
@@ -39,7 +45,10 @@ import listMail from "./list-mail.ts";
 import listRequests from "./list-requests.ts";
 import listUsers from "./list-users.ts";
 import removeUser from "./remove-user.ts";
+import replaceDocument from "./replace-document.ts";
 import resetApp from "./reset-app.ts";
+import resetClock from "./reset-clock.ts";
+import resetEmailJsClock from "./reset-emailjs-clock.ts";
 import revokeUserSessions from "./revoke-user-sessions.ts";
 import streamEvents from "./stream-events.ts";
 import updateUser from "./update-user.ts";
@@ -67,8 +76,10 @@ export const routes = [
   listAuthTokens,
   getClock,
   advanceClock,
+  resetClock,
   listFaults,
   addFault,
+  deleteFault,
   clearFaults,
   listRequests,
   clearRequests,
@@ -76,17 +87,24 @@ export const routes = [
   listDocuments,
   insertDocuments,
   dropCollection,
+  replaceDocument,
+  deleteDocument,
   listMail,
   clearMail,
   getMail,
+  deleteMail,
+  getMailSource,
   listEmailJsAccounts,
   createEmailJsAccount,
   getEmailJsAccount,
   deleteEmailJsAccount,
   getEmailJsClock,
   advanceEmailJsClock,
+  resetEmailJsClock,
   listEmailJsFaults,
   addEmailJsFault,
+  deleteEmailJsFault,
   clearEmailJsFaults,
   listEmailJsRequests,
+  clearEmailJsRequests,
 ];

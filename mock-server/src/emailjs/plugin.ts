@@ -4,15 +4,22 @@
  * (private keys redacted) and the live events announce it. CORS is handled app-wide (any origin).
  */
 import multipart from "@fastify/multipart";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
-import { journalBody, redactUrl } from "../state/journal.ts";
+import { journalBody, journalReply, redactUrl } from "../state/journal.ts";
 import { routes } from "./routes.ts";
 
 export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
   const { emulator } = app;
   await app.register(multipart, { throwFileSizeLimit: true });
   app.decorateRequest("emailJs", null);
+
+  // The reply as sent, for the journal (onResponse no longer sees it).
+  const replies = new WeakMap<FastifyRequest, unknown>();
+  app.addHook("onSend", async (request, _reply, payload) => {
+    if (request.emailJs) replies.set(request, payload);
+    return payload;
+  });
 
   app.addHook("onResponse", async (request, reply) => {
     const context = request.emailJs;
@@ -29,6 +36,7 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
       faulted: request.faulted,
       ...(body !== undefined ? { requestBody: journalBody(body, request.headers["content-length"]) } : {}),
+      ...journalReply(replies.get(request)),
     });
     emulator.events.emit({
       type: "request",

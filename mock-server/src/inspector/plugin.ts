@@ -34,7 +34,10 @@ const contentTypes: Record<string, string> = {
 };
 
 // Same-origin only; scripts only from the emulator. Mail HTML renders in a sandboxed srcdoc iframe,
-// which inherits this policy, so its images may come from anywhere but it can never run a script.
+// which inherits this policy and adds its own (ui/mail-frame.ts): no script ever runs there, and
+// remote images load only for a message whose images a person chose to load. `img-src *` is here
+// only so that choice can work (a srcdoc frame can narrow its parent's policy, never widen it);
+// the inspector itself shows no image from elsewhere.
 const contentSecurityPolicy =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src * data:; connect-src 'self'; frame-ancestors 'none'; form-action 'none'";
 

@@ -1,7 +1,8 @@
 /**
  * Fault overrides with MSW semantics: the newest override of an operation fires first, each fires
  * `times` times and then expires. A fault either answers a status and body without running the
- * operation, or only delays it.
+ * operation, or only delays it. A fault of `callFunction` may name a function (or a `mongodb-atlas`
+ * action): it then fires only for calls of that name, so "insertOne fails, find works" can be set.
  */
 import type { ControlSchemas } from "../openapi/types.ts";
 
@@ -22,6 +23,7 @@ export class FaultStore {
     const fault: Fault = {
       id: `f-${nextFaultId++}`,
       operationId: request.operationId,
+      ...(request.functionName !== undefined ? { functionName: request.functionName } : {}),
       delayMs: request.delayMs ?? 0,
       times,
       remaining: times,
@@ -33,15 +35,28 @@ export class FaultStore {
     return { ...fault };
   }
 
-  /** The fault that fires for this call of the operation, if any (counted as fired). */
-  take(operationId: string): Fault | undefined {
+  /**
+   * The fault that fires for this call of the operation, if any (counted as fired). `functionName`
+   * is the name the call runs (callFunction); a fault that names a function fires only for it.
+   */
+  take(operationId: string, functionName?: string): Fault | undefined {
     if (this.faults.length === 0) return undefined;
-    const index = this.faults.findIndex((f) => f.operationId === operationId);
+    const index = this.faults.findIndex(
+      (f) => f.operationId === operationId && (f.functionName === undefined || f.functionName === functionName),
+    );
     if (index < 0) return undefined;
     const fault = this.faults[index]!;
     fault.remaining -= 1;
     if (fault.remaining <= 0) this.faults.splice(index, 1);
     return { ...fault };
+  }
+
+  /** Removes one fault; false when there is none with this id (it expired, or was never here). */
+  remove(id: string): boolean {
+    const index = this.faults.findIndex((f) => f.id === id);
+    if (index < 0) return false;
+    this.faults.splice(index, 1);
+    return true;
   }
 
   clear(): void {

@@ -6,7 +6,12 @@ import type { ControlSchemas } from "../openapi/types.ts";
 
 export type JournalEntry = ControlSchemas["JournalEntry"];
 
-const secretKeys = new Set([
+/**
+ * Field names whose values are secrets: passwords, access and refresh tokens, API keys,
+ * confirmation and reset tokens, EmailJS private keys, the signing secret. The journal redacts them
+ * in request and reply bodies and URLs, and the request logs censor them (app.ts).
+ */
+export const secretFieldNames = [
   "password",
   "key",
   "token",
@@ -15,8 +20,10 @@ const secretKeys = new Set([
   "refresh_token",
   "accessToken",
   "privateKey",
+  "signingSecret",
   "baas_at",
-]);
+] as const;
+const secretKeys = new Set<string>(secretFieldNames);
 export const redacted = "[redacted]";
 
 /** A copy of a request body with every secret-named field (at any depth) redacted. */
@@ -50,6 +57,38 @@ export function journalBody(body: unknown, contentLength: string | undefined): u
   return bytes > journaledBodyLimit ? `[a body of ${bytes} bytes, not kept]` : redact(body);
 }
 
+/**
+ * What the journal keeps of a reply: its body as sent (parsed JSON, else text) with secrets
+ * redacted, or a note when it is large, and the App Services `error_code` it carries.
+ */
+export function journalReply(payload: unknown): { responseBody?: unknown; errorCode?: string } {
+  const text = typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString("utf8") : "";
+  if (text === "") return {};
+  const bytes = typeof payload === "string" ? Buffer.byteLength(text) : (payload as Buffer).length;
+  if (bytes > journaledBodyLimit) return { responseBody: `[a body of ${bytes} bytes, not kept]` };
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // a text reply (EmailJS): kept as it is
+  }
+  const errorCode = (body as { error_code?: unknown } | null)?.error_code;
+  return { responseBody: redact(body), ...(typeof errorCode === "string" ? { errorCode } : {}) };
+}
+
+/** True when the text is in the entry's method, path, operation, error code or bodies (any case). */
+function entryMentions(entry: JournalEntry, needle: string): boolean {
+  const haystack = [
+    entry.method,
+    entry.path,
+    entry.operationId ?? "",
+    entry.errorCode ?? "",
+    entry.requestBody === undefined ? "" : JSON.stringify(entry.requestBody),
+    entry.responseBody === undefined ? "" : JSON.stringify(entry.responseBody),
+  ];
+  return haystack.some((text) => text.toLowerCase().includes(needle));
+}
+
 /** The URL with secret query values (`baas_at`, …) redacted. */
 export function redactUrl(url: string): string {
   const q = url.indexOf("?");
@@ -75,13 +114,15 @@ export class Journal {
   }
 
   /** Oldest first. */
-  list(filter: { operationId?: string; status?: number; limit?: number } = {}): JournalEntry[] {
+  list(filter: { operationId?: string; status?: number; search?: string; limit?: number } = {}): JournalEntry[] {
     let out =
       this.start === 0
         ? this.entries.slice()
         : [...this.entries.slice(this.start), ...this.entries.slice(0, this.start)];
     if (filter.operationId !== undefined) out = out.filter((e) => e.operationId === filter.operationId);
     if (filter.status !== undefined) out = out.filter((e) => e.status === filter.status);
+    const needle = filter.search?.trim().toLowerCase();
+    if (needle) out = out.filter((e) => entryMentions(e, needle));
     if (filter.limit !== undefined) out = out.slice(-filter.limit);
     return out;
   }

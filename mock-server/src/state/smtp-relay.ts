@@ -8,7 +8,7 @@
  * a server that refuses a message (an SMTP reply) is retried `maxRefusals` times, then the message
  * is marked failed with the server's reply.
  */
-import nodemailer, { type Transporter } from "nodemailer";
+import nodemailer, { type SendMailOptions, type Transporter } from "nodemailer";
 import type { MailDelivery, MailMessage, MailStore } from "../store/store.ts";
 
 export interface SmtpRelayOptions {
@@ -34,6 +34,27 @@ export function checkSmtpUrl(text: string): string | null {
   if (url.protocol !== "smtp:" && url.protocol !== "smtps:") return `'${text}' must start with smtp:// or smtps://`;
   if (!url.hostname) return `'${text}' names no host`;
   return null;
+}
+
+/** What a captured message is as an e-mail: delivered so over SMTP, shown so as the inspector's source. */
+export function emailOf(message: MailMessage): SendMailOptions {
+  return {
+    from: message.fromName ? { name: message.fromName, address: message.from } : message.from,
+    to: message.to,
+    ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+    subject: message.subject,
+    text: message.text,
+    ...(message.html ? { html: message.html } : {}),
+    date: new Date(message.createdAt),
+    headers: { "X-Emulator-Message-Id": message.id },
+  };
+}
+
+/** The message in RFC 5322 form (CRLF line ends), composed as SMTP delivery composes it. */
+export async function emailSource(message: MailMessage): Promise<string> {
+  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" });
+  const info = await composer.sendMail(emailOf(message));
+  return (info.message as Buffer).toString("utf8");
 }
 
 /** An SMTP reply code means the server answered (and refused); without one it could not be reached. */
@@ -141,15 +162,7 @@ export class SmtpRelay {
     const refusals = message.delivery?.refusals ?? 0;
     let delivery: MailDelivery;
     try {
-      const info = await this.transport.sendMail({
-        from: message.fromName ? { name: message.fromName, address: message.from } : message.from,
-        to: message.to,
-        ...(message.replyTo ? { replyTo: message.replyTo } : {}),
-        subject: message.subject,
-        text: message.text,
-        ...(message.html ? { html: message.html } : {}),
-        headers: { "X-Emulator-Message-Id": message.id },
-      });
+      const info = await this.transport.sendMail(emailOf(message));
       this.unreachableStreak = 0;
       delivery = { state: "sent", attempts, sentAt: new Date().toISOString(), response: String(info.response) };
       this.options.log?.("mail delivered over SMTP", { mailId: message.id, attempts });

@@ -78,6 +78,8 @@ export function mailMatches(m: MailMessage, f: MailFilter): boolean {
   if (f.account !== undefined && m.account !== f.account) return false;
   if (f.source !== undefined && m.source !== f.source) return false;
   if (f.kind !== undefined && m.kind !== f.kind) return false;
+  const needle = f.search?.trim().toLowerCase();
+  if (needle && ![m.subject, m.to, m.text].some((field) => field.toLowerCase().includes(needle))) return false;
   if (f.since !== undefined) {
     if (/^m-\d+$/.test(f.since)) {
       if (mailSeq(m.id) <= mailSeq(f.since)) return false;

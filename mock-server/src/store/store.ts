@@ -299,6 +299,8 @@ export interface MailFilter {
   kind?: string | undefined;
   /** An ISO time or a message id: only later messages match. */
   since?: string | undefined;
+  /** Text in the subject, the recipients or the text body (case-insensitive). */
+  search?: string | undefined;
 }
 
 export type NewMail = Omit<MailMessage, "id" | "links" | "createdAt" | "token" | "tokenId" | "attachments"> & {
@@ -328,6 +330,8 @@ export interface MailStore {
   setDelivery(id: string, delivery: MailDelivery): Promise<void>;
   /** New messages from any instance (this one included). */
   onAdd(listener: (message: MailMessage) => void): () => void;
+  /** Deletes one message (and its pending delivery); false when there is none with this id. */
+  remove(id: string): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -290,7 +290,11 @@ export interface paths {
         put?: never;
         /** Move the app's clock forward (token and link expiry follow it) */
         post: operations["advanceClock"];
-        delete?: never;
+        /**
+         * Put the app's clock back on real time
+         * @description The undo of `advanceClock` (offset 0); tokens and links then expire by real time again.
+         */
+        delete: operations["resetClock"];
         options?: never;
         head?: never;
         patch?: never;
@@ -317,6 +321,26 @@ export interface paths {
         post: operations["addFault"];
         /** Remove all of the app's fault overrides */
         delete: operations["clearFaults"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/v1/apps/{appId}/faults/{faultId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                faultId: components["parameters"]["FaultId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one of the app's fault overrides */
+        delete: operations["deleteFault"];
         options?: never;
         head?: never;
         patch?: never;
@@ -372,13 +396,66 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** A page of a collection's documents as canonical Extended JSON */
+        /**
+         * A page of a collection's documents as canonical Extended JSON
+         * @description With `filter`, only the documents that match it (`total` counts them); the query runs under
+         *     the app's query limits, as a `find` would.
+         */
         get: operations["listDocuments"];
         put?: never;
         /** Seed documents (canonical or relaxed Extended JSON); change streams see the inserts */
         post: operations["insertDocuments"];
         /** Drop a collection */
         delete: operations["dropCollection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/v1/apps/{appId}/data/{database}/{collection}/replace-one": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                database: components["parameters"]["Database"];
+                collection: components["parameters"]["Collection"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the first document that matches a filter (the inspector's edit)
+         * @description With system rights, as `findOneAndReplace` would: the document keeps its `_id` (a
+         *     replacement may repeat it, not change it) and open change streams see a `replace` event.
+         */
+        post: operations["replaceDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/v1/apps/{appId}/data/{database}/{collection}/delete-one": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                database: components["parameters"]["Database"];
+                collection: components["parameters"]["Collection"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete the first document that matches a filter (the inspector's delete)
+         * @description With system rights, as `findOneAndDelete` would; open change streams see a `delete` event.
+         */
+        post: operations["deleteDocument"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -410,11 +487,38 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                messageId: components["parameters"]["MessageId"];
+            };
             cookie?: never;
         };
         /** One captured e-mail */
         get: operations["getMail"];
+        put?: never;
+        post?: never;
+        /** Delete one captured e-mail */
+        delete: operations["deleteMail"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/v1/mail/{messageId}/source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The message as an e-mail (RFC 5322), as it goes out over SMTP, and its headers
+         * @description Composed from the captured message the way `--smtp` delivery composes it (MIME boundaries
+         *     differ between calls). Attachments are listed in the message but their content is not kept,
+         *     so the source has none.
+         */
+        get: operations["getMailSource"];
         put?: never;
         post?: never;
         delete?: never;
@@ -480,7 +584,8 @@ export interface paths {
         put?: never;
         /** Move the account's clock forward */
         post: operations["advanceEmailJsClock"];
-        delete?: never;
+        /** Put the account's clock back on real time */
+        delete: operations["resetEmailJsClock"];
         options?: never;
         head?: never;
         patch?: never;
@@ -508,6 +613,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_mock/v1/emailjs/accounts/{publicKey}/faults/{faultId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's public key. */
+                publicKey: components["parameters"]["PublicKey"];
+                faultId: components["parameters"]["FaultId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one of the account's fault overrides */
+        delete: operations["deleteEmailJsFault"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_mock/v1/emailjs/accounts/{publicKey}/requests": {
         parameters: {
             query?: never;
@@ -522,7 +648,8 @@ export interface paths {
         get: operations["listEmailJsRequests"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Empty the account's request journal */
+        delete: operations["clearEmailJsRequests"];
         options?: never;
         head?: never;
         patch?: never;
@@ -800,6 +927,12 @@ export interface components {
         FaultRequest: {
             /** @description An operationId of the App Services document (app faults) or of the EmailJS document (account faults). */
             operationId: string;
+            /**
+             * @description With `operationId: callFunction` only: the fault fires only for calls of this name — an
+             *     app function (`sum`) or a `mongodb-atlas` action (`insertOne`, `find`, …). Without it
+             *     the fault fires for any call of the operation.
+             */
+            functionName?: string;
             status?: number;
             /** @description The reply body (JSON value for App Services; text for EmailJS). Defaults to a generic error of the service. */
             body?: unknown;
@@ -810,6 +943,8 @@ export interface components {
         Fault: {
             id: string;
             operationId: string;
+            /** @description The function or `mongodb-atlas` action this fault is for (callFunction only). */
+            functionName?: string;
             status?: number;
             body?: unknown;
             delayMs: number;
@@ -833,6 +968,14 @@ export interface components {
             durationMs: number;
             /** @description The JSON body (or form fields) with passwords, tokens and keys redacted; a body over 16 KB is kept as a note of its size ("[a body of N bytes, not kept]"). */
             requestBody?: unknown;
+            /**
+             * @description The reply's body as sent: parsed JSON (or text) with the same secrets redacted (access
+             *     and refresh tokens, API keys, …); a body over 16 KB is kept as a note of its size, an
+             *     empty one is absent.
+             */
+            responseBody?: unknown;
+            /** @description The reply's `error_code`, when it is an App Services error. */
+            errorCode?: string;
             faulted: boolean;
         };
         CollectionInfo: {
@@ -853,6 +996,27 @@ export interface components {
         };
         InsertDocumentsResponse: {
             insertedIds: unknown[];
+        };
+        ReplaceDocumentRequest: {
+            /** @description A MongoDB query (Extended JSON); the inspector sends `{_id}`. */
+            filter: {
+                [key: string]: unknown;
+            };
+            /** @description The new document (Extended JSON), without operators; its `_id`, if given, must be the document's. */
+            replacement: {
+                [key: string]: unknown;
+            };
+        };
+        DeleteDocumentRequest: {
+            /** @description A MongoDB query (Extended JSON); the inspector sends `{_id}`. */
+            filter: {
+                [key: string]: unknown;
+            };
+        };
+        DocumentReply: {
+            document: {
+                [key: string]: unknown;
+            };
         };
         /** @enum {string} */
         MailSource: "emailjs" | "app-services";
@@ -905,6 +1069,14 @@ export interface components {
                 /** @description The server's reply to the accepted message. */
                 response?: string;
             };
+        };
+        MailMessageSource: {
+            headers: {
+                name: string;
+                value: string;
+            }[];
+            /** @description The message in RFC 5322 form, CRLF line ends. */
+            source: string;
         };
         EmailJsService: {
             id: string;
@@ -1152,6 +1324,13 @@ export interface components {
         Limit: number;
         JournalOperationId: string;
         JournalStatus: number;
+        /**
+         * @description Text to find (case-insensitive) in an entry's method, path, operation, error code, or its
+         *     request or response body as recorded (redacted).
+         */
+        JournalSearch: string;
+        FaultId: string;
+        MessageId: string;
     };
     requestBodies: never;
     headers: never;
@@ -1756,6 +1935,32 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    resetClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clock, on real time. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Clock"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listFaults: {
         parameters: {
             query?: never;
@@ -1837,11 +2042,41 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    deleteFault: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                faultId: components["parameters"]["FaultId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listRequests: {
         parameters: {
             query?: {
                 operationId?: components["parameters"]["JournalOperationId"];
                 status?: components["parameters"]["JournalStatus"];
+                /**
+                 * @description Text to find (case-insensitive) in an entry's method, path, operation, error code, or its
+                 *     request or response body as recorded (redacted).
+                 */
+                search?: components["parameters"]["JournalSearch"];
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
@@ -1916,6 +2151,8 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
+                /** @description A MongoDB query as Extended JSON text (canonical or relaxed), e.g. `{"done":true}`. */
+                filter?: string;
                 skip?: number;
             };
             header?: never;
@@ -2004,9 +2241,77 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    replaceDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                database: components["parameters"]["Database"];
+                collection: components["parameters"]["Collection"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplaceDocumentRequest"];
+            };
+        };
+        responses: {
+            /** @description The document as stored now, as canonical Extended JSON. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentReply"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                database: components["parameters"]["Database"];
+                collection: components["parameters"]["Collection"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteDocumentRequest"];
+            };
+        };
+        responses: {
+            /** @description The deleted document, as canonical Extended JSON. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentReply"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listMail: {
         parameters: {
             query?: {
+                /** @description Text to find (case-insensitive) in the subject, the recipients or the text body. */
+                search?: string;
                 /** @description Recipient address (case-insensitive). */
                 to?: string;
                 appId?: string;
@@ -2071,7 +2376,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                messageId: string;
+                messageId: components["parameters"]["MessageId"];
             };
             cookie?: never;
         };
@@ -2084,6 +2389,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MailMessage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteMail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMailSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The headers (in order, unfolded, values as written) and the whole source. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailMessageSource"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2257,6 +2612,33 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    resetEmailJsClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's public key. */
+                publicKey: components["parameters"]["PublicKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clock, on real time. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Clock"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listEmailJsFaults: {
         parameters: {
             query?: never;
@@ -2341,11 +2723,42 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    deleteEmailJsFault: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's public key. */
+                publicKey: components["parameters"]["PublicKey"];
+                faultId: components["parameters"]["FaultId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listEmailJsRequests: {
         parameters: {
             query?: {
                 operationId?: components["parameters"]["JournalOperationId"];
                 status?: components["parameters"]["JournalStatus"];
+                /**
+                 * @description Text to find (case-insensitive) in an entry's method, path, operation, error code, or its
+                 *     request or response body as recorded (redacted).
+                 */
+                search?: components["parameters"]["JournalSearch"];
                 limit?: components["parameters"]["Limit"];
             };
             header?: never;
@@ -2359,6 +2772,31 @@ export interface operations {
         responses: {
             200: components["responses"]["Journal"];
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    clearEmailJsRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's public key. */
+                publicKey: components["parameters"]["PublicKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Emptied. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];

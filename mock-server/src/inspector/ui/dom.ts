@@ -26,7 +26,10 @@ function append(parent: Node, children: Child[]): void {
   }
 }
 
-/** A table with a caption and column headers; `rows` empty shows `empty` instead. */
+/**
+ * A table with a caption and column headers; `rows` empty shows `empty` instead. Each cell carries
+ * its column's name (`data-label`), which a narrow screen shows beside it when rows become cards.
+ */
 export function table(
   caption: string,
   headers: string[],
@@ -55,14 +58,15 @@ export function table(
         h(
           "tr",
           rowAttrs?.(i) ?? null,
-          cells.map((cell) => h("td", null, cell)),
+          cells.map((cell, column) => h("td", { "data-label": headers[column] ?? "" }, cell)),
         ),
       ),
     ),
   );
 }
 
-export const json = (value: unknown) => h("pre", null, JSON.stringify(value, null, 2));
+/** JSON in a block that scrolls when long (focusable, so it scrolls from the keyboard too). */
+export const json = (value: unknown) => h("pre", { class: "json", tabindex: 0 }, JSON.stringify(value, null, 2));
 
 export const time = (iso: string) => h("time", { datetime: iso, title: iso }, new Date(iso).toLocaleString());
 

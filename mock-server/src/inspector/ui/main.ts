@@ -6,7 +6,7 @@ import { ApiError, setControlToken } from "./api.ts";
 import { h } from "./dom.ts";
 import { subscribe } from "./live.ts";
 import { renderSidebar } from "./sidebar.ts";
-import type { View } from "./view.ts";
+import { hashQuery, takeKeepFocus, type View } from "./view.ts";
 import { allMailView } from "./views/all-mail.ts";
 import { appView, isAppTab } from "./views/app.ts";
 import { emailJsView, isAccountTab } from "./views/emailjs.ts";
@@ -17,18 +17,27 @@ const sidebar = document.getElementById("sidebar")!;
 const connection = document.getElementById("connection")!;
 
 function route(): View {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const path = location.hash.replace(/^#\/?/, "").split("?")[0] ?? "";
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const [area, id, tab, ...rest] = parts;
-  if (area === "apps" && id) return appView(id, isAppTab(tab) ? tab : "users", rest, refreshSoon);
-  if (area === "emailjs" && id) return emailJsView(id, isAccountTab(tab) ? tab : "mail", rest, refreshSoon);
-  if (area === "mail") return allMailView(id);
+  const query = hashQuery();
+  if (area === "apps" && id) return appView(id, isAppTab(tab) ? tab : "users", rest, query, refreshSoon);
+  if (area === "emailjs" && id) return emailJsView(id, isAccountTab(tab) ? tab : "mail", rest, query, refreshSoon);
+  if (area === "mail") return allMailView(id, tab, query, refreshSoon);
   return overviewView();
 }
 
-/** Re-rendering replaces the DOM: carry over what the user was doing (open details, typed values, focus). */
+/**
+ * Re-rendering replaces the DOM: carry over what the user was doing (open details, typed values,
+ * focus) when the same page is shown again (a live update). A new address (another page, or a
+ * filter applied or cleared) shows its own values.
+ */
+let shownHash: string | null = null;
 function swap(next: Node): void {
+  const samePage = shownHash === location.hash;
+  shownHash = location.hash;
   const state = new Map<string, { open?: boolean; value?: string }>();
-  for (const element of Array.from(main.querySelectorAll<HTMLElement>("[data-key]"))) {
+  for (const element of samePage ? Array.from(main.querySelectorAll<HTMLElement>("[data-key]")) : []) {
     const key = element.dataset.key!;
     if (element instanceof HTMLDetailsElement) state.set(key, { open: element.open });
     if (
@@ -130,6 +139,6 @@ function restartLive(): void {
   );
 }
 
-window.addEventListener("hashchange", () => void show(true));
+window.addEventListener("hashchange", () => void show(!takeKeepFocus()));
 restartLive();
 void show(false);

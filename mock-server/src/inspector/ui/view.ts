@@ -10,10 +10,50 @@ export interface View {
 
 const announcer = () => document.getElementById("announcer");
 
+/** The part of the hash after `?`: a view's filters (so they are in the address and survive re-renders). */
+export function hashQuery(): URLSearchParams {
+  const hash = location.hash;
+  const at = hash.indexOf("?");
+  return new URLSearchParams(at < 0 ? "" : hash.slice(at + 1));
+}
+
+/** The hash with these query values (empty ones dropped). */
+export function withQuery(path: string, values: Record<string, string | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(values)) if (value) query.set(name, value);
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+let keepFocus = false;
+/** Goes to a hash as a filter form does: the view re-renders, focus stays where it is. */
+export function navigate(hash: string, refresh: () => void): void {
+  if (location.hash === hash) {
+    refresh();
+    return;
+  }
+  keepFocus = true;
+  location.hash = hash;
+}
+
+/** True once after `navigate` (the router then leaves focus alone). */
+export function takeKeepFocus(): boolean {
+  const keep = keepFocus;
+  keepFocus = false;
+  return keep;
+}
+
 /** Tells assistive technology (and sighted users, via the button state) what an action did. */
+let clearing: ReturnType<typeof setTimeout> | undefined;
 export function announce(text: string): void {
   const node = announcer();
-  if (node) node.textContent = text;
+  if (!node) return;
+  node.textContent = text;
+  // The note is shown to sighted users too; it goes after a while so it covers nothing for long.
+  clearTimeout(clearing);
+  clearing = setTimeout(() => {
+    if (node.textContent === text) node.textContent = "";
+  }, 8000);
 }
 
 /** A button action: disabled while it runs; its outcome is announced; `done` re-renders. */

@@ -123,6 +123,15 @@ export class MemoryMail implements MailStore {
     return () => this.listeners.delete(listener);
   }
 
+  async remove(id: string): Promise<boolean> {
+    const messages = this.current();
+    const index = messages.findIndex((m) => m.id === id);
+    if (index < 0) return false;
+    messages.splice(index, 1);
+    this.queued.delete(id);
+    return true;
+  }
+
   exportMessages(): MailMessage[] {
     return this.current().map((m) => structuredClone(m));
   }

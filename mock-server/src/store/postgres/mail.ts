@@ -144,4 +144,11 @@ export class PgMail implements MailStore {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+
+  async remove(id: string): Promise<boolean> {
+    const seq = messageNumber(id);
+    if (seq === undefined) return false;
+    const rows = await this.context.db.rows("DELETE FROM mail WHERE id = $1 RETURNING id", [seq]);
+    return rows.length > 0;
+  }
 }

@@ -1,9 +1,15 @@
 /** Every captured e-mail, from both services. */
 import { h } from "../dom.ts";
 import type { View } from "../view.ts";
-import { mailPanel } from "./mail.ts";
+import { mailLinks, mailPanel } from "./mail.ts";
 
-export function allMailView(selected: string | undefined): View {
+export function allMailView(
+  selected: string | undefined,
+  tab: string | undefined,
+  query: URLSearchParams,
+  refresh: () => void,
+): View {
+  const search = query.get("search") ?? "";
   return {
     title: "All mail",
     affectedBy: (event) => event.type === "mail",
@@ -12,7 +18,7 @@ export function allMailView(selected: string | undefined): View {
         "div",
         null,
         h("h2", { id: "view-heading", tabindex: -1 }, "All mail"),
-        await mailPanel({}, selected, (id) => `#/mail/${encodeURIComponent(id)}`),
+        await mailPanel({}, selected, tab, search, mailLinks("#/mail", search), refresh),
       );
     },
   };

@@ -5,8 +5,8 @@ import type { ControlEvent } from "../live.ts";
 import { action, confirmDialog, type View } from "../view.ts";
 import { dataPanel } from "./data.ts";
 import { clockSection, faultsSection } from "./faults.ts";
-import { journalTable } from "./journal.ts";
-import { mailPanel } from "./mail.ts";
+import { journalPanel } from "./journal.ts";
+import { mailLinks, mailPanel } from "./mail.ts";
 import { usersPanel } from "./users.ts";
 
 const tabs = [
@@ -51,7 +51,7 @@ function jsonBody(text: unknown): unknown {
   }
 }
 
-export function appView(appId: string, tab: AppTab, rest: string[], refresh: () => void): View {
+export function appView(appId: string, tab: AppTab, rest: string[], query: URLSearchParams, refresh: () => void): View {
   const path = { appId };
   const base = `#/apps/${encodeURIComponent(appId)}`;
   async function panel(): Promise<Node> {
@@ -59,18 +59,39 @@ export function appView(appId: string, tab: AppTab, rest: string[], refresh: () 
       case "users":
         return usersPanel(appId, refresh);
       case "data":
-        return dataPanel(appId, rest[0], rest[1]);
-      case "mail":
-        return mailPanel({ appId }, rest[0], (id) => `${base}/mail/${encodeURIComponent(id)}`);
-      case "requests": {
-        const { requests } = await unwrap(client.GET("/_mock/v1/apps/{appId}/requests", { params: { path } }));
-        return journalTable(requests, rest[0]);
+        return dataPanel(appId, rest[0], rest[1], query, refresh);
+      case "mail": {
+        const search = query.get("search") ?? "";
+        return mailPanel({ appId }, rest[0], rest[1], search, mailLinks(`${base}/mail`, search), refresh);
       }
+      case "requests":
+        return journalPanel(
+          {
+            base: `${base}/requests`,
+            operations: await faultableOperations(),
+            list: async (filter) =>
+              (
+                await unwrap(
+                  client.GET("/_mock/v1/apps/{appId}/requests", {
+                    params: { path, query: { ...filter, limit: 10000 } },
+                  }),
+                )
+              ).requests,
+            clear: async () => {
+              const { response } = await client.DELETE("/_mock/v1/apps/{appId}/requests", { params: { path } });
+              if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+            },
+          },
+          rest[0],
+          query,
+          refresh,
+        );
       case "faults": {
-        const [{ faults }, clock, operationIds] = await Promise.all([
+        const [{ faults }, clock, operationIds, details] = await Promise.all([
           unwrap(client.GET("/_mock/v1/apps/{appId}/faults", { params: { path } })),
           unwrap(client.GET("/_mock/v1/apps/{appId}/clock", { params: { path } })),
           faultableOperations(),
+          unwrap(client.GET("/_mock/v1/apps/{appId}", { params: { path } })),
         ]);
         return h(
           "div",
@@ -78,23 +99,37 @@ export function appView(appId: string, tab: AppTab, rest: string[], refresh: () 
           faultsSection(
             faults,
             operationIds,
-            async (fault) => {
-              await unwrap(
-                client.POST("/_mock/v1/apps/{appId}/faults", {
-                  params: { path },
-                  body: { ...fault, ...(fault.body !== undefined ? { body: jsonBody(fault.body) } : {}) },
-                }),
-              );
-            },
-            async () => {
-              await unwrap(client.DELETE("/_mock/v1/apps/{appId}/faults", { params: { path } }));
+            {
+              add: async (fault) => {
+                await unwrap(
+                  client.POST("/_mock/v1/apps/{appId}/faults", {
+                    params: { path },
+                    body: { ...fault, ...(fault.body !== undefined ? { body: jsonBody(fault.body) } : {}) },
+                  }),
+                );
+              },
+              remove: async (faultId) => {
+                const { response, error } = await client.DELETE("/_mock/v1/apps/{appId}/faults/{faultId}", {
+                  params: { path: { appId, faultId } },
+                });
+                if (!response.ok) throw new Error(error?.error ?? `${response.status}`);
+              },
+              clear: async () => {
+                await unwrap(client.DELETE("/_mock/v1/apps/{appId}/faults", { params: { path } }));
+              },
             },
             refresh,
+            details.functions,
           ),
           clockSection(
             clock,
-            async (advanceBy) => {
-              await unwrap(client.POST("/_mock/v1/apps/{appId}/clock", { params: { path }, body: { advanceBy } }));
+            {
+              advance: async (advanceBy) => {
+                await unwrap(client.POST("/_mock/v1/apps/{appId}/clock", { params: { path }, body: { advanceBy } }));
+              },
+              reset: async () => {
+                await unwrap(client.DELETE("/_mock/v1/apps/{appId}/clock", { params: { path } }));
+              },
             },
             refresh,
           ),

@@ -4,8 +4,8 @@ import { fields, h, sectionNav, table } from "../dom.ts";
 import type { ControlEvent } from "../live.ts";
 import type { View } from "../view.ts";
 import { clockSection, faultsSection } from "./faults.ts";
-import { journalTable } from "./journal.ts";
-import { mailPanel } from "./mail.ts";
+import { journalPanel } from "./journal.ts";
+import { mailLinks, mailPanel } from "./mail.ts";
 
 const tabs = [
   ["mail", "Mail"],
@@ -26,13 +26,21 @@ export function isAccountTab(value: string | undefined): value is AccountTab {
   return tabs.some(([id]) => id === value);
 }
 
-export function emailJsView(publicKey: string, tab: AccountTab, rest: string[], refresh: () => void): View {
+export function emailJsView(
+  publicKey: string,
+  tab: AccountTab,
+  rest: string[],
+  query: URLSearchParams,
+  refresh: () => void,
+): View {
   const path = { publicKey };
   const base = `#/emailjs/${encodeURIComponent(publicKey)}`;
   async function panel(): Promise<Node> {
     switch (tab) {
-      case "mail":
-        return mailPanel({ account: publicKey }, rest[0], (id) => `${base}/mail/${encodeURIComponent(id)}`);
+      case "mail": {
+        const search = query.get("search") ?? "";
+        return mailPanel({ account: publicKey }, rest[0], rest[1], search, mailLinks(`${base}/mail`, search), refresh);
+      }
       case "templates": {
         const account = await unwrap(client.GET("/_mock/v1/emailjs/accounts/{publicKey}", { params: { path } }));
         return table(
@@ -48,12 +56,30 @@ export function emailJsView(publicKey: string, tab: AccountTab, rest: string[], 
           "No templates.",
         );
       }
-      case "requests": {
-        const { requests } = await unwrap(
-          client.GET("/_mock/v1/emailjs/accounts/{publicKey}/requests", { params: { path } }),
+      case "requests":
+        return journalPanel(
+          {
+            base: `${base}/requests`,
+            operations: ["sendEmail", "sendForm"],
+            list: async (filter) =>
+              (
+                await unwrap(
+                  client.GET("/_mock/v1/emailjs/accounts/{publicKey}/requests", {
+                    params: { path, query: { ...filter, limit: 10000 } },
+                  }),
+                )
+              ).requests,
+            clear: async () => {
+              const { response } = await client.DELETE("/_mock/v1/emailjs/accounts/{publicKey}/requests", {
+                params: { path },
+              });
+              if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+            },
+          },
+          rest[0],
+          query,
+          refresh,
         );
-        return journalTable(requests, rest[0]);
-      }
       case "faults": {
         const [{ faults }, clock] = await Promise.all([
           unwrap(client.GET("/_mock/v1/emailjs/accounts/{publicKey}/faults", { params: { path } })),
@@ -65,22 +91,39 @@ export function emailJsView(publicKey: string, tab: AccountTab, rest: string[], 
           faultsSection(
             faults,
             ["sendEmail", "sendForm"],
-            async (fault) => {
-              await unwrap(
-                client.POST("/_mock/v1/emailjs/accounts/{publicKey}/faults", { params: { path }, body: fault }),
-              );
-            },
-            async () => {
-              await unwrap(client.DELETE("/_mock/v1/emailjs/accounts/{publicKey}/faults", { params: { path } }));
+            {
+              add: async (fault) => {
+                await unwrap(
+                  client.POST("/_mock/v1/emailjs/accounts/{publicKey}/faults", { params: { path }, body: fault }),
+                );
+              },
+              remove: async (faultId) => {
+                const { response, error } = await client.DELETE(
+                  "/_mock/v1/emailjs/accounts/{publicKey}/faults/{faultId}",
+                  { params: { path: { publicKey, faultId } } },
+                );
+                if (!response.ok) throw new Error(error?.error ?? `${response.status}`);
+              },
+              clear: async () => {
+                await unwrap(client.DELETE("/_mock/v1/emailjs/accounts/{publicKey}/faults", { params: { path } }));
+              },
             },
             refresh,
           ),
           clockSection(
             clock,
-            async (advanceBy) => {
-              await unwrap(
-                client.POST("/_mock/v1/emailjs/accounts/{publicKey}/clock", { params: { path }, body: { advanceBy } }),
-              );
+            {
+              advance: async (advanceBy) => {
+                await unwrap(
+                  client.POST("/_mock/v1/emailjs/accounts/{publicKey}/clock", {
+                    params: { path },
+                    body: { advanceBy },
+                  }),
+                );
+              },
+              reset: async () => {
+                await unwrap(client.DELETE("/_mock/v1/emailjs/accounts/{publicKey}/clock", { params: { path } }));
+              },
             },
             refresh,
           ),

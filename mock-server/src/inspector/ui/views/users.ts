@@ -1,66 +1,165 @@
-/** An app's users: status, identities, sessions and API keys; pending registrations can be confirmed. */
-import { client, unwrap } from "../api.ts";
+/**
+ * An app's users: status, identities, sessions and API keys (with their state); a new e-mail/password
+ * user; per user: confirm (pending), disable or enable, revoke sessions, delete.
+ */
+import { client, type Schemas, unwrap } from "../api.ts";
 import { h, table, time } from "../dom.ts";
-import { action } from "../view.ts";
+import { action, confirmDialog } from "../view.ts";
+
+type User = Schemas["User"];
+
+function createForm(appId: string, refresh: () => void): HTMLElement {
+  const onCreate = action(async () => {
+    const form = document.getElementById("user-form") as HTMLFormElement;
+    const data = new FormData(form);
+    const email = String(data.get("email") ?? "").trim();
+    const user = await unwrap(
+      client.POST("/_mock/v1/apps/{appId}/users", {
+        params: { path: { appId } },
+        body: { email, password: String(data.get("password") ?? ""), confirmed: data.get("confirmed") === "on" },
+      }),
+    );
+    form.reset();
+    return `Created ${user.email ?? email} (${user.status}).`;
+  }, refresh);
+  return h(
+    "form",
+    { id: "user-form", class: "inline", "aria-label": "Create an e-mail/password user", onsubmit: onCreate },
+    h(
+      "label",
+      null,
+      "E-mail",
+      h("input", { name: "email", type: "email", required: true, autocomplete: "off", "data-key": "user-email" }),
+    ),
+    h(
+      "label",
+      null,
+      "Password (6–128 characters)",
+      h("input", {
+        name: "password",
+        type: "password",
+        required: true,
+        minlength: 6,
+        maxlength: 128,
+        autocomplete: "new-password",
+        "data-key": "user-password",
+      }),
+    ),
+    h("label", { class: "check" }, h("input", { name: "confirmed", type: "checkbox", checked: true }), "Confirmed"),
+    h("button", { type: "submit" }, "Create user"),
+  );
+}
+
+function actions(appId: string, user: User, refresh: () => void): Node[] {
+  const name = user.email ?? user.id;
+  const path = { params: { path: { appId, userId: user.id } } };
+  const button = (text: string, label: string, onclick: (event: Event) => void, danger = false) =>
+    h("button", { type: "button", class: danger ? "danger" : null, onclick, "aria-label": label }, text);
+  const buttons: Node[] = [];
+  if (user.status === "pending") {
+    buttons.push(
+      button(
+        "Confirm",
+        `Confirm ${name}`,
+        action(async () => {
+          await unwrap(client.POST("/_mock/v1/apps/{appId}/users/{userId}/confirm", path));
+          return `Confirmed ${name}.`;
+        }, refresh),
+      ),
+    );
+  }
+  if (user.status === "active") {
+    const disabled = !user.disabled;
+    buttons.push(
+      button(
+        user.disabled ? "Enable" : "Disable",
+        `${user.disabled ? "Enable" : "Disable"} ${name}`,
+        action(async () => {
+          await unwrap(client.PATCH("/_mock/v1/apps/{appId}/users/{userId}", { ...path, body: { disabled } }));
+          return `${disabled ? "Disabled" : "Enabled"} ${name}.`;
+        }, refresh),
+      ),
+    );
+  }
+  if (user.sessions.length > 0) {
+    buttons.push(
+      button(
+        "Revoke sessions",
+        `Revoke the sessions of ${name}`,
+        action(async () => {
+          const { response } = await client.DELETE("/_mock/v1/apps/{appId}/users/{userId}/sessions", path);
+          if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+          return `Revoked the sessions of ${name}.`;
+        }, refresh),
+      ),
+    );
+  }
+  const remove = async (event: Event) => {
+    const question = `Delete ${name}? Its identities, sessions and API keys are deleted too.`;
+    if (!(await confirmDialog(question, "Delete user"))) return;
+    await action(async () => {
+      const { response } = await client.DELETE("/_mock/v1/apps/{appId}/users/{userId}", path);
+      if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+      return `Deleted ${name}.`;
+    }, refresh)(event);
+  };
+  buttons.push(button("Delete…", `Delete ${name}`, remove, true));
+  return buttons;
+}
 
 export async function usersPanel(appId: string, refresh: () => void): Promise<Node> {
   const { users } = await unwrap(client.GET("/_mock/v1/apps/{appId}/users", { params: { path: { appId } } }));
-  const confirm = (userId: string, email: string) =>
-    action(async () => {
-      await unwrap(
-        client.POST("/_mock/v1/apps/{appId}/users/{userId}/confirm", { params: { path: { appId, userId } } }),
-      );
-      return `Confirmed ${email}.`;
-    }, refresh);
-  return table(
-    `${users.length} user${users.length === 1 ? "" : "s"}`,
-    ["User", "Status", "Identities", "Sessions", "API keys", "Actions"],
-    users.map((user) => [
-      [
-        h("strong", null, user.email ?? "(no e-mail)"),
-        h("br"),
-        h("small", null, user.id),
-        user.disabled ? [h("br"), h("span", { class: "status-err" }, "disabled")] : null,
-      ],
-      [
-        h("span", { class: user.status === "pending" ? "pending" : null }, user.status),
-        h("br"),
-        h("small", null, user.type),
-      ],
-      user.identities.length > 0
-        ? h(
-            "ul",
-            null,
-            user.identities.map((i) => h("li", null, i.provider_type)),
-          )
-        : "—",
-      user.sessions.length > 0
-        ? h(
-            "ul",
-            null,
-            user.sessions.map((s) => h("li", null, `${s.providerType} · `, time(s.createdAt))),
-          )
-        : "none",
-      user.apiKeys.length > 0
-        ? h(
-            "ul",
-            null,
-            user.apiKeys.map((k) => h("li", null, k.name, k.disabled ? " (disabled)" : "")),
-          )
-        : "none",
-      user.status === "pending"
-        ? h(
-            "button",
-            {
-              type: "button",
-              "data-key": `confirm-${user.id}`,
-              onclick: confirm(user.id, user.email ?? user.id),
-              "aria-label": `Confirm ${user.email ?? user.id}`,
-            },
-            "Confirm",
-          )
-        : null,
-    ]),
-    "No users yet.",
+  return h(
+    "div",
+    null,
+    createForm(appId, refresh),
+    table(
+      `${users.length} user${users.length === 1 ? "" : "s"}`,
+      ["User", "Status", "Identities", "Sessions", "API keys", "Actions"],
+      users.map((user) => [
+        [
+          h("strong", null, user.email ?? "(no e-mail)"),
+          h("br"),
+          h("small", null, user.id),
+          user.disabled ? [h("br"), h("span", { class: "status-err" }, "disabled")] : null,
+        ],
+        [
+          h("span", { class: user.status === "pending" ? "pending" : null }, user.status),
+          h("br"),
+          h("small", null, user.type),
+        ],
+        user.identities.length > 0
+          ? h(
+              "ul",
+              null,
+              user.identities.map((i) => h("li", null, i.provider_type)),
+            )
+          : "—",
+        user.sessions.length > 0
+          ? h(
+              "ul",
+              null,
+              user.sessions.map((s) => h("li", null, `${s.providerType} · `, time(s.createdAt))),
+            )
+          : "none",
+        user.apiKeys.length > 0
+          ? h(
+              "ul",
+              null,
+              user.apiKeys.map((k) =>
+                h(
+                  "li",
+                  null,
+                  k.name,
+                  " ",
+                  h("span", { class: k.disabled ? "status-err" : "status-ok" }, k.disabled ? "disabled" : "enabled"),
+                ),
+              ),
+            )
+          : "none",
+        h("div", { class: "actions row-actions" }, actions(appId, user, refresh)),
+      ]),
+      "No users yet.",
+    ),
   );
 }
