@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
-import { journalBody, journalReply, redactUrl } from "../state/journal.ts";
+import { journalBody, redactUrl } from "../state/journal.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
 import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
 import { routes } from "./routes.ts";
@@ -95,17 +95,22 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     if (operationId !== byFunctionName && (await applyFault(request, reply, operationId))) return reply;
   });
 
-  app.addHook("preValidation", async (request, reply) => {
-    if (request.routeOptions.config.operationId !== byFunctionName) return;
+  app.addHook("preValidation", (request, reply, done) => {
+    if (request.routeOptions.config.operationId !== byFunctionName) return done();
     const name = (request.body as { name?: unknown } | undefined)?.name;
-    if (await applyFault(request, reply, byFunctionName, typeof name === "string" ? name : undefined)) return reply;
+    // When the fault answered, the request ends here (a callback hook that replied calls no `done`).
+    applyFault(request, reply, byFunctionName, typeof name === "string" ? name : undefined).then(
+      (answered) => answered || done(),
+      (error: Error) => done(error),
+    );
   });
 
-  // The reply as sent, for the journal (onResponse no longer sees it).
+  // The reply as sent, for the journal (onResponse no longer sees it). Callback hooks: an async
+  // hook costs every request a promise and a turn of the microtask queue.
   const replies = new WeakMap<FastifyRequest, unknown>();
-  app.addHook("onSend", async (request, _reply, payload) => {
+  app.addHook("onSend", (request, _reply, payload, done) => {
     if (request.appRuntime) replies.set(request, payload);
-    return payload;
+    done(null, payload);
   });
 
   app.addHook("onResponse", async (request, reply) => {
@@ -126,9 +131,8 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       ...(request.body !== undefined
         ? { requestBody: journalBody(request.body, request.headers["content-length"]) }
         : {}),
-      ...journalReply(replies.get(request)),
     };
-    runtime.journal.add(entry);
+    runtime.journal.add(entry, replies.get(request));
     emulator.events.emit({
       type: "request",
       appId: runtime.appId,

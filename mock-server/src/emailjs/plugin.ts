@@ -6,7 +6,7 @@
 import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
-import { journalBody, journalReply, redactUrl } from "../state/journal.ts";
+import { journalBody, redactUrl } from "../state/journal.ts";
 import { routes } from "./routes.ts";
 
 export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
@@ -16,9 +16,9 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
 
   // The reply as sent, for the journal (onResponse no longer sees it).
   const replies = new WeakMap<FastifyRequest, unknown>();
-  app.addHook("onSend", async (request, _reply, payload) => {
+  app.addHook("onSend", (request, _reply, payload, done) => {
     if (request.emailJs) replies.set(request, payload);
-    return payload;
+    done(null, payload);
   });
 
   app.addHook("onResponse", async (request, reply) => {
@@ -26,18 +26,20 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
     const operationId = request.routeOptions.config.operationId;
     if (!context || !operationId) return;
     const { account, body } = context;
-    account.journal.add({
-      id: request.id,
-      time: new Date(account.clock.now() - reply.elapsedTime).toISOString(),
-      method: request.method,
-      path: redactUrl(request.url),
-      operationId,
-      status: reply.statusCode,
-      durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      faulted: request.faulted,
-      ...(body !== undefined ? { requestBody: journalBody(body, request.headers["content-length"]) } : {}),
-      ...journalReply(replies.get(request)),
-    });
+    account.journal.add(
+      {
+        id: request.id,
+        time: new Date(account.clock.now() - reply.elapsedTime).toISOString(),
+        method: request.method,
+        path: redactUrl(request.url),
+        operationId,
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+        faulted: request.faulted,
+        ...(body !== undefined ? { requestBody: journalBody(body, request.headers["content-length"]) } : {}),
+      },
+      replies.get(request),
+    );
     emulator.events.emit({
       type: "request",
       account: account.publicKey,

@@ -98,27 +98,43 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${params.toString()}`;
 }
 
+/**
+ * An entry whose reply is kept as it was sent (a string or a buffer, never changed afterwards):
+ * parsing and redacting it waits until someone reads the journal, off every request's path.
+ */
+class Unread {
+  constructor(
+    readonly entry: JournalEntry,
+    readonly reply: unknown,
+  ) {}
+}
+
 export class Journal {
   /** A ring: once full, `start` is the oldest entry (dropping one must not shift thousands on every request). */
-  private entries: JournalEntry[] = [];
+  private entries: (JournalEntry | Unread)[] = [];
   private start = 0;
   constructor(private readonly capacity = 5000) {}
 
-  add(entry: JournalEntry): void {
+  /** Records an entry; `reply` is the body as sent, if any (see `journalReply`). */
+  add(entry: JournalEntry, reply?: unknown): void {
+    const slot = reply === undefined ? entry : new Unread(entry, reply);
     if (this.entries.length < this.capacity) {
-      this.entries.push(entry);
+      this.entries.push(slot);
       return;
     }
-    this.entries[this.start] = entry;
+    this.entries[this.start] = slot;
     this.start = (this.start + 1) % this.capacity;
   }
 
   /** Oldest first. */
   list(filter: { operationId?: string; status?: number; search?: string; limit?: number } = {}): JournalEntry[] {
-    let out =
-      this.start === 0
-        ? this.entries.slice()
-        : [...this.entries.slice(this.start), ...this.entries.slice(0, this.start)];
+    const entries = this.entries;
+    for (let i = 0; i < entries.length; i++) {
+      const slot = entries[i]!;
+      if (slot instanceof Unread) entries[i] = Object.assign(slot.entry, journalReply(slot.reply));
+    }
+    const read = entries as JournalEntry[];
+    let out = this.start === 0 ? read.slice() : [...read.slice(this.start), ...read.slice(0, this.start)];
     if (filter.operationId !== undefined) out = out.filter((e) => e.operationId === filter.operationId);
     if (filter.status !== undefined) out = out.filter((e) => e.status === filter.status);
     const needle = filter.search?.trim().toLowerCase();

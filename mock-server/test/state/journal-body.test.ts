@@ -1,6 +1,6 @@
 /** What the journal keeps of request bodies: redacted copies of small ones, a size note for large ones. */
 import { describe, expect, it } from "vitest";
-import { journalBody, journaledBodyLimit } from "../../src/state/journal.ts";
+import { Journal, journalBody, journaledBodyLimit } from "../../src/state/journal.ts";
 
 describe("journalBody", () => {
   it("keeps a small body, with secrets redacted", () => {
@@ -22,5 +22,38 @@ describe("journalBody", () => {
     expect(journalBody(body, undefined)).toBe(`[a body of ${bytes} bytes, not kept]`);
     expect(journalBody({ small: "yes" }, undefined)).toEqual({ small: "yes" });
     expect(journalBody("plain text", undefined)).toBe("plain text");
+  });
+});
+
+describe("Journal replies", () => {
+  const entry = (id: string) => ({
+    id,
+    time: new Date(0).toISOString(),
+    method: "POST",
+    path: "/x",
+    operationId: "login",
+    status: 401,
+    durationMs: 1,
+    faulted: false,
+  });
+
+  it("keeps a reply as sent and reads it (parsed, redacted, its error_code) when the journal is listed", () => {
+    const journal = new Journal(3);
+    journal.add(entry("a"), Buffer.from('{"error":"invalid password","error_code":"InvalidPassword"}'));
+    journal.add(entry("b"), '{"access_token":"secret-token","user_id":"u1"}');
+    journal.add(entry("c"));
+    journal.add(entry("d"), "OK");
+    const listed = journal.list();
+    expect(listed.map((e) => e.id)).toEqual(["b", "c", "d"]);
+    expect(listed[0]).toMatchObject({ responseBody: { access_token: "[redacted]", user_id: "u1" } });
+    expect(listed[0]).not.toHaveProperty("errorCode");
+    expect(listed[1]).not.toHaveProperty("responseBody");
+    expect(listed[2]).toMatchObject({ responseBody: "OK" });
+    // Read once: a second listing shows the same entries.
+    expect(journal.list()).toEqual(listed);
+    expect(journal.list({ search: "invalidpassword" })).toEqual([]);
+    const errors = new Journal(2);
+    errors.add(entry("e"), '{"error":"invalid password","error_code":"InvalidPassword"}');
+    expect(errors.list({ search: "invalidpassword" })).toMatchObject([{ id: "e", errorCode: "InvalidPassword" }]);
   });
 });
