@@ -78,8 +78,12 @@ export interface AppRecords {
   list(): Promise<AppRecord[]>;
   /** Adds an app; false when the id exists. */
   create(record: AppRecord): Promise<boolean>;
-  /** Adds the app, or replaces the settings of the app with this id (an app folder loaded again). */
-  upsert(record: AppRecord): Promise<"created" | "updated">;
+  /**
+   * Adds the app, or replaces the settings of the app with this id (an app folder loaded again).
+   * With `keepCustomTokenKey` (the record's custom-token key was generated, not configured), an
+   * existing app keeps the custom-token key it has, so a generated key survives restarts.
+   */
+  upsert(record: AppRecord, options?: { keepCustomTokenKey?: boolean }): Promise<"created" | "updated">;
   /** Deletes the app with everything it holds (its mail included). */
   delete(appId: string): Promise<boolean>;
   /** Back to the initial state: no users, registrations, sessions, keys, tokens, data or mail. */

@@ -89,13 +89,16 @@ class MemoryApps implements AppRecords {
     return true;
   }
 
-  async upsert(record: AppRecord) {
+  async upsert(record: AppRecord, options: { keepCustomTokenKey?: boolean } = {}) {
     const existing = this.byId.get(record.appId);
     if (!existing) {
       this.add(record);
       this.changed(record.appId, "created");
       return "created" as const;
     }
+    const kept = existing.record.config.providers?.["custom-token"]?.signingKey;
+    const customToken = record.config.providers?.["custom-token"];
+    if (options.keepCustomTokenKey && kept && customToken) customToken.signingKey = kept;
     existing.record = { ...record, createdAt: existing.record.createdAt };
     this.changed(record.appId, "updated");
     return "updated" as const;

@@ -133,16 +133,29 @@ export class PgApps implements AppRecords {
     return created;
   }
 
-  async upsert(record: AppRecord): Promise<"created" | "updated"> {
+  async upsert(record: AppRecord, options: { keepCustomTokenKey?: boolean } = {}): Promise<"created" | "updated"> {
     const outcome = await this.context.db.transaction(async (client) => {
       // Instances starting together upsert the same app. ON CONFLICT (app_id) covers only its own index:
       // two inserts passing its check at once would fail on domain_id's. Upserts of one app take turns.
       await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [appUpsertLock, record.appId]);
+      // A generated custom-token key is kept (every instance generates its own at start; the first stays).
       const { rows } = await client.query<{ inserted: boolean }>(
         `INSERT INTO apps (app_id, domain_id, created_at, app_dir, config) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (app_id) DO UPDATE SET app_dir = excluded.app_dir, config = excluded.config
+         ON CONFLICT (app_id) DO UPDATE SET app_dir = excluded.app_dir,
+           config = CASE WHEN $6::boolean AND apps.config #> '{providers,custom-token,signingKey}' IS NOT NULL
+                          AND excluded.config #> '{providers,custom-token}' IS NOT NULL
+                     THEN jsonb_set(excluded.config, '{providers,custom-token,signingKey}',
+                                    apps.config #> '{providers,custom-token,signingKey}')
+                     ELSE excluded.config END
          RETURNING (xmax = 0) AS inserted`,
-        [record.appId, record.domainId, record.createdAt, record.appDir, record.config],
+        [
+          record.appId,
+          record.domainId,
+          record.createdAt,
+          record.appDir,
+          record.config,
+          options.keepCustomTokenKey ?? false,
+        ],
       );
       const change = rows[0]?.inserted ? ("created" as const) : ("updated" as const);
       await this.announce(client, record.appId, change);
