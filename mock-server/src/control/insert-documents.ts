@@ -24,7 +24,8 @@ export default defineControlRoute("insertDocuments", async (request, reply) => {
     return reply.code(201).send({ insertedIds: result.insertedIds.map((id) => toEJSON(id)) });
   } catch (error) {
     if (error instanceof AppServicesError) {
-      throw /^Duplicate key/.test(error.message)
+      // A duplicate `_id`, or the app's document limits (docs/decisions/0012-quotas.md).
+      throw /^Duplicate key|^maximum (number|size) of documents/.test(error.message)
         ? controlErrors.conflict(error.message)
         : controlErrors.validation(error.message);
     }

@@ -170,6 +170,12 @@ export const appServicesErrors = {
   apiKeyExists: (name: string) => as(409, `API key with name '${name}' already exists`, "APIKeyAlreadyExists"),
   // [live status 403; message and code UNCONFIRMED]
   apiKeyOwnSession: () => as(403, "cannot delete the API key of the current session", "InvalidParameter"),
+  // Ours (the app's limits, docs/decisions/0012-quotas.md), worded like the API-key limit: a first
+  // login or a registration past the app's users (user objects and unclaimed registrations).
+  userLimit: (limit: number) => as(403, `maximum number of users (${limit}) reached`, "InvalidParameter"),
+  // Ours, like every MongoDB error: an insert (or a growing update) past the app's documents.
+  documentLimit: (limit: number) => as(400, `maximum number of documents (${limit}) reached`, "MongoDBError"),
+  documentBytesLimit: (limit: number) => as(400, `maximum size of documents (${limit} bytes) reached`, "MongoDBError"),
   // [limit live; reply UNCONFIRMED]
   payloadTooLarge: () => as(413, "request body exceeds the 18 MB limit", "ReadSizeLimitExceeded"),
   // [429 live; body UNCONFIRMED]

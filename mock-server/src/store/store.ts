@@ -62,6 +62,21 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * A write would take the app past one of its limits (config `limits`): nothing was written. Users
+ * count user objects and registrations not yet tied to one; documents and their bytes (canonical
+ * Extended JSON, UTF-8) are summed over the app's collections. Writes that do not grow a total
+ * (deletes, a first login claiming its registration, a shrinking update) are never refused.
+ */
+export class QuotaExceededError extends Error {
+  constructor(
+    readonly quota: "users" | "documents" | "documentBytes",
+    readonly limit: number,
+  ) {
+    super(`the app's ${quota} limit (${limit}) is reached`);
+  }
+}
+
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /** Confirmation and reset tokens are valid for 30 minutes of the app's clock. */

@@ -3,6 +3,7 @@
  * snapshots of it, runtime/persistence.ts), every operation decided synchronously inside the call,
  * so the promises it answers are only the interface's shape.
  */
+import { type AppLimits, appLimits } from "../../config/app-config.ts";
 import { type Document, fromEJSON, toEJSON } from "../../data/documents.ts";
 import { StateImportError, stateApps } from "../state-import.ts";
 import type {
@@ -24,11 +25,13 @@ import { MemorySessions } from "./sessions.ts";
 import { MemoryUsers } from "./users.ts";
 
 export class MemoryAppStore implements AppStore {
-  readonly users = new MemoryUsers();
-  readonly sessions = new MemorySessions();
+  /** The app's limits (from its record's config, which an upsert may replace); none until it is added. */
+  limits: () => AppLimits | null = () => null;
+  readonly users = new MemoryUsers(() => this.limits()?.users ?? Number.POSITIVE_INFINITY);
+  readonly sessions = new MemorySessions(() => this.limits()?.sessionsPerUser ?? Number.POSITIVE_INFINITY);
   readonly apiKeys = new MemoryApiKeys(this.sessions);
   readonly authTokens = new MemoryAuthTokens();
-  readonly data = new MemoryDocuments();
+  readonly data = new MemoryDocuments(() => this.limits());
 
   async deleteUser(userId: string): Promise<boolean> {
     const user = this.users.removeUser(userId);
@@ -77,6 +80,7 @@ class MemoryApps implements AppRecords {
 
   add(record: AppRecord, store = new MemoryAppStore()): MemoryApp {
     const app = { record, store };
+    store.limits = () => appLimits(app.record.config);
     this.byId.set(record.appId, app);
     this.byDomain.set(record.domainId, app);
     return app;

@@ -7,7 +7,11 @@ import type { SessionRecords, StoredSession } from "../store.ts";
 
 export class MemorySessions implements SessionRecords {
   private readonly sessions = new Map<string, StoredSession>();
+  /** Each user's session ids, oldest first (insertion order). */
   private readonly byUser = new Map<string, Set<string>>();
+
+  /** `maxPerUser`: the app's limit on sessions per user; past it the oldest end. */
+  constructor(private readonly maxPerUser: () => number = () => Number.POSITIVE_INFINITY) {}
 
   get size(): number {
     return this.sessions.size;
@@ -19,6 +23,9 @@ export class MemorySessions implements SessionRecords {
 
   async add(session: StoredSession): Promise<void> {
     this.addNow(session);
+    const ids = this.byUser.get(session.userId)!;
+    const excess = ids.size - this.maxPerUser();
+    if (excess > 0) for (const id of [...ids].slice(0, excess)) this.removeNow(id);
   }
 
   addNow(session: StoredSession): void {
