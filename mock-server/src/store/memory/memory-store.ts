@@ -13,13 +13,14 @@ import type {
   AppStore,
   EmailJsAccountRecord,
   EmailJsAccountRecords,
+  MailMessage,
   State,
   Store,
   StoredState,
 } from "../store.ts";
 import { MemoryApiKeys } from "./api-keys.ts";
 import { MemoryAuthTokens } from "./auth-tokens.ts";
-import { MemoryDocuments } from "./documents.ts";
+import { type Collection, MemoryDocuments } from "./documents.ts";
 import { MemoryMail } from "./mail.ts";
 import { MemorySessions } from "./sessions.ts";
 import { MemoryUsers } from "./users.ts";
@@ -52,6 +53,16 @@ export class MemoryAppStore implements AppStore {
     this.apiKeys.clear();
     this.authTokens.clear();
   }
+}
+
+export interface MemorySnapshot {
+  apps: {
+    saved: Omit<StoredState["apps"][number], "collections">;
+    /** `source` and `version` name the collection's content (the same pair: the same documents). */
+    collections: { database: string; collection: string; source: Collection; version: number; documents: Document[] }[];
+  }[];
+  emailjsAccounts: EmailJsAccountRecord[];
+  mail: MailMessage[];
 }
 
 interface MemoryApp {
@@ -189,27 +200,53 @@ export class MemoryStore implements Store {
   readonly apps = new MemoryApps(this.mail);
   readonly emailjs = new MemoryEmailJsAccounts();
 
-  async exportState(): Promise<StoredState> {
+  /**
+   * Everything at one moment, taken synchronously: records are copied; documents are shared, not
+   * copied (a stored document is never changed in place: every write stores a new copy), so the
+   * snapshot stays as it was while the store goes on changing. `--data-dir` saves serialize it in
+   * slices (runtime/persistence.ts).
+   */
+  snapshot(): MemorySnapshot {
     return {
       apps: [...this.apps.byId.values()].map(({ record, store }) => ({
-        appId: record.appId,
-        domainId: record.domainId,
-        createdAt: new Date(record.createdAt).toISOString(),
-        appDir: record.appDir,
-        config: structuredClone(record.config),
-        users: store.users.listNow().map((u) => structuredClone(u)),
-        userpassAccounts: store.users.accountsNow().map((a) => structuredClone(a)),
-        sessions: store.sessions.allNow().map((s) => structuredClone(s)),
-        apiKeys: store.apiKeys.allNow().map((k) => structuredClone(k)),
-        authTokens: store.authTokens.listNow({}).map((t) => structuredClone(t)),
+        saved: {
+          appId: record.appId,
+          domainId: record.domainId,
+          createdAt: new Date(record.createdAt).toISOString(),
+          appDir: record.appDir,
+          config: structuredClone(record.config),
+          users: store.users.listNow().map((u) => structuredClone(u)),
+          userpassAccounts: store.users.accountsNow().map((a) => structuredClone(a)),
+          sessions: store.sessions.allNow().map((s) => structuredClone(s)),
+          apiKeys: store.apiKeys.allNow().map((k) => structuredClone(k)),
+          authTokens: store.authTokens.listNow({}).map((t) => structuredClone(t)),
+        },
         collections: store.data.list().map((c) => ({
           database: c.database,
           collection: c.name,
-          documents: c.values().map((d) => toEJSON(d) as Document),
+          source: c,
+          version: c.version,
+          documents: c.values(),
         })),
       })),
       emailjsAccounts: [...this.emailjs.accounts.values()].map((a) => structuredClone(a)),
       mail: this.mail.exportMessages(),
+    };
+  }
+
+  async exportState(): Promise<StoredState> {
+    const snapshot = this.snapshot();
+    return {
+      apps: snapshot.apps.map(({ saved, collections }) => ({
+        ...saved,
+        collections: collections.map((c) => ({
+          database: c.database,
+          collection: c.collection,
+          documents: c.documents.map((d) => toEJSON(d) as Document),
+        })),
+      })),
+      emailjsAccounts: snapshot.emailjsAccounts,
+      mail: snapshot.mail,
     };
   }
 
