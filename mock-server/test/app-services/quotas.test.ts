@@ -292,4 +292,28 @@ describe("settings", () => {
     });
     expect(bad.response.statusCode).toBe(400);
   });
+
+  it("restores a state import over an app's limits as it was, and holds later writes to them", async () => {
+    const other = await testApp();
+    try {
+      const created = await call(other, "createApp", { method: "POST", url: "/_mock/v1/apps", payload: {} });
+      const appId = created.body.appId as string;
+      for (let i = 0; i < 3; i++) await anonymousLogin(other, appId);
+      const { body: state } = await call(other, "exportState", { method: "GET", url: "/_mock/v1/state" });
+      const saved = state.apps.find((a: { appId: string }) => a.appId === appId);
+      saved.config.limits = { users: 1 };
+      const imported = await call(other, "importState", { method: "PUT", url: "/_mock/v1/state", payload: state });
+      expect(imported.response.statusCode).toBe(204);
+      const { body } = await call(other, "getApp", { method: "GET", url: `/_mock/v1/apps/${appId}` });
+      expect(body.users).toBe(3);
+      const refused = await call(other, "login", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/anon-user/login`,
+        payload: {},
+      });
+      expect(refused.body.error).toBe("maximum number of users (1) reached");
+    } finally {
+      await other.close();
+    }
+  });
 });

@@ -33,7 +33,7 @@ describe("app upsert on several instances", () => {
             domainId: `domain-of-${appId}`,
             createdAt: round,
             appDir: null,
-            config: { instance: i },
+            config: { name: `instance-${i}` },
           }),
         ),
       );
