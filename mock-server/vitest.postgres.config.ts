@@ -13,6 +13,7 @@ export const bothStores = [
   "test/app-services/functions.test.ts",
   "test/app-services/login.test.ts",
   "test/app-services/mongodb.test.ts",
+  "test/app-services/quotas.test.ts",
   "test/app-services/sessions.test.ts",
   "test/app-services/stream-revocation.test.ts",
   "test/app-services/userpass.test.ts",

@@ -103,8 +103,8 @@ function scenarios(ctx) {
       title: "`functions/call` `find`, 1,000 documents",
       request: {
         method: "POST",
-        path: `${appServices}/app/local-app/functions/call`,
-        headers: { ...bearer, ...json },
+        path: `${appServices}/app/${dataApp}/functions/call`,
+        headers: { authorization: `Bearer ${ctx.dataToken}`, ...json },
         body: JSON.stringify({
           name: "find",
           service: "mongodb-atlas",
@@ -140,8 +140,17 @@ const items = Array.from({ length: 1000 }, (_, i) => ({
   createdAt: { $date: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() },
 }));
 
+/**
+ * The app of the `find` scenario: the default app refuses collections other than its notes and
+ * profiles, so the items live in an app whose rules let any user read them.
+ */
+const dataApp = "bench-data";
+
 async function prepare(base) {
-  await callJson(base, "POST", "/_mock/v1/apps/local-app/data/bench/items", { body: { documents: items } });
+  await callJson(base, "POST", "/_mock/v1/apps", {
+    body: { appId: dataApp, config: { rules: { default: { read: true, write: true, insert: true, delete: true } } } },
+  });
+  await callJson(base, "POST", `/_mock/v1/apps/${dataApp}/data/bench/items`, { body: { documents: items } });
   await callJson(base, "POST", "/_mock/v1/apps/local-app/users", {
     body: { email: "bench@example.com", password: "bench-password", confirmed: true },
   });
@@ -149,7 +158,8 @@ async function prepare(base) {
     body: { rateLimitPerSecond: 0, allowNonBrowser: true },
   });
   const { access_token } = await anonymousLogin(base);
-  return { accessToken: access_token, publicKey: account.publicKey };
+  const { access_token: dataToken } = await anonymousLogin(base, dataApp);
+  return { accessToken: access_token, dataToken, publicKey: account.publicKey };
 }
 
 /** The emulator's reply to a scenario's request, for the bare server to replay byte for byte. */

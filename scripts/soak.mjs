@@ -262,7 +262,9 @@ async function client(n, until, publicKey) {
 // ---------------------------------------------------------------------------------------------
 
 async function setup() {
-  await expectStatus("setup", send("POST", "/_mock/v1/apps", { body: { appId } }), [201]);
+  // Its collections open to every user (the template's rules cover only the notes and profiles).
+  const config = { rules: { default: { read: true, write: true, insert: true, delete: true } } };
+  await expectStatus("setup", send("POST", "/_mock/v1/apps", { body: { appId, config } }), [201]);
   for (let i = 0; i < users; i++) {
     await expectStatus(
       "setup",

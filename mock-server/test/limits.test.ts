@@ -8,7 +8,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bodyLimit } from "../src/app.ts";
-import { anonymousLogin, base, bearer, call, newApp } from "./helpers/app.ts";
+import { anonymousLogin, base, bearer, call, newApp, newOpenApp } from "./helpers/app.ts";
 import { expectFetchContract } from "./helpers/fetch-contract.ts";
 import { listening } from "./helpers/listen.ts";
 import { until } from "./helpers/until.ts";
@@ -36,11 +36,12 @@ function insertOfSize(bytes: number, extra: Record<string, unknown> = {}): strin
 
 describe("request size", () => {
   it("handles an App Services body of exactly 18 MB and answers 413 one byte past it", async () => {
-    const { access_token } = await anonymousLogin(app, "local-app");
+    const appId = await newOpenApp(app);
+    const { access_token } = await anonymousLogin(app, appId);
     const send = (payload: string) =>
       call(app, "callFunction", {
         method: "POST",
-        url: `${base}/app/local-app/functions/call`,
+        url: `${base}/app/${appId}/functions/call`,
         headers: { ...bearer(access_token), "content-type": "application/json" },
         payload,
       });

@@ -1,7 +1,7 @@
 /** Bad input gets the documented error and changes nothing: never a 500, never a crash. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, getProfile, newApp, testApp } from "./helpers/app.ts";
+import { anonymousLogin, base, bearer, call, getProfile, newApp, newOpenApp, testApp } from "./helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -51,7 +51,8 @@ describe("malformed requests", () => {
   });
 
   it("handles a body up to 18 MB and refuses a larger one with 413", async () => {
-    const { access_token } = await anonymousLogin(app, "local-app");
+    const appId = await newOpenApp(app);
+    const { access_token } = await anonymousLogin(app, appId);
     const big = (bytes: number) => {
       const filler = "x".repeat(bytes - 100);
       return JSON.stringify({
@@ -62,21 +63,21 @@ describe("malformed requests", () => {
     };
     const ok = await call(app, "callFunction", {
       method: "POST",
-      url: `${base}/app/local-app/functions/call`,
+      url: `${base}/app/${appId}/functions/call`,
       headers: { ...bearer(access_token), "content-type": "application/json" },
       payload: big(17 * 1024 * 1024),
     });
     expect(ok.response.statusCode).toBe(200);
     const tooBig = await call(app, "callFunction", {
       method: "POST",
-      url: `${base}/app/local-app/functions/call`,
+      url: `${base}/app/${appId}/functions/call`,
       headers: { ...bearer(access_token), "content-type": "application/json" },
       payload: big(18 * 1024 * 1024 + 1024),
     });
     expect(tooBig.response.statusCode).toBe(413);
     expect(tooBig.body.error_code).toBe("ReadSizeLimitExceeded");
     // The journal notes the large body's size instead of keeping 17 MB of it.
-    const journal = (await app.emulator.apps.get("local-app"))!.journal.list({ operationId: "callFunction" });
+    const journal = (await app.emulator.apps.get(appId))!.journal.list({ operationId: "callFunction" });
     expect(journal.at(-2)?.requestBody).toMatch(/^\[a body of \d+ bytes, not kept\]$/);
   });
 
@@ -130,7 +131,7 @@ describe("limits", () => {
 
 describe("isolation", () => {
   it("keeps apps created in parallel apart: users, tokens, data and mail", async () => {
-    const [a, b] = await Promise.all([newApp(app), newApp(app)]);
+    const [a, b] = await Promise.all([newOpenApp(app), newOpenApp(app)]);
     const [sa, sb] = await Promise.all([anonymousLogin(app, a), anonymousLogin(app, b)]);
     await Promise.all(
       [a, b].map((appId) =>

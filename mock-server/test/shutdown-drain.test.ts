@@ -52,7 +52,11 @@ describe("shutdown", () => {
     const slow = get(`${url}/api/client/v2.0/app/local-app/location`);
     const login = await post(`${url}/api/client/v2.0/app/local-app/auth/providers/anon-user/login`, {});
     const watch = Buffer.from(
-      JSON.stringify({ name: "watch", service: "mongodb-atlas", arguments: [{ database: "d", collection: "c" }] }),
+      JSON.stringify({
+        name: "watch",
+        service: "mongodb-atlas",
+        arguments: [{ database: "notes-app", collection: "notes" }],
+      }),
     ).toString("base64");
     const stream = get(
       `${url}/api/client/v2.0/app/local-app/functions/call?baas_request=${encodeURIComponent(watch)}`,

@@ -50,7 +50,11 @@ describe("a stream opened with a body on its GET", () => {
   it.each([100_000, 2_000_000])("ends the change stream when the client leaves (%i-byte body)", async (bytes) => {
     const { access_token } = await anonymousLogin(app, "local-app");
     const watch = Buffer.from(
-      JSON.stringify({ name: "watch", service: "mongodb-atlas", arguments: [{ database: "d", collection: "c" }] }),
+      JSON.stringify({
+        name: "watch",
+        service: "mongodb-atlas",
+        arguments: [{ database: "notes-app", collection: "notes" }],
+      }),
     ).toString("base64");
     const runtime = (await app.emulator.apps.get("local-app"))!;
     expect(

@@ -31,6 +31,24 @@ export const defaultMaxStreamsPerApp = 1_000;
  * while more wait is not written; the stream ends with an error event instead (decision 0011).
  */
 export const defaultMaxStreamBufferBytes = 8 * 1024 * 1024;
+
+export type AppLimits = Required<NonNullable<AppConfig["limits"]>>;
+
+/**
+ * What one app may hold when its config sets no `limits` (harness and production alike): far above
+ * what a test, the e2e suite or a small production app reaches, low enough that an anonymous client
+ * looping on login or insertOne cannot fill the disk. docs/decisions/0012-quotas.md.
+ */
+export const limitDefaults: AppLimits = {
+  users: 100_000,
+  sessionsPerUser: 100,
+  documents: 1_000_000,
+  documentBytes: 1024 * 1024 * 1024,
+};
+
+export function appLimits(config: AppConfig): AppLimits {
+  return { ...limitDefaults, ...config.limits };
+}
 // Shorter than the hosted 300 s, so a stuck function fails a test quickly; apps can raise it.
 export const defaultFunctionTimeoutMs = 30_000;
 

@@ -20,7 +20,8 @@ export async function asControl<T>(run: () => Promise<T>): Promise<T> {
     return await run();
   } catch (error) {
     if (error instanceof AppServicesError) {
-      throw /^Duplicate key/.test(error.message)
+      // A duplicate `_id`, or the app's document limits (docs/decisions/0012-quotas.md): a conflict.
+      throw /^Duplicate key|^maximum (number|size) of documents/.test(error.message)
         ? controlErrors.conflict(error.message)
         : controlErrors.validation(error.message);
     }

@@ -10,7 +10,14 @@
 import { Int32, Long, ObjectId } from "bson";
 import type { AppConfig } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import type { AppliedChanges, DocumentChange, DocumentStore, WritePlan } from "../store/store.ts";
+import {
+  type AppliedChanges,
+  type DocumentChange,
+  type DocumentStore,
+  QuotaExceededError,
+  type WritePlan,
+  type WriteView,
+} from "../store/store.ts";
 import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
 import { namespaceError } from "./namespaces.ts";
 import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
@@ -261,6 +268,18 @@ export class MongoService {
     this.limits = queryLimitsOf(app.config);
   }
 
+  /** A write through the store; one past the app's limits answers the MongoDB error of its quota. */
+  private async write<T>(database: string, name: string, plan: (view: WriteView) => Promise<WritePlan<T>>): Promise<T> {
+    try {
+      return await this.app.data.write(database, name, plan);
+    } catch (error) {
+      if (!(error instanceof QuotaExceededError)) throw error;
+      throw error.quota === "documentBytes"
+        ? errors.documentBytesLimit(error.limit)
+        : errors.documentLimit(error.limit);
+    }
+  }
+
   /** Runs a synchronous part of the action under the query limits (docs/decisions/0006-query-limits.md). */
   private limited<T>(fn: () => T): T {
     try {
@@ -437,7 +456,7 @@ export class MongoService {
 
   private async insert(database: string, name: string, documents: Document[]): Promise<unknown[]> {
     const allowed = this.rules.insert(this.principal, database, name);
-    const outcome = await this.app.data.write(database, name, async () => {
+    const outcome = await this.write(database, name, async () => {
       const docs: Document[] = [];
       let refused: unknown = null;
       this.limited(() => {
@@ -510,7 +529,7 @@ export class MongoService {
     if (writeFilter === null) throw errors.mongo("update not permitted");
     this.checkQuery(query);
     const all = narrow(query, writeFilter);
-    const outcome = await this.app.data.write(database, name, async (view) => {
+    const outcome = await this.write(database, name, async (view) => {
       const docs = await view.read(all);
       return this.limited(() =>
         this.planUpdate(database, name, docs, all, query, spec as UpdateSpec, writeFilter, arrayFilters, options),
@@ -658,7 +677,7 @@ export class MongoService {
     if (deleteFilter === null) throw errors.mongo("delete not permitted");
     this.checkQuery(query);
     const all = narrow(query, deleteFilter);
-    return this.app.data.write(database, name, async (view) => {
+    return this.write(database, name, async (view) => {
       const docs = await view.read(all);
       const targets = this.limited(() => this.targets(docs, all, sort, many).map((d) => cloneValue(d)));
       return {

@@ -172,6 +172,12 @@ export const appServicesErrors = {
   // the very session asking: docs/decisions/0011-revocation.md)]
   apiKeyOwnSession: (action: "delete" | "disable") =>
     as(403, `cannot ${action} the API key of the current session`, "InvalidParameter"),
+  // Ours (the app's limits, docs/decisions/0012-quotas.md), worded like the API-key limit: a first
+  // login or a registration past the app's users (user objects and unclaimed registrations).
+  userLimit: (limit: number) => as(403, `maximum number of users (${limit}) reached`, "InvalidParameter"),
+  // Ours, like every MongoDB error: an insert (or a growing update) past the app's documents.
+  documentLimit: (limit: number) => as(400, `maximum number of documents (${limit}) reached`, "MongoDBError"),
+  documentBytesLimit: (limit: number) => as(400, `maximum size of documents (${limit} bytes) reached`, "MongoDBError"),
   // [limit live; reply UNCONFIRMED]
   payloadTooLarge: () => as(413, "request body exceeds the 18 MB limit", "ReadSizeLimitExceeded"),
   // [429 live; body UNCONFIRMED]

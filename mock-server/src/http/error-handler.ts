@@ -13,7 +13,7 @@ import {
   EmailJsError,
   emailJsErrors,
 } from "../errors/catalogue.ts";
-import { StoreUnavailableError } from "../store/store.ts";
+import { QuotaExceededError, StoreUnavailableError } from "../store/store.ts";
 import { areaOfUrl, publicOrigin } from "./areas.ts";
 import { JsonBodyError } from "./json-body.ts";
 
@@ -87,6 +87,14 @@ function mapFrameworkError(error: FastifyError, area: ReturnType<typeof areaOfUr
   return undefined;
 }
 
+function appServicesQuotaError(error: QuotaExceededError): AppServicesError {
+  if (error.quota === "users") return appServicesErrors.userLimit(error.limit);
+  if (error.quota === "documents") return appServicesErrors.documentLimit(error.limit);
+  return appServicesErrors.documentBytesLimit(error.limit);
+}
+
+const quotaMessage = (error: QuotaExceededError) => appServicesQuotaError(error).message;
+
 export function sendAppServicesError(request: FastifyRequest, reply: FastifyReply, error: AppServicesError) {
   const body: { error: string; error_code?: string; link?: string } = { error: error.message };
   if (error.errorCode !== undefined) body.error_code = error.errorCode;
@@ -119,6 +127,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     if (area === "app-services") return sendError(request, reply, appServicesErrors.unavailable());
     if (area === "emailjs") return sendError(request, reply, emailJsErrors.unavailable());
     return sendError(request, reply, controlErrors.unavailable());
+  }
+  if (error instanceof QuotaExceededError) {
+    // The app's limits (docs/decisions/0012-quotas.md); data writes answer theirs in MongoService.
+    if (area === "control") return sendError(request, reply, controlErrors.conflict(quotaMessage(error)));
+    if (area === "app-services") return sendError(request, reply, appServicesQuotaError(error));
   }
   const mapped = mapFrameworkError(error as FastifyError, area);
   if (mapped) return sendError(request, reply, mapped);

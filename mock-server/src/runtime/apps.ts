@@ -99,15 +99,18 @@ export class AppRegistry {
   async create(
     options: { appId?: string | undefined; overrides?: AppConfig; template?: AppTemplate; createdAt?: number } = {},
   ): Promise<AppRuntime> {
-    const record = this.recordOf(options);
+    const { record } = this.recordOf(options);
     if (!(await this.records.create(record))) throw new AppExistsError(`an app with id '${record.appId}' exists`);
     return this.runtimeOf(record);
   }
 
-  /** Adds the app, or updates the settings of the app with this id (an app folder loaded at every start). */
+  /**
+   * Adds the app, or updates the settings of the app with this id (an app folder loaded at every
+   * start). A custom-token key generated for the app when it was added is kept (the folder has none).
+   */
   async upsert(options: { appId: string; template?: AppTemplate; overrides?: AppConfig }): Promise<AppRuntime> {
-    const record = this.recordOf(options);
-    await this.records.upsert(record);
+    const { record, keyGenerated } = this.recordOf(options);
+    await this.records.upsert(record, { keepCustomTokenKey: keyGenerated });
     return (await this.get(record.appId))!;
   }
 
@@ -116,17 +119,26 @@ export class AppRegistry {
     overrides?: AppConfig;
     template?: AppTemplate;
     createdAt?: number;
-  }): AppRecord {
+  }): { record: AppRecord; keyGenerated: boolean } {
     const appId = options.appId ?? `app-${randomHex(6)}`;
     const base = options.template ?? this.defaultTemplate;
+    const config = options.overrides
+      ? deepMerge(structuredClone(base.config), options.overrides)
+      : structuredClone(base.config);
+    // A custom-token provider without a key gets the app's own random one: a key shared by every
+    // app made from one template would let anyone who read it mint a login for any user of any app.
+    const customToken = config.providers?.["custom-token"];
+    const keyGenerated = customToken !== undefined && !customToken.signingKey;
+    if (customToken && keyGenerated) customToken.signingKey = randomHex(32);
     return {
-      appId,
-      domainId: domainIdOf(appId),
-      createdAt: options.createdAt ?? Date.now(),
-      appDir: base.appDir,
-      config: options.overrides
-        ? deepMerge(structuredClone(base.config), options.overrides)
-        : structuredClone(base.config),
+      record: {
+        appId,
+        domainId: domainIdOf(appId),
+        createdAt: options.createdAt ?? Date.now(),
+        appDir: base.appDir,
+        config,
+      },
+      keyGenerated,
     };
   }
 

@@ -2,8 +2,13 @@
  * Whole-state export and import (the control document's State), and `--data-dir` persistence:
  * loaded at start, saved periodically (when it changed) and at shutdown, always by writing a
  * temporary file, syncing it and renaming it over the previous one, so a crash at any moment
- * leaves either the old or the new state on disk, never a torn file.
+ * leaves either the old or the new state on disk, never a torn file. A save never holds the event
+ * loop for long: the state is taken at one moment (documents shared, not copied), then serialized
+ * in slices of a few milliseconds, reusing the text of collections that did not change, and
+ * written, synced and renamed on libuv's threads.
  */
+
+import { createHash } from "node:crypto";
 import {
   closeSync,
   existsSync,
@@ -16,9 +21,13 @@ import {
   rmSync,
   writeSync,
 } from "node:fs";
-import { join } from "node:path";
+import { open, rename } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { documents } from "@harness/openapi/documents";
+import { toEJSONText } from "../data/documents.ts";
 import { createAjv } from "../http/validation.ts";
+import type { Collection } from "../store/memory/documents.ts";
+import { type MemorySnapshot, MemoryStore } from "../store/memory/memory-store.ts";
 import { StateImportError } from "../store/state-import.ts";
 import type { State } from "../store/store.ts";
 import type { Emulator } from "./emulator.ts";
@@ -83,10 +92,81 @@ export function writeFileAtomic(path: string, content: string): void {
   }
 }
 
+/** The longest the save works before it lets requests in (ms of one event-loop turn). */
+const sliceMs = 8;
+/** Documents' text is kept in groups of about this many UTF-16 units. */
+const groupLength = 256 * 1024;
+/** Text written in pieces of about this many UTF-16 units (each piece is encoded on the main thread). */
+const writePieceLength = 1 << 20;
+
+/** Lets the event loop serve what waits once a slice of work has taken `sliceMs`. */
+class Slices {
+  private started = performance.now();
+
+  async yieldIfDue(): Promise<void> {
+    if (performance.now() - this.started < sliceMs) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.started = performance.now();
+  }
+}
+
+/**
+ * `writeFileAtomic` for large text without blocking: the pieces are encoded and written a
+ * megabyte at a time, the file synced, renamed over the old one and the folder synced, each on
+ * libuv's threads. A crash at any moment leaves the old file or the new one.
+ */
+export async function writeTextAtomic(path: string, pieces: string[]): Promise<void> {
+  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const file = await open(temp, "w", 0o600);
+  try {
+    let batch: string[] = [];
+    let batched = 0;
+    const flush = async () => {
+      if (batched > 0) await file.write(batch.join(""));
+      batch = [];
+      batched = 0;
+    };
+    for (const piece of pieces) {
+      for (let at = 0; at < piece.length; ) {
+        let end = Math.min(piece.length, at + writePieceLength - batched);
+        // Never between the two halves of a surrogate pair.
+        if (end < piece.length && isHighSurrogate(piece.charCodeAt(end - 1))) end--;
+        batch.push(at === 0 && end === piece.length ? piece : piece.slice(at, end));
+        batched += end - at;
+        at = end;
+        if (batched >= writePieceLength - 1) await flush();
+      }
+    }
+    await flush();
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await rename(temp, path);
+  const dir = await open(dirname(path), "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+/** The state file's text, in pieces, and what identifies its content (the export time aside). */
+interface Rendered {
+  pieces: string[];
+  fingerprint: string;
+}
+
 export class StatePersistence {
   private timer: NodeJS.Timeout | null = null;
   private saving: Promise<boolean> | null = null;
   private lastSaved: string | null = null;
+  /** Each collection's documents as Extended JSON text, for the content it had at `version`. */
+  private readonly documentsText = new WeakMap<Collection, { version: number; pieces: string[] }>();
+  private readonly collectionIds = new WeakMap<Collection, number>();
+  private nextCollectionId = 0;
   readonly file: string;
 
   constructor(
@@ -111,17 +191,112 @@ export class StatePersistence {
       throw new Error(`${this.file} is not valid JSON: ${(error as Error).message}`);
     }
     await importState(this.emulator, parsed);
-    this.lastSaved = JSON.stringify({ ...(await exportState(this.emulator)), exportedAt: "" });
+    this.lastSaved = (await this.render()).fingerprint;
   }
 
-  /** Saves when the state changed since the last save (the export time aside). */
+  /**
+   * Saves when the state changed since the last save (the export time aside). The state is taken
+   * at one moment, then serialized and written in slices (requests are served in between): only
+   * the collections that changed since the last save are serialized again.
+   */
   async save(): Promise<boolean> {
-    const state = await exportState(this.emulator);
-    const content = JSON.stringify({ ...state, exportedAt: "" });
-    if (content === this.lastSaved) return false;
-    writeFileAtomic(this.file, `${JSON.stringify(state)}\n`);
-    this.lastSaved = content;
+    const { pieces, fingerprint } = await this.render();
+    if (fingerprint === this.lastSaved) return false;
+    await writeTextAtomic(this.file, pieces);
+    this.lastSaved = fingerprint;
     return true;
+  }
+
+  private async render(): Promise<Rendered> {
+    const { store } = this.emulator;
+    if (!(store instanceof MemoryStore)) {
+      // (--data-dir goes with the in-memory store; any other is exported whole.)
+      const state = await exportState(this.emulator);
+      return { pieces: [`${JSON.stringify(state)}\n`], fingerprint: JSON.stringify({ ...state, exportedAt: "" }) };
+    }
+    const snapshot = store.snapshot();
+    const slices = new Slices();
+    const hash = createHash("sha256");
+    const pieces: string[] = [];
+    const add = (text: string) => {
+      pieces.push(text);
+      hash.update(text);
+    };
+    const field = (name: string, value: unknown, first = false) =>
+      add(`${first ? "" : ","}${JSON.stringify(name)}:${JSON.stringify(value)}`);
+    add('{"format":"app-services-harness-state","version":1');
+    // The export time is not content: not part of the fingerprint.
+    pieces.push(`,"exportedAt":${JSON.stringify(new Date().toISOString())}`);
+    field("signingSecret", this.emulator.signingSecret);
+    add(',"apps":[');
+    for (const [i, { saved, collections }] of snapshot.apps.entries()) {
+      add(i === 0 ? "{" : ",{");
+      for (const [j, [name, value]] of Object.entries(saved).entries()) field(name, value, j === 0);
+      field("clockOffsetMs", this.emulator.apps.clockOffsetOf(saved.appId));
+      add(',"collections":[');
+      for (const [k, c] of collections.entries()) {
+        add(
+          `${k === 0 ? "" : ","}{"database":${JSON.stringify(c.database)},"collection":${JSON.stringify(c.collection)},"documents":`,
+        );
+        pieces.push(...(await this.documentsOf(c, slices)));
+        hash.update(`\u0000${this.idOf(c.source)}:${c.version}\u0000`);
+        add("}");
+      }
+      add("]}");
+      await slices.yieldIfDue();
+    }
+    add('],"emailjsAccounts":[');
+    for (const [i, account] of snapshot.emailjsAccounts.entries()) {
+      add(
+        `${i === 0 ? "" : ","}${JSON.stringify({ ...account, clockOffsetMs: this.emulator.emailjs.cachedClockOffset(account.publicKey) })}`,
+      );
+    }
+    add('],"mail":[');
+    for (const [i, message] of snapshot.mail.entries()) {
+      add(`${i === 0 ? "" : ","}${JSON.stringify(message)}`);
+      await slices.yieldIfDue();
+    }
+    add("]}\n");
+    return { pieces, fingerprint: hash.digest("hex") };
+  }
+
+  /**
+   * A collection's documents as an Extended JSON array, in pieces of about `groupLength` (no long
+   * join in one go): the pieces of the last save when the collection did not change since.
+   */
+  private async documentsOf(
+    c: MemorySnapshot["apps"][number]["collections"][number],
+    slices: Slices,
+  ): Promise<string[]> {
+    const cached = this.documentsText.get(c.source);
+    if (cached?.version === c.version) return cached.pieces;
+    const pieces: string[] = [];
+    let group: string[] = [];
+    let grouped = 0;
+    for (const doc of c.documents) {
+      const text = toEJSONText(doc);
+      group.push(text);
+      grouped += text.length;
+      if (grouped >= groupLength) {
+        pieces.push(group.join(","));
+        group = [];
+        grouped = 0;
+      }
+      await slices.yieldIfDue();
+    }
+    if (group.length > 0) pieces.push(group.join(","));
+    const array = ["[", ...pieces.flatMap((piece, i) => (i === 0 ? [piece] : [",", piece])), "]"];
+    this.documentsText.set(c.source, { version: c.version, pieces: array });
+    return array;
+  }
+
+  private idOf(collection: Collection): number {
+    let id = this.collectionIds.get(collection);
+    if (id === undefined) {
+      id = this.nextCollectionId++;
+      this.collectionIds.set(collection, id);
+    }
+    return id;
   }
 
   start(intervalMs: number): void {

@@ -62,6 +62,21 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * A write would take the app past one of its limits (config `limits`): nothing was written. Users
+ * count user objects and registrations not yet tied to one; documents and their bytes (canonical
+ * Extended JSON, UTF-8) are summed over the app's collections. Writes that do not grow a total
+ * (deletes, a first login claiming its registration, a shrinking update) are never refused.
+ */
+export class QuotaExceededError extends Error {
+  constructor(
+    readonly quota: "users" | "documents" | "documentBytes",
+    readonly limit: number,
+  ) {
+    super(`the app's ${quota} limit (${limit}) is reached`);
+  }
+}
+
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /** Confirmation and reset tokens are valid for 30 minutes of the app's clock. */
@@ -89,8 +104,12 @@ export interface AppRecords {
   list(): Promise<AppRecord[]>;
   /** Adds an app; false when the id exists. */
   create(record: AppRecord): Promise<boolean>;
-  /** Adds the app, or replaces the settings of the app with this id (an app folder loaded again). */
-  upsert(record: AppRecord): Promise<"created" | "updated">;
+  /**
+   * Adds the app, or replaces the settings of the app with this id (an app folder loaded again).
+   * With `keepCustomTokenKey` (the record's custom-token key was generated, not configured), an
+   * existing app keeps the custom-token key it has, so a generated key survives restarts.
+   */
+  upsert(record: AppRecord, options?: { keepCustomTokenKey?: boolean }): Promise<"created" | "updated">;
   /** Deletes the app with everything it holds (its mail included). */
   delete(appId: string): Promise<boolean>;
   /** Back to the initial state: no users, registrations, sessions, keys, tokens, data or mail. */

@@ -187,6 +187,29 @@ describe("login", () => {
     }
   });
 
+  it("custom-token: each app from the template has its own random key, the default app too", async () => {
+    const enabled = { providers: { "custom-token": { enabled: true } } };
+    const [first, second] = [await newApp(app, enabled), await newApp(app, enabled)];
+    // The key is a secret: the control API redacts it, so it is read from the emulator itself.
+    const keyOf = async (appId: string) =>
+      (await app.emulator.apps.get(appId))!.config.providers!["custom-token"]!.signingKey!;
+    const [keyA, keyB, defaultKey] = [await keyOf(first), await keyOf(second), await keyOf("local-app")];
+    for (const key of [keyA, keyB, defaultKey]) expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Set([keyA, keyB, defaultKey]).size).toBe(3);
+    const now = Math.floor(Date.now() / 1000);
+    const token = (key: string) => hs256({ sub: "user-1", aud: "local-app", exp: now + 600 }, key);
+    const login = (appId: string, key: string) =>
+      call(app, "login", { method: "POST", url: loginUrl(appId, "custom-token"), payload: { token: token(key) } });
+    expect((await login(first, keyA)).response.statusCode).toBe(200);
+    // Another app's key, and the development key the template once shipped, open nothing.
+    expect((await login(second, keyA)).body.error).toBe("invalid custom auth token: signature is invalid");
+    const formerKey = "local-custom-token-signing-key-for-development-only";
+    expect((await login(first, formerKey)).response.statusCode).toBe(401);
+    // A key given when the app is made is the app's.
+    const own = await newApp(app, { providers: { "custom-token": { enabled: true, signingKey: "an-own-key-1" } } });
+    expect(await keyOf(own)).toBe("an-own-key-1");
+  });
+
   it("custom-function: the auth function maps the payload to an identity; a throw refuses", async () => {
     const appId = await newApp(app, {
       providers: { "custom-function": { enabled: true, authFunctionName: "authenticate" } },

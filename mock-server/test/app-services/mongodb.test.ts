@@ -1,7 +1,7 @@
 /** The mongodb-atlas service actions: argument shapes, result types, rules and errors. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, mongoAction, newApp, newOpenApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -9,7 +9,7 @@ let token: string;
 let userId: string;
 beforeAll(async () => {
   app = await testApp({ logLevel: "error" });
-  appId = await newApp(app);
+  appId = await newOpenApp(app);
   const session = await anonymousLogin(app, appId);
   token = session.access_token;
   userId = session.user_id;
@@ -329,5 +329,42 @@ describe("mongodb-atlas actions", () => {
     expect((await action("find", { ...notes, query: {} })).body.map((n: { title: string }) => n.title)).toEqual([
       "stolen",
     ]);
+  });
+
+  it("the default app (the template) opens only the web app's notes and profiles, each to its owner", async () => {
+    const templateApp = await newApp(app);
+    const user = await anonymousLogin(app, templateApp);
+    const run = (name: string, argument: Record<string, unknown>) =>
+      mongoAction(app, templateApp, user.access_token, name, argument);
+    const note = await run("insertOne", {
+      database: "notes-app",
+      collection: "notes",
+      document: { owner_id: user.user_id, title: "mine" },
+    });
+    expect(note.response.statusCode).toBe(200);
+    const profile = await run("updateOne", {
+      database: "notes-app",
+      collection: "profiles",
+      query: { user_id: user.user_id },
+      update: { $set: { user_id: user.user_id, display_name: "Ada" } },
+      upsert: true,
+    });
+    expect(profile.response.statusCode).toBe(200);
+    // Everything else has no rule: refused, whatever the action, the database or the collection.
+    const elsewhere = [
+      ["insertOne", { database: "notes-app", collection: "secrets", document: { a: 1 } }],
+      ["find", { database: "notes-app", collection: "secrets", query: {} }],
+      ["find", { database: "shop", collection: "orders", query: {} }],
+      ["deleteMany", { database: "admin", collection: "users", query: {} }],
+      ["aggregate", { database: "shop", collection: "orders", pipeline: [] }],
+    ] as const;
+    for (const [name, argument] of elsewhere) {
+      const refused = await run(name, argument);
+      expect(refused.response.statusCode, `${name} ${argument.database}.${argument.collection}`).toBe(400);
+      expect(refused.body).toMatchObject({
+        error: `no rule exists for namespace '${argument.database}.${argument.collection}'`,
+        error_code: "MongoDBError",
+      });
+    }
   });
 });

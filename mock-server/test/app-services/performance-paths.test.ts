@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, getProfile, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, getProfile, newApp, newOpenApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -108,7 +108,7 @@ describe("batched function calls", () => {
   });
 
   it("delivers MongoDB answers to the right ones of many concurrent calls", async () => {
-    const appId = await newApp(app, {
+    const appId = await newOpenApp(app, {
       functions: {
         roundTrip: {
           source:

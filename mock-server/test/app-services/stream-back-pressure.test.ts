@@ -8,6 +8,7 @@ import { connect, type Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { drainGraceMs } from "../../src/app-services/functions/call-function-streaming.ts";
+import { openData } from "../helpers/app.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { until } from "../helpers/until.ts";
@@ -49,7 +50,9 @@ describe("a change stream whose client stops reading", () => {
   it("ends once its unsent events pass the cap, holds no more than that meanwhile, and others keep receiving", async () => {
     const limit = 1024 * 1024;
     const appId = (
-      await send("createApp", "POST", "/_mock/v1/apps", { body: { config: { maxStreamBufferBytes: limit } } })
+      await send("createApp", "POST", "/_mock/v1/apps", {
+        body: { config: { ...openData, maxStreamBufferBytes: limit } },
+      })
     ).body.appId as string;
     const token = (await send("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} }))
       .body.access_token as string;

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openData } from "../helpers/app.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { openWatch, type WatchReader } from "../helpers/watch.ts";
@@ -38,7 +39,8 @@ async function send(
 }
 
 async function newApp(config: Record<string, unknown>): Promise<string> {
-  return (await send("createApp", "POST", "/_mock/v1/apps", { body: { config } })).body.appId as string;
+  return (await send("createApp", "POST", "/_mock/v1/apps", { body: { config: { ...openData, ...config } } })).body
+    .appId as string;
 }
 
 const anonymous = async (appId: string) =>

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openData } from "../helpers/app.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { openWatch, streamError, type WatchReader } from "../helpers/watch.ts";
@@ -45,7 +46,7 @@ interface Session {
 
 async function newApp(config: Record<string, unknown> = {}): Promise<string> {
   const created = await send("createApp", "POST", "/_mock/v1/apps", {
-    body: { config: { providers: { "local-userpass": { autoConfirm: true } }, ...config } },
+    body: { config: { ...openData, providers: { "local-userpass": { autoConfirm: true } }, ...config } },
   });
   return created.body.appId as string;
 }
@@ -139,6 +140,17 @@ describe("change streams end with the session or user behind them", () => {
       error_code: "InvalidSession",
     });
     going!.close();
+  });
+
+  it("a login past the app's sessionsPerUser limit ends the oldest session and its stream", async () => {
+    const appId = await newApp({ limits: { sessionsPerUser: 2 } });
+    const oldest = await emailSession(appId, "many@example.com");
+    const middle = await emailSession(appId, "many@example.com");
+    const [trimmed, kept] = await watch(appId, oldest, middle);
+    const newest = await emailSession(appId, "many@example.com");
+    await expectEnded(trimmed!);
+    await expectDelivering(appId, newest, kept!);
+    kept!.close();
   });
 
   it("deleting the user (the client's deleteUser, the control API's removeUser) ends its streams", async () => {

@@ -1,6 +1,7 @@
 /** Change streams (the streaming functions/call): framing, filters, auth and clean-up. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openData } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 
 let app: FastifyInstance;
@@ -20,7 +21,10 @@ async function json(path: string, init: RequestInit = {}) {
 }
 
 async function setup() {
-  const { body: created } = await json("/_mock/v1/apps", { method: "POST", body: "{}" });
+  const { body: created } = await json("/_mock/v1/apps", {
+    method: "POST",
+    body: JSON.stringify({ config: openData }),
+  });
   const appId = created.appId as string;
   const { body: session } = await json(`/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, {
     method: "POST",

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import * as Realm from "realm-web";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openData } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 
 let app: FastifyInstance;
@@ -222,7 +223,7 @@ describe("realm-web 2.0.1 against the emulator", () => {
   });
 
   it("streams another client's insert to a watch() as it happens", async () => {
-    const { appId, realm } = await freshApp();
+    const { appId, realm } = await freshApp(openData);
     const watcher = await realm.logIn(Realm.Credentials.anonymous());
     const writer = await realm.logIn(Realm.Credentials.anonymous(false));
     const collection = (u: Realm.User) => u.mongoClient("mongodb-atlas").db("shared").collection("chat");
@@ -243,7 +244,7 @@ describe("realm-web 2.0.1 against the emulator", () => {
   });
 
   it("ends a watch() with a WatchError when the session is revoked, and the next call logs the user out", async () => {
-    const { appId, realm } = await freshApp();
+    const { appId, realm } = await freshApp(openData);
     const watcher = await realm.logIn(Realm.Credentials.anonymous());
     const stream = watcher.mongoClient("mongodb-atlas").db("shared").collection("chat").watch();
     const ended = stream.next().then(

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { journaledBodyLimit } from "../../src/state/journal.ts";
-import { anonymousLogin, base, bearer, call, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, mongoAction, newOpenApp as newApp, testApp } from "../helpers/app.ts";
 import { newAccount, sendEmail } from "../helpers/emailjs.ts";
 
 let app: FastifyInstance;

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, emailUser, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, emailUser, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
 
 const random = (chars: number) => randomBytes(chars / 2).toString("hex");
 
@@ -16,7 +16,7 @@ let appId: string;
 let token: string;
 beforeAll(async () => {
   app = await testApp();
-  appId = await newApp(app, {
+  appId = await newOpenApp(app, {
     providers: { "custom-function": { enabled: true, authFunctionName: "authenticate" } },
   });
   token = (await anonymousLogin(app, appId)).access_token;

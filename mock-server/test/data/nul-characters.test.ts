@@ -6,7 +6,17 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, emailUser, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import {
+  anonymousLogin,
+  base,
+  bearer,
+  call,
+  emailUser,
+  mongoAction,
+  newApp,
+  newOpenApp,
+  testApp,
+} from "../helpers/app.ts";
 import { mailOf, newAccount, sendEmail } from "../helpers/emailjs.ts";
 
 let app: FastifyInstance;
@@ -14,7 +24,7 @@ let appId: string;
 let token: string;
 beforeAll(async () => {
   app = await testApp();
-  appId = await newApp(app);
+  appId = await newOpenApp(app);
   token = (await anonymousLogin(app, appId)).access_token;
 });
 afterAll(() => app.close());

@@ -7,6 +7,8 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deepMerge } from "../../src/config/app-config.ts";
+import { openData } from "../helpers/app.ts";
 import { expectFetchContract, expectTextContract } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 
@@ -28,7 +30,7 @@ async function json(operationId: string, path: string, init: RequestInit = {}) {
 async function setup(config: Record<string, unknown> = {}) {
   const { body: created } = await json("createApp", "/_mock/v1/apps", {
     method: "POST",
-    body: JSON.stringify({ config }),
+    body: JSON.stringify({ config: deepMerge(structuredClone(openData), config) }),
   });
   const appId = created.appId as string;
   const { body: session } = await json("login", `/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, {

@@ -6,14 +6,14 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stripExtended } from "../../src/data/regex.ts";
-import { anonymousLogin, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
 let token: string;
 beforeAll(async () => {
   app = await testApp({ logLevel: "error" });
-  appId = await newApp(app);
+  appId = await newOpenApp(app);
   token = (await anonymousLogin(app, appId)).access_token;
   await action("insertMany", {
     ...ns,

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -13,7 +13,7 @@ let token: string;
 let counter = 0;
 beforeAll(async () => {
   app = await testApp({ logLevel: "error" });
-  appId = await newApp(app);
+  appId = await newOpenApp(app);
   token = (await anonymousLogin(app, appId)).access_token;
 });
 afterAll(() => app.close());

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import { buildApp } from "../../src/app.ts";
+import { deepMerge } from "../../src/config/app-config.ts";
 import { expectContract } from "./contract.ts";
 import { emulatorDatabase } from "./postgres.ts";
 
@@ -51,6 +52,17 @@ export async function newApp(app: FastifyInstance, config?: Record<string, unkno
   });
   return body.appId as string;
 }
+
+/**
+ * Rules that let any signed-in user read and write every collection. The template (the default
+ * app) has rules for `notes-app.notes` and `notes-app.profiles` only and refuses the rest, so tests
+ * of other collections create their app with these.
+ */
+export const openData = { rules: { default: { read: true, write: true, insert: true, delete: true } } };
+
+/** A new app whose collections are open to every signed-in user (see openData), with more overrides. */
+export const newOpenApp = (app: FastifyInstance, config: Record<string, unknown> = {}) =>
+  newApp(app, deepMerge(structuredClone(openData), config));
 
 /** A mongodb-atlas action as a client calls it (`POST functions/call`), contract-checked. */
 export const mongoAction = (

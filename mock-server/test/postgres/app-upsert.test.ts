@@ -4,6 +4,8 @@
  * update it — instead of one failing on a unique index the conflict clause does not cover.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultOptions } from "../../src/config/options.ts";
+import { Emulator } from "../../src/runtime/emulator.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 
@@ -38,6 +40,33 @@ describe("app upsert on several instances", () => {
       expect(outcomes.filter((o) => o === "created")).toHaveLength(1);
       expect(outcomes.filter((o) => o === "updated")).toHaveLength(stores.length - 1);
       expect(await stores[0]!.apps.get(appId)).toMatchObject({ appId, domainId: `domain-of-${appId}` });
+    }
+  });
+
+  it("keeps the default app's generated custom-token key across restarts and instances starting together", async () => {
+    const keys = await emulatorDatabase("app-upsert-keys");
+    const open = async () =>
+      Emulator.open(
+        {
+          ...defaultOptions(),
+          logLevel: "silent",
+          watchFunctions: false,
+          signingSecret: "a-test-signing-secret-of-32-chars",
+        },
+        await PostgresStore.open({ url: keys.url }),
+      );
+    const keyOf = async (emulator: Emulator) =>
+      (await emulator.apps.get("local-app"))!.config.providers!["custom-token"]!.signingKey;
+    try {
+      const first = await open();
+      const key = await keyOf(first);
+      await first.close();
+      expect(key).toMatch(/^[0-9a-f]{64}$/);
+      const again = await Promise.all([open(), open(), open()]);
+      for (const emulator of again) expect(await keyOf(emulator)).toBe(key);
+      await Promise.all(again.map((e) => e.close()));
+    } finally {
+      await keys.drop();
     }
   });
 });

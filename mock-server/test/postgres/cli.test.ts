@@ -162,6 +162,33 @@ describe("import", () => {
     });
   });
 
+  it("brings the data over whatever the app's limits, and counts it against them", async () => {
+    await adminQuery(
+      database.url,
+      `INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('small-app', 'ds', 0, '{"limits":{"documents":5}}');
+       INSERT INTO app_usage (app_id, max_users, max_sessions_per_user, max_documents, max_document_bytes)
+       VALUES ('small-app', 10, 10, 5, 1000000)`,
+    );
+    const file = join(scratch, "over-limit.json");
+    writeFileSync(file, `${Array.from({ length: 20 }, (_, i) => JSON.stringify({ _id: i, n: i })).join("\n")}\n`);
+    const result = await runCli([
+      "import",
+      "--database",
+      database.url,
+      "--app-id",
+      "small-app",
+      "--db",
+      "shop",
+      "--collection",
+      "over",
+      file,
+    ]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const { rows } = await adminQuery(database.url, "SELECT documents FROM app_usage WHERE app_id = 'small-app'");
+    expect(rows[0].documents).toBe("20");
+  });
+
   it("imports nothing from a file with bad lines, and names them", async () => {
     const file = join(scratch, "bad.json");
     writeFileSync(

@@ -6,6 +6,7 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openData } from "../helpers/app.ts";
 import { type EmulatorProcess, ensureBuilt, killAll, startEmulatorProcess } from "../helpers/emulator-process.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
@@ -134,7 +135,7 @@ describe("two instances on one database", () => {
   });
 
   it("end a change stream open on one when its user is disabled, its session logged out or its API key disabled on the other", async () => {
-    const appId = await newApp(a, { providers: { "api-key": { enabled: true } } });
+    const appId = await newApp(a, { ...openData, providers: { "api-key": { enabled: true } } });
     const disabled = await seedUser(a, appId, "stream-off@example.com");
     const out = await seedUser(a, appId, "stream-out@example.com");
     const stays = await seedUser(a, appId, "stream-stays@example.com");

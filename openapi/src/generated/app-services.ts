@@ -525,6 +525,21 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description Ours: the app holds the most users its `limits.users` allows (user objects of every provider,
+         *     anonymous included, and registrations not yet tied to a user; default 100,000), so a login
+         *     that would create a user, or a registration, is refused and nothing is kept. A first login
+         *     that claims its own registration is never refused. Also (ours, on every route) the
+         *     request's `Host` is not allowed (see HostNotAllowed).
+         */
+        UserLimit: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Done. Empty body, no Content-Type. */
         EmptySuccess: {
             headers: {
@@ -723,7 +738,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            403: components["responses"]["HostNotAllowed"];
+            403: components["responses"]["UserLimit"];
             404: components["responses"]["AppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -762,7 +777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            403: components["responses"]["HostNotAllowed"];
+            403: components["responses"]["UserLimit"];
             404: components["responses"]["AppNotFound"];
             /** @description The e-mail is already registered (case-insensitive). */
             409: {

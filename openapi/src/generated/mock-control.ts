@@ -187,7 +187,10 @@ export interface paths {
         /** The app's users, pending ones included, with identities, sessions and API keys */
         get: operations["listUsers"];
         put?: never;
-        /** Seed an e-mail/password user (confirmed by default) */
+        /**
+         * Seed an e-mail/password user (confirmed by default)
+         * @description 409 when the e-mail is registered, or when the app holds the most users its `limits.users` allows.
+         */
         post: operations["createUser"];
         delete?: never;
         options?: never;
@@ -403,7 +406,10 @@ export interface paths {
          */
         get: operations["listDocuments"];
         put?: never;
-        /** Seed documents (canonical or relaxed Extended JSON); change streams see the inserts */
+        /**
+         * Seed documents (canonical or relaxed Extended JSON); change streams see the inserts
+         * @description 409 when an `_id` exists (the documents before it are inserted, as MongoDB's ordered insert does), or when the documents would take the app past its `limits.documents` or `limits.documentBytes` (then none is inserted).
+         */
         post: operations["insertDocuments"];
         /** Drop a collection */
         delete: operations["dropCollection"];
@@ -802,6 +808,24 @@ export interface components {
             maxStreamBufferBytes?: number;
             /** @description The From address of the app's confirmation and reset e-mails. */
             mailFrom?: string;
+            limits?: components["schemas"]["AppLimits"];
+        };
+        /**
+         * @description Ours: what the app may hold, so that clients (anonymous ones included) cannot grow it without
+         *     end. An absent field takes its default, the same in the harness and in production: users
+         *     100,000, sessionsPerUser 100, documents 1,000,000, documentBytes 1 GiB (1073741824).
+         *     Enforced by the store in the same step as the write, on every instance. See
+         *     docs/decisions/0012-quotas.md.
+         */
+        AppLimits: {
+            /** @description User objects of every provider (anonymous included) plus registrations not yet tied to a user. A first login or a registration past it answers 403 InvalidParameter "maximum number of users (N) reached"; a first login that claims its own registration never does. */
+            users?: number;
+            /** @description Sessions (refresh tokens) per user. A login past it ends the user's oldest sessions (their refresh tokens answer InvalidSession); logins are never refused for it. */
+            sessionsPerUser?: number;
+            /** @description Documents summed over the app's collections. An insert (or upsert) past it answers 400 MongoDBError "maximum number of documents (N) reached" and writes nothing. */
+            documents?: number;
+            /** @description The size of the app's documents (each as canonical Extended JSON, in UTF-8 bytes) summed over its collections. A write that grows it past the limit answers 400 MongoDBError "maximum size of documents (N bytes) reached" and writes nothing. */
+            documentBytes?: number;
         };
         ProviderToggle: {
             enabled?: boolean;
@@ -2271,6 +2295,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -4,12 +4,28 @@
  * read and its changes are one step; every change is published to the app's change-stream
  * listeners.
  */
-import { type ChangeEvent, cloneValue, type Document, idKey } from "../../data/documents.ts";
+import type { AppLimits } from "../../config/app-config.ts";
+import { type ChangeEvent, cloneValue, type Document, idKey, toEJSONText } from "../../data/documents.ts";
 import { storeDocument } from "../../data/ejson-text.ts";
-import type { AppliedChanges, CollectionInfo, DocumentChange, DocumentStore, WritePlan, WriteView } from "../store.ts";
+import {
+  type AppliedChanges,
+  type CollectionInfo,
+  type DocumentChange,
+  type DocumentStore,
+  QuotaExceededError,
+  type WritePlan,
+  type WriteView,
+} from "../store.ts";
+
+/** What a document counts against the app's `documentBytes` limit: its canonical Extended JSON in UTF-8. */
+export const documentBytes = (doc: Document) => Buffer.byteLength(toEJSONText(doc));
 
 export class Collection {
   private readonly docs = new Map<string, Document>();
+  /** Each document's size (documentBytes), by `_id` key. */
+  private readonly sizes = new Map<string, number>();
+  /** The sum of `sizes`. */
+  bytes = 0;
   /** Changes with every write (caches keyed on a collection's content compare it). */
   version = 0;
   constructor(
@@ -26,24 +42,37 @@ export class Collection {
     return [...this.docs.values()];
   }
 
+  /** The size of the document with this `_id` key, undefined when there is none. */
+  sizeOf(key: string): number | undefined {
+    return this.sizes.get(key);
+  }
+
   /** Stores a copy; false when the `_id` exists. */
-  insert(doc: Document): boolean {
+  insert(doc: Document, bytes = documentBytes(doc)): boolean {
     const key = idKey(doc._id);
     if (this.docs.has(key)) return false;
     this.version++;
     this.docs.set(key, storeDocument(cloneValue(doc)));
+    this.sizes.set(key, bytes);
+    this.bytes += bytes;
     return true;
   }
 
   /** Replaces the document with this `_id` in place (its position in insertion order is kept). */
-  replace(doc: Document): void {
+  replace(doc: Document, bytes = documentBytes(doc)): void {
+    const key = idKey(doc._id);
     this.version++;
-    this.docs.set(idKey(doc._id), storeDocument(cloneValue(doc)));
+    this.docs.set(key, storeDocument(cloneValue(doc)));
+    this.bytes += bytes - (this.sizes.get(key) ?? 0);
+    this.sizes.set(key, bytes);
   }
 
   delete(id: unknown): boolean {
+    const key = idKey(id);
     this.version++;
-    return this.docs.delete(idKey(id));
+    this.bytes -= this.sizes.get(key) ?? 0;
+    this.sizes.delete(key);
+    return this.docs.delete(key);
   }
 }
 
@@ -56,6 +85,9 @@ interface FieldIndex {
 }
 
 export class MemoryDocuments implements DocumentStore {
+  /** `limits`: the app's limits (none: unlimited). */
+  constructor(private readonly limits: () => AppLimits | null = () => null) {}
+
   private readonly collectionsByKey = new Map<string, Collection>();
   private readonly listeners = new Set<(event: ChangeEvent) => void>();
   private readonly turns = new Map<string, Promise<void>>();
@@ -132,15 +164,63 @@ export class MemoryDocuments implements DocumentStore {
 
   private apply(database: string, name: string, changes: DocumentChange[]): AppliedChanges {
     if (changes.length === 0) return { applied: 0 };
+    const sizes = this.checkLimits(this.existing(database, name), changes);
     const collection = this.collection(database, name);
     for (let i = 0; i < changes.length; i++) {
       const change = changes[i]!;
       if (change.op === "insert") {
-        if (!collection.insert(change.doc)) return { applied: i, duplicateAt: i };
-      } else if (change.op === "replace") collection.replace(change.doc);
+        if (!collection.insert(change.doc, sizes[i])) return { applied: i, duplicateAt: i };
+      } else if (change.op === "replace") collection.replace(change.doc, sizes[i]);
       else collection.delete(change.id);
     }
     return { applied: changes.length };
+  }
+
+  /**
+   * Refuses changes that would take the app past its limits (what they would apply: up to a
+   * duplicate `_id`); answers the size of each inserted or replacing document.
+   */
+  private checkLimits(collection: Collection | undefined, changes: DocumentChange[]): (number | undefined)[] {
+    const sizes: (number | undefined)[] = [];
+    let documents = 0;
+    let bytes = 0;
+    // The size of each `_id` the changes touched, as they leave it (undefined: no document).
+    const touched = new Map<string, number | undefined>();
+    const sizeNow = (key: string) => (touched.has(key) ? touched.get(key) : collection?.sizeOf(key));
+    for (const change of changes) {
+      if (change.op === "delete") {
+        const key = idKey(change.id);
+        const before = sizeNow(key);
+        if (before !== undefined) {
+          documents--;
+          bytes -= before;
+          touched.set(key, undefined);
+        }
+        sizes.push(undefined);
+        continue;
+      }
+      const key = idKey(change.doc._id);
+      const before = sizeNow(key);
+      if (change.op === "insert" && before !== undefined) break;
+      const size = documentBytes(change.doc);
+      sizes.push(size);
+      if (before === undefined) documents++;
+      bytes += size - (before ?? 0);
+      touched.set(key, size);
+    }
+    const limits = this.limits();
+    if (!limits || (documents <= 0 && bytes <= 0)) return sizes;
+    let total = 0;
+    let totalBytes = 0;
+    for (const c of this.collectionsByKey.values()) {
+      total += c.size;
+      totalBytes += c.bytes;
+    }
+    if (documents > 0 && total + documents > limits.documents)
+      throw new QuotaExceededError("documents", limits.documents);
+    if (bytes > 0 && totalBytes + bytes > limits.documentBytes)
+      throw new QuotaExceededError("documentBytes", limits.documentBytes);
+    return sizes;
   }
 
   async collections(): Promise<CollectionInfo[]> {

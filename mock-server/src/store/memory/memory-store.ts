@@ -3,6 +3,7 @@
  * snapshots of it, runtime/persistence.ts), every operation decided synchronously inside the call,
  * so the promises it answers are only the interface's shape.
  */
+import { type AppLimits, appLimits } from "../../config/app-config.ts";
 import { type Document, fromEJSON, toEJSON } from "../../data/documents.ts";
 import { StateImportError, stateApps } from "../state-import.ts";
 import type {
@@ -13,23 +14,26 @@ import type {
   EmailJsAccountRecord,
   EmailJsAccountRecords,
   EndedSessions,
+  MailMessage,
   State,
   Store,
   StoredState,
 } from "../store.ts";
 import { MemoryApiKeys } from "./api-keys.ts";
 import { MemoryAuthTokens } from "./auth-tokens.ts";
-import { MemoryDocuments } from "./documents.ts";
+import { type Collection, MemoryDocuments } from "./documents.ts";
 import { MemoryMail } from "./mail.ts";
 import { MemorySessions } from "./sessions.ts";
 import { MemoryUsers } from "./users.ts";
 
 export class MemoryAppStore implements AppStore {
-  readonly users = new MemoryUsers();
-  readonly sessions = new MemorySessions();
+  /** The app's limits (from its record's config, which an upsert may replace); none until it is added. */
+  limits: () => AppLimits | null = () => null;
+  readonly users = new MemoryUsers(() => this.limits()?.users ?? Number.POSITIVE_INFINITY);
+  readonly sessions = new MemorySessions(() => this.limits()?.sessionsPerUser ?? Number.POSITIVE_INFINITY);
   readonly apiKeys = new MemoryApiKeys(this.sessions);
   readonly authTokens = new MemoryAuthTokens();
-  readonly data = new MemoryDocuments();
+  readonly data = new MemoryDocuments(() => this.limits());
 
   async deleteUser(userId: string): Promise<boolean> {
     const user = this.users.removeUser(userId);
@@ -56,6 +60,16 @@ export class MemoryAppStore implements AppStore {
     this.apiKeys.clear();
     this.authTokens.clear();
   }
+}
+
+export interface MemorySnapshot {
+  apps: {
+    saved: Omit<StoredState["apps"][number], "collections">;
+    /** `source` and `version` name the collection's content (the same pair: the same documents). */
+    collections: { database: string; collection: string; source: Collection; version: number; documents: Document[] }[];
+  }[];
+  emailjsAccounts: EmailJsAccountRecord[];
+  mail: MailMessage[];
 }
 
 interface MemoryApp {
@@ -88,6 +102,7 @@ class MemoryApps implements AppRecords {
     store.sessions.announce = (ended) => {
       for (const listener of this.sessionListeners) listener(record.appId, ended);
     };
+    store.limits = () => appLimits(app.record.config);
     this.byId.set(record.appId, app);
     this.byDomain.set(record.domainId, app);
     return app;
@@ -100,13 +115,16 @@ class MemoryApps implements AppRecords {
     return true;
   }
 
-  async upsert(record: AppRecord) {
+  async upsert(record: AppRecord, options: { keepCustomTokenKey?: boolean } = {}) {
     const existing = this.byId.get(record.appId);
     if (!existing) {
       this.add(record);
       this.changed(record.appId, "created");
       return "created" as const;
     }
+    const kept = existing.record.config.providers?.["custom-token"]?.signingKey;
+    const customToken = record.config.providers?.["custom-token"];
+    if (options.keepCustomTokenKey && kept && customToken) customToken.signingKey = kept;
     existing.record = { ...record, createdAt: existing.record.createdAt };
     this.changed(record.appId, "updated");
     return "updated" as const;
@@ -198,27 +216,53 @@ export class MemoryStore implements Store {
   readonly apps = new MemoryApps(this.mail);
   readonly emailjs = new MemoryEmailJsAccounts();
 
-  async exportState(): Promise<StoredState> {
+  /**
+   * Everything at one moment, taken synchronously: records are copied; documents are shared, not
+   * copied (a stored document is never changed in place: every write stores a new copy), so the
+   * snapshot stays as it was while the store goes on changing. `--data-dir` saves serialize it in
+   * slices (runtime/persistence.ts).
+   */
+  snapshot(): MemorySnapshot {
     return {
       apps: [...this.apps.byId.values()].map(({ record, store }) => ({
-        appId: record.appId,
-        domainId: record.domainId,
-        createdAt: new Date(record.createdAt).toISOString(),
-        appDir: record.appDir,
-        config: structuredClone(record.config),
-        users: store.users.listNow().map((u) => structuredClone(u)),
-        userpassAccounts: store.users.accountsNow().map((a) => structuredClone(a)),
-        sessions: store.sessions.allNow().map((s) => structuredClone(s)),
-        apiKeys: store.apiKeys.allNow().map((k) => structuredClone(k)),
-        authTokens: store.authTokens.listNow({}).map((t) => structuredClone(t)),
+        saved: {
+          appId: record.appId,
+          domainId: record.domainId,
+          createdAt: new Date(record.createdAt).toISOString(),
+          appDir: record.appDir,
+          config: structuredClone(record.config),
+          users: store.users.listNow().map((u) => structuredClone(u)),
+          userpassAccounts: store.users.accountsNow().map((a) => structuredClone(a)),
+          sessions: store.sessions.allNow().map((s) => structuredClone(s)),
+          apiKeys: store.apiKeys.allNow().map((k) => structuredClone(k)),
+          authTokens: store.authTokens.listNow({}).map((t) => structuredClone(t)),
+        },
         collections: store.data.list().map((c) => ({
           database: c.database,
           collection: c.name,
-          documents: c.values().map((d) => toEJSON(d) as Document),
+          source: c,
+          version: c.version,
+          documents: c.values(),
         })),
       })),
       emailjsAccounts: [...this.emailjs.accounts.values()].map((a) => structuredClone(a)),
       mail: this.mail.exportMessages(),
+    };
+  }
+
+  async exportState(): Promise<StoredState> {
+    const snapshot = this.snapshot();
+    return {
+      apps: snapshot.apps.map(({ saved, collections }) => ({
+        ...saved,
+        collections: collections.map((c) => ({
+          database: c.database,
+          collection: c.collection,
+          documents: c.documents.map((d) => toEJSON(d) as Document),
+        })),
+      })),
+      emailjsAccounts: snapshot.emailjsAccounts,
+      mail: snapshot.mail,
     };
   }
 

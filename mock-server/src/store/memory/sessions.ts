@@ -7,9 +7,13 @@ import type { EndedSessions, SessionRecords, StoredSession } from "../store.ts";
 
 export class MemorySessions implements SessionRecords {
   private readonly sessions = new Map<string, StoredSession>();
+  /** Each user's session ids, oldest first (insertion order). */
   private readonly byUser = new Map<string, Set<string>>();
   /** Told of every removal (the app registry wires it to the store's onSessionsEnded). */
   announce: (ended: EndedSessions) => void = () => undefined;
+
+  /** `maxPerUser`: the app's limit on sessions per user; past it the oldest end. */
+  constructor(private readonly maxPerUser: () => number = () => Number.POSITIVE_INFINITY) {}
 
   get size(): number {
     return this.sessions.size;
@@ -26,6 +30,12 @@ export class MemorySessions implements SessionRecords {
 
   async add(session: StoredSession): Promise<void> {
     this.addNow(session);
+    const ids = this.byUser.get(session.userId)!;
+    const excess = ids.size - this.maxPerUser();
+    // Ended like any other session: its tokens and its change streams stop working.
+    if (excess > 0)
+      for (const id of [...ids].slice(0, excess))
+        if (this.removeNow(id)) this.announce({ userId: session.userId, sessionId: id });
   }
 
   addNow(session: StoredSession): void {

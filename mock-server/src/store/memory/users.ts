@@ -8,6 +8,7 @@
 import {
   type IdentityClaim,
   normalizeEmail,
+  QuotaExceededError,
   type StoredIdentity,
   type StoredUser,
   type StoredUserpassAccount,
@@ -22,6 +23,17 @@ export class MemoryUsers implements UserRecords {
   private readonly userByIdentity = new Map<string, string>();
   private readonly accountsById = new Map<string, StoredUserpassAccount>();
   private readonly accountsByEmail = new Map<string, StoredUserpassAccount>();
+  /** Registrations not yet tied to a user object (they count as users against the limit). */
+  private unclaimed = 0;
+
+  /** `maxUsers`: the app's limit on users (user objects and unclaimed registrations). */
+  constructor(private readonly maxUsers: () => number = () => Number.POSITIVE_INFINITY) {}
+
+  /** Refuses one more user when the app holds its limit (checked and added in one synchronous step). */
+  private checkRoomForOne(): void {
+    const limit = this.maxUsers();
+    if (this.users.size + this.unclaimed + 1 > limit) throw new QuotaExceededError("users", limit);
+  }
 
   get userCount(): number {
     return this.users.size;
@@ -59,12 +71,17 @@ export class MemoryUsers implements UserRecords {
   private claim(accountId: string | undefined, userId: string): void {
     if (accountId === undefined) return;
     const account = this.accountsById.get(accountId);
-    if (account) account.userId = userId;
+    if (!account) return;
+    if (account.userId === null) this.unclaimed--;
+    account.userId = userId;
   }
 
   async create(user: StoredUser, claimAccountId?: string): Promise<IdentityClaim> {
     const owner = this.ownerOf(user.identities);
     if (owner) return { ok: false, owner };
+    // A user that takes the place of its own registration adds no one.
+    const claimed = claimAccountId === undefined ? undefined : this.accountsById.get(claimAccountId);
+    if (claimed?.userId !== null) this.checkRoomForOne();
     this.restoreUser(user);
     this.claim(claimAccountId, user.id);
     return { ok: true, user };
@@ -148,14 +165,18 @@ export class MemoryUsers implements UserRecords {
   }
 
   async addAccount(account: StoredUserpassAccount): Promise<boolean> {
+    if (this.accountsByEmail.has(normalizeEmail(account.email))) return false;
+    if (account.userId === null) this.checkRoomForOne();
     return this.addAccountNow(account);
   }
 
+  /** Adds a registration without the limit (state import). */
   addAccountNow(account: StoredUserpassAccount): boolean {
     const key = normalizeEmail(account.email);
     if (this.accountsByEmail.has(key)) return false;
     this.accountsById.set(account.id, account);
     this.accountsByEmail.set(key, account);
+    if (account.userId === null) this.unclaimed++;
     return true;
   }
 
@@ -186,6 +207,7 @@ export class MemoryUsers implements UserRecords {
     if (!account) return undefined;
     this.accountsById.delete(id);
     this.accountsByEmail.delete(normalizeEmail(account.email));
+    if (account.userId === null) this.unclaimed--;
     return account;
   }
 
@@ -194,5 +216,6 @@ export class MemoryUsers implements UserRecords {
     this.userByIdentity.clear();
     this.accountsById.clear();
     this.accountsByEmail.clear();
+    this.unclaimed = 0;
   }
 }

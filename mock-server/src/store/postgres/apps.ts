@@ -2,6 +2,7 @@
  * Apps and EmailJS accounts in PostgreSQL. Every change is announced to the other instances (which
  * drop what they cached of the app or account) and to this one at once.
  */
+import { appLimits } from "../../config/app-config.ts";
 import type {
   AppChange,
   AppRecord,
@@ -142,7 +143,21 @@ export class PgApps implements AppRecords {
       `INSERT INTO apps (app_id, domain_id, created_at, app_dir, config) VALUES ($1, $2, $3, $4, $5) ${onConflict}`,
       [record.appId, record.domainId, record.createdAt, record.appDir, record.config],
     );
+    if (rowCount === 1) await PgApps.writeLimits(q, record);
     return rowCount ?? 0;
+  }
+
+  /** The app's limits, where the usage triggers and the session trim read them (migration 3). */
+  static async writeLimits(q: Queryable, record: AppRecord): Promise<void> {
+    const limits = appLimits(record.config);
+    await q.query(
+      `INSERT INTO app_usage (app_id, max_users, max_sessions_per_user, max_documents, max_document_bytes)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (app_id) DO UPDATE SET max_users = excluded.max_users,
+         max_sessions_per_user = excluded.max_sessions_per_user, max_documents = excluded.max_documents,
+         max_document_bytes = excluded.max_document_bytes`,
+      [record.appId, limits.users, limits.sessionsPerUser, limits.documents, limits.documentBytes],
+    );
   }
 
   async create(record: AppRecord): Promise<boolean> {
@@ -155,18 +170,32 @@ export class PgApps implements AppRecords {
     return created;
   }
 
-  async upsert(record: AppRecord): Promise<"created" | "updated"> {
+  async upsert(record: AppRecord, options: { keepCustomTokenKey?: boolean } = {}): Promise<"created" | "updated"> {
     const outcome = await this.context.db.transaction(async (client) => {
       // Instances starting together upsert the same app. ON CONFLICT (app_id) covers only its own index:
       // two inserts passing its check at once would fail on domain_id's. Upserts of one app take turns.
       await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [appUpsertLock, record.appId]);
+      // A generated custom-token key is kept (every instance generates its own at start; the first stays).
       const { rows } = await client.query<{ inserted: boolean }>(
         `INSERT INTO apps (app_id, domain_id, created_at, app_dir, config) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (app_id) DO UPDATE SET app_dir = excluded.app_dir, config = excluded.config
+         ON CONFLICT (app_id) DO UPDATE SET app_dir = excluded.app_dir,
+           config = CASE WHEN $6::boolean AND apps.config #> '{providers,custom-token,signingKey}' IS NOT NULL
+                          AND excluded.config #> '{providers,custom-token}' IS NOT NULL
+                     THEN jsonb_set(excluded.config, '{providers,custom-token,signingKey}',
+                                    apps.config #> '{providers,custom-token,signingKey}')
+                     ELSE excluded.config END
          RETURNING (xmax = 0) AS inserted`,
-        [record.appId, record.domainId, record.createdAt, record.appDir, record.config],
+        [
+          record.appId,
+          record.domainId,
+          record.createdAt,
+          record.appDir,
+          record.config,
+          options.keepCustomTokenKey ?? false,
+        ],
       );
       const change = rows[0]?.inserted ? ("created" as const) : ("updated" as const);
+      await PgApps.writeLimits(client, record);
       await this.announce(client, record.appId, change);
       return change;
     });

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import pg from "pg";
-import { StoreUnavailableError } from "../store.ts";
+import { QuotaExceededError, StoreUnavailableError } from "../store.ts";
 import { decodeText, parseJson, toDatabase } from "./text-encoding.ts";
 
 /**
@@ -102,11 +102,20 @@ export function isUnavailable(error: unknown): boolean {
   );
 }
 
-/** An outage as StoreUnavailableError, anything else as it is (to be thrown). */
+const quotas = new Set<unknown>(["users", "documents", "documentBytes"]);
+
+/**
+ * An outage as StoreUnavailableError, a write refused by an app's limits (the usage triggers of
+ * migration 3: SQLSTATE 53400, the quota as message, the limit as detail) as QuotaExceededError,
+ * anything else as it is (to be thrown).
+ */
 export function translate(error: unknown): unknown {
   if (isUnavailable(error) && !(error instanceof StoreUnavailableError)) {
     return new StoreUnavailableError((error as Error).message);
   }
+  const e = error as { code?: unknown; message?: unknown; detail?: unknown };
+  if (e.code === "53400" && quotas.has(e.message))
+    return new QuotaExceededError(e.message as QuotaExceededError["quota"], Number(e.detail));
   return error;
 }
 

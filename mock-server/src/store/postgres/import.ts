@@ -55,6 +55,9 @@ export async function importDocuments(
   await db.transaction(async (client) => {
     const { rowCount } = await client.query("SELECT 1 FROM apps WHERE app_id = $1", [target.appId]);
     if (rowCount !== 1) throw new ImportError(`no app with id '${target.appId}' in the database`, []);
+    // An operator's import brings the data over whatever the app's limits (counted all the same:
+    // writes after it are held to them; docs/decisions/0012-quotas.md).
+    await client.query("SELECT set_config('emulator.limits', 'off', true)");
     await client.query("INSERT INTO collections (app_id, db, coll) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
       target.appId,
       target.database,

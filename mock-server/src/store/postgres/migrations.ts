@@ -180,6 +180,133 @@ export const migrations: Migration[] = [
       CREATE UNIQUE INDEX api_keys_name_once ON api_keys (app_id, user_id, api_key_name_hash(name));
     `,
   },
+  {
+    version: 3,
+    name: "what each app holds against its limits, counted by triggers",
+    // A total changes in the statement that changes what it counts (triggers, so that every path —
+    // cascades, resets, drops — keeps it exact), and a statement that grows a total past its limit
+    // fails with SQLSTATE 53400, its transaction with it. The app's row is locked by the first such
+    // statement until its transaction ends: racing writers, on any instance, are counted in turn.
+    // Documents count their stored Extended JSON (octet_length(ejson)). A transaction that sets
+    // emulator.limits to 'off' (a state import) is counted but never refused.
+    sql: `
+      CREATE TABLE app_usage (
+        app_id text PRIMARY KEY REFERENCES apps ON DELETE CASCADE,
+        users bigint NOT NULL DEFAULT 0,
+        documents bigint NOT NULL DEFAULT 0,
+        document_bytes bigint NOT NULL DEFAULT 0,
+        max_users bigint NOT NULL,
+        max_sessions_per_user integer NOT NULL,
+        max_documents bigint NOT NULL,
+        max_document_bytes bigint NOT NULL
+      );
+      -- Apps of an earlier schema, with the limits their config sets, else the defaults of this
+      -- version (the server writes its own with every app it stores: config/app-config.ts).
+      INSERT INTO app_usage (app_id, users, documents, document_bytes,
+                             max_users, max_sessions_per_user, max_documents, max_document_bytes)
+      SELECT a.app_id,
+             (SELECT count(*) FROM users u WHERE u.app_id = a.app_id)
+               + (SELECT count(*) FROM userpass_accounts r WHERE r.app_id = a.app_id AND r.user_id IS NULL),
+             (SELECT count(*) FROM documents d WHERE d.app_id = a.app_id),
+             (SELECT coalesce(sum(octet_length(d.ejson)), 0) FROM documents d WHERE d.app_id = a.app_id),
+             coalesce((a.config #>> '{limits,users}')::bigint, 100000),
+             coalesce((a.config #>> '{limits,sessionsPerUser}')::integer, 100),
+             coalesce((a.config #>> '{limits,documents}')::bigint, 1000000),
+             coalesce((a.config #>> '{limits,documentBytes}')::bigint, 1073741824)
+        FROM apps a;
+
+      CREATE FUNCTION count_usage(app text, d_users bigint, d_documents bigint, d_bytes bigint) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+          u app_usage%ROWTYPE;
+        BEGIN
+          IF d_users = 0 AND d_documents = 0 AND d_bytes = 0 THEN
+            RETURN;
+          END IF;
+          UPDATE app_usage SET users = users + d_users, documents = documents + d_documents,
+                               document_bytes = document_bytes + d_bytes
+           WHERE app_id = app RETURNING * INTO u;
+          IF NOT FOUND OR current_setting('emulator.limits', true) = 'off' THEN
+            RETURN;
+          END IF;
+          IF d_users > 0 AND u.users > u.max_users THEN
+            RAISE EXCEPTION 'users' USING ERRCODE = '53400', DETAIL = u.max_users::text;
+          END IF;
+          IF d_documents > 0 AND u.documents > u.max_documents THEN
+            RAISE EXCEPTION 'documents' USING ERRCODE = '53400', DETAIL = u.max_documents::text;
+          END IF;
+          IF d_bytes > 0 AND u.document_bytes > u.max_document_bytes THEN
+            RAISE EXCEPTION 'documentBytes' USING ERRCODE = '53400', DETAIL = u.max_document_bytes::text;
+          END IF;
+        END $$;
+
+      CREATE FUNCTION documents_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, 0, count(*), sum(octet_length(ejson))) FROM new_rows GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE FUNCTION documents_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, 0, 0, sum(bytes)) FROM (
+            SELECT app_id, octet_length(ejson) AS bytes FROM new_rows
+            UNION ALL SELECT app_id, -octet_length(ejson) FROM old_rows) AS changed GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE FUNCTION documents_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, 0, -count(*), -sum(octet_length(ejson))) FROM old_rows GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE TRIGGER documents_inserted AFTER INSERT ON documents REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION documents_inserted();
+      CREATE TRIGGER documents_updated AFTER UPDATE ON documents REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION documents_updated();
+      CREATE TRIGGER documents_deleted AFTER DELETE ON documents REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION documents_deleted();
+
+      -- Users: user objects, and registrations not yet tied to one (a first login claims its
+      -- registration before it adds the user, so it adds no one).
+      CREATE FUNCTION users_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, count(*), 0, 0) FROM new_rows GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE FUNCTION users_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, -count(*), 0, 0) FROM old_rows GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE TRIGGER users_inserted AFTER INSERT ON users REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION users_inserted();
+      CREATE TRIGGER users_deleted AFTER DELETE ON users REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION users_deleted();
+
+      CREATE FUNCTION registrations_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, count(*), 0, 0) FROM new_rows WHERE user_id IS NULL GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE FUNCTION registrations_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, sum(n), 0, 0) FROM (
+            SELECT app_id, 1 AS n FROM new_rows WHERE user_id IS NULL
+            UNION ALL SELECT app_id, -1 FROM old_rows WHERE user_id IS NULL) AS changed GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE FUNCTION registrations_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, -count(*), 0, 0) FROM old_rows WHERE user_id IS NULL GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE TRIGGER registrations_inserted AFTER INSERT ON userpass_accounts REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION registrations_inserted();
+      CREATE TRIGGER registrations_updated AFTER UPDATE ON userpass_accounts
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION registrations_updated();
+      CREATE TRIGGER registrations_deleted AFTER DELETE ON userpass_accounts REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION registrations_deleted();
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

@@ -149,6 +149,8 @@ export class PostgresStore implements Store {
         const accounts = (
           await client.query<{ public_key: string }>("SELECT public_key FROM emailjs_accounts")
         ).rows.map((r) => r.public_key);
+        // An import restores what was exported, whatever the apps' limits (counted all the same).
+        await client.query("SELECT set_config('emulator.limits', 'off', true)");
         await client.query("DELETE FROM apps");
         await client.query("DELETE FROM mail");
         await client.query("DELETE FROM emailjs_accounts");

@@ -69,14 +69,32 @@ export class PgSessions implements SessionRecords {
     return row?.doc;
   }
 
+  /**
+   * Adds a session and ends the user's oldest ones past the app's limit (app_usage's
+   * max_sessions_per_user). The user's row is the lock: racing logins of one user, on any instance,
+   * add and trim in turn, each seeing the sessions the previous one committed.
+   */
   async add(session: StoredSession): Promise<void> {
-    await this.db.query("INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5)", [
-      this.appId,
-      session.id,
-      session.userId,
-      session.apiKeyId ?? null,
-      session,
-    ]);
+    const ended = await this.db.transaction(async (client) => {
+      await client.query("SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [this.appId, session.userId]);
+      // (The DELETE sees the sessions before this statement: all but the newest limit - 1 go.) The
+      // sessions it ends are announced like any other end, so their change streams end too.
+      const { rows } = await client.query<{ id: string }>(
+        `WITH added AS (
+           INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5) RETURNING id),
+         gone AS (
+           DELETE FROM sessions WHERE app_id = $1 AND user_id = $3 AND id IN (
+             SELECT id FROM sessions WHERE app_id = $1 AND user_id = $3 ORDER BY seq DESC
+             OFFSET coalesce((SELECT max_sessions_per_user - 1 FROM app_usage WHERE app_id = $1), 2147483647))
+           RETURNING id)
+         SELECT id FROM gone`,
+        [this.appId, session.id, session.userId, session.apiKeyId ?? null, session],
+      );
+      for (const { id } of rows)
+        await this.ends.announce(client, this.appId, { userId: session.userId, sessionId: id });
+      return rows.map((r) => r.id);
+    });
+    for (const id of ended) this.ends.tell(this.appId, { userId: session.userId, sessionId: id });
   }
 
   async remove(id: string): Promise<boolean> {

@@ -6,6 +6,7 @@
 import {
   type IdentityClaim,
   normalizeEmail,
+  QuotaExceededError,
   type StoredIdentity,
   type StoredUser,
   type StoredUserpassAccount,
@@ -16,6 +17,9 @@ import type { Database, Queryable } from "./database.ts";
 import { rowKey } from "./row-keys.ts";
 
 type UserDoc = Omit<StoredUser, "id">;
+
+/** Rolls a user's creation back: one of its identities has an owner. */
+class IdentityTaken extends Error {}
 
 interface AccountRow {
   id: string;
@@ -98,17 +102,31 @@ export class PgUsers implements UserRecords {
   }
 
   async create(user: StoredUser, claimAccountId?: string): Promise<IdentityClaim> {
-    const taken = await this.db.transaction(async (client) => {
-      await client.query("INSERT INTO users (app_id, id, doc) VALUES ($1, $2, $3)", [this.appId, user.id, docOf(user)]);
-      const identity = await this.claimIdentities(client, user.id, user.identities);
-      if (identity) {
+    let taken: StoredIdentity | undefined;
+    try {
+      await this.db.transaction(async (client) => {
+        // The registration first: a user that takes its place adds no one to the app's users.
+        await this.claimAccount(client, claimAccountId, user.id);
+        // Refused here (QuotaExceededError) when the app holds its limit of users.
+        await client.query("INSERT INTO users (app_id, id, doc) VALUES ($1, $2, $3)", [
+          this.appId,
+          user.id,
+          docOf(user),
+        ]);
+        taken = await this.claimIdentities(client, user.id, user.identities);
         // Another login owns it: nothing of this user is kept.
-        await client.query("DELETE FROM users WHERE app_id = $1 AND id = $2", [this.appId, user.id]);
-        return identity;
+        if (taken) throw new IdentityTaken();
+      });
+    } catch (error) {
+      if (error instanceof QuotaExceededError) {
+        // At the limit, a concurrent first login of the same identity may have created its user.
+        for (const identity of user.identities) {
+          const owner = await this.ownerOf(this.db, identity.provider_type, identity.id);
+          if (owner) return { ok: false, owner };
+        }
       }
-      await this.claimAccount(client, claimAccountId, user.id);
-      return undefined;
-    });
+      if (!(error instanceof IdentityTaken)) throw error;
+    }
     if (!taken) return { ok: true, user };
     const owner = await this.ownerOf(this.db, taken.provider_type, taken.id);
     // The owner may be gone again already; then this login simply tries once more.
