@@ -50,7 +50,7 @@ export declare function folderLocalUserpass(appDir: string): LocalUserpassSettin
 
 export declare function prepareDataDir(
   dataDir: string,
-  options: { fresh: boolean; overrides: LocalUserpassOverrides; appDir: string; appId?: string },
+  options: { fresh: boolean; overrides: LocalUserpassOverrides; appDir: string },
 ): { fresh: boolean; localUserpass: LocalUserpassSettings };
 
 export declare function emulatorConfig(overrides: LocalUserpassOverrides, appId?: string): Record<string, unknown>;

@@ -1,7 +1,7 @@
 // The parts of `npm start` (scripts/dev-stack.mjs) that decide something, kept apart so the tests
 // (scripts/test/dev-stack.test.ts) can check them: the options, the kept state and its settings, the
 // emulator's command line, the web app's auth modes and the seed.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 export const devAppId = "local-app";
@@ -87,41 +87,17 @@ export function folderLocalUserpass(appDir) {
   return settings;
 }
 
-function writeAtomic(file, text) {
-  const temp = `${file}.${process.pid}.dev-stack.tmp`;
-  writeFileSync(temp, text, { mode: 0o600 });
-  renameSync(temp, file);
-}
-
 /**
- * Gets the data folder ready before the emulator starts. `fresh` forgets the kept state. Kept state
- * holds the app's settings as they were, so the settings `npm start` decides (the web app's URL in
- * the links, the auth modes) are written into it. Returns whether the start is fresh (nothing kept:
- * the seed is due) and the app's e-mail/password settings as the emulator will have them.
+ * Gets the data folder ready before the emulator starts. `fresh` forgets the kept state. The
+ * emulator applies the settings this start gives it (the web app's URL in the links, the auth modes)
+ * over kept state, so the app's e-mail/password settings are the folder's with those overrides.
+ * Returns whether the start is fresh (nothing kept: the seed is due) and those settings.
  */
-export function prepareDataDir(dataDir, { fresh, overrides, appDir, appId = devAppId }) {
+export function prepareDataDir(dataDir, { fresh, overrides, appDir }) {
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, stateFile);
   if (fresh) rmSync(file, { force: true });
-  const app = existsSync(file) ? patchKeptState(file, appId, overrides) : null;
-  if (app) return { fresh: false, localUserpass: app };
   return { fresh: !existsSync(file), localUserpass: { ...folderLocalUserpass(appDir), ...overrides } };
-}
-
-function patchKeptState(file, appId, overrides) {
-  let state;
-  try {
-    state = JSON.parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    throw new Error(`${file} is not valid JSON (${error.message}): start with --fresh to begin again`);
-  }
-  const app = Array.isArray(state?.apps) ? state.apps.find((a) => a?.appId === appId) : undefined;
-  if (!app || typeof app.config !== "object" || app.config === null) return null;
-  app.config.providers ??= {};
-  const settings = { ...app.config.providers["local-userpass"], ...overrides };
-  app.config.providers["local-userpass"] = settings;
-  writeAtomic(file, `${JSON.stringify(state)}\n`);
-  return settings;
 }
 
 /** The emulator's `--config` file: the app's auth modes, for a start without kept state. */

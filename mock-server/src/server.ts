@@ -54,10 +54,13 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
   }
   const tls = readTls(options);
   const emulator = await Emulator.open(options);
+  const persistence = options.dataDir ? new StatePersistence(emulator, options.dataDir) : null;
+  // Kept state replaces the whole state, the apps' settings included: the settings this start is
+  // given (the default app with --web-url, --app folders, then --config) are applied over it again,
+  // as they are over a database's.
+  if (await persistence?.load()) await emulator.addDefaults();
   if (options.configFile)
     await applyConfigFile(emulator, readConfigFile(options.configFile), configBaseDir(options.configFile));
-  const persistence = options.dataDir ? new StatePersistence(emulator, options.dataDir) : null;
-  await persistence?.load();
   // Mail still queued when the last run stopped goes out now.
   emulator.smtp?.kick();
   const app = await buildApp({ emulator, ...(tls ? { tls } : {}) });

@@ -86,9 +86,10 @@ export class Emulator {
 
   /**
    * The default app and EmailJS account, and the `--app` folders. On a store that has them
-   * already (a database, a restart), their settings are updated from the folders instead.
+   * already (a database, a restart, a state loaded from `--data-dir`), their settings are updated
+   * from the folders and the start's options instead: what a start is given wins over what was kept.
    */
-  private async addDefaults(): Promise<void> {
+  async addDefaults(): Promise<void> {
     const { options } = this;
     // The demo app and the open EmailJS account (which would mail anyone) are the harness's, not a
     // production server's: there, apps come from --app folders (or the database).

@@ -176,13 +176,13 @@ export class StatePersistence {
     this.file = join(dir, stateFileName);
   }
 
-  /** Loads the saved state, if any (temporary files of an interrupted save are removed). */
-  async load(): Promise<void> {
+  /** Loads the saved state, if any (temporary files of an interrupted save are removed); true when there was one. */
+  async load(): Promise<boolean> {
     mkdirSync(this.dir, { recursive: true });
     for (const name of readdirSync(this.dir)) {
       if (name.startsWith(`${stateFileName}.`) && name.endsWith(".tmp")) rmSync(join(this.dir, name), { force: true });
     }
-    if (!existsSync(this.file)) return;
+    if (!existsSync(this.file)) return false;
     const text = readFileSync(this.file, "utf8");
     let parsed: unknown;
     try {
@@ -192,6 +192,7 @@ export class StatePersistence {
     }
     await importState(this.emulator, parsed);
     this.lastSaved = (await this.render()).fingerprint;
+    return true;
   }
 
   /**

@@ -105,3 +105,45 @@ describe("saving the state to --data-dir", () => {
     }
   });
 });
+
+describe("starting again on --data-dir", () => {
+  it("applies this start's settings over the kept apps and keeps their users and key", async () => {
+    const { startServer } = await import("../../src/server.ts");
+    const dataDir = mkdtempSync(join(tmpdir(), "emulator-restart-"));
+    const start = (webUrl: string) =>
+      startServer({ port: 0, logLevel: "silent", dataDir, webUrl, saveIntervalMs: 60_000 });
+    const links = async (server: Awaited<ReturnType<typeof start>>) => {
+      const config = (await server.emulator.apps.get("local-app"))!.config;
+      const userpass = config.providers!["local-userpass"]!;
+      return [userpass.emailConfirmationUrl, userpass.resetPasswordUrl];
+    };
+    try {
+      const first = await start("http://127.0.0.1:5180");
+      expect(await links(first)).toEqual(["http://127.0.0.1:5180/confirm", "http://127.0.0.1:5180/reset-password"]);
+      const created = await first.app.inject({
+        method: "POST",
+        url: "/_mock/v1/apps/local-app/users",
+        payload: { email: "kept@example.com", password: "secret-1", confirmed: true },
+      });
+      expect(created.statusCode).toBe(201);
+      const key = (await first.emulator.apps.get("local-app"))!.config.providers!["custom-token"]!.signingKey;
+      await first.close();
+
+      const second = await start("http://127.0.0.1:5190");
+      try {
+        expect(await links(second)).toEqual(["http://127.0.0.1:5190/confirm", "http://127.0.0.1:5190/reset-password"]);
+        const login = await second.app.inject({
+          method: "POST",
+          url: "/api/client/v2.0/app/local-app/auth/providers/local-userpass/login",
+          payload: { username: "kept@example.com", password: "secret-1" },
+        });
+        expect(login.statusCode).toBe(200);
+        expect((await second.emulator.apps.get("local-app"))!.config.providers!["custom-token"]!.signingKey).toBe(key);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
