@@ -68,6 +68,8 @@ test("deletes the account behind a confirmation dialog", async ({ page, emu }) =
 test("a guest's sign-out, which loses the notes for good, asks first", async ({ page, emu }) => {
   await page.goto("/sign-in");
   await page.getByRole("button", { name: "Continue without an account" }).click();
+  // The navigation settles once the notes page shows (a click during the sign-in can land elsewhere).
+  await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
   const section = page.getByRole("region", { name: "Sign out" });
   await section.getByRole("button", { name: "Sign out…" }).click();
