@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { FunctionSource } from "./function-folder.ts";
 import { workerSource } from "./function-worker.ts";
-import { bootstrapSource, definitionSource } from "./sandbox-bootstrap.ts";
+import { bootstrapSource, factoryBody, factoryParameters } from "./sandbox-bootstrap.ts";
 
 const require = createRequire(import.meta.url);
 // The browser build of the BSON library (an IIFE defining `BSON`), beside the package's main file.
@@ -43,7 +43,7 @@ export interface SandboxAppInfo {
   environment: { tag: string; values: Record<string, unknown> };
 }
 
-type WorkerKind = "done" | "error" | "log" | "mongo" | "execute" | "pong";
+type WorkerKind = "done" | "error" | "log" | "mongo" | "execute" | "pong" | "fatal";
 
 let nextCallId = 1;
 
@@ -77,6 +77,8 @@ export class Sandbox {
         appText: JSON.stringify(info),
       },
       resourceLimits: { maxOldGenerationSizeMb: memoryLimitMb },
+      // Lets the worker refuse a dynamic import() with an error of the context's realm (function-worker.ts).
+      execArgv: ["--experimental-vm-modules"],
       stdout: true,
       stderr: true,
     });
@@ -143,7 +145,13 @@ export class Sandbox {
     if (!this.defined.has(fn.version)) {
       this.defined.add(fn.version);
       // A source that does not compile defines a factory that throws its SyntaxError, per call.
-      this.worker.postMessage({ type: "define", key: fn.version, name: fn.name, source: definitionSource(fn.source) });
+      this.worker.postMessage({
+        type: "define",
+        key: fn.version,
+        name: fn.name,
+        parameters: factoryParameters,
+        body: factoryBody(fn.source),
+      });
     }
     this.post(
       JSON.stringify({
@@ -181,6 +189,10 @@ export class Sandbox {
       case "mongo":
       case "execute":
         this.host.request(this, callId, pendingId, kind, text);
+        break;
+      case "fatal":
+        // The worker stops (function-worker.ts): its calls fail with its text.
+        this.end(new Error(text));
         break;
       case "pong":
         // Not stuck, only waiting: let its other calls finish, then stop it.
