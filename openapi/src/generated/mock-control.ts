@@ -126,7 +126,8 @@ export interface paths {
         /**
          * Create a fresh isolated app from the default template
          * @description `config` overrides the default app's settings (deep merge; arrays replace). Use it to turn on
-         *     automatic confirmation, switch confirmation or reset to a function, add inline functions or
+         *     automatic confirmation, switch confirmation or reset to a function, add inline functions (with
+         *     a control token or `--allow-function-source` only: function source runs on the host) or
          *     rules, set token lifetimes, and so on.
          */
         post: operations["createApp"];
