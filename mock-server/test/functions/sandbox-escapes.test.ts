@@ -19,17 +19,25 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 /**
- * Put at the top of a probing function: `reach(label, value)` follows the value's constructors and
- * tries, with whatever `Function` constructor it finds, to get `process`, `require` or the global
- * object of the host; what it gets is added to `found` (which the function returns). The context's
- * own `Function` cannot compile strings at all, so inside the context every attempt fails.
+ * Put at the top of a probing function: `reach(label, value)` reports (in `found`, which the
+ * function returns) a value of another realm — its prototype chain ends in an `Object.prototype`
+ * that is not the context's — and what it leads to: with whatever `Function` constructor it finds,
+ * it tries to get `process`, `require` or the global object. The context's own `Function` cannot
+ * compile strings, and neither can the function process's own realm (the second wall), so a leak
+ * of that realm shows as "another realm" rather than as `process`.
  */
 const probe = `
 const found = [];
+const ownObjectPrototype = Object.prototype;
 const reach = (label, value) => {
   const constructors = [];
   try {
     if (value === null || (typeof value !== "object" && typeof value !== "function")) return;
+    for (let o = value, depth = 0; o !== null && depth < 50; o = Object.getPrototypeOf(o), depth++) {
+      if (Object.getPrototypeOf(o) === null && o !== ownObjectPrototype && Object.getOwnPropertyDescriptor(o, "isPrototypeOf")) {
+        found.push(label + " -> another realm");
+      }
+    }
     if (typeof value === "function") constructors.push(value.constructor);
     for (let o = value, depth = 0; o !== null && depth < 6; o = Object.getPrototypeOf(o), depth++) {
       const c = Object.getOwnPropertyDescriptor(o, "constructor");
