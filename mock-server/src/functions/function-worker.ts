@@ -12,8 +12,8 @@
  *    strings, and never calls or reads anything function code could have made.
  * 2. The process. Should code get out of the context anyway, it is in a process started under
  *    Node's permission model (no file system, no child processes, no worker threads, no native
- *    addons, no inspector), with no string compilation in its own realm either, an empty
- *    environment and nothing of the emulator's memory: the BSON library's text comes in the first
+ *    addons, no inspector), with no string compilation in its own realm either, none of the
+ *    emulator's environment and nothing of its memory: the BSON library's text comes in the first
  *    message, so not even a file needs to be readable.
  * It also runs with `--experimental-vm-modules` so that a dynamic `import()` in the context can be
  * refused with an error of the context's own (without the flag, Node 20 refuses with one of this

@@ -2,11 +2,11 @@
  * One app's function runner on the emulator's side: a Node process of its own holding the app's
  * `node:vm` context (see function-worker.ts and sandbox-bootstrap.ts), started under Node's
  * permission model with no file system, child processes, workers, addons or string compilation,
- * and an empty environment (docs/decisions/0010). Calls cross as text over the IPC channel; the
- * process never blocks the emulator. At a call's deadline the call fails; if the process does not
- * answer a ping at once it is stuck (a busy loop, an endless promise chain) and is killed, failing
- * its other calls too, and the app gets a fresh process on its next call. Memory is capped like
- * the service's 350 MB per function run.
+ * and none of the emulator's environment (docs/decisions/0010). Calls cross as text over the IPC
+ * channel; the process never blocks the emulator. At a call's deadline the call fails; if the
+ * process does not answer a ping at once it is stuck (a busy loop, an endless promise chain) and is
+ * killed, failing its other calls too, and the app gets a fresh process on its next call. Memory is
+ * capped like the service's 350 MB per function run.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -44,6 +44,20 @@ export function functionProcessArgs(memoryLimitMb: number): string[] {
     "-e",
     workerSource,
   ];
+}
+
+/**
+ * The function process's environment: none of the emulator's (it holds secrets: the signing
+ * secret, the database URL, the control token), only what sets the functions' time zone and locale
+ * as the emulator's, and what Windows needs to start a process.
+ */
+export function functionProcessEnvironment(): NodeJS.ProcessEnv {
+  const environment: NodeJS.ProcessEnv = {};
+  for (const name of ["TZ", "LANG", "LC_ALL", "SYSTEMROOT"]) {
+    const value = process.env[name];
+    if (value !== undefined) environment[name] = value;
+  }
+  return environment;
 }
 
 /** How long a process may take to answer a ping before it counts as stuck. */
@@ -101,7 +115,7 @@ export class Sandbox {
     bsonSource ??= readFileSync(bsonBundlePath, "utf8");
     this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb), {
       stdio: ["ignore", "ignore", "pipe", "ipc"],
-      env: {},
+      env: functionProcessEnvironment(),
       windowsHide: true,
     });
     // Neither the process nor its channel keeps the emulator running; the process ends with it.

@@ -78,6 +78,7 @@ describe("the hardened function context", () => {
                   new LegacyError("x") instanceof Error, Object.prototype.toString.call([])];
         };`,
       counter: `exports = () => { globalThis.calls = (globalThis.calls || 0) + 1; return globalThis.calls; };`,
+      zone: "exports = () => new Date(Date.UTC(2026, 6, 1)).getTimezoneOffset();",
     });
     expect((await run("named")).body.error).toBe("NotFound: no such note");
     expect((await run("subclass")).body.error).toBe("ValidationError: title is required");
@@ -94,6 +95,10 @@ describe("the hardened function context", () => {
     ]);
     expect((await run("counter")).body).toEqual({ $numberInt: "1" });
     expect((await run("counter")).body).toEqual({ $numberInt: "2" });
+    // The emulator's time zone (the function process gets its TZ, none of its other settings).
+    expect((await run("zone")).body).toEqual({
+      $numberInt: String(new Date(Date.UTC(2026, 6, 1)).getTimezoneOffset()),
+    });
   });
 
   it("keeps BSON, EJSON and the language's library working", async () => {

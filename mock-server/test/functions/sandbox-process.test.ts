@@ -1,8 +1,8 @@
 /**
  * The second wall (docs/decisions/0010): each app's functions run in a Node process of their own,
- * under Node's permission model, with no string compilation and an empty environment, so that
- * code which got out of the `node:vm` context would still find no file system, no commands and
- * nothing of the emulator. Driven without HTTP: the sandbox is a plain class.
+ * under Node's permission model, with no string compilation and none of the emulator's
+ * environment, so that code which got out of the `node:vm` context would still find no file
+ * system, no commands and nothing of the emulator. Driven without HTTP: the sandbox is a plain class.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -10,7 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
-import { ExecutionMemoryLimit, functionProcessArgs, Sandbox, type SandboxHost } from "../../src/functions/sandbox.ts";
+import {
+  ExecutionMemoryLimit,
+  functionProcessArgs,
+  functionProcessEnvironment,
+  Sandbox,
+  type SandboxHost,
+} from "../../src/functions/sandbox.ts";
 
 const host: SandboxHost = {
   request: (sandbox, _callId, pendingId) => sandbox.deliver(pendingId, false, "not in this test"),
@@ -51,7 +57,13 @@ describe("the function process", () => {
   it.runIf(existsSync("/proc/self/cmdline"))(
     "is a process of its own, under the permission model, without string compilation or environment",
     async () => {
-      const s = sandbox();
+      process.env.SANDBOX_TEST_SECRET = "the emulator's secret";
+      let s: Sandbox;
+      try {
+        s = sandbox();
+      } finally {
+        delete process.env.SANDBOX_TEST_SECRET;
+      }
       expect(await run(s, fn("sum", "exports = (...n) => n.reduce((a, b) => a + b, 0);"), [1, 2, 3])).toBe(
         '{"$numberInt":"6"}',
       );
@@ -61,9 +73,13 @@ describe("the function process", () => {
       expect(args).toContain("--disallow-code-generation-from-strings");
       expect(args.some((a) => a === "--permission" || a === "--experimental-permission")).toBe(true);
       expect(args.filter((a) => a.startsWith("--allow-"))).toEqual([]);
-      // Nothing of the emulator's environment (its secrets): only the variables of Node's own IPC channel.
-      const environment = readFileSync(`/proc/${pid}/environ`, "utf8").split("\u0000").filter(Boolean);
-      expect(environment.filter((v) => !v.startsWith("NODE_CHANNEL_"))).toEqual([]);
+      // Nothing of the emulator's environment (its secrets): the time zone and locale at most, and
+      // the variables of Node's own IPC channel.
+      const names = readFileSync(`/proc/${pid}/environ`, "utf8")
+        .split("\u0000")
+        .filter(Boolean)
+        .map((entry) => entry.slice(0, entry.indexOf("=")));
+      expect(names.filter((name) => !/^(NODE_CHANNEL_\w+|TZ|LANG|LC_ALL)$/.test(name))).toEqual([]);
     },
   );
 
@@ -82,10 +98,13 @@ describe("the function process", () => {
         attempt("native addons", () => process.dlopen({ exports: {} }, "/nonexistent.node"));
         attempt("Function from a string", () => Function("return process")());
         attempt("eval", () => eval("process"));
-        out.environment = Object.keys(process.env);
+        out.environment = Object.keys(process.env).filter((name) => !["TZ", "LANG", "LC_ALL"].includes(name));
         process.stdout.write(JSON.stringify(out));
       `;
-      const child = spawn(process.execPath, [...flags, "-e", escaped], { env: {}, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [...flags, "-e", escaped], {
+        env: functionProcessEnvironment(),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       child.stdout.on("data", (chunk: Buffer) => {
         stdout += chunk.toString();
