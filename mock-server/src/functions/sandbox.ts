@@ -156,7 +156,7 @@ export class Sandbox {
 
   private send(message: unknown): void {
     if (this.ended || !this.child.connected) return;
-    // A process that has just died: its exit event fails the calls.
+    // A write to a process that has just died fails its calls (or its close event does).
     this.child.send(message as string, (error) => {
       if (error) this.end(new Error(`the functions' process failed: ${error.message}`));
     });
