@@ -76,7 +76,12 @@ Options:
   --database URL         keep state in PostgreSQL (postgres://user:pass@host:port/db; env DATABASE_URL):
                          durable, shared by every instance on the database; needs --signing-secret
   --database-pool N      connections to the database per instance (default 20)
-  --control-token T      require this bearer token on the control API (env MOCK_CONTROL_TOKEN)
+  --control-token T      require this bearer token on the control API (env MOCK_CONTROL_TOKEN);
+                         the control API then also takes function source
+  --allow-function-source
+                         let the control API take function source without a control token (env
+                         MOCK_ALLOW_FUNCTION_SOURCE=1): functions run on this host as your user, so
+                         anyone who reaches the control API can run code here; never in production
   --password-hash-cost N log2 of the scrypt cost of password hashes (default 10)
   --signing-secret S     the HS256 secret of access and refresh tokens (env MOCK_SIGNING_SECRET)
   --log-level L          silent | error | warn | info | debug (default warn)
@@ -112,6 +117,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       database: { type: "string" },
       "database-pool": { type: "string" },
       "control-token": { type: "string" },
+      "allow-function-source": { type: "boolean" },
       "password-hash-cost": { type: "string" },
       "signing-secret": { type: "string" },
       "log-level": { type: "string" },
@@ -223,6 +229,15 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   }
   const controlToken = values["control-token"] ?? env.MOCK_CONTROL_TOKEN;
   if (controlToken) options.controlToken = controlToken;
+  const allowFunctionSource =
+    values["allow-function-source"] === true ||
+    env.MOCK_ALLOW_FUNCTION_SOURCE === "1" ||
+    env.MOCK_ALLOW_FUNCTION_SOURCE === "true";
+  if (allowFunctionSource && production)
+    fail(
+      "--allow-function-source does not go with --production: a production server takes functions only from its app folders (--app)",
+    );
+  if (allowFunctionSource) options.allowFunctionSource = true;
   const signingSecret = values["signing-secret"] ?? env.MOCK_SIGNING_SECRET;
   if (signingSecret) {
     if (signingSecret.length < 16)

@@ -15,6 +15,7 @@ describe("start-up option checks", () => {
     [["--public-url", "notes.example"], "--public-url must be an http(s) URL"],
     [["--auth-rate-limit", "lots"], "--auth-rate-limit: 'lots' is not MAX/WINDOW"],
     [["--trust-proxy", "proxy.example"], "--trust-proxy: 'proxy.example' is not true"],
+    [["--production", "--allow-function-source"], "--allow-function-source does not go with --production"],
   ])("%j is refused", (args, message) => {
     const result = run(...args, "--port", "0");
     expect(result.status).toBe(2);

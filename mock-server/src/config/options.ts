@@ -57,6 +57,13 @@ export interface EmulatorOptions {
   saveIntervalMs: number;
   /** Required on the control API when listening on a non-loopback address. */
   controlToken: string | null;
+  /**
+   * Let the control API take function source (inline functions, app folders it does not host yet)
+   * without a control token (`--allow-function-source`). Function source runs on the host; without
+   * this or a control token the control API refuses it, and production mode always does
+   * (control/function-source.ts, docs/decisions/0010).
+   */
+  allowFunctionSource: boolean;
   passwordHashCost: number;
   /** The HS256 secret for access and refresh tokens; random per process when null. */
   signingSecret: string | null;
@@ -107,6 +114,7 @@ export function defaultOptions(): EmulatorOptions {
     databasePoolSize: 20,
     saveIntervalMs: 5000,
     controlToken: null,
+    allowFunctionSource: false,
     passwordHashCost: defaultPasswordHashCost,
     signingSecret: null,
     defaultAppId: "local-app",

@@ -1,11 +1,13 @@
 import { applyConfigFile } from "../config/config-file.ts";
 import { controlErrors } from "../errors/catalogue.ts";
+import { checkFunctionSource } from "./function-source.ts";
 import { defineControlRoute } from "./route.ts";
 
 /** What `--config FILE` does at start, at run time (settings excepted). */
 export default defineControlRoute("applyConfig", async (request, reply) => {
   if (request.body.settings !== undefined)
     throw controlErrors.validation("settings take effect only at start (--config)");
+  await checkFunctionSource(request.server.emulator, { apps: request.body.apps ?? [], baseDir: process.cwd() });
   try {
     const created = await applyConfigFile(request.server.emulator, request.body, process.cwd(), "create");
     return reply.code(201).send(created);

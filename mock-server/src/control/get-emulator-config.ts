@@ -1,3 +1,4 @@
+import { functionSourceAccepted } from "./function-source.ts";
 import { defineControlRoute } from "./route.ts";
 
 export default defineControlRoute("getEmulatorConfig", async (request) => {
@@ -10,6 +11,7 @@ export default defineControlRoute("getEmulatorConfig", async (request) => {
     dataDir: options.dataDir,
     passwordHashCost: options.passwordHashCost,
     controlTokenRequired: options.controlToken !== null,
+    functionSourceAccepted: functionSourceAccepted(options),
     defaultAppId: options.defaultAppId,
     appIds: (await apps.list()).map((a) => a.appId),
   };

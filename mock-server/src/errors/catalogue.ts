@@ -39,7 +39,8 @@ export type ControlErrorCode =
   | "Conflict"
   | "InternalError"
   | "Unavailable"
-  | "NotInProduction";
+  | "NotInProduction"
+  | "FunctionSourceNotAllowed";
 
 /** A control API error: `{error, code}`. */
 export class ControlError extends Error {
@@ -252,4 +253,16 @@ export const controlErrors = {
   notInProduction: (feature: string) =>
     new ControlError(403, "NotInProduction", `${feature} is a testing feature, off in production mode`),
   hostNotAllowed: (host: string) => new ControlError(403, "HostNotAllowed", hostNotAllowed(host)),
+  functionSourceOff: (what: string) =>
+    new ControlError(
+      403,
+      "FunctionSourceNotAllowed",
+      `function source through the control API is off (${what}): it is code that runs on this host as the emulator's user. Start the emulator with --control-token (the control API then requires it) or --allow-function-source to take it, or put the function in an app folder given at start (--app)`,
+    ),
+  functionSourceInProduction: (what: string) =>
+    new ControlError(
+      403,
+      "FunctionSourceNotAllowed",
+      `function source through the control API is refused in production mode (${what}): put the function in the app folder given with --app`,
+    ),
 } as const;

@@ -14,8 +14,8 @@ import type { StoredUser } from "../store/store.ts";
 import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
 import { ExecutionMemoryLimit, ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
 
-/** A worker idle this long is stopped (the app gets a new one on its next call). */
-const idleWorkerMs = 30_000;
+/** A function process idle this long is stopped (the app gets a new one on its next call). */
+const idleProcessMs = 30_000;
 
 /** What functions need of their app (runtime/app-runtime.ts provides it). */
 export interface FunctionApp extends MongoApp {
@@ -114,13 +114,13 @@ export class AppFunctions implements SandboxHost {
     } finally {
       this.calls.delete(callId);
       if (sandbox.running === 0 && this.calls.size === 0) {
-        this.idleTimer = setTimeout(() => this.close(), idleWorkerMs);
+        this.idleTimer = setTimeout(() => this.close(), idleProcessMs);
         this.idleTimer.unref();
       }
     }
   }
 
-  /** Stops the app's worker (it is started again on the next call). */
+  /** Stops the app's function process (it is started again on the next call). */
   close(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;

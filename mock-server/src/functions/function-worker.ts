@@ -1,40 +1,56 @@
 /**
- * The code of an app's function worker (a `worker_threads` worker, started from this text so it
- * runs the same from the sources and from the bundle). It holds the app's `node:vm` context with
- * the BSON library and the bridge, runs calls as the main thread asks, and passes the bridge's
- * requests (MongoDB actions, other functions, logs, results) back as messages. The main thread
- * keeps the deadlines: a worker stuck in a loop is terminated, never waited for.
+ * The code of an app's function process (a Node process per app, started with this text as `-e`
+ * so it runs the same from the sources and from the bundle; sandbox.ts starts it). It holds the
+ * app's `node:vm` context with the BSON library and the bridge, runs calls as the emulator asks,
+ * and passes the bridge's requests (MongoDB actions, other functions, logs, results) back as
+ * messages over the IPC channel. The emulator keeps the deadlines: a process stuck in a loop is
+ * killed, never waited for.
+ *
+ * Two walls stand between function code and the host (docs/decisions/0010):
+ * 1. The context. Nothing of this process's realm may reach function code: this code hands the
+ *    context only strings and numbers (and the one closure-held `hostCall`), takes back only
+ *    strings, and never calls or reads anything function code could have made.
+ * 2. The process. Should code get out of the context anyway, it is in a process started under
+ *    Node's permission model (no file system, no child processes, no worker threads, no native
+ *    addons, no inspector), with no string compilation in its own realm either, none of the
+ *    emulator's environment and nothing of its memory: the BSON library's text comes in the first
+ *    message, so not even a file needs to be readable.
+ * It also runs with `--experimental-vm-modules` so that a dynamic `import()` in the context can be
+ * refused with an error of the context's own (without the flag, Node 20 refuses with one of this
+ * realm).
  */
 export const workerSource = String.raw`"use strict";
-const { parentPort, workerData } = require("node:worker_threads");
 const vm = require("node:vm");
-const { readFileSync } = require("node:fs");
+const { types } = require("node:util");
 
-function errorText(error) {
-  if (error && typeof error === "object" && "message" in error) {
-    return (typeof error.name === "string" ? error.name + ": " : "") + String(error.message);
-  }
-  return String(error);
-}
+// The emulator is gone (it exited or was killed): so is this process.
+process.on("disconnect", () => process.exit(0));
+const post = (message) => {
+  if (process.connected) process.send(message);
+};
 
-// A prototype-less global and no string compilation: the context's own constructors lead nowhere.
-const context = vm.createContext(Object.create(null), {
-  name: workerData.name,
-  codeGeneration: { strings: false, wasm: false },
-});
-new vm.Script(readFileSync(workerData.bsonBundlePath, "utf8"), { filename: "bson.bundle.js" }).runInContext(context);
-const bootstrap = new vm.Script(workerData.bootstrapSource, { filename: "functions-bridge.js" }).runInContext(context);
-// Messages both ways are strings (cheaper to pass between threads than objects), or arrays of them:
-// to the main thread "kind\u0000callId\u0000pendingId\u0000text"; from it, the JSON the bridge reads.
-// Outgoing ones are sent together once per turn of the worker's event loop (each message to a
-// sleeping thread wakes it: batches cost one thread switch instead of one per call).
+let bridge = null;
+let context = null;
+let define = null;
+let defineFailed = null;
+let dispatch = null;
+/** The context's error classes and ours, by prototype: a compile error is named without reading it. */
+const errorNames = new Map();
+const importModuleDynamically = () => {
+  throw bridge.refuseImport();
+};
+const load = (source, filename) => new vm.Script(source, { filename, importModuleDynamically }).runInContext(context);
+
+// Messages both ways are strings (or arrays of them): to the emulator
+// "kind\u0000callId\u0000pendingId\u0000text"; from it, the JSON the bridge reads. Outgoing ones
+// are sent together once per turn of the event loop (one IPC write instead of one per call).
 let outbox = [];
 let flushing = false;
 const flush = () => {
   flushing = false;
   const batch = outbox;
   outbox = [];
-  if (batch.length > 0) parentPort.postMessage(batch.length === 1 ? batch[0] : batch);
+  if (batch.length > 0) post(batch.length === 1 ? batch[0] : batch);
 };
 const hostCall = (kind, callId, pendingId, text) => {
   if (typeof kind === "string" && typeof callId === "number" && typeof text === "string") {
@@ -45,37 +61,74 @@ const hostCall = (kind, callId, pendingId, text) => {
     }
   }
 };
-const bridge = bootstrap(hostCall, workerData.appText);
 
-const dispatch = (message) => {
-  // A run or a delivery for the bridge.
-  try {
-    bridge.dispatch(message);
-  } catch (error) {
-    hostCall("error", 0, 0, errorText(error));
+/** The first message: the app, the BSON library's text and the bridge's. */
+function start(init) {
+  // A prototype-less global and no string compilation: the context's own constructors lead nowhere.
+  context = vm.createContext(Object.create(null), {
+    name: init.name,
+    codeGeneration: { strings: false, wasm: false },
+  });
+  const names = load('["Error", "SyntaxError", "RangeError", "ReferenceError", "TypeError"].map((name) => [globalThis[name].prototype, name])', "functions-setup.js");
+  for (let i = 0; i < names.length; i++) errorNames.set(names[i][0], names[i][1]);
+  for (const E of [Error, SyntaxError, RangeError, ReferenceError, TypeError]) errorNames.set(E.prototype, E.name);
+  load(init.bsonSource, "bson.bundle.js");
+  bridge = load(init.bootstrapSource, "functions-bridge.js")(hostCall, init.appText);
+  ({ define, defineFailed, dispatch } = bridge);
+}
+
+// Node's own handling of a stray rejection or an uncaught exception formats the value with
+// util.inspect in this realm, which calls the value's custom inspect function with this realm's
+// inspect: function code must never get there. A rejection nobody handles is dropped (the call
+// that made it answers as it does anyway); an uncaught exception (a FinalizationRegistry callback
+// that throws) stops the process, unread, and the emulator fails its calls.
+process.on("unhandledRejection", () => undefined);
+process.on("uncaughtException", () => {
+  if (process.connected) {
+    process.send("fatal\u00000\u00000\u0000a function threw outside of its call; the app's functions were restarted", () =>
+      process.exit(1),
+    );
+  } else {
+    process.exit(1);
   }
-};
+});
 
-parentPort.on("message", (message) => {
+/** A compile error's text, read from V8's own error: its own message and its class's name. */
+function compileErrorText(error) {
+  if (!types.isNativeError(error) || types.isProxy(error)) return ["SyntaxError", "the function does not compile"];
+  const message = Object.getOwnPropertyDescriptor(error, "message");
+  return [
+    errorNames.get(Object.getPrototypeOf(error)) || "Error",
+    message && typeof message.value === "string" ? message.value : "",
+  ];
+}
+
+process.on("message", (message) => {
+  // A run or a delivery for the bridge (which never throws).
   if (typeof message === "string") return dispatch(message);
   if (Array.isArray(message)) {
     for (const one of message) dispatch(one);
     return;
   }
-  try {
-    if (message.type === "define") {
-      const factory = new vm.Script(message.source, { filename: "functions/" + message.name + ".js", lineOffset: -1 }).runInContext(context);
-      bridge.define(message.key, factory);
-    } else if (message.type === "ping") {
-      parentPort.postMessage("pong\u00000\u00000\u0000");
+  if (message.type === "define") {
+    let factory;
+    try {
+      factory = vm.compileFunction(message.body, message.parameters, {
+        parsingContext: context,
+        filename: "functions/" + message.name + ".js",
+        importModuleDynamically,
+      });
+    } catch (error) {
+      // The factory, made in the context, throws the compile error's name and message on every call.
+      const [name, text] = compileErrorText(error);
+      defineFailed(message.key, name, text);
+      return;
     }
-  } catch (error) {
-    // The factory throws the compile error's name and message on every call (only the bridge sees it).
-    const name = String(error && error.name);
-    const text = String(error && error.message);
-    bridge.define(message.key, () => {
-      throw { name, message: text };
-    });
+    define(message.key, factory);
+  } else if (message.type === "ping") {
+    post("pong\u00000\u00000\u0000");
+  } else if (message.type === "init") {
+    start(message);
   }
 });
 `;

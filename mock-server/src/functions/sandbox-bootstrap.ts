@@ -1,53 +1,200 @@
 /**
- * The code that runs inside each app's function context, after the BSON library. It is the only
- * bridge between user functions and the emulator: everything crosses it as text (JSON or Extended
- * JSON), so no object of the outer realm (whose constructors would lead to `process`) is ever
- * reachable from a function. `hostCall` stays in this closure, invisible to user code; the bridge
- * (`define`, `dispatch`) is returned to the worker, not put in the context's globals.
+ * The code that runs inside each app's function context, after the BSON library and before any
+ * function. It is the only bridge between user functions and the emulator, and it keeps the
+ * worker's realm out of reach (docs/decisions/0010-function-code-on-the-host.md):
+ * - It first takes every built-in it uses, then freezes the context's built-ins (every object
+ *   reachable from the global's standard properties and the syntax-only intrinsics, the BSON
+ *   library included) and makes the global's standard bindings read-only. Function code can no
+ *   longer patch `Map.prototype.set`, `Promise.prototype.then`, `JSON.parse`, `Error.prepareStackTrace`
+ *   or a setter on `Object.prototype` to catch what crosses the bridge.
+ * - Everything crosses as text (JSON or Extended JSON) in both directions; results and thrown values
+ *   are turned into text here, inside the context, so their getters and proxies run only here.
+ * - Every function, factory and error a function can meet is made here, in the context's realm: a
+ *   function whose source does not compile gets a factory made by `defineFailed`, from strings.
+ * - `hostCall`, the one function of the worker's realm in here, stays in this closure; each call to
+ *   it is wrapped, so nothing it throws (a stack overflow inside it) reaches function code.
+ * The bridge (`define`, `defineFailed`, `dispatch`) is returned to the worker, never put in the
+ * context's globals.
  */
 export const bootstrapSource = `(function (hostCall, appText) {
   "use strict";
+  // --- What the bridge uses, taken before anything can change it.
+  const { apply, ownKeys, getPrototypeOf, defineProperty, getOwnPropertyDescriptor } = Reflect;
+  const { freeze, isFrozen, keys, hasOwn, create } = Object;
+  const ObjectPrototype = Object.prototype;
+  const SafeMap = Map;
+  const SafeSet = Set;
+  const SafePromise = Promise;
+  const SafeError = Error;
+  const SafeTypeError = TypeError;
+  const SafeString = String;
+  const parseJson = JSON.parse;
+  const isView = ArrayBuffer.isView;
   const EJSON = BSON.EJSON;
-  const app = JSON.parse(appText);
-  const freeze = (value) => {
-    if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
-      Object.freeze(value);
-      for (const key of Object.keys(value)) freeze(value[key]);
+  const ejsonStringify = EJSON.stringify;
+  const ejsonParse = EJSON.parse;
+  const call = (fn, self, ...args) => apply(fn, self, args);
+  const mapGet = SafeMap.prototype.get;
+  const mapSet = SafeMap.prototype.set;
+  const mapDelete = SafeMap.prototype.delete;
+  const setHas = SafeSet.prototype.has;
+  const setAdd = SafeSet.prototype.add;
+  const promiseThen = SafePromise.prototype.then;
+  const arrayMap = Array.prototype.map;
+  const arrayJoin = Array.prototype.join;
+  const arrayPush = Array.prototype.push;
+  const arrayPop = Array.prototype.pop;
+  const isObject = (value) => value !== null && (typeof value === "object" || typeof value === "function");
+
+  // --- Freezing the context's built-ins.
+  // ObjectId counts in static properties; they become accessors over this closure so that the class
+  // can be frozen and still make ids.
+  for (const key of ["index", "PROCESS_UNIQUE", "cacheHexString"]) {
+    const own = getOwnPropertyDescriptor(BSON.ObjectId, key);
+    if (!own || !hasOwn(own, "value")) continue;
+    let stored = own.value;
+    defineProperty(BSON.ObjectId, key, {
+      get: function () { return stored; },
+      set: function (value) { stored = value; },
+      enumerable: own.enumerable,
+      configurable: false,
+    });
+  }
+  // Assigning to a property that a frozen prototype holds fails (the "override mistake"), which
+  // would break ordinary code such as \`error.name = "NotFound"\` or \`F.prototype.toString = …\`:
+  // these properties become accessors whose setter gives the object its own property instead.
+  // (Not Array.prototype.constructor nor Promise.prototype.constructor: V8's fast paths for array
+  // methods and promises depend on them staying plain.)
+  const overridable = (object, names) => {
+    for (const key of names) {
+      const own = getOwnPropertyDescriptor(object, key);
+      if (!own || !hasOwn(own, "value") || !own.writable) continue;
+      const value = own.value;
+      defineProperty(object, key, {
+        get: function () { return value; },
+        set: function (replacement) {
+          if (!isObject(this)) return;
+          if (this === object) throw new SafeTypeError("Cannot assign to read only property '" + SafeString(key) + "' of a built-in");
+          defineProperty(this, key, { value: replacement, writable: true, enumerable: true, configurable: true });
+        },
+        enumerable: own.enumerable,
+        configurable: false,
+      });
+    }
+  };
+  overridable(ObjectPrototype, ownKeys(ObjectPrototype));
+  overridable(Function.prototype, ["toString"]);
+  overridable(Array.prototype, ["toString", "push", "concat", "join"]);
+  for (const E of [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError, AggregateError]) {
+    overridable(E.prototype, ["constructor", "name", "message", "toString"]);
+  }
+  // Everything reachable from the global's own properties and from the intrinsics only syntax
+  // reaches (generator, async and iterator prototypes), through properties, accessors and
+  // prototypes, except the global object itself.
+  const roots = [
+    getPrototypeOf(function* () {}),
+    getPrototypeOf(async function () {}),
+    getPrototypeOf(async function* () {}),
+    getPrototypeOf([][Symbol.iterator]()),
+    getPrototypeOf(new SafeMap().entries()),
+    getPrototypeOf(new SafeSet().values()),
+    getPrototypeOf(""[Symbol.iterator]()),
+    getPrototypeOf(/./[Symbol.matchAll]("")),
+  ];
+  if (typeof Intl === "object" && typeof Intl.Segmenter === "function") {
+    const segments = new Intl.Segmenter().segment("");
+    call(arrayPush, roots, getPrototypeOf(segments), getPrototypeOf(segments[Symbol.iterator]()));
+  }
+  for (const key of ownKeys(globalThis)) {
+    const own = getOwnPropertyDescriptor(globalThis, key);
+    if (own) call(arrayPush, roots, own.value, own.get, own.set);
+  }
+  const reached = new SafeSet();
+  call(setAdd, reached, globalThis);
+  const toFreeze = [];
+  while (roots.length > 0) {
+    const value = call(arrayPop, roots);
+    if (!isObject(value) || call(setHas, reached, value)) continue;
+    call(setAdd, reached, value);
+    call(arrayPush, toFreeze, value);
+    // A typed array's elements cannot be frozen (none of the built-ins holds one with elements).
+    if (isView(value)) continue;
+    call(arrayPush, roots, getPrototypeOf(value));
+    for (const key of ownKeys(value)) {
+      const own = getOwnPropertyDescriptor(value, key);
+      if (own) call(arrayPush, roots, own.value, own.get, own.set);
+    }
+  }
+  for (const value of toFreeze) if (!isView(value)) freeze(value);
+  // EJSON is a global of App Services functions; BSON already is (the library's own global). The
+  // global's standard bindings become read-only, so \`globalThis.JSON = …\` or a new \`Error\` with
+  // a \`prepareStackTrace\` changes nothing. (The whole descriptor is given: the context's global
+  // keeps a copy of each definition, and a partial one would lose the value.)
+  defineProperty(globalThis, "EJSON", { value: EJSON, writable: false, enumerable: false, configurable: false });
+  for (const key of ownKeys(globalThis)) {
+    const own = getOwnPropertyDescriptor(globalThis, key);
+    if (own && hasOwn(own, "value") && (own.writable || own.configurable)) {
+      defineProperty(globalThis, key, { value: own.value, writable: false, enumerable: own.enumerable, configurable: false });
+    }
+  }
+
+  // --- The bridge.
+  /** Sends to the worker; nothing the worker's function throws (a stack overflow) gets out. */
+  const send = (kind, callId, pendingId, text) => {
+    try {
+      hostCall(kind, callId, pendingId, text);
+      return true;
+    } catch (ignored) {
+      return false;
+    }
+  };
+  const deepFreeze = (value) => {
+    if (isObject(value) && !isFrozen(value)) {
+      freeze(value);
+      for (const key of keys(value)) deepFreeze(value[key]);
     }
     return value;
   };
-  freeze(app);
-  const factories = new Map();
-  const pending = new Map();
+  const app = deepFreeze(parseJson(appText));
+  const factories = new SafeMap();
+  const pending = new SafeMap();
   let nextPending = 1;
 
-  const toText = (value) => EJSON.stringify(value === undefined ? null : value, { relaxed: false });
+  const toText = (value) => ejsonStringify(value === undefined ? null : value, { relaxed: false });
 
   function request(callId, kind, payload) {
-    return new Promise((resolve, reject) => {
+    return new SafePromise((resolve, reject) => {
       const id = nextPending++;
-      pending.set(id, { resolve, reject });
       let text;
       try {
         text = toText(payload);
       } catch (error) {
-        pending.delete(id);
         reject(error);
         return;
       }
-      hostCall(kind, callId, id, text);
+      if (typeof text !== "string") text = "null";
+      call(mapSet, pending, id, { resolve, reject });
+      if (!send(kind, callId, id, text)) {
+        call(mapDelete, pending, id);
+        reject(new SafeError("the request could not be sent"));
+      }
     });
   }
 
   const clean = (object) => {
     const out = {};
-    for (const key of Object.keys(object)) if (object[key] !== undefined) out[key] = object[key];
+    for (const key of keys(object)) if (object[key] !== undefined) out[key] = object[key];
     return out;
   };
-  const opt = (options, key) => (options !== null && typeof options === "object" ? options[key] : undefined);
+  const opt = (options, key) => (isObject(options) ? options[key] : undefined);
 
   function collection(callId, database, name) {
-    const action = (act, args) => request(callId, "mongo", { action: act, args: Object.assign({ database, collection: name }, clean(args)) });
+    const action = (act, args) => {
+      const all = clean(args);
+      all.database = database;
+      all.collection = name;
+      return request(callId, "mongo", { action: act, args: all });
+    };
     function cursor(run) {
       const state = { sort: undefined, limit: undefined, skip: 0 };
       const self = {
@@ -55,13 +202,13 @@ export const bootstrapSource = `(function (hostCall, appText) {
         limit(limit) { state.limit = limit; return self; },
         skip(skip) { state.skip = skip; return self; },
         toArray() {
-          return run(state).then((docs) => (state.skip > 0 ? docs.slice(state.skip) : docs));
+          return call(promiseThen, run(state), (docs) => (state.skip > 0 ? docs.slice(state.skip) : docs));
         },
-        then(onFulfilled, onRejected) { return self.toArray().then(onFulfilled, onRejected); },
+        then(onFulfilled, onRejected) { return call(promiseThen, self.toArray(), onFulfilled, onRejected); },
       };
       return self;
     }
-    return Object.freeze({
+    return freeze({
       find: (query, projection, options) =>
         cursor((state) => {
           const limit = state.limit === undefined ? opt(options, "limit") : state.limit;
@@ -97,121 +244,173 @@ export const bootstrapSource = `(function (hostCall, appText) {
     });
   }
 
-  function makeContext(callId, call) {
-    const services = Object.freeze({
+  function makeContext(callId, callInfo) {
+    const services = freeze({
       get(name) {
-        if (name !== "mongodb-atlas") throw new Error("service not found: '" + name + "'");
-        return Object.freeze({
-          db: (database) => Object.freeze({ collection: (name_) => collection(callId, database, name_) }),
+        if (name !== "mongodb-atlas") throw new SafeError("service not found: '" + name + "'");
+        return freeze({
+          db: (database) => freeze({ collection: (name_) => collection(callId, database, name_) }),
         });
       },
     });
-    return Object.freeze({
+    return freeze({
       app: app.app,
-      user: freeze(call.user),
-      request: freeze(call.request),
+      user: deepFreeze(callInfo.user),
+      request: deepFreeze(callInfo.request),
       environment: app.environment,
-      values: Object.freeze({
-        get: (name) => (Object.prototype.hasOwnProperty.call(app.values, name) ? app.values[name] : undefined),
+      values: freeze({
+        get: (name) => (hasOwn(app.values, name) ? app.values[name] : undefined),
       }),
       services,
-      functions: Object.freeze({ execute: (name, ...args) => request(callId, "execute", { name, args }) }),
+      functions: freeze({ execute: (name, ...args) => request(callId, "execute", { name, args }) }),
     });
   }
 
   function format(args) {
-    return args
-      .map((a) => {
-        if (typeof a === "string") return a;
-        try { return EJSON.stringify(a, { relaxed: true }); } catch (error) { return String(a); }
-      })
-      .join(" ");
+    return call(arrayJoin, call(arrayMap, args, (a) => {
+      if (typeof a === "string") return a;
+      try {
+        const text = ejsonStringify(a, { relaxed: true });
+        return typeof text === "string" ? text : SafeString(text);
+      } catch (error) {
+        return describe(a);
+      }
+    }), " ");
   }
   const consoleFor = (callId) => {
-    const log = (level) => (...args) => hostCall("log", callId, 0, level + " " + format(args));
-    return Object.freeze({ log: log("log"), info: log("info"), warn: log("warn"), error: log("error"), debug: log("debug") });
+    const log = (level) => (...args) => {
+      let text;
+      try {
+        text = level + " " + format(args);
+      } catch (error) {
+        text = level + " " + describe(error);
+      }
+      send("log", callId, 0, text);
+    };
+    return freeze({ log: log("log"), info: log("info"), warn: log("warn"), error: log("error"), debug: log("debug") });
   };
 
-  function errorText(error) {
-    if (error !== null && typeof error === "object" && typeof error.message === "string") {
-      return (typeof error.name === "string" && error.name !== "" ? error.name + ": " : "") + error.message;
+  /** A thrown value as text ("Name: message"); reads each property once and never throws. */
+  function describe(value) {
+    try {
+      if (isObject(value)) {
+        const message = value.message;
+        if (typeof message === "string") {
+          const name = value.name;
+          return (typeof name === "string" && name !== "" ? name + ": " : "") + message;
+        }
+      }
+      const text = SafeString(value);
+      return typeof text === "string" ? text : "error";
+    } catch (ignored) {
+      return "error";
     }
-    try { return String(error); } catch (ignored) { return "error"; }
   }
 
   function fail(callId, error) {
-    hostCall("error", callId, 0, errorText(error));
+    send("error", callId, 0, describe(error));
   }
 
   function finish(callId, result) {
     let text;
     try {
-      text = result === undefined ? '{"$undefined":true}' : EJSON.stringify(result, { relaxed: false });
+      text = result === undefined ? '{"$undefined":true}' : ejsonStringify(result, { relaxed: false });
     } catch (error) {
       fail(callId, error);
       return;
     }
-    hostCall("done", callId, 0, text);
+    // A value with no JSON form (a function, a symbol) is undefined to the caller.
+    send("done", callId, 0, typeof text === "string" ? text : '{"$undefined":true}');
   }
 
-  function dispatch(text) {
-    const message = JSON.parse(text);
-    if (message.type === "deliver") {
-      const waiter = pending.get(message.id);
-      if (!waiter) return;
-      pending.delete(message.id);
-      if (!message.ok) {
-        waiter.reject(new Error(message.text));
-        return;
-      }
-      try {
-        waiter.resolve(EJSON.parse(message.text, { relaxed: true }));
-      } catch (error) {
-        waiter.reject(error);
-      }
+  function run(message) {
+    const callId = message.callId;
+    const factory = call(mapGet, factories, message.key);
+    if (typeof factory !== "function") {
+      fail(callId, new SafeError("function '" + message.name + "' is not defined"));
       return;
     }
-    if (message.type === "run") {
-      const factory = factories.get(message.key);
-      let fn;
-      try {
-        const module = { exports: undefined };
-        fn = factory(undefined, module, makeContext(message.callId, EJSON.parse(message.call, { relaxed: true })), consoleFor(message.callId));
-      } catch (error) {
-        fail(message.callId, error);
-        return;
-      }
-      if (typeof fn !== "function") {
-        fail(message.callId, new Error("function '" + message.name + "' does not export a function (use exports = function () {…})"));
-        return;
-      }
-      let args;
-      try {
-        args = EJSON.parse(message.args, { relaxed: true });
-      } catch (error) {
-        fail(message.callId, error);
-        return;
-      }
-      Promise.resolve()
-        .then(() => fn.apply(undefined, args))
-        .then((result) => finish(message.callId, result), (error) => fail(message.callId, error));
+    let fn;
+    let args;
+    try {
+      const module = { exports: undefined };
+      const callInfo = ejsonParse(message.call, { relaxed: true });
+      fn = apply(factory, undefined, [undefined, module, makeContext(callId, callInfo), consoleFor(callId)]);
+    } catch (error) {
+      fail(callId, error);
+      return;
     }
+    if (typeof fn !== "function") {
+      fail(callId, new SafeError("function '" + message.name + "' does not export a function (use exports = function () {…})"));
+      return;
+    }
+    try {
+      args = ejsonParse(message.args, { relaxed: true });
+    } catch (error) {
+      fail(callId, error);
+      return;
+    }
+    call(
+      promiseThen,
+      call(promiseThen, SafePromise.resolve(), () => apply(fn, undefined, args)),
+      (result) => finish(callId, result),
+      (error) => fail(callId, error),
+    );
   }
 
-  // EJSON is a global of App Services functions; BSON already is (the library's own global).
-  Object.defineProperty(globalThis, "EJSON", { value: EJSON, writable: false, configurable: false, enumerable: false });
-  return Object.freeze({
+  function deliver(message) {
+    const waiter = call(mapGet, pending, message.id);
+    if (!waiter) return;
+    call(mapDelete, pending, message.id);
+    if (!message.ok) {
+      waiter.reject(new SafeError(message.text));
+      return;
+    }
+    let value;
+    try {
+      value = ejsonParse(message.text, { relaxed: true });
+    } catch (error) {
+      waiter.reject(error);
+      return;
+    }
+    waiter.resolve(value);
+  }
+
+  return freeze({
+    /** A compiled function's factory (made in this context by vm.compileFunction). */
     define(key, factory) {
-      factories.set(key, factory);
+      if (typeof key === "string" && typeof factory === "function") call(mapSet, factories, key, factory);
     },
-    dispatch,
+    /** A function whose source does not compile: its factory, made here, throws the compile error's text. */
+    defineFailed(key, name, message) {
+      if (typeof key !== "string") return;
+      const error = freeze({ name: typeof name === "string" ? name : "SyntaxError", message: typeof message === "string" ? message : "" });
+      call(mapSet, factories, key, function () { throw error; });
+    },
+    /** A run or a delivery (JSON text); never throws. */
+    dispatch(text) {
+      try {
+        if (typeof text !== "string") return;
+        const message = parseJson(text);
+        if (message.type === "deliver") deliver(message);
+        else if (message.type === "run") run(message);
+      } catch (ignored) {
+        // Only a broken message gets here; runs and deliveries report their own failures.
+      }
+    },
+    /** The error a dynamic import() gets (node:vm would give one of the worker's realm). */
+    refuseImport() {
+      return new SafeError("import() is not available in functions");
+    },
   });
 })`;
 
 /**
- * Wraps a function's source (`exports = function (…) {…}`) into a per-call factory: evaluated in
- * the context, the script's value is the factory.
+ * A function's source (`exports = function (…) {…}`) as the body of its per-call factory
+ * `(exports, module, context, console) => exports`, compiled in the context by the worker
+ * (vm.compileFunction: the source cannot close the body early and run code at definition).
  */
-export function definitionSource(source: string): string {
-  return `(function (exports, module, context, console) {\n${source}\n;\nreturn module.exports !== undefined ? module.exports : exports;\n})`;
+export const factoryParameters = ["exports", "module", "context", "console"];
+export function factoryBody(source: string): string {
+  return `${source}\n;\nreturn module.exports !== undefined ? module.exports : exports;`;
 }

@@ -1,23 +1,66 @@
 /**
- * One app's function runner on the emulator's side: a worker thread holding the app's `node:vm`
- * context (see function-worker.ts and sandbox-bootstrap.ts). Calls cross as text; the worker never
- * blocks the emulator. At a call's deadline the call fails; if the worker does not answer a ping
- * at once it is stuck (a busy loop, an endless promise chain) and is terminated, failing its other
- * calls too, and the app gets a fresh worker on its next call. Memory is capped like the service's
- * 350 MB per function run.
+ * One app's function runner on the emulator's side: a Node process of its own holding the app's
+ * `node:vm` context (see function-worker.ts and sandbox-bootstrap.ts), started under Node's
+ * permission model with no file system, child processes, workers, addons or string compilation,
+ * and none of the emulator's environment (docs/decisions/0010). Calls cross as text over the IPC
+ * channel; the process never blocks the emulator. At a call's deadline the call fails; if the
+ * process does not answer a ping at once it is stuck (a busy loop, an endless promise chain) and is
+ * killed, failing its other calls too, and the app gets a fresh process on its next call. Memory is
+ * capped like the service's 350 MB per function run.
  */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { Worker } from "node:worker_threads";
 import type { FunctionSource } from "./function-folder.ts";
 import { workerSource } from "./function-worker.ts";
-import { bootstrapSource, definitionSource } from "./sandbox-bootstrap.ts";
+import { bootstrapSource, factoryBody, factoryParameters } from "./sandbox-bootstrap.ts";
 
 const require = createRequire(import.meta.url);
-// The browser build of the BSON library (an IIFE defining `BSON`), beside the package's main file.
+// The browser build of the BSON library (an IIFE defining `BSON`), beside the package's main file;
+// read here and sent to each process, which may not read files.
 const bsonBundlePath = join(dirname(require.resolve("bson")), "bson.bundle.js");
+let bsonSource: string | null = null;
 
-/** How long a worker may take to answer a ping before it counts as stuck. */
+/** Node's permission model: `--permission` from Node 22.13 on, `--experimental-permission` before. */
+const permissionFlag = process.allowedNodeEnvironmentFlags.has("--permission")
+  ? "--permission"
+  : "--experimental-permission";
+
+/**
+ * How a function process is started: no permission granted (no file system, child processes,
+ * worker threads, addons, WASI or inspector), no `eval` or `Function` from strings in its own realm
+ * either, the memory limit, and vm modules so that import() can be refused in the context's realm.
+ */
+export function functionProcessArgs(memoryLimitMb: number): string[] {
+  return [
+    permissionFlag,
+    "--disallow-code-generation-from-strings",
+    "--experimental-vm-modules",
+    `--max-old-space-size=${memoryLimitMb}`,
+    // One V8 helper thread instead of one per core: a process per app must stay small.
+    "--v8-pool-size=1",
+    "--no-warnings",
+    "-e",
+    workerSource,
+  ];
+}
+
+/**
+ * The function process's environment: none of the emulator's (it holds secrets: the signing
+ * secret, the database URL, the control token), only what sets the functions' time zone and locale
+ * as the emulator's, and what Windows needs to start a process.
+ */
+export function functionProcessEnvironment(): NodeJS.ProcessEnv {
+  const environment: NodeJS.ProcessEnv = {};
+  for (const name of ["TZ", "LANG", "LC_ALL", "SYSTEMROOT"]) {
+    const value = process.env[name];
+    if (value !== undefined) environment[name] = value;
+  }
+  return environment;
+}
+
+/** How long a process may take to answer a ping before it counts as stuck. */
 const pingGraceMs = 250;
 
 export class ExecutionTimeout extends Error {}
@@ -43,57 +86,80 @@ export interface SandboxAppInfo {
   environment: { tag: string; values: Record<string, unknown> };
 }
 
-type WorkerKind = "done" | "error" | "log" | "mongo" | "execute" | "pong";
+type WorkerKind = "done" | "error" | "log" | "mongo" | "execute" | "pong" | "fatal";
 
 let nextCallId = 1;
 
 export class Sandbox {
-  private readonly worker: Worker;
+  private readonly child: ChildProcess;
   private readonly calls = new Map<number, RunningCall>();
   private readonly defined = new Set<string>();
   private ended = false;
-  /** No new calls: a call of this worker ran past its deadline, so it may be stuck. */
+  /** No new calls: a call of this process ran past its deadline, so it may be stuck. */
   private retired = false;
   private pingTimer: NodeJS.Timeout | null = null;
   /**
-   * Runs and deliveries for the worker, sent together once per turn of the event loop: on one core
-   * every message to a sleeping worker costs two thread switches (~18 µs round trip alone, against
-   * ~2.5 µs when messages are batched), which made thread switching most of a `sum` call.
+   * Runs and deliveries for the process, sent together once per turn of the event loop: every
+   * message to a sleeping process costs a wake-up, and batches cost one instead of one per call.
    */
   private outbox: string[] = [];
   private flushTimer: NodeJS.Immediate | null = null;
+  /** The end of the process's stderr (V8 reports running out of memory there). */
+  private stderrTail = "";
 
   constructor(
     private readonly host: SandboxHost,
     info: SandboxAppInfo,
     memoryLimitMb = 350,
   ) {
-    this.worker = new Worker(workerSource, {
-      eval: true,
-      workerData: {
-        name: `functions:${info.app.clientAppId}`,
-        bsonBundlePath,
-        bootstrapSource,
-        appText: JSON.stringify(info),
-      },
-      resourceLimits: { maxOldGenerationSizeMb: memoryLimitMb },
-      stdout: true,
-      stderr: true,
+    bsonSource ??= readFileSync(bsonBundlePath, "utf8");
+    this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb), {
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+      env: functionProcessEnvironment(),
+      windowsHide: true,
     });
-    this.worker.unref();
-    this.worker.on("message", (message: string | string[]) => {
+    // Neither the process nor its channel keeps the emulator running; the process ends with it.
+    this.child.unref();
+    this.child.channel?.unref();
+    (this.child.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
+    this.child.stderr?.setEncoding("utf8");
+    this.child.stderr?.on("data", (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-4096);
+    });
+    this.child.on("message", (message: unknown) => {
       // "kind\0callId\0pendingId\0text", or a batch of them (see function-worker.ts)
       if (typeof message === "string") this.receive(message);
-      else for (const one of message) this.receive(one);
+      else if (Array.isArray(message)) for (const one of message) if (typeof one === "string") this.receive(one);
     });
-    this.worker.on("error", (error: Error & { code?: string }) => {
+    this.child.on("error", (error) => this.end(new Error(`the functions' process failed: ${error.message}`)));
+    // After the process's stderr is read to its end (V8 writes there before it aborts).
+    this.child.on("close", () => {
       this.end(
-        error.code === "ERR_WORKER_OUT_OF_MEMORY"
+        /heap out of memory|Reached heap limit/.test(this.stderrTail)
           ? new ExecutionMemoryLimit("execution memory limit exceeded")
-          : new Error(error.message),
+          : new ExecutionTimeout("execution time limit exceeded"),
       );
     });
-    this.worker.on("exit", () => this.end(new ExecutionTimeout("execution time limit exceeded")));
+    this.send({
+      type: "init",
+      name: `functions:${info.app.clientAppId}`,
+      bsonSource,
+      bootstrapSource,
+      appText: JSON.stringify(info),
+    });
+  }
+
+  /** The process id of the app's function process (tests check how it runs). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  private send(message: unknown): void {
+    if (this.ended || !this.child.connected) return;
+    // A write to a process that has just died fails its calls (or its close event does).
+    this.child.send(message as string, (error) => {
+      if (error) this.end(new Error(`the functions' process failed: ${error.message}`));
+    });
   }
 
   private receive(message: string): void {
@@ -118,7 +184,7 @@ export class Sandbox {
     const batch = this.outbox;
     this.outbox = [];
     if (this.ended || batch.length === 0) return;
-    this.worker.postMessage(batch.length === 1 ? batch[0] : batch);
+    this.send(batch.length === 1 ? batch[0] : batch);
   }
 
   get usable(): boolean {
@@ -143,7 +209,13 @@ export class Sandbox {
     if (!this.defined.has(fn.version)) {
       this.defined.add(fn.version);
       // A source that does not compile defines a factory that throws its SyntaxError, per call.
-      this.worker.postMessage({ type: "define", key: fn.version, name: fn.name, source: definitionSource(fn.source) });
+      this.send({
+        type: "define",
+        key: fn.version,
+        name: fn.name,
+        parameters: factoryParameters,
+        body: factoryBody(fn.source),
+      });
     }
     this.post(
       JSON.stringify({
@@ -182,6 +254,10 @@ export class Sandbox {
       case "execute":
         this.host.request(this, callId, pendingId, kind, text);
         break;
+      case "fatal":
+        // The process stops (function-worker.ts): its calls fail with its text.
+        this.end(new Error(text));
+        break;
       case "pong":
         // Not stuck, only waiting: let its other calls finish, then stop it.
         if (this.pingTimer) clearTimeout(this.pingTimer);
@@ -192,7 +268,7 @@ export class Sandbox {
   }
 
   /**
-   * A call passed its deadline: fail it, send new calls to a fresh worker, and find out whether this
+   * A call passed its deadline: fail it, send new calls to a fresh process, and find out whether this
    * one is stuck (terminate it now) or just waiting (stop it once its other calls are done).
    */
   private expire(callId: number): void {
@@ -200,7 +276,7 @@ export class Sandbox {
     this.retired = true;
     if (this.ended || this.pingTimer) return;
     this.pingTimer = setTimeout(() => this.close(), pingGraceMs);
-    this.worker.postMessage({ type: "ping" });
+    this.send({ type: "ping" });
   }
 
   private settle(callId: number, outcome: Error | { text: string }): void {
@@ -221,6 +297,6 @@ export class Sandbox {
     this.flushTimer = null;
     this.outbox = [];
     for (const id of [...this.calls.keys()]) this.settle(id, reason);
-    void this.worker.terminate();
+    this.child.kill("SIGKILL");
   }
 }

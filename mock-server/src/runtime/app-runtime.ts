@@ -1,6 +1,6 @@
 /**
  * One app as this instance serves it: its record and its records in the store (shared by every
- * instance), plus what stays per instance — the clock, faults, request journal, function worker,
+ * instance), plus what stays per instance — the clock, faults, request journal, function process,
  * open change streams and the concurrency count. Apps never share state; a test creates its own.
  */
 import type { AppConfig } from "../config/app-config.ts";
@@ -107,7 +107,7 @@ export class AppRuntime {
     return doc ? (toEJSON(doc) as Record<string, unknown>) : undefined;
   }
 
-  /** Ends what runs in the background for this app: change streams and the function worker. */
+  /** Ends what runs in the background for this app: change streams and the function process. */
   close(reason = "the app was deleted"): void {
     this.closeStreams(reason);
     this.functions.close();

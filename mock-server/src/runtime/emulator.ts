@@ -137,7 +137,7 @@ export class Emulator {
     return this.secret;
   }
 
-  /** Stops watching app folders, the relay and the apps' workers; closes the store. */
+  /** Stops watching app folders, the relay and the apps' function processes; closes the store. */
   async close(): Promise<void> {
     this.stopMailEvents();
     this.stopOutageWatch();

@@ -8,7 +8,8 @@ import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "
 
 let app: FastifyInstance;
 beforeAll(async () => {
-  app = await testApp();
+  // The tests define functions through the control API (function source runs on the host: decision 0010).
+  app = await testApp({ allowFunctionSource: true });
 });
 afterAll(() => app.close());
 

@@ -144,7 +144,7 @@ describe("--production", () => {
     }
   });
 
-  it("with a control token: the control API answers it, and refuses faults and clocks", async () => {
+  it("with a control token: the control API answers it, and refuses faults, clocks and function source", async () => {
     const token = "production-control-token-0123456789";
     const server = await production(["--control-token", token]);
     const control = (method: string, path: string, body?: unknown, auth = token) =>
@@ -168,6 +168,10 @@ describe("--production", () => {
       const clock = await control("POST", "/apps/prod-app/clock", { advanceBy: 3600 });
       expect(clock.status).toBe(403);
       expect(await expectFetchContract("advanceClock", clock)).toMatchObject({ code: "NotInProduction" });
+      // Function source is code on the host: a production server takes it from its app folders only.
+      const source = await control("POST", "/apps", { config: { functions: { x: { source: "exports = () => 1;" } } } });
+      expect(source.status).toBe(403);
+      expect(await expectFetchContract("createApp", source)).toMatchObject({ code: "FunctionSourceNotAllowed" });
     } finally {
       await server.stop();
     }

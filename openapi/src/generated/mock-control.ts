@@ -126,7 +126,8 @@ export interface paths {
         /**
          * Create a fresh isolated app from the default template
          * @description `config` overrides the default app's settings (deep merge; arrays replace). Use it to turn on
-         *     automatic confirmation, switch confirmation or reset to a function, add inline functions or
+         *     automatic confirmation, switch confirmation or reset to a function, add inline functions (with
+         *     a control token or `--allow-function-source` only: function source runs on the host) or
          *     rules, set token lifetimes, and so on.
          */
         post: operations["createApp"];
@@ -668,7 +669,7 @@ export interface components {
         ControlError: {
             error: string;
             /** @enum {string} */
-            code: "ValidationError" | "Unauthorized" | "HostNotAllowed" | "NotFound" | "Conflict" | "InternalError" | "Unavailable" | "NotInProduction";
+            code: "ValidationError" | "Unauthorized" | "HostNotAllowed" | "NotFound" | "Conflict" | "InternalError" | "Unavailable" | "NotInProduction" | "FunctionSourceNotAllowed";
         };
         Health: {
             /** @constant */
@@ -686,6 +687,8 @@ export interface components {
             /** @description log2 of the scrypt cost N used for password hashes. */
             passwordHashCost: number;
             controlTokenRequired: boolean;
+            /** @description Whether the control API takes function source (a control token is set or `--allow-function-source` was given, outside production mode). */
+            functionSourceAccepted: boolean;
             defaultAppId: string;
             appIds: string[];
         };
@@ -1265,6 +1268,20 @@ export interface components {
             };
         };
         /**
+         * @description The request's `Host` is not one the emulator answers (as on every route), or the request
+         *     carries function source (inline `functions`, or an `appDir` the emulator does not host
+         *     already), which the control API takes only with a control token or
+         *     `--allow-function-source`, and never in production mode. Nothing was changed.
+         */
+        HostNotAllowedOrFunctionSource: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ControlError"];
+            };
+        };
+        /**
          * @description The request's `Host` is not one the emulator answers (as on every route), or — in production
          *     mode (`--production`) — the operation is a testing feature (faults and clocks), which a
          *     production server refuses.
@@ -1434,7 +1451,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["HostNotAllowed"];
+            403: components["responses"]["HostNotAllowedOrFunctionSource"];
             409: components["responses"]["Conflict"];
             503: components["responses"]["Unavailable"];
         };
@@ -1541,7 +1558,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["HostNotAllowed"];
+            403: components["responses"]["HostNotAllowedOrFunctionSource"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1594,7 +1611,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["HostNotAllowed"];
+            403: components["responses"]["HostNotAllowedOrFunctionSource"];
             409: components["responses"]["Conflict"];
             503: components["responses"]["Unavailable"];
         };

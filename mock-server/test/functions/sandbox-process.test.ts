@@ -1,0 +1,151 @@
+/**
+ * The second wall (docs/decisions/0010): each app's functions run in a Node process of their own,
+ * under Node's permission model, with no string compilation and none of the emulator's
+ * environment, so that code which got out of the `node:vm` context would still find no file
+ * system, no commands and nothing of the emulator. Driven without HTTP: the sandbox is a plain class.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { FunctionSource } from "../../src/functions/function-folder.ts";
+import {
+  ExecutionMemoryLimit,
+  functionProcessArgs,
+  functionProcessEnvironment,
+  Sandbox,
+  type SandboxHost,
+} from "../../src/functions/sandbox.ts";
+
+const host: SandboxHost = {
+  request: (sandbox, _callId, pendingId) => sandbox.deliver(pendingId, false, "not in this test"),
+  log: () => undefined,
+};
+const info = {
+  app: { id: "a", clientAppId: "process-test", name: "process-test" },
+  values: {},
+  environment: { tag: "", values: {} },
+};
+const fn = (name: string, source: string): FunctionSource => ({
+  name,
+  source,
+  private: false,
+  runAsSystem: false,
+  origin: "config",
+  version: `test:${name}`,
+});
+const sandboxes: Sandbox[] = [];
+const sandbox = (memoryLimitMb?: number) => {
+  const created = new Sandbox(host, info, memoryLimitMb);
+  sandboxes.push(created);
+  return created;
+};
+afterAll(() => {
+  for (const s of sandboxes) s.close();
+});
+
+const run = (s: Sandbox, f: FunctionSource, args: unknown[] = [], timeoutMs = 10_000) =>
+  s.run({
+    fn: f,
+    argsText: JSON.stringify(args),
+    callText: '{"user":{},"request":{}}',
+    deadline: Date.now() + timeoutMs,
+  }).result;
+
+describe("the function process", () => {
+  it.runIf(existsSync("/proc/self/cmdline"))(
+    "is a process of its own, under the permission model, without string compilation or environment",
+    async () => {
+      process.env.SANDBOX_TEST_SECRET = "the emulator's secret";
+      let s: Sandbox;
+      try {
+        s = sandbox();
+      } finally {
+        delete process.env.SANDBOX_TEST_SECRET;
+      }
+      expect(await run(s, fn("sum", "exports = (...n) => n.reduce((a, b) => a + b, 0);"), [1, 2, 3])).toBe(
+        '{"$numberInt":"6"}',
+      );
+      const pid = s.pid!;
+      expect(pid).not.toBe(process.pid);
+      const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\u0000");
+      expect(args).toContain("--disallow-code-generation-from-strings");
+      expect(args.some((a) => a === "--permission" || a === "--experimental-permission")).toBe(true);
+      expect(args.filter((a) => a.startsWith("--allow-"))).toEqual([]);
+      // Nothing of the emulator's environment (its secrets): the time zone and locale at most, and
+      // the variables of Node's own IPC channel.
+      const names = readFileSync(`/proc/${pid}/environ`, "utf8")
+        .split("\u0000")
+        .filter(Boolean)
+        .map((entry) => entry.slice(0, entry.indexOf("=")));
+      expect(names.filter((name) => !/^(NODE_CHANNEL_\w+|TZ|LANG|LC_ALL)$/.test(name))).toEqual([]);
+    },
+  );
+
+  it("denies code that got out of the context the file system, commands, workers, eval and the environment", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "function-process-"));
+    try {
+      const flags = functionProcessArgs(64).slice(0, -2);
+      const escaped = `
+        const out = {};
+        const attempt = (name, f) => { try { f(); out[name] = "allowed"; } catch (error) { out[name] = "denied"; } };
+        attempt("read a file", () => require("node:fs").readFileSync(${JSON.stringify(import.meta.filename)}));
+        attempt("write a file", () => require("node:fs").writeFileSync(${JSON.stringify(join(dir, "written"))}, "x"));
+        attempt("run a command", () => require("node:child_process").execFileSync("true"));
+        attempt("start a worker", () => new (require("node:worker_threads").Worker)("1", { eval: true }));
+        attempt("internal bindings", () => process.binding("fs"));
+        attempt("native addons", () => process.dlopen({ exports: {} }, "/nonexistent.node"));
+        attempt("Function from a string", () => Function("return process")());
+        attempt("eval", () => eval("process"));
+        out.environment = Object.keys(process.env).filter((name) => !["TZ", "LANG", "LC_ALL"].includes(name));
+        process.stdout.write(JSON.stringify(out));
+      `;
+      const child = spawn(process.execPath, [...flags, "-e", escaped], {
+        env: functionProcessEnvironment(),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      await new Promise((resolve) => child.on("close", resolve));
+      expect(JSON.parse(stdout)).toEqual({
+        "read a file": "denied",
+        "write a file": "denied",
+        "run a command": "denied",
+        "start a worker": "denied",
+        "internal bindings": "denied",
+        "native addons": "denied",
+        "Function from a string": "denied",
+        eval: "denied",
+        environment: [],
+      });
+      expect(existsSync(join(dir, "written"))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("ends when its emulator goes away (no process is left behind)", async () => {
+    const child = spawn(process.execPath, functionProcessArgs(64), {
+      env: {},
+      stdio: ["ignore", "ignore", "ignore", "ipc"],
+    });
+    await new Promise((resolve) => child.once("spawn", resolve));
+    child.disconnect();
+    expect(await new Promise((resolve) => child.on("exit", (code) => resolve(code)))).toBe(0);
+  });
+
+  it("fails a call with ExecutionMemoryLimit when the process runs out of memory, and the next call gets a new one", async () => {
+    const s = sandbox(48);
+    const greedy = fn(
+      "greedy",
+      "exports = () => { const kept = []; for (;;) kept.push(new Array(100000).fill(1.5)); };",
+    );
+    await expect(run(s, greedy, [], 60_000)).rejects.toBeInstanceOf(ExecutionMemoryLimit);
+    expect(s.usable).toBe(false);
+    const fresh = sandbox(48);
+    expect(await run(fresh, fn("one", "exports = () => 1;"))).toBe('{"$numberInt":"1"}');
+  }, 70_000);
+});
