@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, newOpenApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -59,7 +59,7 @@ const reach = (label, value) => {
 
 async function appWith(functions: Record<string, string>, extra: Record<string, unknown> = {}) {
   const entries = Object.entries(functions).map(([name, source]) => [name, { source }]);
-  const appId = await newApp(app, { functions: Object.fromEntries(entries), functionTimeoutMs: 5000, ...extra });
+  const appId = await newOpenApp(app, { functions: Object.fromEntries(entries), functionTimeoutMs: 5000, ...extra });
   const { access_token } = await anonymousLogin(app, appId);
   const run = (name: string, args: unknown[] = []) =>
     call(app, "callFunction", {
