@@ -14,18 +14,12 @@ import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
 import { registerHostCheck } from "./http/host-check.ts";
 import { registerJsonParser } from "./http/json-body.ts";
+import { redactingHooks } from "./http/log-redaction.ts";
 import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./runtime/emulator.ts";
-import { redactUrl, secretFieldNames } from "./state/journal.ts";
-
-/** Log fields that may hold a secret: the journal's secret field names (passwords, tokens, keys…). */
-const redactedLogPaths = [
-  "req.headers.authorization",
-  "req.headers.cookie",
-  ...secretFieldNames.map((name) => `*.${name}`),
-];
+import { redactUrl } from "./state/journal.ts";
 
 /** The hosted service accepts requests up to 18 MB. */
 export const bodyLimit = 18 * 1024 * 1024;
@@ -59,8 +53,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
             ...(logStream ? { stream: logStream } : {}),
             // Request logs never carry a token: `baas_at` (stream access tokens) and other secrets in
             // the query are redacted, and headers are not logged. Should anything else log a request
-            // body or headers (an error's context), their secrets are censored too.
-            redact: { paths: redactedLogPaths, censor: "[redacted]" },
+            // body or headers (an error's context), their secrets are censored too (http/log-redaction.ts).
+            hooks: redactingHooks,
             serializers: {
               req: (request: FastifyRequest) => ({
                 method: request.method,

@@ -113,7 +113,17 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     done(null, payload);
   });
 
-  app.addHook("onResponse", async (request, reply) => {
+  // (A callback hook, like the others on every request's path.)
+  app.addHook("onResponse", (request, reply, done) => {
+    try {
+      journal(request, reply);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  });
+
+  function journal(request: FastifyRequest, reply: FastifyReply): void {
     const runtime = request.appRuntime;
     const operationId = request.routeOptions.config.operationId;
     if (!runtime || !operationId) return;
@@ -140,7 +150,7 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       id: request.id,
       detail: { operationId, status: reply.statusCode },
     });
-  });
+  }
 
   await registerAbuseLimits(app, emulator.options.authRateLimit);
   registerDocumentedRoutes(app, routes, "app-services");

@@ -4,7 +4,7 @@
  * find the app from the bearer token. EmailJS answers any origin. The control API has no CORS.
  */
 import cors from "@fastify/cors";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from "fastify";
 import { appOfToken } from "../app-services/auth-context.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import { appServicesPrefix, areaOfUrl } from "./areas.ts";
@@ -19,7 +19,42 @@ async function appForCors(request: FastifyRequest): Promise<AppRuntime | undefin
   return bearer ? appOfToken(emulator, bearer) : undefined;
 }
 
+/**
+ * Most requests need nothing from CORS: SDKs in Node and server-to-server callers send no `Origin`.
+ * In delegator mode the plugin still builds its options object twice for each of them (its own
+ * profile's largest function) only to add `Vary: Origin`. Its request hook is therefore wrapped:
+ * a request without `Origin` that is not a preflight and not for EmailJS (whose `*` is sent to
+ * everyone) gets that header here and skips the plugin; every other request goes through it.
+ */
+function skipWithoutOrigin(hook: onRequestHookHandler): onRequestHookHandler {
+  return function corsUnlessNoOrigin(this: FastifyInstance, request, reply, done) {
+    if (request.headers.origin === undefined && request.method !== "OPTIONS" && areaOfUrl(request.url) !== "emailjs") {
+      reply.header("vary", "Origin");
+      return done();
+    }
+    return hook.call(this, request, reply, done);
+  };
+}
+
 export async function registerCors(app: FastifyInstance): Promise<void> {
+  // The plugin adds its hook to this instance (it is wrapped with fastify-plugin) while it registers.
+  const addHook = app.addHook;
+  let wrapped = 0;
+  app.addHook = function (this: FastifyInstance, name: string, hook: unknown) {
+    if (name === "onRequest") wrapped++;
+    const added = name === "onRequest" ? skipWithoutOrigin(hook as onRequestHookHandler) : hook;
+    return (addHook as (name: string, hook: unknown) => FastifyInstance).call(this, name, added);
+  } as FastifyInstance["addHook"];
+  try {
+    await registerPlugin(app);
+  } finally {
+    app.addHook = addHook;
+  }
+  // A later version of the plugin that adds its hook otherwise would leave every request paying again.
+  if (wrapped !== 1) throw new Error(`@fastify/cors added ${wrapped} onRequest hooks (expected 1): see http/cors.ts`);
+}
+
+async function registerPlugin(app: FastifyInstance): Promise<void> {
   await app.register(cors, {
     hook: "onRequest",
     delegator: (request, callback) => {
