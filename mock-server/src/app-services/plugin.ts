@@ -131,7 +131,7 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     if (operationId === "callFunctionStreaming" && reply.statusCode === 200) return;
     const entry = {
       id: request.id,
-      time: new Date(runtime.clock.now() - reply.elapsedTime).toISOString(),
+      time: "", // written from the time given to `add` when the journal is read
       method: request.method,
       path: redactUrl(request.url),
       operationId,
@@ -142,7 +142,7 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
         ? { requestBody: journalBody(request.body, request.headers["content-length"]) }
         : {}),
     };
-    runtime.journal.add(entry, replies.get(request));
+    runtime.journal.add(entry, replies.get(request), runtime.clock.now() - reply.elapsedTime);
     emulator.events.emit({
       type: "request",
       appId: runtime.appId,

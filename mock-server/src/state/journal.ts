@@ -99,14 +99,21 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * An entry whose reply is kept as it was sent (a string or a buffer, never changed afterwards):
- * parsing and redacting it waits until someone reads the journal, off every request's path.
+ * An entry as recorded on a request's path: its reply kept as it was sent (a string or a buffer,
+ * never changed afterwards) and its time as a number. Parsing and redacting the reply and writing
+ * the time wait until someone reads the journal.
  */
 class Unread {
   constructor(
     readonly entry: JournalEntry,
     readonly reply: unknown,
+    readonly atMs: number | undefined,
   ) {}
+
+  read(): JournalEntry {
+    if (this.atMs !== undefined) this.entry.time = new Date(this.atMs).toISOString();
+    return this.reply === undefined ? this.entry : Object.assign(this.entry, journalReply(this.reply));
+  }
 }
 
 export class Journal {
@@ -115,9 +122,12 @@ export class Journal {
   private start = 0;
   constructor(private readonly capacity = 5000) {}
 
-  /** Records an entry; `reply` is the body as sent, if any (see `journalReply`). */
-  add(entry: JournalEntry, reply?: unknown): void {
-    const slot = reply === undefined ? entry : new Unread(entry, reply);
+  /**
+   * Records an entry; `reply` is the body as sent, if any (see `journalReply`); `atMs`, if given,
+   * is the entry's time (its `time` is then written from it when the journal is read).
+   */
+  add(entry: JournalEntry, reply?: unknown, atMs?: number): void {
+    const slot = reply === undefined && atMs === undefined ? entry : new Unread(entry, reply, atMs);
     if (this.entries.length < this.capacity) {
       this.entries.push(slot);
       return;
@@ -131,7 +141,7 @@ export class Journal {
     const entries = this.entries;
     for (let i = 0; i < entries.length; i++) {
       const slot = entries[i]!;
-      if (slot instanceof Unread) entries[i] = Object.assign(slot.entry, journalReply(slot.reply));
+      if (slot instanceof Unread) entries[i] = slot.read();
     }
     const read = entries as JournalEntry[];
     let out = this.start === 0 ? read.slice() : [...read.slice(this.start), ...read.slice(0, this.start)];

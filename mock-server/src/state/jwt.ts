@@ -21,7 +21,7 @@ const verifiedCacheSize = 1024;
 
 export class Hs256Key {
   private readonly key: KeyObject;
-  private verified: Map<string, JwtVerdict> | null = null;
+  private verified: Map<string, { token: string; verdict: JwtVerdict }> | null = null;
   constructor(secret: string | Buffer) {
     this.key = createSecretKey(typeof secret === "string" ? Buffer.from(secret, "utf8") : secret);
   }
@@ -32,14 +32,17 @@ export class Hs256Key {
   }
 
   verify(token: string): JwtVerdict {
-    const known = this.verified?.get(token);
-    if (known) return known;
+    // Keyed by the signature's text (43 characters: a header's token is a new string on every
+    // request, and hashing all of it was most of the lookup); the whole token must match too.
+    const signature = token.slice(token.lastIndexOf(".") + 1);
+    const known = this.verified?.get(signature);
+    if (known && known.token === token) return known.verdict;
     const verdict = this.check(token);
     if (verdict.ok) {
       Object.freeze(verdict.payload);
       this.verified ??= new Map();
       if (this.verified.size >= verifiedCacheSize) this.verified.delete(this.verified.keys().next().value!);
-      this.verified.set(token, verdict);
+      this.verified.set(signature, { token, verdict });
     }
     return verdict;
   }

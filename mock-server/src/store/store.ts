@@ -140,7 +140,10 @@ export interface AppStore {
    * A user and one of its sessions, read together (every access-token request needs both); the
    * session is undefined when it is gone or belongs to another user.
    */
-  userSession(userId: string, sessionId: string): Promise<{ user?: StoredUser; session?: StoredSession }>;
+  userSession(
+    userId: string,
+    sessionId: string,
+  ): Promise<{ user: StoredUser | undefined; session: StoredSession | undefined }>;
   counts(): Promise<{ users: number; pendingUsers: number }>;
 }
 

@@ -49,6 +49,10 @@ describe("Journal replies", () => {
     expect(listed[0]).not.toHaveProperty("errorCode");
     expect(listed[1]).not.toHaveProperty("responseBody");
     expect(listed[2]).toMatchObject({ responseBody: "OK" });
+    // A time given as a number is written when the journal is read.
+    const timed = new Journal(1);
+    timed.add({ ...entry("t"), time: "" }, undefined, Date.UTC(2026, 10, 24, 9, 0, 0, 5));
+    expect(timed.list()).toMatchObject([{ id: "t", time: "2026-11-24T09:00:00.005Z" }]);
     // Read once: a second listing shows the same entries.
     expect(journal.list()).toEqual(listed);
     expect(journal.list({ search: "invalidpassword" })).toEqual([]);

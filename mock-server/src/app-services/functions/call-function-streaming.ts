@@ -171,7 +171,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   const sessionStillValid = async () => {
     const found: Awaited<ReturnType<typeof app.store.userSession>> = await app.store
       .userSession(user.id, session.id)
-      .catch(() => ({}));
+      .catch(() => ({ user: undefined, session: undefined }));
     if (!found.user || found.user.disabled) return "the stream's user is gone or disabled";
     if (!found.session) return "the stream's session has ended";
     if (app.clock.now() >= found.session.expiresAt) return "the stream's session has expired";

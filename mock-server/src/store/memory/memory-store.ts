@@ -46,7 +46,7 @@ export class MemoryAppStore implements AppStore {
   async userSession(userId: string, sessionId: string) {
     const user = this.users.getNow(userId);
     const session = user ? this.sessions.getNow(sessionId) : undefined;
-    return { ...(user ? { user } : {}), ...(session?.userId === userId ? { session } : {}) };
+    return { user, session: session?.userId === userId ? session : undefined };
   }
 
   async counts() {

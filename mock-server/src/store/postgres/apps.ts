@@ -93,9 +93,9 @@ export class PgAppStore implements AppStore {
         WHERE u.app_id = $1 AND u.id = $2`,
       [this.appId, userId, sessionId],
     );
-    if (!row) return {};
+    if (!row) return { user: undefined, session: undefined };
     const user: StoredUser = { id: userId, ...row.doc };
-    return { user, ...(row.session ? { session: row.session } : {}) };
+    return { user, session: row.session ?? undefined };
   }
 
   async counts() {
