@@ -134,7 +134,7 @@ export class AppFunctions implements SandboxHost {
     if (!fn || (options.fromClient && fn.private)) throw errors.functionNotFound(name);
     const timeout = this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs;
     const system = options.system || fn.runAsSystem;
-    const userText = EJSON.stringify(await this.userView(options.user), { relaxed: false });
+    const userText = toEJSONText(await this.userView(options.user));
     return this.execute(fn, argsText, {
       name,
       userText,
@@ -145,7 +145,7 @@ export class AppFunctions implements SandboxHost {
 
   /** Calls a function with JS values (for the service's own calls: confirmation, reset, authentication). */
   async run(name: string, args: unknown[], options: RunOptions): Promise<unknown> {
-    const text = await this.callFromText(name, EJSON.stringify(args, { relaxed: false }), options);
+    const text = await this.callFromText(name, toEJSONText(args), options);
     return EJSON.parse(text, { relaxed: true });
   }
 
