@@ -257,6 +257,40 @@ describe("racing writes at the limit", () => {
     }
   });
 
+  it("documents: writers far from the limit, at once on two instances, are counted exactly", async () => {
+    const appId = await newApp(app, { ...openData, limits: { documents: 1_000_000 } });
+    const { access_token: token } = await anonymousLogin(app, appId);
+    const insert = (on: FastifyInstance, i: number) =>
+      on.inject({
+        method: "POST",
+        url: `${base}/app/${appId}/functions/call`,
+        headers: bearer(token),
+        payload: {
+          name: "insertOne",
+          service: "mongodb-atlas",
+          arguments: [{ database: "d", collection: "c", document: { i } }],
+        },
+      });
+    const [one, two, close] = await instances();
+    try {
+      const replies = await Promise.all(Array.from({ length: 80 }, (_, i) => insert(i % 2 ? one : two, i)));
+      expect(replies.map((r) => r.statusCode)).toEqual(Array(80).fill(200));
+      // The limit brought down to what is stored: the count kept is exact, so the next insert is refused.
+      await app.emulator.apps.upsert({ appId, overrides: { ...openData, limits: { documents: 80 } } });
+      const refused = await insert(one, 80);
+      expect([refused.statusCode, refused.json().error]).toEqual([400, "maximum number of documents (80) reached"]);
+      const deleted = await mongoAction(app, appId, token, "deleteOne", {
+        database: "d",
+        collection: "c",
+        query: { i: 0 },
+      });
+      expect(deleted.body).toEqual({ deletedCount: { $numberInt: "1" } });
+      expect((await insert(two, 81)).statusCode).toBe(200);
+    } finally {
+      await close();
+    }
+  });
+
   it("sessions: logins of one user on two instances keep exactly the limit", async () => {
     const appId = await newApp(app, { limits: { sessionsPerUser: 2 } });
     expect((await seedUser(appId, "both@example.com")).response.statusCode).toBe(201);

@@ -185,7 +185,7 @@ describe("import", () => {
     ]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    const { rows } = await adminQuery(database.url, "SELECT documents FROM app_usage WHERE app_id = 'small-app'");
+    const { rows } = await adminQuery(database.url, "SELECT documents FROM app_usage_total('small-app')");
     expect(rows[0].documents).toBe("20");
   });
 
