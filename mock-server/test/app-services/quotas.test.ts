@@ -108,6 +108,23 @@ describe("sessions per user", () => {
     expect((await refresh(tokens[0]!)).body.error).toBe("invalid session: failed to find refresh token");
   });
 
+  it("keeps the newest sessions up to the limit through logins far from it and near it", async () => {
+    const appId = await newApp(app, { limits: { sessionsPerUser: 20 } });
+    const seeded = await seedUser(appId, "steady@example.com");
+    for (let i = 0; i < 26; i++) {
+      const { response } = await login(appId, "local-userpass", {
+        username: "steady@example.com",
+        password: "secret-1",
+      });
+      expect(response.statusCode).toBe(200);
+      const { body } = await call(app, "getUser", {
+        method: "GET",
+        url: `/_mock/v1/apps/${appId}/users/${seeded.body.id}`,
+      });
+      expect(body.sessions).toHaveLength(Math.min(i + 1, 20));
+    }
+  });
+
   it("keeps exactly the limit when logins of one user race", async () => {
     const appId = await newApp(app, { limits: { sessionsPerUser: 3 } });
     expect((await seedUser(appId, "racer@example.com")).response.statusCode).toBe(201);

@@ -71,24 +71,30 @@ export class PgSessions implements SessionRecords {
 
   /**
    * Adds a session and ends the user's oldest ones past the app's limit (app_usage's
-   * max_sessions_per_user). The user's row is the lock: racing logins of one user, on any instance,
-   * add and trim in turn, each seeing the sessions the previous one committed.
+   * max_sessions_per_user). One statement when the user is far below the limit (at least a tenth
+   * of it, and 10, to spare: the usual login); otherwise the user's row is the lock, and racing
+   * logins of one user, on any instance, trim in turn, each seeing the sessions the previous one
+   * committed (every login adds its session before it trims, so the last trim sees them all).
    */
   async add(session: StoredSession): Promise<void> {
+    const [added] = await this.db.rows<{ n: number; max: number | null }>(
+      `WITH added AS (
+         INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5) RETURNING id)
+       SELECT (SELECT count(*)::int FROM sessions WHERE app_id = $1 AND user_id = $3) AS n,
+              (SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1) AS max`,
+      [this.appId, session.id, session.userId, session.apiKeyId ?? null, session],
+    );
+    // (n counts the sessions before this one.)
+    if (!added || added.max === null || added.n + 1 + Math.max(Math.floor(added.max / 10), 10) <= added.max) return;
     const ended = await this.db.transaction(async (client) => {
       await client.query("SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [this.appId, session.userId]);
-      // (The DELETE sees the sessions before this statement: all but the newest limit - 1 go.) The
-      // sessions it ends are announced like any other end, so their change streams end too.
+      // The sessions it ends are announced like any other end, so their change streams end too.
       const { rows } = await client.query<{ id: string }>(
-        `WITH added AS (
-           INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5) RETURNING id),
-         gone AS (
-           DELETE FROM sessions WHERE app_id = $1 AND user_id = $3 AND id IN (
-             SELECT id FROM sessions WHERE app_id = $1 AND user_id = $3 ORDER BY seq DESC
-             OFFSET coalesce((SELECT max_sessions_per_user - 1 FROM app_usage WHERE app_id = $1), 2147483647))
-           RETURNING id)
-         SELECT id FROM gone`,
-        [this.appId, session.id, session.userId, session.apiKeyId ?? null, session],
+        `DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 AND id IN (
+           SELECT id FROM sessions WHERE app_id = $1 AND user_id = $2 ORDER BY seq DESC
+           OFFSET coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647))
+         RETURNING id`,
+        [this.appId, session.userId],
       );
       for (const { id } of rows)
         await this.ends.announce(client, this.appId, { userId: session.userId, sessionId: id });
