@@ -54,7 +54,7 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     if (!operationId || !auth) return;
     const appId = (request.params as { appId?: string }).appId;
     if (appId !== undefined) {
-      request.appRuntime = (await emulator.apps.get(appId)) ?? null;
+      request.appRuntime = emulator.apps.cached(appId) ?? (await emulator.apps.get(appId)) ?? null;
       if (!request.appRuntime) throw errors.appNotFound(appId);
     }
 
