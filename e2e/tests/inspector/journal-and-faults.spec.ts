@@ -69,7 +69,11 @@ test("removes one fault, fails insertOne but not find, and puts the clock back",
   const call = (name: string, argument: Record<string, unknown>) =>
     request.post(`${api}/functions/call`, {
       headers: { Authorization: `Bearer ${session.access_token}` },
-      data: { name, service: "mongodb-atlas", arguments: [{ database: "notes-app", collection: "notes", ...argument }] },
+      data: {
+        name,
+        service: "mongodb-atlas",
+        arguments: [{ database: "notes-app", collection: "notes", ...argument }],
+      },
     });
   expect((await call("find", { query: {} })).status()).toBe(200);
   const refused = await call("insertOne", { document: { title: "a" } });

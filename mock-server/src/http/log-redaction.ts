@@ -36,7 +36,7 @@ type LogMethod = (this: unknown, ...args: unknown[]) => void;
 export const redactingHooks = {
   logMethod(this: unknown, args: unknown[], method: LogMethod): void {
     const [first, ...rest] = args;
-    if (first !== null && typeof first === "object") return method.apply(this, [redactForLog(first), ...rest]);
-    return method.apply(this, args);
+    if (first !== null && typeof first === "object") method.apply(this, [redactForLog(first), ...rest]);
+    else method.apply(this, args);
   },
 };
