@@ -36,6 +36,7 @@ const startFirst = [
   "mock-server/test/cli-options.test.ts",
   "scripts/test/dev-stack.test.ts",
   "mock-server/test/emailjs/send-form-stall.test.ts",
+  "mock-server/test/runtime/persistence.test.ts",
 ];
 class WaitingFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]) {

@@ -41,6 +41,11 @@ export interface EmulatorOptions {
   drainMs: number;
   /** Deliver captured mail over SMTP too (state/smtp-relay.ts); capture only when null. */
   smtpUrl: string | null;
+  /**
+   * How long an ended change stream's last bytes may take to reach a client that does not read
+   * before its connection is cut (default 5 s; tests shorten it).
+   */
+  streamDrainGraceMs?: number;
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
   smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
   /** PEM files: serve HTTPS instead of HTTP when both are set. */

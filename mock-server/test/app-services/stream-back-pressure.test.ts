@@ -7,18 +7,20 @@
 import { connect, type Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { drainGraceMs } from "../../src/app-services/functions/call-function-streaming.ts";
 import { openData } from "../helpers/app.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { until } from "../helpers/until.ts";
 import { openWatch, watchPath } from "../helpers/watch.ts";
 
+/** Shortened from the default 5 s: the test waits for the cut. */
+const drainGraceMs = 300;
+
 let app: FastifyInstance;
 let url: string;
 const serverSockets: Socket[] = [];
 beforeAll(async () => {
-  ({ app, url } = await listening());
+  ({ app, url } = await listening({ streamDrainGraceMs: drainGraceMs }));
   app.server.on("connection", (socket: Socket) => serverSockets.push(socket));
 });
 afterAll(() => app.close());

@@ -20,7 +20,7 @@ export const keepAliveMs = 15_000;
  */
 const sessionCheckMs = 1_000;
 /** How long an ended stream's last bytes may take to reach a client that does not read, before the connection is cut. */
-export const drainGraceMs = 5_000;
+export const defaultDrainGraceMs = 5_000;
 
 const base64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
@@ -136,7 +136,10 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     res.end();
     // A client that does not read would hold what is still unsent (and the socket) for good.
     if (!res.writableFinished && !res.destroyed) {
-      const cut = setTimeout(() => res.destroy(), drainGraceMs);
+      const cut = setTimeout(
+        () => res.destroy(),
+        request.server.emulator.options.streamDrainGraceMs ?? defaultDrainGraceMs,
+      );
       cut.unref();
       res.once("close", () => clearTimeout(cut));
     }
