@@ -99,6 +99,23 @@ export function redactUrl(url: string): string {
 }
 
 /**
+ * A reply over the size limit is replaced by its note at once: the journal must not hold 5,000 large
+ * replies until someone reads it. (A string's length in characters is at most its UTF-8 size.)
+ */
+function keptReply(reply: unknown): unknown {
+  const size =
+    typeof reply === "string"
+      ? reply.length > journaledBodyLimit
+        ? Buffer.byteLength(reply)
+        : 0
+      : Buffer.isBuffer(reply)
+        ? reply.length
+        : 0;
+  // (The note is read back as a text reply: the entry's responseBody.)
+  return size > journaledBodyLimit ? `[a body of ${size} bytes, not kept]` : reply;
+}
+
+/**
  * An entry as recorded on a request's path: its reply kept as it was sent (a string or a buffer,
  * never changed afterwards) and its time as a number. Parsing and redacting the reply and writing
  * the time wait until someone reads the journal.
@@ -127,7 +144,7 @@ export class Journal {
    * is the entry's time (its `time` is then written from it when the journal is read).
    */
   add(entry: JournalEntry, reply?: unknown, atMs?: number): void {
-    const slot = reply === undefined && atMs === undefined ? entry : new Unread(entry, reply, atMs);
+    const slot = reply === undefined && atMs === undefined ? entry : new Unread(entry, keptReply(reply), atMs);
     if (this.entries.length < this.capacity) {
       this.entries.push(slot);
       return;

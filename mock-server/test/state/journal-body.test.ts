@@ -61,3 +61,26 @@ describe("Journal replies", () => {
     expect(errors.list({ search: "invalidpassword" })).toMatchObject([{ id: "e", errorCode: "InvalidPassword" }]);
   });
 });
+
+describe("Journal replies over the size limit", () => {
+  it("keep only their note from the moment they are added (5,000 large replies are not held until read)", () => {
+    const journal = new Journal(2);
+    const large = `{"filler":"${"é".repeat(journaledBodyLimit)}"}`;
+    const entry = {
+      id: "big",
+      time: "",
+      method: "POST",
+      path: "/x",
+      operationId: "callFunction",
+      status: 200,
+      durationMs: 1,
+      faulted: false,
+    };
+    journal.add(entry, large, 0);
+    const slot = (journal as unknown as { entries: { reply: unknown }[] }).entries[0]!;
+    expect(slot.reply).toBe(`[a body of ${Buffer.byteLength(large)} bytes, not kept]`);
+    expect(journal.list()[0]).toMatchObject({
+      responseBody: `[a body of ${Buffer.byteLength(large)} bytes, not kept]`,
+    });
+  });
+});
