@@ -8,7 +8,7 @@ import { connect, type Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openData } from "../helpers/app.ts";
-import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { sendChecked } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { until } from "../helpers/until.ts";
 import { openWatch, watchPath } from "../helpers/watch.ts";
@@ -28,23 +28,8 @@ afterAll(() => app.close());
 const base = "/api/client/v2.0";
 const namespace = { database: "db", collection: "large" };
 
-async function send(
-  operationId: string,
-  method: string,
-  path: string,
-  options: { body?: unknown; token?: string } = {},
-) {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: {
-      ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-    },
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  const body = (await expectFetchContract(operationId, response)) as Record<string, any> | undefined;
-  return { status: response.status, body: body ?? {} };
-}
+const send = (operationId: string, method: string, path: string, options: { body?: unknown; token?: string } = {}) =>
+  sendChecked(url, operationId, method, path, options);
 
 const watchers = async (appId: string) => (await send("getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers;
 

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openData } from "../helpers/app.ts";
-import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { expectFetchContract, sendChecked } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { openWatch, streamError, type WatchReader } from "../helpers/watch.ts";
 
@@ -20,23 +20,8 @@ afterAll(() => app.close());
 
 const base = "/api/client/v2.0";
 
-async function send(
-  operationId: string,
-  method: string,
-  path: string,
-  options: { body?: unknown; token?: string } = {},
-) {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: {
-      ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-    },
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  const body = (await expectFetchContract(operationId, response)) as Record<string, any> | undefined;
-  return { status: response.status, body: body ?? {} };
-}
+const send = (operationId: string, method: string, path: string, options: { body?: unknown; token?: string } = {}) =>
+  sendChecked(url, operationId, method, path, options);
 
 interface Session {
   access_token: string;

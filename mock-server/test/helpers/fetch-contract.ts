@@ -19,3 +19,26 @@ export function expectTextContract(operationId: string, response: Response, body
     body,
   } as unknown as LightMyRequestResponse);
 }
+
+/**
+ * A JSON request to a listening emulator at `url`, its reply checked against `operationId`'s
+ * document; the body as parsed (an empty object when there is none).
+ */
+export async function sendChecked(
+  url: string,
+  operationId: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string } = {},
+) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const body = (await expectFetchContract(operationId, response)) as Record<string, any> | undefined;
+  return { status: response.status, body: body ?? {} };
+}
