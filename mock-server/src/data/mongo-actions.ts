@@ -19,6 +19,7 @@ import {
   type WriteView,
 } from "../store/store.ts";
 import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
+import { type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
 import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
 import { type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
@@ -28,22 +29,7 @@ import { narrow, type Principal, Rules } from "./rules.ts";
 export const mongoServiceName = "mongodb-atlas";
 export const maxResults = 50_000;
 
-export const mongoActions = [
-  "find",
-  "findOne",
-  "count",
-  "aggregate",
-  "insertOne",
-  "insertMany",
-  "updateOne",
-  "updateMany",
-  "deleteOne",
-  "deleteMany",
-  "findOneAndUpdate",
-  "findOneAndReplace",
-  "findOneAndDelete",
-] as const;
-export type MongoAction = (typeof mongoActions)[number];
+export { type MongoAction, mongoActions };
 
 export function isMongoAction(name: string): name is MongoAction {
   return (mongoActions as readonly string[]).includes(name);

@@ -2,6 +2,8 @@
  * Fault overrides (list, add, remove one, clear) and a namespace clock (read, advance, back to real
  * time), for apps and EmailJS accounts.
  */
+
+import { mongoActions } from "../../../data/mongo-action-names.ts";
 import type { Schemas } from "../api.ts";
 import { h, table, time } from "../dom.ts";
 import { action } from "../view.ts";
@@ -21,22 +23,6 @@ export interface FunctionNames {
   functions: string[];
   actions: string[];
 }
-
-const mongoActions = [
-  "find",
-  "findOne",
-  "count",
-  "aggregate",
-  "insertOne",
-  "insertMany",
-  "updateOne",
-  "updateMany",
-  "deleteOne",
-  "deleteMany",
-  "findOneAndUpdate",
-  "findOneAndReplace",
-  "findOneAndDelete",
-];
 
 export function faultsSection(
   faults: Fault[],

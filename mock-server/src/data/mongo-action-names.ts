@@ -1,0 +1,20 @@
+/**
+ * The mongodb-atlas service's actions a client may call through `functions/call`. A module of its
+ * own, without dependencies, so the inspector's bundle can offer the same list.
+ */
+export const mongoActions = [
+  "find",
+  "findOne",
+  "count",
+  "aggregate",
+  "insertOne",
+  "insertMany",
+  "updateOne",
+  "updateMany",
+  "deleteOne",
+  "deleteMany",
+  "findOneAndUpdate",
+  "findOneAndReplace",
+  "findOneAndDelete",
+] as const;
+export type MongoAction = (typeof mongoActions)[number];
