@@ -28,10 +28,13 @@ test("filters and clears the journal, shows replies redacted", async ({ page, te
   await expect(failed).toContainText("Reply 401 InvalidPassword");
   await expect(failed).toContainText('"password": "[redacted]"');
 
+  // Each filter change re-renders the page: wait for it before typing into the new form.
   await page.getByRole("link", { name: "Show all" }).click();
+  await expect(page.getByRole("table", { name: "3 requests, newest first" })).toBeVisible();
   await page.getByLabel("Operation").selectOption("login");
   await page.getByLabel("Text").fill("anon-user");
   await page.getByRole("button", { name: "Filter" }).click();
+  await expect(page.getByRole("table", { name: "1 matching request, newest first" })).toBeVisible();
   const anonymous = journal.getByRole("row").nth(1);
   await anonymous.getByText(/POST .*anon-user\/login/).click();
   await expect(anonymous).toContainText('"access_token": "[redacted]"');
