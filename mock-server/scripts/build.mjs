@@ -1,7 +1,10 @@
 // Bundles the emulator and its dependencies into dist/cli.js,
 // so it starts as one plain JavaScript file without a TypeScript loader, and the inspector UI into
 // dist/inspector/ (one browser bundle, its page and stylesheet), which the emulator serves at /_mock/.
-import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+// Every file is written whole under a temporary name and renamed over the old one: an emulator
+// started (or a page served) while a build runs — tests and the dev stack build beside running
+// emulators — reads the previous file or the new one, never half of one.
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -12,7 +15,21 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 // pg-native is pg's optional native binding, never installed (pg falls back to JavaScript).
 const external = ["bson", "pg-native"];
 
-await build({
+/** Writes a file so that readers see its old content or its new one, whole. */
+function writeWhole(path, contents) {
+  mkdirSync(dirname(path), { recursive: true });
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, contents);
+  renameSync(temp, path);
+}
+
+/** esbuild's output, kept in memory, then written file by file with writeWhole. */
+async function bundle(options) {
+  const result = await build({ ...options, write: false });
+  for (const file of result.outputFiles) writeWhole(file.path, file.contents);
+}
+
+await bundle({
   entryPoints: [join(root, "src/cli.ts")],
   outfile: join(root, "dist/cli.js"),
   bundle: true,
@@ -29,9 +46,7 @@ await build({
 
 const inspectorSource = join(root, "src/inspector/ui");
 const inspectorOut = join(root, "dist/inspector");
-rmSync(inspectorOut, { recursive: true, force: true });
-mkdirSync(inspectorOut, { recursive: true });
-await build({
+await bundle({
   entryPoints: [join(inspectorSource, "main.ts")],
   outfile: join(inspectorOut, "inspector.js"),
   bundle: true,
@@ -42,4 +57,6 @@ await build({
   sourcemap: true,
   logLevel: "warning",
 });
-for (const file of ["index.html", "styles.css"]) copyFileSync(join(inspectorSource, file), join(inspectorOut, file));
+for (const file of ["index.html", "styles.css"]) {
+  writeWhole(join(inspectorOut, file), readFileSync(join(inspectorSource, file)));
+}
