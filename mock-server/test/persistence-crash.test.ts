@@ -3,24 +3,22 @@
  * a save leaves the previous state file whole and loadable (saves write a temporary file, sync it
  * and rename it). No sleeps: every wait is on a condition with a deadline.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, ensureBuilt } from "./helpers/emulator-process.ts";
 import { expectFetchContract } from "./helpers/fetch-contract.ts";
 import { until } from "./helpers/until.ts";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const cli = join(root, "dist", "cli.js");
 let dataDir: string;
 let randomDir: string;
 const children = new Set<ChildProcess>();
 
-beforeAll(() => {
-  // The test runs the bundle, so bundle the current sources first.
-  execFileSync(process.execPath, [join(root, "scripts", "build.mjs")], { stdio: "inherit" });
+beforeAll(async () => {
+  // The test runs the bundle: of the current sources.
+  await ensureBuilt();
   dataDir = mkdtempSync(join(tmpdir(), "emulator-state-"));
   randomDir = mkdtempSync(join(tmpdir(), "emulator-kill-"));
 }, 60_000);
@@ -168,11 +166,12 @@ describe("state in --data-dir", () => {
       .map((stage) => ({ stage, order: random() }))
       .sort((a, b) => a.order - b.order)
       .map((s) => s.stage);
+    // Each round's restarted emulator (its state checked) is the next round's running one.
+    let running = await start(randomDir);
     for (const [round, stage] of stages.entries()) {
-      const running = await start(randomDir);
       expect(await count(running.url)).toBe(saved);
       // A save of a different size every round, so the kill lands at different points of it.
-      const batch = 2_000 + Math.floor(random() * 10_000);
+      const batch = 1_000 + Math.floor(random() * 6_000);
       const { status } = await control(running.url, "insertDocuments", "POST", "/apps/crash-app/data/db/docs", {
         documents: documents(batch, saved),
       });
@@ -200,13 +199,13 @@ describe("state in --data-dir", () => {
       expect([saved, saved + batch]).toContain(onDisk);
       expect(running.child.signalCode).toBe("SIGKILL");
       outcomes.push(`stage ${stage}: ${onDisk === saved ? "old" : "new"}`);
-      const restarted = await start(randomDir);
-      expect(await count(restarted.url)).toBe(onDisk);
+      running = await start(randomDir);
+      expect(await count(running.url)).toBe(onDisk);
       expect(readdirSync(randomDir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
-      restarted.child.kill("SIGTERM");
-      await restarted.exited;
       saved = onDisk;
     }
+    running.child.kill("SIGTERM");
+    await running.exited;
     // Early kills keep the previous state; late ones find the new one already in place.
     expect(
       outcomes.some((o) => o.endsWith("old")),
