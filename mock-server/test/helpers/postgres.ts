@@ -77,6 +77,24 @@ export function emulatorDatabase(name = "emulator", adminUrl = postgresAdminUrl(
   return createTestDatabase(name, adminUrl, templateDatabase);
 }
 
+/**
+ * Whether the server can copy a template's files as they are (PostgreSQL 15+; older servers always
+ * do). The default since 15 writes every block of the template to the WAL: on the test cluster
+ * (fsync off) the file copy makes each test's database in less than half the time (245 against
+ * 105 ms a database made and dropped, on two cores).
+ */
+const fileCopy = new Map<string, Promise<boolean>>();
+function fileCopySupported(adminUrl: string): Promise<boolean> {
+  let supported = fileCopy.get(adminUrl);
+  if (!supported) {
+    supported = adminQuery(adminUrl, "SHOW server_version_num").then(
+      (result) => Number(result.rows[0].server_version_num) >= 150000,
+    );
+    fileCopy.set(adminUrl, supported);
+  }
+  return supported;
+}
+
 /** A fresh, empty database on the run's server (or on `adminUrl`), or a copy of `template`. */
 export async function createTestDatabase(
   name = "test",
@@ -88,7 +106,8 @@ export async function createTestDatabase(
   const base = name.toLowerCase().replace(/[^a-z0-9_]+/g, "_");
   const unique = `${base.slice(0, 62 - suffix.length)}_${suffix}`;
   const quoted = `"${unique.replaceAll('"', '""')}"`;
-  await adminQuery(adminUrl, `CREATE DATABASE ${quoted}${template ? ` TEMPLATE ${template}` : ""}`);
+  const strategy = (await fileCopySupported(adminUrl)) ? " STRATEGY FILE_COPY" : "";
+  await adminQuery(adminUrl, `CREATE DATABASE ${quoted}${template ? ` TEMPLATE ${template}` : ""}${strategy}`);
   let dropped = false;
   return {
     name: unique,
