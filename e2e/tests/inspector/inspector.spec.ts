@@ -115,3 +115,37 @@ test("opens the journal entry an App Services error links to, with the password 
   await expect(entry).toContainText('"password": "[redacted]"');
   await expect(page.getByText("not-the-password")).toHaveCount(0);
 });
+
+test("an update that changes nothing on the page (another app created) leaves its elements in place", async ({
+  page,
+  mock,
+  testApp,
+}) => {
+  const { appId } = testApp;
+  await mock.POST("/_mock/v1/apps/{appId}/users", {
+    params: { path: { appId } },
+    body: { email: "ada@example.com", password: "secret-123", confirmed: true },
+  });
+  // The page shows the app's time to the minute: start the app's clock just past a minute's turn,
+  // so it shows the same for the whole test.
+  const { data: clock } = await mock.GET("/_mock/v1/apps/{appId}/clock", { params: { path: { appId } } });
+  const advanceBy = 61 - Math.floor((clock!.nowMs / 1000) % 60);
+  await mock.POST("/_mock/v1/apps/{appId}/clock", { params: { path: { appId } }, body: { advanceBy } });
+  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/users`);
+  const confirmed = page.getByRole("row", { name: /ada@example\.com/ });
+  await expect(confirmed).toBeVisible();
+  // A mark on the element itself (not an attribute): a copy made by a re-render would not have it.
+  await confirmed.evaluate((row) => Object.assign(row, { markedByTest: true }));
+
+  const { data } = await mock.POST("/_mock/v1/apps", { body: {} });
+  const otherId = data!.appId;
+  try {
+    // The update was handled (the sidebar lists the new app), and the page's rows are the same
+    // elements: a click in progress on them would not be lost.
+    const sidebar = page.getByRole("navigation", { name: "Apps and accounts" });
+    await expect(sidebar.getByRole("link", { name: otherId })).toBeVisible();
+    expect(await confirmed.evaluate((row) => (row as unknown as { markedByTest?: boolean }).markedByTest)).toBe(true);
+  } finally {
+    await mock.DELETE("/_mock/v1/apps/{appId}", { params: { path: { appId: otherId } } });
+  }
+});

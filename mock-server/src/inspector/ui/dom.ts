@@ -70,6 +70,22 @@ export const json = (value: unknown) => h("pre", { class: "json", tabindex: 0 },
 
 export const time = (iso: string) => h("time", { datetime: iso, title: iso }, new Date(iso).toLocaleString());
 
+/**
+ * An app's current time, to the minute (its offset from real time is shown beside it in seconds):
+ * so a page showing it renders the same until the minute turns, and a live update that changes
+ * nothing else leaves the page as it is.
+ */
+export function clockTime(iso: string): HTMLTimeElement {
+  const minute = new Date(iso);
+  minute.setUTCSeconds(0, 0);
+  const text = minute.toISOString().replace(":00.000Z", "Z");
+  return h(
+    "time",
+    { datetime: text, title: text },
+    minute.toLocaleString([], { dateStyle: "short", timeStyle: "short" }),
+  );
+}
+
 /** Field list: `[["From", "a@b"], …]`, skipping empty values. */
 export function fields(entries: [string, Child][]): HTMLElement {
   return h(

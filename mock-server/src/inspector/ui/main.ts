@@ -36,6 +36,9 @@ let shownHash: string | null = null;
 function swap(next: Node): void {
   const samePage = shownHash === location.hash;
   shownHash = location.hash;
+  // A live update that changes nothing shown keeps the page as it is: a click or a selection in
+  // progress is not cut off by a new copy of the same elements.
+  if (samePage && main.childNodes.length === 1 && main.firstChild!.isEqualNode(next)) return;
   const state = new Map<string, { open?: boolean; value?: string }>();
   for (const element of samePage ? Array.from(main.querySelectorAll<HTMLElement>("[data-key]")) : []) {
     const key = element.dataset.key!;

@@ -1,6 +1,6 @@
 /** One app: summary and reset, then its users, data, mail, request journal, faults and clock. */
 import { client, unwrap } from "../api.ts";
-import { fields, h, sectionNav, time } from "../dom.ts";
+import { clockTime, fields, h, sectionNav, time } from "../dom.ts";
 import type { ControlEvent } from "../live.ts";
 import { action, confirmDialog, type View } from "../view.ts";
 import { dataPanel } from "./data.ts";
@@ -171,7 +171,10 @@ export function appView(appId: string, tab: AppTab, rest: string[], query: URLSe
           ["Open change streams", String(details.watchers)],
           [
             "Clock",
-            [time(details.clock.now), details.clock.offsetMs !== 0 ? ` (+${details.clock.offsetMs / 1000} s)` : ""],
+            [
+              clockTime(details.clock.now),
+              details.clock.offsetMs !== 0 ? ` (+${details.clock.offsetMs / 1000} s)` : "",
+            ],
           ],
           ["Functions", details.functions.join(", ") || "none"],
         ]),

@@ -5,7 +5,7 @@
 
 import { mongoActions } from "../../../data/mongo-action-names.ts";
 import type { Schemas } from "../api.ts";
-import { h, table, time } from "../dom.ts";
+import { clockTime, h, table, time } from "../dom.ts";
 import { action } from "../view.ts";
 
 type Fault = Schemas["Fault"];
@@ -165,7 +165,7 @@ export function clockSection(clock: Clock, calls: ClockCalls, refresh: () => voi
       "p",
       null,
       "Now ",
-      time(clock.now),
+      clockTime(clock.now),
       clock.offsetMs !== 0 ? ` (${clock.offsetMs / 1000} s ahead of real time)` : " (real time)",
     ),
     clock.offsetMs !== 0
