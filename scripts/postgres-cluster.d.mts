@@ -19,6 +19,11 @@ export interface StartClusterOptions {
   readyTimeoutMs?: number;
   /** Extra or overriding `-c name=value` server settings. */
   settings?: Record<string, string | number | boolean>;
+  /**
+   * Keep the cluster in memory (/dev/shm) when there is room (1 GiB free): no disk I/O and cheap file
+   * creation. Falls back to the temporary folder.
+   */
+  inMemory?: boolean;
 }
 
 export interface PostgresCluster {

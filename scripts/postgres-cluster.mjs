@@ -22,6 +22,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statfsSync,
   statSync,
   writeFileSync,
 } from "node:fs";
@@ -44,6 +45,8 @@ import { delimiter, dirname, join } from "node:path";
  * @property {number} [port] a fixed port instead of a free one (no retry when it is taken)
  * @property {number} [readyTimeoutMs] how long to wait for the server to accept connections (default 30 000)
  * @property {Record<string, string | number | boolean>} [settings] extra or overriding `-c name=value` settings
+ * @property {boolean} [inMemory] keep the cluster in memory (/dev/shm) when there is room: no disk I/O and cheap
+ *   file creation (each CREATE DATABASE makes about a thousand files); falls back to the temporary folder
  */
 
 /**
@@ -236,7 +239,25 @@ function reachableByOthers(/** @type {string} */ dir) {
   }
 }
 
-function tempBase() {
+/** Memory-backed folders with at least this much free space are used for `inMemory` clusters. */
+const IN_MEMORY_MIN_FREE = 1024 ** 3;
+
+/** /dev/shm when it is a folder everyone may write in (and the server user reach) with room to spare. */
+function memoryBase() {
+  const dir = "/dev/shm";
+  try {
+    const stats = statSync(dir);
+    if (!stats.isDirectory() || (stats.mode & 0o1777) !== 0o1777 || !reachableByOthers(dir)) return null;
+    const fs = statfsSync(dir);
+    return fs.bavail * fs.bsize >= IN_MEMORY_MIN_FREE ? dir : null;
+  } catch {
+    return null;
+  }
+}
+
+function tempBase(inMemory = false) {
+  const memory = inMemory ? memoryBase() : null;
+  if (memory) return memory;
   const base = tmpdir();
   if (process.getuid?.() === 0 && !reachableByOthers(base) && reachableByOthers("/tmp")) return "/tmp";
   return base;
@@ -466,7 +487,7 @@ export async function startCluster(options = {}) {
   const binaries = ensurePostgres(log ? { log } : {});
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const user = serverUser();
-  const base = tempBase();
+  const base = tempBase(options.inMemory);
   sweepAbandoned(base);
 
   const rootDir = mkdtempSync(join(base, TEMP_PREFIX));
