@@ -3,6 +3,7 @@
  * a private cluster can be taken away and brought back on the same port with its data.
  * Runs in the postgres project of vitest.config.ts (its globalSetup starts the cluster).
  */
+import { existsSync, statfsSync } from "node:fs";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -126,5 +127,32 @@ describe("a private cluster that goes away and comes back", () => {
     await cluster.stop();
     expect(cluster.isRunning()).toBe(false);
     await expect(cluster.start()).rejects.toThrow(/removed/);
+  });
+});
+
+describe("a cluster kept in memory (inMemory)", () => {
+  /** /dev/shm with 1 GiB free, as startCluster asks for; null where there is none. */
+  function roomyMemoryFolder(): string | null {
+    try {
+      const fs = statfsSync("/dev/shm");
+      return fs.bavail * fs.bsize >= 1024 ** 3 ? "/dev/shm" : null;
+    } catch {
+      return null;
+    }
+  }
+
+  it("lives in /dev/shm when it has room (else in the temporary folder) and leaves nothing when stopped", async () => {
+    const cluster = await startCluster({ inMemory: true });
+    try {
+      const memory = roomyMemoryFolder();
+      expect(cluster.rootDir.startsWith(`${memory ?? "/dev/shm"}/`), cluster.rootDir).toBe(memory !== null);
+      await withClient(cluster.url, async (client) => {
+        const { rows } = await client.query("show data_directory");
+        expect(rows[0].data_directory).toBe(cluster.dataDir);
+      });
+    } finally {
+      await cluster.stop();
+    }
+    expect(existsSync(cluster.rootDir)).toBe(false);
   });
 });
