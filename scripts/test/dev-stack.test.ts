@@ -3,13 +3,13 @@
  * emulator part started as the script starts it — the e-mail links follow the web app's port, the
  * seed is applied on a fresh start, and a restart keeps the state with the new start's settings.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   applySeed,
   authModesOf,
@@ -78,6 +78,12 @@ async function freePort(): Promise<number> {
 }
 
 const running = new Set<ChildProcess>();
+// As `npm start`: the emulator bundled from the current sources, then run from the bundle.
+beforeAll(() => {
+  const build = spawnSync(process.execPath, [join(root, "mock-server/scripts/build.mjs")], { stdio: "inherit" });
+  expect(build.status).toBe(0);
+});
+
 afterEach(async () => {
   for (const child of running) await stopEmulator(child);
 });
@@ -100,7 +106,7 @@ async function startAsDevStack(dataDir: string, options: { webPort: number; fres
   const emulatorPort = await freePort();
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "mock-server/src/cli.ts", ...emulatorArgs({ emulatorPort, webUrl, dataDir, configFile })],
+    ["mock-server/dist/cli.js", ...emulatorArgs({ emulatorPort, webUrl, dataDir, configFile })],
     { cwd: root, stdio: "ignore" },
   );
   running.add(child);
