@@ -27,22 +27,16 @@ const foreignWebConfig = {
 };
 
 const bin = (name) => join(root, "node_modules", ".bin", name);
-const step = (name, command, args, env = {}, stream = false) => ({ name, command, args, env, stream });
+const step = (name, command, args, env = {}) => ({ name, command, args, env });
 
 /**
  * Phases run in order, and the first that fails ends the run. The steps of a phase run at the same
- * time, each printed when it ends. The static checks and builds run beside the unit tests: many of
- * those wait on child processes, sockets and deadlines, and the type check fills the idle core
- * (their deadlines have room for that; a build beside running emulators is safe, see
- * mock-server/scripts/build.mjs). The e2e suite runs alone (Chromium takes both cores).
+ * time, each printed when it ends: the static checks and builds measure no time, so they share the
+ * cores. The unit tests run alone (some of them check time limits and deadlines), then the e2e suite
+ * (Chromium takes both cores).
  */
 const phases = [
-  // The PostgreSQL store's tests run against a real server: its binaries, found or installed here.
-  [step("postgres", "node", ["scripts/postgres-cluster.mjs", "--check"])],
   [
-    // One run over the openapi, mock-server and web projects (vitest.config.ts).
-    // Its output streams; the steps beside it print theirs when they end.
-    step("unit", bin("vitest"), ["run"], {}, true),
     step("lint", bin("biome"), ["check", "."]),
     step("openapi lint", bin("redocly"), [
       "lint",
@@ -58,16 +52,19 @@ const phases = [
     step("typecheck", bin("tsc"), ["-b"]),
     step("build mock-server", "node", ["mock-server/scripts/build.mjs"]),
     step("build web", "npm", ["run", "build", "-w", "web"], foreignWebConfig),
+    // The PostgreSQL store's tests run against a real server: its binaries, found or installed here.
+    step("postgres", "node", ["scripts/postgres-cluster.mjs", "--check"]),
   ],
+  // One run over the openapi, mock-server and web projects (vitest.config.ts).
+  [step("unit", bin("vitest"), ["run"])],
   // `npm run e2e`: finds Chromium, builds the emulator and the web app for the suite, runs it.
   [step("e2e", "node", ["scripts/e2e.mjs"], { ...foreignWebConfig, CI: process.env.CI ?? "1" })],
 ];
 
 const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
 
-/** Runs a step; alone (or marked so), its output streams; else it is kept and printed when the step ends. */
-function run({ name, command, args, env, stream }, alone) {
-  alone ||= stream;
+/** Runs a step; alone, its output streams; beside others, it is kept and printed when the step ends. */
+function run({ name, command, args, env }, alone) {
   const t = Date.now();
   if (alone) process.stdout.write(`\n▶ ${name}\n`);
   const child = spawn(command, args, {
