@@ -12,7 +12,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { EventBus } from "../state/events.ts";
 import type { StoredUser } from "../store/store.ts";
 import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
-import { ExecutionMemoryLimit, ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
+import { BadArguments, ExecutionMemoryLimit, ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
 
 /** A function process idle this long is stopped (the app gets a new one on its next call). */
 const idleProcessMs = 30_000;
@@ -110,6 +110,8 @@ export class AppFunctions implements SandboxHost {
     } catch (error) {
       if (error instanceof ExecutionTimeout) throw errors.executionTimeLimit();
       if (error instanceof ExecutionMemoryLimit) throw errors.executionMemoryLimit();
+      if (error instanceof BadArguments)
+        throw errors.badRequest(`invalid Extended JSON in arguments: ${error.message}`);
       throw errors.functionExecution((error as Error).message);
     } finally {
       this.calls.delete(callId);

@@ -65,6 +65,8 @@ const pingGraceMs = 250;
 
 export class ExecutionTimeout extends Error {}
 export class ExecutionMemoryLimit extends Error {}
+/** The function process could not read the call's arguments (the library's message). */
+export class BadArguments extends Error {}
 
 /** What the emulator offers functions (everything as text). */
 export interface SandboxHost {
@@ -86,7 +88,7 @@ export interface SandboxAppInfo {
   environment: { tag: string; values: Record<string, unknown> };
 }
 
-type WorkerKind = "done" | "error" | "log" | "mongo" | "execute" | "pong" | "fatal";
+type WorkerKind = "done" | "error" | "badargs" | "log" | "mongo" | "execute" | "pong" | "fatal";
 
 let nextCallId = 1;
 
@@ -246,6 +248,9 @@ export class Sandbox {
         break;
       case "error":
         this.settle(callId, new Error(text));
+        break;
+      case "badargs":
+        this.settle(callId, new BadArguments(text));
         break;
       case "log":
         this.host.log(callId, text);

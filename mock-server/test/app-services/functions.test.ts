@@ -124,6 +124,75 @@ describe("callFunction", () => {
     }
   });
 
+  it("refuses broken Extended JSON in a function's arguments with 400 BadRequest, before the function loads", async () => {
+    // The module's own code counts its loads: a refused call must not have run any of it.
+    const { appId, token } = await appWith({
+      loads: "globalThis.loaded = (globalThis.loaded || 0) + 1; exports = () => globalThis.loaded;",
+    });
+    const broken: [unknown, RegExp][] = [
+      [{ $oid: "not-hex" }, /input must be a 24 character hex string/],
+      [{ $numberInt: "abc" }, /\$numberInt must be a decimal integer string/],
+      [{ n: { $numberLong: "1e3" } }, /\$numberLong must be a decimal integer string/],
+      [{ at: { $date: "soon" } }, /\$date is not a valid date/],
+      [{ $binary: "x" }, /Unexpected Binary Extended JSON format/],
+      [{ deep: [{ id: { $uuid: "nope" } }] }, /UUID string representation/],
+      [{ "a\u0000b": 1 }, /field names cannot contain null bytes/],
+      [{ $regularExpression: { pattern: "a", options: "zz" } }, /regular expression option \[z\] is not supported/],
+    ];
+    for (const [argument, message] of broken) {
+      const { response, body } = await callFn(appId, token, "loads", [{ $numberInt: "1" }, argument]);
+      expect(response.statusCode, JSON.stringify(argument)).toBe(400);
+      expect(body.error_code, JSON.stringify(argument)).toBe("BadRequest");
+      expect(body.error, JSON.stringify(argument)).toMatch(/^invalid Extended JSON in arguments: /);
+      expect(body.error, JSON.stringify(argument)).toMatch(message);
+    }
+    expect((await callFn(appId, token, "loads", [{ $numberInt: "1" }])).body).toEqual({ $numberInt: "1" });
+  });
+
+  it("reads arguments without Extended JSON types (relaxed numbers, text) as the library does", async () => {
+    const { appId, token } = await appWith({
+      probe: `exports = (a, b) => ({ keys: Object.keys(a), plain: Object.getPrototypeOf(a) === Object.prototype,
+        types: a.n.map((v) => typeof v), b });`,
+    });
+    const args = [
+      { k: "v", n: [1, 2.5, null, true, "x"] },
+      { s: "café ✓", nested: [[{}]] },
+    ];
+    const { body } = await callFn(appId, token, "probe", args);
+    expect(body).toEqual({
+      keys: ["k", "n"],
+      plain: true,
+      types: ["number", "number", "object", "boolean", "string"],
+      b: { s: "café ✓", nested: [[{}]] },
+    });
+  });
+
+  it("gives each call its own caller's context.user, with the custom data of the moment", async () => {
+    const {
+      appId,
+      token: ada,
+      userId: adaId,
+    } = await appWith({
+      me: "exports = () => ({ id: context.user.id, colour: context.user.custom_data.colour ?? null, frozen: Object.isFrozen(context.user.custom_data) });",
+    });
+    const { access_token: bob, user_id: bobId } = await anonymousLogin(app, appId);
+    const me = async (token: string) => (await callFn(appId, token, "me")).body;
+    const profile = async (userId: string, colour: string) =>
+      call(app, "insertDocuments", {
+        method: "POST",
+        url: `/_mock/v1/apps/${appId}/data/notes-app/profiles`,
+        payload: { documents: [{ user_id: userId, colour }] },
+      });
+    expect(await me(ada)).toEqual({ id: adaId, colour: null, frozen: true });
+    expect(await me(bob)).toEqual({ id: bobId, colour: null, frozen: true });
+    await profile(adaId, "teal");
+    expect(await me(ada)).toEqual({ id: adaId, colour: "teal", frozen: true });
+    expect(await me(bob)).toEqual({ id: bobId, colour: null, frozen: true });
+    await profile(bobId, "plum");
+    expect(await me(bob)).toEqual({ id: bobId, colour: "plum", frozen: true });
+    expect(await me(ada)).toEqual({ id: adaId, colour: "teal", frozen: true });
+  });
+
   it("stops a function past the time limit without blocking the server, busy or waiting", async () => {
     const { appId, token } = await appWith(
       {

@@ -1,13 +1,16 @@
-import { fromEJSON, isDocument, toEJSONText } from "../../data/documents.ts";
+import { checkArgumentsText, fromEJSON, isDocument, toEJSONText } from "../../data/documents.ts";
 import { isMongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { defineRoute } from "../route.ts";
+
+const badArguments = (error: unknown) =>
+  errors.badRequest(`invalid Extended JSON in arguments: ${(error as Error).message}`);
 
 function parseArguments(args: unknown[]): unknown[] {
   try {
     return fromEJSON(args) as unknown[];
   } catch (error) {
-    throw errors.badRequest(`invalid Extended JSON in arguments: ${(error as Error).message}`);
+    throw badArguments(error);
   }
 }
 
@@ -27,8 +30,14 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
     text = toEJSONText(await new MongoService(app, { kind: "user", user }).run(name, argument));
   } else {
-    parseArguments(args);
-    text = await app.functions.callFromText(name, JSON.stringify(args), {
+    // The function's process reads the arguments (and answers the same 400 when it cannot).
+    const argsText = JSON.stringify(args);
+    try {
+      checkArgumentsText(argsText);
+    } catch (error) {
+      throw badArguments(error);
+    }
+    text = await app.functions.callFromText(name, argsText, {
       user,
       system: false,
       fromClient: true,
