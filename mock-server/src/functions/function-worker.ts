@@ -19,7 +19,7 @@
  * refused with an error of the context's own (without the flag, Node 20 refuses with one of this
  * realm).
  */
-export const workerSource = String.raw`"use strict";
+export const workerSource = `"use strict";
 const vm = require("node:vm");
 const { types } = require("node:util");
 
@@ -42,7 +42,7 @@ const importModuleDynamically = () => {
 const load = (source, filename) => new vm.Script(source, { filename, importModuleDynamically }).runInContext(context);
 
 // Messages both ways are strings (or arrays of them): to the emulator
-// "kind\u0000callId\u0000pendingId\u0000text"; from it, the JSON the bridge reads. Outgoing ones
+// "kind,callId,pendingId,text"; from it, runs and deliveries the bridge reads (sandbox.ts). Outgoing ones
 // are sent together once per turn of the event loop (one IPC write instead of one per call).
 let outbox = [];
 let flushing = false;
@@ -54,7 +54,7 @@ const flush = () => {
 };
 const hostCall = (kind, callId, pendingId, text) => {
   if (typeof kind === "string" && typeof callId === "number" && typeof text === "string") {
-    outbox.push(kind + "\u0000" + callId + "\u0000" + (typeof pendingId === "number" ? pendingId : 0) + "\u0000" + text);
+    outbox.push(kind + "," + callId + "," + (typeof pendingId === "number" ? pendingId : 0) + "," + text);
     if (!flushing) {
       flushing = true;
       setImmediate(flush);
@@ -85,7 +85,7 @@ function start(init) {
 process.on("unhandledRejection", () => undefined);
 process.on("uncaughtException", () => {
   if (process.connected) {
-    process.send("fatal\u00000\u00000\u0000a function threw outside of its call; the app's functions were restarted", () =>
+    process.send("fatal,0,0,a function threw outside of its call; the app's functions were restarted", () =>
       process.exit(1),
     );
   } else {
@@ -126,7 +126,7 @@ process.on("message", (message) => {
     }
     define(message.key, factory);
   } else if (message.type === "ping") {
-    post("pong\u00000\u00000\u0000");
+    post("pong,0,0,");
   } else if (message.type === "init") {
     start(message);
   }

@@ -129,7 +129,7 @@ export class Sandbox {
       this.stderrTail = (this.stderrTail + chunk).slice(-4096);
     });
     this.child.on("message", (message: unknown) => {
-      // "kind\0callId\0pendingId\0text", or a batch of them (see function-worker.ts)
+      // "kind,callId,pendingId,text", or a batch of them (see function-worker.ts)
       if (typeof message === "string") this.receive(message);
       else if (Array.isArray(message)) for (const one of message) if (typeof one === "string") this.receive(one);
     });
@@ -165,9 +165,9 @@ export class Sandbox {
   }
 
   private receive(message: string): void {
-    const a = message.indexOf("\u0000");
-    const b = message.indexOf("\u0000", a + 1);
-    const c = message.indexOf("\u0000", b + 1);
+    const a = message.indexOf(",");
+    const b = message.indexOf(",", a + 1);
+    const c = message.indexOf(",", b + 1);
     this.onMessage(
       message.slice(0, a) as WorkerKind,
       Number(message.slice(a + 1, b)),
@@ -219,22 +219,18 @@ export class Sandbox {
         body: factoryBody(fn.source),
       });
     }
-    this.post(
-      JSON.stringify({
-        type: "run",
-        callId,
-        key: fn.version,
-        name: fn.name,
-        args: options.argsText,
-        call: options.callText,
-      }),
-    );
+    // "r" callId,keyLength,nameLength,argsLength, then key, name, args and the call's
+    // text, one after another: no text is escaped into another (sandbox-bootstrap.ts reads it).
+    const { version, name } = fn;
+    const { argsText, callText } = options;
+    this.post(`r${callId},${version.length},${name.length},${argsText.length},${version}${name}${argsText}${callText}`);
     return { callId, result };
   }
 
   /** Answers a pending request of a running function (text is Extended JSON, or an error message). */
   deliver(pendingId: number, ok: boolean, text: string): void {
-    if (!this.ended) this.post(JSON.stringify({ type: "deliver", id: pendingId, ok, text }));
+    // "d" pendingId,1 or 0, then the text (sandbox-bootstrap.ts reads it).
+    if (!this.ended) this.post(`d${pendingId},${ok ? 1 : 0},${text}`);
   }
 
   close(): void {
