@@ -79,7 +79,6 @@ interface RunningCall {
   resolve: (text: string) => void;
   reject: (error: Error) => void;
   deadline: number;
-  timer: NodeJS.Timeout;
 }
 
 export interface SandboxAppInfo {
@@ -100,6 +99,12 @@ export class Sandbox {
   /** No new calls: a call of this process ran past its deadline, so it may be stuck. */
   private retired = false;
   private pingTimer: NodeJS.Timeout | null = null;
+  /**
+   * One timer for all the calls' deadlines (a timer per call cost every call its setup and removal):
+   * armed for the earliest; when it fires, the calls past theirs fail and it is armed for the next.
+   */
+  private deadlineTimer: NodeJS.Timeout | null = null;
+  private armedFor = Number.POSITIVE_INFINITY;
   /**
    * Runs and deliveries for the process, sent together once per turn of the event loop: every
    * message to a sleeping process costs a wake-up, and batches cost one instead of one per call.
@@ -204,9 +209,9 @@ export class Sandbox {
   } {
     const callId = nextCallId++;
     const result = new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => this.expire(callId), Math.max(1, options.deadline - Date.now()));
-      this.calls.set(callId, { resolve, reject, deadline: options.deadline, timer });
+      this.calls.set(callId, { resolve, reject, deadline: options.deadline });
     });
+    this.watchDeadline(options.deadline);
     const { fn } = options;
     if (!this.defined.has(fn.version)) {
       this.defined.add(fn.version);
@@ -268,6 +273,25 @@ export class Sandbox {
     }
   }
 
+  private watchDeadline(deadline: number): void {
+    if (this.ended || (this.deadlineTimer && deadline >= this.armedFor)) return;
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.armedFor = deadline;
+    this.deadlineTimer = setTimeout(() => this.checkDeadlines(), Math.max(1, deadline - Date.now()));
+  }
+
+  private checkDeadlines(): void {
+    this.deadlineTimer = null;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [callId, call] of this.calls) {
+      if (call.deadline <= now) this.expire(callId);
+      else if (call.deadline < next) next = call.deadline;
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.watchDeadline(next);
+  }
+
   /**
    * A call passed its deadline: fail it, send new calls to a fresh process, and find out whether this
    * one is stuck (terminate it now) or just waiting (stop it once its other calls are done).
@@ -284,7 +308,6 @@ export class Sandbox {
     const call = this.calls.get(callId);
     if (!call) return;
     this.calls.delete(callId);
-    clearTimeout(call.timer);
     if (outcome instanceof Error) call.reject(outcome);
     else call.resolve(outcome.text);
     if (this.retired && !this.pingTimer && this.calls.size === 0) this.close();
@@ -294,6 +317,8 @@ export class Sandbox {
     if (this.ended) return;
     this.ended = true;
     if (this.pingTimer) clearTimeout(this.pingTimer);
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = null;
     if (this.flushTimer) clearImmediate(this.flushTimer);
     this.flushTimer = null;
     this.outbox = [];

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
 import {
   ExecutionMemoryLimit,
+  ExecutionTimeout,
   functionProcessArgs,
   functionProcessEnvironment,
   Sandbox,
@@ -136,6 +137,29 @@ describe("the function process", () => {
     child.disconnect();
     expect(await new Promise((resolve) => child.on("exit", (code) => resolve(code)))).toBe(0);
   });
+
+  it("fails each call at its own deadline, an earlier one made after a later one included", async () => {
+    const s = sandbox();
+    const waits = fn("waits", "exports = () => new Promise(() => {});");
+    const quick = fn("quick", "exports = (n) => n;");
+    const settled = (promise: Promise<string>) =>
+      promise.then(
+        () => ({ at: Date.now(), error: null }),
+        (error: Error) => ({ at: Date.now(), error }),
+      );
+    const started = Date.now();
+    const late = settled(run(s, waits, [], 2_500));
+    const early = settled(run(s, waits, [], 150));
+    // A call that finishes in time is not failed by the deadline of others.
+    expect(await run(s, quick, [7], 150)).toBe('{"$numberInt":"7"}');
+    const first = await early;
+    expect(first.error).toBeInstanceOf(ExecutionTimeout);
+    expect(first.at - started).toBeLessThan(2_000);
+    // The process only waits (it answers the ping): the later call keeps its own deadline.
+    await expect.poll(() => s.running, { timeout: 2_000 }).toBe(1);
+    expect((await late).error).toBeInstanceOf(ExecutionTimeout);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_400);
+  }, 20_000);
 
   it("fails a call with ExecutionMemoryLimit when the process runs out of memory, and the next call gets a new one", async () => {
     const s = sandbox(48);
