@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
+import type { Fault } from "../state/faults.ts";
 import { journalBody, redactUrl } from "../state/journal.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
 import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
@@ -24,15 +25,19 @@ function tokenIfAny(request: FastifyRequest): string | undefined {
 /** The operation whose faults can name a function: they wait for the body, which names it. */
 const byFunctionName = "callFunction";
 
+/** The fault set for this request, if any, taken (a request without one costs no promise). */
+function takeFault(request: FastifyRequest, operationId: string, functionName?: string): Fault | undefined {
+  return request.appRuntime?.faults.take(operationId, functionName);
+}
+
+/** Fires a taken fault: its delay, then its answer if it has one (true when it answered). */
 async function applyFault(
   request: FastifyRequest,
   reply: FastifyReply,
   operationId: string,
-  functionName?: string,
+  fault: Fault,
 ): Promise<boolean> {
-  const app = request.appRuntime;
-  const fault = app?.faults.take(operationId, functionName);
-  if (!app || !fault) return false;
+  const app = request.appRuntime!;
   request.server.emulator.events.emit({ type: "fault", appId: app.appId, action: "fired", id: fault.id });
   if (fault.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
   if (fault.status === undefined) return false;
@@ -92,14 +97,18 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       reply.raw.once("close", request.leaveInFlight);
     }
 
-    if (operationId !== byFunctionName && (await applyFault(request, reply, operationId))) return reply;
+    if (operationId === byFunctionName) return;
+    const fault = takeFault(request, operationId);
+    if (fault && (await applyFault(request, reply, operationId, fault))) return reply;
   });
 
   app.addHook("preValidation", (request, reply, done) => {
     if (request.routeOptions.config.operationId !== byFunctionName) return done();
     const name = (request.body as { name?: unknown } | undefined)?.name;
+    const fault = takeFault(request, byFunctionName, typeof name === "string" ? name : undefined);
+    if (!fault) return done();
     // When the fault answered, the request ends here (a callback hook that replied calls no `done`).
-    applyFault(request, reply, byFunctionName, typeof name === "string" ? name : undefined).then(
+    applyFault(request, reply, byFunctionName, fault).then(
       (answered) => answered || done(),
       (error: Error) => done(error),
     );
