@@ -32,6 +32,9 @@ interface CallInfo {
   name: string;
 }
 
+/** `context.user` of a call without a user (system calls such as confirmation functions). */
+const systemUserText = toEJSONText({ id: "", type: "system", data: {}, identities: [], custom_data: {} });
+
 export interface RunOptions {
   /** The calling user (`context.user`); null for system calls such as confirmation functions. */
   user: StoredUser | null;
@@ -46,6 +49,7 @@ export class AppFunctions implements SandboxHost {
   private idleTimer: NodeJS.Timeout | null = null;
   private readonly inline = new Map<string, FunctionSource>();
   private readonly calls = new Map<number, CallInfo>();
+  private readonly userTexts = new WeakMap<StoredUser, { data: object; identities: object; head: string }>();
 
   constructor(
     private readonly app: FunctionApp,
@@ -89,15 +93,27 @@ export class AppFunctions implements SandboxHost {
     return this.sandbox;
   }
 
-  private async userView(user: StoredUser | null) {
-    if (!user) return { id: "", type: "system", data: {}, identities: [], custom_data: {} };
-    return {
-      id: user.id,
-      type: user.type,
-      data: user.data,
-      identities: user.identities.map((i) => ({ id: i.id, provider_type: i.provider_type })),
-      custom_data: (await this.app.customUserData(user.id)) ?? {},
-    };
+  /**
+   * `context.user` as canonical Extended JSON text: id, type, data, identities and the custom data
+   * of the moment. All but the custom data is kept per user object while its data and identities
+   * are the same objects (the stores replace them, never change them in place).
+   */
+  private async userText(user: StoredUser | null): Promise<string> {
+    if (!user) return systemUserText;
+    let known = this.userTexts.get(user);
+    if (!known || known.data !== user.data || known.identities !== user.identities) {
+      const text = toEJSONText({
+        id: user.id,
+        type: user.type,
+        data: user.data,
+        identities: user.identities.map((i) => ({ id: i.id, provider_type: i.provider_type })),
+      });
+      // Without its closing brace, for the custom data to follow.
+      known = { data: user.data, identities: user.identities, head: text.slice(0, -1) };
+      this.userTexts.set(user, known);
+    }
+    const custom = await this.app.customUserData(user.id);
+    return `${known.head},"custom_data":${custom ? toEJSONText(custom) : "{}"}}`;
   }
 
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
@@ -136,7 +152,7 @@ export class AppFunctions implements SandboxHost {
     if (!fn || (options.fromClient && fn.private)) throw errors.functionNotFound(name);
     const timeout = this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs;
     const system = options.system || fn.runAsSystem;
-    const userText = toEJSONText(await this.userView(options.user));
+    const userText = await this.userText(options.user);
     return this.execute(fn, argsText, {
       name,
       userText,

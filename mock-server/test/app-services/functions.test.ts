@@ -193,6 +193,32 @@ describe("callFunction", () => {
     expect(await me(ada)).toEqual({ id: adaId, colour: "teal", frozen: true });
   });
 
+  it("gives context.user the caller's identities and data as they are now, after a link", async () => {
+    const { appId, token, userId } = await appWith(
+      {
+        me: "exports = () => ({ id: context.user.id, providers: context.user.identities.map((i) => i.provider_type), email: context.user.data.email ?? null });",
+      },
+      { providers: { "local-userpass": { autoConfirm: true } } },
+    );
+    expect((await callFn(appId, token, "me")).body).toEqual({ id: userId, providers: ["anon-user"], email: null });
+    await call(app, "registerUser", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/register`,
+      payload: { email: "linked@example.com", password: "secret-1" },
+    });
+    const linked = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/login?link=true`,
+      headers: bearer(token),
+      payload: { username: "linked@example.com", password: "secret-1" },
+    });
+    expect((await callFn(appId, linked.body.access_token, "me")).body).toEqual({
+      id: userId,
+      providers: ["anon-user", "local-userpass"],
+      email: "linked@example.com",
+    });
+  });
+
   it("stops a function past the time limit without blocking the server, busy or waiting", async () => {
     const { appId, token } = await appWith(
       {

@@ -105,8 +105,10 @@ export class MemoryUsers implements UserRecords {
     if (!user) return undefined;
     const owner = this.ownerOf([identity]);
     if (owner) return { ok: false, owner };
-    user.identities.push(identity);
-    Object.assign(user.data, data);
+    // Replaced, never changed in place: what was read of a user stays as read (the function
+    // runner keeps its text of context.user while these are the same objects).
+    user.identities = [...user.identities, identity];
+    user.data = { ...user.data, ...data };
     this.userByIdentity.set(identityKey(identity.provider_type, identity.id), user.id);
     this.claim(claimAccountId, user.id);
     return { ok: true, user };
@@ -116,7 +118,7 @@ export class MemoryUsers implements UserRecords {
     const user = this.users.get(id);
     if (!user) return undefined;
     if (patch.disabled !== undefined) user.disabled = patch.disabled;
-    if (patch.data !== undefined) Object.assign(user.data, patch.data);
+    if (patch.data !== undefined) user.data = { ...user.data, ...patch.data };
     if (patch.lastLoginAt !== undefined) user.lastLoginAt = patch.lastLoginAt;
     return user;
   }
