@@ -30,6 +30,9 @@ export const bootstrapSource = `(function (hostCall, appText) {
   const SafeString = String;
   const parseJson = JSON.parse;
   const isView = ArrayBuffer.isView;
+  const isArray = Array.isArray;
+  const toInt = parseInt;
+  const toFloat = parseFloat;
   const EJSON = BSON.EJSON;
   const ejsonStringify = EJSON.stringify;
   const ejsonParse = EJSON.parse;
@@ -339,14 +342,55 @@ export const bootstrapSource = `(function (hostCall, appText) {
   }
 
   /**
-   * Extended JSON text (relaxed reading) as values. Text with no "$" and no escape sequence has no
-   * key the library would read as a type (nor a NUL in a key), so JSON.parse gives the same values
-   * without the library's per-value reviver (most of a call's cost otherwise).
+   * Extended JSON text read as the library reads it (relaxed), without its reviver where that gives
+   * the same values (the reviver was most of a call's cost): the text is read with JSON.parse; text
+   * with no "$" and no escape sequence has no key the library would read as a type (nor a NUL in a
+   * key) and is done; otherwise each {"$numberInt": "…"} or {"$numberDouble": "…"} (the only key,
+   * a string: what the SDKs send for numbers) becomes its number as the library makes it, and any
+   * other "$" key or a NUL in a key sends the whole text to the library instead.
+   * (test/functions/argument-reading.test.ts compares the two over generated texts.)
    */
-  const fromText = (text) =>
-    call(stringIndexOf, text, "$") === -1 && call(stringIndexOf, text, "\\\\u") === -1
-      ? parseJson(text)
-      : ejsonParse(text, { relaxed: true });
+  const needsLibrary = freeze({});
+  function numbersRead(value) {
+    if (value === null || typeof value !== "object") return value;
+    if (isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const item = numbersRead(value[i]);
+        if (item === needsLibrary) return needsLibrary;
+        value[i] = item;
+      }
+      return value;
+    }
+    const names = keys(value);
+    if (names.length === 1) {
+      const text = value[names[0]];
+      if (typeof text === "string") {
+        if (names[0] === "$numberInt") return toInt(text, 10);
+        if (names[0] === "$numberDouble") return toFloat(text);
+      }
+    }
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      if (call(stringSlice, name, 0, 1) === "$" || call(stringIndexOf, name, "\\u0000") !== -1) {
+        return needsLibrary;
+      }
+      const item = numbersRead(value[name]);
+      if (item === needsLibrary) return needsLibrary;
+      value[name] = item;
+    }
+    return value;
+  }
+  const fromText = (text) => {
+    let value;
+    try {
+      value = parseJson(text);
+    } catch (ignored) {
+      return ejsonParse(text, { relaxed: true });
+    }
+    if (call(stringIndexOf, text, "$") === -1 && call(stringIndexOf, text, "\\\\u") === -1) return value;
+    const read = numbersRead(value);
+    return read === needsLibrary ? ejsonParse(text, { relaxed: true }) : read;
+  };
 
   // context.user and context.request, parsed and frozen once per distinct text: calls of one user
   // come in runs, and the same frozen values serve each of them.

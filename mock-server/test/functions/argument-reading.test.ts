@@ -1,0 +1,139 @@
+/**
+ * A function's arguments are read in its process as the bson library reads them (relaxed), with
+ * shortcuts for the common texts (no Extended JSON types; only `$numberInt`/`$numberDouble`): the
+ * function sees exactly the values the library would give, or the call fails with the library's
+ * message. Checked by echoing generated arguments back as canonical Extended JSON.
+ */
+import { EJSON } from "bson";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import type { FunctionSource } from "../../src/functions/function-folder.ts";
+import { BadArguments, Sandbox, type SandboxHost } from "../../src/functions/sandbox.ts";
+
+const host: SandboxHost = {
+  request: (sandbox, _callId, pendingId) => sandbox.deliver(pendingId, false, "not in this test"),
+  log: () => undefined,
+};
+const sandbox = new Sandbox(host, {
+  app: { id: "a", clientAppId: "argument-reading", name: "argument-reading" },
+  values: {},
+  environment: { tag: "", values: {} },
+});
+afterAll(() => sandbox.close());
+
+const echo: FunctionSource = {
+  name: "echo",
+  source: "exports = (...args) => args;",
+  private: false,
+  runAsSystem: false,
+  origin: "config",
+  version: "test:echo",
+};
+
+/** What the function process answers for an arguments text: its echo, or the refusal's message. */
+async function echoed(argsText: string): Promise<string> {
+  const { result } = sandbox.run({
+    fn: echo,
+    argsText,
+    callText: '{"user":{},"request":{}}',
+    deadline: Date.now() + 10_000,
+  });
+  try {
+    return await result;
+  } catch (error) {
+    if (error instanceof BadArguments) return `refused: ${error.message}`;
+    throw error;
+  }
+}
+
+/** What the library makes of the same text. */
+function expected(argsText: string): string {
+  try {
+    return EJSON.stringify(EJSON.parse(argsText, { relaxed: true }), { relaxed: false });
+  } catch (error) {
+    return `refused: ${(error as Error).message}`;
+  }
+}
+
+const numberString = fc.oneof(
+  fc.integer().map(String),
+  fc.double().map(String),
+  fc.constantFrom(
+    "",
+    " 12",
+    "12 ",
+    "0x1F",
+    "1e3",
+    "-0",
+    "+5",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1.5abc",
+    "9".repeat(30),
+    "٣",
+  ),
+);
+const key = fc.oneof(
+  fc.string({ maxLength: 6 }),
+  fc.constantFrom(
+    "$numberInt",
+    "$numberDouble",
+    "$numberLong",
+    "$oid",
+    "$date",
+    "$undefined",
+    "$regex",
+    "$foo",
+    "__proto__",
+    "a\u0000b",
+  ),
+);
+const { value } = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    fc.oneof(fc.string({ maxLength: 8 }), fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(-0)),
+    fc.record({ $numberInt: numberString }),
+    fc.record({ $numberDouble: numberString }),
+    fc.record({ $numberInt: fc.oneof(fc.integer(), fc.constant(null)) }),
+    fc.record({ $numberLong: numberString }),
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.dictionary(key, tie("value"), { maxKeys: 4 }),
+  ),
+}));
+
+/** JSON text of generated values, written by hand so that -0 and odd keys survive as written. */
+function text(v: unknown): string {
+  if (typeof v === "number") return Object.is(v, -0) ? "-0" : Number.isFinite(v) ? JSON.stringify(v) : "1e400";
+  if (Array.isArray(v)) return `[${v.map(text).join(",")}]`;
+  if (v !== null && typeof v === "object")
+    return `{${Object.keys(v)
+      .map((k) => `${JSON.stringify(k)}:${text((v as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
+  return JSON.stringify(v);
+}
+
+describe("a function's arguments", () => {
+  it("are the values the library reads, for every generated text", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(value, { maxLength: 4 }), async (args) => {
+        const argsText = text(args);
+        expect(await echoed(argsText), argsText).toBe(expected(argsText));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("are read as the library reads them in the texts the shortcuts take", async () => {
+    for (const argsText of [
+      '[{"$numberInt":"1"},{"$numberDouble":"2.5"}]',
+      '[{"$numberInt":"-0"},{"$numberDouble":"-0.0"},{"$numberDouble":"NaN"},{"$numberDouble":"-Infinity"}]',
+      '[{"a":[{"$numberInt":"2147483647"},{"b":{"$numberDouble":"1e308"}}]},-0,1e400,"$numberInt"]',
+      '[{"$numberInt":"12abc"},{"$numberDouble":""},{"$numberInt":" 7"}]',
+      '[{"$numberInt":"1","$numberDouble":"2"},{"$numberInt":null},{"x":{"$numberInt":5}}]',
+      '[{"__proto__":{"$numberInt":"1"}},{"a\\u0000":{"$numberInt":"1"}}]',
+    ]) {
+      expect(await echoed(argsText), argsText).toBe(expected(argsText));
+    }
+  });
+});
