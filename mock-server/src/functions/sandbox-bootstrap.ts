@@ -29,6 +29,9 @@ export const bootstrapSource = `(function (hostCall, appText) {
   const SafeTypeError = TypeError;
   const SafeString = String;
   const parseJson = JSON.parse;
+  const stringifyJson = JSON.stringify;
+  const objectIs = Object.is;
+  const isInteger = Number.isInteger;
   const isView = ArrayBuffer.isView;
   const isArray = Array.isArray;
   const toInt = parseInt;
@@ -329,10 +332,23 @@ export const bootstrapSource = `(function (hostCall, appText) {
     send("error", callId, 0, describe(error));
   }
 
+  /** A number as the library writes it in canonical Extended JSON (its own rule, written out). */
+  function numberText(value) {
+    const negativeZero = objectIs(value, -0);
+    if (isInteger(value) && !negativeZero) {
+      if (value >= -2147483648 && value <= 2147483647) return '{"$numberInt":"' + SafeString(value) + '"}';
+      if (value >= -(2 ** 63) && value <= 2 ** 63 - 1) return '{"$numberLong":"' + SafeString(value) + '"}';
+    }
+    return '{"$numberDouble":"' + (negativeZero ? "-0.0" : SafeString(value)) + '"}';
+  }
+
   function finish(callId, result) {
     let text;
     try {
-      text = result === undefined ? '{"$undefined":true}' : ejsonStringify(result, { relaxed: false });
+      // A number or a string, the commonest results, written without the library's tree of wrappers.
+      if (typeof result === "number") text = numberText(result);
+      else if (typeof result === "string") text = stringifyJson(result);
+      else text = result === undefined ? '{"$undefined":true}' : ejsonStringify(result, { relaxed: false });
     } catch (error) {
       fail(callId, error);
       return;

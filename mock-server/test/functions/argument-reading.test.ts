@@ -113,6 +113,62 @@ function text(v: unknown): string {
   return JSON.stringify(v);
 }
 
+const identity: FunctionSource = {
+  ...echo,
+  name: "identity",
+  source: "exports = (value) => value;",
+  version: "test:identity",
+};
+
+describe("a function's result", () => {
+  it("is a number or a string written as the library writes it", async () => {
+    const edges = [
+      0,
+      -0,
+      1,
+      -1,
+      2147483647,
+      2147483648,
+      -2147483648,
+      -2147483649,
+      2 ** 53,
+      2 ** 53 + 2,
+      2 ** 63,
+      -(2 ** 63),
+      2 ** 64,
+      1e21,
+      1.5,
+      -2.5e-7,
+      5e-324,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+    ];
+    const values = fc.sample(fc.oneof(fc.double(), fc.integer(), fc.constantFrom(...edges)), 300).concat(edges);
+    for (const n of values) {
+      const argsText = `[${EJSON.stringify(n, { relaxed: false })}]`;
+      const { result } = sandbox.run({
+        fn: identity,
+        argsText,
+        callText: '{"user":{},"request":{}}',
+        deadline: Date.now() + 10_000,
+      });
+      // (What the function got: the library reads an Int64 beyond 2^63 - 1 as wrapped around.)
+      const received = EJSON.parse(argsText, { relaxed: true })[0];
+      expect(await result, String(n)).toBe(EJSON.stringify(received, { relaxed: false }));
+    }
+    for (const s of ["", "plain", 'quote " and \\ backslash', "line\nbreak \u0001 \u2028", "é ✓ 😀", "\ud800 lone"]) {
+      const { result } = sandbox.run({
+        fn: identity,
+        argsText: JSON.stringify([s]),
+        callText: '{"user":{},"request":{}}',
+        deadline: Date.now() + 10_000,
+      });
+      expect(await result, s).toBe(EJSON.stringify(s, { relaxed: false }));
+    }
+  });
+});
+
 describe("a function's arguments", () => {
   it("are the values the library reads, for every generated text", async () => {
     await fc.assert(
