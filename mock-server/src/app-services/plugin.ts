@@ -9,7 +9,7 @@ import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import type { Fault } from "../state/faults.ts";
-import { journalBody, redactUrl } from "../state/journal.ts";
+import { keptBody, redactUrl } from "../state/journal.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
 import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
 import { routes } from "./routes.ts";
@@ -147,11 +147,9 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
       faulted: request.faulted,
-      ...(request.body !== undefined
-        ? { requestBody: journalBody(request.body, request.headers["content-length"]) }
-        : {}),
     };
-    runtime.journal.add(entry, replies.get(request), runtime.clock.now() - reply.elapsedTime);
+    const body = request.body === undefined ? undefined : keptBody(request.body, request.headers["content-length"]);
+    runtime.journal.add(entry, replies.get(request), runtime.clock.now() - reply.elapsedTime, body);
     emulator.events.emit({
       type: "request",
       appId: runtime.appId,
