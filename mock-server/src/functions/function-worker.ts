@@ -23,11 +23,31 @@ export const workerSource = `"use strict";
 const vm = require("node:vm");
 const { types } = require("node:util");
 
-// The emulator is gone (it exited or was killed): so is this process.
-process.on("disconnect", () => process.exit(0));
-const post = (message) => {
-  if (process.connected) process.send(message);
+// The channel to the emulator: a pipe on file descriptor 3 carrying frames, each its text's length
+// in characters, a colon and the text (sandbox.ts writes and reads them the same way). When the
+// emulator is gone (it exited or was killed), so is this process.
+const channel = new (require("node:net").Socket)({ fd: 3, readable: true, writable: true });
+channel.setEncoding("utf8");
+channel.on("end", () => process.exit(0));
+channel.on("error", () => process.exit(0));
+const frame = (text) => text.length + ":" + text;
+const post = (text) => {
+  if (channel.writable) channel.write(text);
 };
+let unread = "";
+channel.on("data", (chunk) => {
+  unread = unread.length === 0 ? chunk : unread + chunk;
+  let at = 0;
+  for (;;) {
+    const colon = unread.indexOf(":", at);
+    if (colon < 0) break;
+    const end = colon + 1 + Number(unread.slice(at, colon));
+    if (end > unread.length) break;
+    receive(unread.slice(colon + 1, end));
+    at = end;
+  }
+  if (at > 0) unread = unread.slice(at);
+});
 
 let bridge = null;
 let context = null;
@@ -41,20 +61,20 @@ const importModuleDynamically = () => {
 };
 const load = (source, filename) => new vm.Script(source, { filename, importModuleDynamically }).runInContext(context);
 
-// Messages both ways are strings (or arrays of them): to the emulator
-// "kind,callId,pendingId,text"; from it, runs and deliveries the bridge reads (sandbox.ts). Outgoing ones
-// are sent together once per turn of the event loop (one IPC write instead of one per call).
-let outbox = [];
+// Frames to the emulator: "kind,callId,pendingId,text"; from it, runs and deliveries the bridge
+// reads, and JSON for the rest (sandbox.ts). Outgoing ones are sent together once per turn of the
+// event loop (one write instead of one per call).
+let outbox = "";
 let flushing = false;
 const flush = () => {
   flushing = false;
   const batch = outbox;
-  outbox = [];
-  if (batch.length > 0) post(batch.length === 1 ? batch[0] : batch);
+  outbox = "";
+  if (batch.length > 0) post(batch);
 };
 const hostCall = (kind, callId, pendingId, text) => {
   if (typeof kind === "string" && typeof callId === "number" && typeof text === "string") {
-    outbox.push(kind + "," + callId + "," + (typeof pendingId === "number" ? pendingId : 0) + "," + text);
+    outbox += frame(kind + "," + callId + "," + (typeof pendingId === "number" ? pendingId : 0) + "," + text);
     if (!flushing) {
       flushing = true;
       setImmediate(flush);
@@ -84,8 +104,8 @@ function start(init) {
 // that throws) stops the process, unread, and the emulator fails its calls.
 process.on("unhandledRejection", () => undefined);
 process.on("uncaughtException", () => {
-  if (process.connected) {
-    process.send("fatal,0,0,a function threw outside of its call; the app's functions were restarted", () =>
+  if (channel.writable) {
+    channel.write(frame("fatal,0,0,a function threw outside of its call; the app's functions were restarted"), () =>
       process.exit(1),
     );
   } else {
@@ -103,13 +123,10 @@ function compileErrorText(error) {
   ];
 }
 
-process.on("message", (message) => {
-  // A run or a delivery for the bridge (which never throws).
-  if (typeof message === "string") return dispatch(message);
-  if (Array.isArray(message)) {
-    for (const one of message) dispatch(one);
-    return;
-  }
+function receive(text) {
+  // A run or a delivery for the bridge (which never throws), else JSON.
+  if (text[0] !== "{") return dispatch(text);
+  const message = JSON.parse(text);
   if (message.type === "define") {
     let factory;
     try {
@@ -126,9 +143,9 @@ process.on("message", (message) => {
     }
     define(message.key, factory);
   } else if (message.type === "ping") {
-    post("pong,0,0,");
+    post(frame("pong,0,0,"));
   } else if (message.type === "init") {
     start(message);
   }
-});
+}
 `;

@@ -2,8 +2,8 @@
  * One app's function runner on the emulator's side: a Node process of its own holding the app's
  * `node:vm` context (see function-worker.ts and sandbox-bootstrap.ts), started under Node's
  * permission model with no file system, child processes, workers, addons or string compilation,
- * and none of the emulator's environment (docs/decisions/0010). Calls cross as text over the IPC
- * channel; the process never blocks the emulator. At a call's deadline the call fails; if the
+ * and none of the emulator's environment (docs/decisions/0010). Calls cross as text over a pipe
+ * (framed: each text's length in characters, a colon, the text); the process never blocks the emulator. At a call's deadline the call fails; if the
  * process does not answer a ping at once it is stuck (a busy loop, an endless promise chain) and is
  * killed, failing its other calls too, and the app gets a fresh process on its next call. Memory is
  * capped like the service's 350 MB per function run.
@@ -11,6 +11,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
 import type { FunctionSource } from "./function-folder.ts";
 import { workerSource } from "./function-worker.ts";
@@ -60,6 +61,15 @@ export function functionProcessEnvironment(): NodeJS.ProcessEnv {
   return environment;
 }
 
+/**
+ * The longest frame the emulator reads from a function process (a result, a MongoDB request): far
+ * beyond any reply it may send (18 MB documents), short of what would exhaust the emulator's memory.
+ */
+const maxFrameLength = 256 * 1024 * 1024;
+
+/** A text as a frame of the channel: its length in characters, a colon, the text. */
+const frame = (text: string) => `${text.length}:${text}`;
+
 /** How long a process may take to answer a ping before it counts as stuck. */
 const pingGraceMs = 250;
 
@@ -93,6 +103,9 @@ let nextCallId = 1;
 
 export class Sandbox {
   private readonly child: ChildProcess;
+  /** The pipe to the process (its file descriptor 3), and what was read of it short of a whole frame. */
+  private readonly channel: Socket;
+  private unread = "";
   private readonly calls = new Map<number, RunningCall>();
   private readonly defined = new Set<string>();
   private ended = false;
@@ -109,7 +122,7 @@ export class Sandbox {
    * Runs and deliveries for the process, sent together once per turn of the event loop: every
    * message to a sleeping process costs a wake-up, and batches cost one instead of one per call.
    */
-  private outbox: string[] = [];
+  private outbox = "";
   private flushTimer: NodeJS.Immediate | null = null;
   /** The end of the process's stderr (V8 reports running out of memory there). */
   private stderrTail = "";
@@ -121,24 +134,24 @@ export class Sandbox {
   ) {
     bsonSource ??= readFileSync(bsonBundlePath, "utf8");
     this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb), {
-      stdio: ["ignore", "ignore", "pipe", "ipc"],
+      stdio: ["ignore", "ignore", "pipe", "pipe"],
       env: functionProcessEnvironment(),
       windowsHide: true,
     });
     // Neither the process nor its channel keeps the emulator running; the process ends with it.
     this.child.unref();
-    this.child.channel?.unref();
+    this.channel = this.child.stdio[3] as Socket;
+    this.channel.unref();
     (this.child.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
     this.child.stderr?.setEncoding("utf8");
     this.child.stderr?.on("data", (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-4096);
     });
-    this.child.on("message", (message: unknown) => {
-      // "kind,callId,pendingId,text", or a batch of them (see function-worker.ts)
-      if (typeof message === "string") this.receive(message);
-      else if (Array.isArray(message)) for (const one of message) if (typeof one === "string") this.receive(one);
-    });
-    this.child.on("error", (error) => this.end(new Error(`the functions' process failed: ${error.message}`)));
+    this.channel.setEncoding("utf8");
+    this.channel.on("data", (chunk: string) => this.read(chunk));
+    const failed = (error: Error) => this.end(new Error(`the functions' process failed: ${error.message}`));
+    this.channel.on("error", failed);
+    this.child.on("error", failed);
     // After the process's stderr is read to its end (V8 writes there before it aborts).
     this.child.on("close", () => {
       this.end(
@@ -147,13 +160,15 @@ export class Sandbox {
           : new ExecutionTimeout("execution time limit exceeded"),
       );
     });
-    this.send({
-      type: "init",
-      name: `functions:${info.app.clientAppId}`,
-      bsonSource,
-      bootstrapSource,
-      appText: JSON.stringify(info),
-    });
+    this.send(
+      JSON.stringify({
+        type: "init",
+        name: `functions:${info.app.clientAppId}`,
+        bsonSource,
+        bootstrapSource,
+        appText: JSON.stringify(info),
+      }),
+    );
   }
 
   /** The process id of the app's function process (tests check how it runs). */
@@ -161,12 +176,35 @@ export class Sandbox {
     return this.child.pid;
   }
 
-  private send(message: unknown): void {
-    if (this.ended || !this.child.connected) return;
-    // A write to a process that has just died fails its calls (or its close event does).
-    this.child.send(message as string, (error) => {
-      if (error) this.end(new Error(`the functions' process failed: ${error.message}`));
-    });
+  /** Writes one frame now (a write to a process that has just died fails its calls, or its close event does). */
+  private send(text: string): void {
+    if (!this.ended) this.channel.write(frame(text));
+  }
+
+  /**
+   * Frames from the process: "kind,callId,pendingId,text" each (see function-worker.ts). A frame
+   * that is not one (the process's code is not trusted) or too large ends the process.
+   */
+  private read(chunk: string): void {
+    let unread = this.unread.length === 0 ? chunk : this.unread + chunk;
+    let at = 0;
+    while (!this.ended) {
+      const colon = unread.indexOf(":", at);
+      if (colon < 0) break;
+      const length = colon - at <= 10 ? Number(unread.slice(at, colon)) : Number.NaN;
+      if (!Number.isSafeInteger(length) || length < 0 || length > maxFrameLength) {
+        this.end(new Error("the functions' process failed: it sent a broken message"));
+        return;
+      }
+      const end = colon + 1 + length;
+      if (end > unread.length) break;
+      this.receive(unread.slice(colon + 1, end));
+      at = end;
+    }
+    if (at > 0) unread = unread.slice(at);
+    if (unread.length > maxFrameLength + 12)
+      this.end(new Error("the functions' process failed: it sent a broken message"));
+    this.unread = this.ended ? "" : unread;
   }
 
   private receive(message: string): void {
@@ -182,16 +220,15 @@ export class Sandbox {
   }
 
   private post(text: string): void {
-    this.outbox.push(text);
+    this.outbox += frame(text);
     this.flushTimer ??= setImmediate(() => this.flush());
   }
 
   private flush(): void {
     this.flushTimer = null;
     const batch = this.outbox;
-    this.outbox = [];
-    if (this.ended || batch.length === 0) return;
-    this.send(batch.length === 1 ? batch[0] : batch);
+    this.outbox = "";
+    if (!this.ended && batch.length > 0) this.channel.write(batch);
   }
 
   get usable(): boolean {
@@ -216,13 +253,15 @@ export class Sandbox {
     if (!this.defined.has(fn.version)) {
       this.defined.add(fn.version);
       // A source that does not compile defines a factory that throws its SyntaxError, per call.
-      this.send({
-        type: "define",
-        key: fn.version,
-        name: fn.name,
-        parameters: factoryParameters,
-        body: factoryBody(fn.source),
-      });
+      this.send(
+        JSON.stringify({
+          type: "define",
+          key: fn.version,
+          name: fn.name,
+          parameters: factoryParameters,
+          body: factoryBody(fn.source),
+        }),
+      );
     }
     // "r" callId,keyLength,nameLength,argsLength, then key, name, args and the call's
     // text, one after another: no text is escaped into another (sandbox-bootstrap.ts reads it).
@@ -301,7 +340,7 @@ export class Sandbox {
     this.retired = true;
     if (this.ended || this.pingTimer) return;
     this.pingTimer = setTimeout(() => this.close(), pingGraceMs);
-    this.send({ type: "ping" });
+    this.send('{"type":"ping"}');
   }
 
   private settle(callId: number, outcome: Error | { text: string }): void {
@@ -321,7 +360,8 @@ export class Sandbox {
     this.deadlineTimer = null;
     if (this.flushTimer) clearImmediate(this.flushTimer);
     this.flushTimer = null;
-    this.outbox = [];
+    this.outbox = "";
+    this.unread = "";
     for (const id of [...this.calls.keys()]) this.settle(id, reason);
     this.child.kill("SIGKILL");
   }

@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
 import {
@@ -74,13 +75,12 @@ describe("the function process", () => {
       expect(args).toContain("--disallow-code-generation-from-strings");
       expect(args.some((a) => a === "--permission" || a === "--experimental-permission")).toBe(true);
       expect(args.filter((a) => a.startsWith("--allow-"))).toEqual([]);
-      // Nothing of the emulator's environment (its secrets): the time zone and locale at most, and
-      // the variables of Node's own IPC channel.
+      // Nothing of the emulator's environment (its secrets): the time zone and locale at most.
       const names = readFileSync(`/proc/${pid}/environ`, "utf8")
         .split("\u0000")
         .filter(Boolean)
         .map((entry) => entry.slice(0, entry.indexOf("=")));
-      expect(names.filter((name) => !/^(NODE_CHANNEL_\w+|TZ|LANG|LC_ALL)$/.test(name))).toEqual([]);
+      expect(names.filter((name) => !/^(TZ|LANG|LC_ALL)$/.test(name))).toEqual([]);
     },
   );
 
@@ -131,11 +131,36 @@ describe("the function process", () => {
   it("ends when its emulator goes away (no process is left behind)", async () => {
     const child = spawn(process.execPath, functionProcessArgs(64), {
       env: {},
-      stdio: ["ignore", "ignore", "ignore", "ipc"],
+      stdio: ["ignore", "ignore", "ignore", "pipe"],
     });
     await new Promise((resolve) => child.once("spawn", resolve));
-    child.disconnect();
+    // Its channel closes: the emulator exited or was killed.
+    (child.stdio[3] as Writable).end();
     expect(await new Promise((resolve) => child.on("exit", (code) => resolve(code)))).toBe(0);
+  });
+
+  it("reads frames split anywhere, and ends a process that sends a broken or oversized one", async () => {
+    // Frames are read as they arrive: here fed by hand, as the process's pipe could cut them.
+    const read = (s: Sandbox, chunk: string) => (s as unknown as { read(chunk: string): void }).read(chunk);
+    const waits = fn("waits", "exports = () => new Promise(() => {});");
+    const s = sandbox();
+    const { callId, result } = s.run({
+      fn: waits,
+      argsText: "[]",
+      callText: '{"user":{},"request":{}}',
+      deadline: Date.now() + 10_000,
+    });
+    const text = `done,${callId},0,"héllo ✓ 😀"`;
+    const framed = `${text.length}:${text}`;
+    for (const piece of [framed.slice(0, 1), framed.slice(1, 9), framed.slice(9, -3), framed.slice(-3)]) read(s, piece);
+    expect(await result).toBe('"héllo ✓ 😀"');
+    for (const broken of ["12x:", "-5:", "99999999999:", `${"1".repeat(12)}:`]) {
+      const victim = sandbox();
+      const pending = run(victim, waits);
+      read(victim, broken);
+      await expect(pending, broken).rejects.toThrow("it sent a broken message");
+      expect(victim.usable, broken).toBe(false);
+    }
   });
 
   it("fails each call at its own deadline, an earlier one made after a later one included", async () => {
