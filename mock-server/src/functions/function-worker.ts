@@ -3,8 +3,8 @@
  * so it runs the same from the sources and from the bundle; sandbox.ts starts it). It holds the
  * app's `node:vm` context with the BSON library and the bridge, runs calls as the emulator asks,
  * and passes the bridge's requests (MongoDB actions, other functions, logs, results) back as
- * frames over its channel (a pipe; see below). The emulator keeps the deadlines: a process stuck in a loop is
- * killed, never waited for.
+ * frames over its channel (a pipe; see below). The emulator keeps the deadlines: a process stuck
+ * in a loop is killed, never waited for.
  *
  * Two walls stand between function code and the host (docs/decisions/0010):
  * 1. The context. Nothing of this process's realm may reach function code: this code hands the
