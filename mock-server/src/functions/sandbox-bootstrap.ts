@@ -461,7 +461,7 @@ export const bootstrapSource = `(function (hostCall, appText) {
     );
   }
 
-  /** The first count numbers of a message (from its second character, each ended by a comma), then where the rest starts. */
+  /** A message's first count numbers (from its second character, each ended by a comma), then where the rest starts. */
   function readNumbers(text, count) {
     const out = [];
     let at = 1;
@@ -505,8 +505,8 @@ export const bootstrapSource = `(function (hostCall, appText) {
       call(mapSet, factories, key, function () { throw error; });
     },
     /**
-     * A run or a delivery (see sandbox.ts for the format: numbers each ended by a comma, then texts of known
-     * length, the last one to the end); never throws.
+     * A run or a delivery (sandbox.ts writes them: numbers each ended by a comma, then texts of
+     * known length, the last one to the end); never throws.
      */
     dispatch(text) {
       try {

@@ -3,10 +3,11 @@
  * `node:vm` context (see function-worker.ts and sandbox-bootstrap.ts), started under Node's
  * permission model with no file system, child processes, workers, addons or string compilation,
  * and none of the emulator's environment (docs/decisions/0010). Calls cross as text over a pipe
- * (framed: each text's length in characters, a colon, the text); the process never blocks the emulator. At a call's deadline the call fails; if the
- * process does not answer a ping at once it is stuck (a busy loop, an endless promise chain) and is
- * killed, failing its other calls too, and the app gets a fresh process on its next call. Memory is
- * capped like the service's 350 MB per function run.
+ * (framed: each text's length in characters, a colon, the text); the process never blocks the
+ * emulator. At a call's deadline the call fails; if the process does not answer a ping at once it
+ * is stuck (a busy loop, an endless promise chain) and is killed, failing its other calls too, and
+ * the app gets a fresh process on its next call. Memory is capped like the service's 350 MB per
+ * function run.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";

@@ -105,8 +105,8 @@ export class MemoryUsers implements UserRecords {
     if (!user) return undefined;
     const owner = this.ownerOf([identity]);
     if (owner) return { ok: false, owner };
-    // Replaced, never changed in place: what was read of a user stays as read (the function
-    // runner keeps its text of context.user while these are the same objects).
+    // A user's data and identities are replaced, never changed in place: the function runner
+    // keeps its text of context.user while they are the same objects (functions/app-functions.ts).
     user.identities = [...user.identities, identity];
     user.data = { ...user.data, ...data };
     this.userByIdentity.set(identityKey(identity.provider_type, identity.id), user.id);
