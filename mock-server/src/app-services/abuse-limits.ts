@@ -3,12 +3,14 @@
  * resend, reset e-mail and reset function. Each is limited per client address and, where the body
  * names one, per e-mail address (so one attacker cannot lock everyone out from one address and
  * one victim's address cannot be flooded from many). Off unless `--auth-rate-limit` is given.
- * Counters are per instance (the plugin's in-memory store).
+ * On PostgreSQL the counters are the database's, shared by every instance on it (several
+ * instances allow what one would); in memory they are the process's (the plugin's own store).
  */
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AuthRateLimit } from "../config/options.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import type { RateLimitCounters } from "../store/store.ts";
 
 /** `MAX/WINDOW` with the window in s, m or h (`10/1m`), or null with the reason it is not. */
 export function parseAuthRateLimit(text: string): AuthRateLimit | string {
@@ -37,9 +39,31 @@ function emailOf(request: FastifyRequest, field: "username" | "email"): string |
   return typeof value === "string" && value.length > 0 ? value.trim().toLowerCase() : null;
 }
 
-export async function registerAbuseLimits(app: FastifyInstance, limit: AuthRateLimit | null): Promise<void> {
+type StoreCallback = (error: Error | null, result?: { current: number; ttl: number }) => void;
+
+/** The rate-limit plugin's store interface over counters that several instances share. */
+function sharedStore(counters: RateLimitCounters) {
+  return class SharedStore {
+    incr(key: string, callback: StoreCallback, timeWindow: number): void {
+      counters.hit(key, timeWindow).then(
+        ({ hits, ttlMs }) => callback(null, { current: hits, ttl: ttlMs }),
+        (error: Error) => callback(error),
+      );
+    }
+
+    child(): SharedStore {
+      return this;
+    }
+  };
+}
+
+export async function registerAbuseLimits(
+  app: FastifyInstance,
+  limit: AuthRateLimit | null,
+  shared?: RateLimitCounters,
+): Promise<void> {
   if (!limit) return;
-  await app.register(rateLimit, { global: false });
+  await app.register(rateLimit, { global: false, ...(shared ? { store: sharedStore(shared) } : {}) });
   const common = { max: limit.max, timeWindow: limit.windowMs };
   // Counted per app and per operation: sending mail does not use up sign-in attempts.
   const scope = (r: FastifyRequest) => `${r.appRuntime?.appId ?? ""}|${r.routeOptions.config.operationId}`;

@@ -159,6 +159,6 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     });
   }
 
-  await registerAbuseLimits(app, emulator.options.authRateLimit);
+  await registerAbuseLimits(app, emulator.options.authRateLimit, emulator.store.rateLimits);
   registerDocumentedRoutes(app, routes, "app-services");
 }

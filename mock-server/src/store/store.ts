@@ -370,11 +370,19 @@ export interface EmailJsAccountRecords {
 
 // ---------------------------------------------------------------------------------------------
 
+/** Counters of the abuse limits shared by every instance of a store (fixed windows per key). */
+export interface RateLimitCounters {
+  /** Counts one hit of `key`: the hits in its current window so far, and the window's time left. */
+  hit(key: string, windowMs: number): Promise<{ hits: number; ttlMs: number }>;
+}
+
 export interface Store {
   readonly kind: "memory" | "postgres";
   readonly apps: AppRecords;
   readonly mail: MailStore;
   readonly emailjs: EmailJsAccountRecords;
+  /** The abuse limits' counters where instances share the store; absent, each process counts its own. */
+  readonly rateLimits?: RateLimitCounters;
   /** Everything, for the control API's export. */
   exportState(): Promise<StoredState>;
   /** Replaces everything in one step (checked by the caller first). */

@@ -353,6 +353,21 @@ export const migrations: Migration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION registrations_deleted();
     `,
   },
+  {
+    version: 4,
+    name: "abuse-limit counters shared by every instance",
+    // Fixed windows per key (operation, app and client address or e-mail address), timed by the
+    // database's clock so that every instance agrees. Unlogged: a crash forgets the counts (a
+    // window at most), and counting a sign-in attempt writes no WAL.
+    sql: `
+      CREATE UNLOGGED TABLE rate_limit_counters (
+        key text PRIMARY KEY,
+        hits integer NOT NULL,
+        window_ends timestamptz NOT NULL
+      );
+      CREATE INDEX rate_limit_counters_window_ends ON rate_limit_counters (window_ends);
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

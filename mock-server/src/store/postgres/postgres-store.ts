@@ -16,6 +16,7 @@ import { ChangeHub, storedDocument } from "./documents.ts";
 import { PgMail } from "./mail.ts";
 import { migrate } from "./migrations.ts";
 import { NotificationListener } from "./notifications.ts";
+import { PgRateLimits } from "./rate-limits.ts";
 import { idRowKey, rowKey } from "./row-keys.ts";
 
 export class DatabaseStartError extends Error {}
@@ -25,6 +26,7 @@ export class PostgresStore implements Store {
   readonly apps: PgApps;
   readonly mail: PgMail;
   readonly emailjs: PgEmailJsAccounts;
+  readonly rateLimits: PgRateLimits;
   private readonly changes: ChangeHub;
 
   private constructor(
@@ -35,6 +37,7 @@ export class PostgresStore implements Store {
     this.apps = new PgApps(context, this.changes);
     this.mail = new PgMail(context);
     this.emailjs = new PgEmailJsAccounts(context);
+    this.rateLimits = new PgRateLimits(context.db);
   }
 
   get database(): Database {
