@@ -19,6 +19,37 @@
  * refused with an error of the context's own (without the flag, Node 20 refuses with one of this
  * realm).
  */
+export const networkLockdown = `// Node 20's permission model leaves the network open: code that got out of the context could
+// still reach the database or the emulator on this host, or anything else. Every way to a socket
+// goes through these methods (a connection, a server, a datagram, a DNS query); from here on each
+// throws, and none can be put back. (The channel to the emulator is a pipe opened from its file
+// descriptor, without any of them.)
+(() => {
+  const refuse = (what) => function () {
+    throw new Error("the network is not available to functions (" + what + ")");
+  };
+  const lock = (object, names, label) => {
+    for (const name of names) {
+      Object.defineProperty(object, name, { value: refuse(label + name), writable: false, configurable: false, enumerable: false });
+    }
+  };
+  const net = require("node:net");
+  const dgram = require("node:dgram");
+  const dns = require("node:dns");
+  lock(net.Socket.prototype, ["connect"], "net.Socket#");
+  lock(net.Server.prototype, ["listen"], "net.Server#");
+  lock(dgram.Socket.prototype, ["bind", "connect", "send"], "dgram.Socket#");
+  const queries = (object) => Object.keys(object).filter((name) => /^(lookup|lookupService|resolve\\w*|reverse)$/.test(name));
+  lock(dns, queries(dns), "dns.");
+  lock(dns.promises, queries(dns.promises), "dns.promises.");
+  for (const Resolver of [dns.Resolver, dns.promises.Resolver]) {
+    lock(Resolver.prototype, Object.getOwnPropertyNames(Resolver.prototype).filter((name) => /^(resolve\\w*|reverse)$/.test(name)), "dns.Resolver#");
+  }
+  const { syncBuiltinESMExports } = require("node:module");
+  syncBuiltinESMExports();
+})();
+`;
+
 export const workerSource = `"use strict";
 const vm = require("node:vm");
 const { types } = require("node:util");
@@ -30,7 +61,7 @@ const channel = new (require("node:net").Socket)({ fd: 3, readable: true, writab
 channel.setEncoding("utf8");
 channel.on("end", () => process.exit(0));
 channel.on("error", () => process.exit(0));
-const frame = (text) => text.length + ":" + text;
+${networkLockdown}const frame = (text) => text.length + ":" + text;
 const post = (text) => {
   if (channel.writable) channel.write(text);
 };

@@ -6,11 +6,13 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
+import { networkLockdown, workerSource } from "../../src/functions/function-worker.ts";
 import {
   ExecutionMemoryLimit,
   ExecutionTimeout,
@@ -125,6 +127,69 @@ describe("the function process", () => {
       expect(existsSync(join(dir, "written"))).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("denies code that got out of the context the network: connections, servers, datagrams, DNS", async () => {
+    // A server on this host that code in a function process must not reach (as the database or
+    // the emulator itself would be).
+    let connections = 0;
+    const server = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const flags = functionProcessArgs(64).slice(0, -2);
+      const escaped = `
+        const out = {};
+        const settle = (promise) => promise.then(() => "allowed", () => "denied");
+        const attempt = (f) => { try { const r = f(); return r && typeof r.then === "function" ? settle(r) : "allowed"; } catch { return "denied"; } };
+        const net = process.getBuiltinModule("node:net");
+        (async () => {
+          out["net.connect"] = await attempt(() => net.connect(${port}, "127.0.0.1"));
+          out["a socket's connect"] = await attempt(() => new net.Socket().connect(${port}, "127.0.0.1"));
+          out["http.get"] = await attempt(() => process.getBuiltinModule("node:http").get("http://127.0.0.1:${port}/"));
+          out["tls.connect"] = await attempt(() => process.getBuiltinModule("node:tls").connect(${port}, "127.0.0.1"));
+          out.fetch = await attempt(() => fetch("http://127.0.0.1:${port}/"));
+          out["a server"] = await attempt(() => net.createServer().listen(0, "127.0.0.1"));
+          out.datagram = await attempt(() => process.getBuiltinModule("node:dgram").createSocket("udp4").send("x", ${port}, "127.0.0.1"));
+          out["dns.lookup"] = await attempt(() => process.getBuiltinModule("node:dns").lookup("localhost", () => undefined));
+          out["dns.resolve4"] = await attempt(() => process.getBuiltinModule("node:dns").promises.resolve4("localhost"));
+          out["a resolver"] = await attempt(() => new (process.getBuiltinModule("node:dns").Resolver)().resolve4("localhost", () => undefined));
+          out["put connect back"] = await attempt(() => Object.defineProperty(net.Socket.prototype, "connect", { value() {} }));
+          process.stdout.write(JSON.stringify(out));
+          process.exit(0);
+        })();
+      `;
+      const child = spawn(process.execPath, [...flags, "-e", `${networkLockdown}\n${escaped}`], {
+        env: functionProcessEnvironment(),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      await new Promise((resolve) => child.on("close", resolve));
+      expect(JSON.parse(stdout)).toEqual({
+        "net.connect": "denied",
+        "a socket's connect": "denied",
+        "http.get": "denied",
+        "tls.connect": "denied",
+        fetch: "denied",
+        "a server": "denied",
+        datagram: "denied",
+        "dns.lookup": "denied",
+        "dns.resolve4": "denied",
+        "a resolver": "denied",
+        "put connect back": "denied",
+      });
+      expect(connections).toBe(0);
+      // Every function process runs it first.
+      expect(workerSource).toContain(networkLockdown);
+    } finally {
+      server.close();
     }
   });
 
