@@ -9,7 +9,7 @@ import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import type { Fault } from "../state/faults.ts";
-import { keptBody, redactUrl } from "../state/journal.ts";
+import { journalBody, redactUrl } from "../state/journal.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
 import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
 import { routes } from "./routes.ts";
@@ -147,9 +147,11 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
       faulted: request.faulted,
+      ...(request.body !== undefined
+        ? { requestBody: journalBody(request.body, request.headers["content-length"]) }
+        : {}),
     };
-    const body = request.body === undefined ? undefined : keptBody(request.body, request.headers["content-length"]);
-    runtime.journal.add(entry, replies.get(request), runtime.clock.now() - reply.elapsedTime, body);
+    runtime.journal.add(entry, replies.get(request), runtime.clock.now() - reply.elapsedTime);
     emulator.events.emit({
       type: "request",
       appId: runtime.appId,

@@ -51,15 +51,10 @@ function measuredSize(body: unknown): number {
   }
 }
 
-/** What the journal keeps of a request body until it is read: the body, or a note when it is large. */
-export function keptBody(body: unknown, contentLength: string | undefined): unknown {
-  const bytes = contentLength === undefined ? measuredSize(body) : Number(contentLength);
-  return bytes > journaledBodyLimit ? `[a body of ${bytes} bytes, not kept]` : body;
-}
-
-/** What the journal shows of a request body: a redacted copy, or a note when it is large. */
+/** What the journal keeps of a request body: a redacted copy, or a note when it is large. */
 export function journalBody(body: unknown, contentLength: string | undefined): unknown {
-  return redact(keptBody(body, contentLength));
+  const bytes = contentLength === undefined ? measuredSize(body) : Number(contentLength);
+  return bytes > journaledBodyLimit ? `[a body of ${bytes} bytes, not kept]` : redact(body);
 }
 
 /**
@@ -122,21 +117,18 @@ function keptReply(reply: unknown): unknown {
 
 /**
  * An entry as recorded on a request's path: its reply kept as it was sent (a string or a buffer,
- * never changed afterwards), its request body as parsed (see `keptBody`; entries are recorded once
- * the request is answered, when nothing changes the body any more) and its time as a number.
- * Parsing and redacting the bodies and writing the time wait until someone reads the journal.
+ * never changed afterwards) and its time as a number. Parsing and redacting the reply and writing
+ * the time wait until someone reads the journal.
  */
 class Unread {
   constructor(
     readonly entry: JournalEntry,
     readonly reply: unknown,
     readonly atMs: number | undefined,
-    readonly body: unknown,
   ) {}
 
   read(): JournalEntry {
     if (this.atMs !== undefined) this.entry.time = new Date(this.atMs).toISOString();
-    if (this.body !== undefined) this.entry.requestBody = redact(this.body);
     return this.reply === undefined ? this.entry : Object.assign(this.entry, journalReply(this.reply));
   }
 }
@@ -149,14 +141,10 @@ export class Journal {
 
   /**
    * Records an entry; `reply` is the body as sent, if any (see `journalReply`); `atMs`, if given,
-   * is the entry's time (its `time` is then written from it when the journal is read); `body`, if
-   * given, is what `keptBody` kept of the request's body (redacted when the journal is read).
+   * is the entry's time (its `time` is then written from it when the journal is read).
    */
-  add(entry: JournalEntry, reply?: unknown, atMs?: number, body?: unknown): void {
-    const slot =
-      reply === undefined && atMs === undefined && body === undefined
-        ? entry
-        : new Unread(entry, keptReply(reply), atMs, body);
+  add(entry: JournalEntry, reply?: unknown, atMs?: number): void {
+    const slot = reply === undefined && atMs === undefined ? entry : new Unread(entry, keptReply(reply), atMs);
     if (this.entries.length < this.capacity) {
       this.entries.push(slot);
       return;
