@@ -57,6 +57,23 @@ const run = (s: Sandbox, f: FunctionSource, args: unknown[] = [], timeoutMs = 10
     deadline: Date.now() + timeoutMs,
   }).result;
 
+/**
+ * Runs code as if it had got out of the context: in a process started like a function process
+ * (its flags and environment), answering with what it printed as JSON.
+ */
+async function runEscaped(code: string): Promise<unknown> {
+  const child = spawn(process.execPath, [...functionProcessArgs(64).slice(0, -2), "-e", code], {
+    env: functionProcessEnvironment(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  await new Promise((resolve) => child.on("close", resolve));
+  return JSON.parse(stdout);
+}
+
 describe("the function process", () => {
   it.runIf(existsSync("/proc/self/cmdline"))(
     "is a process of its own, under the permission model, without string compilation or environment",
@@ -89,7 +106,6 @@ describe("the function process", () => {
   it("denies code that got out of the context the file system, commands, workers, eval and the environment", async () => {
     const dir = mkdtempSync(join(tmpdir(), "function-process-"));
     try {
-      const flags = functionProcessArgs(64).slice(0, -2);
       const escaped = `
         const out = {};
         const attempt = (name, f) => { try { f(); out[name] = "allowed"; } catch (error) { out[name] = "denied"; } };
@@ -104,16 +120,7 @@ describe("the function process", () => {
         out.environment = Object.keys(process.env).filter((name) => !["TZ", "LANG", "LC_ALL"].includes(name));
         process.stdout.write(JSON.stringify(out));
       `;
-      const child = spawn(process.execPath, [...flags, "-e", escaped], {
-        env: functionProcessEnvironment(),
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        stdout += chunk.toString();
-      });
-      await new Promise((resolve) => child.on("close", resolve));
-      expect(JSON.parse(stdout)).toEqual({
+      expect(await runEscaped(escaped)).toEqual({
         "read a file": "denied",
         "write a file": "denied",
         "run a command": "denied",
@@ -141,7 +148,6 @@ describe("the function process", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
     try {
-      const flags = functionProcessArgs(64).slice(0, -2);
       const escaped = `
         const out = {};
         const settle = (promise) => promise.then(() => "allowed", () => "denied");
@@ -163,16 +169,7 @@ describe("the function process", () => {
           process.exit(0);
         })();
       `;
-      const child = spawn(process.execPath, [...flags, "-e", `${networkLockdown}\n${escaped}`], {
-        env: functionProcessEnvironment(),
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        stdout += chunk.toString();
-      });
-      await new Promise((resolve) => child.on("close", resolve));
-      expect(JSON.parse(stdout)).toEqual({
+      expect(await runEscaped(`${networkLockdown}\n${escaped}`)).toEqual({
         "net.connect": "denied",
         "a socket's connect": "denied",
         "http.get": "denied",
