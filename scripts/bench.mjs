@@ -14,6 +14,8 @@
 //          --starts N (10) --only throughput,start,scale,stores --scenarios profile,sum,… --no-write --json FILE
 //          --profile SCENARIO  (run one scenario under --cpu-prof and print where the time goes)
 //          --cli FILE  (measure another build of the emulator, e.g. an older commit's, for before/after)
+//          --against FILE  (throughput only: another build measured in the same rounds, interleaved with
+//                           this one and the bare server: an A/B on one host in one sitting; writes no report)
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
@@ -36,8 +38,8 @@ import {
   layout,
   listeningUrl,
   machine,
-  procCpuMs,
   procMemory,
+  procTreeCpuMs,
   root,
   spawnNode,
   startEmulator,
@@ -61,6 +63,7 @@ const { values: flags } = parseArgs({
     profile: { type: "string" },
     scenarios: { type: "string" },
     cli: { type: "string" },
+    against: { type: "string" },
   },
 });
 const rounds = Number(flags.rounds);
@@ -179,14 +182,15 @@ async function startBare(routes) {
 
 /**
  * Warm-up, then a measured run, with the server's CPU time over the measured run (from
- * /proc/<pid>/stat: CPU per request is steadier than req/s on a shared machine).
+ * /proc/<pid>/stat, its function processes included: CPU per request is steadier than req/s on a
+ * shared machine).
  */
 async function load(server, scenario, extra = {}) {
   const job = { url: server.url, connections, requests: [scenario.request], ...extra };
   if (warmup > 0) await runLoad({ ...job, duration: warmup });
-  const cpuBefore = procCpuMs(server.pid);
+  const cpuBefore = procTreeCpuMs(server.pid);
   const result = await runLoad({ ...job, duration });
-  const cpuMs = procCpuMs(server.pid) - cpuBefore;
+  const cpuMs = procTreeCpuMs(server.pid) - cpuBefore;
   return {
     ...result,
     cpuUsPerRequest: (cpuMs * 1000) / Math.max(1, result.requests),
@@ -207,8 +211,17 @@ function summarize(runs) {
   };
 }
 
+/** The other build of an A/B (`--against`), prepared like the emulator: its scenarios use its own tokens. */
+async function againstBuild() {
+  if (!flags.against) return null;
+  const server = await startEmulator({ script: resolve(flags.against) });
+  const list = scenarios(await prepare(server.url));
+  return { ...server, scenario: (id) => list.find((s) => s.id === id) };
+}
+
 async function throughput() {
   const emulator = await emulatorProcess();
+  const against = await againstBuild();
   try {
     const ctx = await prepare(emulator.url);
     const list = scenarios(ctx).filter((s) => !flags.scenarios || flags.scenarios.split(",").includes(s.id));
@@ -216,14 +229,18 @@ async function throughput() {
     const routeKey = (r) => `${r.method} ${r.path} ${r.body ?? ""}`;
     for (const s of list) routes[routeKey(s.request)] = await capture(emulator.url, s.request);
     const bare = await startBare(routes);
-    const results = Object.fromEntries(list.map((s) => [s.id, { bare: [], emulator: [] }]));
+    const servers = against ? ["bare", "emulator", "against"] : ["bare", "emulator"];
+    const results = Object.fromEntries(list.map((s) => [s.id, Object.fromEntries(servers.map((w) => [w, []]))]));
     try {
       for (let round = 1; round <= rounds; round++) {
         for (const s of list) {
-          // Alternate which server goes first, so drift on the shared machine hits both alike.
-          const order = round % 2 ? ["bare", "emulator"] : ["emulator", "bare"];
+          // Rotate which server goes first, so drift on the shared machine hits all alike.
+          const order = servers.map((_, i) => servers[(i + round - 1) % servers.length]);
           for (const which of order) {
-            const r = await load(which === "bare" ? bare : emulator, s);
+            const r =
+              which === "against"
+                ? await load(against, against.scenario(s.id))
+                : await load(which === "bare" ? bare : emulator, s);
             results[s.id][which].push(r);
             log(
               `round ${round} ${s.id.padEnd(8)} ${which.padEnd(8)} ${Math.round(r.rps)
@@ -238,6 +255,15 @@ async function throughput() {
     } finally {
       await bare.stop();
     }
+    if (against) {
+      for (const s of list) {
+        const [a, b] = [summarize(results[s.id].emulator), summarize(results[s.id].against)];
+        log(
+          `A/B ${s.id}: this build ${Math.round(a.rps)} req/s, ${a.cpuUsPerRequest.toFixed(1)} µs CPU/req; ` +
+            `${flags.against} ${Math.round(b.rps)} req/s, ${b.cpuUsPerRequest.toFixed(1)} µs CPU/req (medians)`,
+        );
+      }
+    }
     return list.map((s) => ({
       id: s.id,
       title: s.title,
@@ -247,6 +273,7 @@ async function throughput() {
     }));
   } finally {
     await emulator.stop();
+    await against?.stop();
   }
 }
 
@@ -428,7 +455,7 @@ async function main() {
   const file = flags.json ?? join(root, "bench-results", `bench-${results.date.replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   log(`results: ${file}`);
-  if (!flags["no-write"] && allParts.every((part) => parts.has(part))) {
+  if (!flags["no-write"] && !flags.against && allParts.every((part) => parts.has(part))) {
     writeReport(join(root, "docs", "benchmarks.md"), results);
     log("docs/benchmarks.md updated");
   }

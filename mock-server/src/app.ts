@@ -85,6 +85,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.decorateRequest("caller", null);
   app.decorateRequest("faulted", false);
   app.decorateRequest("leaveInFlight", null);
+  app.decorateRequest("sentPayload", null);
   closeUnusedConnectionsOnClose(app);
   registerHostCheck(app);
   registerJsonParser(app);

@@ -16,6 +16,10 @@ declare module "fastify" {
     faulted: boolean;
     /** Stops counting the request toward its app's concurrency cap (a change stream, once open). */
     leaveInFlight: (() => void) | null;
+    /** The JSON text the request's body was parsed from (http/json-body.ts), for the journal. */
+    jsonText: string | null;
+    /** The reply's payload as sent, for the journal (http/request-journal.ts). */
+    sentPayload: unknown;
   }
   interface FastifyContextConfig {
     operationId?: string;

@@ -7,9 +7,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { journalRequest, keepSentPayloads } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import type { Fault } from "../state/faults.ts";
-import { journalBody, redactUrl } from "../state/journal.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
 import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
 import { routes } from "./routes.ts";
@@ -114,13 +114,7 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     );
   });
 
-  // The reply as sent, for the journal (onResponse no longer sees it). Callback hooks: an async
-  // hook costs every request a promise and a turn of the microtask queue.
-  const replies = new WeakMap<FastifyRequest, unknown>();
-  app.addHook("onSend", (request, _reply, payload, done) => {
-    if (request.appRuntime) replies.set(request, payload);
-    done(null, payload);
-  });
+  keepSentPayloads(app, (request) => request.appRuntime !== null);
 
   // (A callback hook, like the others on every request's path.)
   app.addHook("onResponse", (request, reply, done) => {
@@ -138,27 +132,17 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     if (!runtime || !operationId) return;
     // An open change stream journals itself when it ends.
     if (operationId === "callFunctionStreaming" && reply.statusCode === 200) return;
-    const entry = {
-      id: request.id,
-      time: "", // written from the time given to `add` when the journal is read
-      method: request.method,
-      path: redactUrl(request.url),
-      operationId,
-      status: reply.statusCode,
-      durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      faulted: request.faulted,
-      ...(request.body !== undefined
-        ? { requestBody: journalBody(request.body, request.headers["content-length"]) }
-        : {}),
-    };
-    runtime.journal.add(entry, replies.get(request), runtime.clock.now() - reply.elapsedTime);
-    emulator.events.emit({
-      type: "request",
-      appId: runtime.appId,
-      action: "completed",
-      id: request.id,
-      detail: { operationId, status: reply.statusCode },
-    });
+    journalRequest(runtime.journal, request, reply, operationId, request.body, runtime.clock.now());
+    // (The event is built only for someone listening: most requests have no one.)
+    if (emulator.events.size > 0) {
+      emulator.events.emit({
+        type: "request",
+        appId: runtime.appId,
+        action: "completed",
+        id: request.id,
+        detail: { operationId, status: reply.statusCode },
+      });
+    }
   }
 
   await registerAbuseLimits(app, emulator.options.authRateLimit, emulator.store.rateLimits);

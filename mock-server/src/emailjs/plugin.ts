@@ -4,9 +4,9 @@
  * (private keys redacted) and the live events announce it. CORS is handled app-wide (any origin).
  */
 import multipart from "@fastify/multipart";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
+import { journalRequest, keepSentPayloads } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
-import { journalBody, redactUrl } from "../state/journal.ts";
 import { routes } from "./routes.ts";
 
 export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
@@ -14,39 +14,29 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(multipart, { throwFileSizeLimit: true });
   app.decorateRequest("emailJs", null);
 
-  // The reply as sent, for the journal (onResponse no longer sees it).
-  const replies = new WeakMap<FastifyRequest, unknown>();
-  app.addHook("onSend", (request, _reply, payload, done) => {
-    if (request.emailJs) replies.set(request, payload);
-    done(null, payload);
-  });
+  keepSentPayloads(app, (request) => request.emailJs !== null);
 
-  app.addHook("onResponse", async (request, reply) => {
+  // (A callback hook, like the others on every request's path.)
+  app.addHook("onResponse", (request, reply, done) => {
     const context = request.emailJs;
     const operationId = request.routeOptions.config.operationId;
-    if (!context || !operationId) return;
-    const { account, body } = context;
-    account.journal.add(
-      {
-        id: request.id,
-        time: new Date(account.clock.now() - reply.elapsedTime).toISOString(),
-        method: request.method,
-        path: redactUrl(request.url),
-        operationId,
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-        faulted: request.faulted,
-        ...(body !== undefined ? { requestBody: journalBody(body, request.headers["content-length"]) } : {}),
-      },
-      replies.get(request),
-    );
-    emulator.events.emit({
-      type: "request",
-      account: account.publicKey,
-      action: "completed",
-      id: request.id,
-      detail: { operationId, status: reply.statusCode },
-    });
+    if (!context || !operationId) return done();
+    try {
+      const { account, body } = context;
+      journalRequest(account.journal, request, reply, operationId, body, account.clock.now());
+      if (emulator.events.size > 0) {
+        emulator.events.emit({
+          type: "request",
+          account: account.publicKey,
+          action: "completed",
+          id: request.id,
+          detail: { operationId, status: reply.statusCode },
+        });
+      }
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
   });
 
   registerDocumentedRoutes(app, routes, "emailjs");

@@ -58,6 +58,29 @@ export function journalBody(body: unknown, contentLength: string | undefined): u
 }
 
 /**
+ * A JSON text that may hold a secret: one naming a secret field as a key or a value (any
+ * `"password"`), or with an escape (a key can be spelt `"pass\u0077ord"`). Such a body is
+ * redacted as it is journaled; any other is kept as its text, which holds nothing to redact.
+ */
+const mayHoldSecret = new RegExp(`"(?:${secretFieldNames.join("|")})"|\\\\`);
+
+/**
+ * The request body as the journal keeps it, given its JSON text too: the text itself when it is
+ * small and may hold no secret (one string, parsed and redacted only when the journal is read: a
+ * redacted copy of every request's body made on its path was most of the journal's cost), else
+ * what `journalBody` keeps. `kept.text` says which.
+ */
+export function journalBodyText(
+  body: unknown,
+  text: string,
+  contentLength: string | undefined,
+): { value: unknown; text: boolean } {
+  const bytes = contentLength === undefined ? Buffer.byteLength(text) : Number(contentLength);
+  if (bytes <= journaledBodyLimit && !mayHoldSecret.test(text)) return { value: text, text: true };
+  return { value: journalBody(body, contentLength), text: false };
+}
+
+/**
  * What the journal keeps of a reply: its body as sent (parsed JSON, else text) with secrets
  * redacted, or a note when it is large, and the App Services `error_code` it carries.
  */
@@ -117,19 +140,23 @@ function keptReply(reply: unknown): unknown {
 
 /**
  * An entry as recorded on a request's path: its reply kept as it was sent (a string or a buffer,
- * never changed afterwards) and its time as a number. Parsing and redacting the reply and writing
- * the time wait until someone reads the journal.
+ * never changed afterwards), its request body possibly as its JSON text (see `journalBodyText`)
+ * and its time as a number. Parsing and redacting them and writing the time wait until someone
+ * reads the journal.
  */
 class Unread {
   constructor(
     readonly entry: JournalEntry,
     readonly reply: unknown,
     readonly atMs: number | undefined,
+    readonly bodyText: string | undefined,
   ) {}
 
   read(): JournalEntry {
-    if (this.atMs !== undefined) this.entry.time = new Date(this.atMs).toISOString();
-    return this.reply === undefined ? this.entry : Object.assign(this.entry, journalReply(this.reply));
+    const { entry } = this;
+    if (this.atMs !== undefined) entry.time = new Date(this.atMs).toISOString();
+    if (this.bodyText !== undefined) entry.requestBody = redact(JSON.parse(this.bodyText));
+    return this.reply === undefined ? entry : Object.assign(entry, journalReply(this.reply));
   }
 }
 
@@ -141,10 +168,15 @@ export class Journal {
 
   /**
    * Records an entry; `reply` is the body as sent, if any (see `journalReply`); `atMs`, if given,
-   * is the entry's time (its `time` is then written from it when the journal is read).
+   * is the entry's time (its `time` is then written from it when the journal is read); `bodyText`,
+   * if given, is the request body's JSON text kept by `journalBodyText` (the entry has no
+   * `requestBody` then: it is read from the text).
    */
-  add(entry: JournalEntry, reply?: unknown, atMs?: number): void {
-    const slot = reply === undefined && atMs === undefined ? entry : new Unread(entry, keptReply(reply), atMs);
+  add(entry: JournalEntry, reply?: unknown, atMs?: number, bodyText?: string): void {
+    const slot =
+      reply === undefined && atMs === undefined && bodyText === undefined
+        ? entry
+        : new Unread(entry, keptReply(reply), atMs, bodyText);
     if (this.entries.length < this.capacity) {
       this.entries.push(slot);
       return;

@@ -166,6 +166,42 @@ describe("app journal", () => {
   });
 });
 
+describe("app journal bodies", () => {
+  it("keeps a body as it was sent, and holds no secret even before it is read (a key spelt with an escape too)", async () => {
+    const appId = await newApp(app);
+    await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email: "ada@example.com", password: "correct horse" },
+    });
+    // `pass\u0077ord` is `password` once parsed: the service reads it, the journal must redact it.
+    const { response } = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+      headers: { "content-type": "application/json" },
+      payload: '{"username":"ada@example.com","pass\\u0077ord":"correct horse"}',
+    });
+    expect(response.statusCode).toBe(200);
+    const device = { options: { device: { appId: "journal-test", platform: "node", sdkVersion: "2.0.1" } } };
+    await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/anon-user/login`,
+      payload: device,
+    });
+    // What the journal holds before anyone lists it (the ring's slots): no password, in any form.
+    const runtime = await app.emulator.apps.get(appId);
+    const slots = (runtime!.journal as unknown as { entries: unknown[] }).entries;
+    expect(slots).toHaveLength(2);
+    expect(JSON.stringify(slots)).not.toContain("correct horse");
+    // A body naming no secret is kept as its text (no copy made on the request's path).
+    expect((slots[1] as { bodyText?: string }).bodyText).toBe(JSON.stringify(device));
+
+    const [userpass, anonymous] = await journal(appId);
+    expect(userpass?.requestBody).toEqual({ username: "ada@example.com", password: "[redacted]" });
+    expect(anonymous?.requestBody).toEqual(device);
+  });
+});
+
 describe("EmailJS account faults and journal", () => {
   const params = { to_email: "ann@example.com", message: "Hi" };
   const payload = (publicKey: string, extra: Record<string, unknown> = {}) => ({

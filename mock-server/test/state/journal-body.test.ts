@@ -1,6 +1,6 @@
 /** What the journal keeps of request bodies: redacted copies of small ones, a size note for large ones. */
 import { describe, expect, it } from "vitest";
-import { Journal, journalBody, journaledBodyLimit } from "../../src/state/journal.ts";
+import { Journal, journalBody, journalBodyText, journaledBodyLimit } from "../../src/state/journal.ts";
 
 describe("journalBody", () => {
   it("keeps a small body, with secrets redacted", () => {
@@ -22,6 +22,67 @@ describe("journalBody", () => {
     expect(journalBody(body, undefined)).toBe(`[a body of ${bytes} bytes, not kept]`);
     expect(journalBody({ small: "yes" }, undefined)).toEqual({ small: "yes" });
     expect(journalBody("plain text", undefined)).toBe("plain text");
+  });
+});
+
+describe("journalBodyText", () => {
+  const kept = (body: unknown, contentLength?: string) => {
+    const text = JSON.stringify(body);
+    return journalBodyText(body, text, contentLength ?? String(Buffer.byteLength(text)));
+  };
+
+  it("keeps the text of a small body that names no secret", () => {
+    expect(kept({ name: "sum", arguments: [{ $numberInt: "1" }] })).toEqual({
+      value: '{"name":"sum","arguments":[{"$numberInt":"1"}]}',
+      text: true,
+    });
+  });
+
+  it("redacts at once a body that names a secret, as a key or as a value, or holds an escape", () => {
+    expect(kept({ username: "a", password: "p" })).toEqual({
+      value: { username: "a", password: "[redacted]" },
+      text: false,
+    });
+    expect(kept({ nested: [{ refresh_token: "t" }] })).toEqual({
+      value: { nested: [{ refresh_token: "[redacted]" }] },
+      text: false,
+    });
+    // A value that looks like a secret's name is not one, but the body is copied to be safe.
+    expect(kept({ field: "token" })).toEqual({ value: { field: "token" }, text: false });
+    expect(journalBodyText({ password: "p" }, '{"pass\\u0077ord":"p"}', "22")).toEqual({
+      value: { password: "[redacted]" },
+      text: false,
+    });
+  });
+
+  it("notes the size of a body over the limit instead of keeping it", () => {
+    const body = { filler: "é".repeat(journaledBodyLimit / 2) };
+    const text = JSON.stringify(body);
+    expect(journalBodyText(body, text, undefined)).toEqual({
+      value: `[a body of ${Buffer.byteLength(text)} bytes, not kept]`,
+      text: false,
+    });
+  });
+
+  it("is read back parsed and redacted like any body (nesting past 20 levels included)", () => {
+    const journal = new Journal(2);
+    const entry = {
+      id: "t",
+      time: "",
+      method: "POST",
+      path: "/x",
+      operationId: "callFunction",
+      status: 200,
+      durationMs: 1,
+      faulted: false,
+    };
+    let deep: unknown = "leaf";
+    for (let i = 0; i < 25; i++) deep = [deep];
+    journal.add({ ...entry }, undefined, 0, JSON.stringify({ deep }));
+    // The same as a body redacted when it was journaled: 20 levels kept, the rest redacted.
+    const eager = journalBody({ deep }, "10");
+    expect(JSON.stringify(eager)).toBe(`{"deep":${"[".repeat(20)}"[redacted]"${"]".repeat(20)}}`);
+    expect(journal.list()[0]?.requestBody).toEqual(eager);
   });
 });
 

@@ -1,0 +1,55 @@
+/**
+ * What the App Services and EmailJS plugins journal of a finished request (state/journal.ts keeps
+ * it): the request as asked, secrets redacted, the reply as sent. On every request's path, so it
+ * does the least it can: a small JSON body that names no secret is kept as its text, the reply as
+ * it was sent and the time as a number, all read when someone lists the journal.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type Journal, type JournalEntry, journalBody, journalBodyText, redactUrl } from "../state/journal.ts";
+
+/** Keeps each reply's payload on its request for the journal (onResponse no longer sees it). */
+export function keepSentPayloads(scope: FastifyInstance, journaled: (request: FastifyRequest) => boolean): void {
+  // (A callback hook, like the others on every request's path: an async one costs a promise.)
+  scope.addHook("onSend", (request, _reply, payload, done) => {
+    if (journaled(request)) request.sentPayload = payload;
+    done(null, payload);
+  });
+}
+
+/**
+ * Journals the request: `body` is what to show of its body (the parsed request body, or what the
+ * operation made of it), `nowMs` the namespace's clock now.
+ */
+export function journalRequest(
+  journal: Journal,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operationId: string,
+  body: unknown,
+  nowMs: number,
+): void {
+  const elapsed = reply.elapsedTime;
+  const entry: JournalEntry = {
+    id: request.id,
+    time: "", // written from the time given to `add` when the journal is read
+    method: request.method,
+    path: redactUrl(request.url),
+    operationId,
+    status: reply.statusCode,
+    durationMs: Math.round(elapsed * 100) / 100,
+    faulted: request.faulted,
+  };
+  let bodyText: string | undefined;
+  if (body !== undefined) {
+    const contentLength = request.headers["content-length"];
+    // The JSON text of the request body, when that is what is shown.
+    const text = body === request.body ? request.jsonText : null;
+    const kept =
+      text === null
+        ? { value: journalBody(body, contentLength), text: false }
+        : journalBodyText(body, text, contentLength);
+    if (kept.text) bodyText = kept.value as string;
+    else entry.requestBody = kept.value;
+  }
+  journal.add(entry, request.sentPayload ?? undefined, nowMs - elapsed, bodyText);
+}
