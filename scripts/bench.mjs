@@ -15,7 +15,9 @@
 //          --profile SCENARIO  (run one scenario under --cpu-prof and print where the time goes)
 //          --cli FILE  (measure another build of the emulator, e.g. an older commit's, for before/after)
 //          --against FILE  (throughput only: another build measured in the same rounds, interleaved with
-//                           this one and the bare server: an A/B on one host in one sitting; writes no report)
+//                           this one and the bare server: an A/B on one host in one sitting; writes no report.
+//                           FILE: another commit's mock-server/dist copied to mock-server/dist-NAME, so that
+//                           it finds the default app beside it, and ignored by git: dist-NAME/cli.js)
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
@@ -211,51 +213,72 @@ function summarize(runs) {
   };
 }
 
-/** The other build of an A/B (`--against`), prepared like the emulator: its scenarios use its own tokens. */
-async function againstBuild() {
-  if (!flags.against) return null;
-  const server = await startEmulator({ script: resolve(flags.against) });
-  const list = scenarios(await prepare(server.url));
-  return { ...server, scenario: (id) => list.find((s) => s.id === id) };
+const selected = (s) => !flags.scenarios || flags.scenarios.split(",").includes(s.id);
+const routeKey = (r) => `${r.method} ${r.path} ${r.body ?? ""}`;
+
+/** An emulator of a build started and prepared, with its scenarios (their tokens are its own). */
+async function preparedEmulator(file) {
+  const server = await startEmulator({ script: file });
+  try {
+    const list = scenarios(await prepare(server.url)).filter(selected);
+    return { ...server, list, scenario: (id) => list.find((s) => s.id === id) };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
 }
 
 async function throughput() {
-  const emulator = await emulatorProcess();
-  const against = await againstBuild();
+  // The emulator, and with --against the other build of an A/B.
+  const builds = { emulator: script, ...(flags.against ? { against: resolve(flags.against) } : {}) };
+  const servers = ["bare", ...Object.keys(builds)];
+  const running = {};
+  let routes = null;
+  const stopAll = async () => {
+    for (const which of Object.keys(running)) {
+      await running[which].stop();
+      delete running[which];
+    }
+  };
+  // Fresh processes every round: two processes of one build, measured in the same rounds, came out
+  // up to 12 % apart (each its own JIT and memory layout), so a median over rounds of one process
+  // measures that process. The bare server replays what the first emulator answered.
+  const startAll = async () => {
+    for (const [which, file] of Object.entries(builds)) running[which] = await preparedEmulator(file);
+    if (!routes) {
+      routes = {};
+      for (const s of running.emulator.list)
+        routes[routeKey(s.request)] = await capture(running.emulator.url, s.request);
+    }
+    running.bare = await startBare(routes);
+  };
   try {
-    const ctx = await prepare(emulator.url);
-    const list = scenarios(ctx).filter((s) => !flags.scenarios || flags.scenarios.split(",").includes(s.id));
-    const routes = {};
-    const routeKey = (r) => `${r.method} ${r.path} ${r.body ?? ""}`;
-    for (const s of list) routes[routeKey(s.request)] = await capture(emulator.url, s.request);
-    const bare = await startBare(routes);
-    const servers = against ? ["bare", "emulator", "against"] : ["bare", "emulator"];
+    await startAll();
+    const list = running.emulator.list;
     const results = Object.fromEntries(list.map((s) => [s.id, Object.fromEntries(servers.map((w) => [w, []]))]));
-    try {
-      for (let round = 1; round <= rounds; round++) {
-        for (const s of list) {
-          // Rotate which server goes first, so drift on the shared machine hits all alike.
-          const order = servers.map((_, i) => servers[(i + round - 1) % servers.length]);
-          for (const which of order) {
-            const r =
-              which === "against"
-                ? await load(against, against.scenario(s.id))
-                : await load(which === "bare" ? bare : emulator, s);
-            results[s.id][which].push(r);
-            log(
-              `round ${round} ${s.id.padEnd(8)} ${which.padEnd(8)} ${Math.round(r.rps)
-                .toString()
-                .padStart(6)} req/s  p50 ${r.latency.p50.toFixed(2)} ms  p99 ${r.latency.p99.toFixed(2)} ms  ` +
-                `${r.cpuUsPerRequest.toFixed(0)} µs CPU/req (${Math.round(100 * r.cpuShare)} % of a core)` +
-                (r.ok !== r.requests || r.errors ? `  (${r.requests - r.ok} non-2xx, ${r.errors} errors)` : ""),
-            );
-          }
+    for (let round = 1; round <= rounds; round++) {
+      if (round > 1) {
+        await stopAll();
+        await startAll();
+      }
+      for (const s of list) {
+        // Rotate which server goes first, so drift on the shared machine hits all alike.
+        const order = servers.map((_, i) => servers[(i + round - 1) % servers.length]);
+        for (const which of order) {
+          const server = running[which];
+          const r = await load(server, which === "bare" ? s : server.scenario(s.id));
+          results[s.id][which].push(r);
+          log(
+            `round ${round} ${s.id.padEnd(8)} ${which.padEnd(8)} ${Math.round(r.rps)
+              .toString()
+              .padStart(6)} req/s  p50 ${r.latency.p50.toFixed(2)} ms  p99 ${r.latency.p99.toFixed(2)} ms  ` +
+              `${r.cpuUsPerRequest.toFixed(0)} µs CPU/req (${Math.round(100 * r.cpuShare)} % of a core)` +
+              (r.ok !== r.requests || r.errors ? `  (${r.requests - r.ok} non-2xx, ${r.errors} errors)` : ""),
+          );
         }
       }
-    } finally {
-      await bare.stop();
     }
-    if (against) {
+    if (builds.against) {
       for (const s of list) {
         const [a, b] = [summarize(results[s.id].emulator), summarize(results[s.id].against)];
         log(
@@ -272,8 +295,7 @@ async function throughput() {
       emulator: summarize(results[s.id].emulator),
     }));
   } finally {
-    await emulator.stop();
-    await against?.stop();
+    await stopAll();
   }
 }
 
