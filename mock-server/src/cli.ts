@@ -73,6 +73,8 @@ Options:
   --config FILE          apps, EmailJS accounts and settings to add (JSON)
   --app DIR              host an App Services app folder too (repeatable)
   --data-dir DIR         load state from DIR at start; save it there (env MOCK_DATA_DIR)
+  --save-interval S      with --data-dir: save changed state every S seconds (default 5; env
+                         MOCK_SAVE_INTERVAL); it is saved on shutdown too
   --database URL         keep state in PostgreSQL (postgres://user:pass@host:port/db; env DATABASE_URL):
                          durable, shared by every instance on the database; needs --signing-secret
   --database-pool N      connections to the database per instance (default 20)
@@ -114,6 +116,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       config: { type: "string" },
       app: { type: "string", multiple: true },
       "data-dir": { type: "string" },
+      "save-interval": { type: "string" },
       database: { type: "string" },
       "database-pool": { type: "string" },
       "control-token": { type: "string" },
@@ -216,6 +219,15 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   if (values.app) options.appDirs = values.app.map((d) => resolve(d));
   const dataDir = values["data-dir"] ?? env.MOCK_DATA_DIR;
   if (dataDir) options.dataDir = resolve(dataDir);
+  const saveInterval = values["save-interval"] ?? env.MOCK_SAVE_INTERVAL;
+  if (saveInterval !== undefined) {
+    const seconds = Number(saveInterval);
+    if (saveInterval.trim() === "" || !Number.isFinite(seconds) || seconds < 0.1 || seconds > 86_400) {
+      fail(`--save-interval: '${saveInterval}' is not a number of seconds from 0.1 to 86400`);
+    }
+    if (!dataDir) fail("--save-interval needs --data-dir (there is nothing to save without it)");
+    options.saveIntervalMs = Math.round(seconds * 1000);
+  }
   const database = values.database ?? env.DATABASE_URL;
   if (database) {
     const problem = checkDatabaseUrl(database);

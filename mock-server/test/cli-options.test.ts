@@ -15,6 +15,9 @@ describe("start-up option checks", () => {
     [["--auth-rate-limit", "lots"], "--auth-rate-limit: 'lots' is not MAX/WINDOW"],
     [["--trust-proxy", "proxy.example"], "--trust-proxy: 'proxy.example' is not true"],
     [["--production", "--allow-function-source"], "--allow-function-source does not go with --production"],
+    [["--data-dir", "unused", "--save-interval", "0"], "--save-interval: '0' is not a number of seconds"],
+    [["--data-dir", "unused", "--save-interval", "soon"], "--save-interval: 'soon' is not a number of seconds"],
+    [["--save-interval", "1"], "--save-interval needs --data-dir"],
   ])("%j is refused", (args, message) => {
     const result = run(...args, "--port", "0");
     expect(result.status).toBe(2);

@@ -35,10 +35,9 @@ interface Running {
   exited: Promise<void>;
 }
 
-async function start(dir = dataDir): Promise<Running> {
-  const child = spawn(process.execPath, [cli, "--data-dir", dir, "--port", "0", "--no-watch", "--log-level", "error"], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+async function start(dir = dataDir, extra: string[] = []): Promise<Running> {
+  const args = [cli, "--data-dir", dir, "--port", "0", "--no-watch", "--log-level", "error", ...extra];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   children.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   let output = "";
@@ -96,13 +95,36 @@ describe("state in --data-dir", () => {
     await second.exited;
   }, 60_000);
 
+  it("saves changed state every --save-interval seconds, without waiting for the shutdown", async () => {
+    const running = await start(dataDir, ["--save-interval", "0.2"]);
+    const before = await count(running.url);
+    await control(running.url, "insertDocuments", "POST", "/apps/crash-app/data/db/docs", {
+      documents: documents(1, before),
+    });
+    // Well before the default 5 s: the periodic save of 0.2 s has written it.
+    await until(
+      () => {
+        const saved = JSON.parse(readFileSync(join(dataDir, "state.json"), "utf8")) as {
+          apps: { appId: string; collections: { collection: string; documents: unknown[] }[] }[];
+        };
+        const docs = saved.apps.find((a) => a.appId === "crash-app")?.collections.find((c) => c.collection === "docs");
+        return docs?.documents.length === before + 1;
+      },
+      "the periodic save",
+      { timeoutMs: 3_000, everyMs: 20 },
+    );
+    running.child.kill("SIGTERM");
+    await running.exited;
+  }, 30_000);
+
   it("survives kill -9 during a save: the file is the old state or the new one, never torn", async () => {
     const running = await start();
-    expect(await count(running.url)).toBe(10);
+    const before = await count(running.url);
+    expect(before).toBeGreaterThanOrEqual(10);
     // Enough data that writing it takes a while, so the kill lands inside the save.
     for (let i = 0; i < 4; i++) {
       const { status } = await control(running.url, "insertDocuments", "POST", "/apps/crash-app/data/db/docs", {
-        documents: documents(25_000, 10 + i * 25_000),
+        documents: documents(25_000, before + i * 25_000),
       });
       expect(status).toBe(201);
     }
@@ -131,7 +153,7 @@ describe("state in --data-dir", () => {
     // The last complete save (at the previous shutdown, or a periodic one between the inserts).
     const savedDocs = onDisk.apps.find((a) => a.appId === "crash-app")?.collections.find((c) => c.collection === "docs")
       ?.documents.length;
-    expect([10, 25_010, 50_010, 75_010, 100_010]).toContain(savedDocs);
+    expect([0, 1, 2, 3, 4].map((i) => before + i * 25_000)).toContain(savedDocs);
 
     const restarted = await start();
     expect(await count(restarted.url)).toBe(savedDocs);
@@ -161,6 +183,8 @@ describe("state in --data-dir", () => {
     await first.exited;
     let saved = 0;
     const outcomes: string[] = [];
+    // The round whose kill lands in a periodic save rather than the one at shutdown.
+    const periodicRound = 3;
     // Each stage of a save twice, in a seeded order.
     const stages = [0, 1, 2, 3, 0, 1, 2, 3]
       .map((stage) => ({ stage, order: random() }))
@@ -184,8 +208,8 @@ describe("state in --data-dir", () => {
         if (!killed && events++ === stage) killed = running.child.kill("SIGKILL");
       });
       try {
-        // One round interrupts the periodic save (every 5 s), the others the one at shutdown.
-        if (round !== 3) running.child.kill("SIGTERM");
+        // One round interrupts a periodic save, the others the one at shutdown.
+        if (round !== periodicRound) running.child.kill("SIGTERM");
         await until(() => running.child.exitCode !== null || running.child.signalCode !== null, "the emulator to end", {
           timeoutMs: 20_000,
           everyMs: 20,
@@ -199,7 +223,8 @@ describe("state in --data-dir", () => {
       expect([saved, saved + batch]).toContain(onDisk);
       expect(running.child.signalCode).toBe("SIGKILL");
       outcomes.push(`stage ${stage}: ${onDisk === saved ? "old" : "new"}`);
-      running = await start(randomDir);
+      // The next round's emulator (the periodic one's) saves every 0.2 s, not every 5 s: no long wait.
+      running = await start(randomDir, round + 1 === periodicRound ? ["--save-interval", "0.2"] : []);
       expect(await count(running.url)).toBe(onDisk);
       expect(readdirSync(randomDir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
       saved = onDisk;

@@ -59,6 +59,7 @@ export interface EmulatorOptions {
   databaseUrl: string | null;
   /** Connections each instance keeps to the database. */
   databasePoolSize: number;
+  /** With `dataDir`: how often changed state is saved (`--save-interval`). */
   saveIntervalMs: number;
   /** Required on the control API when listening on a non-loopback address. */
   controlToken: string | null;
