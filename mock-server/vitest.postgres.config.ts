@@ -15,6 +15,7 @@ export const bothStores = [
   "test/app-services/mongodb.test.ts",
   "test/app-services/quotas.test.ts",
   "test/app-services/sessions.test.ts",
+  "test/app-services/stream-caps.test.ts",
   "test/app-services/stream-revocation.test.ts",
   "test/app-services/userpass.test.ts",
   "test/app-services/watch.test.ts",

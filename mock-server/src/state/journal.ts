@@ -68,7 +68,7 @@ const mayHoldSecret = new RegExp(`"(?:${secretFieldNames.join("|")})"|\\\\`);
  * The request body as the journal keeps it, given its JSON text too: the text itself when it is
  * small and may hold no secret (one string, parsed and redacted only when the journal is read: a
  * redacted copy of every request's body made on its path was most of the journal's cost), else
- * what `journalBody` keeps. `kept.text` says which.
+ * what `journalBody` keeps; the answer's `text` says which.
  */
 export function journalBodyText(
   body: unknown,

@@ -376,6 +376,24 @@ export interface RateLimitCounters {
   hit(key: string, windowMs: number): Promise<{ hits: number; ttlMs: number }>;
 }
 
+/**
+ * Places of open change streams shared by every instance of a store, so that the per-user and
+ * per-app caps hold for the service rather than for each instance.
+ */
+export interface StreamPlaces {
+  /**
+   * Takes a place for one more stream of the user if both caps allow it, counting every
+   * instance's open streams: its id, or the cap it would pass.
+   */
+  take(
+    appId: string,
+    userId: string,
+    caps: { perUser: number; perApp: number },
+  ): Promise<{ id: string } | { cap: "user" | "app" }>;
+  /** Gives a place back (its stream ended). */
+  give(id: string): void;
+}
+
 export interface Store {
   readonly kind: "memory" | "postgres";
   readonly apps: AppRecords;
@@ -383,6 +401,8 @@ export interface Store {
   readonly emailjs: EmailJsAccountRecords;
   /** The abuse limits' counters where instances share the store; absent, each process counts its own. */
   readonly rateLimits?: RateLimitCounters;
+  /** Open change streams counted where instances share the store; absent, each process counts its own. */
+  readonly streamPlaces?: StreamPlaces;
   /** Everything, for the control API's export. */
   exportState(): Promise<StoredState>;
   /** Replaces everything in one step (checked by the caller first). */

@@ -261,6 +261,44 @@ describe("two instances on one database", () => {
     }
   });
 
+  it("cap a user's and an app's change streams across both (a place freed on one is taken on the other)", async () => {
+    const appId = await newApp(a, { rules: { default: { read: true } }, maxStreamsPerUser: 1, maxStreamsPerApp: 2 });
+    const anonymous = async () =>
+      (await send(a, "login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} })).body
+        .access_token as string;
+    const [ann, bob, cid] = [await anonymous(), await anonymous(), await anonymous()];
+    const namespace = { database: "d", collection: "c" };
+    const refusal = async (on: EmulatorProcess, token: string) => {
+      const stream = await openWatch(on.url, appId, token, namespace);
+      expect(stream.response.status).toBe(429);
+      return expectFetchContract("callFunctionStreaming", stream.response);
+    };
+    const annOnA = await openWatch(a.url, appId, ann, namespace);
+    expect(annOnA.response.status).toBe(200);
+    // Each instance alone would allow it: the place is taken on a.
+    expect(await refusal(b, ann)).toMatchObject({
+      error: "too many change streams: a user may have 1 open at once",
+      error_code: "TooManyRequests",
+    });
+    const bobOnB = await openWatch(b.url, appId, bob, namespace);
+    expect(bobOnB.response.status).toBe(200);
+    expect(await refusal(a, cid)).toMatchObject({
+      error: "too many change streams: the app may have 2 open at once",
+      error_code: "TooManyRequests",
+    });
+    // Ann leaves a: her place is given back, and b lets her in.
+    annOnA.close();
+    let annOnB: WatchReader | null = null;
+    await until(async () => {
+      const stream = await openWatch(b.url, appId, ann, namespace);
+      if (stream.response.status === 200) annOnB = stream;
+      else await stream.response.body?.cancel();
+      return annOnB !== null;
+    }, "ann's place given back on a");
+    (annOnB as WatchReader | null)?.close();
+    bobOnB.close();
+  });
+
   it("deliver a document written through one to a change stream open on the other", async () => {
     const appId = await newApp(a, { rules: { default: { read: true, write: true } } });
     const anon = (await send(a, "login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} }))

@@ -89,20 +89,40 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
         : null;
   const early = refusal(app.streams.admits(user.id, caps));
   if (early) throw early;
+  // Where instances share the store, their streams count too: a place is taken in the store, and
+  // given back whatever ends the stream or stops it from opening.
+  const places = emulator.store.streamPlaces;
+  let place: string | null = null;
+  if (places) {
+    const taken = await places.take(app.appId, user.id, caps);
+    if ("cap" in taken) throw refusal(taken.cap);
+    place = taken.id;
+  }
+  const givePlace = () => {
+    if (place !== null) places?.give(place);
+    place = null;
+  };
 
   // Subscribed before the reply starts: a store that cannot deliver changes now (its database
   // connection is down) refuses here, and the client gets the documented 503 instead of a stream
   // that silently misses events.
   const pending: ChangeEvent[] = [];
   let deliver: ((change: ChangeEvent) => void) | null = null;
-  const unsubscribe = await app.data.subscribe((change: ChangeEvent) => {
-    if (deliver) deliver(change);
-    else pending.push(change);
-  });
+  let unsubscribe: () => void;
+  try {
+    unsubscribe = await app.data.subscribe((change: ChangeEvent) => {
+      if (deliver) deliver(change);
+      else pending.push(change);
+    });
+  } catch (error) {
+    givePlace();
+    throw error;
+  }
   // From here to the registration nothing is awaited, so no other stream can take the last place.
   const late = refusal(app.streams.admits(user.id, caps));
   if (late) {
     unsubscribe();
+    givePlace();
     throw late;
   }
 
@@ -130,6 +150,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     if (closed) return;
     closed = true;
     app.streams.delete(stream);
+    givePlace();
     unsubscribe();
     clearInterval(keepAlive);
     if (lastWords && res.writable) res.write(lastWords);

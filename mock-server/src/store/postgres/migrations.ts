@@ -368,6 +368,22 @@ export const migrations: Migration[] = [
       CREATE INDEX rate_limit_counters_window_ends ON rate_limit_counters (window_ends);
     `,
   },
+  {
+    version: 5,
+    name: "change streams counted by every instance for their caps",
+    // A row per open change stream, held by the instance that serves it: renewed while it is open,
+    // deleted when it ends, and left to run out with an instance that died. Unlogged: a crash
+    // empties it, and the streams end too (their instances lose the database's notifications).
+    sql: `
+      CREATE UNLOGGED TABLE open_streams (
+        id text PRIMARY KEY,
+        app_id text NOT NULL,
+        user_id text NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX open_streams_by_app ON open_streams (app_id, user_id);
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

@@ -18,6 +18,7 @@ import { migrate } from "./migrations.ts";
 import { NotificationListener } from "./notifications.ts";
 import { PgRateLimits } from "./rate-limits.ts";
 import { idRowKey, rowKey } from "./row-keys.ts";
+import { PgStreamPlaces } from "./stream-places.ts";
 
 export class DatabaseStartError extends Error {}
 
@@ -27,6 +28,7 @@ export class PostgresStore implements Store {
   readonly mail: PgMail;
   readonly emailjs: PgEmailJsAccounts;
   readonly rateLimits: PgRateLimits;
+  readonly streamPlaces: PgStreamPlaces;
   private readonly changes: ChangeHub;
 
   private constructor(
@@ -38,6 +40,7 @@ export class PostgresStore implements Store {
     this.mail = new PgMail(context);
     this.emailjs = new PgEmailJsAccounts(context);
     this.rateLimits = new PgRateLimits(context.db);
+    this.streamPlaces = new PgStreamPlaces(context.db);
   }
 
   get database(): Database {
@@ -256,6 +259,7 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     this.changes.close();
+    this.streamPlaces.stop();
     await this.listener.close();
     await this.context.db.close();
   }

@@ -1,0 +1,92 @@
+/**
+ * Places of open change streams in the database (migration 5), so that a user's or an app's
+ * streams are capped across every instance, not per instance: taken one at a time per app (an
+ * advisory lock), renewed while their streams are open, given back when they end. A place whose
+ * instance died (nothing gives it back) runs out with its lease; one that could not be deleted
+ * (the database was away) too.
+ */
+import { randomHex } from "../../state/ids.ts";
+import type { StreamPlaces } from "../store.ts";
+import type { Database } from "./database.ts";
+
+/** The first key of the advisory lock taking an app's places (the second is the hash of its id). */
+const placesLock = 1_937_007_986;
+
+export interface PlaceTiming {
+  /** How long a place lasts unless renewed. */
+  leaseSeconds: number;
+  /** How often the places this instance holds are renewed (well inside the lease). */
+  renewEveryMs: number;
+}
+
+export class PgStreamPlaces implements StreamPlaces {
+  /** The places this instance holds: renewed together. */
+  private readonly held = new Set<string>();
+  private renewal: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Database,
+    private readonly timing: PlaceTiming = { leaseSeconds: 30, renewEveryMs: 10_000 },
+  ) {}
+
+  async take(
+    appId: string,
+    userId: string,
+    caps: { perUser: number; perApp: number },
+  ): Promise<{ id: string } | { cap: "user" | "app" }> {
+    const id = randomHex(12);
+    const refused = await this.db.transaction(async (client) => {
+      await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [placesLock, appId]);
+      const { rows } = await client.query<{ app: number; mine: number }>(
+        `SELECT count(*)::int AS app, (count(*) FILTER (WHERE user_id = $2))::int AS mine
+           FROM open_streams WHERE app_id = $1 AND expires_at > clock_timestamp()`,
+        [appId, userId],
+      );
+      const counted = rows[0] ?? { app: 0, mine: 0 };
+      if (counted.app >= caps.perApp) return "app" as const;
+      if (counted.mine >= caps.perUser) return "user" as const;
+      await client.query(
+        `INSERT INTO open_streams (id, app_id, user_id, expires_at)
+         VALUES ($1, $2, $3, clock_timestamp() + make_interval(secs => $4))`,
+        [id, appId, userId, this.timing.leaseSeconds],
+      );
+      return null;
+    });
+    if (refused) return { cap: refused };
+    this.held.add(id);
+    this.renewWhileHolding();
+    return { id };
+  }
+
+  give(id: string): void {
+    if (!this.held.delete(id)) return;
+    // Not waited for: a place the database did not take back runs out with its lease.
+    this.db.query("DELETE FROM open_streams WHERE id = $1", [id]).catch(() => undefined);
+  }
+
+  private renewWhileHolding(): void {
+    if (this.renewal) return;
+    this.renewal = setInterval(() => {
+      if (this.held.size === 0) {
+        this.stop();
+        return;
+      }
+      // Renewed first, then the places that ran out (their instances died) swept.
+      const { db } = this;
+      db.query(
+        `UPDATE open_streams SET expires_at = clock_timestamp() + make_interval(secs => $2)
+          WHERE id = ANY($1::text[])`,
+        [[...this.held], this.timing.leaseSeconds],
+      )
+        .then(() => db.query("DELETE FROM open_streams WHERE expires_at < clock_timestamp()"))
+        .catch(() => undefined);
+    }, this.timing.renewEveryMs);
+    this.renewal.unref();
+  }
+
+  /** Stops renewing (the store is closing: its streams have ended, or end with the process). */
+  stop(): void {
+    if (this.renewal) clearInterval(this.renewal);
+    this.renewal = null;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * Change-stream places in the database (store/postgres/stream-places.ts): every holder (instance)
+ * counts every other's open streams against the per-user and per-app caps, exactly under races;
+ * places are renewed while held, and a holder that died leaves places that run out.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Database } from "../../src/store/postgres/database.ts";
+import { PgStreamPlaces } from "../../src/store/postgres/stream-places.ts";
+import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+import { until } from "../helpers/until.ts";
+
+let database: TestDatabase;
+let db: Database;
+const holders: PgStreamPlaces[] = [];
+
+beforeAll(async () => {
+  database = await emulatorDatabase("places");
+  db = new Database({ url: database.url });
+}, 30_000);
+
+afterAll(async () => {
+  for (const holder of holders) holder.stop();
+  await db?.close();
+  await database?.drop();
+});
+
+/** A holder as one instance has it (each instance its own; here on one pool). */
+function holder(timing = { leaseSeconds: 30, renewEveryMs: 10_000 }): PgStreamPlaces {
+  const places = new PgStreamPlaces(db, timing);
+  holders.push(places);
+  return places;
+}
+
+const idOf = (taken: { id: string } | { cap: string }) => {
+  if (!("id" in taken)) throw new Error(`refused: ${taken.cap}`);
+  return taken.id;
+};
+
+describe("stream places in the database", () => {
+  it("count every holder's streams against the user's and the app's caps, and free a place given back", async () => {
+    const [a, b] = [holder(), holder()];
+    const caps = { perUser: 1, perApp: 2 };
+    const first = idOf(await a.take("app-1", "ann", caps));
+    expect(await b.take("app-1", "ann", caps)).toEqual({ cap: "user" });
+    idOf(await b.take("app-1", "bob", caps));
+    expect(await a.take("app-1", "cid", caps)).toEqual({ cap: "app" });
+    // Another app's streams are its own.
+    idOf(await b.take("app-2", "ann", caps));
+    a.give(first);
+    await until(async () => "id" in (await b.take("app-1", "ann", caps)), "ann's place given back", {
+      timeoutMs: 5_000,
+    });
+  });
+
+  it("are exact when holders race for the last places", async () => {
+    const [a, b] = [holder(), holder()];
+    const caps = { perUser: 3, perApp: 100 };
+    const attempts = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).take("app-race", "ann", caps)),
+    );
+    expect(attempts.filter((t) => "id" in t)).toHaveLength(3);
+    expect(attempts.filter((t) => "cap" in t && t.cap === "user")).toHaveLength(9);
+    const [row] = await db.rows<{ n: number }>("SELECT count(*)::int AS n FROM open_streams WHERE app_id = 'app-race'");
+    expect(row?.n).toBe(3);
+  });
+
+  it("are renewed while held, and run out when their holder died", async () => {
+    const caps = { perUser: 1, perApp: 10 };
+    const live = holder({ leaseSeconds: 1, renewEveryMs: 100 });
+    const id = idOf(await live.take("app-lease", "ann", caps));
+    const expiry = async () =>
+      (await db.rows<{ at: Date }>("SELECT expires_at AS at FROM open_streams WHERE id = $1", [id]))[0]?.at.getTime();
+    const first = (await expiry())!;
+    // Renewed past its first lease: still held, still counted.
+    await until(async () => ((await expiry()) ?? 0) > first + 1_000, "the place renewed past its first lease", {
+      timeoutMs: 5_000,
+      everyMs: 50,
+    });
+    expect(await holder().take("app-lease", "ann", caps)).toEqual({ cap: "user" });
+
+    // Its holder dies (no more renewals, nothing given back): the place runs out with its lease.
+    live.stop();
+    const other = holder();
+    await until(
+      async () => "id" in (await other.take("app-lease", "ann", caps)),
+      "the dead holder's place to run out",
+      {
+        timeoutMs: 5_000,
+        everyMs: 100,
+      },
+    );
+  });
+});
