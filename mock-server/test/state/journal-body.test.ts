@@ -1,6 +1,24 @@
 /** What the journal keeps of request bodies: redacted copies of small ones, a size note for large ones. */
 import { describe, expect, it } from "vitest";
-import { Journal, journalBody, journalBodyText, journaledBodyLimit } from "../../src/state/journal.ts";
+import {
+  Journal,
+  type JournalEntry,
+  journalBody,
+  journalBodyText,
+  journaledBodyLimit,
+} from "../../src/state/journal.ts";
+
+/** An entry of a function call as the plugins record it (its time written when the journal is read). */
+const callEntry = (id: string): JournalEntry => ({
+  id,
+  time: "",
+  method: "POST",
+  path: "/x",
+  operationId: "callFunction",
+  status: 200,
+  durationMs: 1,
+  faulted: false,
+});
 
 describe("journalBody", () => {
   it("keeps a small body, with secrets redacted", () => {
@@ -66,19 +84,9 @@ describe("journalBodyText", () => {
 
   it("is read back parsed and redacted like any body (nesting past 20 levels included)", () => {
     const journal = new Journal(2);
-    const entry = {
-      id: "t",
-      time: "",
-      method: "POST",
-      path: "/x",
-      operationId: "callFunction",
-      status: 200,
-      durationMs: 1,
-      faulted: false,
-    };
     let deep: unknown = "leaf";
     for (let i = 0; i < 25; i++) deep = [deep];
-    journal.add({ ...entry }, undefined, 0, JSON.stringify({ deep }));
+    journal.add(callEntry("t"), undefined, 0, JSON.stringify({ deep }));
     // The same as a body redacted when it was journaled: 20 levels kept, the rest redacted.
     const eager = journalBody({ deep }, "10");
     expect(JSON.stringify(eager)).toBe(`{"deep":${"[".repeat(20)}"[redacted]"${"]".repeat(20)}}`);
@@ -127,17 +135,7 @@ describe("Journal replies over the size limit", () => {
   it("keep only their note from the moment they are added (5,000 large replies are not held until read)", () => {
     const journal = new Journal(2);
     const large = `{"filler":"${"é".repeat(journaledBodyLimit)}"}`;
-    const entry = {
-      id: "big",
-      time: "",
-      method: "POST",
-      path: "/x",
-      operationId: "callFunction",
-      status: 200,
-      durationMs: 1,
-      faulted: false,
-    };
-    journal.add(entry, large, 0);
+    journal.add(callEntry("big"), large, 0);
     const slot = (journal as unknown as { entries: { reply: unknown }[] }).entries[0]!;
     expect(slot.reply).toBe(`[a body of ${Buffer.byteLength(large)} bytes, not kept]`);
     expect(journal.list()[0]).toMatchObject({
