@@ -5,7 +5,7 @@
  * listeners.
  */
 import type { AppLimits } from "../../config/app-config.ts";
-import { type ChangeEvent, cloneValue, type Document, idKey, toEJSONText } from "../../data/documents.ts";
+import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { storeDocument } from "../../data/ejson-text.ts";
 import {
   type AppliedChanges,
@@ -20,8 +20,44 @@ import {
 /** What a document counts against the app's `documentBytes` limit: its canonical Extended JSON in UTF-8. */
 export const documentBytes = (doc: Document) => Buffer.byteLength(toEJSONText(doc));
 
+/** The most fields of one collection kept indexed (a query on another field scans). */
+const maxIndexedFields = 8;
+
+/**
+ * The `field: "string"` conditions a query requires of every match (at its top level or under
+ * `$and`; `{$eq: "…"}` too): each narrows a read to the documents whose top-level field is that
+ * string or an array holding it.
+ */
+export function stringEqualities(query: Document, into: [string, string][] = []): [string, string][] {
+  for (const [field, condition] of Object.entries(query)) {
+    if (field === "$and" && Array.isArray(condition)) {
+      for (const part of condition) if (isDocument(part)) stringEqualities(part, into);
+    } else if (field !== "" && !field.startsWith("$") && !field.includes(".")) {
+      if (typeof condition === "string") into.push([field, condition]);
+      else if (isDocument(condition) && typeof condition.$eq === "string" && Object.keys(condition).length === 1)
+        into.push([field, condition.$eq]);
+    }
+  }
+  return into;
+}
+
+/** The string values a document's top-level field can be matched by (an array's strings too). */
+function stringValues(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === "string");
+  return [];
+}
+
 export class Collection {
   private readonly docs = new Map<string, Document>();
+  /** Each document's place in insertion order (a replace keeps it), by `_id` key. */
+  private readonly places = new Map<string, number>();
+  private nextPlace = 0;
+  /**
+   * Indexes of top-level fields by string value (the `_id` keys of the documents having it), each
+   * built on the first read narrowed by its field and kept by every write after.
+   */
+  private readonly indexes = new Map<string, Map<string, Set<string>>>();
   /** Each document's size (documentBytes), by `_id` key. */
   private readonly sizes = new Map<string, number>();
   /** The sum of `sizes`. */
@@ -42,6 +78,55 @@ export class Collection {
     return [...this.docs.values()];
   }
 
+  /**
+   * The documents that may match `query`, in insertion order: by an index when the query requires
+   * a field to equal a string (a user's own notes among everyone's), else all of them.
+   */
+  candidates(query: Document): Document[] {
+    let fewest: Set<string> | undefined;
+    for (const [field, value] of stringEqualities(query)) {
+      const index = this.indexes.get(field) ?? this.buildIndex(field);
+      if (!index) continue;
+      const keys = index.get(value) ?? new Set<string>();
+      if (!fewest || keys.size < fewest.size) fewest = keys;
+    }
+    if (!fewest) return this.values();
+    const keys = [...fewest].sort((a, b) => this.places.get(a)! - this.places.get(b)!);
+    return keys.map((key) => this.docs.get(key)!);
+  }
+
+  private buildIndex(field: string): Map<string, Set<string>> | undefined {
+    if (this.indexes.size >= maxIndexedFields) return undefined;
+    const index = new Map<string, Set<string>>();
+    this.indexes.set(field, index);
+    for (const [key, doc] of this.docs) this.indexDocument(index, field, key, doc, true);
+    return index;
+  }
+
+  private indexDocument(index: Map<string, Set<string>>, field: string, key: string, doc: Document, add: boolean) {
+    for (const value of stringValues(doc[field])) {
+      let keys = index.get(value);
+      if (add) {
+        if (!keys) {
+          keys = new Set();
+          index.set(value, keys);
+        }
+        keys.add(key);
+      } else if (keys) {
+        keys.delete(key);
+        if (keys.size === 0) index.delete(value);
+      }
+    }
+  }
+
+  /** Keeps the indexes with a document stored (`doc`) or removed (`undefined`) under `key`. */
+  private reindex(key: string, before: Document | undefined, after: Document | undefined): void {
+    for (const [field, index] of this.indexes) {
+      if (before) this.indexDocument(index, field, key, before, false);
+      if (after) this.indexDocument(index, field, key, after, true);
+    }
+  }
+
   /** The size of the document with this `_id` key, undefined when there is none. */
   sizeOf(key: string): number | undefined {
     return this.sizes.get(key);
@@ -52,7 +137,10 @@ export class Collection {
     const key = idKey(doc._id);
     if (this.docs.has(key)) return false;
     this.version++;
-    this.docs.set(key, storeDocument(cloneValue(doc)));
+    const stored = storeDocument(cloneValue(doc));
+    this.docs.set(key, stored);
+    this.places.set(key, this.nextPlace++);
+    this.reindex(key, undefined, stored);
     this.sizes.set(key, bytes);
     this.bytes += bytes;
     return true;
@@ -62,7 +150,11 @@ export class Collection {
   replace(doc: Document, bytes = documentBytes(doc)): void {
     const key = idKey(doc._id);
     this.version++;
-    this.docs.set(key, storeDocument(cloneValue(doc)));
+    const before = this.docs.get(key);
+    const stored = storeDocument(cloneValue(doc));
+    this.docs.set(key, stored);
+    if (!this.places.has(key)) this.places.set(key, this.nextPlace++);
+    this.reindex(key, before, stored);
     this.bytes += bytes - (this.sizes.get(key) ?? 0);
     this.sizes.set(key, bytes);
   }
@@ -72,6 +164,9 @@ export class Collection {
     this.version++;
     this.bytes -= this.sizes.get(key) ?? 0;
     this.sizes.delete(key);
+    const before = this.docs.get(key);
+    if (before) this.reindex(key, before, undefined);
+    this.places.delete(key);
     return this.docs.delete(key);
   }
 }
@@ -116,8 +211,8 @@ export class MemoryDocuments implements DocumentStore {
     return [...this.collectionsByKey.values()];
   }
 
-  async read(database: string, collection: string, _prefilter: Document): Promise<Document[]> {
-    return this.existing(database, collection)?.values() ?? [];
+  async read(database: string, collection: string, prefilter: Document): Promise<Document[]> {
+    return this.existing(database, collection)?.candidates(prefilter) ?? [];
   }
 
   async findByField(database: string, name: string, field: string, value: string): Promise<Document | undefined> {
@@ -152,7 +247,9 @@ export class MemoryDocuments implements DocumentStore {
     this.turns.set(key, mine);
     if (before) await before;
     try {
-      const decided = await plan({ read: async () => this.existing(database, name)?.values() ?? [] });
+      const decided = await plan({
+        read: async (prefilter) => this.existing(database, name)?.candidates(prefilter) ?? [],
+      });
       const applied = this.apply(database, name, decided.changes);
       for (const event of decided.events(applied)) this.publish(event);
       return decided.result(applied);

@@ -1,0 +1,98 @@
+/**
+ * Reads of the in-memory store narrowed by an index: a query that requires a top-level field to
+ * equal a string reads only the documents having that string (or an array holding it), in
+ * insertion order, however the collection was written since — checked against a full scan over a
+ * seeded history of inserts, replaces and deletes.
+ */
+import { describe, expect, it } from "vitest";
+import type { Document } from "../../src/data/documents.ts";
+import { find } from "../../src/data/query-engine.ts";
+import { Collection, stringEqualities } from "../../src/store/memory/documents.ts";
+
+/** mulberry32: seeded, so a failure is the same on every run. */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("stringEqualities", () => {
+  it("finds the string conditions every match must meet, at the top level and under $and only", () => {
+    expect(stringEqualities({ owner_id: "u1", n: 3 })).toEqual([["owner_id", "u1"]]);
+    expect(stringEqualities({ $and: [{ owner_id: { $eq: "u1" } }, { $and: [{ tag: "x" }] }] })).toEqual([
+      ["owner_id", "u1"],
+      ["tag", "x"],
+    ]);
+    // Not required of every match, or not a plain top-level equality: no narrowing.
+    expect(stringEqualities({ $or: [{ owner_id: "u1" }, { owner_id: "u2" }] })).toEqual([]);
+    expect(stringEqualities({ "a.b": "x", owner_id: { $ne: "u1" }, t: { $eq: "x", $exists: true } })).toEqual([]);
+  });
+});
+
+describe("indexed reads of a collection", () => {
+  const owners = ["ann", "bob", "cid", "dee"];
+  const random = seeded(20261124);
+  const pick = <T>(values: T[]) => values[Math.floor(random() * values.length)]!;
+  /** An owner field as documents have it: a string, an array, another type, or none. */
+  const ownerValue = (): unknown => {
+    const r = random();
+    if (r < 0.6) return pick(owners);
+    if (r < 0.75) return [pick(owners), pick(owners), 7];
+    if (r < 0.85) return 42;
+    return undefined;
+  };
+  const make = (id: number): Document => {
+    const doc: Document = { _id: id, n: Math.floor(random() * 100) };
+    const owner = ownerValue();
+    if (owner !== undefined) doc.owner_id = owner;
+    return doc;
+  };
+
+  it("read what a full scan reads, in insertion order, through a seeded history of writes", () => {
+    const collection = new Collection("db", "notes");
+    let nextId = 0;
+    const queries = (owner: string): Document[] => [
+      { owner_id: owner },
+      { owner_id: { $eq: owner } },
+      { $and: [{ n: { $gte: 50 } }, { owner_id: owner }] },
+      { owner_id: owner, tag: "never" },
+    ];
+    for (let step = 0; step < 60; step++) {
+      for (let i = 0; i < 20; i++) {
+        const ids = collection.values().map((d) => d._id as number);
+        const r = random();
+        if (r < 0.5 || ids.length === 0) collection.insert(make(nextId++));
+        else if (r < 0.8) collection.replace(make(pick(ids)));
+        else collection.delete(pick(ids));
+      }
+      const all = collection.values();
+      for (const owner of [...owners, "nobody"]) {
+        for (const query of queries(owner)) {
+          const narrowed = collection.candidates(query);
+          // The same matches as a full scan, in the same order.
+          expect(find(narrowed, query, {})).toEqual(find(all, query, {}));
+          // Candidates are documents of the collection in insertion order.
+          const order = all.map((d) => d._id);
+          const positions = narrowed.map((d) => order.indexOf(d._id));
+          expect(positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1]!))).toBe(true);
+        }
+      }
+    }
+    // Narrowed indeed: one owner's candidates are far fewer than the collection.
+    expect(collection.candidates({ owner_id: "ann" }).length).toBeLessThan(collection.size);
+  });
+
+  it("scan for fields past the indexed few, and for queries without a string equality", () => {
+    const collection = new Collection("db", "wide");
+    for (let i = 0; i < 20; i++)
+      collection.insert({ _id: i, ...Object.fromEntries(owners.map((o, j) => [`f${j}`, o])) });
+    for (let f = 0; f < 8; f++) collection.candidates({ [`g${f}`]: "x" });
+    expect(collection.candidates({ f0: "ann" })).toHaveLength(20);
+    expect(collection.candidates({ f0: "nobody" })).toHaveLength(20);
+    expect(collection.candidates({ n: { $gt: 1 } })).toHaveLength(20);
+  });
+});
