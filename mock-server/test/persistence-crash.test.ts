@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, ensureBuilt } from "./helpers/emulator-process.ts";
 import { expectFetchContract } from "./helpers/fetch-contract.ts";
+import { seeded } from "./helpers/seeded.ts";
 import { until } from "./helpers/until.ts";
 
 let dataDir: string;
@@ -238,14 +239,3 @@ describe("state in --data-dir", () => {
     ).toBe(true);
   }, 120_000);
 });
-
-/** mulberry32: a small seeded generator, so the kill moments differ per round but not per run. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

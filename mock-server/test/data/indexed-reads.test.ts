@@ -8,17 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { Document } from "../../src/data/documents.ts";
 import { find } from "../../src/data/query-engine.ts";
 import { Collection, stringEqualities } from "../../src/store/memory/documents.ts";
-
-/** mulberry32: seeded, so a failure is the same on every run. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from "../helpers/seeded.ts";
 
 describe("stringEqualities", () => {
   it("finds the string conditions every match must meet, at the top level and under $and only", () => {
