@@ -5,7 +5,7 @@
  * it was sent and the time as a number, all read when someone lists the journal.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type Journal, type JournalEntry, journalBody, journalBodyText, redactUrl } from "../state/journal.ts";
+import { type Journal, type JournalEntry, journalBody, keptAsText, redactUrl } from "../state/journal.ts";
 
 /** Keeps each reply's payload on its request for the journal (onResponse no longer sees it). */
 export function keepSentPayloads(scope: FastifyInstance, journaled: (request: FastifyRequest) => boolean): void {
@@ -44,12 +44,8 @@ export function journalRequest(
     const contentLength = request.headers["content-length"];
     // The JSON text of the request body, when that is what is shown.
     const text = body === request.body ? request.jsonText : null;
-    const kept =
-      text === null
-        ? { value: journalBody(body, contentLength), text: false }
-        : journalBodyText(body, text, contentLength);
-    if (kept.text) bodyText = kept.value as string;
-    else entry.requestBody = kept.value;
+    if (text !== null && keptAsText(text, contentLength)) bodyText = text;
+    else entry.requestBody = journalBody(body, contentLength);
   }
   journal.add(entry, request.sentPayload ?? undefined, nowMs - elapsed, bodyText);
 }

@@ -65,19 +65,14 @@ export function journalBody(body: unknown, contentLength: string | undefined): u
 const mayHoldSecret = new RegExp(`"(?:${secretFieldNames.join("|")})"|\\\\`);
 
 /**
- * The request body as the journal keeps it, given its JSON text too: the text itself when it is
- * small and may hold no secret (one string, parsed and redacted only when the journal is read: a
- * redacted copy of every request's body made on its path was most of the journal's cost), else
- * what `journalBody` keeps; the answer's `text` says which.
+ * Whether the journal keeps a request body as its JSON text: when it is small and may hold no
+ * secret (one string, parsed and redacted only when the journal is read: a redacted copy of every
+ * request's body made on its path was most of the journal's cost). Otherwise it keeps what
+ * `journalBody` makes of the parsed body.
  */
-export function journalBodyText(
-  body: unknown,
-  text: string,
-  contentLength: string | undefined,
-): { value: unknown; text: boolean } {
+export function keptAsText(text: string, contentLength: string | undefined): boolean {
   const bytes = contentLength === undefined ? Buffer.byteLength(text) : Number(contentLength);
-  if (bytes <= journaledBodyLimit && !mayHoldSecret.test(text)) return { value: text, text: true };
-  return { value: journalBody(body, contentLength), text: false };
+  return bytes <= journaledBodyLimit && !mayHoldSecret.test(text);
 }
 
 /**
@@ -140,7 +135,7 @@ function keptReply(reply: unknown): unknown {
 
 /**
  * An entry as recorded on a request's path: its reply kept as it was sent (a string or a buffer,
- * never changed afterwards), its request body possibly as its JSON text (see `journalBodyText`)
+ * never changed afterwards), its request body possibly as its JSON text (see `keptAsText`)
  * and its time as a number. Parsing and redacting them and writing the time wait until someone
  * reads the journal.
  */
@@ -169,7 +164,7 @@ export class Journal {
   /**
    * Records an entry; `reply` is the body as sent, if any (see `journalReply`); `atMs`, if given,
    * is the entry's time (its `time` is then written from it when the journal is read); `bodyText`,
-   * if given, is the request body's JSON text kept by `journalBodyText` (the entry has no
+   * if given, is the request body's JSON text (`keptAsText`; the entry has no
    * `requestBody` then: it is read from the text).
    */
   add(entry: JournalEntry, reply?: unknown, atMs?: number, bodyText?: string): void {

@@ -1,12 +1,6 @@
 /** What the journal keeps of request bodies: redacted copies of small ones, a size note for large ones. */
 import { describe, expect, it } from "vitest";
-import {
-  Journal,
-  type JournalEntry,
-  journalBody,
-  journalBodyText,
-  journaledBodyLimit,
-} from "../../src/state/journal.ts";
+import { Journal, type JournalEntry, journalBody, journaledBodyLimit, keptAsText } from "../../src/state/journal.ts";
 
 /** An entry of a function call as the plugins record it (its time written when the journal is read). */
 const callEntry = (id: string): JournalEntry => ({
@@ -43,43 +37,30 @@ describe("journalBody", () => {
   });
 });
 
-describe("journalBodyText", () => {
-  const kept = (body: unknown, contentLength?: string) => {
-    const text = JSON.stringify(body);
-    return journalBodyText(body, text, contentLength ?? String(Buffer.byteLength(text)));
-  };
+describe("keptAsText", () => {
+  /** What the journal keeps of a body sent as JSON: its text, or what journalBody makes of it. */
+  const kept = (body: unknown, text = JSON.stringify(body), contentLength = String(Buffer.byteLength(text))) =>
+    keptAsText(text, contentLength) ? text : journalBody(body, contentLength);
 
   it("keeps the text of a small body that names no secret", () => {
-    expect(kept({ name: "sum", arguments: [{ $numberInt: "1" }] })).toEqual({
-      value: '{"name":"sum","arguments":[{"$numberInt":"1"}]}',
-      text: true,
-    });
+    expect(kept({ name: "sum", arguments: [{ $numberInt: "1" }] })).toBe(
+      '{"name":"sum","arguments":[{"$numberInt":"1"}]}',
+    );
   });
 
   it("redacts at once a body that names a secret, as a key or as a value, or holds an escape", () => {
-    expect(kept({ username: "a", password: "p" })).toEqual({
-      value: { username: "a", password: "[redacted]" },
-      text: false,
-    });
-    expect(kept({ nested: [{ refresh_token: "t" }] })).toEqual({
-      value: { nested: [{ refresh_token: "[redacted]" }] },
-      text: false,
-    });
+    expect(kept({ username: "a", password: "p" })).toEqual({ username: "a", password: "[redacted]" });
+    expect(kept({ nested: [{ refresh_token: "t" }] })).toEqual({ nested: [{ refresh_token: "[redacted]" }] });
     // A value that looks like a secret's name is not one, but the body is copied to be safe.
-    expect(kept({ field: "token" })).toEqual({ value: { field: "token" }, text: false });
-    expect(journalBodyText({ password: "p" }, '{"pass\\u0077ord":"p"}', "22")).toEqual({
-      value: { password: "[redacted]" },
-      text: false,
-    });
+    expect(kept({ field: "token" })).toEqual({ field: "token" });
+    expect(kept({ password: "p" }, '{"pass\\u0077ord":"p"}', "22")).toEqual({ password: "[redacted]" });
   });
 
   it("notes the size of a body over the limit instead of keeping it", () => {
     const body = { filler: "é".repeat(journaledBodyLimit / 2) };
     const text = JSON.stringify(body);
-    expect(journalBodyText(body, text, undefined)).toEqual({
-      value: `[a body of ${Buffer.byteLength(text)} bytes, not kept]`,
-      text: false,
-    });
+    expect(keptAsText(text, undefined)).toBe(false);
+    expect(journalBody(body, undefined)).toBe(`[a body of ${Buffer.byteLength(text)} bytes, not kept]`);
   });
 
   it("is read back parsed and redacted like any body (nesting past 20 levels included)", () => {

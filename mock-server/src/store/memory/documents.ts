@@ -171,14 +171,6 @@ export class Collection {
   }
 }
 
-/** The first document per value of one field, rebuilt only after the collection changed. */
-interface FieldIndex {
-  collection: Collection;
-  version: number;
-  field: string;
-  byValue: Map<string, Document>;
-}
-
 export class MemoryDocuments implements DocumentStore {
   /** `limits`: the app's limits (none: unlimited). */
   constructor(private readonly limits: () => AppLimits | null = () => null) {}
@@ -186,7 +178,6 @@ export class MemoryDocuments implements DocumentStore {
   private readonly collectionsByKey = new Map<string, Collection>();
   private readonly listeners = new Set<(event: ChangeEvent) => void>();
   private readonly turns = new Map<string, Promise<void>>();
-  private fieldIndex: FieldIndex | null = null;
 
   private static key(database: string, collection: string) {
     return `${database}\u0000${collection}`;
@@ -216,20 +207,9 @@ export class MemoryDocuments implements DocumentStore {
   }
 
   async findByField(database: string, name: string, field: string, value: string): Promise<Document | undefined> {
-    const collection = this.existing(database, name);
-    if (!collection || collection.size === 0) return undefined;
-    // Logins read custom user data: index it by the field instead of scanning on every login.
-    let index = this.fieldIndex;
-    if (index?.collection !== collection || index.version !== collection.version || index.field !== field) {
-      const byValue = new Map<string, Document>();
-      for (const doc of collection.values()) {
-        const id = doc[field];
-        if (typeof id === "string" && !byValue.has(id)) byValue.set(id, doc);
-      }
-      index = { collection, version: collection.version, field, byValue };
-      this.fieldIndex = index;
-    }
-    return index.byValue.get(value);
+    // Logins read custom user data: by the field's index, not a scan on every login.
+    const docs = await this.read(database, name, { [field]: value });
+    return docs.find((doc) => doc[field] === value);
   }
 
   async page(database: string, name: string, skip: number, limit: number) {
@@ -330,7 +310,6 @@ export class MemoryDocuments implements DocumentStore {
 
   clear(): void {
     this.collectionsByKey.clear();
-    this.fieldIndex = null;
   }
 
   async subscribe(listener: (event: ChangeEvent) => void): Promise<() => void> {
