@@ -21,19 +21,34 @@ const idleProcessMs = 30_000;
 export interface FunctionApp extends MongoApp {
   readonly appId: string;
   readonly domainId: string;
-  customUserData(userId: string): Promise<Record<string, unknown> | undefined>;
+  /** `context.user.custom_data` as canonical Extended JSON text (`{}` when none), at once when it can. */
+  customUserDataText(userId: string): string | Promise<string>;
 }
 
 interface CallInfo {
   principal: Principal;
-  /** `context.user` as the function sees it (read once per call, before its time starts). */
-  userText: string;
+  /** `context` as the function sees it (read once per call, before its time starts): `{"user":…,"request":{}}`. */
+  callText: string;
   deadline: number;
   name: string;
 }
 
-/** `context.user` of a call without a user (system calls such as confirmation functions). */
-const systemUserText = toEJSONText({ id: "", type: "system", data: {}, identities: [], custom_data: {} });
+/** The call's `context` text with this `context.user` text. */
+const callTextOf = (userText: string) => `{"user":${userText},"request":{}}`;
+
+/** The `context` of a call without a user (system calls such as confirmation functions). */
+const systemCallText = callTextOf(toEJSONText({ id: "", type: "system", data: {}, identities: [], custom_data: {} }));
+
+/** What is kept of a user's `context` text (see callText). */
+interface KnownUser {
+  data: object;
+  identities: object;
+  /** `context.user` without its closing brace, for the custom data to follow. */
+  head: string;
+  /** The custom data text the last call had, and that call's `context` text. */
+  custom: string;
+  callText: string;
+}
 
 export interface RunOptions {
   /** The calling user (`context.user`); null for system calls such as confirmation functions. */
@@ -49,7 +64,7 @@ export class AppFunctions implements SandboxHost {
   private idleTimer: NodeJS.Timeout | null = null;
   private readonly inline = new Map<string, FunctionSource>();
   private readonly calls = new Map<number, CallInfo>();
-  private readonly userTexts = new WeakMap<StoredUser, { data: object; identities: object; head: string }>();
+  private readonly users = new WeakMap<StoredUser, KnownUser>();
 
   constructor(
     private readonly app: FunctionApp,
@@ -94,13 +109,15 @@ export class AppFunctions implements SandboxHost {
   }
 
   /**
-   * `context.user` as canonical Extended JSON text: id, type, data, identities and the custom data
-   * of the moment. All but the custom data is kept per user object while its data and identities
-   * are the same objects (the stores replace them, never change them in place).
+   * The call's `context` text: `context.user` (id, type, data, identities and the custom data of
+   * the moment) and `context.request`. All but the custom data is kept per user object while its
+   * data and identities are the same objects (the stores replace them, never change them in
+   * place), and the whole text while the custom data text is the same; answered at once when the
+   * custom data is (the in-memory store), else a promise.
    */
-  private async userText(user: StoredUser | null): Promise<string> {
-    if (!user) return systemUserText;
-    let known = this.userTexts.get(user);
+  private callText(user: StoredUser | null): string | Promise<string> {
+    if (!user) return systemCallText;
+    let known = this.users.get(user);
     if (!known || known.data !== user.data || known.identities !== user.identities) {
       const text = toEJSONText({
         id: user.id,
@@ -108,18 +125,19 @@ export class AppFunctions implements SandboxHost {
         data: user.data,
         identities: user.identities.map((i) => ({ id: i.id, provider_type: i.provider_type })),
       });
-      // Without its closing brace, for the custom data to follow.
-      known = { data: user.data, identities: user.identities, head: text.slice(0, -1) };
-      this.userTexts.set(user, known);
+      known = { data: user.data, identities: user.identities, head: text.slice(0, -1), custom: "", callText: "" };
+      this.users.set(user, known);
     }
-    const custom = await this.app.customUserData(user.id);
-    return `${known.head},"custom_data":${custom ? toEJSONText(custom) : "{}"}}`;
+    const entry = known;
+    const custom = this.app.customUserDataText(user.id);
+    return typeof custom === "string"
+      ? withCustomData(entry, custom)
+      : custom.then((text) => withCustomData(entry, text));
   }
 
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
     const sandbox = this.sandboxFor();
-    const callText = `{"user":${info.userText},"request":{}}`;
-    const { callId, result } = sandbox.run({ fn, argsText, callText, deadline: info.deadline });
+    const { callId, result } = sandbox.run({ fn, argsText, callText: info.callText, deadline: info.deadline });
     this.calls.set(callId, info);
     try {
       return await result;
@@ -152,10 +170,11 @@ export class AppFunctions implements SandboxHost {
     if (!fn || (options.fromClient && fn.private)) throw errors.functionNotFound(name);
     const timeout = this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs;
     const system = options.system || fn.runAsSystem;
-    const userText = await this.userText(options.user);
+    const pending = this.callText(options.user);
+    const callText = typeof pending === "string" ? pending : await pending;
     return this.execute(fn, argsText, {
       name,
-      userText,
+      callText,
       principal: system ? { kind: "system" } : options.user ? { kind: "user", user: options.user } : { kind: "system" },
       deadline: Date.now() + timeout,
     });
@@ -229,4 +248,12 @@ export class AppFunctions implements SandboxHost {
       detail: { function: info.name, message: text.slice(0, 10_000) },
     });
   }
+}
+
+function withCustomData(known: KnownUser, custom: string): string {
+  if (known.custom !== custom || known.callText === "") {
+    known.custom = custom;
+    known.callText = callTextOf(`${known.head},"custom_data":${custom}}`);
+  }
+  return known.callText;
 }

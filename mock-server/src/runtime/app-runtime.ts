@@ -4,7 +4,7 @@
  * open change streams and the concurrency count. Apps never share state; a test creates its own.
  */
 import type { AppConfig } from "../config/app-config.ts";
-import { toEJSON } from "../data/documents.ts";
+import { type Document, toEJSON, toEJSONText } from "../data/documents.ts";
 import { AppFunctions } from "../functions/app-functions.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
 import { type Clock, createClock } from "../state/clock.ts";
@@ -101,10 +101,44 @@ export class AppRuntime {
    * id), as canonical Extended JSON for the access token's `user_data` claim.
    */
   async customUserData(userId: string): Promise<Record<string, unknown> | undefined> {
-    const config = this.config.customUserData;
-    if (!config?.enabled || !config.database || !config.collection || !config.userIdField) return undefined;
+    const config = this.customUserDataConfig();
+    if (!config) return undefined;
     const doc = await this.store.data.findByField(config.database, config.collection, config.userIdField, userId);
     return doc ? (toEJSON(doc) as Record<string, unknown>) : undefined;
+  }
+
+  /**
+   * The same as canonical Extended JSON text, `{}` when there is none (`context.user.custom_data`
+   * of each function call): at once when the store answers at once, the text kept per stored
+   * document (the in-memory store replaces a document on every change, never edits it).
+   */
+  customUserDataText(userId: string): string | Promise<string> {
+    const config = this.customUserDataConfig();
+    if (!config) return "{}";
+    const data = this.store.data;
+    if (!data.findByFieldNow)
+      return data
+        .findByField(config.database, config.collection, config.userIdField, userId)
+        .then((doc) => this.customDataText(doc));
+    return this.customDataText(data.findByFieldNow(config.database, config.collection, config.userIdField, userId));
+  }
+
+  private readonly customDataTexts = new WeakMap<Document, string>();
+
+  private customDataText(doc: Document | undefined): string {
+    if (!doc) return "{}";
+    let text = this.customDataTexts.get(doc);
+    if (text === undefined) {
+      text = toEJSONText(toEJSON(doc));
+      this.customDataTexts.set(doc, text);
+    }
+    return text;
+  }
+
+  private customUserDataConfig(): { database: string; collection: string; userIdField: string } | undefined {
+    const config = this.config.customUserData;
+    if (!config?.enabled || !config.database || !config.collection || !config.userIdField) return undefined;
+    return config as { database: string; collection: string; userIdField: string };
   }
 
   /** Ends what runs in the background for this app: change streams and the function process. */

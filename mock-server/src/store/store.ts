@@ -284,6 +284,12 @@ export interface DocumentStore {
   read(database: string, collection: string, prefilter: Document): Promise<Document[]>;
   /** The first document whose top-level `field` equals a string (custom user data). */
   findByField(database: string, collection: string, field: string, value: string): Promise<Document | undefined>;
+  /**
+   * findByField answered at once, by a store that holds the documents in this process (the
+   * in-memory store): every function call reads the caller's custom data, and a promise's turns
+   * cost that call more than the lookup does. Stores that must ask elsewhere leave it out.
+   */
+  findByFieldNow?(database: string, collection: string, field: string, value: string): Document | undefined;
   /** A page of a collection, natural order, and its size. */
   page(
     database: string,

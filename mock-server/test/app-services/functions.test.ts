@@ -191,6 +191,20 @@ describe("callFunction", () => {
     await profile(bobId, "plum");
     expect(await me(bob)).toEqual({ id: bobId, colour: "plum", frozen: true });
     expect(await me(ada)).toEqual({ id: adaId, colour: "teal", frozen: true });
+    // A change and a removal of the custom data document are seen by the next call.
+    await call(app, "replaceDocument", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/notes-app/profiles/replace-one`,
+      payload: { filter: { user_id: adaId }, replacement: { user_id: adaId, colour: "rust" } },
+    });
+    expect(await me(ada)).toEqual({ id: adaId, colour: "rust", frozen: true });
+    await call(app, "deleteDocument", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/notes-app/profiles/delete-one`,
+      payload: { filter: { user_id: adaId } },
+    });
+    expect(await me(ada)).toEqual({ id: adaId, colour: null, frozen: true });
+    expect(await me(bob)).toEqual({ id: bobId, colour: "plum", frozen: true });
   });
 
   it("gives context.user the caller's identities and data as they are now, after a link", async () => {

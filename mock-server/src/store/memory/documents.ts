@@ -95,6 +95,27 @@ export class Collection {
     return keys.map((key) => this.docs.get(key)!);
   }
 
+  /**
+   * The first document in insertion order whose top-level `field` is exactly `value` (custom user
+   * data), through the field's index (a collection past its indexed fields scans).
+   */
+  firstWith(field: string, value: string): Document | undefined {
+    const index = this.indexes.get(field) ?? this.buildIndex(field);
+    if (!index) return this.values().find((doc) => doc[field] === value);
+    let first: Document | undefined;
+    let firstPlace = Number.POSITIVE_INFINITY;
+    for (const key of index.get(value) ?? []) {
+      const doc = this.docs.get(key)!;
+      const place = this.places.get(key)!;
+      // The index holds arrays holding the value too.
+      if (place < firstPlace && doc[field] === value) {
+        first = doc;
+        firstPlace = place;
+      }
+    }
+    return first;
+  }
+
   private buildIndex(field: string): Map<string, Set<string>> | undefined {
     if (this.indexes.size >= maxIndexedFields) return undefined;
     const index = new Map<string, Set<string>>();
@@ -207,9 +228,12 @@ export class MemoryDocuments implements DocumentStore {
   }
 
   async findByField(database: string, name: string, field: string, value: string): Promise<Document | undefined> {
-    // Logins read custom user data: by the field's index, not a scan on every login.
-    const docs = await this.read(database, name, { [field]: value });
-    return docs.find((doc) => doc[field] === value);
+    return this.findByFieldNow(database, name, field, value);
+  }
+
+  /** findByField at once (logins and function calls read custom user data by the field's index). */
+  findByFieldNow(database: string, name: string, field: string, value: string): Document | undefined {
+    return this.existing(database, name)?.firstWith(field, value);
   }
 
   async page(database: string, name: string, skip: number, limit: number) {
