@@ -44,7 +44,6 @@ export const bootstrapSource = `(function (hostCall, appText) {
   const mapSet = SafeMap.prototype.set;
   const mapDelete = SafeMap.prototype.delete;
   const mapClear = SafeMap.prototype.clear;
-  const mapSize = getOwnPropertyDescriptor(SafeMap.prototype, "size").get;
   const stringIndexOf = String.prototype.indexOf;
   const stringSlice = String.prototype.slice;
   const SafeNumber = Number;
@@ -408,21 +407,9 @@ export const bootstrapSource = `(function (hostCall, appText) {
     return read === needsLibrary ? ejsonParse(text, { relaxed: true }) : read;
   };
 
-  // context.user and context.request, parsed and frozen once per distinct text: calls of one user
-  // come in runs, and the same frozen values serve each of them.
-  const callInfos = new SafeMap();
-  const callInfoFor = (text) => {
-    let info = call(mapGet, callInfos, text);
-    if (info === undefined) {
-      info = fromText(text);
-      deepFreeze(info);
-      if (text.length <= 4096) {
-        if (call(mapSize, callInfos) >= 256) call(mapClear, callInfos);
-        call(mapSet, callInfos, text, info);
-      }
-    }
-    return info;
-  };
+  // context.user and context.request of calls, parsed and frozen once per distinct text: the
+  // emulator sends each text once ("u") and names it by id in its runs; "z" forgets them all.
+  const contexts = new SafeMap();
 
   function run(message) {
     const callId = message.callId;
@@ -443,7 +430,8 @@ export const bootstrapSource = `(function (hostCall, appText) {
     let fn;
     try {
       const module = { exports: undefined };
-      const callInfo = callInfoFor(message.call);
+      const callInfo = call(mapGet, contexts, message.context);
+      if (callInfo === undefined) throw new SafeError("the call's context is missing");
       fn = apply(factory, undefined, [undefined, module, makeContext(callId, callInfo), consoleFor(callId)]);
     } catch (error) {
       fail(callId, error);
@@ -505,26 +493,30 @@ export const bootstrapSource = `(function (hostCall, appText) {
       call(mapSet, factories, key, function () { throw error; });
     },
     /**
-     * A run or a delivery (sandbox.ts writes them: numbers each ended by a comma, then texts of
-     * known length, the last one to the end); never throws.
+     * A run, a context, a delivery (sandbox.ts writes them: numbers each ended by a comma, then
+     * texts of known length, the last one to the end) or forgetting the contexts; never throws.
      */
     dispatch(text) {
       try {
         if (typeof text !== "string") return;
         const kind = call(stringSlice, text, 0, 1);
         if (kind === "r") {
-          const header = readNumbers(text, 4);
-          const keyAt = header[4];
+          const header = readNumbers(text, 5);
+          const keyAt = header[5];
           const nameAt = keyAt + header[1];
           const argsAt = nameAt + header[2];
-          const callAt = argsAt + header[3];
           run({
             callId: header[0],
+            context: header[4],
             key: call(stringSlice, text, keyAt, nameAt),
             name: call(stringSlice, text, nameAt, argsAt),
-            args: call(stringSlice, text, argsAt, callAt),
-            call: call(stringSlice, text, callAt),
+            args: call(stringSlice, text, argsAt, argsAt + header[3]),
           });
+        } else if (kind === "u") {
+          const header = readNumbers(text, 1);
+          call(mapSet, contexts, header[0], deepFreeze(fromText(call(stringSlice, text, header[1]))));
+        } else if (kind === "z") {
+          call(mapClear, contexts);
         } else if (kind === "d") {
           const header = readNumbers(text, 2);
           deliver({ id: header[0], ok: header[1] === 1, text: call(stringSlice, text, header[2]) });

@@ -71,6 +71,12 @@ const maxFrameLength = 256 * 1024 * 1024;
 /** A text as a frame of the channel: its length in characters, a colon, the text. */
 const frame = (text: string) => `${text.length}:${text}`;
 
+/**
+ * How many call contexts (`context.user` and `context.request` as text) a process keeps by id, and
+ * how much of their text: past either, both sides forget them all and send them again as needed.
+ */
+export const contextLimits = { count: 512, chars: 1 << 20 };
+
 /** How long a process may take to answer a ping before it counts as stuck. */
 const pingGraceMs = 250;
 
@@ -125,6 +131,13 @@ export class Sandbox {
    */
   private outbox = "";
   private flushTimer: NodeJS.Immediate | null = null;
+  /**
+   * The call contexts the process keeps, by text: each distinct context crosses once and runs name
+   * it by id (the same user's calls share one; it was a fifth of each call's bytes).
+   */
+  private readonly contexts = new Map<string, number>();
+  private contextChars = 0;
+  private nextContextId = 1;
   /** The end of the process's stderr (V8 reports running out of memory there). */
   private stderrTail = "";
 
@@ -264,12 +277,36 @@ export class Sandbox {
         }),
       );
     }
-    // "r" callId,keyLength,nameLength,argsLength, then key, name, args and the call's
-    // text, one after another: no text is escaped into another (sandbox-bootstrap.ts reads it).
+    // "r" callId,keyLength,nameLength,argsLength,contextId, then key, name and args, one after
+    // another: no text is escaped into another (sandbox-bootstrap.ts reads it).
     const { version, name } = fn;
-    const { argsText, callText } = options;
-    this.post(`r${callId},${version.length},${name.length},${argsText.length},${version}${name}${argsText}${callText}`);
+    const { argsText } = options;
+    const contextId = this.contextFor(options.callText);
+    this.post(
+      `r${callId},${version.length},${name.length},${argsText.length},${contextId},${version}${name}${argsText}`,
+    );
     return { callId, result };
+  }
+
+  /**
+   * The id of a call's context in the process, sent first ("u" id, then the text) when the process
+   * does not have it; past the limits both sides forget every context ("z") first. Everything goes
+   * through the outbox, in order, so that a run never names a context the process has not read.
+   */
+  private contextFor(text: string): number {
+    let id = this.contexts.get(text);
+    if (id === undefined) {
+      if (this.contexts.size >= contextLimits.count || this.contextChars + text.length > contextLimits.chars) {
+        this.contexts.clear();
+        this.contextChars = 0;
+        this.post("z");
+      }
+      id = this.nextContextId++;
+      this.contexts.set(text, id);
+      this.contextChars += text.length;
+      this.post(`u${id},${text}`);
+    }
+    return id;
   }
 
   /** Answers a pending request of a running function (text is Extended JSON, or an error message). */

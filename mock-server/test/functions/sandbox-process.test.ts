@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
 import { networkLockdown, workerSource } from "../../src/functions/function-worker.ts";
 import {
+  contextLimits,
   ExecutionMemoryLimit,
   ExecutionTimeout,
   functionProcessArgs,
@@ -224,6 +225,32 @@ describe("the function process", () => {
       expect(victim.usable, broken).toBe(false);
     }
   });
+
+  it("gives every call its own context, past the contexts a process keeps and after a huge one", async () => {
+    // Each distinct context crosses once and calls name it by id; past the limits both sides forget
+    // them all, in order with the calls already on their way.
+    const s = sandbox();
+    const who = fn("who", "exports = () => [context.user.id, context.user.custom_data.note.length];");
+    const huge = "n".repeat(contextLimits.chars + 10);
+    const contextOf = (id: string) =>
+      JSON.stringify({ user: { id, custom_data: { note: id === "huge" ? huge : "" } }, request: {} });
+    const callAll = (ids: string[]) =>
+      Promise.all(
+        ids.map((id) =>
+          s
+            .run({ fn: who, argsText: "[]", callText: contextOf(id), deadline: Date.now() + 20_000 })
+            .result.then((text) => {
+              expect(JSON.parse(text), id).toEqual([id, { $numberInt: String(id === "huge" ? huge.length : 0) }]);
+            }),
+        ),
+      );
+    const users = Array.from({ length: contextLimits.count * 2 + 7 }, (_, i) => `user-${i}`);
+    const first = users.slice(0, contextLimits.count - 3);
+    await callAll(first);
+    // Known contexts named by id, then enough new ones to pass the limit twice (and a huge one),
+    // then the first ones again: all sent in one turn.
+    await callAll([...first.slice(0, 40), ...users.slice(first.length), "huge", ...first.slice(0, 40), "huge"]);
+  }, 30_000);
 
   it("fails each call at its own deadline, an earlier one made after a later one included", async () => {
     const s = sandbox();
