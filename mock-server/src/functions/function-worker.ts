@@ -169,10 +169,10 @@ function receive(text) {
     } catch (error) {
       // The factory, made in the context, throws the compile error's name and message on every call.
       const [name, text] = compileErrorText(error);
-      defineFailed(message.key, name, text);
+      defineFailed(message.id, message.name, name, text);
       return;
     }
-    define(message.key, factory);
+    define(message.id, message.name, factory);
   } else if (message.type === "ping") {
     post(frame("pong,0,0,"));
   } else if (message.type === "init") {

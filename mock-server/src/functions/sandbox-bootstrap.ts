@@ -413,11 +413,12 @@ export const bootstrapSource = `(function (hostCall, appText) {
 
   function run(message) {
     const callId = message.callId;
-    const factory = call(mapGet, factories, message.key);
-    if (typeof factory !== "function") {
-      fail(callId, new SafeError("function '" + message.name + "' is not defined"));
+    const defined = call(mapGet, factories, message.fn);
+    if (defined === undefined) {
+      fail(callId, new SafeError("the function is not defined"));
       return;
     }
+    const factory = defined.factory;
     // The arguments first: arguments the library cannot read are the caller's mistake (the emulator
     // answers 400 with the library's message), and none of the function's code runs for them.
     let args;
@@ -438,7 +439,7 @@ export const bootstrapSource = `(function (hostCall, appText) {
       return;
     }
     if (typeof fn !== "function") {
-      fail(callId, new SafeError("function '" + message.name + "' does not export a function (use exports = function () {…})"));
+      fail(callId, new SafeError("function '" + defined.name + "' does not export a function (use exports = function () {…})"));
       return;
     }
     call(
@@ -482,15 +483,17 @@ export const bootstrapSource = `(function (hostCall, appText) {
   }
 
   return freeze({
-    /** A compiled function's factory (made in this context by vm.compileFunction). */
-    define(key, factory) {
-      if (typeof key === "string" && typeof factory === "function") call(mapSet, factories, key, factory);
+    /** A compiled function's factory (made in this context by vm.compileFunction), by the id runs name it by. */
+    define(id, name, factory) {
+      if (typeof id === "number" && typeof factory === "function") {
+        call(mapSet, factories, id, freeze({ factory, name: SafeString(name) }));
+      }
     },
     /** A function whose source does not compile: its factory, made here, throws the compile error's text. */
-    defineFailed(key, name, message) {
-      if (typeof key !== "string") return;
-      const error = freeze({ name: typeof name === "string" ? name : "SyntaxError", message: typeof message === "string" ? message : "" });
-      call(mapSet, factories, key, function () { throw error; });
+    defineFailed(id, name, errorName, message) {
+      if (typeof id !== "number") return;
+      const error = freeze({ name: typeof errorName === "string" ? errorName : "SyntaxError", message: typeof message === "string" ? message : "" });
+      call(mapSet, factories, id, freeze({ factory: function () { throw error; }, name: SafeString(name) }));
     },
     /**
      * A run, a context, a delivery (sandbox.ts writes them: numbers each ended by a comma, then
@@ -501,17 +504,8 @@ export const bootstrapSource = `(function (hostCall, appText) {
         if (typeof text !== "string") return;
         const kind = call(stringSlice, text, 0, 1);
         if (kind === "r") {
-          const header = readNumbers(text, 5);
-          const keyAt = header[5];
-          const nameAt = keyAt + header[1];
-          const argsAt = nameAt + header[2];
-          run({
-            callId: header[0],
-            context: header[4],
-            key: call(stringSlice, text, keyAt, nameAt),
-            name: call(stringSlice, text, nameAt, argsAt),
-            args: call(stringSlice, text, argsAt, argsAt + header[3]),
-          });
+          const header = readNumbers(text, 3);
+          run({ callId: header[0], fn: header[1], context: header[2], args: call(stringSlice, text, header[3]) });
         } else if (kind === "u") {
           const header = readNumbers(text, 1);
           call(mapSet, contexts, header[0], deepFreeze(fromText(call(stringSlice, text, header[1]))));

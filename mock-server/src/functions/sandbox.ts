@@ -114,7 +114,8 @@ export class Sandbox {
   private readonly channel: Socket;
   private unread = "";
   private readonly calls = new Map<number, RunningCall>();
-  private readonly defined = new Set<string>();
+  /** The functions defined in the process (by their source's version), and the ids runs name them by. */
+  private readonly defined = new Map<string, number>();
   private ended = false;
   /** No new calls: a call of this process ran past its deadline, so it may be stuck. */
   private retired = false;
@@ -264,27 +265,24 @@ export class Sandbox {
     });
     this.watchDeadline(options.deadline);
     const { fn } = options;
-    if (!this.defined.has(fn.version)) {
-      this.defined.add(fn.version);
+    let fnId = this.defined.get(fn.version);
+    if (fnId === undefined) {
+      fnId = this.defined.size + 1;
+      this.defined.set(fn.version, fnId);
       // A source that does not compile defines a factory that throws its SyntaxError, per call.
       this.send(
         JSON.stringify({
           type: "define",
-          key: fn.version,
+          id: fnId,
           name: fn.name,
           parameters: factoryParameters,
           body: factoryBody(fn.source),
         }),
       );
     }
-    // "r" callId,keyLength,nameLength,argsLength,contextId, then key, name and args, one after
-    // another: no text is escaped into another (sandbox-bootstrap.ts reads it).
-    const { version, name } = fn;
-    const { argsText } = options;
-    const contextId = this.contextFor(options.callText);
-    this.post(
-      `r${callId},${version.length},${name.length},${argsText.length},${contextId},${version}${name}${argsText}`,
-    );
+    // "r" callId,functionId,contextId, then the arguments' text to the end (sandbox-bootstrap.ts
+    // reads it).
+    this.post(`r${callId},${fnId},${this.contextFor(options.callText)},${options.argsText}`);
     return { callId, result };
   }
 
