@@ -7,7 +7,7 @@
  * instances allow what one would); in memory they are the process's (the plugin's own store).
  */
 import rateLimit from "@fastify/rate-limit";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AuthRateLimit } from "../config/options.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { RateLimitCounters } from "../store/store.ts";
@@ -72,20 +72,24 @@ export async function registerAbuseLimits(
     ...common,
     keyGenerator: (r) => `email|${scope(r)}|${emailOf(r, limited[r.routeOptions.config.operationId ?? ""]!)}`,
   });
-  // After the body is parsed (the e-mail is in it) and before the operation runs.
-  app.addHook("preHandler", async (request, reply) => {
-    const field = limited[request.routeOptions.config.operationId ?? ""];
-    if (!field) return;
+  const check = async (request: FastifyRequest, reply: FastifyReply, field: "username" | "email") => {
     const checks = [byAddress];
     if (emailOf(request, field) !== null) checks.push(byEmail);
     let retryAfter = 0;
-    for (const check of checks) {
-      const result = await check(request);
+    for (const limit of checks) {
+      const result = await limit(request);
       if (!result.isAllowed && result.isExceeded) retryAfter = Math.max(retryAfter, result.ttlInSeconds);
     }
     if (retryAfter > 0) {
       reply.header("retry-after", String(retryAfter));
       throw errors.tooManyRequests();
     }
+  };
+  // After the body is parsed (the e-mail is in it) and before the operation runs. (A callback
+  // hook: every other request of the API passes it, and an async one costs each a promise.)
+  app.addHook("preHandler", (request, reply, done) => {
+    const field = limited[request.routeOptions.config.operationId ?? ""];
+    if (!field) return done();
+    check(request, reply, field).then(() => done(), done);
   });
 }
