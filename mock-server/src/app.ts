@@ -92,13 +92,15 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   registerValidation(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) => notFound(request, reply));
-  // realm-core needs exactly `application/json` (no charset) to read a JSON reply.
-  // (A callback hook: an async one costs a promise and a turn of the microtask queue per request.)
-  app.addHook("onSend", (_request, reply, payload, done) => {
+  // realm-core needs exactly `application/json` (no charset) to read a JSON reply; and the reply
+  // as sent is kept on its request for the journals (onResponse no longer sees it). One hook for
+  // both, and a callback one: each costs every request, an async one a promise and a turn more.
+  app.addHook("onSend", (request, reply, payload, done) => {
     const type = reply.getHeader("content-type");
     if (typeof type === "string" && type.startsWith("application/json") && type !== "application/json") {
       reply.header("content-type", "application/json");
     }
+    request.sentPayload = payload;
     done(null, payload);
   });
   // Shutting down: change streams end first (they would hold the drain open for ever), then the

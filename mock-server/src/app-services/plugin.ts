@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { journalRequest, keepSentPayloads } from "../http/request-journal.ts";
+import { journalRequest } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import type { Fault } from "../state/faults.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
@@ -113,8 +113,6 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       (error: Error) => done(error),
     );
   });
-
-  keepSentPayloads(app, (request) => request.appRuntime !== null);
 
   // (A callback hook, like the others on every request's path.)
   app.addHook("onResponse", (request, reply, done) => {

@@ -5,7 +5,7 @@
  */
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
-import { journalRequest, keepSentPayloads } from "../http/request-journal.ts";
+import { journalRequest } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { routes } from "./routes.ts";
 
@@ -13,8 +13,6 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
   const { emulator } = app;
   await app.register(multipart, { throwFileSizeLimit: true });
   app.decorateRequest("emailJs", null);
-
-  keepSentPayloads(app, (request) => request.emailJs !== null);
 
   // (A callback hook, like the others on every request's path.)
   app.addHook("onResponse", (request, reply, done) => {

@@ -442,10 +442,23 @@ export const bootstrapSource = `(function (hostCall, appText) {
       fail(callId, new SafeError("function '" + defined.name + "' does not export a function (use exports = function () {…})"));
       return;
     }
+    let result;
+    try {
+      result = apply(fn, undefined, args);
+    } catch (error) {
+      fail(callId, error);
+      return;
+    }
+    // A value answers at once; anything else may be a promise or a thenable, whose "then" only the
+    // promise machinery reads (a getter that throws rejects the call).
+    if (!isObject(result)) {
+      finish(callId, result);
+      return;
+    }
     call(
       promiseThen,
-      call(promiseThen, SafePromise.resolve(), () => apply(fn, undefined, args)),
-      (result) => finish(callId, result),
+      new SafePromise((resolve) => resolve(result)),
+      (value) => finish(callId, value),
       (error) => fail(callId, error),
     );
   }

@@ -4,17 +4,8 @@
  * does the least it can: a small JSON body that names no secret is kept as its text, the reply as
  * it was sent and the time as a number, all read when someone lists the journal.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { type Journal, type JournalEntry, journalBody, keptAsText, redactUrl } from "../state/journal.ts";
-
-/** Keeps each reply's payload on its request for the journal (onResponse no longer sees it). */
-export function keepSentPayloads(scope: FastifyInstance, journaled: (request: FastifyRequest) => boolean): void {
-  // (A callback hook, like the others on every request's path: an async one costs a promise.)
-  scope.addHook("onSend", (request, _reply, payload, done) => {
-    if (journaled(request)) request.sentPayload = payload;
-    done(null, payload);
-  });
-}
 
 /**
  * Journals the request: `body` is what to show of its body (the parsed request body, or what the

@@ -54,8 +54,12 @@ describe("callFunction", () => {
       undef: "exports = function () {};",
       nul: "exports = async () => null;",
       doc: "exports = () => ({ id: new BSON.ObjectId('65a1b2c3d4e5f60718293a4b'), at: new Date(0), n: 1, big: BSON.Long.fromString('9007199254740993') });",
+      thenable: "exports = () => ({ then(ok) { ok('later'); } });",
+      falsy: "exports = () => false;",
     });
     expect((await callFn(appId, token, "str")).body).toBe("bonjour");
+    expect((await callFn(appId, token, "thenable")).body).toBe("later");
+    expect((await callFn(appId, token, "falsy")).body).toBe(false);
     expect((await callFn(appId, token, "undef")).body).toEqual({ $undefined: true });
     expect((await callFn(appId, token, "nul")).body).toBeNull();
     expect((await callFn(appId, token, "doc")).body).toEqual({
@@ -107,8 +111,12 @@ describe("callFunction", () => {
       syntax: "exports = function ( {",
       notAFunction: "exports = 42;",
       evil: "exports = () => eval('1 + 1');",
+      badThenable: "exports = () => ({ get then() { throw new RangeError('no then'); } });",
+      rejectingThenable: "exports = () => ({ then(ok, fail) { fail(new Error('refused')); } });",
     });
     const expectations: Record<string, RegExp> = {
+      badThenable: /^RangeError: no then$/,
+      rejectingThenable: /^Error: refused$/,
       boom: /^Error: boom$/,
       rejects: /^TypeError: bad type$/,
       undefinedName: /^ReferenceError: unknownThing is not defined$/,
