@@ -15,6 +15,7 @@ import { notFound, sendError } from "./http/error-handler.ts";
 import { registerHostCheck } from "./http/host-check.ts";
 import { registerJsonParser } from "./http/json-body.ts";
 import { redactingHooks } from "./http/log-redaction.ts";
+import { requestLinesAt } from "./http/request-lines.ts";
 import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
@@ -77,6 +78,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
         }
       : {}),
     genReqId: () => `r-${(++requestCounter).toString(36)}`,
+    logController: requestLinesAt(emulator.options.logLevel),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   });
   if (onRoute) app.addHook("onRoute", onRoute);
