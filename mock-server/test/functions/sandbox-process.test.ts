@@ -10,7 +10,7 @@ import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
 import { networkLockdown, workerSource } from "../../src/functions/function-worker.ts";
 import {
@@ -251,6 +251,19 @@ describe("the function process", () => {
     // then the first ones again: all sent in one turn.
     await callAll([...first.slice(0, 40), ...users.slice(first.length), "huge", ...first.slice(0, 40), "huge"]);
   }, 30_000);
+
+  it("sends the calls of two turns of the event loop in one write (one wake-up of the process)", async () => {
+    const s = sandbox();
+    const echo = fn("echo", "exports = (n) => n;");
+    expect(await run(s, echo, [0])).toBe('{"$numberInt":"0"}');
+    const channel = (s as unknown as { channel: { write: (chunk: string) => boolean } }).channel;
+    const write = vi.spyOn(channel, "write");
+    const first = run(s, echo, [1]);
+    const second = new Promise<string>((resolve) => setImmediate(() => resolve(run(s, echo, [2]))));
+    expect(await Promise.all([first, second])).toEqual(['{"$numberInt":"1"}', '{"$numberInt":"2"}']);
+    expect(write).toHaveBeenCalledTimes(1);
+    write.mockRestore();
+  });
 
   it("fails each call at its own deadline, an earlier one made after a later one included", async () => {
     const s = sandbox();
