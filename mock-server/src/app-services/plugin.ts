@@ -94,7 +94,9 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
         counted = false;
         runtime.inFlight--;
       };
-      reply.raw.once("close", request.leaveInFlight);
+      // (`on`, not `once`: a response closes once, and `leaveInFlight` counts once anyway; `once`
+      // cost every request a wrapper and a removal.)
+      reply.raw.on("close", request.leaveInFlight);
     }
 
     if (operationId === byFunctionName) return;
