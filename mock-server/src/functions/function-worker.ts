@@ -92,8 +92,8 @@ const importModuleDynamically = () => {
 };
 const load = (source, filename) => new vm.Script(source, { filename, importModuleDynamically }).runInContext(context);
 
-// Frames to the emulator: "kind,callId,pendingId,text"; from it, runs and deliveries the bridge
-// reads, and JSON for the rest (sandbox.ts). Outgoing ones are sent together once per turn of the
+// Frames to the emulator: "kind,callId,pendingId,text"; from it, runs, call contexts and
+// deliveries the bridge reads, and JSON for the rest (sandbox.ts). Outgoing ones are sent together once per turn of the
 // event loop (one write instead of one per call).
 let outbox = "";
 let flushing = false;
@@ -155,7 +155,7 @@ function compileErrorText(error) {
 }
 
 function receive(text) {
-  // A run or a delivery for the bridge (which never throws), else JSON.
+  // A run, a call context or a delivery for the bridge (which never throws), else JSON.
   if (text[0] !== "{") return dispatch(text);
   const message = JSON.parse(text);
   if (message.type === "define") {
