@@ -93,8 +93,8 @@ const importModuleDynamically = () => {
 const load = (source, filename) => new vm.Script(source, { filename, importModuleDynamically }).runInContext(context);
 
 // Frames to the emulator: "kind,callId,pendingId,text"; from it, runs, call contexts and
-// deliveries the bridge reads, and JSON for the rest (sandbox.ts). Outgoing ones are sent together once per turn of the
-// event loop (one write instead of one per call).
+// deliveries the bridge reads, and JSON for the rest (sandbox.ts). Outgoing ones are sent
+// together once per turn of the event loop (one write instead of one per call).
 let outbox = "";
 let flushing = false;
 const flush = () => {
