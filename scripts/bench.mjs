@@ -12,6 +12,7 @@
 //
 // Options: --rounds N (5) --duration S (5) --warmup S (1) --connections N (50) --users N (100000)
 //          --starts N (10) --only throughput,start,scale,stores --scenarios profile,sum,… --no-write --json FILE
+//          --help (this text)
 //          --profile SCENARIO  (run one scenario under --cpu-prof and print where the time goes)
 //          --cli FILE  (measure another build of the emulator, e.g. an older commit's, for before/after)
 //          --against FILE  (throughput only: another build measured in the same rounds, interleaved with
@@ -51,23 +52,44 @@ import { summarizeProfile } from "./bench/profile-summary.mjs";
 import { writeReport } from "./bench/report.mjs";
 import { compareStores } from "./bench/stores.mjs";
 
-const { values: flags } = parseArgs({
-  options: {
-    rounds: { type: "string", default: "5" },
-    duration: { type: "string", default: "5" },
-    warmup: { type: "string", default: "1" },
-    connections: { type: "string", default: "50" },
-    users: { type: "string", default: "100000" },
-    starts: { type: "string", default: "10" },
-    only: { type: "string" },
-    "no-write": { type: "boolean", default: false },
-    json: { type: "string" },
-    profile: { type: "string" },
-    scenarios: { type: "string" },
-    cli: { type: "string" },
-    against: { type: "string" },
-  },
-});
+let flags;
+try {
+  ({ values: flags } = parseArgs({
+    options: {
+      rounds: { type: "string", default: "5" },
+      duration: { type: "string", default: "5" },
+      warmup: { type: "string", default: "1" },
+      connections: { type: "string", default: "50" },
+      users: { type: "string", default: "100000" },
+      starts: { type: "string", default: "10" },
+      only: { type: "string" },
+      "no-write": { type: "boolean", default: false },
+      json: { type: "string" },
+      profile: { type: "string" },
+      scenarios: { type: "string" },
+      cli: { type: "string" },
+      against: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  }));
+} catch (error) {
+  // An unknown or malformed option: its message, not a stack trace.
+  process.stderr.write(`bench: ${error.message} (see --help)\n`);
+  process.exit(2);
+}
+if (flags.help) {
+  // The usage is this file's opening comment.
+  const { readFileSync } = await import("node:fs");
+  const text = readFileSync(new URL(import.meta.url), "utf8").split("\n");
+  const usage = text
+    .slice(
+      1,
+      text.findIndex((line) => line.startsWith("import ")),
+    )
+    .map((line) => line.replace(/^\/\/ ?/, ""));
+  process.stdout.write(`${usage.join("\n")}\n`);
+  process.exit(0);
+}
 const rounds = Number(flags.rounds);
 const duration = Number(flags.duration);
 const warmup = Number(flags.warmup);
