@@ -8,7 +8,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { type JwtPayload, peekJwtPayload } from "../state/jwt.ts";
-import type { StoredSession, StoredUser } from "../store/store.ts";
+import type { StoredSession, StoredUser, UserAndSession } from "../store/store.ts";
 
 /**
  * none: no token (any Authorization header is ignored, as realm-web sends one on e-mail/password calls);
@@ -47,23 +47,40 @@ export function appOfToken(emulator: Emulator, token: string): Promise<AppRuntim
 
 const nowSeconds = (app: AppRuntime) => Math.floor(app.clock.now() / 1000);
 
-export async function authenticateAccess(emulator: Emulator, token: string): Promise<Caller> {
+/**
+ * The caller of an access token. Answered at once when the token's app is cached on this instance
+ * and its store holds users and sessions in this process (the in-memory store): every
+ * authenticated request comes here, and promise turns cost it more than the lookups do. Otherwise
+ * a promise. Either way a refusal is thrown (synchronously, or as the promise's rejection).
+ */
+export function authenticateAccess(emulator: Emulator, token: string): Caller | Promise<Caller> {
   const verdict = emulator.tokenKey.verify(token);
   if (!verdict.ok) throw verdict.reason === "malformed" ? errors.expectedBearer() : errors.accessTokenInvalid();
   const claims = verdict.payload;
   if (claims.typ !== "access") throw errors.wrongTokenType("access");
-  // (The runtime cached on this instance without a turn of the microtask queue, the usual case.)
   const domain = claims.baas_domain_id;
-  const app =
-    typeof domain === "string"
-      ? (emulator.apps.cachedByDomainId(domain) ?? (await emulator.apps.byDomainId(domain)))
-      : undefined;
+  if (typeof domain !== "string") throw errors.accessTokenInvalid();
+  const app = emulator.apps.cachedByDomainId(domain);
+  return app
+    ? accessCaller(app, claims)
+    : emulator.apps.byDomainId(domain).then((found) => accessCaller(found, claims));
+}
+
+function accessCaller(app: AppRuntime | undefined, claims: JwtPayload): Caller | Promise<Caller> {
   if (!app) throw errors.accessTokenInvalid();
   if (typeof claims.exp !== "number" || nowSeconds(app) >= claims.exp) throw errors.accessTokenExpired();
-  if (typeof claims.sub !== "string" || typeof claims.iss !== "string") throw errors.accessTokenInvalid();
+  const { sub, iss } = claims;
+  if (typeof sub !== "string" || typeof iss !== "string") throw errors.accessTokenInvalid();
   // Read from the store on every request, in one step: a user disabled or deleted, or a session
   // ended (logout, revocation, its API key disabled, a password reset) on any instance is refused.
-  const { user, session } = await app.store.userSession(claims.sub, claims.iss);
+  const store = app.store;
+  return store.userSessionNow
+    ? sessionCaller(app, claims, store.userSessionNow(sub, iss))
+    : store.userSession(sub, iss).then((found) => sessionCaller(app, claims, found));
+}
+
+function sessionCaller(app: AppRuntime, claims: JwtPayload, found: UserAndSession): Caller {
+  const { user, session } = found;
   if (!user || user.disabled) throw errors.sessionUserGone();
   if (!session) throw errors.refreshTokenNotFound();
   if (app.clock.now() >= session.expiresAt) throw errors.refreshTokenExpired();

@@ -11,7 +11,14 @@ import { journalRequest } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import type { Fault } from "../state/faults.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
-import { appOfToken, authenticateAccess, authenticateRefresh, bearerToken } from "./auth-context.ts";
+import {
+  type AuthMode,
+  appOfToken,
+  authenticateAccess,
+  authenticateRefresh,
+  bearerToken,
+  type Caller,
+} from "./auth-context.ts";
 import { routes } from "./routes.ts";
 
 function tokenIfAny(request: FastifyRequest): string | undefined {
@@ -54,33 +61,88 @@ async function applyFault(
 export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
   const emulator = app.emulator;
 
-  app.addHook("onRequest", async (request, reply) => {
+  /**
+   * Before the operation: the app, the caller, the app's concurrency cap, a fault. A callback hook
+   * whose usual path (the app cached here, the in-memory store, no fault) runs without a promise;
+   * what must wait (a store elsewhere, a fault's delay) goes on in one. Undefined when admitted at
+   * once, else a promise for whether the request was answered here (by a fault).
+   */
+  type Admission = undefined | Promise<boolean>;
+
+  app.addHook("onRequest", (request, reply, done) => {
+    let admission: Admission;
+    try {
+      admission = admit(request, reply);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (admission === undefined) return done();
+    // When a fault answered, the request ends here (a callback hook that replied calls no `done`).
+    admission.then(
+      (answered) => answered || done(),
+      (error: Error) => done(error),
+    );
+  });
+
+  function admit(request: FastifyRequest, reply: FastifyReply): Admission {
     const { operationId, auth } = request.routeOptions.config;
-    if (!operationId || !auth) return;
+    if (!operationId || !auth) return undefined;
     const appId = (request.params as { appId?: string }).appId;
     if (appId !== undefined) {
-      request.appRuntime = emulator.apps.cached(appId) ?? (await emulator.apps.get(appId)) ?? null;
-      if (!request.appRuntime) throw errors.appNotFound(appId);
-    }
-
-    // Authenticate first where the operation needs a token: on /auth/* routes it names the app.
-    const link = auth === "login" && (request.query as { link?: string } | undefined)?.link === "true";
-    try {
-      if (auth === "access" || link) request.caller = await authenticateAccess(emulator, bearerToken(request, false));
-      else if (auth === "stream") request.caller = await authenticateAccess(emulator, bearerToken(request, true));
-      else if (auth === "refresh") request.caller = await authenticateRefresh(emulator, bearerToken(request, false));
-    } catch (error) {
-      // Journal the refusal under the app the token names, if it names one.
-      if (!request.appRuntime) {
-        const token = tokenIfAny(request);
-        request.appRuntime = (token && (await appOfToken(emulator, token).catch(() => undefined))) || null;
+      const cached = emulator.apps.cached(appId);
+      if (!cached) {
+        return emulator.apps.get(appId).then((found) => {
+          if (!found) throw errors.appNotFound(appId);
+          request.appRuntime = found;
+          return authenticate(request, reply, operationId, auth) ?? false;
+        });
       }
-      throw error;
+      request.appRuntime = cached;
     }
-    if (request.caller) {
+    return authenticate(request, reply, operationId, auth);
+  }
+
+  /** Authenticates first where the operation needs a token: on /auth/* routes it names the app. */
+  function authenticate(request: FastifyRequest, reply: FastifyReply, operationId: string, auth: AuthMode): Admission {
+    const link = auth === "login" && (request.query as { link?: string } | undefined)?.link === "true";
+    let caller: Caller | Promise<Caller> | null = null;
+    try {
+      if (auth === "access" || link) caller = authenticateAccess(emulator, bearerToken(request, false));
+      else if (auth === "stream") caller = authenticateAccess(emulator, bearerToken(request, true));
+      else if (auth === "refresh") caller = authenticateRefresh(emulator, bearerToken(request, false));
+    } catch (error) {
+      return refused(request, error);
+    }
+    if (caller instanceof Promise) {
+      return caller.then(
+        (found) => admitCaller(request, reply, operationId, found) ?? false,
+        (error: unknown) => refused(request, error),
+      );
+    }
+    return admitCaller(request, reply, operationId, caller);
+  }
+
+  /** A refused token: journalled under the app the token names, if it names one. */
+  function refused(request: FastifyRequest, error: unknown): Promise<never> {
+    const token = request.appRuntime ? undefined : tokenIfAny(request);
+    const named = token ? appOfToken(emulator, token).catch(() => undefined) : Promise.resolve(undefined);
+    return named.then((found) => {
+      if (!request.appRuntime) request.appRuntime = found ?? null;
+      throw error;
+    });
+  }
+
+  function admitCaller(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    operationId: string,
+    caller: Caller | null,
+  ): Admission {
+    if (caller) {
       // A token is good for its own app only.
-      if (request.appRuntime && request.appRuntime !== request.caller.app) throw errors.accessTokenInvalid();
-      request.appRuntime = request.caller.app;
+      if (request.appRuntime && request.appRuntime !== caller.app) throw errors.accessTokenInvalid();
+      request.caller = caller;
+      request.appRuntime = caller.app;
     }
 
     const runtime = request.appRuntime;
@@ -99,10 +161,10 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       reply.raw.on("close", request.leaveInFlight);
     }
 
-    if (operationId === byFunctionName) return;
+    if (operationId === byFunctionName) return undefined;
     const fault = takeFault(request, operationId);
-    if (fault && (await applyFault(request, reply, operationId, fault))) return reply;
-  });
+    return fault ? applyFault(request, reply, operationId, fault) : undefined;
+  }
 
   app.addHook("preValidation", (request, reply, done) => {
     if (request.routeOptions.config.operationId !== byFunctionName) return done();

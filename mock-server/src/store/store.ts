@@ -128,6 +128,12 @@ export interface AppRecords {
 // ---------------------------------------------------------------------------------------------
 // One app's records
 
+/** A user and one of its sessions (undefined when gone, or when the session is another user's). */
+export interface UserAndSession {
+  user: StoredUser | undefined;
+  session: StoredSession | undefined;
+}
+
 export interface AppStore {
   readonly users: UserRecords;
   readonly sessions: SessionRecords;
@@ -140,10 +146,12 @@ export interface AppStore {
    * A user and one of its sessions, read together (every access-token request needs both); the
    * session is undefined when it is gone or belongs to another user.
    */
-  userSession(
-    userId: string,
-    sessionId: string,
-  ): Promise<{ user: StoredUser | undefined; session: StoredSession | undefined }>;
+  userSession(userId: string, sessionId: string): Promise<UserAndSession>;
+  /**
+   * userSession answered at once, by a store that holds users and sessions in this process (the
+   * in-memory store; every authenticated request asks). Stores that must ask elsewhere leave it out.
+   */
+  userSessionNow?(userId: string, sessionId: string): UserAndSession;
   counts(): Promise<{ users: number; pendingUsers: number }>;
 }
 

@@ -18,6 +18,7 @@ import type {
   State,
   Store,
   StoredState,
+  UserAndSession,
 } from "../store.ts";
 import { MemoryApiKeys } from "./api-keys.ts";
 import { MemoryAuthTokens } from "./auth-tokens.ts";
@@ -43,7 +44,11 @@ export class MemoryAppStore implements AppStore {
     return true;
   }
 
-  async userSession(userId: string, sessionId: string) {
+  async userSession(userId: string, sessionId: string): Promise<UserAndSession> {
+    return this.userSessionNow(userId, sessionId);
+  }
+
+  userSessionNow(userId: string, sessionId: string): UserAndSession {
     const user = this.users.getNow(userId);
     const session = user ? this.sessions.getNow(sessionId) : undefined;
     return { user, session: session?.userId === userId ? session : undefined };
