@@ -20,23 +20,42 @@ export function journalRequest(
   nowMs: number,
 ): void {
   const elapsed = reply.elapsedTime;
-  const entry: JournalEntry = {
-    id: request.id,
-    time: "", // written from the time given to `add` when the journal is read
-    method: request.method,
-    path: redactUrl(request.url),
-    operationId,
-    status: reply.statusCode,
-    durationMs: Math.round(elapsed * 100) / 100,
-    faulted: request.faulted,
-  };
+  const durationMs = Math.round(elapsed * 100) / 100;
+  const path = redactUrl(request.url);
+  const sent = request.sentPayload ?? undefined;
   let bodyText: string | undefined;
   if (body !== undefined) {
     const contentLength = request.headers["content-length"];
     // The JSON text of the request body, when that is what is shown.
     const text = body === request.body ? request.jsonText : null;
     if (text !== null && keptAsText(text, contentLength)) bodyText = text;
-    else entry.requestBody = journalBody(body, contentLength);
+    else {
+      // A body redacted now: the entry holds its copy.
+      const entry: JournalEntry = {
+        id: request.id,
+        time: "", // written from the time given to `add` when the journal is read
+        method: request.method,
+        path,
+        operationId,
+        status: reply.statusCode,
+        durationMs,
+        faulted: request.faulted,
+        requestBody: journalBody(body, contentLength),
+      };
+      journal.add(entry, sent, nowMs - elapsed);
+      return;
+    }
   }
-  journal.add(entry, request.sentPayload ?? undefined, nowMs - elapsed, bodyText);
+  journal.record(
+    request.id,
+    request.method,
+    path,
+    operationId,
+    reply.statusCode,
+    durationMs,
+    request.faulted,
+    nowMs - elapsed,
+    bodyText,
+    sent,
+  );
 }

@@ -188,13 +188,17 @@ describe("app journal bodies", () => {
       url: `${base}/app/${appId}/auth/providers/anon-user/login`,
       payload: device,
     });
-    // What the journal holds before anyone lists it (the ring's slots): no password, in any form.
+    // What the journal holds before anyone lists it (the ring's slots and its bytes): no password,
+    // in any form.
     const runtime = await app.emulator.apps.get(appId);
-    const slots = (runtime!.journal as unknown as { entries: unknown[] }).entries;
-    expect(slots).toHaveLength(2);
-    expect(JSON.stringify(slots)).not.toContain("correct horse");
-    // A body naming no secret is kept as its text (no copy made on the request's path).
-    expect((slots[1] as { bodyText?: string }).bodyText).toBe(JSON.stringify(device));
+    const held = runtime!.journal as unknown as { entries: unknown[]; bytes: Buffer };
+    expect(held.entries).toHaveLength(2);
+    expect(JSON.stringify(held.entries)).not.toContain("correct horse");
+    expect(held.bytes.toString()).not.toContain("correct horse");
+    // A body naming no secret is kept as its text, in the journal's bytes (no copy made on the
+    // request's path, no object of it held).
+    expect(held.entries[1]).toBeNull();
+    expect(held.bytes.toString()).toContain(JSON.stringify(device));
 
     const [userpass, anonymous] = await journal(appId);
     expect(userpass?.requestBody).toEqual({ username: "ada@example.com", password: "[redacted]" });
