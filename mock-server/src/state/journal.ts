@@ -169,8 +169,9 @@ class Unread {
  * hold nothing for the collector.
  *
  * The bytes are a log: records are appended in the ring's order, and when the buffer's end is
- * reached the live ones (the newest 5,000 at most) are moved to its start, into a buffer twice
- * their size if they fill more than half of it, so each record is moved about once.
+ * reached the live ones (the newest 5,000 at most) are moved to its start — into a new buffer
+ * three times their size if they would fill more than half of it — so each record is moved about
+ * once.
  */
 const separator = "\u0000";
 const compactTexts = 6;
@@ -296,20 +297,22 @@ export class Journal {
 
   /**
    * Moves the live records (every slot's but `fresh`'s, oldest first) to the start of the buffer,
-   * or of a new one when they and `length` more would fill more than half of it.
+   * or of a new one, leaving room for `length` more.
    */
   private compact(length: number, fresh: number): void {
     const numbers = this.numbers;
     const count = this.entries.length;
     let live = 0;
     for (let i = 0; i < count; i++) if (i !== fresh) live += numbers[stride * i + 4]!;
-    const needed = 2 * (live + length);
+    const needed = live + length;
     const old = this.bytes;
-    // (A new buffer when the live records would fill more than half of this one, or less than an
-    // eighth of one larger than the least size: memory comes back once a journal's replies shrink.)
+    // A new buffer three times what is needed when that would fill more than half of this one, or
+    // less than a twelfth of one larger than the least size (memory comes back once a journal's
+    // replies shrink); otherwise in place. (Sized with room to spare: a buffer just twice the live
+    // records was replaced at nearly every compaction of a full journal.)
     const target =
-      needed > old.length || (needed * 4 < old.length && old.length > minimumBytes)
-        ? Buffer.allocUnsafeSlow(Math.max(needed, minimumBytes))
+      needed * 2 > old.length || (needed * 12 < old.length && old.length > minimumBytes)
+        ? Buffer.allocUnsafeSlow(Math.max(needed * 3, minimumBytes))
         : old;
     let head = 0;
     for (let k = 0; k < count; k++) {
