@@ -7,7 +7,7 @@ import type { Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from "fastify";
 import { appServicesPlugin } from "./app-services/plugin.ts";
-import { defaultOptions, type EmulatorOptions } from "./config/options.ts";
+import { controlApiServed, defaultOptions, type EmulatorOptions } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
 import { emailJsPlugin } from "./emailjs/plugin.ts";
 import { registerCors } from "./http/cors.ts";
@@ -119,6 +119,6 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   if (settings.emailjs) await app.register(emailJsPlugin);
   // In production the control API (but its health check) and the inspector exist only behind a control token.
   await app.register(controlPlugin);
-  if (!settings.production || settings.controlToken !== null) await app.register(inspectorPlugin);
+  if (controlApiServed(settings)) await app.register(inspectorPlugin);
   return app;
 }

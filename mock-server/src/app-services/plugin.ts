@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
+import { controlApiServed } from "../config/options.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { journalRequest } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
@@ -178,15 +179,17 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     );
   });
 
-  // (A callback hook, like the others on every request's path.)
-  app.addHook("onResponse", (request, reply, done) => {
-    try {
-      journal(request, reply);
-      done();
-    } catch (error) {
-      done(error as Error);
-    }
-  });
+  // (A callback hook, like the others on every request's path; none when nothing can read the
+  // journals: production without a control token.)
+  if (controlApiServed(emulator.options))
+    app.addHook("onResponse", (request, reply, done) => {
+      try {
+        journal(request, reply);
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    });
 
   function journal(request: FastifyRequest, reply: FastifyReply): void {
     const runtime = request.appRuntime;

@@ -138,6 +138,15 @@ export const productionPasswordHashCost = 15;
 /** Production's abuse limit on login, register and the mail-sending calls. */
 export const productionAuthRateLimit: AuthRateLimit = { max: 10, windowMs: 60_000 };
 
+/**
+ * Whether the control API (beyond its health check) and the inspector are served: always, but in
+ * production mode without a control token. Without them nothing can read the request journals,
+ * so then none is kept.
+ */
+export function controlApiServed(options: Pick<EmulatorOptions, "production" | "controlToken">): boolean {
+  return !options.production || options.controlToken !== null;
+}
+
 /** Loopback addresses (127.0.0.0/8, ::1, IPv4-mapped 127.x) and `localhost` names (RFC 6761). */
 export function isLoopback(host: string): boolean {
   const name = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");

@@ -8,6 +8,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { controlApiServed } from "../config/options.ts";
 import { controlErrors } from "../errors/catalogue.ts";
 import { publicOrigin } from "../http/areas.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
@@ -32,7 +33,7 @@ const testingOnly: Record<string, string> = {
 export async function controlPlugin(app: FastifyInstance): Promise<void> {
   const { options } = app.emulator;
   // Production without a control token: the health check only (for load balancers and containers).
-  if (options.production && options.controlToken === null) {
+  if (!controlApiServed(options)) {
     registerDocumentedRoutes(
       app,
       routes.filter((route) => route.operationId === "getHealth"),

@@ -5,6 +5,7 @@
  */
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
+import { controlApiServed } from "../config/options.ts";
 import { journalRequest } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { routes } from "./routes.ts";
@@ -14,28 +15,30 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(multipart, { throwFileSizeLimit: true });
   app.decorateRequest("emailJs", null);
 
-  // (A callback hook, like the others on every request's path.)
-  app.addHook("onResponse", (request, reply, done) => {
-    const context = request.emailJs;
-    const operationId = request.routeOptions.config.operationId;
-    if (!context || !operationId) return done();
-    try {
-      const { account, body } = context;
-      journalRequest(account.journal, request, reply, operationId, body, account.clock.now());
-      if (emulator.events.size > 0) {
-        emulator.events.emit({
-          type: "request",
-          account: account.publicKey,
-          action: "completed",
-          id: request.id,
-          detail: { operationId, status: reply.statusCode },
-        });
+  // (A callback hook, like the others on every request's path; none when nothing can read the
+  // journals: production without a control token.)
+  if (controlApiServed(emulator.options))
+    app.addHook("onResponse", (request, reply, done) => {
+      const context = request.emailJs;
+      const operationId = request.routeOptions.config.operationId;
+      if (!context || !operationId) return done();
+      try {
+        const { account, body } = context;
+        journalRequest(account.journal, request, reply, operationId, body, account.clock.now());
+        if (emulator.events.size > 0) {
+          emulator.events.emit({
+            type: "request",
+            account: account.publicKey,
+            action: "completed",
+            id: request.id,
+            detail: { operationId, status: reply.statusCode },
+          });
+        }
+        done();
+      } catch (error) {
+        done(error as Error);
       }
-      done();
-    } catch (error) {
-      done(error as Error);
-    }
-  });
+    });
 
   registerDocumentedRoutes(app, routes, "emailjs");
 }

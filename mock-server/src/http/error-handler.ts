@@ -4,6 +4,7 @@
  * service the URL belongs to. Nothing unexpected leaks: it is logged and answered as a generic 500.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { controlApiServed } from "../config/options.ts";
 import {
   type AppServicesError,
   AppServicesError as AppServicesErrorClass,
@@ -146,7 +147,7 @@ export function notFound(request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split("?")[0] ?? request.url;
   if (area === "emailjs") return sendError(request, reply, emailJsErrors.routeNotFound());
   const { options } = request.server.emulator;
-  if (area === "control" && options.production && options.controlToken === null)
+  if (area === "control" && !controlApiServed(options))
     return sendError(
       request,
       reply,

@@ -343,3 +343,37 @@ describe("EmailJS account faults and journal", () => {
     await sendEmail(app, payload("no-such-key"));
   });
 });
+
+describe("request journals in production mode", () => {
+  /** An app with anonymous login on a production server, a call of its profile, and what its journal holds. */
+  async function journalAfterCalls(controlToken: string | null): Promise<number> {
+    const server = await testApp({
+      production: true,
+      controlToken,
+      signingSecret: "a-test-signing-secret-of-32-chars",
+    });
+    try {
+      const runtime = await server.emulator.apps.create({ appId: `journal-${controlToken ? "token" : "none"}` });
+      const login = await call(server, "login", {
+        method: "POST",
+        url: `${base}/app/${runtime.appId}/auth/providers/anon-user/login`,
+        payload: {},
+      });
+      expect(login.response.statusCode).toBe(200);
+      const profile = await call(server, "getProfile", {
+        method: "GET",
+        url: `${base}/auth/profile`,
+        headers: { authorization: `Bearer ${login.body.access_token}` },
+      });
+      expect(profile.response.statusCode).toBe(200);
+      return runtime.journal.list().length;
+    } finally {
+      await server.close();
+    }
+  }
+
+  it("are kept with a control token (the control API reads them), and not at all without one (nothing can)", async () => {
+    expect(await journalAfterCalls("a-production-control-token")).toBe(2);
+    expect(await journalAfterCalls(null)).toBe(0);
+  });
+});
