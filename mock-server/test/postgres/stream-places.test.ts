@@ -1,7 +1,8 @@
 /**
  * Change-stream places in the database (store/postgres/stream-places.ts): every holder (instance)
  * counts every other's open streams against the per-user and per-app caps, exactly under races;
- * places are renewed while held, and a holder that died leaves places that run out.
+ * places are renewed while held, a holder that died leaves places that run out, and a place given
+ * back while the database was away is given back again once it is there.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Database } from "../../src/store/postgres/database.ts";
@@ -89,5 +90,32 @@ describe("stream places in the database", () => {
         everyMs: 100,
       },
     );
+  });
+
+  it("given back while the database was away, are deleted once it is back (not at the end of their lease)", async () => {
+    const caps = { perUser: 1, perApp: 10 };
+    let away = false;
+    // The holder's view of the database: its queries fail while `away`.
+    const flaky = new Proxy(db, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (name !== "query" || typeof value !== "function") return value;
+        return (...args: unknown[]) =>
+          away ? Promise.reject(new Error("the database is away")) : value.apply(target, args);
+      },
+    });
+    const returning = new PgStreamPlaces(flaky, { leaseSeconds: 30, renewEveryMs: 100 });
+    holders.push(returning);
+    const id = idOf(await returning.take("app-away", "ann", caps));
+    away = true;
+    returning.give(id);
+    const other = holder();
+    expect(await other.take("app-away", "ann", caps)).toEqual({ cap: "user" });
+    away = false;
+    // Well inside the 30 s lease: the next renewal tick deletes it.
+    await until(async () => "id" in (await other.take("app-away", "ann", caps)), "the place given back again", {
+      timeoutMs: 5_000,
+      everyMs: 100,
+    });
   });
 });

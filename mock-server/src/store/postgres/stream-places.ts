@@ -3,7 +3,8 @@
  * streams are capped across every instance, not per instance: taken one at a time per app (an
  * advisory lock), renewed while their streams are open, given back when they end. A place whose
  * instance died (nothing gives it back) runs out with its lease; one that could not be deleted
- * (the database was away) too.
+ * (the database was away) is deleted again at each renewal until the database takes it back (or
+ * its lease runs out first).
  */
 import { randomHex } from "../../state/ids.ts";
 import type { StreamPlaces } from "../store.ts";
@@ -22,7 +23,11 @@ export interface PlaceTiming {
 export class PgStreamPlaces implements StreamPlaces {
   /** The places this instance holds: renewed together. */
   private readonly held = new Set<string>();
+  /** Places given back that the database did not delete (it was away): tried again at each renewal. */
+  private readonly returning = new Set<string>();
   private renewal: NodeJS.Timeout | null = null;
+  /** The store is closing: nothing is renewed or tried again. */
+  private stopped = false;
 
   constructor(
     private readonly db: Database,
@@ -60,19 +65,31 @@ export class PgStreamPlaces implements StreamPlaces {
 
   give(id: string): void {
     if (!this.held.delete(id)) return;
-    // Not waited for: a place the database did not take back runs out with its lease.
-    this.db.query("DELETE FROM open_streams WHERE id = $1", [id]).catch(() => undefined);
+    // Not waited for: a place the database did not take back is tried again with the renewals.
+    this.db.query("DELETE FROM open_streams WHERE id = $1", [id]).catch(() => {
+      this.returning.add(id);
+      this.renewWhileHolding();
+    });
   }
 
   private renewWhileHolding(): void {
-    if (this.renewal) return;
+    if (this.renewal || this.stopped) return;
     this.renewal = setInterval(() => {
+      const { db, returning } = this;
+      if (returning.size > 0) {
+        const ids = [...returning];
+        db.query("DELETE FROM open_streams WHERE id = ANY($1::text[])", [ids]).then(
+          () => {
+            for (const id of ids) returning.delete(id);
+          },
+          () => undefined,
+        );
+      }
       if (this.held.size === 0) {
-        this.stop();
+        if (returning.size === 0) this.pause();
         return;
       }
       // Renewed first, then the places that ran out (their instances died) swept.
-      const { db } = this;
       db.query(
         `UPDATE open_streams SET expires_at = clock_timestamp() + make_interval(secs => $2)
           WHERE id = ANY($1::text[])`,
@@ -86,6 +103,12 @@ export class PgStreamPlaces implements StreamPlaces {
 
   /** Stops renewing (the store is closing: its streams have ended, or end with the process). */
   stop(): void {
+    this.stopped = true;
+    this.pause();
+  }
+
+  /** Nothing held or to give back: no timer until a place is taken again. */
+  private pause(): void {
     if (this.renewal) clearInterval(this.renewal);
     this.renewal = null;
   }
