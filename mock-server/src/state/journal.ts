@@ -256,7 +256,7 @@ export class Journal {
       path.includes(separator) ||
       operationId.includes(separator)
     ) {
-      this.add({ id, time: "", method, path, operationId, status, durationMs, faulted }, kept, atMs, bodyText);
+      this.add({ id, time: "", method, path, operationId, status, durationMs, faulted }, reply, atMs, bodyText);
       return;
     }
     const text = [id, method, path, operationId, faulted ? "1" : "", bodyText ?? "", kept ?? ""].join(separator);
@@ -337,16 +337,11 @@ export class Journal {
     for (let i = 0; i < entries.length; i++) {
       const slot = entries[i]!;
       if (slot === null) {
-        const [status, durationMs, atMs, offset, length] = numbers.slice(stride * i, stride * (i + 1)) as [
-          number,
-          number,
-          number,
-          number,
-          number,
-        ];
-        const text = this.bytes.toString("utf8", offset, offset + length);
-        entries[i] = readCompact(text, status, durationMs, atMs);
-        numbers[stride * i + 4] = 0;
+        const at = stride * i;
+        const text = this.bytes.toString("utf8", numbers[at + 3], numbers[at + 3]! + numbers[at + 4]!);
+        entries[i] = readCompact(text, numbers[at]!, numbers[at + 1]!, numbers[at + 2]!);
+        // (Read: its bytes are no longer live.)
+        numbers[at + 4] = 0;
       } else if (slot instanceof Unread) entries[i] = slot.read();
     }
     const read = entries as JournalEntry[];
