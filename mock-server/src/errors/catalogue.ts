@@ -53,10 +53,15 @@ export class ControlError extends Error {
   }
 }
 
-/** The Host allow-list's refusal, the same words in every service's shape (http/host-check.ts). */
-const hostNotAllowed = (host: string) =>
-  `the Host '${host}' is not allowed here: to answer it, start the emulator with --allowed-hosts ${host} ` +
-  "(or name it in --public-url; --allowed-hosts '*' switches the check off)";
+/**
+ * The Host allow-list's refusal, the same words in every service's shape (http/host-check.ts); null:
+ * the header is not a host (a name or address and an optional port), and is not repeated.
+ */
+const hostNotAllowed = (host: string | null) =>
+  host === null
+    ? "the Host header is not a host name or address with an optional numeric port"
+    : `the Host '${host}' is not allowed here: to answer it, start the emulator with --allowed-hosts ${host} ` +
+      "(or name it in --public-url; --allowed-hosts '*' switches the check off)";
 
 const as = (status: number, message: string, code?: string) => new AppServicesError(status, message, code);
 
@@ -200,7 +205,7 @@ export const appServicesErrors = {
       false,
     ),
   // Ours (DNS-rebinding protection); no link, which would point at the foreign host.
-  hostNotAllowed: (host: string) => new AppServicesError(403, hostNotAllowed(host), "HostNotAllowed", false),
+  hostNotAllowed: (host: string | null) => new AppServicesError(403, hostNotAllowed(host), "HostNotAllowed", false),
 } as const;
 
 const dashboard = "https://dashboard.emailjs.com/admin";
@@ -237,7 +242,7 @@ export const emailJsErrors = {
   internal: () => new EmailJsError(500, "Internal Server Error"),
   // Ours: the store (PostgreSQL) cannot be reached.
   unavailable: () => new EmailJsError(503, "Service Unavailable"),
-  hostNotAllowed: (host: string) => new EmailJsError(403, hostNotAllowed(host)),
+  hostNotAllowed: (host: string | null) => new EmailJsError(403, hostNotAllowed(host)),
 } as const;
 
 export const controlErrors = {
@@ -252,7 +257,7 @@ export const controlErrors = {
     new ControlError(503, "Unavailable", "the database cannot be reached; the emulator retries by itself"),
   notInProduction: (feature: string) =>
     new ControlError(403, "NotInProduction", `${feature} is a testing feature, off in production mode`),
-  hostNotAllowed: (host: string) => new ControlError(403, "HostNotAllowed", hostNotAllowed(host)),
+  hostNotAllowed: (host: string | null) => new ControlError(403, "HostNotAllowed", hostNotAllowed(host)),
   functionSourceOff: (what: string) =>
     new ControlError(
       403,

@@ -12,6 +12,36 @@ import { appServicesErrors, controlErrors, emailJsErrors } from "../errors/catal
 import { areaOfUrl } from "./areas.ts";
 import { sendError } from "./error-handler.ts";
 
+/** A DNS label (underscores too: container and service names use them). */
+const label = "[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?";
+const hostNamePattern = new RegExp(`^${label}(?:\\.${label})*\\.?$`, "i");
+
+/**
+ * Whether a `Host` header is a host and nothing else: a name, an IPv4 address or a bracketed IPv6
+ * address, then an optional numeric port (RFC 9110 §7.2). Checked before the allow-list (and with
+ * `--allowed-hosts '*'` too), so `127.0.0.1:4000@evil.com` is refused rather than read as
+ * `127.0.0.1`, and `location` never echoes anything else.
+ */
+export function isValidHost(header: string): boolean {
+  if (header.length === 0 || header.length > 261) return false;
+  let port: string | undefined;
+  if (header.startsWith("[")) {
+    const end = header.indexOf("]");
+    if (end < 0 || isIP(header.slice(1, end)) !== 6) return false;
+    const rest = header.slice(end + 1);
+    if (rest !== "") {
+      if (!rest.startsWith(":")) return false;
+      port = rest.slice(1);
+    }
+  } else {
+    const colon = header.indexOf(":");
+    const name = colon >= 0 ? header.slice(0, colon) : header;
+    if (colon >= 0) port = header.slice(colon + 1);
+    if (name.length > 254 || !hostNamePattern.test(name)) return false;
+  }
+  return port === undefined || (/^\d{1,5}$/.test(port) && Number(port) <= 65_535);
+}
+
 /** The host name of a `Host` header, lower-cased, without port or IPv6 brackets. */
 export function hostName(header: string): string {
   const value = header.trim().toLowerCase();
@@ -61,7 +91,7 @@ export interface HostPolicy {
 }
 
 export function hostPolicy(options: { host: string; publicUrl: string | null; allowedHosts: string[] }): HostPolicy {
-  if (options.allowedHosts.includes("*")) return { allows: () => true };
+  if (options.allowedHosts.includes("*")) return { allows: (header) => header !== undefined && isValidHost(header) };
   const exact = new Set<string>();
   const suffixes: string[] = [];
   for (const entry of options.allowedHosts.map((h) => h.toLowerCase())) {
@@ -72,6 +102,7 @@ export function hostPolicy(options: { host: string; publicUrl: string | null; al
   // The address it listens on, when that is one address (not a wildcard).
   if (options.host !== "0.0.0.0" && options.host !== "::") exact.add(hostName(options.host));
   const decide = (header: string) => {
+    if (!isValidHost(header)) return false;
     const name = hostName(header);
     if (isLoopback(name) || exact.has(name)) return true;
     return suffixes.some((suffix) => name === suffix.slice(1) || name.endsWith(suffix));
@@ -96,7 +127,9 @@ export function registerHostCheck(app: FastifyInstance) {
   const policy = hostPolicy(app.emulator.options);
   app.addHook("onRequest", (request, reply, done) => {
     if (policy.allows(request.headers.host)) return done();
-    const host = hostName(request.headers.host ?? "");
+    const header = request.headers.host ?? "";
+    // A malformed value is not echoed (not even into the advice to allow it).
+    const host = isValidHost(header) ? hostName(header) : null;
     const area = areaOfUrl(request.url);
     const error =
       area === "emailjs"

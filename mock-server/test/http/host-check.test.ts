@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isLoopback } from "../../src/config/options.ts";
-import { checkAllowedHost, hostName, hostPolicy } from "../../src/http/host-check.ts";
+import { checkAllowedHost, hostName, hostPolicy, isValidHost } from "../../src/http/host-check.ts";
 import { base, call, testApp } from "../helpers/app.ts";
 
 describe("the Host allow-list", () => {
@@ -95,6 +95,67 @@ describe("the Host allow-list", () => {
     expect(wildcardListener.allows("0.0.0.0")).toBe(false);
   });
 
+  it("refuses a Host that is not a host name or address with an optional numeric port, listed or not", async () => {
+    const malformed = [
+      "127.0.0.1:4000@evil.com",
+      "127.0.0.1:evil",
+      "localhost:4000/evil",
+      "127.0.0.1:4000 evil.com",
+      "127.0.0.1:",
+      "127.0.0.1:99999",
+      "127.0.0.1:4000:4000",
+      "user@localhost",
+      "[::1]x",
+      "[::1]:4000@evil.com",
+      "[not-ipv6]:4000",
+      "localhost\\evil",
+      "local host",
+    ];
+    for (const host of malformed) {
+      const { response, body } = await call(app, "getLocation", {
+        method: "GET",
+        url: `${base}/app/local-app/location`,
+        headers: { host },
+      });
+      expect(response.statusCode, host).toBe(403);
+      expect(body.error_code, host).toBe("HostNotAllowed");
+      // Nothing of the value comes back.
+      expect(response.body, host).not.toContain(host);
+    }
+    const control = await call(app, "getHealth", {
+      method: "GET",
+      url: "/_mock/v1/health",
+      headers: { host: "notes.example:4000@evil.com" },
+    });
+    expect(control.response.statusCode).toBe(403);
+    expect(control.body.code).toBe("HostNotAllowed");
+  });
+
+  it("checks the Host's form even with '*', so location never echoes anything else", async () => {
+    const open = await testApp({ allowedHosts: ["*"] });
+    try {
+      for (const host of ["127.0.0.1:4000@evil.com", "127.0.0.1:evil", "evil.example:4000/x"]) {
+        const { response } = await call(open, "getLocation", {
+          method: "GET",
+          url: `${base}/app/local-app/location`,
+          headers: { host },
+        });
+        expect(response.statusCode, host).toBe(403);
+      }
+      for (const host of ["evil.example:4000", "EVIL.example", "[::1]:4000", "10.0.0.1", "my_service:8080"]) {
+        const { response, body } = await call(open, "getLocation", {
+          method: "GET",
+          url: `${base}/app/local-app/location`,
+          headers: { host },
+        });
+        expect(response.statusCode, host).toBe(200);
+        expect(body.hostname).toBe(`http://${host}`);
+      }
+    } finally {
+      await open.close();
+    }
+  });
+
   it("'*' switches the check off", async () => {
     const open = await testApp({ allowedHosts: ["*"] });
     const { response } = await call(open, "getHealth", { method: "GET", url: "/_mock/v1/health", headers: foreign });
@@ -109,6 +170,41 @@ describe("host names", () => {
     expect(hostName("[::1]:4000")).toBe("::1");
     expect(hostName("localhost.")).toBe("localhost");
     expect(hostName("localhost.:4000")).toBe("localhost");
+  });
+
+  it("accepts only a whole host: a name or an address, then an optional numeric port", () => {
+    for (const header of [
+      "localhost",
+      "LOCALHOST:4000",
+      "a.b.example",
+      "x.example.",
+      "10.0.0.1:65535",
+      "[::1]",
+      "[::1]:80",
+      "my_service:8080",
+    ]) {
+      expect(isValidHost(header), header).toBe(true);
+    }
+    for (const header of [
+      "a@b",
+      "a:b",
+      "a:",
+      ":80",
+      "a:80:80",
+      "a/b",
+      "a b",
+      "[::1",
+      "::1",
+      "[::1]:",
+      "[1.2.3.4]",
+      "a:123456",
+      "a:70000",
+      "-a",
+      "a..b",
+      "",
+    ]) {
+      expect(isValidHost(header), header).toBe(false);
+    }
   });
 
   it("validates --allowed-hosts entries", () => {
