@@ -33,3 +33,20 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const actual = await scryptAsync(password, Buffer.from(saltText, "base64"), cost);
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
+
+/** Hashes of a password nobody knows, one per cost: what a login checks when there is no account. */
+const standIns = new Map<number, Promise<string>>();
+
+/**
+ * A hash to check a password against when the address has no registration (or a pending one), so
+ * that a wrong password costs the same work whether or not the address is known: the time of the
+ * reply does not tell which addresses have accounts. Made once per cost, on first use.
+ */
+export function standInHash(cost: number): Promise<string> {
+  let hash = standIns.get(cost);
+  if (!hash) {
+    hash = hashPassword(randomBytes(32).toString("base64"), cost);
+    standIns.set(cost, hash);
+  }
+  return hash;
+}

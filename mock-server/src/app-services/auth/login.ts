@@ -7,7 +7,7 @@ import { providerEnabled } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { newObjectIdHex, randomLetters, sha256Hex } from "../../state/ids.ts";
-import { verifyPassword } from "../../state/passwords.ts";
+import { standInHash, verifyPassword } from "../../state/passwords.ts";
 import type { StoredIdentity, StoredUser } from "../../store/store.ts";
 import type { Caller } from "../auth-context.ts";
 import { type AppServicesRequest, defineRoute, sendJson } from "../route.ts";
@@ -38,6 +38,8 @@ async function authenticate(
   provider: string,
   body: Record<string, unknown>,
   linking: boolean,
+  /** The cost of the passwords this server hashes (the stand-in's). */
+  passwordHashCost: number,
 ): Promise<Authenticated> {
   const identityOf = (id: string): StoredIdentity => ({
     id,
@@ -53,9 +55,11 @@ async function authenticate(
       const username = requiredString(body, "username");
       const password = requiredString(body, "password");
       const account = await app.users.accountByEmail(username);
-      // Unknown addresses and pending registrations answer like a wrong password.
-      if (!account?.confirmed || !(await verifyPassword(password, account.passwordHash)))
-        throw errors.invalidPassword();
+      // Unknown addresses and pending registrations answer like a wrong password, after the same
+      // work: the password is checked in every case (against a stand-in hash without an account).
+      const passwordHash = account?.passwordHash ?? (await standInHash(passwordHashCost));
+      const valid = await verifyPassword(password, passwordHash);
+      if (!account?.confirmed || !valid) throw errors.invalidPassword();
       // The registration may have gone (its user deleted) while the password was checked.
       const now = await app.users.account(account.id);
       if (!now) throw errors.invalidPassword();
@@ -122,7 +126,7 @@ export default defineRoute("login", "login", async (request, reply) => {
   if (body === null || typeof body !== "object" || Array.isArray(body))
     throw errors.badRequest("request body must be a JSON object");
   const linking = request.query.link === "true";
-  const auth = await authenticate(app, provider, body, linking);
+  const auth = await authenticate(app, provider, body, linking, emulator.options.passwordHashCost);
 
   if (linking) return sendJson(reply, 200, await link(request, request.caller!, auth));
 
