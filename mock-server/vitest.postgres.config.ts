@@ -10,6 +10,7 @@ import base from "./vitest.config.ts";
  */
 export const bothStores = [
   "test/app-services/api-keys.test.ts",
+  "test/app-services/fair-shares.test.ts",
   "test/app-services/functions.test.ts",
   "test/app-services/login.test.ts",
   "test/app-services/mongodb.test.ts",

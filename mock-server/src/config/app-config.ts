@@ -27,6 +27,12 @@ export const defaultMaxConcurrentRequests = 10_000;
 export const defaultMaxStreamsPerUser = 100;
 export const defaultMaxStreamsPerApp = 1_000;
 /**
+ * Streams of one anonymous user, and from one client address whatever its users: ten anonymous
+ * users hold at most a tenth of the app's, one address a fifth (docs/decisions/0017-fair-shares.md).
+ */
+export const defaultMaxStreamsPerAnonymousUser = 10;
+export const defaultMaxStreamsPerAddress = 200;
+/**
  * Bytes of events a change stream may hold unsent for a client that does not keep up: an event due
  * while more wait is not written; the stream ends with an error event instead (decision 0011).
  */
@@ -39,15 +45,51 @@ export type AppLimits = Required<NonNullable<AppConfig["limits"]>>;
  * what a test, the e2e suite or a small production app reaches, low enough that an anonymous client
  * looping on login or insertOne cannot fill the disk. docs/decisions/0012-quotas.md.
  */
-export const limitDefaults: AppLimits = {
+export const limitDefaults = {
   users: 100_000,
   sessionsPerUser: 100,
   documents: 1_000_000,
   documentBytes: 1024 * 1024 * 1024,
-};
+  // What one user may take of it, and anonymous users (alone and together): no user, and no client
+  // address within days, can fill or starve the app. docs/decisions/0017-fair-shares.md.
+  documentsPerUser: 10_000,
+  documentBytesPerUser: 32 * 1024 * 1024,
+  writesPerSecondPerUser: 200,
+  documentsPerAnonymousUser: 1_000,
+  documentBytesPerAnonymousUser: 1024 * 1024,
+  writesPerSecondPerAnonymousUser: 100,
+  anonymousUsersPerAddress: 100,
+} satisfies Omit<AppLimits, "anonymousDocuments" | "anonymousDocumentBytes">;
 
+/** An app's limits, defaults filled in (anonymous users' share: half the app's, unless set). */
 export function appLimits(config: AppConfig): AppLimits {
-  return { ...limitDefaults, ...config.limits };
+  const limits = { ...limitDefaults, ...config.limits };
+  return {
+    ...limits,
+    anonymousDocuments: limits.anonymousDocuments ?? Math.floor(limits.documents / 2),
+    anonymousDocumentBytes: limits.anonymousDocumentBytes ?? Math.floor(limits.documentBytes / 2),
+  };
+}
+
+/** What one writer may hold and write, by whether it is anonymous. */
+export interface WriterLimits {
+  documents: number;
+  documentBytes: number;
+  writesPerSecond: number;
+}
+
+export function writerLimits(limits: AppLimits, anonymous: boolean): WriterLimits {
+  return anonymous
+    ? {
+        documents: limits.documentsPerAnonymousUser,
+        documentBytes: limits.documentBytesPerAnonymousUser,
+        writesPerSecond: limits.writesPerSecondPerAnonymousUser,
+      }
+    : {
+        documents: limits.documentsPerUser,
+        documentBytes: limits.documentBytesPerUser,
+        writesPerSecond: limits.writesPerSecondPerUser,
+      };
 }
 // Shorter than the hosted 300 s, so a stuck function fails a test quickly; apps can raise it.
 export const defaultFunctionTimeoutMs = 30_000;

@@ -16,15 +16,17 @@ import {
   type DocumentStore,
   QuotaExceededError,
   type WritePlan,
+  WriteRateExceededError,
   type WriteView,
 } from "../store/store.ts";
+import { checkUpdateSize, documentTooLarge } from "./document-size.ts";
 import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
 import { type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
 import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
 import { type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
-import { narrow, type Principal, Rules } from "./rules.ts";
+import { narrow, type Principal, Rules, writerOf } from "./rules.ts";
 
 export const mongoServiceName = "mongodb-atlas";
 export const maxResults = 50_000;
@@ -254,15 +256,18 @@ export class MongoService {
     this.limits = queryLimitsOf(app.config);
   }
 
-  /** A write through the store; one past the app's limits answers the MongoDB error of its quota. */
+  /**
+   * A write through the store, as the caller (its documents count against its limits); one past
+   * the app's limits or the caller's answers the documented error of that limit.
+   */
   private async write<T>(database: string, name: string, plan: (view: WriteView) => Promise<WritePlan<T>>): Promise<T> {
+    const writer = writerOf(this.principal);
     try {
-      return await this.app.data.write(database, name, plan);
+      return await this.app.data.write(database, name, plan, writer);
     } catch (error) {
-      if (!(error instanceof QuotaExceededError)) throw error;
-      throw error.quota === "documentBytes"
-        ? errors.documentBytesLimit(error.limit)
-        : errors.documentLimit(error.limit);
+      if (error instanceof QuotaExceededError) throw errors.quotaExceeded(error.quota, error.limit);
+      if (error instanceof WriteRateExceededError) throw errors.tooManyWrites(error.limit, writer?.anonymous ?? false);
+      throw error;
     }
   }
 
@@ -449,8 +454,10 @@ export class MongoService {
         for (const original of documents) {
           const doc = cloneValue(original);
           if (doc._id === undefined) doc._id = new ObjectId();
+          // MongoDB's ordered insert: the documents before a refused one stay inserted.
+          refused = documentTooLarge(doc);
+          if (refused) break;
           if (allowed === null || !this.test(allowed, doc)) {
-            // MongoDB's ordered insert: the documents before the refused one stay inserted.
             refused = errors.mongo("insert not permitted");
             break;
           }
@@ -562,6 +569,7 @@ export class MongoService {
           throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
       }
       if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
+      checkUpdateSize(doc);
       const allowed = this.rules.insert(this.principal, database, name);
       if (allowed === null || !this.test(allowed, doc)) throw errors.mongo("insert not permitted");
       const inserted = doc;
@@ -607,6 +615,7 @@ export class MongoService {
       }
       // The rules hold after the change too: a user cannot write a document out of their reach.
       if (!this.test(writeFilter, after)) throw errors.mongo("update not permitted");
+      if (paths.length > 0) checkUpdateSize(after);
       results.push({ before: cloneValue(current), after, paths });
     }
     const changes: DocumentChange[] = [];

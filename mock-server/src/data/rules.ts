@@ -6,10 +6,21 @@
  */
 import type { AppConfig, CollectionRule } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import type { StoredUser } from "../store/store.ts";
+import type { StoredUser, Writer } from "../store/store.ts";
 import type { Document } from "./documents.ts";
 
 export type Principal = { kind: "system" } | { kind: "user"; user: StoredUser };
+
+/** A user all of whose identities are anonymous (held to the anonymous users' limits). */
+export const isAnonymousUser = (user: StoredUser) =>
+  user.identities.length > 0 && user.identities.every((identity) => identity.provider_type === "anon-user");
+
+/** Whom a principal's writes count for: a user (docs/decisions/0017-fair-shares.md), or no one (system). */
+export function writerOf(principal: Principal): Writer | undefined {
+  return principal.kind === "user"
+    ? { userId: principal.user.id, anonymous: isAnonymousUser(principal.user) }
+    : undefined;
+}
 
 /** A filter to AND with the operation's, `null` to deny, or `{}` for no restriction. */
 export type RuleFilter = Document | null;

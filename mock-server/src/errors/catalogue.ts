@@ -5,6 +5,8 @@
  * docs/decisions/0002-unconfirmed-wire-details.md; the OpenAPI documents carry `x-unconfirmed`.
  */
 
+import type { Quota } from "../store/store.ts";
+
 export type Area = "app-services" | "emailjs" | "control";
 
 /** An App Services error: `{error, error_code?, link}` as `application/json`. */
@@ -178,12 +180,42 @@ export const appServicesErrors = {
   // the very session asking: docs/decisions/0011-revocation.md)]
   apiKeyOwnSession: (action: "delete" | "disable") =>
     as(403, `cannot ${action} the API key of the current session`, "InvalidParameter"),
-  // Ours (the app's limits, docs/decisions/0012-quotas.md), worded like the API-key limit: a first
-  // login or a registration past the app's users (user objects and unclaimed registrations).
-  userLimit: (limit: number) => as(403, `maximum number of users (${limit}) reached`, "InvalidParameter"),
-  // Ours, like every MongoDB error: an insert (or a growing update) past the app's documents.
-  documentLimit: (limit: number) => as(400, `maximum number of documents (${limit}) reached`, "MongoDBError"),
-  documentBytesLimit: (limit: number) => as(400, `maximum size of documents (${limit} bytes) reached`, "MongoDBError"),
+  /**
+   * The error of a limit a write passed: the app's users (403, worded like the API-key limit) and
+   * documents (400, like every MongoDB error; docs/decisions/0012-quotas.md); what one user, one
+   * anonymous user, or anonymous users together may hold, worded like the app's
+   * (0017-fair-shares.md).
+   */
+  quotaExceeded: (quota: Quota, limit: number): AppServicesError => {
+    if (quota === "users") return as(403, `maximum number of users (${limit}) reached`, "InvalidParameter");
+    const whose = quota.endsWith("PerUser")
+      ? " per user"
+      : quota.endsWith("PerAnonymousUser")
+        ? " per anonymous user"
+        : quota.startsWith("anonymous")
+          ? " of anonymous users"
+          : "";
+    return /Bytes/.test(quota)
+      ? as(400, `maximum size of documents${whose} (${limit} bytes) reached`, "MongoDBError")
+      : as(400, `maximum number of documents${whose} (${limit}) reached`, "MongoDBError");
+  },
+  // Ours, answered as the concurrency cap: a user's writes past its allowance (docs/decisions/0017-fair-shares.md)
+  tooManyWrites: (limit: number, anonymous: boolean) =>
+    as(
+      429,
+      `too many writes: ${anonymous ? "an anonymous user" : "a user"} may write ${limit} documents a second`,
+      "TooManyRequests",
+    ),
+  // [MongoDB's texts (BSONObjMaxUserSize, 16 MiB); status and code as every MongoDB error]
+  insertTooLarge: (bytes: number) =>
+    as(400, `object to insert too large. size in bytes: ${bytes}, max size: 16777216`, "MongoDBError"),
+  updateTooLarge: () => as(400, "Resulting document after update is larger than 16777216", "MongoDBError"),
+  // Ours: an action that would read more documents than the app allows (docs/decisions/0017-fair-shares.md)
+  docsExaminedLimit: (limit: number) =>
+    as(400, `operation exceeded the limit of ${limit} documents examined`, "MongoDBError"),
+  // Ours, answered as the concurrency cap: anonymous users made from one client address
+  tooManyAnonymousUsers: (limit: number) =>
+    as(429, `too many anonymous users: one address may create ${limit} a day`, "TooManyRequests"),
   // [limit live; reply UNCONFIRMED]
   payloadTooLarge: () => as(413, "request body exceeds the 18 MB limit", "ReadSizeLimitExceeded"),
   // [429 live; body UNCONFIRMED]
@@ -193,6 +225,10 @@ export const appServicesErrors = {
     as(429, `too many change streams: a user may have ${limit} open at once`, "TooManyRequests"),
   tooManyAppStreams: (limit: number) =>
     as(429, `too many change streams: the app may have ${limit} open at once`, "TooManyRequests"),
+  tooManyAnonymousStreams: (limit: number) =>
+    as(429, `too many change streams: an anonymous user may have ${limit} open at once`, "TooManyRequests"),
+  tooManyAddressStreams: (limit: number) =>
+    as(429, `too many change streams: one address may have ${limit} open at once`, "TooManyRequests"),
   // no such route on the service (not an operation of the document)
   routeNotFound: (method: string, path: string) => as(404, `no route matches ${method} ${path}`, "NotFound"),
   internal: () => as(500, "internal server error", "InternalServerError"),

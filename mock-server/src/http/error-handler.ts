@@ -89,9 +89,7 @@ function mapFrameworkError(error: FastifyError, area: ReturnType<typeof areaOfUr
 }
 
 function appServicesQuotaError(error: QuotaExceededError): AppServicesError {
-  if (error.quota === "users") return appServicesErrors.userLimit(error.limit);
-  if (error.quota === "documents") return appServicesErrors.documentLimit(error.limit);
-  return appServicesErrors.documentBytesLimit(error.limit);
+  return appServicesErrors.quotaExceeded(error.quota, error.limit);
 }
 
 const quotaMessage = (error: QuotaExceededError) => appServicesQuotaError(error).message;

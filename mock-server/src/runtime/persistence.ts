@@ -241,6 +241,8 @@ export class StatePersistence {
         );
         pieces.push(...(await this.documentsOf(c, slices)));
         hash.update(`\u0000${this.idOf(c.source)}:${c.version}\u0000`);
+        // Whom they count for: the same version, the same owners (part of the fingerprint above).
+        if (c.owners.length > 0) pieces.push(`,"owners":${JSON.stringify(c.owners)}`);
         add("}");
       }
       add("]}");

@@ -2,7 +2,7 @@
  * What both stores check before they replace everything with an imported state (the caller has
  * validated it against the control document's State schema already).
  */
-import type { AppRecord, AppState, State } from "./store.ts";
+import type { AppRecord, AppState, State, Writer } from "./store.ts";
 
 export class StateImportError extends Error {}
 
@@ -28,4 +28,26 @@ export function stateApps(state: State): { saved: AppState; record: AppRecord }[
     publicKeys.add(account.publicKey);
   }
   return apps;
+}
+
+/**
+ * Whom each document of an imported collection counts for, by its place in `documents` (a
+ * collection's `owners`, docs/decisions/0017-fair-shares.md); a place named twice or out of range
+ * refuses the import.
+ */
+export function ownersByPlace(
+  owners: AppState["collections"][number]["owners"],
+  count: number,
+  namespace: string,
+): (Writer | undefined)[] {
+  const byPlace: (Writer | undefined)[] = new Array(count).fill(undefined);
+  for (const { userId, anonymous, documents } of owners ?? []) {
+    const owner = { userId, anonymous };
+    for (const place of documents) {
+      if (place >= count || byPlace[place] !== undefined)
+        throw new StateImportError(`the owners of ${namespace} name document ${place} twice or past the end`);
+      byPlace[place] = owner;
+    }
+  }
+  return byPlace;
 }

@@ -70,11 +70,49 @@ export class StoreUnavailableError extends Error {
  */
 export class QuotaExceededError extends Error {
   constructor(
-    readonly quota: "users" | "documents" | "documentBytes",
+    readonly quota: Quota,
     readonly limit: number,
   ) {
     super(`the app's ${quota} limit (${limit}) is reached`);
   }
+}
+
+/**
+ * The limits (config `limits`) a write can pass: the app's, one writer's (per user, per anonymous
+ * user: docs/decisions/0017-fair-shares.md), and anonymous users' together.
+ */
+export const quotas = [
+  "users",
+  "documents",
+  "documentBytes",
+  "documentsPerUser",
+  "documentBytesPerUser",
+  "documentsPerAnonymousUser",
+  "documentBytesPerAnonymousUser",
+  "anonymousDocuments",
+  "anonymousDocumentBytes",
+] as const;
+export type Quota = (typeof quotas)[number];
+
+/**
+ * A writer spent its allowance of writes (config `limits.writesPerSecondPerUser`, or the anonymous
+ * one): nothing was written.
+ */
+export class WriteRateExceededError extends Error {
+  constructor(readonly limit: number) {
+    super(`the writer's limit of ${limit} documents a second is reached`);
+  }
+}
+
+/**
+ * Who writes, for the per-user limits: a document counts for the user who last inserted, updated
+ * or replaced it; `anonymous` when every identity of that user is anonymous (its documents count
+ * toward the anonymous users' share too). Writes without a writer (the control API, functions run
+ * as system) count for the app only.
+ */
+export interface Writer {
+  userId: string;
+  anonymous: boolean;
 }
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
@@ -310,7 +348,12 @@ export interface DocumentStore {
    * changes; they are stored (in order, up to a duplicate `_id`) before any other write to the
    * collection, and the events go to subscribers of every instance.
    */
-  write<T>(database: string, collection: string, plan: (view: WriteView) => Promise<WritePlan<T>>): Promise<T>;
+  write<T>(
+    database: string,
+    collection: string,
+    plan: (view: WriteView) => Promise<WritePlan<T>>,
+    writer?: Writer,
+  ): Promise<T>;
   collections(): Promise<CollectionInfo[]>;
   drop(database: string, collection: string): Promise<boolean>;
   /**

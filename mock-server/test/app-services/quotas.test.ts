@@ -144,7 +144,8 @@ describe("documents", () => {
     mongoAction(app, appId, token, name, { database: "d", collection: "c", ...argument });
 
   it("caps the documents summed over collections; a refused write writes nothing", async () => {
-    const appId = await newApp(app, { ...openData, limits: { documents: 3 } });
+    // (The anonymous writer's share of the app, half of it by default, is set apart: decision 0017.)
+    const appId = await newApp(app, { ...openData, limits: { documents: 3, anonymousDocuments: 3 } });
     const { access_token: token } = await anonymousLogin(app, appId);
     expect((await action(appId, token, "insertMany", { documents: [{ n: 1 }, { n: 2 }] })).response.statusCode).toBe(
       200,
@@ -183,7 +184,7 @@ describe("documents", () => {
   });
 
   it("caps their bytes: an insert or an update that grows past the limit is refused, a shrinking one is not", async () => {
-    const appId = await newApp(app, { ...openData, limits: { documentBytes: 400 } });
+    const appId = await newApp(app, { ...openData, limits: { documentBytes: 400, anonymousDocumentBytes: 400 } });
     const { access_token: token } = await anonymousLogin(app, appId);
     const filler = (n: number) => "x".repeat(n);
     expect(
@@ -245,7 +246,7 @@ describe("racing writes at the limit", () => {
   });
 
   it("documents: of 30 inserts racing for 10 places, in two collections, exactly 10 are stored", async () => {
-    const appId = await newApp(app, { ...openData, limits: { documents: 10 } });
+    const appId = await newApp(app, { ...openData, limits: { documents: 10, anonymousDocuments: 10 } });
     const { access_token: token } = await anonymousLogin(app, appId);
     const [one, two, close] = await instances();
     try {
@@ -293,7 +294,10 @@ describe("racing writes at the limit", () => {
       const replies = await Promise.all(Array.from({ length: 80 }, (_, i) => insert(i % 2 ? one : two, i)));
       expect(replies.map((r) => r.statusCode)).toEqual(Array(80).fill(200));
       // The limit brought down to what is stored: the count kept is exact, so the next insert is refused.
-      await app.emulator.apps.upsert({ appId, overrides: { ...openData, limits: { documents: 80 } } });
+      await app.emulator.apps.upsert({
+        appId,
+        overrides: { ...openData, limits: { documents: 80, anonymousDocuments: 80 } },
+      });
       const refused = await insert(one, 80);
       expect([refused.statusCode, refused.json().error]).toEqual([400, "maximum number of documents (80) reached"]);
       const deleted = await mongoAction(app, appId, token, "deleteOne", {

@@ -38,7 +38,14 @@ describe("a change stream whose client stops reading", () => {
     const limit = 1024 * 1024;
     const appId = (
       await send("createApp", "POST", "/_mock/v1/apps", {
-        body: { config: { ...openData, maxStreamBufferBytes: limit } },
+        // (20 MB of documents from one anonymous writer: past its own share by default.)
+        body: {
+          config: {
+            ...openData,
+            maxStreamBufferBytes: limit,
+            limits: { documentBytesPerAnonymousUser: 64 * 1024 * 1024 },
+          },
+        },
       })
     ).body.appId as string;
     const token = (await send("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} }))

@@ -796,6 +796,8 @@ export interface components {
             queryTimeoutMs?: number;
             /** @description What one MongoDB action's operators may build in total (arrays, strings, documents through stages); past it the action answers MongoDBError "… used too much memory" (default 104857600; docs/decisions/0006-query-limits.md). */
             queryMemoryLimitBytes?: number;
+            /** @description Documents one MongoDB action may read from the store to answer (those its filter cannot rule out in the database; `$lookup`'s collections too); past it the action answers MongoDBError "operation exceeded the limit of N documents examined" (default 100,000; docs/decisions/0017-fair-shares.md). */
+            queryDocsExaminedLimit?: number;
             /** @description Rules by namespace (`database.collection`) or `default`. */
             rules?: {
                 [key: string]: components["schemas"]["CollectionRule"];
@@ -803,10 +805,14 @@ export interface components {
             customUserData?: components["schemas"]["CustomUserDataConfig"];
             /** @description Requests served at once before 429 (10,000 like the hosted service). Open change streams do not count: they have the caps below. */
             maxConcurrentRequests?: number;
-            /** @description Change streams one user may have open at once (default 100; counted per instance); past it a new stream is refused with 429 TooManyRequests (docs/decisions/0011-revocation.md). */
+            /** @description Change streams one user may have open at once (default 100; on PostgreSQL counted by every instance together); past it a new stream is refused with 429 TooManyRequests (docs/decisions/0011-revocation.md). */
             maxStreamsPerUser?: number;
-            /** @description Change streams the app may have open at once (default 1,000; counted per instance); past it a new stream is refused with 429 TooManyRequests. */
+            /** @description Change streams the app may have open at once (default 1,000; on PostgreSQL counted by every instance together); past it a new stream is refused with 429 TooManyRequests. */
             maxStreamsPerApp?: number;
+            /** @description Change streams one anonymous user (every identity `anon-user`) may have open at once (default 10; never more than maxStreamsPerUser); past it 429 TooManyRequests (docs/decisions/0017-fair-shares.md). */
+            maxStreamsPerAnonymousUser?: number;
+            /** @description Change streams open at once from one client address, whatever their users (default 200; the address as `--trust-proxy` makes it); past it 429 TooManyRequests. */
+            maxStreamsPerAddress?: number;
             /** @description Bytes of change events a stream may hold unsent for a client that does not keep up (default 8388608). An event due while more than this waits ends the stream with `event: error` StreamBufferLimitExceeded; a connection still not drained 5 s later is cut (docs/decisions/0011-revocation.md). */
             maxStreamBufferBytes?: number;
             /** @description The From address of the app's confirmation and reset e-mails. */
@@ -815,10 +821,14 @@ export interface components {
         };
         /**
          * @description Ours: what the app may hold, so that clients (anonymous ones included) cannot grow it without
-         *     end. An absent field takes its default, the same in the harness and in production: users
-         *     100,000, sessionsPerUser 100, documents 1,000,000, documentBytes 1 GiB (1073741824).
-         *     Enforced by the store in the same step as the write, on every instance. See
-         *     docs/decisions/0012-quotas.md.
+         *     end, and what one user may take of it, so that no user (or client address) can fill or
+         *     starve it for the others. An absent field takes its default, the same in the harness and
+         *     in production: users 100,000, sessionsPerUser 100, documents 1,000,000, documentBytes 1 GiB
+         *     (1073741824); per user 10,000 documents, 32 MiB, 100 writes a second; per anonymous user
+         *     1,000 documents, 1 MiB, 10 writes a second; anonymous users together half the app's
+         *     documents and bytes; 100 anonymous users per client address a day. Enforced by the store
+         *     in the same step as the write, on every instance. See docs/decisions/0012-quotas.md and
+         *     docs/decisions/0017-fair-shares.md.
          */
         AppLimits: {
             /** @description User objects of every provider (anonymous included) plus registrations not yet tied to a user. A first login or a registration past it answers 403 InvalidParameter "maximum number of users (N) reached"; a first login that claims its own registration never does. */
@@ -829,6 +839,24 @@ export interface components {
             documents?: number;
             /** @description The size of the app's documents (each as canonical Extended JSON, in UTF-8 bytes) summed over its collections. A write that grows it past the limit answers 400 MongoDBError "maximum size of documents (N bytes) reached" and writes nothing. */
             documentBytes?: number;
+            /** @description Documents one user may hold (a document counts for the user who last inserted, updated or replaced it; those the system wrote count for no user). Default 10,000. Past it the write answers 400 MongoDBError "maximum number of documents per user (N) reached" (docs/decisions/0017-fair-shares.md). */
+            documentsPerUser?: number;
+            /** @description The size of one user's documents, summed like documentBytes (default 33554432, 32 MiB). Past it: "maximum size of documents per user (N bytes) reached". */
+            documentBytesPerUser?: number;
+            /** @description Documents one user may insert, update or replace per second, on average (default 100). An action that writes needs the user's allowance to be positive and spends one a document; the allowance refills at this rate up to one second's worth. Past it the write answers 429 TooManyRequests "too many writes: a user may write N documents a second". */
+            writesPerSecondPerUser?: number;
+            /** @description documentsPerUser for anonymous users (every identity `anon-user`; default 1,000). */
+            documentsPerAnonymousUser?: number;
+            /** @description documentBytesPerUser for anonymous users (default 1048576, 1 MiB). */
+            documentBytesPerAnonymousUser?: number;
+            /** @description writesPerSecondPerUser for anonymous users (default 10). */
+            writesPerSecondPerAnonymousUser?: number;
+            /** @description Documents all anonymous users together may hold (default: half of `documents`), so that they can never fill the app for the users who signed up. Past it: "maximum number of documents of anonymous users (N) reached". */
+            anonymousDocuments?: number;
+            /** @description The size of all anonymous users' documents together (default half of `documentBytes`). */
+            anonymousDocumentBytes?: number;
+            /** @description Anonymous users one client address may create per day (a fixed 24-hour window; default 100; the address as `--trust-proxy` makes it; counted by every instance together on PostgreSQL). Past it the anonymous login answers 429 TooManyRequests with Retry-After. */
+            anonymousUsersPerAddress?: number;
         };
         ProviderToggle: {
             enabled?: boolean;
@@ -1179,6 +1207,13 @@ export interface components {
                 collection: string;
                 documents: {
                     [key: string]: unknown;
+                }[];
+                /** @description Who the documents count for (the user who last wrote each; absent: no user), by their places in `documents`. */
+                owners?: {
+                    userId: string;
+                    /** @description The writer was anonymous (the document counts toward the anonymous users' share). */
+                    anonymous: boolean;
+                    documents: number[];
                 }[];
             }[];
         };

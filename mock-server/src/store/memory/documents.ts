@@ -4,7 +4,7 @@
  * read and its changes are one step; every change is published to the app's change-stream
  * listeners.
  */
-import type { AppLimits } from "../../config/app-config.ts";
+import { type AppLimits, writerLimits } from "../../config/app-config.ts";
 import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { storeDocument } from "../../data/ejson-text.ts";
 import {
@@ -12,10 +12,27 @@ import {
   type CollectionInfo,
   type DocumentChange,
   type DocumentStore,
+  type Quota,
   QuotaExceededError,
   type WritePlan,
+  WriteRateExceededError,
+  type Writer,
   type WriteView,
 } from "../store.ts";
+
+/** Refuses a change that grows documents or bytes past their limits (one that does not grow them never is). */
+function refuseGrowth(
+  change: { documents: number; bytes: number },
+  total: { documents: number; bytes: number },
+  maxDocuments: number,
+  maxBytes: number,
+  documentsQuota: Quota,
+  bytesQuota: Quota,
+): void {
+  if (change.documents > 0 && total.documents + change.documents > maxDocuments)
+    throw new QuotaExceededError(documentsQuota, maxDocuments);
+  if (change.bytes > 0 && total.bytes + change.bytes > maxBytes) throw new QuotaExceededError(bytesQuota, maxBytes);
+}
 
 /** What a document counts against the app's `documentBytes` limit: its canonical Extended JSON in UTF-8. */
 export const documentBytes = (doc: Document) => Buffer.byteLength(toEJSONText(doc));
@@ -62,6 +79,12 @@ export class Collection {
   private readonly sizes = new Map<string, number>();
   /** The sum of `sizes`. */
   bytes = 0;
+  /** Who each owned document counts for (the user who last wrote it), by `_id` key. */
+  private readonly owners = new Map<string, Writer>();
+  /** What the documents of each owner hold here, by user id. */
+  private readonly usage = new Map<string, Usage>();
+  /** What the documents written by anonymous users hold here. */
+  readonly anonymous: Usage = { documents: 0, bytes: 0 };
   /** Changes with every write (caches keyed on a collection's content compare it). */
   version = 0;
   constructor(
@@ -148,13 +171,47 @@ export class Collection {
     }
   }
 
-  /** The size of the document with this `_id` key, undefined when there is none. */
-  sizeOf(key: string): number | undefined {
-    return this.sizes.get(key);
+  /** The size and owner of the document with this `_id` key, undefined when there is none. */
+  stateOf(key: string): Stored | undefined {
+    const size = this.sizes.get(key);
+    return size === undefined ? undefined : { size, owner: this.owners.get(key) };
+  }
+
+  /** What the documents of one owner hold here. */
+  usageOf(userId: string): Usage | undefined {
+    return this.usage.get(userId);
+  }
+
+  private ownersAt: { version: number; list: OwnerList } | undefined;
+
+  /** The owned documents' places in `values()`, by owner (for exports; kept until the next write). */
+  ownerList(): OwnerList {
+    if (this.ownersAt?.version !== this.version) this.ownersAt = { version: this.version, list: this.listOwners() };
+    return this.ownersAt.list;
+  }
+
+  private listOwners(): OwnerList {
+    if (this.owners.size === 0) return [];
+    const byOwner = new Map<string, { userId: string; anonymous: boolean; documents: number[] }>();
+    let place = 0;
+    for (const key of this.docs.keys()) {
+      const owner = this.owners.get(key);
+      if (owner) {
+        const id = `${owner.anonymous ? "a" : "u"}${owner.userId}`;
+        let entry = byOwner.get(id);
+        if (!entry) {
+          entry = { userId: owner.userId, anonymous: owner.anonymous, documents: [] };
+          byOwner.set(id, entry);
+        }
+        entry.documents.push(place);
+      }
+      place++;
+    }
+    return [...byOwner.values()];
   }
 
   /** Stores a copy; false when the `_id` exists. */
-  insert(doc: Document, bytes = documentBytes(doc)): boolean {
+  insert(doc: Document, bytes = documentBytes(doc), owner?: Writer): boolean {
     const key = idKey(doc._id);
     if (this.docs.has(key)) return false;
     this.version++;
@@ -164,11 +221,15 @@ export class Collection {
     this.reindex(key, undefined, stored);
     this.sizes.set(key, bytes);
     this.bytes += bytes;
+    this.own(key, bytes, owner);
     return true;
   }
 
-  /** Replaces the document with this `_id` in place (its position in insertion order is kept). */
-  replace(doc: Document, bytes = documentBytes(doc)): void {
+  /**
+   * Replaces the document with this `_id` in place (its position in insertion order is kept); it
+   * then counts for `owner` (the writer), or no one.
+   */
+  replace(doc: Document, bytes = documentBytes(doc), owner?: Writer): void {
     const key = idKey(doc._id);
     this.version++;
     const before = this.docs.get(key);
@@ -176,13 +237,16 @@ export class Collection {
     this.docs.set(key, stored);
     if (!this.places.has(key)) this.places.set(key, this.nextPlace++);
     this.reindex(key, before, stored);
+    this.disown(key);
     this.bytes += bytes - (this.sizes.get(key) ?? 0);
     this.sizes.set(key, bytes);
+    this.own(key, bytes, owner);
   }
 
   delete(id: unknown): boolean {
     const key = idKey(id);
     this.version++;
+    this.disown(key);
     this.bytes -= this.sizes.get(key) ?? 0;
     this.sizes.delete(key);
     const before = this.docs.get(key);
@@ -190,6 +254,58 @@ export class Collection {
     this.places.delete(key);
     return this.docs.delete(key);
   }
+
+  private own(key: string, bytes: number, owner: Writer | undefined): void {
+    if (!owner) return;
+    this.owners.set(key, owner);
+    let usage = this.usage.get(owner.userId);
+    if (!usage) {
+      usage = { documents: 0, bytes: 0 };
+      this.usage.set(owner.userId, usage);
+    }
+    usage.documents++;
+    usage.bytes += bytes;
+    if (owner.anonymous) {
+      this.anonymous.documents++;
+      this.anonymous.bytes += bytes;
+    }
+  }
+
+  private disown(key: string): void {
+    const owner = this.owners.get(key);
+    if (!owner) return;
+    const bytes = this.sizes.get(key) ?? 0;
+    this.owners.delete(key);
+    const usage = this.usage.get(owner.userId)!;
+    usage.documents--;
+    usage.bytes -= bytes;
+    if (usage.documents === 0) this.usage.delete(owner.userId);
+    if (owner.anonymous) {
+      this.anonymous.documents--;
+      this.anonymous.bytes -= bytes;
+    }
+  }
+}
+
+/** Whom a collection's documents count for: each owner with the places of its documents. */
+export type OwnerList = { userId: string; anonymous: boolean; documents: number[] }[];
+
+/** Documents and their bytes. */
+interface Usage {
+  documents: number;
+  bytes: number;
+}
+
+/** A stored document's size and whom it counts for. */
+interface Stored {
+  size: number;
+  owner: Writer | undefined;
+}
+
+/** A writer's allowance of writes: spent a document at a time, refilled at its rate (a second's worth at most). */
+interface Allowance {
+  left: number;
+  at: number;
 }
 
 export class MemoryDocuments implements DocumentStore {
@@ -241,7 +357,12 @@ export class MemoryDocuments implements DocumentStore {
     return { total: docs.length, documents: docs.slice(skip, skip + limit) };
   }
 
-  async write<T>(database: string, name: string, plan: (view: WriteView) => Promise<WritePlan<T>>): Promise<T> {
+  async write<T>(
+    database: string,
+    name: string,
+    plan: (view: WriteView) => Promise<WritePlan<T>>,
+    writer?: Writer,
+  ): Promise<T> {
     const key = MemoryDocuments.key(database, name);
     const before = this.turns.get(key);
     let release!: () => void;
@@ -254,7 +375,7 @@ export class MemoryDocuments implements DocumentStore {
       const decided = await plan({
         read: async (prefilter) => this.existing(database, name)?.candidates(prefilter) ?? [],
       });
-      const applied = this.apply(database, name, decided.changes);
+      const applied = this.apply(database, name, decided.changes, writer);
       for (const event of decided.events(applied)) this.publish(event);
       return decided.result(applied);
     } finally {
@@ -263,65 +384,133 @@ export class MemoryDocuments implements DocumentStore {
     }
   }
 
-  private apply(database: string, name: string, changes: DocumentChange[]): AppliedChanges {
+  private apply(database: string, name: string, changes: DocumentChange[], writer?: Writer): AppliedChanges {
     if (changes.length === 0) return { applied: 0 };
-    const sizes = this.checkLimits(this.existing(database, name), changes);
+    const sizes = this.checkLimits(this.existing(database, name), changes, writer);
     const collection = this.collection(database, name);
     for (let i = 0; i < changes.length; i++) {
       const change = changes[i]!;
       if (change.op === "insert") {
-        if (!collection.insert(change.doc, sizes[i])) return { applied: i, duplicateAt: i };
-      } else if (change.op === "replace") collection.replace(change.doc, sizes[i]);
+        if (!collection.insert(change.doc, sizes[i], writer)) return { applied: i, duplicateAt: i };
+      } else if (change.op === "replace") collection.replace(change.doc, sizes[i], writer);
       else collection.delete(change.id);
     }
     return { applied: changes.length };
   }
 
+  /** Writers' allowances of writes, by user id (writesPerSecondPerUser). */
+  private readonly allowances = new Map<string, Allowance>();
+
   /**
-   * Refuses changes that would take the app past its limits (what they would apply: up to a
-   * duplicate `_id`); answers the size of each inserted or replacing document.
+   * Refuses changes that would take the app, the writer or anonymous users together past their
+   * limits (what they would apply: up to a duplicate `_id`), or the writer past its writes a second;
+   * answers the size of each inserted or replacing document. A document counts for the user who
+   * last wrote it (docs/decisions/0017-fair-shares.md).
    */
-  private checkLimits(collection: Collection | undefined, changes: DocumentChange[]): (number | undefined)[] {
+  private checkLimits(
+    collection: Collection | undefined,
+    changes: DocumentChange[],
+    writer: Writer | undefined,
+  ): (number | undefined)[] {
     const sizes: (number | undefined)[] = [];
-    let documents = 0;
-    let bytes = 0;
-    // The size of each `_id` the changes touched, as they leave it (undefined: no document).
-    const touched = new Map<string, number | undefined>();
-    const sizeNow = (key: string) => (touched.has(key) ? touched.get(key) : collection?.sizeOf(key));
+    // What the changes add (negative: take away) to the app, anonymous users and the writer.
+    const app = { documents: 0, bytes: 0 };
+    const anonymous = { documents: 0, bytes: 0 };
+    const mine = { documents: 0, bytes: 0 };
+    let writes = 0;
+    const count = (owner: Writer | undefined, documents: number, bytes: number) => {
+      if (!owner) return;
+      if (owner.anonymous) {
+        anonymous.documents += documents;
+        anonymous.bytes += bytes;
+      }
+      if (owner.userId === writer?.userId) {
+        mine.documents += documents;
+        mine.bytes += bytes;
+      }
+    };
+    // Each `_id` the changes touched, as they leave it (null: no document).
+    const touched = new Map<string, Stored | null>();
+    const stateNow = (key: string) => (touched.has(key) ? (touched.get(key) ?? undefined) : collection?.stateOf(key));
     for (const change of changes) {
       if (change.op === "delete") {
         const key = idKey(change.id);
-        const before = sizeNow(key);
+        const before = stateNow(key);
         if (before !== undefined) {
-          documents--;
-          bytes -= before;
-          touched.set(key, undefined);
+          app.documents--;
+          app.bytes -= before.size;
+          count(before.owner, -1, -before.size);
+          touched.set(key, null);
         }
         sizes.push(undefined);
         continue;
       }
       const key = idKey(change.doc._id);
-      const before = sizeNow(key);
+      const before = stateNow(key);
       if (change.op === "insert" && before !== undefined) break;
       const size = documentBytes(change.doc);
       sizes.push(size);
-      if (before === undefined) documents++;
-      bytes += size - (before ?? 0);
-      touched.set(key, size);
+      if (before === undefined) app.documents++;
+      app.bytes += size - (before?.size ?? 0);
+      if (before) count(before.owner, -1, -before.size);
+      count(writer, 1, size);
+      writes++;
+      touched.set(key, { size, owner: writer });
     }
     const limits = this.limits();
-    if (!limits || (documents <= 0 && bytes <= 0)) return sizes;
-    let total = 0;
-    let totalBytes = 0;
-    for (const c of this.collectionsByKey.values()) {
-      total += c.size;
-      totalBytes += c.bytes;
+    if (!limits) return sizes;
+    if (app.documents > 0 || app.bytes > 0 || anonymous.documents > 0 || anonymous.bytes > 0) {
+      const total = { documents: 0, bytes: 0 };
+      const anonymousTotal = { documents: 0, bytes: 0 };
+      for (const c of this.collectionsByKey.values()) {
+        total.documents += c.size;
+        total.bytes += c.bytes;
+        anonymousTotal.documents += c.anonymous.documents;
+        anonymousTotal.bytes += c.anonymous.bytes;
+      }
+      refuseGrowth(app, total, limits.documents, limits.documentBytes, "documents", "documentBytes");
+      refuseGrowth(
+        anonymous,
+        anonymousTotal,
+        limits.anonymousDocuments,
+        limits.anonymousDocumentBytes,
+        "anonymousDocuments",
+        "anonymousDocumentBytes",
+      );
     }
-    if (documents > 0 && total + documents > limits.documents)
-      throw new QuotaExceededError("documents", limits.documents);
-    if (bytes > 0 && totalBytes + bytes > limits.documentBytes)
-      throw new QuotaExceededError("documentBytes", limits.documentBytes);
+    if (!writer) return sizes;
+    const own = writerLimits(limits, writer.anonymous);
+    if (mine.documents > 0 || mine.bytes > 0) {
+      const total = { documents: 0, bytes: 0 };
+      for (const c of this.collectionsByKey.values()) {
+        const usage = c.usageOf(writer.userId);
+        total.documents += usage?.documents ?? 0;
+        total.bytes += usage?.bytes ?? 0;
+      }
+      refuseGrowth(
+        mine,
+        total,
+        own.documents,
+        own.documentBytes,
+        writer.anonymous ? "documentsPerAnonymousUser" : "documentsPerUser",
+        writer.anonymous ? "documentBytesPerAnonymousUser" : "documentBytesPerUser",
+      );
+    }
+    if (writes > 0) this.spend(writer.userId, writes, own.writesPerSecond);
     return sizes;
+  }
+
+  /**
+   * Spends `writes` of the writer's allowance, which refills at `rate` a second up to a second's
+   * worth: refused (nothing spent) while less than one write is left. One action may take it below
+   * zero (an insertMany of many documents); the writer then waits until it has refilled.
+   */
+  private spend(userId: string, writes: number, rate: number): void {
+    const now = performance.now();
+    const allowance = this.allowances.get(userId) ?? { left: rate, at: now };
+    const left = Math.min(rate, allowance.left + ((now - allowance.at) / 1000) * rate);
+    if (left < 1) throw new WriteRateExceededError(rate);
+    this.allowances.set(userId, { left: left - writes, at: now });
   }
 
   async collections(): Promise<CollectionInfo[]> {
@@ -334,6 +523,7 @@ export class MemoryDocuments implements DocumentStore {
 
   clear(): void {
     this.collectionsByKey.clear();
+    this.allowances.clear();
   }
 
   async subscribe(listener: (event: ChangeEvent) => void): Promise<() => void> {

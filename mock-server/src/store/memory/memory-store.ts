@@ -5,7 +5,7 @@
  */
 import { type AppLimits, appLimits } from "../../config/app-config.ts";
 import { type Document, fromEJSON, toEJSON } from "../../data/documents.ts";
-import { StateImportError, stateApps } from "../state-import.ts";
+import { ownersByPlace, StateImportError, stateApps } from "../state-import.ts";
 import type {
   AppChange,
   AppRecord,
@@ -22,7 +22,7 @@ import type {
 } from "../store.ts";
 import { MemoryApiKeys } from "./api-keys.ts";
 import { MemoryAuthTokens } from "./auth-tokens.ts";
-import { type Collection, MemoryDocuments } from "./documents.ts";
+import { type Collection, MemoryDocuments, type OwnerList } from "./documents.ts";
 import { MemoryMail } from "./mail.ts";
 import { MemorySessions } from "./sessions.ts";
 import { MemoryUsers } from "./users.ts";
@@ -71,7 +71,15 @@ export interface MemorySnapshot {
   apps: {
     saved: Omit<StoredState["apps"][number], "collections">;
     /** `source` and `version` name the collection's content (the same pair: the same documents). */
-    collections: { database: string; collection: string; source: Collection; version: number; documents: Document[] }[];
+    collections: {
+      database: string;
+      collection: string;
+      source: Collection;
+      version: number;
+      documents: Document[];
+      /** Whom the documents count for (docs/decisions/0017-fair-shares.md). */
+      owners: OwnerList;
+    }[];
   }[];
   emailjsAccounts: EmailJsAccountRecord[];
   mail: MailMessage[];
@@ -248,6 +256,7 @@ export class MemoryStore implements Store {
           source: c,
           version: c.version,
           documents: c.values(),
+          owners: c.ownerList(),
         })),
       })),
       emailjsAccounts: [...this.emailjs.accounts.values()].map((a) => structuredClone(a)),
@@ -264,6 +273,7 @@ export class MemoryStore implements Store {
           database: c.database,
           collection: c.collection,
           documents: c.documents.map((d) => toEJSON(d) as Document),
+          ...(c.owners.length > 0 ? { owners: structuredClone(c.owners) } : {}),
         })),
       })),
       emailjsAccounts: snapshot.emailjsAccounts,
@@ -280,9 +290,10 @@ export class MemoryStore implements Store {
       for (const session of saved.sessions) store.sessions.addNow(structuredClone(session));
       for (const key of saved.apiKeys) store.apiKeys.restore(structuredClone(key));
       for (const token of saved.authTokens) void store.authTokens.add(structuredClone(token));
-      for (const { database, collection, documents } of saved.collections) {
+      for (const { database, collection, documents, owners } of saved.collections) {
         const target = store.data.collection(database, collection);
-        for (const doc of documents) {
+        const ownerAt = ownersByPlace(owners, documents.length, `${database}.${collection}`);
+        for (const [place, doc] of documents.entries()) {
           let decoded: unknown;
           try {
             decoded = fromEJSON(doc);
@@ -291,7 +302,7 @@ export class MemoryStore implements Store {
               `a document of ${database}.${collection} is not valid Extended JSON: ${(error as Error).message}`,
             );
           }
-          if (!target.insert(decoded as Document))
+          if (!target.insert(decoded as Document, undefined, ownerAt[place]))
             throw new StateImportError(`duplicate _id in ${database}.${collection}`);
         }
       }

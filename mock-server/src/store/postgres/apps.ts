@@ -147,16 +147,41 @@ export class PgApps implements AppRecords {
     return rowCount ?? 0;
   }
 
-  /** The app's limits, where the usage triggers and the session trim read them (migration 3). */
+  /** The app's limits, where the usage triggers and the session trim read them (migrations 3 and 6). */
   static async writeLimits(q: Queryable, record: AppRecord): Promise<void> {
     const limits = appLimits(record.config);
+    const values = [
+      limits.users,
+      limits.sessionsPerUser,
+      limits.documents,
+      limits.documentBytes,
+      limits.anonymousDocuments,
+      limits.anonymousDocumentBytes,
+      limits.documentsPerUser,
+      limits.documentBytesPerUser,
+      limits.writesPerSecondPerUser,
+      limits.documentsPerAnonymousUser,
+      limits.documentBytesPerAnonymousUser,
+      limits.writesPerSecondPerAnonymousUser,
+    ];
+    const columns = [
+      "max_users",
+      "max_sessions_per_user",
+      "max_documents",
+      "max_document_bytes",
+      "max_anonymous_documents",
+      "max_anonymous_document_bytes",
+      "max_user_documents",
+      "max_user_document_bytes",
+      "max_user_writes_per_second",
+      "max_anonymous_user_documents",
+      "max_anonymous_user_document_bytes",
+      "max_anonymous_user_writes_per_second",
+    ];
     await q.query(
-      `INSERT INTO app_usage (app_id, max_users, max_sessions_per_user, max_documents, max_document_bytes)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (app_id) DO UPDATE SET max_users = excluded.max_users,
-         max_sessions_per_user = excluded.max_sessions_per_user, max_documents = excluded.max_documents,
-         max_document_bytes = excluded.max_document_bytes`,
-      [record.appId, limits.users, limits.sessionsPerUser, limits.documents, limits.documentBytes],
+      `INSERT INTO app_usage (app_id, ${columns.join(", ")}) VALUES ($1, ${columns.map((_, i) => `$${i + 2}`).join(", ")})
+       ON CONFLICT (app_id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
+      [record.appId, ...values],
     );
   }
 
@@ -228,7 +253,7 @@ export class PgApps implements AppRecords {
     return reset;
   }
 
-  scope(appId: string): AppStore {
+  scope(appId: string): PgAppStore {
     return new PgAppStore(this.context, appId, this.changes, this.ends);
   }
 

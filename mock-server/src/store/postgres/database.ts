@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import pg from "pg";
-import { QuotaExceededError, StoreUnavailableError } from "../store.ts";
+import { QuotaExceededError, quotas, StoreUnavailableError, WriteRateExceededError } from "../store.ts";
 import { decodeText, parseJson, toDatabase } from "./text-encoding.ts";
 
 /**
@@ -102,7 +102,8 @@ export function isUnavailable(error: unknown): boolean {
   );
 }
 
-const quotas = new Set<unknown>(["users", "documents", "documentBytes"]);
+const knownQuotas = new Set<unknown>(quotas);
+const writeRates = new Set<unknown>(["writesPerSecondPerUser", "writesPerSecondPerAnonymousUser"]);
 
 /**
  * An outage as StoreUnavailableError, a write refused by an app's limits (the usage triggers of
@@ -114,8 +115,9 @@ export function translate(error: unknown): unknown {
     return new StoreUnavailableError((error as Error).message);
   }
   const e = error as { code?: unknown; message?: unknown; detail?: unknown };
-  if (e.code === "53400" && quotas.has(e.message))
+  if (e.code === "53400" && knownQuotas.has(e.message))
     return new QuotaExceededError(e.message as QuotaExceededError["quota"], Number(e.detail));
+  if (e.code === "53400" && writeRates.has(e.message)) return new WriteRateExceededError(Number(e.detail));
   return error;
 }
 

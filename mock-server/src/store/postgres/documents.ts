@@ -8,6 +8,7 @@
  * notifying commit holds a database-wide lock until it is flushed, which serializes such commits.
  */
 import { type ChangeEvent, type Document, fromEJSONText, toEJSON, toEJSONText } from "../../data/documents.ts";
+import type { OwnerList } from "../memory/documents.ts";
 import {
   type AppliedChanges,
   type CollectionInfo,
@@ -15,6 +16,7 @@ import {
   type DocumentStore,
   StoreUnavailableError,
   type WritePlan,
+  type Writer,
   type WriteView,
 } from "../store.ts";
 import type { PgContext } from "./context.ts";
@@ -31,6 +33,10 @@ const maxAttempts = 4;
 
 /** A document as the statements bind it: its Extended JSON, for both `doc` (jsonb) and `ejson`. */
 export const storedDocument = (doc: Document) => jsonParam(toEJSONText(doc));
+
+/** The `owner` and `owner_anonymous` of the rows a writer writes (none: the system's, no user's). */
+const ownerColumns = (writer: Writer | undefined): [string | null, boolean] =>
+  writer ? [writer.userId, writer.anonymous] : [null, false];
 
 /**
  * Rows in natural order. A filtered read is sorted here, not in SQL: an `ORDER BY seq` invites the
@@ -71,6 +77,27 @@ export class PgDocuments implements DocumentStore {
     return this.select(this.context.db, database, collection, prefilter, false);
   }
 
+  /** A whole collection in natural order with whom its documents count for (a state export). */
+  async exported(database: string, collection: string): Promise<{ documents: Document[]; owners: OwnerList }> {
+    const rows = await this.context.db.rows<{ seq: number; ejson: string; owner: string | null; anonymous: boolean }>(
+      `SELECT seq, ejson, owner, owner_anonymous AS anonymous FROM documents
+        WHERE app_id = $1 AND db = $2 AND coll = $3 ORDER BY seq`,
+      [this.appId, database, collection],
+    );
+    const owners = new Map<string, OwnerList[number]>();
+    for (const [place, row] of rows.entries()) {
+      if (row.owner === null) continue;
+      const key = `${row.anonymous ? "a" : "u"}${row.owner}`;
+      let entry = owners.get(key);
+      if (!entry) {
+        entry = { userId: row.owner, anonymous: row.anonymous, documents: [] };
+        owners.set(key, entry);
+      }
+      entry.documents.push(place);
+    }
+    return { documents: decode(rows, true), owners: [...owners.values()] };
+  }
+
   async findByField(database: string, collection: string, field: string, value: string) {
     const docs = await this.read(database, collection, { [field]: value });
     return docs.find((doc) => doc[field] === value);
@@ -95,10 +122,15 @@ export class PgDocuments implements DocumentStore {
     return { total: count?.n ?? 0, documents: decode(rows, true) };
   }
 
-  async write<T>(database: string, collection: string, plan: (view: WriteView) => Promise<WritePlan<T>>): Promise<T> {
+  async write<T>(
+    database: string,
+    collection: string,
+    plan: (view: WriteView) => Promise<WritePlan<T>>,
+    writer?: Writer,
+  ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.writeOnce(database, collection, plan);
+        return await this.writeOnce(database, collection, plan, writer);
       } catch (error) {
         const code = (error as { code?: unknown }).code;
         // Deadlock, serialization failure, or the collection dropped by another instance meanwhile.
@@ -119,6 +151,7 @@ export class PgDocuments implements DocumentStore {
     database: string,
     collection: string,
     plan: (view: WriteView) => Promise<WritePlan<T>>,
+    writer: Writer | undefined,
   ): Promise<T> {
     const tx = new LazyTransaction(this.context.db);
     try {
@@ -128,13 +161,13 @@ export class PgDocuments implements DocumentStore {
       const [only] = decided.changes;
       if (!tx.open && decided.changes.length === 1 && only?.op === "insert") {
         const events = decided.events({ applied: 1 });
-        const inserted = await this.insertOne(database, collection, only.doc, events);
+        const inserted = await this.insertOne(database, collection, only.doc, events, writer);
         if (inserted) this.changes.local(this.appId, events);
         return decided.result(inserted ? { applied: 1 } : { applied: 0, duplicateAt: 0 });
       }
       if (!tx.open && decided.changes.length === 0) return decided.result({ applied: 0 });
       const client = await tx.client();
-      const applied = await this.apply(client, database, collection, decided.changes);
+      const applied = await this.apply(client, database, collection, decided.changes, writer);
       const events = decided.events(applied);
       await this.notify(client, events);
       await tx.commit();
@@ -165,17 +198,19 @@ export class PgDocuments implements DocumentStore {
     collection: string,
     doc: Document,
     events: ChangeEvent[],
+    writer: Writer | undefined,
   ): Promise<boolean> {
     const db = this.context.db;
+    const owner = ownerColumns(writer);
     await this.ensureCollection(db, database, collection);
     const payloads = this.payloads(events);
     if (payloads.some((p) => p.large !== undefined)) {
       // An event too large for a notification goes through change_log: a transaction after all.
       return db.transaction(async (client) => {
         const { rowCount } = await client.query(
-          `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ($1, $2, $3, $4, $5::text::jsonb, $5)
-           ON CONFLICT DO NOTHING`,
-          [this.appId, database, collection, idRowKey(doc._id), storedDocument(doc)],
+          `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
+           VALUES ($1, $2, $3, $4, $5::text::jsonb, $5, $6, $7) ON CONFLICT DO NOTHING`,
+          [this.appId, database, collection, idRowKey(doc._id), storedDocument(doc), ...owner],
         );
         if (rowCount === 1) await this.notify(client, events);
         return rowCount === 1;
@@ -183,8 +218,8 @@ export class PgDocuments implements DocumentStore {
     }
     const { rows } = await db.query<{ id_key: string }>(
       `WITH inserted AS (
-         INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ($1, $2, $3, $4, $5::text::jsonb, $5)
-         ON CONFLICT DO NOTHING RETURNING id_key)
+         INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
+         VALUES ($1, $2, $3, $4, $5::text::jsonb, $5, $8, $9) ON CONFLICT DO NOTHING RETURNING id_key)
        SELECT id_key, (SELECT pg_notify($6, $7) WHERE ${watched("$1")}) FROM inserted`,
       [
         this.appId,
@@ -194,6 +229,7 @@ export class PgDocuments implements DocumentStore {
         storedDocument(doc),
         channels.changes,
         payloads[0]?.small ?? "",
+        ...owner,
       ],
     );
     return rows.length === 1;
@@ -204,6 +240,7 @@ export class PgDocuments implements DocumentStore {
     database: string,
     collection: string,
     changes: DocumentChange[],
+    writer: Writer | undefined,
   ): Promise<AppliedChanges> {
     const head = [this.appId, database, collection];
     let done = 0;
@@ -213,15 +250,16 @@ export class PgDocuments implements DocumentStore {
       while (end < changes.length && changes[end]!.op === op) end++;
       const group = changes.slice(done, end);
       if (op === "insert") {
-        const duplicateAt = await this.insert(client, database, collection, group as { doc: Document }[]);
+        const duplicateAt = await this.insert(client, database, collection, group as { doc: Document }[], writer);
         if (duplicateAt !== undefined) return { applied: done + duplicateAt, duplicateAt: done + duplicateAt };
       } else if (op === "replace") {
         const docs = (group as { doc: Document }[]).map((c) => c.doc);
+        // A document counts for the user who last wrote it (docs/decisions/0017-fair-shares.md).
         await client.query(
-          `UPDATE documents d SET doc = v.t::jsonb, ejson = v.t
+          `UPDATE documents d SET doc = v.t::jsonb, ejson = v.t, owner = $6, owner_anonymous = $7
              FROM unnest($4::text[], $5::text[]) AS v(k, t)
             WHERE d.app_id = $1 AND d.db = $2 AND d.coll = $3 AND d.id_key = v.k`,
-          [...head, docs.map((d) => idRowKey(d._id)), docs.map(storedDocument)],
+          [...head, docs.map((d) => idRowKey(d._id)), docs.map(storedDocument), ...ownerColumns(writer)],
         );
       } else {
         await client.query("DELETE FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 AND id_key = ANY($4)", [
@@ -243,6 +281,7 @@ export class PgDocuments implements DocumentStore {
     database: string,
     collection: string,
     changes: { doc: Document }[],
+    writer: Writer | undefined,
   ): Promise<number | undefined> {
     const keys = changes.map((c) => idRowKey(c.doc._id));
     const seen = new Set<string>();
@@ -259,11 +298,16 @@ export class PgDocuments implements DocumentStore {
     const head = [this.appId, database, collection];
     await this.ensureCollection(client, database, collection);
     const { rows } = await client.query<{ id_key: string }>(
-      `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson)
-       SELECT $1, $2, $3, v.k, v.t::jsonb, v.t FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(k, t, n)
+      `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
+       SELECT $1, $2, $3, v.k, v.t::jsonb, v.t, $6, $7 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(k, t, n)
         ORDER BY v.n
        ON CONFLICT DO NOTHING RETURNING id_key`,
-      [...head, keys.slice(0, count), changes.slice(0, count).map((c) => storedDocument(c.doc))],
+      [
+        ...head,
+        keys.slice(0, count),
+        changes.slice(0, count).map((c) => storedDocument(c.doc)),
+        ...ownerColumns(writer),
+      ],
     );
     this.context.noteInserted(rows.length);
     if (rows.length === count) return batchDuplicate;

@@ -384,6 +384,290 @@ export const migrations: Migration[] = [
       CREATE INDEX open_streams_by_app ON open_streams (app_id, user_id);
     `,
   },
+  {
+    version: 6,
+    name: "what each user holds and writes, and anonymous users together, counted by the triggers",
+    // docs/decisions/0017-fair-shares.md. A document counts for the user who last wrote it
+    // (`owner`, null for the system's writes) and, when that user was anonymous, toward anonymous
+    // users' share (`owner_anonymous`). The totals of anonymous users are kept in the app's slots
+    // like the app's own; each user's in one row (`user_usage`), locked by the statements that
+    // change it until their transaction ends, so a user's racing writes on any instance are
+    // counted one after another and each sees the others' commits (users do not wait for each
+    // other). The same row holds the user's allowance of writes (documents inserted or changed a
+    // second, refilled at the rate up to a second's worth, by the database's clock): a statement
+    // that writes needs one write left, unless its transaction spent from it already (an action's
+    // later statements), and may take it below zero. Past a limit, SQLSTATE 53400 with the limit's
+    // name as message and its value as detail, as the app's.
+    sql: `
+      ALTER TABLE documents ADD COLUMN owner text, ADD COLUMN owner_anonymous boolean NOT NULL DEFAULT false;
+
+      ALTER TABLE app_usage
+        ADD COLUMN max_anonymous_documents bigint,
+        ADD COLUMN max_anonymous_document_bytes bigint,
+        ADD COLUMN max_user_documents bigint,
+        ADD COLUMN max_user_document_bytes bigint,
+        ADD COLUMN max_user_writes_per_second double precision,
+        ADD COLUMN max_anonymous_user_documents bigint,
+        ADD COLUMN max_anonymous_user_document_bytes bigint,
+        ADD COLUMN max_anonymous_user_writes_per_second double precision;
+      -- Apps of an earlier schema: their config's limits, else this version's defaults (the
+      -- server writes its own with every app it stores: config/app-config.ts).
+      UPDATE app_usage u SET
+        max_anonymous_documents = coalesce((a.config #>> '{limits,anonymousDocuments}')::bigint, u.max_documents / 2),
+        max_anonymous_document_bytes = coalesce((a.config #>> '{limits,anonymousDocumentBytes}')::bigint, u.max_document_bytes / 2),
+        max_user_documents = coalesce((a.config #>> '{limits,documentsPerUser}')::bigint, 10000),
+        max_user_document_bytes = coalesce((a.config #>> '{limits,documentBytesPerUser}')::bigint, 33554432),
+        max_user_writes_per_second = coalesce((a.config #>> '{limits,writesPerSecondPerUser}')::double precision, 200),
+        max_anonymous_user_documents = coalesce((a.config #>> '{limits,documentsPerAnonymousUser}')::bigint, 1000),
+        max_anonymous_user_document_bytes = coalesce((a.config #>> '{limits,documentBytesPerAnonymousUser}')::bigint, 1048576),
+        max_anonymous_user_writes_per_second = coalesce((a.config #>> '{limits,writesPerSecondPerAnonymousUser}')::double precision, 100)
+        FROM apps a WHERE a.app_id = u.app_id;
+
+      ALTER TABLE app_usage_counts
+        ADD COLUMN anonymous_documents bigint NOT NULL DEFAULT 0,
+        ADD COLUMN anonymous_document_bytes bigint NOT NULL DEFAULT 0;
+
+      CREATE TABLE user_usage (
+        app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+        user_id text NOT NULL,
+        documents bigint NOT NULL DEFAULT 0,
+        document_bytes bigint NOT NULL DEFAULT 0,
+        allowance double precision NOT NULL DEFAULT 0,
+        refilled_at timestamptz,
+        spent_by xid8,
+        PRIMARY KEY (app_id, user_id)
+      );
+
+      DROP TRIGGER documents_inserted ON documents;
+      DROP TRIGGER documents_updated ON documents;
+      DROP TRIGGER documents_deleted ON documents;
+      DROP TRIGGER users_inserted ON users;
+      DROP TRIGGER users_deleted ON users;
+      DROP TRIGGER registrations_inserted ON userpass_accounts;
+      DROP TRIGGER registrations_updated ON userpass_accounts;
+      DROP TRIGGER registrations_deleted ON userpass_accounts;
+      DROP FUNCTION documents_inserted(), documents_updated(), documents_deleted(), users_inserted(),
+        users_deleted(), registrations_inserted(), registrations_updated(), registrations_deleted(),
+        count_usage(text, bigint, bigint, bigint), app_usage_total(text);
+
+      CREATE FUNCTION count_usage(app text, d_users bigint, d_documents bigint, d_bytes bigint,
+                                  d_anonymous_documents bigint, d_anonymous_bytes bigint) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+          l app_usage%ROWTYPE;
+          t_users bigint;
+          t_documents bigint;
+          t_bytes bigint;
+          t_anonymous_documents bigint;
+          t_anonymous_bytes bigint;
+        BEGIN
+          IF d_users = 0 AND d_documents = 0 AND d_bytes = 0 AND d_anonymous_documents = 0 AND d_anonymous_bytes = 0 THEN
+            RETURN;
+          END IF;
+          -- (Not for an app being deleted: its rows go with it, and so do its counts.)
+          INSERT INTO app_usage_counts AS c (app_id, slot, users, documents, document_bytes, anonymous_documents,
+                                             anonymous_document_bytes)
+               SELECT app, pg_backend_pid() % 16, d_users, d_documents, d_bytes, d_anonymous_documents, d_anonymous_bytes
+                WHERE EXISTS (SELECT 1 FROM apps WHERE app_id = app)
+          ON CONFLICT (app_id, slot) DO UPDATE SET users = c.users + excluded.users,
+               documents = c.documents + excluded.documents, document_bytes = c.document_bytes + excluded.document_bytes,
+               anonymous_documents = c.anonymous_documents + excluded.anonymous_documents,
+               anonymous_document_bytes = c.anonymous_document_bytes + excluded.anonymous_document_bytes;
+          IF (d_users <= 0 AND d_documents <= 0 AND d_bytes <= 0 AND d_anonymous_documents <= 0 AND d_anonymous_bytes <= 0)
+             OR current_setting('emulator.limits', true) = 'off' THEN
+            RETURN;
+          END IF;
+          SELECT * INTO l FROM app_usage WHERE app_id = app;
+          IF NOT FOUND THEN
+            RETURN;
+          END IF;
+          -- (Inline rather than a function: plpgsql keeps this plan; a call cost a third of an insert.)
+          SELECT coalesce(sum(c.users), 0), coalesce(sum(c.documents), 0), coalesce(sum(c.document_bytes), 0),
+                 coalesce(sum(c.anonymous_documents), 0), coalesce(sum(c.anonymous_document_bytes), 0)
+            INTO t_users, t_documents, t_bytes, t_anonymous_documents, t_anonymous_bytes
+            FROM app_usage_counts c WHERE c.app_id = app;
+          IF d_users > 1 OR d_documents > 1 OR d_bytes > 65536 OR d_anonymous_documents > 1 OR d_anonymous_bytes > 65536
+             OR (d_users > 0 AND t_users + greatest(l.max_users / 10, 1000) > l.max_users)
+             OR (d_documents > 0 AND t_documents + greatest(l.max_documents / 10, 1000) > l.max_documents)
+             OR (d_bytes > 0 AND t_bytes + greatest(l.max_document_bytes / 10, 16777216) > l.max_document_bytes)
+             OR (d_anonymous_documents > 0
+                 AND t_anonymous_documents + greatest(l.max_anonymous_documents / 10, 1000) > l.max_anonymous_documents)
+             OR (d_anonymous_bytes > 0
+                 AND t_anonymous_bytes + greatest(l.max_anonymous_document_bytes / 10, 16777216) > l.max_anonymous_document_bytes)
+          THEN
+            -- Near a limit (or a large write): the app's writers take turns, each seeing the last one's commit.
+            PERFORM pg_advisory_xact_lock(1634758515, hashtext(app));
+            SELECT coalesce(sum(c.users), 0), coalesce(sum(c.documents), 0), coalesce(sum(c.document_bytes), 0),
+                   coalesce(sum(c.anonymous_documents), 0), coalesce(sum(c.anonymous_document_bytes), 0)
+              INTO t_users, t_documents, t_bytes, t_anonymous_documents, t_anonymous_bytes
+              FROM app_usage_counts c WHERE c.app_id = app;
+          END IF;
+          IF d_users > 0 AND t_users > l.max_users THEN
+            RAISE EXCEPTION 'users' USING ERRCODE = '53400', DETAIL = l.max_users::text;
+          END IF;
+          IF d_documents > 0 AND t_documents > l.max_documents THEN
+            RAISE EXCEPTION 'documents' USING ERRCODE = '53400', DETAIL = l.max_documents::text;
+          END IF;
+          IF d_bytes > 0 AND t_bytes > l.max_document_bytes THEN
+            RAISE EXCEPTION 'documentBytes' USING ERRCODE = '53400', DETAIL = l.max_document_bytes::text;
+          END IF;
+          IF d_anonymous_documents > 0 AND t_anonymous_documents > l.max_anonymous_documents THEN
+            RAISE EXCEPTION 'anonymousDocuments' USING ERRCODE = '53400', DETAIL = l.max_anonymous_documents::text;
+          END IF;
+          IF d_anonymous_bytes > 0 AND t_anonymous_bytes > l.max_anonymous_document_bytes THEN
+            RAISE EXCEPTION 'anonymousDocumentBytes' USING ERRCODE = '53400', DETAIL = l.max_anonymous_document_bytes::text;
+          END IF;
+        END $$;
+
+      -- One user's documents, bytes and writes (documents inserted or changed) as a statement
+      -- changes them; 'anonymous': the writer is anonymous (its limits apply).
+      CREATE FUNCTION count_user_usage(app text, who text, anonymous boolean, d_documents bigint, d_bytes bigint,
+                                       writes bigint) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+          l app_usage%ROWTYPE;
+          u user_usage%ROWTYPE;
+          checked boolean := current_setting('emulator.limits', true) IS DISTINCT FROM 'off';
+          max_documents bigint;
+          max_bytes bigint;
+          rate double precision;
+          spent_now timestamptz;
+          left_now double precision;
+        BEGIN
+          IF d_documents = 0 AND d_bytes = 0 AND writes = 0 THEN
+            RETURN;
+          END IF;
+          SELECT * INTO l FROM app_usage WHERE app_id = app;
+          IF NOT FOUND THEN
+            RETURN;
+          END IF;
+          SELECT * INTO u FROM user_usage WHERE app_id = app AND user_id = who FOR UPDATE;
+          IF NOT FOUND THEN
+            INSERT INTO user_usage (app_id, user_id) VALUES (app, who) ON CONFLICT DO NOTHING;
+            SELECT * INTO u FROM user_usage WHERE app_id = app AND user_id = who FOR UPDATE;
+          END IF;
+          IF anonymous THEN
+            max_documents := l.max_anonymous_user_documents;
+            max_bytes := l.max_anonymous_user_document_bytes;
+            rate := l.max_anonymous_user_writes_per_second;
+          ELSE
+            max_documents := l.max_user_documents;
+            max_bytes := l.max_user_document_bytes;
+            rate := l.max_user_writes_per_second;
+          END IF;
+          IF writes > 0 AND rate IS NOT NULL THEN
+            spent_now := clock_timestamp();
+            left_now := CASE WHEN u.refilled_at IS NULL THEN rate
+              ELSE least(rate, u.allowance + rate * extract(epoch FROM spent_now - u.refilled_at)) END;
+            IF checked AND left_now < 1 AND u.spent_by IS DISTINCT FROM pg_current_xact_id() THEN
+              RAISE EXCEPTION '%', CASE WHEN anonymous THEN 'writesPerSecondPerAnonymousUser' ELSE 'writesPerSecondPerUser' END
+                USING ERRCODE = '53400', DETAIL = rate::text;
+            END IF;
+            UPDATE user_usage SET documents = documents + d_documents, document_bytes = document_bytes + d_bytes,
+                   allowance = left_now - writes, refilled_at = spent_now, spent_by = pg_current_xact_id()
+             WHERE app_id = app AND user_id = who
+            RETURNING * INTO u;
+          ELSE
+            UPDATE user_usage SET documents = documents + d_documents, document_bytes = document_bytes + d_bytes
+             WHERE app_id = app AND user_id = who
+            RETURNING * INTO u;
+          END IF;
+          IF NOT checked THEN
+            RETURN;
+          END IF;
+          IF d_documents > 0 AND u.documents > max_documents THEN
+            RAISE EXCEPTION '%', CASE WHEN anonymous THEN 'documentsPerAnonymousUser' ELSE 'documentsPerUser' END
+              USING ERRCODE = '53400', DETAIL = max_documents::text;
+          END IF;
+          IF d_bytes > 0 AND u.document_bytes > max_bytes THEN
+            RAISE EXCEPTION '%', CASE WHEN anonymous THEN 'documentBytesPerAnonymousUser' ELSE 'documentBytesPerUser' END
+              USING ERRCODE = '53400', DETAIL = max_bytes::text;
+          END IF;
+        END $$;
+
+      CREATE FUNCTION documents_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, 0, count(*), sum(bytes), count(*) FILTER (WHERE owner_anonymous),
+                              coalesce(sum(bytes) FILTER (WHERE owner_anonymous), 0))
+             FROM (SELECT app_id, owner_anonymous, octet_length(ejson) AS bytes FROM new_rows) AS r GROUP BY app_id;
+          PERFORM count_user_usage(app_id, owner, bool_or(owner_anonymous), count(*), sum(bytes), count(*))
+             FROM (SELECT app_id, owner, owner_anonymous, octet_length(ejson) AS bytes
+                     FROM new_rows WHERE owner IS NOT NULL) AS r
+            GROUP BY app_id, owner ORDER BY app_id, owner;
+          RETURN NULL;
+        END $$;
+      CREATE FUNCTION documents_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, 0, 0, sum(bytes), sum(anonymous_documents), sum(anonymous_bytes)) FROM (
+            SELECT app_id, octet_length(ejson) AS bytes, CASE WHEN owner_anonymous THEN 1 ELSE 0 END AS anonymous_documents,
+                   CASE WHEN owner_anonymous THEN octet_length(ejson) ELSE 0 END AS anonymous_bytes FROM new_rows
+            UNION ALL SELECT app_id, -octet_length(ejson), CASE WHEN owner_anonymous THEN -1 ELSE 0 END,
+                   CASE WHEN owner_anonymous THEN -octet_length(ejson) ELSE 0 END FROM old_rows) AS changed GROUP BY app_id;
+          PERFORM count_user_usage(app_id, owner, coalesce(bool_or(anonymous), false), sum(documents), sum(bytes), sum(writes))
+             FROM (SELECT app_id, owner, owner_anonymous AS anonymous, 1 AS documents, octet_length(ejson) AS bytes, 1 AS writes
+                     FROM new_rows WHERE owner IS NOT NULL
+                   UNION ALL SELECT app_id, owner, NULL, -1, -octet_length(ejson), 0 FROM old_rows WHERE owner IS NOT NULL) AS c
+            GROUP BY app_id, owner ORDER BY app_id, owner;
+          RETURN NULL;
+        END $$;
+      CREATE FUNCTION documents_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, 0, -count(*), -sum(bytes), -count(*) FILTER (WHERE owner_anonymous),
+                              -coalesce(sum(bytes) FILTER (WHERE owner_anonymous), 0))
+             FROM (SELECT app_id, owner_anonymous, octet_length(ejson) AS bytes FROM old_rows) AS r GROUP BY app_id;
+          PERFORM count_user_usage(app_id, owner, false, -count(*), -sum(bytes), 0)
+             FROM (SELECT app_id, owner, octet_length(ejson) AS bytes FROM old_rows WHERE owner IS NOT NULL) AS r
+            GROUP BY app_id, owner ORDER BY app_id, owner;
+          RETURN NULL;
+        END $$;
+      CREATE TRIGGER documents_inserted AFTER INSERT ON documents REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION documents_inserted();
+      CREATE TRIGGER documents_updated AFTER UPDATE ON documents REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION documents_updated();
+      CREATE TRIGGER documents_deleted AFTER DELETE ON documents REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION documents_deleted();
+
+      -- Users and registrations as in version 3, through the new count_usage.
+      CREATE FUNCTION users_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, count(*), 0, 0, 0, 0) FROM new_rows GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE FUNCTION users_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, -count(*), 0, 0, 0, 0) FROM old_rows GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE TRIGGER users_inserted AFTER INSERT ON users REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION users_inserted();
+      CREATE TRIGGER users_deleted AFTER DELETE ON users REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION users_deleted();
+      CREATE FUNCTION registrations_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, count(*), 0, 0, 0, 0) FROM new_rows WHERE user_id IS NULL GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE FUNCTION registrations_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, sum(n), 0, 0, 0, 0) FROM (
+            SELECT app_id, 1 AS n FROM new_rows WHERE user_id IS NULL
+            UNION ALL SELECT app_id, -1 FROM old_rows WHERE user_id IS NULL) AS changed GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE FUNCTION registrations_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM count_usage(app_id, -count(*), 0, 0, 0, 0) FROM old_rows WHERE user_id IS NULL GROUP BY app_id;
+          RETURN NULL;
+        END $$;
+      CREATE TRIGGER registrations_inserted AFTER INSERT ON userpass_accounts REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION registrations_inserted();
+      CREATE TRIGGER registrations_updated AFTER UPDATE ON userpass_accounts
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION registrations_updated();
+      CREATE TRIGGER registrations_deleted AFTER DELETE ON userpass_accounts REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION registrations_deleted();
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

@@ -7,7 +7,7 @@
 import pg from "pg";
 import { type Document, fromEJSON, toEJSONText } from "../../data/documents.ts";
 import { randomHex } from "../../state/ids.ts";
-import { StateImportError, stateApps } from "../state-import.ts";
+import { ownersByPlace, StateImportError, stateApps } from "../state-import.ts";
 import type { AppState, State, Store, StoredState } from "../store.ts";
 import { PgApps, PgEmailJsAccounts } from "./apps.ts";
 import { PgContext } from "./context.ts";
@@ -95,11 +95,12 @@ export class PostgresStore implements Store {
       const scope = this.apps.scope(record.appId);
       const collections: AppState["collections"] = [];
       for (const c of await scope.data.collections()) {
-        const docs = await scope.data.read(c.database, c.collection, {});
+        const { documents: docs, owners } = await scope.data.exported(c.database, c.collection);
         collections.push({
           database: c.database,
           collection: c.collection,
           documents: docs.map((d) => JSON.parse(toEJSONText(d)) as Document),
+          ...(owners.length > 0 ? { owners } : {}),
         });
       }
       apps.push({
@@ -127,12 +128,13 @@ export class PostgresStore implements Store {
     const built = stateApps(state);
     // Decoded before the transaction opens: a bad document refuses the import with nothing changed.
     const documents = built.map(({ saved }) =>
-      saved.collections.map(({ database, collection, documents: docs }) => {
+      saved.collections.map(({ database, collection, documents: docs, owners }) => {
         const seen = new Set<string>();
+        const ownerAt = ownersByPlace(owners, docs.length, `${database}.${collection}`);
         return {
           database,
           collection,
-          rows: docs.map((doc) => {
+          rows: docs.map((doc, place) => {
             let decoded: Document;
             try {
               decoded = fromEJSON(doc) as Document;
@@ -144,7 +146,7 @@ export class PostgresStore implements Store {
             const key = idRowKey(decoded._id);
             if (seen.has(key)) throw new StateImportError(`duplicate _id in ${database}.${collection}`);
             seen.add(key);
-            return { key, text: storedDocument(decoded) };
+            return { key, text: storedDocument(decoded), owner: ownerAt[place] };
           }),
         };
       }),
@@ -217,10 +219,19 @@ export class PostgresStore implements Store {
             ]);
             if (c.rows.length === 0) continue;
             await client.query(
-              `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson)
-             SELECT $1, $2, $3, v.k, v.t::jsonb, v.t FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(k, t, n)
+              `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
+             SELECT $1, $2, $3, v.k, v.t::jsonb, v.t, v.o, coalesce(v.a, false)
+               FROM unnest($4::text[], $5::text[], $6::text[], $7::boolean[]) WITH ORDINALITY AS v(k, t, o, a, n)
               ORDER BY v.n`,
-              [...scope, c.database, c.collection, c.rows.map((r) => r.key), c.rows.map((r) => r.text)],
+              [
+                ...scope,
+                c.database,
+                c.collection,
+                c.rows.map((r) => r.key),
+                c.rows.map((r) => r.text),
+                c.rows.map((r) => r.owner?.userId ?? null),
+                c.rows.map((r) => r.owner?.anonymous ?? false),
+              ],
             );
           }
         }

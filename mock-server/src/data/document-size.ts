@@ -1,0 +1,23 @@
+/**
+ * MongoDB's limit on one document: 16 MiB of BSON (BSONObjMaxUserSize), checked on every document
+ * an action writes, with the server's own texts: an insert answers "object to insert too large",
+ * an update, a replacement or an upsert "Resulting document after update is larger than 16777216".
+ */
+import { calculateObjectSize } from "bson";
+import { type AppServicesError, appServicesErrors as errors } from "../errors/catalogue.ts";
+import type { Document } from "./documents.ts";
+
+export const maxDocumentBytes = 16 * 1024 * 1024;
+
+/** The document's size as BSON. */
+export const bsonSize = (doc: Document) => calculateObjectSize(doc);
+
+/** The insert's error when the document is too large, else null. */
+export function documentTooLarge(doc: Document): AppServicesError | null {
+  const size = bsonSize(doc);
+  return size > maxDocumentBytes ? errors.insertTooLarge(size) : null;
+}
+
+export function checkUpdateSize(doc: Document): void {
+  if (bsonSize(doc) > maxDocumentBytes) throw errors.updateTooLarge();
+}
