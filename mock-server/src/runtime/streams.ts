@@ -2,14 +2,16 @@
  * The change streams one app has open on this instance, each with the session it was opened on:
  * ended when that session ends (logout, revocation, API key disabled or deleted, password reset —
  * announced by the store from any instance), when its user is disabled or deleted, when the session
- * runs out by the app's clock, or when the app is reset or deleted. Also where the per-user and
- * per-app caps are counted (per instance). See docs/decisions/0011-revocation.md.
+ * runs out by the app's clock, or when the app is reset or deleted. Also where the per-user,
+ * per-address and per-app caps are counted (per instance). See docs/decisions/0011-revocation.md.
  */
 import type { Clock } from "../state/clock.ts";
 import type { EndedSessions } from "../store/store.ts";
 
 export interface OpenStream {
   userId: string;
+  /** The client address it was opened from (per-address cap). */
+  address: string;
   sessionId: string;
   /** The API key the session was opened with, if any. */
   apiKeyId: string | undefined;
@@ -22,7 +24,11 @@ export interface OpenStream {
 export interface StreamCaps {
   perUser: number;
   perApp: number;
+  perAddress: number;
 }
+
+/** Which cap a new stream would pass. */
+export type StreamCap = "user" | "app" | "address";
 
 // setTimeout's longest delay; a later expiry is reached in steps.
 const maxTimerMs = 2 ** 31 - 1;
@@ -30,6 +36,7 @@ const maxTimerMs = 2 ** 31 - 1;
 export class StreamRegistry {
   private readonly open = new Map<OpenStream, NodeJS.Timeout | null>();
   private readonly perUser = new Map<string, number>();
+  private readonly perAddress = new Map<string, number>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -37,16 +44,18 @@ export class StreamRegistry {
     return this.open.size;
   }
 
-  /** Whether one more stream of this user fits, or which cap it would pass. */
-  admits(userId: string, caps: StreamCaps): "ok" | "user" | "app" {
+  /** Whether one more stream of this user, from this address, fits, or which cap it would pass. */
+  admits(userId: string, address: string, caps: StreamCaps): "ok" | StreamCap {
     if (this.open.size >= caps.perApp) return "app";
     if ((this.perUser.get(userId) ?? 0) >= caps.perUser) return "user";
+    if ((this.perAddress.get(address) ?? 0) >= caps.perAddress) return "address";
     return "ok";
   }
 
   /** Adds a stream (after `admits`, with nothing awaited between); one whose session ran out ends at once. */
   add(stream: OpenStream): void {
     this.perUser.set(stream.userId, (this.perUser.get(stream.userId) ?? 0) + 1);
+    this.perAddress.set(stream.address, (this.perAddress.get(stream.address) ?? 0) + 1);
     this.open.set(stream, null);
     this.arm(stream);
   }
@@ -60,6 +69,9 @@ export class StreamRegistry {
     const mine = (this.perUser.get(stream.userId) ?? 1) - 1;
     if (mine > 0) this.perUser.set(stream.userId, mine);
     else this.perUser.delete(stream.userId);
+    const fromAddress = (this.perAddress.get(stream.address) ?? 1) - 1;
+    if (fromAddress > 0) this.perAddress.set(stream.address, fromAddress);
+    else this.perAddress.delete(stream.address);
   }
 
   /** Ends the streams of sessions that ended. */

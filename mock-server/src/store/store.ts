@@ -439,14 +439,15 @@ export interface RateLimitCounters {
  */
 export interface StreamPlaces {
   /**
-   * Takes a place for one more stream of the user if both caps allow it, counting every
-   * instance's open streams: its id, or the cap it would pass.
+   * Takes a place for one more stream of the user, from a client address, if every cap allows it,
+   * counting every instance's open streams: its id, or the cap it would pass.
    */
   take(
     appId: string,
     userId: string,
-    caps: { perUser: number; perApp: number },
-  ): Promise<{ id: string } | { cap: "user" | "app" }>;
+    address: string,
+    caps: { perUser: number; perApp: number; perAddress: number },
+  ): Promise<{ id: string } | { cap: "user" | "app" | "address" }>;
   /** Gives a place back (its stream ended). */
   give(id: string): void;
 }

@@ -1,7 +1,8 @@
 /**
- * Open change streams have caps of their own — per user and per app (counted per instance), each
- * answering 429 — and no longer count toward the app's concurrency cap, so one client holding many
- * streams cannot lock everyone else out of the app (docs/decisions/0011-revocation.md).
+ * Open change streams have caps of their own — per user (lower for anonymous users), per client
+ * address and per app (on PostgreSQL counted by every instance together), each answering 429 — and
+ * no longer count toward the app's concurrency cap, so one client holding many streams cannot lock
+ * everyone else out of the app (docs/decisions/0011-revocation.md, 0017-fair-shares.md).
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,6 +32,16 @@ async function newApp(config: Record<string, unknown>): Promise<string> {
 const anonymous = async (appId: string) =>
   (await send("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} })).body
     .access_token as string;
+
+/** A confirmed e-mail/password user (not anonymous), logged in: its access token. */
+async function registered(appId: string, email: string): Promise<string> {
+  await send("createUser", "POST", `/_mock/v1/apps/${appId}/users`, { body: { email, password: "secret-1" } });
+  return (
+    await send("login", "POST", `${base}/app/${appId}/auth/providers/local-userpass/login`, {
+      body: { username: email, password: "secret-1" },
+    })
+  ).body.access_token as string;
+}
 
 const watchers = async (appId: string) => (await send("getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers;
 
@@ -74,6 +85,38 @@ describe("change stream caps", () => {
       error: "too many change streams: the app may have 2 open at once",
       error_code: "TooManyRequests",
     });
+    for (const stream of streams) stream.close();
+  });
+
+  it("gives anonymous users a lower cap: ten of them cannot take all the app's streams", async () => {
+    const appId = await newApp({ maxStreamsPerApp: 25, maxStreamsPerAnonymousUser: 2 });
+    const streams: WatchReader[] = [];
+    for (let i = 0; i < 10; i++) {
+      const guest = await anonymous(appId);
+      streams.push(await accepted(appId, guest), await accepted(appId, guest));
+      expect(await refused(appId, guest)).toMatchObject({
+        error: "too many change streams: an anonymous user may have 2 open at once",
+        error_code: "TooManyRequests",
+      });
+    }
+    // The rest of the app's places are there for the users who signed up.
+    const ada = await registered(appId, "ada@example.com");
+    for (let i = 0; i < 5; i++) streams.push(await accepted(appId, ada));
+    expect((await refused(appId, ada)).error).toBe("too many change streams: the app may have 25 open at once");
+    for (const stream of streams) stream.close();
+  });
+
+  it("caps the streams of one client address, whatever their users", async () => {
+    const appId = await newApp({ maxStreamsPerAddress: 3 });
+    const streams = [];
+    for (let i = 0; i < 3; i++) streams.push(await accepted(appId, await anonymous(appId)));
+    expect(await refused(appId, await registered(appId, "bob@example.com"))).toMatchObject({
+      error: "too many change streams: one address may have 3 open at once",
+      error_code: "TooManyRequests",
+    });
+    streams.shift()!.close();
+    await expect.poll(() => watchers(appId), { timeout: 5000, interval: 10 }).toBe(2);
+    streams.push(await accepted(appId, await anonymous(appId)));
     for (const stream of streams) stream.close();
   });
 

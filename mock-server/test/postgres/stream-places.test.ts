@@ -40,24 +40,33 @@ const idOf = (taken: { id: string } | { cap: string }) => {
 describe("stream places in the database", () => {
   it("count every holder's streams against the user's and the app's caps, and free a place given back", async () => {
     const [a, b] = [holder(), holder()];
-    const caps = { perUser: 1, perApp: 2 };
-    const first = idOf(await a.take("app-1", "ann", caps));
-    expect(await b.take("app-1", "ann", caps)).toEqual({ cap: "user" });
-    idOf(await b.take("app-1", "bob", caps));
-    expect(await a.take("app-1", "cid", caps)).toEqual({ cap: "app" });
+    const caps = { perUser: 1, perApp: 2, perAddress: 1000 };
+    const first = idOf(await a.take("app-1", "ann", "10.0.0.1", caps));
+    expect(await b.take("app-1", "ann", "10.0.0.1", caps)).toEqual({ cap: "user" });
+    idOf(await b.take("app-1", "bob", "10.0.0.1", caps));
+    expect(await a.take("app-1", "cid", "10.0.0.1", caps)).toEqual({ cap: "app" });
     // Another app's streams are its own.
-    idOf(await b.take("app-2", "ann", caps));
+    idOf(await b.take("app-2", "ann", "10.0.0.1", caps));
     a.give(first);
-    await until(async () => "id" in (await b.take("app-1", "ann", caps)), "ann's place given back", {
+    await until(async () => "id" in (await b.take("app-1", "ann", "10.0.0.1", caps)), "ann's place given back", {
       timeoutMs: 5_000,
     });
   });
 
+  it("count one client address's streams, whatever their users, across holders", async () => {
+    const [a, b] = [holder(), holder()];
+    const caps = { perUser: 10, perApp: 100, perAddress: 2 };
+    idOf(await a.take("app-address", "ann", "10.0.0.7", caps));
+    idOf(await b.take("app-address", "bob", "10.0.0.7", caps));
+    expect(await a.take("app-address", "cid", "10.0.0.7", caps)).toEqual({ cap: "address" });
+    idOf(await b.take("app-address", "cid", "10.0.0.8", caps));
+  });
+
   it("are exact when holders race for the last places", async () => {
     const [a, b] = [holder(), holder()];
-    const caps = { perUser: 3, perApp: 100 };
+    const caps = { perUser: 3, perApp: 100, perAddress: 1000 };
     const attempts = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).take("app-race", "ann", caps)),
+      Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).take("app-race", "ann", "10.0.0.1", caps)),
     );
     expect(attempts.filter((t) => "id" in t)).toHaveLength(3);
     expect(attempts.filter((t) => "cap" in t && t.cap === "user")).toHaveLength(9);
@@ -66,9 +75,9 @@ describe("stream places in the database", () => {
   });
 
   it("are renewed while held, and run out when their holder died", async () => {
-    const caps = { perUser: 1, perApp: 10 };
+    const caps = { perUser: 1, perApp: 10, perAddress: 1000 };
     const live = holder({ leaseSeconds: 1, renewEveryMs: 100 });
-    const id = idOf(await live.take("app-lease", "ann", caps));
+    const id = idOf(await live.take("app-lease", "ann", "10.0.0.1", caps));
     const expiry = async () =>
       (await db.rows<{ at: Date }>("SELECT expires_at AS at FROM open_streams WHERE id = $1", [id]))[0]?.at.getTime();
     const first = (await expiry())!;
@@ -77,13 +86,13 @@ describe("stream places in the database", () => {
       timeoutMs: 5_000,
       everyMs: 50,
     });
-    expect(await holder().take("app-lease", "ann", caps)).toEqual({ cap: "user" });
+    expect(await holder().take("app-lease", "ann", "10.0.0.1", caps)).toEqual({ cap: "user" });
 
     // Its holder dies (no more renewals, nothing given back): the place runs out with its lease.
     live.stop();
     const other = holder();
     await until(
-      async () => "id" in (await other.take("app-lease", "ann", caps)),
+      async () => "id" in (await other.take("app-lease", "ann", "10.0.0.1", caps)),
       "the dead holder's place to run out",
       {
         timeoutMs: 5_000,
@@ -93,7 +102,7 @@ describe("stream places in the database", () => {
   });
 
   it("given back while the database was away, are deleted once it is back (not at the end of their lease)", async () => {
-    const caps = { perUser: 1, perApp: 10 };
+    const caps = { perUser: 1, perApp: 10, perAddress: 1000 };
     let away = false;
     // The holder's view of the database: its queries fail while `away`.
     const flaky = new Proxy(db, {
@@ -106,16 +115,20 @@ describe("stream places in the database", () => {
     });
     const returning = new PgStreamPlaces(flaky, { leaseSeconds: 30, renewEveryMs: 100 });
     holders.push(returning);
-    const id = idOf(await returning.take("app-away", "ann", caps));
+    const id = idOf(await returning.take("app-away", "ann", "10.0.0.1", caps));
     away = true;
     returning.give(id);
     const other = holder();
-    expect(await other.take("app-away", "ann", caps)).toEqual({ cap: "user" });
+    expect(await other.take("app-away", "ann", "10.0.0.1", caps)).toEqual({ cap: "user" });
     away = false;
     // Well inside the 30 s lease: the next renewal tick deletes it.
-    await until(async () => "id" in (await other.take("app-away", "ann", caps)), "the place given back again", {
-      timeoutMs: 5_000,
-      everyMs: 100,
-    });
+    await until(
+      async () => "id" in (await other.take("app-away", "ann", "10.0.0.1", caps)),
+      "the place given back again",
+      {
+        timeoutMs: 5_000,
+        everyMs: 100,
+      },
+    );
   });
 });

@@ -1,14 +1,16 @@
 import {
   defaultMaxStreamBufferBytes,
+  defaultMaxStreamsPerAddress,
+  defaultMaxStreamsPerAnonymousUser,
   defaultMaxStreamsPerApp,
   defaultMaxStreamsPerUser,
 } from "../../config/app-config.ts";
 import { controlApiServed } from "../../config/options.ts";
 import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import { mongoServiceName } from "../../data/mongo-actions.ts";
-import { Rules } from "../../data/rules.ts";
+import { isAnonymousUser, Rules } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
-import type { OpenStream } from "../../runtime/streams.ts";
+import type { OpenStream, StreamCap } from "../../runtime/streams.ts";
 import { redactUrl } from "../../state/journal.ts";
 import { defineRoute } from "../route.ts";
 import { changeDocument, encodeChange, streamErrors, type WatchSpec, watchMatcher } from "./change-stream.ts";
@@ -77,25 +79,37 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   } catch (error) {
     throw errors.mongo((error as Error).message);
   }
+  // Anonymous users have a lower cap, and one client address a cap whatever its users, so that no
+  // user or address can take every stream of the app (docs/decisions/0017-fair-shares.md).
+  const anonymous = isAnonymousUser(user);
+  const perUser = app.config.maxStreamsPerUser ?? defaultMaxStreamsPerUser;
+  const perAnonymousUser = app.config.maxStreamsPerAnonymousUser ?? defaultMaxStreamsPerAnonymousUser;
+  const anonymousCap = anonymous && perAnonymousUser < perUser;
   const caps = {
-    perUser: app.config.maxStreamsPerUser ?? defaultMaxStreamsPerUser,
+    perUser: anonymousCap ? perAnonymousUser : perUser,
     perApp: app.config.maxStreamsPerApp ?? defaultMaxStreamsPerApp,
+    perAddress: app.config.maxStreamsPerAddress ?? defaultMaxStreamsPerAddress,
   };
+  const address = request.ip;
   const bufferLimit = app.config.maxStreamBufferBytes ?? defaultMaxStreamBufferBytes;
-  const refusal = (verdict: "ok" | "user" | "app") =>
+  const refusal = (verdict: "ok" | StreamCap) =>
     verdict === "user"
-      ? errors.tooManyUserStreams(caps.perUser)
+      ? anonymousCap
+        ? errors.tooManyAnonymousStreams(caps.perUser)
+        : errors.tooManyUserStreams(caps.perUser)
       : verdict === "app"
         ? errors.tooManyAppStreams(caps.perApp)
-        : null;
-  const early = refusal(app.streams.admits(user.id, caps));
+        : verdict === "address"
+          ? errors.tooManyAddressStreams(caps.perAddress)
+          : null;
+  const early = refusal(app.streams.admits(user.id, address, caps));
   if (early) throw early;
   // Where instances share the store, their streams count too: a place is taken in the store, and
   // given back whatever ends the stream or stops it from opening.
   const places = emulator.store.streamPlaces;
   let place: string | null = null;
   if (places) {
-    const taken = await places.take(app.appId, user.id, caps);
+    const taken = await places.take(app.appId, user.id, address, caps);
     if ("cap" in taken) throw refusal(taken.cap);
     place = taken.id;
   }
@@ -120,7 +134,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     throw error;
   }
   // From here to the registration nothing is awaited, so no other stream can take the last place.
-  const late = refusal(app.streams.admits(user.id, caps));
+  const late = refusal(app.streams.admits(user.id, address, caps));
   if (late) {
     unsubscribe();
     givePlace();
@@ -188,6 +202,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   };
   const stream: OpenStream = {
     userId: user.id,
+    address,
     sessionId: session.id,
     apiKeyId: session.apiKeyId,
     expiresAt: session.expiresAt,

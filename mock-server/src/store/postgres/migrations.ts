@@ -386,7 +386,7 @@ export const migrations: Migration[] = [
   },
   {
     version: 6,
-    name: "what each user holds and writes, and anonymous users together, counted by the triggers",
+    name: "what each user holds and writes, anonymous users together, streams per address",
     // docs/decisions/0017-fair-shares.md. A document counts for the user who last wrote it
     // (`owner`, null for the system's writes) and, when that user was anonymous, toward anonymous
     // users' share (`owner_anonymous`). The totals of anonymous users are kept in the app's slots
@@ -400,6 +400,8 @@ export const migrations: Migration[] = [
     // name as message and its value as detail, as the app's.
     sql: `
       ALTER TABLE documents ADD COLUMN owner text, ADD COLUMN owner_anonymous boolean NOT NULL DEFAULT false;
+      -- The client address of each open change stream (the per-address cap).
+      ALTER TABLE open_streams ADD COLUMN address text;
 
       ALTER TABLE app_usage
         ADD COLUMN max_anonymous_documents bigint,

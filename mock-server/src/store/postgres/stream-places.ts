@@ -37,23 +37,26 @@ export class PgStreamPlaces implements StreamPlaces {
   async take(
     appId: string,
     userId: string,
-    caps: { perUser: number; perApp: number },
-  ): Promise<{ id: string } | { cap: "user" | "app" }> {
+    address: string,
+    caps: { perUser: number; perApp: number; perAddress: number },
+  ): Promise<{ id: string } | { cap: "user" | "app" | "address" }> {
     const id = randomHex(12);
     const refused = await this.db.transaction(async (client) => {
       await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [placesLock, appId]);
-      const { rows } = await client.query<{ app: number; mine: number }>(
-        `SELECT count(*)::int AS app, (count(*) FILTER (WHERE user_id = $2))::int AS mine
+      const { rows } = await client.query<{ app: number; mine: number; address: number }>(
+        `SELECT count(*)::int AS app, (count(*) FILTER (WHERE user_id = $2))::int AS mine,
+                (count(*) FILTER (WHERE address = $3))::int AS address
            FROM open_streams WHERE app_id = $1 AND expires_at > clock_timestamp()`,
-        [appId, userId],
+        [appId, userId, address],
       );
-      const counted = rows[0] ?? { app: 0, mine: 0 };
+      const counted = rows[0] ?? { app: 0, mine: 0, address: 0 };
       if (counted.app >= caps.perApp) return "app" as const;
       if (counted.mine >= caps.perUser) return "user" as const;
+      if (counted.address >= caps.perAddress) return "address" as const;
       await client.query(
-        `INSERT INTO open_streams (id, app_id, user_id, expires_at)
-         VALUES ($1, $2, $3, clock_timestamp() + make_interval(secs => $4))`,
-        [id, appId, userId, this.timing.leaseSeconds],
+        `INSERT INTO open_streams (id, app_id, user_id, address, expires_at)
+         VALUES ($1, $2, $3, $4, clock_timestamp() + make_interval(secs => $5))`,
+        [id, appId, userId, address, this.timing.leaseSeconds],
       );
       return null;
     });
