@@ -20,13 +20,22 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-/** A JSON body of exactly `bytes` bytes: an insertOne whose document's filler takes up the rest. */
+/**
+ * A JSON body of exactly `bytes` bytes: an insertMany of two documents whose fillers take up the
+ * rest (each under MongoDB's 16 MiB limit on one document).
+ */
 function insertOfSize(bytes: number, extra: Record<string, unknown> = {}): string {
   const shell = (filler: string) =>
     JSON.stringify({
-      name: "insertOne",
+      name: "insertMany",
       service: "mongodb-atlas",
-      arguments: [{ database: "limits", collection: "big", document: { filler } }],
+      arguments: [
+        {
+          database: "limits",
+          collection: "big",
+          documents: [{ filler: filler.slice(0, filler.length >> 1) }, { filler: filler.slice(filler.length >> 1) }],
+        },
+      ],
       ...extra,
     });
   const text = shell("x".repeat(bytes - shell("").length));
@@ -36,7 +45,8 @@ function insertOfSize(bytes: number, extra: Record<string, unknown> = {}): strin
 
 describe("request size", () => {
   it("handles an App Services body of exactly 18 MB and answers 413 one byte past it", async () => {
-    const appId = await newOpenApp(app);
+    // (18 MB of documents from one anonymous writer: past its own share by default.)
+    const appId = await newOpenApp(app, { limits: { documentBytesPerAnonymousUser: 64 * 1024 * 1024 } });
     const { access_token } = await anonymousLogin(app, appId);
     const send = (payload: string) =>
       call(app, "callFunction", {

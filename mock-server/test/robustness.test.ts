@@ -51,14 +51,16 @@ describe("malformed requests", () => {
   });
 
   it("handles a body up to 18 MB and refuses a larger one with 413", async () => {
-    const appId = await newOpenApp(app);
+    // (17 MB of documents from one anonymous writer: past its own share by default.)
+    const appId = await newOpenApp(app, { limits: { documentBytesPerAnonymousUser: 64 * 1024 * 1024 } });
     const { access_token } = await anonymousLogin(app, appId);
+    // Two documents: one is held to MongoDB's 16 MiB.
     const big = (bytes: number) => {
-      const filler = "x".repeat(bytes - 100);
+      const filler = "x".repeat((bytes - 200) >> 1);
       return JSON.stringify({
-        name: "insertOne",
+        name: "insertMany",
         service: "mongodb-atlas",
-        arguments: [{ database: "big", collection: "c", document: { filler } }],
+        arguments: [{ database: "big", collection: "c", documents: [{ filler }, { filler }] }],
       });
     };
     const ok = await call(app, "callFunction", {

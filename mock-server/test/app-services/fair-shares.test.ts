@@ -241,6 +241,34 @@ describe("MongoDB's 16 MiB document limit", () => {
   });
 });
 
+describe("anonymous users per address", () => {
+  it("refuses a client address's anonymous login past its users a day (429, Retry-After); others go on", async () => {
+    const appId = await newOpenApp(app, { limits: { anonymousUsersPerAddress: 3 } });
+    const login = (remoteAddress: string) =>
+      call(app, "login", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/anon-user/login`,
+        payload: {},
+        remoteAddress,
+      });
+    for (let i = 0; i < 3; i++) expect((await login("10.1.0.1")).response.statusCode).toBe(200);
+    const refused = await login("10.1.0.1");
+    expect(refused.response.statusCode).toBe(429);
+    expect(refused.body).toMatchObject({
+      error: "too many anonymous users: one address may create 3 a day",
+      error_code: "TooManyRequests",
+    });
+    const wait = Number(refused.response.headers["retry-after"]);
+    expect(wait).toBeGreaterThan(86_000);
+    expect(wait).toBeLessThanOrEqual(86_400);
+    // Another address, and other providers from the same one, are not held to it.
+    expect((await login("10.1.0.2")).response.statusCode).toBe(200);
+    await emailUser(app, appId, "ada@example.com");
+    const { body: list } = await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` });
+    expect(list.users).toHaveLength(5);
+  });
+});
+
 describe("state", () => {
   it("exports whom documents count for, and an import keeps counting them", async () => {
     const appId = await newOpenApp(app, { limits: { documentsPerUser: 2 } });

@@ -20,10 +20,10 @@ async function json(path: string, init: RequestInit = {}) {
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
-async function setup() {
+async function setup(config: Record<string, unknown> = {}) {
   const { body: created } = await json("/_mock/v1/apps", {
     method: "POST",
-    body: JSON.stringify({ config: openData }),
+    body: JSON.stringify({ config: { ...openData, ...config } }),
   });
   const appId = created.appId as string;
   const { body: session } = await json(`/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, {
@@ -224,7 +224,8 @@ describe("callFunctionStreaming (watch)", () => {
   });
 
   it("serves many watchers at once and cleans them all up", async () => {
-    const { appId, token } = await setup();
+    // (Twenty streams of one anonymous user: past its own cap by default.)
+    const { appId, token } = await setup({ maxStreamsPerAnonymousUser: 100 });
     const streams = await Promise.all(
       Array.from({ length: 20 }, () => open(appId, token, { database: "db", collection: "many" })),
     );

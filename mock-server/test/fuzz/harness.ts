@@ -120,6 +120,8 @@ export class FuzzHarness {
         overrides: {
           providers: { "custom-token": { enabled: true }, "custom-function": { enabled: true } },
           functionTimeoutMs: 2000,
+          // Every case signs in anonymously from one address, thousands a run.
+          limits: { anonymousUsersPerAddress: 1_000_000 },
           // The semantic cases' collections (semantics.ts), whatever the template's default rule.
           rules: {
             [`${semanticNamespace.database}.${semanticNamespace.collection}`]: { read: true, write: true },

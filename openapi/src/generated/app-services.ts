@@ -631,7 +631,10 @@ export interface components {
         /**
          * @description The app is serving its maximum number of concurrent requests, or (ours, with
          *     `--auth-rate-limit`) the client address or e-mail address made too many sign-in, registration
-         *     or mail requests in the window; then `Retry-After` says when to try again.
+         *     or mail requests in the window; then `Retry-After` says when to try again. Also ours (the
+         *     app's `limits`, docs/decisions/0017-fair-shares.md): an anonymous login from a client address
+         *     that created `anonymousUsersPerAddress` anonymous users in the last day (with
+         *     `Retry-After`), and a MongoDB write by a user that spent its writes a second.
          */
         TooManyRequests: {
             headers: {

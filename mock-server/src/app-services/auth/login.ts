@@ -9,6 +9,7 @@ import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { newObjectIdHex, randomLetters, sha256Hex } from "../../state/ids.ts";
 import { standInHash, verifyPassword } from "../../state/passwords.ts";
 import type { StoredIdentity, StoredUser } from "../../store/store.ts";
+import { anonymousSignupRefusal, countAnonymousSignup } from "../anonymous-signups.ts";
 import type { Caller } from "../auth-context.ts";
 import { type AppServicesRequest, defineRoute, sendJson } from "../route.ts";
 import { accessTokenFor, deviceIdFrom, startSession } from "../session-tokens.ts";
@@ -131,6 +132,14 @@ export default defineRoute("login", "login", async (request, reply) => {
   if (linking) return sendJson(reply, 200, await link(request, request.caller!, auth));
 
   let user = auth.user;
+  if (!user && provider === "anon-user") {
+    // One client address may create only so many anonymous users a day (docs/decisions/0017-fair-shares.md).
+    const refused = await countAnonymousSignup(emulator.store, app, request.ip);
+    if (refused) {
+      reply.header("retry-after", String(refused.retryAfterSeconds));
+      throw anonymousSignupRefusal(app);
+    }
+  }
   if (!user) {
     // The store decides who owns a new identity: of concurrent first logins (on any instance) one
     // creates the user, the others log in as it.
