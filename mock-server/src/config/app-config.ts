@@ -37,6 +37,11 @@ export const defaultMaxStreamsPerAddress = 200;
  * while more wait is not written; the stream ends with an error event instead (decision 0011).
  */
 export const defaultMaxStreamBufferBytes = 8 * 1024 * 1024;
+/**
+ * Documents one MongoDB action may read from the store (those its filter cannot rule out there):
+ * bounds what one read holds in memory and costs the database (docs/decisions/0017-fair-shares.md).
+ */
+export const defaultDocsExaminedLimit = 100_000;
 
 export type AppLimits = Required<NonNullable<AppConfig["limits"]>>;
 

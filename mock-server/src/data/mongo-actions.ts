@@ -8,17 +8,28 @@
  * the query limits, and writes through one atomic `write` of the store.
  */
 import { Int32, Long, ObjectId } from "bson";
-import type { AppConfig } from "../config/app-config.ts";
+import { type AppConfig, defaultDocsExaminedLimit } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import {
   type AppliedChanges,
   type DocumentChange,
   type DocumentStore,
   QuotaExceededError,
+  type ScanOptions,
+  StoreTimeoutError,
   type WritePlan,
   WriteRateExceededError,
   type WriteView,
 } from "../store/store.ts";
+import {
+  allMatches,
+  bestMatches,
+  bounded,
+  countMatches,
+  firstMatches,
+  type Matcher,
+  type ReadBudget,
+} from "./bounded-reads.ts";
 import { checkUpdateSize, documentTooLarge } from "./document-size.ts";
 import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
 import { type MongoAction, mongoActions } from "./mongo-action-names.ts";
@@ -247,6 +258,8 @@ export class MongoService {
   private readonly limits: QueryLimits;
   /** Every synchronous part of one action runs before this moment (performance.now()). */
   private deadline = 0;
+  /** What the action may still read (its deadline, the documents it may examine). */
+  private budget: ReadBudget = { deadline: 0, maxExamined: 0, examined: 0 };
 
   constructor(
     private readonly app: MongoApp,
@@ -286,6 +299,38 @@ export class MongoService {
     return docs.filter((d) => q.test(d));
   }
 
+  // -------------------------------------------------------------------------------------------
+  // Reads bounded in time and documents (bounded-reads.ts, docs/decisions/0017-fair-shares.md)
+
+  /** A read of the store (or of a write's view), checked against the action's budget between batches. */
+  private scan(reader: Reader, prefilter: Document, options: { want?: number }): AsyncIterable<Document[]> {
+    const max = this.budget.maxExamined - this.budget.examined;
+    return bounded(reader(prefilter, { ...options, max, deadline: this.budget.deadline }), this.budget);
+  }
+
+  /** What a collection's documents are read through: the store, or a write's view. */
+  private reader(database: string, name: string, view?: WriteView): Reader {
+    if (view) return (prefilter, options) => view.scan(prefilter, options);
+    return (prefilter, options) => this.app.data.scan(database, name, prefilter, options);
+  }
+
+  private matcher(query: Document): Matcher {
+    return (docs) => this.limited(() => this.matching(docs, query));
+  }
+
+  /**
+   * The documents matching `query` an action needs: with a sort, the best `want` (all without one);
+   * without, the first `want` in natural order (all without one), reading no further.
+   */
+  private matches(reader: Reader, query: Document, sort: Document, want: number | undefined): Promise<Document[]> {
+    const sorted = Object.keys(sort).length > 0;
+    const batches = this.scan(reader, query, sorted || want === undefined ? {} : { want });
+    const match = this.matcher(query);
+    if (want === undefined) return allMatches(batches, match);
+    if (!sorted) return firstMatches(batches, match, want);
+    return bestMatches(batches, match, want, (docs, n) => this.limited(() => find(docs, {}, { sort, limit: n })));
+  }
+
   /** Checks a query the way the server does, even when there is nothing to run it on. */
   private checkQuery(query: Document): void {
     if (Object.keys(query).length === 0) return;
@@ -299,7 +344,18 @@ export class MongoService {
    * never change it.
    */
   async run(action: MongoAction, args: Document): Promise<unknown> {
+    try {
+      return await this.runAction(action, args);
+    } catch (error) {
+      // A database statement past its time (or cancelled at the deadline) is the action's.
+      if (error instanceof StoreTimeoutError) throw errors.queryTimeLimit();
+      throw error;
+    }
+  }
+
+  private async runAction(action: MongoAction, args: Document): Promise<unknown> {
     this.deadline = performance.now() + this.limits.timeoutMs;
+    this.budget = { deadline: this.deadline, maxExamined: docsExaminedLimitOf(this.app.config), examined: 0 };
     const database = requireString(args, "database");
     const name = requireString(args, "collection");
     const invalid = namespaceError(database, name);
@@ -315,10 +371,12 @@ export class MongoService {
         const filter = this.rules.read(this.principal, database, name);
         if (filter === null) return Long.fromNumber(0);
         const all = narrow(query, filter);
-        const docs = await this.app.data.read(database, name, all);
-        const n = this.limited(() => this.matching(docs, all).length);
         const limit = optionalLimit(args);
-        return Long.fromNumber(limit === undefined ? n : Math.min(n, limit));
+        // Counted by the store when it evaluates the query exactly; else read and matched, bounded.
+        const n =
+          (await this.app.data.countExact(database, name, all, limit)) ??
+          (await countMatches(this.scan(this.reader(database, name), all, {}), this.matcher(all), limit));
+        return Long.fromNumber(n);
       }
       case "aggregate":
         return this.aggregate(database, name, args);
@@ -402,8 +460,8 @@ export class MongoService {
     const projection = optionalDocument(args, "project");
     const sort = optionalDocument(args, "sort");
     const limit = Math.min(optionalLimit(args) ?? maxResults, maxResults);
-    const docs = await this.app.data.read(database, name, query);
-    return this.limited(() => find(docs, query, { projection, sort, limit }));
+    const docs = await this.matches(this.reader(database, name), query, sort, limit);
+    return this.limited(() => find(docs, {}, { projection, sort, limit }));
   }
 
   private async aggregate(database: string, name: string, args: Document): Promise<Document[]> {
@@ -418,28 +476,21 @@ export class MongoService {
     if (filter === null) return [];
     const stages =
       Object.keys(filter).length > 0 ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
-    // A leading $match narrows what the store fetches, like the rule's filter.
+    // A leading $match narrows what the store fetches, like the rule's filter; a $sort, $skip and
+    // $limit after it, how many of those documents the pipeline can use.
     const first = pipeline[0] as Document | undefined;
     const leading = isDocument(first?.$match) ? first.$match : {};
-    const docs = await this.app.data.read(database, name, narrow(leading, filter));
+    const head = pipelineHead(pipeline as Document[]);
+    const docs = await this.matches(this.reader(database, name), narrow(leading, filter), head.sort, head.want);
     // The other collections the pipeline reads, each as its read rule lets the caller see it.
-    const others = new Map<string, { docs: Document[]; filter: Document }>();
+    const others = new Map<string, Document[]>();
     for (const other of referencedCollections(pipeline)) {
       const otherFilter = this.rules.read(this.principal, database, other);
       if (otherFilter === null) continue;
-      others.set(other, { docs: await this.app.data.read(database, other, otherFilter), filter: otherFilter });
+      others.set(other, await this.matches(this.reader(database, other), otherFilter, {}, undefined));
     }
     return this.limited(() => {
-      const visible = new Map<string, Document[]>();
-      const collectionResolver = (other: string): Document[] => {
-        let found = visible.get(other);
-        if (!found) {
-          const source = others.get(other);
-          found = source ? this.matching(source.docs, source.filter) : [];
-          visible.set(other, found);
-        }
-        return found;
-      };
+      const collectionResolver = (other: string): Document[] => others.get(other) ?? [];
       const out = aggregate(docs, stages, { collectionResolver });
       return out.slice(0, maxResults).map((d) => cloneValue(d as Document));
     });
@@ -523,7 +574,12 @@ export class MongoService {
     this.checkQuery(query);
     const all = narrow(query, writeFilter);
     const outcome = await this.write(database, name, async (view) => {
-      const docs = await view.read(all);
+      const docs = await this.matches(
+        this.reader(database, name, view),
+        all,
+        options.sort ?? {},
+        options.many ? undefined : 1,
+      );
       return this.limited(() =>
         this.planUpdate(database, name, docs, all, query, spec as UpdateSpec, writeFilter, arrayFilters, options),
       );
@@ -673,7 +729,7 @@ export class MongoService {
     this.checkQuery(query);
     const all = narrow(query, deleteFilter);
     return this.write(database, name, async (view) => {
-      const docs = await view.read(all);
+      const docs = await this.matches(this.reader(database, name, view), all, sort ?? {}, many ? undefined : 1);
       const targets = this.limited(() => this.targets(docs, all, sort, many).map((d) => cloneValue(d)));
       return {
         changes: targets.map((doc) => ({ op: "delete" as const, id: doc._id })),
@@ -690,6 +746,36 @@ export class MongoService {
     });
   }
 }
+
+/**
+ * What an aggregation's first stages say of the documents it needs from its collection: a `$sort`
+ * (after the leading `$match`, if any), then `$skip` and `$limit` with plain counts — the best (or
+ * first) `skip + limit` matches are all the rest of the pipeline can see.
+ */
+export function pipelineHead(pipeline: Document[]): { sort: Document; want: number | undefined } {
+  let i = isDocument(pipeline[0]?.$match) ? 1 : 0;
+  let sort: Document = {};
+  if (isDocument(pipeline[i]?.$sort)) sort = pipeline[i++]!.$sort as Document;
+  let skip = 0;
+  for (; i < pipeline.length; i++) {
+    const stage = pipeline[i]!;
+    const count = (value: unknown) => (typeof value === "number" && Number.isSafeInteger(value) ? value : undefined);
+    if ("$skip" in stage && count(stage.$skip) !== undefined && count(stage.$skip)! >= 0) {
+      skip += count(stage.$skip)!;
+      continue;
+    }
+    const limit = "$limit" in stage ? count(stage.$limit) : undefined;
+    if (limit !== undefined && limit > 0) return { sort, want: skip + limit };
+    break;
+  }
+  return { sort, want: undefined };
+}
+
+/** The most documents one action of the app may examine (config `queryDocsExaminedLimit`). */
+const docsExaminedLimitOf = (config: AppConfig) => config.queryDocsExaminedLimit ?? defaultDocsExaminedLimit;
+
+/** Reads a collection's documents that may match a prefilter, in batches (the store's or a write's view's scan). */
+type Reader = (prefilter: Document, options: ScanOptions) => AsyncIterable<Document[]>;
 
 /** A plan that changes nothing. */
 function nothing<T>(result: T): WritePlan<T> {

@@ -14,7 +14,7 @@ import {
   EmailJsError,
   emailJsErrors,
 } from "../errors/catalogue.ts";
-import { QuotaExceededError, StoreUnavailableError } from "../store/store.ts";
+import { QuotaExceededError, StoreTimeoutError, StoreUnavailableError } from "../store/store.ts";
 import { areaOfUrl, publicOrigin } from "./areas.ts";
 import { JsonBodyError } from "./json-body.ts";
 
@@ -119,7 +119,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
       .send(JSON.stringify({ error: error.message, code: error.code }));
   }
   const area = request.routeOptions.config?.area ?? areaOfUrl(request.url);
-  if (error instanceof StoreUnavailableError) {
+  if (error instanceof StoreUnavailableError || error instanceof StoreTimeoutError) {
     // An outage, not a bug: the client may try again (the store reconnects by itself).
     request.log.warn({ reason: error.message }, "store unavailable");
     reply.header("retry-after", "1");

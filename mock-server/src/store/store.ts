@@ -63,6 +63,17 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
+ * A statement ran past its time (PostgreSQL's statement timeout, or a read cancelled at its
+ * action's deadline): nothing was written. MongoDB actions answer their time-limit error; other
+ * requests the outage answer (503, try again).
+ */
+export class StoreTimeoutError extends Error {
+  constructor(reason: string) {
+    super(`the database statement ran past its time: ${reason}`);
+  }
+}
+
+/**
  * A write would take the app past one of its limits (config `limits`): nothing was written. Users
  * count user objects and registrations not yet tied to one; documents and their bytes (canonical
  * Extended JSON, UTF-8) are summed over the app's collections. Writes that do not grow a total
@@ -313,6 +324,27 @@ export interface WriteView {
    * them, others may be too), in natural order, held against other writers until the write ends.
    */
   read(prefilter: Document): Promise<Document[]>;
+  /** The same, in batches, read as they are asked for (see DocumentStore.scan). */
+  scan(prefilter: Document, options?: ScanOptions): AsyncIterable<Document[]>;
+}
+
+/**
+ * How a caller reads (docs/decisions/0017-fair-shares.md): a store reads batches as they are asked
+ * for, so a caller that stops early (it has what it needs, or a limit ran out) reads no further.
+ */
+export interface ScanOptions {
+  /**
+   * The matching documents the caller needs at most (find's limit, findOne, updateOne): the first
+   * batches are about that small, so a query the store evaluates exactly reads just those.
+   */
+  want?: number;
+  /** The caller refuses more than this many documents: the store need not read past one more. */
+  max?: number;
+  /**
+   * When (performance.now()) the caller gives up: a statement still running then is cancelled
+   * (StoreTimeoutError), so the database stops working for an answer nobody waits for.
+   */
+  deadline?: number;
 }
 
 export interface WritePlan<T> {
@@ -328,6 +360,18 @@ export interface DocumentStore {
    * change them.
    */
   read(database: string, collection: string, prefilter: Document): Promise<Document[]>;
+  /**
+   * The documents that may match `prefilter` (see WriteView.read), natural order, in batches the
+   * store reads as they are asked for (PostgreSQL: a statement a batch, each bounded, so the
+   * caller can check its deadline between them and stop when it has enough). Callers must not
+   * change them.
+   */
+  scan(database: string, collection: string, prefilter: Document, options?: ScanOptions): AsyncIterable<Document[]>;
+  /**
+   * How many documents match `query`, when the store evaluates it exactly without reading them
+   * (store/exact-query.ts: equality of top-level fields); undefined otherwise. At most `limit`.
+   */
+  countExact(database: string, collection: string, query: Document, limit?: number): Promise<number | undefined>;
   /** The first document whose top-level `field` equals a string (custom user data). */
   findByField(database: string, collection: string, field: string, value: string): Promise<Document | undefined>;
   /**

@@ -7,6 +7,7 @@
 import { type AppLimits, writerLimits } from "../../config/app-config.ts";
 import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { storeDocument } from "../../data/ejson-text.ts";
+import { exactConditions, meetsExactly } from "../exact-query.ts";
 import {
   type AppliedChanges,
   type CollectionInfo,
@@ -14,6 +15,7 @@ import {
   type DocumentStore,
   type Quota,
   QuotaExceededError,
+  type ScanOptions,
   type WritePlan,
   WriteRateExceededError,
   type Writer,
@@ -36,6 +38,19 @@ function refuseGrowth(
 
 /** What a document counts against the app's `documentBytes` limit: its canonical Extended JSON in UTF-8. */
 export const documentBytes = (doc: Document) => Buffer.byteLength(toEJSONText(doc));
+
+/** The most documents a scan hands on at once (the caller checks its deadline between batches). */
+const maxBatch = 1_000;
+
+/** Documents in batches: a first of about `want` (when given), then up to 1,000 at a time. */
+async function* batchesOf(docs: Document[], { want }: ScanOptions): AsyncGenerator<Document[]> {
+  let size = want === undefined ? maxBatch : Math.max(1, Math.min(want, maxBatch));
+  for (let from = 0; from < docs.length; ) {
+    yield docs.slice(from, from + size);
+    from += size;
+    size = Math.min(size * 4, maxBatch);
+  }
+}
 
 /** The most fields of one collection kept indexed (a query on another field scans). */
 const maxIndexedFields = 8;
@@ -343,6 +358,24 @@ export class MemoryDocuments implements DocumentStore {
     return this.existing(database, collection)?.candidates(prefilter) ?? [];
   }
 
+  async *scan(database: string, name: string, prefilter: Document, options: ScanOptions = {}) {
+    yield* batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options);
+  }
+
+  async countExact(database: string, name: string, query: Document, limit?: number) {
+    const conditions = exactConditions(query);
+    if (conditions === null) return undefined;
+    const collection = this.existing(database, name);
+    const most = limit ?? Number.POSITIVE_INFINITY;
+    if (!collection) return 0;
+    if (conditions.length === 0) return Math.min(collection.size, most);
+    let n = 0;
+    for (const doc of collection.candidates(query)) {
+      if (meetsExactly(doc, conditions) && ++n >= most) break;
+    }
+    return n;
+  }
+
   async findByField(database: string, name: string, field: string, value: string): Promise<Document | undefined> {
     return this.findByFieldNow(database, name, field, value);
   }
@@ -374,6 +407,8 @@ export class MemoryDocuments implements DocumentStore {
     try {
       const decided = await plan({
         read: async (prefilter) => this.existing(database, name)?.candidates(prefilter) ?? [],
+        scan: (prefilter, options = {}) =>
+          batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options),
       });
       const applied = this.apply(database, name, decided.changes, writer);
       for (const event of decided.events(applied)) this.publish(event);

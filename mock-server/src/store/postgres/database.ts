@@ -5,7 +5,13 @@
  */
 import { createHash } from "node:crypto";
 import pg from "pg";
-import { QuotaExceededError, quotas, StoreUnavailableError, WriteRateExceededError } from "../store.ts";
+import {
+  QuotaExceededError,
+  quotas,
+  StoreTimeoutError,
+  StoreUnavailableError,
+  WriteRateExceededError,
+} from "../store.ts";
 import { decodeText, parseJson, toDatabase } from "./text-encoding.ts";
 
 /**
@@ -16,9 +22,17 @@ import { decodeText, parseJson, toDatabase } from "./text-encoding.ts";
 const statementNames = new Map<string, string>();
 const maxStatements = 1000;
 
-function statement(text: string, values: unknown[]): pg.QueryConfig {
-  let name = statementNames.get(text);
-  if (name === undefined && statementNames.size < maxStatements) {
+/**
+ * How a statement is planned: `cached` (the default) prepared once per connection, its plan kept
+ * (PostgreSQL may settle on one plan for every parameter value); `custom` planned for its values
+ * each time, for a statement whose best plan depends on them (an ordered read with a LIMIT: walk
+ * the collection in order, or find the few matching rows by the index first).
+ */
+export type Planning = "cached" | "custom";
+
+function statement(text: string, values: unknown[], planning: Planning = "cached"): pg.QueryConfig {
+  let name = planning === "custom" ? undefined : statementNames.get(text);
+  if (name === undefined && planning === "cached" && statementNames.size < maxStatements) {
     name = `s${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;
     statementNames.set(text, name);
   }
@@ -31,9 +45,13 @@ function statement(text: string, values: unknown[]): pg.QueryConfig {
 class NamedClient implements Queryable {
   constructor(readonly client: pg.PoolClient) {}
 
-  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []) {
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values: unknown[] = [],
+    planning?: Planning,
+  ) {
     try {
-      return await this.client.query<R>(statement(text, values));
+      return await this.client.query<R>(statement(text, values, planning));
     } catch (error) {
       throw translate(error);
     }
@@ -115,6 +133,8 @@ export function translate(error: unknown): unknown {
     return new StoreUnavailableError((error as Error).message);
   }
   const e = error as { code?: unknown; message?: unknown; detail?: unknown };
+  // query_canceled: the statement timeout, or a read cancelled at its deadline (queryWithin).
+  if (e.code === "57014") return new StoreTimeoutError(String(e.message));
   if (e.code === "53400" && knownQuotas.has(e.message))
     return new QuotaExceededError(e.message as QuotaExceededError["quota"], Number(e.detail));
   if (e.code === "53400" && writeRates.has(e.message)) return new WriteRateExceededError(Number(e.detail));
@@ -123,7 +143,11 @@ export function translate(error: unknown): unknown {
 
 /** A pool client or the database itself. */
 export interface Queryable {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+    planning?: Planning,
+  ): Promise<pg.QueryResult<R>>;
 }
 
 /** A unique-constraint violation (the store's way of deciding races). */
@@ -151,11 +175,59 @@ export class Database implements Queryable {
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     text: string,
     values: unknown[] = [],
+    planning?: Planning,
   ): Promise<pg.QueryResult<R>> {
     try {
-      return await this.pool.query<R>(statement(text, values));
+      return await this.pool.query<R>(statement(text, values, planning));
     } catch (error) {
       throw translate(error);
+    }
+  }
+
+  /**
+   * A statement that is cancelled if it still runs after `ms` (StoreTimeoutError): a read an action
+   * stops waiting for at its deadline. The cancellation goes the protocol's way (its own short
+   * connection, the backend's secret key: no pool connection needed, no other backend reached),
+   * and a connection that was sent one is closed rather than given back, so it can never reach
+   * the next statement on that connection.
+   */
+  async queryWithin<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    ms: number,
+    text: string,
+    values: unknown[] = [],
+    planning?: Planning,
+  ): Promise<pg.QueryResult<R>> {
+    if (ms <= 0) throw new StoreTimeoutError("the deadline had passed");
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw translate(error);
+    }
+    let cancelled = false;
+    const timer = setTimeout(() => {
+      cancelled = true;
+      const internal = client as unknown as { activeQuery: unknown };
+      // Client.cancel(client, query): node-postgres's cancellation (a CancelRequest on a new socket;
+      // one that cannot be sent leaves the statement to the statement timeout).
+      const canceller = new pg.Client({ connectionString: this.options.url }) as unknown as {
+        connection: { on(event: "error", listener: () => void): void };
+        cancel(target: unknown, query: unknown): void;
+      };
+      canceller.connection.on("error", () => undefined);
+      canceller.cancel(client, internal.activeQuery);
+    }, ms);
+    let failure: unknown;
+    try {
+      return await client.query<R>(statement(text, values, planning));
+    } catch (error) {
+      failure = error;
+      throw translate(error);
+    } finally {
+      clearTimeout(timer);
+      client.release(
+        cancelled ? new Error("cancelled") : failure && isUnavailable(failure) ? (failure as Error) : undefined,
+      );
     }
   }
 

@@ -8,12 +8,14 @@
  * notifying commit holds a database-wide lock until it is flushed, which serializes such commits.
  */
 import { type ChangeEvent, type Document, fromEJSONText, toEJSON, toEJSONText } from "../../data/documents.ts";
+import { exactConditions } from "../exact-query.ts";
 import type { OwnerList } from "../memory/documents.ts";
 import {
   type AppliedChanges,
   type CollectionInfo,
   type DocumentChange,
   type DocumentStore,
+  type ScanOptions,
   StoreUnavailableError,
   type WritePlan,
   type Writer,
@@ -26,6 +28,8 @@ import { pushdown } from "./pushdown.ts";
 import { idRowKey } from "./row-keys.ts";
 import { jsonFromDatabase, jsonParam } from "./text-encoding.ts";
 
+/** The most rows a batch of a scan reads and decodes at once. */
+const maxBatch = 1_000;
 /** A notification's payload is limited to 8000 bytes; larger events go through change_log. */
 const maxPayloadBytes = 7_900;
 /** Deadlocks and serialization failures are retried this often (the plan is pure, so it can run again). */
@@ -75,6 +79,86 @@ export class PgDocuments implements DocumentStore {
 
   async read(database: string, collection: string, prefilter: Document): Promise<Document[]> {
     return this.select(this.context.db, database, collection, prefilter, false);
+  }
+
+  scan(database: string, collection: string, prefilter: Document, options: ScanOptions = {}) {
+    const db = this.context.db;
+    // Each statement is cancelled at the caller's deadline (the database stops working too).
+    const { deadline } = options;
+    const within: Queryable =
+      deadline === undefined
+        ? db
+        : { query: (text, values, planning) => db.queryWithin(deadline - performance.now(), text, values, planning) };
+    return this.batches(async () => within, database, collection, prefilter, options, false);
+  }
+
+  /**
+   * The candidates of `prefilter` in batches, each one statement (docs/decisions/0017-fair-shares.md):
+   *
+   * - wanted few (`want`): in natural order from the start, `ORDER BY seq LIMIT n` after the last
+   *   batch's `seq`, the first batch `want` rows (all of them match when the query is exact),
+   *   the next ones four times larger, up to 1,000; the planner walks the collection in order or
+   *   finds the few rows through the GIN index, as it estimates cheaper;
+   * - wanted all: one statement of at most `max` + 1 rows (a filtered one unordered, then sorted:
+   *   see `decode`), handed on in batches of 1,000 decoded in turn, so a caller checks its
+   *   deadline between them and other requests are served.
+   */
+  private async *batches(
+    client: () => Promise<Queryable>,
+    database: string,
+    collection: string,
+    prefilter: Document,
+    { want, max }: ScanOptions,
+    forUpdate: boolean,
+  ): AsyncGenerator<Document[]> {
+    const lock = forUpdate ? " FOR UPDATE" : "";
+    const ceiling = max === undefined ? Number.MAX_SAFE_INTEGER : max + 1;
+    if (want === undefined) {
+      const { where, params } = pushdown(prefilter, 4);
+      const filtered = where.length > 0;
+      const { rows } = await (await client()).query<{ seq: number; ejson: string }>(
+        `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where.map((w) => ` AND ${w}`).join("")}
+         ${filtered ? "" : "ORDER BY seq"} LIMIT ${ceiling}${lock}`,
+        [this.appId, database, collection, ...params],
+      );
+      if (filtered) rows.sort((a, b) => a.seq - b.seq);
+      for (let from = 0; from < rows.length; from += maxBatch) yield decode(rows.slice(from, from + maxBatch), true);
+      return;
+    }
+    const { where, params } = pushdown(prefilter, 5);
+    const filter = where.map((w) => ` AND ${w}`).join("");
+    let after = 0;
+    // A power of four (a few statement texts): a few rows more than wanted cost little.
+    let size = Math.min(4 ** Math.ceil(Math.log(Math.max(1, want)) / Math.log(4)), maxBatch);
+    let read = 0;
+    for (;;) {
+      // Planned for its values every time: how many rows match decides between walking the
+      // collection in order and finding the rows by the index first (a cached plan would pick one
+      // for every user: the walk, for a user with a few documents among many, reads them all).
+      const { rows } = await (await client()).query<{ seq: number; ejson: string }>(
+        `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 AND seq > $4${filter}
+         ORDER BY seq LIMIT ${Math.min(size, ceiling - read)}${lock}`,
+        [this.appId, database, collection, after, ...params],
+        "custom",
+      );
+      if (rows.length > 0) yield decode(rows, true);
+      read += rows.length;
+      if (rows.length < size || read >= ceiling) return;
+      after = rows.at(-1)!.seq;
+      size = Math.min(size * 4, maxBatch);
+    }
+  }
+
+  async countExact(database: string, collection: string, query: Document, limit?: number) {
+    if (exactConditions(query) === null) return undefined;
+    const { where, params } = pushdown(query, 4);
+    const [row] = await this.context.db.rows<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where
+        .map((w) => ` AND ${w}`)
+        .join("")}${limit === undefined ? "" : ` LIMIT ${Math.min(limit, Number.MAX_SAFE_INTEGER)}`}) AS matching`,
+      [this.appId, database, collection, ...params],
+    );
+    return row?.n ?? 0;
   }
 
   /** A whole collection in natural order with whom its documents count for (a state export). */
@@ -157,6 +241,8 @@ export class PgDocuments implements DocumentStore {
     try {
       const decided = await plan({
         read: async (prefilter) => this.select(await tx.client(), database, collection, prefilter, true),
+        scan: (prefilter, options = {}) =>
+          this.batches(() => tx.client(), database, collection, prefilter, options, true),
       });
       const [only] = decided.changes;
       if (!tx.open && decided.changes.length === 1 && only?.op === "insert") {

@@ -13,9 +13,12 @@
  *
  * Everything else (numbers other than `_id`, dates, null, regular expressions, dotted paths,
  * `$or`, `$expr`, comparisons…) is left to the query engine. docs/decisions/0008 lists this too.
+ * What it pushes down is exact but for numeric `_id`s (store/exact-query.ts): for an exact query
+ * the rows are the matches.
  */
 import { ObjectId } from "bson";
 import { type Document, isDocument } from "../../data/documents.ts";
+import { awkward, maxExactAlternatives } from "../exact-query.ts";
 import { idRowKey } from "./row-keys.ts";
 
 export interface Pushdown {
@@ -34,14 +37,6 @@ function scalar(value: unknown): Scalar | undefined {
 
 /** A JSON path string literal (JSON's escapes are the path language's). */
 const literal = (text: string) => JSON.stringify(text);
-/** Control characters and surrogates: never worth a statement the path parser might refuse. */
-function awkward(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x20 || (code >= 0xd800 && code <= 0xdfff)) return true;
-  }
-  return false;
-}
 
 /** `$."f" == v`: the field (an ObjectId's hex under `$oid`, as canonical Extended JSON stores it). */
 function pathEquals(key: string, value: Scalar): string | undefined {
@@ -66,7 +61,7 @@ const isIdValue = (v: unknown) =>
   typeof v === "string" || v instanceof ObjectId || (typeof v === "number" && Number.isFinite(v));
 
 /** The most values of one field's `$in` pushed down as JSON path alternatives. */
-const maxAlternatives = 256;
+const maxAlternatives = maxExactAlternatives;
 
 export function pushdown(query: Document, firstParam: number): Pushdown {
   const where: string[] = [];

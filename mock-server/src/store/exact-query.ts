@@ -1,0 +1,80 @@
+/**
+ * The queries both stores evaluate exactly as MongoDB does, without the query engine: a
+ * conjunction (top level, `$and`, a one-clause `$or`) of equalities of a top-level field to a
+ * string, a boolean or an ObjectId (`f: v`, `{$eq: v}`, `{$in: [v…]}` of up to 256 values; an
+ * array holding the value matches too, one level deep, as in MongoDB) and of `_id` to strings or
+ * ObjectIds. PostgreSQL evaluates them in SQL (pushdown.ts); the memory store through its indexes.
+ * For such a query a store can count matches without handing documents back, and what it hands
+ * back for it all match (docs/decisions/0017-fair-shares.md).
+ */
+import { ObjectId } from "bson";
+import { type Document, isDocument } from "../data/documents.ts";
+
+export type ExactValue = string | boolean | ObjectId;
+
+export interface ExactCondition {
+  field: string;
+  /** Any of these (an array holding one matches too, except for `_id`). */
+  values: ExactValue[];
+}
+
+/** The most values of one field's `$in` evaluated exactly. */
+export const maxExactAlternatives = 256;
+
+/** Control characters and surrogates: left to the query engine (SQL's JSON path may refuse them). */
+export function awkward(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0xd800 && code <= 0xdfff)) return true;
+  }
+  return false;
+}
+
+const exactValue = (v: unknown, id: boolean): v is ExactValue =>
+  v instanceof ObjectId || (typeof v === "string" && !awkward(v)) || (!id && typeof v === "boolean");
+
+function values(condition: unknown, id: boolean): ExactValue[] | null {
+  if (!isDocument(condition)) return exactValue(condition, id) ? [condition] : null;
+  const keys = Object.keys(condition);
+  if (keys.length !== 1) return null;
+  if (keys[0] === "$eq") return exactValue(condition.$eq, id) ? [condition.$eq] : null;
+  const list = condition.$in;
+  if (keys[0] === "$in" && Array.isArray(list) && list.length > 0 && list.length <= maxExactAlternatives)
+    return list.every((v) => exactValue(v, id)) ? (list as ExactValue[]) : null;
+  return null;
+}
+
+/** The conditions of an exact query (none: it matches every document), or null when it is not one. */
+export function exactConditions(query: Document): ExactCondition[] | null {
+  const found: ExactCondition[] = [];
+  const visit = (q: Document): boolean => {
+    for (const [key, condition] of Object.entries(q)) {
+      if (key === "$and" && Array.isArray(condition) && condition.length > 0) {
+        if (!condition.every((clause) => isDocument(clause) && visit(clause))) return false;
+        continue;
+      }
+      if (key === "$or" && Array.isArray(condition) && condition.length === 1 && isDocument(condition[0])) {
+        if (!visit(condition[0])) return false;
+        continue;
+      }
+      if (key === "" || key.startsWith("$") || key.includes(".") || awkward(key)) return false;
+      const accepted = values(condition, key === "_id");
+      if (!accepted) return false;
+      found.push({ field: key, values: accepted });
+    }
+    return true;
+  };
+  return visit(query) ? found : null;
+}
+
+const same = (value: unknown, wanted: ExactValue) =>
+  wanted instanceof ObjectId ? value instanceof ObjectId && value.equals(wanted) : value === wanted;
+
+/** Whether a document meets exact conditions (as MongoDB, and SQL's JSON path in lax mode, decide them). */
+export function meetsExactly(doc: Document, conditions: ExactCondition[]): boolean {
+  return conditions.every(({ field, values }) => {
+    const value = doc[field];
+    if (values.some((wanted) => same(value, wanted))) return true;
+    return field !== "_id" && Array.isArray(value) && value.some((item) => values.some((wanted) => same(item, wanted)));
+  });
+}

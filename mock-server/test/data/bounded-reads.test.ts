@@ -1,0 +1,249 @@
+/**
+ * Reads bounded in the store (docs/decisions/0017-fair-shares.md), on both stores: an action reads
+ * the store's batches one after another and stops when it has what it needs (a limit, findOne, an
+ * updateOne), counts what it examines against `queryDocsExaminedLimit` (the documented error past
+ * it, and nothing written), counts exactly in the store when the query allows, and keeps only the
+ * best `limit` documents of a sort. The shape of the audit — `find {"query":{},"limit":1}` over a
+ * user's huge collection — runs here on a few thousand documents with the limit lowered to match.
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allMatches, bestMatches, bounded, countMatches, firstMatches } from "../../src/data/bounded-reads.ts";
+import type { Document } from "../../src/data/documents.ts";
+import { MongoService, pipelineHead } from "../../src/data/mongo-actions.ts";
+import { exactConditions, meetsExactly } from "../../src/store/exact-query.ts";
+import { type DocumentStore, StoreTimeoutError } from "../../src/store/store.ts";
+import { anonymousLogin, call, mongoAction, newOpenApp, openData, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(() => app.close());
+
+const seed = (appId: string, documents: Record<string, unknown>[], collection = "c") =>
+  call(app, "insertDocuments", {
+    method: "POST",
+    url: `/_mock/v1/apps/${appId}/data/d/${collection}`,
+    payload: { documents },
+  });
+
+async function bigCollection(size: number, limit: number) {
+  const appId = await newOpenApp(app, { queryDocsExaminedLimit: limit });
+  for (let from = 0; from < size; from += 2_000) {
+    const documents = Array.from({ length: Math.min(2_000, size - from) }, (_, i) => ({
+      n: from + i,
+      owner: "me",
+      parity: (from + i) % 2 === 0 ? "even" : "odd",
+    }));
+    expect((await seed(appId, documents)).response.statusCode).toBe(201);
+  }
+  const { access_token: token } = await anonymousLogin(app, appId);
+  const action = (name: string, argument: Record<string, unknown>) =>
+    mongoAction(app, appId, token, name, { database: "d", collection: "c", ...argument });
+  return { appId, action };
+}
+
+const tooMany = (limit: number) => ({
+  error: `operation exceeded the limit of ${limit} documents examined`,
+  error_code: "MongoDBError",
+});
+
+describe("reads of a collection larger than the documents an action may examine", () => {
+  const size = 6_000;
+  const limit = 1_000;
+  let action: Awaited<ReturnType<typeof bigCollection>>["action"];
+  beforeAll(async () => {
+    ({ action } = await bigCollection(size, limit));
+  }, 60_000);
+
+  it("answers find with a limit, findOne and a limited aggregation from the first documents", async () => {
+    const first = await action("find", { query: {}, limit: 1 });
+    expect(first.response.statusCode).toBe(200);
+    expect(first.body).toEqual([expect.objectContaining({ n: { $numberInt: "0" } })]);
+    // A filter the store cannot evaluate reads on until it has its matches (the 3 here are early).
+    const some = await action("find", { query: { n: { $gte: 100, $lt: 103 } }, limit: 3, project: { _id: 0, n: 1 } });
+    expect(some.body).toEqual([100, 101, 102].map((n) => ({ n: { $numberInt: String(n) } })));
+    expect((await action("findOne", { query: { parity: "odd" } })).body).toMatchObject({ n: { $numberInt: "1" } });
+    const head = await action("aggregate", { pipeline: [{ $match: { parity: "even" } }, { $skip: 2 }, { $limit: 2 }] });
+    expect(head.body.map((d: { n: unknown }) => d.n)).toEqual([{ $numberInt: "4" }, { $numberInt: "6" }]);
+  });
+
+  it("counts in the store when it can, and refuses what would examine too many", async () => {
+    expect((await action("count", { query: {} })).body).toEqual({ $numberLong: String(size) });
+    expect((await action("count", { query: { parity: "even", owner: "me" } })).body).toEqual({
+      $numberLong: String(size / 2),
+    });
+    expect((await action("count", { query: { parity: "odd" }, limit: 10 })).body).toEqual({ $numberLong: "10" });
+    // A count the store cannot evaluate reads and matches: past the limit, the documented error.
+    const counted = await action("count", { query: { n: { $gte: 0 } } });
+    expect(counted.response.statusCode).toBe(400);
+    expect(counted.body).toMatchObject(tooMany(limit));
+    expect((await action("count", { query: { n: { $lt: 10 } }, limit: 5 })).body).toEqual({ $numberLong: "5" });
+  });
+
+  it("refuses a find, a sort and an aggregation that need more, never answering part of it", async () => {
+    for (const [name, argument] of [
+      ["find", { query: {} }],
+      ["find", { query: { owner: "me" }, sort: { n: -1 }, limit: 1 }],
+      ["aggregate", { pipeline: [{ $group: { _id: "$parity", n: { $sum: 1 } } }] }],
+      ["aggregate", { pipeline: [{ $sort: { n: -1 } }, { $limit: 1 }] }],
+    ] as const) {
+      const { response, body } = await action(name, argument);
+      expect(response.statusCode, `${name} ${JSON.stringify(argument)}`).toBe(400);
+      expect(body).toMatchObject(tooMany(limit));
+    }
+  });
+
+  it("updates and deletes one document from the first, refuses to write many past the limit and writes nothing", async () => {
+    const one = await action("updateOne", { query: { parity: "odd" }, update: { $set: { seen: true } } });
+    expect(one.body).toEqual({ matchedCount: { $numberInt: "1" }, modifiedCount: { $numberInt: "1" } });
+    expect((await action("findOne", { query: { seen: true }, project: { _id: 0, n: 1 } })).body).toEqual({
+      n: { $numberInt: "1" },
+    });
+    const many = await action("updateMany", { query: {}, update: { $set: { all: true } } });
+    expect(many.body).toMatchObject(tooMany(limit));
+    const deleted = await action("deleteMany", { query: { owner: "me" } });
+    expect(deleted.body).toMatchObject(tooMany(limit));
+    expect((await action("count", { query: {} })).body).toEqual({ $numberLong: String(size) });
+    expect((await action("count", { query: { all: true } })).body).toEqual({ $numberLong: "0" });
+    expect((await action("deleteOne", { query: { parity: "even" } })).body).toEqual({
+      deletedCount: { $numberInt: "1" },
+    });
+    expect((await action("findOne", { query: {} })).body).toMatchObject({ n: { $numberInt: "1" } });
+  });
+
+  it("leaves other collections and apps as they were", async () => {
+    const { action: small } = await bigCollection(10, limit);
+    expect((await small("find", { query: {} })).body).toHaveLength(10);
+  });
+});
+
+describe("a sort's best documents", () => {
+  it("are those of a sort of all of them, ties in natural order, for any limit", async () => {
+    const appId = await newOpenApp(app, {});
+    const documents = Array.from({ length: 300 }, (_, i) => ({ i, k: (i * 37) % 11, s: `v${(i * 13) % 7}` }));
+    await seed(appId, documents);
+    const { access_token: token } = await anonymousLogin(app, appId);
+    const find = async (argument: Record<string, unknown>) =>
+      (
+        await mongoAction(app, appId, token, "find", { database: "d", collection: "c", query: {}, ...argument })
+      ).body.map((d: { i: { $numberInt: string } }) => Number(d.i.$numberInt));
+    for (const sort of [{ k: 1 }, { k: -1 }, { s: 1, k: -1 }, { i: -1 }]) {
+      const all = await find({ sort });
+      expect(all).toHaveLength(300);
+      for (const limit of [1, 2, 7, 150, 299, 300, 1000]) {
+        expect(await find({ sort, limit }), `${JSON.stringify(sort)} ${limit}`).toEqual(all.slice(0, limit));
+      }
+    }
+  });
+});
+
+describe("a database statement past its time", () => {
+  it("answers the action's time-limit error, never 500", async () => {
+    const timedOut = async function* (): AsyncGenerator<Document[]> {
+      yield* [];
+      throw new StoreTimeoutError("canceling statement due to statement timeout");
+    };
+    const data = {
+      scan: timedOut,
+      countExact: async () => undefined,
+      write: async () => {
+        throw new StoreTimeoutError("canceling statement due to statement timeout");
+      },
+    } as unknown as DocumentStore;
+    const service = new MongoService({ config: openData, data }, { kind: "system" });
+    for (const [name, argument] of [
+      ["find", { query: {} }],
+      ["count", { query: { n: { $gt: 1 } } }],
+      ["insertOne", { document: { n: 1 } }],
+    ] as const) {
+      await expect(service.run(name, { database: "d", collection: "c", ...argument })).rejects.toMatchObject({
+        statusCode: 400,
+        errorCode: "MongoDBError",
+        message: "operation exceeded time limit",
+      });
+    }
+  });
+});
+
+describe("the read helpers", () => {
+  async function* batches(...lists: Document[][]) {
+    for (const list of lists) yield list;
+  }
+  const docs = (...ns: number[]) => ns.map((n) => ({ n }));
+  const keepEven = (list: Document[]) => list.filter((d) => (d.n as number) % 2 === 0);
+
+  it("check the deadline and the documents examined between batches", async () => {
+    const past = { deadline: performance.now() - 1, maxExamined: 100, examined: 0 };
+    await expect(allMatches(bounded(batches(docs(1)), past), keepEven)).rejects.toMatchObject({
+      message: "operation exceeded time limit",
+    });
+    const budget = { deadline: performance.now() + 60_000, maxExamined: 5, examined: 0 };
+    await expect(allMatches(bounded(batches(docs(1, 2, 3), docs(4, 5, 6)), budget), keepEven)).rejects.toMatchObject({
+      message: "operation exceeded the limit of 5 documents examined",
+    });
+    // The budget is the action's: what one read examined counts for the next.
+    const shared = { deadline: performance.now() + 60_000, maxExamined: 4, examined: 0 };
+    expect(await countMatches(bounded(batches(docs(1, 2, 3)), shared), keepEven)).toBe(1);
+    await expect(countMatches(bounded(batches(docs(4, 5)), shared), keepEven)).rejects.toThrow(/examined/);
+  });
+
+  it("stop reading once they have the first matches, and keep only the best ones of a sort", async () => {
+    let read = 0;
+    async function* counting() {
+      for (let i = 0; i < 100; i++) {
+        read++;
+        yield docs(2 * i, 2 * i + 1);
+      }
+    }
+    expect(await firstMatches(counting(), keepEven, 3)).toEqual(docs(0, 2, 4));
+    expect(read).toBe(3);
+    let largest = 0;
+    const top = (list: Document[], n: number) => {
+      largest = Math.max(largest, list.length);
+      return [...list].sort((a, b) => (b.n as number) - (a.n as number)).slice(0, n);
+    };
+    expect(await bestMatches(batches(docs(5, 1, 9), docs(3, 7), docs(8, 2, 6, 4)), (l) => l, 2, top)).toEqual(
+      docs(9, 8),
+    );
+    expect(largest).toBeLessThanOrEqual(2 * 2 + 3);
+  });
+
+  it("tell the first stages of a pipeline that bound what it reads", () => {
+    expect(pipelineHead([{ $match: { a: 1 } }, { $sort: { n: 1 } }, { $skip: 5 }, { $limit: 10 }])).toEqual({
+      sort: { n: 1 },
+      want: 15,
+    });
+    expect(pipelineHead([{ $limit: 3 }, { $group: { _id: null } }])).toEqual({ sort: {}, want: 3 });
+    expect(pipelineHead([{ $sort: { n: 1 } }, { $group: { _id: null } }])).toEqual({ sort: { n: 1 }, want: undefined });
+    expect(pipelineHead([{ $match: {} }, { $project: { a: 1 } }, { $limit: 3 }])).toEqual({
+      sort: {},
+      want: undefined,
+    });
+    expect(pipelineHead([{ $limit: { $numberInt: "3" } }])).toEqual({ sort: {}, want: undefined });
+  });
+
+  it("know the queries a store evaluates exactly", () => {
+    expect(exactConditions({})).toEqual([]);
+    expect(exactConditions({ a: "x", $and: [{ b: { $in: ["y", true] } }], $or: [{ c: { $eq: "z" } }] })).toHaveLength(
+      3,
+    );
+    for (const query of [
+      { a: 1 },
+      { "a.b": "x" },
+      { a: { $gt: "x" } },
+      { $or: [{ a: "x" }, { b: "y" }] },
+      { _id: true },
+      { a: "\u0001" },
+      { a: { $in: [] } },
+      { a: /x/ },
+    ]) {
+      expect(exactConditions(query as Document), JSON.stringify(query)).toBeNull();
+    }
+    const conditions = exactConditions({ tags: "a", _id: "k" })!;
+    expect(meetsExactly({ _id: "k", tags: ["b", "a"] }, conditions)).toBe(true);
+    expect(meetsExactly({ _id: "k", tags: [["a"]] }, conditions)).toBe(false);
+    expect(meetsExactly({ _id: ["k"], tags: "a" }, conditions)).toBe(false);
+  });
+});

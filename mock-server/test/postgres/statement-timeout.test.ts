@@ -1,0 +1,49 @@
+/**
+ * A statement past its time answers the documented error, never 500 (docs/decisions/0017-fair-shares.md):
+ * the pool's statement timeout and a read cancelled at its action's deadline both come out as
+ * StoreTimeoutError (a MongoDB action answers "operation exceeded time limit", other requests the
+ * outage answer), and the cancellation reaches only the statement it was meant for.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { Database } from "../../src/store/postgres/database.ts";
+import { StoreTimeoutError } from "../../src/store/store.ts";
+import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await emulatorDatabase("timeouts");
+}, 30_000);
+afterAll(() => database?.drop());
+
+it("turns the statement timeout into StoreTimeoutError and goes on", async () => {
+  const db = new Database({ url: database.url, maxConnections: 1, statementTimeoutMs: 50 });
+  try {
+    await expect(db.query("SELECT pg_sleep(5)")).rejects.toBeInstanceOf(StoreTimeoutError);
+    expect((await db.rows<{ n: number }>("SELECT 1 AS n"))[0]?.n).toBe(1);
+  } finally {
+    await db.close();
+  }
+});
+
+it("cancels a read at its deadline, and never the next statement on its connection", async () => {
+  // Two connections: the read's, and the one its cancellation goes through.
+  const db = new Database({ url: database.url, maxConnections: 2 });
+  try {
+    const started = performance.now();
+    await expect(db.queryWithin(100, "SELECT pg_sleep(10)")).rejects.toBeInstanceOf(StoreTimeoutError);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    await expect(db.queryWithin(-1, "SELECT 1")).rejects.toBeInstanceOf(StoreTimeoutError);
+    // Reads that finish just at their deadline, and the statements queued right behind them.
+    const attempts = Array.from({ length: 20 }, (_, i) =>
+      db.queryWithin(5 + (i % 5), "SELECT pg_sleep(0.004)").then(
+        () => "done",
+        (error: unknown) => (error instanceof StoreTimeoutError ? "cancelled" : `failed: ${error}`),
+      ),
+    );
+    const others = Array.from({ length: 20 }, () => db.rows<{ n: number }>("SELECT 2 AS n"));
+    expect((await Promise.all(attempts)).every((outcome) => outcome === "done" || outcome === "cancelled")).toBe(true);
+    expect((await Promise.all(others)).map((rows) => rows[0]?.n)).toEqual(Array(20).fill(2));
+  } finally {
+    await db.close();
+  }
+});
