@@ -12,6 +12,7 @@ export const bothStores = [
   "test/app-services/api-keys.test.ts",
   "test/app-services/fair-shares.test.ts",
   "test/app-services/functions.test.ts",
+  "test/app-services/hostile-users.test.ts",
   "test/app-services/login.test.ts",
   "test/app-services/mongodb.test.ts",
   "test/app-services/quotas.test.ts",

@@ -12,9 +12,9 @@
  * What is done with each batch (the query engine's match, its sort) is the caller's: it runs under
  * the action's query limits.
  */
-import { setImmediate as nextTurn } from "node:timers/promises";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { Document } from "./documents.ts";
+import { Turns } from "./turns.ts";
 
 /** What one action may still spend on reading. */
 export interface ReadBudget {
@@ -25,22 +25,15 @@ export interface ReadBudget {
   examined: number;
 }
 
-/** How long a read holds the event loop before other requests get a turn. */
-const turnMs = 4;
-
 /** The batches of a read, checked against the budget between them (see above). */
 export async function* bounded(batches: AsyncIterable<Document[]>, budget: ReadBudget): AsyncGenerator<Document[]> {
-  let turnStarted = performance.now();
+  const turns = new Turns();
   for await (const batch of batches) {
     budget.examined += batch.length;
     if (budget.examined > budget.maxExamined) throw errors.docsExaminedLimit(budget.maxExamined);
     if (performance.now() > budget.deadline) throw errors.queryTimeLimit();
     yield batch;
-    if (performance.now() - turnStarted > turnMs) {
-      await nextTurn();
-      if (performance.now() > budget.deadline) throw errors.queryTimeLimit();
-      turnStarted = performance.now();
-    }
+    await turns.maybe();
   }
 }
 

@@ -38,6 +38,7 @@ import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
 import { type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
 import { narrow, type Principal, Rules, writerOf } from "./rules.ts";
+import { Turns } from "./turns.ts";
 
 export const mongoServiceName = "mongodb-atlas";
 export const maxResults = 50_000;
@@ -498,11 +499,14 @@ export class MongoService {
 
   private async insert(database: string, name: string, documents: Document[]): Promise<unknown[]> {
     const allowed = this.rules.insert(this.principal, database, name);
-    const outcome = await this.write(database, name, async () => {
-      const docs: Document[] = [];
-      let refused: unknown = null;
+    // Prepared before the write, in slices (an insertMany of many documents lets other requests
+    // run meanwhile): each document is this action's own copy from here on.
+    const docs: Document[] = [];
+    let refused: unknown = null;
+    const turns = new Turns();
+    for (let from = 0; from < documents.length && !refused; from += 256) {
       this.limited(() => {
-        for (const original of documents) {
+        for (const original of documents.slice(from, from + 256)) {
           const doc = cloneValue(original);
           if (doc._id === undefined) doc._id = new ObjectId();
           // MongoDB's ordered insert: the documents before a refused one stay inserted.
@@ -515,21 +519,25 @@ export class MongoService {
           docs.push(doc);
         }
       });
-      const plan: WritePlan<{ docs: Document[]; applied: AppliedChanges; refused: unknown }> = {
+      await turns.maybe();
+    }
+    const outcome = await this.write(database, name, async () => {
+      const plan: WritePlan<{ applied: AppliedChanges }> = {
         changes: docs.map((doc) => ({ op: "insert", doc })),
+        // (The documents are this action's copies, changed by no one: the events share them.)
         events: (applied) =>
           docs.slice(0, applied.applied).map((doc) => ({
             database,
             collection: name,
             operationType: "insert" as const,
             documentKey: { _id: doc._id },
-            fullDocument: cloneValue(doc),
+            fullDocument: doc,
           })),
-        result: (applied) => ({ docs, applied, refused }),
+        result: (applied) => ({ applied }),
       };
       return plan;
     });
-    const { docs, applied, refused } = outcome;
+    const { applied } = outcome;
     if (applied.duplicateAt !== undefined) {
       const doc = docs[applied.duplicateAt]!;
       throw errors.mongo(

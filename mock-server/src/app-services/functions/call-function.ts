@@ -1,5 +1,6 @@
 import { checkArgumentsText, fromEJSON, isDocument, toEJSONText } from "../../data/documents.ts";
 import { isMongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
+import { inSlices } from "../../data/turns.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { defineRoute } from "../route.ts";
 
@@ -15,6 +16,26 @@ function parseArguments(args: unknown[]): unknown[] {
 }
 
 /**
+ * A MongoDB action's arguments; an insertMany's many documents are read in slices, so other
+ * requests are served meanwhile (docs/decisions/0017-fair-shares.md).
+ */
+async function parseActionArguments(args: unknown[]): Promise<unknown[]> {
+  const [first, ...rest] = args;
+  if (!isDocument(first) || !Array.isArray(first.documents) || first.documents.length <= 256)
+    return parseArguments(args);
+  const { documents, ...others } = first;
+  const parsed = parseArguments([others, ...rest]);
+  const read: unknown[] = [];
+  try {
+    await inSlices(documents, (doc) => read.push(fromEJSON(doc)));
+  } catch (error) {
+    throw badArguments(error);
+  }
+  (parsed[0] as Record<string, unknown>).documents = read;
+  return parsed;
+}
+
+/**
  * Runs an app function (as the calling user) or a MongoDB service action; answers the result as
  * canonical Extended JSON.
  */
@@ -26,7 +47,7 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
   if (service !== undefined) {
     if (service !== mongoServiceName) throw errors.serviceNotFound(service);
     if (!isMongoAction(name)) throw errors.functionNotFound(name);
-    const [argument] = parseArguments(args);
+    const [argument] = await parseActionArguments(args);
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
     text = toEJSONText(await new MongoService(app, { kind: "user", user }).run(name, argument));
   } else {

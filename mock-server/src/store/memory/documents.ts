@@ -7,6 +7,7 @@
 import { type AppLimits, writerLimits } from "../../config/app-config.ts";
 import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { storeDocument } from "../../data/ejson-text.ts";
+import { inSlices } from "../../data/turns.ts";
 import { exactConditions, meetsExactly } from "../exact-query.ts";
 import {
   type AppliedChanges,
@@ -38,6 +39,26 @@ function refuseGrowth(
 
 /** What a document counts against the app's `documentBytes` limit: its canonical Extended JSON in UTF-8. */
 export const documentBytes = (doc: Document) => Buffer.byteLength(toEJSONText(doc));
+
+/** A written document's stored copy and its size (documentBytes), made before the write's decision. */
+interface Prepared {
+  stored: Document;
+  size: number;
+}
+
+/** The stored copies of the documents changes write, made in slices (undefined for deletes). */
+async function prepare(changes: DocumentChange[]): Promise<(Prepared | undefined)[]> {
+  const prepared: (Prepared | undefined)[] = [];
+  await inSlices(changes, (change) => {
+    if (change.op === "delete") {
+      prepared.push(undefined);
+      return;
+    }
+    const stored = storeDocument(cloneValue(change.doc));
+    prepared.push({ stored, size: documentBytes(stored) });
+  });
+  return prepared;
+}
 
 /** The most documents a scan hands on at once (the caller checks its deadline between batches). */
 const maxBatch = 1_000;
@@ -225,12 +246,11 @@ export class Collection {
     return [...byOwner.values()];
   }
 
-  /** Stores a copy; false when the `_id` exists. */
-  insert(doc: Document, bytes = documentBytes(doc), owner?: Writer): boolean {
+  /** Stores a copy (`stored`: one made already); false when the `_id` exists. */
+  insert(doc: Document, bytes = documentBytes(doc), owner?: Writer, stored = storeDocument(cloneValue(doc))): boolean {
     const key = idKey(doc._id);
     if (this.docs.has(key)) return false;
     this.version++;
-    const stored = storeDocument(cloneValue(doc));
     this.docs.set(key, stored);
     this.places.set(key, this.nextPlace++);
     this.reindex(key, undefined, stored);
@@ -244,11 +264,10 @@ export class Collection {
    * Replaces the document with this `_id` in place (its position in insertion order is kept); it
    * then counts for `owner` (the writer), or no one.
    */
-  replace(doc: Document, bytes = documentBytes(doc), owner?: Writer): void {
+  replace(doc: Document, bytes = documentBytes(doc), owner?: Writer, stored = storeDocument(cloneValue(doc))): void {
     const key = idKey(doc._id);
     this.version++;
     const before = this.docs.get(key);
-    const stored = storeDocument(cloneValue(doc));
     this.docs.set(key, stored);
     if (!this.places.has(key)) this.places.set(key, this.nextPlace++);
     this.reindex(key, before, stored);
@@ -410,8 +429,11 @@ export class MemoryDocuments implements DocumentStore {
         scan: (prefilter, options = {}) =>
           batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options),
       });
-      const applied = this.apply(database, name, decided.changes, writer);
-      for (const event of decided.events(applied)) this.publish(event);
+      // The stored copies and their sizes are made in slices first (an insertMany of many documents
+      // lets other requests run meanwhile); deciding and applying them is then one synchronous step.
+      const prepared = await prepare(decided.changes);
+      const applied = this.apply(database, name, decided.changes, writer, prepared);
+      await inSlices(decided.events(applied), (event) => this.publish(event));
       return decided.result(applied);
     } finally {
       if (this.turns.get(key) === mine) this.turns.delete(key);
@@ -419,15 +441,22 @@ export class MemoryDocuments implements DocumentStore {
     }
   }
 
-  private apply(database: string, name: string, changes: DocumentChange[], writer?: Writer): AppliedChanges {
+  private apply(
+    database: string,
+    name: string,
+    changes: DocumentChange[],
+    writer: Writer | undefined,
+    prepared: (Prepared | undefined)[],
+  ): AppliedChanges {
     if (changes.length === 0) return { applied: 0 };
-    const sizes = this.checkLimits(this.existing(database, name), changes, writer);
+    this.checkLimits(this.existing(database, name), changes, writer, prepared);
     const collection = this.collection(database, name);
     for (let i = 0; i < changes.length; i++) {
       const change = changes[i]!;
+      const ready = prepared[i];
       if (change.op === "insert") {
-        if (!collection.insert(change.doc, sizes[i], writer)) return { applied: i, duplicateAt: i };
-      } else if (change.op === "replace") collection.replace(change.doc, sizes[i], writer);
+        if (!collection.insert(change.doc, ready!.size, writer, ready!.stored)) return { applied: i, duplicateAt: i };
+      } else if (change.op === "replace") collection.replace(change.doc, ready!.size, writer, ready!.stored);
       else collection.delete(change.id);
     }
     return { applied: changes.length };
@@ -446,8 +475,8 @@ export class MemoryDocuments implements DocumentStore {
     collection: Collection | undefined,
     changes: DocumentChange[],
     writer: Writer | undefined,
-  ): (number | undefined)[] {
-    const sizes: (number | undefined)[] = [];
+    prepared: (Prepared | undefined)[],
+  ): void {
     // What the changes add (negative: take away) to the app, anonymous users and the writer.
     const app = { documents: 0, bytes: 0 };
     const anonymous = { documents: 0, bytes: 0 };
@@ -467,7 +496,7 @@ export class MemoryDocuments implements DocumentStore {
     // Each `_id` the changes touched, as they leave it (null: no document).
     const touched = new Map<string, Stored | null>();
     const stateNow = (key: string) => (touched.has(key) ? (touched.get(key) ?? undefined) : collection?.stateOf(key));
-    for (const change of changes) {
+    for (const [i, change] of changes.entries()) {
       if (change.op === "delete") {
         const key = idKey(change.id);
         const before = stateNow(key);
@@ -477,14 +506,12 @@ export class MemoryDocuments implements DocumentStore {
           count(before.owner, -1, -before.size);
           touched.set(key, null);
         }
-        sizes.push(undefined);
         continue;
       }
       const key = idKey(change.doc._id);
       const before = stateNow(key);
       if (change.op === "insert" && before !== undefined) break;
-      const size = documentBytes(change.doc);
-      sizes.push(size);
+      const size = prepared[i]!.size;
       if (before === undefined) app.documents++;
       app.bytes += size - (before?.size ?? 0);
       if (before) count(before.owner, -1, -before.size);
@@ -493,7 +520,7 @@ export class MemoryDocuments implements DocumentStore {
       touched.set(key, { size, owner: writer });
     }
     const limits = this.limits();
-    if (!limits) return sizes;
+    if (!limits) return;
     if (app.documents > 0 || app.bytes > 0 || anonymous.documents > 0 || anonymous.bytes > 0) {
       const total = { documents: 0, bytes: 0 };
       const anonymousTotal = { documents: 0, bytes: 0 };
@@ -513,7 +540,7 @@ export class MemoryDocuments implements DocumentStore {
         "anonymousDocumentBytes",
       );
     }
-    if (!writer) return sizes;
+    if (!writer) return;
     const own = writerLimits(limits, writer.anonymous);
     if (mine.documents > 0 || mine.bytes > 0) {
       const total = { documents: 0, bytes: 0 };
@@ -532,7 +559,6 @@ export class MemoryDocuments implements DocumentStore {
       );
     }
     if (writes > 0) this.spend(writer.userId, writes, own.writesPerSecond);
-    return sizes;
   }
 
   /**

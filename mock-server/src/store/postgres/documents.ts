@@ -8,6 +8,7 @@
  * notifying commit holds a database-wide lock until it is flushed, which serializes such commits.
  */
 import { type ChangeEvent, type Document, fromEJSONText, toEJSON, toEJSONText } from "../../data/documents.ts";
+import { inSlices } from "../../data/turns.ts";
 import { exactConditions } from "../exact-query.ts";
 import type { OwnerList } from "../memory/documents.ts";
 import {
@@ -369,7 +370,14 @@ export class PgDocuments implements DocumentStore {
     changes: { doc: Document }[],
     writer: Writer | undefined,
   ): Promise<number | undefined> {
-    const keys = changes.map((c) => idRowKey(c.doc._id));
+    // The rows' keys and texts, made in slices (an insertMany of many documents lets other
+    // requests run meanwhile).
+    const keys: string[] = [];
+    const texts: ReturnType<typeof storedDocument>[] = [];
+    await inSlices(changes, (c) => {
+      keys.push(idRowKey(c.doc._id));
+      texts.push(storedDocument(c.doc));
+    });
     const seen = new Set<string>();
     let batchDuplicate: number | undefined;
     for (const [i, key] of keys.entries()) {
@@ -388,12 +396,7 @@ export class PgDocuments implements DocumentStore {
        SELECT $1, $2, $3, v.k, v.t::jsonb, v.t, $6, $7 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(k, t, n)
         ORDER BY v.n
        ON CONFLICT DO NOTHING RETURNING id_key`,
-      [
-        ...head,
-        keys.slice(0, count),
-        changes.slice(0, count).map((c) => storedDocument(c.doc)),
-        ...ownerColumns(writer),
-      ],
+      [...head, keys.slice(0, count), texts.slice(0, count), ...ownerColumns(writer)],
     );
     this.context.noteInserted(rows.length);
     if (rows.length === count) return batchDuplicate;
@@ -414,7 +417,7 @@ export class PgDocuments implements DocumentStore {
    * The notification payloads of some events: batches of small ones, and each one too large for a
    * notification on its own (sent through change_log).
    */
-  private payloads(events: ChangeEvent[]): { small?: string; large?: string }[] {
+  private payloads(events: ChangeEvent[], texts = events.map(eventText)): { small?: string; large?: string }[] {
     const out: { small?: string; large?: string }[] = [];
     let batch: string[] = [];
     let size = 0;
@@ -424,8 +427,7 @@ export class PgDocuments implements DocumentStore {
       batch = [];
       size = 0;
     };
-    for (const event of events) {
-      const text = JSON.stringify(toEJSON(event));
+    for (const text of texts) {
       const bytes = Buffer.byteLength(text);
       if (bytes > maxPayloadBytes - 200) {
         flush();
@@ -448,7 +450,10 @@ export class PgDocuments implements DocumentStore {
     if (events.length === 0) return;
     const { rows } = await client.query<{ watched: boolean }>(`SELECT ${watched("$1")} AS watched`, [this.appId]);
     if (!rows[0]?.watched) return;
-    for (const payload of this.payloads(events)) {
+    // (Their texts in slices: an insertMany of many documents lets other requests run meanwhile.)
+    const texts: string[] = [];
+    await inSlices(events, (event) => texts.push(eventText(event)));
+    for (const payload of this.payloads(events, texts)) {
       if (payload.small !== undefined) {
         await client.query("SELECT pg_notify($1, $2)", [channels.changes, payload.small]);
         continue;
@@ -492,6 +497,9 @@ export class PgDocuments implements DocumentStore {
     return this.changes.count(this.appId);
   }
 }
+
+/** A change event as a notification carries it. */
+const eventText = (event: ChangeEvent) => JSON.stringify(toEJSON(event));
 
 /** SQL: someone watches the app named by parameter `param` now. */
 const watched = (param: string) => `EXISTS (SELECT 1 FROM watchers WHERE app_id = ${param} AND expires_at > now())`;

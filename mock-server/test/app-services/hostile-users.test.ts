@@ -1,0 +1,135 @@
+/**
+ * One hostile user against the others (issue 26, docs/decisions/0017-fair-shares.md), on a
+ * listening emulator, on both stores: anonymous users that spend everything they may leave another
+ * user's writes and change streams working; a read of many documents and an insertMany of many
+ * hold the server only in slices, so other requests are served meanwhile. The stalls are measured
+ * on the server's own event loop (the test shares the process) relative to the work's length, as
+ * the machine's speed varies.
+ */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deepMerge } from "../../src/config/app-config.ts";
+import { openData } from "../helpers/app.ts";
+import { expectFetchContract, sendChecked } from "../helpers/fetch-contract.ts";
+import { listening } from "../helpers/listen.ts";
+import { openWatch } from "../helpers/watch.ts";
+
+let app: FastifyInstance;
+let url: string;
+beforeAll(async () => {
+  ({ app, url } = await listening());
+});
+afterAll(() => app.close());
+
+const base = "/api/client/v2.0";
+const namespace = { database: "d", collection: "c" };
+
+const send = (operationId: string, method: string, path: string, options: { body?: unknown; token?: string } = {}) =>
+  sendChecked(url, operationId, method, path, options);
+
+async function newApp(config: Record<string, unknown>): Promise<string> {
+  const body = { config: deepMerge(structuredClone(openData), config) };
+  return (await send("createApp", "POST", "/_mock/v1/apps", { body })).body.appId as string;
+}
+
+const anonymous = async (appId: string) =>
+  (await send("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} })).body
+    .access_token as string;
+
+async function registered(appId: string, email: string): Promise<string> {
+  await send("createUser", "POST", `/_mock/v1/apps/${appId}/users`, { body: { email, password: "secret-1" } });
+  return (
+    await send("login", "POST", `${base}/app/${appId}/auth/providers/local-userpass/login`, {
+      body: { username: email, password: "secret-1" },
+    })
+  ).body.access_token as string;
+}
+
+const action = (appId: string, token: string, name: string, argument: Record<string, unknown>) =>
+  send("callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+    token,
+    body: { name, service: "mongodb-atlas", arguments: [{ ...namespace, ...argument }] },
+  });
+
+/** Runs `work` while measuring the longest the event loop was held meanwhile. */
+async function stallDuring<T>(work: () => Promise<T>): Promise<{ result: T; workMs: number; stallMs: number }> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  const started = performance.now();
+  try {
+    const result = await work();
+    return { result, workMs: performance.now() - started, stallMs: histogram.max / 1e6 };
+  } finally {
+    histogram.disable();
+  }
+}
+
+describe("one user spending everything it may", () => {
+  it("leaves another user's writes and change streams working", async () => {
+    const appId = await newApp({
+      limits: { documentsPerAnonymousUser: 20, anonymousDocuments: 50, documents: 1_000 },
+    });
+    // Anonymous users fill their own shares, then anonymous users' together.
+    const junk = (n: number) => Array.from({ length: n }, (_, i) => ({ junk: i }));
+    for (const [count, refusal] of [
+      [20, "maximum number of documents per anonymous user (20) reached"],
+      [20, "maximum number of documents per anonymous user (20) reached"],
+      [10, "maximum number of documents of anonymous users (50) reached"],
+      [0, "maximum number of documents of anonymous users (50) reached"],
+    ] as const) {
+      const attacker = await anonymous(appId);
+      if (count > 0) expect((await action(appId, attacker, "insertMany", { documents: junk(count) })).status).toBe(200);
+      const more = await action(appId, attacker, "insertOne", { document: { junk: "more" } });
+      expect(more.body).toMatchObject({ error: refusal, error_code: "MongoDBError" });
+    }
+    // A user who signed up writes, and hears of its writes, as before.
+    const victim = await registered(appId, "victim@example.com");
+    const stream = await openWatch(url, appId, victim, namespace);
+    expect(stream.response.status).toBe(200);
+    await expect
+      .poll(async () => (await send("getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers, { timeout: 5_000 })
+      .toBe(1);
+    const written = await action(appId, victim, "insertOne", { document: { note: "mine" } });
+    expect(written.status).toBe(200);
+    const event = await stream.next();
+    expect(event).toContain('"note":"mine"');
+    stream.close();
+  });
+});
+
+describe("work that takes long is done in slices", () => {
+  it("a read of many documents lets other requests run between its batches", async () => {
+    const appId = await newApp({ queryDocsExaminedLimit: 1_000_000, queryTimeoutMs: 60_000 });
+    const documents = Array.from({ length: 30_000 }, (_, n) => ({ n, title: `Note ${n}`, body: "A short note body." }));
+    for (let from = 0; from < documents.length; from += 5_000) {
+      const seeded = await send("insertDocuments", "POST", `/_mock/v1/apps/${appId}/data/d/c`, {
+        body: { documents: documents.slice(from, from + 5_000) },
+      });
+      expect(seeded.status).toBe(201);
+    }
+    const reader = await anonymous(appId);
+    // Warm up (the first call compiles validators and the engine's paths).
+    await action(appId, reader, "find", { query: { n: { $lt: 10 } } });
+    const { result, workMs, stallMs } = await stallDuring(() =>
+      action(appId, reader, "count", { query: { n: { $gte: 0 } } }),
+    );
+    expect(result.body).toEqual({ $numberLong: "30000" });
+    expect(stallMs).toBeLessThan(Math.max(100, workMs / 4));
+  });
+
+  it("an insertMany of many documents lets other requests run while it is prepared and stored", async () => {
+    const appId = await newApp({
+      limits: { documentsPerUser: 1_000_000, documentBytesPerUser: 1024 ** 3, writesPerSecondPerUser: 1_000_000 },
+    });
+    const writer = await registered(appId, "bulk@example.com");
+    await action(appId, writer, "insertMany", { documents: [{ warm: true }] });
+    const documents = Array.from({ length: 20_000 }, (_, n) => ({ n, title: `Note ${n}`, body: "A short note body." }));
+    const { result, workMs, stallMs } = await stallDuring(() => action(appId, writer, "insertMany", { documents }));
+    expect(result.status).toBe(200);
+    expect(result.body.insertedIds).toHaveLength(20_000);
+    expect(stallMs).toBeLessThan(Math.max(100, workMs / 4));
+    const health = await fetch(`${url}/_mock/v1/health`);
+    await expectFetchContract("getHealth", health);
+  });
+});
