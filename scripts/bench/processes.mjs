@@ -2,9 +2,9 @@
 // itself, never through npm), the bare node:http server and the load generator, each optionally
 // pinned to one core with taskset; their memory read from outside, in /proc/<pid>/status.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { cpus } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -73,11 +73,39 @@ export async function stop(child, timeoutMs = 10_000) {
 }
 
 /**
+ * The benchmarks drive the default app from one address with a few users doing the work of many
+ * (100,000 anonymous logins, one anonymous writer inserting thousands of notes a second): its
+ * per-user and per-address limits (docs/decisions/0017-fair-shares.md) are lifted for them, the
+ * app's own limits kept. Only for this build: an older one (`--cli`, `--against`) knows none of
+ * them and has none.
+ */
+const benchLimits = {
+  anonymousUsersPerAddress: 1_000_000_000,
+  documentsPerUser: 1_000_000_000,
+  documentBytesPerUser: 1024 ** 4,
+  writesPerSecondPerUser: 1_000_000_000,
+  documentsPerAnonymousUser: 1_000_000_000,
+  documentBytesPerAnonymousUser: 1024 ** 4,
+  writesPerSecondPerAnonymousUser: 1_000_000_000,
+  anonymousDocuments: 1_000_000_000,
+  anonymousDocumentBytes: 1024 ** 4,
+};
+let benchConfig;
+export function benchConfigFile() {
+  if (!benchConfig) {
+    benchConfig = join(mkdtempSync(join(tmpdir(), "bench-config-")), "emulator.json");
+    writeFileSync(benchConfig, JSON.stringify({ apps: [{ appId: "local-app", config: { limits: benchLimits } }] }));
+  }
+  return benchConfig;
+}
+
+/**
  * Starts the emulator pinned to the server core. `nodeArgs` go before the script (e.g. a
- * measuring preload, `--cpu-prof`); `args` after it.
+ * measuring preload, `--cpu-prof`); `args` after it. This build gets the benchmarks' limits.
  */
 export async function startEmulator({ args = [], nodeArgs = [], env, cpu = layout.serverCpu, script = cli } = {}) {
-  const child = spawnNode([...nodeArgs, script, "--port", "0", "--no-watch", ...args], { cpu, env });
+  const config = script === cli ? ["--config", benchConfigFile()] : [];
+  const child = spawnNode([...nodeArgs, script, "--port", "0", "--no-watch", ...config, ...args], { cpu, env });
   const url = await listeningUrl(child, "the emulator");
   return { child, pid: child.pid, url, stop: () => stop(child) };
 }

@@ -79,7 +79,8 @@ export async function countMatches(
 
 /**
  * The best `want` matching documents by a sort (`top`: the caller's sort of some documents, cut to
- * `want`, stable: ties keep their natural order), in that order; holds at most twice `want`.
+ * `want`, stable: ties keep their natural order); holds at most twice `want`. Not necessarily in
+ * order (when all of them fit they come in natural order): the caller sorts what it gets.
  */
 export async function bestMatches(
   batches: AsyncIterable<Document[]>,
@@ -92,5 +93,5 @@ export async function bestMatches(
     for (const doc of match(batch)) kept.push(doc);
     if (kept.length >= 2 * want) kept = top(kept, want);
   }
-  return top(kept, want);
+  return kept.length > want ? top(kept, want) : kept;
 }

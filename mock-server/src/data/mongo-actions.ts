@@ -320,8 +320,9 @@ export class MongoService {
   }
 
   /**
-   * The documents matching `query` an action needs: with a sort, the best `want` (all without one);
-   * without, the first `want` in natural order (all without one), reading no further.
+   * The documents matching `query` an action needs: with a sort, the best `want` (all without one;
+   * the caller sorts them); without, the first `want` in natural order (all without one), reading
+   * no further.
    */
   private matches(reader: Reader, query: Document, sort: Document, want: number | undefined): Promise<Document[]> {
     const sorted = Object.keys(sort).length > 0;

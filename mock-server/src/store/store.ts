@@ -321,10 +321,9 @@ export interface AppliedChanges {
 export interface WriteView {
   /**
    * The documents that may match `prefilter` (a MongoDB query; every matching document is among
-   * them, others may be too), in natural order, held against other writers until the write ends.
+   * them, others may be too), in natural order, held against other writers until the write ends,
+   * in batches read as they are asked for (see DocumentStore.scan).
    */
-  read(prefilter: Document): Promise<Document[]>;
-  /** The same, in batches, read as they are asked for (see DocumentStore.scan). */
   scan(prefilter: Document, options?: ScanOptions): AsyncIterable<Document[]>;
 }
 
@@ -356,12 +355,12 @@ export interface WritePlan<T> {
 
 export interface DocumentStore {
   /**
-   * The documents that may match `prefilter` (see WriteView.read), natural order. Callers must not
-   * change them.
+   * The documents that may match `prefilter` (see WriteView.scan), natural order, all at once.
+   * Callers must not change them.
    */
   read(database: string, collection: string, prefilter: Document): Promise<Document[]>;
   /**
-   * The documents that may match `prefilter` (see WriteView.read), natural order, in batches the
+   * The documents that may match `prefilter` (see WriteView.scan), natural order, in batches the
    * store reads as they are asked for (PostgreSQL: a statement a batch, each bounded, so the
    * caller can check its deadline between them and stop when it has enough). Callers must not
    * change them.

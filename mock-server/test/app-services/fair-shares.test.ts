@@ -16,8 +16,8 @@ import {
   emailUser,
   mongoAction,
   newOpenApp,
+  secondInstance,
   testApp,
-  testStore,
 } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -304,14 +304,11 @@ describe("racing writes of one user", () => {
     const appId = await newOpenApp(app, { limits: { documentsPerUser: 5 } });
     const ada = (await emailUser(app, appId, "ada@example.com")).access_token;
     const bob = (await emailUser(app, appId, "bob@example.com")).access_token;
-    const second =
-      testStore() === "memory"
-        ? null
-        : await testApp({ databaseUrl: app.emulator.options.databaseUrl!, signingSecret: app.emulator.signingSecret });
+    const { other, close } = await secondInstance(app);
     try {
       const replies = await Promise.all(
         Array.from({ length: 24 }, (_, i) =>
-          (i % 2 && second ? second : app).inject({
+          (i % 2 ? other : app).inject({
             method: "POST",
             url: `${base}/app/${appId}/functions/call`,
             headers: bearer(ada),
@@ -330,7 +327,7 @@ describe("racing writes of one user", () => {
       expect(body.collections.reduce((n: number, c: { count: number }) => n + c.count, 0)).toBe(5);
       expect((await insert(appId, bob, { bob: true })).response.statusCode).toBe(200);
     } finally {
-      await second?.close();
+      await close();
     }
   });
 });

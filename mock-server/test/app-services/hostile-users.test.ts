@@ -11,7 +11,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deepMerge } from "../../src/config/app-config.ts";
 import { openData } from "../helpers/app.ts";
-import { expectFetchContract, sendChecked } from "../helpers/fetch-contract.ts";
+import { expectFetchContract, sendChecked, signIn } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { openWatch } from "../helpers/watch.ts";
 
@@ -27,23 +27,12 @@ const namespace = { database: "d", collection: "c" };
 
 const send = (operationId: string, method: string, path: string, options: { body?: unknown; token?: string } = {}) =>
   sendChecked(url, operationId, method, path, options);
+const anonymous = (appId: string) => signIn(url).anonymous(appId);
+const registered = (appId: string, email: string) => signIn(url).registered(appId, email);
 
 async function newApp(config: Record<string, unknown>): Promise<string> {
   const body = { config: deepMerge(structuredClone(openData), config) };
   return (await send("createApp", "POST", "/_mock/v1/apps", { body })).body.appId as string;
-}
-
-const anonymous = async (appId: string) =>
-  (await send("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} })).body
-    .access_token as string;
-
-async function registered(appId: string, email: string): Promise<string> {
-  await send("createUser", "POST", `/_mock/v1/apps/${appId}/users`, { body: { email, password: "secret-1" } });
-  return (
-    await send("login", "POST", `${base}/app/${appId}/auth/providers/local-userpass/login`, {
-      body: { username: email, password: "secret-1" },
-    })
-  ).body.access_token as string;
 }
 
 const action = (appId: string, token: string, name: string, argument: Record<string, unknown>) =>

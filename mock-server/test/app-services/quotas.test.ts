@@ -14,8 +14,8 @@ import {
   mongoAction,
   newApp,
   openData,
+  secondInstance,
   testApp,
-  testStore,
 } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -215,12 +215,8 @@ describe("documents", () => {
 describe("racing writes at the limit", () => {
   /** A second instance on the same store (PostgreSQL), or the same one (memory: one process). */
   async function instances(): Promise<[FastifyInstance, FastifyInstance, () => Promise<void>]> {
-    if (testStore() === "memory") return [app, app, async () => undefined];
-    const second = await testApp({
-      databaseUrl: app.emulator.options.databaseUrl!,
-      signingSecret: app.emulator.signingSecret,
-    });
-    return [app, second, () => second.close()];
+    const { other, close } = await secondInstance(app);
+    return [app, other, close];
   }
 
   it("users: of 24 first logins racing for 5 places, exactly 5 get in", async () => {

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openData } from "../helpers/app.ts";
-import { expectFetchContract, sendChecked } from "../helpers/fetch-contract.ts";
+import { expectFetchContract, sendChecked, signIn } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { openWatch, type WatchReader } from "../helpers/watch.ts";
 
@@ -23,24 +23,12 @@ const namespace = { database: "db", collection: "capped" };
 
 const send = (operationId: string, method: string, path: string, options: { body?: unknown; token?: string } = {}) =>
   sendChecked(url, operationId, method, path, options);
+const anonymous = (appId: string) => signIn(url).anonymous(appId);
+const registered = (appId: string, email: string) => signIn(url).registered(appId, email);
 
 async function newApp(config: Record<string, unknown>): Promise<string> {
   return (await send("createApp", "POST", "/_mock/v1/apps", { body: { config: { ...openData, ...config } } })).body
     .appId as string;
-}
-
-const anonymous = async (appId: string) =>
-  (await send("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} })).body
-    .access_token as string;
-
-/** A confirmed e-mail/password user (not anonymous), logged in: its access token. */
-async function registered(appId: string, email: string): Promise<string> {
-  await send("createUser", "POST", `/_mock/v1/apps/${appId}/users`, { body: { email, password: "secret-1" } });
-  return (
-    await send("login", "POST", `${base}/app/${appId}/auth/providers/local-userpass/login`, {
-      body: { username: email, password: "secret-1" },
-    })
-  ).body.access_token as string;
 }
 
 const watchers = async (appId: string) => (await send("getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers;

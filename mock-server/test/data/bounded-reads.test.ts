@@ -208,6 +208,8 @@ describe("the read helpers", () => {
       docs(9, 8),
     );
     expect(largest).toBeLessThanOrEqual(2 * 2 + 3);
+    // All of them fit: as they came (the caller sorts).
+    expect(await bestMatches(batches(docs(5, 1), docs(9)), (l) => l, 4, top)).toEqual(docs(5, 1, 9));
   });
 
   it("tell the first stages of a pipeline that bound what it reads", () => {

@@ -111,3 +111,18 @@ export async function emailUser(
   });
   return body as { access_token: string; refresh_token: string; user_id: string; device_id: string };
 }
+
+/**
+ * Another instance on the same store, for races across instances: on PostgreSQL a second
+ * emulator on the same database; in memory the same one (one process is the whole service).
+ */
+export async function secondInstance(
+  app: FastifyInstance,
+): Promise<{ other: FastifyInstance; close(): Promise<void> }> {
+  if (testStore() === "memory") return { other: app, close: async () => undefined };
+  const other = await testApp({
+    databaseUrl: app.emulator.options.databaseUrl!,
+    signingSecret: app.emulator.signingSecret,
+  });
+  return { other, close: () => other.close() };
+}

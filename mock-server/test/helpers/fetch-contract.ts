@@ -42,3 +42,25 @@ export async function sendChecked(
   const body = (await expectFetchContract(operationId, response)) as Record<string, any> | undefined;
   return { status: response.status, body: body ?? {} };
 }
+
+/** Signs in to an app of a listening emulator: anonymously, or as a new confirmed e-mail user. */
+export function signIn(url: string) {
+  const base = "/api/client/v2.0";
+  return {
+    /** A new anonymous user's access token. */
+    anonymous: async (appId: string) =>
+      (await sendChecked(url, "login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} }))
+        .body.access_token as string,
+    /** A confirmed e-mail/password user (not anonymous), made and logged in: its access token. */
+    async registered(appId: string, email: string): Promise<string> {
+      const body = { email, password: "secret-1" };
+      await sendChecked(url, "createUser", "POST", `/_mock/v1/apps/${appId}/users`, { body });
+      const login = { username: email, password: "secret-1" };
+      return (
+        await sendChecked(url, "login", "POST", `${base}/app/${appId}/auth/providers/local-userpass/login`, {
+          body: login,
+        })
+      ).body.access_token as string;
+    },
+  };
+}

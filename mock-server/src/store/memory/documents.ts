@@ -425,7 +425,6 @@ export class MemoryDocuments implements DocumentStore {
     if (before) await before;
     try {
       const decided = await plan({
-        read: async (prefilter) => this.existing(database, name)?.candidates(prefilter) ?? [],
         scan: (prefilter, options = {}) =>
           batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options),
       });

@@ -60,26 +60,12 @@ export class PgDocuments implements DocumentStore {
     private readonly changes: ChangeHub,
   ) {}
 
-  private async select(
-    q: Queryable,
-    database: string,
-    collection: string,
-    prefilter: Document,
-    forUpdate: boolean,
-  ): Promise<Document[]> {
-    const { where, params } = pushdown(prefilter, 4);
-    const filtered = where.length > 0;
-    const { rows } = await q.query<{ seq: number; ejson: string }>(
-      `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where
-        .map((w) => ` AND ${w}`)
-        .join("")}${filtered ? "" : " ORDER BY seq"}${forUpdate ? " FOR UPDATE" : ""}`,
-      [this.appId, database, collection, ...params],
-    );
-    return decode(rows, !filtered);
-  }
-
   async read(database: string, collection: string, prefilter: Document): Promise<Document[]> {
-    return this.select(this.context.db, database, collection, prefilter, false);
+    const db = this.context.db;
+    const docs: Document[] = [];
+    for await (const batch of this.batches(async () => db, database, collection, prefilter, {}, false))
+      docs.push(...batch);
+    return docs;
   }
 
   scan(database: string, collection: string, prefilter: Document, options: ScanOptions = {}) {
@@ -97,9 +83,9 @@ export class PgDocuments implements DocumentStore {
    * The candidates of `prefilter` in batches, each one statement (docs/decisions/0017-fair-shares.md):
    *
    * - wanted few (`want`): in natural order from the start, `ORDER BY seq LIMIT n` after the last
-   *   batch's `seq`, the first batch `want` rows (all of them match when the query is exact),
-   *   the next ones four times larger, up to 1,000; the planner walks the collection in order or
-   *   finds the few rows through the GIN index, as it estimates cheaper;
+   *   batch's `seq`, the first batch `want` rows when the query is exact (they all match), else at
+   *   least 256, the next ones four times larger, up to 1,000; the planner walks the collection in
+   *   order or finds the few rows through the GIN index, as it estimates cheaper;
    * - wanted all: one statement of at most `max` + 1 rows (a filtered one unordered, then sorted:
    *   see `decode`), handed on in batches of 1,000 decoded in turn, so a caller checks its
    *   deadline between them and other requests are served.
@@ -115,12 +101,12 @@ export class PgDocuments implements DocumentStore {
     const lock = forUpdate ? " FOR UPDATE" : "";
     const ceiling = max === undefined ? Number.MAX_SAFE_INTEGER : max + 1;
     if (want === undefined) {
-      const { where, params } = pushdown(prefilter, 4);
+      const { where, params } = pushdown(prefilter, 5);
       const filtered = where.length > 0;
       const { rows } = await (await client()).query<{ seq: number; ejson: string }>(
         `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where.map((w) => ` AND ${w}`).join("")}
-         ${filtered ? "" : "ORDER BY seq"} LIMIT ${ceiling}${lock}`,
-        [this.appId, database, collection, ...params],
+         ${filtered ? "" : "ORDER BY seq"} LIMIT $4${lock}`,
+        [this.appId, database, collection, ceiling, ...params],
       );
       if (filtered) rows.sort((a, b) => a.seq - b.seq);
       for (let from = 0; from < rows.length; from += maxBatch) yield decode(rows.slice(from, from + maxBatch), true);
@@ -129,8 +115,11 @@ export class PgDocuments implements DocumentStore {
     const { where, params } = pushdown(prefilter, 5);
     const filter = where.map((w) => ` AND ${w}`).join("");
     let after = 0;
-    // A power of four (a few statement texts): a few rows more than wanted cost little.
-    let size = Math.min(4 ** Math.ceil(Math.log(Math.max(1, want)) / Math.log(4)), maxBatch);
+    // A power of four (a few statement texts): a few rows more than wanted cost little. When the
+    // database cannot tell the matches (an inexact query), a first batch of 256: a user's few
+    // documents in one statement, as a read of all of them would.
+    const first = exactConditions(prefilter) === null ? Math.max(want, 256) : want;
+    let size = Math.min(4 ** Math.ceil(Math.log(Math.max(1, first)) / Math.log(4)), maxBatch);
     let read = 0;
     for (;;) {
       // Planned for its values every time: how many rows match decides between walking the
@@ -152,12 +141,18 @@ export class PgDocuments implements DocumentStore {
 
   async countExact(database: string, collection: string, query: Document, limit?: number) {
     if (exactConditions(query) === null) return undefined;
-    const { where, params } = pushdown(query, 4);
+    const { where, params } = pushdown(query, 5);
     const [row] = await this.context.db.rows<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where
         .map((w) => ` AND ${w}`)
-        .join("")}${limit === undefined ? "" : ` LIMIT ${Math.min(limit, Number.MAX_SAFE_INTEGER)}`}) AS matching`,
-      [this.appId, database, collection, ...params],
+        .join("")} LIMIT $4) AS matching`,
+      [
+        this.appId,
+        database,
+        collection,
+        Math.min(limit ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+        ...params,
+      ],
     );
     return row?.n ?? 0;
   }
@@ -241,7 +236,6 @@ export class PgDocuments implements DocumentStore {
     const tx = new LazyTransaction(this.context.db);
     try {
       const decided = await plan({
-        read: async (prefilter) => this.select(await tx.client(), database, collection, prefilter, true),
         scan: (prefilter, options = {}) =>
           this.batches(() => tx.client(), database, collection, prefilter, options, true),
       });
