@@ -376,7 +376,7 @@ export class MongoService {
         const limit = optionalLimit(args);
         // Counted by the store when it evaluates the query exactly; else read and matched, bounded.
         const n =
-          (await this.app.data.countExact(database, name, all, limit)) ??
+          (await this.app.data.countExact(database, name, all, { limit, deadline: this.budget.deadline })) ??
           (await countMatches(this.scan(this.reader(database, name), all, {}), this.matcher(all), limit));
         return Long.fromNumber(n);
       }

@@ -368,9 +368,15 @@ export interface DocumentStore {
   scan(database: string, collection: string, prefilter: Document, options?: ScanOptions): AsyncIterable<Document[]>;
   /**
    * How many documents match `query`, when the store evaluates it exactly without reading them
-   * (store/exact-query.ts: equality of top-level fields); undefined otherwise. At most `limit`.
+   * (store/exact-query.ts: equality of top-level fields); undefined otherwise. At most `limit`;
+   * cancelled at `deadline` as a scan is.
    */
-  countExact(database: string, collection: string, query: Document, limit?: number): Promise<number | undefined>;
+  countExact(
+    database: string,
+    collection: string,
+    query: Document,
+    options?: Pick<ScanOptions, "deadline"> & { limit?: number },
+  ): Promise<number | undefined>;
   /** The first document whose top-level `field` equals a string (custom user data). */
   findByField(database: string, collection: string, field: string, value: string): Promise<Document | undefined>;
   /**

@@ -244,14 +244,21 @@ describe("MongoDB's 16 MiB document limit", () => {
 describe("anonymous users per address", () => {
   it("refuses a client address's anonymous login past its users a day (429, Retry-After); others go on", async () => {
     const appId = await newOpenApp(app, { limits: { anonymousUsersPerAddress: 3 } });
-    const login = (remoteAddress: string) =>
-      call(app, "login", {
+    // Counted by every instance together (with PostgreSQL: two instances on one database).
+    const { other, close } = await secondInstance(app);
+    const login = (remoteAddress: string, on = app) =>
+      call(on, "login", {
         method: "POST",
         url: `${base}/app/${appId}/auth/providers/anon-user/login`,
         payload: {},
         remoteAddress,
       });
-    for (let i = 0; i < 3; i++) expect((await login("10.1.0.1")).response.statusCode).toBe(200);
+    try {
+      for (let i = 0; i < 3; i++) expect((await login("10.1.0.1", i % 2 ? other : app)).response.statusCode).toBe(200);
+      expect((await login("10.1.0.1", other)).response.statusCode).toBe(429);
+    } finally {
+      await close();
+    }
     const refused = await login("10.1.0.1");
     expect(refused.response.statusCode).toBe(429);
     expect(refused.body).toMatchObject({

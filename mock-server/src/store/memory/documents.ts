@@ -381,7 +381,7 @@ export class MemoryDocuments implements DocumentStore {
     yield* batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options);
   }
 
-  async countExact(database: string, name: string, query: Document, limit?: number) {
+  async countExact(database: string, name: string, query: Document, { limit }: { limit?: number } = {}) {
     const conditions = exactConditions(query);
     if (conditions === null) return undefined;
     const collection = this.existing(database, name);

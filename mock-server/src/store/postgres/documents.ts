@@ -69,14 +69,15 @@ export class PgDocuments implements DocumentStore {
   }
 
   scan(database: string, collection: string, prefilter: Document, options: ScanOptions = {}) {
-    const db = this.context.db;
-    // Each statement is cancelled at the caller's deadline (the database stops working too).
-    const { deadline } = options;
-    const within: Queryable =
-      deadline === undefined
-        ? db
-        : { query: (text, values, planning) => db.queryWithin(deadline - performance.now(), text, values, planning) };
+    const within = this.within(options.deadline);
     return this.batches(async () => within, database, collection, prefilter, options, false);
+  }
+
+  /** The database, each statement cancelled at `deadline` (the database stops working too). */
+  private within(deadline: number | undefined): Queryable {
+    const db = this.context.db;
+    if (deadline === undefined) return db;
+    return { query: (text, values, planning) => db.queryWithin(deadline - performance.now(), text, values, planning) };
   }
 
   /**
@@ -139,10 +140,15 @@ export class PgDocuments implements DocumentStore {
     }
   }
 
-  async countExact(database: string, collection: string, query: Document, limit?: number) {
+  async countExact(
+    database: string,
+    collection: string,
+    query: Document,
+    { limit, deadline }: { limit?: number; deadline?: number } = {},
+  ) {
     if (exactConditions(query) === null) return undefined;
     const { where, params } = pushdown(query, 5);
-    const [row] = await this.context.db.rows<{ n: number }>(
+    const { rows } = await this.within(deadline).query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where
         .map((w) => ` AND ${w}`)
         .join("")} LIMIT $4) AS matching`,
@@ -154,7 +160,7 @@ export class PgDocuments implements DocumentStore {
         ...params,
       ],
     );
-    return row?.n ?? 0;
+    return rows[0]?.n ?? 0;
   }
 
   /** A whole collection in natural order with whom its documents count for (a state export). */
