@@ -450,7 +450,7 @@ export const migrations: Migration[] = [
       DROP TRIGGER registrations_deleted ON userpass_accounts;
       DROP FUNCTION documents_inserted(), documents_updated(), documents_deleted(), users_inserted(),
         users_deleted(), registrations_inserted(), registrations_updated(), registrations_deleted(),
-        count_usage(text, bigint, bigint, bigint), app_usage_total(text);
+        count_usage(text, bigint, bigint, bigint);
 
       CREATE FUNCTION count_usage(app text, d_users bigint, d_documents bigint, d_bytes bigint,
                                   d_anonymous_documents bigint, d_anonymous_bytes bigint) RETURNS void
