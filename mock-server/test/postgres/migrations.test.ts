@@ -85,6 +85,61 @@ describe("migrations", () => {
     }
   });
 
+  it("upgrade version 5 to per-user limits: the config's or the defaults, old documents counting for no one", async () => {
+    const db = await fresh();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query(
+        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+      );
+      for (const migration of migrations.filter((m) => m.version <= 5)) {
+        await client.query(migration.sql);
+        await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
+          migration.version,
+          migration.name,
+        ]);
+      }
+      await client.query("COMMIT");
+      // An app as a version-5 server stored it, with a document.
+      await client.query(
+        `INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{"limits":{"documentsPerUser":2,"documents":10}}')`,
+      );
+      await client.query(
+        "INSERT INTO app_usage (app_id, max_users, max_sessions_per_user, max_documents, max_document_bytes) VALUES ('a', 100, 100, 10, 1000000)",
+      );
+      await client.query("INSERT INTO collections (app_id, db, coll) VALUES ('a', 'd', 'c')");
+      const insert = (id: string, owner: string | null) =>
+        client.query(
+          `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson${owner ? ", owner" : ""})
+           VALUES ('a', 'd', 'c', $1, '{}', '{}'${owner ? ", $2" : ""})`,
+          owner ? [id, owner] : [id],
+        );
+      await insert("old", null);
+
+      expect(await migrate(client)).toEqual(migrations.filter((m) => m.version > 5).map((m) => m.version));
+      const [usage] = (
+        await client.query(
+          "SELECT max_user_documents, max_anonymous_user_documents, max_anonymous_documents FROM app_usage WHERE app_id = 'a'",
+        )
+      ).rows;
+      expect(usage).toEqual({
+        max_user_documents: "2",
+        max_anonymous_user_documents: "1000",
+        max_anonymous_documents: "5",
+      });
+      expect((await client.query("SELECT owner FROM documents")).rows).toEqual([{ owner: null }]);
+      // The triggers count documents for their owner from now on.
+      await insert("u1", "u");
+      await insert("u2", "u");
+      await expect(insert("u3", "u")).rejects.toMatchObject({ code: "53400", message: "documentsPerUser" });
+      await insert("v1", "v");
+    } finally {
+      await client.end();
+    }
+  });
+
   it("are applied once when several instances start together", async () => {
     const db = await fresh();
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open({ url: db.url })));
