@@ -278,31 +278,39 @@ describe("anonymous users per address", () => {
 
 describe("state", () => {
   it("exports whom documents count for, and an import keeps counting them", async () => {
-    const appId = await newOpenApp(app, { limits: { documentsPerUser: 2 } });
-    const ada = await emailUser(app, appId, "ada@example.com", "ada-password");
-    await insert(appId, ada.access_token, { _id: "a1" });
-    await insert(appId, ada.access_token, { _id: "a2" });
-    await call(app, "insertDocuments", {
-      method: "POST",
-      url: `/_mock/v1/apps/${appId}/data/d/c`,
-      payload: { documents: [{ _id: "s" }] },
-    });
-    const { body: state } = await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" });
-    const saved = state.apps.find((a: { appId: string }) => a.appId === appId);
-    expect(saved.collections[0].owners).toEqual([{ userId: ada.user_id, anonymous: false, documents: [0, 1] }]);
-    const imported = await call(app, "importState", { method: "PUT", url: "/_mock/v1/state", payload: state });
-    expect(imported.response.statusCode).toBe(204);
-    const again = await call(app, "login", {
-      method: "POST",
-      url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
-      payload: { username: "ada@example.com", password: "ada-password" },
-    });
-    const past = await insert(appId, again.body.access_token, { _id: "a3" });
-    expect(past.body.error).toBe("maximum number of documents per user (2) reached");
-    // A place named twice is refused, nothing changed.
-    saved.collections[0].owners = [{ userId: "x", anonymous: true, documents: [0, 0] }];
-    const bad = await call(app, "importState", { method: "PUT", url: "/_mock/v1/state", payload: state });
-    expect(bad.response.statusCode).toBe(400);
+    // An emulator of its own: the export and the import hold this test's app only.
+    const own = await testApp();
+    try {
+      const appId = await newOpenApp(own, { limits: { documentsPerUser: 2 } });
+      const write = (token: string, _id: string) =>
+        mongoAction(own, appId, token, "insertOne", { database: "d", collection: "c", document: { _id } });
+      const ada = await emailUser(own, appId, "ada@example.com", "ada-password");
+      await write(ada.access_token, "a1");
+      await write(ada.access_token, "a2");
+      await call(own, "insertDocuments", {
+        method: "POST",
+        url: `/_mock/v1/apps/${appId}/data/d/c`,
+        payload: { documents: [{ _id: "s" }] },
+      });
+      const { body: state } = await call(own, "exportState", { method: "GET", url: "/_mock/v1/state" });
+      const saved = state.apps.find((a: { appId: string }) => a.appId === appId);
+      expect(saved.collections[0].owners).toEqual([{ userId: ada.user_id, anonymous: false, documents: [0, 1] }]);
+      const imported = await call(own, "importState", { method: "PUT", url: "/_mock/v1/state", payload: state });
+      expect(imported.response.statusCode).toBe(204);
+      const again = await call(own, "login", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+        payload: { username: "ada@example.com", password: "ada-password" },
+      });
+      const past = await write(again.body.access_token, "a3");
+      expect(past.body.error).toBe("maximum number of documents per user (2) reached");
+      // A place named twice is refused, nothing changed.
+      saved.collections[0].owners = [{ userId: "x", anonymous: true, documents: [0, 0] }];
+      const bad = await call(own, "importState", { method: "PUT", url: "/_mock/v1/state", payload: state });
+      expect(bad.response.statusCode).toBe(400);
+    } finally {
+      await own.close();
+    }
   });
 });
 
