@@ -46,6 +46,8 @@ export interface EmulatorOptions {
    * before its connection is cut (default 5 s; tests shorten it).
    */
   streamDrainGraceMs?: number;
+  /** How often an idle event stream gets a heartbeat comment (default 15 s; tests shorten it). */
+  streamHeartbeatMs?: number;
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
   smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
   /** PEM files: serve HTTPS instead of HTTP when both are set. */
