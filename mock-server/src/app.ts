@@ -15,6 +15,7 @@ import { notFound, sendError } from "./http/error-handler.ts";
 import { registerHostCheck } from "./http/host-check.ts";
 import { registerJsonParser } from "./http/json-body.ts";
 import { redactingHooks } from "./http/log-redaction.ts";
+import { requestIdGenerator } from "./http/request-id.ts";
 import { requestLinesAt } from "./http/request-lines.ts";
 import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
@@ -44,7 +45,6 @@ function trustProxyOption(value: EmulatorOptions["trustProxy"]) {
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
   const { emulator: given, onRoute, tls, logStream, ...overrides } = options;
   const emulator = given ?? (await Emulator.open({ ...defaultOptions(), ...overrides }));
-  let requestCounter = 0;
   const app = Fastify({
     logger:
       emulator.options.logLevel === "silent"
@@ -77,7 +77,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
             createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server,
         }
       : {}),
-    genReqId: () => `r-${(++requestCounter).toString(36)}`,
+    genReqId: requestIdGenerator(emulator.options.trustProxy),
     logController: requestLinesAt(emulator.options.logLevel),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   });
@@ -94,10 +94,12 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   registerValidation(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) => notFound(request, reply));
-  // realm-core needs exactly `application/json` (no charset) to read a JSON reply; and the reply
-  // as sent is kept on its request for the journals (onResponse no longer sees it). One hook for
-  // both, and a callback one: each costs every request, an async one a promise and a turn more.
+  // realm-core needs exactly `application/json` (no charset) to read a JSON reply; the reply says
+  // its request's id (http/request-id.ts; event streams add it themselves); and the reply as sent
+  // is kept on its request for the journals (onResponse no longer sees it). One hook for all
+  // three, and a callback one: each costs every request, an async one a promise and a turn more.
   app.addHook("onSend", (request, reply, payload, done) => {
+    reply.header("x-request-id", request.id);
     const type = reply.getHeader("content-type");
     if (typeof type === "string" && type.startsWith("application/json") && type !== "application/json") {
       reply.header("content-type", "application/json");

@@ -11,7 +11,7 @@
  *   usual proxies (nginx `proxy_read_timeout` 60 s, AWS ALB 60 s, Heroku 55 s, Azure 30 s);
  * - no connection-specific header (`Connection`), which HTTP/2 forbids: Node sets what HTTP/1.1
  *   needs by itself.
- * The reply's own headers (CORS, the request id) are kept.
+ * The reply's own headers (CORS) are kept, and the request's id is added (http/request-id.ts).
  */
 import type { ServerResponse } from "node:http";
 import type { FastifyReply } from "fastify";
@@ -37,7 +37,12 @@ export function openEventStream(reply: FastifyReply, contentType: string): Serve
     if (value !== undefined) headers[name] = Array.isArray(value) ? value : String(value);
   }
   const res = reply.raw;
-  res.writeHead(200, { ...headers, "content-type": contentType, ...eventStreamHeaders });
+  res.writeHead(200, {
+    ...headers,
+    "content-type": contentType,
+    ...eventStreamHeaders,
+    "x-request-id": reply.request.id,
+  });
   res.write(": connected\n\n");
   return res;
 }
