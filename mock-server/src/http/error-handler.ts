@@ -153,7 +153,7 @@ export function notFound(request: FastifyRequest, reply: FastifyReply) {
       request,
       reply,
       controlErrors.notFound(
-        "the control API (but /_mock/v1/health) and the inspector are off in production mode without --control-token",
+        "the control API (but /_mock/v1/health and /_mock/v1/ready) and the inspector are off in production mode without --control-token",
       ),
     );
   if (area === "control")
