@@ -13,8 +13,8 @@ export interface StartNginxOptions {
   http: (ports: number[], dir: string) => string;
   /** How many free ports to pick (default 1); nginx is ready once the first accepts connections. */
   ports?: number;
-  /** Files to write into the folder first (paths relative to it). */
-  files?: Record<string, string | Buffer>;
+  /** Files to write into the folder (paths relative to it) before nginx starts, or a function of its ports. */
+  files?: Record<string, string | Buffer> | ((ports: number[]) => Record<string, string | Buffer>);
   log?: (line: string) => void;
   /** Default 10 000 ms. */
   readyTimeoutMs?: number;

@@ -136,7 +136,8 @@ function accepts(port) {
  * @property {(ports: number[], dir: string) => string} http the `http { … }` block's contents for these
  *   free ports (the caller's `listen` lines use them); `dir` is the configuration folder
  * @property {number} [ports] how many free ports to pick (default 1); the first is waited for
- * @property {Record<string, string | Buffer>} [files] files to write into the folder first (relative paths)
+ * @property {Record<string, string | Buffer> | ((ports: number[]) => Record<string, string | Buffer>)} [files]
+ *   files to write into the folder (relative paths) before nginx starts, or a function of its ports
  * @property {(line: string) => void} [log] receives progress lines
  * @property {number} [readyTimeoutMs] default 10 000
  */
@@ -166,10 +167,6 @@ export async function startNginx(options) {
   // As root, nginx's workers run as `nobody`: they must reach the folder (and what is served from it).
   chmodSync(dir, 0o755);
   writeFileSync(join(dir, "owner.pid"), `${process.pid}\n`);
-  for (const [name, content] of Object.entries(options.files ?? {})) {
-    mkdirSync(dirname(join(dir, name)), { recursive: true });
-    writeFileSync(join(dir, name), content);
-  }
   mkdirSync(join(dir, "temp"));
 
   let errorLog = "";
@@ -191,6 +188,11 @@ export async function startNginx(options) {
 
   /** @param {number[]} ports */
   const launch = async (ports) => {
+    const files = typeof options.files === "function" ? options.files(ports) : (options.files ?? {});
+    for (const [name, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), content);
+    }
     writeFileSync(join(dir, "nginx.conf"), mainConfig(binary, options.http(ports, dir)));
     errorLog = "";
     const server = spawn(binary.path, ["-p", `${dir}/`, "-c", join(dir, "nginx.conf"), "-e", "stderr"], {
