@@ -257,14 +257,15 @@ const signingSecret = createHash("sha256").update(`rehearsal-${process.pid}-${Da
 
 /**
  * What the journeys may do to the deployment (faults and their repair), over HTTP on loopback:
+ *   GET  /ready                        answered once the deployment is up (500 if it did not come up)
  *   GET  /instances                    [{name, url, metricsUrl, running}]
  *   POST /instances/{name}/kill        SIGKILL, answered once it is gone
  *   POST /instances/{name}/start       started again on its port, answered once it is ready
  *   POST /postgres/stop, /postgres/start
+ * @param {{ ready: Promise<void>, instances: Map<string, any>, restart: (name: string) => Promise<void>, cluster: any }} deployment
+ * @returns {Promise<import("node:http").Server>}
  */
-function controlServer(
-  /** @type {{ instances: Map<string, any>, restart: (name: string) => Promise<void>, cluster: any }} */ run,
-) {
+function controlServer(deployment) {
   const server = createServer(async (request, response) => {
     const answer = (status, body) =>
       response
@@ -273,10 +274,14 @@ function controlServer(
     try {
       const url = request.url ?? "";
       const instance = /^\/instances\/([^/]+)\/(kill|start)$/.exec(url);
+      if (request.method === "GET" && url === "/ready") {
+        await deployment.ready;
+        return answer(200, { status: "ready" });
+      }
       if (request.method === "GET" && url === "/instances") {
         return answer(
           200,
-          [...run.instances.values()].map((i) => ({
+          [...deployment.instances.values()].map((i) => ({
             name: i.name,
             url: i.url,
             metricsUrl: i.metricsUrl,
@@ -286,20 +291,20 @@ function controlServer(
       }
       if (request.method === "POST" && instance) {
         const [, name, action] = instance;
-        const target = run.instances.get(name);
+        const target = deployment.instances.get(name);
         if (!target) return answer(404, { error: `no instance ${name}` });
         if (action === "kill") {
           target.child.kill("SIGKILL");
           await target.exited;
-        } else await run.restart(name);
+        } else await deployment.restart(name);
         return answer(204);
       }
       if (request.method === "POST" && url === "/postgres/stop") {
-        await run.cluster.stopServer();
+        await deployment.cluster.stopServer();
         return answer(204);
       }
       if (request.method === "POST" && url === "/postgres/start") {
-        await run.cluster.startServer();
+        await deployment.cluster.startServer();
         return answer(204);
       }
       return answer(404, { error: `no route ${request.method} ${url}` });
@@ -308,6 +313,32 @@ function controlServer(
     }
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+/**
+ * Starts the journeys (Playwright with e2e/production.config.ts): at once, so that Playwright loads
+ * and launches its browser while the deployment comes up; its global setup waits until it is.
+ * @param {Record<string, string>} env
+ * @returns {{ exit: Promise<number>, stop: () => void }}
+ */
+function startJourneys(env) {
+  const playwright = join(
+    dirname(createRequire(join(root, "e2e/package.json")).resolve("@playwright/test/package.json")),
+    "cli.js",
+  );
+  const run = spawn(
+    process.execPath,
+    [playwright, "test", "--config", join(root, "e2e/production.config.ts"), ...playwrightArgs],
+    {
+      cwd: root,
+      stdio: "inherit",
+      env: { ...process.env, ...env },
+    },
+  );
+  return {
+    exit: new Promise((resolve) => run.once("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)))),
+    stop: () => run.kill("SIGTERM"),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -320,11 +351,34 @@ async function main() {
   const mailDir = join(work, "mail");
   mkdirSync(mailDir);
 
-  const browser = findBrowser();
-  if (!browser && !serve) {
+  if (!findBrowser() && !serve) {
     if ((await runToEnd("browser", process.execPath, ["scripts/ensure-browser.mjs"])) !== 0)
       throw new Error((logs.get("browser") ?? []).join("\n"));
   }
+
+  // What the journeys reach through the control endpoint, filled in as the deployment comes up.
+  /** @type {(value?: unknown) => void} */
+  let markReady = () => {};
+  /** @type {(error: unknown) => void} */
+  let markFailed = () => {};
+  const deployment = {
+    ready: new Promise((resolve, reject) => {
+      markReady = resolve;
+      markFailed = reject;
+    }),
+    /** @type {Map<string, any>} */
+    instances: new Map(),
+    cluster: /** @type {any} */ (null),
+    restart: async (/** @type {string} */ name) => {
+      const old = deployment.instances.get(name);
+      await old.stop();
+      await launch(name, old.port);
+    },
+  };
+  deployment.ready.catch(() => undefined);
+  const control = await controlServer(deployment);
+  cleanups.push(async () => new Promise((resolve) => control.close(() => resolve(undefined))));
+  const controlUrl = `http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (control.address()).port}`;
 
   // nginx first: its port is the site's origin, which everything else is built and started for.
   // The instances' ports are chosen now too (nginx's upstream names them).
@@ -362,23 +416,30 @@ async function main() {
     await nginx.stop();
   });
   const site = `https://localhost:${nginx.ports[0]}`;
-
   const appDir = join(work, "app");
   const { appId } = exportAppFolder({ dir: appDir, site });
 
+  const journeys = serve
+    ? null
+    : startJourneys({
+        REHEARSAL_SITE: site,
+        REHEARSAL_APP_ID: appId,
+        REHEARSAL_CONTROL: controlUrl,
+        REHEARSAL_MAIL_DIR: mailDir,
+      });
+  if (journeys) cleanups.push(async () => journeys.stop());
+
   // Side by side: the web build, and the database, mail server and bundle the instances need.
-  /** @type {Map<string, any>} */
-  const instances = new Map();
   let settings;
-  const launch = async (name, port) => {
+  const launch = async (/** @type {string} */ name, /** @type {number} */ port) => {
     const instance = await startInstance(name, port, settings);
-    instances.set(name, instance);
+    deployment.instances.set(name, instance);
     return instance;
   };
   cleanups.push(async () => {
-    await Promise.all([...instances.values()].map((i) => i.stop()));
+    await Promise.all([...deployment.instances.values()].map((i) => i.stop()));
   });
-  const backend = (async () => {
+  const backend = async () => {
     const [cluster, smtp] = await Promise.all([
       step("PostgreSQL cluster", async () => {
         const started = await startCluster({ inMemory: true });
@@ -398,33 +459,28 @@ async function main() {
       }),
       step("emulator bundle", buildBundle),
     ]);
+    deployment.cluster = cluster;
     settings = { databaseUrl: cluster.url, appDir, site, smtpPort: smtp.port };
     await step("two instances in --production", () =>
       Promise.all([launch("instance-a", instancePorts[0]), launch("instance-b", instancePorts[1])]),
     );
-    return cluster;
-  })();
-  const [cluster] = await Promise.all([
-    backend,
-    step("web app built for the site", () => buildWeb(site, appId, join(nginx.dir, "html"))),
-  ]);
-  const control = await controlServer({
-    instances,
-    cluster,
-    restart: async (name) => {
-      const old = instances.get(name);
-      await old.stop();
-      await launch(name, old.port);
-    },
-  });
-  cleanups.push(async () => new Promise((resolve) => control.close(() => resolve())));
-  const controlUrl = `http://127.0.0.1:${control.address().port}`;
+  };
+  try {
+    await Promise.all([
+      backend(),
+      step("web app built for the site", () => buildWeb(site, appId, join(nginx.dir, "html"))),
+    ]);
+  } catch (error) {
+    markFailed(error);
+    throw error;
+  }
+  markReady();
 
   if (serve) {
     process.stdout.write(
       `\n  site        ${site}  (a certificate made for this run: accept it in the browser)\n` +
-        `  instances   ${[...instances.values()].map((i) => `${i.url} (metrics ${i.metricsUrl})`).join(", ")}\n` +
-        `  database    ${cluster.url}\n  mail        ${mailDir}\n  faults      ${controlUrl}\n\nCtrl-C stops it.\n`,
+        `  instances   ${[...deployment.instances.values()].map((i) => `${i.url} (metrics ${i.metricsUrl})`).join(", ")}\n` +
+        `  database    ${deployment.cluster.url}\n  mail        ${mailDir}\n  faults      ${controlUrl}\n\nCtrl-C stops it.\n`,
     );
     await new Promise((resolve) => {
       process.once("SIGINT", resolve);
@@ -433,31 +489,12 @@ async function main() {
     return 0;
   }
 
-  const code = await step("journeys (@production)", async () => {
-    const playwright = join(
-      dirname(createRequire(join(root, "e2e/package.json")).resolve("@playwright/test/package.json")),
-      "cli.js",
-    );
-    const run = spawn(
-      process.execPath,
-      [playwright, "test", "--config", join(root, "e2e/production.config.ts"), ...playwrightArgs],
-      {
-        cwd: root,
-        stdio: "inherit",
-        env: {
-          ...process.env,
-          REHEARSAL_SITE: site,
-          REHEARSAL_APP_ID: appId,
-          REHEARSAL_CONTROL: controlUrl,
-          REHEARSAL_MAIL_DIR: mailDir,
-        },
-      },
-    );
-    const exit = await new Promise((resolve) => run.once("exit", (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+  // (Playwright started with the deployment; from here its tests run.)
+  return step("journeys (@production)", async () => {
+    const exit = await /** @type {NonNullable<typeof journeys>} */ (journeys).exit;
     if (exit !== 0) throw new Error(`the journeys failed (exit ${exit})`);
     return exit;
   });
-  return code;
 }
 
 /** Prints the last lines of every log and keeps all of them in e2e/rehearsal-results/. */

@@ -44,8 +44,17 @@ test.describe
       await expect(page.getByText(liveOn)).toBeVisible();
       await other.goto("/notes");
       await expect(other.getByText(liveOn)).toBeVisible();
-      // nginx sends a new request to the instance with the fewest open: one stream each.
-      await expect.poll(() => rehearsal.openStreams()).toEqual({ "instance-a": 1, "instance-b": 1 });
+      // nginx sends each request to the instance with the fewest open connections; the other page's
+      // stream can still land beside the first when its page's other calls keep that instance busy
+      // at that moment: then it opens again (a reload) until the two are on different instances.
+      for (let attempt = 1; ; attempt++) {
+        await expect.poll(async () => Object.values(await rehearsal.openStreams()).reduce((a, b) => a + b)).toBe(2);
+        const streams = await rehearsal.openStreams();
+        if (streams["instance-a"] === 1 && streams["instance-b"] === 1) break;
+        if (attempt === 5) throw new Error(`the streams stayed on one instance: ${JSON.stringify(streams)}`);
+        await other.reload();
+        await expect(other.getByText(liveOn)).toBeVisible();
+      }
 
       await addNote(other, "From the other page");
       acknowledged.push("From the other page");
@@ -55,12 +64,16 @@ test.describe
       await expect(note(other, "From the first page")).toBeVisible({ timeout: 2_000 });
     });
 
+    // Recovery is bounded by conditions, never by sleeps; the bounds leave room for a busy machine.
+    const recovery = { timeout: 20_000 };
+
     test("go on after an instance is killed with SIGKILL, losing no acknowledged note", async ({ rehearsal }) => {
+      test.setTimeout(60_000);
       await rehearsal.kill("instance-a");
       // The stream that was on it ends; its page reconnects through the other instance.
-      await expect.poll(() => rehearsal.openStreams(), { timeout: 10_000 }).toEqual({ "instance-b": 2 });
-      await expect(page.getByText(liveOn)).toBeVisible();
-      await expect(other.getByText(liveOn)).toBeVisible();
+      await expect.poll(() => rehearsal.openStreams(), recovery).toEqual({ "instance-b": 2 });
+      await expect(page.getByText(liveOn)).toBeVisible(recovery);
+      await expect(other.getByText(liveOn)).toBeVisible(recovery);
 
       await addNote(page, "After the kill", { retries: 1 });
       acknowledged.push("After the kill");
@@ -74,11 +87,12 @@ test.describe
     test("say the service is unavailable while the database restarts, and recover by themselves", async ({
       rehearsal,
     }) => {
-      await expect(page.getByText(liveOn)).toBeVisible();
+      test.setTimeout(60_000);
+      await expect(page.getByText(liveOn)).toBeVisible(recovery);
       await rehearsal.stopDatabase();
-      await expect(page.getByText("Live updates are paused: the service is unavailable. Reconnecting…")).toBeVisible({
-        timeout: 10_000,
-      });
+      await expect(page.getByText("Live updates are paused: the service is unavailable. Reconnecting…")).toBeVisible(
+        recovery,
+      );
       await page.getByLabel("Title").fill("While the database is away");
       await page.getByRole("button", { name: "Add note" }).click();
       await expect(page.getByRole("region", { name: "New note" }).getByRole("alert")).toHaveText(
@@ -86,8 +100,8 @@ test.describe
       );
 
       await rehearsal.startDatabase();
-      await expect(page.getByText(liveOn)).toBeVisible({ timeout: 15_000 });
-      await expect(other.getByText(liveOn)).toBeVisible({ timeout: 15_000 });
+      await expect(page.getByText(liveOn)).toBeVisible(recovery);
+      await expect(other.getByText(liveOn)).toBeVisible(recovery);
       await addNote(page, "After the restart");
       acknowledged.push("After the restart");
       await expect(note(other, "After the restart")).toBeVisible({ timeout: 2_000 });
