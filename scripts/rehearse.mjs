@@ -6,7 +6,7 @@
 //   - a throwaway PostgreSQL cluster (scripts/postgres-cluster.mjs);
 //   - two server instances in --production on it, hosting an exported app folder whose links point
 //     at the site (scripts/rehearsal/app-folder.mjs), mail going out over SMTP;
-//   - nginx (Debian's; scripts/nginx.mjs finds it or, as root on Debian, installs it) with the site
+//   - nginx (Debian's; scripts/proxies.mjs finds it or, as root on Debian, installs it) with the site
 //     configuration shipped in docker/nginx/app-services.conf, as it is: TLS with a certificate
 //     made for the run, HTTP/2, the API balanced over both instances, the web app built for the
 //     site with every VITE_ variable given;
@@ -32,8 +32,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { generate } from "selfsigned";
 import { findBrowser } from "./ensure-browser.mjs";
-import { startNginx } from "./nginx.mjs";
 import { startCluster } from "./postgres-cluster.mjs";
+import { startNginx } from "./proxies.mjs";
 import { exportAppFolder } from "./rehearsal/app-folder.mjs";
 import { freePort } from "./system-packages.mjs";
 

@@ -56,8 +56,8 @@ const phases = [
     step("build web", "npm", ["run", "build", "-w", "web"], foreignWebConfig),
     // The PostgreSQL store's tests run against a real server: its binaries, found or installed here.
     step("postgres", "node", ["scripts/postgres-cluster.mjs", "--check"]),
-    // The proxy tests and the rehearsal run nginx: found or installed here.
-    step("nginx", "node", ["scripts/nginx.mjs", "--check"]),
+    // The proxy tests and the rehearsal run nginx and Caddy: found or installed here.
+    step("proxies", "node", ["scripts/proxies.mjs", "--check"]),
   ],
   // One run over the openapi, mock-server and web projects (vitest.config.ts).
   [step("unit", bin("vitest"), ["run"])],
