@@ -23,7 +23,7 @@
 //   npm run rehearse -- --serve            bring it up, print the site's address, run until Ctrl-C
 //   npm run rehearse -- <playwright args>  e.g. -- --grep "killed" or -- --headed
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
@@ -253,7 +253,7 @@ async function startInstance(name, port, { databaseUrl, appDir, site, smtpPort }
   return { name, port, url, metricsUrl, ...instance };
 }
 
-const signingSecret = createHash("sha256").update(`rehearsal-${process.pid}-${Date.now()}`).digest("hex");
+const signingSecret = randomBytes(32).toString("hex");
 
 /**
  * What the journeys may do to the deployment (faults and their repair), over HTTP on loopback:
@@ -503,7 +503,8 @@ function report() {
   mkdirSync(resultsDir, { recursive: true });
   for (const [name, lines] of logs) {
     writeFileSync(join(resultsDir, `${name.replace(/\W+/g, "-")}.log`), `${lines.join("\n")}\n`);
-    process.stderr.write(`\n── ${name}: last lines ──\n${lines.slice(-25).join("\n")}\n`);
+    const last = lines.slice(-25).map((line) => (line.length > 400 ? `${line.slice(0, 400)}…` : line));
+    process.stderr.write(`\n── ${name}: last lines ──\n${last.join("\n")}\n`);
   }
   process.stderr.write(`\nAll logs: ${resultsDir}\n`);
 }
