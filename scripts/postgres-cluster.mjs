@@ -28,7 +28,7 @@ import {
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { aptInstall, freePort, isAlive, isRootOnDebian } from "./system-packages.mjs";
+import { aptInstall, freePort, isAlive, isRootOnDebian, sleepSync } from "./system-packages.mjs";
 
 /**
  * @typedef {object} PostgresBinaries
@@ -372,11 +372,6 @@ function hasExitedPerProc(/** @type {number} */ pid) {
   } catch (error) {
     return /** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT" ? true : null;
   }
-}
-
-/** @param {number} ms */
-function sleepSync(ms) {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1,24 +1,56 @@
 // What the test scripts need from the machine: Debian packages they install as root (the browser,
 // PostgreSQL, nginx), free loopback ports, and whether a process is still there.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, rmdirSync, statSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 /** Root on a Debian-like system with apt-get: the scripts may install what they miss. */
 export function isRootOnDebian() {
   return process.getuid?.() === 0 && existsSync("/etc/debian_version") && spawnSync("which", ["apt-get"]).status === 0;
 }
 
+/** Blocks the thread for `ms` (for exit handlers and other synchronous waits). @param {number} ms */
+export function sleepSync(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 /**
- * Installs Debian packages with apt-get (after `apt-get update`), without questions.
+ * Installs Debian packages with apt-get (after `apt-get update`), without questions. One install at
+ * a time: npm test checks for PostgreSQL and the proxies side by side, and on a fresh machine both
+ * install (apt-get refuses to run twice at once); a lock of our own makes the second wait, and
+ * apt's own lock timeout waits for anyone else's.
  * @param {string[]} packages
  */
 export function aptInstall(packages) {
-  execFileSync("apt-get", ["update", "-qq"], { stdio: ["ignore", "inherit", "inherit"] });
-  execFileSync("apt-get", ["install", "-y", "-qq", ...packages], {
-    stdio: ["ignore", "inherit", "inherit"],
-    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-  });
+  const lock = join(tmpdir(), "harness-apt-install.lock");
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // Left by a run that was killed: apt-get is long done after ten minutes.
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 10 * 60_000) rmdirSync(lock);
+      } catch {
+        // gone meanwhile
+      }
+      if (Date.now() > deadline) throw new Error(`another install held ${lock} for ten minutes`);
+      sleepSync(250);
+    }
+  }
+  try {
+    const wait = ["-o", "DPkg::Lock::Timeout=300"];
+    execFileSync("apt-get", [...wait, "update", "-qq"], { stdio: ["ignore", "inherit", "inherit"] });
+    execFileSync("apt-get", [...wait, "install", "-y", "-qq", ...packages], {
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
+  } finally {
+    rmdirSync(lock);
+  }
 }
 
 /**
