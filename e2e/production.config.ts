@@ -32,7 +32,9 @@ export default defineConfig({
     baseURL: site,
     // The certificate is made for the run; nothing else about TLS is skipped.
     ignoreHTTPSErrors: true,
-    trace: { mode: "retain-on-failure", screenshots: false },
+    // Traces cost every journey a tenth of its CPU: a failure keeps a screenshot, and the rehearsal
+    // prints every process's last log lines; `npm run rehearse -- --trace on` records traces.
+    trace: "off",
     screenshot: "only-on-failure",
     launchOptions: await chromiumLaunchOptions(),
   },

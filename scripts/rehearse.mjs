@@ -17,7 +17,7 @@
 //
 // Each step is printed with how long it took; on failure, the last log lines of the instances, of
 // nginx, of the mail server and of PostgreSQL, and all of them are kept in e2e/rehearsal-results/
-// (logs/, and the failed journeys' traces and screenshots in test-results/).
+// (logs/, and the failed journeys' screenshots in test-results/; `-- --trace on` adds traces).
 //
 //   npm run rehearse                       everything, then stop and clean up
 //   npm run rehearse -- --serve            bring it up, print the site's address, run until Ctrl-C
@@ -41,7 +41,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2).filter((arg) => arg !== "--");
 const serve = args.includes("--serve");
 const playwrightArgs = args.filter((arg) => arg !== "--serve");
-// On failure: the logs (logs/) beside Playwright's traces and screenshots (test-results/).
+// On failure: the logs (logs/) beside Playwright's screenshots (test-results/).
 const resultsDir = join(root, "e2e", "rehearsal-results", "logs");
 
 // ---------------------------------------------------------------------------------------------------
