@@ -52,8 +52,8 @@ function readTls(options: EmulatorOptions): { cert: Buffer; key: Buffer } | null
 
 export interface StartHooks {
   /**
-   * The server listens at `url`: from now on it answers the health check (200) and the readiness
-   * check (503 `starting`) while the emulator opens its store, then serves.
+   * The server listens at `url`: on a database from before it opens it (meanwhile it answers the
+   * health check 200 and the readiness check 503 `starting`), else once it serves.
    */
   onListening?: (url: string) => void;
 }
@@ -85,20 +85,29 @@ export async function startServer(
     );
   }
   const tls = readTls(options);
-  // Listening comes first, so that while the store opens (a database's migrations may wait for
-  // another instance's) the health and readiness checks answer (http/while-starting.ts).
   const startedAt = Date.now();
   const server: Server = tls
     ? (createHttpsServer({ cert: tls.cert, key: tls.key }) as unknown as Server)
     : createHttpServer();
-  const starting = whileStarting(() => healthOf(startedAt));
-  server.on("request", starting);
-  await listenOn(server, options.host, options.port);
-  const address = server.address();
-  const port = address !== null && typeof address === "object" ? address.port : options.port;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  const url = `${tls ? "https" : "http"}://${host}:${port}`;
-  hooks.onListening?.(url);
+  const listen = async () => {
+    await listenOn(server, options.host, options.port);
+    const address = server.address();
+    const port = address !== null && typeof address === "object" ? address.port : options.port;
+    const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+    const url = `${tls ? "https" : "http"}://${host}:${port}`;
+    hooks.onListening?.(url);
+    return url;
+  };
+  // On a database, listening comes first: while it opens (its migrations may wait for another
+  // instance's) the health and readiness checks answer (http/while-starting.ts). In memory or from
+  // --data-dir nothing outside the process can hold the start up: the server listens once it
+  // serves, so there an answering health check means ready too, as it always has.
+  const starting = options.databaseUrl ? whileStarting(() => healthOf(startedAt)) : null;
+  let url: string | null = null;
+  if (starting) {
+    server.on("request", starting);
+    url = await listen();
+  }
 
   let emulator: Emulator | undefined;
   let app: FastifyInstance | undefined;
@@ -123,8 +132,9 @@ export async function startServer(
     await app.ready();
     if (app.metrics && options.metricsAddress)
       metricsListener = await listenForMetrics(app.metrics, options.metricsAddress.host, options.metricsAddress.port);
-    server.off("request", starting);
+    if (starting) server.off("request", starting);
     if (handler) server.on("request", handler);
+    url ??= await listen();
   } catch (error) {
     server.closeAllConnections();
     await closeServer(server);
@@ -132,12 +142,11 @@ export async function startServer(
     await (app ? app.close() : emulator?.close());
     throw error;
   }
-  const running = { app, emulator };
+  const running = { app, emulator, url };
   persistence?.start(options.saveIntervalMs);
   let closing: Promise<void> | null = null;
   return {
     ...running,
-    url,
     metricsUrl: metricsListener?.url ?? null,
     close() {
       closing ??= (async () => {
