@@ -28,7 +28,14 @@ import {
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { aptInstall, freePort, isAlive, isRootOnDebian, sleepSync } from "./system-packages.mjs";
+import {
+  aptInstall,
+  freePort,
+  isRootOnDebian,
+  killIfRunningIn,
+  sleepSync,
+  sweepAbandoned,
+} from "./system-packages.mjs";
 
 /**
  * @typedef {object} PostgresBinaries
@@ -409,34 +416,6 @@ function uninstallHandlers() {
   for (const signal of SIGNALS) process.off(signal, onSignal);
 }
 
-/** Removes clusters whose owning process is gone (a test run killed with SIGKILL). */
-function sweepAbandoned(/** @type {string} */ base) {
-  let names;
-  try {
-    names = readdirSync(base).filter((name) => name.startsWith(TEMP_PREFIX));
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const root = join(base, name);
-    try {
-      const owner = Number(readFileSync(join(root, "owner.pid"), "utf8").trim());
-      if (!Number.isInteger(owner) || owner <= 0 || isAlive(owner)) continue;
-      const dataDir = join(root, "data");
-      try {
-        const serverPid = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-        const cmdline = readFileSync(`/proc/${serverPid}/cmdline`, "utf8");
-        if (cmdline.includes(dataDir)) process.kill(serverPid, "SIGKILL");
-      } catch {
-        // no server left running for it
-      }
-      rmSync(root, { recursive: true, force: true, maxRetries: 5 });
-    } catch {
-      // not ours or already gone
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Clusters
 
@@ -451,7 +430,10 @@ export async function startCluster(options = {}) {
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const user = serverUser();
   const base = tempBase(options.inMemory);
-  sweepAbandoned(base);
+  // Clusters of runs killed with SIGKILL: their server stopped, their folder removed.
+  sweepAbandoned(base, TEMP_PREFIX, (dir) =>
+    killIfRunningIn(join(dir, "data", "postmaster.pid"), join(dir, "data"), "SIGKILL"),
+  );
 
   const rootDir = mkdtempSync(join(base, TEMP_PREFIX));
   const dataDir = join(rootDir, "data");

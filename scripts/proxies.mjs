@@ -9,20 +9,11 @@
 // child, stopped by PID), everything it writes inside the folder, on free loopback ports. For nginx
 // the folder is the configuration prefix, so relative `include`s and certificate paths are files in it.
 import { spawn, spawnSync } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { aptInstall, freePort, isAlive, isRootOnDebian } from "./system-packages.mjs";
+import { aptInstall, freePort, isRootOnDebian, killIfRunningIn, sweepAbandoned } from "./system-packages.mjs";
 
 const LOG_LIMIT = 64 * 1024;
 
@@ -135,32 +126,6 @@ export const ensureCaddy = (/** @type {{ log?: (line: string) => void }} */ opti
 const live = new Set();
 let exitHandler = false;
 
-/** Removes folders of runs whose owner is gone (SIGKILLed), stopping the proxy they ran. */
-function sweepAbandoned(/** @type {string} */ base, /** @type {string} */ prefix) {
-  let names;
-  try {
-    names = readdirSync(base).filter((name) => name.startsWith(prefix));
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const dir = join(base, name);
-    try {
-      const owner = Number(readFileSync(join(dir, "owner.pid"), "utf8").trim());
-      if (!Number.isInteger(owner) || owner <= 0 || isAlive(owner)) continue;
-      try {
-        const pid = Number(readFileSync(join(dir, "proxy.pid"), "utf8").trim());
-        if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dir)) process.kill(pid, "SIGTERM");
-      } catch {
-        // nothing left running for it
-      }
-      rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
-    } catch {
-      // not ours or already gone
-    }
-  }
-}
-
 /** Whether something accepts connections on 127.0.0.1:port. @param {number} port */
 function accepts(port) {
   return new Promise((resolve) => {
@@ -203,7 +168,8 @@ function accepts(port) {
  */
 async function launchProxy(spec) {
   const base = tmpdir();
-  sweepAbandoned(base, spec.prefix);
+  // Folders of runs killed with SIGKILL: their proxy stopped, the folder removed.
+  sweepAbandoned(base, spec.prefix, (dir) => killIfRunningIn(join(dir, "proxy.pid"), dir, "SIGTERM"));
   const dir = mkdtempSync(join(base, spec.prefix));
   // As root, nginx's workers run as `nobody`: they must reach the folder (and what is served from it).
   chmodSync(dir, 0o755);

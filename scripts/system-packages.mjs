@@ -1,7 +1,7 @@
 // What the test scripts need from the machine: Debian packages they install as root (the browser,
 // PostgreSQL, nginx), free loopback ports, and whether a process is still there.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, rmdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -79,4 +79,46 @@ export function isAlive(pid) {
   } catch (error) {
     return /** @type {NodeJS.ErrnoException} */ (error).code === "EPERM";
   }
+}
+
+/**
+ * Removes the temporary folders (named `prefix…` under `base`) of runs whose owner is gone — a test
+ * run killed with SIGKILL — after `stop(dir)` has stopped what such a run left running. A folder's
+ * owner is the PID in its `owner.pid`.
+ * @param {string} base
+ * @param {string} prefix
+ * @param {(dir: string) => void} stop
+ */
+export function sweepAbandoned(base, prefix, stop) {
+  let names;
+  try {
+    names = readdirSync(base).filter((name) => name.startsWith(prefix));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const dir = join(base, name);
+    try {
+      const owner = Number(readFileSync(join(dir, "owner.pid"), "utf8").trim());
+      if (!Number.isInteger(owner) || owner <= 0 || isAlive(owner)) continue;
+      try {
+        stop(dir);
+      } catch {
+        // nothing left running for it
+      }
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+    } catch {
+      // not ours or already gone
+    }
+  }
+}
+
+/**
+ * Sends `signal` to the process whose PID the first line of `pidFile` holds, if its command line
+ * names `dir` (so a PID reused by another program is left alone).
+ * @param {string} pidFile @param {string} dir @param {NodeJS.Signals} signal
+ */
+export function killIfRunningIn(pidFile, dir, signal) {
+  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+  if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dir)) process.kill(pid, signal);
 }

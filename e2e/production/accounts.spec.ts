@@ -2,6 +2,7 @@
  * Accounts on the deployed site: sign-up with the mailed link, sign-in and reload, API keys, a
  * password reset by mail that ends the other sessions, guests, the contact form without EmailJS.
  */
+import { sendContactForm } from "../fixtures/contact-form.ts";
 import { confirmedAccount, expect, Mailbox, newAddress, signIn, test } from "./fixtures.ts";
 
 test.describe("accounts", { tag: "@production" }, () => {
@@ -99,10 +100,7 @@ test.describe("accounts", { tag: "@production" }, () => {
 
   test("the contact form says so when EmailJS cannot be reached", async ({ page }) => {
     await page.goto("/contact");
-    await page.getByLabel("Your name").fill("Ann");
-    await page.getByLabel("Your e-mail address").fill("ann@example.com");
-    await page.getByLabel("Message").fill("Hello");
-    await page.getByRole("button", { name: "Send message" }).click();
+    await sendContactForm(page, { name: "Ann", email: "ann@example.com", text: "Hello" });
     await expect(page.getByRole("alert")).toHaveText(
       "We couldn't reach the server. Check your connection and try again.",
     );

@@ -7,7 +7,9 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type APIRequestContext, test as base, expect, type Page } from "@playwright/test";
+import { type APIRequestContext, test as base, expect } from "@playwright/test";
+
+export { signIn } from "../fixtures/sign-in.ts";
 
 function setting(name: string): string {
   const value = process.env[name];
@@ -114,15 +116,6 @@ export async function confirmedAccount(request: APIRequestContext, mailbox: Mail
   });
   expect(confirmed.status()).toBe(200);
   return { email, password };
-}
-
-/** Signs in through the sign-in page's form and waits for the notes page. */
-export async function signIn(page: Page, email: string, password: string) {
-  await page.goto("/sign-in");
-  await page.getByLabel("E-mail address").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
 }
 
 export const liveOn = "Live updates are on: changes made elsewhere appear here.";

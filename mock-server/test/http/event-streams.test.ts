@@ -7,6 +7,7 @@
 import { type IncomingMessage, request } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, newApp } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 import { until } from "../helpers/until.ts";
 import { watchPath } from "../helpers/watch.ts";
@@ -41,16 +42,11 @@ function open(path: string, headers: Record<string, string> = {}): Promise<RawSt
 }
 
 async function changeStream(): Promise<RawStream> {
-  const created = await app.inject({ method: "POST", url: "/_mock/v1/apps", payload: {} });
-  const appId = created.json().appId as string;
-  const login = await app.inject({
-    method: "POST",
-    url: `/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`,
-    payload: {},
-  });
+  const appId = await newApp(app);
+  const { access_token } = await anonymousLogin(app, appId);
   return open(watchPath(appId, { database: "notes-app", collection: "notes" }), {
     accept: "text/event-stream",
-    authorization: `Bearer ${login.json().access_token}`,
+    authorization: `Bearer ${access_token}`,
   });
 }
 

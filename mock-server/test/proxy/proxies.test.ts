@@ -10,6 +10,7 @@ import type { FastifyInstance } from "fastify";
 import { generate } from "selfsigned";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningProxy, startCaddy, startNginx } from "../../../scripts/proxies.mjs";
+import { anonymousLogin, newApp } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 import { until } from "../helpers/until.ts";
 import { watchPath } from "../helpers/watch.ts";
@@ -127,14 +128,8 @@ async function viaHttp2(proxy: RunningProxy, path: string, headers: Record<strin
 }
 
 async function anonymousUser() {
-  const created = await app.inject({ method: "POST", url: "/_mock/v1/apps", payload: {} });
-  const appId = created.json().appId as string;
-  const login = await app.inject({
-    method: "POST",
-    url: `/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`,
-    payload: {},
-  });
-  return { appId, token: login.json().access_token as string };
+  const appId = await newApp(app);
+  return { appId, token: (await anonymousLogin(app, appId)).access_token };
 }
 
 const heartbeats = (stream: Stream) => stream.text().split(":\n\n").length - 1;
