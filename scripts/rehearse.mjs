@@ -515,18 +515,20 @@ for (const signal of ["SIGINT", "SIGTERM"])
     void cleanUp().then(() => process.exit(signal === "SIGINT" ? 130 : 143));
   });
 
-main().then(
-  async (code) => {
-    await cleanUp();
-    process.stdout.write(`Rehearsal passed in ${seconds(started)}\n`);
-    process.exit(code);
-  },
-  async (error) => {
-    process.stderr.write(
-      `\nRehearsal failed after ${seconds(started)}: ${error instanceof Error ? error.message : error}\n`,
-    );
-    await cleanUp();
-    report();
-    process.exit(1);
-  },
-);
+/** Stops everything the run started, prints the logs, and exits with 1. */
+async function fail(/** @type {unknown} */ error) {
+  process.stderr.write(
+    `\nRehearsal failed after ${seconds(started)}: ${error instanceof Error ? error.message : error}\n`,
+  );
+  await cleanUp();
+  report();
+  process.exit(1);
+}
+// A promise that failed outside main() must not leave the processes of the run behind either.
+process.on("unhandledRejection", (error) => void fail(error));
+
+main().then(async (code) => {
+  await cleanUp();
+  process.stdout.write(`Rehearsal passed in ${seconds(started)}\n`);
+  process.exit(code);
+}, fail);
