@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The read of issue 26's audit at its real size (docs/decisions/0017-fair-shares.md): one user
+// The read of issue 26's audit at its real size (docs/decisions/0018-fair-shares.md): one user
 // holds 1,000,000 documents on PostgreSQL (a throwaway cluster on this machine) and sends four
 // `find {"query":{},"limit":1}` at once while another user finds its own 10 notes; then a sorted
 // find and a count of everything. Prints each reply's status and time and the emulator's RSS.

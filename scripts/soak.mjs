@@ -263,7 +263,7 @@ async function client(n, until, publicKey) {
 
 async function setup() {
   // Its collections open to every user (the template's rules cover only the notes and profiles);
-  // thousands of anonymous logins from this one address (decision 0017's cap is 100 a day).
+  // thousands of anonymous logins from this one address (decision 0018's cap is 100 a day).
   const config = {
     rules: { default: { read: true, write: true, insert: true, delete: true } },
     limits: { anonymousUsersPerAddress: 1_000_000_000 },

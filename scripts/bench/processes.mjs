@@ -75,7 +75,7 @@ export async function stop(child, timeoutMs = 10_000) {
 /**
  * The benchmarks drive the default app from one address with a few users doing the work of many
  * (100,000 anonymous logins, one anonymous writer inserting thousands of notes a second): its
- * per-user and per-address limits (docs/decisions/0017-fair-shares.md) are lifted for them, the
+ * per-user and per-address limits (docs/decisions/0018-fair-shares.md) are lifted for them, the
  * app's own limits kept. Only for this build: an older one (`--cli`, `--against`) knows none of
  * them and has none.
  */

@@ -2,7 +2,7 @@
  * The per-address cap on new anonymous users (config `limits.anonymousUsersPerAddress`, a fixed
  * 24-hour window per app and client address): anonymous login creates a user every time, so
  * without it one address could create users, and hold their quotas and streams, without end
- * (docs/decisions/0017-fair-shares.md). Counted in the database where instances share one (every
+ * (docs/decisions/0018-fair-shares.md). Counted in the database where instances share one (every
  * instance together), else in this process.
  */
 import { appLimits } from "../config/app-config.ts";

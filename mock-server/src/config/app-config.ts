@@ -28,7 +28,7 @@ export const defaultMaxStreamsPerUser = 100;
 export const defaultMaxStreamsPerApp = 1_000;
 /**
  * Streams of one anonymous user, and from one client address whatever its users: ten anonymous
- * users hold at most a tenth of the app's, one address a fifth (docs/decisions/0017-fair-shares.md).
+ * users hold at most a tenth of the app's, one address a fifth (docs/decisions/0018-fair-shares.md).
  */
 export const defaultMaxStreamsPerAnonymousUser = 10;
 export const defaultMaxStreamsPerAddress = 200;
@@ -39,7 +39,7 @@ export const defaultMaxStreamsPerAddress = 200;
 export const defaultMaxStreamBufferBytes = 8 * 1024 * 1024;
 /**
  * Documents one MongoDB action may read from the store (those its filter cannot rule out there):
- * bounds what one read holds in memory and costs the database (docs/decisions/0017-fair-shares.md).
+ * bounds what one read holds in memory and costs the database (docs/decisions/0018-fair-shares.md).
  */
 export const defaultDocsExaminedLimit = 100_000;
 
@@ -56,7 +56,7 @@ export const limitDefaults = {
   documents: 1_000_000,
   documentBytes: 1024 * 1024 * 1024,
   // What one user may take of it, and anonymous users (alone and together): no user, and no client
-  // address within days, can fill or starve the app. docs/decisions/0017-fair-shares.md.
+  // address within days, can fill or starve the app. docs/decisions/0018-fair-shares.md.
   documentsPerUser: 10_000,
   documentBytesPerUser: 32 * 1024 * 1024,
   writesPerSecondPerUser: 200,

@@ -1,5 +1,5 @@
 /**
- * Reads bounded in time and in documents (docs/decisions/0017-fair-shares.md). An action reads the
+ * Reads bounded in time and in documents (docs/decisions/0018-fair-shares.md). An action reads the
  * store's batches (DocumentStore.scan) one after another and between two of them:
  *
  * - checks its deadline (MongoDB's "operation exceeded time limit"), so a read of many documents

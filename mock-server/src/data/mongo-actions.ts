@@ -301,7 +301,7 @@ export class MongoService {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Reads bounded in time and documents (bounded-reads.ts, docs/decisions/0017-fair-shares.md)
+  // Reads bounded in time and documents (bounded-reads.ts, docs/decisions/0018-fair-shares.md)
 
   /** A read of the store (or of a write's view), checked against the action's budget between batches. */
   private scan(reader: Reader, prefilter: Document, options: { want?: number }): AsyncIterable<Document[]> {

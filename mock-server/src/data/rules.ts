@@ -15,7 +15,7 @@ export type Principal = { kind: "system" } | { kind: "user"; user: StoredUser };
 export const isAnonymousUser = (user: StoredUser) =>
   user.identities.length > 0 && user.identities.every((identity) => identity.provider_type === "anon-user");
 
-/** Whom a principal's writes count for: a user (docs/decisions/0017-fair-shares.md), or no one (system). */
+/** Whom a principal's writes count for: a user (docs/decisions/0018-fair-shares.md), or no one (system). */
 export function writerOf(principal: Principal): Writer | undefined {
   return principal.kind === "user"
     ? { userId: principal.user.id, anonymous: isAnonymousUser(principal.user) }

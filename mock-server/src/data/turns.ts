@@ -1,7 +1,7 @@
 /**
  * Long work in slices: a request that has held the event loop for a few milliseconds lets the
  * others run before it goes on (a read of many documents, an insertMany of many), so one request
- * never keeps the rest waiting for more than a slice (docs/decisions/0017-fair-shares.md).
+ * never keeps the rest waiting for more than a slice (docs/decisions/0018-fair-shares.md).
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
 

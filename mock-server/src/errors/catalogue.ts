@@ -184,7 +184,7 @@ export const appServicesErrors = {
    * The error of a limit a write passed: the app's users (403, worded like the API-key limit) and
    * documents (400, like every MongoDB error; docs/decisions/0012-quotas.md); what one user, one
    * anonymous user, or anonymous users together may hold, worded like the app's
-   * (0017-fair-shares.md).
+   * (0018-fair-shares.md).
    */
   quotaExceeded: (quota: Quota, limit: number): AppServicesError => {
     if (quota === "users") return as(403, `maximum number of users (${limit}) reached`, "InvalidParameter");
@@ -199,7 +199,7 @@ export const appServicesErrors = {
       ? as(400, `maximum size of documents${whose} (${limit} bytes) reached`, "MongoDBError")
       : as(400, `maximum number of documents${whose} (${limit}) reached`, "MongoDBError");
   },
-  // Ours, answered as the concurrency cap: a user's writes past its allowance (docs/decisions/0017-fair-shares.md)
+  // Ours, answered as the concurrency cap: a user's writes past its allowance (docs/decisions/0018-fair-shares.md)
   tooManyWrites: (limit: number, anonymous: boolean) =>
     as(
       429,
@@ -210,7 +210,7 @@ export const appServicesErrors = {
   insertTooLarge: (bytes: number) =>
     as(400, `object to insert too large. size in bytes: ${bytes}, max size: 16777216`, "MongoDBError"),
   updateTooLarge: () => as(400, "Resulting document after update is larger than 16777216", "MongoDBError"),
-  // Ours: an action that would read more documents than the app allows (docs/decisions/0017-fair-shares.md)
+  // Ours: an action that would read more documents than the app allows (docs/decisions/0018-fair-shares.md)
   docsExaminedLimit: (limit: number) =>
     as(400, `operation exceeded the limit of ${limit} documents examined`, "MongoDBError"),
   // Ours, answered as the concurrency cap: anonymous users made from one client address
@@ -232,6 +232,14 @@ export const appServicesErrors = {
   // no such route on the service (not an operation of the document)
   routeNotFound: (method: string, path: string) => as(404, `no route matches ${method} ${path}`, "NotFound"),
   internal: () => as(500, "internal server error", "InternalServerError"),
+  // Ours: the server is starting (opening its database); no link (nothing was journaled).
+  starting: () =>
+    new AppServicesError(
+      503,
+      "service temporarily unavailable: the server is starting; try again shortly",
+      "ServiceUnavailable",
+      false,
+    ),
   // Ours: the store (PostgreSQL) cannot be reached; no link (nothing was journaled).
   unavailable: () =>
     new AppServicesError(
@@ -284,6 +292,7 @@ export const emailJsErrors = {
 export const controlErrors = {
   validation: (message: string) => new ControlError(400, "ValidationError", message),
   unauthorized: () => new ControlError(401, "Unauthorized", "the control API requires the control token"),
+  metricsUnauthorized: () => new ControlError(401, "Unauthorized", "the metrics require the metrics token"),
   forbiddenOrigin: (origin: string) =>
     new ControlError(401, "Unauthorized", `the control API does not accept requests from the origin ${origin}`),
   notFound: (message: string) => new ControlError(404, "NotFound", message),
@@ -291,6 +300,7 @@ export const controlErrors = {
   internal: () => new ControlError(500, "InternalError", "internal error"),
   unavailable: () =>
     new ControlError(503, "Unavailable", "the database cannot be reached; the emulator retries by itself"),
+  starting: () => new ControlError(503, "Unavailable", "the server is starting (opening its database)"),
   notInProduction: (feature: string) =>
     new ControlError(403, "NotInProduction", `${feature} is a testing feature, off in production mode`),
   hostNotAllowed: (host: string | null) => new ControlError(403, "HostNotAllowed", hostNotAllowed(host)),

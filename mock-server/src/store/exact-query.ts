@@ -5,7 +5,7 @@
  * array holding the value matches too, one level deep, as in MongoDB) and of `_id` to strings or
  * ObjectIds. PostgreSQL evaluates them in SQL (pushdown.ts); the memory store through its indexes.
  * For such a query a store can count matches without handing documents back, and what it hands
- * back for it all match (docs/decisions/0017-fair-shares.md).
+ * back for it all match (docs/decisions/0018-fair-shares.md).
  */
 import { ObjectId } from "bson";
 import { type Document, isDocument } from "../data/documents.ts";

@@ -32,7 +32,7 @@ export function stateApps(state: State): { saved: AppState; record: AppRecord }[
 
 /**
  * Whom each document of an imported collection counts for, by its place in `documents` (a
- * collection's `owners`, docs/decisions/0017-fair-shares.md); a place named twice or out of range
+ * collection's `owners`, docs/decisions/0018-fair-shares.md); a place named twice or out of range
  * refuses the import.
  */
 export function ownersByPlace(

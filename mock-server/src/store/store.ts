@@ -90,7 +90,7 @@ export class QuotaExceededError extends Error {
 
 /**
  * The limits (config `limits`) a write can pass: the app's, one writer's (per user, per anonymous
- * user: docs/decisions/0017-fair-shares.md), and anonymous users' together.
+ * user: docs/decisions/0018-fair-shares.md), and anonymous users' together.
  */
 export const quotas = [
   "users",
@@ -328,7 +328,7 @@ export interface WriteView {
 }
 
 /**
- * How a caller reads (docs/decisions/0017-fair-shares.md): a store reads batches as they are asked
+ * How a caller reads (docs/decisions/0018-fair-shares.md): a store reads batches as they are asked
  * for, so a caller that stops early (it has what it needs, or a limit ran out) reads no further.
  */
 export interface ScanOptions {
@@ -453,6 +453,8 @@ export interface MailStore {
    * `leaseMs`: no other instance gets them in that time (their next attempt moves to its end).
    */
   dueForDelivery(now: number, limit: number, leaseMs: number): Promise<MailMessage[]>;
+  /** How many messages wait for SMTP delivery (the outbox's depth). */
+  queuedCount(): Promise<number>;
   /** The earliest next attempt of a queued message (ms), or null when none waits. */
   nextDeliveryAt(): Promise<number | null>;
   setDelivery(id: string, delivery: MailDelivery): Promise<void>;
@@ -519,5 +521,12 @@ export interface Store {
    * stores that have no other instances never call it.
    */
   onOutage?(listener: (reason: string) => void): () => void;
+  /**
+   * Why the store cannot serve now (its database cannot be reached), or null; stores that cannot
+   * fail have none. Asking may start reconnecting at once.
+   */
+  health?(): Promise<string | null>;
+  /** The connection pool's use, where the store has one. */
+  connections?(): { total: number; idle: number; waiting: number; max: number };
   close(): Promise<void>;
 }

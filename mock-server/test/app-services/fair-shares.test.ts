@@ -1,6 +1,6 @@
 /**
  * What one user may take of what the app's users share (config `limits`,
- * docs/decisions/0017-fair-shares.md): documents and their bytes per user, lower for anonymous
+ * docs/decisions/0018-fair-shares.md): documents and their bytes per user, lower for anonymous
  * users, anonymous users' share of the app together, writes a second; MongoDB's 16 MiB limit on
  * one document. A document counts for the user who last wrote it. Each refusal is the documented
  * error and leaves nothing behind, and one user at its limits leaves the others' writes working;

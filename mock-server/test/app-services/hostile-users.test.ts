@@ -1,5 +1,5 @@
 /**
- * One hostile user against the others (issue 26, docs/decisions/0017-fair-shares.md), on a
+ * One hostile user against the others (issue 26, docs/decisions/0018-fair-shares.md), on a
  * listening emulator, on both stores: anonymous users that spend everything they may leave another
  * user's writes and change streams working; a read of many documents and an insertMany of many
  * hold the server only in slices, so other requests are served meanwhile. The stalls are measured

@@ -144,7 +144,7 @@ describe("documents", () => {
     mongoAction(app, appId, token, name, { database: "d", collection: "c", ...argument });
 
   it("caps the documents summed over collections; a refused write writes nothing", async () => {
-    // (The anonymous writer's share of the app, half of it by default, is set apart: decision 0017.)
+    // (The anonymous writer's share of the app, half of it by default, is set apart: decision 0018.)
     const appId = await newApp(app, { ...openData, limits: { documents: 3, anonymousDocuments: 3 } });
     const { access_token: token } = await anonymousLogin(app, appId);
     expect((await action(appId, token, "insertMany", { documents: [{ n: 1 }, { n: 2 }] })).response.statusCode).toBe(

@@ -2,7 +2,7 @@
  * Open change streams have caps of their own — per user (lower for anonymous users), per client
  * address and per app (on PostgreSQL counted by every instance together), each answering 429 — and
  * no longer count toward the app's concurrency cap, so one client holding many streams cannot lock
- * everyone else out of the app (docs/decisions/0011-revocation.md, 0017-fair-shares.md).
+ * everyone else out of the app (docs/decisions/0011-revocation.md, 0018-fair-shares.md).
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Reads bounded in the store (docs/decisions/0017-fair-shares.md), on both stores: an action reads
+ * Reads bounded in the store (docs/decisions/0018-fair-shares.md), on both stores: an action reads
  * the store's batches one after another and stops when it has what it needs (a limit, findOne, an
  * updateOne), counts what it examines against `queryDocsExaminedLimit` (the documented error past
  * it, and nothing written), counts exactly in the store when the query allows, and keeps only the

@@ -1,5 +1,5 @@
 /**
- * A statement past its time answers the documented error, never 500 (docs/decisions/0017-fair-shares.md):
+ * A statement past its time answers the documented error, never 500 (docs/decisions/0018-fair-shares.md):
  * the pool's statement timeout and a read cancelled at its action's deadline both come out as
  * StoreTimeoutError (a MongoDB action answers "operation exceeded time limit", other requests the
  * outage answer), and the cancellation reaches only the statement it was meant for.

@@ -366,7 +366,7 @@ export interface components {
             error: string;
             /** @description A ServiceErrorCode name such as `InvalidSession` or `AccountNameInUse`. */
             error_code?: string;
-            /** @description A link to the app's logs on the base URL (the emulator links the request's journal entry in its inspector). */
+            /** @description A link to the app's logs on the base URL (the emulator links the request's journal entry in its inspector; in production mode without a control token, where no inspector is served, there is no link). */
             link?: string;
         };
         /**
@@ -632,7 +632,7 @@ export interface components {
          * @description The app is serving its maximum number of concurrent requests, or (ours, with
          *     `--auth-rate-limit`) the client address or e-mail address made too many sign-in, registration
          *     or mail requests in the window; then `Retry-After` says when to try again. Also ours (the
-         *     app's `limits`, docs/decisions/0017-fair-shares.md): an anonymous login from a client address
+         *     app's `limits`, docs/decisions/0018-fair-shares.md): an anonymous login from a client address
          *     that created `anonymousUsersPerAddress` anonymous users in the last day (with
          *     `Retry-After`), and a MongoDB write by a user that spent its writes a second.
          */

@@ -8,12 +8,65 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness probe
-         * @description Open without the control token and from any origin, in every mode (load balancers and
-         *     container healthchecks have no token); it tells nothing but that the server runs, and which
-         *     version since when.
+         * Liveness probe
+         * @description Answers while the process runs — starting, serving, the database away or not — so an
+         *     orchestrator restarts only a process that stopped answering (`/_mock/v1/ready` says whether
+         *     it should get traffic). Open without the control token and from any origin, in every mode
+         *     (load balancers and container healthchecks have no token); it tells nothing but that the
+         *     server runs, and which version since when.
          */
         get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/v1/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe
+         * @description Whether this instance should get traffic: `200` once it serves; `503` while it starts
+         *     (opening the database and bringing its schema up to date, which may wait for another
+         *     instance's migration), while it cannot reach the database (it reconnects by itself, and
+         *     each call of this route tries at once), and once it is stopping (SIGTERM: requests in
+         *     flight finish). Point a load balancer's or orchestrator's readiness check here and the
+         *     liveness check at `/_mock/v1/health`. Open like the health check: no token, any origin,
+         *     every mode.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/v1/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics in Prometheus' text format
+         * @description Requests by operation and status, their latency, open change streams, the database pool,
+         *     the mail outbox and its delivery failures, rate-limit refusals, readiness, and the process
+         *     (CPU, memory, event loop). Served here only with `--metrics-token`, and then only with
+         *     that token (`Authorization: Bearer <token>`), in every mode; `--metrics-address` serves
+         *     the same text on an address of its own instead (at `/metrics`, without a token). Without
+         *     either the metrics are not kept and this route answers 404.
+         */
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -679,6 +732,12 @@ export interface components {
             startedAt: string;
             uptimeMs: number;
         };
+        Readiness: {
+            /** @enum {string} */
+            status: "ready" | "starting" | "unavailable" | "stopping";
+            /** @description Why the instance is not ready (absent when it is). */
+            reason?: string;
+        };
         EmulatorSettings: {
             host: string;
             port: number;
@@ -796,7 +855,7 @@ export interface components {
             queryTimeoutMs?: number;
             /** @description What one MongoDB action's operators may build in total (arrays, strings, documents through stages); past it the action answers MongoDBError "… used too much memory" (default 104857600; docs/decisions/0006-query-limits.md). */
             queryMemoryLimitBytes?: number;
-            /** @description Documents one MongoDB action may read from the store to answer (those its filter cannot rule out in the database; `$lookup`'s collections too); past it the action answers MongoDBError "operation exceeded the limit of N documents examined" (default 100,000; docs/decisions/0017-fair-shares.md). */
+            /** @description Documents one MongoDB action may read from the store to answer (those its filter cannot rule out in the database; `$lookup`'s collections too); past it the action answers MongoDBError "operation exceeded the limit of N documents examined" (default 100,000; docs/decisions/0018-fair-shares.md). */
             queryDocsExaminedLimit?: number;
             /** @description Rules by namespace (`database.collection`) or `default`. */
             rules?: {
@@ -809,7 +868,7 @@ export interface components {
             maxStreamsPerUser?: number;
             /** @description Change streams the app may have open at once (default 1,000; on PostgreSQL counted by every instance together); past it a new stream is refused with 429 TooManyRequests. */
             maxStreamsPerApp?: number;
-            /** @description Change streams one anonymous user (every identity `anon-user`) may have open at once (default 10; never more than maxStreamsPerUser); past it 429 TooManyRequests (docs/decisions/0017-fair-shares.md). */
+            /** @description Change streams one anonymous user (every identity `anon-user`) may have open at once (default 10; never more than maxStreamsPerUser); past it 429 TooManyRequests (docs/decisions/0018-fair-shares.md). */
             maxStreamsPerAnonymousUser?: number;
             /** @description Change streams open at once from one client address, whatever their users (default 200; the address as `--trust-proxy` makes it); past it 429 TooManyRequests. */
             maxStreamsPerAddress?: number;
@@ -828,7 +887,7 @@ export interface components {
          *     1,000 documents, 1 MiB, 10 writes a second; anonymous users together half the app's
          *     documents and bytes; 100 anonymous users per client address a day. Enforced by the store
          *     in the same step as the write, on every instance. See docs/decisions/0012-quotas.md and
-         *     docs/decisions/0017-fair-shares.md.
+         *     docs/decisions/0018-fair-shares.md.
          */
         AppLimits: {
             /** @description User objects of every provider (anonymous included) plus registrations not yet tied to a user. A first login or a registration past it answers 403 InvalidParameter "maximum number of users (N) reached"; a first login that claims its own registration never does. */
@@ -839,7 +898,7 @@ export interface components {
             documents?: number;
             /** @description The size of the app's documents (each as canonical Extended JSON, in UTF-8 bytes) summed over its collections. A write that grows it past the limit answers 400 MongoDBError "maximum size of documents (N bytes) reached" and writes nothing. */
             documentBytes?: number;
-            /** @description Documents one user may hold (a document counts for the user who last inserted, updated or replaced it; those the system wrote count for no user). Default 10,000. Past it the write answers 400 MongoDBError "maximum number of documents per user (N) reached" (docs/decisions/0017-fair-shares.md). */
+            /** @description Documents one user may hold (a document counts for the user who last inserted, updated or replaced it; those the system wrote count for no user). Default 10,000. Past it the write answers 400 MongoDBError "maximum number of documents per user (N) reached" (docs/decisions/0018-fair-shares.md). */
             documentsPerUser?: number;
             /** @description The size of one user's documents, summed like documentBytes (default 33554432, 32 MiB). Past it: "maximum size of documents per user (N bytes) reached". */
             documentBytesPerUser?: number;
@@ -1423,7 +1482,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The emulator is ready. */
+            /** @description The process runs. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1434,6 +1493,61 @@ export interface operations {
             };
             403: components["responses"]["HostNotAllowed"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready for traffic. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            403: components["responses"]["HostNotAllowed"];
+            /** @description Not ready; `reason` says why and `Retry-After` when to ask again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics (Prometheus text exposition format 0.0.4). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
         };
     };
     getEmulatorConfig: {

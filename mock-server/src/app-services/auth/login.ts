@@ -133,7 +133,7 @@ export default defineRoute("login", "login", async (request, reply) => {
 
   let user = auth.user;
   if (!user && provider === "anon-user") {
-    // One client address may create only so many anonymous users a day (docs/decisions/0017-fair-shares.md).
+    // One client address may create only so many anonymous users a day (docs/decisions/0018-fair-shares.md).
     const refused = await countAnonymousSignup(emulator.store, app, request.ip);
     if (refused) {
       reply.header("retry-after", String(refused.retryAfterSeconds));

@@ -17,7 +17,7 @@ function parseArguments(args: unknown[]): unknown[] {
 
 /**
  * A MongoDB action's arguments; an insertMany's many documents are read in slices, so other
- * requests are served meanwhile (docs/decisions/0017-fair-shares.md).
+ * requests are served meanwhile (docs/decisions/0018-fair-shares.md).
  */
 async function parseActionArguments(args: unknown[]): Promise<unknown[]> {
   const [first, ...rest] = args;

@@ -468,7 +468,7 @@ export class MemoryDocuments implements DocumentStore {
    * Refuses changes that would take the app, the writer or anonymous users together past their
    * limits (what they would apply: up to a duplicate `_id`), or the writer past its writes a second;
    * answers the size of each inserted or replacing document. A document counts for the user who
-   * last wrote it (docs/decisions/0017-fair-shares.md).
+   * last wrote it (docs/decisions/0018-fair-shares.md).
    */
   private checkLimits(
     collection: Collection | undefined,

@@ -77,7 +77,7 @@ export interface MemorySnapshot {
       source: Collection;
       version: number;
       documents: Document[];
-      /** Whom the documents count for (docs/decisions/0017-fair-shares.md). */
+      /** Whom the documents count for (docs/decisions/0018-fair-shares.md). */
       owners: OwnerList;
     }[];
   }[];

@@ -81,7 +81,7 @@ export class PgDocuments implements DocumentStore {
   }
 
   /**
-   * The candidates of `prefilter` in batches, each one statement (docs/decisions/0017-fair-shares.md):
+   * The candidates of `prefilter` in batches, each one statement (docs/decisions/0018-fair-shares.md):
    *
    * - wanted few (`want`): in natural order from the start, `ORDER BY seq LIMIT n` after the last
    *   batch's `seq`, the first batch `want` rows when the query is exact (they all match), else at
@@ -341,7 +341,7 @@ export class PgDocuments implements DocumentStore {
         if (duplicateAt !== undefined) return { applied: done + duplicateAt, duplicateAt: done + duplicateAt };
       } else if (op === "replace") {
         const docs = (group as { doc: Document }[]).map((c) => c.doc);
-        // A document counts for the user who last wrote it (docs/decisions/0017-fair-shares.md).
+        // A document counts for the user who last wrote it (docs/decisions/0018-fair-shares.md).
         await client.query(
           `UPDATE documents d SET doc = v.t::jsonb, ejson = v.t, owner = $6, owner_anonymous = $7
              FROM unnest($4::text[], $5::text[]) AS v(k, t)

@@ -387,7 +387,7 @@ export const migrations: Migration[] = [
   {
     version: 6,
     name: "what each user holds and writes, anonymous users together, streams per address",
-    // docs/decisions/0017-fair-shares.md. A document counts for the user who last wrote it
+    // docs/decisions/0018-fair-shares.md. A document counts for the user who last wrote it
     // (`owner`, null for the system's writes) and, when that user was anonymous, toward anonymous
     // users' share (`owner_anonymous`). The totals of anonymous users are kept in the app's slots
     // like the app's own; each user's in one row (`user_usage`), locked by the statements that
@@ -675,7 +675,8 @@ export const migrations: Migration[] = [
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);
 
 /** Any 64-bit number shared by every instance of this server: the key of the migration lock. */
-const migrationLock = 4_837_201_990_111;
+/** The advisory lock migrations run under (instances starting together take turns). */
+export const migrationLock = 4_837_201_990_111;
 
 export class SchemaTooNewError extends Error {}
 
