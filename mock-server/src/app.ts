@@ -3,12 +3,14 @@
  * instance serving App Services, EmailJS, the control API and the inspector. Plugins in layers:
  * parsing and validation, CORS, then the route plugins, explicitly listed.
  */
+
 import type { Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from "fastify";
 import { appServicesPlugin } from "./app-services/plugin.ts";
 import { controlApiServed, defaultOptions, type EmulatorOptions } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
+import { queryWorkers } from "./data/query-workers.ts";
 import { emailJsPlugin } from "./emailjs/plugin.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
@@ -113,6 +115,9 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     emulator.events.shutdown();
   });
   app.addHook("onClose", async () => emulator.close());
+  // The query workers (data/query-workers.ts) start with the emulator, so the first query too
+  // large for the main thread does not wait for them; a failure shows in that query.
+  queryWorkers.warm().catch(() => undefined);
   await registerCors(app);
   await app.register(appServicesPlugin);
   const settings = emulator.options;

@@ -8,6 +8,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deepMerge } from "../../src/config/app-config.ts";
+import { queryWorkers } from "../../src/data/query-workers.ts";
 import { openData } from "../helpers/app.ts";
 import { expectFetchContract, expectTextContract } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
@@ -16,6 +17,8 @@ let app: FastifyInstance;
 let url: string;
 beforeAll(async () => {
   ({ app, url } = await listening());
+  // Queries past the main thread's slice run in the query workers: started before the first one.
+  await queryWorkers.warm();
 });
 afterAll(() => app.close());
 
