@@ -12,6 +12,18 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 /** The sizes of frozen objects and arrays (stored documents): they never change, so their size holds for good. */
 const frozenSizes = new WeakMap<object, number>();
 
+/**
+ * A stored document's size, kept on it (a symbol: no key, copy or text sees it) when the store
+ * keeps it (ejson-text.ts `storeDocument`): read in a property access, not a lookup, for each of
+ * the documents a query reads.
+ */
+export const storedSize = Symbol("bsonSize");
+
+/** The size kept on a stored document, if any. */
+export function keptSize(doc: object): number | undefined {
+  return (doc as { [storedSize]?: number })[storedSize];
+}
+
 /** MongoDB's deepest nesting (BSONDepth); a value nested deeper cannot be stored or sent. */
 export const maxBsonDepth = 200;
 
@@ -81,7 +93,7 @@ function sizeOf(value: unknown, cache: SizeCache, limit: number, depth: number):
   }
   if (value === null) return 0;
   const frozen = Object.isFrozen(value);
-  const known = frozen ? frozenSizes.get(value) : cache.get(value);
+  const known = frozen ? (keptSize(value) ?? frozenSizes.get(value)) : cache.get(value);
   if (known !== undefined) {
     if (known > limit) throw tooLarge;
     return known;

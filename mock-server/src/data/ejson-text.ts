@@ -12,7 +12,7 @@
  * and kept beside it: a `find` of 1,000 documents then joins 1,000 texts instead of writing them.
  */
 import { EJSON, ObjectId } from "bson";
-import { bsonSize, utf8Length } from "./bson-size.ts";
+import { bsonSize, storedSize, utf8Length } from "./bson-size.ts";
 import { step } from "./query-limits.ts";
 
 const int32Min = -0x80000000;
@@ -63,6 +63,7 @@ function freezeTree(value: unknown): void {
  * Pass a private copy: the caller must not hand the same object out for changing.
  */
 export function storeDocument<T extends object>(doc: T): T {
+  Object.defineProperty(doc, storedSize, { value: bsonSize(doc, new WeakMap()) });
   freezeTree(doc);
   storedTexts.set(doc, null);
   return doc;
@@ -131,7 +132,8 @@ function write(value: unknown, depth: number): string | undefined {
     let out = "[";
     for (let i = 0; i < value.length; i++) {
       if (i > 0) out += ",";
-      if (m !== null) m.bytes += 1 + String(i).length + 1;
+      // A type byte, the index's digits and a NUL.
+      if (m !== null) m.bytes += i < 10 ? 3 : i < 100 ? 4 : i < 1000 ? 5 : i < 10_000 ? 6 : 2 + String(i).length;
       out += write(value[i], depth + 1) ?? "null";
     }
     return `${out}]`;

@@ -7,10 +7,10 @@
  */
 import { Long, ObjectId } from "bson";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { maxBsonObjectSize } from "./bson-size.ts";
+import { keptSize, maxBsonObjectSize } from "./bson-size.ts";
 import { cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
 import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
-import { checkValue, logicalSize, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
+import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
 
 /** The most documents `find` and `aggregate` answer (the service's cap). */
@@ -88,7 +88,12 @@ export type ReadJob =
 function checkInputs(job: unknown, docs: Document[]): void {
   if (!onMainThreadSlice()) return;
   checkValue(job, "query");
-  for (let i = 0; i < docs.length; i++) checkValue(docs[i], "document");
+  const limit = mainThreadSlice.valueBytes;
+  for (let i = 0; i < docs.length; i++) {
+    const doc = docs[i]!;
+    const size = keptSize(doc);
+    if (size === undefined || size > limit) checkValue(doc, "document");
+  }
 }
 
 /** Answers a read over `docs` (and `others`' documents); the value the action replies. */

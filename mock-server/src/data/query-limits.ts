@@ -33,12 +33,15 @@ export const defaultQueryLimits: QueryLimits = {
 };
 
 /**
- * What an evaluation may use on the main thread before it moves to a worker: wall time, bytes
- * built (and the logical size of any one value or input document), and heavy work (units of about
- * one comparison) in one operator.
+ * What an evaluation may use on the main thread before it moves to a worker: wall time (`ms` once
+ * it has taken `steps` steps — a machine too busy to schedule it does not move a small query — and
+ * `maxMs` whatever), bytes built (and the logical size of any one value or input document), and
+ * heavy work (units of about one comparison) in one operator.
  */
 export const mainThreadSlice = {
   ms: 5,
+  steps: 4_096,
+  maxMs: 50,
   bytes: 1024 * 1024,
   valueBytes: 64 * 1024,
   heavyUnits: 200_000,
@@ -67,6 +70,8 @@ class Budget {
   readonly sizes: SizeCache = new WeakMap();
   /** The slice's end (main thread), else the deadline. */
   readonly stopAt: number;
+  /** The main thread's slice's end however few steps were taken. */
+  readonly hardStopAt: number;
   readonly byteCeiling: number;
   readonly valueCeiling: number;
   readonly heavyCeiling: number;
@@ -81,7 +86,9 @@ class Budget {
   ) {
     this.checkEvery = onMainThread ? mainCheckEvery : checkEvery;
     this.nextCheck = this.checkEvery;
-    this.stopAt = onMainThread ? Math.min(deadline, performance.now() + mainThreadSlice.ms) : deadline;
+    const now = performance.now();
+    this.stopAt = onMainThread ? Math.min(deadline, now + mainThreadSlice.ms) : deadline;
+    this.hardStopAt = onMainThread ? Math.min(deadline, now + mainThreadSlice.maxMs) : deadline;
     this.byteCeiling = onMainThread ? Math.min(memoryLimitBytes, mainThreadSlice.bytes) : memoryLimitBytes;
     this.valueCeiling = onMainThread ? Math.min(memoryLimitBytes, mainThreadSlice.valueBytes) : memoryLimitBytes;
     this.heavyCeiling = onMainThread ? mainThreadSlice.heavyUnits : Number.POSITIVE_INFINITY;
@@ -132,9 +139,9 @@ function checkClock(budget: Budget): void {
   if (budget.spent) throw budget.spent;
   budget.nextCheck = budget.steps + budget.checkEvery;
   const now = performance.now();
-  if (now > budget.stopAt) {
-    stop(budget, now > budget.deadline ? errors.queryTimeLimit() : new NeedsWorker("time"));
-  }
+  if (now <= budget.stopAt) return;
+  if (now > budget.deadline) stop(budget, errors.queryTimeLimit());
+  if (budget.steps >= mainThreadSlice.steps || now > budget.hardStopAt) stop(budget, new NeedsWorker("time"));
 }
 
 /** The deadline passed: throws the documented error (a worker's hard timeout answers the same). */

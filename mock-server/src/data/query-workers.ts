@@ -111,6 +111,15 @@ class QueryWorkerPool {
     return this.slots.some((s) => s.ready);
   }
 
+  /** Workers keep the process alive while jobs wait or run (an idle pool does not). */
+  private refs(): void {
+    const busy = this.lanes.size > 0 || this.slots.some((s) => s.job !== null);
+    for (const slot of this.slots) {
+      if (busy) slot.worker.ref();
+      else slot.worker.unref();
+    }
+  }
+
   /** Runs a job in a worker; rejects with the documented error when it cannot answer in time. */
   run(lane: string, request: WorkerMessage, deadline: number, operator: string): Promise<WorkerReply> {
     return new Promise((resolve, reject) => {
@@ -129,6 +138,7 @@ class QueryWorkerPool {
       if (queue) queue.push(job);
       else this.lanes.set(lane, [job]);
       if (this.ready || this.downSince === null) this.arm(job);
+      this.refs();
       void this.dispatch();
     });
   }
@@ -237,7 +247,7 @@ class QueryWorkerPool {
     slot.job = null;
     slot.timer = null;
     job?.resolve(reply);
-    void this.dispatch();
+    void this.dispatch().then(() => this.refs());
   }
 
   /** Ends a worker (its job, if any, answers `error`); a new one is started when a job needs it. */
@@ -292,9 +302,9 @@ class QueryWorkerPool {
         );
       });
       worker.on("exit", () => this.retire(slot, errors.queryTimeLimit()));
-      // Idle workers do not keep the process alive (after the listeners: adding one refs again).
-      worker.unref();
       this.slots.push(slot);
+      // Idle workers do not keep the process alive (after the listeners: adding one refs again).
+      this.refs();
       return slot;
     } finally {
       this.starting--;
