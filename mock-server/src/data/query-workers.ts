@@ -12,8 +12,9 @@
  *   queries delay only that user's. A job whose deadline passes while it waits answers the
  *   time-limit error without running.
  *
- * One pool per process (shared by every app, like the CPU it uses); it starts on first use, and
- * its idle workers do not keep the process alive. See
+ * One pool per process (shared by every app, like the CPU it uses), started with the emulator:
+ * one worker per spare core and a ready spare that takes the place of one ended by the hard timeout
+ * at once; idle workers do not keep the process alive. See
  * docs/decisions/0017-evaluation-off-the-main-thread.md.
  */
 import { availableParallelism } from "node:os";
@@ -44,7 +45,7 @@ export type WorkerReply =
 
 /** How long past a job's deadline its worker may take to answer before it is terminated. */
 export const hardTimeoutGraceMs = 50;
-/** The longest a queued job's clock stands still while the pool has no worker ready. */
+/** The longest a queued job's clock stands still while the pool starts. */
 const maxStartMs = 10_000;
 /** The heap each worker may use (a job past it ends its worker with the memory-limit error). */
 export const workerHeapMb = 1536;
@@ -97,18 +98,31 @@ class QueryWorkerPool {
   private nextId = 1;
   private code: Promise<{ url: URL } | { code: string }> | null = null;
   private starting = 0;
-  /** Since when no worker has been ready (starting, or replacing one that was ended), if so. */
-  private downSince: number | null = null;
+  /** A worker has been ready at least once (until then queued jobs' clocks stand still). */
+  private started = false;
+  private startedSince = 0;
 
-  /** Starts a worker and waits until it takes jobs (the emulator starts one as it starts). */
+  private readonly readyWaiters: (() => void)[] = [];
+
+  /** Starts the workers and waits until one takes jobs (the emulator starts them as it starts). */
   async warm(): Promise<void> {
-    if (this.slots.length + this.starting === 0) await this.spawn();
-    const slot = this.slots[0];
-    if (slot && !slot.ready) await new Promise((resolve) => slot.worker.once("message", resolve));
+    this.replenish();
+    if (!this.ready) await new Promise<void>((resolve) => this.readyWaiters.push(resolve));
   }
 
   private get ready(): boolean {
     return this.slots.some((s) => s.ready);
+  }
+
+  /**
+   * Keeps `poolSize` workers and one ready spare: a worker ended by the hard timeout is replaced by
+   * the spare at once while a new spare starts (jobs run on at most `poolSize` of them at a time).
+   */
+  private replenish(): void {
+    while (this.slots.length + this.starting < poolSize + 1) {
+      if (this.slots.length + this.starting === 0) this.startedSince = performance.now();
+      this.spawn().catch((error: Error) => this.failAll(errors.mongo(`the query could not be run: ${error.message}`)));
+    }
   }
 
   /** Workers keep the process alive while jobs wait or run (an idle pool does not). */
@@ -137,9 +151,10 @@ class QueryWorkerPool {
       const queue = this.lanes.get(lane);
       if (queue) queue.push(job);
       else this.lanes.set(lane, [job]);
-      if (this.ready || this.downSince === null) this.arm(job);
+      if (this.started) this.arm(job);
+      this.replenish();
       this.refs();
-      void this.dispatch();
+      this.dispatch();
     });
   }
 
@@ -154,34 +169,23 @@ class QueryWorkerPool {
         queue!.splice(at, 1);
         if (queue!.length === 0) this.lanes.delete(job.lane);
         job.reject(errors.queryTimeLimit());
+        this.refs();
       },
       Math.max(0, job.deadline - performance.now()),
     );
   }
 
   /**
-   * While no worker is ready (the pool starts, or replaces the one it ended), queued jobs' clocks
-   * stand still (up to `maxStartMs`): waiting for a worker to exist is not the query's time.
+   * The first worker is ready: jobs queued while the pool started get the time they waited back (up
+   * to `maxStartMs`): a worker not existing yet is not the query's time.
    */
-  private down(): void {
-    if (this.ready || this.downSince !== null) return;
-    this.downSince = performance.now();
-    for (const queue of this.lanes.values()) {
-      for (const job of queue) {
-        if (job.waiting) clearTimeout(job.waiting);
-        job.waiting = null;
-      }
-    }
-  }
-
-  private up(): void {
-    const since = this.downSince;
-    if (since === null) return;
-    this.downSince = null;
+  private firstReady(): void {
+    if (this.started) return;
+    this.started = true;
     const now = performance.now();
     for (const queue of this.lanes.values()) {
       for (const job of queue) {
-        const stood = Math.min(maxStartMs, now - Math.max(since, job.queuedAt));
+        const stood = Math.min(maxStartMs, now - Math.max(this.startedSince, job.queuedAt));
         job.deadline += stood;
         job.request.deadlineAt += stood;
         this.arm(job);
@@ -200,22 +204,14 @@ class QueryWorkerPool {
     return undefined;
   }
 
-  private async dispatch(): Promise<void> {
+  private dispatch(): void {
     for (;;) {
       if (this.lanes.size === 0) return;
+      if (this.slots.filter((s) => s.job !== null).length >= poolSize) return;
       const slot = this.slots.find((s) => s.ready && s.job === null);
-      if (!slot) {
-        // A worker being started dispatches when it is ready.
-        if (this.slots.length + this.starting >= poolSize) return;
-        try {
-          await this.spawn();
-        } catch (error) {
-          this.failAll(errors.mongo(`the query could not be run: ${(error as Error).message}`));
-        }
-        return;
-      }
-      const job = this.next();
-      if (!job) return;
+      // A worker being started dispatches when it is ready.
+      if (!slot) return;
+      const job = this.next()!;
       if (job.waiting) clearTimeout(job.waiting);
       const left = job.deadline - performance.now();
       if (left <= 0) {
@@ -247,10 +243,11 @@ class QueryWorkerPool {
     slot.job = null;
     slot.timer = null;
     job?.resolve(reply);
-    void this.dispatch().then(() => this.refs());
+    this.dispatch();
+    this.refs();
   }
 
-  /** Ends a worker (its job, if any, answers `error`); a new one is started when a job needs it. */
+  /** Ends a worker (its job, if any, answers `error`); the spare takes its place, a new spare starts. */
   private retire(slot: Slot, error: Error): void {
     const at = this.slots.indexOf(slot);
     if (at < 0) return;
@@ -260,10 +257,10 @@ class QueryWorkerPool {
     slot.job = null;
     void slot.worker.terminate();
     job?.reject(error);
-    this.down();
-    // A replacement starts now, not when the next job needs it (starting one takes a while).
-    if (this.slots.length + this.starting === 0) this.spawn().catch(() => undefined);
-    void this.dispatch();
+    // A worker that never started is not replaced at once (the next job tries again).
+    if (slot.ready) this.replenish();
+    this.dispatch();
+    this.refs();
   }
 
   private failAll(error: Error): void {
@@ -278,7 +275,6 @@ class QueryWorkerPool {
 
   private async spawn(): Promise<Slot> {
     this.starting++;
-    this.down();
     try {
       this.code ??= workerCode();
       const code = await this.code;
@@ -288,8 +284,9 @@ class QueryWorkerPool {
       worker.on("message", (message: { id: number; reply: WorkerReply } | "ready") => {
         if (message === "ready") {
           slot.ready = true;
-          this.up();
-          void this.dispatch();
+          this.firstReady();
+          for (const resolve of this.readyWaiters.splice(0)) resolve();
+          this.dispatch();
         } else if (slot.job !== null && message.id === slot.id) this.finish(slot, message.reply);
       });
       worker.on("error", (error: Error & { code?: string }) => {

@@ -1,0 +1,65 @@
+/**
+ * The bundle's query worker (dist/query-worker.js beside dist/cli.js): an emulator started from the
+ * bundle runs what does not fit its main thread in a worker, and answers each limit's error.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EmulatorProcess, ensureBuilt, killAll, startEmulatorProcess } from "../helpers/emulator-process.ts";
+import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { doubling, refusals, slowExpr } from "../helpers/hostile-shapes.ts";
+
+let emulator: EmulatorProcess;
+beforeAll(async () => {
+  await ensureBuilt();
+  emulator = await startEmulatorProcess([]);
+}, 60_000);
+afterAll(async () => {
+  await emulator?.stop();
+  killAll();
+});
+
+async function json(operationId: string, path: string, init: RequestInit = {}) {
+  const response = await fetch(`${emulator.url}${path}`, {
+    ...init,
+    headers: { "content-type": "application/json", ...init.headers },
+  });
+  return { status: response.status, body: (await expectFetchContract(operationId, response)) as any };
+}
+
+describe("the bundle's query worker", () => {
+  it("answers the memory ceiling, the time limit and a result, off the main thread", async () => {
+    const { body: created } = await json("createApp", "/_mock/v1/apps", {
+      method: "POST",
+      body: JSON.stringify({
+        config: {
+          rules: { default: { read: true, write: true, insert: true, delete: true } },
+          queryTimeoutMs: 1_000,
+        },
+      }),
+    });
+    const { body: session } = await json(
+      "login",
+      `/api/client/v2.0/app/${created.appId}/auth/providers/anon-user/login`,
+      { method: "POST", body: "{}" },
+    );
+    const action = (name: string, argument: Record<string, unknown>) =>
+      json("callFunction", `/api/client/v2.0/app/${created.appId}/functions/call`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${session.access_token}` },
+        body: JSON.stringify({
+          name,
+          arguments: [{ database: "db", collection: "c", ...argument }],
+          service: "mongodb-atlas",
+        }),
+      });
+    await action("insertOne", { document: { n: 1 } });
+    const bomb = await action("aggregate", { pipeline: [{ $project: { x: { $eq: [doubling(26), doubling(26)] } } }] });
+    expect(bomb.body.error).toMatch(new RegExp(`${refusals.memory.source}|${refusals.time.source}`));
+    const slow = await action("find", { query: { $expr: slowExpr } });
+    expect(slow.body.error).toMatch(refusals.time);
+    // Larger than the main thread's slice, within the limits: the worker's answer.
+    const large = await action("aggregate", {
+      pipeline: [{ $project: { _id: 0, n: { $size: { $map: { input: { $range: [0, 200_000] }, in: "$$this" } } } } }],
+    });
+    expect(large.body).toEqual([{ n: { $numberInt: "200000" } }]);
+  });
+});
