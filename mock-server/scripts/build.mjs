@@ -30,36 +30,27 @@ async function bundle(options) {
   for (const file of result.outputFiles) writeWhole(file.path, file.contents);
 }
 
-// The query worker (src/data/query-workers.ts starts dist/query-worker.js beside dist/cli.js).
-await bundle({
-  entryPoints: [join(root, "src/data/query-worker.ts")],
-  outfile: join(root, "dist/query-worker.js"),
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  sourcemap: true,
-  external,
-  banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  },
-  logLevel: "warning",
-});
-
-await bundle({
-  entryPoints: [join(root, "src/cli.ts")],
-  outfile: join(root, "dist/cli.js"),
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  sourcemap: true,
-  external,
-  banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  },
-  logLevel: "warning",
-});
+// The emulator, and its query worker (src/data/query-workers.ts starts dist/query-worker.js
+// beside dist/cli.js).
+for (const [entry, out] of [
+  ["src/cli.ts", "dist/cli.js"],
+  ["src/data/query-worker.ts", "dist/query-worker.js"],
+]) {
+  await bundle({
+    entryPoints: [join(root, entry)],
+    outfile: join(root, out),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    sourcemap: true,
+    external,
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
+    logLevel: "warning",
+  });
+}
 
 const inspectorSource = join(root, "src/inspector/ui");
 const inspectorOut = join(root, "dist/inspector");

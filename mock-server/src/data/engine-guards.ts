@@ -107,23 +107,36 @@ export function groupKey(obj: unknown, expr: unknown, options: unknown): unknown
 
 /**
  * Accumulators: `{$op: expr}` evaluated per document here, the values sized and weighed, then given
- * to the accumulator as documents of one field (it evaluates `"$v"` on each). The named-argument
- * accumulators (`$topN`, `$percentile`, …) sort their group: that is weighed by its size.
+ * to the accumulator as documents of one field (it evaluates `"$v"` on each). The others are
+ * weighed by their group's size (those that sort it, `$topN`, `$percentile`…, by n·log n).
  */
 export function guardAccumulators(ops: OperatorMap): OperatorMap {
   const out: OperatorMap = {};
   const push = ops.$push!;
   const simple = new Set(["$addToSet", "$push", "$max", "$min", "$first", "$last", "$mergeObjects"]);
+  const sorting = new Set([
+    "$max",
+    "$min",
+    "$top",
+    "$topN",
+    "$bottom",
+    "$bottomN",
+    "$maxN",
+    "$minN",
+    "$median",
+    "$percentile",
+  ]);
   for (const [name, fn] of Object.entries(ops)) {
+    const work = (n: number) => (sorting.has(name) ? sortWork(n) : n);
     out[name] = (collection: unknown[], expr: unknown, options: unknown) => {
       if (!simple.has(name) || expr === null || expr === undefined) {
-        heavy(sortWork(collection.length), name);
+        heavy(work(collection.length), name);
         return fn(collection, expr, options);
       }
       // mingo's own $push: each document's value, evaluated with the document as its root.
       const values = push(collection, expr, options) as unknown[];
       const bytes = checkValue(values, name);
-      heavy(name === "$addToSet" ? setWork(values, bytes) : sortWork(values.length) + elementsOf(bytes), name);
+      heavy(name === "$addToSet" ? setWork(values, bytes) : work(values.length) + elementsOf(bytes), name);
       return fn(
         values.map((v) => ({ v })),
         "$v",

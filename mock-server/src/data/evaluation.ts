@@ -58,7 +58,7 @@ const yieldTurn = () => new Promise((resolve) => setImmediate(resolve));
  * copy (a stored document's kept text is joined, not written). Written a slice at a time, so other
  * requests are served in between however many (or large) the documents.
  */
-async function documentsBytes(docs: Document[]): Promise<Uint8Array> {
+async function documentsBytes(docs: Document[], deadline: number): Promise<Uint8Array> {
   const texts = new Array<string>(docs.length);
   let bytes = 2 + Math.max(0, docs.length - 1);
   let started = performance.now();
@@ -66,6 +66,7 @@ async function documentsBytes(docs: Document[]): Promise<Uint8Array> {
     texts[i] = toEJSONText(docs[i]);
     bytes += Buffer.byteLength(texts[i]!);
     if (performance.now() - started > writeSliceMs) {
+      if (performance.now() > deadline) throw errors.queryTimeLimit();
       await yieldTurn();
       started = performance.now();
     }
@@ -85,13 +86,13 @@ async function documentsBytes(docs: Document[]): Promise<Uint8Array> {
   return out;
 }
 
-async function inWorker(
-  evaluation: Evaluation,
-  request:
-    | { kind: "read"; job: unknown; docs: Document[]; others: Record<string, Document[]> }
-    | { kind: "write"; job: unknown; docs: Document[] }
-    | { kind: "match"; job: unknown; docs: Document[] },
-): Promise<string | boolean> {
+/** Work for a worker, as the main thread has it. */
+type WorkerWork =
+  | { kind: "read"; job: unknown; docs: Document[]; others: Record<string, Document[]> }
+  | { kind: "write"; job: unknown; docs: Document[] }
+  | { kind: "match"; job: unknown; docs: Document[] };
+
+async function inWorker(evaluation: Evaluation, request: WorkerWork): Promise<string | boolean> {
   const lane = evaluation.lane;
   inWorkers.set(lane, (inWorkers.get(lane) ?? 0) + 1);
   try {
@@ -103,22 +104,17 @@ async function inWorker(
   }
 }
 
-async function sendToWorker(
-  evaluation: Evaluation,
-  request:
-    | { kind: "read"; job: unknown; docs: Document[]; others: Record<string, Document[]> }
-    | { kind: "write"; job: unknown; docs: Document[] }
-    | { kind: "match"; job: unknown; docs: Document[] },
-): Promise<string | boolean> {
+async function sendToWorker(evaluation: Evaluation, request: WorkerWork): Promise<string | boolean> {
   const base = {
     job: toEJSONText(request.job),
-    docs: await documentsBytes(request.docs),
+    docs: await documentsBytes(request.docs, evaluation.deadline),
     memoryLimitBytes: evaluation.limits.memoryLimitBytes,
   };
   let message: WorkerMessage;
   if (request.kind === "read") {
     const others: Record<string, Uint8Array> = {};
-    for (const [name, docs] of Object.entries(request.others)) others[name] = await documentsBytes(docs);
+    for (const [name, docs] of Object.entries(request.others))
+      others[name] = await documentsBytes(docs, evaluation.deadline);
     message = { ...base, kind: "read", others };
   } else {
     message = { ...base, kind: request.kind };

@@ -144,11 +144,6 @@ function checkClock(budget: Budget): void {
   if (budget.steps >= mainThreadSlice.steps || now > budget.hardStopAt) stop(budget, new NeedsWorker("time"));
 }
 
-/** The deadline passed: throws the documented error (a worker's hard timeout answers the same). */
-export function timeLimitError(): Error {
-  return errors.queryTimeLimit();
-}
-
 /** One unit of work (an operator call, a document through a stage). */
 export function step(): void {
   const budget = active;

@@ -16,48 +16,40 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deepMerge } from "../../src/config/app-config.ts";
 import { queryWorkers } from "../../src/data/query-workers.ts";
 import { openData, testStore } from "../helpers/app.ts";
-import { expectFetchContract, expectTextContract } from "../helpers/fetch-contract.ts";
+import { expectTextContract, sendChecked } from "../helpers/fetch-contract.ts";
 import { doubling, refusals, shapes, slowExpr } from "../helpers/hostile-shapes.ts";
 import { listening } from "../helpers/listen.ts";
+import { openWatch, type WatchReader } from "../helpers/watch.ts";
 
-let app: FastifyInstance;
+let server: { app: FastifyInstance; url: string };
 let url: string;
 beforeAll(async () => {
-  ({ app, url } = await listening());
+  server = await listening();
+  url = server.url;
   await queryWorkers.warm();
 });
-afterAll(() => app.close());
+afterAll(() => server.app.close());
 
 /** The deadline of the attacks' app (half the default: the suite waits for it often). */
 const deadlineMs = 1_000;
 /** How long another client may wait. */
 const othersMs = 100;
 
-async function json(operationId: string, path: string, init: RequestInit = {}) {
-  const response = await fetch(`${url}${path}`, {
-    ...init,
-    headers: { "content-type": "application/json", ...init.headers },
-  });
-  return { status: response.status, body: (await expectFetchContract(operationId, response)) as any };
-}
-
 type Action = (name: string, argument: Record<string, unknown>) => Promise<{ status: number; body: any }>;
 
 async function user(appId: string): Promise<{ token: string; action: Action }> {
-  const { body: session } = await json("login", `/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, {
-    method: "POST",
-    body: "{}",
-  });
+  const { body: session } = await sendChecked(
+    url,
+    "login",
+    "POST",
+    `/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`,
+    { body: {} },
+  );
   const token = session.access_token as string;
   const action: Action = (name, argument) =>
-    json("callFunction", `/api/client/v2.0/app/${appId}/functions/call`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}` },
-      body: JSON.stringify({
-        name,
-        arguments: [{ database: "db", collection: "c", ...argument }],
-        service: "mongodb-atlas",
-      }),
+    sendChecked(url, "callFunction", "POST", `/api/client/v2.0/app/${appId}/functions/call`, {
+      token,
+      body: { name, arguments: [{ database: "db", collection: "c", ...argument }], service: "mongodb-atlas" },
     });
   return { token, action };
 }
@@ -67,14 +59,13 @@ let attacker: { token: string; action: Action };
 let other: { token: string; action: Action };
 
 beforeAll(async () => {
-  const { body: created } = await json("createApp", "/_mock/v1/apps", {
-    method: "POST",
-    body: JSON.stringify({
+  const { body: created } = await sendChecked(url, "createApp", "POST", "/_mock/v1/apps", {
+    body: {
       config: deepMerge(structuredClone(openData), {
         rules: { "db.c": { read: { owner: "%%user.id" }, write: { owner: "%%user.id" } } },
         queryTimeoutMs: deadlineMs,
       }),
-    }),
+    },
   });
   appId = created.appId;
   attacker = await user(appId);
@@ -199,7 +190,12 @@ function expectHeld(outcome: Outcome, error: RegExp, label: string, { storeReadH
 /** How long the server took to answer a request, by the link of its error (the app's journal). */
 async function serverMs(link: string): Promise<number> {
   const id = link.split("/").at(-1);
-  const { body } = await json("listRequests", `/_mock/v1/apps/${appId}/requests?status=400&limit=1000`);
+  const { body } = await sendChecked(
+    url,
+    "listRequests",
+    "GET",
+    `/_mock/v1/apps/${appId}/requests?status=400&limit=1000`,
+  );
   const entry = (body.requests as { id: string; durationMs: number }[]).find((r) => r.id === id);
   expect(entry, `the journal's entry of ${id}`).toBeDefined();
   return entry!.durationMs;
@@ -290,35 +286,21 @@ describe("hostile request shapes", () => {
   });
 
   it("change-stream filters of these shapes end their streams; writes and others are not held", async () => {
-    const open = async (filter: Record<string, unknown>) => {
-      const request = Buffer.from(
-        JSON.stringify({
-          name: "watch",
-          arguments: [{ database: "db", collection: "c", filter }],
-          service: "mongodb-atlas",
-        }),
-      ).toString("base64");
-      const controller = new AbortController();
-      const response = await fetch(
-        `${url}/api/client/v2.0/app/${appId}/functions/call?baas_request=${encodeURIComponent(request)}`,
-        { headers: { authorization: `Bearer ${attacker.token}` }, signal: controller.signal },
-      );
-      expect(response.status).toBe(200);
-      const reader = response.body!.getReader();
+    const open = (filter: Record<string, unknown>) =>
+      openWatch(url, appId, attacker.token, { database: "db", collection: "c", filter });
+    /** The stream's text up to its error event (its last), as the client read it. */
+    const untilError = async (stream: WatchReader) => {
       let text = "";
-      const until = async (pattern: RegExp) => {
-        while (!pattern.test(text)) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          text += new TextDecoder().decode(value);
-        }
-        return text;
-      };
-      return { response, until, close: () => controller.abort() };
+      for (;;) {
+        const block = await stream.next();
+        if (block === null) return text;
+        text += `${block}\n\n`;
+        if (block.startsWith("event: error")) return text;
+      }
     };
     const waitForWatchers = async (n: number) => {
       for (;;) {
-        const { body } = await json("getApp", `/_mock/v1/apps/${appId}`);
+        const { body } = await sendChecked(url, "getApp", "GET", `/_mock/v1/apps/${appId}`);
         if (body.watchers >= n) return;
         await new Promise((resolve) => setImmediate(resolve));
       }
@@ -338,7 +320,7 @@ describe("hostile request shapes", () => {
         const write = await attacker.action("insertOne", { document: { owner, title: "trigger" } });
         writeMs = Math.min(writeMs, performance.now() - sent);
         expect(write.status).toBe(200);
-        const texts = await Promise.all(streams.map((stream) => stream.until(/event: error/)));
+        const texts = await Promise.all(streams.map(untilError));
         streams.forEach((stream, i) => {
           expectTextContract("callFunctionStreaming", stream.response, texts[i]!);
           stream.close();

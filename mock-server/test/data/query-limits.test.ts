@@ -11,6 +11,7 @@ import { deepMerge } from "../../src/config/app-config.ts";
 import { queryWorkers } from "../../src/data/query-workers.ts";
 import { openData } from "../helpers/app.ts";
 import { expectFetchContract, expectTextContract } from "../helpers/fetch-contract.ts";
+import { slowExpr } from "../helpers/hostile-shapes.ts";
 import { listening } from "../helpers/listen.ts";
 
 let app: FastifyInstance;
@@ -105,25 +106,7 @@ describe("query limits", () => {
   it("a query past its deadline ends with MongoDBError 'operation exceeded time limit'", async () => {
     const { action } = await setup({ queryTimeoutMs: 100 });
     // ~10^10 additions: hours without a deadline.
-    const slow = {
-      $expr: {
-        $gt: [
-          {
-            $reduce: {
-              input: { $range: [0, 100_000] },
-              initialValue: 0,
-              in: {
-                $add: [
-                  "$$value",
-                  { $reduce: { input: { $range: [0, 100_000] }, initialValue: 0, in: { $add: ["$$value", 1] } } },
-                ],
-              },
-            },
-          },
-          0,
-        ],
-      },
-    };
+    const slow = { $expr: slowExpr };
     const started = performance.now();
     const { status, body } = await action("find", { query: slow });
     expect(status).toBe(400);

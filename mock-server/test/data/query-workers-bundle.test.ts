@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorProcess, ensureBuilt, killAll, startEmulatorProcess } from "../helpers/emulator-process.ts";
-import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { sendChecked } from "../helpers/fetch-contract.ts";
 import { doubling, refusals, slowExpr } from "../helpers/hostile-shapes.ts";
 
 let emulator: EmulatorProcess;
@@ -17,39 +17,25 @@ afterAll(async () => {
   killAll();
 });
 
-async function json(operationId: string, path: string, init: RequestInit = {}) {
-  const response = await fetch(`${emulator.url}${path}`, {
-    ...init,
-    headers: { "content-type": "application/json", ...init.headers },
-  });
-  return { status: response.status, body: (await expectFetchContract(operationId, response)) as any };
-}
-
 describe("the bundle's query worker", () => {
   it("answers the memory ceiling, the time limit and a result, off the main thread", async () => {
-    const { body: created } = await json("createApp", "/_mock/v1/apps", {
-      method: "POST",
-      body: JSON.stringify({
-        config: {
-          rules: { default: { read: true, write: true, insert: true, delete: true } },
-          queryTimeoutMs: 1_000,
-        },
-      }),
+    const url = emulator.url;
+    const { body: created } = await sendChecked(url, "createApp", "POST", "/_mock/v1/apps", {
+      body: {
+        config: { rules: { default: { read: true, write: true, insert: true, delete: true } }, queryTimeoutMs: 1_000 },
+      },
     });
-    const { body: session } = await json(
+    const { body: session } = await sendChecked(
+      url,
       "login",
+      "POST",
       `/api/client/v2.0/app/${created.appId}/auth/providers/anon-user/login`,
-      { method: "POST", body: "{}" },
+      { body: {} },
     );
     const action = (name: string, argument: Record<string, unknown>) =>
-      json("callFunction", `/api/client/v2.0/app/${created.appId}/functions/call`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${session.access_token}` },
-        body: JSON.stringify({
-          name,
-          arguments: [{ database: "db", collection: "c", ...argument }],
-          service: "mongodb-atlas",
-        }),
+      sendChecked(url, "callFunction", "POST", `/api/client/v2.0/app/${created.appId}/functions/call`, {
+        token: session.access_token,
+        body: { name, arguments: [{ database: "db", collection: "c", ...argument }], service: "mongodb-atlas" },
       });
     await action("insertOne", { document: { n: 1 } });
     const bomb = await action("aggregate", { pipeline: [{ $project: { x: { $eq: [doubling(26), doubling(26)] } } }] });
