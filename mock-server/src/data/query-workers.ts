@@ -1,5 +1,5 @@
 /**
- * The query workers: a small pool of worker threads (one per spare core, at most four) that run
+ * The query workers: a small pool of worker threads (one per spare core, two to four) that run
  * evaluations too large for the main thread's slice (query-jobs.ts in query-worker.ts), so no
  * request holds the event loop while one runs.
  *
@@ -8,14 +8,15 @@
  *   and the job answers MongoDB's time-limit error. A new worker takes its place.
  * - **Memory.** Each worker has a heap limit; a job that exhausts it ends its worker, not the
  *   emulator, and answers the memory-limit error.
- * - **Fairness.** Jobs wait in lanes, one per app and user, served in turn: one user's many slow
- *   queries delay only that user's. A job whose deadline passes while it waits answers the
- *   time-limit error without running.
+ * - **Fairness.** Jobs wait in lanes, one per app and user, served in turn, and a lane runs one job
+ *   at a time: one user's many slow queries delay only that user's, and leave the other workers to
+ *   everyone else. A job whose deadline passes while it waits answers the time-limit error unrun.
+ * - **The main thread first.** On Linux each worker lowers its own scheduling priority (nice 5), so
+ *   a core shared with the main thread goes to the main thread when both want it.
  *
- * One pool per process (shared by every app, like the CPU it uses), started with the emulator:
- * one worker per spare core and a ready spare that takes the place of one ended by the hard timeout
- * at once; idle workers do not keep the process alive. See
- * docs/decisions/0017-evaluation-off-the-main-thread.md.
+ * One pool per process (shared by every app, like the CPU it uses), started with the emulator; a
+ * worker ended by the hard timeout is replaced at once; idle workers do not keep the process
+ * alive. See docs/decisions/0017-evaluation-off-the-main-thread.md.
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
@@ -50,7 +51,11 @@ const maxStartMs = 10_000;
 /** The heap each worker may use (a job past it ends its worker with the memory-limit error). */
 export const workerHeapMb = 1536;
 
-const poolSize = Math.max(1, Math.min(4, availableParallelism() - 1));
+/**
+ * Workers: one per spare core, two at least (one user's jobs run one at a time, so one user can
+ * never hold them all) and four at most.
+ */
+const poolSize = Math.max(2, Math.min(4, availableParallelism() - 1));
 
 interface Job {
   lane: string;
@@ -107,27 +112,29 @@ class QueryWorkerPool {
   /** Starts the workers and waits until one takes jobs (the emulator starts them as it starts). */
   async warm(): Promise<void> {
     this.replenish();
-    if (!this.ready) await new Promise<void>((resolve) => this.readyWaiters.push(resolve));
+    if (this.ready) return;
+    await new Promise<void>((resolve) => {
+      this.readyWaiters.push(resolve);
+      this.refs();
+    });
+    this.refs();
   }
 
   private get ready(): boolean {
     return this.slots.some((s) => s.ready);
   }
 
-  /**
-   * Keeps `poolSize` workers and one ready spare: a worker ended by the hard timeout is replaced by
-   * the spare at once while a new spare starts (jobs run on at most `poolSize` of them at a time).
-   */
+  /** Keeps `poolSize` workers: one ended by the hard timeout is replaced at once. */
   private replenish(): void {
-    while (this.slots.length + this.starting < poolSize + 1) {
+    while (this.slots.length + this.starting < poolSize) {
       if (this.slots.length + this.starting === 0) this.startedSince = performance.now();
       this.spawn().catch((error: Error) => this.failAll(errors.mongo(`the query could not be run: ${error.message}`)));
     }
   }
 
-  /** Workers keep the process alive while jobs wait or run (an idle pool does not). */
+  /** Workers keep the process alive while jobs (or `warm`) wait or run (an idle pool does not). */
   private refs(): void {
-    const busy = this.lanes.size > 0 || this.slots.some((s) => s.job !== null);
+    const busy = this.lanes.size > 0 || this.readyWaiters.length > 0 || this.slots.some((s) => s.job !== null);
     for (const slot of this.slots) {
       if (busy) slot.worker.ref();
       else slot.worker.unref();
@@ -193,9 +200,14 @@ class QueryWorkerPool {
     }
   }
 
-  /** The next job, taking lanes in turn (a lane goes to the back once served). */
+  /**
+   * The next job, taking lanes in turn (a lane goes to the back once served), from a lane with no
+   * job running: one user's jobs run one at a time.
+   */
   private next(): Job | undefined {
+    const running = new Set(this.slots.map((s) => s.job?.lane));
     for (const [lane, queue] of this.lanes) {
+      if (running.has(lane)) continue;
       const job = queue.shift()!;
       this.lanes.delete(lane);
       if (queue.length > 0) this.lanes.set(lane, queue);
@@ -207,11 +219,11 @@ class QueryWorkerPool {
   private dispatch(): void {
     for (;;) {
       if (this.lanes.size === 0) return;
-      if (this.slots.filter((s) => s.job !== null).length >= poolSize) return;
       const slot = this.slots.find((s) => s.ready && s.job === null);
       // A worker being started dispatches when it is ready.
       if (!slot) return;
-      const job = this.next()!;
+      const job = this.next();
+      if (!job) return;
       if (job.waiting) clearTimeout(job.waiting);
       const left = job.deadline - performance.now();
       if (left <= 0) {
