@@ -10,7 +10,6 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions }
 import { appServicesPlugin } from "./app-services/plugin.ts";
 import { controlApiServed, defaultOptions, type EmulatorOptions } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
-import { queryWorkers } from "./data/query-workers.ts";
 import { emailJsPlugin } from "./emailjs/plugin.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
@@ -115,9 +114,6 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     emulator.events.shutdown();
   });
   app.addHook("onClose", async () => emulator.close());
-  // The query workers (data/query-workers.ts) start with the emulator, so the first query too
-  // large for the main thread does not wait for them; a failure shows in that query.
-  queryWorkers.warm().catch(() => undefined);
   await registerCors(app);
   await app.register(appServicesPlugin);
   const settings = emulator.options;

@@ -1,8 +1,9 @@
 /**
  * Where an evaluation runs: first on the main thread, under its slice (query-limits.ts); when it
  * does not fit, in a query worker (query-workers.ts) under the whole budget and a hard timeout.
- * While a lane (an app's user) has work in the workers, its next evaluations go there at once: a
- * burst of slow requests costs the main thread one slice, not one each. See
+ * A lane (an app's user) that overran its slice three times in a second sends its evaluations
+ * there at once for the rest of it: a burst of slow requests costs the main thread a few slices,
+ * not one each. See
  * docs/decisions/0017-evaluation-off-the-main-thread.md.
  */
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
@@ -20,8 +21,32 @@ import {
 import { NeedsWorker, type QueryLimits, withQueryLimits } from "./query-limits.ts";
 import { queryWorkers, unwrap, type WorkerMessage } from "./query-workers.ts";
 
-/** Jobs each lane has in the workers now (being prepared, waiting or running). */
-const inWorkers = new Map<string, number>();
+/**
+ * Overruns of the main thread's slice per lane in the current second: past `overrunsPerSecond`, the
+ * lane's evaluations go straight to the workers for the rest of that second. A burst of slow
+ * requests costs the main thread a few slices, not one each; a query that overran by chance (a
+ * pause for garbage collection) moves nothing else.
+ */
+const overrunsPerSecond = 3;
+const overruns = new Map<string, { since: number; count: number }>();
+
+function overran(lane: string): void {
+  const now = performance.now();
+  const seen = overruns.get(lane);
+  if (seen && now - seen.since < 1_000) {
+    seen.count++;
+    return;
+  }
+  if (overruns.size > 10_000) {
+    for (const [key, at] of overruns) if (now - at.since >= 1_000) overruns.delete(key);
+  }
+  overruns.set(lane, { since: now, count: 1 });
+}
+
+function overrunning(lane: string): boolean {
+  const seen = overruns.get(lane);
+  return seen !== undefined && seen.count >= overrunsPerSecond && performance.now() - seen.since < 1_000;
+}
 
 /** One action's evaluation settings: its limits, its deadline and its lane. */
 export interface Evaluation {
@@ -36,14 +61,15 @@ export interface Evaluation {
 
 const offloaded = Symbol("offloaded");
 
-/** `fn` on the main thread's slice, or `offloaded` when it does not fit (or its lane has work in the workers). */
+/** `fn` on the main thread's slice, or `offloaded` when it does not fit (or its lane overran lately). */
 function onMainThread<T>(evaluation: Evaluation, fn: () => T): T | typeof offloaded {
-  if (inWorkers.has(evaluation.lane)) return offloaded;
+  if (overrunning(evaluation.lane)) return offloaded;
   try {
     return withQueryLimits(evaluation.limits, fn, { deadline: evaluation.deadline, mainThread: true });
   } catch (error) {
-    if (error instanceof NeedsWorker) return offloaded;
-    mongoError(error);
+    if (!(error instanceof NeedsWorker)) mongoError(error);
+    overran(evaluation.lane);
+    return offloaded;
   }
 }
 
@@ -93,18 +119,6 @@ type WorkerWork =
   | { kind: "match"; job: unknown; docs: Document[] };
 
 async function inWorker(evaluation: Evaluation, request: WorkerWork): Promise<string | boolean> {
-  const lane = evaluation.lane;
-  inWorkers.set(lane, (inWorkers.get(lane) ?? 0) + 1);
-  try {
-    return await sendToWorker(evaluation, request);
-  } finally {
-    const left = (inWorkers.get(lane) ?? 1) - 1;
-    if (left > 0) inWorkers.set(lane, left);
-    else inWorkers.delete(lane);
-  }
-}
-
-async function sendToWorker(evaluation: Evaluation, request: WorkerWork): Promise<string | boolean> {
   const base = {
     job: toEJSONText(request.job),
     docs: await documentsBytes(request.docs, evaluation.deadline),

@@ -38,7 +38,7 @@ import {
   type UpdateOptions,
   type UpdateSpec,
 } from "./query-jobs.ts";
-import { NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
+import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
 import { narrow, type Principal, Rules } from "./rules.ts";
 
 export const mongoServiceName = "mongodb-atlas";
@@ -163,9 +163,16 @@ export class MongoService {
   private checkQuery(evaluation: Evaluation, query: Document): void {
     if (Object.keys(query).length === 0) return;
     try {
-      withQueryLimits(this.limits, () => compileQuery(query), { deadline: evaluation.deadline, mainThread: true });
+      withQueryLimits(
+        this.limits,
+        () => {
+          // A query too large to compile here is compiled (and its errors found) where it runs.
+          checkValue(query, "query");
+          compileQuery(query);
+        },
+        { deadline: evaluation.deadline, mainThread: true },
+      );
     } catch (error) {
-      // A query too large to compile here is compiled (and its errors found) where it runs.
       if (!(error instanceof NeedsWorker)) mongoError(error);
     }
   }

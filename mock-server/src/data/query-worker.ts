@@ -6,8 +6,6 @@
  * costs the main thread nothing to send); replies and decisions come back as text, verdicts as
  * values. See docs/decisions/0017-evaluation-off-the-main-thread.md.
  */
-import { readlinkSync } from "node:fs";
-import { setPriority } from "node:os";
 import { parentPort } from "node:worker_threads";
 import { AppServicesError, appServicesErrors as errors } from "../errors/catalogue.ts";
 import { type Document, fromEJSONText, toEJSONText } from "./documents.ts";
@@ -59,21 +57,6 @@ function failure(error: unknown): WorkerReply {
   return { ok: false, error: { status: 400, message: String(error), code: "MongoDBError" } };
 }
 
-/**
- * On Linux, this thread's scheduling priority goes down (nice 5: a third of the main thread's
- * weight): where it shares a core with the main thread, the main thread — every other request —
- * comes first. Elsewhere it stays as it is.
- */
-function yieldToTheMainThread(): void {
-  try {
-    const thread = Number(readlinkSync("/proc/thread-self").split("/").pop());
-    if (Number.isInteger(thread) && thread > 0) setPriority(thread, 5);
-  } catch {
-    // Not Linux, or not allowed: the same priority as the main thread.
-  }
-}
-
-yieldToTheMainThread();
 parentPort?.postMessage("ready");
 parentPort?.on("message", (message: { id: number; request: WorkerRequest }) => {
   let reply: WorkerReply;

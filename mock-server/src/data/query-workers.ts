@@ -8,15 +8,12 @@
  *   and the job answers MongoDB's time-limit error. A new worker takes its place.
  * - **Memory.** Each worker has a heap limit; a job that exhausts it ends its worker, not the
  *   emulator, and answers the memory-limit error.
- * - **Fairness.** Jobs wait in lanes, one per app and user, served in turn, and a lane runs one job
- *   at a time: one user's many slow queries delay only that user's, and leave the other workers to
+ * - **Fairness.** Jobs wait in lanes, one per app and user, served in turn, and a lane runs on all
+ *   workers but one: one user's many slow queries delay only that user's, and leave a worker to
  *   everyone else. A job whose deadline passes while it waits answers the time-limit error unrun.
- * - **The main thread first.** On Linux each worker lowers its own scheduling priority (nice 5), so
- *   a core shared with the main thread goes to the main thread when both want it.
  *
- * One pool per process (shared by every app, like the CPU it uses), started with the emulator; a
- * worker ended by the hard timeout is replaced at once; idle workers do not keep the process
- * alive. See docs/decisions/0017-evaluation-off-the-main-thread.md.
+ * One pool per process (shared by every app, like the CPU it uses); workers start when jobs need
+ * them (the first job's clock stands still meanwhile) and idle ones do not keep the process alive. See docs/decisions/0017-evaluation-off-the-main-thread.md.
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
@@ -52,10 +49,12 @@ const maxStartMs = 10_000;
 export const workerHeapMb = 1536;
 
 /**
- * Workers: one per spare core, two at least (one user's jobs run one at a time, so one user can
+ * Workers: one per spare core, two at least (one user's jobs run on all but one, so one user can
  * never hold them all) and four at most.
  */
 const poolSize = Math.max(2, Math.min(4, availableParallelism() - 1));
+/** Jobs of one lane running at once. */
+const perLane = poolSize - 1;
 
 interface Job {
   lane: string;
@@ -109,9 +108,9 @@ class QueryWorkerPool {
 
   private readonly readyWaiters: (() => void)[] = [];
 
-  /** Starts the workers and waits until one takes jobs (the emulator starts them as it starts). */
+  /** Starts a worker and waits until it takes jobs (tests that expect slow queries warm it). */
   async warm(): Promise<void> {
-    this.replenish();
+    if (this.slots.length + this.starting === 0) this.grow();
     if (this.ready) return;
     await new Promise<void>((resolve) => {
       this.readyWaiters.push(resolve);
@@ -124,12 +123,10 @@ class QueryWorkerPool {
     return this.slots.some((s) => s.ready);
   }
 
-  /** Keeps `poolSize` workers: one ended by the hard timeout is replaced at once. */
-  private replenish(): void {
-    while (this.slots.length + this.starting < poolSize) {
-      if (this.slots.length + this.starting === 0) this.startedSince = performance.now();
-      this.spawn().catch((error: Error) => this.failAll(errors.mongo(`the query could not be run: ${error.message}`)));
-    }
+  /** Starts one more worker (it takes jobs when it says it is ready). */
+  private grow(): void {
+    if (this.slots.length + this.starting === 0) this.startedSince = performance.now();
+    this.spawn().catch((error: Error) => this.failAll(errors.mongo(`the query could not be run: ${error.message}`)));
   }
 
   /** Workers keep the process alive while jobs (or `warm`) wait or run (an idle pool does not). */
@@ -159,7 +156,6 @@ class QueryWorkerPool {
       if (queue) queue.push(job);
       else this.lanes.set(lane, [job]);
       if (this.started) this.arm(job);
-      this.replenish();
       this.refs();
       this.dispatch();
     });
@@ -201,13 +197,16 @@ class QueryWorkerPool {
   }
 
   /**
-   * The next job, taking lanes in turn (a lane goes to the back once served), from a lane with no
-   * job running: one user's jobs run one at a time.
+   * The next job, taking lanes in turn (a lane goes to the back once served), from a lane with
+   * fewer than `perLane` jobs running.
    */
   private next(): Job | undefined {
-    const running = new Set(this.slots.map((s) => s.job?.lane));
+    const running = new Map<string, number>();
+    for (const slot of this.slots) {
+      if (slot.job) running.set(slot.job.lane, (running.get(slot.job.lane) ?? 0) + 1);
+    }
     for (const [lane, queue] of this.lanes) {
-      if (running.has(lane)) continue;
+      if ((running.get(lane) ?? 0) >= perLane) continue;
       const job = queue.shift()!;
       this.lanes.delete(lane);
       if (queue.length > 0) this.lanes.set(lane, queue);
@@ -220,8 +219,11 @@ class QueryWorkerPool {
     for (;;) {
       if (this.lanes.size === 0) return;
       const slot = this.slots.find((s) => s.ready && s.job === null);
-      // A worker being started dispatches when it is ready.
-      if (!slot) return;
+      if (!slot) {
+        // Every worker busy: one more, up to the pool's size (it dispatches when it is ready).
+        if (this.starting === 0 && this.slots.length < poolSize) this.grow();
+        return;
+      }
       const job = this.next();
       if (!job) return;
       if (job.waiting) clearTimeout(job.waiting);
@@ -259,7 +261,7 @@ class QueryWorkerPool {
     this.refs();
   }
 
-  /** Ends a worker (its job, if any, answers `error`); the spare takes its place, a new spare starts. */
+  /** Ends a worker (its job, if any, answers `error`); another starts when a job needs it. */
   private retire(slot: Slot, error: Error): void {
     const at = this.slots.indexOf(slot);
     if (at < 0) return;
@@ -269,8 +271,6 @@ class QueryWorkerPool {
     slot.job = null;
     void slot.worker.terminate();
     job?.reject(error);
-    // A worker that never started is not replaced at once (the next job tries again).
-    if (slot.ready) this.replenish();
     this.dispatch();
     this.refs();
   }
