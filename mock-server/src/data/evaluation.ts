@@ -1,9 +1,9 @@
 /**
  * Where an evaluation runs: first on the main thread, under its slice (query-limits.ts); when it
  * does not fit, in a query worker (query-workers.ts) under the whole budget and a hard timeout.
- * A lane (an app's user) that overran its slice three times in a second sends its evaluations
- * there at once for the rest of it: a burst of slow requests costs the main thread a few slices,
- * not one each. See
+ * A lane (an app's user) that overran its slice three times in a second, and has work in the
+ * workers, sends its evaluations there at once: a burst of slow requests costs the main thread a
+ * few slices, not one each. See
  * docs/decisions/0017-evaluation-off-the-main-thread.md.
  */
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
@@ -22,10 +22,10 @@ import { NeedsWorker, type QueryLimits, withQueryLimits } from "./query-limits.t
 import { queryWorkers, unwrap, type WorkerMessage } from "./query-workers.ts";
 
 /**
- * Overruns of the main thread's slice per lane in the current second: past `overrunsPerSecond`, the
- * lane's evaluations go straight to the workers for the rest of that second. A burst of slow
+ * Overruns of the main thread's slice per lane in the current second: past `overrunsPerSecond`, and
+ * while the lane has work in the workers, its evaluations go straight there. A burst of slow
  * requests costs the main thread a few slices, not one each; a query that overran by chance (a
- * pause for garbage collection) moves nothing else.
+ * pause for garbage collection) moves nothing else, and neither does one after the burst.
  */
 const overrunsPerSecond = 3;
 const overruns = new Map<string, { since: number; count: number }>();
@@ -43,7 +43,11 @@ function overran(lane: string): void {
   overruns.set(lane, { since: now, count: 1 });
 }
 
+/** Jobs each lane has in the workers now (being prepared, waiting or running). */
+const inWorkers = new Map<string, number>();
+
 function overrunning(lane: string): boolean {
+  if (!inWorkers.has(lane)) return false;
   const seen = overruns.get(lane);
   return seen !== undefined && seen.count >= overrunsPerSecond && performance.now() - seen.since < 1_000;
 }
@@ -119,6 +123,18 @@ type WorkerWork =
   | { kind: "match"; job: unknown; docs: Document[] };
 
 async function inWorker(evaluation: Evaluation, request: WorkerWork): Promise<string | boolean> {
+  const lane = evaluation.lane;
+  inWorkers.set(lane, (inWorkers.get(lane) ?? 0) + 1);
+  try {
+    return await sendToWorker(evaluation, request);
+  } finally {
+    const left = (inWorkers.get(lane) ?? 1) - 1;
+    if (left > 0) inWorkers.set(lane, left);
+    else inWorkers.delete(lane);
+  }
+}
+
+async function sendToWorker(evaluation: Evaluation, request: WorkerWork): Promise<string | boolean> {
   const base = {
     job: toEJSONText(request.job),
     docs: await documentsBytes(request.docs, evaluation.deadline),

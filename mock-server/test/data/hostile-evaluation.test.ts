@@ -167,13 +167,17 @@ function ninthDecile(latencies: number[]): number {
  * with other work a request can wait for a core whatever the server does (the main thread's own CPU
  * time tells that apart, and is checked on every run).
  */
-async function during(attack: () => Promise<{ status: number; body: any }>, check: (outcome: Outcome) => void) {
+async function during(
+  attack: () => Promise<{ status: number; body: any }>,
+  check: (outcome: Outcome) => void,
+  served: (outcome: Outcome) => boolean = () => true,
+) {
   let best: Outcome | undefined;
   for (let run = 0; run < 3; run++) {
     const outcome = await once(attack);
     check(outcome);
+    if (outcome.otherMs < othersBound(outcome) && served(outcome)) return outcome;
     if (!best || outcome.otherMs < best.otherMs) best = outcome;
-    if (best.otherMs < othersBound(best)) break;
   }
   return best!;
 }
@@ -187,14 +191,14 @@ function expectHeld(outcome: Outcome, error: RegExp, label: string, { storeReadH
   if (!storeReadHolds) expect(outcome.heldMs, `${label}: the main thread was held`).toBeLessThan(othersMs);
 }
 
-/** How long the server took to answer a request, by the link of its error (the app's journal). */
+/** How long the server took to answer a request, by the link of its error (its app's journal). */
 async function serverMs(link: string): Promise<number> {
-  const id = link.split("/").at(-1);
+  const [, app, id] = /\/apps\/([^/]+)\/requests\/([^/]+)$/.exec(link)!;
   const { body } = await sendChecked(
     url,
     "listRequests",
     "GET",
-    `/_mock/v1/apps/${appId}/requests?status=400&limit=1000`,
+    `/_mock/v1/apps/${app}/requests?status=400&limit=1000`,
   );
   const entry = (body.requests as { id: string; durationMs: number }[]).find((r) => r.id === id);
   expect(entry, `the journal's entry of ${id}`).toBeDefined();
@@ -217,14 +221,14 @@ async function expectAttack(
   attack: () => Promise<{ status: number; body: any }>,
   error: RegExp,
   label: string,
-  { storeReadHolds = false } = {},
+  { storeReadHolds = false, deadline = deadlineMs } = {},
 ) {
   const outcome = await during(attack, (run) => expectHeld(run, error, label, { storeReadHolds }));
   if (!storeReadHolds) expectServed(outcome, label);
   // Within its deadline, as the server measured it (a busy machine delays the client's view), and
   // the worker's hard timeout with the request's own handling.
   expect(await serverMs(outcome.result.body.link), `${label}: ended within the deadline`).toBeLessThan(
-    deadlineMs + 2 * othersMs,
+    deadline + 2 * othersMs,
   );
 }
 
@@ -241,26 +245,25 @@ describe("hostile request shapes", () => {
   }
 
   it("large data: a reply of stored documents past 16 MiB is refused; the app still answers", async () => {
+    // An app of its own, with a deadline long enough that moving 17 MiB to a worker on a busy
+    // machine does not decide the answer.
+    const { body: created } = await sendChecked(url, "createApp", "POST", "/_mock/v1/apps", {
+      body: { config: deepMerge(structuredClone(openData), { queryTimeoutMs: 30_000 }) },
+    });
+    const owner = await user(created.appId);
     const big = "x".repeat(1024 * 1024);
-    const owner = JSON.parse(Buffer.from(attacker.token.split(".")[1]!, "base64url").toString()).sub;
     for (let i = 0; i < 17; i++) {
-      expect((await attacker.action("insertOne", { document: { owner, big, i } })).status).toBe(200);
+      expect((await owner.action("insertOne", { document: { big, i } })).status).toBe(200);
     }
     // Reading 17 MiB from PostgreSQL decodes it on the main thread before anything evaluates it
     // (~150 ms here), holding others: batched decoding is issue 26's point 2; here only the reply
     // cap is checked on that store.
-    await expectAttack(
-      () => attacker.action("find", { query: { big: { $exists: true } } }),
-      new RegExp(`${refusals.reply.source}|${refusals.time.source}`),
-      "reply",
-      { storeReadHolds: testStore() === "postgres" },
-    );
-    const some = await attacker.action("find", { query: { big: { $exists: true } }, project: { i: 1 }, limit: 3 });
-    expect(some.status).toBe(200);
-    expect(some.body).toHaveLength(3);
-    expect((await attacker.action("deleteMany", { query: { big: { $exists: true } } })).body).toEqual({
-      deletedCount: { $numberInt: "17" },
+    await expectAttack(() => owner.action("find", { query: {} }), refusals.reply, "reply", {
+      storeReadHolds: testStore() === "postgres",
+      deadline: 30_000,
     });
+    const some = await owner.action("find", { query: { i: { $lt: 3 } }, project: { _id: 0, i: 1 } });
+    expect(some.body).toEqual([{ i: { $numberInt: "0" } }, { i: { $numberInt: "1" } }, { i: { $numberInt: "2" } }]);
   });
 
   it("nothing is written by a refused update; a slow update holds no other writer", async () => {
@@ -277,6 +280,7 @@ describe("hostile request shapes", () => {
         return { status: result.status, body: { ...result.body, writeMs } };
       },
       (run) => expectHeld(run, timeLimit, "slow update"),
+      (run) => run.result.body.writeMs < othersBound(run),
     );
     expectServed(outcome, "slow update");
     expect(await serverMs(outcome.result.body.link)).toBeLessThan(deadlineMs + 2 * othersMs);
