@@ -12,8 +12,9 @@ import { build } from "esbuild";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 // Dependencies are bundled too: one file loads much faster than hundreds of modules (start-up is a
 // benchmark target). bson stays external: the function sandbox loads its browser build from disk;
-// pg-native is pg's optional native binding, never installed (pg falls back to JavaScript).
-const external = ["bson", "pg-native"];
+// pg-native is pg's optional native binding, never installed (pg falls back to JavaScript); esbuild
+// is what bundles the query worker when the emulator runs from its sources, never from the bundle.
+const external = ["bson", "pg-native", "esbuild"];
 
 /** Writes a file so that readers see its old content or its new one, whole. */
 function writeWhole(path, contents) {
@@ -29,20 +30,27 @@ async function bundle(options) {
   for (const file of result.outputFiles) writeWhole(file.path, file.contents);
 }
 
-await bundle({
-  entryPoints: [join(root, "src/cli.ts")],
-  outfile: join(root, "dist/cli.js"),
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  sourcemap: true,
-  external,
-  banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  },
-  logLevel: "warning",
-});
+// The emulator, and its query worker (src/data/query-workers.ts starts dist/query-worker.js
+// beside dist/cli.js).
+for (const [entry, out] of [
+  ["src/cli.ts", "dist/cli.js"],
+  ["src/data/query-worker.ts", "dist/query-worker.js"],
+]) {
+  await bundle({
+    entryPoints: [join(root, entry)],
+    outfile: join(root, out),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    sourcemap: true,
+    external,
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
+    logLevel: "warning",
+  });
+}
 
 const inspectorSource = join(root, "src/inspector/ui");
 const inspectorOut = join(root, "dist/inspector");

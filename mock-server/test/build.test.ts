@@ -23,6 +23,7 @@ describe("scripts/build.mjs", () => {
     await ensureBuilt();
     const outputs: [string, RegExp][] = [
       [cli, /\/\/# sourceMappingURL=cli\.js\.map$/],
+      [join(root, "dist", "query-worker.js"), /\/\/# sourceMappingURL=query-worker\.js\.map$/],
       [join(root, "dist", "inspector", "inspector.js"), /\/\/# sourceMappingURL=inspector\.js\.map$/],
       [join(root, "dist", "inspector", "index.html"), /<\/html>$/i],
     ];

@@ -5,12 +5,10 @@
  * - checks its deadline (MongoDB's "operation exceeded time limit"), so a read of many documents
  *   ends at the deadline instead of after decoding all of them;
  * - counts the documents examined against the app's `queryDocsExaminedLimit`;
- * - lets other requests run once it has held the event loop for a few milliseconds;
- * - stops as soon as it has what it needs: the first `want` matches in natural order, or, for a
- *   sort, the best `want` so far kept (never more than twice that at once).
+ * - lets other requests run once it has held the event loop for a few milliseconds.
  *
- * What is done with each batch (the query engine's match, its sort) is the caller's: it runs under
- * the action's query limits.
+ * The caller stops reading once it has what it needs (MongoService.candidates); the query engine's
+ * match, sort and cut of what was read run under the action's query limits (query-jobs.ts).
  */
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { Document } from "./documents.ts";
@@ -35,63 +33,4 @@ export async function* bounded(batches: AsyncIterable<Document[]>, budget: ReadB
     yield batch;
     await turns.maybe();
   }
-}
-
-/** Keeps the documents of a batch that match (the caller's query, under its limits). */
-export type Matcher = (docs: Document[]) => Document[];
-
-/** The first `want` matching documents, natural order; reads no further once it has them. */
-export async function firstMatches(
-  batches: AsyncIterable<Document[]>,
-  match: Matcher,
-  want: number,
-): Promise<Document[]> {
-  const found: Document[] = [];
-  for await (const batch of batches) {
-    for (const doc of match(batch)) {
-      found.push(doc);
-      if (found.length >= want) return found;
-    }
-  }
-  return found;
-}
-
-/** Every matching document. */
-export async function allMatches(batches: AsyncIterable<Document[]>, match: Matcher): Promise<Document[]> {
-  const found: Document[] = [];
-  for await (const batch of batches) for (const doc of match(batch)) found.push(doc);
-  return found;
-}
-
-/** How many documents match, up to `limit`. */
-export async function countMatches(
-  batches: AsyncIterable<Document[]>,
-  match: Matcher,
-  limit?: number,
-): Promise<number> {
-  let n = 0;
-  for await (const batch of batches) {
-    n += match(batch).length;
-    if (limit !== undefined && n >= limit) return limit;
-  }
-  return n;
-}
-
-/**
- * The best `want` matching documents by a sort (`top`: the caller's sort of some documents, cut to
- * `want`, stable: ties keep their natural order); holds at most twice `want`. Not necessarily in
- * order (when all of them fit they come in natural order): the caller sorts what it gets.
- */
-export async function bestMatches(
-  batches: AsyncIterable<Document[]>,
-  match: Matcher,
-  want: number,
-  top: (docs: Document[], want: number) => Document[],
-): Promise<Document[]> {
-  let kept: Document[] = [];
-  for await (const batch of batches) {
-    for (const doc of match(batch)) kept.push(doc);
-    if (kept.length >= 2 * want) kept = top(kept, want);
-  }
-  return kept.length > want ? top(kept, want) : kept;
 }

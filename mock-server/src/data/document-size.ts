@@ -1,7 +1,8 @@
 /**
  * MongoDB's limit on one document: 16 MiB of BSON (BSONObjMaxUserSize), checked on every document
  * an action writes, with the server's own texts: an insert answers "object to insert too large",
- * an update, a replacement or an upsert "Resulting document after update is larger than 16777216".
+ * an update, a replacement or an upsert "Resulting document after update is larger than 16777216"
+ * (query-jobs.ts, measured through shared parts).
  */
 import { calculateObjectSize } from "bson";
 import { type AppServicesError, appServicesErrors as errors } from "../errors/catalogue.ts";
@@ -16,8 +17,4 @@ export const bsonSize = (doc: Document) => calculateObjectSize(doc);
 export function documentTooLarge(doc: Document): AppServicesError | null {
   const size = bsonSize(doc);
   return size > maxDocumentBytes ? errors.insertTooLarge(size) : null;
-}
-
-export function checkUpdateSize(doc: Document): void {
-  if (bsonSize(doc) > maxDocumentBytes) throw errors.updateTooLarge();
 }

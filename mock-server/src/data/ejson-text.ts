@@ -12,6 +12,8 @@
  * and kept beside it: a `find` of 1,000 documents then joins 1,000 texts instead of writing them.
  */
 import { EJSON, ObjectId } from "bson";
+import { bsonSize, storedSize, utf8Length } from "./bson-size.ts";
+import { step } from "./query-limits.ts";
 
 const int32Min = -0x80000000;
 const int32Max = 0x7fffffff;
@@ -39,8 +41,14 @@ function isPlainObject(value: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
+/** A stored document's text, and its BSON size once a metered write (a reply) needed it. */
+interface Kept {
+  text: string;
+  bytes: number;
+}
+
 /** Stored documents, with their text once something has written them (null until then). */
-const storedTexts = new WeakMap<object, string | null>();
+const storedTexts = new WeakMap<object, Kept | null>();
 
 function freezeTree(value: unknown): void {
   if (value === null || typeof value !== "object" || Object.isFrozen(value)) return;
@@ -55,48 +63,107 @@ function freezeTree(value: unknown): void {
  * Pass a private copy: the caller must not hand the same object out for changing.
  */
 export function storeDocument<T extends object>(doc: T): T {
+  Object.defineProperty(doc, storedSize, { value: bsonSize(doc, new WeakMap()) });
   freezeTree(doc);
   storedTexts.set(doc, null);
   return doc;
 }
 
+/**
+ * What a metered write (a reply: `replyText`) has written: the BSON size of what it wrote, checked
+ * against `cap` as it goes (a value holding one part any number of times stops at the cap, not at
+ * its end). Each value written afresh is a step of the query budget (query-limits.ts), so writing
+ * a reply keeps the deadline, and on the main thread its slice.
+ */
+interface Meter {
+  bytes: number;
+  cap: number;
+}
+
+let meter: Meter | null = null;
+
+class ReplyTooLarge extends Error {}
+const replyTooLarge = new ReplyTooLarge();
+
+/** Counts `bytes` of BSON and one value written afresh (metered writes only). */
+function count(m: Meter, bytes: number): void {
+  m.bytes += bytes;
+  if (m.bytes > m.cap) throw replyTooLarge;
+  step();
+}
+
+/** The BSON size of a value of a type the library writes (ObjectId, Date, Long, Binary…). */
+const leafBytes = (value: unknown) => bsonSize(value, new WeakMap());
+
 /** The text of `value`, or undefined where JSON leaves a member out (a function, a symbol). */
 function write(value: unknown, depth: number): string | undefined {
+  const m = meter;
   switch (typeof value) {
     case "string":
+      if (m !== null) count(m, 5 + utf8Length(value));
       return JSON.stringify(value);
     case "number":
+      if (m !== null) count(m, leafBytes(value));
       return numberText(value);
     case "boolean":
+      if (m !== null) count(m, 1);
       return value ? "true" : "false";
     case "undefined":
+      if (m !== null) count(m, 0);
       return "null";
     case "bigint":
+      if (m !== null) count(m, 8);
       return `{"$numberLong":"${BigInt.asIntN(64, value)}"}`;
     case "object":
       break;
     default:
       return libraryText(value);
   }
-  if (value === null) return "null";
-  if (depth > maxDepth) return libraryText(value);
+  if (value === null) {
+    if (m !== null) count(m, 0);
+    return "null";
+  }
+  if (depth > maxDepth) {
+    if (m !== null) count(m, bsonSize(value, new WeakMap(), m.cap - m.bytes));
+    return libraryText(value);
+  }
   if (Array.isArray(value)) {
+    if (m !== null) count(m, 5);
     let out = "[";
     for (let i = 0; i < value.length; i++) {
       if (i > 0) out += ",";
+      // A type byte, the index's digits and a NUL.
+      if (m !== null) m.bytes += i < 10 ? 3 : i < 100 ? 4 : i < 1000 ? 5 : i < 10_000 ? 6 : 2 + String(i).length;
       out += write(value[i], depth + 1) ?? "null";
     }
     return `${out}]`;
   }
-  if (value instanceof ObjectId) return `{"$oid":"${value.toHexString()}"}`;
-  if (value instanceof Date) return `{"$date":{"$numberLong":"${value.getTime()}"}}`;
-  if (!isPlainObject(value) || "_bsontype" in value) return libraryText(value);
+  if (value instanceof ObjectId) {
+    if (m !== null) count(m, 12);
+    return `{"$oid":"${value.toHexString()}"}`;
+  }
+  if (value instanceof Date) {
+    if (m !== null) count(m, 8);
+    return `{"$date":{"$numberLong":"${value.getTime()}"}}`;
+  }
+  if (!isPlainObject(value) || "_bsontype" in value) {
+    if (m !== null) count(m, leafBytes(value));
+    return libraryText(value);
+  }
   if (depth <= 1) {
     const kept = storedTexts.get(value);
-    if (kept) return kept;
+    if (kept) {
+      if (m !== null) {
+        if (kept.bytes < 0) kept.bytes = bsonSize(value, new WeakMap());
+        m.bytes += kept.bytes;
+        if (m.bytes > m.cap) throw replyTooLarge;
+      }
+      return kept.text;
+    }
     if (kept === null) {
+      const before = m?.bytes ?? 0;
       const text = writeObject(value, depth);
-      storedTexts.set(value, text);
+      storedTexts.set(value, { text, bytes: m !== null ? m.bytes - before : -1 });
       return text;
     }
   }
@@ -104,10 +171,14 @@ function write(value: unknown, depth: number): string | undefined {
 }
 
 function writeObject(value: object, depth: number): string {
+  const m = meter;
+  if (m !== null) count(m, 5);
   let out = "{";
   let first = true;
   for (const key of Object.keys(value)) {
-    const text = write((value as Record<string, unknown>)[key], depth + 1);
+    const member = (value as Record<string, unknown>)[key];
+    if (m !== null && typeof member !== "function" && typeof member !== "symbol") m.bytes += 2 + utf8Length(key);
+    const text = write(member, depth + 1);
     if (text === undefined) continue;
     out += `${first ? "" : ","}${JSON.stringify(key)}:${text}`;
     first = false;
@@ -119,4 +190,46 @@ function writeObject(value: object, depth: number): string {
 export function canonicalEJSONText(value: unknown): string {
   // Top level: what the library answers for a lone function or symbol (undefined), kept as is.
   return write(value, 0) as string;
+}
+
+/**
+ * MongoDB's largest reply (BSONObjMaxInternalSize, which its BSONObjectTooLarge error names): 16 MiB
+ * and 16 KiB.
+ */
+export const maxReplyBytes = 16 * 1024 * 1024 + 16 * 1024;
+
+export interface ReplyLimits {
+  /** Past this BSON size the reply is refused (`onTooLarge` gives the error, with the whole size). */
+  capBytes: number;
+  /**
+   * Measure the whole reply first (through shared parts once each) and refuse it unwritten when it
+   * is too large: what a worker does, where writing a value of many shared parts up to the cap would
+   * cost more than measuring it.
+   */
+  measureFirst?: boolean;
+  onTooLarge: (bytes: number) => Error;
+}
+
+/**
+ * A reply's canonical Extended JSON text, written only when its BSON form fits the cap: the size is
+ * counted while writing, so the work is bounded by the cap whatever the value (a value holding the
+ * same part a million times stops at the cap). The error answers the whole size, measured through
+ * shared parts once each (bson-size.ts).
+ */
+export function replyText(value: unknown, limits: ReplyLimits): string {
+  if (limits.measureFirst) {
+    const size = bsonSize(value, new WeakMap(), limits.capBytes);
+    if (size > limits.capBytes) throw limits.onTooLarge(bsonSize(value, new WeakMap()));
+  }
+  const outer = meter;
+  meter = { bytes: 0, cap: limits.capBytes };
+  try {
+    const text = write(value, 0) as string;
+    return value === undefined ? '{"$undefined":true}' : text;
+  } catch (error) {
+    if (error === replyTooLarge) throw limits.onTooLarge(bsonSize(value, new WeakMap()));
+    throw error;
+  } finally {
+    meter = outer;
+  }
 }

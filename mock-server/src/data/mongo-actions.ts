@@ -4,12 +4,16 @@
  * modified / deleted counts as Int32). Query, update and aggregation semantics are mingo's.
  *
  * Each action reads what it needs from the app's document store (the query, narrowed by the rule,
- * goes along so a store can fetch less: store/postgres/pushdown.ts), decides synchronously under
- * the query limits, and writes through one atomic `write` of the store.
+ * goes along so a store can fetch less: store/postgres/pushdown.ts), evaluates (query-jobs.ts: on
+ * the main thread's slice, or in a query worker when it does not fit: evaluation.ts), and writes
+ * through one atomic `write` of the store. A write whose decision needs a worker decides outside
+ * the store's write turn and applies within it only if the documents it read are unchanged
+ * (docs/decisions/0017-evaluation-off-the-main-thread.md).
  */
 import { Int32, Long, ObjectId } from "bson";
 import { type AppConfig, defaultDocsExaminedLimit } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { exactConditions, meetsExactly } from "../store/exact-query.ts";
 import {
   type AppliedChanges,
   type DocumentChange,
@@ -21,53 +25,35 @@ import {
   WriteRateExceededError,
   type WriteView,
 } from "../store/store.ts";
-import {
-  allMatches,
-  bestMatches,
-  bounded,
-  countMatches,
-  firstMatches,
-  type Matcher,
-  type ReadBudget,
-} from "./bounded-reads.ts";
-import { checkUpdateSize, documentTooLarge } from "./document-size.ts";
-import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
+import { bounded, type ReadBudget } from "./bounded-reads.ts";
+import { documentTooLarge } from "./document-size.ts";
+import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
+import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
 import { type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
-import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
-import { type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
-import { isRegexValue } from "./regex.ts";
+import { compileQuery } from "./query-engine.ts";
+import {
+  type DeleteJob,
+  matching,
+  maxResults,
+  mongoError,
+  passes,
+  type ReadJob,
+  referencedCollections,
+  type UpdateDecision,
+  type UpdateJob,
+  type UpdateOptions,
+  type UpdateSpec,
+} from "./query-jobs.ts";
+import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
 import { narrow, type Principal, Rules, writerOf } from "./rules.ts";
 import { Turns } from "./turns.ts";
 
 export const mongoServiceName = "mongodb-atlas";
-export const maxResults = 50_000;
-
-export { type MongoAction, mongoActions };
+export { type MongoAction, maxResults, mongoActions, referencedCollections };
 
 export function isMongoAction(name: string): name is MongoAction {
   return (mongoActions as readonly string[]).includes(name);
-}
-
-/** mingo's error texts in the words of the MongoDB server [live texts in the wire reference]. */
-function mongoMessage(message: string): string {
-  let m = /unknown top level operator: (\$\w+)/.exec(message);
-  if (m) return `unknown top level operator: ${m[1]}.`;
-  m = /unknown query operator (\$\w+)/.exec(message);
-  if (m) return `unknown operator: ${m[1]}`;
-  m = /Unknown update operator: '(\$\w+)'/.exec(message);
-  if (m) return `Unknown modifier: ${m[1]}`;
-  if (message.startsWith("Performing an update on the path")) return message.replace(/\.$/, "");
-  m = /unregistered pipeline operator (\$\w+)/.exec(message);
-  if (m) return `Unrecognized pipeline stage name: '${m[1]}'.`;
-  return message;
-}
-
-function mongoError(error: unknown): never {
-  if ((error as { errorCode?: string }).errorCode) throw error;
-  if (error instanceof RangeError && /call stack/i.test(error.message))
-    throw errors.mongo("the query or document is nested too deeply");
-  throw errors.mongo(mongoMessage(error instanceof Error ? error.message : String(error)));
 }
 
 function requireString(args: Document, field: string): string {
@@ -128,122 +114,11 @@ function hasOperators(update: Document): boolean {
   return Object.keys(update).some((k) => k.startsWith("$"));
 }
 
-/** The paths a query pins with equality (`a: v`, `a: {$eq: v}`, `a: {$in: [v]}`, through `$and`). */
-function equalities(query: Document, found: Map<string, unknown>): void {
-  for (const [key, value] of Object.entries(query)) {
-    if ((key === "$and" || key === "$or") && Array.isArray(value)) {
-      // A one-clause `$or` pins like `$and`; a real disjunction pins nothing.
-      if (key === "$and" || value.length === 1) for (const q of value) if (isDocument(q)) equalities(q, found);
-      continue;
-    }
-    if (key.startsWith("$")) continue;
-    let pinned: unknown = value;
-    if (isRegexValue(value)) continue;
-    if (isDocument(value) && Object.keys(value).some((k) => k.startsWith("$"))) {
-      if ("$eq" in value) pinned = value.$eq;
-      else if (Array.isArray(value.$in) && value.$in.length === 1 && !isRegexValue(value.$in[0])) pinned = value.$in[0];
-      else continue;
-    }
-    if (found.has(key)) throw errors.mongo(`cannot infer query fields to set, path '${key}' is matched twice`);
-    found.set(key, pinned);
-  }
-}
-
-/** An upsert's starting document: the query's equality fields, dotted paths as nested documents. */
-function seedFromQuery(query: Document): Document {
-  const found = new Map<string, unknown>();
-  equalities(query, found);
-  const paths = [...found.keys()];
-  for (const a of paths) {
-    for (const b of paths) {
-      if (b.startsWith(`${a}.`))
-        throw errors.mongo(`cannot infer query fields to set, both paths '${a}' and '${b}' are matched`);
-    }
-  }
-  const seed: Document = {};
-  for (const [path, value] of found) {
-    const keys = path.split(".");
-    let node = seed;
-    for (const key of keys.slice(0, -1)) {
-      if (!isDocument(node[key])) node[key] = {};
-      node = node[key] as Document;
-    }
-    node[keys.at(-1)!] = cloneValue(value);
-  }
-  return seed;
-}
-
-type UpdateSpec = Document | Document[];
-
-interface Applied {
-  doc: Document;
-  modifiedPaths: string[];
-}
-
-/** Applies an operator update, an aggregation-pipeline update, or (replace) a replacement. */
-function applyTo(
-  original: Document,
-  spec: UpdateSpec,
-  arrayFilters: Document[] | undefined,
-  upsertInsert: boolean,
-): Applied {
-  if (Array.isArray(spec)) {
-    const [result] = aggregate([cloneValue(original)], spec);
-    const doc = (result ?? {}) as Document;
-    if (original._id !== undefined) doc._id = original._id;
-    return { doc, modifiedPaths: Object.keys(doc) };
-  }
-  const { $setOnInsert, ...rest } = spec as Document & { $setOnInsert?: Document };
-  const operators: Document = { ...rest };
-  if (upsertInsert && isDocument($setOnInsert)) {
-    operators.$set = { ...(isDocument(operators.$set) ? operators.$set : {}), ...$setOnInsert };
-  }
-  const doc = cloneValue(original);
-  // An upsert may set the new document's `_id` when the query pins none (mingo refuses any `_id`
-  // in `$set`); one equal to the pinned `_id` changes nothing.
-  if (upsertInsert && isDocument(operators.$set) && "_id" in operators.$set) {
-    const { _id, ...others } = operators.$set;
-    if (doc._id === undefined) doc._id = cloneValue(_id);
-    else if (idRepr(doc._id) !== idRepr(_id))
-      throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
-    if (Object.keys(others).length > 0) operators.$set = others;
-    else delete operators.$set;
-  }
-  const modifiedPaths = Object.keys(operators).length === 0 ? [] : applyUpdate(doc, operators, arrayFilters);
-  return { doc, modifiedPaths };
-}
-
 /** What an action needs of its app: the settings (rules, limits) and the documents. */
 export interface MongoApp {
+  readonly appId?: string;
   readonly config: AppConfig;
   readonly data: DocumentStore;
-}
-
-/** The collections a pipeline reads besides its own (`$lookup`, `$graphLookup`, `$unionWith`, nested too). */
-export function referencedCollections(node: unknown, found = new Set<string>()): Set<string> {
-  if (Array.isArray(node)) {
-    for (const item of node) referencedCollections(item, found);
-    return found;
-  }
-  if (!isDocument(node)) return found;
-  for (const [key, value] of Object.entries(node)) {
-    if ((key === "$lookup" || key === "$graphLookup") && isDocument(value) && typeof value.from === "string")
-      found.add(value.from);
-    if (key === "$unionWith") {
-      if (typeof value === "string") found.add(value);
-      else if (isDocument(value) && typeof value.coll === "string") found.add(value.coll);
-    }
-    referencedCollections(value, found);
-  }
-  return found;
-}
-
-interface UpdateOptions {
-  many: boolean;
-  upsert: boolean;
-  arrayFilters: unknown;
-  replace: boolean;
-  sort?: Document;
 }
 
 interface UpdateResult {
@@ -254,11 +129,22 @@ interface UpdateResult {
   after?: Document;
 }
 
+/** Whether a write's documents are still those its decision was made over (same objects, or same text). */
+function sameDocuments(now: Document[], then: Document[]): boolean {
+  if (now.length !== then.length) return false;
+  for (let i = 0; i < now.length; i++) {
+    if (now[i] !== then[i] && toEJSONText(now[i]) !== toEJSONText(then[i])) return false;
+  }
+  return true;
+}
+
+/** The plan that tells `decided` to decide in a worker, outside the write turn, and come back. */
+const elsewhere = Symbol("decide elsewhere");
+
 export class MongoService {
   private readonly rules: Rules;
   private readonly limits: QueryLimits;
-  /** Every synchronous part of one action runs before this moment (performance.now()). */
-  private deadline = 0;
+  private readonly lane: string;
   /** What the action may still read (its deadline, the documents it may examine). */
   private budget: ReadBudget = { deadline: 0, maxExamined: 0, examined: 0 };
 
@@ -268,6 +154,7 @@ export class MongoService {
   ) {
     this.rules = new Rules(app.config);
     this.limits = queryLimitsOf(app.config);
+    this.lane = `${app.appId ?? ""}:${principal.kind === "user" ? principal.user.id : "system"}`;
   }
 
   /**
@@ -285,28 +172,102 @@ export class MongoService {
     }
   }
 
-  /** Runs a synchronous part of the action under the query limits (docs/decisions/0006-query-limits.md). */
-  private limited<T>(fn: () => T): T {
+  /** Checks a query the way the server does (its errors), even when there is nothing to run it on. */
+  private checkQuery(evaluation: Evaluation, query: Document): void {
+    if (Object.keys(query).length === 0) return;
     try {
-      return withQueryLimits(this.limits, fn, this.deadline);
+      withQueryLimits(
+        this.limits,
+        () => {
+          // A query too large to compile here is compiled (and its errors found) where it runs.
+          checkValue(query, "query");
+          compileQuery(query);
+        },
+        { deadline: evaluation.deadline, mainThread: true },
+      );
     } catch (error) {
-      mongoError(error);
+      if (!(error instanceof NeedsWorker)) mongoError(error);
     }
   }
 
-  private matching(docs: Document[], query: Document): Document[] {
-    if (Object.keys(query).length === 0) return docs;
-    const q = compileQuery(query);
-    return docs.filter((d) => q.test(d));
+  /**
+   * Runs one action and answers its result as canonical Extended JSON text, capped at MongoDB's
+   * largest reply: reads, then evaluates under the query limits (a deadline for the whole action,
+   * a memory ceiling; on the main thread's slice or in a worker), then writes.
+   */
+  async runText(action: MongoAction, args: Document): Promise<string> {
+    return (await this.execute(action, args, true)) as string;
+  }
+
+  /** Runs one action and answers its result as a value (the control API's callers). */
+  async run(action: MongoAction, args: Document): Promise<unknown> {
+    return this.execute(action, args, false);
+  }
+
+  private evaluation(operator: string): Evaluation {
+    return { limits: this.limits, deadline: performance.now() + this.limits.timeoutMs, lane: this.lane, operator };
+  }
+
+  private async execute(action: MongoAction, args: Document, asText: boolean): Promise<unknown> {
+    try {
+      return await this.executeAction(action, args, asText);
+    } catch (error) {
+      // A database statement past its time (or cancelled at the deadline) is the action's.
+      if (error instanceof StoreTimeoutError) throw errors.queryTimeLimit();
+      throw error;
+    }
   }
 
   // -------------------------------------------------------------------------------------------
   // Reads bounded in time and documents (bounded-reads.ts, docs/decisions/0018-fair-shares.md)
 
-  /** A read of the store (or of a write's view), checked against the action's budget between batches. */
-  private scan(reader: Reader, prefilter: Document, options: { want?: number }): AsyncIterable<Document[]> {
+  /**
+   * The documents of a collection an action evaluates (the query engine then matches, sorts and
+   * cuts them: query-jobs.ts), read in batches checked against the action's budget between them.
+   * Without a sort, the first `want` matching documents are all the action can use, so the read
+   * stops once it has them: a query of plain equalities (store/exact-query.ts) is decided here
+   * without the query engine, any other is matched batch by batch on the main thread's slice; a
+   * match too large for the slice leaves the matching to the action's evaluation (in a worker)
+   * and reads on. With a sort, or no `want`, every candidate the store hands back is read, up to
+   * the documents the action may examine.
+   */
+  private async candidates(reader: Reader, query: Document, sort: Document, want: number | undefined) {
+    const early = want !== undefined && Object.keys(sort).length === 0;
+    const conditions = early ? exactConditions(query) : null;
+    let match: ((batch: Document[]) => Document[]) | null = null;
+    if (conditions !== null) match = (batch) => batch.filter((doc) => meetsExactly(doc, conditions));
+    else if (early) match = (batch) => this.matchOnSlice(batch, query);
     const max = this.budget.maxExamined - this.budget.examined;
-    return bounded(reader(prefilter, { ...options, max, deadline: this.budget.deadline }), this.budget);
+    const options: ScanOptions = { max, deadline: this.budget.deadline };
+    if (conditions !== null) options.want = want;
+    const found: Document[] = [];
+    for await (const batch of bounded(reader(query, options), this.budget)) {
+      let kept = batch;
+      if (match !== null) {
+        try {
+          kept = match(batch);
+        } catch (error) {
+          if (!(error instanceof NeedsWorker)) throw error;
+          match = null;
+        }
+      }
+      for (const doc of kept) found.push(doc);
+      if (match !== null && found.length >= want!) return found.slice(0, want);
+    }
+    return found;
+  }
+
+  /** The documents of a batch matching a query, on the main thread's slice (NeedsWorker past it). */
+  private matchOnSlice(batch: Document[], query: Document): Document[] {
+    try {
+      return withQueryLimits(this.limits, () => matching(batch, query), {
+        deadline: this.budget.deadline,
+        mainThread: true,
+      });
+    } catch (error) {
+      if (error instanceof NeedsWorker) throw error;
+      return mongoError(error);
+    }
   }
 
   /** What a collection's documents are read through: the store, or a write's view. */
@@ -315,110 +276,94 @@ export class MongoService {
     return (prefilter, options) => this.app.data.scan(database, name, prefilter, options);
   }
 
-  private matcher(query: Document): Matcher {
-    return (docs) => this.limited(() => this.matching(docs, query));
-  }
-
-  /**
-   * The documents matching `query` an action needs: with a sort, the best `want` (all without one;
-   * the caller sorts them); without, the first `want` in natural order (all without one), reading
-   * no further.
-   */
-  private matches(reader: Reader, query: Document, sort: Document, want: number | undefined): Promise<Document[]> {
-    const sorted = Object.keys(sort).length > 0;
-    const batches = this.scan(reader, query, sorted || want === undefined ? {} : { want });
-    const match = this.matcher(query);
-    if (want === undefined) return allMatches(batches, match);
-    if (!sorted) return firstMatches(batches, match, want);
-    return bestMatches(batches, match, want, (docs, n) => this.limited(() => find(docs, {}, { sort, limit: n })));
-  }
-
-  /** Checks a query the way the server does, even when there is nothing to run it on. */
-  private checkQuery(query: Document): void {
-    if (Object.keys(query).length === 0) return;
-    this.limited(() => compileQuery(query));
-  }
-
-  /**
-   * Runs one action: reads, then decides under the query limits (a deadline for the whole action
-   * and a memory ceiling), then writes. Found documents may be the stored objects themselves
-   * (writes replace a stored document, never change it): callers write the result out as text and
-   * never change it.
-   */
-  async run(action: MongoAction, args: Document): Promise<unknown> {
-    try {
-      return await this.runAction(action, args);
-    } catch (error) {
-      // A database statement past its time (or cancelled at the deadline) is the action's.
-      if (error instanceof StoreTimeoutError) throw errors.queryTimeLimit();
-      throw error;
-    }
-  }
-
-  private async runAction(action: MongoAction, args: Document): Promise<unknown> {
-    this.deadline = performance.now() + this.limits.timeoutMs;
-    this.budget = { deadline: this.deadline, maxExamined: docsExaminedLimitOf(this.app.config), examined: 0 };
+  private async executeAction(action: MongoAction, args: Document, asText: boolean): Promise<unknown> {
+    const evaluation = this.evaluation(action);
+    this.budget = {
+      deadline: evaluation.deadline,
+      maxExamined: docsExaminedLimitOf(this.app.config),
+      examined: 0,
+    };
     const database = requireString(args, "database");
     const name = requireString(args, "collection");
     const invalid = namespaceError(database, name);
     if (invalid !== undefined) throw errors.mongo(invalid);
+    const reply = (value: unknown) => (asText ? toEJSONText(value) : value);
+    const read = (job: ReadJob, docs: Document[], others?: Record<string, Document[]>) =>
+      asText ? readText(evaluation, job, docs, others) : readValue(evaluation, job, docs, others);
     switch (action) {
       case "find":
-        return this.find(database, name, args);
-      case "findOne":
-        return (await this.find(database, name, { ...args, limit: 1 }))[0] ?? null;
+      case "findOne": {
+        const query = optionalDocument(args, "query");
+        this.checkQuery(evaluation, query);
+        const filter = this.rules.read(this.principal, database, name);
+        if (filter === null) return reply(action === "find" ? [] : null);
+        const all = narrow(query, filter);
+        const limit = action === "findOne" ? 1 : Math.min(optionalLimit(args) ?? maxResults, maxResults);
+        const sort = optionalDocument(args, "sort");
+        const docs = await this.candidates(this.reader(database, name), all, sort, limit);
+        const job: ReadJob = {
+          kind: "find",
+          query: all,
+          projection: optionalDocument(args, "project"),
+          sort,
+          limit,
+          one: action === "findOne",
+        };
+        return read(job, docs);
+      }
       case "count": {
         const query = optionalDocument(args, "query");
-        this.checkQuery(query);
+        this.checkQuery(evaluation, query);
         const filter = this.rules.read(this.principal, database, name);
-        if (filter === null) return Long.fromNumber(0);
+        if (filter === null) return reply(Long.fromNumber(0));
         const all = narrow(query, filter);
         const limit = optionalLimit(args);
-        // Counted by the store when it evaluates the query exactly; else read and matched, bounded.
-        const n =
-          (await this.app.data.countExact(database, name, all, { limit, deadline: this.budget.deadline })) ??
-          (await countMatches(this.scan(this.reader(database, name), all, {}), this.matcher(all), limit));
-        return Long.fromNumber(n);
+        // Counted by the store when it evaluates the query exactly; else read (bounded) and evaluated.
+        const exact = await this.app.data.countExact(database, name, all, { limit, deadline: this.budget.deadline });
+        if (exact !== undefined) return reply(Long.fromNumber(exact));
+        const docs = await this.candidates(this.reader(database, name), all, {}, limit);
+        return read({ kind: "count", query: all, ...(limit !== undefined ? { limit } : {}) }, docs);
       }
       case "aggregate":
-        return this.aggregate(database, name, args);
+        return this.aggregate(database, name, args, read, reply);
       case "insertOne": {
         const document = args.document;
         if (!isDocument(document)) throw errors.mongo("'document' must be a document");
         const [id] = await this.insert(database, name, [document]);
-        return { insertedId: id };
+        return reply({ insertedId: id });
       }
       case "insertMany": {
         const documents = args.documents;
         if (!Array.isArray(documents)) throw errors.mongo("'documents' must be an array");
         if (documents.length === 0) throw errors.mongo("must provide at least one element");
         if (!documents.every(isDocument)) throw errors.mongo("'documents' must only contain documents");
-        return { insertedIds: await this.insert(database, name, documents as Document[]) };
+        return reply({ insertedIds: await this.insert(database, name, documents as Document[]) });
       }
       case "updateOne":
       case "updateMany": {
-        const result = await this.update(database, name, optionalDocument(args, "query"), args.update, {
+        const result = await this.update(evaluation, database, name, optionalDocument(args, "query"), args.update, {
           many: action === "updateMany",
           upsert: args.upsert === true,
-          arrayFilters: args.arrayFilters,
           replace: false,
+          arrayFilters: args.arrayFilters,
         });
-        return {
+        return reply({
           matchedCount: new Int32(result.matched),
           modifiedCount: new Int32(result.modified),
           ...(result.upsertedId !== undefined ? { upsertedId: result.upsertedId } : {}),
-        };
+        });
       }
       case "deleteOne":
       case "deleteMany": {
         const deleted = await this.delete(
+          evaluation,
           database,
           name,
           optionalDocument(args, "query"),
           action === "deleteMany",
           undefined,
         );
-        return { deletedCount: new Int32(deleted.length) };
+        return reply({ deletedCount: new Int32(deleted.length) });
       }
       case "findOneAndUpdate":
       case "findOneAndReplace": {
@@ -426,47 +371,37 @@ export class MongoService {
         // realm-web 2.0.1 sends findOneAndDelete as findOneAndReplace without `update`: the service
         // then replaces the match with an empty document (only `_id` is left), and so do we.
         const spec = replace && args.update === undefined ? {} : args.update;
-        const result = await this.update(database, name, optionalDocument(args, "filter"), spec, {
+        const result = await this.update(evaluation, database, name, optionalDocument(args, "filter"), spec, {
           many: false,
           upsert: args.upsert === true,
-          arrayFilters: undefined,
           replace,
+          arrayFilters: undefined,
           sort: optionalDocument(args, "sort"),
         });
         const doc = args.returnNewDocument === true ? result.after : result.before;
-        return doc ? this.project(doc, optionalDocument(args, "projection")) : null;
+        return doc ? read({ kind: "project", projection: optionalDocument(args, "projection") }, [doc]) : reply(null);
       }
       case "findOneAndDelete": {
         const [doc] = await this.delete(
+          evaluation,
           database,
           name,
           optionalDocument(args, "filter"),
           false,
           optionalDocument(args, "sort"),
         );
-        return doc ? this.project(doc, optionalDocument(args, "projection")) : null;
+        return doc ? read({ kind: "project", projection: optionalDocument(args, "projection") }, [doc]) : reply(null);
       }
     }
   }
 
-  private project(doc: Document, projection: Document): Document {
-    if (Object.keys(projection).length === 0) return doc;
-    return this.limited(() => find([doc], {}, { projection })[0] ?? doc);
-  }
-
-  private async find(database: string, name: string, args: Document): Promise<Document[]> {
-    this.checkQuery(optionalDocument(args, "query"));
-    const filter = this.rules.read(this.principal, database, name);
-    if (filter === null) return [];
-    const query = narrow(optionalDocument(args, "query"), filter);
-    const projection = optionalDocument(args, "project");
-    const sort = optionalDocument(args, "sort");
-    const limit = Math.min(optionalLimit(args) ?? maxResults, maxResults);
-    const docs = await this.matches(this.reader(database, name), query, sort, limit);
-    return this.limited(() => find(docs, {}, { projection, sort, limit }));
-  }
-
-  private async aggregate(database: string, name: string, args: Document): Promise<Document[]> {
+  private async aggregate(
+    database: string,
+    name: string,
+    args: Document,
+    read: (job: ReadJob, docs: Document[], others?: Record<string, Document[]>) => Promise<unknown>,
+    reply: (value: unknown) => unknown,
+  ): Promise<unknown> {
     const pipeline = args.pipeline;
     if (!Array.isArray(pipeline) || !pipeline.every(isDocument))
       throw errors.mongo("'pipeline' must be an array of stages");
@@ -475,7 +410,7 @@ export class MongoService {
       if (op === "$out" || op === "$merge") throw errors.mongo(`${op} is not allowed in this context`);
     }
     const filter = this.rules.read(this.principal, database, name);
-    if (filter === null) return [];
+    if (filter === null) return reply([]);
     const stages =
       Object.keys(filter).length > 0 ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
     // A leading $match narrows what the store fetches, like the rule's filter; a $sort, $skip and
@@ -483,43 +418,46 @@ export class MongoService {
     const first = pipeline[0] as Document | undefined;
     const leading = isDocument(first?.$match) ? first.$match : {};
     const head = pipelineHead(pipeline as Document[]);
-    const docs = await this.matches(this.reader(database, name), narrow(leading, filter), head.sort, head.want);
+    const docs = await this.candidates(this.reader(database, name), narrow(leading, filter), head.sort, head.want);
     // The other collections the pipeline reads, each as its read rule lets the caller see it.
-    const others = new Map<string, Document[]>();
+    const filters: Record<string, Document> = {};
+    const others: Record<string, Document[]> = {};
     for (const other of referencedCollections(pipeline)) {
       const otherFilter = this.rules.read(this.principal, database, other);
       if (otherFilter === null) continue;
-      others.set(other, await this.matches(this.reader(database, other), otherFilter, {}, undefined));
+      filters[other] = otherFilter;
+      others[other] = await this.candidates(this.reader(database, other), otherFilter, {}, undefined);
     }
-    return this.limited(() => {
-      const collectionResolver = (other: string): Document[] => others.get(other) ?? [];
-      const out = aggregate(docs, stages, { collectionResolver });
-      return out.slice(0, maxResults).map((d) => cloneValue(d as Document));
-    });
+    return read({ kind: "aggregate", stages, others: filters }, docs, others);
   }
 
   private async insert(database: string, name: string, documents: Document[]): Promise<unknown[]> {
     const allowed = this.rules.insert(this.principal, database, name);
     // Prepared before the write, in slices (an insertMany of many documents lets other requests
-    // run meanwhile): each document is this action's own copy from here on.
+    // run meanwhile): each document is this action's own copy from here on. The insert rule is the
+    // app's own filter (not the caller's): it runs here, under the limits.
     const docs: Document[] = [];
     let refused: unknown = null;
     const turns = new Turns();
     for (let from = 0; from < documents.length && !refused; from += 256) {
-      this.limited(() => {
-        for (const original of documents.slice(from, from + 256)) {
-          const doc = cloneValue(original);
-          if (doc._id === undefined) doc._id = new ObjectId();
-          // MongoDB's ordered insert: the documents before a refused one stay inserted.
-          refused = documentTooLarge(doc);
-          if (refused) break;
-          if (allowed === null || !this.test(allowed, doc)) {
-            refused = errors.mongo("insert not permitted");
-            break;
+      try {
+        withQueryLimits(this.limits, () => {
+          for (const original of documents.slice(from, from + 256)) {
+            const doc = cloneValue(original);
+            if (doc._id === undefined) doc._id = new ObjectId();
+            // MongoDB's ordered insert: the documents before a refused one stay inserted.
+            refused = documentTooLarge(doc);
+            if (refused) break;
+            if (allowed === null || !passes(allowed, doc)) {
+              refused = errors.mongo("insert not permitted");
+              break;
+            }
+            docs.push(doc);
           }
-          docs.push(doc);
-        }
-      });
+        });
+      } catch (error) {
+        mongoError(error);
+      }
       await turns.maybe();
     }
     const outcome = await this.write(database, name, async () => {
@@ -549,23 +487,49 @@ export class MongoService {
     return docs.map((d) => d._id);
   }
 
-  private test(filter: Document, doc: Document): boolean {
-    if (Object.keys(filter).length === 0) return true;
-    return compileQuery(filter).test(doc);
-  }
-
-  private targets(docs: Document[], query: Document, sort: Document | undefined, many: boolean): Document[] {
-    let matched = this.matching(docs, query);
-    if (sort && Object.keys(sort).length > 0 && matched.length > 1) matched = find(matched, {}, { sort });
-    return many ? matched : matched.slice(0, 1);
+  /**
+   * A write decided over the documents it reads: on the main thread within the store's write turn
+   * when the decision fits the slice; else the turn ends without a change, a worker decides over
+   * the documents read, and a new turn applies that decision if the documents are still the same
+   * (else it decides again). A slow decision never holds the collection's other writers.
+   */
+  private async decided<D, T>(
+    evaluation: Evaluation,
+    database: string,
+    name: string,
+    prefilter: Document,
+    targets: { sort: Document; many: boolean },
+    job: UpdateJob | DeleteJob,
+    apply: (decision: D, docs: Document[]) => WritePlan<T>,
+  ): Promise<T> {
+    let made: { decision: D; over: Document[] } | null = null;
+    for (;;) {
+      let read: Document[] = [];
+      const outcome = await this.write<T | typeof elsewhere>(database, name, async (view) => {
+        const docs = await this.candidates(
+          this.reader(database, name, view),
+          prefilter,
+          targets.sort,
+          targets.many ? undefined : 1,
+        );
+        if (made !== null && sameDocuments(docs, made.over)) return apply(made.decision, docs);
+        const here = decideHere(evaluation, job, docs) as D | undefined;
+        if (here !== undefined) return apply(here, docs);
+        read = docs;
+        return nothing(elsewhere);
+      });
+      if (outcome !== elsewhere) return outcome as T;
+      made = { decision: (await decideInWorker(evaluation, job, read)) as D, over: read };
+    }
   }
 
   private async update(
+    evaluation: Evaluation,
     database: string,
     name: string,
     query: Document,
     spec: unknown,
-    options: UpdateOptions,
+    options: UpdateOptions & { arrayFilters: unknown },
   ): Promise<UpdateResult> {
     if (!isDocument(spec) && !(Array.isArray(spec) && spec.every(isDocument)))
       throw errors.mongo("'update' must be a document");
@@ -577,22 +541,31 @@ export class MongoService {
     } else {
       checkUpdate(spec as Document | Document[]);
     }
-    const arrayFilters = Array.isArray(options.arrayFilters) ? (options.arrayFilters as Document[]) : undefined;
     const writeFilter = this.rules.write(this.principal, database, name);
     if (writeFilter === null) throw errors.mongo("update not permitted");
-    this.checkQuery(query);
+    this.checkQuery(evaluation, query);
     const all = narrow(query, writeFilter);
-    const outcome = await this.write(database, name, async (view) => {
-      const docs = await this.matches(
-        this.reader(database, name, view),
-        all,
-        options.sort ?? {},
-        options.many ? undefined : 1,
-      );
-      return this.limited(() =>
-        this.planUpdate(database, name, docs, all, query, spec as UpdateSpec, writeFilter, arrayFilters, options),
-      );
-    });
+    const { arrayFilters, ...rest } = options;
+    const job: UpdateJob = {
+      kind: "update",
+      all,
+      query,
+      spec: spec as UpdateSpec,
+      writeFilter,
+      insertFilter: options.upsert ? this.rules.insert(this.principal, database, name) : null,
+      ...(Array.isArray(arrayFilters) ? { arrayFilters: arrayFilters as Document[] } : {}),
+      options: rest,
+    };
+    const targets = { sort: options.sort ?? {}, many: options.many };
+    const outcome = await this.decided(
+      evaluation,
+      database,
+      name,
+      all,
+      targets,
+      job,
+      (decision: UpdateDecision, docs) => this.planUpdate(database, name, decision, docs, options.replace),
+    );
     if (outcome.duplicate !== undefined) {
       throw errors.mongo(
         `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${idRepr(outcome.duplicate)} }`,
@@ -601,43 +574,16 @@ export class MongoService {
     return outcome.result;
   }
 
-  /** What an update changes, decided over the documents it read (all or nothing: a refusal writes none). */
+  /** The changes, events and result of an update's decision over the documents it read. */
   private planUpdate(
     database: string,
     name: string,
+    decision: UpdateDecision,
     docs: Document[],
-    all: Document,
-    query: Document,
-    spec: UpdateSpec,
-    writeFilter: Document,
-    arrayFilters: Document[] | undefined,
-    options: UpdateOptions,
+    replace: boolean,
   ): WritePlan<{ result: UpdateResult; duplicate?: unknown }> {
-    const targets = this.targets(docs, all, options.sort, options.many);
-    if (targets.length === 0) {
-      if (!options.upsert) return nothing({ result: { matched: 0, modified: 0 } });
-      // MongoDB's upsert: the query's equality fields seed the new document (a replacement takes
-      // only its `_id`), then the update applies; `_id` pinned by the query cannot change.
-      const seed = seedFromQuery(query);
-      let doc: Document;
-      if (options.replace) {
-        const replacement = cloneValue(spec as Document);
-        if (seed._id !== undefined && replacement._id !== undefined && idRepr(replacement._id) !== idRepr(seed._id)) {
-          throw errors.mongo(
-            `After applying the update, the (immutable) field '_id' was found to have been altered to _id: ${idRepr(replacement._id)}`,
-          );
-        }
-        doc = { ...(seed._id !== undefined ? { _id: seed._id } : {}), ...replacement };
-      } else {
-        doc = applyTo(seed, spec, arrayFilters, true).doc;
-        if (seed._id !== undefined && idRepr(doc._id) !== idRepr(seed._id))
-          throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
-      }
-      if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
-      checkUpdateSize(doc);
-      const allowed = this.rules.insert(this.principal, database, name);
-      if (allowed === null || !this.test(allowed, doc)) throw errors.mongo("insert not permitted");
-      const inserted = doc;
+    if (decision.kind === "upsert") {
+      const inserted = decision.doc;
       return {
         changes: [{ op: "insert", doc: inserted }],
         events: (applied) =>
@@ -660,35 +606,13 @@ export class MongoService {
               },
       };
     }
-
-    const results: { before: Document; after: Document; paths: string[] }[] = [];
-    for (const current of targets) {
-      let after: Document;
-      let paths: string[];
-      if (options.replace) {
-        after = { _id: current._id, ...cloneValue(spec as Document) };
-        if ((spec as Document)._id !== undefined && String((spec as Document)._id) !== String(current._id)) {
-          throw errors.mongo("After applying the update, the (immutable) field '_id' was found to have been altered");
-        }
-        after._id = current._id;
-        paths = ["*"];
-      } else {
-        ({ doc: after, modifiedPaths: paths } = applyTo(current, spec, arrayFilters, false));
-        if (idRepr(after._id) !== idRepr(current._id)) {
-          throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
-        }
-      }
-      // The rules hold after the change too: a user cannot write a document out of their reach.
-      if (!this.test(writeFilter, after)) throw errors.mongo("update not permitted");
-      if (paths.length > 0) checkUpdateSize(after);
-      results.push({ before: cloneValue(current), after, paths });
-    }
+    if (decision.matched === 0) return nothing({ result: { matched: 0, modified: 0 } });
     const changes: DocumentChange[] = [];
     const events: ChangeEvent[] = [];
-    for (const { after, paths } of results) {
+    for (const { after, paths } of decision.changes) {
       if (paths.length === 0) continue;
       changes.push({ op: "replace", doc: after });
-      if (options.replace) {
+      if (replace) {
         events.push({
           database,
           collection: name,
@@ -716,17 +640,18 @@ export class MongoService {
         updateDescription: { updatedFields, removedFields, truncatedArrays: [] },
       });
     }
-    const first = results[0]!;
+    const first = decision.changes[0]!;
     const result: UpdateResult = {
-      matched: results.length,
+      matched: decision.matched,
       modified: changes.length,
-      before: first.before,
+      before: cloneValue(docs[first.index]!),
       after: cloneValue(first.after),
     };
     return { changes, events: () => events, result: () => ({ result }) };
   }
 
   private async delete(
+    evaluation: Evaluation,
     database: string,
     name: string,
     query: Document,
@@ -735,11 +660,12 @@ export class MongoService {
   ): Promise<Document[]> {
     const deleteFilter = this.rules.delete(this.principal, database, name);
     if (deleteFilter === null) throw errors.mongo("delete not permitted");
-    this.checkQuery(query);
+    this.checkQuery(evaluation, query);
     const all = narrow(query, deleteFilter);
-    return this.write(database, name, async (view) => {
-      const docs = await this.matches(this.reader(database, name, view), all, sort ?? {}, many ? undefined : 1);
-      const targets = this.limited(() => this.targets(docs, all, sort, many).map((d) => cloneValue(d)));
+    const job: DeleteJob = { kind: "delete", all, many, ...(sort ? { sort } : {}) };
+    const targets = { sort: sort ?? {}, many };
+    return this.decided(evaluation, database, name, all, targets, job, (indices: number[], docs) => {
+      const targets = indices.map((i) => cloneValue(docs[i]!));
       return {
         changes: targets.map((doc) => ({ op: "delete" as const, id: doc._id })),
         events: () =>

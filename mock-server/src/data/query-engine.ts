@@ -26,7 +26,17 @@ import { update as mingoUpdate } from "mingo/updater";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { type Document, isDocument } from "./documents.ts";
-import { charge, estimateBytes, precheck, step, steps } from "./query-limits.ts";
+import {
+  groupKey,
+  groupKeyOperator,
+  guardAccumulators,
+  guardExpressionOperators,
+  guardPipelineOperators,
+  guardQueryOperators,
+  type OperatorMap,
+  weighSort,
+} from "./engine-guards.ts";
+import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 
 /** The private query operator a regular expression becomes. */
@@ -34,7 +44,6 @@ export const regexOperator = "$mockRegex";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
 type AnyFn = (...args: any[]) => any;
-type OperatorMap = Record<string, AnyFn>;
 
 // ---------------------------------------------------------------------------------------------
 // Rewriting queries: regular expressions → $mockRegex
@@ -371,6 +380,8 @@ const graphLookup: AnyFn = (collection, expr, options) =>
 function chargeResult(out: unknown, name: string): void {
   const bytes = estimateBytes(out);
   if (bytes > 0) charge(bytes, name);
+  // What it built may hold other values any number of times: its logical size is checked too.
+  if (out !== null && typeof out === "object") checkValue(out, name);
 }
 
 function wrapValueOperators(ops: OperatorMap): OperatorMap {
@@ -402,7 +413,8 @@ function wrapQueryOperators(ops: OperatorMap): OperatorMap {
 
 /**
  * Each document a stage emits is a step and 64 bytes (a `$sample` or `$densify` bomb stops); a
- * join's stage also the array it adds (`$lookup` of every document into every document stops).
+ * join's stage also the array it adds (`$lookup` of every document into every document stops); and
+ * its logical size is checked (a stage that nests `$$ROOT` in itself, stage after stage, stops).
  */
 function wrapPipelineOperators(ops: OperatorMap): OperatorMap {
   const out: OperatorMap = {};
@@ -413,6 +425,7 @@ function wrapPipelineOperators(ops: OperatorMap): OperatorMap {
       return (fn(collection, expr, options) as { map(f: (d: unknown) => unknown): unknown }).map((doc) => {
         step();
         charge(as === null ? 64 : 64 + estimateBytes((doc as Document)[as]), name);
+        checkValue(doc, name);
         return doc;
       });
     };
@@ -427,30 +440,39 @@ function withoutScripts(ops: OperatorMap, names: string[]): OperatorMap {
 }
 
 const context = Context.init({
-  accumulator: wrapValueOperators(withoutScripts(accumulatorOperators as unknown as OperatorMap, ["$accumulator"])),
+  accumulator: wrapValueOperators(
+    guardAccumulators(withoutScripts(accumulatorOperators as unknown as OperatorMap, ["$accumulator"])),
+  ),
   expression: wrapValueOperators({
-    ...withoutScripts(mingoExpression, ["$function"]),
-    $regexMatch: regexMatch,
-    $regexFind: regexFind,
-    $regexFindAll: regexFindAll,
-    $range: range,
-    $replaceAll: replaceAll,
+    ...guardExpressionOperators({
+      ...withoutScripts(mingoExpression, ["$function"]),
+      $regexMatch: regexMatch,
+      $regexFind: regexFind,
+      $regexFindAll: regexFindAll,
+      $range: range,
+      $replaceAll: replaceAll,
+    }),
+    [groupKeyOperator]: groupKey,
   }),
-  pipeline: wrapPipelineOperators({
-    ...withoutScripts(mingoPipeline, ["$out", "$merge"]),
-    $match: match,
-    $graphLookup: graphLookup,
-  }),
+  pipeline: wrapPipelineOperators(
+    guardPipelineOperators({
+      ...withoutScripts(mingoPipeline, ["$out", "$merge"]),
+      $match: match,
+      $graphLookup: graphLookup,
+    }),
+  ),
   projection: wrapValueOperators(projectionOperators as unknown as OperatorMap),
-  query: wrapQueryOperators({
-    ...withoutScripts(mingoQuery, ["$where"]),
-    [regexOperator]: regexQueryOperator,
-    $regex: regexQueryOperator,
-    $in: inOperator,
-    $nin: ninOperator,
-    $all: allOperator,
-    $type: typeOperator,
-  }),
+  query: wrapQueryOperators(
+    guardQueryOperators({
+      ...withoutScripts(mingoQuery, ["$where"]),
+      [regexOperator]: regexQueryOperator,
+      $regex: regexQueryOperator,
+      $in: inOperator,
+      $nin: ninOperator,
+      $all: allOperator,
+      $type: typeOperator,
+    }),
+  ),
   window: wrapValueOperators(windowOperators as unknown as OperatorMap),
 } as never);
 
@@ -483,8 +505,16 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
   const q = new Query(rewriteQuery(query), options() as never);
   const projection =
     findOptions.projection && Object.keys(findOptions.projection).length > 0 ? findOptions.projection : undefined;
-  let cursor = q.find(docs, projection as never);
-  if (findOptions.sort && Object.keys(findOptions.sort).length > 0) cursor = cursor.sort(findOptions.sort as never);
+  const sort = findOptions.sort && Object.keys(findOptions.sort).length > 0 ? findOptions.sort : undefined;
+  let cursor: ReturnType<Query["find"]>;
+  if (sort) {
+    // Matched first, so the sort is weighed before it starts (engine-guards.ts).
+    const matched = q.find(docs).all();
+    weighSort(matched, sort, "$sort");
+    cursor = new Query({}, options() as never).find(matched, projection as never).sort(sort as never);
+  } else {
+    cursor = q.find(docs, projection as never);
+  }
   if (findOptions.limit !== undefined) cursor = cursor.limit(findOptions.limit);
   return cursor.all() as Document[];
 }

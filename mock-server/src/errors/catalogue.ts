@@ -165,6 +165,16 @@ export const appServicesErrors = {
       `${operator} used too much memory and cannot spill to disk. Memory limit: ${limitBytes} bytes`,
       "MongoDBError",
     ),
+  // [MongoDB's BSONObjectTooLarge text, which names its largest object, BSONObjMaxInternalSize]
+  // a reply whose BSON form would pass it (docs/decisions/0002-unconfirmed-wire-details.md)
+  replyTooLarge: (bytes: number) => {
+    const size = BigInt(Math.round(bytes));
+    return as(
+      400,
+      `BSONObj size: ${size} (0x${size.toString(16).toUpperCase()}) is invalid. Size must be between 0 and 16793600(16MB)`,
+      "MongoDBError",
+    );
+  },
   // [live message and code; status UNCONFIRMED]
   apiKeyNotFound: () => as(404, "API key not found", "APIKeyNotFound"),
   // [live]

@@ -221,11 +221,7 @@ export class AppFunctions implements SandboxHost {
     if (kind === "mongo") {
       const action = String(request.action);
       if (!isMongoAction(action)) throw new Error(`function not found: '${action}'`);
-      const result = await new MongoService(this.app, info.principal).run(
-        action,
-        request.args as Record<string, unknown>,
-      );
-      return toEJSONText(result);
+      return new MongoService(this.app, info.principal).runText(action, request.args as Record<string, unknown>);
     }
     const name = String(request.name);
     const fn = this.resolve(name);

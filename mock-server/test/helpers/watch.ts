@@ -1,5 +1,13 @@
+/** What a stream watches: a namespace, and optionally `ids` and a `filter` (the `watch` argument). */
+export interface WatchArgument {
+  database: string;
+  collection: string;
+  ids?: unknown[];
+  filter?: Record<string, unknown>;
+}
+
 /** The URL path of a change stream (`watch` of the MongoDB service), as realm-web and realm-core ask for it. */
-export function watchPath(appId: string, namespace: { database: string; collection: string }, token?: string): string {
+export function watchPath(appId: string, namespace: WatchArgument, token?: string): string {
   const request = Buffer.from(
     JSON.stringify({ name: "watch", service: "mongodb-atlas", arguments: [namespace] }),
   ).toString("base64");
@@ -19,7 +27,7 @@ export async function openWatch(
   url: string,
   appId: string,
   token: string,
-  namespace: { database: string; collection: string },
+  namespace: WatchArgument,
 ): Promise<WatchReader> {
   const controller = new AbortController();
   const response = await fetch(`${url}${watchPath(appId, namespace)}`, {

@@ -8,6 +8,7 @@ import {
 import { controlApiServed } from "../../config/options.ts";
 import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import { mongoServiceName } from "../../data/mongo-actions.ts";
+import { queryLimitsOf } from "../../data/query-limits.ts";
 import { isAnonymousUser, Rules } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
@@ -74,7 +75,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   const readFilter = new Rules(app.config).read({ kind: "user", user }, spec.database, spec.collection);
   let matches: ReturnType<typeof watchMatcher>;
   try {
-    matches = watchMatcher(spec, readFilter ?? {});
+    matches = watchMatcher(spec, readFilter ?? {}, queryLimitsOf(app.config), `${app.appId}:${user.id}`);
   } catch (error) {
     throw errors.mongo((error as Error).message);
   }
@@ -221,7 +222,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
       return event;
     };
     try {
-      if (matches(change, build)) send(encodeChange(build()));
+      if (await matches(change, build)) send(encodeChange(build()));
     } catch (error) {
       close(streamErrors.mongo((error as Error).message));
     }

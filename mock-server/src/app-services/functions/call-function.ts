@@ -1,4 +1,4 @@
-import { checkArgumentsText, fromEJSON, isDocument, toEJSONText } from "../../data/documents.ts";
+import { checkArgumentsText, fromEJSON, isDocument } from "../../data/documents.ts";
 import { isMongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
 import { inSlices } from "../../data/turns.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
@@ -49,7 +49,7 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     if (!isMongoAction(name)) throw errors.functionNotFound(name);
     const [argument] = await parseActionArguments(args);
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
-    text = toEJSONText(await new MongoService(app, { kind: "user", user }).run(name, argument));
+    text = await new MongoService(app, { kind: "user", user }).runText(name, argument);
   } else {
     // The function's process reads the arguments (and answers the same 400 when it cannot).
     const argsText = JSON.stringify(args);

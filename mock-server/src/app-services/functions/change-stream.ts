@@ -6,8 +6,10 @@
 import { Timestamp } from "bson";
 import type { ChangeEvent } from "../../data/documents.ts";
 import { type Document, idKey, toEJSONText } from "../../data/documents.ts";
+import { matchChange } from "../../data/evaluation.ts";
 import { compileQuery } from "../../data/query-engine.ts";
-import { defaultQueryLimits, type QueryLimits, withQueryLimits } from "../../data/query-limits.ts";
+import type { MatchJob } from "../../data/query-jobs.ts";
+import { defaultQueryLimits, NeedsWorker, type QueryLimits, withQueryLimits } from "../../data/query-limits.ts";
 import { randomHex } from "../../state/ids.ts";
 
 export function escapeSseData(text: string): string {
@@ -60,25 +62,49 @@ export interface WatchSpec {
 
 /**
  * Decides which changes a watcher gets: its namespace, its `ids`, its `filter`, and the read rule.
- * The filter has the query engine's regular expressions and runs under the query limits once per
- * change (docs/decisions/0006-query-limits.md): a filter past them throws, and the stream ends.
+ * The filter has the query engine's regular expressions and runs under the app's query limits once
+ * per change (docs/decisions/0006-query-limits.md): on the main thread's slice, else in a query
+ * worker (docs/decisions/0019-evaluation-off-the-main-thread.md); a filter past the limits throws,
+ * and the stream ends. `lane`: the watcher's app and user (their turn in the workers' queue).
  */
-export function watchMatcher(spec: WatchSpec, readFilter: Document, limits: QueryLimits = defaultQueryLimits) {
+export function watchMatcher(
+  spec: WatchSpec,
+  readFilter: Document,
+  limits: QueryLimits = defaultQueryLimits,
+  lane = "",
+) {
   const ids = spec.ids ? new Set(spec.ids.map(idKey)) : null;
-  const [filter, readable] = withQueryLimits(limits, () => [
-    spec.filter && Object.keys(spec.filter).length > 0 ? compileQuery(spec.filter) : null,
-    Object.keys(readFilter).length > 0 ? compileQuery(readFilter) : null,
-  ]);
-  return (change: ChangeEvent, event: () => Document): boolean => {
+  const job: MatchJob = {
+    kind: "match",
+    filter: spec.filter && Object.keys(spec.filter).length > 0 ? spec.filter : null,
+    readFilter: Object.keys(readFilter).length > 0 ? readFilter : null,
+  };
+  // Compiled once for the main thread (and refused at once when it does not compile); a filter
+  // too large to compile there is compiled in a worker for each change.
+  let compiled: [{ test(doc: unknown): boolean } | null, { test(doc: unknown): boolean } | null] | null = null;
+  try {
+    compiled = withQueryLimits(
+      limits,
+      () => [job.filter ? compileQuery(job.filter) : null, job.readFilter ? compileQuery(job.readFilter) : null],
+      { mainThread: true },
+    );
+  } catch (error) {
+    if (!(error instanceof NeedsWorker)) throw error;
+  }
+  return async (change: ChangeEvent, event: () => Document): Promise<boolean> => {
     if (change.database !== spec.database || change.collection !== spec.collection) return false;
     if (ids && !ids.has(idKey(change.documentKey._id))) return false;
-    return withQueryLimits(limits, () => {
-      if (readable) {
-        const doc = change.fullDocument ?? change.before;
-        if (!doc || !readable.test(doc)) return false;
-      }
-      return filter ? filter.test(event()) : true;
-    });
+    const doc = change.fullDocument ?? change.before;
+    const here =
+      compiled === null
+        ? null
+        : () => {
+            const [filter, readable] = compiled!;
+            if (readable && (!doc || !readable.test(doc))) return false;
+            return filter ? filter.test(event()) : true;
+          };
+    const evaluation = { limits, deadline: performance.now() + limits.timeoutMs, lane, operator: "watch" };
+    return matchChange(evaluation, here, job, event(), doc);
   };
 }
 

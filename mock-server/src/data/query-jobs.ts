@@ -1,0 +1,368 @@
+/**
+ * The evaluating part of every MongoDB action and stream filter, as plain data in, plain data out,
+ * so that the same code runs on the main thread (under its slice) or in a query worker (under the
+ * whole budget and a hard timeout): query-workers.ts. A job never reads or writes the store and
+ * never changes the documents it is given; writes get a decision (which documents change, and how)
+ * that the action applies. See docs/decisions/0019-evaluation-off-the-main-thread.md.
+ */
+import { Long, ObjectId } from "bson";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { keptSize, maxBsonObjectSize } from "./bson-size.ts";
+import { cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
+import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
+import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
+import { isRegexValue } from "./regex.ts";
+
+/** The most documents `find` and `aggregate` answer (the service's cap). */
+export const maxResults = 50_000;
+
+/** mingo's error texts in the words of the MongoDB server [live texts in the wire reference]. */
+function mongoMessage(message: string): string {
+  let m = /unknown top level operator: (\$\w+)/.exec(message);
+  if (m) return `unknown top level operator: ${m[1]}.`;
+  m = /unknown query operator (\$\w+)/.exec(message);
+  if (m) return `unknown operator: ${m[1]}`;
+  m = /Unknown update operator: '(\$\w+)'/.exec(message);
+  if (m) return `Unknown modifier: ${m[1]}`;
+  if (message.startsWith("Performing an update on the path")) return message.replace(/\.$/, "");
+  m = /unregistered pipeline operator (\$\w+)/.exec(message);
+  if (m) return `Unrecognized pipeline stage name: '${m[1]}'.`;
+  return message;
+}
+
+/** Any error of an evaluation as the service answers it (a move to a worker passes through). */
+export function mongoError(error: unknown): never {
+  if (error instanceof NeedsWorker) throw error;
+  if ((error as { errorCode?: string }).errorCode) throw error;
+  if (error instanceof RangeError && /call stack/i.test(error.message))
+    throw errors.mongo("the query or document is nested too deeply");
+  throw errors.mongo(mongoMessage(error instanceof Error ? error.message : String(error)));
+}
+
+/** The documents of `docs` that match `query`. */
+export function matching(docs: Document[], query: Document): Document[] {
+  if (Object.keys(query).length === 0) return docs;
+  const q = compileQuery(query);
+  return docs.filter((d) => q.test(d));
+}
+
+export function passes(filter: Document, doc: Document): boolean {
+  if (Object.keys(filter).length === 0) return true;
+  return compileQuery(filter).test(doc);
+}
+
+/** The collections a pipeline reads besides its own (`$lookup`, `$graphLookup`, `$unionWith`, nested too). */
+export function referencedCollections(node: unknown, found = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) {
+    for (const item of node) referencedCollections(item, found);
+    return found;
+  }
+  if (!isDocument(node)) return found;
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === "$lookup" || key === "$graphLookup") && isDocument(value) && typeof value.from === "string")
+      found.add(value.from);
+    if (key === "$unionWith") {
+      if (typeof value === "string") found.add(value);
+      else if (isDocument(value) && typeof value.coll === "string") found.add(value.coll);
+    }
+    referencedCollections(value, found);
+  }
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+export type ReadJob =
+  | { kind: "find"; query: Document; projection: Document; sort: Document; limit: number; one: boolean }
+  | { kind: "count"; query: Document; limit?: number }
+  /** `others`: each other collection the pipeline reads, with the read rule's filter for it. */
+  | { kind: "aggregate"; stages: Document[]; others: Record<string, Document> }
+  /** A `findOneAnd…` action's projection of the document it answers. */
+  | { kind: "project"; projection: Document };
+
+/**
+ * On the main thread's slice, a job's own size and each document's: a larger one moves the work to
+ * a worker before anything compares, sorts or copies it (a stored document is sized once).
+ */
+function checkInputs(job: unknown, docs: Document[]): void {
+  if (!onMainThreadSlice()) return;
+  checkValue(job, "query");
+  const limit = mainThreadSlice.valueBytes;
+  for (let i = 0; i < docs.length; i++) {
+    const doc = docs[i]!;
+    const size = keptSize(doc);
+    if (size === undefined || size > limit) checkValue(doc, "document");
+  }
+}
+
+/** Answers a read over `docs` (and `others`' documents); the value the action replies. */
+export function runRead(job: ReadJob, docs: Document[], others: Record<string, Document[]> = {}): unknown {
+  checkInputs(job, docs);
+  for (const name of Object.keys(others)) checkInputs(null, others[name]!);
+  switch (job.kind) {
+    case "find": {
+      const found = find(docs, job.query, { projection: job.projection, sort: job.sort, limit: job.limit });
+      return job.one ? (found[0] ?? null) : found;
+    }
+    case "count": {
+      const n = matching(docs, job.query).length;
+      return Long.fromNumber(job.limit === undefined ? n : Math.min(n, job.limit));
+    }
+    case "aggregate": {
+      const visible = new Map<string, Document[]>();
+      const collectionResolver = (other: string): Document[] => {
+        let found = visible.get(other);
+        if (!found) {
+          const filter = job.others[other];
+          found = filter ? matching(others[other] ?? [], filter) : [];
+          visible.set(other, found);
+        }
+        return found;
+      };
+      // The results may hold stored documents (callers only write them out) and values shared
+      // many times: sized, never copied.
+      const results = aggregate(docs, job.stages, { collectionResolver }).slice(0, maxResults);
+      checkValue(results, "aggregate");
+      return results;
+    }
+    case "project": {
+      const [doc] = docs;
+      if (!doc) return null;
+      if (Object.keys(job.projection).length === 0) return doc;
+      return find([doc], {}, { projection: job.projection })[0] ?? doc;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes
+
+export interface UpdateOptions {
+  many: boolean;
+  upsert: boolean;
+  replace: boolean;
+  sort?: Document;
+}
+
+export type UpdateSpec = Document | Document[];
+
+export interface UpdateJob {
+  kind: "update";
+  /** The action's query narrowed by the write rule. */
+  all: Document;
+  /** The action's own query (an upsert seeds its document from it). */
+  query: Document;
+  spec: UpdateSpec;
+  writeFilter: Document;
+  /** The insert rule's filter an upserted document must pass (null: inserts are not allowed). */
+  insertFilter: Document | null;
+  arrayFilters?: Document[];
+  options: UpdateOptions;
+}
+
+/** What an update changes, decided over the documents read: all of it, or (an error) none. */
+export type UpdateDecision =
+  | { kind: "upsert"; doc: Document }
+  /** `index`: the changed document's place among the documents read. */
+  | { kind: "update"; matched: number; changes: { index: number; after: Document; paths: string[] }[] };
+
+export interface DeleteJob {
+  kind: "delete";
+  all: Document;
+  sort?: Document;
+  many: boolean;
+}
+
+export type WriteJob = UpdateJob | DeleteJob;
+
+/** The paths a query pins with equality (`a: v`, `a: {$eq: v}`, `a: {$in: [v]}`, through `$and`). */
+function equalities(query: Document, found: Map<string, unknown>): void {
+  for (const [key, value] of Object.entries(query)) {
+    if ((key === "$and" || key === "$or") && Array.isArray(value)) {
+      // A one-clause `$or` pins like `$and`; a real disjunction pins nothing.
+      if (key === "$and" || value.length === 1) for (const q of value) if (isDocument(q)) equalities(q, found);
+      continue;
+    }
+    if (key.startsWith("$")) continue;
+    let pinned: unknown = value;
+    if (isRegexValue(value)) continue;
+    if (isDocument(value) && Object.keys(value).some((k) => k.startsWith("$"))) {
+      if ("$eq" in value) pinned = value.$eq;
+      else if (Array.isArray(value.$in) && value.$in.length === 1 && !isRegexValue(value.$in[0])) pinned = value.$in[0];
+      else continue;
+    }
+    if (found.has(key)) throw errors.mongo(`cannot infer query fields to set, path '${key}' is matched twice`);
+    found.set(key, pinned);
+  }
+}
+
+/** An upsert's starting document: the query's equality fields, dotted paths as nested documents. */
+function seedFromQuery(query: Document): Document {
+  const found = new Map<string, unknown>();
+  equalities(query, found);
+  const paths = [...found.keys()];
+  for (const a of paths) {
+    for (const b of paths) {
+      if (b.startsWith(`${a}.`))
+        throw errors.mongo(`cannot infer query fields to set, both paths '${a}' and '${b}' are matched`);
+    }
+  }
+  const seed: Document = {};
+  for (const [path, value] of found) {
+    const keys = path.split(".");
+    let node = seed;
+    for (const key of keys.slice(0, -1)) {
+      if (!isDocument(node[key])) node[key] = {};
+      node = node[key] as Document;
+    }
+    node[keys.at(-1)!] = cloneValue(value);
+  }
+  return seed;
+}
+
+interface Applied {
+  doc: Document;
+  modifiedPaths: string[];
+}
+
+/** Applies an operator update, an aggregation-pipeline update, or (replace) a replacement. */
+function applyTo(
+  original: Document,
+  spec: UpdateSpec,
+  arrayFilters: Document[] | undefined,
+  upsertInsert: boolean,
+): Applied {
+  if (Array.isArray(spec)) {
+    const [result] = aggregate([cloneValue(original)], spec);
+    const doc = (result ?? {}) as Document;
+    if (original._id !== undefined) doc._id = original._id;
+    return { doc, modifiedPaths: Object.keys(doc) };
+  }
+  const { $setOnInsert, ...rest } = spec as Document & { $setOnInsert?: Document };
+  const operators: Document = { ...rest };
+  if (upsertInsert && isDocument($setOnInsert)) {
+    operators.$set = { ...(isDocument(operators.$set) ? operators.$set : {}), ...$setOnInsert };
+  }
+  const doc = cloneValue(original);
+  // An upsert may set the new document's `_id` when the query pins none (mingo refuses any `_id`
+  // in `$set`); one equal to the pinned `_id` changes nothing.
+  if (upsertInsert && isDocument(operators.$set) && "_id" in operators.$set) {
+    const { _id, ...others } = operators.$set;
+    if (doc._id === undefined) doc._id = cloneValue(_id);
+    else if (idRepr(doc._id) !== idRepr(_id))
+      throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
+    if (Object.keys(others).length > 0) operators.$set = others;
+    else delete operators.$set;
+  }
+  const modifiedPaths = Object.keys(operators).length === 0 ? [] : applyUpdate(doc, operators, arrayFilters);
+  return { doc, modifiedPaths };
+}
+
+/**
+ * MongoDB refuses a document past 16 MiB; measured through shared parts once each, so an update
+ * that nests a value in itself is refused before anything copies or writes it.
+ */
+function checkDocumentSize(doc: Document): void {
+  const size = logicalSize(doc, maxBsonObjectSize);
+  if (size > maxBsonObjectSize) throw errors.updateTooLarge();
+}
+
+/** The indices of `docs` an update or delete targets: the matches, sorted, all or the first. */
+function targets(docs: Document[], query: Document, sort: Document | undefined, many: boolean): number[] {
+  const q = Object.keys(query).length === 0 ? null : compileQuery(query);
+  const places = new Map<Document, number>();
+  const matched: Document[] = [];
+  docs.forEach((d, i) => {
+    if (q === null || q.test(d)) {
+      matched.push(d);
+      places.set(d, i);
+    }
+  });
+  let ordered = matched;
+  if (sort && Object.keys(sort).length > 0 && matched.length > 1) ordered = find(matched, {}, { sort });
+  return (many ? ordered : ordered.slice(0, 1)).map((d) => places.get(d)!);
+}
+
+/** Decides an update over the documents it read (all or nothing: a refusal writes none). */
+export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
+  const { options, spec, arrayFilters } = job;
+  const chosen = targets(docs, job.all, options.sort, options.many);
+  if (chosen.length === 0) {
+    if (!options.upsert) return { kind: "update", matched: 0, changes: [] };
+    // MongoDB's upsert: the query's equality fields seed the new document (a replacement takes
+    // only its `_id`), then the update applies; `_id` pinned by the query cannot change.
+    const seed = seedFromQuery(job.query);
+    let doc: Document;
+    if (options.replace) {
+      const replacement = cloneValue(spec as Document);
+      if (seed._id !== undefined && replacement._id !== undefined && idRepr(replacement._id) !== idRepr(seed._id)) {
+        throw errors.mongo(
+          `After applying the update, the (immutable) field '_id' was found to have been altered to _id: ${idRepr(replacement._id)}`,
+        );
+      }
+      doc = { ...(seed._id !== undefined ? { _id: seed._id } : {}), ...replacement };
+    } else {
+      doc = applyTo(seed, spec, arrayFilters, true).doc;
+      if (seed._id !== undefined && idRepr(doc._id) !== idRepr(seed._id))
+        throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
+    }
+    if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
+    checkDocumentSize(doc);
+    if (job.insertFilter === null || !passes(job.insertFilter, doc)) throw errors.mongo("insert not permitted");
+    return { kind: "upsert", doc };
+  }
+  const changes: { index: number; after: Document; paths: string[] }[] = [];
+  for (const index of chosen) {
+    const current = docs[index]!;
+    let after: Document;
+    let paths: string[];
+    if (options.replace) {
+      after = { _id: current._id, ...cloneValue(spec as Document) };
+      if ((spec as Document)._id !== undefined && String((spec as Document)._id) !== String(current._id)) {
+        throw errors.mongo("After applying the update, the (immutable) field '_id' was found to have been altered");
+      }
+      after._id = current._id;
+      paths = ["*"];
+    } else {
+      ({ doc: after, modifiedPaths: paths } = applyTo(current, spec, arrayFilters, false));
+      if (idRepr(after._id) !== idRepr(current._id)) {
+        throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
+      }
+    }
+    checkDocumentSize(after);
+    // The rules hold after the change too: a user cannot write a document out of their reach.
+    if (!passes(job.writeFilter, after)) throw errors.mongo("update not permitted");
+    changes.push({ index, after, paths });
+  }
+  return { kind: "update", matched: chosen.length, changes };
+}
+
+/** The indices of the documents a delete removes. */
+export function decideDelete(job: DeleteJob, docs: Document[]): number[] {
+  return targets(docs, job.all, job.sort, job.many);
+}
+
+export function runWrite(job: WriteJob, docs: Document[]): UpdateDecision | number[] {
+  checkInputs(job, docs);
+  return job.kind === "update" ? decideUpdate(job, docs) : decideDelete(job, docs);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream filters
+
+/** A change stream's filter and the read rule's, over one change event and the document it is about. */
+export interface MatchJob {
+  kind: "match";
+  filter: Document | null;
+  readFilter: Document | null;
+}
+
+/** Whether a change passes the read rule (over `doc`) and the stream's filter (over `event`). */
+export function runMatch(job: MatchJob, event: Document, doc: Document | undefined): boolean {
+  checkInputs(job, doc ? [event, doc] : [event]);
+  if (job.readFilter) {
+    if (!doc || !passes(job.readFilter, doc)) return false;
+  }
+  return job.filter ? passes(job.filter, event) : true;
+}
