@@ -15,6 +15,11 @@ const sharded = process.argv.some((arg) => arg === "--shard" || arg.startsWith("
 // there before, and with whatever settings, plays no part.
 const webOut = `../e2e/.cache/web-${webPort}`;
 const vite = "../node_modules/.bin/vite";
+// Or a build of the current sources made just before (`npm test` builds web/dist in its first
+// phase, for another deployment: the pages get the suite's settings at run time anyway, fixtures/),
+// served as it is.
+const prebuilt = process.env.E2E_WEB_DIST;
+const buildWeb = `${vite} build --outDir ${webOut} --emptyOutDir --logLevel warn && `;
 
 export default defineConfig({
   testDir: "./tests",
@@ -51,7 +56,7 @@ export default defineConfig({
       ? []
       : [
           {
-            command: `${vite} build --outDir ${webOut} --emptyOutDir --logLevel warn && exec ${vite} preview --outDir ${webOut} --port ${webPort} --strictPort --host 127.0.0.1`,
+            command: `${prebuilt ? "" : buildWeb}exec ${vite} preview --outDir ${prebuilt ?? webOut} --port ${webPort} --strictPort --host 127.0.0.1`,
             cwd: "../web",
             env: suiteWebConfig,
             url: webUrl,
