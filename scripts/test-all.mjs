@@ -1,15 +1,16 @@
 #!/usr/bin/env node
 // `npm test`: everything, in order, failing fast: lint and formatting, the OpenAPI documents, the
 // compose file and the CI workflow, type checks, unit and contract tests (generated code staleness
-// included), the builds (web bundle budget included), then the hermetic end-to-end suite.
+// included), the builds (web bundle budget included), the hermetic end-to-end suite, then the
+// production rehearsal (scripts/rehearse.mjs).
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-// `npm test -- lint unit`: only the steps whose names start so; `--no-e2e`: all but the e2e suite
-// (CI's job without a browser, .github/workflows/ci.yml).
+// `npm test -- lint unit`: only the steps whose names start so; `--no-e2e`: all but the steps with a
+// browser, the e2e suite and the rehearsal (CI runs those as jobs of their own, .github/workflows/ci.yml).
 const args = process.argv.slice(2);
 const withoutE2e = args.includes("--no-e2e");
 const only = args.filter((arg) => arg !== "--no-e2e");
@@ -58,6 +59,8 @@ const phases = [
     step("build web", "npm", ["run", "build", "-w", "web"], foreignWebConfig),
     // The PostgreSQL store's tests run against a real server: its binaries, found or installed here.
     step("postgres", "node", ["scripts/postgres-cluster.mjs", "--check"]),
+    // The proxy tests and the rehearsal run nginx and Caddy: found or installed here.
+    step("proxies", "node", ["scripts/proxies.mjs", "--check"]),
   ],
   // One run over the openapi, mock-server and web projects (vitest.config.ts).
   [step("unit", bin("vitest"), ["run"])],
@@ -72,7 +75,13 @@ const phases = [
       ...(passed.has("build web") ? { E2E_WEB_DIST: join(root, "web", "dist") } : {}),
     })),
   ],
+  // `npm run rehearse`: the production deployment (PostgreSQL, two instances, nginx, SMTP) and the
+  // web app's @production journeys in Chromium, faults included; it reuses the emulator's bundle.
+  [step("rehearsal", "node", ["scripts/rehearse.mjs"], { CI: process.env.CI ?? "1" })],
 ];
+
+/** The steps that run a browser. */
+const browserSteps = new Set(["e2e", "rehearsal"]);
 
 const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
 
@@ -118,7 +127,8 @@ const cpuAtStart = childrenCpu();
 const cpu = (since) => (since === null ? "" : `, ${(childrenCpu() - since).toFixed(1)}s CPU`);
 for (const phase of phases) {
   const selected = phase.filter(
-    ({ name }) => (only.length === 0 || only.some((o) => name.startsWith(o))) && !(withoutE2e && name === "e2e"),
+    ({ name }) =>
+      (only.length === 0 || only.some((o) => name.startsWith(o))) && !(withoutE2e && browserSteps.has(name)),
   );
   if (selected.length === 0) continue;
   const phaseStarted = Date.now();
