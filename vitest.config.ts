@@ -21,25 +21,28 @@ const webMocking = webTests.filter(mocks);
 const webShared = webTests.filter((file) => !mocks(file));
 
 /**
- * Files that spend most of their time waiting on child processes and timers (the emulator killed in
+ * The order files run in. Vitest's own order keeps each project's files together (a worker is reused
+ * only for the next file of its own project: a file of another project in between costs a new
+ * worker, which imports Fastify, Ajv and the emulator again) and, once it has an earlier run's
+ * timings (node_modules/.vite), puts the longest first; a clean clone has none. Within its project,
+ * a file that spends most of its time waiting on child processes and timers (the emulator killed in
  * the middle of saves or of traffic, its periodic save, emulator processes on one database, start-up
  * option checks, a parser's stall timeout, stream places' leases running out, streams' heartbeats
- * through proxies) start
- * first, so their waits overlap the other files instead of ending the run alone. Vitest orders files
- * like this once it has the timings of an earlier run (node_modules/.vite); a clean clone has none.
+ * through proxies) starts first, so its waits overlap the project's other files instead of ending
+ * its part of the run alone.
  */
 const startFirst = [
   "mock-server/test/persistence-crash.test.ts",
+  "mock-server/test/proxy/proxies.test.ts",
+  "mock-server/test/runtime/persistence.test.ts",
+  "mock-server/test/cli-options.test.ts",
+  "mock-server/test/emailjs/send-form-stall.test.ts",
   "mock-server/test/postgres/durability.test.ts",
   "mock-server/test/postgres/production.test.ts",
   "mock-server/test/postgres/cli.test.ts",
   "mock-server/test/postgres/multi-instance.test.ts",
   "mock-server/test/postgres/stream-places.test.ts",
-  "mock-server/test/proxy/proxies.test.ts",
-  "mock-server/test/cli-options.test.ts",
   "scripts/test/dev-stack.test.ts",
-  "mock-server/test/emailjs/send-form-stall.test.ts",
-  "mock-server/test/runtime/persistence.test.ts",
 ];
 class WaitingFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]) {
@@ -47,7 +50,10 @@ class WaitingFilesFirst extends BaseSequencer {
       const index = startFirst.findIndex((path) => file.moduleId.endsWith(path));
       return index === -1 ? startFirst.length : index;
     };
-    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+    const sorted = await super.sort(files);
+    const projects = [...new Set(sorted.map((file) => file.project.name))];
+    const project = (file: TestSpecification) => projects.indexOf(file.project.name);
+    return sorted.sort((a, b) => project(a) - project(b) || rank(a) - rank(b));
   }
 }
 

@@ -15,13 +15,21 @@ const sharded = process.argv.some((arg) => arg === "--shard" || arg.startsWith("
 // there before, and with whatever settings, plays no part.
 const webOut = `../e2e/.cache/web-${webPort}`;
 const vite = "../node_modules/.bin/vite";
+// Or a build of the current sources made just before (`npm test` builds web/dist in its first
+// phase, for another deployment: the pages get the suite's settings at run time anyway, fixtures/),
+// served as it is.
+const prebuilt = process.env.E2E_WEB_DIST;
+const buildWeb = `${vite} build --outDir ${webOut} --emptyOutDir --logLevel warn && `;
 
 export default defineConfig({
   testDir: "./tests",
   fullyParallel: true,
   workers: 2,
   forbidOnly: !!process.env.CI,
-  retries: 0,
+  // A failing test runs once more, recording its trace (below); passing on that retry still fails
+  // the run (a flaky test is a failure here).
+  retries: 1,
+  failOnFlakyTests: true,
   timeout: 20_000,
   expect: { timeout: 5_000 },
   reporter: sharded
@@ -29,11 +37,17 @@ export default defineConfig({
     : [["list"], ["html", { open: "never", outputFolder: "playwright-report" }]],
   outputDir: "test-results",
   use: {
+    // Pages ask for reduced motion, so the web app's spinners stand still: a spinning one made
+    // Chromium draw 60 frames a second for as long as it showed (23 tests: 82.6-86.2 s of CPU
+    // against 88.0-91.8 s, two interleaved runs each). Nothing the tests look at moves.
+    reducedMotion: "reduce",
     baseURL: webUrl,
-    // A failed test keeps its trace (actions, DOM snapshots, network, console) and a screenshot. The
-    // trace's screencast is off: recording it made Chromium encode frames for every page of every
-    // test, passing or not, which cost a fifth of the suite's time (36-37 s against 43-46 s).
-    trace: { mode: "retain-on-failure", screenshots: false },
+    // A failed test keeps a screenshot, and its retry a trace (actions, DOM snapshots, network,
+    // console). Traces are recorded on the retry only: recording one for every test, to keep those
+    // of the failures, cost a tenth of the suite's CPU (23 tests: 91-100 s against 84-86 s, two runs
+    // each). The trace's screencast is off: it made Chromium encode frames for every page of every
+    // test, which cost a fifth of the suite's time (36-37 s against 43-46 s).
+    trace: { mode: "on-first-retry", screenshots: false },
     screenshot: "only-on-failure",
     launchOptions: await chromiumLaunchOptions(),
   },
@@ -51,7 +65,7 @@ export default defineConfig({
       ? []
       : [
           {
-            command: `${vite} build --outDir ${webOut} --emptyOutDir --logLevel warn && exec ${vite} preview --outDir ${webOut} --port ${webPort} --strictPort --host 127.0.0.1`,
+            command: `${prebuilt ? "" : buildWeb}exec ${vite} preview --outDir ${prebuilt ?? webOut} --port ${webPort} --strictPort --host 127.0.0.1`,
             cwd: "../web",
             env: suiteWebConfig,
             url: webUrl,

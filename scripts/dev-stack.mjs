@@ -4,11 +4,11 @@
 // applies scripts/dev-seed.json); its e-mail links point at the web app's port, and the web app is
 // configured for the emulator through its VITE_ variables, its auth modes included.
 // `npm start -- --help` lists the options; the deciding parts live in dev-stack-lib.mjs.
-import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import concurrently from "concurrently";
+import { buildBundle } from "../mock-server/scripts/build.mjs";
 import {
   applySeed,
   authModesOf,
@@ -44,8 +44,13 @@ const dataDir = join(root, ".data", "dev");
 const seedFile = join(root, "scripts", "dev-seed.json");
 const seed = readSeed(seedFile);
 
-const build = spawnSync(process.execPath, [join(root, "mock-server/scripts/build.mjs")], { stdio: "inherit" });
-if (build.status !== 0) process.exit(build.status ?? 1);
+// The emulator's bundle, built when a source changed since the last build (esbuild prints what failed).
+try {
+  await buildBundle();
+} catch (error) {
+  process.stderr.write(`npm start: building the emulator failed (${error.message.split("\n")[0]})\n`);
+  process.exit(1);
+}
 
 const overrides = localUserpassOverrides({ webUrl, authFunctions: options.authFunctions });
 const { fresh, localUserpass } = prepareDataDir(dataDir, {

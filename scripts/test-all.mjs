@@ -4,6 +4,7 @@
 // included), the builds (web bundle budget included), the hermetic end-to-end suite, then the
 // production rehearsal (scripts/rehearse.mjs).
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,7 +29,9 @@ const foreignWebConfig = {
 };
 
 const bin = (name) => join(root, "node_modules", ".bin", name);
+/** A step; `env` may be a function of the names of the steps that passed before it. */
 const step = (name, command, args, env = {}) => ({ name, command, args, env });
+const passed = new Set();
 
 /**
  * Phases run in order, and the first that fails ends the run. The steps of a phase run at the same
@@ -61,8 +64,17 @@ const phases = [
   ],
   // One run over the openapi, mock-server and web projects (vitest.config.ts).
   [step("unit", bin("vitest"), ["run"])],
-  // `npm run e2e`: finds Chromium, builds the emulator and the web app for the suite, runs it.
-  [step("e2e", "node", ["scripts/e2e.mjs"], { ...foreignWebConfig, CI: process.env.CI ?? "1" })],
+  // `npm run e2e`: finds Chromium, builds the emulator (when a source changed) and the web app for
+  // the suite, runs it. When this run built web/dist from the current sources, the suite serves
+  // that build (made for another deployment: its pages get the suite's settings at run time) and
+  // skips its own.
+  [
+    step("e2e", "node", ["scripts/e2e.mjs"], () => ({
+      ...foreignWebConfig,
+      CI: process.env.CI ?? "1",
+      ...(passed.has("build web") ? { E2E_WEB_DIST: join(root, "web", "dist") } : {}),
+    })),
+  ],
   // `npm run rehearse`: the production deployment (PostgreSQL, two instances, nginx, SMTP) and the
   // web app's @production journeys in Chromium, faults included; it reuses the emulator's bundle.
   [step("rehearsal", "node", ["scripts/rehearse.mjs"], { CI: process.env.CI ?? "1" })],
@@ -73,13 +85,26 @@ const browserSteps = new Set(["e2e", "rehearsal"]);
 
 const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
 
+/**
+ * CPU time (user + system) of the finished child processes so far, in seconds, where the system
+ * tells it (Linux): on a machine others use too it says more of a change than the wall time does.
+ */
+function childrenCpu() {
+  try {
+    const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 /** Runs a step; alone, its output streams; beside others, it is kept and printed when the step ends. */
 function run({ name, command, args, env }, alone) {
   const t = Date.now();
   if (alone) process.stdout.write(`\n▶ ${name}\n`);
   const child = spawn(command, args, {
     cwd: root,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...(typeof env === "function" ? env(passed) : env) },
     stdio: alone ? "inherit" : ["ignore", "pipe", "pipe"],
   });
   const output = [];
@@ -88,21 +113,28 @@ function run({ name, command, args, env }, alone) {
   return new Promise((resolve) => {
     child.on("close", (code, signal) => {
       if (!alone) process.stdout.write(`\n▶ ${name}\n${Buffer.concat(output).toString()}`);
-      if (code === 0) process.stdout.write(`✔ ${name} (${seconds(t)})\n`);
-      else process.stderr.write(`\n✖ ${name} failed after ${seconds(t)} (exit ${code ?? signal})\n`);
+      if (code === 0) {
+        passed.add(name);
+        process.stdout.write(`✔ ${name} (${seconds(t)})\n`);
+      } else process.stderr.write(`\n✖ ${name} failed after ${seconds(t)} (exit ${code ?? signal})\n`);
       resolve(code === 0);
     });
   });
 }
 
 const started = Date.now();
+const cpuAtStart = childrenCpu();
+const cpu = (since) => (since === null ? "" : `, ${(childrenCpu() - since).toFixed(1)}s CPU`);
 for (const phase of phases) {
   const selected = phase.filter(
     ({ name }) =>
       (only.length === 0 || only.some((o) => name.startsWith(o))) && !(withoutE2e && browserSteps.has(name)),
   );
   if (selected.length === 0) continue;
+  const phaseStarted = Date.now();
+  const cpuAtPhase = childrenCpu();
   const results = await Promise.all(selected.map((s) => run(s, selected.length === 1)));
+  process.stdout.write(`  (${selected.map((s) => s.name).join(", ")}: ${seconds(phaseStarted)}${cpu(cpuAtPhase)})\n`);
   if (results.includes(false)) process.exit(1);
 }
-process.stdout.write(`\nAll checks passed in ${seconds(started)}\n`);
+process.stdout.write(`\nAll checks passed in ${seconds(started)}${cpu(cpuAtStart)}\n`);

@@ -6,6 +6,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from "fastify";
+import { allowedRequestOrigins } from "./app-services/allowed-origins.ts";
 import { appServicesPlugin } from "./app-services/plugin.ts";
 import { controlApiServed, defaultOptions, type EmulatorOptions, metricsKept } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
@@ -136,7 +137,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     emulator.events.shutdown();
   });
   app.addHook("onClose", async () => emulator.close());
-  await registerCors(app);
+  await registerCors(app, allowedRequestOrigins(emulator));
   await app.register(appServicesPlugin);
   const settings = emulator.options;
   if (settings.emailjs) await app.register(emailJsPlugin);

@@ -1,20 +1,48 @@
 /**
- * The bundle is rebuilt while emulators run from it (test files, the dev stack and the e2e config
- * each build before they start one): a reader during a build gets the old file or the new one,
- * whole, never a truncated one (an empty dist/cli.js runs as a program that exits 0 at once).
+ * scripts/build.mjs. It builds only when an input changed since the last build (`npm run mock`
+ * and `npm start` run it at every start): any change to what the bundle is made of builds again,
+ * nothing else does. And the bundle is rebuilt while emulators run from it (test files, the dev
+ * stack and the e2e config each build before they start one): a reader during a build gets the old
+ * file or the new one, whole, never a truncated one (an empty dist/cli.js runs as a program that
+ * exits 0 at once).
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildBundle, bundleIsFresh } from "../scripts/build.mjs";
 import { cli, ensureBuilt } from "./helpers/emulator-process.ts";
 
 const root = join(import.meta.dirname, "..");
+/**
+ * Whether the file ends as a whole one does. Only its end is read (the bundle and its map are 13 MB,
+ * read hundreds of times while a build runs): a reader that opened the file while it was half
+ * written would find its end missing there.
+ */
 function whole(path: string, ending: RegExp): boolean {
+  let fd: number | undefined;
   try {
-    return ending.test(readFileSync(path, "utf8").trimEnd());
+    fd = openSync(path, "r");
+    const { size } = fstatSync(fd);
+    const tail = Buffer.alloc(Math.min(size, 256));
+    readSync(fd, tail, 0, tail.length, size - tail.length);
+    return ending.test(tail.toString("utf8").trimEnd());
   } catch {
     return false; // gone for a moment
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -27,7 +55,7 @@ describe("scripts/build.mjs", () => {
       [join(root, "dist", "inspector", "inspector.js"), /\/\/# sourceMappingURL=inspector\.js\.map$/],
       [join(root, "dist", "inspector", "index.html"), /<\/html>$/i],
     ];
-    const build = spawn(process.execPath, [join(root, "scripts", "build.mjs")], { stdio: "ignore" });
+    const build = spawn(process.execPath, [join(root, "scripts", "build.mjs"), "--force"], { stdio: "ignore" });
     const ended = new Promise<number | null>((resolve) => build.once("exit", resolve));
     let done = false;
     void ended.then(() => {
@@ -46,5 +74,97 @@ describe("scripts/build.mjs", () => {
     expect(torn).toEqual([]);
     expect(reads).toBeGreaterThan(outputs.length);
     for (const [path, ending] of outputs) expect(whole(path, ending)).toBe(true);
+  });
+});
+
+describe("scripts/build.mjs builds only when an input changed", () => {
+  // A small workspace laid out like this one: a repository with a lockfile and TypeScript settings,
+  // a dependency in node_modules, and mock-server/ with the emulator's and the inspector's sources.
+  let repo: string;
+  let workspace: string;
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(repo, path)), { recursive: true });
+    writeFileSync(join(repo, path), text);
+  };
+  const built = () => readFileSync(join(workspace, "dist", "cli.js"), "utf8");
+  const build = () => buildBundle({ root: workspace });
+  const fresh = () => bundleIsFresh({ root: workspace });
+
+  beforeAll(async () => {
+    repo = mkdtempSync(join(tmpdir(), "build-inputs-"));
+    workspace = join(repo, "mock-server");
+    write(
+      "package-lock.json",
+      `{ "lockfileVersion": 3, "packages": { "node_modules/dep": { "version": "1.0.0" } } }\n`,
+    );
+    write("tsconfig.base.json", "{}\n");
+    write("node_modules/dep/package.json", `{ "name": "dep", "version": "1.0.0", "main": "index.js" }\n`);
+    write("node_modules/dep/index.js", `module.exports = "dep one";\n`);
+    write("mock-server/package.json", `{ "type": "module" }\n`);
+    write("mock-server/tsconfig.json", `{ "extends": "../tsconfig.base.json" }\n`);
+    write(
+      "mock-server/src/cli.ts",
+      `import dep from "dep";\nimport { greeting } from "./greeting.ts";\nconsole.log(greeting, dep);\n`,
+    );
+    write("mock-server/src/greeting.ts", `export const greeting = "hello one";\n`);
+    write("mock-server/src/inspector/ui/main.ts", `document.title = "inspector";\n`);
+    write("mock-server/src/inspector/ui/index.html", "<html></html>\n");
+    write("mock-server/src/inspector/ui/styles.css", "body {}\n");
+    expect(fresh()).toBe(false);
+    expect(await build()).toBe(true);
+  });
+  afterAll(() => rmSync(repo, { recursive: true, force: true }));
+
+  it("does nothing when nothing changed, a file touched without a change included", async () => {
+    expect(fresh()).toBe(true);
+    expect(await build()).toBe(false);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(workspace, "src", "greeting.ts"), later, later);
+    expect(await build()).toBe(false);
+    expect(await build()).toBe(false);
+  });
+
+  it("builds again when a source file changes, and the bundle has the change", async () => {
+    write("mock-server/src/greeting.ts", `export const greeting = "hello two";\n`);
+    expect(fresh()).toBe(false);
+    expect(await build()).toBe(true);
+    expect(built()).toContain("hello two");
+    expect(await build()).toBe(false);
+  });
+
+  const changes: [string, () => void][] = [
+    ["a source file is added", () => write("mock-server/src/unused.ts", "export const unused = 1;\n")],
+    ["a source file is deleted", () => rmSync(join(workspace, "src", "unused.ts"))],
+    [
+      "a file copied as is changes (the inspector's page)",
+      () => write("mock-server/src/inspector/ui/index.html", "<html><body></body></html>\n"),
+    ],
+    ["a dependency's code changes", () => write("node_modules/dep/index.js", `module.exports = "dep two";\n`)],
+    [
+      "the lockfile changes (a dependency's version)",
+      () =>
+        write(
+          "package-lock.json",
+          `{ "lockfileVersion": 3, "packages": { "node_modules/dep": { "version": "1.0.1" } } }\n`,
+        ),
+    ],
+    [
+      "the TypeScript settings change",
+      () => write("tsconfig.base.json", `{ "compilerOptions": { "target": "ES2022" } }\n`),
+    ],
+    ["an output is missing", () => rmSync(join(workspace, "dist", "cli.js"))],
+    ["an output changed after the build", () => write("mock-server/dist/inspector/inspector.js", "broken")],
+  ];
+  it.each(changes)("builds again when %s", async (_change, change) => {
+    change();
+    expect(fresh()).toBe(false);
+    expect(await build()).toBe(true);
+    expect(fresh()).toBe(true);
+    expect(built()).toContain("hello two");
+  });
+
+  it("builds when asked to, changed or not", async () => {
+    expect(await buildBundle({ root: workspace, force: true })).toBe(true);
+    expect(fresh()).toBe(true);
   });
 });

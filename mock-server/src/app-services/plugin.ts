@@ -211,5 +211,5 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
   }
 
   await registerAbuseLimits(app, emulator.options.authRateLimit, emulator.store.rateLimits);
-  registerDocumentedRoutes(app, routes, "app-services");
+  registerDocumentedRoutes(app, routes, "app-services", (route) => ({ auth: route.auth }));
 }

@@ -1,23 +1,17 @@
 /**
- * CORS as browsers need it. App Services routes honour the app's `allowedRequestOrigins` (App
- * Services' allowed_request_origins; any origin when empty); routes without an app id in the path
- * find the app from the bearer token. EmailJS answers any origin. The control API has no CORS.
+ * CORS as browsers need it. App Services routes allow the origins their app allows (any origin
+ * when the list is empty); which those are is the caller's to say (`AllowedOrigins`, wired in
+ * app.ts). EmailJS answers any origin. The control API has no CORS.
  */
 import cors from "@fastify/cors";
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from "fastify";
-import { appOfToken } from "../app-services/auth-context.ts";
-import type { AppRuntime } from "../runtime/app-runtime.ts";
-import { appServicesPrefix, areaOfUrl } from "./areas.ts";
+import { areaOfUrl } from "./areas.ts";
 
-const appIdInPath = new RegExp(`^${appServicesPrefix.replace(/\./g, "\\.")}/app/([^/?]+)`);
-
-async function appForCors(request: FastifyRequest): Promise<AppRuntime | undefined> {
-  const { emulator } = request.server;
-  const match = appIdInPath.exec(request.url);
-  if (match?.[1]) return emulator.apps.get(decodeURIComponent(match[1]));
-  const bearer = /^Bearer\s+(\S+)/i.exec(request.headers.authorization ?? "")?.[1];
-  return bearer ? appOfToken(emulator, bearer) : undefined;
-}
+/**
+ * The origins a browser may call this App Services request from (empty: any). Asked only for a
+ * request with an `Origin` header; it must not reject (an app it cannot find allows what it says).
+ */
+export type AllowedOrigins = (request: FastifyRequest) => Promise<readonly string[]>;
 
 /**
  * Most requests need nothing from CORS: SDKs in Node and server-to-server callers send no `Origin`.
@@ -36,7 +30,7 @@ function skipWithoutOrigin(hook: onRequestHookHandler): onRequestHookHandler {
   };
 }
 
-export async function registerCors(app: FastifyInstance): Promise<void> {
+export async function registerCors(app: FastifyInstance, allowedOrigins: AllowedOrigins): Promise<void> {
   // The plugin adds its hook to this instance (it is wrapped with fastify-plugin) while it registers.
   const addHook = app.addHook;
   let wrapped = 0;
@@ -46,7 +40,7 @@ export async function registerCors(app: FastifyInstance): Promise<void> {
     return (addHook as (name: string, hook: unknown) => FastifyInstance).call(this, name, added);
   } as FastifyInstance["addHook"];
   try {
-    await registerPlugin(app);
+    await registerPlugin(app, allowedOrigins);
   } finally {
     app.addHook = addHook;
   }
@@ -54,7 +48,7 @@ export async function registerCors(app: FastifyInstance): Promise<void> {
   if (wrapped !== 1) throw new Error(`@fastify/cors added ${wrapped} onRequest hooks (expected 1): see http/cors.ts`);
 }
 
-async function registerPlugin(app: FastifyInstance): Promise<void> {
+async function registerPlugin(app: FastifyInstance, allowedOrigins: AllowedOrigins): Promise<void> {
   await app.register(cors, {
     hook: "onRequest",
     delegator: (request, callback) => {
@@ -63,15 +57,13 @@ async function registerPlugin(app: FastifyInstance): Promise<void> {
       // No Origin header: not a browser's cross-origin request, nothing to add (the hot path of SDKs in Node).
       if (area !== "app-services" || request.headers.origin === undefined) return callback(null, { origin: false });
       const origin = request.headers.origin;
-      // An app the store cannot be asked about now (an outage) is treated as unknown: the request
-      // itself then answers the outage.
-      appForCors(request)
-        .catch(() => undefined)
-        .then((found) => {
-          const allowed = found?.config.allowedRequestOrigins ?? [];
+      allowedOrigins(request).then(
+        (allowed) => {
           const ok = allowed.length === 0 || allowed.includes(origin);
           callback(null, { origin: ok, methods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], maxAge: 600 });
-        });
+        },
+        (error: Error) => callback(error),
+      );
     },
   });
 }

@@ -33,15 +33,47 @@ function infiniteParameter(data: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * What the routes' schemas compile to, once per schema in a process. The schemas are the documents'
+ * objects (openapi/operations.ts builds them once), so every emulator built in a process — tests
+ * build one per file, many per file at times — reuses the validators and serializers the first one
+ * compiled instead of compiling them again (Ajv's code generation was a tenth of the unit tests'
+ * CPU). Both are pure functions of their schema: nothing of a request or an emulator is kept here.
+ */
+const compiled = {
+  ajv: undefined as { bodies: Ajv2020; parameters: Ajv2020 } | undefined,
+  bodies: new WeakMap<object, ValidateFunction>(),
+  parameters: new WeakMap<object, ValidateFunction>(),
+  serializers: new WeakMap<object, (data: unknown) => string>(),
+};
+
+function validatorOf(schema: Record<string, unknown>, body: boolean): ValidateFunction {
+  const cache = body ? compiled.bodies : compiled.parameters;
+  let validate = cache.get(schema);
+  if (!validate) {
+    compiled.ajv ??= { bodies: createAjv(false), parameters: createAjv(true) };
+    validate = (body ? compiled.ajv.bodies : compiled.ajv.parameters).compile(schema);
+    cache.set(schema, validate);
+  }
+  return validate;
+}
+
+function serializerOf(schema: Parameters<typeof fastJson>[0]): (data: unknown) => string {
+  let serialize = compiled.serializers.get(schema as object);
+  if (!serialize) {
+    serialize = fastJson(schema);
+    compiled.serializers.set(schema as object, serialize);
+  }
+  return serialize;
+}
+
 export function registerValidation(app: FastifyInstance): void {
-  const bodies = createAjv(false);
-  const parameters = createAjv(true);
   // Compiled on a route's first request, not at start-up: compiling every route's schemas up front
   // cost the emulator most of its start time (routes a test never calls then cost nothing).
   app.setValidatorCompiler(({ schema, httpPart }) => {
     let validate: ValidateFunction | undefined;
     const run = (data: unknown) => {
-      validate ??= (httpPart === "body" ? bodies : parameters).compile(schema as Record<string, unknown>);
+      validate ??= validatorOf(schema as Record<string, unknown>, httpPart === "body");
       const valid = validate(data);
       run.errors = validate.errors;
       if (valid && httpPart !== "body") {
@@ -69,7 +101,7 @@ export function registerValidation(app: FastifyInstance): void {
   app.setSerializerCompiler(({ schema }) => {
     let serialize: ((data: unknown) => string) | undefined;
     return (data: unknown) => {
-      serialize ??= fastJson(schema as Parameters<typeof fastJson>[0]);
+      serialize ??= serializerOf(schema as Parameters<typeof fastJson>[0]);
       return serialize(data);
     };
   });

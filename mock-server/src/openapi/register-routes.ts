@@ -1,9 +1,9 @@
 /**
  * Registers route files (each naming an operationId of a document) with their method, URL and
- * schemas from the documents, the area's error shapes, and the auth mode where one is given.
+ * schemas from the documents, the area's error shapes, and what else the area's plugin keeps in
+ * each route's config (App Services: the auth mode).
  */
-import type { FastifyInstance } from "fastify";
-import type { AuthMode } from "../app-services/auth-context.ts";
+import type { FastifyContextConfig, FastifyInstance } from "fastify";
 import type { Area } from "../errors/catalogue.ts";
 import { sendError } from "../http/error-handler.ts";
 import { ignoreRequestBodies } from "../http/json-body.ts";
@@ -11,23 +11,27 @@ import { operation } from "./operations.ts";
 
 export interface DocumentedRoute {
   operationId: string;
-  auth?: AuthMode;
   handler: unknown;
 }
 
-export function registerDocumentedRoutes(app: FastifyInstance, routes: readonly DocumentedRoute[], area: Area): void {
-  const add = (scope: FastifyInstance, route: DocumentedRoute) => {
+export function registerDocumentedRoutes<R extends DocumentedRoute>(
+  app: FastifyInstance,
+  routes: readonly R[],
+  area: Area,
+  configOf?: (route: R) => Omit<FastifyContextConfig, "operationId" | "area">,
+): void {
+  const add = (scope: FastifyInstance, route: R) => {
     const spec = operation(route.operationId);
     scope.route({
       method: spec.method,
       url: spec.url,
       schema: spec.schema,
-      config: { operationId: route.operationId, area, ...(route.auth ? { auth: route.auth } : {}) },
+      config: { operationId: route.operationId, area, ...configOf?.(route) },
       handler: route.handler as never,
       errorHandler: (error, request, reply) => sendError(request, reply, error),
     });
   };
-  const takesBody = (route: DocumentedRoute) => operation(route.operationId).operation.requestBody !== undefined;
+  const takesBody = (route: R) => operation(route.operationId).operation.requestBody !== undefined;
   for (const route of routes.filter(takesBody)) add(app, route);
   // Operations without a request body ignore a stray one, in a scope of their own (see ignoreRequestBodies).
   void app.register(async (scope) => {

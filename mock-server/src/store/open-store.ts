@@ -1,7 +1,6 @@
 /** The store the options ask for: PostgreSQL with `--database`, else a new in-memory one. */
 import type { EmulatorOptions } from "../config/options.ts";
 import { MemoryStore } from "./memory/memory-store.ts";
-import { PostgresStore } from "./postgres/postgres-store.ts";
 import type { Store } from "./store.ts";
 
 /** Checks `--database` at start: the reason it is not a PostgreSQL URL, or null. */
@@ -20,5 +19,7 @@ export function checkDatabaseUrl(text: string): string | null {
 
 export async function openStore(options: Pick<EmulatorOptions, "databaseUrl" | "databasePoolSize">): Promise<Store> {
   if (!options.databaseUrl) return new MemoryStore();
+  // Loaded only here: the PostgreSQL client costs a start without --database a tenth of its time.
+  const { PostgresStore } = await import("./postgres/postgres-store.ts");
   return PostgresStore.open({ url: options.databaseUrl, maxConnections: options.databasePoolSize });
 }

@@ -13,7 +13,8 @@ import type { FastifyInstance } from "fastify";
 import { Hs256Key } from "../../src/state/jwt.ts";
 import { testApp } from "../helpers/app.ts";
 import { until } from "../helpers/until.ts";
-import { type BodySpec, encodePart, type FuzzCase, placeholders as P, type TokenSpec } from "./cases.ts";
+import { encodePart, placeholders as P } from "./cases.ts";
+import type { BodySpec, FuzzCase, TokenSpec } from "./fuzz-case.ts";
 import { contractProblem, type Reply, unmatchedProblem } from "./oracle.ts";
 import { semanticCorpus, semanticNamespace, upsertNamespace } from "./semantics.ts";
 

@@ -6,7 +6,7 @@
  * matches nothing (issue 17) or an upsert that answers 500 (issue 16) fails here.
  */
 import fc from "fast-check";
-import type { BodySpec, FuzzCase, TokenSpec } from "./cases.ts";
+import type { BodySpec, FuzzCase, TokenSpec } from "./fuzz-case.ts";
 
 /** Where the semantic cases read and write (the harness seeds it and gives it an allow-all rule). */
 export const semanticNamespace = { database: "fuzz", collection: "semantics" } as const;

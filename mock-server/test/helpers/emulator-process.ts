@@ -1,40 +1,24 @@
 /**
  * Emulators as separate processes (the built bundle, dist/cli.js), for what one process cannot
- * show: several instances on one database, SIGKILL, restarts. The bundle is rebuilt when a source
- * is newer, by one test file at a time (a lock directory), so parallel files never read a half-written
- * bundle.
+ * show: several instances on one database, SIGKILL, restarts. The bundle is rebuilt when an input
+ * changed (scripts/build.mjs), by one test file at a time (a lock directory), so parallel files never
+ * read a half-written bundle.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, rmdirSync, statSync } from "node:fs";
+import { mkdirSync, rmdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bundleIsFresh } from "../../scripts/build.mjs";
 import { until } from "./until.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const cli = join(root, "dist", "cli.js");
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-const stale = () => {
-  try {
-    return statSync(cli).mtimeMs < newestSource(join(root, "src"));
-  } catch {
-    return true;
-  }
-};
-
-/** Builds dist/cli.js when a source file is newer than it (one builder at a time). */
+/** Builds dist/cli.js when an input changed since the last build (one builder at a time). */
 export async function ensureBuilt(): Promise<void> {
-  if (!stale()) return;
+  if (bundleIsFresh()) return;
   const lock = join(tmpdir(), `emulator-build-lock-${createHash("sha256").update(root).digest("hex").slice(0, 12)}`);
   await until(
     () => {
@@ -49,7 +33,7 @@ export async function ensureBuilt(): Promise<void> {
     { timeoutMs: 60_000, everyMs: 50 },
   );
   try {
-    if (stale()) execFileSync(process.execPath, [join(root, "scripts", "build.mjs")], { stdio: "inherit" });
+    if (!bundleIsFresh()) execFileSync(process.execPath, [join(root, "scripts", "build.mjs")], { stdio: "inherit" });
   } finally {
     rmdirSync(lock);
   }

@@ -3,9 +3,10 @@
  * EmailJS (any origin), the control API and unknown routes (none); preflights answered before
  * authentication, strict about their required headers, and a 404 where CORS is off.
  */
-import type { FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { base, newApp, testApp } from "../helpers/app.ts";
+import { registerCors } from "../../src/http/cors.ts";
+import { anonymousLogin, base, bearer, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let restricted: string;
@@ -33,6 +34,18 @@ describe("simple requests", () => {
       expect(response.headers["access-control-allow-origin"], url).toBe(page);
       expect(response.headers.vary, url).toBe("Origin");
     }
+  });
+
+  it("finds the app of a route without an app id in its path from the bearer token", async () => {
+    const { access_token } = await anonymousLogin(app, restricted);
+    const profile = (origin: string) =>
+      app.inject({ method: "GET", url: `${base}/auth/profile`, headers: { ...bearer(access_token), origin } });
+    const allowed = await profile(page);
+    expect(allowed.statusCode).toBe(200);
+    expect(allowed.headers["access-control-allow-origin"]).toBe(page);
+    const refused = await profile("https://evil.example");
+    expect(refused.statusCode).toBe(200);
+    expect(refused.headers["access-control-allow-origin"]).toBeUndefined();
   });
 
   it("answers EmailJS with Access-Control-Allow-Origin: * with or without an Origin", async () => {
@@ -111,5 +124,34 @@ describe("preflights", () => {
     const control = await preflight("/_mock/v1/apps", { origin: page, "access-control-request-method": "POST" });
     expect(control.statusCode).toBe(404);
     expect(control.json().code).toBe("NotFound");
+  });
+});
+
+describe("the CORS plugin without the emulator", () => {
+  // http/cors.ts knows URLs and headers, not apps: what an App Services request's origins are
+  // comes in as a function (app.ts wires the emulator's), asked only when a browser sends an Origin.
+  it("asks the given function for an App Services request's origins, and only when there is an Origin", async () => {
+    const asked: string[] = [];
+    const bare = Fastify();
+    await registerCors(bare, async (request: FastifyRequest) => {
+      asked.push(request.url);
+      return request.url.includes("/open/") ? [] : [page];
+    });
+    bare.get(`${base}/app/:appId/location`, async () => ({ ok: true }));
+    const get = (appId: string, origin?: string) =>
+      bare.inject({ method: "GET", url: `${base}/app/${appId}/location`, headers: origin ? { origin } : {} });
+
+    const withoutOrigin = await get("shop");
+    expect(withoutOrigin.headers.vary).toBe("Origin");
+    expect(withoutOrigin.headers["access-control-allow-origin"]).toBeUndefined();
+    expect(asked).toEqual([]);
+
+    expect((await get("shop", page)).headers["access-control-allow-origin"]).toBe(page);
+    expect((await get("shop", "https://evil.example")).headers["access-control-allow-origin"]).toBeUndefined();
+    expect((await get("open", "https://any.example")).headers["access-control-allow-origin"]).toBe(
+      "https://any.example",
+    );
+    expect(asked).toHaveLength(3);
+    await bare.close();
   });
 });

@@ -1,0 +1,12 @@
+// Types for scripts/build.mjs (the emulator's bundle, built when an input changed).
+
+export interface BuildLayout {
+  /** The workspace folder (mock-server/) whose src/ is built into dist/; the default is this one. */
+  root?: string;
+}
+
+/** True when dist/ holds the last build's outputs and none of its inputs changed since. */
+export declare function bundleIsFresh(options?: BuildLayout): boolean;
+
+/** Builds dist/ when an input changed since the last build (always with `force`); true if it built. */
+export declare function buildBundle(options?: BuildLayout & { force?: boolean }): Promise<boolean>;

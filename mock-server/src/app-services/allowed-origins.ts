@@ -1,0 +1,30 @@
+/**
+ * The origins a browser may call an App Services route from, for CORS (http/cors.ts): the app's
+ * `allowedRequestOrigins` (App Services' allowed_request_origins; any origin when empty). Routes
+ * without an app id in the path find the app from the bearer token.
+ */
+
+import { appServicesPrefix } from "../http/areas.ts";
+import type { AllowedOrigins } from "../http/cors.ts";
+import type { AppRuntime } from "../runtime/app-runtime.ts";
+import type { Emulator } from "../runtime/emulator.ts";
+import { appOfToken } from "./auth-context.ts";
+
+const appIdInPath = new RegExp(`^${appServicesPrefix.replace(/\./g, "\\.")}/app/([^/?]+)`);
+const anyOrigin: readonly string[] = [];
+
+export function allowedRequestOrigins(emulator: Emulator): AllowedOrigins {
+  function appOf(url: string, authorization: string | undefined): Promise<AppRuntime | undefined> {
+    const match = appIdInPath.exec(url);
+    if (match?.[1]) return emulator.apps.get(decodeURIComponent(match[1]));
+    const bearer = /^Bearer\s+(\S+)/i.exec(authorization ?? "")?.[1];
+    return bearer ? appOfToken(emulator, bearer) : Promise.resolve(undefined);
+  }
+  // An app the store cannot be asked about now (an outage) is treated as unknown: the request
+  // itself then answers the outage.
+  return (request) =>
+    appOf(request.url, request.headers.authorization).then(
+      (found) => found?.config.allowedRequestOrigins ?? anyOrigin,
+      () => anyOrigin,
+    );
+}
