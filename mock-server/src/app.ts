@@ -18,6 +18,8 @@ import { redactingHooks } from "./http/log-redaction.ts";
 import { requestLinesAt } from "./http/request-lines.ts";
 import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
+import { emulatorIdpHost } from "./idp/host.ts";
+import { identityProviderPlugin } from "./idp/plugin.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./runtime/emulator.ts";
 import { redactUrl } from "./state/journal.ts";
@@ -113,8 +115,12 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     emulator.events.shutdown();
   });
   app.addHook("onClose", async () => emulator.close());
+  app.decorate("idpHost", emulatorIdpHost(emulator));
   await registerCors(app);
   await app.register(appServicesPlugin);
+  // The fake identity provider (Google, Apple, Facebook) is the harness's: none in production.
+  if (emulator.fakeIdentityProvider)
+    await app.register(identityProviderPlugin, { provider: emulator.fakeIdentityProvider });
   const settings = emulator.options;
   if (settings.emailjs) await app.register(emailJsPlugin);
   // In production the control API (but its health check) and the inspector exist only behind a control token.

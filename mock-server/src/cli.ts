@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { parseAuthRateLimit } from "./app-services/abuse-limits.ts";
 import { readConfigFile } from "./config/config-file.ts";
 import {
+  checkIdentityProvider,
   defaultOptions,
   type EmulatorOptions,
   productionAuthRateLimit,
@@ -84,6 +85,10 @@ Options:
                          let the control API take function source without a control token (env
                          MOCK_ALLOW_FUNCTION_SOURCE=1): functions run on this host as your user, so
                          anyone who reaches the control API can run code here; never in production
+  --identity-provider P  where Google, Apple and Facebook sign-ins go: fake (the built-in fake
+                         identity provider, the default), real (the providers; the production
+                         default) or the URL of a fake one run alone (\`idp\` below), e.g.
+                         http://127.0.0.1:4100/_mock/idp/rehearsal (env MOCK_IDENTITY_PROVIDER)
   --password-hash-cost N log2 of the scrypt cost of password hashes (default 10)
   --signing-secret S     the HS256 secret of access and refresh tokens (env MOCK_SIGNING_SECRET)
   --log-level L          silent | error | warn | info | debug (default warn)
@@ -122,6 +127,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "control-token": { type: "string" },
       "allow-function-source": { type: "boolean" },
       "password-hash-cost": { type: "string" },
+      "identity-provider": { type: "string" },
       "signing-secret": { type: "string" },
       "log-level": { type: "string" },
       "no-watch": { type: "boolean" },
@@ -250,6 +256,13 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "--allow-function-source does not go with --production: a production server takes functions only from its app folders (--app)",
     );
   if (allowFunctionSource) options.allowFunctionSource = true;
+  const identityProvider = values["identity-provider"] ?? env.MOCK_IDENTITY_PROVIDER;
+  if (production) options.identityProvider = "real";
+  if (identityProvider !== undefined) {
+    const problem = checkIdentityProvider(identityProvider, production);
+    if (problem) fail(`--identity-provider: ${problem}`);
+    options.identityProvider = identityProvider.replace(/\/+$/, "");
+  }
   const signingSecret = values["signing-secret"] ?? env.MOCK_SIGNING_SECRET;
   if (signingSecret) {
     if (signingSecret.length < 16)

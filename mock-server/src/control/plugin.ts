@@ -24,6 +24,9 @@ function tokenMatches(request: FastifyRequest, expected: string): boolean {
 
 /** What production mode refuses: making an app fail or jump in time is for tests. */
 const testingOnly: Record<string, string> = {
+  listIdentityProviderAccounts: "the fake identity provider",
+  createIdentityProviderAccount: "the fake identity provider",
+  mintIdentityProviderToken: "the fake identity provider",
   addFault: "adding a fault",
   addEmailJsFault: "adding a fault",
   advanceClock: "moving the clock",
