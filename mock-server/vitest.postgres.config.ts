@@ -13,6 +13,8 @@ export const bothStores = [
   "test/app-services/functions.test.ts",
   "test/app-services/login.test.ts",
   "test/app-services/mongodb.test.ts",
+  "test/app-services/oauth2-redirect.test.ts",
+  "test/app-services/oauth2-tokens.test.ts",
   "test/app-services/quotas.test.ts",
   "test/app-services/sessions.test.ts",
   "test/app-services/stream-caps.test.ts",

@@ -7,6 +7,7 @@
  *                                                  MOCK_APP_ID (and the VITE_ variables) set, stop,
  *                                                  exit with CMD's code
  *   app-services-emulator import [options] FILE     load a mongoexport file into the database
+ *   app-services-emulator idp [options]             the fake identity provider on its own
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -22,6 +23,7 @@ import {
   productionPasswordHashCost,
 } from "./config/options.ts";
 import { checkAllowedHost, parseTrustProxy } from "./http/host-check.ts";
+import { clientsOfAppFolder, type IdpClients, idpUsage, parseClient, startIdentityProvider } from "./idp/standalone.ts";
 import { runImport } from "./import-command.ts";
 import { startServer } from "./server.ts";
 import { checkSmtpUrl } from "./state/smtp-relay.ts";
@@ -49,6 +51,7 @@ const usage = `Usage:
   app-services-emulator [start] [options]
   app-services-emulator exec [options] -- <command> [args…]
   app-services-emulator import --database URL --app-id ID --db NAME --collection NAME FILE
+  app-services-emulator idp [--port N] [--app DIR] [--client P=ID:SECRET]   a fake identity provider alone
 
 Options:
   --production           run as a self-hosted production server: needs --database and
@@ -294,8 +297,52 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   return { command, options: { ...options, defaultAppId: options.defaultAppId ?? defaults.defaultAppId }, rest };
 }
 
+/** `idp`: the fake identity provider on its own (idp/standalone.ts). */
+async function runIdentityProvider(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: "string" },
+      host: { type: "string" },
+      "public-url": { type: "string" },
+      app: { type: "string" },
+      client: { type: "string", multiple: true },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const stop = (message: string): never => {
+    process.stderr.write(`${message}\n\n${idpUsage}\n`);
+    process.exit(2);
+  };
+  if (values.help) {
+    process.stdout.write(`${idpUsage}\n`);
+    process.exit(0);
+  }
+  const port = Number(values.port ?? 4100);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) stop(`--port must be a port number, not '${values.port}'`);
+  const clients: IdpClients = values.app ? clientsOfAppFolder(resolve(values.app)) : {};
+  for (const text of values.client ?? []) {
+    const parsed = parseClient(text);
+    if (typeof parsed === "string") stop(`--client: ${parsed}`);
+    else clients[parsed[0]] = parsed[1];
+  }
+  const publicUrl = values["public-url"]?.replace(/\/+$/, "") ?? null;
+  const running = await startIdentityProvider({ host: values.host ?? "127.0.0.1", port, clients, publicUrl });
+  const origin = publicUrl ?? running.url;
+  process.stdout.write(
+    `Fake identity provider listening on ${running.url}\n` +
+      `  clients                ${Object.keys(clients).join(", ") || "none (give --app or --client)"}\n` +
+      `  for a server           --identity-provider ${origin}/_mock/idp/<tenant>\n` +
+      `  Google's discovery     ${origin}/_mock/idp/<tenant>/oauth2-google/.well-known/openid-configuration\n`,
+  );
+  const close = () => void running.close().then(() => process.exit(0));
+  process.once("SIGINT", close);
+  process.once("SIGTERM", close);
+}
+
 async function main() {
   if (process.argv[2] === "import") process.exit(await runImport(process.argv.slice(3)));
+  if (process.argv[2] === "idp") return runIdentityProvider(process.argv.slice(3));
   const { command, options, rest } = parse(process.argv.slice(2));
   const server = await startServer(options);
   const appId = server.emulator.options.defaultAppId;

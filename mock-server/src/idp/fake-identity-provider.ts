@@ -7,7 +7,7 @@
  * process (oauth2/builtin-endpoints.ts).
  */
 import type { OAuth2ProviderName } from "../config/app-config.ts";
-import { IdpKeys, idTokenAlgorithm } from "./keys.ts";
+import { type IdpKeys, idTokenAlgorithm, processKeys } from "./keys.ts";
 import { IdpTenant, type TenantContext } from "./tenant.ts";
 
 /** The path of the fake provider's endpoints for one tenant and provider, below its origin. */
@@ -22,8 +22,9 @@ export const providerLabels: Record<OAuth2ProviderName, string> = {
 };
 
 export class FakeIdentityProvider {
-  readonly keys = new IdpKeys();
   private readonly tenants = new Map<string, IdpTenant>();
+
+  constructor(readonly keys: IdpKeys = processKeys) {}
 
   /** The tenant of this name (made on first use), answering with the given settings and clock. */
   tenant(name: string, context: TenantContext): IdpTenant {

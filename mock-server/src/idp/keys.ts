@@ -1,8 +1,9 @@
 /**
  * The fake identity provider's signing keys: one RSA key (RS256, what Google and Apple sign ID
- * tokens with) per process run, made when first needed (key generation takes tens of
- * milliseconds, and most emulators never sign in with a provider), and a second one that is never
- * published, to forge tokens with for tests.
+ * tokens with) per process run, made when first needed, and a second one that is never published,
+ * to forge tokens with for tests. Per process, not per emulator: a 2048-bit RSA key takes 0.5–2.5 s
+ * of CPU to make on a busy two-core machine, and a test process builds many emulators; nothing
+ * depends on which key it is, only that the provider's JWKS publishes it.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -55,3 +56,6 @@ export class IdpKeys {
     return this.keySet;
   }
 }
+
+/** The keys of this process run. */
+export const processKeys = new IdpKeys();
