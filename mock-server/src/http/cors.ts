@@ -10,6 +10,9 @@ import type { AppRuntime } from "../runtime/app-runtime.ts";
 import { appServicesPrefix, areaOfUrl } from "./areas.ts";
 
 const appIdInPath = new RegExp(`^${appServicesPrefix.replace(/\./g, "\\.")}/app/([^/?]+)`);
+const loginPath = new RegExp(
+  `^${appServicesPrefix.replace(/\./g, "\\.")}/app/[^/?]+/auth/providers/[^/?]+/login(\\?|$)`,
+);
 
 async function appForCors(request: FastifyRequest): Promise<AppRuntime | undefined> {
   const { emulator } = request.server;
@@ -70,7 +73,14 @@ async function registerPlugin(app: FastifyInstance): Promise<void> {
         .then((found) => {
           const allowed = found?.config.allowedRequestOrigins ?? [];
           const ok = allowed.length === 0 || allowed.includes(origin);
-          callback(null, { origin: ok, methods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], maxAge: 600 });
+          callback(null, {
+            origin: ok,
+            methods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
+            maxAge: 600,
+            // realm-web links an OAuth 2.0 identity with `fetch(…/login?link=true, {credentials: "include"})`
+            // and reads the provider's URL from X-BAAS-Location. No cookie ever authenticates here.
+            ...(loginPath.test(request.url) ? { credentials: true, exposedHeaders: ["X-BAAS-Location"] } : {}),
+          });
         });
     },
   });

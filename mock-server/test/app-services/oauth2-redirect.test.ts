@@ -255,6 +255,37 @@ describe("the OAuth 2.0 browser flow", () => {
     expect(fragmentOf(location(gone))._baas_error).toBe("invalid session: the user to link signed out or was removed");
   });
 
+  it("lets a browser page read X-BAAS-Location of a credentialed cross-origin link request", async () => {
+    const appId = await newApp(app);
+    const origin = "http://127.0.0.1:5173";
+    const preflight = await app.inject({
+      method: "OPTIONS",
+      url: beginUrl(appId, "oauth2-google", { link: "true", providerRedirectHeader: "true" }),
+      headers: { origin, "access-control-request-method": "GET", "access-control-request-headers": "authorization" },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers).toMatchObject({
+      "access-control-allow-origin": origin,
+      "access-control-allow-credentials": "true",
+    });
+    const guest = await anonymousLogin(app, appId);
+    const { response } = await begin(
+      appId,
+      "oauth2-google",
+      { link: "true", providerRedirectHeader: "true" },
+      { ...bearer(guest.access_token), origin },
+    );
+    expect(response.headers).toMatchObject({
+      "access-control-allow-origin": origin,
+      "access-control-allow-credentials": "true",
+      "access-control-expose-headers": "X-BAAS-Location",
+    });
+    // Other operations do not allow credentials.
+    const other = await app.inject({ method: "GET", url: `${base}/app/${appId}/location`, headers: { origin } });
+    expect(other.headers["access-control-allow-origin"]).toBe(origin);
+    expect(other.headers["access-control-allow-credentials"]).toBeUndefined();
+  });
+
   it("a link whose identity another user has goes back with the error", async () => {
     const appId = await newApp(app);
     await browserSignIn(app, appId, "oauth2-google", { email: "ada@example.com" });

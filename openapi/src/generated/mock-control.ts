@@ -1337,6 +1337,8 @@ export interface components {
             /** @enum {string} */
             type: "normal" | "server";
             email?: string;
+            /** @description The profile's `name` (a provider's metadata field), if it has one. */
+            name?: string;
             disabled: boolean;
             /** Format: date-time */
             createdAt: string;
