@@ -48,6 +48,9 @@ describe("sign-in with a provider, in plain words", () => {
       ),
     ).toBe("This Google account already belongs to another account here. Sign in with it instead.");
     expect(fromService("something new")).toBe("Signing in with Google did not work. Try again.");
+    expect(fromService("accounts of the e-mail domain 'example.com' may not sign in to this app")).toBe(
+      "This Google account's e-mail domain cannot sign in here. Use an account of your organisation.",
+    );
     const notSetUp = new AppServicesRequestError(400, {
       error: "redirect URI 'https://x/' is not one of the redirect_uris of 'oauth2-google'",
       error_code: "BadRequest",

@@ -35,6 +35,8 @@ export function oauthErrorMessage(error: unknown, provider: OAuthProviderType, p
     if (text.includes("unsupported")) return `Signing in with ${label} is not available.`;
     if (text.includes("signed out or was removed")) return "Your session has ended. Please sign in again.";
     if (text.includes("maximum number of users")) return "New accounts cannot be created right now.";
+    if (text.includes("may not sign in to this app"))
+      return `This ${label} account's e-mail domain cannot sign in here. Use an account of your organisation.`;
     if (text.includes("OAuth2 provider") || text.includes("OAuth 2.0 token"))
       return `${label} did not confirm who you are. Try again in a moment.`;
     return purpose === "link"
