@@ -55,6 +55,8 @@ const phases = [
     step("build web", "npm", ["run", "build", "-w", "web"], foreignWebConfig),
     // The PostgreSQL store's tests run against a real server: its binaries, found or installed here.
     step("postgres", "node", ["scripts/postgres-cluster.mjs", "--check"]),
+    // realm-web's browser sign-in runs in a real Chromium in the unit tests too (and the e2e suite).
+    step("browser", "node", ["scripts/ensure-browser.mjs"]),
   ],
   // One run over the openapi, mock-server and web projects (vitest.config.ts).
   [step("unit", bin("vitest"), ["run"])],
