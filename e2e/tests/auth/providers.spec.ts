@@ -7,6 +7,7 @@
 import type { Page } from "@playwright/test";
 import { expectAccessible } from "../../fixtures/accessibility.ts";
 import { expect, test } from "../../fixtures/index.ts";
+import { signIn } from "../../fixtures/sign-in.ts";
 
 /** Clicks a provider's button and answers the window it opens. */
 async function continueWith(page: Page, provider: string) {
@@ -89,11 +90,7 @@ test("links Apple to a password account from the account page; it then signs in 
   emu,
 }) => {
   await emu.seedUser("lin@example.com", "correct horse");
-  await page.goto("/sign-in");
-  await page.getByLabel("E-mail address").fill("lin@example.com");
-  await page.getByLabel("Password").fill("correct horse");
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
+  await signIn(page, "lin@example.com", "correct horse");
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
 
   const section = page.getByRole("region", { name: "Sign in with Google, Apple or Facebook" });
