@@ -300,6 +300,24 @@ describe("the OAuth 2.0 browser flow", () => {
     expect(fragmentOf(location(end))._baas_error).toBe("a user already exists with the specified provider");
   });
 
+  it("journals the flow without its secrets (codes, ID tokens)", async () => {
+    const appId = await newApp(app);
+    await browserSignIn(app, appId, "oauth2-google", { email: "ada@example.com" });
+    const minted = await mint(app, appId, { provider: "oauth2-google", kind: "id_token", email: "ada@example.com" });
+    await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/oauth2-google/login`,
+      payload: { id_token: minted.token },
+    });
+    const { body } = await call(app, "listRequests", { method: "GET", url: `/_mock/v1/apps/${appId}/requests` });
+    const text = JSON.stringify(body);
+    expect(text).not.toContain(minted.token);
+    const callback = body.requests.find((r: { operationId: string }) => r.operationId === "finishOAuthLogin");
+    expect(callback.path).toMatch(/code=%5Bredacted%5D|code=\[redacted\]/);
+    const login = body.requests.find((r: { operationId: string }) => r.operationId === "login");
+    expect(login.requestBody).toEqual({ id_token: "[redacted]" });
+  });
+
   it("answers a disabled user at the redirect", async () => {
     const appId = await newApp(app);
     const { fragment } = await browserSignIn(app, appId, "oauth2-google", { email: "ada@example.com" });
