@@ -46,6 +46,8 @@ export class IdentityProviderError extends Error {
 export const identityProviderErrors = {
   invalidRequest: (message: string) => new IdentityProviderError(400, "invalid_request", message),
   noTenant: (name: string) => new IdentityProviderError(404, "invalid_request", `no app with id '${name}'`),
+  noProvider: (name: string) =>
+    new IdentityProviderError(404, "invalid_request", `'${name}' is not a provider this one stands in for`),
   unavailable: () =>
     new IdentityProviderError(503, "temporarily_unavailable", "the database cannot be reached; try again shortly"),
   internal: () => new IdentityProviderError(500, "server_error", "internal error"),

@@ -3,7 +3,7 @@
  * document, like the control API's), and what every such route needs: its tenant and issuer.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { OAuth2ProviderName } from "../config/app-config.ts";
+import { isOAuth2Provider, type OAuth2ProviderName } from "../config/app-config.ts";
 import { identityProviderErrors } from "../errors/catalogue.ts";
 import type { ControlOperations, RouteTypes } from "../openapi/types.ts";
 import { idpBasePath } from "./fake-identity-provider.ts";
@@ -28,9 +28,10 @@ interface Where {
   issuer: string;
 }
 
-/** The tenant and provider of the path (404 when there is no such tenant). */
+/** The tenant and provider of the path (404 when there is no such tenant or provider). */
 export async function where(request: FastifyRequest): Promise<Where> {
-  const { appId, provider } = request.params as { appId: string; provider: OAuth2ProviderName };
+  const { appId, provider } = request.params as { appId: string; provider: string };
+  if (!isOAuth2Provider(provider)) throw identityProviderErrors.noProvider(provider);
   const tenant = await request.server.idpHost.tenant(appId);
   if (!tenant) throw identityProviderErrors.noTenant(appId);
   return { tenant, provider, issuer: `${request.server.idpHost.origin(request)}${idpBasePath(appId, provider)}` };
@@ -38,4 +39,14 @@ export async function where(request: FastifyRequest): Promise<Where> {
 
 export function sendReply(reply: FastifyReply, answer: JsonReply): FastifyReply {
   return reply.code(answer.status).type("application/json").send(JSON.stringify(answer.body));
+}
+
+/** A form body's fields (a body that is not a form, or none, has none). */
+export function formFields(body: unknown): Record<string, string> {
+  if (body === null || typeof body !== "object") return {};
+  return Object.fromEntries(
+    Object.entries(body as Record<string, unknown>).filter(
+      (entry): entry is [string, string] => typeof entry[1] === "string",
+    ),
+  );
 }

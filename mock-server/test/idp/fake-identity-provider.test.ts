@@ -84,6 +84,22 @@ describe("the fake identity provider", () => {
     const minted = await mint(app, appId, { provider: "oauth2-google", kind: "id_token", email: "ada@example.com" });
     expect(decodeProtectedHeader(minted.token).kid).toBe(keys.body.keys[0].kid);
 
+    const notAProvider = await call(app, "exchangeIdpCode", {
+      method: "POST",
+      url: `${idp(appId, "custom-function")}/token`,
+      headers: form,
+      payload: encode({ grant_type: "authorization_code" }),
+    });
+    expect(notAProvider.response.statusCode).toBe(404);
+    expect(notAProvider.body.error_description).toBe("'custom-function' is not a provider this one stands in for");
+    // A JSON body where a form is documented: read as far as it goes, never a server error.
+    const jsonBody = await call(app, "exchangeIdpCode", {
+      method: "POST",
+      url: `${idp(appId, "oauth2-google")}/token`,
+      payload: { grant_type: "authorization_code" },
+    });
+    expect(jsonBody.response.statusCode).toBe(401);
+    expect(jsonBody.body.error).toBe("invalid_client");
     const unknown = await call(app, "getIdpKeys", { method: "GET", url: `${idp("nope", "oauth2-google")}/jwks` });
     expect(unknown.response.statusCode).toBe(404);
     expect(unknown.body).toEqual({ error: "invalid_request", error_description: "no app with id 'nope'" });

@@ -3,7 +3,9 @@ import { defineRoute } from "../route.ts";
 import { type CallbackParams, finishOAuth } from "./finish-oauth.ts";
 
 export default defineRoute("finishOAuthLoginForm", "none", (request, reply) => {
-  const form = request.body as Record<string, unknown>;
+  // (A body that is not a form, or none, has no state: the callback answers that.)
+  const body = request.body as unknown;
+  const form = body !== null && typeof body === "object" ? (body as Record<string, unknown>) : {};
   const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
   const params: CallbackParams = {
     state: field("state"),

@@ -4,14 +4,14 @@
  */
 import { authorizationParams } from "../authorization-params.ts";
 import { formPostPage, pickerPage, sendHtml } from "../page.ts";
-import { defineIdpRoute, sendReply, where } from "../route.ts";
+import { defineIdpRoute, formFields, sendReply, where } from "../route.ts";
 import type { IdpAccount } from "../tenant.ts";
 
 const emailShape = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 export default defineIdpRoute("submitIdpAuthorization", async (request, reply) => {
   const { tenant, provider } = await where(request);
-  const form = request.body as Record<string, string>;
+  const form = formFields(request.body);
   const params = authorizationParams(form);
   const problem = tenant.authorizationProblem(provider, params);
   if (problem) return sendReply(reply, problem);
