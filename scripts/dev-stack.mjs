@@ -12,12 +12,12 @@ import concurrently from "concurrently";
 import {
   applySeed,
   authModesOf,
-  oauthProvidersOf,
   DevStackUsageError,
   devStackUsage,
   emulatorArgs,
   emulatorConfig,
   localUserpassOverrides,
+  oauthProvidersOf,
   parseDevStackArgs,
   prepareDataDir,
   readSeed,
