@@ -15,6 +15,8 @@ export const idpPrefix = "/_mock/idp";
 export const idpBasePath = (tenant: string, provider: OAuth2ProviderName) =>
   `${idpPrefix}/${encodeURIComponent(tenant)}/${provider}`;
 
+const maxTenants = 10_000;
+
 export const providerLabels: Record<OAuth2ProviderName, string> = {
   "oauth2-google": "Google",
   "oauth2-apple": "Apple",
@@ -31,6 +33,8 @@ export class FakeIdentityProvider {
     const existing = this.tenants.get(name);
     if (existing) return existing.setContext(context);
     const tenant = new IdpTenant(name, this.keys, context);
+    // The standalone provider makes a tenant for any name asked: the oldest go past a bound.
+    if (this.tenants.size >= maxTenants) this.tenants.delete(this.tenants.keys().next().value!);
     this.tenants.set(name, tenant);
     return tenant;
   }
