@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { Link } from "wouter";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
 import { parseRedirectFragment, resultKey } from "../hooks/oauth-result.ts";
@@ -9,7 +9,11 @@ import { parseRedirectFragment, resultKey } from "../hooks/oauth-result.ts";
  */
 export function OAuthRedirect() {
   const [problem, setProblem] = useState<string | null>(null);
+  // Once per page (React runs effects twice in development; the fragment is gone the second time).
+  const handled = useRef(false);
   useEffect(() => {
+    if (handled.current) return;
+    handled.current = true;
     const result = parseRedirectFragment(window.location.hash);
     if (!result.state) {
       setProblem("This page finishes a sign-in, but there is no sign-in to finish here.");
