@@ -9,13 +9,12 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppServicesError, appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { authenticateCode } from "../../oauth2/authenticate.ts";
 import { type FlowState, openFlow } from "../../oauth2/flow-state.ts";
-import { profileData } from "../../oauth2/profile.ts";
 import { type FlowResult, resultUrl } from "../../oauth2/redirect-urls.ts";
 import { oauth2Settings } from "../../oauth2/settings.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { QuotaExceededError } from "../../store/store.ts";
 import type { Caller } from "../auth-context.ts";
-import { type Authenticated, linkIdentity, signInAs } from "./sign-in.ts";
+import { linkIdentity, providerIdentity, signInAs } from "./sign-in.ts";
 
 export interface CallbackParams {
   state?: string | undefined;
@@ -46,12 +45,7 @@ async function complete(
   if (!settings?.enabled) throw errors.providerNotEnabled(flow.provider);
   const context = { app, origin: flow.origin, source: emulator.oauth2, log: request.log };
   const account = await authenticateCode(context, settings, flow, params.code, params.user);
-  const auth: Authenticated = {
-    user: await app.users.byIdentity(flow.provider, account.sub),
-    identity: { id: account.sub, provider_type: flow.provider, provider_id: app.providerId(flow.provider) },
-    data: profileData(settings, account),
-    refreshData: true,
-  };
+  const auth = await providerIdentity(app, settings, account);
   if (flow.link) {
     const linked = await linkIdentity(emulator, await linkingCaller(app, flow), auth, flow.deviceId);
     // realm-web's link reads the access token only, but wants all four parts.

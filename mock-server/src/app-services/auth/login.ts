@@ -1,12 +1,12 @@
 /**
  * Log in with a provider, or (with `?link=true`) attach the provider's identity to the user of
- * the access token. The user object of an e-mail/password, custom-token or custom-function
- * identity is created at its first login, as on the hosted service.
+ * the access token. The user object of an e-mail/password, custom-token, custom-function or
+ * OAuth 2.0 (Google, Apple, Facebook: their token flows) identity is created at its first login,
+ * as on the hosted service.
  */
 import { providerEnabled } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { authenticateToken } from "../../oauth2/authenticate.ts";
-import { profileData } from "../../oauth2/profile.ts";
 import { oauth2Settings } from "../../oauth2/settings.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { newObjectIdHex, randomLetters, sha256Hex } from "../../state/ids.ts";
@@ -15,7 +15,7 @@ import type { StoredIdentity } from "../../store/store.ts";
 import { type AppServicesRequest, defineRoute, sendJson } from "../route.ts";
 import { deviceIdFrom } from "../session-tokens.ts";
 import { verifyCustomToken } from "./custom-token.ts";
-import { type Authenticated, linkIdentity, signInAs, signInContext } from "./sign-in.ts";
+import { type Authenticated, linkIdentity, providerIdentity, signInAs, signInContext } from "./sign-in.ts";
 
 type LoginRequest = AppServicesRequest<"login">;
 
@@ -86,13 +86,11 @@ async function authenticate(
         provider === "oauth2-google" && typeof body.authCode === "string" && body.authCode !== ""
           ? { authCode: body.authCode }
           : { [field]: requiredString(body, field) };
-      const account = await authenticateToken(signInContext(request, app), settings, credentials);
-      return {
-        user: await app.users.byIdentity(provider, account.sub),
-        identity: identityOf(account.sub),
-        data: profileData(settings, account),
-        refreshData: true,
-      };
+      return providerIdentity(
+        app,
+        settings,
+        await authenticateToken(signInContext(request, app), settings, credentials),
+      );
     }
     default:
       throw errors.providerNotEnabled(provider);

@@ -8,6 +8,8 @@ import type { FastifyRequest } from "fastify";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { publicOrigin } from "../../http/areas.ts";
 import type { SignInContext } from "../../oauth2/authenticate.ts";
+import { type ProviderAccount, profileData } from "../../oauth2/profile.ts";
+import type { OAuth2Settings } from "../../oauth2/settings.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex } from "../../state/ids.ts";
@@ -26,6 +28,20 @@ export interface Authenticated {
   apiKeyId?: string;
   /** The provider tells the profile afresh at each login (custom token, OAuth 2.0): keep it current. */
   refreshData?: boolean;
+}
+
+/** The identity a Google, Apple or Facebook account is, with the profile data the app asks for. */
+export async function providerIdentity(
+  app: AppRuntime,
+  settings: OAuth2Settings,
+  account: ProviderAccount,
+): Promise<Authenticated> {
+  return {
+    user: await app.users.byIdentity(settings.provider, account.sub),
+    identity: { id: account.sub, provider_type: settings.provider, provider_id: app.providerId(settings.provider) },
+    data: profileData(settings, account),
+    refreshData: true,
+  };
 }
 
 /** How the OAuth 2.0 providers are reached from this request. */
