@@ -19,4 +19,5 @@ export const suiteWebConfig: Record<string, string> = {
   VITE_EMAILJS_NOTE_TEMPLATE_ID: "note_email",
   VITE_AUTH_CONFIRMATION: "email",
   VITE_AUTH_RESET: "email",
+  VITE_AUTH_PROVIDERS: "google,apple,facebook",
 };

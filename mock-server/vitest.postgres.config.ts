@@ -15,6 +15,8 @@ export const bothStores = [
   "test/app-services/hostile-users.test.ts",
   "test/app-services/login.test.ts",
   "test/app-services/mongodb.test.ts",
+  "test/app-services/oauth2-redirect.test.ts",
+  "test/app-services/oauth2-tokens.test.ts",
   "test/app-services/quotas.test.ts",
   "test/app-services/sessions.test.ts",
   "test/app-services/stream-caps.test.ts",

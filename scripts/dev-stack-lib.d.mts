@@ -41,6 +41,8 @@ export declare function localUserpassOverrides(options: {
   authFunctions: boolean;
 }): LocalUserpassOverrides;
 
+/** The web app's VITE_AUTH_PROVIDERS for an app folder: its enabled OAuth 2.0 providers, or "none". */
+export declare function oauthProvidersOf(appDir: string): string;
 export declare function authModesOf(settings: LocalUserpassSettings): {
   VITE_AUTH_CONFIRMATION: "email" | "function" | "auto";
   VITE_AUTH_RESET: "email" | "function";

@@ -75,6 +75,19 @@ export function authModesOf(settings) {
   };
 }
 
+/**
+ * The web app's VITE_AUTH_PROVIDERS for an app folder: its enabled OAuth 2.0 providers (Google,
+ * Apple, Facebook), which the emulator's fake identity provider serves in the harness.
+ */
+export function oauthProvidersOf(appDir) {
+  const providers = JSON.parse(readFileSync(join(appDir, "auth", "providers.json"), "utf8"));
+  const enabled = ["google", "apple", "facebook"].filter((name) => {
+    const provider = providers[`oauth2-${name}`];
+    return provider !== undefined && provider.disabled !== true;
+  });
+  return enabled.length > 0 ? enabled.join(",") : "none";
+}
+
 /** The e-mail/password settings of an app folder (auth/providers.json), in the emulator's form. */
 export function folderLocalUserpass(appDir) {
   const providers = JSON.parse(readFileSync(join(appDir, "auth", "providers.json"), "utf8"));

@@ -17,6 +17,7 @@ import {
   emulatorArgs,
   emulatorConfig,
   localUserpassOverrides,
+  oauthProvidersOf,
   parseDevStackArgs,
   prepareDataDir,
   readSeed,
@@ -68,6 +69,7 @@ const env = {
   VITE_EMAILJS_ORIGIN: emulatorUrl,
   VITE_EMAILJS_PUBLIC_KEY: seed.emailjsAccount?.publicKey ?? "local-public-key",
   ...modes,
+  VITE_AUTH_PROVIDERS: oauthProvidersOf(join(root, "mock-server/apps/local-app")),
 };
 const quote = (arg) => `"${arg.replaceAll('"', '\\"')}"`;
 const { result, commands } = concurrently(
@@ -118,6 +120,7 @@ if (!stopping) {
   process.stdout.write(
     `\nThe local stack:\n  web app     ${webUrl}\n  emulator    ${emulatorUrl}  (App Services and EmailJS)\n  inspector   ${emulatorUrl}/_mock/\n  control API ${emulatorUrl}/_mock/v1\n` +
       `  state       .data/dev/ (${fresh ? "new: seeded from scripts/dev-seed.json" : "kept from the last run; --fresh starts again"})\n` +
-      `  accounts    ${fresh ? "" : "(seeded at the first run) "}${users.join(", ")}\n  auth        ${modeText}\n\n`,
+      `  accounts    ${fresh ? "" : "(seeded at the first run) "}${users.join(", ")}\n  auth        ${modeText}\n` +
+      `  providers   ${env.VITE_AUTH_PROVIDERS === "none" ? "none" : `${env.VITE_AUTH_PROVIDERS.replaceAll(",", ", ")} through the fake identity provider (pick or add any account)`}\n\n`,
   );
 }

@@ -12,6 +12,9 @@
 //     site with every VITE_ variable given;
 //   - a real SMTP server, a process of its own (scripts/rehearsal/smtp-sink.mjs), whose received
 //     messages the journeys read;
+//   - the fake identity provider as a process of its own (`cli.js idp`), standing in for Google,
+//     Apple and Facebook: the instances reach it only through its URLs (--identity-provider), as
+//     they would reach the providers — discovery, keys, code exchange, Apple's client-secret JWT;
 //   - the journeys (e2e/production/*.spec.ts), which kill an instance with SIGKILL and stop and
 //     start PostgreSQL through the rehearsal's own control endpoint.
 //
@@ -192,6 +195,7 @@ async function buildWeb(site, appId, outDir) {
     VITE_EMAILJS_NOTE_TEMPLATE_ID: "template_note",
     VITE_AUTH_CONFIRMATION: "email",
     VITE_AUTH_RESET: "email",
+    VITE_AUTH_PROVIDERS: "google,apple,facebook",
   };
   const vite = join(root, "node_modules/.bin/vite");
   const built = await runToEnd(
@@ -214,9 +218,9 @@ async function buildWeb(site, appId, outDir) {
  * One server instance in production mode on a fixed port (nginx's upstream names it).
  * @param {string} name
  * @param {number} port
- * @param {{ databaseUrl: string, appDir: string, site: string, smtpPort: number }} settings
+ * @param {{ databaseUrl: string, appDir: string, site: string, smtpPort: number, identityProvider: string }} settings
  */
-async function startInstance(name, port, { databaseUrl, appDir, site, smtpPort }) {
+async function startInstance(name, port, { databaseUrl, appDir, site, smtpPort, identityProvider }) {
   const instance = startProcess(
     name,
     process.execPath,
@@ -237,6 +241,8 @@ async function startInstance(name, port, { databaseUrl, appDir, site, smtpPort }
       `smtp://127.0.0.1:${smtpPort}`,
       "--metrics-address",
       "127.0.0.1:0",
+      "--identity-provider",
+      identityProvider,
       // The journeys sign in more often than production's 10 a minute from one address (loopback).
       "--auth-rate-limit",
       "60/1m",
@@ -383,6 +389,9 @@ async function main() {
   // nginx first: its port is the site's origin, which everything else is built and started for.
   // The instances' ports are chosen now too (nginx's upstream names them).
   const instancePorts = [await freePort(), await freePort()];
+  // The identity provider's too, so the journeys know it from the start. An address, not
+  // `localhost`: the site's HSTS holds for every port of its host name.
+  const identityProvider = `http://127.0.0.1:${await freePort()}/_mock/idp/rehearsal`;
   const certificate = await step("certificate for localhost", () =>
     generate([{ name: "commonName", value: "localhost" }], {
       keyType: "ec",
@@ -426,6 +435,7 @@ async function main() {
         REHEARSAL_APP_ID: appId,
         REHEARSAL_CONTROL: controlUrl,
         REHEARSAL_MAIL_DIR: mailDir,
+        REHEARSAL_IDENTITY_PROVIDER: identityProvider,
       });
   if (journeys) cleanups.push(async () => journeys.stop());
 
@@ -460,7 +470,17 @@ async function main() {
       step("emulator bundle", buildBundle),
     ]);
     deployment.cluster = cluster;
-    settings = { databaseUrl: cluster.url, appDir, site, smtpPort: smtp.port };
+    await step("fake identity provider as a process (Google, Apple, Facebook)", async () => {
+      const idp = startProcess(
+        "identity provider",
+        process.execPath,
+        ["mock-server/dist/cli.js", "idp", "--port", new URL(identityProvider).port, "--app", appDir],
+        { ready: /listening on (http:\/\/\S+)/ },
+      );
+      cleanups.push(idp.stop);
+      await idp.ready;
+    });
+    settings = { databaseUrl: cluster.url, appDir, site, smtpPort: smtp.port, identityProvider };
     await step("two instances in --production", () =>
       Promise.all([launch("instance-a", instancePorts[0]), launch("instance-b", instancePorts[1])]),
     );
@@ -480,7 +500,8 @@ async function main() {
     process.stdout.write(
       `\n  site        ${site}  (a certificate made for this run: accept it in the browser)\n` +
         `  instances   ${[...deployment.instances.values()].map((i) => `${i.url} (metrics ${i.metricsUrl})`).join(", ")}\n` +
-        `  database    ${deployment.cluster.url}\n  mail        ${mailDir}\n  faults      ${controlUrl}\n\nCtrl-C stops it.\n`,
+        `  database    ${deployment.cluster.url}\n  mail        ${mailDir}\n  faults      ${controlUrl}\n` +
+        `  providers   ${identityProvider} (Google, Apple, Facebook: pick or add any account)\n\nCtrl-C stops it.\n`,
     );
     await new Promise((resolve) => {
       process.once("SIGINT", resolve);

@@ -59,6 +59,8 @@ const phases = [
     step("build web", "npm", ["run", "build", "-w", "web"], foreignWebConfig),
     // The PostgreSQL store's tests run against a real server: its binaries, found or installed here.
     step("postgres", "node", ["scripts/postgres-cluster.mjs", "--check"]),
+    // realm-web's browser sign-in runs in a real Chromium in the unit tests too (and the e2e suite).
+    step("browser", "node", ["scripts/ensure-browser.mjs"]),
     // The proxy tests and the rehearsal run nginx and Caddy: found or installed here.
     step("proxies", "node", ["scripts/proxies.mjs", "--check"]),
   ],

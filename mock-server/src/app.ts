@@ -6,7 +6,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from "fastify";
-import { allowedRequestOrigins } from "./app-services/allowed-origins.ts";
+import { allowedRequestOrigins, credentialedLogin } from "./app-services/allowed-origins.ts";
 import { appServicesPlugin } from "./app-services/plugin.ts";
 import { controlApiServed, defaultOptions, type EmulatorOptions, metricsKept } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
@@ -21,6 +21,8 @@ import { requestLinesAt } from "./http/request-lines.ts";
 import { registerRequestMetrics } from "./http/request-metrics.ts";
 import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
+import { emulatorIdpHost } from "./idp/host.ts";
+import { identityProviderPlugin } from "./idp/plugin.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./runtime/emulator.ts";
 import { emulatorMetrics, metricPrefix } from "./runtime/metrics.ts";
@@ -137,8 +139,12 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     emulator.events.shutdown();
   });
   app.addHook("onClose", async () => emulator.close());
-  await registerCors(app, allowedRequestOrigins(emulator));
+  app.decorate("idpHost", emulatorIdpHost(emulator));
+  await registerCors(app, allowedRequestOrigins(emulator), credentialedLogin);
   await app.register(appServicesPlugin);
+  // The fake identity provider (Google, Apple, Facebook) is the harness's: none in production.
+  if (emulator.fakeIdentityProvider)
+    await app.register(identityProviderPlugin, { provider: emulator.fakeIdentityProvider });
   const settings = emulator.options;
   if (settings.emailjs) await app.register(emailJsPlugin);
   // In production the control API (but its health check) and the inspector exist only behind a control token.

@@ -7,6 +7,7 @@
  *                                                  MOCK_APP_ID (and the VITE_ variables) set, stop,
  *                                                  exit with CMD's code
  *   app-services-emulator import [options] FILE     load a mongoexport file into the database
+ *   app-services-emulator idp [options]             the fake identity provider on its own
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -15,12 +16,14 @@ import { parseArgs } from "node:util";
 import { parseAuthRateLimit } from "./app-services/abuse-limits.ts";
 import { readConfigFile } from "./config/config-file.ts";
 import {
+  checkIdentityProvider,
   defaultOptions,
   type EmulatorOptions,
   productionAuthRateLimit,
   productionPasswordHashCost,
 } from "./config/options.ts";
 import { checkAllowedHost, parseTrustProxy } from "./http/host-check.ts";
+import { clientsOfAppFolder, type IdpClients, idpUsage, parseClient, startIdentityProvider } from "./idp/standalone.ts";
 import { startServer } from "./server.ts";
 import { checkSmtpUrl } from "./state/smtp-relay.ts";
 import { checkDatabaseUrl } from "./store/open-store.ts";
@@ -47,6 +50,7 @@ const usage = `Usage:
   app-services-emulator [start] [options]
   app-services-emulator exec [options] -- <command> [args…]
   app-services-emulator import --database URL --app-id ID --db NAME --collection NAME FILE
+  app-services-emulator idp [--port N] [--app DIR] [--client P=ID:SECRET]   a fake identity provider alone
 
 Options:
   --production           run as a self-hosted production server: needs --database and
@@ -83,6 +87,10 @@ Options:
                          let the control API take function source without a control token (env
                          MOCK_ALLOW_FUNCTION_SOURCE=1): functions run on this host as your user, so
                          anyone who reaches the control API can run code here; never in production
+  --identity-provider P  where Google, Apple and Facebook sign-ins go: fake (the built-in fake
+                         identity provider, the default), real (the providers; the production
+                         default) or the URL of a fake one run alone (\`idp\` below), e.g.
+                         http://127.0.0.1:4100/_mock/idp/rehearsal (env MOCK_IDENTITY_PROVIDER)
   --metrics-token T      keep metrics and serve them at /_mock/v1/metrics behind this bearer token,
                          in every mode (env MOCK_METRICS_TOKEN)
   --metrics-address A    keep metrics and serve them at http://A/metrics without a token, A being
@@ -135,6 +143,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "metrics-address": { type: "string" },
       "allow-function-source": { type: "boolean" },
       "password-hash-cost": { type: "string" },
+      "identity-provider": { type: "string" },
       "signing-secret": { type: "string" },
       "log-level": { type: "string" },
       "no-watch": { type: "boolean" },
@@ -271,6 +280,13 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "--allow-function-source does not go with --production: a production server takes functions only from its app folders (--app)",
     );
   if (allowFunctionSource) options.allowFunctionSource = true;
+  const identityProvider = values["identity-provider"] ?? env.MOCK_IDENTITY_PROVIDER;
+  if (production) options.identityProvider = "real";
+  if (identityProvider !== undefined) {
+    const problem = checkIdentityProvider(identityProvider, production);
+    if (problem) fail(`--identity-provider: ${problem}`);
+    options.identityProvider = identityProvider.replace(/\/+$/, "");
+  }
   const signingSecret = values["signing-secret"] ?? env.MOCK_SIGNING_SECRET;
   if (signingSecret) {
     if (signingSecret.length < 16)
@@ -302,6 +318,49 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   return { command, options: { ...options, defaultAppId: options.defaultAppId ?? defaults.defaultAppId }, rest };
 }
 
+/** `idp`: the fake identity provider on its own (idp/standalone.ts). */
+async function runIdentityProvider(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: "string" },
+      host: { type: "string" },
+      "public-url": { type: "string" },
+      app: { type: "string" },
+      client: { type: "string", multiple: true },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const stop = (message: string): never => {
+    process.stderr.write(`${message}\n\n${idpUsage}\n`);
+    process.exit(2);
+  };
+  if (values.help) {
+    process.stdout.write(`${idpUsage}\n`);
+    process.exit(0);
+  }
+  const port = Number(values.port ?? 4100);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) stop(`--port must be a port number, not '${values.port}'`);
+  const clients: IdpClients = values.app ? clientsOfAppFolder(resolve(values.app)) : {};
+  for (const text of values.client ?? []) {
+    const parsed = parseClient(text);
+    if (typeof parsed === "string") stop(`--client: ${parsed}`);
+    else clients[parsed[0]] = parsed[1];
+  }
+  const publicUrl = values["public-url"]?.replace(/\/+$/, "") ?? null;
+  const running = await startIdentityProvider({ host: values.host ?? "127.0.0.1", port, clients, publicUrl });
+  const origin = publicUrl ?? running.url;
+  process.stdout.write(
+    `Fake identity provider listening on ${running.url}\n` +
+      `  clients                ${Object.keys(clients).join(", ") || "none (give --app or --client)"}\n` +
+      `  for a server           --identity-provider ${origin}/_mock/idp/<tenant>\n` +
+      `  Google's discovery     ${origin}/_mock/idp/<tenant>/oauth2-google/.well-known/openid-configuration\n`,
+  );
+  const close = () => void running.close().then(() => process.exit(0));
+  process.once("SIGINT", close);
+  process.once("SIGTERM", close);
+}
+
 /** Where the metrics are, if anywhere. */
 function metricsLine(url: string, behindToken: boolean, separate: string | null): string {
   const places = [
@@ -318,6 +377,7 @@ async function main() {
     const { runImport } = await import("./import-command.ts");
     process.exit(await runImport(process.argv.slice(3)));
   }
+  if (process.argv[2] === "idp") return runIdentityProvider(process.argv.slice(3));
   const { command, options, rest } = parse(process.argv.slice(2));
   const server = await startServer(options, {
     onListening: (url) => {

@@ -18,6 +18,15 @@ describe("start-up option checks", () => {
     [["--data-dir", "unused", "--save-interval", "0"], "--save-interval: '0' is not a number of seconds"],
     [["--data-dir", "unused", "--save-interval", "soon"], "--save-interval: 'soon' is not a number of seconds"],
     [["--save-interval", "1"], "--save-interval needs --data-dir"],
+    [
+      ["--identity-provider", "ftp://idp.example"],
+      "--identity-provider: 'ftp://idp.example' is not fake, real or an http(s) URL",
+    ],
+    [
+      ["--production", "--identity-provider", "fake"],
+      "--identity-provider: the fake identity provider is a testing feature",
+    ],
+    [["idp", "--client", "oauth2-google"], "--client: 'oauth2-google' is not PROVIDER=CLIENT_ID:SECRET"],
     [["--metrics-address", "metrics.example"], "--metrics-address: 'metrics.example' is not [HOST:]PORT"],
     [["--metrics-address", "127.0.0.1:70000"], "--metrics-address: '127.0.0.1:70000' is not [HOST:]PORT"],
   ])("%j is refused", (args, message) => {

@@ -21,6 +21,10 @@ const userpass = `${appServicesBase}/app/{appId}/auth/providers/local-userpass`;
 const expectedAppServices = [
   ["getLocation", "GET", `${appServicesBase}/app/{appId}/location`],
   ["login", "POST", `${appServicesBase}/app/{appId}/auth/providers/{provider}/login`],
+  // realm-web's browser sign-in (Google, Apple, Facebook) and the providers' way back.
+  ["beginOAuthLogin", "GET", `${appServicesBase}/app/{appId}/auth/providers/{provider}/login`],
+  ["finishOAuthLogin", "GET", `${appServicesBase}/auth/callback`],
+  ["finishOAuthLoginForm", "POST", `${appServicesBase}/auth/callback`],
   ["registerUser", "POST", `${userpass}/register`],
   ["confirmUser", "POST", `${userpass}/confirm`],
   ["resendConfirmationEmail", "POST", `${userpass}/confirm/send`],

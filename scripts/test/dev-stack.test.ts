@@ -17,6 +17,7 @@ import {
   emulatorArgs,
   emulatorConfig,
   localUserpassOverrides,
+  oauthProvidersOf,
   parseDevStackArgs,
   prepareDataDir,
   readSeed,
@@ -65,6 +66,10 @@ describe("the web app's auth modes, from the app's e-mail/password settings", ()
     [{ runResetFunction: true }, "email", "function"],
   ])("%j → confirmation %s, reset %s", (settings, confirmation, reset) => {
     expect(authModesOf(settings)).toEqual({ VITE_AUTH_CONFIRMATION: confirmation, VITE_AUTH_RESET: reset });
+  });
+
+  it("offers the OAuth 2.0 providers the default app enables", () => {
+    expect(oauthProvidersOf(appDir)).toBe("google,apple,facebook");
   });
 });
 

@@ -24,16 +24,23 @@ export function parseAuthRateLimit(text: string): AuthRateLimit | string {
   return { max, windowMs };
 }
 
-/** The operations limited, and where their body names the e-mail address. */
-const limited: Record<string, "username" | "email"> = {
+/**
+ * The operations limited, and where their body names the e-mail address (none: per client address
+ * only; the OAuth 2.0 flow's steps ask the provider, so they are limited too).
+ */
+const limited: Record<string, "username" | "email" | "none"> = {
   login: "username",
+  beginOAuthLogin: "none",
+  finishOAuthLogin: "none",
+  finishOAuthLoginForm: "none",
   registerUser: "email",
   resendConfirmationEmail: "email",
   sendResetPasswordEmail: "email",
   callResetPasswordFunction: "email",
 };
 
-function emailOf(request: FastifyRequest, field: "username" | "email"): string | null {
+function emailOf(request: FastifyRequest, field: "username" | "email" | "none"): string | null {
+  if (field === "none") return null;
   const body = request.body as Record<string, unknown> | undefined;
   const value = body && typeof body === "object" ? body[field] : undefined;
   return typeof value === "string" && value.length > 0 ? value.trim().toLowerCase() : null;
@@ -72,7 +79,7 @@ export async function registerAbuseLimits(
     ...common,
     keyGenerator: (r) => `email|${scope(r)}|${emailOf(r, limited[r.routeOptions.config.operationId ?? ""]!)}`,
   });
-  const check = async (request: FastifyRequest, reply: FastifyReply, field: "username" | "email") => {
+  const check = async (request: FastifyRequest, reply: FastifyReply, field: "username" | "email" | "none") => {
     const checks = [byAddress];
     if (emailOf(request, field) !== null) checks.push(byEmail);
     let retryAfter = 0;

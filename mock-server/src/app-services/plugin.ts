@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { defaultMaxConcurrentRequests } from "../config/app-config.ts";
 import { controlApiServed } from "../config/options.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { registerFormParser } from "../http/form-body.ts";
 import { journalRequest } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import type { Fault } from "../state/faults.ts";
@@ -211,5 +212,6 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
   }
 
   await registerAbuseLimits(app, emulator.options.authRateLimit, emulator.store.rateLimits);
+  registerFormParser(app);
   registerDocumentedRoutes(app, routes, "app-services", (route) => ({ auth: route.auth }));
 }

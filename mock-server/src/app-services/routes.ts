@@ -6,8 +6,11 @@ import disableApiKey from "./api-keys/disable-api-key.ts";
 import enableApiKey from "./api-keys/enable-api-key.ts";
 import getApiKey from "./api-keys/get-api-key.ts";
 import listApiKeys from "./api-keys/list-api-keys.ts";
+import beginOAuthLogin from "./auth/begin-oauth-login.ts";
 import callResetPasswordFunction from "./auth/call-reset-password-function.ts";
 import confirmUser from "./auth/confirm-user.ts";
+import finishOAuthLogin from "./auth/finish-oauth-login.ts";
+import finishOAuthLoginForm from "./auth/finish-oauth-login-form.ts";
 import login from "./auth/login.ts";
 import registerUser from "./auth/register-user.ts";
 import resendConfirmationEmail from "./auth/resend-confirmation-email.ts";
@@ -25,6 +28,9 @@ import refreshAccessToken from "./sessions/refresh-access-token.ts";
 export const routes = [
   getLocation,
   login,
+  beginOAuthLogin,
+  finishOAuthLogin,
+  finishOAuthLoginForm,
   registerUser,
   confirmUser,
   resendConfirmationEmail,

@@ -9,7 +9,22 @@ export type LocalUserpassConfig = ControlSchemas["LocalUserpassConfig"];
 export type CustomTokenConfig = ControlSchemas["CustomTokenConfig"];
 export type CollectionRule = ControlSchemas["CollectionRule"];
 
-export const providerNames = ["anon-user", "local-userpass", "api-key", "custom-token", "custom-function"] as const;
+export type OAuth2ProviderConfig = ControlSchemas["OAuth2ProviderConfig"];
+
+/** The providers that sign in through Google, Apple or Facebook (OAuth 2.0 / OpenID Connect). */
+export const oauth2ProviderNames = ["oauth2-google", "oauth2-apple", "oauth2-facebook"] as const;
+export type OAuth2ProviderName = (typeof oauth2ProviderNames)[number];
+export const isOAuth2Provider = (name: string): name is OAuth2ProviderName =>
+  (oauth2ProviderNames as readonly string[]).includes(name);
+
+export const providerNames = [
+  "anon-user",
+  "local-userpass",
+  "api-key",
+  "custom-token",
+  "custom-function",
+  ...oauth2ProviderNames,
+] as const;
 export type ProviderName = (typeof providerNames)[number];
 
 export const tokenDefaults = {

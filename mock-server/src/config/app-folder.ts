@@ -13,7 +13,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { AppConfig, CollectionRule } from "./app-config.ts";
+import type { AppConfig, CollectionRule, OAuth2ProviderConfig } from "./app-config.ts";
 
 export interface AppFolder {
   appId: string | undefined;
@@ -76,6 +76,42 @@ function loadRules(dir: string): AppConfig["rules"] {
     }
   }
   return Object.keys(rules).length > 0 ? rules : undefined;
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+
+/**
+ * An OAuth 2.0 provider as App Services exports it: `config.clientId` (and Google's `openId`),
+ * `secret_config.clientSecret` naming a secret, `redirect_uris`, `metadata_fields`,
+ * `domain_restrictions`; Apple's `teamId` and `keyId` (ours) when its secret is a `.p8` key.
+ */
+function oauth2Provider(raw: Json, settings: Json, secrets: Json, enabled: boolean): OAuth2ProviderConfig {
+  const secretName = asString(asObject(raw.secret_config).clientSecret);
+  const clientSecret = asString(settings.clientSecret) ?? (secretName ? asString(secrets[secretName]) : undefined);
+  const metadata = Array.isArray(raw.metadata_fields) ? raw.metadata_fields.map(asObject) : [];
+  const out: OAuth2ProviderConfig = { enabled };
+  const clientId = asString(settings.clientId);
+  if (clientId) out.clientId = clientId;
+  if (clientSecret) out.clientSecret = clientSecret;
+  for (const key of ["teamId", "keyId"] as const) {
+    const value = asString(settings[key]);
+    if (value) out[key] = value;
+  }
+  const openId = asBoolean(settings.openId);
+  if (openId !== undefined) out.openId = openId;
+  const redirectUris = strings(raw.redirect_uris);
+  if (redirectUris.length > 0) out.redirectUris = redirectUris;
+  const domains = strings(raw.domain_restrictions);
+  if (domains.length > 0) out.domainRestrictions = domains;
+  const fields = metadata
+    .filter((m) => typeof m.name === "string")
+    // App Services' own examples write `required` as a string ("<boolean>").
+    .map((m) => ({
+      name: m.name as string,
+      ...(m.required === true || m.required === "true" ? { required: true } : {}),
+    }));
+  if (fields.length > 0) out.metadataFields = fields;
+  return out;
 }
 
 export function loadAppFolder(dir: string): AppFolder {
@@ -150,8 +186,13 @@ export function loadAppFolder(dir: string): AppFolder {
         config.providers["custom-function"] = { enabled, ...(authFunctionName ? { authFunctionName } : {}) };
         break;
       }
+      case "oauth2-google":
+      case "oauth2-apple":
+      case "oauth2-facebook":
+        config.providers[type] = oauth2Provider(raw, settings, secrets, enabled);
+        break;
       default:
-        // OAuth and other providers need external identity services; they stay disabled here.
+        // Other provider types (custom JWT with JWKS, Firebase, Okta…) are not emulated.
         break;
     }
   }

@@ -77,6 +77,13 @@ export interface EmulatorOptions {
    */
   allowFunctionSource: boolean;
   passwordHashCost: number;
+  /**
+   * Where the OAuth 2.0 providers (Google, Apple, Facebook) are: `fake`, the built-in fake identity
+   * provider (the harness default); `real`, the providers themselves (the production default); or
+   * the base URL of a fake identity provider run on its own (`cli.js idp`), whose discovery
+   * documents are at `<URL>/<provider>/.well-known/openid-configuration`.
+   */
+  identityProvider: "fake" | "real" | string;
   /** The HS256 secret for access and refresh tokens; random per process when null. */
   signingSecret: string | null;
   defaultAppId: string;
@@ -130,6 +137,7 @@ export function defaultOptions(): EmulatorOptions {
     metricsAddress: null,
     allowFunctionSource: false,
     passwordHashCost: defaultPasswordHashCost,
+    identityProvider: "fake",
     signingSecret: null,
     defaultAppId: "local-app",
     defaultAppDir: findDefaultAppDir(),
@@ -167,4 +175,18 @@ export function isLoopback(host: string): boolean {
   if (name === "::1" || name === "0:0:0:0:0:0:0:1") return true;
   const v4 = name.startsWith("::ffff:") ? name.slice("::ffff:".length) : name;
   return isIPv4(v4) && v4.startsWith("127.");
+}
+
+/** What is wrong with an `--identity-provider` value, or null. */
+export function checkIdentityProvider(value: string, production: boolean): string | null {
+  if (value === "real") return null;
+  if (value === "fake")
+    return production ? "the fake identity provider is a testing feature, not for a production server" : null;
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash)
+    return `'${value}' is not fake, real or an http(s) URL without query or fragment`;
+  return null;
 }

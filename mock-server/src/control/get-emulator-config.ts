@@ -14,5 +14,6 @@ export default defineControlRoute("getEmulatorConfig", async (request) => {
     functionSourceAccepted: functionSourceAccepted(options),
     defaultAppId: options.defaultAppId,
     appIds: (await apps.list()).map((a) => a.appId),
+    identityProvider: request.server.emulator.identityProvider,
   };
 });

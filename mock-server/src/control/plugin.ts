@@ -23,6 +23,9 @@ const ownRules = new Set<string>(["getHealth", "getReadiness", "getMetrics"]);
 
 /** What production mode refuses: making an app fail or jump in time is for tests. */
 const testingOnly: Record<string, string> = {
+  listIdentityProviderAccounts: "the fake identity provider",
+  createIdentityProviderAccount: "the fake identity provider",
+  mintIdentityProviderToken: "the fake identity provider",
   addFault: "adding a fault",
   addEmailJsFault: "adding a fault",
   advanceClock: "moving the clock",

@@ -12,6 +12,7 @@ import clearRequests from "./clear-requests.ts";
 import confirmPendingUser from "./confirm-pending-user.ts";
 import createApp from "./create-app.ts";
 import createEmailJsAccount from "./create-emailjs-account.ts";
+import createIdentityProviderAccount from "./create-identity-provider-account.ts";
 import createUser from "./create-user.ts";
 import deleteApp from "./delete-app.ts";
 import deleteDocument from "./delete-document.ts";
@@ -43,9 +44,11 @@ import listEmailJsAccounts from "./list-emailjs-accounts.ts";
 import listEmailJsFaults from "./list-emailjs-faults.ts";
 import listEmailJsRequests from "./list-emailjs-requests.ts";
 import listFaults from "./list-faults.ts";
+import listIdentityProviderAccounts from "./list-identity-provider-accounts.ts";
 import listMail from "./list-mail.ts";
 import listRequests from "./list-requests.ts";
 import listUsers from "./list-users.ts";
+import mintIdentityProviderToken from "./mint-identity-provider-token.ts";
 import removeUser from "./remove-user.ts";
 import replaceDocument from "./replace-document.ts";
 import resetApp from "./reset-app.ts";
@@ -78,6 +81,9 @@ export const routes = [
   confirmPendingUser,
   revokeUserSessions,
   listAuthTokens,
+  listIdentityProviderAccounts,
+  createIdentityProviderAccount,
+  mintIdentityProviderToken,
   getClock,
   advanceClock,
   resetClock,

@@ -21,6 +21,7 @@ export async function userView(app: AppRuntime, user: StoredUser): Promise<User>
     status: "active",
     type: user.type,
     ...(email !== undefined ? { email } : {}),
+    ...(typeof user.data.name === "string" ? { name: user.data.name } : {}),
     disabled: user.disabled,
     createdAt: iso(user.createdAt),
     ...(user.lastLoginAt !== undefined ? { lastLoginAt: iso(user.lastLoginAt) } : {}),

@@ -7,7 +7,7 @@
 
 import type { Quota } from "../store/store.ts";
 
-export type Area = "app-services" | "emailjs" | "control";
+export type Area = "app-services" | "emailjs" | "control" | "identity-provider";
 
 /** An App Services error: `{error, error_code?, link}` as `application/json`. */
 export class AppServicesError extends Error {
@@ -32,6 +32,28 @@ export class EmailJsError extends Error {
     super(message);
   }
 }
+
+/** The fake identity provider's refusals, in OAuth 2.0's shape: `{error, error_description}`. */
+export class IdentityProviderError extends Error {
+  constructor(
+    readonly statusCode: number,
+    /** The OAuth 2.0 error code (`invalid_request`, `server_error`, …). */
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const identityProviderErrors = {
+  invalidRequest: (message: string) => new IdentityProviderError(400, "invalid_request", message),
+  noTenant: (name: string) => new IdentityProviderError(404, "invalid_request", `no app with id '${name}'`),
+  noProvider: (name: string) =>
+    new IdentityProviderError(404, "invalid_request", `'${name}' is not a provider this one stands in for`),
+  unavailable: () =>
+    new IdentityProviderError(503, "temporarily_unavailable", "the database cannot be reached; try again shortly"),
+  internal: () => new IdentityProviderError(500, "server_error", "internal error"),
+} as const;
 
 export type ControlErrorCode =
   | "ValidationError"
@@ -142,6 +164,29 @@ export const appServicesErrors = {
   linkSecondUserpass: () =>
     as(401, "linking a local-userpass identity is not allowed when one is already linked", "AuthError"),
   linkAnonymous: () => as(401, "linking an anonymous identity is not allowed", "AuthError"),
+  // OAuth 2.0 providers (Google, Apple, Facebook); docs/decisions/0002 lists the choices.
+  // UNCONFIRMED: GET …/login for a provider that has no browser flow
+  oauth2NotRedirected: (provider: string) => as(400, `'${provider}' does not sign in through a redirect`, "BadRequest"),
+  // UNCONFIRMED: a `redirect` not in the provider's redirect_uris (never redirected to)
+  oauth2RedirectNotAllowed: (redirect: string, provider: string) =>
+    as(400, `redirect URI '${redirect}' is not one of the redirect_uris of '${provider}'`, "BadRequest"),
+  // UNCONFIRMED: the callback's state is missing, forged or too old
+  oauth2StateInvalid: (reason: string) => as(400, `invalid OAuth 2.0 state: ${reason}`, "BadRequest"),
+  // [live message and 401 (realm-js #3249); AuthError from the legacy code 47] a code the provider refused
+  oauth2ExchangeFailed: () => as(401, "error exchanging access code with OAuth2 provider", "AuthError"),
+  // [live message (realm-js #4995); 401 and code as above] the provider refused a token or could not be asked
+  oauth2FetchInfoFailed: () => as(401, "error fetching info from OAuth2 provider", "AuthError"),
+  // UNCONFIRMED: an ID token (or Facebook access token) that fails a check
+  oauth2TokenInvalid: (reason: string) => as(401, `invalid OAuth 2.0 token: ${reason}`, "AuthError"),
+  // UNCONFIRMED: domain_restrictions
+  oauth2DomainNotAllowed: (domain: string) =>
+    as(401, `accounts of the e-mail domain '${domain}' may not sign in to this app`, "AuthError"),
+  // UNCONFIRMED (the custom-token provider's wording)
+  oauth2MetadataMissing: (field: string) => as(401, `the required metadata field '${field}' is missing`, "AuthError"),
+  // UNCONFIRMED: the provider sent the browser back with an error (`access_denied`: the user cancelled)
+  oauth2ProviderError: (error: string) => as(401, `error from OAuth2 provider: ${error}`, "AuthError"),
+  // UNCONFIRMED: the callback of a link whose session ended meanwhile
+  oauth2LinkSessionGone: () => as(401, "invalid session: the user to link signed out or was removed", "InvalidSession"),
   // [live]
   functionNotFound: (name: string) => as(404, `function not found: '${name}'`, "FunctionNotFound"),
   // [live message; status and code inferred]

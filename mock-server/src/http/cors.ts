@@ -14,6 +14,12 @@ import { areaOfUrl } from "./areas.ts";
 export type AllowedOrigins = (request: FastifyRequest) => Promise<readonly string[]>;
 
 /**
+ * Whether this App Services request may be sent with credentials, and if so which reply headers
+ * the page may read (undefined: no credentials). The caller's to say, like the origins.
+ */
+export type Credentialed = (request: FastifyRequest) => readonly string[] | undefined;
+
+/**
  * Most requests need nothing from CORS: SDKs in Node and server-to-server callers send no `Origin`.
  * In delegator mode the plugin still builds its options object twice for each of them (its own
  * profile's largest function) only to add `Vary: Origin`. Its request hook is therefore wrapped:
@@ -30,7 +36,11 @@ function skipWithoutOrigin(hook: onRequestHookHandler): onRequestHookHandler {
   };
 }
 
-export async function registerCors(app: FastifyInstance, allowedOrigins: AllowedOrigins): Promise<void> {
+export async function registerCors(
+  app: FastifyInstance,
+  allowedOrigins: AllowedOrigins,
+  credentialed?: Credentialed,
+): Promise<void> {
   // The plugin adds its hook to this instance (it is wrapped with fastify-plugin) while it registers.
   const addHook = app.addHook;
   let wrapped = 0;
@@ -40,7 +50,7 @@ export async function registerCors(app: FastifyInstance, allowedOrigins: Allowed
     return (addHook as (name: string, hook: unknown) => FastifyInstance).call(this, name, added);
   } as FastifyInstance["addHook"];
   try {
-    await registerPlugin(app, allowedOrigins);
+    await registerPlugin(app, allowedOrigins, credentialed);
   } finally {
     app.addHook = addHook;
   }
@@ -48,7 +58,11 @@ export async function registerCors(app: FastifyInstance, allowedOrigins: Allowed
   if (wrapped !== 1) throw new Error(`@fastify/cors added ${wrapped} onRequest hooks (expected 1): see http/cors.ts`);
 }
 
-async function registerPlugin(app: FastifyInstance, allowedOrigins: AllowedOrigins): Promise<void> {
+async function registerPlugin(
+  app: FastifyInstance,
+  allowedOrigins: AllowedOrigins,
+  credentialed: Credentialed | undefined,
+): Promise<void> {
   await app.register(cors, {
     hook: "onRequest",
     delegator: (request, callback) => {
@@ -60,7 +74,13 @@ async function registerPlugin(app: FastifyInstance, allowedOrigins: AllowedOrigi
       allowedOrigins(request).then(
         (allowed) => {
           const ok = allowed.length === 0 || allowed.includes(origin);
-          callback(null, { origin: ok, methods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], maxAge: 600 });
+          const exposed = credentialed?.(request);
+          callback(null, {
+            origin: ok,
+            methods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
+            maxAge: 600,
+            ...(exposed ? { credentials: true, exposedHeaders: [...exposed] } : {}),
+          });
         },
         (error: Error) => callback(error),
       );

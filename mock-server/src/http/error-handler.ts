@@ -13,6 +13,8 @@ import {
   controlErrors,
   EmailJsError,
   emailJsErrors,
+  IdentityProviderError,
+  identityProviderErrors,
 } from "../errors/catalogue.ts";
 import { QuotaExceededError, StoreTimeoutError, StoreUnavailableError } from "../store/store.ts";
 import { areaOfUrl, publicOrigin } from "./areas.ts";
@@ -108,6 +110,22 @@ export function sendAppServicesError(request: FastifyRequest, reply: FastifyRepl
   return reply.code(error.statusCode).type("application/json").send(JSON.stringify(body));
 }
 
+/** Anything thrown on the fake identity provider's routes, in OAuth 2.0's shape. */
+function identityProviderError(request: FastifyRequest, error: unknown): IdentityProviderError {
+  if (error instanceof StoreUnavailableError) return identityProviderErrors.unavailable();
+  const e = error as FastifyError;
+  if (
+    e.validation ||
+    e.statusCode === 400 ||
+    e.statusCode === 413 ||
+    e.statusCode === 415 ||
+    e instanceof JsonBodyError
+  )
+    return identityProviderErrors.invalidRequest(e.message);
+  request.log.error({ err: error }, "unexpected error");
+  return identityProviderErrors.internal();
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown) {
   if (error instanceof AppServicesErrorClass) return sendAppServicesError(request, reply, error);
   if (error instanceof EmailJsError) {
@@ -119,7 +137,14 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
       .type("application/json")
       .send(JSON.stringify({ error: error.message, code: error.code }));
   }
+  if (error instanceof IdentityProviderError) {
+    return reply
+      .code(error.statusCode)
+      .type("application/json")
+      .send(JSON.stringify({ error: error.code, error_description: error.message }));
+  }
   const area = request.routeOptions.config?.area ?? areaOfUrl(request.url);
+  if (area === "identity-provider") return sendError(request, reply, identityProviderError(request, error));
   if (error instanceof StoreUnavailableError || error instanceof StoreTimeoutError) {
     // An outage, not a bug: the client may try again (the store reconnects by itself).
     request.log.warn({ reason: error.message }, "store unavailable");

@@ -5,10 +5,13 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { deepMerge } from "../config/app-config.ts";
+import { deepMerge, oauth2ProviderNames } from "../config/app-config.ts";
 import { loadAppFolder } from "../config/app-folder.ts";
 import type { EmulatorOptions } from "../config/options.ts";
 import { FunctionFolders } from "../functions/function-folder.ts";
+import { FakeIdentityProvider } from "../idp/fake-identity-provider.ts";
+import { BuiltinEndpoints } from "../oauth2/builtin-endpoints.ts";
+import { type EndpointSource, RemoteEndpoints } from "../oauth2/endpoints.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
 import { EventBus } from "../state/events.ts";
 import { randomHex, stableObjectIdHex } from "../state/ids.ts";
@@ -31,6 +34,14 @@ export class Emulator {
   readonly emailjs: EmailJsAccounts;
   /** Delivers captured mail over SMTP when `--smtp` is set. */
   readonly smtp: SmtpRelay | null;
+  /**
+   * The harness's fake identity provider (Google, Apple, Facebook), one tenant per app; none in
+   * production.
+   */
+  readonly fakeIdentityProvider: FakeIdentityProvider | null;
+  /** Where the OAuth 2.0 providers are reached (`--identity-provider`): `fake`, `real` or a URL. */
+  readonly identityProvider: string;
+  readonly oauth2: EndpointSource;
   /** This instance's SMTP delivery attempts by outcome (a refusal or an unreachable server: `retry`). */
   readonly mailDeliveries = { sent: 0, retry: 0, failed: 0 };
   private stopping = false;
@@ -38,6 +49,7 @@ export class Emulator {
   private secret: string;
   private readonly stopMailEvents: () => void;
   private readonly stopOutageWatch: () => void;
+  private readonly stopAppWatch: () => void;
 
   /**
    * An emulator on a store (a new in-memory one unless given). `Emulator.open` also adds the default
@@ -73,6 +85,19 @@ export class Emulator {
       store.onOutage?.(() => {
         for (const app of this.apps.loaded()) app.closeStreams("the connection to the database was lost");
       }) ?? (() => undefined);
+    // The fake provider is a testing feature: a production server defaults to the real ones (the
+    // command line refuses `--identity-provider fake` with `--production`).
+    this.identityProvider =
+      options.production && options.identityProvider === "fake" ? "real" : options.identityProvider;
+    this.fakeIdentityProvider = options.production ? null : new FakeIdentityProvider();
+    this.oauth2 =
+      this.identityProvider === "fake"
+        ? new BuiltinEndpoints(this.fakeIdentityProvider!)
+        : new RemoteEndpoints(this.identityProvider);
+    // An app reset or deleted forgets its fake provider's accounts, codes and tokens.
+    this.stopAppWatch = store.apps.onChange((appId, change) => {
+      if (change === "reset" || change === "deleted") this.fakeIdentityProvider?.drop(appId);
+    });
     this.functionFolders = new FunctionFolders(options.watchFunctions);
     this.apps = new AppRegistry(store.apps, this.events, this.functionFolders, defaultTemplate(options));
     this.emailjs = new EmailJsAccounts(store.emailjs, emailJsDefaults(options));
@@ -163,6 +188,7 @@ export class Emulator {
   async close(): Promise<void> {
     this.stopMailEvents();
     this.stopOutageWatch();
+    this.stopAppWatch();
     await this.smtp?.close();
     this.functionFolders.close();
     this.apps.close();
@@ -181,9 +207,16 @@ function defaultTemplate(options: EmulatorOptions): AppTemplate {
   const folder = loadAppFolder(options.defaultAppDir);
   if (options.webUrl) {
     const web = options.webUrl.replace(/\/+$/, "");
+    // The OAuth 2.0 providers end their browser flow at the web app's redirect page.
+    const redirects = Object.fromEntries(
+      oauth2ProviderNames
+        .filter((p) => folder.config.providers?.[p]?.redirectUris)
+        .map((p) => [p, { redirectUris: [`${web}/auth/callback`] }]),
+    );
     folder.config = deepMerge(folder.config, {
       providers: {
         "local-userpass": { emailConfirmationUrl: `${web}/confirm`, resetPasswordUrl: `${web}/reset-password` },
+        ...redirects,
       },
     });
   }

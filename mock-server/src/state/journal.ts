@@ -8,7 +8,8 @@ export type JournalEntry = ControlSchemas["JournalEntry"];
 
 /**
  * Field names whose values are secrets: passwords, access and refresh tokens, API keys,
- * confirmation and reset tokens, EmailJS private keys, the signing secret. The journal redacts them
+ * confirmation and reset tokens, the OAuth 2.0 providers' tokens and codes, EmailJS private keys,
+ * the signing secret. The journal redacts them
  * in request and reply bodies and URLs, and the request logs censor them (app.ts).
  */
 export const secretFieldNames = [
@@ -19,6 +20,13 @@ export const secretFieldNames = [
   "access_token",
   "refresh_token",
   "accessToken",
+  // OAuth 2.0: an ID token, an authorization code (Google's `authCode`, a callback's `code`), the
+  // client's secret and PKCE verifier.
+  "id_token",
+  "authCode",
+  "code",
+  "client_secret",
+  "code_verifier",
   "privateKey",
   "signingSecret",
   "baas_at",

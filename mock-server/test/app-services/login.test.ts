@@ -101,7 +101,7 @@ describe("login", () => {
 
   it("refuses a disabled provider and an unknown one", async () => {
     const appId = await newApp(app, { providers: { "anon-user": { enabled: false } } });
-    for (const provider of ["anon-user", "oauth2-google", "made-up"]) {
+    for (const provider of ["anon-user", "custom-jwt-okta", "made-up"]) {
       const { response, body } = await call(app, "login", {
         method: "POST",
         url: loginUrl(appId, provider),

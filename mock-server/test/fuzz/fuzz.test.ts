@@ -5,13 +5,17 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { processKeys } from "../../src/idp/keys.ts";
 import { fuzzCase, operationIds } from "./cases.ts";
 import { FuzzHarness } from "./harness.ts";
 
 let harness: FuzzHarness;
 beforeAll(async () => {
   harness = await FuzzHarness.start();
-});
+  // The fake identity provider's RSA keys (one per process, 0.5–2.5 s each to make here) are made
+  // before the sample's time is counted, not by the first case that mints a token.
+  await Promise.all([processKeys.key("provider"), processKeys.key("stranger")]);
+}, 30_000);
 afterAll(() => harness.close());
 
 describe("fuzzing (seeded sample)", () => {

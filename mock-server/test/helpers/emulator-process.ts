@@ -57,8 +57,17 @@ export function killAll(): void {
 }
 
 /** Starts `node dist/cli.js --port 0 … args` and waits until it answers its health check. */
-export async function startEmulatorProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<EmulatorProcess> {
-  const child = spawn(process.execPath, [cli, "--port", "0", "--no-watch", "--log-level", "error", ...args], {
+export function startEmulatorProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<EmulatorProcess> {
+  return startCliProcess(["--port", "0", "--no-watch", "--log-level", "error", ...args], env);
+}
+
+/** Starts the fake identity provider alone (`node dist/cli.js idp --port 0 … args`). */
+export function startIdentityProviderProcess(args: string[]): Promise<EmulatorProcess> {
+  return startCliProcess(["idp", "--port", "0", ...args], {});
+}
+
+async function startCliProcess(args: string[], env: NodeJS.ProcessEnv): Promise<EmulatorProcess> {
+  const child = spawn(process.execPath, [cli, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
   });

@@ -28,7 +28,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Start an OAuth 2.0 sign-in (Google, Apple, Facebook) in the browser
+         * @description realm-web's redirect flow (`Credentials.google({redirectUrl})`, `facebook(redirectUrl)`,
+         *     `apple(redirectUrl)`): the SDK opens a window here and waits. The server sends the browser to
+         *     the provider's sign-in page; the provider sends it back to `/auth/callback`
+         *     (finishOAuthLogin), which ends at `<redirect>#_baas_client_app_id=<appId>&_baas_state=<state>&_baas_ua=<accessToken>$<refreshToken>$<userId>$<deviceId>`
+         *     (`&_baas_link=ok` when linking) or, on failure, `…&_baas_error=<text>`.
+         *
+         *     Linking (`link=true`): realm-web calls this with `fetch` (the access token of the user being
+         *     linked in `Authorization`, `providerRedirectHeader=true`) and opens the window at the
+         *     `X-BAAS-Location` header of the 200 reply instead.
+         *
+         *     The flow's state (app, provider, redirect, the caller's `state`, the nonce, the PKCE
+         *     verifier, the linking user) travels encrypted and authenticated in the provider's `state`
+         *     parameter, valid 10 minutes: any instance can finish a flow another one started. A
+         *     `redirect` that is not exactly one of the provider's `redirect_uris` is refused here and
+         *     never redirected to; once it is known to be allowed, later failures go to it as `_baas_error`.
+         */
+        get: operations["beginOAuthLogin"];
         put?: never;
         /**
          * Log in with an authentication provider, or link a new identity with ?link=true
@@ -38,6 +56,39 @@ export interface paths {
          *     identity is attached to that user.
          */
         post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/client/v2.0/auth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The OAuth 2.0 providers' redirect back after a sign-in
+         * @description The redirect URI registered with the providers (`<base URL>/api/client/v2.0/auth/callback`,
+         *     as on the hosted service). With the provider's `code` it exchanges the code (client secret,
+         *     PKCE), checks the ID token (signature, issuer, audience, expiry, nonce) or, for Facebook,
+         *     the access token (its debug endpoint), logs the user in (or links the identity) and sends
+         *     the browser to `<redirect>#_baas_client_app_id=…&_baas_state=…&_baas_ua=…` (`&_baas_link=ok`
+         *     when linking: `_baas_ua` then carries an empty refresh token). With the provider's `error`
+         *     (the user cancelled) or a failed check it goes to `<redirect>#…&_baas_error=<text>`.
+         */
+        get: operations["finishOAuthLogin"];
+        put?: never;
+        /**
+         * The OAuth 2.0 providers' form-post back after a sign-in (Sign in with Apple)
+         * @description Sign in with Apple asks for the user's name and e-mail, so it answers with
+         *     `response_mode=form_post`: the browser posts the same fields as finishOAuthLogin's query,
+         *     plus `user` (a JSON text with the name, only the first time a user signs in to the app).
+         *     The answer is the same.
+         */
+        post: operations["finishOAuthLoginForm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -401,14 +452,21 @@ export interface components {
         /**
          * @description The provider's credentials (canonical EJSON) plus `options`. `anon-user`: `{}`;
          *     `local-userpass`: `username`, `password`; `api-key`: `key`; `custom-token`: `token`;
-         *     `custom-function`: any document, passed to the authentication function. realm-core also
-         *     sends `provider`.
+         *     `custom-function`: any document, passed to the authentication function; `oauth2-google`:
+         *     `id_token` or `authCode`; `oauth2-apple`: `id_token`; `oauth2-facebook`: `accessToken`.
+         *     realm-core also sends `provider`.
          */
         LoginRequest: {
             username?: string;
             password?: string;
             key?: string;
             token?: string;
+            /** @description `oauth2-google` (Google Identity Services' credential) and `oauth2-apple`: the provider's OpenID Connect ID token. */
+            id_token?: string;
+            /** @description `oauth2-google`: an authorization code of Google Identity Services' code flow (exchanged with `redirect_uri=postmessage`). */
+            authCode?: string;
+            /** @description `oauth2-facebook`: the user's access token from the Facebook SDK. */
+            accessToken?: string;
             provider?: string;
             options?: {
                 device?: components["schemas"]["DeviceInformation"];
@@ -427,6 +485,18 @@ export interface components {
             user_id: string;
             /** @description 24-hex device id (the request's `options.device.deviceId` when given). */
             device_id: string;
+        };
+        /** @description What a provider posts back with `response_mode=form_post`. */
+        OAuthCallbackForm: {
+            state?: string;
+            code?: string;
+            /** @description Apple sends the ID token too; the server uses the one it gets for the code. */
+            id_token?: string;
+            /** @description Apple: `{"name":{"firstName":…,"lastName":…},"email":…}`, the first time only. */
+            user?: string;
+            error?: string;
+        } & {
+            [key: string]: unknown;
         };
         RegisterRequest: {
             email: string;
@@ -533,6 +603,31 @@ export interface components {
          *     request's `Host` is not allowed (see HostNotAllowed).
          */
         UserLimit: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description To the flow's `redirect`, with the result in the fragment: `_baas_client_app_id`,
+         *     `_baas_state` and `_baas_ua` (`<accessToken>$<refreshToken>$<userId>$<deviceId>`), plus
+         *     `_baas_link=ok` for a link; or `_baas_error=<text>`. No body.
+         */
+        OAuthRedirect: {
+            headers: {
+                /** @description `<redirect>#_baas_client_app_id=…&_baas_state=…&_baas_ua=…` or `…&_baas_error=…`. */
+                Location?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description The `state` is missing, was not made by this service (or not with its signing secret) or
+         *     is older than 10 minutes: the flow's redirect is unknown, so the browser stays here.
+         */
+        OAuthStateInvalid: {
             headers: {
                 [name: string]: unknown;
             };
@@ -650,6 +745,8 @@ export interface components {
     parameters: {
         /** @description The client app id. */
         AppId: string;
+        /** @description An OAuth 2.0 provider: `oauth2-google`, `oauth2-apple` or `oauth2-facebook`. */
+        OAuthProvider: string;
         /** @description The key's id, a 24-character hex string. */
         ApiKeyId: string;
     };
@@ -685,6 +782,71 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    beginOAuthLogin: {
+        parameters: {
+            query: {
+                /** @description Where the flow ends (realm-web's `redirectUrl`); must be one of the provider's `redirect_uris`. */
+                redirect: string;
+                /** @description The caller's state (realm-web sends 12 lowercase letters), given back as `_baas_state`. */
+                state: string;
+                /** @description The device information realm-web sends on a login (not on a link), base64 of its JSON. */
+                device?: string;
+                /** @description `true` to link the identity to the user of the access token. */
+                link?: "true" | "false";
+                /** @description `true`: answer 200 with the provider's URL in `X-BAAS-Location` instead of redirecting (realm-web's link). */
+                providerRedirectHeader?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description The client app id. */
+                appId: components["parameters"]["AppId"];
+                /** @description An OAuth 2.0 provider: `oauth2-google`, `oauth2-apple` or `oauth2-facebook`. */
+                provider: components["parameters"]["OAuthProvider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description With `providerRedirectHeader=true`. No body, no Content-Type. */
+            200: {
+                headers: {
+                    /** @description The provider's sign-in page, to open in the window. */
+                    "X-BAAS-Location"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description To the provider's sign-in page; or, when the redirect is allowed but the provider is
+             *     not enabled, to `<redirect>#…&_baas_error=<text>`. No body.
+             */
+            302: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description The redirect is not one of the provider's `redirect_uris`, the provider does not sign
+             *     in through a redirect, or a parameter is missing.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["InvalidSession"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["AppNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     login: {
         parameters: {
             query?: {
@@ -697,7 +859,8 @@ export interface operations {
                 appId: components["parameters"]["AppId"];
                 /**
                  * @description The provider name, equal to its type for built-in providers: `anon-user`,
-                 *     `local-userpass`, `api-key`, `custom-token`, `custom-function`.
+                 *     `local-userpass`, `api-key`, `custom-token`, `custom-function`, `oauth2-google`,
+                 *     `oauth2-apple`, `oauth2-facebook`.
                  */
                 provider: string;
             };
@@ -743,6 +906,53 @@ export interface operations {
             };
             403: components["responses"]["UserLimit"];
             404: components["responses"]["AppNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    finishOAuthLogin: {
+        parameters: {
+            query?: {
+                /** @description The state this server gave the provider. */
+                state?: string;
+                /** @description The provider's authorization code. */
+                code?: string;
+                /** @description The provider's error (`access_denied` when the user cancelled). */
+                error?: string;
+                error_description?: string;
+                /** @description Facebook's reason (`user_denied`). */
+                error_reason?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            302: components["responses"]["OAuthRedirect"];
+            400: components["responses"]["OAuthStateInvalid"];
+            403: components["responses"]["HostNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    finishOAuthLoginForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["OAuthCallbackForm"];
+            };
+        };
+        responses: {
+            302: components["responses"]["OAuthRedirect"];
+            400: components["responses"]["OAuthStateInvalid"];
+            403: components["responses"]["HostNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];

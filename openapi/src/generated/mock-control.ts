@@ -521,6 +521,236 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_mock/v1/apps/{appId}/identity-provider/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The fake identity provider's accounts for this app (its account picker lists them)
+         * @description The harness's fake identity provider stands in for Google, Apple and Facebook
+         *     (`/_mock/idp/{appId}/{provider}/…`). Its accounts are per app and per emulator process:
+         *     made here, by the fixtures, or with "Use another account" on its sign-in page; an app reset
+         *     forgets them. Each account has one subject (`sub`) per provider, derived from its e-mail
+         *     address, so the same address is the same identity after a restart. In the standalone
+         *     process (`cli.js idp`) `{appId}` names a tenant, made on first use.
+         */
+        get: operations["listIdentityProviderAccounts"];
+        put?: never;
+        /** Add an account to the fake identity provider (or rename the one with this e-mail) */
+        post: operations["createIdentityProviderAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/v1/apps/{appId}/identity-provider/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint a token of the fake identity provider for an account (made if new)
+         * @description What a client app gets from a provider's own SDK, for the token flows of
+         *     `POST …/auth/providers/{provider}/login`: an ID token (Google, Apple: signed with the
+         *     identity provider's key of this run, whose JWKS it serves), a Google authorization code,
+         *     or a Facebook access token. The overrides make tokens that must be refused (another
+         *     audience or issuer, a nonce, an expiry in the past, a signature by a key not in the JWKS).
+         *     Times follow the app's clock.
+         */
+        post: operations["mintIdentityProviderToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/idp/{appId}/{provider}/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The fake identity provider's OpenID Connect discovery document
+         * @description The issuer is `<origin>/_mock/idp/{appId}/{provider}` (the emulator's origin: its
+         *     `--public-url`, else the request's). A production server started with
+         *     `--identity-provider <origin>/_mock/idp/<tenant>` finds each provider here.
+         */
+        get: operations["getIdpConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/idp/{appId}/{provider}/jwks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The public keys of the fake identity provider's ID tokens (JWKS)
+         * @description One RSA key (RS256), made when the process first needs it; another run has another key.
+         */
+        get: operations["getIdpKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/idp/{appId}/{provider}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The fake identity provider's sign-in page (an account picker)
+         * @description Lists the accounts seen before as buttons, a form to use another account (e-mail and
+         *     name) and Cancel, which goes back with `error=access_denied`. Labelled form controls and
+         *     headings only, usable with the keyboard and a screen reader. The request is checked as a
+         *     provider would: a known `client_id` and `response_type=code`.
+         */
+        get: operations["showIdpAuthorization"];
+        put?: never;
+        /**
+         * The account picker's answer
+         * @description Signs in as the chosen account (or a new one: `email` and `name`), or cancels. Goes back
+         *     to `redirect_uri` with `code` and `state` (or `error=access_denied`); with
+         *     `response_mode=form_post` (Sign in with Apple) as a page that posts them there.
+         */
+        post: operations["submitIdpAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/idp/{appId}/{provider}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange an authorization code for tokens (OpenID Connect token endpoint)
+         * @description `grant_type=authorization_code`, the `code` (once, within 10 minutes), the `redirect_uri`
+         *     it was issued for, the client's credentials (`client_id` and `client_secret`; for Apple a
+         *     client-secret JWT), and the PKCE `code_verifier` when the code has a challenge.
+         */
+        post: operations["exchangeIdpCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/idp/{appId}/{provider}/oauth/access_token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        /** Exchange an authorization code for an access token (Facebook's Graph API form) */
+        get: operations["exchangeIdpFacebookCode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/idp/{appId}/{provider}/debug_token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Inspect an access token (Facebook's Graph API debug_token)
+         * @description `access_token` is the app's token, `<client_id>|<client_secret>`; `input_token` the user's.
+         */
+        get: operations["debugIdpToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/idp/{appId}/{provider}/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        /** The account of an access token (Facebook's Graph API /me) */
+        get: operations["getIdpUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_mock/v1/mail": {
         parameters: {
             query?: never;
@@ -719,6 +949,196 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description `oauth2-google`, `oauth2-apple`, `oauth2-facebook`, as App Services exports them
+         *     (auth/providers.json: `config.clientId`, `secret_config.clientSecret` by name in
+         *     secrets.json, `redirect_uris`, `metadata_fields`, `domain_restrictions`).
+         */
+        OAuth2ProviderConfig: {
+            enabled?: boolean;
+            /** @description The provider's client id (Google's OAuth client id, Apple's Services ID or bundle id, Facebook's App ID): the audience of ID tokens. */
+            clientId?: string;
+            /**
+             * @description The client secret (the secret's value). For Apple: the client-secret JWT App Services
+             *     asked for, or (ours) the `.p8` private key, from which the server makes that JWT itself
+             *     with `teamId` and `keyId`.
+             */
+            clientSecret?: string;
+            /** @description Apple only (ours): the Apple developer team id, the `iss` of the client-secret JWT made from a `.p8` key. */
+            teamId?: string;
+            /** @description Apple only (ours): the `.p8` key's id, the `kid` of that JWT. */
+            keyId?: string;
+            /** @description The `redirect` values the browser flow may end at (exactly, trailing slash included). */
+            redirectUris?: string[];
+            /** @description Profile fields to fill from the provider (`name`, `email`, `picture`, `first_name`, `last_name`, …); a required one that is missing refuses the login. */
+            metadataFields?: {
+                name: string;
+                required?: boolean;
+            }[];
+            /** @description When set, only accounts whose e-mail domain is listed may sign in. */
+            domainRestrictions?: string[];
+            /** @description Google: App Services' OpenID Connect switch (the emulator always uses OpenID Connect). */
+            openId?: boolean;
+        };
+        IdpAccountList: {
+            accounts: components["schemas"]["IdpAccount"][];
+        };
+        IdpAccount: {
+            email: string;
+            name: string;
+            picture?: string;
+            /** @description The account's subject (`sub`, Facebook's user id) at each provider. */
+            subjects: {
+                "oauth2-google": string;
+                "oauth2-apple": string;
+                "oauth2-facebook": string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+        };
+        CreateIdpAccountRequest: {
+            email: string;
+            /** @description The display name (default the e-mail's local part). */
+            name?: string;
+            picture?: string;
+        };
+        MintIdpTokenRequest: {
+            /** @enum {string} */
+            provider: "oauth2-google" | "oauth2-apple" | "oauth2-facebook";
+            /**
+             * @description `id_token` (Google, Apple), `authCode` (an authorization code; Google's code flow uses `redirectUri: postmessage`), `accessToken` (Facebook).
+             * @enum {string}
+             */
+            kind: "id_token" | "authCode" | "accessToken";
+            email: string;
+            name?: string;
+            /** @description The token's `aud` (ID tokens) or app id (Facebook); default the app's `clientId`. */
+            audience?: string;
+            /** @description The ID token's `iss` (default the fake's issuer). */
+            issuer?: string;
+            /** @description The ID token's `nonce` (for an authorization code: the nonce its ID token carries). */
+            nonce?: string;
+            /** @description Lifetime from now on the app's clock (default 3600); zero or less mints an expired token. */
+            expiresInSeconds?: number;
+            /**
+             * @description `stranger`: signed by a key that is not in the JWKS (a forged token).
+             * @enum {string}
+             */
+            signedBy?: "provider" | "stranger";
+            /** @description `authCode` only: the redirect URI the code is bound to (default `postmessage`). */
+            redirectUri?: string;
+            /** @description `authCode` only: a PKCE S256 challenge the exchange must answer. */
+            codeChallenge?: string;
+        };
+        MintedIdpToken: {
+            provider: string;
+            kind: string;
+            token: string;
+            sub: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        IdpConfiguration: {
+            issuer: string;
+            authorization_endpoint: string;
+            token_endpoint: string;
+            jwks_uri: string;
+            response_types_supported: string[];
+            response_modes_supported?: string[];
+            subject_types_supported: string[];
+            id_token_signing_alg_values_supported: string[];
+            scopes_supported?: string[];
+            claims_supported?: string[];
+            code_challenge_methods_supported?: string[];
+            token_endpoint_auth_methods_supported?: string[];
+        };
+        Jwks: {
+            keys: ({
+                kty: string;
+                kid: string;
+                alg?: string;
+                use?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        /** @description The picker's form, with the authorization request's parameters as hidden fields. */
+        IdpAuthorizationForm: {
+            /**
+             * @description `account` (with `email`), `new` (with `email` and `name`) or `cancel`.
+             * @enum {string}
+             */
+            choice?: "account" | "new" | "cancel";
+            email?: string;
+            name?: string;
+            client_id?: string;
+            redirect_uri?: string;
+            response_type?: string;
+            response_mode?: string;
+            scope?: string;
+            state?: string;
+            nonce?: string;
+            code_challenge?: string;
+            code_challenge_method?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        IdpTokenForm: {
+            grant_type?: string;
+            code?: string;
+            redirect_uri?: string;
+            client_id?: string;
+            client_secret?: string;
+            code_verifier?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        IdpTokenResponse: {
+            access_token: string;
+            token_type: string;
+            expires_in: number;
+            id_token?: string;
+            scope?: string;
+        };
+        IdpDebugToken: {
+            data: {
+                app_id?: string;
+                type?: string;
+                application?: string;
+                expires_at?: number;
+                issued_at?: number;
+                is_valid: boolean;
+                scopes?: string[];
+                user_id?: string;
+                error?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        IdpGraphUser: {
+            id: string;
+            name?: string;
+            email?: string;
+            first_name?: string;
+            last_name?: string;
+            picture?: {
+                data?: {
+                    url?: string;
+                };
+            };
+        };
+        /** @description An OAuth 2.0 error reply (RFC 6749 §5.2). */
+        IdpError: {
+            error: string;
+            error_description?: string;
+        };
+        IdpGraphErrorBody: {
+            error: {
+                message: string;
+                type: string;
+                code: number;
+            };
+        };
         ControlError: {
             error: string;
             /** @enum {string} */
@@ -739,6 +1159,8 @@ export interface components {
             reason?: string;
         };
         EmulatorSettings: {
+            /** @description Where the OAuth 2.0 providers go: `fake` (the built-in fake identity provider, the harness default), `real` (Google, Apple and Facebook, the production default) or the base URL of another fake identity provider (`--identity-provider`). */
+            identityProvider: string;
             host: string;
             port: number;
             publicUrl: string | null;
@@ -827,6 +1249,9 @@ export interface components {
                 "local-userpass"?: components["schemas"]["LocalUserpassConfig"];
                 "custom-token"?: components["schemas"]["CustomTokenConfig"];
                 "custom-function"?: components["schemas"]["CustomFunctionConfig"];
+                "oauth2-google"?: components["schemas"]["OAuth2ProviderConfig"];
+                "oauth2-apple"?: components["schemas"]["OAuth2ProviderConfig"];
+                "oauth2-facebook"?: components["schemas"]["OAuth2ProviderConfig"];
             };
             tokens?: {
                 accessTokenTtlSeconds?: number;
@@ -999,6 +1424,8 @@ export interface components {
             /** @enum {string} */
             type: "normal" | "server";
             email?: string;
+            /** @description The profile's `name` (a provider's metadata field), if it has one. */
+            name?: string;
             disabled: boolean;
             /** Format: date-time */
             createdAt: string;
@@ -1347,6 +1774,42 @@ export interface components {
         };
     };
     responses: {
+        /** @description No such app (or, in the standalone process, no such provider). */
+        IdpNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IdpError"];
+            };
+        };
+        /** @description An OAuth 2.0 error (RFC 6749): `invalid_request`, `invalid_grant` (an unknown, used, expired or mismatched code), `unauthorized_client` (an unknown `client_id`). */
+        IdpBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IdpError"];
+            };
+        };
+        /** @description `invalid_client`: the client's secret (or Apple client-secret JWT) is wrong. */
+        IdpBadClient: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IdpError"];
+            };
+        };
+        /** @description A Graph API error (Facebook's shape). */
+        IdpGraphError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IdpGraphErrorBody"];
+            };
+        };
         /**
          * @description With `--database` only: the PostgreSQL database cannot be reached. Nothing was done; try
          *     again (`Retry-After` says when). The emulator reconnects by itself.
@@ -1450,6 +1913,12 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The provider the fake stands in for. */
+        IdpProvider: "oauth2-google" | "oauth2-apple" | "oauth2-facebook";
+        /** @description The client (the app's provider `clientId`). */
+        IdpClientId: string;
+        /** @description Where the answer goes (the server's `/api/client/v2.0/auth/callback`). */
+        IdpRedirectUri: string;
         AppId: string;
         UserId: string;
         /** @description The account's public key. */
@@ -2496,6 +2965,353 @@ export interface operations {
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    listIdentityProviderAccounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The accounts, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdpAccountList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowedOrTestingFeature"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createIdentityProviderAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateIdpAccountRequest"];
+            };
+        };
+        responses: {
+            /** @description An account with this e-mail existed; its name and picture are now these. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdpAccount"];
+                };
+            };
+            /** @description Added. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdpAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowedOrTestingFeature"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    mintIdentityProviderToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MintIdpTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MintedIdpToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowedOrTestingFeature"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getIdpConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The discovery document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdpConfiguration"];
+                };
+            };
+            404: components["responses"]["IdpNotFound"];
+        };
+    };
+    getIdpKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Jwks"];
+                };
+            };
+            404: components["responses"]["IdpNotFound"];
+        };
+    };
+    showIdpAuthorization: {
+        parameters: {
+            query?: {
+                /** @description The client (the app's provider `clientId`). */
+                client_id?: components["parameters"]["IdpClientId"];
+                /** @description Where the answer goes (the server's `/api/client/v2.0/auth/callback`). */
+                redirect_uri?: components["parameters"]["IdpRedirectUri"];
+                response_type?: string;
+                scope?: string;
+                state?: string;
+                nonce?: string;
+                code_challenge?: string;
+                code_challenge_method?: string;
+                response_mode?: string;
+            };
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["IdpBadRequest"];
+            404: components["responses"]["IdpNotFound"];
+        };
+    };
+    submitIdpAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["IdpAuthorizationForm"];
+            };
+        };
+        responses: {
+            /** @description `response_mode=form_post`: a page that posts the answer to `redirect_uri` (a button when scripts are off). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Back to `redirect_uri` with the answer in the query. */
+            302: {
+                headers: {
+                    /** @description `<redirect_uri>?code=…&state=…` or `?error=access_denied&state=…`. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["IdpBadRequest"];
+            404: components["responses"]["IdpNotFound"];
+        };
+    };
+    exchangeIdpCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["IdpTokenForm"];
+            };
+        };
+        responses: {
+            /** @description The tokens. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdpTokenResponse"];
+                };
+            };
+            400: components["responses"]["IdpBadRequest"];
+            401: components["responses"]["IdpBadClient"];
+            404: components["responses"]["IdpNotFound"];
+        };
+    };
+    exchangeIdpFacebookCode: {
+        parameters: {
+            query?: {
+                /** @description The client (the app's provider `clientId`). */
+                client_id?: components["parameters"]["IdpClientId"];
+                /** @description Where the answer goes (the server's `/api/client/v2.0/auth/callback`). */
+                redirect_uri?: components["parameters"]["IdpRedirectUri"];
+                client_secret?: string;
+                code?: string;
+            };
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The access token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdpTokenResponse"];
+                };
+            };
+            400: components["responses"]["IdpGraphError"];
+            404: components["responses"]["IdpNotFound"];
+        };
+    };
+    debugIdpToken: {
+        parameters: {
+            query?: {
+                input_token?: string;
+                access_token?: string;
+            };
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the token is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdpDebugToken"];
+                };
+            };
+            400: components["responses"]["IdpGraphError"];
+            404: components["responses"]["IdpNotFound"];
+        };
+    };
+    getIdpUser: {
+        parameters: {
+            query?: {
+                access_token?: string;
+                /** @description Comma-separated (`id,name,email,picture,first_name,last_name`). */
+                fields?: string;
+            };
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description The provider the fake stands in for. */
+                provider: components["parameters"]["IdpProvider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's fields. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdpGraphUser"];
+                };
+            };
+            400: components["responses"]["IdpGraphError"];
+            404: components["responses"]["IdpNotFound"];
         };
     };
     listMail: {

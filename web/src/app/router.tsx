@@ -24,6 +24,7 @@ const pages: { path: string; page: LazyRoute; guard?: Guard }[] = [
   { path: "/account", page: lazyRoute(() => import("./routes/account.tsx")), guard: RequireSession },
   { path: "/api-keys", page: lazyRoute(() => import("./routes/api-keys.tsx")), guard: RequireSession },
   { path: "/contact", page: lazyRoute(() => import("./routes/contact.tsx")) },
+  { path: "/auth/callback", page: lazyRoute(() => import("./routes/auth-callback.tsx")) },
 ];
 const NotFound = lazyRoute(() => import("./routes/not-found.tsx"));
 

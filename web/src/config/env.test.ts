@@ -13,7 +13,17 @@ describe("configuration", () => {
       emailJsNoteTemplateId: "note_email",
       authConfirmation: "email",
       authReset: "email",
+      authProviders: "",
     });
+  });
+
+  it("takes the OAuth 2.0 providers the deployment enables, in order, and refuses others", () => {
+    expect(parseConfig({ VITE_AUTH_PROVIDERS: "facebook, google" }).authProviders).toBe("facebook,google");
+    expect(parseConfig({ VITE_AUTH_PROVIDERS: "none" }).authProviders).toBe("");
+    expect(() => parseConfig({ VITE_AUTH_PROVIDERS: "google,twitter" })).toThrow(
+      'VITE_AUTH_PROVIDERS may only name google, apple, facebook (comma-separated), or none: not twitter (got "google,twitter").',
+    );
+    expect(() => parseConfig({ VITE_AUTH_PROVIDERS: "apple,apple" })).toThrow("names a provider twice");
   });
 
   it("takes the auth modes the deployment names, and refuses others", () => {

@@ -23,6 +23,20 @@ export interface AppConfig {
   authConfirmation: "email" | "function" | "auto";
   /** How the provider resets passwords: by an e-mailed link, or by its reset function (`runResetFunction`). */
   authReset: "email" | "function";
+  /**
+   * The OAuth 2.0 providers the app's backend has enabled (`oauth2-google`, `oauth2-apple`,
+   * `oauth2-facebook`), comma-separated in the order the buttons appear: `google,apple,facebook`;
+   * empty for none. The pages offer "Continue with …" only for these.
+   */
+  authProviders: string;
+}
+
+export const oauthProviderNames = ["google", "apple", "facebook"] as const;
+export type OAuthProviderName = (typeof oauthProviderNames)[number];
+
+/** The enabled providers, in order. */
+export function enabledOAuthProviders(value: string): OAuthProviderName[] {
+  return value === "" ? [] : (value.split(",") as OAuthProviderName[]);
 }
 
 type Check = (value: string) => string | null;
@@ -56,6 +70,19 @@ const oneOf =
           .join(", ")
           .replace(/, ([^,]*)$/, " or $1")}`;
 
+/** A comma-separated list of distinct names among `allowed` (or "none"); stored without spaces. */
+const listOf =
+  (...allowed: string[]): Check =>
+  (value) => {
+    if (value === "none") return null;
+    const names = value.split(",").map((n) => n.trim());
+    const wrong = names.filter((n) => !allowed.includes(n));
+    if (wrong.length > 0)
+      return `may only name ${allowed.join(", ")} (comma-separated), or none: not ${wrong.join(", ")}`;
+    if (new Set(names).size !== names.length) return "names a provider twice";
+    return null;
+  };
+
 const variables = {
   VITE_APP_SERVICES_BASE_URL: { key: "appServicesBaseUrl", check: httpUrl },
   VITE_APP_SERVICES_APP_ID: { key: "appServicesAppId", check: identifier },
@@ -67,6 +94,8 @@ const variables = {
   // Not harness values: App Services' own defaults, so every build may carry them.
   VITE_AUTH_CONFIRMATION: { key: "authConfirmation", check: oneOf("email", "function", "auto"), fallback: "email" },
   VITE_AUTH_RESET: { key: "authReset", check: oneOf("email", "function"), fallback: "email" },
+  // App Services enables no OAuth 2.0 provider unless the app configures one.
+  VITE_AUTH_PROVIDERS: { key: "authProviders", check: listOf(...oauthProviderNames), fallback: "none" },
 } as const satisfies Record<string, { key: keyof AppConfig; check: Check; fallback?: string }>;
 
 export type ConfigVariable = keyof typeof variables;
@@ -114,7 +143,13 @@ export function parseConfig(...sources: Array<Record<string, unknown> | undefine
       continue;
     }
     (config as unknown as Record<string, string>)[spec.key] =
-      spec.check === httpUrl ? value.replace(/\/+$/, "") : value;
+      spec.check === httpUrl
+        ? value.replace(/\/+$/, "")
+        : name === "VITE_AUTH_PROVIDERS"
+          ? value === "none"
+            ? ""
+            : value.replace(/\s+/g, "")
+          : value;
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

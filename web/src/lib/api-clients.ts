@@ -38,6 +38,12 @@ const location = createLocationMiddleware({
   lookup: async () => (await getLocation(appServices, appId)).hostname,
 });
 
+/**
+ * The base URL every App Services call goes to (the location lookup's `hostname`): a browser
+ * sign-in opens a window there, outside the client.
+ */
+export const appServicesBaseUrl = (): Promise<string> => location.baseUrl();
+
 export const sessionMiddleware = createSessionMiddleware({
   store: sessionStore,
   tokenKindOf,

@@ -1,32 +1,24 @@
 /**
  * Log in with a provider, or (with `?link=true`) attach the provider's identity to the user of
- * the access token. The user object of an e-mail/password, custom-token or custom-function
- * identity is created at its first login, as on the hosted service.
+ * the access token. The user object of an e-mail/password, custom-token, custom-function or
+ * OAuth 2.0 (Google, Apple, Facebook: their token flows) identity is created at its first login,
+ * as on the hosted service.
  */
 import { providerEnabled } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { authenticateToken } from "../../oauth2/authenticate.ts";
+import { oauth2Settings } from "../../oauth2/settings.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { newObjectIdHex, randomLetters, sha256Hex } from "../../state/ids.ts";
 import { standInHash, verifyPassword } from "../../state/passwords.ts";
-import type { StoredIdentity, StoredUser } from "../../store/store.ts";
+import type { StoredIdentity } from "../../store/store.ts";
 import { anonymousSignupRefusal, countAnonymousSignup } from "../anonymous-signups.ts";
-import type { Caller } from "../auth-context.ts";
 import { type AppServicesRequest, defineRoute, sendJson } from "../route.ts";
-import { accessTokenFor, deviceIdFrom, startSession } from "../session-tokens.ts";
+import { deviceIdFrom } from "../session-tokens.ts";
 import { verifyCustomToken } from "./custom-token.ts";
+import { type Authenticated, linkIdentity, providerIdentity, signInAs, signInContext } from "./sign-in.ts";
 
 type LoginRequest = AppServicesRequest<"login">;
-
-interface Authenticated {
-  /** The user the credentials belong to, if a user object exists already. */
-  user: StoredUser | undefined;
-  identity: StoredIdentity;
-  /** Profile data for a user created by this login. */
-  data: Record<string, unknown>;
-  /** The e-mail/password registration that remembers the user who owns the identity. */
-  claimAccountId?: string;
-  apiKeyId?: string;
-}
 
 function requiredString(body: Record<string, unknown>, field: string): string {
   const value = body[field];
@@ -35,6 +27,7 @@ function requiredString(body: Record<string, unknown>, field: string): string {
 }
 
 async function authenticate(
+  request: LoginRequest,
   app: AppRuntime,
   provider: string,
   body: Record<string, unknown>,
@@ -80,42 +73,33 @@ async function authenticate(
     }
     case "custom-token": {
       const { sub, data } = verifyCustomToken(app, requiredString(body, "token"));
-      return { user: await app.users.byIdentity(provider, sub), identity: identityOf(sub), data };
+      return { user: await app.users.byIdentity(provider, sub), identity: identityOf(sub), data, refreshData: true };
     }
     case "custom-function": {
       const { options: _options, provider: _provider, ...payload } = body;
       const id = await app.functions.runAuthFunction(payload);
       return { user: await app.users.byIdentity(provider, id), identity: identityOf(id), data: {} };
     }
+    case "oauth2-google":
+    case "oauth2-apple":
+    case "oauth2-facebook": {
+      const settings = oauth2Settings(app.config, provider);
+      if (!settings) throw errors.providerNotEnabled(provider);
+      const field = provider === "oauth2-facebook" ? "accessToken" : "id_token";
+      // Google's code flow sends an authorization code instead of the ID token.
+      const credentials =
+        provider === "oauth2-google" && typeof body.authCode === "string" && body.authCode !== ""
+          ? { authCode: body.authCode }
+          : { [field]: requiredString(body, field) };
+      return providerIdentity(
+        app,
+        settings,
+        await authenticateToken(signInContext(request, app), settings, credentials),
+      );
+    }
     default:
       throw errors.providerNotEnabled(provider);
   }
-}
-
-async function link(request: LoginRequest, caller: Caller, auth: Authenticated) {
-  const { emulator } = request.server;
-  const { app } = caller;
-  let user = caller.user;
-  if (auth.apiKeyId !== undefined) {
-    if (auth.user?.id !== user.id) throw errors.linkIdentityTaken();
-  } else if (auth.user && auth.user.id !== user.id) {
-    throw errors.linkIdentityTaken();
-  } else if (!auth.user) {
-    if (
-      auth.identity.provider_type === "local-userpass" &&
-      user.identities.some((i) => i.provider_type === "local-userpass")
-    ) {
-      throw errors.linkSecondUserpass();
-    }
-    const claim = await app.users.addIdentity(user.id, auth.identity, auth.data, auth.claimAccountId);
-    if (!claim) throw errors.sessionUserGone();
-    // Another login claimed the identity meanwhile.
-    if (!claim.ok && claim.owner.id !== user.id) throw errors.linkIdentityTaken();
-    user = claim.ok ? claim.user : claim.owner;
-    emulator.events.emit({ type: "user", appId: app.appId, action: "linked", id: user.id });
-  }
-  const accessToken = await accessTokenFor(emulator, app, user, caller.session);
-  return { access_token: accessToken, user_id: user.id, device_id: String(caller.claims.baas_device_id) };
 }
 
 export default defineRoute("login", "login", async (request, reply) => {
@@ -127,12 +111,12 @@ export default defineRoute("login", "login", async (request, reply) => {
   if (body === null || typeof body !== "object" || Array.isArray(body))
     throw errors.badRequest("request body must be a JSON object");
   const linking = request.query.link === "true";
-  const auth = await authenticate(app, provider, body, linking, emulator.options.passwordHashCost);
-
-  if (linking) return sendJson(reply, 200, await link(request, request.caller!, auth));
-
-  let user = auth.user;
-  if (!user && provider === "anon-user") {
+  const auth = await authenticate(request, app, provider, body, linking, emulator.options.passwordHashCost);
+  if (linking) {
+    const caller = request.caller!;
+    return sendJson(reply, 200, await linkIdentity(emulator, caller, auth, String(caller.claims.baas_device_id)));
+  }
+  if (!auth.user && provider === "anon-user") {
     // One client address may create only so many anonymous users a day (docs/decisions/0018-fair-shares.md).
     const refused = await countAnonymousSignup(emulator.store, app, request.ip);
     if (refused) {
@@ -140,32 +124,5 @@ export default defineRoute("login", "login", async (request, reply) => {
       throw anonymousSignupRefusal(app);
     }
   }
-  if (!user) {
-    // The store decides who owns a new identity: of concurrent first logins (on any instance) one
-    // creates the user, the others log in as it.
-    const claim = await app.users.create(
-      {
-        id: newObjectIdHex(),
-        type: "normal",
-        disabled: false,
-        createdAt: app.clock.now(),
-        identities: [auth.identity],
-        data: auth.data,
-      },
-      auth.claimAccountId,
-    );
-    user = claim.ok ? claim.user : claim.owner;
-    if (claim.ok) emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
-  } else if (provider === "custom-token") {
-    user = (await app.users.update(user.id, { data: auth.data })) ?? user;
-  }
-  if (user.disabled) throw errors.userDisabled();
-  const reply_ = await startSession(emulator, app, user, {
-    providerType: auth.identity.provider_type,
-    identityId: auth.identity.id,
-    deviceId: deviceIdFrom(body),
-    ...(auth.apiKeyId ? { apiKeyId: auth.apiKeyId } : {}),
-  });
-  emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: user.id });
-  return sendJson(reply, 200, reply_);
+  return sendJson(reply, 200, await signInAs(emulator, app, auth, deviceIdFrom(body)));
 });

@@ -1,4 +1,5 @@
 import { Page } from "../../components/page.tsx";
+import { ProviderSignIn } from "../../features/auth/components/provider-sign-in.tsx";
 import { SignUpForm } from "../../features/auth/components/sign-up-form.tsx";
 
 export default function SignUpRoute() {
@@ -8,6 +9,7 @@ export default function SignUpRoute() {
       intro={<p>Sign up with your e-mail address. We will send you a link to confirm it.</p>}
     >
       <SignUpForm />
+      <ProviderSignIn />
     </Page>
   );
 }

@@ -7,7 +7,10 @@ import type { AppServicesPaths } from "@harness/openapi/app-services";
 
 export type TokenKind = "none" | "access" | "refresh";
 
-/** `login` takes no token, except with `?link=true`, where it takes the access token of the user. */
+/**
+ * `login` (and the start of a browser sign-in, `beginOAuthLogin`) takes no token, except with
+ * `?link=true`, where it takes the access token of the user.
+ */
 type TableEntry = TokenKind | "access-when-linking";
 
 type Method = "get" | "put" | "post" | "delete" | "options" | "head" | "patch" | "trace";
@@ -20,7 +23,11 @@ type OperationTable = {
 
 export const tokenKinds: OperationTable = {
   "/api/client/v2.0/app/{appId}/location": { get: "none" },
-  "/api/client/v2.0/app/{appId}/auth/providers/{provider}/login": { post: "access-when-linking" },
+  "/api/client/v2.0/app/{appId}/auth/providers/{provider}/login": {
+    get: "access-when-linking",
+    post: "access-when-linking",
+  },
+  "/api/client/v2.0/auth/callback": { get: "none", post: "none" },
   "/api/client/v2.0/app/{appId}/auth/providers/local-userpass/register": { post: "none" },
   "/api/client/v2.0/app/{appId}/auth/providers/local-userpass/confirm": { post: "none" },
   "/api/client/v2.0/app/{appId}/auth/providers/local-userpass/confirm/send": { post: "none" },

@@ -119,6 +119,7 @@ export async function usersPanel(appId: string, refresh: () => void): Promise<No
       users.map((user) => [
         [
           h("strong", null, user.email ?? "(no e-mail)"),
+          user.name ? [h("br"), user.name] : null,
           h("br"),
           h("small", null, user.id),
           user.disabled ? [h("br"), h("span", { class: "status-err" }, "disabled")] : null,
@@ -132,7 +133,15 @@ export async function usersPanel(appId: string, refresh: () => void): Promise<No
           ? h(
               "ul",
               null,
-              user.identities.map((i) => h("li", null, i.provider_type)),
+              // The provider and the identity's id there (an OAuth 2.0 provider's subject, a custom token's `sub`).
+              user.identities.map((i) =>
+                h(
+                  "li",
+                  null,
+                  i.provider_type,
+                  i.provider_type === "anon-user" ? null : [h("br"), h("small", null, i.id)],
+                ),
+              ),
             )
           : "—",
         user.sessions.length > 0

@@ -10,6 +10,9 @@ const providerNames: Record<string, string> = {
   "api-key": "API key",
   "custom-token": "Single sign-on token",
   "custom-function": "Custom sign-in",
+  "oauth2-google": "Google",
+  "oauth2-apple": "Apple",
+  "oauth2-facebook": "Facebook",
 };
 
 const providerName = (identity: Identity) => providerNames[identity.provider_type] ?? identity.provider_type;

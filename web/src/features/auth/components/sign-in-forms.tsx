@@ -1,4 +1,4 @@
-import { type FormEvent, useRef, useState } from "react";
+import { type FormEvent, type ReactNode, useRef, useState } from "react";
 import { Link, useLocation } from "wouter";
 import { Button } from "../../../components/button.tsx";
 import { Field } from "../../../components/field.tsx";
@@ -180,8 +180,8 @@ const reasons: Record<SignOutReason, string> = {
   "other-tab": "You were signed out in another tab.",
 };
 
-/** The sign-in page's three ways in. */
-export function SignInOptions() {
+/** The sign-in page's ways in (`providers`: Google, Apple, Facebook, when the build offers them). */
+export function SignInOptions({ providers }: { providers?: ReactNode }) {
   const session = useSession();
   const reason = session.status === "signed-out" && session.reason ? reasons[session.reason] : null;
   return (
@@ -200,6 +200,7 @@ export function SignInOptions() {
           New here? <Link href="/sign-up">Create an account</Link>
         </p>
       </section>
+      {providers}
       <section className="card">
         <h2>With an API key</h2>
         <ApiKeySignInForm />

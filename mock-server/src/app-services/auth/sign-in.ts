@@ -1,0 +1,110 @@
+/**
+ * What follows a provider's verdict, for `POST …/login` and the OAuth 2.0 callback alike: the
+ * user who owns the identity (created at its first login; the store decides between concurrent
+ * first logins), a new session and its tokens; or, when linking, the identity attached to the
+ * signed-in user.
+ */
+import type { FastifyRequest } from "fastify";
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { publicOrigin } from "../../http/areas.ts";
+import type { SignInContext } from "../../oauth2/authenticate.ts";
+import { type ProviderAccount, profileData } from "../../oauth2/profile.ts";
+import type { OAuth2Settings } from "../../oauth2/settings.ts";
+import type { AppRuntime } from "../../runtime/app-runtime.ts";
+import type { Emulator } from "../../runtime/emulator.ts";
+import { newObjectIdHex } from "../../state/ids.ts";
+import type { StoredIdentity, StoredUser } from "../../store/store.ts";
+import type { Caller } from "../auth-context.ts";
+import { accessTokenFor, startSession } from "../session-tokens.ts";
+
+export interface Authenticated {
+  /** The user the credentials belong to, if a user object exists already. */
+  user: StoredUser | undefined;
+  identity: StoredIdentity;
+  /** Profile data for a user created by this login. */
+  data: Record<string, unknown>;
+  /** The e-mail/password registration that remembers the user who owns the identity. */
+  claimAccountId?: string;
+  apiKeyId?: string;
+  /** The provider tells the profile afresh at each login (custom token, OAuth 2.0): keep it current. */
+  refreshData?: boolean;
+}
+
+/** The identity a Google, Apple or Facebook account is, with the profile data the app asks for. */
+export async function providerIdentity(
+  app: AppRuntime,
+  settings: OAuth2Settings,
+  account: ProviderAccount,
+): Promise<Authenticated> {
+  return {
+    user: await app.users.byIdentity(settings.provider, account.sub),
+    identity: { id: account.sub, provider_type: settings.provider, provider_id: app.providerId(settings.provider) },
+    data: profileData(settings, account),
+    refreshData: true,
+  };
+}
+
+/** How the OAuth 2.0 providers are reached from this request. */
+export function signInContext(request: FastifyRequest, app: AppRuntime): SignInContext {
+  return { app, origin: publicOrigin(request), source: request.server.emulator.oauth2, log: request.log };
+}
+
+/** Logs in as the identity's user (made now if it has none) and opens a session: the login reply. */
+export async function signInAs(emulator: Emulator, app: AppRuntime, auth: Authenticated, deviceId: string) {
+  let user = auth.user;
+  if (!user) {
+    // The store decides who owns a new identity: of concurrent first logins (on any instance) one
+    // creates the user, the others log in as it.
+    const claim = await app.users.create(
+      {
+        id: newObjectIdHex(),
+        type: "normal",
+        disabled: false,
+        createdAt: app.clock.now(),
+        identities: [auth.identity],
+        data: auth.data,
+      },
+      auth.claimAccountId,
+    );
+    user = claim.ok ? claim.user : claim.owner;
+    if (claim.ok) emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
+    else if (auth.refreshData) user = (await app.users.update(user.id, { data: auth.data })) ?? user;
+  } else if (auth.refreshData) {
+    user = (await app.users.update(user.id, { data: auth.data })) ?? user;
+  }
+  if (user.disabled) throw errors.userDisabled();
+  const reply = await startSession(emulator, app, user, {
+    providerType: auth.identity.provider_type,
+    identityId: auth.identity.id,
+    deviceId,
+    ...(auth.apiKeyId ? { apiKeyId: auth.apiKeyId } : {}),
+  });
+  emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: user.id });
+  return reply;
+}
+
+/** Attaches the identity to the caller's user: the link reply (a new access token, no refresh token). */
+export async function linkIdentity(emulator: Emulator, caller: Caller, auth: Authenticated, deviceId: string) {
+  const { app } = caller;
+  let user = caller.user;
+  if (auth.apiKeyId !== undefined) {
+    if (auth.user?.id !== user.id) throw errors.linkIdentityTaken();
+  } else if (auth.user && auth.user.id !== user.id) {
+    throw errors.linkIdentityTaken();
+  } else if (!auth.user) {
+    if (
+      auth.identity.provider_type === "local-userpass" &&
+      user.identities.some((i) => i.provider_type === "local-userpass")
+    ) {
+      throw errors.linkSecondUserpass();
+    }
+    const claim = await app.users.addIdentity(user.id, auth.identity, auth.data, auth.claimAccountId);
+    if (!claim) throw errors.sessionUserGone();
+    // Another login claimed the identity meanwhile.
+    if (!claim.ok && claim.owner.id !== user.id) throw errors.linkIdentityTaken();
+    user = claim.ok ? claim.user : claim.owner;
+    emulator.events.emit({ type: "user", appId: app.appId, action: "linked", id: user.id });
+  }
+  const accessToken = await accessTokenFor(emulator, app, user, caller.session);
+  return { access_token: accessToken, user_id: user.id, device_id: deviceId };
+}
