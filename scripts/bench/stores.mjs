@@ -14,8 +14,11 @@ const secret = "benchmark-signing-secret-0123456789abcdef";
 const owners = 1000;
 const perOwner = 100;
 
+/** The settings of the benchmark's cluster (on disk, fsync on: commits are durable, as in production). */
+export const storeClusterSettings = { max_connections: 100, shared_buffers: "128MB" };
+
 /** The notes of the default app (notes-app.notes: each user reads and writes their own, `owner_id`). */
-async function seed(base, log, name) {
+export async function seed(base, log, name) {
   const started = performance.now();
   const users = [];
   for (let i = 0; i < owners; i++) users.push(await anonymousLogin(base));
@@ -39,7 +42,7 @@ async function seed(base, log, name) {
   return { reader: users[owners / 2], writer: users[owners / 2 + 1] };
 }
 
-function scenarios({ reader, writer }) {
+export function scenarios({ reader, writer }) {
   const json = { "content-type": "application/json" };
   const bearer = { authorization: `Bearer ${reader.access_token}` };
   const call = (body, user = reader) => ({
@@ -82,12 +85,12 @@ function scenarios({ reader, writer }) {
 }
 
 /** Pins a process and all its threads (and the children it forks later) to the server core. */
-function pinToServerCore(pid) {
+export function pinToServerCore(pid) {
   if (layout.pinned) spawnSync("taskset", ["-a", "-p", "-c", String(layout.serverCpu), String(pid)]);
 }
 
 export async function compareStores({ emulatorProcess, startBare, capture, load, summarize, rounds, log }) {
-  const cluster = await startCluster({ settings: { max_connections: 100, shared_buffers: "128MB" } });
+  const cluster = await startCluster({ settings: storeClusterSettings });
   pinToServerCore(cluster.pid());
   const memory = await emulatorProcess({ args: ["--signing-secret", secret] });
   const postgres = await emulatorProcess({ args: ["--database", cluster.url, "--signing-secret", secret] });
