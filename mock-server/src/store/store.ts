@@ -143,6 +143,11 @@ export interface AppStore {
   /** Deletes a user with its identities, e-mail/password registration, sessions and API keys. */
   deleteUser(userId: string): Promise<boolean>;
   /**
+   * A login: adds the session (ending the user's oldest past the app's limit, as `sessions.add`)
+   * and records the login's time on the user (`lastLoginAt`), in one step.
+   */
+  startSession(session: StoredSession, lastLoginAt: number): Promise<void>;
+  /**
    * A user and one of its sessions, read together (every access-token request needs both); the
    * session is undefined when it is gone or belongs to another user.
    */

@@ -12,6 +12,10 @@ import { decodeText, parseJson, toDatabase } from "./text-encoding.ts";
  * Every statement is sent as a named prepared statement: each connection parses and plans it once,
  * then only binds (the hot paths — a user by id, a session, an insert — are one statement each).
  * Statement texts are few (their values are parameters); past a cap, new texts go unnamed.
+ *
+ * Connections are pipelined (the driver's `pipeline` mode): a transaction's BEGIN goes out with its
+ * first statement, and `batch` sends a whole transaction — BEGIN, its statements, COMMIT — in one
+ * write and waits for one round trip.
  */
 const statementNames = new Map<string, string>();
 const maxStatements = 1000;
@@ -140,6 +144,8 @@ export class Database implements Queryable {
       statement_timeout: options.statementTimeoutMs ?? 10_000,
       application_name: "app-services-emulator",
       types,
+      // (pg-pool hands its options to each client.)
+      pipeline: true,
     });
     // An idle connection that breaks (the server went away) must not take the process down; the
     // next request gets a new connection, or the outage answer.
@@ -195,16 +201,18 @@ export class Database implements Queryable {
       done = true;
       client.release(error ? (error as Error) : undefined);
     };
-    try {
-      await client.query("BEGIN");
-    } catch (error) {
-      release(error);
-      throw translate(error);
-    }
+    // Sent without waiting: the transaction's first statement follows it in the same round trip
+    // (a BEGIN that fails fails that statement too; commit reports it).
+    const begun = client.query("BEGIN").then(
+      () => null,
+      (error: unknown) => error,
+    );
     return {
       client: new NamedClient(client),
       async commit() {
         try {
+          const failed = await begun;
+          if (failed) throw failed;
           await client.query("COMMIT");
           release();
         } catch (error) {
@@ -222,6 +230,41 @@ export class Database implements Queryable {
         }
       },
     };
+  }
+
+  /**
+   * Runs statements as one transaction in one round trip: BEGIN, the statements and COMMIT are
+   * written together (pipelined) and their answers read together. Each statement sees what the
+   * ones before it did and committed (a lock taken by one holds for the next ones, whose snapshot
+   * is taken after it). The first failure is thrown (the transaction is then rolled back: the
+   * statements after it fail, and COMMIT ends it without committing); otherwise the results, in order.
+   */
+  async batch(statements: [text: string, values: unknown[]][]): Promise<pg.QueryResult[]> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw translate(error);
+    }
+    const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection
+      ?.stream;
+    stream?.cork?.();
+    const sent = [
+      client.query("BEGIN"),
+      ...statements.map(([text, values]) => client.query(statement(text, values))),
+      client.query("COMMIT"),
+    ].map((p) =>
+      p.then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      ),
+    );
+    stream?.uncork?.();
+    const answers = await Promise.all(sent);
+    const failure = answers.find((a): a is { error: unknown } => "error" in a);
+    client.release(failure && isUnavailable(failure.error) ? (failure.error as Error) : undefined);
+    if (failure) throw translate(failure.error);
+    return answers.slice(1, -1).map((a) => (a as { result: pg.QueryResult }).result);
   }
 
   async close(): Promise<void> {

@@ -6,8 +6,15 @@
  * When the connection breaks (the database went away) every subscriber is told, so open change
  * streams end instead of silently missing events; the listener reconnects with backoff and says so
  * again when it is back.
+ *
+ * How current is this instance? Every few milliseconds, while requests ask (`fresh`), the listener
+ * sends itself a notification on a channel of its own (a sync): since notifications arrive in commit
+ * order, when a sync arrives every change committed before it was sent has arrived too. `fresh()`
+ * tells whether the latest sync that came back was sent less than `revocationWindowMs` ago (the
+ * users and sessions kept on this instance answer only then: auth-cache.ts).
  */
 import pg from "pg";
+import { revocationWindowMs } from "./auth-cache.ts";
 import { clientConfig, type DatabaseOptions } from "./database.ts";
 import { decodeText } from "./text-encoding.ts";
 
@@ -22,9 +29,19 @@ export const channels = {
   emailjs: "harness_emailjs",
   /** Sessions ended: `{i: instance, a: appId, u: userId, s?: sessionId, k?: apiKeyId}` (sessions.ts). */
   sessions: "harness_sessions",
+  /** A user changed or deleted: `{i: instance, a: appId, u: userId}` (users.ts). */
+  users: "harness_users",
 } as const;
 
 export type Channel = (typeof channels)[keyof typeof channels];
+
+/** The least time between two syncs (a sync is one tiny transaction; see above). */
+const syncEveryMs = 20;
+/** A sync that has not come back in this time is given up (another is sent). */
+const syncGivenUpMs = 1_000;
+
+/** The channel an instance sends its syncs on (it alone listens to it). */
+export const syncChannel = (instanceId: string) => `harness_sync_${instanceId}`;
 
 export interface ListenerEvents {
   notification(channel: Channel, payload: string): void;
@@ -41,11 +58,43 @@ export class NotificationListener {
   private timer: NodeJS.Timeout | null = null;
   private connected = false;
   private connecting = false;
+  /** When the latest sync that came back was sent (performance.now()). */
+  private syncedAt = Number.NEGATIVE_INFINITY;
+  private lastSync: { n: number; sentAt: number } | null = null;
+  private syncs = 0;
 
   constructor(
     private readonly options: DatabaseOptions,
     private readonly events: ListenerEvents,
+    /** This instance's sync channel (syncChannel). */
+    private readonly ownChannel: string,
   ) {}
+
+  /**
+   * Whether every change committed more than `revocationWindowMs` ago has arrived (asks for the
+   * next sync when one is due).
+   */
+  fresh(now = performance.now()): boolean {
+    if (!this.connected || this.client === null) return false;
+    const last = this.lastSync;
+    if (last === null || now - last.sentAt >= (this.syncedAt >= last.sentAt ? syncEveryMs : syncGivenUpMs))
+      this.sync(this.client, now);
+    return now - this.syncedAt <= revocationWindowMs;
+  }
+
+  private sync(client: pg.Client, now: number): void {
+    const sync = { n: ++this.syncs, sentAt: now };
+    this.lastSync = sync;
+    client.query("SELECT pg_notify($1, $2)", [this.ownChannel, String(sync.n)]).catch(() => {
+      // The connection broke (its own handler runs) or the database refused: the next ask sends another.
+      if (this.lastSync === sync) this.lastSync = null;
+    });
+  }
+
+  private synced(payload: string): void {
+    const last = this.lastSync;
+    if (last !== null && payload === String(last.n)) this.syncedAt = last.sentAt;
+  }
 
   get listening(): boolean {
     return this.connected;
@@ -59,14 +108,16 @@ export class NotificationListener {
   private async connect(): Promise<void> {
     const client = new pg.Client(clientConfig(this.options));
     client.on("notification", (message) => {
-      if (message.payload !== undefined)
-        this.events.notification(message.channel as Channel, decodeText(message.payload));
+      if (message.payload === undefined) return;
+      if (message.channel === this.ownChannel) this.synced(message.payload);
+      else this.events.notification(message.channel as Channel, decodeText(message.payload));
     });
     const broken = (reason: string) => {
       if (this.client !== client) return;
       this.client = null;
       const was = this.connected;
       this.connected = false;
+      this.forgetSyncs();
       client.removeAllListeners("notification");
       void client.end().catch(() => undefined);
       if (was) this.events.lost(reason);
@@ -76,7 +127,9 @@ export class NotificationListener {
     client.on("end", () => broken("the connection ended"));
     try {
       await client.connect();
-      for (const channel of Object.values(channels)) await client.query(`LISTEN ${channel}`);
+      // A sync is a transaction of its own: it need not wait for its commit to reach the disk.
+      await client.query("SET synchronous_commit = off");
+      for (const channel of [...Object.values(channels), this.ownChannel]) await client.query(`LISTEN ${channel}`);
     } catch (error) {
       client.removeAllListeners();
       client.on("error", () => undefined);
@@ -119,8 +172,14 @@ export class NotificationListener {
     this.timer.unref();
   }
 
+  private forgetSyncs(): void {
+    this.syncedAt = Number.NEGATIVE_INFINITY;
+    this.lastSync = null;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    this.forgetSyncs();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const client = this.client;

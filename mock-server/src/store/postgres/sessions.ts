@@ -1,13 +1,13 @@
 /**
- * Refresh-token sessions in PostgreSQL: read on every request (with the user), so a revocation holds
- * on every instance at once. Every removal is announced on the sessions channel in the same
- * transaction (delivered when, and only if, it commits), so each instance ends the change streams
- * open on the ended sessions.
+ * Refresh-token sessions in PostgreSQL. Every removal is announced on the sessions channel in the
+ * same transaction (delivered when, and only if, it commits), so each instance ends the change
+ * streams open on the ended sessions and forgets what it kept of them (auth-cache.ts).
  */
 import type { EndedSessions, SessionRecords, StoredSession } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
+import { usersChanged } from "./users.ts";
 
 type Listener = (appId: string, ended: EndedSessions) => void;
 
@@ -15,7 +15,7 @@ type Listener = (appId: string, ended: EndedSessions) => void;
 export class SessionEnds {
   private readonly listeners = new Set<Listener>();
 
-  constructor(private readonly context: PgContext) {
+  constructor(readonly context: PgContext) {
     context.subscribe(channels.sessions, (payload) => {
       const { i, a, u, s, k } = JSON.parse(payload) as { i: string; a: string; u: string; s?: string; k?: string };
       if (i !== context.instanceId)
@@ -48,8 +48,9 @@ export class SessionEnds {
     };
   }
 
-  /** Tells this instance (once the write is committed). */
+  /** Tells this instance (once the write is committed): what it kept of the sessions goes first. */
   tell(appId: string, ended: EndedSessions): void {
+    this.context.auth.forgetSessions(appId, ended.userId, ended.sessionId, ended.apiKeyId);
     for (const listener of this.listeners) listener(appId, ended);
   }
 }
@@ -69,37 +70,56 @@ export class PgSessions implements SessionRecords {
     return row?.doc;
   }
 
-  /**
-   * Adds a session and ends the user's oldest ones past the app's limit (app_usage's
-   * max_sessions_per_user). One statement when the user is far below the limit (at least a tenth
-   * of it, and 10, to spare: the usual login); otherwise the user's row is the lock, and racing
-   * logins of one user, on any instance, trim in turn, each seeing the sessions the previous one
-   * committed (every login adds its session before it trims, so the last trim sees them all).
-   */
+  /** Adds a session and ends the user's oldest ones past the app's limit (see `start`). */
   async add(session: StoredSession): Promise<void> {
-    const [added] = await this.db.rows<{ n: number; max: number | null }>(
-      `WITH added AS (
-         INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5) RETURNING id)
-       SELECT (SELECT count(*)::int FROM sessions WHERE app_id = $1 AND user_id = $3) AS n,
-              (SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1) AS max`,
-      [this.appId, session.id, session.userId, session.apiKeyId ?? null, session],
-    );
-    // (n counts the sessions before this one.)
-    if (!added || added.max === null || added.n + 1 + Math.max(Math.floor(added.max / 10), 10) <= added.max) return;
-    const ended = await this.db.transaction(async (client) => {
-      await client.query("SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [this.appId, session.userId]);
-      // The sessions it ends are announced like any other end, so their change streams end too.
-      const { rows } = await client.query<{ id: string }>(
-        `DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 AND id IN (
-           SELECT id FROM sessions WHERE app_id = $1 AND user_id = $2 ORDER BY seq DESC
-           OFFSET coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647))
-         RETURNING id`,
-        [this.appId, session.userId],
-      );
-      for (const { id } of rows)
-        await this.ends.announce(client, this.appId, { userId: session.userId, sessionId: id });
-      return rows.map((r) => r.id);
-    });
+    await this.start(session, null);
+  }
+
+  /**
+   * Adds a session, ends the user's oldest ones past the app's limit (app_usage's
+   * max_sessions_per_user; each announced like any other end) and, with `lastLoginAt`, records the
+   * login on the user (announced on the users channel): one transaction, one round trip
+   * (`Database.batch`). The user's row is locked first, so racing logins of one user, on any
+   * instance, take turns, and each one's trim — a statement of its own, whose snapshot is taken
+   * once the lock is held — sees the sessions the previous ones committed: the user is left with
+   * exactly the limit. (Logins of one user took turns on that row already: each updates it.)
+   */
+  async start(session: StoredSession, lastLoginAt: number | null): Promise<void> {
+    const results = await this.db.batch([
+      ["SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [this.appId, session.userId]],
+      [
+        `WITH added AS (
+           INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5) RETURNING id),
+         ended AS (
+           DELETE FROM sessions WHERE app_id = $1 AND user_id = $3 AND id IN (
+             SELECT id FROM sessions WHERE app_id = $1 AND user_id = $3 ORDER BY seq DESC
+             OFFSET greatest(coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647) - 1, 0))
+           RETURNING id),
+         login AS (
+           UPDATE users SET doc = jsonb_set(doc, '{lastLoginAt}', to_jsonb($6::bigint))
+            WHERE app_id = $1 AND id = $3 AND $6::bigint IS NOT NULL RETURNING id)
+         SELECT id AS ended, pg_notify($7, json_build_object('i', $9::text, 'a', $1::text, 'u', $3::text, 's', id)::text)
+           FROM ended
+         UNION ALL
+         SELECT NULL, pg_notify($8, json_build_object('i', $9::text, 'a', $1::text, 'u', id)::text) FROM login`,
+        [
+          this.appId,
+          session.id,
+          session.userId,
+          session.apiKeyId ?? null,
+          session,
+          lastLoginAt,
+          channels.sessions,
+          channels.users,
+          this.ends.instanceId,
+        ],
+      ],
+    ]);
+    // (The new session is not among the statement's rows: its snapshot is from before it.)
+    const ended = (results[1]!.rows as { ended: string | null }[])
+      .filter((r) => r.ended !== null)
+      .map((r) => r.ended as string);
+    if (lastLoginAt !== null) usersChanged(this.ends.context, this.appId, session.userId);
     for (const id of ended) this.ends.tell(this.appId, { userId: session.userId, sessionId: id });
   }
 
