@@ -14,8 +14,8 @@ import { decodeText, parseJson, toDatabase } from "./text-encoding.ts";
  * Statement texts are few (their values are parameters); past a cap, new texts go unnamed.
  *
  * Connections are pipelined (the driver's `pipeline` mode): a transaction's BEGIN goes out with its
- * first statement, and `batch` sends a whole transaction — BEGIN, its statements, COMMIT — in one
- * write and waits for one round trip.
+ * first statement, and `pipeline` sends several statements — a transaction or two — in one write
+ * and waits for one round trip.
  */
 const statementNames = new Map<string, string>();
 const maxStatements = 1000;
@@ -233,38 +233,35 @@ export class Database implements Queryable {
   }
 
   /**
-   * Runs statements as one transaction in one round trip: BEGIN, the statements and COMMIT are
-   * written together (pipelined) and their answers read together. Each statement sees what the
-   * ones before it did and committed (a lock taken by one holds for the next ones, whose snapshot
-   * is taken after it). The first failure is thrown (the transaction is then rolled back: the
-   * statements after it fail, and COMMIT ends it without committing); otherwise the results, in order.
+   * Runs statements on one connection in one round trip: written together (the connection is
+   * pipelined), then their answers read together. Each runs as the protocol has it — in its own
+   * implicit transaction unless between BEGIN and COMMIT — so one failing does not stop the ones
+   * after it, outside a transaction. Answers each one's result or (translated) error, in order.
    */
-  async batch(statements: [text: string, values: unknown[]][]): Promise<pg.QueryResult[]> {
+  async pipeline(
+    statements: [text: string, values: unknown[]][],
+  ): Promise<{ result?: pg.QueryResult; error?: unknown }[]> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (error) {
       throw translate(error);
     }
+    // One write for all of them (each statement's own write is nested in this one).
     const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection
       ?.stream;
     stream?.cork?.();
-    const sent = [
-      client.query("BEGIN"),
-      ...statements.map(([text, values]) => client.query(statement(text, values))),
-      client.query("COMMIT"),
-    ].map((p) =>
-      p.then(
-        (result) => ({ result }),
-        (error: unknown) => ({ error }),
+    const sent = statements.map(([text, values]) =>
+      client.query(statement(text, values)).then(
+        (result): { result?: pg.QueryResult; error?: unknown } => ({ result }),
+        (error: unknown) => ({ error: translate(error) }),
       ),
     );
     stream?.uncork?.();
     const answers = await Promise.all(sent);
-    const failure = answers.find((a): a is { error: unknown } => "error" in a);
-    client.release(failure && isUnavailable(failure.error) ? (failure.error as Error) : undefined);
-    if (failure) throw translate(failure.error);
-    return answers.slice(1, -1).map((a) => (a as { result: pg.QueryResult }).result);
+    const broken = answers.find((a) => a.error instanceof StoreUnavailableError);
+    client.release(broken ? (broken.error as Error) : undefined);
+    return answers;
   }
 
   async close(): Promise<void> {

@@ -78,49 +78,54 @@ export class PgSessions implements SessionRecords {
   /**
    * Adds a session, ends the user's oldest ones past the app's limit (app_usage's
    * max_sessions_per_user; each announced like any other end) and, with `lastLoginAt`, records the
-   * login on the user (announced on the users channel): one transaction, one round trip
-   * (`Database.batch`). The user's row is locked first, so racing logins of one user, on any
-   * instance, take turns, and each one's trim — a statement of its own, whose snapshot is taken
-   * once the lock is held — sees the sessions the previous ones committed: the user is left with
-   * exactly the limit. (Logins of one user took turns on that row already: each updates it.)
+   * login on the user (announced on the users channel). Two transactions sent together and answered
+   * in one round trip (`Database.pipeline`):
+   * 1. the session, inserted and committed durably (the login is answered only then);
+   * 2. the trim and the login time, in one statement whose snapshot is taken after the insert
+   *    committed. Racing logins of one user, on any instance, each trim after their own insert, so
+   *    the trim with the latest snapshot sees every session added and keeps the newest `limit`;
+   *    an earlier trim only ends sessions older than `limit` it saw, which are older than those
+   *    too: the user is left with exactly the limit. This transaction does not wait for its commit
+   *    to reach the disk, so the user's row (updated) is held only while it runs, not for a disk
+   *    flush (logins of one user took turns on that flush); what it writes — a login time,
+   *    sessions ended for the limit — is flushed with the next commit anyway, and a crash in
+   *    between can only bring back the login time before it, or a session the limit had ended.
    */
   async start(session: StoredSession, lastLoginAt: number | null): Promise<void> {
-    const results = await this.db.batch([
-      ["SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [this.appId, session.userId]],
+    const answers = await this.db.pipeline([
       [
-        `WITH added AS (
-           INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5) RETURNING id),
-         ended AS (
-           DELETE FROM sessions WHERE app_id = $1 AND user_id = $3 AND id IN (
-             SELECT id FROM sessions WHERE app_id = $1 AND user_id = $3 ORDER BY seq DESC
-             OFFSET greatest(coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647) - 1, 0))
+        "INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5)",
+        [this.appId, session.id, session.userId, session.apiKeyId ?? null, session],
+      ],
+      ["BEGIN", []],
+      ["SET LOCAL synchronous_commit = off", []],
+      [
+        // (The login time only once the session is in: a failed insert leaves it as it was.)
+        `WITH login AS (
+           UPDATE users SET doc = jsonb_set(doc, '{lastLoginAt}', to_jsonb($3::bigint))
+            WHERE app_id = $1 AND id = $2 AND $3::bigint IS NOT NULL
+              AND EXISTS (SELECT 1 FROM sessions WHERE app_id = $1 AND id = $4)
            RETURNING id),
-         login AS (
-           UPDATE users SET doc = jsonb_set(doc, '{lastLoginAt}', to_jsonb($6::bigint))
-            WHERE app_id = $1 AND id = $3 AND $6::bigint IS NOT NULL RETURNING id)
-         SELECT id AS ended, pg_notify($7, json_build_object('i', $9::text, 'a', $1::text, 'u', $3::text, 's', id)::text)
+         ended AS (
+           DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 AND id IN (
+             SELECT id FROM sessions WHERE app_id = $1 AND user_id = $2 ORDER BY seq DESC
+             OFFSET coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647))
+           RETURNING id)
+         SELECT id, pg_notify($5, json_build_object('i', $7::text, 'a', $1::text, 'u', $2::text, 's', id)::text)
            FROM ended
          UNION ALL
-         SELECT NULL, pg_notify($8, json_build_object('i', $9::text, 'a', $1::text, 'u', id)::text) FROM login`,
-        [
-          this.appId,
-          session.id,
-          session.userId,
-          session.apiKeyId ?? null,
-          session,
-          lastLoginAt,
-          channels.sessions,
-          channels.users,
-          this.ends.instanceId,
-        ],
+         SELECT NULL, pg_notify($6, json_build_object('i', $7::text, 'a', $1::text, 'u', id)::text) FROM login`,
+        [this.appId, session.userId, lastLoginAt, session.id, channels.sessions, channels.users, this.ends.instanceId],
       ],
+      ["COMMIT", []],
     ]);
-    // (The new session is not among the statement's rows: its snapshot is from before it.)
-    const ended = (results[1]!.rows as { ended: string | null }[])
-      .filter((r) => r.ended !== null)
-      .map((r) => r.ended as string);
-    if (lastLoginAt !== null) usersChanged(this.ends.context, this.appId, session.userId);
-    for (const id of ended) this.ends.tell(this.appId, { userId: session.userId, sessionId: id });
+    // (The second transaction may have committed though the insert failed: what it did is told.)
+    const committed = answers[3]?.result !== undefined && answers[4]?.error === undefined;
+    const second = committed ? (answers[3]!.result!.rows as { id: string | null }[]) : [];
+    if (second.some((r) => r.id === null)) usersChanged(this.ends.context, this.appId, session.userId);
+    for (const { id } of second) if (id !== null) this.ends.tell(this.appId, { userId: session.userId, sessionId: id });
+    const failure = answers.find((a) => a.error !== undefined);
+    if (failure) throw failure.error;
   }
 
   async remove(id: string): Promise<boolean> {
