@@ -240,10 +240,14 @@ function summarize(runs) {
     rps: median(runs.map((r) => r.rps)),
     p50: median(runs.map((r) => r.latency.p50)),
     p99: median(runs.map((r) => r.latency.p99)),
+    p999: median(runs.map((r) => r.latency.p999)),
     mean: median(runs.map((r) => r.latency.mean)),
     errors: runs.reduce((n, r) => n + r.errors + r.timeouts + (r.requests - r.ok), 0),
     cpuUsPerRequest: median(runs.map((r) => r.cpuUsPerRequest)),
     cpuShare: median(runs.map((r) => r.cpuShare)),
+    ...(runs.some((r) => r.databaseCpuUsPerRequest !== undefined)
+      ? { databaseCpuUsPerRequest: median(runs.map((r) => r.databaseCpuUsPerRequest)) }
+      : {}),
     perRound: runs.map((r) => Math.round(r.rps)),
   };
 }

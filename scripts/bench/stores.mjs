@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { startCluster } from "../postgres-cluster.mjs";
 import { anonymousLogin, appServices, callJson, loginScenario } from "./client.mjs";
-import { layout } from "./processes.mjs";
+import { layout, procTreeCpuMs } from "./processes.mjs";
 
 const secret = "benchmark-signing-secret-0123456789abcdef";
 const owners = 1000;
@@ -115,7 +115,12 @@ export async function compareStores({ emulatorProcess, startBare, capture, load,
         const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]);
         for (const which of order) {
           const scenario = which === "postgres" ? lists.postgres[index] : s;
+          // On PostgreSQL the database's CPU (every process of the cluster) is measured too.
+          const databaseBefore = which === "postgres" ? procTreeCpuMs(cluster.pid()) : 0;
           const r = await load(servers[which], scenario);
+          if (which === "postgres")
+            r.databaseCpuUsPerRequest =
+              ((procTreeCpuMs(cluster.pid()) - databaseBefore) * 1000) / Math.max(1, r.requests);
           results[s.id][which].push(r);
           const fixed = (n) => (Number.isFinite(n) ? n.toFixed(2) : "–");
           log(
@@ -133,7 +138,7 @@ export async function compareStores({ emulatorProcess, startBare, capture, load,
       for (const which of ["memory", "postgres"]) {
         const scenario = which === "postgres" ? lists.postgres[index] : s;
         const r = await load(servers[which], scenario, { connections: 1 });
-        single[s.id][which] = { p50: r.latency.p50, p99: r.latency.p99 };
+        single[s.id][which] = { p50: r.latency.p50, p99: r.latency.p99, p999: r.latency.p999 };
         log(
           `one at a time ${s.id.padEnd(9)} ${which.padEnd(8)} p50 ${r.latency.p50.toFixed(2)} ms  p99 ${r.latency.p99.toFixed(2)} ms`,
         );
