@@ -196,6 +196,11 @@ export interface UserRecords {
   emailOf(user: StoredUser): Promise<string | undefined>;
 
   account(id: string): Promise<StoredUserpassAccount | undefined>;
+  /**
+   * A registration and the user its e-mail/password identity belongs to (the registration's user,
+   * else the identity's owner), read together: what a login checks once the password matched.
+   */
+  accountAndOwner(id: string): Promise<{ account: StoredUserpassAccount; owner: StoredUser | undefined } | undefined>;
   accountByEmail(email: string): Promise<StoredUserpassAccount | undefined>;
   /** Adds a registration unless the address is taken (case-insensitive): false then. */
   addAccount(account: StoredUserpassAccount): Promise<boolean>;

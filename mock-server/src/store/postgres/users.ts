@@ -234,6 +234,22 @@ export class PgUsers implements UserRecords {
     return row ? toAccount(row) : undefined;
   }
 
+  async accountAndOwner(id: string) {
+    const [row] = await this.db.rows<AccountRow & { owner_id: string | null; owner_doc: UserDoc | null }>(
+      `SELECT a.id, a.email, a.password_hash, a.confirmed, a.user_id, a.created_at, u.id AS owner_id, u.doc AS owner_doc
+         FROM userpass_accounts a
+         LEFT JOIN users u ON u.app_id = a.app_id AND u.id = coalesce(a.user_id,
+           (SELECT i.user_id FROM identities i
+             WHERE i.app_id = a.app_id AND i.provider_type = 'local-userpass' AND i.identity_id = $3))
+        WHERE a.app_id = $1 AND a.id = $2`,
+      [this.appId, id, rowKey(id)],
+    );
+    if (!row) return undefined;
+    const owner =
+      row.owner_id !== null && row.owner_doc !== null ? toUser({ id: row.owner_id, doc: row.owner_doc }) : undefined;
+    return { account: toAccount(row), owner };
+  }
+
   async accountByEmail(email: string): Promise<StoredUserpassAccount | undefined> {
     const [row] = await this.db.rows<AccountRow>(
       `SELECT ${accountColumns} FROM userpass_accounts WHERE app_id = $1 AND email_key = $2`,
