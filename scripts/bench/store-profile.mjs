@@ -96,6 +96,7 @@ export async function profileStore({
             ...storeClusterSettings,
             shared_preload_libraries: "pg_stat_statements",
             "pg_stat_statements.track": "all",
+            "pg_stat_statements.track_planning": "on",
             track_io_timing: "on",
             track_wal_io_timing: "on",
           },
@@ -165,22 +166,23 @@ export async function profileStore({
         const after = await statistics(admin);
         // The statistics' own statements (this connection) are left out of the counts.
         const { rows } = await admin.query(
-          `SELECT query, calls::float8 AS calls, total_exec_time AS total, rows::float8 AS rows,
+          `SELECT query, calls::float8 AS calls, total_exec_time AS total, total_plan_time AS plan, rows::float8 AS rows,
                   shared_blks_hit::float8 AS hit, shared_blks_read::float8 AS read, wal_records::float8 AS wal
              FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat%' ORDER BY total_exec_time DESC LIMIT 25`,
         );
         const calls = rows.reduce((n, r) => n + r.calls, 0);
         const total = rows.reduce((n, r) => n + r.total, 0);
+        const planned = rows.reduce((n, r) => n + r.plan, 0);
         out.push(
           `database: ${(calls / requests).toFixed(2)} statements, ${((after.commits - before.commits) / requests).toFixed(2)} transactions, ` +
             `${((after.wal.syncs - before.wal.syncs) / requests).toFixed(3)} WAL flushes, ${((after.wal.bytes - before.wal.bytes) / requests).toFixed(0)} WAL bytes ` +
-            `and ${((1000 * total) / requests).toFixed(0)} µs of statement execution per request`,
-          "statements (per request: calls, execution µs; per call: µs, rows, buffers hit/read, WAL records):",
+            `and ${((1000 * total) / requests).toFixed(0)} µs of statement execution (+ ${((1000 * planned) / requests).toFixed(0)} µs planning) per request`,
+          "statements (per request: calls, execution µs; per call: execution + planning µs, rows, buffers hit/read, WAL records):",
         );
         for (const r of rows) {
           out.push(
             `  ${(r.calls / requests).toFixed(2).padStart(6)}  ${((1000 * r.total) / requests).toFixed(0).padStart(5)} µs | ` +
-              `${((1000 * r.total) / r.calls).toFixed(0).padStart(5)} µs ${(r.rows / r.calls).toFixed(1).padStart(6)} rows ` +
+              `${((1000 * r.total) / r.calls).toFixed(0).padStart(5)} + ${((1000 * r.plan) / r.calls).toFixed(0)} µs ${(r.rows / r.calls).toFixed(1).padStart(6)} rows ` +
               `${(r.hit / r.calls).toFixed(1).padStart(6)}/${(r.read / r.calls).toFixed(1)} blks ${(r.wal / r.calls).toFixed(1)} wal | ` +
               r.query.replace(/\s+/g, " ").slice(0, 160),
           );
