@@ -20,6 +20,7 @@
 //          --trace-gc  (with --profile: the emulator's garbage collections during the measured run)
 //          --loop-delay  (with --profile --store: how long the emulator's event loop was blocked)
 //          --node-args="…"  (with --profile --store: more options for the emulator's node, e.g. --trace-gc-nvp)
+//          --emulator-args="…"  (with --profile --store: more options for the emulator, e.g. --database-pool 10)
 //          --no-cpu-prof  (with --profile: without the CPU profiler, for undisturbed latencies)
 //          --cli FILE  (measure another build of the emulator, e.g. an older commit's, for before/after)
 //          --against FILE  (throughput only: another build measured in the same rounds, interleaved with
@@ -82,6 +83,7 @@ try {
       "no-cpu-prof": { type: "boolean", default: false },
       "loop-delay": { type: "boolean", default: false },
       "node-args": { type: "string" },
+      "emulator-args": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   }));
@@ -512,6 +514,7 @@ async function main() {
       traceGc: flags["trace-gc"],
       loopDelayed: flags["loop-delay"],
       nodeArgs: flags["node-args"]?.split(" ").filter(Boolean) ?? [],
+      emulatorArgs: flags["emulator-args"]?.split(" ").filter(Boolean) ?? [],
       emulatorProcess,
       log,
     });

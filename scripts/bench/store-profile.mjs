@@ -4,7 +4,8 @@
 //   - the emulator's CPU per request, and the database's (every process of the throwaway cluster);
 //   - latency percentiles (p50, p99, p99.9, max);
 //   - with --cpu-prof (the default), where the emulator's time goes (profile-summary.mjs);
-//   - with --trace-gc, the emulator's garbage collections: pauses per request by kind, the longest;
+//   - with --trace-gc, the emulator's garbage collections (--trace-gc-nvp): pauses per request by
+//     kind, the longest, bytes promoted per request, marking in steps and in the background;
 //   - with --loop-delay, how long its event loop was blocked (percentiles, the longest);
 //   - on PostgreSQL, pg_stat_statements over the measured run: statements per request, their time,
 //     rows and buffers; transactions and WAL flushes per request (pg_stat_database, pg_stat_wal).
@@ -19,7 +20,7 @@ import { pinToServerCore, scenarios, seed, storeClusterSettings } from "./stores
 
 const secret = "benchmark-signing-secret-0123456789abcdef";
 
-/** Collects the emulator's `--trace-gc` lines from its stdout (after it said where it listens). */
+/** Collects the emulator's `--trace-gc-nvp` lines from its stdout (after it said where it listens). */
 function gcTrace(child) {
   const lines = [];
   let rest = "";
@@ -27,39 +28,35 @@ function gcTrace(child) {
     const text = rest + chunk.toString();
     const parts = text.split("\n");
     rest = parts.pop();
-    for (const line of parts) if (/ms: (Scavenge|Mark-Compact|Minor Mark-Compact)/.test(line)) lines.push(line);
+    for (const line of parts) if (/ gc=\S+ /.test(line)) lines.push(line);
   });
   return lines;
 }
 
-/** Pauses by kind from `--trace-gc` lines: `… ms: Scavenge 9.8 (12.1) -> 8.9 (13.1) MB, 0.95 / 0.00 ms …`. */
+const gcKinds = { s: "scavenge", mc: "mark-compact", ms: "minor mark-sweep", mmc: "minor mark-compact" };
+
+/**
+ * Collections by kind from `--trace-gc-nvp` lines (`name=value` pairs): how many, the main
+ * thread's pauses, what the scavenges promoted to the old generation per request (what makes
+ * mark-compacts come), and for mark-compacts the marking done in steps on the main thread and in
+ * the background (the background's threads share the pinned core with the requests).
+ */
 function gcSummary(lines, requests) {
   const kinds = new Map();
   for (const line of lines) {
-    const match = /ms: ((?:Minor )?Mark-Compact(?: \(reduce\))?|Scavenge)\b.*?MB, ([\d.]+) \/ [\d.]+ ms/.exec(line);
-    if (!match) continue;
-    const kind = kinds.get(match[1]) ?? { count: 0, totalMs: 0, maxMs: 0 };
-    const ms = Number(match[2]);
+    const field = Object.fromEntries([...line.matchAll(/([\w.]+)=([-\w.]+)/g)].map((m) => [m[1], m[2]]));
+    const name = gcKinds[field.gc] ?? field.gc;
+    const kind = kinds.get(name) ?? { count: 0, totalMs: 0, maxMs: 0, promoted: 0, incrementalMs: 0, backgroundMs: 0 };
+    const pause = Number(field.pause);
     kind.count++;
-    kind.totalMs += ms;
-    kind.maxMs = Math.max(kind.maxMs, ms);
-    kinds.set(match[1], kind);
+    kind.totalMs += pause;
+    kind.maxMs = Math.max(kind.maxMs, pause);
+    kind.promoted += Number(field.promoted ?? 0);
+    kind.incrementalMs += Number(field.incremental ?? 0);
+    kind.backgroundMs += Number(field["background.mark"] ?? 0);
+    kinds.set(name, kind);
   }
   return [...kinds].map(([kind, k]) => ({ kind, ...k, usPerRequest: (1000 * k.totalMs) / Math.max(1, requests) }));
-}
-
-async function statistics(client) {
-  const [database] = (
-    await client.query(
-      "SELECT xact_commit::float8 AS commits, blks_hit::float8 AS hit, blks_read::float8 AS read FROM pg_stat_database WHERE datname = current_database()",
-    )
-  ).rows;
-  const [wal] = (
-    await client.query(
-      "SELECT wal_records::float8 AS records, wal_bytes::float8 AS bytes, wal_sync::float8 AS syncs FROM pg_stat_wal",
-    )
-  ).rows;
-  return { ...database, wal };
 }
 
 /** The event-loop delay the preload wrote since the last signal (it appends a line per signal). */
@@ -84,6 +81,7 @@ export async function profileStore({
   traceGc,
   loopDelayed,
   nodeArgs: extraNodeArgs = [],
+  emulatorArgs = [],
   emulatorProcess,
   log,
 }) {
@@ -106,7 +104,7 @@ export async function profileStore({
   const delayFile = join(dir, "loop-delay.jsonl");
   const nodeArgs = [
     ...(cpuProf ? ["--cpu-prof", "--cpu-prof-dir", dir] : []),
-    ...(traceGc ? ["--trace-gc"] : []),
+    ...(traceGc ? ["--trace-gc-nvp"] : []),
     ...(loopDelayed ? ["--import", join(root, "scripts", "bench", "loop-delay.mjs")] : []),
     ...extraNodeArgs,
   ];
@@ -114,7 +112,7 @@ export async function profileStore({
   const emulator = await emulatorProcess({
     nodeArgs,
     env: loopDelayed ? { BENCH_LOOP_DELAY_FILE: delayFile } : {},
-    args: [...(cluster ? ["--database", cluster.url] : []), "--signing-secret", secret],
+    args: [...(cluster ? ["--database", cluster.url] : []), "--signing-secret", secret, ...emulatorArgs],
   });
   const gcLines = traceGc ? gcTrace(emulator.child) : [];
   let admin;
@@ -192,8 +190,12 @@ export async function profileStore({
         out.push("garbage collection during the measured run (pauses of the main thread):");
         for (const k of gcSummary(gcLines.slice(gcBefore), requests))
           out.push(
-            `  ${k.kind.padEnd(22)} ${String(k.count).padStart(5)} × , ${k.totalMs.toFixed(0)} ms in all, ` +
-              `${k.usPerRequest.toFixed(1)} µs per request, longest ${k.maxMs.toFixed(1)} ms`,
+            `  ${k.kind.padEnd(18)} ${String(k.count).padStart(5)} ×, ${k.usPerRequest.toFixed(1)} µs of pauses per request, ` +
+              `the longest ${k.maxMs.toFixed(1)} ms` +
+              (k.promoted > 0 ? `; ${(k.promoted / requests).toFixed(0)} B promoted per request` : "") +
+              (k.kind === "mark-compact"
+                ? `; marking ${k.incrementalMs.toFixed(0)} ms in steps, ${k.backgroundMs.toFixed(0)} ms in the background`
+                : ""),
           );
       }
     }
