@@ -153,10 +153,12 @@ export interface AppStore {
    */
   userSession(userId: string, sessionId: string): Promise<UserAndSession>;
   /**
-   * userSession answered at once, by a store that holds users and sessions in this process (the
-   * in-memory store; every authenticated request asks). Stores that must ask elsewhere leave it out.
+   * userSession answered at once, when the store holds the answer in this process (the in-memory
+   * store always; the PostgreSQL store when it keeps the pair and may answer from it): every
+   * authenticated request asks, and a promise's turns cost it more than the lookups do. Undefined:
+   * ask `userSession`.
    */
-  userSessionNow?(userId: string, sessionId: string): UserAndSession;
+  userSessionNow?(userId: string, sessionId: string): UserAndSession | undefined;
   counts(): Promise<{ users: number; pendingUsers: number }>;
 }
 

@@ -118,6 +118,11 @@ export class PgAppStore implements AppStore {
    * Every access-token request asks: answered from what this instance keeps when it may
    * (auth-cache.ts), else by one joined read, whose answer is kept (frozen: handed to every request).
    */
+  /** What this instance keeps of the pair, when it may answer from it (no promise: the hot path). */
+  userSessionNow(userId: string, sessionId: string): UserAndSession | undefined {
+    return this.context.auth.userSession(this.appId, userId, sessionId) ?? undefined;
+  }
+
   async userSession(userId: string, sessionId: string): Promise<UserAndSession> {
     const auth = this.context.auth;
     const kept = auth.userSession(this.appId, userId, sessionId);
