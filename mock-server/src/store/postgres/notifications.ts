@@ -37,7 +37,7 @@ export type Channel = (typeof channels)[keyof typeof channels];
 
 /** The least time between two syncs (a sync is one tiny transaction; see above). */
 const syncEveryMs = 20;
-/** A sync that has not come back in this time is given up (another is sent). */
+/** A sync that has not come back in this time is given up. */
 const syncGivenUpMs = 1_000;
 
 /** The channel an instance sends its syncs on (it alone listens to it). */
@@ -60,7 +60,9 @@ export class NotificationListener {
   private connecting = false;
   /** When the latest sync that came back was sent (performance.now()). */
   private syncedAt = Number.NEGATIVE_INFINITY;
-  private lastSync: { n: number; sentAt: number } | null = null;
+  /** Syncs on their way, oldest first (number → when sent). */
+  private readonly pendingSyncs = new Map<number, number>();
+  private lastSentAt = Number.NEGATIVE_INFINITY;
   private syncs = 0;
 
   constructor(
@@ -71,29 +73,40 @@ export class NotificationListener {
   ) {}
 
   /**
-   * Whether every change committed more than `revocationWindowMs` ago has arrived (asks for the
-   * next sync when one is due).
+   * Whether every change committed more than `revocationWindowMs` ago has arrived. Asks for the
+   * next sync when one is due: every `syncEveryMs` while requests ask, without waiting for the
+   * ones on their way (so a slow round trip delays what is known by itself, not by two).
    */
   fresh(now = performance.now()): boolean {
     if (!this.connected || this.client === null) return false;
-    const last = this.lastSync;
-    if (last === null || now - last.sentAt >= (this.syncedAt >= last.sentAt ? syncEveryMs : syncGivenUpMs))
-      this.sync(this.client, now);
+    if (now - this.lastSentAt >= syncEveryMs) this.sync(this.client, now);
     return now - this.syncedAt <= revocationWindowMs;
   }
 
   private sync(client: pg.Client, now: number): void {
-    const sync = { n: ++this.syncs, sentAt: now };
-    this.lastSync = sync;
-    client.query("SELECT pg_notify($1, $2)", [this.ownChannel, String(sync.n)]).catch(() => {
-      // The connection broke (its own handler runs) or the database refused: the next ask sends another.
-      if (this.lastSync === sync) this.lastSync = null;
+    const n = ++this.syncs;
+    this.lastSentAt = now;
+    this.pendingSyncs.set(n, now);
+    // Syncs the database never answered (it went away: the connection's own handler runs) are given up.
+    for (const [old, sentAt] of this.pendingSyncs) {
+      if (now - sentAt < syncGivenUpMs) break;
+      this.pendingSyncs.delete(old);
+    }
+    client.query("SELECT pg_notify($1, $2)", [this.ownChannel, String(n)]).catch(() => {
+      this.pendingSyncs.delete(n);
     });
   }
 
   private synced(payload: string): void {
-    const last = this.lastSync;
-    if (last !== null && payload === String(last.n)) this.syncedAt = last.sentAt;
+    const n = Number(payload);
+    const sentAt = this.pendingSyncs.get(n);
+    if (sentAt === undefined) return;
+    this.syncedAt = Math.max(this.syncedAt, sentAt);
+    // (One connection sends them in order, so they commit and come back in order: the older are done.)
+    for (const old of this.pendingSyncs.keys()) {
+      if (old > n) break;
+      this.pendingSyncs.delete(old);
+    }
   }
 
   get listening(): boolean {
@@ -106,7 +119,8 @@ export class NotificationListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(clientConfig(this.options));
+    // Pipelined: a sync is written at once, even while the one before it is on its way.
+    const client = new pg.Client({ ...clientConfig(this.options), pipeline: true });
     client.on("notification", (message) => {
       if (message.payload === undefined) return;
       if (message.channel === this.ownChannel) this.synced(message.payload);
@@ -174,7 +188,8 @@ export class NotificationListener {
 
   private forgetSyncs(): void {
     this.syncedAt = Number.NEGATIVE_INFINITY;
-    this.lastSync = null;
+    this.pendingSyncs.clear();
+    this.lastSentAt = Number.NEGATIVE_INFINITY;
   }
 
   async close(): Promise<void> {
