@@ -23,7 +23,8 @@ const webShared = webTests.filter((file) => !mocks(file));
 /**
  * Files that spend most of their time waiting on child processes and timers (the emulator killed in
  * the middle of saves or of traffic, its periodic save, emulator processes on one database, start-up
- * option checks, a parser's stall timeout, stream places' leases running out) start
+ * option checks, a parser's stall timeout, stream places' leases running out, streams' heartbeats
+ * through proxies) start
  * first, so their waits overlap the other files instead of ending the run alone. Vitest orders files
  * like this once it has the timings of an earlier run (node_modules/.vite); a clean clone has none.
  */
@@ -34,6 +35,7 @@ const startFirst = [
   "mock-server/test/postgres/cli.test.ts",
   "mock-server/test/postgres/multi-instance.test.ts",
   "mock-server/test/postgres/stream-places.test.ts",
+  "mock-server/test/proxy/proxies.test.ts",
   "mock-server/test/cli-options.test.ts",
   "scripts/test/dev-stack.test.ts",
   "mock-server/test/emailjs/send-form-stall.test.ts",

@@ -24,6 +24,7 @@ export const bothStores = [
   "test/control/apps-and-users.test.ts",
   "test/control/documents.test.ts",
   "test/control/mail.test.ts",
+  "test/control/metrics.test.ts",
   "test/control/mail-edits.test.ts",
   "test/control/state.test.ts",
   "test/data/long-values.test.ts",

@@ -3,9 +3,9 @@
 // browser Playwright already installed on this machine. When none exists and we are root on
 // Debian, installs Debian's `chromium` package; otherwise stops with what to install.
 // Never downloads Playwright's own browsers.
-import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
+import { aptInstall, isRootOnDebian } from "./system-packages.mjs";
 
 const candidates = [
   "/usr/bin/chromium",
@@ -29,19 +29,11 @@ export function findBrowser() {
   return null;
 }
 
-function isRootOnDebian() {
-  return process.getuid?.() === 0 && existsSync("/etc/debian_version") && spawnSync("which", ["apt-get"]).status === 0;
-}
-
 if (import.meta.url === `file://${process.argv[1]}`) {
   let path = findBrowser();
   if (!path && isRootOnDebian()) {
     process.stdout.write("No Chromium found: installing Debian's chromium package (about a minute)…\n");
-    execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit" });
-    execFileSync("apt-get", ["install", "-y", "-qq", "chromium"], {
-      stdio: "inherit",
-      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-    });
+    aptInstall(["chromium"]);
     path = findBrowser();
   }
   if (!path) {

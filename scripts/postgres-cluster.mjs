@@ -11,12 +11,11 @@
 // on a free port, and is removed by stop(). The server is our own child process (no pg_ctl daemon), so it
 // is stopped by PID. initdb and postgres refuse to run as root: as root they run as the `postgres` system
 // user (created by Debian's package) or a system user `harness-pg` created on demand.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   accessSync,
   chownSync,
   constants,
-  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -26,9 +25,17 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
+import {
+  aptInstall,
+  freePort,
+  isRootOnDebian,
+  killIfRunningIn,
+  sleepSync,
+  sweepAbandoned,
+} from "./system-packages.mjs";
 
 /**
  * @typedef {object} PostgresBinaries
@@ -152,10 +159,6 @@ export function findPostgres() {
   return null;
 }
 
-function isRootOnDebian() {
-  return process.getuid?.() === 0 && existsSync("/etc/debian_version") && spawnSync("which", ["apt-get"]).status === 0;
-}
-
 /**
  * Like findPostgres(), but when nothing is found and we are root on Debian, installs Debian's `postgresql`
  * package first. Throws an Error saying what to install otherwise.
@@ -173,11 +176,7 @@ export function ensurePostgres(options = {}) {
   let found = findPostgres();
   if (!found && isRootOnDebian()) {
     log("No PostgreSQL server found: installing Debian's postgresql package (about 30 s)…");
-    execFileSync("apt-get", ["update", "-qq"], { stdio: ["ignore", "inherit", "inherit"] });
-    execFileSync("apt-get", ["install", "-y", "-qq", "postgresql"], {
-      stdio: ["ignore", "inherit", "inherit"],
-      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-    });
+    aptInstall(["postgresql"]);
     found = findPostgres();
   }
   if (!found) {
@@ -265,20 +264,6 @@ function tempBase(inMemory = false) {
 
 // ---------------------------------------------------------------------------------------------------------
 // Small utilities
-
-/** @returns {Promise<number>} */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Whether `promise` settles within `ms`; the timer does not outlive it.
@@ -396,21 +381,6 @@ function hasExitedPerProc(/** @type {number} */ pid) {
   }
 }
 
-/** @param {number} ms */
-function sleepSync(ms) {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-/** @param {number} pid */
-function isAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return /** @type {NodeJS.ErrnoException} */ (error).code === "EPERM";
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Best-effort cleanup: on exit and on signals, and of folders left by runs that were SIGKILLed
 
@@ -446,34 +416,6 @@ function uninstallHandlers() {
   for (const signal of SIGNALS) process.off(signal, onSignal);
 }
 
-/** Removes clusters whose owning process is gone (a test run killed with SIGKILL). */
-function sweepAbandoned(/** @type {string} */ base) {
-  let names;
-  try {
-    names = readdirSync(base).filter((name) => name.startsWith(TEMP_PREFIX));
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const root = join(base, name);
-    try {
-      const owner = Number(readFileSync(join(root, "owner.pid"), "utf8").trim());
-      if (!Number.isInteger(owner) || owner <= 0 || isAlive(owner)) continue;
-      const dataDir = join(root, "data");
-      try {
-        const serverPid = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-        const cmdline = readFileSync(`/proc/${serverPid}/cmdline`, "utf8");
-        if (cmdline.includes(dataDir)) process.kill(serverPid, "SIGKILL");
-      } catch {
-        // no server left running for it
-      }
-      rmSync(root, { recursive: true, force: true, maxRetries: 5 });
-    } catch {
-      // not ours or already gone
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Clusters
 
@@ -488,7 +430,10 @@ export async function startCluster(options = {}) {
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const user = serverUser();
   const base = tempBase(options.inMemory);
-  sweepAbandoned(base);
+  // Clusters of runs killed with SIGKILL: their server stopped, their folder removed.
+  sweepAbandoned(base, TEMP_PREFIX, (dir) =>
+    killIfRunningIn(join(dir, "data", "postmaster.pid"), join(dir, "data"), "SIGKILL"),
+  );
 
   const rootDir = mkdtempSync(join(base, TEMP_PREFIX));
   const dataDir = join(rootDir, "data");

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // `npm test`: everything, in order, failing fast: lint and formatting, the OpenAPI documents, the
 // compose file and the CI workflow, type checks, unit and contract tests (generated code staleness
-// included), the builds (web bundle budget included), then the hermetic end-to-end suite.
+// included), the builds (web bundle budget included), the hermetic end-to-end suite, then the
+// production rehearsal (scripts/rehearse.mjs).
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-// `npm test -- lint unit`: only the steps whose names start so; `--no-e2e`: all but the e2e suite
-// (CI's job without a browser, .github/workflows/ci.yml).
+// `npm test -- lint unit`: only the steps whose names start so; `--no-e2e`: all but the steps with a
+// browser, the e2e suite and the rehearsal (CI runs those as jobs of their own, .github/workflows/ci.yml).
 const args = process.argv.slice(2);
 const withoutE2e = args.includes("--no-e2e");
 const only = args.filter((arg) => arg !== "--no-e2e");
@@ -55,12 +56,20 @@ const phases = [
     step("build web", "npm", ["run", "build", "-w", "web"], foreignWebConfig),
     // The PostgreSQL store's tests run against a real server: its binaries, found or installed here.
     step("postgres", "node", ["scripts/postgres-cluster.mjs", "--check"]),
+    // The proxy tests and the rehearsal run nginx and Caddy: found or installed here.
+    step("proxies", "node", ["scripts/proxies.mjs", "--check"]),
   ],
   // One run over the openapi, mock-server and web projects (vitest.config.ts).
   [step("unit", bin("vitest"), ["run"])],
   // `npm run e2e`: finds Chromium, builds the emulator and the web app for the suite, runs it.
   [step("e2e", "node", ["scripts/e2e.mjs"], { ...foreignWebConfig, CI: process.env.CI ?? "1" })],
+  // `npm run rehearse`: the production deployment (PostgreSQL, two instances, nginx, SMTP) and the
+  // web app's @production journeys in Chromium, faults included; it reuses the emulator's bundle.
+  [step("rehearsal", "node", ["scripts/rehearse.mjs"], { CI: process.env.CI ?? "1" })],
 ];
+
+/** The steps that run a browser. */
+const browserSteps = new Set(["e2e", "rehearsal"]);
 
 const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
 
@@ -89,7 +98,8 @@ function run({ name, command, args, env }, alone) {
 const started = Date.now();
 for (const phase of phases) {
   const selected = phase.filter(
-    ({ name }) => (only.length === 0 || only.some((o) => name.startsWith(o))) && !(withoutE2e && name === "e2e"),
+    ({ name }) =>
+      (only.length === 0 || only.some((o) => name.startsWith(o))) && !(withoutE2e && browserSteps.has(name)),
   );
   if (selected.length === 0) continue;
   const results = await Promise.all(selected.map((s) => run(s, selected.length === 1)));

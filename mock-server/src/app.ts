@@ -3,11 +3,11 @@
  * instance serving App Services, EmailJS, the control API and the inspector. Plugins in layers:
  * parsing and validation, CORS, then the route plugins, explicitly listed.
  */
-import type { Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from "fastify";
 import { appServicesPlugin } from "./app-services/plugin.ts";
-import { controlApiServed, defaultOptions, type EmulatorOptions } from "./config/options.ts";
+import { controlApiServed, defaultOptions, type EmulatorOptions, metricsKept } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
 import { emailJsPlugin } from "./emailjs/plugin.ts";
 import { registerCors } from "./http/cors.ts";
@@ -15,11 +15,14 @@ import { notFound, sendError } from "./http/error-handler.ts";
 import { registerHostCheck } from "./http/host-check.ts";
 import { registerJsonParser } from "./http/json-body.ts";
 import { redactingHooks } from "./http/log-redaction.ts";
+import { requestIdGenerator } from "./http/request-id.ts";
 import { requestLinesAt } from "./http/request-lines.ts";
+import { registerRequestMetrics } from "./http/request-metrics.ts";
 import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./runtime/emulator.ts";
+import { emulatorMetrics, metricPrefix } from "./runtime/metrics.ts";
 import { redactUrl } from "./state/journal.ts";
 
 /** The hosted service accepts requests up to 18 MB. */
@@ -30,6 +33,14 @@ export interface BuildOptions extends Partial<EmulatorOptions> {
   logStream?: NodeJS.WritableStream;
   /** Serve HTTPS with this certificate and key (PEM contents). */
   tls?: { cert: string | Buffer; key: string | Buffer };
+  /**
+   * Serve on this server (already listening, server.ts) instead of one of Fastify's own: its
+   * request listener is handed to `onHandler`, for the caller to put in place once the app is ready.
+   */
+  server?: {
+    server: Server;
+    onHandler: (handler: (request: IncomingMessage, response: ServerResponse) => void) => void;
+  };
   /** Reuse an emulator (state) instead of making a new one. */
   emulator?: Emulator;
   /** Sees every route as it is registered (the route table, e.g. for the contract test). */
@@ -42,9 +53,8 @@ function trustProxyOption(value: EmulatorOptions["trustProxy"]) {
 }
 
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
-  const { emulator: given, onRoute, tls, logStream, ...overrides } = options;
+  const { emulator: given, onRoute, tls, server, logStream, ...overrides } = options;
   const emulator = given ?? (await Emulator.open({ ...defaultOptions(), ...overrides }));
-  let requestCounter = 0;
   const app = Fastify({
     logger:
       emulator.options.logLevel === "silent"
@@ -71,18 +81,29 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     trustProxy: trustProxyOption(emulator.options.trustProxy),
     return503OnClosing: false,
     // HTTPS through a server factory, so the instance keeps one (HTTP/1.1) type either way.
-    ...(tls
+    ...(server
       ? {
-          serverFactory: (handler: Parameters<typeof createHttpsServer>[1]) =>
-            createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server,
+          serverFactory: (handler: Parameters<typeof createHttpsServer>[1]) => {
+            server.onHandler(handler as (request: IncomingMessage, response: ServerResponse) => void);
+            return server.server;
+          },
         }
-      : {}),
-    genReqId: () => `r-${(++requestCounter).toString(36)}`,
+      : tls
+        ? {
+            serverFactory: (handler: Parameters<typeof createHttpsServer>[1]) =>
+              createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server,
+          }
+        : {}),
+    genReqId: requestIdGenerator(emulator.options.trustProxy),
     logController: requestLinesAt(emulator.options.logLevel),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   });
   if (onRoute) app.addHook("onRoute", onRoute);
   app.decorate("emulator", emulator);
+  // Metrics cost every request a little: kept only where something can read them.
+  const metrics = metricsKept(emulator.options) ? emulatorMetrics(emulator) : null;
+  app.decorate("metrics", metrics);
+  if (metrics) registerRequestMetrics(app, metrics, metricPrefix);
   app.decorateRequest("appRuntime", null);
   app.decorateRequest("caller", null);
   app.decorateRequest("faulted", false);
@@ -94,10 +115,12 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   registerValidation(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) => notFound(request, reply));
-  // realm-core needs exactly `application/json` (no charset) to read a JSON reply; and the reply
-  // as sent is kept on its request for the journals (onResponse no longer sees it). One hook for
-  // both, and a callback one: each costs every request, an async one a promise and a turn more.
+  // realm-core needs exactly `application/json` (no charset) to read a JSON reply; the reply says
+  // its request's id (http/request-id.ts; event streams add it themselves); and the reply as sent
+  // is kept on its request for the journals (onResponse no longer sees it). One hook for all
+  // three, and a callback one: each costs every request, an async one a promise and a turn more.
   app.addHook("onSend", (request, reply, payload, done) => {
+    reply.header("x-request-id", request.id);
     const type = reply.getHeader("content-type");
     if (typeof type === "string" && type.startsWith("application/json") && type !== "application/json") {
       reply.header("content-type", "application/json");

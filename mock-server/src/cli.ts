@@ -32,7 +32,7 @@ import { checkDatabaseUrl } from "./store/open-store.ts";
  */
 function secretsFromFiles(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out = { ...env };
-  for (const name of ["DATABASE_URL", "SMTP_URL", "MOCK_SIGNING_SECRET", "MOCK_CONTROL_TOKEN"]) {
+  for (const name of ["DATABASE_URL", "SMTP_URL", "MOCK_SIGNING_SECRET", "MOCK_CONTROL_TOKEN", "MOCK_METRICS_TOKEN"]) {
     const file = env[`${name}_FILE`];
     if (!file) continue;
     try {
@@ -84,11 +84,23 @@ Options:
                          let the control API take function source without a control token (env
                          MOCK_ALLOW_FUNCTION_SOURCE=1): functions run on this host as your user, so
                          anyone who reaches the control API can run code here; never in production
+  --metrics-token T      keep metrics and serve them at /_mock/v1/metrics behind this bearer token,
+                         in every mode (env MOCK_METRICS_TOKEN)
+  --metrics-address A    keep metrics and serve them at http://A/metrics without a token, A being
+                         [HOST:]PORT (HOST default 127.0.0.1; env MOCK_METRICS_ADDRESS)
   --password-hash-cost N log2 of the scrypt cost of password hashes (default 10)
   --signing-secret S     the HS256 secret of access and refresh tokens (env MOCK_SIGNING_SECRET)
   --log-level L          silent | error | warn | info | debug (default warn)
   --no-watch             do not reload functions when their files change
   -h, --help             show this help`;
+
+/** `[HOST:]PORT` (an IPv6 host in brackets), the host 127.0.0.1 when none is given; null when it is not one. */
+function parseListenAddress(text: string): { host: string; port: number } | null {
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(text.trim());
+  const port = Number(match?.[2]);
+  if (!match || port > 65535) return null;
+  return { host: match[1]?.replace(/^\[(.*)\]$/, "$1") ?? "127.0.0.1", port };
+}
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n\n${usage}\n`);
@@ -120,6 +132,8 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       database: { type: "string" },
       "database-pool": { type: "string" },
       "control-token": { type: "string" },
+      "metrics-token": { type: "string" },
+      "metrics-address": { type: "string" },
       "allow-function-source": { type: "boolean" },
       "password-hash-cost": { type: "string" },
       "signing-secret": { type: "string" },
@@ -241,6 +255,14 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   }
   const controlToken = values["control-token"] ?? env.MOCK_CONTROL_TOKEN;
   if (controlToken) options.controlToken = controlToken;
+  const metricsToken = values["metrics-token"] ?? env.MOCK_METRICS_TOKEN;
+  if (metricsToken) options.metricsToken = metricsToken;
+  const metricsAddress = values["metrics-address"] ?? env.MOCK_METRICS_ADDRESS;
+  if (metricsAddress) {
+    const parsed = parseListenAddress(metricsAddress);
+    if (!parsed) fail(`--metrics-address: '${metricsAddress}' is not [HOST:]PORT (for example 127.0.0.1:9464 or 9464)`);
+    options.metricsAddress = parsed;
+  }
   const allowFunctionSource =
     values["allow-function-source"] === true ||
     env.MOCK_ALLOW_FUNCTION_SOURCE === "1" ||
@@ -281,10 +303,24 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   return { command, options: { ...options, defaultAppId: options.defaultAppId ?? defaults.defaultAppId }, rest };
 }
 
+/** Where the metrics are, if anywhere. */
+function metricsLine(url: string, behindToken: boolean, separate: string | null): string {
+  const places = [
+    ...(behindToken ? [`${url}/_mock/v1/metrics (token required)`] : []),
+    ...(separate ? [separate] : []),
+  ];
+  return places.length > 0 ? `  metrics                ${places.join(", ")}\n` : "";
+}
+
 async function main() {
   if (process.argv[2] === "import") process.exit(await runImport(process.argv.slice(3)));
   const { command, options, rest } = parse(process.argv.slice(2));
-  const server = await startServer(options);
+  const server = await startServer(options, {
+    onListening: (url) => {
+      if (options.databaseUrl)
+        process.stdout.write(`Opening the database (${url}/_mock/v1/ready answers 503 until it is ready)\n`);
+    },
+  });
   const appId = server.emulator.options.defaultAppId;
   let stopping = false;
   const stop = async (code: number) => {
@@ -303,7 +339,8 @@ async function main() {
         `App Services server (production) listening on ${server.url}\n` +
           `  App Services base URL  ${settings.publicUrl ?? server.url}  (apps: ${appIds.join(", ") || "none"})\n` +
           (settings.emailjs ? `  EmailJS origin         ${settings.publicUrl ?? server.url}\n` : "") +
-          `  control API            ${control ? `${server.url}/_mock/v1 (token required)` : "off (no --control-token)"}\n`,
+          `  control API            ${control ? `${server.url}/_mock/v1 (token required)` : "off (no --control-token)"}\n` +
+          metricsLine(server.url, settings.metricsToken !== null, server.metricsUrl),
       );
       if (appIds.length === 0)
         process.stderr.write("Warning: no apps to serve: give --app DIR (an App Services app export).\n");
@@ -313,7 +350,8 @@ async function main() {
           `  App Services base URL  ${server.url}  (app id: ${appId})\n` +
           `  EmailJS origin         ${server.url}  (public key: local-public-key)\n` +
           `  control API            ${server.url}/_mock/v1\n` +
-          `  inspector              ${server.url}/_mock/\n`,
+          `  inspector              ${server.url}/_mock/\n` +
+          metricsLine(server.url, settings.metricsToken !== null, server.metricsUrl),
       );
     }
     process.once("SIGINT", () => void stop(0));

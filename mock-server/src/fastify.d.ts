@@ -1,3 +1,4 @@
+import type { Registry } from "prom-client";
 import type { AuthMode, Caller } from "./app-services/auth-context.ts";
 import type { Area } from "./errors/catalogue.ts";
 import type { AppRuntime } from "./runtime/app-runtime.ts";
@@ -6,6 +7,8 @@ import type { Emulator } from "./runtime/emulator.ts";
 declare module "fastify" {
   interface FastifyInstance {
     emulator: Emulator;
+    /** The metrics' registry when they are kept (`--metrics-token`, `--metrics-address`), else null. */
+    metrics: Registry | null;
   }
   interface FastifyRequest {
     /** The app namespace the request belongs to, once known. */

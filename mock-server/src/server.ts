@@ -1,13 +1,18 @@
 /**
- * Listening and shutting down, nothing else: builds the app, listens, prints where, and closes
- * cleanly (state saved when a data directory is set) on SIGINT or SIGTERM.
+ * Listening and shutting down, nothing else: listens, builds the app, hands the server over to it
+ * once ready, and closes cleanly (state saved when a data directory is set) on SIGINT or SIGTERM.
  */
 import { readFileSync } from "node:fs";
+import { createServer as createHttpServer, type RequestListener, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import { createSecureContext } from "node:tls";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import { applyConfigFile, configBaseDir, readConfigFile } from "./config/config-file.ts";
 import { defaultOptions, type EmulatorOptions, isLoopback } from "./config/options.ts";
+import { healthOf } from "./control/get-health.ts";
+import { listenForMetrics, type MetricsListener } from "./http/metrics-listener.ts";
+import { whileStarting } from "./http/while-starting.ts";
 import { Emulator } from "./runtime/emulator.ts";
 import { StatePersistence } from "./runtime/persistence.ts";
 
@@ -16,6 +21,8 @@ export interface RunningServer {
   emulator: Emulator;
   /** The base URL, e.g. `http://127.0.0.1:4000`. */
   url: string;
+  /** Where the metrics are served without a token (`--metrics-address`), else null. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -43,7 +50,32 @@ function readTls(options: EmulatorOptions): { cert: Buffer; key: Buffer } | null
   return { cert, key };
 }
 
-export async function startServer(overrides: Partial<EmulatorOptions> = {}): Promise<RunningServer> {
+export interface StartHooks {
+  /**
+   * The server listens at `url`: on a database from before it opens it (meanwhile it answers the
+   * health check 200 and the readiness check 503 `starting`), else once it serves.
+   */
+  onListening?: (url: string) => void;
+}
+
+/** Listens, or rejects with Node's own error (EADDRINUSE, EACCES…). */
+function listenOn(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+/** Stops taking connections; resolves once every connection is gone. */
+const closeServer = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+
+export async function startServer(
+  overrides: Partial<EmulatorOptions> = {},
+  hooks: StartHooks = {},
+): Promise<RunningServer> {
   const options: EmulatorOptions = { ...defaultOptions(), ...overrides };
   // (In production the control API is off without a token, so nothing needs guarding.)
   if (!isLoopback(options.host) && options.controlToken === null && !options.production) {
@@ -53,40 +85,85 @@ export async function startServer(overrides: Partial<EmulatorOptions> = {}): Pro
     );
   }
   const tls = readTls(options);
-  const emulator = await Emulator.open(options);
-  const persistence = options.dataDir ? new StatePersistence(emulator, options.dataDir) : null;
-  // Kept state replaces the whole state, the apps' settings included: the settings this start is
-  // given (the default app with --web-url, --app folders, then --config) are applied over it again,
-  // as they are over a database's.
-  if (await persistence?.load()) await emulator.addDefaults();
-  if (options.configFile)
-    await applyConfigFile(emulator, readConfigFile(options.configFile), configBaseDir(options.configFile));
-  // Mail still queued when the last run stopped goes out now.
-  emulator.smtp?.kick();
-  const app = await buildApp({ emulator, ...(tls ? { tls } : {}) });
-  await app.listen({ host: options.host, port: options.port });
-  const address = app.server.address();
-  const port = address !== null && typeof address === "object" ? address.port : options.port;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  const startedAt = Date.now();
+  const server: Server = tls
+    ? (createHttpsServer({ cert: tls.cert, key: tls.key }) as unknown as Server)
+    : createHttpServer();
+  const listen = async () => {
+    await listenOn(server, options.host, options.port);
+    const address = server.address();
+    const port = address !== null && typeof address === "object" ? address.port : options.port;
+    const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+    const url = `${tls ? "https" : "http"}://${host}:${port}`;
+    hooks.onListening?.(url);
+    return url;
+  };
+  // On a database, listening comes first: while it opens (its migrations may wait for another
+  // instance's) the health and readiness checks answer (http/while-starting.ts). In memory or from
+  // --data-dir nothing outside the process can hold the start up: the server listens once it
+  // serves, so there an answering health check means ready too, as it always has.
+  const starting = options.databaseUrl ? whileStarting(() => healthOf(startedAt)) : null;
+  let url: string | null = null;
+  if (starting) {
+    server.on("request", starting);
+    url = await listen();
+  }
+
+  let emulator: Emulator | undefined;
+  let app: FastifyInstance | undefined;
+  let persistence: StatePersistence | null = null;
+  let metricsListener: MetricsListener | null = null;
+  try {
+    emulator = await Emulator.open(options);
+    persistence = options.dataDir ? new StatePersistence(emulator, options.dataDir) : null;
+    // Kept state replaces the whole state, the apps' settings included: the settings this start is
+    // given (the default app with --web-url, --app folders, then --config) are applied over it again,
+    // as they are over a database's.
+    if (await persistence?.load()) await emulator.addDefaults();
+    if (options.configFile)
+      await applyConfigFile(emulator, readConfigFile(options.configFile), configBaseDir(options.configFile));
+    // Mail still queued when the last run stopped goes out now.
+    emulator.smtp?.kick();
+    let handler: RequestListener | undefined;
+    app = await buildApp({ emulator, server: { server, onHandler: (given) => (handler = given) } });
+    // Fastify closes only servers it listened with itself: closing waits for this one's connections
+    // here, once the change streams have ended (preClose hooks run in order; buildApp's first).
+    app.addHook("preClose", () => closeServer(server));
+    await app.ready();
+    if (app.metrics && options.metricsAddress)
+      metricsListener = await listenForMetrics(app.metrics, options.metricsAddress.host, options.metricsAddress.port);
+    if (starting) server.off("request", starting);
+    if (handler) server.on("request", handler);
+    url ??= await listen();
+  } catch (error) {
+    server.closeAllConnections();
+    await closeServer(server);
+    await metricsListener?.close();
+    await (app ? app.close() : emulator?.close());
+    throw error;
+  }
+  const running = { app, emulator, url };
   persistence?.start(options.saveIntervalMs);
   let closing: Promise<void> | null = null;
   return {
-    app,
-    emulator,
-    url: `${tls ? "https" : "http"}://${host}:${port}`,
+    ...running,
+    metricsUrl: metricsListener?.url ?? null,
     close() {
       closing ??= (async () => {
+        // The readiness check says so at once: load balancers send no new traffic here.
+        running.emulator.markStopping();
         // Requests in flight get `drainMs` to finish; then their connections are cut.
-        const force = setTimeout(() => app.server.closeAllConnections(), options.drainMs);
+        const force = setTimeout(() => server.closeAllConnections(), options.drainMs);
         force.unref();
         // A keep-alive connection whose last request finished during the drain would otherwise
         // linger for Node's keep-alive timeout (5 s): close each one as soon as it is idle.
         // (Connections that never carried a request go at once: http/unused-connections.ts.)
-        const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
+        const sweep = setInterval(() => server.closeIdleConnections(), 25);
         sweep.unref();
-        await app.close();
+        await running.app.close();
         clearTimeout(force);
         clearInterval(sweep);
+        await metricsListener?.close();
         await persistence?.stop();
       })();
       return closing;

@@ -18,6 +18,8 @@ describe("start-up option checks", () => {
     [["--data-dir", "unused", "--save-interval", "0"], "--save-interval: '0' is not a number of seconds"],
     [["--data-dir", "unused", "--save-interval", "soon"], "--save-interval: 'soon' is not a number of seconds"],
     [["--save-interval", "1"], "--save-interval needs --data-dir"],
+    [["--metrics-address", "metrics.example"], "--metrics-address: 'metrics.example' is not [HOST:]PORT"],
+    [["--metrics-address", "127.0.0.1:70000"], "--metrics-address: '127.0.0.1:70000' is not [HOST:]PORT"],
   ])("%j is refused", (args, message) => {
     const result = run(...args, "--port", "0");
     expect(result.status).toBe(2);

@@ -19,12 +19,14 @@ if (embedded.length > 0) {
   process.exit(0);
 }
 
-const files = readdirSync(join(web, "dist"), { recursive: true, encoding: "utf8" }).filter((f) =>
+// The build's folder: web/dist, or the one given (a build made with --outDir elsewhere).
+const dist = process.argv[2] ?? join(web, "dist");
+const files = readdirSync(dist, { recursive: true, encoding: "utf8" }).filter((f) =>
   /\.(js|html|css|map|json)$/.test(f),
 );
 const found = [];
 for (const file of files) {
-  const text = readFileSync(join(web, "dist", file), "utf8");
+  const text = readFileSync(join(dist, file), "utf8");
   for (const [name, value] of Object.entries(harnessDefaults)) {
     if (text.includes(value)) found.push(`${file}: ${name}'s harness value "${value}"`);
   }
@@ -35,4 +37,4 @@ if (found.length > 0) {
   );
   process.exit(1);
 }
-console.log(`No harness defaults in dist/ (${files.length} files checked): every variable was given.`);
+console.log(`No harness defaults in ${dist} (${files.length} files checked): every variable was given.`);

@@ -106,7 +106,8 @@ test("opens the journal entry an App Services error links to, with the password 
   });
   expect(failed.status()).toBe(401);
   const { link } = (await failed.json()) as { link: string };
-  expect(link).toMatch(/\/_mock\/#\/apps\/.+\/requests\/r-/);
+  // The entry of this very request: its id is the one the reply says.
+  expect(link).toMatch(new RegExp(`/_mock/#/apps/.+/requests/${failed.headers()["x-request-id"]}$`));
 
   await page.goto(link);
   const entry = page.getByRole("row").filter({ has: page.locator("details[open]") });

@@ -1,4 +1,6 @@
 /** E-mail through EmailJS: the contact form (sendForm), e-mailing a note (send), and their errors. */
+
+import { sendContactForm } from "../../fixtures/contact-form.ts";
 import { expect, signIn, test } from "../../fixtures/index.ts";
 
 test.describe("with a rate limit of one message per 100 seconds", () => {
@@ -10,12 +12,8 @@ test.describe("with a rate limit of one message per 100 seconds", () => {
     emailjs,
   }) => {
     await page.goto("/contact");
-    const send = async (name: string) => {
-      await page.getByLabel("Your name").fill(name);
-      await page.getByLabel("Your e-mail address").fill("ann@example.com");
-      await page.getByLabel("Message").fill(`Hello from ${name}`);
-      await page.getByRole("button", { name: "Send message" }).click();
-    };
+    const send = (name: string) =>
+      sendContactForm(page, { name, email: "ann@example.com", text: `Hello from ${name}` });
     await send("Ann");
     await expect(page.getByText("Thank you! Your message has been sent. We will reply by e-mail.")).toBeVisible();
     const mail = await emu.mail("support@notes.example", { account: emailjs.publicKey });
@@ -40,10 +38,7 @@ test.describe("with a contact template the account does not have", () => {
 
   test("shows that e-mail is not set up", async ({ page }) => {
     await page.goto("/contact");
-    await page.getByLabel("Your name").fill("Ann");
-    await page.getByLabel("Your e-mail address").fill("ann@example.com");
-    await page.getByLabel("Message").fill("Hello");
-    await page.getByRole("button", { name: "Send message" }).click();
+    await sendContactForm(page, { name: "Ann", email: "ann@example.com", text: "Hello" });
     await expect(page.getByRole("alert")).toHaveText(
       "E-mail sending is not set up correctly. Please contact us another way.",
     );

@@ -46,6 +46,8 @@ export interface EmulatorOptions {
    * before its connection is cut (default 5 s; tests shorten it).
    */
   streamDrainGraceMs?: number;
+  /** How often an idle event stream gets a heartbeat comment (default 15 s; tests shorten it). */
+  streamHeartbeatMs?: number;
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
   smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
   /** PEM files: serve HTTPS instead of HTTP when both are set. */
@@ -63,6 +65,10 @@ export interface EmulatorOptions {
   saveIntervalMs: number;
   /** Required on the control API when listening on a non-loopback address. */
   controlToken: string | null;
+  /** Serve the metrics on the main port behind this bearer token (`--metrics-token`). */
+  metricsToken: string | null;
+  /** Serve the metrics at `/metrics` on this address of their own, without a token (`--metrics-address`). */
+  metricsAddress: { host: string; port: number } | null;
   /**
    * Let the control API take function source (inline functions, app folders it does not host yet)
    * without a control token (`--allow-function-source`). Function source runs on the host; without
@@ -120,6 +126,8 @@ export function defaultOptions(): EmulatorOptions {
     databasePoolSize: 20,
     saveIntervalMs: 5000,
     controlToken: null,
+    metricsToken: null,
+    metricsAddress: null,
     allowFunctionSource: false,
     passwordHashCost: defaultPasswordHashCost,
     signingSecret: null,
@@ -145,6 +153,11 @@ export const productionAuthRateLimit: AuthRateLimit = { max: 10, windowMs: 60_00
  */
 export function controlApiServed(options: Pick<EmulatorOptions, "production" | "controlToken">): boolean {
   return !options.production || options.controlToken !== null;
+}
+
+/** Whether metrics are kept: only when something can read them. */
+export function metricsKept(options: Pick<EmulatorOptions, "metricsToken" | "metricsAddress">): boolean {
+  return options.metricsToken !== null || options.metricsAddress !== null;
 }
 
 /** Loopback addresses (127.0.0.0/8, ::1, IPv4-mapped 127.x) and `localhost` names (RFC 6761). */

@@ -1,12 +1,14 @@
 import packageJson from "../../package.json" with { type: "json" };
 import { defineControlRoute } from "./route.ts";
 
-export default defineControlRoute("getHealth", async (request) => {
-  const { emulator } = request.server;
+/** The health check's body for a server running since `startedAt` (also while it starts: server.ts). */
+export function healthOf(startedAt: number) {
   return {
     status: "ok" as const,
     version: packageJson.version,
-    startedAt: new Date(emulator.startedAt).toISOString(),
-    uptimeMs: Date.now() - emulator.startedAt,
+    startedAt: new Date(startedAt).toISOString(),
+    uptimeMs: Date.now() - startedAt,
   };
-});
+}
+
+export default defineControlRoute("getHealth", async (request) => healthOf(request.server.emulator.startedAt));

@@ -29,7 +29,9 @@ import getEmulatorConfig from "./get-emulator-config.ts";
 import getHealth from "./get-health.ts";
 import getMail from "./get-mail.ts";
 import getMailSource from "./get-mail-source.ts";
+import getMetrics from "./get-metrics.ts";
 import getOpenApiDocument from "./get-open-api-document.ts";
+import getReadiness from "./get-readiness.ts";
 import getUser from "./get-user.ts";
 import importState from "./import-state.ts";
 import insertDocuments from "./insert-documents.ts";
@@ -55,6 +57,8 @@ import updateUser from "./update-user.ts";
 
 export const routes = [
   getHealth,
+  getReadiness,
+  getMetrics,
   getEmulatorConfig,
   getOpenApiDocument,
   streamEvents,

@@ -191,6 +191,14 @@ export const appServicesErrors = {
   // no such route on the service (not an operation of the document)
   routeNotFound: (method: string, path: string) => as(404, `no route matches ${method} ${path}`, "NotFound"),
   internal: () => as(500, "internal server error", "InternalServerError"),
+  // Ours: the server is starting (opening its database); no link (nothing was journaled).
+  starting: () =>
+    new AppServicesError(
+      503,
+      "service temporarily unavailable: the server is starting; try again shortly",
+      "ServiceUnavailable",
+      false,
+    ),
   // Ours: the store (PostgreSQL) cannot be reached; no link (nothing was journaled).
   unavailable: () =>
     new AppServicesError(
@@ -243,6 +251,7 @@ export const emailJsErrors = {
 export const controlErrors = {
   validation: (message: string) => new ControlError(400, "ValidationError", message),
   unauthorized: () => new ControlError(401, "Unauthorized", "the control API requires the control token"),
+  metricsUnauthorized: () => new ControlError(401, "Unauthorized", "the metrics require the metrics token"),
   forbiddenOrigin: (origin: string) =>
     new ControlError(401, "Unauthorized", `the control API does not accept requests from the origin ${origin}`),
   notFound: (message: string) => new ControlError(404, "NotFound", message),
@@ -250,6 +259,7 @@ export const controlErrors = {
   internal: () => new ControlError(500, "InternalError", "internal error"),
   unavailable: () =>
     new ControlError(503, "Unavailable", "the database cannot be reached; the emulator retries by itself"),
+  starting: () => new ControlError(503, "Unavailable", "the server is starting (opening its database)"),
   notInProduction: (feature: string) =>
     new ControlError(403, "NotInProduction", `${feature} is a testing feature, off in production mode`),
   hostNotAllowed: (host: string) => new ControlError(403, "HostNotAllowed", hostNotAllowed(host)),

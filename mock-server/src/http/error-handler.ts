@@ -99,7 +99,8 @@ const quotaMessage = (error: QuotaExceededError) => appServicesQuotaError(error)
 export function sendAppServicesError(request: FastifyRequest, reply: FastifyReply, error: AppServicesError) {
   const body: { error: string; error_code?: string; link?: string } = { error: error.message };
   if (error.errorCode !== undefined) body.error_code = error.errorCode;
-  if (error.withLink) {
+  // (Not where no inspector is served: production mode without a control token.)
+  if (error.withLink && controlApiServed(request.server.emulator.options)) {
     const appId = request.appRuntime?.appId;
     // The real `link` points at the app's logs; ours points at this request in the inspector's journal.
     body.link = appId
@@ -152,7 +153,7 @@ export function notFound(request: FastifyRequest, reply: FastifyReply) {
       request,
       reply,
       controlErrors.notFound(
-        "the control API (but /_mock/v1/health) and the inspector are off in production mode without --control-token",
+        "the control API (but /_mock/v1/health and /_mock/v1/ready) and the inspector are off in production mode without --control-token",
       ),
     );
   if (area === "control")

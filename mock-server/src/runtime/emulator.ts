@@ -9,6 +9,7 @@ import { deepMerge } from "../config/app-config.ts";
 import { loadAppFolder } from "../config/app-folder.ts";
 import type { EmulatorOptions } from "../config/options.ts";
 import { FunctionFolders } from "../functions/function-folder.ts";
+import type { ControlSchemas } from "../openapi/types.ts";
 import { EventBus } from "../state/events.ts";
 import { randomHex, stableObjectIdHex } from "../state/ids.ts";
 import { Hs256Key } from "../state/jwt.ts";
@@ -20,6 +21,8 @@ import type { AppTemplate } from "./app-runtime.ts";
 import { AppRegistry } from "./apps.ts";
 import { type CreateEmailJsAccountRequest, EmailJsAccountExistsError, EmailJsAccounts } from "./emailjs-accounts.ts";
 
+export type Readiness = ControlSchemas["Readiness"];
+
 export class Emulator {
   readonly startedAt = Date.now();
   readonly events = new EventBus();
@@ -28,6 +31,9 @@ export class Emulator {
   readonly emailjs: EmailJsAccounts;
   /** Delivers captured mail over SMTP when `--smtp` is set. */
   readonly smtp: SmtpRelay | null;
+  /** This instance's SMTP delivery attempts by outcome (a refusal or an unreachable server: `retry`). */
+  readonly mailDeliveries = { sent: 0, retry: 0, failed: 0 };
+  private stopping = false;
   private key: Hs256Key;
   private secret: string;
   private readonly stopMailEvents: () => void;
@@ -47,7 +53,11 @@ export class Emulator {
       ? new SmtpRelay(store.mail, {
           url: options.smtpUrl,
           ...options.smtpRetry,
-          onChange: (message) => this.mailEvent(message, `delivery-${message.delivery?.state}`),
+          onChange: (message) => {
+            const state = message.delivery?.state;
+            this.mailDeliveries[state === "sent" ? "sent" : state === "failed" ? "failed" : "retry"] += 1;
+            this.mailEvent(message, `delivery-${state}`);
+          },
           ...(options.logLevel === "silent"
             ? {}
             : { log: (line, fields) => process.stderr.write(`${JSON.stringify({ msg: line, ...fields })}\n`) }),
@@ -126,6 +136,18 @@ export class Emulator {
   /** Captures a message (and queues it for SMTP delivery with `--smtp`). */
   sendMail(mail: NewMail): Promise<MailMessage> {
     return this.store.mail.add(mail, this.smtp !== null);
+  }
+
+  /** The server is shutting down: no new traffic should come here (readiness says so). */
+  markStopping(): void {
+    this.stopping = true;
+  }
+
+  /** Whether this instance should get traffic, and why not (`/_mock/v1/ready`). */
+  async readiness(): Promise<Readiness> {
+    if (this.stopping) return { status: "stopping", reason: "the server is shutting down" };
+    const problem = await this.store.health?.();
+    return problem ? { status: "unavailable", reason: problem } : { status: "ready" };
   }
 
   /** The HS256 key of access and refresh tokens. */

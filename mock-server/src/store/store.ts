@@ -373,6 +373,8 @@ export interface MailStore {
    * `leaseMs`: no other instance gets them in that time (their next attempt moves to its end).
    */
   dueForDelivery(now: number, limit: number, leaseMs: number): Promise<MailMessage[]>;
+  /** How many messages wait for SMTP delivery (the outbox's depth). */
+  queuedCount(): Promise<number>;
   /** The earliest next attempt of a queued message (ms), or null when none waits. */
   nextDeliveryAt(): Promise<number | null>;
   setDelivery(id: string, delivery: MailDelivery): Promise<void>;
@@ -438,5 +440,12 @@ export interface Store {
    * stores that have no other instances never call it.
    */
   onOutage?(listener: (reason: string) => void): () => void;
+  /**
+   * Why the store cannot serve now (its database cannot be reached), or null; stores that cannot
+   * fail have none. Asking may start reconnecting at once.
+   */
+  health?(): Promise<string | null>;
+  /** The connection pool's use, where the store has one. */
+  connections?(): { total: number; idle: number; waiting: number; max: number };
   close(): Promise<void>;
 }

@@ -40,6 +40,6 @@ it("writes each request's lines at info, with its id", async () => {
     .map((line) => JSON.parse(line) as { msg: string; reqId?: string })
     .filter((line) => line.msg === "incoming request" || line.msg === "request completed");
   expect(lines.map((line) => line.msg)).toEqual(["incoming request", "request completed"]);
-  expect(lines[0]!.reqId).toMatch(/^r-/);
+  expect(lines[0]!.reqId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   expect(lines[1]!.reqId).toBe(lines[0]!.reqId);
 });

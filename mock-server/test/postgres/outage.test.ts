@@ -89,8 +89,14 @@ describe("a database outage", () => {
     expect(await expectFetchContract("sendEmail", email)).toBe("Service Unavailable");
     // Answered, not hung: well within the pool's connect timeout for each of the three.
     expect(performance.now() - started).toBeLessThan(10_000);
-    // The process is fine meanwhile.
+    // The process is fine meanwhile, and not ready for traffic.
     expect((await fetch(`${url}/_mock/v1/health`)).status).toBe(200);
+    const notReady = await fetch(`${url}/_mock/v1/ready`);
+    expect(notReady.status).toBe(503);
+    expect(await expectFetchContract("getReadiness", notReady)).toMatchObject({
+      status: "unavailable",
+      reason: expect.stringMatching(/^the database cannot be reached/),
+    });
 
     await cluster.startServer();
 
@@ -105,6 +111,11 @@ describe("a database outage", () => {
       { timeoutMs: 20_000, everyMs: 100 },
     );
     await expectFetchContract("getProfile", back);
+    // Ready again by itself (each readiness check asks the notifications connection back at once).
+    await until(async () => (await fetch(`${url}/_mock/v1/ready`)).status === 200, "readiness", {
+      timeoutMs: 10_000,
+      everyMs: 50,
+    });
 
     // Change streams work again once the notifications connection is back (until then they are
     // refused with the documented 503, never opened to miss events).

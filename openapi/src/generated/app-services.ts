@@ -366,7 +366,7 @@ export interface components {
             error: string;
             /** @description A ServiceErrorCode name such as `InvalidSession` or `AccountNameInUse`. */
             error_code?: string;
-            /** @description A link to the app's logs on the base URL (the emulator links the request's journal entry in its inspector). */
+            /** @description A link to the app's logs on the base URL (the emulator links the request's journal entry in its inspector; in production mode without a control token, where no inspector is served, there is no link). */
             link?: string;
         };
         /**

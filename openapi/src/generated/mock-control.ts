@@ -8,12 +8,65 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness probe
-         * @description Open without the control token and from any origin, in every mode (load balancers and
-         *     container healthchecks have no token); it tells nothing but that the server runs, and which
-         *     version since when.
+         * Liveness probe
+         * @description Answers while the process runs — starting, serving, the database away or not — so an
+         *     orchestrator restarts only a process that stopped answering (`/_mock/v1/ready` says whether
+         *     it should get traffic). Open without the control token and from any origin, in every mode
+         *     (load balancers and container healthchecks have no token); it tells nothing but that the
+         *     server runs, and which version since when.
          */
         get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/v1/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe
+         * @description Whether this instance should get traffic: `200` once it serves; `503` while it starts
+         *     (opening the database and bringing its schema up to date, which may wait for another
+         *     instance's migration), while it cannot reach the database (it reconnects by itself, and
+         *     each call of this route tries at once), and once it is stopping (SIGTERM: requests in
+         *     flight finish). Point a load balancer's or orchestrator's readiness check here and the
+         *     liveness check at `/_mock/v1/health`. Open like the health check: no token, any origin,
+         *     every mode.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_mock/v1/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics in Prometheus' text format
+         * @description Requests by operation and status, their latency, open change streams, the database pool,
+         *     the mail outbox and its delivery failures, rate-limit refusals, readiness, and the process
+         *     (CPU, memory, event loop). Served here only with `--metrics-token`, and then only with
+         *     that token (`Authorization: Bearer <token>`), in every mode; `--metrics-address` serves
+         *     the same text on an address of its own instead (at `/metrics`, without a token). Without
+         *     either the metrics are not kept and this route answers 404.
+         */
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -678,6 +731,12 @@ export interface components {
             /** Format: date-time */
             startedAt: string;
             uptimeMs: number;
+        };
+        Readiness: {
+            /** @enum {string} */
+            status: "ready" | "starting" | "unavailable" | "stopping";
+            /** @description Why the instance is not ready (absent when it is). */
+            reason?: string;
         };
         EmulatorSettings: {
             host: string;
@@ -1388,7 +1447,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The emulator is ready. */
+            /** @description The process runs. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1399,6 +1458,61 @@ export interface operations {
             };
             403: components["responses"]["HostNotAllowed"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready for traffic. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            403: components["responses"]["HostNotAllowed"];
+            /** @description Not ready; `reason` says why and `Retry-After` when to ask again. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics (Prometheus text exposition format 0.0.4). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
         };
     };
     getEmulatorConfig: {

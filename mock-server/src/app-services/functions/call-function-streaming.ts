@@ -8,13 +8,12 @@ import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../da
 import { mongoServiceName } from "../../data/mongo-actions.ts";
 import { Rules } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
 import type { OpenStream } from "../../runtime/streams.ts";
 import { redactUrl } from "../../state/journal.ts";
 import { defineRoute } from "../route.ts";
 import { changeDocument, encodeChange, streamErrors, type WatchSpec, watchMatcher } from "./change-stream.ts";
 
-/** How often an idle stream gets an SSE comment, so proxies and clients keep it open. */
-export const keepAliveMs = 15_000;
 /**
  * How long a stream's session and user are trusted before the store is asked again, at the next
  * change (ended sessions are announced and end their streams at once: this is the fallback).
@@ -127,22 +126,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     throw late;
   }
 
-  reply.hijack();
-  // Read (and drop) any body a client sent with its GET: while it sits unread the socket is not
-  // read either, so a client's disconnect is never seen and the stream would stay open for good.
-  request.raw.resume();
-  const res = reply.raw;
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value : String(value);
-  }
-  res.writeHead(200, {
-    ...headers,
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    connection: "keep-alive",
-  });
-  res.flushHeaders();
+  const res = openEventStream(reply, "text/event-stream");
 
   let increment = 0;
   let closed = false;
@@ -153,7 +137,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     app.streams.delete(stream);
     givePlace();
     unsubscribe();
-    clearInterval(keepAlive);
+    stopHeartbeat();
     if (lastWords && res.writable) res.write(lastWords);
     res.end();
     // A client that does not read would hold what is still unsent (and the socket) for good.
@@ -230,8 +214,9 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   deliver = (change) => {
     queue = queue.then(() => handle(change));
   };
-  const keepAlive = setInterval(() => send(":\n\n"), keepAliveMs);
-  keepAlive.unref();
+  const stopHeartbeat = startHeartbeat(emulator.options.streamHeartbeatMs ?? defaultHeartbeatMs, () =>
+    send(heartbeatComment),
+  );
   app.streams.add(stream);
   // An open stream is not a request in flight: it counts toward the stream caps instead.
   request.leaveInFlight?.();

@@ -100,6 +100,10 @@ export class MemoryMail implements MailStore {
     return due;
   }
 
+  async queuedCount(): Promise<number> {
+    return this.queued.size;
+  }
+
   async nextDeliveryAt(): Promise<number | null> {
     let next: number | null = null;
     for (const m of this.queued.values()) {

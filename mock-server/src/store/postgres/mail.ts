@@ -129,6 +129,13 @@ export class PgMail implements MailStore {
     return rows.map(toMessage).sort((a, b) => mailSeq(a.id) - mailSeq(b.id));
   }
 
+  async queuedCount(): Promise<number> {
+    const [row] = await this.context.db.rows<{ n: number }>(
+      "SELECT count(*) AS n FROM mail WHERE delivery_state = 'queued'",
+    );
+    return row?.n ?? 0;
+  }
+
   async nextDeliveryAt(): Promise<number | null> {
     const [row] = await this.context.db.rows<{ at: number | null }>(
       "SELECT min(next_attempt_at) AS at FROM mail WHERE delivery_state = 'queued'",

@@ -389,7 +389,8 @@ export const migrations: Migration[] = [
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);
 
 /** Any 64-bit number shared by every instance of this server: the key of the migration lock. */
-const migrationLock = 4_837_201_990_111;
+/** The advisory lock migrations run under (instances starting together take turns). */
+export const migrationLock = 4_837_201_990_111;
 
 export class SchemaTooNewError extends Error {}
 

@@ -52,6 +52,31 @@ export class PostgresStore implements Store {
     return this.context.onOutage(listener);
   }
 
+  connections(): { total: number; idle: number; waiting: number; max: number } {
+    const { pool, options } = this.context.db;
+    return {
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: options.maxConnections ?? 20,
+    };
+  }
+
+  async health(): Promise<string | null> {
+    // Without notifications this instance would miss other instances' changes: not healthy, and
+    // asked to reconnect now rather than at its backoff's next step.
+    if (!this.context.listener.listening) {
+      this.context.listener.wake();
+      return "the database cannot be reached (the notifications connection is down; reconnecting)";
+    }
+    try {
+      await this.context.db.query("SELECT 1");
+      return null;
+    } catch (error) {
+      return `the database cannot be reached: ${(error as Error).message}`;
+    }
+  }
+
   /**
    * Connects, migrates and listens. Throws DatabaseStartError with a one-line reason when the
    * database cannot be reached or its schema is newer than this server's.

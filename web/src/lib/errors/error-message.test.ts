@@ -124,7 +124,37 @@ describe("errorMessage: App Services replies in plain words", () => {
   it("never shows the service's text or JSON, even for replies it does not know", () => {
     const message = errorMessage(new AppServicesRequestError(400, { error: '{"weird":true}', error_code: "Whatever" }));
     expect(message).toBe("Something went wrong. Please try again.");
-    expect(errorMessage(new AppServicesRequestError(502, "<html>Bad gateway</html>"))).toMatch(/on our side/);
+    expect(errorMessage(new AppServicesRequestError(502, "<html>Bad gateway</html>"))).toBe(
+      "The service is unavailable right now. Please try again in a moment.",
+    );
+  });
+
+  it("says the service is unavailable for a moment when it or the proxy in front of it says so (502, 503, 504)", () => {
+    const unavailable = "The service is unavailable right now. Please try again in a moment.";
+    const database = appServices(
+      503,
+      "service temporarily unavailable: the database cannot be reached; try again shortly",
+      "ServiceUnavailable",
+    );
+    expect(errorMessage(database)).toBe(unavailable);
+    expect(errorMessage(new AppServicesRequestError(504, "<html>Gateway Time-out</html>"))).toBe(unavailable);
+    expect(errorMessage(appServices(500, "internal server error", "InternalServerError"))).toMatch(/on our side/);
+  });
+});
+
+describe("AppServicesRequestError", () => {
+  it("keeps the reply's Retry-After (seconds or a date) as milliseconds", () => {
+    const seconds = new Response(null, { status: 503, headers: { "retry-after": "2" } });
+    expect(AppServicesRequestError.fromResponse(seconds, undefined).retryAfterMs).toBe(2000);
+    const date = new Response(null, {
+      status: 503,
+      headers: { "retry-after": new Date(Date.now() + 3_000).toUTCString() },
+    });
+    expect(AppServicesRequestError.fromResponse(date, undefined).retryAfterMs).toBeGreaterThan(1000);
+    const none = new Response(null, { status: 503 });
+    expect(AppServicesRequestError.fromResponse(none, undefined).retryAfterMs).toBeUndefined();
+    expect(AppServicesRequestError.fromResponse(none, undefined).unavailable).toBe(true);
+    expect(new AppServicesRequestError(500, undefined).unavailable).toBe(false);
   });
 });
 

@@ -10,6 +10,7 @@ export type ErrorContext = "sign-in" | "api-key-sign-in" | "link" | "confirm" | 
 const offline = "You appear to be offline. Check your connection and try again.";
 const unreachable = "We couldn't reach the server. Check your connection and try again.";
 const serverError = "Something went wrong on our side. Please try again in a moment.";
+const unavailable = "The service is unavailable right now. Please try again in a moment.";
 const rateLimited = "Too many requests right now. Wait a moment and try again.";
 const sessionEnded = "Your session has ended. Please sign in again.";
 const unknown = "Something went wrong. Please try again.";
@@ -31,6 +32,7 @@ function appServicesMessage(error: AppServicesRequestError, context: ErrorContex
   const has = (fragment: string) => text.toLowerCase().includes(fragment.toLowerCase());
 
   if (error.status === 429 || code === "TooManyRequests") return rateLimited;
+  if (error.unavailable) return unavailable;
   if (error.status >= 500) return serverError;
   if (error.status === 413 || code === "ReadSizeLimitExceeded") return "That is too much data to send at once.";
 

@@ -11,12 +11,33 @@ export class AppServicesRequestError extends Error {
   /** The reply body when it has the documented error shape. */
   readonly body: AppServicesError | undefined;
 
-  constructor(status: number, body: unknown) {
+  /** How long the reply asked to wait before trying again (`Retry-After`), when it said. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(status: number, body: unknown, retryAfterMs?: number) {
     const parsed = isErrorBody(body) ? body : undefined;
     super(parsed?.error ?? `App Services answered ${status}`);
     this.name = "AppServicesRequestError";
     this.status = status;
     this.body = parsed;
+    this.retryAfterMs = retryAfterMs;
+  }
+
+  /** The error of a reply, its `Retry-After` (seconds or an HTTP date) kept. */
+  static fromResponse(response: Response, body: unknown): AppServicesRequestError {
+    const header = response.headers.get("retry-after");
+    let wait: number | undefined;
+    if (header !== null && /^\d+$/.test(header.trim())) wait = Number(header) * 1000;
+    else if (header !== null && !Number.isNaN(Date.parse(header))) wait = Math.max(0, Date.parse(header) - Date.now());
+    return new AppServicesRequestError(response.status, body, wait);
+  }
+
+  /**
+   * The service cannot answer for now (503), or the proxy in front of it found no instance that
+   * could (502, 504): trying again shortly is right.
+   */
+  get unavailable(): boolean {
+    return this.status === 502 || this.status === 503 || this.status === 504;
   }
 
   get code(): string | undefined {
@@ -78,6 +99,6 @@ export async function expectOk<T>(call: Promise<FetchResult<T>>): Promise<T> {
   // openapi-fetch leaves empty bodies unread; read them so the browser does not report the
   // request as aborted.
   if (!response.bodyUsed) await response.arrayBuffer().catch(() => undefined);
-  if (!response.ok) throw new AppServicesRequestError(response.status, error);
+  if (!response.ok) throw AppServicesRequestError.fromResponse(response, error);
   return data as T;
 }

@@ -47,7 +47,7 @@ export async function watchNotes({ signal, onOpen, onChange }: WatchOptions): Pr
     parseAs: "stream",
     signal,
   });
-  if (!response.ok || !data) throw new AppServicesRequestError(response.status, error);
+  if (!response.ok || !data) throw AppServicesRequestError.fromResponse(response, error);
   onOpen();
   const parser = createWatchStreamParser({ parseDocument: parseEjsonText });
   const reader = data.getReader();

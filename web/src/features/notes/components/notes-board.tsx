@@ -24,6 +24,7 @@ const liveText: Record<LiveStatus, string> = {
   connecting: "Connecting live updates…",
   live: "Live updates are on: changes made elsewhere appear here.",
   reconnecting: "Live updates are paused. Reconnecting…",
+  unavailable: "Live updates are paused: the service is unavailable. Reconnecting…",
 };
 
 const noteErrorMessage = (error: unknown) => (error instanceof NoteGoneError ? error.message : errorMessage(error));

@@ -2,10 +2,9 @@ import { useEffect, useRef, useState } from "react";
 import { sessionStore } from "../../../lib/api-clients.ts";
 import { AppServicesRequestError } from "../../../lib/errors/service-errors.ts";
 import { type ChangeEvent, WatchStreamError, watchNotes } from "../api/call-function-streaming.ts";
+import { afterFailure, type LiveStatus } from "./reconnect.ts";
 
-export type LiveStatus = "connecting" | "live" | "reconnecting";
-
-const maxDelayMs = 30_000;
+export type { LiveStatus };
 
 /** Waits before the next attempt; coming back online cuts the wait short. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
@@ -24,9 +23,9 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * Keeps a change stream of the notes open while the page is shown. After an error or the end of
- * the stream it reconnects with growing pauses (1 s, 2 s, 4 s … 30 s), first dropping the access
- * token when the stream said the session is invalid, so the reconnect carries a fresh one; after a
- * reconnect `onResync` reloads what may have been missed.
+ * the stream it reconnects (reconnect.ts: with growing pauses, or when an unavailable service said
+ * to), first dropping the access token when the stream said the session is invalid, so the
+ * reconnect carries a fresh one; after a reconnect `onResync` reloads what may have been missed.
  */
 export function useNotesChangeStream(handlers: {
   onChange: (event: ChangeEvent) => void;
@@ -43,6 +42,7 @@ export function useNotesChangeStream(handlers: {
       let failures = 0;
       let opened = false;
       while (!signal.aborted) {
+        let failure: unknown = null;
         try {
           await watchNotes({
             signal,
@@ -56,14 +56,16 @@ export function useNotesChangeStream(handlers: {
           });
         } catch (error) {
           if (signal.aborted) return;
+          failure = error;
           if (error instanceof WatchStreamError && error.code === "InvalidSession") sessionStore.clearAccessToken();
           // The session is over (the refresh was refused): the page is about to go away.
           if (error instanceof AppServicesRequestError && sessionStore.getRefreshToken() === null) return;
         }
         if (signal.aborted) return;
-        setStatus("reconnecting");
         failures += 1;
-        await pause(Math.min(1000 * 2 ** (failures - 1), maxDelayMs), signal);
+        const next = afterFailure(failures, failure);
+        setStatus(next.status);
+        await pause(next.delayMs, signal);
       }
     })();
     return () => controller.abort();

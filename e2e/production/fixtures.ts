@@ -1,0 +1,142 @@
+/**
+ * What the @production journeys have besides the page: the site, the mail its SMTP server received,
+ * the rehearsal's faults (scripts/rehearse.mjs), and accounts made through the public API. Pages
+ * talk to the site only: EmailJS (the one other origin the app uses, and the only one its
+ * Content-Security-Policy allows) is unreachable, so nothing leaves the machine; and a page that
+ * breaks the site's Content-Security-Policy fails its test.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type APIRequestContext, test as base, expect } from "@playwright/test";
+
+export { signIn } from "../fixtures/sign-in.ts";
+
+function setting(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the journeys with \`npm run rehearse\``);
+  return value;
+}
+
+export const site = setting("REHEARSAL_SITE");
+export const appId = setting("REHEARSAL_APP_ID");
+const control = setting("REHEARSAL_CONTROL");
+const mailDir = setting("REHEARSAL_MAIL_DIR");
+export const clientApi = `${site}/api/client/v2.0/app/${appId}`;
+
+export interface Mail {
+  to: string[];
+  subject: string;
+  text: string;
+  receivedAt: string;
+}
+
+/** The messages the SMTP server received, read from its folder. */
+export class Mailbox {
+  all(): Mail[] {
+    return readdirSync(mailDir)
+      .filter((name) => name.endsWith(".json") && !name.startsWith("."))
+      .sort()
+      .map((name) => JSON.parse(readFileSync(join(mailDir, name), "utf8")) as Mail);
+  }
+
+  /** The newest message to `to` whose subject matches, waiting for it to arrive. */
+  async latest(to: string, subject: RegExp, { after = 0 } = {}): Promise<Mail> {
+    const find = () =>
+      this.all()
+        .filter((m) => m.to.includes(to) && subject.test(m.subject) && Date.parse(m.receivedAt) >= after)
+        .at(-1);
+    await expect
+      .poll(() => find() !== undefined, { message: `mail to ${to} (${subject})`, timeout: 10_000 })
+      .toBe(true);
+    return find()!;
+  }
+
+  /** The first link in a message's text to one of the site's pages. */
+  static link(mail: Mail, path: "/confirm" | "/reset-password"): string {
+    const link = mail.text.match(/https:\/\/\S+/g)?.find((url) => url.startsWith(`${site}${path}?`));
+    if (!link) throw new Error(`no link to ${site}${path} in: ${mail.text}`);
+    return link;
+  }
+}
+
+export interface Instance {
+  name: string;
+  url: string;
+  metricsUrl: string;
+  running: boolean;
+}
+
+/** The deployment's faults, and what its instances say about themselves. */
+export class Rehearsal {
+  private async post(path: string) {
+    const response = await fetch(`${control}${path}`, { method: "POST" });
+    if (response.status !== 204) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  }
+
+  async instances(): Promise<Instance[]> {
+    return (await (await fetch(`${control}/instances`)).json()) as Instance[];
+  }
+
+  kill = (name: string) => this.post(`/instances/${name}/kill`);
+  start = (name: string) => this.post(`/instances/${name}/start`);
+  stopDatabase = () => this.post("/postgres/stop");
+  startDatabase = () => this.post("/postgres/start");
+
+  /** Change streams open on each running instance, from its metrics. */
+  async openStreams(): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const instance of await this.instances()) {
+      if (!instance.running) continue;
+      const text = await (await fetch(instance.metricsUrl)).text();
+      counts[instance.name] = Number(/^appservices_change_streams_open (\S+)$/m.exec(text)?.[1]);
+    }
+    return counts;
+  }
+}
+
+let accounts = 0;
+
+/** An address nobody used in this run. */
+export function newAddress(who: string): string {
+  accounts += 1;
+  return `${who}.${Date.now().toString(36)}${accounts}@example.com`;
+}
+
+/** Registers an address through the client API and confirms it with the link mailed to it. */
+export async function confirmedAccount(request: APIRequestContext, mailbox: Mailbox, who: string) {
+  const email = newAddress(who);
+  const password = `pw-${email}`;
+  const registered = await request.post(`${clientApi}/auth/providers/local-userpass/register`, {
+    data: { email, password },
+  });
+  expect(registered.status()).toBe(201);
+  const link = new URL(Mailbox.link(await mailbox.latest(email, /Confirm/), "/confirm"));
+  const confirmed = await request.post(`${clientApi}/auth/providers/local-userpass/confirm`, {
+    data: { token: link.searchParams.get("token"), tokenId: link.searchParams.get("tokenId") },
+  });
+  expect(confirmed.status()).toBe(200);
+  return { email, password };
+}
+
+export const liveOn = "Live updates are on: changes made elsewhere appear here.";
+
+export const test = base.extend<{ mailbox: Mailbox; rehearsal: Rehearsal }>({
+  mailbox: async ({}, use) => {
+    await use(new Mailbox());
+  },
+  rehearsal: async ({}, use) => {
+    await use(new Rehearsal());
+  },
+  context: async ({ context }, use) => {
+    await context.route("https://api.emailjs.com/**", (route) => route.abort("connectionrefused"));
+    const violations: string[] = [];
+    context.on("console", (message) => {
+      if (message.type() === "error" && /Content Security Policy/i.test(message.text()))
+        violations.push(message.text());
+    });
+    await use(context);
+    expect(violations, "Content-Security-Policy violations").toEqual([]);
+  },
+});
+
+export { expect };

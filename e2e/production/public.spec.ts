@@ -1,0 +1,61 @@
+/**
+ * What anyone on the network sees of the site: the web app (its client-side routes load directly,
+ * over HTTP/2, with the security headers), the client API, and nothing else of the server — no
+ * control API, no inspector, no EmailJS API — and a foreign Host refused.
+ */
+import { request as httpsRequest } from "node:https";
+import { clientApi, expect, site, test } from "./fixtures.ts";
+
+test.describe("the public site", { tag: "@production" }, () => {
+  test("serves the web app's routes over HTTP/2 with its security headers", async ({ page }) => {
+    const response = await page.goto("/notes");
+    expect(response?.status()).toBe(200);
+    // Not signed in: the app itself sends the visitor to the sign-in page.
+    await expect(page.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
+    const headers = response!.headers();
+    expect(headers["strict-transport-security"]).toMatch(/max-age=\d+/);
+    expect(headers["x-content-type-options"]).toBe("nosniff");
+    expect(headers["x-frame-options"]).toBe("DENY");
+    expect(headers["referrer-policy"]).toBe("no-referrer");
+    expect(headers["content-security-policy"]).toContain("default-src 'self'");
+    expect(headers["cache-control"]).toBe("no-cache");
+    expect(headers.server).toBe("nginx");
+    const protocol = await page.evaluate(
+      () => (performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming).nextHopProtocol,
+    );
+    expect(protocol).toBe("h2");
+  });
+
+  test("answers the client API with the proxy's request id, and nothing else of the server", async ({ request }) => {
+    const location = await request.get(`${clientApi}/location`);
+    expect(location.status()).toBe(200);
+    expect(await location.json()).toMatchObject({ hostname: site });
+    // nginx's $request_id, taken by the instance from its trusted proxy and answered.
+    expect(location.headers()["x-request-id"]).toMatch(/^[0-9a-f]{32}$/);
+    expect(location.headers()["content-security-policy"]).toContain("default-src 'self'");
+
+    for (const path of ["/_mock/v1/apps", "/_mock/", "/_mock/v1/health", "/_mock/v1/metrics", "/api/v1.0/email/send"]) {
+      expect((await request.get(path)).status(), path).toBe(404);
+    }
+  });
+
+  test("refuses a foreign Host (DNS rebinding)", async () => {
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(`${clientApi}/location`);
+      const req = httpsRequest(
+        url,
+        { headers: { host: "evil.example" }, servername: "localhost", rejectUnauthorized: false },
+        (response) => {
+          let text = "";
+          response.setEncoding("utf8");
+          response.on("data", (chunk: string) => (text += chunk));
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+    expect(status).toBe(403);
+    expect(JSON.parse(body)).toMatchObject({ error_code: "HostNotAllowed" });
+  });
+});

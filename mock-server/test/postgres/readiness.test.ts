@@ -1,0 +1,61 @@
+/**
+ * Readiness while an instance starts: it listens before it opens the database, so while it waits
+ * for (or runs) migrations the health check answers 200 and the readiness check 503 `starting`;
+ * other requests get 503 with `Retry-After`. Here another session holds the migration lock.
+ */
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../../src/server.ts";
+import { migrationLock } from "../../src/store/postgres/migrations.ts";
+import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { createTestDatabase, type TestDatabase } from "../helpers/postgres.ts";
+
+let database: TestDatabase | undefined;
+let server: RunningServer | undefined;
+afterAll(async () => {
+  await server?.close();
+  await database?.drop();
+});
+
+describe("an instance starting on a database", () => {
+  it("is alive but not ready until its migrations ran", async () => {
+    database = await createTestDatabase("readiness");
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    await holder.query("SELECT pg_advisory_lock($1)", [migrationLock]);
+    let listeningAt: (url: string) => void = () => {};
+    const url = new Promise<string>((resolve) => (listeningAt = resolve));
+    const starting = startServer(
+      {
+        port: 0,
+        logLevel: "silent",
+        watchFunctions: false,
+        databaseUrl: database.url,
+        signingSecret: "readiness-test-signing-secret-0123",
+      },
+      { onListening: listeningAt },
+    );
+    try {
+      const base = await url;
+      const ready = await fetch(`${base}/_mock/v1/ready`);
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get("retry-after")).toBe("1");
+      expect(await expectFetchContract("getReadiness", ready)).toEqual({
+        status: "starting",
+        reason: "opening the database and bringing its schema up to date",
+      });
+      const health = await fetch(`${base}/_mock/v1/health`);
+      expect(await expectFetchContract("getHealth", health)).toMatchObject({ status: "ok" });
+      const location = await fetch(`${base}/api/client/v2.0/app/local-app/location`);
+      expect(location.status).toBe(503);
+      expect(await expectFetchContract("getLocation", location)).toMatchObject({ error_code: "ServiceUnavailable" });
+    } finally {
+      await holder.query("SELECT pg_advisory_unlock($1)", [migrationLock]);
+      await holder.end();
+    }
+    server = await starting;
+    const ready = await fetch(`${server.url}/_mock/v1/ready`);
+    expect(await expectFetchContract("getReadiness", ready)).toEqual({ status: "ready" });
+    expect((await fetch(`${server.url}/api/client/v2.0/app/local-app/location`)).status).toBe(200);
+  });
+});
