@@ -3,7 +3,7 @@
  * requests (store/postgres/auth-cache.ts) follows every change the other makes — through the
  * notifications, as they arrive — and, when the notifications stall or the listening connection
  * breaks, the store stops answering from what it keeps within the revocation window and reads the
- * database again (docs/decisions/0017-auth-cache.md).
+ * database again (docs/decisions/0018-auth-cache.md).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { revocationWindowMs } from "../../src/store/postgres/auth-cache.ts";

@@ -2,7 +2,7 @@
  * Two emulator processes on one PostgreSQL database act as one service: tokens of one work on the
  * other; a revocation (refresh), a disabled API key hold on both at the next request; a disabled or
  * deleted user is refused by the other's access-token requests as soon as it hears of it, and within
- * the revocation window however late that is (docs/decisions/0017-auth-cache.md); the change streams
+ * the revocation window however late that is (docs/decisions/0018-auth-cache.md); the change streams
  * open on the other end at once; races between them are decided by the database's constraints, and a
  * change stream on one sees the writes made through the other.
  */

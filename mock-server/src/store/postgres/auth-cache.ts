@@ -1,6 +1,6 @@
 /**
  * The users and sessions of access-token requests, kept on this instance so that a request need
- * not ask the database (docs/decisions/0017-auth-cache.md). Kept true by the notifications every
+ * not ask the database (docs/decisions/0018-auth-cache.md). Kept true by the notifications every
  * instance sends in the transaction of each change that affects them — an ended session (sessions
  * channel), a changed or deleted user (users channel), an app reset or deleted (apps channel) — and,
  * on this instance, by the store's writes themselves, before their promise resolves.
