@@ -14,6 +14,14 @@
 //          --starts N (10) --only throughput,start,scale,stores --scenarios profile,sum,… --no-write --json FILE
 //          --help (this text)
 //          --profile SCENARIO  (run one scenario under --cpu-prof and print where the time goes)
+//          --store memory|postgres  (with --profile: scenarios (comma-separated) of the stores part — login, profile, insertOne,
+//                           find — on that store and its seeded data; on PostgreSQL with pg_stat_statements:
+//                           statements, transactions and WAL flushes per request, and the database's CPU)
+//          --trace-gc  (with --profile: the emulator's garbage collections during the measured run)
+//          --loop-delay  (with --profile --store: how long the emulator's event loop was blocked)
+//          --node-args="…"  (with --profile --store: more options for the emulator's node, e.g. --trace-gc-nvp)
+//          --emulator-args="…"  (with --profile --store: more options for the emulator, e.g. --database-pool 10)
+//          --no-cpu-prof  (with --profile: without the CPU profiler, for undisturbed latencies)
 //          --cli FILE  (measure another build of the emulator, e.g. an older commit's, for before/after)
 //          --against FILE  (throughput only: another build measured in the same rounds, interleaved with
 //                           this one and the bare server: an A/B on one host in one sitting; writes no report.
@@ -50,6 +58,7 @@ import {
 } from "./bench/processes.mjs";
 import { summarizeProfile } from "./bench/profile-summary.mjs";
 import { writeReport } from "./bench/report.mjs";
+import { profileStore } from "./bench/store-profile.mjs";
 import { compareStores } from "./bench/stores.mjs";
 
 let flags;
@@ -69,6 +78,12 @@ try {
       scenarios: { type: "string" },
       cli: { type: "string" },
       against: { type: "string" },
+      store: { type: "string" },
+      "trace-gc": { type: "boolean", default: false },
+      "no-cpu-prof": { type: "boolean", default: false },
+      "loop-delay": { type: "boolean", default: false },
+      "node-args": { type: "string" },
+      "emulator-args": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   }));
@@ -227,10 +242,14 @@ function summarize(runs) {
     rps: median(runs.map((r) => r.rps)),
     p50: median(runs.map((r) => r.latency.p50)),
     p99: median(runs.map((r) => r.latency.p99)),
+    p999: median(runs.map((r) => r.latency.p999)),
     mean: median(runs.map((r) => r.latency.mean)),
     errors: runs.reduce((n, r) => n + r.errors + r.timeouts + (r.requests - r.ok), 0),
     cpuUsPerRequest: median(runs.map((r) => r.cpuUsPerRequest)),
     cpuShare: median(runs.map((r) => r.cpuShare)),
+    ...(runs.some((r) => r.databaseCpuUsPerRequest !== undefined)
+      ? { databaseCpuUsPerRequest: median(runs.map((r) => r.databaseCpuUsPerRequest)) }
+      : {}),
     perRound: runs.map((r) => Math.round(r.rps)),
   };
 }
@@ -483,6 +502,25 @@ async function profileScenario(id) {
 
 async function main() {
   if (!flags.cli) buildEmulator();
+  if (flags.profile && flags.store) {
+    if (!["memory", "postgres"].includes(flags.store)) throw new Error("--store is memory or postgres");
+    const text = await profileStore({
+      store: flags.store,
+      ids: flags.profile.split(","),
+      duration,
+      warmup,
+      connections,
+      cpuProf: !flags["no-cpu-prof"],
+      traceGc: flags["trace-gc"],
+      loopDelayed: flags["loop-delay"],
+      nodeArgs: flags["node-args"]?.split(" ").filter(Boolean) ?? [],
+      emulatorArgs: flags["emulator-args"]?.split(" ").filter(Boolean) ?? [],
+      emulatorProcess,
+      log,
+    });
+    process.stdout.write(`${text}\n`);
+    return;
+  }
   if (flags.profile) return profileScenario(flags.profile);
   const results = {
     date: new Date().toISOString(),

@@ -89,6 +89,7 @@ process.stdout.write(
       p50: percentile(sorted, 50),
       p90: percentile(sorted, 90),
       p99: percentile(sorted, 99),
+      p999: percentile(sorted, 99.9),
       max: sorted.length > 0 ? sorted[sorted.length - 1] : Number.NaN,
     },
     bytesPerResponse: result.throughput.total / Math.max(1, result.requests.total),

@@ -67,7 +67,11 @@ function areaOf(source) {
   return src ?? source;
 }
 
-export function summarizeProfile(dir, top = 30) {
+/**
+ * `window`: only the samples taken between these two times (µs of the monotonic clock, which V8's
+ * profiles and `process.hrtime` share on Linux): the measured run, without start-up or seeding.
+ */
+export function summarizeProfile(dir, top = 30, window = null) {
   const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
   const out = [];
   const maps = new Map();
@@ -75,8 +79,14 @@ export function summarizeProfile(dir, top = 30) {
     const profile = JSON.parse(readFileSync(join(dir, file), "utf8"));
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
     const counts = new Map();
-    for (const id of profile.samples) counts.set(id, (counts.get(id) ?? 0) + 1);
-    const total = profile.samples.length;
+    let at = profile.startTime;
+    let total = 0;
+    for (const [i, id] of profile.samples.entries()) {
+      at += profile.timeDeltas[i] ?? 0;
+      if (window && (at < window[0] || at > window[1])) continue;
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+      total++;
+    }
     const self = new Map();
     const areas = new Map();
     const keyOf = new Map();

@@ -8,14 +8,17 @@
 import { spawnSync } from "node:child_process";
 import { startCluster } from "../postgres-cluster.mjs";
 import { anonymousLogin, appServices, callJson, loginScenario } from "./client.mjs";
-import { layout } from "./processes.mjs";
+import { layout, procTreeCpuMs } from "./processes.mjs";
 
 const secret = "benchmark-signing-secret-0123456789abcdef";
 const owners = 1000;
 const perOwner = 100;
 
+/** The settings of the benchmark's cluster (on disk, fsync on: commits are durable, as in production). */
+export const storeClusterSettings = { max_connections: 100, shared_buffers: "128MB" };
+
 /** The notes of the default app (notes-app.notes: each user reads and writes their own, `owner_id`). */
-async function seed(base, log, name) {
+export async function seed(base, log, name) {
   const started = performance.now();
   const users = [];
   for (let i = 0; i < owners; i++) users.push(await anonymousLogin(base));
@@ -39,7 +42,7 @@ async function seed(base, log, name) {
   return { reader: users[owners / 2], writer: users[owners / 2 + 1] };
 }
 
-function scenarios({ reader, writer }) {
+export function scenarios({ reader, writer }) {
   const json = { "content-type": "application/json" };
   const bearer = { authorization: `Bearer ${reader.access_token}` };
   const call = (body, user = reader) => ({
@@ -82,12 +85,12 @@ function scenarios({ reader, writer }) {
 }
 
 /** Pins a process and all its threads (and the children it forks later) to the server core. */
-function pinToServerCore(pid) {
+export function pinToServerCore(pid) {
   if (layout.pinned) spawnSync("taskset", ["-a", "-p", "-c", String(layout.serverCpu), String(pid)]);
 }
 
 export async function compareStores({ emulatorProcess, startBare, capture, load, summarize, rounds, log }) {
-  const cluster = await startCluster({ settings: { max_connections: 100, shared_buffers: "128MB" } });
+  const cluster = await startCluster({ settings: storeClusterSettings });
   pinToServerCore(cluster.pid());
   const memory = await emulatorProcess({ args: ["--signing-secret", secret] });
   const postgres = await emulatorProcess({ args: ["--database", cluster.url, "--signing-secret", secret] });
@@ -112,7 +115,12 @@ export async function compareStores({ emulatorProcess, startBare, capture, load,
         const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]);
         for (const which of order) {
           const scenario = which === "postgres" ? lists.postgres[index] : s;
+          // On PostgreSQL the database's CPU (every process of the cluster) is measured too.
+          const databaseBefore = which === "postgres" ? procTreeCpuMs(cluster.pid()) : 0;
           const r = await load(servers[which], scenario);
+          if (which === "postgres")
+            r.databaseCpuUsPerRequest =
+              ((procTreeCpuMs(cluster.pid()) - databaseBefore) * 1000) / Math.max(1, r.requests);
           results[s.id][which].push(r);
           const fixed = (n) => (Number.isFinite(n) ? n.toFixed(2) : "–");
           log(
@@ -130,7 +138,7 @@ export async function compareStores({ emulatorProcess, startBare, capture, load,
       for (const which of ["memory", "postgres"]) {
         const scenario = which === "postgres" ? lists.postgres[index] : s;
         const r = await load(servers[which], scenario, { connections: 1 });
-        single[s.id][which] = { p50: r.latency.p50, p99: r.latency.p99 };
+        single[s.id][which] = { p50: r.latency.p50, p99: r.latency.p99, p999: r.latency.p999 };
         log(
           `one at a time ${s.id.padEnd(9)} ${which.padEnd(8)} p50 ${r.latency.p50.toFixed(2)} ms  p99 ${r.latency.p99.toFixed(2)} ms`,
         );

@@ -74,8 +74,9 @@ function accessCaller(app: AppRuntime | undefined, claims: JwtPayload): Caller |
   // Read from the store on every request, in one step: a user disabled or deleted, or a session
   // ended (logout, revocation, its API key disabled, a password reset) on any instance is refused.
   const store = app.store;
-  return store.userSessionNow
-    ? sessionCaller(app, claims, store.userSessionNow(sub, iss))
+  const now = store.userSessionNow?.(sub, iss);
+  return now
+    ? sessionCaller(app, claims, now)
     : store.userSession(sub, iss).then((found) => sessionCaller(app, claims, found));
 }
 

@@ -89,8 +89,7 @@ export async function startSession(emulator: Emulator, app: AppRuntime, user: St
     expiresAt: now + ttlSeconds * 1000,
     ...(start.apiKeyId ? { apiKeyId: start.apiKeyId } : {}),
   };
-  await app.sessions.add(session);
-  await app.users.update(user.id, { lastLoginAt: now });
+  await app.store.startSession(session, now);
   return {
     access_token: await accessTokenFor(emulator, app, user, session),
     refresh_token: refreshTokenFor(emulator, app, session),

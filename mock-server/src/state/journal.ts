@@ -166,8 +166,8 @@ class Unread {
 /**
  * How `Journal.record` keeps a finished request: its texts — id, method, path, operation, faulted
  * ("1" or ""), request body text, then the reply as sent, last because it alone may hold any
- * character — joined by NUL and written as UTF-8 into one buffer outside V8's heap, and its
- * numbers (status, duration, time, where the bytes are) in one array of unboxed doubles.
+ * character — joined by NUL and written as UTF-8 into buffers outside V8's heap, and its numbers
+ * (status, duration, time, where the bytes are) in one array of unboxed doubles.
  *
  * Why: a journal holds 5,000 entries, each living for the next 5,000 requests — long enough to be
  * copied by the young generation's collections, promoted, and then collected in the old one. Each
@@ -176,16 +176,32 @@ class Unread {
  * shrinking the journal to 16 entries; as one flat string each, still ~2 µs. Bytes outside the heap
  * hold nothing for the collector.
  *
- * The bytes are a log: records are appended in the ring's order, and when the buffer's end is
- * reached the live ones (the newest 5,000 at most) are moved to its start — into a new buffer
- * three times their size if they would fill more than half of it — so each record is moved about
- * once.
+ * The bytes are a log of segments: records are appended to the newest segment, and a new one is
+ * started when a record does not fit. Records die in the order they were written (the ring drops
+ * its oldest), so a segment is let go as a whole once its last record has died: no record is ever
+ * moved. (The first version kept one buffer and moved the live records to its start when it was
+ * full: with 5,000 replies of 13 KB, each move was 65 MB, and stalled every request for 16–100 ms
+ * every few thousand requests — the in-memory `find` benchmark's tail.) A new segment holds a
+ * quarter of the live bytes (64 KB to 1 MB, or the record if larger), in the buffer of the last
+ * segment let go when that fits, so the journal holds its live records plus at most three segments
+ * and, once steady, allocates nothing.
  */
 const separator = "\u0000";
 const compactTexts = 6;
-/** Per slot in `Journal.numbers`: status, durationMs, atMs, offset and length of its bytes (0: none). */
-const stride = 5;
-const minimumBytes = 64 * 1024;
+/**
+ * Per slot in `Journal.numbers`: status, durationMs, atMs, then where its bytes are — segment
+ * number, offset and length (0: none).
+ */
+const stride = 6;
+const minimumSegment = 64 * 1024;
+const maximumSegment = 1024 * 1024;
+
+/** A buffer of the byte log, and how many live records it still holds. */
+interface Segment {
+  readonly bytes: Buffer;
+  used: number;
+  live: number;
+}
 
 function readCompact(text: string, status: number, durationMs: number, atMs: number): JournalEntry {
   const texts: string[] = [];
@@ -219,9 +235,13 @@ export class Journal {
   private entries: (JournalEntry | Unread | null)[] = [];
   /** `stride` numbers per slot (see there); doubles, stored unboxed in the array. */
   private numbers: number[] = [];
-  private bytes = Buffer.alloc(0);
-  /** Where the next record's bytes go: every live record lies before it, in the ring's order. */
-  private head = 0;
+  /** The byte log's segments by number; the newest is where records are appended. */
+  private segments = new Map<number, Segment>();
+  private nextSegment = 0;
+  /** The bytes of the live records. */
+  private liveBytes = 0;
+  /** The buffer of the last segment let go, for the next one (a steady journal allocates none). */
+  private spare: Buffer | null = null;
   private start = 0;
   constructor(private readonly capacity = 5000) {}
 
@@ -283,59 +303,62 @@ export class Journal {
     let at = entries.length;
     if (at < this.capacity) {
       entries.push(slot);
-      numbers.push(status, durationMs, atMs, this.head, 0);
+      numbers.push(status, durationMs, atMs, 0, 0, 0);
     } else {
       at = this.start;
       this.start = (at + 1) % this.capacity;
+      this.release(at);
       entries[at] = slot;
       numbers[stride * at] = status;
       numbers[stride * at + 1] = durationMs;
       numbers[stride * at + 2] = atMs;
-      numbers[stride * at + 3] = this.head;
-      numbers[stride * at + 4] = 0;
     }
     if (text === undefined) return;
     const length = Buffer.byteLength(text);
-    if (this.head + length > this.bytes.length) this.compact(length, at);
-    this.bytes.write(text, this.head);
-    numbers[stride * at + 3] = this.head;
-    numbers[stride * at + 4] = length;
-    this.head += length;
+    let number = this.nextSegment - 1;
+    let segment = this.segments.get(number);
+    if (!segment || segment.used + length > segment.bytes.length) {
+      // The full segment goes when its last record dies (now, if none is live).
+      if (segment?.live === 0) this.drop(number);
+      const size = Math.max(length, Math.min(maximumSegment, Math.max(minimumSegment, this.liveBytes >> 2)));
+      const spare = this.spare;
+      this.spare = null;
+      const bytes = spare && spare.length >= size && spare.length <= 2 * size ? spare : Buffer.allocUnsafeSlow(size);
+      segment = { bytes, used: 0, live: 0 };
+      number = this.nextSegment++;
+      this.segments.set(number, segment);
+    }
+    segment.bytes.write(text, segment.used);
+    numbers[stride * at + 3] = number;
+    numbers[stride * at + 4] = segment.used;
+    numbers[stride * at + 5] = length;
+    segment.used += length;
+    segment.live++;
+    this.liveBytes += length;
   }
 
-  /**
-   * Moves the live records (every slot's but `fresh`'s, oldest first) to the start of the buffer,
-   * or of a new one, leaving room for `length` more.
-   */
-  private compact(length: number, fresh: number): void {
+  /** The slot's bytes are no longer needed: its segment goes with its last live record (unless it is the newest). */
+  private release(at: number): void {
     const numbers = this.numbers;
-    const count = this.entries.length;
-    let live = 0;
-    for (let i = 0; i < count; i++) if (i !== fresh) live += numbers[stride * i + 4]!;
-    const needed = live + length;
-    const old = this.bytes;
-    // A new buffer three times what is needed when that would fill more than half of this one, or
-    // less than a twelfth of one larger than the least size (memory comes back once a journal's
-    // replies shrink); otherwise in place. (Sized with room to spare: a buffer just twice the live
-    // records was replaced at nearly every compaction of a full journal.)
-    const target =
-      needed * 2 > old.length || (needed * 12 < old.length && old.length > minimumBytes)
-        ? Buffer.allocUnsafeSlow(Math.max(needed * 3, minimumBytes))
-        : old;
-    let head = 0;
-    for (let k = 0; k < count; k++) {
-      const i = (this.start + k) % count;
-      if (i === fresh) continue;
-      const offset = numbers[stride * i + 3]!;
-      const size = numbers[stride * i + 4]!;
-      // (In place, the live records fill at most half of the buffer and end near its end — every
-      // record after the oldest live one is live — so moving them to its start overwrites none.)
-      if (size > 0) old.copy(target, head, offset, offset + size);
-      numbers[stride * i + 3] = head;
-      head += size;
-    }
-    this.bytes = target;
-    this.head = head;
+    const length = numbers[stride * at + 5]!;
+    if (length === 0) return;
+    numbers[stride * at + 5] = 0;
+    this.liveBytes -= length;
+    const number = numbers[stride * at + 3]!;
+    const segment = this.segments.get(number)!;
+    if (--segment.live === 0 && number !== this.nextSegment - 1) this.drop(number);
+  }
+
+  private drop(number: number): void {
+    this.spare = this.segments.get(number)!.bytes;
+    this.segments.delete(number);
+  }
+
+  /** Bytes held outside the heap (tests: the log holds its live records and at most three segments more). */
+  get heldBytes(): number {
+    let total = this.spare?.length ?? 0;
+    for (const segment of this.segments.values()) total += segment.bytes.length;
+    return total;
   }
 
   /** Oldest first. */
@@ -346,10 +369,11 @@ export class Journal {
       const slot = entries[i]!;
       if (slot === null) {
         const at = stride * i;
-        const text = this.bytes.toString("utf8", numbers[at + 3], numbers[at + 3]! + numbers[at + 4]!);
+        const offset = numbers[at + 4]!;
+        const text = this.segments.get(numbers[at + 3]!)!.bytes.toString("utf8", offset, offset + numbers[at + 5]!);
         entries[i] = readCompact(text, numbers[at]!, numbers[at + 1]!, numbers[at + 2]!);
-        // (Read: its bytes are no longer live.)
-        numbers[at + 4] = 0;
+        // (Read: its bytes are no longer needed.)
+        this.release(i);
       } else if (slot instanceof Unread) entries[i] = slot.read();
     }
     const read = entries as JournalEntry[];
@@ -365,8 +389,10 @@ export class Journal {
   clear(): void {
     this.entries = [];
     this.numbers = [];
-    this.bytes = Buffer.alloc(0);
-    this.head = 0;
+    this.segments = new Map();
+    this.spare = null;
+    this.nextSegment = 0;
+    this.liveBytes = 0;
     this.start = 0;
   }
 }

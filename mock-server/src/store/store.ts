@@ -192,15 +192,22 @@ export interface AppStore {
   /** Deletes a user with its identities, e-mail/password registration, sessions and API keys. */
   deleteUser(userId: string): Promise<boolean>;
   /**
+   * A login: adds the session (ending the user's oldest past the app's limit, as `sessions.add`)
+   * and records the login's time on the user (`lastLoginAt`), in one step.
+   */
+  startSession(session: StoredSession, lastLoginAt: number): Promise<void>;
+  /**
    * A user and one of its sessions, read together (every access-token request needs both); the
    * session is undefined when it is gone or belongs to another user.
    */
   userSession(userId: string, sessionId: string): Promise<UserAndSession>;
   /**
-   * userSession answered at once, by a store that holds users and sessions in this process (the
-   * in-memory store; every authenticated request asks). Stores that must ask elsewhere leave it out.
+   * userSession answered at once, when the store holds the answer in this process (the in-memory
+   * store always; the PostgreSQL store when it keeps the pair and may answer from it): every
+   * authenticated request asks, and a promise's turns cost it more than the lookups do. Undefined:
+   * ask `userSession`.
    */
-  userSessionNow?(userId: string, sessionId: string): UserAndSession;
+  userSessionNow?(userId: string, sessionId: string): UserAndSession | undefined;
   counts(): Promise<{ users: number; pendingUsers: number }>;
 }
 
@@ -240,6 +247,11 @@ export interface UserRecords {
   emailOf(user: StoredUser): Promise<string | undefined>;
 
   account(id: string): Promise<StoredUserpassAccount | undefined>;
+  /**
+   * A registration and the user its e-mail/password identity belongs to (the registration's user,
+   * else the identity's owner), read together: what a login checks once the password matched.
+   */
+  accountAndOwner(id: string): Promise<{ account: StoredUserpassAccount; owner: StoredUser | undefined } | undefined>;
   accountByEmail(email: string): Promise<StoredUserpassAccount | undefined>;
   /** Adds a registration unless the address is taken (case-insensitive): false then. */
   addAccount(account: StoredUserpassAccount): Promise<boolean>;

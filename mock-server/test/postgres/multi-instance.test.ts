@@ -1,15 +1,17 @@
 /**
  * Two emulator processes on one PostgreSQL database act as one service: tokens of one work on the
- * other, a revocation, a disabled or deleted user, a disabled API key hold on both at the next
- * request (and end the change streams open on the other at once), races between them are decided by
- * the database's constraints, and a change stream on one sees the writes made through the other.
+ * other; a revocation (refresh), a disabled API key hold on both at the next request; a disabled or
+ * deleted user is refused by the other's access-token requests as soon as it hears of it, and within
+ * the revocation window however late that is (docs/decisions/0020-auth-cache.md); the change streams
+ * open on the other end at once; races between them are decided by the database's constraints, and a
+ * change stream on one sees the writes made through the other.
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openData } from "../helpers/app.ts";
 import { type EmulatorProcess, ensureBuilt, killAll, startEmulatorProcess } from "../helpers/emulator-process.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
-import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+import { adminQuery, emulatorDatabase, postgresAdminUrl, type TestDatabase } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
 import { openWatch, streamError, type WatchReader, watchPath } from "../helpers/watch.ts";
 
@@ -102,20 +104,55 @@ describe("two instances on one database", () => {
     expect(refused.body.error_code).toBe("InvalidSession");
   });
 
-  it("refuse a user disabled or deleted on the other at its next request", async () => {
+  it("refuse a user disabled or deleted on the other as soon as it hears of it", async () => {
     const appId = await newApp(a);
     const disabled = await seedUser(a, appId, "off@example.com");
     const deleted = await seedUser(a, appId, "gone@example.com");
-    expect((await profile(b, disabled.access_token)).status).toBe(200);
+    // b keeps what it read (its access-token requests then need no database).
+    for (let n = 0; n < 3; n++) {
+      expect((await profile(b, disabled.access_token)).status).toBe(200);
+      expect((await profile(b, deleted.access_token)).status).toBe(200);
+    }
     await send(a, "updateUser", "PATCH", `/_mock/v1/apps/${appId}/users/${disabled.user_id}`, {
       body: { disabled: true },
     });
-    expect((await profile(b, disabled.access_token)).status).toBe(401);
+    // a refuses before the change answers; b once its notification arrives (within the window).
+    expect((await profile(a, disabled.access_token)).status).toBe(401);
+    await expect.poll(async () => (await profile(b, disabled.access_token)).status).toBe(401);
     expect((await send(a, "deleteUser", "DELETE", `${base}/auth/delete`, { token: deleted.access_token })).status).toBe(
       204,
     );
-    expect((await profile(b, deleted.access_token)).status).toBe(401);
+    await expect.poll(async () => (await profile(b, deleted.access_token)).status).toBe(401);
   });
+
+  it.skipIf(process.env.TEST_DATABASE_URL)(
+    "refuse a session ended on the other within the revocation window even while hearing nothing",
+    async () => {
+      const appId = await newApp(a);
+      const ended = await seedUser(a, appId, "stalled@example.com");
+      const stays = await seedUser(a, appId, "stays@example.com");
+      for (let n = 0; n < 3; n++) expect((await profile(b, ended.access_token)).status).toBe(200);
+      // The server processes of both listening connections stopped: nothing is delivered, nothing breaks.
+      const { rows } = await adminQuery(
+        postgresAdminUrl(),
+        "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'app-services-emulator-listener'",
+        [database.name],
+      );
+      expect(rows).toHaveLength(2);
+      for (const { pid } of rows) process.kill(Number(pid), "SIGSTOP");
+      try {
+        expect((await send(a, "logOut", "DELETE", `${base}/auth/session`, { token: ended.refresh_token })).status).toBe(
+          204,
+        );
+        // b's notifications are no longer current: within the window it asks the database instead.
+        await expect.poll(async () => (await profile(b, ended.access_token)).status, { timeout: 10_000 }).toBe(401);
+        expect((await profile(b, stays.access_token)).status).toBe(200);
+      } finally {
+        for (const { pid } of rows) process.kill(Number(pid), "SIGCONT");
+      }
+      expect((await profile(b, ended.access_token)).status).toBe(401);
+    },
+  );
 
   it("refuse an API key disabled on the other at its next login", async () => {
     const appId = await newApp(a, { providers: { "api-key": { enabled: true } } });

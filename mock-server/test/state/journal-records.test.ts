@@ -1,8 +1,10 @@
 /**
  * `Journal.record`, the path every finished request takes: entries kept as bytes outside the heap
  * (state/journal.ts says why). They must read back exactly as the same entries kept as objects
- * (`add`) do, through the ring's wrap-arounds, the byte log's compactions and growth, listings in
- * between, `clear()`, and texts the byte form cannot hold (those fall back to objects).
+ * (`add`) do, through the ring's wrap-arounds, the byte log's segments, listings in between,
+ * `clear()`, and texts the byte form cannot hold (those fall back to objects). A record's bytes are
+ * never moved (moving them was the in-memory store's `find` tail), and the log holds little more
+ * than its live records.
  */
 import { describe, expect, it } from "vitest";
 import { Journal, type JournalEntry, journaledBodyLimit } from "../../src/state/journal.ts";
@@ -38,10 +40,12 @@ function both(journal: Journal, reference: Journal, r: Recorded): void {
 }
 
 const slotsOf = (journal: Journal) => (journal as unknown as { entries: unknown[] }).entries;
-const bytesOf = (journal: Journal) => (journal as unknown as { bytes: Buffer }).bytes;
+const segmentsOf = (journal: Journal) =>
+  [...(journal as unknown as { segments: Map<number, { bytes: Buffer }> }).segments.values()].map((s) => s.bytes);
+const bytesOf = (journal: Journal) => Buffer.concat(segmentsOf(journal));
 
 describe("Journal.record", () => {
-  it("reads back what add() would, through wrap-arounds, compactions, growth and listings between", () => {
+  it("reads back what add() would, through wrap-arounds, segments and listings between", () => {
     const random = seeded(14);
     const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
     const texts = ["", "a", "é", "日本語", "emoji 😀", "x".repeat(3000), 'quote " and \\ backslash'];
@@ -116,17 +120,40 @@ describe("Journal.record", () => {
     ]);
   });
 
-  it("gives bytes back once the live records shrink (at the next compaction), and starts over after clear", () => {
+  it("never moves a record's bytes, and holds its live records and at most three segments more", () => {
+    const journal = new Journal(5000);
+    const reply = JSON.stringify(Array.from({ length: 100 }, (_, n) => ({ title: `Note ${n}`, n })));
+    const record = (n: number) =>
+      journal.record(`r-${n}`, "POST", "/call", "callFunction", 200, 1, false, n, undefined, reply);
+    record(0);
+    const [first] = segmentsOf(journal);
+    const firstBytes = Buffer.from(bytesOf(journal).subarray(0, Buffer.byteLength(reply)));
+    for (let n = 1; n < 4999; n++) record(n);
+    // r-0 is still live: its segment is the same buffer, its bytes where they were.
+    expect(segmentsOf(journal)[0]).toBe(first);
+    expect(first!.subarray(0, firstBytes.length).equals(firstBytes)).toBe(true);
+    for (let n = 4999; n < 30_000; n++) {
+      record(n);
+      const live = 5000 * Buffer.byteLength(reply);
+      if (n % 997 === 0) expect(journal.heldBytes).toBeLessThanOrEqual(live + 3 * Math.max(live / 4, 1024 * 1024));
+    }
+    // r-0 died long ago, and its segment with it.
+    expect(segmentsOf(journal)).not.toContain(first);
+    expect(journal.list().map((e) => e.id)).toEqual(Array.from({ length: 5000 }, (_, k) => `r-${25_000 + k}`));
+  });
+
+  it("gives bytes back once the live records shrink, and starts over after clear", () => {
     const journal = new Journal(40);
     const large = "x".repeat(15_000);
     for (let n = 0; n < 40; n++) journal.record(`r-${n}`, "GET", "/", "getProfile", 200, 1, false, 0, undefined, large);
-    const grown = bytesOf(journal).length;
+    const grown = journal.heldBytes;
     expect(grown).toBeGreaterThanOrEqual(40 * 15_000);
     for (let n = 40; n < 120_000; n++)
       journal.record(`r-${n}`, "GET", "/", "getProfile", 200, 1, false, 0, undefined, "");
-    expect(bytesOf(journal).length).toBeLessThan(grown);
+    expect(journal.heldBytes).toBeLessThanOrEqual(3 * 64 * 1024);
     expect(journal.list().map((e) => e.id)).toEqual(Array.from({ length: 40 }, (_, k) => `r-${119_960 + k}`));
     journal.clear();
+    expect(journal.heldBytes).toBe(0);
     expect(journal.list()).toEqual([]);
     journal.record("r-a", "GET", "/", "getProfile", 200, 1, false, 0, undefined, "OK");
     expect(journal.list()).toMatchObject([{ id: "r-a", responseBody: "OK" }]);

@@ -54,12 +54,16 @@ async function authenticate(
       const passwordHash = account?.passwordHash ?? (await standInHash(passwordHashCost));
       const valid = await verifyPassword(password, passwordHash);
       if (!account?.confirmed || !valid) throw errors.invalidPassword();
-      // The registration may have gone (its user deleted) while the password was checked.
-      const now = await app.users.account(account.id);
+      // The registration may have gone (its user deleted) while the password was checked; read
+      // again with the user it belongs to.
+      const now = await app.users.accountAndOwner(account.id);
       if (!now) throw errors.invalidPassword();
-      const user =
-        now.userId !== null ? await app.users.get(now.userId) : await app.users.byIdentity(provider, account.id);
-      return { user, identity: identityOf(account.id), data: { email: account.email }, claimAccountId: account.id };
+      return {
+        user: now.owner,
+        identity: identityOf(account.id),
+        data: { email: account.email },
+        claimAccountId: account.id,
+      };
     }
     case "api-key": {
       const key = requiredString(body, "key");

@@ -17,6 +17,7 @@ import type {
   MailMessage,
   State,
   Store,
+  StoredSession,
   StoredState,
   UserAndSession,
 } from "../store.ts";
@@ -42,6 +43,11 @@ export class MemoryAppStore implements AppStore {
     this.sessions.removeForUserNow(userId);
     this.apiKeys.removeForUserNow(userId);
     return true;
+  }
+
+  async startSession(session: StoredSession, lastLoginAt: number): Promise<void> {
+    await this.sessions.add(session);
+    await this.users.update(session.userId, { lastLoginAt });
   }
 
   async userSession(userId: string, sessionId: string): Promise<UserAndSession> {

@@ -54,6 +54,13 @@ export class MemoryUsers implements UserRecords {
     return this.users.get(id);
   }
 
+  async accountAndOwner(id: string) {
+    const account = this.accountsById.get(id);
+    if (!account) return undefined;
+    const ownerId = account.userId ?? this.userByIdentity.get(identityKey("local-userpass", id));
+    return { account, owner: ownerId === undefined ? undefined : this.users.get(ownerId) };
+  }
+
   async byIdentity(providerType: string, identityId: string): Promise<StoredUser | undefined> {
     const id = this.userByIdentity.get(identityKey(providerType, identityId));
     return id === undefined ? undefined : this.users.get(id);

@@ -13,6 +13,7 @@ import type {
   EndedSessions,
   StoredSession,
   StoredUser,
+  UserAndSession,
 } from "../store.ts";
 import { PgApiKeys } from "./api-keys.ts";
 import { PgAuthTokens } from "./auth-tokens.ts";
@@ -21,7 +22,7 @@ import type { Queryable } from "./database.ts";
 import { type ChangeHub, PgDocuments } from "./documents.ts";
 import { channels } from "./notifications.ts";
 import { PgSessions, SessionEnds } from "./sessions.ts";
-import { PgUsers } from "./users.ts";
+import { listenToUsers, PgUsers, usersChanged } from "./users.ts";
 
 interface AppRow {
   app_id: string;
@@ -43,6 +44,24 @@ const toRecord = (row: AppRow): AppRecord => ({
   config: row.config,
 });
 
+/** JSON with every object's keys sorted (jsonb does not keep their order). */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === "object" && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : inner,
+  );
+}
+
+/** Freezes a record read from the database, to share it among requests (no caller changes records). */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /** The tables that hold an app's records (emptied by a reset, in this order). */
 const appTables = ["sessions", "api_keys", "auth_tokens", "identities", "userpass_accounts", "users", "collections"];
 
@@ -59,7 +78,7 @@ export class PgAppStore implements AppStore {
     changes: ChangeHub,
     private readonly ends: SessionEnds,
   ) {
-    this.users = new PgUsers(context.db, appId);
+    this.users = new PgUsers(context, appId);
     this.sessions = new PgSessions(context.db, appId, ends);
     this.apiKeys = new PgApiKeys(context.db, appId, ends);
     this.authTokens = new PgAuthTokens(context.db, appId);
@@ -79,23 +98,56 @@ export class PgAppStore implements AppStore {
       await client.query("DELETE FROM api_keys WHERE app_id = $1 AND user_id = $2", params);
       // Its identities go with it (ON DELETE CASCADE).
       const { rowCount } = await client.query("DELETE FROM users WHERE app_id = $1 AND id = $2", params);
+      if (rowCount === 1)
+        await client.query("SELECT pg_notify($1, $2)", [
+          channels.users,
+          JSON.stringify({ i: this.context.instanceId, a: this.appId, u: userId }),
+        ]);
       return { deleted: rowCount === 1, ended: (sessions.rowCount ?? 0) > 0 };
     });
+    if (outcome.deleted) usersChanged(this.context, this.appId, userId);
     if (outcome.ended) this.ends.tell(this.appId, { userId });
     return outcome.deleted;
   }
 
-  async userSession(userId: string, sessionId: string) {
-    // One round trip: every access-token request asks both.
-    const [row] = await this.context.db.rows<{ doc: Omit<StoredUser, "id">; session: StoredSession | null }>(
-      `SELECT u.doc, s.doc AS session FROM users u
-         LEFT JOIN sessions s ON s.app_id = u.app_id AND s.id = $3 AND s.user_id = u.id
-        WHERE u.app_id = $1 AND u.id = $2`,
-      [this.appId, userId, sessionId],
-    );
-    if (!row) return { user: undefined, session: undefined };
-    const user: StoredUser = { id: userId, ...row.doc };
-    return { user, session: row.session ?? undefined };
+  async startSession(session: StoredSession, lastLoginAt: number): Promise<void> {
+    await this.sessions.start(session, lastLoginAt);
+  }
+
+  /**
+   * Every access-token request asks: answered from what this instance keeps when it may
+   * (auth-cache.ts), else by one joined read, whose answer is kept (frozen: handed to every request).
+   */
+  /** What this instance keeps of the pair, when it may answer from it (no promise: the hot path). */
+  userSessionNow(userId: string, sessionId: string): UserAndSession | undefined {
+    return this.context.auth.userSession(this.appId, userId, sessionId) ?? undefined;
+  }
+
+  async userSession(userId: string, sessionId: string): Promise<UserAndSession> {
+    const auth = this.context.auth;
+    const kept = auth.userSession(this.appId, userId, sessionId);
+    if (kept) return kept;
+    const ticket = auth.ticket();
+    let row: { doc: Omit<StoredUser, "id">; session: StoredSession | null } | undefined;
+    try {
+      [row] = await this.context.db.rows<{ doc: Omit<StoredUser, "id">; session: StoredSession | null }>(
+        `SELECT u.doc, s.doc AS session FROM users u
+           LEFT JOIN sessions s ON s.app_id = u.app_id AND s.id = $3 AND s.user_id = u.id
+          WHERE u.app_id = $1 AND u.id = $2`,
+        [this.appId, userId, sessionId],
+      );
+    } catch (error) {
+      auth.drop(ticket);
+      throw error;
+    }
+    if (!row) {
+      auth.drop(ticket);
+      return { user: undefined, session: undefined };
+    }
+    const user = deepFreeze({ id: userId, ...row.doc } as StoredUser);
+    const session = row.session ? deepFreeze(row.session) : undefined;
+    auth.keep(ticket, this.appId, user, session);
+    return { user, session };
   }
 
   async counts() {
@@ -117,6 +169,10 @@ export class PgApps implements AppRecords {
     private readonly changes: ChangeHub,
   ) {
     this.ends = new SessionEnds(context);
+    listenToUsers(context);
+    context.onRestored(() => {
+      this.revalidate().catch(() => undefined);
+    });
     context.subscribe(channels.apps, (payload) => {
       const { i, a, c } = JSON.parse(payload) as { i: string; a: string; c: AppChange };
       if (i !== context.instanceId) this.changed(a, c);
@@ -125,16 +181,43 @@ export class PgApps implements AppRecords {
 
   async get(appId: string): Promise<AppRecord | undefined> {
     const [row] = await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps WHERE app_id = $1`, [appId]);
-    return row ? toRecord(row) : undefined;
+    return row ? this.known(toRecord(row)) : undefined;
   }
 
   async byDomainId(domainId: string): Promise<AppRecord | undefined> {
     const [row] = await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps WHERE domain_id = $1`, [domainId]);
-    return row ? toRecord(row) : undefined;
+    return row ? this.known(toRecord(row)) : undefined;
   }
 
   async list(): Promise<AppRecord[]> {
-    return (await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps ORDER BY seq`)).map(toRecord);
+    return (await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps ORDER BY seq`)).map((row) =>
+      this.known(toRecord(row)),
+    );
+  }
+
+  /**
+   * The records this instance has handed out (what its app registry may hold), as canonical JSON:
+   * after an outage of the notifications, each is read again and a change made meanwhile is told
+   * as one (`revalidate`).
+   */
+  private readonly handedOut = new Map<string, string>();
+
+  private known(record: AppRecord): AppRecord {
+    this.handedOut.set(record.appId, canonicalJson(record));
+    return record;
+  }
+
+  /** After notifications were lost: tells this instance of the apps changed or deleted meanwhile. */
+  private async revalidate(): Promise<void> {
+    for (const [appId, before] of [...this.handedOut]) {
+      const [row] = await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps WHERE app_id = $1`, [appId]);
+      if (this.handedOut.get(appId) !== before) continue; // changed meanwhile, and told
+      if (!row) this.changed(appId, "deleted");
+      else if (canonicalJson(toRecord(row)) !== before) {
+        this.known(toRecord(row));
+        this.changed(appId, "updated");
+      }
+    }
   }
 
   /** Stores an app's record (also for state imports). */
@@ -191,7 +274,10 @@ export class PgApps implements AppRecords {
       if (n === 1) await this.announce(client, record.appId, "created");
       return n === 1;
     });
-    if (created) this.changed(record.appId, "created");
+    if (created) {
+      this.changed(record.appId, "created");
+      this.known(record);
+    }
     return created;
   }
 
@@ -274,8 +360,10 @@ export class PgApps implements AppRecords {
     ]);
   }
 
-  /** Tells this instance. */
+  /** Tells this instance (what it kept of the app's users and sessions goes first). */
   changed(appId: string, change: AppChange): void {
+    if (change === "reset" || change === "deleted") this.context.auth.forgetApp(appId);
+    if (change !== "reset") this.handedOut.delete(appId);
     for (const listener of this.listeners) listener(appId, change);
   }
 }

@@ -2,6 +2,7 @@
  * What every part of the PostgreSQL store shares: the pool, this instance's id (its own
  * notifications are told apart), and the subscribers of each notification channel.
  */
+import { AuthCache } from "./auth-cache.ts";
 import type { Database } from "./database.ts";
 import type { Channel } from "./notifications.ts";
 
@@ -11,8 +12,18 @@ export class PgContext {
   private readonly subscribers = new Map<Channel, Set<Subscriber>>();
   private readonly outageListeners = new Set<(reason: string) => void>();
 
-  /** Whether notifications arrive now, and how to ask for the connection again at once. */
-  listener: { readonly listening: boolean; wake(): void } = { listening: true, wake: () => undefined };
+  /**
+   * Whether notifications arrive now, whether every change committed more than the revocation
+   * window ago has arrived (notifications.ts), and how to ask for the connection again at once.
+   */
+  listener: { readonly listening: boolean; fresh(): boolean; wake(): void } = {
+    listening: true,
+    fresh: () => false,
+    wake: () => undefined,
+  };
+
+  /** The users and sessions of access-token requests, kept true by notifications (auth-cache.ts). */
+  readonly auth = new AuthCache({ fresh: () => this.listener.fresh() });
 
   constructor(
     readonly db: Database,
@@ -65,5 +76,17 @@ export class PgContext {
 
   outage(reason: string): void {
     for (const listener of [...this.outageListeners]) listener(reason);
+  }
+
+  private readonly restoredListeners = new Set<() => void>();
+
+  /** Runs when notifications arrive again after an outage (what changed meanwhile was not heard). */
+  onRestored(listener: () => void): () => void {
+    this.restoredListeners.add(listener);
+    return () => this.restoredListeners.delete(listener);
+  }
+
+  restored(): void {
+    for (const listener of [...this.restoredListeners]) listener();
   }
 }

@@ -18,6 +18,10 @@ import { decodeText, parseJson, toDatabase } from "./text-encoding.ts";
  * Every statement is sent as a named prepared statement: each connection parses and plans it once,
  * then only binds (the hot paths — a user by id, a session, an insert — are one statement each).
  * Statement texts are few (their values are parameters); past a cap, new texts go unnamed.
+ *
+ * Connections are pipelined (the driver's `pipeline` mode): a transaction's BEGIN goes out with its
+ * first statement, and `pipeline` sends several statements — a transaction or two — in one write
+ * and waits for one round trip.
  */
 const statementNames = new Map<string, string>();
 const maxStatements = 1000;
@@ -166,6 +170,8 @@ export class Database implements Queryable {
       statement_timeout: options.statementTimeoutMs ?? 10_000,
       application_name: "app-services-emulator",
       types,
+      // (pg-pool hands its options to each client.)
+      pipeline: true,
     });
     // An idle connection that breaks (the server went away) must not take the process down; the
     // next request gets a new connection, or the outage answer.
@@ -269,16 +275,18 @@ export class Database implements Queryable {
       done = true;
       client.release(error ? (error as Error) : undefined);
     };
-    try {
-      await client.query("BEGIN");
-    } catch (error) {
-      release(error);
-      throw translate(error);
-    }
+    // Sent without waiting: the transaction's first statement follows it in the same round trip
+    // (a BEGIN that fails fails that statement too; commit reports it).
+    const begun = client.query("BEGIN").then(
+      () => null,
+      (error: unknown) => error,
+    );
     return {
       client: new NamedClient(client),
       async commit() {
         try {
+          const failed = await begun;
+          if (failed) throw failed;
           await client.query("COMMIT");
           release();
         } catch (error) {
@@ -296,6 +304,38 @@ export class Database implements Queryable {
         }
       },
     };
+  }
+
+  /**
+   * Runs statements on one connection in one round trip: written together (the connection is
+   * pipelined), then their answers read together. Each runs as the protocol has it — in its own
+   * implicit transaction unless between BEGIN and COMMIT — so one failing does not stop the ones
+   * after it, outside a transaction. Answers each one's result or (translated) error, in order.
+   */
+  async pipeline(
+    statements: [text: string, values: unknown[]][],
+  ): Promise<{ result?: pg.QueryResult; error?: unknown }[]> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw translate(error);
+    }
+    // One write for all of them (each statement's own write is nested in this one).
+    const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection
+      ?.stream;
+    stream?.cork?.();
+    const sent = statements.map(([text, values]) =>
+      client.query(statement(text, values)).then(
+        (result): { result?: pg.QueryResult; error?: unknown } => ({ result }),
+        (error: unknown) => ({ error: translate(error) }),
+      ),
+    );
+    stream?.uncork?.();
+    const answers = await Promise.all(sent);
+    const broken = answers.find((a) => a.error instanceof StoreUnavailableError);
+    client.release(broken ? (broken.error as Error) : undefined);
+    return answers;
   }
 
   async close(): Promise<void> {

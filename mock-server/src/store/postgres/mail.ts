@@ -48,20 +48,22 @@ export class PgMail implements MailStore {
   }
 
   async add(mail: NewMail, deliver: boolean): Promise<MailMessage> {
-    return this.context.db.transaction(async (client) => {
-      const { rows } = await client.query<{ id: number }>("SELECT nextval('mail_id_seq')::bigint AS id");
-      const message = composeMessage(`m-${rows[0]!.id}`, mail, deliver);
-      await this.insert(client, rows[0]!.id, message);
-      await client.query("SELECT pg_notify($1, $2)", [channels.mail, JSON.stringify({ id: rows[0]!.id })]);
-      return message;
-    });
+    // Its number first (a sequence: never rolled back, so not part of the write); then the message
+    // and its announcement in one statement, which commits both or neither.
+    const [row] = await this.context.db.rows<{ id: number }>("SELECT nextval('mail_id_seq')::bigint AS id");
+    const id = row!.id;
+    const message = composeMessage(`m-${id}`, mail, deliver);
+    await this.insert(this.context.db, id, message, true);
+    return message;
   }
 
-  /** Stores a message with its id (also for state imports). */
-  async insert(q: Queryable, id: number, message: MailMessage): Promise<void> {
+  /** Stores a message with its id (also for state imports), announced to every instance with `announce`. */
+  async insert(q: Queryable, id: number, message: MailMessage, announce = false): Promise<void> {
     await q.query(
-      `INSERT INTO mail (id, app_id, account, source, kind, recipients, created_at, delivery_state, next_attempt_at, doc)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      `WITH added AS (
+         INSERT INTO mail (id, app_id, account, source, kind, recipients, created_at, delivery_state, next_attempt_at, doc)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id)
+       SELECT pg_notify($11, json_build_object('id', id)::text) FROM added WHERE $12::boolean`,
       [
         id,
         message.appId ?? null,
@@ -73,6 +75,8 @@ export class PgMail implements MailStore {
         message.delivery?.state ?? null,
         message.delivery?.nextAttemptAt ? Date.parse(message.delivery.nextAttemptAt) : 0,
         message,
+        channels.mail,
+        announce,
       ],
     );
   }

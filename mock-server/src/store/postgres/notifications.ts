@@ -6,8 +6,15 @@
  * When the connection breaks (the database went away) every subscriber is told, so open change
  * streams end instead of silently missing events; the listener reconnects with backoff and says so
  * again when it is back.
+ *
+ * How current is this instance? Every few milliseconds, while requests ask (`fresh`), the listener
+ * sends itself a notification on a channel of its own (a sync): since notifications arrive in commit
+ * order, when a sync arrives every change committed before it was sent has arrived too. `fresh()`
+ * tells whether the latest sync that came back was sent less than `revocationWindowMs` ago (the
+ * users and sessions kept on this instance answer only then: auth-cache.ts).
  */
 import pg from "pg";
+import { revocationWindowMs } from "./auth-cache.ts";
 import { clientConfig, type DatabaseOptions } from "./database.ts";
 import { decodeText } from "./text-encoding.ts";
 
@@ -22,9 +29,19 @@ export const channels = {
   emailjs: "harness_emailjs",
   /** Sessions ended: `{i: instance, a: appId, u: userId, s?: sessionId, k?: apiKeyId}` (sessions.ts). */
   sessions: "harness_sessions",
+  /** A user changed or deleted: `{i: instance, a: appId, u: userId}` (users.ts). */
+  users: "harness_users",
 } as const;
 
 export type Channel = (typeof channels)[keyof typeof channels];
+
+/** The least time between two syncs (a sync is one tiny transaction; see above). */
+const syncEveryMs = 20;
+/** A sync that has not come back in this time is given up. */
+const syncGivenUpMs = 1_000;
+
+/** The channel an instance sends its syncs on (it alone listens to it). */
+export const syncChannel = (instanceId: string) => `harness_sync_${instanceId}`;
 
 export interface ListenerEvents {
   notification(channel: Channel, payload: string): void;
@@ -41,11 +58,56 @@ export class NotificationListener {
   private timer: NodeJS.Timeout | null = null;
   private connected = false;
   private connecting = false;
+  /** When the latest sync that came back was sent (performance.now()). */
+  private syncedAt = Number.NEGATIVE_INFINITY;
+  /** Syncs on their way, oldest first (number → when sent). */
+  private readonly pendingSyncs = new Map<number, number>();
+  private lastSentAt = Number.NEGATIVE_INFINITY;
+  private syncs = 0;
 
   constructor(
     private readonly options: DatabaseOptions,
     private readonly events: ListenerEvents,
+    /** This instance's sync channel (syncChannel). */
+    private readonly ownChannel: string,
   ) {}
+
+  /**
+   * Whether every change committed more than `revocationWindowMs` ago has arrived. Asks for the
+   * next sync when one is due: every `syncEveryMs` while requests ask, without waiting for the
+   * ones on their way (so a slow round trip delays what is known by itself, not by two).
+   */
+  fresh(now = performance.now()): boolean {
+    if (!this.connected || this.client === null) return false;
+    if (now - this.lastSentAt >= syncEveryMs) this.sync(this.client, now);
+    return now - this.syncedAt <= revocationWindowMs;
+  }
+
+  private sync(client: pg.Client, now: number): void {
+    const n = ++this.syncs;
+    this.lastSentAt = now;
+    this.pendingSyncs.set(n, now);
+    // Syncs the database never answered (it went away: the connection's own handler runs) are given up.
+    for (const [old, sentAt] of this.pendingSyncs) {
+      if (now - sentAt < syncGivenUpMs) break;
+      this.pendingSyncs.delete(old);
+    }
+    client.query("SELECT pg_notify($1, $2)", [this.ownChannel, String(n)]).catch(() => {
+      this.pendingSyncs.delete(n);
+    });
+  }
+
+  private synced(payload: string): void {
+    const n = Number(payload);
+    const sentAt = this.pendingSyncs.get(n);
+    if (sentAt === undefined) return;
+    this.syncedAt = Math.max(this.syncedAt, sentAt);
+    // (One connection sends them in order, so they commit and come back in order: the older are done.)
+    for (const old of this.pendingSyncs.keys()) {
+      if (old > n) break;
+      this.pendingSyncs.delete(old);
+    }
+  }
 
   get listening(): boolean {
     return this.connected;
@@ -57,16 +119,19 @@ export class NotificationListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(clientConfig(this.options));
+    // Pipelined: a sync is written at once, even while the one before it is on its way.
+    const client = new pg.Client({ ...clientConfig(this.options), pipeline: true });
     client.on("notification", (message) => {
-      if (message.payload !== undefined)
-        this.events.notification(message.channel as Channel, decodeText(message.payload));
+      if (message.payload === undefined) return;
+      if (message.channel === this.ownChannel) this.synced(message.payload);
+      else this.events.notification(message.channel as Channel, decodeText(message.payload));
     });
     const broken = (reason: string) => {
       if (this.client !== client) return;
       this.client = null;
       const was = this.connected;
       this.connected = false;
+      this.forgetSyncs();
       client.removeAllListeners("notification");
       void client.end().catch(() => undefined);
       if (was) this.events.lost(reason);
@@ -76,7 +141,9 @@ export class NotificationListener {
     client.on("end", () => broken("the connection ended"));
     try {
       await client.connect();
-      for (const channel of Object.values(channels)) await client.query(`LISTEN ${channel}`);
+      // A sync is a transaction of its own: it need not wait for its commit to reach the disk.
+      await client.query("SET synchronous_commit = off");
+      for (const channel of [...Object.values(channels), this.ownChannel]) await client.query(`LISTEN ${channel}`);
     } catch (error) {
       client.removeAllListeners();
       client.on("error", () => undefined);
@@ -119,8 +186,15 @@ export class NotificationListener {
     this.timer.unref();
   }
 
+  private forgetSyncs(): void {
+    this.syncedAt = Number.NEGATIVE_INFINITY;
+    this.pendingSyncs.clear();
+    this.lastSentAt = Number.NEGATIVE_INFINITY;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    this.forgetSyncs();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const client = this.client;

@@ -15,7 +15,7 @@ import { clientConfig, Database, type DatabaseOptions, describeUrl } from "./dat
 import { ChangeHub, storedDocument } from "./documents.ts";
 import { PgMail } from "./mail.ts";
 import { migrate } from "./migrations.ts";
-import { NotificationListener } from "./notifications.ts";
+import { NotificationListener, syncChannel } from "./notifications.ts";
 import { PgRateLimits } from "./rate-limits.ts";
 import { idRowKey, rowKey } from "./row-keys.ts";
 import { PgStreamPlaces } from "./stream-places.ts";
@@ -98,11 +98,23 @@ export class PostgresStore implements Store {
       await setup.end().catch(() => undefined);
     }
     const context = new PgContext(new Database(options), randomHex(8));
-    const listener = new NotificationListener(options, {
-      notification: (channel, payload) => context.dispatch(channel, payload),
-      lost: (reason) => context.outage(reason),
-      restored: () => undefined,
-    });
+    const listener = new NotificationListener(
+      options,
+      {
+        notification: (channel, payload) => context.dispatch(channel, payload),
+        lost: (reason) => {
+          // What this instance keeps may miss the changes it will not hear of: reads go to the database.
+          context.auth.clear();
+          context.outage(reason);
+        },
+        restored: () => {
+          // Reads that began during the outage must not keep what they found (it may miss changes).
+          context.auth.clear();
+          context.restored();
+        },
+      },
+      syncChannel(context.instanceId),
+    );
     try {
       await listener.start();
     } catch (error) {

@@ -1,13 +1,13 @@
 /**
- * Refresh-token sessions in PostgreSQL: read on every request (with the user), so a revocation holds
- * on every instance at once. Every removal is announced on the sessions channel in the same
- * transaction (delivered when, and only if, it commits), so each instance ends the change streams
- * open on the ended sessions.
+ * Refresh-token sessions in PostgreSQL. Every removal is announced on the sessions channel in the
+ * same transaction (delivered when, and only if, it commits), so each instance ends the change
+ * streams open on the ended sessions and forgets what it kept of them (auth-cache.ts).
  */
 import type { EndedSessions, SessionRecords, StoredSession } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
+import { usersChanged } from "./users.ts";
 
 type Listener = (appId: string, ended: EndedSessions) => void;
 
@@ -15,7 +15,7 @@ type Listener = (appId: string, ended: EndedSessions) => void;
 export class SessionEnds {
   private readonly listeners = new Set<Listener>();
 
-  constructor(private readonly context: PgContext) {
+  constructor(readonly context: PgContext) {
     context.subscribe(channels.sessions, (payload) => {
       const { i, a, u, s, k } = JSON.parse(payload) as { i: string; a: string; u: string; s?: string; k?: string };
       if (i !== context.instanceId)
@@ -48,8 +48,9 @@ export class SessionEnds {
     };
   }
 
-  /** Tells this instance (once the write is committed). */
+  /** Tells this instance (once the write is committed): what it kept of the sessions goes first. */
   tell(appId: string, ended: EndedSessions): void {
+    this.context.auth.forgetSessions(appId, ended.userId, ended.sessionId, ended.apiKeyId);
     for (const listener of this.listeners) listener(appId, ended);
   }
 }
@@ -69,38 +70,62 @@ export class PgSessions implements SessionRecords {
     return row?.doc;
   }
 
-  /**
-   * Adds a session and ends the user's oldest ones past the app's limit (app_usage's
-   * max_sessions_per_user). One statement when the user is far below the limit (at least a tenth
-   * of it, and 10, to spare: the usual login); otherwise the user's row is the lock, and racing
-   * logins of one user, on any instance, trim in turn, each seeing the sessions the previous one
-   * committed (every login adds its session before it trims, so the last trim sees them all).
-   */
+  /** Adds a session and ends the user's oldest ones past the app's limit (see `start`). */
   async add(session: StoredSession): Promise<void> {
-    const [added] = await this.db.rows<{ n: number; max: number | null }>(
-      `WITH added AS (
-         INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5) RETURNING id)
-       SELECT (SELECT count(*)::int FROM sessions WHERE app_id = $1 AND user_id = $3) AS n,
-              (SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1) AS max`,
-      [this.appId, session.id, session.userId, session.apiKeyId ?? null, session],
-    );
-    // (n counts the sessions before this one.)
-    if (!added || added.max === null || added.n + 1 + Math.max(Math.floor(added.max / 10), 10) <= added.max) return;
-    const ended = await this.db.transaction(async (client) => {
-      await client.query("SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [this.appId, session.userId]);
-      // The sessions it ends are announced like any other end, so their change streams end too.
-      const { rows } = await client.query<{ id: string }>(
-        `DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 AND id IN (
-           SELECT id FROM sessions WHERE app_id = $1 AND user_id = $2 ORDER BY seq DESC
-           OFFSET coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647))
-         RETURNING id`,
-        [this.appId, session.userId],
-      );
-      for (const { id } of rows)
-        await this.ends.announce(client, this.appId, { userId: session.userId, sessionId: id });
-      return rows.map((r) => r.id);
-    });
-    for (const id of ended) this.ends.tell(this.appId, { userId: session.userId, sessionId: id });
+    await this.start(session, null);
+  }
+
+  /**
+   * Adds a session, ends the user's oldest ones past the app's limit (app_usage's
+   * max_sessions_per_user; each announced like any other end) and, with `lastLoginAt`, records the
+   * login on the user (announced on the users channel). Two transactions sent together and answered
+   * in one round trip (`Database.pipeline`):
+   * 1. the session, inserted and committed durably (the login is answered only then);
+   * 2. the trim and the login time, in one statement whose snapshot is taken after the insert
+   *    committed. Racing logins of one user, on any instance, each trim after their own insert, so
+   *    the trim with the latest snapshot sees every session added and keeps the newest `limit`;
+   *    an earlier trim only ends sessions older than `limit` it saw, which are older than those
+   *    too: the user is left with exactly the limit. This transaction does not wait for its commit
+   *    to reach the disk, so the user's row (updated) is held only while it runs, not for a disk
+   *    flush (logins of one user took turns on that flush); what it writes — a login time,
+   *    sessions ended for the limit — is flushed with the next commit anyway, and a crash in
+   *    between can only bring back the login time before it, or a session the limit had ended.
+   */
+  async start(session: StoredSession, lastLoginAt: number | null): Promise<void> {
+    const answers = await this.db.pipeline([
+      [
+        "INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5)",
+        [this.appId, session.id, session.userId, session.apiKeyId ?? null, session],
+      ],
+      ["BEGIN", []],
+      ["SET LOCAL synchronous_commit = off", []],
+      [
+        // (The login time only once the session is in: a failed insert leaves it as it was.)
+        `WITH login AS (
+           UPDATE users SET doc = jsonb_set(doc, '{lastLoginAt}', to_jsonb($3::bigint))
+            WHERE app_id = $1 AND id = $2 AND $3::bigint IS NOT NULL
+              AND EXISTS (SELECT 1 FROM sessions WHERE app_id = $1 AND id = $4)
+           RETURNING id),
+         ended AS (
+           DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 AND id IN (
+             SELECT id FROM sessions WHERE app_id = $1 AND user_id = $2 ORDER BY seq DESC
+             OFFSET coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647))
+           RETURNING id)
+         SELECT id, pg_notify($5, json_build_object('i', $7::text, 'a', $1::text, 'u', $2::text, 's', id)::text)
+           FROM ended
+         UNION ALL
+         SELECT NULL, pg_notify($6, json_build_object('i', $7::text, 'a', $1::text, 'u', id)::text) FROM login`,
+        [this.appId, session.userId, lastLoginAt, session.id, channels.sessions, channels.users, this.ends.instanceId],
+      ],
+      ["COMMIT", []],
+    ]);
+    // (The second transaction may have committed though the insert failed: what it did is told.)
+    const committed = answers[3]?.result !== undefined && answers[4]?.error === undefined;
+    const second = committed ? (answers[3]!.result!.rows as { id: string | null }[]) : [];
+    if (second.some((r) => r.id === null)) usersChanged(this.ends.context, this.appId, session.userId);
+    for (const { id } of second) if (id !== null) this.ends.tell(this.appId, { userId: session.userId, sessionId: id });
+    const failure = answers.find((a) => a.error !== undefined);
+    if (failure) throw failure.error;
   }
 
   async remove(id: string): Promise<boolean> {

@@ -1,7 +1,9 @@
 /**
  * Users, identities and e-mail/password registrations in PostgreSQL. Constraints decide the races:
  * the identities table's key (one owner per identity: concurrent first logins on any instances
- * create one user) and the registrations' unique address.
+ * create one user) and the registrations' unique address. Every change to a user is announced on
+ * the users channel in its transaction, so each instance forgets what it kept of the user
+ * (auth-cache.ts); this one forgets it before the change's promise resolves.
  */
 import {
   type IdentityClaim,
@@ -13,8 +15,28 @@ import {
   type UserPatch,
   type UserRecords,
 } from "../store.ts";
+import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
+import { channels } from "./notifications.ts";
 import { rowKey } from "./row-keys.ts";
+
+/** `pg_notify` of a user's change on the users channel (parameters: the channel, the payload). */
+const announceUser = "SELECT pg_notify($1, $2)";
+const userPayload = (context: PgContext, appId: string, userId: string) =>
+  JSON.stringify({ i: context.instanceId, a: appId, u: userId });
+
+/** After a change to a user is committed: this instance forgets what it kept of the user. */
+export function usersChanged(context: PgContext, appId: string, userId: string): void {
+  context.auth.forgetUser(appId, userId);
+}
+
+/** Other instances' changes to users (this one's are forgotten as they are made). */
+export function listenToUsers(context: PgContext): void {
+  context.subscribe(channels.users, (payload) => {
+    const { i, a, u } = JSON.parse(payload) as { i: string; a: string; u: string };
+    if (i !== context.instanceId) context.auth.forgetUser(a, u);
+  });
+}
 
 type UserDoc = Omit<StoredUser, "id">;
 
@@ -49,10 +71,14 @@ const docOf = (user: StoredUser): UserDoc => {
 };
 
 export class PgUsers implements UserRecords {
+  private readonly db: Database;
+
   constructor(
-    private readonly db: Database,
+    private readonly context: PgContext,
     private readonly appId: string,
-  ) {}
+  ) {
+    this.db = context.db;
+  }
 
   async get(id: string): Promise<StoredUser | undefined> {
     const [row] = await this.db.rows<{ id: string; doc: UserDoc }>(
@@ -150,9 +176,11 @@ export class PgUsers implements UserRecords {
       user.identities.push(identity);
       Object.assign(user.data, data);
       await client.query("UPDATE users SET doc = $3 WHERE app_id = $1 AND id = $2", [this.appId, userId, docOf(user)]);
+      await client.query(announceUser, [channels.users, userPayload(this.context, this.appId, userId)]);
       await this.claimAccount(client, claimAccountId, userId);
       return { kind: "ok" as const, user };
     });
+    if (outcome.kind === "ok") usersChanged(this.context, this.appId, userId);
     if (outcome.kind === "gone") return undefined;
     if (outcome.kind === "ok") return { ok: true, user: outcome.user };
     const owner = await this.ownerOf(this.db, identity.provider_type, identity.id);
@@ -160,16 +188,27 @@ export class PgUsers implements UserRecords {
   }
 
   async update(id: string, patch: UserPatch): Promise<StoredUser | undefined> {
-    // One statement: concurrent updates of different fields of one user both land.
+    // One statement: concurrent updates of different fields of one user both land; announced with it.
     const [row] = await this.db.rows<{ id: string; doc: UserDoc }>(
-      `UPDATE users SET doc = doc
-         || CASE WHEN $3::boolean IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('disabled', $3::boolean) END
-         || CASE WHEN $4::bigint IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('lastLoginAt', $4::bigint) END
-         || CASE WHEN $5::jsonb IS NULL THEN '{}'::jsonb
-                 ELSE jsonb_build_object('data', coalesce(doc->'data', '{}'::jsonb) || $5::jsonb) END
-       WHERE app_id = $1 AND id = $2 RETURNING id, doc`,
-      [this.appId, id, patch.disabled ?? null, patch.lastLoginAt ?? null, patch.data ?? null],
+      `WITH updated AS (
+         UPDATE users SET doc = doc
+           || CASE WHEN $3::boolean IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('disabled', $3::boolean) END
+           || CASE WHEN $4::bigint IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('lastLoginAt', $4::bigint) END
+           || CASE WHEN $5::jsonb IS NULL THEN '{}'::jsonb
+                   ELSE jsonb_build_object('data', coalesce(doc->'data', '{}'::jsonb) || $5::jsonb) END
+         WHERE app_id = $1 AND id = $2 RETURNING id, doc)
+       SELECT id, doc, pg_notify($6, $7) FROM updated`,
+      [
+        this.appId,
+        id,
+        patch.disabled ?? null,
+        patch.lastLoginAt ?? null,
+        patch.data ?? null,
+        channels.users,
+        userPayload(this.context, this.appId, id),
+      ],
     );
+    if (row) usersChanged(this.context, this.appId, id);
     return row ? toUser(row) : undefined;
   }
 
@@ -193,6 +232,22 @@ export class PgUsers implements UserRecords {
       [this.appId, id],
     );
     return row ? toAccount(row) : undefined;
+  }
+
+  async accountAndOwner(id: string) {
+    const [row] = await this.db.rows<AccountRow & { owner_id: string | null; owner_doc: UserDoc | null }>(
+      `SELECT a.id, a.email, a.password_hash, a.confirmed, a.user_id, a.created_at, u.id AS owner_id, u.doc AS owner_doc
+         FROM userpass_accounts a
+         LEFT JOIN users u ON u.app_id = a.app_id AND u.id = coalesce(a.user_id,
+           (SELECT i.user_id FROM identities i
+             WHERE i.app_id = a.app_id AND i.provider_type = 'local-userpass' AND i.identity_id = $3))
+        WHERE a.app_id = $1 AND a.id = $2`,
+      [this.appId, id, rowKey(id)],
+    );
+    if (!row) return undefined;
+    const owner =
+      row.owner_id !== null && row.owner_doc !== null ? toUser({ id: row.owner_id, doc: row.owner_doc }) : undefined;
+    return { account: toAccount(row), owner };
   }
 
   async accountByEmail(email: string): Promise<StoredUserpassAccount | undefined> {

@@ -1,0 +1,236 @@
+/**
+ * Two stores (instances) on one database: what one keeps of the users and sessions of access-token
+ * requests (store/postgres/auth-cache.ts) follows every change the other makes — through the
+ * notifications, as they arrive — and, when the notifications stall or the listening connection
+ * breaks, the store stops answering from what it keeps within the revocation window and reads the
+ * database again (docs/decisions/0020-auth-cache.md).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { revocationWindowMs } from "../../src/store/postgres/auth-cache.ts";
+import type { PgContext } from "../../src/store/postgres/context.ts";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import type { AppStore, StoredSession, StoredUser } from "../../src/store/store.ts";
+import { adminQuery, emulatorDatabase, postgresAdminUrl, type TestDatabase } from "../helpers/postgres.ts";
+import { until } from "../helpers/until.ts";
+
+let database: TestDatabase;
+let a: PostgresStore;
+let b: PostgresStore;
+
+beforeAll(async () => {
+  database = await emulatorDatabase("auth-cache");
+  [a, b] = await Promise.all([PostgresStore.open({ url: database.url }), PostgresStore.open({ url: database.url })]);
+});
+
+afterAll(async () => {
+  await Promise.all([a?.close(), b?.close()]);
+  await database?.drop();
+});
+
+const contextOf = (store: PostgresStore) => (store as unknown as { context: PgContext }).context;
+
+let appCount = 0;
+let appId: string;
+beforeEach(async () => {
+  appId = `cache-app-${++appCount}`;
+  await a.apps.create({ appId, domainId: `domain-${appId}`, createdAt: 0, appDir: null, config: {} });
+});
+
+let ids = 0;
+const newId = () => (++ids).toString(16).padStart(24, "0");
+
+async function userWithSession(
+  store: AppStore,
+  apiKeyId?: string,
+): Promise<{ user: StoredUser; session: StoredSession }> {
+  const user: StoredUser = {
+    id: newId(),
+    type: "normal",
+    disabled: false,
+    createdAt: 0,
+    identities: [{ id: newId(), provider_type: "anon-user", provider_id: "p" }],
+    data: {},
+  };
+  expect((await store.users.create(user)).ok).toBe(true);
+  const session: StoredSession = {
+    id: newId(),
+    userId: user.id,
+    deviceId: newId(),
+    providerType: "anon-user",
+    identityId: user.identities[0]!.id,
+    createdAt: 0,
+    expiresAt: Date.now() + 3_600_000,
+    ...(apiKeyId ? { apiKeyId } : {}),
+  };
+  await store.startSession(session, 1);
+  return { user, session };
+}
+
+/** Reads through `store` until it keeps the pair (its notifications current), so later reads need no database. */
+async function kept(store: PostgresStore, userId: string, sessionId: string) {
+  const scope = store.apps.scope(appId);
+  await until(async () => {
+    const found = await scope.userSession(userId, sessionId);
+    expect(found.session?.id).toBe(sessionId);
+    return contextOf(store).auth.userSession(appId, userId, sessionId) !== null;
+  }, "the pair kept");
+}
+
+/** What `store` answers, and whether it answered from what it keeps. */
+async function seenBy(store: PostgresStore, userId: string, sessionId: string) {
+  const fromCache = contextOf(store).auth.userSession(appId, userId, sessionId) !== null;
+  const found = await store.apps.scope(appId).userSession(userId, sessionId);
+  return { fromCache, user: found.user, session: found.session };
+}
+
+describe("what an instance keeps of users and sessions, on PostgreSQL", () => {
+  it("answers access-token requests without the database once kept", async () => {
+    const { user, session } = await userWithSession(b.apps.scope(appId));
+    await kept(a, user.id, session.id);
+    const seen = await seenBy(a, user.id, session.id);
+    expect(seen.fromCache).toBe(true);
+    expect(seen.session).toEqual(session);
+    expect(seen.user).toMatchObject({ id: user.id, lastLoginAt: 1 });
+  });
+
+  it("follows every change made through the other instance, as its notification arrives", async () => {
+    const scopeB = b.apps.scope(appId);
+    const changes: [
+      string,
+      (pair: { user: StoredUser; session: StoredSession }) => Promise<unknown>,
+      "user" | "session",
+    ][] = [
+      ["logout", ({ session }) => scopeB.sessions.remove(session.id), "session"],
+      ["sessions revoked", ({ user }) => scopeB.sessions.removeForUser(user.id), "session"],
+      ["user disabled", ({ user }) => scopeB.users.update(user.id, { disabled: true }), "user"],
+      ["profile data changed", ({ user }) => scopeB.users.update(user.id, { data: { name: "new" } }), "user"],
+      ["another login (its time)", ({ user }) => scopeB.users.update(user.id, { lastLoginAt: 2 }), "user"],
+      ["user deleted", ({ user }) => scopeB.deleteUser(user.id), "user"],
+    ];
+    for (const [what, change, kind] of changes) {
+      const pair = await userWithSession(scopeB);
+      await kept(a, pair.user.id, pair.session.id);
+      await change(pair);
+      // b's own answer is the change's at once; a's as soon as the notification arrives.
+      const own = await seenBy(b, pair.user.id, pair.session.id);
+      expect(own.fromCache, what).toBe(false);
+      await until(async () => {
+        const seen = await seenBy(a, pair.user.id, pair.session.id);
+        if (kind === "session") return seen.session === undefined;
+        const now = await scopeB.users.get(pair.user.id);
+        return now === undefined ? seen.user === undefined : JSON.stringify(seen.user) === JSON.stringify(now);
+      }, what);
+    }
+  });
+
+  it("follows the end of an API key's sessions and a login past the sessions limit", async () => {
+    const scopeB = b.apps.scope(appId);
+    const owner = await userWithSession(scopeB);
+    const key = { id: newId(), userId: owner.user.id, name: "k", keyHash: newId(), disabled: false, createdAt: 0 };
+    expect(await scopeB.apiKeys.add(key, 20)).toBe("ok");
+    const keyed = { user: owner.user, session: { ...owner.session, id: newId(), apiKeyId: key.id } };
+    await scopeB.startSession(keyed.session, 2);
+    await kept(a, keyed.user.id, keyed.session.id);
+    await kept(a, owner.user.id, owner.session.id);
+    await scopeB.apiKeys.setDisabled(key.id, true);
+    await until(async () => (await seenBy(a, keyed.user.id, keyed.session.id)).session === undefined, "key's sessions");
+    // The user's other session goes on.
+    expect((await seenBy(a, owner.user.id, owner.session.id)).session?.id).toBe(owner.session.id);
+
+    await b.apps.upsert({
+      appId,
+      domainId: `domain-${appId}`,
+      createdAt: 0,
+      appDir: null,
+      config: { limits: { sessionsPerUser: 1 } },
+    });
+    const limited = await userWithSession(scopeB);
+    await kept(a, limited.user.id, limited.session.id);
+    await scopeB.startSession({ ...limited.session, id: newId() }, 3);
+    await until(
+      async () => (await seenBy(a, limited.user.id, limited.session.id)).session === undefined,
+      "the oldest session ended",
+    );
+  });
+
+  it("forgets an app's users and sessions when the app is reset on the other instance", async () => {
+    const { user, session } = await userWithSession(b.apps.scope(appId));
+    await kept(a, user.id, session.id);
+    await b.apps.reset(appId);
+    await until(async () => (await seenBy(a, user.id, session.id)).user === undefined, "the reset");
+  });
+
+  it.skipIf(process.env.TEST_DATABASE_URL)(
+    "stops answering from what it keeps within the window while its notifications stall, and reads the database",
+    async () => {
+      const { user, session } = await userWithSession(b.apps.scope(appId));
+      await kept(a, user.id, session.id);
+      // Both listening connections' server processes stopped: nothing is delivered, nothing breaks.
+      const { rows } = await adminQuery(
+        postgresAdminUrl(),
+        "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'app-services-emulator-listener'",
+        [database.name],
+      );
+      const listeners = rows.map((r) => Number(r.pid));
+      expect(listeners).toHaveLength(2);
+      for (const pid of listeners) process.kill(pid, "SIGSTOP");
+      try {
+        await b.apps.scope(appId).sessions.remove(session.id);
+        // a hears nothing of it: it answers from what it keeps only within the window, then asks.
+        await until(async () => (await seenBy(a, user.id, session.id)).session === undefined, "a reads again", {
+          timeoutMs: 10 * revocationWindowMs + 5_000,
+        });
+        const again = await seenBy(a, user.id, session.id);
+        expect(again.fromCache).toBe(false);
+      } finally {
+        for (const pid of listeners) process.kill(pid, "SIGCONT");
+      }
+      // Current again: the user's other session is kept and answered again.
+      const other = await userWithSession(b.apps.scope(appId));
+      await kept(a, other.user.id, other.session.id);
+    },
+  );
+
+  it("forgets everything when its listening connection breaks, and keeps again once it is back", async () => {
+    const { user, session } = await userWithSession(b.apps.scope(appId));
+    await kept(a, user.id, session.id);
+    const auth = contextOf(a).auth;
+    expect(auth.size.sessions).toBeGreaterThan(0);
+    const listener = contextOf(a).listener;
+    await adminQuery(
+      postgresAdminUrl(),
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = $1 AND application_name = 'app-services-emulator-listener' AND pid <> pg_backend_pid()`,
+      [database.name],
+    );
+    await until(() => auth.size.sessions === 0 || !listener.listening, "the break noticed");
+    await until(() => listener.listening, "listening again", { timeoutMs: 10_000 });
+    expect(auth.size.sessions).toBe(0);
+    await kept(a, user.id, session.id);
+  });
+
+  it("after an outage of its notifications, tells of the apps changed or deleted meanwhile", async () => {
+    const other = `cache-app-${++appCount}`;
+    await a.apps.create({ appId: other, domainId: `domain-${other}`, createdAt: 0, appDir: null, config: {} });
+    expect(await a.apps.get(appId)).toMatchObject({ config: {} });
+    const told: string[] = [];
+    const stop = a.apps.onChange((id, change) => told.push(`${id} ${change}`));
+    try {
+      // Changes a does not hear of (written without their notifications, as if sent while it was away).
+      await adminQuery(database.url, `UPDATE apps SET config = '{"name": "changed"}' WHERE app_id = $1`, [appId]);
+      await adminQuery(database.url, "DELETE FROM apps WHERE app_id = $1", [other]);
+      const listener = contextOf(a).listener;
+      await adminQuery(
+        postgresAdminUrl(),
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = $1 AND application_name = 'app-services-emulator-listener'`,
+        [database.name],
+      );
+      await until(() => told.length === 2, "both told", { timeoutMs: 10_000 });
+      expect(told.sort()).toEqual([`${appId} updated`, `${other} deleted`]);
+      expect(listener.listening).toBe(true);
+    } finally {
+      stop();
+    }
+  });
+});
