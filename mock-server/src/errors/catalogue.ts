@@ -5,7 +5,7 @@
  * docs/decisions/0002-unconfirmed-wire-details.md; the OpenAPI documents carry `x-unconfirmed`.
  */
 
-import type { Quota } from "../store/store.ts";
+import type { Quota } from "../store/quotas.ts";
 
 export type Area = "app-services" | "emailjs" | "control" | "identity-provider";
 

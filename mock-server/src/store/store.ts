@@ -20,6 +20,7 @@
 import type { AppConfig } from "../config/app-config.ts";
 import type { ChangeEvent, Document } from "../data/documents.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
+import type { Quota } from "./quotas.ts";
 
 export type StoredUser = ControlSchemas["StoredUser"];
 export type StoredIdentity = ControlSchemas["StoredIdentity"];
@@ -88,22 +89,7 @@ export class QuotaExceededError extends Error {
   }
 }
 
-/**
- * The limits (config `limits`) a write can pass: the app's, one writer's (per user, per anonymous
- * user: docs/decisions/0018-fair-shares.md), and anonymous users' together.
- */
-export const quotas = [
-  "users",
-  "documents",
-  "documentBytes",
-  "documentsPerUser",
-  "documentBytesPerUser",
-  "documentsPerAnonymousUser",
-  "documentBytesPerAnonymousUser",
-  "anonymousDocuments",
-  "anonymousDocumentBytes",
-] as const;
-export type Quota = (typeof quotas)[number];
+export { type Quota, quotas } from "./quotas.ts";
 
 /**
  * A writer spent its allowance of writes (config `limits.writesPerSecondPerUser`, or the anonymous
