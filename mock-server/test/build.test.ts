@@ -79,7 +79,8 @@ describe("scripts/build.mjs", () => {
 
 describe("scripts/build.mjs builds only when an input changed", () => {
   // A small workspace laid out like this one: a repository with a lockfile and TypeScript settings,
-  // a dependency in node_modules, and mock-server/ with the emulator's and the inspector's sources.
+  // a dependency in node_modules, and mock-server/ with the emulator's, its query worker's and the
+  // inspector's sources.
   let repo: string;
   let workspace: string;
   const write = (path: string, text: string) => {
@@ -107,6 +108,7 @@ describe("scripts/build.mjs builds only when an input changed", () => {
       `import dep from "dep";\nimport { greeting } from "./greeting.ts";\nconsole.log(greeting, dep);\n`,
     );
     write("mock-server/src/greeting.ts", `export const greeting = "hello one";\n`);
+    write("mock-server/src/data/query-worker.ts", `export const worker = "query worker";\n`);
     write("mock-server/src/inspector/ui/main.ts", `document.title = "inspector";\n`);
     write("mock-server/src/inspector/ui/index.html", "<html></html>\n");
     write("mock-server/src/inspector/ui/styles.css", "body {}\n");
