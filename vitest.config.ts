@@ -68,6 +68,7 @@ export default defineConfig({
       { test: { name: "openapi", root: "./openapi", include: ["test/**/*.test.ts"] } },
       { test: { name: "scripts", root: "./scripts", include: ["test/**/*.test.ts"], testTimeout: 30_000 } },
       "./mock-server/vitest.config.ts",
+      "./mock-server/vitest.isolated.config.ts",
       "./mock-server/vitest.postgres.config.ts",
       { extends: "./web/vite.config.ts", root: "./web", test: { name: "web", exclude: webMocking, isolate: false } },
       { extends: "./web/vite.config.ts", root: "./web", test: { name: "web (isolated)", exclude: webShared } },

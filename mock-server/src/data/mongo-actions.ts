@@ -439,10 +439,10 @@ export class MongoService {
     const docs: Document[] = [];
     let refused: unknown = null;
     const turns = new Turns();
-    for (let from = 0; from < documents.length && !refused; from += 256) {
+    for (let from = 0; from < documents.length && !refused; from += insertSlice) {
       try {
         withQueryLimits(this.limits, () => {
-          for (const original of documents.slice(from, from + 256)) {
+          for (const original of documents.slice(from, from + insertSlice)) {
             const doc = cloneValue(original);
             if (doc._id === undefined) doc._id = new ObjectId();
             // MongoDB's ordered insert: the documents before a refused one stay inserted.
@@ -711,6 +711,9 @@ const docsExaminedLimitOf = (config: AppConfig) => config.queryDocsExaminedLimit
 
 /** Reads a collection's documents that may match a prefilter, in batches (the store's or a write's view's scan). */
 type Reader = (prefilter: Document, options: ScanOptions) => AsyncIterable<Document[]>;
+
+/** Documents an insert prepares (copy, size, insert rule) between two looks at whether others wait. */
+const insertSlice = 32;
 
 /** A plan that changes nothing. */
 function nothing<T>(result: T): WritePlan<T> {
