@@ -7,7 +7,7 @@
 import { type AppLimits, writerLimits } from "../../config/app-config.ts";
 import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { storeDocument } from "../../data/ejson-text.ts";
-import { inSlices } from "../../data/turns.ts";
+import { inSlices, Turns } from "../../data/turns.ts";
 import { exactConditions, meetsExactly } from "../exact-query.ts";
 import {
   type AppliedChanges,
@@ -62,6 +62,27 @@ async function prepare(changes: DocumentChange[]): Promise<(Prepared | undefined
 
 /** The most documents a scan hands on at once (the caller checks its deadline between batches). */
 const maxBatch = 1_000;
+
+/** Changes checked or applied between two looks at whether other requests wait. */
+const applyStep = 256;
+
+/** Runs steps to their end at once. */
+function finish<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Runs steps to their end, giving the others a turn once a slice is used up. */
+async function inTurns<T>(steps: Generator<void, T>): Promise<T> {
+  const turns = new Turns();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await turns.maybe();
+  }
+}
 
 /** Documents in batches: a first of about `want` (when given), then up to 1,000 at a time. */
 async function* batchesOf(docs: Document[], { want }: ScanOptions): AsyncGenerator<Document[]> {
@@ -429,9 +450,9 @@ export class MemoryDocuments implements DocumentStore {
           batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options),
       });
       // The stored copies and their sizes are made in slices first (an insertMany of many documents
-      // lets other requests run meanwhile); deciding and applying them is then one synchronous step.
+      // lets other requests run meanwhile), then the limits are checked and the changes applied.
       const prepared = await prepare(decided.changes);
-      const applied = this.apply(database, name, decided.changes, writer, prepared);
+      const applied = await this.applyInTurn(database, name, decided.changes, writer, prepared);
       await inSlices(decided.events(applied), (event) => this.publish(event));
       return decided.result(applied);
     } finally {
@@ -440,17 +461,51 @@ export class MemoryDocuments implements DocumentStore {
     }
   }
 
-  private apply(
+  /** The apply of a write too large for one step, while it runs (the others' applies wait for it). */
+  private applying: Promise<void> | null = null;
+
+  /**
+   * Checks the limits and applies the changes: at once for a few of them; in slices for many,
+   * letting other requests run between them. Meanwhile no other write checks or applies (every
+   * write's limit check reads the app's and the writers' totals, whole again only at the end), but
+   * reads go on and may see the first documents of an insertMany before the last, as MongoDB's
+   * ordered inserts may.
+   */
+  private async applyInTurn(
     database: string,
     name: string,
     changes: DocumentChange[],
     writer: Writer | undefined,
     prepared: (Prepared | undefined)[],
-  ): AppliedChanges {
+  ): Promise<AppliedChanges> {
+    while (this.applying) await this.applying;
+    const steps = this.apply(database, name, changes, writer, prepared);
+    if (changes.length <= applyStep) return finish(steps);
+    let release!: () => void;
+    this.applying = new Promise((resolve) => {
+      release = resolve;
+    });
+    try {
+      return await inTurns(steps);
+    } finally {
+      this.applying = null;
+      release();
+    }
+  }
+
+  /** Checks and applies, pausing (a `yield`) every `applyStep` changes. */
+  private *apply(
+    database: string,
+    name: string,
+    changes: DocumentChange[],
+    writer: Writer | undefined,
+    prepared: (Prepared | undefined)[],
+  ): Generator<void, AppliedChanges> {
     if (changes.length === 0) return { applied: 0 };
-    this.checkLimits(this.existing(database, name), changes, writer, prepared);
+    yield* this.checkLimits(this.existing(database, name), changes, writer, prepared);
     const collection = this.collection(database, name);
     for (let i = 0; i < changes.length; i++) {
+      if (i % applyStep === applyStep - 1) yield;
       const change = changes[i]!;
       const ready = prepared[i];
       if (change.op === "insert") {
@@ -470,12 +525,12 @@ export class MemoryDocuments implements DocumentStore {
    * answers the size of each inserted or replacing document. A document counts for the user who
    * last wrote it (docs/decisions/0018-fair-shares.md).
    */
-  private checkLimits(
+  private *checkLimits(
     collection: Collection | undefined,
     changes: DocumentChange[],
     writer: Writer | undefined,
     prepared: (Prepared | undefined)[],
-  ): void {
+  ): Generator<void, void> {
     // What the changes add (negative: take away) to the app, anonymous users and the writer.
     const app = { documents: 0, bytes: 0 };
     const anonymous = { documents: 0, bytes: 0 };
@@ -496,6 +551,7 @@ export class MemoryDocuments implements DocumentStore {
     const touched = new Map<string, Stored | null>();
     const stateNow = (key: string) => (touched.has(key) ? (touched.get(key) ?? undefined) : collection?.stateOf(key));
     for (const [i, change] of changes.entries()) {
+      if (i % applyStep === applyStep - 1) yield;
       if (change.op === "delete") {
         const key = idKey(change.id);
         const before = stateNow(key);
