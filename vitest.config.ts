@@ -70,6 +70,7 @@ export default defineConfig({
       "./mock-server/vitest.config.ts",
       "./mock-server/vitest.isolated.config.ts",
       "./mock-server/vitest.postgres.config.ts",
+      "./mock-server/vitest.postgres-isolated.config.ts",
       { extends: "./web/vite.config.ts", root: "./web", test: { name: "web", exclude: webMocking, isolate: false } },
       { extends: "./web/vite.config.ts", root: "./web", test: { name: "web (isolated)", exclude: webShared } },
     ],

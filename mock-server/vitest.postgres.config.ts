@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config";
-import base from "./vitest.config.ts";
+import base, { heldTimeFiles } from "./vitest.config.ts";
 
 /**
  * The emulator on its PostgreSQL store: the test files that read and write shared state — data
@@ -48,7 +48,8 @@ export default defineConfig({
     ...base.test,
     name: "mock-server (postgres)",
     include: [...bothStores, "test/postgres/**/*.test.ts"],
-    exclude: [],
+    // The attack suites run isolated on this store too (vitest.postgres-isolated.config.ts).
+    exclude: heldTimeFiles,
     env: { TEST_STORE: "postgres" },
     globalSetup: ["test/postgres/global-setup.ts"],
   },

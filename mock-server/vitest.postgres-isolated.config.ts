@@ -1,0 +1,15 @@
+import { defineConfig } from "vitest/config";
+import { heldTimeFiles } from "./vitest.config.ts";
+import postgres from "./vitest.postgres.config.ts";
+
+/** The attack suites on the PostgreSQL store, each in a fresh worker, one at a time (see heldTimeFiles). */
+export default defineConfig({
+  test: {
+    ...postgres.test,
+    name: "mock-server (postgres, isolated)",
+    include: heldTimeFiles,
+    exclude: [],
+    isolate: true,
+    fileParallelism: false,
+  },
+});
