@@ -215,7 +215,7 @@ export class StatePersistence {
       const state = await exportState(this.emulator);
       return { pieces: [`${JSON.stringify(state)}\n`], fingerprint: JSON.stringify({ ...state, exportedAt: "" }) };
     }
-    const snapshot = store.snapshot();
+    const snapshot = await store.wholeSnapshot();
     const slices = new Slices();
     const hash = createHash("sha256");
     const pieces: string[] = [];

@@ -464,6 +464,11 @@ export class MemoryDocuments implements DocumentStore {
   /** The apply of a write too large for one step, while it runs (the others' applies wait for it). */
   private applying: Promise<void> | null = null;
 
+  /** The large apply under way, if any: a snapshot taken before it ends would hold half of it. */
+  get unsettled(): Promise<void> | null {
+    return this.applying;
+  }
+
   /**
    * Checks the limits and applies the changes: at once for a few of them; in slices for many,
    * letting other requests run between them. Meanwhile no other write checks or applies (every

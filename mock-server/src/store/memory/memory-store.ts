@@ -270,8 +270,17 @@ export class MemoryStore implements Store {
     };
   }
 
+  /** A snapshot once no large write is half applied (taken at once when none is). */
+  async wholeSnapshot(): Promise<MemorySnapshot> {
+    for (;;) {
+      const pending = [...this.apps.byId.values()].flatMap(({ store }) => store.data.unsettled ?? []);
+      if (pending.length === 0) return this.snapshot();
+      await Promise.all(pending);
+    }
+  }
+
   async exportState(): Promise<StoredState> {
-    const snapshot = this.snapshot();
+    const snapshot = await this.wholeSnapshot();
     return {
       apps: snapshot.apps.map(({ saved, collections }) => ({
         ...saved,
