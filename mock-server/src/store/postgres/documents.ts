@@ -24,6 +24,7 @@ import {
 } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
+import { InsertGroups, type PendingInsert } from "./insert-groups.ts";
 import { channels } from "./notifications.ts";
 import { pushdown } from "./pushdown.ts";
 import { idRowKey } from "./row-keys.ts";
@@ -58,7 +59,16 @@ export class PgDocuments implements DocumentStore {
     private readonly context: PgContext,
     private readonly appId: string,
     private readonly changes: ChangeHub,
-  ) {}
+  ) {
+    this.groups = new InsertGroups(
+      () => this.context.db,
+      { appId, changesChannel: channels.changes, watched: watched("$1") },
+      (insert) => this.insertAlone(insert),
+    );
+  }
+
+  /** Concurrent insertOne actions of this app, written together (insert-groups.ts). */
+  readonly groups: InsertGroups;
 
   async read(database: string, collection: string, prefilter: Document): Promise<Document[]> {
     const db = this.context.db;
@@ -279,7 +289,10 @@ export class PgDocuments implements DocumentStore {
     this.known.add(key);
   }
 
-  /** One document, one statement: inserted and announced together, or neither (an existing `_id`). */
+  /**
+   * One document: inserted and announced together, or neither (an existing `_id`); with the
+   * insertOne actions of other requests when they arrive together (insert-groups.ts).
+   */
   private async insertOne(
     database: string,
     collection: string,
@@ -288,7 +301,7 @@ export class PgDocuments implements DocumentStore {
     writer: Writer | undefined,
   ): Promise<boolean> {
     const db = this.context.db;
-    const owner = ownerColumns(writer);
+    const [owner, anonymous] = ownerColumns(writer);
     await this.ensureCollection(db, database, collection);
     const payloads = this.payloads(events);
     if (payloads.some((p) => p.large !== undefined)) {
@@ -297,26 +310,42 @@ export class PgDocuments implements DocumentStore {
         const { rowCount } = await client.query(
           `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
            VALUES ($1, $2, $3, $4, $5::text::jsonb, $5, $6, $7) ON CONFLICT DO NOTHING`,
-          [this.appId, database, collection, idRowKey(doc._id), storedDocument(doc), ...owner],
+          [this.appId, database, collection, idRowKey(doc._id), storedDocument(doc), owner, anonymous],
         );
         if (rowCount === 1) await this.notify(client, events);
         return rowCount === 1;
       });
     }
-    const { rows } = await db.query<{ id_key: string }>(
+    const text = toEJSONText(doc);
+    return this.groups.insert({
+      database,
+      collection,
+      key: idRowKey(doc._id),
+      text: jsonParam(text),
+      bytes: text.length,
+      owner,
+      anonymous,
+      payload: payloads[0]?.small ?? "",
+    });
+  }
+
+  /** One insertOne in a statement of its own. */
+  private async insertAlone(insert: PendingInsert): Promise<boolean> {
+    const { rows } = await this.context.db.query<{ id_key: string }>(
       `WITH inserted AS (
          INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
          VALUES ($1, $2, $3, $4, $5::text::jsonb, $5, $8, $9) ON CONFLICT DO NOTHING RETURNING id_key)
-       SELECT id_key, (SELECT pg_notify($6, $7) WHERE ${watched("$1")}) FROM inserted`,
+       SELECT id_key, (SELECT pg_notify($6, $7) WHERE $7 <> '' AND ${watched("$1")}) FROM inserted`,
       [
         this.appId,
-        database,
-        collection,
-        idRowKey(doc._id),
-        storedDocument(doc),
+        insert.database,
+        insert.collection,
+        insert.key,
+        insert.text,
         channels.changes,
-        payloads[0]?.small ?? "",
-        ...owner,
+        insert.payload,
+        insert.owner,
+        insert.anonymous,
       ],
     );
     return rows.length === 1;
