@@ -80,6 +80,20 @@ export function fromEJSONText(text: string): unknown {
 }
 
 const mentionsRegex = /"\$regex"|"\$regularExpression"/;
+
+/**
+ * A stored document's canonical Extended JSON text read back, and whether writing the result again
+ * gives that very text (so a reply may join the text as it is: ejson-text.ts `keepText`). It does
+ * through the bson library's reader; a text mentioning regular expressions is read another way,
+ * which does not promise that.
+ */
+export function fromStoredText(text: string): { value: unknown; sameText: boolean } {
+  const sameText = !mentionsRegex.test(text);
+  return {
+    value: sameText ? numbersToJs(EJSON.parse(text, { relaxed: false })) : fromEJSON(JSON.parse(text)),
+    sameText,
+  };
+}
 const regexValueMark = "\u0001regularExpression";
 const regexOperatorMark = "\u0001$regex";
 const optionsOperatorMark = "\u0001$options";

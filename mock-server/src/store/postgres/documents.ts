@@ -7,7 +7,15 @@
  * instance's change streams in commit order. Announcing only when someone listens matters: a
  * notifying commit holds a database-wide lock until it is flushed, which serializes such commits.
  */
-import { type ChangeEvent, type Document, fromEJSONText, toEJSON, toEJSONText } from "../../data/documents.ts";
+import {
+  type ChangeEvent,
+  type Document,
+  fromEJSONText,
+  fromStoredText,
+  toEJSON,
+  toEJSONText,
+} from "../../data/documents.ts";
+import { keepText } from "../../data/ejson-text.ts";
 import { inSlices } from "../../data/turns.ts";
 import { exactConditions } from "../exact-query.ts";
 import type { OwnerList } from "../memory/documents.ts";
@@ -51,7 +59,13 @@ const ownerColumns = (writer: Writer | undefined): [string | null, boolean] =>
  */
 function decode(rows: { seq: number; ejson: string }[], sorted: boolean): Document[] {
   const ordered = sorted ? rows : rows.sort((a, b) => a.seq - b.seq);
-  return ordered.map((r) => fromEJSONText(jsonFromDatabase(r.ejson)) as Document);
+  return ordered.map((r) => {
+    const text = jsonFromDatabase(r.ejson);
+    // The row's text is the document's canonical Extended JSON as this server writes it: a reply
+    // joins it as it is rather than writing the parsed document again.
+    const { value, sameText } = fromStoredText(text);
+    return sameText ? keepText(value as Document, text) : (value as Document);
+  });
 }
 
 export class PgDocuments implements DocumentStore {
@@ -114,10 +128,13 @@ export class PgDocuments implements DocumentStore {
     if (want === undefined) {
       const { where, params } = pushdown(prefilter, 5);
       const filtered = where.length > 0;
+      // A filtered read finds its rows through the GIN index whatever the values: one plan, made
+      // once per connection (left to choose, PostgreSQL planned it afresh every time).
       const { rows } = await (await client()).query<{ seq: number; ejson: string }>(
         `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where.map((w) => ` AND ${w}`).join("")}
          ${filtered ? "" : "ORDER BY seq"} LIMIT $4${lock}`,
         [this.appId, database, collection, ceiling, ...params],
+        filtered ? "generic" : "cached",
       );
       if (filtered) rows.sort((a, b) => a.seq - b.seq);
       for (let from = 0; from < rows.length; from += maxBatch) yield decode(rows.slice(from, from + maxBatch), true);
