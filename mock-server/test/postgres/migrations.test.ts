@@ -140,6 +140,41 @@ describe("migrations", () => {
     }
   });
 
+  it("upgrade version 7: a user's sessions kept, read newest first from the index (the login's trim)", async () => {
+    const db = await fresh();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query(
+        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+      );
+      for (const migration of migrations.filter((m) => m.version <= 7)) {
+        await client.query(migration.sql);
+        await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
+          migration.version,
+          migration.name,
+        ]);
+      }
+      await client.query("COMMIT");
+      await client.query("INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{}')");
+      await client.query("INSERT INTO users (app_id, id, doc) VALUES ('a', 'u', '{}')");
+      for (const id of ["s1", "s2", "s3"])
+        await client.query("INSERT INTO sessions (app_id, id, user_id, doc) VALUES ('a', $1, 'u', '{}')", [id]);
+
+      expect(await migrate(client)).toEqual(migrations.filter((m) => m.version > 7).map((m) => m.version));
+      const trim = "SELECT id FROM sessions WHERE app_id = 'a' AND user_id = 'u' ORDER BY seq DESC OFFSET 1";
+      expect((await client.query(trim)).rows).toEqual([{ id: "s2" }, { id: "s1" }]);
+      // Newest first without a sort, whatever the table's size.
+      await client.query("SET enable_seqscan = off");
+      const plan = (await client.query(`EXPLAIN ${trim}`)).rows.map((r) => r["QUERY PLAN"] as string).join("\n");
+      expect(plan).toMatch(/Index Scan Backward using sessions_by_user_in_order/);
+      expect(plan).not.toMatch(/Sort/);
+    } finally {
+      await client.end();
+    }
+  });
+
   it("are applied once when several instances start together", async () => {
     const db = await fresh();
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open({ url: db.url })));

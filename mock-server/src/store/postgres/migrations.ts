@@ -822,6 +822,18 @@ export const migrations: Migration[] = [
         END $$;
     `,
   },
+  {
+    version: 8,
+    name: "a user's sessions in order",
+    // The login's trim keeps a user's newest sessions (ORDER BY seq DESC OFFSET the limit): with
+    // (app_id, user_id) only, it read all of the user's sessions and sorted them on every login
+    // (and the planner, on a small table, walked the whole table). In order in the index, the trim
+    // reads them newest first and ends; the listing of a user's sessions is served too.
+    sql: `
+      CREATE INDEX sessions_by_user_in_order ON sessions (app_id, user_id, seq);
+      DROP INDEX sessions_by_user;
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);
