@@ -233,12 +233,7 @@ export class Database implements Queryable {
     } catch (error) {
       throw translate(error);
     }
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw translate(error);
-    }
+    const client = await this.connect();
     let failure: unknown;
     try {
       return await run<R>(client, text, values, planning);
@@ -264,12 +259,7 @@ export class Database implements Queryable {
     planning?: Planning,
   ): Promise<pg.QueryResult<R>> {
     if (ms <= 0) throw new StoreTimeoutError("the deadline had passed");
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw translate(error);
-    }
+    const client = await this.connect();
     let cancelled = false;
     const timer = setTimeout(() => {
       cancelled = true;
@@ -294,6 +284,15 @@ export class Database implements Queryable {
       client.release(
         cancelled ? new Error("cancelled") : failure && isUnavailable(failure) ? (failure as Error) : undefined,
       );
+    }
+  }
+
+  /** A connection of the pool (an outage: StoreUnavailableError). */
+  private async connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw translate(error);
     }
   }
 
@@ -323,12 +322,7 @@ export class Database implements Queryable {
    * meanwhile is not given back to the pool, and an outage is thrown as StoreUnavailableError).
    */
   async begin(): Promise<{ client: Queryable; commit(): Promise<void>; rollback(): Promise<void> }> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw translate(error);
-    }
+    const client = await this.connect();
     let done = false;
     const release = (error?: unknown) => {
       if (done) return;
@@ -375,12 +369,7 @@ export class Database implements Queryable {
   async pipeline(
     statements: [text: string, values: unknown[]][],
   ): Promise<{ result?: pg.QueryResult; error?: unknown }[]> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw translate(error);
-    }
+    const client = await this.connect();
     const sent = corked(client, () =>
       statements.map(([text, values]) =>
         client.query(statement(text, values)).then(
