@@ -107,6 +107,8 @@ describe("scripts/build.mjs builds only when an input changed", () => {
       `import dep from "dep";\nimport { greeting } from "./greeting.ts";\nconsole.log(greeting, dep);\n`,
     );
     write("mock-server/src/greeting.ts", `export const greeting = "hello one";\n`);
+    // The second bundle, dist/query-worker.js (decision 0019).
+    write("mock-server/src/data/query-worker.ts", `console.log("worker");\n`);
     write("mock-server/src/inspector/ui/main.ts", `document.title = "inspector";\n`);
     write("mock-server/src/inspector/ui/index.html", "<html></html>\n");
     write("mock-server/src/inspector/ui/styles.css", "body {}\n");
