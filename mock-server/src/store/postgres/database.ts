@@ -233,7 +233,20 @@ export class Database implements Queryable {
     } catch (error) {
       throw translate(error);
     }
-    const client = await this.connect();
+    return this.runReleasing<R>(await this.connect(), text, values, planning);
+  }
+
+  /**
+   * Runs a statement on a pool connection and gives it back (not a broken one, nor one `closing`
+   * says must be closed).
+   */
+  private async runReleasing<R extends pg.QueryResultRow>(
+    client: pg.PoolClient,
+    text: string,
+    values: unknown[],
+    planning: Planning | undefined,
+    closing: () => Error | undefined = () => undefined,
+  ): Promise<pg.QueryResult<R>> {
     let failure: unknown;
     try {
       return await run<R>(client, text, values, planning);
@@ -241,7 +254,7 @@ export class Database implements Queryable {
       failure = error;
       throw translate(error);
     } finally {
-      client.release(failure && isUnavailable(failure) ? (failure as Error) : undefined);
+      client.release(closing() ?? (failure && isUnavailable(failure) ? (failure as Error) : undefined));
     }
   }
 
@@ -273,17 +286,12 @@ export class Database implements Queryable {
       canceller.connection.on("error", () => undefined);
       canceller.cancel(client, internal.activeQuery);
     }, ms);
-    let failure: unknown;
     try {
-      return await run<R>(client, text, values, planning);
-    } catch (error) {
-      failure = error;
-      throw translate(error);
+      return await this.runReleasing<R>(client, text, values, planning, () =>
+        cancelled ? new Error("cancelled") : undefined,
+      );
     } finally {
       clearTimeout(timer);
-      client.release(
-        cancelled ? new Error("cancelled") : failure && isUnavailable(failure) ? (failure as Error) : undefined,
-      );
     }
   }
 
