@@ -59,6 +59,20 @@ function gcSummary(lines, requests) {
   return [...kinds].map(([kind, k]) => ({ kind, ...k, usPerRequest: (1000 * k.totalMs) / Math.max(1, requests) }));
 }
 
+async function statistics(client) {
+  const [database] = (
+    await client.query(
+      "SELECT xact_commit::float8 AS commits, blks_hit::float8 AS hit, blks_read::float8 AS read FROM pg_stat_database WHERE datname = current_database()",
+    )
+  ).rows;
+  const [wal] = (
+    await client.query(
+      "SELECT wal_records::float8 AS records, wal_bytes::float8 AS bytes, wal_sync::float8 AS syncs FROM pg_stat_wal",
+    )
+  ).rows;
+  return { ...database, wal };
+}
+
 /** The event-loop delay the preload wrote since the last signal (it appends a line per signal). */
 async function loopDelay(pid, file) {
   const lines = () => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : []);

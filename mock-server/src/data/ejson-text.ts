@@ -70,6 +70,17 @@ export function storeDocument<T extends object>(doc: T): T {
 }
 
 /**
+ * Keeps `text` — the canonical Extended JSON `doc` was just read from (a PostgreSQL row) — as its
+ * text: a reply or a query worker's input then joins it instead of writing the document again.
+ * Only for a text this writer made (the stores write every document with it), and a document
+ * nobody changes afterwards (the stores' contract: callers must not change what they read).
+ */
+export function keepText<T extends object>(doc: T, text: string): T {
+  storedTexts.set(doc, { text, bytes: -1 });
+  return doc;
+}
+
+/**
  * What a metered write (a reply: `replyText`) has written: the BSON size of what it wrote, checked
  * against `cap` as it goes (a value holding one part any number of times stops at the cap, not at
  * its end). Each value written afresh is a step of the query budget (query-limits.ts), so writing

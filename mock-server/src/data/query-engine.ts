@@ -490,9 +490,48 @@ function options(extra: EngineOptions = {}) {
   };
 }
 
+/**
+ * The options every Query and Aggregator without a collection resolver starts from, made once.
+ * Given plain options, mingo copies the context's 231 operators into each query's options
+ * (`ComputeOptions.init` → `Context.from`): two copies a sorted find, and in the in-memory
+ * store's `find` benchmark, garbage that lived long enough to be promoted (a quarter of the
+ * ~9–11 KB promoted a find, which fed major collections on the requests' core). Given an instance
+ * of its ComputeOptions, it copies only the instance's locals (empty here) and shares the
+ * options. mingo does not export the class: an Aggregator hands its own instance to its stages, so
+ * a one-stage pipeline of a probing stage hands it over once, and its options are pointed at the
+ * engine's context. If mingo ever hands over something else (no empty locals, no `options`), the
+ * plain options are used as before.
+ */
+const sharedOptions: unknown = (() => {
+  const plain = options();
+  let handed: unknown;
+  const probe = Context.init({
+    pipeline: {
+      $probe: (collection: unknown, _expr: unknown, computeOptions: unknown) => {
+        handed = computeOptions;
+        return collection;
+      },
+    },
+  } as never);
+  new Aggregator([{ $probe: {} }], { ...plain, context: probe } as never).run([]);
+  const instance = handed as { options?: unknown; local?: unknown } | undefined;
+  if (
+    instance === undefined ||
+    instance === null ||
+    typeof instance.options !== "object" ||
+    instance.options === null ||
+    typeof instance.local !== "object" ||
+    instance.local === null ||
+    Object.keys(instance.local).length > 0
+  )
+    return plain;
+  instance.options = { ...instance.options, ...plain };
+  return instance;
+})();
+
 /** A compiled query; `test` runs it against one document. */
 export function compileQuery(query: Document): { test(doc: unknown): boolean } {
-  return new Query(rewriteQuery(query), options() as never);
+  return new Query(rewriteQuery(query), sharedOptions as never);
 }
 
 export interface FindOptions {
@@ -502,7 +541,7 @@ export interface FindOptions {
 }
 
 export function find(docs: Document[], query: Document, findOptions: FindOptions = {}): Document[] {
-  const q = new Query(rewriteQuery(query), options() as never);
+  const q = new Query(rewriteQuery(query), sharedOptions as never);
   const projection =
     findOptions.projection && Object.keys(findOptions.projection).length > 0 ? findOptions.projection : undefined;
   const sort = findOptions.sort && Object.keys(findOptions.sort).length > 0 ? findOptions.sort : undefined;
@@ -511,7 +550,7 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
     // Matched first, so the sort is weighed before it starts (engine-guards.ts).
     const matched = q.find(docs).all();
     weighSort(matched, sort, "$sort");
-    cursor = new Query({}, options() as never).find(matched, projection as never).sort(sort as never);
+    cursor = new Query({}, sharedOptions as never).find(matched, projection as never).sort(sort as never);
   } else {
     cursor = q.find(docs, projection as never);
   }
@@ -520,7 +559,8 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
 }
 
 export function aggregate(docs: Document[], pipeline: Document[], engineOptions: EngineOptions = {}): Document[] {
-  return new Aggregator(pipeline, options(engineOptions) as never).run(docs) as Document[];
+  const start = engineOptions.collectionResolver ? options(engineOptions) : sharedOptions;
+  return new Aggregator(pipeline, start as never).run(docs) as Document[];
 }
 
 /** `$pull`'s conditions with their regular expressions compiled (a condition or a query each). */

@@ -8,7 +8,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { AppServicesError, appServicesErrors as errors } from "../errors/catalogue.ts";
-import { type Document, fromEJSONText, toEJSONText } from "./documents.ts";
+import { type Document, fromEJSONText, fromStoredText, toEJSONText } from "./documents.ts";
 import { maxReplyBytes, replyText } from "./ejson-text.ts";
 import { type MatchJob, mongoError, type ReadJob, runMatch, runRead, runWrite, type WriteJob } from "./query-jobs.ts";
 import { withQueryLimits } from "./query-limits.ts";
@@ -20,7 +20,8 @@ function evaluate(request: WorkerRequest): WorkerReply {
   const limits = { timeoutMs: deadline - performance.now(), memoryLimitBytes: request.memoryLimitBytes };
   const job = fromEJSONText(request.job);
   const decoder = new TextDecoder();
-  const docs = fromEJSONText(decoder.decode(request.docs)) as Document[];
+  // (Documents as stores write them: the common types' reader, documents.ts fromStoredText.)
+  const docs = fromStoredText(decoder.decode(request.docs)).value as Document[];
   return withQueryLimits(
     limits,
     (): WorkerReply => {
@@ -28,7 +29,7 @@ function evaluate(request: WorkerRequest): WorkerReply {
         case "read": {
           const others: Record<string, Document[]> = {};
           for (const [name, bytes] of Object.entries(request.others))
-            others[name] = fromEJSONText(decoder.decode(bytes)) as Document[];
+            others[name] = fromStoredText(decoder.decode(bytes)).value as Document[];
           const value = runRead(job as ReadJob, docs, others);
           const text = replyText(value, {
             capBytes: maxReplyBytes,

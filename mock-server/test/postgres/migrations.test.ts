@@ -31,6 +31,22 @@ async function query<R extends pg.QueryResultRow>(url: string, sql: string, valu
   }
 }
 
+/** The schema as a server of `version` left it. */
+async function schemaAt(client: pg.Client, version: number): Promise<void> {
+  await client.query("BEGIN");
+  await client.query(
+    "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+  );
+  for (const migration of migrations.filter((m) => m.version <= version)) {
+    await client.query(migration.sql);
+    await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
+      migration.version,
+      migration.name,
+    ]);
+  }
+  await client.query("COMMIT");
+}
+
 describe("migrations", () => {
   it("create the schema on an empty database and record each version once", async () => {
     const db = await fresh();
@@ -90,18 +106,7 @@ describe("migrations", () => {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
-      await client.query("BEGIN");
-      await client.query(
-        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
-      );
-      for (const migration of migrations.filter((m) => m.version <= 5)) {
-        await client.query(migration.sql);
-        await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
-          migration.version,
-          migration.name,
-        ]);
-      }
-      await client.query("COMMIT");
+      await schemaAt(client, 5);
       // An app as a version-5 server stored it, with a document.
       await client.query(
         `INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{"limits":{"documentsPerUser":2,"documents":10}}')`,
@@ -135,6 +140,30 @@ describe("migrations", () => {
       await insert("u2", "u");
       await expect(insert("u3", "u")).rejects.toMatchObject({ code: "53400", message: "documentsPerUser" });
       await insert("v1", "v");
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("upgrade version 7: a user's sessions kept, read newest first from the index (the login's trim)", async () => {
+    const db = await fresh();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await schemaAt(client, 7);
+      await client.query("INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{}')");
+      await client.query("INSERT INTO users (app_id, id, doc) VALUES ('a', 'u', '{}')");
+      for (const id of ["s1", "s2", "s3"])
+        await client.query("INSERT INTO sessions (app_id, id, user_id, doc) VALUES ('a', $1, 'u', '{}')", [id]);
+
+      expect(await migrate(client)).toEqual(migrations.filter((m) => m.version > 7).map((m) => m.version));
+      const trim = "SELECT id FROM sessions WHERE app_id = 'a' AND user_id = 'u' ORDER BY seq DESC OFFSET 1";
+      expect((await client.query(trim)).rows).toEqual([{ id: "s2" }, { id: "s1" }]);
+      // Newest first without a sort, whatever the table's size.
+      await client.query("SET enable_seqscan = off");
+      const plan = (await client.query(`EXPLAIN ${trim}`)).rows.map((r) => r["QUERY PLAN"] as string).join("\n");
+      expect(plan).toMatch(/Index Scan Backward using sessions_by_user_in_order/);
+      expect(plan).not.toMatch(/Sort/);
     } finally {
       await client.end();
     }

@@ -7,7 +7,15 @@
  * instance's change streams in commit order. Announcing only when someone listens matters: a
  * notifying commit holds a database-wide lock until it is flushed, which serializes such commits.
  */
-import { type ChangeEvent, type Document, fromEJSONText, toEJSON, toEJSONText } from "../../data/documents.ts";
+import {
+  type ChangeEvent,
+  type Document,
+  fromEJSONText,
+  fromStoredText,
+  toEJSON,
+  toEJSONText,
+} from "../../data/documents.ts";
+import { keepText } from "../../data/ejson-text.ts";
 import { inSlices } from "../../data/turns.ts";
 import { exactConditions } from "../exact-query.ts";
 import type { OwnerList } from "../memory/documents.ts";
@@ -24,6 +32,7 @@ import {
 } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
+import { InsertGroups, type PendingInsert } from "./insert-groups.ts";
 import { channels } from "./notifications.ts";
 import { pushdown } from "./pushdown.ts";
 import { idRowKey } from "./row-keys.ts";
@@ -50,7 +59,13 @@ const ownerColumns = (writer: Writer | undefined): [string | null, boolean] =>
  */
 function decode(rows: { seq: number; ejson: string }[], sorted: boolean): Document[] {
   const ordered = sorted ? rows : rows.sort((a, b) => a.seq - b.seq);
-  return ordered.map((r) => fromEJSONText(jsonFromDatabase(r.ejson)) as Document);
+  return ordered.map((r) => {
+    const text = jsonFromDatabase(r.ejson);
+    // The row's text is the document's canonical Extended JSON as this server writes it: a reply
+    // joins it as it is rather than writing the parsed document again.
+    const { value, sameText } = fromStoredText(text);
+    return sameText ? keepText(value as Document, text) : (value as Document);
+  });
 }
 
 export class PgDocuments implements DocumentStore {
@@ -58,7 +73,16 @@ export class PgDocuments implements DocumentStore {
     private readonly context: PgContext,
     private readonly appId: string,
     private readonly changes: ChangeHub,
-  ) {}
+  ) {
+    this.groups = new InsertGroups(
+      () => this.context.db,
+      { appId, changesChannel: channels.changes, watched: watched("$1") },
+      (insert) => this.insertAlone(insert),
+    );
+  }
+
+  /** Concurrent insertOne actions of this app, written together (insert-groups.ts). */
+  readonly groups: InsertGroups;
 
   async read(database: string, collection: string, prefilter: Document): Promise<Document[]> {
     const db = this.context.db;
@@ -104,10 +128,13 @@ export class PgDocuments implements DocumentStore {
     if (want === undefined) {
       const { where, params } = pushdown(prefilter, 5);
       const filtered = where.length > 0;
+      // A filtered read finds its rows through the GIN index whatever the values: one plan, made
+      // once per connection (left to choose, PostgreSQL planned it afresh every time).
       const { rows } = await (await client()).query<{ seq: number; ejson: string }>(
         `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where.map((w) => ` AND ${w}`).join("")}
          ${filtered ? "" : "ORDER BY seq"} LIMIT $4${lock}`,
         [this.appId, database, collection, ceiling, ...params],
+        filtered ? "generic" : "cached",
       );
       if (filtered) rows.sort((a, b) => a.seq - b.seq);
       for (let from = 0; from < rows.length; from += maxBatch) yield decode(rows.slice(from, from + maxBatch), true);
@@ -279,7 +306,10 @@ export class PgDocuments implements DocumentStore {
     this.known.add(key);
   }
 
-  /** One document, one statement: inserted and announced together, or neither (an existing `_id`). */
+  /**
+   * One document: inserted and announced together, or neither (an existing `_id`); with the
+   * insertOne actions of other requests when they arrive together (insert-groups.ts).
+   */
   private async insertOne(
     database: string,
     collection: string,
@@ -288,7 +318,7 @@ export class PgDocuments implements DocumentStore {
     writer: Writer | undefined,
   ): Promise<boolean> {
     const db = this.context.db;
-    const owner = ownerColumns(writer);
+    const [owner, anonymous] = ownerColumns(writer);
     await this.ensureCollection(db, database, collection);
     const payloads = this.payloads(events);
     if (payloads.some((p) => p.large !== undefined)) {
@@ -297,26 +327,42 @@ export class PgDocuments implements DocumentStore {
         const { rowCount } = await client.query(
           `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
            VALUES ($1, $2, $3, $4, $5::text::jsonb, $5, $6, $7) ON CONFLICT DO NOTHING`,
-          [this.appId, database, collection, idRowKey(doc._id), storedDocument(doc), ...owner],
+          [this.appId, database, collection, idRowKey(doc._id), storedDocument(doc), owner, anonymous],
         );
         if (rowCount === 1) await this.notify(client, events);
         return rowCount === 1;
       });
     }
-    const { rows } = await db.query<{ id_key: string }>(
+    const text = toEJSONText(doc);
+    return this.groups.insert({
+      database,
+      collection,
+      key: idRowKey(doc._id),
+      text: jsonParam(text),
+      bytes: text.length,
+      owner,
+      anonymous,
+      payload: payloads[0]?.small ?? "",
+    });
+  }
+
+  /** One insertOne in a statement of its own. */
+  private async insertAlone(insert: PendingInsert): Promise<boolean> {
+    const { rows } = await this.context.db.query<{ id_key: string }>(
       `WITH inserted AS (
          INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
          VALUES ($1, $2, $3, $4, $5::text::jsonb, $5, $8, $9) ON CONFLICT DO NOTHING RETURNING id_key)
-       SELECT id_key, (SELECT pg_notify($6, $7) WHERE ${watched("$1")}) FROM inserted`,
+       SELECT id_key, (SELECT pg_notify($6, $7) WHERE $7 <> '' AND ${watched("$1")}) FROM inserted`,
       [
         this.appId,
-        database,
-        collection,
-        idRowKey(doc._id),
-        storedDocument(doc),
+        insert.database,
+        insert.collection,
+        insert.key,
+        insert.text,
         channels.changes,
-        payloads[0]?.small ?? "",
-        ...owner,
+        insert.payload,
+        insert.owner,
+        insert.anonymous,
       ],
     );
     return rows.length === 1;

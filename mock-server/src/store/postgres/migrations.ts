@@ -670,6 +670,170 @@ export const migrations: Migration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION registrations_deleted();
     `,
   },
+  {
+    version: 7,
+    name: "inserts of several writers in one statement (group commit)",
+    // docs/decisions/0022-group-commit.md. Concurrent insertOne actions of an app are written
+    // together, one statement and one commit for the group. Two changes make that exact:
+    // - A statement marked grouped (emulator.grouped = 'on' for its transaction) writes one
+    //   document for each of several actions: a user's allowance must cover every one of that
+    //   user's documents in it (each action needs a write left), rather than the first only as
+    //   for one action's statement. Refused, the group is written again one action at a time.
+    // - A write of up to 64 documents and 1 MiB (a group) far from the app's limits is checked
+    //   without the app's lock, as one document was: writers far from a limit could overshoot it
+    //   only with more groups in flight at once than the tenth of the limit kept free (at least
+    //   1,000 documents and 16 MiB: 16 groups).
+    sql: `
+      CREATE OR REPLACE FUNCTION count_usage(app text, d_users bigint, d_documents bigint, d_bytes bigint,
+                                  d_anonymous_documents bigint, d_anonymous_bytes bigint) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+          l app_usage%ROWTYPE;
+          t_users bigint;
+          t_documents bigint;
+          t_bytes bigint;
+          t_anonymous_documents bigint;
+          t_anonymous_bytes bigint;
+        BEGIN
+          IF d_users = 0 AND d_documents = 0 AND d_bytes = 0 AND d_anonymous_documents = 0 AND d_anonymous_bytes = 0 THEN
+            RETURN;
+          END IF;
+          -- (Not for an app being deleted: its rows go with it, and so do its counts.)
+          INSERT INTO app_usage_counts AS c (app_id, slot, users, documents, document_bytes, anonymous_documents,
+                                             anonymous_document_bytes)
+               SELECT app, pg_backend_pid() % 16, d_users, d_documents, d_bytes, d_anonymous_documents, d_anonymous_bytes
+                WHERE EXISTS (SELECT 1 FROM apps WHERE app_id = app)
+          ON CONFLICT (app_id, slot) DO UPDATE SET users = c.users + excluded.users,
+               documents = c.documents + excluded.documents, document_bytes = c.document_bytes + excluded.document_bytes,
+               anonymous_documents = c.anonymous_documents + excluded.anonymous_documents,
+               anonymous_document_bytes = c.anonymous_document_bytes + excluded.anonymous_document_bytes;
+          IF (d_users <= 0 AND d_documents <= 0 AND d_bytes <= 0 AND d_anonymous_documents <= 0 AND d_anonymous_bytes <= 0)
+             OR current_setting('emulator.limits', true) = 'off' THEN
+            RETURN;
+          END IF;
+          SELECT * INTO l FROM app_usage WHERE app_id = app;
+          IF NOT FOUND THEN
+            RETURN;
+          END IF;
+          -- (Inline rather than a function: plpgsql keeps this plan; a call cost a third of an insert.)
+          SELECT coalesce(sum(c.users), 0), coalesce(sum(c.documents), 0), coalesce(sum(c.document_bytes), 0),
+                 coalesce(sum(c.anonymous_documents), 0), coalesce(sum(c.anonymous_document_bytes), 0)
+            INTO t_users, t_documents, t_bytes, t_anonymous_documents, t_anonymous_bytes
+            FROM app_usage_counts c WHERE c.app_id = app;
+          IF d_users > 1 OR d_documents > 64 OR d_bytes > 1048576 OR d_anonymous_documents > 64
+             OR d_anonymous_bytes > 1048576
+             OR (d_users > 0 AND t_users + greatest(l.max_users / 10, 1000) > l.max_users)
+             OR (d_documents > 0 AND t_documents + greatest(l.max_documents / 10, 1000) > l.max_documents)
+             OR (d_bytes > 0 AND t_bytes + greatest(l.max_document_bytes / 10, 16777216) > l.max_document_bytes)
+             OR (d_anonymous_documents > 0
+                 AND t_anonymous_documents + greatest(l.max_anonymous_documents / 10, 1000) > l.max_anonymous_documents)
+             OR (d_anonymous_bytes > 0
+                 AND t_anonymous_bytes + greatest(l.max_anonymous_document_bytes / 10, 16777216) > l.max_anonymous_document_bytes)
+          THEN
+            -- Near a limit (or a large write): the app's writers take turns, each seeing the last one's commit.
+            PERFORM pg_advisory_xact_lock(1634758515, hashtext(app));
+            SELECT coalesce(sum(c.users), 0), coalesce(sum(c.documents), 0), coalesce(sum(c.document_bytes), 0),
+                   coalesce(sum(c.anonymous_documents), 0), coalesce(sum(c.anonymous_document_bytes), 0)
+              INTO t_users, t_documents, t_bytes, t_anonymous_documents, t_anonymous_bytes
+              FROM app_usage_counts c WHERE c.app_id = app;
+          END IF;
+          IF d_users > 0 AND t_users > l.max_users THEN
+            RAISE EXCEPTION 'users' USING ERRCODE = '53400', DETAIL = l.max_users::text;
+          END IF;
+          IF d_documents > 0 AND t_documents > l.max_documents THEN
+            RAISE EXCEPTION 'documents' USING ERRCODE = '53400', DETAIL = l.max_documents::text;
+          END IF;
+          IF d_bytes > 0 AND t_bytes > l.max_document_bytes THEN
+            RAISE EXCEPTION 'documentBytes' USING ERRCODE = '53400', DETAIL = l.max_document_bytes::text;
+          END IF;
+          IF d_anonymous_documents > 0 AND t_anonymous_documents > l.max_anonymous_documents THEN
+            RAISE EXCEPTION 'anonymousDocuments' USING ERRCODE = '53400', DETAIL = l.max_anonymous_documents::text;
+          END IF;
+          IF d_anonymous_bytes > 0 AND t_anonymous_bytes > l.max_anonymous_document_bytes THEN
+            RAISE EXCEPTION 'anonymousDocumentBytes' USING ERRCODE = '53400', DETAIL = l.max_anonymous_document_bytes::text;
+          END IF;
+        END $$;
+
+      -- One user's documents, bytes and writes (documents inserted or changed) as a statement
+      -- changes them; 'anonymous': the writer is anonymous (its limits apply).
+      CREATE OR REPLACE FUNCTION count_user_usage(app text, who text, anonymous boolean, d_documents bigint, d_bytes bigint,
+                                       writes bigint) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+          l app_usage%ROWTYPE;
+          u user_usage%ROWTYPE;
+          checked boolean := current_setting('emulator.limits', true) IS DISTINCT FROM 'off';
+          max_documents bigint;
+          max_bytes bigint;
+          rate double precision;
+          spent_now timestamptz;
+          left_now double precision;
+        BEGIN
+          IF d_documents = 0 AND d_bytes = 0 AND writes = 0 THEN
+            RETURN;
+          END IF;
+          SELECT * INTO l FROM app_usage WHERE app_id = app;
+          IF NOT FOUND THEN
+            RETURN;
+          END IF;
+          SELECT * INTO u FROM user_usage WHERE app_id = app AND user_id = who FOR UPDATE;
+          IF NOT FOUND THEN
+            INSERT INTO user_usage (app_id, user_id) VALUES (app, who) ON CONFLICT DO NOTHING;
+            SELECT * INTO u FROM user_usage WHERE app_id = app AND user_id = who FOR UPDATE;
+          END IF;
+          IF anonymous THEN
+            max_documents := l.max_anonymous_user_documents;
+            max_bytes := l.max_anonymous_user_document_bytes;
+            rate := l.max_anonymous_user_writes_per_second;
+          ELSE
+            max_documents := l.max_user_documents;
+            max_bytes := l.max_user_document_bytes;
+            rate := l.max_user_writes_per_second;
+          END IF;
+          IF writes > 0 AND rate IS NOT NULL THEN
+            spent_now := clock_timestamp();
+            left_now := CASE WHEN u.refilled_at IS NULL THEN rate
+              ELSE least(rate, u.allowance + rate * extract(epoch FROM spent_now - u.refilled_at)) END;
+            IF checked AND u.spent_by IS DISTINCT FROM pg_current_xact_id()
+               AND (left_now < 1 OR (left_now < writes AND current_setting('emulator.grouped', true) = 'on')) THEN
+              RAISE EXCEPTION '%', CASE WHEN anonymous THEN 'writesPerSecondPerAnonymousUser' ELSE 'writesPerSecondPerUser' END
+                USING ERRCODE = '53400', DETAIL = rate::text;
+            END IF;
+            UPDATE user_usage SET documents = documents + d_documents, document_bytes = document_bytes + d_bytes,
+                   allowance = left_now - writes, refilled_at = spent_now, spent_by = pg_current_xact_id()
+             WHERE app_id = app AND user_id = who
+            RETURNING * INTO u;
+          ELSE
+            UPDATE user_usage SET documents = documents + d_documents, document_bytes = document_bytes + d_bytes
+             WHERE app_id = app AND user_id = who
+            RETURNING * INTO u;
+          END IF;
+          IF NOT checked THEN
+            RETURN;
+          END IF;
+          IF d_documents > 0 AND u.documents > max_documents THEN
+            RAISE EXCEPTION '%', CASE WHEN anonymous THEN 'documentsPerAnonymousUser' ELSE 'documentsPerUser' END
+              USING ERRCODE = '53400', DETAIL = max_documents::text;
+          END IF;
+          IF d_bytes > 0 AND u.document_bytes > max_bytes THEN
+            RAISE EXCEPTION '%', CASE WHEN anonymous THEN 'documentBytesPerAnonymousUser' ELSE 'documentBytesPerUser' END
+              USING ERRCODE = '53400', DETAIL = max_bytes::text;
+          END IF;
+        END $$;
+    `,
+  },
+  {
+    version: 8,
+    name: "a user's sessions in order",
+    // The login's trim keeps a user's newest sessions (ORDER BY seq DESC OFFSET the limit): with
+    // (app_id, user_id) only, it read all of the user's sessions and sorted them on every login
+    // (and the planner, on a small table, walked the whole table). In order in the index, the trim
+    // reads them newest first and ends; the listing of a user's sessions is served too.
+    sql: `
+      CREATE INDEX sessions_by_user_in_order ON sessions (app_id, user_id, seq);
+      DROP INDEX sessions_by_user;
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

@@ -90,6 +90,9 @@ export class PgSessions implements SessionRecords {
    *    flush (logins of one user took turns on that flush); what it writes — a login time,
    *    sessions ended for the limit — is flushed with the next commit anyway, and a crash in
    *    between can only bring back the login time before it, or a session the limit had ended.
+   *    The sessions to end are listed once (an ARRAY subquery: an init plan) and deleted by key:
+   *    as `id IN (…)`, with statistics that had not yet seen the user's sessions, the planner ran
+   *    the list again for each of them (1.8 ms a login at the limit of 100, against 0.4 ms).
    */
   async start(session: StoredSession, lastLoginAt: number | null): Promise<void> {
     const answers = await this.db.pipeline([
@@ -107,9 +110,9 @@ export class PgSessions implements SessionRecords {
               AND EXISTS (SELECT 1 FROM sessions WHERE app_id = $1 AND id = $4)
            RETURNING id),
          ended AS (
-           DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 AND id IN (
+           DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 AND id = ANY (ARRAY(
              SELECT id FROM sessions WHERE app_id = $1 AND user_id = $2 ORDER BY seq DESC
-             OFFSET coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647))
+             OFFSET coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647)))
            RETURNING id)
          SELECT id, pg_notify($5, json_build_object('i', $7::text, 'a', $1::text, 'u', $2::text, 's', id)::text)
            FROM ended
