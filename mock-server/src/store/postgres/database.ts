@@ -202,6 +202,9 @@ export interface Queryable {
 /** A unique-constraint violation (the store's way of deciding races). */
 export const isUniqueViolation = (error: unknown) => (error as { code?: unknown }).code === "23505";
 
+/** Pool connections that have an error listener of ours (see Database.connect). */
+const heard = new WeakSet<pg.PoolClient>();
+
 export class Database implements Queryable {
   readonly pool: pg.Pool;
   private closed = false;
@@ -295,13 +298,25 @@ export class Database implements Queryable {
     }
   }
 
-  /** A connection of the pool (an outage: StoreUnavailableError). */
+  /**
+   * A connection of the pool (an outage: StoreUnavailableError). The pool listens for errors of its
+   * idle connections only: one that breaks while checked out between two statements (a pipelined
+   * group, a transaction; the server restarted) emits its error on the connection, which would
+   * take the process down unheard. The statements on it fail by themselves, and it is given back
+   * broken, so the pool drops it.
+   */
   private async connect(): Promise<pg.PoolClient> {
+    let client: pg.PoolClient;
     try {
-      return await this.pool.connect();
+      client = await this.pool.connect();
     } catch (error) {
       throw translate(error);
     }
+    if (!heard.has(client)) {
+      heard.add(client);
+      client.on("error", () => undefined);
+    }
+    return client;
   }
 
   /** Rows of a query. */
