@@ -64,12 +64,8 @@ test("a signed-in user's notes: the list, editing, and the e-mail and delete dia
 
 test("a signed-in user's account page and its delete dialog", async ({ page, emu }) => {
   await signInSeeded(page, emu);
-  // A click right after sign-in was once lost (the page stayed on the notes, cause not found):
-  // clicked again until the account page shows.
-  await expect(async () => {
-    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
-    await expect(page.getByRole("heading", { level: 1, name: "Your account" })).toBeVisible({ timeout: 2_000 });
-  }).toPass();
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Your account" })).toBeVisible();
   await expectAccessible(page);
   await page.getByRole("button", { name: "Delete account…" }).click();
   await expectAccessible(page);

@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useRef, useState } from "react";
-import { Link, useLocation, useSearch } from "wouter";
+import { Link, useSearch } from "wouter";
 import { Button } from "../../../components/button.tsx";
 import { Field } from "../../../components/field.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
@@ -9,6 +9,7 @@ import { broadcast } from "../../../lib/broadcast.ts";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { AppServicesRequestError } from "../../../lib/errors/service-errors.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
+import { useNavigateWhileMounted } from "../../../lib/hooks/use-navigate-while-mounted.ts";
 import { pendingCredentials } from "../../../lib/pending-credentials.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
 import { hasErrors } from "../../../lib/validation/rules.ts";
@@ -82,7 +83,7 @@ function NewLinkForm({ defaultEmail }: { defaultEmail: string }) {
  */
 function AfterConfirmation() {
   const session = useSession();
-  const [, navigate] = useLocation();
+  const navigate = useNavigateWhileMounted();
   const signUpEmail = pendingCredentials.email("sign-up") ?? "";
 
   if (session.status === "signed-in" && session.anonymous && pendingCredentials.email("upgrade")) {

@@ -1,9 +1,9 @@
 import { useState } from "react";
-import { useLocation } from "wouter";
 import { Button } from "../../../components/button.tsx";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
 import { config, enabledOAuthProviders } from "../../../config/env.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
+import { useNavigateWhileMounted } from "../../../lib/hooks/use-navigate-while-mounted.ts";
 import type { OAuthProviderType } from "../api/begin-oauth-login.ts";
 import { signInWithProvider } from "../hooks/session-actions.ts";
 import { useNextLocation } from "../hooks/use-next-location.ts";
@@ -28,7 +28,7 @@ export function ProviderSignIn() {
   const [provider, setProvider] = useState<OAuthProviderType | null>(null);
   const action = useAsyncAction(signInWithProvider);
   const next = useNextLocation();
-  const [, navigate] = useLocation();
+  const navigate = useNavigateWhileMounted();
   if (providers.length === 0) return null;
   const current = provider ? providerLabels[provider] : "";
   return (

@@ -1,5 +1,5 @@
 import { type FormEvent, type ReactNode, useRef, useState } from "react";
-import { Link, useLocation } from "wouter";
+import { Link } from "wouter";
 import { Button } from "../../../components/button.tsx";
 import { Field } from "../../../components/field.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
@@ -7,6 +7,7 @@ import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
 import { config } from "../../../config/env.ts";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
+import { useNavigateWhileMounted } from "../../../lib/hooks/use-navigate-while-mounted.ts";
 import type { SignOutReason } from "../../../lib/session/session-store.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
 import { hasErrors } from "../../../lib/validation/rules.ts";
@@ -39,7 +40,7 @@ export function PasswordSignInForm({
   const [errors, setErrors] = useState<ReturnType<typeof signInErrors>>({});
   const form = useRef<HTMLFormElement>(null);
   const next = useNextLocation();
-  const [, navigate] = useLocation();
+  const navigate = useNavigateWhileMounted();
   const action = useAsyncAction(signIn);
 
   async function submit(event: FormEvent) {
@@ -111,7 +112,7 @@ function ApiKeySignInForm() {
   const [errors, setErrors] = useState<ReturnType<typeof apiKeySignInErrors>>({});
   const form = useRef<HTMLFormElement>(null);
   const next = useNextLocation();
-  const [, navigate] = useLocation();
+  const navigate = useNavigateWhileMounted();
   const action = useAsyncAction(signIn);
 
   async function submit(event: FormEvent) {
@@ -149,7 +150,7 @@ function ApiKeySignInForm() {
 
 function AnonymousSignIn() {
   const next = useNextLocation();
-  const [, navigate] = useLocation();
+  const navigate = useNavigateWhileMounted();
   const session = useSession();
   // As the SDK does, a guest who is still signed in carries on with the same guest account.
   const action = useAsyncAction(async () => {

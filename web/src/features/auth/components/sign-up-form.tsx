@@ -1,10 +1,11 @@
 import { type FormEvent, useRef, useState } from "react";
-import { Link, useLocation } from "wouter";
+import { Link } from "wouter";
 import { Button } from "../../../components/button.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage } from "../../../components/messages.tsx";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
+import { useNavigateWhileMounted } from "../../../lib/hooks/use-navigate-while-mounted.ts";
 import { pendingCredentials } from "../../../lib/pending-credentials.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
 import { hasErrors } from "../../../lib/validation/rules.ts";
@@ -37,7 +38,7 @@ export function SignUpForm() {
   const [values, setValues] = useState({ email: "", password: "", repeat: "" });
   const [errors, setErrors] = useState<ReturnType<typeof signUpErrors>>({});
   const form = useRef<HTMLFormElement>(null);
-  const [, navigate] = useLocation();
+  const navigate = useNavigateWhileMounted();
   const action = useAsyncAction(signUp);
   const session = useSession();
   const guest = session.status === "signed-in" && session.anonymous;
