@@ -134,7 +134,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   // Shutting down: change streams end first (they would hold the drain open for ever), then the
   // requests in flight finish (server.ts bounds how long), then the emulator stops.
   app.addHook("preClose", async () => {
-    for (const runtime of emulator.apps.loaded()) runtime.closeStreams("the server is shutting down");
+    for (const runtime of emulator.apps.loaded()) runtime.closeStreams("the server is shutting down", "service");
     emulator.store.mail.releaseWaits();
     emulator.events.shutdown();
   });

@@ -81,7 +81,9 @@ describe("shutdown", () => {
     const waited = await mailWait.done;
     expect(waited !== "cut" && JSON.parse(waited.body)).toEqual({ messages: [] });
     const streamed = await stream.done;
-    expect(streamed !== "cut" && streamed.body).toContain("the server is shutting down");
+    expect(streamed !== "cut" && streamed.body).toMatch(
+      /event: error\ndata: \{"error_code":"ServiceUnavailable","error":"service unavailable: the server is shutting down"\}\n\n$/,
+    );
     expect(await events.done).not.toBe("cut");
   });
 

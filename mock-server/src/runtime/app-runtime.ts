@@ -13,7 +13,7 @@ import { FaultStore } from "../state/faults.ts";
 import { stableObjectIdHex } from "../state/ids.ts";
 import { Journal } from "../state/journal.ts";
 import type { AppRecord, AppStore } from "../store/store.ts";
-import { StreamRegistry } from "./streams.ts";
+import { type StreamEnd, StreamRegistry } from "./streams.ts";
 
 export interface AppTemplate {
   config: AppConfig;
@@ -142,13 +142,13 @@ export class AppRuntime {
   }
 
   /** Ends what runs in the background for this app: change streams and the function process. */
-  close(reason = "the app was deleted"): void {
-    this.closeStreams(reason);
+  close(reason = "the app was deleted", cause: StreamEnd = "session"): void {
+    this.closeStreams(reason, cause);
     this.functions.close();
   }
 
-  closeStreams(reason: string): void {
-    this.streams.closeAll(reason);
+  closeStreams(reason: string, cause: StreamEnd = "session"): void {
+    this.streams.closeAll(reason, cause);
   }
 
   /** The per-instance part of a reset: streams end, no faults or journal, clock at real time. */

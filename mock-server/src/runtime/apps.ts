@@ -181,6 +181,6 @@ export class AppRegistry {
 
   /** Ends every runtime's background work (shutdown). */
   close(): void {
-    for (const app of this.runtimes.values()) app.close("the server is shutting down");
+    for (const app of this.runtimes.values()) app.close("the server is shutting down", "service");
   }
 }

@@ -83,7 +83,7 @@ export class Emulator {
     // missed some must end rather than go on as if complete; clients reopen it.
     this.stopOutageWatch =
       store.onOutage?.(() => {
-        for (const app of this.apps.loaded()) app.closeStreams("the connection to the database was lost");
+        for (const app of this.apps.loaded()) app.closeStreams("the connection to the database was lost", "service");
       }) ?? (() => undefined);
     // The fake provider is a testing feature: a production server defaults to the real ones (the
     // command line refuses `--identity-provider fake` with `--production`).

@@ -17,9 +17,16 @@ export interface OpenStream {
   apiKeyId: string | undefined;
   /** When the session runs out (the app's clock, ms). */
   expiresAt: number;
-  /** Ends the stream with an `InvalidSession` error event saying why. */
-  close(reason: string): void;
+  /**
+   * Ends the stream with an error event saying why: `InvalidSession` when its session, user or app
+   * is gone ("session"), `ServiceUnavailable` when this server stops or lost events ("service": the
+   * session is still good, and a client reopens the stream without renewing its token).
+   */
+  close(reason: string, cause?: StreamEnd): void;
 }
+
+/** Why a stream ends: its session is over, or the server cannot go on serving it. */
+export type StreamEnd = "session" | "service";
 
 export interface StreamCaps {
   perUser: number;
@@ -89,8 +96,8 @@ export class StreamRegistry {
     }
   }
 
-  closeAll(reason: string): void {
-    for (const stream of [...this.open.keys()]) stream.close(reason);
+  closeAll(reason: string, cause: StreamEnd = "session"): void {
+    for (const stream of [...this.open.keys()]) stream.close(reason, cause);
   }
 
   /** The app's clock moved: streams whose session ran out end, the others wait anew. */

@@ -260,4 +260,37 @@ describe("realm-web 2.0.1 against the emulator", () => {
     await expect(watcher.functions.callFunction("sum", 1, 2)).rejects.toMatchObject({ statusCode: 401 });
     expect(watcher.isLoggedIn).toBe(false);
   });
+
+  it("ends a watch() with a ServiceUnavailable WatchError when the server stops; the user stays logged in", async () => {
+    const own = await listening();
+    try {
+      const appId = "realm-web-stopping";
+      const created = await fetch(`${own.url}/_mock/v1/apps`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ appId, config: openData }),
+      });
+      expect(created.status).toBe(201);
+      const realm = new Realm.App({ id: appId, baseUrl: own.url });
+      const watcher = await realm.logIn(Realm.Credentials.anonymous());
+      const ended = watcher
+        .mongoClient("mongodb-atlas")
+        .db("shared")
+        .collection("chat")
+        .watch()
+        .next()
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      const watchers = async () => (await (await fetch(`${own.url}/_mock/v1/apps/${appId}`)).json()).watchers;
+      await expect.poll(watchers, { timeout: 5000, interval: 20 }).toBe(1);
+      await own.app.close();
+      // Not the session's error: the app reopens the stream later with the tokens it has.
+      expect(await ended).toMatchObject({ name: "WatchError", code: "ServiceUnavailable" });
+      expect(watcher.isLoggedIn).toBe(true);
+    } finally {
+      await own.app.close();
+    }
+  });
 });

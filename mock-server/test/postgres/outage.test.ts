@@ -61,8 +61,11 @@ describe("a database outage", () => {
 
     await cluster.stopServer();
 
-    // The open stream ends with an error event (the emulator saw its notifications connection go).
-    expect(await streamText).toMatch(/event: error\ndata: .*InvalidSession/);
+    // The open stream ends with an error event (the emulator saw its notifications connection go):
+    // the service's, not the session's, so clients reopen it without renewing their tokens.
+    expect(await streamText).toMatch(
+      /event: error\ndata: \{"error_code":"ServiceUnavailable","error":"service unavailable: the connection to the database was lost"\}\n\n$/,
+    );
 
     const started = performance.now();
     const profile = await fetch(`${url}${base}/auth/profile`, { headers: { authorization: `Bearer ${access_token}` } });

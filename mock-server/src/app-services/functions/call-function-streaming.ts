@@ -191,7 +191,8 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     sessionId: session.id,
     apiKeyId: session.apiKeyId,
     expiresAt: session.expiresAt,
-    close: (reason) => close(streamErrors.invalidSession(reason)),
+    close: (reason, cause = "session") =>
+      close(cause === "service" ? streamErrors.unavailable(reason) : streamErrors.invalidSession(reason)),
   };
   // Changes are handled one after another (the session check may ask the store), in the order they came.
   let queue: Promise<void> = Promise.resolve();

@@ -28,6 +28,8 @@ export function sseError(errorCode: string, message: string): string {
 export const streamErrors = {
   /** Its session, user or app is gone: realm-web throws a WatchError with this code, clients refresh. */
   invalidSession: (reason: string) => sseError("InvalidSession", `invalid session: ${reason}`),
+  /** The server stops, or may have missed events: the session is good, clients reopen the stream. */
+  unavailable: (reason: string) => sseError("ServiceUnavailable", `service unavailable: ${reason}`),
   /** The client fell too far behind (the unsent events passed the app's maxStreamBufferBytes). */
   bufferLimit: (limitBytes: number) =>
     sseError(
