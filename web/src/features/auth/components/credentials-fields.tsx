@@ -70,8 +70,27 @@ export function NewCredentialsFields({
         onChange={(email) => setValues((v) => ({ ...v, email }))}
         error={errors.email}
       />
+      <NewPasswordFields values={values} setValues={setValues} errors={errors} />
+    </>
+  );
+}
+
+/** A new password and its repetition (signing up, adding a password to a guest, a reset). */
+export function NewPasswordFields<V extends { password: string; repeat: string }>({
+  values,
+  setValues,
+  errors,
+  labels = ["Password", "Repeat the password"],
+}: {
+  values: V;
+  setValues: (update: (values: V) => V) => void;
+  errors: { password?: string; repeat?: string };
+  labels?: [password: string, repeat: string];
+}) {
+  return (
+    <>
       <Field
-        label="Password"
+        label={labels[0]}
         name="password"
         type="password"
         autoComplete="new-password"
@@ -82,7 +101,7 @@ export function NewCredentialsFields({
         error={errors.password}
       />
       <Field
-        label="Repeat the password"
+        label={labels[1]}
         name="repeat"
         type="password"
         autoComplete="new-password"

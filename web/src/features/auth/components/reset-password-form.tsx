@@ -1,14 +1,14 @@
 import { type FormEvent, useRef, useState } from "react";
 import { Link, useSearch } from "wouter";
 import { Button } from "../../../components/button.tsx";
-import { Field } from "../../../components/field.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { AppServicesRequestError } from "../../../lib/errors/service-errors.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
-import { hasErrors, passwordMaxLength, passwordMinLength } from "../../../lib/validation/rules.ts";
+import { hasErrors } from "../../../lib/validation/rules.ts";
 import { resetPassword } from "../api/reset-password.ts";
+import { NewPasswordFields } from "./credentials-fields.tsx";
 import { newPasswordErrors } from "./form-rules.ts";
 
 const isLinkProblem = (error: unknown) =>
@@ -68,26 +68,11 @@ export function ResetPasswordForm() {
           </>
         ) : null}
       </ErrorMessage>
-      <Field
-        label="New password"
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        required
-        hint={`Between ${passwordMinLength} and ${passwordMaxLength} characters.`}
-        value={values.password}
-        onChange={(password) => setValues((v) => ({ ...v, password }))}
-        error={errors.password}
-      />
-      <Field
-        label="Repeat the new password"
-        name="repeat"
-        type="password"
-        autoComplete="new-password"
-        required
-        value={values.repeat}
-        onChange={(repeat) => setValues((v) => ({ ...v, repeat }))}
-        error={errors.repeat}
+      <NewPasswordFields
+        values={values}
+        setValues={setValues}
+        errors={errors}
+        labels={["New password", "Repeat the new password"]}
       />
       <Button type="submit" busy={action.pending}>
         Save new password
