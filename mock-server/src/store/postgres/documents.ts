@@ -7,11 +7,15 @@
  * instance's change streams in commit order. Announcing only when someone listens matters: a
  * notifying commit holds a database-wide lock until it is flushed, which serializes such commits.
  */
+
+import { sizeBoundOfText } from "../../data/bson-size.ts";
 import {
   type ChangeEvent,
   type Document,
   fromEJSONText,
   fromStoredText,
+  repliedAsStored,
+  scalarFromStoredText,
   toEJSON,
   toEJSONText,
 } from "../../data/documents.ts";
@@ -24,6 +28,8 @@ import {
   type CollectionInfo,
   type DocumentChange,
   type DocumentStore,
+  type ExactTexts,
+  type ExactTextsOptions,
   type ScanOptions,
   StoreUnavailableError,
   type WritePlan,
@@ -165,6 +171,60 @@ export class PgDocuments implements DocumentStore {
       after = rows.at(-1)!.seq;
       size = Math.min(size * 4, maxBatch);
     }
+  }
+
+  /**
+   * An exact query's matches as the rows hold them: one statement, as `batches` would read them
+   * (all of them, unordered through the GIN index, then put in natural order; or with `want`, the
+   * first ones in natural order), with each sort field's value beside the text (`doc -> 'f'`,
+   * read as a scalar: an array, a document or a regular expression leaves the find to the scan).
+   */
+  async exactTexts(
+    database: string,
+    collection: string,
+    query: Document,
+    { fields, want, max, deadline }: ExactTextsOptions,
+  ): Promise<ExactTexts | undefined> {
+    if (exactConditions(query) === null) return undefined;
+    const ceiling = max === undefined ? Number.MAX_SAFE_INTEGER : max + 1;
+    const { where, params } = pushdown(query, 5 + fields.length);
+    const filtered = where.length > 0;
+    const columns = fields.map((_, i) => `, (doc -> $${5 + i}::text)::text AS k${i}`).join("");
+    const head = `SELECT seq, ejson${columns} FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where
+      .map((w) => ` AND ${w}`)
+      .join("")}`;
+    // The same plans as `batches`: the first few in natural order planned for their values; all of
+    // them through the index, planned once per connection.
+    const [text, limit, planning] =
+      want !== undefined
+        ? [`${head} ORDER BY seq LIMIT $4`, Math.min(want, ceiling), "custom" as const]
+        : [`${head}${filtered ? "" : " ORDER BY seq"} LIMIT $4`, ceiling, filtered ? ("generic" as const) : undefined];
+    const { rows } = await this.within(deadline).query<{ seq: number; ejson: string } & Record<string, string | null>>(
+      text,
+      [this.appId, database, collection, limit, ...fields, ...params],
+      planning,
+    );
+    if (want === undefined && filtered) rows.sort((a, b) => a.seq - b.seq);
+    const texts: string[] = new Array(rows.length);
+    const keys: Document[] = new Array(rows.length);
+    const sizes: number[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      const stored = jsonFromDatabase(row.ejson);
+      if (!repliedAsStored(stored)) return undefined;
+      const key: Document = {};
+      for (let f = 0; f < fields.length; f++) {
+        const value = row[`k${f}`];
+        if (value === null || value === undefined) continue;
+        const scalar = scalarFromStoredText(jsonFromDatabase(value));
+        if (scalar === undefined) return undefined;
+        key[fields[f]!] = scalar;
+      }
+      texts[i] = stored;
+      keys[i] = key;
+      sizes[i] = sizeBoundOfText(stored);
+    }
+    return { texts, keys, sizes, examined: rows.length };
   }
 
   async countExact(
