@@ -174,7 +174,16 @@ export class Collection {
       if (!fewest || keys.size < fewest.size) fewest = keys;
     }
     if (!fewest) return this.values();
-    const keys = [...fewest].sort((a, b) => this.places.get(a)! - this.places.get(b)!);
+    // An index's keys are in insertion order but for documents replaced since (a replace indexes
+    // its document again, at the end): sorted only then, each key's place looked up once.
+    const keys = [...fewest];
+    const places = keys.map((key) => this.places.get(key)!);
+    let ordered = true;
+    for (let i = 1; i < places.length && ordered; i++) ordered = places[i - 1]! < places[i]!;
+    if (!ordered) {
+      const order = keys.map((_, i) => i).sort((a, b) => places[a]! - places[b]!);
+      return order.map((i) => this.docs.get(keys[i]!)!);
+    }
     return keys.map((key) => this.docs.get(key)!);
   }
 
