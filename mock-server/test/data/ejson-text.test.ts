@@ -197,7 +197,7 @@ describe("canonical Extended JSON text", () => {
   });
 
   it("reads a sort key's text as a document's reading would, when it is a scalar", () => {
-    const scalars = [
+    const scalars: unknown[] = [
       1,
       -0,
       -(2 ** 31),

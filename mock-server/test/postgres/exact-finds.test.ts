@@ -172,6 +172,21 @@ describe.each(stores)("a find answered from stored texts, $name store", ({ open,
     exactTexts.mockRestore();
   });
 
+  it("leaves texts longer than a reply's bound to the scan, which sizes them exactly", async () => {
+    const { fast, slow } = services(data);
+    const long = "x".repeat(1_100_000);
+    const documents = [0, 1, 2].map((n) => ({ _id: `long${n}`, owner: "long", n, long }));
+    await fast.run("insertMany", { database: "db", collection: "c", documents });
+    const exactTexts = vi.spyOn(data as Required<Pick<DocumentStore, "exactTexts">>, "exactTexts");
+    const call = { database: "db", collection: "c", query: { owner: "long" }, sort: { n: -1 } };
+    const answer = await fast.runText("find", call);
+    expect(answer).toBe(await slow.runText("find", call));
+    expect(JSON.parse(answer)).toHaveLength(3);
+    // 3.3 million characters of text may be past the reply's 16 MiB by the bound of six bytes each.
+    expect((await exactTexts.mock.results[0]?.value) !== undefined).toBe(answersAll);
+    exactTexts.mockRestore();
+  });
+
   it("counts the documents it examines against the app's limit", async () => {
     const { fast, slow } = services(data, { queryDocsExaminedLimit: 10 });
     const call = { database: "db", collection: "c", query: { owner: "a" }, sort: { n: 1 } };
