@@ -27,7 +27,7 @@
 //                           this one and the bare server: an A/B on one host in one sitting; writes no report.
 //                           FILE: another commit's mock-server/dist copied to mock-server/dist-NAME, so that
 //                           it finds the default app beside it, and ignored by git: dist-NAME/cli.js)
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join, resolve } from "node:path";
@@ -352,30 +352,78 @@ function answers(port, path) {
   });
 }
 
+/** Milliseconds from spawning a process until the emulator it starts answers on `port`, then stopped. */
+async function firstAnswer(port, spawnIt, stopIt) {
+  const started = performance.now();
+  const child = spawnIt();
+  const deadline = started + 15_000;
+  let answered = false;
+  while (!answered && performance.now() < deadline) {
+    answered = await answers(port, `${appServices}/app/local-app/location`);
+    if (!answered) await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  const ms = performance.now() - started;
+  await stopIt(child);
+  if (!answered) throw new Error("the emulator did not answer within 15 s");
+  return ms;
+}
+
+/** Stops `npm run mock` and what it started (npm, its shell, the emulator: one process group). */
+async function stopGroup(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  process.kill(-child.pid, "SIGTERM");
+  const timer = setTimeout(() => process.kill(-child.pid, "SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
+ * Start-up: the bundle spawned alone, and (for this tree's build) `npm run mock` as a developer
+ * types it (npm, the freshness check of the bundle, the emulator), interleaved.
+ */
 async function startTimes(count) {
-  const times = [];
+  const times = { node: [], npm: [] };
+  const withNpm = script === cli;
   for (let i = 0; i <= count; i++) {
     const port = await freePort();
-    const started = performance.now();
-    const child = spawnNode([script, "--port", String(port), "--no-watch"], {
-      cpu: layout.serverCpu,
-      stdio: ["ignore", "ignore", "inherit"],
-    });
-    const deadline = started + 15_000;
-    let answered = false;
-    while (!answered && performance.now() < deadline) {
-      answered = await answers(port, `${appServices}/app/local-app/location`);
-      if (!answered) await new Promise((resolve) => setTimeout(resolve, 1));
+    const node = await firstAnswer(
+      port,
+      () =>
+        spawnNode([script, "--port", String(port), "--no-watch"], {
+          cpu: layout.serverCpu,
+          stdio: ["ignore", "ignore", "inherit"],
+        }),
+      stop,
+    );
+    let npm = null;
+    if (withNpm) {
+      const npmPort = await freePort();
+      npm = await firstAnswer(
+        npmPort,
+        () =>
+          spawn("npm", ["run", "mock", "--silent", "--", "--port", String(npmPort), "--no-watch"], {
+            cwd: root,
+            stdio: ["ignore", "ignore", "inherit"],
+            detached: true,
+          }),
+        stopGroup,
+      );
     }
-    const ms = performance.now() - started;
-    await stop(child);
-    if (!answered) throw new Error("the emulator did not answer within 15 s");
     // The first start warms the file cache; it is not counted.
-    if (i > 0) times.push(ms);
-    log(`start ${i === 0 ? "(warm-up)" : i}: ${ms.toFixed(0)} ms`);
+    if (i > 0) {
+      times.node.push(node);
+      if (npm !== null) times.npm.push(npm);
+    }
+    log(
+      `start ${i === 0 ? "(warm-up)" : i}: ${node.toFixed(0)} ms${npm === null ? "" : `, npm run mock ${npm.toFixed(0)} ms`}`,
+    );
   }
-  const sorted = [...times].sort((a, b) => a - b);
-  return { median: median(times), min: sorted[0], max: sorted.at(-1), runs: times.length };
+  const summary = (list) => {
+    const sorted = [...list].sort((a, b) => a - b);
+    return { median: median(list), min: sorted[0], max: sorted.at(-1), runs: list.length };
+  };
+  return { ...summary(times.node), ...(withNpm ? { npmRunMock: summary(times.npm) } : {}) };
 }
 
 async function scale() {

@@ -27,13 +27,14 @@
 //   npm run rehearse -- <playwright args>  e.g. -- --grep "killed" or -- --headed
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { generate } from "selfsigned";
+import { buildBundle } from "../mock-server/scripts/build.mjs";
 import { findBrowser } from "./ensure-browser.mjs";
 import { startCluster } from "./postgres-cluster.mjs";
 import { startNginx } from "./proxies.mjs";
@@ -159,24 +160,9 @@ function runToEnd(name, command, argv, { env = {}, cwd = root } = {}) {
 // ---------------------------------------------------------------------------------------------------
 // The parts
 
-/** The emulator's bundle, rebuilt only when a source is newer (npm test has just built it). */
-function bundleIsFresh() {
-  const newest = (/** @type {string} */ dir) =>
-    readdirSync(dir, { withFileTypes: true, recursive: true })
-      .filter((entry) => entry.isFile())
-      .reduce((latest, entry) => Math.max(latest, statSync(join(entry.parentPath, entry.name)).mtimeMs), 0);
-  try {
-    return statSync(join(root, "mock-server/dist/cli.js")).mtimeMs >= newest(join(root, "mock-server/src"));
-  } catch {
-    return false;
-  }
-}
-
-async function buildBundle() {
-  if (bundleIsFresh()) return "up to date";
-  const code = await runToEnd("build", process.execPath, ["mock-server/scripts/build.mjs"]);
-  if (code !== 0) throw new Error(`the emulator's bundle did not build (${code})`);
-  return "built";
+/** The emulator's bundle, rebuilt only when an input changed (npm test has just built it). */
+async function emulatorBundle() {
+  return (await buildBundle()) ? "built" : "up to date";
 }
 
 /**
@@ -467,7 +453,7 @@ async function main() {
         const [, port] = await sink.ready;
         return { port: Number(port) };
       }),
-      step("emulator bundle", buildBundle),
+      step("emulator bundle", emulatorBundle),
     ]);
     deployment.cluster = cluster;
     await step("fake identity provider as a process (Google, Apple, Facebook)", async () => {

@@ -5,6 +5,13 @@ export interface BuildLayout {
   root?: string;
 }
 
+/**
+ * Whether dist/ holds the last build's outputs and none of its inputs changed since: "unchanged"
+ * (told by the inputs' sizes and modification times alone), "same contents" (a size or time
+ * differs, the contents do not; the times are kept for the next check) or "changed".
+ */
+export declare function bundleState(options?: BuildLayout): "unchanged" | "same contents" | "changed";
+
 /** True when dist/ holds the last build's outputs and none of its inputs changed since. */
 export declare function bundleIsFresh(options?: BuildLayout): boolean;
 

@@ -9,6 +9,8 @@ declare module "fastify" {
     emulator: Emulator;
     /** The metrics' registry when they are kept (`--metrics-token`, `--metrics-address`), else null. */
     metrics: Registry | null;
+    /** Compiles the routes' schemas not compiled yet (http/validation.ts), one a turn; answers how many. */
+    compileSchemas: () => Promise<number>;
   }
   interface FastifyRequest {
     /** The app namespace the request belongs to, once known. */

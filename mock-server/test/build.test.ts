@@ -9,20 +9,23 @@
 import { spawn } from "node:child_process";
 import {
   closeSync,
+  existsSync,
   fstatSync,
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
   rmSync,
+  statSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildBundle, bundleIsFresh } from "../scripts/build.mjs";
+import { buildBundle, bundleIsFresh, bundleState } from "../scripts/build.mjs";
 import { cli, ensureBuilt } from "./helpers/emulator-process.ts";
 
 const root = join(import.meta.dirname, "..");
@@ -124,6 +127,48 @@ describe("scripts/build.mjs builds only when an input changed", () => {
     utimesSync(join(workspace, "src", "greeting.ts"), later, later);
     expect(await build()).toBe(false);
     expect(await build()).toBe(false);
+  });
+
+  it("tells an unchanged build by its inputs' sizes and times, and a touched file by its contents", async () => {
+    // Every input's time an hour back: older than the window in which a time is not trusted.
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const inputs = [
+      "package-lock.json",
+      "tsconfig.base.json",
+      "node_modules/dep/index.js",
+      "node_modules/dep/package.json",
+      "mock-server/package.json",
+      "mock-server/tsconfig.json",
+      ...readdirSync(join(workspace, "src"), { recursive: true, encoding: "utf8" })
+        .filter((path) => /\.\w+$/.test(path))
+        .map((path) => `mock-server/src/${path}`),
+      "mock-server/scripts/build.mjs",
+    ];
+    for (const path of inputs.filter((path) => existsSync(join(repo, path))))
+      utimesSync(join(repo, path), hourAgo, hourAgo);
+    expect(bundleState({ root: workspace })).toBe("same contents");
+    expect(bundleState({ root: workspace })).toBe("unchanged");
+    const later = new Date(hourAgo.getTime() + 60_000);
+    utimesSync(join(workspace, "src", "greeting.ts"), later, later);
+    expect(bundleState({ root: workspace })).toBe("same contents");
+    expect(bundleState({ root: workspace })).toBe("unchanged");
+  });
+
+  it("does not trust the time of a file written just before its time was taken", async () => {
+    write("mock-server/src/greeting.ts", `export const greeting = "hello six";\n`);
+    expect(await build()).toBe(true);
+    expect(bundleState({ root: workspace })).not.toBe("changed");
+    // A change of the same size within one tick of the file system's clock (its times lag the
+    // clock the stamp is taken by): the stamp holds the size and time the file has now, taken a
+    // millisecond later (written into it here), and only the contents tell.
+    write("mock-server/src/greeting.ts", `export const greeting = "hello two";\n`);
+    const stampFile = join(workspace, "dist", "build-inputs.json");
+    const stamp = JSON.parse(readFileSync(stampFile, "utf8"));
+    const { size, mtimeMs } = statSync(join(workspace, "src", "greeting.ts"));
+    stamp.stats["mock-server/src/greeting.ts"] = [size, mtimeMs];
+    stamp.statsTakenAt = mtimeMs + 1;
+    writeFileSync(stampFile, JSON.stringify(stamp));
+    expect(bundleState({ root: workspace })).toBe("changed");
   });
 
   it("builds again when a source file changes, and the bundle has the change", async () => {

@@ -23,14 +23,21 @@ export interface ReadBudget {
   examined: number;
 }
 
-/** The batches of a read, checked against the budget between them (see above). */
+/**
+ * The batches of a read, checked against the budget between them (see above). A batch that runs
+ * past the documents the action may examine is handed on up to the limit first: an action whose
+ * answer is in those documents stops there (as MongoDB examines documents one by one), and only
+ * one that asks for more gets the error.
+ */
 export async function* bounded(batches: AsyncIterable<Document[]>, budget: ReadBudget): AsyncGenerator<Document[]> {
   const turns = new Turns();
   for await (const batch of batches) {
-    budget.examined += batch.length;
-    if (budget.examined > budget.maxExamined) throw errors.docsExaminedLimit(budget.maxExamined);
+    const room = budget.maxExamined - budget.examined;
+    const within = batch.length > room ? batch.slice(0, Math.max(0, room)) : batch;
+    budget.examined += within.length;
     if (performance.now() > budget.deadline) throw errors.queryTimeLimit();
-    yield batch;
+    if (within.length > 0) yield within;
+    if (within !== batch) throw errors.docsExaminedLimit(budget.maxExamined);
     await turns.maybe();
   }
 }

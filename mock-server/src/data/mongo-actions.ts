@@ -230,10 +230,12 @@ export class MongoService {
    * cuts them: query-jobs.ts), read in batches checked against the action's budget between them.
    * Without a sort, the first `want` matching documents are all the action can use, so the read
    * stops once it has them: a query of plain equalities (store/exact-query.ts) is decided here
-   * without the query engine, any other is matched batch by batch on the main thread's slice; a
-   * match too large for the slice leaves the matching to the action's evaluation (in a worker)
-   * and reads on. With a sort, or no `want`, every candidate the store hands back is read, up to
-   * the documents the action may examine.
+   * without the query engine, any other is matched batch by batch on the main thread's slice, the
+   * batches starting about `want` long and growing. A batch whose match does not fit its slice is
+   * kept whole for the action's evaluation (in a worker), which matches it again: when the slice ran
+   * out of time (a busy machine) the next batch tries again, and after `sliceMisses` such batches in
+   * a row, or a match too heavy for any slice, the read goes on without matching. With a sort, or no
+   * `want`, every candidate the store hands back is read, up to the documents the action may examine.
    */
   private async candidates(reader: Reader, query: Document, sort: Document, want: number | undefined) {
     const early = want !== undefined && Object.keys(sort).length === 0;
@@ -243,20 +245,27 @@ export class MongoService {
     else if (early) match = (batch) => this.matchOnSlice(batch, query);
     const max = this.budget.maxExamined - this.budget.examined;
     const options: ScanOptions = { max, deadline: this.budget.deadline };
-    if (conditions !== null) options.want = want;
+    if (early) options.want = want;
     const found: Document[] = [];
+    // Documents known to match, and whether a batch was kept unmatched before them.
+    let matches = 0;
+    let unmatched = false;
+    let misses = 0;
     for await (const batch of bounded(reader(query, options), this.budget)) {
       let kept = batch;
       if (match !== null) {
         try {
           kept = match(batch);
+          matches += kept.length;
+          misses = 0;
         } catch (error) {
           if (!(error instanceof NeedsWorker)) throw error;
-          match = null;
+          unmatched = true;
+          if (error.why !== "time" || ++misses >= sliceMisses) match = null;
         }
       }
       for (const doc of kept) found.push(doc);
-      if (match !== null && found.length >= want!) return found.slice(0, want);
+      if (match !== null && matches >= want!) return unmatched ? found : found.slice(0, want);
     }
     return found;
   }
@@ -768,6 +777,13 @@ export function pipelineHead(pipeline: Document[]): { sort: Document; want: numb
 
 /** The most documents one action of the app may examine (config `queryDocsExaminedLimit`). */
 const docsExaminedLimitOf = (config: AppConfig) => config.queryDocsExaminedLimit ?? defaultDocsExaminedLimit;
+
+/**
+ * Batches in a row whose match ran out of the main thread's time before a read stops matching
+ * batches itself (a busy machine shortens a slice now and then; a query that needs more every time
+ * is the worker's).
+ */
+const sliceMisses = 3;
 
 /** Reads a collection's documents that may match a prefilter, in batches (the store's or a write's view's scan). */
 type Reader = (prefilter: Document, options: ScanOptions) => AsyncIterable<Document[]>;

@@ -177,6 +177,8 @@ function receive(text) {
     post(frame("pong,0,0,"));
   } else if (message.type === "init") {
     start(message);
+    // The emulator sends runs once it reads this: their time runs from here (sandbox.ts).
+    post(frame("ready,0,0,"));
   }
 }
 `;

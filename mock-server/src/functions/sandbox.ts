@@ -4,7 +4,9 @@
  * permission model with no file system, child processes, workers, addons or string compilation,
  * and none of the emulator's environment (docs/decisions/0010). Calls cross as text over a pipe
  * (framed: each text's length in characters, a colon, the text); the process never blocks the
- * emulator. At a call's deadline the call fails; if the process does not answer a ping at once it
+ * emulator. At a call's deadline the call fails (a call made while the process starts counts its
+ * time from the process's start-up's end: the start is the emulator's, not the function's); if
+ * the process does not answer a ping at once it
  * is stuck (a busy loop, an endless promise chain) and is killed, failing its other calls too, and
  * the app gets a fresh process on its next call. Memory is capped like the service's 350 MB per
  * function run.
@@ -79,6 +81,8 @@ export const contextLimits = { count: 512, chars: 1 << 20 };
 
 /** How long a process may take to answer a ping before it counts as stuck. */
 const pingGraceMs = 250;
+/** A process that has not said it is ready by then is ended, failing its calls. */
+const startupLimitMs = 30_000;
 
 export class ExecutionTimeout extends Error {}
 export class ExecutionMemoryLimit extends Error {}
@@ -96,6 +100,8 @@ interface RunningCall {
   resolve: (text: string) => void;
   reject: (error: Error) => void;
   deadline: number;
+  /** When it was made (Date.now()): a call made before the process was ready has its time from then on. */
+  madeAt: number;
 }
 
 export interface SandboxAppInfo {
@@ -104,7 +110,7 @@ export interface SandboxAppInfo {
   environment: { tag: string; values: Record<string, unknown> };
 }
 
-type WorkerKind = "done" | "error" | "badargs" | "log" | "mongo" | "execute" | "pong" | "fatal";
+type WorkerKind = "ready" | "done" | "error" | "badargs" | "log" | "mongo" | "execute" | "pong" | "fatal";
 
 let nextCallId = 1;
 
@@ -117,6 +123,9 @@ export class Sandbox {
   /** The functions defined in the process (by their source's version), and the ids runs name them by. */
   private readonly defined = new Map<string, number>();
   private ended = false;
+  /** The process has built its context and runs calls; until then no call's time runs. */
+  private ready = false;
+  private startupTimer: NodeJS.Timeout | null = null;
   /** No new calls: a call of this process ran past its deadline, so it may be stuck. */
   private retired = false;
   private pingTimer: NodeJS.Timeout | null = null;
@@ -175,6 +184,11 @@ export class Sandbox {
           : new ExecutionTimeout("execution time limit exceeded"),
       );
     });
+    this.startupTimer = setTimeout(
+      () => this.end(new Error("the functions' process failed: it did not start")),
+      startupLimitMs,
+    );
+    this.startupTimer.unref();
     this.send(
       JSON.stringify({
         type: "init",
@@ -245,6 +259,8 @@ export class Sandbox {
 
   private flush(): void {
     this.flushTimer = null;
+    // Runs wait for the process to be ready (started() sends them): their time runs from then.
+    if (!this.ready) return;
     const batch = this.outbox;
     this.outbox = "";
     if (!this.ended && batch.length > 0) this.channel.write(batch);
@@ -265,9 +281,9 @@ export class Sandbox {
   } {
     const callId = nextCallId++;
     const result = new Promise<string>((resolve, reject) => {
-      this.calls.set(callId, { resolve, reject, deadline: options.deadline });
+      this.calls.set(callId, { resolve, reject, deadline: options.deadline, madeAt: Date.now() });
     });
-    this.watchDeadline(options.deadline);
+    if (this.ready) this.watchDeadline(options.deadline);
     const { fn } = options;
     let fnId = this.defined.get(fn.version);
     if (fnId === undefined) {
@@ -323,6 +339,9 @@ export class Sandbox {
 
   private onMessage(kind: WorkerKind, callId: number, pendingId: number, text: string): void {
     switch (kind) {
+      case "ready":
+        this.started();
+        break;
       case "done":
         this.settle(callId, { text });
         break;
@@ -350,6 +369,22 @@ export class Sandbox {
         if (this.calls.size === 0) this.close();
         break;
     }
+  }
+
+  /** The process is ready: the calls made meanwhile get their whole time from now. */
+  private started(): void {
+    if (this.ready) return;
+    this.ready = true;
+    if (this.startupTimer) clearTimeout(this.startupTimer);
+    this.startupTimer = null;
+    const now = Date.now();
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const call of this.calls.values()) {
+      call.deadline += now - call.madeAt;
+      earliest = Math.min(earliest, call.deadline);
+    }
+    if (earliest !== Number.POSITIVE_INFINITY) this.watchDeadline(earliest);
+    this.flush();
   }
 
   private watchDeadline(deadline: number): void {
@@ -396,6 +431,8 @@ export class Sandbox {
     if (this.ended) return;
     this.ended = true;
     if (this.pingTimer) clearTimeout(this.pingTimer);
+    if (this.startupTimer) clearTimeout(this.startupTimer);
+    this.startupTimer = null;
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = null;
     if (this.flushTimer) clearImmediate(this.flushTimer);

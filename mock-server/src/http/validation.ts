@@ -67,11 +67,29 @@ function serializerOf(schema: Parameters<typeof fastJson>[0]): (data: unknown) =
   return serialize;
 }
 
+/**
+ * Compiles each route's schemas on its first request, not at start-up: compiling every route's
+ * schemas up front cost the emulator most of its start time (routes a test never calls then cost
+ * nothing). `app.compileSchemas()` compiles the rest now, one schema a turn, and answers how many
+ * it compiled (a schema a route's request compiled meanwhile counts too): the production server
+ * calls it before it says it is ready, so no request of its users waits for a compilation.
+ */
 export function registerValidation(app: FastifyInstance): void {
-  // Compiled on a route's first request, not at start-up: compiling every route's schemas up front
-  // cost the emulator most of its start time (routes a test never calls then cost nothing).
+  const uncompiled: (() => void)[] = [];
+  app.decorate("compileSchemas", async () => {
+    let count = 0;
+    for (let compile = uncompiled.shift(); compile !== undefined; compile = uncompiled.shift()) {
+      compile();
+      count++;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return count;
+  });
   app.setValidatorCompiler(({ schema, httpPart }) => {
     let validate: ValidateFunction | undefined;
+    uncompiled.push(() => {
+      validate ??= validatorOf(schema as Record<string, unknown>, httpPart === "body");
+    });
     const run = (data: unknown) => {
       validate ??= validatorOf(schema as Record<string, unknown>, httpPart === "body");
       const valid = validate(data);
@@ -100,6 +118,9 @@ export function registerValidation(app: FastifyInstance): void {
   // Response serializers likewise.
   app.setSerializerCompiler(({ schema }) => {
     let serialize: ((data: unknown) => string) | undefined;
+    uncompiled.push(() => {
+      serialize ??= serializerOf(schema as Parameters<typeof fastJson>[0]);
+    });
     return (data: unknown) => {
       serialize ??= serializerOf(schema as Parameters<typeof fastJson>[0]);
       return serialize(data);

@@ -11,12 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   anonymousLogin,
   base,
-  bearer,
   call,
   emailUser,
+  insertOneCall,
   mongoAction,
   newOpenApp,
+  racing,
   secondInstance,
+  storedDocuments,
+  tally,
   testApp,
 } from "../helpers/app.ts";
 
@@ -321,25 +324,9 @@ describe("racing writes of one user", () => {
     const bob = (await emailUser(app, appId, "bob@example.com")).access_token;
     const { other, close } = await secondInstance(app);
     try {
-      const replies = await Promise.all(
-        Array.from({ length: 24 }, (_, i) =>
-          (i % 2 ? other : app).inject({
-            method: "POST",
-            url: `${base}/app/${appId}/functions/call`,
-            headers: bearer(ada),
-            payload: {
-              name: "insertOne",
-              service: "mongodb-atlas",
-              arguments: [{ database: "d", collection: i % 3 ? "c" : "other", document: { i } }],
-            },
-          }),
-        ),
-      );
-      const statuses = replies.map((r) => r.statusCode);
-      expect(statuses.filter((s) => s === 200)).toHaveLength(5);
-      expect(statuses.filter((s) => s === 400)).toHaveLength(19);
-      const { body } = await call(app, "listCollections", { method: "GET", url: `/_mock/v1/apps/${appId}/data` });
-      expect(body.collections.reduce((n: number, c: { count: number }) => n + c.count, 0)).toBe(5);
+      const statuses = await racing([other, app], 24, (i) => insertOneCall(appId, ada, { i }, i % 3 ? "c" : "other"));
+      expect(tally(statuses)).toEqual({ 200: 5, 400: 19 });
+      expect(await storedDocuments(app, appId)).toBe(5);
       expect((await insert(appId, bob, { bob: true })).response.statusCode).toBe(200);
     } finally {
       await close();

@@ -11,10 +11,14 @@ import {
   base,
   bearer,
   call,
+  insertOneCall,
   mongoAction,
   newApp,
   openData,
+  racing,
   secondInstance,
+  storedDocuments,
+  tally,
   testApp,
 } from "../helpers/app.ts";
 
@@ -223,18 +227,12 @@ describe("racing writes at the limit", () => {
     const appId = await newApp(app, { limits: { users: 5 } });
     const [one, two, close] = await instances();
     try {
-      const replies = await Promise.all(
-        Array.from({ length: 24 }, (_, i) =>
-          (i % 2 ? one : two).inject({
-            method: "POST",
-            url: `${base}/app/${appId}/auth/providers/anon-user/login`,
-            payload: {},
-          }),
-        ),
-      );
-      const statuses = replies.map((r) => r.statusCode);
-      expect(statuses.filter((s) => s === 200)).toHaveLength(5);
-      expect(statuses.filter((s) => s === 403)).toHaveLength(19);
+      const statuses = await racing([one, two], 24, () => ({
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/anon-user/login`,
+        payload: {},
+      }));
+      expect(tally(statuses)).toEqual({ 200: 5, 403: 19 });
       expect(await usersOf(appId)).toBe(5);
     } finally {
       await close();
@@ -246,26 +244,9 @@ describe("racing writes at the limit", () => {
     const { access_token: token } = await anonymousLogin(app, appId);
     const [one, two, close] = await instances();
     try {
-      const replies = await Promise.all(
-        Array.from({ length: 30 }, (_, i) =>
-          (i % 2 ? one : two).inject({
-            method: "POST",
-            url: `${base}/app/${appId}/functions/call`,
-            headers: bearer(token),
-            payload: {
-              name: "insertOne",
-              service: "mongodb-atlas",
-              arguments: [{ database: "d", collection: i % 3 ? "c" : "other", document: { i } }],
-            },
-          }),
-        ),
-      );
-      const statuses = replies.map((r) => r.statusCode);
-      expect(statuses.filter((s) => s === 200)).toHaveLength(10);
-      expect(statuses.filter((s) => s === 400)).toHaveLength(20);
-      const { body } = await call(app, "listCollections", { method: "GET", url: `/_mock/v1/apps/${appId}/data` });
-      const total = body.collections.reduce((n: number, c: { count: number }) => n + c.count, 0);
-      expect(total).toBe(10);
+      const statuses = await racing([one, two], 30, (i) => insertOneCall(appId, token, { i }, i % 3 ? "c" : "other"));
+      expect(tally(statuses)).toEqual({ 200: 10, 400: 20 });
+      expect(await storedDocuments(app, appId)).toBe(10);
     } finally {
       await close();
     }
@@ -274,21 +255,10 @@ describe("racing writes at the limit", () => {
   it("documents: writers far from the limit, at once on two instances, are counted exactly", async () => {
     const appId = await newApp(app, { ...openData, limits: { documents: 1_000_000 } });
     const { access_token: token } = await anonymousLogin(app, appId);
-    const insert = (on: FastifyInstance, i: number) =>
-      on.inject({
-        method: "POST",
-        url: `${base}/app/${appId}/functions/call`,
-        headers: bearer(token),
-        payload: {
-          name: "insertOne",
-          service: "mongodb-atlas",
-          arguments: [{ database: "d", collection: "c", document: { i } }],
-        },
-      });
+    const insert = (on: FastifyInstance, i: number) => on.inject(insertOneCall(appId, token, { i }));
     const [one, two, close] = await instances();
     try {
-      const replies = await Promise.all(Array.from({ length: 80 }, (_, i) => insert(i % 2 ? one : two, i)));
-      expect(replies.map((r) => r.statusCode)).toEqual(Array(80).fill(200));
+      expect(tally(await racing([one, two], 80, (i) => insertOneCall(appId, token, { i })))).toEqual({ 200: 80 });
       // The limit brought down to what is stored: the count kept is exact, so the next insert is refused.
       await app.emulator.apps.upsert({
         appId,
@@ -313,16 +283,12 @@ describe("racing writes at the limit", () => {
     expect((await seedUser(appId, "both@example.com")).response.statusCode).toBe(201);
     const [one, two, close] = await instances();
     try {
-      const replies = await Promise.all(
-        Array.from({ length: 10 }, (_, i) =>
-          (i % 2 ? one : two).inject({
-            method: "POST",
-            url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
-            payload: { username: "both@example.com", password: "secret-1" },
-          }),
-        ),
-      );
-      expect(replies.map((r) => r.statusCode)).toEqual(Array(10).fill(200));
+      const statuses = await racing([one, two], 10, () => ({
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+        payload: { username: "both@example.com", password: "secret-1" },
+      }));
+      expect(tally(statuses)).toEqual({ 200: 10 });
       const { body: list } = await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` });
       expect(list.users[0].sessions).toHaveLength(2);
     } finally {

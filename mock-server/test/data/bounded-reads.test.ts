@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bounded } from "../../src/data/bounded-reads.ts";
 import type { Document } from "../../src/data/documents.ts";
 import { MongoService, pipelineHead } from "../../src/data/mongo-actions.ts";
+import { mainThreadSlice } from "../../src/data/query-limits.ts";
 import { exactConditions, meetsExactly } from "../../src/store/exact-query.ts";
 import { type DocumentStore, StoreTimeoutError } from "../../src/store/store.ts";
-import { anonymousLogin, call, mongoAction, newOpenApp, openData, testApp } from "../helpers/app.ts";
+import { anonymousLogin, call, mongoAction, newOpenApp, openData, testApp, testStore } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -66,6 +67,64 @@ describe("reads of a collection larger than the documents an action may examine"
     expect((await action("findOne", { query: { parity: "odd" } })).body).toMatchObject({ n: { $numberInt: "1" } });
     const head = await action("aggregate", { pipeline: [{ $match: { parity: "even" } }, { $skip: 2 }, { $limit: 2 }] });
     expect(head.body.map((d: { n: unknown }) => d.n)).toEqual([{ $numberInt: "4" }, { $numberInt: "6" }]);
+  });
+
+  it("examines documents up to the limit whatever the store's batches, and refuses the next one", async () => {
+    // The stores' batches end past the 1,000th document (memory: 768 from the 256th; PostgreSQL: up
+    // to the 1,001st): a limited find whose matches are within the first 1,000 is answered.
+    const within = await action("find", { query: { n: { $gte: 300, $lt: 303 } }, limit: 3, project: { _id: 0, n: 1 } });
+    expect(within.body).toEqual([300, 301, 302].map((n) => ({ n: { $numberInt: String(n) } })));
+    const last = await action("find", { query: { n: { $gte: limit - 1, $lt: limit + 5 } }, limit: 1 });
+    expect(last.body).toEqual([expect.objectContaining({ n: { $numberInt: String(limit - 1) } })]);
+    const past = await action("find", { query: { n: { $gte: limit, $lt: limit + 5 } }, limit: 1 });
+    expect(past.response.statusCode).toBe(400);
+    expect(past.body).toMatchObject(tooMany(limit));
+  });
+
+  it("answers a limited find on a machine too busy for a large batch's match on the main thread", async () => {
+    // Every look at the clock finds the main thread's slice used up: a batch whose match takes
+    // more than the slice's steps does not fit, as on a machine that gives the thread little time.
+    const slice = mainThreadSlice as { ms: number };
+    const ms = slice.ms;
+    slice.ms = 0;
+    try {
+      const some = await action("find", { query: { n: { $gte: 100, $lt: 103 } }, limit: 3, project: { _id: 0, n: 1 } });
+      expect(some.response.statusCode).toBe(200);
+      expect(some.body).toEqual([100, 101, 102].map((n) => ({ n: { $numberInt: String(n) } })));
+    } finally {
+      slice.ms = ms;
+    }
+  });
+
+  it("tries the next batch's match again when one batch's slice ran out of time", async () => {
+    // One batch's match finds its slice gone at its first look at the clock; the others have the
+    // usual slice. The stores' batches differ (memory: 3, 12, 48, 192… documents; PostgreSQL: 256,
+    // then the rest up to the limit): the third (documents 15 to 62) or the first (0 to 255) misses,
+    // and the matches are in the next one. Read on without matching, the action would examine
+    // past its limit.
+    const [missed, from] = testStore() === "postgres" ? [1, 300] : [3, 100];
+    const slice = mainThreadSlice as { ms: number; steps: number };
+    const usual = { ms: slice.ms, steps: slice.steps };
+    let batches = 0;
+    let missing = false;
+    Object.defineProperty(slice, "ms", {
+      configurable: true,
+      get: () => {
+        if (new Error().stack?.includes("matchOnSlice")) missing = ++batches === missed;
+        return missing ? 0 : usual.ms;
+      },
+    });
+    Object.defineProperty(slice, "steps", { configurable: true, get: () => (missing ? 0 : usual.steps) });
+    try {
+      const query = { n: { $gte: from, $lt: from + 3 } };
+      const some = await action("find", { query, limit: 3, project: { _id: 0, n: 1 } });
+      expect(batches).toBe(missed + 1);
+      expect(some.response.statusCode).toBe(200);
+      expect(some.body).toEqual([from, from + 1, from + 2].map((n) => ({ n: { $numberInt: String(n) } })));
+    } finally {
+      Object.defineProperty(slice, "ms", { configurable: true, writable: true, value: usual.ms });
+      Object.defineProperty(slice, "steps", { configurable: true, writable: true, value: usual.steps });
+    }
   });
 
   it("counts in the store when it can, and refuses what would examine too many", async () => {

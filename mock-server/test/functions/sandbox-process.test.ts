@@ -290,6 +290,33 @@ describe("the function process", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
   }, 20_000);
 
+  it("counts a call's time from the end of the process's start-up, which is the emulator's", async () => {
+    // The clock of timers jumps 5 s at once, long before the process can have started: a call's
+    // time limit of 100 ms has not begun, and the call answers once the process is ready.
+    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
+    try {
+      const s = sandbox();
+      const answered = run(s, fn("quick", "exports = (n) => n;"), [1], 100);
+      vi.advanceTimersByTime(5_000);
+      expect(await answered).toBe('{"$numberInt":"1"}');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("ends a process that does not start within 30 s, failing its calls", async () => {
+    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
+    try {
+      const s = sandbox();
+      const answered = run(s, fn("quick", "exports = (n) => n;"), [1], 100);
+      vi.advanceTimersByTime(30_000);
+      await expect(answered).rejects.toThrow("the functions' process failed: it did not start");
+      expect(s.usable).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("fails a call with ExecutionMemoryLimit when the process runs out of memory, and the next call gets a new one", async () => {
     const s = sandbox(48);
     const greedy = fn(

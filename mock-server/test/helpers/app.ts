@@ -126,3 +126,43 @@ export async function secondInstance(
   });
   return { other, close: () => other.close() };
 }
+
+/** A client API request calling insertOne through `functions/call` (the races' write). */
+export const insertOneCall = (
+  appId: string,
+  token: string,
+  document: Record<string, unknown>,
+  collection = "c",
+): InjectOptions => ({
+  method: "POST",
+  url: `${base}/app/${appId}/functions/call`,
+  headers: bearer(token),
+  payload: {
+    name: "insertOne",
+    service: "mongodb-atlas",
+    arguments: [{ database: "d", collection, document }],
+  },
+});
+
+/** `count` requests at once, alternately on two instances of one service: their status codes, in order. */
+export async function racing(
+  [one, two]: [FastifyInstance, FastifyInstance],
+  count: number,
+  request: (i: number) => InjectOptions,
+): Promise<number[]> {
+  const replies = await Promise.all(Array.from({ length: count }, (_, i) => (i % 2 ? one : two).inject(request(i))));
+  return replies.map((reply) => reply.statusCode);
+}
+
+/** How many of each status code. */
+export function tally(statuses: number[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+  return counts;
+}
+
+/** The documents stored in an app, all collections together (the control API's listing). */
+export async function storedDocuments(app: FastifyInstance, appId: string): Promise<number> {
+  const { body } = await call(app, "listCollections", { method: "GET", url: `/_mock/v1/apps/${appId}/data` });
+  return body.collections.reduce((n: number, c: { count: number }) => n + c.count, 0);
+}

@@ -1,7 +1,8 @@
 /**
  * Readiness while an instance starts: it listens before it opens the database, so while it waits
  * for (or runs) migrations the health check answers 200 and the readiness check 503 `starting`;
- * other requests get 503 with `Retry-After`. Here another session holds the migration lock.
+ * other requests get 503 with `Retry-After`. Here another session holds the migration lock. A
+ * production instance also compiles its routes' schemas before it is ready.
  */
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
@@ -17,6 +18,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
+const signingSecret = "readiness-test-signing-secret-0123";
+
 describe("an instance starting on a database", () => {
   it("is alive but not ready until its migrations ran", async () => {
     database = await createTestDatabase("readiness");
@@ -31,7 +34,7 @@ describe("an instance starting on a database", () => {
         logLevel: "silent",
         watchFunctions: false,
         databaseUrl: database.url,
-        signingSecret: "readiness-test-signing-secret-0123",
+        signingSecret,
       },
       { onListening: listeningAt },
     );
@@ -57,5 +60,26 @@ describe("an instance starting on a database", () => {
     const ready = await fetch(`${server.url}/_mock/v1/ready`);
     expect(await expectFetchContract("getReadiness", ready)).toEqual({ status: "ready" });
     expect((await fetch(`${server.url}/api/client/v2.0/app/local-app/location`)).status).toBe(200);
+  });
+});
+
+describe("a production instance", () => {
+  it("compiles every route's schemas before it says it is ready; the harness compiles them on first use", async () => {
+    const databases = [await createTestDatabase("readiness-production"), await createTestDatabase("readiness-harness")];
+    const options = { port: 0, logLevel: "silent", watchFunctions: false, signingSecret } as const;
+    const production = await startServer({ ...options, production: true, databaseUrl: databases[0]!.url });
+    const harness = await startServer({ ...options, databaseUrl: databases[1]!.url });
+    try {
+      expect(await expectFetchContract("getReadiness", await fetch(`${production.url}/_mock/v1/ready`))).toEqual({
+        status: "ready",
+      });
+      expect(await production.app.compileSchemas()).toBe(0);
+      expect(await harness.app.compileSchemas()).toBeGreaterThan(100);
+      expect(await harness.app.compileSchemas()).toBe(0);
+    } finally {
+      await production.close();
+      await harness.close();
+      for (const db of databases) await db.drop();
+    }
   });
 });

@@ -46,7 +46,11 @@ describe("password sign-in form", () => {
     const location = renderPages();
     await submit();
     await vi.waitFor(() => expect(location.history.at(-1)).toBe("/notes"));
-    expect(signIn).toHaveBeenCalledWith({ provider: "local-userpass", username: "ada@example.com", password: "secret1" });
+    expect(signIn).toHaveBeenCalledWith({
+      provider: "local-userpass",
+      username: "ada@example.com",
+      password: "secret1",
+    });
   });
 
   it("leaves the user where they went while the sign-in was ending", async () => {

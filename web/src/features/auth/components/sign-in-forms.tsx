@@ -14,6 +14,7 @@ import { hasErrors } from "../../../lib/validation/rules.ts";
 import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
 import { useNextLocation } from "../hooks/use-next-location.ts";
 import { ConfirmationHelp, type ConfirmationMode, configuredConfirmationMode } from "./confirmation-help.tsx";
+import { CredentialsFields } from "./credentials-fields.tsx";
 import { apiKeySignInErrors, signInErrors } from "./form-rules.ts";
 
 interface PasswordSignInFormProps {
@@ -59,26 +60,7 @@ export function PasswordSignInForm({
     <>
       <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
         <ErrorMessage>{action.error ? errorMessage(action.error, "sign-in") : null}</ErrorMessage>
-        <Field
-          label="E-mail address"
-          name="email"
-          type="email"
-          autoComplete="username"
-          required
-          value={values.email}
-          onChange={(email) => setValues((v) => ({ ...v, email }))}
-          error={errors.email}
-        />
-        <Field
-          label="Password"
-          name="password"
-          type="password"
-          autoComplete="current-password"
-          required
-          value={values.password}
-          onChange={(password) => setValues((v) => ({ ...v, password }))}
-          error={errors.password}
-        />
+        <CredentialsFields values={values} setValues={setValues} errors={errors} />
         <div className="actions">
           <Button type="submit" busy={action.pending}>
             {submitLabel}

@@ -11,8 +11,8 @@ import { useSession } from "../../../lib/session/use-session.ts";
 import { hasErrors } from "../../../lib/validation/rules.ts";
 import { registerUser } from "../api/register-user.ts";
 import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
+import { NewCredentialsFields } from "./credentials-fields.tsx";
 import { signUpErrors } from "./form-rules.ts";
-import { NewCredentialsFields } from "./new-credentials-fields.tsx";
 
 type Outcome = "signed-in" | "pending";
 

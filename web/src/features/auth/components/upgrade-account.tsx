@@ -1,6 +1,5 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
 import { Button } from "../../../components/button.tsx";
-import { Field } from "../../../components/field.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
 import { onTabMessage } from "../../../lib/broadcast.ts";
@@ -12,8 +11,8 @@ import { hasErrors } from "../../../lib/validation/rules.ts";
 import { registerUser } from "../api/register-user.ts";
 import { isNotConfirmedYet, linkEmailPassword } from "../hooks/session-actions.ts";
 import { ConfirmationHelp, type ConfirmationMode, configuredConfirmationMode } from "./confirmation-help.tsx";
+import { CredentialsFields, NewCredentialsFields } from "./credentials-fields.tsx";
 import { signInErrors, signUpErrors } from "./form-rules.ts";
-import { NewCredentialsFields } from "./new-credentials-fields.tsx";
 
 type Step = "register" | "confirm" | "link";
 
@@ -100,26 +99,7 @@ function LinkStep({ defaultEmail, onLinked, onStartOver }: LinkStepProps) {
     <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
       <p>Enter the confirmed address and its password to add them to this account.</p>
       <ErrorMessage>{action.error ? errorMessage(action.error, "link") : null}</ErrorMessage>
-      <Field
-        label="E-mail address"
-        name="email"
-        type="email"
-        autoComplete="username"
-        required
-        value={values.email}
-        onChange={(email) => setValues((v) => ({ ...v, email }))}
-        error={errors.email}
-      />
-      <Field
-        label="Password"
-        name="password"
-        type="password"
-        autoComplete="current-password"
-        required
-        value={values.password}
-        onChange={(password) => setValues((v) => ({ ...v, password }))}
-        error={errors.password}
-      />
+      <CredentialsFields values={values} setValues={setValues} errors={errors} />
       <div className="actions">
         <Button type="submit" busy={action.pending}>
           Link e-mail and password

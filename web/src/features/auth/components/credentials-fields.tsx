@@ -7,6 +7,47 @@ export interface NewCredentials {
   repeat: string;
 }
 
+export interface Credentials {
+  email: string;
+  password: string;
+}
+
+/** The address and the password of an existing account: the fields of signing in and of linking it. */
+export function CredentialsFields({
+  values,
+  setValues,
+  errors,
+}: {
+  values: Credentials;
+  setValues: (update: (values: Credentials) => Credentials) => void;
+  errors: Partial<Record<keyof Credentials, string>>;
+}) {
+  return (
+    <>
+      <Field
+        label="E-mail address"
+        name="email"
+        type="email"
+        autoComplete="username"
+        required
+        value={values.email}
+        onChange={(email) => setValues((v) => ({ ...v, email }))}
+        error={errors.email}
+      />
+      <Field
+        label="Password"
+        name="password"
+        type="password"
+        autoComplete="current-password"
+        required
+        value={values.password}
+        onChange={(password) => setValues((v) => ({ ...v, password }))}
+        error={errors.password}
+      />
+    </>
+  );
+}
+
 /** The address, a new password and its repetition: the fields of signing up and of adding a password to a guest. */
 export function NewCredentialsFields({
   values,
