@@ -24,6 +24,22 @@ export function keptSize(doc: object): number | undefined {
   return (doc as { [storedSize]?: number })[storedSize];
 }
 
+/**
+ * At least the BSON size of the document whose canonical Extended JSON text is `text` (as this
+ * server writes it), without reading it: a reply of stored texts is checked against its cap with
+ * these (mongo-actions.ts `exactFind`; past the cap, the document is read and sized exactly).
+ *
+ * Six bytes for each UTF-16 unit of the text. Every part of the BSON form comes from a part of the
+ * text at most ~5.3 times its length: a document or an array is 5 bytes for its two brackets; a
+ * field is a type byte, its name (up to 3 UTF-8 bytes a unit) and a NUL for its quotes, colon and
+ * name; a string 5 bytes and up to 3 a unit for its quotes and units; an array element a type
+ * byte, its index's digits (at most 9: a string holds fewer than 2^29 units, an element at least
+ * three) and a NUL for its comma — with its value, at worst 16 bytes for `,[]`, `,{}` or `,""`; the
+ * first element's 3 bytes go with the brackets (8 for `[` `]`); every other value (`null`, `true`,
+ * `{"$numberInt":"…"}`, `{"$oid":"…"}`, `{"$date":…}`, …) is longer as text than as BSON.
+ */
+export const sizeBoundOfText = (text: string): number => 6 * text.length;
+
 /** MongoDB's deepest nesting (BSONDepth); a value nested deeper cannot be stored or sent. */
 export const maxBsonDepth = 200;
 

@@ -98,6 +98,36 @@ export function fromStoredText(text: string): { value: unknown; sameText: boolea
   }
 }
 
+/**
+ * Whether a reply holds a stored text as it is: writing what `fromStoredText` reads from it gives
+ * it back (not promised for a text mentioning regular expressions).
+ */
+export const repliedAsStored = (text: string): boolean => !mentionsRegex.test(text);
+
+/**
+ * A sort key's canonical Extended JSON text (one field of a stored document) read as the document's
+ * reading would read it, when it is a scalar — a string, a number, a boolean, null, an ObjectId or
+ * a date; else undefined (an array or a document sorts by its whole form, which a text of one
+ * field does not always keep: jsonb orders a document's fields its own way).
+ */
+export function scalarFromStoredText(text: string): unknown {
+  const first = text.charCodeAt(0);
+  // A string, true, false or null is its JSON (a bare number is not canonical Extended JSON).
+  if (first !== 123 /* { */) {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === "number" || (value !== null && typeof value === "object") ? undefined : value;
+  }
+  // The most common key, an Int32, as `commonTypes` reads it (jsonb writes a space after the colon).
+  const int = storedInt32.exec(text);
+  if (int !== null) return Number(int[1]) || 0;
+  if (!repliedAsStored(text)) return undefined;
+  const { value } = fromStoredText(text);
+  if (value === null || typeof value !== "object") return typeof value === "bigint" ? undefined : value;
+  return value instanceof ObjectId || value instanceof Date ? value : undefined;
+}
+
+const storedInt32 = /^\{"\$numberInt": ?"(-?\d{1,10})"\}$/;
+
 /** A value `commonTypes` leaves to the bson library's reader. */
 const notCommon = new Error("not one of the common types");
 const decimalInteger = /^-?\d{1,15}$/;

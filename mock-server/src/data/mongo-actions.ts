@@ -13,7 +13,7 @@
 import { Int32, Long, ObjectId } from "bson";
 import { type AppConfig, defaultDocsExaminedLimit } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { exactConditions, meetsExactly } from "../store/exact-query.ts";
+import { awkward, exactConditions, meetsExactly } from "../store/exact-query.ts";
 import {
   type AppliedChanges,
   type DocumentChange,
@@ -28,10 +28,11 @@ import {
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
 import { documentTooLarge } from "./document-size.ts";
 import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
+import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
 import { type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
-import { compileQuery } from "./query-engine.ts";
+import { compileQuery, sortedPlaces } from "./query-engine.ts";
 import {
   type DeleteJob,
   matching,
@@ -55,6 +56,9 @@ export { type MongoAction, maxResults, mongoActions, referencedCollections };
 export function isMongoAction(name: string): name is MongoAction {
   return (mongoActions as readonly string[]).includes(name);
 }
+
+/** A sort key `exactFind` sorts by: a top-level field. */
+const plainField = (key: string) => key !== "" && !key.startsWith("$") && !key.includes(".") && !awkward(key);
 
 function requireString(args: Document, field: string): string {
   const value = args[field];
@@ -266,6 +270,63 @@ export class MongoService {
     return found;
   }
 
+  /**
+   * A `find` without a projection of a query the store decides exactly (store/exact-query.ts),
+   * sorted by top-level fields or not at all, answered from the matches' stored texts as they are:
+   * nothing is parsed whole, matched again or written again. The sort runs on the fields' values
+   * alone, through the same engine (so in the same order, with the same limits); the reply's cap
+   * is checked against the texts' sizes. Undefined — the store cannot, the sort needs a worker, or
+   * the reply may be past the cap — and the action reads and evaluates as any other.
+   */
+  private async exactFind(
+    evaluation: Evaluation,
+    database: string,
+    name: string,
+    query: Document,
+    sort: Document,
+    limit: number,
+    one: boolean,
+  ): Promise<string | undefined> {
+    const store = this.app.data;
+    const fields = Object.keys(sort);
+    if (store.exactTexts === undefined || !fields.every(plainField) || exactConditions(query) === null)
+      return undefined;
+    const found = await store.exactTexts(database, name, query, {
+      fields,
+      max: this.budget.maxExamined - this.budget.examined,
+      deadline: this.budget.deadline,
+      ...(fields.length === 0 ? { want: limit } : {}),
+    });
+    if (found === undefined) return undefined;
+    // As a scan's batches are checked (bounded-reads.ts).
+    if (this.budget.examined + found.examined > this.budget.maxExamined)
+      throw errors.docsExaminedLimit(this.budget.maxExamined);
+    if (performance.now() > this.budget.deadline) throw errors.queryTimeLimit();
+    let order = found.texts.map((_, i) => i);
+    if (fields.length > 0) {
+      try {
+        order = withQueryLimits(this.limits, () => sortedPlaces(found.keys, sort, limit), {
+          deadline: evaluation.deadline,
+          mainThread: true,
+        });
+      } catch (error) {
+        if (error instanceof NeedsWorker) return undefined;
+        return mongoError(error);
+      }
+    }
+    if (order.length > limit) order = order.slice(0, limit);
+    // The reply's BSON size at most: an array (4 + 1 bytes) of elements (a type byte, the index's
+    // digits, a NUL, the document), or the one document.
+    let bytes = one ? 0 : 5;
+    for (let i = 0; i < order.length; i++) bytes += found.sizes[order[i]!]! + (one ? 0 : 2 + String(i).length);
+    if (bytes > maxReplyBytes) return undefined;
+    this.budget.examined += found.examined;
+    if (one) return order.length === 0 ? "null" : found.texts[order[0]!]!;
+    let text = "[";
+    for (let i = 0; i < order.length; i++) text += (i === 0 ? "" : ",") + found.texts[order[i]!]!;
+    return `${text}]`;
+  }
+
   /** The documents of a batch matching a query, on the main thread's slice (NeedsWorker past it). */
   private matchOnSlice(batch: Document[], query: Document): Document[] {
     try {
@@ -309,15 +370,14 @@ export class MongoService {
         const all = narrow(query, filter);
         const limit = action === "findOne" ? 1 : Math.min(optionalLimit(args) ?? maxResults, maxResults);
         const sort = optionalDocument(args, "sort");
+        const projection = optionalDocument(args, "project");
+        const one = action === "findOne";
+        if (asText && Object.keys(projection).length === 0) {
+          const text = await this.exactFind(evaluation, database, name, all, sort, limit, one);
+          if (text !== undefined) return text;
+        }
         const docs = await this.candidates(this.reader(database, name), all, sort, limit);
-        const job: ReadJob = {
-          kind: "find",
-          query: all,
-          projection: optionalDocument(args, "project"),
-          sort,
-          limit,
-          one: action === "findOne",
-        };
+        const job: ReadJob = { kind: "find", query: all, projection, sort, limit, one };
         return read(job, docs);
       }
       case "count": {

@@ -558,6 +558,49 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
   return cursor.all() as Document[];
 }
 
+/** Whether every value of `field` in `docs` is a string, or every one a finite number other than -0. */
+function ofOneNativeType(docs: Document[], field: string): boolean {
+  const first = docs[0]?.[field];
+  if (typeof first === "string") {
+    for (const doc of docs) if (typeof doc[field] !== "string") return false;
+    return true;
+  }
+  for (const doc of docs) {
+    const value = doc[field];
+    if (typeof value !== "number" || !Number.isFinite(value) || Object.is(value, -0)) return false;
+  }
+  return true;
+}
+
+/**
+ * The places in `docs` of the first `limit` documents `find` answers for them with `sort` and no
+ * query, under the same limits. mingo's $sort groups the documents by each field's value (from the
+ * last field to the first) and, when the values are all strings or all numbers, sorts the distinct
+ * values natively, each group keeping its order, and reverses the values for -1: a stable sort. So
+ * for such fields (finite numbers but -0, which would group with 0) a stable sort here answers the
+ * same without its iterators and groups (a user's 100 notes sorted by a number: ~1 µs a document
+ * less); any other values are sorted by `find` itself.
+ */
+export function sortedPlaces(docs: Document[], sort: Document, limit: number): number[] {
+  const fields = Object.keys(sort);
+  if (docs.length === 0 || fields.length === 0 || !fields.every((field) => ofOneNativeType(docs, field))) {
+    const place = new Map(docs.map((doc, i) => [doc, i]));
+    return find(docs, {}, { sort, limit }).map((doc) => place.get(doc)!);
+  }
+  weighSort(docs, sort, "$sort");
+  const directions = fields.map((field) => (sort[field] === -1 ? -1 : 1));
+  const places = docs.map((_, i) => i);
+  places.sort((a, b) => {
+    for (let f = 0; f < fields.length; f++) {
+      const x = docs[a]![fields[f]!] as number | string;
+      const y = docs[b]![fields[f]!] as number | string;
+      if (x !== y) return x < y ? -directions[f]! : directions[f]!;
+    }
+    return a - b;
+  });
+  return places.length > limit ? places.slice(0, limit) : places;
+}
+
 export function aggregate(docs: Document[], pipeline: Document[], engineOptions: EngineOptions = {}): Document[] {
   const start = engineOptions.collectionResolver ? options(engineOptions) : sharedOptions;
   return new Aggregator(pipeline, start as never).run(docs) as Document[];

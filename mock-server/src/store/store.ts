@@ -344,6 +344,29 @@ export interface ScanOptions {
   deadline?: number;
 }
 
+/**
+ * What `exactTexts` reads: the top-level `fields` a sort needs of each match, and the bounds of
+ * ScanOptions. With `want`, the caller takes the first `want` matches in natural order (no sort).
+ */
+export interface ExactTextsOptions extends ScanOptions {
+  fields: string[];
+}
+
+/** The matches of an exact query as a `find` answers them without reading the documents whole. */
+export interface ExactTexts {
+  /** Each match's canonical Extended JSON text, natural order: the text a reply holds for it. */
+  texts: string[];
+  /**
+   * For each match, an object holding its values of the requested fields (those it has), which
+   * sort as the document would: the document itself, or an object of just those fields.
+   */
+  keys: Document[];
+  /** For each match, its BSON size or more (the reply's cap is checked against their sum). */
+  sizes: number[];
+  /** The documents examined (counted against the action's `queryDocsExaminedLimit`). */
+  examined: number;
+}
+
 export interface WritePlan<T> {
   changes: DocumentChange[];
   /** Change events to publish once the changes are stored (only those of applied changes go out). */
@@ -375,6 +398,19 @@ export interface DocumentStore {
     query: Document,
     options?: Pick<ScanOptions, "deadline"> & { limit?: number },
   ): Promise<number | undefined>;
+  /**
+   * The matches of an exact query (store/exact-query.ts) as their stored texts, for a `find`
+   * without a projection answered from them as they are (mongo-actions.ts `exactFind`): no
+   * document is parsed whole, matched again or written again. Undefined when the store cannot
+   * answer this one so (the caller then scans). At most `max` + 1 examined; cancelled at
+   * `deadline` as a scan is.
+   */
+  exactTexts?(
+    database: string,
+    collection: string,
+    query: Document,
+    options: ExactTextsOptions,
+  ): Promise<ExactTexts | undefined>;
   /** The first document whose top-level `field` equals a string (custom user data). */
   findByField(database: string, collection: string, field: string, value: string): Promise<Document | undefined>;
   /**

@@ -22,7 +22,8 @@ import {
 } from "bson";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fromEJSON, fromStoredText } from "../../src/data/documents.ts";
+import { bsonSize, sizeBoundOfText } from "../../src/data/bson-size.ts";
+import { fromEJSON, fromStoredText, scalarFromStoredText, toEJSONText } from "../../src/data/documents.ts";
 import { canonicalEJSONText, keepText, storeDocument } from "../../src/data/ejson-text.ts";
 
 const library = (value: unknown) => EJSON.stringify(value as never, { relaxed: false });
@@ -167,6 +168,60 @@ describe("canonical Extended JSON text", () => {
     expect(canonicalEJSONText([row, { nested: row }])).toBe('[{"title":"row"},{"nested":{"title":"row"}}]');
     const marked = keepText({ title: "row" }, '{"title":"as read"}');
     expect(canonicalEJSONText([marked])).toBe('[{"title":"as read"}]');
+  });
+
+  it("is never shorter than a sixth of the document's BSON size (a reply of stored texts is capped by it)", () => {
+    const within = (doc: Record<string, unknown>) => bsonSize(doc, new WeakMap()) <= sizeBoundOfText(toEJSONText(doc));
+    fc.assert(fc.property(fc.dictionary(fieldNames, stored, { maxKeys: 6 }), within), { numRuns: 1_000 });
+    // Every BSON type (what the writer or the sizing refuses is never stored).
+    const storable = (doc: Record<string, unknown>) => {
+      try {
+        return { size: bsonSize(doc, new WeakMap()), text: toEJSONText(doc) };
+      } catch {
+        return null;
+      }
+    };
+    fc.assert(
+      fc.property(fc.dictionary(keys, values, { maxKeys: 6 }), (doc) => {
+        const measured = storable(doc);
+        fc.pre(measured !== null);
+        return measured!.size <= sizeBoundOfText(measured!.text);
+      }),
+      { numRuns: 1_000 },
+    );
+    // The closest: long arrays of empty values, whose elements' indexes are long in BSON.
+    for (const empty of [[], ""]) {
+      const doc = { a: Array.from({ length: 1_100_000 }, () => empty) };
+      expect(within(doc), JSON.stringify(empty)).toBe(true);
+    }
+  });
+
+  it("reads a sort key's text as a document's reading would, when it is a scalar", () => {
+    const scalars: unknown[] = [
+      1,
+      -0,
+      -(2 ** 31),
+      2 ** 31 - 1,
+      2.5,
+      2 ** 40,
+      Number.NaN,
+      "é",
+      '{"$numberInt":"1"}',
+      "",
+      null,
+      true,
+    ];
+    scalars.push(false, new Date(5), new ObjectId());
+    for (const value of scalars) {
+      const text = toEJSONText(value);
+      const read = (fromStoredText(`{"v":${text}}`).value as { v: unknown }).v;
+      expect(scalarFromStoredText(text)).toEqual(read);
+      // As PostgreSQL writes a jsonb value: a space after each colon.
+      if (typeof value !== "string") expect(scalarFromStoredText(text.replaceAll('":', '": '))).toEqual(read);
+    }
+    // What a text of one field does not answer alone: arrays, documents, numbers past 2^53, regular expressions.
+    for (const value of [[1], { a: 1 }, Long.fromString("9007199254740993"), /a/, new BSONRegExp("a", "i")])
+      expect(scalarFromStoredText(toEJSONText(value)), toEJSONText(value)).toBeUndefined();
   });
 
   it("reads a stored text as the bson library's reader does, the common types without it", () => {

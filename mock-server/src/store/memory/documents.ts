@@ -5,6 +5,7 @@
  * listeners.
  */
 import { type AppLimits, writerLimits } from "../../config/app-config.ts";
+import { bsonSize, keptSize } from "../../data/bson-size.ts";
 import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { storeDocument } from "../../data/ejson-text.ts";
 import { inSlices, Turns } from "../../data/turns.ts";
@@ -14,6 +15,8 @@ import {
   type CollectionInfo,
   type DocumentChange,
   type DocumentStore,
+  type ExactTexts,
+  type ExactTextsOptions,
   type Quota,
   QuotaExceededError,
   type ScanOptions,
@@ -171,7 +174,16 @@ export class Collection {
       if (!fewest || keys.size < fewest.size) fewest = keys;
     }
     if (!fewest) return this.values();
-    const keys = [...fewest].sort((a, b) => this.places.get(a)! - this.places.get(b)!);
+    // An index's keys are in insertion order but for documents replaced since (a replace indexes
+    // its document again, at the end): sorted only then, each key's place looked up once.
+    const keys = [...fewest];
+    const places = keys.map((key) => this.places.get(key)!);
+    let ordered = true;
+    for (let i = 1; i < places.length && ordered; i++) ordered = places[i - 1]! < places[i]!;
+    if (!ordered) {
+      const order = keys.map((_, i) => i).sort((a, b) => places[a]! - places[b]!);
+      return order.map((i) => this.docs.get(keys[i]!)!);
+    }
     return keys.map((key) => this.docs.get(key)!);
   }
 
@@ -400,6 +412,29 @@ export class MemoryDocuments implements DocumentStore {
 
   async *scan(database: string, name: string, prefilter: Document, options: ScanOptions = {}) {
     yield* batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options);
+  }
+
+  /** An exact query's matches with their kept texts and sizes; the documents are their own sort keys. */
+  async exactTexts(
+    database: string,
+    name: string,
+    query: Document,
+    { want, max }: ExactTextsOptions,
+  ): Promise<ExactTexts | undefined> {
+    const conditions = exactConditions(query);
+    if (conditions === null) return undefined;
+    const candidates = this.existing(database, name)?.candidates(query) ?? [];
+    const ceiling = max === undefined ? Number.POSITIVE_INFINITY : max + 1;
+    const found: ExactTexts = { texts: [], keys: [], sizes: [], examined: 0 };
+    for (const doc of candidates) {
+      if (++found.examined >= ceiling) break;
+      if (!meetsExactly(doc, conditions)) continue;
+      found.texts.push(toEJSONText(doc));
+      found.keys.push(doc);
+      found.sizes.push(keptSize(doc) ?? bsonSize(doc, new WeakMap()));
+      if (want !== undefined && found.texts.length >= want) break;
+    }
+    return found;
   }
 
   async countExact(database: string, name: string, query: Document, { limit }: { limit?: number } = {}) {

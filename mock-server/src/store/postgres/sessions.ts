@@ -78,8 +78,8 @@ export class PgSessions implements SessionRecords {
   /**
    * Adds a session, ends the user's oldest ones past the app's limit (app_usage's
    * max_sessions_per_user; each announced like any other end) and, with `lastLoginAt`, records the
-   * login on the user (announced on the users channel). Two transactions sent together and answered
-   * in one round trip (`Database.pipeline`):
+   * login on the user (announced on the users channel). Two statements, each its own transaction,
+   * sent together and answered in one round trip (`Database.pipeline`):
    * 1. the session, inserted and committed durably (the login is answered only then);
    * 2. the trim and the login time, in one statement whose snapshot is taken after the insert
    *    committed. Racing logins of one user, on any instance, each trim after their own insert, so
@@ -100,11 +100,12 @@ export class PgSessions implements SessionRecords {
         "INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5)",
         [this.appId, session.id, session.userId, session.apiKeyId ?? null, session],
       ],
-      ["BEGIN", []],
-      ["SET LOCAL synchronous_commit = off", []],
       [
-        // (The login time only once the session is in: a failed insert leaves it as it was.)
-        `WITH login AS (
+        // (The login time only once the session is in: a failed insert leaves it as it was.) Its
+        // own transaction, set not to wait for its flush (set_config local to it: read at its
+        // commit, which ends the statement); evaluated wherever the statement writes a row.
+        `WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true)),
+         login AS (
            UPDATE users SET doc = jsonb_set(doc, '{lastLoginAt}', to_jsonb($3::bigint))
             WHERE app_id = $1 AND id = $2 AND $3::bigint IS NOT NULL
               AND EXISTS (SELECT 1 FROM sessions WHERE app_id = $1 AND id = $4)
@@ -115,16 +116,14 @@ export class PgSessions implements SessionRecords {
              OFFSET coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647)))
            RETURNING id)
          SELECT id, pg_notify($5, json_build_object('i', $7::text, 'a', $1::text, 'u', $2::text, 's', id)::text)
-           FROM ended
+           FROM ended, lazy
          UNION ALL
-         SELECT NULL, pg_notify($6, json_build_object('i', $7::text, 'a', $1::text, 'u', id)::text) FROM login`,
+         SELECT NULL, pg_notify($6, json_build_object('i', $7::text, 'a', $1::text, 'u', id)::text) FROM login, lazy`,
         [this.appId, session.userId, lastLoginAt, session.id, channels.sessions, channels.users, this.ends.instanceId],
       ],
-      ["COMMIT", []],
     ]);
     // (The second transaction may have committed though the insert failed: what it did is told.)
-    const committed = answers[3]?.result !== undefined && answers[4]?.error === undefined;
-    const second = committed ? (answers[3]!.result!.rows as { id: string | null }[]) : [];
+    const second = (answers[1]?.result?.rows ?? []) as { id: string | null }[];
     if (second.some((r) => r.id === null)) usersChanged(this.ends.context, this.appId, session.userId);
     for (const { id } of second) if (id !== null) this.ends.tell(this.appId, { userId: session.userId, sessionId: id });
     const failure = answers.find((a) => a.error !== undefined);
