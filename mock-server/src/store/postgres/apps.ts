@@ -140,12 +140,16 @@ export class PgAppStore implements AppStore {
       auth.drop(ticket);
       throw error;
     }
+    // What the database says is gone is not answered from here again, even when this instance
+    // missed its notification and the window lets it answer from what it keeps.
     if (!row) {
       auth.drop(ticket);
+      auth.forgetSessions(this.appId, userId, sessionId);
       return { user: undefined, session: undefined };
     }
     const user = deepFreeze({ id: userId, ...row.doc } as StoredUser);
     const session = row.session ? deepFreeze(row.session) : undefined;
+    if (!session) auth.forgetSessions(this.appId, userId, sessionId);
     auth.keep(ticket, this.appId, user, session);
     return { user, session };
   }
