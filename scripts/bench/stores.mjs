@@ -71,6 +71,16 @@ export function scenarios({ reader, writer }) {
         },
         writer,
       ),
+      // What a round inserted is deleted after it, so every round (and every later scenario) of
+      // both stores sees the same 100,000 notes, whichever store inserted more.
+      cleanup: call(
+        {
+          name: "deleteMany",
+          service: "mongodb-atlas",
+          arguments: [{ database: "notes-app", collection: "notes", query: { owner_id: writer.user_id, n: -1 } }],
+        },
+        writer,
+      ),
     },
     {
       id: "find",
@@ -87,6 +97,17 @@ export function scenarios({ reader, writer }) {
 /** Pins a process and all its threads (and the children it forks later) to the server core. */
 export function pinToServerCore(pid) {
   if (layout.pinned) spawnSync("taskset", ["-a", "-p", "-c", String(layout.serverCpu), String(pid)]);
+}
+
+/** Runs a scenario's cleanup, if it has one; a failure is logged (the figures then say more data). */
+async function cleanUp(server, scenario, log) {
+  if (!scenario.cleanup) return;
+  const { method, path, headers, body } = scenario.cleanup;
+  try {
+    await callJson(server.url, method, path, { headers, body });
+  } catch (error) {
+    log(`warning: the ${scenario.id} scenario's documents were not deleted (${error.message})`);
+  }
 }
 
 export async function compareStores({ emulatorProcess, startBare, capture, load, summarize, rounds, log }) {
@@ -122,6 +143,7 @@ export async function compareStores({ emulatorProcess, startBare, capture, load,
             r.databaseCpuUsPerRequest =
               ((procTreeCpuMs(cluster.pid()) - databaseBefore) * 1000) / Math.max(1, r.requests);
           results[s.id][which].push(r);
+          if (which !== "bare") await cleanUp(servers[which], scenario, log);
           const fixed = (n) => (Number.isFinite(n) ? n.toFixed(2) : "–");
           log(
             `round ${round} ${s.id.padEnd(9)} ${which.padEnd(8)} ${Math.round(r.rps).toString().padStart(6)} req/s  ` +
@@ -139,6 +161,7 @@ export async function compareStores({ emulatorProcess, startBare, capture, load,
         const scenario = which === "postgres" ? lists.postgres[index] : s;
         const r = await load(servers[which], scenario, { connections: 1 });
         single[s.id][which] = { p50: r.latency.p50, p99: r.latency.p99, p999: r.latency.p999 };
+        await cleanUp(servers[which], scenario, log);
         log(
           `one at a time ${s.id.padEnd(9)} ${which.padEnd(8)} p50 ${r.latency.p50.toFixed(2)} ms  p99 ${r.latency.p99.toFixed(2)} ms`,
         );
