@@ -531,10 +531,10 @@ async function scale() {
   }
 }
 
-async function profileScenario(id) {
+async function profileScenario(id, cpuProf) {
   const dir = join(root, "bench-results", "profiles", `${id}-${Date.now()}`);
-  mkdirSync(dir, { recursive: true });
-  const emulator = await emulatorProcess({ nodeArgs: ["--cpu-prof", "--cpu-prof-dir", dir] });
+  if (cpuProf) mkdirSync(dir, { recursive: true });
+  const emulator = await emulatorProcess({ nodeArgs: cpuProf ? ["--cpu-prof", "--cpu-prof-dir", dir] : [] });
   let result;
   try {
     const ctx = await prepare(emulator.url);
@@ -544,8 +544,9 @@ async function profileScenario(id) {
   } finally {
     await emulator.stop();
   }
-  log(`${id}: ${Math.round(result.rps)} req/s, p99 ${result.latency.p99.toFixed(2)} ms under --cpu-prof`);
-  process.stdout.write(`${summarizeProfile(dir)}\n`);
+  const under = cpuProf ? " under --cpu-prof" : "";
+  log(`${id}: ${Math.round(result.rps)} req/s, p99 ${result.latency.p99.toFixed(2)} ms${under}`);
+  if (cpuProf) process.stdout.write(`${summarizeProfile(dir)}\n`);
 }
 
 async function main() {
@@ -569,7 +570,7 @@ async function main() {
     process.stdout.write(`${text}\n`);
     return;
   }
-  if (flags.profile) return profileScenario(flags.profile);
+  if (flags.profile) return profileScenario(flags.profile, !flags["no-cpu-prof"]);
   const results = {
     date: new Date().toISOString(),
     machine: machine(),
