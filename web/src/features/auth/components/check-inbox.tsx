@@ -1,7 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
 import { Link, useLocation } from "wouter";
 import { Button } from "../../../components/button.tsx";
-import { Field } from "../../../components/field.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { Page } from "../../../components/page.tsx";
 import { onTabMessage } from "../../../lib/broadcast.ts";
@@ -9,6 +8,7 @@ import { pendingCredentials } from "../../../lib/pending-credentials.ts";
 import { hasErrors } from "../../../lib/validation/rules.ts";
 import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
 import { ConfirmationHelp, type ConfirmationMode, configuredConfirmationMode } from "./confirmation-help.tsx";
+import { EmailField } from "./credentials-fields.tsx";
 import { emailErrors } from "./form-rules.ts";
 
 /** Signs in with the password typed at sign-up in this tab; false while the address is still pending. */
@@ -38,16 +38,7 @@ function AddressForm({ onAddress }: { onAddress: (email: string) => void }) {
   }
   return (
     <form ref={form} noValidate onSubmit={submit}>
-      <Field
-        label="E-mail address"
-        name="email"
-        type="email"
-        autoComplete="email"
-        required
-        value={email}
-        onChange={setEmail}
-        error={errors.email}
-      />
+      <EmailField value={email} onChange={setEmail} error={errors.email} />
       <Button type="submit">Continue</Button>
     </form>
   );

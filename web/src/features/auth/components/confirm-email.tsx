@@ -1,7 +1,6 @@
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { Link, useSearch } from "wouter";
 import { Button } from "../../../components/button.tsx";
-import { Field } from "../../../components/field.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
 import { Loading, Page } from "../../../components/page.tsx";
@@ -15,6 +14,7 @@ import { useSession } from "../../../lib/session/use-session.ts";
 import { hasErrors } from "../../../lib/validation/rules.ts";
 import { confirmUser } from "../api/confirm-user.ts";
 import { resendConfirmationEmail } from "../api/resend-confirmation-email.ts";
+import { EmailField } from "./credentials-fields.tsx";
 import { emailErrors } from "./form-rules.ts";
 import { PasswordSignInForm } from "./sign-in-forms.tsx";
 
@@ -58,16 +58,7 @@ function NewLinkForm({ defaultEmail }: { defaultEmail: string }) {
       <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
         <ErrorMessage>{action.error ? errorMessage(action.error, "confirm") : null}</ErrorMessage>
         <StatusMessage>{sentTo ? `We sent a new confirmation link to ${sentTo}.` : null}</StatusMessage>
-        <Field
-          label="E-mail address"
-          name="email"
-          type="email"
-          autoComplete="email"
-          required
-          value={email}
-          onChange={setEmail}
-          error={errors.email}
-        />
+        <EmailField value={email} onChange={setEmail} error={errors.email} />
         <Button type="submit" busy={action.pending}>
           Send a new confirmation e-mail
         </Button>

@@ -7,6 +7,36 @@ export interface NewCredentials {
   repeat: string;
 }
 
+/**
+ * The address field of the auth forms. `existing`: the address of an account that exists (signing
+ * in, linking, resetting with an answer), which password managers fill as the username; else an
+ * address to use (signing up, a new link).
+ */
+export function EmailField({
+  value,
+  onChange,
+  error,
+  existing = false,
+}: {
+  value: string;
+  onChange: (email: string) => void;
+  error: string | undefined;
+  existing?: boolean;
+}) {
+  return (
+    <Field
+      label="E-mail address"
+      name="email"
+      type="email"
+      autoComplete={existing ? "username" : "email"}
+      required
+      value={value}
+      onChange={onChange}
+      error={error}
+    />
+  );
+}
+
 export interface Credentials {
   email: string;
   password: string;
@@ -24,15 +54,11 @@ export function CredentialsFields({
 }) {
   return (
     <>
-      <Field
-        label="E-mail address"
-        name="email"
-        type="email"
-        autoComplete="username"
-        required
+      <EmailField
         value={values.email}
         onChange={(email) => setValues((v) => ({ ...v, email }))}
         error={errors.email}
+        existing
       />
       <Field
         label="Password"
@@ -60,16 +86,7 @@ export function NewCredentialsFields({
 }) {
   return (
     <>
-      <Field
-        label="E-mail address"
-        name="email"
-        type="email"
-        autoComplete="email"
-        required
-        value={values.email}
-        onChange={(email) => setValues((v) => ({ ...v, email }))}
-        error={errors.email}
-      />
+      <EmailField value={values.email} onChange={(email) => setValues((v) => ({ ...v, email }))} error={errors.email} />
       <NewPasswordFields values={values} setValues={setValues} errors={errors} />
     </>
   );

@@ -12,6 +12,7 @@ import { hasErrors, passwordMaxLength, passwordMinLength } from "../../../lib/va
 import { callResetPasswordFunction } from "../api/call-reset-password-function.ts";
 import { sendResetPasswordEmail } from "../api/send-reset-password-email.ts";
 import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
+import { EmailField } from "./credentials-fields.tsx";
 import { emailErrors, resetWithAnswerErrors } from "./form-rules.ts";
 
 type Mode = "email" | "answer";
@@ -53,16 +54,7 @@ function ResetLinkForm({
       <StatusMessage>
         {sentTo ? `We sent a password reset link to ${sentTo}. It is valid for 30 minutes.` : null}
       </StatusMessage>
-      <Field
-        label="E-mail address"
-        name="email"
-        type="email"
-        autoComplete="email"
-        required
-        value={email}
-        onChange={setEmail}
-        error={errors.email}
-      />
+      <EmailField value={email} onChange={setEmail} error={errors.email} />
       <div className="actions">
         <Button type="submit" busy={action.pending}>
           Send reset link
@@ -130,15 +122,11 @@ function SecurityAnswerForm({
           ? "Your request is waiting for approval. Once it is approved, sign in with your new password."
           : null}
       </StatusMessage>
-      <Field
-        label="E-mail address"
-        name="email"
-        type="email"
-        autoComplete="username"
-        required
+      <EmailField
         value={values.email}
         onChange={(email) => setValues((v) => ({ ...v, email }))}
         error={errors.email}
+        existing
       />
       <Field
         label="New password"
