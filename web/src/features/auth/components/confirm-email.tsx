@@ -1,21 +1,18 @@
-import { type FormEvent, useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import { Link, useSearch } from "wouter";
 import { Button } from "../../../components/button.tsx";
-import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
 import { Loading, Page } from "../../../components/page.tsx";
 import { broadcast } from "../../../lib/broadcast.ts";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { AppServicesRequestError } from "../../../lib/errors/service-errors.ts";
-import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
 import { useNavigateWhileMounted } from "../../../lib/hooks/use-navigate-while-mounted.ts";
 import { pendingCredentials } from "../../../lib/pending-credentials.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
-import { hasErrors } from "../../../lib/validation/rules.ts";
 import { confirmUser } from "../api/confirm-user.ts";
 import { resendConfirmationEmail } from "../api/resend-confirmation-email.ts";
 import { EmailField } from "./credentials-fields.tsx";
-import { emailErrors } from "./form-rules.ts";
+import { useSendToAddress } from "./send-to-address.ts";
 import { PasswordSignInForm } from "./sign-in-forms.tsx";
 
 type State = { step: "confirming" } | { step: "confirmed" } | { step: "failed"; error: unknown };
@@ -39,19 +36,7 @@ function confirmOnce(token: string, tokenId: string): Promise<void> {
 
 function NewLinkForm({ defaultEmail }: { defaultEmail: string }) {
   const [email, setEmail] = useState(defaultEmail);
-  const [errors, setErrors] = useState<ReturnType<typeof emailErrors>>({});
-  const [sentTo, setSentTo] = useState<string | null>(null);
-  const form = useRef<HTMLFormElement>(null);
-  const action = useAsyncAction(resendConfirmationEmail);
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    const found = emailErrors({ email });
-    setErrors(found);
-    if (hasErrors(found)) return focusFirstError(form.current, found);
-    setSentTo(null);
-    const result = await action.run(email.trim());
-    if (result.ok) setSentTo(email.trim());
-  }
+  const { errors, sentTo, form, action, submit } = useSendToAddress(resendConfirmationEmail, email);
   return (
     <section aria-labelledby="new-link" className="card">
       <h2 id="new-link">Get a new confirmation link</h2>

@@ -13,7 +13,8 @@ import { callResetPasswordFunction } from "../api/call-reset-password-function.t
 import { sendResetPasswordEmail } from "../api/send-reset-password-email.ts";
 import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
 import { EmailField } from "./credentials-fields.tsx";
-import { emailErrors, resetWithAnswerErrors } from "./form-rules.ts";
+import { resetWithAnswerErrors } from "./form-rules.ts";
+import { useSendToAddress } from "./send-to-address.ts";
 
 type Mode = "email" | "answer";
 
@@ -32,21 +33,9 @@ function ResetLinkForm({
   notice: string | null;
   onUseAnswer: (notice: string) => void;
 }) {
-  const [errors, setErrors] = useState<ReturnType<typeof emailErrors>>({});
-  const [sentTo, setSentTo] = useState<string | null>(null);
-  const form = useRef<HTMLFormElement>(null);
-  const action = useAsyncAction(sendResetPasswordEmail);
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    const found = emailErrors({ email });
-    setErrors(found);
-    if (hasErrors(found)) return focusFirstError(form.current, found);
-    setSentTo(null);
-    const result = await action.run(email.trim());
-    if (result.ok) setSentTo(email.trim());
-    else if (saysOtherMode(result.error, "via function")) onUseAnswer(errorMessage(result.error, "reset"));
-  }
+  const { errors, sentTo, form, action, submit } = useSendToAddress(sendResetPasswordEmail, email, (error) => {
+    if (saysOtherMode(error, "via function")) onUseAnswer(errorMessage(error, "reset"));
+  });
 
   return (
     <form ref={form} noValidate onSubmit={submit} aria-busy={action.pending}>
