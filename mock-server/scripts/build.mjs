@@ -171,8 +171,13 @@ export function bundleState({ root } = {}) {
   if (statsUnchanged(at, stamp, inputPaths(at, elsewhere))) return "unchanged";
   const now = stampOf(at, elsewhere, { inputs: stamp.inputs, outputs: stamp.outputs });
   if (now.digest !== stamp.digest) return "changed";
-  // The same contents: keep the new sizes and times, so the next start need not read them.
-  writeWhole(at.stampFile, `${JSON.stringify(now, null, 1)}\n`);
+  // The same contents: keep the new sizes and times, so the next start need not read them (where
+  // dist/ can be written: a check must not fail where only reading is allowed).
+  try {
+    writeWhole(at.stampFile, `${JSON.stringify(now, null, 1)}\n`);
+  } catch {
+    // The next check reads the contents again.
+  }
   return "same contents";
 }
 

@@ -154,6 +154,22 @@ describe("scripts/build.mjs builds only when an input changed", () => {
     expect(bundleState({ root: workspace })).toBe("unchanged");
   });
 
+  it("tells a touched file by its contents where the stamp cannot be written again", () => {
+    // The stamp's temporary file cannot be made (a folder holds its name): the check still answers.
+    const blocker = join(workspace, "dist", `build-inputs.json.${process.pid}.tmp`);
+    mkdirSync(blocker);
+    try {
+      const later = new Date(Date.now() - 1_800_000);
+      utimesSync(join(workspace, "src", "greeting.ts"), later, later);
+      expect(bundleState({ root: workspace })).toBe("same contents");
+      expect(bundleState({ root: workspace })).toBe("same contents");
+    } finally {
+      rmSync(blocker, { recursive: true });
+    }
+    expect(bundleState({ root: workspace })).toBe("same contents");
+    expect(bundleState({ root: workspace })).toBe("unchanged");
+  });
+
   it("does not trust the time of a file written just before its time was taken", async () => {
     write("mock-server/src/greeting.ts", `export const greeting = "hello six";\n`);
     expect(await build()).toBe(true);
