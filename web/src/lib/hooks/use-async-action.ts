@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useRef, useState } from "react";
+import { useMounted } from "./use-mounted.ts";
 
 export type ActionResult<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
@@ -10,33 +11,29 @@ export function useAsyncAction<A extends unknown[], R>(action: (...args: A) => P
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const running = useRef(false);
-  const mounted = useRef(true);
+  const mounted = useMounted();
   const latest = useRef(action);
   latest.current = action;
 
-  useEffect(() => {
-    mounted.current = true;
-    return () => {
-      mounted.current = false;
-    };
-  }, []);
-
-  const run = useCallback(async (...args: A): Promise<ActionResult<R>> => {
-    if (running.current) return { ok: false, error: new Error("busy") };
-    running.current = true;
-    setPending(true);
-    setError(null);
-    try {
-      const value = await latest.current(...args);
-      return { ok: true, value };
-    } catch (caught) {
-      if (mounted.current) setError(caught);
-      return { ok: false, error: caught };
-    } finally {
-      running.current = false;
-      if (mounted.current) setPending(false);
-    }
-  }, []);
+  const run = useCallback(
+    async (...args: A): Promise<ActionResult<R>> => {
+      if (running.current) return { ok: false, error: new Error("busy") };
+      running.current = true;
+      setPending(true);
+      setError(null);
+      try {
+        const value = await latest.current(...args);
+        return { ok: true, value };
+      } catch (caught) {
+        if (mounted.current) setError(caught);
+        return { ok: false, error: caught };
+      } finally {
+        running.current = false;
+        if (mounted.current) setPending(false);
+      }
+    },
+    [mounted],
+  );
 
   const reset = useCallback(() => setError(null), []);
   return { run, pending, error, setError, reset };

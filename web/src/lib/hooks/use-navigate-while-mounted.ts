@@ -1,5 +1,6 @@
-import { useCallback, useEffect, useRef } from "react";
+import { useCallback } from "react";
 import { useLocation } from "wouter";
+import { useMounted } from "./use-mounted.ts";
 
 /**
  * `navigate` for the end of an async action: it does nothing once the component is gone. Signing
@@ -8,17 +9,11 @@ import { useLocation } from "wouter";
  */
 export function useNavigateWhileMounted(): (to: string) => void {
   const [, navigate] = useLocation();
-  const mounted = useRef(false);
-  useEffect(() => {
-    mounted.current = true;
-    return () => {
-      mounted.current = false;
-    };
-  }, []);
+  const mounted = useMounted();
   return useCallback(
     (to: string) => {
       if (mounted.current) navigate(to);
     },
-    [navigate],
+    [navigate, mounted],
   );
 }
