@@ -1,5 +1,5 @@
 /**
- * A login on PostgreSQL (docs/decisions/0024-counted-sessions.md): after the password check, one
+ * A login on PostgreSQL (docs/decisions/0025-counted-sessions.md): after the password check, one
  * statement reads the registration with its user, adds the session, ends the oldest past the
  * app's limit, writes the login time and the count and reads the custom user data, followed in the
  * same round trip by the write that makes it durable. Each user's count of sessions stays the
