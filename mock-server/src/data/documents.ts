@@ -44,7 +44,8 @@ export function fromEJSON(value: unknown): unknown {
 
 // The bson library reads `{"$numberInt": "abc"}` as 0 and `{"$date": "not a date"}` as an invalid
 // date (which it then cannot write back); MongoDB refuses both, and so do we.
-const badNumberString = /"\$number(Int|Long)"\s*:\s*"(?!-?\d+")[^"]*"/;
+// (The function process checks arguments with the same pattern and words: sandbox-bootstrap.ts.)
+export const badNumberString = /"\$number(Int|Long)"\s*:\s*"(?!-?\d+")[^"]*"/;
 
 function checkNumberStrings(text: string): void {
   const bad = badNumberString.exec(text);
@@ -59,18 +60,6 @@ function checkDates(node: unknown): void {
   if (Array.isArray(node)) for (const item of node) checkDates(item);
   else if (node !== null && typeof node === "object" && isPlain(node))
     for (const value of Object.values(node)) checkDates(value);
-}
-
-/**
- * Checks the Extended JSON text of a function call's arguments, which the app's function process
- * reads with the same library (relaxed) and refuses with the library's own message when it cannot
- * (functions/sandbox.ts: a 400 like this one's). Checked here is only what that reading lets
- * through and `fromEJSON` refuses: number strings, and dates (read whole here when there are any).
- * Reading the arguments once, in the process that needs them, halves a call's Extended JSON work.
- */
-export function checkArgumentsText(text: string): void {
-  checkNumberStrings(text);
-  if (text.includes('"$date"')) fromEJSON(JSON.parse(text));
 }
 
 /** Extended JSON text (as a function's MongoDB action arrives from its worker) to BSON-typed values. */

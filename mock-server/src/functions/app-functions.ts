@@ -31,6 +31,8 @@ interface CallInfo {
   callText: string;
   deadline: number;
   name: string;
+  /** See RunOptions.argsInBody. */
+  argsInBody?: boolean;
 }
 
 /** The call's `context` text with this `context.user` text. */
@@ -57,6 +59,8 @@ export interface RunOptions {
   system: boolean;
   /** A call from a client: private functions are not found. */
   fromClient?: boolean;
+  /** The text given is a request's JSON body, whose `arguments` are the call's (see Sandbox.run). */
+  argsInBody?: boolean;
 }
 
 export class AppFunctions implements SandboxHost {
@@ -137,7 +141,8 @@ export class AppFunctions implements SandboxHost {
 
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
     const sandbox = this.sandboxFor();
-    const { callId, result } = sandbox.run({ fn, argsText, callText: info.callText, deadline: info.deadline });
+    const { callText, deadline, argsInBody } = info;
+    const { callId, result } = sandbox.run({ fn, argsText, argsInBody, callText, deadline });
     this.calls.set(callId, info);
     try {
       return await result;
@@ -177,6 +182,7 @@ export class AppFunctions implements SandboxHost {
       callText,
       principal: system ? { kind: "system" } : options.user ? { kind: "user", user: options.user } : { kind: "system" },
       deadline: Date.now() + timeout,
+      argsInBody: options.argsInBody,
     });
   }
 

@@ -16,6 +16,8 @@
  * The bridge (`define`, `defineFailed`, `dispatch`) is returned to the worker, never put in the
  * context's globals.
  */
+import { badNumberString } from "../data/documents.ts";
+
 export const bootstrapSource = `(function (hostCall, appText) {
   "use strict";
   // --- What the bridge uses, taken before anything can change it.
@@ -55,6 +57,13 @@ export const bootstrapSource = `(function (hostCall, appText) {
   const arrayPush = Array.prototype.push;
   const arrayPop = Array.prototype.pop;
   const isObject = (value) => value !== null && (typeof value === "object" || typeof value === "function");
+  const DatePrototype = Date.prototype;
+  const dateGetTime = DatePrototype.getTime;
+  const numberIsNaN = Number.isNaN;
+  const regExpExec = RegExp.prototype.exec;
+  const stringLastIndexOf = String.prototype.lastIndexOf;
+  const stringTrim = String.prototype.trim;
+  const badNumberString = new RegExp(${JSON.stringify(badNumberString.source)});
 
   // --- Freezing the context's built-ins.
   // ObjectId counts in static properties; they become accessors over this closure so that the class
@@ -407,6 +416,41 @@ export const bootstrapSource = `(function (hostCall, appText) {
     return read === needsLibrary ? ejsonParse(text, { relaxed: true }) : read;
   };
 
+  /**
+   * Refuses {"$numberInt": "abc"} and {"$numberLong": "1e3"}, which the library reads as numbers
+   * and MongoDB refuses (data/documents.ts: the same pattern and words).
+   */
+  function checkNumberStrings(text) {
+    const bad = call(regExpExec, badNumberString, text);
+    if (bad === null) return;
+    const found = bad[0];
+    const value = call(stringTrim, call(stringSlice, found, call(stringLastIndexOf, found, ":") + 1));
+    throw new SafeError("$number" + bad[1] + " must be a decimal integer string, not " + value);
+  }
+
+  /**
+   * Whether arguments the library read hold a date it made invalid ({"$date": "soon"}), which
+   * MongoDB refuses (and so does the emulator's own reading, data/documents.ts): looked for here,
+   * where the arguments are read anyway, not on the emulator's main thread.
+   */
+  function holdsInvalidDate(root) {
+    const pending = [root];
+    while (pending.length > 0) {
+      const node = call(arrayPop, pending);
+      if (node === null || typeof node !== "object") continue;
+      const prototype = getPrototypeOf(node);
+      if (prototype === DatePrototype) {
+        if (numberIsNaN(call(dateGetTime, node))) return true;
+      } else if (isArray(node)) {
+        for (let i = 0; i < node.length; i++) call(arrayPush, pending, node[i]);
+      } else if (prototype === ObjectPrototype) {
+        const names = keys(node);
+        for (let i = 0; i < names.length; i++) call(arrayPush, pending, node[names[i]]);
+      }
+    }
+    return false;
+  }
+
   // context.user and context.request of calls, parsed and frozen once per distinct text: the
   // emulator sends each text once ("u") and names it by id in its runs; "z" forgets them all.
   const contexts = new SafeMap();
@@ -421,9 +465,16 @@ export const bootstrapSource = `(function (hostCall, appText) {
     const factory = defined.factory;
     // The arguments first: arguments the library cannot read are the caller's mistake (the emulator
     // answers 400 with the library's message), and none of the function's code runs for them.
+    // A large request's arguments come as its whole body, read here rather than on the emulator's
+    // main thread (functions/sandbox.ts).
     let args;
     try {
-      args = fromText(message.args);
+      const text = message.inBody ? stringifyJson(parseJson(message.args).arguments ?? []) : message.args;
+      checkNumberStrings(text);
+      args = fromText(text);
+      if (call(stringIndexOf, text, '"$date"') !== -1 && holdsInvalidDate(args)) {
+        throw new SafeError("$date is not a valid date");
+      }
     } catch (error) {
       send("badargs", callId, 0, messageOf(error));
       return;
@@ -516,9 +567,10 @@ export const bootstrapSource = `(function (hostCall, appText) {
       try {
         if (typeof text !== "string") return;
         const kind = call(stringSlice, text, 0, 1);
-        if (kind === "r") {
+        if (kind === "r" || kind === "b") {
           const header = readNumbers(text, 3);
-          run({ callId: header[0], fn: header[1], context: header[2], args: call(stringSlice, text, header[3]) });
+          const args = call(stringSlice, text, header[3]);
+          run({ callId: header[0], fn: header[1], context: header[2], args, inBody: kind === "b" });
         } else if (kind === "u") {
           const header = readNumbers(text, 1);
           call(mapSet, contexts, header[0], deepFreeze(fromText(call(stringSlice, text, header[1]))));

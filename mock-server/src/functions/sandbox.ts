@@ -274,8 +274,12 @@ export class Sandbox {
     return this.calls.size;
   }
 
-  /** Runs a function: `argsText` and the result are canonical Extended JSON text. */
-  run(options: { fn: FunctionSource; argsText: string; callText: string; deadline: number }): {
+  /**
+   * Runs a function: `argsText` and the result are canonical Extended JSON text; with `argsInBody`,
+   * `argsText` is a request's JSON body, whose `arguments` the process reads (a large body's, which
+   * the main thread then neither writes nor checks again).
+   */
+  run(options: { fn: FunctionSource; argsText: string; argsInBody?: boolean; callText: string; deadline: number }): {
     callId: number;
     result: Promise<string>;
   } {
@@ -300,9 +304,10 @@ export class Sandbox {
         }),
       );
     }
-    // "r" callId,functionId,contextId, then the arguments' text to the end (sandbox-bootstrap.ts
-    // reads it).
-    this.post(`r${callId},${fnId},${this.contextFor(options.callText)},${options.argsText}`);
+    // "r" callId,functionId,contextId, then the arguments' text to the end ("b": the body holding
+    // them; sandbox-bootstrap.ts reads it).
+    const kind = options.argsInBody ? "b" : "r";
+    this.post(`${kind}${callId},${fnId},${this.contextFor(options.callText)},${options.argsText}`);
     return { callId, result };
   }
 

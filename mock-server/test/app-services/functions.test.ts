@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { slicedFrom } from "../../src/http/json-body.ts";
 import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -147,14 +148,51 @@ describe("callFunction", () => {
       [{ "a\u0000b": 1 }, /field names cannot contain null bytes/],
       [{ $regularExpression: { pattern: "a", options: "zz" } }, /regular expression option \[z\] is not supported/],
     ];
+    // In a request small enough to be read at once, and in one large enough to be read in slices
+    // (whose body the function's process reads).
+    const padding = [[], ["x".repeat(slicedFrom)]];
     for (const [argument, message] of broken) {
-      const { response, body } = await callFn(appId, token, "loads", [{ $numberInt: "1" }, argument]);
-      expect(response.statusCode, JSON.stringify(argument)).toBe(400);
-      expect(body.error_code, JSON.stringify(argument)).toBe("BadRequest");
-      expect(body.error, JSON.stringify(argument)).toMatch(/^invalid Extended JSON in arguments: /);
-      expect(body.error, JSON.stringify(argument)).toMatch(message);
+      for (const pad of padding) {
+        const { response, body } = await callFn(appId, token, "loads", [{ $numberInt: "1" }, argument, ...pad]);
+        expect(response.statusCode, JSON.stringify(argument)).toBe(400);
+        expect(body.error_code, JSON.stringify(argument)).toBe("BadRequest");
+        expect(body.error, JSON.stringify(argument)).toMatch(/^invalid Extended JSON in arguments: /);
+        expect(body.error, JSON.stringify(argument)).toMatch(message);
+      }
     }
-    expect((await callFn(appId, token, "loads", [{ $numberInt: "1" }])).body).toEqual({ $numberInt: "1" });
+    // The module loaded only for these two calls.
+    for (const [loads, pad] of padding.entries())
+      expect((await callFn(appId, token, "loads", [{ $numberInt: "1" }, ...pad])).body).toEqual({
+        $numberInt: String(loads + 1),
+      });
+  });
+
+  it("gives a large request's arguments to the function as a small request's", async () => {
+    const { appId, token } = await appWith({
+      shape: `exports = (notes, more) => ({ count: notes.length, last: notes[notes.length - 1], more,
+        kinds: [typeof notes[0].n, notes[0].at instanceof Date, notes[0].id.toHexString()] });`,
+    });
+    const notes = Array.from({ length: 4_000 }, (_, n) => ({
+      n: { $numberInt: String(n) },
+      title: `Note ${n} "é" 😀`,
+      at: { $date: { $numberLong: String(1_700_000_000_000 + n) } },
+      id: { $oid: n.toString(16).padStart(24, "0") },
+    }));
+    const request = JSON.stringify({ name: "shape", arguments: [notes, { $numberLong: "12" }] });
+    expect(request.length).toBeGreaterThan(slicedFrom);
+    const { response, body } = await callFn(appId, token, "shape", [notes, { $numberLong: "12" }]);
+    expect(response.statusCode).toBe(200);
+    expect(body).toEqual({
+      count: { $numberInt: "4000" },
+      last: {
+        n: { $numberInt: "3999" },
+        title: 'Note 3999 "é" 😀',
+        at: { $date: { $numberLong: "1700000003999" } },
+        id: { $oid: "000000000000000000000f9f" },
+      },
+      more: { $numberInt: "12" },
+      kinds: ["number", true, "000000000000000000000000"],
+    });
   });
 
   it("reads arguments without Extended JSON types (relaxed numbers, text) as the library does", async () => {

@@ -2,11 +2,14 @@
  * A function's arguments are read in its process as the bson library reads them (relaxed), with
  * shortcuts for the common texts (no Extended JSON types; only `$numberInt`/`$numberDouble`): the
  * function sees exactly the values the library would give, or the call fails with the library's
- * message. Checked by echoing generated arguments back as canonical Extended JSON.
+ * message (or, for number strings and dates it reads as numbers and invalid dates, MongoDB's).
+ * Checked by echoing generated arguments back as canonical Extended JSON, given as their text or
+ * (a large request's way) as a request body holding them.
  */
 import { EJSON } from "bson";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { badNumberString } from "../../src/data/documents.ts";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
 import { BadArguments, Sandbox, type SandboxHost } from "../../src/functions/sandbox.ts";
 
@@ -30,11 +33,12 @@ const echo: FunctionSource = {
   version: "test:echo",
 };
 
-/** What the function process answers for an arguments text: its echo, or the refusal's message. */
-async function echoed(argsText: string): Promise<string> {
+/** What the function process answers for an arguments text (or a body): its echo, or the refusal's message. */
+async function echoed(argsText: string, argsInBody = false): Promise<string> {
   const { result } = sandbox.run({
     fn: echo,
     argsText,
+    argsInBody,
     callText: '{"user":{},"request":{}}',
     deadline: Date.now() + 10_000,
   });
@@ -46,10 +50,25 @@ async function echoed(argsText: string): Promise<string> {
   }
 }
 
-/** What the library makes of the same text. */
+/** Whether a value the library read holds a date it made invalid (`{"$date": "soon"}`). */
+const holdsInvalidDate = (value: unknown): boolean =>
+  value instanceof Date
+    ? Number.isNaN(value.getTime())
+    : Array.isArray(value)
+      ? value.some(holdsInvalidDate)
+      : value !== null &&
+        typeof value === "object" &&
+        Object.getPrototypeOf(value) === Object.prototype &&
+        Object.values(value).some(holdsInvalidDate);
+
+/** What the library makes of the same text; MongoDB refuses number strings that are not integers, and invalid dates. */
 function expected(argsText: string): string {
+  const bad = badNumberString.exec(argsText);
+  if (bad) return `refused: $number${bad[1]} must be a decimal integer string, not ${bad[0].split(":").pop()?.trim()}`;
   try {
-    return EJSON.stringify(EJSON.parse(argsText, { relaxed: true }), { relaxed: false });
+    const value: unknown = EJSON.parse(argsText, { relaxed: true });
+    if (holdsInvalidDate(value)) return "refused: $date is not a valid date";
+    return EJSON.stringify(value, { relaxed: false });
   } catch (error) {
     return `refused: ${(error as Error).message}`;
   }
@@ -177,6 +196,19 @@ describe("a function's arguments", () => {
         expect(await echoed(argsText), argsText).toBe(expected(argsText));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it("are read from a request body as from their text, as the request's JSON gives them", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(value, { maxLength: 4 }), fc.boolean(), async (args, named) => {
+        const argsText = text(args);
+        // A body's arguments are what JSON.parse made of the request (so -0 is 0, 1e400 null).
+        const asParsed = JSON.stringify(JSON.parse(argsText));
+        const body = named ? `{"name":"echo","arguments":${argsText},"x":[1]}` : '{"name":"echo"}';
+        expect(await echoed(body, true), body).toBe(expected(named ? asParsed : "[]"));
+      }),
+      { numRuns: 200 },
     );
   });
 

@@ -1,7 +1,8 @@
-import { checkArgumentsText, fromEJSON, isDocument } from "../../data/documents.ts";
+import { fromEJSON, isDocument } from "../../data/documents.ts";
 import { isMongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
 import { inSlices } from "../../data/turns.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { slicedFrom } from "../../http/json-body.ts";
 import { defineRoute } from "../route.ts";
 
 const badArguments = (error: unknown) =>
@@ -51,17 +52,16 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
     text = await new MongoService(app, { kind: "user", user }).runText(name, argument);
   } else {
-    // The function's process reads the arguments (and answers the same 400 when it cannot).
-    const argsText = JSON.stringify(args);
-    try {
-      checkArgumentsText(argsText);
-    } catch (error) {
-      throw badArguments(error);
-    }
-    text = await app.functions.callFromText(name, argsText, {
+    // The function's process reads and checks the arguments (and answers 400 when it cannot): their
+    // text, or a large body whole, which the main thread then does not write again (the body was
+    // read in slices: http/json-body.ts).
+    const body = request.jsonText;
+    const argsInBody = body !== null && body.length >= slicedFrom;
+    text = await app.functions.callFromText(name, argsInBody ? body : JSON.stringify(args), {
       user,
       system: false,
       fromClient: true,
+      argsInBody,
     });
   }
   return reply.code(200).type("application/json").send(text);
