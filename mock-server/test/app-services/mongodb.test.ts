@@ -74,9 +74,14 @@ describe("mongodb-atlas actions", () => {
     // Past the first statements' rows and characters, an _id that exists stops the insert there:
     // the documents before it stay, none after it is written (MongoDB's ordered insert).
     const refused = await act("insertMany", { documents: docs(0, 3_000) });
-    expect(refused.body).toMatchObject({ error_code: "MongoDBError", error: expect.stringMatching(/^Duplicate key error/) });
+    expect(refused.body).toMatchObject({
+      error_code: "MongoDBError",
+      error: expect.stringMatching(/^Duplicate key error/),
+    });
     expect(await count()).toEqual({ $numberLong: "2601" });
-    expect((await act("findOne", { query: { _id: { $numberInt: "2599" } } })).body).toMatchObject({ text: "x".repeat(400) });
+    expect((await act("findOne", { query: { _id: { $numberInt: "2599" } } })).body).toMatchObject({
+      text: "x".repeat(400),
+    });
     expect((await act("findOne", { query: { _id: { $numberInt: "2601" } } })).body).toBeNull();
     // An _id twice in the batch, past the first statement, likewise.
     const twice = [...docs(3_000, 4_500), ...docs(3_000, 3_001)];
