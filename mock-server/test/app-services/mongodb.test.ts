@@ -56,6 +56,45 @@ describe("mongodb-atlas actions", () => {
     });
   });
 
+  it("writes many documents in order (in statements of a bounded size on PostgreSQL)", async () => {
+    const bulk = await newOpenApp(app, {
+      limits: {
+        documentsPerAnonymousUser: 100_000,
+        documentBytesPerAnonymousUser: 1 << 30,
+        writesPerSecondPerAnonymousUser: 100_000,
+      },
+    });
+    const writer = (await anonymousLogin(app, bulk)).access_token;
+    const act = (name: string, argument: Record<string, unknown>) =>
+      mongoAction(app, bulk, writer, name, { ...ns("bulk"), ...argument });
+    const docs = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => ({ _id: { $numberInt: String(from + i) }, text: "x".repeat(400) }));
+    const count = async () => (await act("count", { query: {} })).body;
+    expect((await act("insertOne", { document: docs(2_600, 2_601)[0] })).response.statusCode).toBe(200);
+    // Past the first statements' rows and characters, an _id that exists stops the insert there:
+    // the documents before it stay, none after it is written (MongoDB's ordered insert).
+    const refused = await act("insertMany", { documents: docs(0, 3_000) });
+    expect(refused.body).toMatchObject({
+      error_code: "MongoDBError",
+      error: expect.stringMatching(/^Duplicate key error/),
+    });
+    expect(await count()).toEqual({ $numberLong: "2601" });
+    expect((await act("findOne", { query: { _id: { $numberInt: "2599" } } })).body).toMatchObject({
+      text: "x".repeat(400),
+    });
+    expect((await act("findOne", { query: { _id: { $numberInt: "2601" } } })).body).toBeNull();
+    // An _id twice in the batch, past the first statement, likewise.
+    const twice = [...docs(3_000, 4_500), ...docs(3_000, 3_001)];
+    expect((await act("insertMany", { documents: twice })).body.error).toMatch(/^Duplicate key error/);
+    expect(await count()).toEqual({ $numberLong: "4101" });
+    const updated = await act("updateMany", { query: {}, update: { $set: { text: "y" } } });
+    expect(updated.body).toEqual({ matchedCount: { $numberInt: "4101" }, modifiedCount: { $numberInt: "4101" } });
+    expect(await act("count", { query: { text: "y" } })).toMatchObject({ body: { $numberLong: "4101" } });
+    const deleted = await act("deleteMany", { query: { _id: { $gte: { $numberInt: "1000" } } } });
+    expect(deleted.body).toEqual({ deletedCount: { $numberInt: "3101" } });
+    expect(await count()).toEqual({ $numberLong: "1000" });
+  }, 60_000);
+
   it("updateOne / updateMany answer Int32 counts and upsertedId only on upsert", async () => {
     await action("insertMany", {
       ...ns("counters"),

@@ -42,7 +42,7 @@ import { InsertGroups, type PendingInsert } from "./insert-groups.ts";
 import { channels } from "./notifications.ts";
 import { pushdown } from "./pushdown.ts";
 import { idRowKey } from "./row-keys.ts";
-import { jsonFromDatabase, jsonParam } from "./text-encoding.ts";
+import { type JsonParam, jsonFromDatabase, jsonParam } from "./text-encoding.ts";
 
 /** What joins the texts of an exact find's matches (JSON text holds control characters only escaped). */
 const separator = "\u001e";
@@ -56,6 +56,33 @@ const maxAttempts = 4;
 
 /** A document as the statements bind it: its Extended JSON, for both `doc` (jsonb) and `ejson`. */
 export const storedDocument = (doc: Document) => jsonParam(toEJSONText(doc));
+
+/** At most this many rows, and about this many characters of documents, go in one statement. */
+export const statementLimits = { rows: 1_000, chars: 1 << 20 };
+
+/**
+ * Many rows' writes split into statements of at most `statementLimits` (each `[from, to)`): the
+ * driver writes a statement's arrays of keys and texts in one synchronous step, which for an
+ * insertMany of 150,000 documents held every other request for 2–3 s. The statements run one
+ * after another in the write's transaction, other requests served in between.
+ */
+export function statementParts(items: readonly (string | JsonParam)[]): [number, number][] {
+  const parts: [number, number][] = [];
+  let from = 0;
+  let chars = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    const length = typeof item === "string" ? item.length : item.json.length;
+    if (i > from && (i - from >= statementLimits.rows || chars + length > statementLimits.chars)) {
+      parts.push([from, i]);
+      from = i;
+      chars = 0;
+    }
+    chars += length;
+  }
+  if (from < items.length) parts.push([from, items.length]);
+  return parts;
+}
 
 /** The `owner` and `owner_anonymous` of the rows a writer writes (none: the system's, no user's). */
 const ownerColumns = (writer: Writer | undefined): [string | null, boolean] =>
@@ -462,18 +489,29 @@ export class PgDocuments implements DocumentStore {
         if (duplicateAt !== undefined) return { applied: done + duplicateAt, duplicateAt: done + duplicateAt };
       } else if (op === "replace") {
         const docs = (group as { doc: Document }[]).map((c) => c.doc);
-        // A document counts for the user who last wrote it (docs/decisions/0018-fair-shares.md).
-        await client.query(
-          `UPDATE documents d SET doc = v.t::jsonb, ejson = v.t, owner = $6, owner_anonymous = $7
-             FROM unnest($4::text[], $5::text[]) AS v(k, t)
-            WHERE d.app_id = $1 AND d.db = $2 AND d.coll = $3 AND d.id_key = v.k`,
-          [...head, docs.map((d) => idRowKey(d._id)), docs.map(storedDocument), ...ownerColumns(writer)],
-        );
+        const keys: string[] = [];
+        const texts: JsonParam[] = [];
+        await inSlices(docs, (doc) => {
+          keys.push(idRowKey(doc._id));
+          texts.push(storedDocument(doc));
+        });
+        for (const [from, to] of statementParts(texts)) {
+          // A document counts for the user who last wrote it (docs/decisions/0018-fair-shares.md).
+          await client.query(
+            `UPDATE documents d SET doc = v.t::jsonb, ejson = v.t, owner = $6, owner_anonymous = $7
+               FROM unnest($4::text[], $5::text[]) AS v(k, t)
+              WHERE d.app_id = $1 AND d.db = $2 AND d.coll = $3 AND d.id_key = v.k`,
+            [...head, keys.slice(from, to), texts.slice(from, to), ...ownerColumns(writer)],
+          );
+        }
       } else {
-        await client.query("DELETE FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 AND id_key = ANY($4)", [
-          ...head,
-          (group as { id: unknown }[]).map((c) => idRowKey(c.id)),
-        ]);
+        const keys = (group as { id: unknown }[]).map((c) => idRowKey(c.id));
+        for (const [from, to] of statementParts(keys)) {
+          await client.query("DELETE FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 AND id_key = ANY($4)", [
+            ...head,
+            keys.slice(from, to),
+          ]);
+        }
       }
       done = end;
     }
@@ -482,7 +520,8 @@ export class PgDocuments implements DocumentStore {
 
   /**
    * Inserts in order up to the first `_id` that exists (in the collection or earlier in the batch):
-   * answers its index, or undefined when all went in. One statement in the usual case.
+   * answers its index, or undefined when all went in. One statement in the usual case; a part of
+   * the documents a statement when they are many (see statementParts).
    */
   private async insert(
     client: Queryable,
@@ -494,7 +533,7 @@ export class PgDocuments implements DocumentStore {
     // The rows' keys and texts, made in slices (an insertMany of many documents lets other
     // requests run meanwhile).
     const keys: string[] = [];
-    const texts: ReturnType<typeof storedDocument>[] = [];
+    const texts: JsonParam[] = [];
     await inSlices(changes, (c) => {
       keys.push(idRowKey(c.doc._id));
       texts.push(storedDocument(c.doc));
@@ -512,26 +551,29 @@ export class PgDocuments implements DocumentStore {
     if (count === 0) return batchDuplicate;
     const head = [this.appId, database, collection];
     await this.ensureCollection(client, database, collection);
-    const { rows } = await client.query<{ id_key: string }>(
-      `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
-       SELECT $1, $2, $3, v.k, v.t::jsonb, v.t, $6, $7 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(k, t, n)
-        ORDER BY v.n
-       ON CONFLICT DO NOTHING RETURNING id_key`,
-      [...head, keys.slice(0, count), texts.slice(0, count), ...ownerColumns(writer)],
-    );
-    this.context.noteInserted(rows.length);
-    if (rows.length === count) return batchDuplicate;
-    // An `_id` existed: MongoDB's ordered insert stops there, so what went in after it comes out again.
-    const inserted = new Set(rows.map((r) => r.id_key));
-    const first = keys.findIndex((key, i) => i < count && !inserted.has(key));
-    const after = keys.slice(first + 1, count).filter((key) => inserted.has(key));
-    if (after.length > 0) {
-      await client.query("DELETE FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 AND id_key = ANY($4)", [
-        ...head,
-        after,
-      ]);
+    for (const [from, to] of statementParts(texts.slice(0, count))) {
+      const { rows } = await client.query<{ id_key: string }>(
+        `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
+         SELECT $1, $2, $3, v.k, v.t::jsonb, v.t, $6, $7 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(k, t, n)
+          ORDER BY v.n
+         ON CONFLICT DO NOTHING RETURNING id_key`,
+        [...head, keys.slice(from, to), texts.slice(from, to), ...ownerColumns(writer)],
+      );
+      this.context.noteInserted(rows.length);
+      if (rows.length === to - from) continue;
+      // An `_id` existed: MongoDB's ordered insert stops there, so what went in after it comes out again.
+      const inserted = new Set(rows.map((r) => r.id_key));
+      const first = keys.findIndex((key, i) => i >= from && i < to && !inserted.has(key));
+      const after = keys.slice(first + 1, to).filter((key) => inserted.has(key));
+      if (after.length > 0) {
+        await client.query("DELETE FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 AND id_key = ANY($4)", [
+          ...head,
+          after,
+        ]);
+      }
+      return first;
     }
-    return first;
+    return batchDuplicate;
   }
 
   /**
