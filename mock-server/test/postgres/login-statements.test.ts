@@ -22,7 +22,10 @@ let two: PostgresStore;
 beforeAll(async () => {
   database = await emulatorDatabase("login-statements");
   app = await testApp({ databaseUrl: database.url, signingSecret: "a-test-signing-secret-of-32-chars" });
-  [one, two] = await Promise.all([PostgresStore.open({ url: database.url }), PostgresStore.open({ url: database.url })]);
+  [one, two] = await Promise.all([
+    PostgresStore.open({ url: database.url }),
+    PostgresStore.open({ url: database.url }),
+  ]);
 });
 
 afterAll(async () => {
@@ -132,7 +135,11 @@ describe("an e-mail/password login", () => {
     expect(first.response.statusCode).toBe(200);
     const userId = first.body.user_id as string;
     const update = (disabled: boolean) =>
-      call(app, "updateUser", { method: "PATCH", url: `/_mock/v1/apps/${appId}/users/${userId}`, payload: { disabled } });
+      call(app, "updateUser", {
+        method: "PATCH",
+        url: `/_mock/v1/apps/${appId}/users/${userId}`,
+        payload: { disabled },
+      });
     // (Disabling ends the user's sessions.)
     expect((await update(true)).response.statusCode).toBe(200);
     const disabled = await login(appId, "later@example.com");
