@@ -25,11 +25,12 @@ import { emulatorIdpHost } from "./idp/host.ts";
 import { identityProviderPlugin } from "./idp/plugin.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./runtime/emulator.ts";
+import { maxRequestBodyBytes } from "./runtime/large-requests.ts";
 import { emulatorMetrics, metricPrefix } from "./runtime/metrics.ts";
 import { redactUrl } from "./state/journal.ts";
 
 /** The hosted service accepts requests up to 18 MB. */
-export const bodyLimit = 18 * 1024 * 1024;
+export const bodyLimit = maxRequestBodyBytes;
 
 export interface BuildOptions extends Partial<EmulatorOptions> {
   /** Where log lines go (default stdout); tests read them. */

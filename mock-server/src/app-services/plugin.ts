@@ -147,6 +147,13 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       request.appRuntime = caller.app;
     }
 
+    // A large body takes a place until its response closes, before it is read (runtime/large-requests.ts).
+    const refusal = emulator.largeRequests.hold(request.ip, request.headers, reply.raw);
+    if (refusal !== null) {
+      reply.header("retry-after", "1");
+      throw errors.tooManyLargeRequests(refusal === "address");
+    }
+
     const runtime = request.appRuntime;
     if (runtime) {
       const cap = runtime.config.maxConcurrentRequests ?? defaultMaxConcurrentRequests;

@@ -6,6 +6,7 @@
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
 import { controlApiServed } from "../config/options.ts";
+import { emailJsErrors as errors } from "../errors/catalogue.ts";
 import { journalRequest } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { routes } from "./routes.ts";
@@ -14,6 +15,13 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
   const { emulator } = app;
   await app.register(multipart, { throwFileSizeLimit: true });
   app.decorateRequest("emailJs", null);
+
+  // A large body takes a place until answered, before it is read (runtime/large-requests.ts).
+  app.addHook("onRequest", (request, reply, done) => {
+    if (emulator.largeRequests.hold(request.ip, request.headers, reply.raw) === null) return done();
+    reply.header("retry-after", "1");
+    done(errors.rateLimited());
+  });
 
   // (A callback hook, like the others on every request's path; none when nothing can read the
   // journals: production without a control token.)

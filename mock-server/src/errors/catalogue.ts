@@ -275,6 +275,15 @@ export const appServicesErrors = {
   payloadTooLarge: () => as(413, "request body exceeds the 18 MB limit", "ReadSizeLimitExceeded"),
   // [429 live; body UNCONFIRMED]
   tooManyRequests: () => as(429, "too many requests", "TooManyRequests"),
+  // docs/decisions/0024-large-bodies-in-slices.md: large bodies in flight, per instance and per address.
+  tooManyLargeRequests: (address: boolean) =>
+    as(
+      429,
+      address
+        ? "too many large requests: one client address may send 2 bodies of 1 MiB or more at once"
+        : "too many large requests: the server is reading as many large bodies as it takes at once",
+      "TooManyRequests",
+    ),
   // Ours, answered as the concurrency cap: change streams open at once (docs/decisions/0011-revocation.md)
   tooManyUserStreams: (limit: number) =>
     as(429, `too many change streams: a user may have ${limit} open at once`, "TooManyRequests"),

@@ -23,6 +23,7 @@ import type { MailMessage, NewMail, Store } from "../store/store.ts";
 import type { AppTemplate } from "./app-runtime.ts";
 import { AppRegistry } from "./apps.ts";
 import { type CreateEmailJsAccountRequest, EmailJsAccountExistsError, EmailJsAccounts } from "./emailjs-accounts.ts";
+import { LargeRequests } from "./large-requests.ts";
 
 export type Readiness = ControlSchemas["Readiness"];
 
@@ -44,6 +45,8 @@ export class Emulator {
   readonly oauth2: EndpointSource;
   /** This instance's SMTP delivery attempts by outcome (a refusal or an unreachable server: `retry`). */
   readonly mailDeliveries = { sent: 0, retry: 0, failed: 0 };
+  /** Requests with large bodies in flight on this instance (runtime/large-requests.ts). */
+  readonly largeRequests = new LargeRequests();
   private stopping = false;
   private key: Hs256Key;
   private secret: string;

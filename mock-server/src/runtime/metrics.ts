@@ -1,7 +1,8 @@
 /**
  * The server's metrics in Prometheus' text format, through prom-client on a registry of its own
  * (no module-level default registry: each server has its own). Besides the request metrics
- * (http/request-metrics.ts): open change streams, the database pool's use, the mail outbox's depth
+ * (http/request-metrics.ts): open change streams, large requests' bytes in flight, the database
+ * pool's use, the mail outbox's depth
  * and this instance's delivery attempts by outcome, readiness, and prom-client's process metrics
  * (CPU, memory, event loop lag, garbage collection). All but the counters are read when scraped.
  */
@@ -45,6 +46,14 @@ export function emulatorMetrics(emulator: Emulator): Registry {
       },
     });
   }
+  new Gauge({
+    name: `${metricPrefix}large_request_bytes`,
+    help: "Declared bytes of requests with bodies of 1 MiB or more in flight on this instance (at most 64 MiB).",
+    registers,
+    collect() {
+      this.set(emulator.largeRequests.bytes);
+    },
+  });
   new Gauge({
     name: `${metricPrefix}mail_outbox_queued`,
     help: "Messages waiting for SMTP delivery (every instance's, where they share a database).",

@@ -729,7 +729,10 @@ export interface components {
          *     or mail requests in the window; then `Retry-After` says when to try again. Also ours (the
          *     app's `limits`, docs/decisions/0018-fair-shares.md): an anonymous login from a client address
          *     that created `anonymousUsersPerAddress` anonymous users in the last day (with
-         *     `Retry-After`), and a MongoDB write by a user that spent its writes a second.
+         *     `Retry-After`), and a MongoDB write by a user that spent its writes a second. Also ours
+         *     (docs/decisions/0024-large-bodies-in-slices.md): a body of 1 MiB or more while the instance
+         *     already reads 64 MiB of such bodies, or while the client address has two in flight (with
+         *     `Retry-After: 1`).
          */
         TooManyRequests: {
             headers: {

@@ -159,7 +159,12 @@ export interface components {
                 "text/plain": components["schemas"]["PlainText"];
             };
         };
-        /** @description More than the account's rate limit (1 request per second by default). */
+        /**
+         * @description More than the account's rate limit (1 request per second by default). Also ours
+         *     (docs/decisions/0024-large-bodies-in-slices.md): a body of 1 MiB or more while the instance
+         *     already reads 64 MiB of such bodies or the client address has two in flight (with
+         *     `Retry-After: 1`).
+         */
         TooManyRequests: {
             headers: {
                 [name: string]: unknown;
