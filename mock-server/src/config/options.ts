@@ -48,6 +48,8 @@ export interface EmulatorOptions {
   streamDrainGraceMs?: number;
   /** How often an idle event stream gets a heartbeat comment (default 15 s; tests shorten it). */
   streamHeartbeatMs?: number;
+  /** Unsent bytes of all change streams past which slow ones end (default 256 MiB; tests lower it). */
+  streamBacklogBytes?: number;
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
   smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
   /** PEM files: serve HTTPS instead of HTTP when both are set. */

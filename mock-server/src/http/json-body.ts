@@ -56,13 +56,30 @@ class BracketScan {
   next(text: string, limit: number): void {
     const { open } = this;
     let { inString, escaped } = this;
+    // Inside a string only `"` and `\` matter: found by indexOf (native), each looked for again
+    // only once passed, so a long string costs a search, not a loop, and no text costs more than
+    // one pass.
+    let quote = -1;
+    let slash = -1;
     for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
       if (inString) {
-        if (escaped) escaped = false;
-        else if (c === 92 /* \ */) escaped = true;
-        else if (c === 34 /* " */) inString = false;
-      } else if (c === 34) inString = true;
+        if (escaped) {
+          escaped = false;
+          continue;
+        }
+        if (quote < i) quote = text.indexOf('"', i) >>> 0;
+        if (slash < i) slash = text.indexOf("\\", i) >>> 0;
+        if (slash < quote) {
+          i = slash;
+          escaped = true;
+        } else if (quote < text.length) {
+          i = quote;
+          inString = false;
+        } else break; // the string goes on in the next part
+        continue;
+      }
+      const c = text.charCodeAt(i);
+      if (c === 34 /* " */) inString = true;
       else if (c === 123 /* { */ || c === 91 /* [ */) {
         open.push(c + 2);
         if (open.length > this.max) {

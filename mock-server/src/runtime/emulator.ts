@@ -24,6 +24,7 @@ import type { AppTemplate } from "./app-runtime.ts";
 import { AppRegistry } from "./apps.ts";
 import { type CreateEmailJsAccountRequest, EmailJsAccountExistsError, EmailJsAccounts } from "./emailjs-accounts.ts";
 import { LargeRequests } from "./large-requests.ts";
+import { StreamBacklog } from "./stream-backlog.ts";
 
 export type Readiness = ControlSchemas["Readiness"];
 
@@ -47,6 +48,8 @@ export class Emulator {
   readonly mailDeliveries = { sent: 0, retry: 0, failed: 0 };
   /** Requests with large bodies in flight on this instance (runtime/large-requests.ts). */
   readonly largeRequests = new LargeRequests();
+  /** Unsent change-stream events of this instance's streams, together (runtime/stream-backlog.ts). */
+  readonly streamBacklog: StreamBacklog;
   private stopping = false;
   private key: Hs256Key;
   private secret: string;
@@ -64,6 +67,7 @@ export class Emulator {
   ) {
     this.secret = options.signingSecret ?? randomHex(32);
     this.key = new Hs256Key(this.secret);
+    this.streamBacklog = new StreamBacklog(options.streamBacklogBytes);
     this.smtp = options.smtpUrl
       ? new SmtpRelay(store.mail, {
           url: options.smtpUrl,

@@ -1,7 +1,7 @@
 /**
  * The server's metrics in Prometheus' text format, through prom-client on a registry of its own
  * (no module-level default registry: each server has its own). Besides the request metrics
- * (http/request-metrics.ts): open change streams, large requests' bytes in flight, the database
+ * (http/request-metrics.ts): open change streams and their unsent bytes, large requests' bytes in flight, the database
  * pool's use, the mail outbox's depth
  * and this instance's delivery attempts by outcome, readiness, and prom-client's process metrics
  * (CPU, memory, event loop lag, garbage collection). All but the counters are read when scraped.
@@ -52,6 +52,14 @@ export function emulatorMetrics(emulator: Emulator): Registry {
     registers,
     collect() {
       this.set(emulator.largeRequests.bytes);
+    },
+  });
+  new Gauge({
+    name: `${metricPrefix}change_stream_unsent_bytes`,
+    help: "Bytes this instance's change streams hold unsent to slow clients (past 256 MiB slow streams end).",
+    registers,
+    collect() {
+      this.set(emulator.streamBacklog.bytes);
     },
   });
   new Gauge({

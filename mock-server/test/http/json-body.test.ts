@@ -21,6 +21,10 @@ const shapes: Record<string, string> = {
   "one long string": JSON.stringify({ arguments: [{ s: "x".repeat(slicedFrom * 2) }] }),
   "nested large containers": JSON.stringify({ a: { b: [notes(5_000), { c: notes(5_000) }] }, d: [[notes(3_000)]] }),
   "escapes and pairs across slices": JSON.stringify({ s: 'é\\"😀\n\u2028'.repeat(slicedFrom / 4), t: ["😀"] }),
+  "brackets, quotes and backslashes inside strings": JSON.stringify({
+    s: '[{"\\}]'.repeat(slicedFrom / 4),
+    t: ["\\".repeat(slicedFrom), "]]]", "{{{"],
+  }),
   "numbers and literals": JSON.stringify([Array.from({ length: 10_000 }, (_, i) => [i / 7, -i, null, true, false])]),
   "duplicate keys": `{"a":1,"pad":${JSON.stringify(notes(10_000))},"b":2,"a":3}`,
   "whitespace around values": ` \n{ "x" : [ ${notes(10_000)

@@ -250,8 +250,9 @@ export interface paths {
          *     `InvalidSession` when that session ends (logout, sessions revoked, its API key disabled
          *     or deleted, a password reset, the session's expiry) or its user is disabled or deleted, on
          *     any instance; `StreamBufferLimitExceeded` when the client leaves more than the app's
-         *     `maxStreamBufferBytes` (8 MiB by default) of events unread (a connection still not drained
-         *     5 s later is cut); `MongoDBError` when its filter fails on a change. Open streams do not
+         *     `maxStreamBufferBytes` (8 MiB by default) of events unread, or holds 1 MiB or more unread
+         *     (and at least the average) while the instance's streams hold more than 256 MiB unsent (a
+         *     connection still not drained 5 s later is cut); `MongoDBError` when its filter fails on a change. Open streams do not
          *     count toward the concurrency cap; each user may have `maxStreamsPerUser` (100) and the app
          *     `maxStreamsPerApp` (1,000) open at once, counted per instance.
          */

@@ -142,6 +142,10 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   }
 
   const res = openEventStream(reply, "text/event-stream");
+  // What this stream leaves unsent counts toward the instance's total (runtime/stream-backlog.ts),
+  // until its connection is gone: an ended stream's last bytes wait for a slow client a while.
+  const backlog = emulator.streamBacklog.open(res);
+  res.once("close", backlog.close);
 
   let increment = 0;
   let closed = false;
@@ -183,7 +187,10 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   const send = (text: string) => {
     if (closed) return;
     if (res.writableLength > bufferLimit) close(streamErrors.bufferLimit(bufferLimit));
-    else res.write(text);
+    else {
+      res.write(text);
+      if (backlog.wrote()) close(streamErrors.instanceBufferLimit(emulator.streamBacklog.limit));
+    }
   };
   const stream: OpenStream = {
     userId: user.id,

@@ -36,6 +36,12 @@ export const streamErrors = {
       "StreamBufferLimitExceeded",
       `change stream closed: the client is not reading its events (more than ${limitBytes} bytes unsent)`,
     ),
+  /** The instance's streams hold too much unsent, and this client is one of the slow readers. */
+  instanceBufferLimit: (limitBytes: number) =>
+    sseError(
+      "StreamBufferLimitExceeded",
+      `change stream closed: the client is reading its events too slowly while the server's streams hold more than ${limitBytes} bytes unsent`,
+    ),
   mongo: (message: string) => sseError("MongoDBError", message),
 };
 
