@@ -3,6 +3,7 @@
  * them (realm-core decodes both; realm-web reads `sub`, `exp`, `iat`, `user_data`, `baas_device_id`).
  */
 import { tokenLifetimes } from "../config/app-config.ts";
+import type { Document } from "../data/documents.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { newObjectIdHex } from "../state/ids.ts";
@@ -20,13 +21,18 @@ export function deviceIdFrom(body: unknown): string {
     : newObjectIdHex();
 }
 
+/**
+ * An access token of the session. `customData`: the user's custom data document when the store
+ * read it already (null: none); otherwise it is read now.
+ */
 export async function accessTokenFor(
   emulator: Emulator,
   app: AppRuntime,
   user: StoredUser,
   session: StoredSession,
+  customData?: Document | null,
 ): Promise<string> {
-  const userData = await app.customUserData(user.id);
+  const userData = customData !== undefined ? app.customUserDataOf(customData) : await app.customUserData(user.id);
   const iat = Math.floor(app.clock.now() / 1000);
   return emulator.tokenKey.sign({
     baas_device_id: session.deviceId,
@@ -73,15 +79,15 @@ export interface SessionStart {
   apiKeyId?: string;
 }
 
-/** Opens a session for a user and returns the login reply. */
-export async function startSession(emulator: Emulator, app: AppRuntime, user: StoredUser, start: SessionStart) {
+/** A new session of a user (not stored yet). */
+export function newSession(app: AppRuntime, userId: string, start: SessionStart): StoredSession {
   const now = app.clock.now();
   const lifetimes = tokenLifetimes(app.config);
   const anonymous = start.providerType === "anon-user";
   const ttlSeconds = anonymous ? lifetimes.anonRefreshTokenTtlSeconds : lifetimes.refreshTokenTtlSeconds;
-  const session: StoredSession = {
+  return {
     id: newObjectIdHex(),
-    userId: user.id,
+    userId,
     deviceId: start.deviceId,
     providerType: start.providerType,
     identityId: start.identityId,
@@ -89,11 +95,27 @@ export async function startSession(emulator: Emulator, app: AppRuntime, user: St
     expiresAt: now + ttlSeconds * 1000,
     ...(start.apiKeyId ? { apiKeyId: start.apiKeyId } : {}),
   };
-  await app.store.startSession(session, now);
+}
+
+/** The login reply of a stored session (`customData` as for accessTokenFor). */
+export async function sessionReply(
+  emulator: Emulator,
+  app: AppRuntime,
+  user: StoredUser,
+  session: StoredSession,
+  customData?: Document | null,
+) {
   return {
-    access_token: await accessTokenFor(emulator, app, user, session),
+    access_token: await accessTokenFor(emulator, app, user, session, customData),
     refresh_token: refreshTokenFor(emulator, app, session),
     user_id: user.id,
     device_id: session.deviceId,
   };
+}
+
+/** Opens a session for a user and returns the login reply. */
+export async function startSession(emulator: Emulator, app: AppRuntime, user: StoredUser, start: SessionStart) {
+  const session = newSession(app, user.id, start);
+  await app.store.startSession(session, session.createdAt);
+  return sessionReply(emulator, app, user, session);
 }

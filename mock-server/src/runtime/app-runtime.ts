@@ -12,7 +12,7 @@ import type { EventBus } from "../state/events.ts";
 import { FaultStore } from "../state/faults.ts";
 import { stableObjectIdHex } from "../state/ids.ts";
 import { Journal } from "../state/journal.ts";
-import type { AppRecord, AppStore } from "../store/store.ts";
+import type { AppRecord, AppStore, CustomDataPlace } from "../store/store.ts";
 import { type StreamEnd, StreamRegistry } from "./streams.ts";
 
 export interface AppTemplate {
@@ -101,9 +101,15 @@ export class AppRuntime {
    * id), as canonical Extended JSON for the access token's `user_data` claim.
    */
   async customUserData(userId: string): Promise<Record<string, unknown> | undefined> {
-    const config = this.customUserDataConfig();
+    const config = this.customUserDataPlace();
     if (!config) return undefined;
-    const doc = await this.store.data.findByField(config.database, config.collection, config.userIdField, userId);
+    return this.customUserDataOf(
+      await this.store.data.findByField(config.database, config.collection, config.userIdField, userId),
+    );
+  }
+
+  /** The `user_data` claim of a custom data document found (by the store, with a login). */
+  customUserDataOf(doc: Document | null | undefined): Record<string, unknown> | undefined {
     return doc ? (toEJSON(doc) as Record<string, unknown>) : undefined;
   }
 
@@ -113,7 +119,7 @@ export class AppRuntime {
    * document (the in-memory store replaces a document on every change, never edits it).
    */
   customUserDataText(userId: string): string | Promise<string> {
-    const config = this.customUserDataConfig();
+    const config = this.customUserDataPlace();
     if (!config) return "{}";
     const data = this.store.data;
     if (!data.findByFieldNow)
@@ -135,10 +141,11 @@ export class AppRuntime {
     return text;
   }
 
-  private customUserDataConfig(): { database: string; collection: string; userIdField: string } | undefined {
+  /** Where the app keeps its users' custom data, when it is enabled. */
+  customUserDataPlace(): CustomDataPlace | undefined {
     const config = this.config.customUserData;
     if (!config?.enabled || !config.database || !config.collection || !config.userIdField) return undefined;
-    return config as { database: string; collection: string; userIdField: string };
+    return { database: config.database, collection: config.collection, userIdField: config.userIdField };
   }
 
   /** Ends what runs in the background for this app: change streams and the function process. */

@@ -183,6 +183,19 @@ export interface AppStore {
    */
   startSession(session: StoredSession, lastLoginAt: number): Promise<void>;
   /**
+   * An e-mail/password login once its password matched: the registration read again with the user
+   * it belongs to (as `users.accountAndOwner`) and, when that user is `session.userId`, the
+   * registration is confirmed and the user not disabled, the login started (as `startSession`), in
+   * one step. With `customData`, the user's custom data document may come back with it (`null`:
+   * none; absent: not read, ask the data). Undefined when the registration is gone.
+   */
+  startRegistrationSession(
+    accountId: string,
+    session: StoredSession,
+    lastLoginAt: number,
+    customData?: CustomDataPlace,
+  ): Promise<RegistrationSession | undefined>;
+  /**
    * A user and one of its sessions, read together (every access-token request needs both); the
    * session is undefined when it is gone or belongs to another user.
    */
@@ -196,6 +209,17 @@ export interface AppStore {
   userSessionNow?(userId: string, sessionId: string): UserAndSession | undefined;
   counts(): Promise<{ users: number; pendingUsers: number }>;
 }
+
+/** Where an app keeps its users' custom data: the document of `collection` whose `userIdField` is the user's id. */
+export interface CustomDataPlace {
+  database: string;
+  collection: string;
+  userIdField: string;
+}
+
+export type RegistrationSession =
+  | { started: true; account: StoredUserpassAccount; owner: StoredUser; customData?: Document | null }
+  | { started: false; account: StoredUserpassAccount; owner: StoredUser | undefined };
 
 export type IdentityClaim =
   | { ok: true; user: StoredUser }

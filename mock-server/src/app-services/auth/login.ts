@@ -54,8 +54,17 @@ async function authenticate(
       const passwordHash = account?.passwordHash ?? (await standInHash(passwordHashCost));
       const valid = await verifyPassword(password, passwordHash);
       if (!account?.confirmed || !valid) throw errors.invalidPassword();
-      // The registration may have gone (its user deleted) while the password was checked; read
-      // again with the user it belongs to.
+      // The registration may have gone (its user deleted) while the password was checked: it is
+      // read again with the user it belongs to — for a registration tied to its user (every login
+      // after the first), as the session starts, in the same step (signInAs).
+      if (!linking && account.userId !== null)
+        return {
+          user: undefined,
+          identity: identityOf(account.id),
+          data: { email: account.email },
+          claimAccountId: account.id,
+          registrationOwnerId: account.userId,
+        };
       const now = await app.users.accountAndOwner(account.id);
       if (!now) throw errors.invalidPassword();
       return {

@@ -15,7 +15,7 @@ import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex } from "../../state/ids.ts";
 import type { StoredIdentity, StoredUser } from "../../store/store.ts";
 import type { Caller } from "../auth-context.ts";
-import { accessTokenFor, startSession } from "../session-tokens.ts";
+import { accessTokenFor, newSession, sessionReply, startSession } from "../session-tokens.ts";
 
 export interface Authenticated {
   /** The user the credentials belong to, if a user object exists already. */
@@ -25,6 +25,11 @@ export interface Authenticated {
   data: Record<string, unknown>;
   /** The e-mail/password registration that remembers the user who owns the identity. */
   claimAccountId?: string;
+  /**
+   * The user that registration was tied to when it was read for the password check: the login
+   * reads it again with its owner as it starts the session (`AppStore.startRegistrationSession`).
+   */
+  registrationOwnerId?: string;
   apiKeyId?: string;
   /** The provider tells the profile afresh at each login (custom token, OAuth 2.0): keep it current. */
   refreshData?: boolean;
@@ -51,7 +56,31 @@ export function signInContext(request: FastifyRequest, app: AppRuntime): SignInC
 
 /** Logs in as the identity's user (made now if it has none) and opens a session: the login reply. */
 export async function signInAs(emulator: Emulator, app: AppRuntime, auth: Authenticated, deviceId: string) {
+  const start = {
+    providerType: auth.identity.provider_type,
+    identityId: auth.identity.id,
+    deviceId,
+    ...(auth.apiKeyId ? { apiKeyId: auth.apiKeyId } : {}),
+  };
   let user = auth.user;
+  if (auth.claimAccountId !== undefined && auth.registrationOwnerId !== undefined) {
+    const session = newSession(app, auth.registrationOwnerId, start);
+    const found = await app.store.startRegistrationSession(
+      auth.claimAccountId,
+      session,
+      session.createdAt,
+      app.customUserDataPlace(),
+    );
+    // The registration went (its user deleted) while the password was checked.
+    if (!found) throw errors.invalidPassword();
+    if (found.started) {
+      const reply = await sessionReply(emulator, app, found.owner, session, found.customData);
+      emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: found.owner.id });
+      return reply;
+    }
+    // Its user is disabled, or gone or another one: as any other login from here on.
+    user = found.owner;
+  }
   if (!user) {
     // The store decides who owns a new identity: of concurrent first logins (on any instance) one
     // creates the user, the others log in as it.
@@ -73,12 +102,7 @@ export async function signInAs(emulator: Emulator, app: AppRuntime, auth: Authen
     user = (await app.users.update(user.id, { data: auth.data })) ?? user;
   }
   if (user.disabled) throw errors.userDisabled();
-  const reply = await startSession(emulator, app, user, {
-    providerType: auth.identity.provider_type,
-    identityId: auth.identity.id,
-    deviceId,
-    ...(auth.apiKeyId ? { apiKeyId: auth.apiKeyId } : {}),
-  });
+  const reply = await startSession(emulator, app, user, start);
   emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: user.id });
   return reply;
 }

@@ -15,6 +15,7 @@ import type {
   EmailJsAccountRecords,
   EndedSessions,
   MailMessage,
+  RegistrationSession,
   State,
   Store,
   StoredSession,
@@ -48,6 +49,19 @@ export class MemoryAppStore implements AppStore {
   async startSession(session: StoredSession, lastLoginAt: number): Promise<void> {
     await this.sessions.add(session);
     await this.users.update(session.userId, { lastLoginAt });
+  }
+
+  async startRegistrationSession(
+    accountId: string,
+    session: StoredSession,
+    lastLoginAt: number,
+  ): Promise<RegistrationSession | undefined> {
+    const found = await this.users.accountAndOwner(accountId);
+    if (!found) return undefined;
+    const { account, owner } = found;
+    if (!account.confirmed || owner?.id !== session.userId || owner.disabled) return { started: false, account, owner };
+    await this.startSession(session, lastLoginAt);
+    return { started: true, account, owner };
   }
 
   async userSession(userId: string, sessionId: string): Promise<UserAndSession> {

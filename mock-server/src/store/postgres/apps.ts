@@ -3,16 +3,20 @@
  * drop what they cached of the app or account) and to this one at once.
  */
 import { appLimits } from "../../config/app-config.ts";
+import { type Document, fromStoredText } from "../../data/documents.ts";
 import type {
   AppChange,
   AppRecord,
   AppRecords,
   AppStore,
+  CustomDataPlace,
   EmailJsAccountRecord,
   EmailJsAccountRecords,
   EndedSessions,
+  RegistrationSession,
   StoredSession,
   StoredUser,
+  StoredUserpassAccount,
   UserAndSession,
 } from "../store.ts";
 import { PgApiKeys } from "./api-keys.ts";
@@ -22,6 +26,7 @@ import type { Queryable } from "./database.ts";
 import { type ChangeHub, PgDocuments } from "./documents.ts";
 import { channels } from "./notifications.ts";
 import { PgSessions, SessionEnds } from "./sessions.ts";
+import { jsonFromDatabase } from "./text-encoding.ts";
 import { listenToUsers, PgUsers, usersChanged } from "./users.ts";
 
 interface AppRow {
@@ -62,8 +67,11 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** The tables that hold an app's records (emptied by a reset, in this order). */
-const appTables = ["sessions", "api_keys", "auth_tokens", "identities", "userpass_accounts", "users", "collections"];
+/**
+ * The tables that hold an app's records (emptied by a reset, in this order: users before sessions,
+ * the order every statement that ends sessions locks them in, sessions.ts).
+ */
+const appTables = ["users", "sessions", "api_keys", "auth_tokens", "identities", "userpass_accounts", "collections"];
 
 export class PgAppStore implements AppStore {
   readonly users: PgUsers;
@@ -93,11 +101,12 @@ export class PgAppStore implements AppStore {
            SELECT identity_id FROM identities WHERE app_id = $1 AND user_id = $2 AND provider_type = 'local-userpass')`,
         params,
       );
+      // The user first, then its sessions: the order every statement that ends sessions locks them
+      // in (sessions.ts). Its identities go with it (ON DELETE CASCADE).
+      const { rowCount } = await client.query("DELETE FROM users WHERE app_id = $1 AND id = $2", params);
       const sessions = await client.query("DELETE FROM sessions WHERE app_id = $1 AND user_id = $2", params);
       if (sessions.rowCount) await this.ends.announce(client, this.appId, { userId });
       await client.query("DELETE FROM api_keys WHERE app_id = $1 AND user_id = $2", params);
-      // Its identities go with it (ON DELETE CASCADE).
-      const { rowCount } = await client.query("DELETE FROM users WHERE app_id = $1 AND id = $2", params);
       if (rowCount === 1)
         await client.query("SELECT pg_notify($1, $2)", [
           channels.users,
@@ -112,6 +121,33 @@ export class PgAppStore implements AppStore {
 
   async startSession(session: StoredSession, lastLoginAt: number): Promise<void> {
     await this.sessions.start(session, lastLoginAt);
+  }
+
+  async startRegistrationSession(
+    accountId: string,
+    session: StoredSession,
+    lastLoginAt: number,
+    customData?: CustomDataPlace,
+  ): Promise<RegistrationSession | undefined> {
+    const row = await this.sessions.start(session, lastLoginAt, { accountId, ...(customData ? { customData } : {}) });
+    if (row.id == null) return undefined;
+    const account: StoredUserpassAccount = {
+      id: row.id,
+      email: row.email!,
+      passwordHash: row.password_hash!,
+      confirmed: row.confirmed!,
+      userId: row.user_id ?? null,
+      createdAt: row.created_at!,
+    };
+    const owner = row.owner_id != null && row.owner_doc != null ? { id: row.owner_id, ...row.owner_doc } : undefined;
+    if (row.added !== 1 || !owner) return { started: false, account, owner };
+    if (!customData) return { started: true, account, owner };
+    return {
+      started: true,
+      account,
+      owner,
+      customData: row.custom == null ? null : (fromStoredText(jsonFromDatabase(row.custom)).value as Document),
+    };
   }
 
   /**

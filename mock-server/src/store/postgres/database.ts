@@ -30,18 +30,11 @@ const maxStatements = 1000;
  * How a statement is planned: `cached` (the default) prepared once per connection, its plan kept
  * (PostgreSQL may settle on one plan for every parameter value); `custom` planned for its values
  * each time, for a statement whose best plan depends on them (an ordered read with a LIMIT: walk
- * the collection in order, or find the few matching rows by the index first); `generic` prepared
- * once and planned once per connection for every value, for a statement whose plan does not
- * depend on them but whose estimates do (a filtered read through the GIN index: PostgreSQL's
- * choice between the two, by estimated cost, kept planning it afresh on every execution — 0.2 ms
- * of planning for 0.1–0.3 ms of execution). `generic` sends `SET plan_cache_mode` before the
- * statement and `RESET` after it, written together with it on the pipelined connection (one
- * round trip); inside a transaction that fails, its rollback undoes the SET.
+ * the collection in order, or find the few matching rows by the index first). A statement whose
+ * plan does not depend on its values but whose estimates do is `cached` with its values hidden
+ * from the planner (pushdown.ts, `hiddenValue`), so that the plan for every value is kept.
  */
-export type Planning = "cached" | "custom" | "generic";
-
-const forceGeneric = "SET plan_cache_mode = force_generic_plan";
-const resetPlanning = "RESET plan_cache_mode";
+export type Planning = "cached" | "custom";
 
 /**
  * What `send` sends on a pipelined client, in one write to the socket (each statement's own write
@@ -59,24 +52,13 @@ function corked<T>(client: pg.ClientBase, send: () => T): T {
 }
 
 /** Runs a statement on a client, with the planning it asks for. */
-async function run<R extends pg.QueryResultRow>(
+function run<R extends pg.QueryResultRow>(
   client: pg.ClientBase,
   text: string,
   values: unknown[],
   planning: Planning | undefined,
 ): Promise<pg.QueryResult<R>> {
-  if (planning !== "generic") return client.query<R>(statement(text, values, planning));
-  const [set, result, reset] = corked(client, () => [
-    client.query(forceGeneric),
-    client.query<R>(statement(text, values, "cached")),
-    client.query(resetPlanning),
-  ]);
-  const [settled] = await Promise.allSettled([result, set, reset]);
-  if (settled.status === "rejected") throw settled.reason;
-  // A failed SET fails the statement after it (the same connection); a failed RESET outside a
-  // transaction means the connection is broken: the next statement on it finds out.
-  await set;
-  return settled.value;
+  return client.query<R>(statement(text, values, planning));
 }
 
 function statement(text: string, values: unknown[], planning: Planning = "cached"): pg.QueryConfig {
@@ -232,11 +214,10 @@ export class Database implements Queryable {
     planning?: Planning,
   ): Promise<pg.QueryResult<R>> {
     try {
-      if (planning !== "generic") return await this.pool.query<R>(statement(text, values, planning));
+      return await this.pool.query<R>(statement(text, values, planning));
     } catch (error) {
       throw translate(error);
     }
-    return this.runReleasing<R>(await this.connect(), text, values, planning);
   }
 
   /**

@@ -40,9 +40,13 @@ import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
 import { InsertGroups, type PendingInsert } from "./insert-groups.ts";
 import { channels } from "./notifications.ts";
-import { pushdown } from "./pushdown.ts";
+import { hiddenValue, pushdown } from "./pushdown.ts";
 import { idRowKey } from "./row-keys.ts";
 import { type JsonParam, jsonFromDatabase, jsonParam } from "./text-encoding.ts";
+
+/** A collection's rows, its app, database and collection hidden from the plan (pushdown.ts, `hiddenValue`). */
+const placeOf = (app: string, db: string, coll: string) =>
+  `app_id = ${hiddenValue(`${app}::text`)} AND db = ${hiddenValue(`${db}::text`)} AND coll = ${hiddenValue(`${coll}::text`)}`;
 
 /** What joins the texts of an exact find's matches (JSON text holds control characters only escaped). */
 const separator = "\u001e";
@@ -162,15 +166,17 @@ export class PgDocuments implements DocumentStore {
     const lock = forUpdate ? " FOR UPDATE" : "";
     const ceiling = max === undefined ? Number.MAX_SAFE_INTEGER : max + 1;
     if (want === undefined) {
-      const { where, params } = pushdown(prefilter, 5);
+      const { where, params } = pushdown(prefilter, 5, { hidden: true });
       const filtered = where.length > 0;
       // A filtered read finds its rows through the GIN index whatever the values: one plan, made
-      // once per connection (left to choose, PostgreSQL planned it afresh every time).
+      // once per connection, its values hidden (pushdown.ts, `hiddenValue`; left to choose,
+      // PostgreSQL planned it afresh every time).
       const { rows } = await (await client()).query<{ seq: number; ejson: string }>(
-        `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where.map((w) => ` AND ${w}`).join("")}
-         ${filtered ? "" : "ORDER BY seq"} LIMIT $4${lock}`,
+        filtered
+          ? `SELECT seq, ejson FROM documents WHERE ${placeOf("$1", "$2", "$3")}${where.map((w) => ` AND ${w}`).join("")}
+             LIMIT $4${lock}`
+          : `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 ORDER BY seq LIMIT $4${lock}`,
         [this.appId, database, collection, ceiling, ...params],
-        filtered ? "generic" : "cached",
       );
       if (filtered) rows.sort((a, b) => a.seq - b.seq);
       for (let from = 0; from < rows.length; from += maxBatch) yield decode(rows.slice(from, from + maxBatch), true);
@@ -221,13 +227,15 @@ export class PgDocuments implements DocumentStore {
   ): Promise<ExactTexts | undefined> {
     if (exactConditions(query) === null) return undefined;
     const ceiling = max === undefined ? Number.MAX_SAFE_INTEGER : max + 1;
-    const { where, params } = pushdown(query, 5 + fields.length);
+    // All of the matches of a filtered query: through the GIN index, planned once (see `batches`).
+    const all = want === undefined && pushdown(query, 1).where.length > 0;
+    const { where, params } = pushdown(query, 5 + fields.length, { hidden: all });
     const filtered = where.length > 0;
     const within = `$${5 + fields.length + params.length}`;
     const keys = fields.map((_, i) => `, (doc -> $${5 + i}::text)::text AS k${i}`).join("");
-    const matching = `SELECT seq, ejson${keys} FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where
-      .map((w) => ` AND ${w}`)
-      .join("")}${want !== undefined || !filtered ? " ORDER BY seq" : ""} LIMIT $4`;
+    const matching = `SELECT seq, ejson${keys} FROM documents WHERE ${
+      all ? placeOf("$1", "$2", "$3") : "app_id = $1 AND db = $2 AND coll = $3"
+    }${where.map((w) => ` AND ${w}`).join("")}${want !== undefined || !filtered ? " ORDER BY seq" : ""} LIMIT $4`;
     const joined = (column: string) =>
       `string_agg(${column}, chr(30) ORDER BY seq) FILTER (WHERE running <= ${within}::bigint)`;
     const text = `SELECT count(*)::int AS n, ${joined("ejson")} AS texts${fields
@@ -236,10 +244,7 @@ export class PgDocuments implements DocumentStore {
       FROM (SELECT *, sum(length(ejson)) OVER (ORDER BY seq) AS running FROM (${matching}) AS m) AS w`;
     // The same plans as `batches`: the first few in natural order planned for their values; all of
     // them through the index, planned once per connection.
-    const [limit, planning] =
-      want !== undefined
-        ? [Math.min(want, ceiling), "custom" as const]
-        : [ceiling, filtered ? ("generic" as const) : undefined];
+    const [limit, planning] = want !== undefined ? [Math.min(want, ceiling), "custom" as const] : [ceiling, undefined];
     const { rows } = await this.within(deadline).query<{ n: number; texts: string | null } & Record<string, unknown>>(
       text,
       [this.appId, database, collection, limit, ...fields, ...params, Math.floor(maxReplyBytes / 6)],

@@ -834,6 +834,20 @@ export const migrations: Migration[] = [
       DROP INDEX sessions_by_user;
     `,
   },
+  {
+    version: 9,
+    name: "each user's count of sessions",
+    // A login trims the user's oldest sessions past the app's limit. Counted, it knows how many
+    // to end (most often none; at the limit, one, read oldest first) instead of walking the newest
+    // `limit` of them on every login. Every statement that adds or ends a user's sessions keeps the
+    // count, under the user's row lock taken before any session row (store/postgres/sessions.ts).
+    sql: `
+      ALTER TABLE users ADD COLUMN session_count integer NOT NULL DEFAULT 0;
+      UPDATE users u SET session_count = c.n
+        FROM (SELECT app_id, user_id, count(*)::integer AS n FROM sessions GROUP BY app_id, user_id) AS c
+       WHERE u.app_id = c.app_id AND u.id = c.user_id;
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

@@ -202,9 +202,16 @@ export class PostgresStore implements Store {
         for (const [i, { saved, record }] of built.entries()) {
           await PgApps.insert(client, record);
           const scope = [record.appId];
+          const sessionCounts = new Map<string, number>();
+          for (const s of saved.sessions) sessionCounts.set(s.userId, (sessionCounts.get(s.userId) ?? 0) + 1);
           for (const user of saved.users) {
             const { id, ...doc } = user;
-            await client.query("INSERT INTO users (app_id, id, doc) VALUES ($1, $2, $3)", [...scope, id, doc]);
+            await client.query("INSERT INTO users (app_id, id, doc, session_count) VALUES ($1, $2, $3, $4)", [
+              ...scope,
+              id,
+              doc,
+              sessionCounts.get(id) ?? 0,
+            ]);
             for (const identity of user.identities) {
               await client.query(
                 "INSERT INTO identities (app_id, provider_type, identity_id, user_id) VALUES ($1, $2, $3, $4)",

@@ -63,12 +63,17 @@ const isIdValue = (v: unknown) =>
 /** The most values of one field's `$in` pushed down as JSON path alternatives. */
 const maxAlternatives = maxExactAlternatives;
 
-export function pushdown(query: Document, firstParam: number): Pushdown {
+/**
+ * `hidden`: each value as a subquery, `(SELECT $n::type)`, which no plan knows: for a statement
+ * planned once for every value (see `hiddenValue`).
+ */
+export function pushdown(query: Document, firstParam: number, { hidden = false } = {}): Pushdown {
   const where: string[] = [];
   const params: unknown[] = [];
-  const param = (value: unknown) => {
+  const param = (value: unknown, type: string) => {
     params.push(value);
-    return `$${firstParam + params.length - 1}`;
+    const placeholder = `$${firstParam + params.length - 1}::${type}`;
+    return hidden ? hiddenValue(placeholder) : placeholder;
   };
   const visit = (q: Document) => {
     for (const [key, condition] of Object.entries(q)) {
@@ -83,7 +88,8 @@ export function pushdown(query: Document, firstParam: number): Pushdown {
       if (key.startsWith("$") || key.includes(".") || awkward(key)) continue;
       if (key === "_id") {
         const ids = equalValues(condition, isIdValue);
-        if (ids) where.push(`id_key = ANY(${param(ids.map(idRowKey))}::text[])`);
+        // (A subquery in ANY( ) would be read as a set of rows: the cast makes it the array.)
+        if (ids) where.push(`id_key = ANY(${param(ids.map(idRowKey), "text[]")}${hidden ? "::text[]" : ""})`);
         continue;
       }
       const values = equalValues(condition, (v) => scalar(v) !== undefined);
@@ -91,9 +97,19 @@ export function pushdown(query: Document, firstParam: number): Pushdown {
       if (!values || values.length > maxAlternatives) continue;
       const alternatives = values.map((value) => pathEquals(key, value as Scalar));
       if (alternatives.some((a) => a === undefined)) continue;
-      where.push(`doc @@ ${param(alternatives.join(" || "))}::jsonpath`);
+      where.push(`doc @@ ${param(alternatives.join(" || "), "jsonpath")}`);
     }
   };
   visit(query);
   return { where, params };
 }
+
+/**
+ * A statement's value as a subquery: planned once per connection (a named statement), PostgreSQL
+ * plans it for its values five times, then keeps the plan for every value unless the plans for
+ * the values were estimated cheaper. With its values hidden so, both are estimated alike and the
+ * plan for every value is kept, with no `SET plan_cache_mode` around the statement (it was three
+ * statements a read). For a statement whose plan does not depend on the values (a filtered read of
+ * all of its matches: through the GIN index whatever they are), never for one whose plan does.
+ */
+export const hiddenValue = (placeholder: string) => `(SELECT ${placeholder})`;

@@ -3,10 +3,11 @@
  * same transaction (delivered when, and only if, it commits), so each instance ends the change
  * streams open on the ended sessions and forgets what it kept of them (auth-cache.ts).
  */
-import type { EndedSessions, SessionRecords, StoredSession } from "../store.ts";
+import type { CustomDataPlace, EndedSessions, SessionRecords, StoredSession, StoredUser } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
+import { rowKey } from "./row-keys.ts";
 import { usersChanged } from "./users.ts";
 
 type Listener = (appId: string, ended: EndedSessions) => void;
@@ -55,6 +56,149 @@ export class SessionEnds {
   }
 }
 
+/**
+ * The user's row, locked first: every statement that adds or ends a user's sessions takes it
+ * before any session row (a login's trim locks the sessions it ends after it), so they never
+ * wait for each other in opposite orders; and the user's `session_count` changes one statement
+ * at a time.
+ */
+const lockedOwner = (userId: string) =>
+  `owner AS (SELECT id, session_count FROM users WHERE app_id = $1 AND id = ${userId} FOR UPDATE)`;
+
+/** The count of sessions after `gone` (a CTE of ended sessions' `user_id`). */
+const counted = `counted AS (
+         UPDATE users u SET session_count = u.session_count - (SELECT count(*) FROM gone)
+           FROM owner o WHERE u.app_id = $1 AND u.id = o.id RETURNING 1)`;
+
+/**
+ * The user's oldest sessions past the limit once `added` more are in, ended (announced with the
+ * statement), read oldest first: how many comes from the user's count (`owner`, locked), so at
+ * the limit one is read, below it none. They are locked as they are read, and one ended meanwhile
+ * by another statement is skipped for the next one. The statement's snapshot, taken before the
+ * user's lock, may not see sessions another login added after it (they are newer than any it
+ * ends); where too few are left to end, the user stays past the limit and `over` says so (the
+ * caller trims again with a later snapshot: with many logins racing against a limit of one or two).
+ * Parameters: $1 app, $2 user, then the sessions channel and the instance id.
+ */
+const ending = (added: number, channel: string, instance: string) => `ended AS (
+         DELETE FROM sessions WHERE ctid = ANY (ARRAY(
+           SELECT ctid FROM sessions WHERE app_id = $1 AND user_id = $2 ORDER BY seq
+            LIMIT greatest((SELECT session_count FROM owner) + ${added} - (SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 0)
+            FOR UPDATE))
+         RETURNING id, pg_notify(${channel}, json_build_object('i', ${instance}::text, 'a', $1::text, 'u', $2::text, 's', id)::text))`;
+
+/** Whether the user is left past the app's limit (`counts`: a CTE of the new count). */
+const over = (counts: string) =>
+  `(SELECT c.session_count > (SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1) FROM ${counts} c) AS over`;
+
+/**
+ * Not waiting for its commit to reach the disk (set where the user's row is locked: a statement
+ * that writes nothing commits nothing): the user's row is held only while the statement runs, not
+ * for a disk flush, so logins of one user do not take turns on flushes. `durably` follows it.
+ */
+const lazily = "set_config('synchronous_commit', 'off', true)";
+
+/**
+ * Sent after a statement that committed `lazily`, on the same connection, and waited for: a
+ * transaction that writes a WAL record (a logical decoding message, which no table holds) and
+ * commits synchronously, so its commit waits for the WAL to be flushed past its own record, and so
+ * past the earlier commit. The login is answered only then: acknowledged means durable.
+ */
+const durably: [string, unknown[]] = ["SELECT pg_logical_emit_message(true, 'app-services-emulator', 'durable')", []];
+
+/**
+ * A session started (see `ending`) in one statement, its own transaction, committed `lazily`:
+ * the user's row locked (with an e-mail/password login, only when it is the registration's owner,
+ * the registration confirmed and the user not disabled, checked again once locked), the session
+ * added, the oldest past the limit ended, the count and the login time written; with a
+ * registration, the registration and its owner answered (as accountAndOwner), and with a custom
+ * data place, the user's document (as findByField: the first in natural order whose field is the
+ * user's id, found through the GIN index; `seq + 0` keeps the planner from walking the collection
+ * in order instead).
+ *
+ * Planned once per connection: the custom data's collection and the user's id in its containment
+ * are subqueries, values no plan knows, so a plan for the values (which would know a collection
+ * empty or small, and the user's few documents) is estimated no cheaper than the plan for every
+ * value, and PostgreSQL keeps the latter after its first five (planned for its values, the
+ * statement cost 0.55–0.86 ms of planning each time); the custom data is read first, before the
+ * user's row is locked. The sessions ended are deleted by their row's place (`ctid`), as locked:
+ * no plan walks the app's sessions to find them by id.
+ * Parameters: $1 app, $2 user, $3 session id, $4 API key id, $5 session, $6 login time or null,
+ * $7 sessions channel, $8 users channel, $9 instance id; then the registration's id and identity
+ * key; then the custom data's database, collection and field.
+ */
+function startStatement(registration: boolean, customData: boolean): string {
+  let n = 9;
+  const account = registration ? { id: `$${++n}`, key: `$${++n}` } : undefined;
+  const custom = customData ? { db: `$${++n}`, coll: `$${++n}`, field: `$${++n}` } : undefined;
+  const accountCte = account
+    ? `account AS (
+         SELECT a.id, a.email, a.password_hash, a.confirmed, a.user_id, a.created_at, u.id AS owner_id, u.doc AS owner_doc
+           FROM userpass_accounts a
+           LEFT JOIN users u ON u.app_id = a.app_id AND u.id = coalesce(a.user_id,
+             (SELECT i.user_id FROM identities i
+               WHERE i.app_id = a.app_id AND i.provider_type = 'local-userpass' AND i.identity_id = ${account.key}))
+          WHERE a.app_id = $1 AND a.id = ${account.id}),
+       `
+    : "";
+  const ownerCheck = account
+    ? ` AND id IN (SELECT owner_id FROM account WHERE confirmed)
+            AND NOT coalesce((doc ->> 'disabled')::boolean, false)`
+    : "";
+  const customRead = custom
+    ? `(SELECT ejson FROM documents
+         WHERE app_id = $1 AND db = (SELECT ${custom.db}::text) AND coll = (SELECT ${custom.coll}::text)
+           AND doc @> jsonb_build_object(${custom.field}::text, (SELECT $2::text))
+           AND doc -> ${custom.field}::text = to_jsonb($2::text)
+         ORDER BY seq + 0 LIMIT 1) AS custom, `
+    : "";
+  return `WITH ${accountCte}owner AS (
+         SELECT id, session_count, ${lazily} FROM users
+          WHERE app_id = $1 AND id = $2${ownerCheck}
+          FOR UPDATE),
+       added AS (
+         INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) SELECT $1, $3, id, $4, $5 FROM owner RETURNING id),
+       ${ending(1, "$7", "$9")},
+       login AS (
+         UPDATE users u SET session_count = o.session_count + (SELECT count(*) FROM added) - (SELECT count(*) FROM ended),
+                doc = CASE WHEN $6::bigint IS NULL THEN u.doc ELSE jsonb_set(u.doc, '{lastLoginAt}', to_jsonb($6::bigint)) END
+           FROM owner o WHERE u.app_id = $1 AND u.id = o.id
+         RETURNING u.session_count,
+                   CASE WHEN $6::bigint IS NOT NULL THEN pg_notify($8, json_build_object('i', $9::text, 'a', $1::text, 'u', $2::text)::text) END)
+       SELECT ${account ? "a.id, a.email, a.password_hash, a.confirmed, a.user_id, a.created_at, a.owner_id, a.owner_doc, " : ""}${customRead}
+              (SELECT count(*)::int FROM added) AS added, (SELECT array_agg(id) FROM ended) AS ended, ${over("login")}
+         FROM (SELECT 1) AS one${account ? " LEFT JOIN account a ON true" : ""}`;
+}
+
+/** The oldest sessions past the limit ended again (see `ending`). $1 app, $2 user, $3 channel, $4 instance. */
+const trimStatement = `WITH owner AS (
+         SELECT id, session_count, ${lazily} FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE),
+       ${ending(0, "$3", "$4")},
+       trimmed AS (
+         UPDATE users u SET session_count = o.session_count - (SELECT count(*) FROM ended)
+           FROM owner o WHERE u.app_id = $1 AND u.id = o.id RETURNING u.session_count)
+       SELECT 0 AS added, (SELECT array_agg(id) FROM ended) AS ended, ${over("trimmed")}`;
+
+interface TrimmedRow {
+  /** 1 when the statement added the session (its user was there, and with a registration, usable). */
+  added: number;
+  ended: string[] | null;
+  over: boolean | null;
+}
+
+/** What `start` answers: with a registration, its columns (null when it is gone), with custom data its text. */
+export type StartedRow = TrimmedRow & {
+  id?: string | null;
+  email?: string;
+  password_hash?: string;
+  confirmed?: boolean;
+  user_id?: string | null;
+  created_at?: number;
+  owner_id?: string | null;
+  owner_doc?: Omit<StoredUser, "id"> | null;
+  custom?: string | null;
+};
+
 export class PgSessions implements SessionRecords {
   constructor(
     private readonly db: Database,
@@ -78,64 +222,70 @@ export class PgSessions implements SessionRecords {
   /**
    * Adds a session, ends the user's oldest ones past the app's limit (app_usage's
    * max_sessions_per_user; each announced like any other end) and, with `lastLoginAt`, records the
-   * login on the user (announced on the users channel). Two statements, each its own transaction,
-   * sent together and answered in one round trip (`Database.pipeline`):
-   * 1. the session, inserted and committed durably (the login is answered only then);
-   * 2. the trim and the login time, in one statement whose snapshot is taken after the insert
-   *    committed. Racing logins of one user, on any instance, each trim after their own insert, so
-   *    the trim with the latest snapshot sees every session added and keeps the newest `limit`;
-   *    an earlier trim only ends sessions older than `limit` it saw, which are older than those
-   *    too: the user is left with exactly the limit. This transaction does not wait for its commit
-   *    to reach the disk, so the user's row (updated) is held only while it runs, not for a disk
-   *    flush (logins of one user took turns on that flush); what it writes — a login time,
-   *    sessions ended for the limit — is flushed with the next commit anyway, and a crash in
-   *    between can only bring back the login time before it, or a session the limit had ended.
-   *    The sessions to end are listed once (an ARRAY subquery: an init plan) and deleted by key:
-   *    as `id IN (…)`, with statistics that had not yet seen the user's sessions, the planner ran
-   *    the list again for each of them (1.8 ms a login at the limit of 100, against 0.4 ms).
+   * login on the user (announced on the users channel): one statement (`startStatement`), with the
+   * registration's check and the custom data read of a login by e-mail/password when asked.
+   * Answered once it is durable, in one round trip; see docs/decisions/0025-counted-sessions.md.
    */
-  async start(session: StoredSession, lastLoginAt: number | null): Promise<void> {
-    const answers = await this.db.pipeline([
-      [
-        "INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) VALUES ($1, $2, $3, $4, $5)",
-        [this.appId, session.id, session.userId, session.apiKeyId ?? null, session],
-      ],
-      [
-        // (The login time only once the session is in: a failed insert leaves it as it was.) Its
-        // own transaction, set not to wait for its flush (set_config local to it: read at its
-        // commit, which ends the statement); evaluated wherever the statement writes a row.
-        `WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true)),
-         login AS (
-           UPDATE users SET doc = jsonb_set(doc, '{lastLoginAt}', to_jsonb($3::bigint))
-            WHERE app_id = $1 AND id = $2 AND $3::bigint IS NOT NULL
-              AND EXISTS (SELECT 1 FROM sessions WHERE app_id = $1 AND id = $4)
-           RETURNING id),
-         ended AS (
-           DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 AND id = ANY (ARRAY(
-             SELECT id FROM sessions WHERE app_id = $1 AND user_id = $2 ORDER BY seq DESC
-             OFFSET coalesce((SELECT max_sessions_per_user FROM app_usage WHERE app_id = $1), 2147483647)))
-           RETURNING id)
-         SELECT id, pg_notify($5, json_build_object('i', $7::text, 'a', $1::text, 'u', $2::text, 's', id)::text)
-           FROM ended, lazy
-         UNION ALL
-         SELECT NULL, pg_notify($6, json_build_object('i', $7::text, 'a', $1::text, 'u', id)::text) FROM login, lazy`,
-        [this.appId, session.userId, lastLoginAt, session.id, channels.sessions, channels.users, this.ends.instanceId],
-      ],
+  async start(
+    session: StoredSession,
+    lastLoginAt: number | null,
+    login: { accountId?: string; customData?: CustomDataPlace } = {},
+  ): Promise<StartedRow> {
+    const { accountId, customData } = login;
+    const values: unknown[] = [
+      this.appId,
+      session.userId,
+      session.id,
+      session.apiKeyId ?? null,
+      session,
+      lastLoginAt,
+      channels.sessions,
+      channels.users,
+      this.ends.instanceId,
+    ];
+    if (accountId !== undefined) values.push(accountId, rowKey(accountId));
+    if (customData) values.push(customData.database, customData.collection, customData.userIdField);
+    const [started, flushed] = await this.db.pipeline([
+      [startStatement(accountId !== undefined, customData !== undefined), values],
+      durably,
     ]);
-    // (The second transaction may have committed though the insert failed: what it did is told.)
-    const second = (answers[1]?.result?.rows ?? []) as { id: string | null }[];
-    if (second.some((r) => r.id === null)) usersChanged(this.ends.context, this.appId, session.userId);
-    for (const { id } of second) if (id !== null) this.ends.tell(this.appId, { userId: session.userId, sessionId: id });
-    const failure = answers.find((a) => a.error !== undefined);
-    if (failure) throw failure.error;
+    const row = started?.result?.rows[0] as StartedRow | undefined;
+    if (row) await this.ended(session.userId, row, lastLoginAt !== null);
+    if (started?.error !== undefined) throw started.error;
+    if (flushed?.error !== undefined) throw flushed.error;
+    return row!;
+  }
+
+  /**
+   * What a statement that started or trimmed did, told to this instance; then, while the user is
+   * left past the limit, trimmed again (see `trimStatement`).
+   */
+  private async ended(userId: string, row: TrimmedRow, loggedIn: boolean): Promise<void> {
+    if (loggedIn && row.added === 1) usersChanged(this.ends.context, this.appId, userId);
+    for (let trimmed: TrimmedRow | undefined = row; trimmed; ) {
+      for (const id of trimmed.ended ?? []) this.ends.tell(this.appId, { userId, sessionId: id });
+      if (!trimmed.over) return;
+      [trimmed] = await this.db.rows<TrimmedRow>(trimStatement, [
+        this.appId,
+        userId,
+        channels.sessions,
+        this.ends.instanceId,
+      ]);
+    }
   }
 
   async remove(id: string): Promise<boolean> {
     // One statement (its own transaction): the notification goes out only if the delete commits.
     const [row] = await this.db.rows<{ user_id: string }>(
-      `WITH gone AS (DELETE FROM sessions WHERE app_id = $1 AND id = $2 RETURNING user_id)
+      `WITH target AS (SELECT user_id FROM sessions WHERE app_id = $1 AND id = $2),
+       ${lockedOwner("(SELECT user_id FROM target)")},
+       gone AS (
+         DELETE FROM sessions WHERE app_id = $1 AND id = $2
+            AND user_id = coalesce((SELECT id FROM owner), (SELECT user_id FROM target))
+         RETURNING user_id),
+       ${counted}
        SELECT user_id, pg_notify($3, json_build_object('i', $4::text, 'a', $1::text, 'u', user_id, 's', $2::text)::text)
-         FROM gone`,
+         FROM gone, (SELECT count(*) FROM counted) AS c`,
       [this.appId, id, channels.sessions, this.ends.instanceId],
     );
     if (!row) return false;
@@ -154,8 +304,12 @@ export class PgSessions implements SessionRecords {
   async removeForUser(userId: string): Promise<number> {
     const ended = { userId };
     const [row] = await this.db.rows<{ n: number }>(
-      `WITH gone AS (DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 RETURNING 1)
-       SELECT count(*)::int AS n, CASE WHEN count(*) > 0 THEN pg_notify($3, $4) END FROM gone`,
+      `WITH ${lockedOwner("$2")},
+       gone AS (
+         DELETE FROM sessions WHERE app_id = $1 AND user_id = coalesce((SELECT id FROM owner), $2) RETURNING user_id),
+       ${counted}
+       SELECT count(*)::int AS n, CASE WHEN count(*) > 0 THEN pg_notify($3, $4) END
+         FROM gone, (SELECT count(*) FROM counted) AS c`,
       [this.appId, userId, channels.sessions, JSON.stringify(this.ends.payload(this.appId, ended))],
     );
     const removed = row?.n ?? 0;
@@ -172,12 +326,16 @@ export class PgSessions implements SessionRecords {
     apiKeyId: string,
   ): Promise<boolean> {
     // By the user's index: a key's sessions are its owner's.
-    const { rowCount } = await q.query("DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 AND api_key_id = $3", [
-      appId,
-      userId,
-      apiKeyId,
-    ]);
-    if (!rowCount) return false;
+    const { rows } = await q.query<{ n: number }>(
+      `WITH ${lockedOwner("$2")},
+       gone AS (
+         DELETE FROM sessions WHERE app_id = $1 AND user_id = coalesce((SELECT id FROM owner), $2) AND api_key_id = $3
+         RETURNING user_id),
+       ${counted}
+       SELECT count(*)::int AS n FROM gone, (SELECT count(*) FROM counted) AS c`,
+      [appId, userId, apiKeyId],
+    );
+    if (!rows[0]?.n) return false;
     await ends.announce(q, appId, { userId, apiKeyId });
     return true;
   }

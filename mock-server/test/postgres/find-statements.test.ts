@@ -1,0 +1,67 @@
+/**
+ * A filtered read of all of a query's matches on PostgreSQL (a user's own documents through the
+ * owner rule) is one statement, planned once per connection for every value and through the GIN
+ * index (docs/decisions/0018-fair-shares.md): its values are subqueries no plan knows, so after
+ * its first five executions PostgreSQL keeps the plan for every value, without a `SET
+ * plan_cache_mode` before it and a `RESET` after it. (Which plan that is on a large collection —
+ * through the GIN index — is measured by the benchmarks' `find`, not here.)
+ */
+import pg from "pg";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import type { PgDocuments } from "../../src/store/postgres/documents.ts";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+
+let database: TestDatabase;
+let store: PostgresStore;
+
+beforeAll(async () => {
+  database = await emulatorDatabase("find-statements");
+  // One connection: the prepared statements it holds are the ones the reads used.
+  store = await PostgresStore.open({ url: database.url, maxConnections: 1 });
+});
+
+afterAll(async () => {
+  await store?.close();
+  await database?.drop();
+});
+
+it("reads a user's documents in one statement, planned once for every value", async () => {
+  const appId = "finds";
+  await store.apps.create({ appId, domainId: `domain-${appId}`, createdAt: 0, appDir: null, config: {} });
+  const data = store.apps.scope(appId).data as PgDocuments;
+  const docs = Array.from({ length: 2_000 }, (_, i) => ({ _id: `n${i}`, owner: `u${i % 20}`, n: i }));
+  await data.write("db", "notes", async () => ({
+    changes: docs.map((doc) => ({ op: "insert" as const, doc })),
+    events: () => [],
+    result: () => undefined,
+  }));
+  const db = (store as unknown as { context: { db: { rows(text: string): Promise<Record<string, unknown>[]> } } })
+    .context.db;
+  await db.rows("ANALYZE documents");
+
+  const texts: string[] = [];
+  const query = pg.Client.prototype.query;
+  vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text: string };
+    const name = (this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters
+      .application_name;
+    if (name === "app-services-emulator") texts.push(typeof config === "string" ? config : config.text);
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query);
+  for (let i = 0; i < 12; i++) {
+    const found = await data.exactTexts("db", "notes", { owner: `u${i}` }, { fields: ["n"] });
+    expect(found?.examined).toBe(100);
+    expect((await data.read("db", "notes", { owner: `u${i}` })).length).toBe(100);
+  }
+  vi.restoreAllMocks();
+  expect(texts).toHaveLength(24);
+  expect(texts.filter((t) => /plan_cache_mode/.test(t))).toEqual([]);
+
+  // Each of the two statements: five plans for the values, then the plan for every value.
+  const prepared = (await db.rows(
+    "SELECT statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE statement LIKE '%FROM documents WHERE app_id = (SELECT $1::text)%' AND statement NOT LIKE '%pg_prepared%'",
+  )) as { statement: string; generic: number; custom: number }[];
+  expect(prepared).toHaveLength(2);
+  for (const row of prepared) expect([row.custom, row.generic]).toEqual([5, 7]);
+});
