@@ -5,7 +5,7 @@
  * cluster with startCluster() instead: never stop the shared one.
  */
 import pg from "pg";
-import { inject } from "vitest";
+import { inject, vi } from "vitest";
 import { startCluster } from "../../../scripts/postgres-cluster.mjs";
 
 export type { PostgresCluster, StartClusterOptions } from "../../../scripts/postgres-cluster.mjs";
@@ -133,4 +133,41 @@ export async function canConnect(url: string): Promise<boolean> {
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/**
+ * The statements the emulator's pool connections send while `work` runs, and in how many round
+ * trips: a statement sent while none of the others is waiting for its answer starts one.
+ */
+export async function statementsOf(work: () => Promise<unknown>): Promise<{ texts: string[]; roundTrips: number }> {
+  const texts: string[] = [];
+  let waiting = 0;
+  let roundTrips = 0;
+  const query = pg.Client.prototype.query;
+  vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    const run = (...a: unknown[]) => (query as (...a: unknown[]) => unknown).apply(this, a);
+    const name = (this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters
+      .application_name;
+    if (name !== "app-services-emulator") return run(...args);
+    const config = args[0] as string | { text: string };
+    texts.push(typeof config === "string" ? config : config.text);
+    if (waiting === 0) roundTrips++;
+    waiting++;
+    // (The pool passes a callback; a client's own caller takes the promise.)
+    const callback = args.at(-1);
+    if (typeof callback === "function")
+      return run(...args.slice(0, -1), (...answer: unknown[]) => {
+        waiting--;
+        return callback(...answer);
+      });
+    const result = run(...args) as Promise<unknown>;
+    result.then(
+      () => waiting--,
+      () => waiting--,
+    );
+    return result;
+  } as typeof query);
+  await work();
+  vi.restoreAllMocks();
+  return { texts, roundTrips };
 }

@@ -6,11 +6,10 @@
  * plan_cache_mode` before it and a `RESET` after it. (Which plan that is on a large collection —
  * through the GIN index — is measured by the benchmarks' `find`, not here.)
  */
-import pg from "pg";
-import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import type { PgDocuments } from "../../src/store/postgres/documents.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
-import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+import { emulatorDatabase, statementsOf, type TestDatabase } from "../helpers/postgres.ts";
 
 let database: TestDatabase;
 let store: PostgresStore;
@@ -40,21 +39,13 @@ it("reads a user's documents in one statement, planned once for every value", as
     .context.db;
   await db.rows("ANALYZE documents");
 
-  const texts: string[] = [];
-  const query = pg.Client.prototype.query;
-  vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as string | { text: string };
-    const name = (this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters
-      .application_name;
-    if (name === "app-services-emulator") texts.push(typeof config === "string" ? config : config.text);
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query);
-  for (let i = 0; i < 12; i++) {
-    const found = await data.exactTexts("db", "notes", { owner: `u${i}` }, { fields: ["n"] });
-    expect(found?.examined).toBe(100);
-    expect((await data.read("db", "notes", { owner: `u${i}` })).length).toBe(100);
-  }
-  vi.restoreAllMocks();
+  const { texts } = await statementsOf(async () => {
+    for (let i = 0; i < 12; i++) {
+      const found = await data.exactTexts("db", "notes", { owner: `u${i}` }, { fields: ["n"] });
+      expect(found?.examined).toBe(100);
+      expect((await data.read("db", "notes", { owner: `u${i}` })).length).toBe(100);
+    }
+  });
   expect(texts).toHaveLength(24);
   expect(texts.filter((t) => /plan_cache_mode/.test(t))).toEqual([]);
 

@@ -7,12 +7,11 @@
  * limit holds exactly under racing logins.
  */
 import type { FastifyInstance } from "fastify";
-import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import type { AppStore, StoredSession } from "../../src/store/store.ts";
 import { base, call, newApp, testApp } from "../helpers/app.ts";
-import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+import { adminQuery, emulatorDatabase, statementsOf, type TestDatabase } from "../helpers/postgres.ts";
 
 let database: TestDatabase;
 let app: FastifyInstance;
@@ -37,43 +36,6 @@ afterAll(async () => {
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-/**
- * The statements the emulator's pool connections send while `work` runs, and in how many round
- * trips: a statement sent while none of the others is waiting for its answer starts one.
- */
-async function statementsOf(work: () => Promise<unknown>): Promise<{ texts: string[]; roundTrips: number }> {
-  const texts: string[] = [];
-  let waiting = 0;
-  let roundTrips = 0;
-  const query = pg.Client.prototype.query;
-  vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-    const run = (...a: unknown[]) => (query as (...a: unknown[]) => unknown).apply(this, a);
-    const name = (this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters
-      .application_name;
-    if (name !== "app-services-emulator") return run(...args);
-    const config = args[0] as string | { text: string };
-    texts.push(typeof config === "string" ? config : config.text);
-    if (waiting === 0) roundTrips++;
-    waiting++;
-    // (The pool passes a callback; a client's own caller takes the promise.)
-    const callback = args.at(-1);
-    if (typeof callback === "function")
-      return run(...args.slice(0, -1), (...answer: unknown[]) => {
-        waiting--;
-        return callback(...answer);
-      });
-    const result = run(...args) as Promise<unknown>;
-    result.then(
-      () => waiting--,
-      () => waiting--,
-    );
-    return result;
-  } as typeof query);
-  await work();
-  vi.restoreAllMocks();
-  return { texts, roundTrips };
-}
 
 const login = (appId: string, username: string, password = "secret-1") =>
   call(app, "login", {
