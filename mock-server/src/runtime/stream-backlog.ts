@@ -2,7 +2,7 @@
  * Unsent change-stream events of every stream on this instance, together. Each stream may leave
  * its app's `maxStreamBufferBytes` (8 MiB) unread, and each builds its own text of every event (its
  * resume token and time are its own): 200 streams that a client opened and never read, with 10
- * inserts of 1 MB, held 1.4 GB; an app's 1,000 streams could hold 8 GiB and end the process for
+ * inserts of 1 MB, took the process to 1.55 GB; an app's 1,000 streams could hold 8 GiB and end the process for
  * everyone. So the instance keeps count of what its streams hold unsent, and past **256 MiB** a
  * stream that is sent an event while holding at least **1 MiB** unsent and at least the average of
  * the streams holding anything is ended as a slow reader (`StreamBufferLimitExceeded`): the
@@ -22,7 +22,7 @@ export const streamBacklogLimits = {
 export interface StreamAccount {
   /** After a write: whether the stream should end, being slow while the instance holds too much. */
   wrote(): boolean;
-  /** The stream ended: what it held no longer counts. */
+  /** The stream's connection is gone (an ended stream's last bytes count until then). */
   close(): void;
 }
 
