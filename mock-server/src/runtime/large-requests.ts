@@ -22,12 +22,6 @@ export const largeRequestLimits = {
   perAddress: 2,
 } as const;
 
-export type LargeRequestAdmission =
-  | { admitted: true; release: () => void }
-  | { admitted: false; reason: "instance" | "address" };
-
-const admittedSmall: LargeRequestAdmission = { admitted: true, release: () => undefined };
-
 export class LargeRequests {
   private inFlight = 0;
   private readonly byAddress = new Map<string, number>();
@@ -40,35 +34,13 @@ export class LargeRequests {
   }
 
   /** The size a request declares for its body: 0 without one, the largest allowed when chunked. */
-  declaredSize(headers: IncomingHttpHeaders): number {
+  private declaredSize(headers: IncomingHttpHeaders): number {
     const length = headers["content-length"];
     if (length !== undefined) {
       const bytes = Number(length);
       return Number.isFinite(bytes) && bytes >= 0 ? bytes : this.largest;
     }
     return headers["transfer-encoding"] === undefined ? 0 : this.largest;
-  }
-
-  /** Takes a place for a request from `address` with a body of `size` bytes, or says why not. */
-  admit(address: string, size: number): LargeRequestAdmission {
-    if (size < largeRequestLimits.from) return admittedSmall;
-    const mine = this.byAddress.get(address) ?? 0;
-    if (mine >= largeRequestLimits.perAddress) return { admitted: false, reason: "address" };
-    if (this.inFlight + size > largeRequestLimits.bytes) return { admitted: false, reason: "instance" };
-    this.inFlight += size;
-    this.byAddress.set(address, mine + 1);
-    let held = true;
-    return {
-      admitted: true,
-      release: () => {
-        if (!held) return;
-        held = false;
-        this.inFlight -= size;
-        const left = (this.byAddress.get(address) ?? 1) - 1;
-        if (left === 0) this.byAddress.delete(address);
-        else this.byAddress.set(address, left);
-      },
-    };
   }
 
   /**
@@ -78,9 +50,17 @@ export class LargeRequests {
   hold(address: string, headers: IncomingHttpHeaders, response: ServerResponse): "instance" | "address" | null {
     const size = this.declaredSize(headers);
     if (size < largeRequestLimits.from) return null;
-    const place = this.admit(address, size);
-    if (!place.admitted) return place.reason;
-    response.on("close", place.release);
+    const mine = this.byAddress.get(address) ?? 0;
+    if (mine >= largeRequestLimits.perAddress) return "address";
+    if (this.inFlight + size > largeRequestLimits.bytes) return "instance";
+    this.inFlight += size;
+    this.byAddress.set(address, mine + 1);
+    response.once("close", () => {
+      this.inFlight -= size;
+      const left = (this.byAddress.get(address) ?? 1) - 1;
+      if (left === 0) this.byAddress.delete(address);
+      else this.byAddress.set(address, left);
+    });
     return null;
   }
 }

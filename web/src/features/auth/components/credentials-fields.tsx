@@ -92,6 +92,33 @@ export function NewCredentialsFields({
   );
 }
 
+/** A new password, with the rules it must meet (alone where no repetition is asked: a reset by answer). */
+export function NewPasswordField({
+  label,
+  value,
+  onChange,
+  error,
+}: {
+  label: string;
+  value: string;
+  onChange: (password: string) => void;
+  error?: string;
+}) {
+  return (
+    <Field
+      label={label}
+      name="password"
+      type="password"
+      autoComplete="new-password"
+      required
+      hint={`Between ${passwordMinLength} and ${passwordMaxLength} characters.`}
+      value={value}
+      onChange={onChange}
+      error={error}
+    />
+  );
+}
+
 /** A new password and its repetition (signing up, adding a password to a guest, a reset). */
 export function NewPasswordFields<V extends { password: string; repeat: string }>({
   values,
@@ -106,13 +133,8 @@ export function NewPasswordFields<V extends { password: string; repeat: string }
 }) {
   return (
     <>
-      <Field
+      <NewPasswordField
         label={labels[0]}
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        required
-        hint={`Between ${passwordMinLength} and ${passwordMaxLength} characters.`}
         value={values.password}
         onChange={(password) => setValues((v) => ({ ...v, password }))}
         error={errors.password}

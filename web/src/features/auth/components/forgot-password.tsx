@@ -8,11 +8,11 @@ import { config } from "../../../config/env.ts";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { AppServicesRequestError } from "../../../lib/errors/service-errors.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
-import { hasErrors, passwordMaxLength, passwordMinLength } from "../../../lib/validation/rules.ts";
+import { hasErrors } from "../../../lib/validation/rules.ts";
 import { callResetPasswordFunction } from "../api/call-reset-password-function.ts";
 import { sendResetPasswordEmail } from "../api/send-reset-password-email.ts";
 import { isNotConfirmedYet, signIn } from "../hooks/session-actions.ts";
-import { EmailField } from "./credentials-fields.tsx";
+import { EmailField, NewPasswordField } from "./credentials-fields.tsx";
 import { resetWithAnswerErrors } from "./form-rules.ts";
 import { useSendToAddress } from "./send-to-address.ts";
 
@@ -117,13 +117,8 @@ function SecurityAnswerForm({
         error={errors.email}
         existing
       />
-      <Field
+      <NewPasswordField
         label="New password"
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        required
-        hint={`Between ${passwordMinLength} and ${passwordMaxLength} characters.`}
         value={values.password}
         onChange={(password) => setValues((v) => ({ ...v, password }))}
         error={errors.password}
