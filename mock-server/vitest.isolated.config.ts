@@ -9,7 +9,5 @@ export default defineConfig({
     include: heldTimeFiles,
     exclude: [],
     isolate: true,
-    // One at a time: the other would share this machine's two cores with the one measuring.
-    fileParallelism: false,
   },
 });

@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 import { heldTimeFiles } from "./vitest.config.ts";
 import postgres from "./vitest.postgres.config.ts";
 
-/** The attack suites on the PostgreSQL store, each in a fresh worker, one at a time (see heldTimeFiles). */
+/** The attack suites on the PostgreSQL store, each in a fresh worker (see heldTimeFiles). */
 export default defineConfig({
   test: {
     ...postgres.test,
@@ -10,6 +10,5 @@ export default defineConfig({
     include: heldTimeFiles,
     exclude: [],
     isolate: true,
-    fileParallelism: false,
   },
 });
