@@ -16,7 +16,6 @@ import {
   fromStoredText,
   repliedAsStored,
   scalarFromStoredText,
-  toEJSON,
   toEJSONText,
 } from "../../data/documents.ts";
 import { keepText, maxReplyBytes } from "../../data/ejson-text.ts";
@@ -60,6 +59,16 @@ const maxAttempts = 4;
 
 /** A document as the statements bind it: its Extended JSON, for both `doc` (jsonb) and `ejson`. */
 export const storedDocument = (doc: Document) => jsonParam(toEJSONText(doc));
+
+/**
+ * An inserted document's row text, kept as the document's text (its change event shares the
+ * document, changed by no one afterwards: the event's text joins it instead of writing it again).
+ */
+function insertedText(doc: Document): string {
+  const text = toEJSONText(doc);
+  keepText(doc, text);
+  return text;
+}
 
 /** At most this many rows, and about this many characters of documents, go in one statement. */
 export const statementLimits = { rows: 1_000, chars: 1 << 20 };
@@ -427,6 +436,7 @@ export class PgDocuments implements DocumentStore {
     const db = this.context.db;
     const [owner, anonymous] = ownerColumns(writer);
     await this.ensureCollection(db, database, collection);
+    const text = insertedText(doc);
     const payloads = this.payloads(events);
     if (payloads.some((p) => p.large !== undefined)) {
       // An event too large for a notification goes through change_log: a transaction after all.
@@ -434,13 +444,12 @@ export class PgDocuments implements DocumentStore {
         const { rowCount } = await client.query(
           `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson, owner, owner_anonymous)
            VALUES ($1, $2, $3, $4, $5::text::jsonb, $5, $6, $7) ON CONFLICT DO NOTHING`,
-          [this.appId, database, collection, idRowKey(doc._id), storedDocument(doc), owner, anonymous],
+          [this.appId, database, collection, idRowKey(doc._id), jsonParam(text), owner, anonymous],
         );
         if (rowCount === 1) await this.notify(client, events);
         return rowCount === 1;
       });
     }
-    const text = toEJSONText(doc);
     return this.groups.insert({
       database,
       collection,
@@ -541,7 +550,7 @@ export class PgDocuments implements DocumentStore {
     const texts: JsonParam[] = [];
     await inSlices(changes, (c) => {
       keys.push(idRowKey(c.doc._id));
-      texts.push(storedDocument(c.doc));
+      texts.push(jsonParam(insertedText(c.doc)));
     });
     const seen = new Set<string>();
     let batchDuplicate: number | undefined;
@@ -667,7 +676,7 @@ export class PgDocuments implements DocumentStore {
 }
 
 /** A change event as a notification carries it. */
-const eventText = (event: ChangeEvent) => JSON.stringify(toEJSON(event));
+const eventText = (event: ChangeEvent) => toEJSONText(event);
 
 /** SQL: someone watches the app named by parameter `param` now. */
 const watched = (param: string) => `EXISTS (SELECT 1 FROM watchers WHERE app_id = ${param} AND expires_at > now())`;
