@@ -38,7 +38,7 @@ import {
   matching,
   maxResults,
   mongoError,
-  passes,
+  passesFor,
   type ReadJob,
   referencedCollections,
   type UpdateDecision,
@@ -507,6 +507,7 @@ export class MongoService {
     // app's own filter (not the caller's): it runs here, under the limits.
     const docs: Document[] = [];
     let refused: unknown = null;
+    let insertable: ((doc: Document) => boolean) | undefined;
     const turns = new Turns();
     for (let from = 0; from < documents.length && !refused; from += insertSlice) {
       try {
@@ -517,7 +518,8 @@ export class MongoService {
             // MongoDB's ordered insert: the documents before a refused one stay inserted.
             refused = documentTooLarge(doc);
             if (refused) break;
-            if (allowed === null || !passes(allowed, doc)) {
+            if (allowed !== null) insertable ??= passesFor(allowed);
+            if (insertable === undefined || !insertable(doc)) {
               refused = errors.mongo("insert not permitted");
               break;
             }

@@ -47,8 +47,14 @@ export function matching(docs: Document[], query: Document): Document[] {
 }
 
 export function passes(filter: Document, doc: Document): boolean {
-  if (Object.keys(filter).length === 0) return true;
-  return compileQuery(filter).test(doc);
+  return passesFor(filter)(doc);
+}
+
+/** `passes` for many documents: the filter compiled once (~7 µs a compile, against ~0.3 a test). */
+export function passesFor(filter: Document): (doc: Document) => boolean {
+  if (Object.keys(filter).length === 0) return () => true;
+  const query = compileQuery(filter);
+  return (doc) => query.test(doc);
 }
 
 /** The collections a pipeline reads besides its own (`$lookup`, `$graphLookup`, `$unionWith`, nested too). */
@@ -313,6 +319,7 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
     return { kind: "upsert", doc };
   }
   const changes: { index: number; after: Document; paths: string[] }[] = [];
+  let writable: ((doc: Document) => boolean) | undefined;
   for (const index of chosen) {
     const current = docs[index]!;
     let after: Document;
@@ -332,7 +339,8 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
     }
     checkDocumentSize(after);
     // The rules hold after the change too: a user cannot write a document out of their reach.
-    if (!passes(job.writeFilter, after)) throw errors.mongo("update not permitted");
+    writable ??= passesFor(job.writeFilter);
+    if (!writable(after)) throw errors.mongo("update not permitted");
     changes.push({ index, after, paths });
   }
   return { kind: "update", matched: chosen.length, changes };
