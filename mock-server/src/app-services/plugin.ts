@@ -71,6 +71,17 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
    */
   type Admission = undefined | Promise<boolean>;
 
+  // A large body's bytes are charged as they are read (runtime/large-requests.ts).
+  app.addHook("preParsing", (_request, reply, payload, done) => {
+    done(
+      null,
+      emulator.largeRequests.meter(reply.raw, payload, () => {
+        reply.header("retry-after", "1");
+        return errors.tooManyLargeRequests(false);
+      }),
+    );
+  });
+
   app.addHook("onRequest", (request, reply, done) => {
     let admission: Admission;
     try {

@@ -50,6 +50,8 @@ export interface EmulatorOptions {
   streamHeartbeatMs?: number;
   /** Unsent bytes of all change streams past which slow ones end (default 256 MiB; tests lower it). */
   streamBacklogBytes?: number;
+  /** Body bytes of large requests in flight at once, and how long one may send nothing (defaults: 64 MiB, 10 s; tests lower them). */
+  largeRequests?: { bytes: number; idleMs: number };
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
   smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
   /** PEM files: serve HTTPS instead of HTTP when both are set. */

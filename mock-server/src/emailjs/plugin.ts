@@ -22,6 +22,15 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
     reply.header("retry-after", "1");
     done(errors.rateLimited());
   });
+  app.addHook("preParsing", (_request, reply, payload, done) => {
+    done(
+      null,
+      emulator.largeRequests.meter(reply.raw, payload, () => {
+        reply.header("retry-after", "1");
+        return errors.rateLimited();
+      }),
+    );
+  });
 
   // (A callback hook, like the others on every request's path; none when nothing can read the
   // journals: production without a control token.)

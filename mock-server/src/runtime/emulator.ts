@@ -47,7 +47,7 @@ export class Emulator {
   /** This instance's SMTP delivery attempts by outcome (a refusal or an unreachable server: `retry`). */
   readonly mailDeliveries = { sent: 0, retry: 0, failed: 0 };
   /** Requests with large bodies in flight on this instance (runtime/large-requests.ts). */
-  readonly largeRequests = new LargeRequests();
+  readonly largeRequests: LargeRequests;
   /** Unsent change-stream events of this instance's streams, together (runtime/stream-backlog.ts). */
   readonly streamBacklog: StreamBacklog;
   private stopping = false;
@@ -68,6 +68,7 @@ export class Emulator {
     this.secret = options.signingSecret ?? randomHex(32);
     this.key = new Hs256Key(this.secret);
     this.streamBacklog = new StreamBacklog(options.streamBacklogBytes);
+    this.largeRequests = new LargeRequests(options.largeRequests);
     this.smtp = options.smtpUrl
       ? new SmtpRelay(store.mail, {
           url: options.smtpUrl,

@@ -2,13 +2,19 @@
  * Requests with large bodies in flight at once (docs/decisions/0024-large-bodies-in-slices.md).
  * While it is read and acted on, a large request costs the server many times its size in memory
  * (an insertMany of 9 MB peaked at ~300 MB more; four at once took the process to 1.26 GB), so
- * enough of them at once would end the process for everyone. A request whose declared body is
- * 1 MiB or more (or whose size is not declared: a chunked body, counted as the largest allowed)
- * takes a place for its declared bytes until its response closes: at most 64 MiB of them on this
- * instance, and at most two such requests at once from one client address. The rest are refused
- * before their bodies are read (the caller answers 429).
+ * enough of them at once would end the process for everyone.
+ *
+ * A request whose declared body is 1 MiB or more (or whose size is not declared: a chunked body,
+ * counted as the largest allowed) takes a place before its body is read: at most two at once from
+ * one client address. It is charged the body bytes it has sent, as they are read, until its
+ * response closes; together they may not pass 64 MiB on this instance. So a request is refused
+ * before its body is read when its declared size does not fit beside what the others have sent, a
+ * body is refused as it arrives when its bytes would pass the budget (429 either way), and a body
+ * that sends nothing for 10 s loses its connection. A client that declares large bodies and sends
+ * none of them holds no bytes of the budget (only its address's two places).
  */
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import { Transform, type TransformCallback } from "node:stream";
 
 /** The largest request body any route takes (App Services' 18 MB; larger ones answer 413). */
 export const maxRequestBodyBytes = 18 * 1024 * 1024;
@@ -16,21 +22,40 @@ export const maxRequestBodyBytes = 18 * 1024 * 1024;
 export const largeRequestLimits = {
   /** A body of this many bytes or more is large. */
   from: 1024 * 1024,
-  /** Large requests' declared bytes in flight on this instance, together. */
+  /** Body bytes of large requests in flight on this instance, together. */
   bytes: 64 * 1024 * 1024,
   /** Large requests in flight from one client address. */
   perAddress: 2,
+  /** How long a large body may send nothing before its connection is closed. */
+  idleMs: 10_000,
 } as const;
 
+interface Place {
+  /** Its declared size (the largest allowed when chunked). */
+  size: number;
+  /** Body bytes read so far: what it is charged. */
+  received: number;
+  /** When its last bytes were read (or it was admitted). */
+  lastAt: number;
+  /** Its body is read whole. */
+  complete: boolean;
+  response: ServerResponse;
+}
+
 export class LargeRequests {
-  private inFlight = 0;
+  private charged = 0;
   private readonly byAddress = new Map<string, number>();
+  private readonly places = new Map<ServerResponse, Place>();
+  private idleCheck: NodeJS.Timeout | null = null;
 
-  constructor(private readonly largest = maxRequestBodyBytes) {}
+  constructor(
+    private readonly limits: { bytes: number; idleMs: number } = largeRequestLimits,
+    private readonly largest = maxRequestBodyBytes,
+  ) {}
 
-  /** Declared bytes of large requests in flight now (a metric). */
+  /** Body bytes of large requests in flight now (a metric). */
   get bytes(): number {
-    return this.inFlight;
+    return this.charged;
   }
 
   /** The size a request declares for its body: 0 without one, the largest allowed when chunked. */
@@ -45,22 +70,60 @@ export class LargeRequests {
 
   /**
    * For a request about to be read: a large one takes a place, given back when `response` closes.
-   * Answers why it is refused ("instance" or "address"), or null when it may go on.
+   * Answers why it is refused, or null when it may go on (its body then goes through `meter`).
    */
   hold(address: string, headers: IncomingHttpHeaders, response: ServerResponse): "instance" | "address" | null {
     const size = this.declaredSize(headers);
     if (size < largeRequestLimits.from) return null;
     const mine = this.byAddress.get(address) ?? 0;
     if (mine >= largeRequestLimits.perAddress) return "address";
-    if (this.inFlight + size > largeRequestLimits.bytes) return "instance";
-    this.inFlight += size;
+    if (this.charged + size > this.limits.bytes) return "instance";
+    const place: Place = { size, received: 0, lastAt: performance.now(), complete: false, response };
+    this.places.set(response, place);
     this.byAddress.set(address, mine + 1);
+    this.idleCheck ??= setInterval(() => this.closeIdle(), Math.max(10, this.limits.idleMs / 4)).unref();
     response.once("close", () => {
-      this.inFlight -= size;
+      this.places.delete(response);
+      this.charged -= place.received;
       const left = (this.byAddress.get(address) ?? 1) - 1;
       if (left === 0) this.byAddress.delete(address);
       else this.byAddress.set(address, left);
+      if (this.places.size === 0 && this.idleCheck) {
+        clearInterval(this.idleCheck);
+        this.idleCheck = null;
+      }
     });
     return null;
+  }
+
+  /**
+   * The body of a request as its parser reads it: a large one's bytes are charged as they come,
+   * and the body fails with `refused()` when they would take the instance past its budget.
+   */
+  meter<S extends NodeJS.ReadableStream>(response: ServerResponse, body: S, refused: () => Error): S | Transform {
+    const place = this.places.get(response);
+    if (!place) return body;
+    const counted = new Transform({
+      transform: (chunk: Buffer, _encoding: BufferEncoding, next: TransformCallback) => {
+        if (this.charged + chunk.length > this.limits.bytes) return next(refused());
+        place.received += chunk.length;
+        this.charged += chunk.length;
+        place.lastAt = performance.now();
+        next(null, chunk);
+      },
+      flush: (done: TransformCallback) => {
+        place.complete = true;
+        done();
+      },
+    });
+    body.on("error", (error) => counted.destroy(error));
+    return body.pipe(counted);
+  }
+
+  /** Closes the connections of large bodies that have sent nothing for the idle time. */
+  private closeIdle(): void {
+    const before = performance.now() - this.limits.idleMs;
+    for (const place of this.places.values())
+      if (!place.complete && place.lastAt < before) place.response.socket?.destroy();
   }
 }

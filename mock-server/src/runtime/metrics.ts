@@ -48,7 +48,7 @@ export function emulatorMetrics(emulator: Emulator): Registry {
   }
   new Gauge({
     name: `${metricPrefix}large_request_bytes`,
-    help: "Declared bytes of requests with bodies of 1 MiB or more in flight on this instance (at most 64 MiB).",
+    help: "Body bytes read of requests with bodies of 1 MiB or more in flight on this instance (at most 64 MiB).",
     registers,
     collect() {
       this.set(emulator.largeRequests.bytes);

@@ -1,13 +1,16 @@
 /**
- * Large request bodies in flight at once (runtime/large-requests.ts, decision 0024): each holds a
- * place for its declared size until its response closes, at most 64 MiB on an instance and two at
- * once from one client address; past that the request is refused with 429 before its body is read.
- * The requests here declare 18 MB and send a few bytes of it, from several loopback addresses.
+ * Large request bodies in flight at once (runtime/large-requests.ts, decision 0024): each takes a
+ * place before its body is read, at most two at once from one client address, and is charged the
+ * body bytes it has sent until its response closes: at most 64 MiB on an instance. Past the
+ * address's places, or when its declared size does not fit beside what the others have sent, the
+ * request is refused with 429 before its body is read; a body whose bytes would pass the budget is
+ * refused as it arrives; a body that sends nothing for the idle time loses its connection. Most
+ * requests here declare 2 MiB and send a few bytes of it, from several loopback addresses, to an
+ * instance whose budget is 3 MiB.
  */
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { largeRequestLimits } from "../../src/runtime/large-requests.ts";
 import { expectTextContract, sendChecked, signIn } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { until } from "../helpers/until.ts";
@@ -15,27 +18,34 @@ import { until } from "../helpers/until.ts";
 let app: FastifyInstance;
 let url: string;
 let token: string;
+/** This instance's budget: room for 3 MiB of bodies; a body idle for a second loses its connection. */
+const budget = { bytes: 3 * 1024 * 1024, idleMs: 1_000 };
 beforeAll(async () => {
-  ({ app, url } = await listening());
+  ({ app, url } = await listening({ largeRequests: budget }));
   token = await signIn(url).anonymous("local-app");
 });
 afterAll(() => app.close());
 
-const declared = 18 * 1024 * 1024;
+/** What most requests here declare: large (1 MiB or more), two of them within the budget. */
+const declared = 2 * 1024 * 1024;
 const open: ClientRequest[] = [];
 afterAll(() => {
   for (const request of open) request.destroy();
 });
 
 const callPath = "/api/client/v2.0/app/local-app/functions/call";
+/** What each request sends of its body at first. */
+const start = '{"name":"sum","arguments":[';
 
-/** A request declaring an 18 MB body, of which only the start is sent; its reply if one comes. */
+/** A request declaring a body of `size` bytes, of which only the start is sent; its reply if one comes. */
 function largeCall(
   fromAddress: string,
   path = callPath,
+  size = declared,
 ): {
   request: ClientRequest;
   reply: Promise<{ response: IncomingMessage; body: string }>;
+  closed: Promise<void>;
 } {
   const { port } = new URL(url);
   const request = httpRequest({
@@ -44,7 +54,7 @@ function largeCall(
     localAddress: fromAddress,
     method: "POST",
     path,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": declared },
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": size },
   });
   open.push(request);
   const reply = new Promise<{ response: IncomingMessage; body: string }>((resolve, reject) => {
@@ -59,8 +69,9 @@ function largeCall(
     request.on("error", reject);
   });
   reply.catch(() => undefined);
-  request.write('{"name":"sum","arguments":[');
-  return { request, reply };
+  const closed = new Promise<void>((resolve) => request.on("close", () => resolve()));
+  request.write(start);
+  return { request, reply, closed };
 }
 
 async function expectRefused(reply: Promise<{ response: IncomingMessage; body: string }>, words: RegExp) {
@@ -78,56 +89,127 @@ async function expectRefused(reply: Promise<{ response: IncomingMessage; body: s
 
 const inFlight = () => app.emulator.largeRequests.bytes;
 
-it("lets one address send two large bodies at once, and every address share the instance's bytes", async () => {
-  expect(largeRequestLimits.bytes).toBeLessThan(4 * declared);
+async function closeAll() {
+  for (const request of open.splice(0)) request.destroy();
+  await until(() => inFlight() === 0, "every place to be given back");
+}
+
+it("lets one address send two large bodies at once; declaring bodies and sending nothing holds no bytes", async () => {
   const first = largeCall("127.0.0.2");
   largeCall("127.0.0.2");
-  await until(() => inFlight() === 2 * declared, "two large requests to be admitted");
+  // Admitted, and charged only what they sent: 4 MiB declared on a 3 MiB budget.
+  await until(() => inFlight() === 2 * start.length, "two large requests to be admitted and their starts read");
   // A third from the same address waits for nothing: it is refused before its body is read.
   await expectRefused(largeCall("127.0.0.2").reply, /one client address may send 2 bodies/);
+  // Another address's request is admitted while the first two send nothing.
   largeCall("127.0.0.3");
-  await until(() => inFlight() === 3 * declared, "a third address's request to be admitted");
-  // The instance holds 54 of its 64 MiB: another 18 MB from a new address does not fit.
-  await expectRefused(largeCall("127.0.0.4").reply, /as many large bodies as it takes at once/);
+  await until(() => inFlight() === 3 * start.length, "the other address's request to be admitted");
   // Small requests go on meanwhile.
-  const small = await sendChecked(url, "callFunction", "POST", "/api/client/v2.0/app/local-app/functions/call", {
+  const small = await sendChecked(url, "callFunction", "POST", callPath, {
     token,
     body: { name: "sum", arguments: [1, 2] },
   });
   expect(small.status).toBe(200);
   // A request that ends (here: its client goes away) gives its place back.
   first.request.destroy();
-  await until(() => inFlight() === 2 * declared, "the abandoned request's place to be given back");
-  largeCall("127.0.0.4");
-  await until(() => inFlight() === 3 * declared, "the new address's request to be admitted");
+  await until(() => inFlight() === 2 * start.length, "the abandoned request's bytes to be given back");
+  largeCall("127.0.0.2");
+  await until(() => inFlight() === 3 * start.length, "the address's second place to be taken again");
 });
 
-it("counts a body of undeclared length (chunked) as the largest allowed, until it is answered", async () => {
-  for (const request of open) request.destroy();
-  await until(() => inFlight() === 0, "every place to be given back");
-  const { port } = new URL(url);
-  const chunked = httpRequest({
-    host: "127.0.0.1",
-    port,
-    localAddress: "127.0.0.5",
-    method: "POST",
-    path: "/api/client/v2.0/app/local-app/functions/call",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "transfer-encoding": "chunked" },
-  });
-  open.push(chunked);
-  chunked.on("error", () => undefined);
-  chunked.write('{"name":"sum",');
-  await until(() => inFlight() === 18 * 1024 * 1024, "the chunked request to hold the largest size");
-  chunked.end('"arguments":[2,3]}');
-  await until(() => inFlight() === 0, "the chunked request's place to be given back once answered");
+it("refuses a large request before reading it when its declared size does not fit beside what others sent", async () => {
+  await closeAll();
+  const sender = largeCall("127.0.0.4", callPath, declared + start.length + 1);
+  sender.request.write("1,".repeat(declared / 2));
+  await until(() => inFlight() === declared + start.length, "the sender's bytes to be read");
+  await expectRefused(largeCall("127.0.0.5", callPath, declared).reply, /as many large bodies as it takes at once/);
+  // (A bad call: its last argument is missing. Answered all the same.)
+  sender.request.end("]");
+  expect((await sender.reply).response.statusCode).toBe(400);
+  await until(() => inFlight() === 0, "the answered request's bytes to be given back");
+});
+
+it("refuses a body as it arrives when its bytes would take the instance past its budget", async () => {
+  await closeAll();
+  // Both fit when admitted (nothing sent yet); together they are 4 MiB of a 3 MiB budget.
+  const holding = largeCall("127.0.0.6");
+  const late = largeCall("127.0.0.7");
+  await until(() => inFlight() === 2 * start.length, "both requests to be admitted");
+  holding.request.write("1,".repeat(declared / 2 - 1000));
+  await until(() => inFlight() === declared - 2000 + 2 * start.length, "the first one's bytes to be read");
+  late.request.end("1,".repeat((declared - start.length) / 2));
+  await expectRefused(late.reply, /as many large bodies as it takes at once/);
+  // The refused body's bytes are given back; the first one's are still charged.
+  await until(() => inFlight() === declared - 2000 + start.length, "the refused body's bytes to be given back");
+  expect(holding.request.destroyed).toBe(false);
+});
+
+it("closes the connection of a large body that sends nothing for the idle time, and gives its place back", async () => {
+  await closeAll();
+  const stalled = largeCall("127.0.0.8");
+  const sending = largeCall("127.0.0.9");
+  await until(() => inFlight() === 2 * start.length, "both requests to be admitted");
+  // One sends a little more a few times an idle time; the other sends nothing more.
+  const keepSending = setInterval(() => sending.request.write("1,"), budget.idleMs / 4);
+  try {
+    await stalled.closed;
+    expect(sending.request.destroyed).toBe(false);
+    await until(() => inFlight() < 2 * start.length, "the stalled request's bytes to be given back");
+    // Its address's place is back too: it may send two large bodies at once again.
+    largeCall("127.0.0.8");
+    largeCall("127.0.0.8");
+    await until(() => inFlight() >= 3 * start.length, "the address's two places to be taken again");
+  } finally {
+    clearInterval(keepSending);
+  }
+});
+
+it("admits a body of undeclared length (chunked) as the largest allowed, and charges what it sends", async () => {
+  await closeAll();
+  const chunked = (at: string, signedIn: string) => {
+    const { port } = new URL(at);
+    const request = httpRequest({
+      host: "127.0.0.1",
+      port,
+      localAddress: "127.0.0.10",
+      method: "POST",
+      path: callPath,
+      headers: {
+        authorization: `Bearer ${signedIn}`,
+        "content-type": "application/json",
+        "transfer-encoding": "chunked",
+      },
+    });
+    open.push(request);
+    const reply = new Promise<IncomingMessage>((resolve, reject) => {
+      request.on("response", resolve);
+      request.on("error", reject);
+    });
+    reply.catch(() => undefined);
+    request.write('{"name":"sum",');
+    return { request, reply };
+  };
+  // Here the largest body (18 MB) is more than the whole budget: refused before it is read.
+  const refused = await chunked(url, token).reply;
+  expect(refused.statusCode).toBe(429);
+  // With the default budget, admitted; charged what it sends; its place given back once answered.
+  const other = await listening();
+  try {
+    const request = chunked(other.url, await signIn(other.url).anonymous("local-app"));
+    await until(() => other.app.emulator.largeRequests.bytes === '{"name":"sum",'.length, "the first bytes to be read");
+    request.request.end('"arguments":[2,3]}');
+    expect((await request.reply).statusCode).toBe(200);
+    await until(() => other.app.emulator.largeRequests.bytes === 0, "the place to be given back once answered");
+  } finally {
+    await other.app.close();
+  }
 });
 
 it("holds EmailJS requests to the same places, refused with EmailJS's words", async () => {
-  for (const request of open) request.destroy();
-  await until(() => inFlight() === 0, "every place to be given back");
+  await closeAll();
   largeCall("127.0.0.6", "/api/v1.0/email/send");
   largeCall("127.0.0.6", "/api/v1.0/email/send");
-  await until(() => inFlight() === 2 * declared, "two large sends to be admitted");
+  await until(() => inFlight() === 2 * start.length, "two large sends to be admitted");
   const { response, body } = await largeCall("127.0.0.6", "/api/v1.0/email/send").reply;
   expect(response.statusCode).toBe(429);
   expect(body).toBe("Too Many Requests");
