@@ -1,0 +1,31 @@
+/**
+ * Update operator documents run with the engine's query operators alone unless they evaluate
+ * aggregation expressions (`$expr` in `$pull`'s conditions or the array filters): then with the
+ * whole engine, so every expression operator and its guards apply (query-engine.ts, applyUpdate).
+ */
+import { describe, expect, it } from "vitest";
+import { applyUpdate } from "../../src/data/query-engine.ts";
+
+describe("applyUpdate", () => {
+  it("evaluates `$expr` in `$pull`'s conditions with the whole engine: every expression operator is known", () => {
+    const doc = { _id: 1, items: [{ a: 1, b: 2 }] };
+    // (Without the engine's expression operators: "accumulator '$add' is not registered".)
+    expect(() => applyUpdate(doc, { $pull: { items: { $expr: { $gt: [{ $add: ["$a", "$b"] }, 8] } } } })).not.toThrow();
+  });
+
+  it("applies plain operators, array filters and `$pull` conditions with the engine's query operators", () => {
+    const doc = { _id: 1, n: 1, tags: ["red", "Blue", "green"], grades: [{ g: 1 }, { g: 9 }] };
+    applyUpdate(
+      doc,
+      { $inc: { n: 2 }, $set: { "grades.$[high].top": true }, $pull: { tags: { $regex: "^b", $options: "i" } } },
+      [{ "high.g": { $gt: 5 } }],
+    );
+    expect(doc).toEqual({ _id: 1, n: 3, tags: ["red", "green"], grades: [{ g: 1 }, { g: 9, top: true }] });
+  });
+
+  it("keeps the engine's refusals in `$pull` conditions: a pattern MongoDB refuses", () => {
+    expect(() => applyUpdate({ _id: 1, tags: ["a"] }, { $pull: { tags: { $regex: "(" } } })).toThrow(
+      /regular expression|Regular expression|missing \)/,
+    );
+  });
+});
