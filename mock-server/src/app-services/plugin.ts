@@ -159,7 +159,7 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     }
 
     // A large body takes a place until its response closes, before it is read (runtime/large-requests.ts).
-    const refusal = emulator.largeRequests.hold(request.ip, request.headers, reply.raw);
+    const refusal = emulator.largeRequests.hold(request.ip, request.raw, reply.raw);
     if (refusal !== null) {
       reply.header("retry-after", "1");
       throw errors.tooManyLargeRequests(refusal === "address");

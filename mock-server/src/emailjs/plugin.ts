@@ -18,7 +18,7 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
 
   // A large body takes a place until answered, before it is read (runtime/large-requests.ts).
   app.addHook("onRequest", (request, reply, done) => {
-    if (emulator.largeRequests.hold(request.ip, request.headers, reply.raw) === null) return done();
+    if (emulator.largeRequests.hold(request.ip, request.raw, reply.raw) === null) return done();
     reply.header("retry-after", "1");
     done(errors.rateLimited());
   });

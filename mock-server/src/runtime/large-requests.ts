@@ -12,8 +12,13 @@
  * body is refused as it arrives when its bytes would pass the budget (429 either way), and a body
  * that sends nothing for 10 s loses its connection. A client that declares large bodies and sends
  * none of them holds no bytes of the budget (only its address's two places).
+ *
+ * The bytes are counted by a stream between the request and its parser (`meter`), or, for a parser
+ * that reads the request itself (multipart forms), from the request's socket every quarter of the
+ * idle time; such a body that takes the instance past its budget loses its connection (the newest
+ * first), as it cannot be answered before its parser has read it.
  */
-import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { Transform, type TransformCallback } from "node:stream";
 
 /** The largest request body any route takes (App Services' 18 MB; larger ones answer 413). */
@@ -39,13 +44,18 @@ interface Place {
   lastAt: number;
   /** Its body is read whole. */
   complete: boolean;
+  /** Its bytes are counted as its parser reads them (else from its socket). */
+  metered: boolean;
+  /** Its socket's bytes read when it was admitted. */
+  socketStart: number;
+  request: IncomingMessage;
   response: ServerResponse;
 }
 
 export class LargeRequests {
   private charged = 0;
   private readonly byAddress = new Map<string, number>();
-  private readonly places = new Map<ServerResponse, Place>();
+  private readonly held = new Map<ServerResponse, Place>();
   private idleCheck: NodeJS.Timeout | null = null;
 
   constructor(
@@ -56,6 +66,11 @@ export class LargeRequests {
   /** Body bytes of large requests in flight now (a metric). */
   get bytes(): number {
     return this.charged;
+  }
+
+  /** Large requests in flight now. */
+  get places(): number {
+    return this.held.size;
   }
 
   /** The size a request declares for its body: 0 without one, the largest allowed when chunked. */
@@ -72,23 +87,32 @@ export class LargeRequests {
    * For a request about to be read: a large one takes a place, given back when `response` closes.
    * Answers why it is refused, or null when it may go on (its body then goes through `meter`).
    */
-  hold(address: string, headers: IncomingHttpHeaders, response: ServerResponse): "instance" | "address" | null {
-    const size = this.declaredSize(headers);
+  hold(address: string, request: IncomingMessage, response: ServerResponse): "instance" | "address" | null {
+    const size = this.declaredSize(request.headers);
     if (size < largeRequestLimits.from) return null;
     const mine = this.byAddress.get(address) ?? 0;
     if (mine >= largeRequestLimits.perAddress) return "address";
     if (this.charged + size > this.limits.bytes) return "instance";
-    const place: Place = { size, received: 0, lastAt: performance.now(), complete: false, response };
-    this.places.set(response, place);
+    const place: Place = {
+      size,
+      received: 0,
+      lastAt: performance.now(),
+      complete: false,
+      metered: false,
+      socketStart: request.socket?.bytesRead ?? 0,
+      request,
+      response,
+    };
+    this.held.set(response, place);
     this.byAddress.set(address, mine + 1);
-    this.idleCheck ??= setInterval(() => this.closeIdle(), Math.max(10, this.limits.idleMs / 4)).unref();
+    this.idleCheck ??= setInterval(() => this.check(), Math.max(10, this.limits.idleMs / 4)).unref();
     response.once("close", () => {
-      this.places.delete(response);
+      this.held.delete(response);
       this.charged -= place.received;
       const left = (this.byAddress.get(address) ?? 1) - 1;
       if (left === 0) this.byAddress.delete(address);
       else this.byAddress.set(address, left);
-      if (this.places.size === 0 && this.idleCheck) {
+      if (this.held.size === 0 && this.idleCheck) {
         clearInterval(this.idleCheck);
         this.idleCheck = null;
       }
@@ -98,10 +122,12 @@ export class LargeRequests {
 
   /**
    * The body of a request as its parser reads it: a large one's bytes are charged as they come,
-   * and the body fails with `refused()` when they would take the instance past its budget.
+   * and the body fails with `refused()` when they would take the instance past its budget. The
+   * request is read through only once the parser reads the stream answered here: a parser that
+   * reads the request itself leaves it alone (its bytes are then counted from the socket).
    */
   meter<S extends NodeJS.ReadableStream>(response: ServerResponse, body: S, refused: () => Error): S | Transform {
-    const place = this.places.get(response);
+    const place = this.held.get(response);
     if (!place) return body;
     const counted = new Transform({
       transform: (chunk: Buffer, _encoding: BufferEncoding, next: TransformCallback) => {
@@ -116,14 +142,43 @@ export class LargeRequests {
         done();
       },
     });
-    body.on("error", (error) => counted.destroy(error));
-    return body.pipe(counted);
+    const start = (event: string | symbol) => {
+      if (event !== "data" && event !== "readable") return;
+      counted.off("newListener", start);
+      // What the socket count charged so far goes through the stream again.
+      this.charged -= place.received;
+      place.received = 0;
+      place.metered = true;
+      body.on("error", (error) => counted.destroy(error));
+      body.pipe(counted);
+    };
+    counted.on("newListener", start);
+    return counted;
   }
 
-  /** Closes the connections of large bodies that have sent nothing for the idle time. */
-  private closeIdle(): void {
-    const before = performance.now() - this.limits.idleMs;
-    for (const place of this.places.values())
-      if (!place.complete && place.lastAt < before) place.response.socket?.destroy();
+  /**
+   * Every quarter of the idle time: the bytes of bodies read by their parsers from the request
+   * itself, counted from their sockets (past the budget, the newest such bodies lose their
+   * connections); and the connections of large bodies that sent nothing for the idle time, closed.
+   */
+  private check(): void {
+    const now = performance.now();
+    for (const place of this.held.values()) {
+      if (place.metered || place.complete) continue;
+      const read = Math.min(place.size, (place.request.socket?.bytesRead ?? place.socketStart) - place.socketStart);
+      if (read > place.received) {
+        this.charged += read - place.received;
+        place.received = read;
+        place.lastAt = now;
+      }
+      if (place.request.complete) place.complete = true;
+    }
+    const unmetered = [...this.held.values()].filter((place) => !place.metered && !place.complete);
+    for (let i = unmetered.length - 1, over = this.charged - this.limits.bytes; i >= 0 && over > 0; i--) {
+      over -= unmetered[i]!.received;
+      unmetered[i]!.response.socket?.destroy();
+    }
+    for (const place of this.held.values())
+      if (!place.complete && place.lastAt < now - this.limits.idleMs) place.response.socket?.destroy();
   }
 }

@@ -11,6 +11,7 @@
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { browser, mailOf, newAccount } from "../helpers/emailjs.ts";
 import { expectTextContract, sendChecked, signIn } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
 import { until } from "../helpers/until.ts";
@@ -215,4 +216,66 @@ it("holds EmailJS requests to the same places, refused with EmailJS's words", as
   expect(body).toBe("Too Many Requests");
   const headers = { "content-type": String(response.headers["content-type"]) };
   expectTextContract("sendEmail", new Response(body, { status: 429, headers }), body);
+});
+
+it("charges a large multipart form (EmailJS sendForm, whose parser reads the request itself) and delivers it", async () => {
+  await closeAll();
+  const { publicKey } = await newAccount(app);
+  const form = new FormData();
+  form.append("user_name", "Bob");
+  form.append("resume", new Blob([new Uint8Array(1536 * 1024)], { type: "application/pdf" }), "cv.pdf");
+  form.append("service_id", "local_service");
+  form.append("template_id", "contact_form");
+  form.append("user_id", publicKey);
+  const response = await fetch(`${url}/api/v1.0/email/send-form`, { method: "POST", headers: browser, body: form });
+  expect(response.status).toBe(200);
+  expect(await response.text()).toBe("OK");
+  const [mail] = await mailOf(app, publicKey);
+  expect(mail?.attachments).toEqual([
+    { field: "resume", filename: "cv.pdf", contentType: "application/pdf", size: 1536 * 1024 },
+  ]);
+  await until(() => inFlight() === 0, "the form's place to be given back");
+});
+
+/** A multipart form declaring `declared` bytes, of whose file `bytes` are sent (more with `send`). */
+function multipartUpload(fromAddress: string, bytes: number) {
+  const { port } = new URL(url);
+  const boundary = "----large";
+  const request = httpRequest({
+    host: "127.0.0.1",
+    port,
+    localAddress: fromAddress,
+    method: "POST",
+    path: "/api/v1.0/email/send-form",
+    headers: { ...browser, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": declared },
+  });
+  open.push(request);
+  request.on("error", () => undefined);
+  const closed = new Promise<void>((resolve) => request.on("close", () => resolve()));
+  request.write(`--${boundary}\r\nContent-Disposition: form-data; name="resume"; filename="cv.pdf"\r\n\r\n`);
+  request.write(Buffer.alloc(bytes));
+  return { request, closed, send: (more: number) => request.write(Buffer.alloc(more)) };
+}
+
+it("counts a multipart body from its socket, and closes it when it stalls", async () => {
+  await closeAll();
+  const upload = multipartUpload("127.0.0.12", 1024 * 1024);
+  // (What came in with the headers is not counted.)
+  await until(() => inFlight() >= 768 * 1024, "the form's bytes to be counted from its socket");
+  await upload.closed;
+  await until(() => inFlight() === 0, "the stalled form's bytes to be given back");
+});
+
+it("closes the newest multipart bodies whose bytes take the instance past its budget", async () => {
+  await closeAll();
+  // Both admitted while they have sent little; then each sends 1.6 MiB of a 3 MiB budget.
+  const older = multipartUpload("127.0.0.13", 0);
+  const newer = multipartUpload("127.0.0.14", 0);
+  await until(() => app.emulator.largeRequests.places === 2, "both forms to be admitted");
+  older.send(1600 * 1024);
+  await until(() => inFlight() >= 1400 * 1024, "the first form's bytes to be counted");
+  newer.send(1600 * 1024);
+  await newer.closed;
+  expect(older.request.destroyed).toBe(false);
+  await until(() => inFlight() <= budget.bytes, "the closed form's bytes to be given back");
 });
