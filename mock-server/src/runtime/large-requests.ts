@@ -142,8 +142,10 @@ export class LargeRequests {
         done();
       },
     });
-    const start = (event: string | symbol) => {
-      if (event !== "data" && event !== "readable") return;
+    // Read (or resumed to be dropped), in flowing or paused mode.
+    const start = (event?: string | symbol) => {
+      if (event !== undefined && event !== "readable") return;
+      if (place.metered) return;
       counted.off("newListener", start);
       // What the socket count charged so far goes through the stream again.
       this.charged -= place.received;
@@ -153,6 +155,7 @@ export class LargeRequests {
       body.pipe(counted);
     };
     counted.on("newListener", start);
+    counted.once("resume", () => start());
     return counted;
   }
 
