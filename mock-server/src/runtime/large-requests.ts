@@ -48,6 +48,8 @@ interface Place {
   metered: boolean;
   /** Its socket's bytes read when it was admitted. */
   socketStart: number;
+  /** Its response has closed: its bytes are no longer charged. */
+  released: boolean;
   request: IncomingMessage;
   response: ServerResponse;
 }
@@ -100,6 +102,7 @@ export class LargeRequests {
       complete: false,
       metered: false,
       socketStart: request.socket?.bytesRead ?? 0,
+      released: false,
       request,
       response,
     };
@@ -108,6 +111,7 @@ export class LargeRequests {
     this.idleCheck ??= setInterval(() => this.check(), Math.max(10, this.limits.idleMs / 4)).unref();
     response.once("close", () => {
       this.held.delete(response);
+      place.released = true;
       this.charged -= place.received;
       const left = (this.byAddress.get(address) ?? 1) - 1;
       if (left === 0) this.byAddress.delete(address);
@@ -131,6 +135,8 @@ export class LargeRequests {
     if (!place) return body;
     const counted = new Transform({
       transform: (chunk: Buffer, _encoding: BufferEncoding, next: TransformCallback) => {
+        // (Bytes still read after the response closed, a stray body being dropped, are not charged.)
+        if (place.released) return next(null, chunk);
         if (this.charged + chunk.length > this.limits.bytes) return next(refused());
         place.received += chunk.length;
         this.charged += chunk.length;
@@ -148,7 +154,7 @@ export class LargeRequests {
       if (place.metered) return;
       counted.off("newListener", start);
       // What the socket count charged so far goes through the stream again.
-      this.charged -= place.received;
+      if (!place.released) this.charged -= place.received;
       place.received = 0;
       place.metered = true;
       body.on("error", (error) => counted.destroy(error));

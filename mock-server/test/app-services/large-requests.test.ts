@@ -279,3 +279,37 @@ it("closes the newest multipart bodies whose bytes take the instance past its bu
   expect(older.request.destroyed).toBe(false);
   await until(() => inFlight() <= budget.bytes, "the closed form's bytes to be given back");
 });
+
+it("charges nothing for bytes a body still sends after its request was answered (413 past the size limit)", async () => {
+  const other = await listening();
+  try {
+    const signedIn = await signIn(other.url).anonymous("local-app");
+    const { port } = new URL(other.url);
+    const request = httpRequest({
+      host: "127.0.0.1",
+      port,
+      localAddress: "127.0.0.15",
+      method: "POST",
+      path: callPath,
+      headers: {
+        authorization: `Bearer ${signedIn}`,
+        "content-type": "application/json",
+        "transfer-encoding": "chunked",
+      },
+    });
+    open.push(request);
+    request.on("error", () => undefined);
+    const status = new Promise<number | undefined>((resolve) => request.on("response", (r) => resolve(r.statusCode)));
+    // Past the 18 MB limit, in pieces; the answer (413) comes while the rest is still being sent.
+    const piece = Buffer.alloc(1024 * 1024, 0x20);
+    for (let i = 0; i < 19; i++) request.write(piece);
+    expect(await status).toBe(413);
+    for (let i = 0; i < 4; i++) request.write(piece);
+    await new Promise<void>((resolve) => request.write(piece, () => resolve()));
+    await until(() => other.app.emulator.largeRequests.places === 0, "the answered request's place to be given back");
+    expect(other.app.emulator.largeRequests.bytes).toBe(0);
+    request.destroy();
+  } finally {
+    await other.app.close();
+  }
+});
