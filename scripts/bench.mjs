@@ -18,7 +18,8 @@
 //                           find — on that store and its seeded data; on PostgreSQL with pg_stat_statements:
 //                           statements, transactions and WAL flushes per request, and the database's CPU)
 //          --trace-gc  (with --profile: the emulator's garbage collections during the measured run)
-//          --loop-delay  (with --profile --store: how long the emulator's event loop was blocked)
+//          --loop-delay  (with --profile --store: how long the emulator's event loop was blocked, and how much
+//                         of that the main thread's own CPU time)
 //          --node-args="…"  (with --profile --store: more options for the emulator's node, e.g. --trace-gc-nvp)
 //          --emulator-args="…"  (with --profile --store: more options for the emulator, e.g. --database-pool 10)
 //          --no-cpu-prof  (with --profile: without the CPU profiler, for undisturbed latencies)

@@ -172,7 +172,10 @@ export async function profileStore({
       );
       if (delay)
         out.push(
-          `event loop blocked: p50 ${fixed(delay.p50)} ms, p99 ${fixed(delay.p99)} ms, p99.9 ${fixed(delay.p999)} ms, longest ${fixed(delay.max)} ms`,
+          `event loop blocked: p50 ${fixed(delay.p50)} ms, p99 ${fixed(delay.p99)} ms, p99.9 ${fixed(delay.p999)} ms, longest ${fixed(delay.max)} ms` +
+            (delay.heldMax === undefined
+              ? ""
+              : `; the main thread's own CPU between two turns: p99 ${fixed(delay.heldP99)} ms, p99.9 ${fixed(delay.heldP999)} ms, longest ${fixed(delay.heldMax)} ms (the rest of a wait: the host running something else)`),
         );
       if (admin) {
         const after = await statistics(admin);
