@@ -88,6 +88,31 @@ async function expectRefused(reply: Promise<{ response: IncomingMessage; body: s
   expect(parsed.error).toMatch(words);
 }
 
+/** A function call with a chunked body (its size undeclared), of which only the start is sent. */
+function chunkedCall(at: string, signedIn: string, fromAddress: string) {
+  const { port } = new URL(at);
+  const request = httpRequest({
+    host: "127.0.0.1",
+    port,
+    localAddress: fromAddress,
+    method: "POST",
+    path: callPath,
+    headers: {
+      authorization: `Bearer ${signedIn}`,
+      "content-type": "application/json",
+      "transfer-encoding": "chunked",
+    },
+  });
+  open.push(request);
+  const reply = new Promise<IncomingMessage>((resolve, reject) => {
+    request.on("response", resolve);
+    request.on("error", reject);
+  });
+  reply.catch(() => undefined);
+  request.write('{"name":"sum",');
+  return { request, reply };
+}
+
 const inFlight = () => app.emulator.largeRequests.bytes;
 
 async function closeAll() {
@@ -167,36 +192,13 @@ it("closes the connection of a large body that sends nothing for the idle time, 
 
 it("admits a body of undeclared length (chunked) as the largest allowed, and charges what it sends", async () => {
   await closeAll();
-  const chunked = (at: string, signedIn: string) => {
-    const { port } = new URL(at);
-    const request = httpRequest({
-      host: "127.0.0.1",
-      port,
-      localAddress: "127.0.0.10",
-      method: "POST",
-      path: callPath,
-      headers: {
-        authorization: `Bearer ${signedIn}`,
-        "content-type": "application/json",
-        "transfer-encoding": "chunked",
-      },
-    });
-    open.push(request);
-    const reply = new Promise<IncomingMessage>((resolve, reject) => {
-      request.on("response", resolve);
-      request.on("error", reject);
-    });
-    reply.catch(() => undefined);
-    request.write('{"name":"sum",');
-    return { request, reply };
-  };
   // Here the largest body (18 MB) is more than the whole budget: refused before it is read.
-  const refused = await chunked(url, token).reply;
+  const refused = await chunkedCall(url, token, "127.0.0.10").reply;
   expect(refused.statusCode).toBe(429);
   // With the default budget, admitted; charged what it sends; its place given back once answered.
   const other = await listening();
   try {
-    const request = chunked(other.url, await signIn(other.url).anonymous("local-app"));
+    const request = chunkedCall(other.url, await signIn(other.url).anonymous("local-app"), "127.0.0.10");
     await until(() => other.app.emulator.largeRequests.bytes === '{"name":"sum",'.length, "the first bytes to be read");
     request.request.end('"arguments":[2,3]}');
     expect((await request.reply).statusCode).toBe(200);
@@ -284,22 +286,8 @@ it("charges nothing for bytes a body still sends after its request was answered 
   const other = await listening();
   try {
     const signedIn = await signIn(other.url).anonymous("local-app");
-    const { port } = new URL(other.url);
-    const request = httpRequest({
-      host: "127.0.0.1",
-      port,
-      localAddress: "127.0.0.15",
-      method: "POST",
-      path: callPath,
-      headers: {
-        authorization: `Bearer ${signedIn}`,
-        "content-type": "application/json",
-        "transfer-encoding": "chunked",
-      },
-    });
-    open.push(request);
-    request.on("error", () => undefined);
-    const status = new Promise<number | undefined>((resolve) => request.on("response", (r) => resolve(r.statusCode)));
+    const { request, reply } = chunkedCall(other.url, signedIn, "127.0.0.15");
+    const status = reply.then((response) => response.statusCode);
     // Past the 18 MB limit, in pieces; the answer (413) comes while the rest is still being sent.
     const piece = Buffer.alloc(1024 * 1024, 0x20);
     for (let i = 0; i < 19; i++) request.write(piece);
