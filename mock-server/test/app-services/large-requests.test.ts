@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-/** What most requests here declare: large (1 MiB or more), two of them within the budget. */
+/** What most requests here declare: large (1 MiB or more); two of them are more than the budget. */
 const declared = 2 * 1024 * 1024;
 const open: ClientRequest[] = [];
 afterAll(() => {
