@@ -1,10 +1,10 @@
 /**
  * The server's metrics in Prometheus' text format, through prom-client on a registry of its own
  * (no module-level default registry: each server has its own). Besides the request metrics
- * (http/request-metrics.ts): open change streams and their unsent bytes, large requests' bytes in flight, the database
- * pool's use, the mail outbox's depth
- * and this instance's delivery attempts by outcome, readiness, and prom-client's process metrics
- * (CPU, memory, event loop lag, garbage collection). All but the counters are read when scraped.
+ * (http/request-metrics.ts): open change streams and their unsent bytes, large requests' bytes in
+ * flight, the database pool's use, the mail outbox's depth and this instance's delivery attempts
+ * by outcome, readiness, and prom-client's process metrics (CPU, memory, event loop lag, garbage
+ * collection). All but the counters are read when scraped.
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { Emulator } from "./emulator.ts";

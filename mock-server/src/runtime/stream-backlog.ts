@@ -2,12 +2,12 @@
  * Unsent change-stream events of every stream on this instance, together. Each stream may leave
  * its app's `maxStreamBufferBytes` (8 MiB) unread, and each builds its own text of every event (its
  * resume token and time are its own): 200 streams that a client opened and never read, with 10
- * inserts of 1 MB, took the process to 1.55 GB; an app's 1,000 streams could hold 8 GiB and end the process for
- * everyone. So the instance keeps count of what its streams hold unsent, and past **256 MiB** a
- * stream that is sent an event while holding at least **1 MiB** unsent and at least the average of
- * the streams holding anything is ended as a slow reader (`StreamBufferLimitExceeded`): the
- * slowest go, one event at a time, until the total is back under the budget, and a client that
- * keeps up (holding an event or two in flight) is not ended for it
+ * inserts of 1 MB, took the process to 1.55 GB; an app's 1,000 streams could hold 8 GiB and end
+ * the process for everyone. So the instance keeps count of what its streams hold unsent, and past
+ * **256 MiB** a stream that is sent an event while holding at least **1 MiB** unsent and at least
+ * the average of the streams holding anything is ended as a slow reader
+ * (`StreamBufferLimitExceeded`): the slowest go, one event at a time, until the total is back under
+ * the budget, and a client that keeps up (holding an event or two in flight) is not ended for it
  * (docs/decisions/0024-large-bodies-in-slices.md).
  */
 import type { Writable } from "node:stream";

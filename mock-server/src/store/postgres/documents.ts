@@ -236,10 +236,11 @@ export class PgDocuments implements DocumentStore {
   ): Promise<ExactTexts | undefined> {
     if (exactConditions(query) === null) return undefined;
     const ceiling = max === undefined ? Number.MAX_SAFE_INTEGER : max + 1;
-    // All of the matches of a filtered query: through the GIN index, planned once (see `batches`).
-    const all = want === undefined && pushdown(query, 1).where.length > 0;
-    const { where, params } = pushdown(query, 5 + fields.length, { hidden: all });
+    // All of the matches of a filtered query: through the GIN index, planned once (see `batches`;
+    // without a filter there is no value to hide).
+    const { where, params } = pushdown(query, 5 + fields.length, { hidden: want === undefined });
     const filtered = where.length > 0;
+    const all = want === undefined && filtered;
     const within = `$${5 + fields.length + params.length}`;
     const keys = fields.map((_, i) => `, (doc -> $${5 + i}::text)::text AS k${i}`).join("");
     const matching = `SELECT seq, ejson${keys} FROM documents WHERE ${
