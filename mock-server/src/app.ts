@@ -5,12 +5,14 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
+import { compile as compileTrust } from "@fastify/proxy-addr";
 import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from "fastify";
 import { allowedRequestOrigins, credentialedLogin } from "./app-services/allowed-origins.ts";
 import { appServicesPlugin } from "./app-services/plugin.ts";
 import { controlApiServed, defaultOptions, type EmulatorOptions, metricsKept } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
 import { emailJsPlugin } from "./emailjs/plugin.ts";
+import { capConnectionsPerAddress, defaultConnectionsPerAddress } from "./http/connection-cap.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
 import { registerHostCheck } from "./http/host-check.ts";
@@ -54,6 +56,14 @@ export interface BuildOptions extends Partial<EmulatorOptions> {
 /** Fastify takes a hop count as a function of the hop (its types lack the number form). */
 function trustProxyOption(value: EmulatorOptions["trustProxy"]) {
   return typeof value === "number" ? (_address: string, hop: number) => hop < value : value;
+}
+
+/** Whether a connection's peer is a proxy `--trust-proxy` trusts (as Fastify reads it: the nearest hop). */
+function trustedPeer(value: EmulatorOptions["trustProxy"]): (address: string) => boolean {
+  if (typeof value === "boolean") return () => value;
+  if (typeof value === "number") return () => value > 0;
+  const trust = compileTrust(value);
+  return (address) => trust(address, 0);
 }
 
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -114,6 +124,13 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.decorateRequest("leaveInFlight", null);
   app.decorateRequest("sentPayload", null);
   closeUnusedConnectionsOnClose(app);
+  capConnectionsPerAddress(app.server, {
+    max: emulator.options.connectionsPerAddress ?? defaultConnectionsPerAddress,
+    exempt: trustedPeer(emulator.options.trustProxy),
+    onRefused: () => {
+      emulator.refusedConnections.overCap += 1;
+    },
+  });
   registerHostCheck(app);
   registerJsonParser(app);
   registerValidation(app);

@@ -50,6 +50,11 @@ export interface EmulatorOptions {
   streamHeartbeatMs?: number;
   /** Unsent bytes of all change streams past which slow ones end (default 256 MiB; tests lower it). */
   streamBacklogBytes?: number;
+  /**
+   * Connections one client address may hold open at once, a trusted proxy's excepted (default 256;
+   * http/connection-cap.ts; tests lower it).
+   */
+  connectionsPerAddress?: number;
   /** Body bytes of large requests in flight at once, and how long one may send nothing (defaults: 64 MiB, 10 s; tests lower them). */
   largeRequests?: { bytes: number; idleMs: number };
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */

@@ -46,6 +46,8 @@ export class Emulator {
   readonly oauth2: EndpointSource;
   /** This instance's SMTP delivery attempts by outcome (a refusal or an unreachable server: `retry`). */
   readonly mailDeliveries = { sent: 0, retry: 0, failed: 0 };
+  /** Connections this instance closed as they came: their address held its cap (http/connection-cap.ts). */
+  readonly refusedConnections = { overCap: 0 };
   /** Requests with large bodies in flight on this instance (runtime/large-requests.ts). */
   readonly largeRequests: LargeRequests;
   /** Unsent change-stream events of this instance's streams, together (runtime/stream-backlog.ts). */

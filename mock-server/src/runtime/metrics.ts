@@ -54,6 +54,15 @@ export function emulatorMetrics(emulator: Emulator): Registry {
       this.set(emulator.largeRequests.bytes);
     },
   });
+  new Counter({
+    name: `${metricPrefix}connections_refused_total`,
+    help: "Connections this instance closed as they came: their client address held its 256 already (a trusted proxy's is not capped).",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(emulator.refusedConnections.overCap);
+    },
+  });
   new Gauge({
     name: `${metricPrefix}change_stream_unsent_bytes`,
     help: "Bytes this instance's change streams hold unsent to slow clients (past 256 MiB slow streams end).",

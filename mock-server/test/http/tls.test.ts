@@ -1,11 +1,13 @@
 /** --tls-cert/--tls-key: HTTPS with a certificate the test makes; bad files stop the start. */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generate } from "selfsigned";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server.ts";
+import { until } from "../helpers/until.ts";
 
 let dir: string;
 let cert: string;
@@ -68,6 +70,30 @@ describe("HTTPS", () => {
       () => "refused",
     );
     expect(plain).not.toBe(200);
+  });
+});
+
+describe("HTTPS with a connection cap", () => {
+  it("closes an address's connection past its cap before its handshake", async () => {
+    const server = await startServer({
+      port: 0,
+      logLevel: "silent",
+      watchFunctions: false,
+      tlsCert: join(dir, "cert.pem"),
+      tlsKey: join(dir, "key.pem"),
+      connectionsPerAddress: 1,
+    });
+    try {
+      // One connection that never starts its handshake holds the address's only place.
+      const held = connect(Number(new URL(server.url).port), "127.0.0.1");
+      await new Promise((resolve) => held.once("connect", resolve));
+      await expect(get(`${server.url}/_mock/v1/health`)).rejects.toThrow(/socket|ECONNRESET|disconnected/i);
+      held.destroy();
+      const health = await until(() => get(`${server.url}/_mock/v1/health`).catch(() => undefined), "a place");
+      expect(health.status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });
 
