@@ -5,7 +5,6 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import { compile as compileTrust } from "@fastify/proxy-addr";
 import Fastify, { type FastifyInstance, type FastifyRequest, type RouteOptions } from "fastify";
 import { allowedRequestOrigins, credentialedLogin } from "./app-services/allowed-origins.ts";
 import { appServicesPlugin } from "./app-services/plugin.ts";
@@ -21,6 +20,7 @@ import { redactingHooks } from "./http/log-redaction.ts";
 import { requestIdGenerator } from "./http/request-id.ts";
 import { requestLinesAt } from "./http/request-lines.ts";
 import { registerRequestMetrics } from "./http/request-metrics.ts";
+import { trustedPeer } from "./http/trusted-peer.ts";
 import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
 import { emulatorIdpHost } from "./idp/host.ts";
@@ -56,14 +56,6 @@ export interface BuildOptions extends Partial<EmulatorOptions> {
 /** Fastify takes a hop count as a function of the hop (its types lack the number form). */
 function trustProxyOption(value: EmulatorOptions["trustProxy"]) {
   return typeof value === "number" ? (_address: string, hop: number) => hop < value : value;
-}
-
-/** Whether a connection's peer is a proxy `--trust-proxy` trusts (as Fastify reads it: the nearest hop). */
-function trustedPeer(value: EmulatorOptions["trustProxy"]): (address: string) => boolean {
-  if (typeof value === "boolean") return () => value;
-  if (typeof value === "number") return () => value > 0;
-  const trust = compileTrust(value);
-  return (address) => trust(address, 0);
 }
 
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {

@@ -1,5 +1,5 @@
 /**
- * Connections one client address may hold open at once. A connection costs a descriptor and some
+ * Connections one client address (an IPv6 client: its /64) may hold open at once. A connection costs a descriptor and some
  * memory whether or not it carries a request, and one that sends its request slowly is held for
  * minutes (Node's request timeout): without a cap, one client could open them until the process
  * has no descriptor left for anyone (nor for its database or its files). Past the cap a new
@@ -23,12 +23,33 @@ export interface ConnectionCapOptions {
   onRefused: () => void;
 }
 
+/**
+ * Whose connections count together: an IPv4 address, or an IPv6 address's /64 (one host commonly
+ * has a whole /64 to send from, so its single addresses would not hold it).
+ */
+export function addressKey(address: string): string {
+  const bare = address.split("%")[0]!;
+  if (!bare.includes(":") || bare.toLowerCase().startsWith("::ffff:")) return bare;
+  const [head = "", tail] = bare.split("::");
+  // (An IPv4 tail, as in 64:ff9b::192.0.2.1, is the last two groups.)
+  const groups = (part: string) =>
+    part === "" ? [] : part.split(":").flatMap((group) => (group.includes(".") ? ["0", "0"] : [group]));
+  const first = groups(head);
+  const last = tail === undefined ? [] : groups(tail);
+  const all = [...first, ...Array<string>(Math.max(0, 8 - first.length - last.length)).fill("0"), ...last];
+  return `${all
+    .slice(0, 4)
+    .map((group) => (Number.parseInt(group, 16) || 0).toString(16))
+    .join(":")}::/64`;
+}
+
 export function capConnectionsPerAddress(server: Server, { max, exempt, onRefused }: ConnectionCapOptions): void {
   const open = new Map<string, number>();
   // (An HTTPS server emits the TCP socket here too, before its handshake.)
   server.on("connection", (socket: Socket) => {
-    const address = socket.remoteAddress;
-    if (address === undefined || exempt(address)) return;
+    const peer = socket.remoteAddress;
+    if (peer === undefined || exempt(peer)) return;
+    const address = addressKey(peer);
     const count = open.get(address) ?? 0;
     if (count >= max) {
       onRefused();

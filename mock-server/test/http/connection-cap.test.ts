@@ -7,6 +7,7 @@
  */
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { addressKey } from "../../src/http/connection-cap.ts";
 import { call } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 import { until } from "../helpers/until.ts";
@@ -94,5 +95,21 @@ describe("connections per client address", () => {
     const over = await connection(url);
     await until(() => over.state.closed, "the connection past the cap to be closed");
     for (const c of held) expect(await c.get()).toBe(200);
+  });
+});
+
+describe("whose connections count together", () => {
+  it.each([
+    ["127.0.0.1", "127.0.0.1"],
+    ["::ffff:192.0.2.7", "::ffff:192.0.2.7"],
+    ["2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"],
+    ["2001:db8:1:2::1", "2001:db8:1:2::/64"],
+    ["2001:DB8:0001:0002:ffff::9", "2001:db8:1:2::/64"],
+    ["2001:db8::1", "2001:db8:0:0::/64"],
+    ["::1", "0:0:0:0::/64"],
+    ["fe80::1%eth0", "fe80:0:0:0::/64"],
+    ["64:ff9b::192.0.2.1", "64:ff9b:0:0::/64"],
+  ])("%s → %s", (address, key) => {
+    expect(addressKey(address)).toBe(key);
   });
 });
