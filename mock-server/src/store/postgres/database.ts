@@ -260,15 +260,26 @@ export class Database implements Queryable {
     let cancelled = false;
     const timer = setTimeout(() => {
       cancelled = true;
-      const internal = client as unknown as { activeQuery: unknown };
-      // Client.cancel(client, query): node-postgres's cancellation (a CancelRequest on a new socket;
-      // one that cannot be sent leaves the statement to the statement timeout).
+      // A CancelRequest with the backend's key on a connection of its own, as node-postgres's
+      // Client.cancel sends it, without its check of the deprecated `activeQuery` (which prints a
+      // deprecation warning): whatever the backend runs is this statement, as its connection is
+      // checked out and not given back. One that cannot be sent leaves the statement to the
+      // statement timeout.
+      const target = client as unknown as { processID: number; secretKey: number };
       const canceller = new pg.Client({ connectionString: this.options.url }) as unknown as {
-        connection: { on(event: "error", listener: () => void): void };
-        cancel(target: unknown, query: unknown): void;
+        host: string;
+        port: number;
+        connection: {
+          on(event: "error" | "connect", listener: () => void): void;
+          connect(port: number | string, host?: string): void;
+          cancel(processID: number, secretKey: number): void;
+        };
       };
-      canceller.connection.on("error", () => undefined);
-      canceller.cancel(client, internal.activeQuery);
+      const connection = canceller.connection;
+      connection.on("error", () => undefined);
+      connection.on("connect", () => connection.cancel(target.processID, target.secretKey));
+      if (canceller.host?.startsWith("/")) connection.connect(`${canceller.host}/.s.PGSQL.${canceller.port}`);
+      else connection.connect(canceller.port, canceller.host);
     }, ms);
     try {
       return await this.runReleasing<R>(client, text, values, planning, () =>
