@@ -25,8 +25,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
-it("reads a user's documents in one statement, planned once for every value", async () => {
-  const appId = "finds";
+/** An app of its own with 2,000 notes of 20 owners (100 each), analysed. */
+async function notesOf(appId: string) {
   await store.apps.create({ appId, domainId: `domain-${appId}`, createdAt: 0, appDir: null, config: {} });
   const data = store.apps.scope(appId).data as PgDocuments;
   const docs = Array.from({ length: 2_000 }, (_, i) => ({ _id: `n${i}`, owner: `u${i % 20}`, n: i }));
@@ -38,6 +38,11 @@ it("reads a user's documents in one statement, planned once for every value", as
   const db = (store as unknown as { context: { db: { rows(text: string): Promise<Record<string, unknown>[]> } } })
     .context.db;
   await db.rows("ANALYZE documents");
+  return { data, db, docs };
+}
+
+it("reads a user's documents in one statement, planned once for every value", async () => {
+  const { data, db } = await notesOf("finds");
 
   const { texts } = await statementsOf(async () => {
     for (let i = 0; i < 12; i++) {
@@ -58,18 +63,7 @@ it("reads a user's documents in one statement, planned once for every value", as
 });
 
 it("answers a user's documents in natural order where updates moved their rows", async () => {
-  const appId = "moved";
-  await store.apps.create({ appId, domainId: `domain-${appId}`, createdAt: 0, appDir: null, config: {} });
-  const data = store.apps.scope(appId).data as PgDocuments;
-  const docs = Array.from({ length: 2_000 }, (_, i) => ({ _id: `n${i}`, owner: `u${i % 20}`, n: i }));
-  await data.write("db", "notes", async () => ({
-    changes: docs.map((doc) => ({ op: "insert" as const, doc })),
-    events: () => [],
-    result: () => undefined,
-  }));
-  const db = (store as unknown as { context: { db: { rows(text: string): Promise<Record<string, unknown>[]> } } })
-    .context.db;
-  await db.rows("ANALYZE documents");
+  const { data, docs } = await notesOf("moved");
   // A changed document is a new row version where there is room (its GIN-indexed value changed,
   // so not in its old place): read by where they lie, the owner's documents come out of order.
   const owned = docs.filter((doc) => doc.owner === "u3");
