@@ -1,10 +1,11 @@
 /**
- * Connections one client address (an IPv6 client: its /64) may hold open at once. A connection costs a descriptor and some
- * memory whether or not it carries a request, and one that sends its request slowly is held for
- * minutes (Node's request timeout): without a cap, one client could open them until the process
- * has no descriptor left for anyone (nor for its database or its files). Past the cap a new
- * connection of that address is closed as it comes, before a byte of it is read (or a TLS
- * handshake made); the address's others are untouched, and a new one is taken once one closes.
+ * Connections one client address (an IPv6 client: its /64) may hold open at once. A connection
+ * costs a descriptor and some memory whether or not it carries a request, and one that sends its
+ * request slowly is held for minutes (Node's request timeout): without a cap, one client could
+ * open them until the process has no descriptor left for anyone (nor for its database or its
+ * files). Past the cap a new connection of that address is closed as it comes, before a byte of
+ * it is read (or a TLS handshake made); the address's others are untouched, and a new one is
+ * taken once one closes.
  *
  * Addresses the caller exempts are not counted: a trusted proxy's, behind which every client has
  * that address (the proxy caps its own clients).
