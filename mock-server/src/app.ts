@@ -21,6 +21,7 @@ import { requestIdGenerator } from "./http/request-id.ts";
 import { requestLinesAt } from "./http/request-lines.ts";
 import { registerRequestMetrics } from "./http/request-metrics.ts";
 import { trustedPeer } from "./http/trusted-peer.ts";
+import { UnsentReplies } from "./http/unsent-replies.ts";
 import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
 import { emulatorIdpHost } from "./idp/host.ts";
@@ -139,6 +140,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
       reply.header("content-type", "application/json");
     }
     request.sentPayload = payload;
+    if (UnsentReplies.large(payload)) emulator.unsentReplies.watch(reply.raw);
     done(null, payload);
   });
   // Shutting down: change streams end first (they would hold the drain open for ever), then the

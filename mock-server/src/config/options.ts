@@ -55,6 +55,11 @@ export interface EmulatorOptions {
    * http/connection-cap.ts; tests lower it).
    */
   connectionsPerAddress?: number;
+  /**
+   * Unsent bytes of large replies on the instance past which those stalled longest are cut, and
+   * how long one may send nothing (defaults: 256 MiB, 60 s; http/unsent-replies.ts; tests lower them).
+   */
+  unsentReplies?: { bytes: number; idleMs: number };
   /** Body bytes of large requests in flight at once, and how long one may send nothing (defaults: 64 MiB, 10 s; tests lower them). */
   largeRequests?: { bytes: number; idleMs: number };
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */

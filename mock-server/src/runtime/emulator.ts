@@ -9,6 +9,7 @@ import { deepMerge, oauth2ProviderNames } from "../config/app-config.ts";
 import { loadAppFolder } from "../config/app-folder.ts";
 import type { EmulatorOptions } from "../config/options.ts";
 import { FunctionFolders } from "../functions/function-folder.ts";
+import { UnsentReplies } from "../http/unsent-replies.ts";
 import { FakeIdentityProvider } from "../idp/fake-identity-provider.ts";
 import { BuiltinEndpoints } from "../oauth2/builtin-endpoints.ts";
 import { type EndpointSource, RemoteEndpoints } from "../oauth2/endpoints.ts";
@@ -50,6 +51,8 @@ export class Emulator {
   readonly refusedConnections = { overCap: 0 };
   /** Requests with large bodies in flight on this instance (runtime/large-requests.ts). */
   readonly largeRequests: LargeRequests;
+  /** Large replies this instance's clients have not read yet (http/unsent-replies.ts). */
+  readonly unsentReplies: UnsentReplies;
   /** Unsent change-stream events of this instance's streams, together (runtime/stream-backlog.ts). */
   readonly streamBacklog: StreamBacklog;
   private stopping = false;
@@ -71,6 +74,7 @@ export class Emulator {
     this.key = new Hs256Key(this.secret);
     this.streamBacklog = new StreamBacklog(options.streamBacklogBytes);
     this.largeRequests = new LargeRequests(options.largeRequests);
+    this.unsentReplies = new UnsentReplies(options.unsentReplies);
     this.smtp = options.smtpUrl
       ? new SmtpRelay(store.mail, {
           url: options.smtpUrl,

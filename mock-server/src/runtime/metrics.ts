@@ -64,6 +64,23 @@ export function emulatorMetrics(emulator: Emulator): Registry {
     },
   });
   new Gauge({
+    name: `${metricPrefix}reply_unsent_bytes`,
+    help: "Bytes of large replies this instance's clients have not read yet (past 256 MiB those stalled longest are cut).",
+    registers,
+    collect() {
+      this.set(emulator.unsentReplies.bytes);
+    },
+  });
+  new Counter({
+    name: `${metricPrefix}replies_cut_total`,
+    help: "Connections cut because their reply sent nothing for 60 s, or had stalled longest past 256 MiB unsent.",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(emulator.unsentReplies.cut);
+    },
+  });
+  new Gauge({
     name: `${metricPrefix}change_stream_unsent_bytes`,
     help: "Bytes this instance's change streams hold unsent to slow clients (past 256 MiB slow streams end).",
     registers,
