@@ -50,12 +50,7 @@ export class UnsentReplies {
   /** Connections cut: their reply sent nothing for the idle time, or had stalled longest past the budget. */
   cut = 0;
 
-  constructor(
-    readonly limits: { bytes: number; idleMs: number } = {
-      bytes: unsentReplyLimits.bytes,
-      idleMs: unsentReplyLimits.idleMs,
-    },
-  ) {}
+  constructor(readonly limits: { bytes: number; idleMs: number } = unsentReplyLimits) {}
 
   /** Unsent bytes of the watched replies, as last counted (a metric). */
   get bytes(): number {
@@ -81,12 +76,6 @@ export class UnsentReplies {
       response.once("close", done);
       this.timer ??= setInterval(() => this.sweep(), Math.max(10, Math.min(1_000, this.limits.idleMs / 4))).unref();
     });
-  }
-
-  /** Stops watching (the server closes). */
-  close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
   }
 
   private count(entry: Watched): void {
