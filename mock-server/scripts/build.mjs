@@ -1,4 +1,4 @@
-// Bundles the emulator and its dependencies into dist/cli.js,
+// Bundles the emulator and its dependencies into dist/emulator.cjs (run by dist/cli.js),
 // so it starts as one plain JavaScript file without a TypeScript loader, and the inspector UI into
 // dist/inspector/ (one browser bundle, its page and stylesheet), which the emulator serves at /_mock/.
 //
@@ -23,10 +23,11 @@ import { fileURLToPath } from "node:url";
 
 const script = fileURLToPath(import.meta.url);
 // Dependencies are bundled too: one file loads much faster than hundreds of modules (start-up is a
-// benchmark target). bson stays external: the function sandbox loads its browser build from disk;
-// pg-native is pg's optional native binding, never installed (pg falls back to JavaScript); esbuild
-// is what bundles the query worker when the emulator runs from its sources, never from the bundle.
-const external = ["bson", "pg-native", "esbuild"];
+// benchmark target), and its code is in the launcher's code cache. (The function sandbox still
+// reads bson's browser build from the package on disk.) pg-native is pg's optional native binding,
+// never installed (pg falls back to JavaScript); esbuild is what bundles the query worker when the
+// emulator runs from its sources, never from the bundle.
+const external = ["pg-native", "esbuild"];
 
 /**
  * The dereferenced OpenAPI documents (1.5 MB, imported as ES modules by openapi/src/documents.ts)
@@ -203,28 +204,32 @@ export async function buildBundle({ force = false, root } = {}) {
   const { repo, inspectorSource, inspectorOut } = at;
   const previous = readStamp(at)?.inputs?.map((path) => join(repo, path)) ?? [];
   const before = inputsDigest(at, previous);
-  // The emulator, and its query worker (src/data/query-workers.ts starts dist/query-worker.js
-  // beside dist/cli.js).
+  // The emulator, the launcher that runs it (dist/cli.js), and its query worker
+  // (src/data/query-workers.ts starts dist/query-worker.js beside the bundle). The emulator is a
+  // CommonJS bundle so that the launcher (src/launch.ts) can run it with V8's code cache (node:vm
+  // takes cached data for scripts, not for ES modules); it runs strict, as the modules it is built
+  // from do, and its import.meta.url is the bundle's own URL.
   const emulator = { inputs: [], outputs: [] };
-  for (const [entry, out] of [
-    ["cli.ts", "cli.js"],
-    ["data/query-worker.ts", "query-worker.js"],
-  ]) {
-    const built = await bundle(at.root, {
-      entryPoints: [join(at.src, entry)],
-      outfile: join(at.dist, out),
-      bundle: true,
-      platform: "node",
+  const node = { bundle: true, platform: "node", target: "node20", sourcemap: true, external, plugins: [jsonAsParse] };
+  for (const options of [
+    {
+      entryPoints: [join(at.src, "cli.ts")],
+      outfile: join(at.dist, "emulator.cjs"),
+      format: "cjs",
+      define: { "import.meta.url": "__bundleUrl" },
+      banner: { js: `"use strict";\nvar __bundleUrl = require("node:url").pathToFileURL(__filename).href;` },
+    },
+    { entryPoints: [join(at.src, "launch.ts")], outfile: join(at.dist, "cli.js"), format: "esm" },
+    {
+      entryPoints: [join(at.src, "data/query-worker.ts")],
+      outfile: join(at.dist, "query-worker.js"),
       format: "esm",
-      target: "node20",
-      sourcemap: true,
-      external,
-      plugins: [jsonAsParse],
       banner: {
         js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
       },
-      logLevel: "warning",
-    });
+    },
+  ]) {
+    const built = await bundle(at.root, { ...node, ...options, logLevel: "warning" });
     emulator.inputs.push(...built.inputs);
     emulator.outputs.push(...built.outputs);
   }

@@ -3,8 +3,8 @@
  * and `npm start` run it at every start): any change to what the bundle is made of builds again,
  * nothing else does. And the bundle is rebuilt while emulators run from it (test files, the dev
  * stack and the e2e config each build before they start one): a reader during a build gets the old
- * file or the new one, whole, never a truncated one (an empty dist/cli.js runs as a program that
- * exits 0 at once).
+ * file or the new one, whole, never a truncated one (an empty bundle runs as a program that exits
+ * 0 at once).
  */
 import { spawn } from "node:child_process";
 import {
@@ -54,6 +54,7 @@ describe("scripts/build.mjs", () => {
     await ensureBuilt();
     const outputs: [string, RegExp][] = [
       [cli, /\/\/# sourceMappingURL=cli\.js\.map$/],
+      [join(root, "dist", "emulator.cjs"), /\/\/# sourceMappingURL=emulator\.cjs\.map$/],
       [join(root, "dist", "query-worker.js"), /\/\/# sourceMappingURL=query-worker\.js\.map$/],
       [join(root, "dist", "inspector", "inspector.js"), /\/\/# sourceMappingURL=inspector\.js\.map$/],
       [join(root, "dist", "inspector", "index.html"), /<\/html>$/i],
@@ -90,7 +91,7 @@ describe("scripts/build.mjs builds only when an input changed", () => {
     mkdirSync(dirname(join(repo, path)), { recursive: true });
     writeFileSync(join(repo, path), text);
   };
-  const built = () => readFileSync(join(workspace, "dist", "cli.js"), "utf8");
+  const built = () => readFileSync(join(workspace, "dist", "emulator.cjs"), "utf8");
   const build = () => buildBundle({ root: workspace });
   const fresh = () => bundleIsFresh({ root: workspace });
 
@@ -111,6 +112,7 @@ describe("scripts/build.mjs builds only when an input changed", () => {
       `import dep from "dep";\nimport { greeting } from "./greeting.ts";\nconsole.log(greeting, dep);\n`,
     );
     write("mock-server/src/greeting.ts", `export const greeting = "hello one";\n`);
+    write("mock-server/src/launch.ts", `export const launcher = "launcher";\n`);
     write("mock-server/src/data/query-worker.ts", `export const worker = "query worker";\n`);
     write("mock-server/src/inspector/ui/main.ts", `document.title = "inspector";\n`);
     write("mock-server/src/inspector/ui/index.html", "<html></html>\n");
@@ -215,7 +217,7 @@ describe("scripts/build.mjs builds only when an input changed", () => {
       "the TypeScript settings change",
       () => write("tsconfig.base.json", `{ "compilerOptions": { "target": "ES2022" } }\n`),
     ],
-    ["an output is missing", () => rmSync(join(workspace, "dist", "cli.js"))],
+    ["an output is missing", () => rmSync(join(workspace, "dist", "emulator.cjs"))],
     ["an output changed after the build", () => write("mock-server/dist/inspector/inspector.js", "broken")],
   ];
   it.each(changes)("builds again when %s", async (_change, change) => {

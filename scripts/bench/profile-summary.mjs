@@ -1,6 +1,6 @@
 // Where the time goes in a V8 CPU profile (`node --cpu-prof`): self time per function and per
 // source area, as text for docs/benchmarks.md. The emulator runs as one bundle, so frames of
-// dist/cli.js are mapped back to their source file (emulator source or package) with the bundle's
+// dist/emulator.cjs are mapped back to their source file (emulator source or package) with the bundle's
 // source map.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -60,6 +60,9 @@ function sourceMapFor(url) {
   };
 }
 
+/** The emulator's bundle: dist/emulator.cjs (run by dist/cli.js), or an older build's dist/cli.js. */
+const isBundle = (url) => /\/dist[^/]*\/(emulator\.cjs|cli\.js)$/.test(url ?? "");
+
 function areaOf(source) {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source)?.[1];
   if (pkg) return `package ${pkg}`;
@@ -94,7 +97,7 @@ export function summarizeProfile(dir, top = 30, window = null) {
       const { functionName, url, lineNumber, columnNumber } = node.callFrame;
       const name = functionName || "(anonymous)";
       let where = url;
-      if (url?.endsWith("dist/cli.js")) {
+      if (isBundle(url)) {
         if (!maps.has(url)) maps.set(url, sourceMapFor(url));
         const original = maps.get(url)?.(lineNumber, columnNumber);
         if (original) where = `${original.source.replace(/^(\.\.\/)+/, "")}:${original.line}`;
@@ -106,7 +109,7 @@ export function summarizeProfile(dir, top = 30, window = null) {
       const name = functionName || "(anonymous)";
       let where = url;
       let area = url ? url : name.startsWith("(") ? name : "(native)";
-      if (url?.endsWith("dist/cli.js")) {
+      if (isBundle(url)) {
         if (!maps.has(url)) maps.set(url, sourceMapFor(url));
         const original = maps.get(url)?.(lineNumber, columnNumber);
         if (original) {

@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+/**
+ * dist/cli.js: runs the emulator's bundle (dist/emulator.cjs, built from cli.ts) with V8's code
+ * cache, so that a start does not compile the 5 MB bundle again.
+ *
+ * Most of a start was compiling: V8 parses the bundle whole, then compiles each function the first
+ * time it runs (the dependencies' module bodies, Fastify's routes, the first request's path). A run
+ * without a usable cache writes, once it has run for a while (`writeAfterMs`: started, listening,
+ * usually its first requests answered), V8's code for everything compiled so far; later runs hand
+ * it to V8 and skip that work. The cache is made after running rather than right after compiling
+ * (as require hooks such as v8-compile-cache make theirs) because a bundle's code is almost all in
+ * functions compiled lazily, which a cache taken before they run does not hold.
+ *
+ * The cache file is 4 bytes of the bundle's CRC-32, then V8's data. V8 checks its own version and
+ * flags (a cache of another Node is rejected) but of the source only its length, so the CRC keeps a
+ * cache of another build of the same length out. A cache that is missing, of another bundle or
+ * rejected is written again (whole, under a temporary name, then renamed: emulators starting side
+ * by side read an old cache or a new one). Nothing here may stop the emulator: a cache that cannot
+ * be read or written is only a slower start.
+ *
+ *   MOCK_CODE_CACHE=FILE   where the cache lives (default: dist/emulator.cjs.cache, beside the bundle;
+ *                          set it where dist/ cannot be written, e.g. a read-only image)
+ *   MOCK_CODE_CACHE=off    neither read nor written
+ *   NODE_DEBUG=code-cache  what the launcher did, on stderr
+ */
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import Module, { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { debuglog } from "node:util";
+import vm from "node:vm";
+import { crc32 } from "node:zlib";
+
+/** How long a run lives before it writes the cache it did not find. */
+const writeAfterMs = 2_000;
+
+const log = debuglog("code-cache");
+const bundle = fileURLToPath(new URL("./emulator.cjs", import.meta.url));
+const setting = process.env.MOCK_CODE_CACHE;
+const cacheFile = setting === "off" ? null : setting || `${bundle}.cache`;
+
+const bytes = readFileSync(bundle);
+const key = crc32(bytes);
+// The bundle's first line is cli.ts's `#!`, which V8 takes only at the very start of a script: a
+// comment of the same length in its place keeps every line and column.
+const text = bytes.toString("utf8");
+const source = text.startsWith("#!") ? `//${text.slice(2)}` : text;
+
+/** The cached V8 data for this bundle, if there is some. */
+function readCache(file: string): Buffer | undefined {
+  let data: Buffer;
+  try {
+    data = readFileSync(file);
+  } catch {
+    log("no cache at %s", file);
+    return undefined;
+  }
+  if (data.length < 4 || data.readUInt32LE(0) !== key) {
+    log("the cache at %s was made for another bundle", file);
+    return undefined;
+  }
+  return data.subarray(4);
+}
+
+const cachedData = cacheFile ? readCache(cacheFile) : undefined;
+if (!cacheFile) log("turned off");
+
+const script = new vm.Script(Module.wrap(source), {
+  filename: bundle,
+  cachedData,
+  // The bundle's import() (of esbuild, when the emulator runs from its sources) resolves as it would
+  // in a module Node loaded itself.
+  importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+});
+if (cachedData && script.cachedDataRejected) log("the cache at %s was rejected by V8", cacheFile);
+else if (cachedData) log("used %d bytes from %s", cachedData.length, cacheFile);
+
+if (cacheFile && (!cachedData || script.cachedDataRejected)) {
+  setTimeout(() => {
+    const data = script.createCachedData();
+    const header = Buffer.alloc(4);
+    header.writeUInt32LE(key, 0);
+    const temporary = `${cacheFile}.${process.pid}.tmp`;
+    try {
+      writeFileSync(temporary, Buffer.concat([header, data]));
+      renameSync(temporary, cacheFile);
+      log("written (%d bytes) to %s", data.length, cacheFile);
+    } catch (error) {
+      rmSync(temporary, { force: true });
+      log("not written to %s: %s", cacheFile, (error as Error).message);
+    }
+  }, writeAfterMs).unref();
+}
+
+// As Node runs a CommonJS module: its own module object, and a require that resolves from dist/.
+const module = new Module(bundle);
+module.filename = bundle;
+const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
+wrapper.call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
