@@ -380,16 +380,20 @@ async function stopGroup(child) {
 }
 
 /**
- * Runs the build once until its launcher has a code cache (src/launch.ts: the first run that lives
- * 2 s writes it), so that the starts measured are those of every start after a developer's first.
+ * Runs the build once, answering a request, until its launcher has a code cache (src/launch.ts: the
+ * first run that lives 2 s writes it), so that the starts measured are those of every start after a
+ * developer's first.
  * (An older build without the launcher has none.)
  */
 async function ensureCodeCache() {
   if (!existsSync(join(dirname(script), "emulator.cjs"))) return;
-  const child = spawnNode([script, "--port", "0", "--no-watch"], {
+  const port = await freePort();
+  const child = spawnNode([script, "--port", String(port), "--no-watch"], {
     env: { NODE_DEBUG: "code-cache" },
     stdio: ["ignore", "ignore", "pipe"],
   });
+  // One answer first, so that the cache holds a request's path too.
+  await firstAnswer(port, () => child, () => undefined);
   const line = await new Promise((resolve, reject) => {
     let output = "";
     const timer = setTimeout(() => reject(new Error(`no code cache within 15 s:\n${output}`)), 15_000);
@@ -429,12 +433,13 @@ async function startTimes(count) {
       const npmPort = await freePort();
       npm = await firstAnswer(
         npmPort,
-        () =>
-          spawn("npm", ["run", "mock", "--silent", "--", "--port", String(npmPort), "--no-watch"], {
-            cwd: root,
-            stdio: ["ignore", "ignore", "inherit"],
-            detached: true,
-          }),
+        () => {
+          // On the server's core, as the bundle alone is: a child inherits this process's core,
+          // where the poll for the first answer runs.
+          const npm = ["npm", "run", "mock", "--silent", "--", "--port", String(npmPort), "--no-watch"];
+          const [command, ...args] = layout.pinned ? ["taskset", "-c", String(layout.serverCpu), ...npm] : npm;
+          return spawn(command, args, { cwd: root, stdio: ["ignore", "ignore", "inherit"], detached: true });
+        },
         stopGroup,
       );
     }
