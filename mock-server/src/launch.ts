@@ -22,6 +22,9 @@
  *                          set it where dist/ cannot be written, e.g. a read-only image)
  *   MOCK_CODE_CACHE=off    neither read nor written
  *   NODE_DEBUG=code-cache  what the launcher did, on stderr
+ *
+ * With --enable-source-maps the bundle is loaded as a module instead, without the cache: Node maps
+ * the stack frames of what its loaders load to the sources, not those of node:vm scripts.
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
@@ -36,18 +39,47 @@ const writeAfterMs = 2_000;
 
 const log = debuglog("code-cache");
 const bundle = fileURLToPath(new URL("./emulator.cjs", import.meta.url));
-const setting = process.env.MOCK_CODE_CACHE;
-const cacheFile = setting === "off" ? null : setting || `${bundle}.cache`;
+if (process.sourceMapsEnabled) {
+  log("source maps are on: the bundle is loaded as a module, without the cache");
+  createRequire(import.meta.url)(bundle);
+} else {
+  const setting = process.env.MOCK_CODE_CACHE;
+  runWithCache(setting === "off" ? null : setting || `${bundle}.cache`);
+}
 
-const bytes = readFileSync(bundle);
-const key = crc32(bytes);
-// The bundle's first line is cli.ts's `#!`, which V8 takes only at the very start of a script: a
-// comment of the same length in its place keeps every line and column.
-const text = bytes.toString("utf8");
-const source = text.startsWith("#!") ? `//${text.slice(2)}` : text;
+/** Runs the bundle with the cache in `cacheFile` (none: neither read nor written). */
+function runWithCache(cacheFile: string | null): void {
+  const bytes = readFileSync(bundle);
+  const key = crc32(bytes);
+  // The bundle's first line is cli.ts's `#!`, which V8 takes only at the very start of a script: a
+  // comment of the same length in its place keeps every line and column.
+  const text = bytes.toString("utf8");
+  const source = text.startsWith("#!") ? `//${text.slice(2)}` : text;
 
-/** The cached V8 data for this bundle, if there is some. */
-function readCache(file: string): Buffer | undefined {
+  if (!cacheFile) log("turned off");
+  const cachedData = cacheFile ? readCache(cacheFile, key) : undefined;
+  const script = new vm.Script(Module.wrap(source), {
+    filename: bundle,
+    cachedData,
+    // The bundle's import() (of esbuild, when the emulator runs from its sources) resolves as it would
+    // in a module Node loaded itself.
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  if (cachedData && script.cachedDataRejected) log("the cache at %s was rejected by V8", cacheFile);
+  else if (cachedData) log("used %d bytes from %s", cachedData.length, cacheFile);
+  if (cacheFile && (!cachedData || script.cachedDataRejected)) {
+    setTimeout(() => writeCache(cacheFile, key, script.createCachedData()), writeAfterMs).unref();
+  }
+
+  // As Node runs a CommonJS module: its own module object, and a require that resolves from dist/.
+  const module = new Module(bundle);
+  module.filename = bundle;
+  const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
+  wrapper.call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+}
+
+/** The cached V8 data in `file` if it was made for the bundle whose CRC-32 is `key`. */
+function readCache(file: string, key: number): Buffer | undefined {
   let data: Buffer;
   try {
     data = readFileSync(file);
@@ -62,38 +94,17 @@ function readCache(file: string): Buffer | undefined {
   return data.subarray(4);
 }
 
-const cachedData = cacheFile ? readCache(cacheFile) : undefined;
-if (!cacheFile) log("turned off");
-
-const script = new vm.Script(Module.wrap(source), {
-  filename: bundle,
-  cachedData,
-  // The bundle's import() (of esbuild, when the emulator runs from its sources) resolves as it would
-  // in a module Node loaded itself.
-  importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-});
-if (cachedData && script.cachedDataRejected) log("the cache at %s was rejected by V8", cacheFile);
-else if (cachedData) log("used %d bytes from %s", cachedData.length, cacheFile);
-
-if (cacheFile && (!cachedData || script.cachedDataRejected)) {
-  setTimeout(() => {
-    const data = script.createCachedData();
-    const header = Buffer.alloc(4);
-    header.writeUInt32LE(key, 0);
-    const temporary = `${cacheFile}.${process.pid}.tmp`;
-    try {
-      writeFileSync(temporary, Buffer.concat([header, data]));
-      renameSync(temporary, cacheFile);
-      log("written (%d bytes) to %s", data.length, cacheFile);
-    } catch (error) {
-      rmSync(temporary, { force: true });
-      log("not written to %s: %s", cacheFile, (error as Error).message);
-    }
-  }, writeAfterMs).unref();
+/** Writes the cache whole: under a temporary name, then renamed over the old one. */
+function writeCache(file: string, key: number, data: Buffer): void {
+  const header = Buffer.alloc(4);
+  header.writeUInt32LE(key, 0);
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, Buffer.concat([header, data]));
+    renameSync(temporary, file);
+    log("written (%d bytes) to %s", data.length, file);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    log("not written to %s: %s", file, (error as Error).message);
+  }
 }
-
-// As Node runs a CommonJS module: its own module object, and a require that resolves from dist/.
-const module = new Module(bundle);
-module.filename = bundle;
-const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
-wrapper.call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));

@@ -97,6 +97,20 @@ describe("the launcher's code cache", () => {
     expect(await run.emulator.exited).toBe(0);
   }, 60_000);
 
+  it("steps aside when source maps are on, so that stack traces name the sources", async () => {
+    // Node maps the frames of modules its loaders load, not of node:vm scripts.
+    const emulator = await startEmulatorProcess([], {
+      MOCK_CODE_CACHE: join(dir, "source-maps.cache"),
+      NODE_DEBUG: "code-cache",
+      NODE_OPTIONS: "--enable-source-maps",
+    });
+    const lines = () => emulator.stderr().match(/^CODE-CACHE \d+: .*$/gm) ?? [];
+    await waitFor(lines, /source maps are on: the bundle is loaded as a module, without the cache/);
+    expect((await fetch(`${emulator.url}/_mock/v1/health`)).status).toBe(200);
+    await emulator.stop();
+    expect(lines()).toHaveLength(1);
+  }, 60_000);
+
   it("is neither read nor written when turned off", async () => {
     const run = await start("off");
     await waitFor(run.lines, /turned off/);
