@@ -5,7 +5,8 @@
 //   throughput  a bare node:http server answering the same bytes (the practical limit) and the
 //               emulator, side by side, per scenario; server pinned to one core, autocannon (50
 //               connections) to the other; several interleaved rounds; medians
-//   start       `node mock-server/dist/cli.js` spawned → first HTTP answer
+//   start       `node mock-server/dist/cli.js` spawned → first HTTP answer: alone, with kept state and
+//               a --config file as `npm start` runs it, and `npm run mock`
 //   scale       memory per user with 100,000 users; profile latency at 100,000 users vs 1,000
 //   stores      bare server, in-memory store and PostgreSQL store side by side (login, profile,
 //               insertOne, find of one user's 100 notes among 100,000), on a throwaway cluster
@@ -29,8 +30,9 @@
 //                           FILE: another commit's mock-server/dist copied to mock-server/dist-NAME, so that
 //                           it finds the default app beside it, and ignored by git: dist-NAME/cli.js)
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import {
@@ -61,6 +63,7 @@ import { summarizeProfile } from "./bench/profile-summary.mjs";
 import { writeReport } from "./bench/report.mjs";
 import { profileStore } from "./bench/store-profile.mjs";
 import { compareStores } from "./bench/stores.mjs";
+import { emulatorArgs, emulatorConfig, localUserpassOverrides } from "./dev-stack-lib.mjs";
 
 let flags;
 try {
@@ -393,7 +396,11 @@ async function ensureCodeCache() {
     stdio: ["ignore", "ignore", "pipe"],
   });
   // One answer first, so that the cache holds a request's path too.
-  await firstAnswer(port, () => child, () => undefined);
+  await firstAnswer(
+    port,
+    () => child,
+    () => undefined,
+  );
   const line = await new Promise((resolve, reject) => {
     let output = "";
     const timer = setTimeout(() => reject(new Error(`no code cache within 15 s:\n${output}`)), 15_000);
@@ -410,24 +417,34 @@ async function ensureCodeCache() {
 }
 
 /**
- * Start-up: the bundle spawned alone, and (for this tree's build) `npm run mock` as a developer
- * types it (npm, the freshness check of the bundle, the emulator), interleaved.
+ * The emulator's arguments as `npm start` gives them (scripts/dev-stack-lib.mjs): kept state in a
+ * data folder (saved by the warm-up start, loaded by the others) and a --config file.
+ */
+function devStackArgs(port) {
+  devStackDir ??= mkdtempSync(join(tmpdir(), "bench-dev-stack-"));
+  const configFile = join(devStackDir, "emulator-config.json");
+  const webUrl = "http://127.0.0.1:5173";
+  writeFileSync(configFile, JSON.stringify(emulatorConfig(localUserpassOverrides({ webUrl, authFunctions: false }))));
+  return [...emulatorArgs({ emulatorPort: port, webUrl, dataDir: devStackDir, configFile }), "--no-watch"];
+}
+let devStackDir;
+
+/**
+ * Start-up, interleaved: the bundle spawned alone; with kept state and a --config file, as `npm
+ * start` runs it; and (for this tree's build) `npm run mock` as a developer types it (npm, the
+ * freshness check of the bundle, the emulator).
  */
 async function startTimes(count) {
-  const times = { node: [], npm: [] };
+  const times = { node: [], devStack: [], npm: [] };
   const withNpm = script === cli;
   await ensureCodeCache();
+  const spawnAlone = (args) => () =>
+    spawnNode([script, ...args], { cpu: layout.serverCpu, stdio: ["ignore", "ignore", "inherit"] });
   for (let i = 0; i <= count; i++) {
     const port = await freePort();
-    const node = await firstAnswer(
-      port,
-      () =>
-        spawnNode([script, "--port", String(port), "--no-watch"], {
-          cpu: layout.serverCpu,
-          stdio: ["ignore", "ignore", "inherit"],
-        }),
-      stop,
-    );
+    const node = await firstAnswer(port, spawnAlone(["--port", String(port), "--no-watch"]), stop);
+    const devStackPort = await freePort();
+    const devStack = await firstAnswer(devStackPort, spawnAlone(devStackArgs(devStackPort)), stop);
     let npm = null;
     if (withNpm) {
       const npmPort = await freePort();
@@ -446,17 +463,23 @@ async function startTimes(count) {
     // The first start warms the file cache; it is not counted.
     if (i > 0) {
       times.node.push(node);
+      times.devStack.push(devStack);
       if (npm !== null) times.npm.push(npm);
     }
     log(
-      `start ${i === 0 ? "(warm-up)" : i}: ${node.toFixed(0)} ms${npm === null ? "" : `, npm run mock ${npm.toFixed(0)} ms`}`,
+      `start ${i === 0 ? "(warm-up)" : i}: ${node.toFixed(0)} ms, with state and --config ${devStack.toFixed(0)} ms${npm === null ? "" : `, npm run mock ${npm.toFixed(0)} ms`}`,
     );
   }
+  rmSync(devStackDir, { recursive: true, force: true });
   const summary = (list) => {
     const sorted = [...list].sort((a, b) => a - b);
     return { median: median(list), min: sorted[0], max: sorted.at(-1), runs: list.length };
   };
-  return { ...summary(times.node), ...(withNpm ? { npmRunMock: summary(times.npm) } : {}) };
+  return {
+    ...summary(times.node),
+    devStack: summary(times.devStack),
+    ...(withNpm ? { npmRunMock: summary(times.npm) } : {}),
+  };
 }
 
 async function scale() {

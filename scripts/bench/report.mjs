@@ -72,6 +72,11 @@ export function renderResults(r) {
       "|---|---:|---:|---:|---|:-:|",
       `| \`node mock-server/dist/cli.js\` spawned → first HTTP answer (${s.runs} starts) | ${int(s.median)} ms | ${int(s.min)} ms | ${int(s.max)} ms | < 400 ms | ${mark(s.median < 400)} |`,
     );
+    const d = s.devStack;
+    if (d)
+      lines.push(
+        `| the same with kept state (\`--data-dir\`) and a \`--config\` file, as \`npm start\` runs it (${d.runs} starts) | ${int(d.median)} ms | ${int(d.min)} ms | ${int(d.max)} ms | | |`,
+      );
     const n = s.npmRunMock;
     if (n)
       lines.push(
