@@ -385,8 +385,7 @@ async function stopGroup(child) {
 /**
  * Runs the build once, answering a request, until its launcher has a code cache (src/launch.ts: the
  * first run that lives 2 s writes it), so that the starts measured are those of every start after a
- * developer's first.
- * (An older build without the launcher has none.)
+ * developer's first. (An older build without the launcher has none.)
  */
 async function ensureCodeCache() {
   if (!existsSync(join(dirname(script), "emulator.cjs"))) return;
@@ -395,31 +394,36 @@ async function ensureCodeCache() {
     env: { NODE_DEBUG: "code-cache" },
     stdio: ["ignore", "ignore", "pipe"],
   });
-  // One answer first, so that the cache holds a request's path too.
-  await firstAnswer(
-    port,
-    () => child,
-    () => undefined,
-  );
-  const line = await new Promise((resolve, reject) => {
-    let output = "";
-    const timer = setTimeout(() => reject(new Error(`no code cache within 15 s:\n${output}`)), 15_000);
-    child.stderr.on("data", (chunk) => {
-      output += chunk.toString();
-      const found = /^CODE-CACHE \d+: (used|written|not written|turned off).*$/m.exec(output);
-      if (found) {
-        clearTimeout(timer);
-        resolve(found[0]);
-      }
+  try {
+    // One answer first, so that the cache holds a request's path too.
+    await firstAnswer(
+      port,
+      () => child,
+      () => undefined,
+    );
+    const line = await new Promise((resolve, reject) => {
+      let output = "";
+      const timer = setTimeout(() => reject(new Error(`no code cache within 15 s:\n${output}`)), 15_000);
+      child.stderr.on("data", (chunk) => {
+        output += chunk.toString();
+        const found = /^CODE-CACHE \d+: (used|written|not written|turned off).*$/m.exec(output);
+        if (found) {
+          clearTimeout(timer);
+          resolve(found[0]);
+        }
+      });
     });
-  }).finally(() => stop(child));
-  log(line.replace(/^CODE-CACHE \d+: /, "code cache: "));
+    log(line.replace(/^CODE-CACHE \d+: /, "code cache: "));
+  } finally {
+    await stop(child);
+  }
 }
 
 /**
  * The emulator's arguments as `npm start` gives them (scripts/dev-stack-lib.mjs): kept state in a
  * data folder (saved by the warm-up start, loaded by the others) and a --config file.
  */
+let devStackDir;
 function devStackArgs(port) {
   devStackDir ??= mkdtempSync(join(tmpdir(), "bench-dev-stack-"));
   const configFile = join(devStackDir, "emulator-config.json");
@@ -427,7 +431,6 @@ function devStackArgs(port) {
   writeFileSync(configFile, JSON.stringify(emulatorConfig(localUserpassOverrides({ webUrl, authFunctions: false }))));
   return [...emulatorArgs({ emulatorPort: port, webUrl, dataDir: devStackDir, configFile }), "--no-watch"];
 }
-let devStackDir;
 
 /**
  * Start-up, interleaved: the bundle spawned alone; with kept state and a --config file, as `npm
