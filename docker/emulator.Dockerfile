@@ -17,8 +17,8 @@ COPY --from=build /repo/node_modules node_modules
 COPY --from=build /repo/package.json ./
 COPY --from=build /repo/openapi openapi
 COPY --from=build /repo/mock-server mock-server
-# The code cache (docs/decisions/0026) where the node user can write it.
-ENV HOST=0.0.0.0 PORT=4000 MOCK_CODE_CACHE=/tmp/emulator.cjs.cache
+# The code cache (docs/decisions/0026) where only the node user can write it.
+ENV HOST=0.0.0.0 PORT=4000 MOCK_CODE_CACHE=/home/node/emulator.cjs.cache
 EXPOSE 4000
 USER node
 CMD ["node", "mock-server/dist/cli.js"]

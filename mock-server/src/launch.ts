@@ -16,7 +16,8 @@
  * cache of another build of the same length out. A cache that is missing, of another bundle or
  * rejected is written again (whole, under a temporary name, then renamed: emulators starting side
  * by side read an old cache or a new one). Nothing here may stop the emulator: a cache that cannot
- * be read or written is only a slower start.
+ * be read or written is only a slower start. What the cache holds is code V8 runs, so one that
+ * another user could have written or put there is neither used nor written (see `unsafe`).
  *
  *   MOCK_CODE_CACHE=FILE   where the cache lives (default: dist/emulator.cjs.cache, beside the bundle;
  *                          set it where dist/ cannot be written, e.g. a read-only image)
@@ -26,7 +27,18 @@
  * With --enable-source-maps the bundle is loaded as a module instead, without the cache: Node maps
  * the stack frames of what its loaders load to the sources, not those of node:vm scripts.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import Module, { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -78,29 +90,62 @@ function runWithCache(cacheFile: string | null): void {
   wrapper.call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
 }
 
-/** The cached V8 data in `file` if it was made for the bundle whose CRC-32 is `key`. */
+/**
+ * Why a cache in `file` would not be safe to run, if it would not: V8 runs what the file holds, so
+ * it must be the file of this process's user, written by nobody else, in a folder where nobody
+ * else can put another in its place (unless only owners may rename there: the sticky bit, as /tmp).
+ */
+function unsafe(stats: Stats | null, folder: Stats): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined; // no owners to check on this system
+  if (folder.mode & 0o022 && !(folder.mode & 0o1000)) return "is in a folder others can write";
+  if (stats && stats.uid !== uid) return "belongs to another user";
+  if (stats && stats.mode & 0o022) return "can be written by others";
+  return undefined;
+}
+
+/** The cached V8 data in `file` if it was made for the bundle whose CRC-32 is `key`, and is safe. */
 function readCache(file: string, key: number): Buffer | undefined {
-  let data: Buffer;
+  let fd: number;
   try {
-    data = readFileSync(file);
+    fd = openSync(file, "r");
   } catch {
     log("no cache at %s", file);
     return undefined;
   }
-  if (data.length < 4 || data.readUInt32LE(0) !== key) {
-    log("the cache at %s was made for another bundle", file);
+  try {
+    const problem = unsafe(fstatSync(fd), statSync(dirname(file)));
+    if (problem) {
+      log("the cache at %s %s: not used", file, problem);
+      return undefined;
+    }
+    const data = readFileSync(fd);
+    if (data.length < 4 || data.readUInt32LE(0) !== key) {
+      log("the cache at %s was made for another bundle", file);
+      return undefined;
+    }
+    return data.subarray(4);
+  } catch (error) {
+    log("the cache at %s could not be read: %s", file, (error as Error).message);
     return undefined;
+  } finally {
+    closeSync(fd);
   }
-  return data.subarray(4);
 }
 
-/** Writes the cache whole: under a temporary name, then renamed over the old one. */
+/**
+ * Writes the cache whole: under a temporary name, then renamed over the old one; readable by all,
+ * writable by its owner only. Not into a folder where others could replace it.
+ */
 function writeCache(file: string, key: number, data: Buffer): void {
   const header = Buffer.alloc(4);
   header.writeUInt32LE(key, 0);
   const temporary = `${file}.${process.pid}.tmp`;
   try {
-    writeFileSync(temporary, Buffer.concat([header, data]));
+    const problem = unsafe(null, statSync(dirname(file)));
+    if (problem) throw new Error(problem);
+    writeFileSync(temporary, Buffer.concat([header, data]), { mode: 0o644 });
+    chmodSync(temporary, 0o644); // whatever the umask left
     renameSync(temporary, file);
     log("written (%d bytes) to %s", data.length, file);
   } catch (error) {

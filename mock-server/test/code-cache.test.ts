@@ -5,7 +5,7 @@
  * debug lines (NODE_DEBUG=code-cache); the cache lives where MOCK_CODE_CACHE says, so that this file
  * shares nothing with other emulators started from the same bundle.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -64,7 +64,7 @@ describe("the launcher's code cache", () => {
 
     const second = await start(cache);
     await waitFor(second.lines, /made for another bundle/);
-    await waitFor(second.lines, /written/);
+    await waitFor(second.lines, /written \(\d+ bytes\)/);
     await second.emulator.stop();
     expect(readFileSync(cache).readUInt32LE(0)).toBe((stale.readUInt32LE(0) - 1) >>> 0);
   }, 60_000);
@@ -77,7 +77,7 @@ describe("the launcher's code cache", () => {
 
     const second = await start(cache);
     await waitFor(second.lines, /rejected by V8/);
-    await waitFor(second.lines, /written/);
+    await waitFor(second.lines, /written \(\d+ bytes\)/);
     await second.emulator.stop();
     expect(
       readFileSync(cache)
@@ -86,10 +86,54 @@ describe("the launcher's code cache", () => {
     ).toBe(true);
   }, 60_000);
 
+  // The cache is code V8 runs: whoever can write it can run code as the emulator. A cache another
+  // user could have written is not used (as ssh refuses a key file others can write).
+  it("does not use a cache that others can write, or one in a folder where others can replace it", async () => {
+    const writable = join(dir, "writable.cache");
+    writeFileSync(writable, readFileSync(written.file));
+    chmodSync(writable, 0o666);
+    const first = await start(writable);
+    await waitFor(first.lines, /the cache at .* can be written by others: not used/);
+    await waitFor(first.lines, /written \(\d+ bytes\)/);
+    await first.emulator.stop();
+    expect(statSync(writable).mode & 0o777).toBe(0o644);
+
+    const open = join(dir, "open");
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const inOpen = join(open, "emulator.cache");
+    writeFileSync(inOpen, readFileSync(written.file));
+    const second = await start(inOpen);
+    await waitFor(second.lines, /the cache at .* is in a folder others can write: not used/);
+    // Nor is one written there.
+    await waitFor(second.lines, /not written to .*: is in a folder others can write/);
+    await second.emulator.stop();
+
+    // A folder others can write but only owners can rename in (the sticky bit, as /tmp) is safe.
+    chmodSync(open, 0o1777);
+    const third = await start(inOpen);
+    await waitFor(third.lines, /used \d+ bytes from /);
+    await third.emulator.stop();
+  }, 60_000);
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "does not use a cache of another owner",
+    async () => {
+      const foreign = join(dir, "foreign.cache");
+      writeFileSync(foreign, readFileSync(written.file));
+      chownSync(foreign, 12345, 12345);
+      const run = await start(foreign);
+      await waitFor(run.lines, /the cache at .* belongs to another user: not used/);
+      await run.emulator.stop();
+    },
+    60_000,
+  );
+
   it("keeps serving when the cache cannot be written", async () => {
     const cache = join(dir, "a-directory.cache");
     mkdirSync(join(cache, "inside"), { recursive: true });
     const run = await start(cache);
+    await waitFor(run.lines, /the cache at .* could not be read: /);
     await waitFor(run.lines, /not written to .*: /);
     const health = await fetch(`${run.emulator.url}/_mock/v1/health`);
     expect(health.status).toBe(200);

@@ -25,7 +25,8 @@ function schemasOf(document: Json): [string, unknown][] {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue;
       const op = operation as { parameters?: Json[]; requestBody?: { content?: Json }; responses: Json };
       const where = `${method.toUpperCase()} ${path}`;
-      for (const parameter of op.parameters ?? []) found.push([`${where} ${parameter.in} ${parameter.name}`, parameter.schema]);
+      for (const parameter of op.parameters ?? [])
+        found.push([`${where} ${parameter.in} ${parameter.name}`, parameter.schema]);
       content(`${where} body`, op.requestBody?.content);
       for (const [status, response] of Object.entries(op.responses))
         content(`${where} ${status}`, (response as { content?: Json }).content);
