@@ -17,7 +17,7 @@
 // started (or a page served) while a build runs — tests and the dev stack build beside running
 // emulators — reads the previous file or the new one, never half of one.
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -202,6 +202,14 @@ export async function buildBundle({ force = false, root } = {}) {
   if (!force && bundleIsFresh({ root })) return false;
   const at = layout(root);
   const { repo, inspectorSource, inspectorOut } = at;
+  // dist/ writable by its owner only, whatever the umask: the launcher uses a code cache only in
+  // such a folder (src/launch.ts).
+  mkdirSync(at.dist, { recursive: true });
+  try {
+    chmodSync(at.dist, 0o755);
+  } catch {
+    // Another user's folder: the launcher will not use a cache there either.
+  }
   const previous = readStamp(at)?.inputs?.map((path) => join(repo, path)) ?? [];
   const before = inputsDigest(at, previous);
   // The emulator, the launcher that runs it (dist/cli.js), and its query worker

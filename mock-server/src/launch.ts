@@ -91,15 +91,19 @@ function runWithCache(cacheFile: string | null): void {
 }
 
 /**
- * Why a cache in `file` would not be safe to run, if it would not: V8 runs what the file holds, so
- * it must be the file of this process's user, written by nobody else, in a folder where nobody
- * else can put another in its place (unless only owners may rename there: the sticky bit, as /tmp).
+ * Why a cache would not be safe to run, if it would not (`stats`: the file's, when there is one): V8
+ * runs what the file holds, so it must be written by nobody but this process's user (or root), in a
+ * folder where nobody else can put another file in its place: the user's or root's, and not group-
+ * or world-writable unless only owners may rename there (the sticky bit, as /tmp). As ssh checks its
+ * key files.
  */
 function unsafe(stats: Stats | null, folder: Stats): string | undefined {
   const uid = process.getuid?.();
   if (uid === undefined) return undefined; // no owners to check on this system
+  const trusted = (owner: number) => owner === uid || owner === 0;
+  if (!trusted(folder.uid)) return "is in a folder of another user";
   if (folder.mode & 0o022 && !(folder.mode & 0o1000)) return "is in a folder others can write";
-  if (stats && stats.uid !== uid) return "belongs to another user";
+  if (stats && !trusted(stats.uid)) return "belongs to another user";
   if (stats && stats.mode & 0o022) return "can be written by others";
   return undefined;
 }

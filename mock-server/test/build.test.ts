@@ -8,6 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import {
+  chmodSync,
   closeSync,
   existsSync,
   fstatSync,
@@ -121,6 +122,12 @@ describe("scripts/build.mjs builds only when an input changed", () => {
     expect(await build()).toBe(true);
   });
   afterAll(() => rmSync(repo, { recursive: true, force: true }));
+
+  it("leaves dist/ writable by its owner only, as the launcher's code cache needs", async () => {
+    chmodSync(join(workspace, "dist"), 0o775); // as a umask of 002 makes it
+    expect(await buildBundle({ root: workspace, force: true })).toBe(true);
+    expect(statSync(join(workspace, "dist")).mode & 0o777).toBe(0o755);
+  });
 
   it("does nothing when nothing changed, a file touched without a change included", async () => {
     expect(fresh()).toBe(true);

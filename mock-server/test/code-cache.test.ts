@@ -116,8 +116,9 @@ describe("the launcher's code cache", () => {
     await third.emulator.stop();
   }, 60_000);
 
+  // Run as root, these change owners; root's own files count as the user's (only root writes them).
   it.skipIf(process.getuid?.() !== 0)(
-    "does not use a cache of another owner",
+    "does not use a cache of another owner, or in another's folder",
     async () => {
       const foreign = join(dir, "foreign.cache");
       writeFileSync(foreign, readFileSync(written.file));
@@ -125,6 +126,15 @@ describe("the launcher's code cache", () => {
       const run = await start(foreign);
       await waitFor(run.lines, /the cache at .* belongs to another user: not used/);
       await run.emulator.stop();
+
+      const theirs = join(dir, "theirs");
+      mkdirSync(theirs, { mode: 0o755 });
+      const inTheirs = join(theirs, "emulator.cache");
+      writeFileSync(inTheirs, readFileSync(written.file));
+      chownSync(theirs, 12345, 12345);
+      const other = await start(inTheirs);
+      await waitFor(other.lines, /the cache at .* is in a folder of another user: not used/);
+      await other.emulator.stop();
     },
     60_000,
   );
