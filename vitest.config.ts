@@ -28,11 +28,12 @@ const webShared = webTests.filter((file) => !mocks(file));
  * a file that spends most of its time waiting on child processes and timers (the emulator killed in
  * the middle of saves or of traffic, its periodic save, emulator processes on one database, start-up
  * option checks, a parser's stall timeout, stream places' leases running out, streams' heartbeats
- * through proxies) starts first, so its waits overlap the project's other files instead of ending
- * its part of the run alone.
+ * through proxies, the launcher's code cache written 2 s into a start) starts first, so its waits
+ * overlap the project's other files instead of ending its part of the run alone.
  */
 const startFirst = [
   "mock-server/test/persistence-crash.test.ts",
+  "mock-server/test/code-cache.test.ts",
   "mock-server/test/proxy/proxies.test.ts",
   "mock-server/test/runtime/persistence.test.ts",
   "mock-server/test/cli-options.test.ts",
