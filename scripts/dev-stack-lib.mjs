@@ -19,8 +19,9 @@ Options:
   -h, --help         show this help
 
 Environment:
-  MOCK_PORT          the emulator's port (default 4000)
-  WEB_PORT           the web app's port (default 5173); the app's e-mail links follow it`;
+  MOCK_PORT            the emulator's port (default 4000)
+  WEB_PORT             the web app's port (default 5173); the app's e-mail links follow it
+  DEV_STACK_DATA_DIR   where the state is kept (default .data/dev)`;
 
 export class DevStackUsageError extends Error {
   name = "DevStackUsageError";
@@ -39,6 +40,7 @@ export function parseDevStackArgs(argv, env) {
   const options = {
     emulatorPort: port("MOCK_PORT", env.MOCK_PORT, 4000),
     webPort: port("WEB_PORT", env.WEB_PORT, 5173),
+    dataDir: env.DEV_STACK_DATA_DIR || null,
     fresh: false,
     authFunctions: false,
     help: false,

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // `npm start`: the emulator and the web app's dev server together, with their URLs; Ctrl-C or
-// SIGTERM stops both. The emulator keeps its state in .data/dev/ between runs (a start without it
-// applies scripts/dev-seed.json); its e-mail links point at the web app's port, and the web app is
-// configured for the emulator through its VITE_ variables, its auth modes included.
+// SIGTERM stops both. The emulator keeps its state in .data/dev/ (or DEV_STACK_DATA_DIR) between
+// runs (a start without it applies scripts/dev-seed.json); its e-mail links point at the web app's
+// port, and the web app is configured for the emulator through its VITE_ variables, its auth modes
+// included.
 // `npm start -- --help` lists the options; the deciding parts live in dev-stack-lib.mjs.
 import { writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import concurrently from "concurrently";
 import { buildBundle } from "../mock-server/scripts/build.mjs";
@@ -41,7 +42,7 @@ if (options.help) {
 
 const emulatorUrl = `http://127.0.0.1:${options.emulatorPort}`;
 const webUrl = `http://127.0.0.1:${options.webPort}`;
-const dataDir = join(root, ".data", "dev");
+const dataDir = options.dataDir ? resolve(options.dataDir) : join(root, ".data", "dev");
 const seedFile = join(root, "scripts", "dev-seed.json");
 const seed = readSeed(seedFile);
 
@@ -106,11 +107,10 @@ result.then(
 
 const emulator = commands[0];
 const modeText = `confirmation by ${modes.VITE_AUTH_CONFIRMATION === "function" ? "function (confirmUser)" : modes.VITE_AUTH_CONFIRMATION === "auto" ? "nobody (automatic)" : "e-mail link"}, password reset by ${modes.VITE_AUTH_RESET === "function" ? "function (resetPassword)" : "e-mail link"}`;
+// The URLs are printed once the emulator answers, on every start, kept state or not.
 try {
-  if (fresh) {
-    await waitForHealth(emulatorUrl, { isAlive: () => !emulator.exited });
-    await applySeed(emulatorUrl, seed);
-  }
+  await waitForHealth(emulatorUrl, { isAlive: () => !emulator.exited });
+  if (fresh) await applySeed(emulatorUrl, seed);
 } catch (error) {
   process.stderr.write(`npm start: ${error.message}\n`);
   stop("SIGTERM");
@@ -119,7 +119,7 @@ if (!stopping) {
   const users = seed.users.map((u) => `${u.email} / ${u.password}${u.confirmed === false ? " (not confirmed)" : ""}`);
   process.stdout.write(
     `\nThe local stack:\n  web app     ${webUrl}\n  emulator    ${emulatorUrl}  (App Services and EmailJS)\n  inspector   ${emulatorUrl}/_mock/\n  control API ${emulatorUrl}/_mock/v1\n` +
-      `  state       .data/dev/ (${fresh ? "new: seeded from scripts/dev-seed.json" : "kept from the last run; --fresh starts again"})\n` +
+      `  state       ${options.dataDir ? dataDir : ".data/dev/"} (${fresh ? "new: seeded from scripts/dev-seed.json" : "kept from the last run; --fresh starts again"})\n` +
       `  accounts    ${fresh ? "" : "(seeded at the first run) "}${users.join(", ")}\n  auth        ${modeText}\n` +
       `  providers   ${env.VITE_AUTH_PROVIDERS === "none" ? "none" : `${env.VITE_AUTH_PROVIDERS.replaceAll(",", ", ")} through the fake identity provider (pick or add any account)`}\n\n`,
   );

@@ -32,16 +32,19 @@ describe("npm start's options", () => {
     expect(parseDevStackArgs([], {})).toEqual({
       emulatorPort: 4000,
       webPort: 5173,
+      dataDir: null,
       fresh: false,
       authFunctions: false,
       help: false,
     });
   });
 
-  it("takes MOCK_PORT, WEB_PORT, --fresh and --auth-functions", () => {
-    expect(parseDevStackArgs(["--fresh", "--auth-functions"], { MOCK_PORT: "4100", WEB_PORT: "5180" })).toMatchObject({
+  it("takes MOCK_PORT, WEB_PORT, DEV_STACK_DATA_DIR, --fresh and --auth-functions", () => {
+    const env = { MOCK_PORT: "4100", WEB_PORT: "5180", DEV_STACK_DATA_DIR: "/tmp/state" };
+    expect(parseDevStackArgs(["--fresh", "--auth-functions"], env)).toMatchObject({
       emulatorPort: 4100,
       webPort: 5180,
+      dataDir: "/tmp/state",
       fresh: true,
       authFunctions: true,
     });
@@ -216,4 +219,57 @@ describe("the emulator as npm start runs it", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe("npm start as a whole", () => {
+  /** Runs scripts/dev-stack.mjs until it prints the stack's URLs, and asks the emulator then. */
+  async function untilUrlsPrinted(env: NodeJS.ProcessEnv) {
+    const child = spawn(process.execPath, ["scripts/dev-stack.mjs"], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let output = "";
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no URLs printed within 20 s:\n${output}`)), 20_000);
+        const take = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.includes("The local stack:")) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        child.stdout!.on("data", take);
+        child.stderr!.on("data", take);
+        child.once("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
+      });
+      // At once: the URLs it printed answer.
+      return await fetch(`http://127.0.0.1:${env.MOCK_PORT}/_mock/v1/health`).then(
+        (reply) => reply.status,
+        (error: Error) => error.message,
+      );
+    } finally {
+      process.kill(-child.pid!, "SIGTERM");
+      await exited;
+    }
+  }
+
+  it("prints the stack's URLs once the emulator answers, on a first start and with kept state", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "dev-stack-whole-"));
+    try {
+      for (const start of ["fresh", "kept"]) {
+        const env = {
+          MOCK_PORT: String(await freePort()),
+          WEB_PORT: String(await freePort()),
+          DEV_STACK_DATA_DIR: dataDir,
+        };
+        expect([start, await untilUrlsPrinted(env)]).toEqual([start, 200]);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
