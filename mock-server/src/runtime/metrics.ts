@@ -15,14 +15,31 @@ export function emulatorMetrics(emulator: Emulator): Registry {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: metricPrefix });
-  new Gauge({
-    name: `${metricPrefix}change_streams_open`,
-    help: "Change streams open on this instance.",
-    registers,
-    collect() {
-      this.set(emulator.apps.loaded().reduce((sum, app) => sum + app.streams.size, 0));
-    },
-  });
+  /** A gauge set, when scraped, to what `read` says. */
+  const gauge = (name: string, help: string, read: () => number | Promise<number>) =>
+    new Gauge({
+      name: `${metricPrefix}${name}`,
+      help,
+      registers,
+      async collect() {
+        this.set(await read());
+      },
+    });
+  /** A counter set, when scraped, to the running total `read` says (kept by the emulator). */
+  const counter = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name: `${metricPrefix}${name}`,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+
+  gauge("change_streams_open", "Change streams open on this instance.", () =>
+    emulator.apps.loaded().reduce((sum, app) => sum + app.streams.size, 0),
+  );
   const connections = emulator.store.connections?.bind(emulator.store);
   if (connections) {
     new Gauge({
@@ -37,65 +54,42 @@ export function emulatorMetrics(emulator: Emulator): Registry {
         this.set({ state: "waiting" }, now.waiting);
       },
     });
-    new Gauge({
-      name: `${metricPrefix}database_pool_max`,
-      help: "The most database connections this instance opens (--database-pool).",
-      registers,
-      collect() {
-        this.set(connections().max);
-      },
-    });
+    gauge(
+      "database_pool_max",
+      "The most database connections this instance opens (--database-pool).",
+      () => connections().max,
+    );
   }
-  new Gauge({
-    name: `${metricPrefix}large_request_bytes`,
-    help: "Body bytes read of requests with bodies of 1 MiB or more in flight on this instance (at most 64 MiB).",
-    registers,
-    collect() {
-      this.set(emulator.largeRequests.bytes);
-    },
-  });
-  new Counter({
-    name: `${metricPrefix}connections_refused_total`,
-    help: "Connections this instance closed as they came: their client address held its 256 already (a trusted proxy's is not capped).",
-    registers,
-    collect() {
-      this.reset();
-      this.inc(emulator.refusedConnections.overCap);
-    },
-  });
-  new Gauge({
-    name: `${metricPrefix}reply_unsent_bytes`,
-    help: "Bytes of large replies this instance's clients have not read yet (past 256 MiB those stalled longest are cut).",
-    registers,
-    collect() {
-      this.set(emulator.unsentReplies.bytes);
-    },
-  });
-  new Counter({
-    name: `${metricPrefix}replies_cut_total`,
-    help: "Connections cut because their reply sent nothing for 60 s, or had stalled longest past 256 MiB unsent.",
-    registers,
-    collect() {
-      this.reset();
-      this.inc(emulator.unsentReplies.cut);
-    },
-  });
-  new Gauge({
-    name: `${metricPrefix}change_stream_unsent_bytes`,
-    help: "Bytes this instance's change streams hold unsent to slow clients (past 256 MiB slow streams end).",
-    registers,
-    collect() {
-      this.set(emulator.streamBacklog.bytes);
-    },
-  });
-  new Gauge({
-    name: `${metricPrefix}mail_outbox_queued`,
-    help: "Messages waiting for SMTP delivery (every instance's, where they share a database).",
-    registers,
-    async collect() {
-      this.set(await emulator.store.mail.queuedCount().catch(() => Number.NaN));
-    },
-  });
+  gauge(
+    "large_request_bytes",
+    "Body bytes read of requests with bodies of 1 MiB or more in flight on this instance (at most 64 MiB).",
+    () => emulator.largeRequests.bytes,
+  );
+  counter(
+    "connections_refused_total",
+    "Connections this instance closed as they came: their client address held its 256 already (a trusted proxy's is not capped).",
+    () => emulator.refusedConnections.overCap,
+  );
+  gauge(
+    "reply_unsent_bytes",
+    "Bytes of large replies this instance's clients have not read yet (past 256 MiB those stalled longest are cut).",
+    () => emulator.unsentReplies.bytes,
+  );
+  counter(
+    "replies_cut_total",
+    "Connections cut because their reply sent nothing for 60 s, or had stalled longest past 256 MiB unsent.",
+    () => emulator.unsentReplies.cut,
+  );
+  gauge(
+    "change_stream_unsent_bytes",
+    "Bytes this instance's change streams hold unsent to slow clients (past 256 MiB slow streams end).",
+    () => emulator.streamBacklog.bytes,
+  );
+  gauge(
+    "mail_outbox_queued",
+    "Messages waiting for SMTP delivery (every instance's, where they share a database).",
+    () => emulator.store.mail.queuedCount().catch(() => Number.NaN),
+  );
   new Counter({
     name: `${metricPrefix}mail_delivery_attempts_total`,
     help: "This instance's SMTP delivery attempts by outcome: sent, retry (refused or unreachable), failed (given up).",
@@ -106,13 +100,8 @@ export function emulatorMetrics(emulator: Emulator): Registry {
       for (const [outcome, count] of Object.entries(emulator.mailDeliveries)) this.inc({ outcome }, count);
     },
   });
-  new Gauge({
-    name: `${metricPrefix}ready`,
-    help: "1 while this instance should get traffic (/_mock/v1/ready answers 200), else 0.",
-    registers,
-    async collect() {
-      this.set((await emulator.readiness()).status === "ready" ? 1 : 0);
-    },
-  });
+  gauge("ready", "1 while this instance should get traffic (/_mock/v1/ready answers 200), else 0.", async () =>
+    (await emulator.readiness()).status === "ready" ? 1 : 0,
+  );
   return registry;
 }
