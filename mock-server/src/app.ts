@@ -83,6 +83,10 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
             },
           },
     bodyLimit,
+    // A request arrives whole within Node's five minutes, on a server Fastify makes as on those
+    // `startServer` makes (Fastify's default is no limit). Bodies of 16 KiB or more are also cut
+    // after 10 s without a byte (runtime/large-requests.ts).
+    requestTimeout: 300_000,
     // On close, idle keep-alive connections go at once; requests in flight may finish (server.ts).
     forceCloseConnections: "idle",
     trustProxy: trustProxyOption(emulator.options.trustProxy),

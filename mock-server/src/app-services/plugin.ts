@@ -71,13 +71,13 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
    */
   type Admission = undefined | Promise<boolean>;
 
-  // A large body's bytes are charged as they are read (runtime/large-requests.ts).
+  // A held body's bytes are charged as they are read (runtime/large-requests.ts).
   app.addHook("preParsing", (_request, reply, payload, done) => {
     done(
       null,
       emulator.largeRequests.meter(reply.raw, payload, () => {
         reply.header("retry-after", "1");
-        return errors.tooManyLargeRequests(false);
+        return errors.tooManyLargeRequests("instance");
       }),
     );
   });
@@ -158,11 +158,11 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       request.appRuntime = caller.app;
     }
 
-    // A large body takes a place until its response closes, before it is read (runtime/large-requests.ts).
+    // A body of 16 KiB or more takes a place until its response closes, before it is read (runtime/large-requests.ts).
     const refusal = emulator.largeRequests.hold(request.ip, request.raw, reply.raw);
     if (refusal !== null) {
       reply.header("retry-after", "1");
-      throw errors.tooManyLargeRequests(refusal === "address");
+      throw errors.tooManyLargeRequests(refusal);
     }
 
     const runtime = request.appRuntime;

@@ -60,7 +60,7 @@ export interface EmulatorOptions {
    * how long one may send nothing (defaults: 256 MiB, 60 s; http/unsent-replies.ts; tests lower them).
    */
   unsentReplies?: { bytes: number; idleMs: number };
-  /** Body bytes of large requests in flight at once, and how long one may send nothing (defaults: 64 MiB, 10 s; tests lower them). */
+  /** Body bytes of held requests (bodies of 16 KiB or more) in flight at once, and how long one may send nothing (defaults: 64 MiB, 10 s; tests lower them). */
   largeRequests?: { bytes: number; idleMs: number };
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
   smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };

@@ -16,7 +16,7 @@ export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(multipart, { throwFileSizeLimit: true });
   app.decorateRequest("emailJs", null);
 
-  // A large body takes a place until answered, before it is read (runtime/large-requests.ts).
+  // A body of 16 KiB or more takes a place until answered, before it is read (runtime/large-requests.ts).
   app.addHook("onRequest", (request, reply, done) => {
     if (emulator.largeRequests.hold(request.ip, request.raw, reply.raw) === null) return done();
     reply.header("retry-after", "1");

@@ -5,6 +5,7 @@
  * docs/decisions/0002-unconfirmed-wire-details.md; the OpenAPI documents carry `x-unconfirmed`.
  */
 
+import type { Refusal } from "../runtime/large-requests.ts";
 import type { Quota } from "../store/quotas.ts";
 
 export type Area = "app-services" | "emailjs" | "control" | "identity-provider";
@@ -275,13 +276,15 @@ export const appServicesErrors = {
   payloadTooLarge: () => as(413, "request body exceeds the 18 MB limit", "ReadSizeLimitExceeded"),
   // [429 live; body UNCONFIRMED]
   tooManyRequests: () => as(429, "too many requests", "TooManyRequests"),
-  // docs/decisions/0024-large-bodies-in-slices.md: large bodies in flight, per instance and per address.
-  tooManyLargeRequests: (address: boolean) =>
+  // docs/decisions/0024-large-bodies-in-slices.md: bodies of 16 KiB or more in flight, per instance and per address.
+  tooManyLargeRequests: (refusal: Refusal) =>
     as(
       429,
-      address
+      refusal === "address"
         ? "too many large requests: one client address may send 2 bodies of 1 MiB or more at once"
-        : "too many large requests: the server is reading as many large bodies as it takes at once",
+        : refusal === "address-sizable"
+          ? "too many requests with bodies: one client address may send 16 bodies of 16 KiB to 1 MiB at once"
+          : "too many large requests: the server is reading as many large bodies as it takes at once",
       "TooManyRequests",
     ),
   // Ours, answered as the concurrency cap: change streams open at once (docs/decisions/0011-revocation.md)

@@ -1,17 +1,19 @@
 /**
- * Requests with large bodies in flight at once (docs/decisions/0024-large-bodies-in-slices.md).
+ * Requests with sizable bodies in flight at once (docs/decisions/0024-large-bodies-in-slices.md).
  * While it is read and acted on, a large request costs the server many times its size in memory
  * (an insertMany of 9 MB peaked at ~300 MB more; four at once took the process to 1.26 GB), so
  * enough of them at once would end the process for everyone.
  *
- * A request whose declared body is 1 MiB or more (or whose size is not declared: a chunked body,
- * counted as the largest allowed) takes a place before its body is read: at most two at once from
- * one client address. It is charged the body bytes it has sent, as they are read, until its
- * response closes; together they may not pass 64 MiB on this instance. So a request is refused
- * before its body is read when its declared size does not fit beside what the others have sent, a
- * body is refused as it arrives when its bytes would pass the budget (429 either way), and a body
- * that sends nothing for 10 s loses its connection. A client that declares large bodies and sends
- * none of them holds no bytes of the budget (only its address's two places).
+ * A request whose declared body is 16 KiB or more (or whose size is not declared: a chunked body,
+ * counted as the largest allowed) takes a place before its body is read: from one client address
+ * at most two at once of 1 MiB or more ("large"), and sixteen of 16 KiB to 1 MiB. It is charged
+ * the body bytes it has sent, as they are read, until its response closes; together they may not
+ * pass 64 MiB on this instance. So a request is refused before its body is read when its declared
+ * size does not fit beside what the others have sent, a body is refused as it arrives when its
+ * bytes would pass the budget (429 either way), and a body that sends nothing for 10 s loses its
+ * connection. A client that declares bodies and sends none of them holds no bytes of the budget
+ * (only its address's places). A body under 16 KiB is bounded by its address's connections (256:
+ * 4 MiB) and the server's request timeout (Node's five minutes for the whole request).
  *
  * The bytes are counted by a stream between the request and its parser (`meter`), or, for a parser
  * that reads the request itself (multipart forms), from the request's socket every quarter of the
@@ -25,15 +27,22 @@ import { Transform, type TransformCallback } from "node:stream";
 export const maxRequestBodyBytes = 18 * 1024 * 1024;
 
 export const largeRequestLimits = {
+  /** A body of this many bytes or more takes a place. */
+  heldFrom: 16 * 1024,
   /** A body of this many bytes or more is large. */
   from: 1024 * 1024,
-  /** Body bytes of large requests in flight on this instance, together. */
+  /** Body bytes of held requests in flight on this instance, together. */
   bytes: 64 * 1024 * 1024,
   /** Large requests in flight from one client address. */
   perAddress: 2,
-  /** How long a large body may send nothing before its connection is closed. */
+  /** Requests with bodies of `heldFrom` to `from` bytes in flight from one client address. */
+  sizablePerAddress: 16,
+  /** How long a held body may send nothing before its connection is closed. */
   idleMs: 10_000,
 } as const;
+
+/** Why a request is refused before its body is read: the instance's budget, or its address's places. */
+export type Refusal = "instance" | "address" | "address-sizable";
 
 interface Place {
   /** Its declared size (the largest allowed when chunked). */
@@ -56,6 +65,7 @@ interface Place {
 
 export class LargeRequests {
   private charged = 0;
+  /** Places taken per address: large ones, and the others (keys prefixed `s`). */
   private readonly byAddress = new Map<string, number>();
   private readonly held = new Map<ServerResponse, Place>();
   private idleCheck: NodeJS.Timeout | null = null;
@@ -65,12 +75,12 @@ export class LargeRequests {
     private readonly largest = maxRequestBodyBytes,
   ) {}
 
-  /** Body bytes of large requests in flight now (a metric). */
+  /** Body bytes of held requests in flight now (a metric). */
   get bytes(): number {
     return this.charged;
   }
 
-  /** Large requests in flight now. */
+  /** Held requests in flight now. */
   get places(): number {
     return this.held.size;
   }
@@ -86,14 +96,18 @@ export class LargeRequests {
   }
 
   /**
-   * For a request about to be read: a large one takes a place, given back when `response` closes.
-   * Answers why it is refused, or null when it may go on (its body then goes through `meter`).
+   * For a request about to be read: one with a body of 16 KiB or more takes a place, given back
+   * when `response` closes. Answers why it is refused, or null when it may go on (its body then
+   * goes through `meter`).
    */
-  hold(address: string, request: IncomingMessage, response: ServerResponse): "instance" | "address" | null {
+  hold(address: string, request: IncomingMessage, response: ServerResponse): Refusal | null {
     const size = this.declaredSize(request.headers);
-    if (size < largeRequestLimits.from) return null;
-    const mine = this.byAddress.get(address) ?? 0;
-    if (mine >= largeRequestLimits.perAddress) return "address";
+    if (size < largeRequestLimits.heldFrom) return null;
+    const large = size >= largeRequestLimits.from;
+    const key = large ? address : `s${address}`;
+    const mine = this.byAddress.get(key) ?? 0;
+    if (mine >= (large ? largeRequestLimits.perAddress : largeRequestLimits.sizablePerAddress))
+      return large ? "address" : "address-sizable";
     if (this.charged + size > this.limits.bytes) return "instance";
     const place: Place = {
       size,
@@ -107,15 +121,15 @@ export class LargeRequests {
       response,
     };
     this.held.set(response, place);
-    this.byAddress.set(address, mine + 1);
+    this.byAddress.set(key, mine + 1);
     this.idleCheck ??= setInterval(() => this.check(), Math.max(10, this.limits.idleMs / 4)).unref();
     response.once("close", () => {
       this.held.delete(response);
       place.released = true;
       this.charged -= place.received;
-      const left = (this.byAddress.get(address) ?? 1) - 1;
-      if (left === 0) this.byAddress.delete(address);
-      else this.byAddress.set(address, left);
+      const left = (this.byAddress.get(key) ?? 1) - 1;
+      if (left === 0) this.byAddress.delete(key);
+      else this.byAddress.set(key, left);
       if (this.held.size === 0 && this.idleCheck) {
         clearInterval(this.idleCheck);
         this.idleCheck = null;
@@ -125,7 +139,7 @@ export class LargeRequests {
   }
 
   /**
-   * The body of a request as its parser reads it: a large one's bytes are charged as they come,
+   * The body of a request as its parser reads it: a held one's bytes are charged as they come,
    * and the body fails with `refused()` when they would take the instance past its budget. The
    * request is read through only once the parser reads the stream answered here: a parser that
    * reads the request itself leaves it alone (its bytes are then counted from the socket).
@@ -168,7 +182,7 @@ export class LargeRequests {
   /**
    * Every quarter of the idle time: the bytes of bodies read by their parsers from the request
    * itself, counted from their sockets (past the budget, the newest such bodies lose their
-   * connections); and the connections of large bodies that sent nothing for the idle time, closed.
+   * connections); and the connections of held bodies that sent nothing for the idle time, closed.
    */
   private check(): void {
     const now = performance.now();

@@ -62,7 +62,7 @@ export function emulatorMetrics(emulator: Emulator): Registry {
   }
   gauge(
     "large_request_bytes",
-    "Body bytes read of requests with bodies of 1 MiB or more in flight on this instance (at most 64 MiB).",
+    "Body bytes read of requests with bodies of 16 KiB or more in flight on this instance (at most 64 MiB).",
     () => emulator.largeRequests.bytes,
   );
   counter(

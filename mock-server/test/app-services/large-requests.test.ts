@@ -1,7 +1,8 @@
 /**
- * Large request bodies in flight at once (runtime/large-requests.ts, decision 0024): each takes a
- * place before its body is read, at most two at once from one client address, and is charged the
- * body bytes it has sent until its response closes: at most 64 MiB on an instance. Past the
+ * Request bodies of 16 KiB or more in flight at once (runtime/large-requests.ts, decision 0024):
+ * each takes a place before its body is read — from one client address at most two at once of
+ * 1 MiB or more ("large"), sixteen of 16 KiB to 1 MiB — and is charged the body bytes it has
+ * sent until its response closes: at most 64 MiB on an instance. Past the
  * address's places, or when its declared size does not fit beside what the others have sent, the
  * request is refused with 429 before its body is read; a body whose bytes would pass the budget is
  * refused as it arrives; a body that sends nothing for the idle time loses its connection. Most
@@ -11,6 +12,7 @@
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { startServer } from "../../src/server.ts";
 import { browser, mailOf, newAccount } from "../helpers/emailjs.ts";
 import { expectTextContract, sendChecked, signIn } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
@@ -141,6 +143,43 @@ it("lets one address send two large bodies at once; declaring bodies and sending
   await until(() => inFlight() === 2 * start.length, "the abandoned request's bytes to be given back");
   largeCall("127.0.0.2");
   await until(() => inFlight() === 3 * start.length, "the address's second place to be taken again");
+});
+
+it("holds bodies of 16 KiB to 1 MiB too: sixteen at once from an address, charged, cut when idle", async () => {
+  await closeAll();
+  // Before, such bodies were neither counted nor timed: 400 connections from two addresses, each
+  // sending just under 1 MiB and then nothing, held 393 MB of the process for Node's five minutes.
+  const sizable = 64 * 1024;
+  const held = Array.from({ length: 16 }, () => largeCall("127.0.0.20", callPath, sizable));
+  await until(() => inFlight() === 16 * start.length, "sixteen bodies of 64 KiB to be admitted and charged");
+  await expectRefused(
+    largeCall("127.0.0.20", callPath, sizable).reply,
+    /one client address may send 16 bodies of 16 KiB to 1 MiB at once/,
+  );
+  // Its large places are its own: a body of 1 MiB or more from that address is still admitted.
+  largeCall("127.0.0.20");
+  await until(() => inFlight() === 17 * start.length, "the address's large body to be admitted beside them");
+  // A body under 16 KiB takes no place and is not charged.
+  const small = largeCall("127.0.0.20", callPath, 16 * 1024 - 1);
+  small.request.write("1,");
+  // Each sent nothing after its start: every one of them loses its connection after the idle time.
+  await Promise.all(held.map((h) => h.closed));
+  await until(() => inFlight() === 0, "the idle bodies' bytes to be given back");
+  expect(app.emulator.largeRequests.places).toBe(0);
+  expect(small.request.destroyed).toBe(false);
+});
+
+it("bounds a whole request's arrival on every server: five minutes, its headers one", async () => {
+  // (Node's own bounds; Fastify turns the first off on the servers it makes, as the tests' are.)
+  const started = await startServer({ port: 0, logLevel: "silent", watchFunctions: false });
+  try {
+    for (const server of [app.server, started.app.server]) {
+      expect(server.requestTimeout).toBe(300_000);
+      expect(server.headersTimeout).toBe(60_000);
+    }
+  } finally {
+    await started.close();
+  }
 });
 
 it("refuses a large request before reading it when its declared size does not fit beside what others sent", async () => {

@@ -731,9 +731,9 @@ export interface components {
          *     app's `limits`, docs/decisions/0018-fair-shares.md): an anonymous login from a client address
          *     that created `anonymousUsersPerAddress` anonymous users in the last day (with
          *     `Retry-After`), and a MongoDB write by a user that spent its writes a second. Also ours
-         *     (docs/decisions/0024-large-bodies-in-slices.md): a body of 1 MiB or more while the instance
-         *     already reads 64 MiB of such bodies, or while the client address has two in flight (with
-         *     `Retry-After: 1`).
+         *     (docs/decisions/0024-large-bodies-in-slices.md): a body of 16 KiB or more while the
+         *     instance already reads 64 MiB of such bodies, or while the client address has two bodies
+         *     of 1 MiB or more, or sixteen of 16 KiB to 1 MiB, in flight (with `Retry-After: 1`).
          */
         TooManyRequests: {
             headers: {

@@ -161,9 +161,9 @@ export interface components {
         };
         /**
          * @description More than the account's rate limit (1 request per second by default). Also ours
-         *     (docs/decisions/0024-large-bodies-in-slices.md): a body of 1 MiB or more while the instance
-         *     already reads 64 MiB of such bodies or the client address has two in flight (with
-         *     `Retry-After: 1`).
+         *     (docs/decisions/0024-large-bodies-in-slices.md): a body of 16 KiB or more while the
+         *     instance already reads 64 MiB of such bodies or the client address has two bodies of 1 MiB
+         *     or more, or sixteen of 16 KiB to 1 MiB, in flight (with `Retry-After: 1`).
          */
         TooManyRequests: {
             headers: {
