@@ -69,6 +69,12 @@ export declare function waitForHealth(
   options?: { timeoutMs?: number; isAlive?: () => boolean },
 ): Promise<void>;
 
+/** Resolves once `url` answers a GET with a 2xx status; rejects when `isAlive` says its server ended, or at the timeout. */
+export declare function waitForAnswer(
+  url: string,
+  options?: { what?: string; timeoutMs?: number; isAlive?: () => boolean },
+): Promise<void>;
+
 export interface SeedUser {
   email: string;
   password: string;

@@ -140,18 +140,23 @@ export function emulatorArgs({ emulatorPort, webUrl, dataDir, configFile }) {
 }
 
 /** Resolves once the emulator answers its health check (it has loaded the kept state by then). */
-export async function waitForHealth(emulatorUrl, { timeoutMs = 30_000, isAlive = () => true } = {}) {
+export function waitForHealth(emulatorUrl, options = {}) {
+  return waitForAnswer(`${emulatorUrl}/_mock/v1/health`, { what: "the emulator", ...options });
+}
+
+/** Resolves once `url` answers a GET with a 2xx status; rejects when `isAlive` says its server ended, or at the timeout. */
+export async function waitForAnswer(url, { what = url, timeoutMs = 30_000, isAlive = () => true } = {}) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const reply = await fetch(`${emulatorUrl}/_mock/v1/health`);
+      const reply = await fetch(url);
       if (reply.ok) return;
     } catch {
       // Not listening yet.
     }
-    if (!isAlive()) throw new Error("the emulator stopped before it was ready");
-    if (Date.now() > deadline) throw new Error(`the emulator did not answer at ${emulatorUrl} within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (!isAlive()) throw new Error(`${what} stopped before it was ready`);
+    if (Date.now() > deadline) throw new Error(`${what} did not answer at ${url} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 

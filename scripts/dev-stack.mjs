@@ -8,7 +8,6 @@
 import { writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import concurrently from "concurrently";
 import { buildBundle } from "../mock-server/scripts/build.mjs";
 import {
   applySeed,
@@ -22,8 +21,10 @@ import {
   parseDevStackArgs,
   prepareDataDir,
   readSeed,
+  waitForAnswer,
   waitForHealth,
 } from "./dev-stack-lib.mjs";
+import { runTogether } from "./run-together.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -72,50 +73,53 @@ const env = {
   ...modes,
   VITE_AUTH_PROVIDERS: oauthProvidersOf(join(root, "mock-server/apps/local-app")),
 };
-const quote = (arg) => `"${arg.replaceAll('"', '\\"')}"`;
-const { result, commands } = concurrently(
-  [
-    {
-      name: "emulator",
-      command: `node mock-server/dist/cli.js ${emulatorArgs({ emulatorPort: options.emulatorPort, webUrl, dataDir, configFile }).map(quote).join(" ")}`,
-      cwd: root,
-      prefixColor: "cyan",
-    },
-    {
-      name: "web",
-      command: `"${join(root, "node_modules/.bin/vite")}" --port ${options.webPort} --strictPort --host 127.0.0.1`,
-      cwd: join(root, "web"),
-      env,
-      prefixColor: "magenta",
-    },
-  ],
-  { killOthersOn: ["failure"], prefix: "name", restartTries: 0 },
-);
-
-let stopping = false;
-function stop(signal) {
-  if (stopping) return;
-  stopping = true;
-  for (const command of commands) if (!command.exited) command.kill(signal);
-}
+const { commands, done, stop } = runTogether([
+  {
+    name: "emulator",
+    command: process.execPath,
+    args: [
+      "mock-server/dist/cli.js",
+      ...emulatorArgs({ emulatorPort: options.emulatorPort, webUrl, dataDir, configFile }),
+    ],
+    cwd: root,
+    color: "cyan",
+  },
+  {
+    name: "web",
+    command: process.execPath,
+    args: [
+      join(root, "node_modules/vite/bin/vite.js"),
+      "--port",
+      String(options.webPort),
+      "--strictPort",
+      "--host",
+      "127.0.0.1",
+    ],
+    cwd: join(root, "web"),
+    env,
+    color: "magenta",
+  },
+]);
 process.on("SIGINT", () => stop("SIGINT"));
 process.on("SIGTERM", () => stop("SIGTERM"));
-result.then(
-  () => process.exit(0),
-  (events) => process.exit(stopping ? 0 : (events.find((e) => e.exitCode !== 0)?.exitCode ?? 1)),
-);
+// A stack that did not come up ends in failure, whatever its commands did when stopped.
+let failedToStart = false;
+done.then((code) => process.exit(failedToStart ? code || 1 : code));
 
-const emulator = commands[0];
+const [emulator, web] = commands;
 const modeText = `confirmation by ${modes.VITE_AUTH_CONFIRMATION === "function" ? "function (confirmUser)" : modes.VITE_AUTH_CONFIRMATION === "auto" ? "nobody (automatic)" : "e-mail link"}, password reset by ${modes.VITE_AUTH_RESET === "function" ? "function (resetPassword)" : "e-mail link"}`;
-// The URLs are printed once the emulator answers, on every start, kept state or not.
+// The URLs are printed once both answer, on every start, kept state or not.
 try {
-  await waitForHealth(emulatorUrl, { isAlive: () => !emulator.exited });
-  if (fresh) await applySeed(emulatorUrl, seed);
+  await Promise.all([
+    waitForHealth(emulatorUrl, { isAlive: () => !emulator.exited }).then(() => fresh && applySeed(emulatorUrl, seed)),
+    waitForAnswer(`${webUrl}/`, { what: "the web app's dev server", isAlive: () => !web.exited }),
+  ]);
 } catch (error) {
   process.stderr.write(`npm start: ${error.message}\n`);
+  failedToStart = true;
   stop("SIGTERM");
 }
-if (!stopping) {
+if (!failedToStart) {
   const users = seed.users.map((u) => `${u.email} / ${u.password}${u.confirmed === false ? " (not confirmed)" : ""}`);
   process.stdout.write(
     `\nThe local stack:\n  web app     ${webUrl}\n  emulator    ${emulatorUrl}  (App Services and EmailJS)\n  inspector   ${emulatorUrl}/_mock/\n  control API ${emulatorUrl}/_mock/v1\n` +

@@ -246,18 +246,23 @@ describe("npm start as a whole", () => {
         child.stderr!.on("data", take);
         child.once("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
       });
-      // At once: the URLs it printed answer.
-      return await fetch(`http://127.0.0.1:${env.MOCK_PORT}/_mock/v1/health`).then(
-        (reply) => reply.status,
-        (error: Error) => error.message,
-      );
+      // At once: the URLs it printed answer, the emulator's and the web app's.
+      const status = (url: string) =>
+        fetch(url).then(
+          (reply) => reply.status,
+          (error: Error) => error.message,
+        );
+      return [
+        await status(`http://127.0.0.1:${env.MOCK_PORT}/_mock/v1/health`),
+        await status(`http://127.0.0.1:${env.WEB_PORT}/`),
+      ];
     } finally {
       process.kill(-child.pid!, "SIGTERM");
       await exited;
     }
   }
 
-  it("prints the stack's URLs once the emulator answers, on a first start and with kept state", async () => {
+  it("prints the stack's URLs once the emulator and the web app answer, on a first start and with kept state", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "dev-stack-whole-"));
     try {
       for (const start of ["fresh", "kept"]) {
@@ -266,7 +271,7 @@ describe("npm start as a whole", () => {
           WEB_PORT: String(await freePort()),
           DEV_STACK_DATA_DIR: dataDir,
         };
-        expect([start, await untilUrlsPrinted(env)]).toEqual([start, 200]);
+        expect([start, await untilUrlsPrinted(env)]).toEqual([start, [200, 200]]);
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
