@@ -1,5 +1,6 @@
 // Bundles the emulator and its dependencies into dist/emulator.cjs (run by dist/cli.js),
-// so it starts as one plain JavaScript file without a TypeScript loader, and the inspector UI into
+// so it starts as one plain JavaScript file without a TypeScript loader (its start validators
+// precompiled: `startValidatorsPlugin`), and the inspector UI into
 // dist/inspector/ (one browser bundle, its page and stylesheet), which the emulator serves at /_mock/.
 //
 // `node scripts/build.mjs [--force]` builds only when an input changed since the last build (a
@@ -18,6 +19,7 @@
 // emulators — reads the previous file or the new one, never half of one.
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -44,6 +46,45 @@ const jsonAsParse = {
     }));
   },
 };
+
+/** src/config/start-validators.ts, whose place in the bundle its precompiled code takes. */
+const startValidatorsModule = /[\\/]src[\\/]config[\\/]start-validators\.ts$/;
+
+/**
+ * The start validators' standalone code (src/config/start-validators.ts): the module is bundled
+ * on its own and run here, and what its `standaloneSource()` answers — Ajv's code of the same
+ * schemas by the same `createAjv` — stands in for the module in the emulator's bundle, so that a
+ * start compiles no validator before it serves.
+ */
+async function startValidatorsPlugin(root) {
+  const { build } = await import("esbuild");
+  const entry = join(root, "src/config/start-validators.ts");
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    external,
+    plugins: [jsonAsParse],
+    absWorkingDir: root,
+    write: false,
+    logLevel: "warning",
+  });
+  const module = { exports: {} };
+  new Function("module", "exports", "require", result.outputFiles[0].text)(
+    module,
+    module.exports,
+    createRequire(entry),
+  );
+  const contents = module.exports.standaloneSource();
+  return {
+    name: "start-validators",
+    setup(bundler) {
+      bundler.onLoad({ filter: startValidatorsModule }, () => ({ contents, loader: "js", resolveDir: root }));
+    },
+  };
+}
 
 /** Where a build reads and writes: the workspace (mock-server/) and the repository around it. */
 function layout(root = join(dirname(script), "..")) {
@@ -219,11 +260,13 @@ export async function buildBundle({ force = false, root } = {}) {
   // from do, and its import.meta.url is the bundle's own URL.
   const emulator = { inputs: [], outputs: [] };
   const node = { bundle: true, platform: "node", target: "node20", sourcemap: true, external, plugins: [jsonAsParse] };
+  const precompiled = await startValidatorsPlugin(at.root);
   for (const options of [
     {
       entryPoints: [join(at.src, "cli.ts")],
       outfile: join(at.dist, "emulator.cjs"),
       format: "cjs",
+      plugins: [jsonAsParse, precompiled],
       define: { "import.meta.url": "__bundleUrl" },
       banner: { js: `"use strict";\nvar __bundleUrl = require("node:url").pathToFileURL(__filename).href;` },
     },

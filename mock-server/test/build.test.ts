@@ -110,7 +110,12 @@ describe("scripts/build.mjs builds only when an input changed", () => {
     write("mock-server/tsconfig.json", `{ "extends": "../tsconfig.base.json" }\n`);
     write(
       "mock-server/src/cli.ts",
-      `import dep from "dep";\nimport { greeting } from "./greeting.ts";\nconsole.log(greeting, dep);\n`,
+      `import dep from "dep";\nimport { greeting } from "./greeting.ts";\nimport { startValidator } from "./config/start-validators.ts";\nconsole.log(greeting, dep, startValidator());\n`,
+    );
+    // Run from the sources it compiles; the bundle carries what its standaloneSource() answers.
+    write(
+      "mock-server/src/config/start-validators.ts",
+      `export const startValidator = () => "compiled at run time";\nexport const standaloneSource = () => \`export const startValidator = () => "precompiled \${1 + 1}";\`;\n`,
     );
     write("mock-server/src/greeting.ts", `export const greeting = "hello one";\n`);
     write("mock-server/src/launch.ts", `export const launcher = "launcher";\n`);
@@ -194,6 +199,11 @@ describe("scripts/build.mjs builds only when an input changed", () => {
     stamp.statsTakenAt = mtimeMs + 1;
     writeFileSync(stampFile, JSON.stringify(stamp));
     expect(bundleState({ root: workspace })).toBe("changed");
+  });
+
+  it("puts the start validators' standalone code in the module's place", () => {
+    expect(built()).toContain("precompiled 2");
+    expect(built()).not.toContain("compiled at run time");
   });
 
   it("builds again when a source file changes, and the bundle has the change", async () => {

@@ -5,20 +5,16 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { documents } from "@harness/openapi/documents";
-import { createAjv } from "../http/validation.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
 import { EmailJsAccountExistsError } from "../runtime/emailjs-accounts.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { loadAppFolder } from "./app-folder.ts";
+import { startValidator } from "./start-validators.ts";
 
 export type EmulatorConfigFile = ControlSchemas["EmulatorConfigFile"];
 
-const schema = (documents["mock-control"].components as { schemas: Record<string, object> }).schemas
-  .EmulatorConfigFile!;
-
 export function validateConfigFile(value: unknown, source: string): EmulatorConfigFile {
-  const validate = createAjv().compile(schema);
+  const validate = startValidator("configFile");
   if (!validate(value)) {
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ");
     throw new Error(`${source} is not a valid emulator configuration: ${problems}`);

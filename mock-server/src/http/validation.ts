@@ -3,23 +3,30 @@
  * Bodies are validated exactly (no type coercion: a number is not a string); path and query
  * parameters, which are always text on the wire, are coerced to their documented types.
  */
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { _, Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import fastJson from "fast-json-stringify";
 import type { FastifyInstance } from "fastify";
 
-/** An Ajv for the documents' schemas (JSON Schema 2020-12 with formats). */
-export function createAjv(coerceTypes = false) {
+/**
+ * An Ajv for the documents' schemas (JSON Schema 2020-12 with formats). `standalone`: one whose
+ * validators can be written out as code (`ajv/dist/standalone`), their formats required from
+ * ajv-formats by that code (config/start-validators.ts).
+ */
+export function createAjv(coerceTypes = false, { standalone = false } = {}) {
   // strict: false lets the documents carry their `x-` extensions and `examples`; strictNumbers
   // refuses Infinity and NaN where a number is documented (`1e400` parses as Infinity). Compiling is
-  // part of a start (a --config file's and a --data-dir state's validators) and of each route's first
-  // request, so it does the least it can: the schemas are the documents' own, checked against JSON
+  // part of each route's first request (and of a start from the sources: a --config file's and a
+  // --data-dir state's validators, which the bundle carries precompiled), so it does the least it can: the schemas are the documents' own, checked against JSON
   // Schema 2020-12's meta-schema by the tests (test/http/document-schemas.test.ts) rather than by
   // compiling the meta-schema in every Ajv (~140 ms each); and the generated code is not optimized
   // (a third of a large schema's compile; the validators run as fast: 24–31 ns a body either way).
   const ajv = new Ajv2020({
     validateSchema: false,
-    code: { optimize: false },
+    code: {
+      optimize: false,
+      ...(standalone ? { source: true, esm: true, formats: _`require("ajv-formats/dist/formats").fullFormats` } : {}),
+    },
     strict: false,
     strictNumbers: true,
     allErrors: false,

@@ -23,9 +23,8 @@ import {
 } from "node:fs";
 import { open, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { documents } from "@harness/openapi/documents";
+import { startValidator } from "../config/start-validators.ts";
 import { toEJSONText } from "../data/documents.ts";
-import { createAjv } from "../http/validation.ts";
 import type { Collection } from "../store/memory/documents.ts";
 import { type MemorySnapshot, MemoryStore } from "../store/memory/memory-store.ts";
 import { StateImportError } from "../store/state-import.ts";
@@ -34,9 +33,6 @@ import type { Emulator } from "./emulator.ts";
 
 export type { State };
 export { StateImportError };
-
-const stateSchema = (documents["mock-control"].components as { schemas: Record<string, object> }).schemas.State!;
-let validateState: ((value: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
 
 /** Everything: the store's records with this instance's clocks and the signing secret. */
 export async function exportState(emulator: Emulator): Promise<State> {
@@ -57,7 +53,7 @@ export async function exportState(emulator: Emulator): Promise<State> {
 
 /** Replaces the whole state; checks everything first, so a bad import changes nothing. */
 export async function importState(emulator: Emulator, value: unknown): Promise<void> {
-  validateState ??= createAjv().compile(stateSchema);
+  const validateState = startValidator("state");
   if (!validateState(value)) {
     const problem = validateState.errors?.[0];
     throw new StateImportError(
