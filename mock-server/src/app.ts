@@ -11,7 +11,7 @@ import { appServicesPlugin } from "./app-services/plugin.ts";
 import { controlApiServed, defaultOptions, type EmulatorOptions, metricsKept } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
 import { emailJsPlugin } from "./emailjs/plugin.ts";
-import { capConnectionsPerAddress, defaultConnectionsPerAddress } from "./http/connection-cap.ts";
+import { capConnectionsPerAddress } from "./http/connection-cap.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
 import { registerHostCheck } from "./http/host-check.ts";
@@ -122,7 +122,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.decorateRequest("sentPayload", null);
   closeUnusedConnectionsOnClose(app);
   capConnectionsPerAddress(app.server, {
-    max: emulator.options.connectionsPerAddress ?? defaultConnectionsPerAddress,
+    max: emulator.budgets.connections,
     exempt: trustedPeer(emulator.options.trustProxy),
     onRefused: () => {
       emulator.refusedConnections.overCap += 1;

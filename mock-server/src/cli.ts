@@ -14,6 +14,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseAuthRateLimit } from "./app-services/abuse-limits.ts";
+import { parseBudgets } from "./config/budgets.ts";
 import { readConfigFile } from "./config/config-file.ts";
 import {
   checkIdentityProvider,
@@ -81,6 +82,10 @@ Options:
   --database URL         keep state in PostgreSQL (postgres://user:pass@host:port/db; env DATABASE_URL):
                          durable, shared by every instance on the database; needs --signing-secret
   --database-pool N      connections to the database per instance (default 20)
+  --budgets LIST         what the instance shares among its clients, KEY=SIZE comma-separated:
+                         bodies (request bodies of 16 KiB or more being read; default 64MiB),
+                         replies (large replies unread; 256MiB), streams (change events unsent;
+                         256MiB), connections (per client address; 256) (env MOCK_BUDGETS)
   --control-token T      require this bearer token on the control API (env MOCK_CONTROL_TOKEN);
                          the control API then also takes function source
   --allow-function-source
@@ -138,6 +143,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "save-interval": { type: "string" },
       database: { type: "string" },
       "database-pool": { type: "string" },
+      budgets: { type: "string" },
       "control-token": { type: "string" },
       "metrics-token": { type: "string" },
       "metrics-address": { type: "string" },
@@ -255,6 +261,12 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     const problem = checkDatabaseUrl(database);
     if (problem) fail(`--database: ${problem}`);
     options.databaseUrl = database;
+  }
+  const budgets = values.budgets ?? env.MOCK_BUDGETS;
+  if (budgets !== undefined) {
+    const parsed = parseBudgets(budgets);
+    if (typeof parsed === "string") fail(`--budgets: ${parsed}`);
+    options.budgets = parsed;
   }
   if (values["database-pool"] !== undefined) {
     const n = Number(values["database-pool"]);

@@ -27,6 +27,8 @@ describe("start-up option checks", () => {
       "--identity-provider: the fake identity provider is a testing feature",
     ],
     [["idp", "--client", "oauth2-google"], "--client: 'oauth2-google' is not PROVIDER=CLIENT_ID:SECRET"],
+    [["--budgets", "memory=1GiB"], "--budgets: 'memory' is not one of bodies, replies, streams, connections"],
+    [["--budgets", "bodies=1MiB"], "--budgets: bodies: at least 18874368 bytes (18 MiB)"],
     [["--metrics-address", "metrics.example"], "--metrics-address: 'metrics.example' is not [HOST:]PORT"],
     [["--metrics-address", "127.0.0.1:70000"], "--metrics-address: '127.0.0.1:70000' is not [HOST:]PORT"],
   ])("%j is refused", (args, message) => {

@@ -7,6 +7,7 @@ import { isIPv4 } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultPasswordHashCost } from "../state/passwords.ts";
+import type { Budgets } from "./budgets.ts";
 
 /** `--auth-rate-limit`: requests per client address and per e-mail address in a window. */
 export interface AuthRateLimit {
@@ -48,20 +49,12 @@ export interface EmulatorOptions {
   streamDrainGraceMs?: number;
   /** How often an idle event stream gets a heartbeat comment (default 15 s; tests shorten it). */
   streamHeartbeatMs?: number;
-  /** Unsent bytes of all change streams past which slow ones end (default 256 MiB; tests lower it). */
-  streamBacklogBytes?: number;
-  /**
-   * Connections one client address may hold open at once, a trusted proxy's excepted (default 256;
-   * http/connection-cap.ts; tests lower it).
-   */
-  connectionsPerAddress?: number;
-  /**
-   * Unsent bytes of large replies on the instance past which those stalled longest are cut, and
-   * how long one may send nothing (defaults: 256 MiB, 60 s; http/unsent-replies.ts; tests lower them).
-   */
-  unsentReplies?: { bytes: number; idleMs: number };
-  /** Body bytes of held requests (bodies of 16 KiB or more) in flight at once, and how long one may send nothing (defaults: 64 MiB, 10 s; tests lower them). */
-  largeRequests?: { bytes: number; idleMs: number };
+  /** What the instance shares among all its clients (`--budgets`; config/budgets.ts has the defaults). */
+  budgets?: Partial<Budgets>;
+  /** How long a large reply may send nothing before its connection is cut (default 60 s; http/unsent-replies.ts; tests shorten it). */
+  unsentReplyIdleMs?: number;
+  /** How long a body of 16 KiB or more may send nothing before its connection is closed (default 10 s; tests shorten it). */
+  largeRequestIdleMs?: number;
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
   smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
   /** PEM files: serve HTTPS instead of HTTP when both are set. */

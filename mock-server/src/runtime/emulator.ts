@@ -7,9 +7,10 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { deepMerge, oauth2ProviderNames } from "../config/app-config.ts";
 import { loadAppFolder } from "../config/app-folder.ts";
+import { type Budgets, defaultBudgets } from "../config/budgets.ts";
 import type { EmulatorOptions } from "../config/options.ts";
 import { FunctionFolders } from "../functions/function-folder.ts";
-import { UnsentReplies } from "../http/unsent-replies.ts";
+import { UnsentReplies, unsentReplyLimits } from "../http/unsent-replies.ts";
 import { FakeIdentityProvider } from "../idp/fake-identity-provider.ts";
 import { BuiltinEndpoints } from "../oauth2/builtin-endpoints.ts";
 import { type EndpointSource, RemoteEndpoints } from "../oauth2/endpoints.ts";
@@ -24,7 +25,7 @@ import type { MailMessage, NewMail, Store } from "../store/store.ts";
 import type { AppTemplate } from "./app-runtime.ts";
 import { AppRegistry } from "./apps.ts";
 import { type CreateEmailJsAccountRequest, EmailJsAccountExistsError, EmailJsAccounts } from "./emailjs-accounts.ts";
-import { LargeRequests } from "./large-requests.ts";
+import { LargeRequests, largeRequestLimits } from "./large-requests.ts";
 import { StreamBacklog } from "./stream-backlog.ts";
 
 export type Readiness = ControlSchemas["Readiness"];
@@ -49,7 +50,9 @@ export class Emulator {
   readonly mailDeliveries = { sent: 0, retry: 0, failed: 0 };
   /** Connections this instance closed as they came: their address held its cap (http/connection-cap.ts). */
   readonly refusedConnections = { overCap: 0 };
-  /** Requests with large bodies in flight on this instance (runtime/large-requests.ts). */
+  /** What this instance shares among all its clients (`--budgets`, config/budgets.ts). */
+  readonly budgets: Budgets;
+  /** Requests with bodies of 16 KiB or more in flight on this instance (runtime/large-requests.ts). */
   readonly largeRequests: LargeRequests;
   /** Large replies this instance's clients have not read yet (http/unsent-replies.ts). */
   readonly unsentReplies: UnsentReplies;
@@ -72,9 +75,16 @@ export class Emulator {
   ) {
     this.secret = options.signingSecret ?? randomHex(32);
     this.key = new Hs256Key(this.secret);
-    this.streamBacklog = new StreamBacklog(options.streamBacklogBytes);
-    this.largeRequests = new LargeRequests(options.largeRequests);
-    this.unsentReplies = new UnsentReplies(options.unsentReplies);
+    this.budgets = { ...defaultBudgets, ...options.budgets };
+    this.streamBacklog = new StreamBacklog(this.budgets.streams);
+    this.largeRequests = new LargeRequests({
+      bytes: this.budgets.bodies,
+      idleMs: options.largeRequestIdleMs ?? largeRequestLimits.idleMs,
+    });
+    this.unsentReplies = new UnsentReplies({
+      bytes: this.budgets.replies,
+      idleMs: options.unsentReplyIdleMs ?? unsentReplyLimits.idleMs,
+    });
     this.smtp = options.smtpUrl
       ? new SmtpRelay(store.mail, {
           url: options.smtpUrl,

@@ -60,29 +60,38 @@ export function emulatorMetrics(emulator: Emulator): Registry {
       () => connections().max,
     );
   }
+  new Gauge({
+    name: `${metricPrefix}budget`,
+    help: "What this instance shares among its clients (--budgets): bytes of bodies, replies and streams, connections per address.",
+    labelNames: ["budget"] as const,
+    registers,
+    collect() {
+      for (const [budget, value] of Object.entries(emulator.budgets)) this.set({ budget }, value);
+    },
+  });
   gauge(
     "large_request_bytes",
-    "Body bytes read of requests with bodies of 16 KiB or more in flight on this instance (at most 64 MiB).",
+    "Body bytes read of requests with bodies of 16 KiB or more in flight on this instance (at most its bodies budget).",
     () => emulator.largeRequests.bytes,
   );
   counter(
     "connections_refused_total",
-    "Connections this instance closed as they came: their client address held its 256 already (a trusted proxy's is not capped).",
+    "Connections this instance closed as they came: their client address held its connections budget already (a trusted proxy's is not capped).",
     () => emulator.refusedConnections.overCap,
   );
   gauge(
     "reply_unsent_bytes",
-    "Bytes of large replies this instance's clients have not read yet (past 256 MiB those stalled longest are cut).",
+    "Bytes of large replies this instance's clients have not read yet (past its replies budget those stalled longest are cut).",
     () => emulator.unsentReplies.bytes,
   );
   counter(
     "replies_cut_total",
-    "Connections cut because their reply sent nothing for 60 s, or had stalled longest past 256 MiB unsent.",
+    "Connections cut because their reply sent nothing for 60 s, or had stalled longest past the replies budget.",
     () => emulator.unsentReplies.cut,
   );
   gauge(
     "change_stream_unsent_bytes",
-    "Bytes this instance's change streams hold unsent to slow clients (past 256 MiB slow streams end).",
+    "Bytes this instance's change streams hold unsent to slow clients (past its streams budget slow streams end).",
     () => emulator.streamBacklog.bytes,
   );
   gauge(

@@ -24,7 +24,7 @@ let token: string;
 /** This instance's budget: room for 3 MiB of bodies; a body idle for a second loses its connection. */
 const budget = { bytes: 3 * 1024 * 1024, idleMs: 1_000 };
 beforeAll(async () => {
-  ({ app, url } = await listening({ largeRequests: budget }));
+  ({ app, url } = await listening({ budgets: { bodies: budget.bytes }, largeRequestIdleMs: budget.idleMs }));
   token = await signIn(url).anonymous("local-app");
 });
 afterAll(() => app.close());

@@ -17,7 +17,7 @@ let app: FastifyInstance;
 let url: string;
 beforeAll(async () => {
   // (A longer grace for the last words: the test reads the slow streams only after the writes.)
-  ({ app, url } = await listening({ streamBacklogBytes: budget, streamDrainGraceMs: 60_000 }));
+  ({ app, url } = await listening({ budgets: { streams: budget }, streamDrainGraceMs: 60_000 }));
 });
 afterAll(() => app.close());
 

@@ -1,5 +1,5 @@
 /**
- * One client address holds at most so many connections at once (`connectionsPerAddress`, 256 by
+ * One client address holds at most so many connections at once (the `connections` budget, 256 by
  * default): past that its new connections are closed as they come, before a byte is read, so one
  * client cannot take the descriptors and memory every client shares (a connection that sends its
  * request slowly may be held for minutes). A trusted proxy's address is not capped: behind it,
@@ -54,7 +54,7 @@ async function connection(url: string) {
 
 describe("connections per client address", () => {
   it("closes an address's connections past its cap, and takes new ones once others close", async () => {
-    const { app, url } = await listening({ connectionsPerAddress: 3, metricsToken: token });
+    const { app, url } = await listening({ budgets: { connections: 3 }, metricsToken: token });
     opened.push(app);
     const held = [await connection(url), await connection(url), await connection(url)];
     const over = await connection(url);
@@ -81,7 +81,7 @@ describe("connections per client address", () => {
   });
 
   it("does not cap a trusted proxy's address", async () => {
-    const { app, url } = await listening({ connectionsPerAddress: 2, trustProxy: ["127.0.0.1"] });
+    const { app, url } = await listening({ budgets: { connections: 2 }, trustProxy: ["127.0.0.1"] });
     opened.push(app);
     const held = [];
     for (let i = 0; i < 5; i++) held.push(await connection(url));
@@ -89,7 +89,7 @@ describe("connections per client address", () => {
   });
 
   it("caps every address when the proxies are not trusted", async () => {
-    const { app, url } = await listening({ connectionsPerAddress: 2, trustProxy: ["10.0.0.0/8"] });
+    const { app, url } = await listening({ budgets: { connections: 2 }, trustProxy: ["10.0.0.0/8"] });
     opened.push(app);
     const held = [await connection(url), await connection(url)];
     const over = await connection(url);

@@ -81,7 +81,7 @@ describe("HTTPS with a connection cap", () => {
       watchFunctions: false,
       tlsCert: join(dir, "cert.pem"),
       tlsKey: join(dir, "key.pem"),
-      connectionsPerAddress: 1,
+      budgets: { connections: 1 },
     });
     try {
       // One connection that never starts its handshake holds the address's only place.

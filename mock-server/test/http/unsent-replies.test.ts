@@ -22,7 +22,11 @@ let body: string;
 let replyBytes: number;
 
 beforeAll(async () => {
-  ({ app, url } = await listening({ unsentReplies: limits, metricsToken }));
+  ({ app, url } = await listening({
+    budgets: { replies: limits.bytes },
+    unsentReplyIdleMs: limits.idleMs,
+    metricsToken,
+  }));
   const login = await sendChecked(
     url,
     "login",
