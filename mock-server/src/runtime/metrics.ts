@@ -25,6 +25,17 @@ export function emulatorMetrics(emulator: Emulator): Registry {
         this.set(await read());
       },
     });
+  /** A gauge of one label, each of its values set, when scraped, to what `read` says for it. */
+  const labelledGauge = (name: string, help: string, label: string, read: () => Record<string, number>) =>
+    new Gauge({
+      name: `${metricPrefix}${name}`,
+      help,
+      labelNames: [label],
+      registers,
+      collect() {
+        for (const [value, n] of Object.entries(read())) this.set({ [label]: value }, n);
+      },
+    });
   /** A counter set, when scraped, to the running total `read` says (kept by the emulator). */
   const counter = (name: string, help: string, read: () => number) =>
     new Counter({
@@ -42,33 +53,27 @@ export function emulatorMetrics(emulator: Emulator): Registry {
   );
   const connections = emulator.store.connections?.bind(emulator.store);
   if (connections) {
-    new Gauge({
-      name: `${metricPrefix}database_pool_connections`,
-      help: "This instance's database connections: open (total), idle, and requests waiting for one.",
-      labelNames: ["state"] as const,
-      registers,
-      collect() {
-        const now = connections();
-        this.set({ state: "total" }, now.total);
-        this.set({ state: "idle" }, now.idle);
-        this.set({ state: "waiting" }, now.waiting);
+    labelledGauge(
+      "database_pool_connections",
+      "This instance's database connections: open (total), idle, and requests waiting for one.",
+      "state",
+      () => {
+        const { total, idle, waiting } = connections();
+        return { total, idle, waiting };
       },
-    });
+    );
     gauge(
       "database_pool_max",
       "The most database connections this instance opens (--database-pool).",
       () => connections().max,
     );
   }
-  new Gauge({
-    name: `${metricPrefix}budget`,
-    help: "What this instance shares among its clients (--budgets): bytes of bodies, replies and streams, connections per address.",
-    labelNames: ["budget"] as const,
-    registers,
-    collect() {
-      for (const [budget, value] of Object.entries(emulator.budgets)) this.set({ budget }, value);
-    },
-  });
+  labelledGauge(
+    "budget",
+    "What this instance shares among its clients (--budgets): bytes of bodies, replies and streams, connections per address.",
+    "budget",
+    () => ({ ...emulator.budgets }),
+  );
   gauge(
     "large_request_bytes",
     "Body bytes read of requests with bodies of 16 KiB or more in flight on this instance (at most its bodies budget).",
