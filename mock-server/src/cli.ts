@@ -368,9 +368,14 @@ async function runIdentityProvider(argv: string[]): Promise<void> {
       `  for a server           --identity-provider ${origin}/_mock/idp/<tenant>\n` +
       `  Google's discovery     ${origin}/_mock/idp/<tenant>/oauth2-google/.well-known/openid-configuration\n`,
   );
-  const close = () => void running.close().then(() => process.exit(0));
-  process.once("SIGINT", close);
-  process.once("SIGTERM", close);
+  let closing = false;
+  const close = () => {
+    if (closing) return;
+    closing = true;
+    void running.close().then(() => process.exit(0));
+  };
+  process.on("SIGINT", close);
+  process.on("SIGTERM", close);
 }
 
 /** Where the metrics are, if anywhere. */
@@ -430,8 +435,10 @@ async function main() {
           metricsLine(server.url, settings.metricsToken !== null, server.metricsUrl),
       );
     }
-    process.once("SIGINT", () => void stop(0));
-    process.once("SIGTERM", () => void stop(0));
+    // Every signal, not just the first: Ctrl-C in a terminal reaches this process and whatever runs
+    // it (npm start), which passes it on; a second one must not end a shutdown bounded anyway.
+    process.on("SIGINT", () => void stop(0));
+    process.on("SIGTERM", () => void stop(0));
     return;
   }
 

@@ -3,10 +3,15 @@
  * streams and held mail waits end at once, and a request that takes longer than the drain time is
  * cut so shutdown stays bounded.
  */
+
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { connect } from "node:net";
-import { describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { startServer } from "../src/server.ts";
+import { ensureBuilt, killAll, startEmulatorProcess } from "./helpers/emulator-process.ts";
 import { until } from "./helpers/until.ts";
 
 const quiet = { port: 0, logLevel: "silent" as const, watchFunctions: false, passwordHashCost: 4 };
@@ -110,5 +115,47 @@ describe("shutdown", () => {
     await server.close();
     expect(Date.now() - started).toBeLessThan(5000);
     expect(await stuck.done).toBe("cut");
+  });
+});
+
+describe("shutdown of the command", () => {
+  afterAll(() => killAll());
+
+  it("takes a second Ctrl-C while it drains as the first: requests finish, the state is saved", async () => {
+    // Ctrl-C in a terminal signals the whole group (npm start and the emulator), and npm start
+    // passes it on: the emulator gets SIGINT twice. The second one ended the process mid-drain.
+    await ensureBuilt();
+    const dataDir = mkdtempSync(join(tmpdir(), "second-signal-"));
+    try {
+      const server = await startEmulatorProcess(["--data-dir", dataDir]);
+      await post(`${server.url}/_mock/v1/apps/local-app/faults`, { operationId: "getLocation", delayMs: 1_500 });
+      const slow = get(`${server.url}/api/client/v2.0/app/local-app/location`);
+      const created = await post(`${server.url}/_mock/v1/apps/local-app/users`, {
+        email: "second-signal@example.com",
+        password: "secret-123",
+      });
+      expect(created.email).toBe("second-signal@example.com");
+      const exit = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+        server.child.once("exit", (code, signal) => resolve([code, signal])),
+      );
+      server.child.kill("SIGINT");
+      // Draining: it takes no new connection.
+      const refused = () =>
+        new Promise<boolean>((resolve) => {
+          const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
+          socket.once("connect", () => {
+            socket.destroy();
+            resolve(false);
+          });
+          socket.once("error", () => resolve(true));
+        });
+      await until(refused, "the server to stop taking connections");
+      server.child.kill("SIGINT");
+      expect(await exit).toEqual([0, null]);
+      expect(await slow.done).toMatchObject({ status: 200 });
+      expect(readFileSync(join(dataDir, "state.json"), "utf8")).toContain("second-signal@example.com");
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

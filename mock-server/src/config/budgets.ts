@@ -59,7 +59,7 @@ export function parseBudgets(text: string): Partial<Budgets> | string {
     if (budgets[name] !== undefined) return `${name} is given twice`;
     if (name === "connections") {
       const count = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-      if (!(count >= 1 && count <= 1_000_000)) return `connections: '${pair}' is not a count from 1 to 1000000`;
+      if (!(count >= 1 && count <= 1_000_000)) return `connections: '${value}' is not a count from 1 to 1000000`;
       budgets.connections = count;
       continue;
     }

@@ -28,9 +28,6 @@ export function startValidator(name: StartValidatorName): StartValidator {
   return compiled[name];
 }
 
-/** False here; true in the module the bundle carries instead (scripts/build.mjs). */
-export const precompiled = false;
-
 /**
  * The module that replaces this one in the bundle: Ajv's standalone code of every start
  * validator, exported under its name (its formats and Ajv's runtime helpers are `require`d).
@@ -42,6 +39,5 @@ export function standaloneSource(): string {
   return `${standaloneCode(ajv, names)}
 const validators = { ${Object.keys(names).join(", ")} };
 export const startValidator = (name) => validators[name];
-export const precompiled = true;
 `;
 }

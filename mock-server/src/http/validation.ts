@@ -17,10 +17,11 @@ export function createAjv(coerceTypes = false, { standalone = false } = {}) {
   // strict: false lets the documents carry their `x-` extensions and `examples`; strictNumbers
   // refuses Infinity and NaN where a number is documented (`1e400` parses as Infinity). Compiling is
   // part of each route's first request (and of a start from the sources: a --config file's and a
-  // --data-dir state's validators, which the bundle carries precompiled), so it does the least it can: the schemas are the documents' own, checked against JSON
-  // Schema 2020-12's meta-schema by the tests (test/http/document-schemas.test.ts) rather than by
-  // compiling the meta-schema in every Ajv (~140 ms each); and the generated code is not optimized
-  // (a third of a large schema's compile; the validators run as fast: 24–31 ns a body either way).
+  // --data-dir state's validators, which the bundle carries precompiled), so it does the least it
+  // can: the schemas are the documents' own, checked against JSON Schema 2020-12's meta-schema by
+  // the tests (test/http/document-schemas.test.ts) rather than by compiling the meta-schema in
+  // every Ajv (~140 ms each); and the generated code is not optimized (a third of a large schema's
+  // compile; the validators run as fast: 24–31 ns a body either way).
   const ajv = new Ajv2020({
     validateSchema: false,
     code: {

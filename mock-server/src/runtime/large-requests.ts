@@ -8,7 +8,7 @@
  * counted as the largest allowed) takes a place before its body is read: from one client address
  * at most two at once of 1 MiB or more ("large"), and sixteen of 16 KiB to 1 MiB. It is charged
  * the body bytes it has sent, as they are read, until its response closes; together they may not
- * pass 64 MiB on this instance. So a request is refused before its body is read when its declared
+ * pass the instance's bodies budget (64 MiB; `--budgets`). So a request is refused before its body is read when its declared
  * size does not fit beside what the others have sent, a body is refused as it arrives when its
  * bytes would pass the budget (429 either way), and a body that sends nothing for 10 s loses its
  * connection. A client that declares bodies and sends none of them holds no bytes of the budget
@@ -31,7 +31,7 @@ export const largeRequestLimits = {
   heldFrom: 16 * 1024,
   /** A body of this many bytes or more is large. */
   from: 1024 * 1024,
-  /** Body bytes of held requests in flight on this instance, together. */
+  /** Body bytes of held requests in flight on this instance, together (the default bodies budget). */
   bytes: 64 * 1024 * 1024,
   /** Large requests in flight from one client address. */
   perAddress: 2,

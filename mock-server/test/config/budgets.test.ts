@@ -28,8 +28,8 @@ describe("parseBudgets", () => {
     ["bodies=1.5MiB", "bodies: '1.5MiB' is not a size (bytes, or with KiB, MiB or GiB)"],
     ["bodies=1MiB", `bodies: at least ${maxRequestBodyBytes} bytes (18 MiB), so that the largest body is taken alone`],
     ["replies=1KiB", "replies: at least 1048576 bytes (1 MiB)"],
-    ["connections=0", "connections: 'connections=0' is not a count from 1 to 1000000"],
-    ["connections=2KiB", "connections: 'connections=2KiB' is not a count from 1 to 1000000"],
+    ["connections=0", "connections: '0' is not a count from 1 to 1000000"],
+    ["connections=2KiB", "connections: '2KiB' is not a count from 1 to 1000000"],
     ["bodies=64MiB,bodies=128MiB", "bodies is given twice"],
   ])("refuses %j: %s", (text, reason) => {
     expect(parseBudgets(text)).toBe(reason);
