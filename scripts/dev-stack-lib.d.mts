@@ -9,6 +9,8 @@ export declare class DevStackUsageError extends Error {}
 export interface DevStackOptions {
   emulatorPort: number;
   webPort: number;
+  /** Where the state is kept (DEV_STACK_DATA_DIR); null: .data/dev. */
+  dataDir: string | null;
   fresh: boolean;
   authFunctions: boolean;
   help: boolean;
