@@ -83,8 +83,8 @@ function accessCaller(app: AppRuntime | undefined, claims: JwtPayload): Caller |
 function sessionCaller(app: AppRuntime, claims: JwtPayload, found: UserAndSession): Caller {
   const { user, session } = found;
   if (!user || user.disabled) throw errors.sessionUserGone();
-  if (!session) throw errors.refreshTokenNotFound();
-  if (app.clock.now() >= session.expiresAt) throw errors.refreshTokenExpired();
+  // A session past its lifetime is one not found (see authenticateRefresh).
+  if (!session || app.clock.now() >= session.expiresAt) throw errors.refreshTokenNotFound();
   return { app, user, sessionId: session.id, session, claims };
 }
 
@@ -97,9 +97,11 @@ export async function authenticateRefresh(emulator: Emulator, token: string): Pr
     typeof claims.baas_domain_id === "string" ? await emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
   const session = app && typeof claims.baas_id === "string" ? await app.sessions.get(claims.baas_id) : undefined;
   if (!app || !session) throw errors.refreshTokenNotFound();
+  // Past its lifetime the session is gone, and answers so: realm-web's logOut() lets only this
+  // text pass, and its source counts an expired token among the cases that bring it.
   if (app.clock.now() >= session.expiresAt) {
     await app.sessions.remove(session.id);
-    throw errors.refreshTokenExpired();
+    throw errors.refreshTokenNotFound();
   }
   const user = await app.users.get(session.userId);
   if (!user || user.disabled) throw errors.refreshTokenNotFound();

@@ -147,12 +147,10 @@ export const appServicesErrors = {
   accessTokenInvalid: () => as(401, "unauthorized", "InvalidSession"),
   // UNCONFIRMED: the token is fine but its user is gone or disabled
   sessionUserGone: () => as(401, "invalid session: user not found", "InvalidSession"),
-  // [live] logged out, revoked, user deleted
+  // [live] logged out, revoked, user deleted; and (UNCONFIRMED, as realm-web's logOut() expects) past its lifetime
   refreshTokenNotFound: () => as(401, "invalid session: failed to find refresh token", "InvalidSession"),
   // [live]
   refreshTokenSignature: () => as(401, "signature is invalid", "InvalidSession"),
-  // UNCONFIRMED
-  refreshTokenExpired: () => as(401, "invalid session: refresh token expired", "InvalidSession"),
   // UNCONFIRMED: the other kind of token on a route
   wrongTokenType: (expected: "access" | "refresh") =>
     as(401, `invalid session: expected ${expected} token`, "InvalidSession"),

@@ -129,16 +129,38 @@ describe("refreshAccessToken and logOut", () => {
     expect(access.body.error_code).toBe("InvalidSession");
   });
 
-  it("refuses a refresh token past its lifetime", async () => {
+  it("refuses a session past its lifetime as a session not found, the text realm-web's logOut() lets pass", async () => {
     const appId = await newApp(app, { tokens: { refreshTokenTtlSeconds: 3600 } });
-    const session = await emailUser(app, appId, "r@example.com", "secret-1");
+    const first = await emailUser(app, appId, "r@example.com", "secret-1");
+    const second = await emailUser(app, appId, "r2@example.com", "secret-1");
     await call(app, "advanceClock", {
       method: "POST",
       url: `/_mock/v1/apps/${appId}/clock`,
       payload: { advanceBy: 3600 },
     });
-    const { response } = await refresh(session.refresh_token);
+    const gone = { error: "invalid session: failed to find refresh token", error_code: "InvalidSession" };
+    const refused = await refresh(first.refresh_token);
+    expect(refused.response.statusCode).toBe(401);
+    expect(refused.body).toMatchObject(gone);
+    const loggedOut = await logOut(second.refresh_token);
+    expect(loggedOut.response.statusCode).toBe(401);
+    expect(loggedOut.body).toMatchObject(gone);
+  });
+
+  it("refuses an access token whose session is past its lifetime as a session not found", async () => {
+    const appId = await newApp(app, { tokens: { refreshTokenTtlSeconds: 3600, accessTokenTtlSeconds: 7200 } });
+    const session = await emailUser(app, appId, "t@example.com", "secret-1");
+    await call(app, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/clock`,
+      payload: { advanceBy: 3600 },
+    });
+    const { response, body } = await profile(session.access_token);
     expect(response.statusCode).toBe(401);
+    expect(body).toMatchObject({
+      error: "invalid session: failed to find refresh token",
+      error_code: "InvalidSession",
+    });
   });
 
   it("revoking a user's sessions through the control API ends its refresh tokens", async () => {

@@ -162,6 +162,21 @@ describe("realm-web 2.0.1 against the emulator", () => {
     expect(response.status).toBe(401);
   });
 
+  it("logs out and removes users whose refresh token's lifetime has passed", async () => {
+    const { appId, realm } = await freshApp({ providers: { "local-userpass": { autoConfirm: true } } });
+    await realm.emailPasswordAuth.registerUser({ email: "old@example.com", password: "secret1" });
+    await realm.emailPasswordAuth.registerUser({ email: "older@example.com", password: "secret1" });
+    const user = await realm.logIn(Realm.Credentials.emailPassword("old@example.com", "secret1"));
+    const other = await realm.logIn(Realm.Credentials.emailPassword("older@example.com", "secret1"));
+    await control(`/apps/${appId}/clock`, { method: "POST", body: JSON.stringify({ advanceBy: 61 * 24 * 3600 }) });
+    // realm-web's logOut() lets only "failed to find refresh token" pass (its source: the token
+    // "might have expired or it might be gone due to the user being deleted").
+    await user.logOut();
+    expect(user.isLoggedIn).toBe(false);
+    await realm.removeUser(other);
+    expect(realm.allUsers).not.toHaveProperty(other.id);
+  });
+
   it("deletes a user (the follow-up logout is accepted, the credentials stop working)", async () => {
     const { realm } = await freshApp({ providers: { "local-userpass": { autoConfirm: true } } });
     await realm.emailPasswordAuth.registerUser({ email: "gone@example.com", password: "secret1" });

@@ -695,8 +695,9 @@ export interface components {
         };
         /**
          * @description Missing, malformed, forged or revoked refresh token (logged out, user deleted, sessions
-         *     revoked, its API key disabled or deleted, a password reset). realm-web logs the user out on
-         *     this reply.
+         *     revoked, its API key disabled or deleted, a password reset), or one past its lifetime,
+         *     which answers as a session not found (UNCONFIRMED: the text realm-web's `logOut()` lets
+         *     pass). realm-web logs the user out on this reply.
          */
         InvalidRefreshSession: {
             headers: {
