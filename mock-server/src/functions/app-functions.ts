@@ -63,6 +63,18 @@ export interface RunOptions {
   argsInBody?: boolean;
 }
 
+/**
+ * A function's error as the service's JavaScript engine words it where that differs from V8's:
+ * an undeclared name is quoted (`ReferenceError: 'unknown' is not defined`, live in realm-kotlin's
+ * tests; V8 says `unknown is not defined`).
+ */
+function inServiceWords(message: string): string {
+  return message.replace(
+    /^ReferenceError: ([\p{ID_Start}$_][\p{ID_Continue}$\u200c\u200d]*) is not defined$/u,
+    "ReferenceError: '$1' is not defined",
+  );
+}
+
 export class AppFunctions implements SandboxHost {
   private sandbox: Sandbox | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
@@ -151,7 +163,7 @@ export class AppFunctions implements SandboxHost {
       if (error instanceof ExecutionMemoryLimit) throw errors.executionMemoryLimit();
       if (error instanceof BadArguments)
         throw errors.badRequest(`invalid Extended JSON in arguments: ${error.message}`);
-      throw errors.functionExecution((error as Error).message);
+      throw errors.functionExecution(inServiceWords((error as Error).message));
     } finally {
       this.calls.delete(callId);
       if (sandbox.running === 0 && this.calls.size === 0) {

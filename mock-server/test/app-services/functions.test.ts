@@ -120,7 +120,8 @@ describe("callFunction", () => {
       rejectingThenable: /^Error: refused$/,
       boom: /^Error: boom$/,
       rejects: /^TypeError: bad type$/,
-      undefinedName: /^ReferenceError: unknownThing is not defined$/,
+      // The service's engine quotes the name [live: realm-kotlin's "ReferenceError: 'unknown' is not defined"].
+      undefinedName: /^ReferenceError: 'unknownThing' is not defined$/,
       syntax: /^SyntaxError/,
       notAFunction: /does not export a function/,
       evil: /EvalError/,
