@@ -56,3 +56,32 @@ describe("the documents' schemas", () => {
     });
   }
 });
+
+/** The object schemas of a (dereferenced) document's JSON replies, named by where they are. */
+function replyObjects(document: Json): [string, Json][] {
+  const found: [string, Json][] = [];
+  const visit = (where: string, schema: unknown) => {
+    if (typeof schema !== "object" || schema === null) return;
+    const node = schema as Json;
+    if (node.type === "object" || node.properties !== undefined) found.push([where, node]);
+    for (const [key, child] of Object.entries((node.properties as Json | undefined) ?? {}))
+      visit(`${where}.${key}`, child);
+    if (node.items !== undefined) visit(`${where}[]`, node.items);
+  };
+  for (const [path, item] of Object.entries(document.paths as Json))
+    for (const [method, operation] of Object.entries(item as Json))
+      for (const [status, response] of Object.entries((operation as { responses?: Json }).responses ?? {})) {
+        const json = ((response as Json).content as Json | undefined)?.["application/json"] as Json | undefined;
+        if (json) visit(`${method.toUpperCase()} ${path} ${status}`, json.schema);
+      }
+  return found;
+}
+
+describe("App Services replies", () => {
+  it("document every object's properties: none takes more unless it says so (profile data)", () => {
+    const objects = replyObjects(documents["app-services"] as unknown as Json);
+    expect(objects.length).toBeGreaterThan(50);
+    const open = objects.filter(([, schema]) => schema.additionalProperties !== false).map(([where]) => where);
+    expect(open).toEqual(["GET /api/client/v2.0/auth/profile 200.data"]);
+  });
+});

@@ -436,6 +436,7 @@ export interface components {
             hostname: string;
             /** @description The WebSocket base URL (required by realm-core). */
             ws_hostname: string;
+            /** @description Read by realm-core when present; the emulator serves no Device Sync and sends none. */
             sync_route?: string;
         };
         /** @description What the SDK tells the server about the device (only defined keys are sent). */
@@ -447,6 +448,15 @@ export interface components {
             appVersion?: string;
             /** @description A 24-hex ObjectId as canonical EJSON `{"$oid": …}` (realm-web), once a login returned one. */
             deviceId?: components["schemas"]["EJSONValue"];
+            /** @description realm-core's SDK name (with `cpuArch` … `bundleId`, sent by realm-core only). */
+            sdk?: string;
+            cpuArch?: string;
+            deviceName?: string;
+            deviceVersion?: string;
+            frameworkName?: string;
+            frameworkVersion?: string;
+            coreVersion?: string;
+            bundleId?: string;
         } & {
             [key: string]: unknown;
         };
