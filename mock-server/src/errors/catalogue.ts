@@ -192,6 +192,11 @@ export const appServicesErrors = {
   serviceNotFound: (name: string) => as(404, `service not found: '${name}'`, "ServiceNotFound"),
   // [live code; status UNCONFIRMED]
   functionExecution: (message: string) => as(400, message, "FunctionExecutionError"),
+  // [live message and code (realm-kotlin); status UNCONFIRMED] a client's call the function's can_evaluate refuses
+  ruleNotMatched: (name: string) => as(400, `rule not matched for function "${name}"`, "FunctionExecutionError"),
+  // UNCONFIRMED: a can_evaluate this server cannot evaluate (functions/can-evaluate.ts)
+  canEvaluateUnsupported: (name: string, reason: string) =>
+    as(400, `cannot evaluate the can_evaluate of function "${name}": ${reason}`, "FunctionExecutionError"),
   // code in realm-core's list; status and message UNCONFIRMED
   executionTimeLimit: () => as(400, "execution time limit exceeded", "ExecutionTimeLimitExceeded"),
   // code in realm-core's list; the service allows 350 MB per function run

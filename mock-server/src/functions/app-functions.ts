@@ -5,12 +5,13 @@
  */
 import { EJSON } from "bson";
 import { defaultFunctionTimeoutMs } from "../config/app-config.ts";
-import { toEJSONText } from "../data/documents.ts";
+import { type Document, fromEJSON, fromEJSONText, toEJSONText } from "../data/documents.ts";
 import { isMongoAction, type MongoApp, MongoService } from "../data/mongo-actions.ts";
 import type { Principal } from "../data/rules.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { EventBus } from "../state/events.ts";
 import type { StoredUser } from "../store/store.ts";
+import { allowsEveryone, type Expansions, ExpressionError, evaluate } from "./can-evaluate.ts";
 import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
 import { BadArguments, ExecutionMemoryLimit, ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
 
@@ -61,6 +62,10 @@ export interface RunOptions {
   fromClient?: boolean;
   /** The text given is a request's JSON body, whose `arguments` are the call's (see Sandbox.run). */
   argsInBody?: boolean;
+  /** A client's request, as `%%request` shows it to the function's `can_evaluate` (read only then). */
+  request?: () => Document;
+  /** The call's arguments as the request's body holds them (Extended JSON), for `%%args`. */
+  args?: () => unknown[];
 }
 
 /**
@@ -93,6 +98,7 @@ export class AppFunctions implements SandboxHost {
         source: fn.source,
         private: fn.private ?? false,
         runAsSystem: fn.runAsSystem ?? false,
+        ...(fn.canEvaluate !== undefined ? { canEvaluate: fn.canEvaluate } : {}),
         origin: "config",
         version: `config:${app.appId}:${name}`,
       });
@@ -189,6 +195,7 @@ export class AppFunctions implements SandboxHost {
     const system = options.system || fn.runAsSystem;
     const pending = this.callText(options.user);
     const callText = typeof pending === "string" ? pending : await pending;
+    if (options.fromClient && !allowsEveryone(fn.canEvaluate)) this.checkCanEvaluate(fn, argsText, options, callText);
     return this.execute(fn, argsText, {
       name,
       callText,
@@ -196,6 +203,32 @@ export class AppFunctions implements SandboxHost {
       deadline: Date.now() + timeout,
       argsInBody: options.argsInBody,
     });
+  }
+
+  /** Refuses a client's call that the function's `can_evaluate` does not let through. */
+  private checkCanEvaluate(fn: FunctionSource, argsText: string, options: RunOptions, callText: string): void {
+    const config = this.app.config;
+    const expansions: Expansions = {
+      user: () => (fromEJSONText(callText) as { user: unknown }).user,
+      args: () => {
+        try {
+          return fromEJSON(options.args ? options.args() : JSON.parse(argsText));
+        } catch (error) {
+          throw errors.badRequest(`invalid Extended JSON in arguments: ${(error as Error).message}`);
+        }
+      },
+      values: (config.values ?? {}) as Document,
+      environment: { tag: config.environment?.tag ?? "", values: config.environment?.values ?? {} },
+      request: options.request ?? (() => ({})),
+    };
+    let allowed: boolean;
+    try {
+      allowed = evaluate(fn.canEvaluate, expansions);
+    } catch (error) {
+      if (error instanceof ExpressionError) throw errors.canEvaluateUnsupported(fn.name, error.message);
+      throw error;
+    }
+    if (!allowed) throw errors.ruleNotMatched(fn.name);
   }
 
   /** Calls a function with JS values (for the service's own calls: confirmation, reset, authentication). */

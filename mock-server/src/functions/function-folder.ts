@@ -10,6 +10,8 @@ export interface FunctionSource {
   source: string;
   private: boolean;
   runAsSystem: boolean;
+  /** The rule expression a client's call must satisfy (`can_evaluate`; absent: any call). */
+  canEvaluate?: unknown;
   /** Where the source came from (a file path, or `config` for inline functions). */
   origin: string;
   /** Changes whenever the source changes (compiled code is cached by it). */
@@ -20,6 +22,7 @@ interface ConfigEntry {
   name?: unknown;
   private?: unknown;
   run_as_system?: unknown;
+  can_evaluate?: unknown;
 }
 
 export class FunctionFolder {
@@ -69,6 +72,7 @@ export class FunctionFolder {
         source: readFileSync(file, "utf8"),
         private: entry.private === true,
         runAsSystem: entry.run_as_system === true,
+        ...(entry.can_evaluate !== undefined ? { canEvaluate: entry.can_evaluate } : {}),
         origin: file,
         version: `${file}#${this.generation}`,
       });

@@ -24,7 +24,10 @@ async function callFn(appId: string, token: string, name: string, args: unknown[
 }
 
 async function appWith(
-  functions: Record<string, string | { source: string; private?: boolean; runAsSystem?: boolean }>,
+  functions: Record<
+    string,
+    string | { source: string; private?: boolean; runAsSystem?: boolean; canEvaluate?: unknown }
+  >,
   extra: Record<string, unknown> = {},
 ) {
   const entries = Object.entries(functions).map(([name, f]) => [name, typeof f === "string" ? { source: f } : f]);
@@ -346,6 +349,53 @@ describe("callFunction", () => {
     });
   });
 
+  it("refuses a client's call its can_evaluate does not let through; calls from functions are not checked", async () => {
+    // realm-kotlin's test app: only one address may call `authorizedOnly`.
+    const canEvaluate = { "%%user.data.email": { "%in": ["allowed@example.com"] } };
+    const appId = await newApp(app, {
+      functions: {
+        authorizedOnly: { source: "exports = (n) => ({ n, caller: context.user.data.email });", canEvaluate },
+        viaAnother: { source: "exports = () => context.functions.execute('authorizedOnly', 1);" },
+        open: { source: "exports = () => 'open';", canEvaluate: {} },
+        unsure: { source: "exports = () => 'ran';", canEvaluate: { "%%true": { "%function": { name: "x" } } } },
+      },
+    });
+    const other = await emailUser(app, appId, "other@example.com", "secret-1");
+    const refused = await callFn(appId, other.access_token, "authorizedOnly", [{ $numberInt: "1" }]);
+    expect(refused.response.statusCode).toBe(400);
+    expect(refused.body).toMatchObject({
+      error: 'rule not matched for function "authorizedOnly"',
+      error_code: "FunctionExecutionError",
+    });
+    const allowed = await emailUser(app, appId, "allowed@example.com", "secret-1");
+    expect((await callFn(appId, allowed.access_token, "authorizedOnly", [{ $numberInt: "1" }])).body).toEqual({
+      n: { $numberInt: "1" },
+      caller: "allowed@example.com",
+    });
+    expect((await callFn(appId, other.access_token, "viaAnother")).response.statusCode).toBe(200);
+    expect((await callFn(appId, other.access_token, "open")).body).toBe("open");
+    // An expression this server cannot evaluate refuses the call (it never runs unchecked).
+    const unsure = await callFn(appId, other.access_token, "unsure");
+    expect(unsure.response.statusCode).toBe(400);
+    expect(unsure.body.error).toMatch(/^cannot evaluate the can_evaluate of function "unsure": %function/);
+  });
+
+  it("checks can_evaluate against the call's arguments, values and request", async () => {
+    const appId = await newApp(app, {
+      values: { limit: 10 },
+      functions: {
+        bounded: {
+          source: "exports = (n) => n;",
+          canEvaluate: { "%%args.0": { $lte: "%%values.limit" }, "%%request.httpMethod": "POST" },
+        },
+      },
+    });
+    const { access_token } = await anonymousLogin(app, appId);
+    expect((await callFn(appId, access_token, "bounded", [{ $numberInt: "3" }])).body).toEqual({ $numberInt: "3" });
+    const over = await callFn(appId, access_token, "bounded", [{ $numberInt: "11" }]);
+    expect(over.body.error).toBe('rule not matched for function "bounded"');
+  });
+
   it("runs as the calling user (rules apply) or as system when configured", async () => {
     const { appId, token, userId } = await appWith({
       mine: "exports = () => context.services.get('mongodb-atlas').db('notes-app').collection('notes').find({}).toArray();",
@@ -427,6 +477,35 @@ describe("callFunction", () => {
           .toEqual({ $numberInt: "50" });
       } finally {
         await watching.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("reads can_evaluate from an app folder's functions/config.json", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "app-folder-"));
+    try {
+      cpSync(join(import.meta.dirname, "../../apps/local-app"), dir, { recursive: true });
+      const config = join(dir, "functions", "config.json");
+      const entries = JSON.parse(readFileSync(config, "utf8")) as { name: string; can_evaluate?: unknown }[];
+      for (const entry of entries) if (entry.name === "sum") entry.can_evaluate = { "%%user.type": "server" };
+      writeFileSync(config, JSON.stringify(entries));
+      const folderApp = await testApp({ defaultAppDir: dir });
+      try {
+        const { access_token } = await anonymousLogin(folderApp, "local-app");
+        const { body } = await call(folderApp, "callFunction", {
+          method: "POST",
+          url: `${base}/app/local-app/functions/call`,
+          headers: bearer(access_token),
+          payload: { name: "sum", arguments: [] },
+        });
+        expect(body).toMatchObject({
+          error: 'rule not matched for function "sum"',
+          error_code: "FunctionExecutionError",
+        });
+      } finally {
+        await folderApp.close();
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1285,7 +1285,10 @@ export interface operations {
                     "application/json": components["schemas"]["EJSONValue"];
                 };
             };
-            /** @description The function threw, a MongoDB action failed or was denied by a rule, or the arguments are malformed. */
+            /**
+             * @description The function threw, its `can_evaluate` refused the caller, a MongoDB action failed or was
+             *     denied by a rule, or the arguments are malformed.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;

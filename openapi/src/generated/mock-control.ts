@@ -1381,6 +1381,15 @@ export interface components {
             private?: boolean;
             /** @description Run with system rights (rules do not apply) instead of as the calling user. */
             runAsSystem?: boolean;
+            /**
+             * @description App Services' `can_evaluate`: a rule expression a client's call must satisfy, else the
+             *     call answers `400 FunctionExecutionError "rule not matched for function \"<name>\""`
+             *     (`true`, `{}` or absent: every call). The documented expression language but for
+             *     `%function` and the document expansions (docs/emulator.md, Functions).
+             */
+            canEvaluate?: boolean | {
+                [key: string]: unknown;
+            };
         };
         /**
          * @description A documented subset of App Services rules: a query filter per action; `%%user.id` (and

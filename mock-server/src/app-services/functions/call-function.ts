@@ -62,6 +62,14 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
       system: false,
       fromClient: true,
       argsInBody,
+      args: () => args,
+      request: () => ({
+        httpMethod: request.method,
+        httpReferrer: request.headers.referer ?? "",
+        httpUserAgent: request.headers["user-agent"] ?? "",
+        rawQueryString: request.url.split("?")[1] ?? "",
+        remoteIPAddress: request.ip,
+      }),
     });
   }
   return reply.code(200).type("application/json").send(text);

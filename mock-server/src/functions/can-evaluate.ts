@@ -1,0 +1,168 @@
+/**
+ * A function's `can_evaluate`: an App Services rule expression, evaluated before a client's call
+ * runs the function (false: `rule not matched for function "<name>"`). The documented expression
+ * language, but for `%function` (which calls another function) and the MongoDB document
+ * expansions (`%%root`, `%%prev`…, which a function call has no document for): an expression is
+ * `true`, `false` or a document whose fields all hold; a field's name is an expansion (`%%user.id`,
+ * `%%args.0`, `%%values.admins`, `%%environment.tag`, `%%request.remoteIPAddress`, `%%true`), an
+ * argument's name (`%%args.<name>`), or `%and` / `%or` over expressions; its value is a value or an
+ * expansion (equal to the name's), or operators on it: `$eq` `$ne` `$gt` `$gte` `$lt` `$lte`,
+ * `$in` `$nin` `$exists` (also spelled with `%`), `%and` / `%or` over such operators, and the
+ * value operators `%stringToOid` / `%oidToString`.
+ */
+import { ObjectId } from "bson";
+import { type Document, idKey, isDocument } from "../data/documents.ts";
+
+/** What the expansions stand for in one call (each read only when the expression names it). */
+export interface Expansions {
+  user: () => unknown;
+  args: () => unknown;
+  values: Document;
+  environment: Document;
+  request: () => Document;
+}
+
+/** An expression this server cannot evaluate (an unknown operator, `%function`, a wrong shape). */
+export class ExpressionError extends Error {}
+
+type Root = "user" | "args" | "values" | "environment" | "request";
+
+/** Whether the expression lets every call through without looking at anything (absent, `{}`, `true`). */
+export function allowsEveryone(expression: unknown): boolean {
+  return (
+    expression === undefined || expression === true || (isDocument(expression) && Object.keys(expression).length === 0)
+  );
+}
+
+function walk(value: unknown, path: string[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (at === null || at === undefined) return undefined;
+    if (Array.isArray(at)) at = /^\d+$/.test(key) ? at[Number(key)] : undefined;
+    else if (typeof at === "object") at = Object.hasOwn(at, key) ? (at as Document)[key] : undefined;
+    else return undefined;
+  }
+  return at;
+}
+
+/** The value of an expansion such as `%%user.data.email`. */
+function expand(name: string, expansions: Expansions): unknown {
+  if (name === "%%true") return true;
+  if (name === "%%false") return false;
+  const [root, ...path] = name.slice(2).split(".");
+  switch (root as Root) {
+    case "user":
+      return walk(expansions.user(), path);
+    case "args":
+      return walk(expansions.args(), path);
+    case "values":
+      return walk(expansions.values, path);
+    case "environment":
+      return walk(expansions.environment, path);
+    case "request":
+      return walk(expansions.request(), path);
+    default:
+      throw new ExpressionError(`the expansion ${name} is not available to a function's can_evaluate`);
+  }
+}
+
+/** A field's value as a value: an expansion expanded, a value operator applied, anything else as it is. */
+function operandValue(value: unknown, expansions: Expansions): unknown {
+  if (typeof value === "string" && value.startsWith("%%")) return expand(value, expansions);
+  if (isDocument(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === "%stringToOid") {
+      const text = operandValue(value["%stringToOid"], expansions);
+      return typeof text === "string" && ObjectId.isValid(text) ? new ObjectId(text) : undefined;
+    }
+    if (keys.length === 1 && keys[0] === "%oidToString") {
+      const id = operandValue(value["%oidToString"], expansions);
+      return id instanceof ObjectId ? id.toHexString() : undefined;
+    }
+    if (keys.length === 1 && keys[0] === "%function")
+      throw new ExpressionError("%function is not supported in can_evaluate by this server");
+  }
+  return value;
+}
+
+const equal = (a: unknown, b: unknown) => a !== undefined && b !== undefined && idKey(a) === idKey(b);
+
+function ordered(a: unknown, b: unknown): number | null {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  if (typeof a === "string" && typeof b === "string") return a < b ? -1 : a > b ? 1 : 0;
+  if (a instanceof Date && b instanceof Date) return a.getTime() - b.getTime();
+  return null;
+}
+
+function listOf(operator: string, value: unknown): unknown[] {
+  if (!Array.isArray(value)) throw new ExpressionError(`${operator} takes a list`);
+  return value;
+}
+
+const isOperator = (key: string) => key.startsWith("$") || (key.startsWith("%") && !key.startsWith("%%"));
+
+/** Equality as MongoDB matches it: a list matches a value it holds. */
+const matches = (actual: unknown, value: unknown) =>
+  Array.isArray(actual) && !Array.isArray(value) ? actual.some((item) => equal(item, value)) : equal(actual, value);
+
+const valueOperators = ["%stringToOid", "%oidToString", "%function"];
+
+/** Whether `actual` (a field name's value) satisfies the field's value. */
+function holds(actual: unknown, wanted: unknown, expansions: Expansions): boolean {
+  if (!isDocument(wanted) || !Object.keys(wanted).some(isOperator) || valueOperators.includes(Object.keys(wanted)[0]!))
+    return matches(actual, operandValue(wanted, expansions));
+  return Object.entries(wanted).every(([operator, operand]) => {
+    const name = operator.startsWith("%") ? `$${operator.slice(1)}` : operator;
+    if (name === "$and") return listOf(operator, operand).every((each) => holds(actual, each, expansions));
+    if (name === "$or") return listOf(operator, operand).some((each) => holds(actual, each, expansions));
+    const value = operandValue(operand, expansions);
+    const candidates = Array.isArray(actual) ? actual : [actual];
+    switch (name) {
+      case "$exists":
+        return (actual !== undefined) === Boolean(value);
+      case "$eq":
+        return matches(actual, value);
+      case "$ne":
+        return !matches(actual, value);
+      case "$in":
+        return candidates.some((item) => listOf(operator, value).some((each) => equal(item, each)));
+      case "$nin":
+        return !candidates.some((item) => listOf(operator, value).some((each) => equal(item, each)));
+      case "$gt":
+      case "$gte":
+      case "$lt":
+      case "$lte":
+        return candidates.some((item) => {
+          const order = ordered(item, value);
+          if (order === null) return false;
+          return name === "$gt" ? order > 0 : name === "$gte" ? order >= 0 : name === "$lt" ? order < 0 : order <= 0;
+        });
+      default:
+        throw new ExpressionError(`the operator ${operator} is not supported in can_evaluate by this server`);
+    }
+  });
+}
+
+/** Whether the expression holds for this call; throws ExpressionError for one it cannot evaluate. */
+export function evaluate(expression: unknown, expansions: Expansions): boolean {
+  if (typeof expression === "boolean") return expression;
+  if (!isDocument(expression)) throw new ExpressionError("an expression is true, false or a document");
+  return Object.entries(expression).every(([key, value]) => {
+    if (key === "%and" || key === "%or") {
+      const parts = listOf(key, value);
+      return key === "%and"
+        ? parts.every((part) => evaluate(part, expansions))
+        : parts.some((part) => evaluate(part, expansions));
+    }
+    if (key.startsWith("%%")) {
+      const actual = expand(key, expansions);
+      // An embedded expression (a document of fields, not of operators) is a value: its own truth.
+      if (isDocument(value) && Object.keys(value).length > 0 && !Object.keys(value).some(isOperator))
+        return equal(actual, evaluate(value, expansions));
+      return holds(actual, value, expansions);
+    }
+    if (isOperator(key)) throw new ExpressionError(`the operator ${key} is not supported at the top of an expression`);
+    // A plain name checks the argument of that name (the documented default for service rules).
+    return holds(walk(expansions.args(), key.split(".")), value, expansions);
+  });
+}
