@@ -198,6 +198,68 @@ describe("realm-web 2.0.1 against the emulator", () => {
     });
   });
 
+  it("builds MongoDBRealmError from each shape of error body as the service's", async () => {
+    // No error_code and no link: the unknown app (replies quoted by third parties).
+    const unknown = new Realm.App({ id: "no-such-app", baseUrl: url });
+    await expect(unknown.logIn(Realm.Credentials.anonymous())).rejects.toMatchObject({
+      statusCode: 404,
+      error: "cannot find app using Client App ID 'no-such-app'",
+      errorCode: undefined,
+      link: undefined,
+    });
+    const { realm } = await freshApp({ providers: { "local-userpass": { autoConfirm: true } } });
+    await realm.emailPasswordAuth.registerUser({ email: "err@example.com", password: "secret1" });
+    const user = await realm.logIn(Realm.Credentials.emailPassword("err@example.com", "secret1"));
+    // No error_code, a link [live in realm-kotlin]: an empty API key name.
+    await expect(user.apiKeys.create("")).rejects.toMatchObject({
+      statusCode: 400,
+      error: "'name' is a required string",
+      errorCode: undefined,
+      link: expect.stringContaining(url),
+    });
+    // Error, code and link; the message in realm-web's format.
+    const failed = await user.functions.callFunction("nope").catch((error: unknown) => error);
+    expect(failed).toMatchObject({
+      statusCode: 404,
+      errorCode: "FunctionNotFound",
+      link: expect.stringContaining(url),
+    });
+    expect((failed as Error).message).toMatch(
+      /^Request failed \(POST http:\/\/127\.0\.0\.1:\d+\/api\/client\/v2\.0\/app\/[^/]+\/functions\/call\): function not found: 'nope' \(status 404 Not Found\)$/,
+    );
+    expect(user.isLoggedIn).toBe(true);
+  });
+
+  it("surfaces a function's errors and its can_evaluate refusal in the service's words", async () => {
+    const own = await listening({ allowFunctionSource: true });
+    try {
+      const appId = "realm-web-functions";
+      const functions = {
+        undeclared: { source: "exports = () => unknown;" },
+        adminsOnly: { source: "exports = () => 'ok';", canEvaluate: { "%%user.custom_data.role": "admin" } },
+      };
+      const created = await fetch(`${own.url}/_mock/v1/apps`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ appId, config: { functions } }),
+      });
+      expect(created.status).toBe(201);
+      const user = await new Realm.App({ id: appId, baseUrl: own.url }).logIn(Realm.Credentials.anonymous());
+      await expect(user.functions.callFunction("undeclared")).rejects.toMatchObject({
+        statusCode: 400,
+        errorCode: "FunctionExecutionError",
+        error: "ReferenceError: 'unknown' is not defined",
+      });
+      await expect(user.functions.adminsOnly()).rejects.toMatchObject({
+        statusCode: 400,
+        errorCode: "FunctionExecutionError",
+        error: 'rule not matched for function "adminsOnly"',
+      });
+    } finally {
+      await own.app.close();
+    }
+  });
+
   it("reads and writes MongoDB data through the service, with rules", async () => {
     const { realm } = await freshApp();
     const user = await realm.logIn(Realm.Credentials.anonymous());
