@@ -96,8 +96,8 @@ export const appServicesErrors = {
     new AppServicesError(404, `cannot find app using Client App ID '${appId}'`, undefined, false),
   // [live]
   invalidPassword: () => as(401, "unauthorized", "InvalidPassword"),
-  // [live message; code UNCONFIRMED] A disabled key answers the same (UNCONFIRMED).
-  invalidApiKey: () => as(401, "invalid API key", "InvalidPassword"),
+  // [live message and 401; AuthError as realm-kotlin's error mapping reads this text] A disabled key answers the same (UNCONFIRMED).
+  invalidApiKey: () => as(401, "invalid API key", "AuthError"),
   // [code live; status and message UNCONFIRMED]
   userDisabled: () => as(401, "user disabled", "UserDisabled"),
   // [message live; status and code UNCONFIRMED]
@@ -154,15 +154,17 @@ export const appServicesErrors = {
   // UNCONFIRMED: the other kind of token on a route
   wrongTokenType: (expected: "access" | "refresh") =>
     as(401, `invalid session: expected ${expected} token`, "InvalidSession"),
-  // UNCONFIRMED: a custom-token JWT that fails verification
-  customTokenInvalid: (reason: string) => as(401, `invalid custom auth token: ${reason}`, "InvalidPassword"),
+  // a custom-token JWT that fails verification [prefix and AuthError as realm-kotlin's error mapping reads them; reasons ours]
+  customTokenInvalid: (reason: string) => as(401, `invalid custom auth token: ${reason}`, "AuthError"),
   // UNCONFIRMED: the custom-function authentication function threw or returned no id
   customFunctionFailed: (message: string) => as(401, `authentication function failed: ${message}`, "InvalidPassword"),
-  // [messages live (realm-kotlin tests); 401 inferred; AuthError chosen so realm-web does not retry forever]
+  // [messages live (realm-kotlin tests); 401 inferred] The service's code was InvalidSession
+  // (realm-kotlin's error mapping); AuthError kept so realm-web does not refresh and retry forever.
   linkIdentityTaken: () => as(401, "a user already exists with the specified provider", "AuthError"),
+  // [messages live; InternalServerError as realm-kotlin's error mapping reads them; 401 inferred]
   linkSecondUserpass: () =>
-    as(401, "linking a local-userpass identity is not allowed when one is already linked", "AuthError"),
-  linkAnonymous: () => as(401, "linking an anonymous identity is not allowed", "AuthError"),
+    as(401, "linking a local-userpass identity is not allowed when one is already linked", "InternalServerError"),
+  linkAnonymous: () => as(401, "linking an anonymous identity is not allowed", "InternalServerError"),
   // OAuth 2.0 providers (Google, Apple, Facebook); docs/decisions/0002 lists the choices.
   // UNCONFIRMED: GET …/login for a provider that has no browser flow
   oauth2NotRedirected: (provider: string) => as(400, `'${provider}' does not sign in through a redirect`, "BadRequest"),

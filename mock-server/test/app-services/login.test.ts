@@ -184,6 +184,7 @@ describe("login", () => {
       });
       expect(response.statusCode).toBe(401);
       expect(body.error).toMatch(/^invalid custom auth token/);
+      expect(body.error_code).toBe("AuthError");
     }
   });
 
@@ -306,7 +307,11 @@ describe("login?link=true", () => {
       payload: { username: "cy@example.com", password: "secret-1" },
     });
     expect(second.response.statusCode).toBe(401);
-    expect(second.body.error).toBe("linking a local-userpass identity is not allowed when one is already linked");
+    // The service's code for these two refusals, as realm-kotlin's error mapping reads them.
+    expect(second.body).toMatchObject({
+      error: "linking a local-userpass identity is not allowed when one is already linked",
+      error_code: "InternalServerError",
+    });
 
     const anonymous = await call(app, "login", {
       method: "POST",
@@ -314,7 +319,10 @@ describe("login?link=true", () => {
       headers: bearer(ada.access_token),
       payload: {},
     });
-    expect(anonymous.body.error).toBe("linking an anonymous identity is not allowed");
+    expect(anonymous.body).toMatchObject({
+      error: "linking an anonymous identity is not allowed",
+      error_code: "InternalServerError",
+    });
 
     const noToken = await call(app, "login", {
       method: "POST",

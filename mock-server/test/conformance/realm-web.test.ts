@@ -131,7 +131,11 @@ describe("realm-web 2.0.1 against the emulator", () => {
     await realm.logIn(Realm.Credentials.emailPassword("key@example.com", "secret1"));
     await user.apiKeys.disable(created._id);
     expect((await user.apiKeys.fetch(created._id)).disabled).toBe(true);
-    await expect(realm.logIn(Realm.Credentials.apiKey(created.key))).rejects.toMatchObject({ statusCode: 401 });
+    await expect(realm.logIn(Realm.Credentials.apiKey(created.key))).rejects.toMatchObject({
+      statusCode: 401,
+      errorCode: "AuthError",
+      error: "invalid API key",
+    });
     await user.apiKeys.enable(created._id);
     expect((await realm.logIn(Realm.Credentials.apiKey(created.key))).id).toBe(user.id);
     await realm.logIn(Realm.Credentials.emailPassword("key@example.com", "secret1"));

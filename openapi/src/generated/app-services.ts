@@ -908,8 +908,10 @@ export interface operations {
             /**
              * @description Wrong password, unknown or deleted user, invalid or disabled API key, bad custom token,
              *     an identity that cannot be linked, or (with `link=true`) an invalid access token.
-             *     Link failures carry `error_code: AuthError` (UNCONFIRMED) rather than `InvalidSession`
-             *     or `error: unauthorized`, so realm-web does not refresh and retry them forever.
+             *     An identity of another user answers `error_code: AuthError` (the service's was
+             *     `InvalidSession`, which makes realm-web 2.0.1 refresh and retry the link without end);
+             *     a second e-mail identity and anonymous credentials answer the service's
+             *     `InternalServerError` (401 inferred).
              */
             401: {
                 headers: {

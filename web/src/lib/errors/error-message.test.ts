@@ -15,12 +15,7 @@ describe("errorMessage: App Services replies in plain words", () => {
       "sign-in",
       /e-mail address or password is wrong/,
     ],
-    [
-      "invalid API key",
-      appServices(401, "invalid API key", "InvalidPassword"),
-      "api-key-sign-in",
-      /API key is not valid/,
-    ],
+    ["invalid API key", appServices(401, "invalid API key", "AuthError"), "api-key-sign-in", /API key is not valid/],
     [
       "e-mail already registered",
       appServices(409, "name already in use", "AccountNameInUse"),
@@ -109,6 +104,22 @@ describe("errorMessage: App Services replies in plain words", () => {
       appServices(401, "a user already exists with the specified provider", "AuthError"),
       "link",
       /belongs to another account/,
+    ],
+    [
+      "second e-mail identity",
+      appServices(
+        401,
+        "linking a local-userpass identity is not allowed when one is already linked",
+        "InternalServerError",
+      ),
+      "link",
+      /already has an e-mail address and password/,
+    ],
+    [
+      "anonymous link",
+      appServices(401, "linking an anonymous identity is not allowed", "InternalServerError"),
+      "link",
+      /guest account cannot be linked/,
     ],
     ["rule denied", appServices(400, "insert not permitted", "MongoDBError"), "default", /not allowed/],
     [

@@ -56,7 +56,12 @@ function appServicesMessage(error: AppServicesRequestError, context: ErrorContex
     case "InvalidSession":
     case "MissingAuthReq":
       return sessionEnded;
+    // AuthError: an API key or custom token refused, an identity that belongs to another user;
+    // the service's code for a link it refuses outright (a second e-mail identity, a guest one)
+    // is InternalServerError (answered 401, so not a server fault).
     case "AuthError":
+    case "InternalServerError":
+      if (has("API key") || context === "api-key-sign-in") return "This API key is not valid, or it has been disabled.";
       if (has("already exists")) return "This e-mail address already belongs to another account.";
       if (has("already linked")) return "This account already has an e-mail address and password.";
       if (has("anonymous")) return "A guest account cannot be linked to another guest account.";
