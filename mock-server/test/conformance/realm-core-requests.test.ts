@@ -69,7 +69,10 @@ describe("realm-core's requests", () => {
     for (const token of [login.body.access_token, login.body.refresh_token]) {
       expect(claims(token)).toMatchObject({ exp: expect.any(Number), iat: expect.any(Number) });
     }
-    const { access_token: access, refresh_token: refresh } = login.body as Record<string, string>;
+    const { access_token: access, refresh_token: refresh } = login.body as {
+      access_token: string;
+      refresh_token: string;
+    };
 
     const profile = await call(app, "getProfile", {
       method: "GET",

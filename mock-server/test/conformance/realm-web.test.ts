@@ -254,7 +254,7 @@ describe("realm-web 2.0.1 against the emulator", () => {
         errorCode: "FunctionExecutionError",
         error: "ReferenceError: 'unknown' is not defined",
       });
-      await expect(user.functions.adminsOnly()).rejects.toMatchObject({
+      await expect(user.functions.callFunction("adminsOnly")).rejects.toMatchObject({
         statusCode: 400,
         errorCode: "FunctionExecutionError",
         error: 'rule not matched for function "adminsOnly"',
