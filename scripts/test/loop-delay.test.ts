@@ -20,14 +20,18 @@ it.runIf(process.platform === "linux")("tells the main thread's own busy time wi
   const dir = mkdtempSync(join(tmpdir(), "loop-delay-"));
   dirs.push(dir);
   const file = join(dir, "delay.jsonl");
-  // A program that holds its loop with 60 ms of its own work, then waits for the signal. The work
-  // is counted in CPU time, not wall time: on a busy host 60 ms of wall time may hold little CPU.
+  // A program that holds its loop with 60 ms of its own work, then waits for the signal. The work is
+  // counted in the main thread's CPU time (where the preload reads it), not in wall time: on a busy
+  // host 60 ms of wall time may hold little CPU.
   const program = `
     setTimeout(() => {
-      const spent = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000; };
+      const stat = "/proc/self/task/" + process.pid + "/schedstat";
+      const spent = () => Number(require("node:fs").readFileSync(stat, "utf8").split(" ")[0]) / 1e6;
       const until = spent() + 60;
       while (spent() < until);
-      process.stdout.write("held\\n");
+      // Said once the loop has turned: a signal read in the turn right after the hold would come
+      // before the preload's timers saw it.
+      setTimeout(() => process.stdout.write("held\\n"), 10);
     }, 20);
     process.on("SIGUSR2", () => setTimeout(() => process.exit(0), 50));
     setInterval(() => {}, 1000);`;
