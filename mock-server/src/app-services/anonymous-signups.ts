@@ -7,6 +7,7 @@
  */
 import { appLimits } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { addressKey } from "../http/client-address.ts";
 import type { RateLimitCounters, Store } from "../store/store.ts";
 
 export const anonymousSignupWindowMs = 24 * 60 * 60 * 1000;
@@ -43,8 +44,9 @@ function countersOf(store: Store): RateLimitCounters {
 }
 
 /**
- * Counts one new anonymous user of the app from this address: refused (429, with the seconds to
- * wait) past the app's cap. Answers nothing when it may go on.
+ * Counts one new anonymous user of the app from this client address (an IPv6 client's /64 counts
+ * as one): refused (429, with the seconds to wait) past the app's cap. Answers nothing when it
+ * may go on.
  */
 export async function countAnonymousSignup(
   store: Store,
@@ -52,7 +54,10 @@ export async function countAnonymousSignup(
   address: string,
 ): Promise<{ retryAfterSeconds: number } | undefined> {
   const limit = appLimits(app.config).anonymousUsersPerAddress;
-  const { hits, ttlMs } = await countersOf(store).hit(`anon|${app.appId}|${address}`, anonymousSignupWindowMs);
+  const { hits, ttlMs } = await countersOf(store).hit(
+    `anon|${app.appId}|${addressKey(address)}`,
+    anonymousSignupWindowMs,
+  );
   return hits > limit ? { retryAfterSeconds: Math.max(1, Math.ceil(ttlMs / 1000)) } : undefined;
 }
 
