@@ -17,6 +17,7 @@ export const bothStores = [
   "test/app-services/login.test.ts",
   "test/app-services/mongodb.test.ts",
   "test/app-services/oauth2-redirect.test.ts",
+  "test/app-services/password-work.test.ts",
   "test/app-services/oauth2-tokens.test.ts",
   "test/app-services/quotas.test.ts",
   "test/app-services/sessions.test.ts",

@@ -287,6 +287,8 @@ export const appServicesErrors = {
           : "too many large requests: the server is reading as many large bodies as it takes at once",
       "TooManyRequests",
     ),
+  // Ours, answered as the concurrency cap: password hashes waiting (docs/decisions/0028-password-work.md)
+  tooManyPasswordChecks: () => as(429, "too many password checks at once: try again in a second", "TooManyRequests"),
   // Ours, answered as the concurrency cap: change streams open at once (docs/decisions/0011-revocation.md)
   tooManyUserStreams: (limit: number) =>
     as(429, `too many change streams: a user may have ${limit} open at once`, "TooManyRequests"),

@@ -733,7 +733,9 @@ export interface components {
          *     `Retry-After`), and a MongoDB write by a user that spent its writes a second. Also ours
          *     (docs/decisions/0024-large-bodies-in-slices.md): a body of 16 KiB or more while the
          *     instance already reads 64 MiB of such bodies, or while the client address has two bodies
-         *     of 1 MiB or more, or sixteen of 16 KiB to 1 MiB, in flight (with `Retry-After: 1`).
+         *     of 1 MiB or more, or sixteen of 16 KiB to 1 MiB, in flight (with `Retry-After: 1`). Also
+         *     ours (docs/decisions/0028-password-work.md): a login, registration or reset whose password
+         *     hash could not be expected to start within 2 s on the instance (with `Retry-After: 1`).
          */
         TooManyRequests: {
             headers: {

@@ -6,17 +6,19 @@
  */
 import { providerEnabled } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { addressKey } from "../../http/client-address.ts";
 import { authenticateToken } from "../../oauth2/authenticate.ts";
 import { oauth2Settings } from "../../oauth2/settings.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { newObjectIdHex, randomLetters, sha256Hex } from "../../state/ids.ts";
-import { standInHash, verifyPassword } from "../../state/passwords.ts";
+import { standInHash } from "../../state/passwords.ts";
 import type { StoredIdentity } from "../../store/store.ts";
 import { anonymousSignupRefusal, countAnonymousSignup } from "../anonymous-signups.ts";
 import { type AppServicesRequest, defineRoute, sendJson } from "../route.ts";
 import { deviceIdFrom } from "../session-tokens.ts";
 import { verifyCustomToken } from "./custom-token.ts";
 import { type Authenticated, linkIdentity, providerIdentity, signInAs, signInContext } from "./sign-in.ts";
+import { verify } from "./userpass.ts";
 
 type LoginRequest = AppServicesRequest<"login">;
 
@@ -52,7 +54,9 @@ async function authenticate(
       // Unknown addresses and pending registrations answer like a wrong password, after the same
       // work: the password is checked in every case (against a stand-in hash without an account).
       const passwordHash = account?.passwordHash ?? (await standInHash(passwordHashCost));
-      const valid = await verifyPassword(password, passwordHash);
+      // A check against a registration's own hash goes before the stand-in's (state/password-work.ts).
+      const check = account ? "held" : "other";
+      const valid = await verify(request.server.emulator, addressKey(request.ip), check, password, passwordHash);
       if (!account?.confirmed || !valid) throw errors.invalidPassword();
       // The registration may have gone (its user deleted) while the password was checked: it is
       // read again with the user it belongs to — for a registration tied to its user (every login

@@ -1,5 +1,6 @@
 import { userpassSettings } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { addressKey } from "../../http/client-address.ts";
 import { newObjectIdHex } from "../../state/ids.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 import { runStatusFunction } from "./confirmation-function.ts";
@@ -18,7 +19,7 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
   const { email, password } = request.body;
   checkEmail(email);
   checkPassword(password);
-  const passwordHash = await hash(emulator, password);
+  const passwordHash = await hash(emulator, addressKey(request.ip), "other", password);
   const settings = userpassSettings(app.config);
   const account = {
     id: newObjectIdHex(),
