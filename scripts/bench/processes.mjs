@@ -76,8 +76,8 @@ export async function stop(child, timeoutMs = 10_000) {
  * The benchmarks drive the default app from one address with a few users doing the work of many
  * (100,000 anonymous logins, one anonymous writer inserting thousands of notes a second): its
  * per-user and per-address limits (docs/decisions/0018-fair-shares.md) are lifted for them, the
- * app's own limits kept. Only for this build: an older one (`--cli`, `--against`) knows none of
- * them and has none.
+ * app's own limits kept: for every build measured, so that an A/B (`--cli`, `--against`) compares
+ * like with like (a build older than those limits refuses the file: measure it from its own commit).
  */
 const benchLimits = {
   anonymousUsersPerAddress: 1_000_000_000,
@@ -101,10 +101,10 @@ export function benchConfigFile() {
 
 /**
  * Starts the emulator pinned to the server core. `nodeArgs` go before the script (e.g. a
- * measuring preload, `--cpu-prof`); `args` after it. This build gets the benchmarks' limits.
+ * measuring preload, `--cpu-prof`); `args` after it. Every build gets the benchmarks' limits.
  */
 export async function startEmulator({ args = [], nodeArgs = [], env, cpu = layout.serverCpu, script = cli } = {}) {
-  const config = script === cli ? ["--config", benchConfigFile()] : [];
+  const config = ["--config", benchConfigFile()];
   const child = spawnNode([...nodeArgs, script, "--port", "0", "--no-watch", ...config, ...args], { cpu, env });
   const url = await listeningUrl(child, "the emulator");
   return { child, pid: child.pid, url, stop: () => stop(child) };

@@ -27,9 +27,15 @@ export interface ReadBudget {
  * The batches of a read, checked against the budget between them (see above). A batch that runs
  * past the documents the action may examine is handed on up to the limit first: an action whose
  * answer is in those documents stops there (as MongoDB examines documents one by one), and only
- * one that asks for more gets the error.
+ * one that asks for more gets the error. A caller that cannot tell by itself whether it has what
+ * it needs (batches it kept without matching them) answers through `enough`: when it has, the
+ * read ends there.
  */
-export async function* bounded(batches: AsyncIterable<Document[]>, budget: ReadBudget): AsyncGenerator<Document[]> {
+export async function* bounded(
+  batches: AsyncIterable<Document[]>,
+  budget: ReadBudget,
+  enough?: () => Promise<boolean>,
+): AsyncGenerator<Document[]> {
   const turns = new Turns();
   for await (const batch of batches) {
     const room = budget.maxExamined - budget.examined;
@@ -37,7 +43,10 @@ export async function* bounded(batches: AsyncIterable<Document[]>, budget: ReadB
     budget.examined += within.length;
     if (performance.now() > budget.deadline) throw errors.queryTimeLimit();
     if (within.length > 0) yield within;
-    if (within !== batch) throw errors.docsExaminedLimit(budget.maxExamined);
+    if (within !== batch) {
+      if (enough !== undefined && (await enough())) return;
+      throw errors.docsExaminedLimit(budget.maxExamined);
+    }
     await turns.maybe();
   }
 }

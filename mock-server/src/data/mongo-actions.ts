@@ -234,10 +234,18 @@ export class MongoService {
    * batches starting about `want` long and growing. A batch whose match does not fit its slice is
    * kept whole for the action's evaluation (in a worker), which matches it again: when the slice ran
    * out of time (a busy machine) the next batch tries again, and after `sliceMisses` such batches in
-   * a row, or a match too heavy for any slice, the read goes on without matching. With a sort, or no
+   * a row, or a match too heavy for any slice, the read goes on without matching; should it reach
+   * the documents the action may examine, their count of matches (evaluated as any other, in a
+   * worker when it does not fit) decides between its answer and the error. With a sort, or no
    * `want`, every candidate the store hands back is read, up to the documents the action may examine.
    */
-  private async candidates(reader: Reader, query: Document, sort: Document, want: number | undefined) {
+  private async candidates(
+    evaluation: Evaluation,
+    reader: Reader,
+    query: Document,
+    sort: Document,
+    want: number | undefined,
+  ) {
     const early = want !== undefined && Object.keys(sort).length === 0;
     const conditions = early ? exactConditions(query) : null;
     let match: ((batch: Document[]) => Document[]) | null = null;
@@ -251,7 +259,10 @@ export class MongoService {
     let matches = 0;
     let unmatched = false;
     let misses = 0;
-    for await (const batch of bounded(reader(query, options), this.budget)) {
+    // At the limit with batches kept unmatched: whether what was read holds the `want` matches.
+    const enough = async () =>
+      unmatched && Number(await readValue(evaluation, { kind: "count", query, limit: want! }, found)) >= want!;
+    for await (const batch of bounded(reader(query, options), this.budget, enough)) {
       let kept = batch;
       if (match !== null) {
         try {
@@ -376,7 +387,7 @@ export class MongoService {
           const text = await this.exactFind(evaluation, database, name, all, sort, limit, one);
           if (text !== undefined) return text;
         }
-        const docs = await this.candidates(this.reader(database, name), all, sort, limit);
+        const docs = await this.candidates(evaluation, this.reader(database, name), all, sort, limit);
         const job: ReadJob = { kind: "find", query: all, projection, sort, limit, one };
         return read(job, docs);
       }
@@ -390,11 +401,11 @@ export class MongoService {
         // Counted by the store when it evaluates the query exactly; else read (bounded) and evaluated.
         const exact = await this.app.data.countExact(database, name, all, { limit, deadline: this.budget.deadline });
         if (exact !== undefined) return reply(Long.fromNumber(exact));
-        const docs = await this.candidates(this.reader(database, name), all, {}, limit);
+        const docs = await this.candidates(evaluation, this.reader(database, name), all, {}, limit);
         return read({ kind: "count", query: all, ...(limit !== undefined ? { limit } : {}) }, docs);
       }
       case "aggregate":
-        return this.aggregate(database, name, args, read, reply);
+        return this.aggregate(evaluation, database, name, args, read, reply);
       case "insertOne": {
         const document = args.document;
         if (!isDocument(document)) throw errors.mongo("'document' must be a document");
@@ -465,6 +476,7 @@ export class MongoService {
   }
 
   private async aggregate(
+    evaluation: Evaluation,
     database: string,
     name: string,
     args: Document,
@@ -487,7 +499,13 @@ export class MongoService {
     const first = pipeline[0] as Document | undefined;
     const leading = isDocument(first?.$match) ? first.$match : {};
     const head = pipelineHead(pipeline as Document[]);
-    const docs = await this.candidates(this.reader(database, name), narrow(leading, filter), head.sort, head.want);
+    const docs = await this.candidates(
+      evaluation,
+      this.reader(database, name),
+      narrow(leading, filter),
+      head.sort,
+      head.want,
+    );
     // The other collections the pipeline reads, each as its read rule lets the caller see it.
     const filters: Record<string, Document> = {};
     const others: Record<string, Document[]> = {};
@@ -495,7 +513,7 @@ export class MongoService {
       const otherFilter = this.rules.read(this.principal, database, other);
       if (otherFilter === null) continue;
       filters[other] = otherFilter;
-      others[other] = await this.candidates(this.reader(database, other), otherFilter, {}, undefined);
+      others[other] = await this.candidates(evaluation, this.reader(database, other), otherFilter, {}, undefined);
     }
     return read({ kind: "aggregate", stages, others: filters }, docs, others);
   }
@@ -574,10 +592,14 @@ export class MongoService {
     apply: (decision: D, docs: Document[]) => WritePlan<T>,
   ): Promise<T> {
     let made: { decision: D; over: Document[] } | null = null;
+    // Each turn reads the same documents again (as they are now): they are examined once.
+    const examined = this.budget.examined;
     for (;;) {
       let read: Document[] = [];
+      this.budget.examined = examined;
       const outcome = await this.write<T | typeof elsewhere>(database, name, async (view) => {
         const docs = await this.candidates(
+          evaluation,
           this.reader(database, name, view),
           prefilter,
           targets.sort,

@@ -183,14 +183,16 @@ export interface AppStore {
    */
   startSession(session: StoredSession, lastLoginAt: number): Promise<void>;
   /**
-   * An e-mail/password login once its password matched: the registration read again with the user
-   * it belongs to (as `users.accountAndOwner`) and, when that user is `session.userId`, the
-   * registration is confirmed and the user not disabled, the login started (as `startSession`), in
-   * one step. With `customData`, the user's custom data document may come back with it (`null`:
-   * none; absent: not read, ask the data). Undefined when the registration is gone.
+   * An e-mail/password login once its password matched `passwordHash`: the registration read again
+   * with the user it belongs to (as `users.accountAndOwner`) and, when that user is
+   * `session.userId`, the registration is confirmed, its password hash is still `passwordHash` and
+   * the user not disabled, the login started (as `startSession`), in one step. With `customData`,
+   * the user's custom data document may come back with it (`null`: none; absent: not read, ask the
+   * data). Undefined when the registration is gone.
    */
   startRegistrationSession(
     accountId: string,
+    passwordHash: string,
     session: StoredSession,
     lastLoginAt: number,
     customData?: CustomDataPlace,
@@ -263,6 +265,17 @@ export interface UserRecords {
    */
   accountAndOwner(id: string): Promise<{ account: StoredUserpassAccount; owner: StoredUser | undefined } | undefined>;
   accountByEmail(email: string): Promise<StoredUserpassAccount | undefined>;
+  /**
+   * The registration of an address as this instance kept it at its last login here, when the store
+   * keeps them (PostgreSQL: the login then needs no read before its password check). It may have
+   * changed since on any instance: a login through it starts only while it is as kept
+   * (`startRegistrationSession` checks it), else reads it afresh.
+   */
+  keptAccount?(email: string): StoredUserpassAccount | undefined;
+  /** Keeps a registration as a login through it found it (`startRegistrationSession`). */
+  keepAccount?(account: StoredUserpassAccount): void;
+  /** Forgets what `keptAccount` answers for an address. */
+  forgetAccount?(email: string): void;
   /** Adds a registration unless the address is taken (case-insensitive): false then. */
   addAccount(account: StoredUserpassAccount): Promise<boolean>;
   /** Changes a registration (confirmed, password); undefined when there is none. */

@@ -1,6 +1,8 @@
 /** The e-mail/password provider: register, confirm, resend, retry, reset, and their errors. */
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { hashPassword } from "../../src/state/passwords.ts";
+import type { AppStore } from "../../src/store/store.ts";
 import { base, bearer, call, getProfile, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -340,6 +342,25 @@ describe("password reset", () => {
       payload: { token: second!.token, tokenId: second!.tokenId, password: "late-secret" },
     });
     expect(late.response.statusCode).toBe(400);
+  });
+
+  it("refuses a login whose password was reset while it was checked, and starts no session", async () => {
+    const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
+    await register(appId, "raced@example.com", "old-secret");
+    const userId = (await login(appId, "raced@example.com", "old-secret")).body.user_id as string;
+    // (Whichever store runs the tests.)
+    const stores = Object.getPrototypeOf(app.emulator.store.apps.scope(appId)) as AppStore;
+    const original = stores.startRegistrationSession;
+    vi.spyOn(stores, "startRegistrationSession").mockImplementationOnce(async function (this: AppStore, ...args) {
+      // The reset lands between the password check and the session's start.
+      await this.users.updateAccount(args[0], { passwordHash: await hashPassword("new-secret", 4) });
+      return original.apply(this, args);
+    });
+    const raced = await login(appId, "raced@example.com", "old-secret");
+    vi.restoreAllMocks();
+    expect([raced.response.statusCode, raced.body.error_code]).toEqual([401, "InvalidPassword"]);
+    expect(await app.emulator.store.apps.scope(appId).sessions.forUser(userId)).toHaveLength(1);
+    expect((await login(appId, "raced@example.com", "new-secret")).response.statusCode).toBe(200);
   });
 
   it("ends every session of the user: old refresh and access tokens are refused, the new login works", async () => {

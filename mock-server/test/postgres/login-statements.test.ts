@@ -2,12 +2,14 @@
  * A login on PostgreSQL (docs/decisions/0025-counted-sessions.md): after the password check, one
  * statement reads the registration with its user, adds the session, ends the oldest past the
  * app's limit, writes the login time and the count and reads the custom user data, followed in the
- * same round trip by the write that makes it durable. Each user's count of sessions stays the
- * number of its sessions through every way sessions come and go, on two instances at once, and the
- * limit holds exactly under racing logins.
+ * same round trip by the write that makes it durable; with the registration this instance kept at
+ * its last login, checked by that statement, nothing is read before. Each user's count of sessions
+ * stays the number of its sessions through every way sessions come and go, on two instances at
+ * once, and the limit holds exactly under racing logins.
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { hashPassword } from "../../src/state/passwords.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import type { AppStore, StoredSession } from "../../src/store/store.ts";
 import { base, call, newApp, testApp } from "../helpers/app.ts";
@@ -47,7 +49,7 @@ const login = (appId: string, username: string, password = "secret-1") =>
 const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
 
 describe("an e-mail/password login", () => {
-  it("is one statement after the password check, with its flush in the same round trip", async () => {
+  it("is one statement after the password check, with its flush in the same round trip, and one round trip once the registration is kept", async () => {
     // The default app's template keeps custom user data (notes-app.profiles, user_id).
     const appId = await newApp(app);
     await call(app, "createUser", {
@@ -63,6 +65,8 @@ describe("an e-mail/password login", () => {
       payload: { documents: [{ user_id: first.body.user_id, colour: "teal", visits: { $numberInt: "3" } }] },
     });
 
+    // As on an instance that has not seen the address log in yet:
+    app.emulator.store.apps.scope(appId).users.forgetAccount?.("counted@example.com");
     let reply: Awaited<ReturnType<typeof login>> | undefined;
     const { texts, roundTrips } = await statementsOf(async () => {
       reply = await login(appId, "counted@example.com");
@@ -73,6 +77,14 @@ describe("an e-mail/password login", () => {
     expect(texts[1]).toMatch(/INSERT INTO sessions/);
     expect(texts[2]).toMatch(/pg_logical_emit_message/);
     expect(roundTrips).toBe(2);
+    // This instance kept it: the next login reads nothing before the statement.
+    const kept = await statementsOf(async () => {
+      reply = await login(appId, "counted@example.com");
+    });
+    expect(reply!.response.statusCode).toBe(200);
+    expect(kept.texts).toHaveLength(2);
+    expect(kept.texts[0]).toMatch(/INSERT INTO sessions/);
+    expect(kept.roundTrips).toBe(1);
     // What the statement read with it: the custom user data, in the access token.
     expect(claimsOf(reply!.body.access_token).user_data).toEqual({
       _id: expect.any(Object),
@@ -114,6 +126,77 @@ describe("an e-mail/password login", () => {
     await call(app, "deleteUser", { method: "DELETE", url: `/_mock/v1/apps/${appId}/users/${userId}` });
     const gone = await login(appId, "later@example.com");
     expect([gone.response.statusCode, gone.body.error_code]).toEqual([401, "InvalidPassword"]);
+  });
+
+  it("through the registration it kept, sees at once what another instance changed in it", async () => {
+    const appId = await newApp(app);
+    const email = "kept@example.com";
+    await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email, password: "secret-1", confirmed: true },
+    });
+    const userId = (await login(appId, email)).body.user_id as string;
+    // Kept here from this login on.
+    expect((await login(appId, email)).response.statusCode).toBe(200);
+    const elsewhere = two.apps.scope(appId).users;
+    const account = (await elsewhere.accountByEmail(email))!;
+
+    // A new password set on the other instance logs in at once, though the kept hash refuses it;
+    // the old one no longer does, though the kept hash accepts it.
+    await elsewhere.updateAccount(account.id, { passwordHash: await hashPassword("secret-2", 4) });
+    const renewed = await login(appId, email, "secret-2");
+    expect([renewed.response.statusCode, renewed.body.user_id]).toEqual([200, userId]);
+    await elsewhere.updateAccount(account.id, { passwordHash: await hashPassword("secret-3", 4) });
+    const old = await login(appId, email, "secret-2");
+    expect([old.response.statusCode, old.body.error_code]).toEqual([401, "InvalidPassword"]);
+    expect((await login(appId, email, "secret-1")).response.statusCode).toBe(401);
+    expect((await login(appId, email, "secret-3")).response.statusCode).toBe(200);
+    expect(await sessionsOf(appId, userId)).toEqual({ rows: 4, counted: 4 });
+
+    // Disabled there (kept again by the login before): refused as disabled.
+    await elsewhere.update(userId, { disabled: true });
+    const disabled = await login(appId, email, "secret-3");
+    expect([disabled.response.statusCode, disabled.body.error_code]).toEqual([401, "UserDisabled"]);
+    await elsewhere.update(userId, { disabled: false });
+    expect((await login(appId, email, "secret-3")).response.statusCode).toBe(200);
+
+    // The user deleted there and the address registered again: the new registration's password,
+    // and its own user.
+    await two.apps.scope(appId).deleteUser(userId);
+    await elsewhere.addAccount({
+      id: newId(),
+      email,
+      passwordHash: await hashPassword("secret-4", 4),
+      confirmed: true,
+      userId: null,
+      createdAt: 0,
+    });
+    const before = await login(appId, email, "secret-3");
+    expect([before.response.statusCode, before.body.error_code]).toEqual([401, "InvalidPassword"]);
+    const again = await login(appId, email, "secret-4");
+    expect(again.response.statusCode).toBe(200);
+    expect(again.body.user_id).not.toBe(userId);
+    expect(await miscounted()).toEqual([]);
+  });
+
+  it("starts no session when the registration's password is not the one checked", async () => {
+    const appId = await newApp(app);
+    await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email: "raced@example.com", password: "secret-1", confirmed: true },
+    });
+    const userId = (await login(appId, "raced@example.com")).body.user_id as string;
+    const scope = one.apps.scope(appId);
+    const account = (await scope.users.accountByEmail("raced@example.com"))!;
+    const session = { ...sessionOf(userId), providerType: "local-userpass", identityId: account.id };
+    const stale = await scope.startRegistrationSession(account.id, "scrypt$4$another$hash", session, 5);
+    expect(stale).toMatchObject({ started: false, account: { id: account.id, passwordHash: account.passwordHash } });
+    expect(await sessionsOf(appId, userId)).toEqual({ rows: 1, counted: 1 });
+    const current = await scope.startRegistrationSession(account.id, account.passwordHash, session, 5);
+    expect(current).toMatchObject({ started: true });
+    expect(await sessionsOf(appId, userId)).toEqual({ rows: 2, counted: 2 });
   });
 });
 

@@ -10,6 +10,7 @@ import { addressKey } from "../../http/client-address.ts";
 import { authenticateToken } from "../../oauth2/authenticate.ts";
 import { oauth2Settings } from "../../oauth2/settings.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
+import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex, randomLetters, sha256Hex } from "../../state/ids.ts";
 import { standInHash } from "../../state/passwords.ts";
 import type { StoredIdentity } from "../../store/store.ts";
@@ -17,7 +18,15 @@ import { anonymousSignupRefusal, countAnonymousSignup } from "../anonymous-signu
 import { type AppServicesRequest, defineRoute, sendJson } from "../route.ts";
 import { deviceIdFrom } from "../session-tokens.ts";
 import { verifyCustomToken } from "./custom-token.ts";
-import { type Authenticated, linkIdentity, providerIdentity, signInAs, signInContext } from "./sign-in.ts";
+import {
+  type Authenticated,
+  type LoginReply,
+  linkIdentity,
+  providerIdentity,
+  signInAs,
+  signInContext,
+  startRegistrationLogin,
+} from "./sign-in.ts";
 import { verify } from "./userpass.ts";
 
 type LoginRequest = AppServicesRequest<"login">;
@@ -28,6 +37,44 @@ function requiredString(body: Record<string, unknown>, field: string): string {
   return value;
 }
 
+/** A password's verdict on a hash, once checked: not checked again for the same hash. */
+interface Verdict {
+  hash: string;
+  valid: boolean;
+}
+
+/**
+ * An e-mail/password login through the registration this instance kept at the address's last
+ * login here (`UserRecords.keptAccount`; PostgreSQL): the password checked against the kept hash,
+ * then the session started in one step that checks the registration is still as kept. Otherwise
+ * (none kept, another password, or the registration changed on some instance) the login reads the
+ * registration afresh as without it, with the password's verdict on the kept hash.
+ */
+async function loginThroughKept(
+  emulator: Emulator,
+  app: AppRuntime,
+  body: Record<string, unknown>,
+  /** The client's lane of password work (state/password-work.ts). */
+  lane: string,
+): Promise<{ reply: LoginReply } | { checked: Verdict } | undefined> {
+  const username = requiredString(body, "username");
+  const password = requiredString(body, "password");
+  const kept = app.users.keptAccount?.(username);
+  if (!kept?.userId) return undefined;
+  const valid = await verify(emulator, lane, "held", password, kept.passwordHash);
+  const checked = { hash: kept.passwordHash, valid };
+  if (!checked.valid) return { checked };
+  const started = await startRegistrationLogin(
+    emulator,
+    app,
+    { accountId: kept.id, ownerId: kept.userId, passwordHash: kept.passwordHash },
+    deviceIdFrom(body),
+  );
+  if ("reply" in started) return started;
+  app.users.forgetAccount?.(username);
+  return { checked };
+}
+
 async function authenticate(
   request: LoginRequest,
   app: AppRuntime,
@@ -36,6 +83,8 @@ async function authenticate(
   linking: boolean,
   /** The cost of the passwords this server hashes (the stand-in's). */
   passwordHashCost: number,
+  /** The password's verdict on a registration's hash kept here (`loginThroughKept`). */
+  checked?: Verdict,
 ): Promise<Authenticated> {
   const identityOf = (id: string): StoredIdentity => ({
     id,
@@ -55,19 +104,27 @@ async function authenticate(
       // work: the password is checked in every case (against a stand-in hash without an account).
       const passwordHash = account?.passwordHash ?? (await standInHash(passwordHashCost));
       // A check against a registration's own hash goes before the stand-in's (state/password-work.ts).
-      const check = account ? "held" : "other";
-      const valid = await verify(request.server.emulator, addressKey(request.ip), check, password, passwordHash);
+      const valid =
+        checked?.hash === passwordHash
+          ? checked.valid
+          : await verify(
+              request.server.emulator,
+              addressKey(request.ip),
+              account ? "held" : "other",
+              password,
+              passwordHash,
+            );
       if (!account?.confirmed || !valid) throw errors.invalidPassword();
-      // The registration may have gone (its user deleted) while the password was checked: it is
-      // read again with the user it belongs to — for a registration tied to its user (every login
-      // after the first), as the session starts, in the same step (signInAs).
+      // The registration may have gone (its user deleted) or changed while the password was
+      // checked: it is read again with the user it belongs to — for a registration tied to its
+      // user (every login after the first), as the session starts, in the same step (signInAs).
       if (!linking && account.userId !== null)
         return {
           user: undefined,
           identity: identityOf(account.id),
           data: { email: account.email },
           claimAccountId: account.id,
-          registrationOwnerId: account.userId,
+          registration: { accountId: account.id, ownerId: account.userId, passwordHash },
         };
       const now = await app.users.accountAndOwner(account.id);
       if (!now) throw errors.invalidPassword();
@@ -128,7 +185,13 @@ export default defineRoute("login", "login", async (request, reply) => {
   if (body === null || typeof body !== "object" || Array.isArray(body))
     throw errors.badRequest("request body must be a JSON object");
   const linking = request.query.link === "true";
-  const auth = await authenticate(request, app, provider, body, linking, emulator.options.passwordHashCost);
+  let checked: Verdict | undefined;
+  if (provider === "local-userpass" && !linking) {
+    const through = await loginThroughKept(emulator, app, body, addressKey(request.ip));
+    if (through && "reply" in through) return sendJson(reply, 200, through.reply);
+    checked = through?.checked;
+  }
+  const auth = await authenticate(request, app, provider, body, linking, emulator.options.passwordHashCost, checked);
   if (linking) {
     const caller = request.caller!;
     return sendJson(reply, 200, await linkIdentity(emulator, caller, auth, String(caller.claims.baas_device_id)));

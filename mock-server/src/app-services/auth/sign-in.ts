@@ -13,7 +13,7 @@ import type { OAuth2Settings } from "../../oauth2/settings.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex } from "../../state/ids.ts";
-import type { StoredIdentity, StoredUser } from "../../store/store.ts";
+import type { RegistrationSession, StoredIdentity, StoredUser } from "../../store/store.ts";
 import type { Caller } from "../auth-context.ts";
 import { accessTokenFor, newSession, sessionReply, startSession } from "../session-tokens.ts";
 
@@ -25,14 +25,23 @@ export interface Authenticated {
   data: Record<string, unknown>;
   /** The e-mail/password registration that remembers the user who owns the identity. */
   claimAccountId?: string;
-  /**
-   * The user that registration was tied to when it was read for the password check: the login
-   * reads it again with its owner as it starts the session (`AppStore.startRegistrationSession`).
-   */
-  registrationOwnerId?: string;
+  /** That registration as the password check found it, when it was tied to its user then. */
+  registration?: RegistrationLogin;
   apiKeyId?: string;
   /** The provider tells the profile afresh at each login (custom token, OAuth 2.0): keep it current. */
   refreshData?: boolean;
+}
+
+/**
+ * An e-mail/password registration tied to its user, as read for the password check: the login
+ * reads it again with its owner as it starts the session (`AppStore.startRegistrationSession`).
+ */
+export interface RegistrationLogin {
+  accountId: string;
+  /** The user it was tied to. */
+  ownerId: string;
+  /** The hash the password matched. */
+  passwordHash: string;
 }
 
 /** The identity a Google, Apple or Facebook account is, with the profile data the app asks for. */
@@ -54,6 +63,36 @@ export function signInContext(request: FastifyRequest, app: AppRuntime): SignInC
   return { app, origin: publicOrigin(request), source: request.server.emulator.oauth2, log: request.log };
 }
 
+export type LoginReply = Awaited<ReturnType<typeof sessionReply>>;
+
+/**
+ * Starts the session of an e-mail/password login whose registration was tied to its user, in one
+ * step that reads the registration again (`AppStore.startRegistrationSession`), and keeps the
+ * registration for the next login here (`UserRecords.keepAccount`). Answers the login reply, or,
+ * when the step did not start it, the registration as it is now (undefined: gone).
+ */
+export async function startRegistrationLogin(
+  emulator: Emulator,
+  app: AppRuntime,
+  registration: RegistrationLogin,
+  deviceId: string,
+): Promise<{ reply: LoginReply } | { now: RegistrationSession | undefined }> {
+  const { accountId, ownerId, passwordHash } = registration;
+  const session = newSession(app, ownerId, { providerType: "local-userpass", identityId: accountId, deviceId });
+  const found = await app.store.startRegistrationSession(
+    accountId,
+    passwordHash,
+    session,
+    session.createdAt,
+    app.customUserDataPlace(),
+  );
+  if (!found?.started) return { now: found };
+  app.users.keepAccount?.(found.account);
+  const reply = await sessionReply(emulator, app, found.owner, session, found.customData);
+  emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: found.owner.id });
+  return { reply };
+}
+
 /** Logs in as the identity's user (made now if it has none) and opens a session: the login reply. */
 export async function signInAs(emulator: Emulator, app: AppRuntime, auth: Authenticated, deviceId: string) {
   const start = {
@@ -63,23 +102,15 @@ export async function signInAs(emulator: Emulator, app: AppRuntime, auth: Authen
     ...(auth.apiKeyId ? { apiKeyId: auth.apiKeyId } : {}),
   };
   let user = auth.user;
-  if (auth.claimAccountId !== undefined && auth.registrationOwnerId !== undefined) {
-    const session = newSession(app, auth.registrationOwnerId, start);
-    const found = await app.store.startRegistrationSession(
-      auth.claimAccountId,
-      session,
-      session.createdAt,
-      app.customUserDataPlace(),
-    );
-    // The registration went (its user deleted) while the password was checked.
-    if (!found) throw errors.invalidPassword();
-    if (found.started) {
-      const reply = await sessionReply(emulator, app, found.owner, session, found.customData);
-      emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: found.owner.id });
-      return reply;
-    }
+  if (auth.registration) {
+    const started = await startRegistrationLogin(emulator, app, auth.registration, deviceId);
+    if ("reply" in started) return started.reply;
+    // The registration went (its user deleted), or its password changed, while the password was
+    // checked: the password is not (or no longer) its.
+    const now = started.now;
+    if (!now || now.account.passwordHash !== auth.registration.passwordHash) throw errors.invalidPassword();
     // Its user is disabled, or gone or another one: as any other login from here on.
-    user = found.owner;
+    user = now.owner;
   }
   if (!user) {
     // The store decides who owns a new identity: of concurrent first logins (on any instance) one

@@ -53,13 +53,15 @@ export class MemoryAppStore implements AppStore {
 
   async startRegistrationSession(
     accountId: string,
+    passwordHash: string,
     session: StoredSession,
     lastLoginAt: number,
   ): Promise<RegistrationSession | undefined> {
     const found = await this.users.accountAndOwner(accountId);
     if (!found) return undefined;
     const { account, owner } = found;
-    if (!account.confirmed || owner?.id !== session.userId || owner.disabled) return { started: false, account, owner };
+    if (!account.confirmed || account.passwordHash !== passwordHash || owner?.id !== session.userId || owner.disabled)
+      return { started: false, account, owner };
     await this.startSession(session, lastLoginAt);
     return { started: true, account, owner };
   }

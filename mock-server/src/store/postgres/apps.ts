@@ -125,11 +125,15 @@ export class PgAppStore implements AppStore {
 
   async startRegistrationSession(
     accountId: string,
+    passwordHash: string,
     session: StoredSession,
     lastLoginAt: number,
     customData?: CustomDataPlace,
   ): Promise<RegistrationSession | undefined> {
-    const row = await this.sessions.start(session, lastLoginAt, { accountId, ...(customData ? { customData } : {}) });
+    const row = await this.sessions.start(session, lastLoginAt, {
+      account: { id: accountId, passwordHash },
+      ...(customData ? { customData } : {}),
+    });
     if (row.id == null) return undefined;
     const account: StoredUserpassAccount = {
       id: row.id,

@@ -4,6 +4,7 @@
  */
 import { AuthCache } from "./auth-cache.ts";
 import type { Database } from "./database.ts";
+import { KeptAccounts } from "./kept-accounts.ts";
 import type { Channel } from "./notifications.ts";
 
 type Subscriber = (payload: string) => void;
@@ -24,6 +25,9 @@ export class PgContext {
 
   /** The users and sessions of access-token requests, kept true by notifications (auth-cache.ts). */
   readonly auth = new AuthCache({ fresh: () => this.listener.fresh() });
+
+  /** The registrations of this instance's latest e-mail/password logins (kept-accounts.ts). */
+  readonly keptAccounts = new KeptAccounts();
 
   constructor(
     readonly db: Database,

@@ -109,7 +109,8 @@ const durably: [string, unknown[]] = ["SELECT pg_logical_emit_message(true, 'app
 /**
  * A session started (see `ending`) in one statement, its own transaction, committed `lazily`:
  * the user's row locked (with an e-mail/password login, only when it is the registration's owner,
- * the registration confirmed and the user not disabled, checked again once locked), the session
+ * the registration confirmed with the password hash the password matched and the user not
+ * disabled, checked again once locked), the session
  * added, the oldest past the limit ended, the count and the login time written; with a
  * registration, the registration and its owner answered (as accountAndOwner), and with a custom
  * data place, the user's document (as findByField: the first in natural order whose field is the
@@ -124,12 +125,12 @@ const durably: [string, unknown[]] = ["SELECT pg_logical_emit_message(true, 'app
  * user's row is locked. The sessions ended are deleted by their row's place (`ctid`), as locked:
  * no plan walks the app's sessions to find them by id.
  * Parameters: $1 app, $2 user, $3 session id, $4 API key id, $5 session, $6 login time or null,
- * $7 sessions channel, $8 users channel, $9 instance id; then the registration's id and identity
- * key; then the custom data's database, collection and field.
+ * $7 sessions channel, $8 users channel, $9 instance id; then the registration's id, identity key
+ * and password hash; then the custom data's database, collection and field.
  */
 function startStatement(registration: boolean, customData: boolean): string {
   let n = 9;
-  const account = registration ? { id: `$${++n}`, key: `$${++n}` } : undefined;
+  const account = registration ? { id: `$${++n}`, key: `$${++n}`, hash: `$${++n}` } : undefined;
   const custom = customData ? { db: `$${++n}`, coll: `$${++n}`, field: `$${++n}` } : undefined;
   const accountCte = account
     ? `account AS (
@@ -142,7 +143,7 @@ function startStatement(registration: boolean, customData: boolean): string {
        `
     : "";
   const ownerCheck = account
-    ? ` AND id IN (SELECT owner_id FROM account WHERE confirmed)
+    ? ` AND id IN (SELECT owner_id FROM account WHERE confirmed AND password_hash = ${account.hash})
             AND NOT coalesce((doc ->> 'disabled')::boolean, false)`
     : "";
   const customRead = custom
@@ -229,9 +230,9 @@ export class PgSessions implements SessionRecords {
   async start(
     session: StoredSession,
     lastLoginAt: number | null,
-    login: { accountId?: string; customData?: CustomDataPlace } = {},
+    login: { account?: { id: string; passwordHash: string }; customData?: CustomDataPlace } = {},
   ): Promise<StartedRow> {
-    const { accountId, customData } = login;
+    const { account, customData } = login;
     const values: unknown[] = [
       this.appId,
       session.userId,
@@ -243,10 +244,10 @@ export class PgSessions implements SessionRecords {
       channels.users,
       this.ends.instanceId,
     ];
-    if (accountId !== undefined) values.push(accountId, rowKey(accountId));
+    if (account) values.push(account.id, rowKey(account.id), account.passwordHash);
     if (customData) values.push(customData.database, customData.collection, customData.userIdField);
     const [started, flushed] = await this.db.pipeline([
-      [startStatement(accountId !== undefined, customData !== undefined), values],
+      [startStatement(account !== undefined, customData !== undefined), values],
       durably,
     ]);
     const row = started?.result?.rows[0] as StartedRow | undefined;

@@ -258,6 +258,18 @@ export class PgUsers implements UserRecords {
     return row ? toAccount(row) : undefined;
   }
 
+  keptAccount(email: string): StoredUserpassAccount | undefined {
+    return this.context.keptAccounts.get(this.appId, normalizeEmail(email));
+  }
+
+  keepAccount(account: StoredUserpassAccount): void {
+    this.context.keptAccounts.keep(this.appId, normalizeEmail(account.email), account);
+  }
+
+  forgetAccount(email: string): void {
+    this.context.keptAccounts.forget(this.appId, normalizeEmail(email));
+  }
+
   async addAccount(account: StoredUserpassAccount): Promise<boolean> {
     const { rowCount } = await this.db.query(
       `INSERT INTO userpass_accounts (app_id, id, email, email_key, password_hash, confirmed, user_id, created_at)
