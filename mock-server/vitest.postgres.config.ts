@@ -15,6 +15,7 @@ export const bothStores = [
   "test/app-services/functions.test.ts",
   "test/app-services/hostile-users.test.ts",
   "test/app-services/login.test.ts",
+  "test/app-services/mail-limits.test.ts",
   "test/app-services/mongodb.test.ts",
   "test/app-services/oauth2-redirect.test.ts",
   "test/app-services/password-work.test.ts",

@@ -272,6 +272,11 @@ export const appServicesErrors = {
   // Ours, answered as the concurrency cap: anonymous users made from one client address
   tooManyAnonymousUsers: (limit: number) =>
     as(429, `too many anonymous users: one address may create ${limit} a day`, "TooManyRequests"),
+  // Ours, answered as the concurrency cap: registrations from one client address, mails to one address
+  tooManyRegistrations: (limit: number) =>
+    as(429, `too many registrations: one address may register ${limit} a day`, "TooManyRequests"),
+  tooManyMails: (limit: number) =>
+    as(429, `too many e-mails: one address may be sent ${limit} an hour`, "TooManyRequests"),
   // [limit live; reply UNCONFIRMED]
   payloadTooLarge: () => as(413, "request body exceeds the 18 MB limit", "ReadSizeLimitExceeded"),
   // [429 live; body UNCONFIRMED]

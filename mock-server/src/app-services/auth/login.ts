@@ -14,7 +14,7 @@ import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex, randomLetters, sha256Hex } from "../../state/ids.ts";
 import { standInHash } from "../../state/passwords.ts";
 import type { StoredIdentity } from "../../store/store.ts";
-import { anonymousSignupRefusal, countAnonymousSignup } from "../anonymous-signups.ts";
+import { admitAnonymousSignup } from "../counted-limits.ts";
 import { type AppServicesRequest, defineRoute, sendJson } from "../route.ts";
 import { deviceIdFrom } from "../session-tokens.ts";
 import { verifyCustomToken } from "./custom-token.ts";
@@ -196,13 +196,7 @@ export default defineRoute("login", "login", async (request, reply) => {
     const caller = request.caller!;
     return sendJson(reply, 200, await linkIdentity(emulator, caller, auth, String(caller.claims.baas_device_id)));
   }
-  if (!auth.user && provider === "anon-user") {
-    // One client address may create only so many anonymous users a day (docs/decisions/0018-fair-shares.md).
-    const refused = await countAnonymousSignup(emulator.store, app, request.ip);
-    if (refused) {
-      reply.header("retry-after", String(refused.retryAfterSeconds));
-      throw anonymousSignupRefusal(app);
-    }
-  }
+  // One client address may create only so many anonymous users a day (docs/decisions/0018-fair-shares.md).
+  if (!auth.user && provider === "anon-user") await admitAnonymousSignup(reply, emulator.store, app, request.ip);
   return sendJson(reply, 200, await signInAs(emulator, app, auth, deviceIdFrom(body)));
 });
