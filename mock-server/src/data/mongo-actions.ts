@@ -235,9 +235,10 @@ export class MongoService {
    * kept whole for the action's evaluation (in a worker), which matches it again: when the slice ran
    * out of time (a busy machine) the next batch tries again, and after `sliceMisses` such batches in
    * a row, or a match too heavy for any slice, the read goes on without matching; should it reach
-   * the documents the action may examine, their count of matches (evaluated as any other, in a
-   * worker when it does not fit) decides between its answer and the error. With a sort, or no
-   * `want`, every candidate the store hands back is read, up to the documents the action may examine.
+   * the documents the action may examine, whether they hold `want` matches decides between its
+   * answer and the error: `atLimit` tells, by default their count of matches (evaluated as any
+   * other, in a worker when it does not fit). With a sort, or no `want`, every candidate the store
+   * hands back is read, up to the documents the action may examine.
    */
   private async candidates(
     evaluation: Evaluation,
@@ -245,6 +246,8 @@ export class MongoService {
     query: Document,
     sort: Document,
     want: number | undefined,
+    atLimit: (found: Document[]) => Promise<boolean> = async (found) =>
+      Number(await readValue(evaluation, { kind: "count", query, limit: want! }, found)) >= want!,
   ) {
     const early = want !== undefined && Object.keys(sort).length === 0;
     const conditions = early ? exactConditions(query) : null;
@@ -260,8 +263,7 @@ export class MongoService {
     let unmatched = false;
     let misses = 0;
     // At the limit with batches kept unmatched: whether what was read holds the `want` matches.
-    const enough = async () =>
-      unmatched && Number(await readValue(evaluation, { kind: "count", query, limit: want! }, found)) >= want!;
+    const enough = async () => unmatched && (await atLimit(found));
     for await (const batch of bounded(reader(query, options), this.budget, enough)) {
       let kept = batch;
       if (match !== null) {
@@ -594,20 +596,36 @@ export class MongoService {
     let made: { decision: D; over: Document[] } | null = null;
     // Each turn reads the same documents again (as they are now): they are examined once.
     const examined = this.budget.examined;
+    // A read that reached the documents the action may examine with batches unmatched: whether
+    // they hold the target is the decision's to tell (outside the turn when it needs a worker), and
+    // a decision that targets nothing there is the limit's error (a target may lie past it).
+    const untargeted = (decision: D) =>
+      job.kind === "delete"
+        ? (decision as number[]).length === 0
+        : (decision as UpdateDecision).kind === "upsert" || (decision as UpdateDecision).matched === 0;
+    const decide = (decision: D, docs: Document[], cut: boolean) => {
+      if (cut && untargeted(decision)) throw errors.docsExaminedLimit(this.budget.maxExamined);
+      return apply(decision, docs);
+    };
     for (;;) {
       let read: Document[] = [];
       this.budget.examined = examined;
       const outcome = await this.write<T | typeof elsewhere>(database, name, async (view) => {
+        let cut = false;
         const docs = await this.candidates(
           evaluation,
           this.reader(database, name, view),
           prefilter,
           targets.sort,
           targets.many ? undefined : 1,
+          async () => {
+            cut = true;
+            return true;
+          },
         );
-        if (made !== null && sameDocuments(docs, made.over)) return apply(made.decision, docs);
+        if (made !== null && sameDocuments(docs, made.over)) return decide(made.decision, docs, cut);
         const here = decideHere(evaluation, job, docs) as D | undefined;
-        if (here !== undefined) return apply(here, docs);
+        if (here !== undefined) return decide(here, docs, cut);
         read = docs;
         return nothing(elsewhere);
       });

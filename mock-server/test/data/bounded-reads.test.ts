@@ -151,9 +151,21 @@ describe("reads of a collection larger than the documents an action may examine"
       expect(head.body.map((d: { n: unknown }) => d.n)).toEqual([{ $numberInt: "500" }, { $numberInt: "501" }]);
       const updated = await action("updateOne", { query: { n: { $gte: 700 } }, update: { $set: { touched: true } } });
       expect(updated.body).toMatchObject({ matchedCount: { $numberInt: "1" }, modifiedCount: { $numberInt: "1" } });
-      // Asking for more than those documents hold is still refused.
+      // Asking for more than those documents hold is still refused, and writes nothing (no upsert).
       const past = await action("find", { query: { n: { $gte: limit - 1, $lt: limit + 5 } }, limit: 2 });
       expect([past.response.statusCode, past.body]).toMatchObject([400, tooMany(limit)]);
+      const upsert = await action("updateOne", {
+        query: { n: { $gte: limit + 10 } },
+        update: { $set: { touched: true } },
+        upsert: true,
+      });
+      expect([upsert.response.statusCode, upsert.body]).toMatchObject([400, tooMany(limit)]);
+      const deleted = await action("deleteOne", { query: { n: { $gte: limit + 10 } } });
+      expect([deleted.response.statusCode, deleted.body]).toMatchObject([400, tooMany(limit)]);
+      slice.ms = usual.ms;
+      slice.steps = usual.steps;
+      expect((await action("count", { query: {} })).body).toEqual({ $numberLong: String(size) });
+      expect((await action("count", { query: { touched: true } })).body).toEqual({ $numberLong: "1" });
     } finally {
       slice.ms = usual.ms;
       slice.steps = usual.steps;
