@@ -599,10 +599,11 @@ export class MongoService {
     // A read that reached the documents the action may examine with batches unmatched: whether
     // they hold the target is the decision's to tell (outside the turn when it needs a worker), and
     // a decision that targets nothing there is the limit's error (a target may lie past it).
-    const untargeted = (decision: D) =>
-      job.kind === "delete"
-        ? (decision as number[]).length === 0
-        : (decision as UpdateDecision).kind === "upsert" || (decision as UpdateDecision).matched === 0;
+    const untargeted = (decision: D) => {
+      if (job.kind === "delete") return (decision as number[]).length === 0;
+      const update = decision as UpdateDecision;
+      return update.kind === "upsert" || update.matched === 0;
+    };
     const decide = (decision: D, docs: Document[], cut: boolean) => {
       if (cut && untargeted(decision)) throw errors.docsExaminedLimit(this.budget.maxExamined);
       return apply(decision, docs);
