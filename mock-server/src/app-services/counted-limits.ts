@@ -11,6 +11,10 @@
  *
  * A client address is counted by `addressKey` (an IPv6 client by its /64). Counted in the
  * database where instances share one (every instance together), else in this process.
+ *
+ * The last two guard what a deployment exposes (a public sign-up, real inboxes): their defaults
+ * count in production; the harness, whose developer registers and resets as often as a test
+ * needs, counts them only when the app's config sets them.
  */
 import type { FastifyReply } from "fastify";
 import { type AppLimits, appLimits } from "../config/app-config.ts";
@@ -55,6 +59,9 @@ function countersOf(store: Store): RateLimitCounters {
 type CountedApp = { appId: string; config: Parameters<typeof appLimits>[0] };
 type Limit = keyof Pick<AppLimits, "anonymousUsersPerAddress" | "registrationsPerAddress" | "mailsPerRecipientPerHour">;
 
+/** Limits whose defaults count only in production (see above). */
+const deploymentLimits = new Set<Limit>(["registrationsPerAddress", "mailsPerRecipientPerHour"]);
+
 /**
  * Counts one more of `kind` for `subject` (a client address's key, a recipient) in the app's
  * window for `limit`; past the limit throws `refusal`, the reply saying in `Retry-After` when the
@@ -69,6 +76,12 @@ async function admit(
   windowMs: number,
   refusal: (limit: number) => Error,
 ): Promise<void> {
+  if (
+    deploymentLimits.has(limit) &&
+    !reply.server.emulator.options.production &&
+    app.config.limits?.[limit] === undefined
+  )
+    return;
   const max = appLimits(app.config)[limit];
   const { hits, ttlMs } = await countersOf(store).hit(`${kind}|${app.appId}|${subject}`, windowMs);
   if (hits <= max) return;

@@ -80,7 +80,8 @@ export const limitDefaults = {
   writesPerSecondPerAnonymousUser: 100,
   anonymousUsersPerAddress: 100,
   // Pending registrations count toward `users`, and each sends a mail: a client address may ask
-  // for so many a day, and the app mails one address so often. docs/decisions/0018-fair-shares.md.
+  // for so many a day, and the app mails one address so often — by default in production only
+  // (app-services/counted-limits.ts). docs/decisions/0018-fair-shares.md.
   registrationsPerAddress: 100,
   mailsPerRecipientPerHour: 5,
 } satisfies Omit<AppLimits, "anonymousDocuments" | "anonymousDocumentBytes">;

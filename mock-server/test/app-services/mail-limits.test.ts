@@ -55,6 +55,38 @@ const registrations = async (appId: string) =>
     }[]
   ).filter((user) => user.status === "pending");
 
+describe("where they count by default", () => {
+  it("in production; in the harness only as the app's config sets them", async () => {
+    const harnessApp = await newApp(app);
+    const production = await testApp({ production: true, controlToken: "control-token-of-the-test" });
+    try {
+      const created = await call(production, "createApp", {
+        method: "POST",
+        url: "/_mock/v1/apps",
+        headers: { authorization: "Bearer control-token-of-the-test" },
+        payload: { config: { providers: { "local-userpass": { enabled: true } } } },
+      });
+      const productionApp = created.body.appId as string;
+      // One registration and its five resends: six mails to one address in an hour.
+      const sixMails = async (appId: string, on: FastifyInstance) => {
+        const statuses = [(await register(appId, "many@example.com", "192.0.2.1", on)).response.statusCode];
+        for (let i = 0; i < 5; i++)
+          statuses.push((await resend(appId, "many@example.com", "192.0.2.1", on)).response.statusCode);
+        return statuses;
+      };
+      expect(await sixMails(harnessApp, app)).toEqual([201, 200, 200, 200, 200, 200]);
+      expect(await sixMails(productionApp, production)).toEqual([201, 200, 200, 200, 200, 429]);
+      // A developer's hundred and first registration of the day from one address goes through.
+      for (let i = 0; i < 101; i++) {
+        const registered = await register(harnessApp, `dev-${i}@example.com`, "192.0.2.2");
+        expect(registered.response.statusCode).toBe(201);
+      }
+    } finally {
+      await production.close();
+    }
+  });
+});
+
 describe("registrations per address", () => {
   it("refuses a client address's registrations past its day's (429, Retry-After); other addresses go on", async () => {
     const appId = await newApp(app, { limits: { registrationsPerAddress: 3 } });
