@@ -9,13 +9,16 @@ import base, { heldTimeFiles } from "./vitest.config.ts";
  * durability, outages, production mode, the import command.
  */
 export const bothStores = [
+  "test/app-services/address-prefixes.test.ts",
   "test/app-services/api-keys.test.ts",
   "test/app-services/fair-shares.test.ts",
   "test/app-services/functions.test.ts",
   "test/app-services/hostile-users.test.ts",
   "test/app-services/login.test.ts",
+  "test/app-services/mail-limits.test.ts",
   "test/app-services/mongodb.test.ts",
   "test/app-services/oauth2-redirect.test.ts",
+  "test/app-services/password-work.test.ts",
   "test/app-services/oauth2-tokens.test.ts",
   "test/app-services/quotas.test.ts",
   "test/app-services/sessions.test.ts",

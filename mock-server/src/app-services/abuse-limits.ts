@@ -1,6 +1,7 @@
 /**
  * Abuse limits on the calls that guess passwords or send mail: login, register, confirmation
- * resend, reset e-mail and reset function. Each is limited per client address and, where the body
+ * resend, reset e-mail and reset function. Each is limited per client address (an IPv6 client: its
+ * /64, http/client-address.ts) and, where the body
  * names one, per e-mail address (so one attacker cannot lock everyone out from one address and
  * one victim's address cannot be flooded from many). Off unless `--auth-rate-limit` is given.
  * On PostgreSQL the counters are the database's, shared by every instance on it (several
@@ -10,6 +11,7 @@ import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AuthRateLimit } from "../config/options.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { addressKey } from "../http/client-address.ts";
 import type { RateLimitCounters } from "../store/store.ts";
 
 /** `MAX/WINDOW` with the window in s, m or h (`10/1m`), or null with the reason it is not. */
@@ -74,7 +76,7 @@ export async function registerAbuseLimits(
   const common = { max: limit.max, timeWindow: limit.windowMs };
   // Counted per app and per operation: sending mail does not use up sign-in attempts.
   const scope = (r: FastifyRequest) => `${r.appRuntime?.appId ?? ""}|${r.routeOptions.config.operationId}`;
-  const byAddress = app.createRateLimit({ ...common, keyGenerator: (r) => `ip|${scope(r)}|${r.ip}` });
+  const byAddress = app.createRateLimit({ ...common, keyGenerator: (r) => `ip|${scope(r)}|${addressKey(r.ip)}` });
   const byEmail = app.createRateLimit({
     ...common,
     keyGenerator: (r) => `email|${scope(r)}|${emailOf(r, limited[r.routeOptions.config.operationId ?? ""]!)}`,

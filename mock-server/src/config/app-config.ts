@@ -79,6 +79,11 @@ export const limitDefaults = {
   documentBytesPerAnonymousUser: 1024 * 1024,
   writesPerSecondPerAnonymousUser: 100,
   anonymousUsersPerAddress: 100,
+  // Pending registrations count toward `users`, and each sends a mail: a client address may ask
+  // for so many a day, and the app mails one address so often — by default in production only
+  // (app-services/counted-limits.ts). docs/decisions/0018-fair-shares.md.
+  registrationsPerAddress: 100,
+  mailsPerRecipientPerHour: 5,
 } satisfies Omit<AppLimits, "anonymousDocuments" | "anonymousDocumentBytes">;
 
 /** An app's limits, defaults filled in (anonymous users' share: half the app's, unless set). */

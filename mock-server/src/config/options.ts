@@ -55,6 +55,8 @@ export interface EmulatorOptions {
   unsentReplyIdleMs?: number;
   /** How long a body of 16 KiB or more may send nothing before its connection is closed (default 10 s; tests shorten it). */
   largeRequestIdleMs?: number;
+  /** Password hashes at once, their longest expected wait and their clock (state/password-work.ts has the defaults; tests change them). */
+  passwordWork?: { concurrency?: number; maxWaitMs?: number; now?: () => number };
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
   smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
   /** PEM files: serve HTTPS instead of HTTP when both are set. */

@@ -1,6 +1,7 @@
 import { checkEmail, checkPassword, hash } from "../app-services/auth/userpass.ts";
 import { AppServicesError, controlErrors } from "../errors/catalogue.ts";
 import { newObjectIdHex } from "../state/ids.ts";
+import { trustedLane } from "../state/password-work.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 import { registrationView, userView } from "./views.ts";
 
@@ -16,7 +17,7 @@ export default defineControlRoute("createUser", async (request, reply) => {
   } catch (error) {
     throw controlErrors.validation(error instanceof AppServicesError ? error.message : String(error));
   }
-  const passwordHash = await hash(emulator, password);
+  const passwordHash = await hash(emulator, trustedLane, "held", password);
   const now = app.clock.now();
   const account = {
     id: newObjectIdHex(),

@@ -277,6 +277,11 @@ export const appServicesErrors = {
   // Ours, answered as the concurrency cap: anonymous users made from one client address
   tooManyAnonymousUsers: (limit: number) =>
     as(429, `too many anonymous users: one address may create ${limit} a day`, "TooManyRequests"),
+  // Ours, answered as the concurrency cap: registrations from one client address, mails to one address
+  tooManyRegistrations: (limit: number) =>
+    as(429, `too many registrations: one address may register ${limit} a day`, "TooManyRequests"),
+  tooManyMails: (limit: number) =>
+    as(429, `too many e-mails: one address may be sent ${limit} an hour`, "TooManyRequests"),
   // [limit live; reply UNCONFIRMED]
   payloadTooLarge: () => as(413, "request body exceeds the 18 MB limit", "ReadSizeLimitExceeded"),
   // [429 live; body UNCONFIRMED]
@@ -292,6 +297,8 @@ export const appServicesErrors = {
           : "too many large requests: the server is reading as many large bodies as it takes at once",
       "TooManyRequests",
     ),
+  // Ours, answered as the concurrency cap: password hashes waiting (docs/decisions/0028-password-work.md)
+  tooManyPasswordChecks: () => as(429, "too many password checks at once: try again in a second", "TooManyRequests"),
   // Ours, answered as the concurrency cap: change streams open at once (docs/decisions/0011-revocation.md)
   tooManyUserStreams: (limit: number) =>
     as(429, `too many change streams: a user may have ${limit} open at once`, "TooManyRequests"),

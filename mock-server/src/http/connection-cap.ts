@@ -11,6 +11,7 @@
  * that address (the proxy caps its own clients).
  */
 import type { Server, Socket } from "node:net";
+import { addressKey } from "./client-address.ts";
 
 /** The cap's default: far past what browsers open to one host (six each), a few hundred users behind one NAT. */
 export const defaultConnectionsPerAddress = 256;
@@ -22,26 +23,6 @@ export interface ConnectionCapOptions {
   exempt: (address: string) => boolean;
   /** Told of each connection closed for being past the cap. */
   onRefused: () => void;
-}
-
-/**
- * Whose connections count together: an IPv4 address, or an IPv6 address's /64 (one host commonly
- * has a whole /64 to send from, so its single addresses would not hold it).
- */
-export function addressKey(address: string): string {
-  const bare = address.split("%")[0]!;
-  if (!bare.includes(":") || bare.toLowerCase().startsWith("::ffff:")) return bare;
-  const [head = "", tail] = bare.split("::");
-  // (An IPv4 tail, as in 64:ff9b::192.0.2.1, is the last two groups.)
-  const groups = (part: string) =>
-    part === "" ? [] : part.split(":").flatMap((group) => (group.includes(".") ? ["0", "0"] : [group]));
-  const first = groups(head);
-  const last = tail === undefined ? [] : groups(tail);
-  const all = [...first, ...Array<string>(Math.max(0, 8 - first.length - last.length)).fill("0"), ...last];
-  return `${all
-    .slice(0, 4)
-    .map((group) => (Number.parseInt(group, 16) || 0).toString(16))
-    .join(":")}::/64`;
 }
 
 export function capConnectionsPerAddress(server: Server, { max, exempt, onRefused }: ConnectionCapOptions): void {

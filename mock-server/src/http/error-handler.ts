@@ -16,6 +16,7 @@ import {
   IdentityProviderError,
   identityProviderErrors,
 } from "../errors/catalogue.ts";
+import { PasswordWorkBusyError } from "../state/password-work.ts";
 import { QuotaExceededError, StoreTimeoutError, StoreUnavailableError } from "../store/store.ts";
 import { areaOfUrl, publicOrigin } from "./areas.ts";
 import { JsonBodyError } from "./json-body.ts";
@@ -152,6 +153,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     if (area === "app-services") return sendError(request, reply, appServicesErrors.unavailable());
     if (area === "emailjs") return sendError(request, reply, emailJsErrors.unavailable());
     return sendError(request, reply, controlErrors.unavailable());
+  }
+  if (error instanceof PasswordWorkBusyError && area === "app-services") {
+    // As many hashes wait as start within their bound (state/password-work.ts): try again shortly.
+    reply.header("retry-after", "1");
+    return sendError(request, reply, appServicesErrors.tooManyPasswordChecks());
   }
   if (error instanceof QuotaExceededError) {
     // The app's limits (docs/decisions/0012-quotas.md); data writes answer theirs in MongoService.

@@ -4,6 +4,7 @@
  * `app.ts` puts HTTP in front of it; tests can drive it directly.
  */
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { deepMerge, oauth2ProviderNames } from "../config/app-config.ts";
 import { loadAppFolder } from "../config/app-folder.ts";
@@ -18,6 +19,7 @@ import type { ControlSchemas } from "../openapi/types.ts";
 import { EventBus } from "../state/events.ts";
 import { randomHex, stableObjectIdHex } from "../state/ids.ts";
 import { Hs256Key } from "../state/jwt.ts";
+import { defaultPasswordWorkLimits, PasswordWork } from "../state/password-work.ts";
 import { SmtpRelay } from "../state/smtp-relay.ts";
 import { MemoryStore } from "../store/memory/memory-store.ts";
 import { openStore } from "../store/open-store.ts";
@@ -58,6 +60,8 @@ export class Emulator {
   readonly unsentReplies: UnsentReplies;
   /** Unsent change-stream events of this instance's streams, together (runtime/stream-backlog.ts). */
   readonly streamBacklog: StreamBacklog;
+  /** Password hashes of this instance, at most a few at once, in turns per client (state/password-work.ts). */
+  readonly passwords: PasswordWork;
   private stopping = false;
   private key: Hs256Key;
   private secret: string;
@@ -81,6 +85,8 @@ export class Emulator {
       bytes: this.budgets.bodies,
       idleMs: options.largeRequestIdleMs ?? largeRequestLimits.idleMs,
     });
+    const { now, ...passwordWork } = options.passwordWork ?? {};
+    this.passwords = new PasswordWork({ ...defaultPasswordWorkLimits(availableParallelism()), ...passwordWork }, now);
     this.unsentReplies = new UnsentReplies({
       bytes: this.budgets.replies,
       idleMs: options.unsentReplyIdleMs ?? unsentReplyLimits.idleMs,

@@ -6,7 +6,8 @@
  *
  * A request whose declared body is 16 KiB or more (or whose size is not declared: a chunked body,
  * counted as the largest allowed) takes a place before its body is read: from one client address
- * at most two at once of 1 MiB or more ("large"), and sixteen of 16 KiB to 1 MiB. It is charged
+ * (an IPv6 client: its /64) at most two at once of 1 MiB or more ("large"), and sixteen of 16 KiB
+ * to 1 MiB. It is charged
  * the body bytes it has sent, as they are read, until its response closes; together they may not
  * pass the instance's bodies budget (64 MiB; `--budgets`). So a request is refused before its body is read when its declared
  * size does not fit beside what the others have sent, a body is refused as it arrives when its
@@ -22,6 +23,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { Transform, type TransformCallback } from "node:stream";
+import { addressKey } from "../http/client-address.ts";
 
 /** The largest request body any route takes (App Services' 18 MB; larger ones answer 413). */
 export const maxRequestBodyBytes = 18 * 1024 * 1024;
@@ -104,7 +106,7 @@ export class LargeRequests {
     const size = this.declaredSize(request.headers);
     if (size < largeRequestLimits.heldFrom) return null;
     const large = size >= largeRequestLimits.from;
-    const key = large ? address : `s${address}`;
+    const key = large ? addressKey(address) : `s${addressKey(address)}`;
     const mine = this.byAddress.get(key) ?? 0;
     if (mine >= (large ? largeRequestLimits.perAddress : largeRequestLimits.sizablePerAddress))
       return large ? "address" : "address-sizable";

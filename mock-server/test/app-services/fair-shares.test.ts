@@ -13,6 +13,7 @@ import {
   base,
   call,
   emailUser,
+  expectWindowRefusal,
   insertOneCall,
   mongoAction,
   newOpenApp,
@@ -262,15 +263,7 @@ describe("anonymous users per address", () => {
     } finally {
       await close();
     }
-    const refused = await login("10.1.0.1");
-    expect(refused.response.statusCode).toBe(429);
-    expect(refused.body).toMatchObject({
-      error: "too many anonymous users: one address may create 3 a day",
-      error_code: "TooManyRequests",
-    });
-    const wait = Number(refused.response.headers["retry-after"]);
-    expect(wait).toBeGreaterThan(86_000);
-    expect(wait).toBeLessThanOrEqual(86_400);
+    expectWindowRefusal(await login("10.1.0.1"), "too many anonymous users: one address may create 3 a day", 86_400);
     // Another address, and other providers from the same one, are not held to it.
     expect((await login("10.1.0.2")).response.statusCode).toBe(200);
     await emailUser(app, appId, "ada@example.com");

@@ -4,6 +4,7 @@
  * test files check both stores.
  */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
+import { expect } from "vitest";
 import { buildApp } from "../../src/app.ts";
 import { deepMerge } from "../../src/config/app-config.ts";
 import { expectContract } from "./contract.ts";
@@ -165,4 +166,20 @@ export function tally(statuses: number[]): Record<number, number> {
 export async function storedDocuments(app: FastifyInstance, appId: string): Promise<number> {
   const { body } = await call(app, "listCollections", { method: "GET", url: `/_mock/v1/apps/${appId}/data` });
   return body.collections.reduce((n: number, c: { count: number }) => n + c.count, 0);
+}
+
+/**
+ * A refusal of a counted limit (docs/decisions/0018-fair-shares.md): 429 TooManyRequests with
+ * `error`, and a `Retry-After` within the last minute of a window of `windowSeconds`.
+ */
+export function expectWindowRefusal(
+  { response, body }: { response: LightMyRequestResponse; body: any },
+  error: string,
+  windowSeconds: number,
+): void {
+  expect(response.statusCode).toBe(429);
+  expect(body).toMatchObject({ error, error_code: "TooManyRequests" });
+  const wait = Number(response.headers["retry-after"]);
+  expect(wait).toBeGreaterThan(windowSeconds - 100);
+  expect(wait).toBeLessThanOrEqual(windowSeconds);
 }

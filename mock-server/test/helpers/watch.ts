@@ -28,10 +28,11 @@ export async function openWatch(
   appId: string,
   token: string,
   namespace: WatchArgument,
+  headers: Record<string, string> = {},
 ): Promise<WatchReader> {
   const controller = new AbortController();
   const response = await fetch(`${url}${watchPath(appId, namespace)}`, {
-    headers: { accept: "text/event-stream", authorization: `Bearer ${token}` },
+    headers: { accept: "text/event-stream", authorization: `Bearer ${token}`, ...headers },
     signal: controller.signal,
   });
   // A refusal's body stays unread, for the caller to check.

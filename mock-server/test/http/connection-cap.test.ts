@@ -7,7 +7,7 @@
  */
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { addressKey } from "../../src/http/connection-cap.ts";
+import { addressKey } from "../../src/http/client-address.ts";
 import { call } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 import { until } from "../helpers/until.ts";

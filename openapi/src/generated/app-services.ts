@@ -741,10 +741,15 @@ export interface components {
          *     or mail requests in the window; then `Retry-After` says when to try again. Also ours (the
          *     app's `limits`, docs/decisions/0018-fair-shares.md): an anonymous login from a client address
          *     that created `anonymousUsersPerAddress` anonymous users in the last day (with
-         *     `Retry-After`), and a MongoDB write by a user that spent its writes a second. Also ours
+         *     `Retry-After`), a registration from a client address that asked for
+         *     `registrationsPerAddress` registrations in the last day, a registration, confirmation
+         *     resend or reset e-mail to an address sent `mailsPerRecipientPerHour` mails in the hour
+         *     (both with `Retry-After`), and a MongoDB write by a user that spent its writes a second. Also ours
          *     (docs/decisions/0024-large-bodies-in-slices.md): a body of 16 KiB or more while the
          *     instance already reads 64 MiB of such bodies, or while the client address has two bodies
-         *     of 1 MiB or more, or sixteen of 16 KiB to 1 MiB, in flight (with `Retry-After: 1`).
+         *     of 1 MiB or more, or sixteen of 16 KiB to 1 MiB, in flight (with `Retry-After: 1`). Also
+         *     ours (docs/decisions/0028-password-work.md): a login, registration or reset whose password
+         *     hash could not be expected to start within 2 s on the instance (with `Retry-After: 1`).
          */
         TooManyRequests: {
             headers: {

@@ -1341,6 +1341,10 @@ export interface components {
             anonymousDocumentBytes?: number;
             /** @description Anonymous users one client address may create per day (a fixed 24-hour window; default 100; the address as `--trust-proxy` makes it; counted by every instance together on PostgreSQL). Past it the anonymous login answers 429 TooManyRequests with Retry-After. */
             anonymousUsersPerAddress?: number;
+            /** @description E-mail/password registrations one client address may ask for per day (a fixed 24-hour window; default 100 in production, none in the harness unless set here; an IPv6 client counts by its /64; counted by every instance together on PostgreSQL), so that no client fills the app's users with pending registrations. Past it the registration answers 429 TooManyRequests "too many registrations: one address may register N a day" with Retry-After, and nothing is kept or sent. */
+            registrationsPerAddress?: number;
+            /** @description Confirmation and reset e-mails the app sends one address per hour, whoever asks (a fixed window; default 5 in production, none in the harness unless set here; counted by every instance together on PostgreSQL). Past it a registration, a confirmation resend or a reset e-mail answers 429 TooManyRequests "too many e-mails: one address may be sent N an hour" with Retry-After, and nothing is kept or sent. */
+            mailsPerRecipientPerHour?: number;
         };
         ProviderToggle: {
             enabled?: boolean;

@@ -1,9 +1,9 @@
 import { userpassSettings } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
-import { verifyPassword } from "../../state/passwords.ts";
+import { addressKey } from "../../http/client-address.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 import { runStatusFunction } from "./confirmation-function.ts";
-import { checkPassword, endSessionsAfterReset, hash, issueToken, requireProvider } from "./userpass.ts";
+import { checkPassword, endSessionsAfterReset, hash, issueToken, requireProvider, verify } from "./userpass.ts";
 
 /**
  * Runs the reset function with `({username, password, token, tokenId, currentPasswordValid}, ...arguments)`:
@@ -20,7 +20,8 @@ export default defineRoute("callResetPasswordFunction", "none", async (request, 
   checkPassword(password);
   const account = await app.users.accountByEmail(email);
   if (!account?.confirmed) throw errors.userNotFound();
-  const currentPasswordValid = await verifyPassword(password, account.passwordHash);
+  const lane = addressKey(request.ip);
+  const currentPasswordValid = await verify(emulator, lane, "held", password, account.passwordHash);
   const token = await issueToken(app, "reset", account.email, null);
   const args = request.body.arguments ?? [];
   let status: Awaited<ReturnType<typeof runStatusFunction>>;
@@ -41,7 +42,7 @@ export default defineRoute("callResetPasswordFunction", "none", async (request, 
   }
   if (status === "success") {
     await app.authTokens.markUsed(token.tokenId);
-    await app.users.updateAccount(account.id, { passwordHash: await hash(emulator, password) });
+    await app.users.updateAccount(account.id, { passwordHash: await hash(emulator, lane, "held", password) });
     await endSessionsAfterReset(app, account);
     emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: account.id });
   }

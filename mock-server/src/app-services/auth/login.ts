@@ -6,14 +6,15 @@
  */
 import { providerEnabled } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { addressKey } from "../../http/client-address.ts";
 import { authenticateToken } from "../../oauth2/authenticate.ts";
 import { oauth2Settings } from "../../oauth2/settings.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex, randomLetters, sha256Hex } from "../../state/ids.ts";
-import { standInHash, verifyPassword } from "../../state/passwords.ts";
+import { standInHash } from "../../state/passwords.ts";
 import type { StoredIdentity } from "../../store/store.ts";
-import { anonymousSignupRefusal, countAnonymousSignup } from "../anonymous-signups.ts";
+import { admitAnonymousSignup } from "../counted-limits.ts";
 import { type AppServicesRequest, defineRoute, sendJson } from "../route.ts";
 import { deviceIdFrom } from "../session-tokens.ts";
 import { verifyCustomToken } from "./custom-token.ts";
@@ -26,6 +27,7 @@ import {
   signInContext,
   startRegistrationLogin,
 } from "./sign-in.ts";
+import { verify } from "./userpass.ts";
 
 type LoginRequest = AppServicesRequest<"login">;
 
@@ -52,12 +54,15 @@ async function loginThroughKept(
   emulator: Emulator,
   app: AppRuntime,
   body: Record<string, unknown>,
+  /** The client's lane of password work (state/password-work.ts). */
+  lane: string,
 ): Promise<{ reply: LoginReply } | { checked: Verdict } | undefined> {
   const username = requiredString(body, "username");
   const password = requiredString(body, "password");
   const kept = app.users.keptAccount?.(username);
   if (!kept?.userId) return undefined;
-  const checked = { hash: kept.passwordHash, valid: await verifyPassword(password, kept.passwordHash) };
+  const valid = await verify(emulator, lane, "held", password, kept.passwordHash);
+  const checked = { hash: kept.passwordHash, valid };
   if (!checked.valid) return { checked };
   const started = await startRegistrationLogin(
     emulator,
@@ -98,7 +103,17 @@ async function authenticate(
       // Unknown addresses and pending registrations answer like a wrong password, after the same
       // work: the password is checked in every case (against a stand-in hash without an account).
       const passwordHash = account?.passwordHash ?? (await standInHash(passwordHashCost));
-      const valid = checked?.hash === passwordHash ? checked.valid : await verifyPassword(password, passwordHash);
+      // A check against a registration's own hash goes before the stand-in's (state/password-work.ts).
+      const valid =
+        checked?.hash === passwordHash
+          ? checked.valid
+          : await verify(
+              request.server.emulator,
+              addressKey(request.ip),
+              account ? "held" : "other",
+              password,
+              passwordHash,
+            );
       if (!account?.confirmed || !valid) throw errors.invalidPassword();
       // The registration may have gone (its user deleted) or changed while the password was
       // checked: it is read again with the user it belongs to — for a registration tied to its
@@ -172,7 +187,7 @@ export default defineRoute("login", "login", async (request, reply) => {
   const linking = request.query.link === "true";
   let checked: Verdict | undefined;
   if (provider === "local-userpass" && !linking) {
-    const through = await loginThroughKept(emulator, app, body);
+    const through = await loginThroughKept(emulator, app, body, addressKey(request.ip));
     if (through && "reply" in through) return sendJson(reply, 200, through.reply);
     checked = through?.checked;
   }
@@ -181,13 +196,7 @@ export default defineRoute("login", "login", async (request, reply) => {
     const caller = request.caller!;
     return sendJson(reply, 200, await linkIdentity(emulator, caller, auth, String(caller.claims.baas_device_id)));
   }
-  if (!auth.user && provider === "anon-user") {
-    // One client address may create only so many anonymous users a day (docs/decisions/0018-fair-shares.md).
-    const refused = await countAnonymousSignup(emulator.store, app, request.ip);
-    if (refused) {
-      reply.header("retry-after", String(refused.retryAfterSeconds));
-      throw anonymousSignupRefusal(app);
-    }
-  }
+  // One client address may create only so many anonymous users a day (docs/decisions/0018-fair-shares.md).
+  if (!auth.user && provider === "anon-user") await admitAnonymousSignup(reply, emulator.store, app, request.ip);
   return sendJson(reply, 200, await signInAs(emulator, app, auth, deviceIdFrom(body)));
 });

@@ -1,6 +1,8 @@
 import { userpassSettings } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { addressKey } from "../../http/client-address.ts";
 import { newObjectIdHex } from "../../state/ids.ts";
+import { admitMail, admitRegistration } from "../counted-limits.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 import { runStatusFunction } from "./confirmation-function.ts";
 import { checkEmail, checkPassword, hash, issueToken, requireProvider, sendTokenMail } from "./userpass.ts";
@@ -18,7 +20,9 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
   const { email, password } = request.body;
   checkEmail(email);
   checkPassword(password);
-  const passwordHash = await hash(emulator, password);
+  // One client address may ask for so many a day: pending registrations count toward the app's users.
+  await admitRegistration(reply, emulator.store, app, request.ip);
+  const passwordHash = await hash(emulator, addressKey(request.ip), "other", password);
   const settings = userpassSettings(app.config);
   const account = {
     id: newObjectIdHex(),
@@ -55,6 +59,13 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
     return sendEmpty(reply, 201);
   }
 
+  // The address may be sent so many mails an hour: past it nothing is kept.
+  try {
+    await admitMail(reply, emulator.store, app, email);
+  } catch (error) {
+    await app.users.removeAccount(account.id);
+    throw error;
+  }
   await sendTokenMail(emulator, app, await issueToken(app, "confirm", email, settings.emailConfirmationUrl));
   return sendEmpty(reply, 201);
 });

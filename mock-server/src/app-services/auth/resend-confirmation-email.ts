@@ -1,5 +1,6 @@
 import { userpassSettings } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { admitMail } from "../counted-limits.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 import { accountOrNotFound, issueToken, requireProvider, sendTokenMail } from "./userpass.ts";
 
@@ -12,6 +13,7 @@ export default defineRoute("resendConfirmationEmail", "none", async (request, re
   if (account.confirmed) throw errors.alreadyConfirmed();
   const settings = userpassSettings(app.config);
   if (settings.runConfirmationFunction) throw errors.confirmationByFunction(account.email);
+  await admitMail(reply, request.server.emulator.store, app, account.email);
   await sendTokenMail(
     request.server.emulator,
     app,

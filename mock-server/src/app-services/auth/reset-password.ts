@@ -1,4 +1,5 @@
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { addressKey } from "../../http/client-address.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 import { checkPassword, endSessionsAfterReset, hash, requireProvider, tokenError } from "./userpass.ts";
 
@@ -11,7 +12,7 @@ export default defineRoute("resetPassword", "none", async (request, reply) => {
   checkPassword(password);
   const check = await app.authTokens.check("reset", token, tokenId, app.clock.now());
   if (!check.ok) throw tokenError(check.reason);
-  const passwordHash = await hash(emulator, password);
+  const passwordHash = await hash(emulator, addressKey(request.ip), "held", password);
   // Use the token up only now (after the await), atomically: a racing request may have used it.
   const result = await app.authTokens.consume("reset", token, tokenId, app.clock.now());
   if (!result.ok) throw tokenError(result.reason);

@@ -1,5 +1,6 @@
 import { userpassSettings } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { admitMail } from "../counted-limits.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 import { issueToken, requireProvider, sendTokenMail } from "./userpass.ts";
 
@@ -11,6 +12,7 @@ export default defineRoute("sendResetPasswordEmail", "none", async (request, rep
   const account = await app.users.accountByEmail(request.body.email);
   // A pending registration is not a user yet.
   if (!account?.confirmed) throw errors.userNotFound();
+  await admitMail(reply, request.server.emulator.store, app, account.email);
   await sendTokenMail(
     request.server.emulator,
     app,

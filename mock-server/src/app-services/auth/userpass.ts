@@ -7,7 +7,8 @@ import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex, randomHex } from "../../state/ids.ts";
-import { hashPassword } from "../../state/passwords.ts";
+import type { PasswordCheck } from "../../state/password-work.ts";
+import { hashPassword, verifyPassword } from "../../state/passwords.ts";
 import {
   type AuthTokenKind,
   authTokenLifetimeMs,
@@ -32,8 +33,25 @@ export function requireProvider(app: AppRuntime): void {
   if (!(app.config.providers?.["local-userpass"]?.enabled ?? false)) throw errors.providerNotEnabled("local-userpass");
 }
 
-export function hash(emulator: Emulator, password: string): Promise<string> {
-  return hashPassword(password, emulator.options.passwordHashCost);
+/**
+ * A new password's hash, made in `lane`'s turn of the instance's password work (the client
+ * address's key, or `trustedLane` for the control API): refused with `PasswordWorkBusyError` (429)
+ * when it could not start soon; `held` for one that proved a right to it (a reset's token), which
+ * goes before the rest (state/password-work.ts).
+ */
+export function hash(emulator: Emulator, lane: string | null, check: PasswordCheck, password: string): Promise<string> {
+  return emulator.passwords.run(lane, check, () => hashPassword(password, emulator.options.passwordHashCost));
+}
+
+/** Whether `password` is the one of `stored`, checked in `lane`'s turn as `hash` is. */
+export function verify(
+  emulator: Emulator,
+  lane: string,
+  check: PasswordCheck,
+  password: string,
+  stored: string,
+): Promise<boolean> {
+  return emulator.passwords.run(lane, check, () => verifyPassword(password, stored));
 }
 
 /** A new single-use `{token, tokenId}` pair for an address, valid for 30 minutes of the app's clock. */

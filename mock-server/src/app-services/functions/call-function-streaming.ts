@@ -11,6 +11,7 @@ import { mongoServiceName } from "../../data/mongo-actions.ts";
 import { queryLimitsOf } from "../../data/query-limits.ts";
 import { isAnonymousUser, Rules } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { addressKey } from "../../http/client-address.ts";
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
 import type { OpenStream, StreamCap } from "../../runtime/streams.ts";
 import { redactUrl } from "../../state/journal.ts";
@@ -90,7 +91,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     perApp: app.config.maxStreamsPerApp ?? defaultMaxStreamsPerApp,
     perAddress: app.config.maxStreamsPerAddress ?? defaultMaxStreamsPerAddress,
   };
-  const address = request.ip;
+  const address = addressKey(request.ip);
   const bufferLimit = app.config.maxStreamBufferBytes ?? defaultMaxStreamBufferBytes;
   const refusal = (verdict: "ok" | StreamCap) =>
     verdict === "user"
