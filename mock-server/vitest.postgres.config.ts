@@ -9,6 +9,7 @@ import base, { heldTimeFiles } from "./vitest.config.ts";
  * durability, outages, production mode, the import command.
  */
 export const bothStores = [
+  "test/app-services/abuse-limits.test.ts",
   "test/app-services/address-prefixes.test.ts",
   "test/app-services/api-keys.test.ts",
   "test/app-services/fair-shares.test.ts",

@@ -5,14 +5,16 @@
  * names one, per e-mail address (so one attacker cannot lock everyone out from one address and
  * one victim's address cannot be flooded from many). Off unless `--auth-rate-limit` is given.
  * On PostgreSQL the counters are the database's, shared by every instance on it (several
- * instances allow what one would); in memory they are the process's (the plugin's own store).
+ * instances allow what one would); in memory they are the process's. Fixed windows, which go by
+ * the app's clock in the harness (a test moves it past a window) and by the database's in
+ * production (counted-limits.ts, `windowClock`).
  */
-import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AuthRateLimit } from "../config/options.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { addressKey } from "../http/client-address.ts";
 import type { RateLimitCounters } from "../store/store.ts";
+import { windowClock } from "./counted-limits.ts";
 
 /** `MAX/WINDOW` with the window in s, m or h (`10/1m`), or null with the reason it is not. */
 export function parseAuthRateLimit(text: string): AuthRateLimit | string {
@@ -48,46 +50,27 @@ function emailOf(request: FastifyRequest, field: "username" | "email" | "none"):
   return typeof value === "string" && value.length > 0 ? value.trim().toLowerCase() : null;
 }
 
-type StoreCallback = (error: Error | null, result?: { current: number; ttl: number }) => void;
-
-/** The rate-limit plugin's store interface over counters that several instances share. */
-function sharedStore(counters: RateLimitCounters) {
-  return class SharedStore {
-    incr(key: string, callback: StoreCallback, timeWindow: number): void {
-      counters.hit(key, timeWindow).then(
-        ({ hits, ttlMs }) => callback(null, { current: hits, ttl: ttlMs }),
-        (error: Error) => callback(error),
-      );
-    }
-
-    child(): SharedStore {
-      return this;
-    }
-  };
-}
-
-export async function registerAbuseLimits(
+export function registerAbuseLimits(
   app: FastifyInstance,
   limit: AuthRateLimit | null,
-  shared?: RateLimitCounters,
-): Promise<void> {
+  counters: RateLimitCounters,
+): void {
   if (!limit) return;
-  await app.register(rateLimit, { global: false, ...(shared ? { store: sharedStore(shared) } : {}) });
-  const common = { max: limit.max, timeWindow: limit.windowMs };
+  const { max, windowMs } = limit;
+  const { options } = app.emulator;
   // Counted per app and per operation: sending mail does not use up sign-in attempts.
-  const scope = (r: FastifyRequest) => `${r.appRuntime?.appId ?? ""}|${r.routeOptions.config.operationId}`;
-  const byAddress = app.createRateLimit({ ...common, keyGenerator: (r) => `ip|${scope(r)}|${addressKey(r.ip)}` });
-  const byEmail = app.createRateLimit({
-    ...common,
-    keyGenerator: (r) => `email|${scope(r)}|${emailOf(r, limited[r.routeOptions.config.operationId ?? ""]!)}`,
-  });
   const check = async (request: FastifyRequest, reply: FastifyReply, field: "username" | "email" | "none") => {
-    const checks = [byAddress];
-    if (emailOf(request, field) !== null) checks.push(byEmail);
+    const runtime = request.appRuntime;
+    const scope = `${runtime?.appId ?? ""}|${request.routeOptions.config.operationId}`;
+    const keys = [`ip|${scope}|${addressKey(request.ip)}`];
+    const email = emailOf(request, field);
+    if (email !== null) keys.push(`email|${scope}|${email}`);
+    // The app's clock in the harness (moving it ends a window), the counters' own in production.
+    const now = runtime ? windowClock(options, runtime.clock) : undefined;
     let retryAfter = 0;
-    for (const limit of checks) {
-      const result = await limit(request);
-      if (!result.isAllowed && result.isExceeded) retryAfter = Math.max(retryAfter, result.ttlInSeconds);
+    for (const key of keys) {
+      const { hits, ttlMs } = await counters.hit(key, windowMs, now);
+      if (hits > max) retryAfter = Math.max(retryAfter, Math.max(1, Math.ceil(ttlMs / 1000)));
     }
     if (retryAfter > 0) {
       reply.header("retry-after", String(retryAfter));

@@ -10,7 +10,8 @@
  *   that the app cannot be made to mail one address without end, from however many addresses.
  *
  * A client address is counted by `addressKey` (an IPv6 client by its /64). Counted in the
- * database where instances share one (every instance together), else in this process.
+ * database where instances share one (every instance together), else in this process; the windows
+ * go by the app's clock in the harness (`windowClock`).
  *
  * The last two guard what a deployment exposes (a public sign-up, real inboxes): their defaults
  * count in production; the harness, whose developer registers and resets as often as a test
@@ -25,12 +26,11 @@ import { normalizeEmail, type RateLimitCounters, type Store } from "../store/sto
 const day = 24 * 60 * 60 * 1000;
 const hour = 60 * 60 * 1000;
 
-/** Fixed windows per key in this process (swept as they end). */
+/** Fixed windows per key in this process (swept as they end), by the caller's clock. */
 class LocalCounters implements RateLimitCounters {
   private readonly windows = new Map<string, { hits: number; endsAt: number }>();
 
-  async hit(key: string, windowMs: number): Promise<{ hits: number; ttlMs: number }> {
-    const now = Date.now();
+  async hit(key: string, windowMs: number, now = Date.now()): Promise<{ hits: number; ttlMs: number }> {
     if (this.windows.size >= 10_000) {
       for (const [k, w] of this.windows) if (w.endsAt <= now) this.windows.delete(k);
     }
@@ -46,7 +46,8 @@ class LocalCounters implements RateLimitCounters {
 
 const local = new WeakMap<Store, LocalCounters>();
 
-function countersOf(store: Store): RateLimitCounters {
+/** The store's shared counters, else this process's for the store. */
+export function countersOf(store: Store): RateLimitCounters {
   if (store.rateLimits) return store.rateLimits;
   let counters = local.get(store);
   if (!counters) {
@@ -56,7 +57,15 @@ function countersOf(store: Store): RateLimitCounters {
   return counters;
 }
 
-type CountedApp = { appId: string; config: Parameters<typeof appLimits>[0] };
+/**
+ * The time a window goes by: in the harness the app's clock (a test that moves it ends the
+ * window, and `Retry-After` agrees with it); in production, where clocks do not move, the
+ * counters' own (the database's: one clock for every instance).
+ */
+export const windowClock = (options: { production: boolean }, clock: { now(): number }): number | undefined =>
+  options.production ? undefined : clock.now();
+
+type CountedApp = { appId: string; config: Parameters<typeof appLimits>[0]; clock: { now(): number } };
 type Limit = keyof Pick<AppLimits, "anonymousUsersPerAddress" | "registrationsPerAddress" | "mailsPerRecipientPerHour">;
 
 /** Limits whose defaults count only in production (see above). */
@@ -83,7 +92,11 @@ async function admit(
   )
     return;
   const max = appLimits(app.config)[limit];
-  const { hits, ttlMs } = await countersOf(store).hit(`${kind}|${app.appId}|${subject}`, windowMs);
+  const { hits, ttlMs } = await countersOf(store).hit(
+    `${kind}|${app.appId}|${subject}`,
+    windowMs,
+    windowClock(reply.server.emulator.options, app.clock),
+  );
   if (hits <= max) return;
   reply.header("retry-after", String(Math.max(1, Math.ceil(ttlMs / 1000))));
   throw refusal(max);

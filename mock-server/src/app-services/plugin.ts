@@ -21,6 +21,7 @@ import {
   bearerToken,
   type Caller,
 } from "./auth-context.ts";
+import { countersOf } from "./counted-limits.ts";
 import { routes } from "./routes.ts";
 
 function tokenIfAny(request: FastifyRequest): string | undefined {
@@ -229,7 +230,7 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     }
   }
 
-  await registerAbuseLimits(app, emulator.options.authRateLimit, emulator.store.rateLimits);
+  registerAbuseLimits(app, emulator.options.authRateLimit, countersOf(emulator.store));
   registerFormParser(app);
   registerDocumentedRoutes(app, routes, "app-services", (route) => ({ auth: route.auth }));
 }

@@ -551,8 +551,12 @@ export interface EmailJsAccountRecords {
 
 /** Counters of the abuse limits shared by every instance of a store (fixed windows per key). */
 export interface RateLimitCounters {
-  /** Counts one hit of `key`: the hits in its current window so far, and the window's time left. */
-  hit(key: string, windowMs: number): Promise<{ hits: number; ttlMs: number }>;
+  /**
+   * Counts one hit of `key`: the hits in its current window so far, and the window's time left.
+   * `now` (ms) is the caller's clock where windows go by the emulator's clock (the harness's, which
+   * tests move); without it, the counters' own (the database's).
+   */
+  hit(key: string, windowMs: number, now?: number): Promise<{ hits: number; ttlMs: number }>;
 }
 
 /**
@@ -574,6 +578,20 @@ export interface StreamPlaces {
   give(id: string): void;
 }
 
+/**
+ * Removal of what only grows, in batches: each call one statement that removes at most `batch`
+ * rows and answers how many it removed (fewer than `batch`: none are left). Rows another
+ * instance's sweep holds are skipped, for its sweep or the next one.
+ */
+export interface RetentionSweeps {
+  /** Messages whose delivery ended (or that were only captured) before `before`; never a queued one. */
+  mail(before: number, batch: number): Promise<number>;
+  /** Confirmation and reset tokens that expired before `before`. */
+  tokens(before: number, batch: number): Promise<number>;
+  /** Sessions past their lifetime at `now`, each user's count of sessions kept. */
+  sessions(now: number, batch: number): Promise<number>;
+}
+
 export interface Store {
   readonly kind: "memory" | "postgres";
   readonly apps: AppRecords;
@@ -583,6 +601,8 @@ export interface Store {
   readonly rateLimits?: RateLimitCounters;
   /** Open change streams counted where instances share the store; absent, each process counts its own. */
   readonly streamPlaces?: StreamPlaces;
+  /** The sweeps of ended mail, expired tokens and sessions, where the store keeps them without end. */
+  readonly retention?: RetentionSweeps;
   /** Everything, for the control API's export. */
   exportState(): Promise<StoredState>;
   /** Replaces everything in one step (checked by the caller first). */

@@ -47,6 +47,29 @@ describe("abuse limits (--auth-rate-limit)", () => {
     expect((await login(app, appId, "bob@example.com", "correct horse", "10.1.1.1")).response.statusCode).toBe(200);
   });
 
+  it("ends a window when the app's clock passes it (the harness's clock, moved by the control API)", async () => {
+    app = await testApp({ authRateLimit: { max: 2, windowMs: 60_000 } });
+    const appId = await newApp(app);
+    const statuses = [];
+    for (let i = 0; i < 3; i++)
+      statuses.push((await login(app, appId, "ada@example.com", "x", "192.0.2.9")).response.statusCode);
+    expect(statuses).toEqual([401, 401, 429]);
+    await call(app, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/clock`,
+      payload: { advanceBy: 50 },
+    });
+    const held = await login(app, appId, "ada@example.com", "x", "192.0.2.9");
+    expect(held.response.statusCode).toBe(429);
+    expect(Number(held.response.headers["retry-after"])).toBeLessThanOrEqual(10);
+    await call(app, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/clock`,
+      payload: { advanceBy: 10 },
+    });
+    expect((await login(app, appId, "ada@example.com", "x", "192.0.2.9")).response.statusCode).toBe(401);
+  });
+
   it("limits one client address across e-mail addresses, and not other addresses", async () => {
     app = await testApp({ authRateLimit: { max: 3, windowMs: 60_000 } });
     const appId = await newApp(app);

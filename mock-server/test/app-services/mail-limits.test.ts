@@ -118,6 +118,34 @@ describe("registrations per address", () => {
   });
 });
 
+describe("windows by the app's clock", () => {
+  const advance = (appId: string, seconds: number) =>
+    call(app, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/clock`,
+      payload: { advanceBy: seconds },
+    });
+
+  it("ends a window when the app's clock passes it, Retry-After counting by that clock", async () => {
+    const appId = await newApp(app, { limits: { registrationsPerAddress: 1 } });
+    expect((await register(appId, "w0@example.com", "10.5.0.1")).response.statusCode).toBe(201);
+    expectWindowRefusal(
+      await register(appId, "w1@example.com", "10.5.0.1"),
+      "too many registrations: one address may register 1 a day",
+      86_400,
+    );
+    await advance(appId, 86_000);
+    // 400 s of the day left by the app's clock (a few more may have passed in real time).
+    expectWindowRefusal(
+      await register(appId, "w1@example.com", "10.5.0.1"),
+      "too many registrations: one address may register 1 a day",
+      400,
+    );
+    await advance(appId, 400);
+    expect((await register(appId, "w1@example.com", "10.5.0.1")).response.statusCode).toBe(201);
+  });
+});
+
 describe("mails per recipient", () => {
   it("sends one address at most its hour's confirmation mails, whoever asks; then 429 and nothing sent", async () => {
     const appId = await newApp(app, { limits: { mailsPerRecipientPerHour: 3 } });
