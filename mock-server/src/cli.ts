@@ -23,6 +23,7 @@ import {
   productionAuthRateLimit,
   productionPasswordHashCost,
 } from "./config/options.ts";
+import { parseRetention } from "./config/retention.ts";
 import { checkAllowedHost, parseTrustProxy } from "./http/host-check.ts";
 import { clientsOfAppFolder, type IdpClients, idpUsage, parseClient, startIdentityProvider } from "./idp/standalone.ts";
 import { startServer } from "./server.ts";
@@ -86,6 +87,11 @@ Options:
                          bodies (request bodies of 16 KiB or more being read; default 64MiB),
                          replies (large replies unread; 256MiB), streams (change events unsent;
                          256MiB), connections (per client address; 256) (env MOCK_BUDGETS)
+  --retention LIST       with --database, how long ended mail and expired tokens are kept,
+                         KEY=PERIOD comma-separated (period: a number with s, m, h or d): mail
+                         (sent, finally failed or captured only; default 30d; queued mail is kept
+                         until its delivery ends), tokens (confirmation and reset tokens past
+                         their expiry; default 7d) (env MOCK_RETENTION)
   --control-token T      require this bearer token on the control API (env MOCK_CONTROL_TOKEN);
                          the control API then also takes function source
   --allow-function-source
@@ -144,6 +150,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       database: { type: "string" },
       "database-pool": { type: "string" },
       budgets: { type: "string" },
+      retention: { type: "string" },
       "control-token": { type: "string" },
       "metrics-token": { type: "string" },
       "metrics-address": { type: "string" },
@@ -267,6 +274,12 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     const parsed = parseBudgets(budgets);
     if (typeof parsed === "string") fail(`--budgets: ${parsed}`);
     options.budgets = parsed;
+  }
+  const retention = values.retention ?? env.MOCK_RETENTION;
+  if (retention !== undefined) {
+    const parsed = parseRetention(retention);
+    if (typeof parsed === "string") fail(`--retention: ${parsed}`);
+    options.retention = parsed;
   }
   if (values["database-pool"] !== undefined) {
     const n = Number(values["database-pool"]);

@@ -28,6 +28,8 @@ describe("start-up option checks", () => {
     ],
     [["idp", "--client", "oauth2-google"], "--client: 'oauth2-google' is not PROVIDER=CLIENT_ID:SECRET"],
     [["--budgets", "memory=1GiB"], "--budgets: 'memory' is not one of bodies, replies, streams, connections"],
+    [["--retention", "mail=1"], "--retention: mail: '1' is not a period from 1m to 3650d (a number with s, m, h or d)"],
+    [["--retention", "logs=7d"], "--retention: 'logs' is not one of mail, tokens"],
     [["--budgets", "bodies=1MiB"], "--budgets: bodies: at least 18874368 bytes (18 MiB)"],
     [["--metrics-address", "metrics.example"], "--metrics-address: 'metrics.example' is not [HOST:]PORT"],
     [["--metrics-address", "127.0.0.1:70000"], "--metrics-address: '127.0.0.1:70000' is not [HOST:]PORT"],

@@ -8,6 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultPasswordHashCost } from "../state/passwords.ts";
 import type { Budgets } from "./budgets.ts";
+import type { Retention } from "./retention.ts";
 
 /** `--auth-rate-limit`: requests per client address and per e-mail address in a window. */
 export interface AuthRateLimit {
@@ -59,6 +60,10 @@ export interface EmulatorOptions {
   passwordWork?: { concurrency?: number; maxWaitMs?: number; now?: () => number };
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
   smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
+  /** How long the database keeps ended mail and expired tokens (`--retention`; config/retention.ts has the defaults). */
+  retention?: Partial<Retention>;
+  /** How often the retention sweeps run, how many rows a statement removes, and their clock (defaults in config/retention.ts; tests change them). */
+  retentionSweeps?: { everyMs?: number; batch?: number; now?: () => number };
   /** PEM files: serve HTTPS instead of HTTP when both are set. */
   tlsCert: string | null;
   tlsKey: string | null;

@@ -28,6 +28,7 @@ import type { AppTemplate } from "./app-runtime.ts";
 import { AppRegistry } from "./apps.ts";
 import { type CreateEmailJsAccountRequest, EmailJsAccountExistsError, EmailJsAccounts } from "./emailjs-accounts.ts";
 import { LargeRequests, largeRequestLimits } from "./large-requests.ts";
+import { RetentionSweeper } from "./retention-sweeper.ts";
 import { StreamBacklog } from "./stream-backlog.ts";
 
 export type Readiness = ControlSchemas["Readiness"];
@@ -62,6 +63,8 @@ export class Emulator {
   readonly streamBacklog: StreamBacklog;
   /** Password hashes of this instance, at most a few at once, in turns per client (state/password-work.ts). */
   readonly passwords: PasswordWork;
+  /** Removes ended mail, expired tokens and sessions where the store keeps them without end (the database). */
+  readonly retention: RetentionSweeper | null;
   private stopping = false;
   private key: Hs256Key;
   private secret: string;
@@ -91,6 +94,14 @@ export class Emulator {
       bytes: this.budgets.replies,
       idleMs: options.unsentReplyIdleMs ?? unsentReplyLimits.idleMs,
     });
+    // The relay's and the sweeps' lines, as JSON on stderr.
+    const log =
+      options.logLevel === "silent"
+        ? {}
+        : {
+            log: (line: string, fields: Record<string, unknown>) =>
+              process.stderr.write(`${JSON.stringify({ msg: line, ...fields })}\n`),
+          };
     this.smtp = options.smtpUrl
       ? new SmtpRelay(store.mail, {
           url: options.smtpUrl,
@@ -100,11 +111,16 @@ export class Emulator {
             this.mailDeliveries[state === "sent" ? "sent" : state === "failed" ? "failed" : "retry"] += 1;
             this.mailEvent(message, `delivery-${state}`);
           },
-          ...(options.logLevel === "silent"
-            ? {}
-            : { log: (line, fields) => process.stderr.write(`${JSON.stringify({ msg: line, ...fields })}\n`) }),
+          ...log,
         })
       : null;
+    this.retention = store.retention
+      ? new RetentionSweeper(store.retention, options.retention, {
+          ...options.retentionSweeps,
+          ...log,
+        })
+      : null;
+    this.retention?.start();
     this.stopMailEvents = store.mail.onAdd((message) => {
       if (message.delivery?.state === "queued") this.smtp?.kick();
       this.mailEvent(message, "captured");
@@ -220,6 +236,7 @@ export class Emulator {
     this.stopOutageWatch();
     this.stopAppWatch();
     await this.smtp?.close();
+    await this.retention?.close();
     this.functionFolders.close();
     this.apps.close();
     await this.store.close();

@@ -169,6 +169,35 @@ describe("migrations", () => {
     }
   });
 
+  it("upgrade version 9: mail already ended has its end, queued mail none (retention)", async () => {
+    const db = await fresh();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await schemaAt(client, 9);
+      const add = (id: number, state: string | null) =>
+        client.query(
+          `INSERT INTO mail (id, source, kind, recipients, created_at, delivery_state, next_attempt_at, doc)
+           VALUES ($1, 'emailjs', 'emailjs', '{}', $2, $3, 0, '{}')`,
+          [id, 1000 + id, state],
+        );
+      await add(1, null);
+      await add(2, "sent");
+      await add(3, "failed");
+      await add(4, "queued");
+      expect(await migrate(client)).toEqual(migrations.filter((m) => m.version > 9).map((m) => m.version));
+      const { rows } = await client.query("SELECT id::int, done_at::int FROM mail ORDER BY id");
+      expect(rows).toEqual([
+        { id: 1, done_at: 1001 },
+        { id: 2, done_at: 1002 },
+        { id: 3, done_at: 1003 },
+        { id: 4, done_at: null },
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
+
   it("are applied once when several instances start together", async () => {
     const db = await fresh();
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open({ url: db.url })));

@@ -2,7 +2,9 @@
  * The outbox in PostgreSQL: every captured message (system mail and EmailJS sends), with its SMTP
  * delivery state, so mail survives restarts and is delivered once per message whatever the number
  * of instances (each due message is claimed with a lease, `FOR UPDATE SKIP LOCKED`). Waits are
- * answered by messages stored by any instance (a notification names each new message).
+ * answered by messages stored by any instance (a notification names each new message). Each
+ * message's end (`done_at`: captured without SMTP, or its delivery sent or finally failed) is what
+ * the retention sweep goes by (retention.ts); a queued message has none, so it is never swept.
  */
 import { composeMessage, MailWaits, mailMatches, mailSeq, messageNumber, recipients } from "../mail-messages.ts";
 import type { MailDelivery, MailFilter, MailMessage, MailStore, NewMail } from "../store.ts";
@@ -61,8 +63,9 @@ export class PgMail implements MailStore {
   async insert(q: Queryable, id: number, message: MailMessage, announce = false): Promise<void> {
     await q.query(
       `WITH added AS (
-         INSERT INTO mail (id, app_id, account, source, kind, recipients, created_at, delivery_state, next_attempt_at, doc)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id)
+         INSERT INTO mail (id, app_id, account, source, kind, recipients, created_at, delivery_state, next_attempt_at, doc, done_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $8::text IS DISTINCT FROM 'queued' THEN $7::bigint END)
+         RETURNING id)
        SELECT pg_notify($11, json_build_object('id', id)::text) FROM added WHERE $12::boolean`,
       [
         id,
@@ -145,9 +148,17 @@ export class PgMail implements MailStore {
 
   async setDelivery(id: string, delivery: MailDelivery): Promise<void> {
     await this.context.db.query(
-      `UPDATE mail SET doc = jsonb_set(doc, '{delivery}', $2::jsonb), delivery_state = $3, next_attempt_at = $4
+      // Its delivery ended (sent or failed) now: kept from now for the retention period.
+      `UPDATE mail SET doc = jsonb_set(doc, '{delivery}', $2::jsonb), delivery_state = $3, next_attempt_at = $4,
+              done_at = CASE WHEN $3 = 'queued' THEN NULL ELSE $5::bigint END
         WHERE id = $1`,
-      [mailSeq(id), delivery, delivery.state, delivery.nextAttemptAt ? Date.parse(delivery.nextAttemptAt) : 0],
+      [
+        mailSeq(id),
+        delivery,
+        delivery.state,
+        delivery.nextAttemptAt ? Date.parse(delivery.nextAttemptAt) : 0,
+        Date.now(),
+      ],
     );
   }
 

@@ -848,6 +848,21 @@ export const migrations: Migration[] = [
        WHERE u.app_id = c.app_id AND u.id = c.user_id;
     `,
   },
+  {
+    version: 10,
+    name: "retention: ended mail, expired tokens and sessions found by when they end",
+    // The retention sweeps (store/postgres/retention.ts) remove mail whose delivery ended, tokens
+    // and sessions past their expiry, in batches oldest first: each kind in order of when it ended.
+    // Mail ends when it is captured (no SMTP) or its delivery is sent or finally failed; queued
+    // mail has no end yet. Mail of an earlier schema ends when it was captured.
+    sql: `
+      ALTER TABLE mail ADD COLUMN done_at bigint;
+      UPDATE mail SET done_at = created_at WHERE delivery_state IS DISTINCT FROM 'queued';
+      CREATE INDEX mail_done ON mail (done_at) WHERE done_at IS NOT NULL;
+      CREATE INDEX auth_tokens_by_expiry ON auth_tokens (expires_at);
+      CREATE INDEX sessions_by_expiry ON sessions (((doc->>'expiresAt')::float8));
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

@@ -17,6 +17,7 @@ import { PgMail } from "./mail.ts";
 import { migrate } from "./migrations.ts";
 import { NotificationListener, syncChannel } from "./notifications.ts";
 import { PgRateLimits } from "./rate-limits.ts";
+import { PgRetention } from "./retention.ts";
 import { idRowKey, rowKey } from "./row-keys.ts";
 import { PgStreamPlaces } from "./stream-places.ts";
 
@@ -29,6 +30,7 @@ export class PostgresStore implements Store {
   readonly emailjs: PgEmailJsAccounts;
   readonly rateLimits: PgRateLimits;
   readonly streamPlaces: PgStreamPlaces;
+  readonly retention: PgRetention;
   private readonly changes: ChangeHub;
 
   private constructor(
@@ -41,6 +43,7 @@ export class PostgresStore implements Store {
     this.emailjs = new PgEmailJsAccounts(context);
     this.rateLimits = new PgRateLimits(context.db);
     this.streamPlaces = new PgStreamPlaces(context.db);
+    this.retention = new PgRetention(context.db);
   }
 
   get database(): Database {
