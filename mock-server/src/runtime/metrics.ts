@@ -114,6 +114,16 @@ export function emulatorMetrics(emulator: Emulator): Registry {
       for (const [outcome, count] of Object.entries(emulator.mailDeliveries)) this.inc({ outcome }, count);
     },
   });
+  new Counter({
+    name: `${metricPrefix}retention_removed_total`,
+    help: "Rows this instance's retention sweeps removed from the database, by kind: mail, tokens, sessions.",
+    labelNames: ["kind"] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [kind, count] of Object.entries(emulator.retention?.removed ?? {})) this.inc({ kind }, count);
+    },
+  });
   gauge("ready", "1 while this instance should get traffic (/_mock/v1/ready answers 200), else 0.", async () =>
     (await emulator.readiness()).status === "ready" ? 1 : 0,
   );

@@ -219,7 +219,7 @@ describe("sessions", () => {
 });
 
 describe("the periods", () => {
-  it("are the options'", async () => {
+  it("are the options', and what was removed is counted in the metrics", async () => {
     shift.ms = 0;
     const db = await emulatorDatabase("retention");
     databases.push(db);
@@ -227,6 +227,7 @@ describe("the periods", () => {
       databaseUrl: db.url,
       signingSecret: "retention-test-signing-secret-0123456789",
       retention: { mailMs: day },
+      metricsToken: "retention-metrics-token",
       retentionSweeps: { everyMs: 2_000_000_000, now: () => Date.now() + shift.ms },
     });
     apps.push(app);
@@ -234,5 +235,14 @@ describe("the periods", () => {
     shift.ms = day + minute;
     await app.emulator.retention!.sweep();
     expect(await listed(app)).toEqual([]);
+    const metrics = (
+      await call(app, "getMetrics", {
+        method: "GET",
+        url: "/_mock/v1/metrics",
+        headers: bearer("retention-metrics-token"),
+      })
+    ).body as string;
+    expect(metrics).toContain('appservices_retention_removed_total{kind="mail"} 1\n');
+    expect(metrics).toContain('appservices_retention_removed_total{kind="tokens"} 0\n');
   });
 });
