@@ -6,8 +6,10 @@
  * The sweeps' clock is the test's (`retentionSweeps.now`): no waiting.
  */
 import type { FastifyInstance } from "fastify";
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { defaultRetention } from "../../src/config/retention.ts";
+import { sweepStatements } from "../../src/store/postgres/retention.ts";
 import type { NewMail } from "../../src/store/store.ts";
 import { base, bearer, call, newApp, testApp } from "../helpers/app.ts";
 import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
@@ -244,5 +246,39 @@ describe("the periods", () => {
     ).body as string;
     expect(metrics).toContain('appservices_retention_removed_total{kind="mail"} 1\n');
     expect(metrics).toContain('appservices_retention_removed_total{kind="tokens"} 0\n');
+  });
+});
+
+describe("a batch", () => {
+  it("reads the oldest rows by their index, without sorting or reading the table", async () => {
+    const db = await emulatorDatabase("retention");
+    databases.push(db);
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      // A year of traffic, nearly all of it still in its period: the batch must not read it all.
+      await client.query(
+        `INSERT INTO mail (source, kind, recipients, created_at, delivery_state, next_attempt_at, doc, done_at)
+         SELECT 'emailjs', 'emailjs', '{}', n, 'sent', 0, '{}', n FROM generate_series(1, 20000) AS n`,
+      );
+      await client.query("INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{}')");
+      await client.query(
+        `INSERT INTO auth_tokens (app_id, token_id, email_key, kind, used, expires_at, doc)
+         SELECT 'a', 't' || n, 'e' || n, 'confirm', false, n, '{}' FROM generate_series(1, 20000) AS n`,
+      );
+      await client.query("ANALYZE mail; ANALYZE auth_tokens");
+      for (const [kind, index] of [
+        ["mail", "mail_done"],
+        ["tokens", "auth_tokens_by_expiry"],
+      ] as const) {
+        const plan = (await client.query(`EXPLAIN ${sweepStatements[kind]}`, [100, 1000])).rows
+          .map((r) => r["QUERY PLAN"] as string)
+          .join("\n");
+        expect(plan).toContain(`Index Scan using ${index}`);
+        expect(plan).not.toMatch(/Sort/);
+      }
+    } finally {
+      await client.end();
+    }
   });
 });

@@ -8,47 +8,45 @@
 import type { RetentionSweeps } from "../store.ts";
 import type { Database } from "./database.ts";
 
-const count = (rows: { n: number }[]) => rows[0]?.n ?? 0;
+/** At most `$2` rows of `table` whose `column` is before `$1`, oldest first, removed by `key`. */
+const oldestBefore = (table: string, key: string, column: string) => `
+  WITH gone AS (
+    DELETE FROM ${table} WHERE ${key} = ANY (ARRAY(
+      SELECT ${key} FROM ${table} WHERE ${column} < $1 ORDER BY ${column} LIMIT $2 FOR UPDATE SKIP LOCKED))
+    RETURNING 1)
+  SELECT count(*)::integer AS n FROM gone`;
+
+/** The statements of the sweeps of mail and tokens ($1: before, $2: batch). */
+export const sweepStatements = {
+  // Queued mail has no `done_at`: it is never chosen, whatever its age.
+  mail: oldestBefore("mail", "id", "done_at"),
+  // Using a token needs it unexpired, and these expired before `$1`: no request wants them.
+  tokens: oldestBefore("auth_tokens", "ctid", "expires_at"),
+};
 
 export class PgRetention implements RetentionSweeps {
   constructor(private readonly db: Database) {}
 
-  async mail(before: number, batch: number): Promise<number> {
-    // Queued mail has no `done_at`: it is never chosen, whatever its age.
-    return count(
-      await this.db.rows<{ n: number }>(
-        `WITH gone AS (
-           DELETE FROM mail WHERE id = ANY (ARRAY(
-             SELECT id FROM mail WHERE done_at < $1 ORDER BY done_at LIMIT $2 FOR UPDATE SKIP LOCKED))
-           RETURNING 1)
-         SELECT count(*)::integer AS n FROM gone`,
-        [before, batch],
-      ),
-    );
+  private async removed(sql: string, params: unknown[]): Promise<number> {
+    const [row] = await this.db.rows<{ n: number }>(sql, params);
+    return row?.n ?? 0;
   }
 
-  async tokens(before: number, batch: number): Promise<number> {
-    // Using a token needs it unexpired, and these expired before `before`: no request wants them.
-    return count(
-      await this.db.rows<{ n: number }>(
-        `WITH gone AS (
-           DELETE FROM auth_tokens WHERE ctid = ANY (ARRAY(
-             SELECT ctid FROM auth_tokens WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED))
-           RETURNING 1)
-         SELECT count(*)::integer AS n FROM gone`,
-        [before, batch],
-      ),
-    );
+  mail(before: number, batch: number): Promise<number> {
+    return this.removed(sweepStatements.mail, [before, batch]);
   }
 
-  async sessions(now: number, batch: number): Promise<number> {
+  tokens(before: number, batch: number): Promise<number> {
+    return this.removed(sweepStatements.tokens, [before, batch]);
+  }
+
+  sessions(now: number, batch: number): Promise<number> {
     // As every statement that ends sessions (sessions.ts): the owners' rows first, then their
     // sessions, each user's count kept. The users of the oldest expired sessions are chosen; a user
     // whose row is held (a login) is skipped for the next sweep. Nothing is announced: a session
     // past its lifetime is refused already, wherever it is kept.
-    return count(
-      await this.db.rows<{ n: number }>(
-        `WITH expired AS (
+    return this.removed(
+      `WITH expired AS (
            SELECT DISTINCT app_id, user_id FROM (
              SELECT app_id, user_id FROM sessions WHERE (doc->>'expiresAt')::float8 <= $1
               ORDER BY (doc->>'expiresAt')::float8 LIMIT $2) AS oldest),
@@ -64,8 +62,7 @@ export class PgRetention implements RetentionSweeps {
              FROM (SELECT app_id, user_id, count(*)::integer AS n FROM gone GROUP BY app_id, user_id) AS g
             WHERE u.app_id = g.app_id AND u.id = g.user_id RETURNING 1)
          SELECT (SELECT count(*) FROM gone)::integer AS n, (SELECT count(*) FROM counted) AS c`,
-        [now, batch],
-      ),
+      [now, batch],
     );
   }
 }
