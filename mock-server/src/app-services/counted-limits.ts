@@ -26,21 +26,50 @@ import { normalizeEmail, type RateLimitCounters, type Store } from "../store/sto
 const day = 24 * 60 * 60 * 1000;
 const hour = 60 * 60 * 1000;
 
-/** Fixed windows per key in this process (swept as they end), by the caller's clock. */
-class LocalCounters implements RateLimitCounters {
+/** Windows kept at most; a sweep past it forgets the half started longest ago. */
+export const maxLocalWindows = 100_000;
+const firstSweepAt = 10_000;
+
+/**
+ * Fixed windows per key in this process, by the caller's clock. Ended windows are swept when the
+ * count has doubled since the last sweep (so each hit costs a constant share of sweeping, however
+ * many addresses a client rotates through); past `maxLocalWindows` the windows started longest
+ * ago are forgotten too, which takes that many new keys within a window to do to any one key.
+ */
+export class LocalCounters implements RateLimitCounters {
   private readonly windows = new Map<string, { hits: number; endsAt: number }>();
+  private sweepAt = firstSweepAt;
+  /** Sweeps so far (tests count them). */
+  sweeps = 0;
+
+  get size(): number {
+    return this.windows.size;
+  }
 
   async hit(key: string, windowMs: number, now = Date.now()): Promise<{ hits: number; ttlMs: number }> {
-    if (this.windows.size >= 10_000) {
-      for (const [k, w] of this.windows) if (w.endsAt <= now) this.windows.delete(k);
-    }
     let window = this.windows.get(key);
     if (!window || window.endsAt <= now) {
+      // Set anew, so that the map stays in the order the windows started.
+      this.windows.delete(key);
       window = { hits: 0, endsAt: now + windowMs };
       this.windows.set(key, window);
+      if (this.windows.size >= this.sweepAt) this.sweep();
     }
     window.hits++;
     return { hits: window.hits, ttlMs: window.endsAt - now };
+  }
+
+  private sweep(): void {
+    this.sweeps++;
+    // By real time: the apps' clocks only run ahead of it, so no window is swept before it ends.
+    const now = Date.now();
+    for (const [k, w] of this.windows) if (w.endsAt <= now) this.windows.delete(k);
+    let over = this.windows.size - maxLocalWindows / 2;
+    for (const k of this.windows.keys()) {
+      if (over-- <= 0) break;
+      this.windows.delete(k);
+    }
+    this.sweepAt = Math.min(maxLocalWindows, Math.max(firstSweepAt, 2 * this.windows.size));
   }
 }
 
