@@ -207,9 +207,12 @@ function fieldsGrant(role: Role, action: "read" | "write"): "all" | "some" | "no
 
 /** What a role lets its holder do with a document it applies to. */
 function grant(role: Role, action: RuleAction, expansions: Expansions): Condition {
-  if (action === "insert" || action === "delete") return condition(role[action] ?? false, expansions);
-  const byFields = fieldsGrant(role, action);
+  if (action === "delete") return condition(role.delete ?? false, expansions);
   const write = or([condition(role.write ?? false, expansions), fieldsGrant(role, "write") === "all"]);
+  // An insert writes every field of the new document: it needs the role's write too (the service's
+  // insert-only pattern grants write where there is no document before, `%%prevRoot`).
+  if (action === "insert") return and([condition(role.insert ?? false, expansions), write]);
+  const byFields = fieldsGrant(role, action);
   const granted =
     action === "read" ? or([condition(role.read ?? false, expansions), write, byFields === "all"]) : write;
   if (granted !== true && byFields === "some")

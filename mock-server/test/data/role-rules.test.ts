@@ -125,6 +125,13 @@ describe("roles", () => {
     expect(roleCondition(rule, "read", expansionsOf({ id: "u-1", custom_data: {} }))).toBe(false);
   });
 
+  it("inserts only with the role's insert and write permissions both", () => {
+    const rule = (write: unknown) => mapRules({ roles: [{ name: "r", apply_when: {}, insert: true, write }] })!;
+    expect(roleCondition(rule(false), "insert", employee)).toBe(false);
+    expect(roleCondition(rule(true), "insert", employee)).toBe(true);
+    expect(roleCondition(rule({ owner: "%%user.id" }), "insert", employee)).toEqual({ owner: "u-1" });
+  });
+
   it("reads a role's whole-document grant from its field-level permissions", () => {
     const all = mapRules({ roles: [{ name: "r", apply_when: {}, additional_fields: { read: true } }] })!;
     expect(roleCondition(all, "read", employee)).toBe(true);
