@@ -21,6 +21,7 @@ export const bothStores = [
   "test/app-services/password-work.test.ts",
   "test/app-services/oauth2-tokens.test.ts",
   "test/app-services/quotas.test.ts",
+  "test/app-services/rule-roles.test.ts",
   "test/app-services/sessions.test.ts",
   "test/app-services/stream-caps.test.ts",
   "test/app-services/stream-revocation.test.ts",

@@ -5,7 +5,7 @@
  * credentials (realm-web's provider link).
  */
 
-import { appServicesPrefix } from "../http/areas.ts";
+import { appServicesPrefix, withOneLeadingSlash } from "../http/areas.ts";
 import type { AllowedOrigins, Credentialed } from "../http/cors.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
@@ -26,7 +26,7 @@ export const credentialedLogin: Credentialed = (request) => (loginPath.test(requ
 
 export function allowedRequestOrigins(emulator: Emulator): AllowedOrigins {
   function appOf(url: string, authorization: string | undefined): Promise<AppRuntime | undefined> {
-    const match = appIdInPath.exec(url);
+    const match = appIdInPath.exec(withOneLeadingSlash(url));
     if (match?.[1]) return emulator.apps.get(decodeURIComponent(match[1]));
     const bearer = /^Bearer\s+(\S+)/i.exec(authorization ?? "")?.[1];
     return bearer ? appOfToken(emulator, bearer) : Promise.resolve(undefined);

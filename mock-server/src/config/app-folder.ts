@@ -38,27 +38,16 @@ const asObject = (v: unknown): Json => (v !== null && typeof v === "object" && !
 const asString = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 const asBoolean = (v: unknown): boolean | undefined => (typeof v === "boolean" ? v : undefined);
 
-/** App Services rules (roles with document filters) mapped onto the emulator's rule subset. */
+/**
+ * A namespace's `rules.json` (or `default_rule.json`) as App Services exports it: its roles and
+ * filters, kept as they are and evaluated per request (data/role-rules.ts).
+ */
 export function mapRules(raw: unknown): CollectionRule | undefined {
   const rules = asObject(raw);
   const roles = Array.isArray(rules.roles) ? rules.roles.map(asObject) : [];
-  // The first role that applies unconditionally decides; conditional roles are not evaluated.
-  const role = roles.find((r) => Object.keys(asObject(r.apply_when)).length === 0) ?? roles[0];
-  if (!role) return undefined;
-  const filters = asObject(role.document_filters);
-  const expression = (allowed: unknown, filter: unknown) => {
-    if (allowed === false || allowed === undefined) return false;
-    const f = asObject(filter);
-    return Object.keys(f).length > 0 ? f : true;
-  };
-  const read = expression(role.read ?? role.write, filters.read ?? filters.write);
-  const write = expression(role.write, filters.write);
-  return {
-    read,
-    write,
-    insert: role.insert === true ? write : false,
-    delete: role.delete === true ? write : false,
-  };
+  const filters = Array.isArray(rules.filters) ? rules.filters.map(asObject) : [];
+  if (roles.length === 0 && filters.length === 0) return undefined;
+  return { roles, filters } as CollectionRule;
 }
 
 function loadRules(dir: string): AppConfig["rules"] {

@@ -123,6 +123,8 @@ export interface MongoApp {
   readonly appId?: string;
   readonly config: AppConfig;
   readonly data: DocumentStore;
+  /** The user's custom data document, for rules that name `%%user.custom_data`. */
+  customUserDocument?(userId: string): Promise<Document | undefined>;
 }
 
 interface UpdateResult {
@@ -156,7 +158,7 @@ export class MongoService {
     private readonly app: MongoApp,
     private readonly principal: Principal,
   ) {
-    this.rules = new Rules(app.config);
+    this.rules = new Rules(app.config, app.customUserDocument ? (id) => app.customUserDocument!(id) : undefined);
     this.limits = queryLimitsOf(app.config);
     this.lane = `${app.appId ?? ""}:${principal.kind === "user" ? principal.user.id : "system"}`;
   }
@@ -360,6 +362,7 @@ export class MongoService {
   }
 
   private async executeAction(action: MongoAction, args: Document, asText: boolean): Promise<unknown> {
+    await this.rules.prepare(this.principal);
     const evaluation = this.evaluation(action);
     this.budget = {
       deadline: evaluation.deadline,

@@ -1,13 +1,17 @@
 /**
- * A documented subset of App Services rules, applied to every MongoDB action a user makes: per
- * namespace (`database.collection`, else `default`), `read` / `write` / `insert` / `delete` are
- * `true`, `false` or a query filter over documents, in which `%%user.id`, `%%user.type` and
- * `%%user.data.<field>` expand to the caller. Server-side code running as system bypasses rules.
+ * App Services rules, applied to every MongoDB action a user makes, per namespace
+ * (`database.collection`, else `default`), in one of two forms. The short form: `read` / `write` /
+ * `insert` / `delete` are `true`, `false` or a query filter over documents, in which `%%user.id`,
+ * `%%user.type` and `%%user.data.<field>` expand to the caller. An exported app's form: roles and
+ * filters (role-rules.ts). Server-side code running as system bypasses rules.
  */
 import type { AppConfig, CollectionRule } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import type { Expansions } from "../functions/can-evaluate.ts";
+import { ExpressionError } from "../functions/can-evaluate.ts";
 import type { StoredUser, Writer } from "../store/store.ts";
 import type { Document } from "./documents.ts";
+import { namesCustomData, type RuleAction, roleCondition, UnsupportedRule } from "./role-rules.ts";
 
 export type Principal = { kind: "system" } | { kind: "user"; user: StoredUser };
 
@@ -42,8 +46,24 @@ function expand(value: unknown, user: StoredUser): unknown {
   return value;
 }
 
+/** Reads a user's custom data document (the app's custom user data collection), if any. */
+export type CustomDataReader = (userId: string) => Promise<Document | undefined>;
+
 export class Rules {
-  constructor(private readonly config: AppConfig) {}
+  /** The caller's custom data, read by `prepare` when a rule of the app names it. */
+  private customData: Document | undefined;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly readCustomData?: CustomDataReader,
+  ) {}
+
+  /** Reads what the rules will need of the caller before they are applied (its custom data). */
+  async prepare(principal: Principal): Promise<void> {
+    if (principal.kind === "system" || !this.readCustomData || this.customData !== undefined) return;
+    if (!this.config.rules || !namesCustomData(this.config.rules)) return;
+    this.customData = (await this.readCustomData(principal.user.id)) ?? {};
+  }
 
   private rule(database: string, collection: string): CollectionRule {
     const rules = this.config.rules;
@@ -59,27 +79,60 @@ export class Rules {
     return expand(expression, principal.user) as Document;
   }
 
-  read(principal: Principal, database: string, collection: string): RuleFilter {
+  /** What the namespace's roles and filters let the user do (role-rules.ts). */
+  private roles(user: StoredUser, database: string, collection: string, action: RuleAction): RuleFilter {
+    const rule = this.rule(database, collection);
+    const config = this.config;
+    const expansions: Expansions = {
+      user: () => ({
+        id: user.id,
+        type: user.type,
+        data: user.data,
+        identities: user.identities,
+        custom_data: this.customData ?? {},
+      }),
+      args: () => {
+        throw new ExpressionError("%%args is not available to data access rules");
+      },
+      values: (config.values ?? {}) as Document,
+      environment: { tag: config.environment?.tag ?? "", values: config.environment?.values ?? {} },
+      request: () => {
+        throw new ExpressionError("%%request is not evaluated in data access rules by this server");
+      },
+    };
+    try {
+      const condition = roleCondition(rule, action, expansions);
+      return condition === true ? {} : condition === false ? null : condition;
+    } catch (error) {
+      if (error instanceof UnsupportedRule)
+        throw errors.mongo(`the rules of '${database}.${collection}' cannot be evaluated here: ${error.message}`);
+      throw error;
+    }
+  }
+
+  private decide(principal: Principal, database: string, collection: string, action: RuleAction): RuleFilter {
     if (principal.kind === "system") return {};
     const rule = this.rule(database, collection);
-    return this.filter(principal, rule.read ?? rule.write);
+    if (rule.roles !== undefined || rule.filters !== undefined)
+      return this.roles(principal.user, database, collection, action);
+    if (action === "write") return this.filter(principal, rule.write);
+    return this.filter(principal, rule[action] ?? rule.write);
+  }
+
+  read(principal: Principal, database: string, collection: string): RuleFilter {
+    return this.decide(principal, database, collection, "read");
   }
 
   write(principal: Principal, database: string, collection: string): RuleFilter {
-    if (principal.kind === "system") return {};
-    return this.filter(principal, this.rule(database, collection).write);
+    return this.decide(principal, database, collection, "write");
   }
 
   insert(principal: Principal, database: string, collection: string): RuleFilter {
-    if (principal.kind === "system") return {};
-    const rule = this.rule(database, collection);
-    return this.filter(principal, rule.insert ?? rule.write);
+    return this.decide(principal, database, collection, "insert");
   }
 
   delete(principal: Principal, database: string, collection: string): RuleFilter {
-    if (principal.kind === "system") return {};
-    const rule = this.rule(database, collection);
-    return this.filter(principal, rule.delete ?? rule.write);
+    return this.decide(principal, database, collection, "delete");
   }
 }
 

@@ -46,7 +46,7 @@ function walk(value: unknown, path: string[]): unknown {
 }
 
 /** The value of an expansion such as `%%user.data.email`. */
-function expand(name: string, expansions: Expansions): unknown {
+export function expand(name: string, expansions: Expansions): unknown {
   if (name === "%%true") return true;
   if (name === "%%false") return false;
   const [root, ...path] = name.slice(2).split(".");
@@ -62,12 +62,12 @@ function expand(name: string, expansions: Expansions): unknown {
     case "request":
       return walk(expansions.request(), path);
     default:
-      throw new ExpressionError(`the expansion ${name} is not available to a function's can_evaluate`);
+      throw new ExpressionError(`the expansion ${name} is not available here`);
   }
 }
 
 /** A field's value as a value: an expansion expanded, a value operator applied, anything else as it is. */
-function operandValue(value: unknown, expansions: Expansions): unknown {
+export function operandValue(value: unknown, expansions: Expansions): unknown {
   if (typeof value === "string" && value.startsWith("%%")) return expand(value, expansions);
   if (isDocument(value)) {
     const keys = Object.keys(value);
@@ -80,7 +80,7 @@ function operandValue(value: unknown, expansions: Expansions): unknown {
       return id instanceof ObjectId ? id.toHexString() : undefined;
     }
     if (keys.length === 1 && keys[0] === "%function")
-      throw new ExpressionError("%function is not supported in can_evaluate by this server");
+      throw new ExpressionError("%function is not supported by this server");
   }
   return value;
 }
@@ -99,7 +99,7 @@ function listOf(operator: string, value: unknown): unknown[] {
   return value;
 }
 
-const isOperator = (key: string) => key.startsWith("$") || (key.startsWith("%") && !key.startsWith("%%"));
+export const isOperator = (key: string) => key.startsWith("$") || (key.startsWith("%") && !key.startsWith("%%"));
 
 /** Equality as MongoDB matches it: a list matches a value it holds. */
 const matches = (actual: unknown, value: unknown) =>
@@ -108,7 +108,7 @@ const matches = (actual: unknown, value: unknown) =>
 const valueOperators = ["%stringToOid", "%oidToString", "%function"];
 
 /** Whether `actual` (a field name's value) satisfies the field's value. */
-function holds(actual: unknown, wanted: unknown, expansions: Expansions): boolean {
+export function holds(actual: unknown, wanted: unknown, expansions: Expansions): boolean {
   if (!isDocument(wanted) || !Object.keys(wanted).some(isOperator) || valueOperators.includes(Object.keys(wanted)[0]!))
     return matches(actual, operandValue(wanted, expansions));
   return Object.entries(wanted).every(([operator, operand]) => {
@@ -138,7 +138,7 @@ function holds(actual: unknown, wanted: unknown, expansions: Expansions): boolea
           return name === "$gt" ? order > 0 : name === "$gte" ? order >= 0 : name === "$lt" ? order < 0 : order <= 0;
         });
       default:
-        throw new ExpressionError(`the operator ${operator} is not supported in can_evaluate by this server`);
+        throw new ExpressionError(`the operator ${operator} is not supported by this server`);
     }
   });
 }

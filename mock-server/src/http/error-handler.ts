@@ -187,5 +187,6 @@ export function notFound(request: FastifyRequest, reply: FastifyReply) {
     );
   if (area === "control")
     return sendError(request, reply, controlErrors.notFound(`no control route ${request.method} ${path}`));
-  return sendError(request, reply, appServicesErrors.routeNotFound(request.method, path));
+  const doubled = path.startsWith("//") ? ' (the path starts with "//": does the base URL end in "/"?)' : "";
+  return sendError(request, reply, appServicesErrors.routeNotFound(request.method, path + doubled));
 }

@@ -108,6 +108,15 @@ export class AppRuntime {
     );
   }
 
+  /** The user's custom data document as stored (for rules that name `%%user.custom_data`). */
+  async customUserDocument(userId: string): Promise<Document | undefined> {
+    const config = this.customUserDataPlace();
+    if (!config) return undefined;
+    return (
+      (await this.store.data.findByField(config.database, config.collection, config.userIdField, userId)) ?? undefined
+    );
+  }
+
   /** The `user_data` claim of a custom data document found (by the store, with a login). */
   customUserDataOf(doc: Document | null | undefined): Record<string, unknown> | undefined {
     return doc ? (toEJSON(doc) as Record<string, unknown>) : undefined;

@@ -1,20 +1,27 @@
 /** The store the options ask for: PostgreSQL with `--database`, else a new in-memory one. */
+import { parse as parseConnectionString } from "pg-connection-string";
 import type { EmulatorOptions } from "../config/options.ts";
 import { MemoryStore } from "./memory/memory-store.ts";
 import type { Store } from "./store.ts";
 
-/** Checks `--database` at start: the reason it is not a PostgreSQL URL, or null. */
+const urlShape = "postgres://user:password@host:port/database";
+
+/**
+ * Checks `--database` at start, read as node-postgres reads it (so a Unix socket's folder in
+ * `?host=`, with or without a user, passes): the reason it cannot be used, or null.
+ */
 export function checkDatabaseUrl(text: string): string | null {
-  let url: URL;
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]?.toLowerCase();
+  if (scheme === undefined) return `not a URL (${urlShape})`;
+  if (scheme !== "postgres" && scheme !== "postgresql")
+    return `'${scheme}://…' is not a PostgreSQL URL: use ${urlShape}`;
+  let host: string | undefined;
   try {
-    url = new URL(text);
-  } catch {
-    return "not a URL (postgres://user:password@host:port/database)";
+    host = parseConnectionString(text).host ?? undefined;
+  } catch (error) {
+    return `the URL cannot be read: ${(error as Error).message}`;
   }
-  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:")
-    return `'${url.protocol}//…' is not a PostgreSQL URL: use postgres://user:password@host:port/database`;
-  if (!url.hostname && !url.searchParams.get("host")) return "the URL names no host";
-  return null;
+  return host ? null : "the URL names no host";
 }
 
 export async function openStore(options: Pick<EmulatorOptions, "databaseUrl" | "databasePoolSize">): Promise<Store> {

@@ -127,6 +127,38 @@ describe("preflights", () => {
   });
 });
 
+describe("a base URL ending in '/' (the path starts with '//')", () => {
+  // The SDKs join their base URL and the path: an origin configured as "https://host/" asks for
+  // "//api/…". No route matches, and the browser must see that 404, not a CORS failure.
+  it("answers EmailJS's preflight and 404 with its CORS headers", async () => {
+    const url = "//api/v1.0/email/send";
+    const asked = await preflight(url, { origin: page, "access-control-request-method": "POST" });
+    expect(asked.statusCode).toBe(204);
+    expect(asked.headers["access-control-allow-origin"]).toBe("*");
+    const response = await app.inject({ method: "POST", url, headers: { origin: page }, payload: {} });
+    expect(response.statusCode).toBe(404);
+    expect(response.body).toBe("Not Found");
+    expect(response.headers["access-control-allow-origin"]).toBe("*");
+  });
+
+  it("answers App Services' with the app's origins, and says why no route matches", async () => {
+    const url = `//${base.slice(1)}/app/${restricted}/location`;
+    const asked = await preflight(url, { origin: page, "access-control-request-method": "GET" });
+    expect(asked.statusCode).toBe(204);
+    expect(asked.headers["access-control-allow-origin"]).toBe(page);
+    const response = await app.inject({ method: "GET", url, headers: { origin: page } });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers["access-control-allow-origin"]).toBe(page);
+    expect(response.json()).toMatchObject({
+      error_code: "NotFound",
+      error: `no route matches GET ${url} (the path starts with "//": does the base URL end in "/"?)`,
+    });
+    const refused = await app.inject({ method: "GET", url, headers: { origin: "https://evil.example" } });
+    expect(refused.statusCode).toBe(404);
+    expect(refused.headers["access-control-allow-origin"]).toBeUndefined();
+  });
+});
+
 describe("the CORS plugin without the emulator", () => {
   // http/cors.ts knows URLs and headers, not apps: what an App Services request's origins are
   // comes in as a function (app.ts wires the emulator's), asked only when a browser sends an Origin.

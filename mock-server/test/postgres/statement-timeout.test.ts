@@ -6,9 +6,10 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { checkDatabaseUrl } from "../../src/store/open-store.ts";
 import { Database } from "../../src/store/postgres/database.ts";
 import { StoreTimeoutError } from "../../src/store/store.ts";
-import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -48,6 +49,30 @@ it("cancels a read at its deadline, and never the next statement on its connecti
     const others = Array.from({ length: 20 }, () => db.rows<{ n: number }>("SELECT 2 AS n"));
     expect((await Promise.all(attempts)).every((outcome) => outcome === "done" || outcome === "cancelled")).toBe(true);
     expect((await Promise.all(others)).map((rows) => rows[0]?.n)).toEqual(Array(20).fill(2));
+  } finally {
+    await db.close();
+  }
+});
+
+it("works and cancels through a Unix socket named by `?host=` in a URL with a user", async (context) => {
+  // Where the server listens besides TCP (none when its folder's path was too long for a socket).
+  const [{ unix_socket_directories: folders }] = (await adminQuery(database.url, "SHOW unix_socket_directories")).rows;
+  const [{ port }] = (await adminQuery(database.url, "SHOW port")).rows;
+  const folder = String(folders).split(",")[0]?.trim();
+  if (!folder) return context.skip("the server listens on no Unix socket");
+  const tcp = new URL(database.url);
+  const url = `postgres://${tcp.username}@/${tcp.pathname.slice(1)}?host=${folder}&port=${port}`;
+  expect(checkDatabaseUrl(url)).toBeNull();
+  const db = new Database({ url, maxConnections: 2 });
+  try {
+    const [row] = await db.rows<{ local: boolean }>("SELECT inet_client_addr() IS NULL AS local");
+    expect(row?.local).toBe(true);
+    await expect(db.queryWithin(100, "SELECT pg_sleep(10)")).rejects.toBeInstanceOf(StoreTimeoutError);
+    const running = await adminQuery(
+      database.url,
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)' AND state = 'active'",
+    );
+    expect(running.rows[0].n).toBe(0);
   } finally {
     await db.close();
   }

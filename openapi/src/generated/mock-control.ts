@@ -1396,17 +1396,70 @@ export interface components {
             };
         };
         /**
-         * @description A documented subset of App Services rules: a query filter per action; `%%user.id` (and
-         *     `%%user.data.<field>`) expand to the caller. `true` allows everything, `false` nothing.
+         * @description A namespace's rules, in one of two forms (not both). The short form: a query filter per
+         *     action, where `%%user.id` (and `%%user.data.<field>`) expand to the caller; `true` allows
+         *     everything, `false` nothing. The form of an exported app's `rules.json`: `roles`, each
+         *     assigned per document and request (the first whose `apply_when` holds; none: no access),
+         *     and `filters` merged into the queries they apply to (docs/decisions/0029-rule-roles.md).
          */
         CollectionRule: {
             read?: components["schemas"]["RuleExpression"];
             write?: components["schemas"]["RuleExpression"];
             insert?: components["schemas"]["RuleExpression"];
             delete?: components["schemas"]["RuleExpression"];
+            roles?: components["schemas"]["RuleRole"][];
+            filters?: components["schemas"]["RuleQueryFilter"][];
         };
         /** @description `true`, `false`, or a MongoDB query filter over the documents. */
         RuleExpression: boolean | {
+            [key: string]: unknown;
+        };
+        /**
+         * @description An App Services role as `rules.json` holds it. `apply_when` and the permissions are App
+         *     Services expressions: a field's name (or `%%root.<field>`) is the document's, `%%user`,
+         *     `%%values` and `%%environment` expand; `document_filters` are MongoDB queries over the
+         *     documents. Fields and parts this server does not evaluate (field-level permissions short
+         *     of the whole document, `%function`, `%%request`) refuse the namespace's actions rather
+         *     than grant anything.
+         */
+        RuleRole: {
+            name?: string;
+            apply_when?: {
+                [key: string]: unknown;
+            };
+            document_filters?: {
+                read?: components["schemas"]["RuleExpression"];
+                write?: components["schemas"]["RuleExpression"];
+            } & {
+                [key: string]: unknown;
+            };
+            read?: components["schemas"]["RuleExpression"];
+            write?: components["schemas"]["RuleExpression"];
+            insert?: components["schemas"]["RuleExpression"];
+            delete?: components["schemas"]["RuleExpression"];
+            search?: components["schemas"]["RuleExpression"];
+            fields?: {
+                [key: string]: unknown;
+            };
+            additional_fields?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description An App Services query filter: when `apply_when` (over `%%user`, `%%values`, `%%environment`) holds, `query` is ANDed with the query of every read, write and delete. A filter with a `projection` refuses the namespace's actions (not evaluated here). */
+        RuleQueryFilter: {
+            name?: string;
+            apply_when?: {
+                [key: string]: unknown;
+            };
+            query?: {
+                [key: string]: unknown;
+            };
+            projection?: {
+                [key: string]: unknown;
+            };
+        } & {
             [key: string]: unknown;
         };
         CustomUserDataConfig: {

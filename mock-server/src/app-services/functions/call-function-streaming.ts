@@ -73,7 +73,9 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   if (call.service !== mongoServiceName) throw errors.serviceNotFound(String(call.service ?? ""));
   if (call.name !== "watch") throw errors.functionNotFound(String(call.name ?? ""));
   const spec = watchSpec(call.arguments);
-  const readFilter = new Rules(app.config).read({ kind: "user", user }, spec.database, spec.collection);
+  const rules = new Rules(app.config, (id) => app.customUserDocument(id));
+  await rules.prepare({ kind: "user", user });
+  const readFilter = rules.read({ kind: "user", user }, spec.database, spec.collection);
   let matches: ReturnType<typeof watchMatcher>;
   try {
     matches = watchMatcher(spec, readFilter ?? {}, queryLimitsOf(app.config), `${app.appId}:${user.id}`);

@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import pg from "pg";
+import { parse as parseConnectionString } from "pg-connection-string";
 import {
   QuotaExceededError,
   quotas,
@@ -419,11 +420,11 @@ export function clientConfig(options: DatabaseOptions): pg.ClientConfig {
   };
 }
 
-/** `host:port/database` of a URL, without credentials, for messages. */
+/** `host:port/database` of a URL (a Unix socket's folder as its host), without credentials, for messages. */
 export function describeUrl(url: string): string {
   try {
-    const parsed = new URL(url);
-    return `${parsed.hostname}${parsed.port ? `:${parsed.port}` : ""}${parsed.pathname}`;
+    const { host, port, database } = parseConnectionString(url);
+    return `${host || "localhost"}${port ? `:${port}` : ""}/${database ?? ""}`;
   } catch {
     return "the database";
   }

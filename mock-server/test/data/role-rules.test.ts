@@ -1,0 +1,173 @@
+/**
+ * An exported app's roles and filters as the query filter of each action (data/role-rules.ts):
+ * the first role whose `apply_when` holds for the caller and the document is the document's role,
+ * none means no access, and what this server does not evaluate refuses instead of granting.
+ */
+import { describe, expect, it } from "vitest";
+import type { CollectionRule } from "../../src/config/app-config.ts";
+import { mapRules } from "../../src/config/app-folder.ts";
+import { compileQuery } from "../../src/data/query-engine.ts";
+import { type Condition, condition, roleCondition, UnsupportedRule } from "../../src/data/role-rules.ts";
+import type { Expansions } from "../../src/functions/can-evaluate.ts";
+
+const expansionsOf = (user: Record<string, unknown>): Expansions => ({
+  user: () => user,
+  args: () => [],
+  values: { admins: ["u-admin"] },
+  environment: { tag: "production", values: {} },
+  request: () => ({}),
+});
+
+const employee = expansionsOf({ id: "u-1", data: { email: "ann@example.com" }, custom_data: { manages: [] } });
+const manager = expansionsOf({
+  id: "u-2",
+  data: { email: "bob@example.com" },
+  custom_data: { manages: ["ann@example.com"] },
+});
+
+/** The documents of `docs` a condition admits. */
+function admitted(found: Condition, docs: Record<string, unknown>[]): unknown[] {
+  if (found === false) return [];
+  if (found === true) return docs.map((doc) => doc.email);
+  const query = compileQuery(found);
+  return docs.filter((doc) => query.test(doc)).map((doc) => doc.email);
+}
+
+// The App Services documentation's example: each employee reads and writes their own document;
+// a manager also those of whom they manage, and may create and delete them.
+const employees: CollectionRule = mapRules({
+  roles: [
+    {
+      name: "Manager",
+      apply_when: { email: "%%user.custom_data.manages" },
+      insert: true,
+      delete: true,
+      read: true,
+      write: true,
+    },
+    {
+      name: "Employee",
+      apply_when: { email: "%%user.data.email" },
+      insert: false,
+      delete: false,
+      read: true,
+      write: true,
+    },
+  ],
+})!;
+const staff = [{ email: "ann@example.com" }, { email: "bob@example.com" }, { email: "cid@example.com" }];
+
+describe("roles", () => {
+  it("assigns each document the first role that applies to it, and none leaves it out", () => {
+    expect(admitted(roleCondition(employees, "read", employee), staff)).toEqual(["ann@example.com"]);
+    expect(admitted(roleCondition(employees, "read", manager), staff)).toEqual(["ann@example.com", "bob@example.com"]);
+    // Only a document whose role is Manager may be deleted or inserted.
+    expect(admitted(roleCondition(employees, "delete", employee), staff)).toEqual([]);
+    expect(admitted(roleCondition(employees, "delete", manager), staff)).toEqual(["ann@example.com"]);
+    expect(admitted(roleCondition(employees, "insert", manager), staff)).toEqual(["ann@example.com"]);
+  });
+
+  it("does not let a later role grant what the role applying first refuses", () => {
+    const rule = mapRules({
+      roles: [
+        { name: "reader", apply_when: { "%%user.id": "%%root.owner" }, read: true, write: false, delete: false },
+        { name: "anyone", apply_when: {}, read: true, write: true, delete: true },
+      ],
+    })!;
+    const docs = [
+      { email: "own", owner: "u-1" },
+      { email: "other", owner: "u-9" },
+    ];
+    expect(admitted(roleCondition(rule, "read", employee), docs)).toEqual(["own", "other"]);
+    expect(admitted(roleCondition(rule, "write", employee), docs)).toEqual(["other"]);
+    expect(admitted(roleCondition(rule, "delete", employee), docs)).toEqual(["other"]);
+  });
+
+  it("decides the caller's side of apply_when at once, and stops at a role that applies to every document", () => {
+    const rule = mapRules({
+      roles: [
+        { name: "admin", apply_when: { "%%user.id": { "%in": "%%values.admins" } }, read: true, write: true },
+        { name: "tagged", apply_when: { "%%environment.tag": "production" }, read: true, write: false },
+        { name: "never reached", apply_when: {}, read: true, write: true },
+      ],
+    })!;
+    expect(roleCondition(rule, "write", expansionsOf({ id: "u-admin" }))).toBe(true);
+    expect(roleCondition(rule, "read", employee)).toBe(true);
+    expect(roleCondition(rule, "write", employee)).toBe(false);
+  });
+
+  it("narrows a role by its document filters and the filters that apply", () => {
+    const rule = mapRules({
+      roles: [
+        {
+          name: "owner",
+          apply_when: {},
+          document_filters: { read: { team: "%%user.custom_data.team" }, write: { owner: "%%user.id" } },
+          read: true,
+          write: true,
+        },
+      ],
+      filters: [
+        { name: "live only", apply_when: { "%%true": true }, query: { deleted: { $ne: true } } },
+        { name: "not for this user", apply_when: { "%%user.id": "someone else" }, query: { never: true } },
+      ],
+    })!;
+    const docs = [
+      { email: "a", team: "red", owner: "u-1" },
+      { email: "b", team: "red", owner: "u-9" },
+      { email: "c", team: "blue", owner: "u-1" },
+      { email: "d", team: "red", owner: "u-1", deleted: true },
+    ];
+    const red = expansionsOf({ id: "u-1", custom_data: { team: "red" } });
+    expect(admitted(roleCondition(rule, "read", red), docs)).toEqual(["a", "b"]);
+    expect(admitted(roleCondition(rule, "write", red), docs)).toEqual(["a", "c"]);
+    // A user without custom data: the read filter names nothing, so it matches nothing.
+    expect(roleCondition(rule, "read", expansionsOf({ id: "u-1", custom_data: {} }))).toBe(false);
+  });
+
+  it("inserts only with the role's insert and write permissions both", () => {
+    const rule = (write: unknown) => mapRules({ roles: [{ name: "r", apply_when: {}, insert: true, write }] })!;
+    expect(roleCondition(rule(false), "insert", employee)).toBe(false);
+    expect(roleCondition(rule(true), "insert", employee)).toBe(true);
+    expect(roleCondition(rule({ owner: "%%user.id" }), "insert", employee)).toEqual({ owner: "u-1" });
+  });
+
+  it("reads a role's whole-document grant from its field-level permissions", () => {
+    const all = mapRules({ roles: [{ name: "r", apply_when: {}, additional_fields: { read: true } }] })!;
+    expect(roleCondition(all, "read", employee)).toBe(true);
+    expect(roleCondition(all, "write", employee)).toBe(false);
+  });
+
+  it("refuses what it does not evaluate rather than grant or withhold silently", () => {
+    const refused =
+      (rule: unknown, action: "read" | "write" = "read") =>
+      () =>
+        roleCondition(mapRules(rule)!, action, employee);
+    const some = { roles: [{ name: "r", apply_when: {}, fields: { title: { read: true } } }] };
+    expect(refused(some)).toThrow(
+      new UnsupportedRule("the field-level permissions of role 'r' (some fields, not the document)"),
+    );
+    expect(
+      refused({ roles: [{ apply_when: { "%%true": { "%function": { name: "isAdmin" } } }, read: true }] }),
+    ).toThrow(UnsupportedRule);
+    expect(refused({ roles: [{ apply_when: { a: "%%root.b" }, read: true }] })).toThrow(UnsupportedRule);
+    expect(refused({ roles: [{ apply_when: { a: { "%regex": "x" } }, read: true }] })).toThrow(UnsupportedRule);
+    expect(
+      refused({ roles: [{ read: true }], filters: [{ apply_when: {}, query: {}, projection: { secret: 0 } }] }),
+    ).toThrow(UnsupportedRule);
+  });
+});
+
+describe("condition", () => {
+  it("makes an expression a query over the document: field names, %%root, operators, %and / %or", () => {
+    expect(condition({ owner_id: "%%user.id" }, employee)).toEqual({ owner_id: "u-1" });
+    expect(condition({ "%%root.owner_id": "%%user.id" }, employee)).toEqual({ owner_id: "u-1" });
+    expect(condition({ "%or": [{ a: 1 }, { "%%user.id": "u-1" }] }, employee)).toBe(true);
+    expect(condition({ "%and": [{ a: { "%gt": 1 } }, { b: { $in: ["%%user.id", "x"] } }] }, employee)).toEqual({
+      $and: [{ a: { $gt: 1 } }, { b: { $in: ["u-1", "x"] } }],
+    });
+    // An expansion that names nothing is never equal to anything.
+    expect(condition({ team: "%%user.custom_data.team" }, employee)).toBe(false);
+    expect(condition({ team: { "%ne": "%%user.custom_data.team" } }, employee)).toBe(true);
+  });
+});
