@@ -9,12 +9,12 @@
  *   $or: [ {when₁, filter₁, grant₁}, {when₂, filter₂, grant₂, $nor: [when₁]}, … ]
  *
  * where `whenᵢ` is the role's `apply_when` made a query over the document (its parts over the
- * caller, `%%user`, `%%values`, `%%environment`, are decided here: true, false, or gone), and a
+ * caller, `%%user`, `%%values`, `%%environment`, `%%request`, are decided here: true, false, or gone), and a
  * role that applies to every document ends the list. The filters whose `apply_when` holds are
  * ANDed with it for reads, writes and deletes.
  *
  * Whatever this server does not evaluate (field-level permissions short of the whole document,
- * `%function`, `%%request`, a filter's projection, a comparison of two document fields, an
+ * `%function`, `%%prevRoot`, a filter's projection, a comparison of two document fields, an
  * unknown operator) throws `UnsupportedRule`: the namespace's actions are refused with what it is,
  * never run with more or fewer rights than the app gave.
  */

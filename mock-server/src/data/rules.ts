@@ -13,7 +13,8 @@ import type { StoredUser, Writer } from "../store/store.ts";
 import type { Document } from "./documents.ts";
 import { namesCustomData, type RuleAction, roleCondition, UnsupportedRule } from "./role-rules.ts";
 
-export type Principal = { kind: "system" } | { kind: "user"; user: StoredUser };
+/** Who runs an action: the system (no rules), or a user, with the request it came in (`%%request`). */
+export type Principal = { kind: "system" } | { kind: "user"; user: StoredUser; request?: () => Document };
 
 /** A user all of whose identities are anonymous (held to the anonymous users' limits). */
 export const isAnonymousUser = (user: StoredUser) =>
@@ -80,7 +81,12 @@ export class Rules {
   }
 
   /** What the namespace's roles and filters let the user do (role-rules.ts). */
-  private roles(user: StoredUser, database: string, collection: string, action: RuleAction): RuleFilter {
+  private roles(
+    { user, request }: { user: StoredUser; request?: () => Document },
+    database: string,
+    collection: string,
+    action: RuleAction,
+  ): RuleFilter {
     const rule = this.rule(database, collection);
     const config = this.config;
     const expansions: Expansions = {
@@ -96,9 +102,11 @@ export class Rules {
       },
       values: (config.values ?? {}) as Document,
       environment: { tag: config.environment?.tag ?? "", values: config.environment?.values ?? {} },
-      request: () => {
-        throw new ExpressionError("%%request is not evaluated in data access rules by this server");
-      },
+      request:
+        request ??
+        (() => {
+          throw new ExpressionError("%%request is not available to this action (no client request)");
+        }),
     };
     try {
       const condition = roleCondition(rule, action, expansions);
@@ -114,7 +122,7 @@ export class Rules {
     if (principal.kind === "system") return {};
     const rule = this.rule(database, collection);
     if (rule.roles !== undefined || rule.filters !== undefined)
-      return this.roles(principal.user, database, collection, action);
+      return this.roles(principal, database, collection, action);
     if (action === "write") return this.filter(principal, rule.write);
     return this.filter(principal, rule[action] ?? rule.write);
   }

@@ -199,7 +199,10 @@ export class AppFunctions implements SandboxHost {
     return this.execute(fn, argsText, {
       name,
       callText,
-      principal: system ? { kind: "system" } : options.user ? { kind: "user", user: options.user } : { kind: "system" },
+      principal:
+        system || !options.user
+          ? { kind: "system" }
+          : { kind: "user", user: options.user, ...(options.request ? { request: options.request } : {}) },
       deadline: Date.now() + timeout,
       argsInBody: options.argsInBody,
     });

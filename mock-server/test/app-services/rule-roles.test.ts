@@ -16,8 +16,14 @@ let cid: { access_token: string; user_id: string };
 const staff = { database: "hr", collection: "staff" };
 
 beforeAll(async () => {
-  app = await testApp({ logLevel: "error" });
+  app = await testApp({ logLevel: "error", allowFunctionSource: true });
   appId = await newApp(app, {
+    functions: {
+      offices: {
+        source:
+          "exports = () => context.services.get('mongodb-atlas').db('hr').collection('offices').find({}).toArray();",
+      },
+    },
     customUserData: { enabled: true, database: "hr", collection: "people", userIdField: "user_id" },
     rules: {
       "hr.staff": {
@@ -42,7 +48,9 @@ beforeAll(async () => {
         filters: [],
       },
       "hr.secret": { roles: [{ name: "titles", apply_when: {}, fields: { title: { read: true } } }] },
-      "hr.offices": { roles: [{ name: "near", apply_when: { "%%request.remoteIPAddress": "127.0.0.1" }, read: true }] },
+      "hr.offices": {
+        roles: [{ name: "from here", apply_when: { "%%request.remoteIPAddress": "127.0.0.1" }, read: true }],
+      },
     },
   });
   [ann, bob, cid] = [
@@ -108,11 +116,34 @@ describe("roles of an exported app", () => {
       error_code: "MongoDBError",
       link: expect.any(String),
     });
-    const request = await action(ann, "insertOne", { database: "hr", collection: "offices", document: { a: 1 } });
-    expect(request.body).toMatchObject({
-      error:
-        "the rules of 'hr.offices' cannot be evaluated here: %%request is not evaluated in data access rules by this server",
-      error_code: "MongoDBError",
+  });
+
+  it("reads %%request of the client's call, and of a function's that the client called", async () => {
+    await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/hr/offices`,
+      payload: { documents: [{ city: "Lyon" }] },
     });
+    const offices = { database: "hr", collection: "offices", query: {} };
+    const from = (remoteAddress: string) =>
+      app.inject({
+        method: "POST",
+        url: `/api/client/v2.0/app/${appId}/functions/call`,
+        headers: { authorization: `Bearer ${ann.access_token}` },
+        payload: { name: "find", service: "mongodb-atlas", arguments: [offices] },
+        remoteAddress,
+      });
+    expect((await from("127.0.0.1")).json()).toEqual([{ _id: expect.anything(), city: "Lyon" }]);
+    expect((await from("192.0.2.7")).json()).toEqual([]);
+    const throughFunction = (remoteAddress: string) =>
+      app.inject({
+        method: "POST",
+        url: `/api/client/v2.0/app/${appId}/functions/call`,
+        headers: { authorization: `Bearer ${ann.access_token}` },
+        payload: { name: "offices", arguments: [] },
+        remoteAddress,
+      });
+    expect((await throughFunction("127.0.0.1")).json()).toEqual([{ _id: expect.anything(), city: "Lyon" }]);
+    expect((await throughFunction("192.0.2.7")).json()).toEqual([]);
   });
 });

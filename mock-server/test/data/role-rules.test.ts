@@ -151,6 +151,9 @@ describe("roles", () => {
       refused({ roles: [{ apply_when: { "%%true": { "%function": { name: "isAdmin" } } }, read: true }] }),
     ).toThrow(UnsupportedRule);
     expect(refused({ roles: [{ apply_when: { a: "%%root.b" }, read: true }] })).toThrow(UnsupportedRule);
+    expect(refused({ roles: [{ apply_when: {}, write: { "%%prevRoot": { "%exists": false } } }] }, "write")).toThrow(
+      UnsupportedRule,
+    );
     expect(refused({ roles: [{ apply_when: { a: { "%regex": "x" } }, read: true }] })).toThrow(UnsupportedRule);
     expect(
       refused({ roles: [{ read: true }], filters: [{ apply_when: {}, query: {}, projection: { secret: 0 } }] }),

@@ -1419,7 +1419,7 @@ export interface components {
          *     Services expressions: a field's name (or `%%root.<field>`) is the document's, `%%user`,
          *     `%%values` and `%%environment` expand; `document_filters` are MongoDB queries over the
          *     documents. Fields and parts this server does not evaluate (field-level permissions short
-         *     of the whole document, `%function`, `%%request`) refuse the namespace's actions rather
+         *     of the whole document, `%function`, `%%prevRoot`) refuse the namespace's actions rather
          *     than grant anything.
          */
         RuleRole: {

@@ -15,6 +15,7 @@ import { addressKey } from "../../http/client-address.ts";
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
 import type { OpenStream, StreamCap } from "../../runtime/streams.ts";
 import { redactUrl } from "../../state/journal.ts";
+import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
 import { changeDocument, encodeChange, streamErrors, type WatchSpec, watchMatcher } from "./change-stream.ts";
 
@@ -74,8 +75,9 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   if (call.name !== "watch") throw errors.functionNotFound(String(call.name ?? ""));
   const spec = watchSpec(call.arguments);
   const rules = new Rules(app.config, (id) => app.customUserDocument(id));
-  await rules.prepare({ kind: "user", user });
-  const readFilter = rules.read({ kind: "user", user }, spec.database, spec.collection);
+  const principal = { kind: "user" as const, user, request: requestExpansion(request) };
+  await rules.prepare(principal);
+  const readFilter = rules.read(principal, spec.database, spec.collection);
   let matches: ReturnType<typeof watchMatcher>;
   try {
     matches = watchMatcher(spec, readFilter ?? {}, queryLimitsOf(app.config), `${app.appId}:${user.id}`);

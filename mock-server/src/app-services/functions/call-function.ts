@@ -3,6 +3,7 @@ import { fromEJSONInSlices } from "../../data/ejson-in-slices.ts";
 import { isMongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { slicedFrom } from "../../http/json-body.ts";
+import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
 
 const badArguments = (error: unknown) =>
@@ -34,7 +35,10 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     if (!isMongoAction(name)) throw errors.functionNotFound(name);
     const [argument] = await parseActionArguments(args, (request.jsonText?.length ?? 0) >= slicedFrom);
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
-    text = await new MongoService(app, { kind: "user", user }).runText(name, argument);
+    text = await new MongoService(app, { kind: "user", user, request: requestExpansion(request) }).runText(
+      name,
+      argument,
+    );
   } else {
     // The function's process reads and checks the arguments (and answers 400 when it cannot): their
     // text, or a large body whole, which the main thread then does not write again (the body was
@@ -47,13 +51,7 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
       fromClient: true,
       argsInBody,
       args: () => args,
-      request: () => ({
-        httpMethod: request.method,
-        httpReferrer: request.headers.referer ?? "",
-        httpUserAgent: request.headers["user-agent"] ?? "",
-        rawQueryString: request.url.split("?")[1] ?? "",
-        remoteIPAddress: request.ip,
-      }),
+      request: requestExpansion(request),
     });
   }
   return reply.code(200).type("application/json").send(text);
