@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Large request bodies against everyone else (docs/decisions/0024-large-bodies-in-slices.md): one
 // client sends bodies of many megabytes — a 10 MB call to a function that does not exist, a 15 MB
-// string argument, an insertMany of 150,000 small documents — while another client asks
+// string argument, an insertMany of 150,000 small documents, a find whose filter has 200,000
+// conditions and an insertOne of a document of 200,000 fields — while another client asks
 // `GET …/location` one request after another on its own connection. Prints, per request and store,
 // its status and time and the other client's longest wait (what one large request held it for).
 //
 //   node scripts/hostile-bodies.mjs [--store memory|postgres|both (both)] [--rounds N (2)]
+//                                   [--only TEXT (the requests whose names contain it)]
 //                                   [--cli FILE (another build, e.g. an older commit's
 //                                   mock-server/dist copied to mock-server/dist-old)]
 import { resolve } from "node:path";
@@ -18,6 +20,7 @@ const { values: flags } = parseArgs({
     store: { type: "string", default: "both" },
     rounds: { type: "string", default: "2" },
     cli: { type: "string" },
+    only: { type: "string", default: "" },
   },
 });
 const log = (line) => process.stdout.write(`${line}\n`);
@@ -25,7 +28,8 @@ const script = flags.cli ? resolve(flags.cli) : cli;
 if (!flags.cli) buildEmulator();
 
 const notes = (n) => Array.from({ length: n }, (_, i) => ({ n: i, title: `Note ${i}`, body: "A short note body." }));
-const bodies = {
+const wide = (n, value) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, value(i)]));
+const allBodies = {
   "10 MB call to a missing function": { name: "missing", arguments: [notes(200_000)] },
   "15 MB string argument": { name: "missing", arguments: [{ s: "x".repeat(15_000_000) }] },
   "insertMany of 150,000 documents": {
@@ -33,7 +37,18 @@ const bodies = {
     service: "mongodb-atlas",
     arguments: [{ database: "d", collection: "c", documents: notes(150_000) }],
   },
+  "find with 200,000 conditions": {
+    name: "find",
+    service: "mongodb-atlas",
+    arguments: [{ database: "d", collection: "w", query: wide(200_000, () => ({ $exists: false })) }],
+  },
+  "insertOne of 200,000 fields": {
+    name: "insertOne",
+    service: "mongodb-atlas",
+    arguments: [{ database: "d", collection: "w", document: wide(200_000, (i) => i) }],
+  },
 };
+const bodies = Object.fromEntries(Object.entries(allBodies).filter(([name]) => name.includes(flags.only)));
 const lifted = {
   documentsPerAnonymousUser: 10_000_000,
   documentBytesPerAnonymousUser: 2 ** 40,

@@ -8,7 +8,6 @@
  */
 
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { parseChunked } from "@discoveryjs/json-ext";
 import type { FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
 
@@ -40,28 +39,68 @@ const forbiddenKey = () =>
 const notJson = (error: unknown) =>
   new JsonBodyError(`the body is not valid JSON: ${(error as Error).message}`, "JSON_SYNTAX");
 
+/** JSON's whitespace (not String.prototype.trim's, which takes more). */
+function isBlank(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return false;
+  }
+  return true;
+}
+
+/** A syntax error at the first character of `text` from `from` that is not whitespace. */
+function unexpected(text: string, from: number): JsonBodyError {
+  let at = from;
+  while (at < text.length && isBlank(text, at, at + 1)) at++;
+  if (at >= text.length) return notJson(new SyntaxError("Unexpected end of JSON input"));
+  return notJson(new SyntaxError(`Unexpected token '${text[at]}' in JSON at position ${at}`));
+}
+
+/** A container being built by the sliced parse, and where its members not yet read start. */
+interface Frame {
+  readonly value: Record<string, unknown> | unknown[];
+  /** Where the members not yet read start: after the container's bracket or a comma. */
+  pending: number;
+  /** Whether `pending` follows a comma (so what follows may not be empty). */
+  afterComma: boolean;
+  /** Just after a member built as a frame of its own closed: where it closed; else -1. */
+  closedAt: number;
+}
+
 /**
- * The nesting of a JSON text read a part at a time, scanning strings correctly: its depth, and
- * whether its brackets pair up (what the sliced parse relies on; the slices' JSON.parse checks
- * everything between them).
+ * Reads a JSON text's structure a part at a time — each character once, strings skipped with
+ * indexOf — refusing nesting past the limit and brackets that do not pair. For the sliced parse it
+ * also builds the containers open at the end of each part (`open`) and reads the members between
+ * part ends with JSON.parse, wrapped in their container's brackets (`read`): every character is
+ * parsed once and every member added once, so the work is linear in the text whatever its shape
+ * (`@discoveryjs/json-ext`, used before, looked through the whole of an object at each slice it
+ * spanned: a 200,000-key object took seconds). Its result is JSON.parse's, key order and duplicate
+ * keys included (a member built later replaces an earlier one where the earlier one stood).
  */
-class BracketScan {
-  private readonly open: number[] = [];
+class JsonReader {
+  /** Where the root value closed (-1 until it has). */
+  end = -1;
+  root: Record<string, unknown> | unknown[] | undefined;
+  private depth = 0;
   private inString = false;
   private escaped = false;
-  private read = 0;
-  max = 0;
+  /** The next `"` and `\` at or past where the scan is (found once, kept until passed). */
+  private quote = -1;
+  private slash = -1;
+  /** Per level (1 is the root's contents): the code of its closing bracket, where its opening one is, where its current member starts. */
+  private readonly closers: number[] = [0];
+  private readonly openAt: number[] = [0];
+  private readonly memberAt: number[] = [0];
+  /** The containers built so far that are still open, outermost first (level n's is frames[n - 1]). */
+  private readonly frames: Frame[] = [];
 
-  /** Reads the next part; throws past `limit` levels, or at a bracket that closes nothing open. */
-  next(text: string, limit: number): void {
-    const { open } = this;
-    let { inString, escaped } = this;
-    // Inside a string only `"` and `\` matter: found by indexOf (native), each looked for again
-    // only once passed, so a long string costs a search, not a loop, and no text costs more than
-    // one pass.
-    let quote = -1;
-    let slash = -1;
-    for (let i = 0; i < text.length; i++) {
+  constructor(private readonly text: string) {}
+
+  /** Reads the text from `from` to `to` (or to where the root value closes). */
+  scan(from: number, to: number): void {
+    const { text, closers, openAt, memberAt, frames } = this;
+    let { depth, inString, escaped, quote, slash } = this;
+    for (let i = from; i < to; i++) {
       if (inString) {
         if (escaped) {
           escaped = false;
@@ -70,42 +109,134 @@ class BracketScan {
         if (quote < i) quote = text.indexOf('"', i) >>> 0;
         if (slash < i) slash = text.indexOf("\\", i) >>> 0;
         if (slash < quote) {
+          if (slash >= to) break; // the string goes on in the next part
           i = slash;
           escaped = true;
-        } else if (quote < text.length) {
+        } else if (quote < to) {
           i = quote;
           inString = false;
-        } else break; // the string goes on in the next part
+        } else break;
         continue;
       }
       const c = text.charCodeAt(i);
       if (c === 34 /* " */) inString = true;
       else if (c === 123 /* { */ || c === 91 /* [ */) {
-        open.push(c + 2);
-        if (open.length > this.max) {
-          this.max = open.length;
-          if (this.max > limit) throw tooDeep();
-        }
+        if (++depth > maxJsonDepth) throw tooDeep();
+        closers[depth] = c + 2;
+        openAt[depth] = i;
+        memberAt[depth] = i + 1;
+      } else if (c === 44 /* , */) {
+        memberAt[depth] = i + 1;
+        if (depth !== 0 && depth === frames.length) this.separated(frames[depth - 1]!, i);
       } else if (c === 125 /* } */ || c === 93 /* ] */) {
-        if (open.pop() !== c)
-          throw notJson(new SyntaxError(`Unexpected token '${text[i]}' in JSON at position ${this.read + i}`));
+        if (closers[depth] !== c) throw unexpected(text, i);
+        if (depth === frames.length) this.closed(i);
+        if (--depth === 0) {
+          this.end = i + 1;
+          break;
+        }
       }
     }
+    this.depth = depth;
     this.inString = inString;
     this.escaped = escaped;
-    this.read += text.length;
+    this.quote = quote;
+    this.slash = slash;
   }
 
-  /** Throws when the text ended inside a string or an open bracket. */
-  end(): void {
-    if (this.inString || this.open.length > 0) throw notJson(new SyntaxError("Unexpected end of JSON input"));
+  /** Builds the containers open where the scan stands and reads the members complete before it. */
+  open(): void {
+    const { text, closers, openAt, memberAt, frames, depth } = this;
+    for (let level = frames.length + 1; level <= depth; level++) {
+      const value = closers[level] === 125 ? {} : [];
+      const parent = frames[level - 2];
+      if (parent === undefined) this.root = value;
+      else {
+        const start = memberAt[level - 1]!;
+        if (start > parent.pending) this.read(parent, start - 1, false);
+        if (parent.closedAt >= 0) throw unexpected(text, parent.closedAt);
+        const head = openAt[level]!;
+        if (Array.isArray(parent.value)) {
+          if (!isBlank(text, start, head)) throw unexpected(text, start);
+          parent.value.push(value);
+        } else parent.value[this.key(start, head)] = value;
+      }
+      frames.push({ value, pending: openAt[level]! + 1, afterComma: false, closedAt: -1 });
+    }
+    const innermost = frames[depth - 1];
+    if (innermost !== undefined && memberAt[depth]! > innermost.pending)
+      this.read(innermost, memberAt[depth]! - 1, false);
+  }
+
+  /** The result, once the text is all read. */
+  finish(start: number): unknown {
+    if (this.end < 0) throw notJson(new SyntaxError("Unexpected end of JSON input"));
+    if (!isBlank(this.text, this.end, this.text.length)) throw unexpected(this.text, this.end);
+    return this.root ?? parseSlice(this.text.slice(start, this.end), start);
+  }
+
+  /** A comma between the members of the innermost container built. */
+  private separated(frame: Frame, at: number): void {
+    if (frame.closedAt < 0) return;
+    if (!isBlank(this.text, frame.closedAt, at)) throw unexpected(this.text, frame.closedAt);
+    frame.closedAt = -1;
+    frame.pending = at + 1;
+    frame.afterComma = true;
+  }
+
+  /** The closing bracket of the innermost container built. */
+  private closed(at: number): void {
+    const frame = this.frames.pop()!;
+    this.read(frame, at, true);
+    const parent = this.frames.at(-1);
+    if (parent !== undefined) parent.closedAt = at + 1;
+  }
+
+  /** Reads a container's members from where it stands to `to` (a comma, or its closing bracket when `last`). */
+  private read(frame: Frame, to: number, last: boolean): void {
+    const { text } = this;
+    if (frame.closedAt >= 0) {
+      if (!isBlank(text, frame.closedAt, to)) throw unexpected(text, frame.closedAt);
+    } else if (isBlank(text, frame.pending, to)) {
+      // Nothing before a comma, or after the last one.
+      if (!last || frame.afterComma) throw unexpected(text, frame.pending);
+    } else if (Array.isArray(frame.value)) {
+      const items = parseSlice(`[${text.slice(frame.pending, to)}]`, frame.pending - 1) as unknown[];
+      // (One at a time: spreading many arguments would overflow the stack.)
+      for (const item of items) frame.value.push(item);
+    } else Object.assign(frame.value, parseSlice(`{${text.slice(frame.pending, to)}}`, frame.pending - 1));
+    frame.pending = to + 1;
+    frame.afterComma = true;
+  }
+
+  /** An object member's key, from its start to its value's opening bracket (`"key" :`). */
+  private key(start: number, end: number): string {
+    const head = this.text.slice(start, end);
+    const colon = head.lastIndexOf(":");
+    if (colon < 0 || !isBlank(head, colon + 1, head.length)) throw unexpected(this.text, start);
+    const key = parseSlice(head.slice(0, colon), start);
+    if (typeof key !== "string") throw unexpected(this.text, start);
+    return key;
+  }
+}
+
+/** JSON.parse of a part of the body that starts at `offset`, its error's position made the body's. */
+function parseSlice(text: string, offset: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const message = (error as Error).message.replace(
+      /position (\d+)/,
+      (_, at: string) => `position ${Number(at) + offset}`,
+    );
+    throw notJson(new SyntaxError(message));
   }
 }
 
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === "") return undefined;
   try {
-    new BracketScan().next(text, maxJsonDepth);
+    new JsonReader(text).scan(0, text.length);
   } catch (error) {
     // Past the depth, or brackets that do not pair: JSON.parse names the latter its own way.
     if ((error as JsonBodyError).code === "JSON_TOO_DEEP") throw error;
@@ -129,7 +260,7 @@ function keyPattern(name: string): string {
 
 /**
  * A `__proto__` key anywhere in the text. Looked for in the text, not the result: the slices'
- * objects are merged by assignment, where such a key would set the merged object's prototype. (A
+ * members are added to their containers by assignment, where such a key would set a prototype. (A
  * `"` inside a string is escaped, so a match is such a key or the end of one, `"a\"__proto__":`.)
  */
 const protoKey = new RegExp(keyPattern("__proto__"));
@@ -158,26 +289,23 @@ async function holdsConstructorPrototype(root: unknown): Promise<boolean> {
   return false;
 }
 
-/** Parses a large body a slice at a time (json-ext joins what JSON.parse makes of each slice). */
+/** Parses a large body a slice at a time, giving other requests a turn between slices (JsonReader). */
 export async function parseJsonBodyInSlices(text: string): Promise<unknown> {
-  if (text.trim() === "") return undefined;
+  let start = 0;
+  while (start < text.length && isBlank(text, start, start + 1)) start++;
+  if (start === text.length) return undefined;
+  const first = text.charCodeAt(start);
+  // A string or a number cannot be read in parts (nor can it nest).
+  if (first !== 123 /* { */ && first !== 91 /* [ */) return parseJsonBody(text);
   if (protoKey.test(text)) throw forbiddenKey();
-  const brackets = new BracketScan();
-  let parsed: unknown;
-  try {
-    parsed = await parseChunked(async function* slices() {
-      for (let at = 0; at < text.length; at += sliceChars) {
-        const slice = text.slice(at, at + sliceChars);
-        brackets.next(slice, maxJsonDepth);
-        yield slice;
-        await nextTurn();
-      }
-      // (json-ext 1.1 answers a text whose outermost brackets never close with what it has read.)
-      brackets.end();
-    });
-  } catch (error) {
-    throw error instanceof JsonBodyError ? error : notJson(error);
+  const reader = new JsonReader(text);
+  for (let at = start; reader.end < 0 && at < text.length; at += sliceChars) {
+    reader.scan(at, Math.min(at + sliceChars, text.length));
+    if (reader.end >= 0) break;
+    reader.open();
+    await nextTurn();
   }
+  const parsed = reader.finish(start);
   if (constructorKey.test(text) && (await holdsConstructorPrototype(parsed))) throw forbiddenKey();
   return parsed;
 }

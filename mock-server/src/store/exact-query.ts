@@ -44,11 +44,28 @@ function values(condition: unknown, id: boolean): ExactValue[] | null {
   return null;
 }
 
-/** The conditions of an exact query (none: it matches every document), or null when it is not one. */
+/**
+ * The conditions of an exact query (none: it matches every document), or null when it is not one.
+ * Kept for each query object (an action asks more than once; queries are never changed): listing
+ * a very wide query's keys takes a while (70 ms for 200,000 here).
+ */
 export function exactConditions(query: Document): ExactCondition[] | null {
+  let known = decided.get(query);
+  if (known === undefined) {
+    known = decide(query);
+    decided.set(query, known);
+  }
+  return known;
+}
+
+const decided = new WeakMap<Document, ExactCondition[] | null>();
+
+function decide(query: Document): ExactCondition[] | null {
   const found: ExactCondition[] = [];
   const visit = (q: Document): boolean => {
-    for (const [key, condition] of Object.entries(q)) {
+    // (A loop over the keys, not entries: a query that is not exact is told at its first such key.)
+    for (const key in q) {
+      const condition = q[key];
       if (key === "$and" && Array.isArray(condition) && condition.length > 0) {
         if (!condition.every((clause) => isDocument(clause) && visit(clause))) return false;
         continue;

@@ -10,7 +10,6 @@
  * answered in under 100 ms (nine in ten; on a machine busy enough to make them wait longer anyway,
  * within twice a quiet moment's).
  */
-import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deepMerge } from "../../src/config/app-config.ts";
@@ -19,6 +18,7 @@ import { openData, testStore } from "../helpers/app.ts";
 import { expectTextContract, sendChecked } from "../helpers/fetch-contract.ts";
 import { doubling, refusals, shapes, slowExpr } from "../helpers/hostile-shapes.ts";
 import { listening } from "../helpers/listen.ts";
+import { mainThreadHeld } from "../helpers/main-thread.ts";
 import { openWatch, type WatchReader } from "../helpers/watch.ts";
 
 let server: { app: FastifyInstance; url: string };
@@ -94,28 +94,6 @@ interface Outcome {
   others: number;
   /** The most CPU time the main thread spent between two turns of a 2 ms timer. */
   heldMs: number;
-}
-
-/**
- * The main thread's CPU time (Linux: its schedstat), so that a stall of the event loop is told
- * apart from a machine too busy to schedule it: what the server's own work held, not the load.
- */
-function mainThreadHeld() {
-  const path = `/proc/self/task/${process.pid}/schedstat`;
-  const cpuMs = () => Number(readFileSync(path, "utf8").split(" ")[0]) / 1e6;
-  let last = cpuMs();
-  let held = 0;
-  const take = () => {
-    const now = cpuMs();
-    held = Math.max(held, now - last);
-    last = now;
-  };
-  const timer = setInterval(take, 2);
-  return () => {
-    clearInterval(timer);
-    take();
-    return held;
-  };
 }
 
 /**

@@ -27,6 +27,10 @@ const shapes: Record<string, string> = {
   }),
   "numbers and literals": JSON.stringify([Array.from({ length: 10_000 }, (_, i) => [i / 7, -i, null, true, false])]),
   "duplicate keys": `{"a":1,"pad":${JSON.stringify(notes(10_000))},"b":2,"a":3}`,
+  "an object of 200,000 keys": JSON.stringify({
+    filter: Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, { $exists: false }])),
+  }),
+  "large containers under keys that come back first or again": `{"b":1,"0":${JSON.stringify(notes(8_000))},"a":[1],"c":2,"a":${JSON.stringify(notes(8_000))},"1":{"d":${JSON.stringify(notes(8_000))}}}`,
   "whitespace around values": ` \n{ "x" : [ ${notes(10_000)
     .map((n) => JSON.stringify(n))
     .join(" ,\n ")} ] , "y" : 1 }\n `,
@@ -40,6 +44,9 @@ async function refusal(text: string): Promise<JsonBodyError> {
   expect(error).toBeInstanceOf(JsonBodyError);
   return error as JsonBodyError;
 }
+
+/** An array spanning several slices. */
+const big = JSON.stringify(notes(8_000));
 
 /** A large text with `inner` placed past the first slices. */
 const past = (inner: string) => `{"pad":${JSON.stringify(notes(8_000))},"v":${inner}}`;
@@ -57,6 +64,37 @@ describe("a large body, parsed in slices", () => {
     for (let shift = 0; shift < 12; shift++) {
       const text = `{"p":"${"a".repeat(sliceChars - 6 + shift)}","s":"\\\\\\"\\u00e9😀\\n","t":"${"b".repeat(slicedFrom)}"}`;
       expect(await parseJsonBodyInSlices(text)).toStrictEqual(JSON.parse(text));
+    }
+  });
+
+  it("gives what JSON.parse gives for generated shapes, wherever the slices fall", async () => {
+    // A seeded generator (mulberry32) of nested containers large and small, whitespace anywhere.
+    for (let seed = 1; seed <= 6; seed++) {
+      let state = seed;
+      const random = () => {
+        state = (state + 0x6d2b79f5) | 0;
+        let t = Math.imul(state ^ (state >>> 15), 1 | state);
+        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+      };
+      const space = () => [" ", "", "\n ", ""][Math.floor(random() * 4)]!;
+      const value = (depth: number, budget: number): string => {
+        const pick = random();
+        if (depth > 6 || budget < 40 || pick < 0.3)
+          return [JSON.stringify(`s${pick}`), String(Math.floor(pick * 1e6) / 7), "true", "null", "[]", "{}"][
+            Math.floor(random() * 6)
+          ]!;
+        const n = 1 + Math.floor(random() * 60);
+        const parts = Array.from({ length: n }, (_, i) => value(depth + 1, budget / n));
+        const keyed = random() < 0.5;
+        const members = parts.map((part, i) =>
+          keyed ? `${space()}"${random() < 0.2 ? i % 3 : `k${i}`}"${space()}:${space()}${part}` : `${space()}${part}`,
+        );
+        return keyed ? `{${members.join(",")}${space()}}` : `[${members.join(",")}${space()}]`;
+      };
+      let text = "";
+      while (text.length < slicedFrom) text = value(0, 3e6);
+      expect(JSON.stringify(await parseJsonBodyInSlices(text))).toBe(JSON.stringify(JSON.parse(text)));
     }
   });
 
@@ -90,6 +128,20 @@ describe("a large body, parsed in slices", () => {
       past("1").slice(0, -1),
       `${past("1").slice(0, -1)}  `,
       past("tru"),
+      // Around containers that span slices:
+      past(`[${big},]`),
+      past(`[${big} ${big}]`),
+      past(`[${big} 1]`),
+      past(`[,${big}]`),
+      past(`[1,,${big}]`),
+      past(`{"a":${big} "b":1}`),
+      past(`{"a" ${big}}`),
+      past(`{1:${big}}`),
+      past(`{"a":1,:${big}}`),
+      past(`{"a":${big},}`),
+      past(`[${big}}`),
+      `${big} ${big}`,
+      big.slice(0, -1),
     ]) {
       expect((await refusal(bad)).code).toBe("JSON_SYNTAX");
       expect(() => parseJsonBody(bad)).toThrow(JsonBodyError);

@@ -1,6 +1,6 @@
 import { fromEJSON, isDocument } from "../../data/documents.ts";
+import { fromEJSONInSlices } from "../../data/ejson-in-slices.ts";
 import { isMongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
-import { inSlices } from "../../data/turns.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { slicedFrom } from "../../http/json-body.ts";
 import { requestExpansion } from "../request-expansion.ts";
@@ -9,32 +9,16 @@ import { defineRoute } from "../route.ts";
 const badArguments = (error: unknown) =>
   errors.badRequest(`invalid Extended JSON in arguments: ${(error as Error).message}`);
 
-function parseArguments(args: unknown[]): unknown[] {
-  try {
-    return fromEJSON(args) as unknown[];
-  } catch (error) {
-    throw badArguments(error);
-  }
-}
-
 /**
- * A MongoDB action's arguments; an insertMany's many documents are read in slices, so other
- * requests are served meanwhile (docs/decisions/0018-fair-shares.md).
+ * A MongoDB action's arguments: those of a large body are read a part at a time, other requests
+ * served meanwhile (docs/decisions/0024-large-bodies-in-slices.md).
  */
-async function parseActionArguments(args: unknown[]): Promise<unknown[]> {
-  const [first, ...rest] = args;
-  if (!isDocument(first) || !Array.isArray(first.documents) || first.documents.length <= 256)
-    return parseArguments(args);
-  const { documents, ...others } = first;
-  const parsed = parseArguments([others, ...rest]);
-  const read: unknown[] = [];
+async function parseActionArguments(args: unknown[], large: boolean): Promise<unknown[]> {
   try {
-    await inSlices(documents, (doc) => read.push(fromEJSON(doc)));
+    return (large ? await fromEJSONInSlices(args) : fromEJSON(args)) as unknown[];
   } catch (error) {
     throw badArguments(error);
   }
-  (parsed[0] as Record<string, unknown>).documents = read;
-  return parsed;
 }
 
 /**
@@ -49,7 +33,7 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
   if (service !== undefined) {
     if (service !== mongoServiceName) throw errors.serviceNotFound(service);
     if (!isMongoAction(name)) throw errors.functionNotFound(name);
-    const [argument] = await parseActionArguments(args);
+    const [argument] = await parseActionArguments(args, (request.jsonText?.length ?? 0) >= slicedFrom);
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
     text = await new MongoService(app, { kind: "user", user, request: requestExpansion(request) }).runText(
       name,
