@@ -2,7 +2,7 @@
  * How long the database keeps what only grows (`--retention`): mail whose delivery has ended, and
  * confirmation and reset tokens past their expiry. Sessions past their lifetime need no period: an
  * expired session already answers as one not found, so it goes as soon as it expires. The sweeps
- * that apply them are runtime/retention-sweeper.ts; see docs/decisions/0029-retention.md.
+ * that apply them are runtime/retention-sweeper.ts; see docs/decisions/0030-retention.md.
  */
 export interface Retention {
   /**

@@ -4,7 +4,7 @@
  * batches of bounded statements until a batch comes back short. Several instances may sweep at
  * once: each statement skips rows another holds. A failure (the database away) ends the sweep
  * with what it removed so far, every batch being whole; the next sweep goes on from there.
- * See docs/decisions/0029-retention.md.
+ * See docs/decisions/0030-retention.md.
  */
 import { defaultRetention, defaultSweeps, type Retention } from "../config/retention.ts";
 import type { RetentionSweeps } from "../store/store.ts";

@@ -1,5 +1,5 @@
 /**
- * Retention in the database (docs/decisions/0029-retention.md): mail whose delivery ended goes
+ * Retention in the database (docs/decisions/0030-retention.md): mail whose delivery ended goes
  * after its period, mail still queued for delivery never; confirmation and reset tokens go a grace
  * period after they expire (until then a used or expired link keeps its answer); sessions go when
  * they expire, their users' counts kept. Sweeps run in bounded batches, several instances at once.

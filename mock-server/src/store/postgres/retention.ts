@@ -1,5 +1,5 @@
 /**
- * The retention sweeps in PostgreSQL (docs/decisions/0029-retention.md): each call is one
+ * The retention sweeps in PostgreSQL (docs/decisions/0030-retention.md): each call is one
  * statement that removes at most `batch` rows, oldest first, through the index of when they ended
  * (migration 10). The rows are locked as they are chosen and rows locked elsewhere are skipped, so
  * sweeps of several instances at once take different rows and never wait on each other or on a
