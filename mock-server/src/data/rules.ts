@@ -7,8 +7,7 @@
  */
 import type { AppConfig, CollectionRule } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import type { Expansions } from "../functions/can-evaluate.ts";
-import { ExpressionError } from "../functions/can-evaluate.ts";
+import { appExpansions, type Expansions, ExpressionError } from "../functions/can-evaluate.ts";
 import type { StoredUser, Writer } from "../store/store.ts";
 import type { Document } from "./documents.ts";
 import { namesCustomData, type RuleAction, roleCondition, UnsupportedRule } from "./role-rules.ts";
@@ -83,12 +82,10 @@ export class Rules {
   /** What the namespace's roles and filters let the user do (role-rules.ts). */
   private roles(
     { user, request }: { user: StoredUser; request?: () => Document },
-    database: string,
-    collection: string,
+    rule: CollectionRule,
+    [database, collection]: [string, string],
     action: RuleAction,
   ): RuleFilter {
-    const rule = this.rule(database, collection);
-    const config = this.config;
     const expansions: Expansions = {
       user: () => ({
         id: user.id,
@@ -100,8 +97,7 @@ export class Rules {
       args: () => {
         throw new ExpressionError("%%args is not available to data access rules");
       },
-      values: (config.values ?? {}) as Document,
-      environment: { tag: config.environment?.tag ?? "", values: config.environment?.values ?? {} },
+      ...appExpansions(this.config),
       request:
         request ??
         (() => {
@@ -122,7 +118,7 @@ export class Rules {
     if (principal.kind === "system") return {};
     const rule = this.rule(database, collection);
     if (rule.roles !== undefined || rule.filters !== undefined)
-      return this.roles(principal, database, collection, action);
+      return this.roles(principal, rule, [database, collection], action);
     if (action === "write") return this.filter(principal, rule.write);
     return this.filter(principal, rule[action] ?? rule.write);
   }

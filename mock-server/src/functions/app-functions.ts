@@ -11,7 +11,7 @@ import type { Principal } from "../data/rules.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { EventBus } from "../state/events.ts";
 import type { StoredUser } from "../store/store.ts";
-import { allowsEveryone, type Expansions, ExpressionError, evaluate } from "./can-evaluate.ts";
+import { allowsEveryone, appExpansions, type Expansions, ExpressionError, evaluate } from "./can-evaluate.ts";
 import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
 import { BadArguments, ExecutionMemoryLimit, ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
 
@@ -220,8 +220,7 @@ export class AppFunctions implements SandboxHost {
           throw errors.badRequest(`invalid Extended JSON in arguments: ${(error as Error).message}`);
         }
       },
-      values: (config.values ?? {}) as Document,
-      environment: { tag: config.environment?.tag ?? "", values: config.environment?.values ?? {} },
+      ...appExpansions(config),
       request: options.request ?? (() => ({})),
     };
     let allowed: boolean;

@@ -11,6 +11,7 @@
  * value operators `%stringToOid` / `%oidToString`.
  */
 import { ObjectId } from "bson";
+import type { AppConfig } from "../config/app-config.ts";
 import { type Document, idKey, isDocument } from "../data/documents.ts";
 
 /** What the expansions stand for in one call (each read only when the expression names it). */
@@ -20,6 +21,14 @@ export interface Expansions {
   values: Document;
   environment: Document;
   request: () => Document;
+}
+
+/** `%%values` and `%%environment`: the app's values and environment, the same for every caller. */
+export function appExpansions(config: AppConfig): Pick<Expansions, "values" | "environment"> {
+  return {
+    values: (config.values ?? {}) as Document,
+    environment: { tag: config.environment?.tag ?? "", values: config.environment?.values ?? {} },
+  };
 }
 
 /** An expression this server cannot evaluate (an unknown operator, `%function`, a wrong shape). */
