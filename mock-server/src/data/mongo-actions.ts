@@ -47,7 +47,7 @@ import {
   type UpdateSpec,
 } from "./query-jobs.ts";
 import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
-import { narrow, type Principal, Rules, writerOf } from "./rules.ts";
+import { narrow, type Principal, type Rules, rulesOf, type UserPrincipal, writerOf } from "./rules.ts";
 import { Turns } from "./turns.ts";
 
 export const mongoServiceName = "mongodb-atlas";
@@ -125,6 +125,8 @@ export interface MongoApp {
   readonly data: DocumentStore;
   /** The user's custom data document, for rules that name `%%user.custom_data`. */
   customUserDocument?(userId: string): Promise<Document | undefined>;
+  /** Runs one of the app's functions for a rule's `%function`, as the user. */
+  callRuleFunction?(name: string, args: unknown[], principal: UserPrincipal): Promise<unknown>;
 }
 
 interface UpdateResult {
@@ -158,7 +160,7 @@ export class MongoService {
     private readonly app: MongoApp,
     private readonly principal: Principal,
   ) {
-    this.rules = new Rules(app.config, app.customUserDocument ? (id) => app.customUserDocument!(id) : undefined);
+    this.rules = rulesOf(app);
     this.limits = queryLimitsOf(app.config);
     this.lane = `${app.appId ?? ""}:${principal.kind === "user" ? principal.user.id : "system"}`;
   }
@@ -362,17 +364,17 @@ export class MongoService {
   }
 
   private async executeAction(action: MongoAction, args: Document, asText: boolean): Promise<unknown> {
-    await this.rules.prepare(this.principal);
+    const database = requireString(args, "database");
+    const name = requireString(args, "collection");
+    const invalid = namespaceError(database, name);
+    if (invalid !== undefined) throw errors.mongo(invalid);
+    await this.rules.prepare(this.principal, database, [name]);
     const evaluation = this.evaluation(action);
     this.budget = {
       deadline: evaluation.deadline,
       maxExamined: docsExaminedLimitOf(this.app.config),
       examined: 0,
     };
-    const database = requireString(args, "database");
-    const name = requireString(args, "collection");
-    const invalid = namespaceError(database, name);
-    if (invalid !== undefined) throw errors.mongo(invalid);
     const reply = (value: unknown) => (asText ? toEJSONText(value) : value);
     const read = (job: ReadJob, docs: Document[], others?: Record<string, Document[]>) =>
       asText ? readText(evaluation, job, docs, others) : readValue(evaluation, job, docs, others);
@@ -514,7 +516,9 @@ export class MongoService {
     // The other collections the pipeline reads, each as its read rule lets the caller see it.
     const filters: Record<string, Document> = {};
     const others: Record<string, Document[]> = {};
-    for (const other of referencedCollections(pipeline)) {
+    const referenced = referencedCollections(pipeline);
+    await this.rules.prepare(this.principal, database, [...referenced]);
+    for (const other of referenced) {
       const otherFilter = this.rules.read(this.principal, database, other);
       if (otherFilter === null) continue;
       filters[other] = otherFilter;

@@ -13,13 +13,16 @@
  * role that applies to every document ends the list. The filters whose `apply_when` holds are
  * ANDed with it for reads, writes and deletes.
  *
+ * A `%function` has been called before (Rules.prepare): its value is what the function returned.
+ *
  * Whatever this server does not evaluate (field-level permissions short of the whole document,
- * `%function`, `%%prevRoot`, a filter's projection, a comparison of two document fields, an
- * unknown operator) throws `UnsupportedRule`: the namespace's actions are refused with what it is,
+ * `%%prevRoot`, a filter's projection, a comparison of two document fields, an unknown operator)
+ * throws `UnsupportedRule`: the namespace's actions are refused with what it is,
  * never run with more or fewer rights than the app gave.
  */
 import type { CollectionRule } from "../config/app-config.ts";
 import {
+  Computed,
   type Expansions,
   ExpressionError,
   expand,
@@ -166,7 +169,7 @@ export function expandQuery(query: unknown, expansions: Expansions): Condition {
   if (!isDocument(query)) throw unsupported("a query that is not true, false or a document");
   let names = false;
   const walk = (value: unknown): unknown => {
-    if (typeof value === "string" && value.startsWith("%%")) {
+    if (value instanceof Computed || (typeof value === "string" && value.startsWith("%%"))) {
       const found = expanded(value, expansions);
       if (found === undefined) names = true;
       return found === undefined ? missing : found;

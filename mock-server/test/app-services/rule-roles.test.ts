@@ -5,9 +5,12 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, call, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, call, mongoAction, newApp } from "../helpers/app.ts";
+import { listening } from "../helpers/listen.ts";
+import { openWatch } from "../helpers/watch.ts";
 
 let app: FastifyInstance;
+let url: string;
 let appId: string;
 let ann: { access_token: string; user_id: string };
 let bob: { access_token: string; user_id: string };
@@ -16,12 +19,26 @@ let cid: { access_token: string; user_id: string };
 const staff = { database: "hr", collection: "staff" };
 
 beforeAll(async () => {
-  app = await testApp({ logLevel: "error", allowFunctionSource: true });
+  ({ app, url } = await listening({ logLevel: "error", allowFunctionSource: true }));
   appId = await newApp(app, {
     functions: {
       offices: {
         source:
           "exports = () => context.services.get('mongodb-atlas').db('hr').collection('offices').find({}).toArray();",
+      },
+      // Called by rules (`%function`): private, one as system (it reads a collection without rules).
+      isReviewer: {
+        source: `exports = async (id) => context.user.id === id &&
+          (await context.services.get('mongodb-atlas').db('hr').collection('people').count({ user_id: id, reviews: true })) > 0;`,
+        private: true,
+        runAsSystem: true,
+      },
+      unavailable: { source: "exports = () => { throw new Error('directory unavailable'); };", private: true },
+      // As the caller: it counts the collection whose rule calls it, so the rule calls it again.
+      loops: {
+        source:
+          "exports = async () => (await context.services.get('mongodb-atlas').db('hr').collection('loop').count({})) >= 0;",
+        private: true,
       },
     },
     customUserData: { enabled: true, database: "hr", collection: "people", userIdField: "user_id" },
@@ -51,6 +68,27 @@ beforeAll(async () => {
       "hr.offices": {
         roles: [{ name: "from here", apply_when: { "%%request.remoteIPAddress": "127.0.0.1" }, read: true }],
       },
+      "hr.reviews": {
+        roles: [
+          {
+            name: "reviewer",
+            apply_when: { "%%true": { "%function": { name: "isReviewer", arguments: ["%%user.id"] } } },
+            read: true,
+            write: true,
+          },
+          { name: "author", apply_when: { author: "%%user.id" }, read: true },
+        ],
+      },
+      "hr.drafts": {
+        roles: [
+          {
+            apply_when: { "%%true": { "%function": { name: "isReviewer", arguments: ["%%root.author"] } } },
+            read: true,
+          },
+        ],
+      },
+      "hr.broken": { roles: [{ apply_when: { "%%true": { "%function": { name: "unavailable" } } }, read: true }] },
+      "hr.loop": { roles: [{ apply_when: { "%%true": { "%function": { name: "loops" } } }, read: true }] },
     },
   });
   [ann, bob, cid] = [
@@ -64,7 +102,11 @@ beforeAll(async () => {
       url: `/_mock/v1/apps/${appId}/data/hr/${collection}`,
       payload: { documents },
     });
-  await seed("people", [{ user_id: bob.user_id, manages: [ann.user_id] }]);
+  await seed("people", [{ user_id: bob.user_id, manages: [ann.user_id], reviews: true }]);
+  await seed(
+    "reviews",
+    [ann, bob, cid].map(({ user_id }) => ({ author: user_id })),
+  );
   await seed(
     "staff",
     [ann, bob, cid].map(({ user_id }, i) => ({ user_id, salary: { $numberInt: String(i + 1) } })),
@@ -145,5 +187,64 @@ describe("roles of an exported app", () => {
       });
     expect((await throughFunction("127.0.0.1")).json()).toEqual([{ _id: expect.anything(), city: "Lyon" }]);
     expect((await throughFunction("192.0.2.7")).json()).toEqual([]);
+  });
+
+  it("calls a role's %function as the caller and applies what it returned, to a change stream too", async () => {
+    const reviews = { database: "hr", collection: "reviews" };
+    const authors = async (as: typeof ann) =>
+      ((await action(as, "find", { ...reviews, query: {} })).body as { author: string }[])
+        .map((doc) => doc.author)
+        .sort();
+    // Bob's custom data says he reviews: every document; Ann's role is the author's.
+    expect(await authors(bob)).toEqual([ann.user_id, bob.user_id, cid.user_id].sort());
+    expect(await authors(ann)).toEqual([ann.user_id]);
+    const edit = (as: typeof ann) =>
+      action(as, "updateMany", { ...reviews, query: {}, update: { $set: { seen: true } } });
+    expect((await edit(ann)).body).toMatchObject({ error: "update not permitted", error_code: "MongoDBError" });
+    expect((await edit(bob)).body.matchedCount).toEqual({ $numberInt: "3" });
+    // A pipeline's other collection, as its rule lets the caller see it.
+    const joined = await action(bob, "aggregate", {
+      ...staff,
+      pipeline: [
+        { $match: { user_id: bob.user_id } },
+        { $lookup: { from: "reviews", localField: "user_id", foreignField: "author", as: "reviews" } },
+      ],
+    });
+    expect(joined.body).toEqual([
+      expect.objectContaining({ reviews: [expect.objectContaining({ author: bob.user_id })] }),
+    ]);
+    // A change stream's rule is decided by the same call, when it opens.
+    const stream = await openWatch(url, appId, ann.access_token, reviews);
+    try {
+      expect(stream.response.status).toBe(200);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it("refuses a %function given the document's fields, and answers a rule function's failure", async () => {
+    const drafts = await action(ann, "find", { database: "hr", collection: "drafts", query: {} });
+    expect(drafts.response.statusCode).toBe(400);
+    expect(drafts.body).toMatchObject({
+      error:
+        "the rules of 'hr.drafts' cannot be evaluated here: %function: the expansion %%root.author is not available here",
+      error_code: "MongoDBError",
+    });
+    const refusedStream = await openWatch(url, appId, ann.access_token, { database: "hr", collection: "drafts" });
+    expect(refusedStream.response.status).toBe(400);
+    expect(await refusedStream.response.json()).toMatchObject({ error_code: "MongoDBError" });
+
+    const broken = await action(ann, "find", { database: "hr", collection: "broken", query: {} });
+    expect(broken.response.statusCode).toBe(400);
+    expect(broken.body).toMatchObject({ error_code: "FunctionExecutionError" });
+    expect(broken.body.error).toMatch(/directory unavailable/);
+  });
+
+  it("stops a rule whose function acts on the rule's own collection, a few calls deep", async () => {
+    const loop = await action(ann, "find", { database: "hr", collection: "loop", query: {} });
+    expect(loop.response.statusCode).toBe(400);
+    expect(loop.body.error).toMatch(
+      /the rules of 'hr.loop' cannot be evaluated here: %function, called from the rules of a function's action 3 deep/,
+    );
   });
 });

@@ -9,7 +9,7 @@ import { controlApiServed } from "../../config/options.ts";
 import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import { mongoServiceName } from "../../data/mongo-actions.ts";
 import { queryLimitsOf } from "../../data/query-limits.ts";
-import { isAnonymousUser, Rules } from "../../data/rules.ts";
+import { isAnonymousUser, rulesOf } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
@@ -74,9 +74,9 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   if (call.service !== mongoServiceName) throw errors.serviceNotFound(String(call.service ?? ""));
   if (call.name !== "watch") throw errors.functionNotFound(String(call.name ?? ""));
   const spec = watchSpec(call.arguments);
-  const rules = new Rules(app.config, (id) => app.customUserDocument(id));
+  const rules = rulesOf(app);
   const principal = { kind: "user" as const, user, request: requestExpansion(request) };
-  await rules.prepare(principal);
+  await rules.prepare(principal, spec.database, [spec.collection]);
   const readFilter = rules.read(principal, spec.database, spec.collection);
   let matches: ReturnType<typeof watchMatcher>;
   try {
