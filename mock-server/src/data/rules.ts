@@ -17,7 +17,14 @@ import {
 } from "../functions/can-evaluate.ts";
 import type { StoredUser, Writer } from "../store/store.ts";
 import type { Document } from "./documents.ts";
-import { namesCustomData, type RuleAction, roleCondition, UnsupportedRule } from "./role-rules.ts";
+import {
+  namesCustomData,
+  type ReadShape,
+  type RuleAction,
+  readShape,
+  roleCondition,
+  UnsupportedRule,
+} from "./role-rules.ts";
 
 /**
  * Who runs an action: the system (no rules), or a user, with the request it came in (`%%request`)
@@ -70,6 +77,20 @@ export type CustomDataReader = (userId: string) => Promise<Document | undefined>
 
 /** Runs one of the app's functions for a rule's `%function`, as the user (its own settings apply). */
 export type RuleFunctionCall = (name: string, args: unknown[], principal: UserPrincipal) => Promise<unknown>;
+
+/** The error of an action whose namespace's rules this server does not evaluate. */
+const refusal = (namespace: string, what: string) =>
+  errors.mongo(`the rules of '${namespace}' cannot be evaluated here: ${what}`);
+
+/** What `decide` answers, an UnsupportedRule of the rules of `database.collection` as the action's error. */
+function evaluated<T>(database: string, collection: string, decide: () => T): T {
+  try {
+    return decide();
+  } catch (error) {
+    if (error instanceof UnsupportedRule) throw refusal(`${database}.${collection}`, error.message);
+    throw error;
+  }
+}
 
 const callsFunctionsIn = new WeakMap<CollectionRule, boolean>();
 
@@ -131,7 +152,7 @@ export class Rules {
     rule: CollectionRule,
     namespace: string,
   ): Promise<CollectionRule> {
-    const refuse = (what: string) => errors.mongo(`the rules of '${namespace}' cannot be evaluated here: ${what}`);
+    const refuse = (what: string) => refusal(namespace, what);
     const call = this.callFunction;
     if (!call) throw refuse("%function (this action cannot call the app's functions)");
     const depth = principal.ruleDepth ?? 0;
@@ -170,14 +191,10 @@ export class Rules {
     [database, collection]: [string, string],
     action: RuleAction,
   ): RuleFilter {
-    try {
+    return evaluated(database, collection, () => {
       const condition = roleCondition(rule, action, this.expansions(principal));
       return condition === true ? {} : condition === false ? null : condition;
-    } catch (error) {
-      if (error instanceof UnsupportedRule)
-        throw errors.mongo(`the rules of '${database}.${collection}' cannot be evaluated here: ${error.message}`);
-      throw error;
-    }
+    });
   }
 
   /** What the expansions of an expression stand for, for this caller. */
@@ -209,6 +226,17 @@ export class Rules {
       return this.roles(principal, rule, [database, collection], action);
     if (action === "write") return this.filter(principal, rule.write);
     return this.filter(principal, rule[action] ?? rule.write);
+  }
+
+  /**
+   * How the documents a read returns are cut down for this caller (field-level permissions of
+   * some fields, filters' projections), or undefined when they are returned whole.
+   */
+  readShape(principal: Principal, database: string, collection: string): ReadShape | undefined {
+    if (principal.kind === "system") return undefined;
+    const rule = this.rule(database, collection);
+    if (rule.roles === undefined && rule.filters === undefined) return undefined;
+    return evaluated(database, collection, () => readShape(rule, this.expansions(principal)));
   }
 
   read(principal: Principal, database: string, collection: string): RuleFilter {

@@ -64,7 +64,20 @@ beforeAll(async () => {
         ],
         filters: [],
       },
-      "hr.secret": { roles: [{ name: "titles", apply_when: {}, fields: { title: { read: true } } }] },
+      "hr.secret": { roles: [{ name: "titles", apply_when: {}, fields: { title: { read: true, write: true } } }] },
+      // Each person reads their own document whole, the others' names; nobody reads `internal`.
+      "hr.directory": {
+        roles: [
+          { name: "self", apply_when: { user_id: "%%user.id" }, read: true, write: true },
+          {
+            name: "colleague",
+            apply_when: {},
+            fields: { _id: { read: true }, name: { read: true } },
+            additional_fields: {},
+          },
+        ],
+        filters: [{ name: "no internals", apply_when: {}, query: {}, projection: { internal: 0 } }],
+      },
       "hr.offices": {
         roles: [{ name: "from here", apply_when: { "%%request.remoteIPAddress": "127.0.0.1" }, read: true }],
       },
@@ -103,6 +116,15 @@ beforeAll(async () => {
       payload: { documents },
     });
   await seed("people", [{ user_id: bob.user_id, manages: [ann.user_id], reviews: true }]);
+  await seed(
+    "directory",
+    [ann, bob, cid].map(({ user_id }, i) => ({
+      user_id,
+      name: ["Ann", "Bob", "Cid"][i],
+      salary: { $numberInt: String((i + 1) * 100) },
+      internal: "x",
+    })),
+  );
   await seed(
     "reviews",
     [ann, bob, cid].map(({ user_id }) => ({ author: user_id })),
@@ -150,14 +172,86 @@ describe("roles of an exported app", () => {
   });
 
   it("refuses a namespace whose rules it does not evaluate, saying what, instead of granting anything", async () => {
-    const partial = await action(ann, "find", { database: "hr", collection: "secret", query: {} });
+    await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/hr/secret`,
+      payload: { documents: [{ title: "plan", body: "hidden" }] },
+    });
+    const secret = { database: "hr", collection: "secret" };
+    expect((await action(ann, "find", { ...secret, query: {} })).body).toEqual([{ title: "plan" }]);
+    const partial = await action(ann, "updateOne", { ...secret, query: {}, update: { $set: { title: "x" } } });
     expect(partial.response.statusCode).toBe(400);
     expect(partial.body).toEqual({
       error:
-        "the rules of 'hr.secret' cannot be evaluated here: the field-level permissions of role 'titles' (some fields, not the document)",
+        "the rules of 'hr.secret' cannot be evaluated here: the field-level write permissions of role 'titles' (some fields, not the document)",
       error_code: "MongoDBError",
       link: expect.any(String),
     });
+  });
+
+  it("returns the fields a document's role reads, as the filters project them, to every kind of read", async () => {
+    const directory = { database: "hr", collection: "directory" };
+    const byName = (docs: { name: string }[]) => [...docs].sort((a, b) => a.name.localeCompare(b.name));
+    const found = (await action(ann, "find", { ...directory, query: {} })).body;
+    expect(byName(found)).toEqual([
+      { _id: expect.anything(), user_id: ann.user_id, name: "Ann", salary: { $numberInt: "100" } },
+      { _id: expect.anything(), name: "Bob" },
+      { _id: expect.anything(), name: "Cid" },
+    ]);
+    // The caller's projection applies to what the role shows.
+    expect(
+      (await action(ann, "findOne", { ...directory, query: { name: "Bob" }, project: { salary: 1 } })).body,
+    ).toEqual({ _id: expect.anything() });
+    // A pipeline sees only what the caller may read: Ann's salary is the only one summed.
+    const total = await action(ann, "aggregate", {
+      ...directory,
+      pipeline: [{ $group: { _id: null, total: { $sum: "$salary" }, internal: { $max: "$internal" } } }],
+    });
+    expect(total.body).toEqual([{ _id: null, total: { $numberInt: "100" }, internal: null }]);
+    // … and so does a $lookup of it from another collection.
+    const joined = await action(bob, "aggregate", {
+      ...staff,
+      pipeline: [
+        { $match: { user_id: bob.user_id } },
+        { $lookup: { from: "directory", pipeline: [{ $sort: { name: 1 } }], as: "people" } },
+        { $project: { _id: 0, people: { name: 1, salary: 1 } } },
+      ],
+    });
+    expect(joined.body).toEqual([
+      { people: [{ name: "Ann" }, { name: "Bob", salary: { $numberInt: "200" } }, { name: "Cid" }] },
+    ]);
+    // A write's answer: the document as the filters project it.
+    const raised = await action(bob, "findOneAndUpdate", {
+      ...directory,
+      filter: { user_id: bob.user_id },
+      update: { $inc: { salary: 1 } },
+      returnNewDocument: true,
+    });
+    expect(raised.body).toEqual({
+      _id: expect.anything(),
+      user_id: bob.user_id,
+      name: "Bob",
+      salary: { $numberInt: "201" },
+    });
+  });
+
+  it("sends a change stream the fields of a change its document's role reads", async () => {
+    const directory = { database: "hr", collection: "directory" };
+    const stream = await openWatch(url, appId, ann.access_token, directory);
+    try {
+      expect(stream.response.status).toBe(200);
+      await action(bob, "updateOne", {
+        ...directory,
+        query: { user_id: bob.user_id },
+        update: { $set: { name: "Robert", internal: "changed" }, $unset: { salary: "" } },
+      });
+      const block = await stream.next();
+      const event = JSON.parse((block ?? "").replace(/^data: /, ""));
+      expect(event.fullDocument).toEqual({ _id: expect.anything(), name: "Robert" });
+      expect(event.updateDescription).toMatchObject({ updatedFields: { name: "Robert" }, removedFields: [] });
+    } finally {
+      stream.close();
+    }
   });
 
   it("reads %%request of the client's call, and of a function's that the client called", async () => {

@@ -1420,9 +1420,11 @@ export interface components {
          *     Services expressions: a field's name (or `%%root.<field>`) is the document's, `%%user`,
          *     `%%values`, `%%environment` and `%%request` expand, and a `%function` is called once per
          *     action, as the caller, before the rules apply; `document_filters` are MongoDB queries over
-         *     the documents. Fields and parts this server does not evaluate (field-level permissions
-         *     short of the whole document, a `%function` given the document's fields, `%%prevRoot`)
-         *     refuse the namespace's actions rather than grant anything.
+         *     the documents. Field-level read permissions (`fields`, `additional_fields`: `read` /
+         *     `write` true or false) cut the documents a read returns down to the fields shown. What
+         *     this server does not evaluate (field-level write permissions short of the whole document,
+         *     permissions of embedded fields, a `%function` given the document's fields, `%%prevRoot`)
+         *     refuses the namespace's actions rather than grant anything.
          */
         RuleRole: {
             name?: string;
@@ -1449,7 +1451,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description An App Services query filter: when `apply_when` (over `%%user`, `%%values`, `%%environment`) holds, `query` is ANDed with the query of every read, write and delete. A filter with a `projection` refuses the namespace's actions (not evaluated here). */
+        /** @description An App Services query filter: when `apply_when` (over `%%user`, `%%values`, `%%environment`) holds, `query` is ANDed with the query of every read, write and delete. Its `projection` (MongoDB's) applies to every document a read returns. */
         RuleQueryFilter: {
             name?: string;
             apply_when?: {
