@@ -7,8 +7,15 @@ import { describe, expect, it } from "vitest";
 import type { CollectionRule } from "../../src/config/app-config.ts";
 import { mapRules } from "../../src/config/app-folder.ts";
 import { compileQuery } from "../../src/data/query-engine.ts";
-import { shaper, shaperOf } from "../../src/data/query-jobs.ts";
-import { type Condition, condition, readShape, roleCondition, UnsupportedRule } from "../../src/data/role-rules.ts";
+import { fieldsOf, shaper, shaperOf } from "../../src/data/query-jobs.ts";
+import {
+  type Condition,
+  condition,
+  readShape,
+  roleCondition,
+  UnsupportedRule,
+  writeCuts,
+} from "../../src/data/role-rules.ts";
 import type { Expansions } from "../../src/functions/can-evaluate.ts";
 
 const expansionsOf = (user: Record<string, unknown>): Expansions => ({
@@ -144,10 +151,6 @@ describe("roles", () => {
       (rule: unknown, action: "read" | "write" = "read") =>
       () =>
         roleCondition(mapRules(rule)!, action, employee);
-    const some = { roles: [{ name: "r", apply_when: {}, fields: { title: { read: true, write: true } } }] };
-    expect(refused(some, "write")).toThrow(
-      new UnsupportedRule("the field-level write permissions of role 'r' (some fields, not the document)"),
-    );
     expect(
       refused({
         roles: [{ name: "r", apply_when: {}, fields: { a: { read: true, fields: { b: { read: false } } } } }],
@@ -214,6 +217,23 @@ describe("read shapes", () => {
     expect(shows.shows(people[0]!, "salary", 30)).toBe(true);
     expect(shows.shows(people[0]!, "internal", "z")).toBe(false);
     expect(shows.shows(people[0]!, "internal.part", "z")).toBe(false);
+  });
+
+  it("tells which fields of a document its role writes", () => {
+    const cuts = writeCuts(
+      mapRules({
+        roles: [
+          { name: "owner", apply_when: { owner: "%%user.id" }, write: true },
+          { name: "editor", apply_when: {}, fields: { title: { write: true } }, additional_fields: {} },
+        ],
+      })!,
+      employee,
+    )!;
+    const writable = fieldsOf(cuts);
+    expect(writable({ owner: "u-1", title: "t" })).toBeNull();
+    const editor = writable({ owner: "u-2", title: "t", body: "b" })!;
+    expect([editor("title"), editor("body"), editor("owner")]).toEqual([true, false, false]);
+    expect(writeCuts(employees, employee)).toBeUndefined();
   });
 
   it("leaves documents whole where no role reads only some fields and no filter projects", () => {

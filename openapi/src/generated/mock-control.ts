@@ -1420,11 +1420,11 @@ export interface components {
          *     Services expressions: a field's name (or `%%root.<field>`) is the document's, `%%user`,
          *     `%%values`, `%%environment` and `%%request` expand, and a `%function` is called once per
          *     action, as the caller, before the rules apply; `document_filters` are MongoDB queries over
-         *     the documents. Field-level read permissions (`fields`, `additional_fields`: `read` /
-         *     `write` true or false) cut the documents a read returns down to the fields shown. What
-         *     this server does not evaluate (field-level write permissions short of the whole document,
-         *     permissions of embedded fields, a `%function` given the document's fields, `%%prevRoot`)
-         *     refuses the namespace's actions rather than grant anything.
+         *     the documents. Field-level permissions (`fields`, `additional_fields`: `read` / `write`
+         *     true or false) cut the documents a read returns down to the fields shown, and refuse a
+         *     write of other fields. What this server does not evaluate (permissions of embedded fields,
+         *     a `%function` given the document's fields, `%%prevRoot`) refuses the namespace's actions
+         *     rather than grant anything.
          */
         RuleRole: {
             name?: string;
