@@ -1752,6 +1752,7 @@ export interface components {
             /** @description The app folder its functions load from. */
             appDir?: string | null;
             config: components["schemas"]["AppConfig"];
+            /** @description How far the app's clock is ahead of real time (it only moves forward). */
             clockOffsetMs: number;
             users: components["schemas"]["StoredUser"][];
             userpassAccounts: components["schemas"]["StoredUserpassAccount"][];
@@ -1840,6 +1841,7 @@ export interface components {
             defaultServiceId: string;
             services: components["schemas"]["EmailJsService"][];
             templates: components["schemas"]["EmailJsTemplate"][];
+            /** @description How far the account's clock is ahead of real time (it only moves forward). */
             clockOffsetMs: number;
         };
     };
