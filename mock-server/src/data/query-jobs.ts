@@ -184,12 +184,11 @@ export function shaperOf(shape: ReadShape): Shaper {
       return project(out);
     },
     shows(of, path, value) {
-      const [top, ...rest] = path.split(".");
+      const keys = path.split(".");
       const keep = shown(of);
-      if (keep !== null && !keep(top!)) return false;
+      if (keep !== null && !keep(keys[0]!)) return false;
       if (shape.projections.length === 0) return true;
       // The field alone, projected: shown if it comes out whole.
-      const keys = [top!, ...rest];
       let probe: unknown = value;
       for (const key of [...keys].reverse()) probe = { [key]: probe };
       let found: unknown = project(probe as Document);

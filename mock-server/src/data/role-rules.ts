@@ -18,8 +18,9 @@
  * A `%function` has been called before (Rules.prepare): its value is what the function returned.
  *
  * Whatever this server does not evaluate (permissions of embedded fields or as expressions,
- * `%%prevRoot`, a comparison of two document fields, an unknown operator) throws `UnsupportedRule`: the namespace's actions are refused with what it is,
- * never run with more or fewer rights than the app gave.
+ * `%%prevRoot`, a comparison of two document fields, an unknown operator) throws
+ * `UnsupportedRule`: the namespace's actions are refused with what it is, never run with more or
+ * fewer rights than the app gave.
  */
 import type { CollectionRule } from "../config/app-config.ts";
 import {
