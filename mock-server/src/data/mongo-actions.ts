@@ -555,7 +555,7 @@ export class MongoService {
   private async insert(database: string, name: string, documents: Document[]): Promise<unknown[]> {
     const allowed = this.rules.insert(this.principal, database, name);
     // A role that writes some fields only: a new document may hold no other (but the `_id` added here).
-    const cuts = this.rules.writeCuts(this.principal, database, name);
+    const cuts = this.rules.writeCuts(this.principal, database, name, true);
     const writableFields = cuts ? fieldsOf(cuts) : undefined;
     // Prepared before the write, in slices (an insertMany of many documents lets other requests
     // run meanwhile): each document is this action's own copy from here on. The insert rule is the
@@ -696,6 +696,7 @@ export class MongoService {
     const all = narrow(query, writeFilter);
     const { arrayFilters, ...rest } = options;
     const writeCuts = this.rules.writeCuts(this.principal, database, name);
+    const insertCuts = options.upsert ? this.rules.writeCuts(this.principal, database, name, true) : undefined;
     const job: UpdateJob = {
       kind: "update",
       all,
@@ -704,6 +705,7 @@ export class MongoService {
       writeFilter,
       insertFilter: options.upsert ? this.rules.insert(this.principal, database, name) : null,
       ...(writeCuts ? { writeCuts } : {}),
+      ...(insertCuts ? { insertCuts } : {}),
       ...(Array.isArray(arrayFilters) ? { arrayFilters: arrayFilters as Document[] } : {}),
       options: rest,
     };

@@ -297,6 +297,8 @@ export interface UpdateJob {
   insertFilter: Document | null;
   /** The fields of a document its role lets the caller write, when some roles write some fields only. */
   writeCuts?: FieldCut[];
+  /** The same for the document an upsert inserts. */
+  insertCuts?: FieldCut[];
   arrayFilters?: Document[];
   options: UpdateOptions;
 }
@@ -452,7 +454,8 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
     if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
     checkDocumentSize(doc);
     if (job.insertFilter === null || !passes(job.insertFilter, doc)) throw errors.mongo("insert not permitted");
-    if (job.writeCuts && !writesOnly(fieldsOf(job.writeCuts)(doc), written)) throw errors.mongo("insert not permitted");
+    if (job.insertCuts && !writesOnly(fieldsOf(job.insertCuts)(doc), written))
+      throw errors.mongo("insert not permitted");
     return { kind: "upsert", doc };
   }
   const changes: { index: number; after: Document; paths: string[] }[] = [];

@@ -17,8 +17,10 @@
  *
  * A `%function` has been called before (Rules.prepare): its value is what the function returned.
  *
- * Whatever this server does not evaluate (permissions of embedded fields or as expressions,
- * `%%prevRoot`, a comparison of two document fields, an unknown operator) throws
+ * `{"%%prevRoot": {"%exists": …}}` says whether there is a document before the action (none for an
+ * insert). Whatever this server does not evaluate (permissions of embedded fields or as
+ * expressions, the fields of `%%prevRoot`, a comparison of two document fields, an unknown
+ * operator) throws
  * `UnsupportedRule`: the namespace's actions are refused with what it is, never run with more or
  * fewer rights than the app gave.
  */
@@ -138,6 +140,8 @@ export function condition(expression: unknown, expansions: Expansions): Conditio
       parts.push(key === "%and" ? and(each) : or(each));
     } else if (key === "%%root") {
       throw unsupported("%%root as a whole");
+    } else if (key === "%%prevRoot") {
+      parts.push(previousDocument(value, expansions));
     } else if (key.startsWith("%%root.")) {
       parts.push(fieldCondition(key.slice("%%root.".length), value, expansions));
     } else if (key.startsWith("%%")) {
@@ -155,9 +159,25 @@ export function condition(expression: unknown, expansions: Expansions): Conditio
   return and(parts);
 }
 
+/**
+ * `{"%%prevRoot": {"%exists": <bool>}}`: whether there is a document before the action (there is
+ * none for an insert), the documented insert-only pattern. Its fields are not evaluated here.
+ */
+function previousDocument(value: unknown, expansions: Expansions): boolean {
+  const keys = isDocument(value) ? Object.keys(value) : [];
+  if (expansions.documentBefore === undefined || keys.length !== 1 || !["%exists", "$exists"].includes(keys[0]!))
+    throw unsupported("%%prevRoot but for whether it exists");
+  return holdsHere(() => (expansions.documentBefore ? {} : undefined), value, expansions);
+}
+
 function decided(key: string, value: unknown, expansions: Expansions): boolean {
+  return holdsHere(() => expand(key, expansions), value, expansions);
+}
+
+/** Whether `actual()` satisfies `value`, decided here; what the expression language cannot say, refused. */
+function holdsHere(actual: () => unknown, value: unknown, expansions: Expansions): boolean {
   try {
-    return holds(expand(key, expansions), value, expansions);
+    return holds(actual(), value, expansions);
   } catch (error) {
     if (error instanceof ExpressionError) throw unsupported(error.message);
     throw error;
@@ -319,8 +339,9 @@ function fieldCuts(rule: CollectionRule, action: "read" | "write", expansions: E
 }
 
 /** How a read's documents are cut down for this caller, or undefined when they are returned whole. */
-export function readShape(rule: CollectionRule, expansions: Expansions): ReadShape | undefined {
+export function readShape(rule: CollectionRule, given: Expansions): ReadShape | undefined {
   if (!cutsDocuments(rule)) return undefined;
+  const expansions = { ...given, documentBefore: true };
   const roles = fieldCuts(rule, "read", expansions) ?? [];
   const projections: Document[] = [];
   for (const filter of rule.filters ?? []) {
@@ -334,12 +355,13 @@ export function readShape(rule: CollectionRule, expansions: Expansions): ReadSha
  * Which fields of the documents it writes (inserts) a caller may set, or undefined when every
  * role writes documents whole: an insert or update setting another field is refused.
  */
-export function writeCuts(rule: CollectionRule, expansions: Expansions): FieldCut[] | undefined {
-  return cutsDocuments(rule) ? fieldCuts(rule, "write", expansions) : undefined;
+export function writeCuts(rule: CollectionRule, given: Expansions, inserting: boolean): FieldCut[] | undefined {
+  return cutsDocuments(rule) ? fieldCuts(rule, "write", { ...given, documentBefore: !inserting }) : undefined;
 }
 
 /** The documents of the namespace that `action` may see or touch for this caller. */
-export function roleCondition(rule: CollectionRule, action: RuleAction, expansions: Expansions): Condition {
+export function roleCondition(rule: CollectionRule, action: RuleAction, given: Expansions): Condition {
+  const expansions = { ...given, documentBefore: action !== "insert" };
   const clauses: Condition[] = [];
   const earlier: Document[] = [];
   for (const role of rule.roles ?? []) {

@@ -241,12 +241,15 @@ export class Rules {
     return evaluated(database, collection, () => readShape(rule, this.expansions(principal)));
   }
 
-  /** Which fields of a document the caller may write, where some roles write some fields only. */
-  writeCuts(principal: Principal, database: string, collection: string): FieldCut[] | undefined {
+  /**
+   * Which fields of a document the caller may write (`inserting`: a new one), where some roles
+   * write some fields only.
+   */
+  writeCuts(principal: Principal, database: string, collection: string, inserting = false): FieldCut[] | undefined {
     if (principal.kind === "system") return undefined;
     const rule = this.rule(database, collection);
     if (rule.roles === undefined) return undefined;
-    return evaluated(database, collection, () => writeCuts(rule, this.expansions(principal)));
+    return evaluated(database, collection, () => writeCuts(rule, this.expansions(principal), inserting));
   }
 
   read(principal: Principal, database: string, collection: string): RuleFilter {

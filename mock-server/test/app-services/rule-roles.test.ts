@@ -67,6 +67,12 @@ beforeAll(async () => {
       "hr.secret": {
         roles: [{ name: "titles", apply_when: {}, insert: true, fields: { title: { read: true, write: true } } }],
       },
+      // Insert-only (the documentation's `%%prevRoot` pattern): entries are added, never changed.
+      "hr.log": {
+        roles: [
+          { name: "append", apply_when: {}, insert: true, read: true, write: { "%%prevRoot": { "%exists": false } } },
+        ],
+      },
       "hr.nested": {
         roles: [{ name: "parts", apply_when: {}, fields: { address: { fields: { city: { read: true } } } } }],
       },
@@ -185,6 +191,14 @@ describe("roles of an exported app", () => {
       error_code: "MongoDBError",
       link: expect.any(String),
     });
+  });
+
+  it("adds to an insert-only collection and changes nothing in it", async () => {
+    const log = { database: "hr", collection: "log" };
+    expect((await action(ann, "insertOne", { ...log, document: { entry: "one" } })).response.statusCode).toBe(200);
+    const change = await action(ann, "updateOne", { ...log, query: {}, update: { $set: { entry: "two" } } });
+    expect(change.body).toMatchObject({ error: "update not permitted", error_code: "MongoDBError" });
+    expect((await action(ann, "find", { ...log, query: {}, project: { _id: 0 } })).body).toEqual([{ entry: "one" }]);
   });
 
   it("writes only the fields a document's role writes, and inserts documents of those fields", async () => {

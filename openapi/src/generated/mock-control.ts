@@ -1422,9 +1422,10 @@ export interface components {
          *     action, as the caller, before the rules apply; `document_filters` are MongoDB queries over
          *     the documents. Field-level permissions (`fields`, `additional_fields`: `read` / `write`
          *     true or false) cut the documents a read returns down to the fields shown, and refuse a
-         *     write of other fields. What this server does not evaluate (permissions of embedded fields,
-         *     a `%function` given the document's fields, `%%prevRoot`) refuses the namespace's actions
-         *     rather than grant anything.
+         *     write of other fields; `{"%%prevRoot": {"%exists": false}}` holds for inserts only. What
+         *     this server does not evaluate (permissions of embedded fields, a `%function` given the
+         *     document's fields, the fields of `%%prevRoot`) refuses the namespace's actions rather than
+         *     grant anything.
          */
         RuleRole: {
             name?: string;
