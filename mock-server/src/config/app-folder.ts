@@ -10,6 +10,9 @@
  *   environments/<environment>.json        environment values
  *   data_sources/mongodb-atlas/<db>/<coll>/rules.json, default_rule.json: rules (a subset)
  *   secrets.json                           emulator extension: secret values (an export has none)
+ *
+ * What an export holds that this server does not run — triggers, HTTPS endpoints, Device Sync — is
+ * listed (`notRun`), for the start to say so.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -18,6 +21,8 @@ import type { AppConfig, CollectionRule, OAuth2ProviderConfig } from "./app-conf
 export interface AppFolder {
   appId: string | undefined;
   config: AppConfig;
+  /** The parts of the export this server does not run (enabled ones only), one line each. */
+  notRun: string[];
 }
 
 type Json = Record<string, unknown>;
@@ -215,5 +220,28 @@ export function loadAppFolder(dir: string): AppFolder {
 
   const rules = loadRules(dir);
   if (rules) config.rules = rules;
-  return { appId: asString(root.app_id) ?? asString(root.client_app_id), config };
+  return { appId: asString(root.app_id) ?? asString(root.client_app_id), config, notRun: notRun(dir) };
+}
+
+/** The enabled triggers, HTTPS endpoints and Device Sync of an export: none is run here. */
+function notRun(dir: string): string[] {
+  const found: string[] = [];
+  const triggers = join(dir, "triggers");
+  if (existsSync(triggers)) {
+    for (const file of readdirSync(triggers)
+      .filter((f) => f.endsWith(".json"))
+      .sort()) {
+      const trigger = asObject(readJson(join(triggers, file)));
+      if (trigger.disabled === true) continue;
+      found.push(`trigger '${asString(trigger.name) ?? file}' (${asString(trigger.type) ?? "?"})`);
+    }
+  }
+  const endpoints = readJsonIfExists(join(dir, "http_endpoints", "config.json"));
+  for (const endpoint of Array.isArray(endpoints) ? endpoints.map(asObject) : []) {
+    if (endpoint.disabled === true) continue;
+    found.push(`HTTPS endpoint ${asString(endpoint.http_method) ?? "*"} ${asString(endpoint.route) ?? "?"}`);
+  }
+  const sync = asObject(readJsonIfExists(join(dir, "sync", "config.json")));
+  if (sync.state === "enabled") found.push(`Device Sync (${asString(sync.type) ?? "?"})`);
+  return found;
 }
