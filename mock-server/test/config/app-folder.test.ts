@@ -1,7 +1,7 @@
 /**
- * An exported app's folder (`--app DIR`): what this server does not run of it — triggers, HTTPS
- * endpoints, Device Sync — is named at start, so that an app brought over does not quietly lose
- * what it did on the service.
+ * An exported app's folder (`--app DIR`): its authentication triggers are read; what this server
+ * does not run of it — other triggers, HTTPS endpoints, Device Sync — is named at start, so that an
+ * app brought over does not quietly lose what it did on the service.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,6 +32,12 @@ const withTriggers = exportedApp("with-triggers", {
     config: { providers: ["local-userpass"], operation_type: "CREATE" },
     disabled: false,
   },
+  "triggers/onLogin.json": {
+    name: "onLogin",
+    type: "AUTHENTICATION",
+    config: { providers: ["anon-user", "custom-jwt-unknown"], operation_type: "LOGIN" },
+    event_processors: { FUNCTION: { config: { function_name: "countLogin" } } },
+  },
   "triggers/nightly.json": { name: "nightly", type: "SCHEDULED", config: { schedule: "0 0 * * *" } },
   "triggers/retired.json": { name: "retired", type: "DATABASE", disabled: true, config: {} },
   "http_endpoints/config.json": [{ route: "/hook", http_method: "POST", function_name: "hook", disabled: false }],
@@ -39,9 +45,20 @@ const withTriggers = exportedApp("with-triggers", {
 });
 
 describe("an exported app's folder", () => {
+  it("reads its authentication triggers, in either export form", () => {
+    expect(loadAppFolder(withTriggers).config.triggers).toEqual([
+      {
+        name: "newUser",
+        functionName: "createNewUserDocument",
+        operationType: "CREATE",
+        providers: ["local-userpass"],
+      },
+      { name: "onLogin", functionName: "countLogin", operationType: "LOGIN", providers: ["anon-user"] },
+    ]);
+  });
+
   it("names the parts this server does not run, leaving out disabled ones", () => {
     expect(loadAppFolder(withTriggers).notRun).toEqual([
-      "trigger 'newUser' (AUTHENTICATION)",
       "trigger 'nightly' (SCHEDULED)",
       "HTTPS endpoint POST /hook",
       "Device Sync (flexible)",
@@ -69,12 +86,7 @@ describe("an exported app's folder", () => {
       expect(warnings).toEqual([
         expect.objectContaining({
           appId: "exported-abcde",
-          notRun: [
-            "trigger 'newUser' (AUTHENTICATION)",
-            "trigger 'nightly' (SCHEDULED)",
-            "HTTPS endpoint POST /hook",
-            "Device Sync (flexible)",
-          ],
+          notRun: ["trigger 'nightly' (SCHEDULED)", "HTTPS endpoint POST /hook", "Device Sync (flexible)"],
           msg: "parts of the exported app are not run by this server (docs/production.md#not-provided)",
         }),
       ]);

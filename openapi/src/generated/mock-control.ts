@@ -1274,6 +1274,13 @@ export interface components {
             functions?: {
                 [key: string]: components["schemas"]["FunctionConfig"];
             };
+            /**
+             * @description Authentication triggers (an exported app's `triggers/*.json` of type `AUTHENTICATION`):
+             *     after a user is created, logs in or is deleted through one of the providers, the function
+             *     runs as system with the authentication event, off the request's path (its failure is
+             *     logged, the request is not affected). Database and scheduled triggers are not run.
+             */
+            triggers?: components["schemas"]["AuthenticationTrigger"][];
             /** @description Time limit of one function call. */
             functionTimeoutMs?: number;
             /** @description Deadline of one MongoDB action (query, update, aggregation) and of one change event's stream filter; past it the action answers MongoDBError "operation exceeded time limit" (default 2000; docs/decisions/0006-query-limits.md). */
@@ -1377,6 +1384,15 @@ export interface components {
         CustomFunctionConfig: {
             enabled?: boolean;
             authFunctionName?: string;
+        };
+        AuthenticationTrigger: {
+            name: string;
+            /** @description The function the trigger runs, given `{operationType, providers, user, time}`. */
+            functionName: string;
+            /** @enum {string} */
+            operationType: "CREATE" | "LOGIN" | "DELETE";
+            providers: ("anon-user" | "local-userpass" | "api-key" | "custom-token" | "custom-function" | "oauth2-google" | "oauth2-apple" | "oauth2-facebook")[];
+            disabled?: boolean;
         };
         FunctionConfig: {
             /** @description `exports = function(...) {…}` or `exports = async (...) => {…}`. */
