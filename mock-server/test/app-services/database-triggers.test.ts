@@ -57,6 +57,15 @@ beforeAll(async () => {
         project: { _id: 0, operationType: 1, "fullDocument.title": 1 },
       },
       { type: "DATABASE", name: "anything", functionName: "keepAny", database: "other", operationTypes: ["INSERT"] },
+      {
+        type: "DATABASE",
+        name: "mixed projection",
+        functionName: "keepAny",
+        database: "app",
+        collection: "mixed",
+        operationTypes: ["INSERT"],
+        project: { operationType: 1, ns: 0 },
+      },
       { type: "DATABASE", name: "failing", functionName: "broken", database: "app", operationTypes: ["DELETE"] },
       {
         type: "DATABASE",
@@ -155,6 +164,12 @@ describe("database triggers", () => {
       ns: { db: "other", coll: "anywhere" },
       fullDocument: { here: true },
     });
+  });
+
+  it("leaves the write as it was when a trigger's projection fails on its event", async () => {
+    const inserted = await act("insertOne", { database: "app", collection: "mixed", document: { a: 1 } });
+    expect(inserted.response.statusCode).toBe(200);
+    expect(triggerFailed(logged, "database trigger failed", "mixed projection", /projection failed/)).toBe(true);
   });
 
   it.runIf(testStore() === "postgres")("runs once for a write, on the instance that made it", async () => {
