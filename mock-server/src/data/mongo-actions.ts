@@ -26,7 +26,7 @@ import {
   type WriteView,
 } from "../store/store.ts";
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
-import { documentTooLarge } from "./document-size.ts";
+import { documentSize, documentTooLarge, tooLargeToInsert } from "./document-size.ts";
 import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
 import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
@@ -49,6 +49,8 @@ import {
 import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
 import { narrow, type Principal, Rules, writerOf } from "./rules.ts";
 import { Turns } from "./turns.ts";
+import { hasNoKeys, setKey } from "./wide-keys.ts";
+import { cloneInSlices, documentSizeInSlices, holdsWide } from "./wide-values.ts";
 
 export const mongoServiceName = "mongodb-atlas";
 export { type MongoAction, maxResults, mongoActions, referencedCollections };
@@ -180,7 +182,7 @@ export class MongoService {
 
   /** Checks a query the way the server does (its errors), even when there is nothing to run it on. */
   private checkQuery(evaluation: Evaluation, query: Document): void {
-    if (Object.keys(query).length === 0) return;
+    if (hasNoKeys(query)) return;
     try {
       withQueryLimits(
         this.limits,
@@ -533,13 +535,27 @@ export class MongoService {
     let insertable: ((doc: Document) => boolean) | undefined;
     const turns = new Turns();
     for (let from = 0; from < documents.length && !refused; from += insertSlice) {
+      const slice = documents.slice(from, from + insertSlice);
+      // A wide document is copied and sized in slices first (wide-values.ts).
+      const wide = new Map<Document, { copy: Document; size: number }>();
+      for (const original of slice) {
+        if (!holdsWide(original)) continue;
+        const copy = await cloneInSlices(original);
+        wide.set(original, { copy, size: await documentSizeInSlices(copy) });
+      }
       try {
         withQueryLimits(this.limits, () => {
-          for (const original of documents.slice(from, from + insertSlice)) {
-            const doc = cloneValue(original);
-            if (doc._id === undefined) doc._id = new ObjectId();
+          for (const original of slice) {
+            const copied = wide.get(original);
+            const doc = copied?.copy ?? cloneValue(original);
+            if (doc._id === undefined) {
+              const id = new ObjectId();
+              setKey(doc, "_id", id);
+              // (A member added adds its element's bytes.)
+              if (copied) copied.size += documentSize({ _id: id }) - 5;
+            }
             // MongoDB's ordered insert: the documents before a refused one stay inserted.
-            refused = documentTooLarge(doc);
+            refused = copied ? tooLargeToInsert(copied.size) : documentTooLarge(doc);
             if (refused) break;
             if (allowed !== null) insertable ??= passesFor(allowed);
             if (insertable === undefined || !insertable(doc)) {

@@ -9,6 +9,7 @@
  */
 import { ObjectId } from "bson";
 import { type Document, isDocument } from "../data/documents.ts";
+import { keysOf } from "../data/wide-keys.ts";
 
 export type ExactValue = string | boolean | ObjectId;
 
@@ -63,8 +64,9 @@ const decided = new WeakMap<Document, ExactCondition[] | null>();
 function decide(query: Document): ExactCondition[] | null {
   const found: ExactCondition[] = [];
   const visit = (q: Document): boolean => {
-    // (A loop over the keys, not entries: a query that is not exact is told at its first such key.)
-    for (const key in q) {
+    // (A loop over the keys, not entries: a query that is not exact is told at its first such key.
+    // A wide query's keys are kept: wide-keys.ts.)
+    for (const key of keysOf(q)) {
       const condition = q[key];
       if (key === "$and" && Array.isArray(condition) && condition.length > 0) {
         if (!condition.every((clause) => isDocument(clause) && visit(clause))) return false;
