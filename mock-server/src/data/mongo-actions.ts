@@ -537,17 +537,17 @@ export class MongoService {
     for (let from = 0; from < documents.length && !refused; from += insertSlice) {
       const slice = documents.slice(from, from + insertSlice);
       // A wide document is copied and sized in slices first (wide-values.ts).
-      const wide = new Map<Document, { copy: Document; size: number }>();
-      for (const original of slice) {
-        if (!holdsWide(original)) continue;
-        const copy = await cloneInSlices(original);
-        wide.set(original, { copy, size: await documentSizeInSlices(copy) });
+      const wide = new Map<number, { copy: Document; size: number }>();
+      for (let i = 0; i < slice.length; i++) {
+        if (!holdsWide(slice[i])) continue;
+        const copy = await cloneInSlices(slice[i]!);
+        wide.set(i, { copy, size: await documentSizeInSlices(copy) });
       }
       try {
         withQueryLimits(this.limits, () => {
-          for (const original of slice) {
-            const copied = wide.get(original);
-            const doc = copied?.copy ?? cloneValue(original);
+          for (let i = 0; i < slice.length; i++) {
+            const copied = wide.get(i);
+            const doc = copied?.copy ?? cloneValue(slice[i]!);
             if (doc._id === undefined) {
               const id = new ObjectId();
               setKey(doc, "_id", id);
