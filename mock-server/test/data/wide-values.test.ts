@@ -218,7 +218,7 @@ describe("wide values walked in slices", () => {
     for (const shape of [exact, inexact]) {
       const text = JSON.stringify(shape);
       const { query } = (await read(text)) as { query: Document };
-      const listed = fromEJSON(JSON.parse(text)).query as Document;
+      const listed = (fromEJSON(JSON.parse(text)) as { query: Document }).query;
       expect(keptKeys(query)).toBeDefined();
       expect(keptKeys(listed)).toBeUndefined();
       expect(JSON.stringify(exactConditions(query))).toBe(JSON.stringify(exactConditions(listed)));
