@@ -13,7 +13,7 @@
 import { Int32, Long, ObjectId } from "bson";
 import { type AppConfig, defaultDocsExaminedLimit } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { awkward, exactConditions, meetsExactly } from "../store/exact-query.ts";
+import { awkward, exactConditionsInSlices, meetsExactly } from "../store/exact-query.ts";
 import {
   type AppliedChanges,
   type DocumentChange,
@@ -254,7 +254,7 @@ export class MongoService {
       Number(await readValue(evaluation, { kind: "count", query, limit: want! }, found)) >= want!,
   ) {
     const early = want !== undefined && Object.keys(sort).length === 0;
-    const conditions = early ? exactConditions(query) : null;
+    const conditions = early ? await exactConditionsInSlices(query) : null;
     let match: ((batch: Document[]) => Document[]) | null = null;
     if (conditions !== null) match = (batch) => batch.filter((doc) => meetsExactly(doc, conditions));
     else if (early) match = (batch) => this.matchOnSlice(batch, query);
@@ -306,7 +306,7 @@ export class MongoService {
   ): Promise<string | undefined> {
     const store = this.app.data;
     const fields = Object.keys(sort);
-    if (store.exactTexts === undefined || !fields.every(plainField) || exactConditions(query) === null)
+    if (store.exactTexts === undefined || !fields.every(plainField) || (await exactConditionsInSlices(query)) === null)
       return undefined;
     const found = await store.exactTexts(database, name, query, {
       fields,

@@ -22,7 +22,7 @@ import {
   textInSlices,
 } from "../../src/data/wide-values.ts";
 import { parseJsonBodyInSlices } from "../../src/http/json-body.ts";
-import { exactConditions } from "../../src/store/exact-query.ts";
+import { exactConditions, exactConditionsInSlices } from "../../src/store/exact-query.ts";
 import { stringEqualities } from "../../src/store/memory/documents.ts";
 import { pushdown, pushdownInSlices } from "../../src/store/postgres/pushdown.ts";
 
@@ -222,6 +222,9 @@ describe("wide values walked in slices", () => {
       expect(keptKeys(query)).toBeDefined();
       expect(keptKeys(listed)).toBeUndefined();
       expect(JSON.stringify(exactConditions(query))).toBe(JSON.stringify(exactConditions(listed)));
+      // (Each query object's answer is kept: the sliced one asked of another read of the query.)
+      const again = ((await read(text)) as { query: Document }).query;
+      expect(JSON.stringify(await exactConditionsInSlices(again))).toBe(JSON.stringify(exactConditions(listed)));
       expect(stringEqualities(query)).toEqual(stringEqualities(listed));
       expect(await pushdownInSlices(query, 5, { hidden: true })).toEqual(pushdown(listed, 5, { hidden: true }));
     }

@@ -21,7 +21,7 @@ import {
 import { keepText, maxReplyBytes } from "../../data/ejson-text.ts";
 import { inSlices } from "../../data/turns.ts";
 import { holdsWide, textInSlices } from "../../data/wide-values.ts";
-import { exactConditions } from "../exact-query.ts";
+import { exactConditionsInSlices } from "../exact-query.ts";
 import type { OwnerList } from "../memory/documents.ts";
 import {
   type AppliedChanges,
@@ -205,7 +205,7 @@ export class PgDocuments implements DocumentStore {
     // A power of four (a few statement texts): a few rows more than wanted cost little. When the
     // database cannot tell the matches (an inexact query), a first batch of 256: a user's few
     // documents in one statement, as a read of all of them would.
-    const first = exactConditions(prefilter) === null ? Math.max(want, 256) : want;
+    const first = (await exactConditionsInSlices(prefilter)) === null ? Math.max(want, 256) : want;
     let size = Math.min(4 ** Math.ceil(Math.log(Math.max(1, first)) / Math.log(4)), maxBatch);
     let read = 0;
     for (;;) {
@@ -242,7 +242,7 @@ export class PgDocuments implements DocumentStore {
     query: Document,
     { fields, want, max, deadline }: ExactTextsOptions,
   ): Promise<ExactTexts | undefined> {
-    if (exactConditions(query) === null) return undefined;
+    if ((await exactConditionsInSlices(query)) === null) return undefined;
     const ceiling = max === undefined ? Number.MAX_SAFE_INTEGER : max + 1;
     // All of the matches of a filtered query: through the GIN index, planned once (see `batches`;
     // without a filter there is no value to hide).
@@ -303,7 +303,7 @@ export class PgDocuments implements DocumentStore {
     query: Document,
     { limit, deadline }: { limit?: number; deadline?: number } = {},
   ) {
-    if (exactConditions(query) === null) return undefined;
+    if ((await exactConditionsInSlices(query)) === null) return undefined;
     const { where, params } = await pushdownInSlices(query, 5);
     const { rows } = await this.within(deadline).query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where

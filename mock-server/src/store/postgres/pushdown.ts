@@ -18,9 +18,9 @@
  */
 import { ObjectId } from "bson";
 import { type Document, isDocument } from "../../data/documents.ts";
-import { Turns } from "../../data/turns.ts";
+import { finish, inTurns } from "../../data/turns.ts";
 import { keysOf } from "../../data/wide-keys.ts";
-import { awkward, maxExactAlternatives } from "../exact-query.ts";
+import { awkward, conditionsPerStep, maxExactAlternatives } from "../exact-query.ts";
 import { idRowKey } from "./row-keys.ts";
 
 export interface Pushdown {
@@ -65,16 +65,13 @@ const isIdValue = (v: unknown) =>
 /** The most values of one field's `$in` pushed down as JSON path alternatives. */
 const maxAlternatives = maxExactAlternatives;
 
-/** Conditions looked at between two looks at whether other requests wait (`pushdownInSlices`). */
-const conditionsPerStep = 1024;
-
 /**
  * `hidden`: each value as a subquery, `(SELECT $n::type)`, which no plan knows: for a statement
  * planned once for every value (see `hiddenValue`).
  */
 export function pushdown(query: Document, firstParam: number, { hidden = false } = {}): Pushdown {
   const into: Pushdown = { where: [], params: [] };
-  for (const _ of conditions(query, firstParam, hidden, into));
+  finish(conditions(query, firstParam, hidden, into));
   return into;
 }
 
@@ -84,8 +81,7 @@ export function pushdown(query: Document, firstParam: number, { hidden = false }
  */
 export async function pushdownInSlices(query: Document, firstParam: number, { hidden = false } = {}) {
   const into: Pushdown = { where: [], params: [] };
-  const turns = new Turns();
-  for (const _ of conditions(query, firstParam, hidden, into)) await turns.maybe();
+  await inTurns(conditions(query, firstParam, hidden, into));
   return into;
 }
 
