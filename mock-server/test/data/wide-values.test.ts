@@ -25,36 +25,23 @@ import { parseJsonBodyInSlices } from "../../src/http/json-body.ts";
 import { exactConditions, exactConditionsInSlices } from "../../src/store/exact-query.ts";
 import { stringEqualities } from "../../src/store/memory/documents.ts";
 import { pushdown, pushdownInSlices } from "../../src/store/postgres/pushdown.ts";
+import { typed, wide } from "../helpers/wide-shapes.ts";
 
-const wide = (n: number, value: (i: number) => unknown) =>
-  Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, value(i)]));
-
-/** Members of every kind the reader turns into something else. */
-const typed = (i: number) => ({
-  oid: { $oid: "64b7f0000000000000000000".slice(0, 24 - String(i).length) + String(i) },
-  int: { $numberInt: String(i) },
-  long: { $numberLong: "9007199254740993" },
-  double: { $numberDouble: "-0.0" },
-  bare: [i, -0, 2.5, 2 ** 40],
-  date: { $date: { $numberLong: String(1_700_000_000_000 + i) } },
-  regex: { $regularExpression: { pattern: "^a", options: "i" } },
-  operator: { $regex: "^b", $options: "i" },
-  binary: { $binary: { base64: "AAEC", subType: "00" } },
-  text: "é😀",
-  none: null,
-  empty: {},
-});
+/** Members of every kind, and a negative zero, a null and an empty object. */
+const typedMembers = (i: number) => ({ ...typed(i), negativeZero: { $numberDouble: "-0.0" }, none: null, empty: {} });
 
 /** Request texts of the shapes the walks meet: each has wide containers somewhere. */
 const shapes: Record<string, string> = {
   "a query of 20,000 conditions": JSON.stringify({ query: wide(20_000, () => ({ $exists: false })) }),
-  "a wide document of typed values": JSON.stringify({ document: wide(3_000, typed) }),
+  "a wide document of typed values": JSON.stringify({ document: wide(3_000, typedMembers) }),
   "wide objects nested in wide objects and arrays": JSON.stringify({
-    document: { ...wide(2_000, (i) => i), inner: wide(3_000, (i) => ({ v: [i] })), list: [wide(2_000, typed)] },
+    document: { ...wide(2_000, (i) => i), inner: wide(3_000, (i) => ({ v: [i] })), list: [wide(2_000, typedMembers)] },
   }),
-  "wide values a few levels down": JSON.stringify({ a: { b: { c: { d: { e: [{ f: wide(5_000, typed) }] } } } } }),
+  "wide values a few levels down": JSON.stringify({
+    a: { b: { c: { d: { e: [{ f: wide(5_000, typedMembers) }] } } } },
+  }),
   "wide values past the levels looked through": JSON.stringify({
-    a: { b: { c: { d: { e: { f: { g: { h: { i: { j: wide(5_000, typed) } } } } } } } } },
+    a: { b: { c: { d: { e: { f: { g: { h: { i: { j: wide(5_000, typedMembers) } } } } } } } } },
   }),
   "$-operators over wide clauses": JSON.stringify({
     query: {
