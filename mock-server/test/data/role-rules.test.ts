@@ -7,7 +7,15 @@ import { describe, expect, it } from "vitest";
 import type { CollectionRule } from "../../src/config/app-config.ts";
 import { mapRules } from "../../src/config/app-folder.ts";
 import { compileQuery } from "../../src/data/query-engine.ts";
-import { type Condition, condition, roleCondition, UnsupportedRule } from "../../src/data/role-rules.ts";
+import { fieldsOf, shaper, shaperOf } from "../../src/data/query-jobs.ts";
+import {
+  type Condition,
+  condition,
+  readShape,
+  roleCondition,
+  UnsupportedRule,
+  writeCuts,
+} from "../../src/data/role-rules.ts";
 import type { Expansions } from "../../src/functions/can-evaluate.ts";
 
 const expansionsOf = (user: Record<string, unknown>): Expansions => ({
@@ -125,6 +133,28 @@ describe("roles", () => {
     expect(roleCondition(rule, "read", expansionsOf({ id: "u-1", custom_data: {} }))).toBe(false);
   });
 
+  it("tells an insert, which has no document before it, by %%prevRoot (the insert-only pattern)", () => {
+    const insertOnly = mapRules({
+      roles: [{ name: "r", apply_when: {}, insert: true, read: true, write: { "%%prevRoot": { "%exists": false } } }],
+    })!;
+    expect(roleCondition(insertOnly, "insert", employee)).toBe(true);
+    expect(roleCondition(insertOnly, "write", employee)).toBe(false);
+    expect(roleCondition(insertOnly, "read", employee)).toBe(true);
+    // The documentation's example: an existing document, or a new one whose status is "new".
+    const either = mapRules({
+      roles: [
+        {
+          name: "r",
+          apply_when: {},
+          insert: true,
+          write: { "%or": [{ "%%prevRoot": { "%exists": "%%true" } }, { "%%root.status": "new" }] },
+        },
+      ],
+    })!;
+    expect(roleCondition(either, "write", employee)).toBe(true);
+    expect(roleCondition(either, "insert", employee)).toEqual({ status: "new" });
+  });
+
   it("inserts only with the role's insert and write permissions both", () => {
     const rule = (write: unknown) => mapRules({ roles: [{ name: "r", apply_when: {}, insert: true, write }] })!;
     expect(roleCondition(rule(false), "insert", employee)).toBe(false);
@@ -143,21 +173,104 @@ describe("roles", () => {
       (rule: unknown, action: "read" | "write" = "read") =>
       () =>
         roleCondition(mapRules(rule)!, action, employee);
-    const some = { roles: [{ name: "r", apply_when: {}, fields: { title: { read: true } } }] };
-    expect(refused(some)).toThrow(
-      new UnsupportedRule("the field-level permissions of role 'r' (some fields, not the document)"),
+    expect(
+      refused({
+        roles: [{ name: "r", apply_when: {}, fields: { a: { read: true, fields: { b: { read: false } } } } }],
+      }),
+    ).toThrow(new UnsupportedRule("the field-level permissions of the embedded fields of 'a' (role 'r')"));
+    expect(refused({ roles: [{ name: "r", apply_when: {}, fields: { a: { read: { "%%user.id": "x" } } } }] })).toThrow(
+      /the read permission of field 'a' of role 'r' \(not true or false\)/,
     );
+    // A %function not called first (Rules.prepare) is never taken as true.
     expect(
       refused({ roles: [{ apply_when: { "%%true": { "%function": { name: "isAdmin" } } }, read: true }] }),
     ).toThrow(UnsupportedRule);
     expect(refused({ roles: [{ apply_when: { a: "%%root.b" }, read: true }] })).toThrow(UnsupportedRule);
-    expect(refused({ roles: [{ apply_when: {}, write: { "%%prevRoot": { "%exists": false } } }] }, "write")).toThrow(
+    expect(refused({ roles: [{ apply_when: {}, write: { "%%prevRoot.owner": "%%user.id" } }] }, "write")).toThrow(
       UnsupportedRule,
     );
+    expect(refused({ roles: [{ apply_when: {}, write: { "%%prevRoot": { owner: "x" } } }] }, "write")).toThrow(
+      new UnsupportedRule("%%prevRoot but for whether it exists"),
+    );
     expect(refused({ roles: [{ apply_when: { a: { "%regex": "x" } }, read: true }] })).toThrow(UnsupportedRule);
-    expect(
-      refused({ roles: [{ read: true }], filters: [{ apply_when: {}, query: {}, projection: { secret: 0 } }] }),
-    ).toThrow(UnsupportedRule);
+  });
+});
+
+describe("read shapes", () => {
+  // A directory: each person reads their own document whole, the others' names only; nobody reads
+  // `internal` (a filter's projection).
+  const directory = mapRules({
+    roles: [
+      { name: "self", apply_when: { user_id: "%%user.id" }, read: true, write: true },
+      {
+        name: "colleague",
+        apply_when: {},
+        fields: { _id: { read: true }, name: { read: true } },
+        additional_fields: {},
+      },
+    ],
+    filters: [{ name: "no internals", apply_when: {}, query: {}, projection: { internal: 0 } }],
+  })!;
+  const people = [
+    { _id: 1, user_id: "u-1", name: "Ann", salary: 10, internal: "x" },
+    { _id: 2, user_id: "u-2", name: "Bob", salary: 20, internal: "y", team: "red" },
+  ];
+
+  it("shows each document as its first applying role reads it, then as the filters project it", () => {
+    expect(admitted(roleCondition(directory, "read", employee), people)).toHaveLength(2);
+    const shape = readShape(directory, employee)!;
+    const shaped = people.map(shaper(shape));
+    expect(shaped).toEqual([
+      { _id: 1, user_id: "u-1", name: "Ann", salary: 10 },
+      { _id: 2, name: "Bob" },
+    ]);
+    // The same role hiding named fields instead (additional fields readable).
+    const hiding = mapRules({
+      roles: [{ name: "r", apply_when: {}, fields: { salary: { read: false } }, additional_fields: { read: true } }],
+    })!;
+    expect(people.map(shaper(readShape(hiding, employee)))).toEqual([
+      { _id: 1, user_id: "u-1", name: "Ann", internal: "x" },
+      { _id: 2, user_id: "u-2", name: "Bob", internal: "y", team: "red" },
+    ]);
+  });
+
+  it("tells which fields of a document a change may show", () => {
+    const shows = shaperOf(readShape(directory, employee)!);
+    expect(shows.shows(people[1]!, "name", "Bo")).toBe(true);
+    expect(shows.shows(people[1]!, "salary", 30)).toBe(false);
+    expect(shows.shows(people[1]!, "team.lead", "x")).toBe(false);
+    expect(shows.shows(people[0]!, "salary", 30)).toBe(true);
+    expect(shows.shows(people[0]!, "internal", "z")).toBe(false);
+    expect(shows.shows(people[0]!, "internal.part", "z")).toBe(false);
+  });
+
+  it("tells which fields of a document its role writes", () => {
+    const cuts = writeCuts(
+      mapRules({
+        roles: [
+          { name: "owner", apply_when: { owner: "%%user.id" }, write: true },
+          { name: "editor", apply_when: {}, fields: { title: { write: true } }, additional_fields: {} },
+        ],
+      })!,
+      employee,
+      false,
+    )!;
+    const writable = fieldsOf(cuts);
+    expect(writable({ owner: "u-1", title: "t" })).toBeNull();
+    const editor = writable({ owner: "u-2", title: "t", body: "b" })!;
+    expect([editor("title"), editor("body"), editor("owner")]).toEqual([true, false, false]);
+    expect(writeCuts(employees, employee, false)).toBeUndefined();
+  });
+
+  it("leaves documents whole where no role reads only some fields and no filter projects", () => {
+    expect(readShape(employees, manager)).toBeUndefined();
+    const wholeByFields = mapRules({ roles: [{ name: "r", apply_when: {}, additional_fields: { read: true } }] })!;
+    expect(readShape(wholeByFields, employee)).toBeUndefined();
+    const projectionFor = mapRules({
+      roles: [{ read: true }],
+      filters: [{ apply_when: { "%%user.id": "someone else" }, query: {}, projection: { secret: 0 } }],
+    })!;
+    expect(readShape(projectionFor, employee)).toBeUndefined();
   });
 });
 

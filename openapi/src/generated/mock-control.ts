@@ -1274,6 +1274,13 @@ export interface components {
             functions?: {
                 [key: string]: components["schemas"]["FunctionConfig"];
             };
+            /**
+             * @description Authentication triggers (an exported app's `triggers/*.json` of type `AUTHENTICATION`):
+             *     after a user is created, logs in or is deleted through one of the providers, the function
+             *     runs as system with the authentication event, off the request's path (its failure is
+             *     logged, the request is not affected). Database and scheduled triggers are not run.
+             */
+            triggers?: components["schemas"]["AuthenticationTrigger"][];
             /** @description Time limit of one function call. */
             functionTimeoutMs?: number;
             /** @description Deadline of one MongoDB action (query, update, aggregation) and of one change event's stream filter; past it the action answers MongoDBError "operation exceeded time limit" (default 2000; docs/decisions/0006-query-limits.md). */
@@ -1378,10 +1385,19 @@ export interface components {
             enabled?: boolean;
             authFunctionName?: string;
         };
+        AuthenticationTrigger: {
+            name: string;
+            /** @description The function the trigger runs, given `{operationType, providers, user, time}`. */
+            functionName: string;
+            /** @enum {string} */
+            operationType: "CREATE" | "LOGIN" | "DELETE";
+            providers: ("anon-user" | "local-userpass" | "api-key" | "custom-token" | "custom-function" | "oauth2-google" | "oauth2-apple" | "oauth2-facebook")[];
+            disabled?: boolean;
+        };
         FunctionConfig: {
             /** @description `exports = function(...) {…}` or `exports = async (...) => {…}`. */
             source: string;
-            /** @description A private function can be called from other functions only, not by clients. */
+            /** @description A private function can be called from other functions and rule expressions (`%function`) only, not by clients. */
             private?: boolean;
             /** @description Run with system rights (rules do not apply) instead of as the calling user. */
             runAsSystem?: boolean;
@@ -1389,7 +1405,8 @@ export interface components {
              * @description App Services' `can_evaluate`: a rule expression a client's call must satisfy, else the
              *     call answers `400 FunctionExecutionError "rule not matched for function \"<name>\""`
              *     (`true`, `{}` or absent: every call). The documented expression language but for
-             *     `%function` and the document expansions (docs/emulator.md, Functions).
+             *     the document expansions (docs/emulator.md, Functions); a `%function` in it is called
+             *     first, as the caller.
              */
             canEvaluate?: boolean | {
                 [key: string]: unknown;
@@ -1417,10 +1434,14 @@ export interface components {
         /**
          * @description An App Services role as `rules.json` holds it. `apply_when` and the permissions are App
          *     Services expressions: a field's name (or `%%root.<field>`) is the document's, `%%user`,
-         *     `%%values` and `%%environment` expand; `document_filters` are MongoDB queries over the
-         *     documents. Fields and parts this server does not evaluate (field-level permissions short
-         *     of the whole document, `%function`, `%%prevRoot`) refuse the namespace's actions rather
-         *     than grant anything.
+         *     `%%values`, `%%environment` and `%%request` expand, and a `%function` is called once per
+         *     action, as the caller, before the rules apply; `document_filters` are MongoDB queries over
+         *     the documents. Field-level permissions (`fields`, `additional_fields`: `read` / `write`
+         *     true or false) cut the documents a read returns down to the fields shown, and refuse a
+         *     write of other fields; `{"%%prevRoot": {"%exists": false}}` holds for inserts only. What
+         *     this server does not evaluate (permissions of embedded fields, a `%function` given the
+         *     document's fields, the fields of `%%prevRoot`) refuses the namespace's actions rather than
+         *     grant anything.
          */
         RuleRole: {
             name?: string;
@@ -1447,7 +1468,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description An App Services query filter: when `apply_when` (over `%%user`, `%%values`, `%%environment`) holds, `query` is ANDed with the query of every read, write and delete. A filter with a `projection` refuses the namespace's actions (not evaluated here). */
+        /** @description An App Services query filter: when `apply_when` (over `%%user`, `%%values`, `%%environment`) holds, `query` is ANDed with the query of every read, write and delete. Its `projection` (MongoDB's) applies to every document a read returns. */
         RuleQueryFilter: {
             name?: string;
             apply_when?: {
@@ -1748,6 +1769,7 @@ export interface components {
             /** @description The app folder its functions load from. */
             appDir?: string | null;
             config: components["schemas"]["AppConfig"];
+            /** @description How far the app's clock is ahead of real time (it only moves forward). */
             clockOffsetMs: number;
             users: components["schemas"]["StoredUser"][];
             userpassAccounts: components["schemas"]["StoredUserpassAccount"][];
@@ -1836,6 +1858,7 @@ export interface components {
             defaultServiceId: string;
             services: components["schemas"]["EmailJsService"][];
             templates: components["schemas"]["EmailJsTemplate"][];
+            /** @description How far the account's clock is ahead of real time (it only moves forward). */
             clockOffsetMs: number;
         };
     };
