@@ -3,14 +3,19 @@
  * store's app records, each with its per-instance runtime, built on first use and dropped when any
  * instance deletes, resets or reconfigures the app (the store reports every change).
  */
+import type { FastifyBaseLogger } from "fastify";
 import { type AppConfig, deepMerge } from "../config/app-config.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
 import type { EventBus } from "../state/events.ts";
 import { randomHex } from "../state/ids.ts";
 import type { AppChange, AppRecord, AppRecords } from "../store/store.ts";
 import { AppRuntime, type AppTemplate, domainIdOf } from "./app-runtime.ts";
+import { DatabaseTriggers } from "./database-triggers.ts";
 
 export class AppExistsError extends Error {}
+
+const hasSchedules = (config: AppConfig) =>
+  (config.triggers ?? []).some((trigger) => trigger.type === "SCHEDULED" && trigger.disabled !== true);
 
 export class AppRegistry {
   private readonly runtimes = new Map<string, AppRuntime>();
@@ -19,6 +24,8 @@ export class AppRegistry {
   private readonly unsubscribers = new Map<AppRuntime, () => void>();
   /** Clock offsets to give runtimes when they are next built (a state import). */
   private readonly clockOffsets = new Map<string, number>();
+  /** Where the runtimes' background work (database triggers) logs its failures (the server's log). */
+  log: FastifyBaseLogger | undefined;
 
   constructor(
     private readonly records: AppRecords,
@@ -46,19 +53,32 @@ export class AppRegistry {
     this.clockOffsets.delete(record.appId);
     this.runtimes.set(record.appId, app);
     this.byDomain.set(app.domainId, app);
-    // The inspector's live view: this instance's own writes are enough (control events are per instance).
+    // The inspector's live view, and the app's database triggers: this instance's own writes (control
+    // events are per instance; each write runs the triggers on the instance that made it).
+    const triggers = new DatabaseTriggers(app, () => this.log);
     const subscribed = app.data.subscribe(
-      (change) =>
+      (change) => {
         this.events.emit({
           type: "data",
           appId: app.appId,
           action: change.operationType,
           detail: { database: change.database, collection: change.collection },
-        }),
+        });
+        if (triggers.size > 0) triggers.handle(change);
+      },
       { local: true },
     );
     this.unsubscribers.set(app, () => void subscribed.then((unsubscribe) => unsubscribe()).catch(() => undefined));
+    app.watchSchedules(() => this.log);
     return app;
+  }
+
+  /**
+   * Builds the runtime of every app with a scheduled trigger, so that this instance watches their
+   * schedules whether or not a request comes for them (a start; and `changed` keeps it so).
+   */
+  async watchSchedules(): Promise<void> {
+    for (const record of await this.records.list()) if (hasSchedules(record.config)) this.runtimeOf(record);
   }
 
   /** The app's runtime, if the app exists. */
@@ -164,8 +184,9 @@ export class AppRegistry {
     return this.runtimes.get(appId)?.clock.offsetMs ?? this.clockOffsets.get(appId) ?? 0;
   }
 
-  /** Any instance changed an app: drop or reset what this one holds of it. */
+  /** Any instance changed an app: drop or reset what this one holds of it (and watch its schedules again). */
   private changed(appId: string, change: AppChange): void {
+    if (change === "created" || change === "updated") void this.rebuildForSchedules(appId);
     const app = this.runtimes.get(appId);
     if (change === "reset") {
       app?.resetLocal();
@@ -177,6 +198,11 @@ export class AppRegistry {
       app.close(change === "deleted" ? "the app was deleted" : "the app was reconfigured");
     }
     this.events.emit({ type: "app", appId, action: change });
+  }
+
+  private async rebuildForSchedules(appId: string): Promise<void> {
+    const record = await this.records.get(appId).catch(() => undefined);
+    if (record && hasSchedules(record.config)) this.runtimeOf(record);
   }
 
   /** Ends every runtime's background work (shutdown). */
