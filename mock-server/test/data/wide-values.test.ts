@@ -32,16 +32,16 @@ const typedMembers = (i: number) => ({ ...typed(i), negativeZero: { $numberDoubl
 
 /** Request texts of the shapes the walks meet: each has wide containers somewhere. */
 const shapes: Record<string, string> = {
-  "a query of 20,000 conditions": JSON.stringify({ query: wide(20_000, () => ({ $exists: false })) }),
-  "a wide document of typed values": JSON.stringify({ document: wide(3_000, typedMembers) }),
+  "a query of 5,000 conditions": JSON.stringify({ query: wide(5_000, () => ({ $exists: false })) }),
+  "a wide document of typed values": JSON.stringify({ document: wide(1_100, typedMembers) }),
   "wide objects nested in wide objects and arrays": JSON.stringify({
-    document: { ...wide(2_000, (i) => i), inner: wide(3_000, (i) => ({ v: [i] })), list: [wide(2_000, typedMembers)] },
+    document: { ...wide(2_000, (i) => i), inner: wide(3_000, (i) => ({ v: [i] })), list: [wide(1_100, typedMembers)] },
   }),
   "wide values a few levels down": JSON.stringify({
-    a: { b: { c: { d: { e: [{ f: wide(5_000, typedMembers) }] } } } },
+    a: { b: { c: { d: { e: [{ f: wide(1_100, typedMembers) }] } } } },
   }),
   "wide values past the levels looked through": JSON.stringify({
-    a: { b: { c: { d: { e: { f: { g: { h: { i: { j: wide(5_000, typedMembers) } } } } } } } } },
+    a: { b: { c: { d: { e: { f: { g: { h: { i: { j: wide(1_100, typedMembers) } } } } } } } } },
   }),
   "$-operators over wide clauses": JSON.stringify({
     query: {
@@ -50,7 +50,7 @@ const shapes: Record<string, string> = {
     },
   }),
   "duplicate keys, the first place and the last value": `{"document":{"a":1,${JSON.stringify(wide(20_000, (i) => i)).slice(1, -1)},"b":2,"a":{"$numberLong":"3"}}}`,
-  "a wide array": JSON.stringify({ documents: Array.from({ length: 20_000 }, (_, i) => ({ n: i, t: `Note ${i}` })) }),
+  "a wide array": JSON.stringify({ documents: Array.from({ length: 5_000 }, (_, i) => ({ n: i, t: `Note ${i}` })) }),
 };
 
 /** A request's text read as a large action's arguments are. */
@@ -69,21 +69,25 @@ function containers(value: unknown, into: object[] = []): object[] {
 }
 
 describe("the keys of wide objects", () => {
-  it.each(Object.entries(shapes))("are kept as listed, by the sliced readers: %s", async (_, text) => {
-    const raw = await parseJsonBodyInSlices(text);
-    const value = await read(text);
-    for (const root of [raw, value]) {
-      let kept = 0;
-      for (const node of containers(root)) {
-        const keys = keptKeys(node);
-        if (keys === undefined) continue;
-        kept++;
-        expect(keys.length).toBeGreaterThanOrEqual(wideFrom);
-        expect(keys.join() === Object.keys(node).join()).toBe(true);
+  it.each(Object.entries(shapes))(
+    "are kept as listed, by the sliced readers: %s",
+    async (_, text) => {
+      const raw = await parseJsonBodyInSlices(text);
+      const value = await read(text);
+      for (const root of [raw, value]) {
+        let kept = 0;
+        for (const node of containers(root)) {
+          const keys = keptKeys(node);
+          if (keys === undefined) continue;
+          kept++;
+          expect(keys.length).toBeGreaterThanOrEqual(wideFrom);
+          expect(keys.join() === Object.keys(node).join()).toBe(true);
+        }
+        if (!text.includes("documents")) expect(kept).toBeGreaterThan(0);
       }
-      if (!text.includes("documents")) expect(kept).toBeGreaterThan(0);
-    }
-  });
+    },
+    60_000,
+  );
 
   it("are not kept for an object with an array index for a key (those are listed first)", async () => {
     const text = `{"x":{${JSON.stringify(wide(20_000, (i) => i)).slice(1, -1)},"7":1,"inner":${JSON.stringify(wide(20_000, (i) => i))}}}`;
@@ -92,7 +96,7 @@ describe("the keys of wide objects", () => {
     expect(keptKeys(x)).toBeUndefined();
     expect(keptKeys(x.inner as object)).toEqual(Object.keys(x.inner as object));
     expect(keysOf(x)).toEqual(Object.keys(x));
-  });
+  }, 60_000);
 
   it("grow with the keys set on the object, and are dropped for an array index", () => {
     const obj = wide(wideFrom, (i) => i);
@@ -107,36 +111,40 @@ describe("the keys of wide objects", () => {
     expect(hasNoKeys(obj)).toBe(false);
     expect(hasNoKeys({})).toBe(true);
     expect(keptKeys(wide(wideFrom - 1, (i) => i))).toBeUndefined();
-  });
+  }, 60_000);
 });
 
 describe("wide values walked in slices", () => {
-  it.each(Object.entries(shapes))("answer what the one-step walks answer: %s", async (name, text) => {
-    const value = await read(text);
-    const oneStep = (await read(text)) as Document;
-    // (Past the levels looked through, a wide value is walked in one step, by the same walks.)
-    expect(holdsWide(value)).toBe(!name.includes("past the levels"));
-    // The text (compared as strings: `toBe` keeps a failure's report short).
-    expect((await textInSlices(value)) === toEJSONText(value)).toBe(true);
-    expect((await textInSlices(value)) === EJSON.stringify(value, { relaxed: false })).toBe(true);
-    // The sizes.
-    expect(await bsonSizeInSlices(value)).toBe(bsonSize(value, new WeakMap()));
-    expect(await documentSizeInSlices(value)).toBe(calculateObjectSize(value));
-    // The copy: equal, its containers its own, its wide objects' keys kept.
-    const copy = await cloneInSlices(value);
-    expect(toEJSONText(copy) === toEJSONText(cloneValue(value))).toBe(true);
-    const originals = new Set(containers(value));
-    for (const node of containers(copy)) {
-      expect(originals.has(node)).toBe(false);
-      const keys = keptKeys(node);
-      if (keys !== undefined) expect(keys.join() === Object.keys(node).join()).toBe(true);
-    }
-    // The freeze: the same containers frozen.
-    await freezeInSlices(copy);
-    freezeTree(oneStep);
-    expect(containers(copy).map(Object.isFrozen)).toEqual(containers(oneStep).map(Object.isFrozen));
-    expect(containers(copy).every(Object.isFrozen)).toBe(true);
-  });
+  it.each(Object.entries(shapes))(
+    "answer what the one-step walks answer: %s",
+    async (name, text) => {
+      const value = await read(text);
+      const oneStep = (await read(text)) as Document;
+      // (Past the levels looked through, a wide value is walked in one step, by the same walks.)
+      expect(holdsWide(value)).toBe(!name.includes("past the levels"));
+      // The text (compared as strings: `toBe` keeps a failure's report short).
+      expect((await textInSlices(value)) === toEJSONText(value)).toBe(true);
+      expect((await textInSlices(value)) === EJSON.stringify(value, { relaxed: false })).toBe(true);
+      // The sizes.
+      expect(await bsonSizeInSlices(value)).toBe(bsonSize(value, new WeakMap()));
+      expect(await documentSizeInSlices(value)).toBe(calculateObjectSize(value));
+      // The copy: equal, its containers its own, its wide objects' keys kept.
+      const copy = await cloneInSlices(value);
+      expect(toEJSONText(copy) === toEJSONText(cloneValue(value))).toBe(true);
+      const originals = new Set(containers(value));
+      for (const node of containers(copy)) {
+        expect(originals.has(node)).toBe(false);
+        const keys = keptKeys(node);
+        if (keys !== undefined) expect(keys.join() === Object.keys(node).join()).toBe(true);
+      }
+      // The freeze: the same containers frozen.
+      await freezeInSlices(copy);
+      freezeTree(oneStep);
+      expect(containers(copy).map(Object.isFrozen)).toEqual(containers(oneStep).map(Object.isFrozen));
+      expect(containers(copy).every(Object.isFrozen)).toBe(true);
+    },
+    60_000,
+  );
 
   it("store a document as storeDocument does, its text kept", async () => {
     const doc = await read(shapes["a wide document of typed values"]!);
@@ -148,7 +156,7 @@ describe("wide values walked in slices", () => {
     // The text is the kept one, not written again.
     expect(toEJSONText(stored)).toBe(text);
     expect(toEJSONText({ outer: [stored] })).toBe(`{"outer":[${text}]}`);
-  });
+  }, 60_000);
 
   it("answer the one-step walks on values built here: an _id added, functions, undefined", async () => {
     const doc: Document = { ...wide(3_000, (i) => (i % 3 === 0 ? undefined : i % 3 === 1 ? -0 : "x")), f: () => 1 };
@@ -160,7 +168,7 @@ describe("wide values walked in slices", () => {
     expect(await documentSizeInSlices(doc)).toBe(calculateObjectSize(doc));
     expect(await textInSlices([doc, undefined, () => 1])).toBe(toEJSONText([doc, undefined, () => 1]));
     expect(await textInSlices(undefined)).toBe(toEJSONText(undefined));
-  });
+  }, 60_000);
 
   it("are not needed for the usual small values", () => {
     expect(holdsWide({ title: "Note", tags: ["a", "b"], at: new Date(0), n: { a: [1, { b: 2 }] } })).toBe(false);
@@ -168,7 +176,7 @@ describe("wide values walked in slices", () => {
     expect(holdsWide("text")).toBe(false);
     // Many members near the top, wide or not, are walked in slices too.
     expect(holdsWide(Array.from({ length: 100 }, () => wide(100, (i) => i)))).toBe(true);
-  });
+  }, 60_000);
 
   it("let other work run between their slices", async () => {
     const value = await read(JSON.stringify({ query: wide(50_000, () => ({ $exists: false })) }));
@@ -195,7 +203,7 @@ describe("wide values walked in slices", () => {
     walking = false;
     await counting;
     expect(given.every((n) => n >= 1)).toBe(true);
-  });
+  }, 60_000);
 
   it("leave the queries' other walks their answers: exact conditions, indexed equalities, pushdown", async () => {
     const conditions = (i: number) =>
@@ -216,5 +224,5 @@ describe("wide values walked in slices", () => {
       expect(await pushdownInSlices(query, 5, { hidden: true })).toEqual(pushdown(listed, 5, { hidden: true }));
     }
     expect(exactConditions(((await read(JSON.stringify(exact))) as { query: Document }).query)).toHaveLength(5_001);
-  });
+  }, 60_000);
 });
