@@ -10,6 +10,8 @@
 //                                   [--only TEXT (the requests whose names contain it)]
 //                                   [--cli FILE (another build, e.g. an older commit's
 //                                   mock-server/dist copied to mock-server/dist-old)]
+//                                   [--profile DIR (the emulator's CPU profiles, main thread
+//                                   and workers, written there when it stops)]
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { buildEmulator, cli, startEmulator } from "./bench/processes.mjs";
@@ -21,6 +23,7 @@ const { values: flags } = parseArgs({
     rounds: { type: "string", default: "2" },
     cli: { type: "string" },
     only: { type: "string", default: "" },
+    profile: { type: "string" },
   },
 });
 const log = (line) => process.stdout.write(`${line}\n`);
@@ -58,7 +61,11 @@ const lifted = {
 };
 
 async function measure(store, extraArgs) {
-  const emulator = await startEmulator({ script, args: extraArgs });
+  const emulator = await startEmulator({
+    script,
+    args: extraArgs,
+    nodeArgs: flags.profile ? ["--cpu-prof", "--cpu-prof-dir", resolve(flags.profile)] : [],
+  });
   try {
     const send = (path, init = {}) =>
       fetch(`${emulator.url}${path}`, { ...init, headers: { "content-type": "application/json", ...init.headers } });

@@ -8,6 +8,7 @@
  */
 import { BSON } from "bson";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { keysOf } from "./wide-keys.ts";
 
 /** The sizes of frozen objects and arrays (stored documents): they never change, so their size holds for good. */
 const frozenSizes = new WeakMap<object, number>();
@@ -90,6 +91,11 @@ export function bsonSize(value: unknown, cache: SizeCache, limit = Number.POSITI
   }
 }
 
+/** `bsonSize` of a value `depth` levels down in another (its nesting counts towards the deepest). */
+export function bsonSizeAt(value: unknown, cache: SizeCache, depth: number): number {
+  return sizeOf(value, cache, Number.POSITIVE_INFINITY, depth);
+}
+
 function sizeOf(value: unknown, cache: SizeCache, limit: number, depth: number): number {
   switch (typeof value) {
     case "string":
@@ -145,7 +151,7 @@ function sizeOf(value: unknown, cache: SizeCache, limit: number, depth: number):
   } else {
     if (depth >= maxBsonDepth) throw errors.mongo("the query or document is nested too deeply");
     size = 5;
-    for (const key of Object.keys(value)) {
+    for (const key of keysOf(value)) {
       const v = (value as Record<string, unknown>)[key];
       if (typeof v === "function" || typeof v === "symbol") continue;
       size += 2 + utf8Length(key) + sizeOf(v, cache, limit, depth + 1);

@@ -10,11 +10,15 @@ import type { Document } from "./documents.ts";
 
 export const maxDocumentBytes = 16 * 1024 * 1024;
 
-/** The document's size as BSON. */
-export const bsonSize = (doc: Document) => calculateObjectSize(doc);
+/** The document's size as BSON (wide-values.ts `documentSizeInSlices` for a wide one). */
+export const documentSize = (doc: Document) => calculateObjectSize(doc);
+
+/** The insert's error for a document of `size` bytes when it is too large, else null. */
+export function tooLargeToInsert(size: number): AppServicesError | null {
+  return size > maxDocumentBytes ? errors.insertTooLarge(size) : null;
+}
 
 /** The insert's error when the document is too large, else null. */
 export function documentTooLarge(doc: Document): AppServicesError | null {
-  const size = bsonSize(doc);
-  return size > maxDocumentBytes ? errors.insertTooLarge(size) : null;
+  return tooLargeToInsert(documentSize(doc));
 }

@@ -5,6 +5,7 @@
  */
 import { BSONRegExp, Double, EJSON, Int32, Long, ObjectId } from "bson";
 import { canonicalEJSONText } from "./ejson-text.ts";
+import { keysOf } from "./wide-keys.ts";
 
 export type Document = Record<string, unknown>;
 
@@ -264,7 +265,7 @@ export function cloneValue<T>(value: T): T {
   if (value instanceof Date) return new Date(value.getTime()) as T;
   if (!isPlain(value)) return value;
   const out: Document = {};
-  for (const [k, v] of Object.entries(value)) out[k] = cloneValue(v);
+  for (const k of keysOf(value)) out[k] = cloneValue((value as Document)[k]);
   return out as T;
 }
 

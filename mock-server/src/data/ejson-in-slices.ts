@@ -12,6 +12,7 @@
 import { BSONError } from "bson";
 import { fromEJSON } from "./documents.ts";
 import { Turns } from "./turns.ts";
+import { keepKeys, keysOf } from "./wide-keys.ts";
 
 /** About what `fromEJSON` reads in one step (characters of JSON): a millisecond or two. */
 export const partChars = 32 * 1024;
@@ -81,8 +82,8 @@ function charsOf(value: unknown): number {
 interface Size {
   chars: number;
   values: number;
-  /** An object's keys (listing a wide object's takes a while: 70 ms for 200,000 here, so once). */
-  keys: string[] | null;
+  /** An object's keys (kept by the body's reader for a wide one: wide-keys.ts). */
+  keys: readonly string[] | null;
 }
 
 /** The containers whose JSON is longer than a part, with their sizes (walked from the leaves up, in turns). */
@@ -94,7 +95,7 @@ async function largeContainers(root: Container, turns: Turns): Promise<Map<Conta
   }
   const enter = (node: Container): Entry => ({
     node,
-    keys: Array.isArray(node) ? null : Object.keys(node),
+    keys: Array.isArray(node) ? null : keysOf(node),
     next: 0,
     chars: 2,
     values: 1,
@@ -170,6 +171,7 @@ async function readLarge(node: Container, large: Map<Container, Size>, turns: Tu
     if (chars === 0 || (i & 63) === 63) await turns.maybe();
   }
   if (part.length > 0) readPart();
+  if (keys !== null) keepKeys(read, keys.slice());
   return read;
 }
 

@@ -14,6 +14,7 @@
 import { EJSON, ObjectId } from "bson";
 import { bsonSize, storedSize, utf8Length } from "./bson-size.ts";
 import { step } from "./query-limits.ts";
+import { keysOf } from "./wide-keys.ts";
 
 const int32Min = -0x80000000;
 const int32Max = 0x7fffffff;
@@ -21,7 +22,7 @@ const int32Max = 0x7fffffff;
 const int64Min = -(2 ** 63);
 const int64Max = 2 ** 63;
 /** Past this depth the library writes the rest (and reports a cycle as it does). */
-const maxDepth = 200;
+export const maxTextDepth = 200;
 
 function numberText(value: number): string {
   if (Number.isInteger(value) && !Object.is(value, -0)) {
@@ -50,11 +51,12 @@ interface Kept {
 /** Stored documents, with their text once something has written them (null until then). */
 const storedTexts = new WeakMap<object, Kept | null>();
 
-function freezeTree(value: unknown): void {
+/** Freezes a value's plain objects and arrays (its BSON values are left as they are). */
+export function freezeTree(value: unknown): void {
   if (value === null || typeof value !== "object" || Object.isFrozen(value)) return;
   if (!Array.isArray(value) && !isPlainObject(value)) return;
   Object.freeze(value);
-  for (const key of Object.keys(value)) freezeTree((value as Record<string, unknown>)[key]);
+  for (const key of keysOf(value)) freezeTree((value as Record<string, unknown>)[key]);
 }
 
 /**
@@ -63,10 +65,24 @@ function freezeTree(value: unknown): void {
  * Pass a private copy: the caller must not hand the same object out for changing.
  */
 export function storeDocument<T extends object>(doc: T): T {
-  Object.defineProperty(doc, storedSize, { value: bsonSize(doc, new WeakMap()) });
+  markStored(doc, bsonSize(doc, new WeakMap()));
   freezeTree(doc);
-  storedTexts.set(doc, null);
   return doc;
+}
+
+/**
+ * `storeDocument` but the freeze: keeps the document's BSON size on it and its text once written
+ * (wide-values.ts freezes a wide document in slices).
+ */
+export function markStored(doc: object, size: number): void {
+  Object.defineProperty(doc, storedSize, { value: size });
+  storedTexts.set(doc, null);
+}
+
+/** The text kept for a stored document, null while none is written, undefined for any other value. */
+export function keptText(doc: object): string | null | undefined {
+  const kept = storedTexts.get(doc);
+  return kept === undefined || kept === null ? kept : kept.text;
 }
 
 /**
@@ -134,7 +150,7 @@ function write(value: unknown, depth: number): string | undefined {
     if (m !== null) count(m, 0);
     return "null";
   }
-  if (depth > maxDepth) {
+  if (depth > maxTextDepth) {
     if (m !== null) count(m, bsonSize(value, new WeakMap(), m.cap - m.bytes));
     return libraryText(value);
   }
@@ -186,7 +202,7 @@ function writeObject(value: object, depth: number): string {
   if (m !== null) count(m, 5);
   let out = "{";
   let first = true;
-  for (const key of Object.keys(value)) {
+  for (const key of keysOf(value)) {
     const member = (value as Record<string, unknown>)[key];
     if (m !== null && typeof member !== "function" && typeof member !== "symbol") m.bytes += 2 + utf8Length(key);
     const text = write(member, depth + 1);
@@ -195,6 +211,20 @@ function writeObject(value: object, depth: number): string {
     first = false;
   }
   return `${out}}`;
+}
+
+/**
+ * The text of a value `depth` levels down in another (its nesting counts towards the library's
+ * depth), or undefined where JSON leaves a member out. Not metered (replies are: `replyText`).
+ */
+export function textAt(value: unknown, depth: number): string | undefined {
+  const outer = meter;
+  meter = null;
+  try {
+    return write(value, depth);
+  } finally {
+    meter = outer;
+  }
 }
 
 /** BSON-typed JS values to canonical Extended JSON text, as `EJSON.stringify(value, { relaxed: false })`. */

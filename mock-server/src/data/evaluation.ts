@@ -20,6 +20,7 @@ import {
 } from "./query-jobs.ts";
 import { NeedsWorker, type QueryLimits, withQueryLimits } from "./query-limits.ts";
 import { queryWorkers, unwrap, type WorkerMessage } from "./query-workers.ts";
+import { holdsWide, textInSlices } from "./wide-values.ts";
 
 /**
  * Overruns of the main thread's slice per lane in the current second: past `overrunsPerSecond`, and
@@ -136,7 +137,8 @@ async function inWorker(evaluation: Evaluation, request: WorkerWork): Promise<st
 
 async function sendToWorker(evaluation: Evaluation, request: WorkerWork): Promise<string | boolean> {
   const base = {
-    job: toEJSONText(request.job),
+    // (A wide query's text is written in slices: wide-values.ts.)
+    job: holdsWide(request.job) ? await textInSlices(request.job) : toEJSONText(request.job),
     docs: await documentsBytes(request.docs, evaluation.deadline),
     memoryLimitBytes: evaluation.limits.memoryLimitBytes,
   };

@@ -13,7 +13,7 @@
 import { Int32, Long, ObjectId } from "bson";
 import { type AppConfig, defaultDocsExaminedLimit } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { awkward, exactConditions, meetsExactly } from "../store/exact-query.ts";
+import { awkward, exactConditionsInSlices, meetsExactly } from "../store/exact-query.ts";
 import {
   type AppliedChanges,
   type DocumentChange,
@@ -27,7 +27,7 @@ import {
 } from "../store/store.ts";
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
 import { wantsDocumentBefore } from "./change-events.ts";
-import { documentTooLarge } from "./document-size.ts";
+import { documentSize, documentTooLarge, tooLargeToInsert } from "./document-size.ts";
 import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
 import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
@@ -52,6 +52,8 @@ import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimi
 import type { ReadShape } from "./role-rules.ts";
 import { narrow, type Principal, type Rules, rulesOf, type UserPrincipal, writerOf } from "./rules.ts";
 import { Turns } from "./turns.ts";
+import { hasNoKeys, keysOf, setKey } from "./wide-keys.ts";
+import { cloneInSlices, documentSizeInSlices, holdsWide } from "./wide-values.ts";
 
 export const mongoServiceName = "mongodb-atlas";
 export { type MongoAction, maxResults, mongoActions, referencedCollections };
@@ -185,7 +187,7 @@ export class MongoService {
 
   /** Checks a query the way the server does (its errors), even when there is nothing to run it on. */
   private checkQuery(evaluation: Evaluation, query: Document): void {
-    if (Object.keys(query).length === 0) return;
+    if (hasNoKeys(query)) return;
     try {
       withQueryLimits(
         this.limits,
@@ -257,7 +259,7 @@ export class MongoService {
       Number(await readValue(evaluation, { kind: "count", query, limit: want! }, found)) >= want!,
   ) {
     const early = want !== undefined && Object.keys(sort).length === 0;
-    const conditions = early ? exactConditions(query) : null;
+    const conditions = early ? await exactConditionsInSlices(query) : null;
     let match: ((batch: Document[]) => Document[]) | null = null;
     if (conditions !== null) match = (batch) => batch.filter((doc) => meetsExactly(doc, conditions));
     else if (early) match = (batch) => this.matchOnSlice(batch, query);
@@ -309,7 +311,7 @@ export class MongoService {
   ): Promise<string | undefined> {
     const store = this.app.data;
     const fields = Object.keys(sort);
-    if (store.exactTexts === undefined || !fields.every(plainField) || exactConditions(query) === null)
+    if (store.exactTexts === undefined || !fields.every(plainField) || (await exactConditionsInSlices(query)) === null)
       return undefined;
     const found = await store.exactTexts(database, name, query, {
       fields,
@@ -566,14 +568,29 @@ export class MongoService {
     let insertable: ((doc: Document) => boolean) | undefined;
     const turns = new Turns();
     for (let from = 0; from < documents.length && !refused; from += insertSlice) {
+      const slice = documents.slice(from, from + insertSlice);
+      // A wide document is copied and sized in slices first (wide-values.ts).
+      const wide = new Map<number, { copy: Document; size: number }>();
+      for (let i = 0; i < slice.length; i++) {
+        if (!holdsWide(slice[i])) continue;
+        const copy = await cloneInSlices(slice[i]!);
+        wide.set(i, { copy, size: await documentSizeInSlices(copy) });
+      }
       try {
         withQueryLimits(this.limits, () => {
-          for (const original of documents.slice(from, from + insertSlice)) {
-            const doc = cloneValue(original);
-            const written = writableFields ? Object.keys(doc) : [];
-            if (doc._id === undefined) doc._id = new ObjectId();
+          for (let i = 0; i < slice.length; i++) {
+            const copied = wide.get(i);
+            const doc = copied?.copy ?? cloneValue(slice[i]!);
+            // (A copy: the `_id` added below joins a wide document's kept keys.)
+            const written = writableFields ? keysOf(doc).slice() : [];
+            if (doc._id === undefined) {
+              const id = new ObjectId();
+              setKey(doc, "_id", id);
+              // (A member added adds its element's bytes.)
+              if (copied) copied.size += documentSize({ _id: id }) - 5;
+            }
             // MongoDB's ordered insert: the documents before a refused one stay inserted.
-            refused = documentTooLarge(doc);
+            refused = copied ? tooLargeToInsert(copied.size) : documentTooLarge(doc);
             if (refused) break;
             if (allowed !== null) insertable ??= passesFor(allowed);
             const writable = writableFields?.(doc);

@@ -13,6 +13,7 @@ import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
 import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
 import type { Condition, FieldCut, ReadShape } from "./role-rules.ts";
+import { hasNoKeys, keysOf } from "./wide-keys.ts";
 
 /** The most documents `find` and `aggregate` answer (the service's cap). */
 export const maxResults = 50_000;
@@ -54,7 +55,7 @@ function manyConditions(query: Document): boolean {
   while (pending.length > 0) {
     const node = pending.pop();
     if (!isDocument(node)) continue;
-    for (const key in node) {
+    for (const key of keysOf(node)) {
       if (++count > mainThreadConditions) return true;
       const value = node[key];
       if (Array.isArray(value)) {
@@ -67,7 +68,7 @@ function manyConditions(query: Document): boolean {
 
 /** The documents of `docs` that match `query`. */
 export function matching(docs: Document[], query: Document): Document[] {
-  if (Object.keys(query).length === 0) return docs;
+  if (hasNoKeys(query)) return docs;
   // A query of very many conditions is compiled where it runs whole, not on the main thread's
   // slice, which cannot stop a compile midway (200,000 conditions: 1.7 s).
   if (onMainThreadSlice() && manyConditions(query)) throw new NeedsWorker("a query of many conditions");

@@ -27,3 +27,21 @@ export async function inSlices<T>(items: readonly T[], each: (item: T, index: nu
     if ((i & 63) === 63) await turns.maybe();
   }
 }
+
+/** Runs steps (a generator that yields between them) to their end at once. */
+export function finish<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Runs steps to their end, giving the others a turn once a slice is used up. */
+export async function inTurns<T>(steps: Generator<void, T>): Promise<T> {
+  const turns = new Turns();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await turns.maybe();
+  }
+}

@@ -10,6 +10,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
+import { isIndexKey, keepKeys } from "../data/wide-keys.ts";
 
 /** MongoDB refuses documents nested deeper than 100 levels; requests add a few levels of envelope. */
 export const maxJsonDepth = 128;
@@ -65,6 +66,11 @@ interface Frame {
   afterComma: boolean;
   /** Just after a member built as a frame of its own closed: where it closed; else -1. */
   closedAt: number;
+  /**
+   * An object's keys as they are added, kept once it closes when it is wide (data/wide-keys.ts);
+   * null for an array, or an object with an array index for a key (listed before the others).
+   */
+  keys: string[] | null;
 }
 
 /**
@@ -159,9 +165,14 @@ class JsonReader {
         if (Array.isArray(parent.value)) {
           if (!isBlank(text, start, head)) throw unexpected(text, start);
           parent.value.push(value);
-        } else parent.value[this.key(start, head)] = value;
+        } else {
+          const key = this.key(start, head);
+          addedKey(parent, key);
+          parent.value[key] = value;
+        }
       }
-      frames.push({ value, pending: openAt[level]! + 1, afterComma: false, closedAt: -1 });
+      const keys = Array.isArray(value) ? null : [];
+      frames.push({ value, pending: openAt[level]! + 1, afterComma: false, closedAt: -1, keys });
     }
     const innermost = frames[depth - 1];
     if (innermost !== undefined && memberAt[depth]! > innermost.pending)
@@ -188,6 +199,7 @@ class JsonReader {
   private closed(at: number): void {
     const frame = this.frames.pop()!;
     this.read(frame, at, true);
+    if (frame.keys !== null) keepKeys(frame.value, frame.keys);
     const parent = this.frames.at(-1);
     if (parent !== undefined) parent.closedAt = at + 1;
   }
@@ -204,7 +216,11 @@ class JsonReader {
       const items = parseSlice(`[${text.slice(frame.pending, to)}]`, frame.pending - 1) as unknown[];
       // (One at a time: spreading many arguments would overflow the stack.)
       for (const item of items) frame.value.push(item);
-    } else Object.assign(frame.value, parseSlice(`{${text.slice(frame.pending, to)}}`, frame.pending - 1));
+    } else {
+      const members = parseSlice(`{${text.slice(frame.pending, to)}}`, frame.pending - 1) as Record<string, unknown>;
+      if (frame.keys !== null) for (const key of Object.keys(members)) addedKey(frame, key);
+      Object.assign(frame.value, members);
+    }
     frame.pending = to + 1;
     frame.afterComma = true;
   }
@@ -218,6 +234,13 @@ class JsonReader {
     if (typeof key !== "string") throw unexpected(this.text, start);
     return key;
   }
+}
+
+/** Notes a key about to be set on an object frame (a new one joins its keys, in order). */
+function addedKey(frame: Frame, key: string): void {
+  if (frame.keys === null || Object.hasOwn(frame.value, key)) return;
+  if (isIndexKey(key)) frame.keys = null;
+  else frame.keys.push(key);
 }
 
 /** JSON.parse of a part of the body that starts at `offset`, its error's position made the body's. */
@@ -298,6 +321,9 @@ export async function parseJsonBodyInSlices(text: string): Promise<unknown> {
   // A string or a number cannot be read in parts (nor can it nest).
   if (first !== 123 /* { */ && first !== 91 /* [ */) return parseJsonBody(text);
   if (protoKey.test(text)) throw forbiddenKey();
+  // (The body's text was just put together and decoded, one step of ~20 ms for 6 MB: the first
+  // slice waits a turn.)
+  await nextTurn();
   const reader = new JsonReader(text);
   for (let at = start; reader.end < 0 && at < text.length; at += sliceChars) {
     reader.scan(at, Math.min(at + sliceChars, text.length));

@@ -8,8 +8,10 @@ import { type AppLimits, writerLimits } from "../../config/app-config.ts";
 import { bsonSize, keptSize } from "../../data/bson-size.ts";
 import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { storeDocument } from "../../data/ejson-text.ts";
-import { inSlices, Turns } from "../../data/turns.ts";
-import { exactConditions, meetsExactly } from "../exact-query.ts";
+import { finish, inSlices, inTurns, Turns } from "../../data/turns.ts";
+import { keysOf } from "../../data/wide-keys.ts";
+import { holdsWide, storeInSlices } from "../../data/wide-values.ts";
+import { conditionsPerStep, exactConditionsInSlices, meetsExactly } from "../exact-query.ts";
 import {
   type AppliedChanges,
   type CollectionInfo,
@@ -49,17 +51,25 @@ interface Prepared {
   size: number;
 }
 
-/** The stored copies of the documents changes write, made in slices (undefined for deletes). */
+/**
+ * The stored copies of the documents changes write, made in slices (undefined for deletes); a wide
+ * document's copy, size and text are made in slices of their own (wide-values.ts).
+ */
 async function prepare(changes: DocumentChange[]): Promise<(Prepared | undefined)[]> {
   const prepared: (Prepared | undefined)[] = [];
-  await inSlices(changes, (change) => {
-    if (change.op === "delete") {
-      prepared.push(undefined);
-      return;
+  const turns = new Turns();
+  for (let i = 0; i < changes.length; i++) {
+    const change = changes[i]!;
+    if (change.op === "delete") prepared.push(undefined);
+    else if (holdsWide(change.doc)) {
+      const { stored, text } = await storeInSlices(change.doc);
+      prepared.push({ stored, size: Buffer.byteLength(text) });
+    } else {
+      const stored = storeDocument(cloneValue(change.doc));
+      prepared.push({ stored, size: documentBytes(stored) });
     }
-    const stored = storeDocument(cloneValue(change.doc));
-    prepared.push({ stored, size: documentBytes(stored) });
-  });
+    if ((i & 63) === 63) await turns.maybe();
+  }
   return prepared;
 }
 
@@ -68,24 +78,6 @@ const maxBatch = 1_000;
 
 /** Changes checked or applied between two looks at whether other requests wait. */
 const applyStep = 256;
-
-/** Runs steps to their end at once. */
-function finish<T>(steps: Generator<void, T>): T {
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
-}
-
-/** Runs steps to their end, giving the others a turn once a slice is used up. */
-async function inTurns<T>(steps: Generator<void, T>): Promise<T> {
-  const turns = new Turns();
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    await turns.maybe();
-  }
-}
 
 /** Documents in batches: a first of about `want` (when given), then up to 1,000 at a time. */
 async function* batchesOf(docs: Document[], { want }: ScanOptions): AsyncGenerator<Document[]> {
@@ -105,18 +97,43 @@ const maxIndexedFields = 8;
  * `$and`; `{$eq: "…"}` too): each narrows a read to the documents whose top-level field is that
  * string or an array holding it.
  */
-export function stringEqualities(query: Document, into: [string, string][] = []): [string, string][] {
-  // (Keys, not entries: a very wide query's entries took 300 ms where its keys take 70.)
-  for (const field in query) {
-    const condition = query[field];
-    if (field === "$and" && Array.isArray(condition)) {
-      for (const part of condition) if (isDocument(part)) stringEqualities(part, into);
-    } else if (field !== "" && !field.startsWith("$") && !field.includes(".")) {
-      if (typeof condition === "string") into.push([field, condition]);
-      else if (isDocument(condition) && typeof condition.$eq === "string" && Object.keys(condition).length === 1)
-        into.push([field, condition.$eq]);
+export function stringEqualities(query: Document): [string, string][] {
+  let known = equalities.get(query);
+  if (known === undefined) {
+    known = finish(findEqualities(query));
+    equalities.set(query, known);
+  }
+  return known;
+}
+
+/**
+ * `stringEqualities`, giving other requests a turn between steps (a very wide query's 200,000
+ * took 60 ms in one); kept for the query object, as queries are never changed.
+ */
+async function stringEqualitiesInSlices(query: Document): Promise<void> {
+  if (!equalities.has(query)) equalities.set(query, await inTurns(findEqualities(query)));
+}
+
+const equalities = new WeakMap<Document, [string, string][]>();
+
+function* findEqualities(query: Document): Generator<void, [string, string][]> {
+  const into: [string, string][] = [];
+  let looked = 0;
+  function* visit(q: Document): Generator<void> {
+    // (Keys, not entries: a very wide query's entries took 300 ms; its keys are kept: wide-keys.ts.)
+    for (const field of keysOf(q)) {
+      if (++looked % conditionsPerStep === 0) yield;
+      const condition = q[field];
+      if (field === "$and" && Array.isArray(condition)) {
+        for (const part of condition) if (isDocument(part)) yield* visit(part);
+      } else if (field !== "" && !field.startsWith("$") && !field.includes(".")) {
+        if (typeof condition === "string") into.push([field, condition]);
+        else if (isDocument(condition) && typeof condition.$eq === "string" && Object.keys(condition).length === 1)
+          into.push([field, condition.$eq]);
+      }
     }
   }
+  yield* visit(query);
   return into;
 }
 
@@ -409,10 +426,12 @@ export class MemoryDocuments implements DocumentStore {
   }
 
   async read(database: string, collection: string, prefilter: Document): Promise<Document[]> {
+    await stringEqualitiesInSlices(prefilter);
     return this.existing(database, collection)?.candidates(prefilter) ?? [];
   }
 
   async *scan(database: string, name: string, prefilter: Document, options: ScanOptions = {}) {
+    await stringEqualitiesInSlices(prefilter);
     yield* batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options);
   }
 
@@ -423,8 +442,9 @@ export class MemoryDocuments implements DocumentStore {
     query: Document,
     { want, max }: ExactTextsOptions,
   ): Promise<ExactTexts | undefined> {
-    const conditions = exactConditions(query);
+    const conditions = await exactConditionsInSlices(query);
     if (conditions === null) return undefined;
+    await stringEqualitiesInSlices(query);
     const candidates = this.existing(database, name)?.candidates(query) ?? [];
     const ceiling = max === undefined ? Number.POSITIVE_INFINITY : max + 1;
     const found: ExactTexts = { texts: [], keys: [], sizes: [], examined: 0 };
@@ -440,8 +460,9 @@ export class MemoryDocuments implements DocumentStore {
   }
 
   async countExact(database: string, name: string, query: Document, { limit }: { limit?: number } = {}) {
-    const conditions = exactConditions(query);
+    const conditions = await exactConditionsInSlices(query);
     if (conditions === null) return undefined;
+    await stringEqualitiesInSlices(query);
     const collection = this.existing(database, name);
     const most = limit ?? Number.POSITIVE_INFINITY;
     if (!collection) return 0;

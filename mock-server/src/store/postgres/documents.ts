@@ -20,7 +20,8 @@ import {
 } from "../../data/documents.ts";
 import { keepText, maxReplyBytes } from "../../data/ejson-text.ts";
 import { inSlices } from "../../data/turns.ts";
-import { exactConditions } from "../exact-query.ts";
+import { holdsWide, textInSlices } from "../../data/wide-values.ts";
+import { exactConditionsInSlices } from "../exact-query.ts";
 import type { OwnerList } from "../memory/documents.ts";
 import {
   type AppliedChanges,
@@ -39,7 +40,7 @@ import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
 import { InsertGroups, type PendingInsert } from "./insert-groups.ts";
 import { channels } from "./notifications.ts";
-import { hiddenValue, pushdown } from "./pushdown.ts";
+import { hiddenValue, pushdownInSlices } from "./pushdown.ts";
 import { idRowKey } from "./row-keys.ts";
 import { type JsonParam, jsonFromDatabase, jsonParam } from "./text-encoding.ts";
 
@@ -66,6 +67,13 @@ export const storedDocument = (doc: Document) => jsonParam(toEJSONText(doc));
  */
 function insertedText(doc: Document): string {
   const text = toEJSONText(doc);
+  keepText(doc, text);
+  return text;
+}
+
+/** `insertedText` of a wide document, in slices (wide-values.ts). */
+async function insertedTextInSlices(doc: Document): Promise<string> {
+  const text = await textInSlices(doc);
   keepText(doc, text);
   return text;
 }
@@ -175,7 +183,7 @@ export class PgDocuments implements DocumentStore {
     const lock = forUpdate ? " FOR UPDATE" : "";
     const ceiling = max === undefined ? Number.MAX_SAFE_INTEGER : max + 1;
     if (want === undefined) {
-      const { where, params } = pushdown(prefilter, 5, { hidden: true });
+      const { where, params } = await pushdownInSlices(prefilter, 5, { hidden: true });
       const filtered = where.length > 0;
       // A filtered read finds its rows through the GIN index whatever the values: one plan, made
       // once per connection, its values hidden (pushdown.ts, `hiddenValue`; left to choose,
@@ -191,13 +199,13 @@ export class PgDocuments implements DocumentStore {
       for (let from = 0; from < rows.length; from += maxBatch) yield decode(rows.slice(from, from + maxBatch), true);
       return;
     }
-    const { where, params } = pushdown(prefilter, 5);
+    const { where, params } = await pushdownInSlices(prefilter, 5);
     const filter = where.map((w) => ` AND ${w}`).join("");
     let after = 0;
     // A power of four (a few statement texts): a few rows more than wanted cost little. When the
     // database cannot tell the matches (an inexact query), a first batch of 256: a user's few
     // documents in one statement, as a read of all of them would.
-    const first = exactConditions(prefilter) === null ? Math.max(want, 256) : want;
+    const first = (await exactConditionsInSlices(prefilter)) === null ? Math.max(want, 256) : want;
     let size = Math.min(4 ** Math.ceil(Math.log(Math.max(1, first)) / Math.log(4)), maxBatch);
     let read = 0;
     for (;;) {
@@ -234,11 +242,11 @@ export class PgDocuments implements DocumentStore {
     query: Document,
     { fields, want, max, deadline }: ExactTextsOptions,
   ): Promise<ExactTexts | undefined> {
-    if (exactConditions(query) === null) return undefined;
+    if ((await exactConditionsInSlices(query)) === null) return undefined;
     const ceiling = max === undefined ? Number.MAX_SAFE_INTEGER : max + 1;
     // All of the matches of a filtered query: through the GIN index, planned once (see `batches`;
     // without a filter there is no value to hide).
-    const { where, params } = pushdown(query, 5 + fields.length, { hidden: want === undefined });
+    const { where, params } = await pushdownInSlices(query, 5 + fields.length, { hidden: want === undefined });
     const filtered = where.length > 0;
     const all = want === undefined && filtered;
     const within = `$${5 + fields.length + params.length}`;
@@ -295,8 +303,8 @@ export class PgDocuments implements DocumentStore {
     query: Document,
     { limit, deadline }: { limit?: number; deadline?: number } = {},
   ) {
-    if (exactConditions(query) === null) return undefined;
-    const { where, params } = pushdown(query, 5);
+    if ((await exactConditionsInSlices(query)) === null) return undefined;
+    const { where, params } = await pushdownInSlices(query, 5);
     const { rows } = await this.within(deadline).query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where
         .map((w) => ` AND ${w}`)
@@ -442,7 +450,7 @@ export class PgDocuments implements DocumentStore {
     const db = this.context.db;
     const [owner, anonymous] = ownerColumns(writer);
     await this.ensureCollection(db, database, collection);
-    const text = insertedText(doc);
+    const text = holdsWide(doc) ? await insertedTextInSlices(doc) : insertedText(doc);
     const payloads = this.payloads(events);
     if (payloads.some((p) => p.large !== undefined)) {
       // An event too large for a notification goes through change_log: a transaction after all.

@@ -1,0 +1,193 @@
+/**
+ * The walks a written document or a query sent to a worker goes through — a copy, a freeze, a
+ * BSON size, a canonical Extended JSON text — a member at a time where the value is wide (an
+ * object of many keys, kept by wide-keys.ts, or an array of many elements), other requests served
+ * between slices (docs/decisions/0024-large-bodies-in-slices.md). Done in one step, each was 0.1–
+ * 0.4 s of the main thread for a document of 200,000 fields.
+ *
+ * Each answers what its one-step walk answers (documents.ts `cloneValue`, ejson-text.ts
+ * `freezeTree` and `canonicalEJSONText`, bson-size.ts, bson's `calculateObjectSize`): the walk
+ * goes member by member through a wide container, and through the containers of the first
+ * `descent` levels above the wide ones; every other member is handed to the one-step walk whole.
+ * `holdsWide` tells whether a value needs this at all (the usual small one does not).
+ */
+import { calculateObjectSize } from "bson";
+import { bsonSizeAt, type SizeCache, utf8Length } from "./bson-size.ts";
+import { cloneValue } from "./documents.ts";
+import { freezeTree, keepText, keptText, markStored, maxTextDepth, textAt } from "./ejson-text.ts";
+import { Turns } from "./turns.ts";
+import { isWide, keepKeys, keysOf, wideFrom } from "./wide-keys.ts";
+
+/** How many levels of a value are looked through for wide members. */
+const descent = 8;
+
+type Plain = Record<string, unknown>;
+type Container = Plain | unknown[];
+
+function isPlain(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+const isContainer = (value: unknown): value is Container =>
+  value !== null && typeof value === "object" && (Array.isArray(value) || isPlain(value));
+
+/**
+ * Whether a value holds a wide container in its first `descent` levels, or more members there
+ * than a wide container has (a value that large is walked in slices too).
+ */
+export function holdsWide(value: unknown): boolean {
+  let left = 4 * wideFrom;
+  const visit = (node: unknown, depth: number): boolean => {
+    if (!isContainer(node)) return false;
+    if (isWide(node)) return true;
+    if (depth >= descent) return false;
+    if (Array.isArray(node)) {
+      for (const item of node) if (--left < 0 || visit(item, depth + 1)) return true;
+      return false;
+    }
+    for (const key in node) if (--left < 0 || visit(node[key], depth + 1)) return true;
+    return false;
+  };
+  return visit(value, 0);
+}
+
+/** Whether a walk goes through `member` of `container` (at `depth`) a member at a time too. */
+function into(container: Container, member: unknown, depth: number): member is Container {
+  if (!isContainer(member)) return false;
+  return isWide(container) ? isWide(member) : depth < descent;
+}
+
+/** `cloneValue`, in slices. */
+export async function cloneInSlices<T>(value: T): Promise<T> {
+  return (await copy(value, new Turns(), 0)) as T;
+}
+
+async function copy(value: unknown, turns: Turns, depth: number): Promise<unknown> {
+  if (!isContainer(value)) return cloneValue(value);
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (let i = 0; i < value.length; i++) {
+      const member = value[i];
+      out.push(into(value, member, depth) ? await copy(member, turns, depth + 1) : cloneValue(member));
+      if ((i & 63) === 63) await turns.maybe();
+    }
+    return out;
+  }
+  const keys = keysOf(value);
+  const out: Plain = {};
+  let keepable = true;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const member = value[key];
+    // (As cloneValue: a `__proto__` key sets the copy's prototype, and the copy lists other keys.)
+    if (key === "__proto__") keepable = false;
+    out[key] = into(value, member, depth) ? await copy(member, turns, depth + 1) : cloneValue(member);
+    if ((i & 63) === 63) await turns.maybe();
+  }
+  if (keepable) keepKeys(out, keys.slice());
+  return out;
+}
+
+/** ejson-text.ts `freezeTree`, in slices. */
+export async function freezeInSlices(value: unknown): Promise<void> {
+  await freeze(value, new Turns(), 0);
+}
+
+async function freeze(value: unknown, turns: Turns, depth: number): Promise<void> {
+  if (!isContainer(value) || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  const keys = Array.isArray(value) ? null : keysOf(value);
+  const count = keys === null ? (value as unknown[]).length : keys.length;
+  for (let i = 0; i < count; i++) {
+    const member = (value as Record<string | number, unknown>)[keys === null ? i : keys[i]!];
+    if (into(value, member, depth)) await freeze(member, turns, depth + 1);
+    else freezeTree(member);
+    if ((i & 63) === 63) await turns.maybe();
+  }
+}
+
+/** What a member of a container counts in its size, as an element (a type byte, its key, its value). */
+type ElementBytes = (key: string, member: unknown, depth: number, inArray: boolean) => number;
+
+async function size(value: Container, element: ElementBytes, turns: Turns, depth: number): Promise<number> {
+  const keys = Array.isArray(value) ? null : keysOf(value);
+  const count = keys === null ? (value as unknown[]).length : keys.length;
+  let total = 5;
+  for (let i = 0; i < count; i++) {
+    const key = keys === null ? String(i) : keys[i]!;
+    const member = (value as Record<string, unknown>)[key];
+    if (into(value, member, depth)) total += 2 + utf8Length(key) + (await size(member, element, turns, depth + 1));
+    else total += element(key, member, depth + 1, keys === null);
+    if ((i & 63) === 63) await turns.maybe();
+  }
+  return total;
+}
+
+/** bson-size.ts `bsonSize` of a document or an array (no limit), in slices. */
+export function bsonSizeInSlices(value: Container, cache: SizeCache = new WeakMap()): Promise<number> {
+  // An object's function or symbol member is left out; an array's counts its type byte and key.
+  const element: ElementBytes = (key, member, depth, inArray) =>
+    !inArray && (typeof member === "function" || typeof member === "symbol")
+      ? 0
+      : 2 + utf8Length(key) + bsonSizeAt(member, cache, depth);
+  return size(value, element, new Turns(), 0);
+}
+
+/** bson's `calculateObjectSize` of a document, in slices (what an insert's size is checked by). */
+export function documentSizeInSlices(doc: Plain): Promise<number> {
+  // A document of one member is 4 + its element + 1 bytes.
+  const element: ElementBytes = (key, member) => calculateObjectSize({ [key]: member }) - 5;
+  return size(doc, element, new Turns(), 0);
+}
+
+/** ejson-text.ts `canonicalEJSONText` (documents.ts `toEJSONText`), in slices. */
+export async function textInSlices(value: unknown): Promise<string> {
+  if (value === undefined) return '{"$undefined":true}';
+  return (await text(value, new Turns(), 0)) as string;
+}
+
+async function text(value: unknown, turns: Turns, depth: number): Promise<string | undefined> {
+  // (What the one-step writer does not write as a container, it writes here too.)
+  if (!isContainer(value) || depth > maxTextDepth) return textAt(value, depth);
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      const member = value[i];
+      if (i > 0) out += ",";
+      out += (into(value, member, depth) ? await text(member, turns, depth + 1) : textAt(member, depth + 1)) ?? "null";
+      if ((i & 63) === 63) await turns.maybe();
+    }
+    return `${out}]`;
+  }
+  if ("_bsontype" in value) return textAt(value, depth);
+  // A stored document's text is kept (ejson-text.ts): used, or kept once written.
+  const kept = depth <= 1 ? keptText(value) : undefined;
+  if (typeof kept === "string") return kept;
+  const keys = keysOf(value);
+  let out = "{";
+  let first = true;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const member = value[key];
+    const written = into(value, member, depth) ? await text(member, turns, depth + 1) : textAt(member, depth + 1);
+    if ((i & 63) === 63) await turns.maybe();
+    if (written === undefined) continue;
+    out += `${first ? "" : ","}${JSON.stringify(key)}:${written}`;
+    first = false;
+  }
+  out += "}";
+  if (kept === null) keepText(value, out);
+  return out;
+}
+
+/**
+ * ejson-text.ts `storeDocument` of a copy of a document (`cloneValue`), in slices, with the copy's
+ * text (kept on it, as a store's first write of it keeps it).
+ */
+export async function storeInSlices(doc: Plain): Promise<{ stored: Plain; text: string }> {
+  const stored = await cloneInSlices(doc);
+  markStored(stored, await bsonSizeInSlices(stored));
+  await freezeInSlices(stored);
+  return { stored, text: await textInSlices(stored) };
+}
