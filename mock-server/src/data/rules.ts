@@ -8,16 +8,12 @@
 import type { AppConfig, CollectionRule } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { appExpansions, type Expansions, ExpressionError } from "../functions/can-evaluate.ts";
-import type { StoredUser, Writer } from "../store/store.ts";
+import { isAnonymousUser, type StoredUser, type Writer } from "../store/store.ts";
 import type { Document } from "./documents.ts";
 import { namesCustomData, type RuleAction, roleCondition, UnsupportedRule } from "./role-rules.ts";
 
 /** Who runs an action: the system (no rules), or a user, with the request it came in (`%%request`). */
 export type Principal = { kind: "system" } | { kind: "user"; user: StoredUser; request?: () => Document };
-
-/** A user all of whose identities are anonymous (held to the anonymous users' limits). */
-export const isAnonymousUser = (user: StoredUser) =>
-  user.identities.length > 0 && user.identities.every((identity) => identity.provider_type === "anon-user");
 
 /** Whom a principal's writes count for: a user (docs/decisions/0018-fair-shares.md), or no one (system). */
 export function writerOf(principal: Principal): Writer | undefined {
