@@ -40,6 +40,16 @@ async function emulator(database?: TestDatabase, batch = 1000, options: Paramete
   return { app, db, sweep: () => app.emulator.retention!.sweep(), removed: app.emulator.retention!.removed };
 }
 
+/** The metrics of an emulator started with `metricsToken: "retention-metrics-token"`. */
+const metricsOf = async (app: FastifyInstance) =>
+  (
+    await call(app, "getMetrics", {
+      method: "GET",
+      url: "/_mock/v1/metrics",
+      headers: bearer("retention-metrics-token"),
+    })
+  ).body as string;
+
 const mail = (to: string): NewMail => ({
   source: "emailjs",
   account: "retention-account",
@@ -288,13 +298,7 @@ describe("anonymous users", () => {
       .toBe("invalid session: user not found");
     expect((await getProfile(other, young.access_token)).response.statusCode).toBe(200);
 
-    const metrics = (
-      await call(app, "getMetrics", {
-        method: "GET",
-        url: "/_mock/v1/metrics",
-        headers: bearer("retention-metrics-token"),
-      })
-    ).body as string;
+    const metrics = await metricsOf(app);
     expect(metrics).toContain('appservices_retention_removed_total{kind="anonymous_users"} 1\n');
   });
 
@@ -329,13 +333,7 @@ describe("the periods", () => {
     shift.ms = day + minute;
     await app.emulator.retention!.sweep();
     expect(await listed(app)).toEqual([]);
-    const metrics = (
-      await call(app, "getMetrics", {
-        method: "GET",
-        url: "/_mock/v1/metrics",
-        headers: bearer("retention-metrics-token"),
-      })
-    ).body as string;
+    const metrics = await metricsOf(app);
     expect(metrics).toContain('appservices_retention_removed_total{kind="mail"} 1\n');
     expect(metrics).toContain('appservices_retention_removed_total{kind="tokens"} 0\n');
   });
