@@ -47,7 +47,8 @@ import {
   type UpdateSpec,
 } from "./query-jobs.ts";
 import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
-import { narrow, type Principal, Rules, writerOf } from "./rules.ts";
+import type { ReadShape } from "./role-rules.ts";
+import { narrow, type Principal, type Rules, rulesOf, type UserPrincipal, writerOf } from "./rules.ts";
 import { Turns } from "./turns.ts";
 
 export const mongoServiceName = "mongodb-atlas";
@@ -125,6 +126,8 @@ export interface MongoApp {
   readonly data: DocumentStore;
   /** The user's custom data document, for rules that name `%%user.custom_data`. */
   customUserDocument?(userId: string): Promise<Document | undefined>;
+  /** Runs one of the app's functions for a rule's `%function`, as the user. */
+  callRuleFunction?(name: string, args: unknown[], principal: UserPrincipal): Promise<unknown>;
 }
 
 interface UpdateResult {
@@ -158,7 +161,7 @@ export class MongoService {
     private readonly app: MongoApp,
     private readonly principal: Principal,
   ) {
-    this.rules = new Rules(app.config, app.customUserDocument ? (id) => app.customUserDocument!(id) : undefined);
+    this.rules = rulesOf(app);
     this.limits = queryLimitsOf(app.config);
     this.lane = `${app.appId ?? ""}:${principal.kind === "user" ? principal.user.id : "system"}`;
   }
@@ -362,17 +365,17 @@ export class MongoService {
   }
 
   private async executeAction(action: MongoAction, args: Document, asText: boolean): Promise<unknown> {
-    await this.rules.prepare(this.principal);
+    const database = requireString(args, "database");
+    const name = requireString(args, "collection");
+    const invalid = namespaceError(database, name);
+    if (invalid !== undefined) throw errors.mongo(invalid);
+    await this.rules.prepare(this.principal, database, [name]);
     const evaluation = this.evaluation(action);
     this.budget = {
       deadline: evaluation.deadline,
       maxExamined: docsExaminedLimitOf(this.app.config),
       examined: 0,
     };
-    const database = requireString(args, "database");
-    const name = requireString(args, "collection");
-    const invalid = namespaceError(database, name);
-    if (invalid !== undefined) throw errors.mongo(invalid);
     const reply = (value: unknown) => (asText ? toEJSONText(value) : value);
     const read = (job: ReadJob, docs: Document[], others?: Record<string, Document[]>) =>
       asText ? readText(evaluation, job, docs, others) : readValue(evaluation, job, docs, others);
@@ -388,12 +391,13 @@ export class MongoService {
         const sort = optionalDocument(args, "sort");
         const projection = optionalDocument(args, "project");
         const one = action === "findOne";
-        if (asText && Object.keys(projection).length === 0) {
+        const shape = this.rules.readShape(this.principal, database, name);
+        if (asText && Object.keys(projection).length === 0 && !shape) {
           const text = await this.exactFind(evaluation, database, name, all, sort, limit, one);
           if (text !== undefined) return text;
         }
         const docs = await this.candidates(evaluation, this.reader(database, name), all, sort, limit);
-        const job: ReadJob = { kind: "find", query: all, projection, sort, limit, one };
+        const job: ReadJob = { kind: "find", query: all, projection, sort, limit, one, ...(shape ? { shape } : {}) };
         return read(job, docs);
       }
       case "count": {
@@ -464,7 +468,7 @@ export class MongoService {
           sort: optionalDocument(args, "sort"),
         });
         const doc = args.returnNewDocument === true ? result.after : result.before;
-        return doc ? read({ kind: "project", projection: optionalDocument(args, "projection") }, [doc]) : reply(null);
+        return doc ? read(this.projectJob(database, name, args), [doc]) : reply(null);
       }
       case "findOneAndDelete": {
         const [doc] = await this.delete(
@@ -475,9 +479,15 @@ export class MongoService {
           false,
           optionalDocument(args, "sort"),
         );
-        return doc ? read({ kind: "project", projection: optionalDocument(args, "projection") }, [doc]) : reply(null);
+        return doc ? read(this.projectJob(database, name, args), [doc]) : reply(null);
       }
     }
+  }
+
+  /** A `findOneAnd…` action's answer: its document as the rules let the caller read it, projected. */
+  private projectJob(database: string, name: string, args: Document): ReadJob {
+    const shape = this.rules.readShape(this.principal, database, name);
+    return { kind: "project", projection: optionalDocument(args, "projection"), ...(shape ? { shape } : {}) };
   }
 
   private async aggregate(
@@ -497,8 +507,11 @@ export class MongoService {
     }
     const filter = this.rules.read(this.principal, database, name);
     if (filter === null) return reply([]);
-    const stages =
-      Object.keys(filter).length > 0 ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
+    // Documents cut down by the rules are filtered and cut before the first stage; others are
+    // filtered by a first $match of the rule's filter.
+    const shape = this.rules.readShape(this.principal, database, name);
+    const ruled = Object.keys(filter).length > 0;
+    const stages = ruled && !shape ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
     // A leading $match narrows what the store fetches, like the rule's filter; a $sort, $skip and
     // $limit after it, how many of those documents the pipeline can use.
     const first = pipeline[0] as Document | undefined;
@@ -513,14 +526,29 @@ export class MongoService {
     );
     // The other collections the pipeline reads, each as its read rule lets the caller see it.
     const filters: Record<string, Document> = {};
+    const shapes: Record<string, ReadShape> = {};
     const others: Record<string, Document[]> = {};
-    for (const other of referencedCollections(pipeline)) {
+    const referenced = referencedCollections(pipeline);
+    await this.rules.prepare(this.principal, database, [...referenced]);
+    for (const other of referenced) {
       const otherFilter = this.rules.read(this.principal, database, other);
       if (otherFilter === null) continue;
       filters[other] = otherFilter;
+      const otherShape = this.rules.readShape(this.principal, database, other);
+      if (otherShape) shapes[other] = otherShape;
       others[other] = await this.candidates(evaluation, this.reader(database, other), otherFilter, {}, undefined);
     }
-    return read({ kind: "aggregate", stages, others: filters }, docs, others);
+    return read(
+      {
+        kind: "aggregate",
+        stages,
+        others: filters,
+        ...(shape ? { shape, ...(ruled ? { filter } : {}) } : {}),
+        ...(Object.keys(shapes).length > 0 ? { otherShapes: shapes } : {}),
+      },
+      docs,
+      others,
+    );
   }
 
   private async insert(database: string, name: string, documents: Document[]): Promise<unknown[]> {

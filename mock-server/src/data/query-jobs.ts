@@ -12,6 +12,7 @@ import { cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
 import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
 import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
+import type { Condition, ReadShape } from "./role-rules.ts";
 
 /** The most documents `find` and `aggregate` answer (the service's cap). */
 export const maxResults = 50_000;
@@ -107,13 +108,96 @@ export function referencedCollections(node: unknown, found = new Set<string>()):
 // ---------------------------------------------------------------------------------------------
 // Reads
 
+/** `shape`: how the rules cut the documents down before the action sees them (role-rules.ts). */
 export type ReadJob =
-  | { kind: "find"; query: Document; projection: Document; sort: Document; limit: number; one: boolean }
+  | {
+      kind: "find";
+      query: Document;
+      projection: Document;
+      sort: Document;
+      limit: number;
+      one: boolean;
+      shape?: ReadShape;
+    }
   | { kind: "count"; query: Document; limit?: number }
-  /** `others`: each other collection the pipeline reads, with the read rule's filter for it. */
-  | { kind: "aggregate"; stages: Document[]; others: Record<string, Document> }
+  /** `others`: each other collection the pipeline reads, with the read rule's filter (and shape) for it. */
+  | {
+      kind: "aggregate";
+      stages: Document[];
+      others: Record<string, Document>;
+      /** The read rule's filter, when it is not the first stage. */
+      filter?: Document;
+      shape?: ReadShape;
+      otherShapes?: Record<string, ReadShape>;
+    }
   /** A `findOneAnd…` action's projection of the document it answers. */
-  | { kind: "project"; projection: Document };
+  | { kind: "project"; projection: Document; shape?: ReadShape };
+
+const conditionTest = (condition: Condition): ((doc: Document) => boolean) =>
+  typeof condition === "boolean" ? () => condition : passesFor(condition);
+
+export interface Shaper {
+  /** A document as the caller may read it. */
+  document(doc: Document): Document;
+  /** Whether the caller may read the field at `path` (dotted) holding `value`, of the document `of`. */
+  shows(of: Document, path: string, value: unknown): boolean;
+}
+
+/**
+ * How documents are cut down for a caller (a ReadShape): whole where its role reads it whole, else
+ * with the fields the role shows (or without those it hides), a document no role applies to (never
+ * returned) keeping nothing; then the filters' projections.
+ */
+export function shaperOf(shape: ReadShape): Shaper {
+  const roles = shape.roles.map((role) => ({
+    applies: conditionTest(role.when),
+    whole: conditionTest(role.whole),
+    fields: new Set(role.fields),
+    others: role.others,
+  }));
+  /** Which top-level fields of `doc` its role shows: all (null), or those the test passes. */
+  const shown = (doc: Document): ((key: string) => boolean) | null => {
+    if (roles.length === 0) return null;
+    const role = roles.find((one) => one.applies(doc));
+    if (!role) return () => false;
+    if (role.whole(doc)) return null;
+    return (key) => role.fields.has(key) !== role.others;
+  };
+  const project = (doc: Document) => {
+    let out = doc;
+    for (const projection of shape.projections) out = find([out], {}, { projection })[0] ?? {};
+    return out;
+  };
+  return {
+    document(doc) {
+      const keep = shown(doc);
+      if (keep === null) return project(doc);
+      const out: Document = {};
+      for (const key of Object.keys(doc)) if (keep(key)) out[key] = doc[key];
+      return project(out);
+    },
+    shows(of, path, value) {
+      const [top, ...rest] = path.split(".");
+      const keep = shown(of);
+      if (keep !== null && !keep(top!)) return false;
+      if (shape.projections.length === 0) return true;
+      // The field alone, projected: shown if it comes out whole.
+      const keys = [top!, ...rest];
+      let probe: unknown = value;
+      for (const key of [...keys].reverse()) probe = { [key]: probe };
+      let found: unknown = project(probe as Document);
+      for (const key of keys) found = isDocument(found) ? found[key] : undefined;
+      return found !== undefined && idRepr(found) === idRepr(value);
+    },
+  };
+}
+
+/** `shaperOf(shape).document`, or the document as it is without a shape. */
+export function shaper(shape: ReadShape | undefined): (doc: Document) => Document {
+  if (!shape) return (doc) => doc;
+  const shaped = shaperOf(shape);
+  return (doc) => shaped.document(doc);
+}
 
 /**
  * On the main thread's slice, a job's own size and each document's: a larger one moves the work to
@@ -136,7 +220,15 @@ export function runRead(job: ReadJob, docs: Document[], others: Record<string, D
   for (const name of Object.keys(others)) checkInputs(null, others[name]!);
   switch (job.kind) {
     case "find": {
-      const found = find(docs, job.query, { projection: job.projection, sort: job.sort, limit: job.limit });
+      let found = find(docs, job.query, {
+        ...(job.shape ? {} : { projection: job.projection }),
+        sort: job.sort,
+        limit: job.limit,
+      });
+      if (job.shape) {
+        found = found.map(shaper(job.shape));
+        if (Object.keys(job.projection).length > 0) found = find(found, {}, { projection: job.projection });
+      }
       return job.one ? (found[0] ?? null) : found;
     }
     case "count": {
@@ -150,19 +242,25 @@ export function runRead(job: ReadJob, docs: Document[], others: Record<string, D
         if (!found) {
           const filter = job.others[other];
           found = filter ? matching(others[other] ?? [], filter) : [];
+          const shape = job.otherShapes?.[other];
+          if (shape) found = found.map(shaper(shape));
           visible.set(other, found);
         }
         return found;
       };
+      // Cut down by the rules before any stage sees them (the rule's filter then comes apart).
+      let input = job.filter ? matching(docs, job.filter) : docs;
+      if (job.shape) input = input.map(shaper(job.shape));
       // The results may hold stored documents (callers only write them out) and values shared
       // many times: sized, never copied.
-      const results = aggregate(docs, job.stages, { collectionResolver }).slice(0, maxResults);
+      const results = aggregate(input, job.stages, { collectionResolver }).slice(0, maxResults);
       checkValue(results, "aggregate");
       return results;
     }
     case "project": {
-      const [doc] = docs;
-      if (!doc) return null;
+      const [stored] = docs;
+      if (!stored) return null;
+      const doc = shaper(job.shape)(stored);
       if (Object.keys(job.projection).length === 0) return doc;
       return find([doc], {}, { projection: job.projection })[0] ?? doc;
     }

@@ -11,15 +11,20 @@
  * where `whenᵢ` is the role's `apply_when` made a query over the document (its parts over the
  * caller, `%%user`, `%%values`, `%%environment`, `%%request`, are decided here: true, false, or gone), and a
  * role that applies to every document ends the list. The filters whose `apply_when` holds are
- * ANDed with it for reads, writes and deletes.
+ * ANDed with it for reads, writes and deletes. A role whose field-level permissions read some
+ * fields reads every document it applies to, cut down to those fields (`readShape`), and the
+ * filters' projections cut what a read returns.
  *
- * Whatever this server does not evaluate (field-level permissions short of the whole document,
- * `%function`, `%%prevRoot`, a filter's projection, a comparison of two document fields, an
- * unknown operator) throws `UnsupportedRule`: the namespace's actions are refused with what it is,
+ * A `%function` has been called before (Rules.prepare): its value is what the function returned.
+ *
+ * Whatever this server does not evaluate (field-level write permissions short of the whole
+ * document, permissions of embedded fields or as expressions, `%%prevRoot`, a comparison of two
+ * document fields, an unknown operator) throws `UnsupportedRule`: the namespace's actions are refused with what it is,
  * never run with more or fewer rights than the app gave.
  */
 import type { CollectionRule } from "../config/app-config.ts";
 import {
+  Computed,
   type Expansions,
   ExpressionError,
   expand,
@@ -166,7 +171,7 @@ export function expandQuery(query: unknown, expansions: Expansions): Condition {
   if (!isDocument(query)) throw unsupported("a query that is not true, false or a document");
   let names = false;
   const walk = (value: unknown): unknown => {
-    if (typeof value === "string" && value.startsWith("%%")) {
+    if (value instanceof Computed || (typeof value === "string" && value.startsWith("%%"))) {
       const found = expanded(value, expansions);
       if (found === undefined) names = true;
       return found === undefined ? missing : found;
@@ -190,19 +195,53 @@ export function expandQuery(query: unknown, expansions: Expansions): Condition {
   return names ? false : Object.keys(out).length === 0 ? true : out;
 }
 
-/**
- * What a role's field-level permissions grant for `action` on their own: every field (each field
- * named grants it, and so do `additional_fields`), some fields, or none.
- */
+/** A field's permission, `read` or `write`: a boolean (an expression per field is not evaluated here). */
+function fieldPermission(role: Role, field: string, permissions: unknown, which: "read" | "write"): boolean {
+  if (!isDocument(permissions)) throw unsupported(`the permissions of field '${field}' of role '${role.name ?? "?"}'`);
+  const value = permissions[which] ?? false;
+  if (typeof value !== "boolean")
+    throw unsupported(`the ${which} permission of field '${field}' of role '${role.name ?? "?"}' (not true or false)`);
+  return value;
+}
+
+/** What a role's field-level permissions let be read (`write` lets read too) or written. */
+interface FieldGrants {
+  /** The fields named, each granted or not. */
+  named: Map<string, boolean>;
+  /** Whether the fields not named are granted (`additional_fields`). */
+  others: boolean;
+}
+
+function fieldGrants(role: Role, action: "read" | "write"): FieldGrants {
+  const granted = (field: string, permissions: unknown) => {
+    if (isDocument(permissions) && isDocument(permissions.fields) && Object.keys(permissions.fields).length > 0)
+      throw unsupported(
+        `the field-level permissions of the embedded fields of '${field}' (role '${role.name ?? "?"}')`,
+      );
+    return (
+      fieldPermission(role, field, permissions, "write") ||
+      (action === "read" && fieldPermission(role, field, permissions, "read"))
+    );
+  };
+  const named = new Map<string, boolean>();
+  if (isDocument(role.fields))
+    for (const [field, permissions] of Object.entries(role.fields)) named.set(field, granted(field, permissions));
+  const others = role.additional_fields === undefined ? false : granted("additional_fields", role.additional_fields);
+  return { named, others };
+}
+
+/** Whether field-level permissions grant `action` on every field, some fields only, or none. */
 function fieldsGrant(role: Role, action: "read" | "write"): "all" | "some" | "none" {
-  const grants = (permissions: unknown) =>
-    isDocument(permissions) && (permissions.write === true || (action === "read" && permissions.read === true));
-  const some = (permissions: unknown): boolean =>
-    grants(permissions) ||
-    (isDocument(permissions) && isDocument(permissions.fields) && Object.values(permissions.fields).some(some));
-  const named = isDocument(role.fields) ? Object.values(role.fields) : [];
-  if (grants(role.additional_fields) && named.every(grants)) return "all";
-  return grants(role.additional_fields) || named.some(some) ? "some" : "none";
+  const { named, others } = fieldGrants(role, action);
+  const values = [...named.values()];
+  if (others && values.every(Boolean)) return "all";
+  return others || values.some(Boolean) ? "some" : "none";
+}
+
+/** The document-level grant of `read`: `read`, `write`, or field-level permissions covering every field. */
+function wholeRead(role: Role, expansions: Expansions): Condition {
+  const write = or([condition(role.write ?? false, expansions), fieldsGrant(role, "write") === "all"]);
+  return or([condition(role.read ?? false, expansions), write, fieldsGrant(role, "read") === "all"]);
 }
 
 /** What a role lets its holder do with a document it applies to. */
@@ -212,12 +251,72 @@ function grant(role: Role, action: RuleAction, expansions: Expansions): Conditio
   // An insert writes every field of the new document: it needs the role's write too (the service's
   // insert-only pattern grants write where there is no document before, `%%prevRoot`).
   if (action === "insert") return and([condition(role.insert ?? false, expansions), write]);
-  const byFields = fieldsGrant(role, action);
-  const granted =
-    action === "read" ? or([condition(role.read ?? false, expansions), write, byFields === "all"]) : write;
-  if (granted !== true && byFields === "some")
-    throw unsupported(`the field-level permissions of role '${role.name ?? "?"}' (some fields, not the document)`);
-  return granted;
+  if (action === "read") {
+    // Some fields readable: every document the role applies to is read, with those fields only
+    // where the role does not read it whole (readShape).
+    return fieldsGrant(role, "read") === "some" ? true : wholeRead(role, expansions);
+  }
+  if (write !== true && fieldsGrant(role, "write") === "some")
+    throw unsupported(
+      `the field-level write permissions of role '${role.name ?? "?"}' (some fields, not the document)`,
+    );
+  return write;
+}
+
+/**
+ * How the documents a read returns are cut down: by their role's field-level permissions, then by
+ * the projections of the filters that apply to the caller. Data, so that a worker can apply it.
+ */
+export interface ReadShape {
+  /** The roles in order: the first whose `when` a document matches is its role. */
+  roles: {
+    when: Condition;
+    /** The documents the role reads whole. */
+    whole: Condition;
+    /** Otherwise: the fields shown, or (`others`) the fields hidden. */
+    fields: string[];
+    others: boolean;
+  }[];
+  /** MongoDB projections, applied in order. */
+  projections: Document[];
+}
+
+const mayCut = new WeakMap<CollectionRule, boolean>();
+
+/** Whether a rule can cut documents down at all: field-level permissions or filters' projections. */
+function cutsDocuments(rule: CollectionRule): boolean {
+  let cuts = mayCut.get(rule);
+  if (cuts === undefined) {
+    const some = (value: unknown) => isDocument(value) && Object.keys(value).length > 0;
+    cuts =
+      (rule.roles ?? []).some((role) => some(role.fields) || some(role.additional_fields)) ||
+      (rule.filters ?? []).some((filter) => some(filter.projection));
+    mayCut.set(rule, cuts);
+  }
+  return cuts;
+}
+
+/** How a read's documents are cut down for this caller, or undefined when they are returned whole. */
+export function readShape(rule: CollectionRule, expansions: Expansions): ReadShape | undefined {
+  if (!cutsDocuments(rule)) return undefined;
+  const roles: ReadShape["roles"] = [];
+  let partial = false;
+  for (const role of rule.roles ?? []) {
+    const applies = condition(role.apply_when ?? true, expansions);
+    if (applies === false) continue;
+    const whole = wholeRead(role, expansions);
+    const { named, others } = fieldGrants(role, "read");
+    const fields = [...named].filter(([, granted]) => granted !== others).map(([field]) => field);
+    if (whole !== true && fieldsGrant(role, "read") === "some") partial = true;
+    roles.push({ when: applies, whole, fields, others });
+    if (applies === true) break;
+  }
+  const projections: Document[] = [];
+  for (const filter of rule.filters ?? []) {
+    if (condition(filter.apply_when ?? true, expansions) !== true) continue;
+    if (isDocument(filter.projection) && Object.keys(filter.projection).length > 0) projections.push(filter.projection);
+  }
+  return partial || projections.length > 0 ? { roles: partial ? roles : [], projections } : undefined;
 }
 
 /** The documents of the namespace that `action` may see or touch for this caller. */
@@ -247,8 +346,6 @@ function filterCondition(filter: QueryFilter, expansions: Expansions): Condition
   const applies = condition(filter.apply_when ?? true, expansions);
   if (applies === false) return true;
   if (applies !== true) throw unsupported(`the apply_when of filter '${filter.name ?? "?"}' names the document`);
-  if (isDocument(filter.projection) && Object.keys(filter.projection).length > 0)
-    throw unsupported(`the projection of filter '${filter.name ?? "?"}'`);
   return expandQuery(filter.query ?? true, expansions);
 }
 

@@ -7,13 +7,38 @@
  */
 import type { AppConfig, CollectionRule } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { appExpansions, type Expansions, ExpressionError } from "../functions/can-evaluate.ts";
+import {
+  appExpansions,
+  Computed,
+  callsFunctions,
+  type Expansions,
+  ExpressionError,
+  resolveFunctions,
+} from "../functions/can-evaluate.ts";
 import { isAnonymousUser, type StoredUser, type Writer } from "../store/store.ts";
 import type { Document } from "./documents.ts";
-import { namesCustomData, type RuleAction, roleCondition, UnsupportedRule } from "./role-rules.ts";
+import {
+  namesCustomData,
+  type ReadShape,
+  type RuleAction,
+  readShape,
+  roleCondition,
+  UnsupportedRule,
+} from "./role-rules.ts";
 
-/** Who runs an action: the system (no rules), or a user, with the request it came in (`%%request`). */
-export type Principal = { kind: "system" } | { kind: "user"; user: StoredUser; request?: () => Document };
+/**
+ * Who runs an action: the system (no rules), or a user, with the request it came in (`%%request`)
+ * and, inside a function a rule expression called (`%function`), how many such calls deep it is.
+ */
+export type Principal = { kind: "system" } | UserPrincipal;
+export type UserPrincipal = { kind: "user"; user: StoredUser; request?: () => Document; ruleDepth?: number };
+
+/**
+ * How many rule expressions' `%function`s may be inside one another: a function a rule calls may
+ * act on collections whose rules call functions, but a rule whose function acts on that rule's
+ * own collection would otherwise call it again without end.
+ */
+export const maxRuleDepth = 3;
 
 /** Whom a principal's writes count for: a user (docs/decisions/0018-fair-shares.md), or no one (system). */
 export function writerOf(principal: Principal): Writer | undefined {
@@ -26,6 +51,7 @@ export function writerOf(principal: Principal): Writer | undefined {
 export type RuleFilter = Document | null;
 
 function expand(value: unknown, user: StoredUser): unknown {
+  if (value instanceof Computed) return value.value;
   if (typeof value === "string" && value.startsWith("%%user.")) {
     const path = value.slice("%%user.".length);
     if (path === "id") return user.id;
@@ -45,25 +71,104 @@ function expand(value: unknown, user: StoredUser): unknown {
 /** Reads a user's custom data document (the app's custom user data collection), if any. */
 export type CustomDataReader = (userId: string) => Promise<Document | undefined>;
 
+/** Runs one of the app's functions for a rule's `%function`, as the user (its own settings apply). */
+export type RuleFunctionCall = (name: string, args: unknown[], principal: UserPrincipal) => Promise<unknown>;
+
+/** The error of an action whose namespace's rules this server does not evaluate. */
+const refusal = (namespace: string, what: string) =>
+  errors.mongo(`the rules of '${namespace}' cannot be evaluated here: ${what}`);
+
+/** What `decide` answers, an UnsupportedRule of the rules of `database.collection` as the action's error. */
+function evaluated<T>(database: string, collection: string, decide: () => T): T {
+  try {
+    return decide();
+  } catch (error) {
+    if (error instanceof UnsupportedRule) throw refusal(`${database}.${collection}`, error.message);
+    throw error;
+  }
+}
+
+const callsFunctionsIn = new WeakMap<CollectionRule, boolean>();
+
+/** Whether a namespace's rule calls functions (`%function`), known once per rule object. */
+function ruleCallsFunctions(rule: CollectionRule): boolean {
+  let calls = callsFunctionsIn.get(rule);
+  if (calls === undefined) {
+    calls = callsFunctions(rule);
+    callsFunctionsIn.set(rule, calls);
+  }
+  return calls;
+}
+
+/** The rules of an action of this app: its custom data and functions at hand when a rule names them. */
+export function rulesOf(app: {
+  config: AppConfig;
+  customUserDocument?(userId: string): Promise<Document | undefined>;
+  callRuleFunction?(name: string, args: unknown[], principal: UserPrincipal): Promise<unknown>;
+}): Rules {
+  return new Rules(
+    app.config,
+    app.customUserDocument ? (id) => app.customUserDocument!(id) : undefined,
+    app.callRuleFunction ? (name, args, principal) => app.callRuleFunction!(name, args, principal) : undefined,
+  );
+}
+
 export class Rules {
   /** The caller's custom data, read by `prepare` when a rule of the app names it. */
   private customData: Document | undefined;
+  /** Rules whose `%function`s `prepare` has called for this caller, by namespace. */
+  private readonly evaluated = new Map<string, CollectionRule>();
 
   constructor(
     private readonly config: AppConfig,
     private readonly readCustomData?: CustomDataReader,
+    private readonly callFunction?: RuleFunctionCall,
   ) {}
 
-  /** Reads what the rules will need of the caller before they are applied (its custom data). */
-  async prepare(principal: Principal): Promise<void> {
-    if (principal.kind === "system" || !this.readCustomData || this.customData !== undefined) return;
-    if (!this.config.rules || !namesCustomData(this.config.rules)) return;
-    this.customData = (await this.readCustomData(principal.user.id)) ?? {};
+  /**
+   * Reads what the rules of these collections will need of the caller before they are applied:
+   * its custom data, and what their `%function`s return (each called once per action, as the
+   * caller, whichever role or action needs it; what a function throws is the action's error).
+   */
+  async prepare(principal: Principal, database?: string, collections: string[] = []): Promise<void> {
+    if (principal.kind === "system" || !this.config.rules) return;
+    if (this.readCustomData && this.customData === undefined && namesCustomData(this.config.rules))
+      this.customData = (await this.readCustomData(principal.user.id)) ?? {};
+    if (database === undefined) return;
+    for (const collection of collections) {
+      const namespace = `${database}.${collection}`;
+      const rule = this.config.rules[namespace] ?? this.config.rules.default;
+      if (!rule || this.evaluated.has(namespace) || !ruleCallsFunctions(rule)) continue;
+      this.evaluated.set(namespace, await this.withFunctionsCalled(principal, rule, namespace));
+    }
+  }
+
+  private async withFunctionsCalled(
+    principal: UserPrincipal,
+    rule: CollectionRule,
+    namespace: string,
+  ): Promise<CollectionRule> {
+    const refuse = (what: string) => refusal(namespace, what);
+    const call = this.callFunction;
+    if (!call) throw refuse("%function (this action cannot call the app's functions)");
+    const depth = principal.ruleDepth ?? 0;
+    if (depth >= maxRuleDepth)
+      throw refuse(`%function, called from the rules of a function's action ${depth} deep (at most ${maxRuleDepth})`);
+    const inner: UserPrincipal = { ...principal, ruleDepth: depth + 1 };
+    try {
+      return (await resolveFunctions(rule, this.expansions(principal), (name, args) =>
+        call(name, args, inner),
+      )) as CollectionRule;
+    } catch (error) {
+      if (error instanceof ExpressionError) throw refuse(`%function: ${error.message}`);
+      throw error;
+    }
   }
 
   private rule(database: string, collection: string): CollectionRule {
     const rules = this.config.rules;
-    const rule = rules?.[`${database}.${collection}`] ?? rules?.default;
+    const rule =
+      this.evaluated.get(`${database}.${collection}`) ?? rules?.[`${database}.${collection}`] ?? rules?.default;
     if (!rule) throw errors.mongo(`no rule exists for namespace '${database}.${collection}'`);
     return rule;
   }
@@ -77,12 +182,20 @@ export class Rules {
 
   /** What the namespace's roles and filters let the user do (role-rules.ts). */
   private roles(
-    { user, request }: { user: StoredUser; request?: () => Document },
+    principal: UserPrincipal,
     rule: CollectionRule,
     [database, collection]: [string, string],
     action: RuleAction,
   ): RuleFilter {
-    const expansions: Expansions = {
+    return evaluated(database, collection, () => {
+      const condition = roleCondition(rule, action, this.expansions(principal));
+      return condition === true ? {} : condition === false ? null : condition;
+    });
+  }
+
+  /** What the expansions of an expression stand for, for this caller. */
+  private expansions({ user, request }: UserPrincipal): Expansions {
+    return {
       user: () => ({
         id: user.id,
         type: user.type,
@@ -100,14 +213,6 @@ export class Rules {
           throw new ExpressionError("%%request is not available to this action (no client request)");
         }),
     };
-    try {
-      const condition = roleCondition(rule, action, expansions);
-      return condition === true ? {} : condition === false ? null : condition;
-    } catch (error) {
-      if (error instanceof UnsupportedRule)
-        throw errors.mongo(`the rules of '${database}.${collection}' cannot be evaluated here: ${error.message}`);
-      throw error;
-    }
   }
 
   private decide(principal: Principal, database: string, collection: string, action: RuleAction): RuleFilter {
@@ -117,6 +222,17 @@ export class Rules {
       return this.roles(principal, rule, [database, collection], action);
     if (action === "write") return this.filter(principal, rule.write);
     return this.filter(principal, rule[action] ?? rule.write);
+  }
+
+  /**
+   * How the documents a read returns are cut down for this caller (field-level permissions of
+   * some fields, filters' projections), or undefined when they are returned whole.
+   */
+  readShape(principal: Principal, database: string, collection: string): ReadShape | undefined {
+    if (principal.kind === "system") return undefined;
+    const rule = this.rule(database, collection);
+    if (rule.roles === undefined && rule.filters === undefined) return undefined;
+    return evaluated(database, collection, () => readShape(rule, this.expansions(principal)));
   }
 
   read(principal: Principal, database: string, collection: string): RuleFilter {

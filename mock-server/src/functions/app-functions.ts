@@ -11,7 +11,15 @@ import type { Principal } from "../data/rules.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { EventBus } from "../state/events.ts";
 import type { StoredUser } from "../store/store.ts";
-import { allowsEveryone, appExpansions, type Expansions, ExpressionError, evaluate } from "./can-evaluate.ts";
+import {
+  allowsEveryone,
+  appExpansions,
+  callsFunctions,
+  type Expansions,
+  ExpressionError,
+  evaluate,
+  resolveFunctions,
+} from "./can-evaluate.ts";
 import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
 import { BadArguments, ExecutionMemoryLimit, ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
 
@@ -66,6 +74,8 @@ export interface RunOptions {
   request?: () => Document;
   /** The call's arguments as the request's body holds them (Extended JSON), for `%%args`. */
   args?: () => unknown[];
+  /** How many rule expressions' `%function`s this call is inside (Principal.ruleDepth). */
+  ruleDepth?: number;
 }
 
 /**
@@ -195,21 +205,36 @@ export class AppFunctions implements SandboxHost {
     const system = options.system || fn.runAsSystem;
     const pending = this.callText(options.user);
     const callText = typeof pending === "string" ? pending : await pending;
-    if (options.fromClient && !allowsEveryone(fn.canEvaluate)) this.checkCanEvaluate(fn, argsText, options, callText);
+    if (options.fromClient && !allowsEveryone(fn.canEvaluate))
+      await this.checkCanEvaluate(fn, argsText, options, callText);
     return this.execute(fn, argsText, {
       name,
       callText,
       principal:
         system || !options.user
           ? { kind: "system" }
-          : { kind: "user", user: options.user, ...(options.request ? { request: options.request } : {}) },
+          : {
+              kind: "user",
+              user: options.user,
+              ...(options.request ? { request: options.request } : {}),
+              ...(options.ruleDepth ? { ruleDepth: options.ruleDepth } : {}),
+            },
       deadline: Date.now() + timeout,
       argsInBody: options.argsInBody,
     });
   }
 
-  /** Refuses a client's call that the function's `can_evaluate` does not let through. */
-  private checkCanEvaluate(fn: FunctionSource, argsText: string, options: RunOptions, callText: string): void {
+  /**
+   * Refuses a client's call that the function's `can_evaluate` does not let through. Its
+   * `%function`s run first, as the caller, with the caller's request; what one of them throws
+   * is the call's error.
+   */
+  private async checkCanEvaluate(
+    fn: FunctionSource,
+    argsText: string,
+    options: RunOptions,
+    callText: string,
+  ): Promise<void> {
     const config = this.app.config;
     const expansions: Expansions = {
       user: () => (fromEJSONText(callText) as { user: unknown }).user,
@@ -225,7 +250,17 @@ export class AppFunctions implements SandboxHost {
     };
     let allowed: boolean;
     try {
-      allowed = evaluate(fn.canEvaluate, expansions);
+      const expression = callsFunctions(fn.canEvaluate)
+        ? await resolveFunctions(fn.canEvaluate, expansions, (name, args) =>
+            this.run(name, args, {
+              user: options.user,
+              system: false,
+              ...(options.request ? { request: options.request } : {}),
+              ruleDepth: (options.ruleDepth ?? 0) + 1,
+            }),
+          )
+        : fn.canEvaluate;
+      allowed = evaluate(expression, expansions);
     } catch (error) {
       if (error instanceof ExpressionError) throw errors.canEvaluateUnsupported(fn.name, error.message);
       throw error;

@@ -1,14 +1,15 @@
 /**
  * A function's `can_evaluate`: an App Services rule expression, evaluated before a client's call
  * runs the function (false: `rule not matched for function "<name>"`). The documented expression
- * language, but for `%function` (which calls another function) and the MongoDB document
- * expansions (`%%root`, `%%prev`…, which a function call has no document for): an expression is
+ * language, but for the MongoDB document expansions (`%%root`, `%%prev`…, which a function call
+ * has no document for): an expression is
  * `true`, `false` or a document whose fields all hold; a field's name is an expansion (`%%user.id`,
  * `%%args.0`, `%%values.admins`, `%%environment.tag`, `%%request.remoteIPAddress`, `%%true`), an
  * argument's name (`%%args.<name>`), or `%and` / `%or` over expressions; its value is a value or an
  * expansion (equal to the name's), or operators on it: `$eq` `$ne` `$gt` `$gte` `$lt` `$lte`,
  * `$in` `$nin` `$exists` (also spelled with `%`), `%and` / `%or` over such operators, and the
- * value operators `%stringToOid` / `%oidToString`.
+ * value operators `%stringToOid` / `%oidToString` and `%function` (its value: what the function
+ * returns, called first, innermost first, by `resolveFunctions`).
  */
 import { ObjectId } from "bson";
 import type { AppConfig } from "../config/app-config.ts";
@@ -31,8 +32,78 @@ export function appExpansions(config: AppConfig): Pick<Expansions, "values" | "e
   };
 }
 
-/** An expression this server cannot evaluate (an unknown operator, `%function`, a wrong shape). */
+/** An expression this server cannot evaluate (an unknown operator, a wrong shape). */
 export class ExpressionError extends Error {}
+
+/** What a `%function` of an expression returned: a value, whatever its shape (never an expression). */
+export class Computed {
+  constructor(readonly value: unknown) {}
+}
+
+/** Calls one of the app's functions for an expression's `%function` and answers what it returns. */
+export type ExpressionFunctionCall = (name: string, args: unknown[]) => Promise<unknown>;
+
+const isFunctionCall = (value: unknown): value is { "%function": unknown } =>
+  isDocument(value) && Object.keys(value).length === 1 && Object.hasOwn(value, "%function");
+
+/** Whether an expression (or a set of them) calls a function anywhere. */
+export function callsFunctions(expression: unknown): boolean {
+  if (Array.isArray(expression)) return expression.some(callsFunctions);
+  if (!isDocument(expression)) return false;
+  return isFunctionCall(expression) || Object.values(expression).some(callsFunctions);
+}
+
+/** A `%function`'s argument as the function gets it: its expansions and value operators applied. */
+function argumentValue(value: unknown, expansions: Expansions): unknown {
+  if (value instanceof Computed) return value.value;
+  if (typeof value === "string" && value.startsWith("%%")) return expand(value, expansions);
+  if (Array.isArray(value)) return value.map((item) => argumentValue(item, expansions));
+  if (isDocument(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && (keys[0] === "%stringToOid" || keys[0] === "%oidToString"))
+      return operandValue(value, expansions);
+    const out: Document = {};
+    for (const [key, item] of Object.entries(value)) out[key] = argumentValue(item, expansions);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * The expression with each `%function` replaced by what the function returned (`Computed`):
+ * innermost first (a call among another's arguments runs before it), one after the other. Its
+ * arguments are expanded for the caller; one naming something `expansions` does not hold (a
+ * document's field, in a data access rule) throws ExpressionError, and so does a call without a name.
+ */
+export async function resolveFunctions(
+  expression: unknown,
+  expansions: Expansions,
+  call: ExpressionFunctionCall,
+): Promise<unknown> {
+  if (Array.isArray(expression)) {
+    const out: unknown[] = [];
+    for (const item of expression) out.push(await resolveFunctions(item, expansions, call));
+    return out;
+  }
+  if (!isDocument(expression)) return expression;
+  if (isFunctionCall(expression)) {
+    const spec = expression["%function"];
+    if (!isDocument(spec) || typeof spec.name !== "string" || spec.name === "")
+      throw new ExpressionError('%function takes {"name": <function name>, "arguments": [<values>]}');
+    const given = spec.arguments ?? [];
+    if (!Array.isArray(given)) throw new ExpressionError(`the arguments of %function '${spec.name}' are not a list`);
+    const args = (await resolveFunctions(given, expansions, call)) as unknown[];
+    return new Computed(
+      await call(
+        spec.name,
+        args.map((arg) => argumentValue(arg, expansions)),
+      ),
+    );
+  }
+  const out: Document = {};
+  for (const [key, value] of Object.entries(expression)) out[key] = await resolveFunctions(value, expansions, call);
+  return out;
+}
 
 type Root = "user" | "args" | "values" | "environment" | "request";
 
@@ -77,6 +148,7 @@ export function expand(name: string, expansions: Expansions): unknown {
 
 /** A field's value as a value: an expansion expanded, a value operator applied, anything else as it is. */
 export function operandValue(value: unknown, expansions: Expansions): unknown {
+  if (value instanceof Computed) return value.value;
   if (typeof value === "string" && value.startsWith("%%")) return expand(value, expansions);
   if (isDocument(value)) {
     const keys = Object.keys(value);
@@ -88,8 +160,8 @@ export function operandValue(value: unknown, expansions: Expansions): unknown {
       const id = operandValue(value["%oidToString"], expansions);
       return id instanceof ObjectId ? id.toHexString() : undefined;
     }
-    if (keys.length === 1 && keys[0] === "%function")
-      throw new ExpressionError("%function is not supported by this server");
+    // A call `resolveFunctions` did not make (the caller had no way to call functions).
+    if (keys.length === 1 && keys[0] === "%function") throw new ExpressionError("%function cannot be called here");
   }
   return value;
 }

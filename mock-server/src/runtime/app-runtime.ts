@@ -5,6 +5,7 @@
  */
 import type { AppConfig } from "../config/app-config.ts";
 import { type Document, toEJSON, toEJSONText } from "../data/documents.ts";
+import type { UserPrincipal } from "../data/rules.ts";
 import { AppFunctions } from "../functions/app-functions.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
 import { type Clock, createClock } from "../state/clock.ts";
@@ -119,6 +120,20 @@ export class AppRuntime {
     return (
       (await this.store.data.findByField(config.database, config.collection, config.userIdField, userId)) ?? undefined
     );
+  }
+
+  /**
+   * A rule expression's `%function` (data access rules): the function runs as the user whose
+   * action the rule decides, with that action's request, under its own settings (a function set
+   * to run as system does; a private one can be called).
+   */
+  callRuleFunction(name: string, args: unknown[], principal: UserPrincipal): Promise<unknown> {
+    return this.functions.run(name, args, {
+      user: principal.user,
+      system: false,
+      ...(principal.request ? { request: principal.request } : {}),
+      ...(principal.ruleDepth ? { ruleDepth: principal.ruleDepth } : {}),
+    });
   }
 
   /** The `user_data` claim of a custom data document found (by the store, with a login). */

@@ -357,7 +357,7 @@ describe("callFunction", () => {
         authorizedOnly: { source: "exports = (n) => ({ n, caller: context.user.data.email });", canEvaluate },
         viaAnother: { source: "exports = () => context.functions.execute('authorizedOnly', 1);" },
         open: { source: "exports = () => 'open';", canEvaluate: {} },
-        unsure: { source: "exports = () => 'ran';", canEvaluate: { "%%true": { "%function": { name: "x" } } } },
+        unsure: { source: "exports = () => 'ran';", canEvaluate: { "%%user.id": { "%regex": "^6" } } },
       },
     });
     const other = await emailUser(app, appId, "other@example.com", "secret-1");
@@ -377,7 +377,54 @@ describe("callFunction", () => {
     // An expression this server cannot evaluate refuses the call (it never runs unchecked).
     const unsure = await callFn(appId, other.access_token, "unsure");
     expect(unsure.response.statusCode).toBe(400);
-    expect(unsure.body.error).toMatch(/^cannot evaluate the can_evaluate of function "unsure": %function/);
+    expect(unsure.body.error).toMatch(/^cannot evaluate the can_evaluate of function "unsure": the operator %regex/);
+  });
+
+  it("calls a can_evaluate's %function first, as the caller, with the call's arguments", async () => {
+    const appId = await newApp(app, {
+      functions: {
+        // Private: a rule expression may call it, a client may not.
+        mayCall: {
+          source: "exports = (n, email) => n < 10 && email === context.user.data.email && email.startsWith('ok');",
+          private: true,
+        },
+        guarded: {
+          source: "exports = (n) => n;",
+          canEvaluate: {
+            "%%true": { "%function": { name: "mayCall", arguments: ["%%args.0", "%%user.data.email"] } },
+          },
+        },
+        throwing: { source: "exports = () => { throw new Error('directory unavailable'); };", private: true },
+        failing: {
+          source: "exports = () => 'ran';",
+          canEvaluate: { "%%true": { "%function": { name: "throwing" } } },
+        },
+        missing: { source: "exports = () => 'ran';", canEvaluate: { "%%true": { "%function": { name: "nowhere" } } } },
+      },
+    });
+    const ok = await emailUser(app, appId, "ok@example.com", "secret-1");
+    const other = await emailUser(app, appId, "other@example.com", "secret-1");
+    expect((await callFn(appId, ok.access_token, "guarded", [{ $numberInt: "3" }])).body).toEqual({ $numberInt: "3" });
+    for (const [who, n] of [
+      [ok, "30"],
+      [other, "3"],
+    ] as const) {
+      const refused = await callFn(appId, who.access_token, "guarded", [{ $numberInt: n }]);
+      expect(refused.response.statusCode).toBe(400);
+      expect(refused.body).toMatchObject({
+        error: 'rule not matched for function "guarded"',
+        error_code: "FunctionExecutionError",
+      });
+    }
+    expect((await callFn(appId, ok.access_token, "mayCall", [1, "ok@example.com"])).response.statusCode).toBe(404);
+    // What the expression's function throws is the call's error; the function called does not run.
+    const failing = await callFn(appId, ok.access_token, "failing");
+    expect(failing.response.statusCode).toBe(400);
+    expect(failing.body).toMatchObject({ error_code: "FunctionExecutionError" });
+    expect(failing.body.error).toMatch(/directory unavailable/);
+    const missing = await callFn(appId, ok.access_token, "missing");
+    expect(missing.response.statusCode).toBe(404);
+    expect(missing.body).toMatchObject({ error: "function not found: 'nowhere'", error_code: "FunctionNotFound" });
   });
 
   it("checks can_evaluate against the call's arguments, values and request", async () => {

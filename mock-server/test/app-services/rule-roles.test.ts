@@ -5,9 +5,12 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, call, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, call, mongoAction, newApp } from "../helpers/app.ts";
+import { listening } from "../helpers/listen.ts";
+import { openWatch } from "../helpers/watch.ts";
 
 let app: FastifyInstance;
+let url: string;
 let appId: string;
 let ann: { access_token: string; user_id: string };
 let bob: { access_token: string; user_id: string };
@@ -16,12 +19,26 @@ let cid: { access_token: string; user_id: string };
 const staff = { database: "hr", collection: "staff" };
 
 beforeAll(async () => {
-  app = await testApp({ logLevel: "error", allowFunctionSource: true });
+  ({ app, url } = await listening({ logLevel: "error", allowFunctionSource: true }));
   appId = await newApp(app, {
     functions: {
       offices: {
         source:
           "exports = () => context.services.get('mongodb-atlas').db('hr').collection('offices').find({}).toArray();",
+      },
+      // Called by rules (`%function`): private, one as system (it reads a collection without rules).
+      isReviewer: {
+        source: `exports = async (id) => context.user.id === id &&
+          (await context.services.get('mongodb-atlas').db('hr').collection('people').count({ user_id: id, reviews: true })) > 0;`,
+        private: true,
+        runAsSystem: true,
+      },
+      unavailable: { source: "exports = () => { throw new Error('directory unavailable'); };", private: true },
+      // As the caller: it counts the collection whose rule calls it, so the rule calls it again.
+      loops: {
+        source:
+          "exports = async () => (await context.services.get('mongodb-atlas').db('hr').collection('loop').count({})) >= 0;",
+        private: true,
       },
     },
     customUserData: { enabled: true, database: "hr", collection: "people", userIdField: "user_id" },
@@ -47,10 +64,44 @@ beforeAll(async () => {
         ],
         filters: [],
       },
-      "hr.secret": { roles: [{ name: "titles", apply_when: {}, fields: { title: { read: true } } }] },
+      "hr.secret": { roles: [{ name: "titles", apply_when: {}, fields: { title: { read: true, write: true } } }] },
+      // Each person reads their own document whole, the others' names; nobody reads `internal`.
+      "hr.directory": {
+        roles: [
+          { name: "self", apply_when: { user_id: "%%user.id" }, read: true, write: true },
+          {
+            name: "colleague",
+            apply_when: {},
+            fields: { _id: { read: true }, name: { read: true } },
+            additional_fields: {},
+          },
+        ],
+        filters: [{ name: "no internals", apply_when: {}, query: {}, projection: { internal: 0 } }],
+      },
       "hr.offices": {
         roles: [{ name: "from here", apply_when: { "%%request.remoteIPAddress": "127.0.0.1" }, read: true }],
       },
+      "hr.reviews": {
+        roles: [
+          {
+            name: "reviewer",
+            apply_when: { "%%true": { "%function": { name: "isReviewer", arguments: ["%%user.id"] } } },
+            read: true,
+            write: true,
+          },
+          { name: "author", apply_when: { author: "%%user.id" }, read: true },
+        ],
+      },
+      "hr.drafts": {
+        roles: [
+          {
+            apply_when: { "%%true": { "%function": { name: "isReviewer", arguments: ["%%root.author"] } } },
+            read: true,
+          },
+        ],
+      },
+      "hr.broken": { roles: [{ apply_when: { "%%true": { "%function": { name: "unavailable" } } }, read: true }] },
+      "hr.loop": { roles: [{ apply_when: { "%%true": { "%function": { name: "loops" } } }, read: true }] },
     },
   });
   [ann, bob, cid] = [
@@ -64,7 +115,20 @@ beforeAll(async () => {
       url: `/_mock/v1/apps/${appId}/data/hr/${collection}`,
       payload: { documents },
     });
-  await seed("people", [{ user_id: bob.user_id, manages: [ann.user_id] }]);
+  await seed("people", [{ user_id: bob.user_id, manages: [ann.user_id], reviews: true }]);
+  await seed(
+    "directory",
+    [ann, bob, cid].map(({ user_id }, i) => ({
+      user_id,
+      name: ["Ann", "Bob", "Cid"][i],
+      salary: { $numberInt: String((i + 1) * 100) },
+      internal: "x",
+    })),
+  );
+  await seed(
+    "reviews",
+    [ann, bob, cid].map(({ user_id }) => ({ author: user_id })),
+  );
   await seed(
     "staff",
     [ann, bob, cid].map(({ user_id }, i) => ({ user_id, salary: { $numberInt: String(i + 1) } })),
@@ -108,14 +172,86 @@ describe("roles of an exported app", () => {
   });
 
   it("refuses a namespace whose rules it does not evaluate, saying what, instead of granting anything", async () => {
-    const partial = await action(ann, "find", { database: "hr", collection: "secret", query: {} });
+    await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/hr/secret`,
+      payload: { documents: [{ title: "plan", body: "hidden" }] },
+    });
+    const secret = { database: "hr", collection: "secret" };
+    expect((await action(ann, "find", { ...secret, query: {} })).body).toEqual([{ title: "plan" }]);
+    const partial = await action(ann, "updateOne", { ...secret, query: {}, update: { $set: { title: "x" } } });
     expect(partial.response.statusCode).toBe(400);
     expect(partial.body).toEqual({
       error:
-        "the rules of 'hr.secret' cannot be evaluated here: the field-level permissions of role 'titles' (some fields, not the document)",
+        "the rules of 'hr.secret' cannot be evaluated here: the field-level write permissions of role 'titles' (some fields, not the document)",
       error_code: "MongoDBError",
       link: expect.any(String),
     });
+  });
+
+  it("returns the fields a document's role reads, as the filters project them, to every kind of read", async () => {
+    const directory = { database: "hr", collection: "directory" };
+    const byName = (docs: { name: string }[]) => [...docs].sort((a, b) => a.name.localeCompare(b.name));
+    const found = (await action(ann, "find", { ...directory, query: {} })).body;
+    expect(byName(found)).toEqual([
+      { _id: expect.anything(), user_id: ann.user_id, name: "Ann", salary: { $numberInt: "100" } },
+      { _id: expect.anything(), name: "Bob" },
+      { _id: expect.anything(), name: "Cid" },
+    ]);
+    // The caller's projection applies to what the role shows.
+    expect(
+      (await action(ann, "findOne", { ...directory, query: { name: "Bob" }, project: { salary: 1 } })).body,
+    ).toEqual({ _id: expect.anything() });
+    // A pipeline sees only what the caller may read: Ann's salary is the only one summed.
+    const total = await action(ann, "aggregate", {
+      ...directory,
+      pipeline: [{ $group: { _id: null, total: { $sum: "$salary" }, internal: { $max: "$internal" } } }],
+    });
+    expect(total.body).toEqual([{ _id: null, total: { $numberInt: "100" }, internal: null }]);
+    // … and so does a $lookup of it from another collection.
+    const joined = await action(bob, "aggregate", {
+      ...staff,
+      pipeline: [
+        { $match: { user_id: bob.user_id } },
+        { $lookup: { from: "directory", pipeline: [{ $sort: { name: 1 } }], as: "people" } },
+        { $project: { _id: 0, people: { name: 1, salary: 1 } } },
+      ],
+    });
+    expect(joined.body).toEqual([
+      { people: [{ name: "Ann" }, { name: "Bob", salary: { $numberInt: "200" } }, { name: "Cid" }] },
+    ]);
+    // A write's answer: the document as the filters project it.
+    const raised = await action(bob, "findOneAndUpdate", {
+      ...directory,
+      filter: { user_id: bob.user_id },
+      update: { $inc: { salary: 1 } },
+      returnNewDocument: true,
+    });
+    expect(raised.body).toEqual({
+      _id: expect.anything(),
+      user_id: bob.user_id,
+      name: "Bob",
+      salary: { $numberInt: "201" },
+    });
+  });
+
+  it("sends a change stream the fields of a change its document's role reads", async () => {
+    const directory = { database: "hr", collection: "directory" };
+    const stream = await openWatch(url, appId, ann.access_token, directory);
+    try {
+      expect(stream.response.status).toBe(200);
+      await action(bob, "updateOne", {
+        ...directory,
+        query: { user_id: bob.user_id },
+        update: { $set: { name: "Robert", internal: "changed" }, $unset: { salary: "" } },
+      });
+      const block = await stream.next();
+      const event = JSON.parse((block ?? "").replace(/^data: /, ""));
+      expect(event.fullDocument).toEqual({ _id: expect.anything(), name: "Robert" });
+      expect(event.updateDescription).toMatchObject({ updatedFields: { name: "Robert" }, removedFields: [] });
+    } finally {
+      stream.close();
+    }
   });
 
   it("reads %%request of the client's call, and of a function's that the client called", async () => {
@@ -145,5 +281,64 @@ describe("roles of an exported app", () => {
       });
     expect((await throughFunction("127.0.0.1")).json()).toEqual([{ _id: expect.anything(), city: "Lyon" }]);
     expect((await throughFunction("192.0.2.7")).json()).toEqual([]);
+  });
+
+  it("calls a role's %function as the caller and applies what it returned, to a change stream too", async () => {
+    const reviews = { database: "hr", collection: "reviews" };
+    const authors = async (as: typeof ann) =>
+      ((await action(as, "find", { ...reviews, query: {} })).body as { author: string }[])
+        .map((doc) => doc.author)
+        .sort();
+    // Bob's custom data says he reviews: every document; Ann's role is the author's.
+    expect(await authors(bob)).toEqual([ann.user_id, bob.user_id, cid.user_id].sort());
+    expect(await authors(ann)).toEqual([ann.user_id]);
+    const edit = (as: typeof ann) =>
+      action(as, "updateMany", { ...reviews, query: {}, update: { $set: { seen: true } } });
+    expect((await edit(ann)).body).toMatchObject({ error: "update not permitted", error_code: "MongoDBError" });
+    expect((await edit(bob)).body.matchedCount).toEqual({ $numberInt: "3" });
+    // A pipeline's other collection, as its rule lets the caller see it.
+    const joined = await action(bob, "aggregate", {
+      ...staff,
+      pipeline: [
+        { $match: { user_id: bob.user_id } },
+        { $lookup: { from: "reviews", localField: "user_id", foreignField: "author", as: "reviews" } },
+      ],
+    });
+    expect(joined.body).toEqual([
+      expect.objectContaining({ reviews: [expect.objectContaining({ author: bob.user_id })] }),
+    ]);
+    // A change stream's rule is decided by the same call, when it opens.
+    const stream = await openWatch(url, appId, ann.access_token, reviews);
+    try {
+      expect(stream.response.status).toBe(200);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it("refuses a %function given the document's fields, and answers a rule function's failure", async () => {
+    const drafts = await action(ann, "find", { database: "hr", collection: "drafts", query: {} });
+    expect(drafts.response.statusCode).toBe(400);
+    expect(drafts.body).toMatchObject({
+      error:
+        "the rules of 'hr.drafts' cannot be evaluated here: %function: the expansion %%root.author is not available here",
+      error_code: "MongoDBError",
+    });
+    const refusedStream = await openWatch(url, appId, ann.access_token, { database: "hr", collection: "drafts" });
+    expect(refusedStream.response.status).toBe(400);
+    expect(await refusedStream.response.json()).toMatchObject({ error_code: "MongoDBError" });
+
+    const broken = await action(ann, "find", { database: "hr", collection: "broken", query: {} });
+    expect(broken.response.statusCode).toBe(400);
+    expect(broken.body).toMatchObject({ error_code: "FunctionExecutionError" });
+    expect(broken.body.error).toMatch(/directory unavailable/);
+  });
+
+  it("stops a rule whose function acts on the rule's own collection, a few calls deep", async () => {
+    const loop = await action(ann, "find", { database: "hr", collection: "loop", query: {} });
+    expect(loop.response.statusCode).toBe(400);
+    expect(loop.body.error).toMatch(
+      /the rules of 'hr.loop' cannot be evaluated here: %function, called from the rules of a function's action 3 deep/,
+    );
   });
 });

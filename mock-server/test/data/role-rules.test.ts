@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import type { CollectionRule } from "../../src/config/app-config.ts";
 import { mapRules } from "../../src/config/app-folder.ts";
 import { compileQuery } from "../../src/data/query-engine.ts";
-import { type Condition, condition, roleCondition, UnsupportedRule } from "../../src/data/role-rules.ts";
+import { shaper, shaperOf } from "../../src/data/query-jobs.ts";
+import { type Condition, condition, readShape, roleCondition, UnsupportedRule } from "../../src/data/role-rules.ts";
 import type { Expansions } from "../../src/functions/can-evaluate.ts";
 
 const expansionsOf = (user: Record<string, unknown>): Expansions => ({
@@ -143,10 +144,19 @@ describe("roles", () => {
       (rule: unknown, action: "read" | "write" = "read") =>
       () =>
         roleCondition(mapRules(rule)!, action, employee);
-    const some = { roles: [{ name: "r", apply_when: {}, fields: { title: { read: true } } }] };
-    expect(refused(some)).toThrow(
-      new UnsupportedRule("the field-level permissions of role 'r' (some fields, not the document)"),
+    const some = { roles: [{ name: "r", apply_when: {}, fields: { title: { read: true, write: true } } }] };
+    expect(refused(some, "write")).toThrow(
+      new UnsupportedRule("the field-level write permissions of role 'r' (some fields, not the document)"),
     );
+    expect(
+      refused({
+        roles: [{ name: "r", apply_when: {}, fields: { a: { read: true, fields: { b: { read: false } } } } }],
+      }),
+    ).toThrow(new UnsupportedRule("the field-level permissions of the embedded fields of 'a' (role 'r')"));
+    expect(refused({ roles: [{ name: "r", apply_when: {}, fields: { a: { read: { "%%user.id": "x" } } } }] })).toThrow(
+      /the read permission of field 'a' of role 'r' \(not true or false\)/,
+    );
+    // A %function not called first (Rules.prepare) is never taken as true.
     expect(
       refused({ roles: [{ apply_when: { "%%true": { "%function": { name: "isAdmin" } } }, read: true }] }),
     ).toThrow(UnsupportedRule);
@@ -155,9 +165,66 @@ describe("roles", () => {
       UnsupportedRule,
     );
     expect(refused({ roles: [{ apply_when: { a: { "%regex": "x" } }, read: true }] })).toThrow(UnsupportedRule);
-    expect(
-      refused({ roles: [{ read: true }], filters: [{ apply_when: {}, query: {}, projection: { secret: 0 } }] }),
-    ).toThrow(UnsupportedRule);
+  });
+});
+
+describe("read shapes", () => {
+  // A directory: each person reads their own document whole, the others' names only; nobody reads
+  // `internal` (a filter's projection).
+  const directory = mapRules({
+    roles: [
+      { name: "self", apply_when: { user_id: "%%user.id" }, read: true, write: true },
+      {
+        name: "colleague",
+        apply_when: {},
+        fields: { _id: { read: true }, name: { read: true } },
+        additional_fields: {},
+      },
+    ],
+    filters: [{ name: "no internals", apply_when: {}, query: {}, projection: { internal: 0 } }],
+  })!;
+  const people = [
+    { _id: 1, user_id: "u-1", name: "Ann", salary: 10, internal: "x" },
+    { _id: 2, user_id: "u-2", name: "Bob", salary: 20, internal: "y", team: "red" },
+  ];
+
+  it("shows each document as its first applying role reads it, then as the filters project it", () => {
+    expect(admitted(roleCondition(directory, "read", employee), people)).toHaveLength(2);
+    const shape = readShape(directory, employee)!;
+    const shaped = people.map(shaper(shape));
+    expect(shaped).toEqual([
+      { _id: 1, user_id: "u-1", name: "Ann", salary: 10 },
+      { _id: 2, name: "Bob" },
+    ]);
+    // The same role hiding named fields instead (additional fields readable).
+    const hiding = mapRules({
+      roles: [{ name: "r", apply_when: {}, fields: { salary: { read: false } }, additional_fields: { read: true } }],
+    })!;
+    expect(people.map(shaper(readShape(hiding, employee)))).toEqual([
+      { _id: 1, user_id: "u-1", name: "Ann", internal: "x" },
+      { _id: 2, user_id: "u-2", name: "Bob", internal: "y", team: "red" },
+    ]);
+  });
+
+  it("tells which fields of a document a change may show", () => {
+    const shows = shaperOf(readShape(directory, employee)!);
+    expect(shows.shows(people[1]!, "name", "Bo")).toBe(true);
+    expect(shows.shows(people[1]!, "salary", 30)).toBe(false);
+    expect(shows.shows(people[1]!, "team.lead", "x")).toBe(false);
+    expect(shows.shows(people[0]!, "salary", 30)).toBe(true);
+    expect(shows.shows(people[0]!, "internal", "z")).toBe(false);
+    expect(shows.shows(people[0]!, "internal.part", "z")).toBe(false);
+  });
+
+  it("leaves documents whole where no role reads only some fields and no filter projects", () => {
+    expect(readShape(employees, manager)).toBeUndefined();
+    const wholeByFields = mapRules({ roles: [{ name: "r", apply_when: {}, additional_fields: { read: true } }] })!;
+    expect(readShape(wholeByFields, employee)).toBeUndefined();
+    const projectionFor = mapRules({
+      roles: [{ read: true }],
+      filters: [{ apply_when: { "%%user.id": "someone else" }, query: {}, projection: { secret: 0 } }],
+    })!;
+    expect(readShape(projectionFor, employee)).toBeUndefined();
   });
 });
 

@@ -1,7 +1,14 @@
 /** can_evaluate: App Services rule expressions over a function call's expansions. */
 import { ObjectId } from "bson";
 import { describe, expect, it } from "vitest";
-import { allowsEveryone, type Expansions, evaluate } from "../../src/functions/can-evaluate.ts";
+import {
+  allowsEveryone,
+  callsFunctions,
+  type Expansions,
+  ExpressionError,
+  evaluate,
+  resolveFunctions,
+} from "../../src/functions/can-evaluate.ts";
 
 const userId = "65a1b2c3d4e5f60718293a4c";
 const expansions: Expansions = {
@@ -68,7 +75,76 @@ describe("can_evaluate expressions", () => {
     expect(evaluate({ url: { $exists: true } }, withOid)).toBe(true);
   });
 
+  it("compares with what a %function returned, each called once, innermost first, arguments expanded", async () => {
+    const calls: [string, unknown[]][] = [];
+    const call = async (name: string, args: unknown[]) => {
+      calls.push([name, args]);
+      if (name === "isAdmin") return args[0] === userId;
+      if (name === "double") return (args[0] as number) * 2;
+      if (name === "teams") return ["red", "green"];
+      return undefined;
+    };
+    const resolved = (expression: unknown) => resolveFunctions(expression, expansions, call);
+    const isAdmin = { "%function": { name: "isAdmin", arguments: ["%%user.id"] } };
+    expect(evaluate(await resolved({ "%%true": isAdmin }), expansions)).toBe(true);
+    expect(evaluate(await resolved({ "%%false": isAdmin }), expansions)).toBe(false);
+    expect(calls).toEqual([
+      ["isAdmin", [userId]],
+      ["isAdmin", [userId]],
+    ]);
+
+    calls.length = 0;
+    // A call among another's arguments runs first; expansions anywhere in the arguments are the caller's.
+    const nested = {
+      "%%args.0.someNumber": {
+        $lt: {
+          "%function": {
+            name: "double",
+            arguments: [{ "%function": { name: "double", arguments: ["%%values.limit"] } }],
+          },
+        },
+      },
+      "%%user.custom_data.teams": {
+        $in: { "%function": { name: "teams", arguments: [{ by: "%%user.data.email", n: 1 }] } },
+      },
+    };
+    expect(evaluate(await resolved(nested), expansions)).toBe(true);
+    // A function that returns nothing: as an expansion that names nothing.
+    expect(
+      evaluate(await resolved({ "%%args.1": { $exists: { "%function": { name: "nothing" } } } }), expansions),
+    ).toBe(false);
+    expect(calls).toEqual([
+      ["double", [10]],
+      ["double", [20]],
+      ["teams", [{ by: "ada@example.com", n: 1 }]],
+      ["nothing", []],
+    ]);
+    // A returned document is a value to compare, never read as an expression.
+    const returnsOperators = async () => ({ $exists: true });
+    const exact = await resolveFunctions(
+      { "%%args.1": { "%function": { name: "shape" } } },
+      expansions,
+      returnsOperators,
+    );
+    expect(evaluate(exact, expansions)).toBe(false);
+    expect(callsFunctions({ a: [{ b: isAdmin }] })).toBe(true);
+    expect(callsFunctions({ a: [{ b: "%function" }] })).toBe(false);
+  });
+
+  it("refuses a %function it cannot call: no name, arguments not a list, a name the caller has not", async () => {
+    const never = async () => {
+      throw new Error("not called");
+    };
+    const refused = (expression: unknown) => resolveFunctions(expression, expansions, never);
+    await expect(refused({ "%%true": { "%function": {} } })).rejects.toThrow(ExpressionError);
+    await expect(refused({ "%%true": { "%function": { name: "f", arguments: "x" } } })).rejects.toThrow(/not a list/);
+    await expect(refused({ "%%true": { "%function": { name: "f", arguments: ["%%root.owner"] } } })).rejects.toThrow(
+      /%%root.owner is not available/,
+    );
+  });
+
   it("refuses what it cannot evaluate rather than letting the call through", () => {
+    // A %function that was not called first (resolveFunctions) is never taken as true.
     expect(() => holds({ "%%true": { "%function": { name: "isAdmin", arguments: [] } } })).toThrow(/%function/);
     expect(() => holds({ "%%root.owner": "%%user.id" })).toThrow(/%%root/);
     expect(() => holds({ "%%user.id": { $regex: "^6" } })).toThrow(/\$regex/);

@@ -1381,7 +1381,7 @@ export interface components {
         FunctionConfig: {
             /** @description `exports = function(...) {…}` or `exports = async (...) => {…}`. */
             source: string;
-            /** @description A private function can be called from other functions only, not by clients. */
+            /** @description A private function can be called from other functions and rule expressions (`%function`) only, not by clients. */
             private?: boolean;
             /** @description Run with system rights (rules do not apply) instead of as the calling user. */
             runAsSystem?: boolean;
@@ -1389,7 +1389,8 @@ export interface components {
              * @description App Services' `can_evaluate`: a rule expression a client's call must satisfy, else the
              *     call answers `400 FunctionExecutionError "rule not matched for function \"<name>\""`
              *     (`true`, `{}` or absent: every call). The documented expression language but for
-             *     `%function` and the document expansions (docs/emulator.md, Functions).
+             *     the document expansions (docs/emulator.md, Functions); a `%function` in it is called
+             *     first, as the caller.
              */
             canEvaluate?: boolean | {
                 [key: string]: unknown;
@@ -1417,10 +1418,13 @@ export interface components {
         /**
          * @description An App Services role as `rules.json` holds it. `apply_when` and the permissions are App
          *     Services expressions: a field's name (or `%%root.<field>`) is the document's, `%%user`,
-         *     `%%values` and `%%environment` expand; `document_filters` are MongoDB queries over the
-         *     documents. Fields and parts this server does not evaluate (field-level permissions short
-         *     of the whole document, `%function`, `%%prevRoot`) refuse the namespace's actions rather
-         *     than grant anything.
+         *     `%%values`, `%%environment` and `%%request` expand, and a `%function` is called once per
+         *     action, as the caller, before the rules apply; `document_filters` are MongoDB queries over
+         *     the documents. Field-level read permissions (`fields`, `additional_fields`: `read` /
+         *     `write` true or false) cut the documents a read returns down to the fields shown. What
+         *     this server does not evaluate (field-level write permissions short of the whole document,
+         *     permissions of embedded fields, a `%function` given the document's fields, `%%prevRoot`)
+         *     refuses the namespace's actions rather than grant anything.
          */
         RuleRole: {
             name?: string;
@@ -1447,7 +1451,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description An App Services query filter: when `apply_when` (over `%%user`, `%%values`, `%%environment`) holds, `query` is ANDed with the query of every read, write and delete. A filter with a `projection` refuses the namespace's actions (not evaluated here). */
+        /** @description An App Services query filter: when `apply_when` (over `%%user`, `%%values`, `%%environment`) holds, `query` is ANDed with the query of every read, write and delete. Its `projection` (MongoDB's) applies to every document a read returns. */
         RuleQueryFilter: {
             name?: string;
             apply_when?: {

@@ -8,8 +8,9 @@ import {
 import { controlApiServed } from "../../config/options.ts";
 import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import { mongoServiceName } from "../../data/mongo-actions.ts";
+import { shaperOf } from "../../data/query-jobs.ts";
 import { queryLimitsOf } from "../../data/query-limits.ts";
-import { Rules } from "../../data/rules.ts";
+import { rulesOf } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
@@ -18,7 +19,14 @@ import { redactUrl } from "../../state/journal.ts";
 import { isAnonymousUser, userActive } from "../../store/store.ts";
 import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
-import { changeDocument, encodeChange, streamErrors, type WatchSpec, watchMatcher } from "./change-stream.ts";
+import {
+  changeDocument,
+  encodeChange,
+  shapedChange,
+  streamErrors,
+  type WatchSpec,
+  watchMatcher,
+} from "./change-stream.ts";
 
 /**
  * How long a stream's session and user are trusted before the store is asked again, at the next
@@ -75,10 +83,12 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   if (call.service !== mongoServiceName) throw errors.serviceNotFound(String(call.service ?? ""));
   if (call.name !== "watch") throw errors.functionNotFound(String(call.name ?? ""));
   const spec = watchSpec(call.arguments);
-  const rules = new Rules(app.config, (id) => app.customUserDocument(id));
+  const rules = rulesOf(app);
   const principal = { kind: "user" as const, user, request: requestExpansion(request) };
-  await rules.prepare(principal);
+  await rules.prepare(principal, spec.database, [spec.collection]);
   const readFilter = rules.read(principal, spec.database, spec.collection);
+  const shape = rules.readShape(principal, spec.database, spec.collection);
+  const shaper = shape ? shaperOf(shape) : null;
   let matches: ReturnType<typeof watchMatcher>;
   try {
     matches = watchMatcher(spec, readFilter ?? {}, queryLimitsOf(app.config), `${app.appId}:${user.id}`);
@@ -237,7 +247,8 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
       return event;
     };
     try {
-      if (await matches(change, build)) send(encodeChange(build()));
+      if (await matches(change, build))
+        send(encodeChange(shaper ? shapedChange(build(), shaper, change.fullDocument ?? change.before) : build()));
     } catch (error) {
       close(streamErrors.mongo((error as Error).message));
     }

@@ -5,10 +5,10 @@
  */
 import { Timestamp } from "bson";
 import type { ChangeEvent } from "../../data/documents.ts";
-import { type Document, idKey, toEJSONText } from "../../data/documents.ts";
+import { type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { matchChange } from "../../data/evaluation.ts";
 import { compileQuery } from "../../data/query-engine.ts";
-import type { MatchJob } from "../../data/query-jobs.ts";
+import type { MatchJob, Shaper } from "../../data/query-jobs.ts";
 import { defaultQueryLimits, NeedsWorker, type QueryLimits, withQueryLimits } from "../../data/query-limits.ts";
 import { randomHex } from "../../state/ids.ts";
 
@@ -59,6 +59,29 @@ export function changeDocument(change: ChangeEvent, clusterSeconds: number, incr
   if (change.fullDocument !== undefined) event.fullDocument = change.fullDocument;
   if (change.updateDescription !== undefined) event.updateDescription = change.updateDescription;
   return event;
+}
+
+/**
+ * A change event as the rules let the watcher read it (decision 0029): its document cut down as a
+ * read's, and of its update's fields those the watcher may read (`of`: the document whose role
+ * decides, after the change or, deleted, before it).
+ */
+export function shapedChange(event: Document, shaper: Shaper, of: Document | undefined): Document {
+  if (!of) return event;
+  const out: Document = { ...event };
+  if (isDocument(event.fullDocument)) out.fullDocument = shaper.document(event.fullDocument);
+  const update = event.updateDescription;
+  if (isDocument(update)) {
+    const updatedFields: Document = {};
+    if (isDocument(update.updatedFields))
+      for (const [path, value] of Object.entries(update.updatedFields))
+        if (shaper.shows(of, path, value)) updatedFields[path] = value;
+    const removedFields = Array.isArray(update.removedFields)
+      ? update.removedFields.filter((path) => typeof path === "string" && shaper.shows(of, path, null))
+      : [];
+    out.updateDescription = { ...update, updatedFields, removedFields };
+  }
+  return out;
 }
 
 export interface WatchSpec {
