@@ -13,6 +13,7 @@ export const bothStores = [
   "test/app-services/address-prefixes.test.ts",
   "test/app-services/anonymous-users.test.ts",
   "test/app-services/api-keys.test.ts",
+  "test/app-services/auth-triggers.test.ts",
   "test/app-services/fair-shares.test.ts",
   "test/app-services/functions.test.ts",
   "test/app-services/hostile-users.test.ts",

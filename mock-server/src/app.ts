@@ -131,6 +131,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   registerHostCheck(app);
   registerJsonParser(app);
   registerValidation(app);
+  for (const folder of emulator.notRun)
+    app.log.warn(folder, "parts of the exported app are not run by this server (docs/production.md#not-provided)");
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) => notFound(request, reply));
   // realm-core needs exactly `application/json` (no charset) to read a JSON reply; the reply says

@@ -9,15 +9,21 @@
  *   values/*.json                          values (`from_secret` values read secrets.json)
  *   environments/<environment>.json        environment values
  *   data_sources/mongodb-atlas/<db>/<coll>/rules.json, default_rule.json: rules (a subset)
+ *   triggers/*.json                        authentication triggers
  *   secrets.json                           emulator extension: secret values (an export has none)
+ *
+ * What an export holds that this server does not run — database and scheduled triggers, HTTPS
+ * endpoints, Device Sync — is listed (`notRun`), for the start to say so.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { AppConfig, CollectionRule, OAuth2ProviderConfig } from "./app-config.ts";
+import { type AppConfig, type CollectionRule, type OAuth2ProviderConfig, providerNames } from "./app-config.ts";
 
 export interface AppFolder {
   appId: string | undefined;
   config: AppConfig;
+  /** The parts of the export this server does not run (enabled ones only), one line each. */
+  notRun: string[];
 }
 
 type Json = Record<string, unknown>;
@@ -215,5 +221,60 @@ export function loadAppFolder(dir: string): AppFolder {
 
   const rules = loadRules(dir);
   if (rules) config.rules = rules;
-  return { appId: asString(root.app_id) ?? asString(root.client_app_id), config };
+  const found: string[] = [];
+  const triggers = loadTriggers(dir, found);
+  if (triggers.length > 0) config.triggers = triggers;
+  return { appId: asString(root.app_id) ?? asString(root.client_app_id), config, notRun: notRun(dir, found) };
+}
+
+type AuthenticationTrigger = NonNullable<AppConfig["triggers"]>[number];
+
+/**
+ * The export's enabled authentication triggers (`function_name`, or the newer
+ * `event_processors.FUNCTION.config.function_name`); the other enabled triggers go to `notRun`.
+ */
+function loadTriggers(dir: string, notRun: string[]): AuthenticationTrigger[] {
+  const folder = join(dir, "triggers");
+  if (!existsSync(folder)) return [];
+  const triggers: AuthenticationTrigger[] = [];
+  for (const file of readdirSync(folder)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
+    const raw = asObject(readJson(join(folder, file)));
+    if (raw.disabled === true) continue;
+    const name = asString(raw.name) ?? file.slice(0, -".json".length);
+    const type = asString(raw.type) ?? "?";
+    const settings = asObject(raw.config);
+    const functionName =
+      asString(raw.function_name) ??
+      asString(asObject(asObject(asObject(raw.event_processors).FUNCTION).config).function_name);
+    const operationType = asString(settings.operation_type);
+    const providers = (Array.isArray(settings.providers) ? settings.providers : []).filter(
+      (provider): provider is AuthenticationTrigger["providers"][number] =>
+        typeof provider === "string" && (providerNames as readonly string[]).includes(provider),
+    );
+    if (
+      type === "AUTHENTICATION" &&
+      functionName &&
+      (operationType === "CREATE" || operationType === "LOGIN" || operationType === "DELETE") &&
+      providers.length > 0
+    ) {
+      triggers.push({ name, functionName, operationType, providers });
+    } else {
+      notRun.push(`trigger '${name}' (${type})`);
+    }
+  }
+  return triggers;
+}
+
+/** The enabled HTTPS endpoints and Device Sync of an export (after `found`): neither is run here. */
+function notRun(dir: string, found: string[]): string[] {
+  const endpoints = readJsonIfExists(join(dir, "http_endpoints", "config.json"));
+  for (const endpoint of Array.isArray(endpoints) ? endpoints.map(asObject) : []) {
+    if (endpoint.disabled === true) continue;
+    found.push(`HTTPS endpoint ${asString(endpoint.http_method) ?? "*"} ${asString(endpoint.route) ?? "?"}`);
+  }
+  const sync = asObject(readJsonIfExists(join(dir, "sync", "config.json")));
+  if (sync.state === "enabled") found.push(`Device Sync (${asString(sync.type) ?? "?"})`);
+  return found;
 }

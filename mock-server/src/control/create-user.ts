@@ -1,5 +1,6 @@
 import { checkEmail, checkPassword, hash } from "../app-services/auth/userpass.ts";
 import { AppServicesError, controlErrors } from "../errors/catalogue.ts";
+import { fireAuthTriggers } from "../runtime/auth-triggers.ts";
 import { newObjectIdHex } from "../state/ids.ts";
 import { trustedLane } from "../state/password-work.ts";
 import { appOf, defineControlRoute } from "./route.ts";
@@ -42,5 +43,6 @@ export default defineControlRoute("createUser", async (request, reply) => {
   );
   const user = claim.ok ? claim.user : claim.owner;
   emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
+  if (claim.ok) fireAuthTriggers(app, "CREATE", user, ["local-userpass"], request.log);
   return reply.code(201).send(await userView(app, user));
 });

@@ -35,6 +35,7 @@ import { namespaceError } from "./namespaces.ts";
 import { compileQuery, sortedPlaces } from "./query-engine.ts";
 import {
   type DeleteJob,
+  fieldsOf,
   matching,
   maxResults,
   mongoError,
@@ -553,6 +554,9 @@ export class MongoService {
 
   private async insert(database: string, name: string, documents: Document[]): Promise<unknown[]> {
     const allowed = this.rules.insert(this.principal, database, name);
+    // A role that writes some fields only: a new document may hold no other (but the `_id` added here).
+    const cuts = this.rules.writeCuts(this.principal, database, name, true);
+    const writableFields = cuts ? fieldsOf(cuts) : undefined;
     // Prepared before the write, in slices (an insertMany of many documents lets other requests
     // run meanwhile): each document is this action's own copy from here on. The insert rule is the
     // app's own filter (not the caller's): it runs here, under the limits.
@@ -565,12 +569,14 @@ export class MongoService {
         withQueryLimits(this.limits, () => {
           for (const original of documents.slice(from, from + insertSlice)) {
             const doc = cloneValue(original);
+            const written = writableFields ? Object.keys(doc) : [];
             if (doc._id === undefined) doc._id = new ObjectId();
             // MongoDB's ordered insert: the documents before a refused one stay inserted.
             refused = documentTooLarge(doc);
             if (refused) break;
             if (allowed !== null) insertable ??= passesFor(allowed);
-            if (insertable === undefined || !insertable(doc)) {
+            const writable = writableFields?.(doc);
+            if (insertable === undefined || !insertable(doc) || (writable && !written.every(writable))) {
               refused = errors.mongo("insert not permitted");
               break;
             }
@@ -689,6 +695,8 @@ export class MongoService {
     this.checkQuery(evaluation, query);
     const all = narrow(query, writeFilter);
     const { arrayFilters, ...rest } = options;
+    const writeCuts = this.rules.writeCuts(this.principal, database, name);
+    const insertCuts = options.upsert ? this.rules.writeCuts(this.principal, database, name, true) : undefined;
     const job: UpdateJob = {
       kind: "update",
       all,
@@ -696,6 +704,8 @@ export class MongoService {
       spec: spec as UpdateSpec,
       writeFilter,
       insertFilter: options.upsert ? this.rules.insert(this.principal, database, name) : null,
+      ...(writeCuts ? { writeCuts } : {}),
+      ...(insertCuts ? { insertCuts } : {}),
       ...(Array.isArray(arrayFilters) ? { arrayFilters: arrayFilters as Document[] } : {}),
       options: rest,
     };

@@ -12,7 +12,7 @@ import { cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
 import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
 import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
-import type { Condition, ReadShape } from "./role-rules.ts";
+import type { Condition, FieldCut, ReadShape } from "./role-rules.ts";
 
 /** The most documents `find` and `aggregate` answer (the service's cap). */
 export const maxResults = 50_000;
@@ -136,6 +136,26 @@ export type ReadJob =
 const conditionTest = (condition: Condition): ((doc: Document) => boolean) =>
   typeof condition === "boolean" ? () => condition : passesFor(condition);
 
+/**
+ * Which top-level fields of a document its role (the first of `cuts` that applies) reads or
+ * writes: all (null), or those the test passes; a document no role applies to, none.
+ */
+export function fieldsOf(cuts: FieldCut[]): (doc: Document) => ((key: string) => boolean) | null {
+  const roles = cuts.map((role) => ({
+    applies: conditionTest(role.when),
+    whole: conditionTest(role.whole),
+    fields: new Set(role.fields),
+    others: role.others,
+  }));
+  return (doc) => {
+    if (roles.length === 0) return null;
+    const role = roles.find((one) => one.applies(doc));
+    if (!role) return () => false;
+    if (role.whole(doc)) return null;
+    return (key) => role.fields.has(key) !== role.others;
+  };
+}
+
 export interface Shaper {
   /** A document as the caller may read it. */
   document(doc: Document): Document;
@@ -149,20 +169,7 @@ export interface Shaper {
  * returned) keeping nothing; then the filters' projections.
  */
 export function shaperOf(shape: ReadShape): Shaper {
-  const roles = shape.roles.map((role) => ({
-    applies: conditionTest(role.when),
-    whole: conditionTest(role.whole),
-    fields: new Set(role.fields),
-    others: role.others,
-  }));
-  /** Which top-level fields of `doc` its role shows: all (null), or those the test passes. */
-  const shown = (doc: Document): ((key: string) => boolean) | null => {
-    if (roles.length === 0) return null;
-    const role = roles.find((one) => one.applies(doc));
-    if (!role) return () => false;
-    if (role.whole(doc)) return null;
-    return (key) => role.fields.has(key) !== role.others;
-  };
+  const shown = fieldsOf(shape.roles);
   const project = (doc: Document) => {
     let out = doc;
     for (const projection of shape.projections) out = find([out], {}, { projection })[0] ?? {};
@@ -177,12 +184,11 @@ export function shaperOf(shape: ReadShape): Shaper {
       return project(out);
     },
     shows(of, path, value) {
-      const [top, ...rest] = path.split(".");
+      const keys = path.split(".");
       const keep = shown(of);
-      if (keep !== null && !keep(top!)) return false;
+      if (keep !== null && !keep(keys[0]!)) return false;
       if (shape.projections.length === 0) return true;
       // The field alone, projected: shown if it comes out whole.
-      const keys = [top!, ...rest];
       let probe: unknown = value;
       for (const key of [...keys].reverse()) probe = { [key]: probe };
       let found: unknown = project(probe as Document);
@@ -289,6 +295,10 @@ export interface UpdateJob {
   writeFilter: Document;
   /** The insert rule's filter an upserted document must pass (null: inserts are not allowed). */
   insertFilter: Document | null;
+  /** The fields of a document its role lets the caller write, when some roles write some fields only. */
+  writeCuts?: FieldCut[];
+  /** The same for the document an upsert inserts. */
+  insertCuts?: FieldCut[];
   arrayFilters?: Document[];
   options: UpdateOptions;
 }
@@ -439,13 +449,18 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
       if (seed._id !== undefined && idRepr(doc._id) !== idRepr(seed._id))
         throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
     }
+    // (An `_id` the server adds is not one the caller writes.)
+    const written = Object.keys(doc);
     if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
     checkDocumentSize(doc);
     if (job.insertFilter === null || !passes(job.insertFilter, doc)) throw errors.mongo("insert not permitted");
+    if (job.insertCuts && !writesOnly(fieldsOf(job.insertCuts)(doc), written))
+      throw errors.mongo("insert not permitted");
     return { kind: "upsert", doc };
   }
   const changes: { index: number; after: Document; paths: string[] }[] = [];
   let writable: ((doc: Document) => boolean) | undefined;
+  const writableFields = job.writeCuts ? fieldsOf(job.writeCuts) : undefined;
   for (const index of chosen) {
     const current = docs[index]!;
     let after: Document;
@@ -467,9 +482,25 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
     // The rules hold after the change too: a user cannot write a document out of their reach.
     writable ??= passesFor(job.writeFilter);
     if (!writable(after)) throw errors.mongo("update not permitted");
+    // A role that writes some fields only: the change must set or remove no other.
+    if (writableFields && !writesOnly(writableFields(current), changedFields(current, after, paths))) {
+      throw errors.mongo("update not permitted");
+    }
     changes.push({ index, after, paths });
   }
   return { kind: "update", matched: chosen.length, changes };
+}
+
+/** Whether the fields are all among those a role writes (null: it writes the document whole). */
+function writesOnly(writable: ((key: string) => boolean) | null, fields: string[]): boolean {
+  return writable === null || fields.every(writable);
+}
+
+/** The top-level fields an update changed: those of its modified paths, or (a replacement) those that differ. */
+function changedFields(before: Document, after: Document, paths: string[]): string[] {
+  if (!paths.includes("*")) return [...new Set(paths.map((path) => path.split(".")[0]!))];
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...keys].filter((key) => !(key in before) || !(key in after) || idRepr(before[key]) !== idRepr(after[key]));
 }
 
 /** The indices of the documents a delete removes. */

@@ -11,16 +11,18 @@
  * where `whenᵢ` is the role's `apply_when` made a query over the document (its parts over the
  * caller, `%%user`, `%%values`, `%%environment`, `%%request`, are decided here: true, false, or gone), and a
  * role that applies to every document ends the list. The filters whose `apply_when` holds are
- * ANDed with it for reads, writes and deletes. A role whose field-level permissions read some
- * fields reads every document it applies to, cut down to those fields (`readShape`), and the
- * filters' projections cut what a read returns.
+ * ANDed with it for reads, writes and deletes. A role whose field-level permissions read (write)
+ * some fields reads (may write) every document it applies to, cut down to those fields
+ * (`readShape`, `writeCuts`), and the filters' projections cut what a read returns.
  *
  * A `%function` has been called before (Rules.prepare): its value is what the function returned.
  *
- * Whatever this server does not evaluate (field-level write permissions short of the whole
- * document, permissions of embedded fields or as expressions, `%%prevRoot`, a comparison of two
- * document fields, an unknown operator) throws `UnsupportedRule`: the namespace's actions are refused with what it is,
- * never run with more or fewer rights than the app gave.
+ * `{"%%prevRoot": {"%exists": …}}` says whether there is a document before the action (none for an
+ * insert). Whatever this server does not evaluate (permissions of embedded fields or as
+ * expressions, the fields of `%%prevRoot`, a comparison of two document fields, an unknown
+ * operator) throws
+ * `UnsupportedRule`: the namespace's actions are refused with what it is, never run with more or
+ * fewer rights than the app gave.
  */
 import type { CollectionRule } from "../config/app-config.ts";
 import {
@@ -138,6 +140,8 @@ export function condition(expression: unknown, expansions: Expansions): Conditio
       parts.push(key === "%and" ? and(each) : or(each));
     } else if (key === "%%root") {
       throw unsupported("%%root as a whole");
+    } else if (key === "%%prevRoot") {
+      parts.push(previousDocument(value, expansions));
     } else if (key.startsWith("%%root.")) {
       parts.push(fieldCondition(key.slice("%%root.".length), value, expansions));
     } else if (key.startsWith("%%")) {
@@ -155,9 +159,25 @@ export function condition(expression: unknown, expansions: Expansions): Conditio
   return and(parts);
 }
 
+/**
+ * `{"%%prevRoot": {"%exists": <bool>}}`: whether there is a document before the action (there is
+ * none for an insert), the documented insert-only pattern. Its fields are not evaluated here.
+ */
+function previousDocument(value: unknown, expansions: Expansions): boolean {
+  const keys = isDocument(value) ? Object.keys(value) : [];
+  if (expansions.documentBefore === undefined || keys.length !== 1 || !["%exists", "$exists"].includes(keys[0]!))
+    throw unsupported("%%prevRoot but for whether it exists");
+  return holdsHere(() => (expansions.documentBefore ? {} : undefined), value, expansions);
+}
+
 function decided(key: string, value: unknown, expansions: Expansions): boolean {
+  return holdsHere(() => expand(key, expansions), value, expansions);
+}
+
+/** Whether `actual()` satisfies `value`, decided here; what the expression language cannot say, refused. */
+function holdsHere(actual: () => unknown, value: unknown, expansions: Expansions): boolean {
   try {
-    return holds(expand(key, expansions), value, expansions);
+    return holds(actual(), value, expansions);
   } catch (error) {
     if (error instanceof ExpressionError) throw unsupported(error.message);
     throw error;
@@ -238,45 +258,50 @@ function fieldsGrant(role: Role, action: "read" | "write"): "all" | "some" | "no
   return others || values.some(Boolean) ? "some" : "none";
 }
 
+/** The document-level grant of `write`: `write`, or field-level permissions covering every field. */
+function wholeWrite(role: Role, expansions: Expansions): Condition {
+  return or([condition(role.write ?? false, expansions), fieldsGrant(role, "write") === "all"]);
+}
+
 /** The document-level grant of `read`: `read`, `write`, or field-level permissions covering every field. */
 function wholeRead(role: Role, expansions: Expansions): Condition {
-  const write = or([condition(role.write ?? false, expansions), fieldsGrant(role, "write") === "all"]);
-  return or([condition(role.read ?? false, expansions), write, fieldsGrant(role, "read") === "all"]);
+  return or([
+    condition(role.read ?? false, expansions),
+    wholeWrite(role, expansions),
+    fieldsGrant(role, "read") === "all",
+  ]);
 }
 
 /** What a role lets its holder do with a document it applies to. */
 function grant(role: Role, action: RuleAction, expansions: Expansions): Condition {
   if (action === "delete") return condition(role.delete ?? false, expansions);
-  const write = or([condition(role.write ?? false, expansions), fieldsGrant(role, "write") === "all"]);
+  // Some fields readable or writable: every document the role applies to is read, or may be
+  // written, with those fields only where the role does not read or write it whole (fieldCuts).
+  const someFields = (which: "read" | "write") => fieldsGrant(role, which) === "some";
   // An insert writes every field of the new document: it needs the role's write too (the service's
   // insert-only pattern grants write where there is no document before, `%%prevRoot`).
-  if (action === "insert") return and([condition(role.insert ?? false, expansions), write]);
-  if (action === "read") {
-    // Some fields readable: every document the role applies to is read, with those fields only
-    // where the role does not read it whole (readShape).
-    return fieldsGrant(role, "read") === "some" ? true : wholeRead(role, expansions);
-  }
-  if (write !== true && fieldsGrant(role, "write") === "some")
-    throw unsupported(
-      `the field-level write permissions of role '${role.name ?? "?"}' (some fields, not the document)`,
-    );
-  return write;
+  if (action === "insert")
+    return and([condition(role.insert ?? false, expansions), someFields("write") || wholeWrite(role, expansions)]);
+  if (action === "read") return someFields("read") || wholeRead(role, expansions);
+  return someFields("write") || wholeWrite(role, expansions);
 }
 
 /**
- * How the documents a read returns are cut down: by their role's field-level permissions, then by
- * the projections of the filters that apply to the caller. Data, so that a worker can apply it.
+ * The field-level side of the roles, for reads or writes: for each role in order, the documents
+ * it applies to (the first a document matches is its role), those it reads (writes) whole, and
+ * otherwise the fields it reads (writes), or (`others`) those it does not. Data, so that a worker
+ * can apply it.
  */
+export interface FieldCut {
+  when: Condition;
+  whole: Condition;
+  fields: string[];
+  others: boolean;
+}
+
+/** How the documents a read returns are cut down: by their role's fields, then by the filters' projections. */
 export interface ReadShape {
-  /** The roles in order: the first whose `when` a document matches is its role. */
-  roles: {
-    when: Condition;
-    /** The documents the role reads whole. */
-    whole: Condition;
-    /** Otherwise: the fields shown, or (`others`) the fields hidden. */
-    fields: string[];
-    others: boolean;
-  }[];
+  roles: FieldCut[];
   /** MongoDB projections, applied in order. */
   projections: Document[];
 }
@@ -296,31 +321,47 @@ function cutsDocuments(rule: CollectionRule): boolean {
   return cuts;
 }
 
-/** How a read's documents are cut down for this caller, or undefined when they are returned whole. */
-export function readShape(rule: CollectionRule, expansions: Expansions): ReadShape | undefined {
-  if (!cutsDocuments(rule)) return undefined;
-  const roles: ReadShape["roles"] = [];
+/** The roles' field cuts for reads or writes, or undefined when every role reads (writes) documents whole. */
+function fieldCuts(rule: CollectionRule, action: "read" | "write", expansions: Expansions): FieldCut[] | undefined {
+  const cuts: FieldCut[] = [];
   let partial = false;
   for (const role of rule.roles ?? []) {
     const applies = condition(role.apply_when ?? true, expansions);
     if (applies === false) continue;
-    const whole = wholeRead(role, expansions);
-    const { named, others } = fieldGrants(role, "read");
+    const whole = action === "read" ? wholeRead(role, expansions) : wholeWrite(role, expansions);
+    const { named, others } = fieldGrants(role, action);
     const fields = [...named].filter(([, granted]) => granted !== others).map(([field]) => field);
-    if (whole !== true && fieldsGrant(role, "read") === "some") partial = true;
-    roles.push({ when: applies, whole, fields, others });
+    if (whole !== true && fieldsGrant(role, action) === "some") partial = true;
+    cuts.push({ when: applies, whole, fields, others });
     if (applies === true) break;
   }
+  return partial ? cuts : undefined;
+}
+
+/** How a read's documents are cut down for this caller, or undefined when they are returned whole. */
+export function readShape(rule: CollectionRule, given: Expansions): ReadShape | undefined {
+  if (!cutsDocuments(rule)) return undefined;
+  const expansions = { ...given, documentBefore: true };
+  const roles = fieldCuts(rule, "read", expansions) ?? [];
   const projections: Document[] = [];
   for (const filter of rule.filters ?? []) {
     if (condition(filter.apply_when ?? true, expansions) !== true) continue;
     if (isDocument(filter.projection) && Object.keys(filter.projection).length > 0) projections.push(filter.projection);
   }
-  return partial || projections.length > 0 ? { roles: partial ? roles : [], projections } : undefined;
+  return roles.length > 0 || projections.length > 0 ? { roles, projections } : undefined;
+}
+
+/**
+ * Which fields of the documents it writes (inserts) a caller may set, or undefined when every
+ * role writes documents whole: an insert or update setting another field is refused.
+ */
+export function writeCuts(rule: CollectionRule, given: Expansions, inserting: boolean): FieldCut[] | undefined {
+  return cutsDocuments(rule) ? fieldCuts(rule, "write", { ...given, documentBefore: !inserting }) : undefined;
 }
 
 /** The documents of the namespace that `action` may see or touch for this caller. */
-export function roleCondition(rule: CollectionRule, action: RuleAction, expansions: Expansions): Condition {
+export function roleCondition(rule: CollectionRule, action: RuleAction, given: Expansions): Condition {
+  const expansions = { ...given, documentBefore: action !== "insert" };
   const clauses: Condition[] = [];
   const earlier: Document[] = [];
   for (const role of rule.roles ?? []) {

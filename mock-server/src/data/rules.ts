@@ -18,12 +18,14 @@ import {
 import { isAnonymousUser, type StoredUser, type Writer } from "../store/store.ts";
 import type { Document } from "./documents.ts";
 import {
+  type FieldCut,
   namesCustomData,
   type ReadShape,
   type RuleAction,
   readShape,
   roleCondition,
   UnsupportedRule,
+  writeCuts,
 } from "./role-rules.ts";
 
 /**
@@ -233,6 +235,17 @@ export class Rules {
     const rule = this.rule(database, collection);
     if (rule.roles === undefined && rule.filters === undefined) return undefined;
     return evaluated(database, collection, () => readShape(rule, this.expansions(principal)));
+  }
+
+  /**
+   * Which fields of a document the caller may write (`inserting`: a new one), where some roles
+   * write some fields only.
+   */
+  writeCuts(principal: Principal, database: string, collection: string, inserting = false): FieldCut[] | undefined {
+    if (principal.kind === "system") return undefined;
+    const rule = this.rule(database, collection);
+    if (rule.roles === undefined) return undefined;
+    return evaluated(database, collection, () => writeCuts(rule, this.expansions(principal), inserting));
   }
 
   read(principal: Principal, database: string, collection: string): RuleFilter {

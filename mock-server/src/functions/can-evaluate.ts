@@ -22,6 +22,11 @@ export interface Expansions {
   values: Document;
   environment: Document;
   request: () => Document;
+  /**
+   * Data access rules: whether the action has a document before it (`%%prevRoot` exists; false for
+   * an insert). Absent where there is no document (`can_evaluate`).
+   */
+  documentBefore?: boolean;
 }
 
 /** `%%values` and `%%environment`: the app's values and environment, the same for every caller. */

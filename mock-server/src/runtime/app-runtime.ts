@@ -136,6 +136,11 @@ export class AppRuntime {
     });
   }
 
+  /** An authentication trigger's function (runtime/auth-triggers.ts): as system, as the service runs triggers. */
+  runTriggerFunction(name: string, args: unknown[]): Promise<unknown> {
+    return this.functions.run(name, args, { user: null, system: true });
+  }
+
   /** The `user_data` claim of a custom data document found (by the store, with a login). */
   customUserDataOf(doc: Document | null | undefined): Record<string, unknown> | undefined {
     return doc ? (toEJSON(doc) as Record<string, unknown>) : undefined;

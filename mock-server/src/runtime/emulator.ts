@@ -71,6 +71,8 @@ export class Emulator {
   readonly retention: RetentionSweeper | null;
   /** Removes anonymous users past their lifetime, each app by its clock, where no retention sweeper does (memory). */
   private readonly endedUserSweeps: NodeJS.Timeout | null;
+  /** What the `--app` folders hold that this server does not run, per app (logged at start). */
+  readonly notRun: { appId: string; dir: string; notRun: string[] }[] = [];
   private stopping = false;
   private key: Hs256Key;
   private secret: string;
@@ -211,6 +213,7 @@ export class Emulator {
       // A folder without an app_id is named after its path, so a restart finds it again.
       const appId = loaded.appId ?? `app-${stableObjectIdHex("app-folder", resolve(dir)).slice(0, 12)}`;
       await this.apps.upsert({ appId, template });
+      if (loaded.notRun.length > 0) this.notRun.push({ appId, dir, notRun: loaded.notRun });
     }
   }
 

@@ -64,7 +64,18 @@ beforeAll(async () => {
         ],
         filters: [],
       },
-      "hr.secret": { roles: [{ name: "titles", apply_when: {}, fields: { title: { read: true, write: true } } }] },
+      "hr.secret": {
+        roles: [{ name: "titles", apply_when: {}, insert: true, fields: { title: { read: true, write: true } } }],
+      },
+      // Insert-only (the documentation's `%%prevRoot` pattern): entries are added, never changed.
+      "hr.log": {
+        roles: [
+          { name: "append", apply_when: {}, insert: true, read: true, write: { "%%prevRoot": { "%exists": false } } },
+        ],
+      },
+      "hr.nested": {
+        roles: [{ name: "parts", apply_when: {}, fields: { address: { fields: { city: { read: true } } } } }],
+      },
       // Each person reads their own document whole, the others' names; nobody reads `internal`.
       "hr.directory": {
         roles: [
@@ -172,6 +183,25 @@ describe("roles of an exported app", () => {
   });
 
   it("refuses a namespace whose rules it does not evaluate, saying what, instead of granting anything", async () => {
+    const nested = await action(ann, "find", { database: "hr", collection: "nested", query: {} });
+    expect(nested.response.statusCode).toBe(400);
+    expect(nested.body).toEqual({
+      error:
+        "the rules of 'hr.nested' cannot be evaluated here: the field-level permissions of the embedded fields of 'address' (role 'parts')",
+      error_code: "MongoDBError",
+      link: expect.any(String),
+    });
+  });
+
+  it("adds to an insert-only collection and changes nothing in it", async () => {
+    const log = { database: "hr", collection: "log" };
+    expect((await action(ann, "insertOne", { ...log, document: { entry: "one" } })).response.statusCode).toBe(200);
+    const change = await action(ann, "updateOne", { ...log, query: {}, update: { $set: { entry: "two" } } });
+    expect(change.body).toMatchObject({ error: "update not permitted", error_code: "MongoDBError" });
+    expect((await action(ann, "find", { ...log, query: {}, project: { _id: 0 } })).body).toEqual([{ entry: "one" }]);
+  });
+
+  it("writes only the fields a document's role writes, and inserts documents of those fields", async () => {
     await call(app, "insertDocuments", {
       method: "POST",
       url: `/_mock/v1/apps/${appId}/data/hr/secret`,
@@ -179,14 +209,33 @@ describe("roles of an exported app", () => {
     });
     const secret = { database: "hr", collection: "secret" };
     expect((await action(ann, "find", { ...secret, query: {} })).body).toEqual([{ title: "plan" }]);
-    const partial = await action(ann, "updateOne", { ...secret, query: {}, update: { $set: { title: "x" } } });
-    expect(partial.response.statusCode).toBe(400);
-    expect(partial.body).toEqual({
-      error:
-        "the rules of 'hr.secret' cannot be evaluated here: the field-level write permissions of role 'titles' (some fields, not the document)",
-      error_code: "MongoDBError",
-      link: expect.any(String),
-    });
+    const update = (update: unknown) => action(ann, "updateOne", { ...secret, query: { title: "plan" }, update });
+    const refusedUpdate = await update({ $set: { title: "plan", body: "mine" } });
+    expect(refusedUpdate.response.statusCode).toBe(400);
+    expect(refusedUpdate.body).toMatchObject({ error: "update not permitted", error_code: "MongoDBError" });
+    expect((await update({ $unset: { body: "" } })).body).toMatchObject({ error: "update not permitted" });
+    // A replacement may leave the other fields as they were, not drop them.
+    const replace = (replacement: unknown) =>
+      action(ann, "findOneAndReplace", { ...secret, filter: { title: "plan" }, update: replacement });
+    expect((await replace({ title: "plan" })).body).toMatchObject({ error: "update not permitted" });
+    expect((await update({ $set: { title: "plans" } })).body.modifiedCount).toEqual({ $numberInt: "1" });
+    expect(
+      (
+        await action(ann, "findOneAndReplace", {
+          ...secret,
+          filter: { title: "plans" },
+          update: { title: "plan", body: "hidden" },
+        })
+      ).body,
+    ).toEqual({ title: "plans" });
+    const insert = (document: unknown) => action(ann, "insertOne", { ...secret, document });
+    expect((await insert({ title: "new" })).response.statusCode).toBe(200);
+    expect((await insert({ title: "new", body: "x" })).body).toMatchObject({ error: "insert not permitted" });
+    const upsert = (set: unknown) =>
+      action(ann, "updateOne", { ...secret, query: { title: "other" }, update: { $set: set }, upsert: true });
+    expect((await upsert({ body: "x" })).body).toMatchObject({ error: "insert not permitted" });
+    expect((await upsert({ title: "other" })).body.upsertedId).toBeDefined();
+    expect((await action(ann, "count", { ...secret, query: {} })).body).toEqual({ $numberLong: "3" });
   });
 
   it("returns the fields a document's role reads, as the filters project them, to every kind of read", async () => {

@@ -30,4 +30,23 @@ describe("importing state", () => {
     });
     expect(listed.accounts.map((a: { publicKey: string }) => a.publicKey)).not.toContain("negative-rate");
   });
+
+  it("refuses a clock set back (a negative offset), as the control API's clock refuses it", async () => {
+    const { body: state } = await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" });
+    for (const payload of [
+      { ...state, apps: state.apps.map((one: object) => ({ ...one, clockOffsetMs: -60_000 })) },
+      {
+        ...state,
+        emailjsAccounts: state.emailjsAccounts.map((one: object) => ({ ...one, clockOffsetMs: -1 })),
+      },
+    ]) {
+      const { response, body } = await call(app, "importState", { method: "PUT", url: "/_mock/v1/state", payload });
+      expect(response.statusCode).toBe(400);
+      expect(body.error).toMatch(/clockOffsetMs must be >= 0/);
+    }
+    const { body: after } = await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" });
+    expect(after.apps.map((one: { clockOffsetMs: number }) => one.clockOffsetMs)).toEqual(
+      state.apps.map((one: { clockOffsetMs: number }) => one.clockOffsetMs),
+    );
+  });
 });

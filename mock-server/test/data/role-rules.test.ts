@@ -7,8 +7,15 @@ import { describe, expect, it } from "vitest";
 import type { CollectionRule } from "../../src/config/app-config.ts";
 import { mapRules } from "../../src/config/app-folder.ts";
 import { compileQuery } from "../../src/data/query-engine.ts";
-import { shaper, shaperOf } from "../../src/data/query-jobs.ts";
-import { type Condition, condition, readShape, roleCondition, UnsupportedRule } from "../../src/data/role-rules.ts";
+import { fieldsOf, shaper, shaperOf } from "../../src/data/query-jobs.ts";
+import {
+  type Condition,
+  condition,
+  readShape,
+  roleCondition,
+  UnsupportedRule,
+  writeCuts,
+} from "../../src/data/role-rules.ts";
 import type { Expansions } from "../../src/functions/can-evaluate.ts";
 
 const expansionsOf = (user: Record<string, unknown>): Expansions => ({
@@ -126,6 +133,28 @@ describe("roles", () => {
     expect(roleCondition(rule, "read", expansionsOf({ id: "u-1", custom_data: {} }))).toBe(false);
   });
 
+  it("tells an insert, which has no document before it, by %%prevRoot (the insert-only pattern)", () => {
+    const insertOnly = mapRules({
+      roles: [{ name: "r", apply_when: {}, insert: true, read: true, write: { "%%prevRoot": { "%exists": false } } }],
+    })!;
+    expect(roleCondition(insertOnly, "insert", employee)).toBe(true);
+    expect(roleCondition(insertOnly, "write", employee)).toBe(false);
+    expect(roleCondition(insertOnly, "read", employee)).toBe(true);
+    // The documentation's example: an existing document, or a new one whose status is "new".
+    const either = mapRules({
+      roles: [
+        {
+          name: "r",
+          apply_when: {},
+          insert: true,
+          write: { "%or": [{ "%%prevRoot": { "%exists": "%%true" } }, { "%%root.status": "new" }] },
+        },
+      ],
+    })!;
+    expect(roleCondition(either, "write", employee)).toBe(true);
+    expect(roleCondition(either, "insert", employee)).toEqual({ status: "new" });
+  });
+
   it("inserts only with the role's insert and write permissions both", () => {
     const rule = (write: unknown) => mapRules({ roles: [{ name: "r", apply_when: {}, insert: true, write }] })!;
     expect(roleCondition(rule(false), "insert", employee)).toBe(false);
@@ -144,10 +173,6 @@ describe("roles", () => {
       (rule: unknown, action: "read" | "write" = "read") =>
       () =>
         roleCondition(mapRules(rule)!, action, employee);
-    const some = { roles: [{ name: "r", apply_when: {}, fields: { title: { read: true, write: true } } }] };
-    expect(refused(some, "write")).toThrow(
-      new UnsupportedRule("the field-level write permissions of role 'r' (some fields, not the document)"),
-    );
     expect(
       refused({
         roles: [{ name: "r", apply_when: {}, fields: { a: { read: true, fields: { b: { read: false } } } } }],
@@ -161,8 +186,11 @@ describe("roles", () => {
       refused({ roles: [{ apply_when: { "%%true": { "%function": { name: "isAdmin" } } }, read: true }] }),
     ).toThrow(UnsupportedRule);
     expect(refused({ roles: [{ apply_when: { a: "%%root.b" }, read: true }] })).toThrow(UnsupportedRule);
-    expect(refused({ roles: [{ apply_when: {}, write: { "%%prevRoot": { "%exists": false } } }] }, "write")).toThrow(
+    expect(refused({ roles: [{ apply_when: {}, write: { "%%prevRoot.owner": "%%user.id" } }] }, "write")).toThrow(
       UnsupportedRule,
+    );
+    expect(refused({ roles: [{ apply_when: {}, write: { "%%prevRoot": { owner: "x" } } }] }, "write")).toThrow(
+      new UnsupportedRule("%%prevRoot but for whether it exists"),
     );
     expect(refused({ roles: [{ apply_when: { a: { "%regex": "x" } }, read: true }] })).toThrow(UnsupportedRule);
   });
@@ -214,6 +242,24 @@ describe("read shapes", () => {
     expect(shows.shows(people[0]!, "salary", 30)).toBe(true);
     expect(shows.shows(people[0]!, "internal", "z")).toBe(false);
     expect(shows.shows(people[0]!, "internal.part", "z")).toBe(false);
+  });
+
+  it("tells which fields of a document its role writes", () => {
+    const cuts = writeCuts(
+      mapRules({
+        roles: [
+          { name: "owner", apply_when: { owner: "%%user.id" }, write: true },
+          { name: "editor", apply_when: {}, fields: { title: { write: true } }, additional_fields: {} },
+        ],
+      })!,
+      employee,
+      false,
+    )!;
+    const writable = fieldsOf(cuts);
+    expect(writable({ owner: "u-1", title: "t" })).toBeNull();
+    const editor = writable({ owner: "u-2", title: "t", body: "b" })!;
+    expect([editor("title"), editor("body"), editor("owner")]).toEqual([true, false, false]);
+    expect(writeCuts(employees, employee, false)).toBeUndefined();
   });
 
   it("leaves documents whole where no role reads only some fields and no filter projects", () => {

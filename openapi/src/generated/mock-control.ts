@@ -1274,6 +1274,13 @@ export interface components {
             functions?: {
                 [key: string]: components["schemas"]["FunctionConfig"];
             };
+            /**
+             * @description Authentication triggers (an exported app's `triggers/*.json` of type `AUTHENTICATION`):
+             *     after a user is created, logs in or is deleted through one of the providers, the function
+             *     runs as system with the authentication event, off the request's path (its failure is
+             *     logged, the request is not affected). Database and scheduled triggers are not run.
+             */
+            triggers?: components["schemas"]["AuthenticationTrigger"][];
             /** @description Time limit of one function call. */
             functionTimeoutMs?: number;
             /** @description Deadline of one MongoDB action (query, update, aggregation) and of one change event's stream filter; past it the action answers MongoDBError "operation exceeded time limit" (default 2000; docs/decisions/0006-query-limits.md). */
@@ -1378,6 +1385,15 @@ export interface components {
             enabled?: boolean;
             authFunctionName?: string;
         };
+        AuthenticationTrigger: {
+            name: string;
+            /** @description The function the trigger runs, given `{operationType, providers, user, time}`. */
+            functionName: string;
+            /** @enum {string} */
+            operationType: "CREATE" | "LOGIN" | "DELETE";
+            providers: ("anon-user" | "local-userpass" | "api-key" | "custom-token" | "custom-function" | "oauth2-google" | "oauth2-apple" | "oauth2-facebook")[];
+            disabled?: boolean;
+        };
         FunctionConfig: {
             /** @description `exports = function(...) {…}` or `exports = async (...) => {…}`. */
             source: string;
@@ -1420,11 +1436,12 @@ export interface components {
          *     Services expressions: a field's name (or `%%root.<field>`) is the document's, `%%user`,
          *     `%%values`, `%%environment` and `%%request` expand, and a `%function` is called once per
          *     action, as the caller, before the rules apply; `document_filters` are MongoDB queries over
-         *     the documents. Field-level read permissions (`fields`, `additional_fields`: `read` /
-         *     `write` true or false) cut the documents a read returns down to the fields shown. What
-         *     this server does not evaluate (field-level write permissions short of the whole document,
-         *     permissions of embedded fields, a `%function` given the document's fields, `%%prevRoot`)
-         *     refuses the namespace's actions rather than grant anything.
+         *     the documents. Field-level permissions (`fields`, `additional_fields`: `read` / `write`
+         *     true or false) cut the documents a read returns down to the fields shown, and refuse a
+         *     write of other fields; `{"%%prevRoot": {"%exists": false}}` holds for inserts only. What
+         *     this server does not evaluate (permissions of embedded fields, a `%function` given the
+         *     document's fields, the fields of `%%prevRoot`) refuses the namespace's actions rather than
+         *     grant anything.
          */
         RuleRole: {
             name?: string;
@@ -1752,6 +1769,7 @@ export interface components {
             /** @description The app folder its functions load from. */
             appDir?: string | null;
             config: components["schemas"]["AppConfig"];
+            /** @description How far the app's clock is ahead of real time (it only moves forward). */
             clockOffsetMs: number;
             users: components["schemas"]["StoredUser"][];
             userpassAccounts: components["schemas"]["StoredUserpassAccount"][];
@@ -1840,6 +1858,7 @@ export interface components {
             defaultServiceId: string;
             services: components["schemas"]["EmailJsService"][];
             templates: components["schemas"]["EmailJsTemplate"][];
+            /** @description How far the account's clock is ahead of real time (it only moves forward). */
             clockOffsetMs: number;
         };
     };

@@ -52,7 +52,7 @@ async function complete(
     // realm-web's link reads the access token only, but wants all four parts.
     return { userAuth: `${linked.access_token}$$${linked.user_id}$${linked.device_id}`, link: true };
   }
-  const session = await signInAs(emulator, app, auth, flow.deviceId);
+  const session = await signInAs(emulator, app, auth, flow.deviceId, request.log);
   return { userAuth: `${session.access_token}$${session.refresh_token}$${session.user_id}$${session.device_id}` };
 }
 

@@ -4,6 +4,7 @@
  * OAuth 2.0 (Google, Apple, Facebook: their token flows) identity is created at its first login,
  * as on the hosted service.
  */
+import type { FastifyBaseLogger } from "fastify";
 import { providerEnabled } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
@@ -56,6 +57,7 @@ async function loginThroughKept(
   body: Record<string, unknown>,
   /** The client's lane of password work (state/password-work.ts). */
   lane: string,
+  log: FastifyBaseLogger,
 ): Promise<{ reply: LoginReply } | { checked: Verdict } | undefined> {
   const username = requiredString(body, "username");
   const password = requiredString(body, "password");
@@ -69,6 +71,7 @@ async function loginThroughKept(
     app,
     { accountId: kept.id, ownerId: kept.userId, passwordHash: kept.passwordHash },
     deviceIdFrom(body),
+    log,
   );
   if ("reply" in started) return started;
   app.users.forgetAccount?.(username);
@@ -187,7 +190,7 @@ export default defineRoute("login", "login", async (request, reply) => {
   const linking = request.query.link === "true";
   let checked: Verdict | undefined;
   if (provider === "local-userpass" && !linking) {
-    const through = await loginThroughKept(emulator, app, body, addressKey(request.ip));
+    const through = await loginThroughKept(emulator, app, body, addressKey(request.ip), request.log);
     if (through && "reply" in through) return sendJson(reply, 200, through.reply);
     checked = through?.checked;
   }
@@ -198,5 +201,5 @@ export default defineRoute("login", "login", async (request, reply) => {
   }
   // One client address may create only so many anonymous users a day (docs/decisions/0018-fair-shares.md).
   if (!auth.user && provider === "anon-user") await admitAnonymousSignup(reply, emulator.store, app, request.ip);
-  return sendJson(reply, 200, await signInAs(emulator, app, auth, deviceIdFrom(body)));
+  return sendJson(reply, 200, await signInAs(emulator, app, auth, deviceIdFrom(body), request.log));
 });

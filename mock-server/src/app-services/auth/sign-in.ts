@@ -4,13 +4,14 @@
  * first logins), a new session and its tokens; or, when linking, the identity attached to the
  * signed-in user.
  */
-import type { FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyRequest } from "fastify";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { publicOrigin } from "../../http/areas.ts";
 import type { SignInContext } from "../../oauth2/authenticate.ts";
 import { type ProviderAccount, profileData } from "../../oauth2/profile.ts";
 import type { OAuth2Settings } from "../../oauth2/settings.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
+import { fireAuthTriggers } from "../../runtime/auth-triggers.ts";
 import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex } from "../../state/ids.ts";
 import type { RegistrationSession, StoredIdentity, StoredUser } from "../../store/store.ts";
@@ -76,6 +77,7 @@ export async function startRegistrationLogin(
   app: AppRuntime,
   registration: RegistrationLogin,
   deviceId: string,
+  log: FastifyBaseLogger,
 ): Promise<{ reply: LoginReply } | { now: RegistrationSession | undefined }> {
   const { accountId, ownerId, passwordHash } = registration;
   const session = newSession(app, ownerId, { providerType: "local-userpass", identityId: accountId, deviceId });
@@ -90,11 +92,18 @@ export async function startRegistrationLogin(
   app.users.keepAccount?.(found.account);
   const reply = await sessionReply(emulator, app, found.owner, session, found.customData);
   emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: found.owner.id });
+  fireAuthTriggers(app, "LOGIN", found.owner, ["local-userpass"], log);
   return { reply };
 }
 
 /** Logs in as the identity's user (made now if it has none) and opens a session: the login reply. */
-export async function signInAs(emulator: Emulator, app: AppRuntime, auth: Authenticated, deviceId: string) {
+export async function signInAs(
+  emulator: Emulator,
+  app: AppRuntime,
+  auth: Authenticated,
+  deviceId: string,
+  log: FastifyBaseLogger,
+) {
   const start = {
     providerType: auth.identity.provider_type,
     identityId: auth.identity.id,
@@ -103,7 +112,7 @@ export async function signInAs(emulator: Emulator, app: AppRuntime, auth: Authen
   };
   let user = auth.user;
   if (auth.registration) {
-    const started = await startRegistrationLogin(emulator, app, auth.registration, deviceId);
+    const started = await startRegistrationLogin(emulator, app, auth.registration, deviceId, log);
     if ("reply" in started) return started.reply;
     // The registration went (its user deleted), or its password changed, while the password was
     // checked: the password is not (or no longer) its.
@@ -127,14 +136,17 @@ export async function signInAs(emulator: Emulator, app: AppRuntime, auth: Authen
       auth.claimAccountId,
     );
     user = claim.ok ? claim.user : claim.owner;
-    if (claim.ok) emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
-    else if (auth.refreshData) user = (await app.users.update(user.id, { data: auth.data })) ?? user;
+    if (claim.ok) {
+      emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
+      fireAuthTriggers(app, "CREATE", user, [auth.identity.provider_type], log);
+    } else if (auth.refreshData) user = (await app.users.update(user.id, { data: auth.data })) ?? user;
   } else if (auth.refreshData) {
     user = (await app.users.update(user.id, { data: auth.data })) ?? user;
   }
   if (user.disabled) throw errors.userDisabled();
   const reply = await startSession(emulator, app, user, start);
   emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: user.id });
+  fireAuthTriggers(app, "LOGIN", user, [auth.identity.provider_type], log);
   return reply;
 }
 

@@ -1,3 +1,4 @@
+import { fireAuthTriggers, providersOf } from "../../runtime/auth-triggers.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 
 /** Deletes the calling user with its identities' registrations, sessions and API keys (its change streams end). */
@@ -5,5 +6,6 @@ export default defineRoute("deleteUser", "access", async (request, reply) => {
   const { app, user } = request.caller!;
   await app.store.deleteUser(user.id);
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "deleted", id: user.id });
+  fireAuthTriggers(app, "DELETE", user, providersOf(user), request.log);
   return sendEmpty(reply, 204);
 });
