@@ -131,6 +131,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   registerHostCheck(app);
   registerJsonParser(app);
   registerValidation(app);
+  emulator.apps.log = app.log;
   for (const folder of emulator.notRun)
     app.log.warn(folder, "parts of the exported app are not run by this server (docs/production.md#not-provided)");
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));

@@ -9,11 +9,11 @@
  *   values/*.json                          values (`from_secret` values read secrets.json)
  *   environments/<environment>.json        environment values
  *   data_sources/mongodb-atlas/<db>/<coll>/rules.json, default_rule.json: rules (a subset)
- *   triggers/*.json                        authentication triggers
+ *   triggers/*.json                        authentication and database triggers
  *   secrets.json                           emulator extension: secret values (an export has none)
  *
- * What an export holds that this server does not run — database and scheduled triggers, HTTPS
- * endpoints, Device Sync — is listed (`notRun`), for the start to say so.
+ * What an export holds that this server does not run — scheduled triggers, HTTPS endpoints,
+ * Device Sync — is listed (`notRun`), for the start to say so.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -227,16 +227,62 @@ export function loadAppFolder(dir: string): AppFolder {
   return { appId: asString(root.app_id) ?? asString(root.client_app_id), config, notRun: notRun(dir, found) };
 }
 
-type AuthenticationTrigger = NonNullable<AppConfig["triggers"]>[number];
+type Trigger = NonNullable<AppConfig["triggers"]>[number];
+type AuthenticationTrigger = Extract<Trigger, { type: "AUTHENTICATION" }>;
+type DatabaseTrigger = Extract<Trigger, { type: "DATABASE" }>;
+
+const documentOperations = ["INSERT", "UPDATE", "REPLACE", "DELETE"] as const;
+
+/** An authentication trigger's settings as this server runs them, or undefined when it cannot. */
+function authenticationTrigger(name: string, functionName: string, settings: Json): AuthenticationTrigger | undefined {
+  const operationType = asString(settings.operation_type);
+  const providers = (Array.isArray(settings.providers) ? settings.providers : []).filter(
+    (provider): provider is AuthenticationTrigger["providers"][number] =>
+      typeof provider === "string" && (providerNames as readonly string[]).includes(provider),
+  );
+  if (operationType !== "CREATE" && operationType !== "LOGIN" && operationType !== "DELETE") return undefined;
+  return providers.length > 0 ? { type: "AUTHENTICATION", name, functionName, operationType, providers } : undefined;
+}
 
 /**
- * The export's enabled authentication triggers (`function_name`, or the newer
- * `event_processors.FUNCTION.config.function_name`); the other enabled triggers go to `notRun`.
+ * A database trigger's settings as this server runs them (document changes of a collection or a
+ * database), or undefined when it cannot (collection events only, a cluster-wide source).
  */
-function loadTriggers(dir: string, notRun: string[]): AuthenticationTrigger[] {
+function databaseTrigger(name: string, functionName: string, settings: Json): DatabaseTrigger | undefined {
+  const database = asString(settings.database);
+  const operationTypes = (Array.isArray(settings.operation_types) ? settings.operation_types : []).filter(
+    (type): type is DatabaseTrigger["operationTypes"][number] =>
+      typeof type === "string" && (documentOperations as readonly string[]).includes(type),
+  );
+  if (!database || operationTypes.length === 0) return undefined;
+  const collection = asString(settings.collection);
+  const match = asObject(settings.match);
+  const project = asObject(settings.project);
+  return {
+    type: "DATABASE",
+    name,
+    functionName,
+    database,
+    ...(collection ? { collection } : {}),
+    operationTypes,
+    ...(asBoolean(settings.full_document) !== undefined ? { fullDocument: settings.full_document as boolean } : {}),
+    ...(asBoolean(settings.full_document_before_change) !== undefined
+      ? { fullDocumentBeforeChange: settings.full_document_before_change as boolean }
+      : {}),
+    ...(Object.keys(match).length > 0 ? { match } : {}),
+    ...(Object.keys(project).length > 0 ? { project } : {}),
+    ...(asBoolean(settings.unordered) !== undefined ? { unordered: settings.unordered as boolean } : {}),
+  };
+}
+
+/**
+ * The export's enabled authentication and database triggers (`function_name`, or the newer
+ * `event_processors.FUNCTION.config.function_name`); the other enabled ones go to `notRun`.
+ */
+function loadTriggers(dir: string, notRun: string[]): Trigger[] {
   const folder = join(dir, "triggers");
   if (!existsSync(folder)) return [];
-  const triggers: AuthenticationTrigger[] = [];
+  const triggers: Trigger[] = [];
   for (const file of readdirSync(folder)
     .filter((f) => f.endsWith(".json"))
     .sort()) {
@@ -244,25 +290,19 @@ function loadTriggers(dir: string, notRun: string[]): AuthenticationTrigger[] {
     if (raw.disabled === true) continue;
     const name = asString(raw.name) ?? file.slice(0, -".json".length);
     const type = asString(raw.type) ?? "?";
-    const settings = asObject(raw.config);
     const functionName =
       asString(raw.function_name) ??
       asString(asObject(asObject(asObject(raw.event_processors).FUNCTION).config).function_name);
-    const operationType = asString(settings.operation_type);
-    const providers = (Array.isArray(settings.providers) ? settings.providers : []).filter(
-      (provider): provider is AuthenticationTrigger["providers"][number] =>
-        typeof provider === "string" && (providerNames as readonly string[]).includes(provider),
-    );
-    if (
-      type === "AUTHENTICATION" &&
-      functionName &&
-      (operationType === "CREATE" || operationType === "LOGIN" || operationType === "DELETE") &&
-      providers.length > 0
-    ) {
-      triggers.push({ name, functionName, operationType, providers });
-    } else {
-      notRun.push(`trigger '${name}' (${type})`);
-    }
+    const settings = asObject(raw.config);
+    const trigger = !functionName
+      ? undefined
+      : type === "AUTHENTICATION"
+        ? authenticationTrigger(name, functionName, settings)
+        : type === "DATABASE"
+          ? databaseTrigger(name, functionName, settings)
+          : undefined;
+    if (trigger) triggers.push(trigger);
+    else notRun.push(`trigger '${name}' (${type})`);
   }
   return triggers;
 }

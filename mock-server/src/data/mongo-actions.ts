@@ -26,6 +26,7 @@ import {
   type WriteView,
 } from "../store/store.ts";
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
+import { wantsDocumentBefore } from "./change-events.ts";
 import { documentTooLarge } from "./document-size.ts";
 import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
 import { maxReplyBytes } from "./ejson-text.ts";
@@ -762,9 +763,13 @@ export class MongoService {
     if (decision.matched === 0) return nothing({ result: { matched: 0, modified: 0 } });
     const changes: DocumentChange[] = [];
     const events: ChangeEvent[] = [];
-    for (const { after, paths } of decision.changes) {
+    // The document before the change, for the database triggers that ask for it (stored documents
+    // are replaced, never edited: the one read stays as it was).
+    const withBefore = wantsDocumentBefore(this.app.config.triggers, database, name);
+    for (const { index, after, paths } of decision.changes) {
       if (paths.length === 0) continue;
       changes.push({ op: "replace", doc: after });
+      const before = withBefore ? { before: cloneValue(docs[index]!) } : {};
       if (replace) {
         events.push({
           database,
@@ -772,6 +777,7 @@ export class MongoService {
           operationType: "replace",
           documentKey: { _id: after._id },
           fullDocument: cloneValue(after),
+          ...before,
         });
         continue;
       }
@@ -791,6 +797,7 @@ export class MongoService {
         documentKey: { _id: after._id },
         fullDocument: cloneValue(after),
         updateDescription: { updatedFields, removedFields, truncatedArrays: [] },
+        ...before,
       });
     }
     const first = decision.changes[0]!;

@@ -3,12 +3,14 @@
  * store's app records, each with its per-instance runtime, built on first use and dropped when any
  * instance deletes, resets or reconfigures the app (the store reports every change).
  */
+import type { FastifyBaseLogger } from "fastify";
 import { type AppConfig, deepMerge } from "../config/app-config.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
 import type { EventBus } from "../state/events.ts";
 import { randomHex } from "../state/ids.ts";
 import type { AppChange, AppRecord, AppRecords } from "../store/store.ts";
 import { AppRuntime, type AppTemplate, domainIdOf } from "./app-runtime.ts";
+import { DatabaseTriggers } from "./database-triggers.ts";
 
 export class AppExistsError extends Error {}
 
@@ -19,6 +21,8 @@ export class AppRegistry {
   private readonly unsubscribers = new Map<AppRuntime, () => void>();
   /** Clock offsets to give runtimes when they are next built (a state import). */
   private readonly clockOffsets = new Map<string, number>();
+  /** Where the runtimes' background work (database triggers) logs its failures (the server's log). */
+  log: FastifyBaseLogger | undefined;
 
   constructor(
     private readonly records: AppRecords,
@@ -46,15 +50,19 @@ export class AppRegistry {
     this.clockOffsets.delete(record.appId);
     this.runtimes.set(record.appId, app);
     this.byDomain.set(app.domainId, app);
-    // The inspector's live view: this instance's own writes are enough (control events are per instance).
+    // The inspector's live view, and the app's database triggers: this instance's own writes (control
+    // events are per instance; each write runs the triggers on the instance that made it).
+    const triggers = new DatabaseTriggers(app, () => this.log);
     const subscribed = app.data.subscribe(
-      (change) =>
+      (change) => {
         this.events.emit({
           type: "data",
           appId: app.appId,
           action: change.operationType,
           detail: { database: change.database, collection: change.collection },
-        }),
+        });
+        if (triggers.size > 0) triggers.handle(change);
+      },
       { local: true },
     );
     this.unsubscribers.set(app, () => void subscribed.then((unsubscribe) => unsubscribe()).catch(() => undefined));

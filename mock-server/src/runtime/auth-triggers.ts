@@ -9,11 +9,12 @@
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { AppConfig } from "../config/app-config.ts";
+import type { ControlSchemas } from "../openapi/types.ts";
 import type { StoredUser } from "../store/store.ts";
 
 export type AuthOperation = "CREATE" | "LOGIN" | "DELETE";
 
-type Trigger = NonNullable<AppConfig["triggers"]>[number];
+type Trigger = ControlSchemas["AuthenticationTrigger"];
 
 /** What runs a trigger's function (the app's functions, as system). */
 export interface TriggerApp {
@@ -51,7 +52,8 @@ export function fireAuthTriggers(
   log: FastifyBaseLogger,
 ): Promise<void>[] {
   const triggers = (app.config.triggers ?? []).filter(
-    (trigger: Trigger) =>
+    (trigger): trigger is Trigger =>
+      trigger.type === "AUTHENTICATION" &&
       trigger.disabled !== true &&
       trigger.operationType === operationType &&
       trigger.providers.some((provider) => providers.includes(provider)),

@@ -1,7 +1,7 @@
 /**
- * An exported app's folder (`--app DIR`): its authentication triggers are read; what this server
- * does not run of it — other triggers, HTTPS endpoints, Device Sync — is named at start, so that an
- * app brought over does not quietly lose what it did on the service.
+ * An exported app's folder (`--app DIR`): its authentication and database triggers are read;
+ * what this server does not run of it — other triggers, HTTPS endpoints, Device Sync — is named at
+ * start, so that an app brought over does not quietly lose what it did on the service.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,26 +39,69 @@ const withTriggers = exportedApp("with-triggers", {
     event_processors: { FUNCTION: { config: { function_name: "countLogin" } } },
   },
   "triggers/nightly.json": { name: "nightly", type: "SCHEDULED", config: { schedule: "0 0 * * *" } },
+  "triggers/onNote.json": {
+    name: "onNote",
+    type: "DATABASE",
+    config: {
+      service_name: "mongodb-atlas",
+      database: "notes-app",
+      collection: "notes",
+      operation_types: ["INSERT", "UPDATE"],
+      full_document: true,
+      full_document_before_change: false,
+      match: { "fullDocument.public": true },
+      project: {},
+      unordered: false,
+      skip_catchup_events: false,
+    },
+    event_processors: { FUNCTION: { config: { function_name: "publish" } } },
+  },
+  "triggers/drops.json": {
+    name: "drops",
+    type: "DATABASE",
+    function_name: "x",
+    config: { database: "notes-app", operation_types: ["DROP_COLLECTION"] },
+  },
   "triggers/retired.json": { name: "retired", type: "DATABASE", disabled: true, config: {} },
   "http_endpoints/config.json": [{ route: "/hook", http_method: "POST", function_name: "hook", disabled: false }],
   "sync/config.json": { type: "flexible", state: "enabled", development_mode_enabled: false },
 });
 
 describe("an exported app's folder", () => {
-  it("reads its authentication triggers, in either export form", () => {
+  it("reads its authentication and database triggers, in either export form", () => {
     expect(loadAppFolder(withTriggers).config.triggers).toEqual([
       {
+        type: "AUTHENTICATION",
         name: "newUser",
         functionName: "createNewUserDocument",
         operationType: "CREATE",
         providers: ["local-userpass"],
       },
-      { name: "onLogin", functionName: "countLogin", operationType: "LOGIN", providers: ["anon-user"] },
+      {
+        type: "AUTHENTICATION",
+        name: "onLogin",
+        functionName: "countLogin",
+        operationType: "LOGIN",
+        providers: ["anon-user"],
+      },
+      {
+        type: "DATABASE",
+        name: "onNote",
+        functionName: "publish",
+        database: "notes-app",
+        collection: "notes",
+        operationTypes: ["INSERT", "UPDATE"],
+        fullDocument: true,
+        fullDocumentBeforeChange: false,
+        match: { "fullDocument.public": true },
+        unordered: false,
+      },
     ]);
   });
 
   it("names the parts this server does not run, leaving out disabled ones", () => {
     expect(loadAppFolder(withTriggers).notRun).toEqual([
+      "trigger 'drops' (DATABASE)",
       "trigger 'nightly' (SCHEDULED)",
       "HTTPS endpoint POST /hook",
       "Device Sync (flexible)",
@@ -86,7 +129,12 @@ describe("an exported app's folder", () => {
       expect(warnings).toEqual([
         expect.objectContaining({
           appId: "exported-abcde",
-          notRun: ["trigger 'nightly' (SCHEDULED)", "HTTPS endpoint POST /hook", "Device Sync (flexible)"],
+          notRun: [
+            "trigger 'drops' (DATABASE)",
+            "trigger 'nightly' (SCHEDULED)",
+            "HTTPS endpoint POST /hook",
+            "Device Sync (flexible)",
+          ],
           msg: "parts of the exported app are not run by this server (docs/production.md#not-provided)",
         }),
       ]);

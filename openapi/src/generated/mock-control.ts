@@ -1275,12 +1275,11 @@ export interface components {
                 [key: string]: components["schemas"]["FunctionConfig"];
             };
             /**
-             * @description Authentication triggers (an exported app's `triggers/*.json` of type `AUTHENTICATION`):
-             *     after a user is created, logs in or is deleted through one of the providers, the function
-             *     runs as system with the authentication event, off the request's path (its failure is
-             *     logged, the request is not affected). Database and scheduled triggers are not run.
+             * @description Authentication and database triggers (an exported app's `triggers/*.json`): their
+             *     function runs as system with the event, off the request's path (a failure is logged,
+             *     the request is not affected). Scheduled triggers are not run (decision 0031).
              */
-            triggers?: components["schemas"]["AuthenticationTrigger"][];
+            triggers?: (components["schemas"]["AuthenticationTrigger"] | components["schemas"]["DatabaseTrigger"])[];
             /** @description Time limit of one function call. */
             functionTimeoutMs?: number;
             /** @description Deadline of one MongoDB action (query, update, aggregation) and of one change event's stream filter; past it the action answers MongoDBError "operation exceeded time limit" (default 2000; docs/decisions/0006-query-limits.md). */
@@ -1385,13 +1384,52 @@ export interface components {
             enabled?: boolean;
             authFunctionName?: string;
         };
+        /** @description After a user is created, logs in or is deleted through one of `providers`. */
         AuthenticationTrigger: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "AUTHENTICATION";
             name: string;
             /** @description The function the trigger runs, given `{operationType, providers, user, time}`. */
             functionName: string;
             /** @enum {string} */
             operationType: "CREATE" | "LOGIN" | "DELETE";
             providers: ("anon-user" | "local-userpass" | "api-key" | "custom-token" | "custom-function" | "oauth2-google" | "oauth2-apple" | "oauth2-facebook")[];
+            disabled?: boolean;
+        };
+        /**
+         * @description After a document of the collection (or, without `collection`, of any collection of the
+         *     database) is inserted, updated, replaced or deleted, through this server: the function gets
+         *     the change event (MongoDB's: `_id`, `operationType`, `clusterTime`, `ns`, `documentKey`,
+         *     `fullDocument`, `updateDescription`, `fullDocumentBeforeChange`).
+         */
+        DatabaseTrigger: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "DATABASE";
+            name: string;
+            functionName: string;
+            database: string;
+            collection?: string;
+            operationTypes: ("INSERT" | "UPDATE" | "REPLACE" | "DELETE")[];
+            /** @description Update events carry the document after the change (inserts and replacements always do). */
+            fullDocument?: boolean;
+            /** @description Update, replace and delete events carry the document before the change. */
+            fullDocumentBeforeChange?: boolean;
+            /** @description A MongoDB query over the change event; only events it matches run the function. */
+            match?: {
+                [key: string]: unknown;
+            };
+            /** @description A MongoDB projection of the change event the function gets. */
+            project?: {
+                [key: string]: unknown;
+            };
+            /** @description `false` (the default): events run one after another, in the order of their writes on this instance. */
+            unordered?: boolean;
             disabled?: boolean;
         };
         FunctionConfig: {

@@ -6,6 +6,7 @@ import {
   defaultMaxStreamsPerUser,
 } from "../../config/app-config.ts";
 import { controlApiServed } from "../../config/options.ts";
+import { changeDocument } from "../../data/change-events.ts";
 import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import { mongoServiceName } from "../../data/mongo-actions.ts";
 import { shaperOf } from "../../data/query-jobs.ts";
@@ -19,14 +20,7 @@ import { redactUrl } from "../../state/journal.ts";
 import { isAnonymousUser, userActive } from "../../store/store.ts";
 import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
-import {
-  changeDocument,
-  encodeChange,
-  shapedChange,
-  streamErrors,
-  type WatchSpec,
-  watchMatcher,
-} from "./change-stream.ts";
+import { encodeChange, shapedChange, streamErrors, type WatchSpec, watchMatcher } from "./change-stream.ts";
 
 /**
  * How long a stream's session and user are trusted before the store is asked again, at the next

@@ -3,14 +3,12 @@
  * Extended JSON in SSE `data:` lines, with `%`, CR and LF percent-escaped (both SDKs un-escape
  * exactly these), and errors as `event: error`.
  */
-import { Timestamp } from "bson";
 import type { ChangeEvent } from "../../data/documents.ts";
 import { type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { matchChange } from "../../data/evaluation.ts";
 import { compileQuery } from "../../data/query-engine.ts";
 import type { MatchJob, Shaper } from "../../data/query-jobs.ts";
 import { defaultQueryLimits, NeedsWorker, type QueryLimits, withQueryLimits } from "../../data/query-limits.ts";
-import { randomHex } from "../../state/ids.ts";
 
 export function escapeSseData(text: string): string {
   return text.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
@@ -44,22 +42,6 @@ export const streamErrors = {
     ),
   mongo: (message: string) => sseError("MongoDBError", message),
 };
-
-/** The change-event document of a change (what `filter` matches against and what is sent). */
-export function changeDocument(change: ChangeEvent, clusterSeconds: number, increment: number): Document {
-  const event: Document = {
-    _id: {
-      _data: `82${clusterSeconds.toString(16).padStart(8, "0")}${increment.toString(16).padStart(8, "0")}${randomHex(8)}`,
-    },
-    operationType: change.operationType,
-    clusterTime: new Timestamp({ t: clusterSeconds, i: increment }),
-    ns: { db: change.database, coll: change.collection },
-    documentKey: change.documentKey,
-  };
-  if (change.fullDocument !== undefined) event.fullDocument = change.fullDocument;
-  if (change.updateDescription !== undefined) event.updateDescription = change.updateDescription;
-  return event;
-}
 
 /**
  * A change event as the rules let the watcher read it (decision 0029): its document cut down as a
