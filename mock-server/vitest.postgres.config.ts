@@ -26,6 +26,7 @@ export const bothStores = [
   "test/app-services/oauth2-tokens.test.ts",
   "test/app-services/quotas.test.ts",
   "test/app-services/rule-roles.test.ts",
+  "test/app-services/scheduled-triggers.test.ts",
   "test/app-services/sessions.test.ts",
   "test/app-services/stream-caps.test.ts",
   "test/app-services/stream-revocation.test.ts",

@@ -9,10 +9,10 @@
  *   values/*.json                          values (`from_secret` values read secrets.json)
  *   environments/<environment>.json        environment values
  *   data_sources/mongodb-atlas/<db>/<coll>/rules.json, default_rule.json: rules (a subset)
- *   triggers/*.json                        authentication and database triggers
+ *   triggers/*.json                        authentication, database and scheduled triggers
  *   secrets.json                           emulator extension: secret values (an export has none)
  *
- * What an export holds that this server does not run — scheduled triggers, HTTPS endpoints,
+ * What an export holds that this server does not run — triggers of other kinds, HTTPS endpoints,
  * Device Sync — is listed (`notRun`), for the start to say so.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -230,6 +230,22 @@ export function loadAppFolder(dir: string): AppFolder {
 type Trigger = NonNullable<AppConfig["triggers"]>[number];
 type AuthenticationTrigger = Extract<Trigger, { type: "AUTHENTICATION" }>;
 type DatabaseTrigger = Extract<Trigger, { type: "DATABASE" }>;
+type ScheduledTrigger = Extract<Trigger, { type: "SCHEDULED" }>;
+
+/** A scheduled trigger: a five-field CRON schedule (checked further where it runs). */
+function scheduledTrigger(name: string, functionName: string, settings: Json): ScheduledTrigger | undefined {
+  const schedule = asString(settings.schedule)?.trim() ?? "";
+  if (schedule.split(/\s+/).length !== 5) return undefined;
+  return {
+    type: "SCHEDULED",
+    name,
+    functionName,
+    schedule,
+    ...(asBoolean(settings.skip_catchup_events) !== undefined
+      ? { skipCatchupEvents: settings.skip_catchup_events as boolean }
+      : {}),
+  };
+}
 
 const documentOperations = ["INSERT", "UPDATE", "REPLACE", "DELETE"] as const;
 
@@ -276,7 +292,7 @@ function databaseTrigger(name: string, functionName: string, settings: Json): Da
 }
 
 /**
- * The export's enabled authentication and database triggers (`function_name`, or the newer
+ * The export's enabled authentication, database and scheduled triggers (`function_name`, or the newer
  * `event_processors.FUNCTION.config.function_name`); the other enabled ones go to `notRun`.
  */
 function loadTriggers(dir: string, notRun: string[]): Trigger[] {
@@ -300,7 +316,9 @@ function loadTriggers(dir: string, notRun: string[]): Trigger[] {
         ? authenticationTrigger(name, functionName, settings)
         : type === "DATABASE"
           ? databaseTrigger(name, functionName, settings)
-          : undefined;
+          : type === "SCHEDULED"
+            ? scheduledTrigger(name, functionName, settings)
+            : undefined;
     if (trigger) triggers.push(trigger);
     else notRun.push(`trigger '${name}' (${type})`);
   }

@@ -3,6 +3,7 @@
  * instance), plus what stays per instance — the clock, faults, request journal, function process,
  * open change streams and the concurrency count. Apps never share state; a test creates its own.
  */
+import type { FastifyBaseLogger } from "fastify";
 import type { AppConfig } from "../config/app-config.ts";
 import { type Document, toEJSON, toEJSONText } from "../data/documents.ts";
 import type { UserPrincipal } from "../data/rules.ts";
@@ -14,6 +15,7 @@ import { FaultStore } from "../state/faults.ts";
 import { stableObjectIdHex } from "../state/ids.ts";
 import { Journal } from "../state/journal.ts";
 import type { AppRecord, AppStore, CustomDataPlace } from "../store/store.ts";
+import { ScheduledTriggers } from "./scheduled-triggers.ts";
 import { type StreamEnd, StreamRegistry } from "./streams.ts";
 
 export interface AppTemplate {
@@ -30,6 +32,8 @@ export class AppRuntime {
   readonly faults = new FaultStore();
   readonly journal = new Journal();
   readonly functions: AppFunctions;
+  /** The watch of the app's scheduled triggers (runtime/scheduled-triggers.ts), when it has any. */
+  private schedules: ScheduledTriggers | null = null;
   /** Requests being served now (the per-app concurrency cap counts these; open change streams do not). */
   inFlight = 0;
   /** Change streams open on this instance, with their sessions (runtime/streams.ts). */
@@ -44,6 +48,7 @@ export class AppRuntime {
   ) {
     this.clock = createClock(clockOffsetMs, Date.now, () => {
       this.streams.clockChanged();
+      this.schedules?.clockChanged();
       // A clock moved forward may take anonymous users past their lifetime: they go now.
       void this.removeEndedUsers();
     });
@@ -181,10 +186,28 @@ export class AppRuntime {
     return { database: config.database, collection: config.collection, userIdField: config.userIdField };
   }
 
-  /** Ends what runs in the background for this app: change streams and the function process. */
+  /** Ends what runs in the background for this app: change streams, schedules, the function process. */
   close(reason = "the app was deleted", cause: StreamEnd = "session"): void {
     this.closeStreams(reason, cause);
+    this.schedules?.close();
     this.functions.close();
+  }
+
+  /** Starts watching the app's scheduled triggers (if it has any), their failures logged to `log`. */
+  watchSchedules(log: () => FastifyBaseLogger | undefined): void {
+    if (this.schedules) return;
+    const schedules = new ScheduledTriggers(this, log);
+    if (schedules.size > 0) this.schedules = schedules;
+  }
+
+  /** Resolves once the scheduled triggers' check and runs started on this instance have ended. */
+  schedulesSettled(): Promise<void> {
+    return this.schedules?.settled() ?? Promise.resolve();
+  }
+
+  /** A scheduled trigger's time, claimed for this instance to run (the store decides). */
+  claimScheduledTime(trigger: string, time: number): Promise<{ claimed: boolean; previous?: number }> {
+    return this.store.claimScheduledTime(trigger, time);
   }
 
   closeStreams(reason: string, cause: StreamEnd = "session"): void {

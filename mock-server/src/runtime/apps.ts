@@ -14,6 +14,9 @@ import { DatabaseTriggers } from "./database-triggers.ts";
 
 export class AppExistsError extends Error {}
 
+const hasSchedules = (config: AppConfig) =>
+  (config.triggers ?? []).some((trigger) => trigger.type === "SCHEDULED" && trigger.disabled !== true);
+
 export class AppRegistry {
   private readonly runtimes = new Map<string, AppRuntime>();
   private readonly byDomain = new Map<string, AppRuntime>();
@@ -66,7 +69,16 @@ export class AppRegistry {
       { local: true },
     );
     this.unsubscribers.set(app, () => void subscribed.then((unsubscribe) => unsubscribe()).catch(() => undefined));
+    app.watchSchedules(() => this.log);
     return app;
+  }
+
+  /**
+   * Builds the runtime of every app with a scheduled trigger, so that this instance watches their
+   * schedules whether or not a request comes for them (a start; and `changed` keeps it so).
+   */
+  async watchSchedules(): Promise<void> {
+    for (const record of await this.records.list()) if (hasSchedules(record.config)) this.runtimeOf(record);
   }
 
   /** The app's runtime, if the app exists. */
@@ -172,8 +184,9 @@ export class AppRegistry {
     return this.runtimes.get(appId)?.clock.offsetMs ?? this.clockOffsets.get(appId) ?? 0;
   }
 
-  /** Any instance changed an app: drop or reset what this one holds of it. */
+  /** Any instance changed an app: drop or reset what this one holds of it (and watch its schedules again). */
   private changed(appId: string, change: AppChange): void {
+    if (change === "created" || change === "updated") void this.rebuildForSchedules(appId);
     const app = this.runtimes.get(appId);
     if (change === "reset") {
       app?.resetLocal();
@@ -185,6 +198,11 @@ export class AppRegistry {
       app.close(change === "deleted" ? "the app was deleted" : "the app was reconfigured");
     }
     this.events.emit({ type: "app", appId, action: change });
+  }
+
+  private async rebuildForSchedules(appId: string): Promise<void> {
+    const record = await this.records.get(appId).catch(() => undefined);
+    if (record && hasSchedules(record.config)) this.runtimeOf(record);
   }
 
   /** Ends every runtime's background work (shutdown). */

@@ -181,6 +181,7 @@ export class Emulator {
     const emulator = new Emulator(options, opened);
     try {
       await emulator.addDefaults();
+      await emulator.apps.watchSchedules();
     } catch (error) {
       await emulator.close();
       throw error;

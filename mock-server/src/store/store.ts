@@ -242,6 +242,12 @@ export interface AppStore {
    */
   userSessionNow?(userId: string, sessionId: string): UserAndSession | undefined;
   counts(): Promise<{ users: number; pendingUsers: number }>;
+  /**
+   * A scheduled trigger's time, claimed for one instance to run (runtime/scheduled-triggers.ts):
+   * the trigger's mark moves to `time` when it is earlier (or there is none), in one step, and the
+   * caller that moved it is told so, with the mark before (undefined: the trigger's first).
+   */
+  claimScheduledTime(trigger: string, time: number): Promise<{ claimed: boolean; previous?: number }>;
 }
 
 /** Where an app keeps its users' custom data: the document of `collection` whose `userIdField` is the user's id. */

@@ -1,5 +1,5 @@
 /**
- * An exported app's folder (`--app DIR`): its authentication and database triggers are read;
+ * An exported app's folder (`--app DIR`): its triggers are read;
  * what this server does not run of it — other triggers, HTTPS endpoints, Device Sync — is named at
  * start, so that an app brought over does not quietly lose what it did on the service.
  */
@@ -38,7 +38,14 @@ const withTriggers = exportedApp("with-triggers", {
     config: { providers: ["anon-user", "custom-jwt-unknown"], operation_type: "LOGIN" },
     event_processors: { FUNCTION: { config: { function_name: "countLogin" } } },
   },
+  // No function: not run.
   "triggers/nightly.json": { name: "nightly", type: "SCHEDULED", config: { schedule: "0 0 * * *" } },
+  "triggers/cleanup.json": {
+    name: "cleanup",
+    type: "SCHEDULED",
+    config: { schedule: "0 3 * * *", skip_catchup_events: true },
+    event_processors: { FUNCTION: { config: { function_name: "cleanup" } } },
+  },
   "triggers/onNote.json": {
     name: "onNote",
     type: "DATABASE",
@@ -68,8 +75,9 @@ const withTriggers = exportedApp("with-triggers", {
 });
 
 describe("an exported app's folder", () => {
-  it("reads its authentication and database triggers, in either export form", () => {
+  it("reads its authentication, database and scheduled triggers, in either export form", () => {
     expect(loadAppFolder(withTriggers).config.triggers).toEqual([
+      { type: "SCHEDULED", name: "cleanup", functionName: "cleanup", schedule: "0 3 * * *", skipCatchupEvents: true },
       {
         type: "AUTHENTICATION",
         name: "newUser",

@@ -1275,11 +1275,11 @@ export interface components {
                 [key: string]: components["schemas"]["FunctionConfig"];
             };
             /**
-             * @description Authentication and database triggers (an exported app's `triggers/*.json`): their
-             *     function runs as system with the event, off the request's path (a failure is logged,
-             *     the request is not affected). Scheduled triggers are not run (decision 0031).
+             * @description Authentication, database and scheduled triggers (an exported app's `triggers/*.json`):
+             *     their function runs as system with the event, off any request's path (a failure is
+             *     logged, the request is not affected); decision 0031.
              */
-            triggers?: (components["schemas"]["AuthenticationTrigger"] | components["schemas"]["DatabaseTrigger"])[];
+            triggers?: (components["schemas"]["AuthenticationTrigger"] | components["schemas"]["DatabaseTrigger"] | components["schemas"]["ScheduledTrigger"])[];
             /** @description Time limit of one function call. */
             functionTimeoutMs?: number;
             /** @description Deadline of one MongoDB action (query, update, aggregation) and of one change event's stream filter; past it the action answers MongoDBError "operation exceeded time limit" (default 2000; docs/decisions/0006-query-limits.md). */
@@ -1430,6 +1430,28 @@ export interface components {
             };
             /** @description `false` (the default): events run one after another, in the order of their writes on this instance. */
             unordered?: boolean;
+            disabled?: boolean;
+        };
+        /**
+         * @description At the times of a five-field CRON schedule (minute hour day-of-month month day-of-week, in
+         *     UTC) on the app's clock: the function runs with no argument, once per time whichever
+         *     instances serve the app. Times passed while no instance ran (or skipped by moving the
+         *     app's clock) run once, for the latest of them, unless `skipCatchupEvents`.
+         */
+        ScheduledTrigger: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "SCHEDULED";
+            name: string;
+            functionName: string;
+            /**
+             * @example *\/5 * * * *
+             * @example 0 3 * * 1
+             */
+            schedule: string;
+            skipCatchupEvents?: boolean;
             disabled?: boolean;
         };
         FunctionConfig: {

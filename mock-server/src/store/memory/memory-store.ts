@@ -96,6 +96,17 @@ export class MemoryAppStore implements AppStore {
     this.sessions.clear();
     this.apiKeys.clear();
     this.authTokens.clear();
+    this.scheduled.clear();
+  }
+
+  /** Each scheduled trigger's last claimed time (one process: no one to race). */
+  private readonly scheduled = new Map<string, number>();
+
+  async claimScheduledTime(trigger: string, time: number): Promise<{ claimed: boolean; previous?: number }> {
+    const previous = this.scheduled.get(trigger);
+    if (previous !== undefined && previous >= time) return { claimed: false, previous };
+    this.scheduled.set(trigger, time);
+    return previous === undefined ? { claimed: true } : { claimed: true, previous };
   }
 }
 

@@ -71,7 +71,16 @@ function deepFreeze<T>(value: T): T {
  * The tables that hold an app's records (emptied by a reset, in this order: users before sessions,
  * the order every statement that ends sessions locks them in, sessions.ts).
  */
-const appTables = ["users", "sessions", "api_keys", "auth_tokens", "identities", "userpass_accounts", "collections"];
+const appTables = [
+  "users",
+  "sessions",
+  "api_keys",
+  "auth_tokens",
+  "identities",
+  "userpass_accounts",
+  "collections",
+  "scheduled_triggers",
+];
 
 export class PgAppStore implements AppStore {
   readonly users: PgUsers;
@@ -91,6 +100,22 @@ export class PgAppStore implements AppStore {
     this.apiKeys = new PgApiKeys(context.db, appId, ends);
     this.authTokens = new PgAuthTokens(context.db, appId);
     this.data = new PgDocuments(context, appId, changes);
+  }
+
+  /**
+   * One statement: the mark moves only forward, under the row's lock, so of instances claiming one
+   * time at once exactly one is told it claimed it (the others then see the mark already there).
+   */
+  async claimScheduledTime(trigger: string, time: number): Promise<{ claimed: boolean; previous?: number }> {
+    const [row] = await this.context.db.rows<{ previous: string | null }>(
+      `INSERT INTO scheduled_triggers AS t (app_id, name, last_at) VALUES ($1, $2, $3)
+       ON CONFLICT (app_id, name) DO UPDATE SET last_at = excluded.last_at, previous_at = t.last_at
+         WHERE t.last_at < excluded.last_at
+       RETURNING previous_at AS previous`,
+      [this.appId, trigger, time],
+    );
+    if (!row) return { claimed: false };
+    return row.previous === null ? { claimed: true } : { claimed: true, previous: Number(row.previous) };
   }
 
   async deleteUser(userId: string): Promise<boolean> {

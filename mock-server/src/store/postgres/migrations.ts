@@ -865,6 +865,22 @@ export const migrations: Migration[] = [
   },
   {
     version: 11,
+    name: "scheduled triggers: the last time each one was claimed",
+    // One row per scheduled trigger of an app (runtime/scheduled-triggers.ts): the instance that
+    // moves `last_at` forward runs the trigger for that time (told the time before, `previous_at`,
+    // by the same statement); the row stays one however long the trigger runs.
+    sql: `
+      CREATE TABLE scheduled_triggers (
+        app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+        name text NOT NULL,
+        last_at bigint NOT NULL,
+        previous_at bigint,
+        PRIMARY KEY (app_id, name)
+      );
+    `,
+  },
+  {
+    version: 12,
     name: "retention: anonymous users found by when they were created",
     // Anonymous users live 90 days after their creation (store.ts `anonymousUserLifetimeMs`); the
     // retention sweep (store/postgres/retention.ts) removes the oldest of them first. Only anonymous

@@ -22,7 +22,7 @@ const oldestBefore = (table: string, key: string, column: string) => `
 
 /**
  * A user all of whose identities are anonymous (store.ts `isAnonymousUser`), in SQL: the predicate
- * of the index the sweep reads (migration 11), which it must repeat word for word.
+ * of the index the sweep reads (migration 12), which it must repeat word for word.
  */
 const anonymousUser = `doc->'identities' @> '[{"provider_type": "anon-user"}]'
          AND NOT jsonb_path_exists(doc->'identities', '$[*] ? (@.provider_type != "anon-user")')`;
