@@ -66,7 +66,14 @@ export class DatabaseTriggers {
       if (trigger.collection !== undefined && trigger.collection !== change.collection) continue;
       if (!trigger.operationTypes.includes(operationOf[change.operationType])) continue;
       event ??= changeDocument(change, Math.floor(this.app.clock.now() / 1000), ++this.increment);
-      const given = this.eventFor(run, change, event);
+      let given: Document | undefined;
+      try {
+        given = this.eventFor(run, change, event);
+      } catch (error) {
+        // (Its match or projection failed on this event: the write that made it is not affected.)
+        this.failed(trigger, `its match or projection failed: ${(error as Error).message}`);
+        continue;
+      }
       if (!given) continue;
       const start = () =>
         this.app.runTriggerFunction(trigger.functionName, [given]).then(

@@ -3,20 +3,14 @@
  * trigger's providers, its function runs as system with `{operationType, providers, user, time}`,
  * off the request's path (a failing trigger changes nothing for the request).
  */
-import { Writable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+import { logLines, triggerFailed } from "../helpers/log-lines.ts";
 
 let app: FastifyInstance;
 let appId: string;
-const logged: { msg?: string; trigger?: string; reason?: string }[] = [];
-const logStream = new Writable({
-  write(chunk, _encoding, done) {
-    for (const line of String(chunk).split("\n").filter(Boolean)) logged.push(JSON.parse(line));
-    done();
-  },
-});
+const { logStream, lines: logged } = logLines();
 
 // Each event is recorded as a document (the function runs as system: no rule is needed).
 const record = `exports = async (event) => {
@@ -162,14 +156,7 @@ describe("authentication triggers", () => {
     expect(profile.statusCode).toBe(200);
     await expect.poll(async () => (await recorded(ada.user_id)).length).toBe(3);
     await expect
-      .poll(() =>
-        logged.some(
-          (line) =>
-            line.msg === "authentication trigger failed" &&
-            line.trigger === "failing" &&
-            line.reason?.includes("no audit today"),
-        ),
-      )
+      .poll(() => triggerFailed(logged, "authentication trigger failed", "failing", /no audit today/))
       .toBe(true);
     const { body: off } = await call(app, "listDocuments", {
       method: "GET",

@@ -4,21 +4,15 @@
  * unless the trigger skips catch-up events. Tests move the app's clock and wait on the server's
  * own settling of its checks and runs (never on time).
  */
-import { Writable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { latestTime, parseSchedule } from "../../src/runtime/scheduled-triggers.ts";
 import { call, newApp, testApp, testStore } from "../helpers/app.ts";
+import { logLines, triggerFailed } from "../helpers/log-lines.ts";
 
 let app: FastifyInstance;
 let appId: string;
-const logged: { msg?: string; trigger?: string; reason?: string }[] = [];
-const logStream = new Writable({
-  write(chunk, _encoding, done) {
-    for (const line of String(chunk).split("\n").filter(Boolean)) logged.push(JSON.parse(line));
-    done();
-  },
-});
+const { logStream, lines: logged } = logLines();
 
 const count = (collection: string) =>
   `exports = () => context.services.get("mongodb-atlas").db("audit").collection("${collection}").insertOne({ caller: context.user.type });`;
@@ -92,22 +86,8 @@ describe("scheduled triggers", () => {
   });
 
   it("log a failing function and a schedule they cannot read", async () => {
-    expect(
-      logged.some(
-        (line) =>
-          line.msg === "scheduled trigger failed" &&
-          line.trigger === "unreadable" &&
-          /cannot be read/.test(line.reason!),
-      ),
-    ).toBe(true);
-    expect(
-      logged.some(
-        (line) =>
-          line.msg === "scheduled trigger failed" &&
-          line.trigger === "failing" &&
-          /no cleanup today/.test(line.reason!),
-      ),
-    ).toBe(true);
+    expect(triggerFailed(logged, "scheduled trigger failed", "unreadable", /cannot be read/)).toBe(true);
+    expect(triggerFailed(logged, "scheduled trigger failed", "failing", /no cleanup today/)).toBe(true);
   });
 
   it.runIf(testStore() === "postgres")("run once for a time, whichever instances watch the schedule", async () => {

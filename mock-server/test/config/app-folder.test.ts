@@ -6,10 +6,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadAppFolder } from "../../src/config/app-folder.ts";
 import { testApp } from "../helpers/app.ts";
+import { logLines } from "../helpers/log-lines.ts";
 
 const folder = mkdtempSync(join(tmpdir(), "app-folder-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -123,17 +123,11 @@ describe("an exported app's folder", () => {
   });
 
   it("warns at start, once per app, with what is not run", async () => {
-    const lines: string[] = [];
-    const logStream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
+    const { logStream, lines } = logLines();
     const app = await testApp({ appDirs: [withTriggers], logLevel: "warn", logStream });
     try {
       await app.ready();
-      const warnings = lines.map((line) => JSON.parse(line)).filter((line) => line.level === 40);
+      const warnings = lines.filter((line) => line.level === 40);
       expect(warnings).toEqual([
         expect.objectContaining({
           appId: "exported-abcde",

@@ -329,6 +329,9 @@ describe("hostile request shapes", () => {
         for (const text of run.result.body as string[])
           expect(text).toMatch(/used too much memory|operation exceeded time limit/);
       },
+      // Another run when the write waited past its bound (a core busy with other work): the
+      // fastest of the runs' writes is the one held to it.
+      (run) => writeMs < othersBound(run),
     );
     for (const { response, text } of read) expectTextContract("callFunctionStreaming", response, text);
     expectServed(outcome, "stream filters");
