@@ -11,6 +11,7 @@ import base, { heldTimeFiles } from "./vitest.config.ts";
 export const bothStores = [
   "test/app-services/abuse-limits.test.ts",
   "test/app-services/address-prefixes.test.ts",
+  "test/app-services/anonymous-users.test.ts",
   "test/app-services/api-keys.test.ts",
   "test/app-services/auth-triggers.test.ts",
   "test/app-services/database-triggers.test.ts",

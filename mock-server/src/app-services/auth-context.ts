@@ -8,7 +8,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { type JwtPayload, peekJwtPayload } from "../state/jwt.ts";
-import type { StoredSession, StoredUser, UserAndSession } from "../store/store.ts";
+import { type StoredSession, type StoredUser, type UserAndSession, userActive } from "../store/store.ts";
 
 /**
  * none: no token (any Authorization header is ignored, as realm-web sends one on e-mail/password calls);
@@ -82,7 +82,9 @@ function accessCaller(app: AppRuntime | undefined, claims: JwtPayload): Caller |
 
 function sessionCaller(app: AppRuntime, claims: JwtPayload, found: UserAndSession): Caller {
   const { user, session } = found;
-  if (!user || user.disabled) throw errors.sessionUserGone();
+  // An anonymous user past its lifetime is gone, as a deleted one (its creation time comes with it,
+  // from the store or what this instance keeps: nothing more is read).
+  if (!userActive(user, app.clock.now())) throw errors.sessionUserGone();
   // A session past its lifetime is one not found (see authenticateRefresh).
   if (!session || app.clock.now() >= session.expiresAt) throw errors.refreshTokenNotFound();
   return { app, user, sessionId: session.id, session, claims };
@@ -104,6 +106,6 @@ export async function authenticateRefresh(emulator: Emulator, token: string): Pr
     throw errors.refreshTokenNotFound();
   }
   const user = await app.users.get(session.userId);
-  if (!user || user.disabled) throw errors.refreshTokenNotFound();
+  if (!userActive(user, app.clock.now())) throw errors.refreshTokenNotFound();
   return { app, user, sessionId: session.id, session, claims };
 }

@@ -30,7 +30,8 @@ export type ProviderName = (typeof providerNames)[number];
 export const tokenDefaults = {
   accessTokenTtlSeconds: 30 * 60,
   refreshTokenTtlSeconds: 60 * 24 * 60 * 60,
-  // "effectively do not expire": the hosted service issues anonymous refresh tokens for 50 years
+  // "effectively do not expire": the hosted service issues anonymous refresh tokens for 50 years;
+  // they end with their user, 90 days after its creation (store.ts `anonymousUserLifetimeMs`)
   anonRefreshTokenTtlSeconds: 1_576_800_000,
 } as const;
 

@@ -3,7 +3,7 @@ import type { ControlSchemas } from "../openapi/types.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { clockView } from "../state/clock.ts";
-import type { StoredUser, StoredUserpassAccount } from "../store/store.ts";
+import { type StoredUser, type StoredUserpassAccount, userLifetimeEnded } from "../store/store.ts";
 import { iso } from "./route.ts";
 
 type User = ControlSchemas["User"];
@@ -53,7 +53,11 @@ export function registrationView(account: StoredUserpassAccount): User {
 
 export async function allUserViews(app: AppRuntime): Promise<User[]> {
   const views: { at: number; view: User }[] = [];
-  for (const user of await app.users.list()) views.push({ at: user.createdAt, view: await userView(app, user) });
+  const now = app.clock.now();
+  for (const user of await app.users.list()) {
+    // Past its lifetime it is gone, whether or not a sweep removed it yet.
+    if (!userLifetimeEnded(user, now)) views.push({ at: user.createdAt, view: await userView(app, user) });
+  }
   for (const account of await app.users.accounts()) {
     if (account.userId === null) views.push({ at: account.createdAt, view: registrationView(account) });
   }

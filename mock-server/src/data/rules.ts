@@ -15,7 +15,7 @@ import {
   ExpressionError,
   resolveFunctions,
 } from "../functions/can-evaluate.ts";
-import type { StoredUser, Writer } from "../store/store.ts";
+import { isAnonymousUser, type StoredUser, type Writer } from "../store/store.ts";
 import type { Document } from "./documents.ts";
 import {
   type FieldCut,
@@ -41,10 +41,6 @@ export type UserPrincipal = { kind: "user"; user: StoredUser; request?: () => Do
  * own collection would otherwise call it again without end.
  */
 export const maxRuleDepth = 3;
-
-/** A user all of whose identities are anonymous (held to the anonymous users' limits). */
-export const isAnonymousUser = (user: StoredUser) =>
-  user.identities.length > 0 && user.identities.every((identity) => identity.provider_type === "anon-user");
 
 /** Whom a principal's writes count for: a user (docs/decisions/0018-fair-shares.md), or no one (system). */
 export function writerOf(principal: Principal): Writer | undefined {

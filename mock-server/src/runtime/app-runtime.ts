@@ -43,12 +43,14 @@ export class AppRuntime {
     readonly record: AppRecord,
     readonly store: AppStore,
     folders: FunctionFolders,
-    events: EventBus,
+    private readonly events: EventBus,
     clockOffsetMs = 0,
   ) {
     this.clock = createClock(clockOffsetMs, Date.now, () => {
       this.streams.clockChanged();
       this.schedules?.clockChanged();
+      // A clock moved forward may take anonymous users past their lifetime: they go now.
+      void this.removeEndedUsers();
     });
     this.streams = new StreamRegistry(this.clock);
     this.functions = new AppFunctions(this, record.appDir ? folders.get(record.appDir) : null, events);
@@ -210,6 +212,17 @@ export class AppRuntime {
 
   closeStreams(reason: string, cause: StreamEnd = "session"): void {
     this.streams.closeAll(reason, cause);
+  }
+
+  /**
+   * Removes the users past their lifetime by this app's clock, where the store removes them on the
+   * app's clock (memory: its one instance's clocks are the app's; the database's retention sweeps
+   * remove them by real time); each is announced as a deletion. How many went.
+   */
+  async removeEndedUsers(): Promise<number> {
+    const ended = (await this.store.removeEndedUsers?.(this.clock.now())) ?? [];
+    for (const id of ended) this.events.emit({ type: "user", appId: this.appId, action: "deleted", id });
+    return ended.length;
   }
 
   /** The per-instance part of a reset: streams end, no faults or journal, clock at real time. */

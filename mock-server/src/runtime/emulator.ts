@@ -10,6 +10,7 @@ import { deepMerge, oauth2ProviderNames } from "../config/app-config.ts";
 import { loadAppFolder } from "../config/app-folder.ts";
 import { type Budgets, defaultBudgets } from "../config/budgets.ts";
 import type { EmulatorOptions } from "../config/options.ts";
+import { defaultSweeps } from "../config/retention.ts";
 import { FunctionFolders } from "../functions/function-folder.ts";
 import { UnsentReplies, unsentReplyLimits } from "../http/unsent-replies.ts";
 import { FakeIdentityProvider } from "../idp/fake-identity-provider.ts";
@@ -63,8 +64,13 @@ export class Emulator {
   readonly streamBacklog: StreamBacklog;
   /** Password hashes of this instance, at most a few at once, in turns per client (state/password-work.ts). */
   readonly passwords: PasswordWork;
-  /** Removes ended mail, expired tokens and sessions where the store keeps them without end (the database). */
+  /**
+   * Removes ended mail, expired tokens, sessions and anonymous users past their lifetime where the
+   * store keeps them without end (the database).
+   */
   readonly retention: RetentionSweeper | null;
+  /** Removes anonymous users past their lifetime, each app by its clock, where no retention sweeper does (memory). */
+  private readonly endedUserSweeps: NodeJS.Timeout | null;
   /** What the `--app` folders hold that this server does not run, per app (logged at start). */
   readonly notRun: { appId: string; dir: string; notRun: string[] }[] = [];
   private stopping = false;
@@ -149,6 +155,21 @@ export class Emulator {
     this.functionFolders = new FunctionFolders(options.watchFunctions);
     this.apps = new AppRegistry(store.apps, this.events, this.functionFolders, defaultTemplate(options));
     this.emailjs = new EmailJsAccounts(store.emailjs, emailJsDefaults(options));
+    this.endedUserSweeps = this.retention
+      ? null
+      : setInterval(() => void this.removeEndedUsers(), defaultSweeps.everyMs).unref();
+  }
+
+  /**
+   * Removes the anonymous users past their lifetime from every app, each by its clock, where the
+   * store removes them on the apps' clocks (memory; the database's sweeps remove them): how many.
+   * Every few minutes, and after a state is imported (`--data-dir` at start included).
+   */
+  async removeEndedUsers(): Promise<number> {
+    if (this.retention) return 0;
+    let removed = 0;
+    for (const app of await this.apps.list()) removed += await app.removeEndedUsers();
+    return removed;
   }
 
   /**
@@ -241,6 +262,7 @@ export class Emulator {
     this.stopAppWatch();
     await this.smtp?.close();
     await this.retention?.close();
+    if (this.endedUserSweeps) clearInterval(this.endedUserSweeps);
     this.functionFolders.close();
     this.apps.close();
     await this.store.close();

@@ -116,7 +116,7 @@ export function emulatorMetrics(emulator: Emulator): Registry {
   });
   new Counter({
     name: `${metricPrefix}retention_removed_total`,
-    help: "Rows this instance's retention sweeps removed from the database, by kind: mail, tokens, sessions.",
+    help: "Rows this instance's retention sweeps removed from the database, by kind: mail, tokens, sessions, anonymous_users.",
     labelNames: ["kind"] as const,
     registers,
     collect() {

@@ -65,6 +65,8 @@ export async function importState(emulator: Emulator, value: unknown): Promise<v
   emulator.apps.setClockOffsets(new Map(state.apps.map((app) => [app.appId, app.clockOffsetMs])));
   emulator.emailjs.setClockOffsets(new Map(state.emailjsAccounts.map((a) => [a.publicKey, a.clockOffsetMs])));
   emulator.setSigningSecret(state.signingSecret);
+  // Anonymous users past their lifetime by the imported clocks are not brought back.
+  await emulator.removeEndedUsers();
 }
 
 export const stateFileName = "state.json";

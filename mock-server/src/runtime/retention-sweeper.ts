@@ -7,7 +7,7 @@
  * See docs/decisions/0030-retention.md.
  */
 import { defaultRetention, defaultSweeps, type Retention } from "../config/retention.ts";
-import type { RetentionSweeps } from "../store/store.ts";
+import { anonymousUserLifetimeMs, type RetentionSweeps } from "../store/store.ts";
 
 export interface SweepOptions {
   everyMs?: number;
@@ -19,7 +19,7 @@ export interface SweepOptions {
 
 export class RetentionSweeper {
   /** Rows removed by this instance's sweeps, by kind. */
-  readonly removed = { mail: 0, tokens: 0, sessions: 0 };
+  readonly removed = { mail: 0, tokens: 0, sessions: 0, anonymous_users: 0 };
   private readonly retention: Retention;
   private readonly everyMs: number;
   private readonly batch: number;
@@ -67,6 +67,8 @@ export class RetentionSweeper {
       ["mail", (batch) => this.sweeps.mail(now - this.retention.mailMs, batch)],
       ["tokens", (batch) => this.sweeps.tokens(now - this.retention.tokensMs, batch)],
       ["sessions", (batch) => this.sweeps.sessions(now, batch)],
+      // Refused from the moment their lifetime ends (auth-context.ts): removed by the next sweep.
+      ["anonymous_users", (batch) => this.sweeps.anonymousUsers(now - anonymousUserLifetimeMs, batch)],
     ];
     for (const [kind, sweep] of kinds) {
       try {

@@ -114,6 +114,32 @@ export interface Writer {
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
+/**
+ * A user all of whose identities are anonymous (held to the anonymous users' limits, and to their
+ * lifetime): a user who linked another identity is no longer one.
+ */
+export const isAnonymousUser = (user: StoredUser) =>
+  user.identities.length > 0 && user.identities.every((identity) => identity.provider_type === "anon-user");
+
+/**
+ * Anonymous users exist until 90 days of the app's clock after their creation, as on the hosted
+ * service: from then on they are gone, as if deleted (docs/decisions/0030-retention.md). Their
+ * refresh tokens effectively never expire (50 years): they end with their user.
+ */
+export const anonymousUserLifetimeMs = 90 * 24 * 60 * 60 * 1000;
+
+/** Whether a user is gone by its lifetime at `now` (the app's clock): an anonymous user 90 days old. */
+export const userLifetimeEnded = (user: StoredUser, now: number) =>
+  now >= user.createdAt + anonymousUserLifetimeMs && isAnonymousUser(user);
+
+/**
+ * Whether a user found in the store may act at `now` (the app's clock): not disabled and not past
+ * its lifetime. Every request with a token asks; an anonymous user past its lifetime is refused at
+ * once, whether or not a sweep has removed it yet.
+ */
+export const userActive = (user: StoredUser | undefined, now: number): user is StoredUser =>
+  user !== undefined && !user.disabled && !userLifetimeEnded(user, now);
+
 /** Confirmation and reset tokens are valid for 30 minutes of the app's clock. */
 export const authTokenLifetimeMs = 30 * 60 * 1000;
 
@@ -177,6 +203,12 @@ export interface AppStore {
   readonly data: DocumentStore;
   /** Deletes a user with its identities, e-mail/password registration, sessions and API keys. */
   deleteUser(userId: string): Promise<boolean>;
+  /**
+   * Deletes (as deleteUser) the users past their lifetime at `now`, the app's clock
+   * (`userLifetimeEnded`): their ids. The in-memory store's, on its one instance's clocks; the
+   * PostgreSQL store removes them in its retention sweeps instead (RetentionSweeps.anonymousUsers).
+   */
+  removeEndedUsers?(now: number): Promise<string[]>;
   /**
    * A login: adds the session (ending the user's oldest past the app's limit, as `sessions.add`)
    * and records the login's time on the user (`lastLoginAt`), in one step.
@@ -596,6 +628,11 @@ export interface RetentionSweeps {
   tokens(before: number, batch: number): Promise<number>;
   /** Sessions past their lifetime at `now`, each user's count of sessions kept. */
   sessions(now: number, batch: number): Promise<number>;
+  /**
+   * Anonymous users created before `createdBefore` (their lifetime ended), each removed as a
+   * deletion removes a user: its identities, sessions and API keys, its sessions' ends announced.
+   */
+  anonymousUsers(createdBefore: number, batch: number): Promise<number>;
 }
 
 export interface Store {

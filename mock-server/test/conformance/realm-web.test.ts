@@ -181,6 +181,23 @@ describe("realm-web 2.0.1 against the emulator", () => {
     expect(realm.allUsers).not.toHaveProperty(other.id);
   });
 
+  it("loses an anonymous user 90 days after its creation, as a deleted one: the refresh fails, the tokens go", async () => {
+    const { appId, realm } = await freshApp();
+    const user = await realm.logIn(Realm.Credentials.anonymous());
+    await control(`/apps/${appId}/clock`, { method: "POST", body: JSON.stringify({ advanceBy: 90 * 24 * 3600 + 60 }) });
+    // Its access token expired: the SDK refreshes it, and the refresh token is refused.
+    await expect(user.refreshProfile()).rejects.toMatchObject({
+      statusCode: 401,
+      errorCode: "InvalidSession",
+      error: "invalid session: failed to find refresh token",
+    });
+    expect(user.isLoggedIn).toBe(false);
+    await user.logOut();
+    // Once the app forgets it (anonymous credentials reuse a known anonymous user), a new one.
+    await realm.removeUser(user);
+    expect((await realm.logIn(Realm.Credentials.anonymous())).id).not.toBe(user.id);
+  });
+
   it("deletes a user (the follow-up logout is accepted, the credentials stop working)", async () => {
     const { realm } = await freshApp({ providers: { "local-userpass": { autoConfirm: true } } });
     await realm.emailPasswordAuth.registerUser({ email: "gone@example.com", password: "secret1" });

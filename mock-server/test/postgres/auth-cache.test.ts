@@ -106,6 +106,8 @@ describe("what an instance keeps of users and sessions, on PostgreSQL", () => {
       ["profile data changed", ({ user }) => scopeB.users.update(user.id, { data: { name: "new" } }), "user"],
       ["another login (its time)", ({ user }) => scopeB.users.update(user.id, { lastLoginAt: 2 }), "user"],
       ["user deleted", ({ user }) => scopeB.deleteUser(user.id), "user"],
+      // These users are anonymous, created at 0: past their lifetime, the retention sweep removes them.
+      ["anonymous user swept", () => b.retention.anonymousUsers(1, 1000), "user"],
     ];
     for (const [what, change, kind] of changes) {
       const pair = await userWithSession(scopeB);

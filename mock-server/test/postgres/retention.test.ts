@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { defaultRetention } from "../../src/config/retention.ts";
 import { sweepStatements } from "../../src/store/postgres/retention.ts";
 import type { NewMail } from "../../src/store/store.ts";
-import { base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, emailUser, getProfile, newApp, testApp } from "../helpers/app.ts";
 import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 
 const minute = 60_000;
@@ -27,17 +27,28 @@ afterEach(async () => {
 /** The sweeps' clock runs `shift.ms` ahead of real time. */
 const shift = { ms: 0 };
 
-async function emulator(database?: TestDatabase, batch = 1000) {
+async function emulator(database?: TestDatabase, batch = 1000, options: Parameters<typeof testApp>[0] = {}) {
   const db = database ?? (await emulatorDatabase("retention"));
   if (!database) databases.push(db);
   const app = await testApp({
     databaseUrl: db.url,
     signingSecret: "retention-test-signing-secret-0123456789",
     retentionSweeps: { everyMs: 2_000_000_000, batch, now: () => Date.now() + shift.ms },
+    ...options,
   });
   apps.push(app);
   return { app, db, sweep: () => app.emulator.retention!.sweep(), removed: app.emulator.retention!.removed };
 }
+
+/** The metrics of an emulator started with `metricsToken: "retention-metrics-token"`. */
+const metricsOf = async (app: FastifyInstance) =>
+  (
+    await call(app, "getMetrics", {
+      method: "GET",
+      url: "/_mock/v1/metrics",
+      headers: bearer("retention-metrics-token"),
+    })
+  ).body as string;
 
 const mail = (to: string): NewMail => ({
   source: "emailjs",
@@ -220,6 +231,91 @@ describe("sessions", () => {
   });
 });
 
+describe("anonymous users", () => {
+  it("go 90 days after their creation with their sessions and identities; the others stay", async () => {
+    shift.ms = 0;
+    const { app, db, sweep, removed } = await emulator(undefined, 1000, { metricsToken: "retention-metrics-token" });
+    const { app: other } = await emulator(db);
+    const appId = await newApp(app, {
+      providers: { "local-userpass": { autoConfirm: true } },
+      tokens: { refreshTokenTtlSeconds: 180 * 24 * 3600 },
+    });
+    const old = await anonymousLogin(app, appId);
+    const linked = await anonymousLogin(app, appId);
+    await call(app, "registerUser", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/register`,
+      payload: { email: "linked@example.com", password: "secret-1" },
+    });
+    await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/login?link=true`,
+      headers: bearer(linked.access_token),
+      payload: { username: "linked@example.com", password: "secret-1" },
+    });
+    const ada = await emailUser(app, appId, "ada@example.com", "secret-1");
+    // A day younger (created by the app's clock, a day ahead).
+    await call(app, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/clock`,
+      payload: { advanceBy: 24 * 3600 },
+    });
+    const young = await anonymousLogin(app, appId);
+    // The other instance keeps the old user and its session (its clock is real time: not 90 days yet).
+    expect((await getProfile(other, old.access_token)).response.statusCode).toBe(200);
+
+    const rowsOf = async (userId: string) =>
+      (
+        await adminQuery(
+          db.url,
+          `SELECT (SELECT count(*)::int FROM users WHERE app_id = $1 AND id = $2) AS users,
+                  (SELECT count(*)::int FROM identities WHERE app_id = $1 AND user_id = $2) AS identities,
+                  (SELECT count(*)::int FROM sessions WHERE app_id = $1 AND user_id = $2) AS sessions`,
+          [appId, userId],
+        )
+      ).rows[0] as { users: number; identities: number; sessions: number };
+    const counted = async () =>
+      Number(
+        (await adminQuery(db.url, "SELECT sum(users) AS n FROM app_usage_counts WHERE app_id = $1", [appId])).rows[0].n,
+      );
+    expect(await rowsOf(old.user_id)).toEqual({ users: 1, identities: 1, sessions: 1 });
+    expect(await counted()).toBe(4);
+
+    shift.ms = 90 * day - minute;
+    await sweep();
+    expect(removed.anonymous_users).toBe(0);
+
+    shift.ms = 90 * day + minute;
+    await sweep();
+    expect(removed.anonymous_users).toBe(1);
+    expect(await rowsOf(old.user_id)).toEqual({ users: 0, identities: 0, sessions: 0 });
+    for (const user of [linked, ada, young]) expect((await rowsOf(user.user_id)).users).toBe(1);
+    expect(await rowsOf(linked.user_id)).toEqual({ users: 1, identities: 2, sessions: 1 });
+    expect(await counted()).toBe(3);
+    // Every instance forgets it: the other one answers as for a deleted user.
+    await expect
+      .poll(async () => (await getProfile(other, old.access_token)).body.error)
+      .toBe("invalid session: user not found");
+    expect((await getProfile(other, young.access_token)).response.statusCode).toBe(200);
+
+    const metrics = await metricsOf(app);
+    expect(metrics).toContain('appservices_retention_removed_total{kind="anonymous_users"} 1\n');
+  });
+
+  it("are swept in batches by several instances at once, each user once", async () => {
+    shift.ms = 0;
+    const one = await emulator(undefined, 4);
+    const two = await emulator(one.db, 4);
+    const appId = await newApp(one.app);
+    for (let i = 0; i < 10; i++) await anonymousLogin(one.app, appId);
+    shift.ms = 90 * day + minute;
+    await Promise.all([one.sweep(), two.sweep()]);
+    expect(one.removed.anonymous_users + two.removed.anonymous_users).toBe(10);
+    const left = await adminQuery(one.db.url, "SELECT count(*)::int AS n FROM users WHERE app_id = $1", [appId]);
+    expect(left.rows[0].n).toBe(0);
+  });
+});
+
 describe("the periods", () => {
   it("are the options', and what was removed is counted in the metrics", async () => {
     shift.ms = 0;
@@ -237,13 +333,7 @@ describe("the periods", () => {
     shift.ms = day + minute;
     await app.emulator.retention!.sweep();
     expect(await listed(app)).toEqual([]);
-    const metrics = (
-      await call(app, "getMetrics", {
-        method: "GET",
-        url: "/_mock/v1/metrics",
-        headers: bearer("retention-metrics-token"),
-      })
-    ).body as string;
+    const metrics = await metricsOf(app);
     expect(metrics).toContain('appservices_retention_removed_total{kind="mail"} 1\n');
     expect(metrics).toContain('appservices_retention_removed_total{kind="tokens"} 0\n');
   });
@@ -266,7 +356,15 @@ describe("a batch", () => {
         `INSERT INTO auth_tokens (app_id, token_id, email_key, kind, used, expires_at, doc)
          SELECT 'a', 't' || n, 'e' || n, 'confirm', false, n, '{}' FROM generate_series(1, 20000) AS n`,
       );
-      await client.query("ANALYZE mail; ANALYZE auth_tokens");
+      // A year of users who signed up, and a few anonymous ones.
+      await client.query(
+        `INSERT INTO users (app_id, id, doc)
+         SELECT 'a', 'u' || n, jsonb_build_object('createdAt', n, 'identities',
+                  jsonb_build_array(jsonb_build_object('id', 'i' || n,
+                    'provider_type', CASE WHEN n % 100 = 0 THEN 'anon-user' ELSE 'local-userpass' END)))
+           FROM generate_series(1, 20000) AS n`,
+      );
+      await client.query("ANALYZE mail; ANALYZE auth_tokens; ANALYZE users");
       for (const [kind, index] of [
         ["mail", "mail_done"],
         ["tokens", "auth_tokens_by_expiry"],
@@ -277,6 +375,13 @@ describe("a batch", () => {
         expect(plan).toContain(`Index Scan using ${index}`);
         expect(plan).not.toMatch(/Sort/);
       }
+      const plan = (
+        await client.query(`EXPLAIN ${sweepStatements.anonymousUsers}`, [100, 1000, "s", "u", "instance"])
+      ).rows
+        .map((r) => r["QUERY PLAN"] as string)
+        .join("\n");
+      expect(plan).toContain("Index Scan using anonymous_users_by_creation");
+      expect(plan).not.toMatch(/Sort/);
     } finally {
       await client.end();
     }

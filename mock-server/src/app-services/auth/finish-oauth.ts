@@ -12,7 +12,7 @@ import { type FlowState, openFlow } from "../../oauth2/flow-state.ts";
 import { type FlowResult, resultUrl } from "../../oauth2/redirect-urls.ts";
 import { oauth2Settings } from "../../oauth2/settings.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
-import { QuotaExceededError } from "../../store/store.ts";
+import { QuotaExceededError, userActive } from "../../store/store.ts";
 import type { Caller } from "../auth-context.ts";
 import { linkIdentity, providerIdentity, signInAs } from "./sign-in.ts";
 
@@ -28,7 +28,8 @@ export interface CallbackParams {
 async function linkingCaller(app: AppRuntime, flow: FlowState): Promise<Caller> {
   const { userId, sessionId } = flow.link!;
   const { user, session } = await app.store.userSession(userId, sessionId);
-  if (!user || user.disabled || !session || app.clock.now() >= session.expiresAt) throw errors.oauth2LinkSessionGone();
+  const now = app.clock.now();
+  if (!userActive(user, now) || !session || now >= session.expiresAt) throw errors.oauth2LinkSessionGone();
   return { app, user, sessionId, session, claims: { baas_device_id: session.deviceId } };
 }
 

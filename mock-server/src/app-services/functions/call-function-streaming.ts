@@ -11,12 +11,13 @@ import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../da
 import { mongoServiceName } from "../../data/mongo-actions.ts";
 import { shaperOf } from "../../data/query-jobs.ts";
 import { queryLimitsOf } from "../../data/query-limits.ts";
-import { isAnonymousUser, rulesOf } from "../../data/rules.ts";
+import { rulesOf } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
 import type { OpenStream, StreamCap } from "../../runtime/streams.ts";
 import { redactUrl } from "../../state/journal.ts";
+import { isAnonymousUser, userActive } from "../../store/store.ts";
 import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
 import { encodeChange, shapedChange, streamErrors, type WatchSpec, watchMatcher } from "./change-stream.ts";
@@ -217,10 +218,11 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     const found: Awaited<ReturnType<typeof app.store.userSession>> = await app.store
       .userSession(user.id, session.id)
       .catch(() => ({ user: undefined, session: undefined }));
-    if (!found.user || found.user.disabled) return "the stream's user is gone or disabled";
+    const now = app.clock.now();
+    if (!userActive(found.user, now)) return "the stream's user is gone or disabled";
     if (!found.session) return "the stream's session has ended";
-    if (app.clock.now() >= found.session.expiresAt) return "the stream's session has expired";
-    checkedAt = app.clock.now();
+    if (now >= found.session.expiresAt) return "the stream's session has expired";
+    checkedAt = now;
     return null;
   };
   const handle = async (change: ChangeEvent) => {

@@ -39,11 +39,21 @@ export class MemoryAppStore implements AppStore {
   readonly data = new MemoryDocuments(() => this.limits());
 
   async deleteUser(userId: string): Promise<boolean> {
+    return this.deleteUserNow(userId);
+  }
+
+  private deleteUserNow(userId: string): boolean {
     const user = this.users.removeUser(userId);
     if (!user) return false;
     this.sessions.removeForUserNow(userId);
     this.apiKeys.removeForUserNow(userId);
     return true;
+  }
+
+  async removeEndedUsers(now: number): Promise<string[]> {
+    const ended = this.users.endedNow(now);
+    for (const id of ended) this.deleteUserNow(id);
+    return ended;
   }
 
   async startSession(session: StoredSession, lastLoginAt: number): Promise<void> {

@@ -14,6 +14,7 @@ import {
   type StoredUserpassAccount,
   type UserPatch,
   type UserRecords,
+  userLifetimeEnded,
 } from "../store.ts";
 
 const identityKey = (providerType: string, identityId: string) => `${providerType}\u0000${identityId}`;
@@ -143,6 +144,13 @@ export class MemoryUsers implements UserRecords {
       if (identity.provider_type === "local-userpass") return this.accountsById.get(identity.id)?.email;
     }
     return undefined;
+  }
+
+  /** The users past their lifetime at `now` (a scan of them all: the sweep's, every few minutes). */
+  endedNow(now: number): string[] {
+    const ended: string[] = [];
+    for (const user of this.users.values()) if (userLifetimeEnded(user, now)) ended.push(user.id);
+    return ended;
   }
 
   /** Removes the user, its identity index entries and its e-mail/password registration. */

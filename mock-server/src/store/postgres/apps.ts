@@ -231,7 +231,8 @@ export class PgAppStore implements AppStore {
 
 export class PgApps implements AppRecords {
   private readonly listeners = new Set<(appId: string, change: AppChange) => void>();
-  private readonly ends: SessionEnds;
+  /** Ended sessions, announced to every instance (the retention sweeps end sessions too). */
+  readonly ends: SessionEnds;
 
   constructor(
     private readonly context: PgContext,

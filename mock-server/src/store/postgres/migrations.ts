@@ -879,6 +879,19 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 12,
+    name: "retention: anonymous users found by when they were created",
+    // Anonymous users live 90 days after their creation (store.ts `anonymousUserLifetimeMs`); the
+    // retention sweep (store/postgres/retention.ts) removes the oldest of them first. Only anonymous
+    // users are in the index (the predicate is the sweep's, word for word, so the planner uses it):
+    // a sweep reads the few past their lifetime, never the users who signed up.
+    sql: `
+      CREATE INDEX anonymous_users_by_creation ON users (((doc->>'createdAt')::float8))
+       WHERE doc->'identities' @> '[{"provider_type": "anon-user"}]'
+         AND NOT jsonb_path_exists(doc->'identities', '$[*] ? (@.provider_type != "anon-user")');
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

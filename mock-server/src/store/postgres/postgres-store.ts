@@ -43,7 +43,7 @@ export class PostgresStore implements Store {
     this.emailjs = new PgEmailJsAccounts(context);
     this.rateLimits = new PgRateLimits(context.db);
     this.streamPlaces = new PgStreamPlaces(context.db);
-    this.retention = new PgRetention(context.db);
+    this.retention = new PgRetention(context, this.apps.ends);
   }
 
   get database(): Database {

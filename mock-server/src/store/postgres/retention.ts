@@ -6,7 +6,11 @@
  * request; each statement commits alone, so a failing one removes nothing.
  */
 import type { RetentionSweeps } from "../store.ts";
+import type { PgContext } from "./context.ts";
 import type { Database } from "./database.ts";
+import { channels } from "./notifications.ts";
+import type { SessionEnds } from "./sessions.ts";
+import { usersChanged } from "./users.ts";
 
 /** At most `$2` rows of `table` whose `column` is before `$1`, oldest first, removed by `key`. */
 const oldestBefore = (table: string, key: string, column: string) => `
@@ -16,16 +20,52 @@ const oldestBefore = (table: string, key: string, column: string) => `
     RETURNING 1)
   SELECT count(*)::integer AS n FROM gone`;
 
-/** The statements of the sweeps of mail and tokens ($1: before, $2: batch). */
+/**
+ * A user all of whose identities are anonymous (store.ts `isAnonymousUser`), in SQL: the predicate
+ * of the index the sweep reads (migration 12), which it must repeat word for word.
+ */
+const anonymousUser = `doc->'identities' @> '[{"provider_type": "anon-user"}]'
+         AND NOT jsonb_path_exists(doc->'identities', '$[*] ? (@.provider_type != "anon-user")')`;
+
+/** The statements of the sweeps ($1: before, $2: batch). */
 export const sweepStatements = {
   // Queued mail has no `done_at`: it is never chosen, whatever its age.
   mail: oldestBefore("mail", "id", "done_at"),
   // Using a token needs it unexpired, and these expired before `$1`: no request wants them.
   tokens: oldestBefore("auth_tokens", "ctid", "expires_at"),
+  // As a deletion (apps.ts `deleteUser`) removes a user, in one statement: the users locked first
+  // (one held by a login or a deletion now is skipped for the next sweep), then their sessions and
+  // API keys; their identities go with them (ON DELETE CASCADE) and the app's count of users with
+  // the users' rows (the usage triggers). Anonymous users have no e-mail/password registration.
+  // Each user's end is announced on the sessions and users channels, so every instance ends its
+  // change streams and forgets what it kept of the user (auth-cache.ts); answered: the users.
+  // $3: the sessions channel, $4: the users channel, $5: this instance.
+  anonymousUsers: `
+    WITH chosen AS (
+           SELECT app_id, id FROM users
+            WHERE ${anonymousUser} AND (doc->>'createdAt')::float8 <= $1
+            ORDER BY (doc->>'createdAt')::float8 LIMIT $2 FOR UPDATE SKIP LOCKED),
+         gone AS (
+           DELETE FROM users u USING chosen c WHERE u.app_id = c.app_id AND u.id = c.id RETURNING u.app_id, u.id),
+         sessions_gone AS (
+           DELETE FROM sessions s USING gone g WHERE s.app_id = g.app_id AND s.user_id = g.id RETURNING 1),
+         keys_gone AS (
+           DELETE FROM api_keys k USING gone g WHERE k.app_id = g.app_id AND k.user_id = g.id RETURNING 1)
+    SELECT g.app_id, g.id,
+           pg_notify($3, json_build_object('i', $5::text, 'a', g.app_id, 'u', g.id)::text),
+           pg_notify($4, json_build_object('i', $5::text, 'a', g.app_id, 'u', g.id)::text)
+      FROM gone g, (SELECT count(*) FROM sessions_gone) AS s, (SELECT count(*) FROM keys_gone) AS k`,
 };
 
 export class PgRetention implements RetentionSweeps {
-  constructor(private readonly db: Database) {}
+  private readonly db: Database;
+
+  constructor(
+    private readonly context: PgContext,
+    private readonly ends: SessionEnds,
+  ) {
+    this.db = context.db;
+  }
 
   private async removed(sql: string, params: unknown[]): Promise<number> {
     const [row] = await this.db.rows<{ n: number }>(sql, params);
@@ -38,6 +78,22 @@ export class PgRetention implements RetentionSweeps {
 
   tokens(before: number, batch: number): Promise<number> {
     return this.removed(sweepStatements.tokens, [before, batch]);
+  }
+
+  async anonymousUsers(createdBefore: number, batch: number): Promise<number> {
+    const gone = await this.db.rows<{ app_id: string; id: string }>(sweepStatements.anonymousUsers, [
+      createdBefore,
+      batch,
+      channels.sessions,
+      channels.users,
+      this.context.instanceId,
+    ]);
+    // This instance learns of them now (the others from the notifications).
+    for (const { app_id: appId, id: userId } of gone) {
+      usersChanged(this.context, appId, userId);
+      this.ends.tell(appId, { userId });
+    }
+    return gone.length;
   }
 
   sessions(now: number, batch: number): Promise<number> {
