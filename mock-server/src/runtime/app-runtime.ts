@@ -141,7 +141,7 @@ export class AppRuntime {
     });
   }
 
-  /** An authentication trigger's function (runtime/auth-triggers.ts): as system, as the service runs triggers. */
+  /** A trigger's function (authentication, database, scheduled; decision 0031): as system, as the service ran them. */
   runTriggerFunction(name: string, args: unknown[]): Promise<unknown> {
     return this.functions.run(name, args, { user: null, system: true });
   }
