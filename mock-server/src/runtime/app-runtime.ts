@@ -14,7 +14,7 @@ import type { EventBus } from "../state/events.ts";
 import { FaultStore } from "../state/faults.ts";
 import { stableObjectIdHex } from "../state/ids.ts";
 import { Journal } from "../state/journal.ts";
-import type { AppRecord, AppStore, CustomDataPlace } from "../store/store.ts";
+import type { AppRecord, AppStore, CustomDataPlace, ScheduleClaim } from "../store/store.ts";
 import { ScheduledTriggers } from "./scheduled-triggers.ts";
 import { type StreamEnd, StreamRegistry } from "./streams.ts";
 
@@ -206,7 +206,7 @@ export class AppRuntime {
   }
 
   /** A scheduled trigger's time, claimed for this instance to run (the store decides). */
-  claimScheduledTime(trigger: string, time: number): Promise<{ claimed: boolean; previous?: number }> {
+  claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim> {
     return this.store.claimScheduledTime(trigger, time);
   }
 

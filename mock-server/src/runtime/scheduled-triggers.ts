@@ -12,13 +12,14 @@
 import { Cron } from "croner";
 import type { FastifyBaseLogger } from "fastify";
 import type { ControlSchemas } from "../openapi/types.ts";
+import type { ScheduleClaim } from "../store/store.ts";
 import type { TriggerApp } from "./auth-triggers.ts";
 
 type Trigger = ControlSchemas["ScheduledTrigger"];
 
 /** What a scheduled trigger needs of its app: the functions, the clock, and the store's marks. */
 export interface ScheduledTriggerApp extends TriggerApp {
-  claimScheduledTime(trigger: string, time: number): Promise<{ claimed: boolean; previous?: number }>;
+  claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim>;
 }
 
 /** How long the watch sleeps at most before looking at the clock again (a moved clock is heard at once). */

@@ -247,7 +247,14 @@ export interface AppStore {
    * the trigger's mark moves to `time` when it is earlier (or there is none), in one step, and the
    * caller that moved it is told so, with the mark before (undefined: the trigger's first).
    */
-  claimScheduledTime(trigger: string, time: number): Promise<{ claimed: boolean; previous?: number }>;
+  claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim>;
+}
+
+/** A claim of a scheduled trigger's time: whether this caller moved the mark, and the mark before it. */
+export interface ScheduleClaim {
+  claimed: boolean;
+  /** Undefined: the trigger had no mark (its schedule starts here), or another caller claimed. */
+  previous?: number;
 }
 
 /** Where an app keeps its users' custom data: the document of `collection` whose `userIdField` is the user's id. */

@@ -16,6 +16,7 @@ import type {
   EndedSessions,
   MailMessage,
   RegistrationSession,
+  ScheduleClaim,
   State,
   Store,
   StoredSession,
@@ -102,7 +103,7 @@ export class MemoryAppStore implements AppStore {
   /** Each scheduled trigger's last claimed time (one process: no one to race). */
   private readonly scheduled = new Map<string, number>();
 
-  async claimScheduledTime(trigger: string, time: number): Promise<{ claimed: boolean; previous?: number }> {
+  async claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim> {
     const previous = this.scheduled.get(trigger);
     if (previous !== undefined && previous >= time) return { claimed: false, previous };
     this.scheduled.set(trigger, time);

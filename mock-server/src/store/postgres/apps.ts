@@ -14,6 +14,7 @@ import type {
   EmailJsAccountRecords,
   EndedSessions,
   RegistrationSession,
+  ScheduleClaim,
   StoredSession,
   StoredUser,
   StoredUserpassAccount,
@@ -106,7 +107,7 @@ export class PgAppStore implements AppStore {
    * One statement: the mark moves only forward, under the row's lock, so of instances claiming one
    * time at once exactly one is told it claimed it (the others then see the mark already there).
    */
-  async claimScheduledTime(trigger: string, time: number): Promise<{ claimed: boolean; previous?: number }> {
+  async claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim> {
     const [row] = await this.context.db.rows<{ previous: string | null }>(
       `INSERT INTO scheduled_triggers AS t (app_id, name, last_at) VALUES ($1, $2, $3)
        ON CONFLICT (app_id, name) DO UPDATE SET last_at = excluded.last_at, previous_at = t.last_at
