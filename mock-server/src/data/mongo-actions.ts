@@ -709,9 +709,12 @@ export class MongoService {
       checkUpdate(spec as Document | Document[]);
     }
     const writeFilter = this.rules.write(this.principal, database, name);
-    if (writeFilter === null) throw errors.mongo("update not permitted");
+    const insertFilter = options.upsert ? this.rules.insert(this.principal, database, name) : null;
+    // A role that inserts but does not write may still upsert: a query that matches no document
+    // inserts one, a query that matches any is refused (decideUpdate).
+    if (writeFilter === null && insertFilter === null) throw errors.mongo("update not permitted");
     this.checkQuery(evaluation, query);
-    const all = narrow(query, writeFilter);
+    const all = writeFilter === null ? query : narrow(query, writeFilter);
     const { arrayFilters, ...rest } = options;
     const writeCuts = this.rules.writeCuts(this.principal, database, name);
     const insertCuts = options.upsert ? this.rules.writeCuts(this.principal, database, name, true) : undefined;
@@ -721,7 +724,7 @@ export class MongoService {
       query,
       spec: spec as UpdateSpec,
       writeFilter,
-      insertFilter: options.upsert ? this.rules.insert(this.principal, database, name) : null,
+      insertFilter,
       ...(writeCuts ? { writeCuts } : {}),
       ...(insertCuts ? { insertCuts } : {}),
       ...(Array.isArray(arrayFilters) ? { arrayFilters: arrayFilters as Document[] } : {}),

@@ -288,12 +288,13 @@ export type UpdateSpec = Document | Document[];
 
 export interface UpdateJob {
   kind: "update";
-  /** The action's query narrowed by the write rule. */
+  /** The action's query narrowed by the write rule (the query alone when the role writes nothing). */
   all: Document;
   /** The action's own query (an upsert seeds its document from it). */
   query: Document;
   spec: UpdateSpec;
-  writeFilter: Document;
+  /** The write rule's filter every changed document must pass (null: none may change, an upsert may insert). */
+  writeFilter: Document | null;
   /** The insert rule's filter an upserted document must pass (null: inserts are not allowed). */
   insertFilter: Document | null;
   /** The fields of a document its role lets the caller write, when some roles write some fields only. */
@@ -459,6 +460,8 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
       throw errors.mongo("insert not permitted");
     return { kind: "upsert", doc };
   }
+  if (job.writeFilter === null) throw errors.mongo("update not permitted");
+  const writeFilter = job.writeFilter;
   const changes: { index: number; after: Document; paths: string[] }[] = [];
   let writable: ((doc: Document) => boolean) | undefined;
   const writableFields = job.writeCuts ? fieldsOf(job.writeCuts) : undefined;
@@ -481,7 +484,7 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
     }
     checkDocumentSize(after);
     // The rules hold after the change too: a user cannot write a document out of their reach.
-    writable ??= passesFor(job.writeFilter);
+    writable ??= passesFor(writeFilter);
     if (!writable(after)) throw errors.mongo("update not permitted");
     // A role that writes some fields only: the change must set or remove no other.
     if (writableFields && !writesOnly(writableFields(current), changedFields(current, after, paths))) {

@@ -73,6 +73,8 @@ beforeAll(async () => {
           { name: "append", apply_when: {}, insert: true, read: true, write: { "%%prevRoot": { "%exists": false } } },
         ],
       },
+      // Rules without roles that insert and do not write: insert-only too.
+      "hr.inbox": { read: true, insert: true },
       "hr.nested": {
         roles: [{ name: "parts", apply_when: {}, fields: { address: { fields: { city: { read: true } } } } }],
       },
@@ -199,6 +201,34 @@ describe("roles of an exported app", () => {
     const change = await action(ann, "updateOne", { ...log, query: {}, update: { $set: { entry: "two" } } });
     expect(change.body).toMatchObject({ error: "update not permitted", error_code: "MongoDBError" });
     expect((await action(ann, "find", { ...log, query: {}, project: { _id: 0 } })).body).toEqual([{ entry: "one" }]);
+  });
+
+  it("upserts into a collection its role inserts into but does not write, and changes nothing there", async () => {
+    for (const collection of ["inbox", "log"]) {
+      const at = { database: "hr", collection };
+      const upsert = (name: string, argument: Record<string, unknown>) =>
+        action(ann, name, { ...at, ...argument, upsert: true });
+      const first = await upsert("updateOne", { query: { key: "a" }, update: { $set: { n: 1 } } });
+      expect(first.response.statusCode).toBe(200);
+      expect(first.body).toMatchObject({ matchedCount: { $numberInt: "0" }, upsertedId: expect.anything() });
+      const again = await upsert("updateOne", { query: { key: "a" }, update: { $set: { n: 2 } } });
+      expect(again.response.statusCode).toBe(400);
+      expect(again.body).toMatchObject({ error: "update not permitted", error_code: "MongoDBError" });
+      const replaced = await upsert("findOneAndReplace", { filter: { key: "b" }, update: { key: "b", n: 3 } });
+      expect(replaced.response.statusCode).toBe(200);
+      expect(
+        (await upsert("findOneAndUpdate", { filter: { key: "b" }, update: { $inc: { n: 1 } } })).body,
+      ).toMatchObject({ error: "update not permitted" });
+      // Without upsert, a write is refused as before, matching or not.
+      const plain = await action(ann, "updateOne", { ...at, query: { key: "z" }, update: { $set: { n: 1 } } });
+      expect(plain.body).toMatchObject({ error: "update not permitted" });
+      expect(
+        (await action(ann, "find", { ...at, query: { key: { $exists: true } }, project: { _id: 0 } })).body,
+      ).toEqual([
+        { key: "a", n: { $numberInt: "1" } },
+        { key: "b", n: { $numberInt: "3" } },
+      ]);
+    }
   });
 
   it("writes only the fields a document's role writes, and inserts documents of those fields", async () => {
