@@ -8,7 +8,11 @@
  *
  * Each instance runs the triggers of the writes it committed itself (the store's local change
  * subscription): every change runs each trigger once, however many instances share the database.
- * Ordered triggers (the default) run one event after another, in this instance's commit order.
+ * Ordered triggers (the default) run one event after another, in this instance's commit order;
+ * unordered ones a few at once. A trigger's events wait in a bounded backlog: writes faster than
+ * its function put it behind, and the events until the backlog has drained are not run (the log
+ * says when it falls behind and how many it left when it catches up), so that no burst of writes
+ * holds memory or function runs without bound.
  */
 import type { FastifyBaseLogger } from "fastify";
 import { changeDocument } from "../data/change-events.ts";
@@ -21,11 +25,23 @@ type Trigger = ControlSchemas["DatabaseTrigger"];
 
 const operationOf = { insert: "INSERT", update: "UPDATE", replace: "REPLACE", delete: "DELETE" } as const;
 
+/** How many events a trigger holds (waiting or running), and how many an unordered one runs at once. */
+export interface TriggerLimits {
+  backlog: number;
+  unorderedRuns: number;
+}
+
+export const triggerLimits: TriggerLimits = { backlog: 1000, unorderedRuns: 10 };
+
 interface Running {
   trigger: Trigger;
   matches: ((event: Document) => boolean) | null;
-  /** The last event's run, for ordered triggers to wait on. */
-  last: Promise<void>;
+  /** Events taken, not yet run, oldest first. */
+  waiting: Document[];
+  /** Runs under way. */
+  active: number;
+  /** Events not run since the trigger fell behind (0: it keeps up). */
+  notRun: number;
 }
 
 export class DatabaseTriggers {
@@ -35,6 +51,7 @@ export class DatabaseTriggers {
   constructor(
     private readonly app: TriggerApp,
     private readonly log: () => FastifyBaseLogger | undefined,
+    private readonly limits: TriggerLimits = triggerLimits,
   ) {
     for (const trigger of app.config.triggers ?? []) {
       if (trigger.type !== "DATABASE" || trigger.disabled === true) continue;
@@ -48,7 +65,7 @@ export class DatabaseTriggers {
           continue;
         }
       }
-      this.running.push({ trigger, matches, last: Promise.resolve() });
+      this.running.push({ trigger, matches, waiting: [], active: 0, notRun: 0 });
     }
   }
 
@@ -57,7 +74,7 @@ export class DatabaseTriggers {
     return this.running.length;
   }
 
-  /** A change this instance committed: the triggers it concerns run (ordered ones after the last). */
+  /** A change this instance committed: the triggers it concerns take its event. */
   handle(change: ChangeEvent): void {
     let event: Document | undefined;
     for (const run of this.running) {
@@ -74,14 +91,49 @@ export class DatabaseTriggers {
         this.failed(trigger, `its match or projection failed: ${(error as Error).message}`);
         continue;
       }
-      if (!given) continue;
-      const start = () =>
-        this.app.runTriggerFunction(trigger.functionName, [given]).then(
+      if (given) this.take(run, given);
+    }
+  }
+
+  /** Queues an event, or (the backlog full, or behind) leaves it, then starts what may start. */
+  private take(run: Running, event: Document): void {
+    const { backlog } = this.limits;
+    if (run.notRun > 0 || run.waiting.length + run.active >= backlog) {
+      if (run.notRun++ === 0) {
+        this.log()?.warn(
+          { appId: this.app.appId, trigger: run.trigger.name, backlog },
+          "database trigger fell behind: its events are not run until its backlog has drained",
+        );
+      }
+      return;
+    }
+    run.waiting.push(event);
+    this.start(run);
+  }
+
+  private start(run: Running): void {
+    const { trigger } = run;
+    const most = trigger.unordered === true ? this.limits.unorderedRuns : 1;
+    while (run.active < most && run.waiting.length > 0) {
+      const event = run.waiting.shift()!;
+      run.active++;
+      void this.app
+        .runTriggerFunction(trigger.functionName, [event])
+        .then(
           () => undefined,
           (error: unknown) => this.failed(trigger, (error as Error).message),
-        );
-      if (trigger.unordered === true) void start();
-      else run.last = run.last.then(start);
+        )
+        .finally(() => {
+          run.active--;
+          if (run.notRun > 0 && run.active === 0 && run.waiting.length === 0) {
+            this.log()?.warn(
+              { appId: this.app.appId, trigger: trigger.name, notRun: run.notRun },
+              "database trigger caught up",
+            );
+            run.notRun = 0;
+          }
+          this.start(run);
+        });
     }
   }
 
