@@ -56,6 +56,8 @@ export interface StartHooks {
    * health check 200 and the readiness check 503 `starting`), else once it serves.
    */
   onListening?: (url: string) => void;
+  /** Where the server's log goes instead of standard output (tests read it). */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** Listens, or rejects with Node's own error (EADDRINUSE, EACCES…). */
@@ -125,7 +127,11 @@ export async function startServer(
     // Mail still queued when the last run stopped goes out now.
     emulator.smtp?.kick();
     let handler: RequestListener | undefined;
-    app = await buildApp({ emulator, server: { server, onHandler: (given) => (handler = given) } });
+    app = await buildApp({
+      emulator,
+      server: { server, onHandler: (given) => (handler = given) },
+      ...(hooks.logStream ? { logStream: hooks.logStream } : {}),
+    });
     // Fastify closes only servers it listened with itself: closing waits for this one's connections
     // here, once the change streams have ended (preClose hooks run in order; buildApp's first).
     app.addHook("preClose", () => closeServer(server));

@@ -10,8 +10,11 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { Document } from "../src/data/documents.ts";
+import { MongoService } from "../src/data/mongo-actions.ts";
 import { startServer } from "../src/server.ts";
 import { ensureBuilt, killAll, startEmulatorProcess } from "./helpers/emulator-process.ts";
+import { logLines } from "./helpers/log-lines.ts";
 import { until } from "./helpers/until.ts";
 
 const quiet = { port: 0, logLevel: "silent" as const, watchFunctions: false, passwordHashCost: 4 };
@@ -115,6 +118,67 @@ describe("shutdown", () => {
     await server.close();
     expect(Date.now() - started).toBeLessThan(5000);
     expect(await stuck.done).toBe("cut");
+  });
+});
+
+describe("trigger runs at shutdown", () => {
+  // Writes `started`, then waits for a flag the test sets once the shutdown has begun, then `done`.
+  const hold = `exports = async (event) => {
+    const db = context.services.get("mongodb-atlas").db("app");
+    await db.collection("audit").insertOne({ started: event.documentKey._id });
+    while (!(await db.collection("flags").findOne({ _id: "go" }))) {}
+    await db.collection("audit").insertOne({ done: event.documentKey._id });
+  };`;
+
+  async function withTrigger(drainMs: number) {
+    const { logStream, lines } = logLines();
+    const server = await startServer({ ...quiet, logLevel: "warn", allowFunctionSource: true, drainMs }, { logStream });
+    const created = await post(`${server.url}/_mock/v1/apps`, {
+      appId: "stopping",
+      config: {
+        functions: { hold: { source: hold, private: true } },
+        rules: { default: { read: true, write: true, insert: true, delete: true } },
+        triggers: [
+          {
+            type: "DATABASE",
+            name: "held",
+            functionName: "hold",
+            database: "app",
+            collection: "jobs",
+            operationTypes: ["INSERT"],
+          },
+        ],
+      },
+    });
+    const runtime = (await server.emulator.apps.get(created.appId!))!;
+    const system = new MongoService(runtime, { kind: "system" });
+    const audit = async () =>
+      ((await system.run("find", { database: "app", collection: "audit", query: {} })) as Document[]).map(
+        ({ _id, ...rest }) => rest,
+      );
+    await system.run("insertOne", { database: "app", collection: "jobs", document: { _id: "job-1" } });
+    await until(async () => (await audit()).length === 1, "the trigger's run under way");
+    return { server, system, audit, lines };
+  }
+
+  it("lets trigger runs under way finish before the app's functions stop", async () => {
+    const { server, system, audit } = await withTrigger(10_000);
+    const closing = server.close();
+    // The requests have drained; the trigger's run still waits for its flag, the store still open.
+    await system.run("insertOne", { database: "app", collection: "flags", document: { _id: "go" } });
+    await closing;
+    expect(await audit()).toEqual([{ started: "job-1" }, { done: "job-1" }]);
+  });
+
+  it("cuts a trigger run that outlasts the drain time, and says so", async () => {
+    const { server, audit, lines } = await withTrigger(200);
+    const started = Date.now();
+    await server.close();
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await audit()).toEqual([{ started: "job-1" }]);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ runs: 1, msg: "trigger runs cut by the shutdown (they outlasted the drain time)" }),
+    );
   });
 });
 

@@ -141,9 +141,36 @@ export class AppRuntime {
     });
   }
 
+  /** Trigger runs under way (each settles, never rejects), for a shutdown to wait on. */
+  private readonly triggerRuns = new Set<Promise<void>>();
+
   /** A trigger's function (authentication, database, scheduled; decision 0031): as system, as the service ran them. */
   runTriggerFunction(name: string, args: unknown[]): Promise<unknown> {
-    return this.functions.run(name, args, { user: null, system: true });
+    const run = this.functions.run(name, args, { user: null, system: true });
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.triggerRuns.add(settled);
+    void settled.then(() => this.triggerRuns.delete(settled));
+    return run;
+  }
+
+  /** How many trigger runs are under way. */
+  get triggersRunning(): number {
+    return this.triggerRuns.size;
+  }
+
+  /**
+   * Resolves when no trigger run is under way: those running now and those they lead to (a
+   * database trigger's next queued event, a run's own writes' triggers).
+   */
+  async triggersSettled(): Promise<void> {
+    while (this.triggerRuns.size > 0) {
+      await Promise.all(this.triggerRuns);
+      // (A finished run starts the next queued event in its own settlement's turns.)
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** The `user_data` claim of a custom data document found (by the store, with a login). */

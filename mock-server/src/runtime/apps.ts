@@ -205,6 +205,22 @@ export class AppRegistry {
     if (record && hasSchedules(record.config)) this.runtimeOf(record);
   }
 
+  /**
+   * Waits for the trigger runs under way on this instance (and those they lead to) to end, at most
+   * `ms`: how many were still running then (a shutdown cuts them).
+   */
+  async settleTriggers(ms: number): Promise<number> {
+    const running = () => [...this.runtimes.values()].reduce((sum, app) => sum + app.triggersRunning, 0);
+    if (running() === 0) return 0;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([...this.runtimes.values()].map((app) => app.triggersSettled())),
+      new Promise((resolve) => (timer = setTimeout(resolve, ms))),
+    ]);
+    clearTimeout(timer);
+    return running();
+  }
+
   /** Ends every runtime's background work (shutdown). */
   close(): void {
     for (const app of this.runtimes.values()) app.close("the server is shutting down", "service");

@@ -255,8 +255,14 @@ export class Emulator {
     return this.secret;
   }
 
-  /** Stops watching app folders, the relay and the apps' function processes; closes the store. */
+  /**
+   * Lets trigger runs under way finish (at most the drain time: their writes were acknowledged, a
+   * stop should not lose their triggers), then stops watching app folders, the relay and the apps'
+   * function processes, and closes the store.
+   */
   async close(): Promise<void> {
+    const cut = await this.apps.settleTriggers(this.options.drainMs);
+    if (cut > 0) this.apps.log?.warn({ runs: cut }, "trigger runs cut by the shutdown (they outlasted the drain time)");
     this.stopMailEvents();
     this.stopOutageWatch();
     this.stopAppWatch();
