@@ -5,6 +5,7 @@
 import { ApiError, setControlToken } from "./api.ts";
 import { h } from "./dom.ts";
 import { subscribe } from "./live.ts";
+import { pages } from "./pages.ts";
 import { renderSidebar } from "./sidebar.ts";
 import { hashQuery, takeKeepFocus, type View } from "./view.ts";
 import { allMailView } from "./views/all-mail.ts";
@@ -27,40 +28,7 @@ function route(): View {
   return overviewView();
 }
 
-/**
- * Re-rendering replaces the DOM: carry over what the user was doing (open details, typed values,
- * focus) when the same page is shown again (a live update). A new address (another page, or a
- * filter applied or cleared) shows its own values.
- */
-let shownHash: string | null = null;
-function swap(next: Node): void {
-  const samePage = shownHash === location.hash;
-  shownHash = location.hash;
-  // A live update that changes nothing shown keeps the page as it is: a click or a selection in
-  // progress is not cut off by a new copy of the same elements.
-  if (samePage && main.childNodes.length === 1 && main.firstChild!.isEqualNode(next)) return;
-  const state = new Map<string, { open?: boolean; value?: string }>();
-  for (const element of samePage ? Array.from(main.querySelectorAll<HTMLElement>("[data-key]")) : []) {
-    const key = element.dataset.key!;
-    if (element instanceof HTMLDetailsElement) state.set(key, { open: element.open });
-    if (
-      element instanceof HTMLInputElement ||
-      element instanceof HTMLSelectElement ||
-      element instanceof HTMLTextAreaElement
-    ) {
-      state.set(key, { value: element.value });
-    }
-  }
-  const focused = (document.activeElement as HTMLElement | null)?.dataset?.key;
-  main.replaceChildren(next);
-  for (const element of Array.from(main.querySelectorAll<HTMLElement>("[data-key]"))) {
-    const saved = state.get(element.dataset.key!);
-    if (!saved) continue;
-    if (element instanceof HTMLDetailsElement && saved.open !== undefined) element.open = saved.open;
-    if ("value" in element && saved.value !== undefined) (element as HTMLInputElement).value = saved.value;
-  }
-  if (focused) main.querySelector<HTMLElement>(`[data-key="${CSS.escape(focused)}"]`)?.focus();
-}
+const page = pages(main);
 
 function tokenForm(): Node {
   const onSubmit = (event: Event) => {
@@ -89,10 +57,9 @@ function tokenForm(): Node {
 }
 
 let current: View = route();
-let generation = 0;
 
 async function show(moveFocus: boolean): Promise<void> {
-  const mine = ++generation;
+  const shown = page.begin();
   current = route();
   let node: Node;
   try {
@@ -107,8 +74,7 @@ async function show(moveFocus: boolean): Promise<void> {
         h("p", { class: "error" }, (error as Error).message),
       );
   }
-  if (mine !== generation) return; // a newer navigation won
-  swap(node);
+  if (!shown(node)) return;
   document.title = `${current.title} · Emulator inspector`;
   if (moveFocus) {
     main.querySelector<HTMLElement>("#view-heading")?.focus();
