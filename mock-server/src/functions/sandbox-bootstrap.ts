@@ -150,6 +150,69 @@ export const bootstrapSource = `(function (hostCall, appText) {
   // a \`prepareStackTrace\` changes nothing. (The whole descriptor is given: the context's global
   // keeps a copy of each definition, and a partial one would lose the value.)
   defineProperty(globalThis, "EJSON", { value: EJSON, writable: false, enumerable: false, configurable: false });
+  // The web's atob and btoa (forgiving base64), as Node has them: the BSON library reads and writes
+  // the base64 of Binary and UUID values with them, and this context has no Buffer or Node globals.
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const stringCharCodeAt = String.prototype.charCodeAt;
+  const fromCharCode = String.fromCharCode;
+  const sextets = [];
+  for (let i = 0; i < 128; i++) sextets[i] = -1;
+  for (let i = 0; i < 64; i++) sextets[call(stringCharCodeAt, alphabet, i)] = i;
+  const invalidCharacter = (message) => {
+    const error = new SafeError(message);
+    error.name = "InvalidCharacterError";
+    return error;
+  };
+  const atob = (data) => {
+    const input = SafeString(data);
+    let clean = "";
+    for (let i = 0; i < input.length; i++) {
+      const c = call(stringCharCodeAt, input, i);
+      if (c !== 9 && c !== 10 && c !== 12 && c !== 13 && c !== 32) clean += input[i];
+    }
+    let end = clean.length;
+    if (end % 4 === 0 && clean[end - 1] === "=") end -= clean[end - 2] === "=" ? 2 : 1;
+    if (end % 4 === 1) throw invalidCharacter("The string to be decoded is not correctly encoded.");
+    let out = "";
+    let buffer = 0;
+    let bits = 0;
+    for (let i = 0; i < end; i++) {
+      const c = call(stringCharCodeAt, clean, i);
+      const value = c < 128 ? sextets[c] : -1;
+      if (value < 0) throw invalidCharacter("The string to be decoded is not correctly encoded.");
+      buffer = ((buffer << 6) | value) & 0xffffff;
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        out += fromCharCode((buffer >> bits) & 255);
+      }
+    }
+    return out;
+  };
+  const btoa = (data) => {
+    const input = SafeString(data);
+    const code = (i) => {
+      const c = call(stringCharCodeAt, input, i);
+      if (c > 255) throw invalidCharacter("Invalid character");
+      return c;
+    };
+    let out = "";
+    let i = 0;
+    for (; i + 2 < input.length; i += 3) {
+      const n = (code(i) << 16) | (code(i + 1) << 8) | code(i + 2);
+      out += alphabet[(n >> 18) & 63] + alphabet[(n >> 12) & 63] + alphabet[(n >> 6) & 63] + alphabet[n & 63];
+    }
+    if (input.length - i === 1) {
+      const n = code(i) << 16;
+      out += alphabet[(n >> 18) & 63] + alphabet[(n >> 12) & 63] + "==";
+    } else if (input.length - i === 2) {
+      const n = (code(i) << 16) | (code(i + 1) << 8);
+      out += alphabet[(n >> 18) & 63] + alphabet[(n >> 12) & 63] + alphabet[(n >> 6) & 63] + "=";
+    }
+    return out;
+  };
+  defineProperty(globalThis, "atob", { value: freeze(atob), writable: false, enumerable: false, configurable: false });
+  defineProperty(globalThis, "btoa", { value: freeze(btoa), writable: false, enumerable: false, configurable: false });
   for (const key of ownKeys(globalThis)) {
     const own = getOwnPropertyDescriptor(globalThis, key);
     if (own && hasOwn(own, "value") && (own.writable || own.configurable)) {

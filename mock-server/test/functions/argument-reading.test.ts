@@ -212,6 +212,68 @@ describe("a function's arguments", () => {
     );
   });
 
+  it("hold Binary and UUID values, read and written back as given (base64 in the function's process)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 70 }),
+        fc.constantFrom("00", "05", "80"),
+        fc.uuid(),
+        async (bytes, subType, uuid) => {
+          const base64 = Buffer.from(bytes).toString("base64");
+          const argsText = JSON.stringify([
+            { $binary: { base64, subType } },
+            { $uuid: uuid },
+            { nested: [{ $binary: { base64, subType: "00" } }] },
+          ]);
+          expect(await echoed(argsText), argsText).toBe(expected(argsText));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("see atob and btoa as Node's", async () => {
+    const codec: FunctionSource = {
+      ...echo,
+      name: "codec",
+      source: `exports = (encoded, text) => {
+        const attempt = (f) => { try { return f(); } catch (error) { return error.name; } };
+        return [attempt(() => atob(encoded)), attempt(() => btoa(text))];
+      };`,
+      version: "test:codec",
+    };
+    const inputs = fc.sample(
+      fc.tuple(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 20 }).map((bytes) => Buffer.from(bytes).toString("base64")),
+          fc.string({ maxLength: 12 }),
+          fc.constantFrom("", "=", "a", "ab", "ab=", "ab==", "abc=", " Y W J j ", "YQ", "YQ=", "YQ===", "Y\tQ"),
+        ),
+        fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom("", "é", "✓", "\u00ff\u0100")),
+      ),
+      300,
+    );
+    for (const [encoded, text] of inputs) {
+      const node = (f: () => string) => {
+        try {
+          return f();
+        } catch (error) {
+          return (error as Error).name;
+        }
+      };
+      const { result } = sandbox.run({
+        fn: codec,
+        argsText: JSON.stringify([encoded, text]),
+        callText: '{"user":{},"request":{}}',
+        deadline: Date.now() + 10_000,
+      });
+      expect(JSON.parse(await result), JSON.stringify([encoded, text])).toEqual([
+        node(() => atob(encoded)),
+        node(() => btoa(text)),
+      ]);
+    }
+  });
+
   it("are read as the library reads them in the texts the shortcuts take", async () => {
     for (const argsText of [
       '[{"$numberInt":"1"},{"$numberDouble":"2.5"}]',
