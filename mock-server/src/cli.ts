@@ -98,6 +98,10 @@ Options:
                          let the control API take function source without a control token (env
                          MOCK_ALLOW_FUNCTION_SOURCE=1): functions run on this host as your user, so
                          anyone who reaches the control API can run code here; never in production
+  --function-http-hosts LIST
+                         hosts functions may reach with context.http, comma-separated (.example.com:
+                         with subdomains; '*': any) (env MOCK_FUNCTION_HTTP_HOSTS; default loopback
+                         only, any host in production)
   --identity-provider P  where Google, Apple and Facebook sign-ins go: fake (the built-in fake
                          identity provider, the default), real (the providers; the production
                          default) or the URL of a fake one run alone (\`idp\` below), e.g.
@@ -155,6 +159,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "metrics-token": { type: "string" },
       "metrics-address": { type: "string" },
       "allow-function-source": { type: "boolean" },
+      "function-http-hosts": { type: "string" },
       "password-hash-cost": { type: "string" },
       "identity-provider": { type: "string" },
       "signing-secret": { type: "string" },
@@ -305,6 +310,16 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "--allow-function-source does not go with --production: a production server takes functions only from its app folders (--app)",
     );
   if (allowFunctionSource) options.allowFunctionSource = true;
+  const functionHttpHosts = values["function-http-hosts"] ?? env.MOCK_FUNCTION_HTTP_HOSTS;
+  if (functionHttpHosts !== undefined) {
+    const hosts = functionHttpHosts
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean);
+    const problem = hosts.map(checkAllowedHost).find((p) => p !== null);
+    if (problem) fail(`--function-http-hosts: ${problem}`);
+    options.functionHttpHosts = hosts;
+  }
   const identityProvider = values["identity-provider"] ?? env.MOCK_IDENTITY_PROVIDER;
   if (production) options.identityProvider = "real";
   if (identityProvider !== undefined) {

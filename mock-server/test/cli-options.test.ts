@@ -11,6 +11,7 @@ describe("start-up option checks", () => {
   it.each([
     [["--allowed-hosts", "bad host"], "--allowed-hosts: 'bad host' is not a host name or address"],
     [["--allowed-hosts", "http://notes.example"], "is not a host name or address"],
+    [["--function-http-hosts", "api.example.com/v1"], "--function-http-hosts: 'api.example.com/v1' is not a host name"],
     [["--public-url", "notes.example"], "--public-url must be an http(s) URL"],
     [["--auth-rate-limit", "lots"], "--auth-rate-limit: 'lots' is not MAX/WINDOW"],
     [["--trust-proxy", "proxy.example"], "--trust-proxy: 'proxy.example' is not true"],

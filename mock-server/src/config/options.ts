@@ -90,6 +90,12 @@ export interface EmulatorOptions {
    * (control/function-source.ts, docs/decisions/0010).
    */
   allowFunctionSource: boolean;
+  /**
+   * The hosts functions may reach with `context.http` (`--function-http-hosts`): names (a leading
+   * dot: with subdomains), addresses, or `*`; null: loopback only in the harness (tests stay
+   * hermetic), any host in production (functions/outbound-http.ts).
+   */
+  functionHttpHosts: string[] | null;
   passwordHashCost: number;
   /**
    * Where the OAuth 2.0 providers (Google, Apple, Facebook) are: `fake`, the built-in fake identity
@@ -150,6 +156,7 @@ export function defaultOptions(): EmulatorOptions {
     metricsToken: null,
     metricsAddress: null,
     allowFunctionSource: false,
+    functionHttpHosts: null,
     passwordHashCost: defaultPasswordHashCost,
     identityProvider: "fake",
     signingSecret: null,

@@ -21,7 +21,15 @@ import {
   resolveFunctions,
 } from "./can-evaluate.ts";
 import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
-import { BadArguments, ExecutionMemoryLimit, ExecutionTimeout, Sandbox, type SandboxHost } from "./sandbox.ts";
+import type { OutboundHttp } from "./outbound-http.ts";
+import {
+  BadArguments,
+  ExecutionMemoryLimit,
+  ExecutionTimeout,
+  type HostRequest,
+  Sandbox,
+  type SandboxHost,
+} from "./sandbox.ts";
 
 /** A function process idle this long is stopped (the app gets a new one on its next call). */
 const idleProcessMs = 30_000;
@@ -32,6 +40,8 @@ export interface FunctionApp extends MongoApp {
   readonly domainId: string;
   /** `context.user.custom_data` as canonical Extended JSON text (`{}` when none), at once when it can. */
   customUserDataText(userId: string): string | Promise<string>;
+  /** Where `context.http` requests go out (the server's policy of hosts). */
+  readonly outboundHttp: OutboundHttp;
 }
 
 interface CallInfo {
@@ -292,7 +302,7 @@ export class AppFunctions implements SandboxHost {
     return id;
   }
 
-  request(sandbox: Sandbox, callId: number, pendingId: number, kind: "mongo" | "execute", text: string): void {
+  request(sandbox: Sandbox, callId: number, pendingId: number, kind: HostRequest, text: string): void {
     const info = this.calls.get(callId);
     if (!info) {
       sandbox.deliver(pendingId, false, "the function call has ended");
@@ -304,8 +314,12 @@ export class AppFunctions implements SandboxHost {
     );
   }
 
-  private async answer(kind: "mongo" | "execute", text: string, info: CallInfo): Promise<string> {
+  private async answer(kind: HostRequest, text: string, info: CallInfo): Promise<string> {
     const request = EJSON.parse(text, { relaxed: true }) as Record<string, unknown>;
+    if (kind === "http") {
+      const response = await this.app.outboundHttp.send(String(request.method), request.options, info.deadline);
+      return EJSON.stringify(response, { relaxed: false });
+    }
     if (kind === "mongo") {
       const action = String(request.action);
       if (!isMongoAction(action)) throw new Error(`function not found: '${action}'`);

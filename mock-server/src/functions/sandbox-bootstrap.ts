@@ -41,6 +41,9 @@ export const bootstrapSource = `(function (hostCall, appText) {
   const EJSON = BSON.EJSON;
   const ejsonStringify = EJSON.stringify;
   const ejsonParse = EJSON.parse;
+  const SafeBinary = BSON.Binary;
+  const arraySlice = Array.prototype.slice;
+  const fromCharCodes = String.fromCharCode;
   const call = (fn, self, ...args) => apply(fn, self, args);
   const mapGet = SafeMap.prototype.get;
   const mapSet = SafeMap.prototype.set;
@@ -326,6 +329,64 @@ export const bootstrapSource = `(function (hostCall, appText) {
     });
   }
 
+  // context.http: the emulator makes the request (outbound-http.ts) and answers the service's
+  // response document; its body, a Binary, gets the service's text().
+  /** UTF-8 bytes as text, as TextDecoder reads them (this context has none): U+FFFD for what is not UTF-8. */
+  function utf8Text(bytes, length) {
+    const units = [];
+    const more = (i, low, high) => i < length && bytes[i] >= low && bytes[i] <= high;
+    let i = 0;
+    while (i < length) {
+      const b = bytes[i++];
+      if (b < 0x80) {
+        call(arrayPush, units, b);
+      } else if (b >= 0xc2 && b <= 0xdf && more(i, 0x80, 0xbf)) {
+        call(arrayPush, units, ((b & 0x1f) << 6) | (bytes[i++] & 0x3f));
+      } else if (b >= 0xe0 && b <= 0xef && more(i, b === 0xe0 ? 0xa0 : 0x80, b === 0xed ? 0x9f : 0xbf)) {
+        const b1 = bytes[i++];
+        if (more(i, 0x80, 0xbf)) call(arrayPush, units, ((b & 0x0f) << 12) | ((b1 & 0x3f) << 6) | (bytes[i++] & 0x3f));
+        else call(arrayPush, units, 0xfffd);
+      } else if (b >= 0xf0 && b <= 0xf4 && more(i, b === 0xf0 ? 0x90 : 0x80, b === 0xf4 ? 0x8f : 0xbf)) {
+        const b1 = bytes[i++];
+        if (more(i, 0x80, 0xbf)) {
+          const b2 = bytes[i++];
+          if (more(i, 0x80, 0xbf)) {
+            const point = (((b & 0x07) << 18) | ((b1 & 0x3f) << 12) | ((b2 & 0x3f) << 6) | (bytes[i++] & 0x3f)) - 0x10000;
+            call(arrayPush, units, 0xd800 + (point >> 10), 0xdc00 + (point & 0x3ff));
+          } else {
+            call(arrayPush, units, 0xfffd);
+          }
+        } else {
+          call(arrayPush, units, 0xfffd);
+        }
+      } else {
+        call(arrayPush, units, 0xfffd);
+      }
+    }
+    let text = "";
+    for (let at = 0; at < units.length; at += 8192) {
+      text += apply(fromCharCodes, null, call(arraySlice, units, at, at + 8192));
+    }
+    return text;
+  }
+
+  function httpClient(callId) {
+    const action = (method) => (options) =>
+      call(promiseThen, request(callId, "http", { method, options }), (response) => {
+        const body = isObject(response) ? response.body : undefined;
+        if (body instanceof SafeBinary) {
+          const bytes = body.buffer;
+          const length = body.position;
+          defineProperty(body, "text", { value: () => utf8Text(bytes, length), enumerable: false });
+        }
+        return response;
+      });
+    return freeze({
+      get: action("get"), post: action("post"), put: action("put"),
+      patch: action("patch"), delete: action("delete"), head: action("head"),
+    });
+  }
+
   function makeContext(callId, callInfo) {
     const services = freeze({
       get(name) {
@@ -345,6 +406,7 @@ export const bootstrapSource = `(function (hostCall, appText) {
       }),
       services,
       functions: freeze({ execute: (name, ...args) => request(callId, "execute", { name, args }) }),
+      http: httpClient(callId),
     });
   }
 

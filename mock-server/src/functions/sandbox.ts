@@ -92,7 +92,7 @@ export class BadArguments extends Error {}
 /** What the emulator offers functions (everything as text). */
 export interface SandboxHost {
   /** A function call asks for a MongoDB action or another function; answer with `deliver`. */
-  request(sandbox: Sandbox, callId: number, pendingId: number, kind: "mongo" | "execute", text: string): void;
+  request(sandbox: Sandbox, callId: number, pendingId: number, kind: HostRequest, text: string): void;
   log(callId: number, text: string): void;
 }
 
@@ -110,7 +110,10 @@ export interface SandboxAppInfo {
   environment: { tag: string; values: Record<string, unknown> };
 }
 
-type WorkerKind = "ready" | "done" | "error" | "badargs" | "log" | "mongo" | "execute" | "pong" | "fatal";
+/** What a function asks of the emulator: a MongoDB action, another function, an HTTP request. */
+export type HostRequest = "mongo" | "execute" | "http";
+
+type WorkerKind = "ready" | "done" | "error" | "badargs" | "log" | HostRequest | "pong" | "fatal";
 
 let nextCallId = 1;
 
@@ -361,6 +364,7 @@ export class Sandbox {
         break;
       case "mongo":
       case "execute":
+      case "http":
         this.host.request(this, callId, pendingId, kind, text);
         break;
       case "fatal":

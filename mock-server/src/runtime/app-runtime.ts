@@ -3,12 +3,14 @@
  * instance), plus what stays per instance — the clock, faults, request journal, function process,
  * open change streams and the concurrency count. Apps never share state; a test creates its own.
  */
+
 import type { FastifyBaseLogger } from "fastify";
 import type { AppConfig } from "../config/app-config.ts";
 import { type Document, toEJSON, toEJSONText } from "../data/documents.ts";
 import type { UserPrincipal } from "../data/rules.ts";
 import { AppFunctions } from "../functions/app-functions.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
+import type { OutboundHttp } from "../functions/outbound-http.ts";
 import { type Clock, createClock } from "../state/clock.ts";
 import type { EventBus } from "../state/events.ts";
 import { FaultStore } from "../state/faults.ts";
@@ -44,6 +46,8 @@ export class AppRuntime {
     readonly store: AppStore,
     folders: FunctionFolders,
     private readonly events: EventBus,
+    /** Where the functions' `context.http` requests go out. */
+    readonly outboundHttp: OutboundHttp,
     clockOffsetMs = 0,
   ) {
     this.clock = createClock(clockOffsetMs, Date.now, () => {

@@ -3,9 +3,11 @@
  * store's app records, each with its per-instance runtime, built on first use and dropped when any
  * instance deletes, resets or reconfigures the app (the store reports every change).
  */
+
 import type { FastifyBaseLogger } from "fastify";
 import { type AppConfig, deepMerge } from "../config/app-config.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
+import type { OutboundHttp } from "../functions/outbound-http.ts";
 import type { EventBus } from "../state/events.ts";
 import { randomHex } from "../state/ids.ts";
 import type { AppChange, AppRecord, AppRecords } from "../store/store.ts";
@@ -33,6 +35,8 @@ export class AppRegistry {
     private readonly folders: FunctionFolders,
     /** The template new apps are made from (the default app folder). */
     readonly defaultTemplate: AppTemplate,
+    /** Where the apps' functions' `context.http` requests go out. */
+    private readonly outboundHttp: OutboundHttp,
   ) {
     records.onChange((appId, change) => this.changed(appId, change));
     // Sessions ended on any instance: the change streams this one has open on them end.
@@ -48,6 +52,7 @@ export class AppRegistry {
       this.records.scope(record.appId),
       this.folders,
       this.events,
+      this.outboundHttp,
       this.clockOffsets.get(record.appId) ?? 0,
     );
     this.clockOffsets.delete(record.appId);

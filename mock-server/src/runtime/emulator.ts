@@ -3,6 +3,7 @@
  * and EmailJS accounts this instance serves, the mail relay, the live events and the token key.
  * `app.ts` puts HTTP in front of it; tests can drive it directly.
  */
+
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
@@ -12,6 +13,7 @@ import { type Budgets, defaultBudgets } from "../config/budgets.ts";
 import type { EmulatorOptions } from "../config/options.ts";
 import { defaultSweeps } from "../config/retention.ts";
 import { FunctionFolders } from "../functions/function-folder.ts";
+import { OutboundHttp, outboundHosts } from "../functions/outbound-http.ts";
 import { UnsentReplies, unsentReplyLimits } from "../http/unsent-replies.ts";
 import { FakeIdentityProvider } from "../idp/fake-identity-provider.ts";
 import { BuiltinEndpoints } from "../oauth2/builtin-endpoints.ts";
@@ -153,7 +155,13 @@ export class Emulator {
       if (change === "reset" || change === "deleted") this.fakeIdentityProvider?.drop(appId);
     });
     this.functionFolders = new FunctionFolders(options.watchFunctions);
-    this.apps = new AppRegistry(store.apps, this.events, this.functionFolders, defaultTemplate(options));
+    this.apps = new AppRegistry(
+      store.apps,
+      this.events,
+      this.functionFolders,
+      defaultTemplate(options),
+      new OutboundHttp(outboundHosts(options.functionHttpHosts, options.production)),
+    );
     this.emailjs = new EmailJsAccounts(store.emailjs, emailJsDefaults(options));
     this.endedUserSweeps = this.retention
       ? null
