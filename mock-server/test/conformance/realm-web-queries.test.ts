@@ -1,6 +1,7 @@
 /**
  * realm-web 2.0.1, unchanged, querying the emulator with regular expressions in each form an app
- * sends them (issue 17 point 1), and upserting with an `_id` (issue 16 point 5).
+ * sends them (issue 17 point 1), upserting with an `_id` (issue 16 point 5), and UUID and Binary
+ * values through a function.
  */
 import type { FastifyInstance } from "fastify";
 import * as Realm from "realm-web";
@@ -12,7 +13,7 @@ let url: string;
 let appCounter = 0;
 
 beforeAll(async () => {
-  ({ app, url } = await listening());
+  ({ app, url } = await listening({ allowFunctionSource: true }));
 });
 afterAll(async () => {
   await app.close();
@@ -149,5 +150,32 @@ describe("realm-web 2.0.1: regular expressions and upserts", () => {
       { upsert: true, returnNewDocument: true },
     );
     expect(replaced).toEqual({ _id: "n-2", title: "replaced" });
+  });
+
+  it("UUID and Binary values as a function's arguments, stored by it and read back as BSON types", async () => {
+    const appId = `realm-web-queries-${++appCounter}`;
+    const keep = `exports = async (id, bytes) => {
+      const files = context.services.get("mongodb-atlas").db("conformance").collection("files");
+      await files.insertOne({ _id: id, bytes, size: bytes.length() });
+      return files.findOne({ _id: id });
+    };`;
+    const { status } = await control("/apps", {
+      method: "POST",
+      body: JSON.stringify({
+        appId,
+        config: { functions: { keep: { source: keep } }, rules: { "conformance.files": { read: true, write: true } } },
+      }),
+    });
+    expect(status).toBe(201);
+    const user = await new Realm.App({ id: appId, baseUrl: url }).logIn(Realm.Credentials.anonymous());
+    const id = new Realm.BSON.UUID();
+    const bytes = new Realm.BSON.Binary(Buffer.from([0, 1, 2, 250, 255]));
+    const kept = await user.functions.callFunction("keep", id, bytes);
+    expect(kept._id).toBeInstanceOf(Realm.BSON.UUID);
+    expect(kept._id.toHexString()).toBe(id.toHexString());
+    expect(Buffer.from(kept.bytes.buffer).equals(Buffer.from([0, 1, 2, 250, 255]))).toBe(true);
+    expect(kept.size).toBe(5);
+    const files = user.mongoClient("mongodb-atlas").db("conformance").collection("files");
+    expect((await files.findOne({ _id: id }))?.size).toBe(5);
   });
 });
