@@ -98,7 +98,7 @@ export class OutboundHttp {
     }
     url.username = "";
     url.password = "";
-    let body: string | Buffer | FormData | undefined = this.bodyOf(options, headers);
+    let body: string | Uint8Array<ArrayBuffer> | FormData | undefined = this.bodyOf(options, headers);
     let current = verb;
     const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
     for (let hop = 0; ; hop++) {
@@ -172,7 +172,10 @@ export class OutboundHttp {
     return url;
   }
 
-  private bodyOf(options: Record<string, unknown>, headers: Headers): string | Buffer | FormData | undefined {
+  private bodyOf(
+    options: Record<string, unknown>,
+    headers: Headers,
+  ): string | Uint8Array<ArrayBuffer> | FormData | undefined {
     if (options.form !== undefined) {
       if (options.body !== undefined) throw new OutboundError("give body or form, not both");
       if (!isDocument(options.form)) throw new OutboundError("form must be a document");
@@ -183,7 +186,7 @@ export class OutboundHttp {
     const { body } = options;
     if (body === undefined || body === null) return undefined;
     if (typeof body === "string") return body;
-    if (body instanceof Binary) return Buffer.from(body.buffer.subarray(0, body.position));
+    if (body instanceof Binary) return Uint8Array.from(body.buffer.subarray(0, body.position));
     if (options.encodeBodyAsJSON !== true)
       throw new OutboundError("a document body needs encodeBodyAsJSON: true (or give the body as a string)");
     if (!headers.has("content-type")) headers.set("content-type", "application/json");

@@ -42,7 +42,7 @@ sources.response = `exports = async (url) => {
 sources.methods = `exports = async (url) => {
         const json = await context.http.post({ url, body: { n: 1, when: new Date(0) }, encodeBodyAsJSON: true });
         const text = await context.http.put({ url, body: "plain words", headers: { "Content-Type": ["text/plain"] } });
-        await context.http.patch({ url, body: "p" });
+        await context.http.patch({ url, body: new BSON.Binary(new Uint8Array([104, 105])) });
         await context.http.delete({ url });
         const head = await context.http.head({ url });
         return [JSON.parse(json.body.text()).body, JSON.parse(text.body.text()).body, head.statusCode];
@@ -174,7 +174,7 @@ describe("context.http", () => {
     expect(sent.headers.accept).toBe("text/plain");
   });
 
-  it("posts a document as Extended JSON, or a string as it is; sends put, patch, delete and head", async () => {
+  it("posts a document as Extended JSON, a string or a Binary as it is; sends put, patch, delete and head", async () => {
     const { body } = await probe("methods", `${origin}/echo`);
     expect(body).toEqual([
       JSON.stringify({ n: 1, when: { $date: "1970-01-01T00:00:00Z" } }),
@@ -183,6 +183,7 @@ describe("context.http", () => {
     ]);
     expect(received.slice(-5).map((request) => request.method)).toEqual(["POST", "PUT", "PATCH", "DELETE", "HEAD"]);
     expect(received.at(-5)!.headers["content-type"]).toBe("application/json");
+    expect(received.at(-3)!.body).toBe("hi");
   });
 
   it("reads a body's text as UTF-8, as TextDecoder does", async () => {
