@@ -322,6 +322,8 @@ export class AppFunctions implements SandboxHost {
     }
     if (kind === "mongo") {
       const action = String(request.action);
+      if (action === "getCollectionNames" || action === "getDBNames")
+        return this.storeNames(action, request.args, info);
       if (!isMongoAction(action)) throw new Error(`function not found: '${action}'`);
       return new MongoService(this.app, info.principal).runText(action, request.args as Record<string, unknown>);
     }
@@ -334,6 +336,30 @@ export class AppFunctions implements SandboxHost {
       name,
       principal: fn.runAsSystem ? { kind: "system" } : info.principal,
     });
+  }
+
+  /**
+   * `db.getCollectionNames()` (the collections of a database that hold documents) and
+   * `admin().getDBNames()` (system functions only, as on the service), sorted.
+   */
+  private async storeNames(
+    action: "getCollectionNames" | "getDBNames",
+    args: unknown,
+    info: CallInfo,
+  ): Promise<string> {
+    const collections = await this.app.data.collections();
+    if (action === "getDBNames") {
+      if (info.principal.kind !== "system") throw new Error("admin.getDBNames() is only available in system functions");
+      return EJSON.stringify([...new Set(collections.map((c) => c.database))].sort());
+    }
+    const database = (args as { database?: unknown } | null)?.database;
+    if (typeof database !== "string" || database === "") throw new Error("getCollectionNames needs a database name");
+    return EJSON.stringify(
+      collections
+        .filter((c) => c.database === database)
+        .map((c) => c.collection)
+        .sort(),
+    );
   }
 
   log(callId: number, text: string): void {

@@ -326,7 +326,76 @@ export const bootstrapSource = `(function (hostCall, appText) {
         }),
       findOneAndDelete: (filter, options) =>
         action("findOneAndDelete", { filter, projection: opt(options, "projection"), sort: opt(options, "sort") }),
+      // MongoDB's distinct, as an aggregation under the same rules: each value of the field (an
+      // array's elements one by one; null kept, a missing field or an empty array giving none), once.
+      distinct: (field, query) => {
+        if (typeof field !== "string" || field === "") return SafePromise.reject(new SafeError("distinct needs a field name"));
+        const present = { v: { $exists: true } };
+        const pipeline = [
+          { $match: isObject(query) ? query : {} },
+          { $project: { _id: 0, v: "$" + field } },
+          { $match: present },
+          { $unwind: { path: "$v", preserveNullAndEmptyArrays: true } },
+          { $match: present },
+          { $group: { _id: "$v" } },
+          { $sort: { _id: 1 } },
+        ];
+        return call(promiseThen, action("aggregate", { pipeline }), (groups) => call(arrayMap, groups, (group) => group._id));
+      },
+      // One action after another; ordered (the default) stops at the first failure, unordered goes
+      // on and then throws the first. Answers the driver's BulkWriteResult counts.
+      bulkWrite: async (operations, options) => {
+        if (!isArray(operations)) throw new SafeError("bulkWrite needs a list of operations");
+        const ordered = opt(options, "ordered") !== false;
+        const result = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, insertedIds: {}, upsertedIds: {} };
+        let failure;
+        for (let i = 0; i < operations.length; i++) {
+          try {
+            await bulkStep(action, operations[i], i, result);
+          } catch (error) {
+            if (ordered) throw error;
+            if (failure === undefined) failure = error;
+          }
+        }
+        if (failure !== undefined) throw failure;
+        return result;
+      },
     });
+  }
+
+  /** One operation of a bulkWrite, its counts added to the result. */
+  async function bulkStep(action, operation, index, result) {
+    const kinds = isObject(operation) ? keys(operation) : [];
+    const kind = kinds.length === 1 ? kinds[0] : undefined;
+    const spec = kind === undefined ? undefined : operation[kind];
+    if (!isObject(spec)) throw new SafeError("bulkWrite operation " + index + " is not one of insertOne, updateOne, updateMany, replaceOne, deleteOne, deleteMany");
+    const counted = (answer) => {
+      result.matchedCount += SafeNumber(answer.matchedCount || 0);
+      result.modifiedCount += SafeNumber(answer.modifiedCount || 0);
+      if (answer.upsertedId !== undefined) {
+        result.upsertedCount += 1;
+        result.upsertedIds[index] = answer.upsertedId;
+      }
+    };
+    if (kind === "insertOne") {
+      const answer = await action("insertOne", { document: spec.document });
+      result.insertedCount += 1;
+      result.insertedIds[index] = answer.insertedId;
+    } else if (kind === "updateOne" || kind === "updateMany") {
+      counted(await action(kind, { query: spec.filter, update: spec.update, upsert: spec.upsert, arrayFilters: spec.arrayFilters }));
+    } else if (kind === "replaceOne") {
+      const before = await action("findOneAndReplace", { filter: spec.filter, update: spec.replacement, upsert: spec.upsert, returnNewDocument: false });
+      if (before !== null) {
+        result.matchedCount += 1;
+        result.modifiedCount += 1;
+      } else if (spec.upsert === true) {
+        result.upsertedCount += 1;
+      }
+    } else if (kind === "deleteOne" || kind === "deleteMany") {
+      result.deletedCount += SafeNumber((await action(kind, { query: spec.filter })).deletedCount || 0);
+    } else {
+      throw new SafeError("bulkWrite operation " + index + " is not one of insertOne, updateOne, updateMany, replaceOne, deleteOne, deleteMany");
+    }
   }
 
   // context.http: the emulator makes the request (outbound-http.ts) and answers the service's
@@ -392,7 +461,12 @@ export const bootstrapSource = `(function (hostCall, appText) {
       get(name) {
         if (name !== "mongodb-atlas") throw new SafeError("service not found: '" + name + "'");
         return freeze({
-          db: (database) => freeze({ collection: (name_) => collection(callId, database, name_) }),
+          db: (database) =>
+            freeze({
+              collection: (name_) => collection(callId, database, name_),
+              getCollectionNames: () => request(callId, "mongo", { action: "getCollectionNames", args: { database } }),
+            }),
+          admin: () => freeze({ getDBNames: () => request(callId, "mongo", { action: "getDBNames", args: {} }) }),
         });
       },
     });

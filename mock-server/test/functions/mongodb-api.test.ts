@@ -1,0 +1,139 @@
+/**
+ * The MongoDB API functions have beyond the client's actions (App Services' reference lists them):
+ * `collection.distinct()` and `collection.bulkWrite()` under the caller's rules,
+ * `db.getCollectionNames()`, and `admin().getDBNames()` for system functions only.
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+let appId: string;
+let token: string;
+
+const items = `const items = context.services.get("mongodb-atlas").db("shop").collection("items");`;
+const functions = {
+  seed: `exports = async () => { ${items}
+    await items.deleteMany({});
+    await items.insertMany([
+      { _id: 1, tag: "red", sizes: ["S", "M"], owner: "me" },
+      { _id: 2, tag: "blue", sizes: ["M"], owner: "me" },
+      { _id: 3, tag: "red", sizes: [], owner: "me" },
+      { _id: 4, tag: null, owner: "me" },
+      { _id: 5, owner: "me", sizes: "L" },
+      { _id: 6, tag: "green", owner: "other" },
+    ]);
+  };`,
+  distinct: `exports = async (field, query) => { ${items} return items.distinct(field, query); };`,
+  bulk: `exports = async (operations, options) => { ${items}
+    try { return { result: await items.bulkWrite(operations, options) }; }
+    catch (error) { return { error: error.message, ids: (await items.find({}, { _id: 1 }).toArray()).map((d) => d._id) }; }
+  };`,
+  names: `exports = async () => {
+    const mongodb = context.services.get("mongodb-atlas");
+    const out = { collections: await mongodb.db("shop").getCollectionNames() };
+    try { out.databases = await mongodb.admin().getDBNames(); } catch (error) { out.databases = error.message; }
+    return out;
+  };`,
+};
+
+beforeAll(async () => {
+  app = await testApp({ allowFunctionSource: true });
+  appId = await newApp(app, {
+    functions: {
+      ...Object.fromEntries(Object.entries(functions).map(([name, source]) => [name, { source }])),
+      namesAsSystem: { source: functions.names, runAsSystem: true },
+    },
+    rules: {
+      "shop.items": { read: { owner: "me" }, write: { owner: "me" }, insert: true, delete: true },
+      "shop.orders": { read: true, write: true, insert: true, delete: true },
+    },
+  });
+  token = (await anonymousLogin(app, appId)).access_token;
+});
+afterAll(() => app.close());
+
+async function run(name: string, ...args: unknown[]) {
+  const { response, body } = await call(app, "callFunction", {
+    method: "POST",
+    url: `${base}/app/${appId}/functions/call`,
+    headers: bearer(token),
+    payload: { name, arguments: args },
+  });
+  expect(response.statusCode, JSON.stringify(body)).toBe(200);
+  return body;
+}
+
+describe("a function's MongoDB API", () => {
+  it("gives a field's distinct values, array elements one by one, under the caller's rules", async () => {
+    await run("seed");
+    // (Document 6 is not the caller's: its "green" is not read.)
+    expect(await run("distinct", "tag")).toEqual([null, "blue", "red"]);
+    expect(await run("distinct", "sizes")).toEqual(["L", "M", "S"]);
+    expect(await run("distinct", "tag", { sizes: "M" })).toEqual(["blue", "red"]);
+    expect(await run("distinct", "missing")).toEqual([]);
+  });
+
+  it("runs a bulkWrite's operations in order and answers their counts", async () => {
+    await run("seed");
+    const { result } = await run("bulk", [
+      { insertOne: { document: { _id: 10, tag: "new", owner: "me" } } },
+      { updateOne: { filter: { _id: 1 }, update: { $set: { tag: "pink" } } } },
+      { updateMany: { filter: { tag: "red" }, update: { $set: { seen: true } } } },
+      { updateOne: { filter: { _id: 11 }, update: { $set: { owner: "me" } }, upsert: true } },
+      { replaceOne: { filter: { _id: 2 }, replacement: { tag: "navy", owner: "me" } } },
+      { deleteOne: { filter: { _id: 4 } } },
+      { deleteMany: { filter: { tag: "nothing" } } },
+    ]);
+    expect(result).toEqual({
+      insertedCount: { $numberInt: "1" },
+      matchedCount: { $numberInt: "3" },
+      modifiedCount: { $numberInt: "3" },
+      deletedCount: { $numberInt: "1" },
+      upsertedCount: { $numberInt: "1" },
+      insertedIds: { "0": { $numberInt: "10" } },
+      upsertedIds: { "3": { $numberInt: "11" } },
+    });
+    expect(await run("distinct", "tag")).toEqual(["navy", "new", "pink", "red"]);
+  });
+
+  it("stops an ordered bulkWrite at its first failure, and goes on past it when unordered", async () => {
+    await run("seed");
+    const operations = [
+      { insertOne: { document: { _id: 20, owner: "me" } } },
+      { insertOne: { document: { _id: 1, owner: "me" } } },
+      { insertOne: { document: { _id: 21, owner: "me" } } },
+    ];
+    const ordered = await run("bulk", operations);
+    expect(ordered.error).toMatch(/^Duplicate key error/);
+    expect(ordered.ids).toContainEqual({ $numberInt: "20" });
+    expect(ordered.ids).not.toContainEqual({ $numberInt: "21" });
+    await run("seed");
+    const unordered = await run("bulk", operations, { ordered: false });
+    expect(unordered.error).toMatch(/^Duplicate key error/);
+    expect(unordered.ids).toEqual(expect.arrayContaining([{ $numberInt: "20" }, { $numberInt: "21" }]));
+    expect((await run("bulk", [{ nothing: {} }])).error).toBe(
+      "bulkWrite operation 0 is not one of insertOne, updateOne, updateMany, replaceOne, deleteOne, deleteMany",
+    );
+  });
+
+  it("names a database's collections, and the databases to system functions only", async () => {
+    await run("seed");
+    await run("bulk", [{ insertOne: { document: { _id: 30, owner: "me" } } }]);
+    await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/shop/orders`,
+      payload: { documents: [{ n: 1 }] },
+    });
+    await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/audit/log`,
+      payload: { documents: [{ n: 1 }] },
+    });
+    expect(await run("names")).toEqual({
+      collections: ["items", "orders"],
+      databases: "admin.getDBNames() is only available in system functions",
+    });
+    expect(await run("namesAsSystem")).toEqual({ collections: ["items", "orders"], databases: ["audit", "shop"] });
+  });
+});
