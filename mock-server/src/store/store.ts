@@ -205,8 +205,9 @@ export interface AppStore {
   deleteUser(userId: string): Promise<boolean>;
   /**
    * Deletes (as deleteUser) the users past their lifetime at `now`, the app's clock
-   * (`userLifetimeEnded`): their ids. The in-memory store's, on its one instance's clocks; the
-   * PostgreSQL store removes them in its retention sweeps instead (RetentionSweeps.anonymousUsers).
+   * (`userLifetimeEnded`): their ids. Called when the app's clock moves (and, in memory, every few
+   * minutes); the PostgreSQL store's retention sweeps remove them by real time too
+   * (RetentionSweeps.anonymousUsers).
    */
   removeEndedUsers?(now: number): Promise<string[]>;
   /**

@@ -3,6 +3,7 @@
  * drop what they cached of the app or account) and to this one at once.
  */
 import { appLimits } from "../../config/app-config.ts";
+import { defaultSweeps } from "../../config/retention.ts";
 import { type Document, fromStoredText } from "../../data/documents.ts";
 import type {
   AppChange,
@@ -20,12 +21,14 @@ import type {
   StoredUserpassAccount,
   UserAndSession,
 } from "../store.ts";
+import { anonymousUserLifetimeMs } from "../store.ts";
 import { PgApiKeys } from "./api-keys.ts";
 import { PgAuthTokens } from "./auth-tokens.ts";
 import type { PgContext } from "./context.ts";
 import type { Queryable } from "./database.ts";
 import { type ChangeHub, PgDocuments } from "./documents.ts";
 import { channels } from "./notifications.ts";
+import { removeAnonymousUsers } from "./retention.ts";
 import { PgSessions, SessionEnds } from "./sessions.ts";
 import { jsonFromDatabase } from "./text-encoding.ts";
 import { listenToUsers, PgUsers, usersChanged } from "./users.ts";
@@ -143,6 +146,25 @@ export class PgAppStore implements AppStore {
     if (outcome.deleted) usersChanged(this.context, this.appId, userId);
     if (outcome.ended) this.ends.tell(this.appId, { userId });
     return outcome.deleted;
+  }
+
+  /**
+   * The app's anonymous users past their lifetime at `now`, the app's clock (a moved clock: the
+   * retention sweep goes by real time), removed as the sweep removes them: their ids.
+   */
+  async removeEndedUsers(now: number): Promise<string[]> {
+    const removed: string[] = [];
+    for (;;) {
+      const batch = await removeAnonymousUsers(
+        this.context,
+        this.ends,
+        now - anonymousUserLifetimeMs,
+        defaultSweeps.batch,
+        this.appId,
+      );
+      removed.push(...batch);
+      if (batch.length < defaultSweeps.batch) return removed;
+    }
   }
 
   async startSession(session: StoredSession, lastLoginAt: number): Promise<void> {

@@ -40,10 +40,16 @@ export const sweepStatements = {
   // Each user's end is announced on the sessions and users channels, so every instance ends its
   // change streams and forgets what it kept of the user (auth-cache.ts); answered: the users.
   // $3: the sessions channel, $4: the users channel, $5: this instance.
-  anonymousUsers: `
+  anonymousUsers: anonymousUsersOf("every app"),
+  /** The same for one app ($6), on that app's clock (AppStore.removeEndedUsers). */
+  anonymousUsersOfApp: anonymousUsersOf("one app"),
+};
+
+function anonymousUsersOf(scope: "every app" | "one app"): string {
+  return `
     WITH chosen AS (
            SELECT app_id, id FROM users
-            WHERE ${anonymousUser} AND (doc->>'createdAt')::float8 <= $1
+            WHERE ${anonymousUser} AND (doc->>'createdAt')::float8 <= $1${scope === "one app" ? " AND app_id = $6" : ""}
             ORDER BY (doc->>'createdAt')::float8 LIMIT $2 FOR UPDATE SKIP LOCKED),
          gone AS (
            DELETE FROM users u USING chosen c WHERE u.app_id = c.app_id AND u.id = c.id RETURNING u.app_id, u.id),
@@ -54,8 +60,8 @@ export const sweepStatements = {
     SELECT g.app_id, g.id,
            pg_notify($3, json_build_object('i', $5::text, 'a', g.app_id, 'u', g.id)::text),
            pg_notify($4, json_build_object('i', $5::text, 'a', g.app_id, 'u', g.id)::text)
-      FROM gone g, (SELECT count(*) FROM sessions_gone) AS s, (SELECT count(*) FROM keys_gone) AS k`,
-};
+      FROM gone g, (SELECT count(*) FROM sessions_gone) AS s, (SELECT count(*) FROM keys_gone) AS k`;
+}
 
 export class PgRetention implements RetentionSweeps {
   private readonly db: Database;
@@ -81,19 +87,7 @@ export class PgRetention implements RetentionSweeps {
   }
 
   async anonymousUsers(createdBefore: number, batch: number): Promise<number> {
-    const gone = await this.db.rows<{ app_id: string; id: string }>(sweepStatements.anonymousUsers, [
-      createdBefore,
-      batch,
-      channels.sessions,
-      channels.users,
-      this.context.instanceId,
-    ]);
-    // This instance learns of them now (the others from the notifications).
-    for (const { app_id: appId, id: userId } of gone) {
-      usersChanged(this.context, appId, userId);
-      this.ends.tell(appId, { userId });
-    }
-    return gone.length;
+    return (await removeAnonymousUsers(this.context, this.ends, createdBefore, batch)).length;
   }
 
   sessions(now: number, batch: number): Promise<number> {
@@ -121,4 +115,28 @@ export class PgRetention implements RetentionSweeps {
       [now, batch],
     );
   }
+}
+
+/**
+ * Removes at most `batch` anonymous users created at or before `createdBefore` (of one app, with
+ * `appId`), as a deletion does, announced to every instance: their ids.
+ */
+export async function removeAnonymousUsers(
+  context: PgContext,
+  ends: SessionEnds,
+  createdBefore: number,
+  batch: number,
+  appId?: string,
+): Promise<string[]> {
+  const params: unknown[] = [createdBefore, batch, channels.sessions, channels.users, context.instanceId];
+  const gone = await context.db.rows<{ app_id: string; id: string }>(
+    appId === undefined ? sweepStatements.anonymousUsers : sweepStatements.anonymousUsersOfApp,
+    appId === undefined ? params : [...params, appId],
+  );
+  // This instance learns of them now (the others from the notifications).
+  for (const { app_id: app, id: userId } of gone) {
+    usersChanged(context, app, userId);
+    ends.tell(app, { userId });
+  }
+  return gone.map((row) => row.id);
 }
