@@ -8,8 +8,9 @@
  *
  * Two walls stand between function code and the host (docs/decisions/0010):
  * 1. The context. Nothing of this process's realm may reach function code: this code hands the
- *    context only strings and numbers (and the one closure-held `hostCall`), takes back only
- *    strings, and never calls or reads anything function code could have made.
+ *    context only strings and numbers (and the closure-held `hostCall` and `hostCrypto`, which
+ *    take strings and answer strings), takes back only strings, and never calls or reads anything
+ *    function code could have made.
  * 2. The process. Should code get out of the context anyway, it is in a process started under
  *    Node's permission model (no file system, no child processes, no worker threads, no native
  *    addons, no inspector), with no string compilation in its own realm either, none of the
@@ -113,6 +114,92 @@ const hostCall = (kind, callId, pendingId, text) => {
   }
 };
 
+// utils.crypto and utils.jwt of App Services, answered at once (the service's are synchronous):
+// a JSON text in, a JSON text out ({"ok": …} or {"error": "…"}), never anything of this realm.
+// Bytes travel as base64 ("b") or UTF-8 text ("s").
+const nodeCrypto = require("node:crypto");
+const bytesOf = (value) =>
+  value && typeof value.b === "string" ? Buffer.from(value.b, "base64") : Buffer.from(String(value && value.s), "utf8");
+const hashes = { sha1: "sha1", sha256: "sha256", sha512: "sha512", md5: "md5" };
+const base64url = (buffer) => buffer.toString("base64url");
+const jwtAlgorithms = {
+  HS256: ["hmac", "sha256"], HS384: ["hmac", "sha384"], HS512: ["hmac", "sha512"],
+  RS256: ["rsa", "sha256"], RS384: ["rsa", "sha384"], RS512: ["rsa", "sha512"],
+};
+const rsaPadding = (scheme) => {
+  if (scheme === "pss") return { padding: nodeCrypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: nodeCrypto.constants.RSA_PSS_SALTLEN_DIGEST };
+  if (scheme === "pkcs1v1.5") return { padding: nodeCrypto.constants.RSA_PKCS1_PADDING };
+  throw new Error("the signature scheme must be pss or pkcs1v1.5, not '" + scheme + "'");
+};
+const cryptoOps = {
+  hash(a) {
+    const algorithm = hashes[a.algorithm];
+    if (!algorithm) throw new Error("the hash function must be sha1, sha256, sha512 or md5, not '" + a.algorithm + "'");
+    return nodeCrypto.createHash(algorithm).update(bytesOf(a.input)).digest("base64");
+  },
+  hmac(a) {
+    const algorithm = hashes[a.algorithm];
+    if (!algorithm || algorithm === "md5") throw new Error("the hash function must be sha1, sha256 or sha512, not '" + a.algorithm + "'");
+    if (a.format !== "hex" && a.format !== "base64") throw new Error("the output format must be hex or base64, not '" + a.format + "'");
+    return nodeCrypto.createHmac(algorithm, bytesOf(a.secret)).update(bytesOf(a.input)).digest(a.format);
+  },
+  sign(a) {
+    if (a.type !== "rsa") throw new Error("the encryption type must be rsa, not '" + a.type + "'");
+    const key = { key: String(a.key), ...rsaPadding(a.scheme) };
+    return nodeCrypto.sign("sha256", bytesOf(a.input), key).toString("base64");
+  },
+  verify(a) {
+    if (a.type !== "rsa") throw new Error("the encryption type must be rsa, not '" + a.type + "'");
+    const key = { key: String(a.key), ...rsaPadding(a.scheme) };
+    return nodeCrypto.verify("sha256", bytesOf(a.input), key, bytesOf(a.signature));
+  },
+  jwtEncode(a) {
+    const method = jwtAlgorithms[a.method];
+    if (!method) throw new Error("the signing method must be one of " + Object.keys(jwtAlgorithms).join(", ") + ", not '" + a.method + "'");
+    const header = { ...(a.header && typeof a.header === "object" ? a.header : {}), alg: a.method, typ: "JWT" };
+    const input = base64url(Buffer.from(JSON.stringify(header))) + "." + base64url(Buffer.from(String(a.payload)));
+    const signature = method[0] === "hmac"
+      ? nodeCrypto.createHmac(method[1], Buffer.from(String(a.key))).update(input).digest()
+      : nodeCrypto.sign(method[1], Buffer.from(input), String(a.key));
+    return input + "." + base64url(signature);
+  },
+  jwtDecode(a) {
+    const parts = String(a.token).split(".");
+    if (parts.length !== 3) throw new Error("token is malformed");
+    let header;
+    try {
+      header = JSON.parse(Buffer.from(parts[0], "base64url").toString("utf8"));
+    } catch (error) {
+      throw new Error("token is malformed");
+    }
+    const method = header && jwtAlgorithms[header.alg];
+    if (!method) throw new Error("signing method (alg) is unavailable");
+    const input = Buffer.from(parts[0] + "." + parts[1]);
+    const signature = Buffer.from(parts[2], "base64url");
+    const valid = method[0] === "hmac"
+      ? (() => {
+          const expected = nodeCrypto.createHmac(method[1], Buffer.from(String(a.key))).update(input).digest();
+          return expected.length === signature.length && nodeCrypto.timingSafeEqual(expected, signature);
+        })()
+      : nodeCrypto.verify(method[1], input, String(a.key), signature);
+    if (!valid) throw new Error("signature is invalid");
+    const payloadText = Buffer.from(parts[1], "base64url").toString("utf8");
+    const payload = JSON.parse(payloadText);
+    const now = Date.now() / 1000;
+    if (payload && typeof payload.exp === "number" && now >= payload.exp) throw new Error("token is expired");
+    if (payload && typeof payload.nbf === "number" && now < payload.nbf) throw new Error("token is not valid yet");
+    return { header: JSON.stringify(header), payload: payloadText };
+  },
+};
+const hostCrypto = (op, text) => {
+  try {
+    if (typeof op !== "string" || typeof text !== "string" || !Object.hasOwn(cryptoOps, op)) throw new Error("unknown operation");
+    return JSON.stringify({ ok: cryptoOps[op](JSON.parse(text)) });
+  } catch (error) {
+    return JSON.stringify({ error: error instanceof Error ? String(error.message) : "failed" });
+  }
+};
+
 /** The first message: the app, the BSON library's text and the bridge's. */
 function start(init) {
   // A prototype-less global and no string compilation: the context's own constructors lead nowhere.
@@ -124,7 +211,7 @@ function start(init) {
   for (let i = 0; i < names.length; i++) errorNames.set(names[i][0], names[i][1]);
   for (const E of [Error, SyntaxError, RangeError, ReferenceError, TypeError]) errorNames.set(E.prototype, E.name);
   load(init.bsonSource, "bson.bundle.js");
-  bridge = load(init.bootstrapSource, "functions-bridge.js")(hostCall, init.appText);
+  bridge = load(init.bootstrapSource, "functions-bridge.js")(hostCall, init.appText, hostCrypto);
   ({ define, defineFailed, dispatch } = bridge);
 }
 

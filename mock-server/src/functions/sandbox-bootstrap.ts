@@ -18,7 +18,7 @@
  */
 import { badNumberString } from "../data/documents.ts";
 
-export const bootstrapSource = `(function (hostCall, appText) {
+export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
   "use strict";
   // --- What the bridge uses, taken before anything can change it.
   const { apply, ownKeys, getPrototypeOf, defineProperty, getOwnPropertyDescriptor } = Reflect;
@@ -42,6 +42,8 @@ export const bootstrapSource = `(function (hostCall, appText) {
   const ejsonStringify = EJSON.stringify;
   const ejsonParse = EJSON.parse;
   const SafeBinary = BSON.Binary;
+  const binaryToString = SafeBinary.prototype.toString;
+  const binaryFromBase64 = SafeBinary.createFromBase64;
   const arraySlice = Array.prototype.slice;
   const fromCharCodes = String.fromCharCode;
   const call = (fn, self, ...args) => apply(fn, self, args);
@@ -397,6 +399,57 @@ export const bootstrapSource = `(function (hostCall, appText) {
       throw new SafeError("bulkWrite operation " + index + " is not one of insertOne, updateOne, updateMany, replaceOne, deleteOne, deleteMany");
     }
   }
+
+  // utils.crypto and utils.jwt (App Services globals): answered at once by the function's process
+  // (function-worker.ts), strings in and out. Bytes go as base64 ("b") or as UTF-8 text ("s").
+  const bytesArg = (value, what) => {
+    if (typeof value === "string") return { s: value };
+    if (value instanceof SafeBinary) return { b: call(binaryToString, value, "base64") };
+    throw new SafeTypeError(what + " must be a string or a BSON.Binary");
+  };
+  const textArg = (value, what) => {
+    if (typeof value !== "string") throw new SafeTypeError(what + " must be a string");
+    return value;
+  };
+  const cryptoCall = (op, args) => {
+    const answer = parseJson(hostCrypto(op, stringifyJson(args)));
+    if (hasOwn(answer, "error")) throw new SafeError(answer.error);
+    return answer.ok;
+  };
+  const binaryOf = (base64) => call(binaryFromBase64, SafeBinary, base64, 0);
+  const unsupported = (name) => () => {
+    throw new SafeError("utils.crypto." + name + " is not supported by this server");
+  };
+  const utils = freeze({
+    crypto: freeze({
+      hash: (algorithm, input) => binaryOf(cryptoCall("hash", { algorithm, input: bytesArg(input, "the input") })),
+      hmac: (input, secret, algorithm, format) =>
+        cryptoCall("hmac", { input: bytesArg(input, "the input"), secret: bytesArg(secret, "the secret"), algorithm, format }),
+      sign: (type, message, key, scheme) =>
+        binaryOf(cryptoCall("sign", { type, input: bytesArg(message, "the message"), key: textArg(key, "the private key"), scheme })),
+      verify: (type, message, key, signature, scheme) =>
+        cryptoCall("verify", {
+          type, input: bytesArg(message, "the message"), key: textArg(key, "the public key"),
+          signature: bytesArg(signature, "the signature"), scheme,
+        }),
+      encrypt: unsupported("encrypt"),
+      decrypt: unsupported("decrypt"),
+    }),
+    jwt: freeze({
+      encode: (method, payload, key, header) =>
+        cryptoCall("jwtEncode", {
+          method, payload: stringifyJson(payload === undefined ? {} : payload), key: textArg(key, "the secret"),
+          header: isObject(header) ? parseJson(stringifyJson(header)) : undefined,
+        }),
+      decode: (token, key, returnHeader) => {
+        const decoded = cryptoCall("jwtDecode", { token: textArg(token, "the token"), key: textArg(key, "the key") });
+        const payload = parseJson(decoded.payload);
+        return returnHeader === true ? { header: parseJson(decoded.header), payload } : payload;
+      },
+    }),
+  });
+
+  defineProperty(globalThis, "utils", { value: utils, writable: false, enumerable: false, configurable: false });
 
   // context.http: the emulator makes the request (outbound-http.ts) and answers the service's
   // response document; its body, a Binary, gets the service's text().

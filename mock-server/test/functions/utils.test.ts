@@ -1,0 +1,137 @@
+/**
+ * `utils.crypto` and `utils.jwt`, the App Services globals, answered at once (synchronously) by
+ * the function's process: hashes, HMACs, RSA signatures and JSON Web Tokens as Node's crypto makes
+ * and checks them; what this server does not do (`encrypt`, `decrypt`) throws, saying so.
+ */
+import { createHash, createHmac, generateKeyPairSync, constants as rsa, sign, verify } from "node:crypto";
+import { EJSON } from "bson";
+import { afterAll, describe, expect, it } from "vitest";
+import type { FunctionSource } from "../../src/functions/function-folder.ts";
+import { Sandbox, type SandboxHost } from "../../src/functions/sandbox.ts";
+
+const host: SandboxHost = {
+  request: (sandbox, _callId, pendingId) => sandbox.deliver(pendingId, false, "not in this test"),
+  log: () => undefined,
+};
+const sandbox = new Sandbox(host, {
+  app: { id: "a", clientAppId: "utils", name: "utils" },
+  values: {},
+  environment: { tag: "", values: {} },
+});
+afterAll(() => sandbox.close());
+
+let made = 0;
+/** Runs `source` with `args`: what it returned (relaxed Extended JSON), or `{thrown: message}`. */
+async function run(source: string, ...args: unknown[]): Promise<unknown> {
+  const fn: FunctionSource = {
+    name: `f${++made}`,
+    source: `exports = (...args) => { try { return (${source})(...args); } catch (error) { return { thrown: error.message }; } };`,
+    private: false,
+    runAsSystem: false,
+    origin: "config",
+    version: `test:utils:${made}`,
+  };
+  const { result } = sandbox.run({
+    fn,
+    argsText: EJSON.stringify(args, { relaxed: false }),
+    callText: '{"user":{},"request":{}}',
+    deadline: Date.now() + 10_000,
+  });
+  return EJSON.parse(await result, { relaxed: true });
+}
+
+const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
+const b64 = (text: string) => Buffer.from(text).toString("base64url");
+
+describe("utils.crypto", () => {
+  it("hashes a string or a Binary into a Binary", async () => {
+    expect(await run(`(text) => utils.crypto.hash("sha256", text).toString("base64")`, "abc é")).toBe(
+      createHash("sha256").update("abc é").digest("base64"),
+    );
+    expect(
+      await run(`() => utils.crypto.hash("md5", new BSON.Binary(new Uint8Array([1, 2, 3]))).toString("hex")`),
+    ).toBe(
+      createHash("md5")
+        .update(Buffer.from([1, 2, 3]))
+        .digest("hex"),
+    );
+    expect(await run(`() => utils.crypto.hash("sha1", "x") instanceof BSON.Binary`)).toBe(true);
+    expect(await run(`() => utils.crypto.hash("sha3", "x")`)).toEqual({
+      thrown: "the hash function must be sha1, sha256, sha512 or md5, not 'sha3'",
+    });
+  });
+
+  it("makes HMACs in hex or base64, as a webhook's signature is checked", async () => {
+    const body = '{"event":"paid"}';
+    expect(await run(`(body) => utils.crypto.hmac(body, "whsec", "sha256", "hex")`, body)).toBe(
+      createHmac("sha256", "whsec").update(body).digest("hex"),
+    );
+    expect(await run(`(body) => utils.crypto.hmac(body, "whsec", "sha512", "base64")`, body)).toBe(
+      createHmac("sha512", "whsec").update(body).digest("base64"),
+    );
+    expect(await run(`() => utils.crypto.hmac("a", "b", "sha256", "binary")`)).toEqual({
+      thrown: "the output format must be hex or base64, not 'binary'",
+    });
+    expect(await run(`() => utils.crypto.hmac({}, "b", "sha256", "hex")`)).toEqual({
+      thrown: "the input must be a string or a BSON.Binary",
+    });
+  });
+
+  it("signs and verifies with RSA, PKCS #1 v1.5 or PSS", async () => {
+    const signed = (await run(
+      `(key) => utils.crypto.sign("rsa", "message", key, "pkcs1v1.5").toString("base64")`,
+      privateKey,
+    )) as string;
+    expect(verify("sha256", Buffer.from("message"), publicKey, Buffer.from(signed, "base64"))).toBe(true);
+    const pss = sign("sha256", Buffer.from("message"), {
+      key: privateKey,
+      padding: rsa.RSA_PKCS1_PSS_PADDING,
+      saltLength: rsa.RSA_PSS_SALTLEN_DIGEST,
+    });
+    const check = `(key, signature, message) => utils.crypto.verify("rsa", message, key, BSON.Binary.createFromBase64(signature), "pss")`;
+    expect(await run(check, publicKey, pss.toString("base64"), "message")).toBe(true);
+    expect(await run(check, publicKey, pss.toString("base64"), "massage")).toBe(false);
+    expect(await run(`() => utils.crypto.encrypt("aes", "x", "k".repeat(32))`)).toEqual({
+      thrown: "utils.crypto.encrypt is not supported by this server",
+    });
+  });
+});
+
+describe("utils.jwt", () => {
+  it("encodes HS256 and RS256 tokens others can check, with custom header fields", async () => {
+    const token = (await run(
+      `() => utils.jwt.encode("HS256", { sub: "ann", n: 1 }, "secret", { kid: "k1" })`,
+    )) as string;
+    const [header, payload, signature] = token.split(".");
+    expect(JSON.parse(Buffer.from(header!, "base64url").toString())).toEqual({ kid: "k1", alg: "HS256", typ: "JWT" });
+    expect(JSON.parse(Buffer.from(payload!, "base64url").toString())).toEqual({ sub: "ann", n: 1 });
+    expect(signature).toBe(createHmac("sha256", "secret").update(`${header}.${payload}`).digest("base64url"));
+    const rs = ((await run(`(key) => utils.jwt.encode("RS256", { sub: "ann" }, key)`, privateKey)) as string).split(
+      ".",
+    );
+    expect(verify("sha256", Buffer.from(`${rs[0]}.${rs[1]}`), publicKey, Buffer.from(rs[2]!, "base64url"))).toBe(true);
+  });
+
+  it("decodes a token it can verify, and refuses the others", async () => {
+    const input = `${b64('{"alg":"HS256","typ":"JWT"}')}.${b64('{"sub":"ann","exp":4102444800}')}`;
+    const token = `${input}.${createHmac("sha256", "secret").update(input).digest("base64url")}`;
+    expect(await run(`(token) => utils.jwt.decode(token, "secret")`, token)).toEqual({ sub: "ann", exp: 4102444800 });
+    expect(await run(`(token) => utils.jwt.decode(token, "secret", true)`, token)).toEqual({
+      header: { alg: "HS256", typ: "JWT" },
+      payload: { sub: "ann", exp: 4102444800 },
+    });
+    expect(await run(`(token) => utils.jwt.decode(token, "other")`, token)).toEqual({ thrown: "signature is invalid" });
+    const expiredInput = `${b64('{"alg":"HS256"}')}.${b64('{"exp":1}')}`;
+    const expired = `${expiredInput}.${createHmac("sha256", "s").update(expiredInput).digest("base64url")}`;
+    expect(await run(`(token) => utils.jwt.decode(token, "s")`, expired)).toEqual({ thrown: "token is expired" });
+    const none = `${b64('{"alg":"none"}')}.${b64("{}")}.`;
+    expect(await run(`(token) => utils.jwt.decode(token, "s")`, none)).toEqual({
+      thrown: "signing method (alg) is unavailable",
+    });
+    expect(await run(`() => utils.jwt.decode("not a token", "s")`)).toEqual({ thrown: "token is malformed" });
+  });
+});
