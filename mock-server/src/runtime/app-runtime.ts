@@ -3,7 +3,6 @@
  * instance), plus what stays per instance — the clock, faults, request journal, function process,
  * open change streams and the concurrency count. Apps never share state; a test creates its own.
  */
-
 import type { FastifyBaseLogger } from "fastify";
 import type { AppConfig } from "../config/app-config.ts";
 import { type Document, toEJSON, toEJSONText } from "../data/documents.ts";

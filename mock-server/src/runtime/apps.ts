@@ -3,7 +3,6 @@
  * store's app records, each with its per-instance runtime, built on first use and dropped when any
  * instance deletes, resets or reconfigures the app (the store reports every change).
  */
-
 import type { FastifyBaseLogger } from "fastify";
 import { type AppConfig, deepMerge } from "../config/app-config.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";

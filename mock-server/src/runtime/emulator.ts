@@ -3,7 +3,6 @@
  * and EmailJS accounts this instance serves, the mail relay, the live events and the token key.
  * `app.ts` puts HTTP in front of it; tests can drive it directly.
  */
-
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
