@@ -229,7 +229,13 @@ async function startBare(routes) {
  * shared machine).
  */
 async function load(server, scenario, extra = {}) {
-  const job = { url: server.url, connections, requests: [scenario.request], ...extra };
+  const job = {
+    url: server.url,
+    connections,
+    requests: [scenario.request],
+    ...(scenario.rotate ? { rotate: scenario.rotate } : {}),
+    ...extra,
+  };
   if (warmup > 0) await runLoad({ ...job, duration: warmup });
   const cpuBefore = procTreeCpuMs(server.pid);
   const result = await runLoad({ ...job, duration });

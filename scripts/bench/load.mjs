@@ -4,7 +4,8 @@
 // its own histogram keeps whole milliseconds only.
 //
 // Job: { url, connections, duration | amount, warmup?, requests: [{method, path, headers, body}],
-//        rotateAuthorization?: ["Bearer …", …], collect?: { field, every } }
+//        rotateAuthorization?: ["Bearer …", …], rotate?: [{ headers?, body? }, …], collect?: { field, every } }
+// `rotate` gives the requests, in turn, these headers and bodies (traffic of many users).
 // `collect` keeps a field of every n-th JSON reply (e.g. access tokens of logins spread over a run).
 import autocannon from "autocannon";
 
@@ -24,6 +25,10 @@ function run({ duration, amount, record }) {
   let replies = 0;
   const collect = record ? job.collect : undefined;
   const tokens = job.rotateAuthorization;
+  const variants = job.rotate?.map((v) => ({
+    ...v,
+    ...(v.body !== undefined ? { body: typeof v.body === "string" ? v.body : JSON.stringify(v.body) } : {}),
+  }));
   const requests = job.requests.map((r) => ({
     method: r.method,
     path: r.path,
@@ -33,6 +38,16 @@ function run({ duration, amount, record }) {
       ? {
           setupRequest: (request) => {
             request.headers = { ...request.headers, authorization: tokens[rotation++ % tokens.length] };
+            return request;
+          },
+        }
+      : {}),
+    ...(variants
+      ? {
+          setupRequest: (request) => {
+            const variant = variants[rotation++ % variants.length];
+            if (variant.headers) request.headers = { ...request.headers, ...variant.headers };
+            if (variant.body !== undefined) request.body = variant.body;
             return request;
           },
         }

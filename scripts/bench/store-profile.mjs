@@ -142,7 +142,12 @@ export async function profileStore({
     for (const id of ids) {
       const scenario = list.find((s) => s.id === id);
       if (!scenario) throw new Error(`no stores scenario '${id}' (login, profile, insertOne, find)`);
-      const job = { url: emulator.url, connections, requests: [scenario.request] };
+      const job = {
+        url: emulator.url,
+        connections,
+        requests: [scenario.request],
+        ...(scenario.rotate ? { rotate: scenario.rotate } : {}),
+      };
       if (warmup > 0) await runLoad({ ...job, duration: warmup });
       if (admin) await admin.query("SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal'), pg_stat_reset()");
       const before = admin ? await statistics(admin) : null;

@@ -3,6 +3,10 @@
 // same data — 100,000 notes owned by 1,000 users, each user reading their own 100 through the
 // default app's owner rule — for login, profile, insertOne and that find.
 //
+// Each scenario runs twice: as one user's traffic (one account logs in, one user reads, one writes:
+// the hostile case, every request on the same rows) and as the traffic of 1,000 users, each request
+// of the next user in turn (what an app with many users sees; each user's own rows in turn).
+//
 // The database is part of the server side: its processes are pinned to the server's core with the
 // emulator's (the load generator keeps the other core), so the comparison is one core each way.
 import { spawnSync } from "node:child_process";
@@ -34,15 +38,44 @@ export async function seed(base, log, name) {
   await callJson(base, "POST", "/_mock/v1/apps/local-app/users", {
     body: { email: "bench@example.com", password: "bench-password", confirmed: true },
   });
+  // The accounts the many users' logins use, a few at once (each is a password hash).
+  const emails = Array.from({ length: owners }, (_, i) => `bench-${i}@example.com`);
+  for (let from = 0; from < owners; from += 8) {
+    await Promise.all(
+      emails.slice(from, from + 8).map((email) =>
+        callJson(base, "POST", "/_mock/v1/apps/local-app/users", {
+          body: { email, password: "bench-password", confirmed: true },
+        }),
+      ),
+    );
+  }
   log(
     `${name}: ${owners * perOwner} notes of ${owners} users in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
   // The users whose tokens the scenarios use: one reads (profile, find), another one writes, so
   // the notes the reader finds stay 100 however many the writer adds.
-  return { reader: users[owners / 2], writer: users[owners / 2 + 1] };
+  return { reader: users[owners / 2], writer: users[owners / 2 + 1], users, emails };
 }
 
-export function scenarios({ reader, writer }) {
+/** The notes a scenario inserted (`n: -1`), deleted by their owners, a few at once. */
+async function deleteInserted(base, users) {
+  for (let from = 0; from < users.length; from += 25) {
+    await Promise.all(
+      users.slice(from, from + 25).map((user) =>
+        callJson(base, "POST", `${appServices}/app/local-app/functions/call`, {
+          headers: { authorization: `Bearer ${user.access_token}` },
+          body: {
+            name: "deleteMany",
+            service: "mongodb-atlas",
+            arguments: [{ database: "notes-app", collection: "notes", query: { owner_id: user.user_id, n: -1 } }],
+          },
+        }),
+      ),
+    );
+  }
+}
+
+export function scenarios({ reader, writer, users, emails }) {
   const json = { "content-type": "application/json" };
   const bearer = { authorization: `Bearer ${reader.access_token}` };
   const call = (body, user = reader) => ({
@@ -91,6 +124,57 @@ export function scenarios({ reader, writer }) {
         arguments: [{ database: "notes-app", collection: "notes", query: {}, sort: { n: 1 } }],
       }),
     },
+    ...manyUsers({ users, emails }),
+  ];
+}
+
+/** The same four as the traffic of 1,000 users: each request is the next user's. */
+function manyUsers({ users, emails }) {
+  const tokens = users.map((user) => ({ authorization: `Bearer ${user.access_token}` }));
+  const many = `, ${owners.toLocaleString("en-US")} users`;
+  const note = (user) => ({
+    name: "insertOne",
+    service: "mongodb-atlas",
+    arguments: [
+      { database: "notes-app", collection: "notes", document: { owner_id: user.user_id, title: "New", n: -1 } },
+    ],
+  });
+  const functionCall = (body) => ({
+    method: "POST",
+    path: `${appServices}/app/local-app/functions/call`,
+    headers: { "content-type": "application/json", ...tokens[0] },
+    body: JSON.stringify(body),
+  });
+  return [
+    {
+      id: "login*",
+      title: `${loginScenario.title}${many}`,
+      request: loginScenario.request,
+      rotate: emails.map((username) => ({ body: { username, password: "bench-password" } })),
+    },
+    {
+      id: "profile*",
+      title: `\`GET /auth/profile\`${many}`,
+      request: { method: "GET", path: `${appServices}/auth/profile`, headers: tokens[0] },
+      rotate: tokens.map((headers) => ({ headers })),
+    },
+    {
+      id: "insertOne*",
+      title: `\`insertOne\` of a note${many}`,
+      request: functionCall(note(users[0])),
+      rotate: users.map((user, i) => ({ headers: tokens[i], body: note(user) })),
+      cleanup: (base) => deleteInserted(base, users),
+    },
+    {
+      id: "find*",
+      title: `\`find\` of each user's ${perOwner} notes${many}`,
+      request: functionCall({
+        name: "find",
+        service: "mongodb-atlas",
+        arguments: [{ database: "notes-app", collection: "notes", query: {}, sort: { n: 1 } }],
+      }),
+      rotate: tokens.map((headers) => ({ headers })),
+    },
   ];
 }
 
@@ -102,9 +186,13 @@ export function pinToServerCore(pid) {
 /** Runs a scenario's cleanup, if it has one; a failure is logged (the figures then say more data). */
 async function cleanUp(server, scenario, log) {
   if (!scenario.cleanup) return;
-  const { method, path, headers, body } = scenario.cleanup;
   try {
-    await callJson(server.url, method, path, { headers, body });
+    if (typeof scenario.cleanup === "function") {
+      await scenario.cleanup(server.url);
+    } else {
+      const { method, path, headers, body } = scenario.cleanup;
+      await callJson(server.url, method, path, { headers, body });
+    }
   } catch (error) {
     log(`warning: the ${scenario.id} scenario's documents were not deleted (${error.message})`);
   }
@@ -138,7 +226,8 @@ export async function compareStores({ emulatorProcess, startBare, capture, load,
           const scenario = which === "postgres" ? lists.postgres[index] : s;
           // On PostgreSQL the database's CPU (every process of the cluster) is measured too.
           const databaseBefore = which === "postgres" ? procTreeCpuMs(cluster.pid()) : 0;
-          const r = await load(servers[which], scenario);
+          // (The bare server answers the first user's request whoever asks: it need not rotate.)
+          const r = await load(servers[which], which === "bare" ? { ...scenario, rotate: undefined } : scenario);
           if (which === "postgres")
             r.databaseCpuUsPerRequest =
               ((procTreeCpuMs(cluster.pid()) - databaseBefore) * 1000) / Math.max(1, r.requests);
