@@ -124,6 +124,17 @@ function parseListenAddress(text: string): { host: string; port: number } | null
   return { host: match[1]?.replace(/^\[(.*)\]$/, "$1") ?? "127.0.0.1", port };
 }
 
+/** A comma-separated list of hosts in `--allowed-hosts`' syntax; exits naming the first bad one. */
+function hostList(text: string, option: string): string[] {
+  const hosts = text
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
+  const problem = hosts.map(checkAllowedHost).find((p) => p !== null);
+  if (problem) fail(`${option}: ${problem}`);
+  return hosts;
+}
+
 function fail(message: string): never {
   process.stderr.write(`${message}\n\n${usage}\n`);
   process.exit(2);
@@ -221,12 +232,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   }
   const allowedHosts = values["allowed-hosts"] ?? env.MOCK_ALLOWED_HOSTS;
   if (allowedHosts !== undefined) {
-    const hosts = allowedHosts
-      .split(",")
-      .map((h) => h.trim())
-      .filter(Boolean);
-    const problem = hosts.map(checkAllowedHost).find((p) => p !== null);
-    if (problem) fail(`--allowed-hosts: ${problem}`);
+    const hosts = hostList(allowedHosts, "--allowed-hosts");
     if (hosts.includes("*"))
       process.stderr.write("Warning: --allowed-hosts '*' answers any Host: DNS-rebinding protection is off.\n");
     options.allowedHosts = hosts;
@@ -311,15 +317,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     );
   if (allowFunctionSource) options.allowFunctionSource = true;
   const functionHttpHosts = values["function-http-hosts"] ?? env.MOCK_FUNCTION_HTTP_HOSTS;
-  if (functionHttpHosts !== undefined) {
-    const hosts = functionHttpHosts
-      .split(",")
-      .map((h) => h.trim())
-      .filter(Boolean);
-    const problem = hosts.map(checkAllowedHost).find((p) => p !== null);
-    if (problem) fail(`--function-http-hosts: ${problem}`);
-    options.functionHttpHosts = hosts;
-  }
+  if (functionHttpHosts !== undefined) options.functionHttpHosts = hostList(functionHttpHosts, "--function-http-hosts");
   const identityProvider = values["identity-provider"] ?? env.MOCK_IDENTITY_PROVIDER;
   if (production) options.identityProvider = "real";
   if (identityProvider !== undefined) {

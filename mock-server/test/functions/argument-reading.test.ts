@@ -8,21 +8,13 @@
  */
 import { EJSON } from "bson";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { badNumberString } from "../../src/data/documents.ts";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
-import { BadArguments, Sandbox, type SandboxHost } from "../../src/functions/sandbox.ts";
+import { BadArguments } from "../../src/functions/sandbox.ts";
+import { testSandbox } from "../helpers/sandbox.ts";
 
-const host: SandboxHost = {
-  request: (sandbox, _callId, pendingId) => sandbox.deliver(pendingId, false, "not in this test"),
-  log: () => undefined,
-};
-const sandbox = new Sandbox(host, {
-  app: { id: "a", clientAppId: "argument-reading", name: "argument-reading" },
-  values: {},
-  environment: { tag: "", values: {} },
-});
-afterAll(() => sandbox.close());
+const sandbox = testSandbox("argument-reading");
 
 const echo: FunctionSource = {
   name: "echo",

@@ -20,18 +20,11 @@ import {
   functionProcessArgs,
   functionProcessEnvironment,
   Sandbox,
-  type SandboxHost,
 } from "../../src/functions/sandbox.ts";
+import { refusingHost, testAppInfo } from "../helpers/sandbox.ts";
 
-const host: SandboxHost = {
-  request: (sandbox, _callId, pendingId) => sandbox.deliver(pendingId, false, "not in this test"),
-  log: () => undefined,
-};
-const info = {
-  app: { id: "a", clientAppId: "process-test", name: "process-test" },
-  values: {},
-  environment: { tag: "", values: {} },
-};
+const host = refusingHost;
+const info = testAppInfo("process-test");
 const fn = (name: string, source: string): FunctionSource => ({
   name,
   source,

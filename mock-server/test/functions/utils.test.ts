@@ -5,20 +5,11 @@
  */
 import { createHash, createHmac, generateKeyPairSync, constants as rsa, sign, verify } from "node:crypto";
 import { EJSON } from "bson";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
-import { Sandbox, type SandboxHost } from "../../src/functions/sandbox.ts";
+import { testSandbox } from "../helpers/sandbox.ts";
 
-const host: SandboxHost = {
-  request: (sandbox, _callId, pendingId) => sandbox.deliver(pendingId, false, "not in this test"),
-  log: () => undefined,
-};
-const sandbox = new Sandbox(host, {
-  app: { id: "a", clientAppId: "utils", name: "utils" },
-  values: {},
-  environment: { tag: "", values: {} },
-});
-afterAll(() => sandbox.close());
+const sandbox = testSandbox("utils");
 
 let made = 0;
 /** Runs `source` with `args`: what it returned (relaxed Extended JSON), or `{thrown: message}`. */
