@@ -121,6 +121,8 @@ const nodeCrypto = require("node:crypto");
 const bytesOf = (value) =>
   value && typeof value.b === "string" ? Buffer.from(value.b, "base64") : Buffer.from(String(value && value.s), "utf8");
 const hashes = { sha1: "sha1", sha256: "sha256", sha512: "sha512", md5: "md5" };
+// (Names come from function code: only a table's own entries count, never "constructor" and the like.)
+const own = (table, name) => (typeof name === "string" && Object.hasOwn(table, name) ? table[name] : undefined);
 const base64url = (buffer) => buffer.toString("base64url");
 const jwtAlgorithms = {
   HS256: ["hmac", "sha256"], HS384: ["hmac", "sha384"], HS512: ["hmac", "sha512"],
@@ -133,12 +135,12 @@ const rsaPadding = (scheme) => {
 };
 const cryptoOps = {
   hash(a) {
-    const algorithm = hashes[a.algorithm];
+    const algorithm = own(hashes, a.algorithm);
     if (!algorithm) throw new Error("the hash function must be sha1, sha256, sha512 or md5, not '" + a.algorithm + "'");
     return nodeCrypto.createHash(algorithm).update(bytesOf(a.input)).digest("base64");
   },
   hmac(a) {
-    const algorithm = hashes[a.algorithm];
+    const algorithm = own(hashes, a.algorithm);
     if (!algorithm || algorithm === "md5") throw new Error("the hash function must be sha1, sha256 or sha512, not '" + a.algorithm + "'");
     if (a.format !== "hex" && a.format !== "base64") throw new Error("the output format must be hex or base64, not '" + a.format + "'");
     return nodeCrypto.createHmac(algorithm, bytesOf(a.secret)).update(bytesOf(a.input)).digest(a.format);
@@ -154,7 +156,7 @@ const cryptoOps = {
     return nodeCrypto.verify("sha256", bytesOf(a.input), key, bytesOf(a.signature));
   },
   jwtEncode(a) {
-    const method = jwtAlgorithms[a.method];
+    const method = own(jwtAlgorithms, a.method);
     if (!method) throw new Error("the signing method must be one of " + Object.keys(jwtAlgorithms).join(", ") + ", not '" + a.method + "'");
     const header = { ...(a.header && typeof a.header === "object" ? a.header : {}), alg: a.method, typ: "JWT" };
     const input = base64url(Buffer.from(JSON.stringify(header))) + "." + base64url(Buffer.from(String(a.payload)));
@@ -172,7 +174,7 @@ const cryptoOps = {
     } catch (error) {
       throw new Error("token is malformed");
     }
-    const method = header && jwtAlgorithms[header.alg];
+    const method = header && own(jwtAlgorithms, header.alg);
     if (!method) throw new Error("signing method (alg) is unavailable");
     const input = Buffer.from(parts[0] + "." + parts[1]);
     const signature = Buffer.from(parts[2], "base64url");

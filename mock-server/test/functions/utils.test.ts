@@ -51,9 +51,11 @@ describe("utils.crypto", () => {
         .digest("hex"),
     );
     expect(await run(`() => utils.crypto.hash("sha1", "x") instanceof BSON.Binary`)).toBe(true);
-    expect(await run(`() => utils.crypto.hash("sha3", "x")`)).toEqual({
-      thrown: "the hash function must be sha1, sha256, sha512 or md5, not 'sha3'",
-    });
+    for (const name of ["sha3", "constructor", "__proto__"]) {
+      expect(await run(`(name) => utils.crypto.hash(name, "x")`, name)).toEqual({
+        thrown: `the hash function must be sha1, sha256, sha512 or md5, not '${name}'`,
+      });
+    }
   });
 
   it("makes HMACs in hex or base64, as a webhook's signature is checked", async () => {
@@ -119,10 +121,12 @@ describe("utils.jwt", () => {
     const expiredInput = `${b64('{"alg":"HS256"}')}.${b64('{"exp":1}')}`;
     const expired = `${expiredInput}.${createHmac("sha256", "s").update(expiredInput).digest("base64url")}`;
     expect(await run(`(token) => utils.jwt.decode(token, "s")`, expired)).toEqual({ thrown: "token is expired" });
-    const none = `${b64('{"alg":"none"}')}.${b64("{}")}.`;
-    expect(await run(`(token) => utils.jwt.decode(token, "s")`, none)).toEqual({
-      thrown: "signing method (alg) is unavailable",
-    });
+    for (const alg of ["none", "constructor", "toString"]) {
+      const token = `${b64(JSON.stringify({ alg }))}.${b64("{}")}.`;
+      expect(await run(`(token) => utils.jwt.decode(token, "s")`, token)).toEqual({
+        thrown: "signing method (alg) is unavailable",
+      });
+    }
     expect(await run(`() => utils.jwt.decode("not a token", "s")`)).toEqual({ thrown: "token is malformed" });
   });
 });
