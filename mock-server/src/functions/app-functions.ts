@@ -49,6 +49,8 @@ interface CallInfo {
   /** `context` as the function sees it (read once per call, before its time starts): `{"user":…,"request":{}}`. */
   callText: string;
   deadline: number;
+  /** Aborted when the call ends: what it started and still waits on stops (its HTTP requests). */
+  ended?: AbortSignal;
   name: string;
   /** See RunOptions.argsInBody. */
   argsInBody?: boolean;
@@ -181,7 +183,8 @@ export class AppFunctions implements SandboxHost {
     const sandbox = this.sandboxFor();
     const { callText, deadline, argsInBody } = info;
     const { callId, result } = sandbox.run({ fn, argsText, argsInBody, callText, deadline });
-    this.calls.set(callId, info);
+    const ended = new AbortController();
+    this.calls.set(callId, { ...info, ended: ended.signal });
     try {
       return await result;
     } catch (error) {
@@ -191,6 +194,7 @@ export class AppFunctions implements SandboxHost {
         throw errors.badRequest(`invalid Extended JSON in arguments: ${error.message}`);
       throw errors.functionExecution(inServiceWords((error as Error).message));
     } finally {
+      ended.abort();
       this.calls.delete(callId);
       if (sandbox.running === 0 && this.calls.size === 0) {
         this.idleTimer = setTimeout(() => this.close(), idleProcessMs);
@@ -317,7 +321,12 @@ export class AppFunctions implements SandboxHost {
   private async answer(kind: HostRequest, text: string, info: CallInfo): Promise<string> {
     const request = EJSON.parse(text, { relaxed: true }) as Record<string, unknown>;
     if (kind === "http") {
-      const response = await this.app.outboundHttp.send(String(request.method), request.options, info.deadline);
+      const response = await this.app.outboundHttp.send(
+        String(request.method),
+        request.options,
+        info.deadline,
+        info.ended,
+      );
       return EJSON.stringify(response, { relaxed: false });
     }
     if (kind === "mongo") {

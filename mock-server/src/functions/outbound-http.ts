@@ -70,8 +70,16 @@ export class OutboundHttp {
     );
   }
 
-  /** Sends a request of a function, `options` as `context.http.<method>` got it; done by `deadline` (epoch ms). */
-  async send(method: string, options: unknown, deadline: number): Promise<Record<string, unknown>> {
+  /**
+   * Sends a request of a function, `options` as `context.http.<method>` got it; given up at
+   * `deadline` (epoch ms) or when `ended` aborts (the call ended without waiting for it).
+   */
+  async send(
+    method: string,
+    options: unknown,
+    deadline: number,
+    ended?: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     const verb = method.toUpperCase();
     if (!methods.has(verb)) throw new OutboundError(`no such method '${method}'`);
     if (!isDocument(options)) throw new OutboundError("the argument must be a document");
@@ -100,7 +108,8 @@ export class OutboundHttp {
     url.password = "";
     let body: string | Uint8Array<ArrayBuffer> | FormData | undefined = this.bodyOf(options, headers);
     let current = verb;
-    const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+    const timeout = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+    const signal = ended ? AbortSignal.any([timeout, ended]) : timeout;
     for (let hop = 0; ; hop++) {
       if (!this.allows(url.hostname)) {
         throw new OutboundError(`requests to '${url.hostname}' are not allowed here (--function-http-hosts)`);

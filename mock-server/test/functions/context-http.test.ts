@@ -18,7 +18,8 @@ let target: Server;
 let origin: string;
 /** The requests the target received, in order. */
 const received: { method: string; url: string; headers: IncomingMessage["headers"]; body: string }[] = [];
-/** Requests of `/hang` whose connection has closed (the emulator gave up on them). */
+/** Requests of `/hang` that arrived, and those whose connection has closed (the emulator gave up on them). */
+let hangsArrived = 0;
 let hangsClosed = 0;
 
 let app: FastifyInstance;
@@ -129,7 +130,10 @@ beforeAll(async () => {
         response.end(Buffer.alloc(size, 98));
       } else if (url.pathname === "/bytes") {
         response.end(Buffer.from(url.searchParams.get("hex") ?? "", "hex"));
+      } else if (url.pathname === "/hangs") {
+        response.end(String(hangsArrived));
       } else if (url.pathname === "/hang") {
+        hangsArrived++;
         response.on("close", () => hangsClosed++);
       } else {
         response.end("ok");
@@ -245,6 +249,32 @@ describe("context.http", () => {
       error: "execution time limit exceeded",
     });
     await until(() => hangsClosed === 1, "the hung request given up");
+  });
+
+  it("gives up a request the call did not wait for when the call ends, not at its time limit", async () => {
+    const longer = await newApp(app, {
+      functionTimeoutMs: 60_000,
+      functions: {
+        // Returns once the request it does not wait for has reached the server.
+        leave: {
+          source: `exports = async (origin, seen) => {
+            context.http.get({ url: origin + "/hang" });
+            while ((await context.http.get({ url: origin + "/hangs" })).body.text() === seen) {}
+            return "left";
+          };`,
+        },
+      },
+    });
+    const user = (await anonymousLogin(app, longer)).access_token;
+    const before = hangsClosed;
+    const { body } = await call(app, "callFunction", {
+      method: "POST",
+      url: `${base}/app/${longer}/functions/call`,
+      headers: bearer(user),
+      payload: { name: "leave", arguments: [origin, String(hangsArrived)] },
+    });
+    expect(body).toBe("left");
+    await until(() => hangsClosed === before + 1, "the request the call left behind given up", { timeoutMs: 10_000 });
   });
 });
 
