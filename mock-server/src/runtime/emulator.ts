@@ -168,12 +168,11 @@ export class Emulator {
   }
 
   /**
-   * Removes the anonymous users past their lifetime from every app, each by its clock, where the
-   * store removes them on the apps' clocks (memory; the database's sweeps remove them): how many.
-   * Every few minutes, and after a state is imported (`--data-dir` at start included).
+   * Removes the anonymous users past their lifetime from every app, each by its clock: how many.
+   * After a state is imported (`--data-dir` at start included), on either store; in memory also
+   * every few minutes (the database's retention sweeps remove them by real time).
    */
   async removeEndedUsers(): Promise<number> {
-    if (this.retention) return 0;
     let removed = 0;
     for (const app of await this.apps.list()) removed += await app.removeEndedUsers();
     return removed;
