@@ -46,6 +46,7 @@ sources.methods = `exports = async (url) => {
         await context.http.patch({ url, body: new BSON.Binary(new Uint8Array([104, 105])) });
         await context.http.delete({ url });
         const head = await context.http.head({ url });
+        await context.http.post({ url, form: { name: "Ann", age: 30 } });
         return [JSON.parse(json.body.text()).body, JSON.parse(text.body.text()).body, head.statusCode];
       };`;
 sources.parts = `exports = (host) => context.http.get({
@@ -178,16 +179,28 @@ describe("context.http", () => {
     expect(sent.headers.accept).toBe("text/plain");
   });
 
-  it("posts a document as Extended JSON, a string or a Binary as it is; sends put, patch, delete and head", async () => {
+  it("posts a document as Extended JSON, a string or a Binary as it is, a form as multipart; sends each method", async () => {
     const { body } = await probe("methods", `${origin}/echo`);
     expect(body).toEqual([
       JSON.stringify({ n: 1, when: { $date: "1970-01-01T00:00:00Z" } }),
       "plain words",
       { $numberInt: "200" },
     ]);
-    expect(received.slice(-5).map((request) => request.method)).toEqual(["POST", "PUT", "PATCH", "DELETE", "HEAD"]);
-    expect(received.at(-5)!.headers["content-type"]).toBe("application/json");
-    expect(received.at(-3)!.body).toBe("hi");
+    expect(received.slice(-6).map((request) => request.method)).toEqual([
+      "POST",
+      "PUT",
+      "PATCH",
+      "DELETE",
+      "HEAD",
+      "POST",
+    ]);
+    expect(received.at(-6)!.headers["content-type"]).toBe("application/json");
+    expect(received.at(-4)!.body).toBe("hi");
+    // A form goes as multipart/form-data, one part a field.
+    const form = received.at(-1)!;
+    expect(form.headers["content-type"]).toMatch(/^multipart\/form-data; boundary=/);
+    expect(form.body).toMatch(/name="name"\r\n\r\nAnn\r\n/);
+    expect(form.body).toMatch(/name="age"\r\n\r\n30\r\n/);
   });
 
   it("reads a body's text as UTF-8, as TextDecoder does", async () => {
