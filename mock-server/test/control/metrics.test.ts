@@ -6,7 +6,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { call, testApp, testStore } from "../helpers/app.ts";
-import { smtpServer } from "../helpers/smtp.ts";
+import { downPort, smtpServer } from "../helpers/smtp.ts";
 import { until } from "../helpers/until.ts";
 import { openWatch } from "../helpers/watch.ts";
 
@@ -160,9 +160,8 @@ describe("getMetrics", () => {
   });
 
   it("counts a message waiting while the SMTP server is down", async () => {
-    const probe = await smtpServer();
-    const port = probe.port;
-    await probe.close();
+    const down = await downPort();
+    const { port } = down;
     const app = await testApp({
       metricsToken: token,
       smtpUrl: `smtp://127.0.0.1:${port}`,
@@ -181,6 +180,7 @@ describe("getMetrics", () => {
       expect(value(text, "appservices_mail_outbox_queued")).toBe(1);
     } finally {
       await app.close();
+      await down.free();
     }
   });
 });

@@ -1,5 +1,5 @@
 /** A local SMTP server for the mail tests (the smtp-server package), recording what it receives. */
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { expect } from "vitest";
 
@@ -88,3 +88,18 @@ export const register = (url: string, email: string) =>
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ email, password: "correct horse" }),
   });
+
+/**
+ * A port where the SMTP server is "down": it drops every connection at once. The port stays held
+ * until `free()` (then an SMTP server may take it): a port merely closed could be taken meanwhile
+ * by another test's server, which would keep the relay's connection waiting for a greeting
+ * instead of failing it.
+ */
+export async function downPort(): Promise<{ port: number; free: () => Promise<void> }> {
+  const down = createNetServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => down.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (down.address() as AddressInfo).port,
+    free: () => new Promise<void>((resolve) => (down.listening ? down.close(() => resolve()) : resolve())),
+  };
+}

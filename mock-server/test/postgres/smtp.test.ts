@@ -4,12 +4,11 @@
  * recipient, subject and a link that works; several instances sending from one outbox send each
  * message once.
  */
-import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
-import { expectDeliveredConfirmation, register, smtpServer } from "../helpers/smtp.ts";
+import { downPort, expectDeliveredConfirmation, register, smtpServer } from "../helpers/smtp.ts";
 import { until } from "../helpers/until.ts";
 
 const servers: RunningServer[] = [];
@@ -23,14 +22,6 @@ afterEach(async () => {
 });
 
 /** A port nothing listens on (yet). */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function emulator(databaseUrl: string, smtpPort: number) {
   const server = await startServer({
@@ -60,10 +51,12 @@ describe("the database outbox", () => {
   it("keeps mail queued while SMTP is down across a restart, and the next instance delivers it", async () => {
     const database = await emulatorDatabase("outbox");
     databases.push(database);
-    const smtpPort = await freePort();
+    const down = await downPort();
+    closers.push(down.free);
+    const smtpPort = down.port;
     const first = await emulator(database.url, smtpPort);
     expect((await register(first.url, "ada@example.com")).status).toBe(201);
-    // Tried and failed (nothing listens): still queued.
+    // Tried and failed (the connection dropped): still queued.
     await until(async () => {
       const [message] = await messages(first.url, "ada@example.com");
       return message?.delivery?.state === "queued" && (message.delivery as { attempts?: number }).attempts! >= 1;
@@ -71,6 +64,7 @@ describe("the database outbox", () => {
     await first.close();
     servers.splice(servers.indexOf(first), 1);
 
+    await down.free();
     const smtp = await smtpServer(smtpPort);
     closers.push(smtp.close);
     const second = await emulator(database.url, smtpPort);

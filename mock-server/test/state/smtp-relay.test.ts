@@ -5,13 +5,12 @@
  * restart (`--data-dir`). Every wait is on a condition.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { checkSmtpUrl } from "../../src/state/smtp-relay.ts";
-import { decodeQuotedPrintable, expectDeliveredConfirmation, register, smtpServer } from "../helpers/smtp.ts";
+import { decodeQuotedPrintable, downPort, expectDeliveredConfirmation, register, smtpServer } from "../helpers/smtp.ts";
 import { until } from "../helpers/until.ts";
 
 const fast = { baseDelayMs: 20, maxDelayMs: 100, maxRefusals: 3 };
@@ -85,12 +84,9 @@ describe("mail over SMTP", () => {
   });
 
   it("retries while the SMTP server is down, and delivers once it is back", async () => {
-    // The server is "down": its port drops every connection at once. (The port stays held: a
-    // port merely closed could be taken meanwhile by another test's server, which would keep the
-    // relay's connection waiting for a greeting instead of failing it.)
-    const down = createServer((socket) => socket.destroy());
-    await new Promise<void>((resolve) => down.listen(0, "127.0.0.1", resolve));
-    const { port } = down.address() as AddressInfo;
+    const down = await downPort();
+    closers.push(down.free);
+    const { port } = down;
     const server = await emulator(port);
     await register(server.url, "bob@example.com");
     const queued = await until(async () => {
@@ -98,7 +94,7 @@ describe("mail over SMTP", () => {
       return m?.delivery && (m.delivery.attempts as number) >= 2 ? m : null;
     }, "failed attempts");
     expect(queued.delivery).toMatchObject({ state: "queued", lastError: "Connection closed unexpectedly" });
-    await new Promise((resolve) => down.close(resolve));
+    await down.free();
     const smtp = await smtpServer(port);
     closers.push(smtp.close);
     await until(() => smtp.received.find((m) => m.to.includes("bob@example.com")), "delivery after the outage");
@@ -121,14 +117,15 @@ describe("mail over SMTP", () => {
   });
 
   it("keeps queued mail across a restart and delivers it after", async () => {
-    const probe = await smtpServer();
-    const port = probe.port;
-    await probe.close();
+    const down = await downPort();
+    closers.push(down.free);
+    const { port } = down;
     const first = await emulator(port, { dataDir });
     await register(first.url, "cy@example.com");
     await until(async () => (await mailOf(first.url, "cy@example.com"))?.delivery?.attempts, "a first attempt");
     await first.close();
     servers.splice(servers.indexOf(first), 1);
+    await down.free();
     const smtp = await smtpServer(port);
     closers.push(smtp.close);
     const second = await emulator(port, { dataDir });
