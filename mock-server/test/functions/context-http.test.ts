@@ -11,7 +11,7 @@ import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OutboundHttp, outboundHosts } from "../../src/functions/outbound-http.ts";
-import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, callAppFunction, newApp, testApp } from "../helpers/app.ts";
 import { until } from "../helpers/until.ts";
 
 let target: Server;
@@ -84,12 +84,7 @@ sources.hang = `exports = (url) => context.http.get({ url });`;
 
 /** Calls the app's function `name` with these arguments: the status and body of the answer. */
 async function probe(name: string, ...args: unknown[]) {
-  const { response, body } = await call(app, "callFunction", {
-    method: "POST",
-    url: `${base}/app/${appId}/functions/call`,
-    headers: bearer(token),
-    payload: { name, arguments: args },
-  });
+  const { response, body } = await callAppFunction(app, appId, token, name, args);
   return { status: response.statusCode, body };
 }
 
@@ -280,12 +275,7 @@ describe("context.http", () => {
     });
     const user = (await anonymousLogin(app, longer)).access_token;
     const before = hangsClosed;
-    const { body } = await call(app, "callFunction", {
-      method: "POST",
-      url: `${base}/app/${longer}/functions/call`,
-      headers: bearer(user),
-      payload: { name: "leave", arguments: [origin, String(hangsArrived)] },
-    });
+    const { body } = await callAppFunction(app, longer, user, "leave", [origin, String(hangsArrived)]);
     expect(body).toBe("left");
     await until(() => hangsClosed === before + 1, "the request the call left behind given up", { timeoutMs: 10_000 });
   });

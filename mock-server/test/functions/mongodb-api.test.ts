@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, call, callAppFunction, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -54,12 +54,7 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 async function run(name: string, ...args: unknown[]) {
-  const { response, body } = await call(app, "callFunction", {
-    method: "POST",
-    url: `${base}/app/${appId}/functions/call`,
-    headers: bearer(token),
-    payload: { name, arguments: args },
-  });
+  const { response, body } = await callAppFunction(app, appId, token, name, args);
   expect(response.statusCode, JSON.stringify(body)).toBe(200);
   return body;
 }

@@ -80,6 +80,15 @@ export const mongoAction = (
     payload: { name, arguments: [argument], service: "mongodb-atlas" },
   });
 
+/** One of the app's functions as a client calls it (`POST functions/call`), contract-checked. */
+export const callAppFunction = (app: FastifyInstance, appId: string, token: string, name: string, args: unknown[]) =>
+  call(app, "callFunction", {
+    method: "POST",
+    url: `${base}/app/${appId}/functions/call`,
+    headers: bearer(token),
+    payload: { name, arguments: args },
+  });
+
 /** `GET /auth/profile` with an access token, contract-checked. */
 export const getProfile = (app: FastifyInstance, token: string) =>
   call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(token) });
