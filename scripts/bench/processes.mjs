@@ -90,11 +90,20 @@ const benchLimits = {
   anonymousDocuments: 1_000_000_000,
   anonymousDocumentBytes: 1024 ** 4,
 };
+/** Likewise the caps on function calls running at once (one token drives 50 connections of `sum`). */
+const benchCaps = {
+  maxFunctionCallsPerUser: 1_000_000_000,
+  maxFunctionCallsPerAnonymousUser: 1_000_000_000,
+  maxFunctionCallsPerAddress: 1_000_000_000,
+};
 let benchConfig;
 export function benchConfigFile() {
   if (!benchConfig) {
     benchConfig = join(mkdtempSync(join(tmpdir(), "bench-config-")), "emulator.json");
-    writeFileSync(benchConfig, JSON.stringify({ apps: [{ appId: "local-app", config: { limits: benchLimits } }] }));
+    writeFileSync(
+      benchConfig,
+      JSON.stringify({ apps: [{ appId: "local-app", config: { limits: benchLimits, ...benchCaps } }] }),
+    );
   }
   return benchConfig;
 }

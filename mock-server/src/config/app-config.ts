@@ -49,6 +49,14 @@ export const defaultMaxStreamsPerApp = 1_000;
 export const defaultMaxStreamsPerAnonymousUser = 10;
 export const defaultMaxStreamsPerAddress = 200;
 /**
+ * Calls of the app's functions running at once on an instance, per user, anonymous user and client
+ * address: what they share is the instance's function process (its memory, its turn, its
+ * `context.http` budget), so that no user or address can take it (docs/decisions/0018-fair-shares.md).
+ */
+export const defaultMaxFunctionCallsPerUser = 20;
+export const defaultMaxFunctionCallsPerAnonymousUser = 5;
+export const defaultMaxFunctionCallsPerAddress = 100;
+/**
  * Bytes of events a change stream may hold unsent for a client that does not keep up: an event due
  * while more wait is not written; the stream ends with an error event instead (decision 0011).
  */

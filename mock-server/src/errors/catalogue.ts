@@ -308,6 +308,9 @@ export const appServicesErrors = {
     as(429, `too many change streams: an anonymous user may have ${limit} open at once`, "TooManyRequests"),
   tooManyAddressStreams: (limit: number) =>
     as(429, `too many change streams: one address may have ${limit} open at once`, "TooManyRequests"),
+  // Ours, answered as the concurrency cap: function calls running at once (docs/decisions/0018-fair-shares.md)
+  tooManyFunctionCalls: (who: "a user" | "an anonymous user" | "one address", limit: number) =>
+    as(429, `too many function calls: ${who} may have ${limit} running at once`, "TooManyRequests"),
   // no such route on the service (not an operation of the document)
   routeNotFound: (method: string, path: string) => as(404, `no route matches ${method} ${path}`, "NotFound"),
   internal: () => as(500, "internal server error", "InternalServerError"),

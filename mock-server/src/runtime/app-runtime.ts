@@ -1,7 +1,7 @@
 /**
  * One app as this instance serves it: its record and its records in the store (shared by every
  * instance), plus what stays per instance — the clock, faults, request journal, function process,
- * open change streams and the concurrency count. Apps never share state; a test creates its own.
+ * open change streams, the clients' function calls running and the concurrency count. Apps never share state; a test creates its own.
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { AppConfig } from "../config/app-config.ts";
@@ -16,6 +16,7 @@ import { FaultStore } from "../state/faults.ts";
 import { stableObjectIdHex } from "../state/ids.ts";
 import { Journal } from "../state/journal.ts";
 import type { AppRecord, AppStore, CustomDataPlace, ScheduleClaim } from "../store/store.ts";
+import { HeldCounts } from "./held-counts.ts";
 import { ScheduledTriggers } from "./scheduled-triggers.ts";
 import { type StreamEnd, StreamRegistry } from "./streams.ts";
 
@@ -37,6 +38,8 @@ export class AppRuntime {
   private schedules: ScheduledTriggers | null = null;
   /** Requests being served now (the per-app concurrency cap counts these; open change streams do not). */
   inFlight = 0;
+  /** Clients' calls of the app's functions running now, by user and address (their caps count these). */
+  readonly functionCalls = new HeldCounts();
   /** Change streams open on this instance, with their sessions (runtime/streams.ts). */
   readonly streams: StreamRegistry;
 

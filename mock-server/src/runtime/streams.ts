@@ -7,6 +7,7 @@
  */
 import type { Clock } from "../state/clock.ts";
 import type { EndedSessions } from "../store/store.ts";
+import { HeldCounts } from "./held-counts.ts";
 
 export interface OpenStream {
   userId: string;
@@ -42,8 +43,7 @@ const maxTimerMs = 2 ** 31 - 1;
 
 export class StreamRegistry {
   private readonly open = new Map<OpenStream, NodeJS.Timeout | null>();
-  private readonly perUser = new Map<string, number>();
-  private readonly perAddress = new Map<string, number>();
+  private readonly held = new HeldCounts();
 
   constructor(private readonly clock: Clock) {}
 
@@ -54,15 +54,14 @@ export class StreamRegistry {
   /** Whether one more stream of this user, from this address, fits, or which cap it would pass. */
   admits(userId: string, address: string, caps: StreamCaps): "ok" | StreamCap {
     if (this.open.size >= caps.perApp) return "app";
-    if ((this.perUser.get(userId) ?? 0) >= caps.perUser) return "user";
-    if ((this.perAddress.get(address) ?? 0) >= caps.perAddress) return "address";
+    if (this.held.ofUser(userId) >= caps.perUser) return "user";
+    if (this.held.ofAddress(address) >= caps.perAddress) return "address";
     return "ok";
   }
 
   /** Adds a stream (after `admits`, with nothing awaited between); one whose session ran out ends at once. */
   add(stream: OpenStream): void {
-    this.perUser.set(stream.userId, (this.perUser.get(stream.userId) ?? 0) + 1);
-    this.perAddress.set(stream.address, (this.perAddress.get(stream.address) ?? 0) + 1);
+    this.held.take(stream.userId, stream.address);
     this.open.set(stream, null);
     this.arm(stream);
   }
@@ -73,12 +72,7 @@ export class StreamRegistry {
     const timer = this.open.get(stream);
     if (timer) clearTimeout(timer);
     this.open.delete(stream);
-    const mine = (this.perUser.get(stream.userId) ?? 1) - 1;
-    if (mine > 0) this.perUser.set(stream.userId, mine);
-    else this.perUser.delete(stream.userId);
-    const fromAddress = (this.perAddress.get(stream.address) ?? 1) - 1;
-    if (fromAddress > 0) this.perAddress.set(stream.address, fromAddress);
-    else this.perAddress.delete(stream.address);
+    this.held.give(stream.userId, stream.address);
   }
 
   /** Ends the streams of sessions that ended. */

@@ -1303,6 +1303,12 @@ export interface components {
             maxStreamsPerAnonymousUser?: number;
             /** @description Change streams open at once from one client address, whatever their users (default 200; the address as `--trust-proxy` makes it); past it 429 TooManyRequests. */
             maxStreamsPerAddress?: number;
+            /** @description Calls of the app's functions one user may have running at once on an instance (default 20; the MongoDB service's actions do not count); past it a client's call is refused with 429 TooManyRequests (docs/decisions/0018-fair-shares.md). */
+            maxFunctionCallsPerUser?: number;
+            /** @description Calls of the app's functions one anonymous user may have running at once on an instance (default 5; never more than maxFunctionCallsPerUser); past it 429 TooManyRequests. */
+            maxFunctionCallsPerAnonymousUser?: number;
+            /** @description Calls of the app's functions running at once on an instance from one client address, whatever their users (default 100); past it 429 TooManyRequests. */
+            maxFunctionCallsPerAddress?: number;
             /** @description Bytes of change events a stream may hold unsent for a client that does not keep up (default 8388608). An event due while more than this waits ends the stream with `event: error` StreamBufferLimitExceeded; a connection still not drained 5 s later is cut (docs/decisions/0011-revocation.md). */
             maxStreamBufferBytes?: number;
             /** @description The From address of the app's confirmation and reset e-mails. */

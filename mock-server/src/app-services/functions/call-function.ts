@@ -5,6 +5,7 @@ import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { slicedFrom } from "../../http/json-body.ts";
 import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
+import { takeCallPlace } from "./call-caps.ts";
 
 const badArguments = (error: unknown) =>
   errors.badRequest(`invalid Extended JSON in arguments: ${(error as Error).message}`);
@@ -45,14 +46,20 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     // read in slices: http/json-body.ts).
     const body = request.jsonText;
     const argsInBody = body !== null && body.length >= slicedFrom;
-    text = await app.functions.callFromText(name, argsInBody ? body : JSON.stringify(args), {
-      user,
-      system: false,
-      fromClient: true,
-      argsInBody,
-      args: () => args,
-      request: requestExpansion(request),
-    });
+    // A place among the calls this user and address may have running (call-caps.ts).
+    const givePlace = takeCallPlace(app, user, request.ip);
+    try {
+      text = await app.functions.callFromText(name, argsInBody ? body : JSON.stringify(args), {
+        user,
+        system: false,
+        fromClient: true,
+        argsInBody,
+        args: () => args,
+        request: requestExpansion(request),
+      });
+    } finally {
+      givePlace();
+    }
   }
   return reply.code(200).type("application/json").send(text);
 });
