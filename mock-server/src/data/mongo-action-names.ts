@@ -18,3 +18,8 @@ export const mongoActions = [
   "findOneAndDelete",
 ] as const;
 export type MongoAction = (typeof mongoActions)[number];
+/**
+ * What a function's collection may ask beyond the client's actions: a `bulkWrite`'s `replaceOne`,
+ * whose answer is the driver's counts of a replacement (matched, modified, the upserted id).
+ */
+export type FunctionMongoAction = MongoAction | "replaceOne";

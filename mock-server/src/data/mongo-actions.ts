@@ -31,7 +31,7 @@ import { documentSize, documentTooLarge, tooLargeToInsert } from "./document-siz
 import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
 import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
-import { type MongoAction, mongoActions } from "./mongo-action-names.ts";
+import { type FunctionMongoAction, type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
 import { compileQuery, sortedPlaces } from "./query-engine.ts";
 import {
@@ -60,6 +60,11 @@ export { type MongoAction, maxResults, mongoActions, referencedCollections };
 
 export function isMongoAction(name: string): name is MongoAction {
   return (mongoActions as readonly string[]).includes(name);
+}
+
+/** An action a function's collection may ask for: a client's, or one of the functions' own. */
+export function isFunctionMongoAction(name: string): name is FunctionMongoAction {
+  return name === "replaceOne" || isMongoAction(name);
 }
 
 /** A sort key `exactFind` sorts by: a top-level field. */
@@ -208,12 +213,12 @@ export class MongoService {
    * largest reply: reads, then evaluates under the query limits (a deadline for the whole action,
    * a memory ceiling; on the main thread's slice or in a worker), then writes.
    */
-  async runText(action: MongoAction, args: Document): Promise<string> {
+  async runText(action: FunctionMongoAction, args: Document): Promise<string> {
     return (await this.execute(action, args, true)) as string;
   }
 
   /** Runs one action and answers its result as a value (the control API's callers). */
-  async run(action: MongoAction, args: Document): Promise<unknown> {
+  async run(action: FunctionMongoAction, args: Document): Promise<unknown> {
     return this.execute(action, args, false);
   }
 
@@ -221,7 +226,7 @@ export class MongoService {
     return { limits: this.limits, deadline: performance.now() + this.limits.timeoutMs, lane: this.lane, operator };
   }
 
-  private async execute(action: MongoAction, args: Document, asText: boolean): Promise<unknown> {
+  private async execute(action: FunctionMongoAction, args: Document, asText: boolean): Promise<unknown> {
     try {
       return await this.executeAction(action, args, asText);
     } catch (error) {
@@ -368,7 +373,7 @@ export class MongoService {
     return (prefilter, options) => this.app.data.scan(database, name, prefilter, options);
   }
 
-  private async executeAction(action: MongoAction, args: Document, asText: boolean): Promise<unknown> {
+  private async executeAction(action: FunctionMongoAction, args: Document, asText: boolean): Promise<unknown> {
     const database = requireString(args, "database");
     const name = requireString(args, "collection");
     const invalid = namespaceError(database, name);
@@ -433,12 +438,14 @@ export class MongoService {
         return reply({ insertedIds: await this.insert(database, name, documents as Document[]) });
       }
       case "updateOne":
-      case "updateMany": {
+      case "updateMany":
+      case "replaceOne": {
+        const replace = action === "replaceOne";
         const result = await this.update(evaluation, database, name, optionalDocument(args, "query"), args.update, {
           many: action === "updateMany",
           upsert: args.upsert === true,
-          replace: false,
-          arrayFilters: args.arrayFilters,
+          replace,
+          arrayFilters: replace ? undefined : args.arrayFilters,
         });
         return reply({
           matchedCount: new Int32(result.matched),

@@ -8,7 +8,7 @@
 import { Long, ObjectId } from "bson";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { keptSize, maxBsonObjectSize } from "./bson-size.ts";
-import { cloneValue, type Document, idRepr, isDocument } from "./documents.ts";
+import { cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
 import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
 import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
@@ -475,7 +475,9 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
         throw errors.mongo("After applying the update, the (immutable) field '_id' was found to have been altered");
       }
       after._id = current._id;
-      paths = ["*"];
+      // MongoDB writes nothing for a replacement equal to the document, field order included
+      // (not modified, no change event).
+      paths = toEJSONText(after) === toEJSONText(current) ? [] : ["*"];
     } else {
       ({ doc: after, modifiedPaths: paths } = applyTo(current, spec, arrayFilters, false));
       if (idRepr(after._id) !== idRepr(current._id)) {

@@ -6,7 +6,7 @@
 import { EJSON } from "bson";
 import { defaultFunctionTimeoutMs } from "../config/app-config.ts";
 import { type Document, fromEJSON, fromEJSONText, toEJSONText } from "../data/documents.ts";
-import { isMongoAction, type MongoApp, MongoService } from "../data/mongo-actions.ts";
+import { isFunctionMongoAction, type MongoApp, MongoService } from "../data/mongo-actions.ts";
 import type { Principal } from "../data/rules.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { EventBus } from "../state/events.ts";
@@ -333,7 +333,7 @@ export class AppFunctions implements SandboxHost {
       const action = String(request.action);
       if (action === "getCollectionNames" || action === "getDBNames")
         return this.storeNames(action, request.args, info);
-      if (!isMongoAction(action)) throw new Error(`function not found: '${action}'`);
+      if (!isFunctionMongoAction(action)) throw new Error(`function not found: '${action}'`);
       return new MongoService(this.app, info.principal).runText(action, request.args as Record<string, unknown>);
     }
     const name = String(request.name);

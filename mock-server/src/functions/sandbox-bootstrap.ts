@@ -386,13 +386,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
     } else if (kind === "updateOne" || kind === "updateMany") {
       counted(await action(kind, { query: spec.filter, update: spec.update, upsert: spec.upsert, arrayFilters: spec.arrayFilters }));
     } else if (kind === "replaceOne") {
-      const before = await action("findOneAndReplace", { filter: spec.filter, update: spec.replacement, upsert: spec.upsert, returnNewDocument: false });
-      if (before !== null) {
-        result.matchedCount += 1;
-        result.modifiedCount += 1;
-      } else if (spec.upsert === true) {
-        result.upsertedCount += 1;
-      }
+      counted(await action("replaceOne", { query: spec.filter, update: spec.replacement, upsert: spec.upsert }));
     } else if (kind === "deleteOne" || kind === "deleteMany") {
       result.deletedCount += SafeNumber((await action(kind, { query: spec.filter })).deletedCount || 0);
     } else {

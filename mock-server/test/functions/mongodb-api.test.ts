@@ -92,6 +92,34 @@ describe("a function's MongoDB API", () => {
     expect(await run("distinct", "tag")).toEqual(["navy", "new", "pink", "red"]);
   });
 
+  it("answers a replaceOne's upserted id, and counts an identical replacement as matched, not modified", async () => {
+    await run("seed");
+    const { result } = await run("bulk", [
+      { replaceOne: { filter: { _id: 2 }, replacement: { tag: "blue", sizes: ["M"], owner: "me" } } },
+      { replaceOne: { filter: { _id: 40 }, replacement: { tag: "teal", owner: "me" }, upsert: true } },
+      { replaceOne: { filter: { _id: 41 }, replacement: { tag: "none", owner: "me" } } },
+      { replaceOne: { filter: { _id: 3 }, replacement: { tag: "gold", owner: "me" } } },
+    ]);
+    expect(result).toEqual({
+      insertedCount: { $numberInt: "0" },
+      matchedCount: { $numberInt: "2" },
+      modifiedCount: { $numberInt: "1" },
+      deletedCount: { $numberInt: "0" },
+      upsertedCount: { $numberInt: "1" },
+      insertedIds: {},
+      upsertedIds: { "1": { $numberInt: "40" } },
+    });
+    expect(await run("distinct", "tag")).toEqual([null, "blue", "gold", "red", "teal"]);
+    // The client's actions have no replaceOne: it is the functions' own.
+    const { body } = await call(app, "callFunction", {
+      method: "POST",
+      url: `/api/client/v2.0/app/${appId}/functions/call`,
+      headers: { authorization: `Bearer ${token}` },
+      payload: { name: "replaceOne", service: "mongodb-atlas", arguments: [{ database: "shop", collection: "items" }] },
+    });
+    expect(body).toMatchObject({ error_code: "FunctionNotFound" });
+  });
+
   it("stops an ordered bulkWrite at its first failure, and goes on past it when unordered", async () => {
     await run("seed");
     const operations = [
