@@ -100,8 +100,8 @@ Options:
                          anyone who reaches the control API can run code here; never in production
   --function-http-hosts LIST
                          hosts functions may reach with context.http, comma-separated (.example.com:
-                         with subdomains; '*': any) (env MOCK_FUNCTION_HTTP_HOSTS; default loopback
-                         only, any host in production)
+                         with subdomains; '*': any at a public address) (env MOCK_FUNCTION_HTTP_HOSTS;
+                         default loopback only, '*' in production)
   --identity-provider P  where Google, Apple and Facebook sign-ins go: fake (the built-in fake
                          identity provider, the default), real (the providers; the production
                          default) or the URL of a fake one run alone (\`idp\` below), e.g.

@@ -9,7 +9,11 @@
  * `Set-Cookie`) and `body` (a BSON Binary; the function's side adds `text()`). A 4xx or 5xx is
  * an answer; a request that cannot be made is an error (decision 0032).
  */
+import { type LookupAddress, lookup } from "node:dns";
+import type { LookupFunction } from "node:net";
 import { Binary, EJSON } from "bson";
+import ipaddr from "ipaddr.js";
+import type { Agent, FormData, Headers, Response } from "undici";
 import { isDocument } from "../data/documents.ts";
 
 /** Host names (a leading dot: with subdomains), addresses, or `*` (any host). */
@@ -30,6 +34,63 @@ export const outboundLimits = {
 } as const;
 
 const methods = new Set(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]);
+
+type Undici = typeof import("undici");
+/** undici (fetch, and connections made with a lookup of ours): loaded at the first request, not at every start. */
+let undici: Promise<Undici> | undefined;
+const loadUndici = () => (undici ??= import("undici"));
+
+/** ipaddr.js's names of the ranges that are not public, in words for the refusal. */
+const rangeWords: Record<string, string> = {
+  loopback: "loopback",
+  private: "private",
+  linkLocal: "link-local",
+  uniqueLocal: "unique local",
+  carrierGradeNat: "shared (carrier-grade NAT)",
+  unspecified: "unspecified",
+  broadcast: "broadcast",
+  multicast: "multicast",
+};
+
+/** The kind of a non-public address ("loopback", "private" …), or null when it is public (or not an address). */
+function closedRange(address: string): string | null {
+  if (!ipaddr.isValid(address)) return null;
+  const range = ipaddr.process(address).range();
+  return range === "unicast" ? null : (rangeWords[range] ?? "reserved");
+}
+
+/**
+ * Whether an address is a public one, which `*` lets functions reach: not loopback, private,
+ * link-local (the cloud's metadata service), unique local, shared, multicast or reserved, an
+ * IPv4-mapped IPv6 address judged as its IPv4 one.
+ */
+export const publicAddress = (address: string): boolean => ipaddr.isValid(address) && closedRange(address) === null;
+
+/** A host allowed by `*` only that is, or resolves to, an address that is not public. */
+class ClosedAddress extends Error {
+  constructor(host: string, kind: string, address?: string) {
+    super(
+      `requests to '${host}' are not allowed here: ${address === undefined ? `it is a ${kind} address` : `it is at a ${kind} address (${address})`} (name it in --function-http-hosts to allow it)`,
+    );
+  }
+}
+
+/**
+ * The address lookup of the connections made for hosts allowed by `*` only: every address the
+ * name resolves to must be public, checked where the connection is made (a name that answers a
+ * public address to a first lookup and a private one to the next gains nothing).
+ */
+const publicLookup: LookupFunction = (hostname, options, callback) => {
+  lookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    if (error) return callback(error, "", 0);
+    for (const { address } of addresses) {
+      const kind = closedRange(address);
+      if (kind !== null) return callback(new ClosedAddress(hostname, kind, address), "", 0);
+    }
+    if (options.all) (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, addresses);
+    else callback(null, addresses[0]!.address, addresses[0]!.family);
+  });
+};
 
 /** An error the function sees as thrown by `context.http` (its message only). */
 class OutboundError extends Error {
@@ -55,19 +116,33 @@ function strings(value: unknown, what: string): string[] {
 export class OutboundHttp {
   /** Response bytes held now (being read, or read and not yet answered), all requests together. */
   private held = 0;
+  /** Connections to hosts named in the list, and to hosts `*` allows (public addresses only). */
+  private agents: { named: Agent; publicOnly: Agent } | undefined;
 
   constructor(
     private readonly hosts: OutboundHosts,
     private readonly budgetBytes: number = outboundLimits.budgetBytes,
   ) {}
 
-  /** Whether a URL's host name may be reached. */
+  /** Whether a URL's host name may be reached (by `*`: at public addresses only). */
   allows(hostname: string): boolean {
+    return this.reach(hostname) !== "no";
+  }
+
+  /** How a host may be reached: not, at any address (it is named in the list), or at public ones (`*`). */
+  private reach(hostname: string): "no" | "any" | "public" {
     const name = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
-    return this.hosts.some(
-      (entry) =>
-        entry === "*" || entry === name || (entry.startsWith(".") && (name.endsWith(entry) || name === entry.slice(1))),
+    const named = this.hosts.some(
+      (entry) => entry === name || (entry.startsWith(".") && (name.endsWith(entry) || name === entry.slice(1))),
     );
+    return named ? "any" : this.hosts.includes("*") ? "public" : "no";
+  }
+
+  /** Ends every connection, kept or in use (the server stops: a request still going is failed). */
+  async close(): Promise<void> {
+    const agents = this.agents;
+    this.agents = undefined;
+    if (agents) await Promise.all([agents.named.destroy(), agents.publicOnly.destroy()]);
   }
 
   /**
@@ -86,6 +161,9 @@ export class OutboundHttp {
     if (options.digestAuth === true) throw new OutboundError("digestAuth is not supported by this server");
     if (options.authUrl !== undefined) throw new OutboundError("authUrl is not supported by this server");
     let url = this.urlOf(options);
+    const { Agent, fetch, FormData, Headers } = await loadUndici();
+    this.agents ??= { named: new Agent(), publicOnly: new Agent({ connect: { lookup: publicLookup } }) };
+    const agents = this.agents;
     const headers = new Headers();
     if (options.headers !== undefined) {
       if (!isDocument(options.headers)) throw new OutboundError("headers must be a document");
@@ -106,14 +184,18 @@ export class OutboundHttp {
     }
     url.username = "";
     url.password = "";
-    let body: string | Uint8Array<ArrayBuffer> | FormData | undefined = this.bodyOf(options, headers);
+    let body: string | Uint8Array<ArrayBuffer> | FormData | undefined = this.bodyOf(options, headers, FormData);
     let current = verb;
     const timeout = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
     const signal = ended ? AbortSignal.any([timeout, ended]) : timeout;
     for (let hop = 0; ; hop++) {
-      if (!this.allows(url.hostname)) {
+      const reach = this.reach(url.hostname);
+      if (reach === "no") {
         throw new OutboundError(`requests to '${url.hostname}' are not allowed here (--function-http-hosts)`);
       }
+      const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+      const kind = reach === "public" ? closedRange(host) : null;
+      if (kind !== null) throw new OutboundError(new ClosedAddress(host, kind).message);
       let response: Response;
       try {
         response = await fetch(url, {
@@ -122,8 +204,11 @@ export class OutboundHttp {
           ...(body !== undefined && current !== "GET" && current !== "HEAD" ? { body } : {}),
           redirect: "manual",
           signal,
+          dispatcher: reach === "public" ? agents.publicOnly : agents.named,
         });
       } catch (error) {
+        const cause = (error as { cause?: unknown }).cause;
+        if (cause instanceof ClosedAddress) throw new OutboundError(cause.message);
         throw new OutboundError(`${current} ${JSON.stringify(url.href)}: ${reason(error)}`);
       }
       const location = response.headers.get("location");
@@ -184,11 +269,12 @@ export class OutboundHttp {
   private bodyOf(
     options: Record<string, unknown>,
     headers: Headers,
+    Form: Undici["FormData"],
   ): string | Uint8Array<ArrayBuffer> | FormData | undefined {
     if (options.form !== undefined) {
       if (options.body !== undefined) throw new OutboundError("give body or form, not both");
       if (!isDocument(options.form)) throw new OutboundError("form must be a document");
-      const form = new FormData();
+      const form = new Form();
       for (const [name, value] of Object.entries(options.form)) form.append(name, String(value));
       return form;
     }

@@ -39,6 +39,8 @@ export class Emulator {
   readonly startedAt = Date.now();
   readonly events = new EventBus();
   readonly apps: AppRegistry;
+  /** Where the functions' `context.http` requests go out (kept connections closed with the server). */
+  private readonly outboundHttp: OutboundHttp;
   readonly functionFolders: FunctionFolders;
   readonly emailjs: EmailJsAccounts;
   /** Delivers captured mail over SMTP when `--smtp` is set. */
@@ -154,12 +156,13 @@ export class Emulator {
       if (change === "reset" || change === "deleted") this.fakeIdentityProvider?.drop(appId);
     });
     this.functionFolders = new FunctionFolders(options.watchFunctions);
+    this.outboundHttp = new OutboundHttp(outboundHosts(options.functionHttpHosts, options.production));
     this.apps = new AppRegistry(
       store.apps,
       this.events,
       this.functionFolders,
       defaultTemplate(options),
-      new OutboundHttp(outboundHosts(options.functionHttpHosts, options.production)),
+      this.outboundHttp,
     );
     this.emailjs = new EmailJsAccounts(store.emailjs, emailJsDefaults(options));
     this.endedUserSweeps = this.retention
@@ -277,6 +280,7 @@ export class Emulator {
     if (this.endedUserSweeps) clearInterval(this.endedUserSweeps);
     this.functionFolders.close();
     this.apps.close();
+    await this.outboundHttp.close();
     await this.store.close();
   }
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OutboundHttp, outboundHosts } from "../../src/functions/outbound-http.ts";
+import { OutboundHttp, outboundHosts, publicAddress } from "../../src/functions/outbound-http.ts";
 import { anonymousLogin, callAppFunction, newApp, testApp } from "../helpers/app.ts";
 import { until } from "../helpers/until.ts";
 
@@ -310,5 +310,77 @@ describe("the hosts functions may reach", () => {
     const given = new OutboundHttp(outboundHosts([".example.com", "10.0.0.1"], true));
     expect(["example.com", "api.example.com", "API.Example.com", "10.0.0.1"].every((h) => given.allows(h))).toBe(true);
     expect(["badexample.com", "example.com.evil", "localhost"].some((h) => given.allows(h))).toBe(false);
+  });
+});
+
+describe("addresses behind `*`", () => {
+  const port = () => new URL(origin).port;
+  const deadline = () => Date.now() + 10_000;
+
+  it("are public ones only: loopback, private, link-local, shared and special addresses are not", () => {
+    for (const address of ["8.8.8.8", "1.1.1.1", "2001:4860:4860::8888", "2a00:1450:4001:80b::200e"])
+      expect(publicAddress(address), address).toBe(true);
+    for (const address of [
+      "127.0.0.1",
+      "127.1.2.3",
+      "10.0.0.1",
+      "172.16.5.4",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "255.255.255.255",
+      "224.0.0.1",
+      "192.0.2.1",
+      "::1",
+      "::",
+      "::ffff:127.0.0.1",
+      "::ffff:10.0.0.1",
+      "fd00:ec2::254",
+      "fe80::1",
+      "2002:7f00:1::",
+      "64:ff9b::7f00:1",
+      "not an address",
+    ])
+      expect(publicAddress(address), address).toBe(false);
+  });
+
+  it("refuse an address given in the URL that is not public, before connecting", async () => {
+    const anyHost = new OutboundHttp(outboundHosts(null, true));
+    const before = received.length;
+    for (const [host, kind] of [
+      ["127.0.0.1", "loopback"],
+      ["0.0.0.0", "unspecified"],
+      ["[::1]", "loopback"],
+      ["[::ffff:127.0.0.1]", "loopback"],
+      ["169.254.169.254", "link-local"],
+      ["10.0.0.1", "private"],
+    ]) {
+      const url = `http://${host}:${port()}/echo`;
+      // (As the URL writes it: [::ffff:127.0.0.1] is ::ffff:7f00:1.)
+      const named = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+      await expect(anyHost.send("get", { url }, deadline())).rejects.toThrow(
+        `context.http: requests to '${named}' are not allowed here: it is a ${kind} address (name it in --function-http-hosts to allow it)`,
+      );
+    }
+    expect(received.length).toBe(before);
+  });
+
+  it("refuse a name that resolves to an address that is not public, also at a redirect; one named in the list is allowed", async () => {
+    const anyHost = new OutboundHttp(outboundHosts(["*", "127.0.0.1"], true));
+    const before = received.length;
+    await expect(anyHost.send("get", { url: `http://localhost:${port()}/echo` }, deadline())).rejects.toThrow(
+      /^context\.http: requests to 'localhost' are not allowed here: it is at a loopback address \((127\.0\.0\.1|::1)\) \(name it in --function-http-hosts to allow it\)$/,
+    );
+    expect(received.length).toBe(before);
+    const to = encodeURIComponent(`http://localhost:${port()}/echo`);
+    await expect(
+      anyHost.send("get", { url: `${origin}/moved?to=${to}`, followRedirects: true }, deadline()),
+    ).rejects.toThrow(/requests to 'localhost' are not allowed here: it is at a loopback address/);
+    expect(received.length).toBe(before + 1);
+
+    const named = new OutboundHttp(outboundHosts(["*", "localhost"], true));
+    const answer = await named.send("get", { url: `http://localhost:${port()}/echo` }, deadline());
+    expect(answer.statusCode).toBe(200);
   });
 });
