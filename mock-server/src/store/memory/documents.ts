@@ -144,16 +144,28 @@ function stringValues(value: unknown): string[] {
   return [];
 }
 
+/**
+ * The documents having one value of an indexed field, by `_id` key: in insertion order (the
+ * collection's `places`) while `ordered`, which a document joining with an earlier place (a
+ * replace that gave it this value) breaks until the next read puts them in order again.
+ */
+interface IndexEntry {
+  docs: Map<string, Document>;
+  ordered: boolean;
+  /** The place of the last document that joined in order. */
+  last: number;
+}
+
 export class Collection {
   private readonly docs = new Map<string, Document>();
   /** Each document's place in insertion order (a replace keeps it), by `_id` key. */
   private readonly places = new Map<string, number>();
   private nextPlace = 0;
   /**
-   * Indexes of top-level fields by string value (the `_id` keys of the documents having it), each
+   * Indexes of top-level fields by string value (the documents having it, by `_id` key), each
    * built on the first read narrowed by its field and kept by every write after.
    */
-  private readonly indexes = new Map<string, Map<string, Set<string>>>();
+  private readonly indexes = new Map<string, Map<string, IndexEntry>>();
   /** Each document's size (documentBytes), by `_id` key. */
   private readonly sizes = new Map<string, number>();
   /** The sum of `sizes`. */
@@ -185,25 +197,26 @@ export class Collection {
    * a field to equal a string (a user's own notes among everyone's), else all of them.
    */
   candidates(query: Document): Document[] {
-    let fewest: Set<string> | undefined;
+    let fewest: IndexEntry | null | undefined;
     for (const [field, value] of stringEqualities(query)) {
       const index = this.indexes.get(field) ?? this.buildIndex(field);
       if (!index) continue;
-      const keys = index.get(value) ?? new Set<string>();
-      if (!fewest || keys.size < fewest.size) fewest = keys;
+      const entry = index.get(value) ?? null;
+      if (entry === null) return [];
+      if (!fewest || entry.docs.size < fewest.docs.size) fewest = entry;
     }
     if (!fewest) return this.values();
-    // An index's keys are in insertion order but for documents replaced since (a replace indexes
-    // its document again, at the end): sorted only then, each key's place looked up once.
-    const keys = [...fewest];
-    const places = keys.map((key) => this.places.get(key)!);
-    let ordered = true;
-    for (let i = 1; i < places.length && ordered; i++) ordered = places[i - 1]! < places[i]!;
-    if (!ordered) {
-      const order = keys.map((_, i) => i).sort((a, b) => places[a]! - places[b]!);
-      return order.map((i) => this.docs.get(keys[i]!)!);
-    }
-    return keys.map((key) => this.docs.get(key)!);
+    if (!fewest.ordered) this.putInOrder(fewest);
+    return [...fewest.docs.values()];
+  }
+
+  /** Puts an index entry's documents in insertion order again (each key's place looked up once). */
+  private putInOrder(entry: IndexEntry): void {
+    const keyed = [...entry.docs].map(([key, doc]) => ({ key, doc, place: this.places.get(key)! }));
+    keyed.sort((a, b) => a.place - b.place);
+    entry.docs = new Map(keyed.map(({ key, doc }) => [key, doc]));
+    entry.ordered = true;
+    entry.last = keyed.at(-1)?.place ?? -1;
   }
 
   /**
@@ -213,49 +226,67 @@ export class Collection {
   firstWith(field: string, value: string): Document | undefined {
     const index = this.indexes.get(field) ?? this.buildIndex(field);
     if (!index) return this.values().find((doc) => doc[field] === value);
-    let first: Document | undefined;
-    let firstPlace = Number.POSITIVE_INFINITY;
-    for (const key of index.get(value) ?? []) {
-      const doc = this.docs.get(key)!;
-      const place = this.places.get(key)!;
-      // The index holds arrays holding the value too.
-      if (place < firstPlace && doc[field] === value) {
-        first = doc;
-        firstPlace = place;
-      }
-    }
-    return first;
+    const entry = index.get(value);
+    if (!entry) return undefined;
+    if (!entry.ordered) this.putInOrder(entry);
+    // The index holds arrays holding the value too.
+    for (const doc of entry.docs.values()) if (doc[field] === value) return doc;
+    return undefined;
   }
 
-  private buildIndex(field: string): Map<string, Set<string>> | undefined {
+  private buildIndex(field: string): Map<string, IndexEntry> | undefined {
     if (this.indexes.size >= maxIndexedFields) return undefined;
-    const index = new Map<string, Set<string>>();
+    const index = new Map<string, IndexEntry>();
     this.indexes.set(field, index);
-    for (const [key, doc] of this.docs) this.indexDocument(index, field, key, doc, true);
+    for (const [key, doc] of this.docs) this.reindexField(index, key, [], stringValues(doc[field]), doc);
     return index;
   }
 
-  private indexDocument(index: Map<string, Set<string>>, field: string, key: string, doc: Document, add: boolean) {
-    for (const value of stringValues(doc[field])) {
-      let keys = index.get(value);
-      if (add) {
-        if (!keys) {
-          keys = new Set();
-          index.set(value, keys);
-        }
-        keys.add(key);
-      } else if (keys) {
-        keys.delete(key);
-        if (keys.size === 0) index.delete(value);
+  /**
+   * Keeps one field's index with the document under `key` going from the values `before` to those
+   * of `doc` (`after`): it leaves the values it no longer has, and where it keeps a value it keeps
+   * its position there (a Map's `set` of a key it has), joining the others at the end.
+   */
+  private reindexField(
+    index: Map<string, IndexEntry>,
+    key: string,
+    before: string[],
+    after: string[],
+    doc: Document | undefined,
+  ): void {
+    for (const value of before) {
+      if (after.includes(value)) continue;
+      const entry = index.get(value);
+      if (!entry) continue;
+      entry.docs.delete(key);
+      if (entry.docs.size === 0) index.delete(value);
+    }
+    if (!doc) return;
+    for (const value of after) {
+      let entry = index.get(value);
+      if (!entry) {
+        entry = { docs: new Map(), ordered: true, last: -1 };
+        index.set(value, entry);
       }
+      if (!entry.docs.has(key)) {
+        const place = this.places.get(key)!;
+        if (place < entry.last) entry.ordered = false;
+        else entry.last = place;
+      }
+      entry.docs.set(key, doc);
     }
   }
 
   /** Keeps the indexes with a document stored (`doc`) or removed (`undefined`) under `key`. */
   private reindex(key: string, before: Document | undefined, after: Document | undefined): void {
     for (const [field, index] of this.indexes) {
-      if (before) this.indexDocument(index, field, key, before, false);
-      if (after) this.indexDocument(index, field, key, after, true);
+      this.reindexField(
+        index,
+        key,
+        before ? stringValues(before[field]) : [],
+        after ? stringValues(after[field]) : [],
+        after,
+      );
     }
   }
 
