@@ -81,8 +81,16 @@ describe("remembered token verdicts", () => {
 });
 
 describe("batched function calls", () => {
+  // One user's calls all at once, past the caps a user and an address have (call-caps.test.ts).
+  const manyCalls = {
+    maxFunctionCallsPerAnonymousUser: 300,
+    maxFunctionCallsPerUser: 300,
+    maxFunctionCallsPerAddress: 300,
+  };
+
   it("answers 300 concurrent calls each with its own result", async () => {
     const appId = await newApp(app, {
+      ...manyCalls,
       functions: {
         echo: { source: "exports = async (n) => { await Promise.resolve(); return { n, twice: n * 2 }; };" },
       },
@@ -110,6 +118,7 @@ describe("batched function calls", () => {
 
   it("delivers MongoDB answers to the right ones of many concurrent calls", async () => {
     const appId = await newOpenApp(app, {
+      ...manyCalls,
       functions: {
         roundTrip: {
           source:
