@@ -102,6 +102,10 @@ Options:
                          hosts functions may reach with context.http, comma-separated (.example.com:
                          with subdomains; '*': any at a public address) (env MOCK_FUNCTION_HTTP_HOSTS;
                          default loopback only, '*' in production)
+  --inspect-functions PORT
+                         debug functions: each app's function process waits for a debugger
+                         (chrome://inspect) on 127.0.0.1:PORT, the next app's on PORT+1…; calls have
+                         no time limit meanwhile (env MOCK_INSPECT_FUNCTIONS; never in production)
   --identity-provider P  where Google, Apple and Facebook sign-ins go: fake (the built-in fake
                          identity provider, the default), real (the providers; the production
                          default) or the URL of a fake one run alone (\`idp\` below), e.g.
@@ -171,6 +175,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "metrics-address": { type: "string" },
       "allow-function-source": { type: "boolean" },
       "function-http-hosts": { type: "string" },
+      "inspect-functions": { type: "string" },
       "password-hash-cost": { type: "string" },
       "identity-provider": { type: "string" },
       "signing-secret": { type: "string" },
@@ -318,6 +323,17 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   if (allowFunctionSource) options.allowFunctionSource = true;
   const functionHttpHosts = values["function-http-hosts"] ?? env.MOCK_FUNCTION_HTTP_HOSTS;
   if (functionHttpHosts !== undefined) options.functionHttpHosts = hostList(functionHttpHosts, "--function-http-hosts");
+  const inspectFunctions = values["inspect-functions"] ?? env.MOCK_INSPECT_FUNCTIONS;
+  if (inspectFunctions !== undefined) {
+    if (production)
+      fail(
+        "--inspect-functions does not go with --production: a function process being debugged runs without its permission model and time limits",
+      );
+    const port = Number(inspectFunctions);
+    if (!/^\d+$/.test(inspectFunctions) || port < 1 || port > 65535)
+      fail(`--inspect-functions: '${inspectFunctions}' is not a port (1 to 65535; Node's debugger port is 9229)`);
+    options.inspectFunctions = port;
+  }
   const identityProvider = values["identity-provider"] ?? env.MOCK_IDENTITY_PROVIDER;
   if (production) options.identityProvider = "real";
   if (identityProvider !== undefined) {
@@ -458,6 +474,9 @@ async function main() {
           `  EmailJS origin         ${server.url}  (public key: local-public-key)\n` +
           `  control API            ${server.url}/_mock/v1\n` +
           `  inspector              ${server.url}/_mock/\n` +
+          (settings.inspectFunctions !== null
+            ? `  functions debugger     127.0.0.1:${settings.inspectFunctions} and on, a port an app (chrome://inspect; no time limits)\n`
+            : "") +
           metricsLine(server.url, settings.metricsToken !== null, server.metricsUrl),
       );
     }

@@ -96,6 +96,12 @@ export interface EmulatorOptions {
    * hermetic), any host in production (functions/outbound-http.ts).
    */
   functionHttpHosts: string[] | null;
+  /**
+   * `--inspect-functions PORT`: the apps' function processes listen for a debugger from this port
+   * on (0: any free port each), without the permission model and their time limits; null: off.
+   * Never in production (functions/function-inspector.ts).
+   */
+  inspectFunctions: number | null;
   passwordHashCost: number;
   /**
    * Where the OAuth 2.0 providers (Google, Apple, Facebook) are: `fake`, the built-in fake identity
@@ -157,6 +163,7 @@ export function defaultOptions(): EmulatorOptions {
     metricsAddress: null,
     allowFunctionSource: false,
     functionHttpHosts: null,
+    inspectFunctions: null,
     passwordHashCost: defaultPasswordHashCost,
     identityProvider: "fake",
     signingSecret: null,

@@ -21,6 +21,7 @@ import {
   resolveFunctions,
 } from "./can-evaluate.ts";
 import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
+import { FunctionInspector } from "./function-inspector.ts";
 import type { OutboundHttp } from "./outbound-http.ts";
 import {
   BadArguments,
@@ -42,6 +43,8 @@ export interface FunctionApp extends MongoApp {
   customUserDataText(userId: string): string | Promise<string>;
   /** Where `context.http` requests go out (the server's policy of hosts). */
   readonly outboundHttp: OutboundHttp;
+  /** With `--inspect-functions`: the debugger ports of the function processes. */
+  readonly functionInspector: FunctionInspector | null;
 }
 
 interface CallInfo {
@@ -139,15 +142,19 @@ export class AppFunctions implements SandboxHost {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
     if (!this.sandbox?.usable) {
-      const config = this.app.config;
-      this.sandbox = new Sandbox(this, {
-        app: { id: this.app.domainId, clientAppId: this.app.appId, name: config.name ?? this.app.appId },
-        values: (config.values ?? {}) as Record<string, unknown>,
-        environment: {
-          tag: config.environment?.tag ?? "",
-          values: (config.environment?.values ?? {}) as Record<string, unknown>,
+      const { config, appId, functionInspector: inspector } = this.app;
+      this.sandbox = new Sandbox(
+        this,
+        {
+          app: { id: this.app.domainId, clientAppId: appId, name: config.name ?? appId },
+          values: (config.values ?? {}) as Record<string, unknown>,
+          environment: {
+            tag: config.environment?.tag ?? "",
+            values: (config.environment?.values ?? {}) as Record<string, unknown>,
+          },
         },
-      });
+        inspector ? { inspectPort: inspector.portOf(appId), inspecting: (url) => inspector.listening(appId, url) } : {},
+      );
     }
     return this.sandbox;
   }
@@ -196,7 +203,8 @@ export class AppFunctions implements SandboxHost {
     } finally {
       ended.abort();
       this.calls.delete(callId);
-      if (sandbox.running === 0 && this.calls.size === 0) {
+      // (A process being debugged stays: a debugger attached to it would lose it.)
+      if (sandbox.running === 0 && this.calls.size === 0 && !this.app.functionInspector) {
         this.idleTimer = setTimeout(() => this.close(), idleProcessMs);
         this.idleTimer.unref();
       }
@@ -215,7 +223,10 @@ export class AppFunctions implements SandboxHost {
   async callFromText(name: string, argsText: string, options: RunOptions): Promise<string> {
     const fn = this.resolve(name);
     if (!fn || (options.fromClient && fn.private)) throw errors.functionNotFound(name);
-    const timeout = this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs;
+    // While debugging a call may stand at a breakpoint as long as its developer looks.
+    const timeout = this.app.functionInspector
+      ? FunctionInspector.timeLimitMs
+      : (this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs);
     const system = options.system || fn.runAsSystem;
     const pending = this.callText(options.user);
     const callText = typeof pending === "string" ? pending : await pending;

@@ -36,9 +36,11 @@ const permissionFlag = process.allowedNodeEnvironmentFlags.has("--permission")
  * worker threads, addons, WASI or inspector), no `eval` or `Function` from strings in its own realm
  * either, the memory limit, and vm modules so that import() can be refused in the context's realm.
  */
-export function functionProcessArgs(memoryLimitMb: number): string[] {
+export function functionProcessArgs(memoryLimitMb: number, inspectPort: number | null = null): string[] {
   return [
-    permissionFlag,
+    // The permission model keeps the inspector from starting: a process that waits for a debugger
+    // (--inspect-functions, never in production) runs without it (function-inspector.ts).
+    ...(inspectPort === null ? [permissionFlag] : [`--inspect=127.0.0.1:${inspectPort}`]),
     "--disallow-code-generation-from-strings",
     "--experimental-vm-modules",
     `--max-old-space-size=${memoryLimitMb}`,
@@ -110,6 +112,15 @@ export interface SandboxAppInfo {
   environment: { tag: string; values: Record<string, unknown> };
 }
 
+export interface SandboxOptions {
+  /** The process's heap limit (the service's 350 MB a function run). */
+  memoryLimitMb?: number;
+  /** Listen for a debugger on this port of 127.0.0.1 (0: any free one), without the permission model. */
+  inspectPort?: number | null;
+  /** Told the debugger's WebSocket address once the process listens. */
+  inspecting?: (url: string) => void;
+}
+
 /** What a function asks of the emulator: a MongoDB action, another function, an HTTP request. */
 export type HostRequest = "mongo" | "execute" | "http";
 
@@ -157,10 +168,10 @@ export class Sandbox {
   constructor(
     private readonly host: SandboxHost,
     info: SandboxAppInfo,
-    memoryLimitMb = 350,
+    { memoryLimitMb = 350, inspectPort = null, inspecting }: SandboxOptions = {},
   ) {
     bsonSource ??= readFileSync(bsonBundlePath, "utf8");
-    this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb), {
+    this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb, inspectPort), {
       stdio: ["ignore", "ignore", "pipe", "pipe"],
       env: functionProcessEnvironment(),
       windowsHide: true,
@@ -173,6 +184,8 @@ export class Sandbox {
     this.child.stderr?.setEncoding("utf8");
     this.child.stderr?.on("data", (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-4096);
+      const url = inspecting && /Debugger listening on (ws:\/\/\S+)/.exec(chunk)?.[1];
+      if (url) inspecting(url);
     });
     this.channel.setEncoding("utf8");
     this.channel.on("data", (chunk: string) => this.read(chunk));

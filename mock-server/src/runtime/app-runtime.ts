@@ -9,6 +9,7 @@ import { type Document, toEJSON, toEJSONText } from "../data/documents.ts";
 import type { UserPrincipal } from "../data/rules.ts";
 import { AppFunctions } from "../functions/app-functions.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
+import type { FunctionInspector } from "../functions/function-inspector.ts";
 import type { OutboundHttp } from "../functions/outbound-http.ts";
 import { type Clock, createClock } from "../state/clock.ts";
 import type { EventBus } from "../state/events.ts";
@@ -50,6 +51,8 @@ export class AppRuntime {
     private readonly events: EventBus,
     /** Where the functions' `context.http` requests go out. */
     readonly outboundHttp: OutboundHttp,
+    /** With `--inspect-functions`: where the function process waits for a debugger. */
+    readonly functionInspector: FunctionInspector | null,
     clockOffsetMs = 0,
   ) {
     this.clock = createClock(clockOffsetMs, Date.now, () => {

@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { type AppConfig, deepMerge } from "../config/app-config.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
+import type { FunctionInspector } from "../functions/function-inspector.ts";
 import type { OutboundHttp } from "../functions/outbound-http.ts";
 import type { EventBus } from "../state/events.ts";
 import { randomHex } from "../state/ids.ts";
@@ -36,6 +37,8 @@ export class AppRegistry {
     readonly defaultTemplate: AppTemplate,
     /** Where the apps' functions' `context.http` requests go out. */
     private readonly outboundHttp: OutboundHttp,
+    /** With `--inspect-functions`: where the apps' function processes wait for a debugger. */
+    private readonly functionInspector: FunctionInspector | null = null,
   ) {
     records.onChange((appId, change) => this.changed(appId, change));
     // Sessions ended on any instance: the change streams this one has open on them end.
@@ -52,6 +55,7 @@ export class AppRegistry {
       this.folders,
       this.events,
       this.outboundHttp,
+      this.functionInspector,
       this.clockOffsets.get(record.appId) ?? 0,
     );
     this.clockOffsets.delete(record.appId);

@@ -12,6 +12,7 @@ import { type Budgets, defaultBudgets } from "../config/budgets.ts";
 import type { EmulatorOptions } from "../config/options.ts";
 import { defaultSweeps } from "../config/retention.ts";
 import { FunctionFolders } from "../functions/function-folder.ts";
+import { FunctionInspector } from "../functions/function-inspector.ts";
 import { OutboundHttp, outboundHosts } from "../functions/outbound-http.ts";
 import { UnsentReplies, unsentReplyLimits } from "../http/unsent-replies.ts";
 import { FakeIdentityProvider } from "../idp/fake-identity-provider.ts";
@@ -41,6 +42,8 @@ export class Emulator {
   readonly apps: AppRegistry;
   /** Where the functions' `context.http` requests go out (kept connections closed with the server). */
   private readonly outboundHttp: OutboundHttp;
+  /** With `--inspect-functions`: where the function processes wait for a debugger. */
+  readonly functionInspector: FunctionInspector | null;
   readonly functionFolders: FunctionFolders;
   readonly emailjs: EmailJsAccounts;
   /** Delivers captured mail over SMTP when `--smtp` is set. */
@@ -157,12 +160,14 @@ export class Emulator {
     });
     this.functionFolders = new FunctionFolders(options.watchFunctions);
     this.outboundHttp = new OutboundHttp(outboundHosts(options.functionHttpHosts, options.production));
+    this.functionInspector = options.inspectFunctions === null ? null : new FunctionInspector(options.inspectFunctions);
     this.apps = new AppRegistry(
       store.apps,
       this.events,
       this.functionFolders,
       defaultTemplate(options),
       this.outboundHttp,
+      this.functionInspector,
     );
     this.emailjs = new EmailJsAccounts(store.emailjs, emailJsDefaults(options));
     this.endedUserSweeps = this.retention

@@ -35,7 +35,7 @@ const fn = (name: string, source: string): FunctionSource => ({
 });
 const sandboxes: Sandbox[] = [];
 const sandbox = (memoryLimitMb?: number) => {
-  const created = new Sandbox(host, info, memoryLimitMb);
+  const created = new Sandbox(host, info, { memoryLimitMb });
   sandboxes.push(created);
   return created;
 };
