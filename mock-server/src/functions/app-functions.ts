@@ -49,6 +49,8 @@ export interface FunctionApp extends MongoApp {
 
 interface CallInfo {
   principal: Principal;
+  /** The client's request behind the call, for `context.request` (none for the system's runs). */
+  request?: (() => Document) | undefined;
   /** `context` as the function sees it (read once per call, before its time starts): `{"user":…,"request":{}}`. */
   callText: string;
   deadline: number;
@@ -57,6 +59,35 @@ interface CallInfo {
   name: string;
   /** See RunOptions.argsInBody. */
   argsInBody?: boolean;
+}
+
+/**
+ * `context.request` of a call made for a client's request, as the service documents it: the
+ * address, headers and query string; the referrer and user agent only when the request had them.
+ */
+function contextRequest(request: Document): Document {
+  const { remoteIPAddress, requestHeaders, rawQueryString, httpReferrer, httpUserAgent } = request;
+  return {
+    remoteIPAddress,
+    requestHeaders,
+    rawQueryString,
+    ...(httpReferrer ? { httpReferrer } : {}),
+    ...(httpUserAgent ? { httpUserAgent } : {}),
+  };
+}
+
+/**
+ * Whether a function's source names `request` at all: only then is `context.request` sent with
+ * its calls (headers differ from call to call, so the text is not kept with the user's context).
+ */
+const namesRequest = new WeakMap<FunctionSource, boolean>();
+function wantsRequest(fn: FunctionSource): boolean {
+  let wants = namesRequest.get(fn);
+  if (wants === undefined) {
+    wants = fn.source.includes("request");
+    namesRequest.set(fn, wants);
+  }
+  return wants;
 }
 
 /** The call's `context` text with this `context.user` text. */
@@ -189,7 +220,8 @@ export class AppFunctions implements SandboxHost {
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
     const sandbox = this.sandboxFor();
     const { callText, deadline, argsInBody } = info;
-    const { callId, result } = sandbox.run({ fn, argsText, argsInBody, callText, deadline });
+    const requestText = info.request && wantsRequest(fn) ? toEJSONText(contextRequest(info.request())) : undefined;
+    const { callId, result } = sandbox.run({ fn, argsText, argsInBody, callText, requestText, deadline });
     const ended = new AbortController();
     this.calls.set(callId, { ...info, ended: ended.signal });
     try {
@@ -244,6 +276,7 @@ export class AppFunctions implements SandboxHost {
               ...(options.request ? { request: options.request } : {}),
               ...(options.ruleDepth ? { ruleDepth: options.ruleDepth } : {}),
             },
+      request: options.request,
       deadline: Date.now() + timeout,
       argsInBody: options.argsInBody,
     });

@@ -15,6 +15,7 @@ import { Binary, EJSON } from "bson";
 import ipaddr from "ipaddr.js";
 import type { Agent, FormData, Headers, Response } from "undici";
 import { isDocument } from "../data/documents.ts";
+import { canonicalHeaderName } from "../http/header-names.ts";
 
 /** Host names (a leading dot: with subdomains), addresses, or `*` (any host). */
 export type OutboundHosts = readonly string[];
@@ -98,13 +99,6 @@ class OutboundError extends Error {
     super(`context.http: ${message}`);
   }
 }
-
-/** A header name as Go writes it (`content-type` → `Content-Type`), as the service answered them. */
-const canonical = (name: string) =>
-  name
-    .split("-")
-    .map((part) => (part ? part[0]!.toUpperCase() + part.slice(1) : part))
-    .join("-");
 
 /** A value given as a list of strings, or one string. */
 function strings(value: unknown, what: string): string[] {
@@ -324,7 +318,8 @@ export class OutboundHttp {
   private answer(response: Response, body: Uint8Array): Record<string, unknown> {
     const headers: Record<string, string[]> = {};
     // (Fetch gives a name once, its values joined by ", "; Set-Cookie lines one by one below.)
-    for (const [name, value] of response.headers) if (name !== "set-cookie") headers[canonical(name)] = [value];
+    for (const [name, value] of response.headers)
+      if (name !== "set-cookie") headers[canonicalHeaderName(name)] = [value];
     const setCookies = response.headers.getSetCookie();
     const cookies: Record<string, string> = {};
     if (setCookies.length > 0) {

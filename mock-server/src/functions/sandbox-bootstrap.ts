@@ -728,8 +728,11 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
     let fn;
     try {
       const module = { exports: undefined };
-      const callInfo = call(mapGet, contexts, message.context);
-      if (callInfo === undefined) throw new SafeError("the call's context is missing");
+      const kept = call(mapGet, contexts, message.context);
+      if (kept === undefined) throw new SafeError("the call's context is missing");
+      // A call's own context.request (sandbox.ts sends it with the run when the function names it).
+      const callInfo =
+        message.request === undefined ? kept : { user: kept.user, request: deepFreeze(fromText(message.request)) };
       fn = apply(factory, undefined, [undefined, module, makeContext(callId, callInfo), consoleFor(callId)]);
     } catch (error) {
       fail(callId, error);
@@ -817,6 +820,12 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
           const header = readNumbers(text, 3);
           const args = call(stringSlice, text, header[3]);
           run({ callId: header[0], fn: header[1], context: header[2], args, inBody: kind === "b" });
+        } else if (kind === "R" || kind === "B") {
+          const header = readNumbers(text, 4);
+          const requestEnd = header[4] + header[3];
+          const request = call(stringSlice, text, header[4], requestEnd);
+          const args = call(stringSlice, text, requestEnd);
+          run({ callId: header[0], fn: header[1], context: header[2], request, args, inBody: kind === "B" });
         } else if (kind === "u") {
           const header = readNumbers(text, 1);
           call(mapSet, contexts, header[0], deepFreeze(fromText(call(stringSlice, text, header[1]))));

@@ -295,7 +295,15 @@ export class Sandbox {
    * `argsText` is a request's JSON body, whose `arguments` the process reads (a large body's, which
    * the main thread then neither writes nor checks again).
    */
-  run(options: { fn: FunctionSource; argsText: string; argsInBody?: boolean; callText: string; deadline: number }): {
+  run(options: {
+    fn: FunctionSource;
+    argsText: string;
+    argsInBody?: boolean;
+    callText: string;
+    /** `context.request` of this call, when it differs from the context's (`{}`). */
+    requestText?: string | undefined;
+    deadline: number;
+  }): {
     callId: number;
     result: Promise<string>;
   } {
@@ -321,9 +329,16 @@ export class Sandbox {
       );
     }
     // "r" callId,functionId,contextId, then the arguments' text to the end ("b": the body holding
-    // them; sandbox-bootstrap.ts reads it).
-    const kind = options.argsInBody ? "b" : "r";
-    this.post(`${kind}${callId},${fnId},${this.contextFor(options.callText)},${options.argsText}`);
+    // them; sandbox-bootstrap.ts reads it). "R"/"B": the call's own context.request first, its
+    // length after the context's id.
+    const context = this.contextFor(options.callText);
+    const { requestText } = options;
+    if (requestText === undefined) {
+      this.post(`${options.argsInBody ? "b" : "r"}${callId},${fnId},${context},${options.argsText}`);
+    } else {
+      const kind = options.argsInBody ? "B" : "R";
+      this.post(`${kind}${callId},${fnId},${context},${requestText.length},${requestText}${options.argsText}`);
+    }
     return { callId, result };
   }
 
