@@ -1,10 +1,11 @@
 /**
  * What anyone on the network sees of the site: the web app (its client-side routes load directly,
- * over HTTP/2, with the security headers), the client API, and nothing else of the server — no
- * control API, no inspector, no EmailJS API — and a foreign Host refused.
+ * over HTTP/2, with the security headers), the client API and the app's HTTPS endpoints, and
+ * nothing else of the server — no control API, no inspector, no EmailJS API — and a foreign Host
+ * refused.
  */
 import { request as httpsRequest } from "node:https";
-import { clientApi, expect, site, test } from "./fixtures.ts";
+import { appId, clientApi, expect, site, test } from "./fixtures.ts";
 
 test.describe("the public site", { tag: "@production" }, () => {
   test("serves the web app's routes over HTTP/2 with its security headers", async ({ page }) => {
@@ -37,6 +38,19 @@ test.describe("the public site", { tag: "@production" }, () => {
     for (const path of ["/_mock/v1/apps", "/_mock/", "/_mock/v1/health", "/_mock/v1/metrics", "/api/v1.0/email/send"]) {
       expect((await request.get(path)).status(), path).toBe(404);
     }
+  });
+
+  test("serves the app's HTTPS endpoint through the site, as the user of the access token", async ({ request }) => {
+    const endpoint = `${site}/app/${appId}/endpoint/notes/stats`;
+    const refused = await request.get(endpoint);
+    expect(refused.status()).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: "no authentication methods were specified" });
+    const login = await request.post(`${clientApi}/auth/providers/anon-user/login`, { data: {} });
+    const { access_token: token } = (await login.json()) as { access_token: string };
+    const stats = await request.get(endpoint, { headers: { authorization: `Bearer ${token}` } });
+    expect(stats.status()).toBe(200);
+    expect(stats.headers()["x-request-id"]).toMatch(/^[0-9a-f]{32}$/);
+    expect(await stats.json()).toEqual({ count: 0, words: 0, lastUpdated: null });
   });
 
   test("refuses a foreign Host (DNS rebinding)", async () => {

@@ -44,6 +44,12 @@ const expectedAppServices = [
   ["deleteApiKey", "DELETE", `${appServicesBase}/auth/api_keys/{apiKeyId}`],
   ["enableApiKey", "PUT", `${appServicesBase}/auth/api_keys/{apiKeyId}/enable`],
   ["disableApiKey", "PUT", `${appServicesBase}/auth/api_keys/{apiKeyId}/disable`],
+  // An exported app's custom HTTPS endpoints (its webhooks), by method.
+  ["callEndpointGet", "GET", "/app/{appId}/endpoint/{route}"],
+  ["callEndpointPost", "POST", "/app/{appId}/endpoint/{route}"],
+  ["callEndpointPut", "PUT", "/app/{appId}/endpoint/{route}"],
+  ["callEndpointPatch", "PATCH", "/app/{appId}/endpoint/{route}"],
+  ["callEndpointDelete", "DELETE", "/app/{appId}/endpoint/{route}"],
 ] as const;
 
 const expectedEmailJs = [

@@ -1,6 +1,7 @@
 /**
  * Abuse limits on the calls that guess passwords or send mail: login, register, confirmation
- * resend, reset e-mail and reset function. Each is limited per client address (an IPv6 client: its
+ * resend, reset e-mail and reset function, and an HTTPS endpoint's request signing in with
+ * `email` and `password` headers. Each is limited per client address (an IPv6 client: its
  * /64, http/client-address.ts) and, where the body
  * names one, per e-mail address (so one attacker cannot lock everyone out from one address and
  * one victim's address cannot be flooded from many). Off unless `--auth-rate-limit` is given.
@@ -32,8 +33,14 @@ export function parseAuthRateLimit(text: string): AuthRateLimit | string {
  * The operations limited, and where their body names the e-mail address (none: per client address
  * only; the OAuth 2.0 flow's steps ask the provider, so they are limited too).
  */
-const limited: Record<string, "username" | "email" | "none"> = {
+const limited: Record<string, "username" | "email" | "none" | "password-header"> = {
   login: "username",
+  // An HTTPS endpoint's request that signs in with `email` and `password` headers (others are not counted).
+  callEndpointGet: "password-header",
+  callEndpointPost: "password-header",
+  callEndpointPut: "password-header",
+  callEndpointPatch: "password-header",
+  callEndpointDelete: "password-header",
   beginOAuthLogin: "none",
   finishOAuthLogin: "none",
   finishOAuthLoginForm: "none",
@@ -43,8 +50,12 @@ const limited: Record<string, "username" | "email" | "none"> = {
   callResetPasswordFunction: "email",
 };
 
-function emailOf(request: FastifyRequest, field: "username" | "email" | "none"): string | null {
+function emailOf(request: FastifyRequest, field: "username" | "email" | "none" | "password-header"): string | null {
   if (field === "none") return null;
+  if (field === "password-header") {
+    const email = request.headers.email;
+    return typeof email === "string" && email !== "" ? email.trim().toLowerCase() : null;
+  }
   const body = request.body as Record<string, unknown> | undefined;
   const value = body && typeof body === "object" ? body[field] : undefined;
   return typeof value === "string" && value.length > 0 ? value.trim().toLowerCase() : null;
@@ -59,9 +70,15 @@ export function registerAbuseLimits(
   const { max, windowMs } = limit;
   const { options } = app.emulator;
   // Counted per app and per operation: sending mail does not use up sign-in attempts.
-  const check = async (request: FastifyRequest, reply: FastifyReply, field: "username" | "email" | "none") => {
+  const check = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    field: "username" | "email" | "none" | "password-header",
+  ) => {
     const runtime = request.appRuntime;
-    const scope = `${runtime?.appId ?? ""}|${request.routeOptions.config.operationId}`;
+    // An endpoint's password guesses are logins' (one window for both, whatever the method).
+    const operation = field === "password-header" ? "login" : request.routeOptions.config.operationId;
+    const scope = `${runtime?.appId ?? ""}|${operation}`;
     const keys = [`ip|${scope}|${addressKey(request.ip)}`];
     const email = emailOf(request, field);
     if (email !== null) keys.push(`email|${scope}|${email}`);
@@ -82,6 +99,8 @@ export function registerAbuseLimits(
   app.addHook("preHandler", (request, reply, done) => {
     const field = limited[request.routeOptions.config.operationId ?? ""];
     if (!field) return done();
+    if (field === "password-header" && (request.headers.email === undefined || request.headers.password === undefined))
+      return done();
     check(request, reply, field).then(() => done(), done);
   });
 }

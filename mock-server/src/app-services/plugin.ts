@@ -11,6 +11,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { registerFormParser } from "../http/form-body.ts";
 import { journalRequest } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
+import { maxRequestBodyBytes } from "../runtime/large-requests.ts";
 import type { Fault } from "../state/faults.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
 import {
@@ -22,7 +23,7 @@ import {
   type Caller,
 } from "./auth-context.ts";
 import { countersOf } from "./counted-limits.ts";
-import { routes } from "./routes.ts";
+import { endpointRoutes, routes } from "./routes.ts";
 
 function tokenIfAny(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
@@ -233,4 +234,11 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
   registerAbuseLimits(app, emulator.options.authRateLimit, countersOf(emulator.store));
   registerFormParser(app);
   registerDocumentedRoutes(app, routes, "app-services", (route) => ({ auth: route.auth }));
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: maxRequestBodyBytes }, (_request, body, done) =>
+      done(null, body),
+    );
+    registerDocumentedRoutes(scope, endpointRoutes, "app-services", (route) => ({ auth: route.auth }));
+  });
 }

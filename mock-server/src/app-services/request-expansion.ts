@@ -30,7 +30,7 @@ function parameterName(pair: string): string {
 }
 
 /** The request's headers: each name as the service wrote it, its values in the order sent. */
-function requestHeaders(request: FastifyRequest): Record<string, string[]> {
+export function requestHeaders(request: FastifyRequest): Record<string, string[]> {
   // (No prototype: a header may be named __proto__.)
   const headers: Record<string, string[]> = Object.create(null);
   const raw = request.raw.rawHeaders;

@@ -17,6 +17,11 @@ import resendConfirmationEmail from "./auth/resend-confirmation-email.ts";
 import resetPassword from "./auth/reset-password.ts";
 import retryCustomConfirmation from "./auth/retry-custom-confirmation.ts";
 import sendResetPasswordEmail from "./auth/send-reset-password-email.ts";
+import callEndpointDelete from "./endpoints/call-endpoint-delete.ts";
+import callEndpointGet from "./endpoints/call-endpoint-get.ts";
+import callEndpointPatch from "./endpoints/call-endpoint-patch.ts";
+import callEndpointPost from "./endpoints/call-endpoint-post.ts";
+import callEndpointPut from "./endpoints/call-endpoint-put.ts";
 import callFunction from "./functions/call-function.ts";
 import callFunctionStreaming from "./functions/call-function-streaming.ts";
 import getLocation from "./location/get-location.ts";
@@ -50,4 +55,16 @@ export const routes = [
   deleteApiKey,
   enableApiKey,
   disableApiKey,
+];
+
+/**
+ * The app's HTTPS endpoints, one operation a method: registered in a scope of their own, where a
+ * body of any type is read as its bytes (the function gets them; a signature is checked on them).
+ */
+export const endpointRoutes = [
+  callEndpointGet,
+  callEndpointPost,
+  callEndpointPut,
+  callEndpointPatch,
+  callEndpointDelete,
 ];

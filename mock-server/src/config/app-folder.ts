@@ -10,10 +10,12 @@
  *   environments/<environment>.json        environment values
  *   data_sources/mongodb-atlas/<db>/<coll>/rules.json, default_rule.json: rules (a subset)
  *   triggers/*.json                        authentication, database and scheduled triggers
+ *   https_endpoints/config.json            custom HTTPS endpoints (http_endpoints/ in older exports)
  *   secrets.json                           emulator extension: secret values (an export has none)
  *
- * What an export holds that this server does not run — triggers of other kinds, HTTPS endpoints,
- * Device Sync — is listed (`notRun`), for the start to say so.
+ * What an export holds that this server does not run — triggers of other kinds, Device Sync — or
+ * runs only in part (an endpoint whose secret is not in secrets.json) is listed (`notRun`), for the
+ * start to say so.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -224,6 +226,8 @@ export function loadAppFolder(dir: string): AppFolder {
   const found: string[] = [];
   const triggers = loadTriggers(dir, found);
   if (triggers.length > 0) config.triggers = triggers;
+  const endpoints = loadEndpoints(dir, secrets, found);
+  if (endpoints.length > 0) config.endpoints = endpoints;
   return { appId: asString(root.app_id) ?? asString(root.client_app_id), config, notRun: notRun(dir, found) };
 }
 
@@ -325,13 +329,61 @@ function loadTriggers(dir: string, notRun: string[]): Trigger[] {
   return triggers;
 }
 
-/** The enabled HTTPS endpoints and Device Sync of an export (after `found`): neither is run here. */
-function notRun(dir: string, found: string[]): string[] {
-  const endpoints = readJsonIfExists(join(dir, "http_endpoints", "config.json"));
-  for (const endpoint of Array.isArray(endpoints) ? endpoints.map(asObject) : []) {
-    if (endpoint.disabled === true) continue;
-    found.push(`HTTPS endpoint ${asString(endpoint.http_method) ?? "*"} ${asString(endpoint.route) ?? "?"}`);
+type HttpsEndpoint = NonNullable<AppConfig["endpoints"]>[number];
+const endpointMethods = ["GET", "POST", "PUT", "PATCH", "DELETE", "*"] as const;
+const validationMethods = ["NO_VALIDATION", "SECRET_AS_QUERY_PARAM", "VERIFY_PAYLOAD"] as const;
+
+/**
+ * The export's custom HTTPS endpoints (`https_endpoints/config.json`, or `http_endpoints/` of
+ * older exports), the secret of each named in `secret_name` read from secrets.json. One this server
+ * cannot serve (no function, an unknown method) goes to `notRun`, and so does one whose secret is
+ * missing (served, refusing every request: its check cannot pass).
+ */
+function loadEndpoints(dir: string, secrets: Json, notRun: string[]): HttpsEndpoint[] {
+  const file = ["https_endpoints", "http_endpoints"]
+    .map((folder) => join(dir, folder, "config.json"))
+    .find((path) => existsSync(path));
+  const raw = file ? readJson(file) : undefined;
+  const endpoints: HttpsEndpoint[] = [];
+  for (const entry of Array.isArray(raw) ? raw.map(asObject) : []) {
+    if (entry.disabled === true) continue;
+    const route = asString(entry.route);
+    const method = asString(entry.http_method)?.toUpperCase();
+    const functionName = asString(entry.function_name);
+    const named = `HTTPS endpoint ${method ?? "?"} ${route ?? "?"}`;
+    if (!route?.startsWith("/") || !functionName || !(endpointMethods as readonly string[]).includes(method ?? "")) {
+      notRun.push(named);
+      continue;
+    }
+    const validation = asString(entry.validation_method) ?? asString(entry.verification_method) ?? "NO_VALIDATION";
+    const secretName = asString(entry.secret_name);
+    const secret = secretName ? asString(secrets[secretName]) : undefined;
+    if (validation !== "NO_VALIDATION" && !secret)
+      notRun.push(`${named} (its secret '${secretName ?? ""}' is not in secrets.json: every request is refused)`);
+    const returnType = asString(entry.return_type);
+    endpoints.push({
+      route,
+      httpMethod: method as HttpsEndpoint["httpMethod"],
+      functionName,
+      ...((validationMethods as readonly string[]).includes(validation)
+        ? { validationMethod: validation as HttpsEndpoint["validationMethod"] }
+        : {}),
+      ...(secret ? { secret } : {}),
+      ...(asBoolean(entry.respond_result) !== undefined ? { respondResult: entry.respond_result as boolean } : {}),
+      ...(returnType === "JSON" || returnType === "EJSON" ? { returnType } : {}),
+      ...(asBoolean(entry.fetch_custom_user_data) !== undefined
+        ? { fetchCustomUserData: entry.fetch_custom_user_data as boolean }
+        : {}),
+      ...(asBoolean(entry.create_user_on_auth) !== undefined
+        ? { createUserOnAuth: entry.create_user_on_auth as boolean }
+        : {}),
+    });
   }
+  return endpoints;
+}
+
+/** The enabled Device Sync of an export (after `found`): not run here. */
+function notRun(dir: string, found: string[]): string[] {
   const sync = asObject(readJsonIfExists(join(dir, "sync", "config.json")));
   if (sync.state === "enabled") found.push(`Device Sync (${asString(sync.type) ?? "?"})`);
   return found;

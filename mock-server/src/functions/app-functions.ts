@@ -3,7 +3,7 @@
  * with App Services' `context` (user, values, environment, services, functions), as the calling
  * user (rules apply) or as system, within the app's time limit.
  */
-import { EJSON } from "bson";
+import { Binary, EJSON } from "bson";
 import { defaultFunctionTimeoutMs } from "../config/app-config.ts";
 import { type Document, fromEJSON, fromEJSONText, toEJSONText } from "../data/documents.ts";
 import { isFunctionMongoAction, type MongoApp, MongoService } from "../data/mongo-actions.ts";
@@ -51,6 +51,10 @@ interface CallInfo {
   principal: Principal;
   /** The client's request behind the call, for `context.request` (none for the system's runs). */
   request?: (() => Document) | undefined;
+  /** `context.request` as text, made already (an HTTPS endpoint's, with its route and method). */
+  requestText?: string | undefined;
+  /** An HTTPS endpoint's call (Sandbox.run's `endpoint`); the calls it makes are not. */
+  endpoint?: boolean;
   /** `context` as the function sees it (read once per call, before its time starts): `{"user":…,"request":{}}`. */
   callText: string;
   deadline: number;
@@ -65,7 +69,7 @@ interface CallInfo {
  * `context.request` of a call made for a client's request, as the service documents it: the
  * address, headers and query string; the referrer and user agent only when the request had them.
  */
-function contextRequest(request: Document): Document {
+export function contextRequest(request: Document): Document {
   const { remoteIPAddress, requestHeaders, rawQueryString, httpReferrer, httpUserAgent } = request;
   return {
     remoteIPAddress,
@@ -74,6 +78,68 @@ function contextRequest(request: Document): Document {
     ...(httpReferrer ? { httpReferrer } : {}),
     ...(httpUserAgent ? { httpUserAgent } : {}),
   };
+}
+
+/** An HTTPS endpoint's call of its function (AppFunctions.runEndpoint). */
+export interface EndpointCall {
+  /** Who it runs as; null: the system. */
+  user: StoredUser | null;
+  /** The function's first argument, `{headers, query, body?}`, and as canonical Extended JSON. */
+  requestArg: Document;
+  requestArgText: string;
+  /** `context.request`: the client's request with the endpoint's route and method. */
+  contextRequest: Document;
+  /** `%%request` for the function's `can_evaluate`. */
+  expansion: () => Document;
+  /** `context.user.custom_data` is the user's (true) or `{}`. */
+  fetchCustomUserData: boolean;
+}
+
+/** What an endpoint's function answered and set on its response. */
+export interface EndpointOutcome {
+  /** Its value (BSON-typed), when it was not undefined. */
+  result?: unknown;
+  hasResult: boolean;
+  statusCode?: number;
+  headers: [string, string[]][];
+  /** The body it set, as bytes or as text. */
+  body?: Uint8Array | string;
+}
+
+const tokenName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const fieldValue = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+const isDocumentValue = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** An endpoint call's answer text, read and checked: anything else is the function's failure. */
+function endpointOutcome(text: string): EndpointOutcome {
+  const broken = () => errors.functionExecution("the endpoint's response is not one this server can send");
+  let answer: unknown;
+  try {
+    answer = EJSON.parse(text, { relaxed: false });
+  } catch {
+    throw broken();
+  }
+  if (!isDocumentValue(answer) || !isDocumentValue(answer.response)) throw broken();
+  const { response } = answer;
+  const outcome: EndpointOutcome = { headers: [], hasResult: "result" in answer };
+  if (outcome.hasResult) outcome.result = answer.result;
+  if (response.statusCode !== undefined) {
+    const code = Number(response.statusCode);
+    if (!Number.isInteger(code) || code < 100 || code > 599) throw broken();
+    outcome.statusCode = code;
+  }
+  if (!isDocumentValue(response.headers)) throw broken();
+  for (const [name, values] of Object.entries(response.headers)) {
+    if (!tokenName.test(name) || !Array.isArray(values)) throw broken();
+    if (!values.every((value) => typeof value === "string" && fieldValue.test(value))) throw broken();
+    outcome.headers.push([name, values as string[]]);
+  }
+  if (response.body instanceof Binary) outcome.body = response.body.buffer.subarray(0, response.body.position);
+  else if (typeof response.bodyText === "string") outcome.body = response.bodyText;
+  else if (response.body !== undefined || response.bodyText !== undefined) throw broken();
+  return outcome;
 }
 
 /**
@@ -155,6 +221,8 @@ export class AppFunctions implements SandboxHost {
         private: fn.private ?? false,
         runAsSystem: fn.runAsSystem ?? false,
         ...(fn.canEvaluate !== undefined ? { canEvaluate: fn.canEvaluate } : {}),
+        ...(fn.runAsUserId !== undefined ? { runAsUserId: fn.runAsUserId } : {}),
+        ...(fn.runAsUserIdScriptSource !== undefined ? { runAsUserIdScriptSource: fn.runAsUserIdScriptSource } : {}),
         origin: "config",
         version: `config:${app.appId}:${name}`,
       });
@@ -167,6 +235,36 @@ export class AppFunctions implements SandboxHost {
 
   private resolve(name: string): FunctionSource | undefined {
     return this.inline.get(name) ?? this.folder?.functions().get(name);
+  }
+
+  /** A function's source and settings (how an HTTPS endpoint running it authenticates). */
+  settingsOf(name: string): FunctionSource | undefined {
+    return this.resolve(name);
+  }
+
+  /**
+   * Runs a function's `run_as_user_id_script_source` (as system, with the endpoint request's
+   * `context.request`): whom its HTTPS endpoint runs as — a user id, or `{runAsSystem: true}`.
+   */
+  async runUserScript(fn: FunctionSource, contextRequest: Document): Promise<unknown> {
+    const source = fn.runAsUserIdScriptSource ?? "";
+    const script: FunctionSource = {
+      name: `${fn.name} (run_as_user_id_script_source)`,
+      source,
+      private: true,
+      runAsSystem: true,
+      origin: fn.origin,
+      version: `script:${fn.version}:${source}`,
+    };
+    const timeout = this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs;
+    const text = await this.execute(script, "[]", {
+      name: script.name,
+      callText: systemCallText,
+      principal: { kind: "system" },
+      requestText: toEJSONText(contextRequest),
+      deadline: Date.now() + timeout,
+    });
+    return EJSON.parse(text, { relaxed: true });
   }
 
   private sandboxFor(): Sandbox {
@@ -197,7 +295,7 @@ export class AppFunctions implements SandboxHost {
    * place), and the whole text while the custom data text is the same; answered at once when the
    * custom data is (the in-memory store), else a promise.
    */
-  private callText(user: StoredUser | null): string | Promise<string> {
+  private callText(user: StoredUser | null, fetchCustomData = true): string | Promise<string> {
     if (!user) return systemCallText;
     let known = this.users.get(user);
     if (!known || known.data !== user.data || known.identities !== user.identities) {
@@ -211,7 +309,7 @@ export class AppFunctions implements SandboxHost {
       this.users.set(user, known);
     }
     const entry = known;
-    const custom = this.app.customUserDataText(user.id);
+    const custom = fetchCustomData ? this.app.customUserDataText(user.id) : "{}";
     return typeof custom === "string"
       ? withCustomData(entry, custom)
       : custom.then((text) => withCustomData(entry, text));
@@ -220,8 +318,17 @@ export class AppFunctions implements SandboxHost {
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
     const sandbox = this.sandboxFor();
     const { callText, deadline, argsInBody } = info;
-    const requestText = info.request && wantsRequest(fn) ? toEJSONText(contextRequest(info.request())) : undefined;
-    const { callId, result } = sandbox.run({ fn, argsText, argsInBody, callText, requestText, deadline });
+    const requestText =
+      info.requestText ?? (info.request && wantsRequest(fn) ? toEJSONText(contextRequest(info.request())) : undefined);
+    const { callId, result } = sandbox.run({
+      fn,
+      argsText,
+      argsInBody,
+      callText,
+      requestText,
+      deadline,
+      endpoint: info.endpoint === true,
+    });
     const ended = new AbortController();
     this.calls.set(callId, { ...info, ended: ended.signal });
     try {
@@ -326,6 +433,40 @@ export class AppFunctions implements SandboxHost {
     if (!allowed) throw errors.ruleNotMatched(fn.name);
   }
 
+  /**
+   * Runs an HTTPS endpoint's function with `(request, response)` as `user` (null: as system), its
+   * `can_evaluate` checked (a private function may serve an endpoint): its value (BSON-typed;
+   * absent when undefined) and what it set on the response, checked (the process is not trusted).
+   */
+  async runEndpoint(name: string, call: EndpointCall): Promise<EndpointOutcome> {
+    const fn = this.resolve(name);
+    if (!fn) throw errors.functionNotFound(name);
+    const system = call.user === null || fn.runAsSystem;
+    const pending = this.callText(call.user, call.fetchCustomUserData);
+    const callText = typeof pending === "string" ? pending : await pending;
+    const argsText = `[${call.requestArgText}]`;
+    if (!allowsEveryone(fn.canEvaluate))
+      await this.checkCanEvaluate(
+        fn,
+        argsText,
+        { user: call.user, system: false, request: call.expansion, args: () => [call.requestArg] },
+        callText,
+      );
+    const timeout = this.app.functionInspector
+      ? FunctionInspector.timeLimitMs
+      : (this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs);
+    const text = await this.execute(fn, argsText, {
+      name,
+      callText,
+      principal: system || !call.user ? { kind: "system" } : { kind: "user", user: call.user, request: call.expansion },
+      request: call.expansion,
+      requestText: wantsRequest(fn) ? toEJSONText(call.contextRequest) : undefined,
+      endpoint: true,
+      deadline: Date.now() + timeout,
+    });
+    return endpointOutcome(text);
+  }
+
   /** Calls a function with JS values (for the service's own calls: confirmation, reset, authentication). */
   async run(name: string, args: unknown[], options: RunOptions): Promise<unknown> {
     const text = await this.callFromText(name, toEJSONText(args), options);
@@ -388,6 +529,7 @@ export class AppFunctions implements SandboxHost {
       ...info,
       name,
       principal: fn.runAsSystem ? { kind: "system" } : info.principal,
+      endpoint: false,
     });
   }
 

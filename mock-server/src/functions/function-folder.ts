@@ -12,6 +12,10 @@ export interface FunctionSource {
   runAsSystem: boolean;
   /** The rule expression a client's call must satisfy (`can_evaluate`; absent: any call). */
   canEvaluate?: unknown;
+  /** An HTTPS endpoint running it runs as this user (`run_as_user_id`). */
+  runAsUserId?: string;
+  /** An HTTPS endpoint running it runs as the user this source's function names (`run_as_user_id_script_source`). */
+  runAsUserIdScriptSource?: string;
   /** Where the source came from (a file path, or `config` for inline functions). */
   origin: string;
   /** Changes whenever the source changes (compiled code is cached by it). */
@@ -23,6 +27,8 @@ interface ConfigEntry {
   private?: unknown;
   run_as_system?: unknown;
   can_evaluate?: unknown;
+  run_as_user_id?: unknown;
+  run_as_user_id_script_source?: unknown;
 }
 
 export class FunctionFolder {
@@ -73,6 +79,12 @@ export class FunctionFolder {
         private: entry.private === true,
         runAsSystem: entry.run_as_system === true,
         ...(entry.can_evaluate !== undefined ? { canEvaluate: entry.can_evaluate } : {}),
+        ...(typeof entry.run_as_user_id === "string" && entry.run_as_user_id !== ""
+          ? { runAsUserId: entry.run_as_user_id }
+          : {}),
+        ...(typeof entry.run_as_user_id_script_source === "string" && entry.run_as_user_id_script_source !== ""
+          ? { runAsUserIdScriptSource: entry.run_as_user_id_script_source }
+          : {}),
         origin: file,
         version: `${file}#${this.generation}`,
       });

@@ -586,6 +586,57 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
     send("error", callId, 0, describe(error));
   }
 
+  // HTTPS endpoints: the function gets the request (its body a Binary with text()) and a response
+  // to fill; what it set goes back with its value (app-functions.ts runEndpoint).
+  const headerName = /^[!#$%&'*+.^_\x60|~0-9A-Za-z-]+$/;
+  const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/;
+  function endpointResponse() {
+    const state = { headers: create(null) };
+    const checkHeader = (name, value) => {
+      if (typeof name !== "string" || call(regExpExec, headerName, name) === null)
+        throw new SafeTypeError("a header name must be a token (letters, digits, -, …), not " + stringifyJson(SafeString(name)));
+      if (typeof value !== "string" || call(regExpExec, headerValue, value) === null)
+        throw new SafeTypeError("a header value must be a string without line breaks");
+    };
+    const api = freeze({
+      setStatusCode(code) {
+        if (!isInteger(code) || code < 100 || code > 599) throw new SafeTypeError("setStatusCode needs an HTTP status code (100 to 599)");
+        state.statusCode = code;
+      },
+      setBody(body) {
+        if (typeof body === "string") {
+          state.body = undefined;
+          state.bodyText = body;
+        } else if (body instanceof SafeBinary) {
+          state.bodyText = undefined;
+          state.body = body;
+        } else {
+          throw new SafeTypeError("setBody needs a string or a BSON.Binary");
+        }
+      },
+      setHeader(name, value) {
+        checkHeader(name, value);
+        state.headers[name] = [value];
+      },
+      addHeader(name, value) {
+        checkHeader(name, value);
+        const values = state.headers[name];
+        if (values === undefined) state.headers[name] = [value];
+        else call(arrayPush, values, value);
+      },
+    });
+    return { api, state };
+  }
+
+  /** An endpoint call's answer: its value (none when undefined) and what it set on the response. */
+  function endpointAnswer(value, state) {
+    const response = { headers: state.headers };
+    if (state.statusCode !== undefined) response.statusCode = state.statusCode;
+    if (state.body !== undefined) response.body = state.body;
+    if (state.bodyText !== undefined) response.bodyText = state.bodyText;
+    return value === undefined ? { response } : { result: value, response };
+  }
+
   /** A number as the library writes it in canonical Extended JSON (its own rule, written out). */
   function numberText(value) {
     const negativeZero = objectIs(value, -0);
@@ -725,6 +776,19 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
       send("badargs", callId, 0, messageOf(error));
       return;
     }
+    let endpoint;
+    if (message.endpoint) {
+      // (request, response): the request's body, a Binary, reads as text as context.http's do.
+      const endpointRequest = args[0];
+      const body = isObject(endpointRequest) ? endpointRequest.body : undefined;
+      if (body instanceof SafeBinary) {
+        const bytes = body.buffer;
+        const length = body.position;
+        defineProperty(body, "text", { value: () => utf8Text(bytes, length), enumerable: false });
+      }
+      endpoint = endpointResponse();
+      args = [endpointRequest, endpoint.api];
+    }
     let fn;
     try {
       const module = { exports: undefined };
@@ -749,16 +813,17 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
       fail(callId, error);
       return;
     }
+    const done = endpoint === undefined ? finish : (id, value) => finish(id, endpointAnswer(value, endpoint.state));
     // A value answers at once; anything else may be a promise or a thenable, whose "then" only the
     // promise machinery reads (a getter that throws rejects the call).
     if (!isObject(result)) {
-      finish(callId, result);
+      done(callId, result);
       return;
     }
     call(
       promiseThen,
       new SafePromise((resolve) => resolve(result)),
-      (value) => finish(callId, value),
+      (value) => done(callId, value),
       (error) => fail(callId, error),
     );
   }
@@ -820,12 +885,12 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
           const header = readNumbers(text, 3);
           const args = call(stringSlice, text, header[3]);
           run({ callId: header[0], fn: header[1], context: header[2], args, inBody: kind === "b" });
-        } else if (kind === "R" || kind === "B") {
+        } else if (kind === "R" || kind === "B" || kind === "E") {
           const header = readNumbers(text, 4);
           const requestEnd = header[4] + header[3];
           const request = call(stringSlice, text, header[4], requestEnd);
           const args = call(stringSlice, text, requestEnd);
-          run({ callId: header[0], fn: header[1], context: header[2], request, args, inBody: kind === "B" });
+          run({ callId: header[0], fn: header[1], context: header[2], request, args, inBody: kind === "B", endpoint: kind === "E" });
         } else if (kind === "u") {
           const header = readNumbers(text, 1);
           call(mapSet, contexts, header[0], deepFreeze(fromText(call(stringSlice, text, header[1]))));

@@ -302,6 +302,11 @@ export class Sandbox {
     callText: string;
     /** `context.request` of this call, when it differs from the context's (`{}`). */
     requestText?: string | undefined;
+    /**
+     * An HTTPS endpoint's call: `argsText` holds the request argument; the function gets it and a
+     * response to fill, and answers `{result?, response}` (sandbox-bootstrap.ts endpointAnswer).
+     */
+    endpoint?: boolean;
     deadline: number;
   }): {
     callId: number;
@@ -333,7 +338,10 @@ export class Sandbox {
     // length after the context's id.
     const context = this.contextFor(options.callText);
     const { requestText } = options;
-    if (requestText === undefined) {
+    if (options.endpoint) {
+      const request = requestText ?? "{}";
+      this.post(`E${callId},${fnId},${context},${request.length},${request}${options.argsText}`);
+    } else if (requestText === undefined) {
       this.post(`${options.argsInBody ? "b" : "r"}${callId},${fnId},${context},${options.argsText}`);
     } else {
       const kind = options.argsInBody ? "B" : "R";

@@ -13,6 +13,8 @@ interface ParameterObject {
   in: "path" | "query" | "header" | "cookie";
   required?: boolean;
   schema?: JsonSchema;
+  /** A path parameter that takes the rest of the path, slashes included (Fastify's `*`). */
+  "x-rest-of-path"?: boolean;
 }
 
 interface OperationObject {
@@ -87,7 +89,9 @@ function build(): Map<string, OperationSpec> {
           operationId: operation.operationId,
           method: method.toUpperCase() as HTTPMethods,
           path,
-          url: path.replace(/\{([^}]+)\}/g, ":$1"),
+          url: path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+            parameters.some((p) => p.name === name && p["x-rest-of-path"]) ? "*" : `:${name}`,
+          ),
           schema,
           requestMediaTypes: Object.keys(operation.requestBody?.content ?? {}),
           operation,

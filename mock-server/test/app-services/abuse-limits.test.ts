@@ -109,6 +109,41 @@ describe("abuse limits (--auth-rate-limit)", () => {
     }
   });
 
+  it("covers an HTTPS endpoint's e-mail and password headers, and only requests that carry them", async () => {
+    app = await testApp({ authRateLimit: { max: 2, windowMs: 60_000 }, allowFunctionSource: true });
+    const appId = await newApp(app, {
+      functions: {
+        me: { source: "exports = () => context.user.id;" },
+        open: { source: "exports = () => 1;", runAsSystem: true },
+      },
+      endpoints: [
+        { route: "/me", httpMethod: "GET", functionName: "me", respondResult: true },
+        { route: "/open", httpMethod: "GET", functionName: "open", respondResult: true },
+      ],
+    });
+    await user(app, appId, "ada@example.com");
+    const guess = (password: string, remoteAddress: string) =>
+      call(app, "callEndpointGet", {
+        method: "GET",
+        url: `/app/${appId}/endpoint/me`,
+        headers: { email: "ada@example.com", password },
+        remoteAddress,
+      });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await guess(`guess ${i}`, `10.2.0.${i + 1}`)).response.statusCode);
+    expect(statuses).toEqual([401, 401, 429, 429]);
+    // Guesses through an endpoint are logins: the e-mail address's window for logins is spent too.
+    expect((await login(app, appId, "ada@example.com", "correct horse", "10.3.0.1")).response.statusCode).not.toBe(200);
+    for (let i = 0; i < 4; i++) {
+      const open = await call(app, "callEndpointGet", {
+        method: "GET",
+        url: `/app/${appId}/endpoint/open`,
+        remoteAddress: "10.2.0.1",
+      });
+      expect(open.response.statusCode).toBe(200);
+    }
+  });
+
   it("counts the client address from X-Forwarded-For only behind a trusted proxy", async () => {
     const forwarded = (client: string) => ({
       method: "POST" as const,

@@ -1,7 +1,7 @@
 /**
- * An exported app's folder (`--app DIR`): its triggers are read;
- * what this server does not run of it — other triggers, HTTPS endpoints, Device Sync — is named at
- * start, so that an app brought over does not quietly lose what it did on the service.
+ * An exported app's folder (`--app DIR`): its triggers and HTTPS endpoints are read;
+ * what this server does not run of it — other triggers, Device Sync, an endpoint it cannot serve —
+ * is named at start, so that an app brought over does not quietly lose what it did on the service.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -70,7 +70,18 @@ const withTriggers = exportedApp("with-triggers", {
     config: { database: "notes-app", operation_types: ["DROP_COLLECTION"] },
   },
   "triggers/retired.json": { name: "retired", type: "DATABASE", disabled: true, config: {} },
-  "http_endpoints/config.json": [{ route: "/hook", http_method: "POST", function_name: "hook", disabled: false }],
+  "http_endpoints/config.json": [
+    { route: "/hook", http_method: "POST", function_name: "hook", disabled: false },
+    {
+      route: "/webhook",
+      http_method: "post",
+      function_name: "hook",
+      validation_method: "VERIFY_PAYLOAD",
+      secret_name: "missing",
+    },
+    { route: "/odd", http_method: "TRACE", function_name: "hook" },
+    { route: "/old", http_method: "GET", function_name: "hook", disabled: true },
+  ],
   "sync/config.json": { type: "flexible", state: "enabled", development_mode_enabled: false },
 });
 
@@ -107,11 +118,52 @@ describe("an exported app's folder", () => {
     ]);
   });
 
+  it("reads its HTTPS endpoints from https_endpoints/ (or http_endpoints/), their secrets from secrets.json", () => {
+    expect(loadAppFolder(withTriggers).config.endpoints).toEqual([
+      { route: "/hook", httpMethod: "POST", functionName: "hook", validationMethod: "NO_VALIDATION" },
+      { route: "/webhook", httpMethod: "POST", functionName: "hook", validationMethod: "VERIFY_PAYLOAD" },
+    ]);
+    const current = exportedApp("endpoints", {
+      "realm_config.json": { app_id: "endpoints-abcde" },
+      "secrets.json": { hookSecret: "Super5ecr3t" },
+      "https_endpoints/config.json": [
+        {
+          route: "/hello/latest",
+          http_method: "*",
+          function_name: "endpoint/hello",
+          validation_method: "SECRET_AS_QUERY_PARAM",
+          secret_name: "hookSecret",
+          respond_result: true,
+          fetch_custom_user_data: true,
+          create_user_on_auth: false,
+          return_type: "EJSON",
+          disabled: false,
+        },
+      ],
+    });
+    const loaded = loadAppFolder(current);
+    expect(loaded.config.endpoints).toEqual([
+      {
+        route: "/hello/latest",
+        httpMethod: "*",
+        functionName: "endpoint/hello",
+        validationMethod: "SECRET_AS_QUERY_PARAM",
+        secret: "Super5ecr3t",
+        respondResult: true,
+        returnType: "EJSON",
+        fetchCustomUserData: true,
+        createUserOnAuth: false,
+      },
+    ]);
+    expect(loaded.notRun).toEqual([]);
+  });
+
   it("names the parts this server does not run, leaving out disabled ones", () => {
     expect(loadAppFolder(withTriggers).notRun).toEqual([
       "trigger 'drops' (DATABASE)",
       "trigger 'nightly' (SCHEDULED)",
-      "HTTPS endpoint POST /hook",
+      "HTTPS endpoint POST /webhook (its secret 'missing' is not in secrets.json: every request is refused)",
+      "HTTPS endpoint TRACE /odd",
       "Device Sync (flexible)",
     ]);
     const plain = exportedApp("plain", {
@@ -134,7 +186,8 @@ describe("an exported app's folder", () => {
           notRun: [
             "trigger 'drops' (DATABASE)",
             "trigger 'nightly' (SCHEDULED)",
-            "HTTPS endpoint POST /hook",
+            "HTTPS endpoint POST /webhook (its secret 'missing' is not in secrets.json: every request is refused)",
+            "HTTPS endpoint TRACE /odd",
             "Device Sync (flexible)",
           ],
           msg: "parts of the exported app are not run by this server (docs/production.md#not-provided)",

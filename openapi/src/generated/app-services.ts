@@ -408,6 +408,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/{appId}/endpoint/{route}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Calls the app's GET (or any-method) endpoint at a route
+         * @description See the `endpoints` tag and `EndpointAnswer`.
+         */
+        get: operations["callEndpointGet"];
+        /**
+         * Calls the app's PUT (or any-method) endpoint at a route
+         * @description See the `endpoints` tag and `EndpointAnswer`.
+         */
+        put: operations["callEndpointPut"];
+        /**
+         * Calls the app's POST (or any-method) endpoint at a route
+         * @description See the `endpoints` tag and `EndpointAnswer`.
+         */
+        post: operations["callEndpointPost"];
+        /**
+         * Calls the app's DELETE (or any-method) endpoint at a route
+         * @description See the `endpoints` tag and `EndpointAnswer`.
+         */
+        delete: operations["callEndpointDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Calls the app's PATCH (or any-method) endpoint at a route
+         * @description See the `endpoints` tag and `EndpointAnswer`.
+         */
+        patch: operations["callEndpointPatch"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -736,6 +772,25 @@ export interface components {
             };
         };
         /**
+         * @description What the endpoint's function set on its response (`setStatusCode`, `setHeader`,
+         *     `addHeader`, `setBody`); else, with `respond_result`, 200 and the function's value as JSON
+         *     (or Extended JSON: the endpoint's `return_type`, or `Accept: application/ejson`); without
+         *     it, 204 and no body. The server's own refusals are App Services' error documents
+         *     (`application/json`): 400 `InvalidParameter` (no credentials, a bad secret or signature),
+         *     400 `FunctionExecutionError` (the function threw, or its `can_evaluate` refused), 401
+         *     `InvalidSession` (a bad access token), 404 `EndpointNotFound`, 405 `MethodNotAllowed`
+         *     (with `Allow`), 413, 429 (as other operations) — statuses and texts UNCONFIRMED
+         *     (docs/decisions/0002-unconfirmed-wire-details.md).
+         */
+        EndpointAnswer: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "*/*": unknown;
+            };
+        };
+        /**
          * @description The app is serving its maximum number of concurrent requests, or (ours, with
          *     `--auth-rate-limit`) the client address or e-mail address made too many sign-in, registration
          *     or mail requests in the window; then `Retry-After` says when to try again. Also ours (the
@@ -765,12 +820,28 @@ export interface components {
     parameters: {
         /** @description The client app id. */
         AppId: string;
+        /**
+         * @description The endpoint's route without its leading `/`; it may hold more `/` (`hello/latest` is the
+         *     route `/hello/latest`). The emulator takes the rest of the path (`x-rest-of-path`).
+         */
+        EndpointRoute: string;
         /** @description An OAuth 2.0 provider: `oauth2-google`, `oauth2-apple` or `oauth2-facebook`. */
         OAuthProvider: string;
         /** @description The key's id, a 24-character hex string. */
         ApiKeyId: string;
     };
-    requestBodies: never;
+    requestBodies: {
+        /**
+         * @description Any body, of any type, up to 18 MB: the function gets its bytes as `request.body` (a
+         *     `BSON.Binary` with `text()`), undefined without one. `VERIFY_PAYLOAD` endpoints check
+         *     `Endpoint-Signature: sha256=<hex HMAC-SHA256 of these bytes with the secret>`.
+         */
+        EndpointBody: {
+            content: {
+                "*/*": unknown;
+            };
+        };
+    };
     headers: never;
     pathItems: never;
 }
@@ -1610,6 +1681,121 @@ export interface operations {
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    callEndpointGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client app id. */
+                appId: components["parameters"]["AppId"];
+                /**
+                 * @description The endpoint's route without its leading `/`; it may hold more `/` (`hello/latest` is the
+                 *     route `/hello/latest`). The emulator takes the rest of the path (`x-rest-of-path`).
+                 */
+                route: components["parameters"]["EndpointRoute"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["EndpointBody"];
+        responses: {
+            503: components["responses"]["Unavailable"];
+            "2XX": components["responses"]["EndpointAnswer"];
+            "3XX": components["responses"]["EndpointAnswer"];
+            "4XX": components["responses"]["EndpointAnswer"];
+        };
+    };
+    callEndpointPut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client app id. */
+                appId: components["parameters"]["AppId"];
+                /**
+                 * @description The endpoint's route without its leading `/`; it may hold more `/` (`hello/latest` is the
+                 *     route `/hello/latest`). The emulator takes the rest of the path (`x-rest-of-path`).
+                 */
+                route: components["parameters"]["EndpointRoute"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["EndpointBody"];
+        responses: {
+            503: components["responses"]["Unavailable"];
+            "2XX": components["responses"]["EndpointAnswer"];
+            "3XX": components["responses"]["EndpointAnswer"];
+            "4XX": components["responses"]["EndpointAnswer"];
+        };
+    };
+    callEndpointPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client app id. */
+                appId: components["parameters"]["AppId"];
+                /**
+                 * @description The endpoint's route without its leading `/`; it may hold more `/` (`hello/latest` is the
+                 *     route `/hello/latest`). The emulator takes the rest of the path (`x-rest-of-path`).
+                 */
+                route: components["parameters"]["EndpointRoute"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["EndpointBody"];
+        responses: {
+            503: components["responses"]["Unavailable"];
+            "2XX": components["responses"]["EndpointAnswer"];
+            "3XX": components["responses"]["EndpointAnswer"];
+            "4XX": components["responses"]["EndpointAnswer"];
+        };
+    };
+    callEndpointDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client app id. */
+                appId: components["parameters"]["AppId"];
+                /**
+                 * @description The endpoint's route without its leading `/`; it may hold more `/` (`hello/latest` is the
+                 *     route `/hello/latest`). The emulator takes the rest of the path (`x-rest-of-path`).
+                 */
+                route: components["parameters"]["EndpointRoute"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["EndpointBody"];
+        responses: {
+            503: components["responses"]["Unavailable"];
+            "2XX": components["responses"]["EndpointAnswer"];
+            "3XX": components["responses"]["EndpointAnswer"];
+            "4XX": components["responses"]["EndpointAnswer"];
+        };
+    };
+    callEndpointPatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client app id. */
+                appId: components["parameters"]["AppId"];
+                /**
+                 * @description The endpoint's route without its leading `/`; it may hold more `/` (`hello/latest` is the
+                 *     route `/hello/latest`). The emulator takes the rest of the path (`x-rest-of-path`).
+                 */
+                route: components["parameters"]["EndpointRoute"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["EndpointBody"];
+        responses: {
+            503: components["responses"]["Unavailable"];
+            "2XX": components["responses"]["EndpointAnswer"];
+            "3XX": components["responses"]["EndpointAnswer"];
+            "4XX": components["responses"]["EndpointAnswer"];
         };
     };
 }

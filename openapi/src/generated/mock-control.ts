@@ -1275,6 +1275,12 @@ export interface components {
                 [key: string]: components["schemas"]["FunctionConfig"];
             };
             /**
+             * @description Custom HTTPS endpoints (an exported app's `https_endpoints/config.json`): a request to
+             *     `/app/{appId}/endpoint/<route>` with the method runs the function with the request and
+             *     a response to fill; decision 0035.
+             */
+            endpoints?: components["schemas"]["HttpsEndpoint"][];
+            /**
              * @description Authentication, database and scheduled triggers (an exported app's `triggers/*.json`):
              *     their function runs as system with the event, off any request's path (a failure is
              *     logged, the request is not affected); decision 0031.
@@ -1460,6 +1466,44 @@ export interface components {
             skipCatchupEvents?: boolean;
             disabled?: boolean;
         };
+        /** @description One custom HTTPS endpoint (App Services' `https_endpoints/config.json` entry, in camelCase). */
+        HttpsEndpoint: {
+            /** @description The route, from `/` (`/hello/latest`); requests go to `/app/{appId}/endpoint/hello/latest`. */
+            route: string;
+            /**
+             * @description The method it answers; `*`: any (an endpoint of the route's own method goes first).
+             * @enum {string}
+             */
+            httpMethod: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "*";
+            /**
+             * @description The function run with `(request, response)`: as system (`runAsSystem`), as one user
+             *     (`runAsUserId`), as the user a script names (`runAsUserIdScriptSource`), or as the
+             *     user the request's credentials name (a bearer access token, or `apiKey`, `email` and
+             *     `password`, or `jwtTokenString` headers). Its `canEvaluate` applies; a private
+             *     function may serve an endpoint.
+             */
+            functionName: string;
+            /**
+             * @description NO_VALIDATION (default); SECRET_AS_QUERY_PARAM: `?secret=<secret>`; VERIFY_PAYLOAD:
+             *     `Endpoint-Signature: sha256=<hex HMAC-SHA256 of the body with the secret>`.
+             * @enum {string}
+             */
+            validationMethod?: "NO_VALIDATION" | "SECRET_AS_QUERY_PARAM" | "VERIFY_PAYLOAD";
+            /** @description The secret's value (an export names it with `secret_name`; its value comes from `secrets.json`). */
+            secret?: string;
+            /** @description Answer the function's value when it set no body (default false: 204 with no body). */
+            respondResult?: boolean;
+            /**
+             * @description The value's format (default JSON); a request's `Accept` of `application/json` or `application/ejson` wins.
+             * @enum {string}
+             */
+            returnType?: "JSON" | "EJSON";
+            /** @description `context.user.custom_data` is the user's custom data (default false: `{}`). */
+            fetchCustomUserData?: boolean;
+            /** @description Create the user of credentials that name no user yet (default false). */
+            createUserOnAuth?: boolean;
+            disabled?: boolean;
+        };
         FunctionConfig: {
             /** @description `exports = function(...) {…}` or `exports = async (...) => {…}`. */
             source: string;
@@ -1467,6 +1511,14 @@ export interface components {
             private?: boolean;
             /** @description Run with system rights (rules do not apply) instead of as the calling user. */
             runAsSystem?: boolean;
+            /** @description An endpoint running this function runs as this user (`run_as_user_id`). */
+            runAsUserId?: string;
+            /**
+             * @description An endpoint running this function runs as the user this source's function answers
+             *     (`run_as_user_id_script_source`): a user id, or `{runAsSystem: true}`. It runs as system
+             *     with the request's `context.request`.
+             */
+            runAsUserIdScriptSource?: string;
             /**
              * @description App Services' `can_evaluate`: a rule expression a client's call must satisfy, else the
              *     call answers `400 FunctionExecutionError "rule not matched for function \"<name>\""`

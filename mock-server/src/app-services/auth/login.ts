@@ -4,7 +4,7 @@
  * OAuth 2.0 (Google, Apple, Facebook: their token flows) identity is created at its first login,
  * as on the hosted service.
  */
-import type { FastifyBaseLogger } from "fastify";
+import type { FastifyBaseLogger, FastifyRequest } from "fastify";
 import { providerEnabled } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
@@ -16,7 +16,7 @@ import { newObjectIdHex, randomLetters, sha256Hex } from "../../state/ids.ts";
 import { standInHash } from "../../state/passwords.ts";
 import type { StoredIdentity } from "../../store/store.ts";
 import { admitAnonymousSignup } from "../counted-limits.ts";
-import { type AppServicesRequest, defineRoute, sendJson } from "../route.ts";
+import { defineRoute, sendJson } from "../route.ts";
 import { deviceIdFrom } from "../session-tokens.ts";
 import { verifyCustomToken } from "./custom-token.ts";
 import {
@@ -29,8 +29,6 @@ import {
   startRegistrationLogin,
 } from "./sign-in.ts";
 import { verify } from "./userpass.ts";
-
-type LoginRequest = AppServicesRequest<"login">;
 
 function requiredString(body: Record<string, unknown>, field: string): string {
   const value = body[field];
@@ -78,8 +76,12 @@ async function loginThroughKept(
   return { checked };
 }
 
-async function authenticate(
-  request: LoginRequest,
+/**
+ * What a provider says of the credentials in `body`: the identity, its user if it has one. Also an
+ * HTTPS endpoint's application authentication (`apiKey`, `email` and `password`, `jwtTokenString`).
+ */
+export async function authenticate(
+  request: FastifyRequest,
   app: AppRuntime,
   provider: string,
   body: Record<string, unknown>,

@@ -96,6 +96,55 @@ export async function startRegistrationLogin(
   return { reply };
 }
 
+/** The user with its profile data as the provider tells it now, where the provider tells it at each login. */
+async function refreshed(app: AppRuntime, auth: Authenticated, user: StoredUser): Promise<StoredUser> {
+  return auth.refreshData ? ((await app.users.update(user.id, { data: auth.data })) ?? user) : user;
+}
+
+/**
+ * The user of an identity that has none yet, made now. The store decides who owns a new identity:
+ * of concurrent first logins (on any instance) one creates the user, the others get it.
+ */
+async function createUser(
+  emulator: Emulator,
+  app: AppRuntime,
+  auth: Authenticated,
+  log: FastifyBaseLogger,
+): Promise<StoredUser> {
+  const claim = await app.users.create(
+    {
+      id: newObjectIdHex(),
+      type: "normal",
+      disabled: false,
+      createdAt: app.clock.now(),
+      identities: [auth.identity],
+      data: auth.data,
+    },
+    auth.claimAccountId,
+  );
+  if (!claim.ok) return refreshed(app, auth, claim.owner);
+  emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: claim.user.id });
+  fireAuthTriggers(app, "CREATE", claim.user, [auth.identity.provider_type], log);
+  return claim.user;
+}
+
+/**
+ * The user credentials name without a session (an HTTPS endpoint's request): the identity's user,
+ * made now when it has none and `create` says so (`create_user_on_auth`); undefined when it has
+ * none. No login is counted and no session starts.
+ */
+export async function userOfCredentials(
+  emulator: Emulator,
+  app: AppRuntime,
+  auth: Authenticated,
+  create: boolean,
+  log: FastifyBaseLogger,
+): Promise<StoredUser | undefined> {
+  if (auth.user) return refreshed(app, auth, auth.user);
+  if (auth.registration) return app.users.get(auth.registration.ownerId);
+  return create ? createUser(emulator, app, auth, log) : undefined;
+}
+
 /** Logs in as the identity's user (made now if it has none) and opens a session: the login reply. */
 export async function signInAs(
   emulator: Emulator,
@@ -121,28 +170,7 @@ export async function signInAs(
     // Its user is disabled, or gone or another one: as any other login from here on.
     user = now.owner;
   }
-  if (!user) {
-    // The store decides who owns a new identity: of concurrent first logins (on any instance) one
-    // creates the user, the others log in as it.
-    const claim = await app.users.create(
-      {
-        id: newObjectIdHex(),
-        type: "normal",
-        disabled: false,
-        createdAt: app.clock.now(),
-        identities: [auth.identity],
-        data: auth.data,
-      },
-      auth.claimAccountId,
-    );
-    user = claim.ok ? claim.user : claim.owner;
-    if (claim.ok) {
-      emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
-      fireAuthTriggers(app, "CREATE", user, [auth.identity.provider_type], log);
-    } else if (auth.refreshData) user = (await app.users.update(user.id, { data: auth.data })) ?? user;
-  } else if (auth.refreshData) {
-    user = (await app.users.update(user.id, { data: auth.data })) ?? user;
-  }
+  user = user ? await refreshed(app, auth, user) : await createUser(emulator, app, auth, log);
   if (user.disabled) throw errors.userDisabled();
   const reply = await startSession(emulator, app, user, start);
   emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: user.id });

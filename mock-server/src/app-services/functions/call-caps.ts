@@ -19,23 +19,25 @@ import { isAnonymousUser, type StoredUser } from "../../store/store.ts";
  * Takes a place for one call of `user` from client address `ip`, or refuses it (429) when a cap is
  * reached; answers the function that gives the place back, to be called once however the call ends.
  */
-export function takeCallPlace(app: AppRuntime, user: StoredUser, ip: string): () => void {
+export function takeCallPlace(app: AppRuntime, user: StoredUser | null, ip: string): () => void {
   const { config } = app;
   const perUser = config.maxFunctionCallsPerUser ?? defaultMaxFunctionCallsPerUser;
   const perAnonymousUser = config.maxFunctionCallsPerAnonymousUser ?? defaultMaxFunctionCallsPerAnonymousUser;
-  const anonymousCap = isAnonymousUser(user) && perAnonymousUser < perUser;
+  const anonymousCap = user !== null && isAnonymousUser(user) && perAnonymousUser < perUser;
   const userCap = anonymousCap ? perAnonymousUser : perUser;
   const addressCap = config.maxFunctionCallsPerAddress ?? defaultMaxFunctionCallsPerAddress;
   const address = addressKey(ip);
   const calls = app.functionCalls;
-  if (calls.ofUser(user.id) >= userCap)
+  // (A call run as system, an HTTPS endpoint's, counts for its address only.)
+  const userKey = user === null ? "" : user.id;
+  if (user !== null && calls.ofUser(userKey) >= userCap)
     throw errors.tooManyFunctionCalls(anonymousCap ? "an anonymous user" : "a user", userCap);
   if (calls.ofAddress(address) >= addressCap) throw errors.tooManyFunctionCalls("one address", addressCap);
-  calls.take(user.id, address);
+  calls.take(userKey, address);
   let given = false;
   return () => {
     if (given) return;
     given = true;
-    calls.give(user.id, address);
+    calls.give(userKey, address);
   };
 }
