@@ -154,16 +154,26 @@ export function loadAppFolder(dir: string): AppFolder {
         break;
       }
       case "custom-token": {
-        const signingKeyName = Array.isArray(asObject(raw.secret_config).signingKeys)
-          ? asString((asObject(raw.secret_config).signingKeys as unknown[])[0])
-          : undefined;
-        const signingKey =
-          asString(settings.signingKey) ?? (signingKeyName ? asString(secrets[signingKeyName]) : undefined);
+        // Up to three keys, each a secret's name (rotation); or the keys of a JWK URI.
+        const keyNames = asObject(raw.secret_config).signingKeys;
+        const keys = (Array.isArray(keyNames) ? keyNames : [])
+          .map((name) => asString(secrets[String(name)]))
+          .filter((key): key is string => key !== undefined && key !== "");
+        const [signingKey = asString(settings.signingKey), ...signingKeys] = keys;
+        const jwkUri = settings.useJWKURI === true ? asString(settings.jwkURI) : undefined;
+        const algorithm = asString(settings.signingAlgorithm);
+        const audience = Array.isArray(settings.audience)
+          ? settings.audience.filter((a): a is string => typeof a === "string")
+          : asString(settings.audience);
         const metadata = Array.isArray(raw.metadata_fields) ? raw.metadata_fields.map(asObject) : [];
         config.providers["custom-token"] = {
           enabled,
           ...(signingKey ? { signingKey } : {}),
-          ...(asString(settings.audience) ? { audience: asString(settings.audience) } : {}),
+          ...(signingKeys.length > 0 ? { signingKeys: signingKeys.slice(0, 2) } : {}),
+          ...(algorithm === "HS256" || algorithm === "RS256" ? { signingAlgorithm: algorithm } : {}),
+          ...(jwkUri ? { jwkUri } : {}),
+          ...(audience !== undefined && audience !== "" ? { audience } : {}),
+          ...(settings.requireAnyAudience === true ? { requireAnyAudience: true } : {}),
           ...(metadata.length > 0
             ? {
                 metadataFields: metadata

@@ -69,6 +69,9 @@ export function redactedConfig(config: AppConfig): AppConfig {
   const copy = structuredClone(config);
   const customToken = copy.providers?.["custom-token"];
   if (customToken?.signingKey) customToken.signingKey = "[redacted]";
+  if (customToken?.signingKeys) customToken.signingKeys = customToken.signingKeys.map(() => "[redacted]");
+  // An endpoint's secret, as a signing key, lets whoever reads it in.
+  for (const endpoint of copy.endpoints ?? []) if (endpoint.secret) endpoint.secret = "[redacted]";
   return copy;
 }
 

@@ -158,6 +158,50 @@ describe("an exported app's folder", () => {
     expect(loaded.notRun).toEqual([]);
   });
 
+  it("reads a custom JWT provider's keys (rotation), algorithm, JWK URI and audiences", () => {
+    const provider = (config: Record<string, unknown>, keys: string[] = []) => ({
+      "custom-token": {
+        name: "custom-token",
+        type: "custom-token",
+        disabled: false,
+        config,
+        secret_config: { signingKeys: keys },
+        metadata_fields: [{ required: false, name: "email", field_name: "email" }],
+      },
+    });
+    const rotating = exportedApp("jwt-keys", {
+      "realm_config.json": { app_id: "jwt-keys-abcde" },
+      "secrets.json": { newKey: "k".repeat(32), oldKey: "o".repeat(32) },
+      "auth/providers.json": provider({ audience: "notes", signingAlgorithm: "HS256", useJWKURI: false }, [
+        "newKey",
+        "oldKey",
+      ]),
+    });
+    expect(loadAppFolder(rotating).config.providers?.["custom-token"]).toEqual({
+      enabled: true,
+      signingKey: "k".repeat(32),
+      signingKeys: ["o".repeat(32)],
+      signingAlgorithm: "HS256",
+      audience: "notes",
+      metadataFields: [{ name: "email", fieldName: "email" }],
+    });
+    // The documentation's Firebase template.
+    const firebase = exportedApp("jwt-firebase", {
+      "realm_config.json": { app_id: "jwt-firebase-abcde" },
+      "auth/providers.json": provider({
+        audience: ["my-project"],
+        jwkURI: "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com",
+        useJWKURI: true,
+      }),
+    });
+    expect(loadAppFolder(firebase).config.providers?.["custom-token"]).toEqual({
+      enabled: true,
+      jwkUri: "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com",
+      audience: ["my-project"],
+      metadataFields: [{ name: "email", fieldName: "email" }],
+    });
+  });
+
   it("names the parts this server does not run, leaving out disabled ones", () => {
     expect(loadAppFolder(withTriggers).notRun).toEqual([
       "trigger 'drops' (DATABASE)",

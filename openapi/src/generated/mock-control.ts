@@ -1381,9 +1381,29 @@ export interface components {
         };
         CustomTokenConfig: {
             enabled?: boolean;
-            /** @description The HS256 key tokens are checked against. */
+            /**
+             * @description A key tokens are checked against: an HS256 secret, or (`signingAlgorithm: RS256`) a PEM
+             *     public key. Generated for the app when neither it nor `jwkUri` is given.
+             */
             signingKey?: string;
-            audience?: string;
+            /** @description More keys, as `signingKey` (the service took up to three, for rotation). */
+            signingKeys?: string[];
+            /**
+             * @description The tokens' algorithm with signing keys (default HS256).
+             * @enum {string}
+             */
+            signingAlgorithm?: "HS256" | "RS256";
+            /**
+             * Format: uri
+             * @description Check RS256 tokens against the JSON Web Key Set at this URL instead of signing keys (the
+             *     key the token's `kid` names; fetched when a token names a key not known yet, kept 10
+             *     minutes): Firebase's, Auth0's, Okta's.
+             */
+            jwkUri?: string;
+            /** @description The audience the token must have, or audiences (all of them, or any one with `requireAnyAudience`). */
+            audience?: string | string[];
+            /** @description With several audiences, one of them is enough (default false: all of them). */
+            requireAnyAudience?: boolean;
             metadataFields?: {
                 /** @description The claim path in the token. */
                 name: string;

@@ -151,7 +151,7 @@ export async function authenticate(
       return { user: owner, identity: identityOf(apiKey.id), data: {}, apiKeyId: apiKey.id };
     }
     case "custom-token": {
-      const { sub, data } = verifyCustomToken(app, requiredString(body, "token"));
+      const { sub, data } = await verifyCustomToken(app, requiredString(body, "token"));
       return { user: await app.users.byIdentity(provider, sub), identity: identityOf(sub), data, refreshData: true };
     }
     case "custom-function": {
