@@ -311,15 +311,22 @@ export const appServicesErrors = {
   // Ours, answered as the concurrency cap: function calls running at once (docs/decisions/0018-fair-shares.md)
   tooManyFunctionCalls: (who: "a user" | "an anonymous user" | "one address", limit: number) =>
     as(429, `too many function calls: ${who} may have ${limit} running at once`, "TooManyRequests"),
-  // HTTPS endpoints [statuses and texts UNCONFIRMED but "no authentication methods were specified"
-  // (the Data API's); docs/decisions/0035-https-endpoints.md]
+  // HTTPS endpoints [the authentication errors are the Data API document's (openapi-data-api-v1:
+  // ErrorNoAuthenticationSpecified, ErrorMissingAuthenticationParameter, ErrorUserNotFound); the
+  // rest UNCONFIRMED; docs/decisions/0035-https-endpoints.md]
   endpointNotFound: (route: string) => as(404, `no endpoint at route '${route}'`, "EndpointNotFound"),
   endpointMethodNotAllowed: (method: string, route: string) =>
     as(405, `the endpoint at route '${route}' does not take ${method}`, "MethodNotAllowed"),
   endpointNoCredentials: () => as(400, "no authentication methods were specified", "InvalidParameter"),
   endpointSecretInvalid: () => as(400, "invalid secret", "InvalidParameter"),
   endpointSignatureInvalid: () => as(400, "invalid Endpoint-Signature for the request's body", "InvalidParameter"),
-  endpointUserNotFound: () => as(401, "user not found for the request's credentials", "InvalidSession"),
+  endpointUserNotFound: () => as(401, "invalid session: error finding user for endpoint", "InvalidSession"),
+  endpointCredentialsIncomplete: () =>
+    as(
+      400,
+      "must specify some form of authentication (either email+password, api-key, or jwt) in the request header or body",
+      "MissingParameter",
+    ),
   endpointRunAsInvalid: (reason: string) =>
     as(400, `cannot choose the endpoint's user: ${reason}`, "FunctionExecutionError"),
   // no such route on the service (not an operation of the document)

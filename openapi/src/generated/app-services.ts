@@ -776,10 +776,12 @@ export interface components {
          *     `addHeader`, `setBody`); else, with `respond_result`, 200 and the function's value as JSON
          *     (or Extended JSON: the endpoint's `return_type`, or `Accept: application/ejson`); without
          *     it, 204 and no body. The server's own refusals are App Services' error documents
-         *     (`application/json`): 400 `InvalidParameter` (no credentials, a bad secret or signature),
-         *     400 `FunctionExecutionError` (the function threw, or its `can_evaluate` refused), 401
-         *     `InvalidSession` (a bad access token), 404 `EndpointNotFound`, 405 `MethodNotAllowed`
-         *     (with `Allow`), 413, 429 (as other operations) — statuses and texts UNCONFIRMED
+         *     (`application/json`): as the Data API's document records them, 400 `InvalidParameter` "no
+         *     authentication methods were specified", 400 `MissingParameter` (half of e-mail and
+         *     password), 401 `InvalidSession` "invalid session: error finding user for endpoint"; ours,
+         *     400 `InvalidParameter` (a bad secret or signature), 400 `FunctionExecutionError` (the
+         *     function threw, or its `can_evaluate` refused), 401 (a bad access token or password), 404
+         *     `EndpointNotFound`, 405 `MethodNotAllowed` (with `Allow`), 413, 429 (as other operations)
          *     (docs/decisions/0002-unconfirmed-wire-details.md).
          */
         EndpointAnswer: {

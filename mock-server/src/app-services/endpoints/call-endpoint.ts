@@ -93,6 +93,8 @@ function credentialsOf(request: FastifyRequest): { provider: string; body: Recor
   if (email && password) return { provider: "local-userpass", body: { username: email, password } };
   const jwt = headerValue(request, "jwttokenstring");
   if (jwt) return { provider: "custom-token", body: { token: jwt } };
+  // One half of e-mail and password.
+  if (email || password) throw errors.endpointCredentialsIncomplete();
   return undefined;
 }
 
