@@ -18,6 +18,7 @@ export const bothStores = [
   "test/app-services/fair-shares.test.ts",
   "test/app-services/functions.test.ts",
   "test/app-services/hostile-users.test.ts",
+  "test/app-services/data-api.test.ts",
   "test/app-services/https-endpoints.test.ts",
   "test/app-services/login.test.ts",
   "test/app-services/mail-limits.test.ts",

@@ -44,7 +44,8 @@ const expectedAppServices = [
   ["deleteApiKey", "DELETE", `${appServicesBase}/auth/api_keys/{apiKeyId}`],
   ["enableApiKey", "PUT", `${appServicesBase}/auth/api_keys/{apiKeyId}/enable`],
   ["disableApiKey", "PUT", `${appServicesBase}/auth/api_keys/{apiKeyId}/disable`],
-  // An exported app's custom HTTPS endpoints (its webhooks), by method.
+  // An exported app's Data API and custom HTTPS endpoints (its webhooks), by method.
+  ["callDataApi", "POST", "/app/{appId}/endpoint/data/{version}/action/{action}"],
   ["callEndpointGet", "GET", "/app/{appId}/endpoint/{route}"],
   ["callEndpointPost", "POST", "/app/{appId}/endpoint/{route}"],
   ["callEndpointPut", "PUT", "/app/{appId}/endpoint/{route}"],

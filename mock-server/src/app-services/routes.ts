@@ -17,6 +17,7 @@ import resendConfirmationEmail from "./auth/resend-confirmation-email.ts";
 import resetPassword from "./auth/reset-password.ts";
 import retryCustomConfirmation from "./auth/retry-custom-confirmation.ts";
 import sendResetPasswordEmail from "./auth/send-reset-password-email.ts";
+import callDataApi from "./endpoints/call-data-api.ts";
 import callEndpointDelete from "./endpoints/call-endpoint-delete.ts";
 import callEndpointGet from "./endpoints/call-endpoint-get.ts";
 import callEndpointPatch from "./endpoints/call-endpoint-patch.ts";
@@ -62,6 +63,7 @@ export const routes = [
  * body of any type is read as its bytes (the function gets them; a signature is checked on them).
  */
 export const endpointRoutes = [
+  callDataApi,
   callEndpointGet,
   callEndpointPost,
   callEndpointPut,

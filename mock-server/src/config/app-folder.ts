@@ -238,6 +238,8 @@ export function loadAppFolder(dir: string): AppFolder {
   if (triggers.length > 0) config.triggers = triggers;
   const endpoints = loadEndpoints(dir, secrets, found);
   if (endpoints.length > 0) config.endpoints = endpoints;
+  const dataApi = loadDataApi(dir, secrets, found);
+  if (dataApi) config.dataApi = dataApi;
   return { appId: asString(root.app_id) ?? asString(root.client_app_id), config, notRun: notRun(dir, found) };
 }
 
@@ -390,6 +392,48 @@ function loadEndpoints(dir: string, secrets: Json, notRun: string[]): HttpsEndpo
     });
   }
   return endpoints;
+}
+
+/**
+ * The export's Data API settings (`https_endpoints/data_api_config.json`, or `http_endpoints/`),
+ * the secret it names read from secrets.json (missing: named in `notRun`, every request refused).
+ */
+function loadDataApi(dir: string, secrets: Json, notRun: string[]): AppConfig["dataApi"] | undefined {
+  const file = ["https_endpoints", "http_endpoints"]
+    .map((folder) => join(dir, folder, "data_api_config.json"))
+    .find((path) => existsSync(path));
+  if (!file) return undefined;
+  const raw = asObject(readJson(file));
+  const versions = (Array.isArray(raw.versions) ? raw.versions : ["v1"]).filter(
+    (v): v is "v1" | "beta" => v === "v1" || v === "beta",
+  );
+  const returnType = asString(raw.return_type);
+  const validation = asString(raw.validation_method);
+  const secretName = asString(raw.secret_name);
+  const secret = secretName ? asString(secrets[secretName]) : undefined;
+  if (raw.disabled !== true && validation && validation !== "NO_VALIDATION" && !secret)
+    notRun.push(`the Data API (its secret '${secretName ?? ""}' is not in secrets.json: every request is refused)`);
+  const runAsUserId = asString(raw.run_as_user_id);
+  const script = asString(raw.run_as_user_id_script_source);
+  return {
+    disabled: raw.disabled === true,
+    versions,
+    ...(returnType === "JSON" || returnType === "EJSON" ? { returnType } : {}),
+    ...(raw.run_as_system === true ? { runAsSystem: true } : {}),
+    ...(runAsUserId ? { runAsUserId } : {}),
+    ...(script ? { runAsUserIdScriptSource: script } : {}),
+    ...(asBoolean(raw.create_user_on_auth) !== undefined
+      ? { createUserOnAuth: raw.create_user_on_auth as boolean }
+      : {}),
+    ...(asBoolean(raw.fetch_custom_user_data) !== undefined
+      ? { fetchCustomUserData: raw.fetch_custom_user_data as boolean }
+      : {}),
+    ...(validation === "NO_VALIDATION" || validation === "SECRET_AS_QUERY_PARAM" || validation === "VERIFY_PAYLOAD"
+      ? { validationMethod: validation }
+      : {}),
+    ...(secret ? { secret } : {}),
+    ...(raw.can_evaluate !== undefined ? { canEvaluate: raw.can_evaluate } : {}),
+  };
 }
 
 /** The enabled Device Sync of an export (after `found`): not run here. */

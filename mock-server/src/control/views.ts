@@ -72,6 +72,7 @@ export function redactedConfig(config: AppConfig): AppConfig {
   if (customToken?.signingKeys) customToken.signingKeys = customToken.signingKeys.map(() => "[redacted]");
   // An endpoint's secret, as a signing key, lets whoever reads it in.
   for (const endpoint of copy.endpoints ?? []) if (endpoint.secret) endpoint.secret = "[redacted]";
+  if (copy.dataApi?.secret) copy.dataApi.secret = "[redacted]";
   return copy;
 }
 

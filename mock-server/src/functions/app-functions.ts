@@ -246,15 +246,14 @@ export class AppFunctions implements SandboxHost {
    * Runs a function's `run_as_user_id_script_source` (as system, with the endpoint request's
    * `context.request`): whom its HTTPS endpoint runs as — a user id, or `{runAsSystem: true}`.
    */
-  async runUserScript(fn: FunctionSource, contextRequest: Document): Promise<unknown> {
-    const source = fn.runAsUserIdScriptSource ?? "";
+  async runUserScript(name: string, source: string, contextRequest: Document): Promise<unknown> {
     const script: FunctionSource = {
-      name: `${fn.name} (run_as_user_id_script_source)`,
+      name: `${name} (run_as_user_id_script_source)`,
       source,
       private: true,
       runAsSystem: true,
-      origin: fn.origin,
-      version: `script:${fn.version}:${source}`,
+      origin: "config",
+      version: `script:${name}:${source}`,
     };
     const timeout = this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs;
     const text = await this.execute(script, "[]", {
@@ -465,6 +464,26 @@ export class AppFunctions implements SandboxHost {
       deadline: Date.now() + timeout,
     });
     return endpointOutcome(text);
+  }
+
+  /**
+   * Checks a `can_evaluate` that is not a function's (the Data API's) for a request: refused as
+   * a function's is (`rule not matched`).
+   */
+  async authorize(name: string, canEvaluate: unknown, user: StoredUser | null, request: () => Document): Promise<void> {
+    if (allowsEveryone(canEvaluate)) return;
+    const pending = this.callText(user);
+    const callText = typeof pending === "string" ? pending : await pending;
+    const fn: FunctionSource = {
+      name,
+      source: "",
+      private: true,
+      runAsSystem: false,
+      canEvaluate,
+      origin: "config",
+      version: name,
+    };
+    await this.checkCanEvaluate(fn, "[]", { user, system: false, request, args: () => [] }, callText);
   }
 
   /** Calls a function with JS values (for the service's own calls: confirmation, reset, authentication). */

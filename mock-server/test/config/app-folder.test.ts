@@ -118,7 +118,7 @@ describe("an exported app's folder", () => {
     ]);
   });
 
-  it("reads its HTTPS endpoints from https_endpoints/ (or http_endpoints/), their secrets from secrets.json", () => {
+  it("reads its HTTPS endpoints and Data API from https_endpoints/ (or http_endpoints/), secrets from secrets.json", () => {
     expect(loadAppFolder(withTriggers).config.endpoints).toEqual([
       { route: "/hook", httpMethod: "POST", functionName: "hook", validationMethod: "NO_VALIDATION" },
       { route: "/webhook", httpMethod: "POST", functionName: "hook", validationMethod: "VERIFY_PAYLOAD" },
@@ -126,6 +126,16 @@ describe("an exported app's folder", () => {
     const current = exportedApp("endpoints", {
       "realm_config.json": { app_id: "endpoints-abcde" },
       "secrets.json": { hookSecret: "Super5ecr3t" },
+      "https_endpoints/data_api_config.json": {
+        disabled: false,
+        versions: ["v1"],
+        can_evaluate: {},
+        return_type: "EJSON",
+        create_user_on_auth: true,
+        run_as_system: false,
+        validation_method: "SECRET_AS_QUERY_PARAM",
+        secret_name: "hookSecret",
+      },
       "https_endpoints/config.json": [
         {
           route: "/hello/latest",
@@ -142,6 +152,15 @@ describe("an exported app's folder", () => {
       ],
     });
     const loaded = loadAppFolder(current);
+    expect(loaded.config.dataApi).toEqual({
+      disabled: false,
+      versions: ["v1"],
+      returnType: "EJSON",
+      createUserOnAuth: true,
+      validationMethod: "SECRET_AS_QUERY_PARAM",
+      secret: "Super5ecr3t",
+      canEvaluate: {},
+    });
     expect(loaded.config.endpoints).toEqual([
       {
         route: "/hello/latest",

@@ -408,6 +408,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/{appId}/endpoint/data/{version}/action/{action}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The app's Data API (its generated endpoints)
+         * @description An action of the Data API (`https_endpoints/data_api_config.json` of an export) on a
+         *     collection of the app, under its rules, as the user the Data API's settings name (as an
+         *     HTTPS endpoint's: a bearer access token, `apiKey`, `email` and `password`, `jwtTokenString`;
+         *     or the system, one user, a script's user). The body is JSON or Extended JSON (read as
+         *     Extended JSON either way); the reply JSON or Extended JSON (`return_type`, or `Accept`):
+         *     `{documents}` (find, aggregate), `{document}` (findOne, null when none), `{insertedId}`,
+         *     `{insertedIds}`, `{matchedCount, modifiedCount, upsertedId?}`, `{deletedCount}`.
+         */
+        post: operations["callDataApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/{appId}/endpoint/{route}": {
         parameters: {
             query?: never;
@@ -833,6 +859,16 @@ export interface components {
         ApiKeyId: string;
     };
     requestBodies: {
+        /**
+         * @description `dataSource` (the linked cluster, `mongodb-atlas`), `database`, `collection`, and the
+         *     action's `filter`, `projection`, `sort`, `limit`, `skip`, `document`, `documents`,
+         *     `update`, `upsert` or `pipeline` — as the Data API's own document describes them.
+         */
+        DataApiBody: {
+            content: {
+                "*/*": unknown;
+            };
+        };
         /**
          * @description Any body, of any type, up to 18 MB: the function gets its bytes as `request.body` (a
          *     `BSON.Binary` with `text()`), undefined without one. `VERIFY_PAYLOAD` endpoints check
@@ -1683,6 +1719,25 @@ export interface operations {
             404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    callDataApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client app id. */
+                appId: components["parameters"]["AppId"];
+                version: "v1" | "beta";
+                action: "findOne" | "find" | "insertOne" | "insertMany" | "updateOne" | "updateMany" | "deleteOne" | "deleteMany" | "aggregate";
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["DataApiBody"];
+        responses: {
+            503: components["responses"]["Unavailable"];
+            "2XX": components["responses"]["EndpointAnswer"];
+            "4XX": components["responses"]["EndpointAnswer"];
         };
     };
     callEndpointGet: {

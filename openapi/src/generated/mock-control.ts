@@ -1274,6 +1274,7 @@ export interface components {
             functions?: {
                 [key: string]: components["schemas"]["FunctionConfig"];
             };
+            dataApi?: components["schemas"]["DataApiConfig"];
             /**
              * @description Custom HTTPS endpoints (an exported app's `https_endpoints/config.json`): a request to
              *     `/app/{appId}/endpoint/<route>` with the method runs the function with the request and
@@ -1485,6 +1486,28 @@ export interface components {
             schedule: string;
             skipCatchupEvents?: boolean;
             disabled?: boolean;
+        };
+        /**
+         * @description The Data API (an exported app's `https_endpoints/data_api_config.json`, in camelCase): its
+         *     actions at `/app/{appId}/endpoint/data/v1/action/<action>`, authenticated as a custom
+         *     endpoint's (decision 0035). Absent or disabled: its routes answer 404.
+         */
+        DataApiConfig: {
+            disabled?: boolean;
+            /** @description The versions served (default v1). */
+            versions?: ("v1" | "beta")[];
+            /** @enum {string} */
+            returnType?: "JSON" | "EJSON";
+            runAsSystem?: boolean;
+            runAsUserId?: string;
+            runAsUserIdScriptSource?: string;
+            createUserOnAuth?: boolean;
+            fetchCustomUserData?: boolean;
+            /** @enum {string} */
+            validationMethod?: "NO_VALIDATION" | "SECRET_AS_QUERY_PARAM" | "VERIFY_PAYLOAD";
+            secret?: string;
+            /** @description A rule expression (over `%%user`, `%%request` …) a request must satisfy. */
+            canEvaluate?: unknown;
         };
         /** @description One custom HTTPS endpoint (App Services' `https_endpoints/config.json` entry, in camelCase). */
         HttpsEndpoint: {

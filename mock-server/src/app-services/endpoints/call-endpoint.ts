@@ -36,26 +36,35 @@ function endpointFor(app: AppRuntime, route: string, method: string, reply: Fast
 }
 
 /** The first value of a header sent once or more. */
-function headerValue(request: FastifyRequest, name: string): string | undefined {
+export function headerValue(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** How a request of an endpoint (its function's settings) or of the Data API (its own) authenticates. */
+export interface Authentication {
+  /** The name of what is served (a function's, the Data API), for a script's errors. */
+  name: string;
+  runAsSystem?: boolean | undefined;
+  runAsUserId?: string | undefined;
+  runAsUserIdScriptSource?: string | undefined;
+  createUserOnAuth?: boolean | undefined;
+}
+
 /**
- * Whom the function runs as (null: the system), by its settings; with application authentication,
+ * Whom the request runs as (null: the system), by the settings; with application authentication,
  * the user of the request's credentials.
  */
-async function runAs(
+export async function runAs(
   request: FastifyRequest,
   app: AppRuntime,
-  endpoint: Endpoint,
-  fn: FunctionSource,
+  settings: Authentication,
   requestDocument: Document,
 ): Promise<StoredUser | null> {
-  if (fn.runAsSystem) return null;
-  if (fn.runAsUserId !== undefined) return activeUser(app, await app.users.get(fn.runAsUserId));
-  if (fn.runAsUserIdScriptSource !== undefined) {
-    const answer = await app.functions.runUserScript(fn, requestDocument);
+  if (settings.runAsSystem) return null;
+  if (settings.runAsUserId !== undefined) return activeUser(app, await app.users.get(settings.runAsUserId));
+  if (settings.runAsUserIdScriptSource !== undefined) {
+    const answer = await app.functions.runUserScript(settings.name, settings.runAsUserIdScriptSource, requestDocument);
     if (typeof answer === "string") return activeUser(app, await app.users.get(answer));
     if (answer !== null && typeof answer === "object" && (answer as Document).runAsSystem === true) return null;
     throw errors.endpointRunAsInvalid("the script must answer a user id or { runAsSystem: true }");
@@ -79,7 +88,7 @@ async function runAs(
     false,
     emulator.options.passwordHashCost,
   );
-  const user = await userOfCredentials(emulator, app, auth, endpoint.createUserOnAuth === true, request.log);
+  const user = await userOfCredentials(emulator, app, auth, settings.createUserOnAuth === true, request.log);
   if (!user) throw errors.endpointUserNotFound();
   return activeUser(app, user);
 }
@@ -111,10 +120,14 @@ const sameText = (given: string, expected: string) => {
 };
 
 /** The endpoint's own check of the request: its secret as `?secret=`, or the body's signature. */
-function checkValidation(request: FastifyRequest, endpoint: Endpoint, body: Buffer | undefined): void {
-  const method = endpoint.validationMethod ?? "NO_VALIDATION";
+export function checkValidation(
+  request: FastifyRequest,
+  settings: { validationMethod?: string | undefined; secret?: string | undefined },
+  body: Buffer | undefined,
+): void {
+  const method = settings.validationMethod ?? "NO_VALIDATION";
   if (method === "NO_VALIDATION") return;
-  const secret = endpoint.secret ?? "";
+  const secret = settings.secret ?? "";
   if (method === "SECRET_AS_QUERY_PARAM") {
     const given = (request.query as Record<string, unknown>).secret;
     const value = Array.isArray(given) ? given[0] : given;
@@ -142,7 +155,7 @@ function requestArgument(request: FastifyRequest, body: Buffer | undefined): Doc
 const framing = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade"]);
 
 /** A value as the endpoint's JSON: Extended JSON's types as their plain JSON (a Long as a number while exact). */
-function jsonText(value: unknown): string {
+export function jsonText(value: unknown): string {
   return (
     JSON.stringify(value, (_key, v: unknown) =>
       v instanceof Long
@@ -198,7 +211,7 @@ export async function callEndpoint(request: FastifyRequest, reply: FastifyReply)
   const expansion = requestExpansion(request);
   const endpointRequest = () => ({ ...expansion(), webhookUrl: route });
   const requestDocument = { ...contextRequest(expansion()), webhookUrl: route, httpMethod: request.method };
-  const user = await runAs(request, app, endpoint, fn, requestDocument);
+  const user = await runAs(request, app, { ...fn, createUserOnAuth: endpoint.createUserOnAuth }, requestDocument);
   checkValidation(request, endpoint, body);
   const requestArg = requestArgument(request, body);
   const givePlace = takeCallPlace(app, user, request.ip);

@@ -43,7 +43,8 @@ export const tokenKinds: OperationTable = {
   "/api/client/v2.0/auth/api_keys/{apiKeyId}": { get: "refresh", delete: "refresh" },
   "/api/client/v2.0/auth/api_keys/{apiKeyId}/enable": { put: "refresh" },
   "/api/client/v2.0/auth/api_keys/{apiKeyId}/disable": { put: "refresh" },
-  // The app's HTTPS endpoints: credentials are their own (a bearer token, or headers), if any.
+  // The app's Data API and HTTPS endpoints: credentials are their own (a bearer token, or headers), if any.
+  "/app/{appId}/endpoint/data/{version}/action/{action}": { post: "none" },
   "/app/{appId}/endpoint/{route}": { get: "none", post: "none", put: "none", patch: "none", delete: "none" },
 };
 
