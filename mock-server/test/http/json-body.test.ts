@@ -85,7 +85,7 @@ describe("a large body, parsed in slices", () => {
             Math.floor(random() * 6)
           ]!;
         const n = 1 + Math.floor(random() * 60);
-        const parts = Array.from({ length: n }, (_, i) => value(depth + 1, budget / n));
+        const parts = Array.from({ length: n }, () => value(depth + 1, budget / n));
         const keyed = random() < 0.5;
         const members = parts.map((part, i) =>
           keyed ? `${space()}"${random() < 0.2 ? i % 3 : `k${i}`}"${space()}:${space()}${part}` : `${space()}${part}`,

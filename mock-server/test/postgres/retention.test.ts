@@ -76,10 +76,7 @@ describe("mail", () => {
     const outbox = app.emulator.store.mail;
     await outbox.add(mail("captured@example.com"), false);
     // Queued for two periods (a long SMTP outage).
-    const queued = await outbox.add(
-      { ...mail("queued@example.com"), createdAtMs: Date.now() - 2 * defaultRetention.mailMs },
-      true,
-    );
+    await outbox.add({ ...mail("queued@example.com"), createdAtMs: Date.now() - 2 * defaultRetention.mailMs }, true);
     const sent = await outbox.add(mail("sent@example.com"), true);
     await outbox.setDelivery(sent.id, {
       state: "sent",

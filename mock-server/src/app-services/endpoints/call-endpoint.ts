@@ -14,7 +14,6 @@ import { type AppConfig, providerEnabled } from "../../config/app-config.ts";
 import { type Document, toEJSONText } from "../../data/documents.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { contextRequest, type EndpointOutcome } from "../../functions/app-functions.ts";
-import type { FunctionSource } from "../../functions/function-folder.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { type StoredUser, userActive } from "../../store/store.ts";
 import { authenticate } from "../auth/login.ts";
