@@ -242,7 +242,9 @@ async function storesApp(sessionsPerUser: number): Promise<{ appId: string; user
     id: userId,
     type: "normal",
     disabled: false,
-    createdAt: 0,
+    // Made now: an anonymous user made long ago is past its lifetime, and the emulator's retention
+    // sweep (on this database, at a random point of its first 10 minutes) would remove it.
+    createdAt: Date.now(),
     identities: [{ id: `anon-${userId}`, provider_type: "anon-user", provider_id: "p" }],
     data: {},
   });
