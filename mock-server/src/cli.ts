@@ -14,6 +14,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseAuthRateLimit } from "./app-services/abuse-limits.ts";
+import type { AppConfig } from "./config/app-config.ts";
 import { parseBudgets } from "./config/budgets.ts";
 import { readConfigFile } from "./config/config-file.ts";
 import {
@@ -429,6 +430,22 @@ function metricsLine(url: string, behindToken: boolean, separate: string | null)
   return places.length > 0 ? `  metrics                ${places.join(", ")}\n` : "";
 }
 
+/** The default app's HTTPS endpoints and Data API, for the start's banner (at most 10 endpoints). */
+function endpointLines(url: string, appId: string, config: AppConfig): string {
+  const base = `${url}/app/${appId}/endpoint`;
+  const endpoints = (config.endpoints ?? []).filter((e) => e.disabled !== true);
+  const lines = endpoints
+    .slice(0, 10)
+    .map(
+      (e, i) =>
+        `  ${i === 0 ? "HTTPS endpoints" : "".padEnd(15)}        ${e.httpMethod === "*" ? "ANY" : e.httpMethod} ${base}${e.route}\n`,
+    );
+  if (endpoints.length > 10) lines.push(`                         … and ${endpoints.length - 10} more\n`);
+  if (config.dataApi && config.dataApi.disabled !== true)
+    lines.push(`  Data API               POST ${base}/data/v1/action/<action>\n`);
+  return lines.join("");
+}
+
 async function main() {
   // (Loaded only for the command: it brings the PostgreSQL client, which a start without
   // --database never needs, and which costs a start a tenth of its time to load.)
@@ -468,6 +485,7 @@ async function main() {
       if (appIds.length === 0)
         process.stderr.write("Warning: no apps to serve: give --app DIR (an App Services app export).\n");
     } else {
+      const defaultApp = await server.emulator.apps.get(appId);
       process.stdout.write(
         `App Services emulator listening on ${server.url}\n` +
           `  App Services base URL  ${server.url}  (app id: ${appId})\n` +
@@ -477,6 +495,7 @@ async function main() {
           (settings.inspectFunctions !== null
             ? `  functions debugger     127.0.0.1:${settings.inspectFunctions} and on, a port an app (chrome://inspect; no time limits)\n`
             : "") +
+          (defaultApp ? endpointLines(server.url, appId, defaultApp.config) : "") +
           metricsLine(server.url, settings.metricsToken !== null, server.metricsUrl),
       );
     }

@@ -1,7 +1,7 @@
 /** The command line refuses bad options at start: a one-line reason, the usage, exit code 2. */
 import { spawnSync } from "node:child_process";
-import { beforeAll, describe, expect, it } from "vitest";
-import { cli, ensureBuilt } from "./helpers/emulator-process.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, ensureBuilt, killAll, startEmulatorProcess } from "./helpers/emulator-process.ts";
 
 // The bundle of the current sources: a start from it costs a third of one through a TypeScript loader.
 beforeAll(() => ensureBuilt(), 60_000);
@@ -41,5 +41,22 @@ describe("start-up option checks", () => {
     const result = run(...args, "--port", "0");
     expect(result.status).toBe(2);
     expect(result.stderr).toContain(message);
+  });
+});
+
+describe("the start's banner", () => {
+  afterAll(killAll);
+
+  it("names the default app's HTTPS endpoints with their URLs", async () => {
+    const emulator = await startEmulatorProcess([]);
+    try {
+      expect(emulator.stdout()).toContain(
+        `  HTTPS endpoints        GET ${emulator.url}/app/local-app/endpoint/notes/stats\n`,
+      );
+      const stats = await fetch(`${emulator.url}/app/local-app/endpoint/notes/stats`);
+      expect(stats.status).toBe(400);
+    } finally {
+      await emulator.stop();
+    }
   });
 });

@@ -44,6 +44,8 @@ export interface EmulatorProcess {
   url: string;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
+  /** Everything it wrote to stdout so far (the start's banner). */
+  stdout(): string;
   exited: Promise<number | null>;
   /** SIGTERM and wait. */
   stop(): Promise<void>;
@@ -101,6 +103,7 @@ async function startCliProcess(args: string[], env: NodeJS.ProcessEnv): Promise<
     child,
     url,
     stderr: () => errors,
+    stdout: () => output,
     exited,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
