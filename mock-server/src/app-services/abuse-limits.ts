@@ -35,7 +35,9 @@ export function parseAuthRateLimit(text: string): AuthRateLimit | string {
  */
 const limited: Record<string, "username" | "email" | "none" | "password-header"> = {
   login: "username",
-  // An HTTPS endpoint's request that signs in with `email` and `password` headers (others are not counted).
+  // An HTTPS endpoint's or the Data API's request that signs in with `email` and `password` headers
+  // (others are not counted).
+  callDataApi: "password-header",
   callEndpointGet: "password-header",
   callEndpointPost: "password-header",
   callEndpointPut: "password-header",

@@ -112,6 +112,7 @@ describe("abuse limits (--auth-rate-limit)", () => {
   it("covers an HTTPS endpoint's e-mail and password headers, and only requests that carry them", async () => {
     app = await testApp({ authRateLimit: { max: 2, windowMs: 60_000 }, allowFunctionSource: true });
     const appId = await newApp(app, {
+      dataApi: {},
       functions: {
         me: { source: "exports = () => context.user.id;" },
         open: { source: "exports = () => 1;", runAsSystem: true },
@@ -132,6 +133,15 @@ describe("abuse limits (--auth-rate-limit)", () => {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await guess(`guess ${i}`, `10.2.0.${i + 1}`)).response.statusCode);
     expect(statuses).toEqual([401, 401, 429, 429]);
+    // Through the Data API too: the same window.
+    const viaDataApi = await call(app, "callDataApi", {
+      method: "POST",
+      url: `/app/${appId}/endpoint/data/v1/action/find`,
+      headers: { email: "ada@example.com", password: "guess 9", "content-type": "application/json" },
+      payload: JSON.stringify({ dataSource: "mongodb-atlas", database: "d", collection: "c" }),
+      remoteAddress: "10.2.0.9",
+    });
+    expect(viaDataApi.response.statusCode).toBe(429);
     // Guesses through an endpoint are logins: the e-mail address's window for logins is spent too.
     expect((await login(app, appId, "ada@example.com", "correct horse", "10.3.0.1")).response.statusCode).not.toBe(200);
     for (let i = 0; i < 4; i++) {
