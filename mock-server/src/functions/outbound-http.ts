@@ -20,7 +20,10 @@ import { canonicalHeaderName } from "../http/header-names.ts";
 /** Host names (a leading dot: with subdomains), addresses, or `*` (any host). */
 export type OutboundHosts = readonly string[];
 
-/** The harness's default: loopback only, so that tests stay hermetic. */
+/**
+ * The harness's default: loopback only, so that tests stay hermetic — these names, and any
+ * loopback address (127.0.0.0/8, ::1, their IPv4-mapped forms; OutboundHttp.reach).
+ */
 export const loopbackHosts: OutboundHosts = ["localhost", ".localhost", "127.0.0.1", "::1"];
 
 /** The hosts of `--function-http-hosts`, or the mode's default: loopback in the harness, any in production. */
@@ -129,7 +132,9 @@ export class OutboundHttp {
     const named = this.hosts.some(
       (entry) => entry === name || (entry.startsWith(".") && (name.endsWith(entry) || name === entry.slice(1))),
     );
-    return named ? "any" : this.hosts.includes("*") ? "public" : "no";
+    if (named) return "any";
+    if (this.hosts === loopbackHosts && closedRange(name) === "loopback") return "any";
+    return this.hosts.includes("*") ? "public" : "no";
   }
 
   /** Ends every connection, kept or in use (the server stops: a request still going is failed). */

@@ -305,7 +305,9 @@ describe("the hosts functions may reach", () => {
       true,
       true,
     ]);
-    expect(["example.com", "127.0.0.2", "10.0.0.1"].some((h) => harness.allows(h))).toBe(false);
+    // Any loopback address, as the loopback names are.
+    expect(["127.0.0.2", "127.1.2.3", "[::ffff:127.0.0.1]"].every((h) => harness.allows(h))).toBe(true);
+    expect(["example.com", "10.0.0.1", "0.0.0.0", "[::ffff:10.0.0.1]"].some((h) => harness.allows(h))).toBe(false);
     expect(new OutboundHttp(outboundHosts(null, true)).allows("api.stripe.com")).toBe(true);
     const given = new OutboundHttp(outboundHosts([".example.com", "10.0.0.1"], true));
     expect(["example.com", "api.example.com", "API.Example.com", "10.0.0.1"].every((h) => given.allows(h))).toBe(true);
