@@ -28,18 +28,23 @@ export default defineControlRoute("createUser", async (request, reply) => {
     userId: null as string | null,
     createdAt: now,
   };
-  if (!(await app.users.addAccount(account))) throw controlErrors.conflict(`the e-mail '${email}' is registered`);
+  if (!(await app.withRoomForUsers(() => app.users.addAccount(account))))
+    throw controlErrors.conflict(`the e-mail '${email}' is registered`);
   if (!confirmed) return reply.code(201).send(registrationView(account));
-  const claim = await app.users.create(
-    {
-      id: newObjectIdHex(),
-      type: "normal",
-      disabled: false,
-      createdAt: now,
-      identities: [{ id: account.id, provider_type: "local-userpass", provider_id: app.providerId("local-userpass") }],
-      data: { email },
-    },
-    account.id,
+  const claim = await app.withRoomForUsers(() =>
+    app.users.create(
+      {
+        id: newObjectIdHex(),
+        type: "normal",
+        disabled: false,
+        createdAt: now,
+        identities: [
+          { id: account.id, provider_type: "local-userpass", provider_id: app.providerId("local-userpass") },
+        ],
+        data: { email },
+      },
+      account.id,
+    ),
   );
   const user = claim.ok ? claim.user : claim.owner;
   emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });

@@ -16,7 +16,13 @@ import type { EventBus } from "../state/events.ts";
 import { FaultStore } from "../state/faults.ts";
 import { stableObjectIdHex } from "../state/ids.ts";
 import { Journal } from "../state/journal.ts";
-import type { AppRecord, AppStore, CustomDataPlace, ScheduleClaim } from "../store/store.ts";
+import {
+  type AppRecord,
+  type AppStore,
+  type CustomDataPlace,
+  QuotaExceededError,
+  type ScheduleClaim,
+} from "../store/store.ts";
 import { HeldCounts } from "./held-counts.ts";
 import { ScheduledTriggers } from "./scheduled-triggers.ts";
 import { type StreamEnd, StreamRegistry } from "./streams.ts";
@@ -259,6 +265,21 @@ export class AppRuntime {
     const ended = (await this.store.removeEndedUsers?.(this.clock.now())) ?? [];
     for (const id of ended) this.events.emit({ type: "user", appId: this.appId, action: "deleted", id });
     return ended.length;
+  }
+
+  /**
+   * A write that adds a user or a registration. Refused at the app's `users` limit, it is tried
+   * once more after the anonymous users past their lifetime are removed, if there were any: their
+   * places are free from the instant they ended, not from the next sweep (every 10 minutes).
+   */
+  async withRoomForUsers<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof QuotaExceededError) || error.quota !== "users") throw error;
+      if ((await this.removeEndedUsers()) === 0) throw error;
+      return write();
+    }
   }
 
   /** The per-instance part of a reset: streams end, no faults or journal, clock at real time. */

@@ -162,6 +162,36 @@ describe("removal", () => {
     expect(await userCount(appId)).toBe(3);
   });
 
+  it("before a new user is refused at the users limit, of those past their 90 days the sweep has not reached yet", async () => {
+    const appId = await newApp(app, { limits: { users: 2 } });
+    await emailUser(app, appId, "stays@example.com", "secret-1");
+    // Ended by real time since the last sweep (every 10 minutes): still holding a place.
+    const runtime = (await app.emulator.apps.get(appId))!;
+    await runtime.users.create({
+      id: "0000000000000000000000aa",
+      type: "normal",
+      disabled: false,
+      createdAt: Date.now() - 91 * day * 1000,
+      identities: [{ id: "ended-anon", provider_type: "anon-user", provider_id: runtime.providerId("anon-user") }],
+      data: {},
+    });
+    expect(await userCount(appId)).toBe(2);
+    const login = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/anon-user/login`,
+      payload: {},
+    });
+    expect(login.response.statusCode).toBe(200);
+    expect(await runtime.users.get("0000000000000000000000aa")).toBeUndefined();
+    // A registration too, once the app is full of users who are all alive: refused.
+    const full = await call(app, "registerUser", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/register`,
+      payload: { email: "late@example.com", password: "secret-2" },
+    });
+    expect(full.response.statusCode).toBe(403);
+  });
+
   it("a state imported with an anonymous user past its 90 days does not bring it back", async () => {
     const appId = await newApp(app);
     const anon = await anonymousLogin(app, appId);

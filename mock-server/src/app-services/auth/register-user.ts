@@ -32,7 +32,7 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
     userId: null,
     createdAt: app.clock.now(),
   };
-  if (!(await app.users.addAccount(account))) throw errors.accountNameInUse();
+  if (!(await app.withRoomForUsers(() => app.users.addAccount(account)))) throw errors.accountNameInUse();
   emulator.events.emit({ type: "user", appId: app.appId, action: "registered", id: account.id });
   if (settings.autoConfirm) return sendEmpty(reply, 201);
 

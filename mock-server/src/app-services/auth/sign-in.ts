@@ -111,16 +111,18 @@ async function createUser(
   auth: Authenticated,
   log: FastifyBaseLogger,
 ): Promise<StoredUser> {
-  const claim = await app.users.create(
-    {
-      id: newObjectIdHex(),
-      type: "normal",
-      disabled: false,
-      createdAt: app.clock.now(),
-      identities: [auth.identity],
-      data: auth.data,
-    },
-    auth.claimAccountId,
+  const claim = await app.withRoomForUsers(() =>
+    app.users.create(
+      {
+        id: newObjectIdHex(),
+        type: "normal",
+        disabled: false,
+        createdAt: app.clock.now(),
+        identities: [auth.identity],
+        data: auth.data,
+      },
+      auth.claimAccountId,
+    ),
   );
   if (!claim.ok) return refreshed(app, auth, claim.owner);
   emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: claim.user.id });
