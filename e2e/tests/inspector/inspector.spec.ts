@@ -37,6 +37,9 @@ test("shows a user created through the control API and a captured e-mail", async
 
   await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/users`);
   await expect(page.getByRole("heading", { name: `App ${appId}` })).toBeVisible();
+  // The app's HTTPS endpoints (the template's), and its Data API, off.
+  await expect(page.getByText("GET /notes/stats", { exact: true })).toBeVisible();
+  await expect(page.getByText("off", { exact: true })).toBeVisible();
   const users = page.getByRole("table", { name: /user/ });
   await expect(users.getByRole("row", { name: /ada@example\.com/ })).toContainText("pending");
 

@@ -177,6 +177,19 @@ export function appView(appId: string, tab: AppTab, rest: string[], query: URLSe
             ],
           ],
           ["Functions", details.functions.join(", ") || "none"],
+          [
+            "HTTPS endpoints",
+            (details.config.endpoints ?? [])
+              .filter((e) => e.disabled !== true)
+              .map((e) => `${e.httpMethod === "*" ? "ANY" : e.httpMethod} ${e.route}`)
+              .join(", ") || "none",
+          ],
+          [
+            "Data API",
+            details.config.dataApi && details.config.dataApi.disabled !== true
+              ? `POST /app/${appId}/endpoint/data/v1/action/<action>`
+              : "off",
+          ],
         ]),
         h("div", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: reset }, "Reset app…")),
         sectionNav(
