@@ -6,14 +6,13 @@
  * `{documents}`, `{document}`, `{insertedId}`, `{insertedIds}`, `{matchedCount, modifiedCount,
  * upsertedId?}`, `{deletedCount}`, as JSON or Extended JSON.
  */
-import { EJSON } from "bson";
 import { type Document, fromEJSONText, isDocument } from "../../data/documents.ts";
 import { type MongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { contextRequest } from "../../functions/app-functions.ts";
 import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
-import { checkValidation, headerValue, jsonText, runAs } from "./call-endpoint.ts";
+import { checkValidation, runAs, valueReply } from "./call-endpoint.ts";
 
 /** The request's body, read as Extended JSON whichever of JSON and Extended JSON it says it is. */
 function bodyOf(raw: unknown): Document {
@@ -107,14 +106,6 @@ export default defineRoute("callDataApi", "none", async (request, reply) => {
   const namespace = { database: body.database, collection: body.collection };
   const principal = user ? { kind: "user" as const, user, request: expansion } : { kind: "system" as const };
   const answer = await runAction(new MongoService(app, principal), action, body, namespace);
-  const accept = headerValue(request, "accept") ?? "";
-  const ejson = /application\/ejson/i.test(accept)
-    ? true
-    : /application\/json/i.test(accept)
-      ? false
-      : settings.returnType === "EJSON";
-  return reply
-    .code(200)
-    .header("content-type", ejson ? "application/ejson" : "application/json")
-    .send(Buffer.from(ejson ? EJSON.stringify(answer, { relaxed: false }) : jsonText(answer)));
+  const value = valueReply(request, settings.returnType, answer);
+  return reply.code(200).header("content-type", value.type).send(value.bytes);
 });

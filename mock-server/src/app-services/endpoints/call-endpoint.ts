@@ -154,7 +154,7 @@ function requestArgument(request: FastifyRequest, body: Buffer | undefined): Doc
 const framing = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade"]);
 
 /** A value as the endpoint's JSON: Extended JSON's types as their plain JSON (a Long as a number while exact). */
-export function jsonText(value: unknown): string {
+function jsonText(value: unknown): string {
   return (
     JSON.stringify(value, (_key, v: unknown) =>
       v instanceof Long
@@ -182,21 +182,30 @@ function sendOutcome(request: FastifyRequest, reply: FastifyReply, endpoint: End
     if (!typed) reply.type(typeof outcome.body === "string" ? "text/plain; charset=utf-8" : "application/octet-stream");
     return reply.send(typeof outcome.body === "string" ? outcome.body : Buffer.from(outcome.body));
   }
-  // The value, in the format the request accepts, else the endpoint's.
+  const value = valueReply(request, endpoint.returnType, outcome.hasResult ? outcome.result : null);
+  if (!typed) reply.header("content-type", value.type);
+  return reply.send(value.bytes);
+}
+
+/**
+ * A value as a reply of an endpoint or the Data API: Extended JSON when the request accepts
+ * `application/ejson`, JSON when it accepts `application/json`, else the configured return type.
+ * (As bytes: Fastify would add a charset to a text's type that is not JSON's.)
+ */
+export function valueReply(
+  request: FastifyRequest,
+  returnType: "JSON" | "EJSON" | undefined,
+  value: unknown,
+): { type: string; bytes: Buffer } {
   const accept = headerValue(request, "accept") ?? "";
   const ejson = /application\/ejson/i.test(accept)
     ? true
     : /application\/json/i.test(accept)
       ? false
-      : endpoint.returnType === "EJSON";
-  if (!typed) reply.header("content-type", ejson ? "application/ejson" : "application/json");
-  const text = !outcome.hasResult
-    ? "null"
-    : ejson
-      ? EJSON.stringify(outcome.result as Document, { relaxed: false })
-      : jsonText(outcome.result);
-  // (As bytes: Fastify would add a charset to a text's type that is not JSON's.)
-  return reply.send(Buffer.from(text));
+      : returnType === "EJSON";
+  return ejson
+    ? { type: "application/ejson", bytes: Buffer.from(EJSON.stringify(value as Document, { relaxed: false })) }
+    : { type: "application/json", bytes: Buffer.from(jsonText(value)) };
 }
 
 /** Serves a request to an endpoint (every method's route file). */
