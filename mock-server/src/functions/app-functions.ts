@@ -5,7 +5,7 @@
  */
 import { Binary, EJSON } from "bson";
 import { defaultFunctionTimeoutMs } from "../config/app-config.ts";
-import { type Document, fromEJSON, fromEJSONText, toEJSONText } from "../data/documents.ts";
+import { type Document, fromEJSON, fromEJSONText, isDocument, toEJSONText } from "../data/documents.ts";
 import { isFunctionMongoAction, type MongoApp, MongoService } from "../data/mongo-actions.ts";
 import type { Principal } from "../data/rules.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
@@ -109,9 +109,6 @@ export interface EndpointOutcome {
 const tokenName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const fieldValue = /^[\t\x20-\x7e\x80-\xff]*$/;
 
-const isDocumentValue = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
-
 /** An endpoint call's answer text, read and checked: anything else is the function's failure. */
 function endpointOutcome(text: string): EndpointOutcome {
   const broken = () => errors.functionExecution("the endpoint's response is not one this server can send");
@@ -121,7 +118,7 @@ function endpointOutcome(text: string): EndpointOutcome {
   } catch {
     throw broken();
   }
-  if (!isDocumentValue(answer) || !isDocumentValue(answer.response)) throw broken();
+  if (!isDocument(answer) || !isDocument(answer.response)) throw broken();
   const { response } = answer;
   const outcome: EndpointOutcome = { headers: [], hasResult: "result" in answer };
   if (outcome.hasResult) outcome.result = answer.result;
@@ -130,7 +127,7 @@ function endpointOutcome(text: string): EndpointOutcome {
     if (!Number.isInteger(code) || code < 100 || code > 599) throw broken();
     outcome.statusCode = code;
   }
-  if (!isDocumentValue(response.headers)) throw broken();
+  if (!isDocument(response.headers)) throw broken();
   for (const [name, values] of Object.entries(response.headers)) {
     if (!tokenName.test(name) || !Array.isArray(values)) throw broken();
     if (!values.every((value) => typeof value === "string" && fieldValue.test(value))) throw broken();
@@ -255,13 +252,12 @@ export class AppFunctions implements SandboxHost {
       origin: "config",
       version: `script:${name}:${source}`,
     };
-    const timeout = this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs;
     const text = await this.execute(script, "[]", {
       name: script.name,
       callText: systemCallText,
       principal: { kind: "system" },
       requestText: toEJSONText(contextRequest),
-      deadline: Date.now() + timeout,
+      deadline: this.deadline(),
     });
     return EJSON.parse(text, { relaxed: true });
   }
@@ -349,6 +345,17 @@ export class AppFunctions implements SandboxHost {
     }
   }
 
+  /**
+   * When a call starting now must end: the app's time limit (`functionTimeoutMs`), or, while
+   * debugging, none worth the name (a call may stand at a breakpoint as long as its developer looks).
+   */
+  private deadline(): number {
+    const limit = this.app.functionInspector
+      ? FunctionInspector.timeLimitMs
+      : (this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs);
+    return Date.now() + limit;
+  }
+
   /** Stops the app's function process (it is started again on the next call). */
   close(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
@@ -361,10 +368,6 @@ export class AppFunctions implements SandboxHost {
   async callFromText(name: string, argsText: string, options: RunOptions): Promise<string> {
     const fn = this.resolve(name);
     if (!fn || (options.fromClient && fn.private)) throw errors.functionNotFound(name);
-    // While debugging a call may stand at a breakpoint as long as its developer looks.
-    const timeout = this.app.functionInspector
-      ? FunctionInspector.timeLimitMs
-      : (this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs);
     const system = options.system || fn.runAsSystem;
     const pending = this.callText(options.user);
     const callText = typeof pending === "string" ? pending : await pending;
@@ -383,7 +386,7 @@ export class AppFunctions implements SandboxHost {
               ...(options.ruleDepth ? { ruleDepth: options.ruleDepth } : {}),
             },
       request: options.request,
-      deadline: Date.now() + timeout,
+      deadline: this.deadline(),
       argsInBody: options.argsInBody,
     });
   }
@@ -451,9 +454,6 @@ export class AppFunctions implements SandboxHost {
         { user: call.user, system: false, request: call.expansion, args: () => [call.requestArg] },
         callText,
       );
-    const timeout = this.app.functionInspector
-      ? FunctionInspector.timeLimitMs
-      : (this.app.config.functionTimeoutMs ?? defaultFunctionTimeoutMs);
     const text = await this.execute(fn, argsText, {
       name,
       callText,
@@ -461,7 +461,7 @@ export class AppFunctions implements SandboxHost {
       request: call.expansion,
       requestText: wantsRequest(fn) ? toEJSONText(call.contextRequest) : undefined,
       endpoint: true,
-      deadline: Date.now() + timeout,
+      deadline: this.deadline(),
     });
     return endpointOutcome(text);
   }
