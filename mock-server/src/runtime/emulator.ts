@@ -33,6 +33,7 @@ import { type CreateEmailJsAccountRequest, EmailJsAccountExistsError, EmailJsAcc
 import { LargeRequests, largeRequestLimits } from "./large-requests.ts";
 import { RetentionSweeper } from "./retention-sweeper.ts";
 import { StreamBacklog } from "./stream-backlog.ts";
+import { databaseLost } from "./streams.ts";
 
 export type Readiness = ControlSchemas["Readiness"];
 
@@ -143,7 +144,7 @@ export class Emulator {
     // missed some must end rather than go on as if complete; clients reopen it.
     this.stopOutageWatch =
       store.onOutage?.(() => {
-        for (const app of this.apps.loaded()) app.closeStreams("the connection to the database was lost", "service");
+        for (const app of this.apps.loaded()) app.closeStreams(databaseLost, "service");
       }) ?? (() => undefined);
     // The fake provider is a testing feature: a production server defaults to the real ones (the
     // command line refuses `--identity-provider fake` with `--production`).

@@ -29,6 +29,9 @@ export interface OpenStream {
 /** Why a stream ends: its session is over, or the server cannot go on serving it. */
 export type StreamEnd = "session" | "service";
 
+/** The reason streams end with when the database cannot be reached (events may have been missed). */
+export const databaseLost = "the connection to the database was lost";
+
 export interface StreamCaps {
   perUser: number;
   perApp: number;

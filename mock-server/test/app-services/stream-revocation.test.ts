@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StoreUnavailableError } from "../../src/store/store.ts";
 import { openData } from "../helpers/app.ts";
 import { expectFetchContract, sendChecked } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
@@ -218,5 +219,32 @@ describe("change streams end with the session or user behind them", () => {
     // Past the session's hour: it ends at once.
     await advance(30 * 60);
     await expectEnded(stream!);
+  });
+
+  it("a session check the database cannot answer ends the stream as the service's fault, not the session's", async () => {
+    const appId = await newApp();
+    const ann = await emailSession(appId, "outage@example.com");
+    const writer = await emailSession(appId, "outage-writer@example.com");
+    const [stream] = await watch(appId, ann);
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const userSession = runtime.store.userSession;
+    // The next session check (due after a second) finds the database gone.
+    runtime.store.userSession = () => Promise.reject(new StoreUnavailableError("connection terminated"));
+    try {
+      await send("advanceClock", "POST", `/_mock/v1/apps/${appId}/clock`, { body: { advanceBy: 2 } });
+      const inserted = await send("callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+        token: writer.access_token,
+        body: { name: "insertOne", service: "mongodb-atlas", arguments: [{ ...namespace, document: { n: 1 } }] },
+      });
+      expect(inserted.status).toBe(200);
+      // Clients reopen such a stream without renewing their tokens (InvalidSession would sign them out).
+      expect(streamError(await stream!.next())).toEqual({
+        error_code: "ServiceUnavailable",
+        error: "service unavailable: the connection to the database was lost",
+      });
+      expect(await stream!.next()).toBeNull();
+    } finally {
+      runtime.store.userSession = userSession;
+    }
   });
 });

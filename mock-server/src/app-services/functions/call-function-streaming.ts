@@ -15,9 +15,9 @@ import { rulesOf } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
-import type { OpenStream, StreamCap } from "../../runtime/streams.ts";
+import { databaseLost, type OpenStream, type StreamCap } from "../../runtime/streams.ts";
 import { redactUrl } from "../../state/journal.ts";
-import { isAnonymousUser, userActive } from "../../store/store.ts";
+import { isAnonymousUser, StoreUnavailableError, userActive } from "../../store/store.ts";
 import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
 import { encodeChange, shapedChange, streamErrors, type WatchSpec, watchMatcher } from "./change-stream.ts";
@@ -214,26 +214,34 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   // Changes are handled one after another (the session check may ask the store), in the order they came.
   let queue: Promise<void> = Promise.resolve();
   let checkedAt = app.clock.now();
-  const sessionStillValid = async () => {
-    const found: Awaited<ReturnType<typeof app.store.userSession>> = await app.store
-      .userSession(user.id, session.id)
-      .catch(() => ({ user: undefined, session: undefined }));
+  /** Ends the stream and says so when its session has ended; a store that cannot answer ends it as the service's fault. */
+  const endedSession = async () => {
+    let found: Awaited<ReturnType<typeof app.store.userSession>>;
+    try {
+      found = await app.store.userSession(user.id, session.id);
+    } catch (error) {
+      // Not the session's fault: clients reopen such a stream without signing the user out.
+      stream.close(
+        error instanceof StoreUnavailableError ? databaseLost : "the stream's session could not be checked",
+        "service",
+      );
+      return true;
+    }
     const now = app.clock.now();
-    if (!userActive(found.user, now)) return "the stream's user is gone or disabled";
-    if (!found.session) return "the stream's session has ended";
-    if (now >= found.session.expiresAt) return "the stream's session has expired";
-    checkedAt = now;
-    return null;
+    const gone = !userActive(found.user, now)
+      ? "the stream's user is gone or disabled"
+      : !found.session
+        ? "the stream's session has ended"
+        : now >= found.session.expiresAt
+          ? "the stream's session has expired"
+          : null;
+    if (gone) stream.close(gone);
+    else checkedAt = now;
+    return gone !== null;
   };
   const handle = async (change: ChangeEvent) => {
     if (closed) return;
-    if (app.clock.now() - checkedAt >= sessionCheckMs) {
-      const gone = await sessionStillValid();
-      if (gone) {
-        stream.close(gone);
-        return;
-      }
-    }
+    if (app.clock.now() - checkedAt >= sessionCheckMs && (await endedSession())) return;
     if (closed || readFilter === null) return;
     let event: Document | undefined;
     const build = () => {
@@ -265,8 +273,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   // The session was read before the stream was registered: one that ended meanwhile was announced
   // to no stream, so it is read once more now, before any change is sent.
   queue = queue.then(async () => {
-    const gone = closed ? null : await sessionStillValid();
-    if (gone) stream.close(gone);
+    if (!closed) await endedSession();
   });
   for (const change of pending.splice(0)) deliver(change);
   return reply;
