@@ -228,8 +228,11 @@ describe("change streams end with the session or user behind them", () => {
     const [stream] = await watch(appId, ann);
     const runtime = (await app.emulator.apps.get(appId))!;
     const userSession = runtime.store.userSession;
-    // The next session check (due after a second) finds the database gone.
-    runtime.store.userSession = () => Promise.reject(new StoreUnavailableError("connection terminated"));
+    // The stream's next session check (due after a second) finds the database gone.
+    runtime.store.userSession = (userId, sessionId) =>
+      userId === ann.user_id
+        ? Promise.reject(new StoreUnavailableError("connection terminated"))
+        : userSession.call(runtime.store, userId, sessionId);
     try {
       await send("advanceClock", "POST", `/_mock/v1/apps/${appId}/clock`, { body: { advanceBy: 2 } });
       const inserted = await send("callFunction", "POST", `${base}/app/${appId}/functions/call`, {
