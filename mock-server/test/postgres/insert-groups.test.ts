@@ -116,4 +116,65 @@ describe("insertOne actions written together", () => {
       expect(keys.filter((k) => k.startsWith("busy-"))).toHaveLength(kept);
     },
   );
+
+  // Writers who wrote before have their usage rows: a group of them is counted, and refused, as
+  // each would be alone.
+  describe("of writers who wrote before", () => {
+    async function usage(appId: string) {
+      const { rows } = await adminQuery(
+        database.url,
+        "SELECT user_id, documents::int AS n, document_bytes::int AS bytes FROM user_usage WHERE app_id = $1 ORDER BY user_id",
+        [appId],
+      );
+      return rows as { user_id: string; n: number; bytes: number }[];
+    }
+    const writers = (n: number, from = 0) =>
+      Array.from({ length: n }, (_, i) => `writer-${String(from + i).padStart(2, "0")}`);
+
+    it("count each writer's documents and bytes, anonymous writers under their own limits", async () => {
+      const { appId, data } = await app({ documentsPerAnonymousUser: 3 });
+      const anonymous = (userId: string): Writer => ({ userId, anonymous: true });
+      const as = (w: string) => (w < "writer-06" ? user(w) : anonymous(w));
+      // One write each, alone: every writer has its row.
+      for (const w of writers(12)) await insertOne(data, { _id: `first-${w}` }, as(w));
+      const before = { ...data.groups.counts };
+      const both = await outcomes(
+        writers(12).flatMap((w) =>
+          [1, 2].map((k) => insertOne(data, { _id: `${w}-${k}`, text: "x".repeat(k) }, as(w))),
+        ),
+      );
+      expect(both).toEqual(Array(24).fill("stored"));
+      expect(data.groups.counts.groups - before.groups).toBeGreaterThan(0);
+      // Anonymous writers are at their three now: one more each is refused, the others' stored.
+      const more = await outcomes(writers(12).map((w) => insertOne(data, { _id: `${w}-3` }, as(w))));
+      expect(more).toEqual([...Array(6).fill("stored"), ...Array(6).fill("quota")]);
+      const counted = await usage(appId);
+      expect(counted.map((r) => [r.user_id, r.n])).toEqual(writers(12).map((w) => [w, w < "writer-06" ? 4 : 3]));
+      // The bytes counted are those of the stored texts.
+      const { rows } = await adminQuery(
+        database.url,
+        "SELECT owner, sum(octet_length(ejson))::int AS bytes FROM documents WHERE app_id = $1 GROUP BY owner ORDER BY owner",
+        [appId],
+      );
+      expect(counted.map((r) => ({ owner: r.user_id, bytes: r.bytes }))).toEqual(rows);
+    });
+
+    it("refuse a writer out of writes and take the others' writes once each", async () => {
+      const { appId, data } = await app({ writesPerSecondPerUser: 3 });
+      // writer-00 last: it has two writes left when it asks for ten (storing all would take seconds).
+      for (const w of [...writers(9, 1), "writer-00"]) await insertOne(data, { _id: `first-${w}` }, user(w));
+      const status = await outcomes([
+        ...Array.from({ length: 10 }, (_, i) => insertOne(data, { _id: `busy-${i}` }, user("writer-00"))),
+        ...writers(9, 1).map((w) => insertOne(data, { _id: `again-${w}` }, user(w))),
+      ]);
+      expect(status.slice(10)).toEqual(Array(9).fill("stored"));
+      const busy = status.slice(0, 10);
+      expect(busy.every((o) => o === "stored" || o === "rate")).toBe(true);
+      expect(busy).toContain("rate");
+      const kept = await stored(appId);
+      const taken = busy.filter((o) => o === "stored").length;
+      expect(kept.filter((k) => k.startsWith("busy-"))).toHaveLength(taken);
+      expect((await usage(appId)).map((r) => r.n)).toEqual([1 + taken, ...Array(9).fill(2)]);
+    });
+  });
 });
