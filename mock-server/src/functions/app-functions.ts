@@ -4,6 +4,7 @@
  * user (rules apply) or as system, within the app's time limit.
  */
 import { Binary, EJSON } from "bson";
+import type { FastifyBaseLogger } from "fastify";
 import { defaultFunctionTimeoutMs } from "../config/app-config.ts";
 import { type Document, fromEJSON, fromEJSONText, isDocument, toEJSONText } from "../data/documents.ts";
 import { isFunctionMongoAction, type MongoApp, MongoService } from "../data/mongo-actions.ts";
@@ -35,6 +36,17 @@ import {
 /** A function process idle this long is stopped (the app gets a new one on its next call). */
 const idleProcessMs = 30_000;
 
+/**
+ * Busy processes (docs/decisions/0004): a process whose thread a call holds (a loop, a long
+ * computation) takes no new calls once the emulator sees it (sandbox.ts `livenessLimits`); the
+ * callers — users, or client addresses for calls without one — whose calls it held are suspects
+ * for `suspectForMs`, and their calls go to a process of their own, so that one caller's busy
+ * functions keep waiting only those who shared a process with it. An app has at most
+ * `processes` processes (the two lanes and those finishing the calls they had): with no room, a
+ * busy process keeps its lane and calls wait for it, as with one process.
+ */
+export const busyLimits = { suspectForMs: 60_000, processes: 4, suspects: 10_000 };
+
 /** What functions need of their app (runtime/app-runtime.ts provides it). */
 export interface FunctionApp extends MongoApp {
   readonly appId: string;
@@ -63,6 +75,17 @@ interface CallInfo {
   name: string;
   /** See RunOptions.argsInBody. */
   argsInBody?: boolean;
+  /** The user whose request made the call (a function run as system for a user's call too), if any. */
+  caller?: string | undefined;
+  /** The process running it (set once it runs). */
+  sandbox?: Sandbox;
+}
+
+/** Whom a call is held against when its process is busy: its user, else its request's client address. */
+function callerKey(info: CallInfo): string | undefined {
+  if (info.caller !== undefined) return `user:${info.caller}`;
+  const address = info.request?.().remoteIPAddress;
+  return typeof address === "string" ? `address:${address}` : undefined;
 }
 
 /**
@@ -200,8 +223,18 @@ function inServiceWords(message: string): string {
 }
 
 export class AppFunctions implements SandboxHost {
+  /** The process calls go to; and the one for suspected callers' calls (see busyLimits). */
   private sandbox: Sandbox | null = null;
+  private suspectSandbox: Sandbox | null = null;
+  /** Every process not ended: the lanes' and retired ones finishing their calls. */
+  private readonly processes = new Set<Sandbox>();
+  /** Callers (callerKey) whose calls were in a busy process, until when (Date.now()). */
+  private readonly suspects = new Map<string, number>();
+  /** Busy processes kept for want of room (reported once). */
+  private readonly crowded = new WeakSet<Sandbox>();
   private idleTimer: NodeJS.Timeout | null = null;
+  /** Where busy processes are reported (the server's log; runtime/apps.ts sets it). */
+  logger: () => FastifyBaseLogger | undefined = () => undefined;
   private readonly inline = new Map<string, FunctionSource>();
   private readonly calls = new Map<number, CallInfo>();
   private readonly users = new WeakMap<StoredUser, KnownUser>();
@@ -262,25 +295,98 @@ export class AppFunctions implements SandboxHost {
     return EJSON.parse(text, { relaxed: true });
   }
 
-  private sandboxFor(): Sandbox {
+  private sandboxFor(info: CallInfo): Sandbox {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
-    if (!this.sandbox?.usable) {
-      const { config, appId, functionInspector: inspector } = this.app;
-      this.sandbox = new Sandbox(
-        this,
-        {
-          app: { id: this.app.domainId, clientAppId: appId, name: config.name ?? appId },
-          values: (config.values ?? {}) as Record<string, unknown>,
-          environment: {
-            tag: config.environment?.tag ?? "",
-            values: (config.environment?.values ?? {}) as Record<string, unknown>,
-          },
+    // (A suspect's call with no room for its lane's process goes where the others' go.)
+    const suspect =
+      this.suspects.size > 0 &&
+      this.suspected(info) &&
+      (this.suspectSandbox?.usable || this.processes.size < busyLimits.processes);
+    const lane = suspect ? this.suspectSandbox : this.sandbox;
+    if (lane?.usable) return lane;
+    const sandbox = this.startProcess();
+    if (suspect) this.suspectSandbox = sandbox;
+    else this.sandbox = sandbox;
+    return sandbox;
+  }
+
+  private suspected(info: CallInfo): boolean {
+    const key = callerKey(info);
+    if (key === undefined) return false;
+    const until = this.suspects.get(key);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.suspects.delete(key);
+    return false;
+  }
+
+  private startProcess(): Sandbox {
+    const { config, appId, functionInspector: inspector } = this.app;
+    const sandbox = new Sandbox(
+      this,
+      {
+        app: { id: this.app.domainId, clientAppId: appId, name: config.name ?? appId },
+        values: (config.values ?? {}) as Record<string, unknown>,
+        environment: {
+          tag: config.environment?.tag ?? "",
+          values: (config.environment?.values ?? {}) as Record<string, unknown>,
         },
-        inspector ? { inspectPort: inspector.portOf(appId), inspecting: (url) => inspector.listening(appId, url) } : {},
-      );
+      },
+      inspector ? { inspectPort: inspector.portOf(appId), inspecting: (url) => inspector.listening(appId, url) } : {},
+    );
+    this.processes.add(sandbox);
+    return sandbox;
+  }
+
+  /** Function processes running now (tests). */
+  get processCount(): number {
+    return this.processes.size;
+  }
+
+  /**
+   * A process has not answered for a while: one of its calls holds its thread. Its callers become
+   * suspects, and it takes no new calls if the app has room for another process (see busyLimits).
+   */
+  busy(sandbox: Sandbox): void {
+    const now = Date.now();
+    if (this.suspects.size >= busyLimits.suspects)
+      for (const [key, until] of this.suspects) if (until <= now) this.suspects.delete(key);
+    const callers = new Set<string>();
+    for (const info of this.calls.values()) {
+      if (info.sandbox !== sandbox) continue;
+      const key = callerKey(info);
+      if (key !== undefined) callers.add(key);
     }
-    return this.sandbox;
+    for (const key of callers)
+      if (this.suspects.size < busyLimits.suspects || this.suspects.has(key))
+        this.suspects.set(key, now + busyLimits.suspectForMs);
+    if (!sandbox.usable) return;
+    const replaced = this.processes.size < busyLimits.processes;
+    if (replaced) {
+      sandbox.retire();
+      if (this.sandbox === sandbox) this.sandbox = null;
+      if (this.suspectSandbox === sandbox) this.suspectSandbox = null;
+    } else if (this.crowded.has(sandbox)) return;
+    else this.crowded.add(sandbox);
+    this.logger()?.warn(
+      { appId: this.app.appId, calls: sandbox.running, callers: callers.size },
+      replaced
+        ? "a function call holds its process: new calls go to another one"
+        : "a function call holds its process, and the app has no room for another: calls wait for it",
+    );
+    this.events.emit({
+      type: "request",
+      appId: this.app.appId,
+      action: "function-busy",
+      detail: { calls: sandbox.running, callers: callers.size, replaced },
+    });
+  }
+
+  ended(sandbox: Sandbox): void {
+    this.processes.delete(sandbox);
+    if (this.sandbox === sandbox) this.sandbox = null;
+    if (this.suspectSandbox === sandbox) this.suspectSandbox = null;
   }
 
   /**
@@ -311,7 +417,7 @@ export class AppFunctions implements SandboxHost {
   }
 
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
-    const sandbox = this.sandboxFor();
+    const sandbox = this.sandboxFor(info);
     const { callText, deadline, argsInBody } = info;
     const requestText =
       info.requestText ?? (info.request && wantsRequest(fn) ? toEJSONText(contextRequest(info.request())) : undefined);
@@ -325,7 +431,7 @@ export class AppFunctions implements SandboxHost {
       endpoint: info.endpoint === true,
     });
     const ended = new AbortController();
-    this.calls.set(callId, { ...info, ended: ended.signal });
+    this.calls.set(callId, { ...info, ended: ended.signal, sandbox });
     try {
       return await result;
     } catch (error) {
@@ -338,7 +444,7 @@ export class AppFunctions implements SandboxHost {
       ended.abort();
       this.calls.delete(callId);
       // (A process being debugged stays: a debugger attached to it would lose it.)
-      if (sandbox.running === 0 && this.calls.size === 0 && !this.app.functionInspector) {
+      if (this.calls.size === 0 && !this.app.functionInspector) {
         this.idleTimer = setTimeout(() => this.close(), idleProcessMs);
         this.idleTimer.unref();
       }
@@ -356,12 +462,14 @@ export class AppFunctions implements SandboxHost {
     return Date.now() + limit;
   }
 
-  /** Stops the app's function process (it is started again on the next call). */
+  /** Stops the app's function processes (one is started again on the next call). */
   close(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
-    this.sandbox?.close();
+    for (const sandbox of [...this.processes]) sandbox.close();
+    this.processes.clear();
     this.sandbox = null;
+    this.suspectSandbox = null;
   }
 
   /** Calls a function with canonical-EJSON arguments; answers its result as canonical EJSON text. */
@@ -388,6 +496,7 @@ export class AppFunctions implements SandboxHost {
       request: options.request,
       deadline: this.deadline(),
       argsInBody: options.argsInBody,
+      caller: options.user?.id,
     });
   }
 
@@ -462,6 +571,7 @@ export class AppFunctions implements SandboxHost {
       requestText: wantsRequest(fn) ? toEJSONText(call.contextRequest) : undefined,
       endpoint: true,
       deadline: this.deadline(),
+      caller: call.user?.id,
     });
     return endpointOutcome(text);
   }

@@ -6,10 +6,11 @@
  * (framed: each text's length in characters, a colon, the text); the process never blocks the
  * emulator. At a call's deadline the call fails (a call made while the process starts counts its
  * time from the process's start-up's end: the start is the emulator's, not the function's); if
- * the process does not answer a ping at once it
- * is stuck (a busy loop, an endless promise chain) and is killed, failing its other calls too, and
- * the app gets a fresh process on its next call. Memory is capped like the service's 350 MB per
- * function run.
+ * the process does not answer a ping at once it is stuck (a busy loop, an endless promise chain)
+ * and is killed, failing its other calls too, and the app gets a fresh process on its next call.
+ * Before that, a process whose calls keep its thread from answering pings is reported busy, so
+ * that the host sends other calls elsewhere (app-functions.ts). Memory is capped like the
+ * service's 350 MB per function run.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -83,6 +84,12 @@ export const contextLimits = { count: 512, chars: 1 << 20 };
 
 /** How long a process may take to answer a ping before it counts as stuck. */
 const pingGraceMs = 250;
+/**
+ * While a process has calls, it is pinged this often; one that has not answered for `busyAfterMs`
+ * is busy — a call holds its thread (a loop, a long computation) — and the host is told, each look
+ * while it stays so (app-functions.ts sends new calls elsewhere).
+ */
+export const livenessLimits = { everyMs: 100, busyAfterMs: 250 };
 /** A process that has not said it is ready by then is ended, failing its calls. */
 const startupLimitMs = 30_000;
 
@@ -96,6 +103,10 @@ export interface SandboxHost {
   /** A function call asks for a MongoDB action or another function; answer with `deliver`. */
   request(sandbox: Sandbox, callId: number, pendingId: number, kind: HostRequest, text: string): void;
   log(callId: number, text: string): void;
+  /** The process has not answered a ping for `livenessLimits.busyAfterMs`: one of its calls holds it. */
+  busy?(sandbox: Sandbox): void;
+  /** The process has ended (its calls were settled first). */
+  ended?(sandbox: Sandbox): void;
 }
 
 interface RunningCall {
@@ -117,6 +128,11 @@ export interface SandboxOptions {
   memoryLimitMb?: number;
   /** Listen for a debugger on this port of 127.0.0.1 (0: any free one), without the permission model. */
   inspectPort?: number | null;
+  /**
+   * Ping the process while it has calls and tell the host when it does not answer (SandboxHost.busy).
+   * Off for a process being debugged: one stopped at a breakpoint answers nothing, rightly.
+   */
+  watchLiveness?: boolean;
   /** Told the debugger's WebSocket address once the process listens. */
   inspecting?: (url: string) => void;
 }
@@ -140,9 +156,14 @@ export class Sandbox {
   /** The process has built its context and runs calls; until then no call's time runs. */
   private ready = false;
   private startupTimer: NodeJS.Timeout | null = null;
-  /** No new calls: a call of this process ran past its deadline, so it may be stuck. */
+  /** No new calls: a call of this process ran past its deadline, or it was busy and the host moved on. */
   private retired = false;
+  /** Ends a process that has not answered the ping sent when a call passed its deadline. */
   private pingTimer: NodeJS.Timeout | null = null;
+  /** When the ping not yet answered was sent (Date.now()), if one is outstanding. */
+  private pingSentAt: number | null = null;
+  private livenessTimer: NodeJS.Timeout | null = null;
+  private readonly watchLiveness: boolean;
   /**
    * One timer for all the calls' deadlines (a timer per call cost every call its setup and removal):
    * armed for the earliest; when it fires, the calls past theirs fail and it is armed for the next.
@@ -168,8 +189,9 @@ export class Sandbox {
   constructor(
     private readonly host: SandboxHost,
     info: SandboxAppInfo,
-    { memoryLimitMb = 350, inspectPort = null, inspecting }: SandboxOptions = {},
+    { memoryLimitMb = 350, inspectPort = null, inspecting, watchLiveness = true }: SandboxOptions = {},
   ) {
+    this.watchLiveness = watchLiveness && inspectPort === null;
     bsonSource ??= readFileSync(bsonBundlePath, "utf8");
     this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb, inspectPort), {
       stdio: ["ignore", "ignore", "pipe", "pipe"],
@@ -286,6 +308,13 @@ export class Sandbox {
     return !this.ended && !this.retired;
   }
 
+  /** Takes no new calls from now on; ends once its calls have (the host has another process for them). */
+  retire(): void {
+    if (this.ended || this.retired) return;
+    this.retired = true;
+    if (this.calls.size === 0) this.close();
+  }
+
   get running(): number {
     return this.calls.size;
   }
@@ -316,7 +345,10 @@ export class Sandbox {
     const result = new Promise<string>((resolve, reject) => {
       this.calls.set(callId, { resolve, reject, deadline: options.deadline, madeAt: Date.now() });
     });
-    if (this.ready) this.watchDeadline(options.deadline);
+    if (this.ready) {
+      this.watchDeadline(options.deadline);
+      this.startLiveness();
+    }
     const { fn } = options;
     let fnId = this.defined.get(fn.version);
     if (fnId === undefined) {
@@ -408,10 +440,11 @@ export class Sandbox {
         this.end(new Error(text));
         break;
       case "pong":
-        // Not stuck, only waiting: let its other calls finish, then stop it.
+        // It answers: not stuck (a retired one is only waiting, and stops once its calls are done).
+        this.pingSentAt = null;
         if (this.pingTimer) clearTimeout(this.pingTimer);
         this.pingTimer = null;
-        if (this.calls.size === 0) this.close();
+        if (this.retired && this.calls.size === 0) this.close();
         break;
     }
   }
@@ -429,7 +462,35 @@ export class Sandbox {
       earliest = Math.min(earliest, call.deadline);
     }
     if (earliest !== Number.POSITIVE_INFINITY) this.watchDeadline(earliest);
+    if (this.calls.size > 0) this.startLiveness();
     this.flush();
+  }
+
+  /** Pings the process while it has calls (see livenessLimits). */
+  private startLiveness(): void {
+    if (!this.watchLiveness || this.livenessTimer || this.ended) return;
+    this.livenessTimer = setInterval(() => this.checkLiveness(), livenessLimits.everyMs);
+    this.livenessTimer.unref();
+  }
+
+  private stopLiveness(): void {
+    if (this.livenessTimer) clearInterval(this.livenessTimer);
+    this.livenessTimer = null;
+  }
+
+  private checkLiveness(): void {
+    if (this.ended || this.calls.size === 0) {
+      this.stopLiveness();
+      return;
+    }
+    if (this.pingSentAt === null) this.ping();
+    else if (Date.now() - this.pingSentAt >= livenessLimits.busyAfterMs) this.host.busy?.(this);
+  }
+
+  private ping(): void {
+    if (this.pingSentAt !== null || this.ended) return;
+    this.pingSentAt = Date.now();
+    this.send('{"type":"ping"}');
   }
 
   private watchDeadline(deadline: number): void {
@@ -459,8 +520,9 @@ export class Sandbox {
     this.settle(callId, new ExecutionTimeout("execution time limit exceeded"));
     this.retired = true;
     if (this.ended || this.pingTimer) return;
+    // (A ping still unanswered from before counts: the process has not turned since it was sent.)
     this.pingTimer = setTimeout(() => this.close(), pingGraceMs);
-    this.send('{"type":"ping"}');
+    this.ping();
   }
 
   private settle(callId: number, outcome: Error | { text: string }): void {
@@ -469,6 +531,7 @@ export class Sandbox {
     this.calls.delete(callId);
     if (outcome instanceof Error) call.reject(outcome);
     else call.resolve(outcome.text);
+    if (this.calls.size === 0) this.stopLiveness();
     if (this.retired && !this.pingTimer && this.calls.size === 0) this.close();
   }
 
@@ -476,6 +539,7 @@ export class Sandbox {
     if (this.ended) return;
     this.ended = true;
     if (this.pingTimer) clearTimeout(this.pingTimer);
+    this.stopLiveness();
     if (this.startupTimer) clearTimeout(this.startupTimer);
     this.startupTimer = null;
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
@@ -486,5 +550,6 @@ export class Sandbox {
     this.unread = "";
     for (const id of [...this.calls.keys()]) this.settle(id, reason);
     this.child.kill("SIGKILL");
+    this.host.ended?.(this);
   }
 }

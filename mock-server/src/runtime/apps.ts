@@ -78,6 +78,7 @@ export class AppRegistry {
     );
     this.unsubscribers.set(app, () => void subscribed.then((unsubscribe) => unsubscribe()).catch(() => undefined));
     app.watchSchedules(() => this.log);
+    app.functions.logger = () => this.log;
     return app;
   }
 
