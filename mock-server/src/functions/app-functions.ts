@@ -43,9 +43,11 @@ const idleProcessMs = 30_000;
  * for `suspectForMs`, and their calls go to a process of their own, so that one caller's busy
  * functions keep waiting only those who shared a process with it. An app has at most
  * `processes` processes (the two lanes and those finishing the calls they had): with no room, a
- * busy process keeps its lane and calls wait for it, as with one process.
+ * busy process keeps its lane and calls wait for it, as with one process. A process that runs out
+ * of its `memoryMb` (the service's 350 MB a run) fails every call in it: its callers are suspects
+ * too.
  */
-export const busyLimits = { suspectForMs: 60_000, processes: 4, suspects: 10_000 };
+export const busyLimits = { suspectForMs: 60_000, processes: 4, suspects: 10_000, memoryMb: 350 };
 
 /** What functions need of their app (runtime/app-runtime.ts provides it). */
 export interface FunctionApp extends MongoApp {
@@ -333,7 +335,12 @@ export class AppFunctions implements SandboxHost {
           values: (config.environment?.values ?? {}) as Record<string, unknown>,
         },
       },
-      inspector ? { inspectPort: inspector.portOf(appId), inspecting: (url) => inspector.listening(appId, url) } : {},
+      {
+        memoryLimitMb: busyLimits.memoryMb,
+        ...(inspector
+          ? { inspectPort: inspector.portOf(appId), inspecting: (url: string) => inspector.listening(appId, url) }
+          : {}),
+      },
     );
     this.processes.add(sandbox);
     return sandbox;
@@ -349,18 +356,7 @@ export class AppFunctions implements SandboxHost {
    * suspects, and it takes no new calls if the app has room for another process (see busyLimits).
    */
   busy(sandbox: Sandbox): void {
-    const now = Date.now();
-    if (this.suspects.size >= busyLimits.suspects)
-      for (const [key, until] of this.suspects) if (until <= now) this.suspects.delete(key);
-    const callers = new Set<string>();
-    for (const info of this.calls.values()) {
-      if (info.sandbox !== sandbox) continue;
-      const key = callerKey(info);
-      if (key !== undefined) callers.add(key);
-    }
-    for (const key of callers)
-      if (this.suspects.size < busyLimits.suspects || this.suspects.has(key))
-        this.suspects.set(key, now + busyLimits.suspectForMs);
+    const callers = this.suspect(sandbox);
     if (!sandbox.usable) return;
     const replaced = this.processes.size < busyLimits.processes;
     if (replaced) {
@@ -383,10 +379,37 @@ export class AppFunctions implements SandboxHost {
     });
   }
 
-  ended(sandbox: Sandbox): void {
+  /**
+   * A process has ended; before its calls are failed. One that ran out of memory failed everyone's
+   * calls in it: its callers become suspects, as a busy process's (their next calls go apart).
+   */
+  ended(sandbox: Sandbox, reason: Error): void {
     this.processes.delete(sandbox);
     if (this.sandbox === sandbox) this.sandbox = null;
     if (this.suspectSandbox === sandbox) this.suspectSandbox = null;
+    if (!(reason instanceof ExecutionMemoryLimit)) return;
+    const callers = this.suspect(sandbox);
+    this.logger()?.warn(
+      { appId: this.app.appId, calls: sandbox.running, callers: callers.size },
+      "a function call ran its process out of memory: its callers' next calls go to a process of their own",
+    );
+  }
+
+  /** The callers of a process's calls are suspects from now on (see busyLimits); answers them. */
+  private suspect(sandbox: Sandbox): Set<string> {
+    const now = Date.now();
+    if (this.suspects.size >= busyLimits.suspects)
+      for (const [key, until] of this.suspects) if (until <= now) this.suspects.delete(key);
+    const callers = new Set<string>();
+    for (const info of this.calls.values()) {
+      if (info.sandbox !== sandbox) continue;
+      const key = callerKey(info);
+      if (key !== undefined) callers.add(key);
+    }
+    for (const key of callers)
+      if (this.suspects.size < busyLimits.suspects || this.suspects.has(key))
+        this.suspects.set(key, now + busyLimits.suspectForMs);
+    return callers;
   }
 
   /**

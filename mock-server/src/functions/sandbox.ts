@@ -105,8 +105,8 @@ export interface SandboxHost {
   log(callId: number, text: string): void;
   /** The process has not answered a ping for `livenessLimits.busyAfterMs`: one of its calls holds it. */
   busy?(sandbox: Sandbox): void;
-  /** The process has ended (its calls were settled first). */
-  ended?(sandbox: Sandbox): void;
+  /** The process has ended, and why its calls are failed (told before they are). */
+  ended?(sandbox: Sandbox, reason: Error): void;
 }
 
 interface RunningCall {
@@ -548,8 +548,8 @@ export class Sandbox {
     this.flushTimer = null;
     this.outbox = "";
     this.unread = "";
+    this.host.ended?.(this, reason);
     for (const id of [...this.calls.keys()]) this.settle(id, reason);
     this.child.kill("SIGKILL");
-    this.host.ended?.(this);
   }
 }

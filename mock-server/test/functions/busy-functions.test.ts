@@ -6,6 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { busyLimits } from "../../src/functions/app-functions.ts";
+import { livenessLimits } from "../../src/functions/sandbox.ts";
 import type { ControlEvent } from "../../src/state/events.ts";
 import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
 
@@ -16,12 +17,17 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const limits = { ...busyLimits };
-afterEach(() => Object.assign(busyLimits, limits));
+const liveness = { ...livenessLimits };
+afterEach(() => {
+  Object.assign(busyLimits, limits);
+  Object.assign(livenessLimits, liveness);
+});
 
 const functions = {
   spin: { source: "exports = () => { for (;;) {} };" },
   compute: { source: "exports = (ms) => { const end = Date.now() + ms; while (Date.now() < end) {} return 'done'; };" },
   hello: { source: "exports = () => 'hi';" },
+  greedy: { source: "exports = () => { const kept = []; for (;;) kept.push(new Array(100000).fill(1.5)); };" },
 };
 
 async function busyApp() {
@@ -130,5 +136,20 @@ describe("a function call that holds its process", () => {
     await expect
       .poll(async () => (await callFn(appId, other!, "hello")).body, { timeout: 5000, interval: 20 })
       .toBe("hi");
+  });
+
+  it("sets apart the callers of a call that ran its process out of memory", async () => {
+    busyLimits.memoryMb = 48;
+    // Not seen busy first: only running out of memory makes the greedy caller a suspect here.
+    livenessLimits.busyAfterMs = 60_000;
+    const { appId } = await busyApp();
+    const [greedy, other] = await users(appId, 2);
+    const failed = await callFn(appId, greedy!, "greedy");
+    expect(failed.body).toMatchObject({ error_code: "ExecutionMemoryLimitExceeded" });
+    // Its next call, even one that holds its process, holds no one else's.
+    livenessLimits.busyAfterMs = liveness.busyAfterMs;
+    const spinning = callFn(appId, greedy!, "spin");
+    expect((await callFn(appId, other!, "hello")).body).toBe("hi");
+    expect((await spinning).body).toMatchObject({ error_code: "ExecutionTimeLimitExceeded" });
   });
 });
