@@ -302,4 +302,6 @@ export interface ChangeEvent {
   updateDescription?: { updatedFields: Document; removedFields: string[]; truncatedArrays: unknown[] };
   /** The document before a delete (never sent; lets rules decide who may see the event). */
   before?: Document;
+  /** The store's id of the event kept for the app's database triggers (never sent; DocumentStore.keepEvents). */
+  durableId?: string;
 }

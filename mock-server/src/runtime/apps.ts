@@ -5,12 +5,13 @@
  */
 import type { FastifyBaseLogger } from "fastify";
 import { type AppConfig, deepMerge } from "../config/app-config.ts";
+import type { ChangeEvent } from "../data/documents.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
 import type { FunctionInspector } from "../functions/function-inspector.ts";
 import type { OutboundHttp } from "../functions/outbound-http.ts";
 import type { EventBus } from "../state/events.ts";
 import { randomHex } from "../state/ids.ts";
-import type { AppChange, AppRecord, AppRecords } from "../store/store.ts";
+import type { AppChange, AppRecord, AppRecords, TriggerEventStore } from "../store/store.ts";
 import { AppRuntime, type AppTemplate, domainIdOf } from "./app-runtime.ts";
 import { DatabaseTriggers } from "./database-triggers.ts";
 
@@ -24,6 +25,9 @@ export class AppRegistry {
   private readonly byDomain = new Map<string, AppRuntime>();
   /** Ends each runtime's subscription to its app's data changes (when the runtime is dropped). */
   private readonly unsubscribers = new Map<AppRuntime, () => void>();
+  /** Each runtime's database triggers; and those of dropped runtimes still running kept events. */
+  private readonly triggers = new Map<AppRuntime, DatabaseTriggers>();
+  private readonly droppedTriggers = new Set<DatabaseTriggers>();
   /** Clock offsets to give runtimes when they are next built (a state import). */
   private readonly clockOffsets = new Map<string, number>();
   /** Where the runtimes' background work (database triggers) logs its failures (the server's log). */
@@ -39,6 +43,8 @@ export class AppRegistry {
     private readonly outboundHttp: OutboundHttp,
     /** With `--inspect-functions`: where the apps' function processes wait for a debugger. */
     private readonly functionInspector: FunctionInspector | null = null,
+    /** Where the store keeps database trigger events with their writes (decision 0031). */
+    private readonly keptEvents: TriggerEventStore | null = null,
   ) {
     records.onChange((appId, change) => this.changed(appId, change));
     // Sessions ended on any instance: the change streams this one has open on them end.
@@ -63,7 +69,10 @@ export class AppRegistry {
     this.byDomain.set(app.domainId, app);
     // The inspector's live view, and the app's database triggers: this instance's own writes (control
     // events are per instance; each write runs the triggers on the instance that made it).
-    const triggers = new DatabaseTriggers(app, () => this.log);
+    const triggers = new DatabaseTriggers(app, () => this.log, undefined, this.keptEvents ?? undefined);
+    this.triggers.set(app, triggers);
+    // Where the store can keep them, the events the triggers run are written with their changes.
+    if (this.keptEvents && triggers.size > 0) app.data.keepEvents?.((change) => triggers.concerns(change));
     const subscribed = app.data.subscribe(
       (change) => {
         this.events.emit({
@@ -204,6 +213,9 @@ export class AppRegistry {
       this.byDomain.delete(app.domainId);
       this.unsubscribers.get(app)?.();
       this.unsubscribers.delete(app);
+      const triggers = this.triggers.get(app);
+      this.triggers.delete(app);
+      if (triggers && triggers.heldEvents().length > 0) this.droppedTriggers.add(triggers);
       app.close(change === "deleted" ? "the app was deleted" : "the app was reconfigured");
     }
     this.events.emit({ type: "app", appId, action: change });
@@ -228,6 +240,29 @@ export class AppRegistry {
     ]);
     clearTimeout(timer);
     return running();
+  }
+
+  /** The kept trigger events this instance holds now (their leases are renewed). */
+  heldTriggerEvents(): string[] {
+    for (const triggers of this.droppedTriggers)
+      if (triggers.heldEvents().length === 0) this.droppedTriggers.delete(triggers);
+    return [...this.triggers.values(), ...this.droppedTriggers].flatMap((triggers) => triggers.heldEvents());
+  }
+
+  /**
+   * A kept trigger event claimed from an instance that stopped renewing it: run by this one's
+   * runtime of its app (one with no trigger for it lets it go).
+   */
+  async recoverTriggerEvent(appId: string, event: ChangeEvent): Promise<void> {
+    const record = await this.records.get(appId);
+    const triggers = record ? this.triggers.get(this.runtimeOf(record)) : undefined;
+    if (triggers) triggers.handle(event);
+    else if (event.durableId !== undefined) await this.keptEvents?.done([event.durableId]);
+  }
+
+  /** Stops the database triggers (after the drain): what they did not run stays kept for another instance. */
+  async stopTriggers(): Promise<void> {
+    await Promise.all([...this.triggers.values(), ...this.droppedTriggers].map((triggers) => triggers.stop()));
   }
 
   /** Ends every runtime's background work (shutdown). */

@@ -34,6 +34,7 @@ import { LargeRequests, largeRequestLimits } from "./large-requests.ts";
 import { RetentionSweeper } from "./retention-sweeper.ts";
 import { StreamBacklog } from "./stream-backlog.ts";
 import { databaseLost } from "./streams.ts";
+import { TriggerRecovery } from "./trigger-recovery.ts";
 
 export type Readiness = ControlSchemas["Readiness"];
 
@@ -76,6 +77,8 @@ export class Emulator {
    * store keeps them without end (the database).
    */
   readonly retention: RetentionSweeper | null;
+  /** Database trigger events left by stopped instances, claimed and run (stores that keep them). */
+  readonly triggerRecovery: TriggerRecovery | null;
   /** Removes anonymous users past their lifetime, each app by its clock, where no retention sweeper does (memory). */
   private readonly endedUserSweeps: NodeJS.Timeout | null;
   /** What the `--app` folders hold that this server does not run, per app (logged at start). */
@@ -169,7 +172,11 @@ export class Emulator {
       defaultTemplate(options),
       this.outboundHttp,
       this.functionInspector,
+      store.triggerEvents ?? null,
     );
+    this.triggerRecovery = store.triggerEvents
+      ? new TriggerRecovery(store.triggerEvents, this.apps, () => this.apps.log)
+      : null;
     this.emailjs = new EmailJsAccounts(store.emailjs, emailJsDefaults(options));
     this.endedUserSweeps = this.retention
       ? null
@@ -197,6 +204,7 @@ export class Emulator {
     try {
       await emulator.addDefaults();
       await emulator.apps.watchSchedules();
+      emulator.triggerRecovery?.start();
     } catch (error) {
       await emulator.close();
       throw error;
@@ -278,6 +286,9 @@ export class Emulator {
   async close(): Promise<void> {
     const cut = await this.apps.settleTriggers(this.options.drainMs);
     if (cut > 0) this.apps.log?.warn({ runs: cut }, "trigger runs cut by the shutdown (they outlasted the drain time)");
+    await this.triggerRecovery?.close();
+    // (Events the triggers did not run to their end stay kept: another instance runs them.)
+    await this.apps.stopTriggers();
     this.stopMailEvents();
     this.stopOutageWatch();
     this.stopAppWatch();

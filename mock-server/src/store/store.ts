@@ -531,6 +531,34 @@ export interface DocumentStore {
   subscribe(listener: (event: ChangeEvent) => void, options?: { local?: boolean }): Promise<() => void>;
   /** Subscribers on this instance now (a leak check for tests and the soak). */
   readonly listenerCount: number;
+  /**
+   * From now on, the events `wanted` takes are kept in the store with their writes until
+   * `Store.triggerEvents.done` (the app's database triggers: decision 0031); the local event of
+   * each carries its `durableId`. Null: none. Stores whose instances share nothing leave it out.
+   */
+  keepEvents?(wanted: ((event: ChangeEvent) => boolean) | null): void;
+}
+
+/**
+ * Kept trigger events' leases: how long an instance holds an event without renewing it, and how
+ * often each instance renews its own and claims those whose lease ran out (at most a batch a time).
+ */
+export const triggerEventLimits = { leaseMs: 60_000, sweepEveryMs: 10_000, claimBatch: 100 };
+
+/** A database trigger event kept with its write, for the app named. */
+export interface KeptEvent {
+  appId: string;
+  event: ChangeEvent;
+}
+
+/** Database trigger events kept with their writes (DocumentStore.keepEvents), leased to instances. */
+export interface TriggerEventStore {
+  /** The events have been run by every trigger (or could not be): removed. */
+  done(ids: string[]): Promise<void>;
+  /** This instance still holds these events (waiting or running): their leases go on. */
+  renew(ids: string[]): Promise<void>;
+  /** Events whose instance stopped renewing their leases: now this instance's, oldest first. */
+  claim(): Promise<KeptEvent[]>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -650,6 +678,8 @@ export interface Store {
   readonly emailjs: EmailJsAccountRecords;
   /** The abuse limits' counters where instances share the store; absent, each process counts its own. */
   readonly rateLimits?: RateLimitCounters;
+  /** Database trigger events kept with their writes, where instances share the store. */
+  readonly triggerEvents?: TriggerEventStore;
   /** Open change streams counted where instances share the store; absent, each process counts its own. */
   readonly streamPlaces?: StreamPlaces;
   /** The sweeps of ended mail, expired tokens and sessions, where the store keeps them without end. */

@@ -43,6 +43,7 @@ import { channels } from "./notifications.ts";
 import { hiddenValue, pushdownInSlices } from "./pushdown.ts";
 import { idRowKey } from "./row-keys.ts";
 import { type JsonParam, jsonFromDatabase, jsonParam } from "./text-encoding.ts";
+import { keepEvents } from "./trigger-events.ts";
 
 /** A collection's rows, its app, database and collection hidden from the plan (pushdown.ts, `hiddenValue`). */
 const placeOf = (app: string, db: string, coll: string) =>
@@ -403,8 +404,12 @@ export class PgDocuments implements DocumentStore {
           this.batches(() => tx.client(), database, collection, prefilter, options, true),
       });
       const [only] = decided.changes;
-      if (!tx.open && decided.changes.length === 1 && only?.op === "insert") {
-        const events = decided.events({ applied: 1 });
+      // (A change the app's triggers keep is written with its event: in a transaction.)
+      const kept = this.wanted;
+      const insertedEvents =
+        !tx.open && decided.changes.length === 1 && only?.op === "insert" ? decided.events({ applied: 1 }) : null;
+      if (insertedEvents && only?.op === "insert" && !(kept && insertedEvents.some(kept))) {
+        const events = insertedEvents;
         const inserted = await this.insertOne(database, collection, only.doc, events, writer);
         if (inserted) this.changes.local(this.appId, events);
         return decided.result(inserted ? { applied: 1 } : { applied: 0, duplicateAt: 0 });
@@ -414,7 +419,12 @@ export class PgDocuments implements DocumentStore {
       const applied = await this.apply(client, database, collection, decided.changes, writer);
       const events = decided.events(applied);
       await this.notify(client, events);
+      const keep = kept ? events.filter(kept) : [];
+      const ids = keep.length > 0 ? await keepEvents(client, this.context, this.appId, keep) : [];
       await tx.commit();
+      keep.forEach((event, i) => {
+        event.durableId = ids[i];
+      });
       this.changes.local(this.appId, events);
       return decided.result(applied);
     } finally {
@@ -424,6 +434,13 @@ export class PgDocuments implements DocumentStore {
 
   /** Collections this instance has seen exist (their row need not be written again). */
   private readonly known = new Set<string>();
+
+  /** Which events are kept for the app's database triggers (keepEvents). */
+  private wanted: ((event: ChangeEvent) => boolean) | null = null;
+
+  keepEvents(wanted: ((event: ChangeEvent) => boolean) | null): void {
+    this.wanted = wanted;
+  }
 
   private async ensureCollection(q: Queryable, database: string, collection: string): Promise<void> {
     const key = collectionKey(database, collection);

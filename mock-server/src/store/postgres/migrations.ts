@@ -892,6 +892,25 @@ export const migrations: Migration[] = [
          AND NOT jsonb_path_exists(doc->'identities', '$[*] ? (@.provider_type != "anon-user")');
     `,
   },
+  {
+    version: 13,
+    name: "database trigger events kept with their writes",
+    // Database triggers run at least once (docs/decisions/0031-triggers.md): a write whose change
+    // a trigger of the app takes keeps the event here in its own transaction, leased to the
+    // instance that made it (store/postgres/trigger-events.ts). That instance runs it and removes
+    // it; one that stops renewing its leases (it died) leaves its events to whichever instance
+    // claims them next.
+    sql: `
+      CREATE TABLE trigger_events (
+        id bigserial PRIMARY KEY,
+        app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+        event text NOT NULL,
+        instance_id text NOT NULL,
+        lease_until timestamptz NOT NULL
+      );
+      CREATE INDEX trigger_events_by_lease ON trigger_events (lease_until);
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

@@ -20,6 +20,7 @@ import { PgRateLimits } from "./rate-limits.ts";
 import { PgRetention } from "./retention.ts";
 import { idRowKey, rowKey } from "./row-keys.ts";
 import { PgStreamPlaces } from "./stream-places.ts";
+import { PgTriggerEvents } from "./trigger-events.ts";
 
 export class DatabaseStartError extends Error {}
 
@@ -31,6 +32,7 @@ export class PostgresStore implements Store {
   readonly rateLimits: PgRateLimits;
   readonly streamPlaces: PgStreamPlaces;
   readonly retention: PgRetention;
+  readonly triggerEvents: PgTriggerEvents;
   private readonly changes: ChangeHub;
 
   private constructor(
@@ -44,6 +46,7 @@ export class PostgresStore implements Store {
     this.rateLimits = new PgRateLimits(context.db);
     this.streamPlaces = new PgStreamPlaces(context.db);
     this.retention = new PgRetention(context, this.apps.ends);
+    this.triggerEvents = new PgTriggerEvents(context);
   }
 
   get database(): Database {

@@ -1,0 +1,64 @@
+/**
+ * Database trigger events kept in the database with the writes that made them (migration 13;
+ * docs/decisions/0031-triggers.md), so that a trigger runs at least once even when the instance
+ * that committed the write dies before running it.
+ *
+ * A write keeps its events leased to its instance for `leaseMs` (store.ts `triggerEventLimits`);
+ * the instance renews the leases of the events it still holds every `sweepEveryMs`, and removes
+ * each event once every trigger has run it (or could not). Every instance also claims, every
+ * `sweepEveryMs` and at its start, events whose lease ran out — their instance stopped renewing —
+ * a batch at a time (`FOR UPDATE SKIP LOCKED`: two instances never claim one event), and runs
+ * them (runtime/trigger-recovery.ts).
+ */
+import { type ChangeEvent, fromEJSONText, toEJSONText } from "../../data/documents.ts";
+import { type KeptEvent, type TriggerEventStore, triggerEventLimits } from "../store.ts";
+import type { PgContext } from "./context.ts";
+import type { Queryable } from "./database.ts";
+
+/** Keeps events in the write's transaction: their ids, in the events' order. */
+export async function keepEvents(
+  client: Queryable,
+  context: PgContext,
+  appId: string,
+  events: ChangeEvent[],
+): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    `INSERT INTO trigger_events (app_id, event, instance_id, lease_until)
+     SELECT $1, e, $3, now() + make_interval(secs => $4) FROM unnest($2::text[]) WITH ORDINALITY AS t(e, n) ORDER BY n
+     RETURNING id`,
+    [appId, events.map((event) => toEJSONText(event)), context.instanceId, triggerEventLimits.leaseMs / 1000],
+  );
+  // (Ids come from the sequence in the rows' order: ascending is the events' order.)
+  return rows.map((r) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+}
+
+export class PgTriggerEvents implements TriggerEventStore {
+  constructor(private readonly context: PgContext) {}
+
+  async done(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.context.db.query("DELETE FROM trigger_events WHERE id = ANY($1::bigint[])", [ids]);
+  }
+
+  async renew(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.context.db.query(
+      `UPDATE trigger_events SET lease_until = now() + make_interval(secs => $3)
+        WHERE id = ANY($1::bigint[]) AND instance_id = $2`,
+      [ids, this.context.instanceId, triggerEventLimits.leaseMs / 1000],
+    );
+  }
+
+  async claim(): Promise<KeptEvent[]> {
+    const { rows } = await this.context.db.query<{ id: string; app_id: string; event: string }>(
+      `UPDATE trigger_events t SET instance_id = $1, lease_until = now() + make_interval(secs => $2)
+        WHERE t.id IN (SELECT id FROM trigger_events WHERE lease_until < now()
+                        ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING t.id, t.app_id, t.event`,
+      [this.context.instanceId, triggerEventLimits.leaseMs / 1000, triggerEventLimits.claimBatch],
+    );
+    return rows
+      .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
+      .map((r) => ({ appId: r.app_id, event: { ...(fromEJSONText(r.event) as ChangeEvent), durableId: r.id } }));
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * Database triggers run at least once (decision 0031): on PostgreSQL a write keeps the events its
+ * app's triggers take, in its own transaction, leased to its instance; the instance removes each
+ * once run, renews the leases of those it still holds, and an instance that stops leaves the rest
+ * to another, which claims them once their leases run out and runs them.
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { triggerEventLimits } from "../../src/store/store.ts";
+import { anonymousLogin, call, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+
+let database: TestDatabase;
+const open: FastifyInstance[] = [];
+const limits = { ...triggerEventLimits };
+
+beforeAll(async () => {
+  database = await emulatorDatabase("trigger-events");
+});
+afterEach(async () => {
+  Object.assign(triggerEventLimits, limits);
+  await Promise.all(open.splice(0).map((app) => app.close()));
+});
+afterAll(() => database?.drop());
+
+const secret = "trigger-events-test-signing-secret";
+async function instance(options: Record<string, unknown> = {}): Promise<FastifyInstance> {
+  const app = await testApp({
+    databaseUrl: database.url,
+    signingSecret: secret,
+    allowFunctionSource: true,
+    ...options,
+  });
+  open.push(app);
+  return app;
+}
+
+// Each run is kept in audit.runs; a note marked `wait` waits for a document in audit.gate first
+// (a function cannot sleep: it asks the store until one is there).
+const record = `exports = async (event) => {
+  const audit = context.services.get("mongodb-atlas").db("audit");
+  if (event.fullDocument.wait) while (!(await audit.collection("gate").findOne({}))) {}
+  await audit.collection("runs").insertOne({ n: event.fullDocument.n });
+};`;
+
+async function triggeredApp(app: FastifyInstance): Promise<{ appId: string; token: string }> {
+  const appId = await newApp(app, {
+    functions: { record: { source: record, private: true } },
+    rules: { default: { read: true, write: true, insert: true, delete: true } },
+    triggers: [
+      {
+        type: "DATABASE",
+        name: "notes",
+        functionName: "record",
+        database: "app",
+        collection: "notes",
+        operationTypes: ["INSERT"],
+      },
+    ],
+  });
+  return { appId, token: (await anonymousLogin(app, appId)).access_token };
+}
+
+const notes = { database: "app", collection: "notes" };
+
+async function runs(app: FastifyInstance, appId: string): Promise<number[]> {
+  const { body } = await call(app, "listDocuments", {
+    method: "GET",
+    url: `/_mock/v1/apps/${appId}/data/audit/runs?sort=${encodeURIComponent(JSON.stringify({ _id: 1 }))}`,
+  });
+  return (body.documents as { n: { $numberInt: string } }[]).map((d) => Number(d.n.$numberInt));
+}
+
+async function keptEvents(appId: string): Promise<number> {
+  const { rows } = await adminQuery(database.url, "SELECT count(*)::int AS n FROM trigger_events WHERE app_id = $1", [
+    appId,
+  ]);
+  return rows[0].n as number;
+}
+
+const note = (n: number, wait = false) => ({ n: { $numberInt: String(n) }, ...(wait ? { wait: true } : {}) });
+
+describe("database trigger events kept with their writes", () => {
+  it("are kept while their triggers run and removed once run; a write no trigger takes keeps none", async () => {
+    const app = await instance();
+    const { appId, token } = await triggeredApp(app);
+    await mongoAction(app, appId, token, "insertOne", { ...notes, document: note(1, true) });
+    await mongoAction(app, appId, token, "insertMany", { ...notes, documents: [note(2), note(3)] });
+    await mongoAction(app, appId, token, "insertOne", { database: "app", collection: "other", document: note(9) });
+    // The first run waits at the gate: its event and the two behind it are kept meanwhile.
+    expect(await keptEvents(appId)).toBe(3);
+    await mongoAction(app, appId, token, "insertOne", { database: "audit", collection: "gate", document: {} });
+    await expect.poll(() => runs(app, appId)).toEqual([1, 2, 3]);
+    await expect.poll(() => keptEvents(appId)).toBe(0);
+  });
+
+  it("left by an instance that stopped are run by another once their leases run out", async () => {
+    triggerEventLimits.leaseMs = 1000;
+    triggerEventLimits.sweepEveryMs = 100;
+    // The first stops without waiting for its trigger runs (a drain of 0): as if it had died.
+    const first = await instance({ drainMs: 0 });
+    const { appId, token } = await triggeredApp(first);
+    await mongoAction(first, appId, token, "insertOne", { ...notes, document: note(1, true) });
+    await mongoAction(first, appId, token, "insertOne", { ...notes, document: note(2) });
+    expect(await keptEvents(appId)).toBe(2);
+    await first.close();
+    open.splice(open.indexOf(first), 1);
+    // Neither ran there; both are still kept, leased to the instance that stopped.
+    expect(await keptEvents(appId)).toBe(2);
+
+    const second = await instance();
+    await mongoAction(second, appId, token, "insertOne", { database: "audit", collection: "gate", document: {} });
+    await expect.poll(() => runs(second, appId), { timeout: 10_000 }).toEqual([1, 2]);
+    await expect.poll(() => keptEvents(appId)).toBe(0);
+  });
+
+  it("held longer than a lease by a live instance are not run again by another", async () => {
+    triggerEventLimits.leaseMs = 300;
+    triggerEventLimits.sweepEveryMs = 50;
+    const first = await instance();
+    const second = await instance();
+    const { appId, token } = await triggeredApp(first);
+    // The other instance sweeps meanwhile, and knows the app.
+    await mongoAction(second, appId, token, "find", { ...notes, query: {} });
+    await mongoAction(first, appId, token, "insertOne", { ...notes, document: note(1, true) });
+    await mongoAction(first, appId, token, "insertMany", { ...notes, documents: [note(2), note(3)] });
+    // Held past two leases, each renewed by its instance; the other's sweep then claims none.
+    const leaseEnds = async () => {
+      const { rows } = await adminQuery(
+        database.url,
+        "SELECT (extract(epoch FROM min(lease_until)) * 1000)::float8 AS at FROM trigger_events WHERE app_id = $1",
+        [appId],
+      );
+      return rows[0].at as number;
+    };
+    const firstLease = await leaseEnds();
+    await expect
+      .poll(async () => (await leaseEnds()) - firstLease, { timeout: 10_000, interval: 20 })
+      .toBeGreaterThan(2 * triggerEventLimits.leaseMs);
+    await second.emulator.triggerRecovery!.sweep();
+    expect(await keptEvents(appId)).toBe(3);
+    expect(await runs(first, appId)).toEqual([]);
+    await mongoAction(first, appId, token, "insertOne", { database: "audit", collection: "gate", document: {} });
+    await expect.poll(() => runs(first, appId)).toEqual([1, 2, 3]);
+    await expect.poll(() => keptEvents(appId)).toBe(0);
+    expect(await runs(first, appId)).toEqual([1, 2, 3]);
+  });
+});
