@@ -514,6 +514,13 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
               getCollectionNames: () => request(callId, "mongo", { action: "getCollectionNames", args: { database } }),
             }),
           admin: () => freeze({ getDBNames: () => request(callId, "mongo", { action: "getDBNames", args: {} }) }),
+          // Multi-document transactions are not run by this server (docs/production.md, not provided):
+          // said plainly rather than as a missing method.
+          startSession() {
+            throw new SafeError(
+              "transactions are not supported by this server: client.startSession() (run the operations without a session)",
+            );
+          },
         });
       },
     });

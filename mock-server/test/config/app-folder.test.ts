@@ -18,7 +18,10 @@ function exportedApp(name: string, files: Record<string, unknown>): string {
   const dir = join(folder, name);
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(join(dir, path, ".."), { recursive: true });
-    writeFileSync(join(dir, path), JSON.stringify(content));
+    writeFileSync(
+      join(dir, path),
+      path.endsWith(".js") && typeof content === "string" ? content : JSON.stringify(content),
+    );
   }
   return dir;
 }
@@ -235,6 +238,15 @@ describe("an exported app's folder", () => {
       "http_endpoints/config.json": [],
     });
     expect(loadAppFolder(plain).notRun).toEqual([]);
+    // Functions that start a session (multi-document transactions), named; others not.
+    const transactions = exportedApp("transactions", {
+      "realm_config.json": { app_id: "transactions-abcde" },
+      "functions/config.json": [{ name: "trade" }, { name: "plain" }, { name: "gone" }],
+      "functions/trade.js":
+        "exports = async () => { const session = context.services.get('mongodb-atlas').startSession(); await session.withTransaction(async () => {}); };",
+      "functions/plain.js": "exports = () => 'startSession is only a word here';",
+    });
+    expect(loadAppFolder(transactions).notRun).toEqual(["transactions in function 'trade' (startSession)"]);
   });
 
   it("warns at start, once per app, with what is not run", async () => {

@@ -1,7 +1,8 @@
 /**
  * The MongoDB API functions have beyond the client's actions (App Services' reference lists them):
  * `collection.distinct()` and `collection.bulkWrite()` under the caller's rules,
- * `db.getCollectionNames()`, and `admin().getDBNames()` for system functions only.
+ * `db.getCollectionNames()`, and `admin().getDBNames()` for system functions only; and what it
+ * does not run, multi-document transactions, refused in words.
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,6 +29,10 @@ const functions = {
   bulk: `exports = async (operations, options) => { ${items}
     try { return { result: await items.bulkWrite(operations, options) }; }
     catch (error) { return { error: error.message, ids: (await items.find({}, { _id: 1 }).toArray()).map((d) => d._id) }; }
+  };`,
+  transaction: `exports = async () => {
+    const session = context.services.get("mongodb-atlas").startSession();
+    await session.withTransaction(async () => {});
   };`,
   names: `exports = async () => {
     const mongodb = context.services.get("mongodb-atlas");
@@ -158,5 +163,16 @@ describe("a function's MongoDB API", () => {
       databases: "admin.getDBNames() is only available in system functions",
     });
     expect(await run("namesAsSystem")).toEqual({ collections: ["items", "orders"], databases: ["audit", "shop"] });
+  });
+
+  it("refuses a transaction plainly: startSession() says this server does not run them", async () => {
+    const { response, body } = await callAppFunction(app, appId, token, "transaction", []);
+    expect(response.statusCode).toBe(400);
+    expect(body).toEqual({
+      error:
+        "Error: transactions are not supported by this server: client.startSession() (run the operations without a session)",
+      error_code: "FunctionExecutionError",
+      link: expect.any(String),
+    });
   });
 });
