@@ -90,6 +90,8 @@ const pingGraceMs = 250;
  * while it stays so (app-functions.ts sends new calls elsewhere).
  */
 export const livenessLimits = { everyMs: 100, busyAfterMs: 250 };
+/** How long a process whose pipe broke has to close (and say why) before it is ended anyway. */
+const channelErrorGraceMs = 1_000;
 /** A process that has not said it is ready by then is ended, failing its calls. */
 const startupLimitMs = 30_000;
 
@@ -128,11 +130,6 @@ export interface SandboxOptions {
   memoryLimitMb?: number;
   /** Listen for a debugger on this port of 127.0.0.1 (0: any free one), without the permission model. */
   inspectPort?: number | null;
-  /**
-   * Ping the process while it has calls and tell the host when it does not answer (SandboxHost.busy).
-   * Off for a process being debugged: one stopped at a breakpoint answers nothing, rightly.
-   */
-  watchLiveness?: boolean;
   /** Told the debugger's WebSocket address once the process listens. */
   inspecting?: (url: string) => void;
 }
@@ -189,9 +186,10 @@ export class Sandbox {
   constructor(
     private readonly host: SandboxHost,
     info: SandboxAppInfo,
-    { memoryLimitMb = 350, inspectPort = null, inspecting, watchLiveness = true }: SandboxOptions = {},
+    { memoryLimitMb = 350, inspectPort = null, inspecting }: SandboxOptions = {},
   ) {
-    this.watchLiveness = watchLiveness && inspectPort === null;
+    // (Not a process being debugged: one stopped at a breakpoint answers nothing, rightly.)
+    this.watchLiveness = inspectPort === null;
     bsonSource ??= readFileSync(bsonBundlePath, "utf8");
     this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb, inspectPort), {
       stdio: ["ignore", "ignore", "pipe", "pipe"],
@@ -212,7 +210,14 @@ export class Sandbox {
     this.channel.setEncoding("utf8");
     this.channel.on("data", (chunk: string) => this.read(chunk));
     const failed = (error: Error) => this.end(new Error(`the functions' process failed: ${error.message}`));
-    this.channel.on("error", failed);
+    // A pipe that breaks is most often a process that is ending (a write, such as a ping, to one
+    // that ran out of memory): its close says why, from its stderr. Failing now would name the
+    // broken pipe instead; a process that does not close soon fails with it.
+    this.channel.on("error", (error) => {
+      const close = setTimeout(() => failed(error), channelErrorGraceMs);
+      close.unref();
+      this.child.once("close", () => clearTimeout(close));
+    });
     this.child.on("error", failed);
     // After the process's stderr is read to its end (V8 writes there before it aborts).
     this.child.on("close", () => {

@@ -61,9 +61,9 @@ export class DatabaseTriggers {
   private increment = 0;
   /** Kept events this instance holds: how many of their triggers' runs have not ended yet. */
   private readonly held = new Map<string, number>();
-  /** Kept events done with, to remove from the store together, and the removal under way. */
+  /** Kept events done with, to remove from the store together, and the removals under way. */
   private done: string[] = [];
-  private removing: Promise<void> | null = null;
+  private readonly removing = new Set<Promise<void>>();
   /** The server is stopping: nothing more starts, and what did not run stays kept for another instance. */
   private stopped = false;
 
@@ -168,8 +168,11 @@ export class DatabaseTriggers {
   private finish(id: string): void {
     if (!this.kept || this.stopped) return;
     this.done.push(id);
-    if (this.done.length === 1)
-      this.removing = new Promise((resolve) => setImmediate(resolve)).then(() => this.remove());
+    if (this.done.length > 1) return;
+    const removal: Promise<void> = new Promise((resolve) => setImmediate(resolve))
+      .then(() => this.remove())
+      .finally(() => this.removing.delete(removal));
+    this.removing.add(removal);
   }
 
   private async remove(): Promise<void> {
@@ -193,7 +196,7 @@ export class DatabaseTriggers {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const run of this.running) run.waiting.length = 0;
-    await this.removing;
+    await Promise.all(this.removing);
   }
 
   private start(run: Running): void {
