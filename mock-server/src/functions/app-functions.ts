@@ -49,6 +49,11 @@ const idleProcessMs = 30_000;
  */
 export const busyLimits = { suspectForMs: 60_000, processes: 4, suspects: 10_000, memoryMb: 350 };
 
+export interface FunctionProcessCounts {
+  busy: number;
+  outOfMemory: number;
+}
+
 /** What functions need of their app (runtime/app-runtime.ts provides it). */
 export interface FunctionApp extends MongoApp {
   readonly appId: string;
@@ -237,6 +242,8 @@ export class AppFunctions implements SandboxHost {
   private idleTimer: NodeJS.Timeout | null = null;
   /** Where busy processes are reported (the server's log; runtime/apps.ts sets it). */
   logger: () => FastifyBaseLogger | undefined = () => undefined;
+  /** Processes seen busy (each once) and run out of memory: the server's running totals (metrics). */
+  counts: FunctionProcessCounts = { busy: 0, outOfMemory: 0 };
   private readonly inline = new Map<string, FunctionSource>();
   private readonly calls = new Map<number, CallInfo>();
   private readonly users = new WeakMap<StoredUser, KnownUser>();
@@ -365,6 +372,7 @@ export class AppFunctions implements SandboxHost {
       if (this.suspectSandbox === sandbox) this.suspectSandbox = null;
     } else if (this.crowded.has(sandbox)) return;
     else this.crowded.add(sandbox);
+    this.counts.busy++;
     this.logger()?.warn(
       { appId: this.app.appId, calls: sandbox.running, callers: callers.size },
       replaced
@@ -388,6 +396,7 @@ export class AppFunctions implements SandboxHost {
     if (this.sandbox === sandbox) this.sandbox = null;
     if (this.suspectSandbox === sandbox) this.suspectSandbox = null;
     if (!(reason instanceof ExecutionMemoryLimit)) return;
+    this.counts.outOfMemory++;
     const callers = this.suspect(sandbox);
     this.logger()?.warn(
       { appId: this.app.appId, calls: sandbox.running, callers: callers.size },

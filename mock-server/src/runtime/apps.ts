@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { type AppConfig, deepMerge } from "../config/app-config.ts";
 import type { ChangeEvent } from "../data/documents.ts";
+import type { FunctionProcessCounts } from "../functions/app-functions.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
 import type { FunctionInspector } from "../functions/function-inspector.ts";
 import type { OutboundHttp } from "../functions/outbound-http.ts";
@@ -32,6 +33,8 @@ export class AppRegistry {
   private readonly clockOffsets = new Map<string, number>();
   /** Where the runtimes' background work (database triggers) logs its failures (the server's log). */
   log: FastifyBaseLogger | undefined;
+  /** Function processes seen busy and run out of memory, every app's (metrics). */
+  readonly functionCounts: FunctionProcessCounts = { busy: 0, outOfMemory: 0 };
 
   constructor(
     private readonly records: AppRecords,
@@ -88,6 +91,7 @@ export class AppRegistry {
     this.unsubscribers.set(app, () => void subscribed.then((unsubscribe) => unsubscribe()).catch(() => undefined));
     app.watchSchedules(() => this.log);
     app.functions.logger = () => this.log;
+    app.functions.counts = this.functionCounts;
     return app;
   }
 

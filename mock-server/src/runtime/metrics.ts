@@ -124,6 +124,32 @@ export function emulatorMetrics(emulator: Emulator): Registry {
       for (const [kind, count] of Object.entries(emulator.retention?.removed ?? {})) this.inc({ kind }, count);
     },
   });
+  gauge("function_processes", "Function processes running on this instance, every app's (decision 0004).", () =>
+    emulator.apps.loaded().reduce((sum, app) => sum + app.functions.processCount, 0),
+  );
+  counter(
+    "function_processes_busy_total",
+    "Function processes seen busy (a call held their thread): new calls went elsewhere, or waited when the app had no room.",
+    () => emulator.apps.functionCounts.busy,
+  );
+  counter(
+    "function_processes_out_of_memory_total",
+    "Function processes that ran out of memory, failing the calls in them.",
+    () => emulator.apps.functionCounts.outOfMemory,
+  );
+  const recovery = emulator.triggerRecovery;
+  if (recovery) {
+    gauge(
+      "trigger_events_held",
+      "Database trigger events kept in the database that this instance holds (waiting or running; decision 0031).",
+      () => emulator.apps.heldTriggerEvents().length,
+    );
+    counter(
+      "trigger_events_claimed_total",
+      "Database trigger events this instance claimed from instances that stopped renewing them, to run.",
+      () => recovery.claimed,
+    );
+  }
   gauge("ready", "1 while this instance should get traffic (/_mock/v1/ready answers 200), else 0.", async () =>
     (await emulator.readiness()).status === "ready" ? 1 : 0,
   );

@@ -13,6 +13,8 @@ export class TriggerRecovery {
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> | null = null;
   private closed = false;
+  /** Events claimed from stopped instances so far (metrics). */
+  claimed = 0;
 
   constructor(
     private readonly events: TriggerEventStore,
@@ -39,6 +41,7 @@ export class TriggerRecovery {
       await this.events.renew(this.apps.heldTriggerEvents());
       if (this.closed) return;
       const claimed = await this.events.claim();
+      this.claimed += claimed.length;
       for (const { appId, event } of claimed) {
         if (this.closed) return;
         await this.apps.recoverTriggerEvent(appId, event);

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server.ts";
-import { call, testApp, testStore } from "../helpers/app.ts";
+import { anonymousLogin, call, callAppFunction, newApp, testApp, testStore } from "../helpers/app.ts";
 import { downPort, smtpServer } from "../helpers/smtp.ts";
 import { until } from "../helpers/until.ts";
 import { openWatch } from "../helpers/watch.ts";
@@ -131,6 +131,33 @@ describe("getMetrics", () => {
     expect(value(await metricsOf(app), "appservices_change_streams_open")).toBe(1);
     stream.close();
     await until(async () => value(await metricsOf(app), "appservices_change_streams_open") === 0, "the stream to end");
+  });
+
+  it("counts function processes, and those seen busy", async () => {
+    const app = await testApp({ metricsToken: token, allowFunctionSource: true });
+    opened.push(app);
+    const appId = await newApp(app, {
+      functions: {
+        compute: {
+          source: "exports = (ms) => { const end = Date.now() + ms; while (Date.now() < end) {} return 1; };",
+        },
+      },
+    });
+    const session = await anonymousLogin(app, appId);
+    const before = await metricsOf(app);
+    expect(value(before, "appservices_function_processes")).toBe(0);
+    expect(value(before, "appservices_function_processes_busy_total")).toBe(0);
+    expect(value(before, "appservices_function_processes_out_of_memory_total")).toBe(0);
+    // A computation of three seconds holds its process past the liveness limit: seen busy, once.
+    const computing = callAppFunction(app, appId, session.access_token, "compute", [3000]);
+    await expect
+      .poll(async () => value(await metricsOf(app), "appservices_function_processes_busy_total"), { timeout: 2500 })
+      .toBe(1);
+    expect(value(await metricsOf(app), "appservices_function_processes")).toBe(1);
+    expect((await computing).body).toEqual({ $numberInt: "1" });
+    // Its process ended with its call (no other call needed one).
+    await expect.poll(async () => value(await metricsOf(app), "appservices_function_processes")).toBe(0);
+    expect(value(await metricsOf(app), "appservices_function_processes_busy_total")).toBe(1);
   });
 
   it("shows the outbox: mail waiting for delivery, and delivery attempts by outcome", async () => {

@@ -24,6 +24,7 @@ afterEach(async () => {
 afterAll(() => database?.drop());
 
 const secret = "trigger-events-test-signing-secret";
+const metricsToken = "trigger-events-test-metrics-token";
 async function instance(options: Record<string, unknown> = {}): Promise<FastifyInstance> {
   const app = await testApp({
     databaseUrl: database.url,
@@ -108,10 +109,17 @@ describe("database trigger events kept with their writes", () => {
     // Neither ran there; both are still kept, leased to the instance that stopped.
     expect(await keptEvents(appId)).toBe(2);
 
-    const second = await instance();
+    const second = await instance({ metricsToken });
     await mongoAction(second, appId, token, "insertOne", { database: "audit", collection: "gate", document: {} });
     await expect.poll(() => runs(second, appId), { timeout: 10_000 }).toEqual([1, 2]);
     await expect.poll(() => keptEvents(appId)).toBe(0);
+    const { body: metrics } = await call(second, "getMetrics", {
+      method: "GET",
+      url: "/_mock/v1/metrics",
+      headers: { authorization: `Bearer ${metricsToken}` },
+    });
+    expect(metrics).toMatch(/^appservices_trigger_events_claimed_total 2$/m);
+    expect(metrics).toMatch(/^appservices_trigger_events_held 0$/m);
   });
 
   it("held longer than a lease by a live instance are not run again by another", async () => {
