@@ -23,6 +23,7 @@ import {
   QuotaExceededError,
   type ScheduleClaim,
 } from "../store/store.ts";
+import type { KeptAuthEvents } from "./auth-triggers.ts";
 import { HeldCounts } from "./held-counts.ts";
 import { ScheduledTriggers } from "./scheduled-triggers.ts";
 import { type StreamEnd, StreamRegistry } from "./streams.ts";
@@ -41,6 +42,8 @@ export class AppRuntime {
   readonly faults = new FaultStore();
   readonly journal = new Journal();
   readonly functions: AppFunctions;
+  /** Where its authentication trigger events are kept while they run (runtime/apps.ts sets it where the store keeps them). */
+  keptAuthEvents: KeptAuthEvents | null = null;
   /** The watch of the app's scheduled triggers (runtime/scheduled-triggers.ts), when it has any. */
   private schedules: ScheduledTriggers | null = null;
   /** Requests being served now (the per-app concurrency cap counts these; open change streams do not). */

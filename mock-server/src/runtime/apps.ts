@@ -5,15 +5,15 @@
  */
 import type { FastifyBaseLogger } from "fastify";
 import { type AppConfig, deepMerge } from "../config/app-config.ts";
-import type { ChangeEvent } from "../data/documents.ts";
 import type { FunctionProcessCounts } from "../functions/app-functions.ts";
 import type { FunctionFolders } from "../functions/function-folder.ts";
 import type { FunctionInspector } from "../functions/function-inspector.ts";
 import type { OutboundHttp } from "../functions/outbound-http.ts";
 import type { EventBus } from "../state/events.ts";
 import { randomHex } from "../state/ids.ts";
-import type { AppChange, AppRecord, AppRecords, TriggerEventStore } from "../store/store.ts";
+import type { AppChange, AppRecord, AppRecords, KeptEvent, TriggerEventStore } from "../store/store.ts";
 import { AppRuntime, type AppTemplate, domainIdOf } from "./app-runtime.ts";
+import { KeptAuthEvents, runAuthTrigger } from "./auth-triggers.ts";
 import { DatabaseTriggers } from "./database-triggers.ts";
 
 export class AppExistsError extends Error {}
@@ -29,6 +29,8 @@ export class AppRegistry {
   /** Each runtime's database triggers; and those of dropped runtimes still running kept events. */
   private readonly triggers = new Map<AppRuntime, DatabaseTriggers>();
   private readonly droppedTriggers = new Set<DatabaseTriggers>();
+  /** Authentication trigger events kept while they run, every app's (where the store keeps them). */
+  private readonly keptAuth: KeptAuthEvents | null;
   /** Clock offsets to give runtimes when they are next built (a state import). */
   private readonly clockOffsets = new Map<string, number>();
   /** Where the runtimes' background work (database triggers) logs its failures (the server's log). */
@@ -49,6 +51,7 @@ export class AppRegistry {
     /** Where the store keeps database trigger events with their writes (decision 0031). */
     private readonly keptEvents: TriggerEventStore | null = null,
   ) {
+    this.keptAuth = keptEvents ? new KeptAuthEvents(keptEvents) : null;
     records.onChange((appId, change) => this.changed(appId, change));
     // Sessions ended on any instance: the change streams this one has open on them end.
     records.onSessionsEnded((appId, ended) => this.runtimes.get(appId)?.streams.sessionsEnded(ended));
@@ -72,6 +75,7 @@ export class AppRegistry {
     this.byDomain.set(app.domainId, app);
     // The inspector's live view, and the app's database triggers: this instance's own writes (control
     // events are per instance; each write runs the triggers on the instance that made it).
+    app.keptAuthEvents = this.keptAuth;
     const triggers = new DatabaseTriggers(app, () => this.log, undefined, this.keptEvents ?? undefined);
     this.triggers.set(app, triggers);
     // Where the store can keep them, the events the triggers run are written with their changes.
@@ -250,22 +254,37 @@ export class AppRegistry {
   heldTriggerEvents(): string[] {
     for (const triggers of this.droppedTriggers)
       if (triggers.heldEvents().length === 0) this.droppedTriggers.delete(triggers);
-    return [...this.triggers.values(), ...this.droppedTriggers].flatMap((triggers) => triggers.heldEvents());
+    return [
+      ...[...this.triggers.values(), ...this.droppedTriggers].flatMap((triggers) => triggers.heldEvents()),
+      ...(this.keptAuth?.held ?? []),
+    ];
   }
 
   /**
    * A kept trigger event claimed from an instance that stopped renewing it: run by this one's
-   * runtime of its app (one with no trigger for it lets it go).
+   * runtime of its app (an app or trigger that is no more lets it go). An authentication
+   * trigger's run is not waited for.
    */
-  async recoverTriggerEvent(appId: string, event: ChangeEvent): Promise<void> {
-    const record = await this.records.get(appId);
-    const triggers = record ? this.triggers.get(this.runtimeOf(record)) : undefined;
-    if (triggers) triggers.handle(event);
-    else if (event.durableId !== undefined) await this.keptEvents?.done([event.durableId]);
+  async recoverTriggerEvent(kept: KeptEvent): Promise<void> {
+    const record = await this.records.get(kept.appId);
+    const runtime = record ? this.runtimeOf(record) : undefined;
+    if ("auth" in kept) {
+      const trigger = runtime?.config.triggers?.find(
+        (t) => t.type === "AUTHENTICATION" && t.disabled !== true && t.name === kept.auth.trigger,
+      );
+      if (runtime && trigger?.type === "AUTHENTICATION")
+        void runAuthTrigger(runtime, trigger, kept.auth.event, this.log, kept.id);
+      else await this.keptEvents?.done([kept.id]);
+      return;
+    }
+    const triggers = runtime ? this.triggers.get(runtime) : undefined;
+    if (triggers) triggers.handle(kept.change);
+    else if (kept.change.durableId !== undefined) await this.keptEvents?.done([kept.change.durableId]);
   }
 
   /** Stops the database triggers (after the drain): what they did not run stays kept for another instance. */
   async stopTriggers(): Promise<void> {
+    if (this.keptAuth) this.keptAuth.stopped = true;
     await Promise.all([...this.triggers.values(), ...this.droppedTriggers].map((triggers) => triggers.stop()));
   }
 

@@ -5,12 +5,14 @@
  * `{operationType, providers, user, time}` — after the request's own work is done and off its
  * path, as the service runs triggers: a trigger that fails or is slow changes nothing for the
  * request, and its failure is logged. The instance that served the request runs it, so it runs
- * once however many instances share the database.
+ * once however many instances share the database. Where the store keeps trigger events
+ * (PostgreSQL), each trigger's event is kept as it fires and removed once run: an instance that
+ * dies leaves it to another (decision 0031).
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { AppConfig } from "../config/app-config.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
-import type { StoredUser } from "../store/store.ts";
+import type { StoredUser, TriggerEventStore } from "../store/store.ts";
 
 export type AuthOperation = "CREATE" | "LOGIN" | "DELETE";
 
@@ -22,6 +24,19 @@ export interface TriggerApp {
   readonly config: AppConfig;
   readonly clock: { now(): number };
   runTriggerFunction(name: string, args: unknown[]): Promise<unknown>;
+  /** Where its authentication trigger events are kept while they run, if the store keeps them. */
+  readonly keptAuthEvents?: KeptAuthEvents | null;
+}
+
+/**
+ * The store that keeps authentication trigger events while they run, the kept events this
+ * instance holds (their leases are renewed), and whether the server stops (then a run cut short
+ * stays kept for another instance).
+ */
+export class KeptAuthEvents {
+  readonly held = new Set<string>();
+  stopped = false;
+  constructor(readonly store: TriggerEventStore) {}
 }
 
 /** The providers of a user's identities, each once (a deleted user's event names them all). */
@@ -60,15 +75,53 @@ export function fireAuthTriggers(
   );
   if (triggers.length === 0) return [];
   const event = { operationType, providers, user: userObject(user), time: new Date(app.clock.now()) };
-  return triggers.map((trigger) =>
-    app.runTriggerFunction(trigger.functionName, [event]).then(
-      () => undefined,
-      (error: unknown) => {
-        log.warn(
-          { appId: app.appId, trigger: trigger.name, reason: (error as Error).message },
-          "authentication trigger failed",
-        );
-      },
-    ),
-  );
+  return triggers.map((trigger) => runAuthTrigger(app, trigger, event, log));
+}
+
+/**
+ * Runs one authentication trigger for an event; never rejects. Where the store keeps trigger
+ * events, the event is kept first and removed once run (`id`: one kept already, claimed from an
+ * instance that stopped).
+ */
+export async function runAuthTrigger(
+  app: TriggerApp,
+  trigger: Trigger,
+  event: Record<string, unknown>,
+  log: FastifyBaseLogger | undefined,
+  id?: string,
+): Promise<void> {
+  const kept = app.keptAuthEvents ?? null;
+  let keptId = id;
+  if (kept && keptId === undefined) {
+    try {
+      keptId = await kept.store.keepAuth(app.appId, trigger.name, event);
+    } catch (error) {
+      log?.warn(
+        { appId: app.appId, trigger: trigger.name, reason: (error as Error).message },
+        "authentication trigger event could not be kept: it runs on this instance only",
+      );
+    }
+  }
+  // (The server stops meanwhile: the kept event is another instance's to run.)
+  if (kept?.stopped && keptId !== undefined) return;
+  if (keptId !== undefined) kept?.held.add(keptId);
+  try {
+    await app.runTriggerFunction(trigger.functionName, [event]);
+  } catch (error) {
+    log?.warn(
+      { appId: app.appId, trigger: trigger.name, reason: (error as Error).message },
+      "authentication trigger failed",
+    );
+  }
+  if (!kept || keptId === undefined) return;
+  kept.held.delete(keptId);
+  if (kept.stopped) return;
+  await kept.store
+    .done([keptId])
+    .catch((error: unknown) =>
+      log?.warn(
+        { appId: app.appId, trigger: trigger.name, reason: (error as Error).message },
+        "authentication trigger event could not be marked run: it may run again",
+      ),
+    );
 }

@@ -141,12 +141,12 @@ export function emulatorMetrics(emulator: Emulator): Registry {
   if (recovery) {
     gauge(
       "trigger_events_held",
-      "Database trigger events kept in the database that this instance holds (waiting or running; decision 0031).",
+      "Trigger events kept in the database that this instance holds (waiting or running; decision 0031).",
       () => emulator.apps.heldTriggerEvents().length,
     );
     counter(
       "trigger_events_claimed_total",
-      "Database trigger events this instance claimed from instances that stopped renewing them, to run.",
+      "Trigger events this instance claimed from instances that stopped renewing them, to run.",
       () => recovery.claimed,
     );
   }

@@ -1,5 +1,5 @@
 /**
- * Database trigger events kept with their writes (decision 0031): every `sweepEveryMs` this
+ * Trigger events kept in the store (decision 0031): every `sweepEveryMs` this
  * instance renews the leases of the events it holds, then claims a batch of events whose
  * instance stopped renewing theirs (it died) and hands each to its app's triggers here. The first
  * sweep runs at start, so events left by a stopped or crashed instance run as soon as another one
@@ -42,9 +42,9 @@ export class TriggerRecovery {
       if (this.closed) return;
       const claimed = await this.events.claim();
       this.claimed += claimed.length;
-      for (const { appId, event } of claimed) {
+      for (const kept of claimed) {
         if (this.closed) return;
-        await this.apps.recoverTriggerEvent(appId, event);
+        await this.apps.recoverTriggerEvent(kept);
       }
       if (claimed.length > 0)
         this.log()?.info({ events: claimed.length }, "database trigger events of a stopped instance claimed");

@@ -545,14 +545,21 @@ export interface DocumentStore {
  */
 export const triggerEventLimits = { leaseMs: 60_000, sweepEveryMs: 10_000, claimBatch: 100 };
 
-/** A database trigger event kept with its write, for the app named. */
-export interface KeptEvent {
-  appId: string;
-  event: ChangeEvent;
-}
+/**
+ * A trigger event kept in the store, for the app named: a database trigger's change (its
+ * `durableId` set), or one authentication trigger's event (`{operationType, providers, user, time}`).
+ */
+export type KeptEvent =
+  | { appId: string; change: ChangeEvent }
+  | { appId: string; id: string; auth: { trigger: string; event: Document } };
 
-/** Database trigger events kept with their writes (DocumentStore.keepEvents), leased to instances. */
+/**
+ * Trigger events kept in the store, leased to instances (decision 0031): database triggers'
+ * with their writes (DocumentStore.keepEvents), authentication triggers' as they fire (`keep`).
+ */
 export interface TriggerEventStore {
+  /** Keeps an authentication trigger's event, leased to this instance: its id. */
+  keepAuth(appId: string, trigger: string, event: Document): Promise<string>;
   /** The events have been run by every trigger (or could not be): removed. */
   done(ids: string[]): Promise<void>;
   /** This instance still holds these events (waiting or running): their leases go on. */

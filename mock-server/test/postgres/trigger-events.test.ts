@@ -153,4 +153,72 @@ describe("database trigger events kept with their writes", () => {
     await expect.poll(() => keptEvents(appId)).toBe(0);
     expect(await runs(first, appId)).toEqual([1, 2, 3]);
   });
+
+  describe("of authentication triggers", () => {
+    // A new user's profile, made once the gate is open.
+    const profile = `exports = async (event) => {
+      const audit = context.services.get("mongodb-atlas").db("audit");
+      while (!(await audit.collection("gate").findOne({}))) {}
+      await audit.collection("profiles").insertOne({ user: event.user.id, op: event.operationType });
+    };`;
+
+    async function authApp(app: FastifyInstance): Promise<string> {
+      return newApp(app, {
+        functions: { profile: { source: profile, private: true } },
+        triggers: [
+          {
+            type: "AUTHENTICATION",
+            name: "new users",
+            functionName: "profile",
+            operationType: "CREATE",
+            providers: ["anon-user"],
+          },
+        ],
+      });
+    }
+
+    const openGate = (app: FastifyInstance, appId: string) =>
+      call(app, "insertDocuments", {
+        method: "POST",
+        url: `/_mock/v1/apps/${appId}/data/audit/gate`,
+        payload: { documents: [{}] },
+      });
+
+    async function profiles(app: FastifyInstance, appId: string): Promise<unknown[]> {
+      const { body } = await call(app, "listDocuments", {
+        method: "GET",
+        url: `/_mock/v1/apps/${appId}/data/audit/profiles`,
+      });
+      return (body.documents as { user: string; op: string }[]).map(({ user, op }) => ({ user, op }));
+    }
+
+    it("are kept while they run and removed once run", async () => {
+      const app = await instance();
+      const appId = await authApp(app);
+      const user = await anonymousLogin(app, appId);
+      await expect.poll(() => keptEvents(appId)).toBe(1);
+      await openGate(app, appId);
+      await expect.poll(() => profiles(app, appId)).toEqual([{ user: user.user_id, op: "CREATE" }]);
+      await expect.poll(() => keptEvents(appId)).toBe(0);
+    });
+
+    it("left by an instance that stopped are run by another", async () => {
+      triggerEventLimits.leaseMs = 1000;
+      triggerEventLimits.sweepEveryMs = 100;
+      const first = await instance({ drainMs: 0 });
+      const appId = await authApp(first);
+      const user = await anonymousLogin(first, appId);
+      await expect.poll(() => keptEvents(appId)).toBe(1);
+      await first.close();
+      open.splice(open.indexOf(first), 1);
+      expect(await keptEvents(appId)).toBe(1);
+
+      const second = await instance();
+      await openGate(second, appId);
+      await expect
+        .poll(() => profiles(second, appId), { timeout: 10_000 })
+        .toEqual([{ user: user.user_id, op: "CREATE" }]);
+      await expect.poll(() => keptEvents(appId)).toBe(0);
+    });
+  });
 });

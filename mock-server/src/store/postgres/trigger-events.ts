@@ -1,7 +1,7 @@
 /**
- * Database trigger events kept in the database with the writes that made them (migration 13;
- * docs/decisions/0031-triggers.md), so that a trigger runs at least once even when the instance
- * that committed the write dies before running it.
+ * Trigger events kept in the database (migration 13; docs/decisions/0031-triggers.md): a
+ * database trigger's with the write that made it, an authentication trigger's as it fires — so
+ * that a trigger runs at least once even when the instance that should run it dies first.
  *
  * A write keeps its events leased to its instance for `leaseMs` (store.ts `triggerEventLimits`);
  * the instance renews the leases of the events it still holds every `sweepEveryMs`, and removes
@@ -10,23 +10,32 @@
  * a batch at a time (`FOR UPDATE SKIP LOCKED`: two instances never claim one event), and runs
  * them (runtime/trigger-recovery.ts).
  */
-import { type ChangeEvent, fromEJSONText, toEJSONText } from "../../data/documents.ts";
+import { type ChangeEvent, type Document, fromEJSONText, toEJSONText } from "../../data/documents.ts";
 import { type KeptEvent, type TriggerEventStore, triggerEventLimits } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Queryable } from "./database.ts";
 
 /** Keeps events in the write's transaction: their ids, in the events' order. */
-export async function keepEvents(
+export function keepEvents(
   client: Queryable,
   context: PgContext,
   appId: string,
   events: ChangeEvent[],
 ): Promise<string[]> {
+  return keepTexts(
+    client,
+    context,
+    appId,
+    events.map((event) => toEJSONText(event)),
+  );
+}
+
+async function keepTexts(client: Queryable, context: PgContext, appId: string, texts: string[]): Promise<string[]> {
   const { rows } = await client.query<{ id: string }>(
     `INSERT INTO trigger_events (app_id, event, instance_id, lease_until)
      SELECT $1, e, $3, now() + make_interval(secs => $4) FROM unnest($2::text[]) WITH ORDINALITY AS t(e, n) ORDER BY n
      RETURNING id`,
-    [appId, events.map((event) => toEJSONText(event)), context.instanceId, triggerEventLimits.leaseMs / 1000],
+    [appId, texts, context.instanceId, triggerEventLimits.leaseMs / 1000],
   );
   // (Ids come from the sequence in the rows' order: ascending is the events' order.)
   return rows.map((r) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
@@ -34,6 +43,11 @@ export async function keepEvents(
 
 export class PgTriggerEvents implements TriggerEventStore {
   constructor(private readonly context: PgContext) {}
+
+  async keepAuth(appId: string, trigger: string, event: Document): Promise<string> {
+    const [id] = await keepTexts(this.context.db, this.context, appId, [toEJSONText({ authTrigger: trigger, event })]);
+    return id!;
+  }
 
   async done(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
@@ -59,6 +73,11 @@ export class PgTriggerEvents implements TriggerEventStore {
     );
     return rows
       .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
-      .map((r) => ({ appId: r.app_id, event: { ...(fromEJSONText(r.event) as ChangeEvent), durableId: r.id } }));
+      .map((r): KeptEvent => {
+        const kept = fromEJSONText(r.event) as Document;
+        return typeof kept.authTrigger === "string"
+          ? { appId: r.app_id, id: r.id, auth: { trigger: kept.authTrigger, event: kept.event as Document } }
+          : { appId: r.app_id, change: { ...(kept as unknown as ChangeEvent), durableId: r.id } };
+      });
   }
 }
