@@ -57,6 +57,12 @@ export const defaultMaxFunctionCallsPerUser = 20;
 export const defaultMaxFunctionCallsPerAnonymousUser = 5;
 export const defaultMaxFunctionCallsPerAddress = 100;
 /**
+ * A client's MongoDB actions one caller (user, else client address) has running at once on an
+ * instance; more wait their turn, up to `maxMongoActionsWaiting` (runtime/action-turns.ts).
+ */
+export const defaultMaxMongoActionsPerUser = 8;
+export const maxMongoActionsWaiting = 256;
+/**
  * Bytes of events a change stream may hold unsent for a client that does not keep up: an event due
  * while more wait is not written; the stream ends with an error event instead (decision 0011).
  */

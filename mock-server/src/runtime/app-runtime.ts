@@ -23,6 +23,7 @@ import {
   QuotaExceededError,
   type ScheduleClaim,
 } from "../store/store.ts";
+import { ActionTurns } from "./action-turns.ts";
 import type { KeptAuthEvents } from "./auth-triggers.ts";
 import { HeldCounts } from "./held-counts.ts";
 import { ScheduledTriggers } from "./scheduled-triggers.ts";
@@ -42,6 +43,8 @@ export class AppRuntime {
   readonly faults = new FaultStore();
   readonly journal = new Journal();
   readonly functions: AppFunctions;
+  /** Each caller's MongoDB actions from clients, taking turns (decision 0018). */
+  readonly actionTurns = new ActionTurns();
   /** Where its authentication trigger events are kept while they run (runtime/apps.ts sets it where the store keeps them). */
   keptAuthEvents: KeptAuthEvents | null = null;
   /** The watch of the app's scheduled triggers (runtime/scheduled-triggers.ts), when it has any. */

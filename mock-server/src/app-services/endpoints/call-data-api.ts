@@ -10,6 +10,7 @@ import { type Document, fromEJSONText, isDocument } from "../../data/documents.t
 import { type MongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { contextRequest } from "../../functions/app-functions.ts";
+import { takeActionTurn } from "../functions/call-caps.ts";
 import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
 import { checkValidation, runAs, valueReply } from "./call-endpoint.ts";
@@ -105,7 +106,14 @@ export default defineRoute("callDataApi", "none", async (request, reply) => {
   if (dataSource !== mongoServiceName) throw errors.serviceNotFound(String(dataSource ?? ""));
   const namespace = { database: body.database, collection: body.collection };
   const principal = user ? { kind: "user" as const, user, request: expansion } : { kind: "system" as const };
-  const answer = await runAction(new MongoService(app, principal), action, body, namespace);
+  // Its caller's actions take turns with the caller's others (a user's, else its address's).
+  const endTurn = await takeActionTurn(app, user, request.ip);
+  let answer: Awaited<ReturnType<typeof runAction>>;
+  try {
+    answer = await runAction(new MongoService(app, principal), action, body, namespace);
+  } finally {
+    endTurn();
+  }
   const value = valueReply(request, settings.returnType, answer);
   return reply.code(200).header("content-type", value.type).send(value.bytes);
 });

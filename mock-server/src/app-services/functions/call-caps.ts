@@ -2,13 +2,15 @@
  * The caps on a client's calls of the app's functions running at once on this instance — per
  * user (lower for an anonymous user) and per client address, whatever its users — so that no user
  * or address can take the function process all users share (its memory, its turn, its
- * `context.http` budget). The MongoDB service's actions run elsewhere and do not count.
- * See docs/decisions/0018-fair-shares.md.
+ * `context.http` budget). The MongoDB service's actions run elsewhere and do not count: they take
+ * turns per user instead (`takeActionTurn`). See docs/decisions/0018-fair-shares.md.
  */
 import {
   defaultMaxFunctionCallsPerAddress,
   defaultMaxFunctionCallsPerAnonymousUser,
   defaultMaxFunctionCallsPerUser,
+  defaultMaxMongoActionsPerUser,
+  maxMongoActionsWaiting,
 } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
@@ -40,4 +42,19 @@ export function takeCallPlace(app: AppRuntime, user: StoredUser | null, ip: stri
     given = true;
     calls.give(userKey, address);
   };
+}
+
+/**
+ * A turn for a client's MongoDB action of `user` (without one, of client address `ip`): at once,
+ * or once the caller's earlier actions let one go (runtime/action-turns.ts); refused (429) when
+ * too many of the caller's wait already. Answers the function that ends the turn.
+ */
+export async function takeActionTurn(app: AppRuntime, user: StoredUser | null, ip: string): Promise<() => void> {
+  const running = app.config.maxMongoActionsPerUser ?? defaultMaxMongoActionsPerUser;
+  const turn = app.actionTurns.take(user === null ? `address:${addressKey(ip)}` : `user:${user.id}`, {
+    running,
+    waiting: maxMongoActionsWaiting,
+  });
+  if (turn === null) throw errors.tooManyMongoActions(maxMongoActionsWaiting);
+  return turn;
 }

@@ -5,7 +5,7 @@ import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { slicedFrom } from "../../http/json-body.ts";
 import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
-import { takeCallPlace } from "./call-caps.ts";
+import { takeActionTurn, takeCallPlace } from "./call-caps.ts";
 
 const badArguments = (error: unknown) =>
   errors.badRequest(`invalid Extended JSON in arguments: ${(error as Error).message}`);
@@ -36,10 +36,16 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     if (!isMongoAction(name)) throw errors.functionNotFound(name);
     const [argument] = await parseActionArguments(args, (request.jsonText?.length ?? 0) >= slicedFrom);
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
-    text = await new MongoService(app, { kind: "user", user, request: requestExpansion(request) }).runText(
-      name,
-      argument,
-    );
+    // The user's actions take turns (call-caps.ts): a burst of them waits in the user's own line.
+    const endTurn = await takeActionTurn(app, user, request.ip);
+    try {
+      text = await new MongoService(app, { kind: "user", user, request: requestExpansion(request) }).runText(
+        name,
+        argument,
+      );
+    } finally {
+      endTurn();
+    }
   } else {
     // The function's process reads and checks the arguments (and answers 400 when it cannot): their
     // text, or a large body whole, which the main thread then does not write again (the body was

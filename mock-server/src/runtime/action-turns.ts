@@ -1,0 +1,75 @@
+/**
+ * Each caller's MongoDB actions from clients take turns on an instance (decision 0018): at most
+ * `running` at once, more waiting in arrival order up to `waiting`. What the actions share — the
+ * main thread's slices, the database's connections — is then shared among callers rather than
+ * among requests: one user's burst of a hundred actions stands in its own line instead of ahead
+ * of everyone else's. A turn is taken before the action starts (its time limit runs from then).
+ */
+
+/** Turns of one caller: how many run, and the waiting ones' starts in arrival order. */
+interface Line {
+  running: number;
+  waiting: (() => void)[];
+}
+
+export interface TurnLimits {
+  running: number;
+  waiting: number;
+}
+
+export class ActionTurns {
+  private readonly lines = new Map<string, Line>();
+
+  /**
+   * A turn for `key`: at once (the function that ends it; call it once, however the action ends),
+   * later (a promise of it), or null when `waiting` of the caller's actions wait already.
+   */
+  take(key: string, limits: TurnLimits): (() => void) | Promise<() => void> | null {
+    let line = this.lines.get(key);
+    if (!line) {
+      line = { running: 0, waiting: [] };
+      this.lines.set(key, line);
+    }
+    const mine = line;
+    const end = () => this.end(key, mine);
+    if (mine.running < limits.running) {
+      mine.running++;
+      return once(end);
+    }
+    if (mine.waiting.length >= limits.waiting) return null;
+    return new Promise((resolve) => mine.waiting.push(() => resolve(once(end))));
+  }
+
+  /** Actions running now, and waiting, every caller's (tests). */
+  get running(): number {
+    let n = 0;
+    for (const line of this.lines.values()) n += line.running;
+    return n;
+  }
+
+  get waiting(): number {
+    let n = 0;
+    for (const line of this.lines.values()) n += line.waiting.length;
+    return n;
+  }
+
+  private end(key: string, line: Line): void {
+    const next = line.waiting.shift();
+    // (The turn passes to the next in line: the count stays.)
+    if (next) {
+      next();
+      return;
+    }
+    line.running--;
+    if (line.running === 0 && this.lines.get(key) === line) this.lines.delete(key);
+  }
+}
+
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}

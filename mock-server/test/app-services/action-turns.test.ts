@@ -1,0 +1,99 @@
+/**
+ * A client's MongoDB actions take turns per user (runtime/action-turns.ts, decision 0018): at most
+ * `maxMongoActionsPerUser` run at once, more wait in the user's own line — others' actions are not
+ * behind it — and past 256 waiting an action is refused with 429.
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { maxMongoActionsWaiting } from "../../src/config/app-config.ts";
+import type { AppRuntime } from "../../src/runtime/app-runtime.ts";
+import { anonymousLogin, mongoAction, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp();
+});
+afterAll(() => app.close());
+
+const held = { database: "db", collection: "held" };
+
+/** Holds the collection's write turn (the memory store's) until the answer's function is called. */
+async function holdWrites(runtime: AppRuntime): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let started!: () => void;
+  const holding = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const write = runtime.data.write(held.database, held.collection, async () => {
+    started();
+    await gate;
+    return { changes: [], events: () => [], result: () => undefined };
+  });
+  await holding;
+  return async () => {
+    release();
+    await write;
+  };
+}
+
+describe("a user's MongoDB actions", () => {
+  it("run a few at once, the rest waiting in the user's own line; others' are not behind them", async () => {
+    const appId = await newApp(app, {
+      maxMongoActionsPerUser: 2,
+      rules: { default: { read: true, write: true, insert: true, delete: true } },
+    });
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const [busy, other] = await Promise.all([anonymousLogin(app, appId), anonymousLogin(app, appId)]);
+    const release = await holdWrites(runtime);
+    const inserts = Array.from({ length: 5 }, (_, i) =>
+      mongoAction(app, appId, busy.access_token, "insertOne", { ...held, document: { _id: i } }),
+    );
+    // Two are running (waiting for the collection), three wait their turn.
+    await expect.poll(() => runtime.actionTurns.waiting).toBe(3);
+    expect(runtime.actionTurns.running).toBe(2);
+    // Another user's action runs now, beside them.
+    const found = await mongoAction(app, appId, other.access_token, "find", {
+      database: "db",
+      collection: "free",
+      query: {},
+    });
+    expect(found.response.statusCode).toBe(200);
+    expect(runtime.actionTurns.running).toBe(2);
+    await release();
+    for (const done of await Promise.all(inserts)) expect(done.response.statusCode).toBe(200);
+    expect(runtime.actionTurns.running).toBe(0);
+    const all = await mongoAction(app, appId, other.access_token, "find", { ...held, query: {}, sort: { _id: 1 } });
+    expect(all.body).toHaveLength(5);
+  });
+
+  it(`are refused with 429 past ${maxMongoActionsWaiting} waiting, and the refused one writes nothing`, async () => {
+    const appId = await newApp(app, {
+      maxMongoActionsPerUser: 1,
+      rules: { default: { read: true, write: true, insert: true, delete: true } },
+      // (Not the writes-a-second limit: these writes come at once.)
+      limits: { writesPerSecondPerAnonymousUser: 100_000 },
+    });
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const user = await anonymousLogin(app, appId);
+    const release = await holdWrites(runtime);
+    const insert = (id: number) =>
+      mongoAction(app, appId, user.access_token, "insertOne", { ...held, document: { _id: id } });
+    const accepted = Array.from({ length: 1 + maxMongoActionsWaiting }, (_, i) => insert(i));
+    await expect.poll(() => runtime.actionTurns.waiting).toBe(maxMongoActionsWaiting);
+    expect(runtime.actionTurns.running).toBe(1);
+    const refused = await insert(-1);
+    expect(refused.response.statusCode).toBe(429);
+    expect(refused.body).toEqual({
+      error: `too many MongoDB actions: a user may have ${maxMongoActionsWaiting} waiting at once`,
+      error_code: "TooManyRequests",
+      link: expect.any(String),
+    });
+    await release();
+    for (const done of await Promise.all(accepted)) expect(done.response.statusCode).toBe(200);
+    const found = await mongoAction(app, appId, user.access_token, "count", { ...held, query: { _id: -1 } });
+    expect(found.body).toEqual({ $numberLong: "0" });
+  });
+});
