@@ -47,10 +47,10 @@ export class TriggerRecovery {
         await this.apps.recoverTriggerEvent(kept);
       }
       if (claimed.length > 0)
-        this.log()?.info({ events: claimed.length }, "database trigger events of a stopped instance claimed");
+        this.log()?.info({ events: claimed.length }, "trigger events of a stopped instance claimed");
     } catch (error) {
       // The database is away: the next sweep tries again (nothing is lost: the events stay kept).
-      this.log()?.warn({ reason: (error as Error).message }, "database trigger events could not be swept");
+      this.log()?.warn({ reason: (error as Error).message }, "trigger events could not be swept");
     }
   }
 
