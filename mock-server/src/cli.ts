@@ -84,6 +84,8 @@ Options:
   --database URL         keep state in PostgreSQL (postgres://user:pass@host:port/db; env DATABASE_URL):
                          durable, shared by every instance on the database; needs --signing-secret
   --database-pool N      connections to the database per instance (default 20)
+  --trigger-lease S      with --database, seconds a trigger event kept in the database stays an
+                         instance's unrenewed: how soon another runs a dead one's (default 60)
   --budgets LIST         what the instance shares among its clients, KEY=SIZE comma-separated:
                          bodies (request bodies of 16 KiB or more being read; default 64MiB),
                          replies (large replies unread; 256MiB), streams (change events unsent;
@@ -169,6 +171,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "save-interval": { type: "string" },
       database: { type: "string" },
       "database-pool": { type: "string" },
+      "trigger-lease": { type: "string" },
       budgets: { type: "string" },
       retention: { type: "string" },
       "control-token": { type: "string" },
@@ -302,6 +305,14 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     const n = Number(values["database-pool"]);
     if (!Number.isInteger(n) || n < 1 || n > 1000) fail("--database-pool must be an integer from 1 to 1000");
     options.databasePoolSize = n;
+  }
+  const triggerLease = values["trigger-lease"];
+  if (triggerLease !== undefined) {
+    const n = Number(triggerLease);
+    if (!Number.isInteger(n) || n < 1 || n > 3600)
+      fail(`--trigger-lease: '${triggerLease}' is not a whole number of seconds from 1 to 3600`);
+    if (!options.databaseUrl) fail("--trigger-lease needs --database (only the database keeps trigger events)");
+    options.triggerLeaseMs = n * 1000;
   }
   const controlToken = values["control-token"] ?? env.MOCK_CONTROL_TOKEN;
   if (controlToken) options.controlToken = controlToken;

@@ -22,6 +22,8 @@ describe("start-up option checks", () => {
     [["--data-dir", "unused", "--save-interval", "0"], "--save-interval: '0' is not a number of seconds"],
     [["--data-dir", "unused", "--save-interval", "soon"], "--save-interval: 'soon' is not a number of seconds"],
     [["--save-interval", "1"], "--save-interval needs --data-dir"],
+    [["--database", "postgres://db.example/app", "--trigger-lease", "0"], "--trigger-lease: '0' is not a whole number"],
+    [["--trigger-lease", "30"], "--trigger-lease needs --database"],
     [
       ["--identity-provider", "ftp://idp.example"],
       "--identity-provider: 'ftp://idp.example' is not fake, real or an http(s) URL",

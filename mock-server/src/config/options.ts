@@ -75,6 +75,11 @@ export interface EmulatorOptions {
   databaseUrl: string | null;
   /** Connections each instance keeps to the database. */
   databasePoolSize: number;
+  /**
+   * How long a trigger event kept in the database stays an instance's without being renewed: how
+   * soon another instance runs the events of one that died (`--trigger-lease`; decision 0031).
+   */
+  triggerLeaseMs: number;
   /** With `dataDir`: how often changed state is saved (`--save-interval`). */
   saveIntervalMs: number;
   /** Required on the control API when listening on a non-loopback address. */
@@ -157,6 +162,7 @@ export function defaultOptions(): EmulatorOptions {
     dataDir: null,
     databaseUrl: null,
     databasePoolSize: 20,
+    triggerLeaseMs: 60_000,
     saveIntervalMs: 5000,
     controlToken: null,
     metricsToken: null,

@@ -1,12 +1,12 @@
 /**
- * Trigger events kept in the store (decision 0031): every `sweepEveryMs` this
- * instance renews the leases of the events it holds, then claims a batch of events whose
+ * Trigger events kept in the store (decision 0031): six times a lease (every 10 s by default)
+ * this instance renews the leases of the events it holds, then claims a batch of events whose
  * instance stopped renewing theirs (it died) and hands each to its app's triggers here. The first
  * sweep runs at start, so events left by a stopped or crashed instance run as soon as another one
  * (or the same one, restarted) is up and their leases have run out.
  */
 import type { FastifyBaseLogger } from "fastify";
-import { type TriggerEventStore, triggerEventLimits } from "../store/store.ts";
+import type { TriggerEventStore } from "../store/store.ts";
 import type { AppRegistry } from "./apps.ts";
 
 export class TriggerRecovery {
@@ -24,7 +24,7 @@ export class TriggerRecovery {
 
   start(): void {
     this.sweep();
-    this.timer = setInterval(() => this.sweep(), triggerEventLimits.sweepEveryMs);
+    this.timer = setInterval(() => this.sweep(), Math.max(50, this.events.leaseMs / 6));
     this.timer.unref();
   }
 

@@ -24,9 +24,15 @@ export function checkDatabaseUrl(text: string): string | null {
   return host ? null : "the URL names no host";
 }
 
-export async function openStore(options: Pick<EmulatorOptions, "databaseUrl" | "databasePoolSize">): Promise<Store> {
+export async function openStore(
+  options: Pick<EmulatorOptions, "databaseUrl" | "databasePoolSize"> & Partial<Pick<EmulatorOptions, "triggerLeaseMs">>,
+): Promise<Store> {
   if (!options.databaseUrl) return new MemoryStore();
   // Loaded only here: the PostgreSQL client costs a start without --database a tenth of its time.
   const { PostgresStore } = await import("./postgres/postgres-store.ts");
-  return PostgresStore.open({ url: options.databaseUrl, maxConnections: options.databasePoolSize });
+  return PostgresStore.open({
+    url: options.databaseUrl,
+    maxConnections: options.databasePoolSize,
+    ...(options.triggerLeaseMs !== undefined ? { triggerLeaseMs: options.triggerLeaseMs } : {}),
+  });
 }

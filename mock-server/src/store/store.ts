@@ -540,10 +540,10 @@ export interface DocumentStore {
 }
 
 /**
- * Kept trigger events' leases: how long an instance holds an event without renewing it, and how
- * often each instance renews its own and claims those whose lease ran out (at most a batch a time).
+ * How long an instance holds a kept trigger event without renewing it (`--trigger-lease`); each
+ * instance renews its own and claims those whose lease ran out six times a lease.
  */
-export const triggerEventLimits = { leaseMs: 60_000, sweepEveryMs: 10_000, claimBatch: 100 };
+export const defaultTriggerLeaseMs = 60_000;
 
 /**
  * A trigger event kept in the store, for the app named: a database trigger's change (its
@@ -558,6 +558,8 @@ export type KeptEvent =
  * with their writes (DocumentStore.keepEvents), authentication triggers' as they fire (`keep`).
  */
 export interface TriggerEventStore {
+  /** How long an event stays this instance's without being renewed. */
+  readonly leaseMs: number;
   /** Keeps an authentication trigger's event, leased to this instance: its id. */
   keepAuth(appId: string, trigger: string, event: Document): Promise<string>;
   /** The events have been run by every trigger (or could not be): removed. */

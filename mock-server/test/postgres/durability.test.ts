@@ -1,12 +1,13 @@
 /**
  * A write is committed before its reply: an instance killed with SIGKILL in the middle of traffic
  * loses nothing it acknowledged, and leaves nothing half done (every update of two fields lands
- * whole or not at all; every registration is whole).
+ * whole or not at all; every registration is whole); and the database triggers of the writes it
+ * acknowledged still run, on the next instance (decision 0031).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorProcess, ensureBuilt, killAll, startEmulatorProcess } from "../helpers/emulator-process.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
-import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
 
 const args = (url: string) => [
@@ -139,6 +140,84 @@ describe("an instance killed with SIGKILL in the middle of traffic", () => {
         // The acknowledged value, or the next one if its update committed while the reply was cut off.
         expect([value, value + 1], `counter ${key}`).toContain(doc!.a);
       }
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("runs the database triggers of the writes it acknowledged, on the next instance", async () => {
+    // Leases of a second, so that the next instance claims the killed one's events at once.
+    const withTriggers = [...args(database.url), "--allow-function-source", "--trigger-lease", "1"];
+    const first = await startEmulatorProcess(withTriggers);
+    const appId = "durable-triggers";
+    const control = (on: EmulatorProcess, path: string, body?: unknown) =>
+      fetch(`${on.url}/_mock/v1${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: { "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    // Each run is kept in audit.runs; the first waits for a document in audit.gate, so that the
+    // kill comes while one run is under way and the other waits behind it.
+    const record = `exports = async (event) => {
+      const audit = context.services.get("mongodb-atlas").db("audit");
+      if (event.fullDocument.wait) while (!(await audit.collection("gate").findOne({}))) {}
+      await audit.collection("runs").insertOne({ n: event.fullDocument.n });
+    };`;
+    const created = await control(first, "/apps", {
+      appId,
+      config: {
+        functions: { record: { source: record, private: true } },
+        rules: { default: { read: true, write: true, insert: true, delete: true } },
+        triggers: [
+          {
+            type: "DATABASE",
+            name: "notes",
+            functionName: "record",
+            database: "app",
+            collection: "notes",
+            operationTypes: ["INSERT"],
+          },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+    const anon = (await post(first, `${base}/app/${appId}/auth/providers/anon-user/login`, {})).body as {
+      access_token: string;
+    };
+    for (const document of [{ n: 1, wait: true }, { n: 2 }]) {
+      const inserted = await post(
+        first,
+        `${base}/app/${appId}/functions/call`,
+        {
+          name: "insertOne",
+          service: "mongodb-atlas",
+          arguments: [{ database: "app", collection: "notes", document }],
+        },
+        anon.access_token,
+      );
+      expect(inserted.status).toBe(200);
+    }
+    first.child.kill("SIGKILL");
+    await first.exited;
+
+    const second = await startEmulatorProcess(withTriggers);
+    try {
+      expect((await control(second, `/apps/${appId}/data/audit/gate`, { documents: [{}] })).status).toBe(201);
+      const runs = async () => {
+        const page = (await (await control(second, `/apps/${appId}/data/audit/runs`)).json()) as {
+          documents: { n: { $numberInt: string } }[];
+        };
+        return page.documents.map((d) => Number(d.n.$numberInt)).sort();
+      };
+      await until(async () => (await runs()).length === 2, "both triggers' runs", { timeoutMs: 20_000 });
+      expect(await runs()).toEqual([1, 2]);
+      await until(
+        async () =>
+          (await adminQuery(database.url, "SELECT count(*)::int AS n FROM trigger_events WHERE app_id = $1", [appId]))
+            .rows[0].n === 0,
+        "the events to be removed once run",
+        { timeoutMs: 10_000 },
+      );
     } finally {
       await second.stop();
     }

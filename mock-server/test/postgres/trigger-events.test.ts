@@ -6,19 +6,16 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { triggerEventLimits } from "../../src/store/store.ts";
 import { anonymousLogin, call, mongoAction, newApp, testApp } from "../helpers/app.ts";
 import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 
 let database: TestDatabase;
 const open: FastifyInstance[] = [];
-const limits = { ...triggerEventLimits };
 
 beforeAll(async () => {
   database = await emulatorDatabase("trigger-events");
 });
 afterEach(async () => {
-  Object.assign(triggerEventLimits, limits);
   await Promise.all(open.splice(0).map((app) => app.close()));
 });
 afterAll(() => database?.drop());
@@ -96,10 +93,8 @@ describe("database trigger events kept with their writes", () => {
   });
 
   it("left by an instance that stopped are run by another once their leases run out", async () => {
-    triggerEventLimits.leaseMs = 1000;
-    triggerEventLimits.sweepEveryMs = 100;
     // The first stops without waiting for its trigger runs (a drain of 0): as if it had died.
-    const first = await instance({ drainMs: 0 });
+    const first = await instance({ drainMs: 0, triggerLeaseMs: 1000 });
     const { appId, token } = await triggeredApp(first);
     await mongoAction(first, appId, token, "insertOne", { ...notes, document: note(1, true) });
     await mongoAction(first, appId, token, "insertOne", { ...notes, document: note(2) });
@@ -109,7 +104,7 @@ describe("database trigger events kept with their writes", () => {
     // Neither ran there; both are still kept, leased to the instance that stopped.
     expect(await keptEvents(appId)).toBe(2);
 
-    const second = await instance({ metricsToken });
+    const second = await instance({ metricsToken, triggerLeaseMs: 1000 });
     await mongoAction(second, appId, token, "insertOne", { database: "audit", collection: "gate", document: {} });
     await expect.poll(() => runs(second, appId), { timeout: 10_000 }).toEqual([1, 2]);
     await expect.poll(() => keptEvents(appId)).toBe(0);
@@ -123,10 +118,9 @@ describe("database trigger events kept with their writes", () => {
   });
 
   it("held longer than a lease by a live instance are not run again by another", async () => {
-    triggerEventLimits.leaseMs = 300;
-    triggerEventLimits.sweepEveryMs = 50;
-    const first = await instance();
-    const second = await instance();
+    const lease = 300;
+    const first = await instance({ triggerLeaseMs: lease });
+    const second = await instance({ triggerLeaseMs: lease });
     const { appId, token } = await triggeredApp(first);
     // The other instance sweeps meanwhile, and knows the app.
     await mongoAction(second, appId, token, "find", { ...notes, query: {} });
@@ -144,7 +138,7 @@ describe("database trigger events kept with their writes", () => {
     const firstLease = await leaseEnds();
     await expect
       .poll(async () => (await leaseEnds()) - firstLease, { timeout: 10_000, interval: 20 })
-      .toBeGreaterThan(2 * triggerEventLimits.leaseMs);
+      .toBeGreaterThan(2 * lease);
     await second.emulator.triggerRecovery!.sweep();
     expect(await keptEvents(appId)).toBe(3);
     expect(await runs(first, appId)).toEqual([]);
@@ -203,9 +197,7 @@ describe("database trigger events kept with their writes", () => {
     });
 
     it("left by an instance that stopped are run by another", async () => {
-      triggerEventLimits.leaseMs = 1000;
-      triggerEventLimits.sweepEveryMs = 100;
-      const first = await instance({ drainMs: 0 });
+      const first = await instance({ drainMs: 0, triggerLeaseMs: 1000 });
       const appId = await authApp(first);
       const user = await anonymousLogin(first, appId);
       await expect.poll(() => keptEvents(appId)).toBe(1);
@@ -213,7 +205,7 @@ describe("database trigger events kept with their writes", () => {
       open.splice(open.indexOf(first), 1);
       expect(await keptEvents(appId)).toBe(1);
 
-      const second = await instance();
+      const second = await instance({ triggerLeaseMs: 1000 });
       await openGate(second, appId);
       await expect
         .poll(() => profiles(second, appId), { timeout: 10_000 })

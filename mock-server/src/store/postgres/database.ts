@@ -125,6 +125,8 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
   /** The most one statement may run (a safety net under the query limits). */
   statementTimeoutMs?: number;
+  /** How long a kept trigger event stays this instance's without being renewed (trigger-events.ts). */
+  triggerLeaseMs?: number;
 }
 
 /** Error codes and messages that mean the database is not there (as opposed to a bad statement). */

@@ -3,15 +3,15 @@
  * database trigger's with the write that made it, an authentication trigger's as it fires — so
  * that a trigger runs at least once even when the instance that should run it dies first.
  *
- * A write keeps its events leased to its instance for `leaseMs` (store.ts `triggerEventLimits`);
- * the instance renews the leases of the events it still holds every `sweepEveryMs`, and removes
- * each event once every trigger has run it (or could not). Every instance also claims, every
- * `sweepEveryMs` and at its start, events whose lease ran out — their instance stopped renewing —
- * a batch at a time (`FOR UPDATE SKIP LOCKED`: two instances never claim one event), and runs
- * them (runtime/trigger-recovery.ts).
+ * A write keeps its events leased to its instance for the lease (`--trigger-lease`, a minute by
+ * default); the instance renews the leases of the events it still holds six times a lease, and
+ * removes each event once every trigger has run it (or could not). Every instance also claims, as
+ * often and at its start, events whose lease ran out — their instance stopped renewing — 100 at a
+ * time (`FOR UPDATE SKIP LOCKED`: two instances never claim one event), and runs them
+ * (runtime/trigger-recovery.ts).
  */
 import { type ChangeEvent, type Document, fromEJSONText, toEJSONText } from "../../data/documents.ts";
-import { type KeptEvent, type TriggerEventStore, triggerEventLimits } from "../store.ts";
+import { defaultTriggerLeaseMs, type KeptEvent, type TriggerEventStore } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Queryable } from "./database.ts";
 
@@ -35,14 +35,23 @@ async function keepTexts(client: Queryable, context: PgContext, appId: string, t
     `INSERT INTO trigger_events (app_id, event, instance_id, lease_until)
      SELECT $1, e, $3, now() + make_interval(secs => $4) FROM unnest($2::text[]) WITH ORDINALITY AS t(e, n) ORDER BY n
      RETURNING id`,
-    [appId, texts, context.instanceId, triggerEventLimits.leaseMs / 1000],
+    [appId, texts, context.instanceId, leaseOf(context) / 1000],
   );
   // (Ids come from the sequence in the rows' order: ascending is the events' order.)
   return rows.map((r) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
 }
 
+/** Events claimed at once. */
+const claimBatch = 100;
+
+const leaseOf = (context: PgContext) => context.db.options.triggerLeaseMs ?? defaultTriggerLeaseMs;
+
 export class PgTriggerEvents implements TriggerEventStore {
   constructor(private readonly context: PgContext) {}
+
+  get leaseMs(): number {
+    return leaseOf(this.context);
+  }
 
   async keepAuth(appId: string, trigger: string, event: Document): Promise<string> {
     const [id] = await keepTexts(this.context.db, this.context, appId, [toEJSONText({ authTrigger: trigger, event })]);
@@ -59,7 +68,7 @@ export class PgTriggerEvents implements TriggerEventStore {
     await this.context.db.query(
       `UPDATE trigger_events SET lease_until = now() + make_interval(secs => $3)
         WHERE id = ANY($1::bigint[]) AND instance_id = $2`,
-      [ids, this.context.instanceId, triggerEventLimits.leaseMs / 1000],
+      [ids, this.context.instanceId, this.leaseMs / 1000],
     );
   }
 
@@ -69,7 +78,7 @@ export class PgTriggerEvents implements TriggerEventStore {
         WHERE t.id IN (SELECT id FROM trigger_events WHERE lease_until < now()
                         ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
         RETURNING t.id, t.app_id, t.event`,
-      [this.context.instanceId, triggerEventLimits.leaseMs / 1000, triggerEventLimits.claimBatch],
+      [this.context.instanceId, this.leaseMs / 1000, claimBatch],
     );
     return rows
       .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
