@@ -117,6 +117,20 @@ describe("database trigger events kept with their writes", () => {
     expect(metrics).toMatch(/^appservices_trigger_events_held 0$/m);
   });
 
+  it("of an app that is reset are gone with its data", async () => {
+    // Left by an instance that stopped (no run of its own would remove them).
+    const first = await instance({ drainMs: 0 });
+    const { appId, token } = await triggeredApp(first);
+    await mongoAction(first, appId, token, "insertOne", { ...notes, document: note(1, true) });
+    await first.close();
+    open.splice(open.indexOf(first), 1);
+    expect(await keptEvents(appId)).toBe(1);
+    const second = await instance();
+    const reset = await call(second, "resetApp", { method: "POST", url: `/_mock/v1/apps/${appId}/reset` });
+    expect(reset.response.statusCode).toBe(204);
+    expect(await keptEvents(appId)).toBe(0);
+  });
+
   it("held longer than a lease by a live instance are not run again by another", async () => {
     const lease = 300;
     const first = await instance({ triggerLeaseMs: lease });

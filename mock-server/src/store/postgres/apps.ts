@@ -84,6 +84,7 @@ const appTables = [
   "userpass_accounts",
   "collections",
   "scheduled_triggers",
+  "trigger_events",
 ];
 
 export class PgAppStore implements AppStore {
