@@ -31,9 +31,17 @@ import {
 /**
  * Who runs an action: the system (no rules), or a user, with the request it came in (`%%request`)
  * and, inside a function a rule expression called (`%function`), how many such calls deep it is.
+ * `withoutCustomData`: the user's custom data is not read (`%%user.custom_data` is `{}`), as for
+ * an HTTPS endpoint or the Data API whose `fetch_custom_user_data` is off.
  */
 export type Principal = { kind: "system" } | UserPrincipal;
-export type UserPrincipal = { kind: "user"; user: StoredUser; request?: () => Document; ruleDepth?: number };
+export type UserPrincipal = {
+  kind: "user";
+  user: StoredUser;
+  request?: () => Document;
+  ruleDepth?: number;
+  withoutCustomData?: boolean;
+};
 
 /**
  * How many rule expressions' `%function`s may be inside one another: a function a rule calls may
@@ -134,7 +142,12 @@ export class Rules {
    */
   async prepare(principal: Principal, database?: string, collections: string[] = []): Promise<void> {
     if (principal.kind === "system" || !this.config.rules) return;
-    if (this.readCustomData && this.customData === undefined && namesCustomData(this.config.rules))
+    if (
+      this.readCustomData &&
+      this.customData === undefined &&
+      principal.withoutCustomData !== true &&
+      namesCustomData(this.config.rules)
+    )
       this.customData = (await this.readCustomData(principal.user.id)) ?? {};
     if (database === undefined) return;
     for (const collection of collections) {

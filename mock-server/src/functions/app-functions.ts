@@ -598,7 +598,10 @@ export class AppFunctions implements SandboxHost {
     const text = await this.execute(fn, argsText, {
       name,
       callText,
-      principal: system || !call.user ? { kind: "system" } : { kind: "user", user: call.user, request: call.expansion },
+      principal:
+        system || !call.user
+          ? { kind: "system" }
+          : { kind: "user", user: call.user, request: call.expansion, withoutCustomData: !call.fetchCustomUserData },
       request: call.expansion,
       requestText: wantsRequest(fn) ? toEJSONText(call.contextRequest) : undefined,
       endpoint: true,

@@ -158,4 +158,34 @@ describe("the Data API", () => {
     expect((await post({ "x-key": "open-sesame" })).response.statusCode).toBe(200);
     expect((await post({ "x-key": "wrong" })).body).toMatchObject({ error_code: "FunctionExecutionError" });
   });
+
+  it("reads the user's custom data for the rules only with fetch_custom_user_data", async () => {
+    const withCustomData = async (fetchCustomUserData: boolean) => {
+      const id = await newApp(app, {
+        dataApi: { versions: ["v1"], fetchCustomUserData },
+        customUserData: { enabled: true, database: "hr", collection: "people", userIdField: "user_id" },
+        // Managers read every task: a role that applies by the caller's custom data.
+        rules: {
+          "todo.tasks": {
+            roles: [{ name: "manager", apply_when: { "%%user.custom_data.manager": true }, read: true }],
+          },
+        },
+      });
+      const manager = await emailUser(app, id, "manager@example.com", "correct horse");
+      await call(app, "insertDocuments", {
+        method: "POST",
+        url: `/_mock/v1/apps/${id}/data/hr/people`,
+        payload: { documents: [{ user_id: manager.user_id, manager: true }] },
+      });
+      await call(app, "insertDocuments", {
+        method: "POST",
+        url: `/_mock/v1/apps/${id}/data/todo/tasks`,
+        payload: { documents: [{ text: "Plan the week" }] },
+      });
+      return (await action("find", { projection: { _id: 0 } }, bearer(manager.access_token), id)).body;
+    };
+    expect(await withCustomData(true)).toEqual({ documents: [{ text: "Plan the week" }] });
+    // Not read: `%%user.custom_data` is {}, no role applies, nothing is read.
+    expect(await withCustomData(false)).toEqual({ documents: [] });
+  });
 });

@@ -1504,6 +1504,7 @@ export interface components {
             runAsUserId?: string;
             runAsUserIdScriptSource?: string;
             createUserOnAuth?: boolean;
+            /** @description `%%user.custom_data` in the rules is the user's custom data (default false: `{}`, not read). */
             fetchCustomUserData?: boolean;
             /** @enum {string} */
             validationMethod?: "NO_VALIDATION" | "SECRET_AS_QUERY_PARAM" | "VERIFY_PAYLOAD";
@@ -1543,7 +1544,7 @@ export interface components {
              * @enum {string}
              */
             returnType?: "JSON" | "EJSON";
-            /** @description `context.user.custom_data` is the user's custom data (default false: `{}`). */
+            /** @description `context.user.custom_data`, and `%%user.custom_data` in the rules of the function's actions, is the user's custom data (default false: `{}`, not read). */
             fetchCustomUserData?: boolean;
             /** @description Create the user of credentials that name no user yet (default false). */
             createUserOnAuth?: boolean;

@@ -105,7 +105,10 @@ export default defineRoute("callDataApi", "none", async (request, reply) => {
   const dataSource = body.dataSource;
   if (dataSource !== mongoServiceName) throw errors.serviceNotFound(String(dataSource ?? ""));
   const namespace = { database: body.database, collection: body.collection };
-  const principal = user ? { kind: "user" as const, user, request: expansion } : { kind: "system" as const };
+  // (Without fetch_custom_user_data the user's custom data is not read: `%%user.custom_data` is {}.)
+  const principal = user
+    ? { kind: "user" as const, user, request: expansion, withoutCustomData: settings.fetchCustomUserData !== true }
+    : { kind: "system" as const };
   // Its caller's actions take turns with the caller's others (a user's, else its address's).
   const endTurn = await takeActionTurn(app, user, request.ip);
   let answer: Awaited<ReturnType<typeof runAction>>;
