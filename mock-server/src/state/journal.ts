@@ -142,6 +142,22 @@ function keptReply(reply: unknown): unknown {
 }
 
 /**
+ * A request body kept as its JSON text, parsed and redacted for a reader. The text is what the
+ * client sent, which the server's parser read: a leading byte order mark (which that parser skips)
+ * is skipped here too. One that is not JSON after all cannot fail the journal's listing: it is
+ * shown as a note (not as its text, which nothing redacted).
+ */
+function bodyOfText(text: string): unknown {
+  try {
+    return redact(JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
+  } catch {
+    return unreadableBody;
+  }
+}
+
+const unreadableBody = "[a body that is not JSON]";
+
+/**
  * An entry as recorded on a request's path: its reply kept as it was sent (a string or a buffer,
  * never changed afterwards), its request body possibly as its JSON text (see `keptAsText`)
  * and its time as a number. Parsing and redacting them and writing the time wait until someone
@@ -158,7 +174,7 @@ class Unread {
   read(): JournalEntry {
     const { entry } = this;
     if (this.atMs !== undefined) entry.time = new Date(this.atMs).toISOString();
-    if (this.bodyText !== undefined) entry.requestBody = redact(JSON.parse(this.bodyText));
+    if (this.bodyText !== undefined) entry.requestBody = bodyOfText(this.bodyText);
     return this.reply === undefined ? entry : Object.assign(entry, journalReply(this.reply));
   }
 }
@@ -222,7 +238,7 @@ function readCompact(text: string, status: number, durationMs: number, atMs: num
     durationMs,
     faulted: faulted === "1",
   };
-  if (bodyText !== "") entry.requestBody = redact(JSON.parse(bodyText));
+  if (bodyText !== "") entry.requestBody = bodyOfText(bodyText);
   return Object.assign(entry, journalReply(text.slice(from)));
 }
 

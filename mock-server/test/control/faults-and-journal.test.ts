@@ -208,6 +208,20 @@ describe("app journal bodies", () => {
     expect(userpass?.requestBody).toEqual({ username: "ada@example.com", password: "[redacted]" });
     expect(anonymous?.requestBody).toEqual(device);
   });
+
+  it("lists a body sent with a byte order mark, which the server read, as its JSON", async () => {
+    const appId = await newApp(app);
+    const { response } = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/anon-user/login`,
+      headers: { "content-type": "application/json" },
+      payload: '\uFEFF{"options":{"device":{"platform":"bom"}}}',
+    });
+    expect(response.statusCode).toBe(200);
+    const listed = await call(app, "listRequests", { method: "GET", url: `/_mock/v1/apps/${appId}/requests` });
+    expect(listed.response.statusCode).toBe(200);
+    expect(listed.body.requests[0].requestBody).toEqual({ options: { device: { platform: "bom" } } });
+  });
 });
 
 describe("EmailJS account faults and journal", () => {
