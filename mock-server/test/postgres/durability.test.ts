@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmulatorProcess, ensureBuilt, killAll, startEmulatorProcess } from "../helpers/emulator-process.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
+import { gatedTriggerConfig } from "../helpers/gated-trigger.ts";
 import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
 
@@ -156,30 +157,9 @@ describe("an instance killed with SIGKILL in the middle of traffic", () => {
         headers: { "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-    // Each run is kept in audit.runs; the first waits for a document in audit.gate, so that the
-    // kill comes while one run is under way and the other waits behind it.
-    const record = `exports = async (event) => {
-      const audit = context.services.get("mongodb-atlas").db("audit");
-      if (event.fullDocument.wait) while (!(await audit.collection("gate").findOne({}))) {}
-      await audit.collection("runs").insertOne({ n: event.fullDocument.n });
-    };`;
-    const created = await control(first, "/apps", {
-      appId,
-      config: {
-        functions: { record: { source: record, private: true } },
-        rules: { default: { read: true, write: true, insert: true, delete: true } },
-        triggers: [
-          {
-            type: "DATABASE",
-            name: "notes",
-            functionName: "record",
-            database: "app",
-            collection: "notes",
-            operationTypes: ["INSERT"],
-          },
-        ],
-      },
-    });
+    // The first note's run waits at a gate (helpers/gated-trigger.ts): the kill comes while it is
+    // under way and the second's waits behind it.
+    const created = await control(first, "/apps", { appId, config: gatedTriggerConfig });
     expect(created.status).toBe(201);
     const anon = (await post(first, `${base}/app/${appId}/auth/providers/anon-user/login`, {})).body as {
       access_token: string;

@@ -7,6 +7,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { anonymousLogin, call, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { gatedTriggerConfig } from "../helpers/gated-trigger.ts";
 import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 
 let database: TestDatabase;
@@ -33,29 +34,8 @@ async function instance(options: Record<string, unknown> = {}): Promise<FastifyI
   return app;
 }
 
-// Each run is kept in audit.runs; a note marked `wait` waits for a document in audit.gate first
-// (a function cannot sleep: it asks the store until one is there).
-const record = `exports = async (event) => {
-  const audit = context.services.get("mongodb-atlas").db("audit");
-  if (event.fullDocument.wait) while (!(await audit.collection("gate").findOne({}))) {}
-  await audit.collection("runs").insertOne({ n: event.fullDocument.n });
-};`;
-
 async function triggeredApp(app: FastifyInstance): Promise<{ appId: string; token: string }> {
-  const appId = await newApp(app, {
-    functions: { record: { source: record, private: true } },
-    rules: { default: { read: true, write: true, insert: true, delete: true } },
-    triggers: [
-      {
-        type: "DATABASE",
-        name: "notes",
-        functionName: "record",
-        database: "app",
-        collection: "notes",
-        operationTypes: ["INSERT"],
-      },
-    ],
-  });
+  const appId = await newApp(app, gatedTriggerConfig);
   return { appId, token: (await anonymousLogin(app, appId)).access_token };
 }
 
