@@ -440,20 +440,5 @@ function loadDataApi(dir: string, secrets: Json, notRun: string[]): AppConfig["d
 function notRun(dir: string, found: string[]): string[] {
   const sync = asObject(readJsonIfExists(join(dir, "sync", "config.json")));
   if (sync.state === "enabled") found.push(`Device Sync (${asString(sync.type) ?? "?"})`);
-  for (const name of functionsWithTransactions(dir)) found.push(`transactions in function '${name}' (startSession)`);
   return found;
-}
-
-/** The app's functions (functions/config.json) whose source starts a session: multi-document transactions. */
-function functionsWithTransactions(dir: string): string[] {
-  const entries = readJsonIfExists(join(dir, "functions", "config.json"));
-  if (!Array.isArray(entries)) return [];
-  const names: string[] = [];
-  for (const entry of entries) {
-    const name = asString(asObject(entry).name);
-    if (!name) continue;
-    const file = join(dir, "functions", `${name}.js`);
-    if (existsSync(file) && /\.startSession\s*\(/.test(readFileSync(file, "utf8"))) names.push(name);
-  }
-  return names.sort();
 }

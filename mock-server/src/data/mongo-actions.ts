@@ -17,12 +17,12 @@ import { awkward, exactConditionsInSlices, meetsExactly } from "../store/exact-q
 import {
   type AppliedChanges,
   type DocumentChange,
-  type DocumentStore,
   QuotaExceededError,
   type ScanOptions,
   StoreTimeoutError,
   type WritePlan,
   WriteRateExceededError,
+  type Writer,
   type WriteView,
 } from "../store/store.ts";
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
@@ -51,6 +51,7 @@ import {
 import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
 import type { ReadShape } from "./role-rules.ts";
 import { narrow, type Principal, type Rules, rulesOf, type UserPrincipal, writerOf } from "./rules.ts";
+import type { ActionDocuments } from "./transactions.ts";
 import { Turns } from "./turns.ts";
 import { hasNoKeys, keysOf, setKey } from "./wide-keys.ts";
 import { cloneInSlices, documentSizeInSlices, holdsWide } from "./wide-values.ts";
@@ -128,11 +129,18 @@ function hasOperators(update: Document): boolean {
   return Object.keys(update).some((k) => k.startsWith("$"));
 }
 
+/** A store's refusal of a write (an app's or a writer's limit) as the service's error of it; anything else as it is. */
+export function writeRefusal(error: unknown, writer: Writer | undefined): unknown {
+  if (error instanceof QuotaExceededError) return errors.quotaExceeded(error.quota, error.limit);
+  if (error instanceof WriteRateExceededError) return errors.tooManyWrites(error.limit, writer?.anonymous ?? false);
+  return error;
+}
+
 /** What an action needs of its app: the settings (rules, limits) and the documents. */
 export interface MongoApp {
   readonly appId?: string;
   readonly config: AppConfig;
-  readonly data: DocumentStore;
+  readonly data: ActionDocuments;
   /** The user's custom data document, for rules that name `%%user.custom_data`. */
   customUserDocument?(userId: string): Promise<Document | undefined>;
   /** Runs one of the app's functions for a rule's `%function`, as the user. */
@@ -184,9 +192,7 @@ export class MongoService {
     try {
       return await this.app.data.write(database, name, plan, writer);
     } catch (error) {
-      if (error instanceof QuotaExceededError) throw errors.quotaExceeded(error.quota, error.limit);
-      if (error instanceof WriteRateExceededError) throw errors.tooManyWrites(error.limit, writer?.anonymous ?? false);
-      throw error;
+      throw writeRefusal(error, writer);
     }
   }
 

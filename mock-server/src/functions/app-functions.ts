@@ -7,11 +7,13 @@ import { Binary, EJSON } from "bson";
 import type { FastifyBaseLogger } from "fastify";
 import { defaultFunctionTimeoutMs } from "../config/app-config.ts";
 import { type Document, fromEJSON, fromEJSONText, isDocument, toEJSONText } from "../data/documents.ts";
-import { isFunctionMongoAction, type MongoApp, MongoService } from "../data/mongo-actions.ts";
-import type { Principal } from "../data/rules.ts";
+import { isFunctionMongoAction, type MongoApp, MongoService, writeRefusal } from "../data/mongo-actions.ts";
+import { type Principal, writerOf } from "../data/rules.ts";
+import { TransactionFailure } from "../data/transactions.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { EventBus } from "../state/events.ts";
-import type { StoredUser } from "../store/store.ts";
+import type { DocumentStore, StoredUser } from "../store/store.ts";
+import { CallTransactions } from "./call-transactions.ts";
 import {
   allowsEveryone,
   appExpansions,
@@ -56,6 +58,8 @@ export interface FunctionProcessCounts {
 
 /** What functions need of their app (runtime/app-runtime.ts provides it). */
 export interface FunctionApp extends MongoApp {
+  /** The app's documents (their collections listed, transactions committed). */
+  readonly data: DocumentStore;
   readonly appId: string;
   readonly domainId: string;
   /** `context.user.custom_data` as canonical Extended JSON text (`{}` when none), at once when it can. */
@@ -86,6 +90,8 @@ interface CallInfo {
   caller?: string | undefined;
   /** The process running it (set once it runs). */
   sandbox?: Sandbox;
+  /** Its open multi-document transactions (made at its first). */
+  transactions?: CallTransactions;
 }
 
 /** Whom a call is held against when its process is busy: its user, else its request's client address. */
@@ -463,7 +469,9 @@ export class AppFunctions implements SandboxHost {
       endpoint: info.endpoint === true,
     });
     const ended = new AbortController();
-    this.calls.set(callId, { ...info, ended: ended.signal, sandbox });
+    // (A call it makes with context.functions.execute has transactions of its own.)
+    const { transactions: _callers, ...own } = info;
+    this.calls.set(callId, { ...own, ended: ended.signal, sandbox });
     try {
       return await result;
     } catch (error) {
@@ -474,6 +482,7 @@ export class AppFunctions implements SandboxHost {
       throw errors.functionExecution(inServiceWords((error as Error).message));
     } finally {
       ended.abort();
+      this.calls.get(callId)?.transactions?.close();
       this.calls.delete(callId);
       // (A process being debugged stays: a debugger attached to it would lose it.)
       if (this.calls.size === 0 && !this.app.functionInspector) {
@@ -663,7 +672,10 @@ export class AppFunctions implements SandboxHost {
     }
     void this.answer(kind, text, info).then(
       (result) => sandbox.deliver(pendingId, true, result),
-      (error: unknown) => sandbox.deliver(pendingId, false, error instanceof Error ? error.message : String(error)),
+      (error: unknown) => {
+        if (error instanceof TransactionFailure) sandbox.deliverServerError(pendingId, error);
+        else sandbox.deliver(pendingId, false, error instanceof Error ? error.message : String(error));
+      },
     );
   }
 
@@ -682,8 +694,26 @@ export class AppFunctions implements SandboxHost {
       const action = String(request.action);
       if (action === "getCollectionNames" || action === "getDBNames")
         return this.storeNames(action, request.args, info);
+      const { transaction: key, ...args } = (request.args ?? {}) as Record<string, unknown>;
+      if (action === "abortTransaction") {
+        this.transactionsOf(info).abort(key);
+        return "null";
+      }
+      if (action === "commitTransaction") {
+        const writer = writerOf(info.principal);
+        try {
+          await this.transactionsOf(info).commit(key, writer);
+        } catch (error) {
+          throw writeRefusal(error, writer);
+        }
+        return "null";
+      }
       if (!isFunctionMongoAction(action)) throw new Error(`function not found: '${action}'`);
-      return new MongoService(this.app, info.principal).runText(action, request.args as Record<string, unknown>);
+      if (key === undefined) return new MongoService(this.app, info.principal).runText(action, args);
+      // An action of a transaction: over the transaction's view of the documents, after its others.
+      const transaction = this.transactionsOf(info).of(key);
+      const app: MongoApp = Object.create(this.app, { data: { value: transaction.documents } });
+      return transaction.run(() => new MongoService(app, info.principal).runText(action, args));
     }
     const name = String(request.name);
     const fn = this.resolve(name);
@@ -695,6 +725,11 @@ export class AppFunctions implements SandboxHost {
       principal: fn.runAsSystem ? { kind: "system" } : info.principal,
       endpoint: false,
     });
+  }
+
+  private transactionsOf(info: CallInfo): CallTransactions {
+    info.transactions ??= new CallTransactions(this.app.data);
+    return info.transactions;
   }
 
   /**

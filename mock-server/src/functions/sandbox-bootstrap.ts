@@ -26,6 +26,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
   const ObjectPrototype = Object.prototype;
   const SafeMap = Map;
   const SafeSet = Set;
+  const SafeWeakMap = WeakMap;
   const SafePromise = Promise;
   const SafeError = Error;
   const SafeTypeError = TypeError;
@@ -54,6 +55,10 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
   const stringIndexOf = String.prototype.indexOf;
   const stringSlice = String.prototype.slice;
   const SafeNumber = Number;
+  const weakMapGet = SafeWeakMap.prototype.get;
+  const weakMapSet = SafeWeakMap.prototype.set;
+  const arrayIncludes = Array.prototype.includes;
+  const dateNow = Date.now;
   const setHas = SafeSet.prototype.has;
   const setAdd = SafeSet.prototype.add;
   const promiseThen = SafePromise.prototype.then;
@@ -276,10 +281,21 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
   const opt = (options, key) => (isObject(options) ? options[key] : undefined);
 
   function collection(callId, database, name) {
-    const action = (act, args) => {
+    const action = (act, args, options) => {
       const all = clean(args);
       all.database = database;
       all.collection = name;
+      const session = opt(options, "session");
+      if (session !== undefined) {
+        const state = isObject(session) ? call(weakMapGet, sessions, session) : undefined;
+        if (state === undefined || state.callId !== callId)
+          return SafePromise.reject(new SafeTypeError("the session option must be a session of this call's client.startSession()"));
+        if (state.ended) return SafePromise.reject(new SafeError("Cannot use a session that has ended"));
+        if (state.phase === "starting" || state.phase === "in progress") {
+          state.phase = "in progress";
+          all.transaction = state.id + ":" + state.number;
+        }
+      }
       return request(callId, "mongo", { action: act, args: all });
     };
     function cursor(run) {
@@ -302,35 +318,35 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
           return action("find", {
             query, project: projection, sort: state.sort === undefined ? opt(options, "sort") : state.sort,
             limit: limit === undefined ? undefined : limit + state.skip,
-          });
+          }, options);
         }),
-      findOne: (query, projection, options) => action("findOne", { query, project: projection, sort: opt(options, "sort") }),
-      count: (query, options) => action("count", { query, limit: opt(options, "limit") }),
-      countDocuments: (query, options) => action("count", { query, limit: opt(options, "limit") }),
-      aggregate: (pipeline) => cursor(() => action("aggregate", { pipeline })),
-      insertOne: (document) => action("insertOne", { document }),
-      insertMany: (documents) => action("insertMany", { documents }),
+      findOne: (query, projection, options) => action("findOne", { query, project: projection, sort: opt(options, "sort") }, options),
+      count: (query, options) => action("count", { query, limit: opt(options, "limit") }, options),
+      countDocuments: (query, options) => action("count", { query, limit: opt(options, "limit") }, options),
+      aggregate: (pipeline, options) => cursor(() => action("aggregate", { pipeline }, options)),
+      insertOne: (document, options) => action("insertOne", { document }, options),
+      insertMany: (documents, options) => action("insertMany", { documents }, options),
       updateOne: (query, update, options) =>
-        action("updateOne", { query, update, upsert: opt(options, "upsert"), arrayFilters: opt(options, "arrayFilters") }),
+        action("updateOne", { query, update, upsert: opt(options, "upsert"), arrayFilters: opt(options, "arrayFilters") }, options),
       updateMany: (query, update, options) =>
-        action("updateMany", { query, update, upsert: opt(options, "upsert"), arrayFilters: opt(options, "arrayFilters") }),
-      deleteOne: (query) => action("deleteOne", { query }),
-      deleteMany: (query) => action("deleteMany", { query }),
+        action("updateMany", { query, update, upsert: opt(options, "upsert"), arrayFilters: opt(options, "arrayFilters") }, options),
+      deleteOne: (query, options) => action("deleteOne", { query }, options),
+      deleteMany: (query, options) => action("deleteMany", { query }, options),
       findOneAndUpdate: (filter, update, options) =>
         action("findOneAndUpdate", {
           filter, update, projection: opt(options, "projection"), sort: opt(options, "sort"),
           upsert: opt(options, "upsert"), returnNewDocument: opt(options, "returnNewDocument"),
-        }),
+        }, options),
       findOneAndReplace: (filter, replacement, options) =>
         action("findOneAndReplace", {
           filter, update: replacement, projection: opt(options, "projection"), sort: opt(options, "sort"),
           upsert: opt(options, "upsert"), returnNewDocument: opt(options, "returnNewDocument"),
-        }),
+        }, options),
       findOneAndDelete: (filter, options) =>
-        action("findOneAndDelete", { filter, projection: opt(options, "projection"), sort: opt(options, "sort") }),
+        action("findOneAndDelete", { filter, projection: opt(options, "projection"), sort: opt(options, "sort") }, options),
       // MongoDB's distinct, as an aggregation under the same rules: each value of the field (an
       // array's elements one by one; null kept, a missing field or an empty array giving none), once.
-      distinct: (field, query) => {
+      distinct: (field, query, options) => {
         if (typeof field !== "string" || field === "") return SafePromise.reject(new SafeError("distinct needs a field name"));
         const present = { v: { $exists: true } };
         const pipeline = [
@@ -342,7 +358,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
           { $group: { _id: "$v" } },
           { $sort: { _id: 1 } },
         ];
-        return call(promiseThen, action("aggregate", { pipeline }), (groups) => call(arrayMap, groups, (group) => group._id));
+        return call(promiseThen, action("aggregate", { pipeline }, options), (groups) => call(arrayMap, groups, (group) => group._id));
       },
       // One action after another; ordered (the default) stops at the first failure, unordered goes
       // on and then throws the first. Answers the driver's BulkWriteResult counts.
@@ -353,7 +369,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
         let failure;
         for (let i = 0; i < operations.length; i++) {
           try {
-            await bulkStep(action, operations[i], i, result);
+            await bulkStep((act, args) => action(act, args, options), operations[i], i, result);
           } catch (error) {
             if (ordered) throw error;
             if (failure === undefined) failure = error;
@@ -503,6 +519,111 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
     });
   }
 
+  // Sessions and their multi-document transactions (data/transactions.ts, docs/decisions/0036):
+  // a session numbers its transactions; an action given the session inside one carries its key,
+  // and the server keeps the transaction's writes until commitTransaction writes them all.
+  const sessions = new SafeWeakMap();
+  let nextSession = 1;
+  // How long withTransaction runs a transaction again after a transient error (as the driver's).
+  const retryTransactionMs = 120000;
+
+  /** A server's error: its message, code, code name and labels, as MongoDB's driver shows them. */
+  function serverError(text) {
+    const detail = parseJson(text);
+    const error = new SafeError(detail.message);
+    const labels = freeze(call(arraySlice, detail.errorLabels));
+    error.code = detail.code;
+    error.codeName = detail.codeName;
+    defineProperty(error, "errorLabels", { value: labels, enumerable: false });
+    defineProperty(error, "hasErrorLabel", { value: (label) => call(arrayIncludes, labels, label), enumerable: false });
+    return error;
+  }
+
+  /** Whether a thrown value carries a label (reads it once, never throws). */
+  function hasLabel(error, label) {
+    try {
+      const labels = isObject(error) ? error.errorLabels : undefined;
+      return isArray(labels) && call(arrayIncludes, labels, label);
+    } catch (ignored) {
+      return false;
+    }
+  }
+
+  function startSession(callId) {
+    const state = { callId, id: nextSession++, number: 0, phase: "none", ended: false };
+    const active = () => state.phase === "starting" || state.phase === "in progress";
+    // (A transaction that ran no action has nothing on the server to commit or abort.)
+    const end = (action) =>
+      state.phase === "starting"
+        ? SafePromise.resolve()
+        : request(callId, "mongo", { action, args: { transaction: state.id + ":" + state.number } });
+    const session = freeze({
+      get hasEnded() {
+        return state.ended;
+      },
+      inTransaction: () => active(),
+      startTransaction() {
+        if (state.ended) throw new SafeError("Cannot use a session that has ended");
+        if (active()) throw new SafeError("Transaction already in progress");
+        state.number++;
+        state.phase = "starting";
+      },
+      async commitTransaction() {
+        if (state.phase === "none") throw new SafeError("No transaction started");
+        if (state.phase === "aborted") throw new SafeError("Cannot call commitTransaction after calling abortTransaction");
+        if (state.phase === "committed") return;
+        try {
+          await end("commitTransaction");
+          state.phase = "committed";
+        } catch (error) {
+          // The server ended the transaction: nothing of it was written.
+          state.phase = "aborted";
+          throw error;
+        }
+      },
+      async abortTransaction() {
+        if (state.phase === "committed") throw new SafeError("Cannot call abortTransaction after calling commitTransaction");
+        // None open (never started, or ended by a failed commit or withTransaction): nothing to undo.
+        if (!active()) return;
+        const ending = end("abortTransaction");
+        state.phase = "aborted";
+        await ending;
+      },
+      async withTransaction(fn, options) {
+        if (typeof fn !== "function") throw new SafeTypeError("withTransaction needs a function");
+        const started = dateNow();
+        const retry = (error) => hasLabel(error, "TransientTransactionError") && dateNow() - started < retryTransactionMs;
+        for (;;) {
+          session.startTransaction(options);
+          let result;
+          try {
+            result = await fn(session);
+          } catch (error) {
+            if (active()) await session.abortTransaction();
+            if (retry(error)) continue;
+            throw error;
+          }
+          // (The callback committed or aborted it itself.)
+          if (!active()) return result;
+          try {
+            await session.commitTransaction();
+            return result;
+          } catch (error) {
+            if (retry(error)) continue;
+            throw error;
+          }
+        }
+      },
+      async endSession() {
+        if (state.ended) return;
+        if (active()) await session.abortTransaction();
+        state.ended = true;
+      },
+    });
+    call(weakMapSet, sessions, session, state);
+    return session;
+  }
+
   function makeContext(callId, callInfo) {
     const services = freeze({
       get(name) {
@@ -514,13 +635,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
               getCollectionNames: () => request(callId, "mongo", { action: "getCollectionNames", args: { database } }),
             }),
           admin: () => freeze({ getDBNames: () => request(callId, "mongo", { action: "getDBNames", args: {} }) }),
-          // Multi-document transactions are not run by this server (docs/production.md, not provided):
-          // said plainly rather than as a missing method.
-          startSession() {
-            throw new SafeError(
-              "transactions are not supported by this server: client.startSession() (run the operations without a session)",
-            );
-          },
+          startSession: () => startSession(callId),
         });
       },
     });
@@ -853,8 +968,12 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
     const waiter = call(mapGet, pending, message.id);
     if (!waiter) return;
     call(mapDelete, pending, message.id);
-    if (!message.ok) {
+    if (message.status === 0) {
       waiter.reject(new SafeError(message.text));
+      return;
+    }
+    if (message.status === 2) {
+      waiter.reject(serverError(message.text));
       return;
     }
     let value;
@@ -905,7 +1024,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
           call(mapClear, contexts);
         } else if (kind === "d") {
           const header = readNumbers(text, 2);
-          deliver({ id: header[0], ok: header[1] === 1, text: call(stringSlice, text, header[2]) });
+          deliver({ id: header[0], status: header[1], text: call(stringSlice, text, header[2]) });
         }
       } catch (ignored) {
         // Only a broken message gets here; runs and deliveries report their own failures.

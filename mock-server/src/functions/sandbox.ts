@@ -137,6 +137,14 @@ export interface SandboxOptions {
 /** What a function asks of the emulator: a MongoDB action, another function, an HTTP request. */
 export type HostRequest = "mongo" | "execute" | "http";
 
+/** What a function sees of a MongoDB server error (as the driver's MongoServerError). */
+export interface ServerError {
+  message: string;
+  code: number;
+  codeName: string;
+  errorLabels: string[];
+}
+
 type WorkerKind = "ready" | "done" | "error" | "badargs" | "log" | HostRequest | "pong" | "fatal";
 
 let nextCallId = 1;
@@ -412,6 +420,12 @@ export class Sandbox {
   deliver(pendingId: number, ok: boolean, text: string): void {
     // "d" pendingId,1 or 0, then the text (sandbox-bootstrap.ts reads it).
     if (!this.ended) this.post(`d${pendingId},${ok ? 1 : 0},${text}`);
+  }
+
+  /** Fails a pending request with a MongoDB server error the function can read (code, name, labels). */
+  deliverServerError(pendingId: number, error: ServerError): void {
+    const { message, code, codeName, errorLabels } = error;
+    if (!this.ended) this.post(`d${pendingId},2,${JSON.stringify({ message, code, codeName, errorLabels })}`);
   }
 
   close(): void {

@@ -102,6 +102,17 @@ export class WriteRateExceededError extends Error {
 }
 
 /**
+ * A multi-document transaction's commit met a write it cannot be ordered after (DocumentStore.commit):
+ * a document it wrote was changed by another write since the transaction read it, or a document it
+ * inserted was inserted meanwhile. Nothing was written.
+ */
+export class WriteConflictError extends Error {
+  constructor() {
+    super("a document of the transaction was written by another operation meanwhile");
+  }
+}
+
+/**
  * Who writes, for the per-user limits: a document counts for the user who last inserted, updated
  * or replaced it; `anonymous` when every identity of that user is anonymous (its documents count
  * toward the anonymous users' share too). Writes without a writer (the control API, functions run
@@ -457,6 +468,13 @@ export interface WritePlan<T> {
   result: (applied: AppliedChanges) => T;
 }
 
+/** One collection's part of a commit (DocumentStore.commit). */
+export interface CommitPart {
+  database: string;
+  collection: string;
+  plan: (view: WriteView) => Promise<WritePlan<void>>;
+}
+
 export interface DocumentStore {
   /**
    * The documents that may match `prefilter` (see WriteView.scan), natural order, all at once.
@@ -520,6 +538,13 @@ export interface DocumentStore {
     plan: (view: WriteView) => Promise<WritePlan<T>>,
     writer?: Writer,
   ): Promise<T>;
+  /**
+   * Several collections' writes as one (a multi-document transaction's commit): each part's plan
+   * reads (its documents held, as `write`'s) and decides; then every part's changes are stored, or
+   * none (a limit refused, a plan threw, or an insert met an existing `_id`: WriteConflictError),
+   * and the events go out after them, part by part. Parts name distinct collections.
+   */
+  commit(parts: CommitPart[], writer?: Writer): Promise<void>;
   collections(): Promise<CollectionInfo[]>;
   drop(database: string, collection: string): Promise<boolean>;
   /**

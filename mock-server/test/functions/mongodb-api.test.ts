@@ -1,12 +1,12 @@
 /**
  * The MongoDB API functions have beyond the client's actions (App Services' reference lists them):
  * `collection.distinct()` and `collection.bulkWrite()` under the caller's rules,
- * `db.getCollectionNames()`, and `admin().getDBNames()` for system functions only; and what it
- * does not run, multi-document transactions, refused in words.
+ * `db.getCollectionNames()`, and `admin().getDBNames()` for system functions only; each of them
+ * in a multi-document transaction too (test/functions/transactions.test.ts has the rest).
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, call, callAppFunction, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, call, functionResult, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -30,9 +30,14 @@ const functions = {
     try { return { result: await items.bulkWrite(operations, options) }; }
     catch (error) { return { error: error.message, ids: (await items.find({}, { _id: 1 }).toArray()).map((d) => d._id) }; }
   };`,
-  transaction: `exports = async () => {
+  transaction: `exports = async () => { ${items}
     const session = context.services.get("mongodb-atlas").startSession();
-    await session.withTransaction(async () => {});
+    session.startTransaction();
+    await items.bulkWrite([{ insertOne: { document: { _id: 20, tag: "gold", owner: "me" } } }, { deleteOne: { filter: { _id: 2 } } }], { session });
+    const out = { inside: await items.distinct("tag", {}, { session }), outside: await items.distinct("tag") };
+    await session.abortTransaction();
+    out.after = await items.distinct("tag");
+    return out;
   };`,
   names: `exports = async () => {
     const mongodb = context.services.get("mongodb-atlas");
@@ -58,11 +63,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-async function run(name: string, ...args: unknown[]) {
-  const { response, body } = await callAppFunction(app, appId, token, name, args);
-  expect(response.statusCode, JSON.stringify(body)).toBe(200);
-  return body;
-}
+const run = (name: string, ...args: unknown[]) => functionResult(app, appId, token, name, args);
 
 describe("a function's MongoDB API", () => {
   it("gives a field's distinct values, array elements one by one, under the caller's rules", async () => {
@@ -165,14 +166,12 @@ describe("a function's MongoDB API", () => {
     expect(await run("namesAsSystem")).toEqual({ collections: ["items", "orders"], databases: ["audit", "shop"] });
   });
 
-  it("refuses a transaction plainly: startSession() says this server does not run them", async () => {
-    const { response, body } = await callAppFunction(app, appId, token, "transaction", []);
-    expect(response.statusCode).toBe(400);
-    expect(body).toEqual({
-      error:
-        "Error: transactions are not supported by this server: client.startSession() (run the operations without a session)",
-      error_code: "FunctionExecutionError",
-      link: expect.any(String),
+  it("runs bulkWrite and distinct in a transaction, seen inside it only", async () => {
+    await run("seed");
+    expect(await run("transaction")).toEqual({
+      inside: [null, "gold", "red"],
+      outside: [null, "blue", "red"],
+      after: [null, "blue", "red"],
     });
   });
 });

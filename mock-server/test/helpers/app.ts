@@ -89,6 +89,19 @@ export const callAppFunction = (app: FastifyInstance, appId: string, token: stri
     payload: { name, arguments: args },
   });
 
+/** A function's result, its call expected to succeed (the reply's body on failure). */
+export async function functionResult(
+  app: FastifyInstance,
+  appId: string,
+  token: string,
+  name: string,
+  args: unknown[],
+) {
+  const { response, body } = await callAppFunction(app, appId, token, name, args);
+  expect(response.statusCode, JSON.stringify(body)).toBe(200);
+  return body;
+}
+
 /** `GET /auth/profile` with an access token, contract-checked. */
 export const getProfile = (app: FastifyInstance, token: string) =>
   call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(token) });

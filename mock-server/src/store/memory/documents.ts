@@ -15,6 +15,7 @@ import { conditionsPerStep, exactConditionsInSlices, meetsExactly } from "../exa
 import {
   type AppliedChanges,
   type CollectionInfo,
+  type CommitPart,
   type DocumentChange,
   type DocumentStore,
   type ExactTexts,
@@ -22,6 +23,7 @@ import {
   type Quota,
   QuotaExceededError,
   type ScanOptions,
+  WriteConflictError,
   type WritePlan,
   WriteRateExceededError,
   type Writer,
@@ -49,6 +51,14 @@ export const documentBytes = (doc: Document) => Buffer.byteLength(toEJSONText(do
 interface Prepared {
   stored: Document;
   size: number;
+}
+
+/** One collection's changes to check and apply, their stored copies and sizes made (`prepare`). */
+interface ApplyStep {
+  database: string;
+  name: string;
+  changes: DocumentChange[];
+  prepared: (Prepared | undefined)[];
 }
 
 /**
@@ -525,27 +535,60 @@ export class MemoryDocuments implements DocumentStore {
     plan: (view: WriteView) => Promise<WritePlan<T>>,
     writer?: Writer,
   ): Promise<T> {
-    const key = MemoryDocuments.key(database, name);
-    const before = this.turns.get(key);
+    return this.holding([MemoryDocuments.key(database, name)], async () => {
+      const decided = await plan(this.viewOf(database, name));
+      // The stored copies and their sizes are made in slices first (an insertMany of many documents
+      // lets other requests run meanwhile), then the limits are checked and the changes applied.
+      const prepared = await prepare(decided.changes);
+      const [applied] = await this.applyInTurn([{ database, name, changes: decided.changes, prepared }], writer);
+      await inSlices(decided.events(applied!), (event) => this.publish(event));
+      return decided.result(applied!);
+    });
+  }
+
+  async commit(parts: CommitPart[], writer?: Writer): Promise<void> {
+    const keys = parts.map((part) => MemoryDocuments.key(part.database, part.collection));
+    await this.holding(keys, async () => {
+      const decided: WritePlan<void>[] = [];
+      for (const part of parts) decided.push(await part.plan(this.viewOf(part.database, part.collection)));
+      const steps: ApplyStep[] = [];
+      for (const [i, part] of parts.entries()) {
+        const { changes } = decided[i]!;
+        steps.push({ database: part.database, name: part.collection, changes, prepared: await prepare(changes) });
+      }
+      const applied = await this.applyInTurn(steps, writer, true);
+      for (const [i, plan] of decided.entries())
+        await inSlices(plan.events(applied[i]!), (event) => this.publish(event));
+    });
+  }
+
+  private viewOf(database: string, name: string): WriteView {
+    return {
+      scan: (prefilter, options = {}) => batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options),
+    };
+  }
+
+  /**
+   * Runs `work` holding the collections' turns: after the writes to any of them that came first,
+   * before those that come later. A writer takes all its turns at once, so none waits in a circle.
+   */
+  private async holding<T>(keys: string[], work: () => Promise<T>): Promise<T> {
     let release!: () => void;
     const mine = new Promise<void>((resolve) => {
       release = resolve;
     });
-    this.turns.set(key, mine);
-    if (before) await before;
+    const before: Promise<void>[] = [];
+    for (const key of keys) {
+      const previous = this.turns.get(key);
+      if (previous) before.push(previous);
+      this.turns.set(key, mine);
+    }
     try {
-      const decided = await plan({
-        scan: (prefilter, options = {}) =>
-          batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options),
-      });
-      // The stored copies and their sizes are made in slices first (an insertMany of many documents
-      // lets other requests run meanwhile), then the limits are checked and the changes applied.
-      const prepared = await prepare(decided.changes);
-      const applied = await this.applyInTurn(database, name, decided.changes, writer, prepared);
-      await inSlices(decided.events(applied), (event) => this.publish(event));
-      return decided.result(applied);
+      if (before.length === 1) await before[0];
+      else if (before.length > 1) await Promise.all(before);
+      return await work();
     } finally {
-      if (this.turns.get(key) === mine) this.turns.delete(key);
+      for (const key of keys) if (this.turns.get(key) === mine) this.turns.delete(key);
       release();
     }
   }
@@ -565,39 +608,45 @@ export class MemoryDocuments implements DocumentStore {
    * reads go on and may see the first documents of an insertMany before the last, as MongoDB's
    * ordered inserts may.
    */
-  private async applyInTurn(
-    database: string,
-    name: string,
-    changes: DocumentChange[],
-    writer: Writer | undefined,
-    prepared: (Prepared | undefined)[],
-  ): Promise<AppliedChanges> {
+  private async applyInTurn(steps: ApplyStep[], writer: Writer | undefined, atomic = false): Promise<AppliedChanges[]> {
     while (this.applying) await this.applying;
-    const steps = this.apply(database, name, changes, writer, prepared);
-    if (changes.length <= applyStep) return finish(steps);
+    const work = this.apply(steps, writer, atomic);
+    // (A commit's changes are seen all at once: at most a transaction's 16 MB, in one step.)
+    if (atomic || steps.reduce((n, step) => n + step.changes.length, 0) <= applyStep) return finish(work);
     let release!: () => void;
     this.applying = new Promise((resolve) => {
       release = resolve;
     });
     try {
-      return await inTurns(steps);
+      return await inTurns(work);
     } finally {
       this.applying = null;
       release();
     }
   }
 
-  /** Checks and applies, pausing (a `yield`) every `applyStep` changes. */
-  private *apply(
-    database: string,
-    name: string,
+  /**
+   * Checks the limits of all the steps together, then applies them, pausing (a `yield`) every
+   * `applyStep` changes. `atomic`: an insert of an existing `_id` refuses them all (WriteConflictError)
+   * where a single write stops there.
+   */
+  private *apply(steps: ApplyStep[], writer: Writer | undefined, atomic: boolean): Generator<void, AppliedChanges[]> {
+    if (steps.every((step) => step.changes.length === 0)) return steps.map(() => ({ applied: 0 }));
+    yield* this.checkLimits(steps, writer, atomic);
+    const out: AppliedChanges[] = [];
+    for (const { database, name, changes, prepared } of steps) {
+      if (changes.length === 0) out.push({ applied: 0 });
+      else out.push(yield* this.applyStep(this.collection(database, name), changes, writer, prepared));
+    }
+    return out;
+  }
+
+  private *applyStep(
+    collection: Collection,
     changes: DocumentChange[],
     writer: Writer | undefined,
     prepared: (Prepared | undefined)[],
   ): Generator<void, AppliedChanges> {
-    if (changes.length === 0) return { applied: 0 };
-    yield* this.checkLimits(this.existing(database, name), changes, writer, prepared);
-    const collection = this.collection(database, name);
     for (let i = 0; i < changes.length; i++) {
       if (i % applyStep === applyStep - 1) yield;
       const change = changes[i]!;
@@ -619,12 +668,7 @@ export class MemoryDocuments implements DocumentStore {
    * answers the size of each inserted or replacing document. A document counts for the user who
    * last wrote it (docs/decisions/0018-fair-shares.md).
    */
-  private *checkLimits(
-    collection: Collection | undefined,
-    changes: DocumentChange[],
-    writer: Writer | undefined,
-    prepared: (Prepared | undefined)[],
-  ): Generator<void, void> {
+  private *checkLimits(steps: ApplyStep[], writer: Writer | undefined, atomic: boolean): Generator<void, void> {
     // What the changes add (negative: take away) to the app, anonymous users and the writer.
     const app = { documents: 0, bytes: 0 };
     const anonymous = { documents: 0, bytes: 0 };
@@ -641,32 +685,38 @@ export class MemoryDocuments implements DocumentStore {
         mine.bytes += bytes;
       }
     };
-    // Each `_id` the changes touched, as they leave it (null: no document).
-    const touched = new Map<string, Stored | null>();
-    const stateNow = (key: string) => (touched.has(key) ? (touched.get(key) ?? undefined) : collection?.stateOf(key));
-    for (const [i, change] of changes.entries()) {
-      if (i % applyStep === applyStep - 1) yield;
-      if (change.op === "delete") {
-        const key = idKey(change.id);
-        const before = stateNow(key);
-        if (before !== undefined) {
-          app.documents--;
-          app.bytes -= before.size;
-          count(before.owner, -1, -before.size);
-          touched.set(key, null);
+    for (const { database, name, changes, prepared } of steps) {
+      const collection = this.existing(database, name);
+      // Each `_id` the changes touched, as they leave it (null: no document).
+      const touched = new Map<string, Stored | null>();
+      const stateNow = (key: string) => (touched.has(key) ? (touched.get(key) ?? undefined) : collection?.stateOf(key));
+      for (const [i, change] of changes.entries()) {
+        if (i % applyStep === applyStep - 1) yield;
+        if (change.op === "delete") {
+          const key = idKey(change.id);
+          const before = stateNow(key);
+          if (before !== undefined) {
+            app.documents--;
+            app.bytes -= before.size;
+            count(before.owner, -1, -before.size);
+            touched.set(key, null);
+          }
+          continue;
         }
-        continue;
+        const key = idKey(change.doc._id);
+        const before = stateNow(key);
+        if (change.op === "insert" && before !== undefined) {
+          if (atomic) throw new WriteConflictError();
+          break;
+        }
+        const size = prepared[i]!.size;
+        if (before === undefined) app.documents++;
+        app.bytes += size - (before?.size ?? 0);
+        if (before) count(before.owner, -1, -before.size);
+        count(writer, 1, size);
+        writes++;
+        touched.set(key, { size, owner: writer });
       }
-      const key = idKey(change.doc._id);
-      const before = stateNow(key);
-      if (change.op === "insert" && before !== undefined) break;
-      const size = prepared[i]!.size;
-      if (before === undefined) app.documents++;
-      app.bytes += size - (before?.size ?? 0);
-      if (before) count(before.owner, -1, -before.size);
-      count(writer, 1, size);
-      writes++;
-      touched.set(key, { size, owner: writer });
     }
     const limits = this.limits();
     if (!limits) return;

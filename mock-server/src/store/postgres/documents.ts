@@ -26,12 +26,14 @@ import type { OwnerList } from "../memory/documents.ts";
 import {
   type AppliedChanges,
   type CollectionInfo,
+  type CommitPart,
   type DocumentChange,
   type DocumentStore,
   type ExactTexts,
   type ExactTextsOptions,
   type ScanOptions,
   StoreUnavailableError,
+  WriteConflictError,
   type WritePlan,
   type Writer,
   type WriteView,
@@ -427,6 +429,59 @@ export class PgDocuments implements DocumentStore {
       });
       this.changes.local(this.appId, events);
       return decided.result(applied);
+    } finally {
+      await tx.end();
+    }
+  }
+
+  async commit(parts: CommitPart[], writer?: Writer): Promise<void> {
+    // In one order of collections, so two commits lock their rows in the same order.
+    const keyOf = (part: CommitPart) => collectionKey(part.database, part.collection);
+    const ordered = [...parts].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.commitOnce(ordered, writer);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        // Deadlock, serialization failure, or a collection dropped by another instance meanwhile.
+        if ((code === "40P01" || code === "40001" || code === "23503") && attempt < maxAttempts) {
+          if (code === "23503") for (const part of parts) this.known.delete(keyOf(part));
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  /** One attempt: every part's reads hold their rows, all its changes go in one transaction. */
+  private async commitOnce(parts: CommitPart[], writer: Writer | undefined): Promise<void> {
+    const tx = new LazyTransaction(this.context.db);
+    try {
+      const decided: WritePlan<void>[] = [];
+      for (const { database, collection, plan } of parts) {
+        decided.push(
+          await plan({
+            scan: (prefilter, options = {}) =>
+              this.batches(() => tx.client(), database, collection, prefilter, options, true),
+          }),
+        );
+      }
+      if (!tx.open && decided.every((plan) => plan.changes.length === 0)) return;
+      const client = await tx.client();
+      const events: ChangeEvent[] = [];
+      for (const [i, { database, collection }] of parts.entries()) {
+        const applied = await this.apply(client, database, collection, decided[i]!.changes, writer);
+        if (applied.duplicateAt !== undefined) throw new WriteConflictError();
+        events.push(...decided[i]!.events(applied));
+      }
+      await this.notify(client, events);
+      const keep = this.wanted ? events.filter(this.wanted) : [];
+      const ids = keep.length > 0 ? await keepEvents(client, this.context, this.appId, keep) : [];
+      await tx.commit();
+      keep.forEach((event, i) => {
+        event.durableId = ids[i];
+      });
+      this.changes.local(this.appId, events);
     } finally {
       await tx.end();
     }
