@@ -9,6 +9,7 @@
  *   values/*.json                          values (`from_secret` values read secrets.json)
  *   environments/<environment>.json        environment values
  *   data_sources/mongodb-atlas/<db>/<coll>/rules.json, default_rule.json: rules (a subset)
+ *   data_sources/mongodb-atlas/<db>/<coll>/schema.json: the collection's schema
  *   triggers/*.json                        authentication, database and scheduled triggers
  *   https_endpoints/config.json            custom HTTPS endpoints (http_endpoints/ in older exports)
  *   secrets.json                           emulator extension: secret values (an export has none)
@@ -73,6 +74,22 @@ function loadRules(dir: string): AppConfig["rules"] {
     }
   }
   return Object.keys(rules).length > 0 ? rules : undefined;
+}
+
+/** The collections' schemas (`<db>/<coll>/schema.json`; an empty one is none): data/schemas.ts. */
+function loadSchemas(dir: string): AppConfig["schemas"] {
+  const base = join(dir, "data_sources", "mongodb-atlas");
+  if (!existsSync(base)) return undefined;
+  const schemas: Record<string, Record<string, unknown>> = {};
+  for (const db of readdirSync(base)) {
+    const dbDir = join(base, db);
+    if (!statSync(dbDir).isDirectory()) continue;
+    for (const coll of readdirSync(dbDir)) {
+      const schema = asObject(readJsonIfExists(join(dbDir, coll, "schema.json")));
+      if (Object.keys(schema).length > 0) schemas[`${db}.${coll}`] = schema;
+    }
+  }
+  return Object.keys(schemas).length > 0 ? schemas : undefined;
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
@@ -233,6 +250,8 @@ export function loadAppFolder(dir: string): AppFolder {
 
   const rules = loadRules(dir);
   if (rules) config.rules = rules;
+  const schemas = loadSchemas(dir);
+  if (schemas) config.schemas = schemas;
   const found: string[] = [];
   const triggers = loadTriggers(dir, found);
   if (triggers.length > 0) config.triggers = triggers;

@@ -28,7 +28,7 @@ import {
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
 import { wantsDocumentBefore } from "./change-events.ts";
 import { documentSize, documentTooLarge, tooLargeToInsert } from "./document-size.ts";
-import { type ChangeEvent, cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
+import { type ChangeEvent, cloneValue, type Document, idKey, idRepr, isDocument, toEJSONText } from "./documents.ts";
 import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
 import { type FunctionMongoAction, type MongoAction, mongoActions } from "./mongo-action-names.ts";
@@ -51,8 +51,9 @@ import {
 import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
 import type { ReadShape } from "./role-rules.ts";
 import { narrow, type Principal, type Rules, rulesOf, type UserPrincipal, writerOf } from "./rules.ts";
+import { readsPrevious, type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
 import type { ActionDocuments } from "./transactions.ts";
-import { Turns } from "./turns.ts";
+import { inSlices, Turns } from "./turns.ts";
 import { hasNoKeys, keysOf, setKey } from "./wide-keys.ts";
 import { cloneInSlices, documentSizeInSlices, holdsWide } from "./wide-values.ts";
 
@@ -125,6 +126,14 @@ function checkUpdate(spec: Document | Document[]): void {
   }
 }
 
+/** The batches of a scan, each document also kept by `_id` key. */
+async function* keeping(batches: AsyncIterable<Document[]>, kept: Map<string, Document>): AsyncGenerator<Document[]> {
+  for await (const batch of batches) {
+    for (const doc of batch) kept.set(idKey(doc._id), doc);
+    yield batch;
+  }
+}
+
 function hasOperators(update: Document): boolean {
   return Object.keys(update).some((k) => k.startsWith("$"));
 }
@@ -177,6 +186,8 @@ export class MongoService {
   constructor(
     private readonly app: MongoApp,
     private readonly principal: Principal,
+    /** A function's `bulkWrite(…, {bypassDocumentValidation: true})`: its writes skip the schema (never a client's). */
+    private readonly options: { bypassDocumentValidation?: boolean } = {},
   ) {
     this.rules = rulesOf(app);
     this.limits = queryLimitsOf(app.config);
@@ -190,10 +201,51 @@ export class MongoService {
   private async write<T>(database: string, name: string, plan: (view: WriteView) => Promise<WritePlan<T>>): Promise<T> {
     const writer = writerOf(this.principal);
     try {
-      return await this.app.data.write(database, name, plan, writer);
+      return await this.app.data.write(database, name, this.withSchema(database, name, plan), writer);
     } catch (error) {
       throw writeRefusal(error, writer);
     }
+  }
+
+  /**
+   * The plan, each document it writes checked against the collection's schema (data/schemas.ts):
+   * one that fails refuses the whole write. A user's writes only: system functions bypass schemas
+   * as they bypass rules.
+   */
+  private withSchema<T>(
+    database: string,
+    name: string,
+    plan: (view: WriteView) => Promise<WritePlan<T>>,
+  ): (view: WriteView) => Promise<WritePlan<T>> {
+    const namespace = `${database}.${name}`;
+    const checked = this.principal.kind === "user" && this.options.bypassDocumentValidation !== true;
+    const schema = checked ? this.app.config.schemas?.[namespace] : undefined;
+    if (schema === undefined) return plan;
+    const check: SchemaCheck = {
+      nullable: this.app.config.nullTypeSchemaValidation === true,
+      expansions: this.rules.expansions(this.principal as UserPrincipal),
+    };
+    // (The documents before the write, by `_id`, only for a schema whose expressions may read them.)
+    const before = readsPrevious(schema) ? new Map<string, Document>() : null;
+    return async (view) => {
+      const decided = await plan(
+        before === null ? view : { scan: (prefilter, options) => keeping(view.scan(prefilter, options), before) },
+      );
+      await inSlices(decided.changes, (change) => {
+        if (change.op === "delete") return;
+        let found: string[];
+        try {
+          found = schemaErrors(change.doc, schema, check, before?.get(idKey(change.doc._id)));
+        } catch (error) {
+          if (error instanceof UnsupportedSchema)
+            throw errors.mongo(`the schema of '${namespace}' cannot be evaluated here: ${error.message}`);
+          throw error;
+        }
+        if (found.length > 0)
+          throw errors.mongo(`could not validate document: ${found.map((one) => `\n\t${one}`).join("")}`);
+      });
+      return decided;
+    };
   }
 
   /** Checks a query the way the server does (its errors), even when there is nothing to run it on. */

@@ -393,7 +393,7 @@ function filterCondition(filter: QueryFilter, expansions: Expansions): Condition
 const customDataNamed = new WeakMap<object, boolean>();
 
 /** Whether any of the rules names the caller's custom user data (which must then be read first). */
-export function namesCustomData(rules: Record<string, CollectionRule>): boolean {
+export function namesCustomData(rules: Record<string, unknown>): boolean {
   let named = customDataNamed.get(rules);
   if (named === undefined) {
     named = JSON.stringify(rules).includes("%%user.custom_data");

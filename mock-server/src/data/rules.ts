@@ -141,18 +141,19 @@ export class Rules {
    * caller, whichever role or action needs it; what a function throws is the action's error).
    */
   async prepare(principal: Principal, database?: string, collections: string[] = []): Promise<void> {
-    if (principal.kind === "system" || !this.config.rules) return;
+    const { rules, schemas } = this.config;
+    if (principal.kind === "system" || (!rules && !schemas)) return;
     if (
       this.readCustomData &&
       this.customData === undefined &&
       principal.withoutCustomData !== true &&
-      namesCustomData(this.config.rules)
+      ((rules && namesCustomData(rules)) || (schemas && namesCustomData(schemas)))
     )
       this.customData = (await this.readCustomData(principal.user.id)) ?? {};
-    if (database === undefined) return;
+    if (database === undefined || !rules) return;
     for (const collection of collections) {
       const namespace = `${database}.${collection}`;
-      const rule = this.config.rules[namespace] ?? this.config.rules.default;
+      const rule = rules[namespace] ?? rules.default;
       if (!rule || this.evaluated.has(namespace) || !ruleCallsFunctions(rule)) continue;
       this.evaluated.set(namespace, await this.withFunctionsCalled(principal, rule, namespace));
     }
@@ -208,8 +209,8 @@ export class Rules {
     });
   }
 
-  /** What the expansions of an expression stand for, for this caller. */
-  private expansions({ user, request }: UserPrincipal): Expansions {
+  /** What the expansions of an expression stand for, for this caller (its custom data read by `prepare`). */
+  expansions({ user, request }: UserPrincipal): Expansions {
     return {
       user: () => ({
         id: user.id,

@@ -694,7 +694,8 @@ export class AppFunctions implements SandboxHost {
       const action = String(request.action);
       if (action === "getCollectionNames" || action === "getDBNames")
         return this.storeNames(action, request.args, info);
-      const { transaction: key, ...args } = (request.args ?? {}) as Record<string, unknown>;
+      const { transaction: key, bypassDocumentValidation, ...args } = (request.args ?? {}) as Record<string, unknown>;
+      const options = { bypassDocumentValidation: bypassDocumentValidation === true };
       if (action === "abortTransaction") {
         this.transactionsOf(info).abort(key);
         return "null";
@@ -709,11 +710,11 @@ export class AppFunctions implements SandboxHost {
         return "null";
       }
       if (!isFunctionMongoAction(action)) throw new Error(`function not found: '${action}'`);
-      if (key === undefined) return new MongoService(this.app, info.principal).runText(action, args);
+      if (key === undefined) return new MongoService(this.app, info.principal, options).runText(action, args);
       // An action of a transaction: over the transaction's view of the documents, after its others.
       const transaction = this.transactionsOf(info).of(key);
       const app: MongoApp = Object.create(this.app, { data: { value: transaction.documents } });
-      return transaction.run(() => new MongoService(app, info.principal).runText(action, args));
+      return transaction.run(() => new MongoService(app, info.principal, options).runText(action, args));
     }
     const name = String(request.name);
     const fn = this.resolve(name);

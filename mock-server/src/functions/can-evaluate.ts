@@ -27,6 +27,11 @@ export interface Expansions {
    * an insert). Absent where there is no document (`can_evaluate`).
    */
   documentBefore?: boolean;
+  /**
+   * A schema's `validate` expression (data/schemas.ts): the value it validates (`%%this`) and its
+   * value before the write (`%%prev`), the document (`%%root`) and the document before (`%%prevRoot`).
+   */
+  document?: { this: unknown; prev: unknown; root: unknown; prevRoot: unknown };
 }
 
 /** `%%values` and `%%environment`: the app's values and environment, the same for every caller. */
@@ -110,7 +115,7 @@ export async function resolveFunctions(
   return out;
 }
 
-type Root = "user" | "args" | "values" | "environment" | "request";
+type Root = "user" | "args" | "values" | "environment" | "request" | "this" | "prev" | "root" | "prevRoot";
 
 /** Whether the expression lets every call through without looking at anything (absent, `{}`, `true`). */
 export function allowsEveryone(expression: unknown): boolean {
@@ -146,6 +151,12 @@ export function expand(name: string, expansions: Expansions): unknown {
       return walk(expansions.environment, path);
     case "request":
       return walk(expansions.request(), path);
+    case "this":
+    case "prev":
+    case "root":
+    case "prevRoot":
+      if (expansions.document === undefined) throw new ExpressionError(`the expansion ${name} is not available here`);
+      return walk(expansions.document[root as "this"], path);
     default:
       throw new ExpressionError(`the expansion ${name} is not available here`);
   }

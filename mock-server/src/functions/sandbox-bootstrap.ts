@@ -365,11 +365,13 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
       bulkWrite: async (operations, options) => {
         if (!isArray(operations)) throw new SafeError("bulkWrite needs a list of operations");
         const ordered = opt(options, "ordered") !== false;
+        // (The collection's schema is not checked: App Services' bulkWrite option.)
+        const bypass = opt(options, "bypassDocumentValidation") === true;
         const result = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, insertedIds: {}, upsertedIds: {} };
         let failure;
         for (let i = 0; i < operations.length; i++) {
           try {
-            await bulkStep((act, args) => action(act, args, options), operations[i], i, result);
+            await bulkStep((act, args) => action(act, bypass ? { ...args, bypassDocumentValidation: true } : args, options), operations[i], i, result);
           } catch (error) {
             if (ordered) throw error;
             if (failure === undefined) failure = error;

@@ -1299,6 +1299,14 @@ export interface components {
             rules?: {
                 [key: string]: components["schemas"]["CollectionRule"];
             };
+            /** @description Collection schemas by namespace (`database.collection`), as an export's `schema.json` holds them: App Services' BSON schema (JSON Schema with `bsonType`, and `validate` expressions). Every document a user's write leaves in the collection must satisfy it, or the write is refused whole; system functions and the control API are not checked (docs/decisions/0037-schemas.md). */
+            schemas?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description App Services' "Null Type Schema Validation": null passes the schema of an optional field whatever its type (required fields are never null). Default false. */
+            nullTypeSchemaValidation?: boolean;
             customUserData?: components["schemas"]["CustomUserDataConfig"];
             /** @description Requests served at once before 429 (10,000 like the hosted service). Open change streams do not count: they have the caps below. */
             maxConcurrentRequests?: number;
