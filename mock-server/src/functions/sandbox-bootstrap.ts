@@ -298,17 +298,38 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
       }
       return request(callId, "mongo", { action: act, args: all });
     };
-    function cursor(run) {
-      const state = { sort: undefined, limit: undefined, skip: 0 };
+    // The cursor of find (next, toArray, skip, limit, sort) and aggregate (next, toArray, skip), as
+    // the reference lists them: the query runs at the first next() or toArray(), after which the
+    // cursor's options are fixed; toArray answers the documents next() has not.
+    function cursor(run, options) {
+      const state = { sort: undefined, limit: undefined, skip: 0, results: undefined, at: 0 };
+      const open = () => {
+        if (state.results !== undefined) throw new SafeError("Cursor is already initialized");
+      };
+      const results = () => {
+        if (state.results === undefined) {
+          state.results = call(promiseThen, run(state), (docs) => (state.skip > 0 ? call(arraySlice, docs, state.skip) : docs));
+        }
+        return state.results;
+      };
       const self = {
-        sort(sort) { state.sort = sort; return self; },
-        limit(limit) { state.limit = limit; return self; },
-        skip(skip) { state.skip = skip; return self; },
+        skip(skip) { open(); state.skip = skip; return self; },
+        next() {
+          return call(promiseThen, results(), (docs) => (state.at < docs.length ? docs[state.at++] : undefined));
+        },
         toArray() {
-          return call(promiseThen, run(state), (docs) => (state.skip > 0 ? docs.slice(state.skip) : docs));
+          return call(promiseThen, results(), (docs) => {
+            const rest = state.at === 0 ? docs : call(arraySlice, docs, state.at);
+            state.at = docs.length;
+            return rest;
+          });
         },
         then(onFulfilled, onRejected) { return call(promiseThen, self.toArray(), onFulfilled, onRejected); },
       };
+      if (options.sorts) {
+        self.sort = (sort) => { open(); state.sort = sort; return self; };
+        self.limit = (limit) => { open(); state.limit = limit; return self; };
+      }
       return self;
     }
     return freeze({
@@ -319,11 +340,11 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
             query, project: projection, sort: state.sort === undefined ? opt(options, "sort") : state.sort,
             limit: limit === undefined ? undefined : limit + state.skip,
           }, options);
-        }),
+        }, { sorts: true }),
       findOne: (query, projection, options) => action("findOne", { query, project: projection, sort: opt(options, "sort") }, options),
       count: (query, options) => action("count", { query, limit: opt(options, "limit") }, options),
       countDocuments: (query, options) => action("count", { query, limit: opt(options, "limit") }, options),
-      aggregate: (pipeline, options) => cursor(() => action("aggregate", { pipeline }, options)),
+      aggregate: (pipeline, options) => cursor(() => action("aggregate", { pipeline }, options), { sorts: false }),
       insertOne: (document, options) => action("insertOne", { document }, options),
       insertMany: (documents, options) => action("insertMany", { documents }, options),
       updateOne: (query, update, options) =>

@@ -39,6 +39,19 @@ const functions = {
     out.after = await items.distinct("tag");
     return out;
   };`,
+  // The cursor methods the reference lists: next(), toArray() after next(), skip/limit/sort before.
+  cursors: `exports = async () => { ${items}
+    const out = {};
+    const found = items.find({}, { _id: 1 }).sort({ _id: -1 }).skip(1).limit(3);
+    out.first = await found.next();
+    out.rest = await found.toArray();
+    out.after = await found.next();
+    try { found.limit(1); } catch (error) { out.late = error.message; }
+    const grouped = items.aggregate([{ $sort: { _id: 1 } }, { $project: { _id: 1 } }]).skip(3);
+    out.aggregate = [await grouped.next(), await grouped.toArray()];
+    out.aggregateLimit = typeof items.aggregate([]).limit;
+    return out;
+  };`,
   names: `exports = async () => {
     const mongodb = context.services.get("mongodb-atlas");
     const out = { collections: await mongodb.db("shop").getCollectionNames() };
@@ -164,6 +177,19 @@ describe("a function's MongoDB API", () => {
       databases: "admin.getDBNames() is only available in system functions",
     });
     expect(await run("namesAsSystem")).toEqual({ collections: ["items", "orders"], databases: ["audit", "shop"] });
+  });
+
+  it("iterates a cursor with next() and toArray(), its options fixed once it has run", async () => {
+    await run("seed");
+    const id = (n: number) => ({ _id: { $numberInt: String(n) } });
+    expect(await run("cursors")).toEqual({
+      first: id(4),
+      rest: [id(3), id(2)],
+      after: null,
+      late: "Cursor is already initialized",
+      aggregate: [id(4), [id(5)]],
+      aggregateLimit: "undefined",
+    });
   });
 
   it("runs bulkWrite and distinct in a transaction, seen inside it only", async () => {
