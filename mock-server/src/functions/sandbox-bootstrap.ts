@@ -346,7 +346,22 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
       countDocuments: (query, options) => action("count", { query, limit: opt(options, "limit") }, options),
       aggregate: (pipeline, options) => cursor(() => action("aggregate", { pipeline }, options), { sorts: false }),
       insertOne: (document, options) => action("insertOne", { document }, options),
-      insertMany: (documents, options) => action("insertMany", { documents }, options),
+      // Unordered (ordered: false): each document on its own, every one tried, then the first failure.
+      insertMany: async (documents, options) => {
+        if (opt(options, "ordered") !== false || !isArray(documents) || documents.length === 0)
+          return action("insertMany", { documents }, options);
+        const insertedIds = [];
+        let failure;
+        for (let i = 0; i < documents.length; i++) {
+          try {
+            call(arrayPush, insertedIds, (await action("insertOne", { document: documents[i] }, options)).insertedId);
+          } catch (error) {
+            if (failure === undefined) failure = error;
+          }
+        }
+        if (failure !== undefined) throw failure;
+        return { insertedIds };
+      },
       updateOne: (query, update, options) =>
         action("updateOne", { query, update, upsert: opt(options, "upsert"), arrayFilters: opt(options, "arrayFilters") }, options),
       updateMany: (query, update, options) =>

@@ -39,6 +39,13 @@ const functions = {
     out.after = await items.distinct("tag");
     return out;
   };`,
+  // insertMany unordered: the documents after a duplicate go in too, then the error.
+  unordered: `exports = async (ordered) => { ${items}
+    let error;
+    try { await items.insertMany([{ _id: 30, owner: "me" }, { _id: 1, owner: "me" }, { _id: 31, owner: "me" }], { ordered }); }
+    catch (e) { error = e.message; }
+    return { error, ids: (await items.find({ _id: { $gte: 30 } }, { _id: 1 }).toArray()).map((d) => d._id) };
+  };`,
   // The cursor methods the reference lists: next(), toArray() after next(), skip/limit/sort before.
   cursors: `exports = async () => { ${items}
     const out = {};
@@ -177,6 +184,17 @@ describe("a function's MongoDB API", () => {
       databases: "admin.getDBNames() is only available in system functions",
     });
     expect(await run("namesAsSystem")).toEqual({ collections: ["items", "orders"], databases: ["audit", "shop"] });
+  });
+
+  it("inserts the documents after a duplicate when insertMany is unordered, then fails", async () => {
+    await run("seed");
+    const ordered = await run("unordered", true);
+    expect(ordered.ids).toEqual([{ $numberInt: "30" }]);
+    await run("seed");
+    const unordered = await run("unordered", false);
+    expect(unordered.ids).toEqual([{ $numberInt: "30" }, { $numberInt: "31" }]);
+    expect(unordered.error).toBe(ordered.error);
+    expect(unordered.error).toMatch(/^Duplicate key error/);
   });
 
   it("iterates a cursor with next() and toArray(), its options fixed once it has run", async () => {
