@@ -9,6 +9,9 @@ export type LocalUserpassConfig = ControlSchemas["LocalUserpassConfig"];
 export type CustomTokenConfig = ControlSchemas["CustomTokenConfig"];
 export type CollectionRule = ControlSchemas["CollectionRule"];
 
+/** The service name of the app's linked cluster (functions' `context.services.get`, clients' `mongoClient`). */
+export const mongoServiceOf = (config: AppConfig): string => config.dataSource?.name ?? "mongodb-atlas";
+
 export type OAuth2ProviderConfig = ControlSchemas["OAuth2ProviderConfig"];
 
 /** The providers that sign in through Google, Apple or Facebook (OAuth 2.0 / OpenID Connect). */

@@ -8,8 +8,9 @@
  *   auth/custom_user_data.json             custom user data
  *   values/*.json                          values (`from_secret` values read secrets.json)
  *   environments/<environment>.json        environment values
- *   data_sources/mongodb-atlas/<db>/<coll>/rules.json, default_rule.json: rules (a subset)
- *   data_sources/mongodb-atlas/<db>/<coll>/schema.json: the collection's schema
+ *   data_sources/<service>/config.json      the linked cluster's service name (and cluster name)
+ *   data_sources/<service>/<db>/<coll>/rules.json, default_rule.json: rules (a subset)
+ *   data_sources/<service>/<db>/<coll>/schema.json: the collection's schema
  *   triggers/*.json                        authentication, database and scheduled triggers
  *   https_endpoints/config.json            custom HTTPS endpoints (http_endpoints/ in older exports)
  *   secrets.json                           emulator extension: secret values (an export has none)
@@ -59,9 +60,32 @@ export function mapRules(raw: unknown): CollectionRule | undefined {
   return { roles, filters } as CollectionRule;
 }
 
-function loadRules(dir: string): AppConfig["rules"] {
-  const base = join(dir, "data_sources", "mongodb-atlas");
-  if (!existsSync(base)) return undefined;
+/**
+ * The linked MongoDB cluster (`data_sources/<service name>/config.json` of type `mongodb-atlas`):
+ * its folder, service name and cluster name. The first such one; the others, and the data
+ * sources of other types (Atlas Data Federation), go to `notRun`.
+ */
+function loadDataSource(dir: string, notRun: string[]): { base: string; source?: AppConfig["dataSource"] } | undefined {
+  const sources = join(dir, "data_sources");
+  if (!existsSync(sources)) return undefined;
+  let found: { base: string; source?: AppConfig["dataSource"] } | undefined;
+  for (const folder of readdirSync(sources).sort()) {
+    const base = join(sources, folder);
+    if (!statSync(base).isDirectory()) continue;
+    const config = asObject(readJsonIfExists(join(base, "config.json")));
+    const type = asString(config.type) ?? "mongodb-atlas";
+    const name = asString(config.name) ?? folder;
+    if (type !== "mongodb-atlas" || found) {
+      notRun.push(`data source '${name}' (${type}${found ? ": one linked cluster is served" : ""})`);
+      continue;
+    }
+    const clusterName = asString(asObject(config.config).clusterName);
+    found = { base, source: { name, ...(clusterName ? { clusterName } : {}) } };
+  }
+  return found;
+}
+
+function loadRules(base: string): AppConfig["rules"] {
   const rules: Record<string, CollectionRule> = {};
   const defaultRule = mapRules(readJsonIfExists(join(base, "default_rule.json")));
   if (defaultRule) rules.default = defaultRule;
@@ -77,9 +101,7 @@ function loadRules(dir: string): AppConfig["rules"] {
 }
 
 /** The collections' schemas (`<db>/<coll>/schema.json`; an empty one is none): data/schemas.ts. */
-function loadSchemas(dir: string): AppConfig["schemas"] {
-  const base = join(dir, "data_sources", "mongodb-atlas");
-  if (!existsSync(base)) return undefined;
+function loadSchemas(base: string): AppConfig["schemas"] {
   const schemas: Record<string, Record<string, unknown>> = {};
   for (const db of readdirSync(base)) {
     const dbDir = join(base, db);
@@ -248,11 +270,13 @@ export function loadAppFolder(dir: string): AppFolder {
   const env = asObject(readJsonIfExists(join(dir, "environments", `${environment}.json`)));
   config.environment = { tag: environment === "no-environment" ? "" : environment, values: asObject(env.values) };
 
-  const rules = loadRules(dir);
-  if (rules) config.rules = rules;
-  const schemas = loadSchemas(dir);
-  if (schemas) config.schemas = schemas;
   const found: string[] = [];
+  const data = loadDataSource(dir, found);
+  if (data?.source) config.dataSource = data.source;
+  const rules = data && loadRules(data.base);
+  if (rules) config.rules = rules;
+  const schemas = data && loadSchemas(data.base);
+  if (schemas) config.schemas = schemas;
   const triggers = loadTriggers(dir, found);
   if (triggers.length > 0) config.triggers = triggers;
   const endpoints = loadEndpoints(dir, secrets, found);

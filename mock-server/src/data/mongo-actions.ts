@@ -57,7 +57,6 @@ import { inSlices, Turns } from "./turns.ts";
 import { hasNoKeys, keysOf, setKey } from "./wide-keys.ts";
 import { cloneInSlices, documentSizeInSlices, holdsWide } from "./wide-values.ts";
 
-export const mongoServiceName = "mongodb-atlas";
 export { type MongoAction, maxResults, mongoActions, referencedCollections };
 
 export function isMongoAction(name: string): name is MongoAction {

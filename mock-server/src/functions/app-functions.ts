@@ -5,7 +5,7 @@
  */
 import { Binary, EJSON } from "bson";
 import type { FastifyBaseLogger } from "fastify";
-import { defaultFunctionTimeoutMs } from "../config/app-config.ts";
+import { defaultFunctionTimeoutMs, mongoServiceOf } from "../config/app-config.ts";
 import { type Document, fromEJSON, fromEJSONText, isDocument, toEJSONText } from "../data/documents.ts";
 import { isFunctionMongoAction, type MongoApp, MongoService, writeRefusal } from "../data/mongo-actions.ts";
 import { type Principal, writerOf } from "../data/rules.ts";
@@ -347,6 +347,7 @@ export class AppFunctions implements SandboxHost {
           tag: config.environment?.tag ?? "",
           values: (config.environment?.values ?? {}) as Record<string, unknown>,
         },
+        service: mongoServiceOf(config),
       },
       {
         memoryLimitMb: busyLimits.memoryMb,

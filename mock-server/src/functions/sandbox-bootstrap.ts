@@ -665,7 +665,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
   function makeContext(callId, callInfo) {
     const services = freeze({
       get(name) {
-        if (name !== "mongodb-atlas") throw new SafeError("service not found: '" + name + "'");
+        if (name !== app.service) throw new SafeError("service not found: '" + name + "'");
         return freeze({
           db: (database) =>
             freeze({

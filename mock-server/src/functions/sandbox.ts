@@ -123,6 +123,8 @@ export interface SandboxAppInfo {
   app: { id: string; clientAppId: string; name: string };
   values: Record<string, unknown>;
   environment: { tag: string; values: Record<string, unknown> };
+  /** The linked cluster's service name (`context.services.get(name)`). */
+  service: string;
 }
 
 export interface SandboxOptions {

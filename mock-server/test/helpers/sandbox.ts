@@ -13,6 +13,7 @@ export const testAppInfo = (name: string) => ({
   app: { id: "a", clientAppId: name, name },
   values: {},
   environment: { tag: "", values: {} },
+  service: "mongodb-atlas",
 });
 
 /** A function process for the file's tests, closed after them. */

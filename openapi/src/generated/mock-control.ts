@@ -1299,6 +1299,11 @@ export interface components {
             rules?: {
                 [key: string]: components["schemas"]["CollectionRule"];
             };
+            /** @description The app's linked MongoDB cluster as an export's `data_sources/<name>/config.json` holds it: the service name functions (`context.services.get(name)`) and clients (`mongoClient(name)`, the functions/call `service`) use, default `mongodb-atlas`, and the cluster's name, which the Data API's `dataSource` may give instead. */
+            dataSource?: {
+                name?: string;
+                clusterName?: string;
+            };
             /** @description Collection schemas by namespace (`database.collection`), as an export's `schema.json` holds them: App Services' BSON schema (JSON Schema with `bsonType`, and `validate` expressions). Every document a user's write leaves in the collection must satisfy it, or the write is refused whole; system functions and the control API are not checked (docs/decisions/0037-schemas.md). */
             schemas?: {
                 [key: string]: {

@@ -6,8 +6,9 @@
  * `{documents}`, `{document}`, `{insertedId}`, `{insertedIds}`, `{matchedCount, modifiedCount,
  * upsertedId?}`, `{deletedCount}`, as JSON or Extended JSON.
  */
+import { mongoServiceOf } from "../../config/app-config.ts";
 import { type Document, fromEJSONText, isDocument } from "../../data/documents.ts";
-import { type MongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
+import { type MongoAction, MongoService } from "../../data/mongo-actions.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { contextRequest } from "../../functions/app-functions.ts";
 import { takeActionTurn } from "../functions/call-caps.ts";
@@ -103,7 +104,13 @@ export default defineRoute("callDataApi", "none", async (request, reply) => {
   await app.functions.authorize("Data API", settings.canEvaluate, user, () => ({ ...expansion(), webhookUrl: route }));
   const body = bodyOf(raw);
   const dataSource = body.dataSource;
-  if (dataSource !== mongoServiceName) throw errors.serviceNotFound(String(dataSource ?? ""));
+  // (The service's name, or the linked cluster's, as the Data API's examples give it.)
+  const { dataSource: linked } = app.config;
+  if (
+    dataSource !== mongoServiceOf(app.config) &&
+    (linked?.clusterName === undefined || dataSource !== linked.clusterName)
+  )
+    throw errors.serviceNotFound(String(dataSource ?? ""));
   const namespace = { database: body.database, collection: body.collection };
   // (Without fetch_custom_user_data the user's custom data is not read: `%%user.custom_data` is {}.)
   const principal = user

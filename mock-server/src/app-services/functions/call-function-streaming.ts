@@ -4,11 +4,11 @@ import {
   defaultMaxStreamsPerAnonymousUser,
   defaultMaxStreamsPerApp,
   defaultMaxStreamsPerUser,
+  mongoServiceOf,
 } from "../../config/app-config.ts";
 import { controlApiServed } from "../../config/options.ts";
 import { changeDocument } from "../../data/change-events.ts";
 import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
-import { mongoServiceName } from "../../data/mongo-actions.ts";
 import { shaperOf } from "../../data/query-jobs.ts";
 import { queryLimitsOf } from "../../data/query-limits.ts";
 import { rulesOf } from "../../data/rules.ts";
@@ -74,7 +74,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   const { emulator } = request.server;
   const { app, user, session } = request.caller!;
   const call = parseRequest(request.query.baas_request);
-  if (call.service !== mongoServiceName) throw errors.serviceNotFound(String(call.service ?? ""));
+  if (call.service !== mongoServiceOf(app.config)) throw errors.serviceNotFound(String(call.service ?? ""));
   if (call.name !== "watch") throw errors.functionNotFound(String(call.name ?? ""));
   const spec = watchSpec(call.arguments);
   const rules = rulesOf(app);

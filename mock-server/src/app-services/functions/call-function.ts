@@ -1,6 +1,7 @@
+import { mongoServiceOf } from "../../config/app-config.ts";
 import { fromEJSON, isDocument } from "../../data/documents.ts";
 import { fromEJSONInSlices } from "../../data/ejson-in-slices.ts";
-import { isMongoAction, MongoService, mongoServiceName } from "../../data/mongo-actions.ts";
+import { isMongoAction, MongoService } from "../../data/mongo-actions.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { slicedFrom } from "../../http/json-body.ts";
 import { requestExpansion } from "../request-expansion.ts";
@@ -32,7 +33,7 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
   const args = request.body.arguments ?? [];
   let text: string;
   if (service !== undefined) {
-    if (service !== mongoServiceName) throw errors.serviceNotFound(service);
+    if (service !== mongoServiceOf(app.config)) throw errors.serviceNotFound(service);
     if (!isMongoAction(name)) throw errors.functionNotFound(name);
     const [argument] = await parseActionArguments(args, (request.jsonText?.length ?? 0) >= slicedFrom);
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
