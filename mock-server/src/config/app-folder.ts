@@ -479,9 +479,37 @@ function loadDataApi(dir: string, secrets: Json, notRun: string[]): AppConfig["d
   };
 }
 
-/** The enabled Device Sync of an export (after `found`): not run here. */
+/**
+ * The enabled Device Sync of an export, and the external dependencies of its functions (their
+ * `package.json`, an uploaded `node_modules` archive, the functions calling `require()`), after
+ * `found`: not run here.
+ */
 function notRun(dir: string, found: string[]): string[] {
   const sync = asObject(readJsonIfExists(join(dir, "sync", "config.json")));
   if (sync.state === "enabled") found.push(`Device Sync (${asString(sync.type) ?? "?"})`);
+  const functions = join(dir, "functions");
+  for (const file of [
+    "package.json",
+    "node_modules.tar.gz",
+    "node_modules.tgz",
+    "node_modules.tar",
+    "node_modules.zip",
+  ]) {
+    if (existsSync(join(functions, file))) found.push(`external dependencies of functions (functions/${file})`);
+  }
+  for (const name of functionsRequiring(functions)) found.push(`require() in function '${name}'`);
   return found;
+}
+
+/** The export's functions (functions/config.json) whose source calls `require(`. */
+function functionsRequiring(folder: string): string[] {
+  const entries = readJsonIfExists(join(folder, "config.json"));
+  if (!Array.isArray(entries)) return [];
+  const names: string[] = [];
+  for (const entry of entries) {
+    const name = asString(asObject(entry).name);
+    const file = name ? join(folder, `${name}.js`) : undefined;
+    if (name && file && existsSync(file) && /\brequire\s*\(/.test(readFileSync(file, "utf8"))) names.push(name);
+  }
+  return names.sort();
 }

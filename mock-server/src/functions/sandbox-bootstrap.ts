@@ -662,6 +662,14 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
     return session;
   }
 
+  // require(): external dependencies and Node's built-in modules are not run here (docs/production.md,
+  // not provided): said in words rather than as "require is not defined".
+  const requireRefused = freeze(function require(name) {
+    throw new SafeError(
+      "require(" + stringifyJson(SafeString(name)) + ") is not supported by this server: functions run without external dependencies or Node's built-in modules",
+    );
+  });
+
   function makeContext(callId, callInfo) {
     const services = freeze({
       get(name) {
@@ -957,7 +965,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
       // A call's own context.request (sandbox.ts sends it with the run when the function names it).
       const callInfo =
         message.request === undefined ? kept : { user: kept.user, request: deepFreeze(fromText(message.request)) };
-      fn = apply(factory, undefined, [undefined, module, makeContext(callId, callInfo), consoleFor(callId)]);
+      fn = apply(factory, undefined, [undefined, module, makeContext(callId, callInfo), consoleFor(callId), requireRefused]);
     } catch (error) {
       fail(callId, error);
       return;
@@ -1077,10 +1085,10 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
 
 /**
  * A function's source (`exports = function (…) {…}`) as the body of its per-call factory
- * `(exports, module, context, console) => exports`, compiled in the context by the worker
+ * `(exports, module, context, console, require) => exports`, compiled in the context by the worker
  * (vm.compileFunction: the source cannot close the body early and run code at definition).
  */
-export const factoryParameters = ["exports", "module", "context", "console"];
+export const factoryParameters = ["exports", "module", "context", "console", "require"];
 export function factoryBody(source: string): string {
   return `${source}\n;\nreturn module.exports !== undefined ? module.exports : exports;`;
 }

@@ -246,6 +246,18 @@ describe("an exported app's folder", () => {
         "exports = async () => { const session = context.services.get('mongodb-atlas').startSession(); await session.withTransaction(async () => {}); };",
     });
     expect(loadAppFolder(transactions).notRun).toEqual([]);
+    // External dependencies: their package.json or archive, and each function calling require().
+    const dependencies = exportedApp("dependencies", {
+      "realm_config.json": { app_id: "dependencies-abcde" },
+      "functions/config.json": [{ name: "pay" }, { name: "plain" }],
+      "functions/package.json": { dependencies: { stripe: "^12.0.0" } },
+      "functions/pay.js": "exports = () => { const stripe = require('stripe'); return stripe; };",
+      "functions/plain.js": "exports = () => 'required fields';",
+    });
+    expect(loadAppFolder(dependencies).notRun).toEqual([
+      "external dependencies of functions (functions/package.json)",
+      "require() in function 'pay'",
+    ]);
   });
 
   it("warns at start, once per app, with what is not run", async () => {
