@@ -309,12 +309,12 @@ describe("callFunction", () => {
     }
   });
 
-  it("keeps functions away from the emulator and the host (no process, require, fs, or host objects)", async () => {
+  it("keeps functions away from the emulator and the host (no process, fs or host objects; a require() that refuses)", async () => {
     const { appId, token } = await appWith({
       probe: `exports = async function (arg) {
         const tries = {
           process: () => typeof process,
-          require: () => typeof require,
+          require: () => require("fs"),
           globalProcess: () => typeof globalThis.process,
           ctorEscape: () => this.constructor.constructor("return process")(),
           argEscape: () => arg.constructor.constructor("return process")(),
@@ -338,7 +338,7 @@ describe("callFunction", () => {
     const { body } = await callFn(appId, token, "probe", [{ a: 1 }]);
     expect(body).toEqual({
       process: "undefined",
-      require: "undefined",
+      require: "refused",
       globalProcess: "undefined",
       ctorEscape: "refused",
       argEscape: "refused",
