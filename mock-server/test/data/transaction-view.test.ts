@@ -56,6 +56,22 @@ describe("a transaction's view", () => {
     expect(now).toEqual([1, 1, 1]);
   });
 
+  it("ends a transaction open past its lifetime: its writes dropped, what follows NoSuchTransaction", async () => {
+    const store = await seeded(1);
+    const transaction = new Transaction(store, 7);
+    await transaction.run(() => transaction.documents.write("db", "c", async () => replaceAll([{ _id: 0, v: 9 }])));
+    transactionLimits.lifetimeMs = 0;
+    await expect(transaction.run(async () => "late")).rejects.toMatchObject({
+      codeName: "NoSuchTransaction",
+      errorLabels: ["TransientTransactionError"],
+      message: "Transaction with { txnNumber: 7 } has been aborted.",
+    });
+    await expect(transaction.commit(undefined)).rejects.toMatchObject({ codeName: "NoSuchTransaction" });
+    const now: unknown[] = [];
+    for await (const batch of store.scan("db", "c", {})) now.push(...batch.map((doc) => doc.v));
+    expect(now).toEqual([0]);
+  });
+
   it("keeps at most `rememberedReads` documents as first read; later reads are as committed", async () => {
     transactionLimits.rememberedReads = 2;
     const store = await seeded(3);
