@@ -6,6 +6,12 @@
  * of everyone else's. A turn is taken before the action starts (its time limit runs from then).
  */
 
+/** What tells that a waiting action's client left (its response, which closes then). */
+export interface Leaving {
+  once(event: "close", listener: () => void): unknown;
+  off(event: "close", listener: () => void): unknown;
+}
+
 /** Turns of one caller: how many run, and the waiting ones' starts in arrival order. */
 interface Line {
   running: number;
@@ -22,9 +28,11 @@ export class ActionTurns {
 
   /**
    * A turn for `key`: at once (the function that ends it; call it once, however the action ends),
-   * later (a promise of it), or null when `waiting` of the caller's actions wait already.
+   * later (a promise of it), or null when `waiting` of the caller's actions wait already. A waiting
+   * turn whose `client` closes meanwhile (the client left) gives its place up: its promise answers
+   * null, and the action never runs.
    */
-  take(key: string, limits: TurnLimits): (() => void) | Promise<() => void> | null {
+  take(key: string, limits: TurnLimits, client?: Leaving): (() => void) | Promise<(() => void) | null> | null {
     let line = this.lines.get(key);
     if (!line) {
       line = { running: 0, waiting: [] };
@@ -37,7 +45,20 @@ export class ActionTurns {
       return once(end);
     }
     if (mine.waiting.length >= limits.waiting) return null;
-    return new Promise((resolve) => mine.waiting.push(() => resolve(once(end))));
+    return new Promise((resolve) => {
+      const start = () => {
+        client?.off("close", leave);
+        resolve(once(end));
+      };
+      const leave = () => {
+        const at = mine.waiting.indexOf(start);
+        if (at < 0) return;
+        mine.waiting.splice(at, 1);
+        resolve(null);
+      };
+      mine.waiting.push(start);
+      client?.once("close", leave);
+    });
   }
 
   /** Actions running now, and waiting, every caller's (tests). */

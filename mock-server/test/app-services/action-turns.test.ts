@@ -1,13 +1,16 @@
 /**
  * A client's MongoDB actions take turns per user (runtime/action-turns.ts, decision 0018): at most
  * `maxMongoActionsPerUser` run at once, more wait in the user's own line — others' actions are not
- * behind it — and past 256 waiting an action is refused with 429.
+ * behind it — and past 256 waiting an action is refused with 429; one whose client leaves while
+ * it waits never runs.
  */
+import { request } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { maxMongoActionsWaiting } from "../../src/config/app-config.ts";
 import type { AppRuntime } from "../../src/runtime/app-runtime.ts";
 import { anonymousLogin, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { listening } from "../helpers/listen.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -67,6 +70,44 @@ describe("a user's MongoDB actions", () => {
     expect(runtime.actionTurns.running).toBe(0);
     const all = await mongoAction(app, appId, other.access_token, "find", { ...held, query: {}, sort: { _id: 1 } });
     expect(all.body).toHaveLength(5);
+  });
+
+  it("drop a waiting action whose client left: it never runs", async () => {
+    const { app: served, url } = await listening();
+    try {
+      const appId = await newApp(served, {
+        maxMongoActionsPerUser: 1,
+        rules: { default: { read: true, write: true, insert: true, delete: true } },
+      });
+      const runtime = (await served.emulator.apps.get(appId))!;
+      const user = await anonymousLogin(served, appId);
+      const release = await holdWrites(runtime);
+      const running = mongoAction(served, appId, user.access_token, "insertOne", { ...held, document: { _id: 1 } });
+      await expect.poll(() => runtime.actionTurns.running).toBe(1);
+      // A client asks for a second insert over a connection, waits its turn, and leaves.
+      const leaving = request(`${url}/api/client/v2.0/app/${appId}/functions/call`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${user.access_token}`, "content-type": "application/json" },
+      });
+      leaving.on("error", () => undefined);
+      leaving.end(
+        JSON.stringify({
+          name: "insertOne",
+          service: "mongodb-atlas",
+          arguments: [{ ...held, document: { _id: 2 } }],
+        }),
+      );
+      await expect.poll(() => runtime.actionTurns.waiting).toBe(1);
+      leaving.destroy();
+      await expect.poll(() => runtime.actionTurns.waiting).toBe(0);
+      await release();
+      expect((await running).response.statusCode).toBe(200);
+      expect(runtime.actionTurns.running).toBe(0);
+      const ids = await mongoAction(served, appId, user.access_token, "find", { ...held, query: {} });
+      expect(ids.body).toEqual([{ _id: { $numberInt: "1" } }]);
+    } finally {
+      await served.close();
+    }
   });
 
   it(`are refused with 429 past ${maxMongoActionsWaiting} waiting, and the refused one writes nothing`, async () => {

@@ -116,8 +116,13 @@ export default defineRoute("callDataApi", "none", async (request, reply) => {
   const principal = user
     ? { kind: "user" as const, user, request: expansion, withoutCustomData: settings.fetchCustomUserData !== true }
     : { kind: "system" as const };
-  // Its caller's actions take turns with the caller's others (a user's, else its address's).
-  const endTurn = await takeActionTurn(app, user, request.ip);
+  // Its caller's actions take turns with the caller's others (a user's, else its address's); one
+  // whose client leaves while it waits never runs.
+  const endTurn = await takeActionTurn(app, user, request.ip, reply.raw);
+  if (endTurn === null) {
+    reply.hijack();
+    return reply;
+  }
   let answer: Awaited<ReturnType<typeof runAction>>;
   try {
     answer = await runAction(new MongoService(app, principal), action, body, namespace);

@@ -14,6 +14,7 @@ import {
 } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
+import type { Leaving } from "../../runtime/action-turns.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { isAnonymousUser, type StoredUser } from "../../store/store.ts";
 
@@ -49,12 +50,18 @@ export function takeCallPlace(app: AppRuntime, user: StoredUser | null, ip: stri
  * or once the caller's earlier actions let one go (runtime/action-turns.ts); refused (429) when
  * too many of the caller's wait already. Answers the function that ends the turn.
  */
-export async function takeActionTurn(app: AppRuntime, user: StoredUser | null, ip: string): Promise<() => void> {
+export async function takeActionTurn(
+  app: AppRuntime,
+  user: StoredUser | null,
+  ip: string,
+  client: Leaving,
+): Promise<(() => void) | null> {
   const running = app.config.maxMongoActionsPerUser ?? defaultMaxMongoActionsPerUser;
-  const turn = app.actionTurns.take(user === null ? `address:${addressKey(ip)}` : `user:${user.id}`, {
-    running,
-    waiting: maxMongoActionsWaiting,
-  });
+  const turn = app.actionTurns.take(
+    user === null ? `address:${addressKey(ip)}` : `user:${user.id}`,
+    { running, waiting: maxMongoActionsWaiting },
+    client,
+  );
   if (turn === null) throw errors.tooManyMongoActions(maxMongoActionsWaiting);
   return turn;
 }

@@ -37,8 +37,13 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     if (!isMongoAction(name)) throw errors.functionNotFound(name);
     const [argument] = await parseActionArguments(args, (request.jsonText?.length ?? 0) >= slicedFrom);
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
-    // The user's actions take turns (call-caps.ts): a burst of them waits in the user's own line.
-    const endTurn = await takeActionTurn(app, user, request.ip);
+    // The user's actions take turns (call-caps.ts): a burst of them waits in the user's own line,
+    // and one whose client leaves meanwhile never runs (nobody to answer: the connection is left alone).
+    const endTurn = await takeActionTurn(app, user, request.ip, reply.raw);
+    if (endTurn === null) {
+      reply.hijack();
+      return reply;
+    }
     try {
       text = await new MongoService(app, { kind: "user", user, request: requestExpansion(request) }).runText(
         name,
