@@ -9,8 +9,8 @@
  * Two walls stand between function code and the host (docs/decisions/0010):
  * 1. The context. Nothing of this process's realm may reach function code: this code hands the
  *    context only strings and numbers (and the closure-held `hostCall` and `hostCrypto`, which
- *    take strings and answer strings), takes back only strings, and never calls or reads anything
- *    function code could have made.
+ *    take strings and answer strings, and `hostTimer`, which takes numbers and answers nothing),
+ *    takes back only strings, and never calls or reads anything function code could have made.
  * 2. The process. Should code get out of the context anyway, it is in a process started under
  *    Node's permission model (no file system, no child processes, no worker threads, no native
  *    addons, no inspector), with no string compilation in its own realm either, none of the
@@ -202,6 +202,26 @@ const hostCrypto = (op, text) => {
   }
 };
 
+// Functions' timers (sandbox-bootstrap.ts): the bridge names each by a number and a delay (-1: at
+// once, as setImmediate); when one is due the bridge is told its number. Numbers in, none out.
+const timerHandles = new Map();
+let fire = null;
+const hostTimer = (op, id, ms) => {
+  if (typeof id !== "number") return;
+  const pending = timerHandles.get(id);
+  if (pending !== undefined) {
+    if (pending.immediate) clearImmediate(pending.handle);
+    else clearTimeout(pending.handle);
+    timerHandles.delete(id);
+  }
+  if (op !== 1 || typeof ms !== "number") return;
+  const due = () => {
+    timerHandles.delete(id);
+    fire(id);
+  };
+  timerHandles.set(id, ms < 0 ? { immediate: true, handle: setImmediate(due) } : { immediate: false, handle: setTimeout(due, ms) });
+};
+
 /** The first message: the app, the BSON library's text and the bridge's. */
 function start(init) {
   // A prototype-less global and no string compilation: the context's own constructors lead nowhere.
@@ -213,8 +233,8 @@ function start(init) {
   for (let i = 0; i < names.length; i++) errorNames.set(names[i][0], names[i][1]);
   for (const E of [Error, SyntaxError, RangeError, ReferenceError, TypeError]) errorNames.set(E.prototype, E.name);
   load(init.bsonSource, "bson.bundle.js");
-  bridge = load(init.bootstrapSource, "functions-bridge.js")(hostCall, init.appText, hostCrypto);
-  ({ define, defineFailed, dispatch } = bridge);
+  bridge = load(init.bootstrapSource, "functions-bridge.js")(hostCall, init.appText, hostCrypto, hostTimer);
+  ({ define, defineFailed, dispatch, fire } = bridge);
 }
 
 // Node's own handling of a stray rejection or an uncaught exception formats the value with

@@ -18,7 +18,7 @@
  */
 import { badNumberString } from "../data/documents.ts";
 
-export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
+export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTimer) {
   "use strict";
   // --- What the bridge uses, taken before anything can change it.
   const { apply, ownKeys, getPrototypeOf, defineProperty, getOwnPropertyDescriptor } = Reflect;
@@ -60,6 +60,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
   const arrayIncludes = Array.prototype.includes;
   const dateNow = Date.now;
   const setHas = SafeSet.prototype.has;
+  const setDelete = SafeSet.prototype.delete;
   const setAdd = SafeSet.prototype.add;
   const promiseThen = SafePromise.prototype.then;
   const arrayMap = Array.prototype.map;
@@ -670,6 +671,94 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
     );
   });
 
+  // Timers: setTimeout, setInterval, setImmediate and their clear…, each call's own (factory
+  // parameters, as require), on the process's timers (the worker's hostTimer, numbers only). A
+  // call's timers still pending when it ends are cancelled; one that throws fails its call.
+  const timers = new SafeMap();
+  const callTimers = new SafeMap();
+  const timerIds = new SafeWeakMap();
+  const maxTimersPerCall = 10000;
+  let nextTimer = 1;
+
+  function dropTimer(id) {
+    const timer = call(mapGet, timers, id);
+    if (timer === undefined) return;
+    call(mapDelete, timers, id);
+    const mine = call(mapGet, callTimers, timer.callId);
+    if (mine !== undefined) {
+      call(setDelete, mine.ids, id);
+      mine.count--;
+    }
+    hostTimer(0, id, 0);
+  }
+
+  function endTimers(callId) {
+    const mine = call(mapGet, callTimers, callId);
+    if (mine === undefined) return;
+    call(mapDelete, callTimers, callId);
+    for (const id of mine.ids) {
+      call(mapDelete, timers, id);
+      hostTimer(0, id, 0);
+    }
+  }
+
+  /** Node's rule: a delay that is not a number from 1 to 2^31 − 1 is 1 ms. */
+  const delayOf = (ms) => {
+    const n = SafeNumber(ms);
+    return n >= 1 && n <= 2147483647 ? n : 1;
+  };
+
+  function timersFor(callId) {
+    const add = (fn, delay, args, repeat) => {
+      if (typeof fn !== "function") throw new SafeTypeError('The "callback" argument must be of type function');
+      let mine = call(mapGet, callTimers, callId);
+      if (mine === undefined) {
+        mine = { count: 0, ids: new SafeSet() };
+        call(mapSet, callTimers, callId, mine);
+      }
+      if (mine.count >= maxTimersPerCall)
+        throw new SafeError("a function call may have at most " + maxTimersPerCall + " timers pending");
+      const id = nextTimer++;
+      call(mapSet, timers, id, { callId, fn, args, repeat: repeat ? delay : -1 });
+      call(setAdd, mine.ids, id);
+      mine.count++;
+      hostTimer(1, id, delay);
+      const handle = freeze({
+        ref() { return handle; },
+        unref() { return handle; },
+        hasRef: () => true,
+      });
+      call(weakMapSet, timerIds, handle, id);
+      return handle;
+    };
+    const clear = (handle) => {
+      const id = isObject(handle) ? call(weakMapGet, timerIds, handle) : undefined;
+      const timer = id === undefined ? undefined : call(mapGet, timers, id);
+      if (timer !== undefined && timer.callId === callId) dropTimer(id);
+    };
+    return [
+      (fn, ms, ...args) => add(fn, delayOf(ms), args, false),
+      clear,
+      (fn, ms, ...args) => add(fn, delayOf(ms), args, true),
+      clear,
+      (fn, ...args) => add(fn, -1, args, false),
+      clear,
+    ];
+  }
+
+  function fireTimer(id) {
+    const timer = call(mapGet, timers, id);
+    if (timer === undefined) return;
+    // An interval is due again after its delay; anything else is done.
+    if (timer.repeat >= 0) hostTimer(1, id, timer.repeat);
+    else dropTimer(id);
+    try {
+      apply(timer.fn, undefined, timer.args);
+    } catch (error) {
+      fail(timer.callId, error);
+    }
+  }
+
   function makeContext(callId, callInfo) {
     const services = freeze({
       get(name) {
@@ -751,6 +840,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
   }
 
   function fail(callId, error) {
+    endTimers(callId);
     send("error", callId, 0, describe(error));
   }
 
@@ -816,6 +906,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
   }
 
   function finish(callId, result) {
+    endTimers(callId);
     let text;
     try {
       // A number or a string, the commonest results, written without the library's tree of wrappers.
@@ -965,7 +1056,9 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
       // A call's own context.request (sandbox.ts sends it with the run when the function names it).
       const callInfo =
         message.request === undefined ? kept : { user: kept.user, request: deepFreeze(fromText(message.request)) };
-      fn = apply(factory, undefined, [undefined, module, makeContext(callId, callInfo), consoleFor(callId), requireRefused]);
+      fn = apply(factory, undefined, [
+        undefined, module, makeContext(callId, callInfo), consoleFor(callId), requireRefused, ...timersFor(callId),
+      ]);
     } catch (error) {
       fail(callId, error);
       return;
@@ -1033,6 +1126,14 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
   }
 
   return freeze({
+    /** A timer of hostTimer's is due (never throws). */
+    fire(id) {
+      try {
+        if (typeof id === "number") fireTimer(id);
+      } catch (ignored) {
+        // (Its failure went to its call.)
+      }
+    },
     /** A compiled function's factory (made in this context by vm.compileFunction), by the id runs name it by. */
     define(id, name, factory) {
       if (typeof id === "number" && typeof factory === "function") {
@@ -1085,10 +1186,22 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto) {
 
 /**
  * A function's source (`exports = function (…) {…}`) as the body of its per-call factory
- * `(exports, module, context, console, require) => exports`, compiled in the context by the worker
+ * `(exports, module, context, console, require, setTimeout, …) => exports`, compiled in the context by the worker
  * (vm.compileFunction: the source cannot close the body early and run code at definition).
  */
-export const factoryParameters = ["exports", "module", "context", "console", "require"];
+export const factoryParameters = [
+  "exports",
+  "module",
+  "context",
+  "console",
+  "require",
+  "setTimeout",
+  "clearTimeout",
+  "setInterval",
+  "clearInterval",
+  "setImmediate",
+  "clearImmediate",
+];
 export function factoryBody(source: string): string {
   return `${source}\n;\nreturn module.exports !== undefined ? module.exports : exports;`;
 }

@@ -136,8 +136,12 @@ describe("function code cannot reach the host", () => {
         for (const [i, attempt] of failing.entries()) {
           try { await attempt(); } catch (error) { candidates["error" + i] = error; }
         }
-        // require() is the context's own, which refuses every module.
+        // require() is the context's own, which refuses every module; the timers are the call's own.
         candidates.require = require;
+        candidates.setTimeout = setTimeout;
+        candidates.clearTimeout = clearTimeout;
+        candidates.timer = setTimeout(() => {}, 100000);
+        candidates.immediate = setImmediate(() => {});
         try { found.push("require gave " + typeof require("fs")); } catch (error) { candidates.requireError = error; }
         for (const [label, value] of Object.entries(candidates)) reach(label, value);
         const classic = {
