@@ -233,6 +233,7 @@ function start(init) {
   for (let i = 0; i < names.length; i++) errorNames.set(names[i][0], names[i][1]);
   for (const E of [Error, SyntaxError, RangeError, ReferenceError, TypeError]) errorNames.set(E.prototype, E.name);
   load(init.bsonSource, "bson.bundle.js");
+  load(init.bufferSource, "buffer.bundle.js");
   bridge = load(init.bootstrapSource, "functions-bridge.js")(hostCall, init.appText, hostCrypto, hostTimer);
   ({ define, defineFailed, dispatch, fire } = bridge);
 }

@@ -162,7 +162,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   // keeps a copy of each definition, and a partial one would lose the value.)
   defineProperty(globalThis, "EJSON", { value: EJSON, writable: false, enumerable: false, configurable: false });
   // The web's atob and btoa (forgiving base64), as Node has them: the BSON library reads and writes
-  // the base64 of Binary and UUID values with them, and this context has no Buffer or Node globals.
+  // the base64 of Binary and UUID values with them (it was loaded before the context had Buffer).
   const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   const stringCharCodeAt = String.prototype.charCodeAt;
   const fromCharCode = String.fromCharCode;

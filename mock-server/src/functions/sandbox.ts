@@ -26,6 +26,34 @@ const require = createRequire(import.meta.url);
 // read here and sent to each process, which may not read files.
 const bsonBundlePath = join(dirname(require.resolve("bson")), "bson.bundle.js");
 let bsonSource: string | null = null;
+let bufferSource: string | null = null;
+
+/**
+ * Node's `Buffer` for functions (a global of App Services functions): the `buffer` package — the
+ * pure-JavaScript one browsers use — with the two it requires, as one script that defines the
+ * global, run in the context after the BSON library (which keeps its own byte handling).
+ */
+function bufferBundle(): string {
+  // ("buffer/": the package, not Node's module of that name; the two it requires, beside it.)
+  const main = require.resolve("buffer/");
+  const modules = ["base64-js", "ieee754", "buffer"].map((name) => {
+    const text = readFileSync(name === "buffer" ? main : require.resolve(name, { paths: [dirname(main)] }), "utf8");
+    return `${JSON.stringify(name)}: function (module, exports, require) {\n${text}\n}`;
+  });
+  return `(function () {
+  const sources = { ${modules.join(",\n")} };
+  const loaded = Object.create(null);
+  const require = (name) => {
+    if (!(name in loaded)) {
+      const module = { exports: {} };
+      loaded[name] = module;
+      sources[name](module, module.exports, require);
+    }
+    return loaded[name].exports;
+  };
+  Object.defineProperty(globalThis, "Buffer", { value: require("buffer").Buffer, writable: false, enumerable: false, configurable: false });
+})();`;
+}
 
 /** Node's permission model: `--permission` from Node 22.13 on, `--experimental-permission` before. */
 const permissionFlag = process.allowedNodeEnvironmentFlags.has("--permission")
@@ -201,6 +229,7 @@ export class Sandbox {
     // (Not a process being debugged: one stopped at a breakpoint answers nothing, rightly.)
     this.watchLiveness = inspectPort === null;
     bsonSource ??= readFileSync(bsonBundlePath, "utf8");
+    bufferSource ??= bufferBundle();
     this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb, inspectPort), {
       stdio: ["ignore", "ignore", "pipe", "pipe"],
       env: functionProcessEnvironment(),
@@ -247,6 +276,7 @@ export class Sandbox {
         type: "init",
         name: `functions:${info.app.clientAppId}`,
         bsonSource,
+        bufferSource,
         bootstrapSource,
         appText: JSON.stringify(info),
       }),

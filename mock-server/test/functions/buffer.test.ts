@@ -1,0 +1,66 @@
+/**
+ * Node's `Buffer` in functions (a global of App Services functions, as in Node): bytes from text,
+ * base64 and hex, and back; typed-array views; the BSON library keeps its own byte handling.
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, functionResult, newApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+let appId: string;
+let token: string;
+
+beforeAll(async () => {
+  app = await testApp({ allowFunctionSource: true });
+  appId = await newApp(app, {
+    functions: {
+      bytes: {
+        source: `exports = (text) => {
+          const buf = Buffer.from(text);
+          const joined = Buffer.concat([buf, Buffer.from("2a", "hex")]);
+          const numbers = Buffer.alloc(4);
+          numbers.writeUInt32BE(0xdeadbeef, 0);
+          return {
+            base64: buf.toString("base64"),
+            back: Buffer.from(buf.toString("base64"), "base64").toString("utf8"),
+            hex: joined.toString("hex"),
+            length: Buffer.byteLength(text),
+            isBuffer: Buffer.isBuffer(buf),
+            typed: buf instanceof Uint8Array,
+            number: numbers.readUInt32BE(0),
+            json: JSON.stringify(Buffer.from("ab")),
+            equals: Buffer.from("x").equals(Buffer.from("x")),
+            binary: new BSON.Binary(Buffer.from("hi")).toString("base64"),
+          };
+        };`,
+      },
+      replace: {
+        source: `exports = () => { try { globalThis.Buffer = null; } catch (e) {} return typeof Buffer.from; };`,
+      },
+    },
+  });
+  token = (await anonymousLogin(app, appId)).access_token;
+});
+afterAll(() => app.close());
+
+describe("Buffer in a function", () => {
+  it("reads and writes bytes as Node's does", async () => {
+    expect(await functionResult(app, appId, token, "bytes", ["héllo"])).toEqual({
+      base64: "aMOpbGxv",
+      back: "héllo",
+      hex: "68c3a96c6c6f2a",
+      length: { $numberInt: "6" },
+      isBuffer: true,
+      typed: true,
+      number: { $numberLong: "3735928559" },
+      json: '{"type":"Buffer","data":[97,98]}',
+      equals: true,
+      binary: "aGk=",
+    });
+  });
+
+  it("stays for every call: a function cannot replace it", async () => {
+    expect(await functionResult(app, appId, token, "replace", [])).toBe("function");
+    expect(await functionResult(app, appId, token, "replace", [])).toBe("function");
+  });
+});
