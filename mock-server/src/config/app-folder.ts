@@ -497,19 +497,34 @@ function notRun(dir: string, found: string[]): string[] {
   ]) {
     if (existsSync(join(functions, file))) found.push(`external dependencies of functions (functions/${file})`);
   }
-  for (const name of functionsRequiring(functions)) found.push(`require() in function '${name}'`);
+  found.push(...modulesNotRun(functions));
   return found;
 }
 
-/** The export's functions (functions/config.json) whose source calls `require(`. */
-function functionsRequiring(folder: string): string[] {
+/** The modules functions have: Node's buffer, crypto and timers (sandbox-bootstrap.ts `requireFor`). */
+const providedModules = new Set(["buffer", "crypto", "timers"]);
+
+/**
+ * What the export's functions (functions/config.json) require() that is not provided, one line
+ * each: a module by name, or a function that requires a computed name.
+ */
+function modulesNotRun(folder: string): string[] {
   const entries = readJsonIfExists(join(folder, "config.json"));
   if (!Array.isArray(entries)) return [];
-  const names: string[] = [];
+  const lines: string[] = [];
   for (const entry of entries) {
     const name = asString(asObject(entry).name);
     const file = name ? join(folder, `${name}.js`) : undefined;
-    if (name && file && existsSync(file) && /\brequire\s*\(/.test(readFileSync(file, "utf8"))) names.push(name);
+    if (!name || !file || !existsSync(file)) continue;
+    const modules = new Set<string>();
+    let computed = false;
+    for (const found of readFileSync(file, "utf8").matchAll(/\brequire\s*\(\s*(?:(["'])([^"'\n]+)\1\s*\))?/g)) {
+      const module = found[2]?.replace(/^node:/, "");
+      if (module === undefined) computed = true;
+      else if (!providedModules.has(module)) modules.add(module);
+    }
+    for (const module of [...modules].sort()) lines.push(`require('${module}') in function '${name}'`);
+    if (computed) lines.push(`require() of a computed name in function '${name}'`);
   }
-  return names.sort();
+  return lines.sort();
 }

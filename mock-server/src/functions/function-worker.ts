@@ -133,7 +133,35 @@ const rsaPadding = (scheme) => {
   if (scheme === "pkcs1v1.5") return { padding: nodeCrypto.constants.RSA_PKCS1_PADDING };
   throw new Error("the signature scheme must be pss or pkcs1v1.5, not '" + scheme + "'");
 };
+// Node's crypto module in functions (sandbox-bootstrap.ts): any digest Node has, bytes as base64.
+const nodeDigests = new Set(nodeCrypto.getHashes());
+const nodeDigest = (name, what) => {
+  if (typeof name !== "string" || !nodeDigests.has(name.toLowerCase())) throw new Error(what);
+  return name.toLowerCase();
+};
+/** The most random bytes one call of randomBytes makes (Node's own limit is 2 GiB). */
+const maxRandomBytes = 65536;
 const cryptoOps = {
+  nodeHashes() {
+    return [...nodeDigests];
+  },
+  nodeHash(a) {
+    const algorithm = nodeDigest(a.algorithm, "Digest method not supported");
+    return nodeCrypto.createHash(algorithm).update(Buffer.from(String(a.input), "base64")).digest("base64");
+  },
+  nodeHmac(a) {
+    const algorithm = nodeDigest(a.algorithm, "Invalid digest: " + String(a.algorithm));
+    return nodeCrypto
+      .createHmac(algorithm, Buffer.from(String(a.key), "base64"))
+      .update(Buffer.from(String(a.input), "base64"))
+      .digest("base64");
+  },
+  random(a) {
+    const size = a.size;
+    if (!Number.isInteger(size) || size < 0 || size > maxRandomBytes)
+      throw new Error('The value of "size" is out of range. It must be >= 0 && <= ' + maxRandomBytes + ". Received " + String(size));
+    return nodeCrypto.randomBytes(size).toString("base64");
+  },
   hash(a) {
     const algorithm = own(hashes, a.algorithm);
     if (!algorithm) throw new Error("the hash function must be sha1, sha256, sha512 or md5, not '" + a.algorithm + "'");

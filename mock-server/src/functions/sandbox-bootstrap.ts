@@ -74,6 +74,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const regExpExec = RegExp.prototype.exec;
   const stringLastIndexOf = String.prototype.lastIndexOf;
   const stringTrim = String.prototype.trim;
+  const stringToLowerCase = String.prototype.toLowerCase;
   const badNumberString = new RegExp(${JSON.stringify(badNumberString.source)});
 
   // --- Freezing the context's built-ins.
@@ -663,13 +664,102 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     return session;
   }
 
-  // require(): external dependencies and Node's built-in modules are not run here (docs/production.md,
-  // not provided): said in words rather than as "require is not defined".
-  const requireRefused = freeze(function require(name) {
-    throw new SafeError(
-      "require(" + stringifyJson(SafeString(name)) + ") is not supported by this server: functions run without external dependencies or Node's built-in modules",
+  // Node's crypto module, the part functions use: hashes and HMACs of any digest Node has, random
+  // bytes and UUIDs, a constant-time comparison — run by the process's own crypto (hostCrypto).
+  const SafeBuffer = Buffer;
+  const bufferFrom = SafeBuffer.from;
+  const bufferConcat = SafeBuffer.concat;
+  const bufferToString = SafeBuffer.prototype.toString;
+  const toBytes = (data, encoding, what) => {
+    if (typeof data === "string") return call(bufferFrom, SafeBuffer, data, encoding === undefined ? "utf8" : encoding);
+    if (isView(data)) return call(bufferFrom, SafeBuffer, data.buffer, data.byteOffset, data.byteLength);
+    throw new SafeTypeError(
+      'The "' + what + '" argument must be of type string or an instance of Buffer, TypedArray, or DataView.',
     );
+  };
+  const base64Of = (bytes) => call(bufferToString, bytes, "base64");
+  const fromBase64 = (text) => call(bufferFrom, SafeBuffer, text, "base64");
+  const encoded = (bytes, encoding) =>
+    encoding === undefined || encoding === "buffer" ? bytes : call(bufferToString, bytes, encoding);
+  let digests;
+  const digestNames = () => (digests ??= freeze(cryptoCall("nodeHashes", {})));
+
+  /** A Hash (kind "nodeHash") or an Hmac ("nodeHmac"): updates gathered here, the digest made by the host. */
+  function digester(kind, algorithm, key) {
+    const chunks = [];
+    let finished = false;
+    const self = freeze({
+      update(data, inputEncoding) {
+        if (finished) throw new SafeError("Digest already called");
+        call(arrayPush, chunks, toBytes(data, inputEncoding, "data"));
+        return self;
+      },
+      digest(outputEncoding) {
+        if (finished) throw new SafeError("Digest already called");
+        finished = true;
+        const input = base64Of(call(bufferConcat, SafeBuffer, chunks));
+        return encoded(fromBase64(cryptoCall(kind, { algorithm, key, input })), outputEncoding);
+      },
+    });
+    return self;
+  }
+
+  function randomBytes(size, callback) {
+    const bytes = fromBase64(cryptoCall("random", { size }));
+    if (typeof callback !== "function") return bytes;
+    call(promiseThen, SafePromise.resolve(), () => callback(null, bytes));
+    return undefined;
+  }
+
+  const hexDigits = "0123456789abcdef";
+  const cryptoModule = freeze({
+    createHash: (algorithm) => {
+      if (typeof algorithm !== "string" || !call(arrayIncludes, digestNames(), call(stringToLowerCase, algorithm)))
+        throw new SafeError("Digest method not supported");
+      return digester("nodeHash", algorithm);
+    },
+    createHmac: (algorithm, key) => {
+      if (typeof algorithm !== "string" || !call(arrayIncludes, digestNames(), call(stringToLowerCase, algorithm)))
+        throw new SafeError("Invalid digest: " + SafeString(algorithm));
+      return digester("nodeHmac", algorithm, base64Of(toBytes(key, undefined, "key")));
+    },
+    getHashes: () => call(arraySlice, digestNames()),
+    randomBytes,
+    randomUUID() {
+      const bytes = randomBytes(16);
+      bytes[6] = (bytes[6] & 0x0f) | 0x40;
+      bytes[8] = (bytes[8] & 0x3f) | 0x80;
+      let text = "";
+      for (let i = 0; i < 16; i++) {
+        if (i === 4 || i === 6 || i === 8 || i === 10) text += "-";
+        text += hexDigits[bytes[i] >> 4] + hexDigits[bytes[i] & 15];
+      }
+      return text;
+    },
+    timingSafeEqual(a, b) {
+      const left = toBytes(a, undefined, "buf1");
+      const right = toBytes(b, undefined, "buf2");
+      if (left.length !== right.length) throw new RangeError("Input buffers must have the same byte length");
+      let difference = 0;
+      for (let i = 0; i < left.length; i++) difference |= left[i] ^ right[i];
+      return difference === 0;
+    },
   });
+  const bufferModule = freeze({ Buffer: SafeBuffer });
+
+  // require(): Node's buffer, crypto (above) and timers (the call's own); not external dependencies
+  // or the other built-in modules (docs/production.md, not provided), said in words.
+  function requireFor(timersModule) {
+    return freeze(function require(name) {
+      const bare = typeof name === "string" && call(stringSlice, name, 0, 5) === "node:" ? call(stringSlice, name, 5) : name;
+      if (bare === "buffer") return bufferModule;
+      if (bare === "crypto") return cryptoModule;
+      if (bare === "timers") return timersModule;
+      throw new SafeError(
+        "require(" + stringifyJson(SafeString(name)) + ") is not supported by this server: functions have Node's buffer, crypto and timers modules, not external dependencies or the other built-in modules",
+      );
+    });
+  }
 
   // Timers: setTimeout, setInterval, setImmediate and their clear…, each call's own (factory
   // parameters, as require), on the process's timers (the worker's hostTimer, numbers only). A
@@ -1056,8 +1146,13 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       // A call's own context.request (sandbox.ts sends it with the run when the function names it).
       const callInfo =
         message.request === undefined ? kept : { user: kept.user, request: deepFreeze(fromText(message.request)) };
+      const timerFunctions = timersFor(callId);
+      const timersModule = freeze({
+        setTimeout: timerFunctions[0], clearTimeout: timerFunctions[1], setInterval: timerFunctions[2],
+        clearInterval: timerFunctions[3], setImmediate: timerFunctions[4], clearImmediate: timerFunctions[5],
+      });
       fn = apply(factory, undefined, [
-        undefined, module, makeContext(callId, callInfo), consoleFor(callId), requireRefused, ...timersFor(callId),
+        undefined, module, makeContext(callId, callInfo), consoleFor(callId), requireFor(timersModule), ...timerFunctions,
       ]);
     } catch (error) {
       fail(callId, error);

@@ -251,12 +251,16 @@ describe("an exported app's folder", () => {
       "realm_config.json": { app_id: "dependencies-abcde" },
       "functions/config.json": [{ name: "pay" }, { name: "plain" }],
       "functions/package.json": { dependencies: { stripe: "^12.0.0" } },
-      "functions/pay.js": "exports = () => { const stripe = require('stripe'); return stripe; };",
-      "functions/plain.js": "exports = () => 'required fields';",
+      "functions/pay.js":
+        "exports = (name) => { const crypto = require('node:crypto'); const stripe = require('stripe'); return [require(name), require(\"stripe/lib\")]; };",
+      "functions/plain.js": "exports = () => 'required fields: ' + typeof require('buffer').Buffer;",
     });
+    // (buffer, crypto and timers are provided.)
     expect(loadAppFolder(dependencies).notRun).toEqual([
       "external dependencies of functions (functions/package.json)",
-      "require() in function 'pay'",
+      "require('stripe') in function 'pay'",
+      "require('stripe/lib') in function 'pay'",
+      "require() of a computed name in function 'pay'",
     ]);
   });
 

@@ -136,8 +136,13 @@ describe("function code cannot reach the host", () => {
         for (const [i, attempt] of failing.entries()) {
           try { await attempt(); } catch (error) { candidates["error" + i] = error; }
         }
-        // require() is the context's own, which refuses every module; the timers are the call's own.
+        // require() is the context's own (its modules too), which refuses the rest; the timers are the call's own.
         candidates.require = require;
+        candidates.crypto = require("crypto");
+        candidates.hash = require("crypto").createHash("sha256");
+        candidates.random = require("crypto").randomBytes(4);
+        candidates.buffer = require("buffer");
+        candidates.timers = require("timers");
         candidates.setTimeout = setTimeout;
         candidates.clearTimeout = clearTimeout;
         candidates.timer = setTimeout(() => {}, 100000);
