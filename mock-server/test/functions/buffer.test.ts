@@ -4,48 +4,41 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, functionResult, newApp, testApp } from "../helpers/app.ts";
+import { appOfFunctions } from "../helpers/app.ts";
+
+const functions: Record<string, string> = {
+  bytes: `exports = (text) => {
+    const buf = Buffer.from(text);
+    const joined = Buffer.concat([buf, Buffer.from("2a", "hex")]);
+    const numbers = Buffer.alloc(4);
+    numbers.writeUInt32BE(0xdeadbeef, 0);
+    return {
+      base64: buf.toString("base64"),
+      back: Buffer.from(buf.toString("base64"), "base64").toString("utf8"),
+      hex: joined.toString("hex"),
+      length: Buffer.byteLength(text),
+      isBuffer: Buffer.isBuffer(buf),
+      typed: buf instanceof Uint8Array,
+      number: numbers.readUInt32BE(0),
+      json: JSON.stringify(Buffer.from("ab")),
+      equals: Buffer.from("x").equals(Buffer.from("x")),
+      binary: new BSON.Binary(Buffer.from("hi")).toString("base64"),
+    };
+  };`,
+  replace: `exports = () => { try { globalThis.Buffer = null; } catch (e) {} return typeof Buffer.from; };`,
+};
 
 let app: FastifyInstance;
-let appId: string;
-let token: string;
+let run: (name: string, ...args: unknown[]) => Promise<any>;
 
 beforeAll(async () => {
-  app = await testApp({ allowFunctionSource: true });
-  appId = await newApp(app, {
-    functions: {
-      bytes: {
-        source: `exports = (text) => {
-          const buf = Buffer.from(text);
-          const joined = Buffer.concat([buf, Buffer.from("2a", "hex")]);
-          const numbers = Buffer.alloc(4);
-          numbers.writeUInt32BE(0xdeadbeef, 0);
-          return {
-            base64: buf.toString("base64"),
-            back: Buffer.from(buf.toString("base64"), "base64").toString("utf8"),
-            hex: joined.toString("hex"),
-            length: Buffer.byteLength(text),
-            isBuffer: Buffer.isBuffer(buf),
-            typed: buf instanceof Uint8Array,
-            number: numbers.readUInt32BE(0),
-            json: JSON.stringify(Buffer.from("ab")),
-            equals: Buffer.from("x").equals(Buffer.from("x")),
-            binary: new BSON.Binary(Buffer.from("hi")).toString("base64"),
-          };
-        };`,
-      },
-      replace: {
-        source: `exports = () => { try { globalThis.Buffer = null; } catch (e) {} return typeof Buffer.from; };`,
-      },
-    },
-  });
-  token = (await anonymousLogin(app, appId)).access_token;
+  ({ app, run } = await appOfFunctions(functions));
 });
 afterAll(() => app.close());
 
 describe("Buffer in a function", () => {
   it("reads and writes bytes as Node's does", async () => {
-    expect(await functionResult(app, appId, token, "bytes", ["héllo"])).toEqual({
+    expect(await run("bytes", "héllo")).toEqual({
       base64: "aMOpbGxv",
       back: "héllo",
       hex: "68c3a96c6c6f2a",
@@ -60,7 +53,7 @@ describe("Buffer in a function", () => {
   });
 
   it("stays for every call: a function cannot replace it", async () => {
-    expect(await functionResult(app, appId, token, "replace", [])).toBe("function");
-    expect(await functionResult(app, appId, token, "replace", [])).toBe("function");
+    expect(await run("replace")).toBe("function");
+    expect(await run("replace")).toBe("function");
   });
 });

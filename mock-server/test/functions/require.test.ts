@@ -7,11 +7,12 @@
 import { createHash, createHmac } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, callAppFunction, functionResult, newApp, testApp } from "../helpers/app.ts";
+import { appOfFunctions, callAppFunction } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
 let token: string;
+let run: (name: string, ...args: unknown[]) => Promise<any>;
 
 const functions: Record<string, string> = {
   // A webhook's signature, as functions check them.
@@ -56,15 +57,9 @@ const functions: Record<string, string> = {
 };
 
 beforeAll(async () => {
-  app = await testApp({ allowFunctionSource: true });
-  appId = await newApp(app, {
-    functions: Object.fromEntries(Object.entries(functions).map(([name, source]) => [name, { source }])),
-  });
-  token = (await anonymousLogin(app, appId)).access_token;
+  ({ app, appId, token, run } = await appOfFunctions(functions));
 });
 afterAll(() => app.close());
-
-const run = (name: string, ...args: unknown[]) => functionResult(app, appId, token, name, args);
 
 describe("require() in a function", () => {
   it("gives Node's crypto: HMACs and hashes of any digest, as Node computes them", async () => {

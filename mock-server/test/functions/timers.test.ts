@@ -5,11 +5,12 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, callAppFunction, functionResult, newApp, testApp } from "../helpers/app.ts";
+import { appOfFunctions, callAppFunction } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
 let token: string;
+let run: (name: string, ...args: unknown[]) => Promise<any>;
 
 const functions: Record<string, string> = {
   // The reference's sleep (functions/handle-errors: mightFail's throttle).
@@ -46,15 +47,9 @@ const functions: Record<string, string> = {
 };
 
 beforeAll(async () => {
-  app = await testApp({ allowFunctionSource: true });
-  appId = await newApp(app, {
-    functions: Object.fromEntries(Object.entries(functions).map(([name, source]) => [name, { source }])),
-  });
-  token = (await anonymousLogin(app, appId)).access_token;
+  ({ app, appId, token, run } = await appOfFunctions(functions));
 });
 afterAll(() => app.close());
-
-const run = (name: string) => functionResult(app, appId, token, name, []);
 
 describe("timers in a function", () => {
   it("run as Node runs them: timeouts with arguments, immediates, intervals, clears", async () => {

@@ -102,6 +102,25 @@ export async function functionResult(
   return body;
 }
 
+/**
+ * An emulator with an app of these functions (name → source) and more config, and an anonymous
+ * user's token: what the functions' tests start from. Close `app` after them.
+ */
+export async function appOfFunctions(sources: Record<string, string>, config: Record<string, unknown> = {}) {
+  const app = await testApp({ allowFunctionSource: true });
+  const appId = await newApp(app, {
+    ...config,
+    functions: Object.fromEntries(Object.entries(sources).map(([name, source]) => [name, { source }])),
+  });
+  const token = (await anonymousLogin(app, appId)).access_token as string;
+  return {
+    app,
+    appId,
+    token,
+    run: (name: string, ...args: unknown[]) => functionResult(app, appId, token, name, args),
+  };
+}
+
 /** `GET /auth/profile` with an access token, contract-checked. */
 export const getProfile = (app: FastifyInstance, token: string) =>
   call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(token) });
