@@ -36,6 +36,7 @@ export const bothStores = [
   "test/app-services/watch.test.ts",
   "test/conformance/realm-web-queries.test.ts",
   "test/conformance/realm-web.test.ts",
+  "test/conformance/realm-web-flows.test.ts",
   "test/functions/transactions.test.ts",
   "test/control/apps-and-users.test.ts",
   "test/control/documents.test.ts",
