@@ -488,25 +488,45 @@ function notRun(dir: string, found: string[]): string[] {
   const sync = asObject(readJsonIfExists(join(dir, "sync", "config.json")));
   if (sync.state === "enabled") found.push(`Device Sync (${asString(sync.type) ?? "?"})`);
   const functions = join(dir, "functions");
-  for (const file of [
-    "package.json",
-    "node_modules.tar.gz",
-    "node_modules.tgz",
-    "node_modules.tar",
-    "node_modules.zip",
-  ]) {
-    if (existsSync(join(functions, file))) found.push(`external dependencies of functions (functions/${file})`);
+  const installed = existsSync(join(functions, "node_modules"));
+  if (!installed) {
+    // Dependencies are read from functions/node_modules: an export that names or uploads them needs it.
+    for (const file of [
+      "package.json",
+      "node_modules.tar.gz",
+      "node_modules.tgz",
+      "node_modules.tar",
+      "node_modules.zip",
+    ]) {
+      if (!existsSync(join(functions, file))) continue;
+      const how = file === "package.json" ? "npm install in functions/" : `unpack it into functions/`;
+      found.push(`external dependencies of functions (functions/${file}; no functions/node_modules: ${how})`);
+    }
   }
   found.push(...modulesNotRun(functions));
   return found;
 }
 
-/** The modules functions have: Node's buffer, crypto and timers (sandbox-bootstrap.ts `requireFor`). */
-const providedModules = new Set(["buffer", "crypto", "timers"]);
+/**
+ * The modules functions have without node_modules: Node's buffer, crypto and timers, and those
+ * offered as packages (sandbox-bootstrap.ts `requireModule`).
+ */
+const providedModules = new Set([
+  "buffer",
+  "crypto",
+  "timers",
+  "events",
+  "util",
+  "path",
+  "querystring",
+  "string_decoder",
+  "punycode",
+  "stream",
+]);
 
 /**
- * What the export's functions (functions/config.json) require() that is not provided, one line
- * each: a module by name, or a function that requires a computed name.
+ * What the export's functions (functions/config.json) require() that they will not find, one line
+ * each: one of Node's modules not offered, a package not in functions/node_modules, or a computed name.
  */
 function modulesNotRun(folder: string): string[] {
   const entries = readJsonIfExists(join(folder, "config.json"));
@@ -516,14 +536,21 @@ function modulesNotRun(folder: string): string[] {
     const name = asString(asObject(entry).name);
     const file = name ? join(folder, `${name}.js`) : undefined;
     if (!name || !file || !existsSync(file)) continue;
-    const modules = new Set<string>();
+    const missing = new Set<string>();
     let computed = false;
     for (const found of readFileSync(file, "utf8").matchAll(/\brequire\s*\(\s*(?:(["'])([^"'\n]+)\1\s*\))?/g)) {
-      const module = found[2]?.replace(/^node:/, "");
-      if (module === undefined) computed = true;
-      else if (!providedModules.has(module)) modules.add(module);
+      const request = found[2];
+      if (request === undefined) {
+        computed = true;
+        continue;
+      }
+      const bare = request.replace(/^node:/, "");
+      const parts = bare.split("/");
+      const packageName = bare.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
+      if (providedModules.has(bare) || existsSync(join(folder, "node_modules", packageName))) continue;
+      missing.add(request);
     }
-    for (const module of [...modules].sort()) lines.push(`require('${module}') in function '${name}'`);
+    for (const module of [...missing].sort()) lines.push(`require('${module}') in function '${name}'`);
     if (computed) lines.push(`require() of a computed name in function '${name}'`);
   }
   return lines.sort();

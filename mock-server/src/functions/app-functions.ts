@@ -3,6 +3,8 @@
  * with App Services' `context` (user, values, environment, services, functions), as the calling
  * user (rules apply) or as system, within the app's time limit.
  */
+import { existsSync, realpathSync } from "node:fs";
+import { join } from "node:path";
 import { Binary, EJSON } from "bson";
 import type { FastifyBaseLogger } from "fastify";
 import { defaultFunctionTimeoutMs, mongoServiceOf } from "../config/app-config.ts";
@@ -351,6 +353,7 @@ export class AppFunctions implements SandboxHost {
       },
       {
         memoryLimitMb: busyLimits.memoryMb,
+        appModules: this.appModules(),
         ...(inspector
           ? { inspectPort: inspector.portOf(appId), inspecting: (url: string) => inspector.listening(appId, url) }
           : {}),
@@ -727,6 +730,13 @@ export class AppFunctions implements SandboxHost {
       principal: fn.runAsSystem ? { kind: "system" } : info.principal,
       endpoint: false,
     });
+  }
+
+  /** The app folder's functions/node_modules, when it has one: the packages its functions may require. */
+  private appModules(): string | null {
+    if (this.folder === null) return null;
+    const dir = join(this.folder.dir, "functions", "node_modules");
+    return existsSync(dir) ? realpathSync(dir) : null;
   }
 
   private transactionsOf(info: CallInfo): CallTransactions {

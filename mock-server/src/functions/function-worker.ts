@@ -230,6 +230,138 @@ const hostCrypto = (op, text) => {
   }
 };
 
+// Modules functions require (sandbox-bootstrap.ts): found and read here, where this process may
+// read only the app's functions/node_modules and the packages of the built-in modules it offers
+// (its --allow-fs-read), and compiled in the context. Paths and texts in; a path, a text or the
+// compiled function (made in the context) out.
+const nodePath = require("node:path");
+const nodeFs = require("node:fs");
+let moduleRoots = { app: null, shared: null, packages: [] };
+const moduleParameters = [
+  "exports", "require", "module", "__filename", "__dirname", "process", "global",
+  "setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask",
+];
+const coreModules = new Set(require("node:module").builtinModules);
+const isFile = (file) => {
+  try {
+    return nodeFs.statSync(file).isFile();
+  } catch (error) {
+    return false;
+  }
+};
+const packageOf = (dir) => {
+  const file = nodePath.join(dir, "package.json");
+  if (!isFile(file)) return null;
+  try {
+    const parsed = JSON.parse(nodeFs.readFileSync(file, "utf8"));
+    return parsed !== null && typeof parsed === "object" ? parsed : null;
+  } catch (error) {
+    return null;
+  }
+};
+const asFile = (file) => {
+  for (const candidate of [file, file + ".js", file + ".json", file + ".cjs"]) if (isFile(candidate)) return candidate;
+  return null;
+};
+const asIndex = (dir) => asFile(nodePath.join(dir, "index"));
+/** A package.json "exports" target for CommonJS: a string, or the require / node / default condition. */
+const exportTarget = (target) => {
+  if (typeof target === "string") return target;
+  if (Array.isArray(target)) {
+    for (const each of target) {
+      const found = exportTarget(each);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (target === null || typeof target !== "object") return null;
+  for (const condition of ["require", "node", "default"]) {
+    if (Object.hasOwn(target, condition)) {
+      const found = exportTarget(target[condition]);
+      if (found) return found;
+    }
+  }
+  return null;
+};
+/** A package's file for "." or "./sub": its "exports" when it has them, else "main" or the path itself. */
+const packageEntry = (dir, subpath) => {
+  const pkg = packageOf(dir);
+  if (pkg && pkg.exports !== undefined) {
+    const map = typeof pkg.exports === "object" && pkg.exports !== null && !Array.isArray(pkg.exports) &&
+      Object.keys(pkg.exports).some((key) => key.startsWith("."))
+      ? pkg.exports
+      : { ".": pkg.exports };
+    const target = Object.hasOwn(map, subpath) ? exportTarget(map[subpath]) : null;
+    return target ? asFile(nodePath.join(dir, target)) : null;
+  }
+  if (subpath !== ".") {
+    const file = nodePath.join(dir, subpath);
+    return asFile(file) || asIndex(file);
+  }
+  const main = pkg && typeof pkg.main === "string" ? nodePath.join(dir, pkg.main) : null;
+  return (main && (asFile(main) || asIndex(main))) || asIndex(dir);
+};
+const within = (file, root) => typeof root === "string" && (file === root || file.startsWith(root + nodePath.sep));
+/** Where a bare request's search for node_modules stops: the app's functions folder, or the built-ins' own. */
+const boundaryOf = (dir) => {
+  if (within(dir, moduleRoots.app)) return nodePath.dirname(moduleRoots.app);
+  if (within(dir, moduleRoots.shared)) return nodePath.dirname(moduleRoots.shared);
+  return dir;
+};
+/** A request from a module in fromDir: a file's real path within the roots, or "" when there is none. */
+const resolveModule = (from, request) => {
+  // ("" is the functions themselves: from their folder, beside its node_modules.)
+  const fromDir = from === "" && moduleRoots.app ? nodePath.dirname(moduleRoots.app) : from;
+  if (typeof fromDir !== "string" || fromDir === "" || typeof request !== "string" || request === "") return "";
+  let found = null;
+  if (request === "." || request === ".." || request.startsWith("./") || request.startsWith("../")) {
+    const file = nodePath.resolve(fromDir, request);
+    found = asFile(file) || asIndex(file) || (isFile(nodePath.join(file, "package.json")) ? packageEntry(file, ".") : null);
+  } else if (!request.startsWith("/")) {
+    const parts = request.split("/");
+    const name = request.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+    const subpath = request.length > name.length ? "." + request.slice(name.length) : ".";
+    const boundary = boundaryOf(fromDir);
+    for (let dir = fromDir; within(dir, boundary); dir = nodePath.dirname(dir)) {
+      if (nodePath.basename(dir) !== "node_modules") {
+        const candidate = nodePath.join(dir, "node_modules", name);
+        if (isFile(nodePath.join(candidate, "package.json")) || asIndex(candidate)) {
+          found = packageEntry(candidate, subpath);
+          break;
+        }
+      }
+      if (dir === boundary) break;
+    }
+  }
+  if (found === null) return "";
+  const real = nodeFs.realpathSync(found);
+  // Nothing outside the app's modules and the built-ins' packages (the permission model agrees).
+  if (!within(real, moduleRoots.app) && !moduleRoots.packages.some((dir) => within(real, dir))) return "";
+  resolvedFiles.add(real);
+  return real;
+};
+/** The files resolveModule answered: the only ones read and compiled. */
+const resolvedFiles = new Set();
+const hostModule = (op, a, b) => {
+  try {
+    if (op === "resolve") return resolveModule(a, b);
+    if (op === "builtin") return typeof a === "string" && moduleRoots.shared ? resolveModule(moduleRoots.shared, a) : "";
+    if (op === "core") return typeof a === "string" && coreModules.has(a);
+    if (op === "read" && typeof a === "string" && resolvedFiles.has(a)) return nodeFs.readFileSync(a, "utf8");
+    if (op === "compile" && typeof a === "string" && typeof b === "string" && resolvedFiles.has(a)) {
+      try {
+        return vm.compileFunction(b, moduleParameters, { parsingContext: context, filename: a, importModuleDynamically });
+      } catch (error) {
+        // (The compile error's own words, as a function's are read: never this realm's object.)
+        return compileErrorText(error).join(": ");
+      }
+    }
+  } catch (error) {
+    return null;
+  }
+  return null;
+};
+
 // Functions' timers (sandbox-bootstrap.ts): the bridge names each by a number and a delay (-1: at
 // once, as setImmediate); when one is due the bridge is told its number. Numbers in, none out.
 const timerHandles = new Map();
@@ -262,7 +394,8 @@ function start(init) {
   for (const E of [Error, SyntaxError, RangeError, ReferenceError, TypeError]) errorNames.set(E.prototype, E.name);
   load(init.bsonSource, "bson.bundle.js");
   load(init.bufferSource, "buffer.bundle.js");
-  bridge = load(init.bootstrapSource, "functions-bridge.js")(hostCall, init.appText, hostCrypto, hostTimer);
+  if (init.moduleRoots) moduleRoots = init.moduleRoots;
+  bridge = load(init.bootstrapSource, "functions-bridge.js")(hostCall, init.appText, hostCrypto, hostTimer, hostModule);
   ({ define, defineFailed, dispatch, fire } = bridge);
 }
 

@@ -18,7 +18,7 @@
  */
 import { badNumberString } from "../data/documents.ts";
 
-export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTimer) {
+export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTimer, hostModule) {
   "use strict";
   // --- What the bridge uses, taken before anything can change it.
   const { apply, ownKeys, getPrototypeOf, defineProperty, getOwnPropertyDescriptor } = Reflect;
@@ -30,6 +30,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const SafePromise = Promise;
   const SafeError = Error;
   const SafeTypeError = TypeError;
+  const SafeSyntaxError = SyntaxError;
   const SafeString = String;
   const parseJson = JSON.parse;
   const stringifyJson = JSON.stringify;
@@ -747,17 +748,11 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   });
   const bufferModule = freeze({ Buffer: SafeBuffer });
 
-  // require(): Node's buffer, crypto (above) and timers (the call's own); not external dependencies
-  // or the other built-in modules (docs/production.md, not provided), said in words.
+  // require(): Node's buffer, crypto (above) and timers (the call's own), the built-in modules
+  // offered as packages and the app's functions/node_modules (the module loader below).
   function requireFor(timersModule) {
     return freeze(function require(name) {
-      const bare = typeof name === "string" && call(stringSlice, name, 0, 5) === "node:" ? call(stringSlice, name, 5) : name;
-      if (bare === "buffer") return bufferModule;
-      if (bare === "crypto") return cryptoModule;
-      if (bare === "timers") return timersModule;
-      throw new SafeError(
-        "require(" + stringifyJson(SafeString(name)) + ") is not supported by this server: functions have Node's buffer, crypto and timers modules, not external dependencies or the other built-in modules",
-      );
+      return requireModule("", name, timersModule);
     });
   }
 
@@ -847,6 +842,102 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     } catch (error) {
       fail(timer.callId, error);
     }
+  }
+
+  // Modules (docs/decisions/0038): a CommonJS loader. The worker finds and reads files (hostModule:
+  // paths and texts in, a path, a text or a function compiled in this context out), only in the
+  // app's functions/node_modules and in the packages of the built-in modules offered as packages;
+  // module objects, require functions and the cache are made here. Modules run with the process's
+  // timers (not a call's) and a process object of their own.
+  const builtinPackages = freeze({
+    events: "events", util: "util", path: "path-browserify", querystring: "querystring-es3",
+    string_decoder: "string_decoder", punycode: "punycode", stream: "stream-browserify",
+  });
+  const moduleCache = new SafeMap();
+  const moduleTimerFunctions = timersFor(0);
+  const moduleTimers = freeze({
+    setTimeout: moduleTimerFunctions[0], clearTimeout: moduleTimerFunctions[1], setInterval: moduleTimerFunctions[2],
+    clearInterval: moduleTimerFunctions[3], setImmediate: moduleTimerFunctions[4], clearImmediate: moduleTimerFunctions[5],
+  });
+  const nextTick = (fn, ...args) => {
+    if (typeof fn !== "function") throw new SafeTypeError('The "callback" argument must be of type function');
+    call(promiseThen, SafePromise.resolve(), () => apply(fn, undefined, args));
+  };
+  const moduleProcess = freeze({
+    env: {},
+    argv: freeze([]),
+    platform: "linux",
+    version: app.nodeVersion,
+    versions: freeze({ node: call(stringSlice, app.nodeVersion, 1) }),
+    nextTick,
+    cwd: () => "/",
+    emitWarning: () => undefined,
+  });
+  const moduleError = (message, code) => {
+    const error = new SafeError(message);
+    error.code = code;
+    return error;
+  };
+  const dirOf = (file) => {
+    const at = call(stringLastIndexOf, file, "/");
+    return at <= 0 ? "/" : call(stringSlice, file, 0, at);
+  };
+
+  function requireModule(fromDir, name, timersModule) {
+    if (typeof name !== "string") throw new SafeTypeError('The "id" argument must be of type string');
+    const bare = call(stringSlice, name, 0, 5) === "node:" ? call(stringSlice, name, 5) : name;
+    if (bare === "buffer") return bufferModule;
+    if (bare === "crypto") return cryptoModule;
+    if (bare === "timers") return timersModule;
+    if (hasOwn(builtinPackages, bare)) {
+      const file = hostModule("builtin", builtinPackages[bare]);
+      if (typeof file === "string" && file !== "") return loadModule(file);
+    }
+    if (hostModule("core", bare) === true || bare !== name) {
+      throw new SafeError(
+        "require(" + stringifyJson(name) + ") is not supported by this server: functions have Node's buffer, crypto, events, path, punycode, querystring, stream, string_decoder, timers and util modules, and the packages of their app's functions/node_modules",
+      );
+    }
+    const file = hostModule("resolve", fromDir, name);
+    if (typeof file !== "string" || file === "") throw moduleError("Cannot find module '" + name + "'", "MODULE_NOT_FOUND");
+    return loadModule(file);
+  }
+
+  function loadModule(file) {
+    const known = call(mapGet, moduleCache, file);
+    if (known !== undefined) return known.exports;
+    const module = { exports: {}, id: file, filename: file, loaded: false, children: [], paths: [] };
+    call(mapSet, moduleCache, file, module);
+    try {
+      const text = hostModule("read", file);
+      if (typeof text !== "string") throw moduleError("Cannot read module '" + file + "'", "MODULE_NOT_FOUND");
+      if (call(stringSlice, file, -5) === ".json") {
+        module.exports = parseJson(text);
+      } else {
+        const compiled = hostModule("compile", file, text);
+        if (typeof compiled !== "function") throw new SafeSyntaxError(typeof compiled === "string" ? compiled : "the module " + file + " does not compile");
+        const dir = dirOf(file);
+        const require = function require(request) {
+          return requireModule(dir, request, moduleTimers);
+        };
+        require.resolve = (request) => {
+          const found = hostModule("resolve", dir, request);
+          if (typeof found !== "string" || found === "") throw moduleError("Cannot find module '" + request + "'", "MODULE_NOT_FOUND");
+          return found;
+        };
+        require.cache = create(null);
+        apply(compiled, module.exports, [
+          module.exports, require, module, file, dir, moduleProcess, globalThis,
+          moduleTimers.setTimeout, moduleTimers.clearTimeout, moduleTimers.setInterval,
+          moduleTimers.clearInterval, moduleTimers.setImmediate, moduleTimers.clearImmediate, nextTick,
+        ]);
+      }
+    } catch (error) {
+      call(mapDelete, moduleCache, file);
+      throw error;
+    }
+    module.loaded = true;
+    return module.exports;
   }
 
   function makeContext(callId, callInfo) {

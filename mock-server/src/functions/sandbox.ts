@@ -13,7 +13,7 @@
  * service's 350 MB per function run.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
@@ -27,6 +27,59 @@ const require = createRequire(import.meta.url);
 const bsonBundlePath = join(dirname(require.resolve("bson")), "bson.bundle.js");
 let bsonSource: string | null = null;
 let bufferSource: string | null = null;
+
+/**
+ * Where modules functions require are read from (docs/decisions/0038): the app's own
+ * functions/node_modules (null: none); the node_modules holding the packages of the built-in
+ * modules offered as packages (events, util, path-browserify, …: dependencies of this package),
+ * where their search starts; and those packages' folders with their dependencies', the only ones
+ * of it the process may read (not the whole folder: it holds links to this project's own).
+ */
+export interface ModuleRoots {
+  app: string | null;
+  shared: string;
+  packages: string[];
+}
+
+/** The packages of the built-in modules offered as packages (sandbox-bootstrap.ts `builtinPackages`). */
+const builtinPackageNames = [
+  "events",
+  "util",
+  "path-browserify",
+  "querystring-es3",
+  "string_decoder",
+  "punycode",
+  "stream-browserify",
+];
+
+/** The node_modules folder the built-in modules' packages are installed in. */
+export const sharedModules = dirname(dirname(require.resolve("events/")));
+
+let sharedPackages: string[] | null = null;
+
+/** The built-in modules' package folders and, through their dependencies, those they need. */
+export function builtinPackageDirs(): string[] {
+  if (sharedPackages) return sharedPackages;
+  const found = new Set<string>();
+  const locate = (from: string, name: string): string | null => {
+    for (let dir = from; ; dir = dirname(dir)) {
+      const candidate = join(dir, "node_modules", name);
+      if (existsSync(join(candidate, "package.json"))) return realpathSync(candidate);
+      if (dirname(dir) === dir) return null;
+    }
+  };
+  const visit = (dir: string | null) => {
+    if (dir === null || found.has(dir)) return;
+    found.add(dir);
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+    };
+    for (const name of Object.keys(pkg.dependencies ?? {})) visit(locate(dir, name));
+  };
+  for (const name of builtinPackageNames) visit(locate(dirname(sharedModules), name));
+  sharedPackages = [...found].sort();
+  return sharedPackages;
+}
 
 /**
  * Node's `Buffer` for functions (a global of App Services functions): the `buffer` package — the
@@ -65,11 +118,18 @@ const permissionFlag = process.allowedNodeEnvironmentFlags.has("--permission")
  * worker threads, addons, WASI or inspector), no `eval` or `Function` from strings in its own realm
  * either, the memory limit, and vm modules so that import() can be refused in the context's realm.
  */
-export function functionProcessArgs(memoryLimitMb: number, inspectPort: number | null = null): string[] {
+export function functionProcessArgs(
+  memoryLimitMb: number,
+  inspectPort: number | null = null,
+  readable: string[] = [],
+): string[] {
   return [
     // The permission model keeps the inspector from starting: a process that waits for a debugger
-    // (--inspect-functions, never in production) runs without it (function-inspector.ts).
-    ...(inspectPort === null ? [permissionFlag] : [`--inspect=127.0.0.1:${inspectPort}`]),
+    // (--inspect-functions, never in production) runs without it (function-inspector.ts). Files:
+    // only the modules functions may require (ModuleRoots), read.
+    ...(inspectPort === null
+      ? [permissionFlag, ...readable.map((dir) => `--allow-fs-read=${join(dir, "*")}`)]
+      : [`--inspect=127.0.0.1:${inspectPort}`]),
     "--disallow-code-generation-from-strings",
     "--experimental-vm-modules",
     `--max-old-space-size=${memoryLimitMb}`,
@@ -162,6 +222,8 @@ export interface SandboxOptions {
   inspectPort?: number | null;
   /** Told the debugger's WebSocket address once the process listens. */
   inspecting?: (url: string) => void;
+  /** The app's functions/node_modules, if it has one (ModuleRoots). */
+  appModules?: string | null;
 }
 
 /** What a function asks of the emulator: a MongoDB action, another function, an HTTP request. */
@@ -224,13 +286,16 @@ export class Sandbox {
   constructor(
     private readonly host: SandboxHost,
     info: SandboxAppInfo,
-    { memoryLimitMb = 350, inspectPort = null, inspecting }: SandboxOptions = {},
+    { memoryLimitMb = 350, inspectPort = null, inspecting, appModules = null }: SandboxOptions = {},
   ) {
     // (Not a process being debugged: one stopped at a breakpoint answers nothing, rightly.)
     this.watchLiveness = inspectPort === null;
     bsonSource ??= readFileSync(bsonBundlePath, "utf8");
     bufferSource ??= bufferBundle();
-    this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb, inspectPort), {
+    const packages = builtinPackageDirs();
+    const moduleRoots: ModuleRoots = { app: appModules, shared: sharedModules, packages };
+    const readable = appModules === null ? packages : [appModules, ...packages];
+    this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb, inspectPort, readable), {
       stdio: ["ignore", "ignore", "pipe", "pipe"],
       env: functionProcessEnvironment(),
       windowsHide: true,
@@ -278,7 +343,8 @@ export class Sandbox {
         bsonSource,
         bufferSource,
         bootstrapSource,
-        appText: JSON.stringify(info),
+        appText: JSON.stringify({ ...info, nodeVersion: process.version }),
+        moduleRoots,
       }),
     );
   }

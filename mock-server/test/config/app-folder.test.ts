@@ -246,22 +246,32 @@ describe("an exported app's folder", () => {
         "exports = async () => { const session = context.services.get('mongodb-atlas').startSession(); await session.withTransaction(async () => {}); };",
     });
     expect(loadAppFolder(transactions).notRun).toEqual([]);
-    // External dependencies: their package.json or archive, and each function calling require().
+    // External dependencies without functions/node_modules, and each require() that will find nothing.
     const dependencies = exportedApp("dependencies", {
       "realm_config.json": { app_id: "dependencies-abcde" },
       "functions/config.json": [{ name: "pay" }, { name: "plain" }],
       "functions/package.json": { dependencies: { stripe: "^12.0.0" } },
       "functions/pay.js":
-        "exports = (name) => { const crypto = require('node:crypto'); const stripe = require('stripe'); return [require(name), require(\"stripe/lib\")]; };",
+        "exports = (name) => { const crypto = require('node:crypto'); const stripe = require('stripe'); return [require(name), require(\"stripe/lib\"), require('fs'), require('util')]; };",
       "functions/plain.js": "exports = () => 'required fields: ' + typeof require('buffer').Buffer;",
     });
-    // (buffer, crypto and timers are provided.)
+    // (buffer, crypto, util and the others offered are there.)
     expect(loadAppFolder(dependencies).notRun).toEqual([
-      "external dependencies of functions (functions/package.json)",
+      "external dependencies of functions (functions/package.json; no functions/node_modules: npm install in functions/)",
+      "require('fs') in function 'pay'",
       "require('stripe') in function 'pay'",
       "require('stripe/lib') in function 'pay'",
       "require() of a computed name in function 'pay'",
     ]);
+    // Installed: the packages it holds are found; nothing is said of them.
+    const installed = exportedApp("installed", {
+      "realm_config.json": { app_id: "installed-abcde" },
+      "functions/config.json": [{ name: "pay" }],
+      "functions/package.json": { dependencies: { stripe: "^12.0.0" } },
+      "functions/node_modules/stripe/package.json": { name: "stripe", main: "index.js" },
+      "functions/pay.js": "exports = () => require('stripe');",
+    });
+    expect(loadAppFolder(installed).notRun).toEqual([]);
   });
 
   it("warns at start, once per app, with what is not run", async () => {

@@ -14,12 +14,14 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
 import { networkLockdown, workerSource } from "../../src/functions/function-worker.ts";
 import {
+  builtinPackageDirs,
   contextLimits,
   ExecutionMemoryLimit,
   ExecutionTimeout,
   functionProcessArgs,
   functionProcessEnvironment,
   Sandbox,
+  sharedModules,
 } from "../../src/functions/sandbox.ts";
 import { refusingHost, testAppInfo } from "../helpers/sandbox.ts";
 
@@ -87,7 +89,11 @@ describe("the function process", () => {
       const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\u0000");
       expect(args).toContain("--disallow-code-generation-from-strings");
       expect(args.some((a) => a === "--permission" || a === "--experimental-permission")).toBe(true);
-      expect(args.filter((a) => a.startsWith("--allow-"))).toEqual([]);
+      // Reading: only the built-in modules' packages (an app without node_modules).
+      expect(args.filter((a) => a.startsWith("--allow-"))).toEqual(
+        builtinPackageDirs().map((dir) => `--allow-fs-read=${join(dir, "*")}`),
+      );
+      expect(builtinPackageDirs().every((dir) => dir.startsWith(sharedModules))).toBe(true);
       // Nothing of the emulator's environment (its secrets): the time zone and locale at most.
       const names = readFileSync(`/proc/${pid}/environ`, "utf8")
         .split("\u0000")
