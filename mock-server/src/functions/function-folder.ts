@@ -2,7 +2,7 @@
  * The functions of an App Services app folder (`functions/config.json` + one source file per
  * function), read lazily and reloaded when the folder changes while the emulator runs.
  */
-import { existsSync, type FSWatcher, readFileSync, watch } from "node:fs";
+import { existsSync, type FSWatcher, readdirSync, readFileSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
 
 export interface FunctionSource {
@@ -33,7 +33,8 @@ interface ConfigEntry {
 
 export class FunctionFolder {
   private cache: Map<string, FunctionSource> | null = null;
-  private watcher: FSWatcher | null = null;
+  /** The watched folders, by path: the functions folder, and each of its subfolders but node_modules. */
+  private readonly watchers = new Map<string, FSWatcher>();
   private generation = 0;
 
   constructor(
@@ -41,18 +42,37 @@ export class FunctionFolder {
     watchForChanges: boolean,
   ) {
     const functionsDir = join(dir, "functions");
-    if (watchForChanges && existsSync(functionsDir)) {
-      try {
-        this.watcher = watch(functionsDir, { recursive: true, persistent: false }, () => {
-          this.cache = null;
-          this.generation++;
-        });
-        this.watcher.on("error", () => {
-          this.cache = null;
-        });
-      } catch {
-        this.watcher = null;
-      }
+    if (!watchForChanges || !existsSync(functionsDir)) return;
+    // Not node_modules: a package tree holds thousands of folders (a watch each), and functions load
+    // its modules again in their next process anyway.
+    this.watchFolder(functionsDir, false, (name) => {
+      const sub = name === null ? null : join(functionsDir, name);
+      if (sub !== null && name !== "node_modules" && !this.watchers.has(sub) && isFolder(sub))
+        this.watchFolder(sub, true);
+    });
+    for (const entry of readdirSync(functionsDir, { withFileTypes: true })) {
+      if (entry.isDirectory() && entry.name !== "node_modules") this.watchFolder(join(functionsDir, entry.name), true);
+    }
+  }
+
+  /** The folders watched for changes (tests). */
+  get watched(): string[] {
+    return [...this.watchers.keys()];
+  }
+
+  private watchFolder(path: string, recursive: boolean, also?: (name: string | null) => void): void {
+    try {
+      const watcher = watch(path, { recursive, persistent: false }, (_event, name) => {
+        this.cache = null;
+        this.generation++;
+        also?.(typeof name === "string" ? name : null);
+      });
+      watcher.on("error", () => {
+        this.cache = null;
+      });
+      this.watchers.set(path, watcher);
+    } catch {
+      // (Unwatched: its changes are seen at the next start.)
     }
   }
 
@@ -98,10 +118,18 @@ export class FunctionFolder {
   }
 
   close(): void {
-    this.watcher?.close();
-    this.watcher = null;
+    for (const watcher of this.watchers.values()) watcher.close();
+    this.watchers.clear();
   }
 }
+
+const isFolder = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
 
 /** The emulator's app folders, one watcher each however many apps share a folder. */
 export class FunctionFolders {
