@@ -443,7 +443,9 @@ function receive(text) {
       defineFailed(message.id, message.name, name, text);
       return;
     }
-    define(message.id, message.name, factory);
+    // Whether its source may use the call's timers or require() (or reach them through arguments):
+    // a call of one that does not is given the process's, made once, instead of its own.
+    define(message.id, message.name, factory, /\\b(set|clear)(Timeout|Interval|Immediate)\\b|\\brequire\\b|\\barguments\\b/.test(message.body));
   } else if (message.type === "ping") {
     post(frame("pong,0,0,"));
   } else if (message.type === "init") {

@@ -883,6 +883,9 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     return at <= 0 ? "/" : call(stringSlice, file, 0, at);
   };
 
+  // What a call of a function that names neither timers nor require() is given for them: the process's.
+  const processNode = freeze([requireFor(moduleTimers), ...moduleTimerFunctions]);
+
   function requireModule(fromDir, name, timersModule) {
     if (typeof name !== "string") throw new SafeTypeError('The "id" argument must be of type string');
     const bare = call(stringSlice, name, 0, 5) === "node:" ? call(stringSlice, name, 5) : name;
@@ -1237,14 +1240,16 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       // A call's own context.request (sandbox.ts sends it with the run when the function names it).
       const callInfo =
         message.request === undefined ? kept : { user: kept.user, request: deepFreeze(fromText(message.request)) };
-      const timerFunctions = timersFor(callId);
-      const timersModule = freeze({
-        setTimeout: timerFunctions[0], clearTimeout: timerFunctions[1], setInterval: timerFunctions[2],
-        clearInterval: timerFunctions[3], setImmediate: timerFunctions[4], clearImmediate: timerFunctions[5],
-      });
-      fn = apply(factory, undefined, [
-        undefined, module, makeContext(callId, callInfo), consoleFor(callId), requireFor(timersModule), ...timerFunctions,
-      ]);
+      let node = processNode;
+      if (defined.usesNode) {
+        const timerFunctions = timersFor(callId);
+        const timersModule = freeze({
+          setTimeout: timerFunctions[0], clearTimeout: timerFunctions[1], setInterval: timerFunctions[2],
+          clearInterval: timerFunctions[3], setImmediate: timerFunctions[4], clearImmediate: timerFunctions[5],
+        });
+        node = [requireFor(timersModule), ...timerFunctions];
+      }
+      fn = apply(factory, undefined, [undefined, module, makeContext(callId, callInfo), consoleFor(callId), ...node]);
     } catch (error) {
       fail(callId, error);
       return;
@@ -1321,9 +1326,9 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       }
     },
     /** A compiled function's factory (made in this context by vm.compileFunction), by the id runs name it by. */
-    define(id, name, factory) {
+    define(id, name, factory, usesNode) {
       if (typeof id === "number" && typeof factory === "function") {
-        call(mapSet, factories, id, freeze({ factory, name: SafeString(name) }));
+        call(mapSet, factories, id, freeze({ factory, name: SafeString(name), usesNode: usesNode !== false }));
       }
     },
     /** A function whose source does not compile: its factory, made here, throws the compile error's text. */
