@@ -9,13 +9,16 @@
  * Two walls stand between function code and the host (docs/decisions/0010):
  * 1. The context. Nothing of this process's realm may reach function code: this code hands the
  *    context only strings and numbers (and the closure-held `hostCall` and `hostCrypto`, which
- *    take strings and answer strings, and `hostTimer`, which takes numbers and answers nothing),
- *    takes back only strings, and never calls or reads anything function code could have made.
+ *    take strings and answer strings, `hostTimer`, which takes numbers and answers nothing, and
+ *    `hostModule`, which takes strings and answers a string, a boolean or a function compiled in
+ *    the context, as functions' own are), takes back only strings, and never calls or reads
+ *    anything function code could have made.
  * 2. The process. Should code get out of the context anyway, it is in a process started under
- *    Node's permission model (no file system, no child processes, no worker threads, no native
- *    addons, no inspector), with no string compilation in its own realm either, none of the
- *    emulator's environment and nothing of its memory: the BSON library's text comes in the first
- *    message, so not even a file needs to be readable.
+ *    Node's permission model (no child processes, no worker threads, no native addons, no
+ *    inspector, no file but the modules functions may require: the app's functions/node_modules
+ *    and the built-in modules' packages, read), with no string compilation in its own realm
+ *    either, none of the emulator's environment and nothing of its memory: the BSON library's text
+ *    comes in the first message.
  * It also runs with `--experimental-vm-modules` so that a dynamic `import()` in the context can be
  * refused with an error of the context's own (without the flag, Node 20 refuses with one of this
  * realm).

@@ -1,7 +1,8 @@
 /**
  * One app's function runner on the emulator's side: a Node process of its own holding the app's
  * `node:vm` context (see function-worker.ts and sandbox-bootstrap.ts), started under Node's
- * permission model with no file system, child processes, workers, addons or string compilation,
+ * permission model with no child processes, workers, addons or string compilation, and no file
+ * but the modules functions may require (read),
  * and none of the emulator's environment (docs/decisions/0010). Calls cross as text over a pipe
  * (framed: each text's length in characters, a colon, the text); the process never blocks the
  * emulator. At a call's deadline the call fails (a call made while the process starts counts its
@@ -114,9 +115,10 @@ const permissionFlag = process.allowedNodeEnvironmentFlags.has("--permission")
   : "--experimental-permission";
 
 /**
- * How a function process is started: no permission granted (no file system, child processes,
- * worker threads, addons, WASI or inspector), no `eval` or `Function` from strings in its own realm
- * either, the memory limit, and vm modules so that import() can be refused in the context's realm.
+ * How a function process is started: no permission granted but reading `readable` (the modules
+ * functions may require; no other file, child processes, worker threads, addons, WASI or
+ * inspector), no `eval` or `Function` from strings in its own realm either, the memory limit, and
+ * vm modules so that import() can be refused in the context's realm.
  */
 export function functionProcessArgs(
   memoryLimitMb: number,
