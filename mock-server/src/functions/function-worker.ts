@@ -356,7 +356,7 @@ const hostModule = (op, a, b) => {
         return vm.compileFunction(b, moduleParameters, { parsingContext: context, filename: a, importModuleDynamically });
       } catch (error) {
         // (The compile error's own words, as a function's are read: never this realm's object.)
-        return compileErrorText(error).join(": ");
+        return compileErrorText(error)[1] || "the module does not compile";
       }
     }
   } catch (error) {
