@@ -522,6 +522,10 @@ const providedModules = new Set([
   "string_decoder",
   "punycode",
   "stream",
+  "zlib",
+  "assert",
+  "os",
+  "url",
 ]);
 
 /**

@@ -323,7 +323,9 @@ const resolveModule = (from, request) => {
   } else if (!request.startsWith("/")) {
     const parts = request.split("/");
     const name = request.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
-    const subpath = request.length > name.length ? "." + request.slice(name.length) : ".";
+    // ("name/" asks for the package itself, as "name" does.)
+    const rest = request.slice(name.length).replace(/\\/$/, "");
+    const subpath = rest === "" ? "." : "." + rest;
     const boundary = boundaryOf(fromDir);
     for (let dir = fromDir; within(dir, boundary); dir = nodePath.dirname(dir)) {
       if (nodePath.basename(dir) !== "node_modules") {

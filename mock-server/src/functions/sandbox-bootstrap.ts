@@ -22,7 +22,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   "use strict";
   // --- What the bridge uses, taken before anything can change it.
   const { apply, ownKeys, getPrototypeOf, defineProperty, getOwnPropertyDescriptor } = Reflect;
-  const { freeze, isFrozen, keys, hasOwn, create } = Object;
+  const { freeze, isFrozen, keys, hasOwn, create, preventExtensions } = Object;
   const ObjectPrototype = Object.prototype;
   const SafeMap = Map;
   const SafeSet = Set;
@@ -157,7 +157,25 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       if (own) call(arrayPush, roots, own.value, own.get, own.set);
     }
   }
-  for (const value of toFreeze) if (!isView(value)) freeze(value);
+  // Error.stackTraceLimit alone stays writable (libraries such as assert set it while they make an
+  // error): it only bounds the frames a stack keeps; prepareStackTrace and the rest are frozen.
+  const stackTraceLimit = getOwnPropertyDescriptor(Error, "stackTraceLimit");
+  for (const value of toFreeze) {
+    if (isView(value)) continue;
+    if (value !== Error || !stackTraceLimit) {
+      freeze(value);
+      continue;
+    }
+    for (const key of ownKeys(value)) {
+      if (key === "stackTraceLimit") continue;
+      const own = getOwnPropertyDescriptor(value, key);
+      if (own && own.configurable) {
+        defineProperty(value, key, hasOwn(own, "value") ? { writable: false, configurable: false } : { configurable: false });
+      }
+    }
+    defineProperty(value, "stackTraceLimit", { writable: true, enumerable: stackTraceLimit.enumerable, configurable: false });
+    preventExtensions(value);
+  }
   // EJSON is a global of App Services functions; BSON already is (the library's own global). The
   // global's standard bindings become read-only, so \`globalThis.JSON = …\` or a new \`Error\` with
   // a \`prepareStackTrace\` changes nothing. (The whole descriptor is given: the context's global
@@ -746,7 +764,58 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       return difference === 0;
     },
   });
-  const bufferModule = freeze({ Buffer: SafeBuffer });
+  // (The buffer package's own limits: its kMaxLength is 2^31 − 1.)
+  const bufferModule = freeze({
+    Buffer: SafeBuffer,
+    SlowBuffer: SafeBuffer,
+    kMaxLength: 2147483647,
+    INSPECT_MAX_BYTES: 50,
+    constants: freeze({ MAX_LENGTH: 2147483647, MAX_STRING_LENGTH: 536870888 }),
+    atob,
+    btoa,
+  });
+
+  // TextEncoder and TextDecoder (UTF-8), globals as in Node, on Buffer.
+  const SafeUint8Array = Uint8Array;
+  const SafeArrayBuffer = ArrayBuffer;
+  class TextEncoder {
+    get encoding() {
+      return "utf-8";
+    }
+    encode(input = "") {
+      return new SafeUint8Array(call(bufferFrom, SafeBuffer, SafeString(input), "utf8"));
+    }
+    encodeInto(source, destination) {
+      const bytes = this.encode(source);
+      const written = bytes.length <= destination.length ? bytes.length : destination.length;
+      for (let i = 0; i < written; i++) destination[i] = bytes[i];
+      return { read: SafeString(source).length, written };
+    }
+  }
+  class TextDecoder {
+    constructor(label = "utf-8", options) {
+      const name = call(stringToLowerCase, SafeString(label));
+      if (name !== "utf-8" && name !== "utf8" && name !== "unicode-1-1-utf-8")
+        throw new RangeError('The "' + SafeString(label) + '" encoding is not supported');
+      this.ignoreBOM = isObject(options) && options.ignoreBOM === true;
+    }
+    get encoding() {
+      return "utf-8";
+    }
+    decode(input) {
+      if (input === undefined) return "";
+      let bytes;
+      if (isView(input)) bytes = call(bufferFrom, SafeBuffer, input.buffer, input.byteOffset, input.byteLength);
+      else if (input instanceof SafeArrayBuffer) bytes = call(bufferFrom, SafeBuffer, input);
+      else throw new SafeTypeError('The "input" argument must be an instance of ArrayBuffer or ArrayBufferView');
+      const text = call(bufferToString, bytes, "utf8");
+      return !this.ignoreBOM && call(stringSlice, text, 0, 1) === "\ufeff" ? call(stringSlice, text, 1) : text;
+    }
+  }
+  for (const [name, value] of [["TextEncoder", TextEncoder], ["TextDecoder", TextDecoder]]) {
+    freeze(value.prototype);
+    defineProperty(globalThis, name, { value: freeze(value), writable: false, enumerable: false, configurable: false });
+  }
 
   // require(): Node's buffer, crypto (above) and timers (the call's own), the built-in modules
   // offered as packages and the app's functions/node_modules (the module loader below).
@@ -852,6 +921,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const builtinPackages = freeze({
     events: "events", util: "util", path: "path-browserify", querystring: "querystring-es3",
     string_decoder: "string_decoder", punycode: "punycode", stream: "stream-browserify",
+    zlib: "browserify-zlib", assert: "assert", os: "os-browserify/browser", url: "url",
   });
   const moduleCache = new SafeMap();
   const moduleTimerFunctions = timersFor(0);
@@ -898,7 +968,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     }
     if (hostModule("core", bare) === true || bare !== name) {
       throw new SafeError(
-        "require(" + stringifyJson(name) + ") is not supported by this server: functions have Node's buffer, crypto, events, path, punycode, querystring, stream, string_decoder, timers and util modules, and the packages of their app's functions/node_modules",
+        "require(" + stringifyJson(name) + ") is not supported by this server: functions have Node's assert, buffer, crypto, events, os, path, punycode, querystring, stream, string_decoder, timers, url, util and zlib modules, and the packages of their app's functions/node_modules",
       );
     }
     const file = hostModule("resolve", fromDir, name);

@@ -51,6 +51,10 @@ const builtinPackageNames = [
   "string_decoder",
   "punycode",
   "stream-browserify",
+  "browserify-zlib",
+  "assert",
+  "os-browserify",
+  "url",
 ];
 
 /** The node_modules folder the built-in modules' packages are installed in. */

@@ -26,6 +26,18 @@ const functions: Record<string, string> = {
     };
   };`,
   replace: `exports = () => { try { globalThis.Buffer = null; } catch (e) {} return typeof Buffer.from; };`,
+  text: `exports = () => {
+    const bytes = new TextEncoder().encode("héllo");
+    const into = new Uint8Array(3);
+    return {
+      bytes: Array.from(bytes),
+      plain: bytes.constructor === Uint8Array,
+      back: new TextDecoder().decode(bytes),
+      bom: new TextDecoder("utf8").decode(new Uint8Array([0xef, 0xbb, 0xbf, 0x41]).buffer),
+      into: new TextEncoder().encodeInto("héllo", into).written,
+      latin: (() => { try { new TextDecoder("latin1"); } catch (error) { return error.message; } })(),
+    };
+  };`,
 };
 
 let app: FastifyInstance;
@@ -49,6 +61,17 @@ describe("Buffer in a function", () => {
       json: '{"type":"Buffer","data":[97,98]}',
       equals: true,
       binary: "aGk=",
+    });
+  });
+
+  it("has TextEncoder and TextDecoder for UTF-8", async () => {
+    expect(await run("text")).toEqual({
+      bytes: [104, 195, 169, 108, 108, 111].map((n) => ({ $numberInt: String(n) })),
+      plain: true,
+      back: "héllo",
+      bom: "A",
+      into: { $numberInt: "3" },
+      latin: 'The "latin1" encoding is not supported',
     });
   });
 

@@ -32,7 +32,7 @@ describe("the hardened function context", () => {
       frozen: `exports = () => {
         const objects = {
           "Object.prototype": Object.prototype, "Function.prototype": Function.prototype, "Array.prototype": Array.prototype,
-          "Map.prototype": Map.prototype, "Promise.prototype": Promise.prototype, Promise, JSON, Error, "Error.prototype": Error.prototype,
+          "Map.prototype": Map.prototype, "Promise.prototype": Promise.prototype, Promise, JSON, "Error.prototype": Error.prototype,
           "TypeError.prototype": TypeError.prototype, Reflect, Object, "generator prototype": Object.getPrototypeOf(function* () {}),
           "async function prototype": Object.getPrototypeOf(async () => {}), "iterator prototype": Object.getPrototypeOf(Object.getPrototypeOf([].values())),
           BSON, EJSON, "BSON.ObjectId": BSON.ObjectId, "BSON.ObjectId.prototype": BSON.ObjectId.prototype, "BSON.Long": BSON.Long,
@@ -41,11 +41,15 @@ describe("the hardened function context", () => {
         Error.prepareStackTrace = () => "replaced";
         JSON = null;
         globalThis.Promise = null;
-        return { notFrozen, stack: typeof new Error("x").stack, json: typeof JSON, promise: typeof Promise, prepare: typeof Error.prepareStackTrace };
+        // (Error is sealed, its stackTraceLimit alone writable: libraries set it while they make an error.)
+        const errorWritable = Object.getOwnPropertyNames(Error).filter((k) => Object.getOwnPropertyDescriptor(Error, k).writable);
+        return { notFrozen, errorSealed: Object.isSealed(Error), errorWritable, stack: typeof new Error("x").stack, json: typeof JSON, promise: typeof Promise, prepare: typeof Error.prepareStackTrace };
       };`,
     });
     expect((await run("frozen")).body).toEqual({
       notFrozen: [],
+      errorSealed: true,
+      errorWritable: ["stackTraceLimit"],
       stack: "string",
       json: "object",
       promise: "function",

@@ -56,6 +56,10 @@ function exportedApp(): string {
         punycode: require("punycode").toASCII("mañana.com"),
         chunks,
         uuid: require("uuid-ish")().length,
+        gunzipped: require("zlib").gunzipSync(require("zlib").gzipSync(Buffer.from("squeeze"))).toString(),
+        asserted: (() => { try { require("assert").strictEqual(1, 2); } catch (error) { return error.code; } })(),
+        os: typeof require("os").platform(),
+        url: require("url").parse("https://example.com:8443/a/b?x=1#h").pathname,
       };
     };`,
     missing: `exports = () => { try { require("left-pad"); } catch (error) { return [error.code, error.message]; } };`,
@@ -119,7 +123,7 @@ describe("require() of modules", () => {
     });
   });
 
-  it("gives the built-in modules offered as packages, to functions and to packages", async () => {
+  it("gives the built-in modules offered as packages (events, util, path, querystring, string_decoder, punycode, stream, zlib, assert, os, url)", async () => {
     expect(await run("builtins")).toEqual({
       heard: [{ $numberInt: "1" }],
       formatted: "x is 42",
@@ -129,6 +133,10 @@ describe("require() of modules", () => {
       punycode: "xn--maana-pta.com",
       chunks: ["a", "b"],
       uuid: { $numberInt: "32" },
+      gunzipped: "squeeze",
+      asserted: "ERR_ASSERTION",
+      os: "string",
+      url: "/a/b",
     });
   });
 
