@@ -24,7 +24,7 @@ import { bootstrapSource, factoryBody, factoryParameters } from "./sandbox-boots
 
 const require = createRequire(import.meta.url);
 // The browser build of the BSON library (an IIFE defining `BSON`), beside the package's main file;
-// read here and sent to each process, which may not read files.
+// read here and sent to each process (which reads only the modules functions may require).
 const bsonBundlePath = join(dirname(require.resolve("bson")), "bson.bundle.js");
 let bsonSource: string | null = null;
 let bufferSource: string | null = null;
