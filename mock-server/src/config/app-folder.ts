@@ -480,9 +480,8 @@ function loadDataApi(dir: string, secrets: Json, notRun: string[]): AppConfig["d
 }
 
 /**
- * The enabled Device Sync of an export, and the external dependencies of its functions (their
- * `package.json`, an uploaded `node_modules` archive, the functions calling `require()`), after
- * `found`: not run here.
+ * The enabled Device Sync of an export, its functions' dependencies named or uploaded without a
+ * functions/node_modules, and each require() of theirs that will find nothing, after `found`.
  */
 function notRun(dir: string, found: string[]): string[] {
   const sync = asObject(readJsonIfExists(join(dir, "sync", "config.json")));
