@@ -374,14 +374,23 @@ export class PgDocuments implements DocumentStore {
     plan: (view: WriteView) => Promise<WritePlan<T>>,
     writer?: Writer,
   ): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+    return this.retried([collectionKey(database, collection)], () =>
+      this.writeOnce(database, collection, plan, writer),
+    );
+  }
+
+  /**
+   * An attempt, made again on a deadlock, a serialization failure, or a collection (of `keys`)
+   * dropped by another instance meanwhile: the plans are pure, so they can run again.
+   */
+  private async retried<T>(keys: string[], attempt: () => Promise<T>): Promise<T> {
+    for (let made = 1; ; made++) {
       try {
-        return await this.writeOnce(database, collection, plan, writer);
+        return await attempt();
       } catch (error) {
         const code = (error as { code?: unknown }).code;
-        // Deadlock, serialization failure, or the collection dropped by another instance meanwhile.
-        if ((code === "40P01" || code === "40001" || code === "23503") && attempt < maxAttempts) {
-          if (code === "23503") this.known.delete(collectionKey(database, collection));
+        if ((code === "40P01" || code === "40001" || code === "23503") && made < maxAttempts) {
+          if (code === "23503") for (const key of keys) this.known.delete(key);
           continue;
         }
         throw error;
@@ -417,18 +426,8 @@ export class PgDocuments implements DocumentStore {
         return decided.result(inserted ? { applied: 1 } : { applied: 0, duplicateAt: 0 });
       }
       if (!tx.open && decided.changes.length === 0) return decided.result({ applied: 0 });
-      const client = await tx.client();
-      const applied = await this.apply(client, database, collection, decided.changes, writer);
-      const events = decided.events(applied);
-      await this.notify(client, events);
-      const keep = kept ? events.filter(kept) : [];
-      const ids = keep.length > 0 ? await keepEvents(client, this.context, this.appId, keep) : [];
-      await tx.commit();
-      keep.forEach((event, i) => {
-        event.durableId = ids[i];
-      });
-      this.changes.local(this.appId, events);
-      return decided.result(applied);
+      const [applied] = await this.applyAndCommit(tx, [{ database, collection, plan: decided }], writer, false);
+      return decided.result(applied!);
     } finally {
       await tx.end();
     }
@@ -438,19 +437,7 @@ export class PgDocuments implements DocumentStore {
     // In one order of collections, so two commits lock their rows in the same order.
     const keyOf = (part: CommitPart) => collectionKey(part.database, part.collection);
     const ordered = [...parts].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.commitOnce(ordered, writer);
-      } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        // Deadlock, serialization failure, or a collection dropped by another instance meanwhile.
-        if ((code === "40P01" || code === "40001" || code === "23503") && attempt < maxAttempts) {
-          if (code === "23503") for (const part of parts) this.known.delete(keyOf(part));
-          continue;
-        }
-        throw error;
-      }
-    }
+    await this.retried(ordered.map(keyOf), () => this.commitOnce(ordered, writer));
   }
 
   /** One attempt: every part's reads hold their rows, all its changes go in one transaction. */
@@ -467,24 +454,43 @@ export class PgDocuments implements DocumentStore {
         );
       }
       if (!tx.open && decided.every((plan) => plan.changes.length === 0)) return;
-      const client = await tx.client();
-      const events: ChangeEvent[] = [];
-      for (const [i, { database, collection }] of parts.entries()) {
-        const applied = await this.apply(client, database, collection, decided[i]!.changes, writer);
-        if (applied.duplicateAt !== undefined) throw new WriteConflictError();
-        events.push(...decided[i]!.events(applied));
-      }
-      await this.notify(client, events);
-      const keep = this.wanted ? events.filter(this.wanted) : [];
-      const ids = keep.length > 0 ? await keepEvents(client, this.context, this.appId, keep) : [];
-      await tx.commit();
-      keep.forEach((event, i) => {
-        event.durableId = ids[i];
-      });
-      this.changes.local(this.appId, events);
+      const steps = parts.map(({ database, collection }, i) => ({ database, collection, plan: decided[i]! }));
+      await this.applyAndCommit(tx, steps, writer, true);
     } finally {
       await tx.end();
     }
+  }
+
+  /**
+   * Applies the decided changes of each collection in the transaction, announces their events
+   * (keeping those the app's triggers want), commits, and tells this instance's subscribers.
+   * `atomic`: an insert of an existing `_id` refuses them all (WriteConflictError) where a single
+   * write stops there.
+   */
+  private async applyAndCommit(
+    tx: LazyTransaction,
+    steps: { database: string; collection: string; plan: WritePlan<unknown> }[],
+    writer: Writer | undefined,
+    atomic: boolean,
+  ): Promise<AppliedChanges[]> {
+    const client = await tx.client();
+    const applied: AppliedChanges[] = [];
+    const events: ChangeEvent[] = [];
+    for (const { database, collection, plan } of steps) {
+      const done = await this.apply(client, database, collection, plan.changes, writer);
+      if (atomic && done.duplicateAt !== undefined) throw new WriteConflictError();
+      applied.push(done);
+      events.push(...plan.events(done));
+    }
+    await this.notify(client, events);
+    const keep = this.wanted ? events.filter(this.wanted) : [];
+    const ids = keep.length > 0 ? await keepEvents(client, this.context, this.appId, keep) : [];
+    await tx.commit();
+    keep.forEach((event, i) => {
+      event.durableId = ids[i];
+    });
+    this.changes.local(this.appId, events);
+    return applied;
   }
 
   /** Collections this instance has seen exist (their row need not be written again). */
