@@ -22,6 +22,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type AppConfig, type CollectionRule, type OAuth2ProviderConfig, providerNames } from "./app-config.ts";
+import { offeredModules, packageNameOf } from "./function-modules.ts";
 
 export interface AppFolder {
   appId: string | undefined;
@@ -507,27 +508,6 @@ function notRun(dir: string, found: string[]): string[] {
 }
 
 /**
- * The modules functions have without node_modules: Node's buffer, crypto and timers, and those
- * offered as packages (sandbox-bootstrap.ts `requireModule`).
- */
-const providedModules = new Set([
-  "buffer",
-  "crypto",
-  "timers",
-  "events",
-  "util",
-  "path",
-  "querystring",
-  "string_decoder",
-  "punycode",
-  "stream",
-  "zlib",
-  "assert",
-  "os",
-  "url",
-]);
-
-/**
  * What the export's functions (functions/config.json) require() that they will not find, one line
  * each: one of Node's modules not offered, a package not in functions/node_modules, or a computed name.
  */
@@ -548,9 +528,8 @@ function modulesNotRun(folder: string): string[] {
         continue;
       }
       const bare = request.replace(/^node:/, "");
-      const parts = bare.split("/");
-      const packageName = bare.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
-      if (providedModules.has(bare) || existsSync(join(folder, "node_modules", packageName))) continue;
+      const packageName = packageNameOf(bare);
+      if (offeredModules.includes(bare) || existsSync(join(folder, "node_modules", packageName))) continue;
       missing.add(request);
     }
     for (const module of [...missing].sort()) lines.push(`require('${module}') in function '${name}'`);

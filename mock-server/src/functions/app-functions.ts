@@ -473,9 +473,7 @@ export class AppFunctions implements SandboxHost {
       endpoint: info.endpoint === true,
     });
     const ended = new AbortController();
-    // (A call it makes with context.functions.execute has transactions of its own.)
-    const { transactions: _callers, ...own } = info;
-    this.calls.set(callId, { ...own, ended: ended.signal, sandbox });
+    this.calls.set(callId, { ...info, ended: ended.signal, sandbox });
     try {
       return await result;
     } catch (error) {
@@ -724,8 +722,10 @@ export class AppFunctions implements SandboxHost {
     const fn = this.resolve(name);
     if (!fn) throw new Error(`function not found: '${name}'`);
     const args = Array.isArray(request.args) ? request.args : [];
+    // (The function it calls has transactions of its own.)
+    const { transactions: _callers, ...caller } = info;
     return this.execute(fn, EJSON.stringify(args, { relaxed: false }), {
-      ...info,
+      ...caller,
       name,
       principal: fn.runAsSystem ? { kind: "system" } : info.principal,
       endpoint: false,

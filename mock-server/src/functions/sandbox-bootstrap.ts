@@ -16,6 +16,7 @@
  * The bridge (`define`, `defineFailed`, `dispatch`) is returned to the worker, never put in the
  * context's globals.
  */
+import { offeredModules, packagedModules } from "../config/function-modules.ts";
 import { badNumberString } from "../data/documents.ts";
 
 export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTimer, hostModule) {
@@ -890,15 +891,19 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       const timer = id === undefined ? undefined : call(mapGet, timers, id);
       if (timer !== undefined && timer.callId === callId) dropTimer(id);
     };
-    return [
-      (fn, ms, ...args) => add(fn, delayOf(ms), args, false),
-      clear,
-      (fn, ms, ...args) => add(fn, delayOf(ms), args, true),
-      clear,
-      (fn, ...args) => add(fn, -1, args, false),
-      clear,
-    ];
+    // (Node's timers module as the call's, or the process's.)
+    return freeze({
+      setTimeout: (fn, ms, ...args) => add(fn, delayOf(ms), args, false),
+      clearTimeout: clear,
+      setInterval: (fn, ms, ...args) => add(fn, delayOf(ms), args, true),
+      clearInterval: clear,
+      setImmediate: (fn, ...args) => add(fn, -1, args, false),
+      clearImmediate: clear,
+    });
   }
+
+  /** A timers module's functions in the order factories and modules take them as parameters. */
+  const timerArguments = (t) => [t.setTimeout, t.clearTimeout, t.setInterval, t.clearInterval, t.setImmediate, t.clearImmediate];
 
   function fireTimer(id) {
     const timer = call(mapGet, timers, id);
@@ -918,17 +923,9 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   // app's functions/node_modules and in the packages of the built-in modules offered as packages;
   // module objects, require functions and the cache are made here. Modules run with the process's
   // timers (not a call's) and a process object of their own.
-  const builtinPackages = freeze({
-    events: "events", util: "util", path: "path-browserify", querystring: "querystring-es3",
-    string_decoder: "string_decoder", punycode: "punycode", stream: "stream-browserify",
-    zlib: "browserify-zlib", assert: "assert", os: "os-browserify/browser", url: "url",
-  });
+  const builtinPackages = freeze(${JSON.stringify(packagedModules)});
   const moduleCache = new SafeMap();
-  const moduleTimerFunctions = timersFor(0);
-  const moduleTimers = freeze({
-    setTimeout: moduleTimerFunctions[0], clearTimeout: moduleTimerFunctions[1], setInterval: moduleTimerFunctions[2],
-    clearInterval: moduleTimerFunctions[3], setImmediate: moduleTimerFunctions[4], clearImmediate: moduleTimerFunctions[5],
-  });
+  const moduleTimers = timersFor(0);
   const nextTick = (fn, ...args) => {
     if (typeof fn !== "function") throw new SafeTypeError('The "callback" argument must be of type function');
     call(promiseThen, SafePromise.resolve(), () => apply(fn, undefined, args));
@@ -954,7 +951,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   };
 
   // What a call of a function that names neither timers nor require() is given for them: the process's.
-  const processNode = freeze([requireFor(moduleTimers), ...moduleTimerFunctions]);
+  const processNode = freeze([requireFor(moduleTimers), ...timerArguments(moduleTimers)]);
 
   function requireModule(fromDir, name, timersModule) {
     if (typeof name !== "string") throw new SafeTypeError('The "id" argument must be of type string');
@@ -968,7 +965,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     }
     if (hostModule("core", bare) === true || bare !== name) {
       throw new SafeError(
-        "require(" + stringifyJson(name) + ") is not supported by this server: functions have Node's assert, buffer, crypto, events, os, path, punycode, querystring, stream, string_decoder, timers, url, util and zlib modules, and the packages of their app's functions/node_modules",
+        "require(" + stringifyJson(name) + ") is not supported by this server: functions have Node's ${offeredModules.slice(0, -1).join(", ")} and ${offeredModules.at(-1)} modules, and the packages of their app's functions/node_modules",
       );
     }
     const file = hostModule("resolve", fromDir, name);
@@ -1000,9 +997,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
         };
         require.cache = create(null);
         apply(compiled, module.exports, [
-          module.exports, require, module, file, dir, moduleProcess, globalThis,
-          moduleTimers.setTimeout, moduleTimers.clearTimeout, moduleTimers.setInterval,
-          moduleTimers.clearInterval, moduleTimers.setImmediate, moduleTimers.clearImmediate, nextTick,
+          module.exports, require, module, file, dir, moduleProcess, globalThis, ...timerArguments(moduleTimers), nextTick,
         ]);
       }
     } catch (error) {
@@ -1312,12 +1307,8 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
         message.request === undefined ? kept : { user: kept.user, request: deepFreeze(fromText(message.request)) };
       let node = processNode;
       if (defined.usesNode) {
-        const timerFunctions = timersFor(callId);
-        const timersModule = freeze({
-          setTimeout: timerFunctions[0], clearTimeout: timerFunctions[1], setInterval: timerFunctions[2],
-          clearInterval: timerFunctions[3], setImmediate: timerFunctions[4], clearImmediate: timerFunctions[5],
-        });
-        node = [requireFor(timersModule), ...timerFunctions];
+        const timersModule = timersFor(callId);
+        node = [requireFor(timersModule), ...timerArguments(timersModule)];
       }
       fn = apply(factory, undefined, [undefined, module, makeContext(callId, callInfo), consoleFor(callId), ...node]);
     } catch (error) {

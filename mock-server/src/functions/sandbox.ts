@@ -18,6 +18,7 @@ import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
+import { packagedModules, packageNameOf } from "../config/function-modules.ts";
 import type { FunctionSource } from "./function-folder.ts";
 import { workerSource } from "./function-worker.ts";
 import { bootstrapSource, factoryBody, factoryParameters } from "./sandbox-bootstrap.ts";
@@ -42,20 +43,8 @@ export interface ModuleRoots {
   packages: string[];
 }
 
-/** The packages of the built-in modules offered as packages (sandbox-bootstrap.ts `builtinPackages`). */
-const builtinPackageNames = [
-  "events",
-  "util",
-  "path-browserify",
-  "querystring-es3",
-  "string_decoder",
-  "punycode",
-  "stream-browserify",
-  "browserify-zlib",
-  "assert",
-  "os-browserify",
-  "url",
-];
+/** The packages of the modules offered as packages (config/function-modules.ts). */
+const builtinPackageNames = [...new Set(Object.values(packagedModules).map(packageNameOf))];
 
 /** The node_modules folder the built-in modules' packages are installed in. */
 export const sharedModules = dirname(dirname(require.resolve("events/")));

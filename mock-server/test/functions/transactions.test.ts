@@ -71,6 +71,16 @@ const functions: Record<string, string> = {
     await accounts.insertOne({ name: "plain", points: 2 });
     await session.endSession();
   };`,
+  // Another function called in the middle has transactions of its own: this one's stays open.
+  nested: `exports = async () => { ${head}
+    const session = client.startSession();
+    await session.withTransaction(async () => {
+      await trades.insertOne({ nested: "before" }, { session });
+      await context.functions.execute("state");
+      await trades.insertOne({ nested: "after" }, { session });
+    });
+    return (await trades.find({}, { _id: 0, nested: 1 }).toArray()).map((t) => t.nested);
+  };`,
   // Left open when the call ends: dropped.
   leftOpen: `exports = async () => { ${head}
     const session = client.startSession();
@@ -308,6 +318,11 @@ describe("a transaction in a function", () => {
       ],
       trades: { $numberInt: "0" },
     });
+  });
+
+  it("stays open while the function calls another, which has transactions of its own", async () => {
+    await seed();
+    expect(await run("nested")).toEqual(["before", "after"]);
   });
 
   it("ends at a failed action: what follows fails NoSuchTransaction and nothing is written", async () => {

@@ -1,0 +1,33 @@
+/**
+ * The modules functions may require() besides their app's packages (docs/decisions/0038), in one
+ * place for the function process (sandbox-bootstrap.ts, sandbox.ts) and the start's warning
+ * (app-folder.ts).
+ */
+
+/** Made in the function's context itself: Node's buffer, crypto (in part) and timers. */
+export const contextModules = ["buffer", "crypto", "timers"] as const;
+
+/**
+ * Node's modules offered as the pure-JavaScript packages browsers use (a package, or one of its
+ * files), read from this project's dependencies.
+ */
+export const packagedModules: Readonly<Record<string, string>> = {
+  assert: "assert",
+  events: "events",
+  os: "os-browserify/browser",
+  path: "path-browserify",
+  punycode: "punycode",
+  querystring: "querystring-es3",
+  stream: "stream-browserify",
+  string_decoder: "string_decoder",
+  url: "url",
+  util: "util",
+  zlib: "browserify-zlib",
+};
+
+/** Every module name a function's require() finds without node_modules, sorted. */
+export const offeredModules: readonly string[] = [...contextModules, ...Object.keys(packagedModules)].sort();
+
+/** The package a packaged module's request names ("os-browserify/browser" → "os-browserify"). */
+export const packageNameOf = (request: string): string =>
+  request.startsWith("@") ? request.split("/").slice(0, 2).join("/") : request.split("/")[0]!;
