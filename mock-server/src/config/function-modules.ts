@@ -25,6 +25,12 @@ export const packagedModules: Readonly<Record<string, string>> = {
   zlib: "browserify-zlib",
 };
 
+/**
+ * Packages the offered modules are made of, not offered by name: the WHATWG URL of the url module
+ * and of the `URL` and `URLSearchParams` globals (with tr46, its IDNA, for url.domainToASCII).
+ */
+export const supportPackages: readonly string[] = ["whatwg-url"];
+
 /** Every module name a function's require() finds without node_modules, sorted. */
 export const offeredModules: readonly string[] = [...contextModules, ...Object.keys(packagedModules)].sort();
 

@@ -239,7 +239,7 @@ const hostCrypto = (op, text) => {
 // compiled function (made in the context) out.
 const nodePath = require("node:path");
 const nodeFs = require("node:fs");
-let moduleRoots = { app: null, shared: null, packages: [] };
+let moduleRoots = { app: null, top: null, packages: [], builtins: {} };
 const moduleParameters = [
   "exports", "require", "module", "__filename", "__dirname", "process", "global",
   "setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask",
@@ -305,11 +305,19 @@ const packageEntry = (dir, subpath) => {
   return (main && (asFile(main) || asIndex(main))) || asIndex(dir);
 };
 const within = (file, root) => typeof root === "string" && (file === root || file.startsWith(root + nodePath.sep));
-/** Where a bare request's search for node_modules stops: the app's functions folder, or the built-ins' own. */
+/** Where a bare request's search for node_modules stops: the app's functions folder, or above the built-ins' packages. */
 const boundaryOf = (dir) => {
   if (within(dir, moduleRoots.app)) return nodePath.dirname(moduleRoots.app);
-  if (within(dir, moduleRoots.shared)) return nodePath.dirname(moduleRoots.shared);
+  if (moduleRoots.packages.some((packageDir) => within(dir, packageDir))) return moduleRoots.top;
   return dir;
+};
+/** A built-in module's main file (sandbox.ts resolved it), to be read: "" for another name. */
+const builtinFile = (name) => {
+  if (typeof name !== "string" || !Object.hasOwn(moduleRoots.builtins, name)) return "";
+  const file = moduleRoots.builtins[name];
+  if (!moduleRoots.packages.some((dir) => within(file, dir))) return "";
+  resolvedFiles.add(file);
+  return file;
 };
 /** A request from a module in fromDir: a file's real path within the roots, or "" when there is none. */
 const resolveModule = (from, request) => {
@@ -350,7 +358,7 @@ const resolvedFiles = new Set();
 const hostModule = (op, a, b) => {
   try {
     if (op === "resolve") return resolveModule(a, b);
-    if (op === "builtin") return typeof a === "string" && moduleRoots.shared ? resolveModule(moduleRoots.shared, a) : "";
+    if (op === "builtin") return builtinFile(a);
     if (op === "core") return typeof a === "string" && coreModules.has(a);
     if (op === "read" && typeof a === "string" && resolvedFiles.has(a)) return nodeFs.readFileSync(a, "utf8");
     if (op === "compile" && typeof a === "string" && typeof b === "string" && resolvedFiles.has(a)) {

@@ -959,10 +959,8 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     if (bare === "buffer") return bufferModule;
     if (bare === "crypto") return cryptoModule;
     if (bare === "timers") return timersModule;
-    if (hasOwn(builtinPackages, bare)) {
-      const file = hostModule("builtin", builtinPackages[bare]);
-      if (typeof file === "string" && file !== "") return loadModule(file);
-    }
+    if (bare === "url") return urlModule();
+    if (hasOwn(builtinPackages, bare)) return loadModule(builtinFile(bare));
     if (hostModule("core", bare) === true || bare !== name) {
       throw new SafeError(
         "require(" + stringifyJson(name) + ") is not supported by this server: functions have Node's ${offeredModules.slice(0, -1).join(", ")} and ${offeredModules.at(-1)} modules, and the packages of their app's functions/node_modules",
@@ -1006,6 +1004,129 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     }
     module.loaded = true;
     return module.exports;
+  }
+
+  /** The main file of a built-in module or of a package one is made of (sandbox.ts resolved it). */
+  function builtinFile(name) {
+    const file = hostModule("builtin", name);
+    if (typeof file !== "string" || file === "") throw moduleError("Cannot find module '" + name + "'", "MODULE_NOT_FOUND");
+    return file;
+  }
+
+  // Node's url module: the url package's legacy API (parse, resolve, format of its objects) with the
+  // WHATWG URL of the whatwg-url package — URL, URLSearchParams, format of a URL, domainToASCII and
+  // domainToUnicode (tr46, its IDNA), fileURLToPath and pathToFileURL as on Linux — as Node has them
+  // from version 10 on. URL and URLSearchParams are globals too. All loaded on first use.
+  let urlExports = null;
+  let urlClasses = null;
+  const codedTypeError = (message, code) => {
+    const error = new SafeTypeError(message);
+    error.code = code;
+    return error;
+  };
+  function urlModule() {
+    if (urlExports !== null) return urlExports;
+    const legacy = loadModule(builtinFile("url"));
+    const whatwgFile = builtinFile("whatwg-url");
+    const whatwg = loadModule(whatwgFile);
+    const tr46File = hostModule("resolve", dirOf(whatwgFile), "tr46");
+    if (typeof tr46File !== "string" || tr46File === "") throw moduleError("Cannot find module 'tr46'", "MODULE_NOT_FOUND");
+    const tr46 = loadModule(tr46File);
+    const WhatwgURL = whatwg.URL;
+    // (Node's errors: a TypeError with the code ERR_INVALID_URL and the input.)
+    class URL extends WhatwgURL {
+      constructor(...args) {
+        try {
+          super(...args);
+        } catch (error) {
+          if (error instanceof SafeTypeError && typeof error.message === "string" && call(stringSlice, error.message, 0, 11) === "Invalid URL") {
+            error.code = "ERR_INVALID_URL";
+            error.input = SafeString(args[0]);
+          }
+          throw error;
+        }
+      }
+    }
+    const URLSearchParams = whatwg.URLSearchParams;
+    for (const value of [URL, WhatwgURL, URLSearchParams]) {
+      freeze(value.prototype);
+      freeze(value);
+    }
+    // Node's url.domainToASCII / domainToUnicode: UTS #46 as the URL standard's host parser runs it, "" for an error.
+    const idna = freeze({ checkBidi: true, checkHyphens: false, checkJoiners: true, useSTD3ASCIIRules: false, verifyDNSLength: false, transitionalProcessing: false });
+    const domainToASCII = (domain) => {
+      const ascii = tr46.toASCII(SafeString(domain), idna);
+      return ascii === null ? "" : ascii;
+    };
+    const domainToUnicode = (domain) => {
+      const result = tr46.toUnicode(SafeString(domain), idna);
+      return result.error ? "" : result.domain;
+    };
+    const legacyFormat = legacy.format;
+    const option = (options, name, fallback) => (name in options ? !!options[name] : fallback);
+    function format(urlObject, options) {
+      if (!(urlObject instanceof WhatwgURL)) return legacyFormat(urlObject);
+      // (As Node: no options when they are falsy, and not an array or a function.)
+      if (options && (typeof options !== "object" || isArray(options))) throw codedTypeError('The "options" argument must be of type object.', "ERR_INVALID_ARG_TYPE");
+      const given = options ? options : {};
+      const record = whatwg.parseURL(urlObject.href);
+      let text = record.scheme + ":";
+      if (record.host !== null) {
+        text += "//";
+        if (option(given, "auth", true) && (record.username !== "" || record.password !== "")) {
+          text += record.username + (record.password === "" ? "" : ":" + record.password) + "@";
+        }
+        const unicode = option(given, "unicode", false) && typeof record.host === "string";
+        text += unicode ? domainToUnicode(record.host) : whatwg.serializeHost(record.host);
+        if (record.port !== null) text += ":" + record.port;
+      }
+      text += urlObject.pathname;
+      if (option(given, "search", true) && record.query !== null) text += "?" + record.query;
+      if (option(given, "fragment", true) && record.fragment !== null) text += "#" + record.fragment;
+      return text;
+    }
+    function fileURLToPath(path) {
+      const url = typeof path === "string" ? new URL(path) : path;
+      if (!(url instanceof WhatwgURL)) throw codedTypeError('The "path" argument must be of type string or an instance of URL.', "ERR_INVALID_ARG_TYPE");
+      if (url.protocol !== "file:") throw codedTypeError("The URL must be of scheme file", "ERR_INVALID_URL_SCHEME");
+      if (url.hostname !== "") throw codedTypeError('File URL host must be "localhost" or empty on linux', "ERR_INVALID_FILE_URL_HOST");
+      const pathname = url.pathname;
+      for (let n = 0; n + 2 < pathname.length; n++) {
+        if (pathname[n] === "%" && pathname[n + 1] === "2" && (pathname[n + 2] === "f" || pathname[n + 2] === "F")) {
+          throw codedTypeError("File URL path must not include encoded / characters", "ERR_INVALID_FILE_URL_PATH");
+        }
+      }
+      return decodeURIComponent(pathname);
+    }
+    // (What a path may hold that a URL's path may not, as Node encodes it on Linux.)
+    const pathEscapes = freeze({ "%": "%25", "\\\\": "%5C", "\\n": "%0A", "\\r": "%0D", "\\t": "%09", "?": "%3F", "#": "%23" });
+    function pathToFileURL(filepath) {
+      if (typeof filepath !== "string") throw codedTypeError('The "path" argument must be of type string.', "ERR_INVALID_ARG_TYPE");
+      let resolved = requireModule("", "path", moduleTimers).resolve(filepath);
+      if (filepath[filepath.length - 1] === "/" && resolved[resolved.length - 1] !== "/") resolved += "/";
+      let escaped = "";
+      for (const character of resolved) escaped += hasOwn(pathEscapes, character) ? pathEscapes[character] : character;
+      return new URL("file://" + escaped);
+    }
+    urlClasses = freeze({ URL, URLSearchParams });
+    urlExports = {
+      ...legacy,
+      URL,
+      URLSearchParams,
+      domainToASCII,
+      domainToUnicode,
+      fileURLToPath,
+      pathToFileURL,
+      format,
+    };
+    return urlExports;
+  }
+  for (const name of ["URL", "URLSearchParams"]) {
+    defineProperty(globalThis, name, {
+      get: () => (urlClasses === null ? (urlModule(), urlClasses) : urlClasses)[name],
+      enumerable: false,
+      configurable: false,
+    });
   }
 
   function makeContext(callId, callInfo) {

@@ -17,8 +17,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Socket } from "node:net";
-import { dirname, join } from "node:path";
-import { packagedModules, packageNameOf } from "../config/function-modules.ts";
+import { dirname, join, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { packagedModules, packageNameOf, supportPackages } from "../config/function-modules.ts";
 import type { FunctionSource } from "./function-folder.ts";
 import { workerSource } from "./function-worker.ts";
 import { bootstrapSource, factoryBody, factoryParameters } from "./sandbox-bootstrap.ts";
@@ -32,28 +33,40 @@ let bufferSource: string | null = null;
 
 /**
  * Where modules functions require are read from (docs/decisions/0038): the app's own
- * functions/node_modules (null: none); the node_modules holding the packages of the built-in
- * modules offered as packages (events, util, path-browserify, …: dependencies of this package),
- * where their search starts; and those packages' folders with their dependencies', the only ones
- * of it the process may read (not the whole folder: it holds links to this project's own).
+ * functions/node_modules (null: none); the folders of the packages the built-in modules are
+ * offered as (events, util, path-browserify, …: dependencies of this package) with their
+ * dependencies', the only ones of this package's node_modules the process may read (not the whole
+ * folder: it holds links to this project's own); the folder above them all, where a search for a
+ * dependency of theirs stops; and the main file of each, by the name the loader asks for, as this
+ * package resolves it.
  */
 export interface ModuleRoots {
   app: string | null;
-  shared: string;
+  top: string;
   packages: string[];
+  builtins: Record<string, string>;
 }
 
-/** The packages of the modules offered as packages (config/function-modules.ts). */
-const builtinPackageNames = [...new Set(Object.values(packagedModules).map(packageNameOf))];
+/** The packages of the modules offered as packages and of what they are made of (config/function-modules.ts). */
+const builtinRequests: Readonly<Record<string, string>> = {
+  ...packagedModules,
+  ...Object.fromEntries(supportPackages.map((name) => [name, name])),
+};
+const builtinPackageNames = [...new Set(Object.values(builtinRequests).map(packageNameOf))];
 
-/** The node_modules folder the built-in modules' packages are installed in. */
-export const sharedModules = dirname(dirname(require.resolve("events/")));
+/** This module's folder: where Node starts its search for this package's dependencies. */
+const here = dirname(fileURLToPath(import.meta.url));
 
-let sharedPackages: string[] | null = null;
+interface BuiltinModules {
+  packages: string[];
+  top: string;
+  builtins: Record<string, string>;
+}
+let builtinModules: BuiltinModules | null = null;
 
-/** The built-in modules' package folders and, through their dependencies, those they need. */
-export function builtinPackageDirs(): string[] {
-  if (sharedPackages) return sharedPackages;
+/** The built-in modules' package folders and, through their dependencies, those they need; their main files. */
+function builtinModulesFound(): BuiltinModules {
+  if (builtinModules) return builtinModules;
   const found = new Set<string>();
   const locate = (from: string, name: string): string | null => {
     for (let dir = from; ; dir = dirname(dir)) {
@@ -70,10 +83,30 @@ export function builtinPackageDirs(): string[] {
     };
     for (const name of Object.keys(pkg.dependencies ?? {})) visit(locate(dir, name));
   };
-  for (const name of builtinPackageNames) visit(locate(dirname(sharedModules), name));
-  sharedPackages = [...found].sort();
-  return sharedPackages;
+  for (const name of builtinPackageNames) visit(locate(here, name));
+  const packages = [...found].sort();
+  // ("url/": the package, not Node's module of that name.)
+  const builtins = Object.fromEntries(
+    Object.entries(builtinRequests).map(([name, request]) => [
+      name,
+      realpathSync(require.resolve(request.includes("/") ? request : `${request}/`)),
+    ]),
+  );
+  builtinModules = { packages, top: commonFolder(packages), builtins };
+  return builtinModules;
 }
+
+/** The deepest folder holding every one of these. */
+function commonFolder(dirs: string[]): string {
+  let common = dirs[0] ?? sep;
+  while (!dirs.every((dir) => dir === common || dir.startsWith(common.endsWith(sep) ? common : common + sep))) {
+    common = dirname(common);
+  }
+  return common;
+}
+
+/** The folders of the built-in modules' packages and of their dependencies: what a function process may read. */
+export const builtinPackageDirs = (): string[] => builtinModulesFound().packages;
 
 /**
  * Node's `Buffer` for functions (a global of App Services functions): the `buffer` package — the
@@ -287,8 +320,8 @@ export class Sandbox {
     this.watchLiveness = inspectPort === null;
     bsonSource ??= readFileSync(bsonBundlePath, "utf8");
     bufferSource ??= bufferBundle();
-    const packages = builtinPackageDirs();
-    const moduleRoots: ModuleRoots = { app: appModules, shared: sharedModules, packages };
+    const { packages, top, builtins } = builtinModulesFound();
+    const moduleRoots: ModuleRoots = { app: appModules, top, packages, builtins };
     const readable = appModules === null ? packages : [appModules, ...packages];
     this.child = spawn(process.execPath, functionProcessArgs(memoryLimitMb, inspectPort, readable), {
       stdio: ["ignore", "ignore", "pipe", "pipe"],

@@ -146,6 +146,12 @@ describe("function code cannot reach the host", () => {
         candidates.util = require("util");
         candidates.stream = require("stream");
         candidates.timers = require("timers");
+        candidates.url = require("url");
+        candidates.URL = URL;
+        candidates.aUrl = new URL("https://example.com/?a=1");
+        candidates.params = new URL("https://example.com/?a=1").searchParams;
+        candidates.paramsIterator = new URLSearchParams("a=1").entries();
+        try { new URL("nope"); } catch (error) { candidates.urlError = error; }
         candidates.setTimeout = setTimeout;
         candidates.clearTimeout = clearTimeout;
         candidates.timer = setTimeout(() => {}, 100000);

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { Writable } from "node:stream";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
@@ -21,7 +21,6 @@ import {
   functionProcessArgs,
   functionProcessEnvironment,
   Sandbox,
-  sharedModules,
 } from "../../src/functions/sandbox.ts";
 import { refusingHost, testAppInfo } from "../helpers/sandbox.ts";
 
@@ -93,7 +92,15 @@ describe("the function process", () => {
       expect(args.filter((a) => a.startsWith("--allow-"))).toEqual(
         builtinPackageDirs().map((dir) => `--allow-fs-read=${join(dir, "*")}`),
       );
-      expect(builtinPackageDirs().every((dir) => dir.startsWith(sharedModules))).toBe(true);
+      // (Packages only: each a folder of a node_modules, none this project's own.)
+      expect(
+        builtinPackageDirs().every(
+          (dir) => basename(dirname(dir)) === "node_modules" || basename(dirname(dirname(dir))) === "node_modules",
+        ),
+      ).toBe(true);
+      expect(builtinPackageDirs().some((dir) => dir.startsWith(join(import.meta.dirname, "..", "..", "src")))).toBe(
+        false,
+      );
       // Nothing of the emulator's environment (its secrets): the time zone and locale at most.
       const names = readFileSync(`/proc/${pid}/environ`, "utf8")
         .split("\u0000")
