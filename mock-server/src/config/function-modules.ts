@@ -20,6 +20,7 @@ export const packagedModules: Readonly<Record<string, string>> = {
   querystring: "querystring-es3",
   stream: "stream-browserify",
   string_decoder: "string_decoder",
+  tty: "tty-browserify",
   url: "url",
   util: "util",
   zlib: "browserify-zlib",

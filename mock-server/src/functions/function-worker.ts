@@ -380,6 +380,8 @@ const hostModule = (op, a, b) => {
 const timerHandles = new Map();
 let fire = null;
 const hostTimer = (op, id, ms) => {
+  // (2: the monotonic clock, in milliseconds, for process.hrtime.)
+  if (op === 2) return performance.now();
   if (typeof id !== "number") return;
   const pending = timerHandles.get(id);
   if (pending !== undefined) {

@@ -40,6 +40,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const isView = ArrayBuffer.isView;
   const isArray = Array.isArray;
   const toInt = parseInt;
+  const floor = Math.floor;
   const toFloat = parseFloat;
   const EJSON = BSON.EJSON;
   const ejsonStringify = EJSON.stringify;
@@ -724,6 +725,68 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     return self;
   }
 
+  const maxRandomBytes = 65536;
+  const viewOf = (buffer, what) => {
+    if (isView(buffer)) return new SafeUint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    if (buffer instanceof SafeArrayBuffer) return new SafeUint8Array(buffer);
+    throw codedTypeError('The "' + what + '" argument must be an instance of ArrayBuffer or ArrayBufferView.', "ERR_INVALID_ARG_TYPE");
+  };
+  const outOfRange = (name, most, received) => {
+    const error = new RangeError('The value of "' + name + '" is out of range. It must be >= 0 && <= ' + most + ". Received " + SafeString(received));
+    error.code = "ERR_OUT_OF_RANGE";
+    return error;
+  };
+  const randomRange = (bytes, offset, size) => {
+    const from = offset === undefined ? 0 : offset;
+    if (typeof from !== "number" || !isInteger(from) || from < 0 || from > bytes.length) {
+      throw outOfRange("offset", bytes.length, offset);
+    }
+    const length = size === undefined ? bytes.length - from : size;
+    if (typeof length !== "number" || !isInteger(length) || length < 0 || from + length > bytes.length) {
+      throw outOfRange("size", bytes.length - from, size);
+    }
+    return [from, length];
+  };
+  /** Fills bytes [from, from + length) of a Uint8Array with random bytes (the host's, 64 KiB a time). */
+  const fillRandom = (bytes, from, length) => {
+    for (let at = from; at < from + length; at += maxRandomBytes) {
+      const chunk = fromBase64(cryptoCall("random", { size: from + length - at < maxRandomBytes ? from + length - at : maxRandomBytes }));
+      for (let i = 0; i < chunk.length; i++) bytes[at + i] = chunk[i];
+    }
+  };
+  function randomFillSync(buffer, offset, size) {
+    const bytes = viewOf(buffer, "buf");
+    const [from, length] = randomRange(bytes, offset, size);
+    fillRandom(bytes, from, length);
+    return buffer;
+  }
+  function randomFill(buffer, offset, size, callback) {
+    const done = typeof offset === "function" ? offset : typeof size === "function" ? size : callback;
+    if (typeof done !== "function") throw codedTypeError('The "callback" argument must be of type function.', "ERR_INVALID_ARG_TYPE");
+    const filled = randomFillSync(buffer, typeof offset === "function" ? undefined : offset, typeof size === "function" ? undefined : size);
+    call(promiseThen, SafePromise.resolve(), () => done(null, filled));
+  }
+  // Web Crypto's getRandomValues (crypto.getRandomValues, crypto.webcrypto.getRandomValues): an
+  // integer typed array of at most 65,536 bytes.
+  const integerArrays = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "BigInt64Array", "BigUint64Array"];
+  function getRandomValues(array) {
+    const kind = isView(array) && !(array instanceof DataView) ? array[Symbol.toStringTag] : undefined;
+    if (!call(arrayIncludes, integerArrays, kind)) {
+      const error = new SafeTypeError("The data argument must be an integer-type TypedArray");
+      error.name = "TypeMismatchError";
+      error.code = 17;
+      throw error;
+    }
+    if (array.byteLength > maxRandomBytes) {
+      const error = new SafeError("The requested length exceeds 65,536 bytes");
+      error.name = "QuotaExceededError";
+      error.code = 22;
+      throw error;
+    }
+    fillRandom(new SafeUint8Array(array.buffer, array.byteOffset, array.byteLength), 0, array.byteLength);
+    return array;
+  }
+
   function randomBytes(size, callback) {
     const bytes = fromBase64(cryptoCall("random", { size }));
     if (typeof callback !== "function") return bytes;
@@ -745,6 +808,10 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     },
     getHashes: () => call(arraySlice, digestNames()),
     randomBytes,
+    randomFillSync,
+    randomFill,
+    getRandomValues,
+    webcrypto: freeze({ getRandomValues }),
     randomUUID() {
       const bytes = randomBytes(16);
       bytes[6] = (bytes[6] & 0x0f) | 0x40;
@@ -930,6 +997,34 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     if (typeof fn !== "function") throw new SafeTypeError('The "callback" argument must be of type function');
     call(promiseThen, SafePromise.resolve(), () => apply(fn, undefined, args));
   };
+  // process.hrtime on the process's monotonic clock (hostTimer 2: milliseconds, a number).
+  const hrtime = (previous) => {
+    const ms = hostTimer(2, 0, 0);
+    let seconds = floor(ms / 1000);
+    let nanoseconds = floor((ms - seconds * 1000) * 1e6);
+    if (previous !== undefined) {
+      if (!isArray(previous) || previous.length !== 2) {
+        throw codedTypeError('The "time" argument must be an instance of Array of length 2.', "ERR_INVALID_ARG_TYPE");
+      }
+      seconds -= previous[0];
+      nanoseconds -= previous[1];
+      if (nanoseconds < 0) {
+        seconds -= 1;
+        nanoseconds += 1e9;
+      }
+    }
+    return [seconds, nanoseconds];
+  };
+  hrtime.bigint = () => {
+    const [seconds, nanoseconds] = hrtime();
+    return BigInt(seconds) * 1000000000n + BigInt(nanoseconds);
+  };
+  freeze(hrtime);
+  // Standard output and error: not terminals, and what is written to them goes nowhere (a call's
+  // console is its log).
+  const output = (fd) => freeze({ fd, isTTY: false, writable: true, write: () => true, end: () => undefined, on() { return this; }, once() { return this; } });
+  // The process object of functions (a global) and of modules: App Services gives functions
+  // hrtime, nextTick, version and versions; modules find the rest Node packages read at load.
   const moduleProcess = freeze({
     env: {},
     argv: freeze([]),
@@ -937,9 +1032,13 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     version: app.nodeVersion,
     versions: freeze({ node: call(stringSlice, app.nodeVersion, 1) }),
     nextTick,
+    hrtime,
     cwd: () => "/",
     emitWarning: () => undefined,
+    stdout: output(1),
+    stderr: output(2),
   });
+  defineProperty(globalThis, "process", { value: moduleProcess, writable: false, enumerable: false, configurable: false });
   const moduleError = (message, code) => {
     const error = new SafeError(message);
     error.code = code;

@@ -102,7 +102,7 @@ describe("require() in a function", () => {
     expect(fs.body).toMatchObject({
       error_code: "FunctionExecutionError",
       error:
-        "Error: require(\"node:fs\") is not supported by this server: functions have Node's assert, buffer, crypto, events, os, path, punycode, querystring, stream, string_decoder, timers, url, util and zlib modules, and the packages of their app's functions/node_modules",
+        "Error: require(\"node:fs\") is not supported by this server: functions have Node's assert, buffer, crypto, events, os, path, punycode, querystring, stream, string_decoder, timers, tty, url, util and zlib modules, and the packages of their app's functions/node_modules",
     });
     const lodash = await callAppFunction(app, appId, token, "lodash", []);
     expect(lodash.body).toMatchObject({ error: "Error: Cannot find module 'lodash/cloneDeep'" });

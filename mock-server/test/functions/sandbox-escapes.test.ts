@@ -167,7 +167,11 @@ describe("function code cannot reach the host", () => {
         for (const [label, attempt] of Object.entries(classic)) {
           try { const got = attempt(); if (got) found.push(label + " -> " + typeof got); } catch (error) {}
         }
-        if (typeof process !== "undefined") found.push("process is defined");
+        // (process is the context's own: nothing of the host's.)
+        reach("process", process);
+        for (const name of ["binding", "dlopen", "mainModule", "kill", "exit", "_linkedBinding"]) {
+          if (process[name] !== undefined) found.push("process." + name + " is defined");
+        }
         return found;
       };`,
     });
