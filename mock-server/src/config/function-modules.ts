@@ -4,8 +4,11 @@
  * (app-folder.ts).
  */
 
-/** Made in the function's context itself: Node's buffer, crypto (in part) and timers. */
-export const contextModules = ["buffer", "crypto", "timers"] as const;
+/**
+ * Made in the function's context itself: Node's buffer, crypto (in part), fs (App Services' part,
+ * over no files), timers, and the clients of http and https.
+ */
+export const contextModules = ["buffer", "crypto", "fs", "http", "https", "timers"] as const;
 
 /**
  * Node's modules offered as the pure-JavaScript packages browsers use (a package, or one of its

@@ -53,6 +53,32 @@ const idleProcessMs = 30_000;
  */
 export const busyLimits = { suspectForMs: 60_000, processes: 4, suspects: 10_000, memoryMb: 350 };
 
+/**
+ * HTTP requests of a process's modules (Node's http and https clients, sandbox-bootstrap.ts): no
+ * call's, so each has the app's function time limit from when it is made, ends with its process,
+ * and a process has at most this many at once.
+ */
+export const moduleHttpLimits = { concurrent: 64 };
+
+/** Content codings the emulator's HTTP client decodes (undici's fetch): a module's response is given decoded. */
+const decodedCodings = new Set(["gzip", "x-gzip", "deflate", "br"]);
+
+/**
+ * A response of context.http's shape as Node's http module would give it after decoding: the
+ * emulator's client decoded a compressed body, so Content-Encoding goes and Content-Length is the
+ * body's (a package would otherwise decode it again).
+ */
+function asDecoded(response: Record<string, unknown>): Record<string, unknown> {
+  const headers = { ...(response.headers as Record<string, string[]>) };
+  const coding = headers["Content-Encoding"]?.join(",").trim().toLowerCase();
+  if (coding === undefined || !decodedCodings.has(coding)) return response;
+  delete headers["Content-Encoding"];
+  const body = response.body;
+  const length = body instanceof Binary ? body.position : 0;
+  if (headers["Content-Length"] !== undefined) headers["Content-Length"] = [String(length)];
+  return { ...response, headers, contentLength: length };
+}
+
 export interface FunctionProcessCounts {
   busy: number;
   outOfMemory: number;
@@ -403,6 +429,7 @@ export class AppFunctions implements SandboxHost {
    */
   ended(sandbox: Sandbox, reason: Error): void {
     this.processes.delete(sandbox);
+    this.moduleRequests.get(sandbox)?.ended.abort();
     if (this.sandbox === sandbox) this.sandbox = null;
     if (this.suspectSandbox === sandbox) this.suspectSandbox = null;
     if (!(reason instanceof ExecutionMemoryLimit)) return;
@@ -666,7 +693,14 @@ export class AppFunctions implements SandboxHost {
     return id;
   }
 
+  /** Module requests of each process: how many are going, and what ends them with it. */
+  private readonly moduleRequests = new WeakMap<Sandbox, { going: number; ended: AbortController }>();
+
   request(sandbox: Sandbox, callId: number, pendingId: number, kind: HostRequest, text: string): void {
+    if (callId === 0 && kind === "http") {
+      this.moduleRequest(sandbox, pendingId, text);
+      return;
+    }
     const info = this.calls.get(callId);
     if (!info) {
       sandbox.deliver(pendingId, false, "the function call has ended");
@@ -679,6 +713,40 @@ export class AppFunctions implements SandboxHost {
         else sandbox.deliver(pendingId, false, error instanceof Error ? error.message : String(error));
       },
     );
+  }
+
+  /** An HTTP request of a process's modules (see moduleHttpLimits). */
+  private moduleRequest(sandbox: Sandbox, pendingId: number, text: string): void {
+    let requests = this.moduleRequests.get(sandbox);
+    if (requests === undefined) {
+      requests = { going: 0, ended: new AbortController() };
+      this.moduleRequests.set(sandbox, requests);
+    }
+    if (requests.ended.signal.aborted) {
+      sandbox.deliver(pendingId, false, "the functions' process has ended");
+      return;
+    }
+    if (requests.going >= moduleHttpLimits.concurrent) {
+      sandbox.deliver(pendingId, false, `at most ${moduleHttpLimits.concurrent} requests of modules at once`);
+      return;
+    }
+    requests.going++;
+    const known = requests;
+    void (async () => {
+      const request = EJSON.parse(text, { relaxed: true }) as Record<string, unknown>;
+      const response = await this.app.outboundHttp.send(
+        String(request.method),
+        request.options,
+        this.deadline(),
+        known.ended.signal,
+      );
+      return EJSON.stringify(asDecoded(response), { relaxed: false });
+    })()
+      .then(
+        (result) => sandbox.deliver(pendingId, true, result),
+        (error: unknown) => sandbox.deliver(pendingId, false, error instanceof Error ? error.message : String(error)),
+      )
+      .finally(() => known.going--);
   }
 
   private async answer(kind: HostRequest, text: string, info: CallInfo): Promise<string> {

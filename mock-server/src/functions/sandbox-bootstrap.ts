@@ -16,6 +16,8 @@
  * The bridge (`define`, `defineFailed`, `dispatch`) is returned to the worker, never put in the
  * context's globals.
  */
+import { constants as fsConstants } from "node:fs";
+import { METHODS, STATUS_CODES } from "node:http";
 import { offeredModules, packagedModules } from "../config/function-modules.ts";
 import { badNumberString } from "../data/documents.ts";
 
@@ -78,6 +80,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const stringLastIndexOf = String.prototype.lastIndexOf;
   const stringTrim = String.prototype.trim;
   const stringToLowerCase = String.prototype.toLowerCase;
+  const stringToUpperCase = String.prototype.toUpperCase;
   const badNumberString = new RegExp(${JSON.stringify(badNumberString.source)});
 
   // --- Freezing the context's built-ins.
@@ -117,7 +120,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     }
   };
   overridable(ObjectPrototype, ownKeys(ObjectPrototype));
-  overridable(Function.prototype, ["toString"]);
+  overridable(Function.prototype, ["toString", "constructor"]);
   overridable(Array.prototype, ["toString", "push", "concat", "join"]);
   for (const E of [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError, AggregateError]) {
     overridable(E.prototype, ["constructor", "name", "message", "toString"]);
@@ -1037,6 +1040,8 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     emitWarning: () => undefined,
     stdout: output(1),
     stderr: output(2),
+    // (Object.prototype.toString gives "[object process]", as packages check: axios, for one.)
+    [Symbol.toStringTag]: "process",
   });
   defineProperty(globalThis, "process", { value: moduleProcess, writable: false, enumerable: false, configurable: false });
   const moduleError = (message, code) => {
@@ -1052,13 +1057,56 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   // What a call of a function that names neither timers nor require() is given for them: the process's.
   const processNode = freeze([requireFor(moduleTimers), ...timerArguments(moduleTimers)]);
 
+  let utilLoaded = false;
+
+  /** Node's zlib: the browserify-zlib package, with the constants Node also gives as zlib.constants. */
+  function zlibModule() {
+    const zlib = loadModule(builtinFile("zlib"));
+    if (zlib.constants === undefined) {
+      const constants = {};
+      for (const name of keys(zlib)) if (call(stringSlice, name, 0, 2) === "Z_" && typeof zlib[name] === "number") constants[name] = zlib[name];
+      zlib.constants = freeze(constants);
+    }
+    return zlib;
+  }
+
+  // Node's fs as App Services gives functions a part of it (accessSync, constants, lstatSync,
+  // readFileSync, statSync), over no files: each names the file as missing, in Node's words.
+  const missingFile = (syscall) => (path) => {
+    const error = new SafeError("ENOENT: no such file or directory, " + syscall + " '" + SafeString(path) + "'");
+    error.errno = -2;
+    error.code = "ENOENT";
+    error.syscall = syscall;
+    error.path = SafeString(path);
+    throw error;
+  };
+  const fsModule = freeze({
+    constants: freeze(${JSON.stringify(fsConstants)}),
+    accessSync: missingFile("access"),
+    lstatSync: missingFile("lstat"),
+    readFileSync: missingFile("open"),
+    statSync: missingFile("stat"),
+  });
+
   function requireModule(fromDir, name, timersModule) {
     if (typeof name !== "string") throw new SafeTypeError('The "id" argument must be of type string');
     const bare = call(stringSlice, name, 0, 5) === "node:" ? call(stringSlice, name, 5) : name;
     if (bare === "buffer") return bufferModule;
     if (bare === "crypto") return cryptoModule;
     if (bare === "timers") return timersModule;
+    // The util package first, whole, before any package: it requires the inherits package, which
+    // requires util and, when it came first, made util's inherits the half-loaded module.
+    // Node's util has TextEncoder and TextDecoder too (the package does not): the globals.
+    if (!utilLoaded) {
+      utilLoaded = true;
+      const util = loadModule(builtinFile("util"));
+      if (util.TextEncoder === undefined) util.TextEncoder = TextEncoder;
+      if (util.TextDecoder === undefined) util.TextDecoder = TextDecoder;
+    }
     if (bare === "url") return urlModule();
+    if (bare === "http" || bare === "https") return httpModule(bare === "https");
+    if (bare === "fs") return fsModule;
+    if (bare === "zlib") return zlibModule();
     if (hasOwn(builtinPackages, bare)) return loadModule(builtinFile(bare));
     if (hostModule("core", bare) === true || bare !== name) {
       throw new SafeError(
@@ -1226,6 +1274,350 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       enumerable: false,
       configurable: false,
     });
+  }
+
+  // Node's http and https modules, their client (App Services has all of them but the server): a
+  // request is sent by the emulator when it ends, whole, as context.http's are (the hosts the server
+  // allows, responses up to 16 MiB, the emulator's HTTP client decoding compressed bodies), and its
+  // response comes back whole as an IncomingMessage stream. Modules are the process's, not a call's
+  // (decision 0038): so are these requests, each within the app's function time limit.
+  let httpModules = null;
+  function httpModule(secure) {
+    if (httpModules === null) httpModules = makeHttpModules();
+    return secure ? httpModules.https : httpModules.http;
+  }
+  function makeHttpModules() {
+    const { Writable, Readable } = requireModule("", "stream", moduleTimers);
+    const { EventEmitter } = requireModule("", "events", moduleTimers);
+    const { URL } = urlModule();
+    const STATUS_CODES = freeze(${JSON.stringify(STATUS_CODES)});
+    const METHODS = freeze(${JSON.stringify(METHODS)});
+    const headerName = /^[\\^_\\x60a-zA-Z\\-0-9!#$%&'*+.|~]+$/;
+    const badHeaderValue = /[^\\t\\x20-\\x7e\\x80-\\xff]/;
+    const validateHeaderName = (name) => {
+      if (typeof name !== "string" || !headerName.test(name)) {
+        throw codedTypeError('Header name must be a valid HTTP token ["' + SafeString(name) + '"]', "ERR_INVALID_HTTP_TOKEN");
+      }
+    };
+    const validateHeaderValue = (name, value) => {
+      if (value === undefined) throw codedTypeError('Invalid value "undefined" for header "' + name + '"', "ERR_HTTP_INVALID_HEADER_VALUE");
+      if (badHeaderValue.test(SafeString(value))) throw codedTypeError('Invalid character in header content ["' + name + '"]', "ERR_INVALID_CHAR");
+    };
+    const systemErrorCode = /\\b(E[A-Z]{3,}|UND_[A-Z_]+)\\b/;
+    const codedError = (message, code) => {
+      const error = new SafeError(message);
+      error.code = code;
+      return error;
+    };
+
+    /** What requests and responses have for a socket: events, timeouts, and no connection of their own. */
+    class Socket extends EventEmitter {
+      constructor(secure) {
+        super();
+        this.encrypted = secure;
+        this.destroyed = false;
+        this.connecting = false;
+        this.readable = true;
+        this.writable = true;
+        this.timeout = 0;
+        this.timer = null;
+      }
+      setTimeout(ms, callback) {
+        if (this.timer !== null) moduleTimers.clearTimeout(this.timer);
+        this.timer = null;
+        this.timeout = ms;
+        if (typeof callback === "function") this.once("timeout", callback);
+        if (ms > 0 && !this.destroyed) this.timer = moduleTimers.setTimeout(() => this.emit("timeout"), ms);
+        return this;
+      }
+      clearTimer() {
+        if (this.timer !== null) moduleTimers.clearTimeout(this.timer);
+        this.timer = null;
+      }
+      setNoDelay() { return this; }
+      setKeepAlive() { return this; }
+      ref() { return this; }
+      unref() { return this; }
+      address() { return {}; }
+      destroy(error) {
+        if (this.destroyed) return this;
+        this.destroyed = true;
+        this.clearTimer();
+        if (error) this.emit("error", error);
+        this.emit("close", !!error);
+        return this;
+      }
+      end() { return this; }
+      write() { return true; }
+    }
+
+    class IncomingMessage extends Readable {
+      constructor(socket, answer) {
+        super();
+        this.socket = socket;
+        this.connection = socket;
+        this.httpVersion = "1.1";
+        this.httpVersionMajor = 1;
+        this.httpVersionMinor = 1;
+        this.complete = false;
+        this.aborted = false;
+        this.url = "";
+        this.method = null;
+        this.statusCode = answer.statusCode;
+        this.statusMessage = answer.statusMessage;
+        this.headers = answer.headers;
+        this.rawHeaders = answer.rawHeaders;
+        this.trailers = {};
+        this.rawTrailers = [];
+        this.on("end", () => {
+          this.complete = true;
+        });
+      }
+      _read() {}
+      setTimeout(ms, callback) {
+        this.socket.setTimeout(ms, callback);
+        return this;
+      }
+    }
+
+    /** The headers of a response as Node gives them: lower-case names, Set-Cookie a list, others joined. */
+    function answerOf(response) {
+      const headers = {};
+      const rawHeaders = [];
+      const given = isObject(response.headers) ? response.headers : {};
+      for (const name of keys(given)) {
+        const values = isArray(given[name]) ? given[name] : [given[name]];
+        const lower = call(stringToLowerCase, name);
+        for (const value of values) {
+          call(arrayPush, rawHeaders, name, SafeString(value));
+          if (lower === "set-cookie") {
+            if (!isArray(headers[lower])) headers[lower] = [];
+            call(arrayPush, headers[lower], SafeString(value));
+          } else if (hasOwn(headers, lower)) {
+            headers[lower] += (lower === "cookie" ? "; " : ", ") + SafeString(value);
+          } else {
+            headers[lower] = SafeString(value);
+          }
+        }
+      }
+      const status = typeof response.status === "string" ? response.status : "";
+      const space = call(stringIndexOf, status, " ");
+      const statusCode = typeof response.statusCode === "number" ? response.statusCode : SafeNumber(call(stringSlice, status, 0, space));
+      const statusMessage = space === -1 ? STATUS_CODES[statusCode] || "" : call(stringSlice, status, space + 1);
+      return { statusCode, statusMessage, headers, rawHeaders };
+    }
+
+    function requestOptions(input, options, secure) {
+      let merged;
+      if (typeof input === "string" || input instanceof URL) {
+        const url = typeof input === "string" ? new URL(input) : input;
+        merged = {
+          protocol: url.protocol,
+          hostname: call(stringSlice, url.hostname, 0, 1) === "[" ? call(stringSlice, url.hostname, 1, -1) : url.hostname,
+          port: url.port === "" ? undefined : SafeNumber(url.port),
+          path: url.pathname + url.search,
+          auth: url.username || url.password ? decodeURIComponent(url.username) + ":" + decodeURIComponent(url.password) : undefined,
+        };
+        if (isObject(options)) merged = { ...merged, ...options };
+      } else {
+        merged = isObject(input) ? { ...input } : {};
+      }
+      const expected = secure ? "https:" : "http:";
+      const protocol = merged.protocol === undefined || merged.protocol === null ? expected : merged.protocol;
+      if (protocol !== expected) throw codedTypeError('Protocol "' + protocol + '" not supported. Expected "' + expected + '"', "ERR_INVALID_PROTOCOL");
+      return merged;
+    }
+
+    class ClientRequest extends Writable {
+      constructor(input, options, callback, secure) {
+        super({ decodeStrings: true });
+        if (typeof options === "function") {
+          callback = options;
+          options = undefined;
+        }
+        const given = requestOptions(input, options, secure);
+        this.protocol = secure ? "https:" : "http:";
+        this.host = SafeString(given.hostname || given.host || "localhost");
+        this.port = given.port || given.defaultPort || (secure ? 443 : 80);
+        this.path = given.path === undefined || given.path === null ? "/" : SafeString(given.path);
+        this.method = call(stringToUpperCase, SafeString(given.method || "GET"));
+        this.agent = given.agent;
+        this.aborted = false;
+        this.reusedSocket = false;
+        this.headersSent = false;
+        this.maxHeadersCount = null;
+        this.chunks = [];
+        this.outgoing = create(null);
+        this.socket = new Socket(secure);
+        this.connection = this.socket;
+        if (isArray(given.headers)) {
+          for (let i = 0; i + 1 < given.headers.length; i += 2) this.setHeader(given.headers[i], given.headers[i + 1]);
+        } else if (isObject(given.headers)) {
+          for (const name of keys(given.headers)) if (given.headers[name] !== undefined) this.setHeader(name, given.headers[name]);
+        }
+        if (given.auth && !this.hasHeader("authorization")) {
+          this.setHeader("Authorization", "Basic " + call(bufferToString, call(bufferFrom, SafeBuffer, SafeString(given.auth)), "base64"));
+        }
+        if (given.setHost !== false && !this.hasHeader("host")) {
+          const defaultPort = secure ? 443 : 80;
+          const host = call(stringIndexOf, this.host, ":") !== -1 ? "[" + this.host + "]" : this.host;
+          this.setHeader("Host", SafeNumber(this.port) === defaultPort ? host : host + ":" + this.port);
+        }
+        if (typeof callback === "function") this.once("response", callback);
+        if (typeof given.timeout === "number") this.setTimeout(given.timeout);
+        const signal = given.signal;
+        if (isObject(signal)) {
+          const abort = () => this.destroy(codedError("The operation was aborted", "ABORT_ERR"));
+          if (signal.aborted) nextTick(abort);
+          else if (typeof signal.addEventListener === "function") signal.addEventListener("abort", abort, { once: true });
+        }
+        this.socket.on("timeout", () => this.emit("timeout"));
+        nextTick(() => {
+          if (!this.destroyed) this.emit("socket", this.socket);
+        });
+      }
+      setHeader(name, value) {
+        if (this.headersSent) throw codedError("Cannot set headers after they are sent to the client", "ERR_HTTP_HEADERS_SENT");
+        validateHeaderName(name);
+        validateHeaderValue(name, value);
+        this.outgoing[call(stringToLowerCase, name)] = [name, value];
+        return this;
+      }
+      getHeader(name) {
+        const entry = this.outgoing[call(stringToLowerCase, SafeString(name))];
+        return entry === undefined ? undefined : entry[1];
+      }
+      getHeaders() {
+        const out = create(null);
+        for (const lower of keys(this.outgoing)) out[lower] = this.outgoing[lower][1];
+        return out;
+      }
+      getHeaderNames() { return keys(this.outgoing); }
+      getRawHeaderNames() { return call(arrayMap, keys(this.outgoing), (lower) => this.outgoing[lower][0]); }
+      hasHeader(name) { return this.outgoing[call(stringToLowerCase, SafeString(name))] !== undefined; }
+      removeHeader(name) {
+        if (this.headersSent) throw codedError("Cannot remove headers after they are sent to the client", "ERR_HTTP_HEADERS_SENT");
+        delete this.outgoing[call(stringToLowerCase, SafeString(name))];
+      }
+      flushHeaders() {}
+      setTimeout(ms, callback) {
+        if (typeof callback === "function") this.once("timeout", callback);
+        this.socket.setTimeout(ms);
+        return this;
+      }
+      setNoDelay() {}
+      setSocketKeepAlive() {}
+      abort() {
+        if (this.aborted) return;
+        this.aborted = true;
+        nextTick(() => this.emit("abort"));
+        this.destroy();
+      }
+      _write(chunk, encoding, done) {
+        call(arrayPush, this.chunks, chunk);
+        done();
+      }
+      _final(done) {
+        this.headersSent = true;
+        const body = call(bufferConcat, SafeBuffer, this.chunks);
+        this.chunks = [];
+        const headers = {};
+        for (const lower of keys(this.outgoing)) {
+          // (The emulator's client says where it connects and how long the body is.)
+          if (lower === "host" || lower === "content-length" || lower === "connection" || lower === "transfer-encoding") continue;
+          const [name, value] = this.outgoing[lower];
+          headers[name] = isArray(value) ? call(arrayMap, value, SafeString) : [SafeString(value)];
+        }
+        const hostname = call(stringIndexOf, this.host, ":") !== -1 ? "[" + this.host + "]" : this.host;
+        const url = this.protocol + "//" + hostname + ":" + this.port + (call(stringSlice, this.path, 0, 1) === "/" ? this.path : "/" + this.path);
+        const options = { url, headers };
+        if (body.length > 0) options.body = new SafeBinary(new SafeUint8Array(body.buffer, body.byteOffset, body.length));
+        done();
+        call(
+          promiseThen,
+          request(0, "http", { method: this.method, options }),
+          (response) => this.respond(response),
+          (error) => this.fail(error),
+        );
+      }
+      respond(response) {
+        if (this.destroyed) return;
+        const message = new IncomingMessage(this.socket, answerOf(response));
+        message.req = this;
+        this.res = message;
+        const body = isObject(response) && response.body instanceof SafeBinary ? response.body : null;
+        if (body !== null && body.position > 0) {
+          message.push(call(bufferFrom, SafeBuffer, body.buffer.buffer, body.buffer.byteOffset, body.position));
+        }
+        message.push(null);
+        message.once("end", () => {
+          this.socket.clearTimer();
+          nextTick(() => this.emit("close"));
+        });
+        if (!this.emit("response", message)) message.resume();
+      }
+      fail(error) {
+        if (this.destroyed) return;
+        const text = isObject(error) && typeof error.message === "string" ? error.message : SafeString(error);
+        // (A system error's code, as Node's request would have it: ECONNREFUSED, ENOTFOUND, …)
+        const code = call(regExpExec, systemErrorCode, text);
+        const failure = new SafeError(text);
+        if (code !== null) failure.code = code[1];
+        this.destroy(failure);
+      }
+      _destroy(error, done) {
+        this.socket.destroy();
+        done(error);
+      }
+    }
+
+    class Agent extends EventEmitter {
+      constructor(options) {
+        super();
+        this.options = isObject(options) ? { ...options } : {};
+        this.keepAlive = this.options.keepAlive === true;
+        this.maxSockets = typeof this.options.maxSockets === "number" ? this.options.maxSockets : Infinity;
+        this.maxFreeSockets = typeof this.options.maxFreeSockets === "number" ? this.options.maxFreeSockets : 256;
+        this.sockets = {};
+        this.freeSockets = {};
+        this.requests = {};
+      }
+      destroy() {}
+    }
+
+    const make = (secure) => {
+      class SecureAgent extends Agent {
+        constructor(options) {
+          super(options);
+          this.defaultPort = secure ? 443 : 80;
+          this.protocol = secure ? "https:" : "http:";
+        }
+      }
+      const requestOf = (input, options, callback) => new ClientRequest(input, options, callback, secure);
+      const refuseServer = () => {
+        throw new SafeError("http servers are not supported in functions (App Services runs only their clients)");
+      };
+      return {
+        Agent: SecureAgent,
+        globalAgent: new SecureAgent({ keepAlive: true }),
+        ClientRequest,
+        IncomingMessage,
+        STATUS_CODES,
+        METHODS,
+        maxHeaderSize: 16384,
+        validateHeaderName,
+        validateHeaderValue: (name, value) => validateHeaderValue(name, value),
+        request: requestOf,
+        get(input, options, callback) {
+          const outgoing = requestOf(input, options, callback);
+          outgoing.end();
+          return outgoing;
+        },
+        createServer: refuseServer,
+        Server: refuseServer,
+      };
+    };
+    return { http: make(false), https: make(true) };
   }
 
   function makeContext(callId, callInfo) {

@@ -313,8 +313,11 @@ describe("callFunction", () => {
     const { appId, token } = await appWith({
       probe: `exports = async function (arg) {
         const tries = {
+          // (process is App Services' part of Node's, the context's own; fs reads no file.)
           process: () => typeof process,
-          require: () => require("fs"),
+          processBinding: () => typeof process.binding + " " + typeof process.dlopen + " " + typeof process.kill,
+          require: () => require("fs").readFileSync("/etc/passwd", "utf8"),
+          requireCp: () => require("child_process"),
           globalProcess: () => typeof globalThis.process,
           ctorEscape: () => this.constructor.constructor("return process")(),
           argEscape: () => arg.constructor.constructor("return process")(),
@@ -337,9 +340,11 @@ describe("callFunction", () => {
     });
     const { body } = await callFn(appId, token, "probe", [{ a: 1 }]);
     expect(body).toEqual({
-      process: "undefined",
+      process: "object",
+      processBinding: "undefined undefined undefined",
       require: "refused",
-      globalProcess: "undefined",
+      requireCp: "refused",
+      globalProcess: "object",
       ctorEscape: "refused",
       argEscape: "refused",
       contextEscape: "refused",

@@ -71,7 +71,7 @@ function exportedApp(): string {
       return out;
     };`,
     esm: `exports = () => { try { require("modern"); } catch (error) { return error.message; } };`,
-    core: `exports = () => { try { require("fs"); } catch (error) { return error.message; } };`,
+    core: `exports = () => { try { require("child_process"); } catch (error) { return error.message; } };`,
   };
   write("functions/config.json", json(Object.keys(functions).map((name) => ({ name }))));
   for (const [name, source] of Object.entries(functions)) write(`functions/${name}.js`, source);
@@ -148,7 +148,7 @@ describe("require() of modules", () => {
       "MODULE_NOT_FOUND",
       "MODULE_NOT_FOUND",
     ]);
-    expect(await run("core")).toMatch(/^require\("fs"\) is not supported by this server/);
+    expect(await run("core")).toMatch(/^require\("child_process"\) is not supported by this server/);
   });
 
   it("says an ES module cannot be required", async () => {

@@ -52,7 +52,8 @@ const functions: Record<string, string> = {
     return out;
   };`,
   lodash: `exports = () => require("lodash/cloneDeep")({ a: 1 });`,
-  fs: `exports = () => require("node:fs").readFileSync("/etc/passwd");`,
+  fs: `exports = () => require("node:child_process").execSync("id");`,
+  noFiles: `exports = () => { try { return require("fs").readFileSync("/etc/passwd"); } catch (error) { return [error.code, error.syscall, error.message]; } };`,
 };
 
 beforeAll(async () => {
@@ -102,8 +103,14 @@ describe("require() in a function", () => {
     expect(fs.body).toMatchObject({
       error_code: "FunctionExecutionError",
       error:
-        "Error: require(\"node:fs\") is not supported by this server: functions have Node's assert, buffer, crypto, events, os, path, punycode, querystring, stream, string_decoder, timers, tty, url, util and zlib modules, and the packages of their app's functions/node_modules",
+        "Error: require(\"node:child_process\") is not supported by this server: functions have Node's assert, buffer, crypto, events, fs, http, https, os, path, punycode, querystring, stream, string_decoder, timers, tty, url, util and zlib modules, and the packages of their app's functions/node_modules",
     });
+    // fs is App Services' part of it, over no files.
+    expect((await callAppFunction(app, appId, token, "noFiles", [])).body).toEqual([
+      "ENOENT",
+      "open",
+      "ENOENT: no such file or directory, open '/etc/passwd'",
+    ]);
     const lodash = await callAppFunction(app, appId, token, "lodash", []);
     expect(lodash.body).toMatchObject({ error: "Error: Cannot find module 'lodash/cloneDeep'" });
   });

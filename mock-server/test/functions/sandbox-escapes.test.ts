@@ -156,7 +156,13 @@ describe("function code cannot reach the host", () => {
         candidates.clearTimeout = clearTimeout;
         candidates.timer = setTimeout(() => {}, 100000);
         candidates.immediate = setImmediate(() => {});
-        try { found.push("require gave " + typeof require("fs")); } catch (error) { candidates.requireError = error; }
+        candidates.fs = require("fs");
+        try { require("fs").readFileSync("/etc/passwd"); } catch (error) { candidates.fsError = error; }
+        candidates.http = require("http");
+        candidates.httpRequest = require("http").request("http://127.0.0.1:9/");
+        candidates.httpRequest.on("error", () => {});
+        candidates.agent = require("https").globalAgent;
+        try { found.push("require gave " + typeof require("child_process")); } catch (error) { candidates.requireError = error; }
         for (const [label, value] of Object.entries(candidates)) reach(label, value);
         const classic = {
           thisConstructor: () => this.constructor.constructor("return process")(),
