@@ -693,8 +693,11 @@ export class AppFunctions implements SandboxHost {
     return id;
   }
 
-  /** Module requests of each process: how many are going, and what ends them with it. */
-  private readonly moduleRequests = new WeakMap<Sandbox, { going: number; ended: AbortController }>();
+  /** Module requests of each process: what ends each, by its pending id, and what ends them all with it. */
+  private readonly moduleRequests = new WeakMap<
+    Sandbox,
+    { going: Map<number, AbortController>; ended: AbortController }
+  >();
 
   request(sandbox: Sandbox, callId: number, pendingId: number, kind: HostRequest, text: string): void {
     if (callId === 0 && kind === "http") {
@@ -719,26 +722,27 @@ export class AppFunctions implements SandboxHost {
   private moduleRequest(sandbox: Sandbox, pendingId: number, text: string): void {
     let requests = this.moduleRequests.get(sandbox);
     if (requests === undefined) {
-      requests = { going: 0, ended: new AbortController() };
+      requests = { going: new Map(), ended: new AbortController() };
       this.moduleRequests.set(sandbox, requests);
     }
     if (requests.ended.signal.aborted) {
       sandbox.deliver(pendingId, false, "the functions' process has ended");
       return;
     }
-    if (requests.going >= moduleHttpLimits.concurrent) {
+    if (requests.going.size >= moduleHttpLimits.concurrent) {
       sandbox.deliver(pendingId, false, `at most ${moduleHttpLimits.concurrent} requests of modules at once`);
       return;
     }
-    requests.going++;
-    const known = requests;
+    const given = new AbortController();
+    const { going, ended } = requests;
+    going.set(pendingId, given);
     void (async () => {
       const request = EJSON.parse(text, { relaxed: true }) as Record<string, unknown>;
       const response = await this.app.outboundHttp.send(
         String(request.method),
         request.options,
         this.deadline(),
-        known.ended.signal,
+        AbortSignal.any([ended.signal, given.signal]),
       );
       return EJSON.stringify(asDecoded(response), { relaxed: false });
     })()
@@ -746,7 +750,15 @@ export class AppFunctions implements SandboxHost {
         (result) => sandbox.deliver(pendingId, true, result),
         (error: unknown) => sandbox.deliver(pendingId, false, error instanceof Error ? error.message : String(error)),
       )
-      .finally(() => known.going--);
+      .finally(() => going.delete(pendingId));
+  }
+
+  /** A module's request given up in its process (its ClientRequest destroyed): it stops here too. */
+  cancel(sandbox: Sandbox, pendingId: number): void {
+    const given = this.moduleRequests.get(sandbox)?.going.get(pendingId);
+    if (given === undefined) return;
+    given.abort();
+    this.moduleRequests.get(sandbox)?.going.delete(pendingId);
   }
 
   private async answer(kind: HostRequest, text: string, info: CallInfo): Promise<string> {

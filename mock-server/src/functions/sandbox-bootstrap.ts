@@ -280,9 +280,10 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
 
   const toText = (value) => ejsonStringify(value === undefined ? null : value, { relaxed: false });
 
-  function request(callId, kind, payload) {
+  function request(callId, kind, payload, onId) {
     return new SafePromise((resolve, reject) => {
       const id = nextPending++;
+      if (onId !== undefined) onId(id);
       let text;
       try {
         text = toText(payload);
@@ -1447,6 +1448,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
         this.headersSent = false;
         this.maxHeadersCount = null;
         this.chunks = [];
+        this.pendingId = null;
         this.outgoing = create(null);
         this.socket = new Socket(secure);
         this.connection = this.socket;
@@ -1535,9 +1537,17 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
         done();
         call(
           promiseThen,
-          request(0, "http", { method: this.method, options }),
-          (response) => this.respond(response),
-          (error) => this.fail(error),
+          request(0, "http", { method: this.method, options }, (id) => {
+            this.pendingId = id;
+          }),
+          (response) => {
+            this.pendingId = null;
+            this.respond(response);
+          },
+          (error) => {
+            this.pendingId = null;
+            this.fail(error);
+          },
         );
       }
       respond(response) {
@@ -1566,6 +1576,12 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
         this.destroy(failure);
       }
       _destroy(error, done) {
+        // A request the emulator is still making is given up there too (its place freed at once).
+        if (this.pendingId !== null) {
+          call(mapDelete, pending, this.pendingId);
+          send("cancel", 0, this.pendingId, "");
+          this.pendingId = null;
+        }
         this.socket.destroy();
         done(error);
       }

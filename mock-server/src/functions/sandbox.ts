@@ -225,6 +225,8 @@ export interface SandboxHost {
   busy?(sandbox: Sandbox): void;
   /** The process has ended, and why its calls are failed (told before they are). */
   ended?(sandbox: Sandbox, reason: Error): void;
+  /** The process gave up a request of its modules it made (`request` with call 0). */
+  cancel?(sandbox: Sandbox, pendingId: number): void;
 }
 
 interface RunningCall {
@@ -265,7 +267,7 @@ export interface ServerError {
   errorLabels: string[];
 }
 
-type WorkerKind = "ready" | "done" | "error" | "badargs" | "log" | HostRequest | "pong" | "fatal";
+type WorkerKind = "ready" | "done" | "error" | "badargs" | "log" | HostRequest | "cancel" | "pong" | "fatal";
 
 let nextCallId = 1;
 
@@ -579,6 +581,10 @@ export class Sandbox {
       case "execute":
       case "http":
         this.host.request(this, callId, pendingId, kind, text);
+        break;
+      case "cancel":
+        // A module's HTTP request given up (its ClientRequest destroyed before its response).
+        this.host.cancel?.(this, pendingId);
         break;
       case "fatal":
         // The process stops (function-worker.ts): its calls fail with its text.

@@ -252,13 +252,13 @@ describe("an exported app's folder", () => {
       "functions/config.json": [{ name: "pay" }, { name: "plain" }],
       "functions/package.json": { dependencies: { stripe: "^12.0.0" } },
       "functions/pay.js":
-        "exports = (name) => { const crypto = require('node:crypto'); const stripe = require('stripe'); return [require(name), require(\"stripe/lib\"), require('fs'), require('util')]; };",
+        "exports = (name) => { const crypto = require('node:crypto'); const stripe = require('stripe'); return [require(name), require(\"stripe/lib\"), require('child_process'), require('util')]; };",
       "functions/plain.js": "exports = () => 'required fields: ' + typeof require('buffer').Buffer;",
     });
     // (buffer, crypto, util and the others offered are there.)
     expect(loadAppFolder(dependencies).notRun).toEqual([
       "external dependencies of functions (functions/package.json; no functions/node_modules: npm install in functions/)",
-      "require('fs') in function 'pay'",
+      "require('child_process') in function 'pay'",
       "require('stripe') in function 'pay'",
       "require('stripe/lib') in function 'pay'",
       "require() of a computed name in function 'pay'",

@@ -83,6 +83,21 @@ const functions: Record<string, string> = {
       statusCodes: [http.STATUS_CODES[404], http.METHODS.includes("PATCH")],
     };
   };`,
+  crowd: `exports = (origin, n) => new Promise((resolve) => {
+    // Requests that wait for an answer that does not come, and the error of each refused one; then
+    // all of them given up (their places free again).
+    const refused = [];
+    const made = [];
+    for (let i = 0; i < n; i++) {
+      made.push(require("http").get(origin + "/hang").on("error", (error) => {
+        refused.push(error.message);
+        if (refused.length === n - 64) {
+          for (const each of made) each.destroy();
+          resolve(refused);
+        }
+      }));
+    }
+  });`,
   axios: `exports = async (origin) => {
     const axios = require("axios");
     const got = await axios.get(origin + "/json", { params: { q: "a b" } });
@@ -246,6 +261,13 @@ describe("Node's http module in a function", () => {
       refusals: ["ERR_INVALID_PROTOCOL", expect.stringMatching(/servers are not supported/), "ERR_INVALID_HTTP_TOKEN"],
       statusCodes: ["Not Found", true],
     });
+  });
+
+  it("lets a process's modules have at most 64 requests at once, and frees a destroyed one's place", async () => {
+    // (Twice: the first crowd's requests were destroyed, and those the emulator made were given up.)
+    for (let round = 0; round < 2; round++) {
+      expect(await run("crowd", origin, 70)).toEqual(Array(6).fill("at most 64 requests of modules at once"));
+    }
   });
 });
 
