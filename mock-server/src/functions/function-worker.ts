@@ -144,7 +144,75 @@ const nodeDigest = (name, what) => {
 };
 /** The most random bytes one call of randomBytes makes (Node's own limit is 2 GiB). */
 const maxRandomBytes = 65536;
+// Node's keys in functions: a key travels as its PEM ("pem"), DER bytes ("der", base64, with its
+// "type") or JWK ("jwk"), with a passphrase; a key made here goes back described (its PEM, type,
+// asymmetric type and details; a bigint as {bigint: "…"}), never as this realm's object.
+const keyInput = (spec) => {
+  if (!spec || typeof spec !== "object") throw new TypeError("a key is required");
+  const passphrase = typeof spec.passphrase === "string" ? { passphrase: spec.passphrase } : {};
+  if (typeof spec.pem === "string") return { key: spec.pem, format: "pem", ...passphrase };
+  if (typeof spec.der === "string") return { key: Buffer.from(spec.der, "base64"), format: "der", type: String(spec.type), ...passphrase };
+  if (spec.jwk && typeof spec.jwk === "object") return { key: spec.jwk, format: "jwk" };
+  throw new TypeError("a key is required");
+};
+const signingOptions = (a) => ({
+  ...(Number.isInteger(a.padding) ? { padding: a.padding } : {}),
+  ...(Number.isInteger(a.saltLength) ? { saltLength: a.saltLength } : {}),
+  ...(a.dsaEncoding === "der" || a.dsaEncoding === "ieee-p1363" ? { dsaEncoding: a.dsaEncoding } : {}),
+});
+const describeKey = (key) => {
+  const details = key.asymmetricKeyDetails ?? {};
+  return {
+    type: key.type,
+    asymmetricKeyType: key.asymmetricKeyType,
+    details: Object.fromEntries(Object.entries(details).map(([name, value]) => [name, typeof value === "bigint" ? { bigint: value.toString() } : value])),
+    pem: key.export({ type: key.type === "private" ? "pkcs8" : "spki", format: "pem" }),
+  };
+};
+const exportOptions = (options) => {
+  const out = {};
+  for (const name of ["type", "format", "cipher"]) if (typeof options?.[name] === "string") out[name] = options[name];
+  if (typeof options?.passphrase === "string") out.passphrase = options.passphrase;
+  return out;
+};
 const cryptoOps = {
+  nodeKey(a) {
+    return describeKey(a.kind === "private" ? nodeCrypto.createPrivateKey(keyInput(a.key)) : nodeCrypto.createPublicKey(keyInput(a.key)));
+  },
+  nodeKeyExport(a) {
+    const key = a.kind === "private" ? nodeCrypto.createPrivateKey({ key: String(a.pem), format: "pem" }) : nodeCrypto.createPublicKey({ key: String(a.pem), format: "pem" });
+    const out = key.export(exportOptions(a.options));
+    if (typeof out === "string") return { s: out };
+    if (Buffer.isBuffer(out)) return { b: out.toString("base64") };
+    return { jwk: out };
+  },
+  nodeSign(a) {
+    const key = { ...keyInput(a.key), ...signingOptions(a) };
+    const input = Buffer.from(String(a.input), "base64");
+    const signature = a.algorithm === null
+      ? nodeCrypto.sign(null, input, key)
+      : nodeCrypto.createSign(String(a.algorithm)).update(input).sign(key);
+    return signature.toString("base64");
+  },
+  nodeVerify(a) {
+    const key = { ...keyInput(a.key), ...signingOptions(a) };
+    const input = Buffer.from(String(a.input), "base64");
+    const signature = Buffer.from(String(a.signature), "base64");
+    return a.algorithm === null
+      ? nodeCrypto.verify(null, input, key, signature)
+      : nodeCrypto.createVerify(String(a.algorithm)).update(input).verify(key, signature);
+  },
+  nodeGenerateKeyPair(a) {
+    const options = {};
+    for (const name of ["modulusLength", "divisorLength", "publicExponent", "saltLength"]) {
+      if (Number.isInteger(a.options?.[name])) options[name] = a.options[name];
+    }
+    for (const name of ["namedCurve", "hashAlgorithm", "mgf1HashAlgorithm", "hash", "mgf1Hash", "paramEncoding"]) {
+      if (typeof a.options?.[name] === "string") options[name] = a.options[name];
+    }
+    const { publicKey, privateKey } = nodeCrypto.generateKeyPairSync(String(a.type), options);
+    return { publicKey: describeKey(publicKey), privateKey: describeKey(privateKey) };
+  },
   nodeHashes() {
     return [...nodeDigests];
   },
@@ -229,7 +297,9 @@ const hostCrypto = (op, text) => {
     if (typeof op !== "string" || typeof text !== "string" || !Object.hasOwn(cryptoOps, op)) throw new Error("unknown operation");
     return JSON.stringify({ ok: cryptoOps[op](JSON.parse(text)) });
   } catch (error) {
-    return JSON.stringify({ error: error instanceof Error ? String(error.message) : "failed" });
+    // (Node's code too, a string: ERR_OSSL_…, ERR_INVALID_ARG_VALUE, …)
+    const code = error instanceof Error && typeof error.code === "string" ? { code: error.code } : {};
+    return JSON.stringify({ error: error instanceof Error ? String(error.message) : "failed", ...code });
   }
 };
 

@@ -16,6 +16,7 @@
  * The bridge (`define`, `defineFailed`, `dispatch`) is returned to the worker, never put in the
  * context's globals.
  */
+import { constants as cryptoConstants } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { METHODS, STATUS_CODES } from "node:http";
 import { offeredModules, packagedModules } from "../config/function-modules.ts";
@@ -488,7 +489,11 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   };
   const cryptoCall = (op, args) => {
     const answer = parseJson(hostCrypto(op, stringifyJson(args)));
-    if (hasOwn(answer, "error")) throw new SafeError(answer.error);
+    if (hasOwn(answer, "error")) {
+      const error = new SafeError(answer.error);
+      if (typeof answer.code === "string") error.code = answer.code;
+      throw error;
+    }
     return answer.ok;
   };
   const binaryOf = (base64) => call(binaryFromBase64, SafeBinary, base64, 0);
@@ -798,6 +803,206 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     return undefined;
   }
 
+  // Node's keys (KeyObject, createSecretKey, createPublicKey, createPrivateKey, generateKeyPair…),
+  // signatures (createSign, createVerify, sign, verify) — what packages such as jsonwebtoken use.
+  // A key's material stays in the context (a secret's bytes, an asymmetric key's PEM); the process's
+  // own crypto reads it for each operation (hostCrypto), and describes the keys it makes.
+  const keyStates = new SafeWeakMap();
+  const base64urlOf = (bytes) => {
+    const text = base64Of(bytes);
+    let out = "";
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (c === "=") break;
+      out += c === "+" ? "-" : c === "/" ? "_" : c;
+    }
+    return out;
+  };
+  const keyState = (key) => {
+    const state = isObject(key) ? call(weakMapGet, keyStates, key) : undefined;
+    if (state === undefined) throw codedTypeError('The "key" argument must be an instance of KeyObject.', "ERR_INVALID_ARG_TYPE");
+    return state;
+  };
+  class KeyObject {
+    constructor() {
+      throw codedTypeError("KeyObjects are made by createSecretKey, createPublicKey, createPrivateKey and generateKeyPair", "ERR_ILLEGAL_CONSTRUCTOR");
+    }
+    get type() {
+      return keyState(this).type;
+    }
+    get asymmetricKeyType() {
+      return keyState(this).asymmetricKeyType;
+    }
+    get asymmetricKeyDetails() {
+      const details = keyState(this).details;
+      return details === undefined ? undefined : { ...details };
+    }
+    get symmetricKeySize() {
+      const state = keyState(this);
+      return state.type === "secret" ? state.bytes.length : undefined;
+    }
+    export(options) {
+      const state = keyState(this);
+      if (state.type === "secret") {
+        if (isObject(options) && options.format === "jwk") return { kty: "oct", k: base64urlOf(state.bytes) };
+        return call(bufferFrom, SafeBuffer, state.bytes);
+      }
+      const out = cryptoCall("nodeKeyExport", { kind: state.type, pem: state.pem, options: isObject(options) ? { ...options } : {} });
+      if (hasOwn(out, "s")) return out.s;
+      if (hasOwn(out, "b")) return fromBase64(out.b);
+      return out.jwk;
+    }
+    equals(other) {
+      const mine = keyState(this);
+      const theirs = keyState(other);
+      if (mine.type !== theirs.type) return false;
+      if (mine.type !== "secret") return mine.pem === theirs.pem;
+      return mine.bytes.length === theirs.bytes.length && cryptoModule.timingSafeEqual(mine.bytes, theirs.bytes);
+    }
+    get [Symbol.toStringTag]() {
+      return "KeyObject";
+    }
+  }
+  freeze(KeyObject.prototype);
+  freeze(KeyObject);
+  const keyOf = (state) => {
+    const key = create(KeyObject.prototype);
+    call(weakMapSet, keyStates, key, freeze(state));
+    return freeze(key);
+  };
+  /** A key the process described (cryptoOps' describeKey) as a KeyObject. */
+  const describedKey = (described) => {
+    const details = {};
+    for (const name of keys(described.details || {})) {
+      const value = described.details[name];
+      details[name] = isObject(value) && typeof value.bigint === "string" ? BigInt(value.bigint) : value;
+    }
+    return keyOf({ type: described.type, asymmetricKeyType: described.asymmetricKeyType, details: freeze(details), pem: described.pem });
+  };
+  const keyTypeError = () =>
+    codedTypeError(
+      'The "key" argument must be of type string or an instance of ArrayBuffer, Buffer, TypedArray, DataView, KeyObject, or CryptoKey.',
+      "ERR_INVALID_ARG_TYPE",
+    );
+  /** A key argument as the process reads it: a KeyObject's PEM, a PEM, DER bytes or a JWK, with its passphrase. */
+  function keySpec(key) {
+    if (key instanceof KeyObject) {
+      const state = keyState(key);
+      if (state.type === "secret") throw codedTypeError("Invalid key object type secret, expected private or public.", "ERR_CRYPTO_INVALID_KEY_OBJECT_TYPE");
+      return { pem: state.pem };
+    }
+    if (typeof key === "string") return { pem: key };
+    if (isView(key) || key instanceof SafeArrayBuffer) return { pem: call(bufferToString, toBytes(isView(key) ? key : new SafeUint8Array(key), undefined, "key"), "utf8") };
+    if (!isObject(key)) throw keyTypeError();
+    const inner = key.key;
+    if (inner instanceof KeyObject) return keySpec(inner);
+    const passphrase = key.passphrase === undefined ? {} : { passphrase: typeof key.passphrase === "string" ? key.passphrase : call(bufferToString, toBytes(key.passphrase, undefined, "passphrase"), "utf8") };
+    if (key.format === "jwk") {
+      if (!isObject(inner)) throw codedTypeError('The "key.key" property must be of type object.', "ERR_INVALID_ARG_TYPE");
+      return { jwk: parseJson(stringifyJson(inner)) };
+    }
+    if (key.format === "der") return { der: base64Of(toBytes(inner, key.encoding, "key.key")), type: SafeString(key.type), ...passphrase };
+    if (typeof inner === "string") return { pem: inner, ...passphrase };
+    if (isView(inner) || inner instanceof SafeArrayBuffer) return { pem: call(bufferToString, toBytes(isView(inner) ? inner : new SafeUint8Array(inner), undefined, "key"), "utf8"), ...passphrase };
+    throw keyTypeError();
+  }
+  /** The signing options a key argument carries (RSA padding and salt length, ECDSA's encoding). */
+  const signingOf = (key) =>
+    isObject(key) && !(key instanceof KeyObject) ? { padding: key.padding, saltLength: key.saltLength, dsaEncoding: key.dsaEncoding } : {};
+  function createSecretKey(key, encoding) {
+    const bytes = toBytes(isObject(key) && key instanceof SafeArrayBuffer ? new SafeUint8Array(key) : key, encoding, "key");
+    return keyOf({ type: "secret", bytes: call(bufferFrom, SafeBuffer, bytes) });
+  }
+  const createPublicKey = (key) => (key instanceof KeyObject && keyState(key).type === "public" ? key : describedKey(cryptoCall("nodeKey", { kind: "public", key: keySpec(key) })));
+  const createPrivateKey = (key) => describedKey(cryptoCall("nodeKey", { kind: "private", key: keySpec(key) }));
+  /** A key made of a pair's half as generateKeyPair's options ask: a KeyObject, or its export. */
+  const pairHalf = (described, encoding) => {
+    const key = describedKey(described);
+    return isObject(encoding) ? key.export(encoding) : key;
+  };
+  function generateKeyPairSync(type, options) {
+    const given = isObject(options) ? options : {};
+    const pair = cryptoCall("nodeGenerateKeyPair", { type: SafeString(type), options: { ...given, publicKeyEncoding: undefined, privateKeyEncoding: undefined } });
+    return { publicKey: pairHalf(pair.publicKey, given.publicKeyEncoding), privateKey: pairHalf(pair.privateKey, given.privateKeyEncoding) };
+  }
+  function generateKeyPair(type, options, callback) {
+    const done = typeof options === "function" ? options : callback;
+    if (typeof done !== "function") throw codedTypeError('The "callback" argument must be of type function.', "ERR_INVALID_ARG_TYPE");
+    let pair;
+    try {
+      pair = generateKeyPairSync(type, typeof options === "function" ? undefined : options);
+    } catch (error) {
+      call(promiseThen, SafePromise.resolve(), () => done(error));
+      return;
+    }
+    call(promiseThen, SafePromise.resolve(), () => done(null, pair.publicKey, pair.privateKey));
+  }
+  /** Sign and Verify: data gathered here, the signature made or checked by the process. */
+  function signer(kind, algorithm) {
+    if (typeof algorithm !== "string") throw codedTypeError('The "algorithm" argument must be of type string.', "ERR_INVALID_ARG_TYPE");
+    const chunks = [];
+    let finished = false;
+    const input = () => {
+      if (finished) throw new SafeError(kind === "sign" ? "Sign already called" : "Verify already called");
+      finished = true;
+      return base64Of(call(bufferConcat, SafeBuffer, chunks));
+    };
+    const self = {
+      update(data, inputEncoding) {
+        if (finished) throw new SafeError("Digest already called");
+        call(arrayPush, chunks, toBytes(data, inputEncoding, "data"));
+        return self;
+      },
+      write(data, inputEncoding) {
+        self.update(data, inputEncoding);
+        return true;
+      },
+      end(data, inputEncoding) {
+        if (data !== undefined) self.update(data, inputEncoding);
+        return self;
+      },
+    };
+    if (kind === "sign") {
+      self.sign = (privateKey, outputEncoding) =>
+        encoded(fromBase64(cryptoCall("nodeSign", { algorithm, input: input(), key: keySpec(privateKey), ...signingOf(privateKey) })), outputEncoding);
+    } else {
+      self.verify = (publicKey, signature, signatureEncoding) =>
+        cryptoCall("nodeVerify", {
+          algorithm,
+          input: input(),
+          key: keySpec(publicKey),
+          ...signingOf(publicKey),
+          signature: base64Of(toBytes(signature, signatureEncoding, "signature")),
+        });
+    }
+    return freeze(self);
+  }
+  function sign(algorithm, data, key, callback) {
+    const signature = fromBase64(
+      cryptoCall("nodeSign", {
+        algorithm: algorithm === null || algorithm === undefined ? null : SafeString(algorithm),
+        input: base64Of(toBytes(data, undefined, "data")),
+        key: keySpec(key),
+        ...signingOf(key),
+      }),
+    );
+    if (typeof callback !== "function") return signature;
+    call(promiseThen, SafePromise.resolve(), () => callback(null, signature));
+    return undefined;
+  }
+  function verify(algorithm, data, key, signature, callback) {
+    const valid = cryptoCall("nodeVerify", {
+      algorithm: algorithm === null || algorithm === undefined ? null : SafeString(algorithm),
+      input: base64Of(toBytes(data, undefined, "data")),
+      key: keySpec(key),
+      ...signingOf(key),
+      signature: base64Of(toBytes(signature, undefined, "signature")),
+    });
+    if (typeof callback !== "function") return valid;
+    call(promiseThen, SafePromise.resolve(), () => callback(null, valid));
+    return undefined;
+  }
+
   const hexDigits = "0123456789abcdef";
   const cryptoModule = freeze({
     createHash: (algorithm) => {
@@ -808,8 +1013,24 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     createHmac: (algorithm, key) => {
       if (typeof algorithm !== "string" || !call(arrayIncludes, digestNames(), call(stringToLowerCase, algorithm)))
         throw new SafeError("Invalid digest: " + SafeString(algorithm));
+      if (key instanceof KeyObject) {
+        const state = keyState(key);
+        if (state.type !== "secret") throw codedTypeError("Invalid key object type " + state.type + ", expected secret.", "ERR_CRYPTO_INVALID_KEY_OBJECT_TYPE");
+        return digester("nodeHmac", algorithm, base64Of(state.bytes));
+      }
       return digester("nodeHmac", algorithm, base64Of(toBytes(key, undefined, "key")));
     },
+    KeyObject,
+    createSecretKey,
+    createPublicKey,
+    createPrivateKey,
+    generateKeyPair,
+    generateKeyPairSync,
+    createSign: (algorithm) => signer("sign", algorithm),
+    createVerify: (algorithm) => signer("verify", algorithm),
+    sign,
+    verify,
+    constants: freeze(${JSON.stringify(cryptoConstants)}),
     getHashes: () => call(arraySlice, digestNames()),
     randomBytes,
     randomFillSync,

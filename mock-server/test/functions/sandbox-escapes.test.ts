@@ -156,6 +156,10 @@ describe("function code cannot reach the host", () => {
         candidates.clearTimeout = clearTimeout;
         candidates.timer = setTimeout(() => {}, 100000);
         candidates.immediate = setImmediate(() => {});
+        candidates.secretKey = require("crypto").createSecretKey(Buffer.from("k"));
+        candidates.keyPair = require("crypto").generateKeyPairSync("ec", { namedCurve: "P-256" });
+        candidates.signer = require("crypto").createSign("SHA256");
+        try { require("crypto").createPrivateKey("not a key"); } catch (error) { candidates.keyError = error; }
         candidates.fs = require("fs");
         try { require("fs").readFileSync("/etc/passwd"); } catch (error) { candidates.fsError = error; }
         candidates.http = require("http");

@@ -1,0 +1,207 @@
+/**
+ * Node's keys and signatures in functions (docs/decisions/0038): App Services has Node's crypto
+ * but Diffie-Hellman and ECDH. KeyObject, createSecretKey, createPublicKey, createPrivateKey,
+ * generateKeyPair(Sync), createSign, createVerify, sign and verify, each checked against this
+ * process's own crypto; and the unchanged jsonwebtoken 9 (HS256, RS256, ES256) from an app folder.
+ */
+import {
+  createHmac,
+  createPublicKey,
+  createSign,
+  createVerify,
+  generateKeyPairSync,
+  sign as nodeSign,
+  verify as nodeVerify,
+} from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import jwt from "jsonwebtoken";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anonymousLogin, functionResult, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+let token: string;
+const appId = "keys-abcde";
+const run = (name: string, ...args: unknown[]) => functionResult(app, appId, token, name, args);
+
+const rsa = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: "spki", format: "pem" },
+  privateKeyEncoding: { type: "pkcs8", format: "pem" },
+});
+const ed = generateKeyPairSync("ed25519", {
+  publicKeyEncoding: { type: "spki", format: "pem" },
+  privateKeyEncoding: { type: "pkcs8", format: "pem" },
+});
+
+const functions: Record<string, string> = {
+  hmac: `exports = (secret, text) => {
+    const crypto = require("crypto");
+    const key = crypto.createSecretKey(Buffer.from(secret));
+    return [key.type, key.symmetricKeySize, crypto.createHmac("sha256", key).update(text).digest("hex"), key.export().toString(), key.export({ format: "jwk" }).kty];
+  };`,
+  signatures: `exports = (privatePem, publicPem, text, theirs, edPrivate) => {
+    const crypto = require("crypto");
+    const mine = crypto.createSign("RSA-SHA256").update(text).sign(privatePem, "base64");
+    const checked = crypto.createVerify("RSA-SHA256").update(text).verify(publicPem, theirs, "base64");
+    const forged = crypto.createVerify("RSA-SHA256").update(text + "!").verify(publicPem, theirs, "base64");
+    const pss = crypto.sign("sha256", Buffer.from(text), { key: privatePem, padding: crypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }).toString("base64");
+    const edSignature = crypto.sign(null, Buffer.from(text), crypto.createPrivateKey(edPrivate)).toString("base64");
+    return { mine, checked, forged, pss, edSignature };
+  };`,
+  keys: `exports = (privatePem) => {
+    const crypto = require("crypto");
+    const key = crypto.createPrivateKey(privatePem);
+    const pub = crypto.createPublicKey(key);
+    const refusals = [];
+    for (const attempt of [() => crypto.createPrivateKey("not a key"), () => new crypto.KeyObject(), () => crypto.createHmac("sha256", key)]) {
+      try { attempt(); refusals.push("none"); } catch (error) { refusals.push(error.code || error.message); }
+    }
+    return {
+      types: [key.type, key.asymmetricKeyType, pub.type, key instanceof crypto.KeyObject, Object.prototype.toString.call(key)],
+      modulusLength: key.asymmetricKeyDetails.modulusLength,
+      exponent: String(key.asymmetricKeyDetails.publicExponent) + " " + typeof key.asymmetricKeyDetails.publicExponent,
+      spki: pub.export({ type: "spki", format: "pem" }),
+      jwk: pub.export({ format: "jwk" }),
+      der: key.export({ type: "pkcs1", format: "der" }).length > 1000,
+      equal: [pub.equals(crypto.createPublicKey(pub.export({ type: "spki", format: "pem" }))), key.equals(pub)],
+      refusals,
+    };
+  };`,
+  generated: `exports = async () => {
+    const crypto = require("crypto");
+    const { publicKey, privateKey } = crypto.generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const signature = crypto.createSign("SHA256").update("x").sign(privateKey);
+    const pem = await new Promise((resolve, reject) => crypto.generateKeyPair("rsa", {
+      modulusLength: 1024, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    }, (error, pub, priv) => (error ? reject(error) : resolve([pub.slice(0, 26), priv.slice(0, 27)]))));
+    return [publicKey.asymmetricKeyDetails.namedCurve, crypto.createVerify("SHA256").update("x").verify(publicKey, signature), pem];
+  };`,
+  jwt: `exports = (privatePem, publicPem) => {
+    const jwt = require("jsonwebtoken");
+    const out = {};
+    const hs = jwt.sign({ sub: "ann" }, "a shared secret", { algorithm: "HS256", expiresIn: "1h" });
+    out.hs = jwt.verify(hs, "a shared secret").sub;
+    try { jwt.verify(hs, "another secret"); } catch (error) { out.wrongSecret = [error.name, error.message]; }
+    const rs = jwt.sign({ sub: "bob" }, privatePem, { algorithm: "RS256", keyid: "k1" });
+    out.rs = [jwt.verify(rs, publicPem, { algorithms: ["RS256"] }).sub, jwt.decode(rs, { complete: true }).header.kid];
+    const { publicKey, privateKey } = require("crypto").generateKeyPairSync("ec", { namedCurve: "P-256" });
+    out.es = jwt.verify(jwt.sign({ sub: "eve" }, privateKey, { algorithm: "ES256" }), publicKey).sub;
+    const old = jwt.sign({ sub: "old", exp: Math.floor(Date.now() / 1000) - 60 }, "a shared secret");
+    try { jwt.verify(old, "a shared secret"); } catch (error) { out.expired = error.name; }
+    out.token = rs;
+    return out;
+  };`,
+};
+
+/** An exported app whose functions/node_modules holds these packages with what they depend on, copied. */
+function exportedApp(packages: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), "keys-"));
+  const write = (path: string, text: string) => {
+    mkdirSync(join(dir, path, ".."), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  };
+  write("realm_config.json", JSON.stringify({ app_id: appId }));
+  write(
+    "auth/providers.json",
+    JSON.stringify({ "anon-user": { name: "anon-user", type: "anon-user", disabled: false } }),
+  );
+  write("functions/config.json", JSON.stringify(Object.keys(functions).map((name) => ({ name }))));
+  for (const [name, source] of Object.entries(functions)) write(`functions/${name}.js`, source);
+  const modules = join(dir, "functions", "node_modules");
+  const copied = new Set<string>();
+  const locate = (from: string, name: string): string => {
+    for (let at = from; ; at = dirname(at)) {
+      const candidate = join(at, "node_modules", name);
+      if (existsSync(join(candidate, "package.json"))) return realpathSync(candidate);
+      if (dirname(at) === at) throw new Error(`${name} is not installed`);
+    }
+  };
+  const copy = (source: string) => {
+    const { name, dependencies = {} } = JSON.parse(readFileSync(join(source, "package.json"), "utf8"));
+    if (copied.has(name)) return;
+    copied.add(name);
+    cpSync(source, join(modules, name), { recursive: true, dereference: true });
+    for (const dependency of Object.keys(dependencies)) {
+      if (!existsSync(join(source, "node_modules", dependency))) copy(locate(source, dependency));
+    }
+  };
+  for (const name of packages) copy(locate(import.meta.dirname, name));
+  return dir;
+}
+
+beforeAll(async () => {
+  app = await testApp({ appDirs: [exportedApp(["jsonwebtoken"])] });
+  token = (await anonymousLogin(app, appId)).access_token as string;
+});
+afterAll(() => app?.close());
+
+describe("Node's keys and signatures in a function", () => {
+  it("makes secret keys that HMACs take", async () => {
+    expect(await run("hmac", "s3cret", "hello")).toEqual([
+      "secret",
+      { $numberInt: "6" },
+      createHmac("sha256", "s3cret").update("hello").digest("hex"),
+      "s3cret",
+      "oct",
+    ]);
+  });
+
+  it("signs and verifies as this process's crypto does: RSA, RSA-PSS, Ed25519", async () => {
+    const text = "the message";
+    const theirs = createSign("RSA-SHA256").update(text).sign(rsa.privateKey, "base64");
+    const result = await run("signatures", rsa.privateKey, rsa.publicKey, text, theirs, ed.privateKey);
+    expect(result.checked).toBe(true);
+    expect(result.forged).toBe(false);
+    expect(createVerify("RSA-SHA256").update(text).verify(rsa.publicKey, result.mine, "base64")).toBe(true);
+    expect(result.mine).toBe(theirs);
+    expect(
+      nodeVerify(
+        "sha256",
+        Buffer.from(text),
+        { key: rsa.publicKey, padding: 6 /* RSA_PKCS1_PSS_PADDING */, saltLength: 32 },
+        Buffer.from(result.pss, "base64"),
+      ),
+    ).toBe(true);
+    expect(Buffer.from(result.edSignature, "base64")).toEqual(nodeSign(null, Buffer.from(text), ed.privateKey));
+  });
+
+  it("reads, describes and exports keys as KeyObjects, and refuses what is no key", async () => {
+    const result = await run("keys", rsa.privateKey);
+    expect(result).toEqual({
+      types: ["private", "rsa", "public", true, "[object KeyObject]"],
+      modulusLength: { $numberInt: "2048" },
+      exponent: "65537 bigint",
+      spki: rsa.publicKey,
+      jwk: createPublicKey(rsa.publicKey).export({ format: "jwk" }),
+      der: true,
+      equal: [true, false],
+      refusals: [expect.stringMatching(/^ERR_/), "ERR_ILLEGAL_CONSTRUCTOR", "ERR_CRYPTO_INVALID_KEY_OBJECT_TYPE"],
+    });
+  });
+
+  it("generates key pairs, as KeyObjects or exported", async () => {
+    expect(await run("generated")).toEqual([
+      "prime256v1",
+      true,
+      ["-----BEGIN PUBLIC KEY-----", "-----BEGIN PRIVATE KEY-----"],
+    ]);
+  });
+});
+
+describe("jsonwebtoken in a function, unchanged", () => {
+  it("signs and verifies HS256, RS256 and ES256 tokens, and refuses bad and expired ones", async () => {
+    const result = await run("jwt", rsa.privateKey, rsa.publicKey);
+    expect(result).toMatchObject({
+      hs: "ann",
+      wrongSecret: ["JsonWebTokenError", "invalid signature"],
+      rs: ["bob", "k1"],
+      es: "eve",
+      expired: "TokenExpiredError",
+    });
+    // Its RS256 token is one any other verifier takes.
+    expect(jwt.verify(result.token, rsa.publicKey, { algorithms: ["RS256"] })).toMatchObject({ sub: "bob" });
+  });
+});
