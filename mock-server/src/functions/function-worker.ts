@@ -175,7 +175,86 @@ const exportOptions = (options) => {
   if (typeof options?.passphrase === "string") out.passphrase = options.passphrase;
   return out;
 };
+// Ciphers live here, each by a number the context holds: at most this many at once per process
+// (one never finished is freed when the context forgets its object, or when a new one needs room).
+const ciphers = new Map();
+const maxCiphers = 10000;
+let nextCipher = 1;
+const cipherOf = (id) => {
+  const cipher = ciphers.get(id);
+  if (cipher === undefined) throw new Error("the cipher is finished");
+  return cipher;
+};
+const bytes64 = (text) => Buffer.from(String(text), "base64");
+/** An AEAD cipher's tag once it is final (null for a cipher without one). */
+const tagOf = (cipher) => {
+  try {
+    return cipher.getAuthTag().toString("base64");
+  } catch {
+    return null;
+  }
+};
+const rsaOps = {
+  publicEncrypt: nodeCrypto.publicEncrypt,
+  privateDecrypt: nodeCrypto.privateDecrypt,
+  privateEncrypt: nodeCrypto.privateEncrypt,
+  publicDecrypt: nodeCrypto.publicDecrypt,
+};
 const cryptoOps = {
+  nodePbkdf2(a) {
+    return nodeCrypto.pbkdf2Sync(bytes64(a.password), bytes64(a.salt), a.iterations, a.keylen, String(a.digest)).toString("base64");
+  },
+  nodeScrypt(a) {
+    const options = {};
+    for (const name of ["N", "r", "p", "cost", "blockSize", "parallelization", "maxmem"]) {
+      if (Number.isInteger(a.options?.[name])) options[name] = a.options[name];
+    }
+    return nodeCrypto.scryptSync(bytes64(a.password), bytes64(a.salt), a.keylen, options).toString("base64");
+  },
+  nodeHkdf(a) {
+    return Buffer.from(nodeCrypto.hkdfSync(String(a.digest), bytes64(a.key), bytes64(a.salt), bytes64(a.info), a.keylen)).toString("base64");
+  },
+  nodeCipherNew(a) {
+    if (ciphers.size >= maxCiphers) ciphers.delete(ciphers.keys().next().value);
+    const options = Number.isInteger(a.authTagLength) ? { authTagLength: a.authTagLength } : undefined;
+    const make = a.decipher ? nodeCrypto.createDecipheriv : nodeCrypto.createCipheriv;
+    const cipher = make(String(a.algorithm), bytes64(a.key), a.iv === null ? null : bytes64(a.iv), options);
+    const id = nextCipher++;
+    ciphers.set(id, cipher);
+    return id;
+  },
+  nodeCipherUpdate(a) {
+    return cipherOf(a.id).update(bytes64(a.input)).toString("base64");
+  },
+  nodeCipherFinal(a) {
+    const cipher = cipherOf(a.id);
+    try {
+      const last = cipher.final().toString("base64");
+      return { last, tag: typeof cipher.getAuthTag === "function" ? tagOf(cipher) : null };
+    } finally {
+      ciphers.delete(a.id);
+    }
+  },
+  nodeCipherSet(a) {
+    const cipher = cipherOf(a.id);
+    if (a.what === "aad") cipher.setAAD(bytes64(a.value), Number.isInteger(a.plaintextLength) ? { plaintextLength: a.plaintextLength } : undefined);
+    else if (a.what === "tag") cipher.setAuthTag(bytes64(a.value));
+    else if (a.what === "padding") cipher.setAutoPadding(a.value !== false);
+    return null;
+  },
+  nodeCipherFree(a) {
+    ciphers.delete(a.id);
+    return null;
+  },
+  nodeRsa(a) {
+    const op = own(rsaOps, a.op);
+    if (!op) throw new Error("unknown operation");
+    const key = { ...keyInput(a.key), ...(Number.isInteger(a.padding) ? { padding: a.padding } : {}), ...(typeof a.oaepHash === "string" ? { oaepHash: a.oaepHash } : {}) };
+    return op(key, bytes64(a.input)).toString("base64");
+  },
+  nodeLists() {
+    return { ciphers: nodeCrypto.getCiphers(), curves: nodeCrypto.getCurves() };
+  },
   nodeKey(a) {
     return describeKey(a.kind === "private" ? nodeCrypto.createPrivateKey(keyInput(a.key)) : nodeCrypto.createPublicKey(keyInput(a.key)));
   },

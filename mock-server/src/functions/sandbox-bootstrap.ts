@@ -1003,6 +1003,98 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     return undefined;
   }
 
+  // Key derivation (pbkdf2, scrypt, hkdf), ciphers and RSA encryption, run by the process's crypto.
+  // A cipher lives in the process by a number this context holds; one never finished is freed
+  // there when its object is collected here.
+  const nodeBytes = (value, what) =>
+    base64Of(value instanceof KeyObject ? keyState(value).bytes : toBytes(value instanceof SafeArrayBuffer ? new SafeUint8Array(value) : value, undefined, what));
+  const later = (callback, compute) => {
+    if (typeof callback !== "function") throw codedTypeError('The "callback" argument must be of type function.', "ERR_INVALID_ARG_TYPE");
+    const result = compute();
+    call(promiseThen, SafePromise.resolve(), () => callback(null, result));
+  };
+  const pbkdf2Sync = (password, salt, iterations, keylen, digest) =>
+    fromBase64(cryptoCall("nodePbkdf2", { password: nodeBytes(password, "password"), salt: nodeBytes(salt, "salt"), iterations, keylen, digest }));
+  const pbkdf2 = (password, salt, iterations, keylen, digest, callback) =>
+    later(callback, () => pbkdf2Sync(password, salt, iterations, keylen, digest));
+  const scryptSync = (password, salt, keylen, options) =>
+    fromBase64(cryptoCall("nodeScrypt", { password: nodeBytes(password, "password"), salt: nodeBytes(salt, "salt"), keylen, options: isObject(options) ? { ...options } : {} }));
+  const scrypt = (password, salt, keylen, options, callback) =>
+    typeof options === "function"
+      ? later(options, () => scryptSync(password, salt, keylen))
+      : later(callback, () => scryptSync(password, salt, keylen, options));
+  const hkdfSync = (digest, key, salt, info, keylen) => {
+    const bytes = fromBase64(cryptoCall("nodeHkdf", { digest, key: nodeBytes(key, "ikm"), salt: nodeBytes(salt, "salt"), info: nodeBytes(info, "info"), keylen }));
+    const out = new SafeArrayBuffer(bytes.length);
+    new SafeUint8Array(out).set(bytes);
+    return out;
+  };
+  const hkdf = (digest, key, salt, info, keylen, callback) => later(callback, () => hkdfSync(digest, key, salt, info, keylen));
+  const cipherRegistry = new FinalizationRegistry((id) => {
+    try {
+      cryptoCall("nodeCipherFree", { id });
+    } catch (ignored) {
+      // (Gone already.)
+    }
+  });
+  function cipherObject(decipher, algorithm, key, iv, options) {
+    const id = cryptoCall("nodeCipherNew", {
+      decipher,
+      algorithm: SafeString(algorithm),
+      key: nodeBytes(key, "key"),
+      iv: iv === null || iv === undefined ? null : nodeBytes(iv, "iv"),
+      authTagLength: isObject(options) ? options.authTagLength : undefined,
+    });
+    let tag = null;
+    const self = {
+      update(data, inputEncoding, outputEncoding) {
+        return encoded(fromBase64(cryptoCall("nodeCipherUpdate", { id, input: base64Of(toBytes(data, inputEncoding, "data")) })), outputEncoding);
+      },
+      final(outputEncoding) {
+        const done = cryptoCall("nodeCipherFinal", { id });
+        tag = done.tag;
+        return encoded(fromBase64(done.last), outputEncoding);
+      },
+      setAAD(buffer, aadOptions) {
+        cryptoCall("nodeCipherSet", { id, what: "aad", value: nodeBytes(buffer, "buffer"), plaintextLength: isObject(aadOptions) ? aadOptions.plaintextLength : undefined });
+        return self;
+      },
+      setAutoPadding(autoPadding) {
+        cryptoCall("nodeCipherSet", { id, what: "padding", value: autoPadding !== false });
+        return self;
+      },
+    };
+    if (decipher) {
+      self.setAuthTag = (buffer, encoding) => {
+        cryptoCall("nodeCipherSet", { id, what: "tag", value: base64Of(toBytes(buffer, encoding, "buffer")) });
+        return self;
+      };
+    } else {
+      self.getAuthTag = () => {
+        if (tag === null) {
+          const error = new SafeError("Invalid state for operation getAuthTag");
+          error.code = "ERR_CRYPTO_INVALID_STATE";
+          throw error;
+        }
+        return fromBase64(tag);
+      };
+    }
+    cipherRegistry.register(self, id);
+    return freeze(self);
+  }
+  const rsaCall = (op) => (key, buffer) =>
+    fromBase64(
+      cryptoCall("nodeRsa", {
+        op,
+        key: keySpec(key),
+        padding: isObject(key) && !(key instanceof KeyObject) ? key.padding : undefined,
+        oaepHash: isObject(key) && !(key instanceof KeyObject) ? key.oaepHash : undefined,
+        input: nodeBytes(buffer, "buffer"),
+      }),
+    );
+  let cryptoLists;
+  const listsOf = () => (cryptoLists ??= cryptoCall("nodeLists", {}));
+
   const hexDigits = "0123456789abcdef";
   const cryptoModule = freeze({
     createHash: (algorithm) => {
@@ -1030,6 +1122,20 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     createVerify: (algorithm) => signer("verify", algorithm),
     sign,
     verify,
+    pbkdf2,
+    pbkdf2Sync,
+    scrypt,
+    scryptSync,
+    hkdf,
+    hkdfSync,
+    createCipheriv: (algorithm, key, iv, options) => cipherObject(false, algorithm, key, iv, options),
+    createDecipheriv: (algorithm, key, iv, options) => cipherObject(true, algorithm, key, iv, options),
+    publicEncrypt: rsaCall("publicEncrypt"),
+    privateDecrypt: rsaCall("privateDecrypt"),
+    privateEncrypt: rsaCall("privateEncrypt"),
+    publicDecrypt: rsaCall("publicDecrypt"),
+    getCiphers: () => call(arraySlice, listsOf().ciphers),
+    getCurves: () => call(arraySlice, listsOf().curves),
     constants: freeze(${JSON.stringify(cryptoConstants)}),
     getHashes: () => call(arraySlice, digestNames()),
     randomBytes,

@@ -5,13 +5,19 @@
  * process's own crypto; and the unchanged jsonwebtoken 9 (HS256, RS256, ES256) from an app folder.
  */
 import {
+  createCipheriv,
   createHmac,
   createPublicKey,
   createSign,
   createVerify,
   generateKeyPairSync,
+  hkdfSync,
   sign as nodeSign,
   verify as nodeVerify,
+  pbkdf2Sync,
+  privateDecrypt,
+  randomBytes,
+  scryptSync,
 } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -78,6 +84,42 @@ const functions: Record<string, string> = {
       modulusLength: 1024, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" },
     }, (error, pub, priv) => (error ? reject(error) : resolve([pub.slice(0, 26), priv.slice(0, 27)]))));
     return [publicKey.asymmetricKeyDetails.namedCurve, crypto.createVerify("SHA256").update("x").verify(publicKey, signature), pem];
+  };`,
+  derive: `exports = async () => {
+    const crypto = require("crypto");
+    const pbkdf2 = crypto.pbkdf2Sync("password", "salt", 1000, 32, "sha256").toString("hex");
+    const pbkdf2Async = await new Promise((resolve, reject) => crypto.pbkdf2("password", "salt", 1000, 32, "sha512", (e, key) => (e ? reject(e) : resolve(key.toString("hex")))));
+    const scrypt = crypto.scryptSync("password", "salt", 32, { N: 1024 }).toString("hex");
+    const hkdf = Buffer.from(crypto.hkdfSync("sha256", "key", "salt", "info", 16)).toString("hex");
+    return { pbkdf2, pbkdf2Async, scrypt, hkdf };
+  };`,
+  ciphers: `exports = (key, iv, text, privatePem, publicPem) => {
+    const crypto = require("crypto");
+    const k = Buffer.from(key, "hex");
+    const v = Buffer.from(iv, "hex");
+    const cipher = crypto.createCipheriv("aes-256-cbc", k, v);
+    const cbc = cipher.update(text, "utf8", "hex") + cipher.final("hex");
+    const decipher = crypto.createDecipheriv("aes-256-cbc", k, v);
+    const back = decipher.update(cbc, "hex", "utf8") + decipher.final("utf8");
+    const gcm = crypto.createCipheriv("aes-256-gcm", k, v.subarray(0, 12));
+    gcm.setAAD(Buffer.from("header"));
+    const sealed = Buffer.concat([gcm.update(text), gcm.final()]);
+    const tag = gcm.getAuthTag();
+    const opened = crypto.createDecipheriv("aes-256-gcm", k, v.subarray(0, 12)).setAAD(Buffer.from("header")).setAuthTag(tag);
+    const plain = Buffer.concat([opened.update(sealed), opened.final()]).toString();
+    let tampered;
+    try {
+      const bad = crypto.createDecipheriv("aes-256-gcm", k, v.subarray(0, 12)).setAuthTag(tag);
+      bad.update(sealed);
+      bad.final();
+    } catch (error) { tampered = error.message; }
+    const encrypted = crypto.publicEncrypt(publicPem, Buffer.from(text)).toString("base64");
+    return {
+      cbc, back, sealed: sealed.toString("hex"), tag: tag.toString("hex"), plain, tampered,
+      rsa: crypto.privateDecrypt(privatePem, Buffer.from(encrypted, "base64")).toString(),
+      encrypted,
+      lists: [crypto.getCiphers().includes("aes-256-gcm"), crypto.getCurves().includes("prime256v1")],
+    };
   };`,
   jwt: `exports = (privatePem, publicPem) => {
     const jwt = require("jsonwebtoken");
@@ -188,6 +230,37 @@ describe("Node's keys and signatures in a function", () => {
       true,
       ["-----BEGIN PUBLIC KEY-----", "-----BEGIN PRIVATE KEY-----"],
     ]);
+  });
+
+  it("derives keys with pbkdf2, scrypt and hkdf as this process's crypto does", async () => {
+    expect(await run("derive")).toEqual({
+      pbkdf2: pbkdf2Sync("password", "salt", 1000, 32, "sha256").toString("hex"),
+      pbkdf2Async: pbkdf2Sync("password", "salt", 1000, 32, "sha512").toString("hex"),
+      scrypt: scryptSync("password", "salt", 32, { N: 1024 }).toString("hex"),
+      hkdf: Buffer.from(hkdfSync("sha256", "key", "salt", "info", 16)).toString("hex"),
+    });
+  });
+
+  it("encrypts and decrypts with ciphers (CBC, GCM with its tag) and RSA as this process's crypto does", async () => {
+    const key = randomBytes(32);
+    const iv = randomBytes(16);
+    const text = "a secret note";
+    const result = await run("ciphers", key.toString("hex"), iv.toString("hex"), text, rsa.privateKey, rsa.publicKey);
+    const cipher = createCipheriv("aes-256-cbc", key, iv);
+    const gcm = createCipheriv("aes-256-gcm", key, iv.subarray(0, 12)).setAAD(Buffer.from("header"));
+    const sealed = Buffer.concat([gcm.update(text), gcm.final()]);
+    expect(result).toEqual({
+      cbc: cipher.update(text, "utf8", "hex") + cipher.final("hex"),
+      back: text,
+      sealed: sealed.toString("hex"),
+      tag: gcm.getAuthTag().toString("hex"),
+      plain: text,
+      tampered: "Unsupported state or unable to authenticate data",
+      rsa: text,
+      encrypted: expect.any(String),
+      lists: [true, true],
+    });
+    expect(privateDecrypt(rsa.privateKey, Buffer.from(result.encrypted, "base64")).toString()).toBe(text);
   });
 });
 
