@@ -10,7 +10,7 @@ import { keysOf } from "./wide-keys.ts";
 export type Document = Record<string, unknown>;
 
 /** Int32 and Double as JS numbers; Int64 too when it fits (2^53), else kept as a Long. */
-function numbersToJs(value: unknown): unknown {
+export function numbersToJs(value: unknown): unknown {
   if (value instanceof Int32 || value instanceof Double) return value.valueOf();
   if (value instanceof Long)
     return value.lessThanOrEqual(Number.MAX_SAFE_INTEGER) && value.greaterThanOrEqual(Number.MIN_SAFE_INTEGER)
@@ -63,10 +63,18 @@ function checkDates(node: unknown): void {
     for (const value of Object.values(node)) checkDates(value);
 }
 
-/** Extended JSON text (as a function's MongoDB action arrives from its worker) to BSON-typed values. */
+/**
+ * Canonical Extended JSON text (a function's MongoDB action from its process, a query worker's
+ * job) to BSON-typed values: the common types' reader, else the library's.
+ */
 export function fromEJSONText(text: string): unknown {
-  if (!mentionsRegex.test(text)) return numbersToJs(EJSON.parse(text, { relaxed: false }));
-  return fromEJSON(JSON.parse(text));
+  if (mentionsRegex.test(text)) return fromEJSON(JSON.parse(text));
+  try {
+    return commonTypes(JSON.parse(text));
+  } catch (error) {
+    if (error !== notCommon) throw error;
+    return numbersToJs(EJSON.parse(text, { relaxed: false }));
+  }
 }
 
 const mentionsRegex = /"\$regex"|"\$regularExpression"/;
@@ -124,11 +132,42 @@ const decimalInteger = /^-?\d{1,15}$/;
 const decimalNumber = /^-?(\d+(\.\d+)?([eE][+-]?\d+)?|Infinity)$|^NaN$/;
 
 /**
+ * The keys that make the bson library read an object as a value rather than a document (any one of
+ * them with a value, in its reader): its types' wrappers, a date, code, a DBRef, a DBPointer,
+ * undefined. Other `$` keys (a query's operators: `$exists`, `$in`, …) are a document's fields.
+ */
+const typeKeys = new Set([
+  "$oid",
+  "$binary",
+  "$uuid",
+  "$symbol",
+  "$numberInt",
+  "$numberDecimal",
+  "$numberDouble",
+  "$numberLong",
+  "$minKey",
+  "$maxKey",
+  "$regex",
+  "$options",
+  "$regularExpression",
+  "$timestamp",
+  "$date",
+  "$code",
+  "$scope",
+  "$ref",
+  "$id",
+  "$db",
+  "$dbPointer",
+  "$undefined",
+]);
+
+/**
  * Canonical Extended JSON of the common types — ObjectId, Int32, Int64 within 2^53 (as the library
  * reads them, then `numbersToJs`), Double, Date — read in place from what JSON.parse made: a few
- * times faster than the library's reader, which revives every value through a callback. Anything
- * else (another wrapper, a `$` key, a bare number) throws `notCommon`, and the whole text goes to
- * the library (test/data/ejson-text.test.ts compares the two on generated documents).
+ * times faster than the library's reader, which revives every value through a callback. Documents
+ * whose `$` keys are no type's (a query's operators) are read here too. Anything else (another
+ * wrapper, a type's key among others, a bare number) throws `notCommon`, and the whole text goes to
+ * the library (test/data/ejson-text.test.ts compares the two on generated documents and queries).
  */
 function commonTypes(value: unknown): unknown {
   if (value === null || typeof value !== "object") {
@@ -142,7 +181,7 @@ function commonTypes(value: unknown): unknown {
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record);
   const first = keys[0];
-  if (first !== undefined && first.charCodeAt(0) === 36 /* $ */) {
+  if (first !== undefined && first.charCodeAt(0) === 36 /* $ */ && typeKeys.has(first)) {
     if (keys.length !== 1) throw notCommon;
     const inner = record[first];
     switch (first) {
@@ -167,7 +206,7 @@ function commonTypes(value: unknown): unknown {
     }
   }
   for (const key of keys) {
-    if (key.charCodeAt(0) === 36) throw notCommon;
+    if (key.charCodeAt(0) === 36 && typeKeys.has(key)) throw notCommon;
     record[key] = commonTypes(record[key]);
   }
   return value;
