@@ -6,15 +6,13 @@
  * through the unchanged axios 1.3.6, node-fetch 2 and form-data packages from an app folder's
  * functions/node_modules.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anonymousLogin, functionResult, testApp } from "../helpers/app.ts";
+import { appFolderWithPackages } from "../helpers/app-folder.ts";
 
 let target: Server;
 let origin: string;
@@ -130,43 +128,6 @@ const functions: Record<string, string> = {
   };`,
 };
 
-/** An exported app whose functions/node_modules holds these packages with what they depend on, copied. */
-function exportedApp(packages: string[]): string {
-  const dir = mkdtempSync(join(tmpdir(), "http-module-"));
-  const write = (path: string, text: string) => {
-    mkdirSync(join(dir, path, ".."), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  };
-  write("realm_config.json", JSON.stringify({ app_id: appId }));
-  write(
-    "auth/providers.json",
-    JSON.stringify({ "anon-user": { name: "anon-user", type: "anon-user", disabled: false } }),
-  );
-  write("functions/config.json", JSON.stringify(Object.keys(functions).map((name) => ({ name }))));
-  for (const [name, source] of Object.entries(functions)) write(`functions/${name}.js`, source);
-  const modules = join(dir, "functions", "node_modules");
-  const copied = new Set<string>();
-  const locate = (from: string, name: string): string => {
-    for (let at = from; ; at = dirname(at)) {
-      const candidate = join(at, "node_modules", name);
-      if (existsSync(join(candidate, "package.json"))) return realpathSync(candidate);
-      if (dirname(at) === at) throw new Error(`${name} is not installed`);
-    }
-  };
-  const copy = (source: string) => {
-    const { name, dependencies = {} } = JSON.parse(readFileSync(join(source, "package.json"), "utf8"));
-    if (copied.has(name)) return;
-    copied.add(name);
-    cpSync(source, join(modules, name), { recursive: true, dereference: true });
-    for (const dependency of Object.keys(dependencies)) {
-      // (A dependency nested in the package's own node_modules came with it.)
-      if (!existsSync(join(source, "node_modules", dependency))) copy(locate(source, dependency));
-    }
-  };
-  for (const name of packages) copy(locate(import.meta.dirname, name));
-  return dir;
-}
-
 beforeAll(async () => {
   target = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -213,7 +174,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
   closedOrigin = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
   await new Promise((resolve) => closed.close(resolve));
-  app = await testApp({ appDirs: [exportedApp(["axios", "node-fetch"])] });
+  app = await testApp({ appDirs: [appFolderWithPackages(appId, functions, ["axios", "node-fetch"])] });
   token = (await anonymousLogin(app, appId)).access_token as string;
 });
 afterAll(async () => {

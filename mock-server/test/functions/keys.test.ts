@@ -19,13 +19,11 @@ import {
   randomBytes,
   scryptSync,
 } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import jwt from "jsonwebtoken";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anonymousLogin, functionResult, testApp } from "../helpers/app.ts";
+import { appFolderWithPackages } from "../helpers/app-folder.ts";
 
 let app: FastifyInstance;
 let token: string;
@@ -138,44 +136,8 @@ const functions: Record<string, string> = {
   };`,
 };
 
-/** An exported app whose functions/node_modules holds these packages with what they depend on, copied. */
-function exportedApp(packages: string[]): string {
-  const dir = mkdtempSync(join(tmpdir(), "keys-"));
-  const write = (path: string, text: string) => {
-    mkdirSync(join(dir, path, ".."), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  };
-  write("realm_config.json", JSON.stringify({ app_id: appId }));
-  write(
-    "auth/providers.json",
-    JSON.stringify({ "anon-user": { name: "anon-user", type: "anon-user", disabled: false } }),
-  );
-  write("functions/config.json", JSON.stringify(Object.keys(functions).map((name) => ({ name }))));
-  for (const [name, source] of Object.entries(functions)) write(`functions/${name}.js`, source);
-  const modules = join(dir, "functions", "node_modules");
-  const copied = new Set<string>();
-  const locate = (from: string, name: string): string => {
-    for (let at = from; ; at = dirname(at)) {
-      const candidate = join(at, "node_modules", name);
-      if (existsSync(join(candidate, "package.json"))) return realpathSync(candidate);
-      if (dirname(at) === at) throw new Error(`${name} is not installed`);
-    }
-  };
-  const copy = (source: string) => {
-    const { name, dependencies = {} } = JSON.parse(readFileSync(join(source, "package.json"), "utf8"));
-    if (copied.has(name)) return;
-    copied.add(name);
-    cpSync(source, join(modules, name), { recursive: true, dereference: true });
-    for (const dependency of Object.keys(dependencies)) {
-      if (!existsSync(join(source, "node_modules", dependency))) copy(locate(source, dependency));
-    }
-  };
-  for (const name of packages) copy(locate(import.meta.dirname, name));
-  return dir;
-}
-
 beforeAll(async () => {
-  app = await testApp({ appDirs: [exportedApp(["jsonwebtoken"])] });
+  app = await testApp({ appDirs: [appFolderWithPackages(appId, functions, ["jsonwebtoken"])] });
   token = (await anonymousLogin(app, appId)).access_token as string;
 });
 afterAll(() => app?.close());

@@ -1,0 +1,47 @@
+/**
+ * Exported app folders for the functions' tests: an app of these functions, signed into
+ * anonymously, whose functions/node_modules holds installed npm packages (this project's), each
+ * copied with what it depends on, as `npm install` in functions/ would leave them.
+ */
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+
+/** The installed package's folder, found as Node's resolution would from `from`. */
+function locate(from: string, name: string): string {
+  for (let at = from; ; at = dirname(at)) {
+    const candidate = join(at, "node_modules", name);
+    if (existsSync(join(candidate, "package.json"))) return realpathSync(candidate);
+    if (dirname(at) === at) throw new Error(`${name} is not installed`);
+  }
+}
+
+/** A new app folder (its path): these functions (name → source), and these packages in functions/node_modules. */
+export function appFolderWithPackages(appId: string, functions: Record<string, string>, packages: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), `${appId}-`));
+  const write = (path: string, text: string) => {
+    mkdirSync(join(dir, path, ".."), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  };
+  write("realm_config.json", JSON.stringify({ app_id: appId }));
+  write(
+    "auth/providers.json",
+    JSON.stringify({ "anon-user": { name: "anon-user", type: "anon-user", disabled: false } }),
+  );
+  write("functions/config.json", JSON.stringify(Object.keys(functions).map((name) => ({ name }))));
+  for (const [name, source] of Object.entries(functions)) write(`functions/${name}.js`, source);
+  const modules = join(dir, "functions", "node_modules");
+  const copied = new Set<string>();
+  const copy = (source: string) => {
+    const { name, dependencies = {} } = JSON.parse(readFileSync(join(source, "package.json"), "utf8"));
+    if (copied.has(name)) return;
+    copied.add(name);
+    cpSync(source, join(modules, name), { recursive: true, dereference: true });
+    for (const dependency of Object.keys(dependencies)) {
+      // (A dependency nested in the package's own node_modules came with it.)
+      if (!existsSync(join(source, "node_modules", dependency))) copy(locate(source, dependency));
+    }
+  };
+  for (const name of packages) copy(locate(import.meta.dirname, name));
+  return dir;
+}
