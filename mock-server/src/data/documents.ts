@@ -131,12 +131,8 @@ const notCommon = new Error("not one of the common types");
 const decimalInteger = /^-?\d{1,15}$/;
 const decimalNumber = /^-?(\d+(\.\d+)?([eE][+-]?\d+)?|Infinity)$|^NaN$/;
 
-/**
- * The keys that make the bson library read an object as a value rather than a document (any one of
- * them with a value, in its reader): its types' wrappers, a date, code, a DBRef, a DBPointer,
- * undefined. Other `$` keys (a query's operators: `$exists`, `$in`, …) are a document's fields.
- */
-const typeKeys = new Set([
+/** The keys that make the bson library read an object (holding a value under them) as a BSON type. */
+export const codecKeys: ReadonlySet<string> = new Set([
   "$oid",
   "$binary",
   "$uuid",
@@ -148,18 +144,16 @@ const typeKeys = new Set([
   "$minKey",
   "$maxKey",
   "$regex",
-  "$options",
   "$regularExpression",
   "$timestamp",
-  "$date",
-  "$code",
-  "$scope",
-  "$ref",
-  "$id",
-  "$db",
-  "$dbPointer",
-  "$undefined",
 ]);
+
+/**
+ * The keys that make the bson library read an object as a value rather than a document: its
+ * codecs', a date, code, a DBRef, a DBPointer, undefined. Other `$` keys (a query's operators:
+ * `$exists`, `$in`, …) are a document's fields.
+ */
+const typeKeys = new Set([...codecKeys, "$date", "$code", "$scope", "$ref", "$id", "$db", "$dbPointer", "$undefined"]);
 
 /**
  * Canonical Extended JSON of the common types — ObjectId, Int32, Int64 within 2^53 (as the library

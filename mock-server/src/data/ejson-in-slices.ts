@@ -10,7 +10,7 @@
  * an array (which the reader leaves as it is). The result is `fromEJSON`'s.
  */
 import { BSONError } from "bson";
-import { fromEJSON } from "./documents.ts";
+import { codecKeys, fromEJSON } from "./documents.ts";
 import { Turns } from "./turns.ts";
 import { keepKeys, keysOf } from "./wide-keys.ts";
 
@@ -22,23 +22,6 @@ export const partChars = 32 * 1024;
  * a few (a DBRef's other fields, a `$code`'s `$scope` are the only wrappers that may hold more).
  */
 export const maxWrapperValues = 10_000;
-
-/** The keys that make the bson library read an object (holding a value under them) as a BSON type. */
-const codecKeys = new Set([
-  "$oid",
-  "$binary",
-  "$uuid",
-  "$symbol",
-  "$numberInt",
-  "$numberDecimal",
-  "$numberDouble",
-  "$numberLong",
-  "$minKey",
-  "$maxKey",
-  "$regex",
-  "$regularExpression",
-  "$timestamp",
-]);
 
 type Container = Record<string, unknown> | unknown[];
 

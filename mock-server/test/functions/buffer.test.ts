@@ -2,9 +2,8 @@
  * Node's `Buffer` in functions (a global of App Services functions, as in Node): bytes from text,
  * base64 and hex, and back; typed-array views; the BSON library keeps its own byte handling.
  */
-import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appOfFunctions } from "../helpers/app.ts";
+import { describe, expect, it } from "vitest";
+import { functionsRunner } from "../helpers/app.ts";
 
 const functions: Record<string, string> = {
   bytes: `exports = (text) => {
@@ -40,13 +39,7 @@ const functions: Record<string, string> = {
   };`,
 };
 
-let app: FastifyInstance;
-let run: (name: string, ...args: unknown[]) => Promise<any>;
-
-beforeAll(async () => {
-  ({ app, run } = await appOfFunctions(functions));
-});
-afterAll(() => app.close());
+const run = functionsRunner(functions);
 
 describe("Buffer in a function", () => {
   it("reads and writes bytes as Node's does", async () => {

@@ -4,9 +4,8 @@
  * fills (`randomFillSync`, `randomFill`, `getRandomValues`) — what packages such as debug, chalk,
  * nanoid and uuid call when they load or run.
  */
-import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appOfFunctions } from "../helpers/app.ts";
+import { describe, expect, it } from "vitest";
+import { functionsRunner } from "../helpers/app.ts";
 
 const functions: Record<string, string> = {
   process: `exports = async () => {
@@ -65,13 +64,7 @@ const functions: Record<string, string> = {
   };`,
 };
 
-let app: FastifyInstance;
-let run: (name: string, ...args: unknown[]) => Promise<any>;
-
-beforeAll(async () => {
-  ({ app, run } = await appOfFunctions(functions));
-});
-afterAll(() => app.close());
+const run = functionsRunner(functions);
 
 describe("Node's process, tty and random fills in a function", () => {
   it("has a process global: hrtime, nextTick, version and versions, read-only", async () => {

@@ -4,9 +4,8 @@
  * with `require("url").URL`. What each answers is what this process's Node answers.
  */
 import * as nodeUrl from "node:url";
-import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appOfFunctions } from "../helpers/app.ts";
+import { describe, expect, it } from "vitest";
+import { functionsRunner } from "../helpers/app.ts";
 
 const functions: Record<string, string> = {
   // The reference's example (functions/examples/complex-function.js), up to its request.
@@ -74,13 +73,7 @@ const functions: Record<string, string> = {
   };`,
 };
 
-let app: FastifyInstance;
-let run: (name: string, ...args: unknown[]) => Promise<any>;
-
-beforeAll(async () => {
-  ({ app, run } = await appOfFunctions(functions));
-});
-afterAll(() => app.close());
+const run = functionsRunner(functions);
 
 /** A value as a function's reply gives it: strings and arrays as they are, numbers as Extended JSON. */
 const asReplied = (value: unknown): unknown => JSON.parse(JSON.stringify(value));

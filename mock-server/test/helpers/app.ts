@@ -4,7 +4,7 @@
  * test files check both stores.
  */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { buildApp } from "../../src/app.ts";
 import { deepMerge } from "../../src/config/app-config.ts";
 import { expectContract } from "./contract.ts";
@@ -119,6 +119,19 @@ export async function appOfFunctions(sources: Record<string, string>, config: Re
     token,
     run: (name: string, ...args: unknown[]) => functionResult(app, appId, token, name, args),
   };
+}
+
+/**
+ * For a test file of one such app: starts it before the file's tests and closes it after them
+ * (vitest's beforeAll/afterAll); answers a function's result as `run` does.
+ */
+export function functionsRunner(sources: Record<string, string>, config: Record<string, unknown> = {}) {
+  let made: Awaited<ReturnType<typeof appOfFunctions>> | undefined;
+  beforeAll(async () => {
+    made = await appOfFunctions(sources, config);
+  });
+  afterAll(() => made?.app.close());
+  return (name: string, ...args: unknown[]): Promise<any> => made!.run(name, ...args);
 }
 
 /** `GET /auth/profile` with an access token, contract-checked. */
