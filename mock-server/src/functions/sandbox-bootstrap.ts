@@ -962,6 +962,18 @@ ${cryptoSource}
       const util = loadModule(builtinFile("util"));
       if (util.TextEncoder === undefined) util.TextEncoder = TextEncoder;
       if (util.TextDecoder === undefined) util.TextDecoder = TextDecoder;
+      // (As Node's: util.promisify(crypto.generateKeyPair) resolves both keys.)
+      const custom = typeof util.promisify === "function" ? util.promisify.custom : undefined;
+      if (custom !== undefined && !hasOwn(cryptoModule.generateKeyPair, custom)) {
+        defineProperty(cryptoModule.generateKeyPair, custom, {
+          value: (type, options) =>
+            new SafePromise((resolve, reject) =>
+              cryptoModule.generateKeyPair(type, options, (error, publicKey, privateKey) =>
+                error ? reject(error) : resolve({ publicKey, privateKey }),
+              ),
+            ),
+        });
+      }
     }
     if (bare === "url") return urlModule();
     if (bare === "http" || bare === "https") return httpModule(bare === "https");

@@ -81,7 +81,8 @@ const functions: Record<string, string> = {
     const pem = await new Promise((resolve, reject) => crypto.generateKeyPair("rsa", {
       modulusLength: 1024, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" },
     }, (error, pub, priv) => (error ? reject(error) : resolve([pub.slice(0, 26), priv.slice(0, 27)]))));
-    return [publicKey.asymmetricKeyDetails.namedCurve, crypto.createVerify("SHA256").update("x").verify(publicKey, signature), pem];
+    const promised = await require("util").promisify(crypto.generateKeyPair)("ed25519");
+    return [publicKey.asymmetricKeyDetails.namedCurve, crypto.createVerify("SHA256").update("x").verify(publicKey, signature), pem, [promised.publicKey.type, promised.privateKey.type]];
   };`,
   derive: `exports = async () => {
     const crypto = require("crypto");
@@ -186,11 +187,12 @@ describe("Node's keys and signatures in a function", () => {
     });
   });
 
-  it("generates key pairs, as KeyObjects or exported", async () => {
+  it("generates key pairs, as KeyObjects or exported, and through util.promisify as Node's", async () => {
     expect(await run("generated")).toEqual([
       "prime256v1",
       true,
       ["-----BEGIN PUBLIC KEY-----", "-----BEGIN PRIVATE KEY-----"],
+      ["public", "private"],
     ]);
   });
 
