@@ -19,6 +19,7 @@ export const bothStores = [
   "test/app-services/functions.test.ts",
   "test/app-services/hostile-users.test.ts",
   "test/app-services/data-api.test.ts",
+  "test/app-services/embedded-field-rules.test.ts",
   "test/app-services/https-endpoints.test.ts",
   "test/app-services/login.test.ts",
   "test/app-services/mail-limits.test.ts",

@@ -37,6 +37,7 @@ import { compileQuery, sortedPlaces } from "./query-engine.ts";
 import {
   type DeleteJob,
   fieldsOf,
+  insertsOnly,
   matching,
   maxResults,
   mongoError,
@@ -658,7 +659,7 @@ export class MongoService {
             if (refused) break;
             if (allowed !== null) insertable ??= passesFor(allowed);
             const writable = writableFields?.(doc);
-            if (insertable === undefined || !insertable(doc) || (writable && !written.every(writable))) {
+            if (insertable === undefined || !insertable(doc) || (writable && !insertsOnly(writable, doc, written))) {
               refused = errors.mongo("insert not permitted");
               break;
             }

@@ -12,7 +12,7 @@ import { cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./do
 import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
 import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
-import type { Condition, FieldCut, ReadShape } from "./role-rules.ts";
+import type { Condition, FieldCut, FieldTree, ReadShape } from "./role-rules.ts";
 import { hasNoKeys, keysOf } from "./wide-keys.ts";
 
 /** The most documents `find` and `aggregate` answer (the service's cap). */
@@ -137,31 +137,116 @@ export type ReadJob =
 const conditionTest = (condition: Condition): ((doc: Document) => boolean) =>
   typeof condition === "boolean" ? () => condition : passesFor(condition);
 
+/** What a role grants of one top-level field: all of it, none, or its embedded fields as a tree grants them. */
+export type FieldAccess = boolean | FieldTree;
+
 /**
  * Which top-level fields of a document its role (the first of `cuts` that applies) reads or
- * writes: all (null), or those the test passes; a document no role applies to, none.
+ * writes: all (null), or what the test answers for each; a document no role applies to, none.
  */
-export function fieldsOf(cuts: FieldCut[]): (doc: Document) => ((key: string) => boolean) | null {
+export function fieldsOf(cuts: FieldCut[]): (doc: Document) => ((key: string) => FieldAccess) | null {
   const roles = cuts.map((role) => ({
     applies: conditionTest(role.when),
     whole: conditionTest(role.whole),
     fields: new Set(role.fields),
     others: role.others,
+    embedded: new Map(Object.entries(role.embedded ?? {})),
   }));
   return (doc) => {
     if (roles.length === 0) return null;
     const role = roles.find((one) => one.applies(doc));
     if (!role) return () => false;
     if (role.whole(doc)) return null;
-    return (key) => role.fields.has(key) !== role.others;
+    return (key) => role.embedded.get(key) ?? role.fields.has(key) !== role.others;
   };
+}
+
+/**
+ * A value cut down to the embedded fields a tree grants, as MongoDB's projection of those paths
+ * would: a document keeps the granted fields (cut in turn), an array its documents so cut, and
+ * anything else nothing (undefined).
+ */
+function cutToTree(value: unknown, tree: FieldTree): unknown {
+  if (tree.whole) return value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const item of value) if (isDocument(item) || Array.isArray(item)) out.push(cutToTree(item, tree));
+    return out;
+  }
+  if (!isDocument(value)) return undefined;
+  const out: Document = {};
+  for (const key of Object.keys(value)) {
+    const child = tree.fields[key];
+    if (child === undefined) continue;
+    const cut = cutToTree(value[key], child);
+    if (cut !== undefined) out[key] = cut;
+  }
+  return out;
+}
+
+/** The tree's node a dotted path (past its first field) reaches, array positions passed over; undefined when not granted. */
+function nodeAt(tree: FieldTree, keys: string[]): FieldTree | undefined {
+  let node: FieldTree | undefined = tree;
+  for (const key of keys) {
+    if (node.whole) return node;
+    if (/^\d+$/.test(key)) continue;
+    node = node.fields[key];
+    if (node === undefined) return undefined;
+  }
+  return node;
+}
+
+/**
+ * Whether a change of a value from `before` to `after` (undefined: absent) writes only embedded
+ * fields the tree grants: documents field by field, arrays position by position; any other change
+ * of a field granted in part writes all of it, which it does not grant.
+ */
+function writesWithin(before: unknown, after: unknown, tree: FieldTree): boolean {
+  if (tree.whole) return true;
+  if (before !== undefined && after !== undefined && idRepr(before) === idRepr(after)) return true;
+  if ((before === undefined || isDocument(before)) && (after === undefined || isDocument(after))) {
+    const from = (before ?? {}) as Document;
+    const to = (after ?? {}) as Document;
+    for (const key of new Set([...Object.keys(from), ...Object.keys(to)])) {
+      const child = tree.fields[key];
+      if (child !== undefined) {
+        if (!writesWithin(from[key], to[key], child)) return false;
+      } else if (!(key in from && key in to && idRepr(from[key]) === idRepr(to[key]))) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if ((before === undefined || Array.isArray(before)) && (after === undefined || Array.isArray(after))) {
+    const from = (before ?? []) as unknown[];
+    const to = (after ?? []) as unknown[];
+    for (let i = 0; i < Math.max(from.length, to.length); i++) if (!writesWithin(from[i], to[i], tree)) return false;
+    return true;
+  }
+  return false;
+}
+
+/** The value at a dotted path of a document (array positions by number), or undefined. */
+function valueAt(doc: Document, keys: string[]): unknown {
+  let value: unknown = doc;
+  for (const key of keys) {
+    if (Array.isArray(value) && /^\d+$/.test(key)) value = value[Number(key)];
+    else if (isDocument(value)) value = value[key];
+    else return undefined;
+  }
+  return value;
 }
 
 export interface Shaper {
   /** A document as the caller may read it. */
   document(doc: Document): Document;
-  /** Whether the caller may read the field at `path` (dotted) holding `value`, of the document `of`. */
-  shows(of: Document, path: string, value: unknown): boolean;
+  /**
+   * The value of the field at `path` (dotted) of the document `of` as the caller may read it (cut
+   * down to the embedded fields it may read), or undefined when it may read none of it.
+   */
+  field(of: Document, path: string, value: unknown): unknown;
+  /** Whether the caller may read any of the field at `path` of the document `of` (a removed one's). */
+  sees(of: Document, path: string): boolean;
 }
 
 /**
@@ -176,27 +261,52 @@ export function shaperOf(shape: ReadShape): Shaper {
     for (const projection of shape.projections) out = find([out], {}, { projection })[0] ?? {};
     return out;
   };
+  /** The node of the role's field access a path reaches: true (all), a tree (part), or undefined (none). */
+  const accessAt = (of: Document, keys: string[]): true | FieldTree | undefined => {
+    const keep = shown(of);
+    if (keep === null) return true;
+    const access = keep(keys[0]!);
+    if (access === false) return undefined;
+    if (access === true) return true;
+    const node = nodeAt(access, keys.slice(1));
+    return node === undefined ? undefined : node.whole ? true : node;
+  };
   return {
     document(doc) {
       const keep = shown(doc);
       if (keep === null) return project(doc);
       const out: Document = {};
-      for (const key of Object.keys(doc)) if (keep(key)) out[key] = doc[key];
+      for (const key of Object.keys(doc)) {
+        const access = keep(key);
+        if (access === true) out[key] = doc[key];
+        else if (access !== false) {
+          const cut = cutToTree(doc[key], access);
+          if (cut !== undefined) out[key] = cut;
+        }
+      }
       return project(out);
     },
-    shows(of, path, value) {
-      const keys = path.split(".");
-      const keep = shown(of);
-      if (keep !== null && !keep(keys[0]!)) return false;
-      if (shape.projections.length === 0) return true;
-      // The field alone, projected: shown if it comes out whole.
-      let probe: unknown = value;
-      for (const key of [...keys].reverse()) probe = { [key]: probe };
-      let found: unknown = project(probe as Document);
-      for (const key of keys) found = isDocument(found) ? found[key] : undefined;
-      return found !== undefined && idRepr(found) === idRepr(value);
+    field,
+    sees(of, path) {
+      const access = accessAt(of, path.split("."));
+      // (Removed in part: the part it may read went too.)
+      if (access === undefined) return false;
+      return access !== true || field(of, path, null) !== undefined;
     },
   };
+  function field(of: Document, path: string, value: unknown): unknown {
+    const keys = path.split(".");
+    const access = accessAt(of, keys);
+    if (access === undefined) return undefined;
+    const readable = access === true ? value : cutToTree(value, access);
+    if (readable === undefined || shape.projections.length === 0) return readable;
+    // The field alone, projected: shown if it comes out whole.
+    let probe: unknown = readable;
+    for (const key of [...keys].reverse()) probe = { [key]: probe };
+    let found: unknown = project(probe as Document);
+    for (const key of keys) found = isDocument(found) ? found[key] : undefined;
+    return found !== undefined && idRepr(found) === idRepr(readable) ? readable : undefined;
+  }
 }
 
 /** `shaperOf(shape).document`, or the document as it is without a shape. */
@@ -456,7 +566,7 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
     if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
     checkDocumentSize(doc);
     if (job.insertFilter === null || !passes(job.insertFilter, doc)) throw errors.mongo("insert not permitted");
-    if (job.insertCuts && !writesOnly(fieldsOf(job.insertCuts)(doc), written))
+    if (job.insertCuts && !insertsOnly(fieldsOf(job.insertCuts)(doc), doc, written))
       throw errors.mongo("insert not permitted");
     return { kind: "upsert", doc };
   }
@@ -489,7 +599,7 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
     writable ??= passesFor(writeFilter);
     if (!writable(after)) throw errors.mongo("update not permitted");
     // A role that writes some fields only: the change must set or remove no other.
-    if (writableFields && !writesOnly(writableFields(current), changedFields(current, after, paths))) {
+    if (writableFields && !updatesOnly(writableFields(current), current, after, paths)) {
       throw errors.mongo("update not permitted");
     }
     changes.push({ index, after, paths });
@@ -497,16 +607,48 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
   return { kind: "update", matched: chosen.length, changes };
 }
 
-/** Whether the fields are all among those a role writes (null: it writes the document whole). */
-function writesOnly(writable: ((key: string) => boolean) | null, fields: string[]): boolean {
-  return writable === null || fields.every(writable);
+/**
+ * Whether a new document's fields (`keys`) are all among those its role writes (null: it writes
+ * documents whole); a field granted in part holds only embedded fields the role writes.
+ */
+export function insertsOnly(writable: ((key: string) => FieldAccess) | null, doc: Document, keys: string[]): boolean {
+  if (writable === null) return true;
+  for (const key of keys) {
+    const access = writable(key);
+    if (access === false || (access !== true && !writesWithin(undefined, doc[key], access))) return false;
+  }
+  return true;
 }
 
-/** The top-level fields an update changed: those of its modified paths, or (a replacement) those that differ. */
-function changedFields(before: Document, after: Document, paths: string[]): string[] {
-  if (!paths.includes("*")) return [...new Set(paths.map((path) => path.split(".")[0]!))];
-  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-  return [...keys].filter((key) => !(key in before) || !(key in after) || idRepr(before[key]) !== idRepr(after[key]));
+/**
+ * Whether an update from `before` to `after` (its modified paths, or `*` for a replacement)
+ * changed only fields its role writes (null: it writes documents whole); a field granted in part,
+ * only embedded fields the role writes.
+ */
+function updatesOnly(
+  writable: ((key: string) => FieldAccess) | null,
+  before: Document,
+  after: Document,
+  paths: string[],
+): boolean {
+  if (writable === null) return true;
+  if (paths.includes("*")) {
+    for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      if (key in before && key in after && idRepr(before[key]) === idRepr(after[key])) continue;
+      const access = writable(key);
+      if (access === false || (access !== true && !writesWithin(before[key], after[key], access))) return false;
+    }
+    return true;
+  }
+  for (const path of paths) {
+    const keys = path.split(".");
+    const access = writable(keys[0]!);
+    if (access === true) continue;
+    if (access === false) return false;
+    const node = nodeAt(access, keys.slice(1));
+    if (node === undefined || !writesWithin(valueAt(before, keys), valueAt(after, keys), node)) return false;
+  }
+  return true;
 }
 
 /** The indices of the documents a delete removes. */

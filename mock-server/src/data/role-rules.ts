@@ -18,9 +18,8 @@
  * A `%function` has been called before (Rules.prepare): its value is what the function returned.
  *
  * `{"%%prevRoot": {"%exists": …}}` says whether there is a document before the action (none for an
- * insert). Whatever this server does not evaluate (permissions of embedded fields or as
- * expressions, the fields of `%%prevRoot`, a comparison of two document fields, an unknown
- * operator) throws
+ * insert). Whatever this server does not evaluate (field permissions as expressions, the
+ * fields of `%%prevRoot`, a comparison of two document fields, an unknown operator) throws
  * `UnsupportedRule`: the namespace's actions are refused with what it is, never run with more or
  * fewer rights than the app gave.
  */
@@ -224,38 +223,60 @@ function fieldPermission(role: Role, field: string, permissions: unknown, which:
   return value;
 }
 
+/**
+ * A field's permissions over its embedded fields (`fields` inside a field's permissions): the
+ * field whole (its own `read` or `write`, which overrides those of its embedded fields, as the
+ * reference has it), or only the embedded fields named, each the same way; an embedded field not
+ * named is not granted (UNCONFIRMED: decision 0002). Data, so that a worker can apply it.
+ */
+export interface FieldTree {
+  whole: boolean;
+  fields: Record<string, FieldTree>;
+}
+
 /** What a role's field-level permissions let be read (`write` lets read too) or written. */
 interface FieldGrants {
-  /** The fields named, each granted or not. */
+  /** The fields named, each granted whole or not. */
   named: Map<string, boolean>;
+  /** Of the named fields not granted whole, those whose embedded fields are granted some. */
+  embedded: Map<string, FieldTree>;
   /** Whether the fields not named are granted (`additional_fields`). */
   others: boolean;
 }
 
 function fieldGrants(role: Role, action: "read" | "write"): FieldGrants {
-  const granted = (field: string, permissions: unknown) => {
-    if (isDocument(permissions) && isDocument(permissions.fields) && Object.keys(permissions.fields).length > 0)
-      throw unsupported(
-        `the field-level permissions of the embedded fields of '${field}' (role '${role.name ?? "?"}')`,
-      );
-    return (
-      fieldPermission(role, field, permissions, "write") ||
-      (action === "read" && fieldPermission(role, field, permissions, "read"))
-    );
+  const granted = (field: string, permissions: unknown) =>
+    fieldPermission(role, field, permissions, "write") ||
+    (action === "read" && fieldPermission(role, field, permissions, "read"));
+  /** The tree of a field's permissions, or undefined when it grants nothing. */
+  const tree = (path: string, permissions: unknown): FieldTree | undefined => {
+    if (granted(path, permissions)) return { whole: true, fields: {} };
+    const embedded = isDocument(permissions) && isDocument(permissions.fields) ? permissions.fields : {};
+    const fields: Record<string, FieldTree> = {};
+    for (const [name, inner] of Object.entries(embedded)) {
+      const child = tree(`${path}.${name}`, inner);
+      if (child) fields[name] = child;
+    }
+    return Object.keys(fields).length > 0 ? { whole: false, fields } : undefined;
   };
   const named = new Map<string, boolean>();
+  const embedded = new Map<string, FieldTree>();
   if (isDocument(role.fields))
-    for (const [field, permissions] of Object.entries(role.fields)) named.set(field, granted(field, permissions));
+    for (const [field, permissions] of Object.entries(role.fields)) {
+      const found = tree(field, permissions);
+      named.set(field, found?.whole === true);
+      if (found && !found.whole) embedded.set(field, found);
+    }
   const others = role.additional_fields === undefined ? false : granted("additional_fields", role.additional_fields);
-  return { named, others };
+  return { named, embedded, others };
 }
 
 /** Whether field-level permissions grant `action` on every field, some fields only, or none. */
 function fieldsGrant(role: Role, action: "read" | "write"): "all" | "some" | "none" {
-  const { named, others } = fieldGrants(role, action);
+  const { named, embedded, others } = fieldGrants(role, action);
   const values = [...named.values()];
   if (others && values.every(Boolean)) return "all";
-  return others || values.some(Boolean) ? "some" : "none";
+  return others || values.some(Boolean) || embedded.size > 0 ? "some" : "none";
 }
 
 /** The document-level grant of `write`: `write`, or field-level permissions covering every field. */
@@ -297,6 +318,8 @@ export interface FieldCut {
   whole: Condition;
   fields: string[];
   others: boolean;
+  /** Fields granted in part: their embedded fields as the tree grants them (before `fields`). */
+  embedded?: Record<string, FieldTree>;
 }
 
 /** How the documents a read returns are cut down: by their role's fields, then by the filters' projections. */
@@ -329,10 +352,16 @@ function fieldCuts(rule: CollectionRule, action: "read" | "write", expansions: E
     const applies = condition(role.apply_when ?? true, expansions);
     if (applies === false) continue;
     const whole = action === "read" ? wholeRead(role, expansions) : wholeWrite(role, expansions);
-    const { named, others } = fieldGrants(role, action);
+    const { named, embedded, others } = fieldGrants(role, action);
     const fields = [...named].filter(([, granted]) => granted !== others).map(([field]) => field);
     if (whole !== true && fieldsGrant(role, action) === "some") partial = true;
-    cuts.push({ when: applies, whole, fields, others });
+    cuts.push({
+      when: applies,
+      whole,
+      fields,
+      others,
+      ...(embedded.size > 0 ? { embedded: Object.fromEntries(embedded) } : {}),
+    });
     if (applies === true) break;
   }
   return partial ? cuts : undefined;

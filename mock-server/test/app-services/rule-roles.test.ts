@@ -76,7 +76,9 @@ beforeAll(async () => {
       // Rules without roles that insert and do not write: insert-only too.
       "hr.inbox": { read: true, insert: true },
       "hr.nested": {
-        roles: [{ name: "parts", apply_when: {}, fields: { address: { fields: { city: { read: true } } } } }],
+        roles: [
+          { name: "parts", apply_when: {}, fields: { address: { fields: { city: { read: { "%%user.id": "x" } } } } } },
+        ],
       },
       // Each person reads their own document whole, the others' names; nobody reads `internal`.
       "hr.directory": {
@@ -189,7 +191,7 @@ describe("roles of an exported app", () => {
     expect(nested.response.statusCode).toBe(400);
     expect(nested.body).toEqual({
       error:
-        "the rules of 'hr.nested' cannot be evaluated here: the field-level permissions of the embedded fields of 'address' (role 'parts')",
+        "the rules of 'hr.nested' cannot be evaluated here: the read permission of field 'address.city' of role 'parts' (not true or false)",
       error_code: "MongoDBError",
       link: expect.any(String),
     });

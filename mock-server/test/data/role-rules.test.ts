@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { CollectionRule } from "../../src/config/app-config.ts";
 import { mapRules } from "../../src/config/app-folder.ts";
 import { compileQuery } from "../../src/data/query-engine.ts";
-import { fieldsOf, shaper, shaperOf } from "../../src/data/query-jobs.ts";
+import { fieldsOf, insertsOnly, shaper, shaperOf } from "../../src/data/query-jobs.ts";
 import {
   type Condition,
   condition,
@@ -173,14 +173,14 @@ describe("roles", () => {
       (rule: unknown, action: "read" | "write" = "read") =>
       () =>
         roleCondition(mapRules(rule)!, action, employee);
-    expect(
-      refused({
-        roles: [{ name: "r", apply_when: {}, fields: { a: { read: true, fields: { b: { read: false } } } } }],
-      }),
-    ).toThrow(new UnsupportedRule("the field-level permissions of the embedded fields of 'a' (role 'r')"));
     expect(refused({ roles: [{ name: "r", apply_when: {}, fields: { a: { read: { "%%user.id": "x" } } } }] })).toThrow(
       /the read permission of field 'a' of role 'r' \(not true or false\)/,
     );
+    expect(
+      refused({
+        roles: [{ name: "r", apply_when: {}, fields: { a: { fields: { b: { write: { "%%true": true } } } } } }],
+      }),
+    ).toThrow(/the write permission of field 'a.b' of role 'r' \(not true or false\)/);
     // A %function not called first (Rules.prepare) is never taken as true.
     expect(
       refused({ roles: [{ apply_when: { "%%true": { "%function": { name: "isAdmin" } } }, read: true }] }),
@@ -236,12 +236,96 @@ describe("read shapes", () => {
 
   it("tells which fields of a document a change may show", () => {
     const shows = shaperOf(readShape(directory, employee)!);
-    expect(shows.shows(people[1]!, "name", "Bo")).toBe(true);
-    expect(shows.shows(people[1]!, "salary", 30)).toBe(false);
-    expect(shows.shows(people[1]!, "team.lead", "x")).toBe(false);
-    expect(shows.shows(people[0]!, "salary", 30)).toBe(true);
-    expect(shows.shows(people[0]!, "internal", "z")).toBe(false);
-    expect(shows.shows(people[0]!, "internal.part", "z")).toBe(false);
+    expect(shows.field(people[1]!, "name", "Bo")).toBe("Bo");
+    expect(shows.field(people[1]!, "salary", 30)).toBeUndefined();
+    expect(shows.field(people[1]!, "team.lead", "x")).toBeUndefined();
+    expect(shows.field(people[0]!, "salary", 30)).toBe(30);
+    expect(shows.field(people[0]!, "internal", "z")).toBeUndefined();
+    expect(shows.field(people[0]!, "internal.part", "z")).toBeUndefined();
+    expect([
+      shows.sees(people[1]!, "name"),
+      shows.sees(people[1]!, "salary"),
+      shows.sees(people[0]!, "internal"),
+    ]).toEqual([true, false, false]);
+  });
+
+  // The reference's pattern: some fields of an embedded document (its "Field-level Permissions for
+  // Embedded Documents"), and a field whose own permission overrides its embedded fields'.
+  const embedded = mapRules({
+    roles: [
+      {
+        name: "canReadEmbeddedField",
+        apply_when: {},
+        fields: {
+          _id: { read: true },
+          address: { fields: { city: { read: true }, geo: { fields: { lat: { write: true } } } } },
+          profile: { read: true, fields: { ssn: { read: false } } },
+        },
+        additional_fields: {},
+      },
+    ],
+  })!;
+  const person = {
+    _id: 1,
+    name: "Ann",
+    address: { street: "1 Main", city: "Oslo", geo: { lat: 59.9, lng: 10.7 } },
+    profile: { ssn: "x", bio: "y" },
+    places: [{ city: "Rome" }],
+  };
+
+  it("shows the embedded fields a role reads, as a projection of their paths would", () => {
+    expect(admitted(roleCondition(embedded, "read", employee), [person])).toHaveLength(1);
+    const shape = readShape(embedded, employee)!;
+    expect(shaper(shape)(person)).toEqual({
+      _id: 1,
+      address: { city: "Oslo", geo: { lat: 59.9 } },
+      profile: { ssn: "x", bio: "y" },
+    });
+    // Arrays of embedded documents are cut element by element; other values leave nothing.
+    const listed = mapRules({ roles: [{ apply_when: {}, fields: { stops: { fields: { city: { read: true } } } } }] })!;
+    expect(
+      shaper(readShape(listed, employee))({ stops: [{ city: "A", at: 1 }, 5, [{ city: "B", at: 2 }]], x: 1 }),
+    ).toEqual({
+      stops: [{ city: "A" }, [{ city: "B" }]],
+    });
+    expect(shaper(readShape(listed, employee))({ stops: "nowhere" })).toEqual({});
+    // With the other fields readable, the field granted in part is still cut.
+    const others = mapRules({
+      roles: [
+        {
+          apply_when: {},
+          fields: { address: { fields: { city: { read: true } } } },
+          additional_fields: { read: true },
+        },
+      ],
+    })!;
+    expect(shaper(readShape(others, employee))(person)).toEqual({ ...person, address: { city: "Oslo" } });
+    const changes = shaperOf(shape);
+    expect(changes.field(person, "address.city", "Bergen")).toBe("Bergen");
+    expect(changes.field(person, "address.street", "2 Main")).toBeUndefined();
+    expect(changes.field(person, "address", { street: "2 Main", city: "Bergen" })).toEqual({ city: "Bergen" });
+    expect(changes.field(person, "address.geo.lng", 1)).toBeUndefined();
+    expect(changes.field(person, "profile.ssn", "z")).toBe("z");
+    expect([
+      changes.sees(person, "address"),
+      changes.sees(person, "address.street"),
+      changes.sees(person, "name"),
+    ]).toEqual([true, false, false]);
+  });
+
+  it("lets a role write only the embedded fields it writes", () => {
+    const writable = fieldsOf(writeCuts(embedded, employee, false)!)(person)!;
+    expect(writable("name")).toBe(false);
+    expect(writable("address")).toEqual({
+      whole: false,
+      fields: { geo: { whole: false, fields: { lat: { whole: true, fields: {} } } } },
+    });
+    const inserting = fieldsOf(writeCuts(embedded, employee, true)!)({})!;
+    expect(insertsOnly(inserting, { address: { geo: { lat: 1 } } }, ["address"])).toBe(true);
+    expect(insertsOnly(inserting, { address: { geo: { lat: 1, lng: 2 } } }, ["address"])).toBe(false);
+    expect(insertsOnly(inserting, { address: { city: "Oslo" } }, ["address"])).toBe(false);
+    expect(insertsOnly(inserting, { address: [{ geo: { lat: 1 } }] }, ["address"])).toBe(true);
+    expect(insertsOnly(inserting, { address: "here" }, ["address"])).toBe(false);
   });
 
   it("tells which fields of a document its role writes", () => {

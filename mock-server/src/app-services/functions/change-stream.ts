@@ -56,10 +56,12 @@ export function shapedChange(event: Document, shaper: Shaper, of: Document | und
   if (isDocument(update)) {
     const updatedFields: Document = {};
     if (isDocument(update.updatedFields))
-      for (const [path, value] of Object.entries(update.updatedFields))
-        if (shaper.shows(of, path, value)) updatedFields[path] = value;
+      for (const [path, value] of Object.entries(update.updatedFields)) {
+        const readable = shaper.field(of, path, value);
+        if (readable !== undefined) updatedFields[path] = readable;
+      }
     const removedFields = Array.isArray(update.removedFields)
-      ? update.removedFields.filter((path) => typeof path === "string" && shaper.shows(of, path, null))
+      ? update.removedFields.filter((path) => typeof path === "string" && shaper.sees(of, path))
       : [];
     out.updateDescription = { ...update, updatedFields, removedFields };
   }
