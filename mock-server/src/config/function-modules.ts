@@ -6,9 +6,10 @@
 
 /**
  * Made in the function's context itself: Node's buffer, crypto (in part), fs (App Services' part,
- * over no files), timers, and the clients of http and https.
+ * over no files), timers, the clients of http and https, and net, tls and http2 without
+ * connections of their own.
  */
-export const contextModules = ["buffer", "crypto", "fs", "http", "https", "timers"] as const;
+export const contextModules = ["buffer", "crypto", "fs", "http", "http2", "https", "net", "timers", "tls"] as const;
 
 /**
  * Node's modules offered as the pure-JavaScript packages browsers use (a package, or one of its

@@ -252,6 +252,9 @@ const cryptoOps = {
     const key = { ...keyInput(a.key), ...(Number.isInteger(a.padding) ? { padding: a.padding } : {}), ...(typeof a.oaepHash === "string" ? { oaepHash: a.oaepHash } : {}) };
     return op(key, bytes64(a.input)).toString("base64");
   },
+  nodeIsIP(a) {
+    return require("node:net").isIP(String(a.input));
+  },
   nodeLists() {
     return { ciphers: nodeCrypto.getCiphers(), curves: nodeCrypto.getCurves() };
   },
@@ -427,13 +430,31 @@ const exportTarget = (target) => {
     return null;
   }
   if (target === null || typeof target !== "object") return null;
-  for (const condition of ["require", "node", "default"]) {
-    if (Object.hasOwn(target, condition)) {
+  // As Node: the first of the object's conditions, in its own order, that is one of require's.
+  for (const condition of Object.keys(target)) {
+    if (condition === "require" || condition === "node" || condition === "default") {
       const found = exportTarget(target[condition]);
       if (found) return found;
     }
   }
   return null;
+};
+/** An "exports" map's target for a subpath: its own entry, or the pattern ("./x/*") with the longest prefix, "*" filled. */
+const exportOf = (map, subpath) => {
+  if (Object.hasOwn(map, subpath)) return exportTarget(map[subpath]);
+  let best = null;
+  for (const key of Object.keys(map)) {
+    const star = key.indexOf("*");
+    if (star === -1 || key.indexOf("*", star + 1) !== -1) continue;
+    const prefix = key.slice(0, star);
+    const suffix = key.slice(star + 1);
+    if (subpath.length < key.length - 1 || !subpath.startsWith(prefix) || !subpath.endsWith(suffix)) continue;
+    if (best === null || prefix.length > best.prefix.length) best = { key, prefix, suffix };
+  }
+  if (best === null) return null;
+  const target = exportTarget(map[best.key]);
+  const filled = subpath.slice(best.prefix.length, subpath.length - best.suffix.length);
+  return target === null ? null : target.split("*").join(filled);
 };
 /** A package's file for "." or "./sub": its "exports" when it has them, else "main" or the path itself. */
 const packageEntry = (dir, subpath) => {
@@ -443,7 +464,7 @@ const packageEntry = (dir, subpath) => {
       Object.keys(pkg.exports).some((key) => key.startsWith("."))
       ? pkg.exports
       : { ".": pkg.exports };
-    const target = Object.hasOwn(map, subpath) ? exportTarget(map[subpath]) : null;
+    const target = exportOf(map, subpath);
     return target ? asFile(nodePath.join(dir, target)) : null;
   }
   if (subpath !== ".") {

@@ -977,6 +977,7 @@ ${cryptoSource}
     }
     if (bare === "url") return urlModule();
     if (bare === "http" || bare === "https") return httpModule(bare === "https");
+    if (bare === "net" || bare === "tls" || bare === "http2") return networkModule(bare);
     if (bare === "fs") return fsModule;
     if (bare === "zlib") return zlibModule();
     if (hasOwn(builtinPackages, bare)) return loadModule(builtinFile(bare));

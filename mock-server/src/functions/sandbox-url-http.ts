@@ -9,6 +9,7 @@
  * interpolations, regular expressions' backslashes doubled.
  */
 import { METHODS, STATUS_CODES } from "node:http";
+import { constants as http2Constants } from "node:http2";
 
 export const urlAndHttpSource = `  // Node's url module: the url package's legacy API (parse, resolve, format of its objects) with the
   // WHATWG URL of the whatwg-url package — URL, URLSearchParams, format of a URL, domainToASCII and
@@ -483,4 +484,61 @@ export const urlAndHttpSource = `  // Node's url module: the url package's legac
       };
     };
     return { http: make(false), https: make(true) };
+  }
+
+  // Node's net, tls and http2 as far as packages use them without a connection of their own:
+  // net.isIP and its kin (the process's own), classes to extend, http2's constants. A connection,
+  // a server or a secure context is refused: functions reach the network through context.http
+  // and the http and https clients (the emulator makes their requests). Packages such as
+  // https-proxy-agent (twilio) and axios 1.x (http2) require them as they load.
+  let networkModules = null;
+  function networkModule(name) {
+    if (networkModules === null) networkModules = makeNetworkModules();
+    return networkModules[name];
+  }
+  function makeNetworkModules() {
+    const { EventEmitter } = requireModule("", "events", moduleTimers);
+    const refuse = (what) => () => {
+      const error = new SafeError(what + " is not supported by this server: functions reach the network through context.http and the http and https modules");
+      error.code = "ERR_NOT_SUPPORTED";
+      throw error;
+    };
+    const isIP = (input) => cryptoCall("nodeIsIP", { input: SafeString(input) });
+    class Socket extends EventEmitter {
+      connect() {
+        refuse("net.Socket.connect")();
+      }
+    }
+    class TLSSocket extends Socket {}
+    const net = {
+      isIP,
+      isIPv4: (input) => isIP(input) === 4,
+      isIPv6: (input) => isIP(input) === 6,
+      Socket,
+      Stream: Socket,
+      connect: refuse("net.connect"),
+      createConnection: refuse("net.createConnection"),
+      createServer: refuse("net.createServer"),
+      Server: refuse("net.Server"),
+    };
+    const tls = {
+      TLSSocket,
+      connect: refuse("tls.connect"),
+      createSecureContext: refuse("tls.createSecureContext"),
+      createServer: refuse("tls.createServer"),
+      Server: refuse("tls.Server"),
+      checkServerIdentity: () => undefined,
+      DEFAULT_MIN_VERSION: "TLSv1.2",
+      DEFAULT_MAX_VERSION: "TLSv1.3",
+      DEFAULT_ECDH_CURVE: "auto",
+      rootCertificates: freeze([]),
+    };
+    const http2 = {
+      constants: freeze(${JSON.stringify(http2Constants)}),
+      connect: refuse("http2.connect"),
+      createServer: refuse("http2.createServer"),
+      createSecureServer: refuse("http2.createSecureServer"),
+      sensitiveHeaders: Symbol("nodejs.http2.sensitiveHeaders"),
+    };
+    return { net, tls, http2 };
   }`;

@@ -24,6 +24,31 @@ let app: FastifyInstance;
 let token: string;
 const appId = "http-module-abcde";
 const run = (name: string, ...args: unknown[]) => functionResult(app, appId, token, name, args);
+// SendGrid's package brings a newer axios (1.12 on: it requires http2 as it loads): an app of its own.
+const mailAppId = "sendgrid-abcde";
+let mailToken: string;
+
+const mailFunctions: Record<string, string> = {
+  send: `exports = async (origin) => {
+    const mail = require("@sendgrid/mail");
+    mail.setApiKey("SG.test-key");
+    mail.client.setDefaultRequest("baseUrl", origin);
+    const [response] = await mail.send({ to: "ann@example.com", from: "app@example.com", subject: "Hi", text: "Hello" });
+    return response.statusCode;
+  };`,
+  network: `exports = () => {
+    const net = require("net");
+    const refusals = [];
+    for (const attempt of [() => net.connect(80, "example.com"), () => require("tls").connect(443, "example.com"), () => require("http2").connect("https://example.com"), () => new net.Socket().connect(80)]) {
+      try { attempt(); refusals.push("none"); } catch (error) { refusals.push(error.code); }
+    }
+    return {
+      ip: [net.isIP("127.0.0.1"), net.isIP("::1"), net.isIP("example.com"), net.isIPv4("1.2.3.4"), net.isIPv6("1.2.3.4")],
+      status: require("http2").constants.HTTP2_HEADER_STATUS,
+      refusals,
+    };
+  };`,
+};
 
 const functions: Record<string, string> = {
   node: `exports = (origin) => new Promise((resolve, reject) => {
@@ -155,6 +180,10 @@ beforeAll(async () => {
         res.end(zipped);
         return;
       }
+      if (path === "/v3/mail/send") {
+        res.writeHead(202).end();
+        return;
+      }
       if (path === "/json") {
         res
           .writeHead(200, { "content-type": "application/json" })
@@ -174,8 +203,14 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
   closedOrigin = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
   await new Promise((resolve) => closed.close(resolve));
-  app = await testApp({ appDirs: [appFolderWithPackages(appId, functions, ["axios", "node-fetch"])] });
+  app = await testApp({
+    appDirs: [
+      appFolderWithPackages(appId, functions, ["axios", "node-fetch"]),
+      appFolderWithPackages(mailAppId, mailFunctions, ["@sendgrid/mail"]),
+    ],
+  });
   token = (await anonymousLogin(app, appId)).access_token as string;
+  mailToken = (await anonymousLogin(app, mailAppId)).access_token as string;
 });
 afterAll(async () => {
   await app?.close();
@@ -242,6 +277,27 @@ describe("HTTP packages in a function, unchanged", () => {
       timeout: "ECONNABORTED",
       gzipped: "squeezed text ".repeat(20),
       multipart: [true, true],
+    });
+  });
+
+  it("sends mail through @sendgrid/mail (axios 1.12 on), pointed at a local target", async () => {
+    const before = received.length;
+    expect(await functionResult(app, mailAppId, mailToken, "send", [origin])).toEqual({ $numberInt: "202" });
+    const request = received.slice(before).find((one) => one.url === "/v3/mail/send")!;
+    expect(request.method).toBe("POST");
+    expect(request.headers.authorization).toBe("Bearer SG.test-key");
+    expect(JSON.parse(request.body)).toMatchObject({
+      from: { email: "app@example.com" },
+      subject: "Hi",
+      personalizations: [{ to: [{ email: "ann@example.com" }] }],
+    });
+  });
+
+  it("has net, tls and http2 as packages load them, with no connection of their own", async () => {
+    expect(await functionResult(app, mailAppId, mailToken, "network", [])).toEqual({
+      ip: [4, 6, 0, true, false].map((v) => (typeof v === "number" ? { $numberInt: String(v) } : v)),
+      status: ":status",
+      refusals: ["ERR_NOT_SUPPORTED", "ERR_NOT_SUPPORTED", "ERR_NOT_SUPPORTED", "ERR_NOT_SUPPORTED"],
     });
   });
 

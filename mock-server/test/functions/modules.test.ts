@@ -32,7 +32,9 @@ function exportedApp(): string {
       const data = require("greeter/data.json");
       const scoped = require("@acme/tools");
       const cycle = require("cyclic");
-      return { greeting: greet("Ada"), loud: shout("hi"), version: data.version, scoped: scoped.double(21), cycle };
+      // Subpath patterns of "exports", their conditions in the package's own order (as openai's).
+      const shims = [require("shims/auto/runtime"), require("shims/auto/special"), require("shims/deep/a/b")];
+      return { greeting: greet("Ada"), loud: shout("hi"), version: data.version, scoped: scoped.double(21), cycle, shims };
     };`,
     builtins: `exports = async () => {
       const { EventEmitter } = require("events");
@@ -91,6 +93,25 @@ function exportedApp(): string {
   );
   write(`${modules}/@acme/tools/cjs.js`, `exports.double = (n) => n * 2;`);
   write(
+    `${modules}/shims/package.json`,
+    json({
+      name: "shims",
+      exports: {
+        "./auto/*": {
+          browser: "./auto/*-browser.js",
+          node: { import: "./auto/*-node.mjs", require: "./auto/*-node.js" },
+          require: "./auto/*.js",
+        },
+        "./auto/special": "./special.js",
+        "./deep/*": "./deep/*.js",
+      },
+    }),
+  );
+  write(`${modules}/shims/auto/runtime-node.js`, `module.exports = "node runtime";`);
+  write(`${modules}/shims/auto/runtime.js`, `module.exports = "generic runtime";`);
+  write(`${modules}/shims/special.js`, `module.exports = "special";`);
+  write(`${modules}/shims/deep/a/b.js`, `module.exports = "deep";`);
+  write(
     `${modules}/cyclic/index.js`,
     `exports.a = 1; const b = require("./b"); exports.b = b.b; exports.seen = b.sawA;`,
   );
@@ -113,13 +134,14 @@ afterAll(() => app.close());
 const run = (name: string) => functionResult(app, appId, token, name, []);
 
 describe("require() of modules", () => {
-  it("loads the app's packages: main, subpaths, JSON, exports' require condition, scopes, cycles", async () => {
+  it("loads the app's packages: main, subpaths, JSON, exports' conditions and patterns, scopes, cycles", async () => {
     expect(await run("packages")).toEqual({
       greeting: "Hello, Ada!",
       loud: "HI",
       version: "1.2.3",
       scoped: { $numberInt: "42" },
       cycle: { a: { $numberInt: "1" }, b: { $numberInt: "2" }, seen: { $numberInt: "1" } },
+      shims: ["node runtime", "special", "deep"],
     });
   });
 

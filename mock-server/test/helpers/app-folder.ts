@@ -3,7 +3,16 @@
  * anonymously, whose functions/node_modules holds installed npm packages (this project's), each
  * copied with what it depends on, as `npm install` in functions/ would leave them.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -32,15 +41,32 @@ export function appFolderWithPackages(appId: string, functions: Record<string, s
   for (const [name, source] of Object.entries(functions)) write(`functions/${name}.js`, source);
   const modules = join(dir, "functions", "node_modules");
   const copied = new Set<string>();
+  /** The dependencies of the package at `source` (copied to `top`), and of those nested in it, not there already. */
+  const dependenciesOf = (source: string, top: string) => {
+    const { dependencies = {} } = JSON.parse(readFileSync(join(source, "package.json"), "utf8"));
+    for (const dependency of Object.keys(dependencies)) {
+      // (A dependency nested in a node_modules between the package and the copy's top came with it.)
+      let nested = false;
+      for (let at = source; !nested && at.startsWith(top); at = dirname(at)) {
+        nested = existsSync(join(at, "node_modules", dependency, "package.json"));
+      }
+      if (!nested) copy(locate(source, dependency));
+    }
+    const inner = join(source, "node_modules");
+    if (!existsSync(inner)) return;
+    for (const entry of readdirSync(inner)) {
+      const names = entry.startsWith("@") ? readdirSync(join(inner, entry)).map((name) => `${entry}/${name}`) : [entry];
+      for (const name of names) {
+        if (existsSync(join(inner, name, "package.json"))) dependenciesOf(join(inner, name), top);
+      }
+    }
+  };
   const copy = (source: string) => {
-    const { name, dependencies = {} } = JSON.parse(readFileSync(join(source, "package.json"), "utf8"));
+    const { name } = JSON.parse(readFileSync(join(source, "package.json"), "utf8"));
     if (copied.has(name)) return;
     copied.add(name);
     cpSync(source, join(modules, name), { recursive: true, dereference: true });
-    for (const dependency of Object.keys(dependencies)) {
-      // (A dependency nested in the package's own node_modules came with it.)
-      if (!existsSync(join(source, "node_modules", dependency))) copy(locate(source, dependency));
-    }
+    dependenciesOf(source, source);
   };
   for (const name of packages) copy(locate(import.meta.dirname, name));
   return dir;
