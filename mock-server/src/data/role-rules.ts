@@ -26,6 +26,7 @@
 import type { CollectionRule } from "../config/app-config.ts";
 import {
   Computed,
+  conversionOperators,
   type Expansions,
   ExpressionError,
   expand,
@@ -89,7 +90,7 @@ function expanded(value: unknown, expansions: Expansions): unknown {
 function fieldCondition(field: string, wanted: unknown, expansions: Expansions): Condition {
   if (field === "" || field.startsWith("$")) throw unsupported(`the field name '${field}'`);
   const keys = isDocument(wanted) ? Object.keys(wanted) : [];
-  const operators = keys.length > 0 && keys.every(isOperator) && !["%stringToOid", "%oidToString"].includes(keys[0]!);
+  const operators = keys.length > 0 && keys.every(isOperator) && !conversionOperators.includes(keys[0]!);
   if (!operators) {
     const value = expanded(wanted, expansions);
     if (value === undefined) return false;
@@ -198,7 +199,7 @@ export function expandQuery(query: unknown, expansions: Expansions): Condition {
     if (Array.isArray(value)) return value.map(walk);
     if (isDocument(value)) {
       const keys = Object.keys(value);
-      if (keys.length === 1 && (keys[0] === "%stringToOid" || keys[0] === "%oidToString" || keys[0] === "%function")) {
+      if (keys.length === 1 && (conversionOperators.includes(keys[0]!) || keys[0] === "%function")) {
         const found = expanded(value, expansions);
         if (found === undefined) names = true;
         return found === undefined ? missing : found;

@@ -8,10 +8,10 @@
  * argument's name (`%%args.<name>`), or `%and` / `%or` over expressions; its value is a value or an
  * expansion (equal to the name's), or operators on it: `$eq` `$ne` `$gt` `$gte` `$lt` `$lte`,
  * `$in` `$nin` `$exists` (also spelled with `%`), `%and` / `%or` over such operators, and the
- * value operators `%stringToOid` / `%oidToString` and `%function` (its value: what the function
+ * value operators `%stringToOid` / `%oidToString`, `%stringToUuid` / `%uuidToString` and `%function` (its value: what the function
  * returns, called first, innermost first, by `resolveFunctions`).
  */
-import { ObjectId } from "bson";
+import { Binary, ObjectId, UUID } from "bson";
 import type { AppConfig } from "../config/app-config.ts";
 import { type Document, idKey, isDocument } from "../data/documents.ts";
 
@@ -70,8 +70,7 @@ function argumentValue(value: unknown, expansions: Expansions): unknown {
   if (Array.isArray(value)) return value.map((item) => argumentValue(item, expansions));
   if (isDocument(value)) {
     const keys = Object.keys(value);
-    if (keys.length === 1 && (keys[0] === "%stringToOid" || keys[0] === "%oidToString"))
-      return operandValue(value, expansions);
+    if (keys.length === 1 && conversionOperators.includes(keys[0]!)) return operandValue(value, expansions);
     const out: Document = {};
     for (const [key, item] of Object.entries(value)) out[key] = argumentValue(item, expansions);
     return out;
@@ -176,6 +175,16 @@ export function operandValue(value: unknown, expansions: Expansions): unknown {
       const id = operandValue(value["%oidToString"], expansions);
       return id instanceof ObjectId ? id.toHexString() : undefined;
     }
+    if (keys.length === 1 && keys[0] === "%stringToUuid") {
+      const text = operandValue(value["%stringToUuid"], expansions);
+      return typeof text === "string" && text.length === 36 && UUID.isValid(text) ? new UUID(text) : undefined;
+    }
+    if (keys.length === 1 && keys[0] === "%uuidToString") {
+      const id = operandValue(value["%uuidToString"], expansions);
+      return id instanceof Binary && id.sub_type === Binary.SUBTYPE_UUID && id.position === 16
+        ? id.toUUID().toHexString(true)
+        : undefined;
+    }
     // A call `resolveFunctions` did not make (the caller had no way to call functions).
     if (keys.length === 1 && keys[0] === "%function") throw new ExpressionError("%function cannot be called here");
   }
@@ -202,7 +211,15 @@ export const isOperator = (key: string) => key.startsWith("$") || (key.startsWit
 const matches = (actual: unknown, value: unknown) =>
   Array.isArray(actual) && !Array.isArray(value) ? actual.some((item) => equal(item, value)) : equal(actual, value);
 
-const valueOperators = ["%stringToOid", "%oidToString", "%function"];
+/** The operators that convert a value (no inner operations: a literal or an expansion), as the reference lists them. */
+export const conversionOperators: readonly string[] = [
+  "%stringToOid",
+  "%oidToString",
+  "%stringToUuid",
+  "%uuidToString",
+];
+
+const valueOperators = [...conversionOperators, "%function"];
 
 /** Whether `actual` (a field name's value) satisfies the field's value. */
 export function holds(actual: unknown, wanted: unknown, expansions: Expansions): boolean {

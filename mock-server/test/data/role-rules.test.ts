@@ -3,6 +3,7 @@
  * the first role whose `apply_when` holds for the caller and the document is the document's role,
  * none means no access, and what this server does not evaluate refuses instead of granting.
  */
+import { UUID } from "bson";
 import { describe, expect, it } from "vitest";
 import type { CollectionRule } from "../../src/config/app-config.ts";
 import { mapRules } from "../../src/config/app-folder.ts";
@@ -160,6 +161,16 @@ describe("roles", () => {
     expect(roleCondition(rule(false), "insert", employee)).toBe(false);
     expect(roleCondition(rule(true), "insert", employee)).toBe(true);
     expect(roleCondition(rule({ owner: "%%user.id" }), "insert", employee)).toEqual({ owner: "u-1" });
+  });
+
+  it("converts the caller's values with %stringToUuid, as with %stringToOid", () => {
+    const text = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    const rule = mapRules({ roles: [{ apply_when: { owner: { "%stringToUuid": "%%user.data.uuid" } }, read: true }] })!;
+    const withUuid = expansionsOf({ id: "u-1", data: { uuid: text }, custom_data: {} });
+    expect(roleCondition(rule, "read", withUuid)).toEqual({ owner: new UUID(text) });
+    expect(admitted(roleCondition(rule, "read", withUuid), [{ owner: new UUID(text) }, { owner: text }])).toHaveLength(
+      1,
+    );
   });
 
   it("reads a role's whole-document grant from its field-level permissions", () => {

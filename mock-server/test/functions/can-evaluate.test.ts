@@ -1,5 +1,5 @@
 /** can_evaluate: App Services rule expressions over a function call's expansions. */
-import { ObjectId } from "bson";
+import { ObjectId, UUID } from "bson";
 import { describe, expect, it } from "vitest";
 import {
   allowsEveryone,
@@ -73,6 +73,19 @@ describe("can_evaluate expressions", () => {
     expect(evaluate({ "%%args.ownerId": { "%stringToOid": "%%user.id" } }, withOid)).toBe(true);
     expect(evaluate({ "%%user.id": { "%oidToString": "%%args.ownerId" } }, withOid)).toBe(true);
     expect(evaluate({ url: { $exists: true } }, withOid)).toBe(true);
+  });
+
+  it("convert UUIDs with %stringToUuid and %uuidToString (36 characters), and nothing else", () => {
+    const text = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    const withUuid: Expansions = {
+      ...expansions,
+      args: () => ({ id: new UUID(text), text, oid: new ObjectId(userId) }),
+    };
+    expect(evaluate({ "%%args.id": { "%stringToUuid": "%%args.text" } }, withUuid)).toBe(true);
+    expect(evaluate({ "%%args.text": { "%uuidToString": "%%args.id" } }, withUuid)).toBe(true);
+    expect(evaluate({ "%%args.id": { "%stringToUuid": "0f8fad5bd9cb469fa16570867728950e" } }, withUuid)).toBe(false);
+    expect(evaluate({ "%%args.text": { "%uuidToString": "%%args.oid" } }, withUuid)).toBe(false);
+    expect(evaluate({ "%%args.id": { "%stringToUuid": "not a uuid" } }, withUuid)).toBe(false);
   });
 
   it("compares with what a %function returned, each called once, innermost first, arguments expanded", async () => {
