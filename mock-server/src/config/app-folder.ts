@@ -21,6 +21,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { functionModules, ModuleArchiveError } from "../functions/module-archive.ts";
 import { type AppConfig, type CollectionRule, type OAuth2ProviderConfig, providerNames } from "./app-config.ts";
 import { offeredModules, packageNameOf } from "./function-modules.ts";
 
@@ -488,30 +489,29 @@ function notRun(dir: string, found: string[]): string[] {
   const sync = asObject(readJsonIfExists(join(dir, "sync", "config.json")));
   if (sync.state === "enabled") found.push(`Device Sync (${asString(sync.type) ?? "?"})`);
   const functions = join(dir, "functions");
-  const installed = existsSync(join(functions, "node_modules"));
-  if (!installed) {
-    // Dependencies are read from functions/node_modules: an export that names or uploads them needs it.
-    for (const file of [
-      "package.json",
-      "node_modules.tar.gz",
-      "node_modules.tgz",
-      "node_modules.tar",
-      "node_modules.zip",
-    ]) {
-      if (!existsSync(join(functions, file))) continue;
-      const how = file === "package.json" ? "npm install in functions/" : `unpack it into functions/`;
-      found.push(`external dependencies of functions (functions/${file}; no functions/node_modules: ${how})`);
-    }
+  // Dependencies come from functions/node_modules or the uploaded archive (unpacked here, at start).
+  let modules: string | null = null;
+  try {
+    modules = functionModules(functions);
+  } catch (error) {
+    if (!(error instanceof ModuleArchiveError)) throw error;
+    found.push(`external dependencies of functions (${error.message})`);
   }
-  found.push(...modulesNotRun(functions));
+  if (modules === null && existsSync(join(functions, "package.json"))) {
+    found.push(
+      "external dependencies of functions (functions/package.json; no functions/node_modules: npm install in functions/)",
+    );
+  }
+  found.push(...modulesNotRun(functions, modules));
   return found;
 }
 
 /**
  * What the export's functions (functions/config.json) require() that they will not find, one line
- * each: one of Node's modules not offered, a package not in functions/node_modules, or a computed name.
+ * each: one of Node's modules not offered, a package not in its modules (functions/node_modules or
+ * the uploaded archive's), or a computed name.
  */
-function modulesNotRun(folder: string): string[] {
+function modulesNotRun(folder: string, modules: string | null): string[] {
   const entries = readJsonIfExists(join(folder, "config.json"));
   if (!Array.isArray(entries)) return [];
   const lines: string[] = [];
@@ -529,7 +529,7 @@ function modulesNotRun(folder: string): string[] {
       }
       const bare = request.replace(/^node:/, "");
       const packageName = packageNameOf(bare);
-      if (offeredModules.includes(bare) || existsSync(join(folder, "node_modules", packageName))) continue;
+      if (offeredModules.includes(bare) || (modules !== null && existsSync(join(modules, packageName)))) continue;
       missing.add(request);
     }
     for (const module of [...missing].sort()) lines.push(`require('${module}') in function '${name}'`);

@@ -27,6 +27,7 @@ import {
 } from "./can-evaluate.ts";
 import type { FunctionFolder, FunctionSource } from "./function-folder.ts";
 import { FunctionInspector } from "./function-inspector.ts";
+import { functionModules, ModuleArchiveError } from "./module-archive.ts";
 import type { OutboundHttp } from "./outbound-http.ts";
 import {
   BadArguments,
@@ -812,11 +813,19 @@ export class AppFunctions implements SandboxHost {
     });
   }
 
-  /** The app folder's functions/node_modules, when it has one: the packages its functions may require. */
+  /**
+   * The app folder's functions/node_modules, or its uploaded archive unpacked (module-archive.ts),
+   * when it has one: the packages its functions may require. (An archive not unpacked was named at
+   * start: the functions find none of its packages.)
+   */
   private appModules(): string | null {
     if (this.folder === null) return null;
-    const dir = join(this.folder.dir, "functions", "node_modules");
-    return existsSync(dir) ? realpathSync(dir) : null;
+    try {
+      return functionModules(join(this.folder.dir, "functions"));
+    } catch (error) {
+      if (error instanceof ModuleArchiveError) return null;
+      throw error;
+    }
   }
 
   private transactionsOf(info: CallInfo): CallTransactions {

@@ -103,7 +103,7 @@ describe("require() in a function", () => {
     expect(fs.body).toMatchObject({
       error_code: "FunctionExecutionError",
       error:
-        "Error: require(\"node:child_process\") is not supported by this server: functions have Node's assert, buffer, crypto, events, fs, http, https, os, path, punycode, querystring, stream, string_decoder, timers, tty, url, util and zlib modules, and the packages of their app's functions/node_modules",
+        "Error: require(\"node:child_process\") is not supported by this server: functions have Node's assert, buffer, crypto, events, fs, http, http2, https, net, os, path, punycode, querystring, stream, string_decoder, timers, tls, tty, url, util and zlib modules, and the packages of their app's functions/node_modules",
     });
     // fs is App Services' part of it, over no files.
     expect((await callAppFunction(app, appId, token, "noFiles", [])).body).toEqual([
