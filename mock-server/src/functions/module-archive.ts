@@ -2,8 +2,9 @@
  * An app's uploaded dependencies (the reference: "Upload a Dependency Directory"): an export's
  * `functions/node_modules.tar.gz` (or `.tgz`, `.tar`, `.zip`, at most 15 MB) holding its
  * `node_modules`. Without a `functions/node_modules`, the archive is unpacked — once per archive
- * contents, into a folder of this process's own (removed when it exits), never into the app
- * folder — and its packages are what the app's functions require (docs/decisions/0038).
+ * contents, into a folder of this process's own (removed when it exits, or by the next process
+ * that unpacks one if it was killed), never into the app folder — and its packages are what the
+ * app's functions require (docs/decisions/0038).
  *
  * Only files and folders are unpacked: no links, nothing outside the folder (node-tar's own
  * rules, and the same for zip entries), within the limits below checked before anything is
@@ -14,6 +15,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -65,6 +67,31 @@ export function functionModules(functionsDir: string): string | null {
   return archive === null ? null : unpack(archive);
 }
 
+const folderPrefix = "app-services-modules-";
+
+/**
+ * Removes the unpacked folders of this user's processes that are gone (killed before they could
+ * remove their own): each folder is named after its process.
+ */
+function sweepStale(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = name.startsWith(folderPrefix) ? Number.parseInt(name.slice(folderPrefix.length), 10) : Number.NaN;
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue; // (Still running.)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ESRCH") continue;
+    }
+    const dir = join(tmpdir(), name);
+    try {
+      if (statSync(dir).uid === process.getuid?.()) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // (Gone already, or not ours.)
+    }
+  }
+}
+
 /** An archive as messages name it. */
 const shown = (archive: string) => `functions/${basename(archive)}`;
 
@@ -81,7 +108,8 @@ function unpack(archive: string): string {
   }
   const known = unpacked.get(digest);
   if (known !== undefined && existsSync(known)) return known;
-  const root = mkdtempSync(join(tmpdir(), "app-services-modules-"));
+  sweepStale();
+  const root = mkdtempSync(join(tmpdir(), `${folderPrefix}${process.pid}-`));
   if (folders.length === 0)
     process.once("exit", () => {
       for (const dir of folders) rmSync(dir, { recursive: true, force: true });

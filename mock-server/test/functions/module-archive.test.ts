@@ -5,7 +5,16 @@
  * large, broken, or naming files outside its folder is named at start and not used; links are not
  * unpacked.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { zipSync } from "fflate";
@@ -96,6 +105,22 @@ describe("an app's uploaded dependencies", () => {
     const modules = functionModules(join(dir, "functions"))!;
     expect(existsSync(join(modules, "greeter", "index.js"))).toBe(true);
     expect(existsSync(join(modules, "greeter", "linked.js"))).toBe(false);
+  });
+
+  it("removes the folders a killed emulator left, not a running one's", () => {
+    // (No process has such a number: above Linux's highest.)
+    const stale = join(tmpdir(), "app-services-modules-999999999-left");
+    const running = join(tmpdir(), `app-services-modules-${process.ppid}-running`);
+    mkdirSync(join(stale, "node_modules"), { recursive: true });
+    mkdirSync(running, { recursive: true });
+    try {
+      // (An archive of its own: one unpacked before is not unpacked again.)
+      const archive = zipOf({ ...greeter, "node_modules/greeter/stamp.txt": String(Date.now()) });
+      functionModules(join(appWithArchive("swept", { "node_modules.zip": archive }), "functions"));
+      expect([existsSync(stale), existsSync(running)]).toEqual([false, true]);
+    } finally {
+      rmSync(running, { recursive: true, force: true });
+    }
   });
 
   it("names an archive it does not use: too large, broken, or naming files outside its folder", () => {
