@@ -488,7 +488,9 @@ export class AppFunctions implements SandboxHost {
 
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
     const sandbox = this.sandboxFor(info);
-    const { callText, deadline, argsInBody } = info;
+    const { deadline, argsInBody } = info;
+    // (A run as the system says so: context.runningAsSystem(); context.user stays the caller.)
+    const callText = info.principal.kind === "system" ? `${info.callText.slice(0, -1)},"system":true}` : info.callText;
     const requestText =
       info.requestText ?? (info.request && wantsRequest(fn) ? toEJSONText(contextRequest(info.request())) : undefined);
     const { callId, result } = sandbox.run({

@@ -1060,6 +1060,7 @@ ${urlAndHttpSource}
       }),
       services,
       functions: freeze({ execute: (name, ...args) => request(callId, "execute", { name, args }) }),
+      runningAsSystem: () => callInfo.system === true,
       http: httpClient(callId),
     });
   }
@@ -1331,7 +1332,9 @@ ${urlAndHttpSource}
       if (kept === undefined) throw new SafeError("the call's context is missing");
       // A call's own context.request (sandbox.ts sends it with the run when the function names it).
       const callInfo =
-        message.request === undefined ? kept : { user: kept.user, request: deepFreeze(fromText(message.request)) };
+        message.request === undefined
+          ? kept
+          : { user: kept.user, system: kept.system, request: deepFreeze(fromText(message.request)) };
       let node = processNode;
       if (defined.usesNode) {
         const timersModule = timersFor(callId);
