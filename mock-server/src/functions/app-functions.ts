@@ -8,12 +8,14 @@ import { join } from "node:path";
 import { Binary, EJSON } from "bson";
 import type { FastifyBaseLogger } from "fastify";
 import { defaultFunctionTimeoutMs, mongoServiceOf } from "../config/app-config.ts";
+import { deployment } from "../config/deployment.ts";
 import { type Document, fromEJSON, fromEJSONText, isDocument, toEJSONText } from "../data/documents.ts";
 import { isFunctionMongoAction, type MongoApp, MongoService, writeRefusal } from "../data/mongo-actions.ts";
 import { type Principal, writerOf } from "../data/rules.ts";
 import { TransactionFailure } from "../data/transactions.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { EventBus } from "../state/events.ts";
+import { stableObjectIdHex } from "../state/ids.ts";
 import type { DocumentStore, StoredUser } from "../store/store.ts";
 import { CallTransactions } from "./call-transactions.ts";
 import {
@@ -91,6 +93,8 @@ export interface FunctionApp extends MongoApp {
   readonly data: DocumentStore;
   readonly appId: string;
   readonly domainId: string;
+  /** When the app was made here (epoch ms): `context.app.lastDeployed`. */
+  readonly createdAt: number;
   /** `context.user.custom_data` as canonical Extended JSON text (`{}` when none), at once when it can. */
   customUserDataText(userId: string): string | Promise<string>;
   /** Where `context.http` requests go out (the server's policy of hosts). */
@@ -370,7 +374,16 @@ export class AppFunctions implements SandboxHost {
     const sandbox = new Sandbox(
       this,
       {
-        app: { id: this.app.domainId, clientAppId: appId, name: config.name ?? appId },
+        app: {
+          id: this.app.domainId,
+          clientAppId: appId,
+          name: config.name ?? appId,
+          // (The reference's other fields: a project of the app's own, the location's region, and
+          // when the app was made here.)
+          projectId: stableObjectIdHex("project", appId),
+          deployment: { model: deployment.model, providerRegion: deployment.providerRegion },
+          lastDeployed: new Date(this.app.createdAt).toISOString(),
+        },
         values: (config.values ?? {}) as Record<string, unknown>,
         environment: {
           tag: config.environment?.tag ?? "",

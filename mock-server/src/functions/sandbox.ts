@@ -238,7 +238,14 @@ interface RunningCall {
 }
 
 export interface SandboxAppInfo {
-  app: { id: string; clientAppId: string; name: string };
+  app: {
+    id: string;
+    clientAppId: string;
+    name: string;
+    projectId?: string;
+    deployment?: { model: string; providerRegion: string };
+    lastDeployed?: string;
+  };
   values: Record<string, unknown>;
   environment: { tag: string; values: Record<string, unknown> };
   /** The linked cluster's service name (`context.services.get(name)`). */

@@ -1,3 +1,4 @@
+import { deployment } from "../../config/deployment.ts";
 import { publicOrigin } from "../../http/areas.ts";
 import { defineRoute, sendJson } from "../route.ts";
 
@@ -5,8 +6,8 @@ import { defineRoute, sendJson } from "../route.ts";
 export default defineRoute("getLocation", "none", async (request, reply) => {
   const origin = publicOrigin(request);
   return sendJson(reply, 200, {
-    deployment_model: "GLOBAL",
-    location: "US-VA",
+    deployment_model: deployment.model,
+    location: deployment.location,
     hostname: origin,
     ws_hostname: origin.replace(/^http/, "ws"),
   });

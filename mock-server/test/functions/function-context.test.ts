@@ -1,11 +1,12 @@
 /**
- * `context.runningAsSystem()` (the reference's context): true in a function that runs as the
- * system user — a function set to run as system, one it calls, a trigger's — and false in one
- * that runs as its caller; `context.user` stays the caller either way.
+ * The reference's `context` beyond data and calls: `context.runningAsSystem()`, true in a function
+ * that runs as the system user (a function set to run as system, one it calls) and false in one
+ * that runs as its caller, `context.user` staying the caller either way; and `context.app`'s
+ * fields.
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, functionResult, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, call, functionResult, newApp, testApp } from "../helpers/app.ts";
 
 const report = "exports = () => [context.runningAsSystem(), context.user.type, context.user.id];";
 
@@ -20,13 +21,14 @@ beforeAll(async () => {
       asCaller: { source: report },
       asSystem: { source: report, runAsSystem: true },
       callsAsSystem: { source: "exports = () => context.functions.execute('asCaller');", runAsSystem: true },
+      app: { source: "exports = () => context.app;" },
     },
   });
   user = await anonymousLogin(app, appId);
 });
 afterAll(() => app.close());
 
-describe("context.runningAsSystem()", () => {
+describe("the function's context", () => {
   it("says whether the function runs as the system user, the caller staying context.user", async () => {
     const run = (name: string) => functionResult(app, appId, user.access_token, name, []);
     expect(await run("asCaller")).toEqual([false, "normal", user.user_id]);
@@ -34,5 +36,20 @@ describe("context.runningAsSystem()", () => {
     // A function a system function calls runs as the system too.
     expect(await run("callsAsSystem")).toEqual([true, "normal", user.user_id]);
     expect(await run("asCaller")).toEqual([false, "normal", user.user_id]);
+  });
+
+  it("names the app as the reference's context.app does, where the location endpoint says it is", async () => {
+    const got = await functionResult(app, appId, user.access_token, "app", []);
+    expect(got).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      clientAppId: appId,
+      name: expect.any(String),
+      projectId: expect.stringMatching(/^[0-9a-f]{24}$/),
+      deployment: { model: "GLOBAL", providerRegion: "aws-us-east-1" },
+      lastDeployed: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+    expect(got.projectId).not.toBe(got.id);
+    const location = await call(app, "getLocation", { method: "GET", url: `${base}/app/${appId}/location` });
+    expect(location.body).toMatchObject({ deployment_model: "GLOBAL", location: "US-VA" });
   });
 });
