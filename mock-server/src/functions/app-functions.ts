@@ -225,6 +225,18 @@ function wantsRequest(fn: FunctionSource): boolean {
 /** The call's `context` text with this `context.user` text. */
 const callTextOf = (userText: string) => `{"user":${userText},"request":{}}`;
 
+/**
+ * The `context` of a run as the system user: it says so (`context.runningAsSystem()`), and its
+ * user — the caller, as the reference has it — has no `data` ("in system functions, the
+ * user.data object is empty").
+ */
+function systemContextText(callText: string): string {
+  const context = JSON.parse(callText) as { user?: { data?: unknown }; system?: boolean };
+  if (context.user) context.user.data = {};
+  context.system = true;
+  return JSON.stringify(context);
+}
+
 /** The `context` of a call without a user (system calls such as confirmation functions). */
 const systemCallText = callTextOf(toEJSONText({ id: "", type: "system", data: {}, identities: [], custom_data: {} }));
 
@@ -502,8 +514,7 @@ export class AppFunctions implements SandboxHost {
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
     const sandbox = this.sandboxFor(info);
     const { deadline, argsInBody } = info;
-    // (A run as the system says so: context.runningAsSystem(); context.user stays the caller.)
-    const callText = info.principal.kind === "system" ? `${info.callText.slice(0, -1)},"system":true}` : info.callText;
+    const callText = info.principal.kind === "system" ? systemContextText(info.callText) : info.callText;
     const requestText =
       info.requestText ?? (info.request && wantsRequest(fn) ? toEJSONText(contextRequest(info.request())) : undefined);
     const { callId, result } = sandbox.run({

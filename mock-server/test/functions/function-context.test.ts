@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, call, functionResult, newApp, testApp } from "../helpers/app.ts";
+import { base, call, emailUser, functionResult, newApp, testApp } from "../helpers/app.ts";
 
-const report = "exports = () => [context.runningAsSystem(), context.user.type, context.user.id];";
+const report = "exports = () => [context.runningAsSystem(), context.user.type, context.user.id, context.user.data];";
 
 let app: FastifyInstance;
 let appId: string;
@@ -24,18 +24,20 @@ beforeAll(async () => {
       app: { source: "exports = () => context.app;" },
     },
   });
-  user = await anonymousLogin(app, appId);
+  user = await emailUser(app, appId, "ann@example.com");
 });
 afterAll(() => app.close());
 
 describe("the function's context", () => {
-  it("says whether the function runs as the system user, the caller staying context.user", async () => {
+  it("says whether the function runs as the system user, the caller staying context.user without its data", async () => {
     const run = (name: string) => functionResult(app, appId, user.access_token, name, []);
-    expect(await run("asCaller")).toEqual([false, "normal", user.user_id]);
-    expect(await run("asSystem")).toEqual([true, "normal", user.user_id]);
+    const data = { email: "ann@example.com" };
+    expect(await run("asCaller")).toEqual([false, "normal", user.user_id, data]);
+    // ("In system functions, the user.data object is empty.")
+    expect(await run("asSystem")).toEqual([true, "normal", user.user_id, {}]);
     // A function a system function calls runs as the system too.
-    expect(await run("callsAsSystem")).toEqual([true, "normal", user.user_id]);
-    expect(await run("asCaller")).toEqual([false, "normal", user.user_id]);
+    expect(await run("callsAsSystem")).toEqual([true, "normal", user.user_id, {}]);
+    expect(await run("asCaller")).toEqual([false, "normal", user.user_id, data]);
   });
 
   it("names the app as the reference's context.app does, where the location endpoint says it is", async () => {
