@@ -231,11 +231,19 @@ const callTextOf = (userText: string) => `{"user":${userText},"request":{}}`;
  * user.data object is empty").
  */
 function systemContextText(callText: string): string {
-  const context = JSON.parse(callText) as { user?: { data?: unknown }; system?: boolean };
-  if (context.user) context.user.data = {};
-  context.system = true;
-  return JSON.stringify(context);
+  let text = systemContexts.get(callText);
+  if (text === undefined) {
+    const context = JSON.parse(callText) as { user?: { data?: unknown }; system?: boolean };
+    if (context.user) context.user.data = {};
+    context.system = true;
+    text = JSON.stringify(context);
+    // (Made once per caller's context text: the few most recent are kept.)
+    if (systemContexts.size >= 1_000) systemContexts.clear();
+    systemContexts.set(callText, text);
+  }
+  return text;
 }
+const systemContexts = new Map<string, string>();
 
 /** The `context` of a call without a user (system calls such as confirmation functions). */
 const systemCallText = callTextOf(toEJSONText({ id: "", type: "system", data: {}, identities: [], custom_data: {} }));
