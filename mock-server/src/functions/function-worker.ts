@@ -131,6 +131,13 @@ const jwtAlgorithms = {
   HS256: ["hmac", "sha256"], HS384: ["hmac", "sha384"], HS512: ["hmac", "sha512"],
   RS256: ["rsa", "sha256"], RS384: ["rsa", "sha384"], RS512: ["rsa", "sha512"],
 };
+/** An AES key of utils.crypto's: the type must be aes, the key (its bytes) 16, 24 or 32 bytes, as Go's crypto/aes says. */
+const aesKey = (a) => {
+  if (a.type !== "aes") throw new Error("the encryption type must be aes, not '" + a.type + "'");
+  const key = bytesOf(a.key);
+  if (key.length !== 16 && key.length !== 24 && key.length !== 32) throw new Error("crypto/aes: invalid key size " + key.length);
+  return key;
+};
 const rsaPadding = (scheme) => {
   if (scheme === "pss") return { padding: nodeCrypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: nodeCrypto.constants.RSA_PSS_SALTLEN_DIGEST };
   if (scheme === "pkcs1v1.5") return { padding: nodeCrypto.constants.RSA_PKCS1_PADDING };
@@ -335,6 +342,27 @@ const cryptoOps = {
     if (a.type !== "rsa") throw new Error("the encryption type must be rsa, not '" + a.type + "'");
     const key = { key: String(a.key), ...rsaPadding(a.scheme) };
     return nodeCrypto.verify("sha256", bytesOf(a.input), key, bytesOf(a.signature));
+  },
+  // AES-GCM as Go seals it (the service was written in Go): the key's bytes choose AES-128, -192
+  // or -256, a random 12-byte nonce goes first and the 16-byte tag last. The reference's own
+  // example ciphertext opens so with its key (test/functions/utils.test.ts).
+  encrypt(a) {
+    const key = aesKey(a);
+    const nonce = nodeCrypto.randomBytes(12);
+    const cipher = nodeCrypto.createCipheriv("aes-" + key.length * 8 + "-gcm", key, nonce);
+    return Buffer.concat([nonce, cipher.update(bytesOf(a.input)), cipher.final(), cipher.getAuthTag()]).toString("base64");
+  },
+  decrypt(a) {
+    const key = aesKey(a);
+    const sealed = bytesOf(a.input);
+    if (sealed.length < 12 + 16) throw new Error("cipher: message authentication failed");
+    const decipher = nodeCrypto.createDecipheriv("aes-" + key.length * 8 + "-gcm", key, sealed.subarray(0, 12));
+    decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+    try {
+      return Buffer.concat([decipher.update(sealed.subarray(12, sealed.length - 16)), decipher.final()]).toString("base64");
+    } catch {
+      throw new Error("cipher: message authentication failed");
+    }
   },
   jwtEncode(a) {
     const method = own(jwtAlgorithms, a.method);

@@ -25,7 +25,7 @@ import { urlAndHttpSource } from "./sandbox-url-http.ts";
 export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTimer, hostModule) {
   "use strict";
   // --- What the bridge uses, taken before anything can change it.
-  const { apply, ownKeys, getPrototypeOf, defineProperty, getOwnPropertyDescriptor } = Reflect;
+  const { apply, ownKeys, getPrototypeOf, setPrototypeOf, defineProperty, getOwnPropertyDescriptor } = Reflect;
   const { freeze, isFrozen, keys, hasOwn, create, preventExtensions } = Object;
   const ObjectPrototype = Object.prototype;
   const SafeMap = Map;
@@ -98,6 +98,34 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       configurable: false,
     });
   }
+  // --- The reference's BSON global (App Services' API of the library, as its older versions had
+  // it): Binary.fromHex / fromBase64 and a Binary's toHex / toBase64 / text; Int32, Long, Double,
+  // Decimal128, ObjectId and BSONRegExp made with or without new; MaxKey and MinKey as values
+  // (\`{ $lt: BSON.MaxKey }\`). The library's own classes stay what its values are instances of.
+  {
+    const RealBinary = BSON.Binary;
+    defineProperty(RealBinary, "fromHex", { value: (hex, subType) => RealBinary.createFromHexString(hex, subType), writable: true, configurable: true });
+    defineProperty(RealBinary, "fromBase64", { value: (base64, subType) => RealBinary.createFromBase64(base64, subType), writable: true, configurable: true });
+    const binaryToText = RealBinary.prototype.toString;
+    defineProperty(RealBinary.prototype, "toHex", { value: function toHex() { return call(binaryToText, this, "hex"); }, writable: true, configurable: true });
+    defineProperty(RealBinary.prototype, "toBase64", { value: function toBase64() { return call(binaryToText, this, "base64"); }, writable: true, configurable: true });
+    defineProperty(RealBinary.prototype, "text", { value: function text() { return utf8Text(this.buffer, this.position); }, writable: true, configurable: true });
+    for (const name of ["Int32", "Long", "Double", "Decimal128", "ObjectId", "BSONRegExp"]) {
+      const Real = BSON[name];
+      const made = {
+        [name]: function (...args) {
+          return new Real(...args);
+        },
+      }[name];
+      made.prototype = Real.prototype;
+      setPrototypeOf(made, Real);
+      defineProperty(BSON, name, { value: made, writable: true, enumerable: true, configurable: true });
+    }
+    for (const name of ["MaxKey", "MinKey"]) {
+      defineProperty(BSON, name, { value: new BSON[name](), writable: true, enumerable: true, configurable: true });
+    }
+  }
+
   // Assigning to a property that a frozen prototype holds fails (the "override mistake"), which
   // would break ordinary code such as \`error.name = "NotFound"\` or \`F.prototype.toString = …\`:
   // these properties become accessors whose setter gives the object its own property instead.
@@ -497,9 +525,6 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     return answer.ok;
   };
   const binaryOf = (base64) => call(binaryFromBase64, SafeBinary, base64, 0);
-  const unsupported = (name) => () => {
-    throw new SafeError("utils.crypto." + name + " is not supported by this server");
-  };
   const utils = freeze({
     crypto: freeze({
       hash: (algorithm, input) => binaryOf(cryptoCall("hash", { algorithm, input: bytesArg(input, "the input") })),
@@ -512,8 +537,10 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
           type, input: bytesArg(message, "the message"), key: textArg(key, "the public key"),
           signature: bytesArg(signature, "the signature"), scheme,
         }),
-      encrypt: unsupported("encrypt"),
-      decrypt: unsupported("decrypt"),
+      encrypt: (type, message, key) =>
+        binaryOf(cryptoCall("encrypt", { type, input: bytesArg(message, "the message"), key: bytesArg(key, "the key") })),
+      decrypt: (type, encryptedMessage, key) =>
+        binaryOf(cryptoCall("decrypt", { type, input: bytesArg(encryptedMessage, "the encrypted message"), key: bytesArg(key, "the key") })),
     }),
     jwt: freeze({
       encode: (method, payload, key, header) =>

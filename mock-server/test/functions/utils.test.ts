@@ -1,9 +1,17 @@
 /**
  * `utils.crypto` and `utils.jwt`, the App Services globals, answered at once (synchronously) by
  * the function's process: hashes, HMACs, RSA signatures and JSON Web Tokens as Node's crypto makes
- * and checks them; what this server does not do (`encrypt`, `decrypt`) throws, saying so.
+ * and checks them; AES encryption as the service sealed it (its own example opens).
  */
-import { createHash, createHmac, generateKeyPairSync, constants as rsa, sign, verify } from "node:crypto";
+import {
+  createDecipheriv,
+  createHash,
+  createHmac,
+  generateKeyPairSync,
+  constants as rsa,
+  sign,
+  verify,
+} from "node:crypto";
 import { EJSON } from "bson";
 import { describe, expect, it } from "vitest";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
@@ -88,8 +96,35 @@ describe("utils.crypto", () => {
     const check = `(key, signature, message) => utils.crypto.verify("rsa", message, key, BSON.Binary.createFromBase64(signature), "pss")`;
     expect(await run(check, publicKey, pss.toString("base64"), "message")).toBe(true);
     expect(await run(check, publicKey, pss.toString("base64"), "massage")).toBe(false);
-    expect(await run(`() => utils.crypto.encrypt("aes", "x", "k".repeat(32))`)).toEqual({
-      thrown: "utils.crypto.encrypt is not supported by this server",
+  });
+
+  it("decrypts the reference's own example, and encrypts as it was made (AES-GCM, nonce first, tag last)", async () => {
+    // The reference's utils.crypto.encrypt/decrypt example: its key, and the base64 it printed.
+    const key = "603082712271C525E087BD999A4E0738";
+    const example = "WPBuIvJ6Bity43Uh822dW8QlVYVJaFUiDeUjlTiJXzptUuTYIKPlXekBQAJb";
+    const decrypt = `(sealed, key) => utils.crypto.decrypt("aes", BSON.Binary.fromBase64(sealed), key).text()`;
+    expect(await run(decrypt, example, key)).toBe("MongoDB is great!");
+    const sealed = (await run(
+      `(key) => utils.crypto.encrypt("aes", "MongoDB is great!", key).toBase64()`,
+      key,
+    )) as string;
+    expect(Buffer.from(sealed, "base64")).toHaveLength(12 + 17 + 16);
+    expect(sealed).not.toBe(example); // (a nonce of its own)
+    const raw = Buffer.from(sealed, "base64");
+    const opened = createDecipheriv("aes-256-gcm", Buffer.from(key), raw.subarray(0, 12)).setAuthTag(raw.subarray(-16));
+    expect(Buffer.concat([opened.update(raw.subarray(12, -16)), opened.final()]).toString()).toBe("MongoDB is great!");
+    // AES-128 and -192 by the key's length; Go's words for a bad key or a message that does not open.
+    for (const size of [16, 24]) {
+      const roundTrip = `(key) => utils.crypto.decrypt("aes", utils.crypto.encrypt("aes", "short", key), key).text()`;
+      expect(await run(roundTrip, "k".repeat(size))).toBe("short");
+    }
+    expect(await run(decrypt, example, "0".repeat(32))).toEqual({ thrown: "cipher: message authentication failed" });
+    expect(await run(decrypt, "AAAA", key)).toEqual({ thrown: "cipher: message authentication failed" });
+    expect(await run(`() => utils.crypto.encrypt("aes", "x", "short key")`)).toEqual({
+      thrown: "crypto/aes: invalid key size 9",
+    });
+    expect(await run(`() => utils.crypto.encrypt("des", "x", "k".repeat(16))`)).toEqual({
+      thrown: "the encryption type must be aes, not 'des'",
     });
   });
 });
