@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadAppFolder } from "../../src/config/app-folder.ts";
 import { functionModules } from "../../src/functions/module-archive.ts";
 import { anonymousLogin, functionResult, testApp } from "../helpers/app.ts";
+import { appFolder } from "../helpers/app-folder.ts";
 
 const greeter = {
   "node_modules/greeter/package.json": JSON.stringify({ name: "greeter", main: "index.js" }),
@@ -31,26 +32,15 @@ const greeter = {
 };
 
 /** An exported app whose function requires `greeter`, with `archive` (its name → its bytes) in functions/. */
-function appWithArchive(appId: string, archive: Record<string, Uint8Array | string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "module-archive-"));
-  const write = (path: string, data: Uint8Array | string) => {
-    mkdirSync(join(dir, path, ".."), { recursive: true });
-    writeFileSync(join(dir, path), data);
-  };
-  write("realm_config.json", JSON.stringify({ app_id: appId }));
-  write(
-    "auth/providers.json",
-    JSON.stringify({ "anon-user": { name: "anon-user", type: "anon-user", disabled: false } }),
+const appWithArchive = (appId: string, archive: Record<string, Uint8Array | string>): string =>
+  appFolder(
+    appId,
+    {
+      greet: `exports = (name) => require("greeter")(name);`,
+      escape: `exports = () => { try { return require("../../evil"); } catch (error) { return error.code; } };`,
+    },
+    Object.fromEntries(Object.entries(archive).map(([name, data]) => [`functions/${name}`, data])),
   );
-  write("functions/config.json", JSON.stringify([{ name: "greet" }, { name: "escape" }]));
-  write("functions/greet.js", `exports = (name) => require("greeter")(name);`);
-  write(
-    "functions/escape.js",
-    `exports = () => { try { return require("../../evil"); } catch (error) { return error.code; } };`,
-  );
-  for (const [name, data] of Object.entries(archive)) write(`functions/${name}`, data);
-  return dir;
-}
 
 /** A tar (gzipped unless `.tar`) of these files, as `tar -czf node_modules.tar.gz node_modules/` makes it. */
 function tarOf(files: Record<string, string>, gzip: boolean, extra?: (staging: string) => void): Uint8Array {

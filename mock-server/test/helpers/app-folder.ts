@@ -25,12 +25,19 @@ function locate(from: string, name: string): string {
   }
 }
 
-/** A new app folder (its path): these functions (name → source), and these packages in functions/node_modules. */
-export function appFolderWithPackages(appId: string, functions: Record<string, string>, packages: string[]): string {
+/**
+ * A new app folder (its path): an app of these functions (name → source), signed into
+ * anonymously, with more files (their paths in the folder → their contents).
+ */
+export function appFolder(
+  appId: string,
+  functions: Record<string, string>,
+  files: Record<string, Uint8Array | string> = {},
+): string {
   const dir = mkdtempSync(join(tmpdir(), `${appId}-`));
-  const write = (path: string, text: string) => {
+  const write = (path: string, data: Uint8Array | string) => {
     mkdirSync(join(dir, path, ".."), { recursive: true });
-    writeFileSync(join(dir, path), text);
+    writeFileSync(join(dir, path), data);
   };
   write("realm_config.json", JSON.stringify({ app_id: appId }));
   write(
@@ -39,6 +46,13 @@ export function appFolderWithPackages(appId: string, functions: Record<string, s
   );
   write("functions/config.json", JSON.stringify(Object.keys(functions).map((name) => ({ name }))));
   for (const [name, source] of Object.entries(functions)) write(`functions/${name}.js`, source);
+  for (const [path, data] of Object.entries(files)) write(path, data);
+  return dir;
+}
+
+/** A new app folder (its path): these functions (name → source), and these packages in functions/node_modules. */
+export function appFolderWithPackages(appId: string, functions: Record<string, string>, packages: string[]): string {
+  const dir = appFolder(appId, functions);
   const modules = join(dir, "functions", "node_modules");
   const copied = new Set<string>();
   /** The dependencies of the package at `source` (copied to `top`), and of those nested in it, not there already. */
