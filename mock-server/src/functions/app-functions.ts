@@ -790,10 +790,9 @@ export class AppFunctions implements SandboxHost {
 
   /** A module's request given up in its process (its ClientRequest destroyed): it stops here too. */
   cancel(sandbox: Sandbox, pendingId: number): void {
-    const given = this.moduleRequests.get(sandbox)?.going.get(pendingId);
-    if (given === undefined) return;
-    given.abort();
-    this.moduleRequests.get(sandbox)?.going.delete(pendingId);
+    const going = this.moduleRequests.get(sandbox)?.going;
+    going?.get(pendingId)?.abort();
+    going?.delete(pendingId);
   }
 
   private async answer(kind: HostRequest, text: string, info: CallInfo): Promise<string> {

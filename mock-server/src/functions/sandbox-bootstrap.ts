@@ -600,16 +600,8 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   }
 
   function httpClient(callId) {
-    const action = (method) => (options) =>
-      call(promiseThen, request(callId, "http", { method, options }), (response) => {
-        const body = isObject(response) ? response.body : undefined;
-        if (body instanceof SafeBinary) {
-          const bytes = body.buffer;
-          const length = body.position;
-          defineProperty(body, "text", { value: () => utf8Text(bytes, length), enumerable: false });
-        }
-        return response;
-      });
+    // (The response's body, a Binary, reads as text by BSON.Binary.prototype.text.)
+    const action = (method) => (options) => request(callId, "http", { method, options });
     return freeze({
       get: action("get"), post: action("post"), put: action("put"),
       patch: action("patch"), delete: action("delete"), head: action("head"),
@@ -1341,14 +1333,8 @@ ${urlAndHttpSource}
     }
     let endpoint;
     if (message.endpoint) {
-      // (request, response): the request's body, a Binary, reads as text as context.http's do.
+      // (request, response): the request's body, a Binary, reads as text by BSON.Binary.prototype.text.
       const endpointRequest = args[0];
-      const body = isObject(endpointRequest) ? endpointRequest.body : undefined;
-      if (body instanceof SafeBinary) {
-        const bytes = body.buffer;
-        const length = body.position;
-        defineProperty(body, "text", { value: () => utf8Text(bytes, length), enumerable: false });
-      }
       endpoint = endpointResponse();
       args = [endpointRequest, endpoint.api];
     }
