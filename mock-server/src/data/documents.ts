@@ -3,7 +3,7 @@
  * Decimal128…), read from and written as Extended JSON. Numbers are kept as JS numbers (EJSON's
  * relaxed reading), so MongoDB query semantics (mingo) compare them naturally.
  */
-import { BSONRegExp, Double, EJSON, Int32, Long, ObjectId } from "bson";
+import { BSONRegExp, Double, EJSON, Int32, Long, ObjectId, Timestamp } from "bson";
 import { canonicalEJSONText } from "./ejson-text.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -12,7 +12,8 @@ export type Document = Record<string, unknown>;
 /** Int32 and Double as JS numbers; Int64 too when it fits (2^53), else kept as a Long. */
 export function numbersToJs(value: unknown): unknown {
   if (value instanceof Int32 || value instanceof Double) return value.valueOf();
-  if (value instanceof Long)
+  // A Timestamp is a Long to the library; it stays a Timestamp.
+  if (value instanceof Long && !(value instanceof Timestamp))
     return value.lessThanOrEqual(Number.MAX_SAFE_INTEGER) && value.greaterThanOrEqual(Number.MIN_SAFE_INTEGER)
       ? value.toNumber()
       : value;

@@ -25,6 +25,19 @@ import { Query } from "mingo/query";
 import { update as mingoUpdate } from "mingo/updater";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import {
+  bsonTypeAlias,
+  comparisonExpressionOperators,
+  comparisonQueryOperators,
+  decideMinMax,
+  equalsPredicate,
+  inPredicate,
+  orderAccumulators,
+  sortDocuments,
+  sortStage,
+  typeQueryOperator,
+} from "./bson-operators.ts";
+import { surrogate } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import {
   groupKey,
@@ -172,59 +185,41 @@ function regexQueryOperator(selector: string, value: unknown) {
   return regexPredicate(selector, [re]);
 }
 
-function inOperator(selector: string, values: unknown, options: unknown) {
+function inOperator(selector: string, values: unknown) {
   if (!Array.isArray(values)) throw errors.mongo("$in needs an array");
   const regexes = values.filter((v): v is MongoRegex => v instanceof MongoRegex);
-  if (regexes.length === 0) return mingoQuery.$in!(selector, values, options);
-  const rest = mingoQuery.$in!(
+  if (regexes.length === 0) return inPredicate(selector, values);
+  const rest = inPredicate(
     selector,
     values.filter((v) => !(v instanceof MongoRegex)),
-    options,
   );
   const matches = regexPredicate(selector, regexes);
   return (doc: unknown) => rest(doc) || matches(doc);
 }
 
-function ninOperator(selector: string, values: unknown, options: unknown) {
+function ninOperator(selector: string, values: unknown) {
   if (!Array.isArray(values)) throw errors.mongo("$nin needs an array");
-  const matches = inOperator(selector, values, options);
+  const matches = inOperator(selector, values);
   return (doc: unknown) => !matches(doc);
 }
 
+/**
+ * `$all`: each of its values matched as `$eq` (or `$elemMatch`, or a regular expression) would;
+ * an empty list matches nothing.
+ */
 function allOperator(selector: string, values: unknown, options: unknown) {
-  if (!Array.isArray(values) || !values.some((v) => v instanceof MongoRegex))
-    return mingoQuery.$all!(selector, values, options);
-  const predicates = values.map((v) =>
-    v instanceof MongoRegex ? regexPredicate(selector, [v]) : mingoQuery.$all!(selector, [v], options),
-  );
-  return (doc: unknown) => predicates.every((p: AnyFn) => p(doc));
-}
-
-/** `$type`: a stored regular expression is a BSONRegExp, which mingo does not know as "regex". */
-function typeOperator(selector: string, value: unknown, options: unknown) {
-  const base = mingoQuery.$type!(selector, value, options);
-  const wanted = Array.isArray(value) ? value : [value];
-  if (!wanted.some((t) => t === "regex" || t === 11)) return base;
-  return (doc: unknown) => {
-    if (base(doc)) return true;
-    const found = resolve(doc as Document, selector, { unwrapArray: true });
-    return Array.isArray(found) ? found.some((v) => v instanceof BSONRegExp) : found instanceof BSONRegExp;
-  };
+  if (!Array.isArray(values)) throw errors.mongo("$all needs an array");
+  const predicates = values.map((v): AnyFn => {
+    if (v instanceof MongoRegex) return regexPredicate(selector, [v]);
+    if (isDocument(v) && Object.keys(v)[0] === "$elemMatch")
+      return mingoQuery.$elemMatch!(selector, v.$elemMatch, options);
+    return equalsPredicate(selector, v);
+  });
+  return (doc: unknown) => predicates.length > 0 && predicates.every((p) => p(doc));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Expression operators
-
-function bsonTypeName(value: unknown): string {
-  if (value === null || value === undefined) return "null";
-  if (Array.isArray(value)) return "array";
-  if (typeof value === "string") return "string";
-  if (typeof value === "boolean") return "bool";
-  if (typeof value === "number") return Number.isInteger(value) ? "int" : "double";
-  if (value instanceof Date) return "date";
-  if (isRegexValue(value)) return "regex";
-  return "object";
-}
 
 /** `$regexMatch` / `$regexFind` / `$regexFindAll`'s arguments, or null when input or regex is null. */
 function regexArguments(
@@ -234,7 +229,7 @@ function regexArguments(
   options: unknown,
 ): { input: string; re: MongoRegex } | null {
   if (!isDocument(expr))
-    throw errors.mongo(`${op} expects an object of named arguments but found: ${bsonTypeName(expr)}`);
+    throw errors.mongo(`${op} expects an object of named arguments but found: ${bsonTypeAlias(expr)}`);
   for (const key of Object.keys(expr)) {
     if (key !== "input" && key !== "regex" && key !== "options")
       throw errors.mongo(`${op} found an unknown argument: ${key}`);
@@ -442,22 +437,27 @@ function withoutScripts(ops: OperatorMap, names: string[]): OperatorMap {
 const engineQueryOperators = wrapQueryOperators(
   guardQueryOperators({
     ...withoutScripts(mingoQuery, ["$where"]),
+    ...comparisonQueryOperators,
     [regexOperator]: regexQueryOperator,
     $regex: regexQueryOperator,
     $in: inOperator,
     $nin: ninOperator,
     $all: allOperator,
-    $type: typeOperator,
+    $type: typeQueryOperator,
   }),
 );
 
 const context = Context.init({
   accumulator: wrapValueOperators(
-    guardAccumulators(withoutScripts(accumulatorOperators as unknown as OperatorMap, ["$accumulator"])),
+    guardAccumulators({
+      ...withoutScripts(accumulatorOperators as unknown as OperatorMap, ["$accumulator"]),
+      ...orderAccumulators,
+    }),
   ),
   expression: wrapValueOperators({
     ...guardExpressionOperators({
       ...withoutScripts(mingoExpression, ["$function"]),
+      ...comparisonExpressionOperators,
       $regexMatch: regexMatch,
       $regexFind: regexFind,
       $regexFindAll: regexFindAll,
@@ -471,6 +471,7 @@ const context = Context.init({
       ...withoutScripts(mingoPipeline, ["$out", "$merge"]),
       $match: match,
       $graphLookup: graphLookup,
+      $sort: sortStage,
     }),
   ),
   projection: wrapValueOperators(projectionOperators as unknown as OperatorMap),
@@ -552,7 +553,7 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
     // Matched first, so the sort is weighed before it starts (engine-guards.ts).
     const matched = q.find(docs).all();
     weighSort(matched, sort, "$sort");
-    cursor = new Query({}, sharedOptions as never).find(matched, projection as never).sort(sort as never);
+    cursor = new Query({}, sharedOptions as never).find(sortDocuments(matched, sort), projection as never);
   } else {
     cursor = q.find(docs, projection as never);
   }
@@ -560,11 +561,17 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
   return cursor.all() as Document[];
 }
 
-/** Whether every value of `field` in `docs` is a string, or every one a finite number other than -0. */
+/**
+ * Whether every value of `field` in `docs` is a string without surrogates (whose UTF-16 order is
+ * then MongoDB's code-point order), or every one a finite number other than -0.
+ */
 function ofOneNativeType(docs: Document[], field: string): boolean {
   const first = docs[0]?.[field];
   if (typeof first === "string") {
-    for (const doc of docs) if (typeof doc[field] !== "string") return false;
+    for (const doc of docs) {
+      const value = doc[field];
+      if (typeof value !== "string" || surrogate.test(value)) return false;
+    }
     return true;
   }
   for (const doc of docs) {
@@ -644,7 +651,8 @@ function mentionsExpr(value: unknown): boolean {
 }
 
 /** Applies update operators to `doc` in place; answers the modified paths. */
-export function applyUpdate(doc: Document, operators: Document, arrayFilters?: Document[]): string[] {
+export function applyUpdate(doc: Document, update: Document, arrayFilters?: Document[]): string[] {
+  const operators = decideMinMax(doc, update);
   const spec = "$pull" in operators ? { ...operators, $pull: rewritePull(operators.$pull) } : operators;
   const evaluates = mentionsExpr(operators.$pull) || mentionsExpr(arrayFilters);
   return mingoUpdate(doc, spec as never, arrayFilters?.map(rewriteQuery) as never, undefined, {

@@ -37,13 +37,13 @@ export function typesOf(value: unknown): string[] {
       ? ["integer", "int", "long", "double", "number", "mixed"]
       : ["integer", "long", "double", "number", "mixed"];
   }
+  if (value instanceof Timestamp) return ["timestamp", "mixed"];
   if (value instanceof Long) return ["integer", "long", "number", "mixed"];
   if (value instanceof Decimal128) return ["number", "decimal", "mixed"];
   if (value instanceof ObjectId) return ["objectId", "mixed"];
   if (value instanceof Date) return ["date", "mixed"];
   if (value instanceof Binary) return value.sub_type === 4 ? ["uuid", "binData", "mixed"] : ["binData", "mixed"];
   if (value instanceof BSONRegExp || value instanceof RegExp) return ["regex", "mixed"];
-  if (value instanceof Timestamp) return ["timestamp", "mixed"];
   if (Array.isArray(value)) return ["array"];
   if (isDocument(value)) return ["object"];
   const named = (value as { _bsontype?: unknown })._bsontype;
@@ -111,7 +111,7 @@ const list = (values: unknown[]) => values.map((v) => JSON.stringify(v)).join(",
 
 function numberOf(value: unknown): number | undefined {
   if (typeof value === "number") return value;
-  if (value instanceof Long) return value.toNumber();
+  if (value instanceof Long && !(value instanceof Timestamp)) return value.toNumber();
   if (value instanceof Decimal128) return Number(value.toString());
   return undefined;
 }

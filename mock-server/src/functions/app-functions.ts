@@ -3,7 +3,6 @@
  * with App Services' `context` (user, values, environment, services, functions), as the calling
  * user (rules apply) or as system, within the app's time limit.
  */
-import { existsSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { Binary, EJSON } from "bson";
 import type { FastifyBaseLogger } from "fastify";

@@ -1,0 +1,431 @@
+/**
+ * The query engine's operators that compare, sort or name the types of values, on MongoDB's order
+ * of BSON values (bson-order.ts) rather than mingo's: query comparisons (`$eq` … `$lte`, `$in`,
+ * `$nin`, `$all`, `$type`), sorts (`find`'s and the `$sort` stage's), aggregation comparisons
+ * (`$cmp`, `$eq` … `$lte`, `$type`, `$isNumber`, `$sortArray`), `$min`/`$max` (accumulators and
+ * expressions), `$top`/`$bottom`(`N`) and the update operators `$min`/`$max`. Which values a
+ * field's path reaches is as mingo finds them.
+ */
+import { evalExpr } from "mingo/core";
+import { Lazy } from "mingo/lazy";
+import * as accumulatorOperators from "mingo/operators/accumulator";
+import { resolve } from "mingo/util";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { canonicalRank, compareBson, compareStrings } from "./bson-order.ts";
+import { type Document, isDocument } from "./documents.ts";
+import { keysOf } from "./wide-keys.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
+type AnyFn = (...args: any[]) => any;
+type Predicate = (doc: unknown) => boolean;
+
+// ---------------------------------------------------------------------------------------------
+// Types
+
+/** MongoDB's type numbers by alias (`$type`); "number" is any of the four numeric types. */
+const typeNumbers: Record<string, number> = {
+  double: 1,
+  string: 2,
+  object: 3,
+  array: 4,
+  binData: 5,
+  undefined: 6,
+  objectId: 7,
+  bool: 8,
+  date: 9,
+  null: 10,
+  regex: 11,
+  dbPointer: 12,
+  javascript: 13,
+  symbol: 14,
+  javascriptWithScope: 15,
+  int: 16,
+  timestamp: 17,
+  long: 18,
+  decimal: 19,
+  minKey: -1,
+  maxKey: 127,
+};
+const typeAliases = new Map(Object.entries(typeNumbers).map(([alias, n]) => [n, alias]));
+const numericTypes = [1, 16, 18, 19];
+
+/**
+ * A value's BSON type number, or undefined when it is missing. A JavaScript number is the type
+ * it is written back as (ejson-text.ts): an int within 32 bits, a long within 64, else a double.
+ */
+export function bsonTypeNumber(value: unknown): number | undefined {
+  switch (typeof value) {
+    case "undefined":
+      return undefined;
+    case "number":
+      if (Number.isInteger(value) && !Object.is(value, -0)) {
+        if (value >= -0x80000000 && value <= 0x7fffffff) return 16;
+        if (value >= -(2 ** 63) && value <= 2 ** 63) return 18;
+      }
+      return 1;
+    case "bigint":
+      return 18;
+    case "string":
+      return 2;
+    case "boolean":
+      return 8;
+  }
+  if (value === null) return 10;
+  if (Array.isArray(value)) return 4;
+  if (value instanceof Date) return 9;
+  switch ((value as { _bsontype?: unknown })._bsontype) {
+    case "Decimal128":
+      return 19;
+    case "Long":
+      return 18;
+    case "Int32":
+      return 16;
+    case "Double":
+      return 1;
+    case "BSONSymbol":
+      return 14;
+    case "Binary":
+      return 5;
+    case "ObjectId":
+      return 7;
+    case "Timestamp":
+      return 17;
+    case "BSONRegExp":
+      return 11;
+    case "Code":
+      return (value as { scope?: unknown }).scope ? 15 : 13;
+    case "MinKey":
+      return -1;
+    case "MaxKey":
+      return 127;
+  }
+  if (value instanceof RegExp) return 11;
+  if (value instanceof Uint8Array) return 5;
+  return 3;
+}
+
+/** A value's BSON type alias, as aggregation's `$type` names it ("missing" when missing). */
+export function bsonTypeAlias(value: unknown): string {
+  const type = bsonTypeNumber(value);
+  return type === undefined ? "missing" : typeAliases.get(type)!;
+}
+
+/** The type numbers a `$type` operand names. */
+function wantedTypes(operand: unknown): Set<number> {
+  const list = Array.isArray(operand) ? operand : [operand];
+  if (list.length === 0) throw errors.mongo("$type must match at least one type");
+  const wanted = new Set<number>();
+  for (const item of list) {
+    if (typeof item === "string") {
+      if (item === "number") for (const n of numericTypes) wanted.add(n);
+      else if (item in typeNumbers) wanted.add(typeNumbers[item]!);
+      else throw errors.mongo(`Unknown type name alias: ${item}`);
+    } else if (typeof item === "number") {
+      if (!typeAliases.has(item)) throw errors.mongo(`Invalid numerical type code: ${item}`);
+      wanted.add(item);
+    } else throw errors.mongo(`type must be represented as a number or a string, not ${bsonTypeAlias(item)}`);
+  }
+  return wanted;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Query operators
+
+/** The depth of a dotted path: how many levels of arrays met along it are looked into. */
+function depthOf(selector: string): number {
+  let depth = 0;
+  for (let i = selector.indexOf("."); i !== -1; i = selector.indexOf(".", i + 1)) depth++;
+  return depth;
+}
+
+/**
+ * Whether `test` holds for a value a path reaches: the value itself (an array as a whole), each
+ * element of an array, and the elements of the arrays met along a dotted path.
+ */
+function anyReached(value: unknown, depth: number, test: (v: unknown) => boolean): boolean {
+  if (test(value)) return true;
+  if (!Array.isArray(value)) return false;
+  for (const element of value) {
+    if (Array.isArray(element) ? depth > 0 && anyReached(element, depth - 1, test) : test(element)) return true;
+  }
+  return false;
+}
+
+enum Op {
+  Eq,
+  Lt,
+  Lte,
+  Gt,
+  Gte,
+}
+
+/**
+ * One value against a query's operand. Values of different types never compare, but: missing
+ * and null equal each other, MaxKey is above and MinKey below everything.
+ */
+function compares(value: unknown, operand: unknown, op: Op): boolean {
+  if (typeof value === "string" && typeof operand === "string") return holds(compareStrings(value, operand), op);
+  const valueRank = canonicalRank(value);
+  const operandRank = canonicalRank(operand);
+  if (valueRank !== operandRank) {
+    if (valueRank + operandRank === 5) return op === Op.Eq || op === Op.Lte || op === Op.Gte;
+    if (operandRank === 127) return op === Op.Lt || op === Op.Lte;
+    if (operandRank === -1) return op === Op.Gt || op === Op.Gte;
+    return false;
+  }
+  return holds(compareBson(value, operand), op);
+}
+
+function holds(order: number, op: Op): boolean {
+  switch (op) {
+    case Op.Eq:
+      return order === 0;
+    case Op.Lt:
+      return order < 0;
+    case Op.Lte:
+      return order <= 0;
+    case Op.Gt:
+      return order > 0;
+    case Op.Gte:
+      return order >= 0;
+  }
+}
+
+/** A predicate of documents: some value `selector` reaches passes `test`. */
+function reaching(selector: string, test: (v: unknown) => boolean): Predicate {
+  const depth = depthOf(selector);
+  return (doc) => anyReached(resolve(doc as Document, selector, { unwrapArray: true }), depth, test);
+}
+
+function comparison(op: Op): AnyFn {
+  return (selector: string, operand: unknown) => reaching(selector, (v) => compares(v, operand, op));
+}
+
+/** `$eq` of a selector, as the other operators build on it. */
+export function equalsPredicate(selector: string, operand: unknown): Predicate {
+  return reaching(selector, (v) => compares(v, operand, Op.Eq));
+}
+
+/** `$in` of values (its regular expressions are the caller's). */
+export function inPredicate(selector: string, values: unknown[]): Predicate {
+  return reaching(selector, (v) => values.some((operand) => compares(v, operand, Op.Eq)));
+}
+
+export const comparisonQueryOperators: Record<string, AnyFn> = {
+  $eq: comparison(Op.Eq),
+  $ne: (selector: string, operand: unknown) => {
+    const equals = equalsPredicate(selector, operand);
+    return (doc: unknown) => !equals(doc);
+  },
+  $lt: comparison(Op.Lt),
+  $lte: comparison(Op.Lte),
+  $gt: comparison(Op.Gt),
+  $gte: comparison(Op.Gte),
+};
+
+/** `$type`: the value or an element of it (an array also as a whole) of one of the types named. */
+export function typeQueryOperator(selector: string, operand: unknown): Predicate {
+  const wanted = wantedTypes(operand);
+  return reaching(selector, (v) => {
+    const type = bsonTypeNumber(v);
+    return type !== undefined && wanted.has(type);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sorting
+
+/**
+ * A document's key for one sort field, as MongoDB makes it: the least value the path reaches
+ * ascending, the greatest descending (the elements of an array, and of the arrays met along a
+ * dotted path); null when the path reaches nothing; an empty array below null.
+ */
+function sortKey(doc: unknown, path: string, direction: 1 | -1): unknown {
+  const found = resolve(doc as Document, path, { unwrapArray: true });
+  if (found === undefined) return null;
+  if (!Array.isArray(found)) return found;
+  if (found.length === 0) return undefined;
+  let key: unknown = null;
+  let first = true;
+  const consider = (values: unknown[], depth: number): void => {
+    for (const value of values) {
+      if (Array.isArray(value) && depth > 0) consider(value, depth - 1);
+      else if (first || compareBson(value ?? null, key) * direction < 0) {
+        key = value ?? null;
+        first = false;
+      }
+    }
+  };
+  consider(found, depthOf(path));
+  return key;
+}
+
+/** The sort's fields and directions (-1 descending, anything else ascending, as before). */
+function sortFields(sort: Document): { fields: string[]; directions: (1 | -1)[] } {
+  const fields = [...keysOf(sort)];
+  return { fields, directions: fields.map((field) => (sort[field] === -1 ? -1 : 1)) };
+}
+
+/** `docs` in MongoDB's order for `sort`; documents with equal keys keep their order. */
+export function sortDocuments<T>(docs: readonly T[], sort: Document): T[] {
+  const { fields, directions } = sortFields(sort);
+  const keys = docs.map((doc) => fields.map((field, f) => sortKey(doc, field, directions[f]!)));
+  const places = docs.map((_, i) => i);
+  places.sort((a, b) => {
+    for (let f = 0; f < fields.length; f++) {
+      const order = compareBson(keys[a]![f], keys[b]![f]);
+      if (order !== 0) return order * directions[f]!;
+    }
+    return a - b;
+  });
+  return places.map((i) => docs[i]!);
+}
+
+/** The `$sort` stage. */
+export const sortStage: AnyFn = (collection, expr) => {
+  if (!isDocument(expr) || keysOf(expr).length === 0) throw errors.mongo("$sort specification is invalid");
+  return collection.transform((docs: unknown[]) => Lazy(sortDocuments(docs, expr)));
+};
+
+// ---------------------------------------------------------------------------------------------
+// Aggregation expressions and accumulators
+
+function twoArguments(name: string, obj: unknown, expr: unknown, options: unknown): [unknown, unknown] {
+  const count = Array.isArray(expr) ? expr.length : 1;
+  if (count !== 2) throw errors.mongo(`Expression ${name} takes exactly 2 arguments. ${count} were passed in.`);
+  return evalExpr(obj, expr, options as never) as [unknown, unknown];
+}
+
+function expressionComparison(name: string, test: (order: number) => unknown): AnyFn {
+  return (obj, expr, options) => {
+    const [a, b] = twoArguments(name, obj, expr, options);
+    return test(compareBson(a, b));
+  };
+}
+
+/** One argument, given alone or as a list of one. */
+function oneArgument(name: string, obj: unknown, expr: unknown, options: unknown): unknown {
+  if (Array.isArray(expr)) {
+    if (expr.length !== 1)
+      throw errors.mongo(`Expression ${name} takes exactly 1 arguments. ${expr.length} were passed in.`);
+    return evalExpr(obj, expr[0], options as never);
+  }
+  return evalExpr(obj, expr, options as never);
+}
+
+/** `$sortArray`: values by 1 or -1, documents by a sort document. */
+const sortArray: AnyFn = (obj, expr, options) => {
+  if (!isDocument(expr) || !("input" in expr) || !("sortBy" in expr))
+    throw errors.mongo("$sortArray expects an object with 'input' and 'sortBy'");
+  const input = evalExpr(obj, expr.input, options as never) as unknown;
+  if (input === null || input === undefined) return null;
+  if (!Array.isArray(input))
+    throw errors.mongo(`$sortArray requires an array as input, found: ${bsonTypeAlias(input)}`);
+  const { sortBy } = expr;
+  if (isDocument(sortBy)) return sortDocuments(input, sortBy);
+  if (sortBy !== 1 && sortBy !== -1) throw errors.mongo("$sortArray 'sortBy' must be 1, -1 or a sort document");
+  return input.slice().sort((a, b) => compareBson(a, b) * sortBy);
+};
+
+export const comparisonExpressionOperators: Record<string, AnyFn> = {
+  $cmp: expressionComparison("$cmp", (order) => order),
+  $eq: expressionComparison("$eq", (order) => order === 0),
+  $ne: expressionComparison("$ne", (order) => order !== 0),
+  $lt: expressionComparison("$lt", (order) => order < 0),
+  $lte: expressionComparison("$lte", (order) => order <= 0),
+  $gt: expressionComparison("$gt", (order) => order > 0),
+  $gte: expressionComparison("$gte", (order) => order >= 0),
+  $type: (obj, expr, options) => bsonTypeAlias(oneArgument("$type", obj, expr, options)),
+  $sortArray: sortArray,
+  $isNumber: (obj, expr, options) => {
+    const type = bsonTypeNumber(oneArgument("$isNumber", obj, expr, options));
+    return type !== undefined && numericTypes.includes(type);
+  },
+};
+
+const push = (accumulatorOperators as unknown as Record<string, AnyFn>).$push!;
+
+/** `$min` / `$max` of a group's values (or of an expression's list): null and missing left out. */
+function extreme(direction: 1 | -1): AnyFn {
+  return (collection, expr, options) => {
+    let best: unknown = null;
+    for (const value of push(collection, expr, options) as unknown[]) {
+      if (value === null || value === undefined) continue;
+      if (best === null || compareBson(value, best) * direction > 0) best = value;
+    }
+    return best;
+  };
+}
+
+/**
+ * `$topN` / `$bottomN` (and `$top` / `$bottom`, one value rather than a list): the output of the
+ * first or last `n` of a group's documents in the order of `sortBy`.
+ */
+function ends(bottom: boolean, single: boolean): AnyFn {
+  return (collection, expr, options) => {
+    if (!isDocument(expr) || !isDocument(expr.sortBy) || !("output" in expr))
+      throw errors.mongo("expects an object with 'sortBy' (a document) and 'output'");
+    const n = single ? 1 : evalExpr((options as { local?: { groupId?: unknown } })?.local?.groupId, expr.n, options);
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1) throw errors.mongo("'n' must be a positive integer");
+    const sorted = sortDocuments(collection as unknown[], expr.sortBy);
+    const kept = bottom ? sorted.slice(Math.max(0, sorted.length - n)) : sorted.slice(0, n);
+    const outputs = push(kept, expr.output, options) as unknown[];
+    return single ? (outputs[0] ?? null) : outputs;
+  };
+}
+
+export const orderAccumulators: Record<string, AnyFn> = {
+  $max: extreme(1),
+  $min: extreme(-1),
+  $topN: ends(false, false),
+  $bottomN: ends(true, false),
+  $top: ends(false, true),
+  $bottom: ends(true, true),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Update operators
+
+/** The value at a plain dotted path (a number indexes an array), or undefined. */
+function valueAt(doc: Document, path: string): unknown {
+  let node: unknown = doc;
+  for (const part of path.split(".")) {
+    if (Array.isArray(node) && /^\d+$/.test(part)) node = node[Number(part)];
+    else if (isDocument(node)) node = node[part];
+    else return undefined;
+  }
+  return node;
+}
+
+/**
+ * The update with its `$min` / `$max` of plain paths decided here, in MongoDB's order: a path
+ * whose value is to change moves to `$set`, one that keeps its value is dropped. Positional paths
+ * (`$`, `$[]`, `$[name]`) and paths `$set` also names stay with the updater.
+ */
+export function decideMinMax(doc: Document, operators: Document): Document {
+  if (!isDocument(operators.$min) && !isDocument(operators.$max)) return operators;
+  const out: Document = { ...operators };
+  const set: Document = isDocument(operators.$set) ? { ...operators.$set } : {};
+  const named = new Set(Object.keys(set));
+  for (const [name, direction] of [
+    ["$max", 1],
+    ["$min", -1],
+  ] as const) {
+    const spec = operators[name];
+    if (!isDocument(spec)) continue;
+    const left: Document = {};
+    for (const [path, value] of Object.entries(spec)) {
+      if (path.includes("$") || named.has(path)) {
+        left[path] = value;
+        continue;
+      }
+      const current = valueAt(doc, path);
+      if (current === undefined || compareBson(value, current) * direction > 0) set[path] = value;
+      named.add(path);
+    }
+    if (Object.keys(left).length > 0) out[name] = left;
+    else delete out[name];
+  }
+  if (Object.keys(set).length > 0) out.$set = set;
+  return out;
+}
