@@ -50,7 +50,6 @@ import {
   type UpdateSpec,
 } from "./query-jobs.ts";
 import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
-import type { ReadShape } from "./role-rules.ts";
 import { narrow, type Principal, type Rules, rulesOf, type UserPrincipal, writerOf } from "./rules.ts";
 import { readsPrevious, type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
 import type { ActionDocuments } from "./transactions.ts";
@@ -131,6 +130,35 @@ async function* keeping(batches: AsyncIterable<Document[]>, kept: Map<string, Do
   for await (const batch of batches) {
     for (const doc of batch) kept.set(idKey(doc._id), doc);
     yield batch;
+  }
+}
+
+/**
+ * The stages an app user's pipeline may not hold, as the reference lists them; a system user's
+ * may. (`$indexStats` is no one's; `$out` and `$merge`, which write, this server runs for no one.)
+ */
+const systemOnlyStages = new Set(["$collStats", "$facet", "$geoNear", "$graphLookup", "$lookup", "$unionWith"]);
+const nobodysStages = new Set(["$indexStats", "$merge", "$out"]);
+/** The expression operators an app user's pipeline may not use, anywhere in it. */
+const systemOnlyOperators = new Set(["$function", "$setIsSubset"]);
+
+function checkPipeline(principal: Principal, pipeline: Document[]): void {
+  const user = principal.kind === "user";
+  for (const stage of pipeline) {
+    const op = Object.keys(stage)[0];
+    if (op !== undefined && (nobodysStages.has(op) || (user && systemOnlyStages.has(op))))
+      throw errors.mongo(`${op} is not allowed in this context`);
+  }
+  if (!user) return;
+  const pending: unknown[] = [pipeline];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (Array.isArray(value)) for (const item of value) pending.push(item);
+    else if (isDocument(value))
+      for (const key of keysOf(value)) {
+        if (systemOnlyOperators.has(key)) throw errors.mongo(`${key} is not allowed in this context`);
+        pending.push(value[key]);
+      }
   }
 }
 
@@ -570,10 +598,7 @@ export class MongoService {
     const pipeline = args.pipeline;
     if (!Array.isArray(pipeline) || !pipeline.every(isDocument))
       throw errors.mongo("'pipeline' must be an array of stages");
-    for (const stage of pipeline as Document[]) {
-      const op = Object.keys(stage)[0];
-      if (op === "$out" || op === "$merge") throw errors.mongo(`${op} is not allowed in this context`);
-    }
+    checkPipeline(this.principal, pipeline as Document[]);
     const filter = this.rules.read(this.principal, database, name);
     if (filter === null) return reply([]);
     // Documents cut down by the rules are filtered and cut before the first stage; others are
@@ -593,31 +618,11 @@ export class MongoService {
       head.sort,
       head.want,
     );
-    // The other collections the pipeline reads, each as its read rule lets the caller see it.
-    const filters: Record<string, Document> = {};
-    const shapes: Record<string, ReadShape> = {};
+    // The other collections the pipeline reads (a system user's: an app user's may not join).
     const others: Record<string, Document[]> = {};
-    const referenced = referencedCollections(pipeline);
-    await this.rules.prepare(this.principal, database, [...referenced]);
-    for (const other of referenced) {
-      const otherFilter = this.rules.read(this.principal, database, other);
-      if (otherFilter === null) continue;
-      filters[other] = otherFilter;
-      const otherShape = this.rules.readShape(this.principal, database, other);
-      if (otherShape) shapes[other] = otherShape;
-      others[other] = await this.candidates(evaluation, this.reader(database, other), otherFilter, {}, undefined);
-    }
-    return read(
-      {
-        kind: "aggregate",
-        stages,
-        others: filters,
-        ...(shape ? { shape, ...(ruled ? { filter } : {}) } : {}),
-        ...(Object.keys(shapes).length > 0 ? { otherShapes: shapes } : {}),
-      },
-      docs,
-      others,
-    );
+    for (const other of referencedCollections(pipeline))
+      others[other] = await this.candidates(evaluation, this.reader(database, other), {}, {}, undefined);
+    return read({ kind: "aggregate", stages, ...(shape ? { shape, ...(ruled ? { filter } : {}) } : {}) }, docs, others);
   }
 
   private async insert(database: string, name: string, documents: Document[]): Promise<unknown[]> {

@@ -121,15 +121,13 @@ export type ReadJob =
       shape?: ReadShape;
     }
   | { kind: "count"; query: Document; limit?: number }
-  /** `others`: each other collection the pipeline reads, with the read rule's filter (and shape) for it. */
+  /** The other collections a pipeline reads come whole: only a system user's pipeline reads them. */
   | {
       kind: "aggregate";
       stages: Document[];
-      others: Record<string, Document>;
       /** The read rule's filter, when it is not the first stage. */
       filter?: Document;
       shape?: ReadShape;
-      otherShapes?: Record<string, ReadShape>;
     }
   /** A `findOneAnd…` action's projection of the document it answers. */
   | { kind: "project"; projection: Document; shape?: ReadShape };
@@ -353,18 +351,7 @@ export function runRead(job: ReadJob, docs: Document[], others: Record<string, D
       return Long.fromNumber(job.limit === undefined ? n : Math.min(n, job.limit));
     }
     case "aggregate": {
-      const visible = new Map<string, Document[]>();
-      const collectionResolver = (other: string): Document[] => {
-        let found = visible.get(other);
-        if (!found) {
-          const filter = job.others[other];
-          found = filter ? matching(others[other] ?? [], filter) : [];
-          const shape = job.otherShapes?.[other];
-          if (shape) found = found.map(shaper(shape));
-          visible.set(other, found);
-        }
-        return found;
-      };
+      const collectionResolver = (other: string): Document[] => others[other] ?? [];
       // Cut down by the rules before any stage sees them (the rule's filter then comes apart).
       let input = job.filter ? matching(docs, job.filter) : docs;
       if (job.shape) input = input.map(shaper(job.shape));

@@ -233,6 +233,30 @@ describe("mongodb-atlas actions", () => {
     });
   });
 
+  it("refuses in an app user's pipeline the stages and operators the service keeps from users", async () => {
+    const refused: [Record<string, unknown>, string][] = [
+      [{ $collStats: { count: {} } }, "$collStats"],
+      [{ $facet: { n: [{ $count: "n" }] } }, "$facet"],
+      [{ $geoNear: { near: [0, 0], distanceField: "d" } }, "$geoNear"],
+      [
+        { $graphLookup: { from: "b", startWith: "$a", connectFromField: "a", connectToField: "a", as: "g" } },
+        "$graphLookup",
+      ],
+      [{ $indexStats: {} }, "$indexStats"],
+      [{ $lookup: { from: "b", localField: "a", foreignField: "a", as: "j" } }, "$lookup"],
+      [{ $merge: { into: "b" } }, "$merge"],
+      [{ $out: "b" }, "$out"],
+      [{ $unionWith: "b" }, "$unionWith"],
+      [{ $project: { s: { $setIsSubset: [["x"], "$tags"] } } }, "$setIsSubset"],
+      [{ $match: { $expr: { $function: { body: "function() { return true }", args: [], lang: "js" } } } }, "$function"],
+    ];
+    for (const [stage, name] of refused) {
+      const { response, body } = await action("aggregate", { ...ns("agg"), pipeline: [{ $match: {} }, stage] });
+      expect(response.statusCode, name).toBe(400);
+      expect(body, name).toMatchObject({ error: `${name} is not allowed in this context`, error_code: "MongoDBError" });
+    }
+  });
+
   it("refuses the namespaces MongoDB refuses, with its messages, and accepts the rest", async () => {
     const coll = "c".repeat(191); // "a".repeat(63) + "." + this = 255 bytes, MongoDB's most
     const refused: [string, string, string][] = [

@@ -59,6 +59,21 @@ const functions = {
     out.aggregateLimit = typeof items.aggregate([]).limit;
     return out;
   };`,
+  // The stages and operators an app user's pipeline may not hold (a system user's may).
+  pipelines: `exports = async () => { ${items}
+    const pipelines = {
+      lookup: [{ $match: { _id: 1 } }, { $lookup: { from: "items", localField: "tag", foreignField: "tag", as: "same" } }, { $project: { n: { $size: "$same" } } }],
+      graphLookup: [{ $match: { _id: 1 } }, { $graphLookup: { from: "items", startWith: "$tag", connectFromField: "tag", connectToField: "tag", as: "g" } }, { $project: { n: { $size: "$g" } } }],
+      unionWith: [{ $match: { _id: 1 } }, { $unionWith: { coll: "items", pipeline: [{ $match: { _id: 2 } }] } }, { $project: { _id: 1 } }],
+      facet: [{ $facet: { n: [{ $count: "n" }] } }],
+      setIsSubset: [{ $match: { _id: 1 } }, { $project: { s: { $setIsSubset: [["S"], "$sizes"] } } }],
+    };
+    const out = {};
+    for (const [name, pipeline] of Object.entries(pipelines)) {
+      try { out[name] = await items.aggregate(pipeline).toArray(); } catch (error) { out[name] = error.message; }
+    }
+    return out;
+  };`,
   names: `exports = async () => {
     const mongodb = context.services.get("mongodb-atlas");
     const out = { collections: await mongodb.db("shop").getCollectionNames() };
@@ -73,6 +88,7 @@ beforeAll(async () => {
     functions: {
       ...Object.fromEntries(Object.entries(functions).map(([name, source]) => [name, { source }])),
       namesAsSystem: { source: functions.names, runAsSystem: true },
+      pipelinesAsSystem: { source: functions.pipelines, runAsSystem: true },
     },
     rules: {
       "shop.items": { read: { owner: "me" }, write: { owner: "me" }, insert: true, delete: true },
@@ -184,6 +200,25 @@ describe("a function's MongoDB API", () => {
       databases: "admin.getDBNames() is only available in system functions",
     });
     expect(await run("namesAsSystem")).toEqual({ collections: ["items", "orders"], databases: ["audit", "shop"] });
+  });
+
+  it("keeps $lookup, $graphLookup, $unionWith, $facet and $setIsSubset to system functions", async () => {
+    await run("seed");
+    expect(await run("pipelines")).toEqual({
+      lookup: "$lookup is not allowed in this context",
+      graphLookup: "$graphLookup is not allowed in this context",
+      unionWith: "$unionWith is not allowed in this context",
+      facet: "$facet is not allowed in this context",
+      setIsSubset: "$setIsSubset is not allowed in this context",
+    });
+    // Red items: 1 and 3; six items in all; item 1's sizes hold "S".
+    expect(await run("pipelinesAsSystem")).toEqual({
+      lookup: [{ _id: { $numberInt: "1" }, n: { $numberInt: "2" } }],
+      graphLookup: [{ _id: { $numberInt: "1" }, n: { $numberInt: "2" } }],
+      unionWith: [{ _id: { $numberInt: "1" } }, { _id: { $numberInt: "2" } }],
+      facet: [{ n: [{ n: { $numberInt: "6" } }] }],
+      setIsSubset: [{ _id: { $numberInt: "1" }, s: true }],
+    });
   });
 
   it("inserts the documents after a duplicate when insertMany is unordered, then fails", async () => {
