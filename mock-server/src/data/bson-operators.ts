@@ -387,7 +387,7 @@ export const orderAccumulators: Record<string, AnyFn> = {
 // Update operators
 
 /** The value at a plain dotted path (a number indexes an array), or undefined. */
-function valueAt(doc: Document, path: string): unknown {
+export function valueAt(doc: Document, path: string): unknown {
   let node: unknown = doc;
   for (const part of path.split(".")) {
     if (Array.isArray(node) && /^\d+$/.test(part)) node = node[Number(part)];

@@ -49,6 +49,7 @@ import {
   type OperatorMap,
   weighSort,
 } from "./engine-guards.ts";
+import { decideArithmetic, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 
@@ -452,12 +453,14 @@ const context = Context.init({
     guardAccumulators({
       ...withoutScripts(accumulatorOperators as unknown as OperatorMap, ["$accumulator"]),
       ...orderAccumulators,
+      ...numericAccumulators,
     }),
   ),
   expression: wrapValueOperators({
     ...guardExpressionOperators({
       ...withoutScripts(mingoExpression, ["$function"]),
       ...comparisonExpressionOperators,
+      ...numericExpressionOperators,
       $regexMatch: regexMatch,
       $regexFind: regexFind,
       $regexFindAll: regexFindAll,
@@ -652,7 +655,7 @@ function mentionsExpr(value: unknown): boolean {
 
 /** Applies update operators to `doc` in place; answers the modified paths. */
 export function applyUpdate(doc: Document, update: Document, arrayFilters?: Document[]): string[] {
-  const operators = decideMinMax(doc, update);
+  const operators = decideArithmetic(doc, decideMinMax(doc, update));
   const spec = "$pull" in operators ? { ...operators, $pull: rewritePull(operators.$pull) } : operators;
   const evaluates = mentionsExpr(operators.$pull) || mentionsExpr(arrayFilters);
   return mingoUpdate(doc, spec as never, arrayFilters?.map(rewriteQuery) as never, undefined, {

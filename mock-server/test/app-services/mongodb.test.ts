@@ -350,6 +350,39 @@ describe("mongodb-atlas actions", () => {
     expect((await action("findOne", { ...ns("counters"), query: { _id: "c" } })).body.n).toEqual({ $numberInt: "20" });
   });
 
+  it("computes with Decimal128 values as MongoDB does: sums, increments, comparisons, sorts", async () => {
+    const price = (text: string) => ({ $numberDecimal: text });
+    await action("insertMany", {
+      ...ns("money"),
+      documents: [
+        { _id: "a", price: price("9.90") },
+        { _id: "b", price: price("10.05") },
+        { _id: "c", price: price("100.5") },
+      ],
+    });
+    const total = await action("aggregate", {
+      ...ns("money"),
+      pipeline: [{ $group: { _id: null, total: { $sum: "$price" }, top: { $max: "$price" } } }],
+    });
+    expect(total.body).toEqual([{ _id: null, total: price("120.45"), top: price("100.5") }]);
+    const raised = await action("updateOne", {
+      ...ns("money"),
+      query: { _id: "a" },
+      update: { $inc: { price: price("0.15") } },
+    });
+    expect(raised.body).toMatchObject({ matchedCount: { $numberInt: "1" }, modifiedCount: { $numberInt: "1" } });
+    const dear = await action("find", {
+      ...ns("money"),
+      query: { price: { $gte: 10 } },
+      sort: { price: -1, _id: 1 },
+    });
+    expect(dear.body).toEqual([
+      { _id: "c", price: price("100.5") },
+      { _id: "a", price: price("10.05") },
+      { _id: "b", price: price("10.05") },
+    ]);
+  });
+
   it("keeps Int64 values beyond 2^53 exact", async () => {
     await action("insertOne", { ...ns("longs"), document: { _id: "big", n: { $numberLong: "9007199254740993" } } });
     expect((await action("findOne", { ...ns("longs"), query: { _id: "big" } })).body.n).toEqual({

@@ -1,0 +1,363 @@
+/**
+ * Arithmetic and conversions of MongoDB's numbers beyond JavaScript's: Decimal128 (money) and
+ * Int64 values past 2^53 (kept as Long). mingo knows only JavaScript numbers: `$sum` of Decimal128
+ * prices left them out, `$add` refused them, `$toDecimal` answered a double, and `$inc`/`$mul` of a
+ * Decimal128 field changed nothing. Here, as MongoDB types its results: any Decimal128 operand
+ * makes a Decimal128 (decimal.ts), integers stay exact 64-bit integers (past 64 bits, a double),
+ * anything else is a double. Values of JavaScript's types alone go to mingo's operators as before.
+ */
+import { Long } from "bson";
+import { evalExpr } from "mingo/core";
+import * as accumulatorOperators from "mingo/operators/accumulator";
+import * as expressionOperators from "mingo/operators/expression";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { bsonTypeAlias, bsonTypeNumber, valueAt } from "./bson-operators.ts";
+import {
+  add,
+  type Dec,
+  divide,
+  fromDecimal128,
+  fromNumber,
+  isZero,
+  multiply,
+  negate,
+  parseDecimal,
+  quantize,
+  type RoundingMode,
+  subtract,
+  toDecimal128,
+  toDouble,
+  truncatedInteger,
+} from "./decimal.ts";
+import { type Document, idRepr, isDocument } from "./documents.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
+type AnyFn = (...args: any[]) => any;
+
+const mingoExpression = expressionOperators as unknown as Record<string, AnyFn>;
+const mingoAccumulator = accumulatorOperators as unknown as Record<string, AnyFn>;
+
+const bsonType = (value: unknown): unknown =>
+  value !== null && typeof value === "object" ? (value as { _bsontype?: unknown })._bsontype : undefined;
+const isDecimal = (value: unknown): boolean => bsonType(value) === "Decimal128";
+const isLong = (value: unknown): value is Long => bsonType(value) === "Long";
+/** A number mingo does not know: a Decimal128 or a Long. */
+const isBsonNumber = (value: unknown): boolean => isDecimal(value) || isLong(value);
+const isNumeric = (value: unknown): boolean => typeof value === "number" || isBsonNumber(value);
+
+const int64Min = -(2n ** 63n);
+const int64Max = 2n ** 63n - 1n;
+
+/** A 64-bit integer result as documents hold one: a number while exact, else a Long; past 64 bits, a double. */
+function fromBigInt(value: bigint): number | Long {
+  if (value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(value);
+  if (value >= int64Min && value <= int64Max) return Long.fromBigInt(value);
+  return Number(value);
+}
+
+const bigOf = (value: unknown): bigint => (isLong(value) ? BigInt(String(value)) : BigInt(value as number));
+const decOf = (value: unknown): Dec =>
+  isDecimal(value) ? fromDecimal128(value as never) : fromNumber(isLong(value) ? bigOf(value) : (value as number));
+const doubleOf = (value: unknown): number =>
+  isDecimal(value)
+    ? toDouble(fromDecimal128(value as never))
+    : isLong(value)
+      ? Number(bigOf(value))
+      : (value as number);
+const isInteger = (value: unknown): boolean => isLong(value) || Number.isInteger(value);
+
+type Combine = "add" | "multiply";
+
+/** The sum or product of numbers, typed as MongoDB types it. */
+function combine(values: unknown[], how: Combine): unknown {
+  if (values.some(isDecimal)) {
+    let total: Dec = fromNumber(how === "add" ? 0 : 1);
+    for (const value of values) total = how === "add" ? add(total, decOf(value)) : multiply(total, decOf(value));
+    return toDecimal128(total);
+  }
+  if (values.every(isInteger)) {
+    let total = how === "add" ? 0n : 1n;
+    for (const value of values) total = how === "add" ? total + bigOf(value) : total * bigOf(value);
+    return fromBigInt(total);
+  }
+  let total = how === "add" ? 0 : 1;
+  for (const value of values) total = how === "add" ? total + doubleOf(value) : total * doubleOf(value);
+  return total;
+}
+
+/** Each argument as a literal, for mingo's operator to take as evaluated. */
+const literals = (values: unknown[]): unknown[] => values.map((value) => ({ $literal: value }));
+
+function argumentsOf(name: string, obj: unknown, expr: unknown, options: unknown, count?: number): unknown[] {
+  const values = evalExpr(obj, expr, options as never) as unknown;
+  const list = Array.isArray(expr) ? (values as unknown[]) : [values];
+  if (count !== undefined && list.length !== count)
+    throw errors.mongo(`Expression ${name} takes exactly ${count} arguments. ${list.length} were passed in.`);
+  return list;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arithmetic expressions
+
+/** `$add` / `$multiply`: with a date (`$add`), or numbers of JavaScript's types alone, mingo's. */
+function nAry(name: "$add" | "$multiply", how: Combine): AnyFn {
+  return (obj, expr, options) => {
+    const values = argumentsOf(name, obj, expr, options);
+    if (!values.some(isBsonNumber)) return mingoExpression[name]!(obj, literals(values), options);
+    if (values.some((value) => value === null || value === undefined)) return null;
+    if (name === "$add" && values.some((value) => value instanceof Date))
+      return mingoExpression.$add!(obj, literals(values.map((v) => (isBsonNumber(v) ? doubleOf(v) : v))), options);
+    const other = values.find((value) => !isNumeric(value));
+    if (other !== undefined)
+      throw errors.mongo(
+        `${name} only supports numeric${name === "$add" ? " or date" : ""} types, not ${bsonTypeAlias(other)}`,
+      );
+    return combine(values, how);
+  };
+}
+
+const subtractExpression: AnyFn = (obj, expr, options) => {
+  const values = argumentsOf("$subtract", obj, expr, options, 2);
+  if (!values.some(isBsonNumber)) return mingoExpression.$subtract!(obj, literals(values), options);
+  const [a, b] = values;
+  if (a === null || a === undefined || b === null || b === undefined) return null;
+  if (a instanceof Date || b instanceof Date)
+    return mingoExpression.$subtract!(obj, literals(values.map((v) => (isBsonNumber(v) ? doubleOf(v) : v))), options);
+  if (!isNumeric(a) || !isNumeric(b))
+    throw errors.mongo(`can't $subtract ${bsonTypeAlias(b)} from ${bsonTypeAlias(a)}`);
+  if (isDecimal(a) || isDecimal(b)) return toDecimal128(subtract(decOf(a), decOf(b)));
+  if (isInteger(a) && isInteger(b)) return fromBigInt(bigOf(a) - bigOf(b));
+  return doubleOf(a) - doubleOf(b);
+};
+
+const divideExpression: AnyFn = (obj, expr, options) => {
+  const values = argumentsOf("$divide", obj, expr, options, 2);
+  if (!values.some(isBsonNumber)) return mingoExpression.$divide!(obj, literals(values), options);
+  const [a, b] = values;
+  if (a === null || a === undefined || b === null || b === undefined) return null;
+  if (!isNumeric(a) || !isNumeric(b))
+    throw errors.mongo(`$divide only supports numeric types, not ${bsonTypeAlias(a)} and ${bsonTypeAlias(b)}`);
+  if (isDecimal(a) || isDecimal(b)) {
+    if (isZero(decOf(b))) throw errors.mongo("can't $divide by zero");
+    return toDecimal128(divide(decOf(a), decOf(b)));
+  }
+  if (doubleOf(b) === 0) throw errors.mongo("can't $divide by zero");
+  return doubleOf(a) / doubleOf(b);
+};
+
+/** `$abs`, `$ceil`, `$floor`: a Decimal128 stays one, a Long stays whole. */
+function unary(name: "$abs" | "$ceil" | "$floor"): AnyFn {
+  return (obj, expr, options) => {
+    const [value] = argumentsOf(name, obj, expr, options, 1);
+    if (!isBsonNumber(value)) return mingoExpression[name]!(obj, { $literal: value }, options);
+    if (isLong(value)) return name === "$abs" ? fromBigInt(bigOf(value) < 0n ? -bigOf(value) : bigOf(value)) : value;
+    const dec = decOf(value);
+    if (name === "$abs") return toDecimal128(dec.kind !== "nan" && dec.negative ? negate(dec) : dec);
+    return toDecimal128(quantize(dec, 0, name === "$ceil" ? "ceil" : "floor"));
+  };
+}
+
+/** `$round` / `$trunc` to a number of places (negative: tens, hundreds…). */
+function rounding(name: "$round" | "$trunc", mode: RoundingMode): AnyFn {
+  return (obj, expr, options) => {
+    const values = argumentsOf(name, obj, expr, options);
+    const [value, place = 0] = values;
+    if (!isBsonNumber(value)) return mingoExpression[name]!(obj, literals(values), options);
+    if (typeof place !== "number" || !Number.isInteger(place) || place < -20 || place >= 100)
+      throw errors.mongo(`${name} requires "place" to be an integer between -20 and 100`);
+    const rounded = quantize(decOf(value), place, mode);
+    if (isDecimal(value)) return toDecimal128(rounded);
+    return fromBigInt(truncatedInteger(rounded) ?? bigOf(value));
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions
+
+/** MongoDB's `$convert` targets by number and name. */
+const targets: Record<string, string> = {
+  1: "double",
+  2: "string",
+  8: "bool",
+  9: "date",
+  16: "int",
+  18: "long",
+  19: "decimal",
+  double: "double",
+  string: "string",
+  bool: "bool",
+  date: "date",
+  int: "int",
+  long: "long",
+  decimal: "decimal",
+};
+
+class ConversionError extends Error {}
+
+/** A value converted to `target` where mingo cannot: from a Decimal128 or a Long, or to a Decimal128. */
+function convert(value: unknown, target: string): unknown {
+  if (target === "decimal") {
+    if (isDecimal(value)) return value;
+    if (isNumeric(value)) return toDecimal128(decOf(value));
+    if (typeof value === "boolean") return toDecimal128(fromNumber(value ? 1 : 0));
+    if (value instanceof Date) return toDecimal128(fromNumber(value.getTime()));
+    if (typeof value === "string") {
+      const parsed = parseDecimal(value);
+      if (parsed === null || value.trim() !== value || value === "")
+        throw new ConversionError(`Failed to parse number '${value}' in $convert with no onError value`);
+      return toDecimal128(parsed);
+    }
+    throw new ConversionError(
+      `Unsupported conversion from ${bsonTypeAlias(value)} to decimal in $convert with no onError value`,
+    );
+  }
+  switch (target) {
+    case "string":
+      return String(value);
+    case "double":
+      return doubleOf(value);
+    case "bool":
+      return isDecimal(value) ? !isZero(decOf(value)) : bigOf(value) !== 0n;
+    case "date":
+      return new Date(doubleOf(value));
+    case "int":
+    case "long": {
+      const whole = isLong(value) ? bigOf(value) : truncatedInteger(decOf(value));
+      const [low, high] = target === "int" ? [-(2n ** 31n), 2n ** 31n - 1n] : [int64Min, int64Max];
+      if (whole === null || whole < low || whole > high)
+        throw new ConversionError(
+          `Conversion would overflow target type in $convert with no onError value: ${String(value)}`,
+        );
+      return fromBigInt(whole);
+    }
+  }
+  throw new ConversionError(`Unsupported conversion to ${target} in $convert with no onError value`);
+}
+
+/** Whether a conversion is ours: a Decimal128 or Long input, or a Decimal128 wanted. */
+const ours = (value: unknown, target: string | undefined): boolean =>
+  target !== undefined && (target === "decimal" || isBsonNumber(value));
+
+function conversion(name: string, target: string): AnyFn {
+  return (obj, expr, options) => {
+    const [value] = argumentsOf(name, obj, expr, options, 1);
+    if (value === null || value === undefined) return null;
+    if (!ours(value, target)) return mingoExpression[name]!(obj, { $literal: value }, options);
+    try {
+      return convert(value, target);
+    } catch (error) {
+      if (error instanceof ConversionError) throw errors.mongo(error.message);
+      throw error;
+    }
+  };
+}
+
+const convertExpression: AnyFn = (obj, expr, options) => {
+  if (!isDocument(expr) || !("input" in expr) || !("to" in expr)) return mingoExpression.$convert!(obj, expr, options);
+  const input = evalExpr(obj, expr.input, options as never) as unknown;
+  const to = evalExpr(obj, expr.to, options as never) as unknown;
+  const target = targets[String(to)];
+  if (input === null || input === undefined || !ours(input, target))
+    return mingoExpression.$convert!(obj, { ...expr, input: { $literal: input }, to: { $literal: to } }, options);
+  try {
+    return convert(input, target!);
+  } catch (error) {
+    if (!(error instanceof ConversionError)) throw error;
+    if (!("onError" in expr)) throw errors.mongo(error.message);
+    return evalExpr(obj, expr.onError, options as never);
+  }
+};
+
+export const numericExpressionOperators: Record<string, AnyFn> = {
+  $add: nAry("$add", "add"),
+  $multiply: nAry("$multiply", "multiply"),
+  $subtract: subtractExpression,
+  $divide: divideExpression,
+  $abs: unary("$abs"),
+  $ceil: unary("$ceil"),
+  $floor: unary("$floor"),
+  $round: rounding("$round", "halfEven"),
+  $trunc: rounding("$trunc", "truncate"),
+  $toString: conversion("$toString", "string"),
+  $toDouble: conversion("$toDouble", "double"),
+  $toInt: conversion("$toInt", "int"),
+  $toLong: conversion("$toLong", "long"),
+  $toDecimal: conversion("$toDecimal", "decimal"),
+  $convert: convertExpression,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Accumulators
+
+const push = mingoAccumulator.$push!;
+
+/** `$sum`: the numbers among the values (others left out), 0 for none. */
+const sumAccumulator: AnyFn = (collection, expr, options) => {
+  if (typeof expr === "number") return mingoAccumulator.$sum!(collection, expr, options);
+  const numbers = (push(collection, expr, options) as unknown[]).filter(isNumeric);
+  return numbers.some(isBsonNumber) ? combine(numbers, "add") : numbers.reduce<number>((a, b) => a + (b as number), 0);
+};
+
+/** `$avg`: of the numbers among the values, null for none; a Decimal128 when one of them is. */
+const avgAccumulator: AnyFn = (collection, expr, options) => {
+  const numbers = (push(collection, expr, options) as unknown[]).filter(isNumeric);
+  if (numbers.length === 0) return null;
+  if (numbers.some(isDecimal)) return toDecimal128(divide(decOf(combine(numbers, "add")), fromNumber(numbers.length)));
+  return numbers.reduce<number>((a, b) => a + doubleOf(b), 0) / numbers.length;
+};
+
+export const numericAccumulators: Record<string, AnyFn> = { $sum: sumAccumulator, $avg: avgAccumulator };
+
+// ---------------------------------------------------------------------------------------------
+// Update operators
+
+/**
+ * The update with its `$inc` / `$mul` of plain paths decided here where mingo would not decide as
+ * MongoDB does: a Decimal128 or Long on either side (the result moves to `$set`), or a field that
+ * holds no number (MongoDB's error; mingo left it as it was). Numbers of JavaScript's types, and
+ * positional paths, stay with mingo's updater.
+ */
+export function decideArithmetic(doc: Document, operators: Document): Document {
+  if (!isDocument(operators.$inc) && !isDocument(operators.$mul)) return operators;
+  const out: Document = { ...operators };
+  const set: Document = isDocument(operators.$set) ? { ...operators.$set } : {};
+  const named = new Set(Object.keys(set));
+  for (const [name, how] of [
+    ["$inc", "add"],
+    ["$mul", "multiply"],
+  ] as const) {
+    const spec = operators[name];
+    if (!isDocument(spec)) continue;
+    const left: Document = {};
+    for (const [path, operand] of Object.entries(spec)) {
+      const current = path.includes("$") || named.has(path) ? undefined : valueAt(doc, path);
+      if (current !== undefined && !isNumeric(current) && isNumeric(operand))
+        throw errors.mongo(
+          `Cannot apply ${name} to a value of non-numeric type. {_id: ${idRepr(doc._id)}} has the field ` +
+            `'${path.split(".").pop()}' of non-numeric type ${bsonTypeAlias(current)}`,
+        );
+      if (
+        path.includes("$") ||
+        named.has(path) ||
+        !isNumeric(operand) ||
+        !(isBsonNumber(operand) || isBsonNumber(current))
+      ) {
+        left[path] = operand;
+        continue;
+      }
+      // A missing field: $inc sets the operand, $mul a zero of the operand's type.
+      const result =
+        current === undefined
+          ? how === "add"
+            ? operand
+            : combine([operand, 0], "multiply")
+          : combine([current, operand], how);
+      if (bsonTypeNumber(result) !== bsonTypeNumber(current) || String(result) !== String(current)) set[path] = result;
+      named.add(path);
+    }
+    if (Object.keys(left).length > 0) out[name] = left;
+    else delete out[name];
+  }
+  if (Object.keys(set).length > 0) out.$set = set;
+  return out;
+}
