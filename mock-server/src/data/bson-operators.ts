@@ -6,6 +6,7 @@
  * expressions), `$top`/`$bottom`(`N`) and the update operators `$min`/`$max`. Which values a
  * field's path reaches is as mingo finds them.
  */
+import { Timestamp } from "bson";
 import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
 import * as accumulatorOperators from "mingo/operators/accumulator";
@@ -427,5 +428,40 @@ export function decideMinMax(doc: Document, operators: Document): Document {
     else delete out[name];
   }
   if (Object.keys(set).length > 0) out.$set = set;
+  return out;
+}
+
+let timestampSecond = 0;
+let timestampIncrement = 0;
+
+/** A new Timestamp: this second, and a count of the ones made within it. */
+function currentTimestamp(): Timestamp {
+  const second = Math.floor(Date.now() / 1000);
+  if (second === timestampSecond) timestampIncrement += 1;
+  else {
+    timestampSecond = second;
+    timestampIncrement = 1;
+  }
+  return new Timestamp({ t: second, i: timestampIncrement });
+}
+
+/**
+ * The update with `$currentDate`'s `{$type: "timestamp"}` of plain paths decided here: a
+ * Timestamp (mingo wrote the milliseconds as a number). Dates, and positional paths, stay mingo's.
+ */
+export function decideCurrentDate(operators: Document): Document {
+  const spec = operators.$currentDate;
+  if (!isDocument(spec)) return operators;
+  const set: Document = isDocument(operators.$set) ? { ...operators.$set } : {};
+  const left: Document = {};
+  for (const [path, kind] of Object.entries(spec)) {
+    if (isDocument(kind) && kind.$type === "timestamp" && !path.includes("$") && !(path in set))
+      set[path] = currentTimestamp();
+    else left[path] = kind;
+  }
+  const out: Document = { ...operators, $set: set };
+  if (Object.keys(set).length === 0) delete out.$set;
+  if (Object.keys(left).length > 0) out.$currentDate = left;
+  else delete out.$currentDate;
   return out;
 }

@@ -1,10 +1,10 @@
 /**
- * Arithmetic and conversions of MongoDB's numbers beyond JavaScript's: Decimal128 (money) and
- * Int64 values past 2^53 (kept as Long). mingo knows only JavaScript numbers: `$sum` of Decimal128
- * prices left them out, `$add` refused them, `$toDecimal` answered a double, and `$inc`/`$mul` of a
- * Decimal128 field changed nothing. Here, as MongoDB types its results: any Decimal128 operand
- * makes a Decimal128 (decimal.ts), integers stay exact 64-bit integers (past 64 bits, a double),
- * anything else is a double. Values of JavaScript's types alone go to mingo's operators as before.
+ * Arithmetic of MongoDB's numbers beyond JavaScript's: Decimal128 (money) and Int64 values past
+ * 2^53 (kept as Long). mingo knows only JavaScript numbers: `$sum` of Decimal128 prices left them
+ * out, `$add` refused them, and `$inc`/`$mul` of a Decimal128 field changed nothing. Here, as
+ * MongoDB types its results: any Decimal128 operand makes a Decimal128 (decimal.ts), integers stay
+ * exact 64-bit integers (past 64 bits, a double), anything else is a double. Values of
+ * JavaScript's types alone go to mingo's operators as before. (Conversions: bson-conversions.ts.)
  */
 import { Long } from "bson";
 import { evalExpr } from "mingo/core";
@@ -21,7 +21,6 @@ import {
   isZero,
   multiply,
   negate,
-  parseDecimal,
   quantize,
   type RoundingMode,
   subtract,
@@ -39,26 +38,26 @@ const mingoAccumulator = accumulatorOperators as unknown as Record<string, AnyFn
 
 const bsonType = (value: unknown): unknown =>
   value !== null && typeof value === "object" ? (value as { _bsontype?: unknown })._bsontype : undefined;
-const isDecimal = (value: unknown): boolean => bsonType(value) === "Decimal128";
-const isLong = (value: unknown): value is Long => bsonType(value) === "Long";
+export const isDecimal = (value: unknown): boolean => bsonType(value) === "Decimal128";
+export const isLong = (value: unknown): value is Long => bsonType(value) === "Long";
 /** A number mingo does not know: a Decimal128 or a Long. */
-const isBsonNumber = (value: unknown): boolean => isDecimal(value) || isLong(value);
-const isNumeric = (value: unknown): boolean => typeof value === "number" || isBsonNumber(value);
+export const isBsonNumber = (value: unknown): boolean => isDecimal(value) || isLong(value);
+export const isNumeric = (value: unknown): boolean => typeof value === "number" || isBsonNumber(value);
 
-const int64Min = -(2n ** 63n);
-const int64Max = 2n ** 63n - 1n;
+export const int64Min = -(2n ** 63n);
+export const int64Max = 2n ** 63n - 1n;
 
 /** A 64-bit integer result as documents hold one: a number while exact, else a Long; past 64 bits, a double. */
-function fromBigInt(value: bigint): number | Long {
+export function fromBigInt(value: bigint): number | Long {
   if (value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(value);
   if (value >= int64Min && value <= int64Max) return Long.fromBigInt(value);
   return Number(value);
 }
 
-const bigOf = (value: unknown): bigint => (isLong(value) ? BigInt(String(value)) : BigInt(value as number));
-const decOf = (value: unknown): Dec =>
+export const bigOf = (value: unknown): bigint => (isLong(value) ? BigInt(String(value)) : BigInt(value as number));
+export const decOf = (value: unknown): Dec =>
   isDecimal(value) ? fromDecimal128(value as never) : fromNumber(isLong(value) ? bigOf(value) : (value as number));
-const doubleOf = (value: unknown): number =>
+export const doubleOf = (value: unknown): number =>
   isDecimal(value)
     ? toDouble(fromDecimal128(value as never))
     : isLong(value)
@@ -88,7 +87,7 @@ function combine(values: unknown[], how: Combine): unknown {
 /** Each argument as a literal, for mingo's operator to take as evaluated. */
 const literals = (values: unknown[]): unknown[] => values.map((value) => ({ $literal: value }));
 
-function argumentsOf(name: string, obj: unknown, expr: unknown, options: unknown, count?: number): unknown[] {
+export function argumentsOf(name: string, obj: unknown, expr: unknown, options: unknown, count?: number): unknown[] {
   const values = evalExpr(obj, expr, options as never) as unknown;
   const list = Array.isArray(expr) ? (values as unknown[]) : [values];
   if (count !== undefined && list.length !== count)
@@ -171,103 +170,6 @@ function rounding(name: "$round" | "$trunc", mode: RoundingMode): AnyFn {
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Conversions
-
-/** MongoDB's `$convert` targets by number and name. */
-const targets: Record<string, string> = {
-  1: "double",
-  2: "string",
-  8: "bool",
-  9: "date",
-  16: "int",
-  18: "long",
-  19: "decimal",
-  double: "double",
-  string: "string",
-  bool: "bool",
-  date: "date",
-  int: "int",
-  long: "long",
-  decimal: "decimal",
-};
-
-class ConversionError extends Error {}
-
-/** A value converted to `target` where mingo cannot: from a Decimal128 or a Long, or to a Decimal128. */
-function convert(value: unknown, target: string): unknown {
-  if (target === "decimal") {
-    if (isDecimal(value)) return value;
-    if (isNumeric(value)) return toDecimal128(decOf(value));
-    if (typeof value === "boolean") return toDecimal128(fromNumber(value ? 1 : 0));
-    if (value instanceof Date) return toDecimal128(fromNumber(value.getTime()));
-    if (typeof value === "string") {
-      const parsed = parseDecimal(value);
-      if (parsed === null || value.trim() !== value || value === "")
-        throw new ConversionError(`Failed to parse number '${value}' in $convert with no onError value`);
-      return toDecimal128(parsed);
-    }
-    throw new ConversionError(
-      `Unsupported conversion from ${bsonTypeAlias(value)} to decimal in $convert with no onError value`,
-    );
-  }
-  switch (target) {
-    case "string":
-      return String(value);
-    case "double":
-      return doubleOf(value);
-    case "bool":
-      return isDecimal(value) ? !isZero(decOf(value)) : bigOf(value) !== 0n;
-    case "date":
-      return new Date(doubleOf(value));
-    case "int":
-    case "long": {
-      const whole = isLong(value) ? bigOf(value) : truncatedInteger(decOf(value));
-      const [low, high] = target === "int" ? [-(2n ** 31n), 2n ** 31n - 1n] : [int64Min, int64Max];
-      if (whole === null || whole < low || whole > high)
-        throw new ConversionError(
-          `Conversion would overflow target type in $convert with no onError value: ${String(value)}`,
-        );
-      return fromBigInt(whole);
-    }
-  }
-  throw new ConversionError(`Unsupported conversion to ${target} in $convert with no onError value`);
-}
-
-/** Whether a conversion is ours: a Decimal128 or Long input, or a Decimal128 wanted. */
-const ours = (value: unknown, target: string | undefined): boolean =>
-  target !== undefined && (target === "decimal" || isBsonNumber(value));
-
-function conversion(name: string, target: string): AnyFn {
-  return (obj, expr, options) => {
-    const [value] = argumentsOf(name, obj, expr, options, 1);
-    if (value === null || value === undefined) return null;
-    if (!ours(value, target)) return mingoExpression[name]!(obj, { $literal: value }, options);
-    try {
-      return convert(value, target);
-    } catch (error) {
-      if (error instanceof ConversionError) throw errors.mongo(error.message);
-      throw error;
-    }
-  };
-}
-
-const convertExpression: AnyFn = (obj, expr, options) => {
-  if (!isDocument(expr) || !("input" in expr) || !("to" in expr)) return mingoExpression.$convert!(obj, expr, options);
-  const input = evalExpr(obj, expr.input, options as never) as unknown;
-  const to = evalExpr(obj, expr.to, options as never) as unknown;
-  const target = targets[String(to)];
-  if (input === null || input === undefined || !ours(input, target))
-    return mingoExpression.$convert!(obj, { ...expr, input: { $literal: input }, to: { $literal: to } }, options);
-  try {
-    return convert(input, target!);
-  } catch (error) {
-    if (!(error instanceof ConversionError)) throw error;
-    if (!("onError" in expr)) throw errors.mongo(error.message);
-    return evalExpr(obj, expr.onError, options as never);
-  }
-};
-
 export const numericExpressionOperators: Record<string, AnyFn> = {
   $add: nAry("$add", "add"),
   $multiply: nAry("$multiply", "multiply"),
@@ -278,12 +180,6 @@ export const numericExpressionOperators: Record<string, AnyFn> = {
   $floor: unary("$floor"),
   $round: rounding("$round", "halfEven"),
   $trunc: rounding("$trunc", "truncate"),
-  $toString: conversion("$toString", "string"),
-  $toDouble: conversion("$toDouble", "double"),
-  $toInt: conversion("$toInt", "int"),
-  $toLong: conversion("$toLong", "long"),
-  $toDecimal: conversion("$toDecimal", "decimal"),
-  $convert: convertExpression,
 };
 
 // ---------------------------------------------------------------------------------------------

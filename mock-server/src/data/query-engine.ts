@@ -25,10 +25,12 @@ import { Query } from "mingo/query";
 import { update as mingoUpdate } from "mingo/updater";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { conversionOperators } from "./bson-conversions.ts";
 import {
   bsonTypeAlias,
   comparisonExpressionOperators,
   comparisonQueryOperators,
+  decideCurrentDate,
   decideMinMax,
   equalsPredicate,
   inPredicate,
@@ -461,6 +463,7 @@ const context = Context.init({
       ...withoutScripts(mingoExpression, ["$function"]),
       ...comparisonExpressionOperators,
       ...numericExpressionOperators,
+      ...conversionOperators,
       $regexMatch: regexMatch,
       $regexFind: regexFind,
       $regexFindAll: regexFindAll,
@@ -655,7 +658,7 @@ function mentionsExpr(value: unknown): boolean {
 
 /** Applies update operators to `doc` in place; answers the modified paths. */
 export function applyUpdate(doc: Document, update: Document, arrayFilters?: Document[]): string[] {
-  const operators = decideArithmetic(doc, decideMinMax(doc, update));
+  const operators = decideArithmetic(doc, decideMinMax(doc, decideCurrentDate(update)));
   const spec = "$pull" in operators ? { ...operators, $pull: rewritePull(operators.$pull) } : operators;
   const evaluates = mentionsExpr(operators.$pull) || mentionsExpr(arrayFilters);
   return mingoUpdate(doc, spec as never, arrayFilters?.map(rewriteQuery) as never, undefined, {
