@@ -2,7 +2,7 @@
  * The reference's `BSON` global, its own examples (functions/globals): `Binary.fromHex`,
  * `fromBase64`, a Binary's `toHex`, `toBase64` and `text`; `Int32`, `Long`, `Double`,
  * `Decimal128`, `ObjectId` and `BSONRegExp` made with or without `new`; `MaxKey` and `MinKey` as
- * values (the reference queries with `{ $lt: BSON.MaxKey }`). The library's values stay instances
+ * values, and the reference's query with `{ $lt: BSON.MaxKey }`. The library's values stay instances
  * of what the global names.
  */
 import { describe, expect, it } from "vitest";
@@ -33,6 +33,15 @@ const run = functionsRunner(
       };
     };`,
     keys: `exports = () => [EJSON.stringify({ a: BSON.MaxKey }), EJSON.stringify({ a: BSON.MinKey }), BSON.MaxKey._bsontype];`,
+    // The reference's own query: MaxKey compares higher than every value, of any type.
+    bounds: `exports = async () => {
+      const collection = context.services.get("mongodb-atlas").db("bson").collection("dates");
+      await collection.deleteMany({});
+      await collection.insertMany([{ _id: 1, date: new Date(0) }, { _id: 2, date: "soon" }, { _id: 3, date: BSON.MaxKey }]);
+      const below = await collection.find({ date: { $lt: BSON.MaxKey } }, { _id: 1 }).sort({ date: 1 }).toArray();
+      const above = await collection.find({ date: { $gt: BSON.MinKey } }, { _id: 1 }).sort({ date: -1 }).toArray();
+      return { first: (await collection.findOne({ date: { $lt: BSON.MaxKey } })) !== null, below, above };
+    };`,
   },
   { rules: { default: { read: true, write: true, insert: true, delete: true } } },
 );
@@ -66,5 +75,10 @@ describe("the BSON global", () => {
 
   it("has MaxKey and MinKey as values", async () => {
     expect(await run("keys")).toEqual(['{"a":{"$maxKey":1}}', '{"a":{"$minKey":1}}', "MaxKey"]);
+  });
+
+  it("answers the reference's query with { $lt: BSON.MaxKey }, across types", async () => {
+    const id = (n: number) => ({ _id: { $numberInt: String(n) } });
+    expect(await run("bounds")).toEqual({ first: true, below: [id(2), id(1)], above: [id(3), id(1), id(2)] });
   });
 });
