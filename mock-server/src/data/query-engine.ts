@@ -15,6 +15,7 @@
 import { BSONRegExp } from "bson";
 import { Aggregator } from "mingo/aggregator";
 import { Context, evalExpr } from "mingo/core";
+import { Lazy } from "mingo/lazy";
 import * as accumulatorOperators from "mingo/operators/accumulator";
 import * as expressionOperators from "mingo/operators/expression";
 import * as pipelineOperators from "mingo/operators/pipeline";
@@ -52,6 +53,7 @@ import {
   weighSort,
 } from "./engine-guards.ts";
 import { decideArithmetic, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
+import { inMongoOrder, mergedInto, slicesOnly } from "./projection-order.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 
@@ -360,6 +362,16 @@ const replaceAll: AnyFn = (obj, expr, options) => {
 
 const mingoPipeline = pipelineOperators as unknown as OperatorMap;
 
+/** `$project`, its documents laid out as MongoDB does (projection-order.ts). */
+const projectStage: AnyFn = (collection, expr, options) => {
+  if (!isDocument(expr)) return mingoPipeline.$project!(collection, expr, options);
+  const order = inMongoOrder(expr, false);
+  return (collection as { transform(f: (docs: unknown[]) => unknown): unknown }).transform((docs) => {
+    const projected = mingoPipeline.$project!(Lazy(docs), expr, options).collect() as unknown[];
+    return Lazy(projected.map((doc, i) => order(docs[i], doc)));
+  });
+};
+
 const match: AnyFn = (collection, expr, options) =>
   mingoPipeline.$match!(collection, isDocument(expr) ? rewriteQuery(expr) : expr, options);
 
@@ -478,6 +490,7 @@ const context = Context.init({
       $match: match,
       $graphLookup: graphLookup,
       $sort: sortStage,
+      $project: projectStage,
     }),
   ),
   projection: wrapValueOperators(projectionOperators as unknown as OperatorMap),
@@ -554,17 +567,39 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
   const projection =
     findOptions.projection && Object.keys(findOptions.projection).length > 0 ? findOptions.projection : undefined;
   const sort = findOptions.sort && Object.keys(findOptions.sort).length > 0 ? findOptions.sort : undefined;
-  let cursor: ReturnType<Query["find"]>;
+  let found: Document[];
   if (sort) {
     // Matched first, so the sort is weighed before it starts (engine-guards.ts).
-    const matched = q.find(docs).all();
+    const matched = q.find(docs).all() as Document[];
     weighSort(matched, sort, "$sort");
-    cursor = new Query({}, sharedOptions as never).find(sortDocuments(matched, sort), projection as never);
+    found = sortDocuments(matched, sort);
+    if (findOptions.limit !== undefined && found.length > findOptions.limit) found = found.slice(0, findOptions.limit);
   } else {
-    cursor = q.find(docs, projection as never);
+    let cursor = q.find(docs);
+    if (findOptions.limit !== undefined) cursor = cursor.limit(findOptions.limit);
+    found = cursor.all() as Document[];
   }
-  if (findOptions.limit !== undefined) cursor = cursor.limit(findOptions.limit);
-  return cursor.all() as Document[];
+  return projection ? project(found, projection) : found;
+}
+
+/** A find's projection of each document, laid out as MongoDB does (projection-order.ts). */
+function project(docs: Document[], projection: Document): Document[] {
+  const projected = (spec: Document) =>
+    new Query({}, sharedOptions as never).find(docs, spec as never).all() as Document[];
+  if (slicesOnly(projection)) {
+    // Every other field kept: the exclusions' projection, with the slices' arrays merged in.
+    const excluded: Document = {};
+    const slices: Document = { _id: 0 };
+    for (const [key, value] of Object.entries(projection)) {
+      if (isDocument(value)) slices[key] = value;
+      else excluded[key] = value;
+    }
+    const bases = Object.keys(excluded).length > 0 ? projected(excluded) : docs;
+    const sliced = projected(slices);
+    return bases.map((base, i) => mergedInto(base, sliced[i]!));
+  }
+  const order = inMongoOrder(projection, true);
+  return projected(projection).map((doc, i) => order(docs[i], doc) as Document);
 }
 
 /**

@@ -1,0 +1,92 @@
+/**
+ * Projections as MongoDB lays them out. mingo writes a projection's fields in the projection's
+ * order with `_id` last (`{s: 1}` of `{_id, s}` answered `{s, _id}`, and every `$project` put `_id`
+ * after the rest); MongoDB writes the fields it keeps from the document in the document's order
+ * (`_id` first), then the fields the projection computes, in the projection's order. And a find
+ * projection of `$slice`s alone (`{comments: {$slice: 5}}`) keeps every other field, where mingo
+ * kept only the sliced ones.
+ */
+import { type Document, isDocument } from "./documents.ts";
+import { keysOf } from "./wide-keys.ts";
+
+/** For each top-level field a projection names: computed, kept (with what it keeps inside), or excluded. */
+type Layout = Map<string, "computed" | "kept" | Layout>;
+
+/** Operators of a find projection that keep a field of the document rather than compute one. */
+const findOperators = new Set(["$slice", "$elemMatch", "$meta"]);
+
+function layoutOf(spec: Document, find: boolean): Layout {
+  const layout: Layout = new Map();
+  for (const key of keysOf(spec)) {
+    const value = spec[key];
+    const [head, ...rest] = key.split(".");
+    if (head === undefined) continue;
+    if (rest.length > 0) {
+      // "a.b": 1 keeps a (and b in it); "a.$": 1 keeps a.
+      const inner = layout.get(head);
+      const nested: Layout = inner instanceof Map ? inner : new Map();
+      if (rest[0] !== "$") for (const [k, v] of layoutOf({ [rest.join(".")]: value }, find)) nested.set(k, v);
+      layout.set(head, nested);
+    } else if (typeof value === "number" || typeof value === "boolean") layout.set(head, "kept");
+    else if (isDocument(value)) {
+      const first = keysOf(value)[0];
+      if (first?.startsWith("$")) layout.set(head, find && findOperators.has(first) ? "kept" : "computed");
+      else layout.set(head, layoutOf(value, find));
+    } else layout.set(head, "computed");
+  }
+  return layout;
+}
+
+/**
+ * `projected` (a projection of `source`) laid out as MongoDB does: the fields kept from `source`
+ * in its order, then the rest in `projected`'s order. Arrays of documents projected element by
+ * element are laid out element by element.
+ */
+function laidOut(source: unknown, projected: unknown, layout: Layout | undefined): unknown {
+  if (Array.isArray(source) && Array.isArray(projected)) {
+    if (source.length !== projected.length) return projected;
+    return projected.map((element, i) => laidOut(source[i], element, layout));
+  }
+  if (!isDocument(source) || !isDocument(projected)) return projected;
+  const out: Document = {};
+  for (const key of keysOf(source)) {
+    if (!Object.hasOwn(projected, key)) continue;
+    const part = layout?.get(key);
+    if (part === "computed") continue;
+    out[key] = part instanceof Map ? laidOut(source[key], projected[key], part) : projected[key];
+  }
+  for (const key of keysOf(projected)) if (!Object.hasOwn(out, key)) out[key] = projected[key];
+  return out;
+}
+
+/** A projector: each source document's projection (from `project`), laid out as MongoDB does. */
+export function inMongoOrder(spec: Document, find: boolean): (source: unknown, projected: unknown) => unknown {
+  const layout = layoutOf(spec, find);
+  return (source, projected) => laidOut(source, projected, layout);
+}
+
+/**
+ * Whether a find projection names only `$slice`s (and exclusions): MongoDB then keeps every other
+ * field of the document.
+ */
+export function slicesOnly(spec: Document): boolean {
+  const keys = keysOf(spec);
+  let slices = 0;
+  for (const key of keys) {
+    const value = spec[key];
+    if (isDocument(value) && keysOf(value)[0] === "$slice") slices++;
+    else if (!(value === 0 || value === false)) return false;
+  }
+  return slices > 0;
+}
+
+/** `base` with the documents of `over` merged in, field by field (arrays and values replaced). */
+export function mergedInto(base: Document, over: Document): Document {
+  const out: Document = { ...base };
+  for (const key of keysOf(over)) {
+    const mine = out[key];
+    const theirs = over[key];
+    out[key] = isDocument(mine) && isDocument(theirs) ? mergedInto(mine, theirs) : theirs;
+  }
+  return out;
+}

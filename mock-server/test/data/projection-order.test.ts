@@ -1,0 +1,53 @@
+/**
+ * Projections laid out as MongoDB lays them out (data/projection-order.ts): kept fields in the
+ * document's order, `_id` first, computed ones after in the projection's order; a find's `$slice`
+ * alone keeps the other fields. Key order is compared exactly (JSON text), as a client reads it.
+ */
+import { describe, expect, it } from "vitest";
+import { type Document, fromEJSON } from "../../src/data/documents.ts";
+import { aggregate, find } from "../../src/data/query-engine.ts";
+
+const doc = fromEJSON({
+  _id: 1,
+  a: [
+    { b: 1, c: 2 },
+    { c: 4, b: 3 },
+  ],
+  x: { z: 2, y: 1 },
+  arr: [1, 2, 3, 4, 5],
+  s: "t",
+}) as Document;
+const keys = (value: unknown) => JSON.stringify(value);
+const projected = (projection: Document) => keys(find([doc], {}, { projection })[0]);
+
+describe("a find's projection", () => {
+  it("keeps the document's order, _id first, whatever the projection's order", () => {
+    expect(projected({ s: 1, x: 1 })).toBe('{"_id":1,"x":{"z":2,"y":1},"s":"t"}');
+    expect(projected({ "x.y": 1, "x.z": 1, _id: 0 })).toBe('{"x":{"z":2,"y":1}}');
+    expect(projected({ "a.b": 1, s: 1 })).toBe('{"_id":1,"a":[{"b":1},{"b":3}],"s":"t"}');
+    expect(projected({ s: 0, x: 0 })).toBe('{"_id":1,"a":[{"b":1,"c":2},{"c":4,"b":3}],"arr":[1,2,3,4,5]}');
+  });
+
+  it("puts computed fields after the kept ones, in the projection's order", () => {
+    expect(projected({ n: "$s", s: 1, t: { $literal: 5 } })).toBe('{"_id":1,"s":"t","n":"t","t":5}');
+    expect(projected({ s: { $toUpper: "$s" }, x: 1 })).toBe('{"_id":1,"x":{"z":2,"y":1},"s":"T"}');
+  });
+
+  it("keeps every other field with $slice alone, only the named ones beside inclusions", () => {
+    expect(projected({ arr: { $slice: 2 } })).toBe(
+      '{"_id":1,"a":[{"b":1,"c":2},{"c":4,"b":3}],"x":{"z":2,"y":1},"arr":[1,2],"s":"t"}',
+    );
+    expect(projected({ arr: { $slice: [-2, 1] }, _id: 0, a: 0 })).toBe('{"x":{"z":2,"y":1},"arr":[4],"s":"t"}');
+    expect(projected({ arr: { $slice: 1 }, s: 1 })).toBe('{"_id":1,"arr":[1],"s":"t"}');
+    expect(projected({ a: { $elemMatch: { b: 3 } } })).toBe('{"_id":1,"a":[{"c":4,"b":3}]}');
+  });
+});
+
+describe("the $project stage", () => {
+  it("writes _id first and kept fields in the document's order, computed ones after", () => {
+    const [out] = aggregate([doc], [{ $project: { total: { $sum: "$arr" }, s: 1, x: { y: 1 } } }]);
+    expect(keys(out)).toBe('{"_id":1,"x":{"y":1},"s":"t","total":15}');
+    const [grouped] = aggregate([doc], [{ $group: { _id: "$s", n: { $sum: 1 } } }, { $project: { n: 1 } }]);
+    expect(keys(grouped)).toBe('{"_id":"t","n":1}');
+  });
+});
