@@ -26,6 +26,7 @@ import { Query } from "mingo/query";
 import { update as mingoUpdate } from "mingo/updater";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { addFieldsStage } from "./add-fields.ts";
 import { conversionOperators } from "./bson-conversions.ts";
 import {
   bsonTypeAlias,
@@ -53,7 +54,7 @@ import {
   weighSort,
 } from "./engine-guards.ts";
 import { decideArithmetic, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
-import { inMongoOrder, mergedInto, slicesOnly } from "./projection-order.ts";
+import { excluded, exclusionsOf, inMongoOrder, mergedInto, slicesOnly } from "./projections.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 
@@ -362,14 +363,28 @@ const replaceAll: AnyFn = (obj, expr, options) => {
 
 const mingoPipeline = pipelineOperators as unknown as OperatorMap;
 
-/** `$project`, its documents laid out as MongoDB does (projection-order.ts). */
+/**
+ * `$project`, its documents laid out as MongoDB does; an exclusion made here, copying what it
+ * changes (projections.ts).
+ */
 const projectStage: AnyFn = (collection, expr, options) => {
   if (!isDocument(expr)) return mingoPipeline.$project!(collection, expr, options);
+  const exclusions = exclusionsOf(expr);
+  if (exclusions)
+    return (collection as { map(f: (doc: unknown) => unknown): unknown }).map((doc) => excluded(doc, exclusions));
   const order = inMongoOrder(expr, false);
   return (collection as { transform(f: (docs: unknown[]) => unknown): unknown }).transform((docs) => {
     const projected = mingoPipeline.$project!(Lazy(docs), expr, options).collect() as unknown[];
     return Lazy(projected.map((doc, i) => order(docs[i], doc)));
   });
+};
+
+/** `$unset`: an exclusion `$project` of its fields. */
+const unsetStage: AnyFn = (collection, expr, options) => {
+  const names = Array.isArray(expr) ? expr : [expr];
+  if (names.length === 0 || !names.every((name) => typeof name === "string"))
+    throw errors.mongo("$unset specification must be a string or an array of strings");
+  return projectStage(collection, Object.fromEntries(names.map((name) => [name, 0])), options);
 };
 
 const match: AnyFn = (collection, expr, options) =>
@@ -491,6 +506,9 @@ const context = Context.init({
       $graphLookup: graphLookup,
       $sort: sortStage,
       $project: projectStage,
+      $unset: unsetStage,
+      $addFields: addFieldsStage,
+      $set: addFieldsStage,
     }),
   ),
   projection: wrapValueOperators(projectionOperators as unknown as OperatorMap),
@@ -582,19 +600,22 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
   return projection ? project(found, projection) : found;
 }
 
-/** A find's projection of each document, laid out as MongoDB does (projection-order.ts). */
+/** A find's projection of each document, laid out as MongoDB does (projections.ts). */
 function project(docs: Document[], projection: Document): Document[] {
   const projected = (spec: Document) =>
     new Query({}, sharedOptions as never).find(docs, spec as never).all() as Document[];
+  const exclusions = exclusionsOf(projection);
+  if (exclusions) return docs.map((doc) => excluded(doc, exclusions) as Document);
   if (slicesOnly(projection)) {
     // Every other field kept: the exclusions' projection, with the slices' arrays merged in.
-    const excluded: Document = {};
+    const excludedFields: Document = {};
     const slices: Document = { _id: 0 };
     for (const [key, value] of Object.entries(projection)) {
       if (isDocument(value)) slices[key] = value;
-      else excluded[key] = value;
+      else excludedFields[key] = value;
     }
-    const bases = Object.keys(excluded).length > 0 ? projected(excluded) : docs;
+    const without = exclusionsOf(excludedFields);
+    const bases = without ? docs.map((doc) => excluded(doc, without) as Document) : docs;
     const sliced = projected(slices);
     return bases.map((base, i) => mergedInto(base, sliced[i]!));
   }

@@ -1,10 +1,13 @@
 /**
- * Projections laid out as MongoDB lays them out (data/projection-order.ts): kept fields in the
+ * Projections laid out as MongoDB lays them out (data/projections.ts): kept fields in the
  * document's order, `_id` first, computed ones after in the projection's order; a find's `$slice`
  * alone keeps the other fields. Key order is compared exactly (JSON text), as a client reads it.
+ * And the stages that reshape embedded documents (data/add-fields.ts, exclusions) over stored
+ * documents, which are frozen: nothing is changed in place.
  */
 import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON } from "../../src/data/documents.ts";
+import { freezeTree } from "../../src/data/ejson-text.ts";
 import { aggregate, find } from "../../src/data/query-engine.ts";
 
 const doc = fromEJSON({
@@ -49,5 +52,45 @@ describe("the $project stage", () => {
     expect(keys(out)).toBe('{"_id":1,"x":{"y":1},"s":"t","total":15}');
     const [grouped] = aggregate([doc], [{ $group: { _id: "$s", n: { $sum: 1 } } }, { $project: { n: 1 } }]);
     expect(keys(grouped)).toBe('{"_id":"t","n":1}');
+  });
+});
+
+describe("stages over stored (frozen) documents", () => {
+  const stored = () => {
+    const value = fromEJSON({ _id: 1, o: { p: 1, q: { r: 1 } }, a: [{ b: 1 }, { b: 2 }, 7], s: "x" }) as Document;
+    freezeTree(value);
+    return value;
+  };
+  const run = (pipeline: Document[]) => keys(aggregate([stored()], pipeline)[0]);
+
+  it("exclude embedded fields without changing the document", () => {
+    expect(run([{ $project: { "o.p": 0 } }])).toBe('{"_id":1,"o":{"q":{"r":1}},"a":[{"b":1},{"b":2},7],"s":"x"}');
+    expect(run([{ $project: { o: { q: { r: 0 } }, _id: 0 } }])).toBe(
+      '{"o":{"p":1,"q":{}},"a":[{"b":1},{"b":2},7],"s":"x"}',
+    );
+    expect(run([{ $unset: ["a.b", "s"] }])).toBe('{"_id":1,"o":{"p":1,"q":{"r":1}},"a":[{},{},7]}');
+    expect(keys(find([stored()], {}, { projection: { "o.q": 0, a: 0 } })[0])).toBe('{"_id":1,"o":{"p":1},"s":"x"}');
+  });
+
+  it("add embedded fields as MongoDB does: merged, through arrays, replacing values that are not documents", () => {
+    expect(run([{ $set: { "o.z": 5 } }])).toBe(
+      '{"_id":1,"o":{"p":1,"q":{"r":1},"z":5},"a":[{"b":1},{"b":2},7],"s":"x"}',
+    );
+    expect(run([{ $addFields: { o: { q: { t: "$s" } } } }])).toBe(
+      '{"_id":1,"o":{"p":1,"q":{"r":1,"t":"x"}},"a":[{"b":1},{"b":2},7],"s":"x"}',
+    );
+    expect(run([{ $set: { "a.c": "$s" } }])).toBe(
+      '{"_id":1,"o":{"p":1,"q":{"r":1}},"a":[{"b":1,"c":"x"},{"b":2,"c":"x"},{"c":"x"}],"s":"x"}',
+    );
+    expect(run([{ $set: { "s.t": 1, n: { $literal: { k: 1 } } } }])).toBe(
+      '{"_id":1,"o":{"p":1,"q":{"r":1}},"a":[{"b":1},{"b":2},7],"s":{"t":1},"n":{"k":1}}',
+    );
+    expect(run([{ $set: { s: "$$REMOVE", "o.p": "$missing" } }])).toBe(
+      '{"_id":1,"o":{"q":{"r":1}},"a":[{"b":1},{"b":2},7]}',
+    );
+    // Every expression sees the stage's input.
+    expect(run([{ $set: { s: "y", copy: "$s" } }, { $project: { s: 1, copy: 1, _id: 0 } }])).toBe(
+      '{"s":"y","copy":"x"}',
+    );
   });
 });

@@ -90,3 +90,52 @@ export function mergedInto(base: Document, over: Document): Document {
   }
   return out;
 }
+
+/** The paths an exclusion projection removes, as a tree. */
+export type Exclusions = Map<string, true | Exclusions>;
+
+/**
+ * The paths a projection excludes, when it only excludes (`{"o.p": 0, s: 0}`, `{o: {p: 0}}`);
+ * null when it includes or computes anything.
+ */
+export function exclusionsOf(spec: Document): Exclusions | null {
+  const tree: Exclusions = new Map();
+  for (const key of keysOf(spec)) {
+    const value = spec[key];
+    let leaf: true | Exclusions;
+    if (value === 0 || value === false) leaf = true;
+    else if (isDocument(value) && keysOf(value).length > 0 && !keysOf(value)[0]!.startsWith("$")) {
+      const inner = exclusionsOf(value);
+      if (inner === null) return null;
+      leaf = inner;
+    } else return null;
+    const parts = key.split(".");
+    let node = tree;
+    for (const part of parts.slice(0, -1)) {
+      const next = node.get(part);
+      if (next === true) break;
+      const child: Exclusions = next ?? new Map();
+      node.set(part, child);
+      node = child;
+    }
+    node.set(parts[parts.length - 1]!, leaf);
+  }
+  return tree;
+}
+
+/**
+ * A value without the excluded paths, copied where it changes (stored documents are frozen: mingo
+ * removed nested fields in place, which left them there). An array's documents lose the paths
+ * one by one; its other values stay.
+ */
+export function excluded(value: unknown, tree: Exclusions): unknown {
+  if (Array.isArray(value)) return value.map((element) => excluded(element, tree));
+  if (!isDocument(value)) return value;
+  const out: Document = {};
+  for (const key of keysOf(value)) {
+    const node = tree.get(key);
+    if (node === true) continue;
+    out[key] = node === undefined ? value[key] : excluded(value[key], node);
+  }
+  return out;
+}
