@@ -67,3 +67,42 @@ export const addFieldsStage: AnyFn = (collection, expr, options) => {
   const fields = fieldsOf(expr);
   return collection.map((doc: Document) => added(doc, fields, doc, options));
 };
+
+/**
+ * `doc` with `value` at a dotted path, copied along it (a join's `as`, `$lookup`'s and
+ * `$graphLookup`'s: mingo wrote "o.j" as one top-level field).
+ */
+export function withValueAt(current: unknown, parts: readonly string[], value: unknown): unknown {
+  const [head, ...rest] = parts;
+  if (head === undefined) return value;
+  if (Array.isArray(current)) return current.map((element) => withValueAt(element, parts, value));
+  const base: Document = isDocument(current) ? current : {};
+  return { ...base, [head]: withValueAt(base[head], rest, value) };
+}
+
+/** A join stage whose `as` may be a dotted path. */
+export function joinedAs(stage: AnyFn): AnyFn {
+  return (collection, expr, options) => {
+    if (!isDocument(expr) || typeof expr.as !== "string" || !expr.as.includes("."))
+      return stage(collection, expr, options);
+    const parts = expr.as.split(".");
+    const temporary = "\u0000as";
+    return stage(collection, { ...expr, as: temporary }, options).map((doc: Document) => {
+      const { [temporary]: joined, ...rest } = doc;
+      return withValueAt(rest, parts, joined);
+    });
+  };
+}
+
+/**
+ * mingo's own use of `$function` (`$setWindowFields` computes each output through one): a
+ * function mingo made. A request's pipeline, read from JSON, holds no function: its `$function`
+ * (code as text) is refused.
+ */
+export const internalFunction: AnyFn = (obj, expr, options) => {
+  if (isDocument(expr) && typeof expr.body === "function" && Array.isArray(expr.args)) {
+    const args = evalExpr(obj, expr.args, options as never) as unknown[];
+    return (expr.body as (...values: unknown[]) => unknown)(...args);
+  }
+  throw errors.mongo("$function is not allowed in this context");
+};

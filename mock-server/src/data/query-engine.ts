@@ -26,7 +26,7 @@ import { Query } from "mingo/query";
 import { update as mingoUpdate } from "mingo/updater";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { addFieldsStage } from "./add-fields.ts";
+import { addFieldsStage, internalFunction, joinedAs } from "./add-fields.ts";
 import { conversionOperators } from "./bson-conversions.ts";
 import {
   bsonTypeAlias,
@@ -390,14 +390,15 @@ const unsetStage: AnyFn = (collection, expr, options) => {
 const match: AnyFn = (collection, expr, options) =>
   mingoPipeline.$match!(collection, isDocument(expr) ? rewriteQuery(expr) : expr, options);
 
-const graphLookup: AnyFn = (collection, expr, options) =>
+const graphLookup: AnyFn = joinedAs((collection, expr, options) =>
   mingoPipeline.$graphLookup!(
     collection,
     isDocument(expr) && isDocument(expr.restrictSearchWithMatch)
       ? { ...expr, restrictSearchWithMatch: rewriteQuery(expr.restrictSearchWithMatch) }
       : expr,
     options,
-  );
+  ),
+);
 
 // ---------------------------------------------------------------------------------------------
 // The budget around every operator
@@ -449,7 +450,7 @@ function wrapPipelineOperators(ops: OperatorMap): OperatorMap {
       const as = joins && isDocument(expr) && typeof expr.as === "string" ? expr.as : null;
       return (fn(collection, expr, options) as { map(f: (d: unknown) => unknown): unknown }).map((doc) => {
         step();
-        charge(as === null ? 64 : 64 + estimateBytes((doc as Document)[as]), name);
+        charge(as === null ? 64 : 64 + estimateBytes(resolve(doc as Document, as)), name);
         checkValue(doc, name);
         return doc;
       });
@@ -496,6 +497,7 @@ const context = Context.init({
       $regexFindAll: regexFindAll,
       $range: range,
       $replaceAll: replaceAll,
+      $function: internalFunction,
     }),
     [groupKeyOperator]: groupKey,
   }),
@@ -504,6 +506,7 @@ const context = Context.init({
       ...withoutScripts(mingoPipeline, ["$out", "$merge"]),
       $match: match,
       $graphLookup: graphLookup,
+      $lookup: joinedAs(mingoPipeline.$lookup!),
       $sort: sortStage,
       $project: projectStage,
       $unset: unsetStage,
