@@ -54,10 +54,18 @@ function evaluated(name: string, fn: AnyFn, work: (args: unknown[], bytes: numbe
   };
 }
 
-/** An operator taking named arguments (`{input, …}`), its input evaluated, sized and weighed. */
+/**
+ * An operator taking named arguments (`{input, …}`), its input evaluated, sized and weighed. Given
+ * a group's documents (`$group` finds `$firstN` and the like among the expressions first), it is
+ * the accumulator: each document's input is its own, weighed by the group's size.
+ */
 function evaluatedInput(name: string, fn: AnyFn, work: (input: unknown[], bytes: number) => number): AnyFn {
   return (obj: unknown, expr: unknown, options: unknown) => {
     if (!isDocument(expr) || !("input" in expr)) return fn(obj, expr, options);
+    if (Array.isArray(obj)) {
+      heavy(work(obj, 0), name);
+      return fn(obj, expr, options);
+    }
     const input = evalExpr(obj, expr.input, options as never) as unknown;
     const bytes = checkValue(input, name);
     heavy(work(Array.isArray(input) ? input : [], bytes), name);

@@ -54,6 +54,7 @@ import {
   weighSort,
 } from "./engine-guards.ts";
 import { decideArithmetic, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
+import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
 import { excluded, exclusionsOf, inMongoOrder, mergedInto, slicesOnly } from "./projections.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
@@ -492,6 +493,7 @@ const context = Context.init({
       ...comparisonExpressionOperators,
       ...numericExpressionOperators,
       ...conversionOperators,
+      ...fixedExpressionOperators,
       $regexMatch: regexMatch,
       $regexFind: regexFind,
       $regexFindAll: regexFindAll,
@@ -504,6 +506,7 @@ const context = Context.init({
   pipeline: wrapPipelineOperators(
     guardPipelineOperators({
       ...withoutScripts(mingoPipeline, ["$out", "$merge"]),
+      ...fixedPipelineOperators,
       $match: match,
       $graphLookup: graphLookup,
       $lookup: joinedAs(mingoPipeline.$lookup!),

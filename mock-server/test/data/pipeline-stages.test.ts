@@ -56,3 +56,49 @@ describe("joins", () => {
     expect(JSON.stringify(joined)).toBe('{"_id":1,"o":{"p":1,"matches":[{"_id":9,"k":2}]},"k":2}');
   });
 });
+
+describe("operators mingo lacks or answers otherwise", () => {
+  const docs = stored([
+    { _id: 1, s: "héllo wörld", d: { $date: "2024-03-10T15:30:00Z" }, o: { k: "v" }, n: 7 },
+    { _id: 2, s: "x", d: { $date: "2023-01-01T00:00:00Z" }, o: {}, n: 2 },
+  ]);
+  const values = (expr: unknown) => aggregate(docs, [{ $project: { _id: 0, v: expr } }]).map((doc) => doc.v);
+
+  it("finds code points, sizes documents and strings, numbers Sunday weeks", () => {
+    expect(values({ $indexOfCP: ["$s", "ö"] })).toEqual([7, -1]);
+    expect(values({ $indexOfCP: ["$s", "l", 3] })).toEqual([3, -1]);
+    expect(values({ $indexOfCP: ["$s", "l", 0, 2] })).toEqual([-1, -1]);
+    expect(values({ $bsonSize: "$o" })).toEqual([14, 5]);
+    expect(values({ $binarySize: "$s" })).toEqual([13, 1]);
+    expect(values({ $week: "$d" })).toEqual([10, 1]);
+    expect(values({ $week: { date: "$d", timezone: "America/New_York" } })).toEqual([10, 52]);
+    expect(() => values({ $bsonSize: "$s" })).toThrow("$bsonSize requires a document input, found: string");
+  });
+
+  it("writes a date's parts year first, a bucket's _id first, and drops what $redact prunes", () => {
+    expect(JSON.stringify(values({ $dateToParts: { date: "$d" } })[0])).toBe(
+      '{"year":2024,"month":3,"day":10,"hour":15,"minute":30,"second":0,"millisecond":0}',
+    );
+    const buckets = aggregate(docs, [{ $bucket: { groupBy: "$n", boundaries: [0, 5, 10] } }]);
+    expect(JSON.stringify(buckets)).toBe('[{"_id":0,"count":1},{"_id":5,"count":1}]');
+    const auto = aggregate(docs, [{ $bucketAuto: { groupBy: "$n", buckets: 1 } }]);
+    expect(JSON.stringify(auto)).toBe('[{"_id":{"min":2,"max":7},"count":2}]');
+    const kept = aggregate(docs, [{ $redact: { $cond: [{ $gt: ["$n", 5] }, "$$KEEP", "$$PRUNE"] } }]);
+    expect(kept.map((doc) => doc._id)).toEqual([1]);
+  });
+
+  it("accumulates $firstN, $lastN, $maxN and $minN in a $group", () => {
+    const [group] = aggregate(docs, [
+      {
+        $group: {
+          _id: null,
+          first: { $firstN: { n: 1, input: "$n" } },
+          last: { $lastN: { n: 1, input: "$n" } },
+          most: { $maxN: { n: 2, input: "$n" } },
+          least: { $minN: { n: 1, input: "$n" } },
+        },
+      },
+    ]);
+    expect(group).toEqual({ _id: null, first: [7], last: [2], most: [7, 2], least: [2] });
+  });
+});

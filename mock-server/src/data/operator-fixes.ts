@@ -1,0 +1,129 @@
+/**
+ * Operators mingo lacks or answers otherwise than MongoDB, put right: `$indexOfCP`, `$bsonSize`
+ * and `$binarySize` (unknown to mingo), `$week` (mingo's is not MongoDB's Sunday-based week:
+ * 53 for 2023-01-01, a Sunday, where MongoDB says 1), `$dateToParts` (its parts in MongoDB's
+ * order), `$redact` (a pruned document left as an empty one), and `$bucket` / `$bucketAuto`
+ * (`_id` after `count`).
+ */
+import { evalExpr } from "mingo/core";
+import * as expressionOperators from "mingo/operators/expression";
+import * as pipelineOperators from "mingo/operators/pipeline";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { bsonTypeAlias } from "./bson-operators.ts";
+import { bsonSize, utf8Length } from "./bson-size.ts";
+import { type Document, isDocument } from "./documents.ts";
+import { keysOf } from "./wide-keys.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
+type AnyFn = (...args: any[]) => any;
+
+const mingoExpression = expressionOperators as unknown as Record<string, AnyFn>;
+const mingoPipeline = pipelineOperators as unknown as Record<string, AnyFn>;
+
+const evaluate = (obj: unknown, expr: unknown, options: unknown): unknown => evalExpr(obj, expr, options as never);
+
+/** The code point index of `search` in `text` from `start` to `end` (code points), or -1. */
+const indexOfCP: AnyFn = (obj, expr, options) => {
+  if (!Array.isArray(expr) || expr.length < 2 || expr.length > 4)
+    throw errors.mongo(
+      `Expression $indexOfCP takes at least 2 arguments, and at most 4, but ${Array.isArray(expr) ? expr.length : 1} were passed in.`,
+    );
+  const [text, search, start = 0, end] = evaluate(obj, expr, options) as unknown[];
+  if (text === null || text === undefined) return null;
+  if (typeof text !== "string")
+    throw errors.mongo(`$indexOfCP requires a string as the first argument, found: ${bsonTypeAlias(text)}`);
+  if (typeof search !== "string")
+    throw errors.mongo(`$indexOfCP requires a string as the second argument, found: ${bsonTypeAlias(search)}`);
+  for (const [bound, which] of [
+    [start, "starting"],
+    [end, "ending"],
+  ] as const) {
+    if (bound !== undefined && (typeof bound !== "number" || !Number.isInteger(bound) || bound < 0))
+      throw errors.mongo(`$indexOfCP requires an ${which} index that is a non-negative integer`);
+  }
+  const points = Array.from(text);
+  const wanted = Array.from(search);
+  const last = Math.min(end === undefined ? points.length : (end as number), points.length);
+  for (let i = start as number; i + wanted.length <= last; i++) {
+    let found = true;
+    for (let j = 0; j < wanted.length && found; j++) found = points[i + j] === wanted[j];
+    if (found) return i;
+  }
+  return -1;
+};
+
+const bsonSizeOf: AnyFn = (obj, expr, options) => {
+  const value = evaluate(obj, expr, options);
+  if (value === null || value === undefined) return null;
+  if (!isDocument(value)) throw errors.mongo(`$bsonSize requires a document input, found: ${bsonTypeAlias(value)}`);
+  return bsonSize(value, new WeakMap());
+};
+
+const binarySize: AnyFn = (obj, expr, options) => {
+  const value = evaluate(obj, expr, options);
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string") return utf8Length(value);
+  if (value instanceof Uint8Array) return value.length;
+  if ((value as { _bsontype?: unknown } | null)?._bsontype === "Binary")
+    return (value as { position: number }).position;
+  throw errors.mongo(`$binarySize requires a string or BinData argument, found: ${bsonTypeAlias(value)}`);
+};
+
+/**
+ * `$week`: 0–53, weeks starting on Sundays, week 1 at the year's first Sunday (strftime's `%U`);
+ * from mingo's `$dayOfYear` and `$dayOfWeek`, which read the time zone as MongoDB does.
+ */
+const week: AnyFn = (obj, expr, options) => {
+  const day = mingoExpression.$dayOfYear!(obj, expr, options) as number | null;
+  const weekday = mingoExpression.$dayOfWeek!(obj, expr, options) as number | null;
+  if (day === null || day === undefined || weekday === null || weekday === undefined) return null;
+  return Math.floor((day + 7 - weekday) / 7);
+};
+
+const partsOrder = [
+  "year",
+  "isoWeekYear",
+  "month",
+  "isoWeek",
+  "day",
+  "isoDayOfWeek",
+  "hour",
+  "minute",
+  "second",
+  "millisecond",
+];
+
+/** `$dateToParts` with its parts in MongoDB's order (year first). */
+const dateToParts: AnyFn = (obj, expr, options) => {
+  const parts = mingoExpression.$dateToParts!(obj, expr, options) as unknown;
+  if (!isDocument(parts)) return parts;
+  const out: Document = {};
+  for (const key of partsOrder) if (key in parts) out[key] = parts[key];
+  for (const key of keysOf(parts)) if (!(key in out)) out[key] = parts[key];
+  return out;
+};
+
+export const fixedExpressionOperators: Record<string, AnyFn> = {
+  $indexOfCP: indexOfCP,
+  $bsonSize: bsonSizeOf,
+  $binarySize: binarySize,
+  $week: week,
+  $dateToParts: dateToParts,
+};
+
+type LazyLike = { filter(f: (doc: unknown) => boolean): unknown; map(f: (doc: unknown) => unknown): unknown };
+
+/** `_id` first, as MongoDB writes a bucket. */
+const idFirst = (doc: unknown): unknown => {
+  if (!isDocument(doc) || !("_id" in doc)) return doc;
+  const { _id, ...rest } = doc;
+  return { _id, ...rest };
+};
+
+export const fixedPipelineOperators: Record<string, AnyFn> = {
+  $redact: (collection, expr, options) =>
+    (mingoPipeline.$redact!(collection, expr, options) as LazyLike).filter((doc) => doc !== undefined),
+  $bucket: (collection, expr, options) => (mingoPipeline.$bucket!(collection, expr, options) as LazyLike).map(idFirst),
+  $bucketAuto: (collection, expr, options) =>
+    (mingoPipeline.$bucketAuto!(collection, expr, options) as LazyLike).map(idFirst),
+};
