@@ -12,7 +12,8 @@ import { Lazy } from "mingo/lazy";
 import * as accumulatorOperators from "mingo/operators/accumulator";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { canonicalRank, compareBson, compareStrings } from "./bson-order.ts";
+import { bsonTypeNumber, canonicalRank, compareBson, compareStrings } from "./bson-order.ts";
+
 import { type Document, isDocument } from "./documents.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -49,61 +50,6 @@ const typeNumbers: Record<string, number> = {
 };
 const typeAliases = new Map(Object.entries(typeNumbers).map(([alias, n]) => [n, alias]));
 const numericTypes = [1, 16, 18, 19];
-
-/**
- * A value's BSON type number, or undefined when it is missing. A JavaScript number is the type
- * it is written back as (ejson-text.ts): an int within 32 bits, a long within 64, else a double.
- */
-export function bsonTypeNumber(value: unknown): number | undefined {
-  switch (typeof value) {
-    case "undefined":
-      return undefined;
-    case "number":
-      if (Number.isInteger(value) && !Object.is(value, -0)) {
-        if (value >= -0x80000000 && value <= 0x7fffffff) return 16;
-        if (value >= -(2 ** 63) && value <= 2 ** 63) return 18;
-      }
-      return 1;
-    case "bigint":
-      return 18;
-    case "string":
-      return 2;
-    case "boolean":
-      return 8;
-  }
-  if (value === null) return 10;
-  if (Array.isArray(value)) return 4;
-  if (value instanceof Date) return 9;
-  switch ((value as { _bsontype?: unknown })._bsontype) {
-    case "Decimal128":
-      return 19;
-    case "Long":
-      return 18;
-    case "Int32":
-      return 16;
-    case "Double":
-      return 1;
-    case "BSONSymbol":
-      return 14;
-    case "Binary":
-      return 5;
-    case "ObjectId":
-      return 7;
-    case "Timestamp":
-      return 17;
-    case "BSONRegExp":
-      return 11;
-    case "Code":
-      return (value as { scope?: unknown }).scope ? 15 : 13;
-    case "MinKey":
-      return -1;
-    case "MaxKey":
-      return 127;
-  }
-  if (value instanceof RegExp) return 11;
-  if (value instanceof Uint8Array) return 5;
-  return 3;
-}
 
 /** A value's BSON type alias, as aggregation's `$type` names it ("missing" when missing). */
 export function bsonTypeAlias(value: unknown): string {
@@ -166,6 +112,7 @@ enum Op {
  */
 function compares(value: unknown, operand: unknown, op: Op): boolean {
   if (typeof value === "string" && typeof operand === "string") return holds(compareStrings(value, operand), op);
+  if (typeof value === "number" && typeof operand === "number") return holds(compareBson(value, operand), op);
   const valueRank = canonicalRank(value);
   const operandRank = canonicalRank(operand);
   if (valueRank !== operandRank) {
@@ -398,37 +345,49 @@ export function valueAt(doc: Document, path: string): unknown {
   return node;
 }
 
+/** What an update operator's path comes to when decided before mingo's updater runs. */
+export type Decision = { set: unknown } | "unchanged" | "updater";
+
 /**
- * The update with its `$min` / `$max` of plain paths decided here, in MongoDB's order: a path
- * whose value is to change moves to `$set`, one that keeps its value is dropped. Positional paths
- * (`$`, `$[]`, `$[name]`) and paths `$set` also names stay with the updater.
+ * The update with the plain paths of the operators `names` decided by `decide`: a value moves to
+ * `$set`, an unchanged one is dropped, the rest stay for mingo's updater. Positional paths (`$`,
+ * `$[]`, `$[name]`) and paths `$set` (or an earlier decided path) names always stay.
  */
-export function decideMinMax(doc: Document, operators: Document): Document {
-  if (!isDocument(operators.$min) && !isDocument(operators.$max)) return operators;
+export function decidePaths(
+  operators: Document,
+  names: readonly string[],
+  decide: (name: string, path: string, operand: unknown) => Decision,
+): Document {
+  if (!names.some((name) => isDocument(operators[name]))) return operators;
   const out: Document = { ...operators };
   const set: Document = isDocument(operators.$set) ? { ...operators.$set } : {};
   const named = new Set(Object.keys(set));
-  for (const [name, direction] of [
-    ["$max", 1],
-    ["$min", -1],
-  ] as const) {
+  for (const name of names) {
     const spec = operators[name];
     if (!isDocument(spec)) continue;
     const left: Document = {};
-    for (const [path, value] of Object.entries(spec)) {
-      if (path.includes("$") || named.has(path)) {
-        left[path] = value;
-        continue;
+    for (const [path, operand] of Object.entries(spec)) {
+      const decision = path.includes("$") || named.has(path) ? "updater" : decide(name, path, operand);
+      if (decision === "updater") left[path] = operand;
+      else {
+        if (decision !== "unchanged") set[path] = decision.set;
+        named.add(path);
       }
-      const current = valueAt(doc, path);
-      if (current === undefined || compareBson(value, current) * direction > 0) set[path] = value;
-      named.add(path);
     }
     if (Object.keys(left).length > 0) out[name] = left;
     else delete out[name];
   }
   if (Object.keys(set).length > 0) out.$set = set;
   return out;
+}
+
+/** `$min` / `$max` of plain paths, in MongoDB's order (a missing field takes the operand). */
+export function decideMinMax(doc: Document, operators: Document): Document {
+  return decidePaths(operators, ["$max", "$min"], (name, path, operand) => {
+    const current = valueAt(doc, path);
+    const direction = name === "$max" ? 1 : -1;
+    return current === undefined || compareBson(operand, current) * direction > 0 ? { set: operand } : "unchanged";
+  });
 }
 
 let timestampSecond = 0;
@@ -446,22 +405,11 @@ function currentTimestamp(): Timestamp {
 }
 
 /**
- * The update with `$currentDate`'s `{$type: "timestamp"}` of plain paths decided here: a
- * Timestamp (mingo wrote the milliseconds as a number). Dates, and positional paths, stay mingo's.
+ * `$currentDate`'s `{$type: "timestamp"}` of plain paths: a Timestamp (mingo wrote the
+ * milliseconds as a number). Dates stay mingo's.
  */
 export function decideCurrentDate(operators: Document): Document {
-  const spec = operators.$currentDate;
-  if (!isDocument(spec)) return operators;
-  const set: Document = isDocument(operators.$set) ? { ...operators.$set } : {};
-  const left: Document = {};
-  for (const [path, kind] of Object.entries(spec)) {
-    if (isDocument(kind) && kind.$type === "timestamp" && !path.includes("$") && !(path in set))
-      set[path] = currentTimestamp();
-    else left[path] = kind;
-  }
-  const out: Document = { ...operators, $set: set };
-  if (Object.keys(set).length === 0) delete out.$set;
-  if (Object.keys(left).length > 0) out.$currentDate = left;
-  else delete out.$currentDate;
-  return out;
+  return decidePaths(operators, ["$currentDate"], (_name, _path, kind) =>
+    isDocument(kind) && kind.$type === "timestamp" ? { set: currentTimestamp() } : "updater",
+  );
 }

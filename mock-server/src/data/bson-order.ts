@@ -20,54 +20,89 @@
  */
 import { keysOf } from "./wide-keys.ts";
 
-/** The rank of `value`'s type in MongoDB's order (its server's `canonicalizeBSONType`). */
-export function canonicalRank(value: unknown): number {
+/**
+ * A value's BSON type number, or undefined when it is missing. A JavaScript number is the type
+ * it is written back as (ejson-text.ts): an int within 32 bits, a long within 64, else a double.
+ */
+export function bsonTypeNumber(value: unknown): number | undefined {
   switch (typeof value) {
-    case "number":
-    case "bigint":
-      return 10;
-    case "string":
-      return 15;
-    case "boolean":
-      return 40;
     case "undefined":
-      return 0;
+      return undefined;
+    case "number":
+      if (Number.isInteger(value) && !Object.is(value, -0)) {
+        if (value >= -0x80000000 && value <= 0x7fffffff) return 16;
+        if (value >= -(2 ** 63) && value <= 2 ** 63) return 18;
+      }
+      return 1;
+    case "bigint":
+      return 18;
+    case "string":
+      return 2;
+    case "boolean":
+      return 8;
   }
-  if (value === null) return 5;
-  if (Array.isArray(value)) return 25;
-  if (value instanceof Date) return 45;
+  if (value === null) return 10;
+  if (Array.isArray(value)) return 4;
+  if (value instanceof Date) return 9;
   switch ((value as { _bsontype?: unknown })._bsontype) {
     case "Decimal128":
+      return 19;
     case "Long":
+      return 18;
     case "Int32":
+      return 16;
     case "Double":
-      return 10;
+      return 1;
     case "BSONSymbol":
-      return 15;
+      return 14;
     case "Binary":
-      return 30;
+      return 5;
     case "ObjectId":
-      return 35;
+      return 7;
     case "Timestamp":
-      return 47;
+      return 17;
     case "BSONRegExp":
-      return 50;
+      return 11;
     case "Code":
-      return (value as { scope?: unknown }).scope ? 65 : 60;
+      return (value as { scope?: unknown }).scope ? 15 : 13;
     case "MinKey":
       return -1;
     case "MaxKey":
       return 127;
   }
-  if (value instanceof RegExp) return 50;
-  if (value instanceof Uint8Array) return 30;
-  return 20;
+  if (value instanceof RegExp) return 11;
+  if (value instanceof Uint8Array) return 5;
+  return 3;
 }
 
-/** Whether a value is MongoDB's MinKey or MaxKey. */
-export function isBoundKey(value: unknown): boolean {
-  const type = value !== null && typeof value === "object" && (value as { _bsontype?: unknown })._bsontype;
-  return type === "MinKey" || type === "MaxKey";
+/** Each BSON type's rank in MongoDB's order (its server's `canonicalizeBSONType`), by type number. */
+const ranks = new Map<number | undefined, number>([
+  [undefined, 0],
+  [6, 0],
+  [10, 5],
+  [1, 10],
+  [16, 10],
+  [18, 10],
+  [19, 10],
+  [2, 15],
+  [14, 15],
+  [3, 20],
+  [4, 25],
+  [5, 30],
+  [7, 35],
+  [8, 40],
+  [9, 45],
+  [17, 47],
+  [11, 50],
+  [13, 60],
+  [15, 65],
+  [-1, -1],
+  [127, 127],
+]);
+
+/** The rank of `value`'s type in MongoDB's order: missing as undefined (0), below null. */
+export function canonicalRank(value: unknown): number {
+  return ranks.get(bsonTypeNumber(value)) ?? 20;
 }
 
 const sign = (n: number): number => (n < 0 ? -1 : n > 0 ? 1 : 0);

@@ -11,7 +11,8 @@ import { evalExpr } from "mingo/core";
 import * as accumulatorOperators from "mingo/operators/accumulator";
 import * as expressionOperators from "mingo/operators/expression";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { bsonTypeAlias, bsonTypeNumber, valueAt } from "./bson-operators.ts";
+import { bsonTypeAlias, decidePaths, valueAt } from "./bson-operators.ts";
+import { bsonTypeNumber } from "./bson-order.ts";
 import {
   add,
   type Dec,
@@ -28,7 +29,7 @@ import {
   toDouble,
   truncatedInteger,
 } from "./decimal.ts";
-import { type Document, idRepr, isDocument } from "./documents.ts";
+import { type Document, idRepr } from "./documents.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
 type AnyFn = (...args: any[]) => any;
@@ -208,52 +209,30 @@ export const numericAccumulators: Record<string, AnyFn> = { $sum: sumAccumulator
 // Update operators
 
 /**
- * The update with its `$inc` / `$mul` of plain paths decided here where mingo would not decide as
- * MongoDB does: a Decimal128 or Long on either side (the result moves to `$set`), or a field that
- * holds no number (MongoDB's error; mingo left it as it was). Numbers of JavaScript's types, and
- * positional paths, stay with mingo's updater.
+ * `$inc` / `$mul` of plain paths, decided here where mingo would not decide as MongoDB does: a
+ * Decimal128 or Long on either side, or a field that holds no number (MongoDB's error; mingo left
+ * it as it was). Numbers of JavaScript's types stay mingo's.
  */
 export function decideArithmetic(doc: Document, operators: Document): Document {
-  if (!isDocument(operators.$inc) && !isDocument(operators.$mul)) return operators;
-  const out: Document = { ...operators };
-  const set: Document = isDocument(operators.$set) ? { ...operators.$set } : {};
-  const named = new Set(Object.keys(set));
-  for (const [name, how] of [
-    ["$inc", "add"],
-    ["$mul", "multiply"],
-  ] as const) {
-    const spec = operators[name];
-    if (!isDocument(spec)) continue;
-    const left: Document = {};
-    for (const [path, operand] of Object.entries(spec)) {
-      const current = path.includes("$") || named.has(path) ? undefined : valueAt(doc, path);
-      if (current !== undefined && !isNumeric(current) && isNumeric(operand))
-        throw errors.mongo(
-          `Cannot apply ${name} to a value of non-numeric type. {_id: ${idRepr(doc._id)}} has the field ` +
-            `'${path.split(".").pop()}' of non-numeric type ${bsonTypeAlias(current)}`,
-        );
-      if (
-        path.includes("$") ||
-        named.has(path) ||
-        !isNumeric(operand) ||
-        !(isBsonNumber(operand) || isBsonNumber(current))
-      ) {
-        left[path] = operand;
-        continue;
-      }
-      // A missing field: $inc sets the operand, $mul a zero of the operand's type.
-      const result =
-        current === undefined
-          ? how === "add"
-            ? operand
-            : combine([operand, 0], "multiply")
-          : combine([current, operand], how);
-      if (bsonTypeNumber(result) !== bsonTypeNumber(current) || String(result) !== String(current)) set[path] = result;
-      named.add(path);
-    }
-    if (Object.keys(left).length > 0) out[name] = left;
-    else delete out[name];
-  }
-  if (Object.keys(set).length > 0) out.$set = set;
-  return out;
+  return decidePaths(operators, ["$inc", "$mul"], (name, path, operand) => {
+    const current = valueAt(doc, path);
+    if (!isNumeric(operand)) return "updater";
+    if (current !== undefined && !isNumeric(current))
+      throw errors.mongo(
+        `Cannot apply ${name} to a value of non-numeric type. {_id: ${idRepr(doc._id)}} has the field ` +
+          `'${path.split(".").pop()}' of non-numeric type ${bsonTypeAlias(current)}`,
+      );
+    if (!isBsonNumber(operand) && !isBsonNumber(current)) return "updater";
+    const how = name === "$inc" ? "add" : "multiply";
+    // A missing field: $inc sets the operand, $mul a zero of the operand's type.
+    const result =
+      current === undefined
+        ? how === "add"
+          ? operand
+          : combine([operand, 0], "multiply")
+        : combine([current, operand], how);
+    return bsonTypeNumber(result) === bsonTypeNumber(current) && String(result) === String(current)
+      ? "unchanged"
+      : { set: result };
+  });
 }
