@@ -13,7 +13,6 @@ import * as accumulatorOperators from "mingo/operators/accumulator";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeNumber, canonicalRank, compareBson, compareStrings } from "./bson-order.ts";
-
 import { type Document, isDocument } from "./documents.ts";
 import { keysOf } from "./wide-keys.ts";
 

@@ -64,7 +64,9 @@ export const doubleOf = (value: unknown): number =>
     : isLong(value)
       ? Number(bigOf(value))
       : (value as number);
-const isInteger = (value: unknown): boolean => isLong(value) || Number.isInteger(value);
+/** An int or a long as documents hold them (a number's type is the one it is written back as). */
+const isInteger = (value: unknown): boolean =>
+  isLong(value) || (Number.isInteger(value) && Math.abs(value as number) <= 2 ** 63);
 
 type Combine = "add" | "multiply";
 
@@ -76,10 +78,20 @@ function combine(values: unknown[], how: Combine): unknown {
     return toDecimal128(total);
   }
   if (values.every(isInteger)) {
+    // Exact while within 64 bits; past them MongoDB's result is a double, and so is the rest of
+    // the fold (a long list of large factors never grows a huge integer).
     let total = how === "add" ? 0n : 1n;
-    for (const value of values) total = how === "add" ? total + bigOf(value) : total * bigOf(value);
+    for (let i = 0; i < values.length; i++) {
+      total = how === "add" ? total + bigOf(values[i]) : total * bigOf(values[i]);
+      if (total < int64Min || total > int64Max) {
+        let rest = Number(total);
+        for (const value of values.slice(i + 1)) rest = how === "add" ? rest + doubleOf(value) : rest * doubleOf(value);
+        return rest;
+      }
+    }
     return fromBigInt(total);
   }
+
   let total = how === "add" ? 0 : 1;
   for (const value of values) total = how === "add" ? total + doubleOf(value) : total * doubleOf(value);
   return total;

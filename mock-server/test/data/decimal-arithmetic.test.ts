@@ -92,6 +92,11 @@ describe("aggregation", () => {
     expect(value(doc, { $floor: "$m" })).toEqual(decimal("-2"));
     expect(value(doc, { $add: ["$l", 1] })).toEqual({ $numberLong: "9007199254740994" });
     expect(value(doc, { $multiply: ["$l", 2] })).toEqual({ $numberLong: "18014398509481986" });
+    // Past 64 bits a double, as MongoDB's long overflows; and the fold stays a double from there.
+    expect(value(doc, { $multiply: ["$l", 2048] })).toEqual({ $numberDouble: "18446744073709552000" });
+    expect(value(doc, { $multiply: ["$l", ...Array.from({ length: 2000 }, () => 1e18)] })).toEqual({
+      $numberDouble: "Infinity",
+    });
     expect(value(doc, { $add: ["$p", null] })).toBeNull();
     expect(() => value(doc, { $divide: ["$p", 0] })).toThrow("can't $divide by zero");
     expect(() => value(doc, { $add: ["$p", "x"] })).toThrow("$add only supports numeric or date types, not string");
