@@ -123,6 +123,35 @@ function checkUpdate(spec: Document | Document[]): void {
   for (const key of Object.keys(spec)) {
     if (key.startsWith("$") && !updateOperators.has(key)) throw errors.mongo(`Unknown modifier: ${key}`);
   }
+  checkConflicts(spec);
+}
+
+/**
+ * MongoDB refuses an update two of whose paths are the same or one inside the other (`$set: {a}`
+ * with `$inc: {"a.b"}`, a `$rename`'s target among them): which would win is not defined.
+ */
+function checkConflicts(spec: Document): void {
+  const seen = new Set<string>();
+  const paths: string[] = [];
+  for (const [op, fields] of Object.entries(spec)) {
+    if (!op.startsWith("$") || !isDocument(fields)) continue;
+    for (const path of keysOf(fields)) {
+      paths.push(path);
+      const target = fields[path];
+      if (op === "$rename" && typeof target === "string") paths.push(target);
+    }
+  }
+  if (paths.length < 2) return;
+  for (const path of paths) {
+    if (seen.has(path)) throw errors.mongo(`Updating the path '${path}' would create a conflict at '${path}'`);
+    seen.add(path);
+  }
+  for (const path of paths) {
+    for (let dot = path.indexOf("."); dot !== -1; dot = path.indexOf(".", dot + 1)) {
+      const prefix = path.slice(0, dot);
+      if (seen.has(prefix)) throw errors.mongo(`Updating the path '${path}' would create a conflict at '${prefix}'`);
+    }
+  }
 }
 
 /** The batches of a scan, each document also kept by `_id` key. */

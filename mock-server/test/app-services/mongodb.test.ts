@@ -213,6 +213,16 @@ describe("mongodb-atlas actions", () => {
       ["find", { ...ns("e"), query: { a: { $who: 1 } } }, /^unknown operator: \$who$/],
       ["updateOne", { ...ns("e"), query: {}, update: { $who: { a: 1 } } }, /Unknown modifier: \$who/],
       ["updateOne", { ...ns("e"), query: {}, update: { plain: 1 } }, /requires atomic operators/],
+      [
+        "updateOne",
+        { ...ns("e"), query: {}, update: { $set: { a: 1 }, $inc: { "a.b": 1 } } },
+        /^Updating the path 'a\.b' would create a conflict at 'a'$/,
+      ],
+      [
+        "updateMany",
+        { ...ns("e"), query: {}, update: { $set: { n: 1 }, $rename: { m: "n" } } },
+        /^Updating the path 'n' would create a conflict at 'n'$/,
+      ],
       ["aggregate", { ...ns("e"), pipeline: [{ $who: {} }] }, /^Unrecognized pipeline stage name: '\$who'\.$/],
       ["aggregate", { ...ns("e"), pipeline: [{ $out: "elsewhere" }] }, /not allowed/],
       ["insertMany", { ...ns("e"), documents: [] }, /^must provide at least one element$/],
