@@ -213,9 +213,16 @@ function sortFields(sort: Document): { fields: string[]; directions: (1 | -1)[] 
   return { fields, directions: fields.map((field) => (sort[field] === -1 ? -1 : 1)) };
 }
 
-/** `docs` in MongoDB's order for `sort`; documents with equal keys keep their order. */
+/**
+ * `docs` in MongoDB's order for `sort`; documents with equal keys keep their order. `$natural`
+ * is the order the store keeps them in (-1 reversed).
+ */
 export function sortDocuments<T>(docs: readonly T[], sort: Document): T[] {
   const { fields, directions } = sortFields(sort);
+  if (fields[0] === "$natural") {
+    if (fields.length > 1) throw errors.mongo("$natural sort cannot be set with other sort keys");
+    return directions[0] === -1 ? [...docs].reverse() : [...docs];
+  }
   const keys = docs.map((doc) => fields.map((field, f) => sortKey(doc, field, directions[f]!)));
   const places = docs.map((_, i) => i);
   places.sort((a, b) => {

@@ -195,6 +195,15 @@ describe("sorts", () => {
     });
   });
 
+  it("keep the store's order for $natural, reversed for -1", () => {
+    const docs = [3, 1, 2].map((n) => read({ _id: n }));
+    run(() => {
+      expect(ids(find(docs, {}, { sort: { $natural: -1 } }))).toEqual([2, 1, 3]);
+      expect(ids(find(docs, {}, { sort: { $natural: 1 }, limit: 2 }))).toEqual([3, 1]);
+      expect(() => find(docs, {}, { sort: { $natural: 1, _id: 1 } })).toThrow("$natural sort cannot be set");
+    });
+  });
+
   it("order strings by code point, on the fast path too", () => {
     const docs = [read({ _id: 1, s: "😀" }), read({ _id: 2, s: "\uFFFF" }), read({ _id: 3, s: "a" })];
     run(() => {
