@@ -1,11 +1,11 @@
 /**
  * Conversions of the BSON values mingo does not know (`$toString`, `$toDouble`, `$toInt`,
  * `$toLong`, `$toDecimal`, `$toObjectId`, `$toDate`, `$toBool`, `$convert`): from a Decimal128, a
- * Long or an ObjectId, and to a Decimal128 or an ObjectId, as MongoDB converts them. mingo refused
+ * Long, an ObjectId or a Timestamp, and to a Decimal128 or an ObjectId, as MongoDB converts them. mingo refused
  * `$toString` of an ObjectId (the commonest conversion an app writes), had no `$toObjectId`, and
  * answered a double for `$toDecimal`. Every other conversion is mingo's.
  */
-import { ObjectId } from "bson";
+import { ObjectId, type Timestamp } from "bson";
 import { evalExpr } from "mingo/core";
 import * as expressionOperators from "mingo/operators/expression";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
@@ -57,8 +57,12 @@ const isObjectId = (value: unknown): value is ObjectId =>
   value !== null && typeof value === "object" && (value as { _bsontype?: unknown })._bsontype === "ObjectId";
 
 /** Whether a conversion is ours rather than mingo's. */
+const isTimestamp = (value: unknown): value is Timestamp =>
+  value !== null && typeof value === "object" && (value as { _bsontype?: unknown })._bsontype === "Timestamp";
+
 const ours = (value: unknown, target: string | undefined): boolean =>
-  target !== undefined && (target === "decimal" || target === "objectId" || isBsonNumber(value) || isObjectId(value));
+  target !== undefined &&
+  (target === "decimal" || target === "objectId" || isBsonNumber(value) || isObjectId(value) || isTimestamp(value));
 
 const unsupported = (value: unknown, target: string) =>
   new ConversionError(
@@ -96,6 +100,11 @@ function toObjectId(value: unknown): ObjectId {
 function convert(value: unknown, target: string): unknown {
   if (target === "decimal") return toDecimal(value);
   if (target === "objectId") return toObjectId(value);
+  if (isTimestamp(value)) {
+    // Its seconds as a date; no other conversion takes one.
+    if (target === "date") return new Date(value.t * 1000);
+    throw unsupported(value, target);
+  }
   if (isObjectId(value)) {
     if (target === "string") return value.toHexString();
     if (target === "date") return value.getTimestamp();

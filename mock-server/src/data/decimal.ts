@@ -172,6 +172,17 @@ export function divide(a: Dec, b: Dec): Dec {
   return round(finite(negative, quotient, exponent), true);
 }
 
+/** `a` less the whole multiples of `b` (truncated toward zero): IEEE's remainder by truncation. */
+export function remainder(a: Dec, b: Dec): Dec {
+  if (a.kind === "nan" || b.kind === "nan" || a.kind === "infinite") return nan;
+  if (b.kind === "infinite") return a;
+  if (b.coefficient === 0n) return nan;
+  const exponent = Math.min(a.exponent, b.exponent);
+  const x = a.coefficient * pow10(a.exponent - exponent);
+  const y = b.coefficient * pow10(b.exponent - exponent);
+  return round(finite(a.negative, x % y, exponent));
+}
+
 export function isZero(value: Dec): boolean {
   return value.kind === "finite" && value.coefficient === 0n;
 }

@@ -24,6 +24,7 @@ import {
   negate,
   quantize,
   type RoundingMode,
+  remainder,
   subtract,
   toDecimal128,
   toDouble,
@@ -157,6 +158,26 @@ const divideExpression: AnyFn = (obj, expr, options) => {
   return doubleOf(a) / doubleOf(b);
 };
 
+/** `$mod`: the remainder with the dividend's sign, a Decimal128's exactly. */
+const modExpression: AnyFn = (obj, expr, options) => {
+  const values = argumentsOf("$mod", obj, expr, options, 2);
+  if (!values.some(isBsonNumber)) return mingoExpression.$mod!(obj, literals(values), options);
+  const [a, b] = values;
+  if (a === null || a === undefined || b === null || b === undefined) return null;
+  if (!isNumeric(a) || !isNumeric(b))
+    throw errors.mongo(`$mod only supports numeric types, not ${bsonTypeAlias(a)} and ${bsonTypeAlias(b)}`);
+  if (isDecimal(a) || isDecimal(b)) {
+    const divisor = decOf(b);
+    if (isZero(divisor)) throw errors.mongo("can't $mod by zero");
+    return toDecimal128(remainder(decOf(a), divisor));
+  }
+  if (isInteger(a) && isInteger(b)) {
+    if (bigOf(b) === 0n) throw errors.mongo("can't $mod by zero");
+    return fromBigInt(bigOf(a) % bigOf(b));
+  }
+  return doubleOf(a) % doubleOf(b);
+};
+
 /** `$abs`, `$ceil`, `$floor`: a Decimal128 stays one, a Long stays whole. */
 function unary(name: "$abs" | "$ceil" | "$floor"): AnyFn {
   return (obj, expr, options) => {
@@ -188,6 +209,7 @@ export const numericExpressionOperators: Record<string, AnyFn> = {
   $multiply: nAry("$multiply", "multiply"),
   $subtract: subtractExpression,
   $divide: divideExpression,
+  $mod: modExpression,
   $abs: unary("$abs"),
   $ceil: unary("$ceil"),
   $floor: unary("$floor"),

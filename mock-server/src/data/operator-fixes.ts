@@ -1,6 +1,6 @@
 /**
- * Operators mingo lacks or answers otherwise than MongoDB, put right: `$indexOfCP`, `$bsonSize`
- * and `$binarySize` (unknown to mingo), `$week` (mingo's is not MongoDB's Sunday-based week:
+ * Operators mingo lacks or answers otherwise than MongoDB, put right: `$indexOfCP`, `$bsonSize`,
+ * `$binarySize`, `$tsSecond` and `$tsIncrement` (unknown to mingo), `$week` (mingo's is not MongoDB's Sunday-based week:
  * 53 for 2023-01-01, a Sunday, where MongoDB says 1), `$dateToParts` (its parts in MongoDB's
  * order), `$redact` (a pruned document left as an empty one), and `$bucket` / `$bucketAuto`
  * (`_id` after `count`).
@@ -103,7 +103,21 @@ const dateToParts: AnyFn = (obj, expr, options) => {
   return out;
 };
 
+/** `$tsSecond` / `$tsIncrement`: a Timestamp's seconds or increment (a long), null for null or missing. */
+function timestampPart(name: "$tsSecond" | "$tsIncrement"): AnyFn {
+  return (obj, expr, options) => {
+    const value = evaluate(obj, Array.isArray(expr) && expr.length === 1 ? expr[0] : expr, options);
+    if (value === null || value === undefined) return null;
+    if ((value as { _bsontype?: unknown })._bsontype !== "Timestamp")
+      throw errors.mongo(`${name} expects argument of type timestamp, got ${bsonTypeAlias(value)}`);
+    const timestamp = value as { t: number; i: number };
+    return name === "$tsSecond" ? timestamp.t : timestamp.i;
+  };
+}
+
 export const fixedExpressionOperators: Record<string, AnyFn> = {
+  $tsSecond: timestampPart("$tsSecond"),
+  $tsIncrement: timestampPart("$tsIncrement"),
   $indexOfCP: indexOfCP,
   $bsonSize: bsonSizeOf,
   $binarySize: binarySize,

@@ -98,6 +98,10 @@ describe("aggregation", () => {
       $numberDouble: "Infinity",
     });
     expect(value(doc, { $add: ["$p", null] })).toBeNull();
+    expect(value(doc, { $mod: [{ $multiply: ["$p", 7] }, 2] })).toEqual(decimal("1.70"));
+    expect(value(doc, { $mod: ["$m", 1] })).toEqual(decimal("-0.10"));
+    expect(value(doc, { $mod: ["$l", 10] })).toEqual({ $numberInt: "3" });
+    expect(() => value(doc, { $mod: ["$p", 0] })).toThrow("can't $mod by zero");
     expect(() => value(doc, { $divide: ["$p", 0] })).toThrow("can't $divide by zero");
     expect(() => value(doc, { $add: ["$p", "x"] })).toThrow("$add only supports numeric or date types, not string");
     // Numbers of JavaScript's types alone are as before.

@@ -73,6 +73,10 @@ describe("operators mingo lacks or answers otherwise", () => {
     expect(values({ $week: "$d" })).toEqual([10, 1]);
     expect(values({ $week: { date: "$d", timezone: "America/New_York" } })).toEqual([10, 52]);
     expect(() => values({ $bsonSize: "$s" })).toThrow("$bsonSize requires a document input, found: string");
+    const [stamped] = aggregate(stored([{ t: { $timestamp: { t: 100, i: 3 } } }]), [
+      { $project: { _id: 0, s: { $tsSecond: "$t" }, i: { $tsIncrement: "$t" }, d: { $toDate: "$t" } } },
+    ]);
+    expect(stamped).toEqual({ s: 100, i: 3, d: new Date(100_000) });
   });
 
   it("writes a date's parts year first, a bucket's _id first, and drops what $redact prunes", () => {
