@@ -14,6 +14,7 @@ import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeNumber, canonicalRank, compareBson, compareStrings } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
+import { computeOptionsClass } from "./grouping.ts";
 import { keysOf } from "./wide-keys.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
@@ -319,7 +320,10 @@ function ends(bottom: boolean, single: boolean): AnyFn {
   return (collection, expr, options) => {
     if (!isDocument(expr) || !isDocument(expr.sortBy) || !("output" in expr))
       throw errors.mongo("expects an object with 'sortBy' (a document) and 'output'");
-    const n = single ? 1 : evalExpr((options as { local?: { groupId?: unknown } })?.local?.groupId, expr.n, options);
+    // `n` may name the group's key ("$k" of an `_id` {k: …}): evaluated with the key as its root.
+    const groupId = (options as { local?: { groupId?: unknown } })?.local?.groupId;
+    const keyed = computeOptionsClass(options)?.init(options).update({ root: groupId }) ?? options;
+    const n = single ? 1 : evalExpr(groupId, expr.n, keyed as never);
     if (typeof n !== "number" || !Number.isInteger(n) || n < 1) throw errors.mongo("'n' must be a positive integer");
     const sorted = sortDocuments(collection as unknown[], expr.sortBy);
     const kept = bottom ? sorted.slice(Math.max(0, sorted.length - n)) : sorted.slice(0, n);

@@ -324,3 +324,65 @@ function regexParts(value: unknown): [string, string] {
   const regex = value as { pattern: string; options: string };
   return [regex.pattern, regex.options];
 }
+
+// ---------------------------------------------------------------------------------------------
+// Equality keys
+
+/** A number's exact value as text: trailing zeros folded into the exponent, one zero. */
+function numberKey(value: unknown): string {
+  const exact = exactNumber(value);
+  if ("nan" in exact) return "#nan";
+  if ("infinite" in exact) return exact.infinite > 0 ? "#inf" : "#-inf";
+  let { coefficient, exponent } = exact;
+  if (coefficient === 0n) return "#0e0";
+  while (coefficient % 10n === 0n) {
+    coefficient /= 10n;
+    exponent += 1;
+  }
+  return `#${exact.negative ? "-" : ""}${coefficient}e${exponent}`;
+}
+
+/**
+ * A text two values share exactly when MongoDB holds them equal (`compareBson` answers 0): a
+ * group's key, a set's member. Numbers of every kind by exact value (5, 5.0 and Decimal128 "5.00"
+ * share one), documents with their fields in order, missing as null.
+ */
+export function equalityKey(value: unknown): string {
+  switch (canonicalRank(value)) {
+    case 0:
+    case 5:
+      return "n";
+    case -1:
+      return "<";
+    case 127:
+      return ">";
+    case 10:
+      return numberKey(value);
+    case 15:
+      return `s${JSON.stringify(typeof value === "string" ? value : String((value as { value?: unknown }).value))}`;
+    case 20: {
+      const doc = asDocument(value) as Record<string, unknown>;
+      return `{${keysOf(doc)
+        .map((key) => `${JSON.stringify(key)}:${equalityKey(doc[key])}`)
+        .join(",")}}`;
+    }
+    case 25:
+      return `[${(value as unknown[]).map(equalityKey).join(",")}]`;
+    case 30:
+      return `x${subtypeOf(value)}:${Buffer.from(bytesOf(value)).toString("hex")}`;
+    case 35:
+      return `o${Buffer.from(objectIdBytes(value)).toString("hex")}`;
+    case 40:
+      return value ? "t" : "f";
+    case 45:
+      return `d${(value as Date).getTime()}`;
+    case 47:
+      return `ts${String(value)}`;
+    case 50:
+      return `r${JSON.stringify(regexParts(value))}`;
+    default: {
+      const code = value as { code: unknown; scope?: object | null };
+      return `c${JSON.stringify(String(code.code))}${code.scope ? equalityKey(code.scope) : ""}`;
+    }
+  }
+}

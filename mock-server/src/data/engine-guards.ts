@@ -9,6 +9,7 @@
  */
 import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
+import * as accumulatorOperators from "mingo/operators/accumulator";
 import { resolve } from "mingo/util";
 import { type Document, isDocument } from "./documents.ts";
 import { checkValue, countCompositeKey, heavy } from "./query-limits.ts";
@@ -120,8 +121,10 @@ export function groupKey(obj: unknown, expr: unknown, options: unknown): unknown
  */
 export function guardAccumulators(ops: OperatorMap): OperatorMap {
   const out: OperatorMap = {};
-  const push = ops.$push!;
-  const simple = new Set(["$addToSet", "$push", "$max", "$min", "$first", "$last", "$mergeObjects"]);
+  // mingo's own $push (a missing value as null, as $first and $last want it): the engine's leaves
+  // missing values out, and its $push and $addToSet (grouping.ts) are weighed by the group's size.
+  const push = (accumulatorOperators as unknown as OperatorMap).$push!;
+  const simple = new Set(["$max", "$min", "$first", "$last", "$mergeObjects"]);
   const sorting = new Set([
     "$max",
     "$min",

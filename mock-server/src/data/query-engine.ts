@@ -53,6 +53,7 @@ import {
   type OperatorMap,
   weighSort,
 } from "./engine-guards.ts";
+import { groupingAccumulators, groupStage } from "./grouping.ts";
 import { decideArithmetic, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
 import { excluded, exclusionsOf, inMongoOrder, mergedInto, slicesOnly } from "./projections.ts";
@@ -485,6 +486,7 @@ const context = Context.init({
       ...withoutScripts(accumulatorOperators as unknown as OperatorMap, ["$accumulator"]),
       ...orderAccumulators,
       ...numericAccumulators,
+      ...groupingAccumulators,
     }),
   ),
   expression: wrapValueOperators({
@@ -511,6 +513,7 @@ const context = Context.init({
       $graphLookup: graphLookup,
       $lookup: joinedAs(mingoPipeline.$lookup!),
       $sort: sortStage,
+      $group: groupStage,
       $project: projectStage,
       $unset: unsetStage,
       $addFields: addFieldsStage,

@@ -106,3 +106,49 @@ describe("operators mingo lacks or answers otherwise", () => {
     expect(group).toEqual({ _id: null, first: [7], last: [2], most: [7, 2], least: [2] });
   });
 });
+
+describe("groups and sets", () => {
+  const docs = stored([
+    { _id: 1, c: 5, v: "a" },
+    { _id: 2, c: { $numberDecimal: "5.0" }, v: "b" },
+    { _id: 3, c: { x: 1, y: 2 } },
+    { _id: 4, c: { y: 2, x: 1 }, v: "c" },
+    { _id: 5, c: null, v: "d" },
+    { _id: 6, v: "e" },
+  ]);
+
+  it("group values MongoDB holds equal, by the first one's form; missing with null", () => {
+    const groups = aggregate(docs, [{ $group: { _id: "$c", ids: { $push: "$_id" }, first: { $first: "$v" } } }]);
+    expect(JSON.stringify(groups)).toBe(
+      '[{"_id":5,"ids":[1,2],"first":"a"},{"_id":{"x":1,"y":2},"ids":[3],"first":null},' +
+        '{"_id":{"y":2,"x":1},"ids":[4],"first":"c"},{"_id":null,"ids":[5,6],"first":"d"}]',
+    );
+  });
+
+  it("leave missing values out of $push and $addToSet, and add each equal value once", () => {
+    const [all] = aggregate(docs, [{ $group: { _id: null, pushed: { $push: "$v" }, set: { $addToSet: "$c" } } }]);
+    expect(all!.pushed).toEqual(["a", "b", "c", "d", "e"]);
+    expect(JSON.stringify(all!.set)).toBe('[5,{"x":1,"y":2},{"y":2,"x":1},null]');
+  });
+
+  it("give accumulators the group's key as MongoDB does", () => {
+    const [first, second] = aggregate(
+      stored([
+        { k: "a", n: 1 },
+        { k: "a", n: 2 },
+        { k: "b", n: 3 },
+        { k: "b", n: 4 },
+      ]),
+      [
+        {
+          $group: {
+            _id: { k: "$k" },
+            top: { $topN: { n: { $cond: [{ $eq: ["$k", "a"] }, 1, 2] }, sortBy: { n: -1 }, output: "$n" } },
+          },
+        },
+      ],
+    );
+    expect(first).toEqual({ _id: { k: "a" }, top: [2] });
+    expect(second).toEqual({ _id: { k: "b" }, top: [4, 3] });
+  });
+});
