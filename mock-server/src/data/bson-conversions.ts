@@ -9,7 +9,7 @@ import { ObjectId, type Timestamp } from "bson";
 import { evalExpr } from "mingo/core";
 import * as expressionOperators from "mingo/operators/expression";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { bsonTypeAlias } from "./bson-operators.ts";
+import { bsonTypeAlias } from "./bson-order.ts";
 import { fromNumber, isZero, parseDecimal, toDecimal128, truncatedInteger } from "./decimal.ts";
 import { isDocument } from "./documents.ts";
 import {

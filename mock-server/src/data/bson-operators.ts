@@ -12,7 +12,16 @@ import { Lazy } from "mingo/lazy";
 import * as accumulatorOperators from "mingo/operators/accumulator";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { bsonTypeNumber, canonicalRank, compareBson, compareStrings } from "./bson-order.ts";
+import {
+  bsonTypeAlias,
+  bsonTypeNumber,
+  canonicalRank,
+  compareBson,
+  compareStrings,
+  numericTypes,
+  typeAliases,
+  typeNumbers,
+} from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { computeOptionsClass } from "./grouping.ts";
 import { keysOf } from "./wide-keys.ts";
@@ -23,39 +32,6 @@ type Predicate = (doc: unknown) => boolean;
 
 // ---------------------------------------------------------------------------------------------
 // Types
-
-/** MongoDB's type numbers by alias (`$type`); "number" is any of the four numeric types. */
-const typeNumbers: Record<string, number> = {
-  double: 1,
-  string: 2,
-  object: 3,
-  array: 4,
-  binData: 5,
-  undefined: 6,
-  objectId: 7,
-  bool: 8,
-  date: 9,
-  null: 10,
-  regex: 11,
-  dbPointer: 12,
-  javascript: 13,
-  symbol: 14,
-  javascriptWithScope: 15,
-  int: 16,
-  timestamp: 17,
-  long: 18,
-  decimal: 19,
-  minKey: -1,
-  maxKey: 127,
-};
-const typeAliases = new Map(Object.entries(typeNumbers).map(([alias, n]) => [n, alias]));
-const numericTypes = [1, 16, 18, 19];
-
-/** A value's BSON type alias, as aggregation's `$type` names it ("missing" when missing). */
-export function bsonTypeAlias(value: unknown): string {
-  const type = bsonTypeNumber(value);
-  return type === undefined ? "missing" : typeAliases.get(type)!;
-}
 
 /** The type numbers a `$type` operand names. */
 function wantedTypes(operand: unknown): Set<number> {

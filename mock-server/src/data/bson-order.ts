@@ -75,6 +75,39 @@ export function bsonTypeNumber(value: unknown): number | undefined {
   return 3;
 }
 
+/** MongoDB's type numbers by alias (`$type`); "number" is any of the four numeric types. */
+export const typeNumbers: Record<string, number> = {
+  double: 1,
+  string: 2,
+  object: 3,
+  array: 4,
+  binData: 5,
+  undefined: 6,
+  objectId: 7,
+  bool: 8,
+  date: 9,
+  null: 10,
+  regex: 11,
+  dbPointer: 12,
+  javascript: 13,
+  symbol: 14,
+  javascriptWithScope: 15,
+  int: 16,
+  timestamp: 17,
+  long: 18,
+  decimal: 19,
+  minKey: -1,
+  maxKey: 127,
+};
+export const typeAliases = new Map(Object.entries(typeNumbers).map(([alias, n]) => [n, alias]));
+export const numericTypes = [1, 16, 18, 19];
+
+/** A value's BSON type alias, as aggregation's `$type` names it ("missing" when missing). */
+export function bsonTypeAlias(value: unknown): string {
+  const type = bsonTypeNumber(value);
+  return type === undefined ? "missing" : typeAliases.get(type)!;
+}
+
 /** Each BSON type's rank in MongoDB's order (its server's `canonicalizeBSONType`), by type number. */
 const ranks = new Map<number | undefined, number>([
   [undefined, 0],

@@ -1,6 +1,7 @@
 /**
- * Groups and sets by MongoDB's equality (bson-order.ts `equalityKey`): `$group`, and the
- * accumulators `$push` and `$addToSet`. mingo hashed values by their JavaScript form: 5 and a
+ * Groups and sets by MongoDB's equality (bson-order.ts `equalityKey`): `$group`, the
+ * accumulators `$push` and `$addToSet`, and the set expressions (`$setUnion` … `$setIsSubset`,
+ * `$in`). mingo hashed values by their JavaScript form: 5 and a
  * Decimal128 5.0 made two groups, `{x: 1, y: 2}` and `{y: 2, x: 1}` one (MongoDB: one, and two);
  * and its `$push`/`$addToSet` took a missing value as null, which MongoDB leaves out.
  */
@@ -8,7 +9,7 @@ import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
 import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { equalityKey } from "./bson-order.ts";
+import { bsonTypeAlias, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -86,4 +87,78 @@ export const groupStage: AnyFn = (collection, expr, options) => {
     }
     return Lazy(out);
   });
+};
+
+// ---------------------------------------------------------------------------------------------
+// Set expressions
+
+/** The arrays a set operator takes, or null when one is null or missing (MongoDB answers null). */
+function arraysOf(name: string, obj: unknown, expr: unknown, options: unknown, count?: number): unknown[][] | null {
+  const args = evalExpr(obj, expr, options as never) as unknown;
+  const list = Array.isArray(expr) ? (args as unknown[]) : [args];
+  if (count !== undefined && list.length !== count)
+    throw errors.mongo(`Expression ${name} takes exactly ${count} arguments. ${list.length} were passed in.`);
+  if (list.some((arg) => arg === null || arg === undefined)) return null;
+  for (const arg of list)
+    if (!Array.isArray(arg))
+      throw errors.mongo(`All operands of ${name} must be arrays. One argument is of type: ${bsonTypeAlias(arg)}`);
+  return list as unknown[][];
+}
+
+const keySet = (values: unknown[]): Set<string> => new Set(values.map(equalityKey));
+
+/** The distinct values of `values` (the first of each), those `keep` allows. */
+function distinct(values: unknown[], keep: (key: string) => boolean = () => true): unknown[] {
+  const seen = new Set<string>();
+  const out: unknown[] = [];
+  for (const value of values) {
+    const key = equalityKey(value);
+    if (seen.has(key) || !keep(key)) continue;
+    seen.add(key);
+    out.push(value);
+  }
+  return out;
+}
+
+export const setOperators: Record<string, AnyFn> = {
+  $setUnion: (obj, expr, options) => {
+    const arrays = arraysOf("$setUnion", obj, expr, options);
+    return arrays && distinct(arrays.flat());
+  },
+  $setIntersection: (obj, expr, options) => {
+    const arrays = arraysOf("$setIntersection", obj, expr, options);
+    if (!arrays) return null;
+    if (arrays.length === 0) return [];
+    const others = arrays.slice(1).map(keySet);
+    return distinct(arrays[0]!, (key) => others.every((set) => set.has(key)));
+  },
+  $setDifference: (obj, expr, options) => {
+    const arrays = arraysOf("$setDifference", obj, expr, options, 2);
+    if (!arrays) return null;
+    const removed = keySet(arrays[1]!);
+    return distinct(arrays[0]!, (key) => !removed.has(key));
+  },
+  $setEquals: (obj, expr, options) => {
+    const arrays = arraysOf("$setEquals", obj, expr, options);
+    if (!arrays || arrays.length < 2) throw errors.mongo("$setEquals needs at least two arguments");
+    const [first, ...rest] = arrays.map(keySet);
+    return rest.every((set) => set.size === first!.size && [...set].every((key) => first!.has(key)));
+  },
+  $setIsSubset: (obj, expr, options) => {
+    const arrays = arraysOf("$setIsSubset", obj, expr, options, 2);
+    if (!arrays) throw errors.mongo("both operands of $setIsSubset must be arrays");
+    const whole = keySet(arrays[1]!);
+    return arrays[0]!.every((value) => whole.has(equalityKey(value)));
+  },
+  $in: (obj, expr, options) => {
+    if (!Array.isArray(expr) || expr.length !== 2)
+      throw errors.mongo(
+        `Expression $in takes exactly 2 arguments. ${Array.isArray(expr) ? expr.length : 1} were passed in.`,
+      );
+    const [value, array] = evalExpr(obj, expr, options as never) as [unknown, unknown];
+    if (!Array.isArray(array))
+      throw errors.mongo(`$in requires an array as a second argument, found: ${bsonTypeAlias(array)}`);
+    const key = equalityKey(value);
+    return array.some((element) => equalityKey(element) === key);
+  },
 };

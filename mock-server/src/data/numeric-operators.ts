@@ -11,8 +11,8 @@ import { evalExpr } from "mingo/core";
 import * as accumulatorOperators from "mingo/operators/accumulator";
 import * as expressionOperators from "mingo/operators/expression";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { bsonTypeAlias, decidePaths, valueAt } from "./bson-operators.ts";
-import { bsonTypeNumber } from "./bson-order.ts";
+import { decidePaths, valueAt } from "./bson-operators.ts";
+import { bsonTypeAlias, bsonTypeNumber } from "./bson-order.ts";
 import {
   add,
   type Dec,

@@ -9,7 +9,7 @@ import { evalExpr } from "mingo/core";
 import * as expressionOperators from "mingo/operators/expression";
 import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { bsonTypeAlias } from "./bson-operators.ts";
+import { bsonTypeAlias } from "./bson-order.ts";
 import { bsonSize, utf8Length } from "./bson-size.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { keysOf } from "./wide-keys.ts";

@@ -29,7 +29,6 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { addFieldsStage, internalFunction, joinedAs } from "./add-fields.ts";
 import { conversionOperators } from "./bson-conversions.ts";
 import {
-  bsonTypeAlias,
   comparisonExpressionOperators,
   comparisonQueryOperators,
   decideCurrentDate,
@@ -41,7 +40,7 @@ import {
   sortStage,
   typeQueryOperator,
 } from "./bson-operators.ts";
-import { surrogate } from "./bson-order.ts";
+import { bsonTypeAlias, surrogate } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import {
   groupKey,
@@ -53,7 +52,7 @@ import {
   type OperatorMap,
   weighSort,
 } from "./engine-guards.ts";
-import { groupingAccumulators, groupStage } from "./grouping.ts";
+import { groupingAccumulators, groupStage, setOperators } from "./grouping.ts";
 import { decideArithmetic, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
 import { excluded, exclusionsOf, inMongoOrder, mergedInto, slicesOnly } from "./projections.ts";
@@ -496,6 +495,7 @@ const context = Context.init({
       ...numericExpressionOperators,
       ...conversionOperators,
       ...fixedExpressionOperators,
+      ...setOperators,
       $regexMatch: regexMatch,
       $regexFind: regexFind,
       $regexFindAll: regexFindAll,

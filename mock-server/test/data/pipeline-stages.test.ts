@@ -152,3 +152,34 @@ describe("groups and sets", () => {
     expect(second).toEqual({ _id: { k: "b" }, top: [4, 3] });
   });
 });
+
+describe("set expressions", () => {
+  const [doc] = stored([
+    {
+      a: [5, { $numberDecimal: "5.0" }, "x", { k: 1, j: 2 }],
+      b: [{ $numberDecimal: "5.00" }, { j: 2, k: 1 }],
+      n: null,
+    },
+  ]);
+  const value = (expr: unknown) => JSON.stringify(aggregate([doc!], [{ $project: { _id: 0, v: expr } }])[0]!.v);
+
+  it("treat values MongoDB holds equal as one member, documents in field order", () => {
+    expect(value({ $setUnion: ["$a", "$b"] })).toBe('[5,"x",{"k":1,"j":2},{"j":2,"k":1}]');
+    expect(value({ $setIntersection: ["$a", "$b"] })).toBe("[5]");
+    expect(value({ $setDifference: ["$a", "$b"] })).toBe('["x",{"k":1,"j":2}]');
+    expect(
+      value({
+        $setEquals: [
+          [1, 1, 2],
+          [{ $toDecimal: 2 }, 1],
+        ],
+      }),
+    ).toBe("true");
+    expect(value({ $setIsSubset: ["$b", "$a"] })).toBe("false");
+    expect(value({ $in: [{ $toDecimal: "5.000" }, "$a"] })).toBe("true");
+    expect(value({ $setUnion: ["$a", "$n"] })).toBe("null");
+    expect(() => value({ $setUnion: ["$a", "text"] })).toThrow(
+      "All operands of $setUnion must be arrays. One argument is of type: string",
+    );
+  });
+});
