@@ -143,29 +143,33 @@ const subtractExpression: AnyFn = (obj, expr, options) => {
   return doubleOf(a) - doubleOf(b);
 };
 
-const divideExpression: AnyFn = (obj, expr, options) => {
-  const values = argumentsOf("$divide", obj, expr, options, 2);
-  if (!values.some(isBsonNumber)) return mingoExpression.$divide!(obj, literals(values), options);
-  const [a, b] = values;
-  if (a === null || a === undefined || b === null || b === undefined) return null;
-  if (!isNumeric(a) || !isNumeric(b))
-    throw errors.mongo(`$divide only supports numeric types, not ${bsonTypeAlias(a)} and ${bsonTypeAlias(b)}`);
+/**
+ * A two-operand expression of numbers: mingo's when neither operand is a Decimal128 or a Long,
+ * null when one is null or missing, MongoDB's refusal of one that is no number, else `compute`.
+ */
+function binary(name: "$divide" | "$mod", compute: (a: unknown, b: unknown) => unknown): AnyFn {
+  return (obj, expr, options) => {
+    const values = argumentsOf(name, obj, expr, options, 2);
+    if (!values.some(isBsonNumber)) return mingoExpression[name]!(obj, literals(values), options);
+    const [a, b] = values;
+    if (a === null || a === undefined || b === null || b === undefined) return null;
+    if (!isNumeric(a) || !isNumeric(b))
+      throw errors.mongo(`${name} only supports numeric types, not ${bsonTypeAlias(a)} and ${bsonTypeAlias(b)}`);
+    return compute(a, b);
+  };
+}
+
+const divideExpression = binary("$divide", (a, b) => {
   if (isDecimal(a) || isDecimal(b)) {
     if (isZero(decOf(b))) throw errors.mongo("can't $divide by zero");
     return toDecimal128(divide(decOf(a), decOf(b)));
   }
   if (doubleOf(b) === 0) throw errors.mongo("can't $divide by zero");
   return doubleOf(a) / doubleOf(b);
-};
+});
 
 /** `$mod`: the remainder with the dividend's sign, a Decimal128's exactly. */
-const modExpression: AnyFn = (obj, expr, options) => {
-  const values = argumentsOf("$mod", obj, expr, options, 2);
-  if (!values.some(isBsonNumber)) return mingoExpression.$mod!(obj, literals(values), options);
-  const [a, b] = values;
-  if (a === null || a === undefined || b === null || b === undefined) return null;
-  if (!isNumeric(a) || !isNumeric(b))
-    throw errors.mongo(`$mod only supports numeric types, not ${bsonTypeAlias(a)} and ${bsonTypeAlias(b)}`);
+const modExpression = binary("$mod", (a, b) => {
   if (isDecimal(a) || isDecimal(b)) {
     const divisor = decOf(b);
     if (isZero(divisor)) throw errors.mongo("can't $mod by zero");
@@ -176,7 +180,7 @@ const modExpression: AnyFn = (obj, expr, options) => {
     return fromBigInt(bigOf(a) % bigOf(b));
   }
   return doubleOf(a) % doubleOf(b);
-};
+});
 
 /** `$abs`, `$ceil`, `$floor`: a Decimal128 stays one, a Long stays whole. */
 function unary(name: "$abs" | "$ceil" | "$floor"): AnyFn {
