@@ -1,5 +1,5 @@
 /**
- * MongoDB query, aggregation and update semantics (mingo) with the emulator's two additions:
+ * MongoDB query, aggregation and update semantics: mingo's, with the emulator's additions:
  *
  * - **Regular expressions** in every form MongoDB accepts (`{f: /re/}`, `$regex` with `$options`,
  *   `$in` / `$nin` / `$all` with regular expressions, `$not`, `$elemMatch`, `$match`, `$pull`,
@@ -9,6 +9,12 @@
  * - **Limits**: every operator is wrapped to count a step and charge what it builds against the
  *   budget of query-limits.ts; `$range` and `$replaceAll` check the size of their result before
  *   building it.
+ * - **MongoDB's values** where mingo knows only JavaScript's (decisions 0039, 0040): the order,
+ *   equality and type names of BSON values (bson-order.ts, bson-operators.ts, grouping.ts),
+ *   Decimal128 and Int64 arithmetic and conversions (decimal.ts, numeric-operators.ts,
+ *   bson-conversions.ts), projections and `$addFields` as MongoDB lays them out, never changing a
+ *   stored document in place (projections.ts, add-fields.ts), and operators mingo lacks or
+ *   answers otherwise (operator-fixes.ts).
  *
  * Everything here runs inside `withQueryLimits` (mongo-actions.ts and change-stream.ts see to it).
  */
