@@ -1,7 +1,7 @@
 /**
  * Groups and sets by MongoDB's equality (bson-order.ts `equalityKey`): `$group`, the
  * accumulators `$push` and `$addToSet`, and the set expressions (`$setUnion` … `$setIsSubset`,
- * `$in`). mingo hashed values by their JavaScript form: 5 and a
+ * `$in`, `$indexOfArray`). mingo hashed values by their JavaScript form: 5 and a
  * Decimal128 5.0 made two groups, `{x: 1, y: 2}` and `{y: 2, x: 1}` one (MongoDB: one, and two);
  * and its `$push`/`$addToSet` took a missing value as null, which MongoDB leaves out.
  */
@@ -149,6 +149,28 @@ export const setOperators: Record<string, AnyFn> = {
     if (!arrays) throw errors.mongo("both operands of $setIsSubset must be arrays");
     const whole = keySet(arrays[1]!);
     return arrays[0]!.every((value) => whole.has(equalityKey(value)));
+  },
+  $indexOfArray: (obj, expr, options) => {
+    const count = Array.isArray(expr) ? expr.length : 1;
+    if (count < 2 || count > 4)
+      throw errors.mongo(
+        `Expression $indexOfArray takes at least 2 arguments, and at most 4, but ${count} were passed in.`,
+      );
+    const [array, search, start = 0, end] = evalExpr(obj, expr, options as never) as unknown[];
+    if (array === null || array === undefined) return null;
+    if (!Array.isArray(array))
+      throw errors.mongo(`$indexOfArray requires an array as a first argument, found: ${bsonTypeAlias(array)}`);
+    for (const [bound, which] of [
+      [start, "starting"],
+      [end, "ending"],
+    ] as const) {
+      if (bound !== undefined && (typeof bound !== "number" || !Number.isInteger(bound) || bound < 0))
+        throw errors.mongo(`$indexOfArray requires an ${which} index that is a non-negative integer`);
+    }
+    const key = equalityKey(search);
+    const last = Math.min(end === undefined ? array.length : (end as number), array.length);
+    for (let i = start as number; i < last; i++) if (equalityKey(array[i]) === key) return i;
+    return -1;
   },
   $in: (obj, expr, options) => {
     if (!Array.isArray(expr) || expr.length !== 2)

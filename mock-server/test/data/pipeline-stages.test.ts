@@ -177,6 +177,9 @@ describe("set expressions", () => {
     ).toBe("true");
     expect(value({ $setIsSubset: ["$b", "$a"] })).toBe("false");
     expect(value({ $in: [{ $toDecimal: "5.000" }, "$a"] })).toBe("true");
+    expect(value({ $indexOfArray: ["$a", { j: 2, k: 1 }] })).toBe("-1");
+    expect(value({ $indexOfArray: ["$a", { $toDecimal: "5.00" }, 1] })).toBe("1");
+    expect(value({ $indexOfArray: ["$a", "x", 0, 2] })).toBe("-1");
     expect(value({ $setUnion: ["$a", "$n"] })).toBe("null");
     expect(() => value({ $setUnion: ["$a", "text"] })).toThrow(
       "All operands of $setUnion must be arrays. One argument is of type: string",
