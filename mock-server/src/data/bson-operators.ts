@@ -18,11 +18,12 @@ import {
   canonicalRank,
   compareBson,
   compareStrings,
+  equalityKey,
   numericTypes,
   typeAliases,
   typeNumbers,
 } from "./bson-order.ts";
-import { type Document, isDocument } from "./documents.ts";
+import { type Document, idRepr, isDocument } from "./documents.ts";
 import { computeOptionsClass } from "./grouping.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -398,4 +399,57 @@ export function decideCurrentDate(operators: Document): Document {
   return decidePaths(operators, ["$currentDate"], (_name, _path, kind) =>
     isDocument(kind) && kind.$type === "timestamp" ? { set: currentTimestamp() } : "updater",
   );
+}
+
+const pushModifiers = new Set(["$each", "$position", "$slice", "$sort"]);
+const isInteger = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value);
+
+/** The array `$push` makes of `current` with its operand, its modifiers applied as MongoDB applies them. */
+function pushed(current: unknown[], operand: unknown): unknown[] {
+  if (!isDocument(operand) || !keysOf(operand).some((key) => pushModifiers.has(key))) return [...current, operand];
+  for (const key of keysOf(operand))
+    if (!pushModifiers.has(key)) throw errors.mongo(`Unrecognized clause in $push: ${key}`);
+  const { $each: each, $position: position, $slice: slice, $sort: sort } = operand;
+  if (!Array.isArray(each))
+    throw errors.mongo(`The argument to $each in $push must be an array but it was of type: ${bsonTypeAlias(each)}`);
+  if (position !== undefined && !isInteger(position))
+    throw errors.mongo(`The value for $position must be an integer value, not of type: ${bsonTypeAlias(position)}`);
+  if (slice !== undefined && !isInteger(slice))
+    throw errors.mongo(`The value for $slice must be an integer value but was given type: ${bsonTypeAlias(slice)}`);
+  const bySpec =
+    isDocument(sort) && keysOf(sort).length > 0 && keysOf(sort).every((k) => sort[k] === 1 || sort[k] === -1);
+  if (sort !== undefined && sort !== 1 && sort !== -1 && !bySpec)
+    throw errors.mongo(
+      "The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort embedded fields",
+    );
+  let out = [...current];
+  const at = position === undefined ? out.length : position < 0 ? Math.max(0, out.length + position) : position;
+  out.splice(Math.min(at, out.length), 0, ...each);
+  if (bySpec) out = sortDocuments(out, sort as Document);
+  else if (sort !== undefined) {
+    const direction = sort as 1 | -1;
+    out = out
+      .map((value, place) => ({ value, place }))
+      .sort((a, b) => compareBson(a.value, b.value) * direction || a.place - b.place)
+      .map(({ value }) => value);
+  }
+  if (slice !== undefined) out = slice >= 0 ? out.slice(0, slice) : out.slice(Math.max(0, out.length + slice));
+  return out;
+}
+
+/**
+ * `$push` of plain paths: its modifiers (`$each`, `$position`, `$sort`, `$slice`) applied in
+ * MongoDB's order and BSON order, a missing field made an array (mingo ignored the modifiers
+ * there), and a field that holds no array refused as MongoDB refuses it (mingo left it as it was).
+ */
+export function decidePush(doc: Document, operators: Document): Document {
+  return decidePaths(operators, ["$push"], (_name, path, operand) => {
+    const current = valueAt(doc, path);
+    if (current !== undefined && !Array.isArray(current))
+      throw errors.mongo(
+        `The field '${path.split(".").pop()}' must be an array but is of type ${bsonTypeAlias(current)} in document {_id: ${idRepr(doc._id)}}`,
+      );
+    const result = pushed(current ?? [], operand);
+    return current !== undefined && equalityKey(result) === equalityKey(current) ? "unchanged" : { set: result };
+  });
 }

@@ -39,6 +39,7 @@ import {
   comparisonQueryOperators,
   decideCurrentDate,
   decideMinMax,
+  decidePush,
   equalsPredicate,
   inPredicate,
   orderAccumulators,
@@ -729,7 +730,7 @@ function mentionsExpr(value: unknown): boolean {
 
 /** Applies update operators to `doc` in place; answers the modified paths. */
 export function applyUpdate(doc: Document, update: Document, arrayFilters?: Document[]): string[] {
-  const operators = decideArithmetic(doc, decideMinMax(doc, decideCurrentDate(update)));
+  const operators = decidePush(doc, decideArithmetic(doc, decideMinMax(doc, decideCurrentDate(update))));
   const spec = "$pull" in operators ? { ...operators, $pull: rewritePull(operators.$pull) } : operators;
   const evaluates = mentionsExpr(operators.$pull) || mentionsExpr(arrayFilters);
   return mingoUpdate(doc, spec as never, arrayFilters?.map(rewriteQuery) as never, undefined, {

@@ -337,3 +337,56 @@ describe("ordered accumulators and arrays", () => {
     expect((sorted!.byP as Document[]).map((d) => d._id)).toEqual([3, 0, 1, 2]);
   });
 });
+
+describe("$push", () => {
+  const board = () => read({ _id: "b", scores: [{ $numberDecimal: "10" }, 7], name: "n" });
+  const after = (update: Document) => {
+    const doc = board();
+    const changed = run(() => applyUpdate(doc, update));
+    return { doc: JSON.parse(canonicalEJSONText(doc)), changed };
+  };
+
+  it("sorts in MongoDB's order, then slices, on a new field too", () => {
+    expect(
+      after({ $push: { scores: { $each: [9, { $numberDecimal: "9.5" }].map(read), $sort: -1, $slice: 3 } } }).doc
+        .scores,
+    ).toEqual([{ $numberDecimal: "10" }, { $numberDecimal: "9.5" }, { $numberInt: "9" }]);
+    expect(after({ $push: { fresh: { $each: [3, 1, 2], $sort: 1, $slice: 2 } } }).doc.fresh).toEqual([
+      { $numberInt: "1" },
+      { $numberInt: "2" },
+    ]);
+    expect(
+      after({
+        $push: {
+          people: {
+            $each: [
+              { n: "b", a: 2 },
+              { n: "a", a: 2 },
+              { n: "c", a: 1 },
+            ],
+            $sort: { a: -1, n: 1 },
+          },
+        },
+      }).doc.people,
+    ).toEqual([
+      { n: "a", a: { $numberInt: "2" } },
+      { n: "b", a: { $numberInt: "2" } },
+      { n: "c", a: { $numberInt: "1" } },
+    ]);
+    expect(after({ $push: { scores: { $each: [1], $position: -1 } } }).doc.scores).toEqual([
+      { $numberDecimal: "10" },
+      { $numberInt: "1" },
+      { $numberInt: "7" },
+    ]);
+    expect(after({ $push: { scores: { $each: [], $slice: 2 } } }).changed).toEqual([]);
+  });
+
+  it("refuses a field that holds no array, and bad modifiers", () => {
+    expect(() => after({ $push: { name: 1 } })).toThrow(
+      `The field 'name' must be an array but is of type string in document {_id: "b"}`,
+    );
+    expect(() => after({ $push: { scores: { $each: 1 } } })).toThrow("The argument to $each in $push must be an array");
+    expect(() => after({ $push: { scores: { $each: [1], $sort: 2 } } })).toThrow("The $sort is invalid");
+    expect(() => after({ $push: { scores: { $each: [1], $also: 1 } } })).toThrow("Unrecognized clause in $push: $also");
+  });
+});
