@@ -453,3 +453,39 @@ export function decidePush(doc: Document, operators: Document): Document {
     return current !== undefined && equalityKey(result) === equalityKey(current) ? "unchanged" : { set: result };
   });
 }
+
+/**
+ * `$addToSet` of plain paths: each value (or each of `$each`) added unless the array holds one
+ * MongoDB holds equal (by `equalityKey`: 5 and a Decimal128 5.0 are one, documents with their
+ * fields in other orders two); a missing field made an array, a field holding no array refused.
+ */
+export function decideAddToSet(doc: Document, operators: Document): Document {
+  return decidePaths(operators, ["$addToSet"], (_name, path, operand) => {
+    const current = valueAt(doc, path);
+    if (current !== undefined && !Array.isArray(current))
+      throw errors.mongo(
+        `Cannot apply $addToSet to non-array field. Field named '${path.split(".").pop()}' has non-array type ${bsonTypeAlias(current)}`,
+      );
+    let values: unknown[] = [operand];
+    if (isDocument(operand) && keysOf(operand)[0] === "$each") {
+      if (keysOf(operand).length > 1)
+        throw errors.mongo(
+          `Found unexpected fields after $each in $addToSet: ${JSON.stringify(keysOf(operand).slice(1))}`,
+        );
+      if (!Array.isArray(operand.$each))
+        throw errors.mongo(
+          `The argument to $each in $addToSet must be an array but it was of type ${bsonTypeAlias(operand.$each)}`,
+        );
+      values = operand.$each;
+    }
+    const out = [...(current ?? [])];
+    const held = new Set(out.map(equalityKey));
+    for (const value of values) {
+      const key = equalityKey(value);
+      if (held.has(key)) continue;
+      held.add(key);
+      out.push(value);
+    }
+    return current !== undefined && out.length === current.length ? "unchanged" : { set: out };
+  });
+}

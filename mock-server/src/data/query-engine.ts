@@ -37,6 +37,7 @@ import { conversionOperators } from "./bson-conversions.ts";
 import {
   comparisonExpressionOperators,
   comparisonQueryOperators,
+  decideAddToSet,
   decideCurrentDate,
   decideMinMax,
   decidePush,
@@ -730,7 +731,10 @@ function mentionsExpr(value: unknown): boolean {
 
 /** Applies update operators to `doc` in place; answers the modified paths. */
 export function applyUpdate(doc: Document, update: Document, arrayFilters?: Document[]): string[] {
-  const operators = decidePush(doc, decideArithmetic(doc, decideMinMax(doc, decideCurrentDate(update))));
+  const operators = decideAddToSet(
+    doc,
+    decidePush(doc, decideArithmetic(doc, decideMinMax(doc, decideCurrentDate(update)))),
+  );
   const spec = "$pull" in operators ? { ...operators, $pull: rewritePull(operators.$pull) } : operators;
   const evaluates = mentionsExpr(operators.$pull) || mentionsExpr(arrayFilters);
   return mingoUpdate(doc, spec as never, arrayFilters?.map(rewriteQuery) as never, undefined, {

@@ -390,3 +390,27 @@ describe("$push", () => {
     expect(() => after({ $push: { scores: { $each: [1], $also: 1 } } })).toThrow("Unrecognized clause in $push: $also");
   });
 });
+
+describe("$addToSet", () => {
+  const tagged = () => read({ _id: "t", tags: [5, { k: 1, j: 2 }], name: "n" });
+  const after = (update: Document) => {
+    const doc = tagged();
+    const changed = run(() => applyUpdate(doc, update));
+    return { doc: JSON.parse(canonicalEJSONText(doc)), changed };
+  };
+
+  it("adds what the array does not hold by MongoDB's equality", () => {
+    expect(after({ $addToSet: { tags: read({ $numberDecimal: "5.0" }) } }).changed).toEqual([]);
+    expect(after({ $addToSet: { tags: { j: 2, k: 1 } } }).doc.tags).toHaveLength(3);
+    expect(after({ $addToSet: { tags: { $each: [6, 6, 5, "x"] } } }).doc.tags).toEqual([
+      { $numberInt: "5" },
+      { k: { $numberInt: "1" }, j: { $numberInt: "2" } },
+      { $numberInt: "6" },
+      "x",
+    ]);
+    expect(after({ $addToSet: { fresh: { $each: [1, 1] } } }).doc.fresh).toEqual([{ $numberInt: "1" }]);
+    expect(() => after({ $addToSet: { name: 1 } })).toThrow(
+      "Cannot apply $addToSet to non-array field. Field named 'name' has non-array type string",
+    );
+  });
+});
