@@ -11,6 +11,7 @@ import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
+import { checkBounds } from "./operator-fixes.ts";
 import { keysOf } from "./wide-keys.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
@@ -160,13 +161,7 @@ export const setOperators: Record<string, AnyFn> = {
     if (array === null || array === undefined) return null;
     if (!Array.isArray(array))
       throw errors.mongo(`$indexOfArray requires an array as a first argument, found: ${bsonTypeAlias(array)}`);
-    for (const [bound, which] of [
-      [start, "starting"],
-      [end, "ending"],
-    ] as const) {
-      if (bound !== undefined && (typeof bound !== "number" || !Number.isInteger(bound) || bound < 0))
-        throw errors.mongo(`$indexOfArray requires an ${which} index that is a non-negative integer`);
-    }
+    checkBounds("$indexOfArray", start, end);
     const key = equalityKey(search);
     const last = Math.min(end === undefined ? array.length : (end as number), array.length);
     for (let i = start as number; i < last; i++) if (equalityKey(array[i]) === key) return i;

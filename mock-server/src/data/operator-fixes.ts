@@ -22,6 +22,17 @@ const mingoPipeline = pipelineOperators as unknown as Record<string, AnyFn>;
 
 const evaluate = (obj: unknown, expr: unknown, options: unknown): unknown => evalExpr(obj, expr, options as never);
 
+/** The bounds of an `$indexOf…`: non-negative integers when given. */
+export function checkBounds(name: string, start: unknown, end: unknown): void {
+  for (const [bound, which] of [
+    [start, "starting"],
+    [end, "ending"],
+  ] as const) {
+    if (bound !== undefined && (typeof bound !== "number" || !Number.isInteger(bound) || bound < 0))
+      throw errors.mongo(`${name} requires an ${which} index that is a non-negative integer`);
+  }
+}
+
 /** The code point index of `search` in `text` from `start` to `end` (code points), or -1. */
 const indexOfCP: AnyFn = (obj, expr, options) => {
   if (!Array.isArray(expr) || expr.length < 2 || expr.length > 4)
@@ -34,13 +45,7 @@ const indexOfCP: AnyFn = (obj, expr, options) => {
     throw errors.mongo(`$indexOfCP requires a string as the first argument, found: ${bsonTypeAlias(text)}`);
   if (typeof search !== "string")
     throw errors.mongo(`$indexOfCP requires a string as the second argument, found: ${bsonTypeAlias(search)}`);
-  for (const [bound, which] of [
-    [start, "starting"],
-    [end, "ending"],
-  ] as const) {
-    if (bound !== undefined && (typeof bound !== "number" || !Number.isInteger(bound) || bound < 0))
-      throw errors.mongo(`$indexOfCP requires an ${which} index that is a non-negative integer`);
-  }
+  checkBounds("$indexOfCP", start, end);
   const points = Array.from(text);
   const wanted = Array.from(search);
   const last = Math.min(end === undefined ? points.length : (end as number), points.length);
