@@ -1,13 +1,14 @@
 /**
  * Groups and sets by MongoDB's equality (bson-order.ts `equalityKey`): `$group`, the
  * accumulators `$push` and `$addToSet`, and the set expressions (`$setUnion` … `$setIsSubset`,
- * `$in`, `$indexOfArray`). mingo hashed values by their JavaScript form: 5 and a
+ * `$in`, `$indexOfArray`), and `$lookup`'s join of fields. mingo hashed values by their JavaScript form: 5 and a
  * Decimal128 5.0 made two groups, `{x: 1, y: 2}` and `{y: 2, x: 1}` one (MongoDB: one, and two);
  * and its `$push`/`$addToSet` took a missing value as null, which MongoDB leaves out.
  */
 import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
 import * as pipelineOperators from "mingo/operators/pipeline";
+import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
@@ -179,3 +180,52 @@ export const setOperators: Record<string, AnyFn> = {
     return array.some((element) => equalityKey(element) === key);
   },
 };
+
+// ---------------------------------------------------------------------------------------------
+// Joins
+
+/** Each value a field holds for matching: an array's elements, or the value; missing as null. */
+function matchValues(doc: unknown, field: string): unknown[] {
+  const found = resolve(doc as Document, field) ?? null;
+  return Array.isArray(found) ? found : [found];
+}
+
+/**
+ * `$lookup` of `localField` and `foreignField` (without a pipeline) by MongoDB's equality: a
+ * document joins the `from` documents one of whose field values equals one of its own (a missing
+ * field as null), in the collection's order. mingo hashed the values (a Decimal128 5.0 missed a 5).
+ * With a pipeline, mingo's.
+ */
+export function lookupByEquality(mingoLookup: AnyFn): AnyFn {
+  return (collection, expr, options) => {
+    if (
+      !isDocument(expr) ||
+      "pipeline" in expr ||
+      typeof expr.from !== "string" ||
+      typeof expr.localField !== "string" ||
+      typeof expr.foreignField !== "string" ||
+      typeof expr.as !== "string"
+    )
+      return mingoLookup(collection, expr, options);
+    const resolver = (options as { collectionResolver?: (name: string) => unknown }).collectionResolver;
+    const joined = resolver?.(expr.from);
+    if (!Array.isArray(joined)) return mingoLookup(collection, expr, options);
+    const { localField, foreignField, as } = expr;
+    const byValue = new Map<string, number[]>();
+    joined.forEach((doc, place) => {
+      for (const value of matchValues(doc, foreignField)) {
+        const key = equalityKey(value);
+        const places = byValue.get(key);
+        if (places) places.push(place);
+        else byValue.set(key, [place]);
+      }
+    });
+    return (collection as { map(f: (doc: unknown) => unknown): unknown }).map((doc) => {
+      const places = new Set<number>();
+      for (const value of matchValues(doc, localField))
+        for (const place of byValue.get(equalityKey(value)) ?? []) places.add(place);
+      const matches = [...places].sort((a, b) => a - b).map((place) => joined[place]);
+      return { ...(doc as Document), [as]: matches };
+    });
+  };
+}

@@ -60,7 +60,7 @@ import {
   type OperatorMap,
   weighSort,
 } from "./engine-guards.ts";
-import { groupingAccumulators, groupStage, setOperators } from "./grouping.ts";
+import { groupingAccumulators, groupStage, lookupByEquality, setOperators } from "./grouping.ts";
 import { decideArithmetic, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
 import { excluded, exclusionsOf, inMongoOrder, mergedInto, slicesOnly } from "./projections.ts";
@@ -519,7 +519,7 @@ const context = Context.init({
       ...fixedPipelineOperators,
       $match: match,
       $graphLookup: graphLookup,
-      $lookup: joinedAs(mingoPipeline.$lookup!),
+      $lookup: joinedAs(lookupByEquality(mingoPipeline.$lookup!)),
       $sort: sortStage,
       $group: groupStage,
       $project: projectStage,

@@ -45,6 +45,35 @@ describe("$setWindowFields", () => {
 });
 
 describe("joins", () => {
+  it("join fields by MongoDB's equality, arrays by element, missing as null", () => {
+    const orders = stored([{ _id: 1, item: 5 }, { _id: 2, items: ["a", { $numberDecimal: "5.00" }] }, { _id: 3 }]);
+    const items = stored([
+      { _id: "a", code: { $numberDecimal: "5.0" } },
+      { _id: "b", code: 6 },
+      { _id: "c" },
+      { _id: "d", code: [7, 5] },
+    ]);
+    const joined = (localField: string, foreignField: string) =>
+      aggregate(orders, [{ $lookup: { from: "items", localField, foreignField, as: "j" } }], {
+        collectionResolver: () => items,
+      }).map((doc) => [doc._id, (doc.j as Document[]).map((item) => item._id)]);
+    expect(joined("item", "code")).toEqual([
+      [1, ["a", "d"]],
+      [2, ["c"]],
+      [3, ["c"]],
+    ]);
+    expect(joined("items", "_id")).toEqual([
+      [1, []],
+      [2, ["a"]],
+      [3, []],
+    ]);
+    expect(joined("items", "code")).toEqual([
+      [1, ["c"]],
+      [2, ["a", "d"]],
+      [3, ["c"]],
+    ]);
+  });
+
   it("write a dotted `as` into the embedded document", () => {
     const [doc] = stored([{ _id: 1, o: { p: 1 }, k: 2 }]);
     const others = stored([{ _id: 9, k: 2 }]);
