@@ -23,8 +23,9 @@ import {
   typeAliases,
   typeNumbers,
 } from "./bson-order.ts";
-import { type Document, idRepr, isDocument } from "./documents.ts";
+import { type Document, isDocument } from "./documents.ts";
 import { computeOptionsClass } from "./grouping.ts";
+import { shellText } from "./shell-text.ts";
 import { keysOf } from "./wide-keys.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
@@ -332,49 +333,13 @@ export function valueAt(doc: Document, path: string): unknown {
   return node;
 }
 
-/** What an update operator's path comes to when decided before mingo's updater runs. */
-export type Decision = { set: unknown } | "unchanged" | "updater";
+/** What an update operator does at one concrete path of a document (updater.ts). */
+export type Outcome = { set: unknown } | "unset" | "unchanged";
 
-/**
- * The update with the plain paths of the operators `names` decided by `decide`: a value moves to
- * `$set`, an unchanged one is dropped, the rest stay for mingo's updater. Positional paths (`$`,
- * `$[]`, `$[name]`) and paths `$set` (or an earlier decided path) names always stay.
- */
-export function decidePaths(
-  operators: Document,
-  names: readonly string[],
-  decide: (name: string, path: string, operand: unknown) => Decision,
-): Document {
-  if (!names.some((name) => isDocument(operators[name]))) return operators;
-  const out: Document = { ...operators };
-  const set: Document = isDocument(operators.$set) ? { ...operators.$set } : {};
-  const named = new Set(Object.keys(set));
-  for (const name of names) {
-    const spec = operators[name];
-    if (!isDocument(spec)) continue;
-    const left: Document = {};
-    for (const [path, operand] of Object.entries(spec)) {
-      const decision = path.includes("$") || named.has(path) ? "updater" : decide(name, path, operand);
-      if (decision === "updater") left[path] = operand;
-      else {
-        if (decision !== "unchanged") set[path] = decision.set;
-        named.add(path);
-      }
-    }
-    if (Object.keys(left).length > 0) out[name] = left;
-    else delete out[name];
-  }
-  if (Object.keys(set).length > 0) out.$set = set;
-  return out;
-}
-
-/** `$min` / `$max` of plain paths, in MongoDB's order (a missing field takes the operand). */
-export function decideMinMax(doc: Document, operators: Document): Document {
-  return decidePaths(operators, ["$max", "$min"], (name, path, operand) => {
-    const current = valueAt(doc, path);
-    const direction = name === "$max" ? 1 : -1;
-    return current === undefined || compareBson(operand, current) * direction > 0 ? { set: operand } : "unchanged";
-  });
+/** `$min` / `$max`, in MongoDB's order (a missing field takes the operand). */
+export function minMaxUpdate(name: string, current: unknown, operand: unknown): Outcome {
+  const direction = name === "$max" ? 1 : -1;
+  return current === undefined || compareBson(operand, current) * direction > 0 ? { set: operand } : "unchanged";
 }
 
 let timestampSecond = 0;
@@ -391,22 +356,28 @@ function currentTimestamp(): Timestamp {
   return new Timestamp({ t: second, i: timestampIncrement });
 }
 
-/**
- * `$currentDate`'s `{$type: "timestamp"}` of plain paths: a Timestamp (mingo wrote the
- * milliseconds as a number). Dates stay mingo's.
- */
-export function decideCurrentDate(operators: Document): Document {
-  return decidePaths(operators, ["$currentDate"], (_name, _path, kind) =>
-    isDocument(kind) && kind.$type === "timestamp" ? { set: currentTimestamp() } : "updater",
-  );
+/** `$currentDate`: a Date, or with `{$type: "timestamp"}` a Timestamp. */
+export function currentDateUpdate(kind: unknown): Outcome {
+  return { set: isDocument(kind) && kind.$type === "timestamp" ? currentTimestamp() : new Date() };
 }
 
 const pushModifiers = new Set(["$each", "$position", "$slice", "$sort"]);
 const isInteger = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value);
 
-/** The array `$push` makes of `current` with its operand, its modifiers applied as MongoDB applies them. */
-function pushed(current: unknown[], operand: unknown): unknown[] {
-  if (!isDocument(operand) || !keysOf(operand).some((key) => pushModifiers.has(key))) return [...current, operand];
+interface PushSpec {
+  each: unknown[];
+  position?: number;
+  slice?: number;
+  /** 1 / -1 (whole elements), or a document of fields. */
+  sort?: 1 | -1 | Document;
+}
+
+/**
+ * `$push`'s operand, checked as MongoDB checks it: modifiers only when it has `$each` (else the
+ * value itself, whatever its fields, is pushed).
+ */
+function pushSpec(operand: unknown): PushSpec {
+  if (!isDocument(operand) || !("$each" in operand)) return { each: [operand] };
   for (const key of keysOf(operand))
     if (!pushModifiers.has(key)) throw errors.mongo(`Unrecognized clause in $push: ${key}`);
   const { $each: each, $position: position, $slice: slice, $sort: sort } = operand;
@@ -416,21 +387,41 @@ function pushed(current: unknown[], operand: unknown): unknown[] {
     throw errors.mongo(`The value for $position must be an integer value, not of type: ${bsonTypeAlias(position)}`);
   if (slice !== undefined && !isInteger(slice))
     throw errors.mongo(`The value for $slice must be an integer value but was given type: ${bsonTypeAlias(slice)}`);
-  const bySpec =
-    isDocument(sort) && keysOf(sort).length > 0 && keysOf(sort).every((k) => sort[k] === 1 || sort[k] === -1);
-  if (sort !== undefined && sort !== 1 && sort !== -1 && !bySpec)
-    throw errors.mongo(
-      "The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort embedded fields",
-    );
+  if (sort !== undefined) {
+    if (typeof sort === "number") {
+      if (sort !== 1 && sort !== -1) throw errors.mongo("The $sort element value must be either 1 or -1");
+    } else if (isDocument(sort)) {
+      if (keysOf(sort).length === 0) throw errors.mongo("The sort pattern is empty when it should be a set of fields.");
+      for (const field of keysOf(sort)) {
+        if (sort[field] !== 1 && sort[field] !== -1)
+          throw errors.mongo("The sort element value must be either 1 or -1");
+        if (field === "") throw errors.mongo("The sort field cannot be empty");
+        if (field.split(".").includes(""))
+          throw errors.mongo(`The sort field is a dotted field but has an empty part: ${field}`);
+      }
+    } else
+      throw errors.mongo(
+        "The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort embedded fields",
+      );
+  }
+  return {
+    each,
+    ...(position !== undefined ? { position } : {}),
+    ...(slice !== undefined ? { slice } : {}),
+    ...(sort !== undefined ? { sort: sort as 1 | -1 | Document } : {}),
+  };
+}
+
+/** The array `$push` makes of `current`: insert at `$position`, then `$sort`, then `$slice`. */
+function pushed(current: unknown[], { each, position, slice, sort }: PushSpec): unknown[] {
   let out = [...current];
   const at = position === undefined ? out.length : position < 0 ? Math.max(0, out.length + position) : position;
   out.splice(Math.min(at, out.length), 0, ...each);
-  if (bySpec) out = sortDocuments(out, sort as Document);
+  if (isDocument(sort)) out = sortDocuments(out, sort);
   else if (sort !== undefined) {
-    const direction = sort as 1 | -1;
     out = out
       .map((value, place) => ({ value, place }))
-      .sort((a, b) => compareBson(a.value, b.value) * direction || a.place - b.place)
+      .sort((a, b) => compareBson(a.value, b.value) * sort || a.place - b.place)
       .map(({ value }) => value);
   }
   if (slice !== undefined) out = slice >= 0 ? out.slice(0, slice) : out.slice(Math.max(0, out.length + slice));
@@ -438,54 +429,57 @@ function pushed(current: unknown[], operand: unknown): unknown[] {
 }
 
 /**
- * `$push` of plain paths: its modifiers (`$each`, `$position`, `$sort`, `$slice`) applied in
- * MongoDB's order and BSON order, a missing field made an array (mingo ignored the modifiers
- * there), and a field that holds no array refused as MongoDB refuses it (mingo left it as it was).
+ * `$push`: its modifiers applied in MongoDB's order and BSON order, a missing field made an array,
+ * a field that holds no array refused. As MongoDB counts it, the document changes unless nothing
+ * is pushed, nothing sorted and nothing sliced off.
  */
-export function decidePush(doc: Document, operators: Document): Document {
-  return decidePaths(operators, ["$push"], (_name, path, operand) => {
-    const current = valueAt(doc, path);
-    if (current !== undefined && !Array.isArray(current))
-      throw errors.mongo(
-        `The field '${path.split(".").pop()}' must be an array but is of type ${bsonTypeAlias(current)} in document {_id: ${idRepr(doc._id)}}`,
-      );
-    const result = pushed(current ?? [], operand);
-    return current !== undefined && equalityKey(result) === equalityKey(current) ? "unchanged" : { set: result };
-  });
+export function pushUpdate(doc: Document, path: string, current: unknown, operand: unknown): Outcome {
+  if (current !== undefined && !Array.isArray(current))
+    throw errors.mongo(
+      `The field '${path.split(".").pop()}' must be an array but is of type ${bsonTypeAlias(current)} in document {_id: ${shellText(doc._id)}}`,
+    );
+  const spec = pushSpec(operand);
+  const result = pushed(current ?? [], spec);
+  const same =
+    current !== undefined && spec.each.length === 0 && spec.sort === undefined && result.length === current.length;
+  return same ? "unchanged" : { set: result };
+}
+
+/** Checks `$push`'s operand as MongoDB does when it parses the update. */
+export function checkPush(operand: unknown): void {
+  pushSpec(operand);
 }
 
 /**
- * `$addToSet` of plain paths: each value (or each of `$each`) added unless the array holds one
- * MongoDB holds equal (by `equalityKey`: 5 and a Decimal128 5.0 are one, documents with their
- * fields in other orders two); a missing field made an array, a field holding no array refused.
+ * `$addToSet`: each value (or each of `$each`) added unless the array holds one MongoDB holds equal
+ * (by `equalityKey`: 5 and a Decimal128 5.0 are one, documents with their fields in other orders
+ * two); a missing field made an array, a field holding no array refused.
  */
-export function decideAddToSet(doc: Document, operators: Document): Document {
-  return decidePaths(operators, ["$addToSet"], (_name, path, operand) => {
-    const current = valueAt(doc, path);
-    if (current !== undefined && !Array.isArray(current))
-      throw errors.mongo(
-        `Cannot apply $addToSet to non-array field. Field named '${path.split(".").pop()}' has non-array type ${bsonTypeAlias(current)}`,
-      );
-    let values: unknown[] = [operand];
-    if (isDocument(operand) && keysOf(operand)[0] === "$each") {
-      if (keysOf(operand).length > 1)
-        throw errors.mongo(
-          `Found unexpected fields after $each in $addToSet: ${JSON.stringify(keysOf(operand).slice(1))}`,
-        );
-      if (!Array.isArray(operand.$each))
-        throw errors.mongo(
-          `The argument to $each in $addToSet must be an array but it was of type ${bsonTypeAlias(operand.$each)}`,
-        );
-      values = operand.$each;
-    }
-    const out = [...(current ?? [])];
-    const held = new Set(out.map(equalityKey));
-    for (const value of values) {
-      const key = equalityKey(value);
-      if (held.has(key)) continue;
-      held.add(key);
-      out.push(value);
-    }
-    return current !== undefined && out.length === current.length ? "unchanged" : { set: out };
-  });
+export function addToSetUpdate(_doc: Document, path: string, current: unknown, operand: unknown): Outcome {
+  if (current !== undefined && !Array.isArray(current))
+    throw errors.mongo(
+      `Cannot apply $addToSet to non-array field. Field named '${path.split(".").pop()}' has non-array type ${bsonTypeAlias(current)}`,
+    );
+  const values = addToSetValues(operand);
+  const out = [...(current ?? [])];
+  const held = new Set(out.map(equalityKey));
+  for (const value of values) {
+    const key = equalityKey(value);
+    if (held.has(key)) continue;
+    held.add(key);
+    out.push(value);
+  }
+  return current !== undefined && out.length === current.length ? "unchanged" : { set: out };
+}
+
+/** The values `$addToSet` adds: its operand, or the members of its `$each` (checked). */
+export function addToSetValues(operand: unknown): unknown[] {
+  if (!isDocument(operand) || keysOf(operand)[0] !== "$each") return [operand];
+  if (keysOf(operand).length > 1)
+    throw errors.mongo(`Found unexpected fields after $each in $addToSet: ${shellText(operand)}`);
+  if (!Array.isArray(operand.$each))
+    throw errors.mongo(
+      `The argument to $each in $addToSet must be an array but it was of type ${bsonTypeAlias(operand.$each)}`,
+    );
+  return operand.$each;
 }

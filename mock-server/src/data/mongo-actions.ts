@@ -54,6 +54,7 @@ import { narrow, type Principal, type Rules, rulesOf, type UserPrincipal, writer
 import { readsPrevious, type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
 import type { ActionDocuments } from "./transactions.ts";
 import { inSlices, Turns } from "./turns.ts";
+import { checkUpdateOperators } from "./updater.ts";
 import { hasNoKeys, keysOf, setKey } from "./wide-keys.ts";
 import { cloneInSlices, documentSizeInSlices, holdsWide } from "./wide-values.ts";
 
@@ -92,27 +93,10 @@ function optionalLimit(args: Document): number | undefined {
   return n === 0 ? undefined : Math.abs(n);
 }
 
-const updateOperators = new Set([
-  "$set",
-  "$unset",
-  "$inc",
-  "$mul",
-  "$rename",
-  "$min",
-  "$max",
-  "$currentDate",
-  "$addToSet",
-  "$pop",
-  "$pull",
-  "$push",
-  "$pullAll",
-  "$bit",
-  "$setOnInsert",
-]);
 const pipelineUpdateStages = new Set(["$addFields", "$set", "$project", "$unset", "$replaceRoot", "$replaceWith"]);
 
-/** The server refuses an unknown update operator even when nothing matches. */
-function checkUpdate(spec: Document | Document[]): void {
+/** The server refuses a malformed update even when nothing matches (updater.ts). */
+function checkUpdate(spec: Document | Document[], arrayFilters: unknown): void {
   if (Array.isArray(spec)) {
     for (const stage of spec) {
       const op = Object.keys(stage)[0] ?? "";
@@ -120,38 +104,7 @@ function checkUpdate(spec: Document | Document[]): void {
     }
     return;
   }
-  for (const key of Object.keys(spec)) {
-    if (key.startsWith("$") && !updateOperators.has(key)) throw errors.mongo(`Unknown modifier: ${key}`);
-  }
-  checkConflicts(spec);
-}
-
-/**
- * MongoDB refuses an update two of whose paths are the same or one inside the other (`$set: {a}`
- * with `$inc: {"a.b"}`, a `$rename`'s target among them): which would win is not defined.
- */
-function checkConflicts(spec: Document): void {
-  const seen = new Set<string>();
-  const paths: string[] = [];
-  for (const [op, fields] of Object.entries(spec)) {
-    if (!op.startsWith("$") || !isDocument(fields)) continue;
-    for (const path of keysOf(fields)) {
-      paths.push(path);
-      const target = fields[path];
-      if (op === "$rename" && typeof target === "string") paths.push(target);
-    }
-  }
-  if (paths.length < 2) return;
-  for (const path of paths) {
-    if (seen.has(path)) throw errors.mongo(`Updating the path '${path}' would create a conflict at '${path}'`);
-    seen.add(path);
-  }
-  for (const path of paths) {
-    for (let dot = path.indexOf("."); dot !== -1; dot = path.indexOf(".", dot + 1)) {
-      const prefix = path.slice(0, dot);
-      if (seen.has(prefix)) throw errors.mongo(`Updating the path '${path}' would create a conflict at '${prefix}'`);
-    }
-  }
+  checkUpdateOperators(spec, arrayFilters);
 }
 
 /** The batches of a scan, each document also kept by `_id` key. */
@@ -805,7 +758,7 @@ export class MongoService {
     } else if (isDocument(spec) && !hasOperators(spec)) {
       throw errors.mongo("Update document requires atomic operators");
     } else {
-      checkUpdate(spec as Document | Document[]);
+      checkUpdate(spec as Document | Document[], options.arrayFilters);
     }
     const writeFilter = this.rules.write(this.principal, database, name);
     const insertFilter = options.upsert ? this.rules.insert(this.principal, database, name) : null;
@@ -826,7 +779,7 @@ export class MongoService {
       insertFilter,
       ...(writeCuts ? { writeCuts } : {}),
       ...(insertCuts ? { insertCuts } : {}),
-      ...(Array.isArray(arrayFilters) ? { arrayFilters: arrayFilters as Document[] } : {}),
+      ...(Array.isArray(arrayFilters) && arrayFilters.length > 0 ? { arrayFilters: arrayFilters as Document[] } : {}),
       options: rest,
     };
     const targets = { sort: options.sort ?? {}, many: options.many };

@@ -11,7 +11,7 @@ import { evalExpr } from "mingo/core";
 import * as accumulatorOperators from "mingo/operators/accumulator";
 import * as expressionOperators from "mingo/operators/expression";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { decidePaths, valueAt } from "./bson-operators.ts";
+import type { Outcome } from "./bson-operators.ts";
 import { bsonTypeAlias, bsonTypeNumber } from "./bson-order.ts";
 import {
   add,
@@ -30,7 +30,8 @@ import {
   toDouble,
   truncatedInteger,
 } from "./decimal.ts";
-import { type Document, idRepr } from "./documents.ts";
+import type { Document } from "./documents.ts";
+import { shellText } from "./shell-text.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
 type AnyFn = (...args: any[]) => any;
@@ -247,30 +248,51 @@ export const numericAccumulators: Record<string, AnyFn> = { $sum: sumAccumulator
 // Update operators
 
 /**
- * `$inc` / `$mul` of plain paths, decided here where mingo would not decide as MongoDB does: a
- * Decimal128 or Long on either side, or a field that holds no number (MongoDB's error; mingo left
- * it as it was). Numbers of JavaScript's types stay mingo's.
+ * `$inc` / `$mul` at one path: the sum or product typed as MongoDB types it (a Decimal128 or Long
+ * on either side kept exact), a missing field the operand (`$mul`: a zero of its type), a field
+ * that holds no number MongoDB's error.
  */
-export function decideArithmetic(doc: Document, operators: Document): Document {
-  return decidePaths(operators, ["$inc", "$mul"], (name, path, operand) => {
-    const current = valueAt(doc, path);
-    if (!isNumeric(operand)) return "updater";
-    if (current !== undefined && !isNumeric(current))
+export function arithmeticUpdate(
+  doc: Document,
+  name: string,
+  path: string,
+  current: unknown,
+  operand: unknown,
+): Outcome {
+  if (current !== undefined && !isNumeric(current))
+    throw errors.mongo(
+      `Cannot apply ${name} to a value of non-numeric type. {_id: ${shellText(doc._id)}} has the field ` +
+        `'${path.split(".").pop()}' of non-numeric type ${bsonTypeAlias(current)}`,
+    );
+  const how = name === "$inc" ? "add" : "multiply";
+  if (current !== undefined && (isLong(current) || isLong(operand)) && isInteger(current) && isInteger(operand)) {
+    const exact = how === "add" ? bigOf(current) + bigOf(operand) : bigOf(current) * bigOf(operand);
+    if (exact < int64Min || exact > int64Max)
       throw errors.mongo(
-        `Cannot apply ${name} to a value of non-numeric type. {_id: ${idRepr(doc._id)}} has the field ` +
-          `'${path.split(".").pop()}' of non-numeric type ${bsonTypeAlias(current)}`,
+        `Failed to apply ${name} operations to current value (${debugText(current)}) for document {_id: ${shellText(doc._id)}}`,
       );
-    if (!isBsonNumber(operand) && !isBsonNumber(current)) return "updater";
-    const how = name === "$inc" ? "add" : "multiply";
-    // A missing field: $inc sets the operand, $mul a zero of the operand's type.
-    const result =
-      current === undefined
-        ? how === "add"
-          ? operand
-          : combine([operand, 0], "multiply")
-        : combine([current, operand], how);
-    return bsonTypeNumber(result) === bsonTypeNumber(current) && String(result) === String(current)
-      ? "unchanged"
-      : { set: result };
-  });
+  }
+  const result =
+    current === undefined
+      ? how === "add"
+        ? operand
+        : combine([operand, 0], "multiply")
+      : combine([current, operand], how);
+  return current !== undefined && bsonTypeNumber(result) === bsonTypeNumber(current) && sameNumber(result, current)
+    ? "unchanged"
+    : { set: result };
+}
+
+/** A number as MongoDB's messages show one with its type: `(NumberLong)9223372036854775807`. */
+function debugText(value: unknown): string {
+  if (isLong(value)) return `(NumberLong)${value}`;
+  if (isDecimal(value)) return `(NumberDecimal)${value}`;
+  const n = value as number;
+  if (!Number.isInteger(n)) return `(NumberDouble)${n}`;
+  return Math.abs(n) < 2 ** 31 ? `(NumberInt)${n}` : `(NumberLong)${n}`;
+}
+
+/** Whether two numbers of one type are the same value (NaN the same as NaN, -0 not 0). */
+function sameNumber(a: unknown, b: unknown): boolean {
+  return typeof a === "number" ? Object.is(a, b) : String(a) === String(b);
 }

@@ -29,7 +29,6 @@ import * as projectionOperators from "mingo/operators/projection";
 import * as queryOperators from "mingo/operators/query";
 import * as windowOperators from "mingo/operators/window";
 import { Query } from "mingo/query";
-import { update as mingoUpdate } from "mingo/updater";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { addFieldsStage, internalFunction, joinedAs } from "./add-fields.ts";
@@ -37,10 +36,6 @@ import { conversionOperators } from "./bson-conversions.ts";
 import {
   comparisonExpressionOperators,
   comparisonQueryOperators,
-  decideAddToSet,
-  decideCurrentDate,
-  decideMinMax,
-  decidePush,
   equalsPredicate,
   inPredicate,
   orderAccumulators,
@@ -61,7 +56,7 @@ import {
   weighSort,
 } from "./engine-guards.ts";
 import { groupingAccumulators, groupStage, lookupByEquality, setOperators } from "./grouping.ts";
-import { decideArithmetic, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
+import { numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
 import { excluded, exclusionsOf, inMongoOrder, mergedInto, slicesOnly } from "./projections.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
@@ -692,52 +687,4 @@ export function sortedPlaces(docs: Document[], sort: Document, limit: number): n
 export function aggregate(docs: Document[], pipeline: Document[], engineOptions: EngineOptions = {}): Document[] {
   const start = engineOptions.collectionResolver ? options(engineOptions) : sharedOptions;
   return new Aggregator(pipeline, start as never).run(docs) as Document[];
-}
-
-/** `$pull`'s conditions with their regular expressions compiled (a condition or a query each). */
-function rewritePull(spec: unknown): unknown {
-  if (!isDocument(spec)) return spec;
-  const out: Document = {};
-  for (const [field, condition] of Object.entries(spec)) {
-    out[field] =
-      isDocument(condition) && !Object.keys(condition).some((k) => k.startsWith("$"))
-        ? rewriteQuery(condition)
-        : rewriteCondition(condition);
-  }
-  return out;
-}
-
-/**
- * The options of an update that evaluates no aggregation expression (no `$expr` in `$pull`'s
- * conditions or the array filters, the only parts of an update operator document that are
- * queries): the engine's query operators alone; the updater adds the few expression and pipeline
- * operators it uses itself (the engine's win where both have one). mingo copies its context's
- * every operator several times for each document it updates: with the engine's 231, an `$inc` of a
- * small document cost ~200 µs, with these ~45 (busy host, in process).
- */
-const queryOnlyOptions = {
-  context: Context.init({ query: engineQueryOperators } as never),
-  scriptEnabled: false,
-  useStrictMode: true,
-};
-
-/** Whether a query names `$expr` anywhere (it then evaluates aggregation expressions). */
-function mentionsExpr(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(mentionsExpr);
-  if (!isDocument(value)) return false;
-  for (const [key, member] of Object.entries(value)) if (key === "$expr" || mentionsExpr(member)) return true;
-  return false;
-}
-
-/** Applies update operators to `doc` in place; answers the modified paths. */
-export function applyUpdate(doc: Document, update: Document, arrayFilters?: Document[]): string[] {
-  const operators = decideAddToSet(
-    doc,
-    decidePush(doc, decideArithmetic(doc, decideMinMax(doc, decideCurrentDate(update)))),
-  );
-  const spec = "$pull" in operators ? { ...operators, $pull: rewritePull(operators.$pull) } : operators;
-  const evaluates = mentionsExpr(operators.$pull) || mentionsExpr(arrayFilters);
-  return mingoUpdate(doc, spec as never, arrayFilters?.map(rewriteQuery) as never, undefined, {
-    queryOptions: (evaluates ? options() : queryOnlyOptions) as never,
-  });
 }

@@ -9,10 +9,11 @@ import { Long, ObjectId } from "bson";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { keptSize, maxBsonObjectSize } from "./bson-size.ts";
 import { cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
-import { aggregate, applyUpdate, compileQuery, find } from "./query-engine.ts";
+import { aggregate, compileQuery, find } from "./query-engine.ts";
 import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
 import type { Condition, FieldCut, FieldTree, ReadShape } from "./role-rules.ts";
+import { applyUpdate, type UpdateContext } from "./updater.ts";
 import { hasNoKeys, keysOf } from "./wide-keys.ts";
 
 /** The most documents `find` and `aggregate` answer (the service's cap). */
@@ -468,12 +469,7 @@ interface Applied {
 }
 
 /** Applies an operator update, an aggregation-pipeline update, or (replace) a replacement. */
-function applyTo(
-  original: Document,
-  spec: UpdateSpec,
-  arrayFilters: Document[] | undefined,
-  upsertInsert: boolean,
-): Applied {
+function applyTo(original: Document, spec: UpdateSpec, context: UpdateContext, upsertInsert: boolean): Applied {
   if (Array.isArray(spec)) {
     const [result] = aggregate([cloneValue(original)], spec);
     const doc = (result ?? {}) as Document;
@@ -496,7 +492,7 @@ function applyTo(
     if (Object.keys(others).length > 0) operators.$set = others;
     else delete operators.$set;
   }
-  const modifiedPaths = Object.keys(operators).length === 0 ? [] : applyUpdate(doc, operators, arrayFilters);
+  const modifiedPaths = Object.keys(operators).length === 0 ? [] : applyUpdate(doc, operators, context);
   return { doc, modifiedPaths };
 }
 
@@ -544,7 +540,7 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
       }
       doc = { ...(seed._id !== undefined ? { _id: seed._id } : {}), ...replacement };
     } else {
-      doc = applyTo(seed, spec, arrayFilters, true).doc;
+      doc = applyTo(seed, spec, { query: job.query, arrayFilters }, true).doc;
       if (seed._id !== undefined && idRepr(doc._id) !== idRepr(seed._id))
         throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
     }
@@ -576,7 +572,7 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
       // (not modified, no change event).
       paths = toEJSONText(after) === toEJSONText(current) ? [] : ["*"];
     } else {
-      ({ doc: after, modifiedPaths: paths } = applyTo(current, spec, arrayFilters, false));
+      ({ doc: after, modifiedPaths: paths } = applyTo(current, spec, { query: job.query, arrayFilters }, false));
       if (idRepr(after._id) !== idRepr(current._id)) {
         throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
       }

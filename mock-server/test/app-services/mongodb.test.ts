@@ -133,6 +133,54 @@ describe("mongodb-atlas actions", () => {
     expect(nothing.body).toEqual({ matchedCount: { $numberInt: "0" }, modifiedCount: { $numberInt: "0" } });
   });
 
+  it("updates the array element the query matched ($), every element ($[]) and the filtered ones ($[e])", async () => {
+    await action("insertOne", {
+      ...ns("carts"),
+      document: {
+        _id: "c1",
+        items: [
+          { sku: "a", qty: 1 },
+          { sku: "b", qty: 2 },
+        ],
+      },
+    });
+    const matched = await action("updateOne", {
+      ...ns("carts"),
+      query: { _id: "c1", "items.sku": "b" },
+      update: { $inc: { "items.$.qty": 3 } },
+    });
+    expect(matched.body).toEqual({ matchedCount: { $numberInt: "1" }, modifiedCount: { $numberInt: "1" } });
+    await action("updateOne", {
+      ...ns("carts"),
+      query: { _id: "c1" },
+      update: { $set: { "items.$[big].big": true }, $inc: { "items.$[].seen": 1 } },
+      arrayFilters: [{ "big.qty": { $gt: 2 } }],
+    });
+    expect((await action("findOne", { ...ns("carts"), query: { _id: "c1" } })).body.items).toEqual([
+      { sku: "a", qty: { $numberInt: "1" }, seen: { $numberInt: "1" } },
+      { sku: "b", qty: { $numberInt: "5" }, big: true, seen: { $numberInt: "1" } },
+    ]);
+    const refusals: [Record<string, unknown>, string][] = [
+      [
+        { query: { _id: "c1" }, update: { $set: { "items.$.qty": 0 } } },
+        "The positional operator did not find the match needed from the query.",
+      ],
+      [
+        { query: { _id: "c1" }, update: { $set: { "items.$[].qty": 0 } }, arrayFilters: [{ "x.qty": 1 }] },
+        "The array filter for identifier 'x' was not used in the update { $set: { items.$[].qty: 0 } }",
+      ],
+      [
+        { query: { _id: "c1" }, update: { $set: { "items.qty": 0 } } },
+        'Cannot create field \'qty\' in element {items: [ { sku: "a", qty: 1, seen: 1 }, { sku: "b", qty: 5, big: true, seen: 1 } ]}',
+      ],
+    ];
+    for (const [argument, message] of refusals) {
+      const { response, body } = await action("updateOne", { ...ns("carts"), ...argument });
+      expect(response.statusCode, JSON.stringify(argument)).toBe(400);
+      expect(body.error).toBe(message);
+    }
+  });
+
   it("findOneAndUpdate / findOneAndReplace / findOneAndDelete honour sort, projection and returnNewDocument", async () => {
     await action("insertMany", {
       ...ns("fo"),

@@ -7,7 +7,8 @@ import { Timestamp } from "bson";
 import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON } from "../../src/data/documents.ts";
 import { canonicalEJSONText } from "../../src/data/ejson-text.ts";
-import { aggregate, applyUpdate } from "../../src/data/query-engine.ts";
+import { aggregate } from "../../src/data/query-engine.ts";
+import { applyUpdate } from "../../src/data/updater.ts";
 
 const id = "5f1d7a0a0000000000000000";
 const doc = fromEJSON({ _id: { $oid: id }, s: id, short: "5f1d" }) as Document;

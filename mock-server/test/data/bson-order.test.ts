@@ -8,9 +8,10 @@ import { describe, expect, it } from "vitest";
 import { compareBson, equalBson } from "../../src/data/bson-order.ts";
 import { type Document, fromEJSON, fromEJSONText } from "../../src/data/documents.ts";
 import { canonicalEJSONText } from "../../src/data/ejson-text.ts";
-import { aggregate, applyUpdate, find, sortedPlaces } from "../../src/data/query-engine.ts";
+import { aggregate, find, sortedPlaces } from "../../src/data/query-engine.ts";
 import { defaultQueryLimits, withQueryLimits } from "../../src/data/query-limits.ts";
 import { typesOf } from "../../src/data/schemas.ts";
+import { applyUpdate } from "../../src/data/updater.ts";
 
 const read = (ejson: unknown) => fromEJSON(ejson) as Document;
 
@@ -386,7 +387,10 @@ describe("$push", () => {
       `The field 'name' must be an array but is of type string in document {_id: "b"}`,
     );
     expect(() => after({ $push: { scores: { $each: 1 } } })).toThrow("The argument to $each in $push must be an array");
-    expect(() => after({ $push: { scores: { $each: [1], $sort: 2 } } })).toThrow("The $sort is invalid");
+    expect(() => after({ $push: { scores: { $each: [1], $sort: 2 } } })).toThrow(
+      "The $sort element value must be either 1 or -1",
+    );
+    expect(() => after({ $push: { scores: { $each: [1], $sort: "up" } } })).toThrow("The $sort is invalid");
     expect(() => after({ $push: { scores: { $each: [1], $also: 1 } } })).toThrow("Unrecognized clause in $push: $also");
   });
 });

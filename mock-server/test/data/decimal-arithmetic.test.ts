@@ -17,7 +17,8 @@ import {
 } from "../../src/data/decimal.ts";
 import { type Document, fromEJSON } from "../../src/data/documents.ts";
 import { canonicalEJSONText } from "../../src/data/ejson-text.ts";
-import { aggregate, applyUpdate } from "../../src/data/query-engine.ts";
+import { aggregate } from "../../src/data/query-engine.ts";
+import { applyUpdate } from "../../src/data/updater.ts";
 
 const dec = (text: string) => fromDecimal128(Decimal128.fromString(text));
 const text = (value: ReturnType<typeof dec>) => toDecimal128(value).toString();

@@ -1,10 +1,10 @@
 /**
- * Update operator documents run with the engine's query operators alone unless they evaluate
- * aggregation expressions (`$expr` in `$pull`'s conditions or the array filters): then with the
- * whole engine, so every expression operator and its guards apply (query-engine.ts, applyUpdate).
+ * The queries inside an update (`$pull`'s conditions, the array filters) run on the whole query
+ * engine: every expression operator of a `$expr` is known and the engine's refusals hold
+ * (updater.ts).
  */
 import { describe, expect, it } from "vitest";
-import { applyUpdate } from "../../src/data/query-engine.ts";
+import { applyUpdate } from "../../src/data/updater.ts";
 
 describe("applyUpdate", () => {
   it("evaluates `$expr` in `$pull`'s conditions with the whole engine: every expression operator is known", () => {
@@ -18,7 +18,7 @@ describe("applyUpdate", () => {
     applyUpdate(
       doc,
       { $inc: { n: 2 }, $set: { "grades.$[high].top": true }, $pull: { tags: { $regex: "^b", $options: "i" } } },
-      [{ "high.g": { $gt: 5 } }],
+      { arrayFilters: [{ "high.g": { $gt: 5 } }] },
     );
     expect(doc).toEqual({ _id: 1, n: 3, tags: ["red", "green"], grades: [{ g: 1 }, { g: 9, top: true }] });
   });

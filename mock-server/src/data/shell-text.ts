@@ -1,0 +1,84 @@
+/**
+ * Values as MongoDB's server writes them into its error messages (BSON's `toString`): `5`,
+ * `"text"`, `{ a: [ 1, 2 ] }`, `ObjectId('…')`. A JavaScript number is shown as the type it is
+ * stored as: an integer as an int, any other as a double.
+ */
+import { isDocument } from "./documents.ts";
+import { keysOf } from "./wide-keys.ts";
+
+/** Past this many characters a message's value is cut (MongoDB's messages stay short too). */
+const maxLength = 1_000;
+
+function typeOf(value: object): string | undefined {
+  return (value as { _bsontype?: string })._bsontype;
+}
+
+function text(value: unknown, depth: number): string {
+  if (value === null) return "null";
+  if (value === undefined) return "undefined";
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number") {
+    if (Number.isInteger(value) && !Object.is(value, -0)) return String(value);
+    if (Number.isNaN(value)) return "nan.0";
+    if (!Number.isFinite(value)) return value > 0 ? "inf.0" : "-inf.0";
+    return Object.is(value, -0) ? "-0.0" : String(value);
+  }
+  if (typeof value === "boolean") return String(value);
+  if (value instanceof Date) return `new Date(${value.getTime()})`;
+  if (value instanceof RegExp) return `/${value.source}/${value.flags}`;
+  if (depth > 20) return "...";
+  if (Array.isArray(value)) return value.length === 0 ? "[]" : `[ ${value.map((v) => text(v, depth + 1)).join(", ")} ]`;
+  if (isDocument(value)) {
+    const keys = keysOf(value);
+    return keys.length === 0 ? "{}" : `{ ${keys.map((k) => `${k}: ${text(value[k], depth + 1)}`).join(", ")} }`;
+  }
+  const bsonType = typeOf(value as object);
+  const shown = value as {
+    toHexString?: () => string;
+    toString(): string;
+    t?: number;
+    i?: number;
+    pattern?: string;
+    options?: string;
+  };
+  switch (bsonType) {
+    case "ObjectId":
+    case "ObjectID":
+      return `ObjectId('${shown.toHexString!()}')`;
+    case "Long":
+      return shown.toString();
+    case "Int32":
+    case "Double":
+      return String((value as { value: number }).value);
+    case "Decimal128":
+      return `NumberDecimal("${shown.toString()}")`;
+    case "Timestamp": {
+      const { t, i } = (value as { toExtendedJSON(): { $timestamp: { t: number; i: number } } }).toExtendedJSON()
+        .$timestamp;
+      return `Timestamp(${t}, ${i})`;
+    }
+    case "BSONRegExp":
+      return `/${shown.pattern}/${shown.options}`;
+    case "MinKey":
+      return "MinKey";
+    case "MaxKey":
+      return "MaxKey";
+    case "Binary": {
+      const binary = value as { sub_type: number; toString(encoding: string): string };
+      return `BinData(${binary.sub_type}, ${binary.toString("hex").toUpperCase()})`;
+    }
+    default:
+      return String(value);
+  }
+}
+
+/** `value` as MongoDB shows a value in a message. */
+export function shellText(value: unknown): string {
+  const out = text(value, 0);
+  return out.length > maxLength ? `${out.slice(0, maxLength)}...` : out;
+}
+
+/** A field and its value as MongoDB shows an element in a message: `{a: 5}`. */
+export function elementText(name: string, value: unknown): string {
+  return `{${name}: ${shellText(value)}}`;
+}

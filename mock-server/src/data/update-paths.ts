@@ -1,0 +1,259 @@
+/**
+ * The paths of an update operator document as MongoDB reads them: checked when the update is
+ * parsed (empty field names, positional elements, array filters and their identifiers), then
+ * resolved against one document into the concrete paths the operators write — `$` the element of
+ * the array the query matched, `$[]` every element, `$[id]` the elements its array filter matches.
+ * The operators themselves are updater.ts'.
+ */
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { type Document, isDocument } from "./documents.ts";
+import { compileQuery } from "./query-engine.ts";
+import { step } from "./query-limits.ts";
+import { shellText } from "./shell-text.ts";
+import { keysOf } from "./wide-keys.ts";
+
+/** An array index as a path names one. */
+export const isIndex = (part: string): boolean => /^\d+$/.test(part);
+
+/** `$[id]`'s identifier (`""` for `$[]`), or null for any other path element. */
+export function filterIdentifier(part: string): string | null {
+  return part.startsWith("$[") && part.endsWith("]") ? part.slice(2, -1) : null;
+}
+
+const identifierPattern = /^[a-z][a-zA-Z0-9]*$/;
+
+/**
+ * A path's elements, checked as MongoDB checks an update's paths when it parses them. Answers the
+ * array filter identifiers it names.
+ */
+export function checkPath(path: string): { parts: string[]; identifiers: string[] } {
+  if (path === "") throw errors.mongo("An empty update path is not valid.");
+  const parts = path.split(".");
+  const identifiers: string[] = [];
+  let dollars = 0;
+  for (const [i, part] of parts.entries()) {
+    if (part === "")
+      throw errors.mongo(`The update path '${path}' contains an empty field name, which is not allowed.`);
+    if (part === "$") {
+      if (i === 0)
+        throw errors.mongo(`Cannot have positional (i.e. '$') element in the first position in path '${path}'`);
+      if (++dollars > 1) throw errors.mongo(`Too many positional (i.e. '$') elements found in path '${path}'`);
+    }
+    const identifier = filterIdentifier(part);
+    if (identifier !== null) {
+      if (i === 0)
+        throw errors.mongo(
+          `Cannot have array filter identifier (i.e. '$[<id>]') element in the first position in path '${path}'`,
+        );
+      if (identifier !== "") identifiers.push(identifier);
+    }
+  }
+  return { parts, identifiers };
+}
+
+/** Whether a path names a positional element (`$`, `$[]`, `$[id]`). */
+export const isDynamic = (parts: readonly string[]): boolean =>
+  parts.some((part) => part === "$" || filterIdentifier(part) !== null);
+
+/** The top-level field name of an array filter (its identifier), as MongoDB finds it. */
+function placeholderOf(filter: Document): string {
+  let found: string | null = null;
+  const visit = (query: Document) => {
+    for (const key of keysOf(query)) {
+      if (key === "$and" || key === "$or" || key === "$nor") {
+        const list = query[key];
+        if (Array.isArray(list)) for (const sub of list) if (isDocument(sub)) visit(sub);
+        continue;
+      }
+      if (key.startsWith("$")) continue;
+      const name = key.split(".")[0]!;
+      if (found !== null && found !== name)
+        throw errors.mongo(
+          `Error parsing array filter :: caused by :: Expected a single top-level field name, found '${found}' and '${name}'`,
+        );
+      found = name;
+    }
+  };
+  visit(filter);
+  if (found === null) throw errors.mongo("Cannot use an expression without a top-level field name in arrayFilters");
+  if (!identifierPattern.test(found))
+    throw errors.mongo(
+      `Error parsing array filter :: caused by :: The top-level field name must be an alphanumeric string beginning with a lowercase letter, found '${found}'`,
+    );
+  return found;
+}
+
+/** What an array filter may not hold (MongoDB parses them with every special feature banned). */
+const bannedInFilters = new Set(["$expr", "$where", "$text"]);
+
+function checkFeatures(value: unknown): void {
+  if (Array.isArray(value)) for (const member of value) checkFeatures(member);
+  if (!isDocument(value)) return;
+  for (const key of keysOf(value)) {
+    if (bannedInFilters.has(key))
+      throw errors.mongo(`Error parsing array filter :: caused by :: ${key} is not allowed in this context`);
+    checkFeatures(value[key]);
+  }
+}
+
+/** An update's array filters by identifier, checked as MongoDB checks them. */
+export function parseArrayFilters(arrayFilters: unknown): Map<string, Document> {
+  const out = new Map<string, Document>();
+  if (arrayFilters === undefined || arrayFilters === null) return out;
+  if (!Array.isArray(arrayFilters)) throw errors.mongo("'arrayFilters' must be an array of documents");
+  for (const filter of arrayFilters) {
+    if (!isDocument(filter)) throw errors.mongo("'arrayFilters' must be an array of documents");
+    checkFeatures(filter);
+    const name = placeholderOf(filter);
+    if (out.has(name)) throw errors.mongo(`Found multiple array filters with the same top-level field name ${name}`);
+    out.set(name, filter);
+  }
+  return out;
+}
+
+/** An array filter compiled: whether an element is one it names. */
+export type ElementTest = (element: unknown) => boolean;
+
+export function compileArrayFilters(filters: Map<string, Document>): Map<string, ElementTest> {
+  const out = new Map<string, ElementTest>();
+  for (const [name, filter] of filters) {
+    const query = compileQuery(filter);
+    out.set(name, (element) => query.test({ [name]: element }));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// `$`: the element the query matched
+
+/** A child of a value by a path element: a document's field, an array's element by index. */
+export function childOf(node: unknown, part: string): unknown {
+  if (isDocument(node)) return node[part];
+  if (Array.isArray(node) && isIndex(part)) return node[Number(part)];
+  return undefined;
+}
+
+/** The operators of a field condition that name no element (MongoDB records none for them). */
+const recordsNone = new Set(["$ne", "$nin", "$not", "$size", "$options", "$comment"]);
+
+/** A field condition's parts that each may record the element they matched. */
+function recordingParts(condition: unknown): unknown[] {
+  if (!isDocument(condition) || !keysOf(condition)[0]?.startsWith("$")) return [condition];
+  const parts: unknown[] = [];
+  for (const op of keysOf(condition)) {
+    const operand = condition[op];
+    if (recordsNone.has(op) || (op === "$exists" && !operand)) continue;
+    if (op === "$all" && Array.isArray(operand)) {
+      for (const member of operand) parts.push(isDocument(member) && "$elemMatch" in member ? member : { $eq: member });
+    } else if (op === "$regex" && condition.$options !== undefined) {
+      parts.push({ $regex: operand, $options: condition.$options });
+    } else parts.push({ [op]: operand });
+  }
+  return parts;
+}
+
+/**
+ * The index of the element in the first array along `path` that `condition` matched, if it
+ * matched through an array; the last of its parts that matched one wins.
+ */
+function pathPosition(doc: Document, path: string, condition: unknown): number | undefined {
+  const parts = path.split(".");
+  let node: unknown = doc;
+  let array: unknown[] | undefined;
+  let rest: string[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    node = childOf(node, parts[i]!);
+    if (Array.isArray(node) && (i === parts.length - 1 || !isIndex(parts[i + 1]!))) {
+      array = node;
+      rest = parts.slice(i + 1);
+      break;
+    }
+  }
+  if (array === undefined) return undefined;
+  const field = ["x", ...rest].join(".");
+  let position: number | undefined;
+  for (const part of recordingParts(condition)) {
+    const query = compileQuery({ [field]: part });
+    for (let i = 0; i < array.length; i++) {
+      step();
+      if (query.test({ x: [array[i]] })) {
+        position = i;
+        break;
+      }
+    }
+  }
+  return position;
+}
+
+/**
+ * The position `$` stands for in an update of `doc` by `query`: the index of the array element a
+ * condition of the query matched, as MongoDB's matcher records it. Conditions under `$and` and the
+ * query's own fields record one (the last that matched wins); `$or`, `$nor`, `$not`, `$ne`, `$nin`,
+ * `$size` and `$expr` record none.
+ */
+export function matchedPosition(doc: Document, query: Document): number | undefined {
+  let position: number | undefined;
+  for (const key of keysOf(query)) {
+    const condition = query[key];
+    let found: number | undefined;
+    if (key === "$and" && Array.isArray(condition)) {
+      for (const sub of condition) {
+        const inner = isDocument(sub) ? matchedPosition(doc, sub) : undefined;
+        if (inner !== undefined) found = inner;
+      }
+    } else if (!key.startsWith("$")) found = pathPosition(doc, key, condition);
+    if (found !== undefined) position = found;
+  }
+  return position;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolving positional paths against a document
+
+export interface Positions {
+  /** What `$` stands for (undefined: the query matched no array element). */
+  matched: number | undefined;
+  filters: Map<string, ElementTest>;
+}
+
+/** The most elements an update may pad an array with (MongoDB's limit). */
+export const maxPadding = 1_500_000;
+
+/**
+ * The concrete paths (each a list of elements) a path stands for in `doc`: itself when it names
+ * no positional element.
+ */
+export function concretePaths(doc: Document, parts: readonly string[], positions: Positions): string[][] {
+  if (!isDynamic(parts)) return [[...parts]];
+  const out: string[][] = [];
+  const walk = (node: unknown, i: number, prefix: string[]) => {
+    if (i === parts.length) {
+      out.push(prefix);
+      return;
+    }
+    const part = parts[i]!;
+    if (part === "$") {
+      if (positions.matched === undefined)
+        throw errors.mongo("The positional operator did not find the match needed from the query.");
+      const index = String(positions.matched);
+      walk(childOf(node, index), i + 1, [...prefix, index]);
+      return;
+    }
+    const identifier = filterIdentifier(part);
+    if (identifier === null) {
+      walk(childOf(node, part), i + 1, [...prefix, part]);
+      return;
+    }
+    if (node === undefined)
+      throw errors.mongo(`The path '${prefix.join(".")}' must exist in the document in order to apply array updates.`);
+    if (!Array.isArray(node))
+      throw errors.mongo(`Cannot apply array updates to non-array element ${prefix.at(-1)}: ${shellText(node)}`);
+    const test = identifier === "" ? null : positions.filters.get(identifier)!;
+    for (let index = 0; index < node.length; index++) {
+      step();
+      if (test === null || test(node[index])) walk(node[index], i + 1, [...prefix, String(index)]);
+    }
+  };
+  walk(doc, 0, []);
+  return out;
+}
