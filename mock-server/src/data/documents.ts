@@ -316,7 +316,7 @@ export function idKey(id: unknown): string {
   return ["e:", toEJSONText(id)].join("");
 }
 
-/** How MongoDB shows an `_id` in a duplicate-key message. */
+/** A value as one string, equal for equal values of one type (compares `_id`s; messages show values with shell-text.ts). */
 export function idRepr(id: unknown): string {
   if (id instanceof ObjectId) return `ObjectId('${id.toHexString()}')`;
   return JSON.stringify(toEJSON(id));

@@ -28,7 +28,7 @@ import {
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
 import { wantsDocumentBefore } from "./change-events.ts";
 import { documentSize, documentTooLarge, tooLargeToInsert } from "./document-size.ts";
-import { type ChangeEvent, cloneValue, type Document, idKey, idRepr, isDocument, toEJSONText } from "./documents.ts";
+import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "./documents.ts";
 import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
 import { type FunctionMongoAction, type MongoAction, mongoActions } from "./mongo-action-names.ts";
@@ -52,6 +52,7 @@ import {
 import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
 import { narrow, type Principal, type Rules, rulesOf, type UserPrincipal, writerOf } from "./rules.ts";
 import { readsPrevious, type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
+import { shellText } from "./shell-text.ts";
 import type { ActionDocuments } from "./transactions.ts";
 import { inSlices, Turns } from "./turns.ts";
 import { checkUpdateOperators } from "./updater.ts";
@@ -678,7 +679,7 @@ export class MongoService {
     if (applied.duplicateAt !== undefined) {
       const doc = docs[applied.duplicateAt]!;
       throw errors.mongo(
-        `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${idRepr(doc._id)} }`,
+        `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${shellText(doc._id)} }`,
       );
     }
     if (refused) throw refused;
@@ -794,7 +795,7 @@ export class MongoService {
     );
     if (outcome.duplicate !== undefined) {
       throw errors.mongo(
-        `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${idRepr(outcome.duplicate)} }`,
+        `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${shellText(outcome.duplicate)} }`,
       );
     }
     return outcome.result;

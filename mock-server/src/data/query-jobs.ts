@@ -13,6 +13,7 @@ import { aggregate, compileQuery, find } from "./query-engine.ts";
 import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
 import type { Condition, FieldCut, FieldTree, ReadShape } from "./role-rules.ts";
+import { shellText } from "./shell-text.ts";
 import { applyUpdate, type UpdateContext } from "./updater.ts";
 import { hasNoKeys, keysOf } from "./wide-keys.ts";
 
@@ -535,7 +536,7 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
       const replacement = cloneValue(spec as Document);
       if (seed._id !== undefined && replacement._id !== undefined && idRepr(replacement._id) !== idRepr(seed._id)) {
         throw errors.mongo(
-          `After applying the update, the (immutable) field '_id' was found to have been altered to _id: ${idRepr(replacement._id)}`,
+          `After applying the update, the (immutable) field '_id' was found to have been altered to _id: ${shellText(replacement._id)}`,
         );
       }
       doc = { ...(seed._id !== undefined ? { _id: seed._id } : {}), ...replacement };

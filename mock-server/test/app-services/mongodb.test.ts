@@ -287,7 +287,7 @@ describe("mongodb-atlas actions", () => {
     const dup = await action("insertOne", { ...ns("dup"), document: { _id: 1 } });
     expect(dup.body).toMatchObject({
       error_code: "MongoDBError",
-      error: expect.stringMatching(/^Duplicate key error/),
+      error: "Duplicate key error collection: shop.dup index: _id_ dup key: { _id: 1 }",
     });
   });
 
