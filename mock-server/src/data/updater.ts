@@ -219,9 +219,11 @@ function cannotCreate(part: string, name: string, value: unknown): never {
 
 /**
  * Writes `value` at `parts`, creating documents (and padding arrays with nulls) on the way. A
- * top-level field named with a `$` is the storage check's refusal, as MongoDB refuses it.
+ * top-level field named with a `$` is the storage check's refusal, as MongoDB refuses it. Answers
+ * how many of the parts name the change as MongoDB's change events do: up to the first that did
+ * not exist (`$set: {"a.b.c": 1}` without `a` changes `a`).
  */
-function writeAt(doc: Document, parts: readonly string[], value: unknown): void {
+function writeAt(doc: Document, parts: readonly string[], value: unknown): number {
   const top = parts[0]!;
   if (top.startsWith("$"))
     throw errors.mongo(
@@ -229,29 +231,31 @@ function writeAt(doc: Document, parts: readonly string[], value: unknown): void 
     );
   let node: unknown = doc;
   let name = "";
+  let created = -1;
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
     const last = i === parts.length - 1;
     if (isDocument(node)) {
-      if (last) {
-        node[part] = value;
-        return;
+      if (node[part] === undefined && created === -1) created = i;
+      if (last) node[part] = value;
+      else {
+        if (node[part] === undefined) node[part] = {};
+        node = node[part];
       }
-      if (node[part] === undefined) node[part] = {};
-      node = node[part];
     } else if (Array.isArray(node) && isIndex(part)) {
       const index = Number(part);
       if (index > node.length + maxPadding) throw errors.mongo(`can't backfill more than ${maxPadding} elements`);
+      if (index >= node.length && created === -1) created = i;
       while (node.length < index) node.push(null);
-      if (last) {
-        node[index] = value;
-        return;
+      if (last) node[index] = value;
+      else {
+        if (node[index] === undefined) node[index] = {};
+        node = node[index];
       }
-      if (node[index] === undefined) node[index] = {};
-      node = node[index];
     } else cannotCreate(part, name, node);
     name = part;
   }
+  return created === -1 ? parts.length : created + 1;
 }
 
 /** Removes the field at `parts` (an array's element becomes null, as MongoDB's `$unset` leaves it). */
@@ -397,6 +401,17 @@ function checkRenamePath(doc: Document, parts: readonly string[], which: "source
   }
 }
 
+/**
+ * Whether a `$push` only appended to the array (no `$position`, `$sort` or `$slice`): its change
+ * is then the new elements' paths (`tags.2`), as MongoDB's change events name it, not the array.
+ */
+function appends(current: unknown, result: unknown, operand: unknown): boolean {
+  if (!Array.isArray(current) || !Array.isArray(result)) return false;
+  if (isDocument(operand) && "$each" in operand)
+    return !("$position" in operand || "$sort" in operand || "$slice" in operand);
+  return true;
+}
+
 export interface UpdateContext {
   /** The update's query (what `$` stands for). */
   query?: Document;
@@ -404,8 +419,8 @@ export interface UpdateContext {
 }
 
 /**
- * Applies an update operator document to `doc` in place; answers the paths it changed (empty:
- * the document is as it was). `update` is one `checkUpdateOperators` accepted; `$setOnInsert`
+ * Applies an update operator document to `doc` in place; answers the paths it changed as a change
+ * event's `updateDescription` names them (empty: the document is as it was). `update` is one `checkUpdateOperators` accepted; `$setOnInsert`
  * is the caller's to merge or drop.
  */
 export function applyUpdate(doc: Document, update: Document, context: UpdateContext = {}): string[] {
@@ -453,15 +468,21 @@ export function applyUpdate(doc: Document, update: Document, context: UpdateCont
       checkRenamePath(doc, s.from, "source");
       checkRenamePath(doc, s.parts, "destination");
       removeAt(doc, s.from);
-      writeAt(doc, s.parts, value);
-      changed.push(s.from.join("."), s.parts.join("."));
+      changed.push(s.from.join("."), s.parts.slice(0, writeAt(doc, s.parts, value)).join("."));
       continue;
     }
-    const outcome = outcomeOf(doc, s, valueAt(doc, s.parts));
+    const current = valueAt(doc, s.parts);
+    const outcome = outcomeOf(doc, s, current);
     if (outcome === "unchanged") continue;
-    if (outcome === "unset") removeAt(doc, s.parts);
-    else writeAt(doc, s.parts, outcome.set);
-    changed.push(s.parts.join("."));
+    if (outcome === "unset") {
+      removeAt(doc, s.parts);
+      changed.push(s.parts.join("."));
+    } else if (s.op === "$push" && appends(current, outcome.set, s.operand)) {
+      const path = s.parts.join(".");
+      for (let i = (current as unknown[]).length; i < (outcome.set as unknown[]).length; i++)
+        changed.push(`${path}.${i}`);
+      writeAt(doc, s.parts, outcome.set);
+    } else changed.push(s.parts.slice(0, writeAt(doc, s.parts, outcome.set)).join("."));
   }
   return changed;
 }

@@ -374,3 +374,19 @@ describe("each operator's refusals", () => {
       expect(() => checkUpdateOperators(spec), JSON.stringify(spec)).toThrow(message);
   });
 });
+
+describe("the paths an update reports (its change event's updateDescription)", () => {
+  it("names a created path by its first new field, an appended element by its index", () => {
+    expect(update({ _id: 1 }, { $set: { "a.b.c": 1 } }).paths).toEqual(["a"]);
+    expect(update({ _id: 1, a: { x: 1 } }, { $set: { "a.b.c": 1 } }).paths).toEqual(["a.b"]);
+    expect(update({ _id: 1, a: { b: 0 } }, { $inc: { "a.b": 1 } }).paths).toEqual(["a.b"]);
+    expect(update({ _id: 1, tags: ["x"] }, { $push: { tags: { $each: ["y", "z"] } } }).paths).toEqual([
+      "tags.1",
+      "tags.2",
+    ]);
+    expect(update({ _id: 1, tags: ["x"] }, { $push: { tags: "y" } }).paths).toEqual(["tags.1"]);
+    expect(update({ _id: 1, tags: ["x"] }, { $push: { tags: { $each: ["a"], $sort: 1 } } }).paths).toEqual(["tags"]);
+    expect(update({ _id: 1 }, { $push: { tags: "y" } }).paths).toEqual(["tags"]);
+    expect(update({ _id: 1, a: 1 }, { $rename: { a: "b.c" } }).paths).toEqual(["a", "b"]);
+  });
+});
