@@ -3,8 +3,8 @@
  * of BSON values (bson-order.ts) rather than mingo's: query comparisons (`$eq` … `$lte`, `$in`,
  * `$nin`, `$all`, `$type`), sorts (`find`'s and the `$sort` stage's), aggregation comparisons
  * (`$cmp`, `$eq` … `$lte`, `$type`, `$isNumber`, `$sortArray`), `$min`/`$max` (accumulators and
- * expressions), `$top`/`$bottom`(`N`) and the update operators `$min`/`$max`. Which values a
- * field's path reaches is as mingo finds them.
+ * expressions), `$top`/`$bottom`(`N`) and the update operators `$min`/`$max`/`$push`/`$addToSet`.
+ * The values a query's path reaches are MongoDB's matcher's (path-walk.ts); a sort's, mingo's.
  */
 import { Timestamp } from "bson";
 import { evalExpr } from "mingo/core";
@@ -25,6 +25,7 @@ import {
 } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { computeOptionsClass } from "./grouping.ts";
+import { somePathValue } from "./path-walk.ts";
 import { shellText } from "./shell-text.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -61,19 +62,6 @@ function depthOf(selector: string): number {
   let depth = 0;
   for (let i = selector.indexOf("."); i !== -1; i = selector.indexOf(".", i + 1)) depth++;
   return depth;
-}
-
-/**
- * Whether `test` holds for a value a path reaches: the value itself (an array as a whole), each
- * element of an array, and the elements of the arrays met along a dotted path.
- */
-function anyReached(value: unknown, depth: number, test: (v: unknown) => boolean): boolean {
-  if (test(value)) return true;
-  if (!Array.isArray(value)) return false;
-  for (const element of value) {
-    if (Array.isArray(element) ? depth > 0 && anyReached(element, depth - 1, test) : test(element)) return true;
-  }
-  return false;
 }
 
 enum Op {
@@ -117,10 +105,10 @@ function holds(order: number, op: Op): boolean {
   }
 }
 
-/** A predicate of documents: some value `selector` reaches passes `test`. */
+/** A predicate of documents: some value `selector` reaches passes `test` (path-walk.ts). */
 function reaching(selector: string, test: (v: unknown) => boolean): Predicate {
-  const depth = depthOf(selector);
-  return (doc) => anyReached(resolve(doc as Document, selector, { unwrapArray: true }), depth, test);
+  const parts = selector.split(".");
+  return (doc) => somePathValue(doc, parts, test);
 }
 
 function comparison(op: Op): AnyFn {
@@ -135,6 +123,12 @@ export function equalsPredicate(selector: string, operand: unknown): Predicate {
 /** `$in` of values (its regular expressions are the caller's). */
 export function inPredicate(selector: string, values: unknown[]): Predicate {
   return reaching(selector, (v) => values.some((operand) => compares(v, operand, Op.Eq)));
+}
+
+/** `$exists`: the path reaches a value (true), or reaches none (false). */
+export function existsPredicate(selector: string, operand: unknown): Predicate {
+  const reaches = reaching(selector, (v) => v !== undefined);
+  return operand ? reaches : (doc) => !reaches(doc);
 }
 
 export const comparisonQueryOperators: Record<string, AnyFn> = {

@@ -37,6 +37,7 @@ import {
   comparisonExpressionOperators,
   comparisonQueryOperators,
   equalsPredicate,
+  existsPredicate,
   inPredicate,
   orderAccumulators,
   sortDocuments,
@@ -44,6 +45,7 @@ import {
   typeQueryOperator,
 } from "./bson-operators.ts";
 import { bsonTypeAlias, surrogate } from "./bson-order.ts";
+import { fromDecimal128, truncatedInteger } from "./decimal.ts";
 import { type Document, isDocument } from "./documents.ts";
 import {
   groupKey,
@@ -56,8 +58,9 @@ import {
   weighSort,
 } from "./engine-guards.ts";
 import { groupingAccumulators, groupStage, lookupByEquality, setOperators } from "./grouping.ts";
-import { numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
+import { isDecimal, isLong, isNumeric, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
+import { somePathValue, valueHolder } from "./path-walk.ts";
 import { excluded, exclusionsOf, inMongoOrder, mergedInto, slicesOnly } from "./projections.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
@@ -170,21 +173,12 @@ function valueMatches(value: unknown, regexes: MongoRegex[]): boolean {
 }
 
 /**
- * MongoDB's regex match of a field: a string matching, or an equal regular-expression value; the
- * elements of an array are matched, and of the arrays met along a dotted path (not of an array
- * nested in an array).
+ * MongoDB's regex match of a field: a string matching, or an equal regular-expression value,
+ * among the values the path reaches (path-walk.ts).
  */
 function regexPredicate(selector: string, regexes: MongoRegex[]) {
-  let depth = 0;
-  for (let i = selector.indexOf("."); i !== -1; i = selector.indexOf(".", i + 1)) depth++;
-  const within = (value: unknown, levels: number): boolean => {
-    if (!Array.isArray(value)) return valueMatches(value, regexes);
-    for (const v of value) {
-      if (Array.isArray(v) ? levels > 0 && within(v, levels - 1) : valueMatches(v, regexes)) return true;
-    }
-    return false;
-  };
-  return (doc: unknown): boolean => within(resolve(doc as Document, selector, { unwrapArray: true }), depth);
+  const parts = selector.split(".");
+  return (doc: unknown): boolean => somePathValue(doc, parts, (value) => valueMatches(value, regexes));
 }
 
 const mingoQuery = queryOperators as unknown as OperatorMap;
@@ -226,6 +220,66 @@ function allOperator(selector: string, values: unknown, options: unknown) {
     return equalsPredicate(selector, v);
   });
   return (doc: unknown) => predicates.length > 0 && predicates.every((p) => p(doc));
+}
+
+/** A number's integer part toward zero as a BigInt (null: not a finite number). */
+function truncated(value: unknown): bigint | null {
+  if (typeof value === "number") return Number.isFinite(value) ? BigInt(Math.trunc(value)) : null;
+  if (isLong(value)) return BigInt(String(value));
+  if (isDecimal(value)) {
+    return truncatedInteger(fromDecimal128(value as never));
+  }
+  return null;
+}
+
+/**
+ * `$mod: [divisor, remainder]`: a number (of any type, its integer part toward zero) whose
+ * remainder by the divisor is the remainder; anything else never matches (mingo took null as 0).
+ */
+function modOperator(selector: string, operand: unknown) {
+  if (!Array.isArray(operand)) throw errors.mongo("malformed mod, needs to be an array");
+  if (operand.length < 2) throw errors.mongo("malformed mod, not enough elements");
+  if (operand.length > 2) throw errors.mongo("malformed mod, too many elements");
+  if (!isNumeric(operand[0])) throw errors.mongo("malformed mod, divisor not a number");
+  if (!isNumeric(operand[1])) throw errors.mongo("malformed mod, remainder not a number");
+  const divisor = truncated(operand[0]);
+  const remainder = truncated(operand[1]);
+  if (divisor === null)
+    throw errors.mongo(
+      "malformed mod, divisor value is invalid :: caused by :: Unable to coerce NaN/Inf to integral type",
+    );
+  if (remainder === null)
+    throw errors.mongo(
+      "malformed mod, remainder value is invalid :: caused by :: Unable to coerce NaN/Inf to integral type",
+    );
+  if (divisor === 0n) throw errors.mongo("divisor cannot be 0");
+  const parts = selector.split(".");
+  return (doc: unknown): boolean =>
+    somePathValue(doc, parts, (value) => {
+      const n = truncated(value);
+      return n !== null && n % divisor === remainder;
+    });
+}
+
+/** The top-level operators of a query (an `$elemMatch` of them tests documents, not values). */
+const queryLevelOperators = new Set(["$and", "$or", "$nor", "$expr", "$where", "$text", "$comment", "$jsonSchema"]);
+
+/**
+ * `$elemMatch`: an element of an array the path reaches (the array itself, not its elements)
+ * matching every condition: of operators (`{$gt: 1, $lt: 3}`), the element as a value; of fields,
+ * the element as a document — elements that are neither documents nor arrays never match.
+ */
+function elemMatchOperator(selector: string, criteria: unknown, options: unknown) {
+  if (!isDocument(criteria)) throw errors.mongo("$elemMatch needs an Object");
+  const keys = Object.keys(criteria);
+  const ofValues = keys.length > 0 && keys.every((k) => k.startsWith("$") && !queryLevelOperators.has(k));
+  const query = new Query(ofValues ? { field: criteria } : criteria, options as never);
+  const test = ofValues
+    ? (element: unknown) => query.test(valueHolder("field", element))
+    : (element: unknown) => (isDocument(element) || Array.isArray(element)) && query.test(element as never);
+  const parts = selector.split(".");
+  return (doc: unknown): boolean =>
+    somePathValue(doc, parts, (value) => Array.isArray(value) && value.some(test), false);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -479,6 +533,9 @@ const engineQueryOperators = wrapQueryOperators(
     $nin: ninOperator,
     $all: allOperator,
     $type: typeQueryOperator,
+    $exists: existsPredicate,
+    $mod: modOperator,
+    $elemMatch: elemMatchOperator,
   }),
 );
 
