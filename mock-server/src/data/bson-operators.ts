@@ -10,7 +10,6 @@ import { Timestamp } from "bson";
 import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
 import * as accumulatorOperators from "mingo/operators/accumulator";
-import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import {
   bsonTypeAlias,
@@ -27,6 +26,7 @@ import { type Document, isDocument } from "./documents.ts";
 import { computeOptionsClass } from "./grouping.ts";
 import { somePathValue } from "./path-walk.ts";
 import { shellText } from "./shell-text.ts";
+import { sortKeyOf } from "./sort-keys.ts";
 import { keysOf } from "./wide-keys.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
@@ -56,13 +56,6 @@ function wantedTypes(operand: unknown): Set<number> {
 
 // ---------------------------------------------------------------------------------------------
 // Query operators
-
-/** The depth of a dotted path: how many levels of arrays met along it are looked into. */
-function depthOf(selector: string): number {
-  let depth = 0;
-  for (let i = selector.indexOf("."); i !== -1; i = selector.indexOf(".", i + 1)) depth++;
-  return depth;
-}
 
 enum Op {
   Eq,
@@ -155,31 +148,6 @@ export function typeQueryOperator(selector: string, operand: unknown): Predicate
 // ---------------------------------------------------------------------------------------------
 // Sorting
 
-/**
- * A document's key for one sort field, as MongoDB makes it: the least value the path reaches
- * ascending, the greatest descending (the elements of an array, and of the arrays met along a
- * dotted path); null when the path reaches nothing; an empty array below null.
- */
-function sortKey(doc: unknown, path: string, direction: 1 | -1): unknown {
-  const found = resolve(doc as Document, path, { unwrapArray: true });
-  if (found === undefined) return null;
-  if (!Array.isArray(found)) return found;
-  if (found.length === 0) return undefined;
-  let key: unknown = null;
-  let first = true;
-  const consider = (values: unknown[], depth: number): void => {
-    for (const value of values) {
-      if (Array.isArray(value) && depth > 0) consider(value, depth - 1);
-      else if (first || compareBson(value ?? null, key) * direction < 0) {
-        key = value ?? null;
-        first = false;
-      }
-    }
-  };
-  consider(found, depthOf(path));
-  return key;
-}
-
 /** The sort's fields and directions (-1 descending, anything else ascending, as before). */
 function sortFields(sort: Document): { fields: string[]; directions: (1 | -1)[] } {
   const fields = [...keysOf(sort)];
@@ -196,7 +164,8 @@ export function sortDocuments<T>(docs: readonly T[], sort: Document): T[] {
     if (fields.length > 1) throw errors.mongo("$natural sort cannot be set with other sort keys");
     return directions[0] === -1 ? [...docs].reverse() : [...docs];
   }
-  const keys = docs.map((doc) => fields.map((field, f) => sortKey(doc, field, directions[f]!)));
+  const paths = fields.map((field) => field.split("."));
+  const keys = docs.map((doc) => sortKeyOf(doc, paths, directions));
   const places = docs.map((_, i) => i);
   places.sort((a, b) => {
     for (let f = 0; f < fields.length; f++) {
