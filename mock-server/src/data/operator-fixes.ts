@@ -1,8 +1,6 @@
 /**
  * Operators mingo lacks or answers otherwise than MongoDB, put right: `$indexOfCP`, `$bsonSize`,
- * `$binarySize`, `$tsSecond` and `$tsIncrement` (unknown to mingo), `$week` (mingo's is not MongoDB's Sunday-based week:
- * 53 for 2023-01-01, a Sunday, where MongoDB says 1), `$dateToParts` (its parts in MongoDB's
- * order), `$redact` (a pruned document left as an empty one), and `$bucket` / `$bucketAuto`
+ * `$binarySize`, `$tsSecond` and `$tsIncrement` (unknown to mingo), `$redact` (a pruned document left as an empty one), and `$bucket` / `$bucketAuto`
  * (`_id` after `count`).
  */
 import { evalExpr } from "mingo/core";
@@ -11,13 +9,12 @@ import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { bsonSize, utf8Length } from "./bson-size.ts";
-import { type Document, isDocument } from "./documents.ts";
-import { keysOf } from "./wide-keys.ts";
+import { isDocument } from "./documents.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
 type AnyFn = (...args: any[]) => any;
 
-const mingoExpression = expressionOperators as unknown as Record<string, AnyFn>;
+const _mingoExpression = expressionOperators as unknown as Record<string, AnyFn>;
 const mingoPipeline = pipelineOperators as unknown as Record<string, AnyFn>;
 
 const evaluate = (obj: unknown, expr: unknown, options: unknown): unknown => evalExpr(obj, expr, options as never);
@@ -74,40 +71,6 @@ const binarySize: AnyFn = (obj, expr, options) => {
   throw errors.mongo(`$binarySize requires a string or BinData argument, found: ${bsonTypeAlias(value)}`);
 };
 
-/**
- * `$week`: 0–53, weeks starting on Sundays, week 1 at the year's first Sunday (strftime's `%U`);
- * from mingo's `$dayOfYear` and `$dayOfWeek`, which read the time zone as MongoDB does.
- */
-const week: AnyFn = (obj, expr, options) => {
-  const day = mingoExpression.$dayOfYear!(obj, expr, options) as number | null;
-  const weekday = mingoExpression.$dayOfWeek!(obj, expr, options) as number | null;
-  if (day === null || day === undefined || weekday === null || weekday === undefined) return null;
-  return Math.floor((day + 7 - weekday) / 7);
-};
-
-const partsOrder = [
-  "year",
-  "isoWeekYear",
-  "month",
-  "isoWeek",
-  "day",
-  "isoDayOfWeek",
-  "hour",
-  "minute",
-  "second",
-  "millisecond",
-];
-
-/** `$dateToParts` with its parts in MongoDB's order (year first). */
-const dateToParts: AnyFn = (obj, expr, options) => {
-  const parts = mingoExpression.$dateToParts!(obj, expr, options) as unknown;
-  if (!isDocument(parts)) return parts;
-  const out: Document = {};
-  for (const key of partsOrder) if (key in parts) out[key] = parts[key];
-  for (const key of keysOf(parts)) if (!(key in out)) out[key] = parts[key];
-  return out;
-};
-
 /** `$tsSecond` / `$tsIncrement`: a Timestamp's seconds or increment (a long), null for null or missing. */
 function timestampPart(name: "$tsSecond" | "$tsIncrement"): AnyFn {
   return (obj, expr, options) => {
@@ -126,8 +89,6 @@ export const fixedExpressionOperators: Record<string, AnyFn> = {
   $indexOfCP: indexOfCP,
   $bsonSize: bsonSizeOf,
   $binarySize: binarySize,
-  $week: week,
-  $dateToParts: dateToParts,
 };
 
 type LazyLike = { filter(f: (doc: unknown) => boolean): unknown; map(f: (doc: unknown) => unknown): unknown };

@@ -45,6 +45,7 @@ import {
   typeQueryOperator,
 } from "./bson-operators.ts";
 import { bsonTypeAlias, surrogate } from "./bson-order.ts";
+import { dateExpressionOperators } from "./date-operators.ts";
 import { fromDecimal128, truncatedInteger } from "./decimal.ts";
 import { type Document, isDocument } from "./documents.ts";
 import {
@@ -555,6 +556,7 @@ const context = Context.init({
       ...numericExpressionOperators,
       ...conversionOperators,
       ...fixedExpressionOperators,
+      ...dateExpressionOperators,
       ...setOperators,
       $regexMatch: regexMatch,
       $regexFind: regexFind,
