@@ -225,6 +225,9 @@ function formatDate(ms: number, zone: Zone, format: string): string {
   return out;
 }
 
+/** A date as MongoDB writes one as a string (`$toString`, `$toUpper`…): UTC, to the millisecond. */
+export const formatDateUtc = (ms: number): string => formatDate(ms, utc, "%Y-%m-%dT%H:%M:%S.%LZ");
+
 const dateToString: AnyFn = (obj, expr, options) => {
   if (!isDocument(expr)) throw errors.mongo("$dateToString only supports an object as its argument");
   const args = fieldsOf("$dateToString", expr, ["date", "format", "timezone", "onNull"], "");

@@ -12,7 +12,7 @@ import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
-import { checkBounds } from "./operator-fixes.ts";
+import { checkBounds } from "./string-operators.ts";
 import { keysOf } from "./wide-keys.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind

@@ -32,6 +32,7 @@ import {
 } from "./decimal.ts";
 import type { Document } from "./documents.ts";
 import { shellText } from "./shell-text.ts";
+import { gText } from "./string-operators.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
 type AnyFn = (...args: any[]) => any;
@@ -117,6 +118,14 @@ export function argumentsOf(name: string, obj: unknown, expr: unknown, options: 
 function nAry(name: "$add" | "$multiply", how: Combine): AnyFn {
   return (obj, expr, options) => {
     const values = argumentsOf(name, obj, expr, options);
+    if (name === "$add") {
+      // Left to right, as MongoDB adds: a null or missing value answers null, a second date is refused.
+      let dates = 0;
+      for (const value of values) {
+        if (value === null || value === undefined) return null;
+        if (value instanceof Date && ++dates > 1) throw errors.mongo("only one date allowed in an $add expression");
+      }
+    }
     if (!values.some(isBsonNumber)) return mingoExpression[name]!(obj, literals(values), options);
     if (values.some((value) => value === null || value === undefined)) return null;
     if (name === "$add" && values.some((value) => value instanceof Date))
@@ -150,13 +159,10 @@ const subtractExpression: AnyFn = (obj, expr, options) => {
  */
 function binary(name: "$divide" | "$mod", compute: (a: unknown, b: unknown) => unknown): AnyFn {
   return (obj, expr, options) => {
-    const values = argumentsOf(name, obj, expr, options, 2);
-    if (!values.some(isBsonNumber)) return mingoExpression[name]!(obj, literals(values), options);
-    const [a, b] = values;
+    const [a, b] = argumentsOf(name, obj, expr, options, 2);
+    if (isNumeric(a) && isNumeric(b)) return compute(a, b);
     if (a === null || a === undefined || b === null || b === undefined) return null;
-    if (!isNumeric(a) || !isNumeric(b))
-      throw errors.mongo(`${name} only supports numeric types, not ${bsonTypeAlias(a)} and ${bsonTypeAlias(b)}`);
-    return compute(a, b);
+    throw errors.mongo(`${name} only supports numeric types, not ${bsonTypeAlias(a)} and ${bsonTypeAlias(b)}`);
   };
 }
 
@@ -176,10 +182,8 @@ const modExpression = binary("$mod", (a, b) => {
     if (isZero(divisor)) throw errors.mongo("can't $mod by zero");
     return toDecimal128(remainder(decOf(a), divisor));
   }
-  if (isInteger(a) && isInteger(b)) {
-    if (bigOf(b) === 0n) throw errors.mongo("can't $mod by zero");
-    return fromBigInt(bigOf(a) % bigOf(b));
-  }
+  if (doubleOf(b) === 0) throw errors.mongo("can't $mod by zero");
+  if (isInteger(a) && isInteger(b)) return fromBigInt(bigOf(a) % bigOf(b));
   return doubleOf(a) % doubleOf(b);
 });
 
@@ -209,7 +213,45 @@ function rounding(name: "$round" | "$trunc", mode: RoundingMode): AnyFn {
   };
 }
 
+/** A one-argument function of a number refused outside its domain with MongoDB's words; mingo's otherwise. */
+function domain(name: string, refuse: (n: number) => string | null): AnyFn {
+  return (obj, expr, options) => {
+    const value = evalExpr(obj, Array.isArray(expr) && expr.length === 1 ? expr[0] : expr, options as never);
+    if (typeof value === "number" && !Number.isNaN(value)) {
+      const refusal = refuse(value);
+      if (refusal !== null) throw errors.mongo(refusal);
+    }
+    return mingoExpression[name]!(obj, expr, options);
+  };
+}
+
+/** `$log`'s argument and base, refused outside their domains with MongoDB's words. */
+const logExpression: AnyFn = (obj, expr, options) => {
+  const [value, base] = argumentsOf("$log", obj, expr, options, 2);
+  if (typeof value === "number" && !(value > 0) && !Number.isNaN(value))
+    throw errors.mongo(`$log's argument must be a positive number, but is ${gText(value)}`);
+  if (typeof base === "number" && (!(base > 0) || base === 1) && !Number.isNaN(base))
+    throw errors.mongo(`$log's base must be a positive number not equal to 1, but is ${gText(base)}`);
+  return mingoExpression.$log!(obj, literals([value, base]), options);
+};
+
+/** `$pow`: 0 to a negative exponent is refused as MongoDB refuses it. */
+const powExpression: AnyFn = (obj, expr, options) => {
+  const [base, exponent] = argumentsOf("$pow", obj, expr, options, 2);
+  if (typeof base === "number" && base === 0 && typeof exponent === "number" && exponent < 0)
+    throw errors.mongo("$pow cannot take a base of 0 and a negative exponent");
+  return mingoExpression.$pow!(obj, literals([base, exponent]), options);
+};
+
+const positive = (name: string) => (n: number) =>
+  n > 0 ? null : `${name}'s argument must be a positive number, but is ${gText(n)}`;
+
 export const numericExpressionOperators: Record<string, AnyFn> = {
+  $sqrt: domain("$sqrt", (n) => (n >= 0 ? null : "$sqrt's argument must be greater than or equal to 0")),
+  $ln: domain("$ln", positive("$ln")),
+  $log10: domain("$log10", positive("$log10")),
+  $log: logExpression,
+  $pow: powExpression,
   $add: nAry("$add", "add"),
   $multiply: nAry("$multiply", "multiply"),
   $subtract: subtractExpression,

@@ -10,6 +10,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { bsonSize, utf8Length } from "./bson-size.ts";
 import { isDocument } from "./documents.ts";
+import { checkBounds } from "./string-operators.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
 type AnyFn = (...args: any[]) => any;
@@ -18,17 +19,6 @@ const _mingoExpression = expressionOperators as unknown as Record<string, AnyFn>
 const mingoPipeline = pipelineOperators as unknown as Record<string, AnyFn>;
 
 const evaluate = (obj: unknown, expr: unknown, options: unknown): unknown => evalExpr(obj, expr, options as never);
-
-/** The bounds of an `$indexOf…`: non-negative integers when given. */
-export function checkBounds(name: string, start: unknown, end: unknown): void {
-  for (const [bound, which] of [
-    [start, "starting"],
-    [end, "ending"],
-  ] as const) {
-    if (bound !== undefined && (typeof bound !== "number" || !Number.isInteger(bound) || bound < 0))
-      throw errors.mongo(`${name} requires an ${which} index that is a non-negative integer`);
-  }
-}
 
 /** The code point index of `search` in `text` from `start` to `end` (code points), or -1. */
 const indexOfCP: AnyFn = (obj, expr, options) => {

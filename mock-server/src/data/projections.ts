@@ -6,6 +6,8 @@
  * projection of `$slice`s alone (`{comments: {$slice: 5}}`) keeps every other field, where mingo
  * kept only the sliced ones.
  */
+import { evalExpr } from "mingo/core";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -138,4 +140,73 @@ export function excluded(value: unknown, tree: Exclusions): unknown {
     out[key] = node === undefined ? value[key] : excluded(value[key], node);
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Computed fields that come to nothing
+
+/** A computed field's expression, marked to answer `Missing` when it evaluates to nothing. */
+class MissingProbe {
+  constructor(readonly expr: unknown) {}
+}
+
+/** What a computed field that evaluates to nothing holds until `withoutMissing` drops it. */
+class Missing {}
+
+/** The operator a marked expression goes through (a request cannot hold a `MissingProbe`). */
+export const missingOperator = "$mockMissing";
+
+// biome-ignore lint/suspicious/noExplicitAny: mingo's operator signature
+export const missingProbe = (obj: unknown, expr: unknown, options: any): unknown => {
+  if (!(expr instanceof MissingProbe)) throw errors.mongo(`Unrecognized expression '${missingOperator}'`);
+  const value = evalExpr(obj, expr.expr, options);
+  return value === undefined ? new Missing() : value;
+};
+
+/**
+ * A `$project` with each computed field's expression marked, so one that evaluates to nothing
+ * (`v: "$absent"`) can be left out as MongoDB leaves it out (mingo wrote null).
+ */
+export function probingMissing(spec: Document): Document {
+  const out: Document = {};
+  for (const key of keysOf(spec)) {
+    const value = spec[key];
+    if (typeof value === "number" || typeof value === "boolean") out[key] = value;
+    else if (isDocument(value) && !keysOf(value)[0]?.startsWith("$") && keysOf(value).length > 0)
+      out[key] = probingMissing(value);
+    else out[key] = { [missingOperator]: new MissingProbe(value) };
+  }
+  return out;
+}
+
+/**
+ * A projected document without the fields that came to nothing: only where the projection
+ * computes (`spec`'s shape), never into the values it copied (which may be large or shared).
+ */
+export function withoutMissing(value: unknown, spec: Document): unknown {
+  if (Array.isArray(value)) return value.map((element) => withoutMissing(element, spec));
+  if (!isDocument(value)) return value;
+  let out: Document | undefined;
+  for (const key of keysOf(spec)) {
+    const [head] = key.split(".");
+    if (head === undefined || !Object.hasOwn(value, head)) continue;
+    const field = value[head];
+    const inner = spec[key];
+    const nested = key.includes(".")
+      ? { [key.slice(head.length + 1)]: inner }
+      : isDocument(inner) && !keysOf(inner)[0]?.startsWith("$")
+        ? inner
+        : null;
+    if (field instanceof Missing) {
+      out ??= { ...value };
+      delete out[head];
+    } else if (nested !== null && typeof field === "object" && field !== null) {
+      const cleaned = withoutMissing(field, nested);
+      if (cleaned !== field) {
+        out ??= { ...value };
+        out[head] = cleaned;
+      }
+    }
+  }
+  return out ?? value;
 }

@@ -62,9 +62,20 @@ import { groupingAccumulators, groupStage, lookupByEquality, setOperators } from
 import { isDecimal, isLong, isNumeric, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
 import { somePathValue, valueHolder } from "./path-walk.ts";
-import { excluded, exclusionsOf, inMongoOrder, mergedInto, slicesOnly } from "./projections.ts";
+import {
+  excluded,
+  exclusionsOf,
+  inMongoOrder,
+  mergedInto,
+  missingOperator,
+  missingProbe,
+  probingMissing,
+  slicesOnly,
+  withoutMissing,
+} from "./projections.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
+import { stringExpressionOperators } from "./string-operators.ts";
 
 /** The private query operator a regular expression becomes. */
 export const regexOperator = "$mockRegex";
@@ -432,9 +443,10 @@ const projectStage: AnyFn = (collection, expr, options) => {
   if (exclusions)
     return (collection as { map(f: (doc: unknown) => unknown): unknown }).map((doc) => excluded(doc, exclusions));
   const order = inMongoOrder(expr, false);
+  const probing = probingMissing(expr);
   return (collection as { transform(f: (docs: unknown[]) => unknown): unknown }).transform((docs) => {
-    const projected = mingoPipeline.$project!(Lazy(docs), expr, options).collect() as unknown[];
-    return Lazy(projected.map((doc, i) => order(docs[i], doc)));
+    const projected = mingoPipeline.$project!(Lazy(docs), probing, options).collect() as unknown[];
+    return Lazy(projected.map((doc, i) => order(docs[i], withoutMissing(doc, expr))));
   });
 };
 
@@ -557,6 +569,7 @@ const context = Context.init({
       ...conversionOperators,
       ...fixedExpressionOperators,
       ...dateExpressionOperators,
+      ...stringExpressionOperators,
       ...setOperators,
       $regexMatch: regexMatch,
       $regexFind: regexFind,
@@ -564,6 +577,7 @@ const context = Context.init({
       $range: range,
       $replaceAll: replaceAll,
       $function: internalFunction,
+      [missingOperator]: missingProbe,
     }),
     [groupKeyOperator]: groupKey,
   }),

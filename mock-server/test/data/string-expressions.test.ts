@@ -1,0 +1,117 @@
+/**
+ * String, array and arithmetic expressions where mingo answered otherwise than MongoDB
+ * (string-operators.ts, numeric-operators.ts), and `$project`'s computed fields that evaluate to
+ * nothing (projections.ts): MongoDB's results and refusal texts.
+ */
+import { describe, expect, it } from "vitest";
+import { type Document, toEJSON } from "../../src/data/documents.ts";
+import { aggregate } from "../../src/data/query-engine.ts";
+
+const fields = { s: "héllo", arr: [1, 2, 3, 4, 5], n: null };
+/** `expr` over one document, as Extended JSON; `"missing"` when it evaluates to nothing; or the refusal. */
+function value(expr: unknown, doc: Document = fields): unknown {
+  try {
+    const [out] = aggregate([{ _id: 1, ...doc }], [{ $project: { _id: 0, v: expr } }]);
+    return out && "v" in out ? toEJSON(out.v) : "missing";
+  } catch (error) {
+    return `ERR ${(error as Error).message}`;
+  }
+}
+
+describe("strings", () => {
+  it("folds ASCII letters only, and takes null as the empty string", () => {
+    expect(value({ $toUpper: "$s" })).toBe("HéLLO");
+    expect(value({ $toLower: "ÀBC" })).toBe("Àbc");
+    expect(value({ $toUpper: "$n" })).toBe("");
+    expect(value({ $toUpper: 2.5 })).toBe("2.5");
+    expect(value({ $strcasecmp: ["É", "é"] })).toEqual({ $numberInt: "-1" });
+    expect(value({ $strcasecmp: ["abc", "ABC"] })).toEqual({ $numberInt: "0" });
+    expect(value({ $toUpper: [[1]] })).toBe("ERR can't convert from BSON type array to String");
+  });
+
+  it("counts bytes where the operator says bytes", () => {
+    expect(value({ $indexOfBytes: ["$s", "l"] })).toEqual({ $numberInt: "3" });
+    expect(value({ $indexOfBytes: ["$s", "l", 4] })).toEqual({ $numberInt: "4" });
+    expect(value({ $indexOfBytes: ["$s", "l", 0, 3] })).toEqual({ $numberInt: "-1" });
+    expect(value({ $indexOfCP: ["$s", "l"] })).toEqual({ $numberInt: "2" });
+    expect(value({ $indexOfBytes: ["$s", "l", 1.5] })).toBe(
+      "ERR $indexOfBytesrequires an integral starting index, found a value of type: double, with value: 1.5",
+    );
+    expect(value({ $substrBytes: ["$s", 0, 3] })).toBe("hé");
+    expect(value({ $substrBytes: ["$s", 0, 2] })).toBe(
+      "ERR $substrBytes:  Invalid range, ending index is in the middle of a UTF-8 character.",
+    );
+    expect(value({ $substrBytes: ["$s", 2, 1] })).toBe(
+      "ERR $substrBytes:  Invalid range, starting index is a UTF-8 continuation byte.",
+    );
+  });
+
+  it("refuses an empty separator and what is no string", () => {
+    expect(value({ $split: ["a,b,,c", ","] })).toEqual(["a", "b", "", "c"]);
+    expect(value({ $split: ["abc", ""] })).toBe("ERR $split requires a non-empty separator");
+    expect(value({ $split: [5, ","] })).toBe(
+      "ERR $split requires an expression that evaluates to a string as a first argument, found: int",
+    );
+    expect(value({ $concat: ["a", "$n"] })).toBeNull();
+    expect(value({ $concat: ["a", 1] })).toBe("ERR $concat only supports strings, not int");
+  });
+});
+
+describe("arrays and branches", () => {
+  it("$arrayElemAt past either end is missing; $size of no array is refused", () => {
+    expect(value({ $arrayElemAt: ["$arr", -1] })).toEqual({ $numberInt: "5" });
+    expect(value({ $arrayElemAt: ["$arr", 9] })).toBe("missing");
+    expect(value({ $arrayElemAt: ["$arr", -9] })).toBe("missing");
+    expect(value({ $arrayElemAt: ["$s", 0] })).toBe(
+      "ERR $arrayElemAt's first argument must be an array, but is string",
+    );
+    expect(value({ $size: "$nothing" })).toBe("ERR The argument to $size must be an array, but was of type: missing");
+  });
+
+  it("$switch without a matching branch or default is refused; $arrayToObject keeps the last value", () => {
+    // biome-ignore lint/suspicious/noThenProperty: $switch's branches name their result `then`
+    expect(value({ $switch: { branches: [{ case: { $eq: [1, 2] }, then: 1 }] } })).toBe(
+      "ERR $switch could not find a matching branch for an input, and no default was specified.",
+    );
+    // biome-ignore lint/suspicious/noThenProperty: $switch's branches name their result `then`
+    expect(value({ $switch: { branches: [{ case: "", then: "empty strings are true" }], default: 0 } })).toBe(
+      "empty strings are true",
+    );
+    expect(
+      value({
+        $arrayToObject: [
+          [
+            ["a", 1],
+            ["b", 2],
+            ["a", 3],
+          ],
+        ],
+      }),
+    ).toEqual({ a: { $numberInt: "3" }, b: { $numberInt: "2" } });
+  });
+});
+
+describe("arithmetic", () => {
+  it("refuses division by zero and arguments outside a function's domain in MongoDB's words", () => {
+    expect(value({ $divide: [1, 0] })).toBe("ERR can't $divide by zero");
+    expect(value({ $mod: [1, 0] })).toBe("ERR can't $mod by zero");
+    expect(value({ $mod: [5.5, 0] })).toBe("ERR can't $mod by zero");
+    expect(value({ $divide: ["a", null] })).toBeNull();
+    expect(value({ $sqrt: -1 })).toBe("ERR $sqrt's argument must be greater than or equal to 0");
+    expect(value({ $ln: 0 })).toBe("ERR $ln's argument must be a positive number, but is 0");
+    expect(value({ $log: [8, 1] })).toBe("ERR $log's base must be a positive number not equal to 1, but is 1");
+    expect(value({ $pow: [0, -1] })).toBe("ERR $pow cannot take a base of 0 and a negative exponent");
+    expect(value({ $add: [new Date(0), new Date(0)] })).toBe("ERR only one date allowed in an $add expression");
+    expect(value({ $add: [new Date(0), null, new Date(0)] })).toBeNull();
+  });
+});
+
+describe("$project", () => {
+  it("leaves out a computed field that evaluates to nothing", () => {
+    const doc = { _id: 1, a: 1 };
+    const project = (spec: Document) => toEJSON(aggregate([doc], [{ $project: spec }]));
+    expect(project({ v: "$nothing" })).toEqual([{ _id: { $numberInt: "1" } }]);
+    expect(project({ _id: 0, n: { x: "$nothing", y: "$a" } })).toEqual([{ n: { y: { $numberInt: "1" } } }]);
+    expect(project({ _id: 0, v: null, w: ["$nothing"] })).toEqual([{ v: null, w: [null] }]);
+  });
+});
