@@ -227,8 +227,7 @@ function allOperator(selector: string, values: unknown, options: unknown) {
   if (!Array.isArray(values)) throw errors.mongo("$all needs an array");
   const predicates = values.map((v): AnyFn => {
     if (v instanceof MongoRegex) return regexPredicate(selector, [v]);
-    if (isDocument(v) && Object.keys(v)[0] === "$elemMatch")
-      return mingoQuery.$elemMatch!(selector, v.$elemMatch, options);
+    if (isDocument(v) && Object.keys(v)[0] === "$elemMatch") return elemMatchOperator(selector, v.$elemMatch, options);
     return equalsPredicate(selector, v);
   });
   return (doc: unknown) => predicates.length > 0 && predicates.every((p) => p(doc));
@@ -271,6 +270,20 @@ function modOperator(selector: string, operand: unknown) {
       const n = truncated(value);
       return n !== null && n % divisor === remainder;
     });
+}
+
+/**
+ * `$size`: an array the path reaches (not an array's elements) of that many elements; MongoDB's
+ * refusals of an operand that is no whole, non-negative number.
+ */
+function sizeOperator(selector: string, operand: unknown) {
+  if (!isNumeric(operand)) throw errors.mongo("$size needs a number");
+  const n = Number(String(operand));
+  if (!Number.isInteger(n)) throw errors.mongo("$size must be a whole number");
+  if (n < 0) throw errors.mongo("$size may not be negative");
+  const parts = selector.split(".");
+  return (doc: unknown): boolean =>
+    somePathValue(doc, parts, (value) => Array.isArray(value) && value.length === n, false);
 }
 
 /** The top-level operators of a query (an `$elemMatch` of them tests documents, not values). */
@@ -548,6 +561,7 @@ const engineQueryOperators = wrapQueryOperators(
     $type: typeQueryOperator,
     $exists: existsPredicate,
     $mod: modOperator,
+    $size: sizeOperator,
     $elemMatch: elemMatchOperator,
   }),
 );

@@ -120,6 +120,14 @@ describe("nested arrays and indexes", () => {
     expect(ids({ "a.0": [1, 2] }, nested)).toEqual([1]);
   });
 
+  it("$size counts an array the path reaches, never an element's; $all's $elemMatch tests documents", () => {
+    expect(ids({ a: { $size: 2 } }, nested)).toEqual([1, 2, 4]);
+    expect(ids({ "a.b": { $size: 2 } }, nested)).toEqual([3]);
+    expect(() => ids({ a: { $size: 1.5 } }, nested)).toThrow("$size must be a whole number");
+    expect(() => ids({ a: { $size: -1 } }, nested)).toThrow("$size may not be negative");
+    expect(ids({ a: { $all: [{ $elemMatch: { b: 5 } }] } }, nested)).toEqual([4]);
+  });
+
   it("a value at the path's end is compared whole and element by element, one level deep", () => {
     expect(ids({ a: [1, 2] }, nested)).toEqual([1]);
     expect(ids({ a: { $all: [[1, 2]] } }, nested)).toEqual([1]);
