@@ -60,6 +60,15 @@ const integral = (value: unknown): number | null => {
   return null;
 };
 
+/** The largest instant a date holds (±8.64e15 ms, JavaScript's bound; MongoDB's is wider). */
+const maxInstant = 8.64e15;
+
+/** A date of an instant an operator computed, refused with `overflow` past what a date holds. */
+function instant(ms: number, overflow: string): Date {
+  if (!Number.isFinite(ms) || Math.abs(ms) > maxInstant) throw errors.mongo(overflow);
+  return new Date(ms);
+}
+
 /** Checks an operator's object argument: its fields among `allowed`. */
 function fieldsOf(name: string, expr: unknown, allowed: readonly string[], notObject: string): Document {
   if (!isDocument(expr)) throw errors.mongo(notObject);
@@ -350,7 +359,7 @@ const dateFromParts: AnyFn = (obj, expr, options) => {
     if (y === null || month === null || day === null) return null;
     ms = fromLocal(zone, y, month, day, hour, minute, second, millisecond);
   }
-  return new Date(ms);
+  return instant(ms, "Overflow casting from a lower-precision duration to a higher-precision duration");
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -425,8 +434,7 @@ function dateArithmetic(name: "$dateAdd" | "$dateSubtract"): AnyFn {
     if (limit !== undefined && Math.abs(n) >= limit)
       throw errors.mongo(`invalid dateAdd 'amount' parameter value: ${n} ${unit}`);
     const result = addUnits(dateMs(start), unit as Unit, n, zone);
-    if (!Number.isFinite(result) || Math.abs(result) > 8.64e15) throw errors.mongo("dateAdd overflowed");
-    return new Date(result);
+    return instant(result, "dateAdd overflowed");
   };
 }
 
@@ -551,12 +559,14 @@ const dateTrunc: AnyFn = (obj, expr, options) => {
   if (u === "week") reference = addUnits(reference, "day", (weekStart - 6 + 7) % 7, zone);
   if (unitMs[u] !== undefined && u !== "day" && u !== "week") {
     const width = size * unitMs[u]!;
-    return new Date(reference + Math.floor((ms - reference) / width) * width);
+    // MongoDB computes the bin's width in 64-bit milliseconds.
+    if (width > 2 ** 63) throw errors.mongo("dateTrunc overflowed");
+    return instant(reference + Math.floor((ms - reference) / width) * width, "dateTrunc overflowed");
   }
   if (size > 100_000_000_000) throw errors.mongo("dateTrunc unsupported binSize value");
   const n = unitsBetween(reference, ms, u, zone, weekStart);
   const lower = n - (((n % size) + size) % size);
-  return new Date(addUnits(reference, u, lower, zone));
+  return instant(addUnits(reference, u, lower, zone), "dateTrunc overflowed");
 };
 
 // ---------------------------------------------------------------------------------------------

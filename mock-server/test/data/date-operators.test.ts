@@ -169,6 +169,12 @@ describe("$dateFromParts and $dateFromString", () => {
     expect(value({ $dateFromParts: { year: 0 } })).toBe(
       "ERR 'year' must evaluate to an integer in the range 1 to 9999, found 0",
     );
+    expect(value({ $dateFromParts: { year: 2024, millisecond: 1e20 } })).toBe(
+      "ERR Overflow casting from a lower-precision duration to a higher-precision duration",
+    );
+    expect(value({ $dateTrunc: { date: at("2024-01-01"), unit: "hour", binSize: 1e18 } })).toBe(
+      "ERR dateTrunc overflowed",
+    );
     expect(value({ $dateFromParts: { year: 2024, isoWeek: 2 } })).toBe(
       "ERR $dateFromParts does not allow mixing natural dates with ISO dates",
     );
