@@ -31,7 +31,7 @@ import * as windowOperators from "mingo/operators/window";
 import { Query } from "mingo/query";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { addFieldsStage, internalFunction, joinedAs } from "./add-fields.ts";
+import { addFieldsStage, internalFunction, joinedAs, withValueAt } from "./add-fields.ts";
 import { conversionOperators } from "./bson-conversions.ts";
 import {
   comparisonExpressionOperators,
@@ -59,6 +59,7 @@ import {
   weighSort,
 } from "./engine-guards.ts";
 import { groupingAccumulators, groupStage, lookupByEquality, setOperators } from "./grouping.ts";
+import { matchedPosition } from "./matched-position.ts";
 import { isDecimal, isLong, isNumeric, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
 import { somePathValue, valueHolder } from "./path-walk.ts";
@@ -76,6 +77,7 @@ import {
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 import { stringExpressionOperators } from "./string-operators.ts";
+import { keysOf } from "./wide-keys.ts";
 
 /** The private query operator a regular expression becomes. */
 export const regexOperator = "$mockRegex";
@@ -696,11 +698,41 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
     if (findOptions.limit !== undefined) cursor = cursor.limit(findOptions.limit);
     found = cursor.all() as Document[];
   }
-  return projection ? project(found, projection) : found;
+  return projection ? project(found, projection, query) : found;
 }
 
 /** A find's projection of each document, laid out as MongoDB does (projections.ts). */
-function project(docs: Document[], projection: Document): Document[] {
+const positionalMissing = "positional operator '.$' couldn't find a matching element in the array";
+
+/**
+ * A find projection's positional `"items.$": 1`: each document's array at that path cut to the
+ * element the query matched (update-paths.ts' `matchedPosition`, as MongoDB's matcher records it),
+ * and the projection with the path included in its place.
+ */
+function positionalProjection(
+  docs: Document[],
+  projection: Document,
+  query: Document,
+): { docs: Document[]; projection: Document } {
+  const positional = keysOf(projection).filter((key) => key.endsWith(".$"));
+  if (positional.length === 0) return { docs, projection };
+  if (positional.length > 1) throw errors.mongo("Cannot specify more than one positional projection per query.");
+  const key = positional[0]!;
+  const path = key.slice(0, -2);
+  const rest: Document = {};
+  for (const name of keysOf(projection)) rest[name === key ? path : name] = name === key ? 1 : projection[name];
+  const cut = docs.map((doc) => {
+    const position = matchedPosition(doc, query, compileQuery);
+    const array = resolve(doc, path);
+    if (position === undefined || !Array.isArray(array) || position >= array.length)
+      throw errors.mongo(positionalMissing);
+    return withValueAt(doc, path.split("."), [array[position]]) as Document;
+  });
+  return { docs: cut, projection: rest };
+}
+
+function project(found: Document[], spec: Document, query: Document = {}): Document[] {
+  const { docs, projection } = positionalProjection(found, spec, query);
   const projected = (spec: Document) =>
     new Query({}, sharedOptions as never).find(docs, spec as never).all() as Document[];
   const exclusions = exclusionsOf(projection);

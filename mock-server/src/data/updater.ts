@@ -25,6 +25,7 @@ import {
 } from "./bson-operators.ts";
 import { bsonTypeAlias, compareStrings, equalBson } from "./bson-order.ts";
 import { type Document, isDocument, toEJSONText } from "./documents.ts";
+import { matchedPosition } from "./matched-position.ts";
 import { arithmeticUpdate, isLong, isNumeric } from "./numeric-operators.ts";
 import { compileQuery } from "./query-engine.ts";
 import { step } from "./query-limits.ts";
@@ -36,7 +37,6 @@ import {
   concretePaths,
   isDynamic,
   isIndex,
-  matchedPosition,
   maxPadding,
   type Positions,
   parseArrayFilters,
@@ -440,7 +440,7 @@ export function applyUpdate(doc: Document, update: Document, context: UpdateCont
       if (isDynamic(parts)) {
         dynamic = true;
         positions ??= {
-          matched: context.query ? matchedPosition(doc, context.query) : undefined,
+          matched: context.query ? matchedPosition(doc, context.query, compileQuery) : undefined,
           filters: compileArrayFilters(parseArrayFilters(context.arrayFilters)),
         };
         for (const concrete of concretePaths(doc, parts, positions)) steps.push({ op, parts: concrete, operand });

@@ -23,6 +23,31 @@ const doc = fromEJSON({
 const keys = (value: unknown) => JSON.stringify(value);
 const projected = (projection: Document) => keys(find([doc], {}, { projection })[0]);
 
+describe("a find's positional projection", () => {
+  const matched = (query: Document, projection: Document) => {
+    try {
+      return keys(find([doc], query, { projection })[0]);
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it("keeps the element of the array the query matched", () => {
+    expect(matched({ "a.b": 3 }, { "a.$": 1 })).toBe('{"_id":1,"a":[{"c":4,"b":3}]}');
+    expect(matched({ arr: { $gte: 4 } }, { "arr.$": 1, s: 1, _id: 0 })).toBe('{"arr":[4],"s":"t"}');
+    expect(matched({ a: { $elemMatch: { c: 2 } } }, { "a.$": 1, _id: 0 })).toBe('{"a":[{"b":1,"c":2}]}');
+  });
+
+  it("is refused when the query matched no element of an array", () => {
+    expect(matched({ s: "t" }, { "arr.$": 1 })).toBe(
+      "positional operator '.$' couldn't find a matching element in the array",
+    );
+    expect(matched({ arr: 1, "a.b": 1 }, { "arr.$": 1, "a.$": 1 })).toBe(
+      "Cannot specify more than one positional projection per query.",
+    );
+  });
+});
+
 describe("a find's projection", () => {
   it("keeps the document's order, _id first, whatever the projection's order", () => {
     expect(projected({ s: 1, x: 1 })).toBe('{"_id":1,"x":{"z":2,"y":1},"s":"t"}');
