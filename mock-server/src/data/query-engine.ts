@@ -59,6 +59,7 @@ import {
   weighSort,
 } from "./engine-guards.ts";
 import { groupingAccumulators, groupStage, lookupByEquality, setOperators } from "./grouping.ts";
+import { computesNested, nestedProjection } from "./inclusion-projection.ts";
 import { matchedPosition } from "./matched-position.ts";
 import { isDecimal, isLong, isNumeric, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
@@ -457,6 +458,9 @@ const projectStage: AnyFn = (collection, expr, options) => {
   const exclusions = exclusionsOf(expr);
   if (exclusions)
     return (collection as { map(f: (doc: unknown) => unknown): unknown }).map((doc) => excluded(doc, exclusions));
+  const nested = computesNested(expr) ? nestedProjection(expr, options) : null;
+  if (nested)
+    return (collection as { map(f: (doc: unknown) => unknown): unknown }).map((doc) => nested(doc as Document));
   const order = inMongoOrder(expr, false);
   const probing = probingMissing(expr);
   return (collection as { transform(f: (docs: unknown[]) => unknown): unknown }).transform((docs) => {

@@ -119,3 +119,20 @@ describe("stages over stored (frozen) documents", () => {
     );
   });
 });
+
+describe("a $project computing inside embedded documents (inclusion-projection.ts)", () => {
+  const source = fromEJSON({ _id: 1, x: 9, a: [1, { c: 1, d: 2 }, [{ c: 2 }]], o: { c: 3, d: 4 } }) as Document;
+  freezeTree(source);
+  const project = (spec: Document) => keys(aggregate([source], [{ $project: spec }])[0]);
+
+  it("computes into each element of an array, keeping what it keeps of documents only", () => {
+    expect(project({ a: { b: "$x", c: 1 } })).toBe('{"_id":1,"a":[{"c":1,"b":9},[{"c":2,"b":9}]]}');
+    expect(project({ "a.b": { $literal: 1 }, _id: 0 })).toBe('{"a":[{"b":1},[{"b":1}]]}');
+  });
+
+  it("replaces a value that is no document, and creates a missing one", () => {
+    expect(project({ "x.y": "$o.c", _id: 0 })).toBe('{"x":{"y":3}}');
+    expect(project({ "n.y": "$o.d", o: 1, _id: 0 })).toBe('{"o":{"c":3,"d":4},"n":{"y":4}}');
+    expect(project({ "o.e": "$nothing", _id: 0 })).toBe('{"o":{}}');
+  });
+});
