@@ -1,7 +1,6 @@
 /**
  * Operators mingo lacks or answers otherwise than MongoDB, put right: `$indexOfCP`, `$bsonSize`,
- * `$binarySize`, `$tsSecond` and `$tsIncrement` (unknown to mingo), `$redact` (a pruned document left as an empty one), and `$bucket` / `$bucketAuto`
- * (`_id` after `count`).
+ * `$binarySize`, `$tsSecond` and `$tsIncrement` (unknown to mingo), `$redact` (a pruned document left as an empty one).
  */
 import { evalExpr } from "mingo/core";
 import * as expressionOperators from "mingo/operators/expression";
@@ -83,17 +82,7 @@ export const fixedExpressionOperators: Record<string, AnyFn> = {
 
 type LazyLike = { filter(f: (doc: unknown) => boolean): unknown; map(f: (doc: unknown) => unknown): unknown };
 
-/** `_id` first, as MongoDB writes a bucket. */
-const idFirst = (doc: unknown): unknown => {
-  if (!isDocument(doc) || !("_id" in doc)) return doc;
-  const { _id, ...rest } = doc;
-  return { _id, ...rest };
-};
-
 export const fixedPipelineOperators: Record<string, AnyFn> = {
   $redact: (collection, expr, options) =>
     (mingoPipeline.$redact!(collection, expr, options) as LazyLike).filter((doc) => doc !== undefined),
-  $bucket: (collection, expr, options) => (mingoPipeline.$bucket!(collection, expr, options) as LazyLike).map(idFirst),
-  $bucketAuto: (collection, expr, options) =>
-    (mingoPipeline.$bucketAuto!(collection, expr, options) as LazyLike).map(idFirst),
 };

@@ -45,6 +45,7 @@ import {
   typeQueryOperator,
 } from "./bson-operators.ts";
 import { bsonTypeAlias, surrogate } from "./bson-order.ts";
+import { bucketStages } from "./bucket-stages.ts";
 import { dateExpressionOperators } from "./date-operators.ts";
 import { fromDecimal128, truncatedInteger } from "./decimal.ts";
 import { type Document, isDocument } from "./documents.ts";
@@ -605,6 +606,7 @@ const context = Context.init({
     guardPipelineOperators({
       ...withoutScripts(mingoPipeline, ["$out", "$merge"]),
       ...fixedPipelineOperators,
+      ...bucketStages,
       $match: match,
       $graphLookup: graphLookup,
       $lookup: joinedAs(lookupByEquality(mingoPipeline.$lookup!)),

@@ -120,6 +120,43 @@ describe("operators mingo lacks or answers otherwise", () => {
     expect(kept.map((doc) => doc._id)).toEqual([1]);
   });
 
+  it("buckets values in MongoDB's order, Decimal128 prices among numbers, empty buckets left out", () => {
+    const prices = stored([
+      { _id: 1, p: { $numberDecimal: "10.5" } },
+      { _id: 2, p: { $numberDecimal: "9" } },
+      { _id: 3, p: 100 },
+      { _id: 4, p: { $numberDecimal: "99.99" } },
+      { _id: 5, p: "x" },
+    ]);
+    const buckets = aggregate(prices, [
+      {
+        $bucket: {
+          groupBy: "$p",
+          boundaries: [0, 10, 100, 1000, 5000],
+          default: "other",
+          output: { ids: { $push: "$_id" } },
+        },
+      },
+    ]);
+    expect(buckets.map((b) => [String(b._id), b.ids])).toEqual([
+      ["0", [2]],
+      ["10", [1, 4]],
+      ["100", [3]],
+      ["other", [5]],
+    ]);
+    expect(() => aggregate(prices, [{ $bucket: { groupBy: "$p", boundaries: [0, 10] } }])).toThrow(
+      "$switch could not find a matching branch for an input, and no default was specified.",
+    );
+    expect(() => aggregate(prices, [{ $bucket: { groupBy: "$p", boundaries: [10, 0] } }])).toThrow(
+      "The 'boundaries' option to $bucket must be sorted, but elements 0 and 1 are not in ascending order (10 is not less than 0).",
+    );
+    const auto = aggregate(prices.slice(0, 4), [{ $bucketAuto: { groupBy: "$p", buckets: 2 } }]);
+    expect(auto.map((b) => [String((b._id as Document).min), String((b._id as Document).max), b.count])).toEqual([
+      ["9", "99.99", 2],
+      ["99.99", "100", 2],
+    ]);
+  });
+
   it("accumulates $firstN, $lastN, $maxN and $minN in a $group", () => {
     const [group] = aggregate(docs, [
       {
