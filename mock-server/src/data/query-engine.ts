@@ -80,6 +80,7 @@ import { charge, checkValue, estimateBytes, precheck, step, steps } from "./quer
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 import { stringExpressionOperators } from "./string-operators.ts";
 import { keysOf } from "./wide-keys.ts";
+import { windowStage } from "./window-stage.ts";
 
 /** The private query operator a regular expression becomes. */
 export const regexOperator = "$mockRegex";
@@ -607,6 +608,7 @@ const context = Context.init({
       ...withoutScripts(mingoPipeline, ["$out", "$merge"]),
       ...fixedPipelineOperators,
       ...bucketStages,
+      $setWindowFields: windowStage,
       $match: match,
       $graphLookup: graphLookup,
       $lookup: joinedAs(lookupByEquality(mingoPipeline.$lookup!)),

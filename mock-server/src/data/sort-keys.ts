@@ -43,7 +43,7 @@ function walk(node: unknown, parts: readonly string[]): Walk {
 }
 
 /** Compares two compound keys under the sort's directions. */
-function compareKeys(a: readonly unknown[], b: readonly unknown[], directions: readonly (1 | -1)[]): number {
+export function compareKeys(a: readonly unknown[], b: readonly unknown[], directions: readonly (1 | -1)[]): number {
   for (let i = 0; i < a.length; i++) {
     const order = compareBson(a[i], b[i]);
     if (order !== 0) return order * directions[i]!;

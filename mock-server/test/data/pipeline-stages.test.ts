@@ -37,6 +37,27 @@ describe("$setWindowFields", () => {
     ]);
   });
 
+  it("orders by MongoDB's sort: Decimal128 prices among numbers, ties ranked alike", () => {
+    const prices = stored([
+      { _id: 1, p: { $numberDecimal: "10.5" } },
+      { _id: 2, p: { $numberDecimal: "9" } },
+      { _id: 3, p: 100 },
+      { _id: 4, p: { $numberDecimal: "99.99" } },
+      { _id: 5, p: 9 },
+    ]);
+    const ranked = aggregate(prices, [
+      { $setWindowFields: { sortBy: { p: 1 }, output: { r: { $rank: {} }, all: { $push: "$$ROOT._id" } } } },
+    ]);
+    expect(ranked.map((doc) => [doc._id, doc.r])).toEqual([
+      [2, 1],
+      [5, 1],
+      [1, 3],
+      [4, 4],
+      [3, 5],
+    ]);
+    expect(Object.keys(ranked[0]!)).toEqual(["_id", "p", "r", "all"]);
+  });
+
   it("still refuses a request's $function", () => {
     expect(() =>
       aggregate(docs, [{ $project: { x: { $function: { body: "function () { return 1 }", args: [], lang: "js" } } } }]),
