@@ -58,7 +58,7 @@ const operandChecks: Record<string, (path: string, operand: unknown) => void> = 
   },
   $min: () => {},
   $max: () => {},
-  $currentDate: (path, operand) => {
+  $currentDate: (_path, operand) => {
     if (typeof operand === "boolean") return;
     if (isDocument(operand) && keysOf(operand).length === 1 && "$type" in operand) {
       if (operand.$type === "date" || operand.$type === "timestamp") return;
@@ -69,7 +69,7 @@ const operandChecks: Record<string, (path: string, operand: unknown) => void> = 
     if (isDocument(operand))
       throw errors.mongo(`Unrecognized $currentDate option: ${keysOf(operand).find((k) => k !== "$type") ?? ""}`);
     throw errors.mongo(
-      `${path} is not valid type for $currentDate. Please use a boolean ('true') or a $type expression ({$type: 'timestamp/date'}).`,
+      `${bsonTypeAlias(operand)} is not valid type for $currentDate. Please use a boolean ('true') or a $type expression ({$type: 'timestamp/date'}).`,
     );
   },
   $rename: (path, operand) => {
@@ -106,7 +106,7 @@ const operandChecks: Record<string, (path: string, operand: unknown) => void> = 
     if (!Array.isArray(operand))
       throw errors.mongo(`$pullAll requires an array argument but was given a ${bsonTypeAlias(operand)}`);
   },
-  $bit: (path, operand) => {
+  $bit: (_path, operand) => {
     if (!isDocument(operand))
       throw errors.mongo(
         `The $bit modifier is not compatible with a ${bsonTypeAlias(operand)}. You must pass in an embedded document: {$bit: {field: {and/or/xor: #}}`,
@@ -125,15 +125,12 @@ const operandChecks: Record<string, (path: string, operand: unknown) => void> = 
           `The $bit modifier field must be an Integer(32/64 bit); a '${bsonTypeAlias(operand[op])}' is not supported here: {${op}: ${shellText(operand[op])}}`,
         );
     }
-    void path;
   },
 };
 
 /** An int or a long, as documents hold them. */
 const isIntegral = (value: unknown): boolean =>
   isLong(value) || (typeof value === "number" && Number.isInteger(value) && Math.abs(value) <= 2 ** 63);
-
-export const updateOperatorNames: ReadonlySet<string> = new Set(Object.keys(operandChecks));
 
 /**
  * Checks an update operator document as MongoDB checks one when it parses it: each operator's
