@@ -368,6 +368,7 @@ describe("each operator's refusals", () => {
       [{ $rename: { a: "a.b" } }, /must not be on the same path/],
       [{ $rename: { "a.$": "b" } }, /^The source field for \$rename may not be dynamic: a\.\$$/],
       [{ $currentDate: { a: { $type: "clock" } } }, /required to be 'date' or 'timestamp'/],
+      [{ $currentDate: { a: 5 } }, /^int is not valid type for \$currentDate\. Please use a boolean/],
       [{ $push: { a: { $each: 1 } } }, /The argument to \$each in \$push must be an array/],
     ];
     for (const [spec, message] of cases)
