@@ -79,6 +79,7 @@ import {
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 import { stringExpressionOperators } from "./string-operators.ts";
+import { unwindStage } from "./unwind-stage.ts";
 import { keysOf } from "./wide-keys.ts";
 import { windowStage } from "./window-stage.ts";
 
@@ -609,6 +610,7 @@ const context = Context.init({
       ...fixedPipelineOperators,
       ...bucketStages,
       $setWindowFields: windowStage,
+      $unwind: unwindStage,
       $match: match,
       $graphLookup: graphLookup,
       $lookup: joinedAs(lookupByEquality(mingoPipeline.$lookup!)),

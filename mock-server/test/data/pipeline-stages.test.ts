@@ -4,7 +4,7 @@
  * path.
  */
 import { describe, expect, it } from "vitest";
-import { type Document, fromEJSON } from "../../src/data/documents.ts";
+import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
 import { aggregate } from "../../src/data/query-engine.ts";
 
@@ -176,6 +176,33 @@ describe("operators mingo lacks or answers otherwise", () => {
       ["9", "99.99", 2],
       ["99.99", "100", 2],
     ]);
+  });
+
+  it("unwinds as MongoDB's documentation shows: indexes as longs, null for what is no array", () => {
+    const inventory = stored([
+      { _id: 1, item: "ABC", sizes: ["S", "M"] },
+      { _id: 2, item: "EFG", sizes: [] },
+      { _id: 3, item: "IJK", sizes: "M" },
+      { _id: 4, item: "LMN" },
+      { _id: 5, item: "XYZ", sizes: null },
+    ]);
+    const unwound = aggregate(inventory, [
+      { $unwind: { path: "$sizes", includeArrayIndex: "arrayIndex", preserveNullAndEmptyArrays: true } },
+    ]);
+    expect(JSON.stringify(toEJSON(unwound))).toBe(
+      JSON.stringify([
+        { _id: { $numberInt: "1" }, item: "ABC", sizes: "S", arrayIndex: { $numberLong: "0" } },
+        { _id: { $numberInt: "1" }, item: "ABC", sizes: "M", arrayIndex: { $numberLong: "1" } },
+        { _id: { $numberInt: "2" }, item: "EFG", arrayIndex: null },
+        { _id: { $numberInt: "3" }, item: "IJK", sizes: "M", arrayIndex: null },
+        { _id: { $numberInt: "4" }, item: "LMN", arrayIndex: null },
+        { _id: { $numberInt: "5" }, item: "XYZ", sizes: null, arrayIndex: null },
+      ]),
+    );
+    expect(aggregate(inventory, [{ $unwind: "$sizes" }]).map((doc) => doc._id)).toEqual([1, 1, 3]);
+    expect(() => aggregate(inventory, [{ $unwind: "sizes" }])).toThrow(
+      "path option to $unwind stage should be prefixed with a '$': sizes",
+    );
   });
 
   it("accumulates $firstN, $lastN, $maxN and $minN in a $group", () => {
