@@ -13,6 +13,7 @@ import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias, canonicalRank, compareBson } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
+import { groupKeyOperator } from "./engine-guards.ts";
 import { groupStage } from "./grouping.ts";
 import { heavy, step } from "./query-limits.ts";
 import { keysOf } from "./wide-keys.ts";
@@ -32,7 +33,9 @@ function accumulate(members: unknown[], output: Document, options: unknown): Doc
   return fields;
 }
 
-function checkGroupBy(name: string, groupBy: unknown): void {
+function checkGroupBy(name: string, wrapped: unknown): void {
+  // (The engine's guard wraps the expression to size its keys: the request's is inside.)
+  const groupBy = isDocument(wrapped) && groupKeyOperator in wrapped ? wrapped[groupKeyOperator] : wrapped;
   const expression =
     (typeof groupBy === "string" && groupBy.startsWith("$")) ||
     (isDocument(groupBy) && keysOf(groupBy)[0]?.startsWith("$"));

@@ -168,6 +168,9 @@ describe("operators mingo lacks or answers otherwise", () => {
     expect(() => aggregate(prices, [{ $bucket: { groupBy: "$p", boundaries: [0, 10] } }])).toThrow(
       "$switch could not find a matching branch for an input, and no default was specified.",
     );
+    expect(() => aggregate(prices, [{ $bucket: { groupBy: "p", boundaries: [0, 10] } }])).toThrow(
+      "The $bucket 'groupBy' field must be defined as a $-prefixed path or an expression, but found: \"p\"",
+    );
     expect(() => aggregate(prices, [{ $bucket: { groupBy: "$p", boundaries: [10, 0] } }])).toThrow(
       "The 'boundaries' option to $bucket must be sorted, but elements 0 and 1 are not in ascending order (10 is not less than 0).",
     );
