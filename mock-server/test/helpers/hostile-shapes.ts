@@ -193,7 +193,7 @@ export const shapes: Shape[] = [
     action: "aggregate",
     argument: {
       pipeline: [
-        { $project: { k: { $map: { input: { $range: [0, 60_000] }, in: ["$$this"] } } } },
+        { $project: { k: { $map: { input: { $range: [0, 200_000] }, in: ["$$this"] } } } },
         { $unwind: "$k" },
         { $sort: { k: 1 } },
         { $count: "n" },
