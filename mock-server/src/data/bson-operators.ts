@@ -285,17 +285,6 @@ export const orderAccumulators: Record<string, AnyFn> = {
 // ---------------------------------------------------------------------------------------------
 // Update operators
 
-/** The value at a plain dotted path (a number indexes an array), or undefined. */
-export function valueAt(doc: Document, path: string): unknown {
-  let node: unknown = doc;
-  for (const part of path.split(".")) {
-    if (Array.isArray(node) && /^\d+$/.test(part)) node = node[Number(part)];
-    else if (isDocument(node)) node = node[part];
-    else return undefined;
-  }
-  return node;
-}
-
 /** What an update operator does at one concrete path of a document (updater.ts). */
 export type Outcome = { set: unknown } | "unset" | "unchanged";
 

@@ -35,8 +35,9 @@ import { keysOf } from "./wide-keys.ts";
 type AnyFn = (...args: any[]) => any;
 
 const evaluate = (obj: unknown, expr: unknown, options: unknown): unknown => evalExpr(obj, expr, options as never);
-const nullish = (value: unknown): value is null | undefined => value === null || value === undefined;
-const typeOf = (value: unknown): string | undefined => (value as { _bsontype?: string } | null)?._bsontype;
+export const nullish = (value: unknown): value is null | undefined => value === null || value === undefined;
+/** A BSON value's class name (`Long`, `Decimal128`, `Timestamp`, `ObjectId`…), undefined for others. */
+export const typeOf = (value: unknown): string | undefined => (value as { _bsontype?: string } | null)?._bsontype;
 
 /** A date, Timestamp or ObjectId as milliseconds since the epoch (MongoDB's coercion to a date). */
 export function dateMs(value: unknown): number {

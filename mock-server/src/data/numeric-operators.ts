@@ -31,8 +31,7 @@ import {
   truncatedInteger,
 } from "./decimal.ts";
 import type { Document } from "./documents.ts";
-import { shellText } from "./shell-text.ts";
-import { gText } from "./string-operators.ts";
+import { gText, shellText } from "./shell-text.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
 type AnyFn = (...args: any[]) => any;
@@ -68,7 +67,7 @@ export const doubleOf = (value: unknown): number =>
       ? Number(bigOf(value))
       : (value as number);
 /** An int or a long as documents hold them (a number's type is the one it is written back as). */
-const isInteger = (value: unknown): boolean =>
+export const isInteger = (value: unknown): boolean =>
   isLong(value) || (Number.isInteger(value) && Math.abs(value as number) <= 2 ** 63);
 
 type Combine = "add" | "multiply";

@@ -82,3 +82,17 @@ export function shellText(value: unknown): string {
 export function elementText(name: string, value: unknown): string {
   return `{${name}: ${shellText(value)}}`;
 }
+
+/** A number as C's `%g` writes it (six significant digits), as MongoDB's messages show doubles. */
+export function gText(n: number): string {
+  if (!Number.isFinite(n)) return Number.isNaN(n) ? "nan" : n > 0 ? "inf" : "-inf";
+  if (n === 0) return Object.is(n, -0) ? "-0" : "0";
+  const exponent = Math.floor(Math.log10(Math.abs(Number(n.toPrecision(6)))));
+  if (exponent < -4 || exponent >= 6) {
+    const [mantissa, exp] = n.toExponential(5).split("e");
+    const digits = mantissa!.replace(/\.?0+$/, "");
+    const e = Number(exp);
+    return `${digits}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  }
+  return String(Number(n.toPrecision(6)));
+}

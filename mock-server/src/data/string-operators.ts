@@ -10,32 +10,19 @@
 import { evalExpr } from "mingo/core";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
-import { formatDateUtc } from "./date-operators.ts";
+import { formatDateUtc, nullish, typeOf } from "./date-operators.ts";
 import { type Document, isDocument } from "./documents.ts";
+import { gText } from "./shell-text.ts";
 import { keysOf } from "./wide-keys.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
 type AnyFn = (...args: any[]) => any;
 
-const evaluate = (obj: unknown, expr: unknown, options: unknown): unknown => evalExpr(obj, expr, options as never);
-const nullish = (value: unknown): value is null | undefined => value === null || value === undefined;
-const typeOf = (value: unknown): string | undefined => (value as { _bsontype?: string } | null)?._bsontype;
+/** A number of any BSON type (numeric-operators.ts' `isNumeric`, which this module cannot import). */
 const isNumber = (value: unknown): boolean =>
   typeof value === "number" || typeOf(value) === "Long" || typeOf(value) === "Decimal128";
 
-/** A number as C's `%g` writes it (six significant digits), as MongoDB's messages show doubles. */
-export function gText(n: number): string {
-  if (!Number.isFinite(n)) return Number.isNaN(n) ? "nan" : n > 0 ? "inf" : "-inf";
-  if (n === 0) return Object.is(n, -0) ? "-0" : "0";
-  const exponent = Math.floor(Math.log10(Math.abs(Number(n.toPrecision(6)))));
-  if (exponent < -4 || exponent >= 6) {
-    const [mantissa, exp] = n.toExponential(5).split("e");
-    const digits = mantissa!.replace(/\.?0+$/, "");
-    const e = Number(exp);
-    return `${digits}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  }
-  return String(Number(n.toPrecision(6)));
-}
+const evaluate = (obj: unknown, expr: unknown, options: unknown): unknown => evalExpr(obj, expr, options as never);
 
 /** A value as MongoDB coerces it to a string (`$toUpper`, `$strcasecmp`, `$substrBytes`). */
 function coerceToString(value: unknown): string {
@@ -195,7 +182,7 @@ const size: AnyFn = (obj, expr, options) => {
 };
 
 /** MongoDB's truth of a value: false, null, missing and zero are false; anything else true. */
-export function truthy(value: unknown): boolean {
+function truthy(value: unknown): boolean {
   if (nullish(value) || value === false) return false;
   if (typeof value === "number") return value !== 0;
   if (typeOf(value) === "Long" || typeOf(value) === "Decimal128") return Number(String(value)) !== 0;

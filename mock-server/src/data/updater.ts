@@ -26,7 +26,7 @@ import {
 import { bsonTypeAlias, compareStrings, equalBson } from "./bson-order.ts";
 import { type Document, isDocument, toEJSONText } from "./documents.ts";
 import { matchedPosition } from "./matched-position.ts";
-import { arithmeticUpdate, isLong, isNumeric } from "./numeric-operators.ts";
+import { arithmeticUpdate, isInteger, isLong, isNumeric } from "./numeric-operators.ts";
 import { compileQuery } from "./query-engine.ts";
 import { step } from "./query-limits.ts";
 import { elementText, shellText } from "./shell-text.ts";
@@ -120,17 +120,13 @@ const operandChecks: Record<string, (path: string, operand: unknown) => void> = 
         throw errors.mongo(
           `The $bit modifier only supports 'and', 'or', and 'xor', not '${op}' which is an unknown operator: {${op}: ${shellText(operand[op])}}`,
         );
-      if (!isIntegral(operand[op]))
+      if (!isInteger(operand[op]))
         throw errors.mongo(
           `The $bit modifier field must be an Integer(32/64 bit); a '${bsonTypeAlias(operand[op])}' is not supported here: {${op}: ${shellText(operand[op])}}`,
         );
     }
   },
 };
-
-/** An int or a long, as documents hold them. */
-const isIntegral = (value: unknown): boolean =>
-  isLong(value) || (typeof value === "number" && Number.isInteger(value) && Math.abs(value) <= 2 ** 63);
 
 /**
  * Checks an update operator document as MongoDB checks one when it parses it: each operator's
@@ -312,7 +308,7 @@ function pullTest(condition: unknown): (element: unknown) => boolean {
 
 /** `$bit`'s operations on an int or a long (a missing field counts as 0). */
 function bitUpdate(doc: Document, path: string, current: unknown, operand: Document): Outcome {
-  if (current !== undefined && !isIntegral(current))
+  if (current !== undefined && !isInteger(current))
     throw errors.mongo(
       `Cannot apply $bit to a value of non-integral type._id: ${shellText(doc._id)} has the field ${path.split(".").pop()} of non-integer type ${bsonTypeAlias(current)}`,
     );
