@@ -9,7 +9,6 @@
 import { Timestamp } from "bson";
 import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
-import * as accumulatorOperators from "mingo/operators/accumulator";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import {
   bsonTypeAlias,
@@ -23,7 +22,6 @@ import {
   typeNumbers,
 } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
-import { computeOptionsClass } from "./grouping.ts";
 import { somePathValue } from "./path-walk.ts";
 import { shellText } from "./shell-text.ts";
 import { sortKeyOf } from "./sort-keys.ts";
@@ -237,49 +235,6 @@ export const comparisonExpressionOperators: Record<string, AnyFn> = {
     const type = bsonTypeNumber(oneArgument("$isNumber", obj, expr, options));
     return type !== undefined && numericTypes.includes(type);
   },
-};
-
-const push = (accumulatorOperators as unknown as Record<string, AnyFn>).$push!;
-
-/** `$min` / `$max` of a group's values (or of an expression's list): null and missing left out. */
-function extreme(direction: 1 | -1): AnyFn {
-  return (collection, expr, options) => {
-    let best: unknown = null;
-    for (const value of push(collection, expr, options) as unknown[]) {
-      if (value === null || value === undefined) continue;
-      if (best === null || compareBson(value, best) * direction > 0) best = value;
-    }
-    return best;
-  };
-}
-
-/**
- * `$topN` / `$bottomN` (and `$top` / `$bottom`, one value rather than a list): the output of the
- * first or last `n` of a group's documents in the order of `sortBy`.
- */
-function ends(bottom: boolean, single: boolean): AnyFn {
-  return (collection, expr, options) => {
-    if (!isDocument(expr) || !isDocument(expr.sortBy) || !("output" in expr))
-      throw errors.mongo("expects an object with 'sortBy' (a document) and 'output'");
-    // `n` may name the group's key ("$k" of an `_id` {k: …}): evaluated with the key as its root.
-    const groupId = (options as { local?: { groupId?: unknown } })?.local?.groupId;
-    const keyed = computeOptionsClass(options)?.init(options).update({ root: groupId }) ?? options;
-    const n = single ? 1 : evalExpr(groupId, expr.n, keyed as never);
-    if (typeof n !== "number" || !Number.isInteger(n) || n < 1) throw errors.mongo("'n' must be a positive integer");
-    const sorted = sortDocuments(collection as unknown[], expr.sortBy);
-    const kept = bottom ? sorted.slice(Math.max(0, sorted.length - n)) : sorted.slice(0, n);
-    const outputs = push(kept, expr.output, options) as unknown[];
-    return single ? (outputs[0] ?? null) : outputs;
-  };
-}
-
-export const orderAccumulators: Record<string, AnyFn> = {
-  $max: extreme(1),
-  $min: extreme(-1),
-  $topN: ends(false, false),
-  $bottomN: ends(true, false),
-  $top: ends(false, true),
-  $bottom: ends(true, true),
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -11,10 +11,11 @@ import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
 import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { parseAccumulator } from "./accumulators.ts";
 import { bsonTypeAlias, canonicalRank, compareBson } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { groupKeyOperator } from "./engine-guards.ts";
-import { groupStage } from "./grouping.ts";
+import { groupStage } from "./group-stage.ts";
 import { heavy, step } from "./query-limits.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -45,11 +46,16 @@ function checkGroupBy(name: string, wrapped: unknown): void {
     );
 }
 
-function checkOutput(name: string, output: unknown): Document {
+function checkOutput(name: string, output: unknown, options: unknown): Document {
   if (output === undefined) return { count: { $sum: 1 } };
   if (!isDocument(output))
-    throw errors.mongo(`The ${name} 'output' field must be an object, but found type: ${bsonTypeAlias(output)}.`);
-  return output;
+    throw errors.mongo(
+      `The ${name} 'output' field must be an object, but found type: ${bsonTypeAlias(output)}${name === "$bucket" ? "." : ""}`,
+    );
+  // Each field as a $group's (MongoDB parses them so), before any document is read; `$bucketAuto`
+  // counts its buckets' documents when no field is given.
+  for (const field of keysOf(output)) parseAccumulator(field, output[field], options);
+  return name === "$bucketAuto" && keysOf(output).length === 0 ? { count: { $sum: 1 } } : output;
 }
 
 const bucket: AnyFn = (collection, expr, options) => {
@@ -91,7 +97,7 @@ const bucket: AnyFn = (collection, expr, options) => {
     throw errors.mongo(
       "The $bucket 'default' field must be less than the lowest boundary or greater than or equal to the highest boundary.",
     );
-  const output = checkOutput("$bucket", expr.output);
+  const output = checkOutput("$bucket", expr.output, options);
   return (collection as Collection).transform((docs) => {
     const members = new Map<number, unknown[]>();
     for (const doc of docs) {
@@ -143,7 +149,7 @@ const bucketAuto: AnyFn = (collection, expr, options) => {
       `The $bucketAuto 'buckets' field must be representable as a 32-bit integer, but found ${buckets}`,
     );
   if (buckets <= 0) throw errors.mongo(`The $bucketAuto 'buckets' field must be greater than 0, but found: ${buckets}`);
-  const output = checkOutput("$bucketAuto", expr.output);
+  const output = checkOutput("$bucketAuto", expr.output, options);
   return (collection as Collection).transform((docs) => {
     const keyed = docs.map((doc) => {
       step();

@@ -59,6 +59,26 @@ export function fromNumber(value: number | bigint): Dec {
   return parseDecimal(value.toPrecision(15)) ?? nan;
 }
 
+/**
+ * A double's exact binary value as a decimal, rounded half to even to 34 digits: MongoDB's
+ * conversion at full precision (kRoundTo34Digits), which its sums use (0.1 →
+ * 0.1000000000000000055511151231257827). Its exact form keeps no trailing zero (2.5 → 25E-1).
+ */
+export function fromDoubleExact(value: number): Dec {
+  if (Number.isNaN(value)) return nan;
+  if (!Number.isFinite(value)) return { kind: "infinite", negative: value < 0 };
+  const negative = value < 0 || Object.is(value, -0);
+  let magnitude = Math.abs(value);
+  if (Number.isInteger(magnitude)) return round(finite(negative, BigInt(magnitude), 0));
+  // magnitude = m / 2^k for the least k that makes m an integer (each doubling is exact) = m·5^k / 10^k.
+  let k = 0;
+  while (!Number.isInteger(magnitude)) {
+    magnitude *= 2;
+    k++;
+  }
+  return round(finite(negative, BigInt(magnitude) * 5n ** BigInt(k), -k));
+}
+
 /** The Decimal128 of a decimal, its digits and exponent as they are. */
 export function toDecimal128(value: Dec): Decimal128 {
   return Decimal128.fromString(decimalString(value));

@@ -106,12 +106,16 @@ export const groupKeyOperator = "$mockGroupKey";
 
 export function groupKey(obj: unknown, expr: unknown, options: unknown): unknown {
   const key = evalExpr(obj, expr, options as never) as unknown;
-  if (isComposite(key)) {
-    const bytes = checkValue(key, "$group");
-    // A key compared with every colliding one before it: counted as if all collided.
-    heavy(countCompositeKey() + elementsOf(bytes), "$group");
-  }
+  sizeGroupKey(key);
   return key;
+}
+
+/** A group key sized and weighed before it is hashed (the `$group` stage's own keys too). */
+export function sizeGroupKey(key: unknown): void {
+  if (!isComposite(key)) return;
+  const bytes = checkValue(key, "$group");
+  // A key compared with every colliding one before it: counted as if all collided.
+  heavy(countCompositeKey() + elementsOf(bytes), "$group");
 }
 
 /**

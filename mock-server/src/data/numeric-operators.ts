@@ -37,7 +37,7 @@ import { gText, shellText } from "./shell-text.ts";
 type AnyFn = (...args: any[]) => any;
 
 const mingoExpression = expressionOperators as unknown as Record<string, AnyFn>;
-const mingoAccumulator = accumulatorOperators as unknown as Record<string, AnyFn>;
+const _mingoAccumulator = accumulatorOperators as unknown as Record<string, AnyFn>;
 
 const bsonType = (value: unknown): unknown =>
   value !== null && typeof value === "object" ? (value as { _bsontype?: unknown })._bsontype : undefined;
@@ -265,25 +265,6 @@ export const numericExpressionOperators: Record<string, AnyFn> = {
 
 // ---------------------------------------------------------------------------------------------
 // Accumulators
-
-const push = mingoAccumulator.$push!;
-
-/** `$sum`: the numbers among the values (others left out), 0 for none. */
-const sumAccumulator: AnyFn = (collection, expr, options) => {
-  if (typeof expr === "number") return mingoAccumulator.$sum!(collection, expr, options);
-  const numbers = (push(collection, expr, options) as unknown[]).filter(isNumeric);
-  return numbers.some(isBsonNumber) ? combine(numbers, "add") : numbers.reduce<number>((a, b) => a + (b as number), 0);
-};
-
-/** `$avg`: of the numbers among the values, null for none; a Decimal128 when one of them is. */
-const avgAccumulator: AnyFn = (collection, expr, options) => {
-  const numbers = (push(collection, expr, options) as unknown[]).filter(isNumeric);
-  if (numbers.length === 0) return null;
-  if (numbers.some(isDecimal)) return toDecimal128(divide(decOf(combine(numbers, "add")), fromNumber(numbers.length)));
-  return numbers.reduce<number>((a, b) => a + doubleOf(b), 0) / numbers.length;
-};
-
-export const numericAccumulators: Record<string, AnyFn> = { $sum: sumAccumulator, $avg: avgAccumulator };
 
 // ---------------------------------------------------------------------------------------------
 // Update operators

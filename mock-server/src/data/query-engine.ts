@@ -31,6 +31,7 @@ import * as windowOperators from "mingo/operators/window";
 import { Query } from "mingo/query";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { accumulatorExpressions, accumulators, dropMissing } from "./accumulators.ts";
 import { addFieldsStage, internalFunction, joinedAs, withValueAt } from "./add-fields.ts";
 import { conversionOperators } from "./bson-conversions.ts";
 import {
@@ -39,7 +40,6 @@ import {
   equalsPredicate,
   existsPredicate,
   inPredicate,
-  orderAccumulators,
   sortDocuments,
   sortStage,
   typeQueryOperator,
@@ -59,10 +59,11 @@ import {
   type OperatorMap,
   weighSort,
 } from "./engine-guards.ts";
-import { groupingAccumulators, groupStage, lookupByEquality, setOperators } from "./grouping.ts";
+import { groupStage } from "./group-stage.ts";
+import { lookupByEquality, setOperators } from "./grouping.ts";
 import { computesNested, nestedProjection } from "./inclusion-projection.ts";
 import { matchedPosition } from "./matched-position.ts";
-import { isDecimal, isLong, isNumeric, numericAccumulators, numericExpressionOperators } from "./numeric-operators.ts";
+import { isDecimal, isLong, isNumeric, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
 import { somePathValue, valueHolder } from "./path-walk.ts";
 import {
@@ -579,14 +580,13 @@ const context = Context.init({
   accumulator: wrapValueOperators(
     guardAccumulators({
       ...withoutScripts(accumulatorOperators as unknown as OperatorMap, ["$accumulator"]),
-      ...orderAccumulators,
-      ...numericAccumulators,
-      ...groupingAccumulators,
+      ...accumulators,
     }),
   ),
   expression: wrapValueOperators({
     ...guardExpressionOperators({
       ...withoutScripts(mingoExpression, ["$function"]),
+      ...accumulatorExpressions,
       ...comparisonExpressionOperators,
       ...numericExpressionOperators,
       ...conversionOperators,
@@ -815,5 +815,6 @@ export function sortedPlaces(docs: Document[], sort: Document, limit: number): n
 
 export function aggregate(docs: Document[], pipeline: Document[], engineOptions: EngineOptions = {}): Document[] {
   const start = engineOptions.collectionResolver ? options(engineOptions) : sharedOptions;
-  return new Aggregator(pipeline, start as never).run(docs) as Document[];
+  // Documents that expressions built, as MongoDB builds them: no field holding nothing.
+  return (new Aggregator(pipeline, start as never).run(docs) as Document[]).map((doc) => dropMissing(doc) as Document);
 }

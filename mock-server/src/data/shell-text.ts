@@ -78,6 +78,25 @@ export function shellText(value: unknown): string {
   return out.length > maxLength ? `${out.slice(0, maxLength)}...` : out;
 }
 
+/**
+ * `value` as MongoDB's `Value::toString` writes it into a message: like `shellText` without the
+ * spaces inside brackets (`{a: 1, b: "x"}`, `[1, 2]`), a missing value as `MISSING`.
+ */
+export function valueText(value: unknown): string {
+  if (value === undefined) return "MISSING";
+  const compact = (v: unknown, depth: number): string => {
+    if (depth > 20) return "...";
+    if (Array.isArray(v)) return `[${v.map((e) => compact(e, depth + 1)).join(", ")}]`;
+    if (isDocument(v))
+      return `{${keysOf(v)
+        .map((k) => `${k}: ${compact(v[k], depth + 1)}`)
+        .join(", ")}}`;
+    return text(v, depth);
+  };
+  const out = compact(value, 0);
+  return out.length > maxLength ? `${out.slice(0, maxLength)}...` : out;
+}
+
 /** A field and its value as MongoDB shows an element in a message: `{a: 5}`. */
 export function elementText(name: string, value: unknown): string {
   return `{${name}: ${shellText(value)}}`;
