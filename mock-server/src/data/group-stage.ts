@@ -73,21 +73,31 @@ interface Group {
   members: unknown[];
 }
 
-export const groupStage: AnyFn = (collection, expr, options) => {
+interface GroupSpec {
+  id: IdSpec;
+  outputs: { field: string; name: string; argument: unknown }[];
+}
+
+/** A `$group` specification checked as MongoDB parses it: its fields in order, the missing `_id` last. */
+export function parseGroup(expr: unknown, options: unknown): GroupSpec {
   if (!isDocument(expr)) throw errors.mongo("a group's fields must be specified in an object");
-  let idSpec: IdSpec | undefined;
-  const outputs: { field: string; name: string; argument: unknown }[] = [];
+  let id: IdSpec | undefined;
+  const outputs: GroupSpec["outputs"] = [];
   for (const field of keysOf(expr)) {
     if (field === "_id") {
       // The engine's guard hands the key over wrapped, to size it (engine-guards.ts).
       const raw = expr._id;
-      idSpec = parseId(isDocument(raw) && groupKeyOperator in raw ? raw[groupKeyOperator] : raw);
+      id = parseId(isDocument(raw) && groupKeyOperator in raw ? raw[groupKeyOperator] : raw);
       continue;
     }
     outputs.push({ field, ...parseAccumulator(field, expr[field], options) });
   }
-  if (idSpec === undefined) throw errors.mongo("a group specification must include an _id");
-  const id = idSpec;
+  if (id === undefined) throw errors.mongo("a group specification must include an _id");
+  return { id, outputs };
+}
+
+export const groupStage: AnyFn = (collection, expr, options) => {
+  const { id, outputs } = parseGroup(expr, options);
   const make = computeOptionsClass(options);
   const context = (options as { context?: Context }).context;
   const functions = outputs.map(({ name }) => context?.getOperator("accumulator", name));

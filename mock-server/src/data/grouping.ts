@@ -4,9 +4,11 @@
  * their JavaScript form: 5 and a Decimal128 5.0 were two values, `{x: 1, y: 2}` and `{y: 2, x: 1}`
  * one (MongoDB: one, and two). (`$group` and its accumulators: group-stage.ts, accumulators.ts.)
  */
+import { Aggregator } from "mingo/aggregator";
 import { evalExpr } from "mingo/core";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { computeOptionsClass } from "./accumulators.ts";
 import { bsonTypeAlias, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { checkBounds } from "./string-operators.ts";
@@ -114,26 +116,30 @@ function matchValues(doc: unknown, field: string): unknown[] {
 }
 
 /**
- * `$lookup` of `localField` and `foreignField` (without a pipeline) by MongoDB's equality: a
- * document joins the `from` documents one of whose field values equals one of its own (a missing
- * field as null), in the collection's order. mingo hashed the values (a Decimal128 5.0 missed a 5).
- * With a pipeline, mingo's.
+ * `$lookup` of `localField` and `foreignField` by MongoDB's equality: a document joins the `from`
+ * documents one of whose field values equals one of its own (a missing field as null), in the
+ * collection's order. mingo hashed the values (a Decimal128 5.0 missed a 5). With a pipeline too
+ * (MongoDB 5.0's concise form), the pipeline runs over those documents, with the `let` variables;
+ * mingo ran it over the whole collection. A pipeline alone is mingo's.
  */
 export function lookupByEquality(mingoLookup: AnyFn): AnyFn {
   return (collection, expr, options) => {
     if (
       !isDocument(expr) ||
-      "pipeline" in expr ||
       typeof expr.from !== "string" ||
       typeof expr.localField !== "string" ||
       typeof expr.foreignField !== "string" ||
-      typeof expr.as !== "string"
+      typeof expr.as !== "string" ||
+      ("pipeline" in expr && !Array.isArray(expr.pipeline))
     )
       return mingoLookup(collection, expr, options);
     const resolver = (options as { collectionResolver?: (name: string) => unknown }).collectionResolver;
     const joined = resolver?.(expr.from);
     if (!Array.isArray(joined)) return mingoLookup(collection, expr, options);
     const { localField, foreignField, as } = expr;
+    const pipeline = (expr.pipeline ?? []) as Document[];
+    const make = computeOptionsClass(options);
+    const aggregator = pipeline.length > 0 ? new Aggregator(pipeline, options as never) : null;
     const byValue = new Map<string, number[]>();
     joined.forEach((doc, place) => {
       for (const value of matchValues(doc, foreignField)) {
@@ -148,7 +154,10 @@ export function lookupByEquality(mingoLookup: AnyFn): AnyFn {
       for (const value of matchValues(doc, localField))
         for (const place of byValue.get(equalityKey(value)) ?? []) places.add(place);
       const matches = [...places].sort((a, b) => a - b).map((place) => joined[place]);
-      return { ...(doc as Document), [as]: matches };
+      if (aggregator === null) return { ...(doc as Document), [as]: matches };
+      const variables = expr.let === undefined ? {} : evalExpr(doc, expr.let, options as never);
+      const local = make ? make.init(options).update({ root: null, variables }) : options;
+      return { ...(doc as Document), [as]: aggregator.run(matches, local as never) };
     });
   };
 }

@@ -1,14 +1,21 @@
 /**
  * Operators mingo lacks or answers otherwise than MongoDB, put right: `$indexOfCP`, `$bsonSize`,
- * `$binarySize`, `$tsSecond` and `$tsIncrement` (unknown to mingo), `$redact` (a pruned document left as an empty one).
+ * `$binarySize`, `$tsSecond` and `$tsIncrement` (unknown to mingo), `$redact` (a pruned document
+ * left as an empty one), `$sample` (mingo drew with replacement: 10 of 4 documents, some twice;
+ * MongoDB draws distinct ones), `$replaceRoot`/`$replaceWith` (MongoDB's refusal of a value that is
+ * no document).
  */
 import { evalExpr } from "mingo/core";
+import { Lazy } from "mingo/lazy";
 import * as expressionOperators from "mingo/operators/expression";
 import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { dropMissing } from "./accumulators.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { bsonSize, utf8Length } from "./bson-size.ts";
 import { isDocument } from "./documents.ts";
+import { valueText } from "./shell-text.ts";
+import { sampleSize } from "./stage-specs.ts";
 import { checkBounds } from "./string-operators.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
@@ -80,9 +87,47 @@ export const fixedExpressionOperators: Record<string, AnyFn> = {
   $binarySize: binarySize,
 };
 
-type LazyLike = { filter(f: (doc: unknown) => boolean): unknown; map(f: (doc: unknown) => unknown): unknown };
+type LazyLike = {
+  filter(f: (doc: unknown) => boolean): unknown;
+  map(f: (doc: unknown) => unknown): unknown;
+  transform(f: (docs: unknown[]) => unknown): unknown;
+};
+
+/** `size` distinct documents drawn at random (all of them, in random order, when there are fewer). */
+const sample: AnyFn = (collection: LazyLike, expr) => {
+  const size = sampleSize(expr);
+  return collection.transform((docs) => {
+    const pool = docs.slice();
+    const count = Math.min(size, pool.length);
+    // The first `count` places of a Fisher–Yates shuffle.
+    for (let i = 0; i < count; i++) {
+      const j = i + Math.floor(Math.random() * (pool.length - i));
+      [pool[i], pool[j]] = [pool[j], pool[i]];
+    }
+    return Lazy(pool.slice(0, count));
+  });
+};
+
+/** `$replaceRoot` / `$replaceWith`: each document replaced by what `root` evaluates to, a document. */
+function replacing(what: string, rootOf: (expr: unknown) => unknown): AnyFn {
+  return (collection: LazyLike, expr, options) => {
+    const root = rootOf(expr);
+    return collection.map((doc) => {
+      const value = evaluate(doc, root, options);
+      if (!isDocument(value))
+        throw errors.mongo(
+          `${what} must evaluate to an object, but resulting value was: ${valueText(value)}. ` +
+            `Type of resulting value: '${bsonTypeAlias(value)}'. Input document: ${valueText(doc)}`,
+        );
+      return dropMissing(value);
+    });
+  };
+}
 
 export const fixedPipelineOperators: Record<string, AnyFn> = {
   $redact: (collection, expr, options) =>
     (mingoPipeline.$redact!(collection, expr, options) as LazyLike).filter((doc) => doc !== undefined),
+  $sample: sample,
+  $replaceRoot: replacing("'newRoot' expression ", (expr) => (isDocument(expr) ? expr.newRoot : undefined)),
+  $replaceWith: replacing("'replacement document' ", (expr) => expr),
 };

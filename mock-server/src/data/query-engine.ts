@@ -59,7 +59,7 @@ import {
   type OperatorMap,
   weighSort,
 } from "./engine-guards.ts";
-import { groupStage } from "./group-stage.ts";
+import { groupStage, parseGroup } from "./group-stage.ts";
 import { lookupByEquality, setOperators } from "./grouping.ts";
 import { computesNested, nestedProjection } from "./inclusion-projection.ts";
 import { matchedPosition } from "./matched-position.ts";
@@ -79,6 +79,7 @@ import {
 } from "./projections.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
+import { checkStages, type StageEngine } from "./stage-specs.ts";
 import { stringExpressionOperators } from "./string-operators.ts";
 import { unwindStage } from "./unwind-stage.ts";
 import { keysOf } from "./wide-keys.ts";
@@ -169,6 +170,9 @@ export function rewriteQuery(query: Document): Document {
       out[key] = Array.isArray(value) ? value.map((q) => (isDocument(q) ? rewriteQuery(q) : q)) : value;
     } else if (key === regexOperator) {
       throw errors.mongo(`unknown top level operator: ${key}.`);
+    } else if (key === "$where") {
+      // Server-side JavaScript runs nowhere here (mingo's refusal named its own option).
+      throw errors.mongo("$where is not allowed in this context");
     } else if (key.startsWith("$")) {
       out[key] = value;
     } else {
@@ -532,7 +536,7 @@ function wrapQueryOperators(ops: OperatorMap): OperatorMap {
 }
 
 /**
- * Each document a stage emits is a step and 64 bytes (a `$sample` or `$densify` bomb stops); a
+ * Each document a stage emits is a step and 64 bytes (a `$densify` bomb stops); a
  * join's stage also the array it adds (`$lookup` of every document into every document stops); and
  * its logical size is checked (a stage that nests `$$ROOT` in itself, stage after stage, stops).
  */
@@ -813,7 +817,16 @@ export function sortedPlaces(docs: Document[], sort: Document, limit: number): n
   return places.length > limit ? places.slice(0, limit) : places;
 }
 
+/** What the stage checks ask of the engine (stage-specs.ts). */
+const stageEngine: StageEngine = {
+  runs: (name) =>
+    context.getOperator("pipeline" as never, name) !== null &&
+    context.getOperator("pipeline" as never, name) !== undefined,
+  checkGroup: (spec) => parseGroup(spec, sharedOptions),
+};
+
 export function aggregate(docs: Document[], pipeline: Document[], engineOptions: EngineOptions = {}): Document[] {
+  checkStages(pipeline, stageEngine);
   const start = engineOptions.collectionResolver ? options(engineOptions) : sharedOptions;
   // Documents that expressions built, as MongoDB builds them: no field holding nothing.
   return (new Aggregator(pipeline, start as never).run(docs) as Document[]).map((doc) => dropMissing(doc) as Document);

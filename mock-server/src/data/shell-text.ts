@@ -103,15 +103,23 @@ export function elementText(name: string, value: unknown): string {
 }
 
 /** A number as C's `%g` writes it (six significant digits), as MongoDB's messages show doubles. */
-export function gText(n: number): string {
+export function gText(n: number, precision = 6): string {
   if (!Number.isFinite(n)) return Number.isNaN(n) ? "nan" : n > 0 ? "inf" : "-inf";
   if (n === 0) return Object.is(n, -0) ? "-0" : "0";
-  const exponent = Math.floor(Math.log10(Math.abs(Number(n.toPrecision(6)))));
-  if (exponent < -4 || exponent >= 6) {
-    const [mantissa, exp] = n.toExponential(5).split("e");
+  const [mantissa, exp] = n.toExponential(precision - 1).split("e");
+  const exponent = Number(exp);
+  if (exponent < -4 || exponent >= precision) {
     const digits = mantissa!.replace(/\.?0+$/, "");
-    const e = Number(exp);
-    return `${digits}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+    return `${digits}e${exponent < 0 ? "-" : "+"}${String(Math.abs(exponent)).padStart(2, "0")}`;
   }
-  return String(Number(n.toPrecision(6)));
+  return n
+    .toFixed(precision - 1 - exponent)
+    .replace(/(\.\d*?)0+$/, "$1")
+    .replace(/\.$/, "");
+}
+
+/** A double as MongoDB's BSON element text writes it (`%.16g`, `.0` added when it shows no point: `1e+30.0`). */
+export function niceDoubleText(n: number): string {
+  const text = gText(n, 16);
+  return /[.EN]/.test(text) ? text : `${text}.0`;
 }

@@ -1,0 +1,346 @@
+/**
+ * A pipeline checked as MongoDB parses it before it runs a stage
+ * (docs/decisions/0046-stage-specifications.md): first the whole pipeline's shape (each stage one
+ * field naming a stage MongoDB knows; `$lookup`'s source and `$facet`'s sub-pipelines), then each
+ * stage's arguments in order (`$limit`, `$skip`, `$count`, `$sort`, `$sample`, `$project`,
+ * `$unset`, `$sortByCount`, `$lookup`, `$replaceRoot`, `$group`), sub-pipelines included, with
+ * MongoDB's texts. mingo took most malformed stages (`$limit: 0` answered nothing, `$sort: {a: 2}`
+ * sorted, `$project: {}` kept every field, `$lookup` without `as` wrote a field "undefined"), or
+ * refused them in its own words.
+ */
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { bsonTypeAlias } from "./bson-order.ts";
+import { isDocument } from "./documents.ts";
+import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
+import { niceDoubleText, shellText } from "./shell-text.ts";
+import { keysOf } from "./wide-keys.ts";
+
+/** Every stage MongoDB 8.0 recognises in an aggregation. */
+const knownStages = new Set([
+  "$addFields",
+  "$bucket",
+  "$bucketAuto",
+  "$changeStream",
+  "$changeStreamSplitLargeEvent",
+  "$collStats",
+  "$count",
+  "$currentOp",
+  "$densify",
+  "$documents",
+  "$facet",
+  "$fill",
+  "$geoNear",
+  "$graphLookup",
+  "$group",
+  "$indexStats",
+  "$limit",
+  "$listLocalSessions",
+  "$listSampledQueries",
+  "$listSearchIndexes",
+  "$listSessions",
+  "$lookup",
+  "$match",
+  "$merge",
+  "$out",
+  "$planCacheStats",
+  "$project",
+  "$querySettings",
+  "$redact",
+  "$replaceRoot",
+  "$replaceWith",
+  "$sample",
+  "$search",
+  "$searchMeta",
+  "$set",
+  "$setWindowFields",
+  "$shardedDataDistribution",
+  "$skip",
+  "$sort",
+  "$sortByCount",
+  "$unionWith",
+  "$unset",
+  "$unwind",
+  "$vectorSearch",
+]);
+
+/** Stages a `$facet` sub-pipeline may not hold. */
+const notInFacet = new Set([
+  "$out",
+  "$merge",
+  "$facet",
+  "$geoNear",
+  "$changeStream",
+  "$collStats",
+  "$indexStats",
+  "$search",
+  "$searchMeta",
+  "$vectorSearch",
+  "$documents",
+]);
+
+/** What the engine checks itself: whether it runs a stage, and a `$group`'s specification. */
+export interface StageEngine {
+  runs(name: string): boolean;
+  checkGroup(spec: unknown): void;
+}
+
+/** A stage's one field and its value. */
+function stageOf(stage: unknown): { name: string; spec: unknown } {
+  if (!isDocument(stage)) throw errors.mongo("Each element of the 'pipeline' array must be an object");
+  const keys = keysOf(stage);
+  if (keys.length !== 1) throw errors.mongo("A pipeline stage specification object must contain exactly one field.");
+  const name = keys[0]!;
+  // The service's text ends with a period (the reference's record of its answers); MongoDB's does not.
+  if (!knownStages.has(name)) throw errors.mongo(`Unrecognized pipeline stage name: '${name}'.`);
+  return { name, spec: stage[name] };
+}
+
+/** A BSON element as MongoDB's messages show it (`$limit: 1.5`; a double without a point as `1e+30.0`). */
+function elementText(name: string, value: unknown): string {
+  const double = typeof value === "number" && (!Number.isInteger(value) || Math.abs(value) >= 2 ** 63);
+  return `${name}: ${double ? niceDoubleText(value) : shellText(value)}`;
+}
+
+/** A `$limit`'s or `$skip`'s count, as BSONElement::parseIntegerElementToNonNegativeLong reads it. */
+function countArgument(stage: "$limit" | "$skip", value: unknown): number {
+  const refuse = (why: string) => errors.mongo(`invalid argument to ${stage} stage: ${why}`);
+  const shown = elementText(stage, value);
+  if (!isNumeric(value)) throw refuse(`Expected a number in: ${shown}`);
+  let count: number;
+  if (typeof value === "number") {
+    if (Number.isNaN(value)) throw refuse(`Expected an integer, but found NaN in: ${shown}`);
+    if (value >= 2 ** 63 || value < -(2 ** 63)) throw refuse(`Cannot represent as a 64-bit integer: ${shown}`);
+    if (!Number.isInteger(value)) throw refuse(`Expected an integer: ${shown}`);
+    count = value;
+  } else if (isDecimal(value)) {
+    const exact = doubleOf(value);
+    if (!Number.isInteger(exact) || Math.abs(exact) >= 2 ** 63)
+      throw refuse(`Cannot represent as a 64-bit integer: ${shown}`);
+    count = exact;
+  } else count = isLong(value) ? doubleOf(value) : Number(value);
+  if (count < 0) throw refuse(`Expected a non-negative number in: ${shown}`);
+  if (stage === "$limit" && count === 0) throw errors.mongo("the limit must be positive");
+  return count;
+}
+
+function checkCount(spec: unknown): void {
+  if (typeof spec !== "string" || spec === "") throw errors.mongo("the count field must be a non-empty string");
+  if (spec.startsWith("$")) throw errors.mongo("the count field cannot be a $-prefixed path");
+  if (spec.includes("\0")) throw errors.mongo("the count field cannot contain a null byte");
+  if (spec.includes(".")) throw errors.mongo("the count field cannot contain '.'");
+  if (spec === "_id") throw errors.mongo("a group's _id may only be specified once");
+}
+
+/** A sort specification's keys, as MongoDB's SortPattern reads them. */
+export function checkSortSpec(spec: unknown): void {
+  if (!isDocument(spec)) throw errors.mongo("the $sort key specification must be an object");
+  const keys = keysOf(spec);
+  if (keys.length === 0) throw errors.mongo("$sort stage must have at least one sort key");
+  for (const key of keys) {
+    const direction = spec[key];
+    if (isDocument(direction)) {
+      const metaKeys = keysOf(direction);
+      if (metaKeys[0] !== "$meta") throw errors.mongo("$meta is the only expression supported by $sort right now");
+      if (metaKeys.length > 1) throw errors.mongo("Cannot have additional keys in a $meta sort specification");
+      continue;
+    }
+    if (!isNumeric(direction)) throw errors.mongo(`Illegal key in $sort specification: ${elementText(key, direction)}`);
+    const number = Math.trunc(doubleOf(direction));
+    if (number !== 1 && number !== -1)
+      throw errors.mongo("$sort key ordering must be 1 (for ascending) or -1 (for descending)");
+  }
+}
+
+/** `$sample`'s size (a fractional one truncated, as MongoDB reads it). */
+export function sampleSize(spec: unknown): number {
+  if (!isDocument(spec)) throw errors.mongo("the $sample stage specification must be an object");
+  let size: number | undefined;
+  for (const key of keysOf(spec)) {
+    if (key !== "size") throw errors.mongo(`unrecognized option to $sample: ${key}`);
+    if (!isNumeric(spec.size)) throw errors.mongo("size argument to $sample must be a number");
+    size = Math.trunc(doubleOf(spec.size)) || 0;
+    if (size < 0) throw errors.mongo("size argument to $sample must not be negative");
+  }
+  if (size === undefined) throw errors.mongo("$sample stage must specify a size");
+  return size;
+}
+
+/** A field path of `$unset`, as MongoDB's FieldPath refuses one. */
+function checkUnsetPath(path: string): void {
+  const refuse = (why: string) => errors.mongo(`Invalid $unset :: caused by :: ${why}`);
+  if (path === "") throw refuse("FieldPath cannot be constructed with empty string");
+  if (path.startsWith("$"))
+    throw refuse("FieldPath field names may not start with '$'. Consider using $getField or $setField.");
+  if (path.endsWith(".")) throw refuse("FieldPath must not end with a '.'.");
+  if (path.split(".").some((part) => part === "")) throw refuse("FieldPath field names may not be empty strings.");
+}
+
+function checkUnset(spec: unknown): void {
+  if (typeof spec === "string") {
+    checkUnsetPath(spec);
+    return;
+  }
+  if (!Array.isArray(spec)) throw errors.mongo("$unset specification must be a string or an array");
+  if (spec.length === 0)
+    throw errors.mongo("$unset specification must be a string or an array with at least one field");
+  if (spec.some((path) => typeof path !== "string"))
+    throw errors.mongo("$unset specification must be a string or an array containing only string values");
+  for (const path of spec as string[]) checkUnsetPath(path);
+}
+
+function checkSortByCount(spec: unknown): void {
+  const text = "the sortByCount field must be defined as a $-prefixed path or an expression inside an object";
+  if (typeof spec === "string") {
+    if (!spec.startsWith("$") || spec.length < 2) throw errors.mongo(text);
+    return;
+  }
+  if (!isDocument(spec)) throw errors.mongo("the sortByCount field must be specified as a string or as an object");
+  if (!(keysOf(spec)[0] ?? "").startsWith("$")) throw errors.mongo(text);
+}
+
+/** `$lookup`'s source (the lite parse). */
+function checkLookupSource(spec: unknown): void {
+  if (!isDocument(spec))
+    throw errors.mongo(`the $lookup stage specification must be an object, but found ${bsonTypeAlias(spec)}`);
+  if (!("from" in spec)) {
+    const pipeline = spec.pipeline;
+    if (pipeline === undefined) throw errors.mongo("must specify 'pipeline' when 'from' is empty");
+    const first = Array.isArray(pipeline) && isDocument(pipeline[0]) ? keysOf(pipeline[0])[0] : undefined;
+    if (first !== "$documents")
+      throw errors.mongo(
+        "$lookup stage without explicit collection must have a pipeline with $documents as first stage",
+      );
+  } else if (typeof spec.from !== "string" && !isDocument(spec.from))
+    throw errors.mongo(`$lookup 'from' field must be a string, but found ${bsonTypeAlias(spec.from)}`);
+  if ("pipeline" in spec && !Array.isArray(spec.pipeline))
+    throw errors.mongo("'pipeline' option must be specified as an array");
+}
+
+/** `$lookup`'s arguments (its createFromBson). */
+function checkLookup(spec: Record<string, unknown>): void {
+  for (const key of keysOf(spec)) {
+    const value = spec[key];
+    if (key === "from" || key === "pipeline") continue;
+    if (key === "let") {
+      if (!isDocument(value))
+        throw errors.mongo(
+          `$lookup argument '${elementText("let", value)}' must be an object, is type ${bsonTypeAlias(value)}`,
+        );
+      continue;
+    }
+    if (typeof value !== "string")
+      throw errors.mongo(
+        `$lookup argument '${key}' must be a string, found ${elementText(key, value)}: ${bsonTypeAlias(value)}`,
+      );
+    if (key !== "as" && key !== "localField" && key !== "foreignField")
+      throw errors.mongo(`unknown argument to $lookup: ${key}`);
+  }
+  if (typeof spec.as !== "string" || spec.as === "") throw errors.mongo("must specify 'as' field for a $lookup");
+  const local = "localField" in spec;
+  const foreign = "foreignField" in spec;
+  if ("pipeline" in spec) {
+    if (local !== foreign)
+      throw errors.mongo("$lookup requires both or neither of 'localField' and 'foreignField' to be specified");
+  } else {
+    if (!local || !foreign)
+      throw errors.mongo("$lookup requires either 'pipeline' or both 'localField' and 'foreignField' to be specified");
+    if ("let" in spec) throw errors.mongo("$lookup with a 'let' argument must also specify 'pipeline'");
+  }
+}
+
+function checkReplaceRoot(spec: unknown): void {
+  if (!isDocument(spec))
+    throw errors.mongo(`expected an object as specification for $replaceRoot stage, got ${bsonTypeAlias(spec)}`);
+  for (const key of keysOf(spec))
+    if (key !== "newRoot") throw errors.mongo(`BSON field '$replaceRoot.${key}' is an unknown field.`);
+  if (!("newRoot" in spec)) throw errors.mongo("BSON field '$replaceRoot.newRoot' is missing but a required field");
+}
+
+/** `$facet`'s sub-pipelines (the lite parse), each then as a pipeline of its own. */
+function facetPipelines(spec: unknown): unknown[][] {
+  if (!isDocument(spec) || keysOf(spec).length === 0)
+    throw errors.mongo(
+      `the $facet specification must be a non-empty object, but found: ${elementText("$facet", spec)}`,
+    );
+  const pipelines: unknown[][] = [];
+  for (const name of keysOf(spec)) {
+    const pipeline = spec[name];
+    if (!Array.isArray(pipeline))
+      throw errors.mongo(`arguments to $facet must be arrays, ${name} is type ${bsonTypeAlias(pipeline)}`);
+    for (const [i, stage] of pipeline.entries())
+      if (!isDocument(stage) || keysOf(stage).length === 0)
+        throw errors.mongo(
+          `elements of arrays in $facet spec must be non-empty objects, ${name} argument contained an element of type ${bsonTypeAlias(stage)}: ${elementText(String(i), stage)}`,
+        );
+    pipelines.push(pipeline);
+  }
+  return pipelines;
+}
+
+/** The sub-pipelines a stage holds (`$facet`'s, `$lookup`'s, `$unionWith`'s). */
+function subPipelines(name: string, spec: unknown): unknown[][] {
+  if (name === "$facet") return facetPipelines(spec);
+  if ((name === "$lookup" || name === "$unionWith") && isDocument(spec) && Array.isArray(spec.pipeline))
+    return [spec.pipeline];
+  return [];
+}
+
+/** The shape of a pipeline and of those within it, as MongoDB's lite parse checks them. */
+function liteParse(pipeline: unknown[], inFacet: boolean): void {
+  for (const element of pipeline) {
+    const { name, spec } = stageOf(element);
+    if (inFacet && notInFacet.has(name)) throw errors.mongo(`${name} is not allowed to be used within a $facet stage`);
+    if (name === "$lookup") checkLookupSource(spec);
+    for (const inner of subPipelines(name, spec)) liteParse(inner, name === "$facet");
+  }
+}
+
+/** Each stage's arguments, in order, sub-pipelines as their stage is reached. */
+function fullParse(pipeline: unknown[], engine: StageEngine): void {
+  for (const element of pipeline) {
+    const { name, spec } = stageOf(element);
+    switch (name) {
+      case "$limit":
+      case "$skip":
+        countArgument(name, spec);
+        break;
+      case "$count":
+        checkCount(spec);
+        break;
+      case "$sort":
+        checkSortSpec(spec);
+        break;
+      case "$sample":
+        sampleSize(spec);
+        break;
+      case "$project":
+        if (!isDocument(spec)) throw errors.mongo("$project specification must be an object");
+        if (keysOf(spec).length === 0)
+          throw errors.mongo("Invalid $project :: caused by :: projection specification must have at least one field");
+        break;
+      case "$unset":
+        checkUnset(spec);
+        break;
+      case "$sortByCount":
+        checkSortByCount(spec);
+        break;
+      case "$lookup":
+        checkLookup(spec as Record<string, unknown>);
+        break;
+      case "$replaceRoot":
+        checkReplaceRoot(spec);
+        break;
+      case "$group":
+        engine.checkGroup(spec);
+        break;
+    }
+    for (const inner of subPipelines(name, spec)) fullParse(inner, engine);
+    if (!engine.runs(name)) throw errors.mongo(`${name} is not supported by this server`);
+  }
+}
+
+/** Refuses a pipeline MongoDB would refuse to parse, with MongoDB's text; answers nothing otherwise. */
+export function checkStages(pipeline: unknown[], engine: StageEngine): void {
+  liteParse(pipeline, false);
+  fullParse(pipeline, engine);
+}

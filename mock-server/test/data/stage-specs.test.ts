@@ -1,0 +1,202 @@
+/**
+ * Pipelines MongoDB refuses to parse, refused before any stage runs with MongoDB's texts
+ * (stage-specs.ts), and the stages whose answers were mingo's: `$sample` draws distinct
+ * documents, `$lookup`'s concise form runs its pipeline over the matches only,
+ * `$replaceRoot`/`$replaceWith` refuse a value that is no document.
+ */
+import { describe, expect, it } from "vitest";
+import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
+import { aggregate } from "../../src/data/query-engine.ts";
+
+const orders = [
+  { _id: 1, item: "a", qty: 2 },
+  { _id: 2, item: "b", qty: 1 },
+  { _id: 3, qty: 5 },
+  { _id: 4, item: "a", qty: 1 },
+];
+const items = [
+  { _id: 10, sku: "a", stock: 5 },
+  { _id: 11, sku: "b", stock: 0 },
+  { _id: 12, sku: ["a", "c"], stock: 7 },
+];
+
+function run(pipeline: unknown[], docs: unknown[] = orders): unknown {
+  try {
+    const resolver = (name: string) => (name === "items" ? (fromEJSON(items) as Document[]) : []);
+    return toEJSON(
+      aggregate(fromEJSON(docs) as Document[], fromEJSON(pipeline) as Document[], { collectionResolver: resolver }),
+    );
+  } catch (error) {
+    return `ERR ${(error as Error).message}`;
+  }
+}
+
+/** The refusal of a pipeline over no documents (MongoDB parses before it reads). */
+const refusal = (pipeline: unknown[]) => run(pipeline, []);
+
+describe("a pipeline's shape", () => {
+  it("is one field a stage, naming a stage MongoDB knows, checked before any stage's arguments", () => {
+    expect(refusal([5])).toBe("ERR Each element of the 'pipeline' array must be an object");
+    expect(refusal([{ $match: {}, $limit: 1 }])).toBe(
+      "ERR A pipeline stage specification object must contain exactly one field.",
+    );
+    expect(refusal([{}])).toBe("ERR A pipeline stage specification object must contain exactly one field.");
+    expect(refusal([{ $limit: -1 }, { $foo: 1 }])).toBe("ERR Unrecognized pipeline stage name: '$foo'.");
+    expect(refusal([{ $facet: { a: [{ $bar: 1 }] } }])).toBe("ERR Unrecognized pipeline stage name: '$bar'.");
+  });
+
+  it("refuses a known stage this server does not run in words of its own", () => {
+    expect(refusal([{ $search: { text: { query: "a", path: "item" } } }])).toBe(
+      "ERR $search is not supported by this server",
+    );
+  });
+
+  it("keeps $facet's sub-pipelines to the stages MongoDB allows there", () => {
+    expect(refusal([{ $facet: {} }])).toBe(
+      "ERR the $facet specification must be a non-empty object, but found: $facet: {}",
+    );
+    expect(refusal([{ $facet: { a: 5 } }])).toBe("ERR arguments to $facet must be arrays, a is type int");
+    expect(refusal([{ $facet: { a: [{ $facet: { b: [] } }] } }])).toBe(
+      "ERR $facet is not allowed to be used within a $facet stage",
+    );
+  });
+});
+
+describe("stage arguments", () => {
+  it("$limit and $skip take a non-negative integer, $limit a positive one", () => {
+    expect(refusal([{ $limit: 0 }])).toBe("ERR the limit must be positive");
+    expect(refusal([{ $limit: -1 }])).toBe(
+      "ERR invalid argument to $limit stage: Expected a non-negative number in: $limit: -1",
+    );
+    expect(refusal([{ $limit: 1.5 }])).toBe("ERR invalid argument to $limit stage: Expected an integer: $limit: 1.5");
+    expect(refusal([{ $limit: 1e30 }])).toBe(
+      "ERR invalid argument to $limit stage: Cannot represent as a 64-bit integer: $limit: 1e+30.0",
+    );
+    expect(refusal([{ $limit: "a" }])).toBe('ERR invalid argument to $limit stage: Expected a number in: $limit: "a"');
+    expect(refusal([{ $skip: -1 }])).toBe(
+      "ERR invalid argument to $skip stage: Expected a non-negative number in: $skip: -1",
+    );
+    expect(run([{ $skip: 0 }, { $limit: { $numberLong: "1" } }, { $project: { _id: 1 } }])).toEqual([
+      { _id: { $numberInt: "1" } },
+    ]);
+  });
+
+  it("$count takes a plain field name", () => {
+    expect(refusal([{ $count: "" }])).toBe("ERR the count field must be a non-empty string");
+    expect(refusal([{ $count: 1 }])).toBe("ERR the count field must be a non-empty string");
+    expect(refusal([{ $count: "$n" }])).toBe("ERR the count field cannot be a $-prefixed path");
+    expect(refusal([{ $count: "a.b" }])).toBe("ERR the count field cannot contain '.'");
+  });
+
+  it("$sort takes keys of 1 or -1", () => {
+    expect(refusal([{ $sort: {} }])).toBe("ERR $sort stage must have at least one sort key");
+    expect(refusal([{ $sort: 5 }])).toBe("ERR the $sort key specification must be an object");
+    expect(refusal([{ $sort: { qty: 2 } }])).toBe(
+      "ERR $sort key ordering must be 1 (for ascending) or -1 (for descending)",
+    );
+    expect(refusal([{ $sort: { qty: "up" } }])).toBe('ERR Illegal key in $sort specification: qty: "up"');
+    expect(refusal([{ $sort: { qty: { $max: 1 } } }])).toBe(
+      "ERR $meta is the only expression supported by $sort right now",
+    );
+  });
+
+  it("$project, $unset and $sortByCount refuse what MongoDB refuses", () => {
+    expect(refusal([{ $project: {} }])).toBe(
+      "ERR Invalid $project :: caused by :: projection specification must have at least one field",
+    );
+    expect(refusal([{ $unset: "" }])).toBe(
+      "ERR Invalid $unset :: caused by :: FieldPath cannot be constructed with empty string",
+    );
+    expect(refusal([{ $unset: [] }])).toBe(
+      "ERR $unset specification must be a string or an array with at least one field",
+    );
+    expect(refusal([{ $unset: ["a", 1] }])).toBe(
+      "ERR $unset specification must be a string or an array containing only string values",
+    );
+    expect(refusal([{ $sortByCount: "item" }])).toBe(
+      "ERR the sortByCount field must be defined as a $-prefixed path or an expression inside an object",
+    );
+  });
+
+  it("$sample takes a size", () => {
+    expect(refusal([{ $sample: 5 }])).toBe("ERR the $sample stage specification must be an object");
+    expect(refusal([{ $sample: {} }])).toBe("ERR $sample stage must specify a size");
+    expect(refusal([{ $sample: { size: -1 } }])).toBe("ERR size argument to $sample must not be negative");
+    expect(refusal([{ $sample: { size: 1, n: 1 } }])).toBe("ERR unrecognized option to $sample: n");
+  });
+
+  it("$lookup needs its source, its output field and a way to match", () => {
+    expect(refusal([{ $lookup: { localField: "item", foreignField: "sku", as: "m" } }])).toBe(
+      "ERR must specify 'pipeline' when 'from' is empty",
+    );
+    expect(refusal([{ $lookup: { from: "items", localField: "item", foreignField: "sku" } }])).toBe(
+      "ERR must specify 'as' field for a $lookup",
+    );
+    expect(refusal([{ $lookup: { from: "items", localField: "item", as: "m" } }])).toBe(
+      "ERR $lookup requires either 'pipeline' or both 'localField' and 'foreignField' to be specified",
+    );
+    expect(refusal([{ $lookup: { from: "items", as: 1, pipeline: [] } }])).toBe(
+      "ERR $lookup argument 'as' must be a string, found as: 1: int",
+    );
+    expect(refusal([{ $lookup: { from: "items", as: "m", pipeline: [], on: "x" } }])).toBe(
+      "ERR unknown argument to $lookup: on",
+    );
+  });
+
+  it("checks a $group met earlier before a later stage", () => {
+    expect(refusal([{ $group: { _id: null, n: 1 } }, { $limit: 0 }])).toBe(
+      "ERR The field 'n' must be an accumulator object",
+    );
+  });
+});
+
+describe("stages that answered otherwise", () => {
+  it("$sample draws distinct documents, all of them when there are fewer than its size", () => {
+    const out = run([{ $sample: { size: 10 } }, { $project: { _id: 1 } }]) as { _id: unknown }[];
+    expect(out).toHaveLength(4);
+    expect(new Set(out.map((doc) => JSON.stringify(doc._id))).size).toBe(4);
+    expect(run([{ $sample: { size: 2 } }, { $count: "n" }])).toEqual([{ n: { $numberInt: "2" } }]);
+  });
+
+  it("$lookup with localField, foreignField and a pipeline runs the pipeline over the matches only", () => {
+    expect(
+      run([
+        { $match: { _id: 1 } },
+        {
+          $lookup: {
+            from: "items",
+            localField: "item",
+            foreignField: "sku",
+            let: { q: "$qty" },
+            pipeline: [{ $project: { _id: 1, enough: { $gte: ["$stock", "$$q"] } } }],
+            as: "m",
+          },
+        },
+        { $project: { _id: 0, m: 1 } },
+      ]),
+    ).toEqual([
+      {
+        m: [
+          { _id: { $numberInt: "10" }, enough: true },
+          { _id: { $numberInt: "12" }, enough: true },
+        ],
+      },
+    ]);
+  });
+
+  it("$replaceRoot and $replaceWith refuse a value that is no document, as MongoDB words it", () => {
+    expect(run([{ $replaceRoot: { newRoot: "$qty" } }])).toBe(
+      "ERR 'newRoot' expression  must evaluate to an object, but resulting value was: 2. Type of resulting value: 'int'. " +
+        'Input document: {_id: 1, item: "a", qty: 2}',
+    );
+    expect(run([{ $replaceWith: "$missing" }])).toBe(
+      "ERR 'replacement document'  must evaluate to an object, but resulting value was: MISSING. Type of resulting value: 'missing'. " +
+        'Input document: {_id: 1, item: "a", qty: 2}',
+    );
+    expect(refusal([{ $replaceRoot: { root: "$a" } }])).toBe("ERR BSON field '$replaceRoot.root' is an unknown field.");
+  });
+
+  it("$where is refused: no server-side JavaScript runs here", () => {
+    expect(run([{ $match: { $where: "this.qty > 1" } }])).toBe("ERR $where is not allowed in this context");
+  });
+});
