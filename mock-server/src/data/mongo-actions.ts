@@ -33,7 +33,7 @@ import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
 import { type FunctionMongoAction, type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
-import { compileQuery, sortedPlaces } from "./query-engine.ts";
+import { checkAggregation, compileQuery, sortedPlaces } from "./query-engine.ts";
 import {
   type DeleteJob,
   fieldsOf,
@@ -53,6 +53,7 @@ import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimi
 import { narrow, type Principal, type Rules, rulesOf, type UserPrincipal, writerOf } from "./rules.ts";
 import { readsPrevious, type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
 import { shellText } from "./shell-text.ts";
+import { checkSortSpec } from "./stage-specs.ts";
 import type { ActionDocuments } from "./transactions.ts";
 import { inSlices, Turns } from "./turns.ts";
 import { checkUpdateOperators } from "./updater.ts";
@@ -84,6 +85,13 @@ function optionalDocument(args: Document, field: string): Document {
   if (value === undefined || value === null) return {};
   if (!isDocument(value)) throw errors.mongo(`'${field}' must be a document`);
   return value;
+}
+
+/** An action's `sort`, its keys checked as MongoDB's SortPattern checks them (an empty one: no sort). */
+function optionalSort(args: Document): Document {
+  const sort = optionalDocument(args, "sort");
+  if (keysOf(sort).length > 0) checkSortSpec(sort);
+  return sort;
 }
 
 function optionalLimit(args: Document): number | undefined {
@@ -466,7 +474,7 @@ export class MongoService {
         if (filter === null) return reply(action === "find" ? [] : null);
         const all = narrow(query, filter);
         const limit = action === "findOne" ? 1 : Math.min(optionalLimit(args) ?? maxResults, maxResults);
-        const sort = optionalDocument(args, "sort");
+        const sort = optionalSort(args);
         const projection = optionalDocument(args, "project");
         const one = action === "findOne";
         const shape = this.rules.readShape(this.principal, database, name);
@@ -545,7 +553,7 @@ export class MongoService {
           upsert: args.upsert === true,
           replace,
           arrayFilters: undefined,
-          sort: optionalDocument(args, "sort"),
+          sort: optionalSort(args),
         });
         const doc = args.returnNewDocument === true ? result.after : result.before;
         return doc ? read(this.projectJob(database, name, args), [doc]) : reply(null);
@@ -557,7 +565,7 @@ export class MongoService {
           name,
           optionalDocument(args, "filter"),
           false,
-          optionalDocument(args, "sort"),
+          optionalSort(args),
         );
         return doc ? read(this.projectJob(database, name, args), [doc]) : reply(null);
       }
@@ -582,6 +590,8 @@ export class MongoService {
     if (!Array.isArray(pipeline) || !pipeline.every(isDocument))
       throw errors.mongo("'pipeline' must be an array of stages");
     checkPipeline(this.principal, pipeline as Document[]);
+    // Refused as MongoDB parses it before anything is read (aggregate() checks again where it runs).
+    checkAggregation(pipeline as Document[]);
     const filter = this.rules.read(this.principal, database, name);
     if (filter === null) return reply([]);
     // Documents cut down by the rules are filtered and cut before the first stage; others are

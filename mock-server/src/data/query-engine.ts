@@ -825,6 +825,11 @@ const stageEngine: StageEngine = {
   checkGroup: (spec) => parseGroup(spec, sharedOptions),
 };
 
+/** Refuses a pipeline MongoDB refuses to parse (stage-specs.ts), with MongoDB's text. */
+export function checkAggregation(pipeline: Document[]): void {
+  checkStages(pipeline, stageEngine);
+}
+
 export function aggregate(docs: Document[], pipeline: Document[], engineOptions: EngineOptions = {}): Document[] {
   checkStages(pipeline, stageEngine);
   const start = engineOptions.collectionResolver ? options(engineOptions) : sharedOptions;

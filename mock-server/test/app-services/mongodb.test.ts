@@ -276,7 +276,14 @@ describe("mongodb-atlas actions", () => {
       ["insertMany", { ...ns("e"), documents: [] }, /^must provide at least one element$/],
       ["insertOne", { ...ns("e"), document: "text" }, /must be a document/],
       ["find", { database: "shop" }, /'collection' is a required string/],
-      ["find", { ...ns("e"), query: { $where: "this.a == 1" } }, /./],
+      ["find", { ...ns("e"), query: { $where: "this.a == 1" } }, /^\$where is not allowed in this context$/],
+      ["find", { ...ns("e"), query: {}, sort: { a: 2 } }, /^\$sort key ordering must be 1 \(for ascending\) or -1/],
+      [
+        "findOneAndUpdate",
+        { ...ns("e"), filter: {}, update: { $set: { a: 1 } }, sort: { a: "up" } },
+        /^Illegal key in \$sort specification: a: "up"$/,
+      ],
+      ["aggregate", { ...ns("e"), pipeline: [{ $limit: 0 }] }, /^the limit must be positive$/],
     ];
     for (const [name, argument, message] of cases) {
       const { response, body } = await action(name, argument);
