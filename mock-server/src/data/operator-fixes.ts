@@ -1,7 +1,9 @@
 /**
  * Operators mingo lacks or answers otherwise than MongoDB, put right: `$indexOfCP`, `$bsonSize`,
- * `$binarySize`, `$tsSecond` and `$tsIncrement` (unknown to mingo), `$redact` (a pruned document
- * left as an empty one), `$sample` (mingo drew with replacement: 10 of 4 documents, some twice;
+ * `$binarySize`, `$tsSecond` and `$tsIncrement` (unknown to mingo), `$slice`, `$range`, `$first`
+ * and `$last` of an array with MongoDB's checks and texts, `$getField` of a name holding a dot
+ * (mingo walked it as a path), `$meta` (mingo: "accumulator '$meta' is not registered"), `$redact`
+ * (a pruned document left as an empty one), `$sample` (mingo drew with replacement: 10 of 4 documents, some twice;
  * MongoDB draws distinct ones), `$replaceRoot`/`$replaceWith` (MongoDB's refusal of a value that is
  * no document).
  */
@@ -10,11 +12,13 @@ import { Lazy } from "mingo/lazy";
 import * as expressionOperators from "mingo/operators/expression";
 import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { dropMissing } from "./accumulators.ts";
+import { accumulators, dropMissing } from "./accumulators.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { bsonSize, utf8Length } from "./bson-size.ts";
 import { isDocument } from "./documents.ts";
-import { valueText } from "./shell-text.ts";
+import { doubleOf, isNumeric } from "./numeric-operators.ts";
+import { precheck, steps } from "./query-limits.ts";
+import { gText, valueText } from "./shell-text.ts";
 import { sampleSize } from "./stage-specs.ts";
 import { checkBounds } from "./string-operators.ts";
 
@@ -79,7 +83,151 @@ function timestampPart(name: "$tsSecond" | "$tsIncrement"): AnyFn {
   };
 }
 
+/** The arguments of an operator taking between `least` and `most` of them, evaluated. */
+function argumentList(
+  name: string,
+  obj: unknown,
+  expr: unknown,
+  options: unknown,
+  least: number,
+  most: number,
+): unknown[] {
+  const count = Array.isArray(expr) ? expr.length : 1;
+  if (count < least || count > most)
+    throw errors.mongo(
+      `Expression ${name} takes at least ${least} arguments, and at most ${most}, but ${count} were passed in.`,
+    );
+  return Array.isArray(expr) ? expr.map((arg) => evaluate(obj, arg, options)) : [evaluate(obj, expr, options)];
+}
+
+/** A number as MongoDB's messages write a coerced double (six significant digits). */
+const doubleText = (value: unknown) => gText(doubleOf(value));
+
+/** Whether a number is whole and within 32 bits (MongoDB's `Value::integral`). */
+function integral(value: unknown): boolean {
+  if (!isNumeric(value)) return false;
+  const x = doubleOf(value);
+  return Number.isInteger(x) && x >= -(2 ** 31) && x < 2 ** 31;
+}
+
+/** `$slice`: `[array, n]` or `[array, position, n]`, as MongoDB's ExpressionSlice checks them. */
+const slice: AnyFn = (obj, expr, options) => {
+  const [array, second, third] = argumentList("$slice", obj, expr, options, 2, 3);
+  const three = Array.isArray(expr) && expr.length === 3;
+  if (array === null || array === undefined) return null;
+  if (!Array.isArray(array))
+    throw errors.mongo(`First argument to $slice must be an array, but is of type: ${bsonTypeAlias(array)}`);
+  if (second === null || second === undefined) return null;
+  if (!isNumeric(second))
+    throw errors.mongo(`Second argument to $slice must be a numeric value, but is of type: ${bsonTypeAlias(second)}`);
+  if (!integral(second))
+    throw errors.mongo(`Second argument to $slice can't be represented as a 32-bit integer: ${doubleText(second)}`);
+  const size = array.length;
+  const at = doubleOf(second);
+  if (!three) return at >= 0 ? array.slice(0, Math.min(at, size)) : array.slice(Math.max(0, size + at));
+  if (third === null || third === undefined) return null;
+  if (!isNumeric(third))
+    throw errors.mongo(`Third argument to $slice must be numeric, but is of type: ${bsonTypeAlias(third)}`);
+  if (!integral(third))
+    throw errors.mongo(`Third argument to $slice can't be represented as a 32-bit integer: ${doubleText(third)}`);
+  const count = doubleOf(third);
+  if (count <= 0) throw errors.mongo(`Third argument to $slice must be positive: ${count}`);
+  const start = at >= 0 ? Math.min(at, size) : Math.max(0, size + at);
+  return array.slice(start, Math.min(start + count, size));
+};
+
+/** `$range`, MongoDB's checks in its order; the result's size is checked before it is built (a bomb never allocates). */
+const range: AnyFn = (obj, expr, options) => {
+  const [start, end, by] = argumentList("$range", obj, expr, options, 2, 3);
+  const check = (value: unknown, what: string, article: string) => {
+    if (!isNumeric(value))
+      throw errors.mongo(`$range requires a numeric ${what} value, found value of type: ${bsonTypeAlias(value)}`);
+    if (!integral(value))
+      throw errors.mongo(
+        `$range requires ${article} ${what} value that can be represented as a 32-bit integer, found value: ${valueText(value)}`,
+      );
+    return doubleOf(value);
+  };
+  const from = check(start, "starting", "a");
+  const to = check(end, "ending", "an");
+  const step = Array.isArray(expr) && expr.length === 3 ? check(by, "step", "a") : 1;
+  if (step === 0) throw errors.mongo("$range requires a non-zero step value");
+  const count = Math.max(0, Math.ceil((to - from) / step));
+  precheck(count * 8, "$range");
+  steps(count >> 4);
+  const out = new Array<number>(count);
+  for (let i = 0; i < count; i++) out[i] = from + i * step;
+  return out;
+};
+
+/** `$first` / `$last` of an array (the accumulators are accumulators.ts's): null for null, nothing for []. */
+const end =
+  (name: "$first" | "$last"): AnyFn =>
+  (obj, expr, options) => {
+    // mingo's own stages evaluate an accumulator's object over a group's documents.
+    if (Array.isArray(obj)) return accumulators[name]!(obj, expr, options);
+    const [array] = argumentList(name, obj, expr, options, 1, 1);
+    if (array === null || array === undefined) return null;
+    if (!Array.isArray(array))
+      throw errors.mongo(`${name}'s argument must be an array, but is ${bsonTypeAlias(array)}`);
+    return name === "$first" ? array[0] : array[array.length - 1];
+  };
+
+/**
+ * `$getField`: the field of that very name (a dot or a `$` in it included) of `input` (the current
+ * document by default): nothing when `input` is missing or no document, null when it is null.
+ */
+const getField: AnyFn = (obj, expr, options) => {
+  const named = isDocument(expr) && ("field" in expr || "input" in expr);
+  const fieldExpr = named ? (expr as Record<string, unknown>).field : expr;
+  if (named) {
+    for (const key of Object.keys(expr as object))
+      if (key !== "field" && key !== "input") throw errors.mongo(`$getField found an unknown argument: ${key}`);
+    if (!("field" in (expr as object))) throw errors.mongo("$getField requires 'field' to be specified");
+  }
+  if (typeof fieldExpr === "string" && fieldExpr.startsWith("$"))
+    throw errors.mongo("$getField requires 'field' to evaluate to a constant, but got a non-constant argument");
+  const field = evaluate(obj, fieldExpr, options);
+  if (typeof field !== "string")
+    throw errors.mongo(`$getField requires 'field' to evaluate to type String, but got ${bsonTypeAlias(field)}`);
+  const input =
+    named && "input" in (expr as object) ? evaluate(obj, (expr as Record<string, unknown>).input, options) : obj;
+  if (input === null) return null;
+  if (!isDocument(input)) return undefined;
+  return Object.hasOwn(input, field) ? input[field] : undefined;
+};
+
+/** `$meta`: no text search and no Atlas Search run here, so no metadata is ever available. */
+const metaNames = new Set([
+  "textScore",
+  "randVal",
+  "searchScore",
+  "searchHighlights",
+  "geoNearDistance",
+  "geoNearPoint",
+  "recordId",
+  "indexKey",
+  "sortKey",
+  "searchScoreDetails",
+  "searchSequenceToken",
+  "vectorSearchScore",
+  "score",
+  "scoreDetails",
+]);
+const meta: AnyFn = (_obj, expr) => {
+  if (typeof expr !== "string" || !metaNames.has(expr))
+    throw errors.mongo(`Unsupported argument to $meta: ${String(expr)}`);
+  if (expr === "textScore") throw errors.mongo("query requires text score metadata, but it is not available");
+  throw errors.mongo(`$meta '${expr}' is not supported by this server`);
+};
+
 export const fixedExpressionOperators: Record<string, AnyFn> = {
+  $slice: slice,
+  $range: range,
+  $first: end("$first"),
+  $last: end("$last"),
+  $getField: getField,
+  $meta: meta,
   $tsSecond: timestampPart("$tsSecond"),
   $tsIncrement: timestampPart("$tsIncrement"),
   $indexOfCP: indexOfCP,

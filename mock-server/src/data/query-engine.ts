@@ -7,8 +7,8 @@
  *   Queries are rewritten before mingo sees them: each regular expression becomes a private
  *   `$mockRegex` operator holding the compiled pattern.
  * - **Limits**: every operator is wrapped to count a step and charge what it builds against the
- *   budget of query-limits.ts; `$range` and `$replaceAll` check the size of their result before
- *   building it.
+ *   budget of query-limits.ts; `$range` (operator-fixes.ts) and `$replaceAll` check the size of
+ *   their result before building it.
  * - **MongoDB's values** where mingo knows only JavaScript's (decisions 0039, 0040): the order,
  *   equality and type names of BSON values (bson-order.ts, bson-operators.ts, grouping.ts),
  *   Decimal128 and Int64 arithmetic and conversions (decimal.ts, numeric-operators.ts,
@@ -408,31 +408,6 @@ const regexFindAll: AnyFn = (obj, expr, options) => {
 
 const mingoExpression = expressionOperators as unknown as OperatorMap;
 
-/** `$range`: the result's size is checked before it is built (a `$range` bomb never allocates). */
-const range: AnyFn = (obj, expr, options) => {
-  if (Array.isArray(expr) && (expr.length === 2 || expr.length === 3)) {
-    const [start, end, by] = evalExpr(obj, expr, options) as unknown[];
-    const stepBy = by ?? 1;
-    if (
-      Number.isInteger(start) &&
-      Number.isInteger(end) &&
-      Number.isInteger(stepBy) &&
-      stepBy !== 0 &&
-      typeof start === "number" &&
-      typeof end === "number" &&
-      typeof stepBy === "number"
-    ) {
-      const count = Math.max(0, Math.ceil((end - start) / stepBy));
-      precheck(count * 8, "$range");
-      steps(count >> 4);
-      const out = new Array<number>(count);
-      for (let i = 0; i < count; i++) out[i] = start + i * stepBy;
-      return out;
-    }
-  }
-  return mingoExpression.$range!(obj, expr, options);
-};
-
 /** `$replaceAll`: the result's size is checked before it is built. */
 const replaceAll: AnyFn = (obj, expr, options) => {
   if (isDocument(expr)) {
@@ -601,7 +576,6 @@ const context = Context.init({
       $regexMatch: regexMatch,
       $regexFind: regexFind,
       $regexFindAll: regexFindAll,
-      $range: range,
       $replaceAll: replaceAll,
       $function: internalFunction,
       [missingOperator]: missingProbe,

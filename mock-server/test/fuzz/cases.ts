@@ -164,7 +164,7 @@ const mongoOperators = fc.constantFrom(
       $regexFind: { input: "$title", regex: { $regularExpression: { pattern: "a", options: "i" } }, options: "m" },
     },
   },
-  { $expr: { $gt: [{ $size: { $range: [0, 1e12] } }, 0] } },
+  { $expr: { $gt: [{ $size: { $range: [0, 2147483647] } }, 0] } },
   { $mockRegex: "a" },
   // Upsert shapes: an `_id` (and other equality fields) in the query.
   { _id: "upsert-me" },
@@ -195,7 +195,7 @@ const pipelines = fc.array(
     { $match: { title: { $regex: "^(a+)+$" } } },
     { $project: { x: { $regexFindAll: { input: "$title", regex: "", options: "x" } } } },
     { $project: { x: { $map: { input: { $range: [0, 100000] }, in: { $range: [0, 100000] } } } } },
-    { $project: { x: { $range: [0, 1e15] } } },
+    { $project: { x: { $range: [0, 2147483647] } } },
     { $sample: { size: 1e9 } },
     {},
   ),
