@@ -902,14 +902,7 @@ const dateFromString: AnyFn = (obj, expr, options) => {
   try {
     parsed = typeof format === "string" ? parseWithFormat(text, format) : parseFreeForm(text);
   } catch (error) {
-    if (error instanceof IncompleteDate)
-      return failed(`an incomplete date/time string has been found, with elements missing: "${text}"`);
-    if (error instanceof FormatFailure) return failed(`Error parsing date string '${text}'; ${error.message}`);
-    return failed(
-      text.trim() === ""
-        ? `Error parsing date string '${text}'; 0: Empty string '\u0000'`
-        : `Error parsing date string '${text}'; 0: Unexpected character '${text[0]}'`,
-    );
+    return failed(parseFailureText(text, error));
   }
   if (parsed.zoneKind !== undefined && !isUtc(timezone ?? undefined)) {
     return failed(
@@ -921,13 +914,42 @@ const dateFromString: AnyFn = (obj, expr, options) => {
   try {
     return new Date(instantOf(parsed, zone));
   } catch (error) {
-    if (error instanceof InvalidDate)
-      return failed(
-        `Error parsing date string '${text}'; ${text.length}: The parsed ${error.what} was invalid '\u0000'`,
-      );
+    if (error instanceof InvalidDate) return failed(invalidDateText(text, error));
     throw error;
   }
 };
+
+/** MongoDB's refusal of a date string it could not read. */
+function parseFailureText(text: string, error: unknown): string {
+  if (error instanceof IncompleteDate)
+    return `an incomplete date/time string has been found, with elements missing: "${text}"`;
+  if (error instanceof FormatFailure) return `Error parsing date string '${text}'; ${error.message}`;
+  return text.trim() === ""
+    ? `Error parsing date string '${text}'; 0: Empty string '\u0000'`
+    : `Error parsing date string '${text}'; 0: Unexpected character '${text[0]}'`;
+}
+
+const invalidDateText = (text: string, error: InvalidDate) =>
+  `Error parsing date string '${text}'; ${text.length}: The parsed ${error.what} was invalid '\u0000'`;
+
+/**
+ * A date string read as MongoDB reads one without a format (`$convert` to a date, `$toDate`):
+ * its instant in milliseconds, or the text of MongoDB's refusal.
+ */
+export function dateOfString(text: string): number | string {
+  let parsed: Parsed;
+  try {
+    parsed = parseFreeForm(text);
+  } catch (error) {
+    return parseFailureText(text, error);
+  }
+  try {
+    return instantOf(parsed, utc);
+  } catch (error) {
+    if (error instanceof InvalidDate) return invalidDateText(text, error);
+    throw error;
+  }
+}
 
 export const dateExpressionOperators: Record<string, AnyFn> = {
   ...datePartOperators,
