@@ -79,6 +79,7 @@ import {
 } from "./projections.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
+import { type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
 import { checkStages, type StageEngine } from "./stage-specs.ts";
 import { stringExpressionOperators } from "./string-operators.ts";
 import { unwindStage } from "./unwind-stage.ts";
@@ -167,7 +168,15 @@ export function rewriteQuery(query: Document): Document {
   const out: Document = {};
   for (const [key, value] of Object.entries(query)) {
     if (key === "$and" || key === "$or" || key === "$nor") {
-      out[key] = Array.isArray(value) ? value.map((q) => (isDocument(q) ? rewriteQuery(q) : q)) : value;
+      if (!Array.isArray(value)) throw errors.mongo(`${key} must be an array`);
+      if (value.length === 0) throw errors.mongo("$and/$or/$nor must be a nonempty array");
+      for (const q of value) if (!isDocument(q)) throw errors.mongo(`$or/$and/$nor entries need to be full objects`);
+      out[key] = value.map((q) => rewriteQuery(q as Document));
+    } else if (key === "$comment") {
+      // A note for the server's logs: it matches everything.
+    } else if (key === "$text") {
+      // No text index exists here (none can be declared), as MongoDB answers a collection without one.
+      throw errors.mongo("text index required for $text query");
     } else if (key === regexOperator) {
       throw errors.mongo(`unknown top level operator: ${key}.`);
     } else if (key === "$where") {
@@ -295,6 +304,37 @@ function sizeOperator(selector: string, operand: unknown) {
   const parts = selector.split(".");
   return (doc: unknown): boolean =>
     somePathValue(doc, parts, (value) => Array.isArray(value) && value.length === n, false);
+}
+
+/**
+ * `$jsonSchema`: documents that satisfy a JSON Schema with `bsonType` (schemas.ts, the validator of
+ * the apps' collection schemas). mingo needed an option naming a validator it had none of.
+ */
+function jsonSchemaOperator(_selector: string, schema: unknown): (doc: unknown) => boolean {
+  if (!isDocument(schema)) throw errors.mongo("$jsonSchema must be an object");
+  const check: SchemaCheck = {
+    nullable: false,
+    expansions: { user: () => undefined, args: () => [], values: {}, environment: {}, request: () => ({}) },
+  };
+  return (doc) => {
+    try {
+      return schemaErrors(doc as Document, schema, check).length === 0;
+    } catch (error) {
+      if (error instanceof UnsupportedSchema) {
+        // MongoDB's words for the two it names; the validator's own for the rest.
+        const type = /^the (?:bsonType|type) "(.*)"$/.exec(error.message);
+        const keyword = /^the keyword (.*)$/.exec(error.message);
+        throw errors.mongo(
+          type
+            ? `Unknown type name alias: ${type[1]}`
+            : keyword
+              ? `Unknown $jsonSchema keyword: ${keyword[1]}`
+              : `$jsonSchema cannot evaluate ${error.message}`,
+        );
+      }
+      throw error;
+    }
+  };
 }
 
 /** The top-level operators of a query (an `$elemMatch` of them tests documents, not values). */
@@ -552,6 +592,7 @@ const engineQueryOperators = wrapQueryOperators(
     $mod: modOperator,
     $size: sizeOperator,
     $elemMatch: elemMatchOperator,
+    $jsonSchema: jsonSchemaOperator,
   }),
 );
 
@@ -719,7 +760,34 @@ function positionalProjection(
   return { docs: cut, projection: rest };
 }
 
+/** A find's projection operators checked as MongoDB's projection parser checks them. */
+function checkFindProjection(spec: Document): void {
+  for (const key of keysOf(spec)) {
+    const value = spec[key];
+    if (!isDocument(value)) continue;
+    const operator = keysOf(value)[0];
+    if (operator === "$elemMatch") {
+      if (key.includes(".")) throw errors.mongo("Cannot use $elemMatch projection on a nested field.");
+      if (!isDocument(value.$elemMatch)) throw errors.mongo("elemMatch: Invalid argument, object required.");
+    } else if (operator === "$slice") {
+      const slice = value.$slice;
+      if (Array.isArray(slice)) {
+        if (slice.length !== 2) throw errors.mongo("$slice array wrong size");
+        if (!slice.every((n) => typeof n === "number" || isLong(n) || isDecimal(n)))
+          throw errors.mongo("$slice only supports numbers and [skip, limit] arrays");
+        if (Math.trunc(Number(slice[1])) <= 0) throw errors.mongo("$slice limit must be positive");
+      } else if (typeof slice !== "number" && !isLong(slice) && !isDecimal(slice))
+        throw errors.mongo("$slice only supports numbers and [skip, limit] arrays");
+    }
+  }
+}
+
 function project(found: Document[], spec: Document, query: Document = {}): Document[] {
+  checkFindProjection(spec);
+  return projectChecked(found, spec, query).map((doc) => dropMissing(doc) as Document);
+}
+
+function projectChecked(found: Document[], spec: Document, query: Document): Document[] {
   const { docs, projection } = positionalProjection(found, spec, query);
   const projected = (spec: Document) =>
     new Query({}, sharedOptions as never).find(docs, spec as never).all() as Document[];

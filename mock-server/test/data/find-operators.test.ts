@@ -1,0 +1,74 @@
+/**
+ * A find's query-level operators and projection operators as MongoDB takes them (query-engine.ts):
+ * `$comment` matches everything, `$and`/`$or`/`$nor` need a non-empty list of documents, `$text`
+ * needs a text index (none exists here), `$jsonSchema` selects the documents that satisfy a
+ * schema, and `$elemMatch`/`$slice` projections are checked and leave out what they did not find.
+ */
+import { describe, expect, it } from "vitest";
+import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
+import { find } from "../../src/data/query-engine.ts";
+
+const docs = [
+  { _id: 1, arr: [1, 2, 3, 4, 5], items: [{ k: "a" }, { k: "b", n: 2 }, { k: "b", n: 3 }], s: "hello", age: 30 },
+  { _id: 2, arr: [], items: [], s: "World", age: "thirty" },
+];
+
+function run(query: unknown, projection?: unknown): unknown {
+  try {
+    const options = projection === undefined ? {} : { projection: fromEJSON(projection) as Document };
+    return toEJSON(find(fromEJSON(docs) as Document[], fromEJSON(query) as Document, options));
+  } catch (error) {
+    return `ERR ${(error as Error).message}`;
+  }
+}
+const ids = (...values: number[]) => values.map((v) => ({ _id: { $numberInt: String(v) } }));
+
+describe("query-level operators", () => {
+  it("$comment is a note and matches everything", () => {
+    expect(run({ $comment: "why", _id: 1 }, { _id: 1 })).toEqual(ids(1));
+  });
+
+  it("$and, $or and $nor take a non-empty list of documents", () => {
+    expect(run({ $and: [] })).toBe("ERR $and/$or/$nor must be a nonempty array");
+    expect(run({ $or: {} })).toBe("ERR $or must be an array");
+    expect(run({ $nor: [5] })).toBe("ERR $or/$and/$nor entries need to be full objects");
+    expect(run({ $nor: [{ _id: 1 }] }, { _id: 1 })).toEqual(ids(2));
+  });
+
+  it("$text needs a text index, which no collection has here", () => {
+    expect(run({ $text: { $search: "hello" } })).toBe("ERR text index required for $text query");
+  });
+
+  it("$jsonSchema selects the documents that satisfy the schema", () => {
+    expect(run({ $jsonSchema: { required: ["age"], properties: { age: { bsonType: "int" } } } }, { _id: 1 })).toEqual(
+      ids(1),
+    );
+    expect(run({ $jsonSchema: { properties: { s: { bsonType: "string", pattern: "^[A-Z]" } } } }, { _id: 1 })).toEqual(
+      ids(2),
+    );
+    expect(run({ $jsonSchema: { bsonType: "nope" } })).toBe("ERR Unknown type name alias: nope");
+    expect(run({ $jsonSchema: { colour: "red" } })).toBe("ERR Unknown $jsonSchema keyword: colour");
+  });
+});
+
+describe("projection operators", () => {
+  it("$elemMatch leaves the field out where no element matches, and takes no nested field", () => {
+    expect(run({}, { items: { $elemMatch: { k: "b" } } })).toEqual([
+      { _id: { $numberInt: "1" }, items: [{ k: "b", n: { $numberInt: "2" } }] },
+      { _id: { $numberInt: "2" } },
+    ]);
+    expect(run({}, { "items.k": { $elemMatch: { k: "b" } } })).toBe(
+      "ERR Cannot use $elemMatch projection on a nested field.",
+    );
+    expect(run({}, { items: { $elemMatch: 5 } })).toBe("ERR elemMatch: Invalid argument, object required.");
+  });
+
+  it("$slice takes a count or a [skip, limit] pair with a positive limit", () => {
+    expect(run({ _id: 1 }, { arr: { $slice: [1, 2] }, _id: 0, items: 0, s: 0, age: 0 })).toEqual([
+      { arr: [{ $numberInt: "2" }, { $numberInt: "3" }] },
+    ]);
+    expect(run({}, { arr: { $slice: [1, 0] } })).toBe("ERR $slice limit must be positive");
+    expect(run({}, { arr: { $slice: [1, 2, 3] } })).toBe("ERR $slice array wrong size");
+    expect(run({}, { arr: { $slice: "2" } })).toBe("ERR $slice only supports numbers and [skip, limit] arrays");
+  });
+});
