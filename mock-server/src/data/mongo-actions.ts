@@ -33,7 +33,7 @@ import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
 import { type FunctionMongoAction, type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
-import { checkAggregation, compileQuery, sortedPlaces } from "./query-engine.ts";
+import { checkAggregation, compileFindQuery, compileQuery, hasNear, sortedPlaces } from "./query-engine.ts";
 import {
   type DeleteJob,
   fieldsOf,
@@ -268,7 +268,7 @@ export class MongoService {
   }
 
   /** Checks a query the way the server does (its errors), even when there is nothing to run it on. */
-  private checkQuery(evaluation: Evaluation, query: Document): void {
+  private checkQuery(evaluation: Evaluation, query: Document, find = false): void {
     if (hasNoKeys(query)) return;
     try {
       withQueryLimits(
@@ -276,7 +276,8 @@ export class MongoService {
         () => {
           // A query too large to compile here is compiled (and its errors found) where it runs.
           checkValue(query, "query");
-          compileQuery(query);
+          if (find) compileFindQuery(query);
+          else compileQuery(query);
         },
         { deadline: evaluation.deadline, mainThread: true },
       );
@@ -469,7 +470,7 @@ export class MongoService {
       case "find":
       case "findOne": {
         const query = optionalDocument(args, "query");
-        this.checkQuery(evaluation, query);
+        this.checkQuery(evaluation, query, true);
         const filter = this.rules.read(this.principal, database, name);
         if (filter === null) return reply(action === "find" ? [] : null);
         const all = narrow(query, filter);
@@ -482,7 +483,9 @@ export class MongoService {
           const text = await this.exactFind(evaluation, database, name, all, sort, limit, one);
           if (text !== undefined) return text;
         }
-        const docs = await this.candidates(evaluation, this.reader(database, name), all, sort, limit);
+        // A geo-near find orders every match by distance: none is left unread.
+        const readOrder = hasNoKeys(sort) && hasNear(all) ? { $natural: 1 } : sort;
+        const docs = await this.candidates(evaluation, this.reader(database, name), all, readOrder, limit);
         const job: ReadJob = { kind: "find", query: all, projection, sort, limit, one, ...(shape ? { shape } : {}) };
         return read(job, docs);
       }

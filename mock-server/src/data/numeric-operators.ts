@@ -18,6 +18,7 @@ import {
   type Dec,
   divide,
   fromDecimal128,
+  fromDoubleExact,
   fromNumber,
   isZero,
   multiply,
@@ -198,16 +199,41 @@ function unary(name: "$abs" | "$ceil" | "$floor"): AnyFn {
   };
 }
 
-/** `$round` / `$trunc` to a number of places (negative: tens, hundreds…). */
+/**
+ * `$round` / `$trunc` to a number of places (negative: tens, hundreds…), as MongoDB's
+ * evaluateRoundOrTrunc: a double through its exact decimal value (2.675 is 2.67499…, so 2.67; mingo
+ * rounded 783 to the hundreds as 700), ints and longs exactly, Decimal128s in decimal; null for
+ * null, and MongoDB's refusals.
+ */
 function rounding(name: "$round" | "$trunc", mode: RoundingMode): AnyFn {
   return (obj, expr, options) => {
     const values = argumentsOf(name, obj, expr, options);
-    const [value, place = 0] = values;
-    if (!isBsonNumber(value)) return mingoExpression[name]!(obj, literals(values), options);
-    if (typeof place !== "number" || !Number.isInteger(place) || place < -20 || place >= 100)
-      throw errors.mongo(`${name} requires "place" to be an integer between -20 and 100`);
-    const rounded = quantize(decOf(value), place, mode);
-    if (isDecimal(value)) return toDecimal128(rounded);
+    if (values.length < 1 || values.length > 2)
+      throw errors.mongo(
+        `Expression ${name} takes at least 1 arguments, and at most 2, but ${values.length} were passed in.`,
+      );
+    const [value, place] = values;
+    if (value === null || value === undefined) return null;
+    if (!isNumeric(value)) throw errors.mongo(`${name} only supports numeric types, not ${bsonTypeAlias(value)}`);
+    let places = 0;
+    if (values.length > 1) {
+      if (place === null || place === undefined) return null;
+      if (!isNumeric(place) || !Number.isInteger(doubleOf(place)) || Math.abs(doubleOf(place)) >= 2 ** 31)
+        throw errors.mongo(`precision argument to  ${name} must be a integral value`);
+      places = doubleOf(place);
+      if (places < -20 || places > 100)
+        throw errors.mongo(`cannot apply ${name} with precision value ${places} value must be in [-20, 100]`);
+    }
+    if (isDecimal(value)) {
+      const dec = decOf(value);
+      return dec.kind === "infinite" ? value : toDecimal128(quantize(dec, places, mode));
+    }
+    if (typeof value === "number" && !Number.isSafeInteger(value)) {
+      if (!Number.isFinite(value)) return value;
+      return toDouble(quantize(fromDoubleExact(value), places, mode));
+    }
+    if (places >= 0) return value;
+    const rounded = quantize(fromNumber(bigOf(value)), places, mode);
     return fromBigInt(truncatedInteger(rounded) ?? bigOf(value));
   };
 }

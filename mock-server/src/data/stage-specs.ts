@@ -297,8 +297,9 @@ function liteParse(pipeline: unknown[], inFacet: boolean): void {
 
 /** Each stage's arguments, in order, sub-pipelines as their stage is reached. */
 function fullParse(pipeline: unknown[], engine: StageEngine): void {
-  for (const element of pipeline) {
+  for (const [place, element] of pipeline.entries()) {
     const { name, spec } = stageOf(element);
+    if (name === "$geoNear" && place > 0) throw errors.mongo("$geoNear is only valid as the first stage in a pipeline");
     switch (name) {
       case "$limit":
       case "$skip":

@@ -56,6 +56,26 @@ describe("mongodb-atlas actions", () => {
     });
   });
 
+  it("finds nearest first with $near, reading past the limit's first matches; count refuses it", async () => {
+    const at = (lng: number) => ({ type: "Point", coordinates: [lng, 0] });
+    // Stored farthest first, so the first matches read are not the nearest.
+    const spots = [9, 5, 7, 1, 3].map((lng) => ({ _id: `spot${lng}`, loc: at(lng) }));
+    await action("insertMany", { ...ns("spots"), documents: spots });
+    const near = { loc: { $near: { $geometry: at(0), $maxDistance: 700_000 } } };
+    const found = await action("find", { ...ns("spots"), query: near, limit: { $numberInt: "2" } });
+    expect(found.body.map((doc: { _id: string }) => doc._id)).toEqual(["spot1", "spot3"]);
+    const within = await action("find", {
+      ...ns("spots"),
+      query: { loc: { $geoWithin: { $centerSphere: [[0, 0], 0.1] } } },
+      sort: { _id: { $numberInt: "1" } },
+      project: { _id: 1 },
+    });
+    expect(within.body).toEqual([{ _id: "spot1" }, { _id: "spot3" }, { _id: "spot5" }]);
+    const counted = await action("count", { ...ns("spots"), query: near });
+    expect(counted.response.statusCode).toBe(400);
+    expect(counted.body.error).toBe("$geoNear, $near, and $nearSphere are not allowed in this context");
+  });
+
   it("writes many documents in order (in statements of a bounded size on PostgreSQL)", async () => {
     // (A time limit no busy machine reaches: what is tested is the order, not the speed.)
     const bulk = await newOpenApp(app, {

@@ -104,6 +104,23 @@ describe("arithmetic", () => {
     expect(value({ $add: [new Date(0), new Date(0)] })).toBe("ERR only one date allowed in an $add expression");
     expect(value({ $add: [new Date(0), null, new Date(0)] })).toBeNull();
   });
+
+  it("rounds a double through its exact value, and ints to the tens, hundreds… half to even", () => {
+    const n = (v: number) => ({ $numberInt: String(v) });
+    expect(value({ $round: [783.4, -2] })).toEqual(n(800));
+    expect(value({ $round: [1251, -2] })).toEqual(n(1300));
+    expect(value({ $round: [15, -1] })).toEqual(n(20));
+    expect(value({ $round: [25, -1] })).toEqual(n(20));
+    expect(value({ $trunc: [783, -2] })).toEqual(n(700));
+    // 2.675 is 2.67499999999999982236431605997495353221893310546875 as a double.
+    expect(value({ $round: [2.675, 2] })).toEqual({ $numberDouble: "2.67" });
+    expect(value({ $round: ["$n", 2] })).toBeNull();
+    expect(value({ $round: ["x"] })).toBe("ERR $round only supports numeric types, not string");
+    expect(value({ $round: [1, 1.5] })).toBe("ERR precision argument to  $round must be a integral value");
+    expect(value({ $trunc: [1, 101] })).toBe(
+      "ERR cannot apply $trunc with precision value 101 value must be in [-20, 100]",
+    );
+  });
 });
 
 describe("$project", () => {
