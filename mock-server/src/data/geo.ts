@@ -10,6 +10,7 @@
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { isDocument } from "./documents.ts";
 import { doubleOf, isNumeric } from "./numeric-operators.ts";
+import { heavy, steps } from "./query-limits.ts";
 import { keysOf } from "./wide-keys.ts";
 
 /** MongoDB's radius of the Earth, in meters (kRadiusOfEarthInMeters). */
@@ -232,10 +233,16 @@ function segmentsOf(geometry: Geometry): [Position, Position][] {
   return lines.flatMap((line) => line.slice(1).map((p, i) => [line[i]!, p] as [Position, Position]));
 }
 
+/** The vertices of an area's rings: what testing one point against it costs. */
+const ringVertices = (area: Geometry) => polygonsOf(area).reduce((n, polygon) => n + polygon.flat().length, 0);
+
 /** Whether a geometry lies within an area (every vertex inside it). */
 export function withinArea(geometry: Geometry, area: Geometry): boolean {
   const polygons = polygonsOf(area);
-  return verticesOf(geometry).every((p) => polygons.some((polygon) => inPolygon(p, polygon)));
+  const vertices = verticesOf(geometry);
+  // Each test walks the area's rings: counted, so a large area over large locations meets the deadline.
+  steps((vertices.length * ringVertices(area)) >> 4);
+  return vertices.every((p) => polygons.some((polygon) => inPolygon(p, polygon)));
 }
 
 /** Whether two geometries share a point. */
@@ -248,6 +255,7 @@ export function intersects(a: Geometry, b: Geometry): boolean {
   if (verticesOf(b).some((p) => aPolygons.some((polygon) => inPolygon(p, polygon)))) return true;
   const aSegments = segmentsOf(a);
   const bSegments = segmentsOf(b);
+  steps((aSegments.length * bSegments.length + verticesOf(a).length * ringVertices(b)) >> 4);
   if (aSegments.some(([p, q]) => bSegments.some(([r, s]) => segmentsCross(p, q, r, s)))) return true;
   const aPoints = a.type === "Point" || a.type === "MultiPoint" ? verticesOf(a) : [];
   const bPoints = b.type === "Point" || b.type === "MultiPoint" ? verticesOf(b) : [];
@@ -259,6 +267,11 @@ export function intersects(a: Geometry, b: Geometry): boolean {
 // ---------------------------------------------------------------------------------------------
 // `$geoWithin` shapes
 
+/** A query's geometry weighed once, when the query is compiled: a large one runs in a worker. */
+export function weighShape(geometry: Geometry, operator: string): void {
+  heavy(verticesOf(geometry).length * 16, operator);
+}
+
 /** A `$geoWithin` operand: the test it puts to each location. */
 export function withinShape(operand: unknown): (located: Located) => boolean {
   if (!isDocument(operand) || keysOf(operand).length === 0) throw errors.mongo("$geoWithin not an object");
@@ -269,6 +282,7 @@ export function withinShape(operand: unknown): (located: Located) => boolean {
       const area = geoJson(spec);
       if (!area || (area.type !== "Polygon" && area.type !== "MultiPolygon"))
         throw errors.mongo(`$geoWithin not supported with provided geometry: ${JSON.stringify(spec)}`);
+      weighShape(area, "$geoWithin");
       return ({ geometry }) => withinArea(geometry, area);
     }
     case "$centerSphere": {
@@ -290,6 +304,7 @@ export function withinShape(operand: unknown): (located: Located) => boolean {
       if (!Array.isArray(spec) || spec.length < 3) throw errors.mongo("Polygon must have at least 3 points");
       const loop = spec.map((p) => legacyPair(p) ?? badPoint());
       const closed = [...loop, loop[0]!];
+      weighShape({ type: "LineString", coordinates: closed }, "$geoWithin");
       return ({ geometry }) => verticesOf(geometry).every((p) => inRing(p, closed));
     }
     default:

@@ -66,6 +66,7 @@ import {
   locationsOf,
   type Nearness,
   nearnessOf,
+  weighShape,
   withinBounds,
   withinShape,
 } from "./geo.ts";
@@ -358,6 +359,7 @@ function geoWithinOperator(selector: string, operand: unknown): (doc: unknown) =
 function geoIntersectsOperator(selector: string, operand: unknown): (doc: unknown) => boolean {
   const geometry = isDocument(operand) ? geoJson(operand.$geometry) : null;
   if (!geometry) throw errors.mongo("$geoIntersects not an object with a $geometry");
+  weighShape(geometry, "$geoIntersects");
   const parts = selector.split(".");
   return (doc) =>
     somePathValue(

@@ -249,6 +249,28 @@ describe("hostile request shapes", () => {
     expect(some.body).toEqual([{ i: { $numberInt: "0" } }, { i: { $numberInt: "1" } }, { i: { $numberInt: "2" } }]);
   });
 
+  it("a geometry of many vertices against a stored one of many: the time limit; others served meanwhile", async () => {
+    // 10,000 stored vertices (an anonymous user's megabyte) and 40,000 asked: ~4·10^8 segment pairs
+    // to compare, seconds of work for one document.
+    const n = 10_000;
+    const ring = Array.from({ length: n }, (_, i) => [
+      10 * Math.cos((2 * Math.PI * i) / n),
+      10 * Math.sin((2 * Math.PI * i) / n),
+    ]);
+    ring.push(ring[0]!);
+    const owner = JSON.parse(Buffer.from(attacker.token.split(".")[1]!, "base64url").toString()).sub;
+    const stored = await attacker.action("insertOne", {
+      document: { owner, area: { type: "Polygon", coordinates: [ring] } },
+    });
+    expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+    const line = { type: "LineString", coordinates: Array.from({ length: 4 * n }, (_, i) => [-20 + (10 * i) / n, 30]) };
+    await expectAttack(
+      () => attacker.action("find", { query: { area: { $geoIntersects: { $geometry: line } } } }),
+      timeLimit,
+      "geometries of many vertices",
+    );
+  });
+
   it("nothing is written by a refused update; a slow update holds no other writer", async () => {
     const slow = { $expr: slowExpr };
     const outcome = await during(
