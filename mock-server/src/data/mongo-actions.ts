@@ -31,9 +31,10 @@ import { documentSize, documentTooLarge, tooLargeToInsert } from "./document-siz
 import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "./documents.ts";
 import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
+import { hasNear } from "./geo-queries.ts";
 import { type FunctionMongoAction, type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
-import { checkAggregation, compileFindQuery, compileQuery, hasNear, sortedPlaces } from "./query-engine.ts";
+import { checkAggregation, compileFindQuery, compileQuery, sortedPlaces } from "./query-engine.ts";
 import {
   type DeleteJob,
   fieldsOf,

@@ -60,16 +60,13 @@ import {
   weighSort,
 } from "./engine-guards.ts";
 import {
-  distanceOf,
-  geoJson,
-  intersects,
-  locationsOf,
-  type Nearness,
-  nearnessOf,
-  weighShape,
-  withinBounds,
-  withinShape,
-} from "./geo.ts";
+  byNearness,
+  geoIntersectsOperator,
+  geoNearStage,
+  geoWithinOperator,
+  nearElsewhere,
+  takeNear,
+} from "./geo-queries.ts";
 import { groupStage, parseGroup } from "./group-stage.ts";
 import { lookupByEquality, setOperators } from "./grouping.ts";
 import { computesNested, nestedProjection } from "./inclusion-projection.ts";
@@ -347,196 +344,6 @@ function jsonSchemaOperator(_selector: string, schema: unknown): (doc: unknown) 
     }
   };
 }
-
-/** `$geoWithin`: a location the path reaches lies within the shape (geo.ts). */
-function geoWithinOperator(selector: string, operand: unknown): (doc: unknown) => boolean {
-  const test = withinShape(operand);
-  const parts = selector.split(".");
-  return (doc) => somePathValue(doc, parts, (value) => locationsOf(value).some(test), false);
-}
-
-/** `$geoIntersects`: a location the path reaches shares a point with the geometry. */
-function geoIntersectsOperator(selector: string, operand: unknown): (doc: unknown) => boolean {
-  const geometry = isDocument(operand) ? geoJson(operand.$geometry) : null;
-  if (!geometry) throw errors.mongo("$geoIntersects not an object with a $geometry");
-  weighShape(geometry, "$geoIntersects");
-  const parts = selector.split(".");
-  return (doc) =>
-    somePathValue(
-      doc,
-      parts,
-      (value) => locationsOf(value).some((located) => intersects(located.geometry, geometry)),
-      false,
-    );
-}
-
-/** `$near` / `$nearSphere` where no find orders by them (`find` takes them out first). */
-function nearElsewhere(): never {
-  throw errors.mongo("$geoNear, $near, and $nearSphere are not allowed in this context");
-}
-
-const nearOperators = ["$near", "$nearSphere"] as const;
-
-/** A find's `$near`/`$nearSphere` condition (top level, or in a top-level `$and`), taken out of its query. */
-interface NearQuery {
-  rest: Document;
-  field: string;
-  nearness: Nearness;
-}
-
-function nearOf(condition: unknown): "$near" | "$nearSphere" | undefined {
-  if (!isDocument(condition)) return undefined;
-  return nearOperators.find((op) => op in condition);
-}
-
-/** The query without its one geo-near condition, and that condition; undefined when it has none. */
-function takeNear(query: Document): NearQuery | undefined {
-  let found: NearQuery | undefined;
-  const without = (q: Document): Document => {
-    const out: Document = {};
-    for (const key of keysOf(q)) {
-      const value = q[key];
-      const operator = key.startsWith("$") ? undefined : nearOf(value);
-      if (operator) {
-        if (found) throw errors.mongo("Too many geoNear expressions");
-        const condition = value as Document;
-        found = { rest: {}, field: key, nearness: nearnessOf(operator, condition) };
-        const others: Document = {};
-        for (const op of keysOf(condition))
-          if (op !== operator && op !== "$maxDistance" && op !== "$minDistance") others[op] = condition[op];
-        if (keysOf(others).length > 0) out[key] = others;
-      } else if (key === "$and" && Array.isArray(value)) {
-        out.$and = value
-          .map((q) => (isDocument(q) ? without(q) : q))
-          .filter((q) => !isDocument(q) || keysOf(q).length > 0);
-        if ((out.$and as unknown[]).length === 0) delete out.$and;
-      } else out[key] = value;
-    }
-    return out;
-  };
-  const rest = without(query);
-  if (found) found.rest = rest;
-  return found;
-}
-
-/** Whether a find's query holds a `$near` or `$nearSphere` (it then reads every candidate, to order them). */
-export function hasNear(query: Document): boolean {
-  return takeNear(query) !== undefined;
-}
-
-/** The documents nearest first (within the condition's bounds), as a geo-near find answers them. */
-function byNearness(docs: Document[], near: NearQuery): Document[] {
-  const parts = near.field.split(".");
-  const placed: { doc: Document; distance: number }[] = [];
-  for (const doc of docs) {
-    let distance = Number.POSITIVE_INFINITY;
-    somePathValue(
-      doc,
-      parts,
-      (value) => {
-        for (const located of locationsOf(value)) distance = Math.min(distance, distanceOf(located, near.nearness));
-        return false;
-      },
-      false,
-    );
-    if (Number.isFinite(distance) && withinBounds(distance, near.nearness)) placed.push({ doc, distance });
-  }
-  steps(placed.length);
-  return placed.sort((a, b) => a.distance - b.distance).map((p) => p.doc);
-}
-
-/** The top-level fields of `docs` that hold a location: where a `$geoNear` without `key` looks. */
-function locationFields(docs: unknown[]): string[] {
-  const fields = new Set<string>();
-  for (const doc of docs) {
-    if (!isDocument(doc)) continue;
-    for (const key of keysOf(doc)) if (key !== "_id" && locationsOf(doc[key]).length > 0) fields.add(key);
-  }
-  return [...fields];
-}
-
-const geoNearOptions = new Set([
-  "near",
-  "distanceField",
-  "spherical",
-  "maxDistance",
-  "minDistance",
-  "query",
-  "includeLocs",
-  "distanceMultiplier",
-  "key",
-]);
-
-/**
- * `$geoNear`: the documents within the distances, nearest first, each with its distance (and
- * location) written in. MongoDB measures from the field of the collection's geospatial index;
- * no index is declared here, so the stage takes `key`, or the one top-level field that holds
- * locations.
- */
-const geoNearStage: AnyFn = (collection, expr) => {
-  if (!isDocument(expr)) throw errors.mongo("$geoNear must take an object as an argument");
-  for (const key of keysOf(expr))
-    if (!geoNearOptions.has(key)) throw errors.mongo(`Unknown argument to $geoNear: ${key}`);
-  if (expr.near === undefined) throw errors.mongo("$geoNear requires a 'near' option as an Array");
-  if (typeof expr.distanceField !== "string")
-    throw errors.mongo("$geoNear requires a 'distanceField' option as a String");
-  const geoJsonNear = isDocument(expr.near) && "type" in expr.near;
-  // GeoJSON: meters on the sphere; a legacy pair: radians with `spherical`, else planar units.
-  const operator = expr.spherical === true || geoJsonNear ? "$nearSphere" : "$near";
-  const bounds = { $maxDistance: expr.maxDistance, $minDistance: expr.minDistance };
-  const nearness = nearnessOf(
-    operator,
-    geoJsonNear ? { [operator]: { $geometry: expr.near, ...bounds } } : { [operator]: expr.near, ...bounds },
-  );
-  const multiplier = expr.distanceMultiplier === undefined ? 1 : Number(expr.distanceMultiplier);
-  const query = isDocument(expr.query) ? compileQuery(expr.query) : null;
-  const distanceParts = expr.distanceField.split(".");
-  const locsParts = typeof expr.includeLocs === "string" ? expr.includeLocs.split(".") : null;
-  return collection.transform((docs: unknown[]) => {
-    let field = typeof expr.key === "string" ? expr.key : undefined;
-    if (field === undefined) {
-      const fields = locationFields(docs);
-      if (fields.length === 0) throw errors.mongo("$geoNear requires a 2d or 2dsphere index, but none were found");
-      if (fields.length > 1)
-        throw errors.mongo(
-          `There is more than one 2d or 2dsphere index; unsure which to use for $geoNear (fields: ${fields.join(", ")}); name one with 'key'`,
-        );
-      field = fields[0]!;
-    }
-    const parts = field.split(".");
-    const placed: { doc: Document; distance: number; location: unknown }[] = [];
-    for (const doc of docs as Document[]) {
-      if (query && !query.test(doc)) continue;
-      let best = Number.POSITIVE_INFINITY;
-      let location: unknown;
-      somePathValue(
-        doc,
-        parts,
-        (value) => {
-          for (const located of locationsOf(value)) {
-            const d = distanceOf(located, nearness);
-            if (d < best) {
-              best = d;
-              location = located.source;
-            }
-          }
-          return false;
-        },
-        false,
-      );
-      if (Number.isFinite(best) && withinBounds(best, nearness)) placed.push({ doc, distance: best, location });
-    }
-    steps(placed.length);
-    placed.sort((a, b) => a.distance - b.distance);
-    return Lazy(
-      placed.map(({ doc, distance, location }) => {
-        let out = withValueAt(doc, distanceParts, distance * multiplier) as Document;
-        if (locsParts) out = withValueAt(out, locsParts, location) as Document;
-        return out;
-      }),
-    );
-  });
-};
 
 /** The top-level operators of a query (an `$elemMatch` of them tests documents, not values). */
 const queryLevelOperators = new Set(["$and", "$or", "$nor", "$expr", "$where", "$text", "$comment", "$jsonSchema"]);
@@ -837,7 +644,7 @@ const context = Context.init({
       $unwind: unwindStage,
       $match: match,
       $graphLookup: graphLookup,
-      $geoNear: geoNearStage,
+      $geoNear: geoNearStage((query) => compileQuery(query)),
       $lookup: joinedAs(lookupByEquality(mingoPipeline.$lookup!)),
       $sort: sortStage,
       $group: groupStage,
