@@ -6,6 +6,7 @@
  */
 import { Lazy } from "mingo/lazy";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { conditionsPerStep } from "../store/exact-query.ts";
 import { withValueAt } from "./add-fields.ts";
 import { type Document, isDocument } from "./documents.ts";
 import {
@@ -21,6 +22,7 @@ import {
 } from "./geo.ts";
 import { somePathValue } from "./path-walk.ts";
 import { steps } from "./query-limits.ts";
+import { finish, inTurns } from "./turns.ts";
 import { keysOf } from "./wide-keys.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
@@ -67,8 +69,29 @@ function nearOf(condition: unknown): "$near" | "$nearSphere" | undefined {
   return nearOperators.find((op) => op in condition);
 }
 
+/**
+ * Whether a query holds a `$near`/`$nearSphere` condition, at its top level or in a top-level
+ * `$and`: a look at each field's condition, nothing copied, yielding between slices of conditions
+ * (a query of 200,000 conditions is looked at on the main thread).
+ */
+function* holdsNearSteps(query: Document): Generator<void, boolean> {
+  let looked = 0;
+  for (const key of keysOf(query)) {
+    if (++looked % conditionsPerStep === 0) yield;
+    const value = query[key];
+    if (key === "$and") {
+      if (Array.isArray(value))
+        for (const clause of value) if (isDocument(clause) && (yield* holdsNearSteps(clause))) return true;
+    } else if (!key.startsWith("$") && nearOf(value) !== undefined) return true;
+  }
+  return false;
+}
+
+const holdsNear = (query: Document): boolean => finish(holdsNearSteps(query));
+
 /** The query without its one geo-near condition, and that condition; undefined when it has none. */
 export function takeNear(query: Document): NearQuery | undefined {
+  if (!holdsNear(query)) return undefined;
   let found: NearQuery | undefined;
   const without = (q: Document): Document => {
     const out: Document = {};
@@ -97,9 +120,12 @@ export function takeNear(query: Document): NearQuery | undefined {
   return found;
 }
 
-/** Whether a find's query holds a `$near` or `$nearSphere` (it then reads every candidate, to order them). */
-export function hasNear(query: Document): boolean {
-  return takeNear(query) !== undefined;
+/**
+ * Whether a find's query holds a `$near` or `$nearSphere` (it then reads every candidate, to order
+ * them), found between other requests' turns.
+ */
+export function hasNear(query: Document): Promise<boolean> {
+  return inTurns(holdsNearSteps(query));
 }
 
 /** The documents nearest first (within the condition's bounds), as a geo-near find answers them. */

@@ -485,7 +485,7 @@ export class MongoService {
           if (text !== undefined) return text;
         }
         // A geo-near find orders every match by distance: none is left unread.
-        const readOrder = hasNoKeys(sort) && hasNear(all) ? { $natural: 1 } : sort;
+        const readOrder = hasNoKeys(sort) && (await hasNear(all)) ? { $natural: 1 } : sort;
         const docs = await this.candidates(evaluation, this.reader(database, name), all, readOrder, limit);
         const job: ReadJob = { kind: "find", query: all, projection, sort, limit, one, ...(shape ? { shape } : {}) };
         return read(job, docs);
