@@ -2,8 +2,8 @@
  * The query engine's operators that compare, sort or name the types of values, on MongoDB's order
  * of BSON values (bson-order.ts) rather than mingo's: query comparisons (`$eq` … `$lte`, `$in`,
  * `$nin`, `$all`, `$type`), sorts (`find`'s and the `$sort` stage's), aggregation comparisons
- * (`$cmp`, `$eq` … `$lte`, `$type`, `$isNumber`, `$sortArray`), `$min`/`$max` (accumulators and
- * expressions), `$top`/`$bottom`(`N`) and the update operators `$min`/`$max`/`$push`/`$addToSet`.
+ * (`$cmp`, `$eq` … `$lte`, `$type`, `$isNumber`, `$sortArray`) and the update operators
+ * `$min`/`$max`/`$push`/`$addToSet` (the accumulators are accumulators.ts's).
  * The values a query's path reaches are MongoDB's matcher's (path-walk.ts); a sort's, mingo's.
  */
 import { Timestamp } from "bson";

@@ -126,7 +126,7 @@ export function sizeGroupKey(key: unknown): void {
 export function guardAccumulators(ops: OperatorMap): OperatorMap {
   const out: OperatorMap = {};
   // mingo's own $push (a missing value as null, as $first and $last want it): the engine's leaves
-  // missing values out, and its $push and $addToSet (grouping.ts) are weighed by the group's size.
+  // missing values out, and its $push and $addToSet (accumulators.ts) are weighed by the group's size.
   const push = (accumulatorOperators as unknown as OperatorMap).$push!;
   const simple = new Set(["$max", "$min", "$first", "$last", "$mergeObjects"]);
   const sorting = new Set([
