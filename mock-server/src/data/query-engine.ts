@@ -44,7 +44,7 @@ import {
   sortStage,
   typeQueryOperator,
 } from "./bson-operators.ts";
-import { bsonTypeAlias, surrogate } from "./bson-order.ts";
+import { bsonTypeAlias, bsonTypeNumber, surrogate } from "./bson-order.ts";
 import { bucketStages } from "./bucket-stages.ts";
 import { dateExpressionOperators } from "./date-operators.ts";
 import { fromDecimal128, truncatedInteger } from "./decimal.ts";
@@ -88,6 +88,7 @@ import {
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 import { type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
+import { shellText } from "./shell-text.ts";
 import { checkStages, type StageEngine } from "./stage-specs.ts";
 import { stringExpressionOperators } from "./string-operators.ts";
 import { unwindStage } from "./unwind-stage.ts";
@@ -791,31 +792,58 @@ function positionalProjection(
   return { docs: cut, projection: rest };
 }
 
-/** A find's projection operators checked as MongoDB's projection parser checks them. */
-function checkFindProjection(spec: Document): void {
+/** Why a find's `{$slice: …}` is no find() `$slice` (MongoDB's status text), or null when it is one. */
+function findSliceFailure(slice: unknown): string | null {
+  const numeric = (n: unknown) => typeof n === "number" || isLong(n) || isDecimal(n);
+  if (numeric(slice)) return null;
+  if (!Array.isArray(slice)) return "Location31273: $slice only supports numbers and [skip, limit] arrays";
+  if (slice.length !== 2) return "Location31272: $slice array argument should be of form [skip, limit]";
+  const [skip, limit] = slice;
+  if (!numeric(skip))
+    return `Location31257: $slice expects the skip argument to be a number, got ${bsonTypeNumber(skip) ?? 0}`;
+  if (!numeric(limit))
+    return `Location31258: $slice expects the limit argument to be a number, got ${bsonTypeNumber(limit) ?? 0}`;
+  const count = Math.trunc(Number(limit));
+  return count > 0 ? null : `Location31259: $slice limit must be positive, got ${count}`;
+}
+
+/**
+ * A find's projection checked as MongoDB's projection parser checks its operators; answers the
+ * projection to apply. A `{$slice: …}` that is no find() `$slice` is, as in MongoDB, the
+ * aggregation expression `$slice` (a computed field), or refused with both parsers' reasons.
+ */
+function checkFindProjection(spec: Document): Document {
+  let out: Document | undefined;
   for (const key of keysOf(spec)) {
     const value = spec[key];
     if (!isDocument(value)) continue;
     const operator = keysOf(value)[0];
     if (operator === "$elemMatch") {
       if (key.includes(".")) throw errors.mongo("Cannot use $elemMatch projection on a nested field.");
-      if (!isDocument(value.$elemMatch)) throw errors.mongo("elemMatch: Invalid argument, object required.");
+      if (!isDocument(value.$elemMatch))
+        throw errors.mongo(
+          `elemMatch: Invalid argument, object required, but got ${bsonTypeNumber(value.$elemMatch) ?? 0}`,
+        );
     } else if (operator === "$slice") {
-      const slice = value.$slice;
-      if (Array.isArray(slice)) {
-        if (slice.length !== 2) throw errors.mongo("$slice array wrong size");
-        if (!slice.every((n) => typeof n === "number" || isLong(n) || isDecimal(n)))
-          throw errors.mongo("$slice only supports numbers and [skip, limit] arrays");
-        if (Math.trunc(Number(slice[1])) <= 0) throw errors.mongo("$slice limit must be positive");
-      } else if (typeof slice !== "number" && !isLong(slice) && !isDecimal(slice))
-        throw errors.mongo("$slice only supports numbers and [skip, limit] arrays");
+      const failure = findSliceFailure(value.$slice);
+      if (failure === null) continue;
+      const args = Array.isArray(value.$slice) ? value.$slice.length : 1;
+      if (args < 2 || args > 3)
+        throw errors.mongo(
+          `Invalid $slice syntax. The given syntax ${shellText(value)} did not match the find() syntax because :: ` +
+            `${failure} :: The given syntax did not match the expression $slice syntax. :: caused by :: ` +
+            `Expression $slice takes at least 2 arguments, and at most 3, but ${args} were passed in.`,
+        );
+      out ??= { ...spec };
+      out[key] = { $let: { vars: {}, in: value } };
     }
   }
+  return out ?? spec;
 }
 
 function project(found: Document[], spec: Document, query: Document = {}): Document[] {
-  checkFindProjection(spec);
-  return projectChecked(found, spec, query).map((doc) => dropMissing(doc) as Document);
+  const checked = checkFindProjection(spec);
+  return projectChecked(found, checked, query).map((doc) => dropMissing(doc) as Document);
 }
 
 function projectChecked(found: Document[], spec: Document, query: Document): Document[] {

@@ -60,15 +60,26 @@ describe("projection operators", () => {
     expect(run({}, { "items.k": { $elemMatch: { k: "b" } } })).toBe(
       "ERR Cannot use $elemMatch projection on a nested field.",
     );
-    expect(run({}, { items: { $elemMatch: 5 } })).toBe("ERR elemMatch: Invalid argument, object required.");
+    // (MongoDB writes the type's number: 16, an int.)
+    expect(run({}, { items: { $elemMatch: 5 } })).toBe("ERR elemMatch: Invalid argument, object required, but got 16");
   });
 
-  it("$slice takes a count or a [skip, limit] pair with a positive limit", () => {
+  it("$slice takes a count or a [skip, limit] pair; anything else is the aggregation expression", () => {
     expect(run({ _id: 1 }, { arr: { $slice: [1, 2] }, _id: 0, items: 0, s: 0, age: 0 })).toEqual([
       { arr: [{ $numberInt: "2" }, { $numberInt: "3" }] },
     ]);
-    expect(run({}, { arr: { $slice: [1, 0] } })).toBe("ERR $slice limit must be positive");
-    expect(run({}, { arr: { $slice: [1, 2, 3] } })).toBe("ERR $slice array wrong size");
-    expect(run({}, { arr: { $slice: "2" } })).toBe("ERR $slice only supports numbers and [skip, limit] arrays");
+    // No find() $slice, so the expression: $slice of 1, which is no array.
+    expect(run({}, { arr: { $slice: [1, 0] } })).toBe(
+      "ERR First argument to $slice must be an array, but is of type: int",
+    );
+    expect(run({ _id: 1 }, { part: { $slice: ["$arr", 1, 2] } })).toEqual([
+      { _id: { $numberInt: "1" }, part: [{ $numberInt: "2" }, { $numberInt: "3" }] },
+    ]);
+    expect(run({}, { arr: { $slice: "2" } })).toBe(
+      'ERR Invalid $slice syntax. The given syntax { $slice: "2" } did not match the find() syntax because :: ' +
+        "Location31273: $slice only supports numbers and [skip, limit] arrays :: The given syntax did not match " +
+        "the expression $slice syntax. :: caused by :: Expression $slice takes at least 2 arguments, and at most 3, " +
+        "but 1 were passed in.",
+    );
   });
 });
