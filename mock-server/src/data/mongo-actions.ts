@@ -134,7 +134,11 @@ const nobodysStages = new Set(["$indexStats", "$merge", "$out"]);
 /** The expression operators an app user's pipeline may not use, anywhere in it. */
 const systemOnlyOperators = new Set(["$function", "$setIsSubset"]);
 
-function checkPipeline(principal: Principal, pipeline: Document[]): void {
+/**
+ * The stages and operators the principal may not use refused; the walk of an app user's
+ * pipeline gives other requests their turns between slices (a pipeline can be 200,000 fields wide).
+ */
+async function checkPipeline(principal: Principal, pipeline: Document[]): Promise<void> {
   const user = principal.kind === "user";
   for (const stage of pipeline) {
     const op = Object.keys(stage)[0];
@@ -142,7 +146,9 @@ function checkPipeline(principal: Principal, pipeline: Document[]): void {
       throw errors.mongo(`${op} is not allowed in this context`);
   }
   if (!user) return;
+  const turns = new Turns();
   const pending: unknown[] = [pipeline];
+  let looked = 0;
   while (pending.length > 0) {
     const value = pending.pop();
     if (Array.isArray(value)) for (const item of value) pending.push(item);
@@ -150,6 +156,7 @@ function checkPipeline(principal: Principal, pipeline: Document[]): void {
       for (const key of keysOf(value)) {
         if (systemOnlyOperators.has(key)) throw errors.mongo(`${key} is not allowed in this context`);
         pending.push(value[key]);
+        if ((++looked & 1023) === 0) await turns.maybe();
       }
   }
 }
@@ -269,6 +276,25 @@ export class MongoService {
   }
 
   /** Checks a query the way the server does (its errors), even when there is nothing to run it on. */
+  /**
+   * A pipeline refused as MongoDB parses it, before anything is read; one too large to look at on
+   * the main thread is checked where it runs (`aggregate` checks every pipeline it runs).
+   */
+  private checkStages(evaluation: Evaluation, pipeline: Document[]): void {
+    try {
+      withQueryLimits(
+        this.limits,
+        () => {
+          checkValue(pipeline, "pipeline");
+          checkAggregation(pipeline);
+        },
+        { deadline: evaluation.deadline, mainThread: true },
+      );
+    } catch (error) {
+      if (!(error instanceof NeedsWorker)) mongoError(error);
+    }
+  }
+
   private checkQuery(evaluation: Evaluation, query: Document, find = false): void {
     if (hasNoKeys(query)) return;
     try {
@@ -593,9 +619,8 @@ export class MongoService {
     const pipeline = args.pipeline;
     if (!Array.isArray(pipeline) || !pipeline.every(isDocument))
       throw errors.mongo("'pipeline' must be an array of stages");
-    checkPipeline(this.principal, pipeline as Document[]);
-    // Refused as MongoDB parses it before anything is read (aggregate() checks again where it runs).
-    checkAggregation(pipeline as Document[]);
+    await checkPipeline(this.principal, pipeline as Document[]);
+    this.checkStages(evaluation, pipeline as Document[]);
     const filter = this.rules.read(this.principal, database, name);
     if (filter === null) return reply([]);
     // Documents cut down by the rules are filtered and cut before the first stage; others are
