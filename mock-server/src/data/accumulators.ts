@@ -17,8 +17,9 @@ import { bsonTypeAlias, compareBson, equalityKey } from "./bson-order.ts";
 import { add, type Dec, divide, fromDecimal128, fromDoubleExact, fromNumber, toDecimal128 } from "./decimal.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { bigOf, doubleOf, fromBigInt, int64Max, int64Min, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
-import { shellText, valueText } from "./shell-text.ts";
+import { bsonElementText, shellText, valueText } from "./shell-text.ts";
 import { compareKeys, sortKeyOf } from "./sort-keys.ts";
+import { checkSortSpec } from "./stage-specs.ts";
 import { keysOf } from "./wide-keys.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
@@ -277,16 +278,13 @@ function sortedNumbers(values: readonly unknown[]): number[] {
 // ---------------------------------------------------------------------------------------------
 // Specifications
 
-/** A BSON element as MongoDB's messages show it: `$minN: 5`. */
-const elementOf = (name: string, value: unknown) => `${name}: ${shellText(value)}`;
-
 const nFamily = new Set(["$firstN", "$lastN", "$minN", "$maxN"]);
 const sortedFamily = new Set(["$top", "$bottom", "$topN", "$bottomN"]);
 const quantiles = new Set(["$median", "$percentile"]);
 
 /** `{n, input}` of `$firstN` … `$maxN`, checked as MongoDB's AccumulatorN parses it. */
 function nArguments(name: string, spec: unknown): { n: unknown; input: unknown } {
-  if (!isDocument(spec)) throw errors.mongo(`specification must be an object; found ${elementOf(name, spec)}`);
+  if (!isDocument(spec)) throw errors.mongo(`specification must be an object; found ${bsonElementText(name, spec)}`);
   for (const key of keysOf(spec))
     if (key !== "n" && key !== "input") throw errors.mongo(`Unknown argument for 'n' operator: ${key}`);
   if (!("n" in spec)) throw errors.mongo("Missing value for 'n'");
@@ -301,7 +299,7 @@ interface SortBy {
 
 /** `{sortBy, output, n?}` of `$top` … `$bottomN`, checked as MongoDB parses it. */
 function sortedArguments(name: string, spec: unknown): { n: unknown; output: unknown; sortBy: SortBy } {
-  if (!isDocument(spec)) throw errors.mongo(`specification must be an object; found ${elementOf(name, spec)}`);
+  if (!isDocument(spec)) throw errors.mongo(`specification must be an object; found ${bsonElementText(name, spec)}`);
   const many = name.endsWith("N");
   for (const key of keysOf(spec))
     if (key !== "output" && key !== "sortBy" && !(many && key === "n"))
@@ -311,17 +309,16 @@ function sortedArguments(name: string, spec: unknown): { n: unknown; output: unk
   if (!("sortBy" in spec)) throw errors.mongo("Missing value for 'sortBy'");
   const sortBy = spec.sortBy;
   if (!isDocument(sortBy)) throw errors.mongo("invalid parameter: expected an object (sortBy)");
+  // MongoDB's SortPattern, as the $sort stage reads one (an empty one: every document ties).
+  if (keysOf(sortBy).length > 0) checkSortSpec(sortBy);
   const paths: string[][] = [];
   const directions: (1 | -1)[] = [];
   for (const field of keysOf(sortBy)) {
     const direction = sortBy[field];
-    if (isDocument(direction)) throw errors.mongo("$meta is the only expression supported by $sort right now");
-    if (!isNumeric(direction)) throw errors.mongo(`Illegal key in $sort specification: ${elementOf(field, direction)}`);
-    const number = doubleOf(direction);
-    if (number !== 1 && number !== -1)
-      throw errors.mongo("$sort key ordering must be 1 (for ascending) or -1 (for descending)");
+    // A {$meta: …} key: no text search runs here, so no metadata to sort by.
+    if (isDocument(direction)) throw errors.mongo("query requires text score metadata, but it is not available");
     paths.push(field.split("."));
-    directions.push(number);
+    directions.push(Math.trunc(doubleOf(direction)) as 1 | -1);
   }
   return { n: many ? spec.n : 1, output: spec.output, sortBy: { paths, directions } };
 }
@@ -344,7 +341,7 @@ interface Quantile {
 
 /** `{input, p, method}` of `$percentile` (`{input, method}` of `$median`), checked as MongoDB's IDL parser does. */
 function quantileArguments(name: string, spec: unknown, options: unknown): Quantile {
-  if (!isDocument(spec)) throw errors.mongo(`specification must be an object; found ${elementOf(name, spec)}`);
+  if (!isDocument(spec)) throw errors.mongo(`specification must be an object; found ${bsonElementText(name, spec)}`);
   const single = name === "$median";
   const fields = single ? ["input", "method"] : ["input", "p", "method"];
   for (const key of keysOf(spec))
@@ -360,7 +357,7 @@ function quantileArguments(name: string, spec: unknown, options: unknown): Quant
   if (single) return { input: spec.input, p: [0.5], single };
   if (!constant(spec.p))
     throw errors.mongo(
-      `The $percentile 'p' field must be an array of constant values, but found value: ${elementOf("p", spec.p)}.`,
+      `The $percentile 'p' field must be an array of constant values, but found value: ${bsonElementText("p", spec.p)}.`,
     );
   const p = evalExpr({}, spec.p, options as never) as unknown;
   const prefix = "The $percentile 'p' field must be an array of numbers from [0.0, 1.0], but found: ";

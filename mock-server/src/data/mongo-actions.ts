@@ -275,18 +275,18 @@ export class MongoService {
     };
   }
 
-  /** Checks a query the way the server does (its errors), even when there is nothing to run it on. */
   /**
-   * A pipeline refused as MongoDB parses it, before anything is read; one too large to look at on
-   * the main thread is checked where it runs (`aggregate` checks every pipeline it runs).
+   * Checks what an action asks as the server checks it (its errors, even when there is nothing to
+   * run it on), on the main thread within its slice: a value too large to look at here is checked
+   * where it runs (the engine checks every query and pipeline it runs).
    */
-  private checkStages(evaluation: Evaluation, pipeline: Document[]): void {
+  private checkHere(evaluation: Evaluation, value: unknown, what: string, check: () => void): void {
     try {
       withQueryLimits(
         this.limits,
         () => {
-          checkValue(pipeline, "pipeline");
-          checkAggregation(pipeline);
+          checkValue(value, what);
+          check();
         },
         { deadline: evaluation.deadline, mainThread: true },
       );
@@ -297,20 +297,7 @@ export class MongoService {
 
   private checkQuery(evaluation: Evaluation, query: Document, find = false): void {
     if (hasNoKeys(query)) return;
-    try {
-      withQueryLimits(
-        this.limits,
-        () => {
-          // A query too large to compile here is compiled (and its errors found) where it runs.
-          checkValue(query, "query");
-          if (find) compileFindQuery(query);
-          else compileQuery(query);
-        },
-        { deadline: evaluation.deadline, mainThread: true },
-      );
-    } catch (error) {
-      if (!(error instanceof NeedsWorker)) mongoError(error);
-    }
+    this.checkHere(evaluation, query, "query", () => (find ? compileFindQuery(query) : compileQuery(query)));
   }
 
   /**
@@ -620,7 +607,8 @@ export class MongoService {
     if (!Array.isArray(pipeline) || !pipeline.every(isDocument))
       throw errors.mongo("'pipeline' must be an array of stages");
     await checkPipeline(this.principal, pipeline as Document[]);
-    this.checkStages(evaluation, pipeline as Document[]);
+    // Refused as MongoDB parses it before anything is read.
+    this.checkHere(evaluation, pipeline, "pipeline", () => checkAggregation(pipeline as Document[]));
     const filter = this.rules.read(this.principal, database, name);
     if (filter === null) return reply([]);
     // Documents cut down by the rules are filtered and cut before the first stage; others are

@@ -97,6 +97,15 @@ export function valueText(value: unknown): string {
   return out.length > maxLength ? `${out.slice(0, maxLength)}...` : out;
 }
 
+/**
+ * A BSON element as MongoDB's messages show one (BSONElement::toString): `$limit: 1.5`, a string
+ * quoted, a double without a point as `1e+30.0`.
+ */
+export function bsonElementText(name: string, value: unknown): string {
+  const double = typeof value === "number" && (!Number.isInteger(value) || Math.abs(value) >= 2 ** 63);
+  return `${name}: ${double ? niceDoubleText(value) : shellText(value)}`;
+}
+
 /** A field and its value as MongoDB shows an element in a message: `{a: 5}`. */
 export function elementText(name: string, value: unknown): string {
   return `{${name}: ${shellText(value)}}`;

@@ -12,7 +12,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { isDocument } from "./documents.ts";
 import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
-import { niceDoubleText, shellText } from "./shell-text.ts";
+import { bsonElementText } from "./shell-text.ts";
 import { keysOf } from "./wide-keys.ts";
 
 /** Every stage MongoDB 8.0 recognises in an aggregation. */
@@ -95,16 +95,10 @@ function stageOf(stage: unknown): { name: string; spec: unknown } {
   return { name, spec: stage[name] };
 }
 
-/** A BSON element as MongoDB's messages show it (`$limit: 1.5`; a double without a point as `1e+30.0`). */
-function elementText(name: string, value: unknown): string {
-  const double = typeof value === "number" && (!Number.isInteger(value) || Math.abs(value) >= 2 ** 63);
-  return `${name}: ${double ? niceDoubleText(value) : shellText(value)}`;
-}
-
 /** A `$limit`'s or `$skip`'s count, as BSONElement::parseIntegerElementToNonNegativeLong reads it. */
 function countArgument(stage: "$limit" | "$skip", value: unknown): number {
   const refuse = (why: string) => errors.mongo(`invalid argument to ${stage} stage: ${why}`);
-  const shown = elementText(stage, value);
+  const shown = bsonElementText(stage, value);
   if (!isNumeric(value)) throw refuse(`Expected a number in: ${shown}`);
   let count: number;
   if (typeof value === "number") {
@@ -144,7 +138,8 @@ export function checkSortSpec(spec: unknown): void {
       if (metaKeys.length > 1) throw errors.mongo("Cannot have additional keys in a $meta sort specification");
       continue;
     }
-    if (!isNumeric(direction)) throw errors.mongo(`Illegal key in $sort specification: ${elementText(key, direction)}`);
+    if (!isNumeric(direction))
+      throw errors.mongo(`Illegal key in $sort specification: ${bsonElementText(key, direction)}`);
     const number = Math.trunc(doubleOf(direction));
     if (number !== 1 && number !== -1)
       throw errors.mongo("$sort key ordering must be 1 (for ascending) or -1 (for descending)");
@@ -224,13 +219,13 @@ function checkLookup(spec: Record<string, unknown>): void {
     if (key === "let") {
       if (!isDocument(value))
         throw errors.mongo(
-          `$lookup argument '${elementText("let", value)}' must be an object, is type ${bsonTypeAlias(value)}`,
+          `$lookup argument '${bsonElementText("let", value)}' must be an object, is type ${bsonTypeAlias(value)}`,
         );
       continue;
     }
     if (typeof value !== "string")
       throw errors.mongo(
-        `$lookup argument '${key}' must be a string, found ${elementText(key, value)}: ${bsonTypeAlias(value)}`,
+        `$lookup argument '${key}' must be a string, found ${bsonElementText(key, value)}: ${bsonTypeAlias(value)}`,
       );
     if (key !== "as" && key !== "localField" && key !== "foreignField")
       throw errors.mongo(`unknown argument to $lookup: ${key}`);
@@ -260,7 +255,7 @@ function checkReplaceRoot(spec: unknown): void {
 function facetPipelines(spec: unknown): unknown[][] {
   if (!isDocument(spec) || keysOf(spec).length === 0)
     throw errors.mongo(
-      `the $facet specification must be a non-empty object, but found: ${elementText("$facet", spec)}`,
+      `the $facet specification must be a non-empty object, but found: ${bsonElementText("$facet", spec)}`,
     );
   const pipelines: unknown[][] = [];
   for (const name of keysOf(spec)) {
@@ -270,7 +265,7 @@ function facetPipelines(spec: unknown): unknown[][] {
     for (const [i, stage] of pipeline.entries())
       if (!isDocument(stage) || keysOf(stage).length === 0)
         throw errors.mongo(
-          `elements of arrays in $facet spec must be non-empty objects, ${name} argument contained an element of type ${bsonTypeAlias(stage)}: ${elementText(String(i), stage)}`,
+          `elements of arrays in $facet spec must be non-empty objects, ${name} argument contained an element of type ${bsonTypeAlias(stage)}: ${bsonElementText(String(i), stage)}`,
         );
     pipelines.push(pipeline);
   }
