@@ -131,13 +131,12 @@ export function procMemory(pid) {
   return { rss: kb("VmRSS"), hwm: kb("VmHWM"), threads: Number(/^Threads:\s+(\d+)/m.exec(status)?.[1]) };
 }
 
-/** CPU time a process has used so far (all its threads: user + system), in milliseconds. */
+/** CPU time a process has used so far (all its threads), in user and in kernel mode, in milliseconds. */
 function procCpuMs(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   // Fields after the command name (which may contain spaces) start at the last ")".
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / clockTicks;
+  return { user: (Number(fields[11]) * 1000) / clockTicks, system: (Number(fields[12]) * 1000) / clockTicks };
 }
 const clockTicks = Number(spawnSync("getconf", ["CLK_TCK"]).stdout?.toString().trim()) || 100;
 
@@ -147,12 +146,22 @@ const clockTicks = Number(spawnSync("getconf", ["CLK_TCK"]).stdout?.toString().t
  * left out: none ends during a measured run.)
  */
 export function procTreeCpuMs(pid) {
-  let total = 0;
+  const { user, system } = procTreeCpuSplit(pid);
+  return user + system;
+}
+
+/** procTreeCpuMs in user and in kernel mode (`system`: system calls, the loopback network's work among them). */
+export function procTreeCpuSplit(pid) {
+  const total = { user: 0, system: 0 };
+  const add = (cpu) => {
+    total.user += cpu.user;
+    total.system += cpu.system;
+  };
   try {
-    total = procCpuMs(pid);
+    add(procCpuMs(pid));
     for (const task of readdirSync(`/proc/${pid}/task`)) {
       const children = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
-      for (const child of children === "" ? [] : children.split(" ")) total += procTreeCpuMs(Number(child));
+      for (const child of children === "" ? [] : children.split(" ")) add(procTreeCpuSplit(Number(child)));
     }
   } catch {
     // the process ended while it was read

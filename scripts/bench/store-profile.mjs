@@ -14,7 +14,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { startCluster } from "../postgres-cluster.mjs";
 import { runLoad } from "./client.mjs";
-import { layout, procTreeCpuMs, root } from "./processes.mjs";
+import { layout, procTreeCpuSplit, root } from "./processes.mjs";
 import { summarizeProfile } from "./profile-summary.mjs";
 import { pinToServerCore, scenarios, seed, storeClusterSettings } from "./stores.mjs";
 
@@ -152,18 +152,25 @@ export async function profileStore({
       if (admin) await admin.query("SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal'), pg_stat_reset()");
       const before = admin ? await statistics(admin) : null;
       const gcBefore = gcLines.length;
-      const cpu = { emulator: procTreeCpuMs(emulator.pid), database: cluster ? procTreeCpuMs(cluster.pid()) : 0 };
+      const none = { user: 0, system: 0 };
+      const cpu = {
+        emulator: procTreeCpuSplit(emulator.pid),
+        database: cluster ? procTreeCpuSplit(cluster.pid()) : none,
+      };
       const startedUs = Number(process.hrtime.bigint() / 1000n);
       if (loopDelayed) await loopDelay(emulator.pid, delayFile);
       const result = await runLoad({ ...job, duration });
       const delay = loopDelayed ? await loopDelay(emulator.pid, delayFile) : null;
       const endedUs = Number(process.hrtime.bigint() / 1000n);
       windows.push([id, startedUs, endedUs]);
+      const since = (now, then) => ({ user: now.user - then.user, system: now.system - then.system });
       const used = {
-        emulator: procTreeCpuMs(emulator.pid) - cpu.emulator,
-        database: cluster ? procTreeCpuMs(cluster.pid()) - cpu.database : 0,
+        emulator: since(procTreeCpuSplit(emulator.pid), cpu.emulator),
+        database: since(cluster ? procTreeCpuSplit(cluster.pid()) : none, cpu.database),
       };
       const requests = Math.max(1, result.requests);
+      const perRequest = ({ user, system }) =>
+        `${((1000 * (user + system)) / requests).toFixed(0)} µs (kernel ${((1000 * system) / requests).toFixed(0)})`;
       const fixed = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : "–");
       out.push(
         "",
@@ -171,8 +178,8 @@ export async function profileStore({
           `${cpuProf ? " (under --cpu-prof)" : ""}; latency p50 ${fixed(result.latency.p50)} ms, p99 ${fixed(result.latency.p99)} ms, ` +
           `p99.9 ${fixed(result.latency.p999)} ms, max ${fixed(result.latency.max)} ms` +
           (result.ok !== result.requests ? ` (${result.requests - result.ok} not 2xx)` : ""),
-        `CPU per request: emulator ${((1000 * used.emulator) / requests).toFixed(0)} µs` +
-          (cluster ? `, database ${((1000 * used.database) / requests).toFixed(0)} µs` : "") +
+        `CPU per request: emulator ${perRequest(used.emulator)}` +
+          (cluster ? `, database ${perRequest(used.database)}` : "") +
           (layout.pinned ? " (both pinned to one core)" : ""),
       );
       if (delay)
