@@ -273,6 +273,11 @@ function replacing(what: string, rootOf: (expr: unknown) => unknown): AnyFn {
 }
 
 export const fixedPipelineOperators: Record<string, AnyFn> = {
+  // MongoDB's `$count` is a `$group` of every document (then a `$project`): over none, no document.
+  $count: (collection, expr, options) =>
+    (mingoPipeline.$count!(collection, expr, options) as LazyLike).filter(
+      (doc) => (doc as Record<string, unknown>)[expr as string] !== 0,
+    ),
   $redact: (collection, expr, options) =>
     (mingoPipeline.$redact!(collection, expr, options) as LazyLike).filter((doc) => doc !== undefined),
   $sample: sample,

@@ -89,7 +89,7 @@ import { charge, checkValue, estimateBytes, precheck, step, steps } from "./quer
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 import { type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
 import { shellText } from "./shell-text.ts";
-import { checkStages, type StageEngine } from "./stage-specs.ts";
+import { checkStages, checkUpdateStages, type StageEngine } from "./stage-specs.ts";
 import { stringExpressionOperators } from "./string-operators.ts";
 import { unwindStage } from "./unwind-stage.ts";
 import { keysOf } from "./wide-keys.ts";
@@ -929,6 +929,11 @@ const stageEngine: StageEngine = {
 /** Refuses a pipeline MongoDB refuses to parse (stage-specs.ts), with MongoDB's text. */
 export function checkAggregation(pipeline: Document[]): void {
   checkStages(pipeline, stageEngine);
+}
+
+/** Refuses an update's pipeline MongoDB refuses (stage-specs.ts), with MongoDB's text. */
+export function checkUpdatePipeline(pipeline: Document[]): void {
+  checkUpdateStages(pipeline, stageEngine);
 }
 
 export function aggregate(docs: Document[], pipeline: Document[], engineOptions: EngineOptions = {}): Document[] {

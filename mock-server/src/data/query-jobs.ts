@@ -9,7 +9,7 @@ import { Long, ObjectId } from "bson";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { keptSize, maxBsonObjectSize } from "./bson-size.ts";
 import { cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
-import { aggregate, compileQuery, find } from "./query-engine.ts";
+import { aggregate, checkUpdatePipeline, compileQuery, find } from "./query-engine.ts";
 import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
 import type { Condition, FieldCut, FieldTree, ReadShape } from "./role-rules.ts";
@@ -525,6 +525,8 @@ function targets(docs: Document[], query: Document, sort: Document | undefined, 
 /** Decides an update over the documents it read (all or nothing: a refusal writes none). */
 export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
   const { options, spec, arrayFilters } = job;
+  // Refused whether or not anything matches, wherever the job runs.
+  if (Array.isArray(spec)) checkUpdatePipeline(spec);
   const chosen = targets(docs, job.all, options.sort, options.many);
   if (chosen.length === 0) {
     if (!options.upsert) return { kind: "update", matched: 0, changes: [] };

@@ -290,11 +290,55 @@ function liteParse(pipeline: unknown[], inFacet: boolean): void {
   }
 }
 
-/** Each stage's arguments, in order, sub-pipelines as their stage is reached. */
-function fullParse(pipeline: unknown[], engine: StageEngine): void {
-  for (const [place, element] of pipeline.entries()) {
+/** MongoDB's `internalPipelineLengthLimit` (a release build's): stages as written, and once parsed. */
+const maxPipelineLength = 1000;
+/** MongoDB's `internalMaxSubPipelineViewDepth`: `$lookup`, `$unionWith`, `$graphLookup` within one another. */
+const maxSubPipelineDepth = 20;
+/** The stages that open a sub-pipeline context of their own (a `$facet`'s share its stage's). */
+const deeper = new Set(["$lookup", "$unionWith", "$graphLookup"]);
+
+/** `$setWindowFields`' stages: a `$sort` first when it sorts or partitions. */
+const windowStages = (sorted: boolean) =>
+  sorted ? ["$sort", "$_internalSetWindowFields"] : ["$_internalSetWindowFields"];
+
+/**
+ * The stages a stage becomes once MongoDB parses it (its desugaring), by their source names: what
+ * the pipeline's parsed length counts and an update's pipeline is checked against.
+ */
+function parsedStages(name: string, spec: unknown): string[] {
+  const given = (key: string) => isDocument(spec) && spec[key] !== undefined;
+  switch (name) {
+    case "$bucket":
+    case "$sortByCount":
+      return ["$group", "$sort"];
+    case "$count":
+      return ["$group", "$project"];
+    case "$densify":
+      return ["$sort", "$_internalDensify"];
+    case "$setWindowFields":
+      return windowStages(given("sortBy") || given("partitionBy"));
+    case "$fill": {
+      const outputs = isDocument(spec) && isDocument(spec.output) ? Object.values(spec.output) : [];
+      const methods = outputs.some((o) => isDocument(o) && o.method !== undefined);
+      const values = outputs.some((o) => isDocument(o) && o.value !== undefined);
+      const window = methods ? windowStages(given("sortBy") || given("partitionBy") || given("partitionByFields")) : [];
+      return values ? [...window, "$addFields"] : window;
+    }
+    default:
+      return [name];
+  }
+}
+
+/**
+ * Each stage's arguments, in order, sub-pipelines as their stage is reached (`depth`: the
+ * sub-pipeline contexts this pipeline is within); then what MongoDB checks of the parsed pipeline.
+ */
+function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): void {
+  if (pipeline.length > maxPipelineLength)
+    throw errors.mongo(`Pipeline length must be no longer than ${maxPipelineLength} stages.`);
+  let parsed = 0;
+  for (const element of pipeline) {
     const { name, spec } = stageOf(element);
-    if (name === "$geoNear" && place > 0) throw errors.mongo("$geoNear is only valid as the first stage in a pipeline");
     switch (name) {
       case "$limit":
       case "$skip":
@@ -330,13 +374,33 @@ function fullParse(pipeline: unknown[], engine: StageEngine): void {
         engine.checkGroup(spec);
         break;
     }
-    for (const inner of subPipelines(name, spec)) fullParse(inner, engine);
+    if (deeper.has(name) && depth >= maxSubPipelineDepth)
+      throw errors.mongo(`Maximum number of nested sub-pipelines exceeded. Limit is ${maxSubPipelineDepth}`);
+    for (const inner of subPipelines(name, spec)) fullParse(inner, engine, name === "$facet" ? depth : depth + 1);
     if (!engine.runs(name)) throw errors.mongo(`${name} is not supported by this server`);
+    parsed += parsedStages(name, spec).length;
+  }
+  if (parsed > maxPipelineLength)
+    throw errors.mongo(`Pipeline length must be no longer than ${maxPipelineLength} stages`);
+  if (pipeline.findIndex((element) => stageOf(element).name === "$geoNear") > 0)
+    throw errors.mongo("$geoNear is only valid as the first stage in a pipeline");
+}
+
+/** The stages an update's pipeline may run once parsed (MongoDB's isAllowedWithinUpdatePipeline). */
+const updateStages = new Set(["$addFields", "$set", "$project", "$unset", "$replaceRoot", "$replaceWith"]);
+
+/** Refuses an update's pipeline as MongoDB does: parsed as an aggregation's, then its stages as parsed. */
+export function checkUpdateStages(pipeline: unknown[], engine: StageEngine): void {
+  checkStages(pipeline, engine);
+  for (const element of pipeline) {
+    const { name, spec } = stageOf(element);
+    const refused = parsedStages(name, spec).find((parsed) => !updateStages.has(parsed));
+    if (refused !== undefined) throw errors.mongo(`${refused} is not allowed to be used within an update`);
   }
 }
 
 /** Refuses a pipeline MongoDB would refuse to parse, with MongoDB's text; answers nothing otherwise. */
 export function checkStages(pipeline: unknown[], engine: StageEngine): void {
   liteParse(pipeline, false);
-  fullParse(pipeline, engine);
+  fullParse(pipeline, engine, 0);
 }

@@ -250,6 +250,21 @@ describe("mongodb-atlas actions", () => {
     expect(left.body).toEqual([{ _id: inserted.body.insertedId }]);
   });
 
+  it("runs an update's pipeline of the stages updates run, $fill's value form among them", async () => {
+    await action("insertOne", { ...ns("fill"), document: { _id: 1, a: null } });
+    const updated = await action("updateOne", {
+      ...ns("fill"),
+      query: { _id: 1 },
+      update: [{ $fill: { output: { a: { value: 0 } } } }, { $set: { b: { $add: ["$a", 1] } } }],
+    });
+    expect(updated.body).toMatchObject({ matchedCount: { $numberInt: "1" }, modifiedCount: { $numberInt: "1" } });
+    expect((await action("findOne", { ...ns("fill"), query: { _id: 1 } })).body).toEqual({
+      _id: { $numberInt: "1" },
+      a: { $numberInt: "0" },
+      b: { $numberInt: "1" },
+    });
+  });
+
   it("deleteOne / deleteMany answer Int32 counts; aggregate runs pipelines", async () => {
     await action("insertMany", {
       ...ns("agg"),
@@ -304,6 +319,38 @@ describe("mongodb-atlas actions", () => {
         /^Illegal key in \$sort specification: a: "up"$/,
       ],
       ["aggregate", { ...ns("e"), pipeline: [{ $limit: 0 }] }, /^the limit must be positive$/],
+      // An update's pipeline: parsed as an aggregation's, then held to the stages updates run
+      // (as parsed: $count is a $group), whether or not anything matches.
+      [
+        "updateOne",
+        { ...ns("e"), query: {}, update: [{ $match: {} }] },
+        /^\$match is not allowed to be used within an update$/,
+      ],
+      [
+        "updateMany",
+        { ...ns("e"), query: {}, update: [{ $count: "n" }] },
+        /^\$group is not allowed to be used within an update$/,
+      ],
+      [
+        "updateOne",
+        { ...ns("e"), query: {}, update: [{ $set: { a: 1 } }, { $who: 1 }] },
+        /^Unrecognized pipeline stage name: '\$who'\.$/,
+      ],
+      [
+        "updateOne",
+        { ...ns("e"), query: {}, update: [{ $project: {} }] },
+        /^Invalid \$project :: caused by :: projection specification must have at least one field$/,
+      ],
+      [
+        "findOneAndUpdate",
+        { ...ns("e"), filter: {}, update: [{ $sort: { a: 1 } }] },
+        /^\$sort is not allowed to be used within an update$/,
+      ],
+      [
+        "updateOne",
+        { ...ns("e"), query: {}, update: Array.from({ length: 1001 }, () => ({ $set: { a: 1 } })) },
+        /^Pipeline length must be no longer than 1000 stages\.$/,
+      ],
     ];
     for (const [name, argument, message] of cases) {
       const { response, body } = await action(name, argument);

@@ -62,6 +62,77 @@ describe("a pipeline's shape", () => {
   });
 });
 
+describe("a pipeline's length and depth", () => {
+  const times = (n: number, stage: unknown) => Array.from({ length: n }, () => stage);
+  const nested = (depth: number, stage: (inner: unknown[]) => unknown): unknown[] =>
+    depth === 0 ? [] : [stage(nested(depth - 1, stage))];
+
+  it("is at most 1,000 stages as written, in every pipeline a stage holds", () => {
+    expect(refusal(times(1000, { $project: { _id: 1 } }))).toEqual([]);
+    const refused = "ERR Pipeline length must be no longer than 1000 stages.";
+    expect(refusal(times(1001, { $project: { _id: 1 } }))).toBe(refused);
+    expect(refusal([{ $lookup: { from: "items", as: "m", pipeline: times(1001, { $match: {} }) } }])).toBe(refused);
+    expect(refusal([{ $unionWith: { coll: "items", pipeline: times(1001, { $match: {} }) } }])).toBe(refused);
+    expect(refusal([{ $facet: { a: times(1001, { $match: {} }), b: [] } }])).toBe(refused);
+    // The shape of the whole pipeline is read first, the length before any stage's arguments.
+    expect(refusal([...times(1001, { $match: {} }), { $who: 1 }])).toBe(
+      "ERR Unrecognized pipeline stage name: '$who'.",
+    );
+    expect(refusal([{ $limit: -1 }, ...times(1000, { $match: {} })])).toBe(refused);
+  });
+
+  it("is at most 1,000 stages once parsed: $bucket, $sortByCount, $count, $densify, sorted windows are two", () => {
+    const refused = "ERR Pipeline length must be no longer than 1000 stages";
+    const twos = [
+      { $bucket: { groupBy: "$qty", boundaries: [0, 10], default: "other" } },
+      { $sortByCount: "$item" },
+      { $count: "n" },
+      { $densify: { field: "qty", range: { step: 1, bounds: "full" } } },
+      { $setWindowFields: { sortBy: { qty: 1 }, output: { n: { $documentNumber: {} } } } },
+      { $setWindowFields: { partitionBy: "$item", output: { n: { $count: {} } } } },
+      { $fill: { sortBy: { qty: 1 }, output: { item: { method: "locf" } } } },
+    ];
+    for (const stage of twos) {
+      expect(refusal(times(500, stage)), JSON.stringify(stage)).toEqual([]);
+      expect(refusal(times(501, stage)), JSON.stringify(stage)).toBe(refused);
+    }
+    const three = { $fill: { sortBy: { qty: 1 }, output: { item: { method: "locf" }, qty: { value: 0 } } } };
+    expect(refusal(times(333, three))).toEqual([]);
+    expect(refusal(times(334, three))).toBe(refused);
+    expect(refusal(times(1000, { $setWindowFields: { output: { n: { $count: {} } } } }))).toEqual([]);
+    expect(refusal(times(1000, { $fill: { output: { qty: { value: 0 } } } }))).toEqual([]);
+    // Counted once every stage is parsed: a later stage's arguments are refused first.
+    expect(refusal([...times(501, { $count: "n" }), { $limit: -1 }])).toBe(
+      "ERR invalid argument to $limit stage: Expected a non-negative number in: $limit: -1",
+    );
+  });
+
+  it("checks that $geoNear comes first once every stage is parsed", () => {
+    const geoNear = { $geoNear: { near: [0, 0], distanceField: "d" } };
+    expect(refusal([{ $match: {} }, geoNear])).toBe("ERR $geoNear is only valid as the first stage in a pipeline");
+    expect(refusal([{ $match: {} }, geoNear, { $limit: -1 }])).toBe(
+      "ERR invalid argument to $limit stage: Expected a non-negative number in: $limit: -1",
+    );
+  });
+
+  it("nests $lookup, $unionWith and $graphLookup at most 20 deep ($facet adds no depth)", () => {
+    const lookup = (pipeline: unknown[]) => ({ $lookup: { from: "items", as: "m", pipeline } });
+    const union = (pipeline: unknown[]) => ({ $unionWith: { coll: "items", pipeline } });
+    const refused = "ERR Maximum number of nested sub-pipelines exceeded. Limit is 20";
+    expect(refusal(nested(20, lookup))).toEqual([]);
+    expect(refusal(nested(21, lookup))).toBe(refused);
+    // (Each $unionWith adds the three items.)
+    expect(refusal(nested(20, union))).toHaveLength(60);
+    expect(refusal(nested(21, union))).toBe(refused);
+    const graphLookup = {
+      $graphLookup: { from: "items", startWith: "$a", connectFromField: "a", connectToField: "b", as: "g" },
+    };
+    expect(refusal(nested(19, (inner) => lookup(inner.length === 0 ? [graphLookup] : inner)))).toEqual([]);
+    expect(refusal(nested(20, (inner) => lookup(inner.length === 0 ? [graphLookup] : inner)))).toBe(refused);
+    expect(refusal([{ $facet: { a: nested(20, lookup) } }])).toEqual([{ a: [] }]);
+  });
+});
+
 describe("stage arguments", () => {
   it("$limit and $skip take a non-negative integer, $limit a positive one", () => {
     expect(refusal([{ $limit: 0 }])).toBe("ERR the limit must be positive");
@@ -151,6 +222,12 @@ describe("stage arguments", () => {
 });
 
 describe("stages that answered otherwise", () => {
+  it("$count answers no document over none, as the $group it is", () => {
+    expect(run([{ $count: "n" }], [])).toEqual([]);
+    expect(run([{ $match: { qty: { $gt: 9 } } }, { $count: "n" }])).toEqual([]);
+    expect(run([{ $count: "n" }])).toEqual([{ n: { $numberInt: "4" } }]);
+  });
+
   it("$sample draws distinct documents, all of them when there are fewer than its size", () => {
     const out = run([{ $sample: { size: 10 } }, { $project: { _id: 1 } }]) as { _id: unknown }[];
     expect(out).toHaveLength(4);
