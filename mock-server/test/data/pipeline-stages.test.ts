@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
 import { aggregate } from "../../src/data/query-engine.ts";
+import { referencedCollections } from "../../src/data/query-jobs.ts";
 
 const stored = (values: unknown[]) =>
   values.map((value) => {
@@ -104,6 +105,23 @@ describe("joins", () => {
       { collectionResolver: () => others },
     );
     expect(JSON.stringify(joined)).toBe('{"_id":1,"o":{"p":1,"matches":[{"_id":9,"k":2}]},"k":2}');
+  });
+});
+
+describe("the collections a pipeline reads", () => {
+  it("are its joins' and unions', within sub-pipelines too, read from the stages only", () => {
+    const pipeline = [
+      { $match: { $expr: { $eq: ["$a", 1] } }, ignored: { $lookup: { from: "not-a-stage" } } },
+      { $lookup: { from: "a", localField: "x", foreignField: "y", as: "j" } },
+      { $graphLookup: { from: "b", startWith: "$x", connectFromField: "x", connectToField: "y", as: "g" } },
+      { $unionWith: "c" },
+      { $unionWith: { coll: "d", pipeline: [{ $lookup: { from: "e", as: "k", pipeline: [{ $unionWith: "f" }] } }] } },
+      { $facet: { one: [{ $lookup: { from: "g", as: "m", pipeline: [] } }], two: [{ $unionWith: { coll: "h" } }] } },
+      { $project: { v: { $literal: { $lookup: { from: "not-a-stage-either" } } } } },
+      { $group: { _id: null, ...Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`f${i}`, { $sum: 1 }])) } },
+    ];
+    expect([...referencedCollections(pipeline)].sort()).toEqual(["a", "b", "c", "d", "e", "f", "g", "h"]);
+    expect([...referencedCollections([{ $match: {} }])]).toEqual([]);
   });
 });
 
