@@ -7,7 +7,8 @@
  * docs/decisions/0019-evaluation-off-the-main-thread.md.
  */
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { type Document, fromEJSONText, toEJSONText } from "./documents.ts";
+import { type Document, toEJSONText } from "./documents.ts";
+import { fromEJSONTextInSlices } from "./ejson-in-slices.ts";
 import { maxReplyBytes, replyText } from "./ejson-text.ts";
 import {
   type MatchJob,
@@ -94,7 +95,8 @@ async function documentsBytes(docs: Document[], deadline: number): Promise<Uint8
   let bytes = 2 + Math.max(0, docs.length - 1);
   let started = performance.now();
   for (let i = 0; i < docs.length; i++) {
-    texts[i] = toEJSONText(docs[i]);
+    // (A wide document's text is written in slices of its own: wide-values.ts.)
+    texts[i] = holdsWide(docs[i]) ? await textInSlices(docs[i]) : toEJSONText(docs[i]);
     bytes += Buffer.byteLength(texts[i]!);
     if (performance.now() - started > writeSliceMs) {
       if (performance.now() > deadline) throw errors.queryTimeLimit();
@@ -178,7 +180,7 @@ export async function readValue(
 ): Promise<unknown> {
   const here = onMainThread(evaluation, () => runRead(job, docs, others));
   if (here !== offloaded) return here;
-  return fromEJSONText((await inWorker(evaluation, { kind: "read", job, docs, others })) as string);
+  return fromEJSONTextInSlices((await inWorker(evaluation, { kind: "read", job, docs, others })) as string);
 }
 
 /** A write's decision, on the main thread only (`undefined` when it needs a worker). */
@@ -198,7 +200,7 @@ export async function decideInWorker(
   docs: Document[],
 ): Promise<UpdateDecision | number[]> {
   const text = (await inWorker(evaluation, { kind: "write", job, docs })) as string;
-  return (fromEJSONText(text) as { decision: UpdateDecision | number[] }).decision;
+  return ((await fromEJSONTextInSlices(text)) as { decision: UpdateDecision | number[] }).decision;
 }
 
 /**

@@ -13,6 +13,7 @@ import { bsonTypeAlias } from "./bson-order.ts";
 import { isDocument } from "./documents.ts";
 import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
 import { bsonElementText } from "./shell-text.ts";
+import { finish } from "./turns.ts";
 import { keysOf } from "./wide-keys.ts";
 
 /** Every stage MongoDB 8.0 recognises in an aggregation. */
@@ -125,13 +126,18 @@ function checkCount(spec: unknown): void {
   if (spec === "_id") throw errors.mongo("a group's _id may only be specified once");
 }
 
-/** A sort specification's keys, as MongoDB's SortPattern reads them. */
-export function checkSortSpec(spec: unknown): void {
+/**
+ * A sort specification's keys, as MongoDB's SortPattern reads them; pausing every 1,024 keys, so
+ * that a find's sort of 200,000 keys is checked in turns on the main thread (`inTurns`).
+ */
+export function* sortSpecChecks(spec: unknown): Generator<void, void> {
   if (!isDocument(spec)) throw errors.mongo("the $sort key specification must be an object");
   const keys = keysOf(spec);
   if (keys.length === 0) throw errors.mongo("$sort stage must have at least one sort key");
-  for (const key of keys) {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
     const direction = spec[key];
+    if ((i & 1023) === 1023) yield;
     if (isDocument(direction)) {
       const metaKeys = keysOf(direction);
       if (metaKeys[0] !== "$meta") throw errors.mongo("$meta is the only expression supported by $sort right now");
@@ -144,6 +150,11 @@ export function checkSortSpec(spec: unknown): void {
     if (number !== 1 && number !== -1)
       throw errors.mongo("$sort key ordering must be 1 (for ascending) or -1 (for descending)");
   }
+}
+
+/** `sortSpecChecks` at once. */
+export function checkSortSpec(spec: unknown): void {
+  finish(sortSpecChecks(spec));
 }
 
 /** `$sample`'s size (a fractional one truncated, as MongoDB reads it). */

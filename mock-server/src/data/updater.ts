@@ -30,6 +30,7 @@ import { arithmeticUpdate, isInteger, isLong, isNumeric } from "./numeric-operat
 import { compileQuery } from "./query-engine.ts";
 import { step } from "./query-limits.ts";
 import { elementText, shellText } from "./shell-text.ts";
+import { finish } from "./turns.ts";
 import {
   checkPath,
   childOf,
@@ -131,9 +132,10 @@ const operandChecks: Record<string, (path: string, operand: unknown) => void> = 
 /**
  * Checks an update operator document as MongoDB checks one when it parses it: each operator's
  * operand, each path (empty names, positional elements), the array filters (each used, each
- * identifier given one) and the paths two operators would both change.
+ * identifier given one) and the paths two operators would both change. At once (`finish`) or, on
+ * the main thread, in turns (`inTurns`): it pauses every 256 paths (an update may set 200,000).
  */
-export function checkUpdateOperators(spec: Document, arrayFilters?: unknown): void {
+export function* updateOperatorChecks(spec: Document, arrayFilters?: unknown): Generator<void, void> {
   const filters = parseArrayFilters(arrayFilters);
   const used = new Set<string>();
   const paths: string[] = [];
@@ -155,27 +157,36 @@ export function checkUpdateOperators(spec: Document, arrayFilters?: unknown): vo
       check(path, fields[path]);
       paths.push(path);
       if (op === "$rename") paths.push(fields[path] as string);
+      if ((paths.length & 255) === 0) yield;
     }
   }
   for (const name of filters.keys())
     if (!used.has(name))
       throw errors.mongo(`The array filter for identifier '${name}' was not used in the update ${shellText(spec)}`);
-  checkConflicts(paths, (path, at) => `Updating the path '${path}' would create a conflict at '${at}'`);
+  yield* conflictChecks(paths, (path, at) => `Updating the path '${path}' would create a conflict at '${at}'`);
+}
+
+/** `updateOperatorChecks` at once. */
+export function checkUpdateOperators(spec: Document, arrayFilters?: unknown): void {
+  finish(updateOperatorChecks(spec, arrayFilters));
 }
 
 /** Throws `message(path, at)` when two of `paths` are the same or one lies inside the other. */
-function checkConflicts(paths: string[], message: (path: string, at: string) => string): void {
+function* conflictChecks(paths: string[], message: (path: string, at: string) => string): Generator<void, void> {
   if (paths.length < 2) return;
   const seen = new Set<string>();
   for (const path of paths) {
     if (seen.has(path)) throw errors.mongo(message(path, path));
     seen.add(path);
+    if ((seen.size & 1023) === 0) yield;
   }
-  for (const path of paths) {
+  for (let i = 0; i < paths.length; i++) {
+    const path = paths[i]!;
     for (let dot = path.indexOf("."); dot !== -1; dot = path.indexOf(".", dot + 1)) {
       const prefix = path.slice(0, dot);
       if (seen.has(prefix)) throw errors.mongo(message(path, prefix));
     }
+    if ((i & 1023) === 1023) yield;
   }
 }
 
@@ -441,9 +452,11 @@ export function applyUpdate(doc: Document, update: Document, context: UpdateCont
     }
   }
   if (dynamic)
-    checkConflicts(
-      steps.flatMap((s) => (s.from ? [s.from.join("."), s.parts.join(".")] : [s.parts.join(".")])),
-      (path) => `Update created a conflict at '${path}'`,
+    finish(
+      conflictChecks(
+        steps.flatMap((s) => (s.from ? [s.from.join("."), s.parts.join(".")] : [s.parts.join(".")])),
+        (path) => `Update created a conflict at '${path}'`,
+      ),
     );
   steps.sort((a, b) => comparePaths(a.parts, b.parts));
   const changed: string[] = [];
