@@ -7,9 +7,10 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { calculateObjectSize, EJSON, ObjectId } from "bson";
 import { describe, expect, it } from "vitest";
+import { encodeChange, sseData } from "../../src/app-services/functions/change-stream.ts";
 import { bsonSize, keptSize } from "../../src/data/bson-size.ts";
 import { cloneValue, type Document, fromEJSON, toEJSONText } from "../../src/data/documents.ts";
-import { fromEJSONInSlices } from "../../src/data/ejson-in-slices.ts";
+import { fromEJSONInSlices, fromEJSONTextInSlices } from "../../src/data/ejson-in-slices.ts";
 import { freezeTree, storeDocument } from "../../src/data/ejson-text.ts";
 import { hasNoKeys, keepKeys, keptKeys, keysOf, setKey, wideFrom } from "../../src/data/wide-keys.ts";
 import {
@@ -197,12 +198,18 @@ describe("wide values walked in slices", () => {
       return result;
     };
     const copy = await walked(() => cloneInSlices(value));
-    await walked(() => textInSlices(copy));
+    const text = await walked(() => textInSlices(copy));
     await walked(() => bsonSizeInSlices(copy));
     await walked(() => freezeInSlices(copy));
+    // A worker's answer (or a stored row) read back, and a change event written to a stream.
+    const readBack = await walked(() => fromEJSONTextInSlices(text));
+    const event = { operationType: "insert", fullDocument: copy } as Document;
+    const encoded = await walked(() => encodeChange(event));
     walking = false;
     await counting;
     expect(given.every((n) => n >= 1)).toBe(true);
+    expect(toEJSONText(readBack)).toBe(text);
+    expect(encoded).toBe(sseData(toEJSONText(event)));
   }, 60_000);
 
   it("leave the queries' other walks their answers: exact conditions, indexed equalities, pushdown", async () => {

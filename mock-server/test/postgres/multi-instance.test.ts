@@ -351,12 +351,18 @@ describe("two instances on one database", () => {
     const reader = stream.body!.getReader();
     let text = "";
     const arrivals: number[] = [];
+    // (Decoded as a stream: a character's bytes may be split between reads. An event has arrived
+    // once its block has ended.)
+    const decoder = new TextDecoder();
     const reading = (async () => {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        text += Buffer.from(value).toString();
-        const events = text.split("\n\n").filter((chunk) => chunk.startsWith("data:")).length;
+        text += decoder.decode(value, { stream: true });
+        const events = text
+          .split("\n\n")
+          .slice(0, -1)
+          .filter((chunk) => chunk.startsWith("data:")).length;
         while (arrivals.length < events) arrivals.push(performance.now());
       }
     })().catch(() => undefined);
@@ -384,8 +390,13 @@ describe("two instances on one database", () => {
       latencies.push(arrivals[n]! - acknowledged);
     }
     // U+0000 and U+E000 (the store's escape character) arrive as they were written, in an event
-    // small enough for a notification and in one that goes through the change log.
-    const awkward = ["small: \u0000\uE000\u0000", `large: \u0000\uE000${"x".repeat(10_000)}`];
+    // small enough for a notification, in one that goes through the change log, and in one large
+    // enough to be read from it in slices.
+    const awkward = [
+      "small: \u0000\uE000\u0000",
+      `large: \u0000\uE000${"x".repeat(10_000)}`,
+      `larger: \u0000\uE000${"y".repeat(300_000)}`,
+    ];
     for (const [i, value] of awkward.entries()) {
       await insertThroughA({ value });
       await until(() => arrivals.length > 5 + i, `change event with U+0000 ${i}`, { timeoutMs: 5000, everyMs: 1 });

@@ -250,7 +250,9 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     };
     try {
       if (await matches(change, build))
-        send(encodeChange(shaper ? shapedChange(build(), shaper, change.fullDocument ?? change.before) : build()));
+        send(
+          await encodeChange(shaper ? shapedChange(build(), shaper, change.fullDocument ?? change.before) : build()),
+        );
     } catch (error) {
       close(streamErrors.mongo((error as Error).message));
     }

@@ -753,9 +753,14 @@ export class PgDocuments implements DocumentStore {
     if (events.length === 0) return;
     const { rows } = await client.query<{ watched: boolean }>(`SELECT ${watched("$1")} AS watched`, [this.appId]);
     if (!rows[0]?.watched) return;
-    // (Their texts in slices: an insertMany of many documents lets other requests run meanwhile.)
+    // (Their texts in slices: an insertMany of many documents lets other requests run meanwhile, and
+    // a wide document's event is written in slices of its own.)
     const texts: string[] = [];
-    await inSlices(events, (event) => texts.push(eventText(event)));
+    const turns = new Turns();
+    for (const event of events) {
+      texts.push(holdsWide(event) ? await textInSlices(event) : eventText(event));
+      await turns.maybe();
+    }
     for (const payload of this.payloads(events, texts)) {
       if (payload.small !== undefined) {
         await client.query("SELECT pg_notify($1, $2)", [channels.changes, payload.small]);
@@ -935,17 +940,15 @@ export class ChangeHub {
     const message = JSON.parse(payload) as { a: string; e?: unknown[]; r?: number };
     const listeners = this.listeners.get(message.a);
     if (!listeners || listeners.size === 0) return;
-    let events: unknown[] = message.e ?? [];
+    const events: ChangeEvent[] = [];
     if (message.r !== undefined) {
       const [row] = await this.context.db.rows<{ payload: string }>("SELECT payload FROM change_log WHERE id = $1", [
         message.r,
       ]);
-      events = row ? [JSON.parse(row.payload)] : [];
-    }
-    for (const raw of events) {
-      const event = fromEJSONText(JSON.stringify(raw)) as ChangeEvent;
-      for (const listener of [...listeners]) listener(event);
-    }
+      // A large event's text (a wide document's: read in slices, as a large row is).
+      if (row) events.push((await fromEJSONTextInSlices(jsonFromDatabase(row.payload))) as ChangeEvent);
+    } else for (const raw of message.e ?? []) events.push(fromEJSONText(JSON.stringify(raw)) as ChangeEvent);
+    for (const event of events) for (const listener of [...listeners]) listener(event);
   }
 }
 
