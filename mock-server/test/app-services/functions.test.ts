@@ -5,7 +5,17 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { slicedFrom } from "../../src/http/json-body.ts";
-import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+import {
+  anonymousLogin,
+  base,
+  bearer,
+  call,
+  emailUser,
+  mongoAction,
+  newApp,
+  openData,
+  testApp,
+} from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -96,6 +106,32 @@ describe("callFunction", () => {
       helper: { $numberInt: "42" },
       app: appId,
     });
+  });
+
+  it("stores what a function writes as the database would: an Int64 past 2^53 exact", async () => {
+    const { appId, token } = await appWith(
+      {
+        put: {
+          source: `exports = async () => {
+              const notes = context.services.get("mongodb-atlas").db("d").collection("c");
+              await notes.insertOne({ _id: 1, big: BSON.Long.fromString("9007199254740993") });
+              await notes.updateOne({ _id: 1 }, { $set: { bigger: BSON.Long.fromString("-9007199254740995") } });
+              return "done";
+            };`,
+          runAsSystem: true,
+        },
+      },
+      openData,
+    );
+    expect((await callFn(appId, token, "put")).body).toBe("done");
+    const { body } = await mongoAction(app, appId, token, "find", { database: "d", collection: "c", query: {} });
+    expect(body).toEqual([
+      {
+        _id: { $numberInt: "1" },
+        big: { $numberLong: "9007199254740993" },
+        bigger: { $numberLong: "-9007199254740995" },
+      },
+    ]);
   });
 
   it("answers FunctionNotFound for unknown and private functions", async () => {
