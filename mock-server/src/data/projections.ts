@@ -98,16 +98,18 @@ export type Exclusions = Map<string, true | Exclusions>;
 
 /**
  * The paths a projection excludes, when it only excludes (`{"o.p": 0, s: 0}`, `{o: {p: 0}}`);
- * null when it includes or computes anything.
+ * null when it includes or computes anything. A top-level `_id` kept in an exclusion (`{_id: 1,
+ * s: 0}`) is no inclusion: MongoDB keeps it as every exclusion does (mingo refused the mix).
  */
-export function exclusionsOf(spec: Document): Exclusions | null {
+export function exclusionsOf(spec: Document, top = true): Exclusions | null {
   const tree: Exclusions = new Map();
   for (const key of keysOf(spec)) {
     const value = spec[key];
     let leaf: true | Exclusions;
+    if (top && key === "_id" && (value === true || (typeof value === "number" && value !== 0))) continue;
     if (value === 0 || value === false) leaf = true;
     else if (isDocument(value) && keysOf(value).length > 0 && !keysOf(value)[0]!.startsWith("$")) {
-      const inner = exclusionsOf(value);
+      const inner = exclusionsOf(value, false);
       if (inner === null) return null;
       leaf = inner;
     } else return null;
@@ -122,7 +124,8 @@ export function exclusionsOf(spec: Document): Exclusions | null {
     }
     node.set(parts[parts.length - 1]!, leaf);
   }
-  return tree;
+  // (`{_id: 1}` alone includes `_id` only.)
+  return tree.size === 0 && keysOf(spec).length > 0 ? null : tree;
 }
 
 /**

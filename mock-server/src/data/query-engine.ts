@@ -74,6 +74,7 @@ import { matchedPosition } from "./matched-position.ts";
 import { isDecimal, isLong, isNumeric, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
 import { somePathValue, valueHolder } from "./path-walk.ts";
+import { checkProjectionSpec } from "./projection-spec.ts";
 import {
   excluded,
   exclusionsOf,
@@ -813,6 +814,7 @@ function findSliceFailure(slice: unknown): string | null {
  * aggregation expression `$slice` (a computed field), or refused with both parsers' reasons.
  */
 function checkFindProjection(spec: Document): Document {
+  checkProjectionSpec(spec, { find: true, isExpression });
   let out: Document | undefined;
   for (const key of keysOf(spec)) {
     const value = spec[key];
@@ -919,11 +921,14 @@ export function sortedPlaces(docs: Document[], sort: Document, limit: number): n
 }
 
 /** What the stage checks ask of the engine (stage-specs.ts). */
+const isExpression = (name: string) => context.getOperator("expression" as never, name) != null;
+
 const stageEngine: StageEngine = {
   runs: (name) =>
     context.getOperator("pipeline" as never, name) !== null &&
     context.getOperator("pipeline" as never, name) !== undefined,
   checkGroup: (spec) => parseGroup(spec, sharedOptions),
+  isExpression,
 };
 
 /** Refuses a pipeline MongoDB refuses to parse (stage-specs.ts), with MongoDB's text. */

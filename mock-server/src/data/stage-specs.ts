@@ -12,6 +12,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { isDocument } from "./documents.ts";
 import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
+import { checkProjectionSpec, fieldPathFailure } from "./projection-spec.ts";
 import { bsonElementText } from "./shell-text.ts";
 import { finish } from "./turns.ts";
 import { keysOf } from "./wide-keys.ts";
@@ -79,10 +80,11 @@ const notInFacet = new Set([
   "$documents",
 ]);
 
-/** What the engine checks itself: whether it runs a stage, and a `$group`'s specification. */
+/** What the engine checks itself: whether it runs a stage, a `$group`'s specification, an expression's name. */
 export interface StageEngine {
   runs(name: string): boolean;
   checkGroup(spec: unknown): void;
+  isExpression(name: string): boolean;
 }
 
 /** A stage's one field and its value. */
@@ -173,12 +175,8 @@ export function sampleSize(spec: unknown): number {
 
 /** A field path of `$unset`, as MongoDB's FieldPath refuses one. */
 function checkUnsetPath(path: string): void {
-  const refuse = (why: string) => errors.mongo(`Invalid $unset :: caused by :: ${why}`);
-  if (path === "") throw refuse("FieldPath cannot be constructed with empty string");
-  if (path.startsWith("$"))
-    throw refuse("FieldPath field names may not start with '$'. Consider using $getField or $setField.");
-  if (path.endsWith(".")) throw refuse("FieldPath must not end with a '.'.");
-  if (path.split(".").some((part) => part === "")) throw refuse("FieldPath field names may not be empty strings.");
+  const failure = fieldPathFailure(path);
+  if (failure !== undefined) throw errors.mongo(`Invalid $unset :: caused by :: ${failure}`);
 }
 
 function checkUnset(spec: unknown): void {
@@ -368,6 +366,11 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): voi
         if (!isDocument(spec)) throw errors.mongo("$project specification must be an object");
         if (keysOf(spec).length === 0)
           throw errors.mongo("Invalid $project :: caused by :: projection specification must have at least one field");
+        try {
+          checkProjectionSpec(spec, { find: false, isExpression: engine.isExpression });
+        } catch (error) {
+          throw errors.mongo(`Invalid $project :: caused by :: ${(error as Error).message}`);
+        }
         break;
       case "$unset":
         checkUnset(spec);

@@ -64,6 +64,27 @@ describe("projection operators", () => {
     expect(run({}, { items: { $elemMatch: 5 } })).toBe("ERR elemMatch: Invalid argument, object required, but got 16");
   });
 
+  it("a projection's paths and kinds are checked as MongoDB's parser checks them, found or not", () => {
+    for (const query of [{}, { _id: 99 }]) {
+      expect(run(query, { items: 1, "items.k": 1 })).toBe("ERR Path collision at items.k remaining portion k");
+      expect(run(query, { "items.k": 1, items: 1 })).toBe("ERR Path collision at items");
+      expect(run(query, { s: 1, age: 0 })).toBe("ERR Cannot do exclusion on field age in inclusion projection");
+      expect(run(query, { s: 0, age: { $add: [1, 2] } })).toBe(
+        "ERR Cannot use expression other than $meta in exclusion projection",
+      );
+      expect(run(query, { s: { $nope: 1 } })).toBe("ERR Unknown expression $nope");
+    }
+    // find()'s own: $elemMatch, $slice and a positional projection are leaves of their paths.
+    expect(run({}, { items: { $elemMatch: { k: "b" } }, "items.k": 1 })).toBe(
+      "ERR Path collision at items.k remaining portion k",
+    );
+    expect(run({ _id: 2 }, { s: 1, age: { $literal: "x" } })).toEqual([
+      { _id: { $numberInt: "2" }, s: "World", age: "x" },
+    ]);
+    // `_id` kept in an exclusion is no inclusion (an exclusion keeps it anyway).
+    expect(run({ _id: 2 }, { _id: 1, s: 0, items: 0, arr: 0 })).toEqual([{ _id: { $numberInt: "2" }, age: "thirty" }]);
+  });
+
   it("$slice takes a count or a [skip, limit] pair; anything else is the aggregation expression", () => {
     expect(run({ _id: 1 }, { arr: { $slice: [1, 2] }, _id: 0, items: 0, s: 0, age: 0 })).toEqual([
       { arr: [{ $numberInt: "2" }, { $numberInt: "3" }] },

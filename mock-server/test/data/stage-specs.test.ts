@@ -189,6 +189,34 @@ describe("stage arguments", () => {
     );
   });
 
+  it("$project's paths, inclusions and expressions, as MongoDB's projection parser reads them", () => {
+    const refused = (projection: unknown) => refusal([{ $project: projection }]);
+    const invalid = (why: string) => `ERR Invalid $project :: caused by :: ${why}`;
+    expect(refused({ a: 1, "a.b": 1 })).toBe(invalid("Path collision at a.b remaining portion b"));
+    expect(refused({ "a.b": 1, a: 1 })).toBe(invalid("Path collision at a"));
+    expect(refused({ a: 0, "a.b": 0 })).toBe(invalid("Path collision at a.b remaining portion b"));
+    expect(refused({ "a.b": 1, "a.b.c": 1 })).toBe(invalid("Path collision at a.b.c remaining portion b.c"));
+    expect(refused({ a: 1, b: 0 })).toBe(invalid("Cannot do exclusion on field b in inclusion projection"));
+    expect(refused({ b: false, a: true })).toBe(invalid("Cannot do inclusion on field a in exclusion projection"));
+    expect(refused({ a: { b: 1, c: 0 } })).toBe(invalid("Cannot do exclusion on field c in inclusion projection"));
+    expect(refused({ a: 0, b: { $add: [1, 2] } })).toBe(
+      invalid("Cannot use expression other than $meta in exclusion projection"),
+    );
+    expect(refused({ a: 0, b: "x" })).toBe(invalid('Cannot use an expression b: "x" in an exclusion projection'));
+    expect(refused({ a: { $foo: 1 } })).toBe(invalid("Unknown expression $foo"));
+    expect(refused({ "a.$": 1 })).toBe(invalid("Cannot use positional projection in aggregation projection"));
+    expect(refused({ a: { $elemMatch: { b: 1 } } })).toBe(invalid("Cannot use $elemMatch in this context"));
+    expect(refused({ $a: 1 })).toBe(
+      invalid("FieldPath field names may not start with '$'. Consider using $getField or $setField."),
+    );
+    // _id may be kept or dropped in either kind; a sub-projection and a dotted path share their parent.
+    expect(run([{ $project: { _id: 0, qty: 1 } }, { $limit: 1 }])).toEqual([{ qty: { $numberInt: "2" } }]);
+    expect(run([{ $project: { _id: 1, qty: 0, item: 0 } }, { $limit: 1 }])).toEqual([{ _id: { $numberInt: "1" } }]);
+    expect(run([{ $match: { _id: 1 } }, { $project: { a: { b: 1 }, "a.c": 1, n: { $literal: 0 } } }])).toEqual([
+      { _id: { $numberInt: "1" }, n: { $numberInt: "0" } },
+    ]);
+  });
+
   it("$sample takes a size", () => {
     expect(refusal([{ $sample: 5 }])).toBe("ERR the $sample stage specification must be an object");
     expect(refusal([{ $sample: {} }])).toBe("ERR $sample stage must specify a size");
