@@ -20,7 +20,7 @@ import {
 } from "../../data/documents.ts";
 import { fromEJSONTextInSlices, largeTextChars } from "../../data/ejson-in-slices.ts";
 import { keepText, maxReplyBytes } from "../../data/ejson-text.ts";
-import { inSlices, Turns } from "../../data/turns.ts";
+import { Turns } from "../../data/turns.ts";
 import { holdsWide, textInSlices } from "../../data/wide-values.ts";
 import { exactConditionsInSlices } from "../exact-query.ts";
 import type { OwnerList } from "../memory/documents.ts";
