@@ -29,26 +29,33 @@ function fieldPath(path: string): string[] {
   return path.split(".");
 }
 
-/** A node of the projection's tree: a path node holds children, a leaf what the path gives. */
+/**
+ * A node of the projection's tree: a path node holds children, a leaf what the path gives. (A
+ * sub-projection adds its node whatever is there; MongoDB's lookups then find the first: kept.)
+ */
 interface PathNode {
-  children: [string, PathNode | "leaf"][];
+  children: Map<string, PathNode | "leaf">;
 }
 
-const childOf = (node: PathNode, name: string) => node.children.find(([key]) => key === name)?.[1];
+const pathNode = (): PathNode => ({ children: new Map() });
+
+function addChild(node: PathNode, name: string, child: PathNode | "leaf"): void {
+  if (!node.children.has(name)) node.children.set(name, child);
+}
 
 /** MongoDB's addNodeAtPath: a leaf at `path` under `root`, or its collision with one there. */
 function addLeaf(root: PathNode, path: string[]): void {
   let node = root;
   for (let i = 0; i < path.length; i++) {
-    const child = childOf(node, path[i]!);
+    const child = node.children.get(path[i]!);
     if (i === path.length - 1) {
       if (child !== undefined) throw errors.mongo(`Path collision at ${path.join(".")}`);
-      node.children.push([path[i]!, "leaf"]);
+      addChild(node, path[i]!, "leaf");
       return;
     }
     if (child === undefined) {
-      const inner: PathNode = { children: [] };
-      node.children.push([path[i]!, inner]);
+      const inner = pathNode();
+      addChild(node, path[i]!, inner);
       node = inner;
     } else if (child === "leaf") {
       throw errors.mongo(`Path collision at ${path.join(".")} remaining portion ${path.slice(1).join(".")}`);
@@ -78,7 +85,7 @@ const included = (value: unknown) => (typeof value === "boolean" ? value : doubl
 /** Refuses a projection MongoDB's parser refuses, with its text (find's or an aggregation's). */
 export function checkProjectionSpec(spec: Record<string, unknown>, rules: ProjectionRules): void {
   let type: "inclusion" | "exclusion" | undefined;
-  const root: PathNode = { children: [] };
+  const root = pathNode();
 
   const expressionLike = (name: string, value: Record<string, unknown>, parent: PathNode) => {
     const keys = keysOf(value);
@@ -109,8 +116,8 @@ export function checkProjectionSpec(spec: Record<string, unknown>, rules: Projec
       if (at !== -1) throw errors.mongo("positional projection cannot be used with an expression or sub object");
       fieldPath(name);
       if (expressionLike(name, value, parent)) return;
-      const inner: PathNode = { children: [] };
-      parent.children.push([name, inner]);
+      const inner = pathNode();
+      addChild(parent, name, inner);
       for (const key of keysOf(value)) element(key, value[key], inner, false);
       return;
     }
