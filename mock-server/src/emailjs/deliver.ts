@@ -10,6 +10,7 @@ import type { ControlSchemas } from "../openapi/types.ts";
 import type { EmailJsAccount } from "../runtime/emailjs-accounts.ts";
 import type { EmailJsOperationId } from "./route.ts";
 import { checkRecipients, renderTemplate } from "./template.ts";
+import { jsonBytesOver } from "./variables-size.ts";
 
 type Attachment = ControlSchemas["MailMessage"]["attachments"][number];
 
@@ -84,7 +85,7 @@ export async function deliver(
   if (input.templateId === undefined || input.templateId === "") throw errors.templateIdRequired();
   const template = account.template(input.templateId);
   if (!template) throw errors.templateNotFound();
-  if (Buffer.byteLength(JSON.stringify(input.params)) > variablesLimitBytes) throw errors.variablesTooLarge();
+  if (jsonBytesOver(input.params, variablesLimitBytes)) throw errors.variablesTooLarge();
 
   const text = (source: string | undefined) => renderTemplate(source ?? "", input.params, "text");
   const to = text(template.to).trim();
