@@ -141,6 +141,12 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
   }
   const callText = (name: string, argument: unknown) =>
     JSON.stringify({ name, service: "mongodb-atlas", arguments: [argument] });
+  /** An app whose users may store documents of 200,000 fields, and whose actions may take seconds in slices. */
+  const wideApp = () =>
+    newApp({
+      queryTimeoutMs: 120_000,
+      limits: { documentBytesPerAnonymousUser: 64 * 1024 ** 2, documentBytesPerUser: 64 * 1024 ** 2 },
+    });
 
   it("is parsed and its Extended JSON read in slices: the main thread is never held long", async () => {
     const appId = await newApp({});
@@ -181,11 +187,8 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
   }, 300_000);
 
   it("finds with 200,000 conditions and inserts 200,000 fields holding the main thread only in slices", async () => {
-    const appId = await newApp({
-      // (The find's 200,000 conditions are compiled in a worker, past the default 2 s on a busy machine.)
-      queryTimeoutMs: 120_000,
-      limits: { documentBytesPerAnonymousUser: 64 * 1024 ** 2, documentBytesPerUser: 64 * 1024 ** 2 },
-    });
+    // (The find's 200,000 conditions are compiled in a worker, past the default 2 s on a busy machine.)
+    const appId = await wideApp();
     const user = await anonymous(appId);
     const findText = (n: number) => callText("find", { ...namespace, query: wide(n, () => ({ $exists: false })) });
     const insertText = (n: number, collection: string) =>
@@ -210,10 +213,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
   }, 300_000);
 
   it("updates 100,000 fields, sorts by 200,000 keys and projects 100,000 holding the main thread in slices", async () => {
-    const appId = await newApp({
-      queryTimeoutMs: 120_000,
-      limits: { documentBytesPerAnonymousUser: 64 * 1024 ** 2, documentBytesPerUser: 64 * 1024 ** 2 },
-    });
+    const appId = await wideApp();
     const user = await anonymous(appId);
     const requests = {
       set: (n: number) =>
@@ -257,10 +257,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
   }, 300_000);
 
   it("streams a 200,000-field update's change holding the main thread only in slices", async () => {
-    const appId = await newApp({
-      queryTimeoutMs: 120_000,
-      limits: { documentBytesPerAnonymousUser: 64 * 1024 ** 2, documentBytesPerUser: 64 * 1024 ** 2 },
-    });
+    const appId = await wideApp();
     const user = await anonymous(appId);
     // The stream's reader is a process of its own: reading an 8 MB event here would hold this
     // thread too. It prints the number of each event it has read whole.
@@ -340,10 +337,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
   }, 300_000);
 
   it("finds with 200,000 conditions, and stores a document of 200,000 fields whole", async () => {
-    const appId = await newApp({
-      queryTimeoutMs: 120_000,
-      limits: { documentBytesPerAnonymousUser: 64 * 1024 ** 2, documentBytesPerUser: 64 * 1024 ** 2 },
-    });
+    const appId = await wideApp();
     const user = await anonymous(appId);
     const inserted = await call(
       appId,
