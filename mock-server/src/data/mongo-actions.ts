@@ -417,7 +417,7 @@ export class MongoService {
     )
       return undefined;
     const found = await store.exactTexts(database, name, query, {
-      fields: [...fields],
+      fields,
       max: this.budget.maxExamined - this.budget.examined,
       deadline: this.budget.deadline,
       ...(fields.length === 0 ? { want: limit } : {}),

@@ -346,8 +346,10 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): voi
   if (pipeline.length > maxPipelineLength)
     throw errors.mongo(`Pipeline length must be no longer than ${maxPipelineLength} stages.`);
   let parsed = 0;
-  for (const element of pipeline) {
+  let geoNearLater = false;
+  for (const [place, element] of pipeline.entries()) {
     const { name, spec } = stageOf(element);
+    if (name === "$geoNear" && place > 0) geoNearLater = true;
     switch (name) {
       case "$limit":
       case "$skip":
@@ -396,8 +398,7 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): voi
   }
   if (parsed > maxPipelineLength)
     throw errors.mongo(`Pipeline length must be no longer than ${maxPipelineLength} stages`);
-  if (pipeline.findIndex((element) => stageOf(element).name === "$geoNear") > 0)
-    throw errors.mongo("$geoNear is only valid as the first stage in a pipeline");
+  if (geoNearLater) throw errors.mongo("$geoNear is only valid as the first stage in a pipeline");
 }
 
 /** The stages an update's pipeline may run once parsed (MongoDB's isAllowedWithinUpdatePipeline). */

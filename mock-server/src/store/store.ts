@@ -443,7 +443,7 @@ export interface ScanOptions {
  * ScanOptions. With `want`, the caller takes the first `want` matches in natural order (no sort).
  */
 export interface ExactTextsOptions extends ScanOptions {
-  fields: string[];
+  fields: readonly string[];
 }
 
 /** The matches of an exact query as a `find` answers them without reading the documents whole. */
