@@ -358,8 +358,7 @@ export function nearnessOf(operator: "$near" | "$nearSphere", condition: Record<
   const operand = condition[operator];
   if (isDocument(operand) && "$geometry" in operand) {
     const geometry = geoJson(operand.$geometry);
-    if (!geometry || geometry.type !== "Point")
-      throw errors.mongo(`invalid point in geo near query $geometry argument`);
+    if (geometry?.type !== "Point") throw errors.mongo(`invalid point in geo near query $geometry argument`);
     return {
       point: geometry.coordinates,
       measure: "meters",
