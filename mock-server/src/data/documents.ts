@@ -38,8 +38,17 @@ export function fromEJSON(value: unknown): unknown {
   if (text === undefined) return value;
   checkNumberStrings(text);
   let parsed: unknown;
-  if (!mentionsRegex.test(text)) parsed = EJSON.parse(text, { relaxed: false });
-  else parsed = restoreRegexes(EJSON.parse(JSON.stringify(markRegexes(JSON.parse(text))), { relaxed: false }));
+  if (!mentionsRegex.test(text)) {
+    // The common types read here (a copy: the value is the caller's), the rest by the library,
+    // which also refuses a field name holding U+0000 (JSON writes it "\u0000").
+    if (!text.includes("\\u0000"))
+      try {
+        return commonTypes(JSON.parse(text));
+      } catch (error) {
+        if (error !== notCommon) throw error;
+      }
+    parsed = EJSON.parse(text, { relaxed: false });
+  } else parsed = restoreRegexes(EJSON.parse(JSON.stringify(markRegexes(JSON.parse(text))), { relaxed: false }));
   if (text.includes('"$date"')) checkDates(parsed);
   return numbersToJs(parsed);
 }
@@ -130,6 +139,9 @@ const storedInt32 = /^\{"\$numberInt": ?"(-?\d{1,10})"\}$/;
 /** A value `commonTypes` leaves to the bson library's reader. */
 const notCommon = new Error("not one of the common types");
 const decimalInteger = /^-?\d{1,15}$/;
+/** An Int64's text as the library reads one (no leading zero, no "-0"), within 2^53. */
+const longText = /^(0|-?[1-9]\d{0,14})$/;
+const objectIdHex = /^[0-9a-fA-F]{24}$/;
 const decimalNumber = /^-?(\d+(\.\d+)?([eE][+-]?\d+)?|Infinity)$|^NaN$/;
 
 /** The keys that make the bson library read an object (holding a value under them) as a BSON type. */
@@ -157,16 +169,25 @@ export const codecKeys: ReadonlySet<string> = new Set([
 const typeKeys = new Set([...codecKeys, "$date", "$code", "$scope", "$ref", "$id", "$db", "$dbPointer", "$undefined"]);
 
 /**
- * Canonical Extended JSON of the common types — ObjectId, Int32, Int64 within 2^53 (as the library
- * reads them, then `numbersToJs`), Double, Date — read in place from what JSON.parse made: a few
- * times faster than the library's reader, which revives every value through a callback. Documents
- * whose `$` keys are no type's (a query's operators) are read here too. Anything else (another
- * wrapper, a type's key among others, a bare number) throws `notCommon`, and the whole text goes to
- * the library (test/data/ejson-text.test.ts compares the two on generated documents and queries).
+ * Extended JSON of the common types — ObjectId, Int32, Int64 within 2^53 (as the library reads them,
+ * then `numbersToJs`), Double, Date, and relaxed numbers — read in place from what JSON.parse made:
+ * a few times faster than the library's reader, which revives every value through a callback.
+ * Documents whose `$` keys are no type's (a query's operators) are read here too. Anything else
+ * (another wrapper, a type's key among others, a string the library reads its own way, a bare
+ * integer it keeps as a Long) throws `notCommon`, and the whole text goes to the library
+ * (test/data/ejson-text.test.ts compares the two on generated documents, queries and clients' values).
  */
 function commonTypes(value: unknown): unknown {
   if (value === null || typeof value !== "object") {
-    if (typeof value === "number") throw notCommon;
+    // A bare number: the library's Int32, Double or Int64, which `numbersToJs` makes this number
+    // again, except an integer past 2^53 within Int64's range (a Long).
+    if (
+      typeof value === "number" &&
+      Number.isInteger(value) &&
+      !Number.isSafeInteger(value) &&
+      Math.abs(value) <= 2 ** 63
+    )
+      throw notCommon;
     return value;
   }
   if (Array.isArray(value)) {
@@ -181,19 +202,23 @@ function commonTypes(value: unknown): unknown {
     const inner = record[first];
     switch (first) {
       case "$oid":
-        if (typeof inner !== "string" || inner.length !== 24) throw notCommon;
+        if (typeof inner !== "string" || !objectIdHex.test(inner)) throw notCommon;
         return ObjectId.createFromHexString(inner);
-      case "$numberInt":
+      case "$numberInt": {
+        // (Past Int32's range the library wraps it around.)
+        const n = typeof inner === "string" && decimalInteger.test(inner) ? Number(inner) : Number.NaN;
+        if (!(n >= -(2 ** 31) && n < 2 ** 31)) throw notCommon;
+        return n || 0;
+      }
       case "$numberLong":
-        if (typeof inner !== "string" || !decimalInteger.test(inner)) throw notCommon;
-        return Number(inner) || 0;
+        if (typeof inner !== "string" || !longText.test(inner)) throw notCommon;
+        return Number(inner);
       case "$numberDouble":
         if (typeof inner !== "string" || !decimalNumber.test(inner)) throw notCommon;
         return Number(inner);
       case "$date": {
         const ms = (inner as Record<string, unknown> | null)?.$numberLong;
-        if (typeof ms !== "string" || !decimalInteger.test(ms) || Object.keys(inner as object).length !== 1)
-          throw notCommon;
+        if (typeof ms !== "string" || !longText.test(ms) || Object.keys(inner as object).length !== 1) throw notCommon;
         return new Date(Number(ms));
       }
       default:

@@ -316,6 +316,102 @@ describe("canonical Extended JSON text", () => {
     expect(parsed).toStrictEqual({ k1: { $exists: false }, n: { $in: [1, new ObjectId("6b0000000000000000000001")] } });
   });
 
+  it("reads a client's Extended JSON, canonical or relaxed, as the library's reader does", () => {
+    // What request bodies hold once JSON-parsed: bare numbers of every range (relaxed), the common
+    // types' wrappers with strings in and out of their ranges, other wrappers, a query's operators.
+    // (The library's reading as `fromEJSON` made it before it read the common types itself.)
+    const reference = (value: unknown) => {
+      const text = JSON.stringify(value);
+      const bad = /"\$number(Int|Long)"\s*:\s*"(?!-?\d+")[^"]*"/.exec(text);
+      if (bad)
+        throw new Error(`$number${bad[1]} must be a decimal integer string, not ${bad[0].split(":").pop()?.trim()}`);
+      const parsed = EJSON.parse(text, { relaxed: false });
+      const dates = (node: unknown): void => {
+        if (node instanceof Date) {
+          if (Number.isNaN(node.getTime())) throw new Error("$date is not a valid date");
+        } else if (Array.isArray(node)) node.forEach(dates);
+        else if (node !== null && typeof node === "object" && Object.getPrototypeOf(node) === Object.prototype)
+          Object.values(node).forEach(dates);
+      };
+      dates(parsed);
+      return numbersToJs(parsed);
+    };
+    const bare = fc.oneof(
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.bigInt({ min: -(2n ** 66n), max: 2n ** 66n }).map(Number),
+      fc.constantFrom(
+        0,
+        -0,
+        2 ** 31,
+        -(2 ** 31) - 1,
+        2 ** 53,
+        2 ** 53 + 2,
+        -(2 ** 53),
+        2 ** 63,
+        -(2 ** 63),
+        2 ** 64,
+        1e21,
+      ),
+    );
+    const digits = fc.oneof(
+      fc.bigInt({ min: -(10n ** 17n), max: 10n ** 17n }).map(String),
+      fc.constantFrom("2147483647", "2147483648", "-2147483648", "-2147483649", "-0", "007", "999999999999999"),
+      fc.constantFrom("1.5", "1e3", "-1.5E+10", "Infinity", "-Infinity", "NaN", "", "abc", " 1"),
+    );
+    const hex = fc.constantFrom(
+      "6b0000000000000000000001",
+      "6B00000000000000000000AF",
+      "zz0000000000000000000001",
+      "6b00",
+    );
+    const wrappers = fc.oneof(
+      digits.map(($numberInt) => ({ $numberInt })),
+      digits.map(($numberLong) => ({ $numberLong })),
+      digits.map(($numberDouble) => ({ $numberDouble })),
+      hex.map(($oid) => ({ $oid })),
+      digits.map(($numberLong) => ({ $date: { $numberLong } })),
+      fc.constantFrom({ $date: "2026-01-01T00:00:00Z" }, { $date: 5 }, { $date: "soon" }, { $undefined: true }),
+      fc.constantFrom({ $numberDecimal: "1.5" }, { $binary: { base64: "AQI=", subType: "00" } }, { $minKey: 1 }),
+      fc.constantFrom(
+        { $oid: "6b0000000000000000000001", x: 1 },
+        { $numberInt: "1", $numberLong: "2" },
+        { $numberInt: 1 },
+      ),
+    );
+    const { value } = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small" },
+        bare,
+        wrappers,
+        fc.string({ maxLength: 6 }),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie("value"), { maxLength: 4 }),
+        fc.dictionary(
+          fc.oneof(fieldNames, fc.constantFrom("$exists", "$in", "$gt", "$set", "a\u0000b")),
+          tie("value"),
+          {
+            maxKeys: 4,
+          },
+        ),
+      ),
+    }));
+    fc.assert(
+      fc.property(value, (input) => {
+        const expected = outcomeOf(() => reference(input));
+        const actual = outcomeOf(() => fromEJSON(input));
+        expect(actual).toStrictEqual(expected);
+      }),
+      { numRuns: 5000, seed: 2611 },
+    );
+    // Past 2^53 an integer stays exact, as a Long; a bare one is the double it was sent as.
+    expect(fromEJSON({ n: { $numberLong: "9007199254740993" } })).toStrictEqual({
+      n: Long.fromString("9007199254740993"),
+    });
+    expect(fromEJSON({ n: 2 ** 60, m: 1.5 })).toStrictEqual({ n: Long.fromNumber(2 ** 60), m: 1.5 });
+  });
+
   it("keeps a stored document's text: the same on every read, and the document cannot change under it", () => {
     fc.assert(
       fc.property(fc.dictionary(keys, values, { maxKeys: 6 }), (doc) => {
