@@ -12,7 +12,8 @@
 //               insertOne, find of one user's 100 notes among 100,000), on a throwaway cluster
 //
 // Options: --rounds N (5) --duration S (5) --warmup S (1) --connections N (50) --users N (100000)
-//          --starts N (10) --only throughput,start,scale,stores --scenarios profile,sum,… --no-write --json FILE
+//          --starts N (10) --only throughput,start,scale,stores --scenarios profile,sum,… (the stores part's too:
+//          login, profile, insertOne, find, login*, …) --no-write --json FILE
 //          --help (this text)
 //          --profile SCENARIO  (run one scenario under --cpu-prof and print where the time goes)
 //          --store memory|postgres  (with --profile: scenarios (comma-separated) of the stores part — login, profile, insertOne,
@@ -646,12 +647,21 @@ async function main() {
   if (parts.has("throughput")) results.throughput = await throughput();
   if (parts.has("scale")) results.scale = await scale();
   if (parts.has("stores"))
-    results.stores = await compareStores({ emulatorProcess, startBare, capture, load, summarize, rounds, log });
+    results.stores = await compareStores({
+      emulatorProcess,
+      startBare,
+      capture,
+      load,
+      summarize,
+      rounds,
+      log,
+      selected,
+    });
   mkdirSync(join(root, "bench-results"), { recursive: true });
   const file = flags.json ?? join(root, "bench-results", `bench-${results.date.replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   log(`results: ${file}`);
-  if (!flags["no-write"] && !flags.against && allParts.every((part) => parts.has(part))) {
+  if (!flags["no-write"] && !flags.against && !flags.scenarios && allParts.every((part) => parts.has(part))) {
     writeReport(join(root, "docs", "benchmarks.md"), results);
     log("docs/benchmarks.md updated");
   }

@@ -198,7 +198,16 @@ async function cleanUp(server, scenario, log) {
   }
 }
 
-export async function compareStores({ emulatorProcess, startBare, capture, load, summarize, rounds, log }) {
+export async function compareStores({
+  emulatorProcess,
+  startBare,
+  capture,
+  load,
+  summarize,
+  rounds,
+  log,
+  selected = () => true,
+}) {
   const cluster = await startCluster({ settings: storeClusterSettings });
   pinToServerCore(cluster.pid());
   const memory = await emulatorProcess({ args: ["--signing-secret", secret] });
@@ -209,7 +218,11 @@ export async function compareStores({ emulatorProcess, startBare, capture, load,
       memory: await seed(memory.url, log, "memory"),
       postgres: await seed(postgres.url, log, "postgres"),
     };
-    const lists = { memory: scenarios(users.memory), postgres: scenarios(users.postgres) };
+    // (`--scenarios login,login*`: only those, on both stores.)
+    const lists = {
+      memory: scenarios(users.memory).filter(selected),
+      postgres: scenarios(users.postgres).filter(selected),
+    };
     // The bare server answers what the in-memory emulator answered.
     const routes = {};
     const routeKey = (r) => `${r.method} ${r.path} ${r.body ?? ""}`;
