@@ -11,6 +11,7 @@ import { childOf, isIndex } from "./matched-position.ts";
 import { compileQuery } from "./query-engine.ts";
 import { step } from "./query-limits.ts";
 import { shellText } from "./shell-text.ts";
+import { finish } from "./turns.ts";
 import { keysOf } from "./wide-keys.ts";
 
 export { childOf, isIndex };
@@ -55,26 +56,50 @@ export function checkPath(path: string): { parts: string[]; identifiers: string[
 export const isDynamic = (parts: readonly string[]): boolean =>
   parts.some((part) => part === "$" || filterIdentifier(part) !== null);
 
-/** The top-level field name of an array filter (its identifier), as MongoDB finds it. */
-function placeholderOf(filter: Document): string {
+/** How many filters, names and values the checks below read between two pauses. */
+const perTurn = 1024;
+
+/** What the checks of one update's filters have read so far (so they pause however the work is split). */
+interface Reads {
+  n: number;
+}
+
+/**
+ * The top-level field name of an array filter (its identifier), as MongoDB finds it; pauses every
+ * `perTurn` names (a filter may hold 200,000 conditions).
+ */
+function* placeholderOf(filter: Document, reads: Reads): Generator<void, string> {
   let found: string | null = null;
-  const visit = (query: Document) => {
-    for (const key of keysOf(query)) {
-      if (key === "$and" || key === "$or" || key === "$nor") {
-        const list = query[key];
-        if (Array.isArray(list)) for (const sub of list) if (isDocument(sub)) visit(sub);
-        continue;
-      }
-      if (key.startsWith("$")) continue;
-      const name = key.split(".")[0]!;
-      if (found !== null && found !== name)
-        throw errors.mongo(
-          `Error parsing array filter :: caused by :: Expected a single top-level field name, found '${found}' and '${name}'`,
-        );
-      found = name;
+  // Depth first, in the order MongoDB reads them: a `$and`, `$or` or `$nor` list's members where
+  // the list stands, each whole before the next and before the names after the list.
+  const frames: { query: Document; keys: readonly string[]; at: number }[] = [
+    { query: filter, keys: keysOf(filter), at: 0 },
+  ];
+  while (frames.length > 0) {
+    const frame = frames[frames.length - 1]!;
+    if (frame.at === frame.keys.length) {
+      frames.pop();
+      continue;
     }
-  };
-  visit(filter);
+    const key = frame.keys[frame.at++]!;
+    if ((++reads.n & (perTurn - 1)) === 0) yield;
+    if (key === "$and" || key === "$or" || key === "$nor") {
+      const list = frame.query[key];
+      if (Array.isArray(list))
+        for (let i = list.length - 1; i >= 0; i--) {
+          const sub = list[i];
+          if (isDocument(sub)) frames.push({ query: sub, keys: keysOf(sub), at: 0 });
+        }
+      continue;
+    }
+    if (key.startsWith("$")) continue;
+    const name = key.split(".", 1)[0]!;
+    if (found !== null && found !== name)
+      throw errors.mongo(
+        `Error parsing array filter :: caused by :: Expected a single top-level field name, found '${found}' and '${name}'`,
+      );
+    found = name;
+  }
   if (found === null) throw errors.mongo("Cannot use an expression without a top-level field name in arrayFilters");
   if (!identifierPattern.test(found))
     throw errors.mongo(
@@ -86,29 +111,46 @@ function placeholderOf(filter: Document): string {
 /** What an array filter may not hold (MongoDB parses them with every special feature banned). */
 const bannedInFilters = new Set(["$expr", "$where", "$text"]);
 
-function checkFeatures(value: unknown): void {
-  if (Array.isArray(value)) for (const member of value) checkFeatures(member);
-  if (!isDocument(value)) return;
-  for (const key of keysOf(value)) {
-    if (bannedInFilters.has(key))
+/** Refuses a banned feature anywhere in an array filter, depth first; pauses every `perTurn` values. */
+function* featureChecks(filter: Document, reads: Reads): Generator<void, void> {
+  // Pairs, the key on top: a value and the key it stands under in a document (null in an array).
+  const pending: unknown[] = [filter, null];
+  while (pending.length > 0) {
+    const key = pending.pop() as string | null;
+    const value = pending.pop();
+    if (key !== null && bannedInFilters.has(key))
       throw errors.mongo(`Error parsing array filter :: caused by :: ${key} is not allowed in this context`);
-    checkFeatures(value[key]);
+    if ((++reads.n & (perTurn - 1)) === 0) yield;
+    if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) pending.push(value[i], null);
+    else if (isDocument(value)) {
+      const keys = keysOf(value);
+      for (let i = keys.length - 1; i >= 0; i--) pending.push(value[keys[i]!], keys[i]!);
+    }
   }
 }
 
-/** An update's array filters by identifier, checked as MongoDB checks them. */
-export function parseArrayFilters(arrayFilters: unknown): Map<string, Document> {
+/**
+ * An update's array filters by identifier, checked as MongoDB checks them; pauses every `perTurn`
+ * filters or values (an update may send 100,000 of them).
+ */
+export function* arrayFilterChecks(arrayFilters: unknown): Generator<void, Map<string, Document>> {
   const out = new Map<string, Document>();
   if (arrayFilters === undefined || arrayFilters === null) return out;
   if (!Array.isArray(arrayFilters)) throw errors.mongo("'arrayFilters' must be an array of documents");
+  const reads: Reads = { n: 0 };
   for (const filter of arrayFilters) {
     if (!isDocument(filter)) throw errors.mongo("'arrayFilters' must be an array of documents");
-    checkFeatures(filter);
-    const name = placeholderOf(filter);
+    yield* featureChecks(filter, reads);
+    const name = yield* placeholderOf(filter, reads);
     if (out.has(name)) throw errors.mongo(`Found multiple array filters with the same top-level field name ${name}`);
     out.set(name, filter);
   }
   return out;
+}
+
+/** `arrayFilterChecks` at once. */
+export function parseArrayFilters(arrayFilters: unknown): Map<string, Document> {
+  return finish(arrayFilterChecks(arrayFilters));
 }
 
 /** An array filter compiled: whether an element is one it names. */

@@ -32,6 +32,7 @@ import { step } from "./query-limits.ts";
 import { elementText, shellText } from "./shell-text.ts";
 import { finish } from "./turns.ts";
 import {
+  arrayFilterChecks,
   checkPath,
   childOf,
   compileArrayFilters,
@@ -136,7 +137,7 @@ const operandChecks: Record<string, (path: string, operand: unknown) => void> = 
  * the main thread, in turns (`inTurns`): it pauses every 256 paths (an update may set 200,000).
  */
 export function* updateOperatorChecks(spec: Document, arrayFilters?: unknown): Generator<void, void> {
-  const filters = parseArrayFilters(arrayFilters);
+  const filters = yield* arrayFilterChecks(arrayFilters);
   const used = new Set<string>();
   const paths: string[] = [];
   for (const op of keysOf(spec)) {

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
 import { decideUpdate } from "../../src/data/query-jobs.ts";
-import { checkUpdateOperators } from "../../src/data/updater.ts";
+import { checkUpdateOperators, updateOperatorChecks } from "../../src/data/updater.ts";
 
 const stored = (value: unknown) => {
   const doc = fromEJSON(value) as Document;
@@ -181,6 +181,22 @@ describe("$[] and $[<identifier>]", () => {
         [{ "e.qty": 1, "f.qty": 2 }],
         "Expected a single top-level field name, found 'e' and 'f'",
       ],
+      // (Names in the order they stand, a list's members where the list stands.)
+      [
+        { $set: { "items.$[e].qty": 1 } },
+        [{ $or: [{ "f.qty": 1 }, { $and: [{ "g.qty": 1 }] }], "e.qty": 2 }],
+        "Expected a single top-level field name, found 'f' and 'g'",
+      ],
+      [
+        { $set: { "items.$[e].qty": 1 } },
+        [{ $or: [{ "f.qty": 1 }], "e.qty": 2 }],
+        "Expected a single top-level field name, found 'f' and 'e'",
+      ],
+      [
+        { $set: { "items.$[e].qty": 1 } },
+        [{ "e.qty": 2, $nor: [{ "f.qty": 1 }] }],
+        "Expected a single top-level field name, found 'e' and 'f'",
+      ],
       [
         { $set: { "items.$[E].qty": 1 } },
         [{ "E.qty": 1 }],
@@ -209,6 +225,45 @@ describe("$[] and $[<identifier>]", () => {
     ];
     for (const [spec, arrayFilters, message] of cases)
       expect(() => checkUpdateOperators(spec, arrayFilters), JSON.stringify(spec)).toThrow(message);
+  });
+
+  it("reads many array filters, and a wide one, in turns (the main thread checks them)", () => {
+    /** How often the checks pause, and what they end with. */
+    const turns = (spec: Document, arrayFilters: Document[]) => {
+      const steps = updateOperatorChecks(spec, arrayFilters);
+      let paused = 0;
+      for (;;) {
+        try {
+          if (steps.next().done) return { paused, outcome: "passed" };
+        } catch (error) {
+          return { paused, outcome: (error as Error).message };
+        }
+        paused++;
+      }
+    };
+    // 100,000 filters (one used): held ~76 ms at once. Each identifier's filter read, then refused.
+    const many = Array.from({ length: 100_000 }, (_, i) => ({ [`e${i}`]: { $gte: i } }));
+    const refused = turns({ $set: { "a.$[e0]": 5 } }, many);
+    expect(refused.outcome).toContain("The array filter for identifier 'e1' was not used in the update");
+    expect(refused.paused).toBeGreaterThanOrEqual(100_000 / 1_024);
+    // 500 filters of 1,000 values each: the pauses count the values, whichever filter holds them.
+    const list = Array.from({ length: 1_000 }, (_, k) => k);
+    const heavy = turns(
+      { $set: { "a.$[e0]": 5 } },
+      Array.from({ length: 500 }, (_, i) => ({ [`e${i}`]: { $in: list } })),
+    );
+    expect(heavy.outcome).toContain("The array filter for identifier 'e1' was not used in the update");
+    expect(heavy.paused).toBeGreaterThanOrEqual(500_000 / 1_024);
+    // One filter of 100,000 conditions on its identifier, walked for banned features and its name.
+    const wide = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`e.k${i}`, { $ne: i }]));
+    const used = turns({ $set: { "a.$[e]": 5 } }, [wide]);
+    expect(used).toEqual({ paused: expect.any(Number), outcome: "passed" });
+    expect(used.paused).toBeGreaterThanOrEqual(100_000 / 1_024);
+    // What a turn ends with is what the checks at once end with: a banned feature deep in a wide one.
+    const banned = { ...wide, "e.last": { $elemMatch: { $expr: { $eq: ["$x", 1] } } } };
+    expect(turns({ $set: { "a.$[e]": 5 } }, [banned]).outcome).toBe(
+      "Error parsing array filter :: caused by :: $expr is not allowed in this context",
+    );
   });
 
   it("refuses two array filters that change one path of one element", () => {
