@@ -182,6 +182,47 @@ async function text(value: unknown, turns: Turns, depth: number): Promise<string
 }
 
 /**
+ * `JSON.stringify` of a value `JSON.parse` made (a request's body as it came), in slices; the
+ * top-level keys in `leaveOut` are not written.
+ */
+export async function jsonTextInSlices(value: unknown, leaveOut: ReadonlySet<string> = new Set()): Promise<string> {
+  return (await json(value, new Turns(), 0, leaveOut)) ?? "null";
+}
+
+async function json(
+  value: unknown,
+  turns: Turns,
+  depth: number,
+  leaveOut?: ReadonlySet<string>,
+): Promise<string | undefined> {
+  if (!isContainer(value)) return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const written = into(value, item, depth) ? await json(item, turns, depth + 1) : JSON.stringify(item);
+      out += `${i > 0 ? "," : ""}${written ?? "null"}`;
+      if ((i & 63) === 63) await turns.maybe();
+    }
+    return `${out}]`;
+  }
+  const keys = keysOf(value);
+  let out = "{";
+  let first = true;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if ((i & 63) === 63) await turns.maybe();
+    if (leaveOut?.has(key)) continue;
+    const item = value[key];
+    const written = into(value, item, depth) ? await json(item, turns, depth + 1) : JSON.stringify(item);
+    if (written === undefined) continue;
+    out += `${first ? "" : ","}${JSON.stringify(key)}:${written}`;
+    first = false;
+  }
+  return `${out}}`;
+}
+
+/**
  * ejson-text.ts `storeDocument` of a copy of a document (`cloneValue`), in slices, with the copy's
  * text (kept on it, as a store's first write of it keeps it).
  */

@@ -710,14 +710,17 @@ export class AppFunctions implements SandboxHost {
     return EJSON.parse(text, { relaxed: true });
   }
 
-  /** The custom-function provider: the configured function maps a login payload to an identity id. */
-  async runAuthFunction(payload: Record<string, unknown>): Promise<string> {
+  /**
+   * The custom-function provider: the configured function maps a login's payload (given as its
+   * JSON text) to an identity id.
+   */
+  async runAuthFunction(payloadText: string): Promise<string> {
     const name = this.app.config.providers?.["custom-function"]?.authFunctionName;
     if (!name) throw errors.providerNotEnabled("custom-function");
     let result: unknown;
     try {
-      // The payload arrives as canonical EJSON already; pass it through as the single argument.
-      const text = await this.callFromText(name, JSON.stringify([payload]), { user: null, system: true });
+      // The payload arrives as Extended JSON already; pass it through as the single argument.
+      const text = await this.callFromText(name, `[${payloadText}]`, { user: null, system: true });
       result = EJSON.parse(text, { relaxed: true });
     } catch (error) {
       if ((error as { errorCode?: string }).errorCode === "FunctionNotFound") throw error;

@@ -19,6 +19,7 @@ import {
   documentSizeInSlices,
   freezeInSlices,
   holdsWide,
+  jsonTextInSlices,
   storeInSlices,
   textInSlices,
 } from "../../src/data/wide-values.ts";
@@ -143,6 +144,12 @@ describe("wide values walked in slices", () => {
       freezeTree(oneStep);
       expect(containers(copy).map(Object.isFrozen)).toEqual(containers(oneStep).map(Object.isFrozen));
       expect(containers(copy).every(Object.isFrozen)).toBe(true);
+      // The body written back as JSON (a custom function's payload), whole or without a top-level key.
+      const body = (await parseJsonBodyInSlices(text)) as Document;
+      expect((await jsonTextInSlices(body)) === JSON.stringify(body)).toBe(true);
+      const [left, ...kept] = keysOf(body);
+      const without = JSON.stringify(Object.fromEntries(kept.map((key) => [key, body[key]])));
+      expect((await jsonTextInSlices(body, new Set([left!]))) === without).toBe(true);
     },
     60_000,
   );
@@ -205,11 +212,15 @@ describe("wide values walked in slices", () => {
     const readBack = await walked(() => fromEJSONTextInSlices(text));
     const event = { operationType: "insert", fullDocument: copy } as Document;
     const encoded = await walked(() => encodeChange(event));
+    // A body written back as the JSON it came as.
+    const body = await parseJsonBodyInSlices(JSON.stringify({ payload: wide(50_000, (i) => [i, `v${i}`]) }));
+    const bodyText = await walked(() => jsonTextInSlices(body));
     walking = false;
     await counting;
     expect(given.every((n) => n >= 1)).toBe(true);
     expect(toEJSONText(readBack)).toBe(text);
     expect(encoded).toBe(sseData(toEJSONText(event)));
+    expect(bodyText === JSON.stringify(body)).toBe(true);
   }, 60_000);
 
   it("leave the queries' other walks their answers: exact conditions, indexed equalities, pushdown", async () => {
