@@ -16,6 +16,7 @@ import type { Condition, FieldCut, FieldTree, ReadShape } from "./role-rules.ts"
 import { shellText } from "./shell-text.ts";
 import { applyUpdate, type UpdateContext } from "./updater.ts";
 import { hasNoKeys, keysOf } from "./wide-keys.ts";
+import { holdsWide } from "./wide-values.ts";
 
 /** The most documents `find` and `aggregate` answer (the service's cap). */
 export const maxResults = 50_000;
@@ -43,37 +44,15 @@ export function mongoError(error: unknown): never {
   throw errors.mongo(mongoMessage(error instanceof Error ? error.message : String(error)));
 }
 
-/** Conditions past which a query is compiled only in a worker (~9 µs each: compiling is one step). */
-export const mainThreadConditions = 4_096;
-
-/**
- * Whether a query has more conditions than `mainThreadConditions`: the keys of its documents,
- * through logical operators' lists (a list of values, as `$in`'s, compiles as one condition).
- * Stops counting there.
- */
-function manyConditions(query: Document): boolean {
-  let count = 0;
-  const pending: unknown[] = [query];
-  while (pending.length > 0) {
-    const node = pending.pop();
-    if (!isDocument(node)) continue;
-    for (const key of keysOf(node)) {
-      if (++count > mainThreadConditions) return true;
-      const value = node[key];
-      if (Array.isArray(value)) {
-        if (key === "$and" || key === "$or" || key === "$nor") for (const clause of value) pending.push(clause);
-      } else pending.push(value);
-    }
-  }
-  return false;
-}
-
 /** The documents of `docs` that match `query`. */
 export function matching(docs: Document[], query: Document): Document[] {
   if (hasNoKeys(query)) return docs;
-  // A query of very many conditions is compiled where it runs whole, not on the main thread's
-  // slice, which cannot stop a compile midway (200,000 conditions: 1.7 s).
-  if (onMainThreadSlice() && manyConditions(query)) throw new NeedsWorker("a query of many conditions");
+  // A query of very many conditions, or of large values to compare with (each a wide-values.ts
+  // `holdsWide`: more than 4,096 members, or a wide object or array anywhere), is compiled where it
+  // runs whole, not on the main thread's slice, which cannot stop a compile midway (200,000
+  // conditions: 1.7 s; an equality with an object of 200,000 fields a dozen levels down, which
+  // the compile copies: 0.2 s).
+  if (onMainThreadSlice() && holdsWide(query)) throw new NeedsWorker("a query of many conditions or large values");
   const q = compileQuery(query);
   return docs.filter((d) => q.test(d));
 }
