@@ -10,6 +10,7 @@
 import { BSONRegExp } from "bson";
 import { RE2JS } from "re2js";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { heavy } from "./query-limits.ts";
 
 /** MongoDB's limit on a pattern's length [server: "Regular expression is too long"]. */
 export const maxPatternLength = 32_764;
@@ -25,18 +26,30 @@ export class MongoRegex {
     private readonly re: RE2JS,
   ) {}
 
+  /**
+   * Charges a run over `input` to the evaluation's budget before it starts (one run cannot stop
+   * midway): about a unit a character, more for a large program (RE2 may fall back from its DFA
+   * to stepping through the program: `[\x{0}-\x{10FFFF}]{1000}` took 1.3 µs a character here).
+   */
+  private weigh(input: string): void {
+    if (input.length > 1024) heavy(input.length * Math.max(1, this.re.programSize() / 8), "$regex");
+  }
+
   /** Whether the pattern matches somewhere in `input`. */
   test(input: string): boolean {
+    this.weigh(input);
     return this.re.test(input);
   }
 
   /** The first match (a RegExp-like match array: index in UTF-16 units, unmatched groups undefined), or null. */
   exec(input: string): RegExpExecArray | null {
+    this.weigh(input);
     return this.re.exec(input) as RegExpExecArray | null;
   }
 
   /** Every non-overlapping match, an empty match advancing by one character. */
   matchAll(input: string): IterableIterator<RegExpExecArray> {
+    this.weigh(input);
     return this.re.matchAll(input) as IterableIterator<RegExpExecArray>;
   }
 
@@ -132,6 +145,98 @@ const unsupported =
 
 const cache = new Map<string, MongoRegex>();
 
+/** Units of work (about a comparison each: query-limits.ts `heavy`) one compiled instruction costs. */
+const unitsPerInstruction = 100;
+/** Past this many instructions the estimate stops counting (any slice refuses it long before). */
+const compileCeiling = 1_000_000;
+
+/**
+ * About how many instructions RE2 compiles a pattern to: one for each character, escape or class,
+ * a repetition `{n}`, `{n,}` or `{n,m}` writing out what it repeats as many times as its largest
+ * count, a group the sum of what it holds. Stops once past `ceiling`.
+ */
+export function programEstimate(pattern: string, ceiling = Number.POSITIVE_INFINITY): number {
+  /** The sums of the groups still open, outermost first. */
+  const open: number[] = [];
+  let outer = 0;
+  let total = 0;
+  /** What a quantifier here would repeat: the last atom or group. */
+  let last = 0;
+  const atom = (size: number) => {
+    total += size;
+    last = size;
+  };
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "\\") {
+      const next = pattern[i + 1];
+      if (next === "Q") {
+        // Literal text to \E: a character each.
+        const end = pattern.indexOf("\\E", i + 2);
+        const stop = end === -1 ? pattern.length : end;
+        total += stop - (i + 2);
+        last = 1;
+        i = end === -1 ? pattern.length : end + 1;
+        continue;
+      }
+      if ((next === "x" || next === "p" || next === "P") && pattern[i + 2] === "{") {
+        const end = pattern.indexOf("}", i + 3);
+        i = end === -1 ? pattern.length : end;
+      } else i += next === "p" || next === "P" ? 2 : 1;
+      atom(1);
+    } else if (c === "[") {
+      // A class to its closing bracket (one first, or after ^, is a member), escapes and [:name:] inside.
+      let j = i + 1;
+      if (pattern[j] === "^") j++;
+      if (pattern[j] === "]") j++;
+      for (; j < pattern.length && pattern[j] !== "]"; j++) {
+        if (pattern[j] === "\\") j++;
+        else if (pattern[j] === "[" && pattern[j + 1] === ":") {
+          const end = pattern.indexOf(":]", j + 2);
+          if (end !== -1) j = end + 1;
+        }
+      }
+      i = j;
+      atom(1);
+    } else if (c === "(") {
+      if (pattern[i + 1] === "?") {
+        // Flags alone, `(?i)`, open no group; `(?:`, `(?i:`, `(?P<name>`, `(?<name>` do.
+        const flags = /^\(\?[a-zA-Z-]*\)/.exec(pattern.slice(i, i + 16));
+        if (flags) {
+          i += flags[0].length - 1;
+          continue;
+        }
+        const head = /^\(\?(?:[a-zA-Z-]*:|P?<[^>]*>|<[=!])/.exec(pattern.slice(i, i + 64));
+        if (head) i += head[0].length - 1;
+      }
+      open.push(total);
+      total = 0;
+      last = 0;
+    } else if (c === ")") {
+      const inner = total;
+      total = (open.pop() ?? 0) + inner;
+      last = inner;
+    } else if (c === "{") {
+      const quantifier = /^\{(\d+)(?:,(\d*))?\}/.exec(pattern.slice(i, i + 24));
+      if (quantifier) {
+        const least = Number(quantifier[1]);
+        const most = quantifier[2] === undefined ? least : quantifier[2] === "" ? least + 1 : Number(quantifier[2]);
+        const times = Math.max(1, least, most);
+        total += last * (times - 1) + 1;
+        last *= times;
+        i += quantifier[0].length - 1;
+      } else atom(1);
+    } else if (c === "*" || c === "+" || c === "?") total += 1;
+    else if (c === "|") {
+      total += 1;
+      last = 0;
+    } else atom(1);
+    if (total > ceiling) return total;
+  }
+  for (const sum of open) outer += sum;
+  return outer + total;
+}
+
 /**
  * Compiles a MongoDB pattern with MongoDB options; `context` prefixes the errors the way the
  * server does for aggregation operators (`$regexMatch`), empty for query operators.
@@ -157,6 +262,9 @@ export function compileRegex(pattern: string, options: string, context = ""): Mo
   if (options.includes("s")) flags |= RE2JS.DOTALL;
   let source = stripInlineComments(pattern);
   if (options.includes("x")) source = stripExtended(source);
+  // Compiling is one step, of about 3 µs an instruction here (RE2 writes each repetition out):
+  // on the main thread's slice a large program is left to a worker before it starts.
+  heavy(programEstimate(source, compileCeiling) * unitsPerInstruction, "$regex");
   let re: RE2JS;
   try {
     re = RE2JS.compile(source, flags);

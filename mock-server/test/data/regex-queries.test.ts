@@ -4,8 +4,10 @@
  * errors for bad patterns and options (never a 500).
  */
 import type { FastifyInstance } from "fastify";
+import { RE2JS } from "re2js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stripExtended } from "../../src/data/regex.ts";
+import { defaultQueryLimits, NeedsWorker, withQueryLimits } from "../../src/data/query-limits.ts";
+import { compileRegex, programEstimate, stripExtended } from "../../src/data/regex.ts";
 import { anonymousLogin, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -186,5 +188,46 @@ describe("stripExtended (the x flag)", () => {
     expect(stripExtended("[] ]x")).toBe("[] ]x");
     expect(stripExtended("\\Q a # b\\E c")).toBe("\\Q a # b\\Ec");
     expect(stripExtended("a\\#b")).toBe("a\\#b");
+  });
+});
+
+describe("the work of a regular expression on the main thread's slice", () => {
+  const onSlice = <T>(fn: () => T): T =>
+    withQueryLimits(defaultQueryLimits, fn, { mainThread: true, deadline: performance.now() + 2_000 });
+
+  it("estimates a pattern's program as RE2 compiles it: never far under, repetitions multiplied", () => {
+    const patterns = [
+      "foo",
+      "^\\d{10}$",
+      "a{1000}b",
+      "(?:ab|cd){100}",
+      "(a{10}){10}x",
+      "[a-z]{1000}",
+      "\\pL{200}x",
+      "(?i)(?P<w>\\w+)\\s+\\Q{1000}\\E",
+      "[]a{9}]{50}",
+      "x{3,}y{2,7}z?",
+      "a{1000}".repeat(40),
+    ];
+    for (const pattern of patterns) {
+      const size = RE2JS.compile(pattern, RE2JS.LOOKBEHINDS).programSize();
+      const estimate = programEstimate(pattern);
+      expect(estimate, pattern).toBeGreaterThanOrEqual(size / 2);
+      expect(estimate, pattern).toBeLessThanOrEqual(size * 4 + 8);
+    }
+  });
+
+  it("leaves to a worker a pattern that compiles long, and a long input; small ones run here", () => {
+    // (40,000 instructions: ~0.1 s of compiling here; at MongoDB's longest pattern, seconds.)
+    const large = `${"a{1000}".repeat(40)}z`;
+    expect(() => onSlice(() => compileRegex(large, ""))).toThrow(NeedsWorker);
+    // Not kept: the worker compiles its own, and the slice refuses it again.
+    expect(() => onSlice(() => compileRegex(large, ""))).toThrow(NeedsWorker);
+    const digits = onSlice(() => compileRegex("\\d{10}", ""));
+    expect(onSlice(() => digits.test(`${"x".repeat(10_000)}0123456789`))).toBe(true);
+    // A test over an input past the slice's share (16 MB: ~0.1 s here) is left to a worker too.
+    expect(() => onSlice(() => digits.test("x".repeat(16 * 1024 * 1024)))).toThrow(NeedsWorker);
+    // Outside a slice (in a worker), everything runs.
+    expect(compileRegex(large, "").test("a".repeat(40_000))).toBe(false);
   });
 });
