@@ -9,7 +9,7 @@ import { calculateObjectSize, EJSON, ObjectId } from "bson";
 import { describe, expect, it } from "vitest";
 import { encodeChange, sseData } from "../../src/app-services/functions/change-stream.ts";
 import { bsonSize, keptSize } from "../../src/data/bson-size.ts";
-import { cloneValue, type Document, fromEJSON, toEJSONText } from "../../src/data/documents.ts";
+import { type ChangeEvent, cloneValue, type Document, fromEJSON, toEJSONText } from "../../src/data/documents.ts";
 import { fromEJSONInSlices, fromEJSONTextInSlices } from "../../src/data/ejson-in-slices.ts";
 import { freezeTree, storeDocument } from "../../src/data/ejson-text.ts";
 import { hasNoKeys, keepKeys, keptKeys, keysOf, setKey, wideFrom } from "../../src/data/wide-keys.ts";
@@ -27,6 +27,7 @@ import { parseJsonBodyInSlices } from "../../src/http/json-body.ts";
 import { exactConditions, exactConditionsInSlices } from "../../src/store/exact-query.ts";
 import { stringEqualities } from "../../src/store/memory/documents.ts";
 import { pushdown, pushdownInSlices } from "../../src/store/postgres/pushdown.ts";
+import { anonymousLogin, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
 import { typed, wide } from "../helpers/wide-shapes.ts";
 
 /** Members of every kind, and a negative zero, a null and an empty object. */
@@ -91,6 +92,32 @@ describe("the keys of wide objects", () => {
     },
     60_000,
   );
+
+  it("are kept for the fields an update's change event names (each walk of the event lists them)", async () => {
+    const app = await testApp();
+    try {
+      const appId = await newOpenApp(app);
+      const token = (await anonymousLogin(app, appId)).access_token;
+      const namespace = { database: "d", collection: "c" };
+      await mongoAction(app, appId, token, "insertOne", { ...namespace, document: { _id: 1 } });
+      const runtime = await app.emulator.apps.get(appId);
+      const events: ChangeEvent[] = [];
+      const stop = await runtime!.data.subscribe((event) => events.push(event));
+      const fields = wide(2_000, (i) => i);
+      const updated = await mongoAction(app, appId, token, "updateOne", {
+        ...namespace,
+        query: { _id: 1 },
+        update: { $set: fields },
+      });
+      expect(updated.response.statusCode).toBe(200);
+      stop();
+      const named = events[0]!.updateDescription!.updatedFields;
+      expect(Object.keys(named)).toHaveLength(2_000);
+      expect(keptKeys(named)).toEqual(Object.keys(named));
+    } finally {
+      await app.close();
+    }
+  });
 
   it("are not kept for an object with an array index for a key (those are listed first)", async () => {
     const text = `{"x":{${JSON.stringify(wide(20_000, (i) => i)).slice(1, -1)},"7":1,"inner":${JSON.stringify(wide(20_000, (i) => i))}}}`;
