@@ -647,16 +647,10 @@ async function main() {
   if (parts.has("throughput")) results.throughput = await throughput();
   if (parts.has("scale")) results.scale = await scale();
   if (parts.has("stores"))
-    results.stores = await compareStores({
-      emulatorProcess,
-      startBare,
-      capture,
-      load,
-      summarize,
-      rounds,
-      log,
+    results.stores = await compareStores(
+      { emulatorProcess, startBare, capture, load, summarize, rounds, log },
       selected,
-    });
+    );
   mkdirSync(join(root, "bench-results"), { recursive: true });
   const file = flags.json ?? join(root, "bench-results", `bench-${results.date.replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);

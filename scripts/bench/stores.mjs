@@ -198,16 +198,11 @@ async function cleanUp(server, scenario, log) {
   }
 }
 
-export async function compareStores({
-  emulatorProcess,
-  startBare,
-  capture,
-  load,
-  summarize,
-  rounds,
-  log,
+/** The stores part: `selected` picks its scenarios (`--scenarios`), all by default. */
+export async function compareStores(
+  { emulatorProcess, startBare, capture, load, summarize, rounds, log },
   selected = () => true,
-}) {
+) {
   const cluster = await startCluster({ settings: storeClusterSettings });
   pinToServerCore(cluster.pid());
   const memory = await emulatorProcess({ args: ["--signing-secret", secret] });
