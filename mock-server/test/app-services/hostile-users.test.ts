@@ -43,6 +43,13 @@ const action = (appId: string, token: string, name: string, argument: Record<str
     body: { name, service: "mongodb-atlas", arguments: [{ ...namespace, ...argument }] },
   });
 
+/** Runs `work` and answers its result with the most CPU time the main thread spent without a turn meanwhile. */
+async function heldWhile<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const held = mainThreadHeld();
+  const result = await work();
+  return [result, held()];
+}
+
 /** Runs `work` while measuring the longest the event loop was held meanwhile. */
 async function stallDuring<T>(work: () => Promise<T>): Promise<{ result: T; workMs: number; stallMs: number }> {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
@@ -141,9 +148,7 @@ describe("regular expressions", () => {
     };
     const answers = { one: [{}], many: [] };
     for (const [name, argument] of Object.entries(requests)) {
-      const held = mainThreadHeld();
-      const found = await action(appId, user, "find", argument);
-      const heldMs = held();
+      const [found, heldMs] = await heldWhile(() => action(appId, user, "find", argument));
       expect(found.body, name).toEqual(answers[name as keyof typeof answers]);
       // (~5 ms here; compiled on the main thread, 0.74 s and 0.17 s.)
       expect(heldMs, name).toBeLessThan(100);
@@ -203,9 +208,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
       refused,
     );
     const text = callText("find", [wide(200_000, () => ({ $exists: false }))]);
-    const held = mainThreadHeld();
-    const result = await call(appId, user, text);
-    const heldMs = held();
+    const [result, heldMs] = await heldWhile(() => call(appId, user, text));
     expect(result.body).toMatchObject(refused);
     // (~90–130 ms here, mostly listing the 200,000 keys once and collecting garbage; 1 s before.)
     expect(heldMs).toBeLessThan(300);
@@ -222,9 +225,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     // Warm up: the same paths, on a pipeline wide enough for them.
     expect((await call(appId, user, groupText(20_000))).body).toEqual([]);
     const text = groupText(200_000);
-    const held = mainThreadHeld();
-    const grouped = await call(appId, user, text);
-    const heldMs = held();
+    const [grouped, heldMs] = await heldWhile(() => call(appId, user, text));
     expect(grouped.body).toEqual([]);
     // (~20–40 ms here; looking for the collections it joins through every field held it 173–298
     // ms, the rules' walk of it at once 271–276 ms, its accumulators parsed at once 421 ms.)
@@ -249,14 +250,10 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     expect((await call(appId, user, findText(20_000))).body).toEqual([{ n: { $numberInt: "1" } }]);
     expect((await call(appId, user, insertText(20_000, "warm"))).status).toBe(200);
     const find = findText(200_000);
-    let held = mainThreadHeld();
-    const found = await call(appId, user, find);
-    const findHeldMs = held();
+    const [found, findHeldMs] = await heldWhile(() => call(appId, user, find));
     expect(found.body).toEqual([{ n: { $numberInt: "1" } }]);
     const insert = insertText(200_000, "w");
-    held = mainThreadHeld();
-    const stored = await call(appId, user, insert);
-    const insertHeldMs = held();
+    const [stored, insertHeldMs] = await heldWhile(() => call(appId, user, insert));
     expect(stored.status).toBe(200);
     // The document comes back whole, every field as it was sent.
     const back = await call(appId, user, callText("findOne", { database: "d", collection: "w", query: {} }));
@@ -286,14 +283,10 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     expect((await call(appId, user, insertText(20_000))).status).toBe(200);
     expect((await call(appId, user, findText(20_000))).body).toEqual([]);
     const insert = insertText(200_000);
-    let held = mainThreadHeld();
-    const inserted = await call(appId, user, insert);
-    const insertHeldMs = held();
+    const [inserted, insertHeldMs] = await heldWhile(() => call(appId, user, insert));
     expect(inserted.status).toBe(200);
     const find = findText(200_000);
-    held = mainThreadHeld();
-    const found = await call(appId, user, find);
-    const findHeldMs = held();
+    const [found, findHeldMs] = await heldWhile(() => call(appId, user, find));
     expect(found.body).toEqual([]);
     // (~25–35 ms here on both stores; walked in slices only a few levels down, the insert's copy,
     // sizes and text held it 0.18–0.5 s, the find's job text 0.07–0.12 s.)
@@ -333,9 +326,8 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
       // (The updates half the other cases' width: each takes seconds in slices, and at once their
       // walks held the thread well past the bound already; the sort's keys as wide as theirs.)
       const text = request(name === "sort" ? 200_000 : 100_000);
-      const held = mainThreadHeld();
-      const answered = await call(appId, user, text);
-      heldMs[name] = held();
+      const [answered, ms] = await heldWhile(() => call(appId, user, text));
+      heldMs[name] = ms;
       expect(answered.body, name).toEqual(answers[name as keyof typeof answers]);
     }
     // (~10–50 ms here on both stores, a slice or a collection of garbage; at once, the update's new
@@ -418,9 +410,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     // Warm up: the same paths, on a document wide enough for them.
     expect((await insert(request(20_000))).status).toBe(200);
     const text = request(200_000);
-    const held = mainThreadHeld();
-    const inserted = await insert(text);
-    const heldMs = held();
+    const [inserted, heldMs] = await heldWhile(() => insert(text));
     expect(inserted.status).toBe(200);
     expect(await inserted.json()).toEqual({ insertedId: expect.stringMatching(/^[0-9a-f]{24}$/) });
     // (~25 ms here; its body read at once as Extended JSON, ~0.6 s.)
@@ -444,9 +434,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     // Warm up: the same paths, on a payload wide enough for them.
     expect((await login(payload(20_000))).status).toBe(200);
     const text = payload(200_000);
-    const held = mainThreadHeld();
-    const answered = await login(text);
-    const heldMs = held();
+    const [answered, heldMs] = await heldWhile(() => login(text));
     const body = await answered.text();
     expectTextContract("login", answered, body);
     expect(answered.status).toBe(200);
