@@ -21,6 +21,7 @@ import {
 } from "./query-jobs.ts";
 import { NeedsWorker, type QueryLimits, withQueryLimits } from "./query-limits.ts";
 import { queryWorkers, unwrap, type WorkerMessage } from "./query-workers.ts";
+import { takeTurn } from "./turns.ts";
 import { holdsWide, textInSlices } from "./wide-values.ts";
 
 /**
@@ -83,7 +84,6 @@ function onMainThread<T>(evaluation: Evaluation, fn: () => T): T | typeof offloa
 const writeSliceMs = 2;
 
 const encoder = new TextEncoder();
-const yieldTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * Documents as the workers read them: one Extended JSON array in UTF-8 bytes, handed over without a
@@ -100,7 +100,7 @@ async function documentsBytes(docs: Document[], deadline: number): Promise<Uint8
     bytes += Buffer.byteLength(texts[i]!);
     if (performance.now() - started > writeSliceMs) {
       if (performance.now() > deadline) throw errors.queryTimeLimit();
-      await yieldTurn();
+      await takeTurn();
       started = performance.now();
     }
   }
@@ -111,7 +111,7 @@ async function documentsBytes(docs: Document[], deadline: number): Promise<Uint8
     if (i > 0) out[at++] = 0x2c; // ,
     at += encoder.encodeInto(texts[i]!, out.subarray(at)).written;
     if (performance.now() - started > writeSliceMs) {
-      await yieldTurn();
+      await takeTurn();
       started = performance.now();
     }
   }

@@ -2,19 +2,75 @@
  * Long work in slices: a request that has held the event loop for a few milliseconds lets the
  * others run before it goes on (a read of many documents, an insertMany of many), so one request
  * never keeps the rest waiting for more than a slice (docs/decisions/0018-fair-shares.md).
+ *
+ * The slice is shared: however many sliced tasks are under way — one request's walks beside its
+ * stream's encoding, or a hundred users' wide finds — together they run for about a slice in a turn
+ * of the event loop, one task after the other in the order they asked, and the network's callbacks
+ * run between the turns. (With a slice each, twenty tasks held every other client 80 ms a turn.)
  */
-import { setImmediate as nextTurn } from "node:timers/promises";
 
 /** How long a slice holds the event loop. */
 export const sliceMs = 4;
 
+/** The tasks waiting for their next slice, in the order they asked. */
+const waiting: (() => void)[] = [];
+let granting = false;
+
+/**
+ * When the slice of this turn of the event loop began (undefined: none has yet): from the turn's
+ * first sliced work, or from the grant. While tasks wait, work that starts once it is used up waits
+ * its turn after one step; while none waits, a task goes on to its own slice's end.
+ */
+let shared: { started: number } | undefined;
+
+function sliceStarted(): number {
+  if (shared === undefined) startSlice();
+  return shared!.started;
+}
+
+/** A slice from now on, ended by the next turn's immediates (whichever task it was given to). */
+function startSlice(): void {
+  const slice = { started: performance.now() };
+  shared = slice;
+  setImmediate(() => {
+    if (shared === slice) shared = undefined;
+  });
+}
+
+/** Gives the next waiting task the slice of this turn; the one after it waits for the next turn. */
+function grant(): void {
+  const next = waiting.shift();
+  startSlice();
+  if (waiting.length > 0) setImmediate(grant);
+  else granting = false;
+  next?.();
+}
+
+/** Waits until the others have had their turn and this task's slice comes (at least one turn). */
+export function takeTurn(): Promise<void> {
+  return new Promise((resolve) => {
+    waiting.push(resolve);
+    if (granting) return;
+    granting = true;
+    setImmediate(grant);
+  });
+}
+
 export class Turns {
   private started = performance.now();
 
-  /** Gives the others a turn when this slice is used up (reads the clock: call it every few items). */
+  constructor() {
+    sliceStarted();
+  }
+
+  /**
+   * Gives the others a turn when this task's slice is used up, or when others wait and the turn's
+   * shared slice is (reads the clock: call it every few items).
+   */
   async maybe(): Promise<void> {
-    if (performance.now() - this.started <= sliceMs) return;
-    await nextTurn();
+    const now = performance.now();
+    if (now - this.started <= sliceMs && (waiting.length === 0 || now - sliceStarted() <= sliceMs)) return;
+    await takeTurn();
     this.started = performance.now();
   }
 }

@@ -7,9 +7,9 @@
  * client for a quarter of a second here (docs/decisions/0024-large-bodies-in-slices.md).
  */
 
-import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
+import { takeTurn } from "../data/turns.ts";
 import { isIndexKey, keepKeys } from "../data/wide-keys.ts";
 
 /** MongoDB refuses documents nested deeper than 100 levels; requests add a few levels of envelope. */
@@ -307,7 +307,7 @@ async function holdsConstructorPrototype(root: unknown): Promise<boolean> {
         if (value !== null && typeof value === "object") pending.push(value);
       }
     }
-    if (++seen % 4096 === 0) await nextTurn();
+    if (++seen % 4096 === 0) await takeTurn();
   }
   return false;
 }
@@ -323,13 +323,13 @@ export async function parseJsonBodyInSlices(text: string): Promise<unknown> {
   if (protoKey.test(text)) throw forbiddenKey();
   // (The body's text was just put together and decoded, one step of ~20 ms for 6 MB: the first
   // slice waits a turn.)
-  await nextTurn();
+  await takeTurn();
   const reader = new JsonReader(text);
   for (let at = start; reader.end < 0 && at < text.length; at += sliceChars) {
     reader.scan(at, Math.min(at + sliceChars, text.length));
     if (reader.end >= 0) break;
     reader.open();
-    await nextTurn();
+    await takeTurn();
   }
   const parsed = reader.finish(start);
   if (constructorKey.test(text) && (await holdsConstructorPrototype(parsed))) throw forbiddenKey();
