@@ -241,6 +241,17 @@ async function bundle(root, options) {
 /** Builds dist/ when an input changed since the last build (or always, with `force`); true if it built. */
 export async function buildBundle({ force = false, root } = {}) {
   if (!force && bundleIsFresh({ root })) return false;
+  try {
+    return await buildAll(root);
+  } finally {
+    // esbuild's service process lives as long as this one unless stopped, and `npm run mock` serves
+    // from this one (scripts/run-mock.mjs).
+    await (await import("esbuild")).stop();
+  }
+}
+
+/** Builds every output of dist/ and, when no input changed meanwhile, the stamp; true. */
+async function buildAll(root) {
   const at = layout(root);
   const { repo, inspectorSource, inspectorOut } = at;
   // dist/ writable by its owner only, whatever the umask: the launcher uses a code cache only in

@@ -6,7 +6,7 @@
  * file or the new one, whole, never a truncated one (an empty bundle runs as a program that exits
  * 0 at once).
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   closeSync,
@@ -244,6 +244,25 @@ describe("scripts/build.mjs builds only when an input changed", () => {
     expect(fresh()).toBe(true);
     expect(built()).toContain("hello two");
   });
+
+  it.runIf(process.platform === "linux")(
+    "leaves no process of its own behind once built, as the server it starts runs in the same process",
+    () => {
+      const script = [
+        `import { readFileSync } from "node:fs";`,
+        `import { buildBundle } from ${JSON.stringify(join(root, "scripts", "build.mjs"))};`,
+        `const built = await buildBundle({ root: ${JSON.stringify(workspace)}, force: true });`,
+        `const children = () => readFileSync(\`/proc/self/task/\${process.pid}/children\`, "utf8").trim();`,
+        // (A stopped process is listed until this one has reaped it.)
+        `for (const until = Date.now() + 5000; children() !== "" && Date.now() < until; )`,
+        `  await new Promise((resolve) => setTimeout(resolve, 10));`,
+        `console.log(JSON.stringify({ built, children: children() }));`,
+      ].join("\n");
+      const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+      expect(run.stderr).toBe("");
+      expect(JSON.parse(run.stdout)).toEqual({ built: true, children: "" });
+    },
+  );
 
   it("builds when asked to, changed or not", async () => {
     expect(await buildBundle({ root: workspace, force: true })).toBe(true);
