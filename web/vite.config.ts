@@ -26,7 +26,7 @@ export default defineConfig(({ mode }) => ({
   preview: { host: "127.0.0.1", port: 4173, strictPort: true },
   build: { target: "es2022", manifest: true, sourcemap: true },
   test: {
-    environment: "jsdom",
+    environment: "happy-dom",
     include: ["src/**/*.test.{ts,tsx}"],
     restoreMocks: true,
   },

@@ -39,7 +39,7 @@ describe("sign-up form", () => {
     await user.click(screen.getByRole("button", { name: "Create account" }));
 
     const email = screen.getByLabelText("E-mail address");
-    expect(email).toHaveProperty("ariaInvalid", "true");
+    expect(email.getAttribute("aria-invalid")).toBe("true");
     expect(document.activeElement).toBe(email);
     expect(screen.getByText("Enter a valid e-mail address, like name@example.com.")).toBeTruthy();
     expect(screen.getByText("The password must be at least 6 characters long.")).toBeTruthy();
