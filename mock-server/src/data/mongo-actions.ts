@@ -355,12 +355,54 @@ export class MongoService {
     want: number | undefined,
     atLimit: (found: Document[]) => Promise<boolean> = async (found) =>
       Number(await readValue(evaluation, { kind: "count", query, limit: want! }, found)) >= want!,
-  ) {
+  ): Promise<Document[]> {
+    return (await this.readMatching(reader, query, sort, want, true, atLimit)).found;
+  }
+
+  /**
+   * A `count`'s matches: read as `candidates` reads, but every batch is matched on the main thread's
+   * slice, with a limit or without, and the documents that match are counted, not kept (a count of
+   * 50,000 documents kept them all and evaluated them again in a worker). A batch whose match does
+   * not fit the slice is kept and counted by the evaluation, as any read's.
+   */
+  private async countMatching(
+    evaluation: Evaluation,
+    reader: Reader,
+    query: Document,
+    limit: number | undefined,
+  ): Promise<number> {
+    const countOf = async (docs: Document[]) =>
+      docs.length === 0 ? 0 : Number(await readValue(evaluation, { kind: "count", query }, docs));
+    const { found, matches } = await this.readMatching(
+      reader,
+      query,
+      {},
+      limit,
+      false,
+      async (kept, counted) => limit !== undefined && counted + (await countOf(kept)) >= limit,
+    );
+    const n = matches + (await countOf(found));
+    return limit === undefined ? n : Math.min(n, limit);
+  }
+
+  /**
+   * `candidates`' read: `found` holds what was read (with `keepMatches` false, only the batches not
+   * matched here), `matches` how many documents were matched here. `atLimit` gets both.
+   */
+  private async readMatching(
+    reader: Reader,
+    query: Document,
+    sort: Document,
+    want: number | undefined,
+    keepMatches: boolean,
+    atLimit: (found: Document[], matches: number) => Promise<boolean>,
+  ): Promise<{ found: Document[]; matches: number }> {
     const early = want !== undefined && Object.keys(sort).length === 0;
-    const conditions = early ? await exactConditionsInSlices(query) : null;
+    const matchHere = early || !keepMatches;
+    const conditions = matchHere ? await exactConditionsInSlices(query) : null;
     let match: ((batch: Document[]) => Document[]) | null = null;
     if (conditions !== null) match = (batch) => batch.filter((doc) => meetsExactly(doc, conditions));
-    else if (early) match = (batch) => this.matchOnSlice(batch, query);
+    else if (matchHere) match = (batch) => this.matchOnSlice(batch, query);
     const max = this.budget.maxExamined - this.budget.examined;
     const options: ScanOptions = { max, deadline: this.budget.deadline };
     if (early) options.want = want;
@@ -370,24 +412,27 @@ export class MongoService {
     let unmatched = false;
     let misses = 0;
     // At the limit with batches kept unmatched: whether what was read holds the `want` matches.
-    const enough = async () => unmatched && (await atLimit(found));
+    const enough = async () => unmatched && (await atLimit(found, matches));
     for await (const batch of bounded(reader(query, options), this.budget, enough)) {
       let kept = batch;
+      let matched = false;
       if (match !== null) {
         try {
           kept = match(batch);
           matches += kept.length;
           misses = 0;
+          matched = true;
         } catch (error) {
           if (!(error instanceof NeedsWorker)) throw error;
           unmatched = true;
           if (error.why !== "time" || ++misses >= sliceMisses) match = null;
         }
       }
-      for (const doc of kept) found.push(doc);
-      if (match !== null && matches >= want!) return unmatched ? found : found.slice(0, want);
+      if (keepMatches || !matched) for (const doc of kept) found.push(doc);
+      if (match !== null && matches >= want!)
+        return { found: unmatched || !keepMatches ? found : found.slice(0, want), matches };
     }
-    return found;
+    return { found, matches };
   }
 
   /**
@@ -519,8 +564,7 @@ export class MongoService {
         // Counted by the store when it evaluates the query exactly; else read (bounded) and evaluated.
         const exact = await this.app.data.countExact(database, name, all, { limit, deadline: this.budget.deadline });
         if (exact !== undefined) return reply(Long.fromNumber(exact));
-        const docs = await this.candidates(evaluation, this.reader(database, name), all, {}, limit);
-        return read({ kind: "count", query: all, ...(limit !== undefined ? { limit } : {}) }, docs);
+        return reply(Long.fromNumber(await this.countMatching(evaluation, this.reader(database, name), all, limit)));
       }
       case "aggregate":
         return this.aggregate(evaluation, database, name, args, read, reply);

@@ -6,11 +6,12 @@
  * user's huge collection — runs here on a few thousand documents with the limit lowered to match.
  */
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { bounded } from "../../src/data/bounded-reads.ts";
 import type { Document } from "../../src/data/documents.ts";
 import { MongoService, pipelineHead } from "../../src/data/mongo-actions.ts";
 import { mainThreadSlice } from "../../src/data/query-limits.ts";
+import { queryWorkers } from "../../src/data/query-workers.ts";
 import { exactConditions, meetsExactly } from "../../src/store/exact-query.ts";
 import { type DocumentStore, StoreTimeoutError } from "../../src/store/store.ts";
 import { anonymousLogin, call, mongoAction, newOpenApp, openData, testApp, testStore } from "../helpers/app.ts";
@@ -220,6 +221,53 @@ describe("reads of a collection larger than the documents an action may examine"
     const { action: small } = await bigCollection(10, limit);
     expect((await small("find", { query: {} })).body).toHaveLength(10);
   });
+});
+
+describe("a count of many documents the store cannot count", () => {
+  it("matches them batch by batch on the main thread and keeps none: nothing goes to a worker", async () => {
+    const { action } = await bigCollection(20_000, 100_000);
+    const run = vi.spyOn(queryWorkers, "run");
+    try {
+      const all = await action("count", { query: { n: { $gte: 0 } } });
+      expect(all.body).toEqual({ $numberLong: "20000" });
+      const odd = await action("count", { query: { n: { $mod: [2, 1] } } });
+      expect(odd.body).toEqual({ $numberLong: "10000" });
+      const some = await action("count", { query: { n: { $mod: [2, 1] } }, limit: 12_345 });
+      expect(some.body).toEqual({ $numberLong: "10000" });
+      const cut = await action("count", { query: { n: { $gte: 5 } }, limit: 15_000 });
+      expect(cut.body).toEqual({ $numberLong: "15000" });
+      expect(run).not.toHaveBeenCalled();
+    } finally {
+      run.mockRestore();
+    }
+  }, 60_000);
+
+  it("counts what it matched with what a worker counted when a batch's match did not fit", async () => {
+    const { action } = await bigCollection(3_000, 100_000);
+    // Every second batch's match finds its slice gone; those batches are counted by the evaluation.
+    const slice = mainThreadSlice as { ms: number; steps: number };
+    const usual = { ms: slice.ms, steps: slice.steps };
+    let batches = 0;
+    let missing = false;
+    Object.defineProperty(slice, "ms", {
+      configurable: true,
+      get: () => {
+        if (new Error().stack?.includes("matchOnSlice")) missing = ++batches % 2 === 0;
+        return missing ? 0 : usual.ms;
+      },
+    });
+    Object.defineProperty(slice, "steps", { configurable: true, get: () => (missing ? 0 : usual.steps) });
+    try {
+      expect((await action("count", { query: { parity: { $in: ["odd"] } } })).body).toEqual({ $numberLong: "1500" });
+      expect((await action("count", { query: { n: { $lt: 2_000 } }, limit: 1_999 })).body).toEqual({
+        $numberLong: "1999",
+      });
+      expect(batches).toBeGreaterThan(2);
+    } finally {
+      Object.defineProperty(slice, "ms", { configurable: true, writable: true, value: usual.ms });
+      Object.defineProperty(slice, "steps", { configurable: true, writable: true, value: usual.steps });
+    }
+  }, 60_000);
 });
 
 describe("a sort's best documents", () => {
