@@ -335,9 +335,11 @@ export class MongoService {
   /**
    * The documents of a collection an action evaluates (the query engine then matches, sorts and
    * cuts them: query-jobs.ts), read in batches checked against the action's budget between them.
-   * Without a sort, the first `want` matching documents are all the action can use, so the read
-   * stops once it has them: a query of plain equalities (store/exact-query.ts) is decided here
-   * without the query engine, any other is matched batch by batch on the main thread's slice, the
+   * Each batch is matched as it comes and only its matches are kept: a query of plain equalities
+   * (store/exact-query.ts) is decided here without the query engine, any other is matched on the
+   * main thread's slice (a read that keeps every match stops matching once a batch keeps most of
+   * its documents; a find's `$near` is matched where it is evaluated). Without a sort, the first
+   * `want` matching documents are all the action can use, so the read stops once it has them, the
    * batches starting about `want` long and growing. A batch whose match does not fit its slice is
    * kept whole for the action's evaluation (in a worker), which matches it again: when the slice ran
    * out of time (a busy machine) the next batch tries again, and after `sliceMisses` such batches in
@@ -345,7 +347,8 @@ export class MongoService {
    * the documents the action may examine, whether they hold `want` matches decides between its
    * answer and the error: `atLimit` tells, by default their count of matches (evaluated as any
    * other, in a worker when it does not fit). With a sort, or no `want`, every candidate the store
-   * hands back is read, up to the documents the action may examine.
+   * hands back is read, up to the documents the action may examine (past them a sorted read is
+   * refused, whatever it matched: its best documents may be further on).
    */
   private async candidates(
     evaluation: Evaluation,
@@ -398,7 +401,9 @@ export class MongoService {
     atLimit: (found: Document[], matches: number) => Promise<boolean>,
   ): Promise<{ found: Document[]; matches: number }> {
     const early = want !== undefined && Object.keys(sort).length === 0;
-    const matchHere = early || !keepMatches;
+    // (A find's `$near` orders its matches, and the find's evaluation takes it where a plain match
+    // refuses it: such a read is matched where it is evaluated.)
+    const matchHere = !hasNoKeys(query) && (early || !keepMatches || !(await hasNear(query)));
     const conditions = matchHere ? await exactConditionsInSlices(query) : null;
     let match: ((batch: Document[]) => Document[]) | null = null;
     if (conditions !== null) match = (batch) => batch.filter((doc) => meetsExactly(doc, conditions));
@@ -411,8 +416,9 @@ export class MongoService {
     let matches = 0;
     let unmatched = false;
     let misses = 0;
-    // At the limit with batches kept unmatched: whether what was read holds the `want` matches.
-    const enough = async () => unmatched && (await atLimit(found, matches));
+    // At the limit with batches kept unmatched: whether what was read holds the `want` matches (a
+    // sorted read's best documents may be past it: never).
+    const enough = async () => (early || !keepMatches) && unmatched && (await atLimit(found, matches));
     for await (const batch of bounded(reader(query, options), this.budget, enough)) {
       let kept = batch;
       let matched = false;
@@ -422,6 +428,12 @@ export class MongoService {
           matches += kept.length;
           misses = 0;
           matched = true;
+          // Matched here, a read that keeps every match saves only what the match drops: once a
+          // batch keeps most of its documents, the rest go to the evaluation unmatched.
+          if (!early && keepMatches && batch.length >= 64 && kept.length * 4 > batch.length * 3) {
+            match = null;
+            unmatched = true;
+          }
         } catch (error) {
           if (!(error instanceof NeedsWorker)) throw error;
           unmatched = true;
@@ -429,7 +441,7 @@ export class MongoService {
         }
       }
       if (keepMatches || !matched) for (const doc of kept) found.push(doc);
-      if (match !== null && matches >= want!)
+      if (early && match !== null && matches >= want!)
         return { found: unmatched || !keepMatches ? found : found.slice(0, want), matches };
     }
     return { found, matches };

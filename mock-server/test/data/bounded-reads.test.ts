@@ -152,6 +152,14 @@ describe("reads of a collection larger than the documents an action may examine"
       expect(head.body.map((d: { n: unknown }) => d.n)).toEqual([{ $numberInt: "500" }, { $numberInt: "501" }]);
       const updated = await action("updateOne", { query: { n: { $gte: 700 } }, update: { $set: { touched: true } } });
       expect(updated.body).toMatchObject({ matchedCount: { $numberInt: "1" }, modifiedCount: { $numberInt: "1" } });
+      // A sorted read's best documents may be past them, whatever they hold: refused.
+      for (const [name, argument] of [
+        ["find", { query: { n: { $lt: 3 } }, sort: { n: -1 }, limit: 3 }],
+        ["aggregate", { pipeline: [{ $match: { n: { $lt: 3 } } }, { $sort: { n: -1 } }, { $limit: 1 }] }],
+      ] as const) {
+        const sorted = await action(name, argument);
+        expect([sorted.response.statusCode, sorted.body]).toMatchObject([400, tooMany(limit)]);
+      }
       // Asking for more than those documents hold is still refused, and writes nothing (no upsert).
       const past = await action("find", { query: { n: { $gte: limit - 1, $lt: limit + 5 } }, limit: 2 });
       expect([past.response.statusCode, past.body]).toMatchObject([400, tooMany(limit)]);
@@ -266,6 +274,67 @@ describe("a count of many documents the store cannot count", () => {
     } finally {
       Object.defineProperty(slice, "ms", { configurable: true, writable: true, value: usual.ms });
       Object.defineProperty(slice, "steps", { configurable: true, writable: true, value: usual.steps });
+    }
+  }, 60_000);
+});
+
+describe("reads that keep every match: a sort, an aggregation, updateMany", () => {
+  it("match what they read as it comes and keep only the matches: a few of 20,000 need no worker", async () => {
+    const { action } = await bigCollection(20_000, 100_000);
+    const run = vi.spyOn(queryWorkers, "run");
+    try {
+      const rare = { n: { $mod: [1_000, 7] } };
+      const found = await action("find", { query: rare, sort: { n: -1 }, limit: 3, project: { _id: 0, n: 1 } });
+      expect(found.body).toEqual([19_007, 18_007, 17_007].map((n) => ({ n: { $numberInt: String(n) } })));
+      const head = await action("aggregate", {
+        pipeline: [{ $match: rare }, { $sort: { n: 1 } }, { $limit: 2 }, { $project: { _id: 0, n: 1 } }],
+      });
+      expect(head.body).toEqual([7, 1_007].map((n) => ({ n: { $numberInt: String(n) } })));
+      const updated = await action("updateMany", { query: rare, update: { $set: { seen: true } } });
+      expect(updated.body).toEqual({ matchedCount: { $numberInt: "20" }, modifiedCount: { $numberInt: "20" } });
+      expect(run).not.toHaveBeenCalled();
+      // A query most documents meet: as many answers, whether matched here or not.
+      const most = await action("find", {
+        query: { n: { $gte: 10 } },
+        sort: { n: 1 },
+        limit: 2,
+        project: { _id: 0, n: 1 },
+      });
+      expect(most.body).toEqual([10, 11].map((n) => ({ n: { $numberInt: String(n) } })));
+      expect((await action("count", { query: { seen: true } })).body).toEqual({ $numberLong: "20" });
+    } finally {
+      run.mockRestore();
+    }
+  }, 60_000);
+
+  it("stop matching as they read once a batch keeps most of its documents (matching saves nothing then)", async () => {
+    const { action } = await bigCollection(20_000, 100_000);
+    const slice = mainThreadSlice as { ms: number };
+    const usual = slice.ms;
+    let matchedHere = 0;
+    Object.defineProperty(slice, "ms", {
+      configurable: true,
+      get: () => {
+        if (new Error().stack?.includes("matchOnSlice")) matchedHere++;
+        return usual;
+      },
+    });
+    try {
+      const first = await action("find", {
+        query: { n: { $gte: 10 } },
+        sort: { n: -1 },
+        limit: 1,
+        project: { _id: 0 },
+      });
+      expect(first.body).toEqual([{ n: { $numberInt: "19999" }, owner: "me", parity: "odd" }]);
+      const batchesMatched = matchedHere;
+      expect(batchesMatched).toBeGreaterThan(0);
+      matchedHere = 0;
+      // A rare match is matched in every batch (20,000 documents are more than a few batches).
+      await action("find", { query: { n: { $mod: [1_000, 7] } }, sort: { n: -1 }, limit: 1 });
+      expect(matchedHere).toBeGreaterThan(batchesMatched);
+    } finally {
+      Object.defineProperty(slice, "ms", { configurable: true, writable: true, value: usual });
     }
   }, 60_000);
 });
