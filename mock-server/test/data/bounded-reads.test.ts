@@ -45,6 +45,33 @@ async function bigCollection(size: number, limit: number) {
   return { appId, action };
 }
 
+/**
+ * The main thread's slice gone for the batches' matches that `gone` picks (counted from 1, one per
+ * look at the clock in a match), as on a machine that gives the thread little time; `batches` says
+ * how many looked, `restore` puts the slice back.
+ */
+function sliceGoneFor(gone: (batch: number) => boolean) {
+  const slice = mainThreadSlice as { ms: number; steps: number };
+  const usual = { ms: slice.ms, steps: slice.steps };
+  let batches = 0;
+  let missing = false;
+  Object.defineProperty(slice, "ms", {
+    configurable: true,
+    get: () => {
+      if (new Error().stack?.includes("matchOnSlice")) missing = gone(++batches);
+      return missing ? 0 : usual.ms;
+    },
+  });
+  Object.defineProperty(slice, "steps", { configurable: true, get: () => (missing ? 0 : usual.steps) });
+  return {
+    batches: () => batches,
+    restore: () => {
+      Object.defineProperty(slice, "ms", { configurable: true, writable: true, value: usual.ms });
+      Object.defineProperty(slice, "steps", { configurable: true, writable: true, value: usual.steps });
+    },
+  };
+}
+
 const tooMany = (limit: number) => ({
   error: `operation exceeded the limit of ${limit} documents examined`,
   error_code: "MongoDBError",
@@ -104,27 +131,15 @@ describe("reads of a collection larger than the documents an action may examine"
     // and the matches are in the next one. Read on without matching, the action would examine
     // past its limit.
     const [missed, from] = testStore() === "postgres" ? [1, 300] : [3, 100];
-    const slice = mainThreadSlice as { ms: number; steps: number };
-    const usual = { ms: slice.ms, steps: slice.steps };
-    let batches = 0;
-    let missing = false;
-    Object.defineProperty(slice, "ms", {
-      configurable: true,
-      get: () => {
-        if (new Error().stack?.includes("matchOnSlice")) missing = ++batches === missed;
-        return missing ? 0 : usual.ms;
-      },
-    });
-    Object.defineProperty(slice, "steps", { configurable: true, get: () => (missing ? 0 : usual.steps) });
+    const slice = sliceGoneFor((batch) => batch === missed);
     try {
       const query = { n: { $gte: from, $lt: from + 3 } };
       const some = await action("find", { query, limit: 3, project: { _id: 0, n: 1 } });
-      expect(batches).toBe(missed + 1);
+      expect(slice.batches()).toBe(missed + 1);
       expect(some.response.statusCode).toBe(200);
       expect(some.body).toEqual([from, from + 1, from + 2].map((n) => ({ n: { $numberInt: String(n) } })));
     } finally {
-      Object.defineProperty(slice, "ms", { configurable: true, writable: true, value: usual.ms });
-      Object.defineProperty(slice, "steps", { configurable: true, writable: true, value: usual.steps });
+      slice.restore();
     }
   });
 
@@ -253,27 +268,15 @@ describe("a count of many documents the store cannot count", () => {
   it("counts what it matched with what a worker counted when a batch's match did not fit", async () => {
     const { action } = await bigCollection(3_000, 100_000);
     // Every second batch's match finds its slice gone; those batches are counted by the evaluation.
-    const slice = mainThreadSlice as { ms: number; steps: number };
-    const usual = { ms: slice.ms, steps: slice.steps };
-    let batches = 0;
-    let missing = false;
-    Object.defineProperty(slice, "ms", {
-      configurable: true,
-      get: () => {
-        if (new Error().stack?.includes("matchOnSlice")) missing = ++batches % 2 === 0;
-        return missing ? 0 : usual.ms;
-      },
-    });
-    Object.defineProperty(slice, "steps", { configurable: true, get: () => (missing ? 0 : usual.steps) });
+    const slice = sliceGoneFor((batch) => batch % 2 === 0);
     try {
       expect((await action("count", { query: { parity: { $in: ["odd"] } } })).body).toEqual({ $numberLong: "1500" });
       expect((await action("count", { query: { n: { $lt: 2_000 } }, limit: 1_999 })).body).toEqual({
         $numberLong: "1999",
       });
-      expect(batches).toBeGreaterThan(2);
+      expect(slice.batches()).toBeGreaterThan(2);
     } finally {
-      Object.defineProperty(slice, "ms", { configurable: true, writable: true, value: usual.ms });
-      Object.defineProperty(slice, "steps", { configurable: true, writable: true, value: usual.steps });
+      slice.restore();
     }
   }, 60_000);
 });
@@ -309,16 +312,7 @@ describe("reads that keep every match: a sort, an aggregation, updateMany", () =
 
   it("stop matching as they read once a batch keeps most of its documents (matching saves nothing then)", async () => {
     const { action } = await bigCollection(20_000, 100_000);
-    const slice = mainThreadSlice as { ms: number };
-    const usual = slice.ms;
-    let matchedHere = 0;
-    Object.defineProperty(slice, "ms", {
-      configurable: true,
-      get: () => {
-        if (new Error().stack?.includes("matchOnSlice")) matchedHere++;
-        return usual;
-      },
-    });
+    const slice = sliceGoneFor(() => false);
     try {
       const first = await action("find", {
         query: { n: { $gte: 10 } },
@@ -327,14 +321,13 @@ describe("reads that keep every match: a sort, an aggregation, updateMany", () =
         project: { _id: 0 },
       });
       expect(first.body).toEqual([{ n: { $numberInt: "19999" }, owner: "me", parity: "odd" }]);
-      const batchesMatched = matchedHere;
+      const batchesMatched = slice.batches();
       expect(batchesMatched).toBeGreaterThan(0);
-      matchedHere = 0;
       // A rare match is matched in every batch (20,000 documents are more than a few batches).
       await action("find", { query: { n: { $mod: [1_000, 7] } }, sort: { n: -1 }, limit: 1 });
-      expect(matchedHere).toBeGreaterThan(batchesMatched);
+      expect(slice.batches() - batchesMatched).toBeGreaterThan(batchesMatched);
     } finally {
-      Object.defineProperty(slice, "ms", { configurable: true, writable: true, value: usual });
+      slice.restore();
     }
   }, 60_000);
 });
