@@ -679,14 +679,17 @@ export class MongoService {
     const ruled = Object.keys(filter).length > 0;
     const stages = ruled && !shape ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
     // A leading $match narrows what the store fetches, like the rule's filter; a $sort, $skip and
-    // $limit after it, how many of those documents the pipeline can use.
+    // $limit after it, how many of those documents the pipeline can use. Not over documents cut
+    // down: the $match sees them cut, where one on a field the cut removes (`$exists: false`)
+    // holds for a stored document that fails it, so such a read takes every document of the rule.
     const first = pipeline[0] as Document | undefined;
     const leading = isDocument(first?.$match) ? first.$match : {};
-    const head = pipelineHead(pipeline as Document[]);
+    const seesCut = shape !== undefined && !hasNoKeys(leading);
+    const head = seesCut ? { sort: {}, want: undefined } : pipelineHead(pipeline as Document[]);
     const docs = await this.candidates(
       evaluation,
       this.reader(database, name),
-      narrow(leading, filter),
+      seesCut ? filter : narrow(leading, filter),
       head.sort,
       head.want,
     );

@@ -289,6 +289,14 @@ describe("roles of an exported app", () => {
       pipeline: [{ $group: { _id: null, total: { $sum: "$salary" }, internal: { $max: "$internal" } } }],
     });
     expect(total.body).toEqual([{ _id: null, total: { $numberInt: "100" }, internal: null }]);
+    // Its first $match too: the salaries Ann may not read are not there for it to see.
+    for (const rest of [[{ $sort: { name: 1 } }], [{ $limit: 5 }], []]) {
+      const unpaid = await action(ann, "aggregate", {
+        ...directory,
+        pipeline: [{ $match: { salary: { $exists: false } } }, ...rest, { $project: { _id: 0, name: 1 } }],
+      });
+      expect(byName(unpaid.body), JSON.stringify(rest)).toEqual([{ name: "Bob" }, { name: "Cid" }]);
+    }
     // A write's answer: the document as the filters project it.
     const raised = await action(bob, "findOneAndUpdate", {
       ...directory,
