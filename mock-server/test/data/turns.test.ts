@@ -32,14 +32,12 @@ function turnsObserved() {
 describe("sliced work on the main thread", () => {
   it("lets one task at a time run its slice in a turn of the event loop, however many are under way", async () => {
     const observed = turnsObserved();
-    const order: string[] = [];
     const task = (name: string) =>
       inTurns(
         (function* () {
           for (let step = 0; step < 40; step++) {
             busy(0.5);
             observed.stepOf(name);
-            if (step === 0) order.push(name);
             yield;
           }
           return name;
