@@ -315,6 +315,28 @@ function isPlain(value: object): boolean {
 }
 
 /**
+ * A document with its `_id` first, as MongoDB writes every document (update_stage.cpp,
+ * upsert_stage.cpp, insert's fixDocumentForInsert): the same object when it already is.
+ */
+export function idFirst(doc: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.hasOwn(doc, "_id") || keysOf(doc)[0] === "_id") return doc;
+  const { _id, ...rest } = doc;
+  return { _id, ...rest };
+}
+
+/**
+ * MongoDB's refusal of an `_id` no document may have (its insert's and upsert's checks), or null.
+ * (An undefined `_id`, which MongoDB refuses too, does not survive the arguments' Extended JSON.)
+ */
+export function idRefusal(doc: Record<string, unknown>): string | null {
+  if (!Object.hasOwn(doc, "_id")) return null;
+  const id = doc._id;
+  if (Array.isArray(id)) return "can't use an array for _id";
+  if (id instanceof BSONRegExp || id instanceof RegExp) return "can't use a regex for _id";
+  return null;
+}
+
+/**
  * A deep copy of plain objects and arrays; BSON values are immutable and shared, Dates copied.
  * (structuredClone would turn ObjectIds into plain objects.)
  */

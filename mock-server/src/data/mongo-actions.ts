@@ -27,8 +27,17 @@ import {
 } from "../store/store.ts";
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
 import { wantsDocumentBefore } from "./change-events.ts";
-import { documentSize, documentTooLarge, tooLargeToInsert } from "./document-size.ts";
-import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "./documents.ts";
+import { documentTooLarge, tooLargeToInsert } from "./document-size.ts";
+import {
+  type ChangeEvent,
+  cloneValue,
+  type Document,
+  idFirst,
+  idKey,
+  idRefusal,
+  isDocument,
+  toEJSONText,
+} from "./documents.ts";
 import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
 import { hasNear } from "./geo-queries.ts";
@@ -58,8 +67,8 @@ import { sortSpecChecks } from "./stage-specs.ts";
 import type { ActionDocuments } from "./transactions.ts";
 import { inSlices, inTurns, Turns } from "./turns.ts";
 import { updateOperatorChecks } from "./updater.ts";
-import { hasNoKeys, isIndexKey, keepKeys, keysOf, setKey } from "./wide-keys.ts";
-import { cloneInSlices, documentSizeInSlices, holdsWide } from "./wide-values.ts";
+import { hasNoKeys, isIndexKey, keepKeys, keysOf } from "./wide-keys.ts";
+import { cloneInSlices, cloneToInsert, documentSizeInSlices, holdsWide } from "./wide-values.ts";
 
 export { type MongoAction, maxResults, mongoActions, referencedCollections };
 
@@ -715,25 +724,26 @@ export class MongoService {
     for (let from = 0; from < documents.length && !refused; from += insertSlice) {
       const slice = documents.slice(from, from + insertSlice);
       // A wide document is copied and sized in slices first (wide-values.ts).
-      const wide = new Map<number, { copy: Document; size: number }>();
+      const wide = new Map<number, { copy: Document; size: number; generated: boolean }>();
       for (let i = 0; i < slice.length; i++) {
         if (!holdsWide(slice[i])) continue;
-        const copy = await cloneInSlices(slice[i]!);
-        wide.set(i, { copy, size: await documentSizeInSlices(copy) });
+        const { copy, generated } = await cloneToInsert(slice[i]!);
+        wide.set(i, { copy, generated, size: await documentSizeInSlices(copy) });
       }
       try {
         withQueryLimits(this.limits, () => {
           for (let i = 0; i < slice.length; i++) {
             const copied = wide.get(i);
-            const doc = copied?.copy ?? cloneValue(slice[i]!);
-            // (A copy: the `_id` added below joins a wide document's kept keys.)
-            const written = writableFields ? keysOf(doc).slice() : [];
-            if (doc._id === undefined) {
-              const id = new ObjectId();
-              setKey(doc, "_id", id);
-              // (A member added adds its element's bytes.)
-              if (copied) copied.size += documentSize({ _id: id }) - 5;
+            let doc = copied?.copy ?? cloneValue(slice[i]!);
+            const refusal = idRefusal(doc);
+            if (refusal !== null) {
+              refused = errors.mongo(refusal);
+              break;
             }
+            // (Without an `_id` added here, which the caller does not write.)
+            const written = writableFields ? keysOf(doc).slice(copied?.generated ? 1 : 0) : [];
+            // MongoDB stores `_id` first, given or added (a wide copy is made so: cloneToInsert).
+            if (!copied) doc = doc._id === undefined ? { _id: new ObjectId(), ...doc } : idFirst(doc);
             // MongoDB's ordered insert: the documents before a refused one stay inserted.
             refused = copied ? tooLargeToInsert(copied.size) : documentTooLarge(doc);
             if (refused) break;
@@ -939,11 +949,12 @@ export class MongoService {
     // are replaced, never edited: the one read stays as it was).
     const withBefore = wantsDocumentBefore(this.app.config.triggers, database, name);
     const turns = new Turns();
-    for (const { index, after, paths } of decision.changes) {
-      if (paths.length === 0) continue;
+    for (const { index, after, paths, truncated } of decision.changes) {
+      if (paths.length === 0 && !truncated?.length) continue;
       changes.push({ op: "replace", doc: after });
       const before = withBefore ? { before: await copyOf(docs[index]!) } : {};
-      if (replace) {
+      // (A pipeline's change MongoDB writes whole is a replacement in the stream too.)
+      if (replace || paths[0] === "*") {
         events.push({
           database,
           collection: name,
@@ -980,7 +991,7 @@ export class MongoService {
         operationType: "update",
         documentKey: { _id: after._id },
         fullDocument: await copyOf(after),
-        updateDescription: { updatedFields, removedFields, truncatedArrays: [] },
+        updateDescription: { updatedFields, removedFields, truncatedArrays: truncated ?? [] },
         ...before,
       });
     }

@@ -8,12 +8,13 @@
 import { Long, ObjectId } from "bson";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { keptSize, maxBsonObjectSize } from "./bson-size.ts";
-import { cloneValue, type Document, idRepr, isDocument, toEJSONText } from "./documents.ts";
+import { cloneValue, type Document, idFirst, idRefusal, idRepr, isDocument, toEJSONText } from "./documents.ts";
 import { aggregate, checkUpdatePipeline, compileQuery, find } from "./query-engine.ts";
 import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
 import type { Condition, FieldCut, FieldTree, ReadShape } from "./role-rules.ts";
 import { shellText } from "./shell-text.ts";
+import { pipelineDelta } from "./update-delta.ts";
 import { applyUpdate, type UpdateContext } from "./updater.ts";
 import { hasNoKeys, keysOf } from "./wide-keys.ts";
 import { holdsWide } from "./wide-values.ts";
@@ -392,7 +393,19 @@ export interface UpdateJob {
 export type UpdateDecision =
   | { kind: "upsert"; doc: Document }
   /** `index`: the changed document's place among the documents read. */
-  | { kind: "update"; matched: number; changes: { index: number; after: Document; paths: string[] }[] };
+  | { kind: "update"; matched: number; changes: DocumentUpdate[] };
+
+/**
+ * One document's change: `index` is its place among the documents read; `paths` the paths set or
+ * removed, `["*"]` when it is written whole (a replacement, or a pipeline's change MongoDB writes
+ * so), `[]` when nothing changed; `truncated` the arrays a pipeline made shorter.
+ */
+export interface DocumentUpdate {
+  index: number;
+  after: Document;
+  paths: string[];
+  truncated?: { field: string; newSize: number }[];
+}
 
 export interface DeleteJob {
   kind: "delete";
@@ -403,7 +416,11 @@ export interface DeleteJob {
 
 export type WriteJob = UpdateJob | DeleteJob;
 
-/** The paths a query pins with equality (`a: v`, `a: {$eq: v}`, `a: {$in: [v]}`, through `$and`). */
+/** Whether a member of `$all` is an equality (not a pattern, not `{$elemMatch: …}`). */
+const isAllEquality = (member: unknown) =>
+  !isRegexValue(member) && !(isDocument(member) && Object.keys(member).some((k) => k.startsWith("$")));
+
+/** The paths a query pins with equality (`a: v`, `a: {$eq: v}`, `a: {$in: [v]}`, `a: {$all: [v]}`, through `$and`). */
 function equalities(query: Document, found: Map<string, unknown>): void {
   for (const [key, value] of Object.entries(query)) {
     if ((key === "$and" || key === "$or") && Array.isArray(value)) {
@@ -417,7 +434,12 @@ function equalities(query: Document, found: Map<string, unknown>): void {
     if (isDocument(value) && Object.keys(value).some((k) => k.startsWith("$"))) {
       if ("$eq" in value) pinned = value.$eq;
       else if (Array.isArray(value.$in) && value.$in.length === 1 && !isRegexValue(value.$in[0])) pinned = value.$in[0];
-      else continue;
+      else if (Array.isArray(value.$all) && value.$all.length > 0 && value.$all.every(isAllEquality)) {
+        // `$all` is an `$and` of equalities (MongoDB parses it so): one pins, two pin one path twice.
+        if (value.$all.length > 1)
+          throw errors.mongo(`cannot infer query fields to set, path '${key}' is matched twice`);
+        pinned = value.$all[0];
+      } else continue;
     }
     if (found.has(key)) throw errors.mongo(`cannot infer query fields to set, path '${key}' is matched twice`);
     found.set(key, pinned);
@@ -451,15 +473,27 @@ function seedFromQuery(query: Document): Document {
 interface Applied {
   doc: Document;
   modifiedPaths: string[];
+  truncated?: { field: string; newSize: number }[];
 }
 
 /** Applies an operator update, an aggregation-pipeline update, or (replace) a replacement. */
 function applyTo(original: Document, spec: UpdateSpec, context: UpdateContext, upsertInsert: boolean): Applied {
   if (Array.isArray(spec)) {
     const [result] = aggregate([cloneValue(original)], spec);
-    const doc = (result ?? {}) as Document;
-    if (original._id !== undefined) doc._id = original._id;
-    return { doc, modifiedPaths: Object.keys(doc) };
+    let doc = (result ?? {}) as Document;
+    if (original._id !== undefined) {
+      // A pipeline that leaves `_id` out keeps it; one that changes it is refused.
+      if (doc._id === undefined) doc = { _id: original._id, ...doc };
+      else if (idRepr(doc._id) !== idRepr(original._id))
+        throw errors.mongo(
+          `After applying the update, the (immutable) field '_id' was found to have been altered to _id: ${shellText(doc._id)}`,
+        );
+    }
+    doc = idFirst(doc);
+    if (upsertInsert) return { doc, modifiedPaths: Object.keys(doc) };
+    const delta = pipelineDelta(original, doc);
+    if (delta === null) return { doc, modifiedPaths: ["*"] };
+    return { doc, modifiedPaths: delta.paths, truncated: delta.truncated };
   }
   const { $setOnInsert, ...rest } = spec as Document & { $setOnInsert?: Document };
   const operators: Document = { ...rest };
@@ -510,7 +544,10 @@ function targets(docs: Document[], query: Document, sort: Document | undefined, 
 export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
   const { options, spec, arrayFilters } = job;
   // Refused whether or not anything matches, wherever the job runs.
-  if (Array.isArray(spec)) checkUpdatePipeline(spec);
+  if (Array.isArray(spec)) {
+    if (arrayFilters !== undefined) throw errors.mongo("arrayFilters may not be specified for pipeline-style updates");
+    checkUpdatePipeline(spec);
+  }
   const chosen = targets(docs, job.all, options.sort, options.many);
   if (chosen.length === 0) {
     if (!options.upsert) return { kind: "update", matched: 0, changes: [] };
@@ -531,9 +568,11 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
       if (seed._id !== undefined && idRepr(doc._id) !== idRepr(seed._id))
         throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
     }
+    const refusal = idRefusal(doc);
+    if (refusal !== null) throw errors.mongo(refusal);
     // (An `_id` the server adds is not one the caller writes.)
     const written = Object.keys(doc);
-    if (doc._id === undefined) doc = { _id: new ObjectId(), ...doc };
+    doc = doc._id === undefined ? { _id: new ObjectId(), ...doc } : idFirst(doc);
     checkDocumentSize(doc);
     if (job.insertFilter === null || !passes(job.insertFilter, doc)) throw errors.mongo("insert not permitted");
     if (job.insertCuts && !insertsOnly(fieldsOf(job.insertCuts)(doc), doc, written))
@@ -542,24 +581,32 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
   }
   if (job.writeFilter === null) throw errors.mongo("update not permitted");
   const writeFilter = job.writeFilter;
-  const changes: { index: number; after: Document; paths: string[] }[] = [];
+  const changes: DocumentUpdate[] = [];
   let writable: ((doc: Document) => boolean) | undefined;
   const writableFields = job.writeCuts ? fieldsOf(job.writeCuts) : undefined;
   for (const index of chosen) {
     const current = docs[index]!;
     let after: Document;
     let paths: string[];
+    let truncated: DocumentUpdate["truncated"];
     if (options.replace) {
       after = { _id: current._id, ...cloneValue(spec as Document) };
-      if ((spec as Document)._id !== undefined && String((spec as Document)._id) !== String(current._id)) {
-        throw errors.mongo("After applying the update, the (immutable) field '_id' was found to have been altered");
+      const given = (spec as Document)._id;
+      if (given !== undefined && idRepr(given) !== idRepr(current._id)) {
+        throw errors.mongo(
+          `After applying the update, the (immutable) field '_id' was found to have been altered to _id: ${shellText(given)}`,
+        );
       }
       after._id = current._id;
       // MongoDB writes nothing for a replacement equal to the document, field order included
       // (not modified, no change event).
       paths = toEJSONText(after) === toEJSONText(current) ? [] : ["*"];
     } else {
-      ({ doc: after, modifiedPaths: paths } = applyTo(current, spec, { query: job.query, arrayFilters }, false));
+      ({
+        doc: after,
+        modifiedPaths: paths,
+        truncated,
+      } = applyTo(current, spec, { query: job.query, arrayFilters }, false));
       if (idRepr(after._id) !== idRepr(current._id)) {
         throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
       }
@@ -569,10 +616,11 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
     writable ??= passesFor(writeFilter);
     if (!writable(after)) throw errors.mongo("update not permitted");
     // A role that writes some fields only: the change must set or remove no other.
-    if (writableFields && !updatesOnly(writableFields(current), current, after, paths)) {
+    const cut = truncated?.map(({ field }) => field) ?? [];
+    if (writableFields && !updatesOnly(writableFields(current), current, after, [...paths, ...cut])) {
       throw errors.mongo("update not permitted");
     }
-    changes.push({ index, after, paths });
+    changes.push(truncated?.length ? { index, after, paths, truncated } : { index, after, paths });
   }
   return { kind: "update", matched: chosen.length, changes };
 }

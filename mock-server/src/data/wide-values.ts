@@ -13,7 +13,7 @@
  * (the usual small one does not). (Looking only a few levels down, a wide object a dozen levels
  * down was copied, sized and written in one step each: 0.5 s of the main thread for an insert.)
  */
-import { calculateObjectSize } from "bson";
+import { calculateObjectSize, ObjectId } from "bson";
 import { bsonSizeAt, type SizeCache, utf8Length } from "./bson-size.ts";
 import { cloneValue } from "./documents.ts";
 import { freezeTree, keepText, keptText, markStored, maxTextDepth, textAt } from "./ejson-text.ts";
@@ -58,7 +58,16 @@ export async function cloneInSlices<T>(value: T): Promise<T> {
   return (await copy(value, new Turns())) as T;
 }
 
-async function copy(value: unknown, turns: Turns): Promise<unknown> {
+/**
+ * A document to insert, copied in slices with its `_id` first as MongoDB stores it: its own, or a
+ * new ObjectId when it has none (`generated`).
+ */
+export async function cloneToInsert(doc: Plain): Promise<{ copy: Plain; generated: boolean }> {
+  const generated = !Object.hasOwn(doc, "_id");
+  return { copy: (await copy(doc, new Turns(), generated ? new ObjectId() : doc._id)) as Plain, generated };
+}
+
+async function copy(value: unknown, turns: Turns, id?: unknown): Promise<unknown> {
   if (!isContainer(value)) return cloneValue(value);
   if (Array.isArray(value)) {
     const out: unknown[] = [];
@@ -69,10 +78,14 @@ async function copy(value: unknown, turns: Turns): Promise<unknown> {
     }
     return out;
   }
-  const keys = keysOf(value);
+  let keys = keysOf(value);
   const out: Plain = {};
+  if (id !== undefined) {
+    out._id = cloneValue(id);
+    keys = ["_id", ...keys.filter((key) => key !== "_id")];
+  }
   let keepable = true;
-  for (let i = 0; i < keys.length; i++) {
+  for (let i = id === undefined ? 0 : 1; i < keys.length; i++) {
     const key = keys[i]!;
     const member = value[key];
     // (As cloneValue: a `__proto__` key sets the copy's prototype, and the copy lists other keys.)

@@ -144,6 +144,40 @@ describe("callFunctionStreaming (watch)", () => {
       .toBe(0);
   });
 
+  it("streams a pipeline's update as its delta, a rewrite as a replace, and nothing for no change", async () => {
+    const { appId, token } = await setup();
+    const stream = await open(appId, token, { database: "db", collection: "p" });
+    const text = "x".repeat(100);
+    await insert(appId, token, "p", { _id: "d", text, n: 1, list: [1, 2, 3], gone: true });
+    expect(JSON.parse(unescapeSse((await stream.next()).slice(6))).operationType).toBe("insert");
+    const update = (pipeline: unknown[]) =>
+      json(`/api/client/v2.0/app/${appId}/functions/call`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify({
+          name: "updateOne",
+          arguments: [{ database: "db", collection: "p", query: { _id: "d" }, update: pipeline }],
+          service: "mongodb-atlas",
+        }),
+      });
+    // Nothing changed: nothing written, no event (the next one is the delta's).
+    await update([{ $set: { n: 1 } }]);
+    await update([{ $set: { n: 2, list: [1, 2] } }, { $unset: "gone" }]);
+    const delta = JSON.parse(unescapeSse((await stream.next()).slice(6)));
+    expect(delta.operationType).toBe("update");
+    expect(delta.updateDescription).toEqual({
+      updatedFields: { n: { $numberInt: "2" } },
+      removedFields: ["gone"],
+      truncatedArrays: [{ field: "list", newSize: { $numberInt: "2" } }],
+    });
+    // A delta no smaller than the document: MongoDB writes (and streams) a replacement.
+    await update([{ $replaceWith: { other: "$n" } }]);
+    const rewrite = JSON.parse(unescapeSse((await stream.next()).slice(6)));
+    expect(rewrite).toMatchObject({ operationType: "replace", fullDocument: { _id: "d", other: { $numberInt: "2" } } });
+    expect(rewrite.updateDescription).toBeUndefined();
+    stream.close();
+  });
+
   it("honours ids and filter, and authenticates from baas_at (realm-core)", async () => {
     const { appId, token } = await setup();
     const byFilter = await open(

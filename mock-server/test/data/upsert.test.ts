@@ -1,6 +1,6 @@
 /**
  * Upserts as MongoDB does them (issue 16 point 5): the query's equality fields (`_id` too, `$eq`,
- * a one-element `$in`, `$and` of equalities, dotted paths) seed the new document, then the update
+ * a one-element `$in` or `$all`, `$and` of equalities, dotted paths) seed the new document, then the update
  * applies; `$setOnInsert` only on insert; `_id` cannot change; never a 500.
  */
 import type { FastifyInstance } from "fastify";
@@ -58,13 +58,15 @@ describe("upsert", () => {
     expect((await action("findOne", { ...ns, query: { _id: oid } })).body).toEqual({ _id: oid, n: int(1) });
   });
 
-  it("seeds from $eq, a one-element $in, $and of equalities and dotted paths; ignores the rest", async () => {
+  it("seeds from $eq, a one-element $in or $all, $and of equalities and dotted paths; ignores the rest", async () => {
     const ns = collection();
     await action("updateOne", {
       ...ns,
       query: {
         $and: [{ owner: "ada" }, { "meta.kind": { $eq: "todo" } }],
         status: { $in: ["open"] },
+        tag: { $all: ["red"] },
+        matching: { $all: [{ $elemMatch: { a: 1 } }] },
         priority: { $gt: 2 },
         $or: [{ a: 1 }, { b: 2 }],
         title: { $regex: "^x" },
@@ -73,8 +75,8 @@ describe("upsert", () => {
       upsert: true,
     });
     const [doc] = await all(ns);
-    expect(doc).toMatchObject({ owner: "ada", meta: { kind: "todo" }, status: "open", done: false });
-    expect(Object.keys(doc).sort()).toEqual(["_id", "done", "meta", "owner", "status"]);
+    expect(doc).toMatchObject({ owner: "ada", meta: { kind: "todo" }, status: "open", tag: "red", done: false });
+    expect(Object.keys(doc).sort()).toEqual(["_id", "done", "meta", "owner", "status", "tag"]);
   });
 
   it("applies $setOnInsert only when inserting; the update's own values win over the seed", async () => {
@@ -153,6 +155,12 @@ describe("upsert", () => {
       [
         "updateOne",
         { query: { $and: [{ a: 1 }, { a: 2 }] }, update: { $set: { c: 1 } }, upsert: true },
+        /^cannot infer query fields to set, path 'a' is matched twice$/,
+      ],
+      // (`$all` of two values is two equalities of one path: upsert_fields.js.)
+      [
+        "updateOne",
+        { query: { a: { $all: [1, 2] } }, update: { $set: { c: 1 } }, upsert: true },
         /^cannot infer query fields to set, path 'a' is matched twice$/,
       ],
     ];
