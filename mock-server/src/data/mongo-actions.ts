@@ -48,6 +48,7 @@ import {
   type DeleteJob,
   fieldsOf,
   insertsOnly,
+  isPositionalProjection,
   matching,
   maxResults,
   mongoError,
@@ -636,6 +637,11 @@ export class MongoService {
         // realm-web 2.0.1 sends findOneAndDelete as findOneAndReplace without `update`: the service
         // then replaces the match with an empty document (only `_id` is left), and so do we.
         const spec = replace && args.update === undefined ? {} : args.update;
+        // The new document may no longer match the filter a positional projection needs (MongoDB
+        // refuses it before anything is written).
+        const projection = optionalDocument(args, "projection");
+        if (args.returnNewDocument === true && isPositionalProjection(projection))
+          throw errors.mongo("cannot use a positional projection and return the new document");
         const result = await this.update(evaluation, database, name, optionalDocument(args, "filter"), spec, {
           many: false,
           upsert: args.upsert === true,
@@ -643,27 +649,32 @@ export class MongoService {
           arrayFilters: undefined,
           sort: await optionalSort(args),
         });
-        const doc = args.returnNewDocument === true ? result.after : result.before;
-        return doc ? read(this.projectJob(database, name, args), [doc]) : reply(null);
+        const filter = optionalDocument(args, "filter");
+        if (args.returnNewDocument === true)
+          return result.after ? read(this.projectJob(database, name, args), [result.after]) : reply(null);
+        return result.before ? read(this.projectJob(database, name, args, filter), [result.before]) : reply(null);
       }
       case "findOneAndDelete": {
-        const [doc] = await this.delete(
-          evaluation,
-          database,
-          name,
-          optionalDocument(args, "filter"),
-          false,
-          await optionalSort(args),
-        );
-        return doc ? read(this.projectJob(database, name, args), [doc]) : reply(null);
+        const filter = optionalDocument(args, "filter");
+        const [doc] = await this.delete(evaluation, database, name, filter, false, await optionalSort(args));
+        return doc ? read(this.projectJob(database, name, args, filter), [doc]) : reply(null);
       }
     }
   }
 
-  /** A `findOneAnd…` action's answer: its document as the rules let the caller read it, projected. */
-  private projectJob(database: string, name: string, args: Document): ReadJob {
+  /**
+   * A `findOneAnd…` action's answer: its document as the rules let the caller read it, projected
+   * (a positional path by the element `query`, the action's filter, matched in the document before).
+   */
+  private projectJob(database: string, name: string, args: Document, query?: Document): ReadJob {
     const shape = this.rules.readShape(this.principal, database, name);
-    return { kind: "project", projection: optionalDocument(args, "projection"), ...(shape ? { shape } : {}) };
+    const projection = optionalDocument(args, "projection");
+    return {
+      kind: "project",
+      projection,
+      ...(shape ? { shape } : {}),
+      ...(query && isPositionalProjection(projection) ? { query } : {}),
+    };
   }
 
   private async aggregate(

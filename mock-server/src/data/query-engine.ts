@@ -357,15 +357,20 @@ const queryLevelOperators = new Set(["$and", "$or", "$nor", "$expr", "$where", "
  */
 function elemMatchOperator(selector: string, criteria: unknown, options: unknown) {
   if (!isDocument(criteria)) throw errors.mongo("$elemMatch needs an Object");
-  const keys = Object.keys(criteria);
-  const ofValues = keys.length > 0 && keys.every((k) => k.startsWith("$") && !queryLevelOperators.has(k));
-  const query = new Query(ofValues ? { field: criteria } : criteria, options as never);
-  const test = ofValues
-    ? (element: unknown) => query.test(valueHolder("field", element))
-    : (element: unknown) => (isDocument(element) || Array.isArray(element)) && query.test(element as never);
+  const test = elementTest(criteria, options);
   const parts = selector.split(".");
   return (doc: unknown): boolean =>
     somePathValue(doc, parts, (value) => Array.isArray(value) && value.some(test), false);
+}
+
+/** Whether an array's element matches `$elemMatch`'s conditions (see elemMatchOperator). */
+function elementTest(criteria: Document, options: unknown): (element: unknown) => boolean {
+  const keys = Object.keys(criteria);
+  const ofValues = keys.length > 0 && keys.every((k) => k.startsWith("$") && !queryLevelOperators.has(k));
+  const query = new Query(ofValues ? { field: criteria } : criteria, options as never);
+  return ofValues
+    ? (element: unknown) => query.test(valueHolder("field", element))
+    : (element: unknown) => (isDocument(element) || Array.isArray(element)) && query.test(element as never);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -848,8 +853,41 @@ function project(found: Document[], spec: Document, query: Document = {}): Docum
   return projectChecked(found, checked, query).map((doc) => dropMissing(doc) as Document);
 }
 
+/**
+ * A find projection's `{items: {$elemMatch: …}}`: each document's array cut to its first element
+ * that matches as a query's `$elemMatch` would (of operators, the element as a value; of fields,
+ * the element as a document), or left out when none does or it is no array; the projection with
+ * the field included in its place.
+ */
+function elemMatchProjection(docs: Document[], projection: Document): { docs: Document[]; projection: Document } {
+  const keys = keysOf(projection).filter(
+    (key) => isDocument(projection[key]) && "$elemMatch" in (projection[key] as Document),
+  );
+  if (keys.length === 0) return { docs, projection };
+  const tests = new Map(
+    keys.map((key) => [key, elementTest((projection[key] as Document).$elemMatch as Document, sharedOptions)]),
+  );
+  const rest: Document = {};
+  for (const name of keysOf(projection)) rest[name] = tests.has(name) ? 1 : projection[name];
+  const cut = docs.map((doc) => {
+    let out: Document = doc;
+    for (const [key, test] of tests) {
+      const array = doc[key];
+      const element = Array.isArray(array) ? array.find(test) : undefined;
+      if (element !== undefined) out = withValueAt(out, [key], [element]) as Document;
+      else if (Object.hasOwn(out, key)) {
+        const { [key]: _, ...others } = out;
+        out = others;
+      }
+    }
+    return out;
+  });
+  return { docs: cut, projection: rest };
+}
+
 function projectChecked(found: Document[], spec: Document, query: Document): Document[] {
-  const { docs, projection } = positionalProjection(found, spec, query);
+  const matched = elemMatchProjection(found, spec);
+  const { docs, projection } = positionalProjection(matched.docs, matched.projection, query);
   const projected = (spec: Document) =>
     new Query({}, sharedOptions as never).find(docs, spec as never).all() as Document[];
   const exclusions = exclusionsOf(projection);

@@ -117,7 +117,8 @@ export type ReadJob =
       shape?: ReadShape;
     }
   /** A `findOneAnd…` action's projection of the document it answers. */
-  | { kind: "project"; projection: Document; shape?: ReadShape };
+  /** `query`: the action's filter, where a positional projection (`a.$`) finds its element. */
+  | { kind: "project"; projection: Document; shape?: ReadShape; query?: Document };
 
 const conditionTest = (condition: Condition): ((doc: Document) => boolean) =>
   typeof condition === "boolean" ? () => condition : passesFor(condition);
@@ -329,7 +330,7 @@ export function runRead(job: ReadJob, docs: Document[], others: Record<string, D
       });
       if (job.shape) {
         found = found.map(shaper(job.shape));
-        if (Object.keys(job.projection).length > 0) found = find(found, {}, { projection: job.projection });
+        if (Object.keys(job.projection).length > 0) found = projectMatched(found, job.query, job.projection);
       }
       return job.one ? (found[0] ?? null) : found;
     }
@@ -353,9 +354,23 @@ export function runRead(job: ReadJob, docs: Document[], others: Record<string, D
       if (!stored) return null;
       const doc = shaper(job.shape)(stored);
       if (Object.keys(job.projection).length === 0) return doc;
-      return find([doc], {}, { projection: job.projection })[0] ?? doc;
+      return projectMatched([doc], job.query ?? {}, job.projection)[0] ?? doc;
     }
   }
+}
+
+/** Whether a find projection holds a positional path (`"items.$": 1`), which needs the query's match. */
+export const isPositionalProjection = (projection: Document): boolean =>
+  keysOf(projection).some((key) => key.endsWith(".$"));
+
+/**
+ * Documents a query matched, projected; a positional path takes the element the query matched in
+ * each (as MongoDB's match details give it). A document cut down by the rules may no longer match
+ * a query on fields it lost: its positional path then finds no element, in MongoDB's words.
+ */
+function projectMatched(docs: Document[], query: Document, projection: Document): Document[] {
+  if (!isPositionalProjection(projection)) return find(docs, {}, { projection });
+  return docs.map((doc) => find([doc], query, { projection })[0] ?? find([doc], {}, { projection })[0] ?? doc);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -242,6 +242,67 @@ describe("mongodb-atlas actions", () => {
     expect((await action("count", { ...ns("fo"), query: {} })).body).toEqual({ $numberLong: "2" });
   });
 
+  it("projects findOneAnd…'s document before the change by the element its filter matched (a.$)", async () => {
+    const int = (n: number) => ({ $numberInt: String(n) });
+    await action("insertMany", {
+      ...ns("pos"),
+      documents: [
+        { _id: 42, a: [1, 2, 3], tag: "u" },
+        { _id: 43, a: [4, 5, 6], tag: "d" },
+      ],
+    });
+    // (find_and_modify_server6865.js: the pre-image, projected as a find with the filter would.)
+    const updated = await action("findOneAndUpdate", {
+      ...ns("pos"),
+      filter: { a: 2 },
+      update: { $set: { "b.kind": "xyz" } },
+      projection: { "a.$": 1 },
+    });
+    expect(updated.body).toEqual({ _id: int(42), a: [int(2)] });
+    const deleted = await action("findOneAndDelete", {
+      ...ns("pos"),
+      filter: { a: { $gt: 4 } },
+      projection: { "a.$": 1 },
+    });
+    expect(deleted.body).toEqual({ _id: int(43), a: [int(5)] });
+    // The new document may not match the filter: refused before anything is written.
+    const refused = await action("findOneAndUpdate", {
+      ...ns("pos"),
+      filter: { a: 3 },
+      update: { $set: { tag: "changed" } },
+      projection: { "a.$": 1 },
+      returnNewDocument: true,
+    });
+    expect(refused.response.statusCode).toBe(400);
+    expect(refused.body.error).toBe("cannot use a positional projection and return the new document");
+    // Documents a role reads in part: the query's element, after the cut.
+    const partial = await newApp(app, {
+      rules: {
+        "shop.pos": {
+          roles: [
+            { name: "list", apply_when: {}, delete: true, fields: { list: { read: true } }, additional_fields: {} },
+          ],
+        },
+      },
+    });
+    const reader = (await anonymousLogin(app, partial)).access_token;
+    const partialAction = (name: string, argument: Record<string, unknown>) =>
+      mongoAction(app, partial, reader, name, { ...ns("pos"), ...argument });
+    const seeded = await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${partial}/data/shop/pos`,
+      payload: { documents: [{ _id: 1, list: [7, 8, 9], hidden: true }] },
+    });
+    expect(seeded.response.statusCode).toBe(201);
+    const found = await partialAction("find", { query: { list: 8 }, project: { "list.$": 1 } });
+    expect(found.body).toEqual([{ list: [int(8)] }]);
+    const gone = await partialAction("findOneAndDelete", { filter: { list: 9 }, projection: { "list.$": 1 } });
+    expect(gone.body).toEqual({ list: [int(9)] });
+    expect((await action("find", { ...ns("pos"), query: {} })).body).toEqual([
+      { _id: int(42), a: [int(1), int(2), int(3)], tag: "u", b: { kind: "xyz" } },
+    ]);
+  });
+
   it("replays realm-web 2.0.1's findOneAndDelete bug as the service does: an _id-only document is left", async () => {
     const inserted = await action("insertOne", { ...ns("bug"), document: { text: "keep me?" } });
     const previous = await action("findOneAndReplace", { ...ns("bug"), filter: { text: "keep me?" } });

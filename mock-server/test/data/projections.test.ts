@@ -71,6 +71,28 @@ describe("a find's projection", () => {
   });
 });
 
+describe("a find's $elemMatch projection", () => {
+  // (elemmatch_projection.js: the first element matching, as a query's $elemMatch would.)
+  const values = fromEJSON({ _id: 1, x: [1, 2, 4, 3, 5], mixed: ["string", 123, { a: 1 }], y: 7 }) as Document;
+  const elem = (projection: Document) => keys(find([values], {}, { projection })[0]);
+
+  it("matches elements that are values by operator conditions", () => {
+    expect(elem({ x: { $elemMatch: { $gt: 2, $lt: 4 } } })).toBe('{"_id":1,"x":[3]}');
+    expect(elem({ x: { $elemMatch: { $in: [5, 4] } }, y: 1 })).toBe('{"_id":1,"x":[4],"y":7}');
+    expect(elem({ _id: 0, x: { $elemMatch: { $nin: [1, 2] } } })).toBe('{"x":[4]}');
+  });
+
+  it("matches documents or arrays by field conditions; an empty one takes the first of them", () => {
+    expect(elem({ mixed: { $elemMatch: {} } })).toBe('{"_id":1,"mixed":[{"a":1}]}');
+    expect(elem({ mixed: { $elemMatch: { a: 1 } } })).toBe('{"_id":1,"mixed":[{"a":1}]}');
+  });
+
+  it("leaves the field out when nothing matches or it is no array", () => {
+    expect(elem({ x: { $elemMatch: { $gt: 100 } } })).toBe('{"_id":1}');
+    expect(elem({ y: { $elemMatch: { $gt: 1 } } })).toBe('{"_id":1}');
+  });
+});
+
 describe("the $project stage", () => {
   it("writes _id first and kept fields in the document's order, computed ones after", () => {
     const [out] = aggregate([doc], [{ $project: { total: { $sum: "$arr" }, s: 1, x: { y: 1 } } }]);
