@@ -221,6 +221,56 @@ const meta: AnyFn = (_obj, expr) => {
   throw errors.mongo(`$meta '${expr}' is not supported by this server`);
 };
 
+/**
+ * The operators of one argument MongoDB parses with a fixed arity: an array is the list of
+ * arguments (`{$sqrt: [4]}` is `{$sqrt: 4}`, `{$reverseArray: [[1, 2]]}` reverses `[1, 2]`), of
+ * exactly one. mingo took the array as the argument's value.
+ */
+const oneArgument = [
+  "$exp",
+  "$ln",
+  "$log10",
+  "$sqrt",
+  "$strLenBytes",
+  "$strLenCP",
+  "$reverseArray",
+  "$objectToArray",
+  "$bsonSize",
+  "$binarySize",
+  "$size",
+  "$isArray",
+  "$degreesToRadians",
+  "$radiansToDegrees",
+  "$sin",
+  "$cos",
+  "$tan",
+  "$asin",
+  "$acos",
+  "$atan",
+  "$sinh",
+  "$cosh",
+  "$tanh",
+  "$asinh",
+  "$acosh",
+  "$atanh",
+];
+
+/** `operators` with those of one argument taking it as a list of one too. */
+export function withArgumentLists(operators: Record<string, AnyFn>): Record<string, AnyFn> {
+  const out = { ...operators };
+  for (const name of oneArgument) {
+    const operator = operators[name];
+    if (!operator) continue;
+    out[name] = (obj, expr, options) => {
+      if (!Array.isArray(expr)) return operator(obj, expr, options);
+      if (expr.length !== 1)
+        throw errors.mongo(`Expression ${name} takes exactly 1 arguments. ${expr.length} were passed in.`);
+      return operator(obj, expr[0], options);
+    };
+  }
+  return out;
+}
+
 export const fixedExpressionOperators: Record<string, AnyFn> = {
   $slice: slice,
   $range: range,

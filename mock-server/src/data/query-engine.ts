@@ -72,7 +72,7 @@ import { lookupByEquality, setOperators } from "./grouping.ts";
 import { computesNested, nestedProjection } from "./inclusion-projection.ts";
 import { matchedPosition } from "./matched-position.ts";
 import { isDecimal, isLong, isNumeric, numericExpressionOperators } from "./numeric-operators.ts";
-import { fixedExpressionOperators, fixedPipelineOperators } from "./operator-fixes.ts";
+import { fixedExpressionOperators, fixedPipelineOperators, withArgumentLists } from "./operator-fixes.ts";
 import { somePathValue, valueHolder } from "./path-walk.ts";
 import { checkProjectionSpec } from "./projection-spec.ts";
 import {
@@ -92,6 +92,7 @@ import { type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts"
 import { shellText } from "./shell-text.ts";
 import { checkStages, checkUpdateStages, type StageEngine } from "./stage-specs.ts";
 import { stringExpressionOperators } from "./string-operators.ts";
+import { exprQueryOperator, truthExpressionOperators } from "./truth.ts";
 import { unwindStage } from "./unwind-stage.ts";
 import { keysOf } from "./wide-keys.ts";
 import { windowStage } from "./window-stage.ts";
@@ -607,6 +608,7 @@ const engineQueryOperators = wrapQueryOperators(
     $mod: modOperator,
     $size: sizeOperator,
     $elemMatch: elemMatchOperator,
+    $expr: exprQueryOperator,
     $jsonSchema: jsonSchemaOperator,
     $geoWithin: geoWithinOperator,
     $geoIntersects: geoIntersectsOperator,
@@ -623,23 +625,26 @@ const context = Context.init({
     }),
   ),
   expression: wrapValueOperators({
-    ...guardExpressionOperators({
-      ...withoutScripts(mingoExpression, ["$function"]),
-      ...accumulatorExpressions,
-      ...comparisonExpressionOperators,
-      ...numericExpressionOperators,
-      ...conversionOperators,
-      ...fixedExpressionOperators,
-      ...dateExpressionOperators,
-      ...stringExpressionOperators,
-      ...setOperators,
-      $regexMatch: regexMatch,
-      $regexFind: regexFind,
-      $regexFindAll: regexFindAll,
-      $replaceAll: replaceAll,
-      $function: internalFunction,
-      [missingOperator]: missingProbe,
-    }),
+    ...guardExpressionOperators(
+      withArgumentLists({
+        ...withoutScripts(mingoExpression, ["$function"]),
+        ...accumulatorExpressions,
+        ...comparisonExpressionOperators,
+        ...numericExpressionOperators,
+        ...conversionOperators,
+        ...fixedExpressionOperators,
+        ...dateExpressionOperators,
+        ...stringExpressionOperators,
+        ...truthExpressionOperators(mingoExpression.$filter!),
+        ...setOperators,
+        $regexMatch: regexMatch,
+        $regexFind: regexFind,
+        $regexFindAll: regexFindAll,
+        $replaceAll: replaceAll,
+        $function: internalFunction,
+        [missingOperator]: missingProbe,
+      }),
+    ),
     [groupKeyOperator]: groupKey,
   }),
   pipeline: wrapPipelineOperators(

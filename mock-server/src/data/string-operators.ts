@@ -13,6 +13,7 @@ import { bsonTypeAlias } from "./bson-order.ts";
 import { formatDateUtc, nullish, typeOf } from "./date-operators.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { gText } from "./shell-text.ts";
+import { truthy } from "./truth.ts";
 import { keysOf } from "./wide-keys.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
@@ -180,14 +181,6 @@ const size: AnyFn = (obj, expr, options) => {
     throw errors.mongo(`The argument to $size must be an array, but was of type: ${bsonTypeAlias(array)}`);
   return array.length;
 };
-
-/** MongoDB's truth of a value: false, null, missing and zero are false; anything else true. */
-function truthy(value: unknown): boolean {
-  if (nullish(value) || value === false) return false;
-  if (typeof value === "number") return value !== 0;
-  if (typeOf(value) === "Long" || typeOf(value) === "Decimal128") return Number(String(value)) !== 0;
-  return true;
-}
 
 const switchOperator: AnyFn = (obj, expr, options) => {
   if (!isDocument(expr)) throw errors.mongo(`$switch requires an object as an argument, found: ${bsonTypeAlias(expr)}`);
