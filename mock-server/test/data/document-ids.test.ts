@@ -4,23 +4,10 @@
  * an array or a regular expression (update_stage.cpp, upsert_stage.cpp,
  * object_replace_executor.cpp; insert's checks in MongoDB's fixDocumentForInsert).
  */
-import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
+import { describe, expect, it } from "vitest";
+import { openDataActions } from "../helpers/app.ts";
 
-let app: FastifyInstance;
-let appId: string;
-let token: string;
-let counter = 0;
-beforeAll(async () => {
-  app = await testApp({ logLevel: "error" });
-  appId = await newOpenApp(app);
-  token = (await anonymousLogin(app, appId)).access_token;
-});
-afterAll(() => app.close());
-
-const action = (name: string, argument: Record<string, unknown>) => mongoAction(app, appId, token, name, argument);
-const collection = () => ({ database: "db", collection: `ids-${++counter}` });
+const { action, collection } = openDataActions("ids");
 const all = async (ns: Record<string, unknown>) =>
   (await action("find", { ...ns, query: {} })).body as Record<string, unknown>[];
 const int = (n: number) => ({ $numberInt: String(n) });

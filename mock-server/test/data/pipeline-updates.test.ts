@@ -4,11 +4,10 @@
  * nothing, a change lists only the paths it changed, a delta no smaller than the document is a
  * replacement; `arrayFilters` have no place in a pipeline.
  */
-import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON } from "../../src/data/documents.ts";
 import { pipelineDelta } from "../../src/data/update-delta.ts";
-import { anonymousLogin, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
+import { openDataActions } from "../helpers/app.ts";
 
 const doc = (value: unknown) => fromEJSON(value) as Document;
 
@@ -60,19 +59,7 @@ describe("pipelineDelta", () => {
 });
 
 describe("updates by pipeline", () => {
-  let app: FastifyInstance;
-  let appId: string;
-  let token: string;
-  let counter = 0;
-  beforeAll(async () => {
-    app = await testApp({ logLevel: "error" });
-    appId = await newOpenApp(app);
-    token = (await anonymousLogin(app, appId)).access_token;
-  });
-  afterAll(() => app.close());
-
-  const action = (name: string, argument: Record<string, unknown>) => mongoAction(app, appId, token, name, argument);
-  const collection = () => ({ database: "db", collection: `pipelines-${++counter}` });
+  const { action, collection } = openDataActions("pipelines");
   const int = (n: number) => ({ $numberInt: String(n) });
 
   it("counts a pipeline that changes nothing as matched, not modified", async () => {

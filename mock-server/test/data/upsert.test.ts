@@ -1,29 +1,13 @@
 /**
  * Upserts as MongoDB does them (issue 16 point 5): the query's equality fields (`_id` too, `$eq`,
- * a one-element `$in` or `$all`, `$and` of equalities, dotted paths) seed the new document, then the update
- * applies; `$setOnInsert` only on insert; `_id` cannot change; never a 500.
+ * a one-element `$in` or `$all`, `$and` of equalities, dotted paths) seed the new document, then
+ * the update applies; `$setOnInsert` only on insert; `_id` cannot change; never a 500.
  */
-import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
-
-let app: FastifyInstance;
-let appId: string;
-let token: string;
-let counter = 0;
-beforeAll(async () => {
-  app = await testApp({ logLevel: "error" });
-  appId = await newOpenApp(app);
-  token = (await anonymousLogin(app, appId)).access_token;
-});
-afterAll(() => app.close());
-
-const action = (name: string, argument: Record<string, unknown>) => mongoAction(app, appId, token, name, argument);
+import { describe, expect, it } from "vitest";
+import { openDataActions } from "../helpers/app.ts";
 
 /** A fresh collection per case. */
-function collection() {
-  return { database: "db", collection: `upserts-${++counter}` };
-}
+const { action, collection } = openDataActions("upserts");
 
 async function all(ns: Record<string, unknown>) {
   return (await action("find", { ...ns, query: {} })).body;

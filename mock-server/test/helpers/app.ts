@@ -80,6 +80,28 @@ export const mongoAction = (
     payload: { name, arguments: [argument], service: "mongodb-atlas" },
   });
 
+/**
+ * For a test file: an app open to every signed-in user (openData), built before its tests and
+ * closed after them; one anonymous user's mongodb-atlas actions on it; and a fresh collection of
+ * database `db` for each case (`${prefix}-1`, `${prefix}-2`…).
+ */
+export function openDataActions(prefix: string) {
+  let app: FastifyInstance;
+  let appId: string;
+  let token: string;
+  let counter = 0;
+  beforeAll(async () => {
+    app = await testApp({ logLevel: "error" });
+    appId = await newOpenApp(app);
+    token = (await anonymousLogin(app, appId)).access_token;
+  });
+  afterAll(() => app.close());
+  return {
+    action: (name: string, argument: Record<string, unknown>) => mongoAction(app, appId, token, name, argument),
+    collection: () => ({ database: "db", collection: `${prefix}-${++counter}` }),
+  };
+}
+
 /** One of the app's functions as a client calls it (`POST functions/call`), contract-checked. */
 export const callAppFunction = (app: FastifyInstance, appId: string, token: string, name: string, args: unknown[]) =>
   call(app, "callFunction", {
