@@ -38,7 +38,7 @@ interface Watched {
  * shrinks as a large write goes out piece by piece (the writable's length counts a write whole until
  * all of it is out, so a reply read slowly would seem to send nothing).
  */
-function queuedBytes(response: ServerResponse): number {
+export function queuedBytes(response: ServerResponse): number {
   const handle = (response.socket as { _handle?: { writeQueueSize?: unknown } } | null)?._handle;
   return typeof handle?.writeQueueSize === "number" ? handle.writeQueueSize : response.writableLength;
 }

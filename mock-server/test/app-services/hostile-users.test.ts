@@ -375,15 +375,22 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
       expect((await call(appId, user, update(20_000))).status).toBe(200);
       await expect.poll(() => events).toBe(2);
       const text = update(200_000);
+      // This machine's time to write the 200,000 fields' JSON at once: what is left between two
+      // slices (a collection, a copy's table of 200,000 keys growing) takes longer on a slower one.
+      const fields = wide(200_000, (i) => i);
+      const before = performance.now();
+      JSON.stringify(fields);
+      const writeMs = performance.now() - before;
       const held = mainThreadHeld();
       expect((await call(appId, user, text)).status).toBe(200);
       await expect.poll(() => events, { timeout: 60_000 }).toBe(3);
       const heldMs = held();
-      // (~45–55 ms here on both stores, beside the other attack suites; with the event's text written
-      // at once for the stream, 0.31 s, and on PostgreSQL for the notification and read back whole
-      // from change_log, 0.97 s; with the event's updated fields' keys not kept, each walk of it
-      // listed the 200,000 at once: 117–182 ms beside the other suites.)
-      expect(heldMs).toBeLessThan(150);
+      // (~45–55 ms here on both stores, beside the other attack suites, on the project's usual host;
+      // 140–190 ms on one whose write of the fields at once took ~100 ms. With the event's text
+      // written at once for the stream, 0.31 s, and on PostgreSQL for the notification and read
+      // back whole from change_log, 0.97 s; with the event's updated fields' keys not kept, each walk
+      // of it listed the 200,000 at once: 117–182 ms beside the other suites.)
+      expect(heldMs).toBeLessThan(Math.max(150, 2.5 * writeMs));
     } finally {
       reader.kill();
     }

@@ -110,3 +110,82 @@ describe("a change stream whose client stops reading", () => {
     stalled.destroy();
   });
 });
+
+describe("an event larger than the cap", () => {
+  /** Heartbeats every 50 ms: several fall while the event goes out; a second without progress is idle. */
+  const idleMs = 1_000;
+  let beating: { app: FastifyInstance; url: string };
+  beforeAll(async () => {
+    beating = await listening({ streamHeartbeatMs: 50, streamDrainGraceMs: drainGraceMs, unsentReplyIdleMs: idleMs });
+  });
+  afterAll(() => beating.app.close());
+
+  const beatingSend = (
+    operationId: string,
+    method: string,
+    path: string,
+    options: { body?: unknown; token?: string } = {},
+  ) => sendChecked(beating.url, operationId, method, path, options);
+  const beatingWatchers = async (appId: string) =>
+    (await beatingSend("getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers;
+
+  /** An app whose streams may leave 1 MiB unsent; a raw client of its stream, not reading yet. */
+  async function bigEventStream() {
+    const appId = (
+      await beatingSend("createApp", "POST", "/_mock/v1/apps", {
+        body: {
+          config: {
+            ...openData,
+            maxStreamBufferBytes: 1024 * 1024,
+            limits: { documentBytesPerAnonymousUser: 64 * 1024 * 1024 },
+          },
+        },
+      })
+    ).body.appId as string;
+    const token = (
+      await beatingSend("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} })
+    ).body.access_token as string;
+    const { port } = new URL(beating.url);
+    const client = connect(Number(port), "127.0.0.1");
+    client.pause();
+    await new Promise<void>((resolve) => client.once("connect", () => resolve()));
+    client.write(
+      `GET ${watchPath(appId, namespace)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
+        `Authorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`,
+    );
+    await expect.poll(() => beatingWatchers(appId), { timeout: 5000, interval: 10 }).toBe(1);
+    // One event of 12 MB: far more than the system's buffers take from a client that reads nothing.
+    const inserted = await beatingSend("callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+      token,
+      body: {
+        name: "insertOne",
+        service: "mongodb-atlas",
+        arguments: [{ ...namespace, document: { blob: "x".repeat(12 * 1024 * 1024) } }],
+      },
+    });
+    expect(inserted.status).toBe(200);
+    return { appId, client };
+  }
+
+  it("is read whole by a client that reads it slowly, the heartbeats meanwhile ending nothing", async () => {
+    const { appId, client } = await bigEventStream();
+    let received = 0;
+    // 256 KiB every 10 ms: about half a second for the event, some ten heartbeats.
+    while (received < 12 * 1024 * 1024) {
+      const chunk = (client.read(256 * 1024) ?? client.read()) as Buffer | null;
+      if (chunk === null) await new Promise((resolve) => client.once("readable", resolve));
+      else {
+        received += chunk.length;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+    expect(await beatingWatchers(appId)).toBe(1);
+    client.destroy();
+  });
+
+  it("ends its stream once the system took none of it for the idle time", async () => {
+    const { appId, client } = await bigEventStream();
+    await expect.poll(() => beatingWatchers(appId), { timeout: 5000, interval: 10 }).toBe(0);
+    client.destroy();
+  });
+});

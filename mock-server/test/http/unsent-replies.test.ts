@@ -149,7 +149,13 @@ describe("replies their clients do not read", () => {
       timeoutMs: limits.idleMs * 0.75,
       everyMs: 5,
     });
-    expect(await metric("appservices_reply_unsent_bytes")).toBeLessThanOrEqual(limits.bytes);
+    // Back under the budget within a look or two: a reply whose connection the system still takes
+    // bytes from (a receiving buffer that grows, 32 MiB on some hosts) is left until it stalls.
+    await until(
+      async () => (await metric("appservices_reply_unsent_bytes")) <= limits.bytes,
+      "the replies back under the budget",
+      { timeoutMs: limits.idleMs * 0.75, everyMs: 5 },
+    );
     const reader = await fetch(`${url}/api/client/v2.0/app/local-app/functions/call`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

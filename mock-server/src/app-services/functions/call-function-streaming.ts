@@ -15,6 +15,7 @@ import { rulesOf } from "../../data/rules.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
+import { queuedBytes } from "../../http/unsent-replies.ts";
 import { databaseLost, type OpenStream, type StreamCap } from "../../runtime/streams.ts";
 import { redactUrl } from "../../state/journal.ts";
 import { isAnonymousUser, StoreUnavailableError, userActive } from "../../store/store.ts";
@@ -260,9 +261,25 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   deliver = (change) => {
     queue = queue.then(() => handle(change));
   };
-  const stopHeartbeat = startHeartbeat(emulator.options.streamHeartbeatMs ?? defaultHeartbeatMs, () =>
-    send(heartbeatComment),
-  );
+  // A heartbeat keeps an idle connection open; while bytes are still going out it is not needed,
+  // and not written: a client in the middle of an event larger than the limit is reading, not past
+  // it. One past the limit whose bytes the system took none of for the idle time of a reply (60 s,
+  // nginx's `send_timeout`: http/unsent-replies.ts) has stopped reading: its stream ends.
+  const idleMs = emulator.unsentReplies.limits.idleMs;
+  let queuedAtBeat = 0;
+  let progressAt = Date.now();
+  const stopHeartbeat = startHeartbeat(emulator.options.streamHeartbeatMs ?? defaultHeartbeatMs, () => {
+    const now = Date.now();
+    if (res.writableLength === 0) {
+      progressAt = now;
+      send(heartbeatComment);
+      return;
+    }
+    const queued = queuedBytes(res);
+    if (queued !== queuedAtBeat) progressAt = now;
+    queuedAtBeat = queued;
+    if (now - progressAt >= idleMs && res.writableLength > bufferLimit) close(streamErrors.bufferLimit(bufferLimit));
+  });
   app.streams.add(stream);
   // An open stream is not a request in flight: it counts toward the stream caps instead.
   request.leaveInFlight?.();
