@@ -6,9 +6,10 @@
  * the document, as a replacement (a `replace` event); a document equal to the one before, field
  * order and types included, is not written at all (not modified, no event).
  *
- * The sizes compared are the BSON sizes of the values changed and of the document after, each
- * entry counted as its element; MongoDB's delta adds a few bytes of its own for each level, so a
- * delta within a few bytes of the document's size may be written the other way here.
+ * The sizes compared are BSON sizes: the document after, and the delta as MongoDB's delta document
+ * holds it (its sections of updates, inserts and deletes, sub-deltas, array markers), counted
+ * element by element; a delta within a few bytes of the document's size may be written the other
+ * way here than MongoDB writes it.
  */
 import { type Document, isDocument, toEJSONText } from "./documents.ts";
 import { logicalSize } from "./query-limits.ts";

@@ -158,48 +158,36 @@ export async function textInSlices(value: unknown): Promise<string> {
 async function text(value: unknown, turns: Turns, depth: number): Promise<string | undefined> {
   // (What the one-step writer does not write as a container, it writes here too.)
   if (!isContainer(value) || depth > maxTextDepth) return textAt(value, depth);
-  // (Members' texts joined once: a text grown by a member at a time is a rope that whoever reads it
-  // first flattens in one step, 56 ms for a 200,000-field event's 8 MB, with as much collecting it.)
   if (Array.isArray(value)) {
-    const parts: string[] = [];
+    let out = "[";
     for (let i = 0; i < value.length; i++) {
       const member = value[i];
-      parts.push((into(member) ? await text(member, turns, depth + 1) : textAt(member, depth + 1)) ?? "null");
+      if (i > 0) out += ",";
+      out += (into(member) ? await text(member, turns, depth + 1) : textAt(member, depth + 1)) ?? "null";
       if ((i & 63) === 63) await turns.maybe();
     }
-    return `[${await joined(parts, turns)}]`;
+    return `${out}]`;
   }
   if ("_bsontype" in value) return textAt(value, depth);
   // A stored document's text is kept (ejson-text.ts): used, or kept once written.
   const kept = depth <= 1 ? keptText(value) : undefined;
   if (typeof kept === "string") return kept;
   const keys = keysOf(value);
-  const parts: string[] = [];
+  let out = "{";
+  let first = true;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const member = value[key];
     const written = into(member) ? await text(member, turns, depth + 1) : textAt(member, depth + 1);
     if ((i & 63) === 63) await turns.maybe();
     if (written === undefined) continue;
-    parts.push(`${JSON.stringify(key)}:${written}`);
+    out += `${first ? "" : ","}${JSON.stringify(key)}:${written}`;
+    first = false;
   }
-  const out = `{${await joined(parts, turns)}}`;
+  out += "}";
   if (kept === null) keepText(value, out);
   return out;
 }
-
-/** Members' texts joined with commas, a thousand at a time, then those (flat strings) at once. */
-async function joined(parts: string[], turns: Turns): Promise<string> {
-  if (parts.length <= joinPiece) return parts.join(",");
-  const pieces: string[] = [];
-  for (let from = 0; from < parts.length; from += joinPiece) {
-    pieces.push(parts.slice(from, from + joinPiece).join(","));
-    await turns.maybe();
-  }
-  return pieces.join(",");
-}
-
-const joinPiece = 1024;
 
 /**
  * `JSON.stringify` of a value `JSON.parse` made (a request's body as it came), in slices; the
