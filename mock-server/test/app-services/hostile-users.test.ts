@@ -178,6 +178,19 @@ describe("regular expressions", () => {
 describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
   const wide = (n: number, value: (i: number) => unknown) =>
     Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, value(i)]));
+  /**
+   * The most a request may hold the main thread at once: 150 ms, or on a slower machine 2.5 times
+   * its time to write 200,000 fields' JSON at once — what is left between two slices (a collection,
+   * a copy's table of 200,000 keys growing) takes longer there: 140–190 ms where that write took
+   * ~100 ms, against ~45–55 ms on the project's usual host. Work done at once stays well past it.
+   */
+  let heldBound = 150;
+  beforeAll(() => {
+    const fields = wide(200_000, (i) => i);
+    const before = performance.now();
+    JSON.stringify(fields);
+    heldBound = Math.max(150, 2.5 * (performance.now() - before));
+  });
   /** An action's call sent as text made beforehand (the test shares the server's thread). */
   async function call(appId: string, token: string, text: string) {
     const response = await fetch(`${url}${base}/app/${appId}/functions/call`, {
@@ -211,7 +224,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     const [result, heldMs] = await heldWhile(() => call(appId, user, text));
     expect(result.body).toMatchObject(refused);
     // (~90–130 ms here, mostly listing the 200,000 keys once and collecting garbage; 1 s before.)
-    expect(heldMs).toBeLessThan(300);
+    expect(heldMs).toBeLessThan(2 * heldBound);
   }, 120_000);
 
   it("groups into 200,000 fields, the pipeline walked in slices and checked where it runs", async () => {
@@ -229,7 +242,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     expect(grouped.body).toEqual([]);
     // (~20–40 ms here; looking for the collections it joins through every field held it 173–298
     // ms, the rules' walk of it at once 271–276 ms, its accumulators parsed at once 421 ms.)
-    expect(heldMs).toBeLessThan(150);
+    expect(heldMs).toBeLessThan(heldBound);
   }, 300_000);
 
   it("finds with 200,000 conditions and stores 200,000 fields whole, holding the main thread only in slices", async () => {
@@ -263,8 +276,8 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     expect(JSON.stringify(fields)).toBe(JSON.stringify(wide(200_000, (i) => ({ $numberInt: String(i) }))));
     // (Each walk of the wide object was one step of 0.1–0.4 s; the longest now is a slice or a
     // collection of garbage, ~20–60 ms here.)
-    expect(findHeldMs).toBeLessThan(150);
-    expect(insertHeldMs).toBeLessThan(150);
+    expect(findHeldMs).toBeLessThan(heldBound);
+    expect(insertHeldMs).toBeLessThan(heldBound);
   }, 300_000);
 
   it("stores and matches 200,000 fields a dozen levels down, holding the main thread in slices", async () => {
@@ -290,8 +303,8 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     expect(found.body).toEqual([]);
     // (~25–35 ms here on both stores; walked in slices only a few levels down, the insert's copy,
     // sizes and text held it 0.18–0.5 s, the find's job text 0.07–0.12 s.)
-    expect(insertHeldMs).toBeLessThan(150);
-    expect(findHeldMs).toBeLessThan(150);
+    expect(insertHeldMs).toBeLessThan(heldBound);
+    expect(findHeldMs).toBeLessThan(heldBound);
   }, 300_000);
 
   it("updates 100,000 fields, sorts by 200,000 keys and projects 100,000 holding the main thread in slices", async () => {
@@ -334,7 +347,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     // document read back from the worker, its copies and the check of its paths held it 0.3–0.4 s
     // (0.7–1.2 s at 200,000 fields), and the sort's keys read from every match 0.1 s here, 0.36–0.52
     // s over a document of 200,000 fields.)
-    for (const [name, ms] of Object.entries(heldMs)) expect(ms, name).toBeLessThan(150);
+    for (const [name, ms] of Object.entries(heldMs)) expect(ms, name).toBeLessThan(heldBound);
   }, 300_000);
 
   it("streams a 200,000-field update's change holding the main thread only in slices", async () => {
@@ -375,22 +388,15 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
       expect((await call(appId, user, update(20_000))).status).toBe(200);
       await expect.poll(() => events).toBe(2);
       const text = update(200_000);
-      // This machine's time to write the 200,000 fields' JSON at once: what is left between two
-      // slices (a collection, a copy's table of 200,000 keys growing) takes longer on a slower one.
-      const fields = wide(200_000, (i) => i);
-      const before = performance.now();
-      JSON.stringify(fields);
-      const writeMs = performance.now() - before;
       const held = mainThreadHeld();
       expect((await call(appId, user, text)).status).toBe(200);
       await expect.poll(() => events, { timeout: 60_000 }).toBe(3);
       const heldMs = held();
-      // (~45–55 ms here on both stores, beside the other attack suites, on the project's usual host;
-      // 140–190 ms on one whose write of the fields at once took ~100 ms. With the event's text
-      // written at once for the stream, 0.31 s, and on PostgreSQL for the notification and read
-      // back whole from change_log, 0.97 s; with the event's updated fields' keys not kept, each walk
-      // of it listed the 200,000 at once: 117–182 ms beside the other suites.)
-      expect(heldMs).toBeLessThan(Math.max(150, 2.5 * writeMs));
+      // (~45–55 ms here on both stores, beside the other attack suites; with the event's text written
+      // at once for the stream, 0.31 s, and on PostgreSQL for the notification and read back whole
+      // from change_log, 0.97 s; with the event's updated fields' keys not kept, each walk of it
+      // listed the 200,000 at once: 117–182 ms beside the other suites.)
+      expect(heldMs).toBeLessThan(heldBound);
     } finally {
       reader.kill();
     }
@@ -421,7 +427,7 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     expect(inserted.status).toBe(200);
     expect(await inserted.json()).toEqual({ insertedId: expect.stringMatching(/^[0-9a-f]{24}$/) });
     // (~25 ms here; its body read at once as Extended JSON, ~0.6 s.)
-    expect(heldMs).toBeLessThan(150);
+    expect(heldMs).toBeLessThan(heldBound);
   }, 300_000);
 
   it("signs in through a custom function with a payload of 200,000 fields, holding the main thread in slices", async () => {
@@ -449,6 +455,6 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     const profile = await send("getProfile", "GET", `${base}/auth/profile`, { token: JSON.parse(body).access_token });
     expect(profile.body.identities[0]).toMatchObject({ id: "user-200000", provider_type: "custom-function" });
     // (~20 ms here; its payload copied without the login's fields and written at once, ~0.3 s.)
-    expect(heldMs).toBeLessThan(150);
+    expect(heldMs).toBeLessThan(heldBound);
   }, 300_000);
 });
