@@ -69,7 +69,10 @@ enum Op {
  */
 function compares(value: unknown, operand: unknown, op: Op): boolean {
   if (typeof value === "string" && typeof operand === "string") return holds(compareStrings(value, operand), op);
-  if (typeof value === "number" && typeof operand === "number") return holds(compareBson(value, operand), op);
+  if (typeof value === "number" && typeof operand === "number") {
+    if (Number.isNaN(value) || Number.isNaN(operand)) return nanHolds(value, operand, op);
+    return holds(compareBson(value, operand), op);
+  }
   const valueRank = canonicalRank(value);
   const operandRank = canonicalRank(operand);
   if (valueRank !== operandRank) {
@@ -78,7 +81,22 @@ function compares(value: unknown, operand: unknown, op: Op): boolean {
     if (operandRank === -1) return op === Op.Gt || op === Op.Gte;
     return false;
   }
+  if (isNaNValue(value) || isNaNValue(operand)) return nanHolds(value, operand, op);
   return holds(compareBson(value, operand), op);
+}
+
+/** A NaN of any numeric type (a Decimal128's too). */
+const isNaNValue = (value: unknown): boolean =>
+  typeof value === "number"
+    ? Number.isNaN(value)
+    : (value as { _bsontype?: string } | null)?._bsontype === "Decimal128" && String(value) === "NaN";
+
+/**
+ * A query's comparison with NaN: NaN equals NaN and otherwise compares false both ways (MongoDB's
+ * matcher; a sort and the expressions' `$lt` put NaN below every other number instead).
+ */
+function nanHolds(value: unknown, operand: unknown, op: Op): boolean {
+  return isNaNValue(value) && isNaNValue(operand) && (op === Op.Eq || op === Op.Lte || op === Op.Gte);
 }
 
 function holds(order: number, op: Op): boolean {

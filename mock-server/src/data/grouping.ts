@@ -6,11 +6,11 @@
  */
 import { Aggregator } from "mingo/aggregator";
 import { evalExpr } from "mingo/core";
-import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { computeOptionsClass } from "./accumulators.ts";
 import { bsonTypeAlias, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
+import { isRegexValue } from "./regex.ts";
 import { checkBounds } from "./string-operators.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
@@ -109,20 +109,71 @@ export const setOperators: Record<string, AnyFn> = {
 // ---------------------------------------------------------------------------------------------
 // Joins
 
-/** Each value a field holds for matching: an array's elements, or the value; missing as null. */
-function matchValues(doc: unknown, field: string): unknown[] {
-  const found = resolve(doc as Document, field) ?? null;
-  return Array.isArray(found) ? found : [found];
+/**
+ * The values `$lookup` joins a local document by (MongoDB's `extractAllElementsAlongPath`): the
+ * path walked through documents and arrays of documents (a number names an array's element; arrays
+ * directly in arrays are not walked into), a last array's elements — an element that is an array
+ * stays whole; when the path reaches nothing, null (a missing field or an empty array joins null
+ * and missing fields: lookup_array_semantics.js).
+ */
+function localValues(doc: unknown, field: string): unknown[] {
+  const out: unknown[] = [];
+  const parts = field.split(".");
+  const walk = (value: unknown, i: number): void => {
+    if (i === parts.length) {
+      if (Array.isArray(value)) for (const element of value) out.push(element);
+      else if (value !== undefined) out.push(value);
+      return;
+    }
+    const part = parts[i]!;
+    if (Array.isArray(value)) {
+      if (/^\d+$/.test(part)) walk(value[Number(part)], i + 1);
+      else for (const element of value) if (isDocument(element)) walk(element[part], i + 1);
+    } else if (isDocument(value)) walk(value[part], i + 1);
+  };
+  walk(doc, 0);
+  return out.length === 0 ? [null] : out;
 }
 
 /**
- * `$lookup` of `localField` and `foreignField` by MongoDB's equality: a document joins the `from`
- * documents one of whose field values equals one of its own (a missing field as null), in the
- * collection's order. mingo hashed the values (a Decimal128 5.0 missed a 5). With a pipeline too
- * (MongoDB 5.0's concise form), the pipeline runs over those documents, with the `let` variables;
- * mingo ran it over the whole collection. A pipeline alone is mingo's.
+ * Every value a query's equality may find in a foreign document at `field` (a superset, to index
+ * by): the path walked through arrays, a last array whole and its elements; null when it reaches
+ * nothing.
  */
-export function lookupByEquality(mingoLookup: AnyFn): AnyFn {
+function foreignValues(doc: unknown, field: string): unknown[] {
+  const out: unknown[] = [];
+  const parts = field.split(".");
+  const walk = (value: unknown, i: number): void => {
+    if (i === parts.length) {
+      if (value === undefined) return;
+      out.push(value);
+      if (Array.isArray(value)) for (const element of value) out.push(element);
+      return;
+    }
+    const part = parts[i]!;
+    if (Array.isArray(value)) {
+      if (/^\d+$/.test(part)) walk(value[Number(part)], i + 1);
+      for (const element of value) if (isDocument(element)) walk(element[part], i + 1);
+    } else if (isDocument(value)) walk(value[part], i + 1);
+  };
+  walk(doc, 0);
+  if (out.length === 0 || out.some((value) => value === null)) out.push(null);
+  return out;
+}
+
+/**
+ * `$lookup` of `localField` and `foreignField` as MongoDB joins them: a document joins the `from`
+ * documents its `foreignField` matches as a query's `{$in: [its local values]}` would (localValues),
+ * in the collection's order — an array there matches as a whole or by an element, a dotted path
+ * through arrays by each element's value. mingo hashed the values (a Decimal128 5.0 missed a 5) and
+ * took a dotted path's array of values as one. With a pipeline too (MongoDB 5.0's concise form),
+ * the pipeline runs over those documents, with the `let` variables; mingo ran it over the whole
+ * collection. A pipeline alone is mingo's.
+ */
+export function lookupByEquality(
+  mingoLookup: AnyFn,
+  compile: (query: Document) => { test(doc: unknown): boolean },
+): AnyFn {
   return (collection, expr, options) => {
     if (
       !isDocument(expr) ||
@@ -140,20 +191,26 @@ export function lookupByEquality(mingoLookup: AnyFn): AnyFn {
     const pipeline = (expr.pipeline ?? []) as Document[];
     const make = computeOptionsClass(options);
     const aggregator = pipeline.length > 0 ? new Aggregator(pipeline, options as never) : null;
+    // The foreign documents by the values they may match (a candidate is then matched exactly).
     const byValue = new Map<string, number[]>();
     joined.forEach((doc, place) => {
-      for (const value of matchValues(doc, foreignField)) {
-        const key = equalityKey(value);
+      for (const key of new Set(foreignValues(doc, foreignField).map(equalityKey))) {
         const places = byValue.get(key);
         if (places) places.push(place);
         else byValue.set(key, [place]);
       }
     });
     return (collection as { map(f: (doc: unknown) => unknown): unknown }).map((doc) => {
-      const places = new Set<number>();
-      for (const value of matchValues(doc, localField))
-        for (const place of byValue.get(equalityKey(value)) ?? []) places.add(place);
-      const matches = [...places].sort((a, b) => a - b).map((place) => joined[place]);
+      const values = localValues(doc, localField);
+      const query = compile({ [foreignField]: { $in: values } });
+      // (A pattern matches by more than equality: every document is a candidate then.)
+      const candidates = values.some(isRegexValue)
+        ? joined.map((_, place) => place)
+        : [...new Set(values.flatMap((value) => byValue.get(equalityKey(value)) ?? []))];
+      const matches = candidates
+        .filter((place) => query.test(joined[place]))
+        .sort((a, b) => a - b)
+        .map((place) => joined[place]);
       if (aggregator === null) return { ...(doc as Document), [as]: matches };
       const variables = expr.let === undefined ? {} : evalExpr(doc, expr.let, options as never);
       const local = make ? make.init(options).update({ root: null, variables }) : options;

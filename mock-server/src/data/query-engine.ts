@@ -657,7 +657,7 @@ const context = Context.init({
       $match: match,
       $graphLookup: graphLookup,
       $geoNear: geoNearStage((query) => compileQuery(query)),
-      $lookup: joinedAs(lookupByEquality(mingoPipeline.$lookup!)),
+      $lookup: joinedAs(lookupByEquality(mingoPipeline.$lookup!, (query) => compileQuery(query))),
       $sort: sortStage,
       $group: groupStage,
       $project: projectStage,

@@ -143,6 +143,28 @@ const substrBytes: AnyFn = (obj, expr, options) => {
   return bytes.subarray(from, to).toString("utf8");
 };
 
+/** A `$substrCP` index or length: a number, whole and within 32 bits (MongoDB's checks and texts). */
+function codePointBound(value: unknown, what: "starting index" | "length"): number {
+  if (!isNumber(value))
+    throw errors.mongo(`$substrCP: ${what} must be a numeric type (is BSON type ${bsonTypeAlias(value)})`);
+  const n = Number(String(value));
+  if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31)
+    throw errors.mongo(
+      `$substrCP: ${what} cannot be represented as a 32-bit integral value: ${typeof value === "number" ? gText(value) : String(value)}`,
+    );
+  return n;
+}
+
+/** `$substrCP`: code points of a string; a negative start or length is refused, as MongoDB does. */
+const substrCP: AnyFn = (obj, expr, options) => {
+  const [value, start, length] = args("$substrCP", obj, expr, options, 3);
+  const from = codePointBound(start, "starting index");
+  const count = codePointBound(length, "length");
+  if (count < 0) throw errors.mongo("$substrCP: length must be a nonnegative integer.");
+  if (from < 0) throw errors.mongo("$substrCP: the starting index must be nonnegative integer.");
+  return [...coerceToString(value)].slice(from, from + count).join("");
+};
+
 const concat: AnyFn = (obj, expr, options) => {
   const values = (Array.isArray(expr) ? expr : [expr]).map((item) => evaluate(obj, item, options));
   let out = "";
@@ -264,6 +286,7 @@ export const stringExpressionOperators: Record<string, AnyFn> = {
   $split: split,
   $indexOfBytes: indexOfBytes,
   $substrBytes: substrBytes,
+  $substrCP: substrCP,
   $substr: substrBytes,
   $concat: concat,
   $arrayElemAt: arrayElemAt,

@@ -104,3 +104,31 @@ describe("projection operators", () => {
     );
   });
 });
+
+describe("comparisons with NaN", () => {
+  // (nan.js: NaN equals NaN and otherwise compares false; the query's own NaN matches only NaN.)
+  const values = fromEJSON([
+    { _id: 1, a: { $numberDouble: "NaN" } },
+    { _id: 2, a: { $numberDecimal: "NaN" } },
+    { _id: 3, a: { $numberDouble: "-Infinity" } },
+    { _id: 4, a: 0 },
+    { _id: 5, a: [{ $numberDouble: "NaN" }, 1] },
+  ]) as Document[];
+  const matched = (query: unknown) => find(values, fromEJSON(query) as Document).map((doc) => doc._id);
+
+  it("matches no NaN by a comparison with a number", () => {
+    expect(matched({ a: { $lt: 1 } })).toEqual([3, 4]);
+    expect(matched({ a: { $lte: 0 } })).toEqual([3, 4]);
+    expect(matched({ a: { $lt: { $numberDouble: "Infinity" } } })).toEqual([3, 4, 5]);
+    expect(matched({ a: { $gt: { $numberDouble: "-Infinity" } } })).toEqual([4, 5]);
+  });
+
+  it("matches NaN of either type by equality with NaN, and nothing by an order with it", () => {
+    const nan = { $numberDouble: "NaN" };
+    expect(matched({ a: nan })).toEqual([1, 2, 5]);
+    expect(matched({ a: { $gte: nan } })).toEqual([1, 2, 5]);
+    expect(matched({ a: { $lt: nan } })).toEqual([]);
+    expect(matched({ a: { $gt: nan } })).toEqual([]);
+    expect(matched({ a: { $in: [{ $numberDecimal: "NaN" }] } })).toEqual([1, 2, 5]);
+  });
+});

@@ -46,6 +46,21 @@ describe("strings", () => {
     );
   });
 
+  it("cuts code points with $substrCP, refusing negative bounds as MongoDB does (substrCP.js)", () => {
+    expect(value({ $substrCP: ["$s", 1, 3] })).toBe("éll");
+    expect(value({ $substrCP: ["$s", 3, 100] })).toBe("lo");
+    expect(value({ $substrCP: ["$n", 0, 1] })).toBe("");
+    expect(value({ $substrCP: [123, 0, 2] })).toBe("12");
+    expect(value({ $substrCP: ["abc", -1, 3] })).toBe("ERR $substrCP: the starting index must be nonnegative integer.");
+    expect(value({ $substrCP: ["abc", 1, -3] })).toBe("ERR $substrCP: length must be a nonnegative integer.");
+    expect(value({ $substrCP: ["abc", "1", 1] })).toBe(
+      "ERR $substrCP: starting index must be a numeric type (is BSON type string)",
+    );
+    expect(value({ $substrCP: ["abc", 1.5, 1] })).toBe(
+      "ERR $substrCP: starting index cannot be represented as a 32-bit integral value: 1.5",
+    );
+  });
+
   it("refuses an empty separator and what is no string", () => {
     expect(value({ $split: ["a,b,,c", ","] })).toEqual(["a", "b", "", "c"]);
     expect(value({ $split: ["abc", ""] })).toBe("ERR $split requires a non-empty separator");
