@@ -453,6 +453,8 @@ const regexFindAll: AnyFn = (obj, expr, options) => {
   let unit = 0;
   let point = 0;
   for (const m of args.re.matchAll(args.input)) {
+    // (MongoDB looks for no match past the last character: regex.js.)
+    if (m.index === args.input.length && args.input.length > 0) break;
     point += codePoints(args.input, unit, m.index);
     unit = m.index;
     out.push(matchResult(m, point));
@@ -464,23 +466,52 @@ const regexFindAll: AnyFn = (obj, expr, options) => {
 
 const mingoExpression = expressionOperators as unknown as OperatorMap;
 
-/** `$replaceAll`: the result's size is checked before it is built. */
+/**
+ * `$replaceOne` / `$replaceAll`'s arguments: each a string or nothing — anything else refused
+ * before a null answers null, as MongoDB checks them (input, find, replacement) — or null.
+ */
+function replaceArguments(
+  name: string,
+  obj: unknown,
+  expr: unknown,
+  options: unknown,
+): [string, string, string] | null {
+  if (!isDocument(expr)) throw errors.mongo(`${name} requires an object as an argument, found: ${bsonTypeAlias(expr)}`);
+  for (const key of Object.keys(expr))
+    if (key !== "input" && key !== "find" && key !== "replacement")
+      throw errors.mongo(`${name} found an unknown argument: ${key}`);
+  const keys = ["input", "find", "replacement"] as const;
+  for (const key of keys) if (!(key in expr)) throw errors.mongo(`${name} requires '${key}' to be specified`);
+  const values = keys.map((key) => evalExpr(obj, expr[key], options as never) as unknown);
+  keys.forEach((key, i) => {
+    const value = values[i];
+    if (value !== null && value !== undefined && typeof value !== "string")
+      throw errors.mongo(`${name} requires that '${key}' be a string, found: ${shellText(value)}`);
+  });
+  return values.every((value) => typeof value === "string") ? (values as [string, string, string]) : null;
+}
+
+/** `$replaceOne`: the first occurrence replaced (an empty `find` occurs at the start). */
+const replaceOne: AnyFn = (obj, expr, options) => {
+  const args = replaceArguments("$replaceOne", obj, expr, options);
+  if (!args) return null;
+  const [input, find, replacement] = args;
+  const at = input.indexOf(find);
+  return at < 0 ? input : input.slice(0, at) + replacement + input.slice(at + find.length);
+};
+
+/**
+ * `$replaceAll`: every occurrence replaced; an empty `find` occurs before each code point and at
+ * the end (replace_all.js). The result's size is checked before it is built.
+ */
 const replaceAll: AnyFn = (obj, expr, options) => {
-  if (isDocument(expr)) {
-    const input = evalExpr(obj, expr.input, options) as unknown;
-    const find = evalExpr(obj, expr.find, options) as unknown;
-    const replacement = evalExpr(obj, expr.replacement, options) as unknown;
-    if (typeof input === "string" && typeof find === "string" && typeof replacement === "string") {
-      const count = find === "" ? input.length + 1 : input.split(find).length - 1;
-      precheck((input.length + count * (replacement.length - find.length)) * 2, "$replaceAll");
-    }
-    return mingoExpression.$replaceAll!(
-      obj,
-      { input: { $literal: input }, find: { $literal: find }, replacement: { $literal: replacement } },
-      options,
-    );
-  }
-  return mingoExpression.$replaceAll!(obj, expr, options);
+  const args = replaceArguments("$replaceAll", obj, expr, options);
+  if (!args) return null;
+  const [input, find, replacement] = args;
+  const pieces = find === "" ? [...input] : input.split(find);
+  const count = find === "" ? pieces.length + 1 : pieces.length - 1;
+  precheck((input.length + count * (replacement.length - find.length)) * 2, "$replaceAll");
+  return find === "" ? replacement + pieces.map((piece) => piece + replacement).join("") : pieces.join(replacement);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -640,6 +671,7 @@ const context = Context.init({
         $regexMatch: regexMatch,
         $regexFind: regexFind,
         $regexFindAll: regexFindAll,
+        $replaceOne: replaceOne,
         $replaceAll: replaceAll,
         $function: internalFunction,
         [missingOperator]: missingProbe,

@@ -143,7 +143,8 @@ describe("regular-expression queries", () => {
       ],
       none: null,
     });
-    expect(body[0].empty).toHaveLength(3);
+    // (An empty match at each character, none past the last: regex.js's "bbbb" with "()" finds 4.)
+    expect(body[0].empty).toHaveLength(2);
     // Positions count code points, as MongoDB does.
     expect(body[1].f).toMatchObject({ match: "llo", idx: { $numberInt: "2" } });
     expect(body[1].all[1].idx).toEqual({ $numberInt: "10" });

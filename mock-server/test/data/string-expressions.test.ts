@@ -61,6 +61,32 @@ describe("strings", () => {
     );
   });
 
+  it("replaces as MongoDB does: an empty find everywhere, a wrong type before a null (replace_all.js)", () => {
+    expect(value({ $replaceAll: { input: "albatross", find: "", replacement: "one " } })).toBe(
+      "one aone lone bone aone tone rone oone sone sone ",
+    );
+    expect(value({ $replaceAll: { input: "", find: "", replacement: "foo" } })).toBe("foo");
+    expect(value({ $replaceAll: { input: "a$b$", find: { $literal: "$" }, replacement: { $literal: "$$" } } })).toBe(
+      "a$$b$$",
+    );
+    expect(value({ $replaceOne: { input: "héllo", find: "", replacement: "x" } })).toBe("xhéllo");
+    expect(value({ $replaceOne: { input: "a.b.c", find: ".", replacement: { $literal: "$&" } } })).toBe("a$&b.c");
+    expect(value({ $replaceAll: { input: "$n", find: "a", replacement: "b" } })).toBeNull();
+    expect(value({ $replaceOne: { input: null, find: { $literal: { a: 1 } }, replacement: "x" } })).toBe(
+      "ERR $replaceOne requires that 'find' be a string, found: { a: 1 }",
+    );
+    expect(value({ $replaceAll: { input: { $literal: { a: 1 } }, find: null, replacement: "x" } })).toBe(
+      "ERR $replaceAll requires that 'input' be a string, found: { a: 1 }",
+    );
+  });
+
+  it("finds no empty match past the last character ($regexFindAll, regex.js)", () => {
+    const indexes = (input: string, regex: string) =>
+      (value({ $regexFindAll: { input, regex } }) as { idx: unknown }[]).map((m) => m.idx);
+    expect(indexes("bbbb", "()")).toHaveLength(4);
+    expect(indexes("aaa aa", "(a*?)")).toHaveLength(6);
+  });
+
   it("refuses an empty separator and what is no string", () => {
     expect(value({ $split: ["a,b,,c", ","] })).toEqual(["a", "b", "", "c"]);
     expect(value({ $split: ["abc", ""] })).toBe("ERR $split requires a non-empty separator");
