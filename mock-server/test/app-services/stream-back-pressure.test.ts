@@ -33,6 +33,19 @@ const send = (operationId: string, method: string, path: string, options: { body
 
 const watchers = async (appId: string) => (await send("getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers;
 
+/** A raw client of an app's change stream: the request sent, not a byte of the answer read yet. */
+async function rawStream(server: string, appId: string, token: string): Promise<Socket> {
+  const { port } = new URL(server);
+  const client = connect(Number(port), "127.0.0.1");
+  client.pause();
+  await new Promise<void>((resolve) => client.once("connect", () => resolve()));
+  client.write(
+    `GET ${watchPath(appId, namespace)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
+      `Authorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`,
+  );
+  return client;
+}
+
 describe("a change stream whose client stops reading", () => {
   it("ends once its unsent events pass the cap, holds no more than that meanwhile, and others keep receiving", async () => {
     const limit = 1024 * 1024;
@@ -52,14 +65,7 @@ describe("a change stream whose client stops reading", () => {
       .body.access_token as string;
 
     // A raw client that sends the request and never reads a byte of the answer.
-    const { port } = new URL(url);
-    const stalled = connect(Number(port), "127.0.0.1");
-    stalled.pause();
-    await new Promise<void>((resolve) => stalled.once("connect", () => resolve()));
-    stalled.write(
-      `GET ${watchPath(appId, namespace)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
-        `Authorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`,
-    );
+    const stalled = await rawStream(url, appId, token);
     await expect.poll(() => watchers(appId), { timeout: 5000, interval: 10 }).toBe(1);
     const serverSide = serverSockets.find((s) => s.remotePort === stalled.localPort);
     expect(serverSide).toBeDefined();
@@ -145,14 +151,7 @@ describe("an event larger than the cap", () => {
     const token = (
       await beatingSend("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} })
     ).body.access_token as string;
-    const { port } = new URL(beating.url);
-    const client = connect(Number(port), "127.0.0.1");
-    client.pause();
-    await new Promise<void>((resolve) => client.once("connect", () => resolve()));
-    client.write(
-      `GET ${watchPath(appId, namespace)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
-        `Authorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`,
-    );
+    const client = await rawStream(beating.url, appId, token);
     await expect.poll(() => beatingWatchers(appId), { timeout: 5000, interval: 10 }).toBe(1);
     // One event of 12 MB: far more than the system's buffers take from a client that reads nothing.
     const inserted = await beatingSend("callFunction", "POST", `${base}/app/${appId}/functions/call`, {
