@@ -116,8 +116,10 @@ export type ReadJob =
       filter?: Document;
       shape?: ReadShape;
     }
-  /** A `findOneAnd…` action's projection of the document it answers. */
-  /** `query`: the action's filter, where a positional projection (`a.$`) finds its element. */
+  /**
+   * A `findOneAnd…` action's projection of the document it answers; `query`, the action's filter,
+   * where a positional projection (`a.$`) finds its element.
+   */
   | { kind: "project"; projection: Document; shape?: ReadShape; query?: Document };
 
 const conditionTest = (condition: Condition): ((doc: Document) => boolean) =>
