@@ -110,60 +110,41 @@ export const setOperators: Record<string, AnyFn> = {
 // Joins
 
 /**
- * The values `$lookup` joins a local document by (MongoDB's `extractAllElementsAlongPath`): the
- * path walked through documents and arrays of documents (a number names an array's element; arrays
- * directly in arrays are not walked into), a last array's elements — an element that is an array
- * stays whole; when the path reaches nothing, null (a missing field or an empty array joins null
- * and missing fields: lookup_array_semantics.js).
+ * The values a path reaches in a document, walked through documents and arrays of documents (a
+ * number names an array's element; arrays directly in arrays are not walked into). `$lookup`'s
+ * local values (`local`: MongoDB's `extractAllElementsAlongPath`) take a last array's elements — an
+ * element that is an array stays whole; a foreign document's (`foreign`: every value a query's
+ * equality may find there, a superset to index by) also the last array whole, and at a number both
+ * the element and the elements' fields of that name. Where the path reaches nothing, or (foreign) a
+ * null, null: a missing field or an empty array joins null and missing fields
+ * (lookup_array_semantics.js).
  */
-function localValues(doc: unknown, field: string): unknown[] {
-  const out: unknown[] = [];
-  const parts = field.split(".");
-  const walk = (value: unknown, i: number): void => {
-    if (i === parts.length) {
-      if (Array.isArray(value)) for (const element of value) out.push(element);
-      else if (value !== undefined) out.push(value);
-      return;
-    }
-    const part = parts[i]!;
-    if (Array.isArray(value)) {
-      if (/^\d+$/.test(part)) walk(value[Number(part)], i + 1);
-      else for (const element of value) if (isDocument(element)) walk(element[part], i + 1);
-    } else if (isDocument(value)) walk(value[part], i + 1);
-  };
-  walk(doc, 0);
-  return out.length === 0 ? [null] : out;
-}
-
-/**
- * Every value a query's equality may find in a foreign document at `field` (a superset, to index
- * by): the path walked through arrays, a last array whole and its elements; null when it reaches
- * nothing.
- */
-function foreignValues(doc: unknown, field: string): unknown[] {
+function pathValues(doc: unknown, field: string, side: "local" | "foreign"): unknown[] {
   const out: unknown[] = [];
   const parts = field.split(".");
   const walk = (value: unknown, i: number): void => {
     if (i === parts.length) {
       if (value === undefined) return;
-      out.push(value);
+      if (!Array.isArray(value) || side === "foreign") out.push(value);
       if (Array.isArray(value)) for (const element of value) out.push(element);
       return;
     }
     const part = parts[i]!;
     if (Array.isArray(value)) {
-      if (/^\d+$/.test(part)) walk(value[Number(part)], i + 1);
-      for (const element of value) if (isDocument(element)) walk(element[part], i + 1);
+      const index = /^\d+$/.test(part);
+      if (index) walk(value[Number(part)], i + 1);
+      if (!index || side === "foreign")
+        for (const element of value) if (isDocument(element)) walk(element[part], i + 1);
     } else if (isDocument(value)) walk(value[part], i + 1);
   };
   walk(doc, 0);
-  if (out.length === 0 || out.some((value) => value === null)) out.push(null);
+  if (out.length === 0 || (side === "foreign" && out.includes(null))) out.push(null);
   return out;
 }
 
 /**
  * `$lookup` of `localField` and `foreignField` as MongoDB joins them: a document joins the `from`
- * documents its `foreignField` matches as a query's `{$in: [its local values]}` would (localValues),
+ * documents its `foreignField` matches as a query's `{$in: [its local values]}` would (pathValues),
  * in the collection's order — an array there matches as a whole or by an element, a dotted path
  * through arrays by each element's value. mingo hashed the values (a Decimal128 5.0 missed a 5) and
  * took a dotted path's array of values as one. With a pipeline too (MongoDB 5.0's concise form),
@@ -194,14 +175,14 @@ export function lookupByEquality(
     // The foreign documents by the values they may match (a candidate is then matched exactly).
     const byValue = new Map<string, number[]>();
     joined.forEach((doc, place) => {
-      for (const key of new Set(foreignValues(doc, foreignField).map(equalityKey))) {
+      for (const key of new Set(pathValues(doc, foreignField, "foreign").map(equalityKey))) {
         const places = byValue.get(key);
         if (places) places.push(place);
         else byValue.set(key, [place]);
       }
     });
     return (collection as { map(f: (doc: unknown) => unknown): unknown }).map((doc) => {
-      const values = localValues(doc, localField);
+      const values = pathValues(doc, localField, "local");
       const query = compile({ [foreignField]: { $in: values } });
       // (A pattern matches by more than equality: every document is a candidate then.)
       const candidates = values.some(isRegexValue)

@@ -642,14 +642,14 @@ export class MongoService {
         const projection = optionalDocument(args, "projection");
         if (args.returnNewDocument === true && isPositionalProjection(projection))
           throw errors.mongo("cannot use a positional projection and return the new document");
-        const result = await this.update(evaluation, database, name, optionalDocument(args, "filter"), spec, {
+        const filter = optionalDocument(args, "filter");
+        const result = await this.update(evaluation, database, name, filter, spec, {
           many: false,
           upsert: args.upsert === true,
           replace,
           arrayFilters: undefined,
           sort: await optionalSort(args),
         });
-        const filter = optionalDocument(args, "filter");
         if (args.returnNewDocument === true)
           return result.after ? read(this.projectJob(database, name, args), [result.after]) : reply(null);
         return result.before ? read(this.projectJob(database, name, args, filter), [result.before]) : reply(null);
