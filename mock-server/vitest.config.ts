@@ -16,6 +16,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // The PostgreSQL-only tests are a project of their own (vitest.postgres.config.ts).
     exclude: ["test/postgres/**", ...heldTimeFiles],
+    // Removes the file's scratch folders when it ends (test/helpers/scratch.ts).
+    setupFiles: ["test/setup.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // Test files share a worker's loaded modules instead of importing Fastify, Ajv and the emulator

@@ -4,13 +4,13 @@
  * functions/call `service`), by functions' `context.services.get(name)` and by the Data API (which
  * takes the cluster's name too) — and its rules and schemas are read from that folder.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadAppFolder } from "../../src/config/app-folder.ts";
 import { bearer, call, callAppFunction, emailUser, newApp, testApp } from "../helpers/app.ts";
+import { scratchDir } from "../helpers/scratch.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -73,7 +73,7 @@ describe("a linked cluster with its own service name", () => {
   });
 
   it("is read from an export: its name, cluster, rules and schemas; other data sources are named as not run", () => {
-    const dir = mkdtempSync(join(tmpdir(), "data-source-"));
+    const dir = scratchDir("data-source-");
     const write = (path: string, value: unknown) => {
       mkdirSync(join(dir, path, ".."), { recursive: true });
       writeFileSync(join(dir, path), JSON.stringify(value));

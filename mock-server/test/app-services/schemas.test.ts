@@ -3,13 +3,13 @@
  * insert or update whose result does not satisfy the collection's schema is refused whole with the
  * service's MongoDBError; system functions are not checked; an export's `schema.json` is read.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadAppFolder } from "../../src/config/app-folder.ts";
 import { anonymousLogin, callAppFunction, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
+import { scratchDir } from "../helpers/scratch.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -135,7 +135,7 @@ describe("a collection's schema", () => {
   });
 
   it("is read from an export's schema.json, an empty one being none", () => {
-    const dir = mkdtempSync(join(tmpdir(), "schemas-"));
+    const dir = scratchDir("schemas-");
     writeFileSync(join(dir, "realm_config.json"), JSON.stringify({ app_id: "schemas-abcde" }));
     for (const [coll, content] of [
       ["notes", schema],

@@ -5,16 +5,7 @@
  * large, broken, or naming files outside its folder is named at start and not used; links are not
  * unpacked.
  */
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { zipSync } from "fflate";
@@ -24,6 +15,7 @@ import { loadAppFolder } from "../../src/config/app-folder.ts";
 import { functionModules } from "../../src/functions/module-archive.ts";
 import { anonymousLogin, functionResult, testApp } from "../helpers/app.ts";
 import { appFolder } from "../helpers/app-folder.ts";
+import { scratchDir } from "../helpers/scratch.ts";
 
 const greeter = {
   "node_modules/greeter/package.json": JSON.stringify({ name: "greeter", main: "index.js" }),
@@ -44,7 +36,7 @@ const appWithArchive = (appId: string, archive: Record<string, Uint8Array | stri
 
 /** A tar (gzipped unless `.tar`) of these files, as `tar -czf node_modules.tar.gz node_modules/` makes it. */
 function tarOf(files: Record<string, string>, gzip: boolean, extra?: (staging: string) => void): Uint8Array {
-  const staging = mkdtempSync(join(tmpdir(), "module-archive-staging-"));
+  const staging = scratchDir("module-archive-staging-");
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(join(staging, path, ".."), { recursive: true });
     writeFileSync(join(staging, path), text);

@@ -4,12 +4,12 @@
  * offered as packages (events, util, path, querystring, string_decoder, punycode, stream), loaded
  * in the functions' context; nothing outside them is found or read.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anonymousLogin, functionResult, newApp, testApp } from "../helpers/app.ts";
+import { scratchDir } from "../helpers/scratch.ts";
 
 let app: FastifyInstance;
 let token: string;
@@ -17,7 +17,7 @@ const appId = "modules-abcde";
 
 /** An exported app whose functions/node_modules holds a few packages written here. */
 function exportedApp(): string {
-  const dir = mkdtempSync(join(tmpdir(), "modules-"));
+  const dir = scratchDir("modules-");
   const write = (path: string, text: string) => {
     mkdirSync(join(dir, path, ".."), { recursive: true });
     writeFileSync(join(dir, path), text);

@@ -3,18 +3,9 @@
  * anonymously, whose functions/node_modules holds installed npm packages (this project's), each
  * copied with what it depends on, as `npm install` in functions/ would leave them.
  */
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { scratchDir } from "./scratch.ts";
 
 /** The installed package's folder, found as Node's resolution would from `from`. */
 function locate(from: string, name: string): string {
@@ -34,7 +25,7 @@ export function appFolder(
   functions: Record<string, string>,
   files: Record<string, Uint8Array | string> = {},
 ): string {
-  const dir = mkdtempSync(join(tmpdir(), `${appId}-`));
+  const dir = scratchDir(`${appId}-`);
   const write = (path: string, data: Uint8Array | string) => {
     mkdirSync(join(dir, path, ".."), { recursive: true });
     writeFileSync(join(dir, path), data);
