@@ -114,22 +114,25 @@ export function argumentsOf(name: string, obj: unknown, expr: unknown, options: 
 // ---------------------------------------------------------------------------------------------
 // Arithmetic expressions
 
-/** `$add` / `$multiply`: with a date (`$add`), or numbers of JavaScript's types alone, mingo's. */
+/** `$add` / `$multiply`: with a date (`$add`, `dateSum`), or numbers of JavaScript's types alone, mingo's. */
 function nAry(name: "$add" | "$multiply", how: Combine): AnyFn {
   return (obj, expr, options) => {
     const values = argumentsOf(name, obj, expr, options);
     if (name === "$add") {
-      // Left to right, as MongoDB adds: a null or missing value answers null, a second date is refused.
+      // Left to right, as MongoDB adds: a null or missing value answers null, a value of another
+      // type or a second date is refused.
       let dates = 0;
       for (const value of values) {
         if (value === null || value === undefined) return null;
-        if (value instanceof Date && ++dates > 1) throw errors.mongo("only one date allowed in an $add expression");
+        if (value instanceof Date) {
+          if (++dates > 1) throw errors.mongo("only one date allowed in an $add expression");
+        } else if (!isNumeric(value))
+          throw errors.mongo(`$add only supports numeric or date types, not ${bsonTypeAlias(value)}`);
       }
+      if (dates === 1) return dateSum(values);
     }
     if (!values.some(isBsonNumber)) return mingoExpression[name]!(obj, literals(values), options);
     if (values.some((value) => value === null || value === undefined)) return null;
-    if (name === "$add" && values.some((value) => value instanceof Date))
-      return mingoExpression.$add!(obj, literals(values.map((v) => (isBsonNumber(v) ? doubleOf(v) : v))), options);
     const other = values.find((value) => !isNumeric(value));
     if (other !== undefined)
       throw errors.mongo(
@@ -139,18 +142,64 @@ function nAry(name: "$add" | "$multiply", how: Combine): AnyFn {
   };
 }
 
+/**
+ * A number as the whole milliseconds MongoDB adds to a date: a double rounded half away from zero
+ * (`llround`), a Decimal128 half to even; a NaN, an infinity or a value past 64 bits is MongoDB's
+ * "date overflow".
+ */
+function dateMilliseconds(value: unknown): bigint {
+  if (isLong(value)) return bigOf(value);
+  if (isDecimal(value)) {
+    const whole = truncatedInteger(quantize(decOf(value), 0, "halfEven"));
+    if (whole === null || whole < int64Min || whole > int64Max) throw errors.mongo("date overflow");
+    return whole;
+  }
+  const n = value as number;
+  // (2^63 itself is out: it is the double that int64's largest value rounds to.)
+  if (!(n >= -(2 ** 63) && n < 2 ** 63)) throw errors.mongo("date overflow");
+  return BigInt(n < 0 ? -Math.round(-n) : Math.round(n));
+}
+
+/**
+ * A date moved by `ms` (its milliseconds, `ms` added exactly): MongoDB's "date overflow" past
+ * 64 bits, and past the ±8.64e15 ms a JavaScript date holds (MongoDB's dates reach further).
+ */
+function dateAt(ms: bigint): Date {
+  if (ms < -8_640_000_000_000_000n || ms > 8_640_000_000_000_000n) throw errors.mongo("date overflow");
+  return new Date(Number(ms));
+}
+
+/**
+ * `$add` of a date and numbers, as MongoDB 8.0 adds them (`AddState`): the numbers before the date
+ * summed as their types add, that sum and each number after the date rounded to whole
+ * milliseconds and added exactly, as 64-bit integers (so Int64 amounts past 2^53 keep every digit).
+ */
+function dateSum(values: unknown[]): Date {
+  const at = values.findIndex((value) => value instanceof Date);
+  let ms = dateMilliseconds(combine(values.slice(0, at), "add")) + BigInt((values[at] as Date).getTime());
+  for (const value of values.slice(at + 1)) {
+    ms += dateMilliseconds(value);
+    if (ms < int64Min || ms > int64Max) throw errors.mongo("date overflow");
+  }
+  return dateAt(ms);
+}
+
+/** `$subtract`, as MongoDB 8.0's `evaluateSubtract`: numbers typed as they subtract, then dates. */
 const subtractExpression: AnyFn = (obj, expr, options) => {
-  const values = argumentsOf("$subtract", obj, expr, options, 2);
-  if (!values.some(isBsonNumber)) return mingoExpression.$subtract!(obj, literals(values), options);
-  const [a, b] = values;
+  const [a, b] = argumentsOf("$subtract", obj, expr, options, 2);
+  if (isNumeric(a) && isNumeric(b)) {
+    if (typeof a === "number" && typeof b === "number") return a - b;
+    if (isDecimal(a) || isDecimal(b)) return toDecimal128(subtract(decOf(a), decOf(b)));
+    if (isInteger(a) && isInteger(b)) return fromBigInt(bigOf(a) - bigOf(b));
+    return doubleOf(a) - doubleOf(b);
+  }
   if (a === null || a === undefined || b === null || b === undefined) return null;
-  if (a instanceof Date || b instanceof Date)
-    return mingoExpression.$subtract!(obj, literals(values.map((v) => (isBsonNumber(v) ? doubleOf(v) : v))), options);
-  if (!isNumeric(a) || !isNumeric(b))
-    throw errors.mongo(`can't $subtract ${bsonTypeAlias(b)} from ${bsonTypeAlias(a)}`);
-  if (isDecimal(a) || isDecimal(b)) return toDecimal128(subtract(decOf(a), decOf(b)));
-  if (isInteger(a) && isInteger(b)) return fromBigInt(bigOf(a) - bigOf(b));
-  return doubleOf(a) - doubleOf(b);
+  if (a instanceof Date) {
+    // Two dates: the milliseconds between them, a long.
+    if (b instanceof Date) return Long.fromNumber(a.getTime() - b.getTime());
+    if (isNumeric(b)) return dateAt(BigInt(a.getTime()) - dateMilliseconds(b));
+  }
+  throw errors.mongo(`can't $subtract ${bsonTypeAlias(b)} from ${bsonTypeAlias(a)}`);
 };
 
 /**

@@ -3,6 +3,7 @@
  * date arithmetic, truncation and differences, parsing — with the answers of MongoDB's own date
  * tests where they give one.
  */
+import { Decimal128, Long } from "bson";
 import { describe, expect, it } from "vitest";
 import { type Document, toEJSON } from "../../src/data/documents.ts";
 import { aggregate } from "../../src/data/query-engine.ts";
@@ -156,6 +157,77 @@ describe("$dateAdd, $dateSubtract, $dateDiff and $dateTrunc", () => {
     expect(
       date({ $dateTrunc: { date: at("2024-01-01T03:04:05Z"), unit: "month", timezone: "America/New_York" } }),
     ).toBe("2023-12-01T05:00:00.000Z");
+  });
+});
+
+describe("$add and $subtract of dates and numbers", () => {
+  // jstests/aggregation/expressions/add_with_date.js and add_subtract_dates.js.
+  const fields = {
+    decimalVal: Decimal128.fromString("819.5359123621083"),
+    doubleVal: 819.536,
+    int64Val: Long.fromNumber(820),
+    dateVal: at("2019-01-30T07:30:10.137Z"),
+    overflowInt64: Long.MAX_VALUE,
+  };
+  const add = (...args: unknown[]) => date({ $add: args }, fields);
+  const subtract = (a: unknown, b: unknown) => date({ $subtract: [a, b] }, fields);
+
+  it("rounds each number to whole milliseconds: a double half away from zero, a Decimal128 half to even", () => {
+    for (const amount of ["$decimalVal", "$doubleVal", "$int64Val"]) {
+      expect(add("$dateVal", amount), amount).toBe("2019-01-30T07:30:10.957Z");
+      expect(add(amount, "$dateVal"), amount).toBe("2019-01-30T07:30:10.957Z");
+    }
+    // The numbers before the date are summed first; each after it is rounded as it is added.
+    expect(add("$dateVal", "$decimalVal", "$doubleVal", "$int64Val")).toBe("2019-01-30T07:30:12.597Z");
+    expect(add("$decimalVal", "$dateVal", "$doubleVal", "$int64Val")).toBe("2019-01-30T07:30:12.597Z");
+    expect(add("$decimalVal", "$doubleVal", "$int64Val", "$dateVal")).toBe("2019-01-30T07:30:12.596Z");
+    expect([0.5, -0.5, 1.5, -1.5].map((ms) => add("$dateVal", ms))).toEqual([
+      "2019-01-30T07:30:10.138Z",
+      "2019-01-30T07:30:10.136Z",
+      "2019-01-30T07:30:10.139Z",
+      "2019-01-30T07:30:10.135Z",
+    ]);
+    expect(["0.5", "1.5", "2.5"].map((ms) => add("$dateVal", Decimal128.fromString(ms)))).toEqual([
+      "2019-01-30T07:30:10.137Z",
+      "2019-01-30T07:30:10.139Z",
+      "2019-01-30T07:30:10.139Z",
+    ]);
+    expect(subtract("$dateVal", 1.5)).toBe("2019-01-30T07:30:10.135Z");
+    expect(subtract("$dateVal", -0.5)).toBe("2019-01-30T07:30:10.138Z");
+    expect(subtract("$dateVal", Decimal128.fromString("2.5"))).toBe("2019-01-30T07:30:10.135Z");
+  });
+
+  it("adds Int64 amounts past 2^53 exactly", () => {
+    const far = Long.fromString("2397083434877565865");
+    const back = Long.fromString("-2397083434877565864");
+    expect(add("$dateVal", far, "$doubleVal", back)).toBe("2019-01-30T07:30:10.958Z");
+  });
+
+  it("refuses a sum past 64 bits, a NaN or an infinity as an overflow, never an invalid date", () => {
+    for (const amount of [
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Decimal128.fromString("NaN"),
+      Decimal128.fromString("1e5000"),
+    ])
+      expect(add("$dateVal", amount), String(amount)).toBe("ERR date overflow");
+    expect(add("$dateVal", "$overflowInt64")).toBe("ERR date overflow");
+    expect(subtract("$dateVal", Number.NaN)).toBe("ERR date overflow");
+    expect(subtract("$dateVal", Long.MIN_VALUE)).toBe("ERR date overflow");
+    // (Past the ±8.64e15 ms a JavaScript date holds, too.)
+    expect(add("$dateVal", 8.64e15)).toBe("ERR date overflow");
+  });
+
+  it("answers the milliseconds between two dates as a long, and refuses other types in order", () => {
+    expect(value({ $subtract: ["$dateVal", at("2019-01-30T07:30:10.000Z")] }, fields)).toEqual({ $numberLong: "137" });
+    expect(value({ $subtract: ["$dateVal", null] }, fields)).toBeNull();
+    expect(value({ $subtract: ["$dateVal", "x"] }, fields)).toBe("ERR can't $subtract string from date");
+    expect(value({ $subtract: [1, "$dateVal"] }, fields)).toBe("ERR can't $subtract date from int");
+    expect(value({ $add: ["$dateVal", 1, "$dateVal"] }, fields)).toBe(
+      "ERR only one date allowed in an $add expression",
+    );
+    expect(value({ $add: ["x", null] })).toBe("ERR $add only supports numeric or date types, not string");
+    expect(value({ $add: [null, "x"] })).toBeNull();
   });
 });
 
