@@ -43,7 +43,14 @@ import { decideHere, decideInWorker, type Evaluation, readText, readValue } from
 import { hasNear } from "./geo-queries.ts";
 import { type FunctionMongoAction, type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
-import { checkAggregation, checkUpdatePipeline, compileFindQuery, compileQuery, sortedPlaces } from "./query-engine.ts";
+import {
+  checkAggregation,
+  checkProjection,
+  checkUpdatePipeline,
+  compileFindQuery,
+  compileQuery,
+  sortedPlaces,
+} from "./query-engine.ts";
 import {
   type DeleteJob,
   fieldsOf,
@@ -55,6 +62,7 @@ import {
   passesFor,
   type ReadJob,
   referencedCollections,
+  runRead,
   type UpdateDecision,
   type UpdateJob,
   type UpdateOptions,
@@ -304,6 +312,12 @@ export class MongoService {
     } catch (error) {
       if (!(error instanceof NeedsWorker)) mongoError(error);
     }
+  }
+
+  /** A `findOneAnd…`'s projection, refused as MongoDB parses it: before the action writes. */
+  private checkProjection(evaluation: Evaluation, projection: Document): void {
+    if (hasNoKeys(projection)) return;
+    this.checkHere(evaluation, projection, "projection", () => checkProjection(projection));
   }
 
   private checkQuery(evaluation: Evaluation, query: Document, find = false): void {
@@ -642,24 +656,50 @@ export class MongoService {
         const projection = optionalDocument(args, "projection");
         if (args.returnNewDocument === true && isPositionalProjection(projection))
           throw errors.mongo("cannot use a positional projection and return the new document");
+        this.checkProjection(evaluation, projection);
         const filter = optionalDocument(args, "filter");
-        const result = await this.update(evaluation, database, name, filter, spec, {
-          many: false,
-          upsert: args.upsert === true,
-          replace,
-          arrayFilters: undefined,
-          sort: await optionalSort(args),
-        });
+        const result = await this.update(
+          evaluation,
+          database,
+          name,
+          filter,
+          spec,
+          {
+            many: false,
+            upsert: args.upsert === true,
+            replace,
+            arrayFilters: undefined,
+            sort: await optionalSort(args),
+          },
+          this.projectsBefore(database, name, args, filter),
+        );
         if (args.returnNewDocument === true)
           return result.after ? read(this.projectJob(database, name, args), [result.after]) : reply(null);
         return result.before ? read(this.projectJob(database, name, args, filter), [result.before]) : reply(null);
       }
       case "findOneAndDelete": {
+        this.checkProjection(evaluation, optionalDocument(args, "projection"));
         const filter = optionalDocument(args, "filter");
-        const [doc] = await this.delete(evaluation, database, name, filter, false, await optionalSort(args));
+        const sort = await optionalSort(args);
+        const before = this.projectsBefore(database, name, args, filter);
+        const [doc] = await this.delete(evaluation, database, name, filter, false, sort, before);
         return doc ? read(this.projectJob(database, name, args, filter), [doc]) : reply(null);
       }
     }
+  }
+
+  /**
+   * A `findOneAnd…`'s positional projection of the document it targets, tried before it writes:
+   * the element the filter matched is the document's to tell (MongoDB refuses a projection that
+   * finds none, and writes nothing).
+   */
+  private projectsBefore(database: string, name: string, args: Document, filter: Document) {
+    const projection = optionalDocument(args, "projection");
+    if (args.returnNewDocument === true || !isPositionalProjection(projection)) return undefined;
+    const job = this.projectJob(database, name, args, filter);
+    return (target: Document) => {
+      runRead(job, [target]);
+    };
   }
 
   /**
@@ -863,6 +903,7 @@ export class MongoService {
     query: Document,
     spec: unknown,
     options: UpdateOptions & { arrayFilters: unknown },
+    beforeWrite?: (target: Document) => void,
   ): Promise<UpdateResult> {
     if (!isDocument(spec) && !(Array.isArray(spec) && spec.every(isDocument)))
       throw errors.mongo("'update' must be a document");
@@ -907,7 +948,11 @@ export class MongoService {
       all,
       targets,
       job,
-      (decision: UpdateDecision, docs) => this.planUpdate(database, name, decision, docs, options.replace),
+      (decision: UpdateDecision, docs) => {
+        const target = decision.kind === "update" ? decision.changes[0] : undefined;
+        if (beforeWrite && target) beforeWrite(docs[target.index]!);
+        return this.planUpdate(database, name, decision, docs, options.replace);
+      },
     );
     if (outcome.duplicate !== undefined) {
       throw errors.mongo(
@@ -1023,6 +1068,7 @@ export class MongoService {
     query: Document,
     many: boolean,
     sort: Document | undefined,
+    beforeWrite?: (target: Document) => void,
   ): Promise<Document[]> {
     const deleteFilter = this.rules.delete(this.principal, database, name);
     if (deleteFilter === null) throw errors.mongo("delete not permitted");
@@ -1033,6 +1079,7 @@ export class MongoService {
     return this.decided(evaluation, database, name, all, targets, job, async (indices: number[], docs) => {
       const targets: Document[] = [];
       const turns = new Turns();
+      if (beforeWrite) for (const i of indices) beforeWrite(docs[i]!);
       for (const i of indices) {
         targets.push(await copyOf(docs[i]!));
         await turns.maybe();

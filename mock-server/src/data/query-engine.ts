@@ -809,9 +809,10 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
 const positionalMissing = "positional operator '.$' couldn't find a matching element in the array";
 
 /**
- * A find projection's positional `"items.$": 1`: each document's array at that path cut to the
- * element the query matched (update-paths.ts' `matchedPosition`, as MongoDB's matcher records it),
- * and the projection with the path included in its place.
+ * A find projection's positional `"items.$": 1`, as MongoDB applies it: the first array on the
+ * path cut to the element the query matched (update-paths.ts' `matchedPosition`, as MongoDB's
+ * matcher records it), and the path included in its place. A path that meets no array (missing,
+ * or through values) is included as it is; an array with no element matched is MongoDB's refusal.
  */
 function positionalProjection(
   docs: Document[],
@@ -822,15 +823,21 @@ function positionalProjection(
   if (positional.length === 0) return { docs, projection };
   if (positional.length > 1) throw errors.mongo("Cannot specify more than one positional projection per query.");
   const key = positional[0]!;
-  const path = key.slice(0, -2);
+  const path = key.slice(0, -2).split(".");
   const rest: Document = {};
-  for (const name of keysOf(projection)) rest[name === key ? path : name] = name === key ? 1 : projection[name];
+  for (const name of keysOf(projection))
+    rest[name === key ? key.slice(0, -2) : name] = name === key ? 1 : projection[name];
   const cut = docs.map((doc) => {
+    let value: unknown = doc;
+    let depth = 0;
+    for (; depth < path.length && isDocument(value); depth++) {
+      value = value[path[depth]!];
+      if (Array.isArray(value)) break;
+    }
+    if (!Array.isArray(value)) return doc;
     const position = matchedPosition(doc, query, compileQuery);
-    const array = resolve(doc, path);
-    if (position === undefined || !Array.isArray(array) || position >= array.length)
-      throw errors.mongo(positionalMissing);
-    return withValueAt(doc, path.split("."), [array[position]]) as Document;
+    if (position === undefined || position >= value.length) throw errors.mongo(positionalMissing);
+    return withValueAt(doc, path.slice(0, depth + 1), [value[position]]) as Document;
   });
   return { docs: cut, projection: rest };
 }
@@ -883,6 +890,15 @@ function checkFindProjection(spec: Document): Document {
     }
   }
   return out ?? spec;
+}
+
+/**
+ * Refuses a find projection MongoDB's parser refuses, before anything is read or written (a
+ * `findOneAnd…` writes first, then projects): its checks, then an empty document projected (what
+ * no document decides: inclusion beside exclusion, unknown operators, constant expressions).
+ */
+export function checkProjection(spec: Document): void {
+  project([{}], spec, {});
 }
 
 function project(found: Document[], spec: Document, query: Document = {}): Document[] {

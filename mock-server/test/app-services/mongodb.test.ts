@@ -303,6 +303,52 @@ describe("mongodb-atlas actions", () => {
     ]);
   });
 
+  it("refuses findOneAnd…'s bad projection before it writes anything", async () => {
+    const int = (n: number) => ({ $numberInt: String(n) });
+    const kept = { _id: int(7), a: [int(1), int(2)], s: "t", n: int(1) };
+    await action("insertOne", { ...ns("badproj"), document: { _id: 7, a: [1, 2], s: "t", n: 1 } });
+    const refusals: [string, Record<string, unknown>, string][] = [
+      ["findOneAndUpdate", { projection: { a: 1, s: 0 } }, "Cannot do exclusion on field s in inclusion projection"],
+      ["findOneAndUpdate", { projection: { x: { $foo: 1 } } }, "Unknown expression $foo"],
+      [
+        "findOneAndReplace",
+        { update: { s: "r" }, projection: { s: 1, n: 0 } },
+        "Cannot do exclusion on field n in inclusion projection",
+      ],
+      ["findOneAndDelete", { projection: { s: 0, n: 1 } }, "Cannot do inclusion on field n in exclusion projection"],
+      // The filter matched no element of the array the positional path meets: the document's to tell.
+      [
+        "findOneAndUpdate",
+        { projection: { "a.$": 1 } },
+        "positional operator '.$' couldn't find a matching element in the array",
+      ],
+      [
+        "findOneAndDelete",
+        { projection: { "a.$": 1 } },
+        "positional operator '.$' couldn't find a matching element in the array",
+      ],
+    ];
+    for (const [name, argument, error] of refusals) {
+      const refused = await action(name, {
+        ...ns("badproj"),
+        filter: { _id: 7 },
+        update: { $set: { s: "u" } },
+        ...argument,
+      });
+      expect(refused.response.statusCode, `${name} ${JSON.stringify(argument)}`).toBe(400);
+      expect(refused.body.error).toBe(error);
+      expect((await action("find", { ...ns("badproj"), query: {} })).body).toEqual([kept]);
+    }
+    // A positional path that meets no array is included as it is (positional_projection.js).
+    const plain = await action("findOneAndUpdate", {
+      ...ns("badproj"),
+      filter: { _id: 7 },
+      update: { $set: { s: "u" } },
+      projection: { "s.$": 1, _id: 0 },
+    });
+    expect(plain.body).toEqual({ s: "t" });
+  });
+
   it("replays realm-web 2.0.1's findOneAndDelete bug as the service does: an _id-only document is left", async () => {
     const inserted = await action("insertOne", { ...ns("bug"), document: { text: "keep me?" } });
     const previous = await action("findOneAndReplace", { ...ns("bug"), filter: { text: "keep me?" } });

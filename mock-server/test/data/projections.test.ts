@@ -38,6 +38,31 @@ describe("a find's positional projection", () => {
     expect(matched({ a: { $elemMatch: { c: 2 } } }, { "a.$": 1, _id: 0 })).toBe('{"a":[{"b":1,"c":2}]}');
   });
 
+  it("applies to the first array on its path, and includes a path that meets none as it is", () => {
+    // jstests/core/query/project/positional_projection.js.
+    const one = (query: Document, projection: Document, input: Document) =>
+      keys(find([fromEJSON({ _id: 0, ...input }) as Document], query, { projection: { _id: 0, ...projection } })[0]);
+    expect(one({ x: 1 }, { "a.$": 1 }, { x: 1 })).toBe("{}");
+    expect(one({ "a.b": 1 }, { "g.$": 1 }, { a: { b: 1 } })).toBe("{}");
+    expect(
+      one({ x: { $gt: 0 } }, { "a.b.c.$": 1 }, { x: [-1, 1, 2], a: { b: { d: [1, 2, 3], f: 456 }, e: 123 } }),
+    ).toBe('{"a":{"b":{}}}');
+    expect(one({ x: { $gt: 0 } }, { "a.b.c.$": 1 }, { x: [-1, 1, 2], a: { b: { c: 123 } } })).toBe(
+      '{"a":{"b":{"c":123}}}',
+    );
+    expect(one({ x: 1 }, { "a.b.c.$": 1 }, { x: [1], a: [{ b: [[[{ c: 1, d: 2 }]]] }] })).toBe(
+      '{"a":[{"b":[[[{"c":1}]]]}]}',
+    );
+    const z = { x: { y: { z: [0, 1, 2] } } };
+    expect(one({ "x.y.z": 1 }, { "a.b.c.$": 1 }, { ...z, a: [{ b: { c: [1, 2] } }, { b: { c: [4, 5] } }] })).toBe(
+      '{"a":[{"b":{"c":[4,5]}}]}',
+    );
+    expect(one({ "x.y.z": 1 }, { "a.b.c.$": 1 }, { ...z, a: { b: [{ c: [1, 2] }, { c: [4, 5] }] } })).toBe(
+      '{"a":{"b":[{"c":[4,5]}]}}',
+    );
+    expect(one({ "x.y.z": 1 }, { "a.b.c.$": 1 }, { ...z, a: { b: { c: [1, 2, 3] } } })).toBe('{"a":{"b":{"c":[2]}}}');
+  });
+
   it("is refused when the query matched no element of an array", () => {
     expect(matched({ s: "t" }, { "arr.$": 1 })).toBe(
       "positional operator '.$' couldn't find a matching element in the array",
