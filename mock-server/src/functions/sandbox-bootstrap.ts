@@ -60,6 +60,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const mapClear = SafeMap.prototype.clear;
   const stringIndexOf = String.prototype.indexOf;
   const stringSlice = String.prototype.slice;
+  const stringSplit = String.prototype.split;
   const SafeNumber = Number;
   const weakMapGet = SafeWeakMap.prototype.get;
   const weakMapSet = SafeWeakMap.prototype.set;
@@ -392,9 +393,12 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       find: (query, projection, options) =>
         cursor((state) => {
           const limit = state.limit === undefined ? opt(options, "limit") : state.limit;
+          // A limit of 0 is none and a negative one its absolute value, as MongoDB's cursor takes
+          // them; the skipped documents are read too (another type is the service's to refuse).
+          const read = typeof limit !== "number" ? limit : limit === 0 ? undefined : (limit < 0 ? -limit : limit) + state.skip;
           return action("find", {
             query, project: projection, sort: state.sort === undefined ? opt(options, "sort") : state.sort,
-            limit: limit === undefined ? undefined : limit + state.skip,
+            limit: read,
           }, options);
         }, { sorts: true }),
       findOne: (query, projection, options) => action("findOne", { query, project: projection, sort: opt(options, "sort") }, options),
@@ -438,18 +442,22 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
         action("findOneAndDelete", { filter, projection: opt(options, "projection"), sort: opt(options, "sort") }, options),
       // MongoDB's distinct, as an aggregation under the same rules: each value of the field (an
       // array's elements one by one; null kept, a missing field or an empty array giving none), once.
+      // The path is walked a field at a time: an array met on the way gives each of its elements,
+      // and a numeric field names an array's element (distinct_semantics.js).
       distinct: (field, query, options) => {
         if (typeof field !== "string" || field === "") return SafePromise.reject(new SafeError("distinct needs a field name"));
         const present = { v: { $exists: true } };
-        const pipeline = [
-          { $match: isObject(query) ? query : {} },
-          { $project: { _id: 0, v: "$" + field } },
-          { $match: present },
-          { $unwind: { path: "$v", preserveNullAndEmptyArrays: true } },
-          { $match: present },
-          { $group: { _id: "$v" } },
-          { $sort: { _id: 1 } },
-        ];
+        const parts = call(stringSplit, field, ".");
+        const numeric = (part) => SafeString(toInt(part, 10)) === part;
+        const pipeline = [{ $match: isObject(query) ? query : {} }];
+        for (let i = 0; i < parts.length; i++) {
+          const part = parts[i];
+          const value = i === 0 ? "$" + part : numeric(part) ? { $cond: [{ $isArray: "$v" }, { $arrayElemAt: ["$v", toInt(part, 10)] }, "$v." + part] } : "$v." + part;
+          call(arrayPush, pipeline, { $project: { _id: 0, v: value } }, { $match: present });
+          if (i + 1 < parts.length && numeric(parts[i + 1])) continue;
+          call(arrayPush, pipeline, { $unwind: { path: "$v", preserveNullAndEmptyArrays: true } }, { $match: present });
+        }
+        call(arrayPush, pipeline, { $group: { _id: "$v" } }, { $sort: { _id: 1 } });
         return call(promiseThen, action("aggregate", { pipeline }, options), (groups) => call(arrayMap, groups, (group) => group._id));
       },
       // One action after another; ordered (the default) stops at the first failure, unordered goes

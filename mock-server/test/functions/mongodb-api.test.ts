@@ -26,6 +26,12 @@ const functions = {
     ]);
   };`,
   distinct: `exports = async (field, query) => { ${items} return items.distinct(field, query); };`,
+  distinctOf: `exports = async (documents, field) => {
+    const orders = context.services.get("mongodb-atlas").db("shop").collection("orders");
+    await orders.deleteMany({});
+    await orders.insertMany(documents);
+    return orders.distinct(field);
+  };`,
   bulk: `exports = async (operations, options) => { ${items}
     try { return { result: await items.bulkWrite(operations, options) }; }
     catch (error) { return { error: error.message, ids: (await items.find({}, { _id: 1 }).toArray()).map((d) => d._id) }; }
@@ -57,6 +63,10 @@ const functions = {
     const grouped = items.aggregate([{ $sort: { _id: 1 } }, { $project: { _id: 1 } }]).skip(3);
     out.aggregate = [await grouped.next(), await grouped.toArray()];
     out.aggregateLimit = typeof items.aggregate([]).limit;
+    // A limit of 0 is none; a negative one, its absolute value (MongoDB's cursor.limit()).
+    const ids = async (cursor) => (await cursor.toArray()).map((d) => d._id);
+    out.noLimit = await ids(items.find({}, { _id: 1 }).sort({ _id: 1 }).skip(2).limit(0));
+    out.negative = await ids(items.find({}, { _id: 1 }).sort({ _id: 1 }).skip(1).limit(-2));
     return out;
   };`,
   // The stages and operators an app user's pipeline may not hold (a system user's may).
@@ -109,6 +119,25 @@ describe("a function's MongoDB API", () => {
     expect(await run("distinct", "sizes")).toEqual(["L", "M", "S"]);
     expect(await run("distinct", "tag", { sizes: "M" })).toEqual(["blue", "red"]);
     expect(await run("distinct", "missing")).toEqual([]);
+  });
+
+  it("walks a distinct's dotted path through the arrays on it, and numeric fields as indexes", async () => {
+    // jstests/core/query/distinct/distinct_semantics.js: arrays on the path don't make the
+    // terminal arrays nested.
+    const documents = [
+      { _id: 1, a: [{ b: { c: 1 } }, { b: { c: [2, 20] } }, { b: { c: [3] } }] },
+      { _id: 2, a: { b: [{ c: [3, 30] }, { c: [4] }] } },
+      { _id: 3, a: { b: { c: [1, 10] } } },
+    ];
+    const int = (n: number) => ({ $numberInt: String(n) });
+    expect(await run("distinctOf", documents, "a.b.c")).toEqual([1, 2, 3, 4, 10, 20, 30].map(int));
+    const lists = [
+      { _id: 1, a: [10, 20], t: [[1, 2], [3]] },
+      { _id: 2, a: [{ b: 1 }] },
+    ];
+    expect(await run("distinctOf", lists, "a.0")).toEqual([int(10), { b: int(1) }]);
+    // (A terminal array's elements are the values, arrays among them kept whole.)
+    expect(await run("distinctOf", lists, "t")).toEqual([[int(1), int(2)], [int(3)]]);
   });
 
   it("runs a bulkWrite's operations in order and answers their counts", async () => {
@@ -242,6 +271,8 @@ describe("a function's MongoDB API", () => {
       late: "Cursor is already initialized",
       aggregate: [id(4), [id(5)]],
       aggregateLimit: "undefined",
+      noLimit: [3, 4, 5].map((n) => ({ $numberInt: String(n) })),
+      negative: [2, 3].map((n) => ({ $numberInt: String(n) })),
     });
   });
 
