@@ -2,9 +2,8 @@
  * Projections as MongoDB lays them out. mingo writes a projection's fields in the projection's
  * order with `_id` last (`{s: 1}` of `{_id, s}` answered `{s, _id}`, and every `$project` put `_id`
  * after the rest); MongoDB writes the fields it keeps from the document in the document's order
- * (`_id` first), then the fields the projection computes, in the projection's order. And a find
- * projection of `$slice`s alone (`{comments: {$slice: 5}}`) keeps every other field, where mingo
- * kept only the sliced ones.
+ * (`_id` first), then the fields the projection computes, in the projection's order. (A find
+ * projection's `$slice`s and its type: find-projection.ts.)
  */
 import { evalExpr } from "mingo/core";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
@@ -65,32 +64,6 @@ function laidOut(source: unknown, projected: unknown, layout: Layout | undefined
 export function inMongoOrder(spec: Document, find: boolean): (source: unknown, projected: unknown) => unknown {
   const layout = layoutOf(spec, find);
   return (source, projected) => laidOut(source, projected, layout);
-}
-
-/**
- * Whether a find projection names only `$slice`s (and exclusions): MongoDB then keeps every other
- * field of the document.
- */
-export function slicesOnly(spec: Document): boolean {
-  const keys = keysOf(spec);
-  let slices = 0;
-  for (const key of keys) {
-    const value = spec[key];
-    if (isDocument(value) && keysOf(value)[0] === "$slice") slices++;
-    else if (!(value === 0 || value === false)) return false;
-  }
-  return slices > 0;
-}
-
-/** `base` with the documents of `over` merged in, field by field (arrays and values replaced). */
-export function mergedInto(base: Document, over: Document): Document {
-  const out: Document = { ...base };
-  for (const key of keysOf(over)) {
-    const mine = out[key];
-    const theirs = over[key];
-    out[key] = isDocument(mine) && isDocument(theirs) ? mergedInto(mine, theirs) : theirs;
-  }
-  return out;
 }
 
 /** The paths an exclusion projection removes, as a tree. */

@@ -60,6 +60,13 @@ import {
   weighSort,
 } from "./engine-guards.ts";
 import {
+  findProjectionType,
+  type ProjectionType,
+  sliceProjection,
+  withNumericFlags,
+  withSlicesDotted,
+} from "./find-projection.ts";
+import {
   byNearness,
   geoIntersectsOperator,
   geoNearStage,
@@ -79,11 +86,9 @@ import {
   excluded,
   exclusionsOf,
   inMongoOrder,
-  mergedInto,
   missingOperator,
   missingProbe,
   probingMissing,
-  slicesOnly,
   withoutMissing,
 } from "./projections.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
@@ -902,7 +907,7 @@ export function checkProjection(spec: Document): void {
 }
 
 function project(found: Document[], spec: Document, query: Document = {}): Document[] {
-  const checked = checkFindProjection(spec);
+  const checked = checkFindProjection(withNumericFlags(spec));
   return projectChecked(found, checked, query).map((doc) => dropMissing(doc) as Document);
 }
 
@@ -912,7 +917,11 @@ function project(found: Document[], spec: Document, query: Document = {}): Docum
  * the element as a document), or left out when none does or it is no array; the projection with
  * the field included in its place.
  */
-function elemMatchProjection(docs: Document[], projection: Document): { docs: Document[]; projection: Document } {
+function elemMatchProjection(
+  docs: Document[],
+  projection: Document,
+  type: ProjectionType,
+): { docs: Document[]; projection: Document } {
   const keys = keysOf(projection).filter(
     (key) => isDocument(projection[key]) && "$elemMatch" in (projection[key] as Document),
   );
@@ -921,7 +930,10 @@ function elemMatchProjection(docs: Document[], projection: Document): { docs: Do
     keys.map((key) => [key, elementTest((projection[key] as Document).$elemMatch as Document, sharedOptions)]),
   );
   const rest: Document = {};
-  for (const name of keysOf(projection)) rest[name] = tests.has(name) ? 1 : projection[name];
+  for (const name of keysOf(projection)) {
+    if (!tests.has(name)) rest[name] = projection[name];
+    else if (type === "inclusion") rest[name] = 1;
+  }
   const cut = docs.map((doc) => {
     let out: Document = doc;
     for (const [key, test] of tests) {
@@ -939,27 +951,16 @@ function elemMatchProjection(docs: Document[], projection: Document): { docs: Do
 }
 
 function projectChecked(found: Document[], spec: Document, query: Document): Document[] {
-  const matched = elemMatchProjection(found, spec);
-  const { docs, projection } = positionalProjection(matched.docs, matched.projection, query);
-  const projected = (spec: Document) =>
-    new Query({}, sharedOptions as never).find(docs, spec as never).all() as Document[];
+  const dotted = withSlicesDotted(spec);
+  const type = findProjectionType(dotted);
+  const matched = elemMatchProjection(found, dotted, type);
+  const sliced = sliceProjection(matched.docs, matched.projection, type);
+  const { docs, projection } = positionalProjection(sliced.docs, sliced.projection, query);
   const exclusions = exclusionsOf(projection);
   if (exclusions) return docs.map((doc) => excluded(doc, exclusions) as Document);
-  if (slicesOnly(projection)) {
-    // Every other field kept: the exclusions' projection, with the slices' arrays merged in.
-    const excludedFields: Document = {};
-    const slices: Document = { _id: 0 };
-    for (const [key, value] of Object.entries(projection)) {
-      if (isDocument(value)) slices[key] = value;
-      else excludedFields[key] = value;
-    }
-    const without = exclusionsOf(excludedFields);
-    const bases = without ? docs.map((doc) => excluded(doc, without) as Document) : docs;
-    const sliced = projected(slices);
-    return bases.map((base, i) => mergedInto(base, sliced[i]!));
-  }
   const order = inMongoOrder(projection, true);
-  return projected(projection).map((doc, i) => order(docs[i], doc) as Document);
+  const projected = new Query({}, sharedOptions as never).find(docs, projection as never).all() as Document[];
+  return projected.map((doc, i) => order(docs[i], doc) as Document);
 }
 
 /**

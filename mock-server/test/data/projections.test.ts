@@ -5,6 +5,7 @@
  * And the stages that reshape embedded documents (data/add-fields.ts, exclusions) over stored
  * documents, which are frozen: nothing is changed in place.
  */
+import { Decimal128, Long } from "bson";
 import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
@@ -70,6 +71,148 @@ describe("a find's positional projection", () => {
     expect(matched({ arr: 1, "a.b": 1 }, { "arr.$": 1, "a.$": 1 })).toBe(
       "Cannot specify more than one positional projection per query.",
     );
+  });
+});
+
+describe("a find's $slice and $elemMatch", () => {
+  /** The projection of one document (`_id` 9), without its `_id` unless `keepId`. */
+  const one = (projection: Document, input: Document, keepId = false) => {
+    const out = find([fromEJSON({ _id: 9, ...input }) as Document], {}, { projection })[0] as Document;
+    if (!keepId) delete out._id;
+    return out;
+  };
+  // jstests/core/query/project/slice1.js: at any depth, through arrays of documents (one level),
+  // an exclusion unless the projection's other fields include.
+  const cases: [string, Document, Document, Document][] = [
+    [
+      "multi",
+      { a: { b: { $slice: [1, 1] } } },
+      { a: [{ b: [1, 2, 3] }, [[{ b: [1, 2, 3] }]], { b: [1, 2, 3] }, 1, null, {}] },
+      { a: [{ b: [2] }, [[{ b: [1, 2, 3] }]], { b: [2] }, 1, null, {}] },
+    ],
+    [
+      "deep",
+      { "a.b.c.d.e": { $slice: [1, 1] } },
+      { a: [{ b: [{ c: [{ d: [{ e: [1, 2, 3] }] }] }] }] },
+      { a: [{ b: [{ c: [{ d: [{ e: [2] }] }] }] }] },
+    ],
+    [
+      "incl",
+      { a: { b: { c: { $slice: [1, 1] }, d: 1 } } },
+      {
+        a: [
+          { b: { c: [1, 2, 3], d: 123, x: 1 } },
+          [{ b: { c: [1, 2, 3], d: 123 } }],
+          {
+            b: [
+              { c: [1, 2, 3], d: 123 },
+              { c: [4, 5, 6], d: 456 },
+            ],
+          },
+        ],
+      },
+      {
+        a: [
+          { b: { c: [2], d: 123 } },
+          [{ b: { c: [1, 2, 3], d: 123 } }],
+          {
+            b: [
+              { c: [2], d: 123 },
+              { c: [5], d: 456 },
+            ],
+          },
+        ],
+      },
+    ],
+    [
+      "excl",
+      { a: { b: { c: { $slice: [1, 1] }, d: 0 } } },
+      { a: [{ b: { c: [1, 2, 3], d: 123 } }, [{ b: { c: [1, 2, 3], d: 123 } }], { b: [{ c: [1, 2, 3], d: 123 }] }] },
+      { a: [{ b: { c: [2] } }, [{ b: { c: [1, 2, 3] } }], { b: [{ c: [2] }] }] },
+    ],
+    [
+      "two",
+      { a: { b: { $slice: [1, 1] } }, c: { d: { $slice: -1 } } },
+      {
+        a: [
+          { b: [1, 2, 3] },
+          [{ b: [1, 2, 3] }],
+          {
+            b: [
+              [1, 2, 3],
+              [4, 5, 6],
+            ],
+          },
+        ],
+        c: [
+          { d: [1, 2, 3] },
+          {
+            d: [
+              [1, 2, 3],
+              [4, 5, 6],
+              [7, 8, 9],
+            ],
+          },
+        ],
+      },
+      { a: [{ b: [2] }, [{ b: [1, 2, 3] }], { b: [[4, 5, 6]] }], c: [{ d: [3] }, { d: [[7, 8, 9]] }] },
+    ],
+    ["obj", { a: { $slice: 1 } }, { a: { c: 123 } }, { a: { c: 123 } }],
+    ["obj incl", { a: { $slice: 1 }, d: 1 }, { a: { c: 123 }, d: 456 }, { a: { c: 123 }, d: 456 }],
+    ["obj excl", { a: { $slice: 1 }, d: 0 }, { a: { c: 123 }, d: 456 }, { a: { c: 123 } }],
+    ["missing", { a: { $slice: 1 } }, { b: { e: 123 } }, { b: { e: 123 } }],
+    ["missing incl", { a: { $slice: 1 }, d: 1 }, { b: { e: 123 }, d: 456 }, { d: 456 }],
+    ["missing excl", { a: { $slice: 1 }, d: 0 }, { b: { e: 123 }, d: 456 }, { b: { e: 123 } }],
+    [
+      "deep arrays",
+      { "a.b.c": { $slice: 1 } },
+      { a: [[[{ b: [[[{ c: [1, 2, 3] }]]] }]]] },
+      { a: [[[{ b: [[[{ c: [1, 2, 3] }]]] }]]] },
+    ],
+    [
+      "deep arrays excl",
+      { "a.b.c": { $slice: 1 }, d: 0 },
+      { a: [[[{ b: [[[{ c: [1, 2, 3] }]]] }]]], d: 456 },
+      { a: [[[{ b: [[[{ c: [1, 2, 3] }]]] }]]] },
+    ],
+    [
+      "filter in deep",
+      { e: 1, "a.b": { $slice: 1 } },
+      { e: 123, a: [[[{ b: [1, 2, 3], d: 4, f: 5 }]]] },
+      { e: 123, a: [[[{ b: [1, 2, 3] }]]] },
+    ],
+    ["b true", { a: { $slice: 3 }, b: true }, { a: [0, 1, 2, 3], b: 1, c: 1 }, { a: [0, 1, 2], b: 1 }],
+    ["b false", { a: { $slice: 3 }, b: false }, { a: [0, 1, 2, 3], b: 1, c: 1 }, { a: [0, 1, 2], c: 1 }],
+    ["neg", { a: { $slice: [-5, 4] } }, { a: [0, 1, 2, 3, 4, 5, -5, -4, -3, -2, -1] }, { a: [-5, -4, -3, -2] }],
+  ];
+  it.each(cases)("slices %s as MongoDB does", (_name, projection, input, expected) => {
+    expect(JSON.stringify(one(projection, input))).toBe(JSON.stringify(expected));
+  });
+
+  it("reads _id: 1 beside a $slice as an inclusion, fractions truncated, Decimal128 flags as flags", () => {
+    expect(one({ _id: 1, a: { $slice: [1, 1] } }, { a: [1, 2, 3], z: 1 }, true)).toEqual({ _id: 9, a: [2] });
+    expect(one({ _id: 0, a: { $slice: [1, 1] } }, { a: [1, 2, 3], z: 1 }, true)).toEqual({ a: [2], z: 1 });
+    expect(one({ a: { $slice: 1.9 } }, { a: [1, 2, 3] })).toEqual({ a: [1] });
+    // (projection_parser.cpp's isInclusionOrExclusionType: every number is a flag.)
+    expect(one({ a: Decimal128.fromString("1") }, { a: 1, b: 2 })).toEqual({ a: 1 });
+    expect(one({ a: Decimal128.fromString("0") }, { a: 1, b: 2 })).toEqual({ b: 2 });
+    expect(one({ a: Long.fromNumber(0) }, { a: 1, b: 2 })).toEqual({ b: 2 });
+  });
+
+  it("keeps the other fields for an $elemMatch beside an exclusion or a $slice", () => {
+    // jstests/core/query/elemmatch/elemmatch_projection.js.
+    expect(one({ x: { $elemMatch: { $gt: 2 } }, d: 0 }, { x: { a: 123 }, d: 456 })).toEqual({});
+    expect(one({ x: { $elemMatch: { a: 3 } }, d: 0 }, { x: [{ a: 1 }, { a: 3 }], d: 456, e: 1 })).toEqual({
+      x: [{ a: 3 }],
+      e: 1,
+    });
+    expect(one({ x: { $slice: 1 }, y: { $elemMatch: { $gt: 4 } } }, { x: [1, 2, 3], y: [4, 5, 6], d: 456 })).toEqual({
+      x: [1],
+      y: [5],
+      d: 456,
+    });
+    // Alone, an $elemMatch includes.
+    expect(one({ x: { $elemMatch: { a: 3 } } }, { x: [{ a: 1 }, { a: 3 }], d: 456 })).toEqual({ x: [{ a: 3 }] });
   });
 });
 
