@@ -77,7 +77,8 @@ function pathPosition(doc: Document, path: string, condition: unknown, compile: 
  * The position `$` stands for in an update of `doc` by `query`: the index of the array element a
  * condition of the query matched, as MongoDB's matcher records it. Conditions under `$and` and the
  * query's own fields record one (the last that matched wins); `$or`, `$nor`, `$not`, `$ne`, `$nin`,
- * `$size` and `$expr` record none.
+ * `$size` and `$expr` record none, except an `$or` MongoDB's optimizer rewrites first: of one
+ * branch (that branch), or of equalities on one path (an `$in` of their values).
  */
 export function matchedPosition(doc: Document, query: Document, compile: CompileQuery): number | undefined {
   let position: number | undefined;
@@ -89,8 +90,34 @@ export function matchedPosition(doc: Document, query: Document, compile: Compile
         const inner = isDocument(sub) ? matchedPosition(doc, sub, compile) : undefined;
         if (inner !== undefined) found = inner;
       }
+    } else if (key === "$or" && Array.isArray(condition)) {
+      const rewritten = orRewritten(condition);
+      if (rewritten) found = matchedPosition(doc, rewritten, compile);
     } else if (!key.startsWith("$")) found = pathPosition(doc, key, condition, compile);
     if (found !== undefined) position = found;
   }
   return position;
+}
+
+/**
+ * An `$or` as MongoDB's optimizer rewrites it before matching: one branch as itself, equalities on
+ * one path as `{path: {$in: values}}`; null when it stays an `$or`.
+ */
+function orRewritten(branches: unknown[]): Document | null {
+  if (!branches.every(isDocument)) return null;
+  if (branches.length === 1) return branches[0] as Document;
+  let path: string | undefined;
+  const values: unknown[] = [];
+  for (const branch of branches as Document[]) {
+    const keys = keysOf(branch);
+    const key = keys[0];
+    if (keys.length !== 1 || key === undefined || key.startsWith("$") || (path !== undefined && key !== path))
+      return null;
+    const value = branch[key];
+    // (An equality: no operator document; a regular expression is one too.)
+    if (isDocument(value) && keysOf(value).some((name) => name.startsWith("$"))) return null;
+    path = key;
+    values.push(value);
+  }
+  return path === undefined ? null : { [path]: { $in: values } };
 }

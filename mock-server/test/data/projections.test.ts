@@ -64,6 +64,27 @@ describe("a find's positional projection", () => {
     expect(one({ "x.y.z": 1 }, { "a.b.c.$": 1 }, { ...z, a: { b: { c: [1, 2, 3] } } })).toBe('{"a":{"b":{"c":[2]}}}');
   });
 
+  it("takes an $or MongoDB rewrites as the $in or the branch it becomes", () => {
+    // positional_projection.js: "the first matching index both for $in, and for $or equivalent to an $in".
+    const ab = [fromEJSON({ _id: 0, a: [1, 2, 3], b: [4, 5, 6] }) as Document];
+    const b = (query: Document) => {
+      try {
+        return keys(find(ab, query, { projection: { _id: 0, "b.$": 1 } })[0]);
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(b({ a: { $in: [2, 3] } })).toBe('{"b":[5]}');
+    expect(b({ $or: [{ a: 2 }, { a: 3 }] })).toBe('{"b":[5]}');
+    expect(b({ $or: [{ a: 3 }] })).toBe('{"b":[6]}');
+    expect(b({ $or: [{ a: 1 }, { b: 5 }] })).toBe(
+      "positional operator '.$' couldn't find a matching element in the array",
+    );
+    expect(b({ $or: [{ a: 0 }, { a: { $gt: 2 } }] })).toBe(
+      "positional operator '.$' couldn't find a matching element in the array",
+    );
+  });
+
   it("is refused when the query matched no element of an array", () => {
     expect(matched({ s: "t" }, { "arr.$": 1 })).toBe(
       "positional operator '.$' couldn't find a matching element in the array",

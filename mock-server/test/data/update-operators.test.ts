@@ -87,6 +87,12 @@ describe("the positional $", () => {
       { query: { $and: [{ _id: 1 }, { "items.sku": "a" }] } },
     );
     expect(plain(inAnd.doc).items).toEqual([{ sku: "a" }, { sku: "b", qty: 2 }]);
+    // An $or MongoDB's optimizer rewrites before matching: one branch is that branch, equalities
+    // on one path an $in (whose first matching element records).
+    const oneBranch = update(order, { $set: { "items.$.qty": 5 } }, { query: { $or: [{ "items.sku": "b" }] } });
+    expect(oneBranch.paths).toEqual(["items.1.qty"]);
+    const asIn = update(order, { $set: { "grades.$": 0 } }, { query: { $or: [{ grades: 90 }, { grades: 85 }] } });
+    expect(plain(asIn.doc).grades).toEqual([80, 0, 90]);
   });
 
   it("applies every operator at the matched element, Decimal128 arithmetic and $push modifiers included", () => {
@@ -108,7 +114,8 @@ describe("the positional $", () => {
   it("is refused when the query matched no array element, or names none ($or, $ne record none)", () => {
     const message = "The positional operator did not find the match needed from the query.";
     expect(refusal(order, { $set: { "items.$.qty": 5 } }, { query: { _id: 1 } })).toBe(message);
-    expect(refusal(order, { $set: { "items.$.qty": 5 } }, { query: { $or: [{ "items.sku": "b" }] } })).toBe(message);
+    const twoPaths = { $or: [{ "items.sku": "b" }, { grades: 80 }] };
+    expect(refusal(order, { $set: { "items.$.qty": 5 } }, { query: twoPaths })).toBe(message);
     expect(refusal(order, { $set: { "items.$.qty": 5 } }, { query: { "items.sku": { $ne: "z" } } })).toBe(message);
     expect(refusal({}, { $set: { "items.$.qty": 5 } }, { query: { "items.sku": "z" }, upsert: true })).toBe(message);
   });
