@@ -40,22 +40,28 @@ function layoutOf(spec: Document, find: boolean): Layout {
 
 /**
  * `projected` (a projection of `source`) laid out as MongoDB does: the fields kept from `source`
- * in its order, then the rest in `projected`'s order. Arrays of documents projected element by
- * element are laid out element by element.
+ * in its order, then the computed ones in the projection's order (mingo's were its own), then any
+ * rest. Arrays of documents projected element by element are laid out element by element.
  */
 function laidOut(source: unknown, projected: unknown, layout: Layout | undefined): unknown {
   if (Array.isArray(source) && Array.isArray(projected)) {
     if (source.length !== projected.length) return projected;
     return projected.map((element, i) => laidOut(source[i], element, layout));
   }
-  if (!isDocument(source) || !isDocument(projected)) return projected;
+  if (!isDocument(projected)) return projected;
+  const from: Document = isDocument(source) ? source : {};
   const out: Document = {};
-  for (const key of keysOf(source)) {
+  for (const key of keysOf(from)) {
     if (!Object.hasOwn(projected, key)) continue;
     const part = layout?.get(key);
     if (part === "computed") continue;
-    out[key] = part instanceof Map ? laidOut(source[key], projected[key], part) : projected[key];
+    out[key] = part instanceof Map ? laidOut(from[key], projected[key], part) : projected[key];
   }
+  if (layout)
+    for (const [key, part] of layout) {
+      if (Object.hasOwn(out, key) || !Object.hasOwn(projected, key)) continue;
+      out[key] = part instanceof Map ? laidOut(from[key], projected[key], part) : projected[key];
+    }
   for (const key of keysOf(projected)) if (!Object.hasOwn(out, key)) out[key] = projected[key];
   return out;
 }

@@ -289,6 +289,17 @@ describe("the $project stage", () => {
     const [grouped] = aggregate([doc], [{ $group: { _id: "$s", n: { $sum: 1 } } }, { $project: { n: 1 } }]);
     expect(keys(grouped)).toBe('{"_id":"t","n":1}');
   });
+
+  it("writes computed fields in the order the projection names them", () => {
+    // (ProjectionNode::applyExpressions: in the order they are written, not by name.)
+    const [literal] = aggregate([doc], [{ $project: { b: { $literal: 1 }, a: { $literal: 2 } } }]);
+    expect(keys(literal)).toBe('{"_id":1,"b":1,"a":2}');
+    const [paths] = aggregate([doc], [{ $project: { _id: 0, z: "$s", y: 1, x: "$s" } }]);
+    expect(keys(paths)).toBe('{"z":"t","x":"t"}');
+    const [nested] = aggregate([doc], [{ $project: { _id: 0, "m.z": "$s", "m.b": "$s" } }]);
+    expect(keys(nested)).toBe('{"m":{"z":"t","b":"t"}}');
+    expect(projected({ b: { $literal: 1 }, a: "$s" })).toBe('{"_id":1,"b":1,"a":"t"}');
+  });
 });
 
 describe("stages over stored (frozen) documents", () => {
