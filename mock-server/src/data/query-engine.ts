@@ -74,6 +74,7 @@ import {
   nearElsewhere,
   takeNear,
 } from "./geo-queries.ts";
+import { graphLookupStage } from "./graph-lookup.ts";
 import { groupStage, parseGroup } from "./group-stage.ts";
 import { lookupByEquality, setOperators } from "./grouping.ts";
 import { computesNested, nestedProjection } from "./inclusion-projection.ts";
@@ -555,15 +556,7 @@ const unsetStage: AnyFn = (collection, expr, options) => {
 const match: AnyFn = (collection, expr, options) =>
   mingoPipeline.$match!(collection, isDocument(expr) ? rewriteQuery(expr) : expr, options);
 
-const graphLookup: AnyFn = joinedAs((collection, expr, options) =>
-  mingoPipeline.$graphLookup!(
-    collection,
-    isDocument(expr) && isDocument(expr.restrictSearchWithMatch)
-      ? { ...expr, restrictSearchWithMatch: rewriteQuery(expr.restrictSearchWithMatch) }
-      : expr,
-    options,
-  ),
-);
+const graphLookup: AnyFn = joinedAs(graphLookupStage((query) => compileQuery(query)));
 
 // ---------------------------------------------------------------------------------------------
 // The budget around every operator

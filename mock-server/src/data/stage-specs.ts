@@ -11,6 +11,7 @@
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { isDocument } from "./documents.ts";
+import { checkGraphLookup } from "./graph-lookup.ts";
 import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
 import { checkProjectionSpec, fieldPathFailure } from "./projection-spec.ts";
 import { bsonElementText } from "./shell-text.ts";
@@ -382,6 +383,9 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): voi
         break;
       case "$lookup":
         checkLookup(spec as Record<string, unknown>);
+        break;
+      case "$graphLookup":
+        checkGraphLookup(spec);
         break;
       case "$replaceRoot":
         checkReplaceRoot(spec);
