@@ -101,7 +101,7 @@ import { stringExpressionOperators } from "./string-operators.ts";
 import { exprQueryOperator, truthExpressionOperators } from "./truth.ts";
 import { unwindStage } from "./unwind-stage.ts";
 import { keysOf } from "./wide-keys.ts";
-import { windowStage } from "./window-stage.ts";
+import { linearFill, windowStage } from "./window-stage.ts";
 
 /** The private query operator a regular expression becomes. */
 export const regexOperator = "$mockRegex";
@@ -698,7 +698,7 @@ const context = Context.init({
   ),
   projection: wrapValueOperators(projectionOperators as unknown as OperatorMap),
   query: engineQueryOperators,
-  window: wrapValueOperators(windowOperators as unknown as OperatorMap),
+  window: wrapValueOperators({ ...(windowOperators as unknown as OperatorMap), $linearFill: linearFill }),
 } as never);
 
 export interface EngineOptions {

@@ -3,11 +3,14 @@
  * BSON values, which ranked a Decimal128 price of 9 after 100. Each document gets its place in
  * MongoDB's order (equal keys sharing one) in a field of its own, mingo's stage sorts and ranks by
  * that, and the field is taken out again. Windows over the sort's values (`range`, a time `unit`,
- * `$derivative`, `$integral`, `$linearFill`) need the values themselves and stay mingo's.
+ * `$derivative`, `$integral`, `$linearFill`) need the values themselves and stay mingo's stage
+ * (`$linearFill` itself is ours, below).
  */
+import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
 import * as pipelineOperators from "mingo/operators/pipeline";
 import { type Document, isDocument } from "./documents.ts";
+import { doubleOf, isNumeric } from "./numeric-operators.ts";
 import { step } from "./query-limits.ts";
 import { compareKeys, sortKeyOf } from "./sort-keys.ts";
 import { keysOf } from "./wide-keys.ts";
@@ -66,4 +69,55 @@ export const windowStage: AnyFn = (collection, expr, options) => {
     };
     return Lazy(windowed.collect().map(withoutPlace));
   });
+};
+
+/** Each partition's filled values, by its documents (a window operator runs once per document). */
+const linearFills = new WeakMap<unknown[], Map<string, unknown[]>>();
+
+/**
+ * `$linearFill`: a null or missing value between two numbers of the partition, in the sort's
+ * order, interpolated on the sort field's value (a number or a date); one before the first number
+ * or after the last stays null. mingo's read the number before the first one of a partition
+ * (a partition starting with nulls answered a JavaScript TypeError).
+ */
+export const linearFill: AnyFn = (_obj, collection: unknown[], expr, options) => {
+  let byField = linearFills.get(collection);
+  if (!byField) {
+    byField = new Map();
+    linearFills.set(collection, byField);
+  }
+  let values = byField.get(expr.field);
+  if (values === undefined) {
+    const sortKey = `$${keysOf(expr.parentExpr.sortBy)[0]}`;
+    const xs: number[] = [];
+    const ys: (number | null)[] = [];
+    values = collection.map((doc) => {
+      step();
+      const [x, y] = evalExpr(doc, [sortKey, expr.inputExpr], options) as [unknown, unknown];
+      xs.push(x instanceof Date ? x.getTime() : isNumeric(x) ? doubleOf(x) : Number.NaN);
+      // (A gap is null; a value that is no number bounds the gaps beside it, filled by nothing.)
+      ys.push(y === null || y === undefined ? null : isNumeric(y) ? doubleOf(y) : Number.NaN);
+      return y ?? null;
+    });
+    let before = -1;
+    for (let i = 0; i < values.length; i++) {
+      if (ys[i] !== null) {
+        before = i;
+        continue;
+      }
+      let after = i + 1;
+      while (after < ys.length && ys[after] === null) after++;
+      if (before < 0 || after >= ys.length) continue;
+      const [x1, y1, x2, y2] = [xs[before]!, ys[before]!, xs[after]!, ys[after]!];
+      const filled = y1 + (xs[i]! - x1) * ((y2 - y1) / (x2 - x1));
+      if (!Number.isNaN(filled)) values[i] = filled;
+    }
+    byField.set(expr.field, values);
+  }
+  const value = values[expr.documentNumber - 1];
+  if (expr.documentNumber === collection.length) {
+    byField.delete(expr.field);
+    if (byField.size === 0) linearFills.delete(collection);
+  }
+  return value;
 };
