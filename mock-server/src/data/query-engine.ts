@@ -33,6 +33,7 @@ import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { accumulatorExpressions, accumulators, dropMissing } from "./accumulators.ts";
 import { addFieldsStage, internalFunction, joinedAs, withValueAt } from "./add-fields.ts";
+import { bitQueryOperators } from "./bit-operators.ts";
 import { conversionOperators } from "./bson-conversions.ts";
 import {
   comparisonExpressionOperators,
@@ -634,6 +635,7 @@ const engineQueryOperators = wrapQueryOperators(
     $all: allOperator,
     $type: typeQueryOperator,
     $exists: existsPredicate,
+    ...bitQueryOperators,
     $mod: modOperator,
     $size: sizeOperator,
     $elemMatch: elemMatchOperator,
