@@ -367,7 +367,9 @@ const dateFromParts: AnyFn = (obj, expr, options) => {
 // $dateAdd, $dateSubtract, $dateDiff, $dateTrunc
 
 const units = ["year", "quarter", "month", "week", "day", "hour", "minute", "second", "millisecond"] as const;
-type Unit = (typeof units)[number];
+export type Unit = (typeof units)[number];
+/** Whether a value names one of MongoDB's time units. */
+export const isUnit = (value: unknown): value is Unit => units.includes(value as Unit);
 const unitMs: Partial<Record<Unit, number>> = {
   week: 7 * dayMs,
   day: dayMs,
@@ -381,7 +383,7 @@ const monthsOf: Partial<Record<Unit, number>> = { year: 12, quarter: 3, month: 1
 const daysIn = (year: number, month: number) => new Date(utcDay(year, month + 1, 1) - dayMs).getUTCDate();
 
 /** `amount` units added to an instant, in a zone (addUnits of MongoDB's date arithmetic). */
-function addUnits(ms: number, unit: Unit, amount: number, zone: Zone): number {
+export function addUnits(ms: number, unit: Unit, amount: number, zone: Zone): number {
   if (unit === "millisecond" || unit === "second" || unit === "minute" || unit === "hour")
     return ms + amount * unitMs[unit]!;
   const d = localDate(ms, zone);

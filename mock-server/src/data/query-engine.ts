@@ -49,6 +49,7 @@ import { bsonTypeAlias, bsonTypeNumber, surrogate } from "./bson-order.ts";
 import { bucketStages } from "./bucket-stages.ts";
 import { dateExpressionOperators } from "./date-operators.ts";
 import { fromDecimal128, truncatedInteger } from "./decimal.ts";
+import { densifyStage } from "./densify-stage.ts";
 import { type Document, isDocument } from "./documents.ts";
 import {
   groupKey,
@@ -685,6 +686,7 @@ const context = Context.init({
       ...fixedPipelineOperators,
       ...bucketStages,
       $setWindowFields: windowStage,
+      $densify: densifyStage,
       $unwind: unwindStage,
       $match: match,
       $graphLookup: graphLookup,

@@ -10,6 +10,7 @@
  */
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
+import { checkDensify } from "./densify-stage.ts";
 import { isDocument } from "./documents.ts";
 import { checkGraphLookup } from "./graph-lookup.ts";
 import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
@@ -386,6 +387,9 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): voi
         break;
       case "$graphLookup":
         checkGraphLookup(spec);
+        break;
+      case "$densify":
+        checkDensify(spec);
         break;
       case "$replaceRoot":
         checkReplaceRoot(spec);
