@@ -103,7 +103,7 @@ import { stringExpressionOperators } from "./string-operators.ts";
 import { exprQueryOperator, truthExpressionOperators } from "./truth.ts";
 import { unwindStage } from "./unwind-stage.ts";
 import { keysOf } from "./wide-keys.ts";
-import { linearFill, windowStage } from "./window-stage.ts";
+import { fillStage, linearFill, windowStage } from "./window-stage.ts";
 
 /** The private query operator a regular expression becomes. */
 export const regexOperator = "$mockRegex";
@@ -686,6 +686,7 @@ const context = Context.init({
       ...fixedPipelineOperators,
       ...bucketStages,
       $setWindowFields: windowStage,
+      $fill: fillStage(windowStage, addFieldsStage),
       $densify: densifyStage,
       $unwind: unwindStage,
       $match: match,

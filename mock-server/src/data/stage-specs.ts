@@ -18,6 +18,7 @@ import { checkProjectionSpec, fieldPathFailure } from "./projection-spec.ts";
 import { bsonElementText } from "./shell-text.ts";
 import { finish } from "./turns.ts";
 import { keysOf } from "./wide-keys.ts";
+import { checkFill } from "./window-stage.ts";
 
 /** Every stage MongoDB 8.0 recognises in an aggregation. */
 const knownStages = new Set([
@@ -390,6 +391,9 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): voi
         break;
       case "$densify":
         checkDensify(spec);
+        break;
+      case "$fill":
+        checkFill(spec);
         break;
       case "$replaceRoot":
         checkReplaceRoot(spec);

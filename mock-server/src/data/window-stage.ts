@@ -9,6 +9,8 @@
 import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
 import * as pipelineOperators from "mingo/operators/pipeline";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { withValueAt } from "./add-fields.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { doubleOf, isNumeric } from "./numeric-operators.ts";
 import { step } from "./query-limits.ts";
@@ -47,7 +49,31 @@ function withoutPlace(value: unknown): unknown {
   return out;
 }
 
+/**
+ * `$setWindowFields`, its dotted outputs (`"a.b"`) computed under names of their own and then set
+ * at their paths, copying what changes (mingo's set nothing into the stored, frozen documents).
+ */
 export const windowStage: AnyFn = (collection, expr, options) => {
+  const dotted =
+    isDocument(expr) && isDocument(expr.output) ? keysOf(expr.output).filter((key) => key.includes(".")) : [];
+  if (dotted.length === 0) return orderedWindows(collection, expr, options);
+  const spec = expr as Document;
+  const names = new Map(dotted.map((path, i) => [path, `\u0001output${i}`]));
+  const output: Document = {};
+  for (const key of keysOf(spec.output as Document)) output[names.get(key) ?? key] = (spec.output as Document)[key];
+  return (
+    orderedWindows(collection, { ...spec, output }, options) as { map(f: (doc: Document) => unknown): unknown }
+  ).map((doc) => {
+    let out: Document = doc;
+    for (const [path, name] of names) {
+      const { [name]: value, ...rest } = out;
+      out = value === undefined ? rest : (withValueAt(rest, path.split("."), value) as Document);
+    }
+    return out;
+  });
+};
+
+const orderedWindows: AnyFn = (collection, expr, options) => {
   if (!isDocument(expr) || !isDocument(expr.sortBy) || keysOf(expr.sortBy).length === 0 || readsValues(expr.output))
     return mingoWindows(collection, expr, options);
   const fields = keysOf(expr.sortBy);
@@ -121,3 +147,79 @@ export const linearFill: AnyFn = (_obj, collection: unknown[], expr, options) =>
   }
   return value;
 };
+
+const fillFields = new Set(["sortBy", "partitionBy", "partitionByFields", "output"]);
+
+/** A `$fill` specification refused as MongoDB's parser refuses it (its codes; the texts are ours where no test names them). */
+export function checkFill(spec: unknown): void {
+  if (!isDocument(spec)) throw errors.mongo("the $fill stage specification must be an object");
+  for (const key of keysOf(spec))
+    if (!fillFields.has(key)) throw errors.mongo(`BSON field '$fill.${key}' is an unknown field.`);
+  const { output, sortBy, partitionBy, partitionByFields } = spec;
+  if (output === undefined) throw errors.mongo("BSON field '$fill.output' is missing but a required field");
+  if (!isDocument(output)) throw errors.mongo("BSON field '$fill.output' is the wrong type, expected type 'object'");
+  if (keysOf(output).length === 0) throw errors.mongo("$fill 'output' must name at least one field to fill");
+  if (partitionBy !== undefined && partitionByFields !== undefined)
+    throw errors.mongo("Maximum one of 'partitionBy' and 'partitionByFields can be specified in '$fill'");
+  if (partitionByFields !== undefined) {
+    if (!Array.isArray(partitionByFields) || !partitionByFields.every((field) => typeof field === "string"))
+      throw errors.mongo("BSON field '$fill.partitionByFields' must be an array of field names");
+    if (partitionByFields.some((field) => field.startsWith("$")))
+      throw errors.mongo("FieldPath field names may not start with '$'. Consider using $getField or $setField.");
+  }
+  if (sortBy !== undefined && !isDocument(sortBy)) throw errors.mongo("BSON field '$fill.sortBy' must be an object");
+  for (const field of keysOf(output)) {
+    const fill = output[field];
+    if (!isDocument(fill)) throw errors.mongo("Each fill output specification must be an object");
+    for (const key of keysOf(fill))
+      if (key !== "method" && key !== "value")
+        throw errors.mongo(`BSON field '$fill.output.${field}.${key}' is an unknown field.`);
+    if ("method" in fill === "value" in fill)
+      throw errors.mongo("Each fill output specification must have exactly one of 'method' or 'value' fields");
+    if ("method" in fill) {
+      if (fill.method !== "locf" && fill.method !== "linear")
+        throw errors.mongo("Method must be either locf or linear");
+      if (fill.method === "linear" && sortBy === undefined)
+        throw errors.mongo("'sortBy' is required for a $fill with the 'linear' method");
+    }
+  }
+}
+
+/**
+ * `$fill` as MongoDB desugars it: the fields filled by a method through `$setWindowFields`
+ * (`$locf`, `$linearFill`), then those filled with a value through `$addFields` of
+ * `{$ifNull: ["$field", value]}` — the emulator's own stages, given here (mingo's `$fill` ran
+ * mingo's, so a dotted field was never filled and the sort was mingo's).
+ */
+export function fillStage(windows: AnyFn, addFields: AnyFn): AnyFn {
+  return (collection, expr, options) => {
+    checkFill(expr);
+    const spec = expr as Document;
+    const output = spec.output as Document;
+    const methods: Document = {};
+    const values: Document = {};
+    for (const field of keysOf(output)) {
+      const fill = output[field] as Document;
+      if ("value" in fill) values[field] = { $ifNull: [`$${field}`, fill.value] };
+      else methods[field] = { [fill.method === "linear" ? "$linearFill" : "$locf"]: `$${field}` };
+    }
+    const partitionBy =
+      spec.partitionBy ??
+      (Array.isArray(spec.partitionByFields)
+        ? Object.fromEntries((spec.partitionByFields as string[]).map((field) => [field, `$${field}`]))
+        : undefined);
+    let out = collection;
+    if (keysOf(methods).length > 0)
+      out = windows(
+        out,
+        {
+          ...(spec.sortBy !== undefined ? { sortBy: spec.sortBy } : {}),
+          ...(partitionBy !== undefined ? { partitionBy } : {}),
+          output: methods,
+        },
+        options,
+      );
+    if (keysOf(values).length > 0) out = addFields(out, values, options);
+    return out;
+  };
+}

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
-import { aggregate } from "../../src/data/query-engine.ts";
+import { aggregate, checkAggregation } from "../../src/data/query-engine.ts";
 
 const stored = (values: unknown[]) =>
   values.map((value) => {
@@ -67,5 +67,63 @@ describe("$linearFill", () => {
       { $sort: { _id: 1 } },
     ]);
     expect(filled.map((doc) => (doc as Document).v)).toEqual([0, null, 2, 7, 8]);
+  });
+});
+
+describe("$fill", () => {
+  const docs = [
+    { _id: 1, a: { b: 1 }, k: "x" },
+    { _id: 2, a: { b: null }, k: "x" },
+    { _id: 3, a: { b: 3 }, k: "y" },
+    { _id: 4, k: "y" },
+  ];
+  it("fills dotted fields, by a method and by a value, through the emulator's own stages", () => {
+    // fill_parse.js: a value is $addFields of {$ifNull: ["$field", value]}; a method a window.
+    expect(run(docs, [{ $fill: { output: { "a.b": { value: 0 } } } }]).map((doc) => doc.a)).toEqual([
+      { b: 1 },
+      { b: 0 },
+      { b: 3 },
+      { b: 0 },
+    ]);
+    expect(
+      run(docs, [{ $fill: { sortBy: { _id: 1 }, output: { "a.b": { method: "locf" } } } }]).map((doc) => doc.a),
+    ).toEqual([{ b: 1 }, { b: 1 }, { b: 3 }, { b: 3 }]);
+    expect(
+      run(docs, [
+        { $fill: { sortBy: { _id: 1 }, partitionByFields: ["k"], output: { "a.b": { method: "locf" } } } },
+      ]).map((doc) => [doc._id, doc.a]),
+    ).toEqual([
+      [1, { b: 1 }],
+      [2, { b: 1 }],
+      [3, { b: 3 }],
+      [4, { b: 3 }],
+    ]);
+    expect(
+      run(docs, [{ $setWindowFields: { sortBy: { _id: 1 }, output: { "a.c": { $sum: 1 } } } }]).map((doc) => doc.a),
+    ).toEqual([{ b: 1, c: 4 }, { b: null, c: 4 }, { b: 3, c: 4 }, { c: 4 }]);
+  });
+
+  it("refuses specifications MongoDB refuses", () => {
+    const refusal = (spec: unknown) => {
+      try {
+        checkAggregation([{ $fill: spec }]);
+        return "accepted";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(refusal({ output: { v: { method: "locf" } } })).toBe("accepted");
+    expect(refusal({})).toBe("BSON field '$fill.output' is missing but a required field");
+    expect(refusal({ output: {} })).toBe("$fill 'output' must name at least one field to fill");
+    expect(refusal({ output: { v: { method: "random" } } })).toBe("Method must be either locf or linear");
+    expect(refusal({ output: { v: { method: "locf", value: 1 } } })).toBe(
+      "Each fill output specification must have exactly one of 'method' or 'value' fields",
+    );
+    expect(refusal({ output: { v: { method: "locf" } }, partitionBy: "$k", partitionByFields: ["k"] })).toBe(
+      "Maximum one of 'partitionBy' and 'partitionByFields can be specified in '$fill'",
+    );
+    expect(refusal({ output: { v: { method: "linear" } } })).toBe(
+      "'sortBy' is required for a $fill with the 'linear' method",
+    );
   });
 });
