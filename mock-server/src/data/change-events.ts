@@ -7,18 +7,58 @@ import type { AppConfig } from "../config/app-config.ts";
 import { randomHex } from "../state/ids.ts";
 import type { ChangeEvent, Document } from "./documents.ts";
 
-/** The change-event document of a change (what `filter` matches against and what is sent). */
+/** The last cluster time given: a second and the increment within it. */
+let lastSecond = 0;
+let lastIncrement = 0;
+
+/** The next cluster time at `ms`: its second, and an increment unique within it (in this process). */
+function nextClusterTime(ms: number): { t: number; i: number } {
+  const t = Math.max(Math.floor(ms / 1000), lastSecond);
+  lastIncrement = t === lastSecond ? lastIncrement + 1 : 1;
+  lastSecond = t;
+  return { t, i: lastIncrement };
+}
+
+/**
+ * Stamps the events of one commit as MongoDB's oplog times them: each its own cluster time (an
+ * increment within the second), or, for a transaction (`together`), one cluster time for all, as
+ * MongoDB gives a transaction's events its commit time; each a wall time and a resume token. The
+ * store stamps them before it announces them, so every stream and trigger, on every instance,
+ * sees the same `clusterTime` and `_id`.
+ */
+export function stampEvents(events: ChangeEvent[], together: boolean, now = Date.now()): void {
+  const wallTime = new Date(now);
+  const shared = together && events.length > 0 ? nextClusterTime(now) : undefined;
+  events.forEach((event, place) => {
+    const { t, i } = shared ?? nextClusterTime(now);
+    const token = `82${hex(t, 8)}${hex(i, 8)}${hex(place, 4)}${randomHex(8)}`.toUpperCase();
+    event.stamp = { t, i, wallTime, token };
+  });
+}
+
+const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
+
+/**
+ * The change-event document of a change (what `filter` matches against and what is sent), its
+ * fields in MongoDB's order. A change the store did not stamp takes `clusterSeconds` and
+ * `increment`.
+ */
 export function changeDocument(change: ChangeEvent, clusterSeconds: number, increment: number): Document {
+  const stamp = change.stamp ?? {
+    t: clusterSeconds,
+    i: increment,
+    wallTime: new Date(clusterSeconds * 1000),
+    token: `82${hex(clusterSeconds, 8)}${hex(increment, 8)}${randomHex(8)}`.toUpperCase(),
+  };
   const event: Document = {
-    _id: {
-      _data: `82${clusterSeconds.toString(16).padStart(8, "0")}${increment.toString(16).padStart(8, "0")}${randomHex(8)}`,
-    },
+    _id: { _data: stamp.token },
     operationType: change.operationType,
-    clusterTime: new Timestamp({ t: clusterSeconds, i: increment }),
-    ns: { db: change.database, coll: change.collection },
-    documentKey: change.documentKey,
+    clusterTime: new Timestamp({ t: stamp.t, i: stamp.i }),
+    wallTime: stamp.wallTime,
   };
   if (change.fullDocument !== undefined) event.fullDocument = change.fullDocument;
+  event.ns = { db: change.database, coll: change.collection };
+  event.documentKey = change.documentKey;
   if (change.updateDescription !== undefined) event.updateDescription = change.updateDescription;
   return event;
 }

@@ -385,4 +385,17 @@ export interface ChangeEvent {
   before?: Document;
   /** The store's id of the event kept for the app's database triggers (never sent; DocumentStore.keepEvents). */
   durableId?: string;
+  /**
+   * When the store committed it (change-events.ts' `stampEvents`): its cluster time and resume
+   * token, the same on every stream and trigger that sees it, and its wall time.
+   */
+  stamp?: ChangeStamp;
+}
+
+/** A committed change's cluster time (seconds and increment), wall time and resume token data. */
+export interface ChangeStamp {
+  t: number;
+  i: number;
+  wallTime: Date;
+  token: string;
 }

@@ -106,6 +106,7 @@ describe("database triggers", () => {
     const common = {
       _id: { _data: expect.any(String) },
       clusterTime: expect.anything(),
+      wallTime: expect.any(Object),
       ns: { db: "app", coll: "notes" },
     };
     expect(insert).toEqual({

@@ -144,6 +144,43 @@ describe("callFunctionStreaming (watch)", () => {
       .toBe(0);
   });
 
+  it("stamps each change once: every stream sees its _id and clusterTime, with a wallTime, in MongoDB's field order", async () => {
+    const { appId, token } = await setup();
+    const first = await open(appId, token, { database: "db", collection: "s" });
+    const second = await open(appId, token, { database: "db", collection: "s" });
+    await expect
+      .poll(async () => (await json(`/_mock/v1/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 10 })
+      .toBe(2);
+    await insert(appId, token, "s", { n: 1 });
+    await insert(appId, token, "s", { n: 2 });
+    const read = async (stream: { next(): Promise<string> }) => [
+      JSON.parse(unescapeSse((await stream.next()).slice(6))),
+      JSON.parse(unescapeSse((await stream.next()).slice(6))),
+    ];
+    const [one, two] = [await read(first), await read(second)];
+    first.close();
+    second.close();
+    for (const [i, event] of one.entries()) {
+      expect(two[i]._id).toEqual(event._id);
+      expect(two[i].clusterTime).toEqual(event.clusterTime);
+      expect(two[i].wallTime).toEqual(event.wallTime);
+      // (change_stream_event_transform.cpp's order; fullDocument before ns.)
+      expect(Object.keys(event)).toEqual([
+        "_id",
+        "operationType",
+        "clusterTime",
+        "wallTime",
+        "fullDocument",
+        "ns",
+        "documentKey",
+      ]);
+      expect(event.wallTime).toEqual({ $date: { $numberLong: expect.stringMatching(/^\d+$/) } });
+    }
+    // Two writes, two cluster times, two tokens.
+    expect(one[1]._id).not.toEqual(one[0]._id);
+    expect(one[1].clusterTime).not.toEqual(one[0].clusterTime);
+  });
+
   it("streams a pipeline's update as its delta, a rewrite as a replace, and nothing for no change", async () => {
     const { appId, token } = await setup();
     const stream = await open(appId, token, { database: "db", collection: "p" });

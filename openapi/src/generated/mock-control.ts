@@ -1450,8 +1450,8 @@ export interface components {
         /**
          * @description After a document of the collection (or, without `collection`, of any collection of the
          *     database) is inserted, updated, replaced or deleted, through this server: the function gets
-         *     the change event (MongoDB's: `_id`, `operationType`, `clusterTime`, `ns`, `documentKey`,
-         *     `fullDocument`, `updateDescription`, `fullDocumentBeforeChange`).
+         *     the change event (MongoDB's: `_id`, `operationType`, `clusterTime`, `wallTime`,
+         *     `fullDocument`, `ns`, `documentKey`, `updateDescription`, `fullDocumentBeforeChange`).
          */
         DatabaseTrigger: {
             /**

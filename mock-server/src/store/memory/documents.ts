@@ -6,6 +6,7 @@
  */
 import { type AppLimits, writerLimits } from "../../config/app-config.ts";
 import { bsonSize, keptSize } from "../../data/bson-size.ts";
+import { stampEvents } from "../../data/change-events.ts";
 import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { storeDocument } from "../../data/ejson-text.ts";
 import { finish, inSlices, inTurns, Turns } from "../../data/turns.ts";
@@ -541,7 +542,9 @@ export class MemoryDocuments implements DocumentStore {
       // lets other requests run meanwhile), then the limits are checked and the changes applied.
       const prepared = await prepare(decided.changes);
       const [applied] = await this.applyInTurn([{ database, name, changes: decided.changes, prepared }], writer);
-      await inSlices(decided.events(applied!), (event) => this.publish(event));
+      const events = decided.events(applied!);
+      stampEvents(events, false);
+      await inSlices(events, (event) => this.publish(event));
       return decided.result(applied!);
     });
   }
@@ -557,8 +560,10 @@ export class MemoryDocuments implements DocumentStore {
         steps.push({ database: part.database, name: part.collection, changes, prepared: await prepare(changes) });
       }
       const applied = await this.applyInTurn(steps, writer, true);
-      for (const [i, plan] of decided.entries())
-        await inSlices(plan.events(applied[i]!), (event) => this.publish(event));
+      // (A transaction's events share its commit's cluster time.)
+      const events = decided.flatMap((plan, i) => plan.events(applied[i]!));
+      stampEvents(events, true);
+      await inSlices(events, (event) => this.publish(event));
     });
   }
 

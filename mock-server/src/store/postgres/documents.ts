@@ -9,6 +9,7 @@
  */
 
 import { sizeBoundOfText } from "../../data/bson-size.ts";
+import { stampEvents } from "../../data/change-events.ts";
 import {
   type ChangeEvent,
   type Document,
@@ -440,6 +441,7 @@ export class PgDocuments implements DocumentStore {
         !tx.open && decided.changes.length === 1 && only?.op === "insert" ? decided.events({ applied: 1 }) : null;
       if (insertedEvents && only?.op === "insert" && !(kept && insertedEvents.some(kept))) {
         const events = insertedEvents;
+        stampEvents(events, false);
         const inserted = await this.insertOne(database, collection, only.doc, events, writer);
         if (inserted) this.changes.local(this.appId, events);
         return decided.result(inserted ? { applied: 1 } : { applied: 0, duplicateAt: 0 });
@@ -501,6 +503,8 @@ export class PgDocuments implements DocumentStore {
       applied.push(done);
       events.push(...plan.events(done));
     }
+    // (A transaction's events share its commit's cluster time.)
+    stampEvents(events, atomic);
     await this.notify(client, events);
     const keep = this.wanted ? events.filter(this.wanted) : [];
     const ids = keep.length > 0 ? await keepEvents(client, this.context, this.appId, keep) : [];
