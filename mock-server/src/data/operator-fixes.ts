@@ -2,10 +2,10 @@
  * Operators mingo lacks or answers otherwise than MongoDB, put right: `$indexOfCP`, `$bsonSize`,
  * `$binarySize`, `$tsSecond` and `$tsIncrement` (unknown to mingo), `$slice`, `$range`, `$first`
  * and `$last` of an array with MongoDB's checks and texts, `$getField` of a name holding a dot
- * (mingo walked it as a path), `$meta` (mingo: "accumulator '$meta' is not registered"), `$redact`
- * (a pruned document left as an empty one), `$sample` (mingo drew with replacement: 10 of 4 documents, some twice;
- * MongoDB draws distinct ones), `$replaceRoot`/`$replaceWith` (MongoDB's refusal of a value that is
- * no document).
+ * (mingo walked it as a path), `$meta` (mingo: "accumulator '$meta' is not registered"), `$sample`
+ * (mingo drew with replacement: 10 of 4 documents, some twice; MongoDB draws distinct ones),
+ * `$replaceRoot`/`$replaceWith` (MongoDB's refusal of a value that is no document). (`$redact`:
+ * redact-stage.ts.)
  */
 import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
@@ -328,8 +328,6 @@ export const fixedPipelineOperators: Record<string, AnyFn> = {
     (mingoPipeline.$count!(collection, expr, options) as LazyLike).filter(
       (doc) => (doc as Record<string, unknown>)[expr as string] !== 0,
     ),
-  $redact: (collection, expr, options) =>
-    (mingoPipeline.$redact!(collection, expr, options) as LazyLike).filter((doc) => doc !== undefined),
   $sample: sample,
   $replaceRoot: replacing("'newRoot' expression ", (expr) => (isDocument(expr) ? expr.newRoot : undefined)),
   $replaceWith: replacing("'replacement document' ", (expr) => expr),

@@ -95,6 +95,7 @@ import {
   withoutMissing,
 } from "./projections.ts";
 import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
+import { redactStage } from "./redact-stage.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 import { type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
 import { shellText } from "./shell-text.ts";
@@ -686,6 +687,7 @@ const context = Context.init({
       ...fixedPipelineOperators,
       ...bucketStages,
       $setWindowFields: windowStage,
+      $redact: redactStage,
       $fill: fillStage(windowStage, addFieldsStage),
       $densify: densifyStage,
       $unwind: unwindStage,
