@@ -19,6 +19,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { isNumeric } from "./numeric-operators.ts";
+import { step } from "./query-limits.ts";
 import { keysOf } from "./wide-keys.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: mingo's operator signatures vary by kind
@@ -122,6 +123,7 @@ export function graphLookupStage(compile: (query: Document) => { test(doc: unkno
     // The collection's documents by the values their connectToField holds (the search's index).
     const byValue = new Map<string, number[]>();
     from.forEach((doc, place) => {
+      step();
       if (restrict && !restrict.test(doc)) return;
       for (const key of new Set(heldValues(doc, toParts).map(equalityKey))) {
         const places = byValue.get(key);
@@ -138,6 +140,7 @@ export function graphLookupStage(compile: (query: Document) => { test(doc: unkno
         for (const key of frontier) for (const place of byValue.get(key) ?? []) found.add(place);
         const next = new Set<string>();
         for (const place of [...found].sort((a, b) => a - b)) {
+          step();
           const doc = from[place]!;
           if (doc._id === undefined)
             throw errors.mongo(
