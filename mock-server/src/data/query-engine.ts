@@ -104,7 +104,7 @@ import { stringExpressionOperators } from "./string-operators.ts";
 import { exprQueryOperator, truthExpressionOperators } from "./truth.ts";
 import { unwindStage } from "./unwind-stage.ts";
 import { keysOf } from "./wide-keys.ts";
-import { fillStage, linearFill, windowStage } from "./window-stage.ts";
+import { fillStage, linearFill, nullWhenEmpty, shift, windowStage } from "./window-stage.ts";
 
 /** The private query operator a regular expression becomes. */
 export const regexOperator = "$mockRegex";
@@ -655,6 +655,13 @@ const context = Context.init({
     guardAccumulators({
       ...withoutScripts(accumulatorOperators as unknown as OperatorMap, ["$accumulator"]),
       ...accumulators,
+      // (Over too few documents, null: MongoDB's, where mingo's answered 0.)
+      $covariancePop: nullWhenEmpty((accumulatorOperators as unknown as OperatorMap).$covariancePop!, "accumulator"),
+      $covarianceSamp: nullWhenEmpty(
+        (accumulatorOperators as unknown as OperatorMap).$covarianceSamp!,
+        "accumulator",
+        2,
+      ),
     }),
   ),
   expression: wrapValueOperators({
@@ -705,7 +712,12 @@ const context = Context.init({
   ),
   projection: wrapValueOperators(projectionOperators as unknown as OperatorMap),
   query: engineQueryOperators,
-  window: wrapValueOperators({ ...(windowOperators as unknown as OperatorMap), $linearFill: linearFill }),
+  window: wrapValueOperators({
+    ...(windowOperators as unknown as OperatorMap),
+    $linearFill: linearFill,
+    $shift: shift,
+    $integral: nullWhenEmpty((windowOperators as unknown as OperatorMap).$integral!, "window"),
+  }),
 } as never);
 
 export interface EngineOptions {

@@ -12,13 +12,13 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { checkDensify } from "./densify-stage.ts";
 import { isDocument } from "./documents.ts";
+import { checkFill } from "./fill-spec.ts";
 import { checkGraphLookup } from "./graph-lookup.ts";
 import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
 import { checkProjectionSpec, fieldPathFailure } from "./projection-spec.ts";
 import { bsonElementText } from "./shell-text.ts";
 import { finish } from "./turns.ts";
 import { keysOf } from "./wide-keys.ts";
-import { checkFill } from "./window-stage.ts";
 
 /** Every stage MongoDB 8.0 recognises in an aggregation. */
 const knownStages = new Set([

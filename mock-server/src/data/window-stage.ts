@@ -10,8 +10,11 @@ import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
 import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { computeOptionsClass } from "./accumulators.ts";
 import { withValueAt } from "./add-fields.ts";
+import { compareBson, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
+import { checkFill } from "./fill-spec.ts";
 import { doubleOf, isNumeric } from "./numeric-operators.ts";
 import { step } from "./query-limits.ts";
 import { compareKeys, sortKeyOf } from "./sort-keys.ts";
@@ -39,13 +42,16 @@ function readsValues(output: unknown): boolean {
   });
 }
 
-/** A value without the place field in any document copied into it (`$push: "$$ROOT"`). */
-function withoutPlace(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutPlace);
+/** The field holding a document's partition key (as `placeField`, a name no request can hold). */
+const partitionField = "\u0001partition";
+
+/** A value without the stage's own fields (`hidden`) in any document copied into it (`$push: "$$ROOT"`). */
+function withoutPlace(value: unknown, hidden: readonly string[] = [placeField]): unknown {
+  if (Array.isArray(value)) return value.map((element) => withoutPlace(element, hidden));
   if (!isDocument(value)) return value;
-  if (!(placeField in value) && !keysOf(value).some((k) => typeof value[k] === "object")) return value;
+  if (!hidden.some((field) => field in value) && !keysOf(value).some((k) => typeof value[k] === "object")) return value;
   const out: Document = {};
-  for (const key of keysOf(value)) if (key !== placeField) out[key] = withoutPlace(value[key]);
+  for (const key of keysOf(value)) if (!hidden.includes(key)) out[key] = withoutPlace(value[key], hidden);
   return out;
 }
 
@@ -54,6 +60,42 @@ function withoutPlace(value: unknown): unknown {
  * at their paths, copying what changes (mingo's set nothing into the stored, frozen documents).
  */
 export const windowStage: AnyFn = (collection, expr, options) => {
+  if (!isDocument(expr) || expr.partitionBy === undefined) return dottedWindows(collection, expr, options);
+  return partitioned(collection, expr, options);
+};
+
+/**
+ * `$setWindowFields` with `partitionBy`, as MongoDB desugars it: partitions by their key's value
+ * (1, a Long 1 and a Decimal128 1.0 one partition; null and missing one), answered in the order of
+ * their keys (MongoDB sorts by the key, then `sortBy`); a key that is an array is refused. mingo's
+ * grouped keys by type and answered partitions in the order it first met them.
+ */
+const partitioned: AnyFn = (collection, expr, options) => {
+  const make = computeOptionsClass(options);
+  return (collection as { transform(f: (docs: unknown[]) => unknown): unknown }).transform((input) => {
+    const values = new Map<string, unknown>();
+    const keyed = (input as Document[]).map((doc) => {
+      step();
+      const local = make ? make.init(options).update({ root: doc }) : options;
+      const value = evalExpr(doc, expr.partitionBy, local as never) ?? null;
+      if (Array.isArray(value))
+        throw errors.mongo("An expression used to partition cannot evaluate to value of type array");
+      const key = equalityKey(value);
+      if (!values.has(key)) values.set(key, value);
+      return { ...doc, [partitionField]: key };
+    });
+    const windowed = (
+      dottedWindows(Lazy(keyed), { ...expr, partitionBy: `$${partitionField}` }, options) as { collect(): Document[] }
+    ).collect();
+    // (A stable sort: each partition keeps its documents' order.)
+    const ordered = windowed
+      .map((doc, place) => ({ doc, place, value: values.get(doc[partitionField] as string) }))
+      .sort((a, b) => compareBson(a.value, b.value) || a.place - b.place);
+    return Lazy(ordered.map(({ doc }) => withoutPlace(doc, [partitionField])));
+  });
+};
+
+const dottedWindows: AnyFn = (collection, expr, options) => {
   const dotted =
     isDocument(expr) && isDocument(expr.output) ? keysOf(expr.output).filter((key) => key.includes(".")) : [];
   if (dotted.length === 0) return orderedWindows(collection, expr, options);
@@ -93,7 +135,7 @@ const orderedWindows: AnyFn = (collection, expr, options) => {
     const windowed = mingoWindows(Lazy(placed), { ...expr, sortBy: { [placeField]: 1 } }, options) as {
       collect(): unknown[];
     };
-    return Lazy(windowed.collect().map(withoutPlace));
+    return Lazy(windowed.collect().map((doc) => withoutPlace(doc)));
   });
 };
 
@@ -148,43 +190,6 @@ export const linearFill: AnyFn = (_obj, collection: unknown[], expr, options) =>
   return value;
 };
 
-const fillFields = new Set(["sortBy", "partitionBy", "partitionByFields", "output"]);
-
-/** A `$fill` specification refused as MongoDB's parser refuses it (its codes; the texts are ours where no test names them). */
-export function checkFill(spec: unknown): void {
-  if (!isDocument(spec)) throw errors.mongo("the $fill stage specification must be an object");
-  for (const key of keysOf(spec))
-    if (!fillFields.has(key)) throw errors.mongo(`BSON field '$fill.${key}' is an unknown field.`);
-  const { output, sortBy, partitionBy, partitionByFields } = spec;
-  if (output === undefined) throw errors.mongo("BSON field '$fill.output' is missing but a required field");
-  if (!isDocument(output)) throw errors.mongo("BSON field '$fill.output' is the wrong type, expected type 'object'");
-  if (keysOf(output).length === 0) throw errors.mongo("$fill 'output' must name at least one field to fill");
-  if (partitionBy !== undefined && partitionByFields !== undefined)
-    throw errors.mongo("Maximum one of 'partitionBy' and 'partitionByFields can be specified in '$fill'");
-  if (partitionByFields !== undefined) {
-    if (!Array.isArray(partitionByFields) || !partitionByFields.every((field) => typeof field === "string"))
-      throw errors.mongo("BSON field '$fill.partitionByFields' must be an array of field names");
-    if (partitionByFields.some((field) => field.startsWith("$")))
-      throw errors.mongo("FieldPath field names may not start with '$'. Consider using $getField or $setField.");
-  }
-  if (sortBy !== undefined && !isDocument(sortBy)) throw errors.mongo("BSON field '$fill.sortBy' must be an object");
-  for (const field of keysOf(output)) {
-    const fill = output[field];
-    if (!isDocument(fill)) throw errors.mongo("Each fill output specification must be an object");
-    for (const key of keysOf(fill))
-      if (key !== "method" && key !== "value")
-        throw errors.mongo(`BSON field '$fill.output.${field}.${key}' is an unknown field.`);
-    if ("method" in fill === "value" in fill)
-      throw errors.mongo("Each fill output specification must have exactly one of 'method' or 'value' fields");
-    if ("method" in fill) {
-      if (fill.method !== "locf" && fill.method !== "linear")
-        throw errors.mongo("Method must be either locf or linear");
-      if (fill.method === "linear" && sortBy === undefined)
-        throw errors.mongo("'sortBy' is required for a $fill with the 'linear' method");
-    }
-  }
-}
-
 /**
  * `$fill` as MongoDB desugars it: the fields filled by a method through `$setWindowFields`
  * (`$locf`, `$linearFill`), then those filled with a value through `$addFields` of
@@ -223,3 +228,25 @@ export function fillStage(windows: AnyFn, addFields: AnyFn): AnyFn {
     return out;
   };
 }
+
+/**
+ * `$shift`: the `output` of the document `by` places away in the partition; its `default` (null
+ * without one) when there is none there, or its output is missing (shift.js). mingo's answered
+ * nothing for a missing output.
+ */
+export const shift: AnyFn = (obj, collection: unknown[], expr, options) => {
+  const { output, by, default: otherwise } = expr.inputExpr as Document;
+  const at = expr.documentNumber - 1 + Number(by);
+  const value = at >= 0 && at < collection.length ? evalExpr(collection[at], output, options) : undefined;
+  if (value !== undefined) return value;
+  return otherwise === undefined ? null : (evalExpr(obj, otherwise, options) ?? null);
+};
+
+/**
+ * An operator answering null over a window of fewer than `least` documents (MongoDB's for an empty
+ * window), mingo's otherwise: a window operator (its documents second) or an accumulator (first).
+ */
+export const nullWhenEmpty =
+  (operator: AnyFn, kind: "window" | "accumulator", least = 1): AnyFn =>
+  (...args: unknown[]) =>
+    (args[kind === "window" ? 1 : 0] as unknown[]).length < least ? null : operator(...args);
