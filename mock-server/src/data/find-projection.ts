@@ -164,15 +164,24 @@ export function sliceProjection(
 ): { docs: Document[]; projection: Document } {
   const slices = keysOf(projection).filter((key) => isFindSlice(projection[key]));
   if (slices.length === 0) return { docs, projection };
-  const rest: Document = {};
-  for (const key of keysOf(projection)) {
-    if (!slices.includes(key)) rest[key] = projection[key];
-    else if (type === "inclusion") rest[key] = 1;
-  }
+  const rest = appliedAway(projection, (key) => slices.includes(key), type);
   const cut = docs.map((doc) => {
     let out: unknown = doc;
     for (const key of slices) out = slicedAt(out, key.split("."), 0, (projection[key] as Document).$slice);
     return out as Document;
   });
   return { docs: cut, projection: rest };
+}
+
+/**
+ * A projection without the find operators already applied to the documents (`applied`): each
+ * such path included (an inclusion) or left out (an exclusion: the documents keep it as applied).
+ */
+export function appliedAway(projection: Document, applied: (key: string) => boolean, type: ProjectionType): Document {
+  const rest: Document = {};
+  for (const key of keysOf(projection)) {
+    if (!applied(key)) rest[key] = projection[key];
+    else if (type === "inclusion") rest[key] = 1;
+  }
+  return rest;
 }

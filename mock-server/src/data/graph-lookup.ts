@@ -56,17 +56,14 @@ export function checkGraphLookup(spec: unknown): void {
 }
 
 /**
- * The values a path holds in a document, as a query's equality finds them: through documents and
- * the documents of arrays, a last array both whole and by its elements; nothing where it reaches
- * nothing.
+ * Each value a path reaches in a document, through documents and the documents of arrays (nothing
+ * where it reaches nothing), handed to `leaf`.
  */
-function heldValues(doc: unknown, parts: string[]): unknown[] {
-  const out: unknown[] = [];
+function walkPath(doc: unknown, parts: string[], leaf: (value: unknown) => void): void {
   const walk = (value: unknown, i: number): void => {
+    if (value === undefined) return;
     if (i === parts.length) {
-      if (value === undefined) return;
-      out.push(value);
-      if (Array.isArray(value)) out.push(...value);
+      leaf(value);
       return;
     }
     if (Array.isArray(value)) {
@@ -74,28 +71,29 @@ function heldValues(doc: unknown, parts: string[]): unknown[] {
     } else if (isDocument(value)) walk(value[parts[i]!], i + 1);
   };
   walk(doc, 0);
+}
+
+/** The values a path holds, as a query's equality finds them: a last array both whole and by its elements. */
+function heldValues(doc: unknown, parts: string[]): unknown[] {
+  const out: unknown[] = [];
+  walkPath(doc, parts, (value) => {
+    out.push(value);
+    if (Array.isArray(value)) out.push(...value);
+  });
   return out;
 }
 
 /**
- * The values a visited document's `connectFromField` adds to the frontier: along the path, an
- * array's elements one by one (MongoDB's `extractAllElementsAlongPath`, then an array's elements);
- * nothing for a missing field.
+ * The values a visited document's `connectFromField` adds to the frontier: an array's elements one
+ * by one, and those of arrays in it (MongoDB's `extractAllElementsAlongPath`, then an array's
+ * elements); nothing for a missing field.
  */
 function connectedValues(doc: Document, parts: string[]): unknown[] {
   const out: unknown[] = [];
-  const walk = (value: unknown, i: number): void => {
-    if (value === undefined) return;
-    if (i === parts.length) {
-      if (!Array.isArray(value)) out.push(value);
-      else for (const element of value) out.push(...(Array.isArray(element) ? element : [element]));
-      return;
-    }
-    if (Array.isArray(value)) {
-      for (const element of value) if (isDocument(element)) walk(element[parts[i]!], i + 1);
-    } else if (isDocument(value)) walk(value[parts[i]!], i + 1);
-  };
-  walk(doc, 0);
+  walkPath(doc, parts, (value) => {
+    if (!Array.isArray(value)) out.push(value);
+    else for (const element of value) out.push(...(Array.isArray(element) ? element : [element]));
+  });
   return out;
 }
 

@@ -62,6 +62,7 @@ import {
   weighSort,
 } from "./engine-guards.ts";
 import {
+  appliedAway,
   findProjectionType,
   type ProjectionType,
   sliceProjection,
@@ -941,11 +942,7 @@ function elemMatchProjection(
   const tests = new Map(
     keys.map((key) => [key, elementTest((projection[key] as Document).$elemMatch as Document, sharedOptions)]),
   );
-  const rest: Document = {};
-  for (const name of keysOf(projection)) {
-    if (!tests.has(name)) rest[name] = projection[name];
-    else if (type === "inclusion") rest[name] = 1;
-  }
+  const rest = appliedAway(projection, (key) => tests.has(key), type);
   const cut = docs.map((doc) => {
     let out: Document = doc;
     for (const [key, test] of tests) {
