@@ -7,7 +7,8 @@ import { Long } from "bson";
 import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
-import { aggregate, checkAggregation } from "../../src/data/query-engine.ts";
+import { aggregate } from "../../src/data/query-engine.ts";
+import { stageRefusal } from "../helpers/stage-refusal.ts";
 
 const stored = (values: unknown[]) =>
   values.map((value) => {
@@ -148,14 +149,7 @@ describe("$graphLookup", () => {
 
   it("refuses the specifications MongoDB refuses, with its texts", () => {
     const base = { from: "f", startWith: "$a", connectFromField: "a", connectToField: "b", as: "g" };
-    const refusal = (spec: unknown) => {
-      try {
-        checkAggregation([{ $graphLookup: spec }]);
-        return "accepted";
-      } catch (error) {
-        return (error as Error).message;
-      }
-    };
+    const refusal = (spec: unknown) => stageRefusal("$graphLookup", spec);
     expect(refusal(base)).toBe("accepted");
     expect(refusal(5)).toBe("the $graphLookup stage specification must be an object, but found int");
     expect(refusal({ ...base, zz: 1 })).toBe("Unknown argument to $graphLookup: zz");

@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
-import { aggregate, checkAggregation } from "../../src/data/query-engine.ts";
+import { aggregate } from "../../src/data/query-engine.ts";
+import { stageRefusal } from "../helpers/stage-refusal.ts";
 
 const stored = (values: unknown[]) =>
   values.map((value) => {
@@ -104,14 +105,7 @@ describe("$fill", () => {
   });
 
   it("refuses specifications MongoDB refuses", () => {
-    const refusal = (spec: unknown) => {
-      try {
-        checkAggregation([{ $fill: spec }]);
-        return "accepted";
-      } catch (error) {
-        return (error as Error).message;
-      }
-    };
+    const refusal = (spec: unknown) => stageRefusal("$fill", spec);
     expect(refusal({ output: { v: { method: "locf" } } })).toBe("accepted");
     expect(refusal({})).toBe("BSON field '$fill.output' is missing but a required field");
     expect(refusal({ output: {} })).toBe("$fill 'output' must name at least one field to fill");
