@@ -678,6 +678,8 @@ const context = Context.init({
         ...stringExpressionOperators,
         ...truthExpressionOperators(mingoExpression.$filter!),
         ...setOperators,
+        // MongoDB's other name of $literal (what it writes constants as, and apps copy).
+        $const: mingoExpression.$literal!,
         $regexMatch: regexMatch,
         $regexFind: regexFind,
         $regexFindAll: regexFindAll,

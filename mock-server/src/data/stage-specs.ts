@@ -272,6 +272,11 @@ function facetPipelines(spec: unknown): unknown[][] {
   const pipelines: unknown[][] = [];
   for (const name of keysOf(spec)) {
     const pipeline = spec[name];
+    // (An output is a field name: MongoDB's FieldPath checks, then its own.)
+    if (name === "") throw errors.mongo("FieldPath field names may not be empty strings.");
+    if (name.startsWith("$"))
+      throw errors.mongo("FieldPath field names may not start with '$'. Consider using $getField or $setField.");
+    if (name.includes(".")) throw errors.mongo("FieldPath field names may not contain '.'.");
     if (!Array.isArray(pipeline))
       throw errors.mongo(`arguments to $facet must be arrays, ${name} is type ${bsonTypeAlias(pipeline)}`);
     for (const [i, stage] of pipeline.entries())
@@ -404,7 +409,11 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): voi
     }
     if (deeper.has(name) && depth >= maxSubPipelineDepth)
       throw errors.mongo(`Maximum number of nested sub-pipelines exceeded. Limit is ${maxSubPipelineDepth}`);
-    for (const inner of subPipelines(name, spec)) fullParse(inner, engine, name === "$facet" ? depth : depth + 1);
+    for (const inner of subPipelines(name, spec)) {
+      // (Pipeline::validateFacetPipeline, as each of them is parsed.)
+      if (name === "$facet" && inner.length === 0) throw errors.mongo("sub-pipeline in $facet stage cannot be empty");
+      fullParse(inner, engine, name === "$facet" ? depth : depth + 1);
+    }
     if (!engine.runs(name)) throw errors.mongo(`${name} is not supported by this server`);
     parsed += parsedStages(name, spec).length;
   }

@@ -89,6 +89,10 @@ describe("$getField", () => {
     expect(value({ $getField: { field: "a", input: "$missing" } })).toBe("missing");
     expect(value({ $getField: { field: "a", input: "$n" } })).toBeNull();
     expect(value({ $getField: { field: "a", input: "$arr" } })).toBe("missing");
+    // $const is $literal's other name (expression_get_field.js, let.js).
+    expect(value({ $getField: { field: { $const: "$price" }, input: "$o" } })).toEqual({ $numberInt: "3" });
+    expect(value({ $add: [{ $const: 5 }, 1] })).toEqual({ $numberInt: "6" });
+    expect(value({ $let: { vars: { x: { $const: "$s" } }, in: "$$x" } })).toBe("$s");
   });
 
   it("refuses a field that is no constant string", () => {

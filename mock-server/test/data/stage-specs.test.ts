@@ -59,6 +59,12 @@ describe("a pipeline's shape", () => {
     expect(refusal([{ $facet: { a: [{ $facet: { b: [] } }] } }])).toBe(
       "ERR $facet is not allowed to be used within a $facet stage",
     );
+    // (Pipeline::validateFacetPipeline; an output is a field name, FieldPath's checks.)
+    expect(refusal([{ $facet: { a: [] } }])).toBe("ERR sub-pipeline in $facet stage cannot be empty");
+    expect(refusal([{ $facet: { "a.b": [{ $limit: 1 }] } }])).toBe("ERR FieldPath field names may not contain '.'.");
+    expect(refusal([{ $facet: { $a: [{ $limit: 1 }] } }])).toBe(
+      "ERR FieldPath field names may not start with '$'. Consider using $getField or $setField.",
+    );
   });
 });
 
