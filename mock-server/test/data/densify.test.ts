@@ -3,9 +3,10 @@
  * doc_on_bound.js, decimal.js, parse_util.js) and of MongoDB's date arithmetic.
  */
 import { describe, expect, it } from "vitest";
-import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
+import { type Document, fromEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
 import { aggregate } from "../../src/data/query-engine.ts";
+import { plainNumbers } from "../helpers/plain-numbers.ts";
 import { stageRefusal } from "../helpers/stage-refusal.ts";
 
 const stored = (values: unknown[]) =>
@@ -17,13 +18,7 @@ const stored = (values: unknown[]) =>
 /** The pipeline's documents as JSON texts (canonical Extended JSON, numbers unwrapped), sorted. */
 function densified(docs: unknown[], spec: Document, sortBy?: Document): string[] {
   const pipeline: Document[] = [{ $project: { _id: 0 } }, { $densify: spec }, ...(sortBy ? [{ $sort: sortBy }] : [])];
-  const out = JSON.parse(JSON.stringify(toEJSON(aggregate(stored(docs), pipeline))), (_key, value) =>
-    value?.$numberInt !== undefined
-      ? Number(value.$numberInt)
-      : value?.$numberDouble !== undefined
-        ? Number(value.$numberDouble)
-        : value,
-  ) as unknown[];
+  const out = plainNumbers(aggregate(stored(docs), pipeline), ["$numberInt", "$numberDouble"]) as unknown[];
   const texts = out.map((doc) => JSON.stringify(doc));
   return sortBy ? texts : texts.sort();
 }

@@ -4,9 +4,10 @@
  * on its own (MongoDB's fill.js and linear_fill.js).
  */
 import { describe, expect, it } from "vitest";
-import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
+import { type Document, fromEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
 import { aggregate } from "../../src/data/query-engine.ts";
+import { plainNumbers } from "../helpers/plain-numbers.ts";
 import { stageRefusal } from "../helpers/stage-refusal.ts";
 
 const stored = (values: unknown[]) =>
@@ -17,13 +18,7 @@ const stored = (values: unknown[]) =>
   });
 /** The pipeline's documents as Extended JSON, numbers as plain numbers. */
 const run = (docs: unknown[], pipeline: Document[]) =>
-  JSON.parse(JSON.stringify(toEJSON(aggregate(stored(docs), pipeline))), (_key, value) =>
-    value?.$numberInt !== undefined
-      ? Number(value.$numberInt)
-      : value?.$numberDouble !== undefined
-        ? Number(value.$numberDouble)
-        : value,
-  ) as Document[];
+  plainNumbers(aggregate(stored(docs), pipeline), ["$numberInt", "$numberDouble"]) as Document[];
 
 describe("$linearFill", () => {
   it("fills the gaps between numbers on the sort's values, leaving a partition's leading and trailing ones null", () => {

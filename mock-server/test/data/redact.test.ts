@@ -1,8 +1,9 @@
 /** `$redact` (redact-stage.ts) with the answers of MongoDB's redact.js. */
 import { describe, expect, it } from "vitest";
-import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
+import { type Document, fromEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
 import { aggregate } from "../../src/data/query-engine.ts";
+import { plainNumbers } from "../helpers/plain-numbers.ts";
 
 const stored = (values: unknown[]) =>
   values.map((value) => {
@@ -11,10 +12,7 @@ const stored = (values: unknown[]) =>
     return doc;
   });
 /** The stage's documents, numbers unwrapped. */
-const redact = (docs: Document[], expr: unknown) =>
-  JSON.parse(JSON.stringify(toEJSON(aggregate(docs, [{ $redact: expr }]))), (_key, value) =>
-    value?.$numberInt !== undefined ? Number(value.$numberInt) : value,
-  );
+const redact = (docs: Document[], expr: unknown) => plainNumbers(aggregate(docs, [{ $redact: expr }]));
 const upTo = (level: number, action = "$$DESCEND") => ({ $cond: [{ $lte: ["$level", level] }, action, "$$PRUNE"] });
 
 const docs = stored([

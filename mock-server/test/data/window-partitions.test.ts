@@ -4,9 +4,10 @@
  * by the partition key, then `sortBy`).
  */
 import { describe, expect, it } from "vitest";
-import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
+import { type Document, fromEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
 import { aggregate } from "../../src/data/query-engine.ts";
+import { plainNumbers } from "../helpers/plain-numbers.ts";
 
 const stored = (values: unknown[]) =>
   values.map((value) => {
@@ -16,9 +17,7 @@ const stored = (values: unknown[]) =>
   });
 /** The pipeline's documents, numbers unwrapped. */
 const run = (docs: unknown[], stage: Document): Document[] =>
-  JSON.parse(JSON.stringify(toEJSON(aggregate(stored(docs), [{ $setWindowFields: stage }]))), (_key, value) =>
-    value?.$numberInt !== undefined ? Number(value.$numberInt) : value,
-  );
+  plainNumbers(aggregate(stored(docs), [{ $setWindowFields: stage }]));
 
 describe("$setWindowFields", () => {
   it("answers partitions in the order of their keys, numerically equal keys as one", () => {
