@@ -20,6 +20,13 @@ function nextClusterTime(ms: number): { t: number; i: number } {
 }
 
 /**
+ * This process's part of the resume tokens it makes: a cluster time and a place are unique within
+ * one process, not between the instances sharing a database (or a restart within the second).
+ * Drawn once: a draw for each event took 8 µs, 170 ms at once for an insertMany of 20,000.
+ */
+const processPart = randomHex(8);
+
+/**
  * Stamps the events of one commit as MongoDB's oplog times them: each its own cluster time (an
  * increment within the second), or, for a transaction (`together`), one cluster time for all, as
  * MongoDB gives a transaction's events its commit time; each a wall time and a resume token. The
@@ -31,7 +38,7 @@ export function stampEvents(events: ChangeEvent[], together: boolean, now = Date
   const shared = together && events.length > 0 ? nextClusterTime(now) : undefined;
   events.forEach((event, place) => {
     const { t, i } = shared ?? nextClusterTime(now);
-    const token = `82${hex(t, 8)}${hex(i, 8)}${hex(place, 4)}${randomHex(8)}`.toUpperCase();
+    const token = `82${hex(t, 8)}${hex(i, 8)}${hex(place, 4)}${processPart}`.toUpperCase();
     event.stamp = { t, i, wallTime, token };
   });
 }
