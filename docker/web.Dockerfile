@@ -2,6 +2,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /repo
 COPY package.json package-lock.json ./
+# Fixes to dependencies, applied by the install (patches/README.md).
+COPY patches patches
 COPY openapi/package.json openapi/
 COPY mock-server/package.json mock-server/
 COPY web/package.json web/
