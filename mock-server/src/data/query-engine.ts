@@ -104,6 +104,7 @@ import { checkStages, checkUpdateStages, type StageEngine } from "./stage-specs.
 import { stringExpressionOperators } from "./string-operators.ts";
 import { exprQueryOperator, truthExpressionOperators } from "./truth.ts";
 import { unwindStage } from "./unwind-stage.ts";
+import { withVariableNames } from "./variable-names.ts";
 import { keysOf } from "./wide-keys.ts";
 import { fillStage, linearFill, nullWhenEmpty, shift, windowStage } from "./window-stage.ts";
 
@@ -667,27 +668,29 @@ const context = Context.init({
   ),
   expression: wrapValueOperators({
     ...guardExpressionOperators(
-      withArgumentLists({
-        ...withoutScripts(mingoExpression, ["$function"]),
-        ...accumulatorExpressions,
-        ...comparisonExpressionOperators,
-        ...numericExpressionOperators,
-        ...conversionOperators,
-        ...fixedExpressionOperators,
-        ...dateExpressionOperators,
-        ...stringExpressionOperators,
-        ...truthExpressionOperators(mingoExpression.$filter!),
-        ...setOperators,
-        // MongoDB's other name of $literal (what it writes constants as, and apps copy).
-        $const: mingoExpression.$literal!,
-        $regexMatch: regexMatch,
-        $regexFind: regexFind,
-        $regexFindAll: regexFindAll,
-        $replaceOne: replaceOne,
-        $replaceAll: replaceAll,
-        $function: internalFunction,
-        [missingOperator]: missingProbe,
-      }),
+      withVariableNames(
+        withArgumentLists({
+          ...withoutScripts(mingoExpression, ["$function"]),
+          ...accumulatorExpressions,
+          ...comparisonExpressionOperators,
+          ...numericExpressionOperators,
+          ...conversionOperators,
+          ...fixedExpressionOperators,
+          ...dateExpressionOperators,
+          ...stringExpressionOperators,
+          ...truthExpressionOperators(mingoExpression.$filter!),
+          ...setOperators,
+          // MongoDB's other name of $literal (what it writes constants as, and apps copy).
+          $const: mingoExpression.$literal!,
+          $regexMatch: regexMatch,
+          $regexFind: regexFind,
+          $regexFindAll: regexFindAll,
+          $replaceOne: replaceOne,
+          $replaceAll: replaceAll,
+          $function: internalFunction,
+          [missingOperator]: missingProbe,
+        }),
+      ),
     ),
     [groupKeyOperator]: groupKey,
   }),

@@ -18,6 +18,7 @@ import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
 import { checkProjectionSpec, fieldPathFailure } from "./projection-spec.ts";
 import { bsonElementText } from "./shell-text.ts";
 import { finish } from "./turns.ts";
+import { checkVariableName } from "./variable-names.ts";
 import { keysOf } from "./wide-keys.ts";
 
 /** Every stage MongoDB 8.0 recognises in an aggregation. */
@@ -253,6 +254,7 @@ function checkLookup(spec: Record<string, unknown>): void {
       throw errors.mongo("$lookup requires either 'pipeline' or both 'localField' and 'foreignField' to be specified");
     if ("let" in spec) throw errors.mongo("$lookup with a 'let' argument must also specify 'pipeline'");
   }
+  if (isDocument(spec.let)) for (const name of keysOf(spec.let)) checkVariableName(name);
 }
 
 function checkReplaceRoot(spec: unknown): void {

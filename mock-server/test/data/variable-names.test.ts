@@ -1,0 +1,71 @@
+/**
+ * The variable names a pipeline may define, as MongoDB refuses them (variable-names.ts): `$let`'s
+ * `vars`, `$map`'s and `$filter`'s `as`, `$lookup`'s `let`.
+ */
+import { describe, expect, it } from "vitest";
+import { type Document, fromEJSON } from "../../src/data/documents.ts";
+import { aggregate, checkAggregation } from "../../src/data/query-engine.ts";
+import { plainNumbers } from "../helpers/plain-numbers.ts";
+
+const docs = [fromEJSON({ _id: 1, arr: [1, 2, 3] }) as Document];
+
+/** The stage's answer over the document, or its refusal's text. */
+function run(pipeline: unknown[]): unknown {
+  try {
+    checkAggregation(pipeline as Document[]);
+    return plainNumbers(aggregate(docs, pipeline as Document[]));
+  } catch (error) {
+    return `ERR ${(error as Error).message}`;
+  }
+}
+const project = (expr: unknown) => run([{ $project: { _id: 0, v: expr } }]);
+
+describe("variable names", () => {
+  it("refuses names MongoDB refuses in $let, $map and $filter, in its words", () => {
+    expect(project({ $let: { vars: { Total: 1 }, in: "$$Total" } })).toBe(
+      "ERR 'Total' starts with an invalid character for a user variable name",
+    );
+    expect(project({ $let: { vars: { _x: 1 }, in: 1 } })).toBe(
+      "ERR '_x' starts with an invalid character for a user variable name",
+    );
+    expect(project({ $let: { vars: { "sub-id": 1 }, in: 1 } })).toBe(
+      "ERR 'sub-id' contains an invalid character for a variable name: '-'",
+    );
+    expect(project({ $let: { vars: { "": 1 }, in: 1 } })).toBe("ERR empty variable names are not allowed");
+    expect(project({ $map: { input: "$arr", as: "Item", in: "$$Item" } })).toBe(
+      "ERR 'Item' starts with an invalid character for a user variable name",
+    );
+    expect(project({ $filter: { input: "$arr", as: "a.b", cond: true } })).toBe(
+      "ERR 'a.b' contains an invalid character for a variable name: '.'",
+    );
+  });
+
+  it("takes the names MongoDB takes", () => {
+    expect(
+      project({ $let: { vars: { total_2: 2, xY: 3, é: 4 }, in: { $add: ["$$total_2", "$$xY", "$$é"] } } }),
+    ).toEqual([{ v: 9 }]);
+    expect(project({ $map: { input: "$arr", as: "item", in: { $multiply: ["$$item", 2] } } })).toEqual([
+      { v: [2, 4, 6] },
+    ]);
+    expect(project({ $filter: { input: "$arr", as: "n", cond: { $gt: ["$$n", 1] } } })).toEqual([{ v: [2, 3] }]);
+  });
+
+  it("refuses $lookup's let names MongoDB refuses, as it parses the stage", () => {
+    const lookup = (letSpec: Document) => [
+      { $lookup: { from: "c", let: letSpec, pipeline: [{ $match: { $expr: true } }], as: "joined" } },
+    ];
+    const refusal = (letSpec: Document) => {
+      try {
+        checkAggregation(lookup(letSpec) as Document[]);
+        return "checked";
+      } catch (error) {
+        return `ERR ${(error as Error).message}`;
+      }
+    };
+    expect(refusal({ owner: "$_id", ownerId2: 1 })).toBe("checked");
+    expect(refusal({ Owner: "$_id" })).toBe("ERR 'Owner' starts with an invalid character for a user variable name");
+    expect(refusal({ "owner id": "$_id" })).toBe(
+      "ERR 'owner id' contains an invalid character for a variable name: ' '",
+    );
+  });
+});
