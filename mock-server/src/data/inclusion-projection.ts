@@ -5,7 +5,8 @@
  * then the fields it computes, against the whole document, in the projection's order — into each
  * element of an array, and in place of a value that is no document. mingo turned an array's
  * indexes into fields (`{a: {b: "$x", c: 1}}` over `a: [1, {c: 1}]` gave `{"1": {c: 1}, b: …}`) and
- * replaced arrays by one document. Flat projections stay mingo's (query-engine.ts' `$project`).
+ * replaced arrays by one document; and an inclusion that names a numeric field below the top, which
+ * mingo read as an array's index. Other flat projections stay mingo's (query-engine.ts' `$project`).
  */
 import { evalExpr } from "mingo/core";
 import { type Document, isDocument } from "./documents.ts";
@@ -37,6 +38,21 @@ export function computesNested(spec: Document): boolean {
         (keysOf(spec[key] as Document).some((inner) => isExpression((spec[key] as Document)[inner])) ||
           computesNested(spec[key] as Document))),
   );
+}
+
+const isDigits = (part: string) => /^[0-9]+$/.test(part);
+
+/**
+ * Whether an inclusion names a numeric field below the top (`{"a.0": 1}`, `{a: {"0": 1}}`): a
+ * field name to MongoDB, an array's index to mingo (`a: [1, {"0": "z"}]` kept `[1]`, not `[{"0": "z"}]`).
+ */
+export function namesNumericField(spec: Document, top = true): boolean {
+  return keysOf(spec).some((key) => {
+    const parts = key.split(".");
+    if (parts.slice(top ? 1 : 0).some(isDigits)) return true;
+    const value = spec[key];
+    return isSpec(value) && namesNumericField(value, false);
+  });
 }
 
 /** The projection's tree, or null for a spec this projection leaves to mingo (exclusions, collisions). */

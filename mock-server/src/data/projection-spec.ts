@@ -116,6 +116,9 @@ export function checkProjectionSpec(spec: Record<string, unknown>, rules: Projec
       if (at !== -1) throw errors.mongo("positional projection cannot be used with an expression or sub object");
       fieldPath(name);
       if (expressionLike(name, value, parent)) return;
+      // (MongoDB's text ends so: the path is not named.)
+      if (keysOf(value).length === 0)
+        throw errors.mongo("An empty sub-projection is not a valid value. Found empty object at path");
       const inner = pathNode();
       addChild(parent, name, inner);
       for (const key of keysOf(value)) element(key, value[key], inner, false);

@@ -80,7 +80,7 @@ import {
 import { graphLookupStage } from "./graph-lookup.ts";
 import { groupStage, parseGroup } from "./group-stage.ts";
 import { lookupByEquality, setOperators } from "./grouping.ts";
-import { computesNested, nestedProjection } from "./inclusion-projection.ts";
+import { computesNested, namesNumericField, nestedProjection } from "./inclusion-projection.ts";
 import { matchedPosition } from "./matched-position.ts";
 import { isDecimal, isLong, isNumeric, numericExpressionOperators } from "./numeric-operators.ts";
 import { fixedExpressionOperators, fixedPipelineOperators, withArgumentLists } from "./operator-fixes.ts";
@@ -539,7 +539,7 @@ const projectStage: AnyFn = (collection, expr, options) => {
   const exclusions = exclusionsOf(expr);
   if (exclusions)
     return (collection as { map(f: (doc: unknown) => unknown): unknown }).map((doc) => excluded(doc, exclusions));
-  const nested = computesNested(expr) ? nestedProjection(expr, options) : null;
+  const nested = computesNested(expr) || namesNumericField(expr) ? nestedProjection(expr, options) : null;
   if (nested)
     return (collection as { map(f: (doc: unknown) => unknown): unknown }).map((doc) => nested(doc as Document));
   const order = inMongoOrder(expr, false);
@@ -972,6 +972,9 @@ function projectChecked(found: Document[], spec: Document, query: Document): Doc
   const { docs, projection } = positionalProjection(sliced.docs, sliced.projection, query);
   const exclusions = exclusionsOf(projection);
   if (exclusions) return docs.map((doc) => excluded(doc, exclusions) as Document);
+  const nested =
+    computesNested(projection) || namesNumericField(projection) ? nestedProjection(projection, sharedOptions) : null;
+  if (nested) return docs.map(nested);
   const order = inMongoOrder(projection, true);
   const projected = new Query({}, sharedOptions as never).find(docs, projection as never).all() as Document[];
   return projected.map((doc, i) => order(docs[i], doc) as Document);

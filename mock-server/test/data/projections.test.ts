@@ -358,3 +358,52 @@ describe("a $project computing inside embedded documents (inclusion-projection.t
     expect(project({ "o.e": "$nothing", _id: 0 })).toBe('{"o":{}}');
   });
 });
+
+describe("a projection's numeric path components", () => {
+  const source = fromEJSON({ _id: 1, a: [1, { "0": "z", b: 2 }, [3, { "0": "y" }]], o: { "0": "zero", "1": "one" } });
+  freezeTree(source as Document);
+  const found = (projection: Document) => keys(find([source as Document], {}, { projection })[0]);
+  const project = (spec: Document) => keys(aggregate([source as Document], [{ $project: spec }])[0]);
+
+  it("name fields, not array elements, in an inclusion (through arrays of documents)", () => {
+    expect(found({ "a.0": 1, _id: 0 })).toBe('{"a":[{"0":"z"},[{"0":"y"}]]}');
+    expect(project({ "a.0": 1, _id: 0 })).toBe('{"a":[{"0":"z"},[{"0":"y"}]]}');
+    expect(project({ a: { "0": 1 }, _id: 0 })).toBe('{"a":[{"0":"z"},[{"0":"y"}]]}');
+    expect(found({ "o.1": 1, _id: 0 })).toBe('{"o":{"1":"one"}}');
+  });
+
+  it("name fields in an exclusion too", () => {
+    expect(found({ "a.0": 0, o: 0 })).toBe('{"_id":1,"a":[1,{"b":2},[3,{}]]}');
+    expect(project({ "a.0": 0, o: 0 })).toBe('{"_id":1,"a":[1,{"b":2},[3,{}]]}');
+  });
+});
+
+describe("an empty sub-projection", () => {
+  const refusal = (run: () => unknown) => {
+    try {
+      run();
+      return "answered";
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it("is refused as MongoDB's parser refuses it, by find and by $project", () => {
+    const text = "An empty sub-projection is not a valid value. Found empty object at path";
+    expect(refusal(() => find([doc], {}, { projection: { x: {} } }))).toBe(text);
+    expect(refusal(() => find([doc], {}, { projection: { x: { y: {} } } }))).toBe(text);
+    expect(refusal(() => aggregate([doc], [{ $project: { a: {} } }]))).toBe(`Invalid $project :: caused by :: ${text}`);
+    expect(refusal(() => find([doc], {}, { projection: {} }))).toBe("answered");
+  });
+});
+
+describe("a find's projection computing inside embedded documents", () => {
+  const source = fromEJSON({ _id: 1, x: 9, a: [1, { c: 1, d: 2 }, [{ c: 2 }]] }) as Document;
+  freezeTree(source);
+
+  it("computes into each element of an array as $project does", () => {
+    expect(keys(find([source], {}, { projection: { a: { b: "$x", c: 1 } } })[0])).toBe(
+      '{"_id":1,"a":[{"c":1,"b":9},[{"c":2,"b":9}]]}',
+    );
+  });
+});
