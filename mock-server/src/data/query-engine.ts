@@ -154,6 +154,7 @@ function rewriteCondition(condition: unknown): unknown {
       case "$in":
       case "$nin":
       case "$all":
+        if (key === "$all" && Array.isArray(value)) checkAllValues(value);
         out[key] = Array.isArray(value)
           ? value.map((v) => {
               if (isRegexValue(v)) return compileRegexValue(v);
@@ -259,6 +260,28 @@ function ninOperator(selector: string, values: unknown) {
   if (!Array.isArray(values)) throw errors.mongo("$nin needs an array");
   const matches = inOperator(selector, values);
   return (doc: unknown) => !matches(doc);
+}
+
+/** The names MongoDB's query parser reads as operators of a path (`parsePathAcceptingKeyword`). */
+const pathOperators = new Set(
+  "all bitsAllClear bitsAllSet bitsAnyClear bitsAnySet elemMatch eq exists geoIntersects geoNear geoWithin gt gte in lt lte mod ne near nearSphere nin not options regex size type within"
+    .split(" ")
+    .map((name) => `$${name}`),
+);
+
+const firstKey = (value: unknown) => (isDocument(value) ? keysOf(value)[0] : undefined);
+
+/**
+ * Refuses an `$all` as MongoDB's parser does: a list of `$elemMatch` documents, or values none of
+ * which is a query operator's document (another `$` name is a document to compare with).
+ */
+function checkAllValues(values: unknown[]): void {
+  if (firstKey(values[0]) === "$elemMatch") {
+    if (values.some((value) => firstKey(value) !== "$elemMatch"))
+      throw errors.mongo("$all/$elemMatch has to be consistent");
+    return;
+  }
+  if (values.some((value) => pathOperators.has(firstKey(value) ?? ""))) throw errors.mongo("no $ expressions in $all");
 }
 
 /**

@@ -132,3 +132,25 @@ describe("comparisons with NaN", () => {
     expect(matched({ a: { $in: [{ $numberDecimal: "NaN" }] } })).toEqual([1, 2, 5]);
   });
 });
+
+describe("$all", () => {
+  it("refuses query operators among its values, and $elemMatch mixed with anything else, in MongoDB's words", () => {
+    expect(run({ arr: { $all: [{ $gt: 1 }] } })).toBe("ERR no $ expressions in $all");
+    expect(run({ arr: { $all: [1, { $in: [2] }] } })).toBe("ERR no $ expressions in $all");
+    expect(run({ items: { $all: [{ $elemMatch: { k: "a" } }, { k: "b" }] } })).toBe(
+      "ERR $all/$elemMatch has to be consistent",
+    );
+    expect(run({ items: { $all: [{ $elemMatch: { k: "a" } }, 2] } })).toBe("ERR $all/$elemMatch has to be consistent");
+  });
+
+  it("takes values, documents, regular expressions and a list of $elemMatch", () => {
+    expect(run({ arr: { $all: [2, 3] } }, { _id: 1 })).toEqual(ids(1));
+    expect(run({ items: { $all: [{ k: "a" }] } }, { _id: 1 })).toEqual(ids(1));
+    expect(run({ items: { $all: [{ $elemMatch: { k: "a" } }, { $elemMatch: { n: 3 } }] } }, { _id: 1 })).toEqual(
+      ids(1),
+    );
+    // (A `$` name that is no query operator makes a document to compare with.)
+    expect(run({ items: { $all: [{ $k: "a" }] } }, { _id: 1 })).toEqual([]);
+    expect(run({ arr: { $all: [] } }, { _id: 1 })).toEqual([]);
+  });
+});
