@@ -17,3 +17,9 @@ export declare function bundleIsFresh(options?: BuildLayout): boolean;
 
 /** Builds dist/ when an input changed since the last build (always with `force`); true if it built. */
 export declare function buildBundle(options?: BuildLayout & { force?: boolean }): Promise<boolean>;
+
+/**
+ * The fixes of patches/ that the installed dependencies lack (every line a patch adds must be in
+ * the file it patches), one message each; a build refuses to run while there are any.
+ */
+export declare function unappliedPatches(repo?: string): string[];

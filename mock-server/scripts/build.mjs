@@ -109,6 +109,39 @@ function layout(root = join(dirname(script), "..")) {
   };
 }
 
+/**
+ * The fixes of patches/ (applied to dependencies by the install's `postinstall`) that the installed
+ * files lack, one line each: every line a patch adds must be in the file it patches. A build of
+ * dependencies installed without them (`npm ci --ignore-scripts`) would bundle their old answers.
+ */
+export function unappliedPatches(repo = layout().repo) {
+  const folder = join(repo, "patches");
+  let names;
+  try {
+    names = readdirSync(folder).filter((name) => name.endsWith(".patch"));
+  } catch {
+    return [];
+  }
+  const missing = [];
+  for (const name of names.sort()) {
+    let file = null;
+    for (const line of readFileSync(join(folder, name), "utf8").split("\n")) {
+      if (line.startsWith("+++ b/")) file = line.slice(6);
+      else if (file !== null && line.startsWith("+") && line.slice(1).trim() !== "") {
+        let text = "";
+        try {
+          text = readFileSync(join(repo, file), "utf8");
+        } catch {}
+        if (!text.includes(line.slice(1))) {
+          missing.push(`${file} lacks the fix of patches/${name}`);
+          file = null;
+        }
+      }
+    }
+  }
+  return missing;
+}
+
 /** Writes a file so that readers see its old content or its new one, whole. */
 function writeWhole(path, contents) {
   mkdirSync(dirname(path), { recursive: true });
@@ -254,6 +287,9 @@ export async function buildBundle({ force = false, root } = {}) {
 async function buildAll(root) {
   const at = layout(root);
   const { repo, inspectorSource, inspectorOut } = at;
+  const unapplied = unappliedPatches(repo);
+  if (unapplied.length > 0)
+    throw new Error(`${unapplied.join("; ")}: run \`npm install\` (it applies them; see patches/README.md)`);
   // dist/ writable by its owner only, whatever the umask: the launcher uses a code cache only in
   // such a folder (src/launch.ts).
   mkdirSync(at.dist, { recursive: true });
