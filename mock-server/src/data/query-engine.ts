@@ -1061,6 +1061,7 @@ const stageEngine: StageEngine = {
     context.getOperator("pipeline" as never, name) !== undefined,
   checkGroup: (spec) => parseGroup(spec, sharedOptions),
   isExpression,
+  constant: (expr) => evalExpr({}, expr, sharedOptions as never),
 };
 
 /** Refuses a pipeline MongoDB refuses to parse (stage-specs.ts), with MongoDB's text. */

@@ -20,6 +20,7 @@ import { bsonElementText } from "./shell-text.ts";
 import { finish } from "./turns.ts";
 import { checkVariableName } from "./variable-names.ts";
 import { keysOf } from "./wide-keys.ts";
+import { checkWindowFields } from "./window-spec.ts";
 
 /** Every stage MongoDB 8.0 recognises in an aggregation. */
 const knownStages = new Set([
@@ -89,6 +90,8 @@ export interface StageEngine {
   runs(name: string): boolean;
   checkGroup(spec: unknown): void;
   isExpression(name: string): boolean;
+  /** The value of a constant expression (a window's bound written as one). */
+  constant(expr: unknown): unknown;
 }
 
 /** A stage's one field and its value. */
@@ -407,6 +410,9 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): voi
         break;
       case "$group":
         engine.checkGroup(spec);
+        break;
+      case "$setWindowFields":
+        checkWindowFields(spec, engine.constant);
         break;
     }
     if (deeper.has(name) && depth >= maxSubPipelineDepth)

@@ -12,7 +12,7 @@ import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { computeOptionsClass } from "./accumulators.ts";
 import { withValueAt } from "./add-fields.ts";
-import { compareBson, equalityKey } from "./bson-order.ts";
+import { bsonTypeAlias, compareBson, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { checkFill } from "./fill-spec.ts";
 import { doubleOf, isNumeric } from "./numeric-operators.ts";
@@ -59,10 +59,98 @@ function withoutPlace(value: unknown, hidden: readonly string[] = [placeField]):
  * `$setWindowFields`, its dotted outputs (`"a.b"`) computed under names of their own and then set
  * at their paths, copying what changes (mingo's set nothing into the stored, frozen documents).
  */
-export const windowStage: AnyFn = (collection, expr, options) => {
+export const windowStage: AnyFn = (collection, given, options) => {
+  const expr = isDocument(given) ? withPlainBounds(given, options) : given;
   if (!isDocument(expr) || expr.partitionBy === undefined) return dottedWindows(collection, expr, options);
   return partitioned(collection, expr, options);
 };
+
+/**
+ * The stage with its outputs' windows as mingo reads them: an empty `window` (MongoDB's default
+ * bounds) left out, and each bound a plain number — a constant expression evaluated, a Long or a
+ * Decimal128 as a double (mingo took those for "unbounded"). window-spec.ts checked them.
+ */
+function withPlainBounds(expr: Document, options: unknown): Document {
+  if (!isDocument(expr.output)) return expr;
+  const output: Document = {};
+  for (const field of keysOf(expr.output)) {
+    const spec = expr.output[field];
+    const window = isDocument(spec) ? spec.window : undefined;
+    if (!isDocument(spec) || !isDocument(window)) {
+      output[field] = spec;
+      continue;
+    }
+    const { window: _, ...rest } = spec;
+    if (keysOf(window).length === 0) {
+      output[field] = rest;
+      continue;
+    }
+    const plain: Document = { ...window };
+    for (const kind of ["documents", "range"])
+      if (Array.isArray(window[kind]))
+        plain[kind] = (window[kind] as unknown[]).map((value) => {
+          const number = isDocument(value) ? evalExpr({}, value, options as never) : value;
+          return isNumeric(number) ? doubleOf(number) : number;
+        });
+    output[field] = { ...rest, window: plain };
+  }
+  return { ...expr, output };
+}
+
+/** The field holding a document's sort value for range windows (a name no request can hold). */
+const valueField = "\u0001value";
+
+/** Which range windows the outputs have: by numbers, by time (a `unit`). */
+function rangeKinds(output: unknown): { numbers: boolean; times: boolean } {
+  const kinds = { numbers: false, times: false };
+  if (!isDocument(output)) return kinds;
+  for (const field of keysOf(output)) {
+    const window = isDocument(output[field]) ? (output[field] as Document).window : undefined;
+    if (!isDocument(window) || !("range" in window)) continue;
+    if ("unit" in window) kinds.times = true;
+    else kinds.numbers = true;
+  }
+  return kinds;
+}
+
+/**
+ * Range windows over the sort field's value, as MongoDB reads it: at its path (`"a.b"`; mingo read
+ * a top-level field of that name, so every window was empty), a Long or a Decimal128 as a number
+ * (mingo's arithmetic skipped them), and refused when it is not what the window needs (MongoDB's
+ * run-time texts). The value is set in a field of its own, which the stage sorts by and reads.
+ */
+function rangeWindows(
+  collection: unknown,
+  expr: Document,
+  options: unknown,
+  kinds: { numbers: boolean; times: boolean },
+) {
+  const [field] = keysOf(expr.sortBy as Document);
+  const direction = (expr.sortBy as Document)[field!];
+  const make = computeOptionsClass(options);
+  return (collection as { transform(f: (docs: unknown[]) => unknown): unknown }).transform((docs) => {
+    const valued = (docs as Document[]).map((doc) => {
+      step();
+      const local = make ? make.init(options).update({ root: doc }) : options;
+      const value = evalExpr(doc, `$${field}`, local as never);
+      if (kinds.numbers) {
+        if (value instanceof Date)
+          throw errors.mongo("Invalid range: For windows that involve date or time ranges, a unit must be provided.");
+        if (!isNumeric(value))
+          throw errors.mongo(
+            `Invalid range: Expected the sortBy field to be a number, but it was ${bsonTypeAlias(value)}`,
+          );
+      }
+      if (kinds.times && !(value instanceof Date))
+        throw errors.mongo(`Invalid range: Expected the sortBy field to be a Date, but it was ${bsonTypeAlias(value)}`);
+      return { ...doc, [valueField]: isNumeric(value) ? doubleOf(value) : value };
+    });
+    const windowed = mingoWindows(Lazy(valued), { ...expr, sortBy: { [valueField]: direction } }, options) as {
+      collect(): unknown[];
+    };
+    return Lazy(windowed.collect().map((doc) => withoutPlace(doc, [valueField])));
+  });
+}
 
 /**
  * `$setWindowFields` with `partitionBy`, as MongoDB desugars it: partitions by their key's value
@@ -116,8 +204,14 @@ const dottedWindows: AnyFn = (collection, expr, options) => {
 };
 
 const orderedWindows: AnyFn = (collection, expr, options) => {
-  if (!isDocument(expr) || !isDocument(expr.sortBy) || keysOf(expr.sortBy).length === 0 || readsValues(expr.output))
+  if (!isDocument(expr) || !isDocument(expr.sortBy) || keysOf(expr.sortBy).length === 0)
     return mingoWindows(collection, expr, options);
+  if (readsValues(expr.output)) {
+    const kinds = rangeKinds(expr.output);
+    if ((kinds.numbers || kinds.times) && keysOf(expr.sortBy).length === 1)
+      return rangeWindows(collection, expr, options, kinds);
+    return mingoWindows(collection, expr, options);
+  }
   const fields = keysOf(expr.sortBy);
   const paths = fields.map((field) => field.split("."));
   const directions = fields.map((field) => ((expr.sortBy as Document)[field] === -1 ? -1 : 1)) as (1 | -1)[];
