@@ -74,7 +74,7 @@ function withPlainBounds(expr: Document, options: unknown): Document {
   if (!isDocument(expr.output)) return expr;
   const output: Document = {};
   for (const field of keysOf(expr.output)) {
-    const spec = expr.output[field];
+    const spec = withPlainSmoothing(expr.output[field]);
     const window = isDocument(spec) ? spec.window : undefined;
     if (!isDocument(spec) || !isDocument(window)) {
       output[field] = spec;
@@ -95,6 +95,18 @@ function withPlainBounds(expr: Document, options: unknown): Document {
     output[field] = { ...rest, window: plain };
   }
   return { ...expr, output };
+}
+
+/**
+ * An `$expMovingAvg`'s `N` or `alpha` written as a Long or a Decimal128, as a number: mingo
+ * refused them ("found alpha: [object Object]"). (MongoDB computes in Decimal128; over doubles
+ * its answer is a double, as here.)
+ */
+function withPlainSmoothing(spec: unknown): unknown {
+  if (!isDocument(spec) || !isDocument(spec.$expMovingAvg)) return spec;
+  const smoothing: Document = { ...spec.$expMovingAvg };
+  for (const key of ["N", "alpha"]) if (isNumeric(smoothing[key])) smoothing[key] = doubleOf(smoothing[key]);
+  return { ...spec, $expMovingAvg: smoothing };
 }
 
 /** The field holding a document's sort value for range windows (a name no request can hold). */

@@ -118,7 +118,7 @@ describe("window functions' arguments", () => {
     );
   });
 
-  it("$expMovingAvg takes an input and one of N (a positive integer) or alpha (between 0 and 1), with a sort", () => {
+  it("$expMovingAvg takes an input and one of N (a positive integer) or alpha (between 0 and 1, a Decimal128 too), with a sort", () => {
     const shape =
       "$expMovingAvg sub object must have exactly two fields: An 'input' field, and either an 'N' field or an 'alpha' field";
     expect(run(output({ $expMovingAvg: { input: "$y", N: 2, alpha: 0.5 } }))).toBe(`ERR ${shape}`);
@@ -129,6 +129,11 @@ describe("window functions' arguments", () => {
       "ERR 'N' field must be an integer, but found  N: 1.5. To use a non-integer, use the 'alpha' argument instead",
     );
     expect(run(output({ $expMovingAvg: { input: "$y", N: 0 } }))).toBe("ERR 'N' must be greater than zero. Got 0");
+    const prices = [10, 20].map((y, t) => ({ _id: t, t, y }));
+    const ema = (smoothing: Document) =>
+      (run(output({ $expMovingAvg: { input: "$y", ...smoothing } }), prices) as Document[]).map((doc) => doc.o);
+    expect(ema({ alpha: { $numberDecimal: "0.5" } })).toEqual([10, 15]);
+    expect(ema({ N: { $numberLong: "3" } })).toEqual([10, 15]);
     expect(run(output({ $expMovingAvg: { input: "$y", alpha: 1 } }))).toBe(
       "ERR 'alpha' must be between 0 and 1 (exclusive), found alpha: 1",
     );
