@@ -3,8 +3,9 @@
  * BSON values, which ranked a Decimal128 price of 9 after 100. Each document gets its place in
  * MongoDB's order (equal keys sharing one) in a field of its own, mingo's stage sorts and ranks by
  * that, and the field is taken out again. Windows over the sort's values (`range`, a time `unit`,
- * `$derivative`, `$integral`, `$linearFill`) need the values themselves and stay mingo's stage
- * (`$linearFill` itself is ours, below).
+ * `$derivative`, `$integral`, `$linearFill`) need the values themselves and stay mingo's stage,
+ * a range window's values read at their path into a field of their own (`rangeWindows`), and
+ * `$linearFill` ours (below).
  */
 import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
