@@ -5,6 +5,7 @@
  * `documents: [1, -1]` gave zeros, `$derivative` by months NaN, `$shift` without `by` nulls.
  */
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { bsonTypeAlias } from "./bson-order.ts";
 import { isUnit } from "./date-operators.ts";
 import { isDocument } from "./documents.ts";
 import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
@@ -21,8 +22,8 @@ const fixedUnits = new Set(["week", "day", "hour", "minute", "second", "millisec
 
 const isInteger = (value: unknown) =>
   isLong(value) || (isNumeric(value) && !isDecimal(value) && Number.isInteger(doubleOf(value)));
-const typeName = (value: unknown) =>
-  typeof value === "number" ? (Number.isInteger(value) ? "int" : "double") : typeof value;
+/** MongoDB's name of a value's type in its texts ("int", "bool", "null"…). */
+const typeName = (value: unknown) => bsonTypeAlias(value);
 
 /** A time unit's name, refused when it is none, as MongoDB's parseTimeUnit refuses it. */
 function timeUnit(value: unknown): string {
@@ -77,7 +78,9 @@ function checkShift(argument: unknown, others: string[], sortFields: number, con
   if (!("output" in argument)) throw errors.mongo("$shift requires an 'output' expression.");
   if (!("by" in argument)) throw errors.mongo("$shift requires 'by' as an integer value.");
   const by = argument.by;
-  const within = isInteger(by) && Math.abs(doubleOf(by)) <= 0x7fffffff;
+  // (A Decimal128 holding a whole number is one too.)
+  const whole = isInteger(by) || (isDecimal(by) && Number.isInteger(doubleOf(by)));
+  const within = whole && Math.abs(doubleOf(by)) <= 0x7fffffff;
   if (!within) throw errors.mongo(`'$shift:by' field must be an integer, but found  by: ${shellText(by)}`);
   if ("default" in argument && !isConstant(argument.default, constant))
     throw errors.mongo("'$shift:default' expression must yield a constant value.");
@@ -143,6 +146,10 @@ function bound(value: unknown, kind: "documents" | "range", constant: Constant):
   if (value === "unbounded") return null;
   if (value === "current") return 0;
   if (typeof value === "string") throw errors.mongo(boundText);
+  if (!isNumeric(value) && !isDocument(value)) {
+    if (kind === "range") throw errors.mongo("Range-based bounds expression must be a number");
+    throw errors.mongo("Numeric document-based bounds must be an integer");
+  }
   let number = value;
   if (isDocument(value)) {
     number = constant(value);
@@ -161,15 +168,26 @@ function bound(value: unknown, kind: "documents" | "range", constant: Constant):
 function checkWindow(window: unknown, sortFields: number, constant: Constant): void {
   if (!isDocument(window)) throw errors.mongo("'window' field must be an object");
   const keys = keysOf(window);
-  if (keys.some((key) => key !== "documents" && key !== "range" && key !== "unit"))
-    throw errors.mongo(
-      "'window' field can only contain 'documents' as the only argument or 'range' with an optional 'unit' field",
-    );
   if ("documents" in window && "range" in window)
     throw errors.mongo("Window bounds can specify either 'documents' or 'unit', not both.");
   if ("documents" in window && "unit" in window)
     throw errors.mongo("Window bounds can only specify 'unit' with range-based bounds.");
   const kind = "documents" in window ? "documents" : "range" in window ? "range" : null;
+  const others = keys.filter((key) => key !== "documents" && key !== "range" && key !== "unit");
+  if (kind === "documents" && others.length > 0)
+    throw errors.mongo("'window' field that specifies documents cannot have other fields");
+  if (kind === "range" && others.length > 0)
+    throw errors.mongo(
+      "unit" in window
+        ? "'window' field that specifies unit cannot have other fields besides 'range'"
+        : "'window' field that specifies range cannot have other fields besides 'unit'",
+    );
+  if (kind === null && "unit" in window)
+    throw errors.mongo("Window bounds can only specify 'unit' with range-based bounds.");
+  if (others.length > 0)
+    throw errors.mongo(
+      "'window' field can only contain 'documents' as the only argument or 'range' with an optional 'unit' field",
+    );
   if (kind === null) return;
   const bounds = window[kind];
   if (!Array.isArray(bounds) || bounds.length !== 2)

@@ -47,6 +47,15 @@ describe("window bounds", () => {
     expect(run(sum({ documents: [-1, 1], unit: "day" }))).toBe(
       "ERR Window bounds can only specify 'unit' with range-based bounds.",
     );
+    expect(run(sum({ range: [null, 1] }))).toBe("ERR Range-based bounds expression must be a number");
+    expect(run(sum({ documents: [true, 1] }))).toBe("ERR Numeric document-based bounds must be an integer");
+    expect(run(sum({ unit: "day" }))).toBe("ERR Window bounds can only specify 'unit' with range-based bounds.");
+    expect(run(sum({ range: [-1, 1], foo: 1 }))).toBe(
+      "ERR 'window' field that specifies range cannot have other fields besides 'unit'",
+    );
+    expect(run(sum({ documents: [-1, 1], foo: 1 }))).toBe(
+      "ERR 'window' field that specifies documents cannot have other fields",
+    );
     expect(run(sum({ foo: 1 }))).toBe(
       "ERR 'window' field can only contain 'documents' as the only argument or 'range' with an optional 'unit' field",
     );
@@ -105,6 +114,10 @@ describe("window functions' arguments", () => {
 
   it("$shift needs an output, an integer `by`, a constant default and a sort", () => {
     expect(run(output({ $shift: { by: 1 } }))).toBe("ERR $shift requires an 'output' expression.");
+    const docs = [1, 2].map((t) => ({ _id: t, t, y: t * 10 }));
+    expect(
+      (run(output({ $shift: { output: "$y", by: { $numberDecimal: "1" } } }), docs) as Document[]).map((d) => d.o),
+    ).toEqual([20, null]);
     expect(run(output({ $shift: { output: "$y" } }))).toBe("ERR $shift requires 'by' as an integer value.");
     expect(run(output({ $shift: { output: "$y", by: 1.5 } }))).toBe(
       "ERR '$shift:by' field must be an integer, but found  by: 1.5",
