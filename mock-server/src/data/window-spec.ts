@@ -152,6 +152,7 @@ function bound(value: unknown, kind: "documents" | "range", constant: Constant):
   }
   let number = value;
   if (isDocument(value)) {
+    if (!isConstant(value, constant)) throw errors.mongo("Window bounds expression must be a constant.");
     number = constant(value);
     if (!isNumeric(number)) {
       if (kind === "range") throw errors.mongo("Range-based bounds expression must be a number");
@@ -160,7 +161,8 @@ function bound(value: unknown, kind: "documents" | "range", constant: Constant):
   }
   if (!isNumeric(number)) throw errors.mongo(boundText);
   const n = doubleOf(number);
-  if (kind === "documents" && !Number.isInteger(n))
+  // (An int32: MongoDB reads a document bound into one.)
+  if (kind === "documents" && !(Number.isInteger(n) && Math.abs(n) <= 0x7fffffff))
     throw errors.mongo("Numeric document-based bounds must be an integer");
   return n;
 }

@@ -49,6 +49,8 @@ describe("window bounds", () => {
     );
     expect(run(sum({ range: [null, 1] }))).toBe("ERR Range-based bounds expression must be a number");
     expect(run(sum({ documents: [true, 1] }))).toBe("ERR Numeric document-based bounds must be an integer");
+    expect(run(sum({ documents: [{ $add: ["$t", 1] }, 1] }))).toBe("ERR Window bounds expression must be a constant.");
+    expect(run(sum({ documents: [-2147483649, 0] }))).toBe("ERR Numeric document-based bounds must be an integer");
     expect(run(sum({ unit: "day" }))).toBe("ERR Window bounds can only specify 'unit' with range-based bounds.");
     expect(run(sum({ range: [-1, 1], foo: 1 }))).toBe(
       "ERR 'window' field that specifies range cannot have other fields besides 'unit'",
