@@ -14,6 +14,7 @@
 import { evalExpr } from "mingo/core";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias, compareBson, equalityKey } from "./bson-order.ts";
+import { isConstantExpression } from "./constant-expression.ts";
 import { add, type Dec, divide, fromDecimal128, fromDoubleExact, fromNumber, toDecimal128 } from "./decimal.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { bigOf, doubleOf, fromBigInt, int64Max, int64Min, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
@@ -323,15 +324,6 @@ function sortedArguments(name: string, spec: unknown): { n: unknown; output: unk
   return { n: many ? spec.n : 1, output: spec.output, sortBy: { paths, directions } };
 }
 
-/** A `$percentile`'s `p` written as constants: no field paths, no `$$ROOT`/`$$CURRENT`. */
-function constant(expr: unknown): boolean {
-  if (typeof expr === "string")
-    return !expr.startsWith("$") || (expr.startsWith("$$") && !/^\$\$(ROOT|CURRENT)\b/.test(expr));
-  if (Array.isArray(expr)) return expr.every(constant);
-  if (isDocument(expr)) return keysOf(expr).every((key) => key === "$literal" || constant(expr[key]));
-  return true;
-}
-
 interface Quantile {
   input: unknown;
   /** The probabilities (`$median`: 0.5 alone, answered as one value). */
@@ -355,7 +347,7 @@ function quantileArguments(name: string, spec: unknown, options: unknown): Quant
   if (spec.method !== "approximate")
     throw errors.mongo("Currently only 'approximate' can be used as percentile 'method'.");
   if (single) return { input: spec.input, p: [0.5], single };
-  if (!constant(spec.p))
+  if (!isConstantExpression(spec.p))
     throw errors.mongo(
       `The $percentile 'p' field must be an array of constant values, but found value: ${bsonElementText("p", spec.p)}.`,
     );

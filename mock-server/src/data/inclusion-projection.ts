@@ -10,6 +10,7 @@
  */
 import { evalExpr } from "mingo/core";
 import { type Document, isDocument } from "./documents.ts";
+import { isIndex } from "./matched-position.ts";
 import { step } from "./query-limits.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -40,8 +41,6 @@ export function computesNested(spec: Document): boolean {
   );
 }
 
-const isDigits = (part: string) => /^[0-9]+$/.test(part);
-
 /**
  * Whether an inclusion names a numeric field below the top (`{"a.0": 1}`, `{a: {"0": 1}}`): a
  * field name to MongoDB, an array's index to mingo (`a: [1, {"0": "z"}]` kept `[1]`, not `[{"0": "z"}]`).
@@ -49,7 +48,7 @@ const isDigits = (part: string) => /^[0-9]+$/.test(part);
 export function namesNumericField(spec: Document, top = true): boolean {
   return keysOf(spec).some((key) => {
     const parts = key.split(".");
-    if (parts.slice(top ? 1 : 0).some(isDigits)) return true;
+    if (parts.slice(top ? 1 : 0).some(isIndex)) return true;
     const value = spec[key];
     return isSpec(value) && namesNumericField(value, false);
   });

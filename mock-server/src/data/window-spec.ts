@@ -6,9 +6,10 @@
  */
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
+import { isConstantExpression } from "./constant-expression.ts";
 import { isUnit } from "./date-operators.ts";
 import { isDocument } from "./documents.ts";
-import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
+import { doubleOf, isDecimal, isInteger, isNumeric } from "./numeric-operators.ts";
 import { shellText } from "./shell-text.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -20,14 +21,9 @@ const bySortValues = new Set(["$derivative", "$integral"]);
 /** Units a `$derivative`/`$integral` may take (MongoDB: 'week' or smaller). */
 const fixedUnits = new Set(["week", "day", "hour", "minute", "second", "millisecond"]);
 
-const isInteger = (value: unknown) =>
-  isLong(value) || (isNumeric(value) && !isDecimal(value) && Number.isInteger(doubleOf(value)));
-/** MongoDB's name of a value's type in its texts ("int", "bool", "null"…). */
-const typeName = (value: unknown) => bsonTypeAlias(value);
-
 /** A time unit's name, refused when it is none, as MongoDB's parseTimeUnit refuses it. */
 function timeUnit(value: unknown): string {
-  if (typeof value !== "string") throw errors.mongo(`unit' must be a string, but got ${typeName(value)}`);
+  if (typeof value !== "string") throw errors.mongo(`unit' must be a string, but got ${bsonTypeAlias(value)}`);
   if (!isUnit(value)) throw errors.mongo(`unknown time unit value: ${value}`);
   return value;
 }
@@ -49,7 +45,7 @@ export function checkWindowFields(spec: unknown, constant: Constant): void {
       continue;
     }
     if (operator === "$shift") {
-      checkShift(argument, others, sortFields, constant);
+      checkShift(argument, others, sortFields);
       continue;
     }
     if (operator === "$expMovingAvg") {
@@ -69,7 +65,7 @@ function checkRank(operator: string, argument: unknown, others: string[], sortFi
     throw errors.mongo(`${operator} must be specified with a top level sortBy expression with exactly one element`);
 }
 
-function checkShift(argument: unknown, others: string[], sortFields: number, constant: Constant): void {
+function checkShift(argument: unknown, others: string[], sortFields: number): void {
   if (others.includes("window")) throw errors.mongo("$shift does not accept a 'window' field");
   if (others.length > 0) throw errors.mongo(`Window function found an unknown argument: ${others[0]}`);
   if (!isDocument(argument)) throw errors.mongo("Argument to $shift must be an object");
@@ -82,19 +78,9 @@ function checkShift(argument: unknown, others: string[], sortFields: number, con
   const whole = isInteger(by) || (isDecimal(by) && Number.isInteger(doubleOf(by)));
   const within = whole && Math.abs(doubleOf(by)) <= 0x7fffffff;
   if (!within) throw errors.mongo(`'$shift:by' field must be an integer, but found  by: ${shellText(by)}`);
-  if ("default" in argument && !isConstant(argument.default, constant))
+  if ("default" in argument && !isConstantExpression(argument.default))
     throw errors.mongo("'$shift:default' expression must yield a constant value.");
   if (sortFields === 0) throw errors.mongo("'$shift' requires a sortBy");
-}
-
-/** Whether an expression has one value whatever the document (no field path, no variable but constants). */
-function isConstant(expr: unknown, constant: Constant): boolean {
-  if (typeof expr === "string") return !expr.startsWith("$");
-  if (Array.isArray(expr)) return expr.every((item) => isConstant(item, constant));
-  if (!isDocument(expr)) return true;
-  const keys = keysOf(expr);
-  if (keys[0] === "$literal" || keys[0] === "$const") return true;
-  return keys.every((key) => isConstant(expr[key], constant));
 }
 
 const emaShape =
@@ -111,7 +97,7 @@ function checkExpMovingAvg(argument: unknown, others: string[], sortFields: numb
   if (sortFields === 0) throw errors.mongo("$expMovingAvg requires an explicit 'sortBy'");
   if ("N" in argument) {
     const n = argument.N;
-    if (!isNumeric(n)) throw errors.mongo(`'N' field must be an integer, but found type ${typeName(n)}`);
+    if (!isNumeric(n)) throw errors.mongo(`'N' field must be an integer, but found type ${bsonTypeAlias(n)}`);
     if (!isInteger(n) && !(isDecimal(n) && Number.isInteger(doubleOf(n))))
       throw errors.mongo(
         `'N' field must be an integer, but found  N: ${shellText(n)}. To use a non-integer, use the 'alpha' argument instead`,
@@ -127,7 +113,7 @@ function checkExpMovingAvg(argument: unknown, others: string[], sortFields: numb
 }
 
 function checkBySortValues(operator: string, argument: unknown, window: unknown, sortFields: number): void {
-  if (!isDocument(argument)) throw errors.mongo(`${operator} expects an object, but got a ${typeName(argument)}`);
+  if (!isDocument(argument)) throw errors.mongo(`${operator} expects an object, but got a ${bsonTypeAlias(argument)}`);
   for (const key of keysOf(argument))
     if (key !== "input" && key !== "unit") throw errors.mongo(`${operator} got unexpected argument: ${key}`);
   if (!("input" in argument)) throw errors.mongo(`${operator} requires an 'input' expression`);
@@ -152,7 +138,7 @@ function bound(value: unknown, kind: "documents" | "range", constant: Constant):
   }
   let number = value;
   if (isDocument(value)) {
-    if (!isConstant(value, constant)) throw errors.mongo("Window bounds expression must be a constant.");
+    if (!isConstantExpression(value)) throw errors.mongo("Window bounds expression must be a constant.");
     number = constant(value);
     if (!isNumeric(number)) {
       if (kind === "range") throw errors.mongo("Range-based bounds expression must be a number");

@@ -11,7 +11,7 @@ import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
 import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { computeOptionsClass } from "./accumulators.ts";
+import { computeOptionsClass, valuesOf } from "./accumulators.ts";
 import { withValueAt } from "./add-fields.ts";
 import { bsonTypeAlias, compareBson, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
@@ -140,12 +140,11 @@ function rangeWindows(
 ) {
   const [field] = keysOf(expr.sortBy as Document);
   const direction = (expr.sortBy as Document)[field!];
-  const make = computeOptionsClass(options);
   return (collection as { transform(f: (docs: unknown[]) => unknown): unknown }).transform((docs) => {
-    const valued = (docs as Document[]).map((doc) => {
+    const values = valuesOf(docs, `$${field}`, options);
+    const valued = (docs as Document[]).map((doc, i) => {
       step();
-      const local = make ? make.init(options).update({ root: doc }) : options;
-      const value = evalExpr(doc, `$${field}`, local as never);
+      const value = values[i];
       if (kinds.numbers) {
         if (value instanceof Date)
           throw errors.mongo("Invalid range: For windows that involve date or time ranges, a unit must be provided.");
