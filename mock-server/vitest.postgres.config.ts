@@ -52,6 +52,7 @@ export const bothStores = [
   "test/data/query-limits.test.ts",
   "test/data/regex-queries.test.ts",
   "test/data/upsert.test.ts",
+  "test/data/write-stages.test.ts",
   "test/emailjs/send-email.test.ts",
   "test/fuzz/fuzz.test.ts",
 ];

@@ -10,6 +10,7 @@
  * the store's write turn and applies within it only if the documents it read are unchanged
  * (docs/decisions/0017-evaluation-off-the-main-thread.md).
  */
+import { randomUUID } from "node:crypto";
 import { Int32, Long, ObjectId } from "bson";
 import { type AppConfig, defaultDocsExaminedLimit } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
@@ -78,6 +79,16 @@ import { inSlices, inTurns, Turns } from "./turns.ts";
 import { updateOperatorChecks } from "./updater.ts";
 import { hasNoKeys, isIndexKey, keepKeys, keysOf } from "./wide-keys.ts";
 import { cloneInSlices, cloneToInsert, documentSizeInSlices, holdsWide } from "./wide-values.ts";
+import {
+  type MergeSpec,
+  mergeDuplicate,
+  mergeFailure,
+  mergeKey,
+  mergeQuery,
+  outDuplicate,
+  type Target,
+  writeStageOf,
+} from "./write-stages.ts";
 
 export { type MongoAction, maxResults, mongoActions, referencedCollections };
 
@@ -141,10 +152,19 @@ async function* keeping(batches: AsyncIterable<Document[]>, kept: Map<string, Do
 
 /**
  * The stages an app user's pipeline may not hold, as the reference lists them; a system user's
- * may. (`$indexStats` is no one's; `$out` and `$merge`, which write, this server runs for no one.)
+ * may (`$indexStats` is no one's).
  */
-const systemOnlyStages = new Set(["$collStats", "$facet", "$geoNear", "$graphLookup", "$lookup", "$unionWith"]);
-const nobodysStages = new Set(["$indexStats", "$merge", "$out"]);
+const systemOnlyStages = new Set([
+  "$collStats",
+  "$facet",
+  "$geoNear",
+  "$graphLookup",
+  "$lookup",
+  "$merge",
+  "$out",
+  "$unionWith",
+]);
+const nobodysStages = new Set(["$indexStats"]);
 /** The expression operators an app user's pipeline may not use, anywhere in it. */
 const systemOnlyOperators = new Set(["$function", "$setIsSubset"]);
 
@@ -232,8 +252,12 @@ export class MongoService {
   constructor(
     private readonly app: MongoApp,
     private readonly principal: Principal,
-    /** A function's `bulkWrite(…, {bypassDocumentValidation: true})`: its writes skip the schema (never a client's). */
-    private readonly options: { bypassDocumentValidation?: boolean } = {},
+    private readonly options: {
+      /** A function's `bulkWrite(…, {bypassDocumentValidation: true})`: its writes skip the schema (never a client's). */
+      bypassDocumentValidation?: boolean;
+      /** An action of a multi-document transaction (`app.data` is the transaction's view). */
+      inTransaction?: boolean;
+    } = {},
   ) {
     this.rules = rulesOf(app);
     this.limits = queryLimitsOf(app.config);
@@ -730,7 +754,15 @@ export class MongoService {
       throw errors.mongo("'pipeline' must be an array of stages");
     await checkPipeline(this.principal, pipeline as Document[]);
     // Refused as MongoDB parses it before anything is read.
-    this.checkHere(evaluation, pipeline, "pipeline", () => checkAggregation(pipeline as Document[]));
+    this.checkHere(evaluation, pipeline, "pipeline", () => checkAggregation(pipeline as Document[], database));
+    // A last `$out` or `$merge` writes the results of the stages before it (write-stages.ts).
+    const writes = writeStageOf(pipeline as Document[], database);
+    if (writes !== undefined) {
+      if (this.options.inTransaction)
+        throw errors.mongo(`Stage not supported inside of a multi-document transaction: ${writes.kind}`);
+      const invalid = namespaceError(writes.database, writes.collection);
+      if (invalid !== undefined) throw errors.mongo(invalid);
+    }
     const filter = this.rules.read(this.principal, database, name);
     if (filter === null) return reply([]);
     // Documents cut down by the rules are filtered and cut before the first stage; others are
@@ -757,7 +789,103 @@ export class MongoService {
     const others: Record<string, Document[]> = {};
     for (const other of referencedCollections(pipeline))
       others[other] = await this.candidates(evaluation, this.reader(database, other), {}, {}, undefined);
-    return read({ kind: "aggregate", stages, ...(shape ? { shape, ...(ruled ? { filter } : {}) } : {}) }, docs, others);
+    const job = { kind: "aggregate" as const, ...(shape ? { shape, ...(ruled ? { filter } : {}) } : {}) };
+    if (writes === undefined) return read({ ...job, stages }, docs, others);
+    const reading = { ...job, stages: stages.slice(0, -1), written: true };
+    const results = (await readValue(evaluation, reading, docs, others)) as Document[];
+    if (writes.kind === "$out") await this.out(writes, results);
+    else await this.merge(evaluation, writes, results);
+    // (The service answers an empty cursor: the results are in the target.)
+    return reply([]);
+  }
+
+  /**
+   * `$out`: the target's documents replaced by the results in one write, or (a result refused)
+   * left as they were. MongoDB writes the results into a temporary collection and renames it over
+   * the target, so no insert or delete of the target's documents is an event of its streams or
+   * triggers here either.
+   */
+  private async out(target: Target, results: Document[]): Promise<void> {
+    // The collection MongoDB would fill, named in its refusals.
+    const temporary = `tmp.agg_out.${randomUUID()}`;
+    const docs: Document[] = [];
+    const seen = new Set<string>();
+    const turns = new Turns();
+    for (const result of results) {
+      const doc = result._id === undefined ? { _id: new ObjectId(), ...result } : idFirst(result);
+      const refusal = idRefusal(doc);
+      if (refusal !== null) throw errors.mongo(refusal);
+      const tooLarge = documentTooLarge(doc);
+      if (tooLarge) throw tooLarge;
+      const key = idKey(doc._id);
+      if (seen.has(key)) throw errors.mongo(outDuplicate(target, temporary, doc._id));
+      seen.add(key);
+      docs.push(doc);
+      await turns.maybe();
+    }
+    await this.write(target.database, target.collection, async (view) => {
+      const changes: DocumentChange[] = [];
+      for await (const batch of view.scan({})) for (const doc of batch) changes.push({ op: "delete", id: doc._id });
+      for (const doc of docs) changes.push({ op: "insert", doc });
+      return { changes, events: () => [], result: () => undefined };
+    });
+  }
+
+  /**
+   * `$merge`: each result written into the target as MongoDB writes it (an update or insert of
+   * the document its `on` fields name), as one unordered batch: the results' keys are all taken
+   * first (a result without one writes nothing), then every result that can be written is, and
+   * the first refusal is the answer; matched documents stay changed when another result matched
+   * none under `whenNotMatched: "fail"`. Each write is an event of the target's streams and
+   * triggers.
+   */
+  private async merge(evaluation: Evaluation, spec: MergeSpec, results: Document[]): Promise<void> {
+    const { database, collection, whenMatched, whenNotMatched } = spec;
+    const byId = spec.on.includes("_id");
+    const docs: Document[] = [];
+    const keys: Document[] = [];
+    const turns = new Turns();
+    for (const result of results) {
+      const doc = byId && result._id === undefined ? { _id: new ObjectId(), ...result } : result;
+      keys.push(mergeKey(doc, spec.on));
+      docs.push(doc);
+      await turns.maybe();
+    }
+    let refused: unknown;
+    let unmatched = false;
+    const base = { many: false, upsert: whenNotMatched === "insert", arrayFilters: undefined };
+    for (const [i, doc] of docs.entries()) {
+      const query = mergeQuery(keys[i]!);
+      let outcome: UpdateResult;
+      try {
+        if (Array.isArray(whenMatched))
+          outcome = await this.update(evaluation, database, collection, query, whenMatched, {
+            ...base,
+            replace: false,
+            supplied: doc,
+            ...(spec.let !== undefined ? { let: spec.let } : {}),
+          });
+        else if (whenMatched === "replace")
+          outcome = await this.update(evaluation, database, collection, query, doc, { ...base, replace: true });
+        else {
+          // keepExisting, and fail (a match refused below), insert what matches nothing.
+          const update = whenMatched === "merge" ? { $set: doc } : { $setOnInsert: doc };
+          outcome = await this.update(evaluation, database, collection, query, update, { ...base, replace: false });
+        }
+      } catch (error) {
+        const failure = mergeFailure(error);
+        if (failure === error) throw error;
+        refused ??= failure;
+        continue;
+      }
+      if (whenMatched === "fail" && outcome.matched > 0) refused ??= errors.mongo(mergeDuplicate(spec, keys[i]!));
+      if (outcome.matched === 0 && outcome.upsertedId === undefined) unmatched = true;
+    }
+    if (refused !== undefined) throw refused;
+    if (whenNotMatched === "fail" && unmatched)
+      throw errors.mongo(
+        "$merge could not find a matching document in the target collection for at least one document in the source collection",
+      );
   }
 
   private async insert(database: string, name: string, documents: Document[]): Promise<unknown[]> {

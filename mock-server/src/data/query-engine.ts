@@ -752,6 +752,8 @@ const context = Context.init({
 export interface EngineOptions {
   /** Resolves `$lookup` / `$unionWith` / `$graphLookup` collections by name. */
   collectionResolver?: (name: string) => Document[];
+  /** Variables every expression of the pipeline sees (`$merge`'s for its `whenMatched` pipeline). */
+  variables?: Document;
 }
 
 function options(extra: EngineOptions = {}) {
@@ -760,6 +762,7 @@ function options(extra: EngineOptions = {}) {
     scriptEnabled: false,
     useStrictMode: true,
     ...(extra.collectionResolver ? { collectionResolver: extra.collectionResolver } : {}),
+    ...(extra.variables ? { variables: extra.variables } : {}),
   };
 }
 
@@ -1064,9 +1067,12 @@ const stageEngine: StageEngine = {
   constant: (expr) => evalExpr({}, expr, sharedOptions as never),
 };
 
-/** Refuses a pipeline MongoDB refuses to parse (stage-specs.ts), with MongoDB's text. */
-export function checkAggregation(pipeline: Document[]): void {
-  checkStages(pipeline, stageEngine);
+/**
+ * Refuses a pipeline MongoDB refuses to parse (stage-specs.ts), with MongoDB's text; `database`,
+ * the one it runs in, names a writing stage's target in its refusals.
+ */
+export function checkAggregation(pipeline: Document[], database?: string): void {
+  checkStages(pipeline, database === undefined ? stageEngine : { ...stageEngine, database });
 }
 
 /** Refuses an update's pipeline MongoDB refuses (stage-specs.ts), with MongoDB's text. */
@@ -1076,7 +1082,7 @@ export function checkUpdatePipeline(pipeline: Document[]): void {
 
 export function aggregate(docs: Document[], pipeline: Document[], engineOptions: EngineOptions = {}): Document[] {
   checkStages(pipeline, stageEngine);
-  const start = engineOptions.collectionResolver ? options(engineOptions) : sharedOptions;
+  const start = engineOptions.collectionResolver || engineOptions.variables ? options(engineOptions) : sharedOptions;
   // Documents that expressions built, as MongoDB builds them: no field holding nothing.
   return (new Aggregator(pipeline, start as never).run(docs) as Document[]).map((doc) => dropMissing(doc) as Document);
 }

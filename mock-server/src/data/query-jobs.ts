@@ -115,6 +115,8 @@ export type ReadJob =
       /** The read rule's filter, when it is not the first stage. */
       filter?: Document;
       shape?: ReadShape;
+      /** The results go into a collection (`$out`, `$merge`), not a reply: all of them, past its cap. */
+      written?: boolean;
     }
   /**
    * A `findOneAnd…` action's projection of the document it answers; `query`, the action's filter,
@@ -347,7 +349,8 @@ export function runRead(job: ReadJob, docs: Document[], others: Record<string, D
       if (job.shape) input = input.map(shaper(job.shape));
       // The results may hold stored documents (callers only write them out) and values shared
       // many times: sized, never copied.
-      const results = aggregate(input, job.stages, { collectionResolver }).slice(0, maxResults);
+      const all = aggregate(input, job.stages, { collectionResolver });
+      const results = job.written ? all : all.slice(0, maxResults);
       checkValue(results, "aggregate");
       return results;
     }
@@ -383,6 +386,13 @@ export interface UpdateOptions {
   upsert: boolean;
   replace: boolean;
   sort?: Document;
+  /**
+   * `$merge`'s result (write-stages.ts) an update pipeline sees as `$$new` (or through `let`), and
+   * that an upsert inserts as it is (MongoDB's `upsertSupplied`).
+   */
+  supplied?: Document;
+  /** Variables of the pipeline, as expressions over `supplied` (`$merge`'s `let`). */
+  let?: Document;
 }
 
 export type UpdateSpec = Document | Document[];
@@ -494,9 +504,15 @@ interface Applied {
 }
 
 /** Applies an operator update, an aggregation-pipeline update, or (replace) a replacement. */
-function applyTo(original: Document, spec: UpdateSpec, context: UpdateContext, upsertInsert: boolean): Applied {
+function applyTo(
+  original: Document,
+  spec: UpdateSpec,
+  context: UpdateContext & { variables?: Document },
+  upsertInsert: boolean,
+): Applied {
   if (Array.isArray(spec)) {
-    const [result] = aggregate([cloneValue(original)], spec);
+    const variables = context.variables;
+    const [result] = aggregate([cloneValue(original)], spec, variables ? { variables } : {});
     let doc = (result ?? {}) as Document;
     if (original._id !== undefined) {
       // A pipeline that leaves `_id` out keeps it; one that changes it is refused.
@@ -557,6 +573,16 @@ function targets(docs: Document[], query: Document, sort: Document | undefined, 
   return (many ? ordered : ordered.slice(0, 1)).map((d) => places.get(d)!);
 }
 
+/** The variables an update pipeline of `$merge` sees: `let`'s over its result, else `new`, the result. */
+function pipelineVariables(options: UpdateOptions): { variables?: Document } {
+  const supplied = options.supplied;
+  if (supplied === undefined) return {};
+  if (options.let === undefined) return { variables: { new: supplied } };
+  // (An expression object's fields are expressions: each variable's value over the result.)
+  const [evaluated] = aggregate([supplied], [{ $replaceWith: { values: options.let } }]);
+  return { variables: (evaluated?.values ?? {}) as Document };
+}
+
 /** Decides an update over the documents it read (all or nothing: a refusal writes none). */
 export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
   const { options, spec, arrayFilters } = job;
@@ -572,7 +598,9 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
     // only its `_id`), then the update applies; `_id` pinned by the query cannot change.
     const seed = seedFromQuery(job.query);
     let doc: Document;
-    if (options.replace) {
+    if (options.supplied !== undefined) {
+      doc = cloneValue(options.supplied);
+    } else if (options.replace) {
       const replacement = cloneValue(spec as Document);
       if (seed._id !== undefined && replacement._id !== undefined && idRepr(replacement._id) !== idRepr(seed._id)) {
         throw errors.mongo(
@@ -623,7 +651,7 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
         doc: after,
         modifiedPaths: paths,
         truncated,
-      } = applyTo(current, spec, { query: job.query, arrayFilters }, false));
+      } = applyTo(current, spec, { query: job.query, arrayFilters, ...pipelineVariables(options) }, false));
       if (idRepr(after._id) !== idRepr(current._id)) {
         throw errors.mongo("Performing an update on the path '_id' would modify the immutable field '_id'");
       }

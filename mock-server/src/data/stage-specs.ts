@@ -21,6 +21,7 @@ import { finish } from "./turns.ts";
 import { checkVariableName } from "./variable-names.ts";
 import { keysOf } from "./wide-keys.ts";
 import { checkWindowFields } from "./window-spec.ts";
+import { checkWriteStage, misplaced, writeStages } from "./write-stages.ts";
 
 /** Every stage MongoDB 8.0 recognises in an aggregation. */
 const knownStages = new Set([
@@ -92,6 +93,8 @@ export interface StageEngine {
   isExpression(name: string): boolean;
   /** The value of a constant expression (a window's bound written as one). */
   constant(expr: unknown): unknown;
+  /** The database the pipeline runs in (a writing stage's target is in it unless named). */
+  database?: string;
 }
 
 /** A stage's one field and its value. */
@@ -353,9 +356,10 @@ function parsedStages(name: string, spec: unknown): string[] {
 
 /**
  * Each stage's arguments, in order, sub-pipelines as their stage is reached (`depth`: the
- * sub-pipeline contexts this pipeline is within); then what MongoDB checks of the parsed pipeline.
+ * sub-pipeline contexts this pipeline is within; `within`, the stage whose sub-pipeline it is);
+ * then what MongoDB checks of the parsed pipeline.
  */
-function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): void {
+function fullParse(pipeline: unknown[], engine: StageEngine, depth: number, within?: string): void {
   if (pipeline.length > maxPipelineLength)
     throw errors.mongo(`Pipeline length must be no longer than ${maxPipelineLength} stages.`);
   let parsed = 0;
@@ -414,20 +418,27 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number): voi
       case "$setWindowFields":
         checkWindowFields(spec, engine.constant);
         break;
+      case "$out":
+      case "$merge":
+        checkWriteStage(name, spec, engine.database ?? "test");
+        break;
     }
     if (deeper.has(name) && depth >= maxSubPipelineDepth)
       throw errors.mongo(`Maximum number of nested sub-pipelines exceeded. Limit is ${maxSubPipelineDepth}`);
     for (const inner of subPipelines(name, spec)) {
       // (Pipeline::validateFacetPipeline, as each of them is parsed.)
       if (name === "$facet" && inner.length === 0) throw errors.mongo("sub-pipeline in $facet stage cannot be empty");
-      fullParse(inner, engine, name === "$facet" ? depth : depth + 1);
+      fullParse(inner, engine, name === "$facet" ? depth : depth + 1, name === "$facet" ? within : name);
     }
-    if (!engine.runs(name)) throw errors.mongo(`${name} is not supported by this server`);
+    // (The writing stages are the action's to run: mongo-actions.ts.)
+    if (!writeStages.has(name) && !engine.runs(name)) throw errors.mongo(`${name} is not supported by this server`);
     parsed += parsedStages(name, spec).length;
   }
   if (parsed > maxPipelineLength)
     throw errors.mongo(`Pipeline length must be no longer than ${maxPipelineLength} stages`);
   if (geoNearLater) throw errors.mongo("$geoNear is only valid as the first stage in a pipeline");
+  const outOfPlace = misplaced(pipeline, within);
+  if (outOfPlace !== undefined) throw errors.mongo(outOfPlace);
 }
 
 /** The stages an update's pipeline may run once parsed (MongoDB's isAllowedWithinUpdatePipeline). */

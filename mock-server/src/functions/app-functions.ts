@@ -854,7 +854,9 @@ export class AppFunctions implements SandboxHost {
     // An action of a transaction: over the transaction's view of the documents, after its others.
     const transaction = this.transactionsOf(info).of(key);
     const app: MongoApp = Object.create(this.app, { data: { value: transaction.documents } });
-    return transaction.run(() => new MongoService(app, info.principal, options).runText(action, args));
+    return transaction.run(() =>
+      new MongoService(app, info.principal, { ...options, inTransaction: true }).runText(action, args),
+    );
   }
 
   /**

@@ -45,6 +45,14 @@ const functions = {
     out.after = await items.distinct("tag");
     return out;
   };`,
+  // A system function's $merge in a transaction (MongoDB runs no writing stage in one).
+  writeInTransaction: `exports = async () => { ${items}
+    const session = context.services.get("mongodb-atlas").startSession();
+    session.startTransaction();
+    try { await items.aggregate([{ $merge: "copies" }], { session }).toArray(); return "written"; }
+    catch (error) { return error.message; }
+    finally { await session.abortTransaction(); }
+  };`,
   // insertMany unordered: the documents after a duplicate go in too, then the error.
   unordered: `exports = async (ordered) => { ${items}
     let error;
@@ -77,11 +85,15 @@ const functions = {
       unionWith: [{ $match: { _id: 1 } }, { $unionWith: { coll: "items", pipeline: [{ $match: { _id: 2 } }] } }, { $project: { _id: 1 } }],
       facet: [{ $facet: { n: [{ $count: "n" }] } }],
       setIsSubset: [{ $match: { _id: 1 } }, { $project: { s: { $setIsSubset: [["S"], "$sizes"] } } }],
+      out: [{ $match: { tag: "red" } }, { $project: { tag: 1 } }, { $out: "copies" }],
+      merge: [{ $match: { _id: 2 } }, { $project: { tag: 1 } }, { $merge: "copies" }],
     };
     const out = {};
     for (const [name, pipeline] of Object.entries(pipelines)) {
       try { out[name] = await items.aggregate(pipeline).toArray(); } catch (error) { out[name] = error.message; }
     }
+    const copies = context.services.get("mongodb-atlas").db("shop").collection("copies");
+    try { out.copies = (await copies.find({}).toArray()).sort((a, b) => a._id - b._id); } catch (error) { out.copies = error.message; }
     return out;
   };`,
   names: `exports = async () => {
@@ -99,6 +111,7 @@ beforeAll(async () => {
       ...Object.fromEntries(Object.entries(functions).map(([name, source]) => [name, { source }])),
       namesAsSystem: { source: functions.names, runAsSystem: true },
       pipelinesAsSystem: { source: functions.pipelines, runAsSystem: true },
+      writeInTransaction: { source: functions.writeInTransaction, runAsSystem: true },
     },
     rules: {
       "shop.items": { read: { owner: "me" }, write: { owner: "me" }, insert: true, delete: true },
@@ -231,7 +244,7 @@ describe("a function's MongoDB API", () => {
     expect(await run("namesAsSystem")).toEqual({ collections: ["items", "orders"], databases: ["audit", "shop"] });
   });
 
-  it("keeps $lookup, $graphLookup, $unionWith, $facet and $setIsSubset to system functions", async () => {
+  it("keeps $lookup, $graphLookup, $unionWith, $facet, $setIsSubset, $out and $merge to system functions", async () => {
     await run("seed");
     expect(await run("pipelines")).toEqual({
       lookup: "$lookup is not allowed in this context",
@@ -239,6 +252,9 @@ describe("a function's MongoDB API", () => {
       unionWith: "$unionWith is not allowed in this context",
       facet: "$facet is not allowed in this context",
       setIsSubset: "$setIsSubset is not allowed in this context",
+      out: "$out is not allowed in this context",
+      merge: "$merge is not allowed in this context",
+      copies: "no rule exists for namespace 'shop.copies'",
     });
     // Red items: 1 and 3; six items in all; item 1's sizes hold "S".
     expect(await run("pipelinesAsSystem")).toEqual({
@@ -247,6 +263,14 @@ describe("a function's MongoDB API", () => {
       unionWith: [{ _id: { $numberInt: "1" } }, { _id: { $numberInt: "2" } }],
       facet: [{ n: [{ n: { $numberInt: "6" } }] }],
       setIsSubset: [{ _id: { $numberInt: "1" }, s: true }],
+      // The writing stages answer nothing: the red items went out, then item 2 merged in.
+      out: [],
+      merge: [],
+      copies: [
+        { _id: { $numberInt: "1" }, tag: "red" },
+        { _id: { $numberInt: "2" }, tag: "blue" },
+        { _id: { $numberInt: "3" }, tag: "red" },
+      ],
     });
   });
 
@@ -283,5 +307,6 @@ describe("a function's MongoDB API", () => {
       outside: [null, "blue", "red"],
       after: [null, "blue", "red"],
     });
+    expect(await run("writeInTransaction")).toBe("Stage not supported inside of a multi-document transaction: $merge");
   });
 });
