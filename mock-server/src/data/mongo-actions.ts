@@ -165,6 +165,8 @@ const systemOnlyStages = new Set([
   "$unionWith",
 ]);
 const nobodysStages = new Set(["$indexStats"]);
+/** The first stages that read no collection (those this server runs): a database's aggregation begins with one. */
+const collectionless = new Set(["$documents"]);
 /** The expression operators an app user's pipeline may not use, anywhere in it. */
 const systemOnlyOperators = new Set(["$function", "$setIsSubset"]);
 
@@ -257,6 +259,8 @@ export class MongoService {
       bypassDocumentValidation?: boolean;
       /** An action of a multi-document transaction (`app.data` is the transaction's view). */
       inTransaction?: boolean;
+      /** A function's action: `aggregate` without a collection is its `db.aggregate()`. */
+      fromFunction?: boolean;
     } = {},
   ) {
     this.rules = rulesOf(app);
@@ -578,10 +582,13 @@ export class MongoService {
 
   private async executeAction(action: FunctionMongoAction, args: Document, asText: boolean): Promise<unknown> {
     const database = requireString(args, "database");
-    const name = requireString(args, "collection");
-    const invalid = namespaceError(database, name);
+    // A function's `db.aggregate()`: MongoDB's `{aggregate: 1}`, over no collection.
+    const ofDatabase = action === "aggregate" && args.collection === undefined && this.options.fromFunction === true;
+    const name = ofDatabase ? undefined : requireString(args, "collection");
+    // (The database's own: its name checked as a collection's database.)
+    const invalid = namespaceError(database, name ?? "1");
     if (invalid !== undefined) throw errors.mongo(invalid);
-    await this.rules.prepare(this.principal, database, [name]);
+    if (name !== undefined) await this.rules.prepare(this.principal, database, [name]);
     const evaluation = this.evaluation(action);
     this.budget = {
       deadline: evaluation.deadline,
@@ -591,6 +598,7 @@ export class MongoService {
     const reply = (value: unknown) => (asText ? toEJSONText(value) : value);
     const read = (job: ReadJob, docs: Document[], others?: Record<string, Document[]>) =>
       asText ? readText(evaluation, job, docs, others) : readValue(evaluation, job, docs, others);
+    if (name === undefined) return this.aggregate(evaluation, database, undefined, args, read, reply);
     switch (action) {
       case "find":
       case "findOne": {
@@ -741,10 +749,11 @@ export class MongoService {
     };
   }
 
+  /** An aggregation of a collection, or (`name` undefined) of the database: `{aggregate: 1}`. */
   private async aggregate(
     evaluation: Evaluation,
     database: string,
-    name: string,
+    name: string | undefined,
     args: Document,
     read: (job: ReadJob, docs: Document[], others?: Record<string, Document[]>) => Promise<unknown>,
     reply: (value: unknown) => unknown,
@@ -755,6 +764,14 @@ export class MongoService {
     await checkPipeline(this.principal, pipeline as Document[]);
     // Refused as MongoDB parses it before anything is read.
     this.checkHere(evaluation, pipeline, "pipeline", () => checkAggregation(pipeline as Document[], database));
+    // A collection's first stage reads it; the database's, none (MongoDB's validateTopLevelPipeline).
+    const source = isDocument(pipeline[0]) ? keysOf(pipeline[0])[0] : undefined;
+    if (name === undefined) {
+      if (source === undefined) throw errors.mongo("{aggregate: 1} is not valid for an empty pipeline.");
+      if (!collectionless.has(source))
+        throw errors.mongo(`{aggregate: 1} is not valid for '${source}'; a collection is required.`);
+    } else if (source !== undefined && collectionless.has(source))
+      throw errors.mongo(`'${source}' can only be run with {aggregate: 1}`);
     // A last `$out` or `$merge` writes the results of the stages before it (write-stages.ts).
     const writes = writeStageOf(pipeline as Document[], database);
     if (writes !== undefined) {
@@ -763,11 +780,12 @@ export class MongoService {
       const invalid = namespaceError(writes.database, writes.collection);
       if (invalid !== undefined) throw errors.mongo(invalid);
     }
-    const filter = this.rules.read(this.principal, database, name);
+    // (The database's pipeline makes its own documents: no rule reads them.)
+    const filter = name === undefined ? {} : this.rules.read(this.principal, database, name);
     if (filter === null) return reply([]);
     // Documents cut down by the rules are filtered and cut before the first stage; others are
     // filtered by a first $match of the rule's filter.
-    const shape = this.rules.readShape(this.principal, database, name);
+    const shape = name === undefined ? undefined : this.rules.readShape(this.principal, database, name);
     const ruled = Object.keys(filter).length > 0;
     const stages = ruled && !shape ? [{ $match: filter }, ...(pipeline as Document[])] : (pipeline as Document[]);
     // A leading $match narrows what the store fetches, like the rule's filter; a $sort, $skip and
@@ -778,13 +796,16 @@ export class MongoService {
     const leading = isDocument(first?.$match) ? first.$match : {};
     const seesCut = shape !== undefined && !hasNoKeys(leading);
     const head = seesCut ? { sort: {}, want: undefined } : pipelineHead(pipeline as Document[]);
-    const docs = await this.candidates(
-      evaluation,
-      this.reader(database, name),
-      seesCut ? filter : narrow(leading, filter),
-      head.sort,
-      head.want,
-    );
+    const docs =
+      name === undefined
+        ? []
+        : await this.candidates(
+            evaluation,
+            this.reader(database, name),
+            seesCut ? filter : narrow(leading, filter),
+            head.sort,
+            head.want,
+          );
     // The other collections the pipeline reads (a system user's: an app user's may not join).
     const others: Record<string, Document[]> = {};
     for (const other of referencedCollections(pipeline))

@@ -363,10 +363,8 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number, with
   if (pipeline.length > maxPipelineLength)
     throw errors.mongo(`Pipeline length must be no longer than ${maxPipelineLength} stages.`);
   let parsed = 0;
-  let geoNearLater = false;
   for (const [place, element] of pipeline.entries()) {
     const { name, spec } = stageOf(element);
-    if (name === "$geoNear" && place > 0) geoNearLater = true;
     switch (name) {
       case "$limit":
       case "$skip":
@@ -436,7 +434,6 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number, with
   }
   if (parsed > maxPipelineLength)
     throw errors.mongo(`Pipeline length must be no longer than ${maxPipelineLength} stages`);
-  if (geoNearLater) throw errors.mongo("$geoNear is only valid as the first stage in a pipeline");
   const outOfPlace = misplaced(pipeline, within);
   if (outOfPlace !== undefined) throw errors.mongo(outOfPlace);
 }

@@ -198,21 +198,27 @@ export function checkWriteStage(name: string, spec: unknown, database: string): 
   else parseMerge(spec, database);
 }
 
+/** The stages that must come first in their pipeline (`$documents` as MongoDB desugars it). */
+const firstOnly = new Set(["$geoNear", "$documents"]);
+
 /**
- * Where a pipeline's writing stage may not be, once each stage is parsed: anywhere but last, then
- * anywhere in a `$lookup`'s or `$unionWith`'s sub-pipeline (`within`; a `$facet`'s are refused
- * by the lite parse). Undefined: where it is, it may be.
+ * The first stage of a parsed pipeline out of its place, as MongoDB's validateCommon finds it:
+ * one that must be first and is not, or a writing stage that is not last; then a writing stage
+ * in a `$lookup`'s or `$unionWith`'s sub-pipeline (`within`; a `$facet`'s are refused by the lite
+ * parse). Undefined: every stage may be where it is.
  */
 export function misplaced(pipeline: unknown[], within: string | undefined): string | undefined {
-  let found: string | undefined;
+  let writes: string | undefined;
   for (const [place, stage] of pipeline.entries()) {
     const name = isDocument(stage) ? keysOf(stage)[0] : undefined;
-    if (name === undefined || !writeStages.has(name)) continue;
+    if (name === undefined) continue;
+    if (firstOnly.has(name) && place > 0) return `${name} is only valid as the first stage in a pipeline`;
+    if (!writeStages.has(name)) continue;
     if (place !== pipeline.length - 1) return `${name} can only be the final stage in the pipeline`;
-    found = name;
+    writes = name;
   }
-  return found !== undefined && within !== undefined
-    ? `${found} is not allowed within a ${within}'s sub-pipeline`
+  return writes !== undefined && within !== undefined
+    ? `${writes} is not allowed within a ${within}'s sub-pipeline`
     : undefined;
 }
 

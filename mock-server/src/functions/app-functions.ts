@@ -835,7 +835,7 @@ export class AppFunctions implements SandboxHost {
     const action = String(request.action);
     if (action === "getCollectionNames" || action === "getDBNames") return this.storeNames(action, request.args, info);
     const { transaction: key, bypassDocumentValidation, ...args } = (request.args ?? {}) as Record<string, unknown>;
-    const options = { bypassDocumentValidation: bypassDocumentValidation === true };
+    const options = { bypassDocumentValidation: bypassDocumentValidation === true, fromFunction: true };
     if (action === "abortTransaction") {
       this.transactionsOf(info).abort(key);
       return "null";

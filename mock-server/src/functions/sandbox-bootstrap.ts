@@ -341,7 +341,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     const action = (act, args, options) => {
       const all = clean(args);
       all.database = database;
-      all.collection = name;
+      if (name !== undefined) all.collection = name;
       const session = opt(options, "session");
       if (session !== undefined) {
         const state = isObject(session) ? call(weakMapGet, sessions, session) : undefined;
@@ -1070,6 +1070,8 @@ ${urlAndHttpSource}
           db: (database) =>
             freeze({
               collection: (name_) => collection(callId, database, name_),
+              // db.aggregate(): MongoDB's {aggregate: 1}, its pipeline beginning with $documents.
+              aggregate: (pipeline, options) => collection(callId, database, undefined).aggregate(pipeline, options),
               getCollectionNames: () => request(callId, "mongo", { action: "getCollectionNames", args: { database } }),
             }),
           admin: () => freeze({ getDBNames: () => request(callId, "mongo", { action: "getDBNames", args: {} }) }),

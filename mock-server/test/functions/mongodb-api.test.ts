@@ -45,6 +45,22 @@ const functions = {
     out.after = await items.distinct("tag");
     return out;
   };`,
+  // db.aggregate(): a pipeline of the database, beginning with $documents.
+  database: `exports = async () => {
+    const db = context.services.get("mongodb-atlas").db("shop");
+    const out = {};
+    const attempt = async (name, cursor) => {
+      try { out[name] = await cursor.toArray(); } catch (error) { out[name] = error.message; }
+    };
+    await attempt("documents", db.aggregate([{ $documents: [{ a: 1 }, { a: 2 }] }, { $match: { a: 2 } }, { $project: { a: 1 } }]));
+    await attempt("collectionStage", db.aggregate([{ $match: {} }]));
+    await attempt("empty", db.aggregate([]));
+    await attempt("later", db.aggregate([{ $documents: [] }, { $documents: [] }]));
+    await attempt("onCollection", db.collection("items").aggregate([{ $documents: [{ a: 1 }] }]));
+    await attempt("merge", db.aggregate([{ $documents: [{ _id: 7, tag: "new" }] }, { $merge: "fromDocuments" }]));
+    try { out.merged = await db.collection("fromDocuments").find({}).toArray(); } catch (error) { out.merged = error.message; }
+    return out;
+  };`,
   // A system function's $merge in a transaction (MongoDB runs no writing stage in one).
   writeInTransaction: `exports = async () => { ${items}
     const session = context.services.get("mongodb-atlas").startSession();
@@ -112,6 +128,7 @@ beforeAll(async () => {
       namesAsSystem: { source: functions.names, runAsSystem: true },
       pipelinesAsSystem: { source: functions.pipelines, runAsSystem: true },
       writeInTransaction: { source: functions.writeInTransaction, runAsSystem: true },
+      databaseAsSystem: { source: functions.database, runAsSystem: true },
     },
     rules: {
       "shop.items": { read: { owner: "me" }, write: { owner: "me" }, insert: true, delete: true },
@@ -271,6 +288,27 @@ describe("a function's MongoDB API", () => {
         { _id: { $numberInt: "2" }, tag: "blue" },
         { _id: { $numberInt: "3" }, tag: "red" },
       ],
+    });
+  });
+
+  it("aggregates a database: $documents first, no collection read", async () => {
+    const refusals = {
+      collectionStage: "{aggregate: 1} is not valid for '$match'; a collection is required.",
+      empty: "{aggregate: 1} is not valid for an empty pipeline.",
+      onCollection: "'$documents' can only be run with {aggregate: 1}",
+      later: "$documents is only valid as the first stage in a pipeline",
+    };
+    expect(await run("database")).toEqual({
+      documents: [{ a: { $numberInt: "2" } }],
+      ...refusals,
+      merge: "$merge is not allowed in this context",
+      merged: "no rule exists for namespace 'shop.fromDocuments'",
+    });
+    expect(await run("databaseAsSystem")).toEqual({
+      documents: [{ a: { $numberInt: "2" } }],
+      ...refusals,
+      merge: [],
+      merged: [{ _id: { $numberInt: "7" }, tag: "new" }],
     });
   });
 
