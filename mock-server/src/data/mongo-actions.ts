@@ -42,6 +42,7 @@ import {
 import { maxReplyBytes } from "./ejson-text.ts";
 import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
 import { hasNear } from "./geo-queries.ts";
+import { MergeIndex, mergeTargets, mergeUpdate } from "./merge-writes.ts";
 import { type FunctionMongoAction, type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
 import {
@@ -54,6 +55,7 @@ import {
 } from "./query-engine.ts";
 import {
   type DeleteJob,
+  decideUpdate,
   fieldsOf,
   insertsOnly,
   isPositionalProjection,
@@ -80,11 +82,11 @@ import { updateOperatorChecks } from "./updater.ts";
 import { hasNoKeys, isIndexKey, keepKeys, keysOf } from "./wide-keys.ts";
 import { cloneInSlices, cloneToInsert, documentSizeInSlices, holdsWide } from "./wide-values.ts";
 import {
+  duplicateKey,
   type MergeSpec,
   mergeDuplicate,
   mergeFailure,
   mergeKey,
-  mergeQuery,
   outDuplicate,
   type Target,
   writeStageOf,
@@ -857,11 +859,10 @@ export class MongoService {
    * the document its `on` fields name), as one unordered batch: the results' keys are all taken
    * first (a result without one writes nothing), then every result that can be written is, and
    * the first refusal is the answer; matched documents stay changed when another result matched
-   * none under `whenNotMatched: "fail"`. Each write is an event of the target's streams and
-   * triggers.
+   * none under `whenNotMatched: "fail"`. The results go in slices, each one write of the store
+   * (`mergeSlice`); each change is an event of the target's streams and triggers.
    */
   private async merge(evaluation: Evaluation, spec: MergeSpec, results: Document[]): Promise<void> {
-    const { database, collection, whenMatched, whenNotMatched } = spec;
     const byId = spec.on.includes("_id");
     const docs: Document[] = [];
     const keys: Document[] = [];
@@ -872,41 +873,144 @@ export class MongoService {
       docs.push(doc);
       await turns.maybe();
     }
-    let refused: unknown;
-    let unmatched = false;
-    const base = { many: false, upsert: whenNotMatched === "insert", arrayFilters: undefined };
-    for (const [i, doc] of docs.entries()) {
-      const query = mergeQuery(keys[i]!);
-      let outcome: UpdateResult;
-      try {
-        if (Array.isArray(whenMatched))
-          outcome = await this.update(evaluation, database, collection, query, whenMatched, {
-            ...base,
-            replace: false,
-            supplied: doc,
-            ...(spec.let !== undefined ? { let: spec.let } : {}),
-          });
-        else if (whenMatched === "replace")
-          outcome = await this.update(evaluation, database, collection, query, doc, { ...base, replace: true });
-        else {
-          // keepExisting, and fail (a match refused below), insert what matches nothing.
-          const update = whenMatched === "merge" ? { $set: doc } : { $setOnInsert: doc };
-          outcome = await this.update(evaluation, database, collection, query, update, { ...base, replace: false });
-        }
-      } catch (error) {
-        const failure = mergeFailure(error);
-        if (failure === error) throw error;
-        refused ??= failure;
-        continue;
+    const outcome: MergeOutcome = { unmatched: false };
+    for (let from = 0; from < docs.length; ) {
+      const to = Math.min(docs.length, from + mergeSlice);
+      from += await this.mergeSlice(evaluation, spec, docs.slice(from, to), keys.slice(from, to), outcome);
+      // A result decided in a worker (its update too much for the main thread's slice) goes alone.
+      if (outcome.elsewhere) {
+        outcome.elsewhere = false;
+        await this.mergeOne(evaluation, spec, docs[from]!, keys[from]!, outcome);
+        from++;
       }
-      if (whenMatched === "fail" && outcome.matched > 0) refused ??= errors.mongo(mergeDuplicate(spec, keys[i]!));
-      if (outcome.matched === 0 && outcome.upsertedId === undefined) unmatched = true;
+      if (performance.now() > this.budget.deadline) throw errors.queryTimeLimit();
     }
-    if (refused !== undefined) throw refused;
-    if (whenNotMatched === "fail" && unmatched)
+    if (outcome.refused !== undefined) throw outcome.refused;
+    if (spec.whenNotMatched === "fail" && outcome.unmatched)
       throw errors.mongo(
         "$merge could not find a matching document in the target collection for at least one document in the source collection",
       );
+  }
+
+  /** The update job of one `$merge` result, as its modes write it (write-stages.ts `mergeUpdate`). */
+  private mergeJob(evaluation: Evaluation, spec: MergeSpec, doc: Document, key: Document): Promise<UpdateJob> {
+    const { query, update, options } = mergeUpdate(spec, doc, key);
+    return this.updateJob(evaluation, spec.database, spec.collection, query, update, {
+      ...options,
+      many: false,
+      arrayFilters: undefined,
+    });
+  }
+
+  /**
+   * Results of a `$merge` in one write of the target: the documents their keys (or `_id`s) name
+   * read once, each result decided over those of its key as they are by then (an earlier result
+   * of the slice may have written one), on the main thread's slice. Answers how many results it
+   * took: all, or those before one whose decision needs a worker (`outcome.elsewhere`).
+   */
+  private async mergeSlice(
+    evaluation: Evaluation,
+    spec: MergeSpec,
+    docs: Document[],
+    keys: Document[],
+    outcome: MergeOutcome,
+  ): Promise<number> {
+    const { database, collection } = spec;
+    const jobs: UpdateJob[] = [];
+    for (const [i, doc] of docs.entries()) jobs.push(await this.mergeJob(evaluation, spec, doc, keys[i]!));
+    const ids = docs.map((doc) => doc._id).filter((id) => id !== undefined);
+    const prefilter = { $or: [mergeTargets(spec.on, keys), ...(ids.length > 0 ? [{ _id: { $in: ids } }] : [])] };
+    return this.write(database, collection, async (view) => {
+      const index = new MergeIndex(spec.on);
+      for await (const batch of view.scan(prefilter)) for (const doc of batch) index.add(doc);
+      const changes: DocumentChange[] = [];
+      const events: (() => ChangeEvent[])[] = [];
+      let taken = 0;
+      for (; taken < docs.length; taken++) {
+        const job = jobs[taken]!;
+        const candidates = index.byKey(keys[taken]!);
+        let decision: UpdateDecision;
+        try {
+          decision = withQueryLimits(this.limits, () => decideUpdate(job, candidates), {
+            deadline: evaluation.deadline,
+            mainThread: true,
+          });
+        } catch (error) {
+          if (error instanceof NeedsWorker) {
+            outcome.elsewhere = true;
+            break;
+          }
+          const failure = mergeFailure(error);
+          if (failure === error) mongoError(error);
+          outcome.refused ??= failure;
+          continue;
+        }
+        if (!this.mergeDecided(spec, keys[taken]!, decision, index, outcome)) continue;
+        const plan = await this.planUpdate(database, collection, decision, candidates, job.options.replace);
+        changes.push(...plan.changes);
+        events.push(() => plan.events({ applied: plan.changes.length }));
+        for (const change of plan.changes) if (change.op !== "delete") index.add(change.doc);
+      }
+      return {
+        changes,
+        // (A duplicate `_id` was refused above, with the documents read: every change applies.)
+        events: () => events.flatMap((made) => made()),
+        result: () => taken,
+      };
+    });
+  }
+
+  /**
+   * What a `$merge` result's decision means for the batch: false when it writes nothing (a match
+   * `whenMatched: "fail"` refuses, a new document whose `_id` the target holds, no match).
+   */
+  private mergeDecided(
+    spec: MergeSpec,
+    key: Document,
+    decision: UpdateDecision,
+    index: MergeIndex,
+    outcome: MergeOutcome,
+  ): boolean {
+    if (decision.kind === "upsert") {
+      if (!index.holdsId(decision.doc._id)) return true;
+      outcome.refused ??= mergeFailure(
+        errors.mongo(duplicateKeyText(spec.database, spec.collection, decision.doc._id)),
+      );
+      return false;
+    }
+    if (decision.matched === 0) outcome.unmatched = true;
+    else if (spec.whenMatched === "fail") {
+      outcome.refused ??= errors.mongo(mergeDuplicate(spec, key));
+      return false;
+    }
+    return decision.changes.length > 0;
+  }
+
+  /** One `$merge` result through the update path (its decision in a worker when it needs one). */
+  private async mergeOne(
+    evaluation: Evaluation,
+    spec: MergeSpec,
+    doc: Document,
+    key: Document,
+    outcome: MergeOutcome,
+  ): Promise<void> {
+    const { query, update, options } = mergeUpdate(spec, doc, key);
+    let result: UpdateResult;
+    try {
+      result = await this.update(evaluation, spec.database, spec.collection, query, update, {
+        ...options,
+        many: false,
+        arrayFilters: undefined,
+      });
+    } catch (error) {
+      const failure = mergeFailure(error);
+      if (failure === error) throw error;
+      outcome.refused ??= failure;
+      return;
+    }
+    if (result.matched === 0 && result.upsertedId === undefined) outcome.unmatched = true;
+    else if (result.matched > 0 && spec.whenMatched === "fail")
+      outcome.refused ??= errors.mongo(mergeDuplicate(spec, key));
   }
 
   private async insert(database: string, name: string, documents: Document[]): Promise<unknown[]> {
@@ -978,12 +1082,8 @@ export class MongoService {
       return plan;
     });
     const { applied } = outcome;
-    if (applied.duplicateAt !== undefined) {
-      const doc = docs[applied.duplicateAt]!;
-      throw errors.mongo(
-        `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${shellText(doc._id)} }`,
-      );
-    }
+    if (applied.duplicateAt !== undefined)
+      throw errors.mongo(duplicateKeyText(database, name, docs[applied.duplicateAt]!._id));
     if (refused) throw refused;
     return docs.map((d) => d._id);
   }
@@ -1054,6 +1154,34 @@ export class MongoService {
     options: UpdateOptions & { arrayFilters: unknown },
     beforeWrite?: (target: Document) => void,
   ): Promise<UpdateResult> {
+    const job = await this.updateJob(evaluation, database, name, query, spec, options);
+    const targets = { sort: options.sort ?? {}, many: options.many };
+    const outcome = await this.decided(
+      evaluation,
+      database,
+      name,
+      job.all,
+      targets,
+      job,
+      (decision: UpdateDecision, docs) => {
+        const target = decision.kind === "update" ? decision.changes[0] : undefined;
+        if (beforeWrite && target) beforeWrite(docs[target.index]!);
+        return this.planUpdate(database, name, decision, docs, options.replace);
+      },
+    );
+    if (outcome.duplicate !== undefined) throw errors.mongo(duplicateKeyText(database, name, outcome.duplicate));
+    return outcome.result;
+  }
+
+  /** An update's job, its arguments checked and the caller's rules taken in, as the update is decided. */
+  private async updateJob(
+    evaluation: Evaluation,
+    database: string,
+    name: string,
+    query: Document,
+    spec: unknown,
+    options: UpdateOptions & { arrayFilters: unknown },
+  ): Promise<UpdateJob> {
     if (!isDocument(spec) && !(Array.isArray(spec) && spec.every(isDocument)))
       throw errors.mongo("'update' must be a document");
     if (options.replace) {
@@ -1077,7 +1205,7 @@ export class MongoService {
     const { arrayFilters, ...rest } = options;
     const writeCuts = this.rules.writeCuts(this.principal, database, name);
     const insertCuts = options.upsert ? this.rules.writeCuts(this.principal, database, name, true) : undefined;
-    const job: UpdateJob = {
+    return {
       kind: "update",
       all,
       query,
@@ -1089,26 +1217,6 @@ export class MongoService {
       ...(Array.isArray(arrayFilters) && arrayFilters.length > 0 ? { arrayFilters: arrayFilters as Document[] } : {}),
       options: rest,
     };
-    const targets = { sort: options.sort ?? {}, many: options.many };
-    const outcome = await this.decided(
-      evaluation,
-      database,
-      name,
-      all,
-      targets,
-      job,
-      (decision: UpdateDecision, docs) => {
-        const target = decision.kind === "update" ? decision.changes[0] : undefined;
-        if (beforeWrite && target) beforeWrite(docs[target.index]!);
-        return this.planUpdate(database, name, decision, docs, options.replace);
-      },
-    );
-    if (outcome.duplicate !== undefined) {
-      throw errors.mongo(
-        `Duplicate key error collection: ${database}.${name} index: _id_ dup key: { _id: ${shellText(outcome.duplicate)} }`,
-      );
-    }
-    return outcome.result;
   }
 
   /**
@@ -1288,6 +1396,21 @@ type Reader = (prefilter: Document, options: ScanOptions) => AsyncIterable<Docum
 
 /** Documents an insert prepares (copy, size, insert rule) between two looks at whether others wait. */
 const insertSlice = 32;
+
+/** Results of a `$merge` one write of the store takes at most. */
+const mergeSlice = 1_000;
+
+/** How a `$merge`'s batch went: its first refusal, whether a result matched nothing, whether one needs a worker. */
+interface MergeOutcome {
+  refused?: unknown;
+  unmatched: boolean;
+  elsewhere?: boolean;
+}
+
+/** An insert's duplicate `_id`, in the service's words. */
+function duplicateKeyText(database: string, name: string, id: unknown): string {
+  return duplicateKey(`${database}.${name}`, "_id_", { _id: id });
+}
 
 /** A plan that changes nothing. */
 function nothing<T>(result: T): WritePlan<T> {

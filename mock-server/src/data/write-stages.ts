@@ -248,7 +248,7 @@ export function mergeQuery(key: Document): Document {
 }
 
 /** The duplicate key error of a write (the service's words, as an insert's). */
-function duplicateKey(namespace: string, index: string, key: Document): string {
+export function duplicateKey(namespace: string, index: string, key: Document): string {
   const shown = keysOf(key).map((field) => `${field}: ${shellText(key[field])}`);
   return `Duplicate key error collection: ${namespace} index: ${index} dup key: { ${shown.join(", ")} }`;
 }

@@ -9,6 +9,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ChangeEvent, Document } from "../../src/data/documents.ts";
 import { MongoService } from "../../src/data/mongo-actions.ts";
+import { mainThreadSlice } from "../../src/data/query-limits.ts";
 import { newOpenApp, testApp, testStore } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -239,6 +240,27 @@ describe("$merge", () => {
     expect(await contents("target")).toEqual([
       { _id: "blue", total: 10, last: "blue" },
       { _id: "red", total: 24, runs: 2, last: "red" },
+    ]);
+  });
+
+  it("decides a result in a worker when its update does not fit the main thread's slice", async () => {
+    await run("insertMany", { documents: [{ _id: "red", total: 10 }] }, "target");
+    const slice = mainThreadSlice as { ms: number; steps: number };
+    const usual = { ...slice };
+    // Every slice already over: an evaluation of more than a few steps moves to a worker.
+    Object.assign(slice, { ms: -1, steps: 1 });
+    const zero = { $reduce: { input: { $range: [0, 50] }, initialValue: 0, in: { $multiply: ["$$value", 1] } } };
+    try {
+      await aggregate([
+        ...totals,
+        { $merge: { into: "target", whenMatched: [{ $set: { total: { $add: ["$total", "$$new.total", zero] } } }] } },
+      ]);
+    } finally {
+      Object.assign(slice, { ms: usual.ms, steps: usual.steps });
+    }
+    expect(await contents("target")).toEqual([
+      { _id: "blue", total: 5 },
+      { _id: "red", total: 17 },
     ]);
   });
 
