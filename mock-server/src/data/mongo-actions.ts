@@ -892,7 +892,7 @@ export class MongoService {
       );
   }
 
-  /** The update job of one `$merge` result, as its modes write it (write-stages.ts `mergeUpdate`). */
+  /** The update job of one `$merge` result, as its modes write it (merge-writes.ts `mergeUpdate`). */
   private mergeJob(evaluation: Evaluation, spec: MergeSpec, doc: Document, key: Document): Promise<UpdateJob> {
     const { query, update, options } = mergeUpdate(spec, doc, key);
     return this.updateJob(evaluation, spec.database, spec.collection, query, update, {

@@ -387,7 +387,7 @@ export interface UpdateOptions {
   replace: boolean;
   sort?: Document;
   /**
-   * `$merge`'s result (write-stages.ts) an update pipeline sees as `$$new` (or through `let`), and
+   * `$merge`'s result (merge-writes.ts) an update pipeline sees as `$$new` (or through `let`), and
    * that an upsert inserts as it is (MongoDB's `upsertSupplied`).
    */
   supplied?: Document;

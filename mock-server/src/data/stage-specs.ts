@@ -363,7 +363,7 @@ function fullParse(pipeline: unknown[], engine: StageEngine, depth: number, with
   if (pipeline.length > maxPipelineLength)
     throw errors.mongo(`Pipeline length must be no longer than ${maxPipelineLength} stages.`);
   let parsed = 0;
-  for (const [place, element] of pipeline.entries()) {
+  for (const element of pipeline) {
     const { name, spec } = stageOf(element);
     switch (name) {
       case "$limit":

@@ -1,9 +1,10 @@
 /**
  * The stages that write an aggregation's results into a collection, `$out` and `$merge`
  * (docs/decisions/0054-out-and-merge.md): their specifications parsed as MongoDB parses them, with
- * its texts, and what each output document asks of the target. A system user's pipeline may end
- * with one (an app user's may not: mongo-actions.ts); the action runs the stages before it, then
- * writes (mongo-actions.ts `MongoService.aggregate`).
+ * its texts, and the texts of the results they refuse (merge-writes.ts has what a `$merge` result
+ * asks of the target). A system user's pipeline may end with one (an app user's may not:
+ * mongo-actions.ts); the action runs the stages before it, then writes (mongo-actions.ts
+ * `MongoService.aggregate`).
  */
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
