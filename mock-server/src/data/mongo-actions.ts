@@ -27,6 +27,7 @@ import {
   type WriteView,
 } from "../store/store.ts";
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
+import { bsonTypeAlias } from "./bson-order.ts";
 import { wantsDocumentBefore } from "./change-events.ts";
 import { documentTooLarge, tooLargeToInsert } from "./document-size.ts";
 import {
@@ -45,6 +46,7 @@ import { hasNear } from "./geo-queries.ts";
 import { MergeIndex, mergeTargets, mergeUpdate } from "./merge-writes.ts";
 import { type FunctionMongoAction, type MongoAction, mongoActions } from "./mongo-action-names.ts";
 import { namespaceError } from "./namespaces.ts";
+import { doubleOf, isNumeric } from "./numeric-operators.ts";
 import {
   checkAggregation,
   checkProjection,
@@ -369,8 +371,9 @@ export class MongoService {
     return this.execute(action, args, false);
   }
 
-  private evaluation(operator: string): Evaluation {
-    return { limits: this.limits, deadline: performance.now() + this.limits.timeoutMs, lane: this.lane, operator };
+  /** An action's evaluation: its deadline the app's query time limit from now, or the action's own (`maxTimeMS`). */
+  private evaluation(operator: string, timeoutMs = this.limits.timeoutMs): Evaluation {
+    return { limits: this.limits, deadline: performance.now() + timeoutMs, lane: this.lane, operator };
   }
 
   private async execute(action: FunctionMongoAction, args: Document, asText: boolean): Promise<unknown> {
@@ -591,7 +594,8 @@ export class MongoService {
     const invalid = namespaceError(database, name ?? "1");
     if (invalid !== undefined) throw errors.mongo(invalid);
     if (name !== undefined) await this.rules.prepare(this.principal, database, [name]);
-    const evaluation = this.evaluation(action);
+    // A function's aggregation may set its own time limit (App Services' `maxTimeMS` option).
+    const evaluation = this.evaluation(action, ownTimeLimit(action, args, this.options.fromFunction === true));
     this.budget = {
       deadline: evaluation.deadline,
       maxExamined: docsExaminedLimitOf(this.app.config),
@@ -1396,6 +1400,27 @@ type Reader = (prefilter: Document, options: ScanOptions) => AsyncIterable<Docum
 
 /** Documents an insert prepares (copy, size, insert rule) between two looks at whether others wait. */
 const insertSlice = 32;
+
+/** The longest `maxTimeMS` an aggregation takes: the service's longest function run. */
+const maxOwnTimeLimitMs = 300_000;
+
+/**
+ * A function's aggregation's `maxTimeMS`, as MongoDB reads it (a number of milliseconds, none at
+ * 0): its time limit instead of the app's query time limit, up to five minutes; undefined for
+ * other actions, for a client's (the SDKs send none) and when none is given.
+ */
+function ownTimeLimit(action: string, args: Document, fromFunction: boolean): number | undefined {
+  const value = args.maxTimeMS;
+  if (action !== "aggregate" || !fromFunction || value === undefined || value === null) return undefined;
+  if (!isNumeric(value))
+    throw errors.mongo(
+      `BSON field 'aggregate.maxTimeMS' is the wrong type '${bsonTypeAlias(value)}', expected types '[long, int, decimal, double]'`,
+    );
+  const ms = doubleOf(value);
+  if (Number.isNaN(ms) || ms < 0)
+    throw errors.mongo(`BSON field 'aggregate.maxTimeMS' value must be >= 0, actual value '${shellText(value)}'`);
+  return ms === 0 ? undefined : Math.min(ms, maxOwnTimeLimitMs);
+}
 
 /** Results of a `$merge` one write of the store takes at most. */
 const mergeSlice = 1_000;

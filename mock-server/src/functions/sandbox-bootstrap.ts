@@ -404,7 +404,8 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       findOne: (query, projection, options) => action("findOne", { query, project: projection, sort: opt(options, "sort") }, options),
       count: (query, options) => action("count", { query, limit: opt(options, "limit") }, options),
       countDocuments: (query, options) => action("count", { query, limit: opt(options, "limit") }, options),
-      aggregate: (pipeline, options) => cursor(() => action("aggregate", { pipeline }, options), { sorts: false }),
+      aggregate: (pipeline, options) =>
+        cursor(() => action("aggregate", { pipeline, maxTimeMS: opt(options, "maxTimeMS") }, options), { sorts: false }),
       insertOne: (document, options) => action("insertOne", { document }, options),
       // Unordered (ordered: false): each document on its own, every one tried, then the first failure.
       insertMany: async (documents, options) => {

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, call, functionResult, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, call, functionResult, functionsRunner, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -60,6 +60,13 @@ const functions = {
     await attempt("merge", db.aggregate([{ $documents: [{ _id: 7, tag: "new" }] }, { $merge: "fromDocuments" }]));
     try { out.merged = await db.collection("fromDocuments").find({}).toArray(); } catch (error) { out.merged = error.message; }
     return out;
+  };`,
+  // An aggregation computing for a while (~0.1 s here), under its own time limit or the app's (2 s).
+  timed: `exports = async (maxTimeMS) => {
+    const db = context.services.get("mongodb-atlas").db("shop");
+    const n = { $reduce: { input: { $range: [0, 500] }, initialValue: 0, in: { $add: ["$$value", { $size: { $range: [0, 500] } }] } } };
+    try { return (await db.aggregate([{ $documents: [{}] }, { $set: { n } }], { maxTimeMS }).toArray())[0].n; }
+    catch (error) { return error.message; }
   };`,
   // A system function's $merge in a transaction (MongoDB runs no writing stage in one).
   writeInTransaction: `exports = async () => { ${items}
@@ -312,6 +319,11 @@ describe("a function's MongoDB API", () => {
     });
   });
 
+  it("stops an aggregation at its own maxTimeMS, shorter than the app's query time limit", async () => {
+    expect(await run("timed")).toEqual({ $numberInt: "250000" });
+    expect(await run("timed", 1)).toBe("operation exceeded time limit");
+  });
+
   it("inserts the documents after a duplicate when insertMany is unordered, then fails", async () => {
     await run("seed");
     const ordered = await run("unordered", true);
@@ -346,5 +358,41 @@ describe("a function's MongoDB API", () => {
       after: [null, "blue", "red"],
     });
     expect(await run("writeInTransaction")).toBe("Stage not supported inside of a multi-document transaction: $merge");
+  });
+});
+
+describe("an aggregation's own time limit (maxTimeMS)", () => {
+  // A pipeline that computes for a while (3,000 ranges of 1,000 numbers), without a collection.
+  const heavy = `{ $reduce: { input: { $range: [0, 3000] }, initialValue: 0, in: { $add: ["$$value", { $size: { $range: [0, 1000] } }] } } }`;
+  const run = functionsRunner(
+    {
+      timed: `exports = async (maxTimeMS) => {
+        const db = context.services.get("mongodb-atlas").db("shop");
+        const started = Date.now();
+        try {
+          const [result] = await db.aggregate([{ $documents: [{}] }, { $set: { n: ${heavy} } }], { maxTimeMS }).toArray();
+          return { n: result.n, ms: Date.now() - started };
+        } catch (error) { return { error: error.message, ms: Date.now() - started }; }
+      };`,
+    },
+    // The app's own limit is short: an aggregation's maxTimeMS may lengthen it, or shorten it.
+    { queryTimeoutMs: 50 },
+  );
+
+  it("runs past the app's query time limit when maxTimeMS allows", async () => {
+    expect(await run("timed")).toMatchObject({ error: "operation exceeded time limit" });
+    expect(await run("timed", 60_000)).toMatchObject({ n: { $numberInt: "3000000" } });
+    // (0 is no limit of its own: the app's.)
+    expect(await run("timed", 0)).toMatchObject({ error: "operation exceeded time limit" });
+  });
+
+  it("refuses a maxTimeMS that is not a non-negative number", async () => {
+    expect(await run("timed", -1)).toMatchObject({
+      error: "BSON field 'aggregate.maxTimeMS' value must be >= 0, actual value '-1'",
+    });
+    expect(await run("timed", "1s")).toMatchObject({
+      error:
+        "BSON field 'aggregate.maxTimeMS' is the wrong type 'string', expected types '[long, int, decimal, double]'",
+    });
   });
 });
