@@ -1,8 +1,9 @@
 /**
  * The custom JWT provider (`custom-token`) as an exported app configures it: up to three signing
  * keys (a key being rotated out still signs in), HS256 or RS256, or a JWK URI (RS256, the key the
- * token's `kid` names, as Firebase, Auth0 or Okta publish them), and audiences of which all, or
- * with `requireAnyAudience` any one, must be in the token.
+ * token's `kid` names, as Firebase, Auth0 or Okta publish them), audiences of which all, or
+ * with `requireAnyAudience` any one, must be in the token, and the service's limits of a token's
+ * length and of each metadata field's.
  */
 import { createHmac, generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
@@ -106,6 +107,24 @@ describe("custom JWT audiences", () => {
     });
     expect((await login(any, token("admin"))).response.statusCode).toBe(200);
     expect((await login(any, token("other"))).response.statusCode).toBe(401);
+  });
+});
+
+describe("custom JWT lengths", () => {
+  it("refuse a token past 1,000,000 characters and a metadata field past 4,096", async () => {
+    const key = "a-signing-key-of-thirty-two-chars!";
+    const appId = await customToken({ signingKey: key, audience: [], metadataFields: [{ name: "bio" }] });
+    const token = (extra: object) => hs256({ sub: "u-4", exp: now() + 600, ...extra }, key);
+    expect((await login(appId, token({ bio: "b".repeat(4096) }))).response.statusCode).toBe(200);
+    expect((await login(appId, token({ bio: "b".repeat(4097) }))).body).toMatchObject({
+      error: "invalid custom auth token: the metadata field 'bio' is longer than 4096 characters",
+      error_code: "AuthError",
+    });
+    // A claim that is no metadata field counts only in the token's length.
+    expect((await login(appId, token({ other: "o".repeat(700_000) }))).response.statusCode).toBe(200);
+    expect((await login(appId, token({ other: "o".repeat(760_000) }))).body).toMatchObject({
+      error: "invalid custom auth token: the token is longer than 1000000 characters",
+    });
   });
 });
 

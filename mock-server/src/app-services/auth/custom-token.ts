@@ -125,10 +125,19 @@ function audienceMatches(aud: unknown, wanted: string | string[], any: boolean):
   return any ? required.some((a) => given.includes(a)) : required.every((a) => given.includes(a));
 }
 
+/** App Services' limits of a custom JWT: the token's characters, and each metadata field's. */
+export const customTokenLimits = { tokenLength: 1_000_000, metadataFieldLength: 4096 };
+
+/** A metadata field's length as the limit counts it: a string's characters, another value's JSON. */
+const fieldLength = (value: unknown) => (typeof value === "string" ? value : (JSON.stringify(value) ?? "")).length;
+
 export async function verifyCustomToken(
   app: AppRuntime,
   token: string,
 ): Promise<{ sub: string; data: Record<string, unknown> }> {
+  // (Refused before any work on it: a signature over a long token is a long hash.)
+  if (token.length > customTokenLimits.tokenLength)
+    throw errors.customTokenInvalid(`the token is longer than ${customTokenLimits.tokenLength} characters`);
   const config = app.config.providers?.["custom-token"] ?? {};
   const keys = [config.signingKey, ...(config.signingKeys ?? [])].filter((k): k is string => !!k);
   let payload: JwtPayload;
@@ -154,6 +163,10 @@ export async function verifyCustomToken(
       if (field.required) throw errors.customTokenInvalid(`the required metadata field '${field.name}' is missing`);
       continue;
     }
+    if (fieldLength(value) > customTokenLimits.metadataFieldLength)
+      throw errors.customTokenInvalid(
+        `the metadata field '${field.name}' is longer than ${customTokenLimits.metadataFieldLength} characters`,
+      );
     data[field.fieldName ?? field.name] = value;
   }
   return { sub: payload.sub, data };
