@@ -463,25 +463,70 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       },
       // One action after another; ordered (the default) stops at the first failure, unordered goes
       // on and then throws the first. Answers the driver's BulkWriteResult counts.
-      bulkWrite: async (operations, options) => {
-        if (!isArray(operations)) throw new SafeError("bulkWrite needs a list of operations");
-        const ordered = opt(options, "ordered") !== false;
-        // (The collection's schema is not checked: App Services' bulkWrite option.)
-        const bypass = opt(options, "bypassDocumentValidation") === true;
-        const result = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, insertedIds: {}, upsertedIds: {} };
-        let failure;
-        for (let i = 0; i < operations.length; i++) {
-          try {
-            await bulkStep((act, args) => action(act, bypass ? { ...args, bypassDocumentValidation: true } : args, options), operations[i], i, result);
-          } catch (error) {
-            if (ordered) throw error;
-            if (failure === undefined) failure = error;
-          }
-        }
-        if (failure !== undefined) throw failure;
-        return result;
-      },
+      bulkWrite,
+      // The Node.js driver's bulk operation builders, as App Services offers them (its CRUD and
+      // aggregation reference): insert, find(…).update/updateOne/replaceOne/upsert/delete/deleteOne,
+      // execute — which runs the operations as bulkWrite runs them.
+      initializeOrderedBulkOp: () => bulkOperation(true),
+      initializeUnorderedBulkOp: () => bulkOperation(false),
     });
+
+    function bulkOperation(ordered) {
+      const operations = [];
+      let executed = false;
+      const add = (operation) => {
+        call(arrayPush, operations, operation);
+        return self;
+      };
+      const self = {
+        get length() { return operations.length; },
+        insert: (document) => add({ insertOne: { document } }),
+        find(selector) {
+          if (!isObject(selector)) throw new SafeTypeError("Bulk find operation must specify a selector");
+          let upsert = false;
+          let arrayFilters;
+          const options = () => ({ ...(upsert ? { upsert: true } : {}), ...(arrayFilters !== undefined ? { arrayFilters } : {}) });
+          const finder = {
+            upsert() { upsert = true; return finder; },
+            arrayFilters(filters) { arrayFilters = filters; return finder; },
+            update: (update) => add({ updateMany: { filter: selector, update, ...options() } }),
+            updateOne: (update) => add({ updateOne: { filter: selector, update, ...options() } }),
+            replaceOne: (replacement) => add({ replaceOne: { filter: selector, replacement, ...options() } }),
+            delete: () => add({ deleteMany: { filter: selector } }),
+            deleteOne: () => add({ deleteOne: { filter: selector } }),
+            remove: () => add({ deleteMany: { filter: selector } }),
+            removeOne: () => add({ deleteOne: { filter: selector } }),
+          };
+          return freeze(finder);
+        },
+        async execute(options) {
+          if (executed) throw new SafeError("This batch has already been executed, create new batch to execute");
+          if (operations.length === 0) throw new SafeError("Invalid BulkOperation, Batch cannot be empty");
+          executed = true;
+          return bulkWrite(operations, { ...(isObject(options) ? options : {}), ordered });
+        },
+      };
+      return freeze(self);
+    }
+
+    async function bulkWrite(operations, options) {
+      if (!isArray(operations)) throw new SafeError("bulkWrite needs a list of operations");
+      const ordered = opt(options, "ordered") !== false;
+      // (The collection's schema is not checked: App Services' bulkWrite option.)
+      const bypass = opt(options, "bypassDocumentValidation") === true;
+      const result = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, insertedIds: {}, upsertedIds: {} };
+      let failure;
+      for (let i = 0; i < operations.length; i++) {
+        try {
+          await bulkStep((act, args) => action(act, bypass ? { ...args, bypassDocumentValidation: true } : args, options), operations[i], i, result);
+        } catch (error) {
+          if (ordered) throw error;
+          if (failure === undefined) failure = error;
+        }
+      }
+      if (failure !== undefined) throw failure;
+      return result;
+    }
   }
 
   /** One operation of a bulkWrite, its counts added to the result. */
