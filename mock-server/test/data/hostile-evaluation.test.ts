@@ -143,7 +143,9 @@ function ninthDecile(latencies: number[]): number {
 /**
  * `once`, up to three times while the other client's waits are past their bound: on a machine busy
  * with other work a request can wait for a core whatever the server does (the main thread's own CPU
- * time tells that apart, and is checked on every run).
+ * time tells that apart, and is checked on every run). A run the check refuses is tried again too
+ * — a full test run here once held the main thread 106 ms for a reply it holds 8–16 ms for alone (a
+ * collection at the wrong moment) — and fails the test when no run passes it.
  */
 async function during(
   attack: () => Promise<{ status: number; body: any }>,
@@ -151,13 +153,20 @@ async function during(
   served: (outcome: Outcome) => boolean = () => true,
 ) {
   let best: Outcome | undefined;
+  let refused: unknown;
   for (let run = 0; run < 3; run++) {
     const outcome = await once(attack);
-    check(outcome);
+    try {
+      check(outcome);
+    } catch (error) {
+      refused ??= error;
+      continue;
+    }
     if (outcome.otherMs < othersBound(outcome) && served(outcome)) return outcome;
     if (!best || outcome.otherMs < best.otherMs) best = outcome;
   }
-  return best!;
+  if (best === undefined) throw refused;
+  return best;
 }
 
 function expectHeld(outcome: Outcome, error: RegExp, label: string, { storeReadHolds = false } = {}) {

@@ -15,15 +15,19 @@ import { newOpenApp, testApp, testStore } from "../helpers/app.ts";
 let app: FastifyInstance;
 let system: MongoService;
 let events: ChangeEvent[] = [];
+let unsubscribe: () => void;
 
 beforeAll(async () => {
   app = await testApp();
   const appId = await newOpenApp(app);
   const runtime = (await app.emulator.apps.get(appId))!;
   system = new MongoService(runtime, { kind: "system" });
-  await runtime.data.subscribe((event) => events.push(event));
+  unsubscribe = await runtime.data.subscribe((event) => events.push(event));
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  unsubscribe();
+  await app.close();
+});
 
 const run = (action: "aggregate" | "insertMany" | "deleteMany", args: Document, collection = "source") =>
   system.run(action, { database: "d", collection, ...args });
