@@ -342,6 +342,9 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       const all = clean(args);
       all.database = database;
       if (name !== undefined) all.collection = name;
+      // Strings compare by code point here: a collation is refused, not passed over.
+      if (opt(options, "collation") !== undefined)
+        return SafePromise.reject(new SafeError("the collation option is not supported by this server"));
       const session = opt(options, "session");
       if (session !== undefined) {
         const state = isObject(session) ? call(weakMapGet, sessions, session) : undefined;
