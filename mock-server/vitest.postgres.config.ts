@@ -46,6 +46,7 @@ export const bothStores = [
   "test/control/mail-edits.test.ts",
   "test/control/state.test.ts",
   "test/data/bounded-reads.test.ts",
+  "test/data/collations.test.ts",
   "test/data/hostile-evaluation.test.ts",
   "test/data/long-values.test.ts",
   "test/data/nul-characters.test.ts",

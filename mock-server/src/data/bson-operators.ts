@@ -15,7 +15,7 @@ import {
   bsonTypeNumber,
   canonicalRank,
   compareBson,
-  compareStrings,
+  compareStringValues,
   equalityKey,
   numericTypes,
   typeAliases,
@@ -68,7 +68,7 @@ enum Op {
  * and null equal each other, MaxKey is above and MinKey below everything.
  */
 function compares(value: unknown, operand: unknown, op: Op): boolean {
-  if (typeof value === "string" && typeof operand === "string") return holds(compareStrings(value, operand), op);
+  if (typeof value === "string" && typeof operand === "string") return holds(compareStringValues(value, operand), op);
   if (typeof value === "number" && typeof operand === "number") {
     if (Number.isNaN(value) || Number.isNaN(operand)) return nanHolds(value, operand, op);
     return holds(compareBson(value, operand), op);

@@ -18,6 +18,7 @@
  *   milliseconds; **timestamps** unsigned by time, then increment; **regular expressions** by
  *   pattern, then flags.
  */
+import { activeCollation } from "./collation.ts";
 import { keysOf } from "./wide-keys.ts";
 
 /**
@@ -144,7 +145,7 @@ const sign = (n: number): number => (n < 0 ? -1 : n > 0 ? 1 : 0);
 export function compareBson(a: unknown, b: unknown): number {
   if (a === b) return 0;
   if (typeof a === "number" && typeof b === "number") return compareDoubles(a, b);
-  if (typeof a === "string" && typeof b === "string") return compareStrings(a, b);
+  if (typeof a === "string" && typeof b === "string") return compareStringValues(a, b);
   const rankA = canonicalRank(a);
   const rankB = canonicalRank(b);
   if (rankA !== rankB) return rankA < rankB ? -1 : 1;
@@ -161,7 +162,7 @@ function compareSameRank(rank: number, a: unknown, b: unknown): number {
     case 10:
       return compareNumbers(a, b);
     case 15:
-      return compareStrings(textOf(a), textOf(b));
+      return compareStringValues(textOf(a), textOf(b));
     case 20:
       return compareDocuments(asDocument(a), asDocument(b));
     case 25:
@@ -299,6 +300,17 @@ export function compareStrings(a: string, b: string): number {
   return a.length < b.length ? -1 : 1;
 }
 
+/**
+ * Two string values (strings and symbols) in the order of the evaluation's collation
+ * (collation.ts), else by code point. Field names, patterns and code are never collated.
+ */
+export function compareStringValues(a: string, b: string): number {
+  const collation = activeCollation();
+  if (collation === null) return compareStrings(a, b);
+  const order = collation.compare(a, b);
+  return order !== 0 || !collation.identical ? order : compareStrings(a, b);
+}
+
 /** Surrogates (the units of code points above U+FFFF) placed after U+E000–U+FFFF. */
 const codePointKey = (unit: number): number => (unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit);
 
@@ -391,8 +403,11 @@ export function equalityKey(value: unknown): string {
       return ">";
     case 10:
       return numberKey(value);
-    case 15:
-      return `s${JSON.stringify(typeof value === "string" ? value : String((value as { value?: unknown }).value))}`;
+    case 15: {
+      // Under a collation, the first string seen of those it holds equal.
+      const text = typeof value === "string" ? value : String((value as { value?: unknown }).value);
+      return `s${JSON.stringify(activeCollation()?.representative(text) ?? text)}`;
+    }
     case 20: {
       const doc = asDocument(value) as Record<string, unknown>;
       return `{${keysOf(doc)

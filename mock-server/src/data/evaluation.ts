@@ -6,7 +6,9 @@
  * few slices, not one each. See
  * docs/decisions/0019-evaluation-off-the-main-thread.md.
  */
+
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { type CollationSpec, withCollation } from "./collation.ts";
 import { type Document, toEJSONText } from "./documents.ts";
 import { fromEJSONTextInSlices } from "./ejson-in-slices.ts";
 import { maxReplyBytes, replyText } from "./ejson-text.ts";
@@ -64,6 +66,8 @@ export interface Evaluation {
   lane: string;
   /** The action, for the memory-limit error of a worker that ran out of heap. */
   operator: string;
+  /** The action's collation (a system function's `collation` option): strings compare by it. */
+  collation?: CollationSpec;
 }
 
 const offloaded = Symbol("offloaded");
@@ -72,7 +76,10 @@ const offloaded = Symbol("offloaded");
 function onMainThread<T>(evaluation: Evaluation, fn: () => T): T | typeof offloaded {
   if (overrunning(evaluation.lane)) return offloaded;
   try {
-    return withQueryLimits(evaluation.limits, fn, { deadline: evaluation.deadline, mainThread: true });
+    return withQueryLimits(evaluation.limits, () => withCollation(evaluation.collation, fn), {
+      deadline: evaluation.deadline,
+      mainThread: true,
+    });
   } catch (error) {
     if (!(error instanceof NeedsWorker)) mongoError(error);
     overran(evaluation.lane);
@@ -143,6 +150,7 @@ async function sendToWorker(evaluation: Evaluation, request: WorkerWork): Promis
     job: holdsWide(request.job) ? await textInSlices(request.job) : toEJSONText(request.job),
     docs: await documentsBytes(request.docs, evaluation.deadline),
     memoryLimitBytes: evaluation.limits.memoryLimitBytes,
+    ...(evaluation.collation ? { collation: evaluation.collation } : {}),
   };
   let message: WorkerMessage;
   if (request.kind === "read") {

@@ -29,6 +29,8 @@ import {
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { wantsDocumentBefore } from "./change-events.ts";
+import { type CollationSpec, comparesStrings, withCollation } from "./collation.ts";
+import { collationOf } from "./collation-spec.ts";
 import { documentTooLarge, tooLargeToInsert } from "./document-size.ts";
 import {
   type ChangeEvent,
@@ -254,6 +256,8 @@ export class MongoService {
   private readonly lane: string;
   /** What the action may still read (its deadline, the documents it may examine). */
   private budget: ReadBudget = { deadline: 0, maxExamined: 0, examined: 0 };
+  /** The action's collation (a system function's option; collation.ts), if any. */
+  private collation: CollationSpec | undefined;
 
   constructor(
     private readonly app: MongoApp,
@@ -373,7 +377,23 @@ export class MongoService {
 
   /** An action's evaluation: its deadline the app's query time limit from now, or the action's own (`maxTimeMS`). */
   private evaluation(operator: string, timeoutMs = this.limits.timeoutMs): Evaluation {
-    return { limits: this.limits, deadline: performance.now() + timeoutMs, lane: this.lane, operator };
+    return {
+      limits: this.limits,
+      deadline: performance.now() + timeoutMs,
+      lane: this.lane,
+      operator,
+      ...(this.collation ? { collation: this.collation } : {}),
+    };
+  }
+
+  /**
+   * Whether the action's collation may change how `query` matches: a store's exact answers
+   * (indexes, pushdowns, stored texts) compare strings by code point, so such a query is matched
+   * by the query engine over every document of the collection (as MongoDB, whose indexes here
+   * have the simple collation, scans it).
+   */
+  private collated(query: Document): boolean {
+    return this.collation !== undefined && comparesStrings(query);
   }
 
   private async execute(action: FunctionMongoAction, args: Document, asText: boolean): Promise<unknown> {
@@ -461,7 +481,7 @@ export class MongoService {
     // (A find's `$near` orders its matches, and the find's evaluation takes it where a plain match
     // refuses it: such a read is matched where it is evaluated.)
     const matchHere = !hasNoKeys(query) && (early || !keepMatches || !(await hasNear(query)));
-    const conditions = matchHere ? await exactConditionsInSlices(query) : null;
+    const conditions = matchHere && !this.collated(query) ? await exactConditionsInSlices(query) : null;
     let match: ((batch: Document[]) => Document[]) | null = null;
     if (conditions !== null) match = (batch) => batch.filter((doc) => meetsExactly(doc, conditions));
     else if (matchHere) match = (batch) => this.matchOnSlice(batch, query);
@@ -525,6 +545,7 @@ export class MongoService {
     const fields = keysOf(sort);
     if (
       store.exactTexts === undefined ||
+      this.collation !== undefined ||
       fields.length > maxExactSortFields ||
       !fields.every(plainField) ||
       (await exactConditionsInSlices(query)) === null
@@ -569,7 +590,7 @@ export class MongoService {
   /** The documents of a batch matching a query, on the main thread's slice (NeedsWorker past it). */
   private matchOnSlice(batch: Document[], query: Document): Document[] {
     try {
-      return withQueryLimits(this.limits, () => matching(batch, query), {
+      return withQueryLimits(this.limits, () => withCollation(this.collation, () => matching(batch, query)), {
         deadline: this.budget.deadline,
         mainThread: true,
       });
@@ -581,8 +602,10 @@ export class MongoService {
 
   /** What a collection's documents are read through: the store, or a write's view. */
   private reader(database: string, name: string, view?: WriteView): Reader {
-    if (view) return (prefilter, options) => view.scan(prefilter, options);
-    return (prefilter, options) => this.app.data.scan(database, name, prefilter, options);
+    const scan: Reader = view
+      ? (prefilter, options) => view.scan(prefilter, options)
+      : (prefilter, options) => this.app.data.scan(database, name, prefilter, options);
+    return (prefilter, options) => scan(this.collated(prefilter) ? {} : prefilter, options);
   }
 
   private async executeAction(action: FunctionMongoAction, args: Document, asText: boolean): Promise<unknown> {
@@ -594,6 +617,7 @@ export class MongoService {
     const invalid = namespaceError(database, name ?? "1");
     if (invalid !== undefined) throw errors.mongo(invalid);
     if (name !== undefined) await this.rules.prepare(this.principal, database, [name]);
+    this.collation = collationOf(action, args, this.principal.kind === "user");
     // A function's aggregation may set its own time limit (App Services' `maxTimeMS` option).
     const evaluation = this.evaluation(action, ownTimeLimit(action, args, this.options.fromFunction === true));
     this.budget = {
@@ -636,7 +660,9 @@ export class MongoService {
         const all = narrow(query, filter);
         const limit = optionalLimit(args);
         // Counted by the store when it evaluates the query exactly; else read (bounded) and evaluated.
-        const exact = await this.app.data.countExact(database, name, all, { limit, deadline: this.budget.deadline });
+        const exact = this.collated(all)
+          ? undefined
+          : await this.app.data.countExact(database, name, all, { limit, deadline: this.budget.deadline });
         if (exact !== undefined) return reply(Long.fromNumber(exact));
         return reply(Long.fromNumber(await this.countMatching(evaluation, this.reader(database, name), all, limit)));
       }
@@ -935,10 +961,14 @@ export class MongoService {
         const candidates = index.byKey(keys[taken]!);
         let decision: UpdateDecision;
         try {
-          decision = withQueryLimits(this.limits, () => decideUpdate(job, candidates), {
-            deadline: evaluation.deadline,
-            mainThread: true,
-          });
+          decision = withQueryLimits(
+            this.limits,
+            () => withCollation(this.collation, () => decideUpdate(job, candidates)),
+            {
+              deadline: evaluation.deadline,
+              mainThread: true,
+            },
+          );
         } catch (error) {
           if (error instanceof NeedsWorker) {
             outcome.elsewhere = true;

@@ -8,6 +8,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { AppServicesError, appServicesErrors as errors } from "../errors/catalogue.ts";
+import { withCollation } from "./collation.ts";
 import { type Document, fromEJSONText, fromStoredText, toEJSONText } from "./documents.ts";
 import { maxReplyBytes, replyText } from "./ejson-text.ts";
 import { type MatchJob, mongoError, type ReadJob, runMatch, runRead, runWrite, type WriteJob } from "./query-jobs.ts";
@@ -24,28 +25,31 @@ function evaluate(request: WorkerRequest): WorkerReply {
   const docs = fromStoredText(decoder.decode(request.docs)).value as Document[];
   return withQueryLimits(
     limits,
-    (): WorkerReply => {
-      switch (request.kind) {
-        case "read": {
-          const others: Record<string, Document[]> = {};
-          for (const [name, bytes] of Object.entries(request.others))
-            others[name] = fromStoredText(decoder.decode(bytes)).value as Document[];
-          const value = runRead(job as ReadJob, docs, others);
-          const text = replyText(value, {
-            capBytes: maxReplyBytes,
-            measureFirst: true,
-            onTooLarge: errors.replyTooLarge,
-          });
-          return { ok: true, text };
-        }
-        case "write":
-          return { ok: true, text: toEJSONText({ decision: runWrite(job as WriteJob, docs) }) };
-        case "match":
-          return { ok: true, verdict: runMatch(job as MatchJob, docs[0]!, docs[1]) };
-      }
-    },
+    (): WorkerReply => withCollation(request.collation, () => runJob(request, job, docs, decoder)),
     { deadline },
   );
+}
+
+/** A job's work, under the budget and collation `evaluate` set. */
+function runJob(request: WorkerRequest, job: unknown, docs: Document[], decoder: TextDecoder): WorkerReply {
+  switch (request.kind) {
+    case "read": {
+      const others: Record<string, Document[]> = {};
+      for (const [name, bytes] of Object.entries(request.others))
+        others[name] = fromStoredText(decoder.decode(bytes)).value as Document[];
+      const value = runRead(job as ReadJob, docs, others);
+      const text = replyText(value, {
+        capBytes: maxReplyBytes,
+        measureFirst: true,
+        onTooLarge: errors.replyTooLarge,
+      });
+      return { ok: true, text };
+    }
+    case "write":
+      return { ok: true, text: toEJSONText({ decision: runWrite(job as WriteJob, docs) }) };
+    case "match":
+      return { ok: true, verdict: runMatch(job as MatchJob, docs[0]!, docs[1]) };
+  }
 }
 
 function failure(error: unknown): WorkerReply {

@@ -15,15 +15,23 @@
  * One pool per process (shared by every app, like the CPU it uses); workers start when jobs need
  * them (the first job's clock stands still meanwhile) and idle ones do not keep the process alive. See docs/decisions/0019-evaluation-off-the-main-thread.md.
  */
+
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { AppServicesError, appServicesErrors as errors } from "../errors/catalogue.ts";
+import type { CollationSpec } from "./collation.ts";
 
 /**
  * What a worker is asked: a job (Extended JSON text) over documents (an Extended JSON array, as
  * UTF-8 bytes whose buffer is transferred, not copied).
  */
-export type WorkerMessage = { job: string; docs: Uint8Array; memoryLimitBytes: number } & (
+export type WorkerMessage = {
+  job: string;
+  docs: Uint8Array;
+  memoryLimitBytes: number;
+  /** The collation the job evaluates under (collation.ts), if any. */
+  collation?: CollationSpec;
+} & (
   | { kind: "read"; others: Record<string, Uint8Array> }
   | { kind: "write" }
   /** docs: the change event, then the document the read rule judges (if any). */

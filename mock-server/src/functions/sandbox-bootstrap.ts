@@ -342,9 +342,10 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       const all = clean(args);
       all.database = database;
       if (name !== undefined) all.collection = name;
-      // Strings compare by code point here: a collation is refused, not passed over.
-      if (opt(options, "collation") !== undefined)
-        return SafePromise.reject(new SafeError("the collation option is not supported by this server"));
+      // A collation goes with the action (a bulk operation's own, else the call's); the host
+      // checks it, and applies it where MongoDB does (data/collation.ts).
+      const collation = all.collation !== undefined ? all.collation : opt(options, "collation");
+      if (collation !== undefined) all.collation = collation;
       const session = opt(options, "session");
       if (session !== undefined) {
         const state = isObject(session) ? call(weakMapGet, sessions, session) : undefined;
@@ -517,11 +518,13 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       const ordered = opt(options, "ordered") !== false;
       // (The collection's schema is not checked: App Services' bulkWrite option.)
       const bypass = opt(options, "bypassDocumentValidation") === true;
+      // (Each operation takes its own collation: the driver's bulkWrite has none of its own.)
+      const each = isObject(options) ? { ...options, collation: undefined } : options;
       const result = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, insertedIds: {}, upsertedIds: {} };
       let failure;
       for (let i = 0; i < operations.length; i++) {
         try {
-          await bulkStep((act, args) => action(act, bypass ? { ...args, bypassDocumentValidation: true } : args, options), operations[i], i, result);
+          await bulkStep((act, args) => action(act, bypass ? { ...args, bypassDocumentValidation: true } : args, each), operations[i], i, result);
         } catch (error) {
           if (ordered) throw error;
           if (failure === undefined) failure = error;
@@ -551,11 +554,11 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       result.insertedCount += 1;
       result.insertedIds[index] = answer.insertedId;
     } else if (kind === "updateOne" || kind === "updateMany") {
-      counted(await action(kind, { query: spec.filter, update: spec.update, upsert: spec.upsert, arrayFilters: spec.arrayFilters }));
+      counted(await action(kind, { query: spec.filter, update: spec.update, upsert: spec.upsert, arrayFilters: spec.arrayFilters, collation: spec.collation }));
     } else if (kind === "replaceOne") {
-      counted(await action("replaceOne", { query: spec.filter, update: spec.replacement, upsert: spec.upsert }));
+      counted(await action("replaceOne", { query: spec.filter, update: spec.replacement, upsert: spec.upsert, collation: spec.collation }));
     } else if (kind === "deleteOne" || kind === "deleteMany") {
-      result.deletedCount += SafeNumber((await action(kind, { query: spec.filter })).deletedCount || 0);
+      result.deletedCount += SafeNumber((await action(kind, { query: spec.filter, collation: spec.collation })).deletedCount || 0);
     } else {
       throw new SafeError("bulkWrite operation " + index + " is not one of insertOne, updateOne, updateMany, replaceOne, deleteOne, deleteMany");
     }

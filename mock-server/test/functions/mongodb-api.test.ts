@@ -90,14 +90,6 @@ const functions = {
     try { return (await db.aggregate([{ $documents: [{}] }, { $set: { n } }], { maxTimeMS }).toArray())[0].n; }
     catch (error) { return error.message; }
   };`,
-  // A collation, which this server does not apply, on a find and an aggregation.
-  collation: `exports = async () => { ${items}
-    const collation = { locale: "en", strength: 2 };
-    const out = {};
-    try { out.find = await items.find({ tag: "RED" }, {}, { collation }).toArray(); } catch (error) { out.find = error.message; }
-    try { out.aggregate = await items.aggregate([], { collation }).toArray(); } catch (error) { out.aggregate = error.message; }
-    return out;
-  };`,
   // A system function's $merge in a transaction (MongoDB runs no writing stage in one).
   writeInTransaction: `exports = async () => { ${items}
     const session = context.services.get("mongodb-atlas").startSession();
@@ -378,11 +370,6 @@ describe("a function's MongoDB API", () => {
   it("stops an aggregation at its own maxTimeMS, shorter than the app's query time limit", async () => {
     expect(await run("timed")).toEqual({ $numberInt: "250000" });
     expect(await run("timed", 1)).toBe("operation exceeded time limit");
-  });
-
-  it("refuses a collation rather than compare without it", async () => {
-    const refused = "the collation option is not supported by this server";
-    expect(await run("collation")).toEqual({ find: refused, aggregate: refused });
   });
 
   it("inserts the documents after a duplicate when insertMany is unordered, then fails", async () => {
