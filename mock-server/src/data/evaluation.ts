@@ -6,7 +6,6 @@
  * few slices, not one each. See
  * docs/decisions/0019-evaluation-off-the-main-thread.md.
  */
-
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { type CollationSpec, withCollation } from "./collation.ts";
 import { type Document, toEJSONText } from "./documents.ts";

@@ -762,7 +762,7 @@ export class MongoService {
     if (args.returnNewDocument === true || !isPositionalProjection(projection)) return undefined;
     const job = this.projectJob(database, name, args, filter);
     return (target: Document) => {
-      runRead(job, [target]);
+      withCollation(this.collation, () => runRead(job, [target]));
     };
   }
 

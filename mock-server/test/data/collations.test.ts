@@ -254,6 +254,15 @@ describe("a system function's collation", () => {
     await run("updateOne", { _id: 1 }, { $pull: { tags: "Foo" }, $max: { top: "B" } }, { collation: caseless });
     await run("updateOne", { _id: 1 }, { $max: { top: "a" } }, { collation: { locale: "en" } });
     expect(await run("find", {})).toEqual([{ tags: ["bar", "str"], top: "B" }]);
+    // A positional projection finds the element the collated filter matched.
+    expect(
+      await run(
+        "findOneAndUpdate",
+        { tags: "STR" },
+        { $set: { seen: true } },
+        { collation: caseless, projection: { _id: 0, "tags.$": 1 } },
+      ),
+    ).toEqual({ tags: ["str"] });
   });
 
   it("takes locale simple as none, and refuses it to user functions", async () => {
