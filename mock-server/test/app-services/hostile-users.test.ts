@@ -354,19 +354,40 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     const appId = await wideApp();
     const user = await anonymous(appId);
     // The stream's reader is a process of its own: reading an 8 MB event here would hold this
-    // thread too. It prints the number of each event it has read whole.
+    // thread too. It prints the number of each event it has read whole, looking at each chunk
+    // once (appending chunks to one text searched from its start read the 8 MB event in ~5 s).
     const readerScript = `(async () => {
       const response = await fetch(process.env.STREAM_URL, {
         headers: { accept: "text/event-stream", authorization: "Bearer " + process.env.STREAM_TOKEN },
       });
       const decoder = new TextDecoder();
-      let text = "";
       let events = 0;
+      // Whether an event has begun, whether it is a comment (a heartbeat), the last character read.
+      let begun = false;
+      let comment = false;
+      let last = "";
       for await (const chunk of response.body) {
-        text += decoder.decode(chunk, { stream: true });
-        for (let end = text.indexOf("\\n\\n"); end >= 0; end = text.indexOf("\\n\\n")) {
-          if (!text.startsWith(":")) console.log(String(++events));
-          text = text.slice(end + 2);
+        const text = decoder.decode(chunk, { stream: true });
+        let at = 0;
+        while (at < text.length) {
+          if (!begun) {
+            begun = true;
+            comment = text[at] === ":";
+          }
+          // Where the blank line that ends the event ends: across two chunks, or in this one.
+          let end = 0;
+          if (at > 0 || last !== "\\n" || text[0] !== "\\n") {
+            const found = text.indexOf("\\n\\n", at);
+            if (found < 0) {
+              last = text[text.length - 1];
+              break;
+            }
+            end = found + 1;
+          }
+          if (!comment) console.log(String(++events));
+          begun = false;
+          last = "";
+          at = end + 1;
         }
       }
     })();`;
