@@ -10,6 +10,8 @@
  * equality keys (groups, sets, `$in`, `distinct`) give strings the collation holds equal one key.
  */
 
+import { keysOf } from "./wide-keys.ts";
+
 /** A collation as MongoDB's `collation` option holds one, checked (`locale: "simple"` is none). */
 export interface CollationSpec {
   locale: string;
@@ -209,4 +211,16 @@ export function comparesStrings(value: unknown): boolean {
     return false;
   };
   return visit(value);
+}
+
+/**
+ * The part of a query a collation cannot change: its top-level conditions that hold no string.
+ * Conditions at the top level hold together, so leaving some out only widens what matches — what
+ * a store may narrow its read by (its own comparisons being by code point) before the query
+ * engine matches the whole query under the collation.
+ */
+export function uncollatedPart(query: Record<string, unknown>): Record<string, unknown> {
+  const part: Record<string, unknown> = {};
+  for (const key of keysOf(query)) if (!comparesStrings(query[key])) part[key] = query[key];
+  return part;
 }

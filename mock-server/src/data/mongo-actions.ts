@@ -29,7 +29,7 @@ import {
 import { bounded, type ReadBudget } from "./bounded-reads.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { wantsDocumentBefore } from "./change-events.ts";
-import { type CollationSpec, comparesStrings, withCollation } from "./collation.ts";
+import { type CollationSpec, comparesStrings, uncollatedPart, withCollation } from "./collation.ts";
 import { collationOf } from "./collation-spec.ts";
 import { documentTooLarge, tooLargeToInsert } from "./document-size.ts";
 import {
@@ -605,7 +605,7 @@ export class MongoService {
     const scan: Reader = view
       ? (prefilter, options) => view.scan(prefilter, options)
       : (prefilter, options) => this.app.data.scan(database, name, prefilter, options);
-    return (prefilter, options) => scan(this.collated(prefilter) ? {} : prefilter, options);
+    return (prefilter, options) => scan(this.collated(prefilter) ? uncollatedPart(prefilter) : prefilter, options);
   }
 
   private async executeAction(action: FunctionMongoAction, args: Document, asText: boolean): Promise<unknown> {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withCollation } from "../../src/data/collation.ts";
 import { aggregate, find } from "../../src/data/query-engine.ts";
 import { withQueryLimits } from "../../src/data/query-limits.ts";
-import { anonymousLogin, functionResult, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, functionResult, newApp, testApp, testStore } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -263,6 +263,33 @@ describe("a system function's collation", () => {
         { collation: caseless, projection: { _id: 0, "tags.$": 1 } },
       ),
     ).toEqual({ tags: ["str"] });
+  });
+
+  it("narrows the read by the conditions it cannot change, where the store can", async () => {
+    // An app whose actions may examine 50 documents; 10 of 200 are asked for by their ids.
+    // PostgreSQL finds ids through its index, so the collated query reads those 10; the memory
+    // store indexes strings' equalities only, so it reads all 200 with a collation or without one.
+    const narrow = await newApp(app, {
+      queryDocsExaminedLimit: 50,
+      functions: { system: { source: operations, runAsSystem: true } },
+      rules: { "shop.names": { read: true, write: true, insert: true, delete: true } },
+    });
+    const narrowToken = (await anonymousLogin(app, narrow)).access_token;
+    const inNarrow = (kind: string, ...args: unknown[]) =>
+      functionResult(app, narrow, narrowToken, "system", [kind, ...args]);
+    await inNarrow(
+      "seed",
+      Array.from({ length: 200 }, (_, i) => ({ _id: i, name: i % 2 === 0 ? "bob" : "Bob" })),
+    );
+    const ids = { $in: Array.from({ length: 10 }, (_, i) => i * 20) };
+    const examined = { error: "operation exceeded the limit of 50 documents examined" };
+    const narrowed = testStore() === "postgres";
+    expect(await inNarrow("count", { _id: ids, name: "BOB" }, { collation: caseless })).toEqual(
+      narrowed ? int(10) : examined,
+    );
+    expect(await inNarrow("count", { _id: ids, name: { $regex: "b" } })).toEqual(narrowed ? int(10) : examined);
+    // A query whose every condition holds a string reads the whole collection under a collation.
+    expect(await inNarrow("count", { name: "BOB" }, { collation: caseless })).toEqual(examined);
   });
 
   it("takes locale simple as none, and refuses it to user functions", async () => {
