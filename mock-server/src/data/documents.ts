@@ -5,7 +5,7 @@
  */
 import { BSONRegExp, Double, EJSON, Int32, Long, ObjectId, Timestamp } from "bson";
 import { canonicalEJSONText } from "./ejson-text.ts";
-import { keysOf } from "./wide-keys.ts";
+import { keepKeys, keysOf } from "./wide-keys.ts";
 
 export type Document = Record<string, unknown>;
 
@@ -229,6 +229,8 @@ function commonTypes(value: unknown): unknown {
     if (key.charCodeAt(0) === 36 && typeKeys.has(key)) throw notCommon;
     record[key] = commonTypes(record[key]);
   }
+  // A wide object's keys, listed once here rather than at every walk of it (wide-keys.ts).
+  keepKeys(record, keys);
   return value;
 }
 

@@ -254,6 +254,14 @@ describe("wide values walked in slices", () => {
     expect(bodyText === JSON.stringify(body)).toBe(true);
   }, 60_000);
 
+  /** The value with its plain objects and arrays made again, without kept keys (each walk lists them). */
+  const unkept = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(unkept)
+      : value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype
+        ? Object.fromEntries(Object.entries(value).map(([key, member]) => [key, unkept(member)]))
+        : value;
+
   it("leave the queries' other walks their answers: exact conditions, indexed equalities, pushdown", async () => {
     const conditions = (i: number) =>
       i % 2 === 0 ? `v${i}` : { $in: [`w${i}`, { $oid: "64b7f0000000000000000001" }] };
@@ -262,7 +270,10 @@ describe("wide values walked in slices", () => {
     for (const shape of [exact, inexact]) {
       const text = JSON.stringify(shape);
       const { query } = (await read(text)) as { query: Document };
-      const listed = (fromEJSON(JSON.parse(text)) as { query: Document }).query;
+      // (The common types' reader keeps a wide object's keys as it lists them once.)
+      const common = (fromEJSON(JSON.parse(text)) as { query: Document }).query;
+      expect(keptKeys(common)).toEqual(Object.keys(common));
+      const listed = unkept(common) as Document;
       expect(keptKeys(query)).toBeDefined();
       expect(keptKeys(listed)).toBeUndefined();
       expect(JSON.stringify(exactConditions(query))).toBe(JSON.stringify(exactConditions(listed)));
