@@ -4,7 +4,8 @@
  * cycles) and then hands that tree to `JSON.stringify`: for a reply of 1,000 documents that double
  * pass was half of the request's CPU. This writer walks the value once and writes the text; its
  * output is the library's, byte for byte (test/data/ejson-text.test.ts compares them on generated
- * values of every BSON type). Values it has no fast path for — BSON types other than the common
+ * values of every BSON type), but for integers past 2^53, written with their exact digits
+ * (`numberText`). Values it has no fast path for — BSON types other than the common
  * ones, maps, regular expressions, functions, anything too deep — are written by the library itself,
  * so the rare cases keep its exact behaviour, errors included.
  *
@@ -24,9 +25,18 @@ const int64Max = 2 ** 63;
 /** Past this depth the library writes the rest (and reports a cycle as it does). */
 export const maxTextDepth = 200;
 
+/**
+ * A number's text. An integer past 2^53 (a computed one: those read stay Longs) is written with
+ * its exact digits, where the library writes JavaScript's shortest ("4611686018427388000" for
+ * 2^62, 96 more): read back, that text was another value than the one written — and the
+ * PostgreSQL store, which reads its documents back from their texts, held another value than the
+ * memory store.
+ */
 function numberText(value: number): string {
   if (Number.isInteger(value) && !Object.is(value, -0)) {
     if (value >= int32Min && value <= int32Max) return `{"$numberInt":"${value}"}`;
+    if (value >= int64Min && value < int64Max && !Number.isSafeInteger(value))
+      return `{"$numberLong":"${BigInt(value)}"}`;
     if (value >= int64Min && value <= int64Max) return `{"$numberLong":"${value}"}`;
   }
   return `{"$numberDouble":"${Object.is(value, -0) ? "-0.0" : String(value)}"}`;

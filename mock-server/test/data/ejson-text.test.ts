@@ -33,7 +33,32 @@ import {
 } from "../../src/data/documents.ts";
 import { canonicalEJSONText, keepText, storeDocument } from "../../src/data/ejson-text.ts";
 
-const library = (value: unknown) => EJSON.stringify(value as never, { relaxed: false });
+/**
+ * The library's text, but for integers past 2^53 below 2^63, which the writer gives their exact
+ * digits (the library writes JavaScript's shortest): as the library writes them as Longs.
+ */
+const library = (value: unknown) => EJSON.stringify(exactIntegers(value) as never, { relaxed: false });
+
+function exactIntegers(value: unknown): unknown {
+  if (typeof value === "number")
+    return Number.isInteger(value) && !Number.isSafeInteger(value) && value >= -(2 ** 63) && value < 2 ** 63
+      ? Long.fromBigInt(BigInt(value))
+      : value;
+  if (Array.isArray(value)) {
+    const items = value.map(exactIntegers);
+    return items.every((item, i) => item === value[i]) ? value : items;
+  }
+  const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : undefined;
+  if (proto !== Object.prototype && proto !== null) return value;
+  // (A copy only where a number changed, its keys defined as they are: `__proto__` among them.)
+  const record = value as Record<string, unknown>;
+  const members = Object.keys(record).map((key) => [key, exactIntegers(record[key])] as const);
+  if (members.every(([key, member]) => member === record[key])) return value;
+  const out = Object.create(proto);
+  for (const [key, member] of members)
+    Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true });
+  return out;
+}
 
 /** The text, or the error's message: both writers must agree on refusals too. */
 function outcome(write: (value: unknown) => string, value: unknown): string {

@@ -27,6 +27,20 @@ const action = (name: string, argument: Record<string, unknown>) =>
   mongoAction(app, appId, token, name, { database: "db", collection: "long", ...argument });
 
 describe("long values", () => {
+  it("a computed integer past 2^53: its exact digits, the same value on every store", async () => {
+    // 1.5 × 2^61 = 3 × 2^60, a double JavaScript writes "3458764513820541000" (72 more).
+    await action("insertOne", { document: { _id: "big" } });
+    await action("updateOne", { query: { _id: "big" }, update: [{ $set: { n: { $multiply: [1.5, 2 ** 61] } } }] });
+    const exact = { $numberLong: "3458764513820540928" };
+    expect((await action("findOne", { query: { _id: "big" } })).body).toEqual({ _id: "big", n: exact });
+    // Read back from its stored text, it is still the value computed.
+    expect((await action("count", { query: { n: exact } })).body).toEqual({ $numberLong: "1" });
+    expect((await action("count", { query: { n: { $eq: { $numberDouble: "3458764513820540928" } } } })).body).toEqual({
+      $numberLong: "1",
+    });
+    await action("deleteOne", { query: { _id: "big" } });
+  });
+
   it("an _id of 20,000 characters (and one of 300): inserted once, found, updated, deleted", async () => {
     const long = random(20_000);
     const medium = random(300);
