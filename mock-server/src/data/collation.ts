@@ -9,7 +9,6 @@
  * (bson-order.ts) compares string values — not field names, patterns or code — with it, and
  * equality keys (groups, sets, `$in`, `distinct`) give strings the collation holds equal one key.
  */
-
 import { keysOf } from "./wide-keys.ts";
 
 /** A collation as MongoDB's `collation` option holds one, checked (`locale: "simple"` is none). */
