@@ -32,7 +32,7 @@ export function bsonTypeNumber(value: unknown): number | undefined {
     case "number":
       if (Number.isInteger(value) && !Object.is(value, -0)) {
         if (value >= -0x80000000 && value <= 0x7fffffff) return 16;
-        if (value >= -(2 ** 63) && value <= 2 ** 63) return 18;
+        if (value >= -(2 ** 63) && value < 2 ** 63) return 18;
       }
       return 1;
     case "bigint":

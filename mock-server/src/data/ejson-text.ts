@@ -19,7 +19,11 @@ import { keysOf } from "./wide-keys.ts";
 
 const int32Min = -0x80000000;
 const int32Max = 0x7fffffff;
-/** ±2^63 as doubles: the library's Int64 bounds (2^63 - 1 rounds to 2^63 as a double). */
+/**
+ * Int64's bounds as doubles: -2^63 is one, 2^63 is past the largest (2^63 - 1 rounds to it). The
+ * library takes 2^63 for an Int64 and writes `{"$numberLong":"9223372036854776000"}`, which no
+ * reader takes for the value (past Int64's range it wraps or is refused): it is a double here.
+ */
 const int64Min = -(2 ** 63);
 const int64Max = 2 ** 63;
 /** Past this depth the library writes the rest (and reports a cycle as it does). */
@@ -30,14 +34,13 @@ export const maxTextDepth = 200;
  * its exact digits, where the library writes JavaScript's shortest ("4611686018427388000" for
  * 2^62, 96 more): read back, that text was another value than the one written — and the
  * PostgreSQL store, which reads its documents back from their texts, held another value than the
- * memory store.
+ * memory store. 2^63 (an Int64 sum or product past the largest) is a double.
  */
 function numberText(value: number): string {
   if (Number.isInteger(value) && !Object.is(value, -0)) {
     if (value >= int32Min && value <= int32Max) return `{"$numberInt":"${value}"}`;
-    if (value >= int64Min && value < int64Max && !Number.isSafeInteger(value))
-      return `{"$numberLong":"${BigInt(value)}"}`;
-    if (value >= int64Min && value <= int64Max) return `{"$numberLong":"${value}"}`;
+    if (value >= int64Min && value < int64Max)
+      return `{"$numberLong":"${Number.isSafeInteger(value) ? value : BigInt(value)}"}`;
   }
   return `{"$numberDouble":"${Object.is(value, -0) ? "-0.0" : String(value)}"}`;
 }

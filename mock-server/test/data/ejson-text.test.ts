@@ -35,9 +35,14 @@ import { canonicalEJSONText, keepText, storeDocument } from "../../src/data/ejso
 
 /**
  * The library's text, but for integers past 2^53 below 2^63, which the writer gives their exact
- * digits (the library writes JavaScript's shortest): as the library writes them as Longs.
+ * digits (the library writes JavaScript's shortest): as the library writes them as Longs; and
+ * 2^63, past Int64's range, a double.
  */
-const library = (value: unknown) => EJSON.stringify(exactIntegers(value) as never, { relaxed: false });
+const library = (value: unknown) =>
+  EJSON.stringify(exactIntegers(value) as never, { relaxed: false })?.replaceAll(
+    '{"$numberLong":"9223372036854776000"}',
+    '{"$numberDouble":"9223372036854776000"}',
+  );
 
 function exactIntegers(value: unknown): unknown {
   if (typeof value === "number")
