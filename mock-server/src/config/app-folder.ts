@@ -309,6 +309,8 @@ function scheduledTrigger(name: string, functionName: string, settings: Json): S
 }
 
 const documentOperations = ["INSERT", "UPDATE", "REPLACE", "DELETE"] as const;
+/** The collections' own operations a database trigger (one without a collection) may ask for. */
+const collectionOperations = ["DROP_COLLECTION", "RENAME_COLLECTION"] as const;
 
 /** An authentication trigger's settings as this server runs them, or undefined when it cannot. */
 function authenticationTrigger(name: string, functionName: string, settings: Json): AuthenticationTrigger | undefined {
@@ -323,16 +325,17 @@ function authenticationTrigger(name: string, functionName: string, settings: Jso
 
 /**
  * A database trigger's settings as this server runs them (document changes of a collection or a
- * database), or undefined when it cannot (collection events only, a cluster-wide source).
+ * database; a database's collections dropped or renamed), or undefined when it cannot (only
+ * operations this server does not make, such as creating indexes; a cluster-wide source).
  */
 function databaseTrigger(name: string, functionName: string, settings: Json): DatabaseTrigger | undefined {
   const database = asString(settings.database);
+  const collection = asString(settings.collection);
+  const known: readonly string[] = collection ? documentOperations : [...documentOperations, ...collectionOperations];
   const operationTypes = (Array.isArray(settings.operation_types) ? settings.operation_types : []).filter(
-    (type): type is DatabaseTrigger["operationTypes"][number] =>
-      typeof type === "string" && (documentOperations as readonly string[]).includes(type),
+    (type): type is DatabaseTrigger["operationTypes"][number] => typeof type === "string" && known.includes(type),
   );
   if (!database || operationTypes.length === 0) return undefined;
-  const collection = asString(settings.collection);
   const match = asObject(settings.match);
   const project = asObject(settings.project);
   return {

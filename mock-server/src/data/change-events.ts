@@ -65,9 +65,43 @@ export function changeDocument(change: ChangeEvent, clusterSeconds: number, incr
   };
   if (change.fullDocument !== undefined) event.fullDocument = change.fullDocument;
   event.ns = { db: change.database, coll: change.collection };
-  event.documentKey = change.documentKey;
+  if (change.to !== undefined) event.to = change.to;
+  if (change.documentKey !== undefined) event.documentKey = change.documentKey;
   if (change.updateDescription !== undefined) event.updateDescription = change.updateDescription;
   return event;
+}
+
+/** Whether a change is of the collection: in it, or (a rename) into it. */
+export function ofCollection(change: ChangeEvent, database: string, collection: string): boolean {
+  return (
+    (change.database === database && change.collection === collection) ||
+    (change.to !== undefined && change.to.db === database && change.to.coll === collection)
+  );
+}
+
+/**
+ * Whether a change ends the streams of the collection (MongoDB's invalidating commands of a
+ * collection's change stream): its drop, or a rename from or over it.
+ */
+export function invalidates(change: ChangeEvent, database: string, collection: string): boolean {
+  return (
+    (change.operationType === "drop" || change.operationType === "rename") && ofCollection(change, database, collection)
+  );
+}
+
+/**
+ * The `invalidate` event that follows an invalidating change's own (`event`, its document): its
+ * cluster and wall times, and a resume token of its own (MongoDB marks the command's token as
+ * from an invalidate).
+ */
+export function invalidateDocument(event: Document): Document {
+  const token = (event._id as { _data: string })._data;
+  return {
+    _id: { _data: `${token}01` },
+    operationType: "invalidate",
+    clusterTime: event.clusterTime,
+    wallTime: event.wallTime,
+  };
 }
 
 /**

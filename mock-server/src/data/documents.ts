@@ -379,8 +379,16 @@ export function isDocument(value: unknown): value is Document {
 export interface ChangeEvent {
   database: string;
   collection: string;
-  operationType: "insert" | "update" | "replace" | "delete";
-  documentKey: { _id: unknown };
+  /**
+   * A document's change, or a collection's end: `drop`, or `rename` (by `$out`, of its temporary
+   * collection over the target, named by `to`), after which the streams of either collection end
+   * (change-events.ts' `invalidates`).
+   */
+  operationType: "insert" | "update" | "replace" | "delete" | "drop" | "rename";
+  /** The changed document's `_id` (a collection's own events have none). */
+  documentKey?: { _id: unknown };
+  /** A rename's new namespace (MongoDB's `to`). */
+  to?: { db: string; coll: string };
   fullDocument?: Document;
   updateDescription?: { updatedFields: Document; removedFields: string[]; truncatedArrays: unknown[] };
   /** The document before a delete (never sent; lets rules decide who may see the event). */

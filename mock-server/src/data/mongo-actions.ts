@@ -856,7 +856,7 @@ export class MongoService {
    * `$out`: the target's documents replaced by the results in one write, or (a result refused)
    * left as they were. MongoDB writes the results into a temporary collection and renames it over
    * the target, so no insert or delete of the target's documents is an event of its streams or
-   * triggers here either.
+   * triggers here either: the write's one event is that rename (which ends the target's streams).
    */
   private async out(target: Target, results: Document[]): Promise<void> {
     // The collection MongoDB would fill, named in its refusals.
@@ -880,7 +880,9 @@ export class MongoService {
       const changes: DocumentChange[] = [];
       for await (const batch of view.scan({})) for (const doc of batch) changes.push({ op: "delete", id: doc._id });
       for (const doc of docs) changes.push({ op: "insert", doc });
-      return { changes, events: () => [], result: () => undefined };
+      const to = { db: target.database, coll: target.collection };
+      const renamed: ChangeEvent = { database: target.database, collection: temporary, operationType: "rename", to };
+      return { changes, events: () => [renamed], result: () => undefined };
     });
   }
 

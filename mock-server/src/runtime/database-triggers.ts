@@ -29,7 +29,14 @@ import type { TriggerApp } from "./auth-triggers.ts";
 
 type Trigger = ControlSchemas["DatabaseTrigger"];
 
-const operationOf = { insert: "INSERT", update: "UPDATE", replace: "REPLACE", delete: "DELETE" } as const;
+const operationOf = {
+  insert: "INSERT",
+  update: "UPDATE",
+  replace: "REPLACE",
+  delete: "DELETE",
+  drop: "DROP_COLLECTION",
+  rename: "RENAME_COLLECTION",
+} as const;
 
 /** How many events a trigger holds (waiting or running), and how many an unordered one runs at once. */
 export interface TriggerLimits {

@@ -32,6 +32,12 @@ beforeAll(async () => {
       keepNote: { source: keep("notes"), private: true },
       keepDone: { source: keep("done"), private: true },
       keepAny: { source: keep("any"), private: true },
+      keepMeta: { source: keep("meta"), private: true },
+      aggregate: {
+        source: `exports = (name, pipeline) =>
+          context.services.get("mongodb-atlas").db("meta").collection(name).aggregate(pipeline).toArray();`,
+        runAsSystem: true,
+      },
       broken: { source: "exports = () => { throw new Error('no audit today'); };", private: true },
     },
     rules: { default: { read: true, write: true, insert: true, delete: true } },
@@ -57,6 +63,13 @@ beforeAll(async () => {
         project: { _id: 0, operationType: 1, "fullDocument.title": 1 },
       },
       { type: "DATABASE", name: "anything", functionName: "keepAny", database: "other", operationTypes: ["INSERT"] },
+      {
+        type: "DATABASE",
+        name: "collections",
+        functionName: "keepMeta",
+        database: "meta",
+        operationTypes: ["DROP_COLLECTION", "RENAME_COLLECTION", "DELETE"],
+      },
       {
         type: "DATABASE",
         name: "mixed projection",
@@ -165,6 +178,59 @@ describe("database triggers", () => {
       ns: { db: "other", coll: "anywhere" },
       fullDocument: { here: true },
     });
+  });
+
+  it("give a database trigger its collections' drops and renames, when it asks for them", async () => {
+    const meta = (collection: string) => ({ database: "meta", collection });
+    await act("insertOne", { ...meta("dropped"), document: { _id: 1 } });
+    await act("insertOne", { ...meta("source"), document: { _id: 2 } });
+    const dropped = await app.inject({ method: "DELETE", url: `/_mock/v1/apps/${appId}/data/meta/dropped` });
+    expect(dropped.statusCode).toBe(204);
+    // (Dropping it again: it is not there, nothing happens.)
+    await app.inject({ method: "DELETE", url: `/_mock/v1/apps/${appId}/data/meta/dropped` });
+    const out = await call(app, "callFunction", {
+      method: "POST",
+      url: `/api/client/v2.0/app/${appId}/functions/call`,
+      headers: { authorization: `Bearer ${token}` },
+      payload: { name: "aggregate", arguments: ["source", [{ $out: "report" }]] },
+    });
+    expect(out.response.statusCode).toBe(200);
+    await act("deleteOne", { ...meta("report"), query: { _id: 2 } });
+    await expect.poll(async () => (await kept("meta")).length).toBe(3);
+    const [drop, rename, remove] = (await kept("meta")).map((one) => one.event);
+    const common = { _id: { _data: expect.any(String) }, clusterTime: expect.anything(), wallTime: expect.any(Object) };
+    expect(drop).toEqual({ ...common, operationType: "drop", ns: { db: "meta", coll: "dropped" } });
+    expect(rename).toEqual({
+      ...common,
+      operationType: "rename",
+      ns: { db: "meta", coll: expect.stringMatching(/^tmp\.agg_out\./) },
+      to: { db: "meta", coll: "report" },
+    });
+    expect(remove).toMatchObject({ operationType: "delete", ns: { db: "meta", coll: "report" } });
+  });
+
+  it("refuses collection events for a trigger of one collection, as App Services does", async () => {
+    const refused = await app.inject({
+      method: "POST",
+      url: "/_mock/v1/apps",
+      payload: {
+        config: {
+          functions: { f: { source: "exports = () => {};" } },
+          triggers: [
+            {
+              type: "DATABASE",
+              name: "one collection",
+              functionName: "f",
+              database: "meta",
+              collection: "c",
+              operationTypes: ["INSERT", "DROP_COLLECTION"],
+            },
+          ],
+        },
+      },
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toMatch(/operationTypes/);
   });
 
   it("leaves the write as it was when a trigger's projection fails on its event", async () => {

@@ -1,6 +1,7 @@
 /** Change streams (the streaming functions/call): framing, filters, auth and clean-up. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MongoService } from "../../src/data/mongo-actions.ts";
 import { openData } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 
@@ -67,10 +68,19 @@ async function open(
       buffer += decoder.decode(value, { stream: true });
     }
   }
+  /** The events left once the server has ended the stream (comments skipped). */
+  async function rest(): Promise<string[]> {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+    }
+    return buffer.split("\n\n").filter((block) => block !== "" && !block.startsWith(":"));
+  }
   await expect
     .poll(async () => (await json(`/_mock/v1/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 10 })
     .toBeGreaterThan(0);
-  return { response, next, close: () => controller.abort() };
+  return { response, next, rest, close: () => controller.abort() };
 }
 
 async function insert(appId: string, token: string, collection: string, document: Record<string, unknown>) {
@@ -312,5 +322,101 @@ describe("callFunctionStreaming (watch)", () => {
       .toBe(0);
     // Only the app registry's own listener (the inspector's data events) is left.
     expect((await app.emulator.apps.get(appId))!.data.listenerCount).toBe(1);
+  });
+});
+
+describe("a collection's end: dropped, or replaced by $out (MongoDB's metadata_notifications.js)", () => {
+  const events = (blocks: string[]) => blocks.map((block) => JSON.parse(unescapeSse(block.slice("data: ".length))));
+  const drop = (appId: string, collection: string, database = "db") =>
+    fetch(`${url}/_mock/v1/apps/${appId}/data/${database}/${collection}`, { method: "DELETE" });
+  const watchers = async (appId: string) => (await json(`/_mock/v1/apps/${appId}`)).body.watchers;
+
+  it("streams drop and then invalidate, and ends the stream; streams of other collections go on", async () => {
+    const { appId, token } = await setup();
+    await insert(appId, token, "gone", { n: 1 });
+    const stream = await open(appId, token, { database: "db", collection: "gone" });
+    const other = await open(appId, token, { database: "db", collection: "stays" });
+    await expect.poll(() => watchers(appId), { timeout: 5000, interval: 10 }).toBe(2);
+    expect((await drop(appId, "gone")).status).toBe(204);
+    const [dropped, invalidate, ...more] = events(await stream.rest());
+    expect(more).toEqual([]);
+    expect(Object.keys(dropped)).toEqual(["_id", "operationType", "clusterTime", "wallTime", "ns"]);
+    expect(dropped).toMatchObject({ operationType: "drop", ns: { db: "db", coll: "gone" } });
+    // The invalidate has the drop's times and a token of its own.
+    expect(Object.keys(invalidate)).toEqual(["_id", "operationType", "clusterTime", "wallTime"]);
+    expect(invalidate).toMatchObject({
+      operationType: "invalidate",
+      clusterTime: dropped.clusterTime,
+      wallTime: dropped.wallTime,
+    });
+    expect(invalidate._id._data).toEqual(expect.any(String));
+    expect(invalidate._id).not.toEqual(dropped._id);
+    await expect.poll(() => watchers(appId), { timeout: 5000, interval: 10 }).toBe(1);
+    await insert(appId, token, "stays", { n: 2 });
+    expect(events([await other.next()])[0]).toMatchObject({ operationType: "insert", ns: { coll: "stays" } });
+    other.close();
+  });
+
+  it("ends the stream without the events its filter or ids leave out", async () => {
+    const { appId, token } = await setup();
+    await insert(appId, token, "filtered", { _id: "x" });
+    const inserts = await open(appId, token, {
+      database: "db",
+      collection: "filtered",
+      filter: { operationType: "insert" },
+    });
+    const byIds = await open(appId, token, { database: "db", collection: "filtered", ids: ["x"] });
+    const ending = await open(appId, token, {
+      database: "db",
+      collection: "filtered",
+      filter: { operationType: "invalidate" },
+    });
+    await expect.poll(() => watchers(appId), { timeout: 5000, interval: 10 }).toBe(3);
+    await drop(appId, "filtered");
+    expect(await inserts.rest()).toEqual([]);
+    expect(await byIds.rest()).toEqual([]);
+    expect(events(await ending.rest()).map((e) => e.operationType)).toEqual(["invalidate"]);
+  });
+
+  it("sends nothing when the dropped collection did not exist, and the stream goes on", async () => {
+    const { appId, token } = await setup();
+    const stream = await open(appId, token, { database: "db", collection: "never" });
+    expect((await drop(appId, "never")).status).toBe(204);
+    await insert(appId, token, "never", { n: 1 });
+    expect(events([await stream.next()])[0].operationType).toBe("insert");
+    stream.close();
+  });
+
+  it("streams a drop to a user whose rules let them read only their own documents", async () => {
+    const { appId, token, userId } = await setup();
+    await json(`/api/client/v2.0/app/${appId}/functions/call`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        name: "insertOne",
+        arguments: [{ database: "notes-app", collection: "notes", document: { owner_id: userId, title: "t" } }],
+        service: "mongodb-atlas",
+      }),
+    });
+    const stream = await open(appId, token, { database: "notes-app", collection: "notes" });
+    await drop(appId, "notes", "notes-app");
+    expect(events(await stream.rest()).map((e) => e.operationType)).toEqual(["drop", "invalidate"]);
+  });
+
+  it("streams $out's rename of its temporary collection over the target, then invalidate", async () => {
+    const { appId, token } = await setup();
+    await insert(appId, token, "source", { n: 1 });
+    const stream = await open(appId, token, { database: "db", collection: "report" });
+    const system = new MongoService((await app.emulator.apps.get(appId))!, { kind: "system" });
+    await system.run("aggregate", { database: "db", collection: "source", pipeline: [{ $out: "report" }] });
+    const [renamed, invalidate, ...more] = events(await stream.rest());
+    expect(more).toEqual([]);
+    expect(Object.keys(renamed)).toEqual(["_id", "operationType", "clusterTime", "wallTime", "ns", "to"]);
+    expect(renamed).toMatchObject({
+      operationType: "rename",
+      ns: { db: "db", coll: expect.stringMatching(/^tmp\.agg_out\.[0-9a-f-]{36}$/) },
+      to: { db: "db", coll: "report" },
+    });
+    expect(invalidate).toMatchObject({ operationType: "invalidate", clusterTime: renamed.clusterTime });
   });
 });

@@ -66,11 +66,20 @@ const withTriggers = exportedApp("with-triggers", {
     },
     event_processors: { FUNCTION: { config: { function_name: "publish" } } },
   },
+  // A collection's own drop is not an operation of a trigger of one collection (App Services
+  // takes DROP_COLLECTION for a database's triggers only): not run.
   "triggers/drops.json": {
     name: "drops",
     type: "DATABASE",
     function_name: "x",
-    config: { database: "notes-app", operation_types: ["DROP_COLLECTION"] },
+    config: { database: "notes-app", collection: "notes", operation_types: ["DROP_COLLECTION"] },
+  },
+  // Index events are never made here: left out of the operations read.
+  "triggers/renames.json": {
+    name: "renames",
+    type: "DATABASE",
+    function_name: "x",
+    config: { database: "notes-app", operation_types: ["RENAME_COLLECTION", "CREATE_INDEXES", "DROP_COLLECTION"] },
   },
   "triggers/retired.json": { name: "retired", type: "DATABASE", disabled: true, config: {} },
   "http_endpoints/config.json": [
@@ -117,6 +126,13 @@ describe("an exported app's folder", () => {
         fullDocumentBeforeChange: false,
         match: { "fullDocument.public": true },
         unordered: false,
+      },
+      {
+        type: "DATABASE",
+        name: "renames",
+        functionName: "x",
+        database: "notes-app",
+        operationTypes: ["RENAME_COLLECTION", "DROP_COLLECTION"],
       },
     ]);
   });

@@ -341,6 +341,24 @@ describe("realm-web 2.0.1 against the emulator", () => {
       .toBe(0);
   });
 
+  it("ends a watch() after the drop and invalidate events when its collection is dropped", async () => {
+    const { appId, realm } = await freshApp(openData);
+    const user = await realm.logIn(Realm.Credentials.anonymous());
+    const chat = user.mongoClient("mongodb-atlas").db("shared").collection("chat");
+    await chat.insertOne({ text: "soon gone" });
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const change of chat.watch()) seen.push(change.operationType);
+    })();
+    await expect
+      .poll(async () => (await control(`/apps/${appId}`)).body.watchers, { timeout: 5000, interval: 20 })
+      .toBe(1);
+    await control(`/apps/${appId}/data/shared/chat`, { method: "DELETE" });
+    // The for-await loop ends (realm-web's generator returns when the stream ends).
+    await reading;
+    expect(seen).toEqual(["drop", "invalidate"]);
+  });
+
   it("ends a watch() with a WatchError when the session is revoked, and the next call logs the user out", async () => {
     const { appId, realm } = await freshApp(openData);
     const watcher = await realm.logIn(Realm.Credentials.anonymous());

@@ -52,12 +52,12 @@ let fences = 0;
 async function settled(): Promise<void> {
   const fence = ++fences;
   await system.run("insertOne", { database: "d", collection: "fence", document: { _id: fence } });
-  await expect.poll(() => events.some((e) => e.collection === "fence" && e.documentKey._id === fence)).toBe(true);
+  await expect.poll(() => events.some((e) => e.collection === "fence" && e.documentKey?._id === fence)).toBe(true);
 }
 /** The events of the target since the test began (each write's come): operation and key. */
 async function targetEvents(collection = "target") {
   await settled();
-  return events.filter((e) => e.collection === collection).map((e) => [e.operationType, e.documentKey._id]);
+  return events.filter((e) => e.collection === collection).map((e) => [e.operationType, e.documentKey?._id]);
 }
 
 beforeEach(async () => {
@@ -85,8 +85,14 @@ describe("$out", () => {
       { _id: "blue", total: 5 },
       { _id: "red", total: 7 },
     ]);
-    // MongoDB fills a temporary collection and renames it over the target: no document's event.
+    // MongoDB fills a temporary collection and renames it over the target: no document's event,
+    // the rename's (the target's streams end at it).
     expect(await targetEvents()).toEqual([]);
+    const [renamed, ...more] = events.filter((e) => e.to?.coll === "target");
+    expect(more).toEqual([]);
+    expect(renamed).toMatchObject({ operationType: "rename", database: "d", to: { db: "d", coll: "target" } });
+    expect(renamed!.collection).toMatch(/^tmp\.agg_out\.[0-9a-f-]{36}$/);
+    expect(renamed!.documentKey).toBeUndefined();
     // No results: the target is emptied.
     await aggregate([{ $match: { none: true } }, { $out: "target" }]);
     expect(await contents("target")).toEqual([]);

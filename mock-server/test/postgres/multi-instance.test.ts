@@ -220,6 +220,27 @@ describe("two instances on one database", () => {
     ofStays.close();
   });
 
+  it("end a change stream open on one when the other drops its collection, after drop and invalidate", async () => {
+    const appId = await newApp(a, openData);
+    const user = await seedUser(a, appId, "dropped@example.com");
+    const namespace = { database: "d", collection: "dropped" };
+    const write = await send(a, "callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+      token: user.access_token,
+      body: { name: "insertOne", service: "mongodb-atlas", arguments: [{ ...namespace, document: { n: 1 } }] },
+    });
+    expect(write.status).toBe(200);
+    const stream = await openWatch(b.url, appId, user.access_token, namespace);
+    await until(
+      async () => (await send(b, "getApp", "GET", `/_mock/v1/apps/${appId}`)).body.watchers === 1,
+      "the stream on b",
+    );
+    const dropped = await fetch(`${a.url}/_mock/v1/apps/${appId}/data/d/dropped`, { method: "DELETE" });
+    expect(dropped.status).toBe(204);
+    expect(await stream.next()).toMatch(/^data: \{"_id":\{"_data":"[0-9A-F]+"\},"operationType":"drop",/);
+    expect(await stream.next()).toMatch(/^data: \{"_id":\{"_data":"[0-9A-F]+"\},"operationType":"invalidate",/);
+    expect(await stream.next()).toBeNull();
+  });
+
   it("let exactly one of two simultaneous registrations of an address win (one per instance, many rounds)", async () => {
     const appId = await newApp(a);
     for (let round = 0; round < 10; round++) {

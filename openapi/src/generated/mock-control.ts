@@ -1452,6 +1452,9 @@ export interface components {
          *     database) is inserted, updated, replaced or deleted, through this server: the function gets
          *     the change event (MongoDB's: `_id`, `operationType`, `clusterTime`, `wallTime`,
          *     `fullDocument`, `ns`, `documentKey`, `updateDescription`, `fullDocumentBeforeChange`).
+         *     A trigger without `collection` may also ask for its database's collections dropped
+         *     (`DROP_COLLECTION`: `dropCollection` of this API) or renamed (`RENAME_COLLECTION`: `$out`
+         *     renames the collection it fills over its target; the event's `to` names the target).
          */
         DatabaseTrigger: {
             /**
@@ -1463,7 +1466,7 @@ export interface components {
             functionName: string;
             database: string;
             collection?: string;
-            operationTypes: ("INSERT" | "UPDATE" | "REPLACE" | "DELETE")[];
+            operationTypes: ("INSERT" | "UPDATE" | "REPLACE" | "DELETE" | "DROP_COLLECTION" | "RENAME_COLLECTION")[];
             /** @description Update events carry the document after the change (inserts and replacements always do). */
             fullDocument?: boolean;
             /** @description Update, replace and delete events carry the document before the change. */

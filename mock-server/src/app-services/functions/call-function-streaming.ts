@@ -7,7 +7,7 @@ import {
   mongoServiceOf,
 } from "../../config/app-config.ts";
 import { controlApiServed } from "../../config/options.ts";
-import { changeDocument } from "../../data/change-events.ts";
+import { changeDocument, invalidateDocument, invalidates } from "../../data/change-events.ts";
 import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import { shaperOf } from "../../data/query-jobs.ts";
 import { queryLimitsOf } from "../../data/query-limits.ts";
@@ -69,7 +69,9 @@ function watchSpec(args: unknown): WatchSpec {
  * the stream opened are sent. It ends when the client goes away, when its session ends (logout,
  * revocation, its API key disabled or deleted, a password reset, the user disabled or deleted —
  * on any instance — or the session runs out), and when the client stops reading; but for the
- * client's own leaving, an `event: error` says why (docs/decisions/0011-revocation.md).
+ * client's own leaving, an `event: error` says why (docs/decisions/0011-revocation.md). It also
+ * ends, as MongoDB closes the cursor, after its collection's `drop` (or a `rename` from or over
+ * it) and the `invalidate` that follows, without an error (docs/decisions/0056-collection-events.md).
  */
 export default defineRoute("callFunctionStreaming", "stream", async (request, reply) => {
   const { emulator } = request.server;
@@ -243,20 +245,28 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   const handle = async (change: ChangeEvent) => {
     if (closed) return;
     if (app.clock.now() - checkedAt >= sessionCheckMs && (await endedSession())) return;
-    if (closed || readFilter === null) return;
-    let event: Document | undefined;
-    const build = () => {
-      event ??= changeDocument(change, Math.floor(app.clock.now() / 1000), ++increment);
-      return event;
-    };
-    try {
-      if (await matches(change, build))
-        send(
-          await encodeChange(shaper ? shapedChange(build(), shaper, change.fullDocument ?? change.before) : build()),
-        );
-    } catch (error) {
-      close(streamErrors.mongo((error as Error).message));
+    if (closed) return;
+    // The collection's drop, or a rename from or over it, ends the stream after its event and an
+    // `invalidate` (each sent if the watcher's filter takes it; MongoDB closes the cursor anyway).
+    const ending = invalidates(change, spec.database, spec.collection);
+    if (readFilter !== null) {
+      let event: Document | undefined;
+      const build = () => {
+        event ??= changeDocument(change, Math.floor(app.clock.now() / 1000), ++increment);
+        return event;
+      };
+      try {
+        if (await matches(change, build))
+          send(
+            await encodeChange(shaper ? shapedChange(build(), shaper, change.fullDocument ?? change.before) : build()),
+          );
+        const invalidate = ending ? invalidateDocument(build()) : undefined;
+        if (invalidate && (await matches(change, () => invalidate))) send(await encodeChange(invalidate));
+      } catch (error) {
+        close(streamErrors.mongo((error as Error).message));
+      }
     }
+    if (ending) close();
   };
   deliver = (change) => {
     queue = queue.then(() => handle(change));

@@ -3,6 +3,7 @@
  * Extended JSON in SSE `data:` lines, with `%`, CR and LF percent-escaped (both SDKs un-escape
  * exactly these), and errors as `event: error`.
  */
+import { ofCollection } from "../../data/change-events.ts";
 import type { ChangeEvent } from "../../data/documents.ts";
 import { type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { matchChange } from "../../data/evaluation.ts";
@@ -108,20 +109,25 @@ export function watchMatcher(
   } catch (error) {
     if (!(error instanceof NeedsWorker)) throw error;
   }
+  // A collection's own events (its drop, a rename, the invalidate after them) are about no
+  // document: `ids` takes none of them, and the document rules have nothing to decide on (the
+  // watcher may read the collection, or it gets nothing at all); the filter decides.
+  const collectionJob: MatchJob = { ...job, readFilter: null };
   return async (change: ChangeEvent, event: () => Document): Promise<boolean> => {
-    if (change.database !== spec.database || change.collection !== spec.collection) return false;
-    if (ids && !ids.has(idKey(change.documentKey._id))) return false;
-    const doc = change.fullDocument ?? change.before;
+    if (!ofCollection(change, spec.database, spec.collection)) return false;
+    const key = change.documentKey;
+    if (ids && (key === undefined || !ids.has(idKey(key._id)))) return false;
+    const doc = key === undefined ? undefined : (change.fullDocument ?? change.before);
     const here =
       compiled === null
         ? null
         : () => {
             const [filter, readable] = compiled!;
-            if (readable && (!doc || !readable.test(doc))) return false;
+            if (key !== undefined && readable && (!doc || !readable.test(doc))) return false;
             return filter ? filter.test(event()) : true;
           };
     const evaluation = { limits, deadline: performance.now() + limits.timeoutMs, lane, operator: "watch" };
-    return matchChange(evaluation, here, job, event(), doc);
+    return matchChange(evaluation, here, key === undefined ? collectionJob : job, event(), doc);
   };
 }
 

@@ -782,8 +782,16 @@ export class MemoryDocuments implements DocumentStore {
     return this.list().map((c) => ({ database: c.database, collection: c.name, count: c.size }));
   }
 
+  /** Drops the collection (after the writes to it before); when it existed, its `drop` event goes out. */
   async drop(database: string, collection: string): Promise<boolean> {
-    return this.collectionsByKey.delete(MemoryDocuments.key(database, collection));
+    const key = MemoryDocuments.key(database, collection);
+    return this.holding([key], async () => {
+      if (!this.collectionsByKey.delete(key)) return false;
+      const events: ChangeEvent[] = [{ database, collection, operationType: "drop" }];
+      stampEvents(events, false);
+      for (const event of events) this.publish(event);
+      return true;
+    });
   }
 
   clear(): void {

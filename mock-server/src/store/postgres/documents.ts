@@ -504,7 +504,21 @@ export class PgDocuments implements DocumentStore {
       events.push(...plan.events(done));
     }
     // (A transaction's events share its commit's cluster time.)
-    stampEvents(events, atomic);
+    await this.announceAndCommit(tx, client, events, atomic);
+    return applied;
+  }
+
+  /**
+   * Stamps the transaction's events, announces them with it (keeping those the app's triggers
+   * want), commits, and tells this instance's subscribers.
+   */
+  private async announceAndCommit(
+    tx: LazyTransaction,
+    client: Queryable,
+    events: ChangeEvent[],
+    together: boolean,
+  ): Promise<void> {
+    stampEvents(events, together);
     await this.notify(client, events);
     const keep = this.wanted ? events.filter(this.wanted) : [];
     const ids = keep.length > 0 ? await keepEvents(client, this.context, this.appId, keep) : [];
@@ -513,7 +527,6 @@ export class PgDocuments implements DocumentStore {
       event.durableId = ids[i];
     });
     this.changes.local(this.appId, events);
-    return applied;
   }
 
   /** Collections this instance has seen exist (their row need not be written again). */
@@ -790,13 +803,23 @@ export class PgDocuments implements DocumentStore {
     );
   }
 
+  /** Drops the collection with its documents; when it existed, its `drop` event goes out with it. */
   async drop(database: string, collection: string): Promise<boolean> {
     this.known.delete(collectionKey(database, collection));
-    const { rowCount } = await this.context.db.query(
-      "DELETE FROM collections WHERE app_id = $1 AND db = $2 AND coll = $3",
-      [this.appId, database, collection],
-    );
-    return rowCount === 1;
+    const tx = new LazyTransaction(this.context.db);
+    try {
+      const client = await tx.client();
+      const { rowCount } = await client.query("DELETE FROM collections WHERE app_id = $1 AND db = $2 AND coll = $3", [
+        this.appId,
+        database,
+        collection,
+      ]);
+      if (rowCount !== 1) return false;
+      await this.announceAndCommit(tx, client, [{ database, collection, operationType: "drop" }], false);
+      return true;
+    } finally {
+      await tx.end();
+    }
   }
 
   subscribe(listener: (event: ChangeEvent) => void, options: { local?: boolean } = {}): Promise<() => void> {
