@@ -2,7 +2,7 @@
  * MongoDB's change events as this server makes them from a store's changes: for change streams
  * (`watch`) and database triggers alike.
  */
-import { Timestamp } from "bson";
+import { Long, Timestamp } from "bson";
 import type { AppConfig } from "../config/app-config.ts";
 import { randomHex } from "../state/ids.ts";
 import type { ChangeEvent, Document } from "./documents.ts";
@@ -47,7 +47,8 @@ const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
 
 /**
  * The change-event document of a change (what `filter` matches against and what is sent), its
- * fields in MongoDB's order. A change the store did not stamp takes `clusterSeconds` and
+ * fields in MongoDB's order (change_stream_event_transform.cpp: a transaction's `txnNumber` and
+ * `lsid` first). A change the store did not stamp takes `clusterSeconds` and
  * `increment`.
  */
 export function changeDocument(change: ChangeEvent, clusterSeconds: number, increment: number): Document {
@@ -57,12 +58,14 @@ export function changeDocument(change: ChangeEvent, clusterSeconds: number, incr
     wallTime: new Date(clusterSeconds * 1000),
     token: `82${hex(clusterSeconds, 8)}${hex(increment, 8)}${randomHex(8)}`.toUpperCase(),
   };
-  const event: Document = {
-    _id: { _data: stamp.token },
-    operationType: change.operationType,
-    clusterTime: new Timestamp({ t: stamp.t, i: stamp.i }),
-    wallTime: stamp.wallTime,
-  };
+  const event: Document = {};
+  // (A transaction's change: MongoDB's transform adds these first.)
+  if (change.txnNumber !== undefined) event.txnNumber = Long.fromNumber(change.txnNumber);
+  if (change.lsid !== undefined) event.lsid = change.lsid;
+  event._id = { _data: stamp.token };
+  event.operationType = change.operationType;
+  event.clusterTime = new Timestamp({ t: stamp.t, i: stamp.i });
+  event.wallTime = stamp.wallTime;
   if (change.fullDocument !== undefined) event.fullDocument = change.fullDocument;
   event.ns = { db: change.database, coll: change.collection };
   if (change.to !== undefined) event.to = change.to;

@@ -3,7 +3,7 @@
  * Decimal128…), read from and written as Extended JSON. Numbers are kept as JS numbers (EJSON's
  * relaxed reading), so MongoDB query semantics (mingo) compare them naturally.
  */
-import { BSONRegExp, Double, EJSON, Int32, Long, ObjectId, Timestamp } from "bson";
+import { type Binary, BSONRegExp, Double, EJSON, Int32, Long, ObjectId, Timestamp } from "bson";
 import { canonicalEJSONText } from "./ejson-text.ts";
 import { keepKeys, keysOf } from "./wide-keys.ts";
 
@@ -389,6 +389,12 @@ export interface ChangeEvent {
   documentKey?: { _id: unknown };
   /** A rename's new namespace (MongoDB's `to`). */
   to?: { db: string; coll: string };
+  /**
+   * A multi-document transaction's change: its number in its session (an Int64 in the event), and
+   * the session's id.
+   */
+  txnNumber?: number;
+  lsid?: { id: Binary; uid: Binary };
   fullDocument?: Document;
   updateDescription?: { updatedFields: Document; removedFields: string[]; truncatedArrays: unknown[] };
   /** The document before a delete (never sent; lets rules decide who may see the event). */

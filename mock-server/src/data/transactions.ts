@@ -7,6 +7,7 @@
  * written and the commit fails as MongoDB's write conflict, labelled TransientTransactionError, on
  * which `withTransaction` runs the transaction again.
  */
+import type { Binary } from "bson";
 import {
   type CommitPart,
   type DocumentStore,
@@ -112,8 +113,10 @@ export class Transaction {
 
   constructor(
     private readonly store: DocumentStore,
-    /** The session's transaction number (MongoDB's `txnNumber`), for messages. */
+    /** The session's transaction number (MongoDB's `txnNumber`), for messages and events. */
     readonly number: number,
+    /** The session's id (MongoDB's `lsid`), which its change events carry. */
+    private readonly lsid: { id: Binary; uid: Binary },
   ) {
     this.documents = {
       scan: (database, collection, prefilter, options) => this.scan(database, collection, prefilter, options),
@@ -245,7 +248,8 @@ export class Transaction {
       known.docs.set(key, { base: before.base, now, bytes });
     }
     const outcome = duplicateAt === undefined ? { applied } : { applied, duplicateAt };
-    known.events.push(...decided.events(outcome));
+    for (const event of decided.events(outcome))
+      known.events.push({ txnNumber: this.number, lsid: this.lsid, ...event });
     return decided.result(outcome);
   }
 

@@ -875,7 +875,7 @@ export class AppFunctions implements SandboxHost {
   }
 
   private transactionsOf(info: CallInfo): CallTransactions {
-    info.transactions ??= new CallTransactions(this.app.data);
+    info.transactions ??= new CallTransactions(this.app.data, this.app.appId);
     return info.transactions;
   }
 

@@ -3,6 +3,8 @@
  * process gives each (`<session>:<txnNumber>`): begun by their first action, ended by a commit or
  * an abort, and dropped unwritten when the call ends with any still open.
  */
+import { createHash } from "node:crypto";
+import { Binary, UUID } from "bson";
 import { Transaction } from "../data/transactions.ts";
 import type { DocumentStore, Writer } from "../store/store.ts";
 
@@ -11,8 +13,17 @@ export const maxOpenTransactions = 8;
 
 export class CallTransactions {
   private readonly open = new Map<string, Transaction>();
+  /** The call's sessions' ids (MongoDB's `lsid`), by the number its process gives each. */
+  private readonly sessions = new Map<number, { id: Binary; uid: Binary }>();
+  /** The user the app's sessions are of (`lsid.uid`: a SHA-256 of the name; one per app, as the service's database user). */
+  private readonly uid: Binary;
 
-  constructor(private readonly store: DocumentStore) {}
+  constructor(
+    private readonly store: DocumentStore,
+    appId: string,
+  ) {
+    this.uid = new Binary(createHash("sha256").update(`mongodb-realm-${appId}`).digest(), Binary.SUBTYPE_DEFAULT);
+  }
 
   /** The transaction of `key`, begun now when it is new. */
   of(key: unknown): Transaction {
@@ -24,7 +35,12 @@ export class CallTransactions {
     if (open) return open;
     if (this.open.size >= maxOpenTransactions)
       throw new Error(`a function call may have at most ${maxOpenTransactions} transactions open at once`);
-    const transaction = new Transaction(this.store, number!);
+    let lsid = this.sessions.get(session!);
+    if (lsid === undefined) {
+      lsid = { id: new UUID(), uid: this.uid };
+      this.sessions.set(session!, lsid);
+    }
+    const transaction = new Transaction(this.store, number!, lsid);
     this.open.set(name, transaction);
     return transaction;
   }

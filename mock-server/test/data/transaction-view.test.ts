@@ -2,11 +2,14 @@
  * A transaction's view of the store (data/transactions.ts) over the in-memory store: the versions
  * its reads repeat, the documents it keeps as first read (bounded), and what its commit writes.
  */
+import { Binary, UUID } from "bson";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Document } from "../../src/data/documents.ts";
 import { Transaction, transactionLimits } from "../../src/data/transactions.ts";
 import { MemoryDocuments } from "../../src/store/memory/documents.ts";
 import type { WritePlan } from "../../src/store/store.ts";
+
+const lsid = { id: new UUID(), uid: new Binary(Buffer.alloc(32)) };
 
 const limits = { ...transactionLimits };
 afterEach(() => Object.assign(transactionLimits, limits));
@@ -44,7 +47,7 @@ async function read(transaction: Transaction): Promise<unknown[]> {
 describe("a transaction's view", () => {
   it("repeats the version of each document it first read, and the commit checks those it changed", async () => {
     const store = await seeded(3);
-    const transaction = new Transaction(store, 1);
+    const transaction = new Transaction(store, 1, lsid);
     expect(await read(transaction)).toEqual([0, 0, 0]);
     await setAll(store, 1);
     expect(await read(transaction)).toEqual([0, 0, 0]);
@@ -58,7 +61,7 @@ describe("a transaction's view", () => {
 
   it("ends a transaction open past its lifetime: its writes dropped, what follows NoSuchTransaction", async () => {
     const store = await seeded(1);
-    const transaction = new Transaction(store, 7);
+    const transaction = new Transaction(store, 7, lsid);
     await transaction.run(() => transaction.documents.write("db", "c", async () => replaceAll([{ _id: 0, v: 9 }])));
     transactionLimits.lifetimeMs = 0;
     await expect(transaction.run(async () => "late")).rejects.toMatchObject({
@@ -75,7 +78,7 @@ describe("a transaction's view", () => {
   it("keeps at most `rememberedReads` documents as first read; later reads are as committed", async () => {
     transactionLimits.rememberedReads = 2;
     const store = await seeded(3);
-    const transaction = new Transaction(store, 1);
+    const transaction = new Transaction(store, 1, lsid);
     await read(transaction);
     await setAll(store, 1);
     expect(await read(transaction)).toEqual([0, 0, 1]);

@@ -6,8 +6,10 @@
  * write meanwhile fails the commit as MongoDB's WriteConflict (TransientTransactionError), and
  * `withTransaction` runs the callback again. Run on both stores.
  */
+import { Long } from "bson";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { changeDocument } from "../../src/data/change-events.ts";
 import type { ChangeEvent } from "../../src/data/documents.ts";
 import { anonymousLogin, callAppFunction, functionResult, newApp, openData, testApp } from "../helpers/app.ts";
 
@@ -69,6 +71,13 @@ const functions: Record<string, string> = {
     await trades.insertOne({ ghost: true }, { session });
     await session.abortTransaction();
     await accounts.insertOne({ name: "plain", points: 2 });
+    await session.endSession();
+  };`,
+  // Two transactions of one session, one after the other.
+  twice: `exports = async () => { ${head}
+    const session = client.startSession();
+    await session.withTransaction(async () => { await trades.insertOne({ twice: 1 }, { session }); });
+    await session.withTransaction(async () => { await trades.insertOne({ twice: 2 }, { session }); });
     await session.endSession();
   };`,
   // Another function called in the middle has transactions of its own: this one's stays open.
@@ -288,6 +297,42 @@ describe("a transaction in a function", () => {
           .map((e) => `${e.collection} ${e.operationType}`)
           .sort(),
       ).toEqual(["accounts update", "accounts update", "trades insert"]);
+      // Each carries its transaction's number and session (MongoDB's first fields of such an event).
+      const [first] = mine();
+      expect(first!.txnNumber).toBe(1);
+      for (const event of mine()) {
+        expect(event.txnNumber).toEqual(first!.txnNumber);
+        expect(event.lsid).toEqual(first!.lsid);
+      }
+      expect(first!.lsid!.id.sub_type).toBe(4);
+      expect(first!.lsid!.uid.length()).toBe(32);
+      expect(changeDocument(first!, 0, 0).txnNumber).toEqual(Long.fromNumber(1));
+      expect(Object.keys(changeDocument(first!, 0, 0)).slice(0, 4)).toEqual([
+        "txnNumber",
+        "lsid",
+        "_id",
+        "operationType",
+      ]);
+
+      // One session's next transaction has the next number; another session another id.
+      await run("twice");
+      const twice = () => events.filter((e) => e.collection === "trades" && e.fullDocument?.twice !== undefined);
+      await expect.poll(() => twice().length).toBe(2);
+      const [one, two] = twice();
+      expect([one!.txnNumber, two!.txnNumber]).toEqual([1, 2]);
+      expect(two!.lsid).toEqual(one!.lsid);
+      expect(one!.lsid!.id.toString("hex")).not.toBe(first!.lsid!.id.toString("hex"));
+      // (The app's sessions are of one database user.)
+      expect(one!.lsid!.uid.toString("hex")).toBe(first!.lsid!.uid.toString("hex"));
+      // A write outside a transaction has neither.
+      await run("seed", { name: "dora", points: 1 });
+      await expect
+        .poll(() => events.find((e) => e.collection === "accounts" && e.fullDocument?.name === "dora"))
+        .toBeDefined();
+      const plain = events.find((e) => e.collection === "accounts" && e.fullDocument?.name === "dora")!;
+      expect(plain.txnNumber).toBeUndefined();
+      expect(plain.lsid).toBeUndefined();
+      expect(Object.keys(changeDocument(plain, 0, 0))[0]).toBe("_id");
     } finally {
       stop();
     }
