@@ -33,9 +33,12 @@ export function numbersToJs(value: unknown): unknown {
  * JS numbers (so MongoDB query semantics compare them naturally), except Int64 beyond 2^53, which
  * stays an exact Long. Regular expressions: see `markRegexes`.
  */
-export function fromEJSON(value: unknown): unknown {
-  const text = JSON.stringify(value);
+export function fromEJSON(value: unknown, options: { saved?: boolean } = {}): unknown {
+  let text = JSON.stringify(value);
   if (text === undefined) return value;
+  // (A state this server saved: an Int64 past the range is a double it wrote before it wrote them
+  // exactly, read as that double, not refused as a client's.)
+  if (options.saved) text = savedDoubles(text);
   checkNumberStrings(text);
   let parsed: unknown;
   if (!mentionsRegex.test(text)) {
@@ -57,10 +60,41 @@ export function fromEJSON(value: unknown): unknown {
 // date (which it then cannot write back); MongoDB refuses both, and so do we.
 // (The function process checks arguments with the same pattern and words: sandbox-bootstrap.ts.)
 export const badNumberString = /"\$number(Int|Long)"\s*:\s*"(?!-?\d+")[^"]*"/;
+/**
+ * An Int32's or Int64's digits long enough to be past its range (it wraps them around: the
+ * library's writing of -2^63 as "-9223372036854776000" is read as 9223372036854775616). MongoDB's
+ * Extended JSON readers refuse them (value out of range), and so do we.
+ */
+export const longNumberString = /"\$number(Int|Long)"\s*:\s*"(-?\d{10,})"/g;
+
+/** The refusal of an integer's digits past its type's range, or null (the function process uses the same words). */
+export function outOfRange(kind: string, digits: string): string | null {
+  const n = BigInt(digits);
+  const bits = kind === "Int" ? 32 : 64;
+  const top = 2n ** BigInt(bits - 1);
+  return n >= -top && n < top ? null : `$number${kind} "${digits}" is out of the range of a ${bits}-bit integer`;
+}
+
+/**
+ * Before it wrote integers past 2^53 exactly (decision 0040), this server wrote a double of 2^63
+ * or more (within Int64's text) as the library does, an Int64 of JavaScript's digits
+ * ("9223372036854776000"), which the library reads wrapped around: in its saved states and stored
+ * texts such an Int64 past the range is read as the double it was.
+ */
+export function savedDoubles(text: string): string {
+  if (!text.includes('"$numberLong"')) return text;
+  return text.replace(longNumberString, (whole, kind: string, digits: string) =>
+    kind === "Long" && outOfRange(kind, digits) !== null ? `"$numberDouble":"${digits}"` : whole,
+  );
+}
 
 function checkNumberStrings(text: string): void {
   const bad = badNumberString.exec(text);
   if (bad) throw new Error(`$number${bad[1]} must be a decimal integer string, not ${bad[0].split(":").pop()?.trim()}`);
+  for (const [, kind, digits] of text.matchAll(longNumberString)) {
+    const refusal = outOfRange(kind!, digits!);
+    if (refusal !== null) throw new Error(refusal);
+  }
 }
 
 function checkDates(node: unknown): void {
@@ -78,12 +112,12 @@ function checkDates(node: unknown): void {
  * job) to BSON-typed values: the common types' reader, else the library's.
  */
 export function fromEJSONText(text: string): unknown {
-  if (mentionsRegex.test(text)) return fromEJSON(JSON.parse(text));
+  if (mentionsRegex.test(text)) return fromEJSON(JSON.parse(text), { saved: true });
   try {
     return commonTypes(JSON.parse(text));
   } catch (error) {
     if (error !== notCommon) throw error;
-    return numbersToJs(EJSON.parse(text, { relaxed: false }));
+    return numbersToJs(EJSON.parse(savedDoubles(text), { relaxed: false }));
   }
 }
 
@@ -96,13 +130,14 @@ const mentionsRegex = /"\$regex"|"\$regularExpression"/;
  * expressions is read another way, which does not promise that.
  */
 export function fromStoredText(text: string): { value: unknown; sameText: boolean } {
-  if (mentionsRegex.test(text)) return { value: fromEJSON(JSON.parse(text)), sameText: false };
+  if (mentionsRegex.test(text)) return { value: fromEJSON(JSON.parse(text), { saved: true }), sameText: false };
   const parsed = JSON.parse(text) as unknown;
   try {
     return { value: commonTypes(parsed), sameText: true };
   } catch (error) {
     if (error !== notCommon) throw error;
-    return { value: numbersToJs(EJSON.parse(text, { relaxed: false })), sameText: true };
+    const read = savedDoubles(text);
+    return { value: numbersToJs(EJSON.parse(read, { relaxed: false })), sameText: read === text };
   }
 }
 
@@ -306,9 +341,16 @@ export function toEJSONText(value: unknown): string {
   return canonicalEJSONText(value);
 }
 
+/**
+ * Canonical Extended JSON as a JSON value (for replies that Fastify writes, and saved states): the
+ * text this server writes, parsed — integers past 2^53 with their exact digits, where the library's
+ * own tree has JavaScript's shortest (another Int64 read back: a saved state restored held another
+ * value) and 2^63 as an Int64 past the range.
+ */
 export function toEJSON(value: unknown): unknown {
   if (value === undefined) return { $undefined: true };
-  return EJSON.serialize(value as Document, { relaxed: false });
+  const text = toEJSONText(value);
+  return text === undefined ? undefined : JSON.parse(text);
 }
 
 function isPlain(value: object): boolean {

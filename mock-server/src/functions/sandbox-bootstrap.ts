@@ -18,7 +18,7 @@
  */
 import { constants as fsConstants } from "node:fs";
 import { offeredModules, packagedModules } from "../config/function-modules.ts";
-import { badNumberString } from "../data/documents.ts";
+import { badNumberString, longNumberString } from "../data/documents.ts";
 import { cryptoSource } from "./sandbox-crypto.ts";
 import { urlAndHttpSource } from "./sandbox-url-http.ts";
 
@@ -84,6 +84,10 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const stringToLowerCase = String.prototype.toLowerCase;
   const stringToUpperCase = String.prototype.toUpperCase;
   const badNumberString = new RegExp(${JSON.stringify(badNumberString.source)});
+  const longNumberString = new RegExp(${JSON.stringify(longNumberString.source)}, "g");
+  const SafeBigInt = BigInt;
+  const SafeDouble = BSON.Double;
+  const isSafeInteger = Number.isSafeInteger;
 
   // --- Freezing the context's built-ins.
   // ObjectId counts in static properties; they become accessors over this closure so that the class
@@ -308,7 +312,7 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const pending = new SafeMap();
   let nextPending = 1;
 
-  const toText = (value) => ejsonStringify(value === undefined ? null : value, { relaxed: false });
+  const toText = (value) => canonicalText(value === undefined ? null : value);
 
   function request(callId, kind, payload, onId) {
     return new SafePromise((resolve, reject) => {
@@ -1253,14 +1257,59 @@ ${urlAndHttpSource}
     return value === undefined ? { response } : { result: value, response };
   }
 
-  /** A number as the library writes it in canonical Extended JSON (its own rule, written out). */
+  /**
+   * A number in canonical Extended JSON as the emulator writes it (data/ejson-text.ts): the
+   * library's rule, but an integer past 2^53 with its exact digits (the library writes
+   * JavaScript's shortest, "3458764513820541000" for 3458764513820540928: read back, another
+   * value) and 2^63, past Int64's range, as the double it is.
+   */
   function numberText(value) {
     const negativeZero = objectIs(value, -0);
     if (isInteger(value) && !negativeZero) {
       if (value >= -2147483648 && value <= 2147483647) return '{"$numberInt":"' + SafeString(value) + '"}';
-      if (value >= -(2 ** 63) && value <= 2 ** 63 - 1) return '{"$numberLong":"' + SafeString(value) + '"}';
+      if (value >= -(2 ** 63) && value < 2 ** 63)
+        return '{"$numberLong":"' + SafeString(isSafeInteger(value) ? value : SafeBigInt(value)) + '"}';
+      // (As the library writes a Double, as within a document: exactIntegers.)
+      if (value === 2 ** 63) return ejsonStringify(new SafeDouble(value), { relaxed: false });
     }
     return '{"$numberDouble":"' + (negativeZero ? "-0.0" : SafeString(value)) + '"}';
+  }
+
+  /** Canonical Extended JSON of a value, its integers past 2^53 exact (see numberText). */
+  function canonicalText(value) {
+    const text = ejsonStringify(value, { relaxed: false });
+    // (An Int64 text of 16 digits or more may be such a number's, written inexactly: then once more,
+    // from a copy holding each as the library writes exactly.)
+    if (typeof text !== "string" || call(stringIndexOf, text, '"$numberLong":"') === -1) return text;
+    if (call(regExpExec, sixteenDigits, text) === null) return text;
+    return ejsonStringify(exactIntegers(value), { relaxed: false });
+  }
+  const sixteenDigits = /"\\$numberLong":"-?\\d{16,}"/;
+
+  /**
+   * A copy of a value's arrays and plain objects with each integer past 2^53 (within Int64's
+   * range) as a BigInt, which the library writes exactly, and 2^63 as a Double; other values as
+   * they are.
+   */
+  function exactIntegers(value) {
+    if (typeof value === "number") {
+      if (!isInteger(value) || isSafeInteger(value) || value < -(2 ** 63) || value > 2 ** 63) return value;
+      return value === 2 ** 63 ? new SafeDouble(value) : SafeBigInt(value);
+    }
+    if (value === null || typeof value !== "object") return value;
+    if (isArray(value)) {
+      const out = [];
+      for (let i = 0; i < value.length; i++) out[i] = exactIntegers(value[i]);
+      return out;
+    }
+    const prototype = getPrototypeOf(value);
+    if (prototype !== ObjectPrototype && prototype !== null) return value;
+    const out = {};
+    const names = keys(value);
+    for (let i = 0; i < names.length; i++) {
+      defineProperty(out, names[i], { value: exactIntegers(value[names[i]]), writable: true, enumerable: true, configurable: true });
+    }
+    return out;
   }
 
   function finish(callId, result) {
@@ -1270,7 +1319,7 @@ ${urlAndHttpSource}
       // A number or a string, the commonest results, written without the library's tree of wrappers.
       if (typeof result === "number") text = numberText(result);
       else if (typeof result === "string") text = stringifyJson(result);
-      else text = result === undefined ? '{"$undefined":true}' : ejsonStringify(result, { relaxed: false });
+      else text = result === undefined ? '{"$undefined":true}' : canonicalText(result);
     } catch (error) {
       fail(callId, error);
       return;
@@ -1336,10 +1385,21 @@ ${urlAndHttpSource}
    */
   function checkNumberStrings(text) {
     const bad = call(regExpExec, badNumberString, text);
-    if (bad === null) return;
-    const found = bad[0];
-    const value = call(stringTrim, call(stringSlice, found, call(stringLastIndexOf, found, ":") + 1));
-    throw new SafeError("$number" + bad[1] + " must be a decimal integer string, not " + value);
+    if (bad !== null) {
+      const found = bad[0];
+      const value = call(stringTrim, call(stringSlice, found, call(stringLastIndexOf, found, ":") + 1));
+      throw new SafeError("$number" + bad[1] + " must be a decimal integer string, not " + value);
+    }
+    // Past its type's range (the library would wrap it around).
+    longNumberString.lastIndex = 0;
+    for (let long = call(regExpExec, longNumberString, text); long !== null; long = call(regExpExec, longNumberString, text)) {
+      const n = SafeBigInt(long[2]);
+      const bits = long[1] === "Int" ? 32 : 64;
+      const top = bits === 32 ? 2147483648n : 9223372036854775808n;
+      if (n < -top || n >= top) {
+        throw new SafeError("$number" + long[1] + ' "' + long[2] + '" is out of the range of a ' + bits + "-bit integer");
+      }
+    }
   }
 
   /**

@@ -182,6 +182,12 @@ describe("callFunction", () => {
       [{ $oid: "not-hex" }, /input must be a 24 character hex string/],
       [{ $numberInt: "abc" }, /\$numberInt must be a decimal integer string/],
       [{ n: { $numberLong: "1e3" } }, /\$numberLong must be a decimal integer string/],
+      // (What the library writes for -2^63, which it would read back as 9223372036854775616.)
+      [
+        { n: { $numberLong: "-9223372036854776000" } },
+        /\$numberLong "-9223372036854776000" is out of the range of a 64-bit integer/,
+      ],
+      [[{ $numberInt: "2147483648" }], /\$numberInt "2147483648" is out of the range of a 32-bit integer/],
       [{ at: { $date: "soon" } }, /\$date is not a valid date/],
       [{ $binary: "x" }, /Unexpected Binary Extended JSON format/],
       [{ deep: [{ id: { $uuid: "nope" } }] }, /UUID string representation/],

@@ -166,6 +166,40 @@ describe("state export and import", () => {
     }
   });
 
+  it("reads an Int64 past the range in a saved state as the double it was written from", async () => {
+    // (This server wrote 2^63, a double, as the library does until it wrote such numbers exactly;
+    // the library would read that text wrapped around, as -9223372036854775616.)
+    const app = await testApp();
+    try {
+      const good = await exportState(source);
+      const firstApp = good.apps[0]!;
+      const saved = { $numberLong: "9223372036854776000" };
+      const collections = [{ database: "d", collection: "big", documents: [{ _id: 1, n: saved }] }];
+      const { response } = await importState(app, { ...good, apps: [{ ...firstApp, collections }] });
+      expect(response.statusCode).toBe(204);
+      const docs = await call(app, "listDocuments", {
+        method: "GET",
+        url: `/_mock/v1/apps/${firstApp.appId}/data/d/big`,
+      });
+      expect(docs.body.documents).toEqual([{ _id: { $numberInt: "1" }, n: { $numberDouble: "9223372036854776000" } }]);
+      // A state saved now holds such numbers exactly: 1.5 × 2^61 is not "3458764513820541000".
+      await call(app, "insertDocuments", {
+        method: "POST",
+        url: `/_mock/v1/apps/${firstApp.appId}/data/d/big`,
+        payload: { documents: [{ _id: 2, n: { $numberDouble: "3458764513820540928" } }] },
+      });
+      const again = (await exportState(app)) as unknown as {
+        apps: { collections: { collection: string; documents: unknown[] }[] }[];
+      };
+      expect(again.apps[0]!.collections.find((c) => c.collection === "big")!.documents).toEqual([
+        { _id: { $numberInt: "1" }, n: { $numberDouble: "9223372036854776000" } },
+        { _id: { $numberInt: "2" }, n: { $numberLong: "3458764513820540928" } },
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+
   it("refuses a bad import with 400 and changes nothing", async () => {
     const good = await exportState(source);
     const before = withoutTime(await exportState(target));

@@ -355,6 +355,14 @@ describe("canonical Extended JSON text", () => {
       const bad = /"\$number(Int|Long)"\s*:\s*"(?!-?\d+")[^"]*"/.exec(text);
       if (bad)
         throw new Error(`$number${bad[1]} must be a decimal integer string, not ${bad[0].split(":").pop()?.trim()}`);
+      // (Past their type's range: refused, where the library wraps them around.)
+      for (const [, kind, digits] of text.matchAll(/"\$number(Int|Long)"\s*:\s*"(-?\d{10,})"/g)) {
+        const top = kind === "Int" ? 2n ** 31n : 2n ** 63n;
+        if (BigInt(digits!) < -top || BigInt(digits!) >= top)
+          throw new Error(
+            `$number${kind} "${digits}" is out of the range of a ${kind === "Int" ? 32 : 64}-bit integer`,
+          );
+      }
       const parsed = EJSON.parse(text, { relaxed: false });
       const dates = (node: unknown): void => {
         if (node instanceof Date) {

@@ -6,10 +6,10 @@
  * Checked by echoing generated arguments back as canonical Extended JSON, given as their text or
  * (a large request's way) as a request body holding them.
  */
-import { EJSON } from "bson";
+import { Double, EJSON, Long } from "bson";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { badNumberString } from "../../src/data/documents.ts";
+import { badNumberString, longNumberString, outOfRange } from "../../src/data/documents.ts";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
 import { BadArguments } from "../../src/functions/sandbox.ts";
 import { testSandbox } from "../helpers/sandbox.ts";
@@ -53,14 +53,51 @@ const holdsInvalidDate = (value: unknown): boolean =>
         Object.getPrototypeOf(value) === Object.prototype &&
         Object.values(value).some(holdsInvalidDate);
 
-/** What the library makes of the same text; MongoDB refuses number strings that are not integers, and invalid dates. */
+/**
+ * A value as the function process writes it: the library's canonical Extended JSON, but each
+ * integer past 2^53 with its exact digits (the library writes JavaScript's shortest) and 2^63, past
+ * Int64's range, as a double.
+ */
+function written(value: unknown): string {
+  const exact = (v: unknown): unknown => {
+    if (typeof v === "number")
+      return !Number.isInteger(v) || Number.isSafeInteger(v) || Math.abs(v) > 2 ** 63
+        ? v
+        : v === 2 ** 63
+          ? new Double(v)
+          : BigInt(v);
+    if (Array.isArray(v)) return v.map(exact);
+    if (v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+      const out: Record<string, unknown> = {};
+      for (const k of Object.keys(v))
+        Object.defineProperty(out, k, {
+          value: exact((v as Record<string, unknown>)[k]),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      return out;
+    }
+    return v;
+  };
+  return EJSON.stringify(exact(value) as never, { relaxed: false });
+}
+
+/**
+ * What the library makes of the same text; MongoDB refuses number strings that are not integers or
+ * past their type's range, and invalid dates.
+ */
 function expected(argsText: string): string {
   const bad = badNumberString.exec(argsText);
   if (bad) return `refused: $number${bad[1]} must be a decimal integer string, not ${bad[0].split(":").pop()?.trim()}`;
+  for (const [, kind, digits] of argsText.matchAll(longNumberString)) {
+    const refusal = outOfRange(kind!, digits!);
+    if (refusal !== null) return `refused: ${refusal}`;
+  }
   try {
     const value: unknown = EJSON.parse(argsText, { relaxed: true });
     if (holdsInvalidDate(value)) return "refused: $date is not a valid date";
-    return EJSON.stringify(value, { relaxed: false });
+    return written(value);
   } catch (error) {
     return `refused: ${(error as Error).message}`;
   }
@@ -132,7 +169,7 @@ const identity: FunctionSource = {
 };
 
 describe("a function's result", () => {
-  it("is a number or a string written as the library writes it", async () => {
+  it("is a number or a string written as the library writes it, integers past 2^53 exactly", async () => {
     const edges = [
       0,
       -0,
@@ -157,17 +194,36 @@ describe("a function's result", () => {
     ];
     const values = fc.sample(fc.oneof(fc.double(), fc.integer(), fc.constantFrom(...edges)), 300).concat(edges);
     for (const n of values) {
-      const argsText = `[${EJSON.stringify(n, { relaxed: false })}]`;
+      // (Each given as written exactly, so that the function gets n itself.)
+      const argsText = `[${written(n)}]`;
       const { result } = sandbox.run({
         fn: identity,
         argsText,
         callText: '{"user":{},"request":{}}',
         deadline: Date.now() + 10_000,
       });
-      // (What the function got: the library reads an Int64 beyond 2^63 - 1 as wrapped around.)
-      const received = EJSON.parse(argsText, { relaxed: true })[0];
-      expect(await result, String(n)).toBe(EJSON.stringify(received, { relaxed: false }));
+      expect(EJSON.parse(argsText, { relaxed: true })[0], String(n)).toBe(n);
+      expect(await result, String(n)).toBe(written(n));
     }
+    // 1.5 × 2^61: the library's digits would be "3458764513820541000", another Int64.
+    expect(written(1.5 * 2 ** 61)).toBe('{"$numberLong":"3458764513820540928"}');
+    // Within documents and arrays too; an Int64 the function made keeps its own digits.
+    const nested = sandbox.run({
+      fn: {
+        ...identity,
+        source:
+          "exports = () => ({ a: [1.5 * 2 ** 61, 2 ** 63, -(2 ** 63)], l: BSON.Long.fromString('3458764513820541000'), d: new Date(0) });",
+        version: "test:nested",
+      },
+      argsText: "[]",
+      callText: '{"user":{},"request":{}}',
+      deadline: Date.now() + 10_000,
+    });
+    expect(EJSON.parse(await nested.result, { relaxed: false })).toEqual({
+      a: [Long.fromString("3458764513820540928"), new Double(2 ** 63), Long.fromString("-9223372036854775808")],
+      l: Long.fromString("3458764513820541000"),
+      d: new Date(0),
+    });
     for (const s of ["", "plain", 'quote " and \\ backslash', "line\nbreak \u0001 \u2028", "é ✓ 😀", "\ud800 lone"]) {
       const { result } = sandbox.run({
         fn: identity,

@@ -349,7 +349,7 @@ export class MemoryStore implements Store {
         for (const [place, doc] of documents.entries()) {
           let decoded: unknown;
           try {
-            decoded = fromEJSON(doc);
+            decoded = fromEJSON(doc, { saved: true });
           } catch (error) {
             throw new StateImportError(
               `a document of ${database}.${collection} is not valid Extended JSON: ${(error as Error).message}`,

@@ -180,7 +180,7 @@ export class PostgresStore implements Store {
           rows: docs.map((doc, place) => {
             let decoded: Document;
             try {
-              decoded = fromEJSON(doc) as Document;
+              decoded = fromEJSON(doc, { saved: true }) as Document;
             } catch (error) {
               throw new StateImportError(
                 `a document of ${database}.${collection} is not valid Extended JSON: ${(error as Error).message}`,
