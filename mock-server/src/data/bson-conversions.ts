@@ -172,7 +172,10 @@ function fromDecimal(value: unknown, width: Width): bigint {
 /** A number as an int or a long (MongoDB's rules by the input's type). */
 function toInteger(value: unknown, width: Width): bigint {
   if (isDecimal(value)) return fromDecimal(value, width);
-  if (isLong(value) || (typeof value === "number" && Number.isInteger(value) && Math.abs(value) <= 2 ** 63)) {
+  if (
+    isLong(value) ||
+    (typeof value === "number" && Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63)
+  ) {
     const big = bigOf(value);
     const [low, high] = bounds(width);
     // MongoDB writes no value after the colon here.

@@ -54,7 +54,7 @@ export function fromNumber(value: number | bigint): Dec {
   if (Number.isNaN(value)) return nan;
   if (!Number.isFinite(value)) return { kind: "infinite", negative: value < 0 };
   // An integer within 64 bits is an int or a long as documents hold it (ejson-text.ts): exact.
-  if (Number.isInteger(value) && Math.abs(value) <= 2 ** 63)
+  if (Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63)
     return finite(value < 0 || Object.is(value, -0), BigInt(Math.abs(value)), 0);
   return parseDecimal(value.toPrecision(15)) ?? nan;
 }

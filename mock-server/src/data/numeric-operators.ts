@@ -67,9 +67,12 @@ export const doubleOf = (value: unknown): number =>
     : isLong(value)
       ? Number(bigOf(value))
       : (value as number);
-/** An int or a long as documents hold them (a number's type is the one it is written back as). */
+/**
+ * An int or a long as documents hold them (a number's type is the one it is written back as:
+ * 2^63, past Int64's range, is a double).
+ */
 export const isInteger = (value: unknown): boolean =>
-  isLong(value) || (Number.isInteger(value) && Math.abs(value as number) <= 2 ** 63);
+  isLong(value) || (Number.isInteger(value) && (value as number) >= -(2 ** 63) && (value as number) < 2 ** 63);
 
 type Combine = "add" | "multiply";
 

@@ -51,6 +51,27 @@ describe("long values", () => {
       pipeline: [{ $match: { _id: "big" } }, { $project: { n: 1, type: { $type: "$n" } } }],
     });
     expect(past.body).toEqual([{ _id: "big", n: { $numberDouble: "9223372036854776000" }, type: "double" }]);
+    // And a double as an operand: minus 1 a double (not the Int64 2^63 - 1), as a decimal 15 digits.
+    const operand = await computed("aggregate", {
+      pipeline: [
+        { $match: { _id: "big" } },
+        {
+          $project: {
+            _id: 0,
+            less: { $subtract: ["$n", 1] },
+            type: { $type: { $subtract: ["$n", 1] } },
+            decimal: { $toDecimal: "$n" },
+          },
+        },
+      ],
+    });
+    expect(operand.body).toEqual([
+      {
+        less: { $numberDouble: "9223372036854776000" },
+        type: "double",
+        decimal: { $numberDecimal: "9.22337203685478E+18" },
+      },
+    ]);
   });
 
   it("an _id of 20,000 characters (and one of 300): inserted once, found, updated, deleted", async () => {
