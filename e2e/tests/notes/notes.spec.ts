@@ -53,6 +53,20 @@ test("changes made on another page appear live", async ({ page, emu }) => {
   await expect(page.getByRole("heading", { level: 3, name: "From the other page" })).toBeHidden();
 });
 
+test("the notes collection dropped: the list empties, and live updates come back", async ({ page, emu }) => {
+  await signInAsWriter(page);
+  await addNote(page, "Soon gone", "dropped with its collection");
+  await expect.poll(() => emu.watchers()).toBe(1);
+  await emu.dropCollection("notes-app", "notes");
+  // The stream's drop event reloads the list; its end (after invalidate) reopens the stream.
+  await expect(page.getByRole("heading", { level: 3, name: "Soon gone" })).toBeHidden();
+  await expect(page.getByText("You have no notes yet. Write your first one above.")).toBeVisible();
+  const other = await page.context().newPage();
+  await other.goto("/notes");
+  await addNote(other, "After the drop", "written elsewhere");
+  await expect(page.getByRole("heading", { level: 3, name: "After the drop" })).toBeVisible();
+});
+
 test("a server function failure (injected) shows an error, and a retry succeeds", async ({ page, emu }) => {
   await signInAsWriter(page);
   await emu.addFault({ operationId: "callFunction", status: 500, times: 1 });
