@@ -45,6 +45,16 @@ function numberText(value: number): string {
   return `{"$numberDouble":"${Object.is(value, -0) ? "-0.0" : String(value)}"}`;
 }
 
+/**
+ * The wrapper and string a number is written with (numberText's `{"<wrapper>":"<string>"}`): one
+ * for each number, so a store can look a number up in its documents' texts.
+ */
+export function numberWrapper(value: number): { wrapper: string; text: string } {
+  const written = numberText(value);
+  const end = written.indexOf('"', 2);
+  return { wrapper: written.slice(2, end), text: written.slice(end + 3, -2) };
+}
+
 /** The library's own text for one value (undefined where JSON would leave the value out). */
 function libraryText(value: unknown): string | undefined {
   return EJSON.stringify(value as never, { relaxed: false }) as string | undefined;

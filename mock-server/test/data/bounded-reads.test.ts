@@ -240,6 +240,55 @@ describe("reads of a collection larger than the documents an action may examine"
     expect((await action("findOne", { query: {} })).body).toMatchObject({ n: { $numberInt: "1" } });
   });
 
+  it("narrows a number's equality in the store: what it examines is what may be equal", async () => {
+    // (Past the limit read whole: 6,000 documents.)
+    const one = await action("find", { query: { n: 4321 }, project: { _id: 0, n: 1 } });
+    expect(one.body).toEqual([{ n: { $numberInt: "4321" } }]);
+    const some = await action("find", {
+      query: { n: { $in: [7, 4000, 6001] }, owner: "me" },
+      project: { _id: 0, n: 1 },
+    });
+    expect(some.body).toEqual([{ n: { $numberInt: "7" } }, { n: { $numberInt: "4000" } }]);
+    expect((await action("count", { query: { n: { $eq: 5999 } } })).body).toEqual({ $numberLong: "1" });
+  });
+
+  it("finds every number equal to a number's, of any type, in arrays too, when it narrows", async () => {
+    const appId = await newOpenApp(app, { queryDocsExaminedLimit: 5 });
+    const documents = [
+      { _id: 1, k: 5 },
+      { _id: 2, k: [1, 5] },
+      { _id: 3, k: { $numberDecimal: "5.0" } },
+      { _id: 4, k: 6 },
+      { _id: 5, k: "5" },
+      { _id: 6, k: { $numberDouble: "-0.0" } },
+      { _id: 7, k: { $numberDouble: "NaN" } },
+      { _id: 8, k: { $numberLong: "1152921504606846976" } },
+      { _id: 9, k: 7 },
+      { _id: 10, k: 8.5 },
+      { _id: 11, k: [[5]] },
+      { _id: 12, k: true },
+    ];
+    expect((await seed(appId, documents, "mixed")).response.statusCode).toBe(201);
+    const { access_token: token } = await anonymousLogin(app, appId);
+    const ids = async (query: Record<string, unknown>) => {
+      const { body } = await mongoAction(app, appId, token, "find", {
+        database: "d",
+        collection: "mixed",
+        query,
+        project: { _id: 1 },
+      });
+      return Array.isArray(body) ? body.map((d: { _id: { $numberInt: string } }) => Number(d._id.$numberInt)) : body;
+    };
+    // Each would examine all 12 (past the limit of 5) without the store's narrowing.
+    expect(await ids({ k: 5 })).toEqual([1, 2, 3]);
+    expect(await ids({ k: 0 })).toEqual([6]);
+    expect(await ids({ k: { $numberDouble: "-0.0" } })).toEqual([6]);
+    expect(await ids({ k: { $numberDouble: "NaN" } })).toEqual([7]);
+    expect(await ids({ k: { $numberDouble: "1152921504606846976" } })).toEqual([8]);
+    expect(await ids({ k: { $in: [6, 8.5] } })).toEqual([4, 10]);
+    expect(await ids({ k: 9 })).toEqual([]);
+  });
+
   it("leaves other collections and apps as they were", async () => {
     const { action: small } = await bigCollection(10, limit);
     expect((await small("find", { query: {} })).body).toHaveLength(10);

@@ -7,19 +7,31 @@
 import { describe, expect, it } from "vitest";
 import type { Document } from "../../src/data/documents.ts";
 import { find } from "../../src/data/query-engine.ts";
-import { Collection, stringEqualities } from "../../src/store/memory/documents.ts";
+import { Collection, indexedEqualities } from "../../src/store/memory/documents.ts";
 import { seeded } from "../helpers/seeded.ts";
 
-describe("stringEqualities", () => {
-  it("finds the string conditions every match must meet, at the top level and under $and only", () => {
-    expect(stringEqualities({ owner_id: "u1", n: 3 })).toEqual([["owner_id", "u1"]]);
-    expect(stringEqualities({ $and: [{ owner_id: { $eq: "u1" } }, { $and: [{ tag: "x" }] }] })).toEqual([
-      ["owner_id", "u1"],
-      ["tag", "x"],
+describe("indexedEqualities", () => {
+  it("finds the string and number conditions every match must meet, at the top level and under $and only", () => {
+    expect(indexedEqualities({ owner_id: "u1", n: 3, b: true })).toEqual([
+      ["owner_id", ["u1"]],
+      ["n", [3]],
+    ]);
+    expect(
+      indexedEqualities({ $and: [{ owner_id: { $eq: "u1" } }, { $and: [{ tag: { $in: ["x", 2.5] } }] }] }),
+    ).toEqual([
+      ["owner_id", ["u1"]],
+      ["tag", ["x", 2.5]],
     ]);
     // Not required of every match, or not a plain top-level equality: no narrowing.
-    expect(stringEqualities({ $or: [{ owner_id: "u1" }, { owner_id: "u2" }] })).toEqual([]);
-    expect(stringEqualities({ "a.b": "x", owner_id: { $ne: "u1" }, t: { $eq: "x", $exists: true } })).toEqual([]);
+    expect(indexedEqualities({ $or: [{ owner_id: "u1" }, { owner_id: "u2" }] })).toEqual([]);
+    expect(
+      indexedEqualities({
+        "a.b": "x",
+        owner_id: { $ne: "u1" },
+        t: { $eq: "x", $exists: true },
+        u: { $in: ["x", null] },
+      }),
+    ).toEqual([]);
   });
 });
 

@@ -25,7 +25,7 @@ import {
 } from "../../src/data/wide-values.ts";
 import { parseJsonBodyInSlices } from "../../src/http/json-body.ts";
 import { exactConditions, exactConditionsInSlices } from "../../src/store/exact-query.ts";
-import { stringEqualities } from "../../src/store/memory/documents.ts";
+import { indexedEqualities } from "../../src/store/memory/documents.ts";
 import { pushdown, pushdownInSlices } from "../../src/store/postgres/pushdown.ts";
 import { anonymousLogin, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
 import { typed, wide } from "../helpers/wide-shapes.ts";
@@ -280,7 +280,7 @@ describe("wide values walked in slices", () => {
       // (Each query object's answer is kept: the sliced one asked of another read of the query.)
       const again = ((await read(text)) as { query: Document }).query;
       expect(JSON.stringify(await exactConditionsInSlices(again))).toBe(JSON.stringify(exactConditions(listed)));
-      expect(stringEqualities(query)).toEqual(stringEqualities(listed));
+      expect(indexedEqualities(query)).toEqual(indexedEqualities(listed));
       expect(await pushdownInSlices(query, 5, { hidden: true })).toEqual(pushdown(listed, 5, { hidden: true }));
     }
     expect(exactConditions(((await read(JSON.stringify(exact))) as { query: Document }).query)).toHaveLength(5_001);

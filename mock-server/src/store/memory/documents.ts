@@ -9,10 +9,11 @@ import { bsonSize, keptSize } from "../../data/bson-size.ts";
 import { stampEvents } from "../../data/change-events.ts";
 import { type ChangeEvent, cloneValue, type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { storeDocument } from "../../data/ejson-text.ts";
+import { isBsonNumber } from "../../data/numeric-operators.ts";
 import { finish, inSlices, inTurns, Turns } from "../../data/turns.ts";
 import { keysOf } from "../../data/wide-keys.ts";
 import { holdsWide, storeInSlices } from "../../data/wide-values.ts";
-import { conditionsPerStep, exactConditionsInSlices, meetsExactly } from "../exact-query.ts";
+import { conditionsPerStep, exactConditionsInSlices, maxExactAlternatives, meetsExactly } from "../exact-query.ts";
 import {
   type AppliedChanges,
   type CollectionInfo,
@@ -103,12 +104,26 @@ async function* batchesOf(docs: Document[], { want }: ScanOptions): AsyncGenerat
 /** The most fields of one collection kept indexed (a query on another field scans). */
 const maxIndexedFields = 8;
 
+/** A value an index keeps documents by: a string, a number (0 and -0 alike, NaN as NaN: a Map's keys), or `otherNumbers`. */
+type IndexKey = string | number | typeof otherNumbers;
+
 /**
- * The `field: "string"` conditions a query requires of every match (at its top level or under
- * `$and`; `{$eq: "…"}` too): each narrows a read to the documents whose top-level field is that
- * string or an array holding it.
+ * The index key of the documents whose field holds an Int64 object (past 2^53) or a Decimal128:
+ * they may equal a number that is not their key (`5.0` equals 5), so every read narrowed by a
+ * number reads them too (and the query engine decides).
  */
-export function stringEqualities(query: Document): [string, string][] {
+const otherNumbers = Symbol("other numbers");
+
+/** A string or a number an equality narrows a read by. */
+type Wanted = string | number;
+
+/**
+ * The `field: "string"` and `field: number` conditions a query requires of every match (at its
+ * top level or under `$and`; `{$eq: …}` and `{$in: […]}` of up to 256 of them too): each narrows a
+ * read to the documents whose top-level field is such a string, or a number equal to such a number
+ * (or may be: `otherNumbers`), or an array holding one.
+ */
+export function indexedEqualities(query: Document): [string, Wanted[]][] {
   let known = equalities.get(query);
   if (known === undefined) {
     known = finish(findEqualities(query));
@@ -118,17 +133,19 @@ export function stringEqualities(query: Document): [string, string][] {
 }
 
 /**
- * `stringEqualities`, giving other requests a turn between steps (a very wide query's 200,000
+ * `indexedEqualities`, giving other requests a turn between steps (a very wide query's 200,000
  * took 60 ms in one); kept for the query object, as queries are never changed.
  */
-async function stringEqualitiesInSlices(query: Document): Promise<void> {
+async function indexedEqualitiesInSlices(query: Document): Promise<void> {
   if (!equalities.has(query)) equalities.set(query, await inTurns(findEqualities(query)));
 }
 
-const equalities = new WeakMap<Document, [string, string][]>();
+const equalities = new WeakMap<Document, [string, Wanted[]][]>();
 
-function* findEqualities(query: Document): Generator<void, [string, string][]> {
-  const into: [string, string][] = [];
+const wanted = (value: unknown): value is Wanted => typeof value === "string" || typeof value === "number";
+
+function* findEqualities(query: Document): Generator<void, [string, Wanted[]][]> {
+  const into: [string, Wanted[]][] = [];
   let looked = 0;
   function* visit(q: Document): Generator<void> {
     // (Keys, not entries: a very wide query's entries took 300 ms; its keys are kept: wide-keys.ts.)
@@ -138,9 +155,13 @@ function* findEqualities(query: Document): Generator<void, [string, string][]> {
       if (field === "$and" && Array.isArray(condition)) {
         for (const part of condition) if (isDocument(part)) yield* visit(part);
       } else if (field !== "" && !field.startsWith("$") && !field.includes(".")) {
-        if (typeof condition === "string") into.push([field, condition]);
-        else if (isDocument(condition) && typeof condition.$eq === "string" && Object.keys(condition).length === 1)
-          into.push([field, condition.$eq]);
+        if (wanted(condition)) into.push([field, [condition]]);
+        else if (isDocument(condition) && Object.keys(condition).length === 1) {
+          const list = condition.$in;
+          if (wanted(condition.$eq)) into.push([field, [condition.$eq]]);
+          else if (Array.isArray(list) && list.length > 0 && list.length <= maxExactAlternatives && list.every(wanted))
+            into.push([field, list]);
+        }
       }
     }
   }
@@ -148,11 +169,20 @@ function* findEqualities(query: Document): Generator<void, [string, string][]> {
   return into;
 }
 
-/** The string values a document's top-level field can be matched by (an array's strings too). */
-function stringValues(value: unknown): string[] {
-  if (typeof value === "string") return [value];
-  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === "string");
-  return [];
+/**
+ * The index keys a document's top-level field is kept under: its string or number, an array's
+ * strings and numbers, and `otherNumbers` for an Int64 object or a Decimal128 (in an array too).
+ */
+function indexKeys(value: unknown): IndexKey[] {
+  if (typeof value === "string" || typeof value === "number") return [value];
+  if (isBsonNumber(value)) return [otherNumbers];
+  if (!Array.isArray(value)) return [];
+  const keys: IndexKey[] = [];
+  for (const item of value) {
+    if (typeof item === "string" || typeof item === "number") keys.push(item);
+    else if (isBsonNumber(item) && !keys.includes(otherNumbers)) keys.push(otherNumbers);
+  }
+  return keys;
 }
 
 /**
@@ -176,7 +206,7 @@ export class Collection {
    * Indexes of top-level fields by string value (the documents having it, by `_id` key), each
    * built on the first read narrowed by its field and kept by every write after.
    */
-  private readonly indexes = new Map<string, Map<string, IndexEntry>>();
+  private readonly indexes = new Map<string, Map<IndexKey, IndexEntry>>();
   /** Each document's size (documentBytes), by `_id` key. */
   private readonly sizes = new Map<string, number>();
   /** The sum of `sizes`. */
@@ -205,20 +235,33 @@ export class Collection {
 
   /**
    * The documents that may match `query`, in insertion order: by an index when the query requires
-   * a field to equal a string (a user's own notes among everyone's), else all of them.
+   * a field to equal a string (a user's own notes among everyone's) or a number, else all of them.
    */
   candidates(query: Document): Document[] {
-    let fewest: IndexEntry | null | undefined;
-    for (const [field, value] of stringEqualities(query)) {
+    let fewest: IndexEntry[] | undefined;
+    let fewestSize = 0;
+    for (const [field, values] of indexedEqualities(query)) {
       const index = this.indexes.get(field) ?? this.buildIndex(field);
       if (!index) continue;
-      const entry = index.get(value) ?? null;
-      if (entry === null) return [];
-      if (!fewest || entry.docs.size < fewest.docs.size) fewest = entry;
+      const entries: IndexEntry[] = [];
+      for (const value of new Set(values)) {
+        const entry = index.get(value);
+        if (entry) entries.push(entry);
+      }
+      // (A number may equal an Int64 object's or a Decimal128's value.)
+      const others = values.some((v) => typeof v === "number") ? index.get(otherNumbers) : undefined;
+      if (others) entries.push(others);
+      const size = entries.reduce((sum, e) => sum + e.docs.size, 0);
+      if (size === 0) return [];
+      if (!fewest || size < fewestSize) [fewest, fewestSize] = [entries, size];
     }
     if (!fewest) return this.values();
-    if (!fewest.ordered) this.putInOrder(fewest);
-    return [...fewest.docs.values()];
+    for (const entry of fewest) if (!entry.ordered) this.putInOrder(entry);
+    if (fewest.length === 1) return [...fewest[0]!.docs.values()];
+    // The entries' documents, once each, in insertion order.
+    const merged = new Map<string, Document>();
+    for (const entry of fewest) for (const [key, doc] of entry.docs) merged.set(key, doc);
+    return [...merged].sort(([a], [b]) => this.places.get(a)! - this.places.get(b)!).map(([, doc]) => doc);
   }
 
   /** Puts an index entry's documents in insertion order again (each key's place looked up once). */
@@ -245,11 +288,11 @@ export class Collection {
     return undefined;
   }
 
-  private buildIndex(field: string): Map<string, IndexEntry> | undefined {
+  private buildIndex(field: string): Map<IndexKey, IndexEntry> | undefined {
     if (this.indexes.size >= maxIndexedFields) return undefined;
-    const index = new Map<string, IndexEntry>();
+    const index = new Map<IndexKey, IndexEntry>();
     this.indexes.set(field, index);
-    for (const [key, doc] of this.docs) this.reindexField(index, key, [], stringValues(doc[field]), doc);
+    for (const [key, doc] of this.docs) this.reindexField(index, key, [], indexKeys(doc[field]), doc);
     return index;
   }
 
@@ -259,10 +302,10 @@ export class Collection {
    * its position there (a Map's `set` of a key it has), joining the others at the end.
    */
   private reindexField(
-    index: Map<string, IndexEntry>,
+    index: Map<IndexKey, IndexEntry>,
     key: string,
-    before: string[],
-    after: string[],
+    before: IndexKey[],
+    after: IndexKey[],
     doc: Document | undefined,
   ): void {
     for (const value of before) {
@@ -294,8 +337,8 @@ export class Collection {
       this.reindexField(
         index,
         key,
-        before ? stringValues(before[field]) : [],
-        after ? stringValues(after[field]) : [],
+        before ? indexKeys(before[field]) : [],
+        after ? indexKeys(after[field]) : [],
         after,
       );
     }
@@ -468,12 +511,12 @@ export class MemoryDocuments implements DocumentStore {
   }
 
   async read(database: string, collection: string, prefilter: Document): Promise<Document[]> {
-    await stringEqualitiesInSlices(prefilter);
+    await indexedEqualitiesInSlices(prefilter);
     return this.existing(database, collection)?.candidates(prefilter) ?? [];
   }
 
   async *scan(database: string, name: string, prefilter: Document, options: ScanOptions = {}) {
-    await stringEqualitiesInSlices(prefilter);
+    await indexedEqualitiesInSlices(prefilter);
     yield* batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options);
   }
 
@@ -486,7 +529,7 @@ export class MemoryDocuments implements DocumentStore {
   ): Promise<ExactTexts | undefined> {
     const conditions = await exactConditionsInSlices(query);
     if (conditions === null) return undefined;
-    await stringEqualitiesInSlices(query);
+    await indexedEqualitiesInSlices(query);
     const candidates = this.existing(database, name)?.candidates(query) ?? [];
     const ceiling = max === undefined ? Number.POSITIVE_INFINITY : max + 1;
     const found: ExactTexts = { texts: [], keys: [], sizes: [], examined: 0 };
@@ -504,7 +547,7 @@ export class MemoryDocuments implements DocumentStore {
   async countExact(database: string, name: string, query: Document, { limit }: { limit?: number } = {}) {
     const conditions = await exactConditionsInSlices(query);
     if (conditions === null) return undefined;
-    await stringEqualitiesInSlices(query);
+    await indexedEqualitiesInSlices(query);
     const collection = this.existing(database, name);
     const most = limit ?? Number.POSITIVE_INFINITY;
     if (!collection) return 0;

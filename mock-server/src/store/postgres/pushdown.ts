@@ -9,15 +9,19 @@
  *   `f: {$in: [v…]}` of up to 256 values) → the JSON path predicate `doc @@ '$."f" == v'` (lax
  *   mode: it matches an array holding the value too, as MongoDB's equality does), served by the GIN
  *   index on `doc`;
+ * - a top-level field equal to a number (a JS number: ints, doubles, an integer past 2^53) → its
+ *   one text as this server writes it (`$."f"."$numberInt" == "5"`; 0 also `-0.0`), or a
+ *   Decimal128 (of any text: `5.0` equals 5), which the query engine then decides;
  * - the conditions of an `$and` (and of a one-clause `$or`), each as above.
  *
- * Everything else (numbers other than `_id`, dates, null, regular expressions, dotted paths,
- * `$or`, `$expr`, comparisons…) is left to the query engine. docs/decisions/0008 lists this too.
- * What it pushes down is exact but for numeric `_id`s (store/exact-query.ts): for an exact query
- * the rows are the matches.
+ * Everything else (Int64 and Decimal128 values in the query, dates, null, regular expressions,
+ * dotted paths, `$or`, `$expr`, comparisons…) is left to the query engine. docs/decisions/0008
+ * lists this too. What it pushes down is exact but for numbers (store/exact-query.ts): for an
+ * exact query the rows are the matches.
  */
 import { ObjectId } from "bson";
 import { type Document, isDocument } from "../../data/documents.ts";
+import { numberWrapper } from "../../data/ejson-text.ts";
 import { finish, inTurns } from "../../data/turns.ts";
 import { keysOf } from "../../data/wide-keys.ts";
 import { awkward, conditionsPerStep, maxExactAlternatives } from "../exact-query.ts";
@@ -29,10 +33,10 @@ export interface Pushdown {
   params: unknown[];
 }
 
-type Scalar = string | boolean | ObjectId;
+type Scalar = string | boolean | ObjectId | number;
 
 function scalar(value: unknown): Scalar | undefined {
-  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "string" || typeof value === "boolean" || typeof value === "number") return value;
   if (value instanceof ObjectId) return value;
   return undefined;
 }
@@ -43,6 +47,12 @@ const literal = (text: string) => JSON.stringify(text);
 /** `$."f" == v`: the field (an ObjectId's hex under `$oid`, as canonical Extended JSON stores it). */
 function pathEquals(key: string, value: Scalar): string | undefined {
   if (typeof value === "boolean") return `$.${literal(key)} == ${value}`;
+  if (typeof value === "number") {
+    const field = `$.${literal(key)}`;
+    const { wrapper, text } = numberWrapper(value);
+    const zero = value === 0 ? ` || ${field}."$numberDouble" == "-0.0" || ${field}."$numberInt" == "0"` : "";
+    return `${field}.${literal(wrapper)} == ${literal(text)}${zero} || exists(${field}."$numberDecimal")`;
+  }
   if (value instanceof ObjectId) return `$.${literal(key)}."$oid" == ${literal(value.toHexString())}`;
   return awkward(value) ? undefined : `$.${literal(key)} == ${literal(value)}`;
 }
