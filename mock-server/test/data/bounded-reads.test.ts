@@ -267,6 +267,8 @@ describe("reads of a collection larger than the documents an action may examine"
       { _id: 10, k: 8.5 },
       { _id: 11, k: [[5]] },
       { _id: 12, k: true },
+      { _id: 13, k: { $oid: "65a1b2c3d4e5f60718293a4c" } },
+      { _id: 14, k: [false, "65a1b2c3d4e5f60718293a4c"] },
     ];
     expect((await seed(appId, documents, "mixed")).response.statusCode).toBe(201);
     const { access_token: token } = await anonymousLogin(app, appId);
@@ -287,6 +289,11 @@ describe("reads of a collection larger than the documents an action may examine"
     expect(await ids({ k: { $numberDouble: "1152921504606846976" } })).toEqual([8]);
     expect(await ids({ k: { $in: [6, 8.5] } })).toEqual([4, 10]);
     expect(await ids({ k: 9 })).toEqual([]);
+    // Booleans and ObjectIds narrow it too (a string of an ObjectId's hex is not that ObjectId).
+    expect(await ids({ k: true, n: { $exists: false } })).toEqual([12]);
+    expect(await ids({ k: { $in: [false, { $oid: "65a1b2c3d4e5f60718293a4c" }] }, n: { $exists: false } })).toEqual([
+      13, 14,
+    ]);
   });
 
   it("leaves other collections and apps as they were", async () => {

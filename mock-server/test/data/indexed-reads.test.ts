@@ -4,6 +4,7 @@
  * insertion order, however the collection was written since — checked against a full scan over a
  * seeded history of inserts, replaces and deletes; so is the first document having a value.
  */
+import { Decimal128, ObjectId } from "bson";
 import { describe, expect, it } from "vitest";
 import type { Document } from "../../src/data/documents.ts";
 import { find } from "../../src/data/query-engine.ts";
@@ -12,9 +13,12 @@ import { seeded } from "../helpers/seeded.ts";
 
 describe("indexedEqualities", () => {
   it("finds the string and number conditions every match must meet, at the top level and under $and only", () => {
-    expect(indexedEqualities({ owner_id: "u1", n: 3, b: true })).toEqual([
+    const id = new ObjectId("65a1b2c3d4e5f60718293a4c");
+    expect(indexedEqualities({ owner_id: "u1", n: 3, b: true, id, d: new Date(0) })).toEqual([
       ["owner_id", ["u1"]],
       ["n", [3]],
+      ["b", [true]],
+      ["id", ["\u0000$oid:65a1b2c3d4e5f60718293a4c"]],
     ]);
     expect(
       indexedEqualities({ $and: [{ owner_id: { $eq: "u1" } }, { $and: [{ tag: { $in: ["x", 2.5] } }] }] }),
@@ -39,12 +43,20 @@ describe("indexed reads of a collection", () => {
   const owners = ["ann", "bob", "cid", "dee"];
   const random = seeded(20261124);
   const pick = <T>(values: T[]) => values[Math.floor(random() * values.length)]!;
-  /** An owner field as documents have it: a string, an array, another type, or none. */
+  const oid = new ObjectId("65a1b2c3d4e5f60718293a4c");
+  /**
+   * An owner field as documents have it: a string, an array, a number (of another type too: a
+   * Decimal128 of 7.0 equals 7), a boolean, an ObjectId, or none.
+   */
   const ownerValue = (): unknown => {
     const r = random();
-    if (r < 0.6) return pick(owners);
-    if (r < 0.75) return [pick(owners), pick(owners), 7];
-    if (r < 0.85) return 42;
+    if (r < 0.5) return pick(owners);
+    if (r < 0.62) return [pick(owners), pick(owners), 7];
+    if (r < 0.7) return 42;
+    if (r < 0.75) return Decimal128.fromString("7.0");
+    if (r < 0.78) return [true, Decimal128.fromString("42")];
+    if (r < 0.82) return true;
+    if (r < 0.86) return oid;
     return undefined;
   };
   const make = (id: number): Document => {
@@ -57,11 +69,12 @@ describe("indexed reads of a collection", () => {
   it("read what a full scan reads, in insertion order, through a seeded history of writes", () => {
     const collection = new Collection("db", "notes");
     let nextId = 0;
-    const queries = (owner: string): Document[] => [
+    const queries = (owner: unknown): Document[] => [
       { owner_id: owner },
       { owner_id: { $eq: owner } },
       { $and: [{ n: { $gte: 50 } }, { owner_id: owner }] },
       { owner_id: owner, tag: "never" },
+      { owner_id: { $in: [owner, "dee"] } },
     ];
     for (let step = 0; step < 60; step++) {
       for (let i = 0; i < 20; i++) {
@@ -72,10 +85,11 @@ describe("indexed reads of a collection", () => {
         else collection.delete(pick(ids));
       }
       const all = collection.values();
-      for (const owner of [...owners, "nobody"]) {
+      for (const owner of [...owners, "nobody", 7, 42, 0, true, false, oid]) {
         // The first document having the value itself (not in an array): on odd steps before a
         // read puts the index in order again, on even ones after.
         const first = () =>
+          typeof owner === "string" &&
           expect(collection.firstWith("owner_id", owner)).toEqual(all.find((d) => d.owner_id === owner));
         if (step % 2 === 1) first();
         for (const query of queries(owner)) {
@@ -92,6 +106,8 @@ describe("indexed reads of a collection", () => {
     }
     // Narrowed indeed: one owner's candidates are far fewer than the collection.
     expect(collection.candidates({ owner_id: "ann" }).length).toBeLessThan(collection.size);
+    expect(collection.candidates({ owner_id: 7 }).length).toBeLessThan(collection.size);
+    expect(collection.candidates({ owner_id: oid }).length).toBeLessThan(collection.size);
   });
 
   it("scan for fields past the indexed few, and for queries without a string equality", () => {

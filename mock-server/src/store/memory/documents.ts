@@ -4,6 +4,7 @@
  * read and its changes are one step; every change is published to the app's change-stream
  * listeners.
  */
+import { ObjectId } from "bson";
 import { type AppLimits, writerLimits } from "../../config/app-config.ts";
 import { bsonSize, keptSize } from "../../data/bson-size.ts";
 import { stampEvents } from "../../data/change-events.ts";
@@ -104,8 +105,11 @@ async function* batchesOf(docs: Document[], { want }: ScanOptions): AsyncGenerat
 /** The most fields of one collection kept indexed (a query on another field scans). */
 const maxIndexedFields = 8;
 
-/** A value an index keeps documents by: a string, a number (0 and -0 alike, NaN as NaN: a Map's keys), or `otherNumbers`. */
-type IndexKey = string | number | typeof otherNumbers;
+/**
+ * A value an index keeps documents by: a string, a number (0 and -0 alike, NaN as NaN: a Map's
+ * keys), a boolean, an ObjectId's `oidKey`, or `otherNumbers`.
+ */
+type IndexKey = string | number | boolean | typeof otherNumbers;
 
 /**
  * The index key of the documents whose field holds an Int64 object (past 2^53) or a Decimal128:
@@ -114,16 +118,23 @@ type IndexKey = string | number | typeof otherNumbers;
  */
 const otherNumbers = Symbol("other numbers");
 
-/** A string or a number an equality narrows a read by. */
-type Wanted = string | number;
+/** An ObjectId's key (a string holding the same text is kept beside it: a read of either reads both, and the engine decides). */
+const oidKey = (id: ObjectId) => `\u0000$oid:${id.toHexString()}`;
+
+/** The index key of a value a read narrows by or a document is kept under, or undefined (not indexed). */
+function keyOf(value: unknown): IndexKey | undefined {
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value;
+  if (value instanceof ObjectId) return oidKey(value);
+  return undefined;
+}
 
 /**
- * The `field: "string"` and `field: number` conditions a query requires of every match (at its
- * top level or under `$and`; `{$eq: …}` and `{$in: […]}` of up to 256 of them too): each narrows a
- * read to the documents whose top-level field is such a string, or a number equal to such a number
- * (or may be: `otherNumbers`), or an array holding one.
+ * The equalities of top-level fields to strings, numbers, booleans and ObjectIds a query requires
+ * of every match (at its top level or under `$and`; `{$eq: …}` and `{$in: […]}` of up to 256 of
+ * them too), as index keys: each narrows a read to the documents whose field is such a value (a
+ * number equal to such a number, or maybe: `otherNumbers`) or an array holding one.
  */
-export function indexedEqualities(query: Document): [string, Wanted[]][] {
+export function indexedEqualities(query: Document): [string, IndexKey[]][] {
   let known = equalities.get(query);
   if (known === undefined) {
     known = finish(findEqualities(query));
@@ -140,12 +151,10 @@ async function indexedEqualitiesInSlices(query: Document): Promise<void> {
   if (!equalities.has(query)) equalities.set(query, await inTurns(findEqualities(query)));
 }
 
-const equalities = new WeakMap<Document, [string, Wanted[]][]>();
+const equalities = new WeakMap<Document, [string, IndexKey[]][]>();
 
-const wanted = (value: unknown): value is Wanted => typeof value === "string" || typeof value === "number";
-
-function* findEqualities(query: Document): Generator<void, [string, Wanted[]][]> {
-  const into: [string, Wanted[]][] = [];
+function* findEqualities(query: Document): Generator<void, [string, IndexKey[]][]> {
+  const into: [string, IndexKey[]][] = [];
   let looked = 0;
   function* visit(q: Document): Generator<void> {
     // (Keys, not entries: a very wide query's entries took 300 ms; its keys are kept: wide-keys.ts.)
@@ -155,12 +164,16 @@ function* findEqualities(query: Document): Generator<void, [string, Wanted[]][]>
       if (field === "$and" && Array.isArray(condition)) {
         for (const part of condition) if (isDocument(part)) yield* visit(part);
       } else if (field !== "" && !field.startsWith("$") && !field.includes(".")) {
-        if (wanted(condition)) into.push([field, [condition]]);
+        const key = keyOf(condition);
+        if (key !== undefined) into.push([field, [key]]);
         else if (isDocument(condition) && Object.keys(condition).length === 1) {
+          const equal = keyOf(condition.$eq);
           const list = condition.$in;
-          if (wanted(condition.$eq)) into.push([field, [condition.$eq]]);
-          else if (Array.isArray(list) && list.length > 0 && list.length <= maxExactAlternatives && list.every(wanted))
-            into.push([field, list]);
+          if (equal !== undefined) into.push([field, [equal]]);
+          else if (Array.isArray(list) && list.length > 0 && list.length <= maxExactAlternatives) {
+            const keys = list.map(keyOf);
+            if (keys.every((k) => k !== undefined)) into.push([field, keys as IndexKey[]]);
+          }
         }
       }
     }
@@ -170,17 +183,18 @@ function* findEqualities(query: Document): Generator<void, [string, Wanted[]][]>
 }
 
 /**
- * The index keys a document's top-level field is kept under: its string or number, an array's
- * strings and numbers, and `otherNumbers` for an Int64 object or a Decimal128 (in an array too).
+ * The index keys a document's top-level field is kept under: its value's, an array's values', and
+ * `otherNumbers` for an Int64 object or a Decimal128 (in an array too).
  */
 function indexKeys(value: unknown): IndexKey[] {
-  if (typeof value === "string" || typeof value === "number") return [value];
+  const key = keyOf(value);
+  if (key !== undefined) return [key];
   if (isBsonNumber(value)) return [otherNumbers];
   if (!Array.isArray(value)) return [];
   const keys: IndexKey[] = [];
   for (const item of value) {
-    if (typeof item === "string" || typeof item === "number") keys.push(item);
-    else if (isBsonNumber(item) && !keys.includes(otherNumbers)) keys.push(otherNumbers);
+    const itemKey = keyOf(item) ?? (isBsonNumber(item) ? otherNumbers : undefined);
+    if (itemKey !== undefined && !keys.includes(itemKey)) keys.push(itemKey);
   }
   return keys;
 }
@@ -235,7 +249,8 @@ export class Collection {
 
   /**
    * The documents that may match `query`, in insertion order: by an index when the query requires
-   * a field to equal a string (a user's own notes among everyone's) or a number, else all of them.
+   * a field to equal a string (a user's own notes among everyone's), a number, a boolean or an
+   * ObjectId, else all of them.
    */
   candidates(query: Document): Document[] {
     let fewest: IndexEntry[] | undefined;

@@ -45,16 +45,17 @@ function scalar(value: unknown): Scalar | undefined {
 const literal = (text: string) => JSON.stringify(text);
 
 /** `$."f" == v`: the field (an ObjectId's hex under `$oid`, as canonical Extended JSON stores it). */
-function pathEquals(key: string, value: Scalar): string | undefined {
-  if (typeof value === "boolean") return `$.${literal(key)} == ${value}`;
+function pathEquals(key: string, value: Scalar): string[] | undefined {
+  const field = `$.${literal(key)}`;
+  if (typeof value === "boolean") return [`${field} == ${value}`];
   if (typeof value === "number") {
-    const field = `$.${literal(key)}`;
-    const { wrapper, text } = numberWrapper(value);
-    const zero = value === 0 ? ` || ${field}."$numberDouble" == "-0.0" || ${field}."$numberInt" == "0"` : "";
-    return `${field}.${literal(wrapper)} == ${literal(text)}${zero} || exists(${field}."$numberDecimal")`;
+    // 0 and -0 are equal: both texts; a Decimal128 may equal any number.
+    const texts = value === 0 ? [numberWrapper(0), numberWrapper(-0)] : [numberWrapper(value)];
+    const decimal = `exists(${field}."$numberDecimal")`;
+    return [...texts.map(({ wrapper, text }) => `${field}.${literal(wrapper)} == ${literal(text)}`), decimal];
   }
-  if (value instanceof ObjectId) return `$.${literal(key)}."$oid" == ${literal(value.toHexString())}`;
-  return awkward(value) ? undefined : `$.${literal(key)} == ${literal(value)}`;
+  if (value instanceof ObjectId) return [`${field}."$oid" == ${literal(value.toHexString())}`];
+  return awkward(value) ? undefined : [`${field} == ${literal(value)}`];
 }
 
 /** The values an equality condition accepts, or undefined when it is not a plain equality. */
@@ -126,9 +127,15 @@ function* conditions(query: Document, firstParam: number, hidden: boolean, into:
       const values = equalValues(condition, (v) => scalar(v) !== undefined);
       // A path of 100,000 alternatives is past what PostgreSQL evaluates (and an index would help little).
       if (!values || values.length > maxAlternatives) continue;
-      const alternatives = values.map((value) => pathEquals(key, value as Scalar));
-      if (alternatives.some((a) => a === undefined)) continue;
-      where.push(`doc @@ ${param(alternatives.join(" || "), "jsonpath")}`);
+      const alternatives = new Set<string>();
+      let every = true;
+      for (const value of values) {
+        const paths = pathEquals(key, value as Scalar);
+        if (paths === undefined) every = false;
+        else for (const path of paths) alternatives.add(path);
+      }
+      if (!every) continue;
+      where.push(`doc @@ ${param([...alternatives].join(" || "), "jsonpath")}`);
     }
   }
   yield* visit(query);
