@@ -8,7 +8,7 @@ import { Decimal128, ObjectId } from "bson";
 import { describe, expect, it } from "vitest";
 import type { Document } from "../../src/data/documents.ts";
 import { find } from "../../src/data/query-engine.ts";
-import { Collection, indexedEqualities } from "../../src/store/memory/documents.ts";
+import { Collection, indexedEqualities, maxKeysPerArray } from "../../src/store/memory/documents.ts";
 import { seeded } from "../helpers/seeded.ts";
 
 describe("indexedEqualities", () => {
@@ -108,6 +108,21 @@ describe("indexed reads of a collection", () => {
     expect(collection.candidates({ owner_id: "ann" }).length).toBeLessThan(collection.size);
     expect(collection.candidates({ owner_id: 7 }).length).toBeLessThan(collection.size);
     expect(collection.candidates({ owner_id: oid }).length).toBeLessThan(collection.size);
+  });
+
+  it("keep a document whose array holds more values than an index keeps a document under, for every read", () => {
+    const collection = new Collection("db", "long");
+    const values = Array.from({ length: maxKeysPerArray + 1 }, (_, i) => i);
+    collection.insert({ _id: "long", tags: values });
+    collection.insert({ _id: "short", tags: [1, 2] });
+    collection.insert({ _id: "other", tags: "x" });
+    expect(collection.candidates({ tags: 1 }).map((d) => d._id)).toEqual(["long", "short"]);
+    expect(collection.candidates({ tags: maxKeysPerArray }).map((d) => d._id)).toEqual(["long"]);
+    expect(collection.candidates({ tags: "x" }).map((d) => d._id)).toEqual(["long", "other"]);
+    // Replaced by a short array: kept under its values again.
+    collection.replace({ _id: "long", tags: [7] });
+    expect(collection.candidates({ tags: 1 }).map((d) => d._id)).toEqual(["short"]);
+    expect(collection.candidates({ tags: 7 }).map((d) => d._id)).toEqual(["long"]);
   });
 
   it("scan for fields past the indexed few, and for queries without a string equality", () => {

@@ -109,7 +109,7 @@ const maxIndexedFields = 8;
  * A value an index keeps documents by: a string, a number (0 and -0 alike, NaN as NaN: a Map's
  * keys), a boolean, an ObjectId's `oidKey`, or `otherNumbers`.
  */
-type IndexKey = string | number | boolean | typeof otherNumbers;
+type IndexKey = string | number | boolean | typeof otherNumbers | typeof manyValues;
 
 /**
  * The index key of the documents whose field holds an Int64 object (past 2^53) or a Decimal128:
@@ -117,6 +117,14 @@ type IndexKey = string | number | boolean | typeof otherNumbers;
  * number reads them too (and the query engine decides).
  */
 const otherNumbers = Symbol("other numbers");
+
+/**
+ * The index key of the documents whose field holds an array of more than `maxKeysPerArray` values
+ * it could be kept under (up to a million in 16 MB, each an index entry): every narrowed read of
+ * the field reads them too, and the engine decides.
+ */
+const manyValues = Symbol("many values");
+export const maxKeysPerArray = 1_000;
 
 /** An ObjectId's key (a string holding the same text is kept beside it: a read of either reads both, and the engine decides). */
 const oidKey = (id: ObjectId) => `\u0000$oid:${id.toHexString()}`;
@@ -184,19 +192,22 @@ function* findEqualities(query: Document): Generator<void, [string, IndexKey[]][
 
 /**
  * The index keys a document's top-level field is kept under: its value's, an array's values', and
- * `otherNumbers` for an Int64 object or a Decimal128 (in an array too).
+ * `otherNumbers` for an Int64 object or a Decimal128 (in an array too); `manyValues` alone for an
+ * array of more than `maxKeysPerArray` of them.
  */
 function indexKeys(value: unknown): IndexKey[] {
   const key = keyOf(value);
   if (key !== undefined) return [key];
   if (isBsonNumber(value)) return [otherNumbers];
   if (!Array.isArray(value)) return [];
-  const keys: IndexKey[] = [];
+  // (Once each, in linear time: an array may hold 100,000 values.)
+  const keys = new Set<IndexKey>();
   for (const item of value) {
     const itemKey = keyOf(item) ?? (isBsonNumber(item) ? otherNumbers : undefined);
-    if (itemKey !== undefined && !keys.includes(itemKey)) keys.push(itemKey);
+    if (itemKey !== undefined) keys.add(itemKey);
+    if (keys.size > maxKeysPerArray) return [manyValues];
   }
-  return keys;
+  return [...keys];
 }
 
 /**
@@ -263,9 +274,11 @@ export class Collection {
         const entry = index.get(value);
         if (entry) entries.push(entry);
       }
-      // (A number may equal an Int64 object's or a Decimal128's value.)
+      // (A number may equal an Int64 object's or a Decimal128's value; any value may be in a long array.)
       const others = values.some((v) => typeof v === "number") ? index.get(otherNumbers) : undefined;
       if (others) entries.push(others);
+      const many = index.get(manyValues);
+      if (many) entries.push(many);
       const size = entries.reduce((sum, e) => sum + e.docs.size, 0);
       if (size === 0) return [];
       if (!fewest || size < fewestSize) [fewest, fewestSize] = [entries, size];
@@ -323,8 +336,9 @@ export class Collection {
     after: IndexKey[],
     doc: Document | undefined,
   ): void {
+    const kept = before.length > 0 && after.length > 0 ? new Set(after) : undefined;
     for (const value of before) {
-      if (after.includes(value)) continue;
+      if (kept?.has(value)) continue;
       const entry = index.get(value);
       if (!entry) continue;
       entry.docs.delete(key);
