@@ -125,6 +125,24 @@ describe("indexed reads of a collection", () => {
     expect(collection.candidates({ tags: 7 }).map((d) => d._id)).toEqual(["long"]);
   });
 
+  it("read the documents of several values in insertion order, few of many or most of them", () => {
+    const collection = new Collection("db", "many");
+    for (let i = 0; i < 64; i++) collection.insert({ _id: i, k: i });
+    collection.replace({ _id: 10, k: 63 });
+    collection.insert({ _id: "dec", k: Decimal128.fromString("5.0") });
+    // Few: their places sorted (5, then 10 holding 63 since its replace, then 63, then the Decimal128).
+    expect(collection.candidates({ k: { $in: [63, 5] } }).map((d) => d._id)).toEqual([5, 10, 63, "dec"]);
+    // Most: picked from the collection in its order.
+    const most = Array.from({ length: 40 }, (_, i) => 63 - i);
+    const read = collection.candidates({ k: { $in: most } }).map((d) => d._id);
+    expect(read).toEqual(
+      collection
+        .values()
+        .filter((d) => most.includes(d.k as number) || d._id === "dec")
+        .map((d) => d._id),
+    );
+  });
+
   it("scan for fields past the indexed few, and for queries without a string equality", () => {
     const collection = new Collection("db", "wide");
     for (let i = 0; i < 20; i++)
