@@ -221,7 +221,7 @@ export class AppRuntime {
     if (!doc) return "{}";
     let text = this.customDataTexts.get(doc);
     if (text === undefined) {
-      text = toEJSONText(toEJSON(doc));
+      text = toEJSONText(doc);
       this.customDataTexts.set(doc, text);
     }
     return text;
