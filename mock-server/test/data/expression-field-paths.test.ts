@@ -65,3 +65,61 @@ describe("expression field paths", () => {
     expect(find([doc], { "arr.0": 10 })).toHaveLength(1);
   });
 });
+
+// jstests/aggregation/expressions/let.js (decision 0051): `"$x"` is `"$$CURRENT.x"`, and `$let`
+// (or `$map`'s and `$filter`'s `as`) may rebind CURRENT, which then changes what every field path
+// in its scope reads; `$$ROOT` stays the document.
+describe("CURRENT rebound", () => {
+  const letDoc = fromEJSON({ _id: 1, zero: 0, one: 1, two: 2, three: 3, nested: { four: 4 } }) as Document;
+  /** `expr` in a `$project` and summed in a `$group`, as let.js checks each; the two must agree. */
+  function both(expr: unknown): unknown {
+    const [projected] = aggregate([letDoc], [{ $project: { _id: 0, output: expr } }] as Document[]);
+    const [grouped] = aggregate([letDoc], [{ $group: { _id: 0, res: { $sum: expr } } }] as Document[]);
+    const output = projected && "output" in projected ? plainNumbers(projected.output) : "missing";
+    expect(plainNumbers(grouped?.res)).toEqual(typeof output === "number" ? output : 0);
+    return output;
+  }
+
+  it("changes what field paths and $$CURRENT read in $let's scope, as let.js has it", () => {
+    expect(both({ $let: { vars: { CURRENT: "$$ROOT.nested" }, in: { $multiply: ["$four", "$$ROOT.two"] } } })).toBe(8);
+    // The vars are read with the CURRENT from before.
+    expect(both({ $let: { vars: { CURRENT: "$$CURRENT.nested" }, in: { $multiply: ["$four", "$$ROOT.two"] } } })).toBe(
+      8,
+    );
+    expect(both({ $let: { vars: { CURRENT: "$nested" }, in: { $multiply: ["$four", "$$ROOT.two"] } } })).toBe(8);
+    expect(
+      both({ $let: { vars: { CURRENT: { $const: { ten: 10 } } }, in: { $multiply: ["$ten", "$$ROOT.two"] } } }),
+    ).toBe(20);
+    expect(both({ $let: { vars: { CURRENT: "$three" }, in: { $multiply: ["$$CURRENT", "$$ROOT.two"] } } })).toBe(6);
+    expect(both({ $let: { vars: { CURRENT: "$three" }, in: "$four" } })).toBe("missing");
+    expect(both({ $let: { vars: { CURRENT: "$absent" }, in: "$two" } })).toBe("missing");
+  });
+
+  it("holds in nested scopes until one rebinds it again, and not outside its own", () => {
+    expect(both({ $let: { vars: { CURRENT: "$nested" }, in: { $let: { vars: { f: "$four" }, in: "$$f" } } } })).toBe(4);
+    expect(
+      both({
+        $let: {
+          vars: { CURRENT: "$nested" },
+          in: { $let: { vars: { CURRENT: { $const: { four: 40 } } }, in: { $add: ["$four", "$$ROOT.one"] } } },
+        },
+      }),
+    ).toBe(41);
+    expect(both({ $add: [{ $let: { vars: { CURRENT: "$nested" }, in: "$four" } }, "$two"] })).toBe(6);
+  });
+
+  it("is each element in a $map or a $filter whose `as` is CURRENT", () => {
+    const listDoc = fromEJSON({ _id: 1, x: 5, list: [{ x: 1 }, { x: 2 }, { y: 3 }] }) as Document;
+    const [out] = aggregate([listDoc], [
+      {
+        $project: {
+          _id: 0,
+          mapped: { $map: { input: "$list", as: "CURRENT", in: { $ifNull: ["$x", "$$ROOT.x"] } } },
+          kept: { $filter: { input: "$list", as: "CURRENT", cond: { $gt: ["$x", 1] } } },
+          outside: "$x",
+        },
+      },
+    ] as Document[]);
+    expect(plainNumbers(out)).toEqual({ mapped: [1, 2, 5], kept: [{ x: 2 }], outside: 5 });
+  });
+});

@@ -40,6 +40,17 @@ describe("variable names", () => {
     );
   });
 
+  it("refuses a read of a name no variable could have before looking it up (validateNameForUserRead)", () => {
+    expect(project("$$_underbar")).toBe("ERR '_underbar' starts with an invalid character for a user variable name");
+    expect(project("$$with spaces.x")).toBe("ERR 'with spaces' contains an invalid character for a variable name: ' '");
+    expect(project("$$9lives")).toBe("ERR '9lives' starts with an invalid character for a user variable name");
+    // A readable name that nothing defines: let.js's 17276.
+    expect(project("$$FOO")).toBe("ERR Use of undefined variable: FOO");
+    expect(project({ $let: { vars: { var1: "$arr", var2: "$$var1" }, in: "$$var1" } })).toBe(
+      "ERR Use of undefined variable: var1",
+    );
+  });
+
   it("takes the names MongoDB takes", () => {
     expect(
       project({ $let: { vars: { total_2: 2, xY: 3, é: 4 }, in: { $add: ["$$total_2", "$$xY", "$$é"] } } }),
