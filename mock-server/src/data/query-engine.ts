@@ -106,7 +106,7 @@ import { exprQueryOperator, truthExpressionOperators } from "./truth.ts";
 import { unwindStage } from "./unwind-stage.ts";
 import { withVariableNames } from "./variable-names.ts";
 import { keysOf } from "./wide-keys.ts";
-import { fillStage, linearFill, nullWhenEmpty, shift, windowStage } from "./window-stage.ts";
+import { derivative, fillStage, integral, linearFill, nullWhenEmpty, shift, windowStage } from "./window-stage.ts";
 
 /** The private query operator a regular expression becomes. */
 export const regexOperator = "$mockRegex";
@@ -745,7 +745,8 @@ const context = Context.init({
     ...(windowOperators as unknown as OperatorMap),
     $linearFill: linearFill,
     $shift: shift,
-    $integral: nullWhenEmpty((windowOperators as unknown as OperatorMap).$integral!, "window"),
+    $derivative: derivative,
+    $integral: integral,
   }),
 } as never);
 

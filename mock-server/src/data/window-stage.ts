@@ -356,3 +356,105 @@ export const nullWhenEmpty =
   (operator: AnyFn, kind: "window" | "accumulator", least = 1): AnyFn =>
   (...args: unknown[]) =>
     (args[kind === "window" ? 1 : 0] as unknown[]).length < least ? null : operator(...args);
+
+/** A time unit's length in milliseconds (`$derivative`/`$integral` take a week or less: window-spec.ts). */
+const unitMillis: Record<string, number> = {
+  millisecond: 1,
+  second: 1000,
+  minute: 60_000,
+  hour: 3_600_000,
+  day: 86_400_000,
+  week: 604_800_000,
+};
+
+/** MongoDB's arithmetic of two values (the engine's `$subtract`, `$add`, `$multiply`, `$divide`: types kept). */
+const arithmetic = (operator: string, a: unknown, b: unknown, options: unknown): unknown =>
+  evalExpr({}, { [operator]: [{ $literal: a }, { $literal: b }] }, options as never);
+
+const isNaNValue = (value: unknown) =>
+  typeof value === "number" ? Number.isNaN(value) : isNumeric(value) && Number.isNaN(doubleOf(value));
+
+/**
+ * `$derivative`, as MongoDB's WindowFunctionExecDerivative: the input's rise over the sort value's
+ * run between the window's first and last documents (null for an empty window, or a run of 0: a
+ * window of one), with a `unit` per that unit of time between dates. A unit needs dates, no unit
+ * needs numbers, and the input at either end must be there. mingo computed over a date without a
+ * unit, a number with one, and skipped a null input.
+ */
+export const derivative: AnyFn = (_obj, collection: unknown[], expr, options) => {
+  if (collection.length === 0) return null;
+  const { input, unit } = expr.inputExpr as { input: unknown; unit?: string };
+  const sortKey = `$${keysOf(expr.parentExpr.sortBy)[0]}`;
+  const [left, right] = [collection[0], collection.at(-1)];
+  const leftTime = evalExpr(left, sortKey, options) as unknown;
+  const rightTime = evalExpr(right, sortKey, options) as unknown;
+  if (unit !== undefined) {
+    if (!(leftTime instanceof Date && rightTime instanceof Date))
+      throw errors.mongo("$derivative with 'unit' expects the sortBy field to be a Date");
+  } else {
+    if (leftTime instanceof Date || rightTime instanceof Date)
+      throw errors.mongo("$derivative where the sortBy is a Date requires an 'unit'");
+    if (!isNumeric(leftTime) || !isNumeric(rightTime))
+      throw errors.mongo("$derivative (with no 'unit') expects the sortBy field to be numeric");
+  }
+  const run = arithmetic("$subtract", rightTime, leftTime, options);
+  const rise = arithmetic(
+    "$subtract",
+    evalExpr(right, input, options) as unknown,
+    evalExpr(left, input, options) as unknown,
+    options,
+  );
+  if (rise === null || rise === undefined) throw errors.mongo("$derivative input must not be null or missing");
+  let result: unknown;
+  try {
+    result = arithmetic("$divide", rise, run, options);
+  } catch (error) {
+    // A run of 0 (a window of one document) is no error: null.
+    if ((error as Error).message === "can't $divide by zero") return null;
+    throw error;
+  }
+  return unit === undefined ? result : arithmetic("$multiply", result, unitMillis[unit], options);
+};
+
+const integralType =
+  "The input value of $integral window function must be a vector of 2 value, the first value must be numeric or date type and the second must be numeric.";
+
+/**
+ * `$integral`, as MongoDB's WindowFunctionIntegral: the trapezoids' area under the input between
+ * consecutive documents of the window (null for an empty one, 0 for one document, NaN with a NaN),
+ * with a `unit` in that unit of time between dates. Each document's input must be a number and its
+ * sort value a date with a unit, a number without. mingo took a null input, or a date without a
+ * unit, as numbers.
+ */
+export const integral: AnyFn = (_obj, collection: unknown[], expr, options) => {
+  if (collection.length === 0) return null;
+  const { input, unit } = expr.inputExpr as { input: unknown; unit?: string };
+  const sortKey = `$${keysOf(expr.parentExpr.sortBy)[0]}`;
+  let total: unknown = 0;
+  let nan = false;
+  let previous: [unknown, unknown] | undefined;
+  for (const doc of collection) {
+    step();
+    const x = evalExpr(doc, sortKey, options) as unknown;
+    const y = evalExpr(doc, input, options) as unknown;
+    if (!isNumeric(y) || !(isNumeric(x) || x instanceof Date)) throw errors.mongo(integralType);
+    if (unit !== undefined && !(x instanceof Date))
+      throw errors.mongo("$integral with 'unit' expects the sortBy field to be a Date");
+    if (unit === undefined && !isNumeric(x))
+      throw errors.mongo("$integral (with no 'unit') expects the sortBy field to be numeric");
+    if (isNaNValue(x) || isNaNValue(y)) nan = true;
+    else if (previous) {
+      const [x1, y1] = previous;
+      const area = arithmetic(
+        "$divide",
+        arithmetic("$multiply", arithmetic("$add", y, y1, options), arithmetic("$subtract", x, x1, options), options),
+        2,
+        options,
+      );
+      total = arithmetic("$add", total, area, options);
+    }
+    previous = isNaNValue(x) || isNaNValue(y) ? undefined : [x, y];
+  }
+  if (nan) return Number.NaN;
+  return unit === undefined ? total : arithmetic("$divide", total, unitMillis[unit], options);
+};

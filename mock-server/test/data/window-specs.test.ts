@@ -168,3 +168,81 @@ describe("window functions' arguments", () => {
     expect(run(output({ $integral: { unit: "day" } }))).toBe("ERR $integral requires an 'input' expression");
   });
 });
+
+// window_function_exec_derivative.cpp and window_function_integral.cpp: what each computes over
+// its window, and the sort and input values each refuses as it meets them.
+describe("$derivative and $integral over their windows", () => {
+  const at = (seconds: number) => ({ $date: new Date(Date.UTC(2024, 0, 1, 0, 0, seconds)).toISOString() });
+  const points = (ts: unknown[], ys: unknown[]) => ts.map((t, i) => ({ _id: i, t, y: ys[i] }));
+  const over = (
+    fn: "$derivative" | "$integral",
+    arg: Document,
+    docs: unknown[],
+    window: unknown = { documents: [-1, 0] },
+  ) => {
+    const out = run({ sortBy: { t: 1 }, output: { s: { [fn]: { input: "$y", ...arg }, window } } }, docs);
+    return typeof out === "string" ? out : values(out);
+  };
+
+  it("compute rise over run and the trapezoids' area, in the unit's time with dates", () => {
+    expect(over("$derivative", {}, points([0, 2, 3], [1, 5, 5]))).toEqual([null, 2, 0]);
+    expect(over("$integral", {}, points([0, 2, 3], [1, 5, 5]))).toEqual([0, 6, 5]);
+    expect(over("$integral", {}, points([0, 2, 3], [1, 5, 5]), { documents: ["unbounded", "current"] })).toEqual([
+      0, 6, 11,
+    ]);
+    const dates = points([at(0), at(2)], [0, 10]);
+    expect(over("$derivative", { unit: "second" }, dates)).toEqual([null, 5]);
+    expect(over("$derivative", { unit: "millisecond" }, dates)).toEqual([null, 0.005]);
+    expect(over("$integral", { unit: "second" }, dates)).toEqual([0, 10]);
+    // A window with no documents gives null.
+    expect(over("$integral", {}, points([0, 10], [1, 2]), { range: [1, 2] })).toEqual([null, null]);
+  });
+
+  it("refuse a unit over numbers, dates without a unit, and sort values that are neither", () => {
+    expect(over("$derivative", { unit: "second" }, points([0, 1], [1, 2]))).toBe(
+      "ERR $derivative with 'unit' expects the sortBy field to be a Date",
+    );
+    expect(over("$derivative", {}, points([at(0), at(1)], [1, 2]))).toBe(
+      "ERR $derivative where the sortBy is a Date requires an 'unit'",
+    );
+    expect(over("$derivative", {}, points(["a", "b"], [1, 2]))).toBe(
+      "ERR $derivative (with no 'unit') expects the sortBy field to be numeric",
+    );
+    expect(over("$integral", { unit: "second" }, points([0, 1], [1, 2]))).toBe(
+      "ERR $integral with 'unit' expects the sortBy field to be a Date",
+    );
+    expect(over("$integral", {}, points([at(0), at(1)], [1, 2]))).toBe(
+      "ERR $integral (with no 'unit') expects the sortBy field to be numeric",
+    );
+  });
+
+  it("refuse an input that is null, missing or no number, where mingo counted it as 0", () => {
+    expect(over("$derivative", {}, points([0, 1, 2], [1, 2, null]))).toBe(
+      "ERR $derivative input must not be null or missing",
+    );
+    expect(
+      over("$derivative", {}, [
+        { _id: 0, t: 0, y: 1 },
+        { _id: 1, t: 1 },
+      ]),
+    ).toBe("ERR $derivative input must not be null or missing");
+    const integralType =
+      "ERR The input value of $integral window function must be a vector of 2 value, the first value must be numeric or date type and the second must be numeric.";
+    expect(over("$integral", {}, points([0, 1, 2], [1, 2, null]))).toBe(integralType);
+    expect(over("$integral", {}, points([0, 1], [1, "2"]))).toBe(integralType);
+    expect(over("$integral", {}, points([0, "b"], [1, 2]))).toBe(integralType);
+  });
+
+  it("keep Decimal128 exact, and give NaN where a value is NaN", () => {
+    expect(
+      over("$integral", {}, points([0, 1], [{ $numberDecimal: "0.1" }, { $numberDecimal: "0.2" }]), {
+        documents: ["unbounded", "current"],
+      }),
+    ).toEqual([0, { $numberDecimal: "0.15" }]);
+    expect(over("$integral", {}, points([0, 1, 2], [1, { $numberDouble: "NaN" }, 2]))).toEqual([
+      0,
+      Number.NaN,
+      Number.NaN,
+    ]);
+  });
+});
