@@ -15,6 +15,7 @@ export const bothStores = [
   "test/app-services/api-keys.test.ts",
   "test/app-services/auth-triggers.test.ts",
   "test/app-services/database-triggers.test.ts",
+  "test/app-services/trigger-suspension.test.ts",
   "test/app-services/fair-shares.test.ts",
   "test/app-services/functions.test.ts",
   "test/app-services/hostile-users.test.ts",

@@ -153,3 +153,35 @@ test("an update that changes nothing on the page (another app created) leaves it
     await mock.DELETE("/_mock/v1/apps/{appId}", { params: { path: { appId: otherId } } });
   }
 });
+
+test.describe("a database trigger of the notes collection", () => {
+  test.use({
+    appConfig: {
+      triggers: [
+        {
+          type: "DATABASE",
+          name: "notes audit",
+          functionName: "noteStats",
+          database: "notes-app",
+          collection: "notes",
+          operationTypes: ["INSERT"],
+        },
+      ],
+    },
+  });
+
+  test("is shown suspended once its collection is dropped, and resumed from the page", async ({ page, emu, mock }) => {
+    const { appId } = emu;
+    await emu.insertDocuments("notes-app", "notes", [{ title: "kept" }]);
+    await emu.dropCollection("notes-app", "notes");
+    await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/users`);
+    const suspended = page.getByRole("region", { name: "Suspended triggers" });
+    await expect(suspended).toContainText("notes audit: the collection notes-app.notes was dropped");
+    await expectAccessible(page, { strict: true });
+    await suspended.getByRole("button", { name: "Resume notes audit" }).click();
+    await expect(page.getByText("Trigger notes audit resumed")).toBeVisible();
+    await expect(suspended).toHaveCount(0);
+    const { data } = await mock.GET("/_mock/v1/apps/{appId}", { params: { path: { appId } } });
+    expect(data?.suspendedTriggers).toEqual([]);
+  });
+});

@@ -54,6 +54,7 @@ import replaceDocument from "./replace-document.ts";
 import resetApp from "./reset-app.ts";
 import resetClock from "./reset-clock.ts";
 import resetEmailJsClock from "./reset-emailjs-clock.ts";
+import resumeTrigger from "./resume-trigger.ts";
 import revokeUserSessions from "./revoke-user-sessions.ts";
 import streamEvents from "./stream-events.ts";
 import updateUser from "./update-user.ts";
@@ -73,6 +74,7 @@ export const routes = [
   getApp,
   deleteApp,
   resetApp,
+  resumeTrigger,
   listUsers,
   createUser,
   getUser,

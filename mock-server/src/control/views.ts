@@ -94,6 +94,11 @@ export async function appDetails(emulator: Emulator, app: AppRuntime): Promise<C
     watchers: app.watchers,
     clock: clockView(app.clock),
     functions: app.functions.names(),
+    suspendedTriggers: (await emulator.apps.suspendedTriggers(app)).map(({ name, since, reason }) => ({
+      name,
+      since: new Date(since).toISOString(),
+      reason,
+    })),
     config: redactedConfig(app.config),
   };
 }

@@ -11,7 +11,14 @@ import type { FunctionInspector } from "../functions/function-inspector.ts";
 import type { OutboundHttp } from "../functions/outbound-http.ts";
 import type { EventBus } from "../state/events.ts";
 import { randomHex } from "../state/ids.ts";
-import type { AppChange, AppRecord, AppRecords, KeptEvent, TriggerEventStore } from "../store/store.ts";
+import type {
+  AppChange,
+  AppRecord,
+  AppRecords,
+  KeptEvent,
+  TriggerEventStore,
+  TriggerSuspension,
+} from "../store/store.ts";
 import { AppRuntime, type AppTemplate, domainIdOf } from "./app-runtime.ts";
 import { KeptAuthEvents, runAuthTrigger } from "./auth-triggers.ts";
 import { DatabaseTriggers } from "./database-triggers.ts";
@@ -76,7 +83,7 @@ export class AppRegistry {
     // The inspector's live view, and the app's database triggers: this instance's own writes (control
     // events are per instance; each write runs the triggers on the instance that made it).
     app.keptAuthEvents = this.keptAuth;
-    const triggers = new DatabaseTriggers(app, () => this.log, undefined, this.keptEvents ?? undefined);
+    const triggers = new DatabaseTriggers(app, () => this.log, undefined, this.keptEvents ?? undefined, app.store);
     this.triggers.set(app, triggers);
     // Where the store can keep them, the events the triggers run are written with their changes.
     if (this.keptEvents && triggers.size > 0) app.data.keepEvents?.((change) => triggers.concerns(change));
@@ -210,12 +217,30 @@ export class AppRegistry {
     return this.runtimes.get(appId)?.clock.offsetMs ?? this.clockOffsets.get(appId) ?? 0;
   }
 
+  /** The app's database triggers suspended now, as this instance knows them (decision 0057). */
+  async suspendedTriggers(app: AppRuntime): Promise<TriggerSuspension[]> {
+    return (await this.triggers.get(app)?.suspendedTriggers()) ?? [];
+  }
+
+  /** Resumes one of the app's database triggers, on every instance. */
+  async resumeTrigger(app: AppRuntime, name: string): Promise<void> {
+    await this.triggers.get(app)?.resume(name);
+  }
+
   /** Any instance changed an app: drop or reset what this one holds of it (and watch its schedules again). */
   private changed(appId: string, change: AppChange): void {
+    if (change === "triggers") {
+      // A trigger suspended or resumed: the runtime stays, its triggers read their suspensions again.
+      const app = this.runtimes.get(appId);
+      if (app) void this.triggers.get(app)?.readSuspensions();
+      return;
+    }
     if (change === "created" || change === "updated") void this.rebuildForSchedules(appId);
     const app = this.runtimes.get(appId);
     if (change === "reset") {
       app?.resetLocal();
+      // (A reset ends the app's trigger suspensions with the rest of its records.)
+      if (app) void this.triggers.get(app)?.readSuspensions();
     } else if (app && change !== "created") {
       this.runtimes.delete(appId);
       this.byDomain.delete(app.domainId);

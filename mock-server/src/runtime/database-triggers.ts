@@ -18,13 +18,19 @@
  * arrives with a `durableId` is removed from the store once every trigger that took it has run it
  * (or failed, or left it behind); until then this instance's lease on it is renewed
  * (runtime/trigger-recovery.ts), and an instance that dies leaves it to another.
+ *
+ * A trigger of one collection is suspended when that collection is dropped or renamed over (the
+ * changes that end a change stream on it), as App Services suspends a trigger whose stream ends:
+ * it runs for no change until it is resumed (decision 0057). The store keeps the suspension with
+ * the write that made it; this instance reads them as it starts and whenever any instance changes
+ * them, and marks its own writes' at once.
  */
 import type { FastifyBaseLogger } from "fastify";
-import { changeDocument } from "../data/change-events.ts";
+import { changeDocument, invalidates } from "../data/change-events.ts";
 import type { ChangeEvent, Document } from "../data/documents.ts";
 import { compileQuery, find } from "../data/query-engine.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
-import type { TriggerEventStore } from "../store/store.ts";
+import type { AppStore, TriggerEventStore, TriggerSuspension } from "../store/store.ts";
 import type { TriggerApp } from "./auth-triggers.ts";
 
 type Trigger = ControlSchemas["DatabaseTrigger"];
@@ -45,6 +51,20 @@ export interface TriggerLimits {
 }
 
 export const triggerLimits: TriggerLimits = { backlog: 1000, unorderedRuns: 10 };
+
+/** Where a runtime's suspensions are kept: the app's store. */
+export type SuspensionStore = Pick<AppStore, "triggerSuspensions" | "resumeTrigger"> & {
+  readonly data: Pick<AppStore["data"], "suspendTriggers">;
+};
+
+/** Why a change suspends a trigger of `database`.`collection` (it is its drop or a rename from or over it). */
+function suspensionReason(change: ChangeEvent, database: string, collection: string): string {
+  const name = `${database}.${collection}`;
+  if (change.operationType === "drop") return `the collection ${name} was dropped`;
+  if (change.database === database && change.collection === collection && change.to)
+    return `the collection ${name} was renamed to ${change.to.db}.${change.to.coll}`;
+  return `the collection ${name} was replaced by a collection renamed over it (as $out does)`;
+}
 
 interface Taken {
   event: Document;
@@ -73,12 +93,24 @@ export class DatabaseTriggers {
   private readonly removing = new Set<Promise<void>>();
   /** The server is stopping: nothing more starts, and what did not run stays kept for another instance. */
   private stopped = false;
+  /** The triggers suspended, as this instance knows them (by name). */
+  private readonly suspended = new Map<string, TriggerSuspension>();
+  /** Changes that came before the suspensions were first read, handled once they are; null after. */
+  private early: ChangeEvent[] | null = null;
+  /** Bumped by each suspension or resumption this instance makes (a read begun before it reads again). */
+  private marks = 0;
+  /** The reads of the suspensions, one after another; whether one waits to begin. */
+  private reads: Promise<void> = Promise.resolve();
+  private readWaiting = false;
+  /** The suspensions the store was given for a change (the same ones are marked here when it arrives). */
+  private readonly decided = new WeakMap<ChangeEvent, TriggerSuspension[]>();
 
   constructor(
     private readonly app: TriggerApp,
     private readonly log: () => FastifyBaseLogger | undefined,
     private readonly limits: TriggerLimits = triggerLimits,
     private readonly kept?: TriggerEventStore,
+    private readonly suspensions?: SuspensionStore,
   ) {
     for (const trigger of app.config.triggers ?? []) {
       if (trigger.type !== "DATABASE" || trigger.disabled === true) continue;
@@ -94,6 +126,100 @@ export class DatabaseTriggers {
       }
       this.running.push({ trigger, matches, waiting: [], active: 0, notRun: 0 });
     }
+    if (this.suspensions) {
+      const suspendable = this.running.some(({ trigger }) => trigger.collection !== undefined);
+      // (Set either way: the store may hold a decision of the app's runtime before this one.)
+      this.suspensions.data.suspendTriggers(suspendable ? (change) => this.suspensionsOf(change) : null);
+      if (suspendable) {
+        this.early = [];
+        void this.readSuspensions();
+      }
+    }
+  }
+
+  /** The suspensions a change makes: each enabled trigger of the collection it drops or renames from or over. */
+  private suspensionsOf(change: ChangeEvent): TriggerSuspension[] {
+    const made: TriggerSuspension[] = [];
+    for (const { trigger } of this.running) {
+      if (trigger.collection === undefined || !invalidates(change, trigger.database, trigger.collection)) continue;
+      const reason = suspensionReason(change, trigger.database, trigger.collection);
+      made.push({ name: trigger.name, since: this.app.clock.now(), reason });
+    }
+    this.decided.set(change, made);
+    return made;
+  }
+
+  /**
+   * Reads the suspensions again (at start, and when any instance suspended or resumed a trigger):
+   * after the reads under way, once for however many asked meanwhile.
+   */
+  readSuspensions(): Promise<void> {
+    if (this.readWaiting) return this.reads;
+    this.readWaiting = true;
+    this.reads = this.reads.then(async () => {
+      this.readWaiting = false;
+      await this.readOnce();
+    });
+    return this.reads;
+  }
+
+  private async readOnce(): Promise<void> {
+    if (!this.suspensions) return;
+    for (;;) {
+      const marks = this.marks;
+      let read: TriggerSuspension[];
+      try {
+        read = await this.suspensions.triggerSuspensions();
+      } catch (error) {
+        // (The database is away: what this instance knew stands, read again when it is back.)
+        this.log()?.warn(
+          { appId: this.app.appId, reason: (error as Error).message },
+          "database trigger suspensions could not be read",
+        );
+        break;
+      }
+      // A suspension or resumption of this instance's came meanwhile: the read may predate it.
+      if (marks !== this.marks) continue;
+      this.suspended.clear();
+      for (const suspension of read) this.suspended.set(suspension.name, suspension);
+      break;
+    }
+    const early = this.early;
+    this.early = null;
+    for (const change of early ?? []) this.handle(change);
+  }
+
+  /** The triggers suspended now, as this instance knows them (once it has read them). */
+  async suspendedTriggers(): Promise<TriggerSuspension[]> {
+    await this.reads;
+    return [...this.suspended.values()].sort((a, b) => a.since - b.since || (a.name < b.name ? -1 : 1));
+  }
+
+  /** Resumes a trigger (a suspended one runs again from the next change); every instance is told. */
+  async resume(name: string): Promise<void> {
+    if (!this.suspensions) return;
+    await this.suspensions.resumeTrigger(name);
+    this.marks++;
+    if (this.suspended.delete(name))
+      this.log()?.info({ appId: this.app.appId, trigger: name }, "database trigger resumed");
+  }
+
+  /** A change of this instance's that suspends triggers: marked at once (the store kept it with the write). */
+  private suspendBy(change: ChangeEvent): void {
+    for (const suspension of this.decided.get(change) ?? this.suspensionsOf(change)) {
+      if (this.suspended.has(suspension.name)) continue;
+      this.suspended.set(suspension.name, suspension);
+      this.marks++;
+      this.log()?.warn(
+        { appId: this.app.appId, trigger: suspension.name, reason: suspension.reason },
+        "database trigger suspended: its change stream was invalidated (resumeTrigger resumes it)",
+      );
+    }
+  }
+
+  /** Whether a trigger runs for changes of this kind now (not suspended). */
+  private takes(trigger: Trigger, change: ChangeEvent): boolean {
+    return !this.suspended.has(trigger.name) && concerns(trigger, change);
   }
 
   /** Whether the app has a database trigger to run. */
@@ -103,7 +229,7 @@ export class DatabaseTriggers {
 
   /** Whether some trigger runs for changes of this kind (the events the store keeps). */
   concerns(change: ChangeEvent): boolean {
-    return this.running.some(({ trigger }) => concerns(trigger, change));
+    return this.running.some(({ trigger }) => this.takes(trigger, change));
   }
 
   /**
@@ -111,6 +237,11 @@ export class DatabaseTriggers {
    * its event.
    */
   handle(change: ChangeEvent): void {
+    if (this.early !== null) {
+      this.early.push(change);
+      return;
+    }
+    if (change.operationType === "drop" || change.operationType === "rename") this.suspendBy(change);
     const id = change.durableId;
     // (A kept event this instance holds already, claimed again after its lease ran out: run once here.)
     if (id !== undefined && this.held.has(id)) return;
@@ -118,7 +249,7 @@ export class DatabaseTriggers {
     const taken: [Running, Document][] = [];
     for (const run of this.running) {
       const { trigger } = run;
-      if (!concerns(trigger, change)) continue;
+      if (!this.takes(trigger, change)) continue;
       event ??= changeDocument(change, Math.floor(this.app.clock.now() / 1000), ++this.increment);
       let given: Document | undefined;
       try {

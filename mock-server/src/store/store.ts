@@ -157,7 +157,22 @@ export const authTokenLifetimeMs = 30 * 60 * 1000;
 // ---------------------------------------------------------------------------------------------
 // Apps
 
-export type AppChange = "created" | "updated" | "reset" | "deleted";
+/**
+ * An app created, updated (its settings replaced), reset or deleted; or its database triggers'
+ * suspensions changed (`triggers`: a trigger suspended or resumed; the record is as it was).
+ */
+export type AppChange = "created" | "updated" | "reset" | "deleted" | "triggers";
+
+/**
+ * A database trigger suspended: its collection was dropped or renamed over, which ends a change
+ * stream on it, and App Services suspends a trigger whose stream ended so (decision 0057).
+ */
+export interface TriggerSuspension {
+  name: string;
+  /** When (the app's clock, ms). */
+  since: number;
+  reason: string;
+}
 
 /**
  * Refresh-token sessions that ended (so the change streams opened on them end too): one session
@@ -260,6 +275,14 @@ export interface AppStore {
    * caller that moved it is told so, with the mark before (undefined: the trigger's first).
    */
   claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim>;
+  /**
+   * The app's suspended database triggers (decision 0057). A suspension is kept with the write
+   * that made it (DocumentStore.suspendTriggers), and ends when the trigger is resumed, the app's
+   * settings are replaced or the app is reset.
+   */
+  triggerSuspensions(): Promise<TriggerSuspension[]>;
+  /** Ends a trigger's suspension; false when it was not suspended. Every instance is told (`triggers`). */
+  resumeTrigger(name: string): Promise<boolean>;
 }
 
 /** A claim of a scheduled trigger's time: whether this caller moved the mark, and the mark before it. */
@@ -562,6 +585,12 @@ export interface DocumentStore {
    * each carries its `durableId`. Null: none. Stores whose instances share nothing leave it out.
    */
   keepEvents?(wanted: ((event: ChangeEvent) => boolean) | null): void;
+  /**
+   * Which database triggers a change suspends (a drop or rename of their collection: decision
+   * 0057): the store keeps each suspension with the write that made it (on PostgreSQL in its
+   * transaction, and tells the other instances, `AppChange` `triggers`). Null: none.
+   */
+  suspendTriggers(decide: ((event: ChangeEvent) => TriggerSuspension[]) | null): void;
 }
 
 /**

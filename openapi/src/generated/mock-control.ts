@@ -333,6 +333,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_mock/v1/apps/{appId}/triggers/{triggerName}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description A database trigger's `name` in the app's settings. */
+                triggerName: components["parameters"]["TriggerName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a suspended database trigger
+         * @description A collection's database trigger is suspended when its collection is dropped or renamed
+         *     over (`$out`), as App Services suspends a trigger whose change stream is invalidated: its
+         *     function runs for no change until the trigger is resumed, here or by reconfiguring the app.
+         *     It resumes without a resume token, as App Services restarts a trigger whose token cannot
+         *     be resumed after: the changes made while it was suspended are not run. Every instance
+         *     on the database stops and resumes it. A trigger that is not suspended is left as it is.
+         */
+        post: operations["resumeTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_mock/v1/apps/{appId}/clock": {
         parameters: {
             query?: never;
@@ -1232,7 +1261,23 @@ export interface components {
             watchers: number;
             clock: components["schemas"]["Clock"];
             functions: string[];
+            /**
+             * @description The database triggers suspended now (their collection dropped or renamed over), as
+             *     this instance knows them (another instance's suspension reaches it within moments);
+             *     `resumeTrigger` resumes one.
+             */
+            suspendedTriggers: components["schemas"]["SuspendedTrigger"][];
             config: components["schemas"]["AppConfig"];
+        };
+        SuspendedTrigger: {
+            name: string;
+            /**
+             * Format: date-time
+             * @description When it was suspended (the app's clock).
+             */
+            since: string;
+            /** @description What ended its change stream, e.g. "the collection d.notes was dropped". */
+            reason: string;
         };
         /**
          * @description An app's settings, in the emulator's JSON form of App Services' exported app (providers,
@@ -1455,6 +1500,9 @@ export interface components {
          *     A trigger without `collection` may also ask for its database's collections dropped
          *     (`DROP_COLLECTION`: `dropCollection` of this API) or renamed (`RENAME_COLLECTION`: `$out`
          *     renames the collection it fills over its target; the event's `to` names the target).
+         *     A trigger with `collection` is suspended when that collection is dropped or renamed over,
+         *     as App Services suspends a trigger whose change stream is invalidated, until
+         *     `resumeTrigger` or a new configuration of the app resumes it.
          */
         DatabaseTrigger: {
             /**
@@ -2192,6 +2240,8 @@ export interface components {
         UserId: string;
         /** @description The account's public key. */
         PublicKey: string;
+        /** @description A database trigger's `name` in the app's settings. */
+        TriggerName: string;
         Database: string;
         Collection: string;
         Limit: number;
@@ -2800,6 +2850,32 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["HostNotAllowed"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    resumeTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: components["parameters"]["AppId"];
+                /** @description A database trigger's `name` in the app's settings. */
+                triggerName: components["parameters"]["TriggerName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Resumed (or it was not suspended). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];

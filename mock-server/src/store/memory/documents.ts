@@ -26,6 +26,7 @@ import {
   type Quota,
   QuotaExceededError,
   type ScanOptions,
+  type TriggerSuspension,
   WriteConflictError,
   type WritePlan,
   WriteRateExceededError,
@@ -872,6 +873,15 @@ export class MemoryDocuments implements DocumentStore {
   clear(): void {
     this.collectionsByKey.clear();
     this.allowances.clear();
+    this.suspensions.clear();
+  }
+
+  /** The app's suspended database triggers, by name (decision 0057), kept as the changes that suspend them go out. */
+  readonly suspensions = new Map<string, TriggerSuspension>();
+  private suspender: ((event: ChangeEvent) => TriggerSuspension[]) | null = null;
+
+  suspendTriggers(decide: ((event: ChangeEvent) => TriggerSuspension[]) | null): void {
+    this.suspender = decide;
   }
 
   async subscribe(listener: (event: ChangeEvent) => void): Promise<() => void> {
@@ -884,6 +894,9 @@ export class MemoryDocuments implements DocumentStore {
   }
 
   private publish(event: ChangeEvent): void {
+    if (this.suspender && (event.operationType === "drop" || event.operationType === "rename"))
+      for (const suspension of this.suspender(event))
+        if (!this.suspensions.has(suspension.name)) this.suspensions.set(suspension.name, suspension);
     for (const listener of this.listeners) listener(event);
   }
 }

@@ -21,6 +21,7 @@ import type {
   Store,
   StoredSession,
   StoredState,
+  TriggerSuspension,
   UserAndSession,
 } from "../store.ts";
 import { MemoryApiKeys } from "./api-keys.ts";
@@ -100,6 +101,19 @@ export class MemoryAppStore implements AppStore {
     this.scheduled.clear();
   }
 
+  /** Tells every listener of the app's records that its triggers' suspensions changed (set by MemoryApps). */
+  triggersChanged: () => void = () => undefined;
+
+  async triggerSuspensions(): Promise<TriggerSuspension[]> {
+    return [...this.data.suspensions.values()];
+  }
+
+  async resumeTrigger(name: string): Promise<boolean> {
+    if (!this.data.suspensions.delete(name)) return false;
+    this.triggersChanged();
+    return true;
+  }
+
   /** Each scheduled trigger's last claimed time (one process: no one to race). */
   private readonly scheduled = new Map<string, number>();
 
@@ -160,6 +174,7 @@ class MemoryApps implements AppRecords {
       for (const listener of this.sessionListeners) listener(record.appId, ended);
     };
     store.limits = () => appLimits(app.record.config);
+    store.triggersChanged = () => this.changed(record.appId, "triggers");
     this.byId.set(record.appId, app);
     this.byDomain.set(record.domainId, app);
     return app;
@@ -183,6 +198,8 @@ class MemoryApps implements AppRecords {
     const customToken = record.config.providers?.["custom-token"];
     if (options.keepCustomTokenKey && kept && customToken) customToken.signingKey = kept;
     existing.record = { ...record, createdAt: existing.record.createdAt };
+    // New settings resume the app's suspended triggers (as a new deployment did on App Services).
+    existing.store.data.suspensions.clear();
     this.changed(record.appId, "updated");
     return "updated" as const;
   }

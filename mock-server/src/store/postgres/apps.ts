@@ -19,6 +19,7 @@ import type {
   StoredSession,
   StoredUser,
   StoredUserpassAccount,
+  TriggerSuspension,
   UserAndSession,
 } from "../store.ts";
 import { anonymousUserLifetimeMs } from "../store.ts";
@@ -85,6 +86,7 @@ const appTables = [
   "collections",
   "scheduled_triggers",
   "trigger_events",
+  "trigger_suspensions",
 ];
 
 export class PgAppStore implements AppStore {
@@ -99,6 +101,8 @@ export class PgAppStore implements AppStore {
     private readonly appId: string,
     changes: ChangeHub,
     private readonly ends: SessionEnds,
+    /** Tells this instance's listeners of the app's records (PgApps.changed). */
+    private readonly tell: (change: AppChange) => void = () => undefined,
   ) {
     this.users = new PgUsers(context, appId);
     this.sessions = new PgSessions(context.db, appId, ends);
@@ -121,6 +125,26 @@ export class PgAppStore implements AppStore {
     );
     if (!row) return { claimed: false };
     return row.previous === null ? { claimed: true } : { claimed: true, previous: Number(row.previous) };
+  }
+
+  async triggerSuspensions(): Promise<TriggerSuspension[]> {
+    const rows = await this.context.db.rows<{ name: string; since: string; reason: string }>(
+      "SELECT name, since, reason FROM trigger_suspensions WHERE app_id = $1 ORDER BY since, name",
+      [this.appId],
+    );
+    return rows.map((row) => ({ name: row.name, since: Number(row.since), reason: row.reason }));
+  }
+
+  /** Removed and announced in one statement: the other instances hear of it when it commits. */
+  async resumeTrigger(name: string): Promise<boolean> {
+    const [row] = await this.context.db.rows<{ name: string }>(
+      `WITH resumed AS (DELETE FROM trigger_suspensions WHERE app_id = $1 AND name = $2 RETURNING name)
+       SELECT name, pg_notify($3, $4) FROM resumed`,
+      [this.appId, name, channels.apps, JSON.stringify({ i: this.context.instanceId, a: this.appId, c: "triggers" })],
+    );
+    if (!row) return false;
+    this.tell("triggers");
+    return true;
   }
 
   async deleteUser(userId: string): Promise<boolean> {
@@ -310,7 +334,7 @@ export class PgApps implements AppRecords {
       else if (canonicalJson(toRecord(row)) !== before) {
         this.known(toRecord(row));
         this.changed(appId, "updated");
-      }
+      } else this.changed(appId, "triggers"); // (a trigger may have been suspended or resumed meanwhile)
     }
   }
 
@@ -400,6 +424,8 @@ export class PgApps implements AppRecords {
         ],
       );
       const change = rows[0]?.inserted ? ("created" as const) : ("updated" as const);
+      // New settings resume the app's suspended triggers (as a new deployment did on App Services).
+      if (change === "updated") await client.query("DELETE FROM trigger_suspensions WHERE app_id = $1", [record.appId]);
       await PgApps.writeLimits(client, record);
       await this.announce(client, record.appId, change);
       return change;
@@ -434,7 +460,7 @@ export class PgApps implements AppRecords {
   }
 
   scope(appId: string): PgAppStore {
-    return new PgAppStore(this.context, appId, this.changes, this.ends);
+    return new PgAppStore(this.context, appId, this.changes, this.ends, (change) => this.changed(appId, change));
   }
 
   onChange(listener: (appId: string, change: AppChange) => void): () => void {
@@ -457,7 +483,7 @@ export class PgApps implements AppRecords {
   /** Tells this instance (what it kept of the app's users and sessions goes first). */
   changed(appId: string, change: AppChange): void {
     if (change === "reset" || change === "deleted") this.context.auth.forgetApp(appId);
-    if (change !== "reset") this.handedOut.delete(appId);
+    if (change === "created" || change === "updated" || change === "deleted") this.handedOut.delete(appId);
     for (const listener of this.listeners) listener(appId, change);
   }
 }

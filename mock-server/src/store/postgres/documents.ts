@@ -35,6 +35,7 @@ import {
   type ExactTextsOptions,
   type ScanOptions,
   StoreUnavailableError,
+  type TriggerSuspension,
   WriteConflictError,
   type WritePlan,
   type Writer,
@@ -520,6 +521,7 @@ export class PgDocuments implements DocumentStore {
   ): Promise<void> {
     stampEvents(events, together);
     await this.notify(client, events);
+    await this.suspendTriggersOf(client, events);
     const keep = this.wanted ? events.filter(this.wanted) : [];
     const ids = keep.length > 0 ? await keepEvents(client, this.context, this.appId, keep) : [];
     await tx.commit();
@@ -537,6 +539,37 @@ export class PgDocuments implements DocumentStore {
 
   keepEvents(wanted: ((event: ChangeEvent) => boolean) | null): void {
     this.wanted = wanted;
+  }
+
+  /** Which database triggers a change suspends (suspendTriggers). */
+  private suspender: ((event: ChangeEvent) => TriggerSuspension[]) | null = null;
+
+  suspendTriggers(decide: ((event: ChangeEvent) => TriggerSuspension[]) | null): void {
+    this.suspender = decide;
+  }
+
+  /**
+   * The triggers the transaction's drops and renames suspend, kept in it (a trigger suspended
+   * already stays as it was), and the other instances told when it commits (decision 0057).
+   */
+  private async suspendTriggersOf(client: Queryable, events: ChangeEvent[]): Promise<void> {
+    if (!this.suspender) return;
+    const suspensions: TriggerSuspension[] = [];
+    for (const event of events)
+      if (event.operationType === "drop" || event.operationType === "rename")
+        suspensions.push(...this.suspender(event));
+    if (suspensions.length === 0) return;
+    const { rowCount } = await client.query(
+      `INSERT INTO trigger_suspensions (app_id, name, since, reason)
+       SELECT $1, s.name, s.since, s.reason FROM jsonb_to_recordset($2::jsonb) AS s(name text, since bigint, reason text)
+       ON CONFLICT DO NOTHING`,
+      [this.appId, JSON.stringify(suspensions)],
+    );
+    if (rowCount)
+      await client.query("SELECT pg_notify($1, $2)", [
+        channels.apps,
+        JSON.stringify({ i: this.context.instanceId, a: this.appId, c: "triggers" }),
+      ]);
   }
 
   private async ensureCollection(q: Queryable, database: string, collection: string): Promise<void> {

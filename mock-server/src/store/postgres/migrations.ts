@@ -911,6 +911,23 @@ export const migrations: Migration[] = [
       CREATE INDEX trigger_events_by_lease ON trigger_events (lease_until);
     `,
   },
+  {
+    version: 14,
+    name: "suspended database triggers",
+    // A collection's database trigger is suspended when its collection is dropped or renamed over
+    // (docs/decisions/0057-trigger-suspension.md): kept here in the transaction of the write that
+    // suspends it, so every instance, and one that starts later, knows it; removed when the
+    // trigger is resumed, the app's settings are replaced or the app is reset.
+    sql: `
+      CREATE TABLE trigger_suspensions (
+        app_id text NOT NULL REFERENCES apps ON DELETE CASCADE,
+        name text NOT NULL,
+        since bigint NOT NULL,
+        reason text NOT NULL,
+        PRIMARY KEY (app_id, name)
+      );
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

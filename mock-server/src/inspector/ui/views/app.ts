@@ -191,6 +191,7 @@ export function appView(appId: string, tab: AppTab, rest: string[], query: URLSe
               : "off",
           ],
         ]),
+        suspendedTriggers(appId, details.suspendedTriggers, refresh),
         h("div", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: reset }, "Reset app…")),
         sectionNav(
           `Sections of ${appId}`,
@@ -204,4 +205,50 @@ export function appView(appId: string, tab: AppTab, rest: string[], query: URLSe
 
 export function isAppTab(value: string | undefined): value is AppTab {
   return tabs.some(([id]) => id === value);
+}
+
+/**
+ * The app's database triggers suspended because their collection was dropped or renamed over
+ * (decision 0057), each with why and since when, and a button that resumes it; nothing when none is.
+ */
+function suspendedTriggers(
+  appId: string,
+  suspended: { name: string; since: string; reason: string }[],
+  refresh: () => void,
+): Node | null {
+  if (suspended.length === 0) return null;
+  return h(
+    "section",
+    { "aria-labelledby": "suspended-triggers" },
+    h("h3", { id: "suspended-triggers" }, "Suspended triggers"),
+    h(
+      "ul",
+      null,
+      ...suspended.map(({ name, since, reason }) =>
+        h(
+          "li",
+          null,
+          h("strong", null, name),
+          `: ${reason}, since `,
+          time(since),
+          " ",
+          h(
+            "button",
+            {
+              type: "button",
+              "aria-label": `Resume ${name}`,
+              onclick: action(async () => {
+                const { response, error } = await client.POST("/_mock/v1/apps/{appId}/triggers/{triggerName}/resume", {
+                  params: { path: { appId, triggerName: name } },
+                });
+                if (!response.ok) throw new Error(error?.error ?? `${response.status}`);
+                return `Trigger ${name} resumed: it runs again from the next change.`;
+              }, refresh),
+            },
+            "Resume",
+          ),
+        ),
+      ),
+    ),
+  );
 }
