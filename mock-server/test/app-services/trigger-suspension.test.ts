@@ -159,11 +159,14 @@ describe("a collection's database trigger", () => {
   });
 
   it.runIf(testStore() === "postgres")("is suspended and resumed on every instance", async () => {
-    const other = await testApp({
-      databaseUrl: app.emulator.options.databaseUrl!,
-      signingSecret: app.emulator.signingSecret,
-      allowFunctionSource: true,
-    });
+    // Another instance on the same database.
+    const instance = () =>
+      testApp({
+        databaseUrl: app.emulator.options.databaseUrl!,
+        signingSecret: app.emulator.signingSecret,
+        allowFunctionSource: true,
+      });
+    const other = await instance();
     try {
       // The other instance has the app (and its triggers) from here on.
       expect(await suspended(other)).toEqual([]);
@@ -182,11 +185,7 @@ describe("a collection's database trigger", () => {
       expect((await ran("watched")).filter((n) => n >= 10)).toEqual([10, 12]);
       // An instance that starts later reads the suspensions the others made.
       await drop(other, "watched");
-      const later = await testApp({
-        databaseUrl: app.emulator.options.databaseUrl!,
-        signingSecret: app.emulator.signingSecret,
-        allowFunctionSource: true,
-      });
+      const later = await instance();
       try {
         expect((await suspended(later)).map((s) => s.name)).toEqual(["watched"]);
       } finally {
