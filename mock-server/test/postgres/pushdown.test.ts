@@ -4,11 +4,13 @@
  * whose SQL form cannot miss a match are pushed (the engine still decides).
  */
 import { ObjectId } from "bson";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fromEJSON } from "../../src/data/documents.ts";
 import { narrow } from "../../src/data/rules.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { pushdown } from "../../src/store/postgres/pushdown.ts";
-import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 
 describe("pushdown", () => {
   it("turns top-level string, ObjectId and boolean equalities into JSON path predicates, _id into the key", () => {
@@ -34,15 +36,21 @@ describe("pushdown", () => {
     ]);
   });
 
-  it("turns a number's equality into its one stored text, or any Decimal128", () => {
-    const { where, params } = pushdown({ n: 5, z: { $eq: 0 }, f: { $in: [1.5, 2 ** 40, "x"] } }, 1);
-    expect(where).toEqual(["doc @@ $1::jsonpath", "doc @@ $2::jsonpath", "doc @@ $3::jsonpath"]);
-    const decimal = (field: string) => `exists($."${field}"."$numberDecimal")`;
-    expect(params).toEqual([
-      `$."n"."$numberInt" == "5" || ${decimal("n")}`,
-      `$."z"."$numberInt" == "0" || $."z"."$numberDouble" == "-0.0" || ${decimal("z")}`,
-      `$."f"."$numberDouble" == "1.5" || ${decimal("f")} || $."f"."$numberLong" == "1099511627776" || $."f" == "x"`,
-    ]);
+  it("turns a number's equality into its one stored text, or any Decimal128 where the collection held one", () => {
+    const { where, params } = pushdown({ n: 5, z: { $eq: 0 }, f: { $in: [1.5, 2 ** 40, "x"] } }, 4);
+    const either = (withDecimals: number) =>
+      `doc @@ (SELECT CASE WHEN c.decimals THEN $${withDecimals}::jsonpath ELSE $${withDecimals + 1}::jsonpath END FROM collections c
+     WHERE c.app_id = $1 AND c.db = $2 AND c.coll = $3)`;
+    expect(where).toEqual([either(4), either(6), either(8)]);
+    const decimal = (field: string) => ` || exists($."${field}"."$numberDecimal")`;
+    const [n, z, f] = [
+      `$."n"."$numberInt" == "5"`,
+      `$."z"."$numberInt" == "0" || $."z"."$numberDouble" == "-0.0"`,
+      `$."f"."$numberDouble" == "1.5" || $."f"."$numberLong" == "1099511627776" || $."f" == "x"`,
+    ];
+    expect(params).toEqual([n + decimal("n"), n, z + decimal("z"), z, f + decimal("f"), f]);
+    // Hidden values stay plain parameters inside the subquery, which hides them already.
+    expect(pushdown({ n: 5 }, 4, { hidden: true }).where).toEqual([either(4)]);
   });
 
   it("leaves to the engine what SQL could get wrong or could not evaluate", () => {
@@ -115,5 +123,70 @@ describe("a user's read on PostgreSQL", () => {
     expect(await data.read("db", "notes", { owner_id: odd })).toEqual([{ _id: "odd", owner_id: odd }]);
     // Nothing to push: the whole collection, for the engine to filter.
     expect(await data.read("db", "notes", { n: { $lt: 10 } })).toHaveLength(401);
+  });
+
+  /**
+   * How many rows of the whole table the GIN index gives a numeric equality's pushdown for
+   * `db.<collection>` (its condition alone, sequential scans off: the index is the only way): the
+   * documents holding the number when it can look it up, every row when the path asks for a
+   * Decimal128 of any text.
+   */
+  async function indexRows(collection: string, query: Record<string, unknown>): Promise<number> {
+    const { where, params } = pushdown(query, 4);
+    const literal = (value: unknown) => `'${String(value).replaceAll("'", "''")}'`;
+    const statement = `SELECT id_key FROM documents WHERE ${where.join(" AND ")}`.replace(/\$(\d+)/g, (_, n: string) =>
+      literal(["p", "db", collection, ...params][Number(n) - 1]),
+    );
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const results = (await client.query(
+        `SET enable_seqscan = off; SET enable_indexscan = off; EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`,
+      )) as unknown as pg.QueryResult[];
+      const plan = JSON.stringify(results.at(-1)!.rows[0]);
+      const scans = [...plan.matchAll(/"Index Name":"documents_by_value"[^}]*?"Actual Rows":(\d+)/g)];
+      expect(scans, plan).toHaveLength(1);
+      return Number(scans[0]![1]);
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("looks a number up in the index where the collection never held a Decimal128, and finds a Decimal128 that equals it where it did", async () => {
+    const data = store.apps.scope("p").data;
+    const every = async () => Number((await adminQuery(database.url, "SELECT count(*) FROM documents")).rows[0].count);
+    expect(await data.read("db", "notes", { n: 7 })).toEqual([{ _id: 7, owner_id: "dan", tags: [], n: 7 }]);
+    expect(await indexRows("notes", { n: 7 })).toBe(1);
+    // A Decimal128 written to another collection: that one reads every row's Decimal128 check…
+    await data.write("db", "prices", async () => ({
+      changes: [
+        { op: "insert" as const, doc: { _id: 1, n: 7 } },
+        { op: "insert" as const, doc: { _id: 2, n: fromEJSON({ $numberDecimal: "7.00" }) } },
+        { op: "insert" as const, doc: { _id: 3, n: 8 } },
+      ],
+      events: () => [],
+      result: () => undefined,
+    }));
+    expect((await data.read("db", "prices", { n: 7 })).map((d) => d._id)).toEqual([1, 2]);
+    expect(await indexRows("prices", { n: 7 })).toBeGreaterThanOrEqual(await every());
+    // …while this one still looks its numbers up (the 7s and 8s of both collections).
+    expect(await indexRows("notes", { n: { $in: [7, 8] } })).toBe(4);
+    // An update that writes the first Decimal128 marks its collection too, and a drop forgets it.
+    await data.write("db", "notes", async () => ({
+      changes: [{ op: "replace" as const, doc: { _id: 9, n: fromEJSON({ $numberDecimal: "7.0" }) } }],
+      events: () => [],
+      result: () => undefined,
+    }));
+    expect((await data.read("db", "notes", { n: 7 })).map((d) => d._id)).toEqual([7, 9]);
+    // (Every row, and the replaced one's old version the index still holds.)
+    expect(await indexRows("notes", { n: 7 })).toBeGreaterThanOrEqual(await every());
+    await data.drop("db", "prices");
+    await data.write("db", "prices", async () => ({
+      changes: [{ op: "insert" as const, doc: { _id: 1, n: 7 } }],
+      events: () => [],
+      result: () => undefined,
+    }));
+    // (Looked up again: its 7s, with the dropped one's, which the index holds until a vacuum.)
+    expect(await indexRows("prices", { n: 7 })).toBeLessThan(5);
   });
 });

@@ -928,6 +928,33 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 15,
+    name: "collections that have held a Decimal128",
+    // A number in a query may equal a Decimal128 of any text (5 and 5.00), which the GIN index
+    // cannot look up: a read whose collection never held one needs only the number's own text,
+    // which it can (store/postgres/pushdown.ts). The flag is set by the statement that writes the
+    // first such document, in its transaction (the documents' triggers), and goes with the
+    // collection's row (a drop); set from the documents here for the collections there are.
+    sql: `
+      ALTER TABLE collections ADD COLUMN decimals boolean NOT NULL DEFAULT false;
+      UPDATE collections c SET decimals = true
+       WHERE EXISTS (SELECT 1 FROM documents d
+                      WHERE d.app_id = c.app_id AND d.db = c.db AND d.coll = c.coll
+                        AND strpos(d.ejson, '"$numberDecimal"') > 0);
+      CREATE FUNCTION mark_decimals() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          UPDATE collections c SET decimals = true
+            FROM (SELECT DISTINCT app_id, db, coll FROM new_rows WHERE strpos(ejson, '"$numberDecimal"') > 0) AS n
+           WHERE c.app_id = n.app_id AND c.db = n.db AND c.coll = n.coll AND NOT c.decimals;
+          RETURN NULL;
+        END $$;
+      CREATE TRIGGER documents_inserted_decimals AFTER INSERT ON documents REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION mark_decimals();
+      CREATE TRIGGER documents_updated_decimals AFTER UPDATE ON documents REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION mark_decimals();
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

@@ -10,8 +10,10 @@
  *   mode: it matches an array holding the value too, as MongoDB's equality does), served by the GIN
  *   index on `doc`;
  * - a top-level field equal to a number (a JS number: ints, doubles, an integer past 2^53) → its
- *   one text as this server writes it (`$."f"."$numberInt" == "5"`; 0 also `-0.0`), or a
- *   Decimal128 (of any text: `5.0` equals 5), which the query engine then decides;
+ *   one text as this server writes it (`$."f"."$numberInt" == "5"`; 0 also `-0.0`), served by the
+ *   GIN index; and where the collection has held a Decimal128 (`collections.decimals`, read in the
+ *   statement), also any Decimal128 there (of any text: `5.0` equals 5), which the index cannot
+ *   look up and the query engine then decides;
  * - the conditions of an `$and` (and of a one-clause `$or`), each as above.
  *
  * Everything else (Int64 and Decimal128 values in the query, dates, null, regular expressions,
@@ -44,19 +46,37 @@ function scalar(value: unknown): Scalar | undefined {
 /** A JSON path string literal (JSON's escapes are the path language's). */
 const literal = (text: string) => JSON.stringify(text);
 
+/** The alternatives a value's equality pushes down: the index's, and any Decimal128 at the field (numbers). */
+interface Alternatives {
+  paths: string[];
+  decimal?: string;
+}
+
 /** `$."f" == v`: the field (an ObjectId's hex under `$oid`, as canonical Extended JSON stores it). */
-function pathEquals(key: string, value: Scalar): string[] | undefined {
+function pathEquals(key: string, value: Scalar): Alternatives | undefined {
   const field = `$.${literal(key)}`;
-  if (typeof value === "boolean") return [`${field} == ${value}`];
+  if (typeof value === "boolean") return { paths: [`${field} == ${value}`] };
   if (typeof value === "number") {
     // 0 and -0 are equal: both texts; a Decimal128 may equal any number.
     const texts = value === 0 ? [numberWrapper(0), numberWrapper(-0)] : [numberWrapper(value)];
-    const decimal = `exists(${field}."$numberDecimal")`;
-    return [...texts.map(({ wrapper, text }) => `${field}.${literal(wrapper)} == ${literal(text)}`), decimal];
+    return {
+      paths: texts.map(({ wrapper, text }) => `${field}.${literal(wrapper)} == ${literal(text)}`),
+      decimal: `exists(${field}."$numberDecimal")`,
+    };
   }
-  if (value instanceof ObjectId) return [`${field}."$oid" == ${literal(value.toHexString())}`];
-  return awkward(value) ? undefined : [`${field} == ${literal(value)}`];
+  if (value instanceof ObjectId) return { paths: [`${field}."$oid" == ${literal(value.toHexString())}`] };
+  return awkward(value) ? undefined : { paths: [`${field} == ${literal(value)}`] };
 }
+
+/**
+ * The JSON path of alternatives with or without `decimals` as the statement's collection (`$1`
+ * app, `$2` database, `$3` collection: every statement's) has or has never held a Decimal128. The
+ * flag is read in the statement, in its snapshot: the document that set it is there too. Without a
+ * decimal the path holds `==` predicates only, which the GIN index serves; `exists` it cannot.
+ */
+const withDecimalsIfHeld = (withDecimals: string, without: string) =>
+  `(SELECT CASE WHEN c.decimals THEN ${withDecimals} ELSE ${without} END FROM collections c
+     WHERE c.app_id = $1 AND c.db = $2 AND c.coll = $3)`;
 
 /** The values an equality condition accepts, or undefined when it is not a plain equality. */
 function equalValues(condition: unknown, accept: (v: unknown) => boolean): unknown[] | undefined {
@@ -99,10 +119,10 @@ export async function pushdownInSlices(query: Document, firstParam: number, { hi
 /** Adds the query's conditions pushed down to `into`, a step (`yield`) every `conditionsPerStep`. */
 function* conditions(query: Document, firstParam: number, hidden: boolean, into: Pushdown): Generator<void> {
   const { where, params } = into;
-  const param = (value: unknown, type: string) => {
+  const param = (value: unknown, type: string, hide = hidden) => {
     params.push(value);
     const placeholder = `$${firstParam + params.length - 1}::${type}`;
-    return hidden ? hiddenValue(placeholder) : placeholder;
+    return hide ? hiddenValue(placeholder) : placeholder;
   };
   let looked = 0;
   function* visit(q: Document): Generator<void> {
@@ -128,14 +148,27 @@ function* conditions(query: Document, firstParam: number, hidden: boolean, into:
       // A path of 100,000 alternatives is past what PostgreSQL evaluates (and an index would help little).
       if (!values || values.length > maxAlternatives) continue;
       const alternatives = new Set<string>();
+      let decimal: string | undefined;
       let every = true;
       for (const value of values) {
-        const paths = pathEquals(key, value as Scalar);
-        if (paths === undefined) every = false;
-        else for (const path of paths) alternatives.add(path);
+        const found = pathEquals(key, value as Scalar);
+        if (found === undefined) every = false;
+        else {
+          for (const path of found.paths) alternatives.add(path);
+          decimal ??= found.decimal;
+        }
       }
       if (!every) continue;
-      where.push(`doc @@ ${param([...alternatives].join(" || "), "jsonpath")}`);
+      const paths = [...alternatives].join(" || ");
+      if (decimal === undefined) where.push(`doc @@ ${param(paths, "jsonpath")}`);
+      else {
+        // (Each its own parameter, never hidden again: the subquery hides them both.)
+        const [withDecimals, without] = [
+          param(`${paths} || ${decimal}`, "jsonpath", false),
+          param(paths, "jsonpath", false),
+        ];
+        where.push(`doc @@ ${withDecimalsIfHeld(withDecimals, without)}`);
+      }
     }
   }
   yield* visit(query);
