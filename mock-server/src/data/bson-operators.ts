@@ -86,7 +86,7 @@ function compares(value: unknown, operand: unknown, op: Op): boolean {
 }
 
 /** A NaN of any numeric type (a Decimal128's too). */
-const isNaNValue = (value: unknown): boolean =>
+export const isNaNValue = (value: unknown): boolean =>
   typeof value === "number"
     ? Number.isNaN(value)
     : (value as { _bsontype?: string } | null)?._bsontype === "Decimal128" && String(value) === "NaN";

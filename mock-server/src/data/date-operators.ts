@@ -370,7 +370,8 @@ const units = ["year", "quarter", "month", "week", "day", "hour", "minute", "sec
 export type Unit = (typeof units)[number];
 /** Whether a value names one of MongoDB's time units. */
 export const isUnit = (value: unknown): value is Unit => units.includes(value as Unit);
-const unitMs: Partial<Record<Unit, number>> = {
+/** A fixed unit's length in milliseconds (a week or less; months and years vary). */
+export const unitMs: Partial<Record<Unit, number>> = {
   week: 7 * dayMs,
   day: dayMs,
   hour: 3_600_000,

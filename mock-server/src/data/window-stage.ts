@@ -13,7 +13,9 @@ import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { computeOptionsClass, valuesOf } from "./accumulators.ts";
 import { withValueAt } from "./add-fields.ts";
+import { isNaNValue } from "./bson-operators.ts";
 import { bsonTypeAlias, compareBson, equalityKey } from "./bson-order.ts";
+import { type Unit, unitMs } from "./date-operators.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { checkFill } from "./fill-spec.ts";
 import { doubleOf, isNumeric } from "./numeric-operators.ts";
@@ -357,22 +359,9 @@ export const nullWhenEmpty =
   (...args: unknown[]) =>
     (args[kind === "window" ? 1 : 0] as unknown[]).length < least ? null : operator(...args);
 
-/** A time unit's length in milliseconds (`$derivative`/`$integral` take a week or less: window-spec.ts). */
-const unitMillis: Record<string, number> = {
-  millisecond: 1,
-  second: 1000,
-  minute: 60_000,
-  hour: 3_600_000,
-  day: 86_400_000,
-  week: 604_800_000,
-};
-
 /** MongoDB's arithmetic of two values (the engine's `$subtract`, `$add`, `$multiply`, `$divide`: types kept). */
 const arithmetic = (operator: string, a: unknown, b: unknown, options: unknown): unknown =>
   evalExpr({}, { [operator]: [{ $literal: a }, { $literal: b }] }, options as never);
-
-const isNaNValue = (value: unknown) =>
-  typeof value === "number" ? Number.isNaN(value) : isNumeric(value) && Number.isNaN(doubleOf(value));
 
 /**
  * `$derivative`, as MongoDB's WindowFunctionExecDerivative: the input's rise over the sort value's
@@ -413,7 +402,7 @@ export const derivative: AnyFn = (_obj, collection: unknown[], expr, options) =>
     if ((error as Error).message === "can't $divide by zero") return null;
     throw error;
   }
-  return unit === undefined ? result : arithmetic("$multiply", result, unitMillis[unit], options);
+  return unit === undefined ? result : arithmetic("$multiply", result, unitMs[unit as Unit], options);
 };
 
 const integralType =
@@ -442,8 +431,9 @@ export const integral: AnyFn = (_obj, collection: unknown[], expr, options) => {
       throw errors.mongo("$integral with 'unit' expects the sortBy field to be a Date");
     if (unit === undefined && !isNumeric(x))
       throw errors.mongo("$integral (with no 'unit') expects the sortBy field to be numeric");
+    // (Past a NaN the answer is NaN: the rest is only checked.)
     if (isNaNValue(x) || isNaNValue(y)) nan = true;
-    else if (previous) {
+    else if (previous && !nan) {
       const [x1, y1] = previous;
       const area = arithmetic(
         "$divide",
@@ -453,8 +443,8 @@ export const integral: AnyFn = (_obj, collection: unknown[], expr, options) => {
       );
       total = arithmetic("$add", total, area, options);
     }
-    previous = isNaNValue(x) || isNaNValue(y) ? undefined : [x, y];
+    previous = [x, y];
   }
   if (nan) return Number.NaN;
-  return unit === undefined ? total : arithmetic("$divide", total, unitMillis[unit], options);
+  return unit === undefined ? total : arithmetic("$divide", total, unitMs[unit as Unit], options);
 };
