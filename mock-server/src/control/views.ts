@@ -3,6 +3,7 @@ import type { ControlSchemas } from "../openapi/types.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { clockView } from "../state/clock.ts";
+import { suspensionViews } from "../store/state-import.ts";
 import { type StoredUser, type StoredUserpassAccount, userLifetimeEnded } from "../store/store.ts";
 import { iso } from "./route.ts";
 
@@ -94,11 +95,7 @@ export async function appDetails(emulator: Emulator, app: AppRuntime): Promise<C
     watchers: app.watchers,
     clock: clockView(app.clock),
     functions: app.functions.names(),
-    suspendedTriggers: (await emulator.apps.suspendedTriggers(app)).map(({ name, since, reason }) => ({
-      name,
-      since: new Date(since).toISOString(),
-      reason,
-    })),
+    suspendedTriggers: suspensionViews(await emulator.apps.suspendedTriggers(app)),
     config: redactedConfig(app.config),
   };
 }

@@ -2,12 +2,12 @@
  * What both stores check before they replace everything with an imported state (the caller has
  * validated it against the control document's State schema already).
  */
-import type { AppRecord, AppState, State, Writer } from "./store.ts";
+import type { AppRecord, AppState, State, TriggerSuspension, Writer } from "./store.ts";
 
 export class StateImportError extends Error {}
 
-/** The apps of a state, checked for duplicate ids, with their records. */
-export function stateApps(state: State): { saved: AppState; record: AppRecord }[] {
+/** The apps of a state, checked for duplicate ids, with their records and suspended triggers. */
+export function stateApps(state: State): { saved: AppState; record: AppRecord; suspensions: TriggerSuspension[] }[] {
   const ids = new Set<string>();
   const apps = state.apps.map((saved) => {
     if (ids.has(saved.appId)) throw new StateImportError(`the app id '${saved.appId}' appears twice`);
@@ -19,7 +19,7 @@ export function stateApps(state: State): { saved: AppState; record: AppRecord }[
       appDir: saved.appDir ?? null,
       config: structuredClone(saved.config),
     };
-    return { saved, record };
+    return { saved, record, suspensions: suspensionsOf(saved) };
   });
   const publicKeys = new Set<string>();
   for (const account of state.emailjsAccounts) {
@@ -29,6 +29,34 @@ export function stateApps(state: State): { saved: AppState; record: AppRecord }[
   }
   return apps;
 }
+
+/**
+ * An app's suspended triggers (decision 0057): each must name a database trigger of one collection
+ * in the app's settings (only those are suspended), once.
+ */
+function suspensionsOf(saved: AppState): TriggerSuspension[] {
+  const suspendable = new Set(
+    (saved.config.triggers ?? []).flatMap((t) => (t.type === "DATABASE" && t.collection !== undefined ? [t.name] : [])),
+  );
+  const named = new Set<string>();
+  return (saved.suspendedTriggers ?? []).map(({ name, since, reason }) => {
+    if (!suspendable.has(name))
+      throw new StateImportError(
+        `the app '${saved.appId}' holds a suspension of '${name}', which is not a database trigger of one collection`,
+      );
+    if (named.has(name)) throw new StateImportError(`the app '${saved.appId}' holds a suspension of '${name}' twice`);
+    named.add(name);
+    return { name, since: Date.parse(since), reason };
+  });
+}
+
+/** Suspended triggers as the control API shows them (`since` a date-time). */
+export const suspensionViews = (suspensions: TriggerSuspension[]): NonNullable<AppState["suspendedTriggers"]> =>
+  suspensions.map(({ name, since, reason }) => ({ name, since: new Date(since).toISOString(), reason }));
+
+/** An app's suspended triggers as a state holds them (absent when there are none). */
+export const savedSuspensions = (suspensions: TriggerSuspension[]): Pick<AppState, "suspendedTriggers"> =>
+  suspensions.length === 0 ? {} : { suspendedTriggers: suspensionViews(suspensions) };
 
 /**
  * Whom each document of an imported collection counts for, by its place in `documents` (a

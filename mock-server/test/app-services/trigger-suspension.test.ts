@@ -144,10 +144,13 @@ describe("a collection's database trigger", () => {
     expect(await suspended()).toEqual([]);
   });
 
-  it("is resumed by new settings for the app, and by a reset", async () => {
+  it("is resumed by new settings for the app and by a reset, not by the same settings again", async () => {
     await drop(app, "watched");
     expect((await suspended()).map((s) => s.name)).toEqual(["watched"]);
+    // The same settings applied again (every start with --app or --config does): no new deployment.
     await app.emulator.apps.upsert({ appId, overrides: config });
+    expect((await suspended()).map((s) => s.name)).toEqual(["watched"]);
+    await app.emulator.apps.upsert({ appId, overrides: { ...config, values: { deployed: { value: 2 } } } });
     expect(await suspended()).toEqual([]);
     await insert(app, "watched", 4);
     await expect.poll(async () => (await ran("watched")).includes(4)).toBe(true);
@@ -156,6 +159,52 @@ describe("a collection's database trigger", () => {
     expect((await app.inject({ method: "POST", url: `/_mock/v1/apps/${appId}/reset` })).statusCode).toBe(204);
     expect(await suspended()).toEqual([]);
     token = (await anonymousLogin(app, appId)).access_token;
+  });
+
+  it("is kept in a state export and restored by its import; a name no trigger has is refused", async () => {
+    // (A collection that exists: dropping none is no change.)
+    await insert(app, "watched", 7);
+    await expect.poll(async () => (await ran("watched")).includes(7)).toBe(true);
+    await drop(app, "watched");
+    const [made] = await suspended();
+    expect(made).toMatchObject({ name: "watched", reason: "the collection d.watched was dropped" });
+    const exported = (await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" })).body;
+    const saved = exported.apps.find((one: { appId: string }) => one.appId === appId);
+    expect(saved.suspendedTriggers).toEqual([made]);
+    // Resumed here, then the state imported again: suspended as it was exported, and it runs for nothing.
+    await resume(app, "watched");
+    expect(await suspended()).toEqual([]);
+    const imported = await call(app, "importState", { method: "PUT", url: "/_mock/v1/state", payload: exported });
+    expect(imported.response.statusCode).toBe(204);
+    expect(await suspended()).toEqual([made]);
+    token = (await anonymousLogin(app, appId)).access_token;
+    await insert(app, "watched", 8);
+    await expect.poll(() => ran("all")).toContain(8);
+    expect(await ran("watched")).not.toContain(8);
+    // A suspension that names no database trigger of a collection, or names one twice: refused, nothing changed.
+    const refusedWith = async (suspendedTriggers: unknown[], error: string) => {
+      const apps = exported.apps.map((one: { appId: string }) =>
+        one.appId === appId ? { ...one, suspendedTriggers } : one,
+      );
+      const { response, body } = await call(app, "importState", {
+        method: "PUT",
+        url: "/_mock/v1/state",
+        payload: { ...exported, apps },
+      });
+      expect(response.statusCode).toBe(400);
+      expect(body.error).toBe(`cannot import this state: ${error}`);
+    };
+    await refusedWith(
+      [{ ...made, name: "whole database" }],
+      `the app '${appId}' holds a suspension of 'whole database', which is not a database trigger of one collection`,
+    );
+    await refusedWith(
+      [{ ...made, name: "nothing" }],
+      `the app '${appId}' holds a suspension of 'nothing', which is not a database trigger of one collection`,
+    );
+    await refusedWith([made, made], `the app '${appId}' holds a suspension of 'watched' twice`);
+    expect(await suspended()).toEqual([made]);
+    await resume(app, "watched");
   });
 
   it.runIf(testStore() === "postgres")("is suspended and resumed on every instance", async () => {

@@ -4,14 +4,14 @@
  * whole, and an app's generated custom-token key survives the restart. (Crash safety: the
  * persistence-crash test, against the bundle.)
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportState, StatePersistence } from "../../src/runtime/persistence.ts";
 import type { MemoryAppStore } from "../../src/store/memory/memory-store.ts";
-import { testApp } from "../helpers/app.ts";
+import { call, testApp } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 
 let app: FastifyInstance;
@@ -129,6 +129,59 @@ describe("saving the state to --data-dir, then loading it", () => {
 });
 
 describe("starting again on --data-dir", () => {
+  it("keeps a suspended database trigger suspended when the same settings are given again", async () => {
+    const { startServer } = await import("../../src/server.ts");
+    const dataDir = mkdtempSync(join(tmpdir(), "emulator-restart-"));
+    const configFile = join(dataDir, "config.json");
+    const config = {
+      functions: { seen: { source: "exports = () => {};", private: true } },
+      triggers: [
+        {
+          type: "DATABASE",
+          name: "notes",
+          functionName: "seen",
+          database: "d",
+          collection: "notes",
+          operationTypes: ["INSERT"],
+        },
+      ],
+    };
+    writeFileSync(configFile, JSON.stringify({ apps: [{ appId: "kept", config }] }));
+    const start = () =>
+      startServer({
+        port: 0,
+        logLevel: "silent",
+        dataDir,
+        configFile,
+        allowFunctionSource: true,
+        saveIntervalMs: 60_000,
+      });
+    const suspended = async (server: Awaited<ReturnType<typeof start>>) =>
+      (await call(server.app, "getApp", { method: "GET", url: "/_mock/v1/apps/kept" })).body.suspendedTriggers;
+    try {
+      const first = await start();
+      const data = "/_mock/v1/apps/kept/data/d/notes";
+      expect(
+        (await first.app.inject({ method: "POST", url: data, payload: { documents: [{ n: 1 }] } })).statusCode,
+      ).toBe(201);
+      expect((await first.app.inject({ method: "DELETE", url: data })).statusCode).toBe(204);
+      const made = await suspended(first);
+      expect(made).toEqual([
+        { name: "notes", since: expect.any(String), reason: "the collection d.notes was dropped" },
+      ]);
+      await first.close();
+
+      const second = await start();
+      try {
+        expect(await suspended(second)).toEqual(made);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("applies this start's settings over the kept apps and keeps their users and key", async () => {
     const { startServer } = await import("../../src/server.ts");
     const dataDir = mkdtempSync(join(tmpdir(), "emulator-restart-"));

@@ -2004,6 +2004,8 @@ export interface components {
             sessions: components["schemas"]["StoredSession"][];
             apiKeys: components["schemas"]["StoredApiKey"][];
             authTokens: components["schemas"]["StoredAuthToken"][];
+            /** @description The app's suspended database triggers (absent: none). Each names a database trigger of one collection in `config`, once. */
+            suspendedTriggers?: components["schemas"]["SuspendedTrigger"][];
             collections: {
                 database: string;
                 collection: string;

@@ -3,9 +3,10 @@
  * snapshots of it, runtime/persistence.ts), every operation decided synchronously inside the call,
  * so the promises it answers are only the interface's shape.
  */
+import { isDeepStrictEqual } from "node:util";
 import { type AppLimits, appLimits } from "../../config/app-config.ts";
 import { type Document, fromEJSON, toEJSON } from "../../data/documents.ts";
-import { ownersByPlace, StateImportError, stateApps } from "../state-import.ts";
+import { ownersByPlace, StateImportError, savedSuspensions, stateApps } from "../state-import.ts";
 import type {
   AppChange,
   AppRecord,
@@ -125,6 +126,11 @@ export class MemoryAppStore implements AppStore {
   }
 }
 
+/** Whether an upsert gives an app the settings it has (compared as JSON, as a database keeps them). */
+const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+const sameSettings = (stored: AppRecord, given: AppRecord) =>
+  stored.appDir === given.appDir && isDeepStrictEqual(asJson(stored.config), asJson(given.config));
+
 export interface MemorySnapshot {
   apps: {
     saved: Omit<StoredState["apps"][number], "collections">;
@@ -197,9 +203,10 @@ class MemoryApps implements AppRecords {
     const kept = existing.record.config.providers?.["custom-token"]?.signingKey;
     const customToken = record.config.providers?.["custom-token"];
     if (options.keepCustomTokenKey && kept && customToken) customToken.signingKey = kept;
+    // New settings resume the app's suspended triggers (as a new deployment did on App Services);
+    // the same ones again (a start given them) are no new deployment.
+    if (!sameSettings(existing.record, record)) existing.store.data.suspensions.clear();
     existing.record = { ...record, createdAt: existing.record.createdAt };
-    // New settings resume the app's suspended triggers (as a new deployment did on App Services).
-    existing.store.data.suspensions.clear();
     this.changed(record.appId, "updated");
     return "updated" as const;
   }
@@ -310,6 +317,7 @@ export class MemoryStore implements Store {
           sessions: store.sessions.allNow().map((s) => structuredClone(s)),
           apiKeys: store.apiKeys.allNow().map((k) => structuredClone(k)),
           authTokens: store.authTokens.listNow({}).map((t) => structuredClone(t)),
+          ...savedSuspensions([...store.data.suspensions.values()]),
         },
         collections: store.data.list().map((c) => ({
           database: c.database,
@@ -353,8 +361,9 @@ export class MemoryStore implements Store {
 
   async importState(state: State): Promise<void> {
     // Everything is built aside and checked first; only then swapped in, so a bad import changes nothing.
-    const built = stateApps(state).map(({ saved, record }) => {
+    const built = stateApps(state).map(({ saved, record, suspensions }) => {
       const store = new MemoryAppStore();
+      for (const suspension of suspensions) store.data.suspensions.set(suspension.name, suspension);
       for (const user of saved.users) store.users.restoreUser(structuredClone(user));
       for (const account of saved.userpassAccounts) store.users.addAccountNow(structuredClone(account));
       for (const session of saved.sessions) store.sessions.addNow(structuredClone(session));

@@ -405,15 +405,20 @@ export class PgApps implements AppRecords {
       // two inserts passing its check at once would fail on domain_id's. Upserts of one app take turns.
       await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [appUpsertLock, record.appId]);
       // A generated custom-token key is kept (every instance generates its own at start; the first stays).
-      const { rows } = await client.query<{ inserted: boolean }>(
-        `INSERT INTO apps (app_id, domain_id, created_at, app_dir, config) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (app_id) DO UPDATE SET app_dir = excluded.app_dir,
-           config = CASE WHEN $6::boolean AND apps.config #> '{providers,custom-token,signingKey}' IS NOT NULL
-                          AND excluded.config #> '{providers,custom-token}' IS NOT NULL
-                     THEN jsonb_set(excluded.config, '{providers,custom-token,signingKey}',
-                                    apps.config #> '{providers,custom-token,signingKey}')
-                     ELSE excluded.config END
-         RETURNING (xmax = 0) AS inserted`,
+      // (`before` reads the row as it was before the statement: whether the settings changed.)
+      const { rows } = await client.query<{ inserted: boolean; changed: boolean }>(
+        `WITH before AS (SELECT app_dir, config FROM apps WHERE app_id = $1),
+         upserted AS (
+           INSERT INTO apps (app_id, domain_id, created_at, app_dir, config) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (app_id) DO UPDATE SET app_dir = excluded.app_dir,
+             config = CASE WHEN $6::boolean AND apps.config #> '{providers,custom-token,signingKey}' IS NOT NULL
+                            AND excluded.config #> '{providers,custom-token}' IS NOT NULL
+                       THEN jsonb_set(excluded.config, '{providers,custom-token,signingKey}',
+                                      apps.config #> '{providers,custom-token,signingKey}')
+                       ELSE excluded.config END
+           RETURNING (xmax = 0) AS inserted, app_dir, config)
+         SELECT u.inserted, (b.app_dir IS DISTINCT FROM u.app_dir OR b.config IS DISTINCT FROM u.config) AS changed
+           FROM upserted u LEFT JOIN before b ON true`,
         [
           record.appId,
           record.domainId,
@@ -424,8 +429,10 @@ export class PgApps implements AppRecords {
         ],
       );
       const change = rows[0]?.inserted ? ("created" as const) : ("updated" as const);
-      // New settings resume the app's suspended triggers (as a new deployment did on App Services).
-      if (change === "updated") await client.query("DELETE FROM trigger_suspensions WHERE app_id = $1", [record.appId]);
+      // New settings resume the app's suspended triggers (as a new deployment did on App Services);
+      // the same ones again (every instance's start gives them) are no new deployment.
+      if (change === "updated" && rows[0]?.changed)
+        await client.query("DELETE FROM trigger_suspensions WHERE app_id = $1", [record.appId]);
       await PgApps.writeLimits(client, record);
       await this.announce(client, record.appId, change);
       return change;

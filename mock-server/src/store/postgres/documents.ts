@@ -559,13 +559,7 @@ export class PgDocuments implements DocumentStore {
       if (event.operationType === "drop" || event.operationType === "rename")
         suspensions.push(...this.suspender(event));
     if (suspensions.length === 0) return;
-    const { rowCount } = await client.query(
-      `INSERT INTO trigger_suspensions (app_id, name, since, reason)
-       SELECT $1, s.name, s.since, s.reason FROM jsonb_to_recordset($2::jsonb) AS s(name text, since bigint, reason text)
-       ON CONFLICT DO NOTHING`,
-      [this.appId, JSON.stringify(suspensions)],
-    );
-    if (rowCount)
+    if (await keepSuspensions(client, this.appId, suspensions))
       await client.query("SELECT pg_notify($1, $2)", [
         channels.apps,
         JSON.stringify({ i: this.context.instanceId, a: this.appId, c: "triggers" }),
@@ -1042,4 +1036,19 @@ class LazyTransaction {
     const tx = await this.opened.catch(() => null);
     await tx?.rollback();
   }
+}
+
+/** Keeps an app's trigger suspensions (one suspended already stays as it was); how many were new. */
+export async function keepSuspensions(
+  client: Queryable,
+  appId: string,
+  suspensions: TriggerSuspension[],
+): Promise<number> {
+  const { rowCount } = await client.query(
+    `INSERT INTO trigger_suspensions (app_id, name, since, reason)
+     SELECT $1, s.name, s.since, s.reason FROM jsonb_to_recordset($2::jsonb) AS s(name text, since bigint, reason text)
+     ON CONFLICT DO NOTHING`,
+    [appId, JSON.stringify(suspensions)],
+  );
+  return rowCount ?? 0;
 }

@@ -7,12 +7,12 @@
 import pg from "pg";
 import { type Document, fromEJSON, toEJSONText } from "../../data/documents.ts";
 import { randomHex } from "../../state/ids.ts";
-import { ownersByPlace, StateImportError, stateApps } from "../state-import.ts";
+import { ownersByPlace, StateImportError, savedSuspensions, stateApps } from "../state-import.ts";
 import type { AppState, State, Store, StoredState } from "../store.ts";
 import { PgApps, PgEmailJsAccounts } from "./apps.ts";
 import { PgContext } from "./context.ts";
 import { clientConfig, Database, type DatabaseOptions, describeUrl } from "./database.ts";
-import { ChangeHub, storedDocument } from "./documents.ts";
+import { ChangeHub, keepSuspensions, storedDocument } from "./documents.ts";
 import { PgMail } from "./mail.ts";
 import { migrate } from "./migrations.ts";
 import { NotificationListener, syncChannel } from "./notifications.ts";
@@ -157,6 +157,7 @@ export class PostgresStore implements Store {
         sessions: await scope.sessions.all(),
         apiKeys: await scope.apiKeys.all(),
         authTokens: await scope.authTokens.list(),
+        ...savedSuspensions(await scope.triggerSuspensions()),
         collections,
       });
     }
@@ -205,9 +206,10 @@ export class PostgresStore implements Store {
         await client.query("DELETE FROM apps");
         await client.query("DELETE FROM mail");
         await client.query("DELETE FROM emailjs_accounts");
-        for (const [i, { saved, record }] of built.entries()) {
+        for (const [i, { saved, record, suspensions }] of built.entries()) {
           await PgApps.insert(client, record);
           const scope = [record.appId];
+          await keepSuspensions(client, record.appId, suspensions);
           const sessionCounts = new Map<string, number>();
           for (const s of saved.sessions) sessionCounts.set(s.userId, (sessionCounts.get(s.userId) ?? 0) + 1);
           for (const user of saved.users) {
