@@ -170,12 +170,19 @@ test.describe("a database trigger of the notes collection", () => {
     },
   });
 
-  test("is shown suspended once its collection is dropped, and resumed from the page", async ({ page, emu, mock }) => {
+  test("is shown suspended once its collection is dropped, live, and resumed from the page", async ({
+    page,
+    emu,
+    mock,
+  }) => {
     const { appId } = emu;
+    await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/users`);
+    await expect(page.getByRole("heading", { name: `App ${appId}` })).toBeVisible();
+    const suspended = page.getByRole("region", { name: "Suspended triggers" });
+    await expect(suspended).toHaveCount(0);
+    // Dropped elsewhere (another tab, a test): the open page shows it without a reload.
     await emu.insertDocuments("notes-app", "notes", [{ title: "kept" }]);
     await emu.dropCollection("notes-app", "notes");
-    await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/users`);
-    const suspended = page.getByRole("region", { name: "Suspended triggers" });
     await expect(suspended).toContainText("notes audit: the collection notes-app.notes was dropped");
     await expectAccessible(page, { strict: true });
     await suspended.getByRole("button", { name: "Resume notes audit" }).click();

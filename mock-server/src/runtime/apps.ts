@@ -83,7 +83,15 @@ export class AppRegistry {
     // The inspector's live view, and the app's database triggers: this instance's own writes (control
     // events are per instance; each write runs the triggers on the instance that made it).
     app.keptAuthEvents = this.keptAuth;
-    const triggers = new DatabaseTriggers(app, () => this.log, undefined, this.keptEvents ?? undefined, app.store);
+    // (A trigger suspended or resumed, as this instance learns it: the inspector's app page shows it.)
+    const triggers = new DatabaseTriggers(
+      app,
+      () => this.log,
+      undefined,
+      this.keptEvents ?? undefined,
+      app.store,
+      () => this.events.emit({ type: "app", appId: app.appId, action: "triggers" }),
+    );
     this.triggers.set(app, triggers);
     // Where the store can keep them, the events the triggers run are written with their changes.
     if (this.keptEvents && triggers.size > 0) app.data.keepEvents?.((change) => triggers.concerns(change));

@@ -111,6 +111,8 @@ export class DatabaseTriggers {
     private readonly limits: TriggerLimits = triggerLimits,
     private readonly kept?: TriggerEventStore,
     private readonly suspensions?: SuspensionStore,
+    /** Told when the suspended triggers this instance knows change (the inspector's live view). */
+    private readonly suspendedChanged: () => void = () => undefined,
   ) {
     for (const trigger of app.config.triggers ?? []) {
       if (trigger.type !== "DATABASE" || trigger.disabled === true) continue;
@@ -180,13 +182,20 @@ export class DatabaseTriggers {
       }
       // A suspension or resumption of this instance's came meanwhile: the read may predate it.
       if (marks !== this.marks) continue;
+      const before = this.suspendedKey();
       this.suspended.clear();
       for (const suspension of read) this.suspended.set(suspension.name, suspension);
+      if (this.suspendedKey() !== before) this.suspendedChanged();
       break;
     }
     const early = this.early;
     this.early = null;
     for (const change of early ?? []) this.handle(change);
+  }
+
+  /** What this instance knows suspended, as one text (to tell a read that changed it). */
+  private suspendedKey(): string {
+    return JSON.stringify([...this.suspended.values()].sort((a, b) => (a.name < b.name ? -1 : 1)));
   }
 
   /** The triggers suspended now, as this instance knows them (once it has read them). */
@@ -200,21 +209,26 @@ export class DatabaseTriggers {
     if (!this.suspensions) return;
     await this.suspensions.resumeTrigger(name);
     this.marks++;
-    if (this.suspended.delete(name))
+    if (this.suspended.delete(name)) {
       this.log()?.info({ appId: this.app.appId, trigger: name }, "database trigger resumed");
+      this.suspendedChanged();
+    }
   }
 
   /** A change of this instance's that suspends triggers: marked at once (the store kept it with the write). */
   private suspendBy(change: ChangeEvent): void {
+    let marked = false;
     for (const suspension of this.decided.get(change) ?? this.suspensionsOf(change)) {
       if (this.suspended.has(suspension.name)) continue;
       this.suspended.set(suspension.name, suspension);
       this.marks++;
+      marked = true;
       this.log()?.warn(
         { appId: this.app.appId, trigger: suspension.name, reason: suspension.reason },
         "database trigger suspended: its change stream was invalidated (resumeTrigger resumes it)",
       );
     }
+    if (marked) this.suspendedChanged();
   }
 
   /** Whether a trigger runs for changes of this kind now (not suspended). */

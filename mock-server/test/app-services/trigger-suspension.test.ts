@@ -78,6 +78,15 @@ const drop = async (server: FastifyInstance, collection: string) =>
     (await server.inject({ method: "DELETE", url: `/_mock/v1/apps/${appId}/data/d/${collection}` })).statusCode,
   ).toBe(204);
 
+/** The times `server` tells its live events (the inspector's) that the app's suspended triggers changed, from now. */
+function suspensionEvents(server: FastifyInstance): { count: () => number; stop: () => void } {
+  let count = 0;
+  const stop = server.emulator.events.subscribe((event) => {
+    if (event.type === "app" && event.appId === appId && event.action === "triggers") count++;
+  });
+  return { count: () => count, stop };
+}
+
 const resume = (server: FastifyInstance, name: string) =>
   call(server, "resumeTrigger", {
     method: "POST",
@@ -89,7 +98,10 @@ describe("a collection's database trigger", () => {
     await insert(app, "watched", 1);
     await expect.poll(() => ran("watched")).toEqual([1]);
     expect(await suspended()).toEqual([]);
+    const events = suspensionEvents(app);
     await drop(app, "watched");
+    // The inspector's live view is told, once.
+    await expect.poll(events.count).toBe(1);
     expect(await suspended()).toEqual([
       { name: "watched", since: expect.any(String), reason: "the collection d.watched was dropped" },
     ]);
@@ -104,6 +116,8 @@ describe("a collection's database trigger", () => {
     const resumed = await resume(app, "watched");
     expect(resumed.response.statusCode).toBe(204);
     expect(await suspended()).toEqual([]);
+    await expect.poll(events.count).toBe(2);
+    events.stop();
     await insert(app, "watched", 3);
     await expect.poll(async () => (await ran("watched")).includes(3)).toBe(true);
     // An ordered trigger runs its changes in order: had it taken 2, 2 would have come before 3.
@@ -222,8 +236,12 @@ describe("a collection's database trigger", () => {
       // (A collection that exists: dropping none is no change.)
       await insert(app, "watched", 10);
       await expect.poll(async () => (await ran("watched")).includes(10)).toBe(true);
+      const events = suspensionEvents(other);
       await drop(app, "watched");
       await expect.poll(() => suspended(other)).toHaveLength(1);
+      // The other instance's live view is told when it learns it.
+      await expect.poll(events.count).toBe(1);
+      events.stop();
       await insert(other, "watched", 11);
       await expect.poll(() => ran("all")).toContain(11);
       // Resumed there: here too, and the next change runs (11, taken by neither, never does).
