@@ -82,7 +82,8 @@ Options:
   --save-interval S      with --data-dir: save changed state every S seconds (default 5; env
                          MOCK_SAVE_INTERVAL); it is saved on shutdown too
   --database URL         keep state in PostgreSQL (postgres://user:pass@host:port/db; env DATABASE_URL):
-                         durable, shared by every instance on the database; needs --signing-secret
+                         durable, shared by every instance on the database; needs --signing-secret;
+                         over TLS: ?sslmode=verify-full (require reads the same)&sslrootcert=FILE
   --database-pool N      connections to the database per instance (default 20)
   --trigger-lease S      with --database, seconds a trigger event kept in the database stays an
                          instance's unrenewed: how soon another runs a dead one's (default 60)

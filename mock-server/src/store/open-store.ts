@@ -2,6 +2,7 @@
 import { parse as parseConnectionString } from "pg-connection-string";
 import type { EmulatorOptions } from "../config/options.ts";
 import { MemoryStore } from "./memory/memory-store.ts";
+import { connectionUrl } from "./postgres/connection-url.ts";
 import type { Store } from "./store.ts";
 
 const urlShape = "postgres://user:password@host:port/database";
@@ -17,7 +18,7 @@ export function checkDatabaseUrl(text: string): string | null {
     return `'${scheme}://…' is not a PostgreSQL URL: use ${urlShape}`;
   let host: string | undefined;
   try {
-    host = parseConnectionString(text).host ?? undefined;
+    host = parseConnectionString(connectionUrl(text)).host ?? undefined;
   } catch (error) {
     return `the URL cannot be read: ${(error as Error).message}`;
   }

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkDatabaseUrl } from "../../src/store/open-store.ts";
+import { connectionUrl } from "../../src/store/postgres/connection-url.ts";
 import { describeUrl } from "../../src/store/postgres/database.ts";
 
 describe("checkDatabaseUrl", () => {
@@ -34,5 +35,29 @@ describe("describeUrl", () => {
   it("names the host (a socket's folder), port and database, never the credentials", () => {
     expect(describeUrl("postgres://app:secret@db.example:5432/notes")).toBe("db.example:5432/notes");
     expect(describeUrl("postgres://app:secret@/notes?host=/var/run/postgresql")).toBe("/var/run/postgresql/notes");
+  });
+});
+
+describe("connectionUrl", () => {
+  it("pins sslmode prefer, require and verify-ca to verify-full, unless the URL asks for libpq's meanings", () => {
+    const base = "postgres://app:secret@db.example:5432/notes";
+    for (const mode of ["prefer", "require", "verify-ca"]) {
+      expect(connectionUrl(`${base}?sslmode=${mode}`)).toBe(`${base}?sslmode=verify-full`);
+      expect(connectionUrl(`${base}?application_name=x&sslmode=${mode}&sslrootcert=%2Fca.crt`)).toBe(
+        `${base}?application_name=x&sslmode=verify-full&sslrootcert=%2Fca.crt`,
+      );
+      expect(connectionUrl(`${base}?uselibpqcompat=true&sslmode=${mode}`)).toBe(
+        `${base}?uselibpqcompat=true&sslmode=${mode}`,
+      );
+    }
+    for (const url of [
+      base,
+      `${base}?sslmode=disable`,
+      `${base}?sslmode=verify-full`,
+      `${base}?sslmode=no-verify`,
+      `${base}?sslmode=requirex`,
+      `${base}?xsslmode=require`,
+    ])
+      expect(connectionUrl(url)).toBe(url);
   });
 });

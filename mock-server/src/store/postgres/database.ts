@@ -13,6 +13,7 @@ import {
   StoreUnavailableError,
   WriteRateExceededError,
 } from "../store.ts";
+import { connectionUrl } from "./connection-url.ts";
 import { decodeText, parseJson, toDatabase } from "./text-encoding.ts";
 
 /**
@@ -196,7 +197,7 @@ export class Database implements Queryable {
 
   constructor(readonly options: DatabaseOptions) {
     this.pool = new pg.Pool({
-      connectionString: options.url,
+      connectionString: connectionUrl(options.url),
       max: options.maxConnections ?? 20,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
       idleTimeoutMillis: 30_000,
@@ -269,7 +270,7 @@ export class Database implements Queryable {
       // checked out and not given back. One that cannot be sent leaves the statement to the
       // statement timeout.
       const target = client as unknown as { processID: number; secretKey: number };
-      const canceller = new pg.Client({ connectionString: this.options.url }) as unknown as {
+      const canceller = new pg.Client({ connectionString: connectionUrl(this.options.url) }) as unknown as {
         host: string;
         port: number;
         connection: {
@@ -412,7 +413,7 @@ export class Database implements Queryable {
 /** The client settings of the pool, for a separate (LISTEN) connection. */
 export function clientConfig(options: DatabaseOptions): pg.ClientConfig {
   return {
-    connectionString: options.url,
+    connectionString: connectionUrl(options.url),
     connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
     application_name: "app-services-emulator-listener",
     // A server that vanishes without closing the connection (a partition) is noticed too.
@@ -422,10 +423,32 @@ export function clientConfig(options: DatabaseOptions): pg.ClientConfig {
   };
 }
 
+/** Certificate errors of a TLS connection to the database (Node's codes), and what to do about each. */
+const certificateAdvice: Record<string, string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: "trust",
+  SELF_SIGNED_CERT_IN_CHAIN: "trust",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "trust",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "trust",
+  UNABLE_TO_GET_ISSUER_CERT: "trust",
+  CERT_UNTRUSTED: "trust",
+  ERR_TLS_CERT_ALTNAME_INVALID: "name",
+};
+
+/** An error reaching the database, with what to do when it is its certificate (else as it is). */
+export function reachError(error: unknown): string {
+  const { message, code } = error as { message: string; code?: string };
+  const advice = code === undefined ? undefined : certificateAdvice[code];
+  if (advice === "trust")
+    return `${message} (the database's certificate is not one this server trusts: name the authority that signed it with sslrootcert=<file> in the URL)`;
+  if (advice === "name")
+    return `${message} (connect by a name the database's certificate holds; to check its authority only: uselibpqcompat=true&sslmode=verify-ca with sslrootcert=<file>)`;
+  return message;
+}
+
 /** `host:port/database` of a URL (a Unix socket's folder as its host), without credentials, for messages. */
 export function describeUrl(url: string): string {
   try {
-    const { host, port, database } = parseConnectionString(url);
+    const { host, port, database } = parseConnectionString(connectionUrl(url));
     return `${host || "localhost"}${port ? `:${port}` : ""}/${database ?? ""}`;
   } catch {
     return "the database";

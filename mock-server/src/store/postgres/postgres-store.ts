@@ -11,7 +11,7 @@ import { ownersByPlace, StateImportError, savedSuspensions, stateApps } from "..
 import type { AppState, State, Store, StoredState } from "../store.ts";
 import { PgApps, PgEmailJsAccounts } from "./apps.ts";
 import { PgContext } from "./context.ts";
-import { clientConfig, Database, type DatabaseOptions, describeUrl } from "./database.ts";
+import { clientConfig, Database, type DatabaseOptions, describeUrl, reachError } from "./database.ts";
 import { ChangeHub, keepSuspensions, storedDocument } from "./documents.ts";
 import { PgMail } from "./mail.ts";
 import { migrate } from "./migrations.ts";
@@ -94,7 +94,7 @@ export class PostgresStore implements Store {
     try {
       await setup.connect();
     } catch (error) {
-      throw new DatabaseStartError(`Cannot reach the database at ${where}: ${(error as Error).message}`);
+      throw new DatabaseStartError(`Cannot reach the database at ${where}: ${reachError(error)}`);
     }
     try {
       await migrate(setup);
