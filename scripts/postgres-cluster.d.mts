@@ -24,6 +24,11 @@ export interface StartClusterOptions {
    * creation. Falls back to the temporary folder.
    */
   inMemory?: boolean;
+  /**
+   * Serve TLS too with this certificate and key (PEM): written to the data folder as the server's own,
+   * readable by its user alone (as PostgreSQL wants its key), with `ssl=on`.
+   */
+  tls?: { cert: string; key: string };
 }
 
 export interface PostgresCluster {

@@ -54,6 +54,8 @@ import {
  * @property {Record<string, string | number | boolean>} [settings] extra or overriding `-c name=value` settings
  * @property {boolean} [inMemory] keep the cluster in memory (/dev/shm) when there is room: no disk I/O and cheap
  *   file creation (each CREATE DATABASE makes about a thousand files); falls back to the temporary folder
+ * @property {{ cert: string, key: string }} [tls] serve TLS too with this certificate and key (PEM): written to
+ *   the data folder as the server's own, readable by its user alone (as PostgreSQL wants its key), `ssl=on`
  */
 
 /**
@@ -526,7 +528,17 @@ export async function startCluster(options = {}) {
     throw error;
   }
 
-  const settings = { ...DEFAULT_SETTINGS, ...options.settings };
+  if (options.tls) {
+    for (const [file, text] of [
+      ["server.crt", options.tls.cert],
+      ["server.key", options.tls.key],
+    ]) {
+      const path = join(dataDir, file);
+      writeFileSync(path, text, { mode: 0o600 });
+      if (user) chownSync(path, user.uid, user.gid);
+    }
+  }
+  const settings = { ...DEFAULT_SETTINGS, ...(options.tls ? { ssl: "on" } : {}), ...options.settings };
 
   /**
    * Starts the server on `port` and waits until it accepts a session.

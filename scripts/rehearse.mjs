@@ -3,7 +3,8 @@
 // production profile describe, brought up on this machine without a container engine, and the web
 // app's journeys (Playwright, tagged @production) run against it in Chromium, faults included:
 //
-//   - a throwaway PostgreSQL cluster (scripts/postgres-cluster.mjs);
+//   - a throwaway PostgreSQL cluster (scripts/postgres-cluster.mjs), reached over TLS with its
+//     certificate checked (sslmode=verify-full, the run's authority in sslrootcert);
 //   - two server instances in --production on it, hosting an exported app folder whose links point
 //     at the site (scripts/rehearsal/app-folder.mjs), mail going out over SMTP;
 //   - nginx (Debian's; scripts/proxies.mjs finds it or, as root on Debian, installs it) with the site
@@ -438,7 +439,11 @@ async function main() {
   const backend = async () => {
     const [cluster, smtp] = await Promise.all([
       step("PostgreSQL cluster", async () => {
-        const started = await startCluster({ inMemory: true });
+        // Reached over TLS, its certificate checked (docs/production.md): the site's, made for this run.
+        const started = await startCluster({
+          inMemory: true,
+          tls: { cert: certificate.cert, key: certificate.private },
+        });
         cleanups.push(async () => {
           record("postgres", started.serverLog());
           await started.stop();
@@ -466,10 +471,30 @@ async function main() {
       cleanups.push(idp.stop);
       await idp.ready;
     });
-    settings = { databaseUrl: cluster.url, appDir, site, smtpPort: smtp.port, identityProvider };
+    const authority = join(work, "database-authority.crt");
+    writeFileSync(authority, certificate.cert);
+    const databaseUrl = `${cluster.url}?sslmode=verify-full&sslrootcert=${encodeURIComponent(authority)}`;
+    settings = { databaseUrl, appDir, site, smtpPort: smtp.port, identityProvider };
     await step("two instances in --production", () =>
       Promise.all([launch("instance-a", instancePorts[0]), launch("instance-b", instancePorts[1])]),
     );
+    await step("their database connections encrypted", async () => {
+      const pg = createRequire(join(root, "mock-server/package.json"))("pg");
+      const client = new pg.Client({ connectionString: cluster.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query(
+          `SELECT count(*)::int AS connections, count(*) FILTER (WHERE s.ssl)::int AS encrypted
+             FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid)
+            WHERE a.application_name LIKE 'app-services-emulator%'`,
+        );
+        const { connections, encrypted } = rows[0];
+        if (connections === 0 || encrypted !== connections)
+          throw new Error(`${encrypted} of the instances' ${connections} database connections are encrypted`);
+      } finally {
+        await client.end();
+      }
+    });
   };
   try {
     await Promise.all([

@@ -4,7 +4,7 @@
  * authority in `sslrootcert`, every connection encrypted; refused without the authority, with what
  * to do; libpq's meanings only when the URL asks for them; no node-postgres warning at start.
  */
-import { appendFileSync, chmodSync, chownSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
@@ -14,7 +14,7 @@ import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { ensureBuilt, killAll, startEmulatorProcess } from "../helpers/emulator-process.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
-import { adminQuery, type PostgresCluster, postgresAdminUrl, startCluster } from "../helpers/postgres.ts";
+import { adminQuery, canConnect, type PostgresCluster, postgresAdminUrl, startCluster } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
 
 const secret = "tls-test-signing-secret-0123456789";
@@ -25,9 +25,6 @@ let authority: string;
 
 beforeAll(async () => {
   await ensureBuilt();
-  // A private server: TLS is turned on in it (the shared one serves the other files without).
-  // (Also on 127.0.0.2, a name the certificate does not hold.)
-  cluster = await startCluster({ settings: { listen_addresses: "127.0.0.1,127.0.0.2" } });
   const certificate = await generate([{ name: "commonName", value: "localhost" }], {
     keyType: "ec",
     extensions: [
@@ -40,21 +37,15 @@ beforeAll(async () => {
       },
     ],
   });
-  // In the data folder, owned by the server's user and readable by it alone, as PostgreSQL wants its key.
-  const owner = statSync(cluster.dataDir);
-  for (const [file, text] of [
-    ["server.crt", certificate.cert],
-    ["server.key", certificate.private],
-  ] as const) {
-    const path = join(cluster.dataDir, file);
-    writeFileSync(path, text);
-    chownSync(path, owner.uid, owner.gid);
-    chmodSync(path, 0o600);
-  }
+  // A private server with TLS (the shared one serves the other files without), also on 127.0.0.2:
+  // an address the certificate does not name.
+  cluster = await startCluster({
+    tls: { cert: certificate.cert, key: certificate.private },
+    settings: { listen_addresses: "127.0.0.1,127.0.0.2" },
+  });
   appendFileSync(join(cluster.dataDir, "pg_hba.conf"), "host all all 127.0.0.2/32 trust\n");
-  await adminQuery(cluster.url, "ALTER SYSTEM SET ssl = 'on'");
   await adminQuery(cluster.url, "SELECT pg_reload_conf()");
-  await until(async () => (await adminQuery(cluster.url, "SHOW ssl")).rows[0].ssl === "on", "TLS to be on");
+  await until(() => canConnect(`${byOtherName()}?sslmode=disable`), "connections from 127.0.0.2 to be let in");
   scratch = mkdtempSync(join(tmpdir(), "emulator-tls-"));
   authority = join(scratch, "authority.crt");
   writeFileSync(authority, certificate.cert);
@@ -65,6 +56,9 @@ afterAll(async () => {
   await cluster?.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
+
+/** The cluster's URL by an address the certificate does not name. */
+const byOtherName = () => cluster.url.replace("127.0.0.1", "127.0.0.2");
 
 /** The cluster's URL (127.0.0.1, which the certificate names) with these parameters. */
 const withTls = (query: string) => `${cluster.url}?${query}`;
