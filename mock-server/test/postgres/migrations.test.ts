@@ -169,6 +169,39 @@ describe("migrations", () => {
     }
   });
 
+  it("upgrade version 15: each collection's fields that hold a Decimal128 read from its documents", async () => {
+    const db = await fresh();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await schemaAt(client, 15);
+      await client.query("INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{}')");
+      const add = async (coll: string, id: string, doc: object) => {
+        await client.query("INSERT INTO collections (app_id, db, coll) VALUES ('a', 'db', $1) ON CONFLICT DO NOTHING", [
+          coll,
+        ]);
+        const text = JSON.stringify(doc);
+        await client.query(
+          "INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ('a', 'db', $1, $2, $3::jsonb, $3)",
+          [coll, id, text],
+        );
+      };
+      const decimal = { $numberDecimal: "7.00" };
+      await add("prices", "1", { _id: 1, price: decimal, n: { $numberInt: "7" } });
+      await add("prices", "2", { _id: 2, tiers: [{ $numberInt: "1" }, decimal], nested: { in: decimal } });
+      await add("plain", "1", { _id: 1, n: { $numberInt: "7" }, label: "$numberDecimal" });
+      expect(await migrate(client)).toEqual(migrations.filter((m) => m.version > 15).map((m) => m.version));
+      const { rows } = await client.query("SELECT coll, decimal_fields FROM collections ORDER BY coll");
+      // (A field's value or its array's element; not a decimal deeper down, which no equality on the field compares.)
+      expect(rows).toEqual([
+        { coll: "plain", decimal_fields: [] },
+        { coll: "prices", decimal_fields: ["price", "tiers"] },
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
+
   it("upgrade version 9: mail already ended has its end, queued mail none (retention)", async () => {
     const db = await fresh();
     const client = new pg.Client({ connectionString: db.url });

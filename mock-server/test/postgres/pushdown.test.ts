@@ -3,7 +3,7 @@
  * equalities, so a user's read fetches their own documents, not the collection. Only conditions
  * whose SQL form cannot miss a match are pushed (the engine still decides).
  */
-import { ObjectId } from "bson";
+import { Long, ObjectId, Timestamp } from "bson";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fromEJSON } from "../../src/data/documents.ts";
@@ -36,21 +36,39 @@ describe("pushdown", () => {
     ]);
   });
 
-  it("turns a number's equality into its one stored text, or any Decimal128 where the collection held one", () => {
+  it("turns a number's equality into its one stored text, or any Decimal128 where the field held one", () => {
     const { where, params } = pushdown({ n: 5, z: { $eq: 0 }, f: { $in: [1.5, 2 ** 40, "x"] } }, 4);
-    const either = (withDecimals: number) =>
-      `doc @@ (SELECT CASE WHEN c.decimals THEN $${withDecimals}::jsonpath ELSE $${withDecimals + 1}::jsonpath END FROM collections c
+    const either = (field: number) =>
+      `doc @@ (SELECT CASE WHEN $${field}::text = ANY(c.decimal_fields) THEN $${field + 1}::jsonpath ELSE $${field + 2}::jsonpath END FROM collections c
      WHERE c.app_id = $1 AND c.db = $2 AND c.coll = $3)`;
-    expect(where).toEqual([either(4), either(6), either(8)]);
+    expect(where).toEqual([either(4), either(7), either(10)]);
     const decimal = (field: string) => ` || exists($."${field}"."$numberDecimal")`;
     const [n, z, f] = [
       `$."n"."$numberInt" == "5"`,
       `$."z"."$numberInt" == "0" || $."z"."$numberDouble" == "-0.0"`,
       `$."f"."$numberDouble" == "1.5" || $."f"."$numberLong" == "1099511627776" || $."f" == "x"`,
     ];
-    expect(params).toEqual([n + decimal("n"), n, z + decimal("z"), z, f + decimal("f"), f]);
+    expect(params).toEqual(["n", n + decimal("n"), n, "z", z + decimal("z"), z, "f", f + decimal("f"), f]);
     // Hidden values stay plain parameters inside the subquery, which hides them already.
     expect(pushdown({ n: 5 }, 4, { hidden: true }).where).toEqual([either(4)]);
+  });
+
+  it("turns an Int64 past 2^53 (kept as a Long) into its one stored text, or any Decimal128 where the field held one", () => {
+    const { where, params } = pushdown(
+      { big: Long.fromString("9007199254740993"), id: { $in: [Long.fromString("-9007199254740995"), 3] } },
+      4,
+    );
+    expect(where).toHaveLength(2);
+    const [big, id] = [
+      `$."big"."$numberLong" == "9007199254740993"`,
+      `$."id"."$numberLong" == "-9007199254740995" || $."id"."$numberInt" == "3"`,
+    ];
+    const decimal = (field: string) => ` || exists($."${field}"."$numberDecimal")`;
+    expect(params).toEqual(["big", big + decimal("big"), big, "id", id + decimal("id"), id]);
+    // One within 2^53 is the number it is (the documents keep it so).
+    expect(pushdown({ small: Long.fromNumber(5) }, 4).params[2]).toBe(`$."small"."$numberInt" == "5"`);
+    // A Timestamp is a Long to the library, and no number.
+    expect(pushdown({ at: new Timestamp({ t: 1, i: 1 }) }, 1)).toEqual({ where: [], params: [] });
   });
 
   it("leaves to the engine what SQL could get wrong or could not evaluate", () => {
@@ -121,8 +139,18 @@ describe("a user's read on PostgreSQL", () => {
       result: () => undefined,
     }));
     expect(await data.read("db", "notes", { owner_id: odd })).toEqual([{ _id: "odd", owner_id: odd }]);
+    // An Int64 past 2^53 by its text, through the index.
+    const big = Long.fromString("9007199254740993");
+    await data.write("db", "notes", async () => ({
+      changes: [{ op: "insert" as const, doc: { _id: "big", owner_id: "eve", big } }],
+      events: () => [],
+      result: () => undefined,
+    }));
+    expect(await data.read("db", "notes", { big })).toEqual([{ _id: "big", owner_id: "eve", big }]);
+    expect(await data.read("db", "notes", { big: Long.fromString("9007199254740992") })).toEqual([]);
+    expect(await indexRows("notes", { big })).toBe(1);
     // Nothing to push: the whole collection, for the engine to filter.
-    expect(await data.read("db", "notes", { n: { $lt: 10 } })).toHaveLength(401);
+    expect(await data.read("db", "notes", { n: { $lt: 10 } })).toHaveLength(402);
   });
 
   /**
@@ -152,23 +180,32 @@ describe("a user's read on PostgreSQL", () => {
     }
   }
 
-  it("looks a number up in the index where the collection never held a Decimal128, and finds a Decimal128 that equals it where it did", async () => {
+  it("looks a number up in the index where the field never held a Decimal128, and finds a Decimal128 that equals it where it did", async () => {
     const data = store.apps.scope("p").data;
     const every = async () => Number((await adminQuery(database.url, "SELECT count(*) FROM documents")).rows[0].count);
     expect(await data.read("db", "notes", { n: 7 })).toEqual([{ _id: 7, owner_id: "dan", tags: [], n: 7 }]);
     expect(await indexRows("notes", { n: 7 })).toBe(1);
-    // A Decimal128 written to another collection: that one reads every row's Decimal128 check…
+    // A Decimal128 written to another collection: there a number's equality on that field reads
+    // every row's Decimal128 check…
+    const decimal = (text: string) => fromEJSON({ $numberDecimal: text });
     await data.write("db", "prices", async () => ({
       changes: [
-        { op: "insert" as const, doc: { _id: 1, n: 7 } },
-        { op: "insert" as const, doc: { _id: 2, n: fromEJSON({ $numberDecimal: "7.00" }) } },
-        { op: "insert" as const, doc: { _id: 3, n: 8 } },
+        { op: "insert" as const, doc: { _id: 1, n: 7, m: 7 } },
+        { op: "insert" as const, doc: { _id: 2, n: decimal("7.00"), m: 8 } },
+        { op: "insert" as const, doc: { _id: 3, n: 8, tiers: [1, decimal("7.0")], nested: { in: decimal("7") } } },
       ],
       events: () => [],
       result: () => undefined,
     }));
     expect((await data.read("db", "prices", { n: 7 })).map((d) => d._id)).toEqual([1, 2]);
     expect(await indexRows("prices", { n: 7 })).toBeGreaterThanOrEqual(await every());
+    // (An array's element is the field's value to an equality; a decimal deeper down is not.)
+    expect((await data.read("db", "prices", { tiers: 7 })).map((d) => d._id)).toEqual([3]);
+    expect(await indexRows("prices", { tiers: 7 })).toBeGreaterThanOrEqual(await every());
+    // …and on its other fields looks the number up.
+    expect((await data.read("db", "prices", { m: 7 })).map((d) => d._id)).toEqual([1]);
+    expect(await indexRows("prices", { m: 7 })).toBe(1);
+    expect(await indexRows("prices", { nested: 7 })).toBe(0);
     // …while this one still looks its numbers up (the 7s and 8s of both collections).
     expect(await indexRows("notes", { n: { $in: [7, 8] } })).toBe(4);
     // An update that writes the first Decimal128 marks its collection too, and a drop forgets it.

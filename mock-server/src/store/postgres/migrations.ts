@@ -955,6 +955,35 @@ export const migrations: Migration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION mark_decimals();
     `,
   },
+  {
+    version: 16,
+    name: "the fields that have held a Decimal128",
+    // Which top-level fields have held a Decimal128 (as the field's value or an element of its
+    // array: what an equality on the field compares), so that a number's equality on any other
+    // field of the collection is looked up in the GIN index (store/postgres/pushdown.ts); kept as
+    // `decimals` is (that flag stays set too, for servers of version 15 still running).
+    sql: `
+      ALTER TABLE collections ADD COLUMN decimal_fields text[] NOT NULL DEFAULT '{}';
+      UPDATE collections c SET decimal_fields = f.fields
+        FROM (SELECT d.app_id, d.db, d.coll, array_agg(DISTINCT e.key ORDER BY e.key) AS fields
+                FROM documents d, jsonb_each(d.doc) AS e
+               WHERE strpos(d.ejson, '"$numberDecimal"') > 0 AND jsonb_path_exists(e.value, 'lax $."$numberDecimal"')
+               GROUP BY d.app_id, d.db, d.coll) AS f
+       WHERE c.app_id = f.app_id AND c.db = f.db AND c.coll = f.coll;
+      CREATE OR REPLACE FUNCTION mark_decimals() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          UPDATE collections c SET decimals = true,
+                 decimal_fields = ARRAY(SELECT DISTINCT f FROM unnest(c.decimal_fields || n.fields) AS f ORDER BY f)
+            FROM (SELECT r.app_id, r.db, r.coll, array_agg(DISTINCT e.key) AS fields
+                    FROM new_rows r, jsonb_each(r.doc) AS e
+                   WHERE strpos(r.ejson, '"$numberDecimal"') > 0
+                     AND jsonb_path_exists(e.value, 'lax $."$numberDecimal"')
+                   GROUP BY r.app_id, r.db, r.coll) AS n
+           WHERE c.app_id = n.app_id AND c.db = n.db AND c.coll = n.coll AND NOT n.fields <@ c.decimal_fields;
+          RETURN NULL;
+        END $$;
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

@@ -9,19 +9,20 @@
  *   `f: {$in: [v…]}` of up to 256 values) → the JSON path predicate `doc @@ '$."f" == v'` (lax
  *   mode: it matches an array holding the value too, as MongoDB's equality does), served by the GIN
  *   index on `doc`;
- * - a top-level field equal to a number (a JS number: ints, doubles, an integer past 2^53) → its
+ * - a top-level field equal to a number (a JS number: ints, doubles, an integer past 2^53; or an
+ *   Int64 past 2^53, which documents keep as a Long, as `"$numberLong"`) → its
  *   one text as this server writes it (`$."f"."$numberInt" == "5"`; 0 also `-0.0`), served by the
- *   GIN index; and where the collection has held a Decimal128 (`collections.decimals`, read in the
- *   statement), also any Decimal128 there (of any text: `5.0` equals 5), which the index cannot
- *   look up and the query engine then decides;
+ *   GIN index; and where the field has held a Decimal128 in the collection
+ *   (`collections.decimal_fields`, read in the statement), also any Decimal128 there (of any text:
+ *   `5.0` equals 5), which the index cannot look up and the query engine then decides;
  * - the conditions of an `$and` (and of a one-clause `$or`), each as above.
  *
- * Everything else (Int64 and Decimal128 values in the query, dates, null, regular expressions,
+ * Everything else (Decimal128 values in the query, dates, null, regular expressions,
  * dotted paths, `$or`, `$expr`, comparisons…) is left to the query engine. docs/decisions/0008
  * lists this too. What it pushes down is exact but for numbers (store/exact-query.ts): for an
  * exact query the rows are the matches.
  */
-import { ObjectId } from "bson";
+import { Long, ObjectId, Timestamp } from "bson";
 import { type Document, isDocument } from "../../data/documents.ts";
 import { numberWrapper } from "../../data/ejson-text.ts";
 import { finish, inTurns } from "../../data/turns.ts";
@@ -35,11 +36,17 @@ export interface Pushdown {
   params: unknown[];
 }
 
-type Scalar = string | boolean | ObjectId | number;
+type Scalar = string | boolean | ObjectId | number | Long;
 
 function scalar(value: unknown): Scalar | undefined {
   if (typeof value === "string" || typeof value === "boolean" || typeof value === "number") return value;
   if (value instanceof ObjectId) return value;
+  // An Int64 past 2^53, as the documents keep it; one within is the number it is (a Timestamp is a
+  // Long to the library, and no number).
+  if (value instanceof Long && !(value instanceof Timestamp))
+    return value.lessThanOrEqual(Number.MAX_SAFE_INTEGER) && value.greaterThanOrEqual(Number.MIN_SAFE_INTEGER)
+      ? value.toNumber()
+      : value;
   return undefined;
 }
 
@@ -56,9 +63,14 @@ interface Alternatives {
 function pathEquals(key: string, value: Scalar): Alternatives | undefined {
   const field = `$.${literal(key)}`;
   if (typeof value === "boolean") return { paths: [`${field} == ${value}`] };
-  if (typeof value === "number") {
+  if (typeof value === "number" || value instanceof Long) {
     // 0 and -0 are equal: both texts; a Decimal128 may equal any number.
-    const texts = value === 0 ? [numberWrapper(0), numberWrapper(-0)] : [numberWrapper(value)];
+    const texts =
+      value instanceof Long
+        ? [{ wrapper: "$numberLong", text: value.toString() }]
+        : value === 0
+          ? [numberWrapper(0), numberWrapper(-0)]
+          : [numberWrapper(value)];
     return {
       paths: texts.map(({ wrapper, text }) => `${field}.${literal(wrapper)} == ${literal(text)}`),
       decimal: `exists(${field}."$numberDecimal")`,
@@ -69,13 +81,14 @@ function pathEquals(key: string, value: Scalar): Alternatives | undefined {
 }
 
 /**
- * The JSON path of alternatives with or without `decimals` as the statement's collection (`$1`
- * app, `$2` database, `$3` collection: every statement's) has or has never held a Decimal128. The
- * flag is read in the statement, in its snapshot: the document that set it is there too. Without a
- * decimal the path holds `==` predicates only, which the GIN index serves; `exists` it cannot.
+ * The JSON path of alternatives with or without the Decimal128 one as the field has or has never held a
+ * Decimal128 in the statement's collection (`$1` app, `$2` database, `$3` collection: every
+ * statement's). The fields are read in the statement, in its snapshot: the document that named
+ * the field is there too. Without a decimal the path holds `==` predicates only, which the GIN
+ * index serves; `exists` it cannot.
  */
-const withDecimalsIfHeld = (withDecimals: string, without: string) =>
-  `(SELECT CASE WHEN c.decimals THEN ${withDecimals} ELSE ${without} END FROM collections c
+const withDecimalsIfHeld = (field: string, withDecimals: string, without: string) =>
+  `(SELECT CASE WHEN ${field} = ANY(c.decimal_fields) THEN ${withDecimals} ELSE ${without} END FROM collections c
      WHERE c.app_id = $1 AND c.db = $2 AND c.coll = $3)`;
 
 /** The values an equality condition accepts, or undefined when it is not a plain equality. */
@@ -151,7 +164,7 @@ function* conditions(query: Document, firstParam: number, hidden: boolean, into:
       let decimal: string | undefined;
       let every = true;
       for (const value of values) {
-        const found = pathEquals(key, value as Scalar);
+        const found = pathEquals(key, scalar(value) as Scalar);
         if (found === undefined) every = false;
         else {
           for (const path of found.paths) alternatives.add(path);
@@ -162,12 +175,13 @@ function* conditions(query: Document, firstParam: number, hidden: boolean, into:
       const paths = [...alternatives].join(" || ");
       if (decimal === undefined) where.push(`doc @@ ${param(paths, "jsonpath")}`);
       else {
-        // (Each its own parameter, never hidden again: the subquery hides them both.)
-        const [withDecimals, without] = [
+        // (Each its own parameter, never hidden again: the subquery hides them all.)
+        const [field, withDecimals, without] = [
+          param(key, "text", false),
           param(`${paths} || ${decimal}`, "jsonpath", false),
           param(paths, "jsonpath", false),
         ];
-        where.push(`doc @@ ${withDecimalsIfHeld(withDecimals, without)}`);
+        where.push(`doc @@ ${withDecimalsIfHeld(field, withDecimals, without)}`);
       }
     }
   }
