@@ -111,6 +111,8 @@ describe("the database over TLS", () => {
         "certificate is not one this server trusts: name the authority that signed it with sslrootcert=<file> in the URL)",
     );
     expect(await reachRefusal(withTls("sslmode=verify-ca"))).toMatch(/self-signed certificate \(the database's/);
+    // libpq's sslrootcert=system: the public authorities, which did not sign it (not a file named "system").
+    expect(await reachRefusal(withTls("sslrootcert=system"))).toMatch(/self-signed certificate \(the database's/);
     expect(await reachRefusal(withTls(`sslmode=require&sslrootcert=${encodeURIComponent(authority)}`))).toBe("opened");
     // A name the certificate does not hold.
     const byOtherName = cluster.url.replace("127.0.0.1", "127.0.0.2");

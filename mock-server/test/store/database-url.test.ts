@@ -50,6 +50,14 @@ describe("connectionUrl", () => {
         `${base}?uselibpqcompat=true&sslmode=${mode}`,
       );
     }
+    // libpq's `sslrootcert=system`: the trusted public authorities, checked as verify-full whatever the mode.
+    expect(connectionUrl(`${base}?sslrootcert=system`)).toBe(`${base}?sslmode=verify-full`);
+    expect(connectionUrl(`${base}?sslmode=require&sslrootcert=system&application_name=x`)).toBe(
+      `${base}?application_name=x&sslmode=verify-full`,
+    );
+    expect(connectionUrl(`${base}?uselibpqcompat=true&sslmode=require&sslrootcert=system`)).toBe(
+      `${base}?uselibpqcompat=true&sslmode=verify-full`,
+    );
     for (const url of [
       base,
       `${base}?sslmode=disable`,

@@ -11,7 +11,14 @@
 export function connectionUrl(url: string): string {
   const at = url.indexOf("?");
   if (at < 0) return url;
-  const query = url.slice(at + 1);
-  if (/(?:^|&)uselibpqcompat=true(?:&|$)/.test(query)) return url;
+  let query = url.slice(at + 1);
+  // libpq's `sslrootcert=system`: the platform's trusted authorities, and `verify-full` whatever
+  // the mode says. node-postgres would read a file named "system"; its default authorities are
+  // the public ones.
+  if (/(?:^|&)sslrootcert=system(?:&|$)/.test(query)) {
+    const rest = query.split("&").filter((part) => part !== "sslrootcert=system" && !part.startsWith("sslmode="));
+    query = [...rest, "sslmode=verify-full"].join("&");
+  }
+  if (/(?:^|&)uselibpqcompat=true(?:&|$)/.test(query)) return `${url.slice(0, at + 1)}${query}`;
   return `${url.slice(0, at + 1)}${query.replace(/(^|&)sslmode=(?:prefer|require|verify-ca)(?=&|$)/g, "$1sslmode=verify-full")}`;
 }
