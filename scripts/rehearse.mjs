@@ -34,9 +34,9 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { generate } from "selfsigned";
 import { buildBundle } from "../mock-server/scripts/build.mjs";
 import { findBrowser } from "./ensure-browser.mjs";
+import { localCertificate } from "./local-certificate.mjs";
 import { startCluster } from "./postgres-cluster.mjs";
 import { startNginx } from "./proxies.mjs";
 import { exportAppFolder } from "./rehearsal/app-folder.mjs";
@@ -379,20 +379,7 @@ async function main() {
   // The identity provider's too, so the journeys know it from the start. An address, not
   // `localhost`: the site's HSTS holds for every port of its host name.
   const identityProvider = `http://127.0.0.1:${await freePort()}/_mock/idp/rehearsal`;
-  const certificate = await step("certificate for localhost", () =>
-    generate([{ name: "commonName", value: "localhost" }], {
-      keyType: "ec",
-      extensions: [
-        {
-          name: "subjectAltName",
-          altNames: [
-            { type: 2, value: "localhost" },
-            { type: 7, ip: "127.0.0.1" },
-          ],
-        },
-      ],
-    }),
-  );
+  const certificate = await step("certificate for localhost", localCertificate);
   const nginx = await step("nginx with docker/nginx/app-services.conf", () =>
     startNginx({
       // The shipped file as it is, and this site's parts beside it (see its header).
@@ -401,7 +388,7 @@ async function main() {
         "site/server.conf": `listen 127.0.0.1:${port} ssl http2;\nserver_name localhost;\naccess_log access.log app_services;\n`,
         "site/upstream.conf": instancePorts.map((p) => `server 127.0.0.1:${p};\n`).join(""),
         "site/tls.crt": certificate.cert,
-        "site/tls.key": certificate.private,
+        "site/tls.key": certificate.key,
       }),
       http: () => "  include conf.d/app-services.conf;",
     }),
@@ -442,7 +429,7 @@ async function main() {
         // Reached over TLS, its certificate checked (docs/production.md): the site's, made for this run.
         const started = await startCluster({
           inMemory: true,
-          tls: { cert: certificate.cert, key: certificate.private },
+          tls: certificate,
         });
         cleanups.push(async () => {
           record("postgres", started.serverLog());

@@ -8,8 +8,8 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { generate } from "selfsigned";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { localCertificate } from "../../../scripts/local-certificate.mjs";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { ensureBuilt, killAll, startEmulatorProcess } from "../helpers/emulator-process.ts";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
@@ -25,22 +25,11 @@ let authority: string;
 
 beforeAll(async () => {
   await ensureBuilt();
-  const certificate = await generate([{ name: "commonName", value: "localhost" }], {
-    keyType: "ec",
-    extensions: [
-      {
-        name: "subjectAltName",
-        altNames: [
-          { type: 2, value: "localhost" },
-          { type: 7, ip: "127.0.0.1" },
-        ],
-      },
-    ],
-  });
+  const certificate = await localCertificate();
   // A private server with TLS (the shared one serves the other files without), also on 127.0.0.2:
   // an address the certificate does not name.
   cluster = await startCluster({
-    tls: { cert: certificate.cert, key: certificate.private },
+    tls: certificate,
     settings: { listen_addresses: "127.0.0.1,127.0.0.2" },
   });
   appendFileSync(join(cluster.dataDir, "pg_hba.conf"), "host all all 127.0.0.2/32 trust\n");
