@@ -1044,6 +1044,7 @@ export async function keepSuspensions(
   appId: string,
   suspensions: TriggerSuspension[],
 ): Promise<number> {
+  if (suspensions.length === 0) return 0;
   const { rowCount } = await client.query(
     `INSERT INTO trigger_suspensions (app_id, name, since, reason)
      SELECT $1, s.name, s.since, s.reason FROM jsonb_to_recordset($2::jsonb) AS s(name text, since bigint, reason text)
