@@ -3,7 +3,7 @@
  * Decimal128…), read from and written as Extended JSON. Numbers are kept as JS numbers (EJSON's
  * relaxed reading), so MongoDB query semantics (mingo) compare them naturally.
  */
-import { type Binary, BSONRegExp, Double, EJSON, Int32, Long, ObjectId, Timestamp } from "bson";
+import { type Binary, BSONRegExp, Decimal128, Double, EJSON, Int32, Long, ObjectId, Timestamp } from "bson";
 import { canonicalEJSONText } from "./ejson-text.ts";
 import { keepKeys, keysOf } from "./wide-keys.ts";
 
@@ -404,7 +404,53 @@ export function idKey(id: unknown): string {
   if (id instanceof ObjectId) return ["o:", id.toHexString()].join("");
   if (typeof id === "string") return ["s:", id].join("");
   if (typeof id === "number") return `n:${id}`;
+  // Numbers of the other types are keyed by value, as MongoDB's `_id` index compares them.
+  if (id instanceof Long && !(id instanceof Timestamp)) return integerKey(BigInt(id.toString()));
+  if (id instanceof Decimal128) return decimalKey(id.toString());
   return ["e:", toEJSONText(id)].join("");
+}
+
+/** An integer's key: a double's (`n:` and its JS text) where a double is exactly it, else `n:` and its digits. */
+function integerKey(value: bigint): string {
+  const double = Number(value);
+  return Number.isFinite(double) && BigInt(double) === value ? `n:${double}` : `n:${value}`;
+}
+
+/**
+ * A Decimal128's key: the key of the double or integer it is exactly (5.00 is 5, 1.5 is 1.5),
+ * else `d:` and its digits and exponent, trailing zeros dropped (0.10 is 0.1, which no double is).
+ */
+function decimalKey(text: string): string {
+  const parts = /^(-?)(\d+)(?:\.(\d+))?(?:E([+-]\d+))?$/.exec(text);
+  // NaN and the infinities: a double's.
+  if (parts === null) return `n:${Number(text)}`;
+  const [, sign, whole, fraction = "", exponentText = "0"] = parts;
+  let digits = BigInt(whole! + fraction);
+  let exponent = Number(exponentText) - fraction.length;
+  if (digits === 0n) return "n:0";
+  while (digits % 10n === 0n) {
+    digits /= 10n;
+    exponent++;
+  }
+  const signed = sign === "-" ? -digits : digits;
+  if (exponent >= 0) return integerKey(signed * 10n ** BigInt(exponent));
+  // A fraction: the double nearest to it, if that double is exactly it (digits / 10^k = m · 2^e).
+  const double = Number(`${signed}e${exponent}`);
+  const [mantissa, power] = binaryParts(double);
+  if (power < 0 && signed * 2n ** BigInt(-power) === mantissa * 10n ** BigInt(-exponent)) return `n:${double}`;
+  return `d:${signed}e${exponent}`;
+}
+
+/** A finite double as m · 2^e, m an integer. */
+function binaryParts(double: number): [bigint, number] {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, double);
+  const high = view.getUint32(0);
+  const biased = (high >>> 20) & 0x7ff;
+  let mantissa = (BigInt(high & 0xfffff) << 32n) | BigInt(view.getUint32(4));
+  if (biased !== 0) mantissa |= 1n << 52n;
+  const power = (biased === 0 ? 1 : biased) - 1075;
+  return [double < 0 ? -mantissa : mantissa, power];
 }
 
 /** A value as one string, equal for equal values of one type (compares `_id`s; messages show values with shell-text.ts). */

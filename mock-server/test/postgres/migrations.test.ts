@@ -38,7 +38,8 @@ async function schemaAt(client: pg.Client, version: number): Promise<void> {
     "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
   );
   for (const migration of migrations.filter((m) => m.version <= version)) {
-    await client.query(migration.sql);
+    if (migration.sql !== "") await client.query(migration.sql);
+    await migration.run?.(client);
     await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
       migration.version,
       migration.name,
@@ -196,6 +197,42 @@ describe("migrations", () => {
       expect(rows).toEqual([
         { coll: "plain", decimal_fields: [] },
         { coll: "prices", decimal_fields: ["price", "tiers"] },
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("upgrade version 16: Int64 and Decimal128 _ids keyed by value, a value held twice left as it was", async () => {
+    const db = await fresh();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await schemaAt(client, 16);
+      await client.query("INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{}')");
+      await client.query("INSERT INTO collections (app_id, db, coll) VALUES ('a', 'db', 'c')");
+      const add = (id: string) =>
+        client.query(
+          "INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ('a', 'db', 'c', $1, $2::jsonb, $2)",
+          [`e:${id}`, `{"_id":${id}}`],
+        );
+      await add('{"$numberDecimal":"5.00"}');
+      await add('{"$numberLong":"9007199254740993"}');
+      await add('{"$numberDecimal":"0.10"}');
+      // Stored by an older server beside the Decimal128 of the same value.
+      await client.query(
+        `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson)
+         VALUES ('a', 'db', 'c', 'n:7', '{"_id":{"$numberInt":"7"}}', '{"_id":{"$numberInt":"7"}}')`,
+      );
+      await add('{"$numberDecimal":"7.0"}');
+      expect(await migrate(client)).toEqual(migrations.filter((m) => m.version > 16).map((m) => m.version));
+      const { rows } = await client.query("SELECT id_key FROM documents ORDER BY id_key");
+      expect(rows.map((r) => r.id_key)).toEqual([
+        "d:1e-1",
+        'e:{"$numberDecimal":"7.0"}',
+        "n:5",
+        "n:7",
+        "n:9007199254740993",
       ]);
     } finally {
       await client.end();

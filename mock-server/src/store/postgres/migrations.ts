@@ -7,11 +7,15 @@
  * Append new migrations; never edit an applied one.
  */
 import type pg from "pg";
+import { fromEJSONText } from "../../data/documents.ts";
+import { idRowKey } from "./row-keys.ts";
 
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Work SQL cannot do, after `sql`, in the same transaction. */
+  run?: (client: pg.ClientBase) => Promise<void>;
 }
 
 export const migrations: Migration[] = [
@@ -984,6 +988,31 @@ export const migrations: Migration[] = [
         END $$;
     `,
   },
+  {
+    version: 17,
+    name: "numeric _ids keyed by value",
+    // An Int64 or Decimal128 `_id` was keyed by its Extended JSON text, so a query by the same
+    // number of another type missed it and a second document of that value could be stored
+    // (data/documents.ts' idKey now keys numbers by value). The few rows such `_id`s have are
+    // keyed again; one whose value another row of its collection holds already keeps its key.
+    sql: "",
+    run: async (client) => {
+      // (The old key is `e:` and the _id's canonical Extended JSON: short, never hashed.)
+      const { rows } = await client.query<{ app_id: string; db: string; coll: string; id_key: string }>(
+        `SELECT app_id, db, coll, id_key FROM documents
+          WHERE id_key LIKE 'e:{"$numberLong":%' OR id_key LIKE 'e:{"$numberDecimal":%'`,
+      );
+      for (const row of rows) {
+        const key = idRowKey(fromEJSONText(row.id_key.slice(2)));
+        if (key === row.id_key) continue;
+        await client.query(
+          `UPDATE documents SET id_key = $5 WHERE app_id = $1 AND db = $2 AND coll = $3 AND id_key = $4
+             AND NOT EXISTS (SELECT 1 FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 AND id_key = $5)`,
+          [row.app_id, row.db, row.coll, row.id_key, key],
+        );
+      }
+    },
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);
@@ -1020,7 +1049,8 @@ export async function migrate(client: pg.ClientBase): Promise<number[]> {
     const applied: number[] = [];
     for (const migration of migrations) {
       if (migration.version <= current) continue;
-      await client.query(migration.sql);
+      if (migration.sql !== "") await client.query(migration.sql);
+      await migration.run?.(client);
       await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
         migration.version,
         migration.name,
