@@ -97,6 +97,38 @@ describe("database trigger events kept with their writes", () => {
     expect(metrics).toMatch(/^appservices_trigger_events_held 0$/m);
   });
 
+  it("left by an instance that stopped run in its order, though a later one's lease ran out first", async () => {
+    // (A write commits its event before the instance knows to renew it: the lease of a later event
+    // can end before that of an earlier one, renewed just before the instance stopped.)
+    const first = await instance({ drainMs: 0 });
+    const { appId, token } = await triggeredApp(first);
+    await mongoAction(first, appId, token, "insertOne", { ...notes, document: note(1, true) });
+    await mongoAction(first, appId, token, "insertOne", { ...notes, document: note(2) });
+    await first.close();
+    open.splice(open.indexOf(first), 1);
+    const lease = (when: string, order: "min" | "max") =>
+      adminQuery(
+        database.url,
+        `UPDATE trigger_events SET lease_until = ${when}
+          WHERE id = (SELECT ${order}(id) FROM trigger_events WHERE app_id = $1)`,
+        [appId],
+      );
+    await lease("now() + interval '1 hour'", "min");
+    await lease("now() - interval '1 second'", "max");
+
+    const second = await instance();
+    await mongoAction(second, appId, token, "insertOne", { database: "audit", collection: "gate", document: {} });
+    const recovery = second.emulator.triggerRecovery!;
+    await recovery.sweep();
+    // The second waits for the first: its predecessor is still leased to the instance that stopped.
+    expect(recovery.claimed).toBe(0);
+    await lease("now() - interval '1 second'", "min");
+    await recovery.sweep();
+    expect(recovery.claimed).toBe(2);
+    await expect.poll(() => runs(second, appId), { timeout: 10_000 }).toEqual([1, 2]);
+    await expect.poll(() => keptEvents(appId)).toBe(0);
+  });
+
   it("of an app that is reset are gone with its data", async () => {
     // Left by an instance that stopped (no run of its own would remove them).
     const first = await instance({ drainMs: 0 });

@@ -7,8 +7,8 @@
  * default); the instance renews the leases of the events it still holds six times a lease, and
  * removes each event once every trigger has run it (or could not). Every instance also claims, as
  * often and at its start, events whose lease ran out — their instance stopped renewing — 100 at a
- * time (`FOR UPDATE SKIP LOCKED`: two instances never claim one event), and runs them
- * (runtime/trigger-recovery.ts).
+ * time, in their order (`claim`: two instances never claim one event, nor an app's events out of
+ * order), and runs them (runtime/trigger-recovery.ts).
  */
 import { type ChangeEvent, type Document, fromEJSONText, toEJSONText } from "../../data/documents.ts";
 import { defaultTriggerLeaseMs, type KeptEvent, type TriggerEventStore } from "../store.ts";
@@ -44,6 +44,9 @@ async function keepTexts(client: Queryable, context: PgContext, appId: string, t
 /** Events claimed at once. */
 const claimBatch = 100;
 
+/** The advisory lock claims take. */
+const claimLock = 0x74726967; // "trig"
+
 const leaseOf = (context: PgContext) => context.db.options.triggerLeaseMs ?? defaultTriggerLeaseMs;
 
 export class PgTriggerEvents implements TriggerEventStore {
@@ -72,14 +75,28 @@ export class PgTriggerEvents implements TriggerEventStore {
     );
   }
 
+  /**
+   * Claims the events whose lease ran out, in their order, and of an app only those before its
+   * first event still leased: an ordered trigger runs its events one after another, and the lease
+   * of a later event can run out first (a write commits its event before its instance knows to
+   * renew it), or the earlier one is being run by another instance. Claims take turns (an advisory
+   * lock), so that one never starts on the events after another's.
+   */
   async claim(): Promise<KeptEvent[]> {
-    const { rows } = await this.context.db.query<{ id: string; app_id: string; event: string }>(
-      `UPDATE trigger_events t SET instance_id = $1, lease_until = now() + make_interval(secs => $2)
-        WHERE t.id IN (SELECT id FROM trigger_events WHERE lease_until < now()
-                        ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING t.id, t.app_id, t.event`,
-      [this.context.instanceId, this.leaseMs / 1000, claimBatch],
-    );
+    const { rows } = await this.context.db.transaction(async (client) => {
+      await client.query("SELECT pg_advisory_xact_lock($1)", [claimLock]);
+      return client.query<{ id: string; app_id: string; event: string }>(
+        `WITH leased AS (
+           SELECT app_id, min(id) AS first FROM trigger_events WHERE lease_until >= now() GROUP BY app_id
+         )
+         UPDATE trigger_events t SET instance_id = $1, lease_until = now() + make_interval(secs => $2)
+          WHERE t.id IN (SELECT e.id FROM trigger_events e LEFT JOIN leased l ON l.app_id = e.app_id
+                          WHERE e.lease_until < now() AND (l.first IS NULL OR e.id < l.first)
+                          ORDER BY e.id LIMIT $3 FOR UPDATE OF e SKIP LOCKED)
+          RETURNING t.id, t.app_id, t.event`,
+        [this.context.instanceId, this.leaseMs / 1000, claimBatch],
+      );
+    });
     return rows
       .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
       .map((r): KeptEvent => {
