@@ -875,7 +875,9 @@ const renewEveryMs = 10_000;
  * instance's subscribers one notification after another (so a large event fetched from change_log
  * keeps its place); and the `local` subscribers, who hear of this instance's own writes at commit.
  * While an app has subscribers here, this instance keeps a row in `watchers`, so that writers on
- * every instance announce the app's changes.
+ * every instance announce the app's changes. Every start is a new instance: a stop removes its
+ * rows, and a stream's start the rows of instances that stopped renewing theirs a lease ago (they
+ * died), so that the rows a write of a watched app reads stay those of live instances.
  */
 export class ChangeHub {
   private readonly listeners = new Map<string, Set<(event: ChangeEvent) => void>>();
@@ -942,7 +944,8 @@ export class ChangeHub {
   private async watch(appId: string): Promise<void> {
     const db = this.context.db;
     await db.query(
-      `INSERT INTO watchers (app_id, instance_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
+      `WITH died AS (DELETE FROM watchers WHERE expires_at < now() - make_interval(secs => $3))
+       INSERT INTO watchers (app_id, instance_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
        ON CONFLICT (app_id, instance_id) DO UPDATE SET expires_at = excluded.expires_at`,
       [appId, this.context.instanceId, watcherTtlSeconds],
     );
@@ -973,10 +976,12 @@ export class ChangeHub {
         this.renewal = null;
         return;
       }
+      // (An upsert: a row expired a lease ago may have been removed as an instance's that died.)
       this.context.db
         .query(
-          `UPDATE watchers SET expires_at = now() + make_interval(secs => $3)
-            WHERE instance_id = $2 AND app_id = ANY($1::text[])`,
+          `INSERT INTO watchers (app_id, instance_id, expires_at)
+           SELECT app, $2, now() + make_interval(secs => $3) FROM unnest($1::text[]) AS app
+           ON CONFLICT (app_id, instance_id) DO UPDATE SET expires_at = excluded.expires_at`,
           [apps, this.context.instanceId, watcherTtlSeconds],
         )
         .catch(() => undefined);
@@ -984,10 +989,14 @@ export class ChangeHub {
     this.renewal.unref();
   }
 
-  /** Stops renewing (the store is closing). */
-  close(): void {
+  /** Stops renewing and removes this instance's rows (the store is closing). */
+  async close(): Promise<void> {
     if (this.renewal) clearInterval(this.renewal);
     this.renewal = null;
+    // (Left to expire when the database is away.)
+    await this.context.db
+      .query("DELETE FROM watchers WHERE instance_id = $1", [this.context.instanceId])
+      .catch(() => undefined);
   }
 
   private async handle(payload: string): Promise<void> {

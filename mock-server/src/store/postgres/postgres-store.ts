@@ -321,7 +321,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.changes.close();
+    await this.changes.close();
     this.streamPlaces.stop();
     await this.listener.close();
     await this.context.db.close();
