@@ -9,27 +9,39 @@
 // streams left open and no handles or timers left behind; writes the soak section of
 // docs/benchmarks.md.
 //
-//   npm run soak -- [--duration S (300; env SOAK_SECONDS)] [--warmup S] [--clients 50] [--no-write]
+// `--store postgres` soaks the production store: a throwaway cluster (the benchmarks' settings,
+// its processes on the emulator's core), the emulator started with `--database`. It also counts
+// every table's rows at each sample: the traffic leaves nothing behind, so a table that grows after
+// warm-up (beyond 10 % and 100 rows) keeps what it should not, and fails the soak.
+//
+//   npm run soak -- [--duration S (300; env SOAK_SECONDS)] [--warmup S] [--clients 50]
+//                   [--store memory|postgres] [--no-write]
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import pg from "pg";
 import { probe, probeArgs } from "./bench/client.mjs";
 import { buildEmulator, layout, machine, openFds, procMemory, root, startEmulator } from "./bench/processes.mjs";
 import { replaceSection } from "./bench/report.mjs";
+import { pinToServerCore, storeClusterSettings } from "./bench/stores.mjs";
+import { startCluster } from "./postgres-cluster.mjs";
 
 const { values: flags } = parseArgs({
   options: {
     duration: { type: "string", default: process.env.SOAK_SECONDS ?? "300" },
     warmup: { type: "string" },
     clients: { type: "string", default: "50" },
+    store: { type: "string", default: "memory" },
     "no-write": { type: "boolean", default: false },
   },
 });
 const durationS = Number(flags.duration);
 const warmupS = Number(flags.warmup ?? Math.min(60, Math.max(10, Math.round(durationS * 0.2))));
 const clients = Number(flags.clients);
+if (!["memory", "postgres"].includes(flags.store)) throw new Error("--store is memory or postgres");
+const onPostgres = flags.store === "postgres";
 const log = (line) => process.stderr.write(`${line}\n`);
 const appId = "soak";
 const base = "/api/client/v2.0";
@@ -64,7 +76,7 @@ function send(method, path, { body, headers = {}, timeoutMs = 15_000, keepAlive 
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString();
           const json = String(res.headers["content-type"] ?? "").includes("json") && text ? JSON.parse(text) : text;
-          resolve({ status: res.statusCode, body: json });
+          resolve({ status: res.statusCode, headers: res.headers, body: json });
         });
         res.on("error", reject);
       },
@@ -76,13 +88,30 @@ function send(method, path, { body, headers = {}, timeoutMs = 15_000, keepAlive 
 }
 
 const counts = {};
+/** Each kind's latencies (ms) after warm-up. */
+const latencies = {};
+let measuringFrom = Number.POSITIVE_INFINITY;
 const errors = [];
 let errorCount = 0;
+/** Requests the server refused as over its load (429 with `Retry-After`: password checks waiting), by kind. */
+const shed = {};
+
+function took(kind, started) {
+  if (started < measuringFrom) return;
+  latencies[kind] ??= [];
+  latencies[kind].push(performance.now() - started);
+}
 
 async function expectStatus(kind, promise, statuses) {
   counts[kind] = (counts[kind] ?? 0) + 1;
+  const started = performance.now();
   try {
     const reply = await promise;
+    took(kind, started);
+    if (reply.status === 429 && reply.headers["retry-after"] !== undefined) {
+      shed[kind] = (shed[kind] ?? 0) + 1;
+      return null;
+    }
     if (!statuses.includes(reply.status))
       throw new Error(`${kind} answered ${reply.status}: ${JSON.stringify(reply.body).slice(0, 200)}`);
     return reply.body;
@@ -100,6 +129,7 @@ const call = (token, payload) =>
 /** Opens a change stream on one document id, makes the change, reads its event, and closes the stream. */
 function watchOnce(token, id) {
   counts.watch = (counts.watch ?? 0) + 1;
+  const started = performance.now();
   const watch = Buffer.from(
     JSON.stringify({
       name: "watch",
@@ -112,6 +142,7 @@ function watchOnce(token, id) {
     const finish = (problem) => {
       if (done) return;
       done = true;
+      if (!problem) took("watch", started);
       clearTimeout(timer);
       req.destroy();
       if (problem) {
@@ -288,12 +319,26 @@ async function setup() {
   return account.publicKey;
 }
 
-async function snapshot(emulator, probeFile) {
+/** Every table's rows (exact counts), by table name. */
+async function tableRows(database) {
+  const { rows: tables } = await database.query(
+    "SELECT quote_ident(tablename) AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1",
+  );
+  const { rows } = await database.query(
+    tables
+      .map((t) => `SELECT ${pg.escapeLiteral(t.name)} AS name, count(*)::int AS n FROM ${t.name}`)
+      .join(" UNION ALL "),
+  );
+  return Object.fromEntries(rows.map((r) => [r.name, r.n]));
+}
+
+async function snapshot(emulator, probeFile, database) {
   // Its own short-lived connection, so the soak's measuring leaves no socket of its own open.
   const app = (await send("GET", `/_mock/v1/apps/${appId}`, { keepAlive: false })).body;
   const heap = await probe(emulator.pid, probeFile);
   const proc = procMemory(emulator.pid);
   return {
+    ...(database ? { rows: await tableRows(database) } : {}),
     at: Date.now(),
     rss: proc.rss,
     threads: proc.threads,
@@ -303,6 +348,15 @@ async function snapshot(emulator, probeFile) {
     watchers: app.watchers,
     users: app.users,
   };
+}
+
+/** " (p50 / p99 ms)" of latencies, or nothing without them. */
+function percentiles(values) {
+  if (!values?.length) return "";
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  const ms = (v) => (v < 10 ? v.toFixed(1) : Math.round(v).toString());
+  return ` (${ms(at(0.5))} / ${ms(at(0.99))} ms)`;
 }
 
 const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
@@ -318,21 +372,36 @@ async function main() {
   mkdirSync(probeDir, { recursive: true });
   const probeFile = join(probeDir, "probe-soak.json");
   rmSync(probeFile, { force: true });
-  const emulator = await startEmulator({ nodeArgs: probeArgs(), env: { BENCH_PROBE_FILE: probeFile } });
+  const cluster = onPostgres ? await startCluster({ settings: storeClusterSettings }) : null;
+  if (cluster) pinToServerCore(cluster.pid());
+  // (Its own connection: not one of the emulator's descriptors.)
+  const database = cluster ? new pg.Client({ connectionString: cluster.url }) : null;
+  const emulator = await startEmulator({
+    nodeArgs: probeArgs(),
+    env: { BENCH_PROBE_FILE: probeFile },
+    args: cluster ? ["--database", cluster.url, "--signing-secret", "soak-signing-secret-0123456789abcdef"] : [],
+  }).catch(async (error) => {
+    await cluster?.stop();
+    throw error;
+  });
   emulatorUrl = emulator.url;
-  log(`soak: ${durationS} s (warm-up ${warmupS} s), ${clients} clients, emulator pid ${emulator.pid}`);
+  log(
+    `soak: ${durationS} s (warm-up ${warmupS} s), ${clients} clients, ${flags.store} store, emulator pid ${emulator.pid}`,
+  );
   const samples = [];
   let result;
   try {
+    await database?.connect();
     const publicKey = await setup();
     // One round of each call before the idle baseline (starts the app's function worker).
     await client(0, Date.now() + 1, publicKey);
     agent.destroy();
-    const baseline = await waitForIdle(emulator, probeFile, null);
+    const baseline = await waitForIdle(emulator, probeFile, null, database);
     const started = Date.now();
     const until = started + durationS * 1000;
+    measuringFrom = performance.now() + warmupS * 1000;
     const sampler = setInterval(async () => {
-      const s = await snapshot(emulator, probeFile).catch(() => null);
+      const s = await snapshot(emulator, probeFile, database).catch(() => null);
       if (!s) return;
       samples.push({ ...s, t: (s.at - started) / 1000 });
       log(
@@ -343,10 +412,12 @@ async function main() {
     clearInterval(sampler);
     const elapsed = (Date.now() - started) / 1000;
     agent.destroy();
-    const end = await waitForIdle(emulator, probeFile, baseline);
+    const end = await waitForIdle(emulator, probeFile, baseline, database);
     result = { baseline, end, samples, elapsed, publicKey };
   } finally {
     await emulator.stop();
+    await database?.end();
+    await cluster?.stop();
   }
   report(result);
 }
@@ -355,10 +426,10 @@ async function main() {
  * After the traffic: no stream open, and descriptors, threads, handles and timers back to the idle
  * baseline (closing connections take a moment), within 30 s; the last snapshot either way.
  */
-async function waitForIdle(emulator, probeFile, baseline) {
+async function waitForIdle(emulator, probeFile, baseline, database) {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const s = await snapshot(emulator, probeFile);
+    const s = await snapshot(emulator, probeFile, database);
     const settled =
       s.watchers === 0 &&
       (baseline === null ||
@@ -387,41 +458,73 @@ function report({ baseline, end, samples, elapsed }) {
     const den = xs.reduce((a, x) => a + (x - ax) ** 2, 0);
     return den === 0 ? Number.NaN : ((num / den) * 60) / 2 ** 20;
   })();
+  // Tables that grew after warm-up (beyond what the clients hold at a time: 10 % and 100 rows).
+  const grown = Object.entries(last?.rows ?? {})
+    .map(([table, n]) => ({ table, from: first.rows[table] ?? 0, to: n }))
+    .filter(({ from, to }) => to - from > Math.max(100, 0.1 * from));
+  const rowsText = (rows) =>
+    Object.entries(rows)
+      .filter(([, n]) => n > 0)
+      .map(([table, n]) => `${table} ${n.toLocaleString("en-US")}`)
+      .join(", ");
   const leftover = Object.entries(end.resources)
     .filter(([name, n]) => n > (baseline.resources[name] ?? 0))
     .map(([name, n]) => `${name} +${n - (baseline.resources[name] ?? 0)}`);
+  const shedCount = Object.values(shed).reduce((a, b) => a + b, 0);
   const verdicts = {
     errors: errorCount === 0,
+    shed: shedCount <= 0.01 * requests,
     rss: growth < 0.1,
     streams: end.watchers === 0,
     handles: leftover.length === 0 && end.fds <= baseline.fds && end.threads <= baseline.threads,
+    rows: grown.length === 0,
   };
   const ok = Object.values(verdicts).every(Boolean);
   const mark = (v) => (v ? "✅" : "❌");
   const m = machine();
   const lines = [
-    `Run of ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${m.cpu}, ${m.cores} cores, Node ${m.node}; emulator pinned to core 0, clients to core 1: ` +
+    `Run of ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${m.cpu}, ${m.cores} cores, Node ${m.node}; ` +
+      (onPostgres ? "PostgreSQL store (a throwaway cluster on the emulator's core); " : "") +
+      "emulator pinned to core 0, clients to core 1: " +
       `${Math.round(elapsed)} s of traffic from ${clients} concurrent clients (warm-up: the first ${warmupS} s), ` +
       `${requests.toLocaleString("en-US")} requests (${Math.round(requests / elapsed).toLocaleString("en-US")}/s).`,
     "",
     "| check | result | target | met |",
     "|---|---|---|:-:|",
     `| errors (unexpected status, network error, timeout, missing change event) | ${errorCount} | 0 | ${mark(verdicts.errors)} |`,
+    `| refused as over the server's load (429 with \`Retry-After\`) | ${
+      Object.entries(shed)
+        .map(([kind, n]) => `${kind} ${n}`)
+        .join(", ") || "none"
+    } | ≤ 1 % of requests | ${mark(verdicts.shed)} |`,
     `| RSS after warm-up → end (after a full GC at each sample) | ${mb(first?.rss ?? Number.NaN)} → ${mb(last?.rss ?? Number.NaN)} (${(100 * growth).toFixed(1)} %; trend ${slope.toFixed(2)} MB/min) | < 10 % | ${mark(verdicts.rss)} |`,
     `| change streams open after the traffic (\`GET /_mock/v1/apps/soak\` watchers) | ${end.watchers} | 0 | ${mark(verdicts.streams)} |`,
     `| open descriptors / threads, idle before → idle after | ${baseline.fds} / ${baseline.threads} → ${end.fds} / ${end.threads} | not more | ${mark(end.fds <= baseline.fds && end.threads <= baseline.threads)} |`,
     `| active handles and timers (\`process.getActiveResourcesInfo()\`), idle before → idle after | ${resourcesText(baseline.resources)} → ${resourcesText(end.resources)} | nothing left over | ${mark(leftover.length === 0)} |`,
     `| heap used (after full GC), after warm-up → end | ${mb(first?.heapUsed ?? Number.NaN)} → ${mb(last?.heapUsed ?? Number.NaN)} | | |`,
+    ...(onPostgres
+      ? [
+          `| tables that grew after warm-up (rows) | ${grown.map((g) => `${g.table} ${g.from} → ${g.to}`).join(", ") || "none"} | none | ${mark(verdicts.rows)} |`,
+          `| rows, idle before → idle after | ${rowsText(baseline.rows)} → ${rowsText(end.rows)} | | |`,
+        ]
+      : []),
     "",
-    `Requests by kind: ${Object.entries(counts)
-      .map(([k, v]) => `${k} ${v.toLocaleString("en-US")}`)
+    `Requests by kind (p50 / p99 after warm-up): ${Object.entries(counts)
+      .map(([k, v]) => `${k} ${v.toLocaleString("en-US")}${percentiles(latencies[k])}`)
       .join("; ")}.`,
     ...(errors.length > 0 ? ["", "First errors:", ...errors.map((e) => `- ${e}`)] : []),
   ];
   const text = lines.join("\n");
   process.stdout.write(`${text}\n\n${ok ? "soak passed" : "soak FAILED"}\n`);
   if (!flags["no-write"]) {
-    replaceSection(join(root, "docs", "benchmarks.md"), "<!-- soak:start -->", "<!-- soak:end -->", text, "## Soak");
+    const marker = onPostgres ? "soak-postgres" : "soak";
+    replaceSection(
+      join(root, "docs", "benchmarks.md"),
+      `<!-- ${marker}:start -->`,
+      `<!-- ${marker}:end -->`,
+      text,
+      "## Soak",
+    );
     log("docs/benchmarks.md updated (soak section)");
   }
   process.exitCode = ok ? 0 : 1;
