@@ -498,7 +498,7 @@ async function main() {
     process.stdout.write(
       `\n  site        ${site}  (a certificate made for this run: accept it in the browser)\n` +
         `  instances   ${[...deployment.instances.values()].map((i) => `${i.url} (metrics ${i.metricsUrl})`).join(", ")}\n` +
-        `  database    ${deployment.cluster.url}\n  mail        ${mailDir}\n  faults      ${controlUrl}\n` +
+        `  database    ${settings.databaseUrl}  (as the instances reach it)\n  mail        ${mailDir}\n  faults      ${controlUrl}\n` +
         `  providers   ${identityProvider} (Google, Apple, Facebook: pick or add any account)\n\nCtrl-C stops it.\n`,
     );
     await new Promise((resolve) => {
