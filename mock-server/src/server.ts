@@ -60,6 +60,9 @@ export interface StartHooks {
   logStream?: NodeJS.WritableStream;
 }
 
+/** How long an idle connection is kept open (see `startServer`). */
+const keepAliveMs = 72_000;
+
 /** Listens, or rejects with Node's own error (EADDRINUSE, EACCES…). */
 function listenOn(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -91,6 +94,11 @@ export async function startServer(
   const server: Server = tls
     ? (createHttpsServer({ cert: tls.cert, key: tls.key }) as unknown as Server)
     : createHttpServer();
+  // An idle connection is kept longer than the proxies in front keep theirs (nginx's upstream
+  // `keepalive_timeout`, the usual load balancers' idle timeouts: 60 s), so that a proxy never sends
+  // a request on a connection the server is closing (a reset, answered 502 to a POST). Node's
+  // default is 5 s; this is Fastify's, which its own servers (the tests') have.
+  server.keepAliveTimeout = keepAliveMs;
   const listen = async () => {
     await listenOn(server, options.host, options.port);
     const address = server.address();
