@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withCollation } from "../../src/data/collation.ts";
 import { aggregate, find } from "../../src/data/query-engine.ts";
 import { withQueryLimits } from "../../src/data/query-limits.ts";
-import { anonymousLogin, functionResult, newApp, testApp, testStore } from "../helpers/app.ts";
+import { anonymousLogin, functionResult, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 let appId: string;
