@@ -12,10 +12,13 @@
 // `--store postgres` soaks the production store: a throwaway cluster (the benchmarks' settings,
 // its processes on the emulator's core), the emulator started with `--database`. It also counts
 // every table's rows at each sample: the traffic leaves nothing behind, so a table that grows after
-// warm-up (beyond 10 % and 100 rows) keeps what it should not, and fails the soak.
+// warm-up (beyond 10 % and 100 rows) keeps what it should not, and fails the soak. With
+// `--instances 2` two instances share the database, as in production: requests go to one and the
+// other in turn (a session made on one is refreshed on the other, a stream opened on one hears of
+// the write made through the other), and each instance is measured.
 //
 //   npm run soak -- [--duration S (300; env SOAK_SECONDS)] [--warmup S] [--clients 50]
-//                   [--store memory|postgres] [--no-write]
+//                   [--store memory|postgres] [--instances 1|2 (postgres)] [--no-write]
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
@@ -34,6 +37,7 @@ const { values: flags } = parseArgs({
     warmup: { type: "string" },
     clients: { type: "string", default: "50" },
     store: { type: "string", default: "memory" },
+    instances: { type: "string", default: "1" },
     "no-write": { type: "boolean", default: false },
   },
 });
@@ -42,6 +46,11 @@ const warmupS = Number(flags.warmup ?? Math.min(60, Math.max(10, Math.round(dura
 const clients = Number(flags.clients);
 if (!["memory", "postgres"].includes(flags.store)) throw new Error("--store is memory or postgres");
 const onPostgres = flags.store === "postgres";
+const instances = Number(flags.instances);
+if (instances !== 1 && !(instances === 2 && onPostgres))
+  throw new Error("--instances is 1, or 2 with --store postgres");
+/** How an instance is named in the report. */
+const nameOf = (i) => (instances === 1 ? "" : ` (instance ${"ab"[i]})`);
 const log = (line) => process.stderr.write(`${line}\n`);
 const appId = "soak";
 const base = "/api/client/v2.0";
@@ -53,14 +62,18 @@ if (layout.pinned) spawnSync("taskset", ["-a", "-p", "-c", String(layout.loadCpu
 // ---------------------------------------------------------------------------------------------
 // HTTP over kept-alive connections the soak can close at the end (so leftover sockets are the emulator's)
 
-const agent = new Agent({ keepAlive: true, maxSockets: clients * 2 });
-let emulatorUrl = "";
+// (An idle connection is closed after 60 s, before the server closes it, as a proxy in front does.)
+const agent = new Agent({ keepAlive: true, maxSockets: clients * 2, timeout: 60_000 });
+/** The instances' URLs; requests go to each in turn unless one is named (`on`). */
+const urls = [];
+let turn = 0;
+const nextInstance = () => turn++ % urls.length;
 
-function send(method, path, { body, headers = {}, timeoutMs = 15_000, keepAlive = true } = {}) {
+function send(method, path, { body, headers = {}, timeoutMs = 15_000, keepAlive = true, on = nextInstance() } = {}) {
   const payload = body === undefined ? undefined : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = request(
-      `${emulatorUrl}${path}`,
+      `${urls[on]}${path}`,
       {
         method,
         agent: keepAlive ? agent : false,
@@ -82,7 +95,13 @@ function send(method, path, { body, headers = {}, timeoutMs = 15_000, keepAlive 
       },
     );
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));
-    req.on("error", reject);
+    req.on("error", (error) =>
+      reject(
+        new Error(
+          `${error.message} (${method} ${path.split("?")[0]}, on ${req.reusedSocket ? "a kept-alive" : "a new"} connection)`,
+        ),
+      ),
+    );
     req.end(payload);
   });
 }
@@ -117,17 +136,26 @@ async function expectStatus(kind, promise, statuses) {
     return reply.body;
   } catch (error) {
     errorCount++;
-    if (errors.length < 20) errors.push(error.message);
+    if (errors.length < 20)
+      errors.push(
+        error.message.startsWith(kind)
+          ? error.message
+          : `${kind} (${urls.length > 1 ? "an instance" : "the emulator"}): ${error.message}`,
+      );
     return null;
   }
 }
 
 const bearer = (token) => ({ authorization: `Bearer ${token}` });
-const call = (token, payload) =>
-  send("POST", `${base}/app/${appId}/functions/call`, { body: payload, headers: bearer(token) });
+const call = (token, payload, on = nextInstance()) =>
+  send("POST", `${base}/app/${appId}/functions/call`, { body: payload, headers: bearer(token), on });
 
-/** Opens a change stream on one document id, makes the change, reads its event, and closes the stream. */
+/**
+ * Opens a change stream on one document id, makes the change (through the other instance, when
+ * there are two), reads its event, and closes the stream.
+ */
 function watchOnce(token, id) {
+  const on = nextInstance();
   counts.watch = (counts.watch ?? 0) + 1;
   const started = performance.now();
   const watch = Buffer.from(
@@ -153,7 +181,7 @@ function watchOnce(token, id) {
     };
     const timer = setTimeout(() => finish("no change event within 10 s"), 10_000);
     const req = request(
-      `${emulatorUrl}${base}/app/${appId}/functions/call?baas_request=${encodeURIComponent(watch)}`,
+      `${urls[on]}${base}/app/${appId}/functions/call?baas_request=${encodeURIComponent(watch)}`,
       { agent, headers: bearer(token) },
       (res) => {
         if (res.statusCode !== 200) return finish(`stream answered ${res.statusCode}`);
@@ -166,11 +194,15 @@ function watchOnce(token, id) {
         // The stream is open (headers flushed): make the change it waits for.
         expectStatus(
           "insert (watched)",
-          call(token, {
-            name: "insertOne",
-            service: "mongodb-atlas",
-            arguments: [{ database: "soak", collection: "watched", document: { _id: id } }],
-          }),
+          call(
+            token,
+            {
+              name: "insertOne",
+              service: "mongodb-atlas",
+              arguments: [{ database: "soak", collection: "watched", document: { _id: id } }],
+            },
+            (on + 1) % urls.length,
+          ),
           [200],
         );
       },
@@ -332,22 +364,27 @@ async function tableRows(database) {
   return Object.fromEntries(rows.map((r) => [r.name, r.n]));
 }
 
-async function snapshot(emulator, probeFile, database) {
-  // Its own short-lived connection, so the soak's measuring leaves no socket of its own open.
-  const app = (await send("GET", `/_mock/v1/apps/${appId}`, { keepAlive: false })).body;
-  const heap = await probe(emulator.pid, probeFile);
-  const proc = procMemory(emulator.pid);
-  return {
-    ...(database ? { rows: await tableRows(database) } : {}),
-    at: Date.now(),
-    rss: proc.rss,
-    threads: proc.threads,
-    fds: openFds(emulator.pid),
-    heapUsed: heap.heapUsed,
-    resources: heap.resources,
-    watchers: app.watchers,
-    users: app.users,
-  };
+/** Each instance's process, with the database's rows and the app's streams and users. */
+async function snapshot(emulators, database) {
+  const procs = [];
+  let watchers = 0;
+  let users = 0;
+  for (const [i, emulator] of emulators.entries()) {
+    // Its own short-lived connection, so the soak's measuring leaves no socket of its own open.
+    const app = (await send("GET", `/_mock/v1/apps/${appId}`, { keepAlive: false, on: i })).body;
+    watchers += app.watchers;
+    users = app.users;
+    const heap = await probe(emulator.pid, emulator.probeFile);
+    const proc = procMemory(emulator.pid);
+    procs.push({
+      rss: proc.rss,
+      threads: proc.threads,
+      fds: openFds(emulator.pid),
+      heapUsed: heap.heapUsed,
+      resources: heap.resources,
+    });
+  }
+  return { ...(database ? { rows: await tableRows(database) } : {}), at: Date.now(), procs, watchers, users };
 }
 
 /** " (p50 / p99 ms)" of latencies, or nothing without them. */
@@ -370,23 +407,34 @@ async function main() {
   buildEmulator();
   const probeDir = join(root, "bench-results");
   mkdirSync(probeDir, { recursive: true });
-  const probeFile = join(probeDir, "probe-soak.json");
-  rmSync(probeFile, { force: true });
   const cluster = onPostgres ? await startCluster({ settings: storeClusterSettings }) : null;
   if (cluster) pinToServerCore(cluster.pid());
   // (Its own connection: not one of the emulator's descriptors.)
   const database = cluster ? new pg.Client({ connectionString: cluster.url }) : null;
-  const emulator = await startEmulator({
-    nodeArgs: probeArgs(),
-    env: { BENCH_PROBE_FILE: probeFile },
-    args: cluster ? ["--database", cluster.url, "--signing-secret", "soak-signing-secret-0123456789abcdef"] : [],
-  }).catch(async (error) => {
+  const emulators = [];
+  const stopAll = async () => {
+    await Promise.all(emulators.map((emulator) => emulator.stop()));
+    await database?.end();
     await cluster?.stop();
+  };
+  try {
+    for (let i = 0; i < instances; i++) {
+      const probeFile = join(probeDir, `probe-soak${i === 0 ? "" : `-${i}`}.json`);
+      rmSync(probeFile, { force: true });
+      const emulator = await startEmulator({
+        nodeArgs: probeArgs(),
+        env: { BENCH_PROBE_FILE: probeFile },
+        args: cluster ? ["--database", cluster.url, "--signing-secret", "soak-signing-secret-0123456789abcdef"] : [],
+      });
+      emulators.push({ ...emulator, probeFile });
+      urls.push(emulator.url);
+    }
+  } catch (error) {
+    await stopAll();
     throw error;
-  });
-  emulatorUrl = emulator.url;
+  }
   log(
-    `soak: ${durationS} s (warm-up ${warmupS} s), ${clients} clients, ${flags.store} store, emulator pid ${emulator.pid}`,
+    `soak: ${durationS} s (warm-up ${warmupS} s), ${clients} clients, ${flags.store} store, emulator pid ${emulators.map((e) => e.pid).join(" and ")}`,
   );
   const samples = [];
   let result;
@@ -396,46 +444,55 @@ async function main() {
     // One round of each call before the idle baseline (starts the app's function worker).
     await client(0, Date.now() + 1, publicKey);
     agent.destroy();
-    const baseline = await waitForIdle(emulator, probeFile, null, database);
+    const baseline = await waitForIdle(emulators, null, database);
     const started = Date.now();
     const until = started + durationS * 1000;
     measuringFrom = performance.now() + warmupS * 1000;
     const sampler = setInterval(async () => {
-      const s = await snapshot(emulator, probeFile, database).catch(() => null);
+      const s = await snapshot(emulators, database).catch(() => null);
       if (!s) return;
       samples.push({ ...s, t: (s.at - started) / 1000 });
+      const procs = s.procs.map(
+        (p, i) => `${nameOf(i)} rss ${mb(p.rss)}  heap ${mb(p.heapUsed)}  fds ${p.fds}  threads ${p.threads}`,
+      );
       log(
-        `t=${Math.round((s.at - started) / 1000)} s  rss ${mb(s.rss)}  heap ${mb(s.heapUsed)}  fds ${s.fds}  threads ${s.threads}  watchers ${s.watchers}  users ${s.users}  errors ${errorCount}`,
+        `t=${Math.round((s.at - started) / 1000)} s ${procs.join(";")}  watchers ${s.watchers}  users ${s.users}  errors ${errorCount}`,
       );
     }, 10_000);
     await Promise.all(Array.from({ length: clients }, (_, n) => client(n, until, publicKey)));
     clearInterval(sampler);
     const elapsed = (Date.now() - started) / 1000;
     agent.destroy();
-    const end = await waitForIdle(emulator, probeFile, baseline, database);
+    const end = await waitForIdle(emulators, baseline, database);
     result = { baseline, end, samples, elapsed, publicKey };
   } finally {
-    await emulator.stop();
-    await database?.end();
-    await cluster?.stop();
+    await stopAll();
   }
   report(result);
 }
 
+/** An instance's handles and timers more than at the baseline. */
+const leftOver = (proc, before) =>
+  Object.entries(proc.resources)
+    .filter(([name, n]) => n > (before.resources[name] ?? 0))
+    .map(([name, n]) => `${name} +${n - (before.resources[name] ?? 0)}`);
+
 /**
- * After the traffic: no stream open, and descriptors, threads, handles and timers back to the idle
- * baseline (closing connections take a moment), within 30 s; the last snapshot either way.
+ * After the traffic: no stream open, and each instance's descriptors, threads, handles and timers
+ * back to the idle baseline (closing connections take a moment; on PostgreSQL the pool closes a
+ * connection idle for 30 s), within 30 s more; the last snapshot either way.
  */
-async function waitForIdle(emulator, probeFile, baseline, database) {
-  const deadline = Date.now() + 30_000;
+async function waitForIdle(emulators, baseline, database) {
+  const deadline = Date.now() + (onPostgres ? 60_000 : 30_000);
   for (;;) {
-    const s = await snapshot(emulator, probeFile, database);
+    const s = await snapshot(emulators, database);
     const settled =
       s.watchers === 0 &&
       (baseline === null ||
-        (s.fds <= baseline.fds &&
-          s.threads <= baseline.threads &&
-          Object.entries(s.resources).every(([name, n]) => n <= (baseline.resources[name] ?? 0))));
+        s.procs.every((p, i) => {
+          const before = baseline.procs[i];
+          return p.fds <= before.fds && p.threads <= before.threads && leftOver(p, before).length === 0;
+        }));
     if (settled || Date.now() > deadline) return s;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
@@ -446,18 +503,29 @@ function report({ baseline, end, samples, elapsed }) {
   const afterWarmup = samples.filter((s) => s.t >= warmupS);
   const first = afterWarmup[0] ?? samples[0];
   const last = samples.at(-1);
-  const growth = first && last ? (last.rss - first.rss) / first.rss : Number.NaN;
+  const growth = (i) => (first && last ? (last.procs[i].rss - first.procs[i].rss) / first.procs[i].rss : Number.NaN);
   // Least-squares slope of RSS over time after warm-up (MB per minute), steadier than two points.
-  const slope = (() => {
+  const slope = (i) => {
     if (afterWarmup.length < 2) return Number.NaN;
     const xs = afterWarmup.map((s) => s.t);
-    const ys = afterWarmup.map((s) => s.rss);
+    const ys = afterWarmup.map((s) => s.procs[i].rss);
     const ax = xs.reduce((a, b) => a + b, 0) / xs.length;
     const ay = ys.reduce((a, b) => a + b, 0) / ys.length;
     const num = xs.reduce((a, x, i) => a + (x - ax) * (ys[i] - ay), 0);
     const den = xs.reduce((a, x) => a + (x - ax) ** 2, 0);
     return den === 0 ? Number.NaN : ((num / den) * 60) / 2 ** 20;
-  })();
+  };
+  const each = baseline.procs.map((before, i) => {
+    const after = end.procs[i];
+    const leftover = leftOver(after, before);
+    return {
+      before,
+      after,
+      leftover,
+      rss: growth(i) < 0.1,
+      descriptors: after.fds <= before.fds && after.threads <= before.threads,
+    };
+  });
   // Tables that grew after warm-up (beyond what the clients hold at a time: 10 % and 100 rows).
   const grown = Object.entries(last?.rows ?? {})
     .map(([table, n]) => ({ table, from: first.rows[table] ?? 0, to: n }))
@@ -467,16 +535,13 @@ function report({ baseline, end, samples, elapsed }) {
       .filter(([, n]) => n > 0)
       .map(([table, n]) => `${table} ${n.toLocaleString("en-US")}`)
       .join(", ");
-  const leftover = Object.entries(end.resources)
-    .filter(([name, n]) => n > (baseline.resources[name] ?? 0))
-    .map(([name, n]) => `${name} +${n - (baseline.resources[name] ?? 0)}`);
   const shedCount = Object.values(shed).reduce((a, b) => a + b, 0);
   const verdicts = {
     errors: errorCount === 0,
     shed: shedCount <= 0.01 * requests,
-    rss: growth < 0.1,
+    rss: each.every((e) => e.rss),
     streams: end.watchers === 0,
-    handles: leftover.length === 0 && end.fds <= baseline.fds && end.threads <= baseline.threads,
+    handles: each.every((e) => e.leftover.length === 0 && e.descriptors),
     rows: grown.length === 0,
   };
   const ok = Object.values(verdicts).every(Boolean);
@@ -484,8 +549,10 @@ function report({ baseline, end, samples, elapsed }) {
   const m = machine();
   const lines = [
     `Run of ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${m.cpu}, ${m.cores} cores, Node ${m.node}; ` +
-      (onPostgres ? "PostgreSQL store (a throwaway cluster on the emulator's core); " : "") +
-      "emulator pinned to core 0, clients to core 1: " +
+      (onPostgres
+        ? `PostgreSQL store (a throwaway cluster on the emulator's core)${instances > 1 ? `, ${instances} instances sharing it` : ""}; `
+        : "") +
+      `emulator${instances > 1 ? "s" : ""} pinned to core 0, clients to core 1: ` +
       `${Math.round(elapsed)} s of traffic from ${clients} concurrent clients (warm-up: the first ${warmupS} s), ` +
       `${requests.toLocaleString("en-US")} requests (${Math.round(requests / elapsed).toLocaleString("en-US")}/s).`,
     "",
@@ -497,11 +564,19 @@ function report({ baseline, end, samples, elapsed }) {
         .map(([kind, n]) => `${kind} ${n}`)
         .join(", ") || "none"
     } | ≤ 1 % of requests | ${mark(verdicts.shed)} |`,
-    `| RSS after warm-up → end (after a full GC at each sample) | ${mb(first?.rss ?? Number.NaN)} → ${mb(last?.rss ?? Number.NaN)} (${(100 * growth).toFixed(1)} %; trend ${slope.toFixed(2)} MB/min) | < 10 % | ${mark(verdicts.rss)} |`,
+    ...each.map(
+      (e, i) =>
+        `| RSS after warm-up → end (after a full GC at each sample)${nameOf(i)} | ${mb(first?.procs[i].rss ?? Number.NaN)} → ${mb(last?.procs[i].rss ?? Number.NaN)} (${(100 * growth(i)).toFixed(1)} %; trend ${slope(i).toFixed(2)} MB/min) | < 10 % | ${mark(e.rss)} |`,
+    ),
     `| change streams open after the traffic (\`GET /_mock/v1/apps/soak\` watchers) | ${end.watchers} | 0 | ${mark(verdicts.streams)} |`,
-    `| open descriptors / threads, idle before → idle after | ${baseline.fds} / ${baseline.threads} → ${end.fds} / ${end.threads} | not more | ${mark(end.fds <= baseline.fds && end.threads <= baseline.threads)} |`,
-    `| active handles and timers (\`process.getActiveResourcesInfo()\`), idle before → idle after | ${resourcesText(baseline.resources)} → ${resourcesText(end.resources)} | nothing left over | ${mark(leftover.length === 0)} |`,
-    `| heap used (after full GC), after warm-up → end | ${mb(first?.heapUsed ?? Number.NaN)} → ${mb(last?.heapUsed ?? Number.NaN)} | | |`,
+    ...each.flatMap((e, i) => [
+      `| open descriptors / threads, idle before → idle after${nameOf(i)} | ${e.before.fds} / ${e.before.threads} → ${e.after.fds} / ${e.after.threads} | not more | ${mark(e.descriptors)} |`,
+      `| active handles and timers (\`process.getActiveResourcesInfo()\`), idle before → idle after${nameOf(i)} | ${resourcesText(e.before.resources)} → ${resourcesText(e.after.resources)} | nothing left over | ${mark(e.leftover.length === 0)} |`,
+    ]),
+    ...each.map(
+      (_, i) =>
+        `| heap used (after full GC), after warm-up → end${nameOf(i)} | ${mb(first?.procs[i].heapUsed ?? Number.NaN)} → ${mb(last?.procs[i].heapUsed ?? Number.NaN)} | | |`,
+    ),
     ...(onPostgres
       ? [
           `| tables that grew after warm-up (rows) | ${grown.map((g) => `${g.table} ${g.from} → ${g.to}`).join(", ") || "none"} | none | ${mark(verdicts.rows)} |`,
@@ -517,7 +592,7 @@ function report({ baseline, end, samples, elapsed }) {
   const text = lines.join("\n");
   process.stdout.write(`${text}\n\n${ok ? "soak passed" : "soak FAILED"}\n`);
   if (!flags["no-write"]) {
-    const marker = onPostgres ? "soak-postgres" : "soak";
+    const marker = onPostgres ? `soak-postgres${instances > 1 ? "-instances" : ""}` : "soak";
     replaceSection(
       join(root, "docs", "benchmarks.md"),
       `<!-- ${marker}:start -->`,
