@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Database } from "../../src/store/postgres/database.ts";
 import { PgStreamPlaces } from "../../src/store/postgres/stream-places.ts";
-import { emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
+import { emulatorDatabase, statementsOf, type TestDatabase } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
 
 let database: TestDatabase;
@@ -60,6 +60,18 @@ describe("stream places in the database", () => {
     idOf(await b.take("app-address", "bob", "10.0.0.7", caps));
     expect(await a.take("app-address", "cid", "10.0.0.7", caps)).toEqual({ cap: "address" });
     idOf(await b.take("app-address", "cid", "10.0.0.8", caps));
+  });
+
+  it("are taken in one statement, with no transaction held open across round trips", async () => {
+    const a = holder();
+    const caps = { perUser: 1, perApp: 10, perAddress: 1000 };
+    const taken = await statementsOf(() => a.take("app-one-trip", "ann", "10.0.0.1", caps));
+    expect(taken.roundTrips).toBe(1);
+    expect(taken.texts).toHaveLength(1);
+    const refused = await statementsOf(async () =>
+      expect(await a.take("app-one-trip", "ann", "10.0.0.1", caps)).toEqual({ cap: "user" }),
+    );
+    expect(refused.texts).toHaveLength(1);
   });
 
   it("are exact when holders race for the last places", async () => {

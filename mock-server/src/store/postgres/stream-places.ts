@@ -1,17 +1,14 @@
 /**
  * Places of open change streams in the database (migration 5), so that a user's or an app's
  * streams are capped across every instance, not per instance: taken one at a time per app (an
- * advisory lock), renewed while their streams are open, given back when they end. A place whose
- * instance died (nothing gives it back) runs out with its lease; one that could not be deleted
- * (the database was away) is deleted again at each renewal until the database takes it back (or
- * its lease runs out first).
+ * advisory lock), in one statement (migration 18's function), renewed while their streams are
+ * open, given back when they end. A place whose instance died (nothing gives it back) runs out
+ * with its lease; one that could not be deleted (the database was away) is deleted again at each
+ * renewal until the database takes it back (or its lease runs out first).
  */
 import { randomHex } from "../../state/ids.ts";
 import type { StreamPlaces } from "../store.ts";
 import type { Database } from "./database.ts";
-
-/** The first key of the advisory lock taking an app's places (the second is the hash of its id). */
-const placesLock = 1_937_007_986;
 
 export interface PlaceTiming {
   /** How long a place lasts unless renewed. */
@@ -41,25 +38,12 @@ export class PgStreamPlaces implements StreamPlaces {
     caps: { perUser: number; perApp: number; perAddress: number },
   ): Promise<{ id: string } | { cap: "user" | "app" | "address" }> {
     const id = randomHex(12);
-    const refused = await this.db.transaction(async (client) => {
-      await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [placesLock, appId]);
-      const { rows } = await client.query<{ app: number; mine: number; address: number }>(
-        `SELECT count(*)::int AS app, (count(*) FILTER (WHERE user_id = $2))::int AS mine,
-                (count(*) FILTER (WHERE address = $3))::int AS address
-           FROM open_streams WHERE app_id = $1 AND expires_at > clock_timestamp()`,
-        [appId, userId, address],
-      );
-      const counted = rows[0] ?? { app: 0, mine: 0, address: 0 };
-      if (counted.app >= caps.perApp) return "app" as const;
-      if (counted.mine >= caps.perUser) return "user" as const;
-      if (counted.address >= caps.perAddress) return "address" as const;
-      await client.query(
-        `INSERT INTO open_streams (id, app_id, user_id, address, expires_at)
-         VALUES ($1, $2, $3, $4, clock_timestamp() + make_interval(secs => $5))`,
-        [id, appId, userId, address, this.timing.leaseSeconds],
-      );
-      return null;
-    });
+    // One statement (migration 18): the app's advisory lock, the count, the place.
+    const [row] = await this.db.rows<{ refused: "app" | "user" | "address" | null }>(
+      "SELECT take_stream_place($1, $2, $3, $4, $5, $6, $7, $8) AS refused",
+      [id, appId, userId, address, this.timing.leaseSeconds, caps.perApp, caps.perUser, caps.perAddress],
+    );
+    const refused = row?.refused ?? null;
     if (refused) return { cap: refused };
     this.held.add(id);
     this.renewWhileHolding();
