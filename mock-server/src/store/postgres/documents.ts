@@ -869,6 +869,23 @@ const watched = (param: string) => `EXISTS (SELECT 1 FROM watchers WHERE app_id 
 /** How long a watcher row lives without being renewed (an instance that died stops renewing). */
 const watcherTtlSeconds = 30;
 const renewEveryMs = 10_000;
+/**
+ * A stream skips the registration only while its app's row is known to stay live for this long
+ * yet: by then the next renewal (every `renewEveryMs`, while the app has streams here) has been
+ * sent, and it extends the row before its lease ends or finds that it may have lapsed.
+ */
+const liveMarginMs = renewEveryMs;
+
+/**
+ * An app this instance registered as watched: `ready` settles once its row is committed and the
+ * writes that were running then have ended; from then on the row has been live without a gap
+ * until at least `liveUntil` (this process's clock: the row's expiry is counted from a moment after
+ * the statement that set it was sent, so counting from the sending errs on the early side).
+ */
+interface Watching {
+  ready: Promise<void>;
+  liveUntil: number;
+}
 
 /**
  * The change events of every app, from the notifications of every instance, handed to this
@@ -884,6 +901,7 @@ export class ChangeHub {
   private readonly locals = new Map<string, Set<(event: ChangeEvent) => void>>();
   private queue: Promise<void> = Promise.resolve();
   private renewal: NodeJS.Timeout | null = null;
+  private readonly watching = new Map<string, Watching>();
 
   constructor(private readonly context: PgContext) {
     context.subscribe(channels.changes, (payload) => {
@@ -936,12 +954,32 @@ export class ChangeHub {
   }
 
   /**
+   * Makes sure the app's writes are announced from now on. The first stream of an app registers
+   * this instance as a watcher of it (`register`); while that row is known to stay live, the next
+   * streams need nothing: no statement, no wait. (Under load the wait for the writes in flight was
+   * most of a stream's opening, and every stream paid it.)
+   */
+  private async watch(appId: string): Promise<void> {
+    const known = this.watching.get(appId);
+    if (known && performance.now() < known.liveUntil - liveMarginMs) return known.ready;
+    const sent = performance.now();
+    const watching: Watching = { ready: this.register(appId), liveUntil: sent + watcherTtlSeconds * 1000 };
+    this.watching.set(appId, watching);
+    try {
+      await watching.ready;
+    } catch (error) {
+      if (this.watching.get(appId) === watching) this.watching.delete(appId);
+      throw error;
+    }
+  }
+
+  /**
    * Registers this instance as a watcher of the app, then waits for the writes that were already
    * running: one of them may have looked for watchers before the row existed, so it would not
    * announce a change that commits after the stream starts. Once they have ended, every later
    * write sees the row (each statement takes a new snapshot) and announces its changes.
    */
-  private async watch(appId: string): Promise<void> {
+  private async register(appId: string): Promise<void> {
     const db = this.context.db;
     await db.query(
       `WITH died AS (DELETE FROM watchers WHERE expires_at < now() - make_interval(secs => $3))
@@ -977,6 +1015,7 @@ export class ChangeHub {
         return;
       }
       // (An upsert: a row expired a lease ago may have been removed as an instance's that died.)
+      const sent = performance.now();
       this.context.db
         .query(
           `INSERT INTO watchers (app_id, instance_id, expires_at)
@@ -984,7 +1023,21 @@ export class ChangeHub {
            ON CONFLICT (app_id, instance_id) DO UPDATE SET expires_at = excluded.expires_at`,
           [apps, this.context.instanceId, watcherTtlSeconds],
         )
-        .catch(() => undefined);
+        .then(
+          () => {
+            // A row renewed before it expired has been live without a gap; one that lapsed (the
+            // renewal came late) may have been missed by writes still running: the next stream
+            // registers again, and waits for them.
+            const done = performance.now();
+            for (const app of apps) {
+              const known = this.watching.get(app);
+              if (!known) continue;
+              if (done < known.liveUntil) known.liveUntil = Math.max(known.liveUntil, sent + watcherTtlSeconds * 1000);
+              else this.watching.delete(app);
+            }
+          },
+          () => undefined,
+        );
     }, renewEveryMs);
     this.renewal.unref();
   }
@@ -993,6 +1046,7 @@ export class ChangeHub {
   async close(): Promise<void> {
     if (this.renewal) clearInterval(this.renewal);
     this.renewal = null;
+    this.watching.clear();
     // (Left to expire when the database is away.)
     await this.context.db
       .query("DELETE FROM watchers WHERE instance_id = $1", [this.context.instanceId])
