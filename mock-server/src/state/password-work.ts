@@ -11,7 +11,8 @@
  * - the rest wait in lanes, one per client (an address's key; the control API's work has a lane of
  *   its own), served in turn, so a client with many hashes waiting delays another's by one turn;
  * - what waits is bounded by time: a hash is admitted while the work queued ahead of it, at the
- *   measured time of a hash, would start within `maxWaitMs`. Past it, the newest hash of the
+ *   measured time of a hash (the mean of the latest `measuredHashes`), would start within
+ *   `maxWaitMs`. Past it, the newest hash of the
  *   longest lane is refused to make room — the newcomer's own when its lane is (one of) the
  *   longest — with `PasswordWorkBusyError`, which the API answers `429` with `Retry-After: 1`.
  *   So no admitted request waits much past `maxWaitMs` for its hash, and a client that floods
@@ -63,14 +64,25 @@ export type PasswordCheck = "held" | "other";
 /** The lane of work that is never refused (the control API's: its callers hold its token). */
 export const trustedLane = null;
 
+/**
+ * How many of the latest hashes the estimate of a hash's time averages. A hash's time as the main
+ * thread sees it includes the event loop's lag: on a saturated core hashes of 30 ms at the median
+ * were seen at 200 ms now and then, and an average weighted to the newest (0.3) rose to 3.7 times
+ * the true mean after such a few and refused logins that would have waited 0.6 s. Over 32 it
+ * stayed within 2.1 times, and follows a machine that became slower within a window of hashes.
+ */
+const measuredHashes = 32;
+
 export class PasswordWork {
   private running = 0;
   private waiting = 0;
   /** Waiting jobs per lane; a lane is in `turns` exactly while it has some. */
   private readonly lanes = new Map<string, Job[]>();
   private readonly turns: string[] = [];
-  /** A hash's measured time (moving average); none measured yet at first. */
-  private meanMs: number | null = null;
+  /** The latest hashes' measured times (a ring), how many were measured, and their sum. */
+  private readonly times = new Float64Array(measuredHashes);
+  private measured = 0;
+  private timesSum = 0;
 
   constructor(
     private readonly limits: PasswordWorkLimits,
@@ -141,14 +153,23 @@ export class PasswordWork {
   }
 
   /**
-   * The time a hash is expected to take: the measured average (it follows a slower machine within
-   * a few hashes); before any is measured, a quarter of the wait allowed (a few hashes wait, not
-   * the hundreds that a guess too low would admit). (Counting how long the running ones have taken
+   * The time a hash is expected to take: the mean of the latest measured ones; before any is
+   * measured, a quarter of the wait allowed (a few hashes wait, not the hundreds that a guess too
+   * low would admit). (Counting how long the running ones have taken
    * was tried: on a core shared with the main thread a hash of 2 ms sometimes takes 40, and logins
    * that would have waited 0.3 s were refused.)
    */
   private hashMs(): number {
-    return this.meanMs ?? this.limits.maxWaitMs / 4;
+    return this.measured === 0 ? this.limits.maxWaitMs / 4 : this.timesSum / Math.min(this.measured, measuredHashes);
+  }
+
+  private record(tookMs: number): void {
+    const at = this.measured % measuredHashes;
+    const replaced = this.measured >= measuredHashes ? this.times[at]! : 0;
+    this.times[at] = tookMs;
+    this.measured++;
+    // Summed again at each turn of the ring, so that rounding never adds up.
+    this.timesSum = at === 0 ? this.times.reduce((sum, ms) => sum + ms, 0) : this.timesSum + tookMs - replaced;
   }
 
   private async execute<T>(work: () => Promise<T>): Promise<T> {
@@ -157,8 +178,7 @@ export class PasswordWork {
     try {
       return await work();
     } finally {
-      const tookMs = this.now() - started;
-      this.meanMs = this.meanMs === null ? tookMs : 0.7 * this.meanMs + 0.3 * tookMs;
+      this.record(this.now() - started);
       this.running--;
       this.next();
     }
