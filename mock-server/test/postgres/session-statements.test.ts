@@ -1,11 +1,14 @@
 /**
- * A refresh token's request on PostgreSQL reads its session and its user from the database (a
- * session ended on any instance is refused at once: decision 0020), both in one round trip.
+ * Round trips of sessions on PostgreSQL: a refresh token's request reads its session and its user
+ * from the database (a session ended on any instance is refused at once: decision 0020), both in
+ * one round trip; a first login makes its user with its identities in one statement.
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import type { StoredUser } from "../../src/store/store.ts";
 import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
-import { emulatorDatabase, statementsOf, type TestDatabase } from "../helpers/postgres.ts";
+import { adminQuery, emulatorDatabase, statementsOf, type TestDatabase } from "../helpers/postgres.ts";
 
 let database: TestDatabase;
 let app: FastifyInstance;
@@ -40,4 +43,41 @@ it("refreshes a session in two round trips and ends it in two, its session and u
   expect(ended.roundTrips).toBe(2);
   const refused = await refresh(refresh_token);
   expect(refused.response.statusCode).toBe(401);
+});
+
+it("makes a first login's user with its identity in one statement", async () => {
+  const appId = await newApp(app);
+  await anonymousLogin(app, appId);
+  const { texts, roundTrips } = await statementsOf(() => anonymousLogin(app, appId));
+  // The address's count of logins, the user, the session (with its flush), the custom user data.
+  expect(roundTrips).toBe(4);
+  expect(texts.filter((text) => /INSERT INTO (users|identities)/.test(text))).toHaveLength(1);
+});
+
+it("keeps nothing of a new user when another owns one of its identities", async () => {
+  const store = await PostgresStore.open({ url: database.url });
+  try {
+    await store.apps.create({ appId: "claims", domainId: "domain-claims", createdAt: 0, appDir: null, config: {} });
+    const users = store.apps.scope("claims").users;
+    const userOf = (id: string, identities: string[]): StoredUser => ({
+      id,
+      type: "normal",
+      disabled: false,
+      createdAt: 0,
+      identities: identities.map((identity) => ({ id: identity, provider_type: "custom-token", provider_id: "p" })),
+      data: {},
+    });
+    expect((await users.create(userOf("owner", ["taken"]))).ok).toBe(true);
+    // The first identity is claimed before the second is found taken: the foreign key refuses it.
+    const claim = await users.create(userOf("newcomer", ["free", "taken"]));
+    expect(claim).toMatchObject({ ok: false, owner: { id: "owner" } });
+    const rows = async (sql: string) => (await adminQuery(database.url, sql)).rows;
+    expect(await rows("SELECT id FROM users WHERE app_id = 'claims' ORDER BY id")).toEqual([{ id: "owner" }]);
+    expect(await rows("SELECT user_id FROM identities WHERE app_id = 'claims'")).toEqual([{ user_id: "owner" }]);
+    // All of them free: the user and both identities.
+    expect((await users.create(userOf("second", ["free", "other"]))).ok).toBe(true);
+    expect((await users.get("second"))?.identities.map((identity) => identity.id)).toEqual(["free", "other"]);
+  } finally {
+    await store.close();
+  }
 });

@@ -70,6 +70,11 @@ const docOf = (user: StoredUser): UserDoc => {
   return doc;
 };
 
+/** The foreign key refusing identities claimed for a user the same statement did not add (createAlone). */
+const isClaimOfNoUser = (error: unknown) =>
+  (error as { code?: unknown }).code === "23503" &&
+  (error as { constraint?: unknown }).constraint === "identities_app_id_user_id_fkey";
+
 export class PgUsers implements UserRecords {
   private readonly db: Database;
 
@@ -128,6 +133,7 @@ export class PgUsers implements UserRecords {
   }
 
   async create(user: StoredUser, claimAccountId?: string): Promise<IdentityClaim> {
+    if (claimAccountId === undefined) return this.createAlone(user);
     let taken: StoredIdentity | undefined;
     try {
       await this.db.transaction(async (client) => {
@@ -157,6 +163,58 @@ export class PgUsers implements UserRecords {
     const owner = await this.ownerOf(this.db, taken.provider_type, taken.id);
     // The owner may be gone again already; then this login simply tries once more.
     return owner ? { ok: false, owner } : this.create(user, claimAccountId);
+  }
+
+  /**
+   * A user without a registration to claim (an anonymous, OAuth or custom-token first login) in
+   * one statement: its identities claimed, and the user added only when every one of them was. One
+   * that another user owns leaves the user out; those claimed then name a user that is not there,
+   * which the foreign key refuses at the statement's end, so nothing of it is kept either way.
+   */
+  private async createAlone(user: StoredUser): Promise<IdentityClaim> {
+    const count = user.identities.length;
+    let claimed = -1;
+    try {
+      const [row] = await this.db.rows<{ claimed: number }>(
+        `WITH claimed AS (
+           INSERT INTO identities (app_id, provider_type, identity_id, user_id)
+           SELECT $1, v.p, v.k, $2 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(p, k, n) ORDER BY v.n
+           ON CONFLICT DO NOTHING RETURNING 1),
+         added AS (
+           INSERT INTO users (app_id, id, doc) SELECT $1, $2, $3 WHERE (SELECT count(*) FROM claimed) = $6 RETURNING 1)
+         SELECT (SELECT count(*)::int FROM claimed) AS claimed`,
+        [
+          this.appId,
+          user.id,
+          docOf(user),
+          user.identities.map((identity) => identity.provider_type),
+          user.identities.map((identity) => rowKey(identity.id)),
+          count,
+        ],
+      );
+      claimed = row!.claimed;
+    } catch (error) {
+      // Refused (QuotaExceededError) when the app holds its limit of users: a concurrent first
+      // login of the same identity may have created its user.
+      if (error instanceof QuotaExceededError) {
+        const owner = await this.ownerOfAny(user.identities);
+        if (owner) return { ok: false, owner };
+      }
+      if (!isClaimOfNoUser(error)) throw error;
+    }
+    if (claimed === count) return { ok: true, user };
+    // Another login owns one: nothing of this user was kept. The owner may be gone again already;
+    // then this login simply tries once more.
+    const owner = await this.ownerOfAny(user.identities);
+    return owner ? { ok: false, owner } : this.createAlone(user);
+  }
+
+  private async ownerOfAny(identities: StoredIdentity[]): Promise<StoredUser | undefined> {
+    for (const identity of identities) {
+      const owner = await this.ownerOf(this.db, identity.provider_type, identity.id);
+      if (owner) return owner;
+    }
+    return undefined;
   }
 
   async addIdentity(
