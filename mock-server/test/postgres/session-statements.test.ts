@@ -1,7 +1,8 @@
 /**
  * Round trips of sessions on PostgreSQL: a refresh token's request reads its session and its user
  * from the database (a session ended on any instance is refused at once: decision 0020), both in
- * one round trip; a first login makes its user with its identities in one statement.
+ * one round trip; a first login makes its user with its identities in one statement; a user's
+ * deletion is one round trip after its authentication.
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -9,6 +10,7 @@ import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import type { StoredUser } from "../../src/store/store.ts";
 import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
 import { adminQuery, emulatorDatabase, statementsOf, type TestDatabase } from "../helpers/postgres.ts";
+import { until } from "../helpers/until.ts";
 
 let database: TestDatabase;
 let app: FastifyInstance;
@@ -79,5 +81,34 @@ it("keeps nothing of a new user when another owns one of its identities", async 
     expect((await users.get("second"))?.identities.map((identity) => identity.id)).toEqual(["free", "other"]);
   } finally {
     await store.close();
+  }
+});
+
+it("deletes a user in one round trip after its authentication, its sessions ended on every instance", async () => {
+  const appId = await newApp(app);
+  const { access_token, refresh_token, user_id } = await anonymousLogin(app, appId);
+  const other = await PostgresStore.open({ url: database.url });
+  const heard: unknown[] = [];
+  other.apps.onSessionsEnded((ofApp, ended) => {
+    if (ofApp === appId) heard.push(ended);
+  });
+  const deleted = await statementsOf(async () =>
+    expect(
+      (await call(app, "deleteUser", { method: "DELETE", url: `${base}/auth/delete`, headers: bearer(access_token) }))
+        .response.statusCode,
+    ).toBe(204),
+  );
+  expect(deleted.roundTrips).toBe(2);
+  expect((await refresh(refresh_token)).response.statusCode).toBe(401);
+  const rows = async (sql: string) => (await adminQuery(database.url, sql, [appId])).rows;
+  expect(await rows("SELECT id FROM users WHERE app_id = $1")).toEqual([]);
+  expect(await rows("SELECT id FROM sessions WHERE app_id = $1")).toEqual([]);
+  expect(await rows("SELECT user_id FROM identities WHERE app_id = $1")).toEqual([]);
+  try {
+    // (Another instance ends the streams of the user's sessions when it hears of their end.)
+    await until(() => heard.length > 0, "the sessions' end, on the other instance");
+    expect(heard).toEqual([{ userId: user_id }]);
+  } finally {
+    await other.close();
   }
 });

@@ -147,27 +147,36 @@ export class PgAppStore implements AppStore {
     return true;
   }
 
+  /**
+   * The user with its registration, identities (ON DELETE CASCADE), sessions and API keys, and the
+   * ends announced: one transaction sent whole (BEGIN to COMMIT) in one round trip. The user goes
+   * before its sessions: the order every statement that ends sessions locks them in (sessions.ts).
+   * A statement that fails makes the COMMIT a rollback, and is thrown.
+   */
   async deleteUser(userId: string): Promise<boolean> {
-    const outcome = await this.context.db.transaction(async (client) => {
-      const params = [this.appId, userId];
-      await client.query(
+    const params = [this.appId, userId];
+    const deletedAndAnnounced = (table: string, column: string, channel: string, payload: unknown) =>
+      [
+        `WITH deleted AS (DELETE FROM ${table} WHERE app_id = $1 AND ${column} = $2 RETURNING 1)
+       SELECT count(*)::int AS n, (SELECT pg_notify($3, $4) WHERE EXISTS (SELECT 1 FROM deleted)) FROM deleted`,
+        [...params, channel, JSON.stringify(payload)],
+      ] as [string, unknown[]];
+    const answers = await this.context.db.pipeline([
+      ["BEGIN", []],
+      [
         `DELETE FROM userpass_accounts WHERE app_id = $1 AND id IN (
            SELECT identity_id FROM identities WHERE app_id = $1 AND user_id = $2 AND provider_type = 'local-userpass')`,
         params,
-      );
-      // The user first, then its sessions: the order every statement that ends sessions locks them
-      // in (sessions.ts). Its identities go with it (ON DELETE CASCADE).
-      const { rowCount } = await client.query("DELETE FROM users WHERE app_id = $1 AND id = $2", params);
-      const sessions = await client.query("DELETE FROM sessions WHERE app_id = $1 AND user_id = $2", params);
-      if (sessions.rowCount) await this.ends.announce(client, this.appId, { userId });
-      await client.query("DELETE FROM api_keys WHERE app_id = $1 AND user_id = $2", params);
-      if (rowCount === 1)
-        await client.query("SELECT pg_notify($1, $2)", [
-          channels.users,
-          JSON.stringify({ i: this.context.instanceId, a: this.appId, u: userId }),
-        ]);
-      return { deleted: rowCount === 1, ended: (sessions.rowCount ?? 0) > 0 };
-    });
+      ],
+      deletedAndAnnounced("users", "id", channels.users, { i: this.context.instanceId, a: this.appId, u: userId }),
+      deletedAndAnnounced("sessions", "user_id", channels.sessions, this.ends.payload(this.appId, { userId })),
+      ["DELETE FROM api_keys WHERE app_id = $1 AND user_id = $2", params],
+      ["COMMIT", []],
+    ]);
+    const failed = answers.find((answer) => answer.error !== undefined);
+    if (failed) throw failed.error;
+    const count = (answer: (typeof answers)[number] | undefined) => (answer?.result?.rows[0]?.n as number) ?? 0;
+    const outcome = { deleted: count(answers[2]) > 0, ended: count(answers[3]) > 0 };
     if (outcome.deleted) usersChanged(this.context, this.appId, userId);
     if (outcome.ended) this.ends.tell(this.appId, { userId });
     return outcome.deleted;
