@@ -4,6 +4,7 @@
  * createTestDatabase(). For outage tests (stop the server, bring it back on the same port) start a private
  * cluster with startCluster() instead: never stop the shared one.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { inject, vi } from "vitest";
 import { startCluster } from "../../../scripts/postgres-cluster.mjs";
@@ -135,12 +136,23 @@ export async function canConnect(url: string): Promise<boolean> {
   }
 }
 
+/** What `statementsOf(…, { own: true })` runs its work in, to tell its statements from the rest. */
+const ownWork = new AsyncLocalStorage<object>();
+
 /**
  * The statements the emulator's pool connections send while `work` runs, and in how many round
- * trips: a statement sent while none of the others is waiting for its answer starts one.
+ * trips: a statement sent while none of the others is waiting for its answer starts one; `trips`
+ * gives each statement's (its round trip's number). With `own`, only the statements `work` itself
+ * sends (in its asynchronous context): not those of timers that happen to fire meanwhile (a
+ * sweep, a renewal).
  */
-export async function statementsOf(work: () => Promise<unknown>): Promise<{ texts: string[]; roundTrips: number }> {
+export async function statementsOf(
+  work: () => Promise<unknown>,
+  { own = false }: { own?: boolean } = {},
+): Promise<{ texts: string[]; roundTrips: number; trips: number[] }> {
   const texts: string[] = [];
+  const trips: number[] = [];
+  const marker = {};
   let waiting = 0;
   let roundTrips = 0;
   const query = pg.Client.prototype.query;
@@ -148,10 +160,11 @@ export async function statementsOf(work: () => Promise<unknown>): Promise<{ text
     const run = (...a: unknown[]) => (query as (...a: unknown[]) => unknown).apply(this, a);
     const name = (this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters
       .application_name;
-    if (name !== "app-services-emulator") return run(...args);
+    if (name !== "app-services-emulator" || (own && ownWork.getStore() !== marker)) return run(...args);
     const config = args[0] as string | { text: string };
     texts.push(typeof config === "string" ? config : config.text);
     if (waiting === 0) roundTrips++;
+    trips.push(roundTrips);
     waiting++;
     // (The pool passes a callback; a client's own caller takes the promise.)
     const callback = args.at(-1);
@@ -167,7 +180,19 @@ export async function statementsOf(work: () => Promise<unknown>): Promise<{ text
     );
     return result;
   } as typeof query);
-  await work();
-  vi.restoreAllMocks();
-  return { texts, roundTrips };
+  try {
+    await (own ? ownWork.run(marker, work) : work());
+  } finally {
+    vi.restoreAllMocks();
+  }
+  return { texts, roundTrips, trips };
+}
+
+/**
+ * The round trips of a request's own statements but an access token's authentication (its user
+ * and session read when this instance's cache has them not, or not fresh enough: a busy host's).
+ */
+export function tripsBesideAuthentication(found: { texts: string[]; trips: number[] }): number {
+  const authentication = /FROM users u\s+LEFT JOIN sessions s/;
+  return new Set(found.trips.filter((_, i) => !authentication.test(found.texts[i]!))).size;
 }

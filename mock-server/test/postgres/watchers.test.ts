@@ -100,7 +100,7 @@ describe("a stream's registration as a watcher", () => {
         await writer.query("BEGIN");
         await writer.query("SELECT pg_current_xact_id()");
         const next = await statementsOf(() => hub.subscribe("app-w", () => undefined));
-        expect(next).toEqual({ texts: [], roundTrips: 0 });
+        expect(next).toEqual({ texts: [], roundTrips: 0, trips: [] });
         // Another app's first stream registers its own row.
         const other = await statementsOf(async () => {
           const opened = hub.subscribe("app-other", () => undefined);
