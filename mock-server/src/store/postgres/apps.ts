@@ -32,7 +32,7 @@ import { channels } from "./notifications.ts";
 import { removeAnonymousUsers } from "./retention.ts";
 import { PgSessions, SessionEnds } from "./sessions.ts";
 import { jsonFromDatabase } from "./text-encoding.ts";
-import { listenToUsers, PgUsers, usersChanged } from "./users.ts";
+import { listenToUsers, PgUsers, userPayload, usersChanged } from "./users.ts";
 
 interface AppRow {
   app_id: string;
@@ -155,11 +155,11 @@ export class PgAppStore implements AppStore {
    */
   async deleteUser(userId: string): Promise<boolean> {
     const params = [this.appId, userId];
-    const deletedAndAnnounced = (table: string, column: string, channel: string, payload: unknown) =>
+    const deletedAndAnnounced = (table: string, column: string, channel: string, payload: string) =>
       [
         `WITH deleted AS (DELETE FROM ${table} WHERE app_id = $1 AND ${column} = $2 RETURNING 1)
        SELECT count(*)::int AS n, (SELECT pg_notify($3, $4) WHERE EXISTS (SELECT 1 FROM deleted)) FROM deleted`,
-        [...params, channel, JSON.stringify(payload)],
+        [...params, channel, payload],
       ] as [string, unknown[]];
     const answers = await this.context.db.pipeline([
       ["BEGIN", []],
@@ -168,8 +168,13 @@ export class PgAppStore implements AppStore {
            SELECT identity_id FROM identities WHERE app_id = $1 AND user_id = $2 AND provider_type = 'local-userpass')`,
         params,
       ],
-      deletedAndAnnounced("users", "id", channels.users, { i: this.context.instanceId, a: this.appId, u: userId }),
-      deletedAndAnnounced("sessions", "user_id", channels.sessions, this.ends.payload(this.appId, { userId })),
+      deletedAndAnnounced("users", "id", channels.users, userPayload(this.context, this.appId, userId)),
+      deletedAndAnnounced(
+        "sessions",
+        "user_id",
+        channels.sessions,
+        JSON.stringify(this.ends.payload(this.appId, { userId })),
+      ),
       ["DELETE FROM api_keys WHERE app_id = $1 AND user_id = $2", params],
       ["COMMIT", []],
     ]);

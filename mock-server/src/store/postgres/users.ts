@@ -22,7 +22,7 @@ import { rowKey } from "./row-keys.ts";
 
 /** `pg_notify` of a user's change on the users channel (parameters: the channel, the payload). */
 const announceUser = "SELECT pg_notify($1, $2)";
-const userPayload = (context: PgContext, appId: string, userId: string) =>
+export const userPayload = (context: PgContext, appId: string, userId: string) =>
   JSON.stringify({ i: context.instanceId, a: appId, u: userId });
 
 /** After a change to a user is committed: this instance forgets what it kept of the user. */
@@ -152,10 +152,8 @@ export class PgUsers implements UserRecords {
     } catch (error) {
       if (error instanceof QuotaExceededError) {
         // At the limit, a concurrent first login of the same identity may have created its user.
-        for (const identity of user.identities) {
-          const owner = await this.ownerOf(this.db, identity.provider_type, identity.id);
-          if (owner) return { ok: false, owner };
-        }
+        const owner = await this.ownerOfAny(user.identities);
+        if (owner) return { ok: false, owner };
       }
       if (!(error instanceof IdentityTaken)) throw error;
     }
