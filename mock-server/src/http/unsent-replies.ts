@@ -7,8 +7,8 @@
  *
  * - one that sends nothing more for **60 s** (nginx's `send_timeout`) loses its connection;
  * - past **256 MiB** unsent on the instance, replies that sent nothing since the last look (every
- *   second) lose theirs, the one stalled longest first, until the total is back under it: a client
- *   that reads keeps its reply.
+ *   second, after the loop's I/O had its turns) lose theirs, the one stalled longest first, until
+ *   the total is back under it: a client that reads keeps its reply.
  *
  * Change streams are not replies: their own budget ends slow readers (runtime/stream-backlog.ts).
  */
@@ -74,7 +74,7 @@ export class UnsentReplies {
       const done = () => this.forget(entry);
       response.once("finish", done);
       response.once("close", done);
-      this.timer ??= setInterval(() => this.sweep(), Math.max(10, Math.min(1_000, this.limits.idleMs / 4))).unref();
+      this.timer ??= setInterval(() => this.look(), Math.max(10, Math.min(1_000, this.limits.idleMs / 4))).unref();
     });
   }
 
@@ -101,6 +101,17 @@ export class UnsentReplies {
     this.forget(entry);
     this.cut += 1;
     entry.response.destroy();
+  }
+
+  /**
+   * A look, two turns of the loop after its timer. Timers run before a turn's I/O: a look whose
+   * timer came due while the loop was held (a long task, the host pausing the process) would find
+   * every reply where the last look left it, though their clients read meanwhile, and cut them
+   * past the budget. The first turn takes what the clients' connections let through (a reader in
+   * this process reads in it), the second writes into the room that made.
+   */
+  private look(): void {
+    setImmediate(() => setImmediate(() => this.sweep()).unref()).unref();
   }
 
   private sweep(): void {
