@@ -4,6 +4,7 @@
  * out exactly as they would there).
  */
 import type { FastifyRequest } from "fastify";
+import type { Document } from "../data/documents.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
@@ -13,9 +14,11 @@ import { type StoredSession, type StoredUser, type UserAndSession, userActive } 
 /**
  * none: no token (any Authorization header is ignored, as realm-web sends one on e-mail/password calls);
  * access / refresh: that token is required; login: the access token only with `?link=true`;
- * stream: the access token from the Authorization header or the `baas_at` query parameter.
+ * stream: the access token from the Authorization header or the `baas_at` query parameter;
+ * refresh-with-data: the refresh token, the user's custom data read beside its session and user
+ * (for a new access token, which carries it).
  */
-export type AuthMode = "none" | "access" | "refresh" | "login" | "stream";
+export type AuthMode = "none" | "access" | "refresh" | "login" | "stream" | "refresh-with-data";
 
 export interface Caller {
   app: AppRuntime;
@@ -24,6 +27,8 @@ export interface Caller {
   sessionId: string;
   session: StoredSession;
   claims: JwtPayload;
+  /** The user's custom data document, when it was read with the session (null: none). */
+  customData?: Document | null;
 }
 
 /** The bearer token of the request (`Authorization: Bearer …`, or `baas_at` for streams). */
@@ -90,7 +95,7 @@ function sessionCaller(app: AppRuntime, claims: JwtPayload, found: UserAndSessio
   return { app, user, sessionId: session.id, session, claims };
 }
 
-export async function authenticateRefresh(emulator: Emulator, token: string): Promise<Caller> {
+export async function authenticateRefresh(emulator: Emulator, token: string, withData = false): Promise<Caller> {
   const verdict = emulator.tokenKey.verify(token);
   if (!verdict.ok) throw verdict.reason === "malformed" ? errors.expectedBearer() : errors.refreshTokenSignature();
   const claims = verdict.payload;
@@ -98,11 +103,14 @@ export async function authenticateRefresh(emulator: Emulator, token: string): Pr
   const app =
     typeof claims.baas_domain_id === "string" ? await emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
   if (!app || typeof claims.baas_id !== "string") throw errors.refreshTokenNotFound();
-  // The session and its user (the token names both) read together: one round trip on PostgreSQL.
+  // The session and its user (the token names both), and with them the user's custom data when
+  // asked, read together: one round trip on PostgreSQL.
   const { sub } = claims;
-  const [session, named] = await Promise.all([
+  const named = typeof sub === "string";
+  const [session, user, customData] = await Promise.all([
     app.sessions.get(claims.baas_id),
-    typeof sub === "string" ? app.users.get(sub) : undefined,
+    named ? app.users.get(sub) : undefined,
+    named && withData ? app.customUserDocument(sub).then((found) => found ?? null) : undefined,
   ]);
   if (!session) throw errors.refreshTokenNotFound();
   // Past its lifetime the session is gone, and answers so: realm-web's logOut() lets only this
@@ -111,7 +119,12 @@ export async function authenticateRefresh(emulator: Emulator, token: string): Pr
     await app.sessions.remove(session.id);
     throw errors.refreshTokenNotFound();
   }
-  const user = session.userId === sub ? named : await app.users.get(session.userId);
+  if (session.userId !== sub) {
+    // (Not the user the token names: that user's, read now.)
+    const owner = await app.users.get(session.userId);
+    if (!userActive(owner, app.clock.now())) throw errors.refreshTokenNotFound();
+    return { app, user: owner, sessionId: session.id, session, claims };
+  }
   if (!userActive(user, app.clock.now())) throw errors.refreshTokenNotFound();
-  return { app, user, sessionId: session.id, session, claims };
+  return { app, user, sessionId: session.id, session, claims, customData };
 }

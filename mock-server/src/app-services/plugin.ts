@@ -124,7 +124,8 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
     try {
       if (auth === "access" || link) caller = authenticateAccess(emulator, bearerToken(request, false));
       else if (auth === "stream") caller = authenticateAccess(emulator, bearerToken(request, true));
-      else if (auth === "refresh") caller = authenticateRefresh(emulator, bearerToken(request, false));
+      else if (auth === "refresh" || auth === "refresh-with-data")
+        caller = authenticateRefresh(emulator, bearerToken(request, false), auth === "refresh-with-data");
     } catch (error) {
       return refused(request, error);
     }
