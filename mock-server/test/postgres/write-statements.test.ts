@@ -3,13 +3,16 @@
  * two round trips — its read, which BEGIN goes out with, then its changes, their announcement
  * (sent only while some instance watches the app) and COMMIT, written together. A statement of
  * the second that fails (a quota past its limit) rolls the write back, its error is the answer,
- * and nothing is announced.
+ * and nothing is announced. A message captured (an EmailJS send) is one statement.
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ChangeEvent } from "../../src/data/documents.ts";
+import { mailSeq } from "../../src/store/mail-messages.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import type { MailMessage } from "../../src/store/store.ts";
 import { anonymousLogin, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
+import { mailOf, newAccount, sendEmail } from "../helpers/emailjs.ts";
 import { emulatorDatabase, statementsOf, type TestDatabase, tripsBesideAuthentication } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
 
@@ -96,6 +99,31 @@ it("rolls a write back and answers its error when a statement sent with its comm
     await until(() => events.length === 1, "the second update's event");
     expect(idsOf(events)).toEqual(["update a"]);
     expect((await act("findOne", { query: { _id: "a" } })).body).toEqual({ _id: "a", text: "y" });
+  } finally {
+    stop();
+  }
+});
+
+it("captures a message in one statement that numbers, stores and announces it", async () => {
+  const { publicKey } = await newAccount(app);
+  const heard: MailMessage[] = [];
+  const stop = other.mail.onAdd((message) => heard.push(message));
+  try {
+    const send = () =>
+      sendEmail(app, {
+        user_id: publicKey,
+        service_id: "local_service",
+        template_id: "local_template",
+        template_params: { to_email: "ann@example.com", subject: "Hello", message: "Hi Ann" },
+      });
+    expect((await send()).body).toBe("OK");
+    const { roundTrips } = await statementsOf(async () => expect((await send()).body).toBe("OK"), { own: true });
+    expect(roundTrips).toBe(1);
+    // Numbered in order, and the number written into the message another instance reads.
+    const [first, second] = await mailOf(app, publicKey);
+    expect(mailSeq(String(second!.id))).toBe(mailSeq(String(first!.id)) + 1);
+    await until(() => heard.length === 2, "the messages heard on another instance");
+    expect(heard.map((message) => message.id)).toEqual([first!.id, second!.id]);
   } finally {
     stop();
   }

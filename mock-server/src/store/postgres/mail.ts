@@ -32,6 +32,36 @@ function whereOf(filter: MailFilter, params: unknown[]): string {
 
 const toMessage = (row: { doc: MailMessage }) => row.doc;
 
+/** A message's columns but its id, as $1…$9 (`done_at` follows from them). */
+function rowValues(message: MailMessage): unknown[] {
+  return [
+    message.appId ?? null,
+    message.account ?? null,
+    message.source,
+    message.kind,
+    recipients(message.to),
+    Date.parse(message.createdAt),
+    message.delivery?.state ?? null,
+    message.delivery?.nextAttemptAt ? Date.parse(message.delivery.nextAttemptAt) : 0,
+    message,
+  ];
+}
+
+/**
+ * A message's row from `rowValues` and its id: `given` as $10, or `numbered` from the sequence,
+ * written into the message (`m-<id>`), answered and announced on the channel $10.
+ */
+function insertStatement(id: "given" | "numbered"): string {
+  const row = `$1, $2, $3, $4, $5, $6, $7, $8, ${id === "given" ? "$9" : "jsonb_set($9::jsonb, '{id}', to_jsonb('m-' || n.id))"},
+                CASE WHEN $7::text IS DISTINCT FROM 'queued' THEN $6::bigint END`;
+  const into =
+    "INSERT INTO mail (id, app_id, account, source, kind, recipients, created_at, delivery_state, next_attempt_at, doc, done_at)";
+  if (id === "given") return `${into} VALUES ($10, ${row})`;
+  return `WITH n AS (SELECT nextval('mail_id_seq')::bigint AS id),
+       added AS (${into} SELECT n.id, ${row} FROM n RETURNING id)
+       SELECT id, pg_notify($10, json_build_object('id', id)::text) FROM added`;
+}
+
 export class PgMail implements MailStore {
   private readonly waits = new MailWaits();
   private readonly listeners = new Set<(message: MailMessage) => void>();
@@ -50,38 +80,19 @@ export class PgMail implements MailStore {
   }
 
   async add(mail: NewMail, deliver: boolean): Promise<MailMessage> {
-    // Its number first (a sequence: never rolled back, so not part of the write); then the message
-    // and its announcement in one statement, which commits both or neither.
-    const [row] = await this.context.db.rows<{ id: number }>("SELECT nextval('mail_id_seq')::bigint AS id");
-    const id = row!.id;
-    const message = composeMessage(`m-${id}`, mail, deliver);
-    await this.insert(this.context.db, id, message, true);
-    return message;
+    // Numbered (a sequence: never rolled back, so not part of the write), stored with its id and
+    // announced in one statement, which commits the message and its announcement or neither.
+    const message = composeMessage("", mail, deliver);
+    const [row] = await this.context.db.rows<{ id: string }>(insertStatement("numbered"), [
+      ...rowValues(message),
+      channels.mail,
+    ]);
+    return { ...message, id: `m-${row!.id}` };
   }
 
-  /** Stores a message with its id (also for state imports), announced to every instance with `announce`. */
-  async insert(q: Queryable, id: number, message: MailMessage, announce = false): Promise<void> {
-    await q.query(
-      `WITH added AS (
-         INSERT INTO mail (id, app_id, account, source, kind, recipients, created_at, delivery_state, next_attempt_at, doc, done_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $8::text IS DISTINCT FROM 'queued' THEN $7::bigint END)
-         RETURNING id)
-       SELECT pg_notify($11, json_build_object('id', id)::text) FROM added WHERE $12::boolean`,
-      [
-        id,
-        message.appId ?? null,
-        message.account ?? null,
-        message.source,
-        message.kind,
-        recipients(message.to),
-        Date.parse(message.createdAt),
-        message.delivery?.state ?? null,
-        message.delivery?.nextAttemptAt ? Date.parse(message.delivery.nextAttemptAt) : 0,
-        message,
-        channels.mail,
-        announce,
-      ],
-    );
+  /** Stores a message with its id (state imports), announced to no instance. */
+  async insert(q: Queryable, id: number, message: MailMessage): Promise<void> {
+    await q.query(insertStatement("given"), [...rowValues(message), id]);
   }
 
   async get(id: string): Promise<MailMessage | undefined> {
