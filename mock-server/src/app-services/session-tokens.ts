@@ -116,6 +116,7 @@ export async function sessionReply(
 /** Opens a session for a user and returns the login reply. */
 export async function startSession(emulator: Emulator, app: AppRuntime, user: StoredUser, start: SessionStart) {
   const session = newSession(app, user.id, start);
-  await app.store.startSession(session, session.createdAt);
-  return sessionReply(emulator, app, user, session);
+  // (The user's custom data, for the access token, read with it where the store can.)
+  const { customData } = await app.store.startSession(session, session.createdAt, app.customUserDataPlace());
+  return sessionReply(emulator, app, user, session, customData);
 }

@@ -238,9 +238,14 @@ export interface AppStore {
   removeEndedUsers?(now: number): Promise<string[]>;
   /**
    * A login: adds the session (ending the user's oldest past the app's limit, as `sessions.add`)
-   * and records the login's time on the user (`lastLoginAt`), in one step.
+   * and records the login's time on the user (`lastLoginAt`), in one step. With `customData`, the
+   * user's custom data document may come back with it (`null`: none; absent: not read, ask the data).
    */
-  startSession(session: StoredSession, lastLoginAt: number): Promise<void>;
+  startSession(
+    session: StoredSession,
+    lastLoginAt: number,
+    customData?: CustomDataPlace,
+  ): Promise<{ customData?: Document | null }>;
   /**
    * An e-mail/password login once its password matched `passwordHash`: the registration read again
    * with the user it belongs to (as `users.accountAndOwner`) and, when that user is

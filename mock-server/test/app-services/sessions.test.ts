@@ -173,7 +173,7 @@ describe("refreshAccessToken and logOut", () => {
     expect((await refresh(session.refresh_token)).response.statusCode).toBe(401);
   });
 
-  it("puts custom user data in the access token and reads it again on refresh", async () => {
+  it("puts custom user data in the access token, reads it again on refresh and at other logins", async () => {
     const appId = await newApp(app);
     const session = await emailUser(app, appId, "cd@example.com", "secret-1");
     await call(app, "insertDocuments", {
@@ -209,6 +209,28 @@ describe("refreshAccessToken and logOut", () => {
     const again = await refresh(session.refresh_token);
     const next = JSON.parse(Buffer.from(again.body.access_token.split(".")[1], "base64url").toString());
     expect(next.user_data.favouriteColour).toBe("plum");
+    // A login by another provider (an API key's) carries it too.
+    const { body: key } = await call(app, "createApiKey", {
+      method: "POST",
+      url: `${base}/auth/api_keys`,
+      headers: bearer(session.refresh_token),
+      payload: { name: "reader" },
+    });
+    const { body: keyLogin } = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/api-key/login`,
+      payload: { key: key.key },
+    });
+    const keyed = JSON.parse(Buffer.from(keyLogin.access_token.split(".")[1], "base64url").toString());
+    expect(keyed.user_data).toMatchObject({ user_id: session.user_id, favouriteColour: "plum" });
+  });
+
+  it("puts no custom user data in a login's access token when the user has none", async () => {
+    const appId = await newApp(app);
+    const session = await anonymousLogin(app, appId);
+    const claims = JSON.parse(Buffer.from(session.access_token.split(".")[1]!, "base64url").toString());
+    expect(claims.sub).toBe(session.user_id);
+    expect(claims).not.toHaveProperty("user_data");
   });
 });
 

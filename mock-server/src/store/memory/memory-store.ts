@@ -59,9 +59,11 @@ export class MemoryAppStore implements AppStore {
     return ended;
   }
 
-  async startSession(session: StoredSession, lastLoginAt: number): Promise<void> {
+  async startSession(session: StoredSession, lastLoginAt: number): Promise<{ customData?: Document | null }> {
     await this.sessions.add(session);
     await this.users.update(session.userId, { lastLoginAt });
+    // (The custom data is not read here: the data answers it at once.)
+    return {};
   }
 
   async startRegistrationSession(

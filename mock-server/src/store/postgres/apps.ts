@@ -30,7 +30,7 @@ import type { Queryable } from "./database.ts";
 import { type ChangeHub, PgDocuments } from "./documents.ts";
 import { channels } from "./notifications.ts";
 import { removeAnonymousUsers } from "./retention.ts";
-import { PgSessions, SessionEnds } from "./sessions.ts";
+import { PgSessions, SessionEnds, type StartedRow } from "./sessions.ts";
 import { jsonFromDatabase } from "./text-encoding.ts";
 import { listenToUsers, PgUsers, userPayload, usersChanged } from "./users.ts";
 
@@ -46,6 +46,10 @@ interface AppRow {
 const appUpsertLock = 0x61707073; // "apps"
 
 const appColumns = "app_id, domain_id, created_at, app_dir, config";
+
+/** The custom data document a login's statement read (null: none). */
+const customDataOf = (row: StartedRow): Document | null =>
+  row.custom == null ? null : (fromStoredText(jsonFromDatabase(row.custom)).value as Document);
 const toRecord = (row: AppRow): AppRecord => ({
   appId: row.app_id,
   domainId: row.domain_id,
@@ -206,8 +210,13 @@ export class PgAppStore implements AppStore {
     }
   }
 
-  async startSession(session: StoredSession, lastLoginAt: number): Promise<void> {
-    await this.sessions.start(session, lastLoginAt);
+  async startSession(
+    session: StoredSession,
+    lastLoginAt: number,
+    customData?: CustomDataPlace,
+  ): Promise<{ customData?: Document | null }> {
+    const row = await this.sessions.start(session, lastLoginAt, customData ? { customData } : {});
+    return customData && row.added === 1 ? { customData: customDataOf(row) } : {};
   }
 
   async startRegistrationSession(
@@ -233,12 +242,7 @@ export class PgAppStore implements AppStore {
     const owner = row.owner_id != null && row.owner_doc != null ? { id: row.owner_id, ...row.owner_doc } : undefined;
     if (row.added !== 1 || !owner) return { started: false, account, owner };
     if (!customData) return { started: true, account, owner };
-    return {
-      started: true,
-      account,
-      owner,
-      customData: row.custom == null ? null : (fromStoredText(jsonFromDatabase(row.custom)).value as Document),
-    };
+    return { started: true, account, owner, customData: customDataOf(row) };
   }
 
   /**
