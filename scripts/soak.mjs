@@ -6,8 +6,7 @@
 // stays bounded and memory growth means a leak). Measured from outside: RSS, open descriptors and
 // threads in /proc; heap and active handles/timers from a measuring preload (scripts/bench/probe.mjs,
 // not part of the emulator). Passes with zero errors, RSS growth < 10 % after warm-up, no change
-// streams left open and no handles or timers left behind; writes the soak section of
-// docs/benchmarks.md.
+// streams left open and no handles or timers left behind; writes its section of docs/soak.md.
 //
 // `--store postgres` soaks the production store: a throwaway cluster (the benchmarks' settings,
 // its processes on the emulator's core), the emulator started with `--database`. It also counts
@@ -594,13 +593,13 @@ function report({ baseline, end, samples, elapsed }) {
   if (!flags["no-write"]) {
     const marker = onPostgres ? `soak-postgres${instances > 1 ? "-instances" : ""}` : "soak";
     replaceSection(
-      join(root, "docs", "benchmarks.md"),
+      join(root, "docs", "soak.md"),
       `<!-- ${marker}:start -->`,
       `<!-- ${marker}:end -->`,
       text,
       "## Soak",
     );
-    log("docs/benchmarks.md updated (soak section)");
+    log("docs/soak.md updated");
   }
   process.exitCode = ok ? 0 : 1;
 }
