@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: everything, in order, failing fast: lint and formatting, the OpenAPI documents, the
 // compose file and the CI workflow, type checks, unit and contract tests (generated code staleness
-// included), the builds (web bundle budget included), the hermetic end-to-end suite, then the
-// production rehearsal (scripts/rehearse.mjs).
+// included), the builds (web bundle budget included), then the hermetic end-to-end suite and the
+// production rehearsal (scripts/rehearse.mjs) side by side.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -37,7 +37,8 @@ const passed = new Set();
  * Phases run in order, and the first that fails ends the run. The steps of a phase run at the same
  * time, each printed when it ends: the static checks and builds measure no time, so they share the
  * cores. The unit tests run alone (some of them check time limits and deadlines), then the e2e suite
- * (Chromium takes both cores).
+ * and the rehearsal side by side (each keeps about one core busy: 55–59 s together, 71 s one after
+ * the other).
  */
 const phases = [
   [
@@ -70,16 +71,17 @@ const phases = [
   // the suite, runs it. When this run built web/dist from the current sources, the suite serves
   // that build (made for another deployment: its pages get the suite's settings at run time) and
   // skips its own.
+  // Beside it, `npm run rehearse`: the production deployment (PostgreSQL, two instances, nginx,
+  // SMTP) and the web app's @production journeys in Chromium, faults included; it reuses the
+  // emulator's bundle and builds the web app into a folder of its own.
   [
     step("e2e", "node", ["scripts/e2e.mjs"], () => ({
       ...foreignWebConfig,
       CI: process.env.CI ?? "1",
       ...(passed.has("build web") ? { E2E_WEB_DIST: join(root, "web", "dist") } : {}),
     })),
+    step("rehearsal", "node", ["scripts/rehearse.mjs"], { CI: process.env.CI ?? "1" }),
   ],
-  // `npm run rehearse`: the production deployment (PostgreSQL, two instances, nginx, SMTP) and the
-  // web app's @production journeys in Chromium, faults included; it reuses the emulator's bundle.
-  [step("rehearsal", "node", ["scripts/rehearse.mjs"], { CI: process.env.CI ?? "1" })],
 ];
 
 /** The steps that run a browser. */
