@@ -125,6 +125,8 @@ interface CallInfo {
   sandbox?: Sandbox;
   /** Its open multi-document transactions (made at its first). */
   transactions?: CallTransactions;
+  /** The user whose custom data `callText` leaves out (`{}`): read for a function it calls that names it. */
+  customDataLeftOut?: StoredUser;
 }
 
 /** Whom a call is held against when its process is busy: its user, else its request's client address. */
@@ -222,6 +224,28 @@ function wantsRequest(fn: FunctionSource): boolean {
   return wants;
 }
 
+/**
+ * Whether a function's source may see `context.user.custom_data`: it names `custom_data` or `user`,
+ * or takes `context` otherwise than through one of its other members (`context.services` …; one
+ * that hands `context` on whole, or indexes it, may show it). Only then is the user's custom data
+ * read for its calls (a round trip on PostgreSQL); the others are given `{}`, which they cannot
+ * reach: `context` is a parameter of the function's module, not a global, and no code is made from
+ * strings in its process, so only the name written in its source reaches it (a source with a
+ * Unicode escape, which could write `context` as `\u0063ontext`, reads it too).
+ */
+const namesCustomData = new WeakMap<FunctionSource, boolean>();
+const userMembers = /custom_data|user|\\u/;
+const wholeContext =
+  /\bcontext\b(?!\s*\.\s*(?:app|environment|functions|http|request|runningAsSystem|services|values)\b)/;
+function wantsCustomData(fn: FunctionSource): boolean {
+  let wants = namesCustomData.get(fn);
+  if (wants === undefined) {
+    wants = userMembers.test(fn.source) || wholeContext.test(fn.source);
+    namesCustomData.set(fn, wants);
+  }
+  return wants;
+}
+
 /** The call's `context` text with this `context.user` text. */
 const callTextOf = (userText: string) => `{"user":${userText},"request":{}}`;
 
@@ -257,6 +281,8 @@ interface KnownUser {
   /** The custom data text the last call had, and that call's `context` text. */
   custom: string;
   callText: string;
+  /** The `context` text of a call that does not read the custom data (`{}`). */
+  bareCallText?: string;
 }
 
 export interface RunOptions {
@@ -513,7 +539,8 @@ export class AppFunctions implements SandboxHost {
       this.users.set(user, known);
     }
     const entry = known;
-    const custom = fetchCustomData ? this.app.customUserDataText(user.id) : "{}";
+    if (!fetchCustomData) return withoutCustomData(entry);
+    const custom = this.app.customUserDataText(user.id);
     return typeof custom === "string"
       ? withCustomData(entry, custom)
       : custom.then((text) => withCustomData(entry, text));
@@ -582,13 +609,16 @@ export class AppFunctions implements SandboxHost {
     const fn = this.resolve(name);
     if (!fn || (options.fromClient && fn.private)) throw errors.functionNotFound(name);
     const system = options.system || fn.runAsSystem;
-    const pending = this.callText(options.user);
+    const checked = options.fromClient && !allowsEveryone(fn.canEvaluate);
+    // (A `can_evaluate` may name `%%user.custom_data`.)
+    const withCustomData = checked || wantsCustomData(fn);
+    const pending = this.callText(options.user, withCustomData);
     const callText = typeof pending === "string" ? pending : await pending;
-    if (options.fromClient && !allowsEveryone(fn.canEvaluate))
-      await this.checkCanEvaluate(fn, argsText, options, callText);
+    if (checked) await this.checkCanEvaluate(fn, argsText, options, callText);
     return this.execute(fn, argsText, {
       name,
       callText,
+      ...(!withCustomData && options.user ? { customDataLeftOut: options.user } : {}),
       principal:
         system || !options.user
           ? { kind: "system" }
@@ -815,9 +845,17 @@ export class AppFunctions implements SandboxHost {
     if (!fn) throw new Error(`function not found: '${name}'`);
     const args = Array.isArray(request.args) ? request.args : [];
     // (The function it calls has transactions of its own.)
-    const { transactions: _callers, ...caller } = info;
+    const { transactions: _callers, customDataLeftOut, ...caller } = info;
+    const read = customDataLeftOut !== undefined && wantsCustomData(fn);
+    let callText = caller.callText;
+    if (read) {
+      const pending = this.callText(customDataLeftOut);
+      callText = typeof pending === "string" ? pending : await pending;
+    }
     return this.execute(fn, EJSON.stringify(args, { relaxed: false }), {
       ...caller,
+      callText,
+      ...(customDataLeftOut && !read ? { customDataLeftOut } : {}),
       name,
       principal: fn.runAsSystem ? { kind: "system" } : info.principal,
       endpoint: false,
@@ -913,6 +951,11 @@ export class AppFunctions implements SandboxHost {
       detail: { function: info.name, message: text.slice(0, 10_000) },
     });
   }
+}
+
+function withoutCustomData(known: KnownUser): string {
+  known.bareCallText ??= callTextOf(`${known.head},"custom_data":{}}`);
+  return known.bareCallText;
 }
 
 function withCustomData(known: KnownUser, custom: string): string {

@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { slicedFrom } from "../../src/http/json-body.ts";
 import {
   anonymousLogin,
@@ -297,6 +297,41 @@ describe("callFunction", () => {
     });
     expect(await me(ada)).toEqual({ id: adaId, colour: null, frozen: true });
     expect(await me(bob)).toEqual({ id: bobId, colour: "plum", frozen: true });
+  });
+
+  it("reads the custom data only for a function that can see it, and for one it calls that does", async () => {
+    const { appId, token, userId } = await appWith({
+      plain: "exports = (a, b) => a + b;",
+      me: "exports = () => context.user.custom_data.colour ?? null;",
+      callsMe: "exports = () => context.functions.execute('me');",
+      // No member named: `context` handed on whole may show it.
+      whole:
+        "exports = () => { const c = context; const k = ['cus', 'tom_data'].join(''); return Object.values(c).filter((v) => v && typeof v === 'object' && k in v).map((v) => v[k].colour); };",
+      // Its name written with a Unicode escape.
+      escaped:
+        "exports = () => { const k = ['cus', 'tom_data'].join(''); return Object.values(\\u0063ontext).filter((v) => v && typeof v === 'object' && k in v).map((v) => v[k].colour); };",
+    });
+    await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/notes-app/profiles`,
+      payload: { documents: [{ user_id: userId, colour: "teal" }] },
+    });
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const reads = vi.spyOn(runtime, "customUserDataText");
+    try {
+      expect((await callFn(appId, token, "plain", [{ $numberInt: "1" }, { $numberInt: "2" }])).body).toEqual({
+        $numberInt: "3",
+      });
+      expect(reads).not.toHaveBeenCalled();
+      expect((await callFn(appId, token, "callsMe")).body).toBe("teal");
+      expect(reads).toHaveBeenCalledTimes(1);
+      expect((await callFn(appId, token, "whole")).body).toEqual(["teal"]);
+      expect((await callFn(appId, token, "escaped")).body).toEqual(["teal"]);
+      expect((await callFn(appId, token, "me")).body).toBe("teal");
+      expect(reads).toHaveBeenCalledTimes(4);
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   it("gives context.user the caller's identities and data as they are now, after a link", async () => {

@@ -1,7 +1,8 @@
 /**
  * Round trips of sessions on PostgreSQL: a refresh token's request reads its session and its user
  * from the database (a session ended on any instance is refused at once: decision 0020), both in
- * one round trip, a refresh with them the user's custom data; a first login makes its user with its identities in one statement; a user's
+ * one round trip, a refresh with them the user's custom data; a function that cannot see the
+ * custom data is called without reading it; a first login makes its user with its identities in one statement; a user's
  * deletion is one round trip after its authentication.
  */
 import type { FastifyInstance } from "fastify";
@@ -63,6 +64,23 @@ it("refreshes a session in one round trip and ends it in two, its session and us
   expect(await roundTripsOf("logOut", "DELETE", "/auth/session", refresh_token, 204)).toBe(2);
   const refused = await refresh(refresh_token);
   expect(refused.response.statusCode).toBe(401);
+});
+
+it("calls a function that cannot see the custom user data without reading it", async () => {
+  const appId = await newApp(app);
+  const { access_token } = await anonymousLogin(app, appId);
+  const sum = () =>
+    call(app, "callFunction", {
+      method: "POST",
+      url: `${base}/app/${appId}/functions/call`,
+      headers: bearer(access_token),
+      payload: { name: "sum", arguments: [{ $numberInt: "1" }, { $numberInt: "2" }] },
+    });
+  expect((await sum()).body).toEqual({ $numberInt: "3" });
+  const found = await statementsOf(async () => expect((await sum()).body).toEqual({ $numberInt: "3" }), {
+    own: true,
+  });
+  expect(tripsBesideAuthentication(found)).toBe(0);
 });
 
 it("makes a first login's user with its identity in one statement", async () => {
