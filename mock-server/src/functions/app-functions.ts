@@ -211,36 +211,43 @@ function endpointOutcome(text: string): EndpointOutcome {
 }
 
 /**
- * Whether a function's source names `request` at all: only then is `context.request` sent with
- * its calls (headers differ from call to call, so the text is not kept with the user's context).
+ * Whether a function's source takes `context` otherwise than through one of its members by name
+ * (`context.services` …): one that hands it on whole, or indexes it, may show any part of it.
+ * `context` is a parameter of the function's module, not a global, and no code is made from
+ * strings in its process, so only the name written in its source reaches it (a source with a
+ * Unicode escape, which could write `context` as `\u0063ontext`, counts as taking it whole).
+ */
+const takesWholeContext = (source: string) =>
+  source.includes("\\u") ||
+  /\bcontext\b(?!\s*\.\s*(?:app|environment|functions|http|request|runningAsSystem|services|user|values)\b)/.test(
+    source,
+  );
+
+/**
+ * Whether a function's source may see `context.request`: it names `request`, or takes `context`
+ * whole. Only then is it sent with its calls (headers differ from call to call, so the text is not
+ * kept with the user's context).
  */
 const namesRequest = new WeakMap<FunctionSource, boolean>();
 function wantsRequest(fn: FunctionSource): boolean {
   let wants = namesRequest.get(fn);
   if (wants === undefined) {
-    wants = fn.source.includes("request");
+    wants = fn.source.includes("request") || takesWholeContext(fn.source);
     namesRequest.set(fn, wants);
   }
   return wants;
 }
 
 /**
- * Whether a function's source may see `context.user.custom_data`: it names `custom_data` or `user`,
- * or takes `context` otherwise than through one of its other members (`context.services` …; one
- * that hands `context` on whole, or indexes it, may show it). Only then is the user's custom data
- * read for its calls (a round trip on PostgreSQL); the others are given `{}`, which they cannot
- * reach: `context` is a parameter of the function's module, not a global, and no code is made from
- * strings in its process, so only the name written in its source reaches it (a source with a
- * Unicode escape, which could write `context` as `\u0063ontext`, reads it too).
+ * Whether a function's source may see `context.user.custom_data`: it names `user` or
+ * `custom_data`, or takes `context` whole. Only then is the user's custom data read for its calls
+ * (a round trip on PostgreSQL); the others are given `{}`, which they cannot reach.
  */
 const namesCustomData = new WeakMap<FunctionSource, boolean>();
-const userMembers = /custom_data|user|\\u/;
-const wholeContext =
-  /\bcontext\b(?!\s*\.\s*(?:app|environment|functions|http|request|runningAsSystem|services|values)\b)/;
 function wantsCustomData(fn: FunctionSource): boolean {
   let wants = namesCustomData.get(fn);
   if (wants === undefined) {
-    wants = userMembers.test(fn.source) || wholeContext.test(fn.source);
+    wants = /user|custom_data/.test(fn.source) || takesWholeContext(fn.source);
     namesCustomData.set(fn, wants);
   }
   return wants;

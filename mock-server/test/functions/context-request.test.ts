@@ -17,6 +17,8 @@ let token: string;
 const functions = {
   whatRequest: { source: "exports = () => context.request;" },
   nested: { source: "exports = () => context.functions.execute('whatRequest');" },
+  // Reached without its name: `context` indexed.
+  indexed: { source: "exports = () => context[['req', 'uest'].join('')].remoteIPAddress;" },
   asSystem: { source: "exports = () => context.request;", runAsSystem: true },
   byHeader: {
     source: "exports = () => 'let in';",
@@ -98,6 +100,10 @@ describe("context.request", () => {
     expect(body).not.toHaveProperty("httpReferrer");
     expect(body).not.toHaveProperty("httpUserAgent");
     expect(body.rawQueryString).toBe("");
+  });
+
+  it("is there for a function that reaches it without naming it", async () => {
+    expect((await callWith("indexed")).body).toBe("203.0.113.9");
   });
 
   it("is the client's in a function it calls, and in one that runs as system", async () => {
