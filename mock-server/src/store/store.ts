@@ -247,6 +247,18 @@ export interface AppStore {
     customData?: CustomDataPlace,
   ): Promise<{ customData?: Document | null }>;
   /**
+   * A first login without a registration to claim (anonymous, OAuth, custom token): the user made
+   * as `users.create` makes it and, when it was, its session started as `startSession` starts it,
+   * together where the store can (`started`: absent when the session was not started — the user
+   * not made, or gone again — and the caller starts it). A store without it has the caller do both.
+   */
+  createAndStart?(
+    user: StoredUser,
+    session: StoredSession,
+    lastLoginAt: number,
+    customData?: CustomDataPlace,
+  ): Promise<{ claim: IdentityClaim; started?: { customData?: Document | null } }>;
+  /**
    * An e-mail/password login once its password matched `passwordHash`: the registration read again
    * with the user it belongs to (as `users.accountAndOwner`) and, when that user is
    * `session.userId`, the registration is confirmed, its password hash is still `passwordHash` and

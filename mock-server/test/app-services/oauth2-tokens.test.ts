@@ -221,6 +221,10 @@ describe("OAuth 2.0 token flows", () => {
     );
     const logins = await Promise.all(tokens.map((t) => login(appId, "oauth2-facebook", { accessToken: t.token })));
     expect(new Set(logins.map((l) => l.body.user_id)).size).toBe(1);
+    // Each of them signed in, with a session of its own that works.
+    expect(logins.map((l) => l.response.statusCode)).toEqual([200, 200, 200, 200]);
+    for (const l of logins) expect((await getProfile(app, l.body.access_token)).response.statusCode).toBe(200);
+    expect(new Set(logins.map((l) => l.body.refresh_token)).size).toBe(4);
     const users = await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` });
     expect(users.body.users).toHaveLength(1);
   });

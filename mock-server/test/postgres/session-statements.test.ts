@@ -87,8 +87,9 @@ it("makes a first login's user with its identity in one statement", async () => 
   const appId = await newApp(app);
   await anonymousLogin(app, appId);
   const { texts, roundTrips } = await statementsOf(() => anonymousLogin(app, appId), { own: true });
-  // The address's count of logins, the user, the session (with its flush and the custom user data).
-  expect(roundTrips).toBe(3);
+  // The address's count of logins; then the user, and the session with its flush and the custom
+  // user data, together.
+  expect(roundTrips).toBe(2);
   expect(texts.filter((text) => /INSERT INTO (users|identities)/.test(text))).toHaveLength(1);
 });
 

@@ -14,9 +14,9 @@ import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { fireAuthTriggers } from "../../runtime/auth-triggers.ts";
 import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex } from "../../state/ids.ts";
-import type { RegistrationSession, StoredIdentity, StoredUser } from "../../store/store.ts";
+import type { IdentityClaim, RegistrationSession, StoredIdentity, StoredUser } from "../../store/store.ts";
 import type { Caller } from "../auth-context.ts";
-import { accessTokenFor, newSession, sessionReply, startSession } from "../session-tokens.ts";
+import { accessTokenFor, newSession, type SessionStart, sessionReply, startSession } from "../session-tokens.ts";
 
 export interface Authenticated {
   /** The user the credentials belong to, if a user object exists already. */
@@ -101,6 +101,16 @@ async function refreshed(app: AppRuntime, auth: Authenticated, user: StoredUser)
   return auth.refreshData ? ((await app.users.update(user.id, { data: auth.data })) ?? user) : user;
 }
 
+/** A new user of the identity (not stored yet). */
+const newUserOf = (app: AppRuntime, auth: Authenticated): StoredUser => ({
+  id: newObjectIdHex(),
+  type: "normal",
+  disabled: false,
+  createdAt: app.clock.now(),
+  identities: [auth.identity],
+  data: auth.data,
+});
+
 /**
  * The user of an identity that has none yet, made now. The store decides who owns a new identity:
  * of concurrent first logins (on any instance) one creates the user, the others get it.
@@ -111,23 +121,46 @@ async function createUser(
   auth: Authenticated,
   log: FastifyBaseLogger,
 ): Promise<StoredUser> {
-  const claim = await app.withRoomForUsers(() =>
-    app.users.create(
-      {
-        id: newObjectIdHex(),
-        type: "normal",
-        disabled: false,
-        createdAt: app.clock.now(),
-        identities: [auth.identity],
-        data: auth.data,
-      },
-      auth.claimAccountId,
-    ),
-  );
+  const claim = await app.withRoomForUsers(() => app.users.create(newUserOf(app, auth), auth.claimAccountId));
+  return claimed(emulator, app, auth, claim, log);
+}
+
+/** The user a first login's claim gives: its own, told as created, or the identity's owner's. */
+async function claimed(
+  emulator: Emulator,
+  app: AppRuntime,
+  auth: Authenticated,
+  claim: IdentityClaim,
+  log: FastifyBaseLogger,
+): Promise<StoredUser> {
   if (!claim.ok) return refreshed(app, auth, claim.owner);
   emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: claim.user.id });
   fireAuthTriggers(app, "CREATE", claim.user, [auth.identity.provider_type], log);
   return claim.user;
+}
+
+/**
+ * A first login's user made and its session started together, where the store can
+ * (`AppStore.createAndStart`: one round trip on PostgreSQL): the login reply, with the user; or
+ * the user alone when the session is the caller's to start (the identity another user's, say).
+ */
+async function createAndStart(
+  emulator: Emulator,
+  app: AppRuntime,
+  auth: Authenticated,
+  start: SessionStart,
+  log: FastifyBaseLogger,
+): Promise<{ user: StoredUser; reply?: LoginReply }> {
+  const together = app.store.createAndStart?.bind(app.store);
+  if (!together || auth.claimAccountId !== undefined) return { user: await createUser(emulator, app, auth, log) };
+  const user = newUserOf(app, auth);
+  const session = newSession(app, user.id, start);
+  const { claim, started } = await app.withRoomForUsers(() =>
+    together(user, session, session.createdAt, app.customUserDataPlace()),
+  );
+  const made = await claimed(emulator, app, auth, claim, log);
+  if (!started) return { user: made };
+  return { user: made, reply: await sessionReply(emulator, app, made, session, started.customData) };
 }
 
 /**
@@ -172,9 +205,11 @@ export async function signInAs(
     // Its user is disabled, or gone or another one: as any other login from here on.
     user = now.owner;
   }
-  user = user ? await refreshed(app, auth, user) : await createUser(emulator, app, auth, log);
+  let reply: LoginReply | undefined;
+  if (user) user = await refreshed(app, auth, user);
+  else ({ user, reply } = await createAndStart(emulator, app, auth, start, log));
   if (user.disabled) throw errors.userDisabled();
-  const reply = await startSession(emulator, app, user, start);
+  reply ??= await startSession(emulator, app, user, start);
   emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: user.id });
   fireAuthTriggers(app, "LOGIN", user, [auth.identity.provider_type], log);
   return reply;

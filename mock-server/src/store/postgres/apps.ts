@@ -14,6 +14,7 @@ import type {
   EmailJsAccountRecord,
   EmailJsAccountRecords,
   EndedSessions,
+  IdentityClaim,
   RegistrationSession,
   ScheduleClaim,
   StoredSession,
@@ -217,6 +218,25 @@ export class PgAppStore implements AppStore {
   ): Promise<{ customData?: Document | null }> {
     const row = await this.sessions.start(session, lastLoginAt, customData ? { customData } : {});
     return customData && row.added === 1 ? { customData: customDataOf(row) } : {};
+  }
+
+  /** The user's statement and the session's in one round trip (`PgSessions.startAfter`). */
+  async createAndStart(
+    user: StoredUser,
+    session: StoredSession,
+    lastLoginAt: number,
+    customData?: CustomDataPlace,
+  ): Promise<{ claim: IdentityClaim; started?: { customData?: Document | null } }> {
+    const { before, row } = await this.sessions.startAfter(
+      this.users.createStatement(user),
+      session,
+      lastLoginAt,
+      customData ? { customData } : {},
+    );
+    const claim = await this.users.createdBy(user, before!);
+    // (A user the statement did not make had no session started either.)
+    if (!claim.ok || row.added !== 1) return { claim };
+    return { claim, started: customData ? { customData: customDataOf(row) } : {} };
   }
 
   async startRegistrationSession(

@@ -3,6 +3,7 @@
  * same transaction (delivered when, and only if, it commits), so each instance ends the change
  * streams open on the ended sessions and forgets what it kept of them (auth-cache.ts).
  */
+import type pg from "pg";
 import type { CustomDataPlace, EndedSessions, SessionRecords, StoredSession, StoredUser } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
@@ -232,6 +233,20 @@ export class PgSessions implements SessionRecords {
     lastLoginAt: number | null,
     login: { account?: { id: string; passwordHash: string }; customData?: CustomDataPlace } = {},
   ): Promise<StartedRow> {
+    return (await this.startAfter(undefined, session, lastLoginAt, login)).row;
+  }
+
+  /**
+   * `start`, with a statement of its own sent first in the same round trip (`before`, in its own
+   * transaction: a first login's user, `PgAppStore.createAndStart`); answers what that statement
+   * answered (its result or its error) with the row.
+   */
+  async startAfter(
+    before: [text: string, values: unknown[]] | undefined,
+    session: StoredSession,
+    lastLoginAt: number | null,
+    login: { account?: { id: string; passwordHash: string }; customData?: CustomDataPlace } = {},
+  ): Promise<{ before: { result?: pg.QueryResult; error?: unknown } | undefined; row: StartedRow }> {
     const { account, customData } = login;
     const values: unknown[] = [
       this.appId,
@@ -246,15 +261,17 @@ export class PgSessions implements SessionRecords {
     ];
     if (account) values.push(account.id, rowKey(account.id), account.passwordHash);
     if (customData) values.push(customData.database, customData.collection, customData.userIdField);
-    const [started, flushed] = await this.db.pipeline([
+    const answers = await this.db.pipeline([
+      ...(before ? [before] : []),
       [startStatement(account !== undefined, customData !== undefined), values],
       durably,
     ]);
+    const [first, started, flushed] = before ? answers : [undefined, ...answers];
     const row = started?.result?.rows[0] as StartedRow | undefined;
     if (row) await this.ended(session.userId, row, lastLoginAt !== null);
     if (started?.error !== undefined) throw started.error;
     if (flushed?.error !== undefined) throw flushed.error;
-    return row!;
+    return { before: first, row: row! };
   }
 
   /**

@@ -5,6 +5,7 @@
  * the users channel in its transaction, so each instance forgets what it kept of the user
  * (auth-cache.ts); this one forgets it before the change's promise resolves.
  */
+import type pg from "pg";
 import {
   type IdentityClaim,
   normalizeEmail,
@@ -165,33 +166,45 @@ export class PgUsers implements UserRecords {
 
   /**
    * A user without a registration to claim (an anonymous, OAuth or custom-token first login) in
-   * one statement: its identities claimed, and the user added only when every one of them was. One
-   * that another user owns leaves the user out; those claimed then name a user that is not there,
-   * which the foreign key refuses at the statement's end, so nothing of it is kept either way.
+   * one statement (`createStatement`): its identities claimed, and the user added only when every
+   * one of them was. One that another user owns leaves the user out; those claimed then name a
+   * user that is not there, which the foreign key refuses at the statement's end, so nothing of it
+   * is kept either way.
    */
   private async createAlone(user: StoredUser): Promise<IdentityClaim> {
-    const count = user.identities.length;
-    let claimed = -1;
-    try {
-      const [row] = await this.db.rows<{ claimed: number }>(
-        `WITH claimed AS (
-           INSERT INTO identities (app_id, provider_type, identity_id, user_id)
-           SELECT $1, v.p, v.k, $2 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(p, k, n) ORDER BY v.n
-           ON CONFLICT DO NOTHING RETURNING 1),
-         added AS (
-           INSERT INTO users (app_id, id, doc) SELECT $1, $2, $3 WHERE (SELECT count(*) FROM claimed) = $6 RETURNING 1)
-         SELECT (SELECT count(*)::int FROM claimed) AS claimed`,
-        [
-          this.appId,
-          user.id,
-          docOf(user),
-          user.identities.map((identity) => identity.provider_type),
-          user.identities.map((identity) => rowKey(identity.id)),
-          count,
-        ],
-      );
-      claimed = row!.claimed;
-    } catch (error) {
+    const [text, values] = this.createStatement(user);
+    const answer = await this.db.query(text, values).then(
+      (result) => ({ result }),
+      (error: unknown) => ({ error }),
+    );
+    return this.createdBy(user, answer);
+  }
+
+  /** The statement of `createAlone` (sent in a pipeline by a first login: `PgAppStore.createAndStart`). */
+  createStatement(user: StoredUser): [text: string, values: unknown[]] {
+    return [
+      `WITH claimed AS (
+         INSERT INTO identities (app_id, provider_type, identity_id, user_id)
+         SELECT $1, v.p, v.k, $2 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS v(p, k, n) ORDER BY v.n
+         ON CONFLICT DO NOTHING RETURNING 1),
+       added AS (
+         INSERT INTO users (app_id, id, doc) SELECT $1, $2, $3 WHERE (SELECT count(*) FROM claimed) = $6 RETURNING 1)
+       SELECT (SELECT count(*)::int FROM claimed) AS claimed`,
+      [
+        this.appId,
+        user.id,
+        docOf(user),
+        user.identities.map((identity) => identity.provider_type),
+        user.identities.map((identity) => rowKey(identity.id)),
+        user.identities.length,
+      ],
+    ];
+  }
+
+  /** What `createStatement` answered (its result or its error) made of the claim. */
+  async createdBy(user: StoredUser, answer: { result?: pg.QueryResult; error?: unknown }): Promise<IdentityClaim> {
+    const { error } = answer;
+    if (error !== undefined) {
       // Refused (QuotaExceededError) when the app holds its limit of users: a concurrent first
       // login of the same identity may have created its user.
       if (error instanceof QuotaExceededError) {
@@ -199,8 +212,8 @@ export class PgUsers implements UserRecords {
         if (owner) return { ok: false, owner };
       }
       if (!isClaimOfNoUser(error)) throw error;
-    }
-    if (claimed === count) return { ok: true, user };
+    } else if ((answer.result?.rows[0] as { claimed: number } | undefined)?.claimed === user.identities.length)
+      return { ok: true, user };
     // Another login owns one: nothing of this user was kept. The owner may be gone again already;
     // then this login simply tries once more.
     const owner = await this.ownerOfAny(user.identities);
