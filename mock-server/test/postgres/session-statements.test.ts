@@ -8,7 +8,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
-import type { StoredUser } from "../../src/store/store.ts";
+import type { StoredSession, StoredUser } from "../../src/store/store.ts";
 import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
 import {
   adminQuery,
@@ -116,6 +116,30 @@ it("keeps nothing of a new user when another owns one of its identities", async 
     // All of them free: the user and both identities.
     expect((await users.create(userOf("second", ["free", "other"]))).ok).toBe(true);
     expect((await users.get("second"))?.identities.map((identity) => identity.id)).toEqual(["free", "other"]);
+
+    // A first login's user with its session, in one round trip: the session started when the user
+    // was made, not when its identity was taken; a user made whose session failed is told as made.
+    const scope = store.apps.scope("claims");
+    const sessionOf = (id: string, userId: string): StoredSession => ({
+      id,
+      userId,
+      deviceId: "device",
+      providerType: "custom-token",
+      identityId: "identity",
+      createdAt: 0,
+      expiresAt: 1e15,
+    });
+    const both = await scope.createAndStart!(userOf("third", ["third"]), sessionOf("s-third", "third"), 1);
+    expect(both).toMatchObject({ claim: { ok: true }, started: {} });
+    expect((await scope.sessions.get("s-third"))?.userId).toBe("third");
+    const lost = await scope.createAndStart!(userOf("fourth", ["taken"]), sessionOf("s-fourth", "fourth"), 2);
+    expect(lost).toEqual({ claim: { ok: false, owner: expect.objectContaining({ id: "owner" }) } });
+    expect(await scope.sessions.get("s-fourth")).toBeUndefined();
+    // (The session's id taken: its statement fails after the user's committed.)
+    const failed = await scope.createAndStart!(userOf("fifth", ["fifth"]), sessionOf("s-third", "fifth"), 3);
+    expect(failed).toEqual({ claim: { ok: true, user: expect.objectContaining({ id: "fifth" }) } });
+    expect(await scope.users.get("fifth")).toBeDefined();
+    expect((await scope.sessions.get("s-third"))?.userId).toBe("third");
   } finally {
     await store.close();
   }

@@ -227,15 +227,16 @@ export class PgAppStore implements AppStore {
     lastLoginAt: number,
     customData?: CustomDataPlace,
   ): Promise<{ claim: IdentityClaim; started?: { customData?: Document | null } }> {
-    const { before, row } = await this.sessions.startAfter(
+    const { before, row, error } = await this.sessions.startAfter(
       this.users.createStatement(user),
       session,
       lastLoginAt,
       customData ? { customData } : {},
     );
     const claim = await this.users.createdBy(user, before!);
-    // (A user the statement did not make had no session started either.)
-    if (!claim.ok || row.added !== 1) return { claim };
+    // A user the statement did not make had no session started either; a session that failed (or
+    // whose flush did) is the caller's to start again, once the user made is told as created.
+    if (!claim.ok || error !== undefined || row?.added !== 1) return { claim };
     return { claim, started: customData ? { customData: customDataOf(row) } : {} };
   }
 

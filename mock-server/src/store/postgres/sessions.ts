@@ -233,20 +233,27 @@ export class PgSessions implements SessionRecords {
     lastLoginAt: number | null,
     login: { account?: { id: string; passwordHash: string }; customData?: CustomDataPlace } = {},
   ): Promise<StartedRow> {
-    return (await this.startAfter(undefined, session, lastLoginAt, login)).row;
+    const { row, error } = await this.startAfter(undefined, session, lastLoginAt, login);
+    if (error !== undefined) throw error;
+    return row!;
   }
 
   /**
    * `start`, with a statement of its own sent first in the same round trip (`before`, in its own
    * transaction: a first login's user, `PgAppStore.createAndStart`); answers what that statement
-   * answered (its result or its error) with the row.
+   * answered (its result or its error), the row, and the error of the start or its flush, if any
+   * (not thrown: what `before` did stands whatever came of the session).
    */
   async startAfter(
     before: [text: string, values: unknown[]] | undefined,
     session: StoredSession,
     lastLoginAt: number | null,
     login: { account?: { id: string; passwordHash: string }; customData?: CustomDataPlace } = {},
-  ): Promise<{ before: { result?: pg.QueryResult; error?: unknown } | undefined; row: StartedRow }> {
+  ): Promise<{
+    before: { result?: pg.QueryResult; error?: unknown } | undefined;
+    row: StartedRow | undefined;
+    error?: unknown;
+  }> {
     const { account, customData } = login;
     const values: unknown[] = [
       this.appId,
@@ -269,9 +276,8 @@ export class PgSessions implements SessionRecords {
     const [first, started, flushed] = before ? answers : [undefined, ...answers];
     const row = started?.result?.rows[0] as StartedRow | undefined;
     if (row) await this.ended(session.userId, row, lastLoginAt !== null);
-    if (started?.error !== undefined) throw started.error;
-    if (flushed?.error !== undefined) throw flushed.error;
-    return { before: first, row: row! };
+    const error = started?.error ?? flushed?.error;
+    return { before: first, row, ...(error !== undefined ? { error } : {}) };
   }
 
   /**
