@@ -223,35 +223,32 @@ const takesWholeContext = (source: string) =>
     source,
   );
 
+/** A test of a function's source, answered once per function. */
+function perSource(test: (source: string) => boolean): (fn: FunctionSource) => boolean {
+  const answers = new WeakMap<FunctionSource, boolean>();
+  return (fn) => {
+    let answer = answers.get(fn);
+    if (answer === undefined) {
+      answer = test(fn.source);
+      answers.set(fn, answer);
+    }
+    return answer;
+  };
+}
+
 /**
  * Whether a function's source may see `context.request`: it names `request`, or takes `context`
  * whole. Only then is it sent with its calls (headers differ from call to call, so the text is not
  * kept with the user's context).
  */
-const namesRequest = new WeakMap<FunctionSource, boolean>();
-function wantsRequest(fn: FunctionSource): boolean {
-  let wants = namesRequest.get(fn);
-  if (wants === undefined) {
-    wants = fn.source.includes("request") || takesWholeContext(fn.source);
-    namesRequest.set(fn, wants);
-  }
-  return wants;
-}
+const wantsRequest = perSource((source) => source.includes("request") || takesWholeContext(source));
 
 /**
  * Whether a function's source may see `context.user.custom_data`: it names `user` or
  * `custom_data`, or takes `context` whole. Only then is the user's custom data read for its calls
  * (a round trip on PostgreSQL); the others are given `{}`, which they cannot reach.
  */
-const namesCustomData = new WeakMap<FunctionSource, boolean>();
-function wantsCustomData(fn: FunctionSource): boolean {
-  let wants = namesCustomData.get(fn);
-  if (wants === undefined) {
-    wants = /user|custom_data/.test(fn.source) || takesWholeContext(fn.source);
-    namesCustomData.set(fn, wants);
-  }
-  return wants;
-}
+const wantsCustomData = perSource((source) => /user|custom_data/.test(source) || takesWholeContext(source));
 
 /** The call's `context` text with this `context.user` text. */
 const callTextOf = (userText: string) => `{"user":${userText},"request":{}}`;

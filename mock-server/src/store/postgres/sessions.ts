@@ -201,6 +201,9 @@ export type StartedRow = TrimmedRow & {
   custom?: string | null;
 };
 
+/** What a login's start checks and reads besides its session: the registration, the custom data. */
+type StartLogin = { account?: { id: string; passwordHash: string }; customData?: CustomDataPlace };
+
 export class PgSessions implements SessionRecords {
   constructor(
     private readonly db: Database,
@@ -228,11 +231,7 @@ export class PgSessions implements SessionRecords {
    * registration's check and the custom data read of a login by e-mail/password when asked.
    * Answered once it is durable, in one round trip; see docs/decisions/0025-counted-sessions.md.
    */
-  async start(
-    session: StoredSession,
-    lastLoginAt: number | null,
-    login: { account?: { id: string; passwordHash: string }; customData?: CustomDataPlace } = {},
-  ): Promise<StartedRow> {
+  async start(session: StoredSession, lastLoginAt: number | null, login: StartLogin = {}): Promise<StartedRow> {
     const { row, error } = await this.startAfter(undefined, session, lastLoginAt, login);
     if (error !== undefined) throw error;
     return row!;
@@ -248,7 +247,7 @@ export class PgSessions implements SessionRecords {
     before: [text: string, values: unknown[]] | undefined,
     session: StoredSession,
     lastLoginAt: number | null,
-    login: { account?: { id: string; passwordHash: string }; customData?: CustomDataPlace } = {},
+    login: StartLogin = {},
   ): Promise<{
     before: { result?: pg.QueryResult; error?: unknown } | undefined;
     row: StartedRow | undefined;
