@@ -296,6 +296,59 @@ describe("reads of a collection larger than the documents an action may examine"
     ]);
   });
 
+  it("narrows an $or whose every clause requires an equality in the store: each clause's documents", async () => {
+    const appId = await newOpenApp(app, { queryDocsExaminedLimit: 5 });
+    const documents = Array.from({ length: 12 }, (_, i) => ({
+      _id: i,
+      owner: ["ann", "bob", "cid"][i % 3],
+      shared: i === 4 ? ["ann"] : [],
+    }));
+    expect((await seed(appId, documents, "shared")).response.statusCode).toBe(201);
+    const { access_token: token } = await anonymousLogin(app, appId);
+    const ids = async (query: Record<string, unknown>) => {
+      const { body } = await mongoAction(app, appId, token, "find", {
+        database: "d",
+        collection: "shared",
+        query,
+        project: { _id: 1 },
+      });
+      return Array.isArray(body) ? body.map((d: { _id: { $numberInt: string } }) => Number(d._id.$numberInt)) : body;
+    };
+    // A rule's usual filter: the user's own documents and those shared with them (5 of 12).
+    expect(await ids({ $or: [{ owner: "ann" }, { shared: "ann" }] })).toEqual([0, 3, 4, 6, 9]);
+    expect(await ids({ $or: [{ owner: "cid", _id: { $in: [2, 5] } }, { owner: "nobody" }] })).toEqual([2, 5]);
+    // A clause that requires no equality could match any document: all 12 would be examined.
+    expect(await ids({ $or: [{ owner: "ann" }, { _id: { $gt: 10 } }] })).toEqual({
+      error: "operation exceeded the limit of 5 documents examined",
+      error_code: "MongoDBError",
+      link: expect.any(String),
+    });
+  });
+
+  it("answers a query of 70,000 equalities (past the parameters a PostgreSQL statement takes)", async () => {
+    const appId = await newOpenApp(app);
+    const wide = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, "a"]));
+    // (The first meets the query's first hundred conditions, more than a statement takes.)
+    const documents = [
+      { _id: 1, ...wide(100) },
+      { _id: 2, ...wide(70_000) },
+      { _id: 3, k1: "a" },
+    ];
+    expect((await seed(appId, documents, "wide")).response.statusCode).toBe(201);
+    const { access_token: token } = await anonymousLogin(app, appId);
+    const act = (name: string, argument: Record<string, unknown>) =>
+      mongoAction(app, appId, token, name, { database: "d", collection: "wide", ...argument });
+    const query = wide(70_000);
+    expect((await act("find", { query, project: { _id: 1 } })).body).toEqual([{ _id: { $numberInt: "2" } }]);
+    expect((await act("findOne", { query, project: { _id: 1 } })).body).toEqual({ _id: { $numberInt: "2" } });
+    expect((await act("count", { query })).body).toEqual({ $numberLong: "1" });
+    expect((await act("updateMany", { query, update: { $set: { seen: true } } })).body).toEqual({
+      matchedCount: { $numberInt: "1" },
+      modifiedCount: { $numberInt: "1" },
+    });
+    expect((await act("count", { query: { seen: true } })).body).toEqual({ $numberLong: "1" });
+  });
+
   it("leaves other collections and apps as they were", async () => {
     const { action: small } = await bigCollection(10, limit);
     expect((await small("find", { query: {} })).body).toHaveLength(10);

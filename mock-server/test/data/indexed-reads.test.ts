@@ -1,8 +1,9 @@
 /**
  * Reads of the in-memory store narrowed by an index: a query that requires a top-level field to
- * equal a string reads only the documents having that string (or an array holding it), in
- * insertion order, however the collection was written since — checked against a full scan over a
- * seeded history of inserts, replaces and deletes; so is the first document having a value.
+ * equal a string reads only the documents having that string (or an array holding it), and an
+ * `$or` of clauses that each require one the documents of each clause, in insertion order, however
+ * the collection was written since — checked against a full scan over a seeded history of
+ * inserts, replaces and deletes; so is the first document having a value.
  */
 import { Decimal128, ObjectId } from "bson";
 import { describe, expect, it } from "vitest";
@@ -75,6 +76,12 @@ describe("indexed reads of a collection", () => {
       { $and: [{ n: { $gte: 50 } }, { owner_id: owner }] },
       { owner_id: owner, tag: "never" },
       { owner_id: { $in: [owner, "dee"] } },
+      // An $or each of whose clauses requires an equality: the clauses' documents together.
+      { $or: [{ owner_id: owner }, { n: 5 }] },
+      { $or: [{ owner_id: owner }, { $and: [{ n: { $lt: 10 } }, { owner_id: "dee" }] }], n: { $gte: 3 } },
+      { $or: [{ owner_id: owner }, { owner_id: owner, n: 7 }] },
+      // …one whose clause requires none reads what the rest of the query narrows to.
+      { $or: [{ owner_id: owner }, { n: { $gt: 90 } }] },
     ];
     for (let step = 0; step < 60; step++) {
       for (let i = 0; i < 20; i++) {
@@ -108,6 +115,11 @@ describe("indexed reads of a collection", () => {
     expect(collection.candidates({ owner_id: "ann" }).length).toBeLessThan(collection.size);
     expect(collection.candidates({ owner_id: 7 }).length).toBeLessThan(collection.size);
     expect(collection.candidates({ owner_id: oid }).length).toBeLessThan(collection.size);
+    const either = collection.candidates({ $or: [{ owner_id: "ann" }, { owner_id: true }] });
+    expect(either.length).toBeLessThan(collection.size);
+    expect(either.length).toBeGreaterThan(collection.candidates({ owner_id: "ann" }).length);
+    expect(collection.candidates({ $or: [{ owner_id: "ann" }, { n: { $gt: 90 } }] })).toHaveLength(collection.size);
+    expect(collection.candidates({ $or: [{ owner_id: "nobody" }, { owner_id: "none" }] })).toEqual([]);
   });
 
   it("keep a document whose array holds more values than an index keeps a document under, for every read", () => {

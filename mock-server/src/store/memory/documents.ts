@@ -137,58 +137,86 @@ function keyOf(value: unknown): IndexKey | undefined {
   return undefined;
 }
 
+/** Equalities of top-level fields, each to any of its index keys, all of them required. */
+type Equalities = [string, IndexKey[]][];
+
+/**
+ * What a read can narrow by: the equalities every match meets, and each `$or` whose every clause
+ * requires one (a rule's `{$or: [{owner_id: …}, {shared_with: …}]}`): its clauses' equalities.
+ */
+interface Narrowing {
+  equalities: Equalities;
+  alternatives: Equalities[][];
+}
+
 /**
  * The equalities of top-level fields to strings, numbers, booleans and ObjectIds a query requires
  * of every match (at its top level or under `$and`; `{$eq: …}` and `{$in: […]}` of up to 256 of
  * them too), as index keys: each narrows a read to the documents whose field is such a value (a
  * number equal to such a number, or maybe: `otherNumbers`) or an array holding one.
  */
-export function indexedEqualities(query: Document): [string, IndexKey[]][] {
-  let known = equalities.get(query);
+export function indexedEqualities(query: Document): Equalities {
+  return narrowingOf(query).equalities;
+}
+
+/** `indexedEqualities` and the `$or`s a read can narrow by (see `Narrowing`), kept for the query object. */
+export function narrowingOf(query: Document): Narrowing {
+  let known = narrowings.get(query);
   if (known === undefined) {
-    known = finish(findEqualities(query));
-    equalities.set(query, known);
+    known = finish(findNarrowing(query));
+    narrowings.set(query, known);
   }
   return known;
 }
 
 /**
- * `indexedEqualities`, giving other requests a turn between steps (a very wide query's 200,000
- * took 60 ms in one); kept for the query object, as queries are never changed.
+ * `narrowingOf`, giving other requests a turn between steps (a very wide query's 200,000
+ * equalities took 60 ms in one); kept for the query object, as queries are never changed.
  */
-async function indexedEqualitiesInSlices(query: Document): Promise<void> {
-  if (!equalities.has(query)) equalities.set(query, await inTurns(findEqualities(query)));
+async function narrowingInSlices(query: Document): Promise<void> {
+  if (!narrowings.has(query)) narrowings.set(query, await inTurns(findNarrowing(query)));
 }
 
-const equalities = new WeakMap<Document, [string, IndexKey[]][]>();
+const narrowings = new WeakMap<Document, Narrowing>();
 
-function* findEqualities(query: Document): Generator<void, [string, IndexKey[]][]> {
-  const into: [string, IndexKey[]][] = [];
+function* findNarrowing(query: Document): Generator<void, Narrowing> {
   let looked = 0;
-  function* visit(q: Document): Generator<void> {
+  function* visit(q: Document, into: Narrowing): Generator<void> {
     // (Keys, not entries: a very wide query's entries took 300 ms; its keys are kept: wide-keys.ts.)
     for (const field of keysOf(q)) {
       if (++looked % conditionsPerStep === 0) yield;
       const condition = q[field];
       if (field === "$and" && Array.isArray(condition)) {
-        for (const part of condition) if (isDocument(part)) yield* visit(part);
+        for (const part of condition) if (isDocument(part)) yield* visit(part, into);
+      } else if (field === "$or" && Array.isArray(condition)) {
+        // Each clause's own equalities (an $or inside a clause is not looked into).
+        const clauses: Equalities[] = [];
+        for (const clause of condition) {
+          if (!isDocument(clause)) break;
+          const own: Narrowing = { equalities: [], alternatives: [] };
+          yield* visit(clause, own);
+          if (own.equalities.length === 0) break;
+          clauses.push(own.equalities);
+        }
+        if (clauses.length === condition.length && clauses.length > 0) into.alternatives.push(clauses);
       } else if (field !== "" && !field.startsWith("$") && !field.includes(".")) {
         const key = keyOf(condition);
-        if (key !== undefined) into.push([field, [key]]);
+        if (key !== undefined) into.equalities.push([field, [key]]);
         else if (isDocument(condition) && Object.keys(condition).length === 1) {
           const equal = keyOf(condition.$eq);
           const list = condition.$in;
-          if (equal !== undefined) into.push([field, [equal]]);
+          if (equal !== undefined) into.equalities.push([field, [equal]]);
           else if (Array.isArray(list) && list.length > 0 && list.length <= maxExactAlternatives) {
             const keys = list.map(keyOf);
-            if (keys.every((k) => k !== undefined)) into.push([field, keys as IndexKey[]]);
+            if (keys.every((k) => k !== undefined)) into.equalities.push([field, keys as IndexKey[]]);
           }
         }
       }
     }
   }
-  yield* visit(query);
-  return into;
+  const narrowing: Narrowing = { equalities: [], alternatives: [] };
+  yield* visit(query, narrowing);
+  return narrowing;
 }
 
 /**
@@ -221,6 +249,12 @@ interface IndexEntry {
   ordered: boolean;
   /** The place of the last document that joined in order. */
   last: number;
+}
+
+/** Index entries whose documents together hold a read's candidates (`size`: their sum, with repeats). */
+interface Narrowed {
+  entries: IndexEntry[];
+  size: number;
 }
 
 export class Collection {
@@ -262,12 +296,47 @@ export class Collection {
   /**
    * The documents that may match `query`, in insertion order: by an index when the query requires
    * a field to equal a string (a user's own notes among everyone's), a number, a boolean or an
-   * ObjectId, else all of them.
+   * ObjectId, or has an `$or` each of whose clauses requires one (the clauses' documents
+   * together), else all of them.
    */
   candidates(query: Document): Document[] {
-    let fewest: IndexEntry[] | undefined;
-    let fewestSize = 0;
-    for (const [field, values] of indexedEqualities(query)) {
+    const { equalities, alternatives } = narrowingOf(query);
+    let fewest = this.narrowest(equalities);
+    for (const clauses of alternatives) {
+      if (fewest?.size === 0) break;
+      const either: Narrowed = { entries: [], size: 0 };
+      for (const clause of clauses) {
+        const own = this.narrowest(clause);
+        if (own === undefined) {
+          either.size = Number.POSITIVE_INFINITY;
+          break;
+        }
+        either.entries.push(...own.entries);
+        either.size += own.size;
+      }
+      if (!fewest || either.size < fewest.size) fewest = either;
+    }
+    if (!fewest) return this.values();
+    if (fewest.size === 0) return [];
+    const entries = [...new Set(fewest.entries)];
+    for (const entry of entries) if (!entry.ordered) this.putInOrder(entry);
+    if (entries.length === 1) return [...entries[0]!.docs.values()];
+    // The entries' documents, once each, in insertion order: a few sorted by their places, many
+    // (a `$in` of most values) picked from the collection in order, in linear time.
+    const merged = new Map<string, Document>();
+    for (const entry of entries) for (const [key, doc] of entry.docs) merged.set(key, doc);
+    if (merged.size * 16 > this.docs.size)
+      return [...this.docs].filter(([key]) => merged.has(key)).map(([, doc]) => doc);
+    return [...merged].sort(([a], [b]) => this.places.get(a)! - this.places.get(b)!).map(([, doc]) => doc);
+  }
+
+  /**
+   * The index entries holding the documents that may meet every one of `equalities`: those of the
+   * field whose entries hold the fewest; undefined when no field's index serves.
+   */
+  private narrowest(equalities: Equalities): Narrowed | undefined {
+    let fewest: Narrowed | undefined;
+    for (const [field, values] of equalities) {
       const index = this.indexes.get(field) ?? this.buildIndex(field);
       if (!index) continue;
       const entries: IndexEntry[] = [];
@@ -281,19 +350,10 @@ export class Collection {
       const many = index.get(manyValues);
       if (many) entries.push(many);
       const size = entries.reduce((sum, e) => sum + e.docs.size, 0);
-      if (size === 0) return [];
-      if (!fewest || size < fewestSize) [fewest, fewestSize] = [entries, size];
+      if (size === 0) return { entries: [], size: 0 };
+      if (!fewest || size < fewest.size) fewest = { entries, size };
     }
-    if (!fewest) return this.values();
-    for (const entry of fewest) if (!entry.ordered) this.putInOrder(entry);
-    if (fewest.length === 1) return [...fewest[0]!.docs.values()];
-    // The entries' documents, once each, in insertion order: a few sorted by their places, many
-    // (a `$in` of most values) picked from the collection in order, in linear time.
-    const merged = new Map<string, Document>();
-    for (const entry of fewest) for (const [key, doc] of entry.docs) merged.set(key, doc);
-    if (merged.size * 16 > this.docs.size)
-      return [...this.docs].filter(([key]) => merged.has(key)).map(([, doc]) => doc);
-    return [...merged].sort(([a], [b]) => this.places.get(a)! - this.places.get(b)!).map(([, doc]) => doc);
+    return fewest;
   }
 
   /** Puts an index entry's documents in insertion order again (each key's place looked up once). */
@@ -544,12 +604,12 @@ export class MemoryDocuments implements DocumentStore {
   }
 
   async read(database: string, collection: string, prefilter: Document): Promise<Document[]> {
-    await indexedEqualitiesInSlices(prefilter);
+    await narrowingInSlices(prefilter);
     return this.existing(database, collection)?.candidates(prefilter) ?? [];
   }
 
   async *scan(database: string, name: string, prefilter: Document, options: ScanOptions = {}) {
-    await indexedEqualitiesInSlices(prefilter);
+    await narrowingInSlices(prefilter);
     yield* batchesOf(this.existing(database, name)?.candidates(prefilter) ?? [], options);
   }
 
@@ -562,7 +622,7 @@ export class MemoryDocuments implements DocumentStore {
   ): Promise<ExactTexts | undefined> {
     const conditions = await exactConditionsInSlices(query);
     if (conditions === null) return undefined;
-    await indexedEqualitiesInSlices(query);
+    await narrowingInSlices(query);
     const candidates = this.existing(database, name)?.candidates(query) ?? [];
     const ceiling = max === undefined ? Number.POSITIVE_INFINITY : max + 1;
     const found: ExactTexts = { texts: [], keys: [], sizes: [], examined: 0 };
@@ -580,7 +640,7 @@ export class MemoryDocuments implements DocumentStore {
   async countExact(database: string, name: string, query: Document, { limit }: { limit?: number } = {}) {
     const conditions = await exactConditionsInSlices(query);
     if (conditions === null) return undefined;
-    await indexedEqualitiesInSlices(query);
+    await narrowingInSlices(query);
     const collection = this.existing(database, name);
     const most = limit ?? Number.POSITIVE_INFINITY;
     if (!collection) return 0;

@@ -270,7 +270,11 @@ export class PgDocuments implements DocumentStore {
     const ceiling = max === undefined ? Number.MAX_SAFE_INTEGER : max + 1;
     // All of the matches of a filtered query: through the GIN index, planned once (see `batches`;
     // without a filter there is no value to hide).
-    const { where, params } = await pushdownInSlices(query, 5 + fields.length, { hidden: want === undefined });
+    const { where, params, truncated } = await pushdownInSlices(query, 5 + fields.length, {
+      hidden: want === undefined,
+    });
+    // (Conditions left out: the rows are not all matches.)
+    if (truncated) return undefined;
     const filtered = where.length > 0;
     const all = want === undefined && filtered;
     const within = `$${5 + fields.length + params.length}`;
@@ -328,7 +332,8 @@ export class PgDocuments implements DocumentStore {
     { limit, deadline }: { limit?: number; deadline?: number } = {},
   ) {
     if ((await exactConditionsInSlices(query)) === null) return undefined;
-    const { where, params } = await pushdownInSlices(query, 5);
+    const { where, params, truncated } = await pushdownInSlices(query, 5);
+    if (truncated) return undefined;
     const { rows } = await this.within(deadline).query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3${where
         .map((w) => ` AND ${w}`)

@@ -9,18 +9,24 @@
  *   `f: {$in: [v…]}` of up to 256 values) → the JSON path predicate `doc @@ '$."f" == v'` (lax
  *   mode: it matches an array holding the value too, as MongoDB's equality does), served by the GIN
  *   index on `doc`;
+ * - a dotted path (`"owner.id": v`) equal to a string, an ObjectId or a boolean, the same way
+ *   (`$."owner"."id" == v`: lax mode goes through an array at each step, as MongoDB's paths do);
+ *   not a path with a step of digits (MongoDB reads it as an array index too) or one of `$`;
  * - a top-level field equal to a number (a JS number: ints, doubles, an integer past 2^53; or an
  *   Int64 past 2^53, which documents keep as a Long, as `"$numberLong"`) → its
  *   one text as this server writes it (`$."f"."$numberInt" == "5"`; 0 also `-0.0`), served by the
  *   GIN index; and where the field has held a Decimal128 in the collection
  *   (`collections.decimal_fields`, read in the statement), also any Decimal128 there (of any text:
  *   `5.0` equals 5), which the index cannot look up and the query engine then decides;
- * - the conditions of an `$and` (and of a one-clause `$or`), each as above.
+ * - the conditions of an `$and` (and of a one-clause `$or`), each as above;
+ * - an `$or` whose every clause pushes a condition down → the clauses' conditions OR-ed (a rule
+ *   `{$or: [{owner_id: …}, {shared_with: …}]}`: the index finds both sets of rows).
  *
- * Everything else (Decimal128 values in the query, dates, null, regular expressions,
- * dotted paths, `$or`, `$expr`, comparisons…) is left to the query engine. docs/decisions/0008
- * lists this too. What it pushes down is exact but for numbers (store/exact-query.ts): for an
- * exact query the rows are the matches.
+ * At most `maxPushedConditions` conditions a statement; the rest (and everything else: Decimal128
+ * values in the query, dates, null, numbers at dotted paths, regular expressions, `$expr`,
+ * comparisons…) is left to the query engine. docs/decisions/0008 lists this too. What it pushes
+ * down is exact but for numbers (store/exact-query.ts): for an exact query whose conditions were
+ * all pushed (not `truncated`) the rows are the matches.
  */
 import { Long, ObjectId, Timestamp } from "bson";
 import { type Document, isDocument } from "../../data/documents.ts";
@@ -34,7 +40,16 @@ export interface Pushdown {
   /** SQL conditions, AND-ed; `$n` placeholders numbered from `firstParam`. */
   where: string[];
   params: unknown[];
+  /** Whether conditions past `maxPushedConditions` were looked at and left out. */
+  truncated: boolean;
 }
+
+/**
+ * The most conditions pushed down into one statement (each one parameter, a number's three):
+ * PostgreSQL takes at most 65,535 parameters a statement (a find of 70,000 equalities was refused
+ * as a broken connection), and a few conditions narrow a read as well as many.
+ */
+export const maxPushedConditions = 64;
 
 type Scalar = string | boolean | ObjectId | number | Long;
 
@@ -59,11 +74,15 @@ interface Alternatives {
   decimal?: string;
 }
 
-/** `$."f" == v`: the field (an ObjectId's hex under `$oid`, as canonical Extended JSON stores it). */
-function pathEquals(key: string, value: Scalar): Alternatives | undefined {
-  const field = `$.${literal(key)}`;
+/**
+ * `$."f" == v`: the field (an ObjectId's hex under `$oid`, as canonical Extended JSON stores it).
+ * A number only at a top-level field, whose Decimal128s the collection keeps track of.
+ */
+function pathEquals(steps: string[], value: Scalar): Alternatives | undefined {
+  const field = `$${steps.map((step) => `.${literal(step)}`).join("")}`;
   if (typeof value === "boolean") return { paths: [`${field} == ${value}`] };
   if (typeof value === "number" || value instanceof Long) {
+    if (steps.length > 1) return undefined;
     // 0 and -0 are equal: both texts; a Decimal128 may equal any number.
     const texts =
       value instanceof Long
@@ -114,7 +133,7 @@ const maxAlternatives = maxExactAlternatives;
  * planned once for every value (see `hiddenValue`).
  */
 export function pushdown(query: Document, firstParam: number, { hidden = false } = {}): Pushdown {
-  const into: Pushdown = { where: [], params: [] };
+  const into: Pushdown = { where: [], params: [], truncated: false };
   finish(conditions(query, firstParam, hidden, into));
   return into;
 }
@@ -124,68 +143,110 @@ export function pushdown(query: Document, firstParam: number, { hidden = false }
  * took 80 ms in one (its keys are kept: data/wide-keys.ts).
  */
 export async function pushdownInSlices(query: Document, firstParam: number, { hidden = false } = {}) {
-  const into: Pushdown = { where: [], params: [] };
+  const into: Pushdown = { where: [], params: [], truncated: false };
   await inTurns(conditions(query, firstParam, hidden, into));
   return into;
 }
 
+/**
+ * A dotted path's steps, or undefined when SQL's path could miss what MongoDB's matches: a step
+ * of digits (an array's index to MongoDB), one of `$`, or an empty one.
+ */
+function pathSteps(key: string): string[] | undefined {
+  const steps = key.split(".");
+  return steps.every((step) => step !== "" && !step.startsWith("$") && !/^\d+$/.test(step)) ? steps : undefined;
+}
+
 /** Adds the query's conditions pushed down to `into`, a step (`yield`) every `conditionsPerStep`. */
 function* conditions(query: Document, firstParam: number, hidden: boolean, into: Pushdown): Generator<void> {
-  const { where, params } = into;
+  const { params } = into;
   const param = (value: unknown, type: string, hide = hidden) => {
     params.push(value);
     const placeholder = `$${firstParam + params.length - 1}::${type}`;
     return hide ? hiddenValue(placeholder) : placeholder;
   };
   let looked = 0;
-  function* visit(q: Document): Generator<void> {
+  let pushed = 0;
+  /** The condition of one field's equality, or undefined (no parameter taken). */
+  function equality(key: string, condition: unknown): string | undefined {
+    if (key.startsWith("$") || awkward(key)) return undefined;
+    if (key === "_id") {
+      const ids = equalValues(condition, isIdValue);
+      // (A subquery in ANY( ) would be read as a set of rows: the cast makes it the array.)
+      return ids && `id_key = ANY(${param(ids.map(idRowKey), "text[]")}${hidden ? "::text[]" : ""})`;
+    }
+    const steps = pathSteps(key);
+    const values = steps && equalValues(condition, (v) => scalar(v) !== undefined);
+    // A path of 100,000 alternatives is past what PostgreSQL evaluates (and an index would help little).
+    if (!steps || !values || values.length > maxAlternatives) return undefined;
+    const alternatives = new Set<string>();
+    let decimal: string | undefined;
+    for (const value of values) {
+      const found = pathEquals(steps, scalar(value) as Scalar);
+      if (found === undefined) return undefined;
+      for (const path of found.paths) alternatives.add(path);
+      decimal ??= found.decimal;
+    }
+    const paths = [...alternatives].join(" || ");
+    if (decimal === undefined) return `doc @@ ${param(paths, "jsonpath")}`;
+    // (Each its own parameter, never hidden again: the subquery hides them all.)
+    const [field, withDecimals, without] = [
+      param(key, "text", false),
+      param(`${paths} || ${decimal}`, "jsonpath", false),
+      param(paths, "jsonpath", false),
+    ];
+    return `doc @@ ${withDecimalsIfHeld(field, withDecimals, without)}`;
+  }
+  /** Adds `q`'s conditions to `where` (AND-ed), while fewer than `maxPushedConditions` are. */
+  function* visit(q: Document, where: string[]): Generator<void> {
     for (const key of keysOf(q)) {
       if (++looked % conditionsPerStep === 0) yield;
       const condition = q[key];
       if (key === "$and" && Array.isArray(condition)) {
-        for (const clause of condition) if (isDocument(clause)) yield* visit(clause);
+        for (const clause of condition) if (isDocument(clause)) yield* visit(clause, where);
         continue;
       }
       if (key === "$or" && Array.isArray(condition) && condition.length === 1 && isDocument(condition[0])) {
-        yield* visit(condition[0]);
+        yield* visit(condition[0], where);
         continue;
       }
-      if (key.startsWith("$") || key.includes(".") || awkward(key)) continue;
-      if (key === "_id") {
-        const ids = equalValues(condition, isIdValue);
-        // (A subquery in ANY( ) would be read as a set of rows: the cast makes it the array.)
-        if (ids) where.push(`id_key = ANY(${param(ids.map(idRowKey), "text[]")}${hidden ? "::text[]" : ""})`);
+      // (Leaving a condition out only widens what the rows hold; the engine decides.)
+      if (pushed >= maxPushedConditions) {
+        into.truncated = true;
         continue;
       }
-      const values = equalValues(condition, (v) => scalar(v) !== undefined);
-      // A path of 100,000 alternatives is past what PostgreSQL evaluates (and an index would help little).
-      if (!values || values.length > maxAlternatives) continue;
-      const alternatives = new Set<string>();
-      let decimal: string | undefined;
-      let every = true;
-      for (const value of values) {
-        const found = pathEquals(key, scalar(value) as Scalar);
-        if (found === undefined) every = false;
+      if (key === "$or" && Array.isArray(condition)) {
+        const taken = { params: params.length, pushed };
+        const alternatives = yield* either(condition);
+        if (alternatives !== undefined) where.push(alternatives);
         else {
-          for (const path of found.paths) alternatives.add(path);
-          decimal ??= found.decimal;
+          params.length = taken.params;
+          pushed = taken.pushed;
         }
+        continue;
       }
-      if (!every) continue;
-      const paths = [...alternatives].join(" || ");
-      if (decimal === undefined) where.push(`doc @@ ${param(paths, "jsonpath")}`);
-      else {
-        // (Each its own parameter, never hidden again: the subquery hides them all.)
-        const [field, withDecimals, without] = [
-          param(key, "text", false),
-          param(`${paths} || ${decimal}`, "jsonpath", false),
-          param(paths, "jsonpath", false),
-        ];
-        where.push(`doc @@ ${withDecimalsIfHeld(field, withDecimals, without)}`);
-      }
+      const found = equality(key, condition);
+      if (found === undefined) continue;
+      where.push(found);
+      pushed++;
     }
   }
-  yield* visit(query);
+  /**
+   * An `$or`'s clauses' conditions OR-ed (its clauses' conditions count against the cap), or
+   * undefined when a clause pushes none down: that clause could match any document.
+   */
+  function* either(clauses: unknown[]): Generator<void, string | undefined> {
+    const each: string[] = [];
+    for (const clause of clauses) {
+      if (!isDocument(clause)) return undefined;
+      const own: string[] = [];
+      yield* visit(clause, own);
+      if (own.length === 0) return undefined;
+      each.push(own.length === 1 ? own[0]! : `(${own.join(" AND ")})`);
+    }
+    return `(${each.join(" OR ")})`;
+  }
+  yield* visit(query, into.where);
 }
 
 /**
