@@ -296,12 +296,13 @@ describe("reads of a collection larger than the documents an action may examine"
     ]);
   });
 
-  it("narrows an $or whose every clause requires an equality in the store: each clause's documents", async () => {
+  it("narrows by a dotted path's equality, and an $or whose every clause requires one, in the store", async () => {
     const appId = await newOpenApp(app, { queryDocsExaminedLimit: 5 });
     const documents = Array.from({ length: 12 }, (_, i) => ({
       _id: i,
       owner: ["ann", "bob", "cid"][i % 3],
       shared: i === 4 ? ["ann"] : [],
+      by: [{ id: `u${i}` }, { id: "all" }],
     }));
     expect((await seed(appId, documents, "shared")).response.statusCode).toBe(201);
     const { access_token: token } = await anonymousLogin(app, appId);
@@ -317,6 +318,9 @@ describe("reads of a collection larger than the documents an action may examine"
     // A rule's usual filter: the user's own documents and those shared with them (5 of 12).
     expect(await ids({ $or: [{ owner: "ann" }, { shared: "ann" }] })).toEqual([0, 3, 4, 6, 9]);
     expect(await ids({ $or: [{ owner: "cid", _id: { $in: [2, 5] } }, { owner: "nobody" }] })).toEqual([2, 5]);
+    // Through an array of documents, as MongoDB's paths go.
+    expect(await ids({ "by.id": "u7" })).toEqual([7]);
+    expect(await ids({ $or: [{ "by.id": "u1" }, { "by.id": { $in: ["u2", "u3"] }, owner: "cid" }] })).toEqual([1, 2]);
     // A clause that requires no equality could match any document: all 12 would be examined.
     expect(await ids({ $or: [{ owner: "ann" }, { _id: { $gt: 10 } }] })).toEqual({
       error: "operation exceeded the limit of 5 documents examined",

@@ -6,10 +6,12 @@
  * inserts, replaces and deletes; so is the first document having a value.
  */
 import { Decimal128, ObjectId } from "bson";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Document } from "../../src/data/documents.ts";
 import { find } from "../../src/data/query-engine.ts";
 import { Collection, indexedEqualities, maxKeysPerArray } from "../../src/store/memory/documents.ts";
+import { nestedDocuments, pathQueries } from "../helpers/path-shapes.ts";
 import { seeded } from "../helpers/seeded.ts";
 
 describe("indexedEqualities", () => {
@@ -27,11 +29,16 @@ describe("indexedEqualities", () => {
       ["owner_id", ["u1"]],
       ["tag", ["x", 2.5]],
     ]);
-    // Not required of every match, or not a plain top-level equality: no narrowing.
+    // A dotted path's too (not one with a step of digits: an array's index to MongoDB too).
+    // (A top-level field of digits is a field: an object's integer keys come first.)
+    expect(indexedEqualities({ "owner.id": "u1", "a.0": "x", "a.$b": "x", "0": "y" })).toEqual([
+      ["0", ["y"]],
+      ["owner.id", ["u1"]],
+    ]);
+    // Not required of every match, or not a plain equality: no narrowing.
     expect(indexedEqualities({ $or: [{ owner_id: "u1" }, { owner_id: "u2" }] })).toEqual([]);
     expect(
       indexedEqualities({
-        "a.b": "x",
         owner_id: { $ne: "u1" },
         t: { $eq: "x", $exists: true },
         u: { $in: ["x", null] },
@@ -153,6 +160,28 @@ describe("indexed reads of a collection", () => {
         .filter((d) => most.includes(d.k as number) || d._id === "dec")
         .map((d) => d._id),
     );
+  });
+
+  it("hand the engine every document it matches, whatever the paths and arrays (test/helpers/path-shapes.ts)", () => {
+    fc.assert(
+      fc.property(nestedDocuments, pathQueries, (docs, queries) => {
+        const collection = new Collection("db", "paths");
+        for (const [i, doc] of docs.entries()) collection.insert({ ...doc, _id: i });
+        // Indexes built before some writes and kept by them, and built after others.
+        for (const q of queries) collection.candidates(q);
+        collection.replace({ ...docs[0], _id: 0, a: { b: "x" } });
+        collection.delete(docs.length - 1);
+        const all = collection.values();
+        for (const q of queries)
+          expect(find(collection.candidates(q), q, {}), JSON.stringify(q)).toEqual(find(all, q, {}));
+      }),
+      { seed: 20261129, numRuns: 300 },
+    );
+    const collection = new Collection("db", "nested");
+    for (let i = 0; i < 40; i++)
+      collection.insert({ _id: i, owner: { id: owners[i % 4] }, steps: [{ by: owners[i % 2] }] });
+    expect(collection.candidates({ "owner.id": "ann" })).toHaveLength(10);
+    expect(collection.candidates({ "steps.by": "bob" })).toHaveLength(20);
   });
 
   it("scan for fields past the indexed few, and for queries without a string equality", () => {

@@ -12,6 +12,7 @@ import { find } from "../../src/data/query-engine.ts";
 import { narrow } from "../../src/data/rules.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { maxPushedConditions, pushdown } from "../../src/store/postgres/pushdown.ts";
+import { nestedDocuments, pathQueries } from "../helpers/path-shapes.ts";
 import { adminQuery, emulatorDatabase, type TestDatabase } from "../helpers/postgres.ts";
 
 const nothing = { where: [], params: [], truncated: false };
@@ -332,53 +333,24 @@ describe("what PostgreSQL hands back for the engine", () => {
     await database?.drop();
   });
 
-  // Documents of nested documents and arrays (of arrays too) over a few names and values, and
-  // queries of their paths (dotted, with steps of digits too) in $and, $or and $in: what the
-  // store hands back holds every document the query engine matches in the whole collection.
-  const names = ["a", "b", "0", "1"];
-  const oid = new ObjectId("65a1b2c3d4e5f60718293a51");
-  const scalars = ["x", "y", true, false, 1, oid, null];
-  const { value } = fc.letrec((tie) => ({
-    value: fc.oneof(
-      { depthSize: "small", withCrossShrink: true },
-      fc.constantFrom(...scalars),
-      fc.array(tie("value"), { maxLength: 3 }),
-      fc.dictionary(fc.constantFrom(...names), tie("value"), { maxKeys: 3 }),
-    ),
-  }));
-  const path = fc.array(fc.constantFrom(...names), { minLength: 1, maxLength: 3 }).map((steps) => steps.join("."));
-  const equality = fc
-    .tuple(path, fc.oneof(fc.constantFrom(...scalars), fc.constant({ $in: ["x", true] }), fc.constant({ $eq: "y" })))
-    .map(([field, condition]) => ({ [field]: condition }));
-  const query = fc.oneof(
-    equality,
-    fc.array(equality, { minLength: 2, maxLength: 3 }).map((clauses) => ({ $or: clauses })),
-    fc.tuple(equality, fc.array(equality, { minLength: 2, maxLength: 3 })).map(([one, clauses]) => ({
-      $and: [one, { $or: clauses }],
-    })),
-  );
   let run = 0;
 
-  it("holds every document the engine matches, whatever the paths and arrays", async () => {
+  it("holds every document the engine matches, whatever the paths and arrays (test/helpers/path-shapes.ts)", async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.dictionary(fc.constantFrom(...names), value, { maxKeys: 3 }), { minLength: 1, maxLength: 12 }),
-        fc.array(query, { minLength: 1, maxLength: 4 }),
-        async (docs, queries) => {
-          const data = store.apps.scope("s").data;
-          const collection = `c${++run}`;
-          await data.write("db", collection, async () => ({
-            changes: docs.map((doc, i) => ({ op: "insert" as const, doc: { ...doc, _id: i } })),
-            events: () => [],
-            result: () => undefined,
-          }));
-          const all = await data.read("db", collection, {});
-          for (const q of queries) {
-            const handed = await data.read("db", collection, q);
-            expect(find(handed, q, {}), JSON.stringify(q)).toEqual(find(all, q, {}));
-          }
-        },
-      ),
+      fc.asyncProperty(nestedDocuments, pathQueries, async (docs, queries) => {
+        const data = store.apps.scope("s").data;
+        const collection = `c${++run}`;
+        await data.write("db", collection, async () => ({
+          changes: docs.map((doc, i) => ({ op: "insert" as const, doc: { ...doc, _id: i } })),
+          events: () => [],
+          result: () => undefined,
+        }));
+        const all = await data.read("db", collection, {});
+        for (const q of queries) {
+          const handed = await data.read("db", collection, q);
+          expect(find(handed, q, {}), JSON.stringify(q)).toEqual(find(all, q, {}));
+        }
+      }),
       { seed: 20261129, numRuns: 150 },
     );
   }, 60_000);

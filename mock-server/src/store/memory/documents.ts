@@ -137,7 +137,7 @@ function keyOf(value: unknown): IndexKey | undefined {
   return undefined;
 }
 
-/** Equalities of top-level fields, each to any of its index keys, all of them required. */
+/** Equalities of top-level fields and dotted paths, each to any of its index keys, all of them required. */
 type Equalities = [string, IndexKey[]][];
 
 /**
@@ -150,10 +150,11 @@ interface Narrowing {
 }
 
 /**
- * The equalities of top-level fields to strings, numbers, booleans and ObjectIds a query requires
- * of every match (at its top level or under `$and`; `{$eq: …}` and `{$in: […]}` of up to 256 of
- * them too), as index keys: each narrows a read to the documents whose field is such a value (a
- * number equal to such a number, or maybe: `otherNumbers`) or an array holding one.
+ * The equalities of top-level fields and dotted paths to strings, numbers, booleans and ObjectIds
+ * a query requires of every match (at its top level or under `$and`; `{$eq: …}` and `{$in: […]}`
+ * of up to 256 of them too), as index keys: each narrows a read to the documents whose field (or
+ * a value its path reaches) is such a value (a number equal to such a number, or maybe:
+ * `otherNumbers`) or an array holding one.
  */
 export function indexedEqualities(query: Document): Equalities {
   return narrowingOf(query).equalities;
@@ -179,6 +180,15 @@ async function narrowingInSlices(query: Document): Promise<void> {
 
 const narrowings = new WeakMap<Document, Narrowing>();
 
+/**
+ * A top-level field or a dotted path an index can keep: no empty step, none of `$`, and in a path
+ * none of digits (MongoDB reads `a.0` as an array's index too).
+ */
+function indexablePath(field: string): boolean {
+  const steps = field.split(".");
+  return steps.every((step) => step !== "" && !step.startsWith("$") && (steps.length === 1 || !/^\d+$/.test(step)));
+}
+
 function* findNarrowing(query: Document): Generator<void, Narrowing> {
   let looked = 0;
   function* visit(q: Document, into: Narrowing): Generator<void> {
@@ -199,7 +209,7 @@ function* findNarrowing(query: Document): Generator<void, Narrowing> {
           clauses.push(own.equalities);
         }
         if (clauses.length === condition.length && clauses.length > 0) into.alternatives.push(clauses);
-      } else if (field !== "" && !field.startsWith("$") && !field.includes(".")) {
+      } else if (indexablePath(field)) {
         const key = keyOf(condition);
         if (key !== undefined) into.equalities.push([field, [key]]);
         else if (isDocument(condition) && Object.keys(condition).length === 1) {
@@ -240,6 +250,32 @@ function indexKeys(value: unknown): IndexKey[] {
 }
 
 /**
+ * The index keys a document is kept under for a top-level field (`indexKeys` of its value) or a
+ * dotted path: those of every value the path reaches, through arrays at each step (arrays of
+ * arrays too: more than MongoDB's paths reach, which only widens what a read hands the engine);
+ * `manyValues` alone past `maxKeysPerArray` of them.
+ */
+function keysAt(doc: Document, field: string): IndexKey[] {
+  if (!field.includes(".")) return indexKeys(doc[field]);
+  let reached: unknown[] = [doc];
+  for (const step of field.split(".")) {
+    const next: unknown[] = [];
+    const visit = (value: unknown): void => {
+      if (Array.isArray(value)) for (const item of value) visit(item);
+      else if (isDocument(value) && Object.hasOwn(value, step)) next.push(value[step]);
+    };
+    for (const value of reached) visit(value);
+    reached = next;
+  }
+  const keys = new Set<IndexKey>();
+  for (const value of reached) {
+    for (const key of indexKeys(value)) keys.add(key);
+    if (keys.has(manyValues) || keys.size > maxKeysPerArray) return [manyValues];
+  }
+  return [...keys];
+}
+
+/**
  * The documents having one value of an indexed field, by `_id` key: in insertion order (the
  * collection's `places`) while `ordered`, which a document joining with an earlier place (a
  * replace that gave it this value) breaks until the next read puts them in order again.
@@ -263,8 +299,8 @@ export class Collection {
   private readonly places = new Map<string, number>();
   private nextPlace = 0;
   /**
-   * Indexes of top-level fields by string value (the documents having it, by `_id` key), each
-   * built on the first read narrowed by its field and kept by every write after.
+   * Indexes of top-level fields and dotted paths by value (the documents having it, by `_id` key),
+   * each built on the first read narrowed by its field and kept by every write after.
    */
   private readonly indexes = new Map<string, Map<IndexKey, IndexEntry>>();
   /** Each document's size (documentBytes), by `_id` key. */
@@ -370,7 +406,8 @@ export class Collection {
    * data), through the field's index (a collection past its indexed fields scans).
    */
   firstWith(field: string, value: string): Document | undefined {
-    const index = this.indexes.get(field) ?? this.buildIndex(field);
+    // (A name with a dot is a field's own name here, where an index's is a path.)
+    const index = field.includes(".") ? undefined : (this.indexes.get(field) ?? this.buildIndex(field));
     if (!index) return this.values().find((doc) => doc[field] === value);
     const entry = index.get(value);
     if (!entry) return undefined;
@@ -384,7 +421,7 @@ export class Collection {
     if (this.indexes.size >= maxIndexedFields) return undefined;
     const index = new Map<IndexKey, IndexEntry>();
     this.indexes.set(field, index);
-    for (const [key, doc] of this.docs) this.reindexField(index, key, [], indexKeys(doc[field]), doc);
+    for (const [key, doc] of this.docs) this.reindexField(index, key, [], keysAt(doc, field), doc);
     return index;
   }
 
@@ -427,13 +464,7 @@ export class Collection {
   /** Keeps the indexes with a document stored (`doc`) or removed (`undefined`) under `key`. */
   private reindex(key: string, before: Document | undefined, after: Document | undefined): void {
     for (const [field, index] of this.indexes) {
-      this.reindexField(
-        index,
-        key,
-        before ? indexKeys(before[field]) : [],
-        after ? indexKeys(after[field]) : [],
-        after,
-      );
+      this.reindexField(index, key, before ? keysAt(before, field) : [], after ? keysAt(after, field) : [], after);
     }
   }
 

@@ -1,0 +1,43 @@
+/**
+ * Generated documents of nested documents and arrays (of arrays too) over a few names and values,
+ * and queries of their paths — dotted, with steps of digits too — in `$and`, `$or` and `$in`: for
+ * checking that what a store hands the query engine for a query holds every document the engine
+ * matches in the whole collection (test/postgres/pushdown.test.ts, test/data/indexed-reads.test.ts).
+ */
+import { ObjectId } from "bson";
+import fc from "fast-check";
+
+const names = ["a", "b", "0", "1"];
+const scalars = ["x", "y", true, false, 1, new ObjectId("65a1b2c3d4e5f60718293a51"), null];
+
+const { value } = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc.constantFrom(...scalars),
+    fc.array(tie("value"), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom(...names), tie("value"), { maxKeys: 3 }),
+  ),
+}));
+
+/** A collection's documents (without `_id`). */
+export const nestedDocuments = fc.array(fc.dictionary(fc.constantFrom(...names), value, { maxKeys: 3 }), {
+  minLength: 1,
+  maxLength: 12,
+});
+
+const path = fc.array(fc.constantFrom(...names), { minLength: 1, maxLength: 3 }).map((steps) => steps.join("."));
+const equality = fc
+  .tuple(path, fc.oneof(fc.constantFrom(...scalars), fc.constant({ $in: ["x", true] }), fc.constant({ $eq: "y" })))
+  .map(([field, condition]) => ({ [field]: condition }));
+
+/** A few queries of the documents' paths. */
+export const pathQueries = fc.array(
+  fc.oneof(
+    equality,
+    fc.array(equality, { minLength: 2, maxLength: 3 }).map((clauses) => ({ $or: clauses })),
+    fc.tuple(equality, fc.array(equality, { minLength: 2, maxLength: 3 })).map(([one, clauses]) => ({
+      $and: [one, { $or: clauses }],
+    })),
+  ),
+  { minLength: 1, maxLength: 4 },
+);
