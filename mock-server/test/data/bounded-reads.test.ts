@@ -77,6 +77,25 @@ const tooMany = (limit: number) => ({
   error_code: "MongoDBError",
 });
 
+/**
+ * A new app that may examine 5 documents, `documents` seeded in `collection`: a find's ids there
+ * (numbers), or its error's body.
+ */
+async function findIds(documents: Record<string, unknown>[], collection: string) {
+  const appId = await newOpenApp(app, { queryDocsExaminedLimit: 5 });
+  expect((await seed(appId, documents, collection)).response.statusCode).toBe(201);
+  const { access_token: token } = await anonymousLogin(app, appId);
+  return async (query: Record<string, unknown>) => {
+    const { body } = await mongoAction(app, appId, token, "find", {
+      database: "d",
+      collection,
+      query,
+      project: { _id: 1 },
+    });
+    return Array.isArray(body) ? body.map((d: { _id: { $numberInt: string } }) => Number(d._id.$numberInt)) : body;
+  };
+}
+
 describe("reads of a collection larger than the documents an action may examine", () => {
   const size = 6_000;
   const limit = 1_000;
@@ -253,7 +272,6 @@ describe("reads of a collection larger than the documents an action may examine"
   });
 
   it("finds every number equal to a number's, of any type, in arrays too, when it narrows", async () => {
-    const appId = await newOpenApp(app, { queryDocsExaminedLimit: 5 });
     const documents = [
       { _id: 1, k: 5 },
       { _id: 2, k: [1, 5] },
@@ -270,17 +288,7 @@ describe("reads of a collection larger than the documents an action may examine"
       { _id: 13, k: { $oid: "65a1b2c3d4e5f60718293a4c" } },
       { _id: 14, k: [false, "65a1b2c3d4e5f60718293a4c"] },
     ];
-    expect((await seed(appId, documents, "mixed")).response.statusCode).toBe(201);
-    const { access_token: token } = await anonymousLogin(app, appId);
-    const ids = async (query: Record<string, unknown>) => {
-      const { body } = await mongoAction(app, appId, token, "find", {
-        database: "d",
-        collection: "mixed",
-        query,
-        project: { _id: 1 },
-      });
-      return Array.isArray(body) ? body.map((d: { _id: { $numberInt: string } }) => Number(d._id.$numberInt)) : body;
-    };
+    const ids = await findIds(documents, "mixed");
     // Each would examine all 12 (past the limit of 5) without the store's narrowing.
     expect(await ids({ k: 5 })).toEqual([1, 2, 3]);
     expect(await ids({ k: 0 })).toEqual([6]);
@@ -297,24 +305,13 @@ describe("reads of a collection larger than the documents an action may examine"
   });
 
   it("narrows by a dotted path's equality, and an $or whose every clause requires one, in the store", async () => {
-    const appId = await newOpenApp(app, { queryDocsExaminedLimit: 5 });
     const documents = Array.from({ length: 12 }, (_, i) => ({
       _id: i,
       owner: ["ann", "bob", "cid"][i % 3],
       shared: i === 4 ? ["ann"] : [],
       by: [{ id: `u${i}` }, { id: "all" }],
     }));
-    expect((await seed(appId, documents, "shared")).response.statusCode).toBe(201);
-    const { access_token: token } = await anonymousLogin(app, appId);
-    const ids = async (query: Record<string, unknown>) => {
-      const { body } = await mongoAction(app, appId, token, "find", {
-        database: "d",
-        collection: "shared",
-        query,
-        project: { _id: 1 },
-      });
-      return Array.isArray(body) ? body.map((d: { _id: { $numberInt: string } }) => Number(d._id.$numberInt)) : body;
-    };
+    const ids = await findIds(documents, "shared");
     // A rule's usual filter: the user's own documents and those shared with them (5 of 12).
     expect(await ids({ $or: [{ owner: "ann" }, { shared: "ann" }] })).toEqual([0, 3, 4, 6, 9]);
     expect(await ids({ $or: [{ owner: "cid", _id: { $in: [2, 5] } }, { owner: "nobody" }] })).toEqual([2, 5]);

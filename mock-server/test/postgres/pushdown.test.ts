@@ -316,30 +316,14 @@ describe("a user's read on PostgreSQL", () => {
     // (Looked up again: its 7s, with the dropped one's, which the index holds until a vacuum.)
     expect(await indexRows("prices", { n: 7 })).toBeLessThan(5);
   });
-});
-
-describe("what PostgreSQL hands back for the engine", () => {
-  let database: TestDatabase;
-  let store: PostgresStore;
-
-  beforeAll(async () => {
-    database = await emulatorDatabase("pushdown-superset");
-    store = await PostgresStore.open({ url: database.url });
-    await store.apps.create({ appId: "s", domainId: "s", createdAt: 0, appDir: null, config: {} });
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
 
   let run = 0;
 
   it("holds every document the engine matches, whatever the paths and arrays (test/helpers/path-shapes.ts)", async () => {
     await fc.assert(
       fc.asyncProperty(nestedDocuments, pathQueries, async (docs, queries) => {
-        const data = store.apps.scope("s").data;
-        const collection = `c${++run}`;
+        const data = store.apps.scope("p").data;
+        const collection = `paths-${++run}`;
         await data.write("db", collection, async () => ({
           changes: docs.map((doc, i) => ({ op: "insert" as const, doc: { ...doc, _id: i } })),
           events: () => [],
