@@ -116,3 +116,23 @@ export function meetsExactly(doc: Document, conditions: ExactCondition[]): boole
     return field !== "_id" && Array.isArray(value) && value.some((item) => values.some((wanted) => same(item, wanted)));
   });
 }
+
+/**
+ * The equalities a condition of `field` implies, for a store to narrow a read by (never exact: the
+ * query engine decides): `{$all: [v…]}` of values that are not arrays or documents, each `field: v`
+ * (MongoDB reads `$all` as the `$and` of those equalities); `{$elemMatch: {g: c, …}}`, each plain
+ * field's `"field.g": c` (an element meeting it has that path). Undefined for any other condition.
+ */
+export function impliedConditions(field: string, condition: unknown): [string, unknown][] | undefined {
+  if (!isDocument(condition)) return undefined;
+  const keys = Object.keys(condition);
+  if (keys.length !== 1) return undefined;
+  const inner = condition[keys[0]!];
+  if (keys[0] === "$all" && Array.isArray(inner))
+    return inner.filter((v) => !Array.isArray(v) && !isDocument(v)).map((v) => [field, v]);
+  if (keys[0] === "$elemMatch" && isDocument(inner))
+    return Object.keys(inner)
+      .filter((key) => !key.startsWith("$"))
+      .map((key) => [`${field}.${key}`, inner[key]]);
+  return undefined;
+}

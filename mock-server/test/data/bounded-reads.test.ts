@@ -304,7 +304,7 @@ describe("reads of a collection larger than the documents an action may examine"
     ]);
   });
 
-  it("narrows by a dotted path's equality, and an $or whose every clause requires one, in the store", async () => {
+  it("narrows by a dotted path's equality, an $or whose every clause requires one, $elemMatch and $all", async () => {
     const documents = Array.from({ length: 12 }, (_, i) => ({
       _id: i,
       owner: ["ann", "bob", "cid"][i % 3],
@@ -317,6 +317,9 @@ describe("reads of a collection larger than the documents an action may examine"
     expect(await ids({ $or: [{ owner: "cid", _id: { $in: [2, 5] } }, { owner: "nobody" }] })).toEqual([2, 5]);
     // Through an array of documents, as MongoDB's paths go.
     expect(await ids({ "by.id": "u7" })).toEqual([7]);
+    // The equalities an $elemMatch and an $all imply.
+    expect(await ids({ by: { $elemMatch: { id: "u8" } } })).toEqual([8]);
+    expect(await ids({ shared: { $all: ["ann"] } })).toEqual([4]);
     expect(await ids({ $or: [{ "by.id": "u1" }, { "by.id": { $in: ["u2", "u3"] }, owner: "cid" }] })).toEqual([1, 2]);
     // A clause that requires no equality could match any document: all 12 would be examined.
     expect(await ids({ $or: [{ owner: "ann" }, { _id: { $gt: 10 } }] })).toEqual({

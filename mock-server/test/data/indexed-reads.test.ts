@@ -35,6 +35,14 @@ describe("indexedEqualities", () => {
       ["0", ["y"]],
       ["owner.id", ["u1"]],
     ]);
+    // Those an $all or an $elemMatch implies.
+    expect(
+      indexedEqualities({ tags: { $all: ["a", ["b"], 2] }, members: { $elemMatch: { id: "u1", n: { $gt: 1 } } } }),
+    ).toEqual([
+      ["tags", ["a"]],
+      ["tags", [2]],
+      ["members.id", ["u1"]],
+    ]);
     // Not required of every match, or not a plain equality: no narrowing.
     expect(indexedEqualities({ $or: [{ owner_id: "u1" }, { owner_id: "u2" }] })).toEqual([]);
     expect(

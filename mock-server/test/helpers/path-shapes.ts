@@ -1,6 +1,7 @@
 /**
  * Generated documents of nested documents and arrays (of arrays too) over a few names and values,
- * and queries of their paths — dotted, with steps of digits too — in `$and`, `$or` and `$in`: for
+ * and queries of their paths — dotted, with steps of digits too — in `$and`, `$or`, `$in`, `$all`
+ * and `$elemMatch`: for
  * checking that what a store hands the query engine for a query holds every document the engine
  * matches in the whole collection (test/postgres/pushdown.test.ts, test/data/indexed-reads.test.ts).
  */
@@ -26,9 +27,18 @@ export const nestedDocuments = fc.array(fc.dictionary(fc.constantFrom(...names),
 });
 
 const path = fc.array(fc.constantFrom(...names), { minLength: 1, maxLength: 3 }).map((steps) => steps.join("."));
-const equality = fc
-  .tuple(path, fc.oneof(fc.constantFrom(...scalars), fc.constant({ $in: ["x", true] }), fc.constant({ $eq: "y" })))
-  .map(([field, condition]) => ({ [field]: condition }));
+const scalar = fc.constantFrom(...scalars);
+const condition = fc.oneof(
+  scalar,
+  fc.constant({ $in: ["x", true] }),
+  fc.constant({ $eq: "y" }),
+  fc.constant({ $all: ["x", true] }),
+  scalar.map((v) => ({ $all: [v] })),
+  fc
+    .dictionary(fc.constantFrom(...names), fc.oneof(scalar, fc.constant({ $ne: "x" })), { minKeys: 1, maxKeys: 2 })
+    .map((match) => ({ $elemMatch: match })),
+);
+const equality = fc.tuple(path, condition).map(([field, c]) => ({ [field]: c }));
 
 /** A few queries of the documents' paths. */
 export const pathQueries = fc.array(

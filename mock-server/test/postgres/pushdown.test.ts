@@ -119,6 +119,16 @@ describe("pushdown", () => {
     });
   });
 
+  it("turns $all into each of its values' equality, and $elemMatch into its fields' paths", () => {
+    expect(
+      pushdown({ tags: { $all: ["a", ["b"], true] }, members: { $elemMatch: { id: "u1", role: { $ne: "x" } } } }, 1),
+    ).toEqual({
+      where: ["doc @@ $1::jsonpath", "doc @@ $2::jsonpath", "doc @@ $3::jsonpath"],
+      params: ['$."tags" == "a"', '$."tags" == true', '$."members"."id" == "u1"'],
+      truncated: false,
+    });
+  });
+
   it("turns an $or whose every clause pushes a condition down into the clauses' conditions OR-ed", () => {
     expect(
       pushdown({ done: false, $or: [{ owner_id: "u1" }, { shared: "u1", n: { $gt: 1 } }, { _id: "x" }] }, 4),

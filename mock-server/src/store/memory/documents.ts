@@ -14,7 +14,13 @@ import { isBsonNumber } from "../../data/numeric-operators.ts";
 import { finish, inSlices, inTurns, Turns } from "../../data/turns.ts";
 import { keysOf } from "../../data/wide-keys.ts";
 import { holdsWide, storeInSlices } from "../../data/wide-values.ts";
-import { conditionsPerStep, exactConditionsInSlices, maxExactAlternatives, meetsExactly } from "../exact-query.ts";
+import {
+  conditionsPerStep,
+  exactConditionsInSlices,
+  impliedConditions,
+  maxExactAlternatives,
+  meetsExactly,
+} from "../exact-query.ts";
 import {
   type AppliedChanges,
   type CollectionInfo,
@@ -152,7 +158,7 @@ interface Narrowing {
 /**
  * The equalities of top-level fields and dotted paths to strings, numbers, booleans and ObjectIds
  * a query requires of every match (at its top level or under `$and`; `{$eq: …}` and `{$in: […]}`
- * of up to 256 of them too), as index keys: each narrows a read to the documents whose field (or
+ * of up to 256 of them too, and those an `$all` or an `$elemMatch` implies), as index keys: each narrows a read to the documents whose field (or
  * a value its path reaches) is such a value (a number equal to such a number, or maybe:
  * `otherNumbers`) or an array holding one.
  */
@@ -189,6 +195,19 @@ function indexablePath(field: string): boolean {
   return steps.every((step) => step !== "" && !step.startsWith("$") && (steps.length === 1 || !/^\d+$/.test(step)));
 }
 
+/** The index keys an equality condition (`v`, `{$eq: v}`, `{$in: [v…]}`) accepts, or undefined. */
+function equalityKeys(condition: unknown): IndexKey[] | undefined {
+  const key = keyOf(condition);
+  if (key !== undefined) return [key];
+  if (!isDocument(condition) || Object.keys(condition).length !== 1) return undefined;
+  const equal = keyOf(condition.$eq);
+  if (equal !== undefined) return [equal];
+  const list = condition.$in;
+  if (!Array.isArray(list) || list.length === 0 || list.length > maxExactAlternatives) return undefined;
+  const keys = list.map(keyOf);
+  return keys.every((k) => k !== undefined) ? (keys as IndexKey[]) : undefined;
+}
+
 function* findNarrowing(query: Document): Generator<void, Narrowing> {
   let looked = 0;
   function* visit(q: Document, into: Narrowing): Generator<void> {
@@ -209,17 +228,10 @@ function* findNarrowing(query: Document): Generator<void, Narrowing> {
           clauses.push(own.equalities);
         }
         if (clauses.length === condition.length && clauses.length > 0) into.alternatives.push(clauses);
-      } else if (indexablePath(field)) {
-        const key = keyOf(condition);
-        if (key !== undefined) into.equalities.push([field, [key]]);
-        else if (isDocument(condition) && Object.keys(condition).length === 1) {
-          const equal = keyOf(condition.$eq);
-          const list = condition.$in;
-          if (equal !== undefined) into.equalities.push([field, [equal]]);
-          else if (Array.isArray(list) && list.length > 0 && list.length <= maxExactAlternatives) {
-            const keys = list.map(keyOf);
-            if (keys.every((k) => k !== undefined)) into.equalities.push([field, keys as IndexKey[]]);
-          }
+      } else {
+        for (const [path, implied] of impliedConditions(field, condition) ?? [[field, condition]]) {
+          const keys = indexablePath(path) ? equalityKeys(implied) : undefined;
+          if (keys !== undefined) into.equalities.push([path, keys]);
         }
       }
     }

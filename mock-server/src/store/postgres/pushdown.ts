@@ -20,7 +20,9 @@
  *   `5.0` equals 5), which the index cannot look up and the query engine then decides;
  * - the conditions of an `$and` (and of a one-clause `$or`), each as above;
  * - an `$or` whose every clause pushes a condition down → the clauses' conditions OR-ed (a rule
- *   `{$or: [{owner_id: …}, {shared_with: …}]}`: the index finds both sets of rows).
+ *   `{$or: [{owner_id: …}, {shared_with: …}]}`: the index finds both sets of rows);
+ * - the equalities an `$all` or an `$elemMatch` implies (store/exact-query.ts `impliedConditions`),
+ *   each as above.
  *
  * At most `maxPushedConditions` conditions a statement; the rest (and everything else: Decimal128
  * values in the query, dates, null, numbers at dotted paths, regular expressions, `$expr`,
@@ -33,7 +35,7 @@ import { type Document, isDocument } from "../../data/documents.ts";
 import { numberWrapper } from "../../data/ejson-text.ts";
 import { finish, inTurns } from "../../data/turns.ts";
 import { keysOf } from "../../data/wide-keys.ts";
-import { awkward, conditionsPerStep, maxExactAlternatives } from "../exact-query.ts";
+import { awkward, conditionsPerStep, impliedConditions, maxExactAlternatives } from "../exact-query.ts";
 import { idRowKey } from "./row-keys.ts";
 
 export interface Pushdown {
@@ -225,10 +227,16 @@ function* conditions(query: Document, firstParam: number, hidden: boolean, into:
         }
         continue;
       }
-      const found = equality(key, condition);
-      if (found === undefined) continue;
-      where.push(found);
-      pushed++;
+      for (const [field, implied] of impliedConditions(key, condition) ?? [[key, condition]]) {
+        if (pushed >= maxPushedConditions) {
+          into.truncated = true;
+          break;
+        }
+        const found = equality(field, implied);
+        if (found === undefined) continue;
+        where.push(found);
+        pushed++;
+      }
     }
   }
   /**
