@@ -29,6 +29,25 @@ const scalar = fc.constantFrom<unknown>(
   { $numberDecimal: "2.50" },
   { $oid: "65a1b2c3d4e5f60718293a51" },
   { $date: { $numberLong: "0" } },
+  // Values whose text is easy to get wrong: a store that hands back what it kept shows it.
+  { $numberDouble: "-0.0" },
+  { $numberDouble: "NaN" },
+  { $numberDouble: "-Infinity" },
+  { $numberDouble: "1e+300" },
+  { $numberDouble: "9007199254740993" },
+  { $numberLong: "9223372036854775807" },
+  { $numberLong: "-9007199254740993" },
+  { $numberDecimal: "-0" },
+  { $numberDecimal: "NaN" },
+  { $numberDecimal: "1.000000000000000000000000000000000E+6144" },
+  'é\u0000𝄞"\\',
+  { $binary: { base64: "AQI=", subType: "04" } },
+  { $regularExpression: { pattern: "^x", options: "i" } },
+  { $timestamp: { t: 1, i: 2 } },
+  { $minKey: 1 },
+  { $maxKey: 1 },
+  { $date: { $numberLong: "-62135596800001" } },
+  { $symbol: "s" },
 );
 const { value } = fc.letrec((tie) => ({
   value: fc.oneof(
