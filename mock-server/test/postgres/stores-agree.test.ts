@@ -3,14 +3,18 @@
  * nested documents, arrays and every kind of number, finds (projected too), counts, distinct
  * values, updates (upserts too), deletes and aggregations whose queries use equalities, comparisons, `$in`, `$exists`, `$type`, `$size`,
  * `$all`, `$elemMatch`, dotted paths, `$or` and `$and` — sent to an emulator on each store get the
- * same statuses and the same bodies, text for text. What one store narrows in SQL or by its indexes
- * and the other matches over the whole collection shows here as a difference.
+ * same statuses and the same bodies, text for text; and change streams opened on each see the same
+ * events for generated writes. What one store narrows in SQL or by its indexes and the other matches
+ * over the whole collection, or writes from the text it kept where the other writes its values
+ * again, shows here as a difference.
  */
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.ts";
 import { anonymousLogin, call, newOpenApp, testApp } from "../helpers/app.ts";
+import { listening } from "../helpers/listen.ts";
+import { openWatch } from "../helpers/watch.ts";
 
 const names = ["a", "b"];
 const scalar = fc.constantFrom<unknown>(
@@ -41,7 +45,7 @@ const scalar = fc.constantFrom<unknown>(
   { $numberDecimal: "NaN" },
   { $numberDecimal: "1.000000000000000000000000000000000E+6144" },
   'é\u0000𝄞"\\',
-  { $binary: { base64: "AQI=", subType: "04" } },
+  { $binary: { base64: "AQI=", subType: "00" } },
   { $regularExpression: { pattern: "^x", options: "i" } },
   { $timestamp: { t: 1, i: 2 } },
   { $minKey: 1 },
@@ -192,6 +196,113 @@ describe("the in-memory and the PostgreSQL store", () => {
         },
       ),
       { seed: 20261129, numRuns: 80 },
+    );
+  }, 120_000);
+});
+
+/** A write: its name and argument (the namespace added when sent). */
+const write = fc.oneof(
+  fc.array(document, { minLength: 1, maxLength: 3 }).map((documents) => act("insertMany", { documents })),
+  fc
+    .tuple(
+      query,
+      fc.oneof(
+        fc.tuple(path, value).map(([p, v]) => ({ $set: { [p]: v } })),
+        fc.tuple(path, number).map(([p, n]) => ({ $inc: { [p]: n } })),
+        path.map((p) => ({ $unset: { [p]: "" } })),
+      ),
+    )
+    .map(([q, update]) => act("updateMany", { query: q, update })),
+  fc
+    .tuple(query, document)
+    .map(([q, replacement]) => act("findOneAndReplace", { filter: q, replacement, returnNewDocument: true })),
+  fc
+    .tuple(query, path, value)
+    .map(([q, p, v]) => act("updateOne", { query: q, update: { $set: { [p]: v } }, upsert: true })),
+  query.map((q) => act("deleteMany", { query: q })),
+);
+
+describe("change streams on the in-memory and the PostgreSQL store", () => {
+  const sides: { app: FastifyInstance; url: string }[] = [];
+  beforeAll(async () => {
+    const memory = await buildApp({ logLevel: "silent", watchFunctions: false, passwordHashCost: 4 });
+    await memory.listen({ host: "127.0.0.1", port: 0 });
+    const address = memory.server.address() as { port: number };
+    sides.push({ app: memory, url: `http://127.0.0.1:${address.port}` }, await listening());
+  });
+  afterAll(() => Promise.all(sides.map(({ app }) => app.close())));
+
+  /** An event as both stores must write it (the resume token and the times are each change's own). */
+  const comparable = (block: string | null) =>
+    (block ?? "end")
+      .replace(/"_id":\{"_data":"[0-9A-Fa-f]+"\}/, '"_id":"token"')
+      .replace(/"clusterTime":\{"\$timestamp":\{"t":\d+,"i":\d+\}\}/, '"clusterTime":"time"')
+      .replace(/"wallTime":\{"\$date":\{"\$numberLong":"\d+"\}\}/, '"wallTime":"time"')
+      .replace(/"\$oid":"(?!65a1b2c3d4e5f60718293a51)[0-9a-f]{24}"/g, '"$oid":"made"');
+
+  it("stream the same events for every generated sequence of writes", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(document, { minLength: 2, maxLength: 5 }),
+        fc.array(write, { minLength: 1, maxLength: 5 }),
+        async (documents, writes) => {
+          const opened = await Promise.all(
+            sides.map(async ({ app, url }) => {
+              const appId = await newOpenApp(app);
+              const token = (await anonymousLogin(app, appId)).access_token;
+              const stream = await openWatch(url, appId, token, { database: "d", collection: "c" });
+              const send = async (name: string, argument: Record<string, unknown>) => {
+                const { response } = await call(app, "callFunction", {
+                  method: "POST",
+                  url: `/api/client/v2.0/app/${appId}/functions/call`,
+                  headers: { authorization: `Bearer ${token}` },
+                  payload: {
+                    name,
+                    service: "mongodb-atlas",
+                    arguments: [{ database: "d", collection: "c", ...argument }],
+                  },
+                });
+                return { status: response.statusCode, body: response.body };
+              };
+              return { stream, send };
+            }),
+          );
+          try {
+            let nextId = 0;
+            for (const [name, argument] of [act("insertMany", { documents }), ...writes]) {
+              const sent =
+                name === "insertMany"
+                  ? {
+                      documents: (argument.documents as Record<string, unknown>[]).map((doc) => ({
+                        ...doc,
+                        _id: { $numberInt: String(nextId++) },
+                      })),
+                    }
+                  : argument;
+              const [onMemory, onPostgres] = await Promise.all(opened.map(({ send }) => send(name, sent)));
+              const what = `${name} ${JSON.stringify(sent)}`;
+              expect(onPostgres!.status, what).toBe(onMemory!.status);
+              // A marker written after it: each stream's events before the marker's are the write's.
+              const marker = `marker-${nextId++}`;
+              const [fromMemory, fromPostgres] = await Promise.all(
+                opened.map(async ({ stream, send }) => {
+                  await send("insertOne", { document: { _id: marker } });
+                  const events: string[] = [];
+                  for (;;) {
+                    const block = comparable(await stream.next());
+                    if (block.includes(`"documentKey":{"_id":"${marker}"}`) || block === "end") return events;
+                    events.push(block);
+                  }
+                }),
+              );
+              expect(fromPostgres, what).toEqual(fromMemory);
+            }
+          } finally {
+            for (const { stream } of opened) stream.close();
+          }
+        },
+      ),
+      { seed: 20261129, numRuns: 25 },
     );
   }, 120_000);
 });
