@@ -126,6 +126,26 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   query.map((q) =>
     act("aggregate", { pipeline: [{ $match: q }, { $group: { _id: "$a", n: { $sum: 1 } } }, { $sort: { _id: 1 } }] }),
   ),
+  // Another read of the collection inside the pipeline (the store's, narrowed by the join's values).
+  fc.tuple(query, path, path).map(([q, local, foreign]) =>
+    act("aggregate", {
+      pipeline: [
+        { $match: q },
+        { $lookup: { from: "c", localField: local, foreignField: foreign, as: "j" } },
+        { $project: { j: "$j._id" } },
+      ],
+    }),
+  ),
+  fc.tuple(query, query, path).map(([q, other, sortBy]) =>
+    act("aggregate", {
+      pipeline: [
+        { $match: q },
+        { $unionWith: { coll: "c", pipeline: [{ $match: other }] } },
+        { $sort: { [sortBy]: -1, _id: 1 } },
+        { $limit: 4 },
+      ],
+    }),
+  ),
 );
 
 describe("the in-memory and the PostgreSQL store", () => {
