@@ -172,9 +172,11 @@ describe("indexed reads of a collection", () => {
 
   it("hand the engine every document it matches, whatever the paths and arrays (test/helpers/path-shapes.ts)", () => {
     fc.assert(
-      fc.property(nestedDocuments, pathQueries, (docs, queries) => {
+      fc.property(nestedDocuments, pathQueries, fc.nat({ max: 8 }), (docs, queries, filled) => {
         const collection = new Collection("db", "paths");
         for (const [i, doc] of docs.entries()) collection.insert({ ...doc, _id: i });
+        // Most of the indexes a collection keeps taken by other fields: the queries' fields past them scan.
+        for (let i = 0; i < filled; i++) collection.candidates({ [`other${i}`]: "x" });
         // Indexes built before some writes and kept by them, and built after others.
         for (const q of queries) collection.candidates(q);
         collection.replace({ ...docs[0], _id: 0, a: { b: "x" } });
@@ -190,6 +192,19 @@ describe("indexed reads of a collection", () => {
       collection.insert({ _id: i, owner: { id: owners[i % 4] }, steps: [{ by: owners[i % 2] }] });
     expect(collection.candidates({ "owner.id": "ann" })).toHaveLength(10);
     expect(collection.candidates({ "steps.by": "bob" })).toHaveLength(20);
+  });
+
+  it("scan for an $or one of whose clauses is on a field past the indexed few", () => {
+    const collection = new Collection("db", "or-past");
+    for (let i = 0; i < 20; i++)
+      collection.insert({ _id: i, f: i % 2 ? "ann" : "bob", ...(i === 0 ? { h: "x" } : {}) });
+    collection.candidates({ f: "ann" });
+    for (let g = 0; g < 7; g++) collection.candidates({ [`g${g}`]: "x" });
+    const query = { $or: [{ f: "ann" }, { h: "x" }] };
+    expect(collection.candidates(query)).toHaveLength(20);
+    expect(find(collection.candidates(query), query, {}).map((d) => d._id)).toEqual([
+      0, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
+    ]);
   });
 
   it("scan for fields past the indexed few, and for queries without a string equality", () => {

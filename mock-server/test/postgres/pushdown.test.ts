@@ -82,7 +82,8 @@ describe("pushdown", () => {
       { a: null },
       { a: /x/ },
       { a: { $ne: "x" } },
-      // A clause that pushes nothing down could match any document.
+      // An empty $or (MongoDB refuses it), and a clause that pushes nothing down: it could match any document.
+      { $or: [] },
       { $or: [{ a: "x" }, { b: { $gt: 1 } }] },
       { $or: [{ a: "x" }, { $or: [{ b: "y" }, { c: /z/ }] }] },
       // A step of digits is an array's index to MongoDB too; a number at a dotted path may be a

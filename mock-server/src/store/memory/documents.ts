@@ -352,17 +352,8 @@ export class Collection {
     let fewest = this.narrowest(equalities);
     for (const clauses of alternatives) {
       if (fewest?.size === 0) break;
-      const either: Narrowed = { entries: [], size: 0 };
-      for (const clause of clauses) {
-        const own = this.narrowest(clause);
-        if (own === undefined) {
-          either.size = Number.POSITIVE_INFINITY;
-          break;
-        }
-        either.entries.push(...own.entries);
-        either.size += own.size;
-      }
-      if (!fewest || either.size < fewest.size) fewest = either;
+      const either = this.eitherOf(clauses);
+      if (either !== undefined && (!fewest || either.size < fewest.size)) fewest = either;
     }
     if (!fewest) return this.values();
     if (fewest.size === 0) return [];
@@ -376,6 +367,21 @@ export class Collection {
     if (merged.size * 16 > this.docs.size)
       return [...this.docs].filter(([key]) => merged.has(key)).map(([, doc]) => doc);
     return [...merged].sort(([a], [b]) => this.places.get(a)! - this.places.get(b)!).map(([, doc]) => doc);
+  }
+
+  /**
+   * The index entries holding the documents that may meet any of an `$or`'s clauses (each clause's
+   * own); undefined when a clause's fields have no index (past the indexed few): it could match any.
+   */
+  private eitherOf(clauses: Equalities[]): Narrowed | undefined {
+    const either: Narrowed = { entries: [], size: 0 };
+    for (const clause of clauses) {
+      const own = this.narrowest(clause);
+      if (own === undefined) return undefined;
+      either.entries.push(...own.entries);
+      either.size += own.size;
+    }
+    return either;
   }
 
   /**

@@ -244,6 +244,7 @@ function* conditions(query: Document, firstParam: number, hidden: boolean, into:
    * undefined when a clause pushes none down: that clause could match any document.
    */
   function* either(clauses: unknown[]): Generator<void, string | undefined> {
+    if (clauses.length === 0) return undefined;
     const each: string[] = [];
     for (const clause of clauses) {
       if (!isDocument(clause)) return undefined;
