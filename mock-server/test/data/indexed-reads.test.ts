@@ -152,6 +152,20 @@ describe("indexed reads of a collection", () => {
     expect(collection.candidates({ tags: 7 }).map((d) => d._id)).toEqual(["long"]);
   });
 
+  it("keep a document whose path reaches more values than an index walks, for every read of the path", () => {
+    const collection = new Collection("db", "long-path");
+    // (Five thousand documents without the path's next step, then one with it.)
+    const elements = [...Array.from({ length: 5_000 }, (_, i) => ({ c: i })), { b: 8 }];
+    collection.insert({ _id: "wide", a: elements });
+    collection.insert({ _id: "narrow", a: [{ b: 7 }, { b: "x" }] });
+    expect(collection.candidates({ "a.b": 7 }).map((d) => d._id)).toEqual(["wide", "narrow"]);
+    expect(collection.candidates({ "a.b": 8 }).map((d) => d._id)).toEqual(["wide"]);
+    // Not walked to its end: kept under the key every read of the path takes.
+    expect(collection.candidates({ "a.b": "absent" }).map((d) => d._id)).toEqual(["wide"]);
+    collection.replace({ _id: "wide", a: [{ b: 1 }] });
+    expect(collection.candidates({ "a.b": "absent" })).toEqual([]);
+  });
+
   it("read the documents of several values in insertion order, few of many or most of them", () => {
     const collection = new Collection("db", "many");
     for (let i = 0; i < 64; i++) collection.insert({ _id: i, k: i });
