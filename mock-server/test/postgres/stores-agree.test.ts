@@ -85,6 +85,13 @@ const query = fc.oneof(
 );
 const number = fc.constantFrom({ $numberInt: "1" }, { $numberDouble: "0.5" }, { $numberDecimal: "1.10" });
 
+/** An update of one path: `$set` of a value, `$inc` of a number, `$unset`. */
+const update = fc.oneof(
+  fc.tuple(path, value).map(([p, v]) => ({ $set: { [p]: v } })),
+  fc.tuple(path, number).map(([p, n]) => ({ $inc: { [p]: n } })),
+  path.map((p) => ({ $unset: { [p]: "" } })),
+);
+
 /** One data action: its name and argument (the namespace added when sent). */
 type Action = readonly [name: string, argument: Record<string, unknown>];
 const act = (name: string, argument: Record<string, unknown>): Action => [name, argument];
@@ -103,16 +110,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     .map(([q, project]) => act("find", { query: q, project })),
   query.map((q) => act("count", { query: q })),
   fc.tuple(query, path).map(([q, p]) => act("distinct", { query: q, key: p })),
-  fc
-    .tuple(
-      query,
-      fc.oneof(
-        fc.tuple(path, value).map(([p, v]) => ({ $set: { [p]: v } })),
-        fc.tuple(path, number).map(([p, n]) => ({ $inc: { [p]: n } })),
-        path.map((p) => ({ $unset: { [p]: "" } })),
-      ),
-    )
-    .map(([q, update]) => act("updateMany", { query: q, update })),
+  fc.tuple(query, update).map(([q, u]) => act("updateMany", { query: q, update: u })),
   fc
     .tuple(query, path, value, fc.boolean())
     .map(([q, p, v, upsert]) => act("updateOne", { query: q, update: { $set: { [p]: v } }, upsert })),
@@ -148,11 +146,49 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   ),
 );
 
+/** The emulator on the in-memory store (the project's other emulators are on PostgreSQL). */
+const memoryApp = () => buildApp({ logLevel: "silent", watchFunctions: false, passwordHashCost: 4 });
+
+/**
+ * An open app on `app` and a user signed in to it; `send` answers a data action on `d.c` as its
+ * status and body, the ids the emulator makes (an upsert's) masked: they differ between emulators.
+ */
+async function signedIn(app: FastifyInstance) {
+  const appId = await newOpenApp(app);
+  const token = (await anonymousLogin(app, appId)).access_token;
+  const send = async (name: string, argument: Record<string, unknown>) => {
+    const { response } = await call(app, "callFunction", {
+      method: "POST",
+      url: `/api/client/v2.0/app/${appId}/functions/call`,
+      headers: { authorization: `Bearer ${token}` },
+      payload: { name, service: "mongodb-atlas", arguments: [{ database: "d", collection: "c", ...argument }] },
+    });
+    return { status: response.statusCode, body: masked(response.body.replace(/"link":"[^"]*"/, "")) };
+  };
+  return { appId, token, send };
+}
+
+/** A text with the ObjectIds other than the generated documents' one masked. */
+const masked = (text: string) =>
+  text
+    .replace(/"\$oid":"(?!65a1b2c3d4e5f60718293a51)[0-9a-f]{24}"/g, '"$oid":"made"')
+    .replace(/ObjectId\('(?!65a1b2c3d4e5f60718293a51)[0-9a-f]{24}'\)/g, "ObjectId('made')");
+
+/** The actions of a run: the collection's documents inserted first, every document numbered in order. */
+function numbered(documents: Record<string, unknown>[], actions: Action[]): Action[] {
+  let next = 0;
+  const ids = (docs: unknown) =>
+    (docs as Record<string, unknown>[]).map((doc) => ({ ...doc, _id: { $numberInt: String(next++) } }));
+  return [act("insertMany", { documents }), ...actions].map(([name, argument]) =>
+    name === "insertMany" ? act(name, { documents: ids(argument.documents) }) : act(name, argument),
+  );
+}
+
 describe("the in-memory and the PostgreSQL store", () => {
   let memory: FastifyInstance;
   let postgres: FastifyInstance;
   beforeAll(async () => {
-    memory = await buildApp({ logLevel: "silent", watchFunctions: false, passwordHashCost: 4 });
+    memory = await memoryApp();
     postgres = await testApp();
   });
   afterAll(async () => {
@@ -160,58 +196,19 @@ describe("the in-memory and the PostgreSQL store", () => {
     await postgres?.close();
   });
 
-  /** An open app on each emulator, a user signed in to each, and a way to send both the same action. */
-  async function pair() {
-    const sides = await Promise.all(
-      [memory, postgres].map(async (app) => {
-        const appId = await newOpenApp(app);
-        return { app, appId, token: (await anonymousLogin(app, appId)).access_token };
-      }),
-    );
-    return (name: string, argument: Record<string, unknown>) =>
-      Promise.all(
-        sides.map(async ({ app, appId, token }) => {
-          const { response } = await call(app, "callFunction", {
-            method: "POST",
-            url: `/api/client/v2.0/app/${appId}/functions/call`,
-            headers: { authorization: `Bearer ${token}` },
-            payload: {
-              name,
-              service: "mongodb-atlas",
-              arguments: [{ database: "d", collection: "c", ...argument }],
-            },
-          });
-          // (Ids the emulators make — an upsert's — differ: told apart from the queries' one.)
-          const body = response.body
-            .replace(/"link":"[^"]*"/, "")
-            .replace(/"\$oid":"(?!65a1b2c3d4e5f60718293a51)[0-9a-f]{24}"/g, '"$oid":"made"')
-            .replace(/ObjectId\('(?!65a1b2c3d4e5f60718293a51)[0-9a-f]{24}'\)/g, "ObjectId('made')");
-          return { status: response.statusCode, body };
-        }),
-      );
-  }
-
   it("answer every generated sequence of actions alike", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(document, { minLength: 3, maxLength: 8 }),
         fc.array(action, { minLength: 1, maxLength: 8 }),
         async (documents, actions) => {
-          const send = await pair();
-          let nextId = 0;
-          for (const [name, argument] of [act("insertMany", { documents }), ...actions]) {
-            // Documents get ids in order: both stores hold the same ones.
-            const sent =
-              name === "insertMany"
-                ? {
-                    documents: (argument.documents as Record<string, unknown>[]).map((doc) => ({
-                      ...doc,
-                      _id: { $numberInt: String(nextId++) },
-                    })),
-                  }
-                : argument;
-            const [onMemory, onPostgres] = await send(name, sent);
-            expect(onPostgres, `${name} ${JSON.stringify(sent)}`).toEqual(onMemory);
+          const [onMemory, onPostgres] = await Promise.all([signedIn(memory), signedIn(postgres)]);
+          for (const [name, argument] of numbered(documents, actions)) {
+            const [fromMemory, fromPostgres] = await Promise.all([
+              onMemory.send(name, argument),
+              onPostgres.send(name, argument),
+            ]);
+            expect(fromPostgres, `${name} ${JSON.stringify(argument)}`).toEqual(fromMemory);
           }
         },
       ),
@@ -223,16 +220,7 @@ describe("the in-memory and the PostgreSQL store", () => {
 /** A write: its name and argument (the namespace added when sent). */
 const write = fc.oneof(
   fc.array(document, { minLength: 1, maxLength: 3 }).map((documents) => act("insertMany", { documents })),
-  fc
-    .tuple(
-      query,
-      fc.oneof(
-        fc.tuple(path, value).map(([p, v]) => ({ $set: { [p]: v } })),
-        fc.tuple(path, number).map(([p, n]) => ({ $inc: { [p]: n } })),
-        path.map((p) => ({ $unset: { [p]: "" } })),
-      ),
-    )
-    .map(([q, update]) => act("updateMany", { query: q, update })),
+  fc.tuple(query, update).map(([q, u]) => act("updateMany", { query: q, update: u })),
   fc
     .tuple(query, document)
     .map(([q, replacement]) => act("findOneAndReplace", { filter: q, replacement, returnNewDocument: true })),
@@ -245,7 +233,7 @@ const write = fc.oneof(
 describe("change streams on the in-memory and the PostgreSQL store", () => {
   const sides: { app: FastifyInstance; url: string }[] = [];
   beforeAll(async () => {
-    const memory = await buildApp({ logLevel: "silent", watchFunctions: false, passwordHashCost: 4 });
+    const memory = await memoryApp();
     await memory.listen({ host: "127.0.0.1", port: 0 });
     const address = memory.server.address() as { port: number };
     sides.push({ app: memory, url: `http://127.0.0.1:${address.port}` }, await listening());
@@ -254,11 +242,12 @@ describe("change streams on the in-memory and the PostgreSQL store", () => {
 
   /** An event as both stores must write it (the resume token and the times are each change's own). */
   const comparable = (block: string | null) =>
-    (block ?? "end")
-      .replace(/"_id":\{"_data":"[0-9A-Fa-f]+"\}/, '"_id":"token"')
-      .replace(/"clusterTime":\{"\$timestamp":\{"t":\d+,"i":\d+\}\}/, '"clusterTime":"time"')
-      .replace(/"wallTime":\{"\$date":\{"\$numberLong":"\d+"\}\}/, '"wallTime":"time"')
-      .replace(/"\$oid":"(?!65a1b2c3d4e5f60718293a51)[0-9a-f]{24}"/g, '"$oid":"made"');
+    masked(
+      (block ?? "end")
+        .replace(/"_id":\{"_data":"[0-9A-Fa-f]+"\}/, '"_id":"token"')
+        .replace(/"clusterTime":\{"\$timestamp":\{"t":\d+,"i":\d+\}\}/, '"clusterTime":"time"')
+        .replace(/"wallTime":\{"\$date":\{"\$numberLong":"\d+"\}\}/, '"wallTime":"time"'),
+    );
 
   it("stream the same events for every generated sequence of writes", async () => {
     await fc.assert(
@@ -268,42 +257,18 @@ describe("change streams on the in-memory and the PostgreSQL store", () => {
         async (documents, writes) => {
           const opened = await Promise.all(
             sides.map(async ({ app, url }) => {
-              const appId = await newOpenApp(app);
-              const token = (await anonymousLogin(app, appId)).access_token;
-              const stream = await openWatch(url, appId, token, { database: "d", collection: "c" });
-              const send = async (name: string, argument: Record<string, unknown>) => {
-                const { response } = await call(app, "callFunction", {
-                  method: "POST",
-                  url: `/api/client/v2.0/app/${appId}/functions/call`,
-                  headers: { authorization: `Bearer ${token}` },
-                  payload: {
-                    name,
-                    service: "mongodb-atlas",
-                    arguments: [{ database: "d", collection: "c", ...argument }],
-                  },
-                });
-                return { status: response.statusCode, body: response.body };
-              };
-              return { stream, send };
+              const { appId, token, send } = await signedIn(app);
+              return { stream: await openWatch(url, appId, token, { database: "d", collection: "c" }), send };
             }),
           );
           try {
-            let nextId = 0;
-            for (const [name, argument] of [act("insertMany", { documents }), ...writes]) {
-              const sent =
-                name === "insertMany"
-                  ? {
-                      documents: (argument.documents as Record<string, unknown>[]).map((doc) => ({
-                        ...doc,
-                        _id: { $numberInt: String(nextId++) },
-                      })),
-                    }
-                  : argument;
-              const [onMemory, onPostgres] = await Promise.all(opened.map(({ send }) => send(name, sent)));
-              const what = `${name} ${JSON.stringify(sent)}`;
+            let markers = 0;
+            for (const [name, argument] of numbered(documents, writes)) {
+              const [onMemory, onPostgres] = await Promise.all(opened.map(({ send }) => send(name, argument)));
+              const what = `${name} ${JSON.stringify(argument)}`;
               expect(onPostgres!.status, what).toBe(onMemory!.status);
               // A marker written after it: each stream's events before the marker's are the write's.
-              const marker = `marker-${nextId++}`;
+              const marker = `marker-${++markers}`;
               const [fromMemory, fromPostgres] = await Promise.all(
                 opened.map(async ({ stream, send }) => {
                   await send("insertOne", { document: { _id: marker } });
