@@ -1,8 +1,9 @@
 /**
  * The two stores answer alike: generated sequences of data actions — inserts of documents of
- * nested documents, arrays and every kind of number, finds (projected too), counts, distinct
- * values, updates (upserts too), deletes and aggregations whose queries use equalities, comparisons, `$in`, `$exists`, `$type`, `$size`,
- * `$all`, `$elemMatch`, dotted paths, `$or` and `$and` — sent to an emulator on each store get the
+ * nested documents, arrays and every kind of number (an `_id` held already too), finds (projected
+ * too), counts, updates (upserts too), deletes and aggregations whose queries use equalities,
+ * comparisons, `$in`, `$exists`, `$type`, `$size`, `$all`, `$elemMatch`, dotted paths, `$or` and
+ * `$and` — sent to an emulator on each store get the
  * same statuses and the same bodies, text for text; and change streams opened on each see the same
  * events for generated writes. What one store narrows in SQL or by its indexes and the other matches
  * over the whole collection, or writes from the text it kept where the other writes its values
@@ -109,7 +110,14 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     .tuple(query, fc.dictionary(path, fc.constantFrom(0, 1), { minKeys: 1, maxKeys: 2 }))
     .map(([q, project]) => act("find", { query: q, project })),
   query.map((q) => act("count", { query: q })),
-  fc.tuple(query, path).map(([q, p]) => act("distinct", { query: q, key: p })),
+  fc
+    .tuple(query, fc.tuple(path, fc.constantFrom(1, -1)))
+    .map(([q, [p, order]]) => act("findOneAndDelete", { filter: q, sort: { [p]: order, _id: 1 } })),
+  fc.tuple(query, path).map(([q, p]) => act("findOne", { query: q, project: { [p]: 1 } })),
+  // An _id the collection may hold already: MongoDB's duplicate key error, the same on both.
+  fc
+    .tuple(document, fc.integer({ min: 0, max: 12 }))
+    .map(([doc, id]) => act("insertOne", { document: { ...doc, _id: { $numberInt: String(id) } } })),
   fc.tuple(query, update).map(([q, u]) => act("updateMany", { query: q, update: u })),
   fc
     .tuple(query, path, value, fc.boolean())
