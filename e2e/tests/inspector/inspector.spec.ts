@@ -154,6 +154,28 @@ test("an update that changes nothing on the page (another app created) leaves it
   }
 });
 
+test("an app made elsewhere updates the sidebar alone on a page that does not show apps", async ({ page, mock }) => {
+  const { data: account } = await mock.POST("/_mock/v1/emailjs/accounts", { body: {} });
+  const publicKey = account!.publicKey;
+  await page.goto(`${emulatorUrl}/_mock/#/emailjs/${encodeURIComponent(publicKey)}/mail`);
+  await expect(page.getByRole("heading", { name: `EmailJS account ${publicKey}` })).toBeVisible();
+  // What the page reads to render itself: asked again only when it re-renders.
+  const pageReads: string[] = [];
+  page.on("request", (request) => {
+    if (new URL(request.url()).pathname.startsWith(`/_mock/v1/emailjs/accounts/${publicKey}`))
+      pageReads.push(request.url());
+  });
+  const { data } = await mock.POST("/_mock/v1/apps", { body: {} });
+  const otherId = data!.appId;
+  try {
+    const sidebar = page.getByRole("navigation", { name: "Apps and accounts" });
+    await expect(sidebar.getByRole("link", { name: otherId })).toBeVisible();
+    expect(pageReads).toEqual([]);
+  } finally {
+    await mock.DELETE("/_mock/v1/apps/{appId}", { params: { path: { appId: otherId } } });
+  }
+});
+
 test.describe("a database trigger of the notes collection", () => {
   test.use({
     appConfig: {

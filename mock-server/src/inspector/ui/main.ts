@@ -1,6 +1,7 @@
 /**
  * The inspector: a hash router over the views, kept live by the control API's event stream. Views
  * re-render when an event concerns them; open details, form values and focus survive a re-render.
+ * An app made, changed or deleted that the page shown does not concern updates the sidebar alone.
  */
 import { ApiError, setControlToken } from "./api.ts";
 import { h } from "./dom.ts";
@@ -94,12 +95,23 @@ function refreshSoon(): void {
   }, 150);
 }
 
+let sidebarTimer: ReturnType<typeof setTimeout> | null = null;
+/** The sidebar alone again (an app made or deleted that the page shown does not show), bursts coalesced. */
+function sidebarSoon(): void {
+  if (sidebarTimer) return;
+  sidebarTimer = setTimeout(() => {
+    sidebarTimer = null;
+    renderSidebar(sidebar).catch(() => {});
+  }, 150);
+}
+
 let stopLive: () => void = () => {};
 function restartLive(): void {
   stopLive();
   stopLive = subscribe(
     (event) => {
-      if (current.affectedBy(event) || event.type === "app") refreshSoon();
+      if (current.affectedBy(event)) refreshSoon();
+      else if (event.type === "app") sidebarSoon();
     },
     (state) => {
       connection.dataset.state = state;
