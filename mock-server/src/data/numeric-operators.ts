@@ -392,7 +392,13 @@ function debugText(value: unknown): string {
   return Math.abs(n) < 2 ** 31 ? `(NumberInt)${n}` : `(NumberLong)${n}`;
 }
 
-/** Whether two numbers of one type are the same value (NaN the same as NaN, -0 not 0). */
+/**
+ * Whether two numbers of one type are the same value (NaN the same as NaN, -0 not 0). An integral
+ * number past 2^53 and an Int64 are one type here, as they are written alike (decision 0040: the
+ * PostgreSQL store reads back as an Int64 the double the memory store holds).
+ */
 function sameNumber(a: unknown, b: unknown): boolean {
-  return typeof a === "number" ? Object.is(a, b) : String(a) === String(b);
+  if (typeof a === "number" && typeof b === "number") return Object.is(a, b);
+  if (typeof a === "number" || typeof b === "number") return bigOf(a) === bigOf(b);
+  return String(a) === String(b);
 }

@@ -145,6 +145,13 @@ describe("updates", () => {
     expect(after({ $inc: { big: 1 } }).doc.big).toEqual({ $numberLong: "9007199254740994" });
     expect(after({ $inc: { fresh: Decimal128.fromString("2.5") } }).doc.fresh).toEqual(decimal("2.5"));
     expect(after({ $inc: { balance: Decimal128.fromString("0.00") } }).changed).toEqual([]);
+    // An Int64 past 2^53 (how a double there is written, and read back from a stored text) plus a
+    // half: the double it comes to is that value again, written the same — no change, as a double's
+    // $inc there is none (the PostgreSQL store reads it as an Int64 where memory keeps the double).
+    const atTwo53 = read({ _id: "b", x: { $numberLong: "9007199254740992" } });
+    expect(applyUpdate(atTwo53, { $inc: { x: 0.5 } })).toEqual([]);
+    expect(applyUpdate(read({ _id: "c", x: 2 ** 53 }), { $inc: { x: 0.5 } })).toEqual([]);
+    expect(applyUpdate(atTwo53, { $inc: { x: 2 } })).toEqual(["x"]);
     expect(after({ $inc: { balance: 1, n: 1 } })).toMatchObject({
       doc: { balance: decimal("2.10"), n: { $numberInt: "2" } },
     });

@@ -86,6 +86,9 @@ const query = fc.oneof(
 );
 const number = fc.constantFrom({ $numberInt: "1" }, { $numberDouble: "0.5" }, { $numberDecimal: "1.10" });
 
+/** Where a pipeline names the collection of the run it is sent in. */
+const self = "%self";
+
 /** An update of one path: `$set` of a value, `$inc` of a number, `$unset`. */
 const update = fc.oneof(
   fc.tuple(path, value).map(([p, v]) => ({ $set: { [p]: v } })),
@@ -132,21 +135,22 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   query.map((q) =>
     act("aggregate", { pipeline: [{ $match: q }, { $group: { _id: "$a", n: { $sum: 1 } } }, { $sort: { _id: 1 } }] }),
   ),
-  // Another read of the collection inside the pipeline (the store's, narrowed by the join's values).
+  // A system function's pipeline (an app user's may not join): the collection read again inside
+  // it, through the store's reader narrowed by the join's values or the inner $match.
   fc.tuple(query, path, path).map(([q, local, foreign]) =>
-    act("aggregate", {
+    act("system aggregate", {
       pipeline: [
         { $match: q },
-        { $lookup: { from: "c", localField: local, foreignField: foreign, as: "j" } },
+        { $lookup: { from: self, localField: local, foreignField: foreign, as: "j" } },
         { $project: { j: "$j._id" } },
       ],
     }),
   ),
   fc.tuple(query, query, path).map(([q, other, sortBy]) =>
-    act("aggregate", {
+    act("system aggregate", {
       pipeline: [
         { $match: q },
-        { $unionWith: { coll: "c", pipeline: [{ $match: other }] } },
+        { $unionWith: { coll: self, pipeline: [{ $match: other }] } },
         { $sort: { [sortBy]: -1, _id: 1 } },
         { $limit: 4 },
       ],
@@ -155,21 +159,40 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 );
 
 /** The emulator on the in-memory store (the project's other emulators are on PostgreSQL). */
-const memoryApp = () => buildApp({ logLevel: "silent", watchFunctions: false, passwordHashCost: 4 });
+const memoryApp = () =>
+  buildApp({ logLevel: "silent", watchFunctions: false, passwordHashCost: 4, allowFunctionSource: true });
+
+/** A system function that runs a pipeline on a collection of `d` (`system aggregate`). */
+const pipelineFunction = {
+  source: `exports = (collection, pipeline) =>
+    context.services.get("mongodb-atlas").db("d").collection(collection).aggregate(pipeline).toArray();`,
+  runAsSystem: true,
+};
 
 /**
- * An open app on `app` and a user signed in to it; `send` answers a data action on `d.c` as its
+ * An open app on `app` (with `pipelineFunction`) and a user signed in to it, for every run of a
+ * property (each run its own collection); `send` answers a data action on a collection of `d` as its
  * status and body, the ids the emulator makes (an upsert's) masked: they differ between emulators.
  */
 async function signedIn(app: FastifyInstance) {
-  const appId = await newOpenApp(app);
+  // (One user writes every run's documents: its limits lifted, or the faster store meets them first.)
+  const limits = {
+    writesPerSecondPerAnonymousUser: 100_000,
+    documentsPerAnonymousUser: 100_000,
+    documentBytesPerAnonymousUser: 256 * 1024 * 1024,
+  };
+  const appId = await newOpenApp(app, { functions: { pipeline: pipelineFunction }, limits });
   const token = (await anonymousLogin(app, appId)).access_token;
-  const send = async (name: string, argument: Record<string, unknown>) => {
+  const send = async (collection: string, name: string, argument: Record<string, unknown>) => {
+    const named = JSON.parse(JSON.stringify(argument).replaceAll(JSON.stringify(self), JSON.stringify(collection)));
     const { response } = await call(app, "callFunction", {
       method: "POST",
       url: `/api/client/v2.0/app/${appId}/functions/call`,
       headers: { authorization: `Bearer ${token}` },
-      payload: { name, service: "mongodb-atlas", arguments: [{ database: "d", collection: "c", ...argument }] },
+      payload:
+        name === "system aggregate"
+          ? { name: "pipeline", arguments: [collection, named.pipeline] }
+          : { name, service: "mongodb-atlas", arguments: [{ database: "d", collection, ...named }] },
     });
     return { status: response.statusCode, body: masked(response.body.replace(/"link":"[^"]*"/, "")) };
   };
@@ -193,16 +216,14 @@ function numbered(documents: Record<string, unknown>[], actions: Action[]): Acti
 }
 
 describe("the in-memory and the PostgreSQL store", () => {
-  let memory: FastifyInstance;
-  let postgres: FastifyInstance;
+  const emulators: FastifyInstance[] = [];
+  let sides: Awaited<ReturnType<typeof signedIn>>[];
   beforeAll(async () => {
-    memory = await memoryApp();
-    postgres = await testApp();
+    emulators.push(await memoryApp(), await testApp({ allowFunctionSource: true }));
+    sides = await Promise.all(emulators.map(signedIn));
   });
-  afterAll(async () => {
-    await memory?.close();
-    await postgres?.close();
-  });
+  afterAll(() => Promise.all(emulators.map((app) => app.close())));
+  let run = 0;
 
   it("answer every generated sequence of actions alike", async () => {
     await fc.assert(
@@ -210,12 +231,11 @@ describe("the in-memory and the PostgreSQL store", () => {
         fc.array(document, { minLength: 3, maxLength: 8 }),
         fc.array(action, { minLength: 1, maxLength: 8 }),
         async (documents, actions) => {
-          const [onMemory, onPostgres] = await Promise.all([signedIn(memory), signedIn(postgres)]);
+          const collection = `c${++run}`;
           for (const [name, argument] of numbered(documents, actions)) {
-            const [fromMemory, fromPostgres] = await Promise.all([
-              onMemory.send(name, argument),
-              onPostgres.send(name, argument),
-            ]);
+            const [fromMemory, fromPostgres] = await Promise.all(
+              sides.map(({ send }) => send(collection, name, argument)),
+            );
             expect(fromPostgres, `${name} ${JSON.stringify(argument)}`).toEqual(fromMemory);
           }
         },
@@ -239,14 +259,20 @@ const write = fc.oneof(
 );
 
 describe("change streams on the in-memory and the PostgreSQL store", () => {
-  const sides: { app: FastifyInstance; url: string }[] = [];
+  const emulators: { app: FastifyInstance; url: string }[] = [];
+  let sides: (Awaited<ReturnType<typeof signedIn>> & { url: string })[];
   beforeAll(async () => {
     const memory = await memoryApp();
     await memory.listen({ host: "127.0.0.1", port: 0 });
     const address = memory.server.address() as { port: number };
-    sides.push({ app: memory, url: `http://127.0.0.1:${address.port}` }, await listening());
+    emulators.push(
+      { app: memory, url: `http://127.0.0.1:${address.port}` },
+      await listening({ allowFunctionSource: true }),
+    );
+    sides = await Promise.all(emulators.map(async ({ app, url }) => ({ ...(await signedIn(app)), url })));
   });
-  afterAll(() => Promise.all(sides.map(({ app }) => app.close())));
+  afterAll(() => Promise.all(emulators.map(({ app }) => app.close())));
+  let run = 0;
 
   /** An event as both stores must write it (the resume token and the times are each change's own). */
   const comparable = (block: string | null) =>
@@ -263,11 +289,12 @@ describe("change streams on the in-memory and the PostgreSQL store", () => {
         fc.array(document, { minLength: 2, maxLength: 5 }),
         fc.array(write, { minLength: 1, maxLength: 5 }),
         async (documents, writes) => {
+          const collection = `c${++run}`;
           const opened = await Promise.all(
-            sides.map(async ({ app, url }) => {
-              const { appId, token, send } = await signedIn(app);
-              return { stream: await openWatch(url, appId, token, { database: "d", collection: "c" }), send };
-            }),
+            sides.map(async ({ url, appId, token, send }) => ({
+              stream: await openWatch(url, appId, token, { database: "d", collection }),
+              send: (name: string, argument: Record<string, unknown>) => send(collection, name, argument),
+            })),
           );
           try {
             let markers = 0;
