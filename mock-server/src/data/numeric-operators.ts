@@ -398,7 +398,8 @@ function debugText(value: unknown): string {
  * PostgreSQL store reads back as an Int64 the double the memory store holds).
  */
 function sameNumber(a: unknown, b: unknown): boolean {
-  if (typeof a === "number" && typeof b === "number") return Object.is(a, b);
-  if (typeof a === "number" || typeof b === "number") return bigOf(a) === bigOf(b);
-  return String(a) === String(b);
+  const long = isLong(a) ? a : isLong(b) ? b : undefined;
+  const number = typeof a === "number" ? a : typeof b === "number" ? b : undefined;
+  if (long !== undefined && number !== undefined) return Number.isInteger(number) && BigInt(number) === bigOf(long);
+  return typeof a === "number" ? Object.is(a, b) : String(a) === String(b);
 }
