@@ -3,9 +3,9 @@
  * nested documents, arrays and every kind of number (an `_id` held already too), finds (projected
  * too), counts, updates (upserts too), deletes and aggregations whose queries use equalities,
  * comparisons, `$in`, `$exists`, `$type`, `$size`, `$all`, `$elemMatch`, dotted paths, `$or` and
- * `$and` — sent to an emulator on each store get the
- * same statuses and the same bodies, text for text; and change streams opened on each see the same
- * events for generated writes. What one store narrows in SQL or by its indexes and the other matches
+ * `$and` — sent to an emulator on each store (on PostgreSQL, two instances on one database taking
+ * them in turn) get the same statuses and the same bodies, text for text; and change streams opened
+ * on each see the same events for generated writes. What one store narrows in SQL or by its indexes and the other matches
  * over the whole collection, or writes from the text it kept where the other writes its values
  * again, shows here as a difference.
  */
@@ -185,8 +185,9 @@ const pipelineFunction = {
  * An open app on `app` (with `pipelineFunction`) and a user signed in to it, for every run of a
  * property (each run its own collection); `send` answers a data action on a collection of `d` as its
  * status and body, the ids the emulator makes (an upsert's) masked: they differ between emulators.
+ * With `also` (another instance on `app`'s database), every other action is sent there.
  */
-async function signedIn(app: FastifyInstance, config: Record<string, unknown> = {}) {
+async function signedIn(app: FastifyInstance, config: Record<string, unknown> = {}, also?: FastifyInstance) {
   // (One user writes every run's documents: its limits lifted, or the faster store meets them first.)
   const limits = {
     writesPerSecondPerAnonymousUser: 100_000,
@@ -195,9 +196,10 @@ async function signedIn(app: FastifyInstance, config: Record<string, unknown> = 
   };
   const appId = await newOpenApp(app, { functions: { pipeline: pipelineFunction }, limits, ...config });
   const token = (await anonymousLogin(app, appId)).access_token;
+  let sent = 0;
   const send = async (collection: string, name: string, argument: Record<string, unknown>) => {
     const named = JSON.parse(JSON.stringify(argument).replaceAll(JSON.stringify(self), JSON.stringify(collection)));
-    const { response } = await call(app, "callFunction", {
+    const { response } = await call(also && ++sent % 2 === 0 ? also : app, "callFunction", {
       method: "POST",
       url: `/api/client/v2.0/app/${appId}/functions/call`,
       headers: { authorization: `Bearer ${token}` },
@@ -230,11 +232,21 @@ function numbered(documents: Record<string, unknown>[], actions: Action[]): Acti
 describe("the in-memory and the PostgreSQL store", () => {
   const emulators: FastifyInstance[] = [];
   let sides: Awaited<ReturnType<typeof signedIn>>[];
+  // PostgreSQL as production runs it: two instances on one database, taking the actions in turn.
+  let postgres: FastifyInstance;
+  let second: FastifyInstance;
   beforeAll(async () => {
-    emulators.push(await memoryApp(), await testApp({ allowFunctionSource: true }));
-    sides = await Promise.all(emulators.map((app) => signedIn(app)));
+    postgres = await testApp({ allowFunctionSource: true });
+    const { databaseUrl } = postgres.emulator.options;
+    second = await testApp({ allowFunctionSource: true, databaseUrl, signingSecret: postgres.emulator.signingSecret });
+    emulators.push(await memoryApp(), postgres);
+    sides = [await signedIn(emulators[0]!), await signedIn(postgres, {}, second)];
   });
-  afterAll(() => Promise.all(emulators.map((app) => app.close())));
+  // (The second instance first: closing the first drops their database.)
+  afterAll(async () => {
+    await second?.close();
+    await Promise.all(emulators.map((app) => app.close()));
+  });
   let run = 0;
 
   it("answer every generated sequence of actions alike", async () => {
@@ -265,7 +277,7 @@ describe("the in-memory and the PostgreSQL store", () => {
         fc.array(clientActions, { minLength: 1, maxLength: 6 }),
         async (rule, documents, actions) => {
           const config = { rules: { "d.c": { read: rule, write: true, insert: true, delete: true } } };
-          const ruled = await Promise.all(emulators.map((app) => signedIn(app, config)));
+          const ruled = [await signedIn(emulators[0]!, config), await signedIn(postgres, config, second)];
           for (const [name, argument] of numbered(documents, actions)) {
             const [fromMemory, fromPostgres] = await Promise.all(ruled.map(({ send }) => send("c", name, argument)));
             expect(fromPostgres, `${name} ${JSON.stringify(argument)} under ${JSON.stringify(rule)}`).toEqual(
@@ -295,17 +307,30 @@ const write = fc.oneof(
 describe("change streams on the in-memory and the PostgreSQL store", () => {
   const emulators: { app: FastifyInstance; url: string }[] = [];
   let sides: (Awaited<ReturnType<typeof signedIn>> & { url: string })[];
+  // The PostgreSQL stream on one instance, every other write through a second one on its database:
+  // those writes' events come through the database's notifications.
+  let second: FastifyInstance;
   beforeAll(async () => {
     const memory = await memoryApp();
     await memory.listen({ host: "127.0.0.1", port: 0 });
     const address = memory.server.address() as { port: number };
-    emulators.push(
-      { app: memory, url: `http://127.0.0.1:${address.port}` },
-      await listening({ allowFunctionSource: true }),
-    );
-    sides = await Promise.all(emulators.map(async ({ app, url }) => ({ ...(await signedIn(app)), url })));
+    const postgres = await listening({ allowFunctionSource: true });
+    const { databaseUrl } = postgres.app.emulator.options;
+    second = await testApp({
+      allowFunctionSource: true,
+      databaseUrl,
+      signingSecret: postgres.app.emulator.signingSecret,
+    });
+    emulators.push({ app: memory, url: `http://127.0.0.1:${address.port}` }, postgres);
+    sides = [
+      { ...(await signedIn(memory)), url: emulators[0]!.url },
+      { ...(await signedIn(postgres.app, {}, second)), url: postgres.url },
+    ];
   });
-  afterAll(() => Promise.all(emulators.map(({ app }) => app.close())));
+  afterAll(async () => {
+    await second?.close();
+    await Promise.all(emulators.map(({ app }) => app.close()));
+  });
   let run = 0;
 
   /** An event as both stores must write it (the resume token and the times are each change's own). */
