@@ -136,3 +136,14 @@ export function impliedConditions(field: string, condition: unknown): [string, u
       .map((key) => [`${field}.${key}`, inner[key]]);
   return undefined;
 }
+
+/**
+ * The steps of a top-level field or a dotted path a store may narrow a read by, or undefined when
+ * its path could miss what MongoDB's matches: an empty step, one of `$`, or in a dotted path one of
+ * digits (MongoDB reads `a.0` as an array's index too; a top-level `"0"` is a field).
+ */
+export function pathSteps(field: string): string[] | undefined {
+  const steps = field.split(".");
+  const plain = (step: string) => step !== "" && !step.startsWith("$") && (steps.length === 1 || !/^\d+$/.test(step));
+  return steps.every(plain) ? steps : undefined;
+}

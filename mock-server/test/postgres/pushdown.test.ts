@@ -109,6 +109,8 @@ describe("pushdown", () => {
 
   it("turns a dotted path's string, ObjectId and boolean equalities into JSON path predicates", () => {
     const oid = new ObjectId("65a1b2c3d4e5f60718293a51");
+    // (A top-level field of digits is a field, as it was pushed before dotted paths were.)
+    expect(pushdown({ "0": "y" }, 1).params).toEqual(['$."0" == "y"']);
     expect(pushdown({ "owner.id": "u1", "a.b.c": { $in: [oid, true] }, "_id.k": "x" }, 2)).toEqual({
       where: ["doc @@ $2::jsonpath", "doc @@ $3::jsonpath", "doc @@ $4::jsonpath"],
       params: [

@@ -20,6 +20,7 @@ import {
   impliedConditions,
   maxExactAlternatives,
   meetsExactly,
+  pathSteps,
 } from "../exact-query.ts";
 import {
   type AppliedChanges,
@@ -167,7 +168,7 @@ export function indexedEqualities(query: Document): Equalities {
 }
 
 /** `indexedEqualities` and the `$or`s a read can narrow by (see `Narrowing`), kept for the query object. */
-export function narrowingOf(query: Document): Narrowing {
+function narrowingOf(query: Document): Narrowing {
   let known = narrowings.get(query);
   if (known === undefined) {
     known = finish(findNarrowing(query));
@@ -185,15 +186,6 @@ async function narrowingInSlices(query: Document): Promise<void> {
 }
 
 const narrowings = new WeakMap<Document, Narrowing>();
-
-/**
- * A top-level field or a dotted path an index can keep: no empty step, none of `$`, and in a path
- * none of digits (MongoDB reads `a.0` as an array's index too).
- */
-function indexablePath(field: string): boolean {
-  const steps = field.split(".");
-  return steps.every((step) => step !== "" && !step.startsWith("$") && (steps.length === 1 || !/^\d+$/.test(step)));
-}
 
 /** The index keys an equality condition (`v`, `{$eq: v}`, `{$in: [v…]}`) accepts, or undefined. */
 function equalityKeys(condition: unknown): IndexKey[] | undefined {
@@ -230,7 +222,7 @@ function* findNarrowing(query: Document): Generator<void, Narrowing> {
         if (clauses.length === condition.length && clauses.length > 0) into.alternatives.push(clauses);
       } else {
         for (const [path, implied] of impliedConditions(field, condition) ?? [[field, condition]]) {
-          const keys = indexablePath(path) ? equalityKeys(implied) : undefined;
+          const keys = pathSteps(path) ? equalityKeys(implied) : undefined;
           if (keys !== undefined) into.equalities.push([path, keys]);
         }
       }

@@ -11,7 +11,8 @@
  *   index on `doc`;
  * - a dotted path (`"owner.id": v`) equal to a string, an ObjectId or a boolean, the same way
  *   (`$."owner"."id" == v`: lax mode goes through an array at each step, as MongoDB's paths do);
- *   not a path with a step of digits (MongoDB reads it as an array index too) or one of `$`;
+ *   not a path with a step of digits (MongoDB reads it as an array index too) or one of `$`
+ *   (`pathSteps`, the memory store's too);
  * - a top-level field equal to a number (a JS number: ints, doubles, an integer past 2^53; or an
  *   Int64 past 2^53, which documents keep as a Long, as `"$numberLong"`) → its
  *   one text as this server writes it (`$."f"."$numberInt" == "5"`; 0 also `-0.0`), served by the
@@ -35,7 +36,7 @@ import { type Document, isDocument } from "../../data/documents.ts";
 import { numberWrapper } from "../../data/ejson-text.ts";
 import { finish, inTurns } from "../../data/turns.ts";
 import { keysOf } from "../../data/wide-keys.ts";
-import { awkward, conditionsPerStep, impliedConditions, maxExactAlternatives } from "../exact-query.ts";
+import { awkward, conditionsPerStep, impliedConditions, maxExactAlternatives, pathSteps } from "../exact-query.ts";
 import { idRowKey } from "./row-keys.ts";
 
 export interface Pushdown {
@@ -148,15 +149,6 @@ export async function pushdownInSlices(query: Document, firstParam: number, { hi
   const into: Pushdown = { where: [], params: [], truncated: false };
   await inTurns(conditions(query, firstParam, hidden, into));
   return into;
-}
-
-/**
- * A dotted path's steps, or undefined when SQL's path could miss what MongoDB's matches: a step
- * of digits (an array's index to MongoDB), one of `$`, or an empty one.
- */
-function pathSteps(key: string): string[] | undefined {
-  const steps = key.split(".");
-  return steps.every((step) => step !== "" && !step.startsWith("$") && !/^\d+$/.test(step)) ? steps : undefined;
 }
 
 /** Adds the query's conditions pushed down to `into`, a step (`yield`) every `conditionsPerStep`. */
