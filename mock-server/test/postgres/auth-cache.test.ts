@@ -76,6 +76,18 @@ async function kept(store: PostgresStore, userId: string, sessionId: string) {
   }, "the pair kept");
 }
 
+/** The server processes of both stores' listening connections. */
+async function listenerProcesses(): Promise<number[]> {
+  const { rows } = await adminQuery(
+    postgresAdminUrl(),
+    "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'app-services-emulator-listener'",
+    [database.name],
+  );
+  const listeners = rows.map((r) => Number(r.pid));
+  expect(listeners).toHaveLength(2);
+  return listeners;
+}
+
 /** What `store` answers, and whether it answered from what it keeps. */
 async function seenBy(store: PostgresStore, userId: string, sessionId: string) {
   const fromCache = contextOf(store).auth.userSession(appId, userId, sessionId) !== null;
@@ -163,18 +175,35 @@ describe("what an instance keeps of users and sessions, on PostgreSQL", () => {
   });
 
   it.skipIf(process.env.TEST_DATABASE_URL)(
+    "knows, once caught up, every change the other instance committed before (caughtUp)",
+    async () => {
+      const pairs = await Promise.all([1, 2, 3].map(() => userWithSession(b.apps.scope(appId))));
+      for (const { user, session } of pairs) await kept(a, user.id, session.id);
+      // The listening connections' server processes stopped while b changes them: a cannot have
+      // heard of the changes when they start again, until it has caught up.
+      const listeners = await listenerProcesses();
+      for (const pid of listeners) process.kill(pid, "SIGSTOP");
+      const scopeB = b.apps.scope(appId);
+      try {
+        await scopeB.sessions.remove(pairs[0]!.session.id);
+        await scopeB.users.update(pairs[1]!.user.id, { disabled: true });
+        await scopeB.deleteUser(pairs[2]!.user.id);
+      } finally {
+        for (const pid of listeners) process.kill(pid, "SIGCONT");
+      }
+      await a.caughtUp();
+      const auth = contextOf(a).auth;
+      for (const { user, session } of pairs) expect(auth.userSession(appId, user.id, session.id)).toBeNull();
+    },
+  );
+
+  it.skipIf(process.env.TEST_DATABASE_URL)(
     "stops answering from what it keeps within the window while its notifications stall, and reads the database",
     async () => {
       const { user, session } = await userWithSession(b.apps.scope(appId));
       await kept(a, user.id, session.id);
       // Both listening connections' server processes stopped: nothing is delivered, nothing breaks.
-      const { rows } = await adminQuery(
-        postgresAdminUrl(),
-        "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'app-services-emulator-listener'",
-        [database.name],
-      );
-      const listeners = rows.map((r) => Number(r.pid));
-      expect(listeners).toHaveLength(2);
+      const listeners = await listenerProcesses();
       for (const pid of listeners) process.kill(pid, "SIGSTOP");
       try {
         await b.apps.scope(appId).sessions.remove(session.id);
@@ -221,6 +250,29 @@ describe("what an instance keeps of users and sessions, on PostgreSQL", () => {
     await kept(a, user.id, session.id);
   });
 
+  it.skipIf(process.env.TEST_DATABASE_URL)("says it cannot catch up when its listening connection breaks", async () => {
+    const listener = contextOf(a).listener;
+    await until(() => listener.listening, "listening");
+    const listeners = await listenerProcesses();
+    for (const pid of listeners) process.kill(pid, "SIGSTOP");
+    const refused = expect(a.caughtUp()).rejects.toThrow();
+    try {
+      await adminQuery(postgresAdminUrl(), "SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid", [
+        listeners,
+      ]);
+    } finally {
+      for (const pid of listeners) process.kill(pid, "SIGCONT");
+    }
+    await refused;
+    // Listening again (with backoff), it catches up again.
+    const caughtUp = () =>
+      a.caughtUp().then(
+        () => true,
+        () => false,
+      );
+    await until(caughtUp, "caught up again", { timeoutMs: 10_000 });
+  });
+
   it("after an outage of its notifications, tells of the apps changed or deleted meanwhile", async () => {
     const other = `cache-app-${++appCount}`;
     await a.apps.create({ appId: other, domainId: `domain-${other}`, createdAt: 0, appDir: null, config: {} });
@@ -241,7 +293,7 @@ describe("what an instance keeps of users and sessions, on PostgreSQL", () => {
       // (Each app it holds that did not change is told to read its trigger suspensions again.)
       const records = () => told.filter((line) => !line.endsWith(" triggers"));
       await until(() => records().length === 2, "both told", { timeoutMs: 10_000 });
-      expect(records().sort()).toEqual([`${appId} updated`, `${other} deleted`]);
+      expect(records().sort()).toEqual([`${appId} updated`, `${other} deleted`].sort());
       expect(listener.listening).toBe(true);
     } finally {
       stop();

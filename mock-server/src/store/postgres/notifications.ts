@@ -64,6 +64,8 @@ export class NotificationListener {
   private readonly pendingSyncs = new Map<number, number>();
   private lastSentAt = Number.NEGATIVE_INFINITY;
   private syncs = 0;
+  /** Who waits for a sync to come back (`caughtUp`), by the sync's number. */
+  private readonly waiting = new Map<number, { resolve(): void; reject(error: Error): void }>();
 
   constructor(
     private readonly options: DatabaseOptions,
@@ -83,7 +85,18 @@ export class NotificationListener {
     return now - this.syncedAt <= revocationWindowMs;
   }
 
-  private sync(client: pg.Client, now: number): void {
+  /**
+   * Resolves once every change committed before the call has arrived here (a sync sent now came
+   * back), so that what this instance keeps reflects them; rejects when the listening connection is
+   * down or breaks first. (What a test awaits before asking another instance what one changed.)
+   */
+  caughtUp(): Promise<void> {
+    if (!this.connected || this.client === null) return Promise.reject(new Error("not listening"));
+    const n = this.sync(this.client, performance.now());
+    return new Promise((resolve, reject) => this.waiting.set(n, { resolve, reject }));
+  }
+
+  private sync(client: pg.Client, now: number): number {
     const n = ++this.syncs;
     this.lastSentAt = now;
     this.pendingSyncs.set(n, now);
@@ -91,10 +104,13 @@ export class NotificationListener {
     for (const [old, sentAt] of this.pendingSyncs) {
       if (now - sentAt < syncGivenUpMs) break;
       this.pendingSyncs.delete(old);
+      this.settleWaiting(old, new Error("the sync was not answered"));
     }
-    client.query("SELECT pg_notify($1, $2)", [this.ownChannel, String(n)]).catch(() => {
+    client.query("SELECT pg_notify($1, $2)", [this.ownChannel, String(n)]).catch((error: Error) => {
       this.pendingSyncs.delete(n);
+      this.settleWaiting(n, error);
     });
+    return n;
   }
 
   private synced(payload: string): void {
@@ -107,6 +123,16 @@ export class NotificationListener {
       if (old > n) break;
       this.pendingSyncs.delete(old);
     }
+    for (const old of this.waiting.keys()) if (old <= n) this.settleWaiting(old);
+  }
+
+  /** Answers who waits for sync `n`: caught up, or (with an error) not. */
+  private settleWaiting(n: number, error?: Error): void {
+    const waiter = this.waiting.get(n);
+    if (!waiter) return;
+    this.waiting.delete(n);
+    if (error) waiter.reject(error);
+    else waiter.resolve();
   }
 
   get listening(): boolean {
@@ -189,6 +215,7 @@ export class NotificationListener {
   private forgetSyncs(): void {
     this.syncedAt = Number.NEGATIVE_INFINITY;
     this.pendingSyncs.clear();
+    for (const n of [...this.waiting.keys()]) this.settleWaiting(n, new Error("the listening connection broke"));
     this.lastSentAt = Number.NEGATIVE_INFINITY;
   }
 

@@ -53,6 +53,11 @@ export class PostgresStore implements Store {
     return this.context.db;
   }
 
+  /** Resolves once every change committed (on any instance) before the call is known here. */
+  caughtUp(): Promise<void> {
+    return this.listener.caughtUp();
+  }
+
   /** Notifications were lost (the database went away): open change streams must end. */
   onOutage(listener: (reason: string) => void): () => void {
     return this.context.onOutage(listener);
