@@ -4,6 +4,7 @@
  */
 import { tokenLifetimes } from "../config/app-config.ts";
 import type { Document } from "../data/documents.ts";
+import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { newObjectIdHex } from "../state/ids.ts";
@@ -117,6 +118,10 @@ export async function sessionReply(
 export async function startSession(emulator: Emulator, app: AppRuntime, user: StoredUser, start: SessionStart) {
   const session = newSession(app, user.id, start);
   // (The user's custom data, for the access token, read with it where the store can.)
-  const { customData } = await app.store.startSession(session, session.createdAt, app.customUserDataPlace());
+  const started = await app.store.startSession(session, session.createdAt, app.customUserDataPlace());
+  // The user deleted since the login found it: no session is kept, and the login fails as a
+  // request of the deleted user's does.
+  if (!started) throw errors.sessionUserGone();
+  const { customData } = started;
   return sessionReply(emulator, app, user, session, customData);
 }

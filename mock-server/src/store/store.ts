@@ -240,12 +240,13 @@ export interface AppStore {
    * A login: adds the session (ending the user's oldest past the app's limit, as `sessions.add`)
    * and records the login's time on the user (`lastLoginAt`), in one step. With `customData`, the
    * user's custom data document may come back with it (`null`: none; absent: not read, ask the data).
+   * Undefined when the user is gone (deleted since the login found it): no session is kept.
    */
   startSession(
     session: StoredSession,
     lastLoginAt: number,
     customData?: CustomDataPlace,
-  ): Promise<{ customData?: Document | null }>;
+  ): Promise<{ customData?: Document | null } | undefined>;
   /**
    * A first login without a registration to claim (anonymous, OAuth, custom token): the user made
    * as `users.create` makes it and, when it was, its session started as `startSession` starts it,
@@ -398,13 +399,14 @@ export interface SessionRecords {
   all(): Promise<StoredSession[]>;
 }
 
-export type AddApiKeyResult = "ok" | "name-taken" | "limit";
+/** `no-user`: the user is gone (deleted since the request was authenticated): no key is kept. */
+export type AddApiKeyResult = "ok" | "name-taken" | "limit" | "no-user";
 
 export interface ApiKeyRecords {
   get(id: string): Promise<StoredApiKey | undefined>;
   byHash(keyHash: string): Promise<StoredApiKey | undefined>;
   forUser(userId: string): Promise<StoredApiKey[]>;
-  /** Adds a key unless the user has one of this name or `maxPerUser` keys already. */
+  /** Adds a key unless the user is gone or has one of this name or `maxPerUser` keys already. */
   add(key: StoredApiKey, maxPerUser: number): Promise<AddApiKeyResult>;
   /** Disabling also ends the sessions the key opened (enabling does not bring them back). */
   setDisabled(id: string, disabled: boolean): Promise<boolean>;

@@ -74,6 +74,53 @@ describe("API keys", () => {
     expect((await create(owner.refresh_token, "dup")).response.statusCode).toBe(409);
   });
 
+  it("keeps no key of a user deleted while the request was on its way (401 InvalidSession)", async () => {
+    const appId = await newApp(app);
+    const owner = await emailUser(app, appId, "gone@example.com", "secret-1");
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const add = runtime.apiKeys.add.bind(runtime.apiKeys);
+    // The user deleted after the request's session was checked, before the store adds its key.
+    runtime.apiKeys.add = async (key, maxPerUser) => {
+      await runtime.store.deleteUser(key.userId);
+      return add(key, maxPerUser);
+    };
+    try {
+      const { response, body } = await create(owner.refresh_token, "late");
+      expect(response.statusCode).toBe(401);
+      expect(body).toMatchObject({ error: "invalid session: user not found", error_code: "InvalidSession" });
+      expect(await runtime.apiKeys.forUser(owner.user_id)).toEqual([]);
+    } finally {
+      runtime.apiKeys.add = add;
+    }
+  });
+
+  it("starts no session for a user deleted while its key's login was on its way (401 InvalidSession)", async () => {
+    const appId = await newApp(app, { providers: { "api-key": { enabled: true } } });
+    const owner = await emailUser(app, appId, "gone@example.com", "secret-1");
+    const { body: key } = await create(owner.refresh_token, "late");
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const store = runtime.store;
+    const start = store.startSession.bind(store);
+    // The user deleted after the key named it, before the store starts the session.
+    store.startSession = async (session, lastLoginAt, customData) => {
+      await store.deleteUser(session.userId);
+      return start(session, lastLoginAt, customData);
+    };
+    try {
+      const { response, body } = await call(app, "login", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/api-key/login`,
+        payload: { key: key.key },
+      });
+      expect(response.statusCode).toBe(401);
+      expect(body).toMatchObject({ error: "invalid session: user not found", error_code: "InvalidSession" });
+    } finally {
+      store.startSession = start;
+    }
+    expect(await runtime.store.counts()).toEqual({ users: 0, pendingUsers: 0 });
+    expect(await runtime.store.sessions.forUser(owner.user_id)).toEqual([]);
+  });
+
   it("allows 20 keys per user, and none for anonymous users", async () => {
     const appId = await newApp(app);
     const owner = await emailUser(app, appId, "m@example.com", "secret-1");

@@ -279,6 +279,39 @@ describe("two instances on one database", () => {
     expect(listed.body).toHaveLength(5);
   });
 
+  it("decide a key's deletion racing a key of its name, or its user's deletion, without a deadlock", async () => {
+    const appId = await newApp(a, { providers: { "api-key": { enabled: true } } });
+    const keys = `${base}/auth/api_keys`;
+    for (let round = 0; round < 15; round++) {
+      // A key deleted on one while a key of its name is made on the other: both answered.
+      const owner = await seedUser(a, appId, `keys-${round}@example.com`);
+      const create = (on: EmulatorProcess) =>
+        send(on, "createApiKey", "POST", keys, { token: owner.refresh_token, body: { name: "ci" } });
+      const { body: made } = await create(a);
+      const [deleted, again] = await Promise.all([
+        send(a, "deleteApiKey", "DELETE", `${keys}/${made._id}`, { token: owner.refresh_token }),
+        create(b),
+      ]);
+      expect([deleted.status, again.status], `round ${round}`).toSatisfy(
+        ([d, c]: number[]) => d === 204 && (c === 201 || c === 409),
+      );
+      const listed = await send(a, "listApiKeys", "GET", keys, { token: owner.refresh_token });
+      expect(listed.body).toHaveLength(again.status === 201 ? 1 : 0);
+      // A key disabled on one while its user is deleted on the other: the user goes with its keys.
+      const { body: other } = await create(a);
+      const [disabled, removed] = await Promise.all([
+        send(a, "disableApiKey", "PUT", `${keys}/${other._id}/disable`, { token: owner.refresh_token }),
+        send(b, "removeUser", "DELETE", `/_mock/v1/apps/${appId}/users/${owner.user_id}`),
+      ]);
+      expect(removed.status, `round ${round}`).toBe(204);
+      expect([204, 401, 404], `round ${round}`).toContain(disabled.status);
+    }
+    const { rows } = await adminQuery(database.url, "SELECT count(*)::int AS n FROM api_keys WHERE app_id = $1", [
+      appId,
+    ]);
+    expect(rows[0].n).toBe(0);
+  });
+
   it("announce an app's writes only while some instance watches it", async () => {
     const appId = await newApp(a, { rules: { default: { read: true, write: true } } });
     const anon = (await send(a, "login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { body: {} }))

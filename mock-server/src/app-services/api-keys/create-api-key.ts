@@ -25,6 +25,8 @@ export default defineRoute("createApiKey", "refresh", async (request, reply) => 
   const added = await app.apiKeys.add(key, maxApiKeysPerUser);
   if (added === "limit") throw errors.apiKeyLimit(maxApiKeysPerUser);
   if (added === "name-taken") throw errors.apiKeyExists(name);
+  // Deleted while this request was on its way: as if its session had been checked a moment later.
+  if (added === "no-user") throw errors.sessionUserGone();
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "api-key-created", id: user.id });
   return sendJson(reply, 201, { _id: key.id, key: secret, name, disabled: false });
 });

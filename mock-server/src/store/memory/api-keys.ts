@@ -11,7 +11,10 @@ export class MemoryApiKeys implements ApiKeyRecords {
   private readonly byUser = new Map<string, string[]>();
   private readonly byKeyHash = new Map<string, string>();
 
-  constructor(private readonly sessions: MemorySessions) {}
+  constructor(
+    private readonly sessions: MemorySessions,
+    private readonly userExists: (id: string) => boolean,
+  ) {}
 
   get size(): number {
     return this.keys.size;
@@ -27,6 +30,7 @@ export class MemoryApiKeys implements ApiKeyRecords {
   }
 
   async add(key: StoredApiKey, maxPerUser: number): Promise<AddApiKeyResult> {
+    if (!this.userExists(key.userId)) return "no-user";
     const existing = this.forUserNow(key.userId);
     if (existing.length >= maxPerUser) return "limit";
     if (existing.some((k) => k.name === key.name)) return "name-taken";

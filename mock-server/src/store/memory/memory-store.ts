@@ -37,7 +37,7 @@ export class MemoryAppStore implements AppStore {
   limits: () => AppLimits | null = () => null;
   readonly users = new MemoryUsers(() => this.limits()?.users ?? Number.POSITIVE_INFINITY);
   readonly sessions = new MemorySessions(() => this.limits()?.sessionsPerUser ?? Number.POSITIVE_INFINITY);
-  readonly apiKeys = new MemoryApiKeys(this.sessions);
+  readonly apiKeys = new MemoryApiKeys(this.sessions, (id) => this.users.getNow(id) !== undefined);
   readonly authTokens = new MemoryAuthTokens();
   readonly data = new MemoryDocuments(() => this.limits());
 
@@ -59,7 +59,11 @@ export class MemoryAppStore implements AppStore {
     return ended;
   }
 
-  async startSession(session: StoredSession, lastLoginAt: number): Promise<{ customData?: Document | null }> {
+  async startSession(
+    session: StoredSession,
+    lastLoginAt: number,
+  ): Promise<{ customData?: Document | null } | undefined> {
+    if (!this.users.getNow(session.userId)) return undefined;
     await this.sessions.add(session);
     await this.users.update(session.userId, { lastLoginAt });
     // (The custom data is not read here: the data answers it at once.)

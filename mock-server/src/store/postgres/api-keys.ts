@@ -60,8 +60,13 @@ export class PgApiKeys implements ApiKeyRecords {
   async add(key: StoredApiKey, maxPerUser: number): Promise<AddApiKeyResult> {
     try {
       return await this.db.transaction(async (client) => {
-        // Concurrent creations for one user take turns on the user's row (the limit is a count).
-        await client.query("SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [this.appId, key.userId]);
+        // Concurrent creations for one user take turns on the user's row (the limit is a count),
+        // and a deletion of the user waits for this one (its keys go with it) or this sees it gone.
+        const { rowCount } = await client.query("SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [
+          this.appId,
+          key.userId,
+        ]);
+        if (rowCount === 0) return "no-user" as const;
         const { rows } = await client.query<{ n: number }>(
           "SELECT count(*)::int AS n FROM api_keys WHERE app_id = $1 AND user_id = $2",
           [this.appId, key.userId],
@@ -98,9 +103,20 @@ export class PgApiKeys implements ApiKeyRecords {
     return this.endingSessions(id, "DELETE FROM api_keys WHERE app_id = $1 AND id = $2 RETURNING user_id");
   }
 
-  /** Changes a key (`change` answers its owner) and ends the sessions it opened, in one transaction. */
+  /**
+   * Changes a key (`change` answers its owner) and ends the sessions it opened, in one transaction.
+   * The owner's row is locked first, as everything that changes a user's keys or sessions locks it
+   * (a key's creation, a deletion of the user, sessions.ts): taken after the key's row, a deletion
+   * racing the user's deletion or the creation of a key of its name waited for them in the
+   * opposite order, and PostgreSQL ended one of each such pair as a deadlock.
+   */
   private async endingSessions(id: string, change: string): Promise<boolean> {
     const outcome = await this.db.transaction(async (client) => {
+      await client.query(
+        `SELECT 1 FROM users WHERE app_id = $1 AND id = (SELECT user_id FROM api_keys WHERE app_id = $1 AND id = $2)
+           FOR UPDATE`,
+        [this.appId, id],
+      );
       const { rows } = await client.query<{ user_id: string }>(change, [this.appId, id]);
       const userId = rows[0]?.user_id;
       if (userId === undefined) return { found: false, userId: "", ended: false };

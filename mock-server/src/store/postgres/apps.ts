@@ -215,9 +215,11 @@ export class PgAppStore implements AppStore {
     session: StoredSession,
     lastLoginAt: number,
     customData?: CustomDataPlace,
-  ): Promise<{ customData?: Document | null }> {
+  ): Promise<{ customData?: Document | null } | undefined> {
     const row = await this.sessions.start(session, lastLoginAt, customData ? { customData } : {});
-    return customData && row.added === 1 ? { customData: customDataOf(row) } : {};
+    // (No session is added for a user that is not there: the statement adds it from the user's row.)
+    if (row.added !== 1) return undefined;
+    return customData ? { customData: customDataOf(row) } : {};
   }
 
   /** The user's statement and the session's in one round trip (`PgSessions.startAfter`). */
