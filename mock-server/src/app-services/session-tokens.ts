@@ -119,9 +119,9 @@ export async function startSession(emulator: Emulator, app: AppRuntime, user: St
   const session = newSession(app, user.id, start);
   // (The user's custom data, for the access token, read with it where the store can.)
   const started = await app.store.startSession(session, session.createdAt, app.customUserDataPlace());
-  // The user deleted since the login found it: no session is kept, and the login fails as a
-  // request of the deleted user's does.
-  if (!started) throw errors.sessionUserGone();
+  // The user deleted or disabled since the login read it: no session is kept (none that enabling
+  // the user again would revive), and the login fails as it would have a moment later.
+  if (!started) throw (await app.users.get(user.id))?.disabled ? errors.userDisabled() : errors.sessionUserGone();
   const { customData } = started;
   return sessionReply(emulator, app, user, session, customData);
 }

@@ -121,6 +121,40 @@ describe("API keys", () => {
     expect(await runtime.store.sessions.forUser(owner.user_id)).toEqual([]);
   });
 
+  it("starts no session for a user disabled while its key's login was on its way, none to revive", async () => {
+    const appId = await newApp(app, { providers: { "api-key": { enabled: true } } });
+    const owner = await emailUser(app, appId, "off@example.com", "secret-1");
+    const { body: key } = await create(owner.refresh_token, "late");
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const store = runtime.store;
+    const start = store.startSession.bind(store);
+    const disable = (disabled: boolean) =>
+      call(app, "updateUser", {
+        method: "PATCH",
+        url: `/_mock/v1/apps/${appId}/users/${owner.user_id}`,
+        payload: { disabled },
+      });
+    // The user disabled (its sessions ended) after the login read it, before the session starts.
+    store.startSession = async (session, lastLoginAt, customData) => {
+      await disable(true);
+      return start(session, lastLoginAt, customData);
+    };
+    try {
+      const { response, body } = await call(app, "login", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/api-key/login`,
+        payload: { key: key.key },
+      });
+      expect(response.statusCode).toBe(401);
+      expect(body).toMatchObject({ error: "user disabled", error_code: "UserDisabled" });
+    } finally {
+      store.startSession = start;
+    }
+    // Enabled again, the user has no session from that login (disabling ended every one).
+    const { body: enabled } = await disable(false);
+    expect(enabled.sessions).toEqual([]);
+  });
+
   it("allows 20 keys per user, and none for anonymous users", async () => {
     const appId = await newApp(app);
     const owner = await emailUser(app, appId, "m@example.com", "secret-1");

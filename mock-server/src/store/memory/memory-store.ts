@@ -63,7 +63,8 @@ export class MemoryAppStore implements AppStore {
     session: StoredSession,
     lastLoginAt: number,
   ): Promise<{ customData?: Document | null } | undefined> {
-    if (!this.users.getNow(session.userId)) return undefined;
+    const user = this.users.getNow(session.userId);
+    if (!user || user.disabled) return undefined;
     await this.sessions.add(session);
     await this.users.update(session.userId, { lastLoginAt });
     // (The custom data is not read here: the data answers it at once.)
@@ -81,7 +82,7 @@ export class MemoryAppStore implements AppStore {
     const { account, owner } = found;
     if (!account.confirmed || account.passwordHash !== passwordHash || owner?.id !== session.userId || owner.disabled)
       return { started: false, account, owner };
-    await this.startSession(session, lastLoginAt);
+    if (!(await this.startSession(session, lastLoginAt))) return { started: false, account, owner };
     return { started: true, account, owner };
   }
 

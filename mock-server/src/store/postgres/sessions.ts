@@ -109,9 +109,9 @@ const durably: [string, unknown[]] = ["SELECT pg_logical_emit_message(true, 'app
 
 /**
  * A session started (see `ending`) in one statement, its own transaction, committed `lazily`:
- * the user's row locked (with an e-mail/password login, only when it is the registration's owner,
- * the registration confirmed with the password hash the password matched and the user not
- * disabled, checked again once locked), the session
+ * the user's row locked when the user is not disabled (with an e-mail/password login, only when it
+ * is the registration's owner and the registration confirmed with the password hash the password
+ * matched; checked again once locked: a user disabled or deleted meanwhile gets none), the session
  * added, the oldest past the limit ended, the count and the login time written; with a
  * registration, the registration and its owner answered (as accountAndOwner), and with a custom
  * data place, the user's document (as findByField: the first in natural order whose field is the
@@ -144,8 +144,7 @@ function startStatement(registration: boolean, customData: boolean): string {
        `
     : "";
   const ownerCheck = account
-    ? ` AND id IN (SELECT owner_id FROM account WHERE confirmed AND password_hash = ${account.hash})
-            AND NOT coalesce((doc ->> 'disabled')::boolean, false)`
+    ? ` AND id IN (SELECT owner_id FROM account WHERE confirmed AND password_hash = ${account.hash})`
     : "";
   const customRead = custom
     ? `(SELECT ejson FROM documents
@@ -156,7 +155,7 @@ function startStatement(registration: boolean, customData: boolean): string {
     : "";
   return `WITH ${accountCte}owner AS (
          SELECT id, session_count, ${lazily} FROM users
-          WHERE app_id = $1 AND id = $2${ownerCheck}
+          WHERE app_id = $1 AND id = $2${ownerCheck} AND NOT coalesce((doc ->> 'disabled')::boolean, false)
           FOR UPDATE),
        added AS (
          INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) SELECT $1, $3, id, $4, $5 FROM owner RETURNING id),
