@@ -114,14 +114,23 @@ export async function sessionReply(
   };
 }
 
+/** Why a session was not started: its API key, or its user, gone or disabled meanwhile. */
+async function notStarted(app: AppRuntime, userId: string, apiKeyId: string | undefined) {
+  if (apiKeyId !== undefined) {
+    const key = await app.apiKeys.get(apiKeyId);
+    if (!key || key.disabled) return errors.invalidApiKey();
+  }
+  return (await app.users.get(userId))?.disabled ? errors.userDisabled() : errors.sessionUserGone();
+}
+
 /** Opens a session for a user and returns the login reply. */
 export async function startSession(emulator: Emulator, app: AppRuntime, user: StoredUser, start: SessionStart) {
   const session = newSession(app, user.id, start);
   // (The user's custom data, for the access token, read with it where the store can.)
   const started = await app.store.startSession(session, session.createdAt, app.customUserDataPlace());
-  // The user deleted or disabled since the login read it: no session is kept (none that enabling
-  // the user again would revive), and the login fails as it would have a moment later.
-  if (!started) throw (await app.users.get(user.id))?.disabled ? errors.userDisabled() : errors.sessionUserGone();
+  // The user (or the API key) deleted or disabled since the login read it: no session is kept
+  // (none that enabling them again would revive), and the login fails as it would a moment later.
+  if (!started) throw await notStarted(app, user.id, session.apiKeyId);
   const { customData } = started;
   return sessionReply(emulator, app, user, session, customData);
 }

@@ -240,7 +240,8 @@ export interface AppStore {
    * A login: adds the session (ending the user's oldest past the app's limit, as `sessions.add`)
    * and records the login's time on the user (`lastLoginAt`), in one step. With `customData`, the
    * user's custom data document may come back with it (`null`: none; absent: not read, ask the data).
-   * Undefined when the user is gone or disabled (since the login read it): no session is kept.
+   * Undefined when the user is gone or disabled, or the session's API key gone or disabled (since
+   * the login read them): no session is kept.
    */
   startSession(
     session: StoredSession,

@@ -94,7 +94,7 @@ describe("API keys", () => {
     }
   });
 
-  it("starts no session for a user deleted while its key's login was on its way (401 InvalidSession)", async () => {
+  it("starts no session for a user deleted while its key's login was on its way (401, the key gone)", async () => {
     const appId = await newApp(app, { providers: { "api-key": { enabled: true } } });
     const owner = await emailUser(app, appId, "gone@example.com", "secret-1");
     const { body: key } = await create(owner.refresh_token, "late");
@@ -113,7 +113,7 @@ describe("API keys", () => {
         payload: { key: key.key },
       });
       expect(response.statusCode).toBe(401);
-      expect(body).toMatchObject({ error: "invalid session: user not found", error_code: "InvalidSession" });
+      expect(body).toMatchObject({ error: "invalid API key", error_code: "AuthError" });
     } finally {
       store.startSession = start;
     }
@@ -153,6 +153,39 @@ describe("API keys", () => {
     // Enabled again, the user has no session from that login (disabling ended every one).
     const { body: enabled } = await disable(false);
     expect(enabled.sessions).toEqual([]);
+  });
+
+  it("starts no session of a key disabled or deleted while its login was on its way", async () => {
+    const appId = await newApp(app, { providers: { "api-key": { enabled: true } } });
+    const owner = await emailUser(app, appId, "keyoff@example.com", "secret-1");
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const store = runtime.store;
+    const start = store.startSession.bind(store);
+    for (const change of ["disable", "delete"] as const) {
+      const { body: key } = await create(owner.refresh_token, `late-${change}`);
+      // The key disabled or deleted (its sessions ended) after the login checked it, before the session starts.
+      store.startSession = async (session, lastLoginAt, customData) => {
+        if (change === "disable") await runtime.apiKeys.setDisabled(key._id, true);
+        else await runtime.apiKeys.remove(key._id);
+        return start(session, lastLoginAt, customData);
+      };
+      try {
+        const { response, body } = await call(app, "login", {
+          method: "POST",
+          url: `${base}/app/${appId}/auth/providers/api-key/login`,
+          payload: { key: key.key },
+        });
+        expect(response.statusCode, change).toBe(401);
+        expect(body, change).toMatchObject({ error_code: "AuthError" });
+      } finally {
+        store.startSession = start;
+      }
+      const sessions = await store.sessions.forUser(owner.user_id);
+      expect(
+        sessions.filter((s) => s.apiKeyId === key._id),
+        change,
+      ).toEqual([]);
+    }
   });
 
   it("allows 20 keys per user, and none for anonymous users", async () => {

@@ -1,6 +1,7 @@
 /** Profile, refresh, logout, deletion, and every way a token can be wrong. */
 import { createHmac } from "node:crypto";
 import type { FastifyInstance } from "fastify";
+import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anonymousLogin, base, bearer, call, emailUser, getProfile, newApp, testApp } from "../helpers/app.ts";
 
@@ -235,6 +236,42 @@ describe("refreshAccessToken and logOut", () => {
 });
 
 describe("deleteUser", () => {
+  it("a login whose user is deleted before its session starts keeps nothing (401 InvalidSession)", async () => {
+    const signingKey = "a-custom-token-key-of-32-characters!";
+    const appId = await newApp(app, { providers: { "custom-token": { enabled: true, signingKey, audience: "late" } } });
+    const token = await new SignJWT({ sub: "late-user", aud: "late", exp: Math.floor(Date.now() / 1000) + 600 })
+      .setProtectedHeader({ alg: "HS256" })
+      .sign(new TextEncoder().encode(signingKey));
+    const login = () =>
+      call(app, "login", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/custom-token/login`,
+        payload: { token },
+      });
+    const first = await login();
+    expect(first.response.statusCode, JSON.stringify(first.body)).toBe(200);
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const store = runtime.store;
+    const start = store.startSession.bind(store);
+    // The user deleted after the login found it by its identity, before the session starts.
+    store.startSession = async (session, lastLoginAt, customData) => {
+      await store.deleteUser(session.userId);
+      return start(session, lastLoginAt, customData);
+    };
+    try {
+      const { response, body } = await login();
+      expect(response.statusCode).toBe(401);
+      expect(body).toMatchObject({ error: "invalid session: user not found", error_code: "InvalidSession" });
+    } finally {
+      store.startSession = start;
+    }
+    expect(await store.sessions.forUser(first.body.user_id)).toEqual([]);
+    // A login now makes the identity a new user.
+    const again = await login();
+    expect(again.response.statusCode).toBe(200);
+    expect(again.body.user_id).not.toBe(first.body.user_id);
+  });
+
   it("deletes the user with its registration, sessions and keys; the follow-up logout fails as realm-web expects", async () => {
     const appId = await newApp(app);
     const session = await emailUser(app, appId, "d@example.com", "secret-1");

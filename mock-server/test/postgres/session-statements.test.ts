@@ -6,6 +6,7 @@
  * deletion is one round trip after its authentication.
  */
 import type { FastifyInstance } from "fastify";
+import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import type { StoredSession, StoredUser } from "../../src/store/store.ts";
@@ -166,4 +167,56 @@ it("deletes a user in one round trip after its authentication, its sessions ende
   } finally {
     await other.close();
   }
+});
+
+it("starts no session of an API key disabled by a transaction its login waited for", async () => {
+  const appId = await newApp(app, { providers: { "api-key": { enabled: true } } });
+  await call(app, "createUser", {
+    method: "POST",
+    url: `/_mock/v1/apps/${appId}/users`,
+    payload: { email: "held@example.com", password: "secret-1" },
+  });
+  const { body: owner } = await call(app, "login", {
+    method: "POST",
+    url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+    payload: { username: "held@example.com", password: "secret-1" },
+  });
+  const { body: key } = await call(app, "createApiKey", {
+    method: "POST",
+    url: `${base}/auth/api_keys`,
+    headers: bearer(owner.refresh_token),
+    payload: { name: "held" },
+  });
+  // Another transaction holds the user's row (as a key's disabling does) and disables the key; the
+  // login's statement waits for the row, then must see the key as it is after that commit.
+  const held = new pg.Client({ connectionString: database.url });
+  await held.connect();
+  try {
+    await held.query("BEGIN");
+    await held.query("SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [appId, owner.user_id]);
+    await held.query("UPDATE api_keys SET disabled = true WHERE app_id = $1 AND id = $2", [appId, key._id]);
+    const login = call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/api-key/login`,
+      payload: { key: key.key },
+    });
+    await until(async () => {
+      const { rows } = await adminQuery(
+        database.url,
+        "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      );
+      return rows.length > 0;
+    }, "the login waiting for the user's row");
+    await held.query("COMMIT");
+    const { response, body } = await login;
+    expect(response.statusCode).toBe(401);
+    expect(body).toMatchObject({ error: "invalid API key", error_code: "AuthError" });
+  } finally {
+    await held.end();
+  }
+  const { rows } = await adminQuery(database.url, "SELECT id FROM sessions WHERE app_id = $1 AND api_key_id = $2", [
+    appId,
+    key._id,
+  ]);
+  expect(rows).toEqual([]);
 });

@@ -24,6 +24,10 @@ export class MemoryApiKeys implements ApiKeyRecords {
     return this.keys.get(id);
   }
 
+  getNow(id: string): StoredApiKey | undefined {
+    return this.keys.get(id);
+  }
+
   async byHash(hash: string): Promise<StoredApiKey | undefined> {
     const id = this.byKeyHash.get(hash);
     return id === undefined ? undefined : this.keys.get(id);

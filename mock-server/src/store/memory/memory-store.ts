@@ -65,6 +65,10 @@ export class MemoryAppStore implements AppStore {
   ): Promise<{ customData?: Document | null } | undefined> {
     const user = this.users.getNow(session.userId);
     if (!user || user.disabled) return undefined;
+    if (session.apiKeyId !== undefined) {
+      const key = this.apiKeys.getNow(session.apiKeyId);
+      if (!key || key.disabled || key.userId !== user.id) return undefined;
+    }
     await this.sessions.add(session);
     await this.users.update(session.userId, { lastLoginAt });
     // (The custom data is not read here: the data answers it at once.)

@@ -111,7 +111,8 @@ const durably: [string, unknown[]] = ["SELECT pg_logical_emit_message(true, 'app
  * A session started (see `ending`) in one statement, its own transaction, committed `lazily`:
  * the user's row locked when the user is not disabled (with an e-mail/password login, only when it
  * is the registration's owner and the registration confirmed with the password hash the password
- * matched; checked again once locked: a user disabled or deleted meanwhile gets none), the session
+ * matched; with an API key's, only while the key is there and enabled, its row locked too; checked
+ * again once locked: a user or key disabled or deleted meanwhile gets none), the session
  * added, the oldest past the limit ended, the count and the login time written; with a
  * registration, the registration and its owner answered (as accountAndOwner), and with a custom
  * data place, the user's document (as findByField: the first in natural order whose field is the
@@ -129,7 +130,7 @@ const durably: [string, unknown[]] = ["SELECT pg_logical_emit_message(true, 'app
  * $7 sessions channel, $8 users channel, $9 instance id; then the registration's id, identity key
  * and password hash; then the custom data's database, collection and field.
  */
-function startStatement(registration: boolean, customData: boolean): string {
+function startStatement(registration: boolean, customData: boolean, apiKey: boolean): string {
   let n = 9;
   const account = registration ? { id: `$${++n}`, key: `$${++n}`, hash: `$${++n}` } : undefined;
   const custom = customData ? { db: `$${++n}`, coll: `$${++n}`, field: `$${++n}` } : undefined;
@@ -144,7 +145,11 @@ function startStatement(registration: boolean, customData: boolean): string {
        `
     : "";
   const ownerCheck = account
-    ? ` AND id IN (SELECT owner_id FROM account WHERE confirmed AND password_hash = ${account.hash})`
+    ? ` AND u.id IN (SELECT owner_id FROM account WHERE confirmed AND password_hash = ${account.hash})`
+    : "";
+  // The key's row locked too, so that a key disabled or deleted meanwhile is seen as it is now.
+  const keyJoin = apiKey
+    ? " JOIN api_keys k ON k.app_id = u.app_id AND k.id = $4 AND k.user_id = u.id AND NOT k.disabled"
     : "";
   const customRead = custom
     ? `(SELECT ejson FROM documents
@@ -154,9 +159,9 @@ function startStatement(registration: boolean, customData: boolean): string {
          ORDER BY seq + 0 LIMIT 1) AS custom, `
     : "";
   return `WITH ${accountCte}owner AS (
-         SELECT id, session_count, ${lazily} FROM users
-          WHERE app_id = $1 AND id = $2${ownerCheck} AND NOT coalesce((doc ->> 'disabled')::boolean, false)
-          FOR UPDATE),
+         SELECT u.id, u.session_count, ${lazily} FROM users u${keyJoin}
+          WHERE u.app_id = $1 AND u.id = $2${ownerCheck} AND NOT coalesce((u.doc ->> 'disabled')::boolean, false)
+          FOR UPDATE OF u${apiKey ? " FOR SHARE OF k" : ""}),
        added AS (
          INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) SELECT $1, $3, id, $4, $5 FROM owner RETURNING id),
        ${ending(1, "$7", "$9")},
@@ -268,7 +273,7 @@ export class PgSessions implements SessionRecords {
     if (customData) values.push(customData.database, customData.collection, customData.userIdField);
     const answers = await this.db.pipeline([
       ...(before ? [before] : []),
-      [startStatement(account !== undefined, customData !== undefined), values],
+      [startStatement(account !== undefined, customData !== undefined, session.apiKeyId !== undefined), values],
       durably,
     ]);
     const [first, started, flushed] = before ? answers : [undefined, ...answers];
