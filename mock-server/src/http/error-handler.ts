@@ -17,7 +17,7 @@ import {
   identityProviderErrors,
 } from "../errors/catalogue.ts";
 import { PasswordWorkBusyError } from "../state/password-work.ts";
-import { QuotaExceededError, StoreTimeoutError, StoreUnavailableError } from "../store/store.ts";
+import { AppGoneError, QuotaExceededError, StoreTimeoutError, StoreUnavailableError } from "../store/store.ts";
 import { areaOfUrl, publicOrigin } from "./areas.ts";
 import { JsonBodyError } from "./json-body.ts";
 
@@ -153,6 +153,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     if (area === "app-services") return sendError(request, reply, appServicesErrors.unavailable());
     if (area === "emailjs") return sendError(request, reply, emailJsErrors.unavailable());
     return sendError(request, reply, controlErrors.unavailable());
+  }
+  if (error instanceof AppGoneError) {
+    // Deleted while the request ran: answered as a request a moment later is, its app not found.
+    if (area === "app-services") return sendError(request, reply, appServicesErrors.appNotFound(error.appId));
+    if (area === "control") return sendError(request, reply, controlErrors.notFound(`no app with id '${error.appId}'`));
   }
   if (error instanceof PasswordWorkBusyError && area === "app-services") {
     // As many hashes wait as start within their bound (state/password-work.ts): try again shortly.

@@ -56,6 +56,16 @@ export interface AppRecord {
   config: AppConfig;
 }
 
+/**
+ * The app was deleted while the request ran (a write named it after its deletion committed): the
+ * request answers as one that came a moment later does, its app not found. Nothing was written.
+ */
+export class AppGoneError extends Error {
+  constructor(readonly appId: string) {
+    super(`the app '${appId}' was deleted`);
+  }
+}
+
 /** The store cannot be reached (the database is down or out of connections): requests answer 503. */
 export class StoreUnavailableError extends Error {
   constructor(reason: string) {

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { parse as parseConnectionString } from "pg-connection-string";
 import {
+  AppGoneError,
   QuotaExceededError,
   quotas,
   StoreTimeoutError,
@@ -156,12 +157,15 @@ export function isUnavailable(error: unknown): boolean {
 }
 
 const knownQuotas = new Set<unknown>(quotas);
+/** PostgreSQL's detail of a foreign key to `apps` refused (every app-scoped table has one). */
+const appNotPresent = /^Key \(app_id\)=\((.*)\) is not present in table "apps"\.$/s;
 const writeRates = new Set<unknown>(["writesPerSecondPerUser", "writesPerSecondPerAnonymousUser"]);
 
 /**
  * An outage as StoreUnavailableError, a write refused by an app's limits (the usage triggers of
  * migration 3: SQLSTATE 53400, the quota as message, the limit as detail) as QuotaExceededError,
- * anything else as it is (to be thrown).
+ * a row of an app deleted meanwhile (a foreign key to `apps`) as AppGoneError, anything else as it
+ * is (to be thrown).
  */
 export function translate(error: unknown): unknown {
   if (isUnavailable(error) && !(error instanceof StoreUnavailableError)) {
@@ -173,6 +177,8 @@ export function translate(error: unknown): unknown {
   if (e.code === "53400" && knownQuotas.has(e.message))
     return new QuotaExceededError(e.message as QuotaExceededError["quota"], Number(e.detail));
   if (e.code === "53400" && writeRates.has(e.message)) return new WriteRateExceededError(Number(e.detail));
+  const gone = e.code === "23503" && typeof e.detail === "string" && appNotPresent.exec(e.detail);
+  if (gone) return new AppGoneError(decodeText(gone[1]!));
   return error;
 }
 
