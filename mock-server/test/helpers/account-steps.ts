@@ -158,7 +158,7 @@ export async function side(app: FastifyInstance, also?: FastifyInstance) {
   /** A mailed token of a kind, or (index -1, or none mailed) one no mail carried. */
   const mailedBy = (send: Send) => async (kind: "confirm" | "reset", index: number) => {
     const { body } = await send("listAuthTokens", "GET", `/_mock/v1/apps/${appId}/auth/tokens?kind=${kind}`);
-    const tokens = body.tokens as { token: string; tokenId: string }[];
+    const tokens = (body.tokens ?? []) as { token: string; tokenId: string }[];
     return (index >= 0 && at(tokens, index)) || { token: "0".repeat(64), tokenId: "65a1b2c3d4e5f60718293a4d" };
   };
   const signedIn = (answer: Awaited<ReturnType<Send>>) => {
@@ -265,7 +265,7 @@ export async function side(app: FastifyInstance, also?: FastifyInstance) {
         });
       case "confirmPending": {
         const { body } = await send("listUsers", "GET", `/_mock/v1/apps/${appId}/users`);
-        const user = (body.users as { id: string; email?: string }[]).find(
+        const user = ((body.users ?? []) as { id: string; email?: string }[]).find(
           (u) => u.email?.toLowerCase() === emails[s[1]]!.toLowerCase(),
         );
         return send("confirmPendingUser", "POST", `/_mock/v1/apps/${appId}/users/${user?.id ?? "nobody"}/confirm`);

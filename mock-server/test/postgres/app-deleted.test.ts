@@ -1,18 +1,79 @@
 /**
  * A request whose app is deleted (on any instance) while it runs answers as a request a moment
  * later does — its app not found — and writes nothing: on PostgreSQL its write meets the foreign
- * key to `apps` (AppGoneError), where it answered 500.
+ * key to `apps` (AppGoneError), where it answered 500. Generated account steps and data actions
+ * racing their app's deletion on another instance answer no server error.
  */
+import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { prelude, side, step } from "../helpers/account-steps.ts";
 import { anonymousLogin, base, bearer, call, newOpenApp, testApp } from "../helpers/app.ts";
+import { action, document, numbered, signedIn } from "../helpers/data-actions.ts";
 import { adminQuery } from "../helpers/postgres.ts";
 
 let app: FastifyInstance;
+let other: FastifyInstance;
 beforeAll(async () => {
-  app = await testApp();
+  app = await testApp({ allowFunctionSource: true });
+  const { databaseUrl } = app.emulator.options;
+  other = await testApp({ allowFunctionSource: true, databaseUrl, signingSecret: app.emulator.signingSecret });
 });
-afterAll(() => app.close());
+// (The other instance first: closing the first drops their database.)
+afterAll(async () => {
+  await other?.close();
+  await app?.close();
+});
+
+/**
+ * `requests` (answered statuses) while the other instance deletes the app, after `turns` turns
+ * of the event loop (where in the requests the deletion lands): none may be a server error.
+ */
+async function racingDeletion(appId: string, turns: number, requests: () => Promise<[unknown, number][]>) {
+  const deletion = (async () => {
+    for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+    await other.inject({ method: "DELETE", url: `/_mock/v1/apps/${appId}` });
+  })();
+  const [answered] = await Promise.all([requests(), deletion]);
+  for (const [request, status] of answered) expect(status, JSON.stringify(request)).toBeLessThan(500);
+}
+
+it("answers account steps racing their app's deletion with no server error", async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), fc.nat(5), async (steps, turns) => {
+      const racing = await side(app);
+      for (const s of prelude) await racing.perform(s);
+      await racingDeletion(racing.appId, turns, async () => {
+        const answered: [unknown, number][] = [];
+        for (const s of steps) answered.push([s, (await racing.perform(s)).status]);
+        return answered;
+      });
+    }),
+    { seed: 20261129, numRuns: 20 },
+  );
+}, 120_000);
+
+it("answers data actions racing their app's deletion with no server error", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(document, { minLength: 1, maxLength: 4 }),
+      fc.array(action, { minLength: 1, maxLength: 5 }),
+      fc.nat(5),
+      async (documents, actions, turns) => {
+        const { appId, send } = await signedIn(app);
+        const [first, ...rest] = numbered(documents, actions);
+        await send("c", first![0], first![1]);
+        await racingDeletion(appId, turns, async () => {
+          const answered: [unknown, number][] = [];
+          for (const [name, argument] of rest)
+            answered.push([[name, argument], (await send("c", name, argument)).status]);
+          return answered;
+        });
+      },
+    ),
+    { seed: 20261129, numRuns: 8 },
+  );
+}, 120_000);
 
 /** The app's data store, its next `write` preceded by the app's deletion (through the control API). */
 async function deletedBeforeItsNextWrite(appId: string) {
