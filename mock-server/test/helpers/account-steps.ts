@@ -34,6 +34,7 @@ export type Step =
   | ["listKeys", number]
   | ["keyAction", number, number, "get" | "enable" | "disable" | "delete"]
   | ["customData", number, number]
+  | ["whoami", number]
   | ["seedUser", number, number, boolean]
   | ["confirmPending", number]
   | ["disableUser", number, boolean]
@@ -66,6 +67,7 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 2,
   },
   fc.tuple(fc.constant("customData" as const), slot, fc.integer({ min: 0, max: 2 })),
+  fc.tuple(fc.constant("whoami" as const), slot),
   { arbitrary: fc.tuple(fc.constant("seedUser" as const), email, password, fc.boolean()), weight: 2 },
   fc.tuple(fc.constant("confirmPending" as const), email),
   fc.tuple(fc.constant("disableUser" as const), slot, fc.boolean()),
@@ -90,6 +92,8 @@ export const appConfig = {
         .updateOne({ user_id: userId }, { $set: { n } }, { upsert: true }).then((r) => r.matchedCount);`,
       runAsSystem: true,
     },
+    // What a function knows of its caller (its custom data too).
+    whoami: { source: "exports = () => context.user;" },
   },
   limits: { sessionsPerUser: 2, users: 4, mailsPerRecipientPerHour: 1000 },
 };
@@ -241,6 +245,11 @@ export async function side(app: FastifyInstance, also?: FastifyInstance) {
           payload: { name: "setCustomData", arguments: [userOf(own), s[2]] },
         });
       }
+      case "whoami":
+        return send("callFunction", "POST", `${base}/app/${appId}/functions/call`, {
+          ...bearer(session(s[1]).access),
+          payload: { name: "whoami", arguments: [] },
+        });
       case "disableUser":
         return send("updateUser", "PATCH", `/_mock/v1/apps/${appId}/users/${userOf(session(s[1]))}`, {
           payload: { disabled: s[2] },
