@@ -115,7 +115,7 @@ describe("account steps racing", () => {
         await shown(postgres, appId);
         await consistent(url, appId);
       }),
-      { seed: 20261129, numRuns: 25 },
+      { seed: 20261129, numRuns: 20 },
     );
   }, 120_000);
 
@@ -125,7 +125,7 @@ describe("account steps racing", () => {
         const appId = await race(memory, memory, pairs);
         await shown(memory, appId);
       }),
-      { seed: 20261129, numRuns: 40 },
+      { seed: 20261129, numRuns: 25 },
     );
   }, 120_000);
 });

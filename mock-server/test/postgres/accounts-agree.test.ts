@@ -55,7 +55,7 @@ describe("accounts on the in-memory and the PostgreSQL store", () => {
         const [inMemory, inPostgres] = await Promise.all(sides.map(({ held }) => held()));
         expect(inPostgres, JSON.stringify(done)).toEqual(inMemory);
       }),
-      { seed: 20261129, numRuns: 60 },
+      { seed: 20261129, numRuns: 40 },
     );
   }, 120_000);
 });

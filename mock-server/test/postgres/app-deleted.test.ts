@@ -71,7 +71,7 @@ it("answers data actions racing their app's deletion with no server error", asyn
         });
       },
     ),
-    { seed: 20261129, numRuns: 8 },
+    { seed: 20261129, numRuns: 5 },
   );
 }, 120_000);
 
