@@ -1,7 +1,17 @@
 /** User API keys: lifecycle, limits, secrets shown once, and logins with a key. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, emailUser, getProfile, newApp, testApp } from "../helpers/app.ts";
+import {
+  anonymousLogin,
+  base,
+  bearer,
+  beforeSessionsStart,
+  call,
+  emailUser,
+  getProfile,
+  newApp,
+  testApp,
+} from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -10,6 +20,8 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const keys = `${base}/auth/api_keys`;
+const keyLogin = (appId: string, key: string) =>
+  call(app, "login", { method: "POST", url: `${base}/app/${appId}/auth/providers/api-key/login`, payload: { key } });
 const create = (token: string, name: unknown) =>
   call(app, "createApiKey", {
     method: "POST",
@@ -98,36 +110,24 @@ describe("API keys", () => {
     const appId = await newApp(app, { providers: { "api-key": { enabled: true } } });
     const owner = await emailUser(app, appId, "gone@example.com", "secret-1");
     const { body: key } = await create(owner.refresh_token, "late");
-    const runtime = (await app.emulator.apps.get(appId))!;
-    const store = runtime.store;
-    const start = store.startSession.bind(store);
+    const { store } = (await app.emulator.apps.get(appId))!;
     // The user deleted after the key named it, before the store starts the session.
-    store.startSession = async (session, lastLoginAt, customData) => {
-      await store.deleteUser(session.userId);
-      return start(session, lastLoginAt, customData);
-    };
-    try {
-      const { response, body } = await call(app, "login", {
-        method: "POST",
-        url: `${base}/app/${appId}/auth/providers/api-key/login`,
-        payload: { key: key.key },
-      });
-      expect(response.statusCode).toBe(401);
-      expect(body).toMatchObject({ error: "invalid API key", error_code: "AuthError" });
-    } finally {
-      store.startSession = start;
-    }
-    expect(await runtime.store.counts()).toEqual({ users: 0, pendingUsers: 0 });
-    expect(await runtime.store.sessions.forUser(owner.user_id)).toEqual([]);
+    const { response, body } = await beforeSessionsStart(
+      app,
+      appId,
+      (session) => store.deleteUser(session.userId),
+      () => keyLogin(appId, key.key),
+    );
+    expect(response.statusCode).toBe(401);
+    expect(body).toMatchObject({ error: "invalid API key", error_code: "AuthError" });
+    expect(await store.counts()).toEqual({ users: 0, pendingUsers: 0 });
+    expect(await store.sessions.forUser(owner.user_id)).toEqual([]);
   });
 
   it("starts no session for a user disabled while its key's login was on its way, none to revive", async () => {
     const appId = await newApp(app, { providers: { "api-key": { enabled: true } } });
     const owner = await emailUser(app, appId, "off@example.com", "secret-1");
     const { body: key } = await create(owner.refresh_token, "late");
-    const runtime = (await app.emulator.apps.get(appId))!;
-    const store = runtime.store;
-    const start = store.startSession.bind(store);
     const disable = (disabled: boolean) =>
       call(app, "updateUser", {
         method: "PATCH",
@@ -135,21 +135,14 @@ describe("API keys", () => {
         payload: { disabled },
       });
     // The user disabled (its sessions ended) after the login read it, before the session starts.
-    store.startSession = async (session, lastLoginAt, customData) => {
-      await disable(true);
-      return start(session, lastLoginAt, customData);
-    };
-    try {
-      const { response, body } = await call(app, "login", {
-        method: "POST",
-        url: `${base}/app/${appId}/auth/providers/api-key/login`,
-        payload: { key: key.key },
-      });
-      expect(response.statusCode).toBe(401);
-      expect(body).toMatchObject({ error: "user disabled", error_code: "UserDisabled" });
-    } finally {
-      store.startSession = start;
-    }
+    const { response, body } = await beforeSessionsStart(
+      app,
+      appId,
+      () => disable(true),
+      () => keyLogin(appId, key.key),
+    );
+    expect(response.statusCode).toBe(401);
+    expect(body).toMatchObject({ error: "user disabled", error_code: "UserDisabled" });
     // Enabled again, the user has no session from that login (disabling ended every one).
     const { body: enabled } = await disable(false);
     expect(enabled.sessions).toEqual([]);
@@ -160,26 +153,17 @@ describe("API keys", () => {
     const owner = await emailUser(app, appId, "keyoff@example.com", "secret-1");
     const runtime = (await app.emulator.apps.get(appId))!;
     const store = runtime.store;
-    const start = store.startSession.bind(store);
     for (const change of ["disable", "delete"] as const) {
       const { body: key } = await create(owner.refresh_token, `late-${change}`);
       // The key disabled or deleted (its sessions ended) after the login checked it, before the session starts.
-      store.startSession = async (session, lastLoginAt, customData) => {
-        if (change === "disable") await runtime.apiKeys.setDisabled(key._id, true);
-        else await runtime.apiKeys.remove(key._id);
-        return start(session, lastLoginAt, customData);
-      };
-      try {
-        const { response, body } = await call(app, "login", {
-          method: "POST",
-          url: `${base}/app/${appId}/auth/providers/api-key/login`,
-          payload: { key: key.key },
-        });
-        expect(response.statusCode, change).toBe(401);
-        expect(body, change).toMatchObject({ error_code: "AuthError" });
-      } finally {
-        store.startSession = start;
-      }
+      const { response, body } = await beforeSessionsStart(
+        app,
+        appId,
+        () => (change === "disable" ? runtime.apiKeys.setDisabled(key._id, true) : runtime.apiKeys.remove(key._id)),
+        () => keyLogin(appId, key.key),
+      );
+      expect(response.statusCode, change).toBe(401);
+      expect(body, change).toMatchObject({ error_code: "AuthError" });
       const sessions = await store.sessions.forUser(owner.user_id);
       expect(
         sessions.filter((s) => s.apiKeyId === key._id),

@@ -3,7 +3,17 @@ import { createHmac } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, emailUser, getProfile, newApp, testApp } from "../helpers/app.ts";
+import {
+  anonymousLogin,
+  base,
+  bearer,
+  beforeSessionsStart,
+  call,
+  emailUser,
+  getProfile,
+  newApp,
+  testApp,
+} from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -250,21 +260,16 @@ describe("deleteUser", () => {
       });
     const first = await login();
     expect(first.response.statusCode, JSON.stringify(first.body)).toBe(200);
-    const runtime = (await app.emulator.apps.get(appId))!;
-    const store = runtime.store;
-    const start = store.startSession.bind(store);
+    const { store } = (await app.emulator.apps.get(appId))!;
     // The user deleted after the login found it by its identity, before the session starts.
-    store.startSession = async (session, lastLoginAt, customData) => {
-      await store.deleteUser(session.userId);
-      return start(session, lastLoginAt, customData);
-    };
-    try {
-      const { response, body } = await login();
-      expect(response.statusCode).toBe(401);
-      expect(body).toMatchObject({ error: "invalid session: user not found", error_code: "InvalidSession" });
-    } finally {
-      store.startSession = start;
-    }
+    const { response, body } = await beforeSessionsStart(
+      app,
+      appId,
+      (session) => store.deleteUser(session.userId),
+      login,
+    );
+    expect(response.statusCode).toBe(401);
+    expect(body).toMatchObject({ error: "invalid session: user not found", error_code: "InvalidSession" });
     expect(await store.sessions.forUser(first.body.user_id)).toEqual([]);
     // A login now makes the identity a new user.
     const again = await login();

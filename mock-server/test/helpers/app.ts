@@ -7,6 +7,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fas
 import { afterAll, beforeAll, expect } from "vitest";
 import { buildApp } from "../../src/app.ts";
 import { deepMerge } from "../../src/config/app-config.ts";
+import type { StoredSession } from "../../src/store/store.ts";
 import { expectContract } from "./contract.ts";
 import { emulatorDatabase } from "./postgres.ts";
 
@@ -258,4 +259,56 @@ export function expectWindowRefusal(
   const wait = Number(response.headers["retry-after"]);
   expect(wait).toBeGreaterThan(windowSeconds - 100);
   expect(wait).toBeLessThanOrEqual(windowSeconds);
+}
+
+/**
+ * Runs `during` with `meanwhile` run just before each session the app's store starts (what another
+ * request does between a login's checks and its session), given the session.
+ */
+export async function beforeSessionsStart<T>(
+  app: FastifyInstance,
+  appId: string,
+  meanwhile: (session: StoredSession) => Promise<unknown>,
+  during: () => Promise<T>,
+): Promise<T> {
+  const store = (await app.emulator.apps.get(appId))!.store;
+  const start = store.startSession.bind(store);
+  store.startSession = async (session, lastLoginAt, customData) => {
+    await meanwhile(session);
+    return start(session, lastLoginAt, customData);
+  };
+  try {
+    return await during();
+  } finally {
+    store.startSession = start;
+  }
+}
+
+/** An emulator on the in-memory store, whichever store the file's project tests (functions' source allowed). */
+export const memoryApp = () =>
+  buildApp({ logLevel: "silent", watchFunctions: false, passwordHashCost: 4, allowFunctionSource: true });
+
+/**
+ * For a file: an emulator on the in-memory store, and two on one PostgreSQL database (production's
+ * several instances), closed after it.
+ */
+export function memoryAndTwoInstances(): {
+  memory: FastifyInstance;
+  postgres: FastifyInstance;
+  second: FastifyInstance;
+} {
+  const emulators = {} as { memory: FastifyInstance; postgres: FastifyInstance; second: FastifyInstance };
+  beforeAll(async () => {
+    emulators.memory = await memoryApp();
+    emulators.postgres = await testApp({ allowFunctionSource: true });
+    const { databaseUrl } = emulators.postgres.emulator.options;
+    const signingSecret = emulators.postgres.emulator.signingSecret;
+    emulators.second = await testApp({ allowFunctionSource: true, databaseUrl, signingSecret });
+  });
+  // (The second instance first: closing the first drops their database.)
+  afterAll(async () => {
+    await emulators.second?.close();
+    await Promise.all([emulators.memory?.close(), emulators.postgres?.close()]);
+  });
+  return emulators;
 }

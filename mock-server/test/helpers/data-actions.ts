@@ -6,7 +6,6 @@
  */
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
-import { buildApp } from "../../src/app.ts";
 import { anonymousLogin, call, newOpenApp } from "./app.ts";
 
 const names = ["a", "b"];
@@ -161,10 +160,6 @@ export const action: fc.Arbitrary<Action> = fc.oneof(
     }),
   ),
 );
-
-/** The emulator on the in-memory store (the project's other emulators are on PostgreSQL). */
-export const memoryApp = () =>
-  buildApp({ logLevel: "silent", watchFunctions: false, passwordHashCost: 4, allowFunctionSource: true });
 
 /** A system function that runs a pipeline on a collection of `d` (`system aggregate`). */
 const pipelineFunction = {

@@ -9,10 +9,9 @@
  */
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app.ts";
+import { describe, expect, it } from "vitest";
 import { appConfig, prelude, type Step, side, step } from "../helpers/account-steps.ts";
-import { call, testApp } from "../helpers/app.ts";
+import { call, memoryAndTwoInstances } from "../helpers/app.ts";
 import { adminQuery } from "../helpers/postgres.ts";
 
 /** What the control API shows of the app: every user's sessions within the limit, the users too. */
@@ -76,25 +75,7 @@ async function consistent(url: string, appId: string) {
 const rounds = fc.array(fc.tuple(step, step), { minLength: 1, maxLength: 10 });
 
 describe("account steps racing", () => {
-  let memory: FastifyInstance;
-  let postgres: FastifyInstance;
-  let second: FastifyInstance;
-  beforeAll(async () => {
-    memory = await buildApp({
-      logLevel: "silent",
-      watchFunctions: false,
-      passwordHashCost: 4,
-      allowFunctionSource: true,
-    });
-    postgres = await testApp({ allowFunctionSource: true });
-    const { databaseUrl } = postgres.emulator.options;
-    second = await testApp({ allowFunctionSource: true, databaseUrl, signingSecret: postgres.emulator.signingSecret });
-  });
-  // (The second instance first: closing the first drops their database.)
-  afterAll(async () => {
-    await second?.close();
-    await Promise.all([memory?.close(), postgres?.close()]);
-  });
+  const emulators = memoryAndTwoInstances();
 
   /** Runs the prelude, then each round's two steps at once (on `a` and `b`); no server error. */
   async function race(a: FastifyInstance, b: FastifyInstance, pairs: [Step, Step][]) {
@@ -108,6 +89,7 @@ describe("account steps racing", () => {
   }
 
   it("leave two PostgreSQL instances' accounts consistent", async () => {
+    const { postgres, second } = emulators;
     const url = postgres.emulator.options.databaseUrl!;
     await fc.assert(
       fc.asyncProperty(rounds, async (pairs) => {
@@ -120,6 +102,7 @@ describe("account steps racing", () => {
   }, 120_000);
 
   it("leave the in-memory store's accounts consistent", async () => {
+    const { memory } = emulators;
     await fc.assert(
       fc.asyncProperty(rounds, async (pairs) => {
         const appId = await race(memory, memory, pairs);

@@ -11,34 +11,16 @@
  */
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app.ts";
+import { describe, expect, it } from "vitest";
 import type { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { prelude, type Step, side, step } from "../helpers/account-steps.ts";
-import { testApp } from "../helpers/app.ts";
+import { memoryAndTwoInstances } from "../helpers/app.ts";
 
 describe("accounts on the in-memory and the PostgreSQL store", () => {
-  let memory: FastifyInstance;
-  let postgres: FastifyInstance;
-  let second: FastifyInstance;
-  beforeAll(async () => {
-    memory = await buildApp({
-      logLevel: "silent",
-      watchFunctions: false,
-      passwordHashCost: 4,
-      allowFunctionSource: true,
-    });
-    postgres = await testApp({ allowFunctionSource: true });
-    const { databaseUrl } = postgres.emulator.options;
-    second = await testApp({ allowFunctionSource: true, databaseUrl, signingSecret: postgres.emulator.signingSecret });
-  });
-  // (The second instance first: closing the first drops their database.)
-  afterAll(async () => {
-    await second?.close();
-    await Promise.all([memory?.close(), postgres?.close()]);
-  });
+  const emulators = memoryAndTwoInstances();
 
   it("answer every generated sequence of account steps alike and hold the same accounts after", async () => {
+    const { memory, postgres, second } = emulators;
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 20 }), async (steps) => {
         const sides = [await side(memory), await side(postgres, second)];

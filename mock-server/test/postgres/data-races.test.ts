@@ -6,9 +6,9 @@
  */
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, testApp } from "../helpers/app.ts";
-import { type Action, action, document, memoryApp, numbered, signedIn } from "../helpers/data-actions.ts";
+import { describe, expect, it } from "vitest";
+import { anonymousLogin, memoryAndTwoInstances } from "../helpers/app.ts";
+import { type Action, action, document, numbered, signedIn } from "../helpers/data-actions.ts";
 import { adminQuery } from "../helpers/postgres.ts";
 
 /** What the database holds of the app hangs together: its counts are what it holds. */
@@ -52,20 +52,7 @@ const rounds = fc.tuple(
 );
 
 describe("data actions racing", () => {
-  let memory: FastifyInstance;
-  let postgres: FastifyInstance;
-  let second: FastifyInstance;
-  beforeAll(async () => {
-    memory = await memoryApp();
-    postgres = await testApp({ allowFunctionSource: true });
-    const { databaseUrl } = postgres.emulator.options;
-    second = await testApp({ allowFunctionSource: true, databaseUrl, signingSecret: postgres.emulator.signingSecret });
-  });
-  // (The second instance first: closing the first drops their database.)
-  afterAll(async () => {
-    await second?.close();
-    await Promise.all([memory?.close(), postgres?.close()]);
-  });
+  const emulators = memoryAndTwoInstances();
 
   /**
    * The documents inserted, then each round's actions at once: the i-th by user i % 2 on
@@ -101,6 +88,7 @@ describe("data actions racing", () => {
   }
 
   it("leave two PostgreSQL instances' counts what they hold", async () => {
+    const { postgres, second } = emulators;
     const url = postgres.emulator.options.databaseUrl!;
     await fc.assert(
       fc.asyncProperty(rounds, async ([documents, batches]) => {
@@ -111,6 +99,7 @@ describe("data actions racing", () => {
   }, 120_000);
 
   it("answer no server error in memory", async () => {
+    const { memory } = emulators;
     await fc.assert(
       fc.asyncProperty(rounds, async ([documents, batches]) => {
         await race(memory, memory, documents, batches);

@@ -12,28 +12,18 @@
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testApp } from "../helpers/app.ts";
-import { action, document, masked, memoryApp, numbered, ruleFilter, signedIn, write } from "../helpers/data-actions.ts";
+import { memoryAndTwoInstances, memoryApp, testApp } from "../helpers/app.ts";
+import { action, document, masked, numbered, ruleFilter, signedIn, write } from "../helpers/data-actions.ts";
 import { listening } from "../helpers/listen.ts";
 import { openWatch } from "../helpers/watch.ts";
 
 describe("the in-memory and the PostgreSQL store", () => {
-  const emulators: FastifyInstance[] = [];
-  let sides: Awaited<ReturnType<typeof signedIn>>[];
   // PostgreSQL as production runs it: two instances on one database, taking the actions in turn.
-  let postgres: FastifyInstance;
-  let second: FastifyInstance;
+  const emulators = memoryAndTwoInstances();
+  let sides: Awaited<ReturnType<typeof signedIn>>[];
   beforeAll(async () => {
-    postgres = await testApp({ allowFunctionSource: true });
-    const { databaseUrl } = postgres.emulator.options;
-    second = await testApp({ allowFunctionSource: true, databaseUrl, signingSecret: postgres.emulator.signingSecret });
-    emulators.push(await memoryApp(), postgres);
-    sides = [await signedIn(emulators[0]!), await signedIn(postgres, {}, second)];
-  });
-  // (The second instance first: closing the first drops their database.)
-  afterAll(async () => {
-    await second?.close();
-    await Promise.all(emulators.map((app) => app.close()));
+    const { memory, postgres, second } = emulators;
+    sides = [await signedIn(memory), await signedIn(postgres, {}, second)];
   });
   let run = 0;
 
@@ -65,7 +55,8 @@ describe("the in-memory and the PostgreSQL store", () => {
         fc.array(clientActions, { minLength: 1, maxLength: 6 }),
         async (rule, documents, actions) => {
           const config = { rules: { "d.c": { read: rule, write: true, insert: true, delete: true } } };
-          const ruled = [await signedIn(emulators[0]!, config), await signedIn(postgres, config, second)];
+          const { memory, postgres, second } = emulators;
+          const ruled = [await signedIn(memory, config), await signedIn(postgres, config, second)];
           for (const [name, argument] of numbered(documents, actions)) {
             const [fromMemory, fromPostgres] = await Promise.all(ruled.map(({ send }) => send("c", name, argument)));
             expect(fromPostgres, `${name} ${JSON.stringify(argument)} under ${JSON.stringify(rule)}`).toEqual(
