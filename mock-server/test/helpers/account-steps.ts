@@ -121,6 +121,7 @@ function masker(appId: string) {
       .replace(/eyJ[\w-]*\.(eyJ[\w-]*)\.[\w-]+/g, (_jwt, payload: string) => `jwt(${mask(claims(payload))})`)
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "TIME")
       .replace(/"nowMs":\d+/g, '"nowMs":"TIME"')
+      .replace(/"m-\d+"/g, (id) => placeholder("mail", id))
       .replace(/\b[0-9a-f]{24}(-[a-z]+)?\b/g, (id) => placeholder("id", id))
       .replace(/\b[\w-]{32,}\b/g, (secret) => placeholder("secret", secret));
   return mask;
@@ -283,7 +284,7 @@ export async function side(app: FastifyInstance, also?: FastifyInstance) {
     }
   }
 
-  /** What the app holds: its users (identities, sessions, keys) and its tokens. */
+  /** What the app holds: its users (identities, sessions, keys), its tokens and the mail it sent. */
   async function held() {
     const { body } = await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` });
     // Oldest first, but two users made in one millisecond (more often in memory) have no order.
@@ -293,7 +294,8 @@ export async function side(app: FastifyInstance, also?: FastifyInstance) {
       .map((user) => mask(JSON.stringify(user)))
       .sort();
     const tokens = await inTurn("listAuthTokens", "GET", `/_mock/v1/apps/${appId}/auth/tokens`);
-    return { users, tokens: tokens.text };
+    const mail = await inTurn("listMail", "GET", `/_mock/v1/mail?appId=${appId}`);
+    return { users, tokens: tokens.text, mail: mail.text };
   }
 
   return {
