@@ -97,7 +97,7 @@ export async function deliver(
 
   const fromName = text(template.fromName).trim();
   const replyTo = text(template.replyTo).trim();
-  await emulator.sendMail({
+  const sent = await emulator.sendMail({
     source: "emailjs",
     account: account.publicKey,
     kind: template.id,
@@ -112,5 +112,7 @@ export async function deliver(
     attachments: input.attachments,
     createdAtMs: account.clock.now(),
   });
+  // The account deleted while the send ran: refused as a send a moment later is.
+  if (!sent) throw errors.publicKeyInvalid();
   return sendText(reply, 200, "OK");
 }

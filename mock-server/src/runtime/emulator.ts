@@ -252,8 +252,11 @@ export class Emulator {
     });
   }
 
-  /** Captures a message (and queues it for SMTP delivery with `--smtp`). */
-  sendMail(mail: NewMail): Promise<MailMessage> {
+  /**
+   * Captures a message (and queues it for SMTP delivery with `--smtp`); undefined when its app or
+   * EmailJS account was deleted meanwhile (MailStore.add).
+   */
+  sendMail(mail: NewMail): Promise<MailMessage | undefined> {
     return this.store.mail.add(mail, this.smtp !== null);
   }
 

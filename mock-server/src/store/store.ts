@@ -675,8 +675,12 @@ export type NewMail = Omit<MailMessage, "id" | "links" | "createdAt" | "token" |
 };
 
 export interface MailStore {
-  /** Keeps a message (queued for SMTP delivery when `deliver` is set). */
-  add(mail: NewMail, deliver: boolean): Promise<MailMessage>;
+  /**
+   * Keeps a message (queued for SMTP delivery when `deliver` is set). Undefined when its app or
+   * its EmailJS account is gone (deleted while the request that sends it ran): nothing is kept, so
+   * no message outlives the deletion that clears its app's or account's mail.
+   */
+  add(mail: NewMail, deliver: boolean): Promise<MailMessage | undefined>;
   get(id: string): Promise<MailMessage | undefined>;
   list(filter?: MailFilter): Promise<MailMessage[]>;
   count(filter: MailFilter): Promise<number>;

@@ -64,6 +64,26 @@ describe("registerUser", () => {
     expect(body).toMatchObject({ error: "unauthorized", error_code: "InvalidPassword" });
   });
 
+  it("keeps no mail of a registration whose app is deleted while it runs (404, as a moment later)", async () => {
+    const appId = await newApp(app);
+    const emulator = app.emulator;
+    const sendMail = emulator.sendMail.bind(emulator);
+    // The app deleted (its mail cleared) after the registration was kept, before its mail is.
+    emulator.sendMail = async (mail) => {
+      const deleted = await call(app, "deleteApp", { method: "DELETE", url: `/_mock/v1/apps/${appId}` });
+      expect(deleted.response.statusCode).toBe(204);
+      return sendMail(mail);
+    };
+    try {
+      const { response, body } = await register(appId, "late@example.com");
+      expect(response.statusCode).toBe(404);
+      expect(body).toEqual({ error: `cannot find app using Client App ID '${appId}'` });
+    } finally {
+      emulator.sendMail = sendMail;
+    }
+    expect(await app.emulator.store.mail.list({ appId })).toEqual([]);
+  });
+
   it("refuses an address already registered, whatever its case (409 AccountNameInUse)", async () => {
     const appId = await newApp(app);
     await register(appId, "Bob@Example.com");

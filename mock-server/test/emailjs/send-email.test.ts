@@ -254,6 +254,30 @@ describe("sendEmail rejects, with the service's texts", () => {
   });
 });
 
+describe("an account deleted while a send runs", () => {
+  it("refuses the send as one a moment later (400 public key invalid) and keeps no mail of it", async () => {
+    const { publicKey } = await newAccount(app);
+    const emulator = app.emulator;
+    const sendMail = emulator.sendMail.bind(emulator);
+    // The account deleted (its mail cleared) after the send found it, before its mail is captured.
+    emulator.sendMail = async (mail) => {
+      const deleted = await call(app, "deleteEmailJsAccount", {
+        method: "DELETE",
+        url: `/_mock/v1/emailjs/accounts/${publicKey}`,
+      });
+      expect(deleted.response.statusCode).toBe(204);
+      return sendMail(mail);
+    };
+    try {
+      const { response } = await sendEmail(app, send(publicKey));
+      expectText(response, 400, texts.publicKeyInvalid);
+    } finally {
+      emulator.sendMail = sendMail;
+    }
+    expect(await mailOf(app, publicKey)).toEqual([]);
+  });
+});
+
 describe("the rate limit", () => {
   it("allows one send per second by default, then 429, until the account's clock moves on", async () => {
     const { publicKey } = await newAccount(app, { rateLimitPerSecond: undefined });

@@ -37,6 +37,8 @@ async function emulator(database?: TestDatabase, batch = 1000, options: Paramete
     ...options,
   });
   apps.push(app);
+  // (The account of the messages this file keeps: mail is kept only while its account is there.)
+  if (!database) await app.emulator.emailjs.create({ publicKey: "retention-account" });
   return { app, db, sweep: () => app.emulator.retention!.sweep(), removed: app.emulator.retention!.removed };
 }
 
@@ -77,7 +79,7 @@ describe("mail", () => {
     await outbox.add(mail("captured@example.com"), false);
     // Queued for two periods (a long SMTP outage).
     await outbox.add({ ...mail("queued@example.com"), createdAtMs: Date.now() - 2 * defaultRetention.mailMs }, true);
-    const sent = await outbox.add(mail("sent@example.com"), true);
+    const sent = (await outbox.add(mail("sent@example.com"), true))!;
     await outbox.setDelivery(sent.id, {
       state: "sent",
       attempts: 1,
@@ -100,7 +102,7 @@ describe("mail", () => {
     const { app, sweep } = await emulator();
     const outbox = app.emulator.store.mail;
     const old = Date.now() - 2 * defaultRetention.mailMs;
-    const queued = await outbox.add({ ...mail("queued@example.com"), createdAtMs: old }, true);
+    const queued = (await outbox.add({ ...mail("queued@example.com"), createdAtMs: old }, true))!;
     await sweep();
     expect(await listed(app)).toEqual(["queued@example.com"]);
     // Its delivery ends now (finally refused).
@@ -326,6 +328,7 @@ describe("the periods", () => {
       retentionSweeps: { everyMs: 2_000_000_000, now: () => Date.now() + shift.ms },
     });
     apps.push(app);
+    await app.emulator.emailjs.create({ publicKey: "retention-account" });
     await app.emulator.store.mail.add(mail("a@example.com"), false);
     shift.ms = day + minute;
     await app.emulator.retention!.sweep();

@@ -10,6 +10,7 @@ import { newObjectIdHex, randomHex } from "../../state/ids.ts";
 import type { PasswordCheck } from "../../state/password-work.ts";
 import { hashPassword, verifyPassword } from "../../state/passwords.ts";
 import {
+  AppGoneError,
   type AuthTokenKind,
   authTokenLifetimeMs,
   type StoredAuthToken,
@@ -102,7 +103,7 @@ export async function sendTokenMail(emulator: Emulator, app: AppRuntime, token: 
   const html = `<p>Hello,</p><p>Follow this link to ${action}:</p><p><a href="${escapeHtml(link)}">${escapeHtml(
     confirm ? "Confirm e-mail address" : "Reset password",
   )}</a></p><p>The link is valid for 30 minutes.</p>`;
-  await emulator.sendMail({
+  const sent = await emulator.sendMail({
     source: "app-services",
     appId: app.appId,
     kind: token.kind,
@@ -113,6 +114,8 @@ export async function sendTokenMail(emulator: Emulator, app: AppRuntime, token: 
     text,
     createdAtMs: app.clock.now(),
   });
+  // The app deleted while the request ran: answered as a request a moment later is (404).
+  if (!sent) throw new AppGoneError(app.appId);
 }
 
 /** The registration of an address, which must exist (else `user not found`). */

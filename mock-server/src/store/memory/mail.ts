@@ -33,7 +33,11 @@ export class MemoryMail implements MailStore {
     return this.messages;
   }
 
-  async add(mail: NewMail, deliver: boolean): Promise<MailMessage> {
+  /** Whether the message's app and EmailJS account are there (the store wires it). */
+  owned: (mail: NewMail) => boolean = () => true;
+
+  async add(mail: NewMail, deliver: boolean): Promise<MailMessage | undefined> {
+    if (!this.owned(mail)) return undefined;
     const message = composeMessage(`m-${this.nextId++}`, mail, deliver);
     this.messages.push(message);
     if (deliver) this.queued.set(message.id, message);

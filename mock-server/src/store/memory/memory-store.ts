@@ -308,6 +308,12 @@ export class MemoryStore implements Store {
   readonly apps = new MemoryApps(this.mail);
   readonly emailjs = new MemoryEmailJsAccounts();
 
+  constructor() {
+    this.mail.owned = (mail) =>
+      (mail.appId === undefined || this.apps.byId.has(mail.appId)) &&
+      (mail.account === undefined || this.emailjs.accounts.has(mail.account));
+  }
+
   /**
    * Everything at one moment, taken synchronously: records are copied; documents are shared, not
    * copied (a stored document is never changed in place: every write stores a new copy), so the

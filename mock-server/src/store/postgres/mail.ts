@@ -57,8 +57,13 @@ function insertStatement(id: "given" | "numbered"): string {
   const into =
     "INSERT INTO mail (id, app_id, account, source, kind, recipients, created_at, delivery_state, next_attempt_at, doc, done_at)";
   if (id === "given") return `${into} VALUES ($10, ${row})`;
+  // Only while its app and account are there, their rows locked (KEY SHARE) until this commits: a
+  // deletion waits for it and then clears it with the rest of their mail, or went first.
   return `WITH n AS (SELECT nextval('mail_id_seq')::bigint AS id),
-       added AS (${into} SELECT n.id, ${row} FROM n RETURNING id)
+       added AS (${into} SELECT n.id, ${row} FROM n
+                  WHERE ($1::text IS NULL OR EXISTS (SELECT 1 FROM apps WHERE app_id = $1 FOR KEY SHARE))
+                    AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM emailjs_accounts WHERE public_key = $2 FOR KEY SHARE))
+                  RETURNING id)
        SELECT id, pg_notify($10, json_build_object('id', id)::text) FROM added`;
 }
 
@@ -79,7 +84,7 @@ export class PgMail implements MailStore {
     });
   }
 
-  async add(mail: NewMail, deliver: boolean): Promise<MailMessage> {
+  async add(mail: NewMail, deliver: boolean): Promise<MailMessage | undefined> {
     // Numbered (a sequence: never rolled back, so not part of the write), stored with its id and
     // announced in one statement, which commits the message and its announcement or neither.
     const message = composeMessage("", mail, deliver);
@@ -87,7 +92,7 @@ export class PgMail implements MailStore {
       ...rowValues(message),
       channels.mail,
     ]);
-    return { ...message, id: `m-${row!.id}` };
+    return row ? { ...message, id: `m-${row.id}` } : undefined;
   }
 
   /** Stores a message with its id (state imports), announced to no instance. */
