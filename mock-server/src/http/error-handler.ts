@@ -155,8 +155,16 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     return sendError(request, reply, controlErrors.unavailable());
   }
   if (error instanceof AppGoneError) {
-    // Deleted while the request ran: answered as a request a moment later is, its app not found.
-    if (area === "app-services") return sendError(request, reply, appServicesErrors.appNotFound(error.appId));
+    // Deleted while the request ran: answered as a request a moment later is — its app not found,
+    // or, where the path names no app (the token does), its token refused.
+    if (area === "app-services") {
+      const named = typeof (request.params as { appId?: unknown } | undefined)?.appId === "string";
+      return sendError(
+        request,
+        reply,
+        named ? appServicesErrors.appNotFound(error.appId) : appServicesErrors.accessTokenInvalid(),
+      );
+    }
     if (area === "control") return sendError(request, reply, controlErrors.notFound(`no app with id '${error.appId}'`));
   }
   if (error instanceof PasswordWorkBusyError && area === "app-services") {

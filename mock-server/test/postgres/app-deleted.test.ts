@@ -25,6 +25,56 @@ afterAll(async () => {
   await app?.close();
 });
 
+it("answers a request whose path names no app 401 InvalidSession when its token's app goes meanwhile", async () => {
+  const appId = await newOpenApp(app);
+  await call(app, "createUser", {
+    method: "POST",
+    url: `/_mock/v1/apps/${appId}/users`,
+    payload: { email: "keys@example.com", password: "secret-1" },
+  });
+  const { body: owner } = await call(app, "login", {
+    method: "POST",
+    url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+    payload: { username: "keys@example.com", password: "secret-1" },
+  });
+  const keys = (await app.emulator.apps.get(appId))!.apiKeys;
+  const add = keys.add.bind(keys);
+  keys.add = async (key, maxPerUser) => {
+    expect((await other.inject({ method: "DELETE", url: `/_mock/v1/apps/${appId}` })).statusCode).toBe(204);
+    return add(key, maxPerUser);
+  };
+  const { response, body } = await call(app, "createApiKey", {
+    method: "POST",
+    url: `${base}/auth/api_keys`,
+    headers: bearer(owner.refresh_token),
+    payload: { name: "late" },
+  });
+  expect(response.statusCode).toBe(401);
+  expect(body).toMatchObject({ error: "unauthorized", error_code: "InvalidSession" });
+});
+
+it("answers a first login claiming a registration 404 when its app goes meanwhile", async () => {
+  const appId = await newOpenApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
+  await call(app, "registerUser", {
+    method: "POST",
+    url: `${base}/app/${appId}/auth/providers/local-userpass/register`,
+    payload: { email: "first@example.com", password: "secret-1" },
+  });
+  const users = (await app.emulator.apps.get(appId))!.users;
+  const create = users.create.bind(users);
+  users.create = async (...args) => {
+    expect((await other.inject({ method: "DELETE", url: `/_mock/v1/apps/${appId}` })).statusCode).toBe(204);
+    return create(...args);
+  };
+  const { response, body } = await call(app, "login", {
+    method: "POST",
+    url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+    payload: { username: "first@example.com", password: "secret-1" },
+  });
+  expect(response.statusCode).toBe(404);
+  expect(body).toEqual({ error: `cannot find app using Client App ID '${appId}'` });
+});
+
 /**
  * `requests` (answered statuses) while the other instance deletes the app, after `turns` turns
  * of the event loop (where in the requests the deletion lands): none may be a server error.

@@ -4,7 +4,7 @@
  * on any instances cannot pass it.
  */
 import type { AddApiKeyResult, ApiKeyRecords, StoredApiKey } from "../store.ts";
-import { type Database, isUniqueViolation } from "./database.ts";
+import { type Database, isUniqueViolation, lockApp } from "./database.ts";
 import { PgSessions, type SessionEnds } from "./sessions.ts";
 
 interface KeyRow {
@@ -60,6 +60,7 @@ export class PgApiKeys implements ApiKeyRecords {
   async add(key: StoredApiKey, maxPerUser: number): Promise<AddApiKeyResult> {
     try {
       return await this.db.transaction(async (client) => {
+        await lockApp(client, this.appId);
         // Concurrent creations for one user take turns on the user's row (the limit is a count),
         // and a deletion of the user waits for this one (its keys go with it) or this sees it gone.
         const { rowCount } = await client.query("SELECT 1 FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE", [

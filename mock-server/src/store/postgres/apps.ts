@@ -168,6 +168,9 @@ export class PgAppStore implements AppStore {
       ] as [string, unknown[]];
     const answers = await this.context.db.pipeline([
       ["BEGIN", []],
+      // The app's row first (KEY SHARE): the app's deletion, which locks the user's row before
+      // its registration's, waits for this one, rather than both waiting for each other.
+      ["SELECT 1 FROM apps WHERE app_id = $1 FOR KEY SHARE", [this.appId]],
       [
         `DELETE FROM userpass_accounts WHERE app_id = $1 AND id IN (
            SELECT identity_id FROM identities WHERE app_id = $1 AND user_id = $2 AND provider_type = 'local-userpass')`,
@@ -186,7 +189,7 @@ export class PgAppStore implements AppStore {
     const failed = answers.find((answer) => answer.error !== undefined);
     if (failed) throw failed.error;
     const count = (answer: (typeof answers)[number] | undefined) => (answer?.result?.rows[0]?.n as number) ?? 0;
-    const outcome = { deleted: count(answers[2]) > 0, ended: count(answers[3]) > 0 };
+    const outcome = { deleted: count(answers[3]) > 0, ended: count(answers[4]) > 0 };
     if (outcome.deleted) usersChanged(this.context, this.appId, userId);
     if (outcome.ended) this.ends.tell(this.appId, { userId });
     return outcome.deleted;

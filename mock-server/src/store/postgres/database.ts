@@ -182,6 +182,16 @@ export function translate(error: unknown): unknown {
   return error;
 }
 
+/**
+ * The app's row locked (KEY SHARE) first in a transaction that locks or changes the app's rows and
+ * then adds one (whose foreign key would lock it then): a deletion of the app holding that row and
+ * waiting for the others' would otherwise end in a deadlock. AppGoneError when the app is gone.
+ */
+export async function lockApp(q: Queryable, appId: string): Promise<void> {
+  const { rowCount } = await q.query("SELECT 1 FROM apps WHERE app_id = $1 FOR KEY SHARE", [appId]);
+  if (rowCount === 0) throw new AppGoneError(appId);
+}
+
 /** A pool client or the database itself. */
 export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(

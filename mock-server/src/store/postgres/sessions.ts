@@ -112,7 +112,9 @@ const durably: [string, unknown[]] = ["SELECT pg_logical_emit_message(true, 'app
  * the user's row locked when the user is not disabled (with an e-mail/password login, only when it
  * is the registration's owner and the registration confirmed with the password hash the password
  * matched; with an API key's, only while the key is there and enabled, its row locked too; checked
- * again once locked: a user or key disabled or deleted meanwhile gets none), the session
+ * again once locked: a user or key disabled or deleted meanwhile gets none; the app's row locked
+ * before them, as the session's foreign key would lock it after them, where a deletion of the app
+ * holding it waited for the user's row: a deadlock), the session
  * added, the oldest past the limit ended, the count and the login time written; with a
  * registration, the registration and its owner answered (as accountAndOwner), and with a custom
  * data place, the user's document (as findByField: the first in natural order whose field is the
@@ -161,6 +163,7 @@ function startStatement(registration: boolean, customData: boolean, apiKey: bool
   return `WITH ${accountCte}owner AS (
          SELECT u.id, u.session_count, ${lazily} FROM users u${keyJoin}
           WHERE u.app_id = $1 AND u.id = $2${ownerCheck} AND NOT coalesce((u.doc ->> 'disabled')::boolean, false)
+            AND EXISTS (SELECT 1 FROM apps WHERE app_id = $1 FOR KEY SHARE)
           FOR UPDATE OF u${apiKey ? " FOR SHARE OF k" : ""}),
        added AS (
          INSERT INTO sessions (app_id, id, user_id, api_key_id, doc) SELECT $1, $3, id, $4, $5 FROM owner RETURNING id),

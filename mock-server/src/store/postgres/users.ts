@@ -17,7 +17,7 @@ import {
   type UserRecords,
 } from "../store.ts";
 import type { PgContext } from "./context.ts";
-import type { Database, Queryable } from "./database.ts";
+import { type Database, lockApp, type Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
 import { rowKey } from "./row-keys.ts";
 
@@ -138,6 +138,7 @@ export class PgUsers implements UserRecords {
     let taken: StoredIdentity | undefined;
     try {
       await this.db.transaction(async (client) => {
+        await lockApp(client, this.appId);
         // The registration first: a user that takes its place adds no one to the app's users.
         await this.claimAccount(client, claimAccountId, user.id);
         // Refused here (QuotaExceededError) when the app holds its limit of users.
