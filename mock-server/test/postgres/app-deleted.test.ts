@@ -8,7 +8,7 @@ import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prelude, side, step } from "../helpers/account-steps.ts";
-import { anonymousLogin, base, bearer, call, newOpenApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, emailUser, newOpenApp, testApp } from "../helpers/app.ts";
 import { action, document, numbered, signedIn } from "../helpers/data-actions.ts";
 import { adminQuery } from "../helpers/postgres.ts";
 
@@ -27,16 +27,7 @@ afterAll(async () => {
 
 it("answers a request whose path names no app 401 InvalidSession when its token's app goes meanwhile", async () => {
   const appId = await newOpenApp(app);
-  await call(app, "createUser", {
-    method: "POST",
-    url: `/_mock/v1/apps/${appId}/users`,
-    payload: { email: "keys@example.com", password: "secret-1" },
-  });
-  const { body: owner } = await call(app, "login", {
-    method: "POST",
-    url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
-    payload: { username: "keys@example.com", password: "secret-1" },
-  });
+  const owner = await emailUser(app, appId, "keys@example.com", "secret-1");
   const keys = (await app.emulator.apps.get(appId))!.apiKeys;
   const add = keys.add.bind(keys);
   keys.add = async (key, maxPerUser) => {

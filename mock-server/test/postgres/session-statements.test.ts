@@ -10,7 +10,7 @@ import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import type { StoredSession, StoredUser } from "../../src/store/store.ts";
-import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
 import {
   adminQuery,
   emulatorDatabase,
@@ -171,16 +171,7 @@ it("deletes a user in one round trip after its authentication, its sessions ende
 
 it("starts no session of an API key disabled by a transaction its login waited for", async () => {
   const appId = await newApp(app, { providers: { "api-key": { enabled: true } } });
-  await call(app, "createUser", {
-    method: "POST",
-    url: `/_mock/v1/apps/${appId}/users`,
-    payload: { email: "held@example.com", password: "secret-1" },
-  });
-  const { body: owner } = await call(app, "login", {
-    method: "POST",
-    url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
-    payload: { username: "held@example.com", password: "secret-1" },
-  });
+  const owner = await emailUser(app, appId, "held@example.com", "secret-1");
   const { body: key } = await call(app, "createApiKey", {
     method: "POST",
     url: `${base}/auth/api_keys`,

@@ -27,7 +27,7 @@ import { anonymousUserLifetimeMs } from "../store.ts";
 import { PgApiKeys } from "./api-keys.ts";
 import { PgAuthTokens } from "./auth-tokens.ts";
 import type { PgContext } from "./context.ts";
-import type { Queryable } from "./database.ts";
+import { lockAppStatement, type Queryable } from "./database.ts";
 import { type ChangeHub, PgDocuments } from "./documents.ts";
 import { channels } from "./notifications.ts";
 import { removeAnonymousUsers } from "./retention.ts";
@@ -170,7 +170,7 @@ export class PgAppStore implements AppStore {
       ["BEGIN", []],
       // The app's row first (KEY SHARE): the app's deletion, which locks the user's row before
       // its registration's, waits for this one, rather than both waiting for each other.
-      ["SELECT 1 FROM apps WHERE app_id = $1 FOR KEY SHARE", [this.appId]],
+      [lockAppStatement, [this.appId]],
       [
         `DELETE FROM userpass_accounts WHERE app_id = $1 AND id IN (
            SELECT identity_id FROM identities WHERE app_id = $1 AND user_id = $2 AND provider_type = 'local-userpass')`,

@@ -182,13 +182,16 @@ export function translate(error: unknown): unknown {
   return error;
 }
 
+/** `lockApp`'s statement ($1: the app), for a pipeline that sends it itself. */
+export const lockAppStatement = "SELECT 1 FROM apps WHERE app_id = $1 FOR KEY SHARE";
+
 /**
  * The app's row locked (KEY SHARE) first in a transaction that locks or changes the app's rows and
  * then adds one (whose foreign key would lock it then): a deletion of the app holding that row and
  * waiting for the others' would otherwise end in a deadlock. AppGoneError when the app is gone.
  */
 export async function lockApp(q: Queryable, appId: string): Promise<void> {
-  const { rowCount } = await q.query("SELECT 1 FROM apps WHERE app_id = $1 FOR KEY SHARE", [appId]);
+  const { rowCount } = await q.query(lockAppStatement, [appId]);
   if (rowCount === 0) throw new AppGoneError(appId);
 }
 
