@@ -49,7 +49,7 @@ export function recipients(to: string): string[] {
 
 /** A new message with its id, parsed links and token pair. */
 export function composeMessage(id: string, mail: NewMail, deliver: boolean): MailMessage {
-  const { createdAtMs, attachments, ...rest } = mail;
+  const { createdAtMs, attachments, forToken: _, ...rest } = mail;
   const links = extractLinks(rest.html, rest.text);
   return {
     id,

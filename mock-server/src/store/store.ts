@@ -672,13 +672,18 @@ export interface MailFilter {
 export type NewMail = Omit<MailMessage, "id" | "links" | "createdAt" | "token" | "tokenId" | "attachments"> & {
   createdAtMs: number;
   attachments?: MailMessage["attachments"];
+  /**
+   * The id of the confirmation or reset token the message carries: it is kept only while that
+   * token is (an app reset clears both; a message kept after it would be of a reset app).
+   */
+  forToken?: string;
 };
 
 export interface MailStore {
   /**
-   * Keeps a message (queued for SMTP delivery when `deliver` is set). Undefined when its app or
-   * its EmailJS account is gone (deleted while the request that sends it ran): nothing is kept, so
-   * no message outlives the deletion that clears its app's or account's mail.
+   * Keeps a message (queued for SMTP delivery when `deliver` is set). Undefined when its app, its
+   * EmailJS account or its token is gone (deleted, or the app reset, while the request that sends
+   * it ran): nothing is kept, so no message outlives the deletion or reset that clears its mail.
    */
   add(mail: NewMail, deliver: boolean): Promise<MailMessage | undefined>;
   get(id: string): Promise<MailMessage | undefined>;

@@ -38,6 +38,28 @@ async function firstToken(appId: string, email: string, kind: "confirm" | "reset
 const refresh = (token: string) =>
   call(app, "refreshAccessToken", { method: "POST", url: `${base}/auth/session`, headers: bearer(token) });
 
+/** Resets the app (control API) just before its next message is kept (after the request's token is). */
+function resetBeforeNextMail(appId: string) {
+  const emulator = app.emulator;
+  const sendMail = emulator.sendMail.bind(emulator);
+  vi.spyOn(emulator, "sendMail").mockImplementationOnce(async (mail) => {
+    const reset = await call(app, "resetApp", { method: "POST", url: `/_mock/v1/apps/${appId}/reset` });
+    expect(reset.response.statusCode).toBe(204);
+    return sendMail(mail);
+  });
+}
+
+/** Deletes the user (control API) just before the next registration update (a reset's password write). */
+function deleteBeforeAccountUpdate(appId: string, userId: string) {
+  const users = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users) as AppStore["users"];
+  const original = users.updateAccount;
+  vi.spyOn(users, "updateAccount").mockImplementationOnce(async function (this: AppStore["users"], ...args) {
+    const removed = await call(app, "removeUser", { method: "DELETE", url: `/_mock/v1/apps/${appId}/users/${userId}` });
+    expect(removed.response.statusCode).toBe(204);
+    return original.apply(this, args);
+  });
+}
+
 async function advance(appId: string, seconds: number) {
   await call(app, "advanceClock", {
     method: "POST",
@@ -82,6 +104,19 @@ describe("registerUser", () => {
       emulator.sendMail = sendMail;
     }
     expect(await app.emulator.store.mail.list({ appId })).toEqual([]);
+  });
+
+  it("keeps no mail of a registration whose app is reset while it runs (201: registered before the reset)", async () => {
+    const appId = await newApp(app);
+    resetBeforeNextMail(appId);
+    const { response } = await register(appId, "reset@example.com");
+    vi.restoreAllMocks();
+    expect(response.statusCode).toBe(201);
+    expect(await app.emulator.store.mail.list({ appId })).toEqual([]);
+    expect(await app.emulator.store.apps.scope(appId).users.accounts()).toEqual([]);
+    // Mail after the reset is kept.
+    expect((await register(appId, "reset@example.com")).response.statusCode).toBe(201);
+    expect(await app.emulator.store.mail.list({ appId })).toHaveLength(1);
   });
 
   it("refuses an address already registered, whatever its case (409 AccountNameInUse)", async () => {
@@ -364,6 +399,21 @@ describe("password reset", () => {
     expect(late.response.statusCode).toBe(400);
   });
 
+  it("keeps no reset mail of an app reset while it is sent (200: sent before the reset)", async () => {
+    const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
+    await register(appId, "rr@example.com");
+    resetBeforeNextMail(appId);
+    const sent = await call(app, "sendResetPasswordEmail", {
+      method: "POST",
+      url: userpass(appId, "reset/send"),
+      payload: { email: "rr@example.com" },
+    });
+    vi.restoreAllMocks();
+    expect(sent.response.statusCode).toBe(200);
+    expect(await app.emulator.store.mail.list({ appId })).toEqual([]);
+    expect(await tokens(appId, "rr@example.com", "reset")).toEqual([]);
+  });
+
   it("refuses a login whose password was reset while it was checked, and starts no session", async () => {
     const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
     await register(appId, "raced@example.com", "old-secret");
@@ -383,6 +433,29 @@ describe("password reset", () => {
     expect((await login(appId, "raced@example.com", "new-secret")).response.statusCode).toBe(200);
   });
 
+  it("answers a reset whose user is deleted while it runs as an unknown link's, and keeps no password", async () => {
+    const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
+    await register(appId, "gone@example.com", "old-secret");
+    const userId = (await login(appId, "gone@example.com", "old-secret")).body.user_id as string;
+    await call(app, "sendResetPasswordEmail", {
+      method: "POST",
+      url: userpass(appId, "reset/send"),
+      payload: { email: "gone@example.com" },
+    });
+    const reset = await firstToken(appId, "gone@example.com", "reset");
+    deleteBeforeAccountUpdate(appId, userId);
+    const raced = await call(app, "resetPassword", {
+      method: "POST",
+      url: userpass(appId, "reset"),
+      payload: { token: reset.token, tokenId: reset.tokenId, password: "new-secret" },
+    });
+    vi.restoreAllMocks();
+    expect([raced.response.statusCode, raced.body]).toEqual([
+      400,
+      expect.objectContaining({ error: "invalid token data", error_code: "BadRequest" }),
+    ]);
+    expect(await app.emulator.store.apps.scope(appId).users.accountByEmail("gone@example.com")).toBeUndefined();
+  });
   it("ends every session of the user: old refresh and access tokens are refused, the new login works", async () => {
     const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
     await register(appId, "r@example.com", "old-secret");
@@ -503,5 +576,27 @@ describe("password reset", () => {
       payload: { token: valid[0]!.token, tokenId: valid[0]!.tokenId, password: "fourth-secret" },
     });
     expect((await login(appId, "f@example.com", "fourth-secret")).response.statusCode).toBe(200);
+  });
+
+  it("answers a reset function's success whose user was deleted meanwhile user not found, and keeps no password", async () => {
+    const appId = await newApp(app, {
+      providers: {
+        "local-userpass": { autoConfirm: true, runResetFunction: true, resetFunctionName: "resetPassword" },
+      },
+    });
+    await register(appId, "h@example.com", "first-secret");
+    const userId = (await login(appId, "h@example.com", "first-secret")).body.user_id as string;
+    deleteBeforeAccountUpdate(appId, userId);
+    const raced = await call(app, "callResetPasswordFunction", {
+      method: "POST",
+      url: userpass(appId, "reset/call"),
+      payload: { email: "h@example.com", password: "second-secret", arguments: ["blue"] },
+    });
+    vi.restoreAllMocks();
+    expect([raced.response.statusCode, raced.body]).toEqual([
+      404,
+      expect.objectContaining({ error: "user not found", error_code: "UserNotFound" }),
+    ]);
+    expect(await app.emulator.store.apps.scope(appId).users.accountByEmail("h@example.com")).toBeUndefined();
   });
 });

@@ -10,7 +10,6 @@
  * appearance, and a token's claims are compared with its times as lengths.
  */
 import fc from "fast-check";
-import type { FastifyInstance } from "fastify";
 import { describe, expect, it } from "vitest";
 import type { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { prelude, type Step, side, step } from "../helpers/account-steps.ts";

@@ -67,13 +67,19 @@ it("answers a first login claiming a registration 404 when its app goes meanwhil
 });
 
 /**
- * `requests` (answered statuses) while the other instance deletes the app, after `turns` turns
- * of the event loop (where in the requests the deletion lands): none may be a server error.
+ * `requests` (answered statuses) while the other instance deletes (or resets) the app, after
+ * `turns` turns of the event loop (where in the requests it lands): none may be a server error.
  */
-async function racingDeletion(appId: string, turns: number, requests: () => Promise<[unknown, number][]>) {
+async function racingDeletion(
+  appId: string,
+  turns: number,
+  requests: () => Promise<[unknown, number][]>,
+  change: "delete" | "reset" = "delete",
+) {
   const deletion = (async () => {
     for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
-    await other.inject({ method: "DELETE", url: `/_mock/v1/apps/${appId}` });
+    const url = `/_mock/v1/apps/${appId}${change === "reset" ? "/reset" : ""}`;
+    await other.inject({ method: change === "reset" ? "POST" : "DELETE", url });
   })();
   const [answered] = await Promise.all([requests(), deletion]);
   for (const [request, status] of answered) expect(status, JSON.stringify(request)).toBeLessThan(500);
@@ -89,6 +95,33 @@ it("answers account steps racing their app's deletion with no server error", asy
         for (const s of steps) answered.push([s, (await racing.perform(s)).status]);
         return answered;
       });
+    }),
+    { seed: 20261129, numRuns: 20 },
+  );
+}, 120_000);
+
+it("answers account steps racing their app's reset with no server error, and keeps no mail of a cleared token", async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), fc.nat(5), async (steps, turns) => {
+      const racing = await side(app);
+      for (const s of prelude) await racing.perform(s);
+      await racingDeletion(
+        racing.appId,
+        turns,
+        async () => {
+          const answered: [unknown, number][] = [];
+          for (const s of steps) answered.push([s, (await racing.perform(s)).status]);
+          return answered;
+        },
+        "reset",
+      );
+      const { rows: stray } = await adminQuery(
+        app.emulator.options.databaseUrl!,
+        `SELECT m.id FROM mail m WHERE m.app_id = $1 AND m.kind IN ('confirm', 'reset')
+           AND NOT EXISTS (SELECT 1 FROM auth_tokens t WHERE t.app_id = m.app_id AND t.token_id = m.doc->>'tokenId')`,
+        [racing.appId],
+      );
+      expect(stray).toEqual([]);
     }),
     { seed: 20261129, numRuns: 20 },
   );

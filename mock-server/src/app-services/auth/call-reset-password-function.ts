@@ -42,8 +42,11 @@ export default defineRoute("callResetPasswordFunction", "none", async (request, 
   }
   if (status === "success") {
     await app.authTokens.markUsed(token.tokenId);
-    await app.users.updateAccount(account.id, { passwordHash: await hash(emulator, lane, "held", password) });
-    await endSessionsAfterReset(app, account);
+    const passwordHash = await hash(emulator, lane, "held", password);
+    // Its user deleted while the function ran (here or on another instance): as a moment later.
+    const updated = await app.users.updateAccount(account.id, { passwordHash });
+    if (!updated) throw errors.userNotFound();
+    await endSessionsAfterReset(app, updated);
     emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: account.id });
   }
   return sendEmpty(reply, 200);

@@ -17,9 +17,10 @@ export default defineRoute("resetPassword", "none", async (request, reply) => {
   const result = await app.authTokens.consume("reset", token, tokenId, app.clock.now());
   if (!result.ok) throw tokenError(result.reason);
   const account = await app.users.accountByEmail(result.token.email);
-  if (!account) throw errors.invalidTokenData();
-  await app.users.updateAccount(account.id, { passwordHash });
-  await endSessionsAfterReset(app, account);
+  // Its user deleted before the password is written (here or on another instance): as a moment later.
+  const updated = account && (await app.users.updateAccount(account.id, { passwordHash }));
+  if (!updated) throw errors.invalidTokenData();
+  await endSessionsAfterReset(app, updated);
   emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: account.id });
   return sendEmpty(reply, 200);
 });

@@ -113,9 +113,11 @@ export async function sendTokenMail(emulator: Emulator, app: AppRuntime, token: 
     html,
     text,
     createdAtMs: app.clock.now(),
+    forToken: token.tokenId,
   });
-  // The app deleted while the request ran: answered as a request a moment later is (404).
-  if (!sent) throw new AppGoneError(app.appId);
+  // Not kept: the app deleted while the request ran, answered as a request a moment later is (404);
+  // or reset, which cleared the token (and would have cleared the mail): done before the reset.
+  if (!sent && !(await emulator.store.apps.get(app.appId))) throw new AppGoneError(app.appId);
 }
 
 /** The registration of an address, which must exist (else `user not found`). */

@@ -62,6 +62,10 @@ export class MemoryAuthTokens implements AuthTokenRecords {
     if (stored) stored.used = true;
   }
 
+  hasNow(tokenId: string): boolean {
+    return this.tokens.has(tokenId);
+  }
+
   clear(): void {
     this.tokens.clear();
   }

@@ -33,7 +33,7 @@ export class MemoryMail implements MailStore {
     return this.messages;
   }
 
-  /** Whether the message's app and EmailJS account are there (the store wires it). */
+  /** Whether the message's app, EmailJS account and token are there (the store wires it). */
   owned: (mail: NewMail) => boolean = () => true;
 
   async add(mail: NewMail, deliver: boolean): Promise<MailMessage | undefined> {

@@ -309,9 +309,14 @@ export class MemoryStore implements Store {
   readonly emailjs = new MemoryEmailJsAccounts();
 
   constructor() {
-    this.mail.owned = (mail) =>
-      (mail.appId === undefined || this.apps.byId.has(mail.appId)) &&
-      (mail.account === undefined || this.emailjs.accounts.has(mail.account));
+    this.mail.owned = (mail) => {
+      const app = mail.appId === undefined ? undefined : this.apps.byId.get(mail.appId);
+      return (
+        (mail.appId === undefined || app !== undefined) &&
+        (mail.forToken === undefined || app?.store.authTokens.hasNow(mail.forToken) === true) &&
+        (mail.account === undefined || this.emailjs.accounts.has(mail.account))
+      );
+    };
   }
 
   /**

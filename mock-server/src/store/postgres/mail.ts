@@ -49,7 +49,8 @@ function rowValues(message: MailMessage): unknown[] {
 
 /**
  * A message's row from `rowValues` and its id: `given` as $10, or `numbered` from the sequence,
- * written into the message (`m-<id>`), answered and announced on the channel $10.
+ * written into the message (`m-<id>`), answered and announced on the channel $10, kept only while
+ * the token $11 (when not null) is there.
  */
 function insertStatement(id: "given" | "numbered"): string {
   const row = `$1, $2, $3, $4, $5, $6, $7, $8, ${id === "given" ? "$9" : "jsonb_set($9::jsonb, '{id}', to_jsonb('m-' || n.id))"},
@@ -57,12 +58,18 @@ function insertStatement(id: "given" | "numbered"): string {
   const into =
     "INSERT INTO mail (id, app_id, account, source, kind, recipients, created_at, delivery_state, next_attempt_at, doc, done_at)";
   if (id === "given") return `${into} VALUES ($10, ${row})`;
-  // Only while its app and account are there, their rows locked (KEY SHARE) until this commits: a
-  // deletion waits for it and then clears it with the rest of their mail, or went first.
+  // Only while its app, account and token ($11) are there, their rows locked (KEY SHARE) until this
+  // commits: a deletion or reset waits for it and then clears it with the rest of their mail, or
+  // went first. The app's row first (CASE keeps the order), as the reset and deletion lock it first:
+  // a token's lock taken before would deadlock with them.
   return `WITH n AS (SELECT nextval('mail_id_seq')::bigint AS id),
        added AS (${into} SELECT n.id, ${row} FROM n
-                  WHERE ($1::text IS NULL OR EXISTS (SELECT 1 FROM apps WHERE app_id = $1 FOR KEY SHARE))
-                    AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM emailjs_accounts WHERE public_key = $2 FOR KEY SHARE))
+                  WHERE CASE
+                    WHEN $1::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM apps WHERE app_id = $1 FOR KEY SHARE) THEN false
+                    WHEN $11::text IS NOT NULL
+                      AND NOT EXISTS (SELECT 1 FROM auth_tokens WHERE app_id = $1 AND token_id = $11 FOR KEY SHARE) THEN false
+                    ELSE $2::text IS NULL OR EXISTS (SELECT 1 FROM emailjs_accounts WHERE public_key = $2 FOR KEY SHARE)
+                  END
                   RETURNING id)
        SELECT id, pg_notify($10, json_build_object('id', id)::text) FROM added`;
 }
@@ -91,6 +98,7 @@ export class PgMail implements MailStore {
     const [row] = await this.context.db.rows<{ id: string }>(insertStatement("numbered"), [
       ...rowValues(message),
       channels.mail,
+      mail.forToken ?? null,
     ]);
     return row ? { ...message, id: `m-${row.id}` } : undefined;
   }
