@@ -48,7 +48,9 @@ export class LocalCounters implements RateLimitCounters {
 
   async hit(key: string, windowMs: number, now = Date.now()): Promise<{ hits: number; ttlMs: number }> {
     let window = this.windows.get(key);
-    if (!window || window.endsAt <= now) {
+    // Ended, or the clock put back more than a window behind its start (by less, it is a request
+    // that read the clock a little before another one that opened the window).
+    if (!window || window.endsAt <= now || window.endsAt - 2 * windowMs > now) {
       // Set anew, so that the map stays in the order the windows started.
       this.windows.delete(key);
       window = { hits: 0, endsAt: now + windowMs };
@@ -57,6 +59,10 @@ export class LocalCounters implements RateLimitCounters {
     }
     window.hits++;
     return { hits: window.hits, ttlMs: window.endsAt - now };
+  }
+
+  async forgetApp(appId: string): Promise<void> {
+    for (const key of this.windows.keys()) if (key.split("|")[1] === appId) this.windows.delete(key);
   }
 
   private sweep(): void {

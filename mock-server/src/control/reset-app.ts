@@ -1,6 +1,11 @@
+import { countersOf } from "../app-services/counted-limits.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 
 export default defineControlRoute("resetApp", async (request, reply) => {
-  await request.server.emulator.apps.reset((await appOf(request)).appId);
+  const { emulator } = request.server;
+  const { appId } = await appOf(request);
+  await emulator.apps.reset(appId);
+  // Its rate limits' windows too (the app's clock, which they go by, is put back with it).
+  await countersOf(emulator.store).forgetApp(appId);
   return reply.code(204).send();
 });

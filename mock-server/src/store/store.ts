@@ -730,9 +730,14 @@ export interface RateLimitCounters {
   /**
    * Counts one hit of `key`: the hits in its current window so far, and the window's time left.
    * `now` (ms) is the caller's clock where windows go by the emulator's clock (the harness's, which
-   * tests move); without it, the counters' own (the database's).
+   * tests move); without it, the counters' own (the database's). A window the clock has been put
+   * back more than its length behind is over too.
    */
   hit(key: string, windowMs: number, now?: number): Promise<{ hits: number; ttlMs: number }>;
+  /**
+   * Forgets the windows of an app's keys (`<kind>|<appId>|…`): the app was reset or deleted.
+   */
+  forgetApp(appId: string): Promise<void>;
 }
 
 /**

@@ -70,6 +70,59 @@ describe("abuse limits (--auth-rate-limit)", () => {
     expect((await login(app, appId, "ada@example.com", "x", "192.0.2.9")).response.statusCode).toBe(401);
   });
 
+  it("starts a new window when the app's clock is put back behind one, however far it had gone", async () => {
+    app = await testApp({ authRateLimit: { max: 2, windowMs: 60_000 } });
+    const appId = await newApp(app);
+    const clock = `/_mock/v1/apps/${appId}/clock`;
+    // Sixty days on: a window that ends sixty days after the real time.
+    await call(app, "advanceClock", { method: "POST", url: clock, payload: { advanceBy: 60 * 24 * 3600 } });
+    const statuses = [];
+    for (let i = 0; i < 3; i++)
+      statuses.push((await login(app, appId, "ada@example.com", "x", "192.0.2.9")).response.statusCode);
+    expect(statuses).toEqual([401, 401, 429]);
+    await call(app, "resetClock", { method: "DELETE", url: clock });
+    statuses.length = 0;
+    for (let i = 0; i < 3; i++) {
+      const { response } = await login(app, appId, "ada@example.com", "x", "192.0.2.9");
+      statuses.push(response.statusCode);
+      if (response.statusCode === 429) expect(Number(response.headers["retry-after"])).toBeLessThanOrEqual(60);
+    }
+    expect(statuses).toEqual([401, 401, 429]);
+  });
+
+  it("forgets the app's windows when the app is reset, and no other app's", async () => {
+    app = await testApp({ authRateLimit: { max: 2, windowMs: 60_000 } });
+    const appId = await newApp(app);
+    const otherId = await newApp(app);
+    const statuses = async (id: string) => {
+      const answered = [];
+      for (let i = 0; i < 3; i++)
+        answered.push((await login(app, id, "ada@example.com", "x", "192.0.2.9")).response.statusCode);
+      return answered;
+    };
+    expect(await statuses(appId)).toEqual([401, 401, 429]);
+    expect(await statuses(otherId)).toEqual([401, 401, 429]);
+    await call(app, "resetApp", { method: "POST", url: `/_mock/v1/apps/${appId}/reset` });
+    expect(await statuses(appId)).toEqual([401, 401, 429]);
+    expect(await statuses(otherId)).toEqual([429, 429, 429]);
+  });
+
+  it("forgets a deleted app's windows: an app made again with its id starts afresh", async () => {
+    app = await testApp({ authRateLimit: { max: 2, windowMs: 60_000 } });
+    const create = () => call(app, "createApp", { method: "POST", url: "/_mock/v1/apps", payload: { appId: "again" } });
+    const statuses = async () => {
+      const answered = [];
+      for (let i = 0; i < 3; i++)
+        answered.push((await login(app, "again", "ada@example.com", "x", "192.0.2.9")).response.statusCode);
+      return answered;
+    };
+    expect((await create()).response.statusCode).toBe(201);
+    expect(await statuses()).toEqual([401, 401, 429]);
+    await call(app, "deleteApp", { method: "DELETE", url: "/_mock/v1/apps/again" });
+    expect((await create()).response.statusCode).toBe(201);
+    expect(await statuses()).toEqual([401, 401, 429]);
+  });
+
   it("limits one client address across e-mail addresses, and not other addresses", async () => {
     app = await testApp({ authRateLimit: { max: 3, windowMs: 60_000 } });
     const appId = await newApp(app);

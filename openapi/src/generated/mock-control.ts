@@ -221,7 +221,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Restore the app's initial state (users, sessions, keys, tokens, data, mail, clock, faults, journal) */
+        /** Restore the app's initial state (users, sessions, keys, tokens, data, mail, clock, rate-limit windows, faults, journal) */
         post: operations["resetApp"];
         delete?: never;
         options?: never;

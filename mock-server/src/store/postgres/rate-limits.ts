@@ -15,13 +15,18 @@ const sweepEvery = 200;
 /** `$3`: the caller's clock (ms), or null for the database's. */
 const now = "coalesce(to_timestamp($3::float8 / 1000), clock_timestamp())";
 
+/**
+ * The key's window has ended, or the caller's clock was put back more than a window behind its
+ * start (by less, it is a request that read the clock a little before the one that opened it).
+ */
+const over = `(c.window_ends <= ${now} OR c.window_ends - 2 * $2 * interval '1 millisecond' > ${now})`;
+
 const hitStatement = `
   INSERT INTO rate_limit_counters AS c (key, hits, window_ends)
   VALUES ($1, 1, ${now} + $2 * interval '1 millisecond')
   ON CONFLICT (key) DO UPDATE SET
-    hits = CASE WHEN c.window_ends <= ${now} THEN 1 ELSE c.hits + 1 END,
-    window_ends = CASE WHEN c.window_ends <= ${now}
-      THEN ${now} + $2 * interval '1 millisecond' ELSE c.window_ends END
+    hits = CASE WHEN ${over} THEN 1 ELSE c.hits + 1 END,
+    window_ends = CASE WHEN ${over} THEN ${now} + $2 * interval '1 millisecond' ELSE c.window_ends END
   RETURNING hits, greatest(0, ceil(extract(epoch FROM window_ends - ${now}) * 1000))::integer AS ttl_ms`;
 
 export class PgRateLimits implements RateLimitCounters {
@@ -37,5 +42,9 @@ export class PgRateLimits implements RateLimitCounters {
     }
     const [row] = await this.db.rows<{ hits: number; ttl_ms: number }>(hitStatement, [key, windowMs, at ?? null]);
     return { hits: row!.hits, ttlMs: row!.ttl_ms };
+  }
+
+  async forgetApp(appId: string): Promise<void> {
+    await this.db.query("DELETE FROM rate_limit_counters WHERE split_part(key, '|', 2) = $1", [appId]);
   }
 }
