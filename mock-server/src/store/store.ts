@@ -431,7 +431,12 @@ export type ConsumeResult =
   | { ok: false; reason: "unknown" | "expired" | "used" };
 
 export interface AuthTokenRecords {
-  add(token: StoredAuthToken): Promise<void>;
+  /**
+   * Keeps a token of a registration: false when its address has none (deleted, or the app reset,
+   * while the request that issues it ran), and nothing is kept. Throws AppGoneError when the app
+   * is gone (PostgreSQL; in memory a deleted app's records are left to go with it).
+   */
+  add(token: StoredAuthToken): Promise<boolean>;
   /** Checks a pair without using it up. */
   check(kind: AuthTokenKind, token: string, tokenId: string, now: number): Promise<ConsumeResult>;
   /** Checks a pair and uses it up; of racing calls exactly one gets `ok`. */

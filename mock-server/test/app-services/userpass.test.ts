@@ -38,6 +38,16 @@ async function firstToken(appId: string, email: string, kind: "confirm" | "reset
 const refresh = (token: string) =>
   call(app, "refreshAccessToken", { method: "POST", url: `${base}/auth/session`, headers: bearer(token) });
 
+/** Runs `meanwhile` just before the app's next confirmation or reset token is kept. */
+function beforeNextToken(appId: string, meanwhile: () => Promise<void>) {
+  const records = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).authTokens) as AppStore["authTokens"];
+  const add = records.add;
+  vi.spyOn(records, "add").mockImplementationOnce(async function (this: AppStore["authTokens"], ...args) {
+    await meanwhile();
+    return add.apply(this, args);
+  });
+}
+
 /** Resets the app (control API) just before its next message is kept (after the request's token is). */
 function resetBeforeNextMail(appId: string) {
   const emulator = app.emulator;
@@ -117,6 +127,19 @@ describe("registerUser", () => {
     // Mail after the reset is kept.
     expect((await register(appId, "reset@example.com")).response.statusCode).toBe(201);
     expect(await app.emulator.store.mail.list({ appId })).toHaveLength(1);
+  });
+
+  it("keeps no token or mail of a registration its app's reset cleared before its link was made (201)", async () => {
+    const appId = await newApp(app);
+    beforeNextToken(appId, async () => {
+      const reset = await call(app, "resetApp", { method: "POST", url: `/_mock/v1/apps/${appId}/reset` });
+      expect(reset.response.statusCode).toBe(204);
+    });
+    const { response } = await register(appId, "early@example.com");
+    vi.restoreAllMocks();
+    expect(response.statusCode).toBe(201);
+    expect(await tokens(appId, "early@example.com", "confirm")).toEqual([]);
+    expect(await app.emulator.store.mail.list({ appId })).toEqual([]);
   });
 
   it("refuses an address already registered, whatever its case (409 AccountNameInUse)", async () => {
@@ -272,6 +295,29 @@ describe("resendConfirmationEmail", () => {
       payload: { email: "r@example.com" },
     });
     expect(confirmed.body).toMatchObject({ error: "already confirmed", error_code: "UserAlreadyConfirmed" });
+  });
+
+  it("answers user not found, and keeps no token or mail, when the registration is deleted meanwhile", async () => {
+    const appId = await newApp(app);
+    await register(appId, "late-resend@example.com");
+    const [pending] = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body
+      .users;
+    beforeNextToken(appId, async () => {
+      const removed = await call(app, "removeUser", {
+        method: "DELETE",
+        url: `/_mock/v1/apps/${appId}/users/${pending.id}`,
+      });
+      expect(removed.response.statusCode).toBe(204);
+    });
+    const { response, body } = await call(app, "resendConfirmationEmail", {
+      method: "POST",
+      url: userpass(appId, "confirm/send"),
+      payload: { email: "late-resend@example.com" },
+    });
+    vi.restoreAllMocks();
+    expect([response.statusCode, body.error_code]).toEqual([404, "UserNotFound"]);
+    expect(await tokens(appId, "late-resend@example.com", "confirm")).toHaveLength(1);
+    expect(await app.emulator.store.mail.list({ appId })).toHaveLength(1);
   });
 });
 

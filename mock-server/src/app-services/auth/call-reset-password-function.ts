@@ -3,7 +3,14 @@ import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 import { runStatusFunction } from "./confirmation-function.ts";
-import { checkPassword, endSessionsAfterReset, hash, issueToken, requireProvider, verify } from "./userpass.ts";
+import {
+  checkPassword,
+  endSessionsAfterReset,
+  hash,
+  issueTokenOrNotFound,
+  requireProvider,
+  verify,
+} from "./userpass.ts";
 
 /**
  * Runs the reset function with `({username, password, token, tokenId, currentPasswordValid}, ...arguments)`:
@@ -22,7 +29,7 @@ export default defineRoute("callResetPasswordFunction", "none", async (request, 
   if (!account?.confirmed) throw errors.userNotFound();
   const lane = addressKey(request.ip);
   const currentPasswordValid = await verify(emulator, lane, "held", password, account.passwordHash);
-  const token = await issueToken(app, "reset", account.email, null);
+  const token = await issueTokenOrNotFound(app, "reset", account.email, null);
   const args = request.body.arguments ?? [];
   let status: Awaited<ReturnType<typeof runStatusFunction>>;
   try {

@@ -38,6 +38,8 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
 
   if (settings.runConfirmationFunction) {
     const token = await issueToken(app, "confirm", email, null);
+    // The registration gone meanwhile (deleted, or the app reset): registered before that.
+    if (!token) return sendEmpty(reply, 201);
     let status: Awaited<ReturnType<typeof runStatusFunction>>;
     try {
       status = await runStatusFunction(app, settings.confirmationFunctionName, [
@@ -66,6 +68,7 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
     await app.users.removeAccount(account.id);
     throw error;
   }
-  await sendTokenMail(emulator, app, await issueToken(app, "confirm", email, settings.emailConfirmationUrl));
+  const token = await issueToken(app, "confirm", email, settings.emailConfirmationUrl);
+  if (token) await sendTokenMail(emulator, app, token);
   return sendEmpty(reply, 201);
 });

@@ -2,7 +2,7 @@ import { userpassSettings } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { admitMail } from "../counted-limits.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
-import { accountOrNotFound, issueToken, requireProvider, sendTokenMail } from "./userpass.ts";
+import { accountOrNotFound, issueTokenOrNotFound, requireProvider, sendTokenMail } from "./userpass.ts";
 
 /** A new confirmation e-mail with a new link (earlier links stay valid until they expire). */
 export default defineRoute("resendConfirmationEmail", "none", async (request, reply) => {
@@ -17,7 +17,7 @@ export default defineRoute("resendConfirmationEmail", "none", async (request, re
   await sendTokenMail(
     request.server.emulator,
     app,
-    await issueToken(app, "confirm", account.email, settings.emailConfirmationUrl),
+    await issueTokenOrNotFound(app, "confirm", account.email, settings.emailConfirmationUrl),
   );
   return sendEmpty(reply, 200);
 });

@@ -2,7 +2,7 @@ import { userpassSettings } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 import { runStatusFunction } from "./confirmation-function.ts";
-import { accountOrNotFound, issueToken, requireProvider } from "./userpass.ts";
+import { accountOrNotFound, issueTokenOrNotFound, requireProvider } from "./userpass.ts";
 
 /** Runs the confirmation function again for a pending registration. */
 export default defineRoute("retryCustomConfirmation", "none", async (request, reply) => {
@@ -15,7 +15,7 @@ export default defineRoute("retryCustomConfirmation", "none", async (request, re
   const account = await accountOrNotFound(app, email);
   if (account.confirmed) throw errors.alreadyConfirmed();
   if (!settings.runConfirmationFunction) throw errors.confirmationNotFunction(account.email);
-  const token = await issueToken(app, "confirm", account.email, null);
+  const token = await issueTokenOrNotFound(app, "confirm", account.email, null);
   const status = await runStatusFunction(app, settings.confirmationFunctionName, [
     { token: token.token, tokenId: token.tokenId, username: account.email },
   ]);

@@ -2,7 +2,7 @@ import { userpassSettings } from "../../config/app-config.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { admitMail } from "../counted-limits.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
-import { issueToken, requireProvider, sendTokenMail } from "./userpass.ts";
+import { issueTokenOrNotFound, requireProvider, sendTokenMail } from "./userpass.ts";
 
 export default defineRoute("sendResetPasswordEmail", "none", async (request, reply) => {
   const app = request.appRuntime!;
@@ -16,7 +16,7 @@ export default defineRoute("sendResetPasswordEmail", "none", async (request, rep
   await sendTokenMail(
     request.server.emulator,
     app,
-    await issueToken(app, "reset", account.email, settings.resetPasswordUrl),
+    await issueTokenOrNotFound(app, "reset", account.email, settings.resetPasswordUrl),
   );
   return sendEmpty(reply, 200);
 });

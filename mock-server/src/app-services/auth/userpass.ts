@@ -55,13 +55,16 @@ export function verify(
   return emulator.passwords.run(lane, check, () => verifyPassword(password, stored));
 }
 
-/** A new single-use `{token, tokenId}` pair for an address, valid for 30 minutes of the app's clock. */
+/**
+ * A new single-use `{token, tokenId}` pair for an address, valid for 30 minutes of the app's clock;
+ * undefined when the address's registration went meanwhile (deleted, or the app reset): none kept.
+ */
 export async function issueToken(
   app: AppRuntime,
   kind: AuthTokenKind,
   email: string,
   linkBase: string | null,
-): Promise<StoredAuthToken> {
+): Promise<StoredAuthToken | undefined> {
   const now = app.clock.now();
   const token = randomHex(64);
   const tokenId = newObjectIdHex();
@@ -76,8 +79,7 @@ export async function issueToken(
     expiresAt: now + authTokenLifetimeMs,
     used: false,
   };
-  await app.authTokens.add(stored);
-  return stored;
+  return (await app.authTokens.add(stored)) ? stored : undefined;
 }
 
 function withTokenQuery(base: string, token: string, tokenId: string): string {
@@ -90,6 +92,13 @@ const escapeHtml = (s: string) =>
 
 function mailFrom(app: AppRuntime): string {
   return app.config.mailFrom ?? `no-reply@${app.appId}.mongodbstitch.com`;
+}
+
+/** `issueToken` for a registration found just before: gone meanwhile, it is `user not found`. */
+export async function issueTokenOrNotFound(...args: Parameters<typeof issueToken>): Promise<StoredAuthToken> {
+  const token = await issueToken(...args);
+  if (!token) throw errors.userNotFound();
+  return token;
 }
 
 /** Records the e-mail the service would send with a confirmation or reset link. */

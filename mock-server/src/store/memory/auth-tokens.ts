@@ -19,9 +19,20 @@ export class MemoryAuthTokens implements AuthTokenRecords {
   /** Oldest first (the order they were added in). */
   private readonly tokens = new Map<string, StoredAuthToken>();
 
-  constructor(private readonly capacity = maxKeptTokens) {}
+  /** `registered`: whether an address has a registration (the store wires it). */
+  constructor(
+    private readonly capacity = maxKeptTokens,
+    private readonly registered: (email: string) => boolean = () => true,
+  ) {}
 
-  async add(token: StoredAuthToken): Promise<void> {
+  async add(token: StoredAuthToken): Promise<boolean> {
+    if (!this.registered(token.email)) return false;
+    this.keep(token);
+    return true;
+  }
+
+  /** Keeps a token as it is (a state import's, whose registration may be gone). */
+  keep(token: StoredAuthToken): void {
     this.tokens.set(token.tokenId, token);
     if (this.tokens.size > this.capacity) this.tokens.delete(this.tokens.keys().next().value as string);
   }

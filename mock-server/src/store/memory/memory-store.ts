@@ -38,7 +38,7 @@ export class MemoryAppStore implements AppStore {
   readonly users = new MemoryUsers(() => this.limits()?.users ?? Number.POSITIVE_INFINITY);
   readonly sessions = new MemorySessions(() => this.limits()?.sessionsPerUser ?? Number.POSITIVE_INFINITY);
   readonly apiKeys = new MemoryApiKeys(this.sessions, (id) => this.users.getNow(id) !== undefined);
-  readonly authTokens = new MemoryAuthTokens();
+  readonly authTokens = new MemoryAuthTokens(undefined, (email) => this.users.hasAccountNow(email));
   readonly data = new MemoryDocuments(() => this.limits());
 
   async deleteUser(userId: string): Promise<boolean> {
@@ -390,7 +390,7 @@ export class MemoryStore implements Store {
       for (const account of saved.userpassAccounts) store.users.addAccountNow(structuredClone(account));
       for (const session of saved.sessions) store.sessions.addNow(structuredClone(session));
       for (const key of saved.apiKeys) store.apiKeys.restore(structuredClone(key));
-      for (const token of saved.authTokens) void store.authTokens.add(structuredClone(token));
+      for (const token of saved.authTokens) store.authTokens.keep(structuredClone(token));
       for (const { database, collection, documents, owners } of saved.collections) {
         const target = store.data.collection(database, collection);
         const ownerAt = ownersByPlace(owners, documents.length, `${database}.${collection}`);

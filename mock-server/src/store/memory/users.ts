@@ -169,6 +169,10 @@ export class MemoryUsers implements UserRecords {
     return this.accountsById.get(id);
   }
 
+  hasAccountNow(email: string): boolean {
+    return this.accountsByEmail.has(normalizeEmail(email));
+  }
+
   async accountByEmail(email: string): Promise<StoredUserpassAccount | undefined> {
     return this.accountsByEmail.get(normalizeEmail(email));
   }
