@@ -264,6 +264,34 @@ describe("confirmUser", () => {
     expect(response.statusCode).toBe(400);
     expect(body.error_code).toBe("UserpassTokenInvalid");
   });
+
+  it("answers a confirmation whose registration is deleted meanwhile as an unknown link's, not already confirmed", async () => {
+    const appId = await newApp(app);
+    await register(appId, "gone-pending@example.com");
+    const { token, tokenId } = await firstToken(appId, "gone-pending@example.com", "confirm");
+    const [pending] = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body
+      .users;
+    const users = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users) as AppStore["users"];
+    const confirm = users.confirmAccount;
+    vi.spyOn(users, "confirmAccount").mockImplementationOnce(async function (this: AppStore["users"], ...args) {
+      const removed = await call(app, "removeUser", {
+        method: "DELETE",
+        url: `/_mock/v1/apps/${appId}/users/${pending.id}`,
+      });
+      expect(removed.response.statusCode).toBe(204);
+      return confirm.apply(this, args);
+    });
+    const { response, body } = await call(app, "confirmUser", {
+      method: "POST",
+      url: userpass(appId, "confirm"),
+      payload: { token, tokenId },
+    });
+    vi.restoreAllMocks();
+    expect([response.statusCode, body]).toEqual([
+      400,
+      expect.objectContaining({ error: "invalid token data", error_code: "BadRequest" }),
+    ]);
+  });
 });
 
 describe("resendConfirmationEmail", () => {
@@ -361,6 +389,35 @@ describe("confirmation by function", () => {
       payload: { email: "who@example.com" },
     });
     expect(unknown.body.error_code).toBe("UserNotFound");
+  });
+
+  it("answers a retry whose registration is deleted while the function runs user not found", async () => {
+    const appId = await newApp(app, functionMode);
+    const seeded = await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email: "retry-gone@example.com", password: "secret-1", confirmed: false },
+    });
+    const users = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users) as AppStore["users"];
+    const confirm = users.confirmAccount;
+    vi.spyOn(users, "confirmAccount").mockImplementationOnce(async function (this: AppStore["users"], ...args) {
+      const removed = await call(app, "removeUser", {
+        method: "DELETE",
+        url: `/_mock/v1/apps/${appId}/users/${seeded.body.id}`,
+      });
+      expect(removed.response.statusCode).toBe(204);
+      return confirm.apply(this, args);
+    });
+    const retry = await call(app, "retryCustomConfirmation", {
+      method: "POST",
+      url: userpass(appId, "confirm/call"),
+      payload: { email: "retry-gone@example.com" },
+    });
+    vi.restoreAllMocks();
+    expect([retry.response.statusCode, retry.body]).toEqual([
+      404,
+      expect.objectContaining({ error: "user not found", error_code: "UserNotFound" }),
+    ]);
   });
 
   it("answers the missing-function error when the function does not exist", async () => {

@@ -10,7 +10,11 @@ export default defineRoute("confirmUser", "none", async (request, reply) => {
   if (!result.ok) throw tokenError(result.reason);
   const account = await app.users.accountByEmail(result.token.email);
   if (!account) throw errors.invalidTokenData();
-  if (!(await app.users.confirmAccount(account.id))) throw errors.alreadyConfirmed();
+  if (!(await app.users.confirmAccount(account.id))) {
+    // Confirmed already, or deleted meanwhile (here or on another instance): as a moment later.
+    const now = await app.users.accountByEmail(result.token.email);
+    throw now?.id === account.id ? errors.alreadyConfirmed() : errors.invalidTokenData();
+  }
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "confirmed", id: account.id });
   return sendEmpty(reply, 200);
 });

@@ -20,7 +20,12 @@ export default defineRoute("retryCustomConfirmation", "none", async (request, re
     { token: token.token, tokenId: token.tokenId, username: account.email },
   ]);
   if (status === "fail") throw errors.confirmationFailed(account.email);
-  if (status === "success" && (await app.users.confirmAccount(account.id))) {
+  if (status === "success") {
+    if (!(await app.users.confirmAccount(account.id))) {
+      // Confirmed or deleted while the function ran (here or on another instance): as a moment later.
+      const now = await app.users.accountByEmail(account.email);
+      throw now?.id === account.id ? errors.alreadyConfirmed() : errors.userNotFound();
+    }
     await app.authTokens.markUsed(token.tokenId);
     emulator.events.emit({ type: "user", appId: app.appId, action: "confirmed", id: account.id });
   }
