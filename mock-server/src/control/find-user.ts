@@ -10,5 +10,8 @@ export async function findUser(app: AppRuntime, id: string): Promise<Found> {
   if (user && !userLifetimeEnded(user, app.clock.now())) return { user };
   const account = await app.users.account(id);
   if (account && account.userId === null) return { account };
-  throw controlErrors.notFound(`no user with id '${id}' in app '${app.appId}'`);
+  throw noSuchUser(app, id);
 }
+
+export const noSuchUser = (app: AppRuntime, id: string) =>
+  controlErrors.notFound(`no user with id '${id}' in app '${app.appId}'`);

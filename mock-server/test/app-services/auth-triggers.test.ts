@@ -4,8 +4,9 @@
  * off the request's path (a failing trigger changes nothing for the request).
  */
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { AppStore } from "../../src/store/store.ts";
+import { anonymousLogin, base, bearer, call, emailUser, getProfile, newApp, testApp } from "../helpers/app.ts";
 import { logLines, triggerFailed } from "../helpers/log-lines.ts";
 
 let app: FastifyInstance;
@@ -102,6 +103,22 @@ async function recorded(userId: string): Promise<Recorded[]> {
 
 const byOperation = (events: Recorded[]) => [...events].sort((a, b) => a.operationType.localeCompare(b.operationType));
 
+/** Holds the app's next two user deletions until both have come (two requests past their checks). */
+function bothBeforeDeleting() {
+  const stores = Object.getPrototypeOf(app.emulator.store.apps.scope(appId)) as AppStore;
+  const deleteUser = stores.deleteUser;
+  let arrived = 0;
+  let bothIn: () => void = () => undefined;
+  const together = new Promise<void>((resolve) => {
+    bothIn = resolve;
+  });
+  vi.spyOn(stores, "deleteUser").mockImplementation(async function (this: AppStore, ...args) {
+    if (++arrived === 2) bothIn();
+    await together;
+    return deleteUser.apply(this, args);
+  });
+}
+
 describe("authentication triggers", () => {
   it("run on a guest's creation, login and deletion, with the event as the service gives it", async () => {
     const guest = await anonymousLogin(app, appId);
@@ -163,5 +180,47 @@ describe("authentication triggers", () => {
       url: `/_mock/v1/apps/${appId}/data/audit/off`,
     });
     expect(off.documents).toEqual([]);
+  });
+
+  it("run once for a user two requests delete at once; the later answers as a deleted user's request", async () => {
+    const guest = await anonymousLogin(app, appId);
+    await expect.poll(async () => (await recorded(guest.user_id)).length).toBe(2);
+    bothBeforeDeleting();
+    const [first, second] = await Promise.all(
+      [1, 2].map(() =>
+        call(app, "deleteUser", { method: "DELETE", url: `${base}/auth/delete`, headers: bearer(guest.access_token) }),
+      ),
+    );
+    vi.restoreAllMocks();
+    const later = await getProfile(app, guest.access_token);
+    const { link: _, ...refused } = later.body;
+    expect([first!.response.statusCode, second!.response.statusCode].sort()).toEqual([204, 401]);
+    const loser = first!.response.statusCode === 401 ? first! : second!;
+    expect(loser.body).toEqual({ ...refused, link: expect.any(String) });
+    await expect.poll(async () => (await recorded(guest.user_id)).length).toBe(3);
+    expect((await recorded(guest.user_id)).map((event) => event.operationType).sort()).toEqual([
+      "CREATE",
+      "DELETE",
+      "LOGIN",
+    ]);
+  });
+
+  it("run once for a user the control API removes twice at once; the later answers 404", async () => {
+    const guest = await anonymousLogin(app, appId);
+    await expect.poll(async () => (await recorded(guest.user_id)).length).toBe(2);
+    bothBeforeDeleting();
+    const removals = await Promise.all(
+      [1, 2].map(() =>
+        call(app, "removeUser", { method: "DELETE", url: `/_mock/v1/apps/${appId}/users/${guest.user_id}` }),
+      ),
+    );
+    vi.restoreAllMocks();
+    expect(removals.map(({ response }) => response.statusCode).sort()).toEqual([204, 404]);
+    await expect.poll(async () => (await recorded(guest.user_id)).length).toBe(3);
+    expect((await recorded(guest.user_id)).map((event) => event.operationType).sort()).toEqual([
+      "CREATE",
+      "DELETE",
+      "LOGIN",
+    ]);
   });
 });
