@@ -49,7 +49,8 @@ export class EmailJsAccount {
     const windowMs = limit >= 1 ? 1000 : 1000 / limit;
     const allowed = limit >= 1 ? Math.floor(limit) : 1;
     const now = this.clock.now();
-    this.recent = this.recent.filter((t) => now - t < windowMs);
+    // (A send the clock has been put back behind is forgotten.)
+    this.recent = this.recent.filter((t) => now - t < windowMs && t <= now);
     if (this.recent.length >= allowed) return false;
     this.recent.push(now);
     return true;

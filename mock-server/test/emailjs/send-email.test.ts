@@ -296,6 +296,16 @@ describe("the rate limit", () => {
     expect(await mailOf(app, publicKey)).toHaveLength(2);
   });
 
+  it("forgets sends the account's clock is put back behind", async () => {
+    const { publicKey } = await newAccount(app, { rateLimitPerSecond: 1 });
+    const clock = `/_mock/v1/emailjs/accounts/${publicKey}/clock`;
+    await call(app, "advanceEmailJsClock", { method: "POST", url: clock, payload: { advanceBy: 24 * 3600 } });
+    expectText((await sendEmail(app, send(publicKey))).response, 200, "OK");
+    await call(app, "resetEmailJsClock", { method: "DELETE", url: clock });
+    expectText((await sendEmail(app, send(publicKey))).response, 200, "OK");
+    expectText((await sendEmail(app, send(publicKey))).response, 429, texts.rateLimited);
+  });
+
   it("is configurable per account, and 0 turns it off", async () => {
     const three = await newAccount(app, { rateLimitPerSecond: 3 });
     for (let i = 0; i < 3; i++) expectText((await sendEmail(app, send(three.publicKey))).response, 200, "OK");
