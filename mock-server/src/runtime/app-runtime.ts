@@ -67,9 +67,9 @@ export class AppRuntime {
     readonly functionInspector: FunctionInspector | null,
     clockOffsetMs = 0,
   ) {
-    this.clock = createClock(clockOffsetMs, Date.now, () => {
+    this.clock = createClock(clockOffsetMs, Date.now, (movedMs) => {
       this.streams.clockChanged();
-      this.schedules?.clockChanged();
+      this.schedules?.clockChanged(movedMs < 0);
       // A clock moved forward may take anonymous users past their lifetime: they go now.
       void this.removeEndedUsers();
     });
@@ -254,8 +254,8 @@ export class AppRuntime {
   }
 
   /** A scheduled trigger's time, claimed for this instance to run (the store decides). */
-  claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim> {
-    return this.store.claimScheduledTime(trigger, time);
+  claimScheduledTime(trigger: string, time: number, putBackBefore: number): Promise<ScheduleClaim> {
+    return this.store.claimScheduledTime(trigger, time, putBackBefore);
   }
 
   closeStreams(reason: string, cause: StreamEnd = "session"): void {

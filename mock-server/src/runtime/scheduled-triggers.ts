@@ -7,7 +7,8 @@
  * trigger's mark in the store to it (`AppStore.claimScheduledTime`) runs it: once, however many
  * instances. The first mark of a trigger is where its schedule starts (no run for times before it).
  * Times passed while no instance watched, or jumped over by moving the app's clock, run once, for
- * the latest of them, unless the trigger skips catch-up events.
+ * the latest of them, unless the trigger skips catch-up events. A clock put back behind the mark
+ * (on this instance) starts the schedule again where it is, as a first mark does.
  */
 import { Cron } from "croner";
 import type { FastifyBaseLogger } from "fastify";
@@ -19,7 +20,7 @@ type Trigger = ControlSchemas["ScheduledTrigger"];
 
 /** What a scheduled trigger needs of its app: the functions, the clock, and the store's marks. */
 export interface ScheduledTriggerApp extends TriggerApp {
-  claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim>;
+  claimScheduledTime(trigger: string, time: number, putBackBefore: number): Promise<ScheduleClaim>;
 }
 
 /** How long the watch sleeps at most before looking at the clock again (a moved clock is heard at once). */
@@ -64,6 +65,8 @@ export class ScheduledTriggers {
   /** The check running now, so that checks never overlap (a moved clock asks for one at once). */
   private checking: Promise<void> | null = null;
   private again = false;
+  /** The clock was put back since the last check began: marks ahead of it are taken over. */
+  private putBack = false;
   /** Runs started and not ended yet. */
   private readonly runs = new Set<Promise<void>>();
 
@@ -86,8 +89,12 @@ export class ScheduledTriggers {
     return this.watched.length;
   }
 
-  /** The app's clock moved: what fell due runs now, and the next sleep is measured again. */
-  clockChanged(): void {
+  /**
+   * The app's clock moved: what fell due runs now, and the next sleep is measured again. Put back
+   * (`back`): the schedule starts again where the clock now is.
+   */
+  clockChanged(back = false): void {
+    if (back) this.putBack = true;
     if (this.watched.length > 0) this.check();
   }
 
@@ -128,10 +135,14 @@ export class ScheduledTriggers {
 
   private async checkAll(): Promise<void> {
     const now = this.app.clock.now();
+    // Put back: a mark (and what this instance handled) ahead of the clock is left from before.
+    const takeOverAfter = this.putBack ? now : Number.POSITIVE_INFINITY;
+    this.putBack = false;
     for (const watched of this.watched) {
+      if (watched.handled !== undefined && watched.handled > takeOverAfter) watched.handled = undefined;
       const due = latestTime(watched.cron, now);
       if (due === undefined || (watched.handled !== undefined && due <= watched.handled)) continue;
-      const { claimed, previous } = await this.app.claimScheduledTime(watched.trigger.name, due);
+      const { claimed, previous } = await this.app.claimScheduledTime(watched.trigger.name, due, takeOverAfter);
       watched.handled = due;
       // Claimed with no mark before: the trigger's schedule starts here. Claimed by another: theirs.
       if (!claimed || previous === undefined) continue;

@@ -11,8 +11,15 @@ export interface Clock {
   set(offsetMs: number): void;
 }
 
-/** A clock `offsetMs` ahead of the real one; `onChange` runs after every move (what waits on it re-arms). */
-export function createClock(offsetMs = 0, realNow: () => number = Date.now, onChange?: () => void): Clock {
+/**
+ * A clock `offsetMs` ahead of the real one; `onChange` runs after every move (what waits on it
+ * re-arms), told how far it moved (less than zero: put back).
+ */
+export function createClock(
+  offsetMs = 0,
+  realNow: () => number = Date.now,
+  onChange?: (movedMs: number) => void,
+): Clock {
   let offset = offsetMs;
   return {
     now: () => realNow() + offset,
@@ -21,11 +28,12 @@ export function createClock(offsetMs = 0, realNow: () => number = Date.now, onCh
     },
     advance(ms: number) {
       offset += ms;
-      onChange?.();
+      onChange?.(ms);
     },
     set(value: number) {
+      const moved = value - offset;
       offset = value;
-      onChange?.();
+      onChange?.(moved);
     },
   };
 }

@@ -300,10 +300,12 @@ export interface AppStore {
   counts(): Promise<{ users: number; pendingUsers: number }>;
   /**
    * A scheduled trigger's time, claimed for one instance to run (runtime/scheduled-triggers.ts):
-   * the trigger's mark moves to `time` when it is earlier (or there is none), in one step, and the
-   * caller that moved it is told so, with the mark before (undefined: the trigger's first).
+   * the trigger's mark moves to `time` when it is earlier (or there is none), or later than
+   * `putBackBefore` (a mark the app's clock was put back behind; Infinity: none), in one step, and the caller that
+   * moved it is told so, with the mark before (undefined: the trigger's first, or the schedule
+   * starting again where the clock was put back to).
    */
-  claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim>;
+  claimScheduledTime(trigger: string, time: number, putBackBefore: number): Promise<ScheduleClaim>;
   /**
    * The app's suspended database triggers (decision 0057). A suspension is kept with the write
    * that made it (DocumentStore.suspendTriggers), and ends when the trigger is resumed, the app's

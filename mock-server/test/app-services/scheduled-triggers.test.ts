@@ -91,6 +91,20 @@ describe("scheduled triggers", () => {
     expect(await kept("hourly")).toHaveLength(4);
   });
 
+  it("run again at their times after the app's clock is put back behind the last one run", async () => {
+    const runtime = (await app.emulator.apps.get(appId))!;
+    await advance(app, 24 * 3600);
+    const before = (await kept("hourly")).length;
+    const reset = await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
+    expect(reset.response.statusCode).toBe(200);
+    await runtime.schedulesSettled();
+    // To five past the next hour of the real time: its time runs, though a later one ran before.
+    await advance(app, Math.ceil((3_600_000 - (runtime.clock.now() % 3_600_000) + 5 * 60_000) / 1000));
+    expect(await kept("hourly")).toHaveLength(before + 1);
+    await advance(app, 3600);
+    expect(await kept("hourly")).toHaveLength(before + 2);
+  });
+
   it("log a failing function and a schedule they cannot read", async () => {
     expect(triggerFailed(logged, "scheduled trigger failed", "unreadable", /cannot be read/)).toBe(true);
     expect(triggerFailed(logged, "scheduled trigger failed", "failing", /no cleanup today/)).toBe(true);

@@ -129,11 +129,12 @@ export class MemoryAppStore implements AppStore {
   /** Each scheduled trigger's last claimed time (one process: no one to race). */
   private readonly scheduled = new Map<string, number>();
 
-  async claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim> {
+  async claimScheduledTime(trigger: string, time: number, putBackBefore: number): Promise<ScheduleClaim> {
     const previous = this.scheduled.get(trigger);
-    if (previous !== undefined && previous >= time) return { claimed: false, previous };
+    if (previous !== undefined && previous >= time && previous <= putBackBefore) return { claimed: false, previous };
     this.scheduled.set(trigger, time);
-    return previous === undefined ? { claimed: true } : { claimed: true, previous };
+    // (A mark the clock was put back behind: the schedule starts again here.)
+    return previous === undefined || previous > putBackBefore ? { claimed: true } : { claimed: true, previous };
   }
 }
 

@@ -117,16 +117,17 @@ export class PgAppStore implements AppStore {
   }
 
   /**
-   * One statement: the mark moves only forward, under the row's lock, so of instances claiming one
-   * time at once exactly one is told it claimed it (the others then see the mark already there).
+   * One statement: the mark moves only forward (or back from where the clock was put back behind),
+   * under the row's lock, so of instances claiming one time at once exactly one is told it claimed
+   * it (the others then see the mark already there).
    */
-  async claimScheduledTime(trigger: string, time: number): Promise<ScheduleClaim> {
+  async claimScheduledTime(trigger: string, time: number, putBackBefore: number): Promise<ScheduleClaim> {
     const [row] = await this.context.db.rows<{ previous: string | null }>(
       `INSERT INTO scheduled_triggers AS t (app_id, name, last_at) VALUES ($1, $2, $3)
        ON CONFLICT (app_id, name) DO UPDATE SET last_at = excluded.last_at, previous_at = t.last_at
-         WHERE t.last_at < excluded.last_at
-       RETURNING previous_at AS previous`,
-      [this.appId, trigger, time],
+         WHERE t.last_at < excluded.last_at OR t.last_at > $4
+       RETURNING CASE WHEN previous_at <= $4 THEN previous_at END AS previous`,
+      [this.appId, trigger, time, Math.min(putBackBefore, Number.MAX_SAFE_INTEGER)],
     );
     if (!row) return { claimed: false };
     return row.previous === null ? { claimed: true } : { claimed: true, previous: Number(row.previous) };
