@@ -203,6 +203,51 @@ describe("migrations", () => {
     }
   });
 
+  it("upgrade version 18: a collection holding a Decimal128 only deeper down marked as holding one", async () => {
+    const db = await fresh();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await schemaAt(client, 18);
+      await client.query("INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{}')");
+      const add = async (coll: string, id: string, doc: object) => {
+        await client.query("INSERT INTO collections (app_id, db, coll) VALUES ('a', 'db', $1) ON CONFLICT DO NOTHING", [
+          coll,
+        ]);
+        const text = JSON.stringify(doc);
+        await client.query(
+          "INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ('a', 'db', $1, $2, $3::jsonb, $3)",
+          [coll, id, text],
+        );
+      };
+      const decimal = { $numberDecimal: "7.00" };
+      await add("ledger", "1", { _id: 1, entry: { amount: decimal } });
+      await add("plain", "1", { _id: 1, entry: { amount: { $numberInt: "7" } } });
+      const flags = async () =>
+        (await client.query("SELECT coll, decimals, decimal_fields FROM collections ORDER BY coll")).rows;
+      // (Version 16's trigger: no top-level field holds one, so nothing was marked.)
+      expect(await flags()).toEqual([
+        { coll: "ledger", decimals: false, decimal_fields: [] },
+        { coll: "plain", decimals: false, decimal_fields: [] },
+      ]);
+      expect(await migrate(client)).toEqual(migrations.filter((m) => m.version > 18).map((m) => m.version));
+      expect(await flags()).toEqual([
+        { coll: "ledger", decimals: true, decimal_fields: [] },
+        { coll: "plain", decimals: false, decimal_fields: [] },
+      ]);
+      // Its trigger marks a decimal deeper down, and a top-level one as before.
+      await add("plain", "2", { _id: 2, deep: [{ in: decimal }] });
+      await add("top", "1", { _id: 1, price: decimal });
+      expect(await flags()).toEqual([
+        { coll: "ledger", decimals: true, decimal_fields: [] },
+        { coll: "plain", decimals: true, decimal_fields: [] },
+        { coll: "top", decimals: true, decimal_fields: ["price"] },
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
+
   it("upgrade version 16: Int64 and Decimal128 _ids keyed by value, a value held twice left as it was", async () => {
     const db = await fresh();
     const client = new pg.Client({ connectionString: db.url });

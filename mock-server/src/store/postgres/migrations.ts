@@ -1044,6 +1044,37 @@ export const migrations: Migration[] = [
         END $$;
     `,
   },
+  {
+    version: 19,
+    name: "collections that have held a Decimal128 anywhere",
+    // A number's equality at a dotted path may meet a Decimal128 at any depth, which the GIN index
+    // cannot look up: the path is looked up there only in a collection that has never held one
+    // (store/postgres/pushdown.ts). Since version 16 the flag was set only with a top-level
+    // field's: set now for a Decimal128 anywhere in a document (its text, as version 15 did), read
+    // again from the documents for the collections there are.
+    sql: `
+      UPDATE collections c SET decimals = true
+       WHERE NOT c.decimals
+         AND EXISTS (SELECT 1 FROM documents d
+                      WHERE d.app_id = c.app_id AND d.db = c.db AND d.coll = c.coll
+                        AND strpos(d.ejson, '"$numberDecimal"') > 0);
+      CREATE OR REPLACE FUNCTION mark_decimals() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          UPDATE collections c SET decimals = true,
+                 decimal_fields = ARRAY(SELECT DISTINCT f FROM unnest(c.decimal_fields || n.fields) AS f ORDER BY f)
+            FROM (SELECT r.app_id, r.db, r.coll,
+                         coalesce(array_agg(DISTINCT e.key) FILTER (WHERE e.key IS NOT NULL), '{}') AS fields
+                    FROM new_rows r
+                    LEFT JOIN LATERAL (SELECT j.key FROM jsonb_each(r.doc) AS j
+                                        WHERE jsonb_path_exists(j.value, 'lax $."$numberDecimal"')) AS e ON true
+                   WHERE strpos(r.ejson, '"$numberDecimal"') > 0
+                   GROUP BY r.app_id, r.db, r.coll) AS n
+           WHERE c.app_id = n.app_id AND c.db = n.db AND c.coll = n.coll
+             AND (NOT c.decimals OR NOT n.fields <@ c.decimal_fields);
+          RETURN NULL;
+        END $$;
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);

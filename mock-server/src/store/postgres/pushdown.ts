@@ -13,12 +13,13 @@
  *   (`$."owner"."id" == v`: lax mode goes through an array at each step, as MongoDB's paths do);
  *   not a path with a step of digits (MongoDB reads it as an array index too) or one of `$`
  *   (`pathSteps`, the memory store's too);
- * - a top-level field equal to a number (a JS number: ints, doubles, an integer past 2^53; or an
- *   Int64 past 2^53, which documents keep as a Long, as `"$numberLong"`) → its
- *   one text as this server writes it (`$."f"."$numberInt" == "5"`; 0 also `-0.0`), served by the
- *   GIN index; and where the field has held a Decimal128 in the collection
- *   (`collections.decimal_fields`, read in the statement), also any Decimal128 there (of any text:
- *   `5.0` equals 5), which the index cannot look up and the query engine then decides;
+ * - a field or a dotted path equal to a number (a JS number: ints, doubles, an integer past 2^53;
+ *   or an Int64 past 2^53, which documents keep as a Long, as `"$numberLong"`) → its one text as
+ *   this server writes it (`$."f"."$numberInt" == "5"`; 0 also `-0.0`), served by the GIN index;
+ *   and where the field may hold a Decimal128 (a top-level field that has held one in the
+ *   collection, `collections.decimal_fields`; a dotted path in a collection that has held one
+ *   anywhere, `collections.decimals`; both read in the statement), also any Decimal128 there (of
+ *   any text: `5.0` equals 5), which the index cannot look up and the query engine then decides;
  * - the conditions of an `$and` (and of a one-clause `$or`), each as above;
  * - an `$or` whose every clause pushes a condition down → the clauses' conditions OR-ed (a rule
  *   `{$or: [{owner_id: …}, {shared_with: …}]}`: the index finds both sets of rows);
@@ -26,7 +27,7 @@
  *   each as above.
  *
  * At most `maxPushedConditions` conditions a statement; the rest (and everything else: Decimal128
- * values in the query, dates, null, numbers at dotted paths, regular expressions, `$expr`,
+ * values in the query, dates, null, regular expressions, `$expr`,
  * comparisons…) is left to the query engine. docs/decisions/0008 lists this too. What it pushes
  * down is exact but for numbers (store/exact-query.ts): for an exact query whose conditions were
  * all pushed (not `truncated`) the rows are the matches.
@@ -77,15 +78,11 @@ interface Alternatives {
   decimal?: string;
 }
 
-/**
- * `$."f" == v`: the field (an ObjectId's hex under `$oid`, as canonical Extended JSON stores it).
- * A number only at a top-level field, whose Decimal128s the collection keeps track of.
- */
+/** `$."f" == v`: the field (an ObjectId's hex under `$oid`, as canonical Extended JSON stores it). */
 function pathEquals(steps: string[], value: Scalar): Alternatives | undefined {
   const field = `$${steps.map((step) => `.${literal(step)}`).join("")}`;
   if (typeof value === "boolean") return { paths: [`${field} == ${value}`] };
   if (typeof value === "number" || value instanceof Long) {
-    if (steps.length > 1) return undefined;
     // 0 and -0 are equal: both texts; a Decimal128 may equal any number.
     const texts =
       value instanceof Long
@@ -105,12 +102,13 @@ function pathEquals(steps: string[], value: Scalar): Alternatives | undefined {
 /**
  * The JSON path of alternatives with or without the Decimal128 one as the field has or has never held a
  * Decimal128 in the statement's collection (`$1` app, `$2` database, `$3` collection: every
- * statement's). The fields are read in the statement, in its snapshot: the document that named
- * the field is there too. Without a decimal the path holds `==` predicates only, which the GIN
- * index serves; `exists` it cannot.
+ * statement's); a dotted path (no `field`) as the collection has or has never held one anywhere.
+ * They are read in the statement, in its snapshot: the document that held the decimal is there
+ * too. Without a decimal the path holds `==` predicates only, which the GIN index serves; `exists`
+ * it cannot.
  */
-const withDecimalsIfHeld = (field: string, withDecimals: string, without: string) =>
-  `(SELECT CASE WHEN ${field} = ANY(c.decimal_fields) THEN ${withDecimals} ELSE ${without} END FROM collections c
+const withDecimalsIfHeld = (field: string | undefined, withDecimals: string, without: string) =>
+  `(SELECT CASE WHEN ${field === undefined ? "c.decimals" : `${field} = ANY(c.decimal_fields)`} THEN ${withDecimals} ELSE ${without} END FROM collections c
      WHERE c.app_id = $1 AND c.db = $2 AND c.coll = $3)`;
 
 /** The values an equality condition accepts, or undefined when it is not a plain equality. */
@@ -183,9 +181,10 @@ function* conditions(query: Document, firstParam: number, hidden: boolean, into:
     }
     const paths = [...alternatives].join(" || ");
     if (decimal === undefined) return `doc @@ ${param(paths, "jsonpath")}`;
-    // (Each its own parameter, never hidden again: the subquery hides them all.)
+    // (Each its own parameter, never hidden again: the subquery hides them all. A dotted path's
+    // decimals are the collection's.)
     const [field, withDecimals, without] = [
-      param(key, "text", false),
+      steps.length === 1 ? param(key, "text", false) : undefined,
       param(`${paths} || ${decimal}`, "jsonpath", false),
       param(paths, "jsonpath", false),
     ];
