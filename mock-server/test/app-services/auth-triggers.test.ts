@@ -6,7 +6,17 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { AppStore } from "../../src/store/store.ts";
-import { anonymousLogin, base, bearer, call, emailUser, getProfile, newApp, testApp } from "../helpers/app.ts";
+import {
+  anonymousLogin,
+  base,
+  bearer,
+  bothBefore,
+  call,
+  emailUser,
+  getProfile,
+  newApp,
+  testApp,
+} from "../helpers/app.ts";
 import { logLines, triggerFailed } from "../helpers/log-lines.ts";
 
 let app: FastifyInstance;
@@ -103,21 +113,9 @@ async function recorded(userId: string): Promise<Recorded[]> {
 
 const byOperation = (events: Recorded[]) => [...events].sort((a, b) => a.operationType.localeCompare(b.operationType));
 
-/** Holds the app's next two user deletions until both have come (two requests past their checks). */
-function bothBeforeDeleting() {
-  const stores = Object.getPrototypeOf(app.emulator.store.apps.scope(appId)) as AppStore;
-  const deleteUser = stores.deleteUser;
-  let arrived = 0;
-  let bothIn: () => void = () => undefined;
-  const together = new Promise<void>((resolve) => {
-    bothIn = resolve;
-  });
-  vi.spyOn(stores, "deleteUser").mockImplementation(async function (this: AppStore, ...args) {
-    if (++arrived === 2) bothIn();
-    await together;
-    return deleteUser.apply(this, args);
-  });
-}
+/** The app's next two user deletions held until both have come (two requests past their checks). */
+const bothBeforeDeleting = () =>
+  bothBefore(Object.getPrototypeOf(app.emulator.store.apps.scope(appId)) as AppStore, "deleteUser");
 
 describe("authentication triggers", () => {
   it("run on a guest's creation, login and deletion, with the event as the service gives it", async () => {

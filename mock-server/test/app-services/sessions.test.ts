@@ -2,12 +2,13 @@
 import { createHmac } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   anonymousLogin,
   base,
   bearer,
   beforeSessionsStart,
+  bothBefore,
   call,
   emailUser,
   getProfile,
@@ -127,6 +128,23 @@ describe("refreshAccessToken and logOut", () => {
     expect(refused.body).toMatchObject({
       error: "invalid session: failed to find refresh token",
       error_code: "InvalidSession",
+    });
+  });
+
+  it("ends a session two logouts race for once: the later answers as a logout a moment later", async () => {
+    const appId = await newApp(app);
+    const session = await anonymousLogin(app, appId);
+    const sessions = (await app.emulator.apps.get(appId))!.sessions;
+    bothBefore(Object.getPrototypeOf(sessions), "remove");
+    const both = await Promise.all([logOut(session.refresh_token), logOut(session.refresh_token)]);
+    vi.restoreAllMocks();
+    const later = await logOut(session.refresh_token);
+    expect(later.response.statusCode).toBe(401);
+    const { link: _, ...refused } = later.body;
+    expect(both.map(({ response }) => response.statusCode).sort()).toEqual([204, 401]);
+    expect(both.find(({ response }) => response.statusCode === 401)!.body).toEqual({
+      ...refused,
+      link: expect.any(String),
     });
   });
 

@@ -4,7 +4,7 @@
  * test files check both stores.
  */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
-import { afterAll, beforeAll, expect } from "vitest";
+import { afterAll, beforeAll, expect, vi } from "vitest";
 import { buildApp } from "../../src/app.ts";
 import { deepMerge } from "../../src/config/app-config.ts";
 import type { StoredSession } from "../../src/store/store.ts";
@@ -282,6 +282,26 @@ export async function beforeSessionsStart<T>(
   } finally {
     store.startSession = start;
   }
+}
+
+/**
+ * Holds the next two calls of `object[method]` until both have come, then lets them run: two
+ * requests past their checks before either acts (restored by `vi.restoreAllMocks()`).
+ */
+export function bothBefore<T extends object>(object: T, method: keyof T & string): void {
+  type Method = (...args: unknown[]) => Promise<unknown>;
+  const target = object as unknown as Record<string, Method>;
+  const original = target[method]!;
+  let arrived = 0;
+  let bothIn: () => void = () => undefined;
+  const together = new Promise<void>((resolve) => {
+    bothIn = resolve;
+  });
+  vi.spyOn(target, method).mockImplementation(async function (this: unknown, ...args: unknown[]) {
+    if (++arrived === 2) bothIn();
+    if (arrived <= 2) await together;
+    return original.apply(this, args);
+  });
 }
 
 /** An emulator on the in-memory store, whichever store the file's project tests (functions' source allowed). */

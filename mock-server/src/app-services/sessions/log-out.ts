@@ -1,3 +1,4 @@
+import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
 
 /**
@@ -6,7 +7,8 @@ import { defineRoute, sendEmpty } from "../route.ts";
  */
 export default defineRoute("logOut", "refresh", async (request, reply) => {
   const { app, user, session } = request.caller!;
-  await app.sessions.remove(session.id);
+  // Ended meanwhile by another request (here or on another instance): as a moment later.
+  if (!(await app.sessions.remove(session.id))) throw errors.refreshTokenNotFound();
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "logged-out", id: user.id });
   return sendEmpty(reply, 204);
 });
