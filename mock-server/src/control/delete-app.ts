@@ -1,10 +1,11 @@
 import { countersOf } from "../app-services/counted-limits.ts";
-import { appOf, defineControlRoute } from "./route.ts";
+import { appOf, defineControlRoute, noSuchApp } from "./route.ts";
 
 export default defineControlRoute("deleteApp", async (request, reply) => {
   const { emulator } = request.server;
   const { appId } = await appOf(request);
-  await emulator.apps.delete(appId);
+  // Deleted meanwhile by another request (here or on another instance): as a moment later.
+  if (!(await emulator.apps.delete(appId))) throw noSuchApp(appId);
   await countersOf(emulator.store).forgetApp(appId);
   return reply.code(204).send();
 });

@@ -1,11 +1,12 @@
-import { accountOf } from "./emailjs-account.ts";
+import { accountOf, noSuchAccount } from "./emailjs-account.ts";
 import { defineControlRoute } from "./route.ts";
 
 /** Deletes the account and the mail it captured. */
 export default defineControlRoute("deleteEmailJsAccount", async (request, reply) => {
   const { emailjs, store } = request.server.emulator;
   const account = await accountOf(request);
-  await emailjs.delete(account.publicKey);
+  // Deleted meanwhile by another request (here or on another instance): as a moment later.
+  if (!(await emailjs.delete(account.publicKey))) throw noSuchAccount(account.publicKey);
   await store.mail.clear({ account: account.publicKey });
   return reply.code(204).send();
 });

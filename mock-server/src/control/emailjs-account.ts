@@ -9,9 +9,12 @@ import type { FaultRequest } from "../state/faults.ts";
 export async function accountOf(request: FastifyRequest): Promise<EmailJsAccount> {
   const publicKey = (request.params as { publicKey: string }).publicKey;
   const account = await request.server.emulator.emailjs.get(publicKey);
-  if (!account) throw controlErrors.notFound(`no EmailJS account with public key '${publicKey}'`);
+  if (!account) throw noSuchAccount(publicKey);
   return account;
 }
+
+export const noSuchAccount = (publicKey: string) =>
+  controlErrors.notFound(`no EmailJS account with public key '${publicKey}'`);
 
 /**
  * A fault must name an operation of the service it is added to (a typo would never fire), and only

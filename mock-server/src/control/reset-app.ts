@@ -1,10 +1,10 @@
 import { countersOf } from "../app-services/counted-limits.ts";
-import { appOf, defineControlRoute } from "./route.ts";
+import { appOf, defineControlRoute, noSuchApp } from "./route.ts";
 
 export default defineControlRoute("resetApp", async (request, reply) => {
   const { emulator } = request.server;
   const { appId } = await appOf(request);
-  await emulator.apps.reset(appId);
+  if (!(await emulator.apps.reset(appId))) throw noSuchApp(appId);
   // Its rate limits' windows too (the app's clock, which they go by, is put back with it).
   await countersOf(emulator.store).forgetApp(appId);
   return reply.code(204).send();

@@ -26,8 +26,10 @@ export function defineControlRoute<K extends ControlOperationId>(
 export async function appOf(request: FastifyRequest): Promise<AppRuntime> {
   const appId = (request.params as { appId: string }).appId;
   const app = await request.server.emulator.apps.get(appId);
-  if (!app) throw controlErrors.notFound(`no app with id '${appId}'`);
+  if (!app) throw noSuchApp(appId);
   return app;
 }
+
+export const noSuchApp = (appId: string) => controlErrors.notFound(`no app with id '${appId}'`);
 
 export const iso = (ms: number) => new Date(ms).toISOString();

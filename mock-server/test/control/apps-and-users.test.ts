@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { anonymousLogin, base, bearer, bothBefore, call, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -107,6 +107,32 @@ describe("apps", () => {
     expect(
       (await call(app, "getLocation", { method: "GET", url: `${base}/app/${appId}/location` })).response.statusCode,
     ).toBe(404);
+  });
+
+  it("answers the later of two racing deletions of an app 404, and a reset of one deleted meanwhile", async () => {
+    const appId = await newApp(app);
+    bothBefore(app.emulator.apps, "delete");
+    const both = await Promise.all(
+      [1, 2].map(() => call(app, "deleteApp", { method: "DELETE", url: `/_mock/v1/apps/${appId}` })),
+    );
+    vi.restoreAllMocks();
+    expect(both.map(({ response }) => response.statusCode).sort()).toEqual([204, 404]);
+    expect(both.find(({ response }) => response.statusCode === 404)!.body).toMatchObject({
+      error: `no app with id '${appId}'`,
+    });
+
+    const resetting = await newApp(app);
+    const { apps } = app.emulator;
+    const reset = apps.reset.bind(apps);
+    vi.spyOn(apps, "reset").mockImplementationOnce(async (id) => {
+      expect(
+        (await call(app, "deleteApp", { method: "DELETE", url: `/_mock/v1/apps/${id}` })).response.statusCode,
+      ).toBe(204);
+      return reset(id);
+    });
+    const late = await call(app, "resetApp", { method: "POST", url: `/_mock/v1/apps/${resetting}/reset` });
+    vi.restoreAllMocks();
+    expect([late.response.statusCode, late.body.error]).toEqual([404, `no app with id '${resetting}'`]);
   });
 
   it("applies a configuration at run time, all or nothing", async () => {

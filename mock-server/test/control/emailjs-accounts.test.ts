@@ -1,7 +1,7 @@
 /** EmailJS accounts through the control API: list, create (isolated, keys returned once), get, delete, clock. */
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, testApp } from "../helpers/app.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bothBefore, call, testApp } from "../helpers/app.ts";
 import { mailOf, newAccount, sendEmail } from "../helpers/emailjs.ts";
 
 let app: FastifyInstance;
@@ -116,6 +116,18 @@ describe("EmailJS accounts", () => {
       template_id: "local_template",
     });
     expect(send.response.statusCode).toBe(400);
+  });
+
+  it("answer the later of two racing deletions of one 404, as a moment later", async () => {
+    const { publicKey } = await newAccount(app, {});
+    bothBefore(app.emulator.emailjs, "delete");
+    const both = await Promise.all(
+      [1, 2].map(() =>
+        call(app, "deleteEmailJsAccount", { method: "DELETE", url: `/_mock/v1/emailjs/accounts/${publicKey}` }),
+      ),
+    );
+    vi.restoreAllMocks();
+    expect(both.map(({ response }) => response.statusCode).sort()).toEqual([204, 404]);
   });
 
   it("have a clock that can be read and advanced (seconds), 400 for a negative move, 404 for no account", async () => {
