@@ -1,5 +1,5 @@
 import { controlErrors } from "../errors/catalogue.ts";
-import { findUser } from "./find-user.ts";
+import { findUser, noSuchUser } from "./find-user.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 import { userView } from "./views.ts";
 
@@ -9,7 +9,7 @@ export default defineControlRoute("updateUser", async (request) => {
   const { user: found } = await findUser(app, request.params.userId);
   if (!found) throw controlErrors.conflict("a registration without a user object cannot be disabled");
   const user = await app.users.update(found.id, { disabled: request.body.disabled });
-  if (!user) throw controlErrors.notFound(`no user with id '${found.id}' in app '${app.appId}'`);
+  if (!user) throw noSuchUser(app, found.id);
   if (user.disabled) await app.sessions.removeForUser(user.id);
   request.server.emulator.events.emit({
     type: "user",

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { AppStore } from "../../src/store/store.ts";
 import { anonymousLogin, base, bearer, bothBefore, call, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -274,6 +275,31 @@ describe("users", () => {
       (await call(app, "getUser", { method: "GET", url: `/_mock/v1/apps/${appId}/users/${seeded.body.id}` })).response
         .statusCode,
     ).toBe(404);
+  });
+
+  it("answers a confirmation of a registration removed meanwhile 404, not 409", async () => {
+    const appId = await newApp(app);
+    const seeded = await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email: "gone@example.com", password: "secret-1", confirmed: false },
+    });
+    const users = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users) as AppStore["users"];
+    const confirm = users.confirmAccount;
+    vi.spyOn(users, "confirmAccount").mockImplementationOnce(async function (this: AppStore["users"], ...args) {
+      const url = `/_mock/v1/apps/${appId}/users/${seeded.body.id}`;
+      expect((await call(app, "removeUser", { method: "DELETE", url })).response.statusCode).toBe(204);
+      return confirm.apply(this, args);
+    });
+    const late = await call(app, "confirmPendingUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users/${seeded.body.id}/confirm`,
+    });
+    vi.restoreAllMocks();
+    expect([late.response.statusCode, late.body.error]).toEqual([
+      404,
+      `no user with id '${seeded.body.id}' in app '${appId}'`,
+    ]);
   });
 
   it("lists issued tokens oldest first, filtered by address and kind", async () => {
