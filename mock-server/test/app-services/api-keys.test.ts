@@ -1,6 +1,7 @@
 /** User API keys: lifecycle, limits, secrets shown once, and logins with a key. */
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { AppStore } from "../../src/store/store.ts";
 import {
   anonymousLogin,
   base,
@@ -235,6 +236,38 @@ describe("API keys", () => {
     });
     expect(foreign.response.statusCode).toBe(204);
     expect((await loginWithKey()).response.statusCode).toBe(200);
+  });
+
+  it("answers an enable or disable of a key deleted meanwhile 404 APIKeyNotFound, as a moment later", async () => {
+    const appId = await newApp(app);
+    const owner = await emailUser(app, appId, "late-key@example.com", "secret-1");
+    for (const [operationId, action] of [
+      ["enableApiKey", "enable"],
+      ["disableApiKey", "disable"],
+    ] as const) {
+      const { body: key } = await create(owner.refresh_token, `late-${action}`);
+      const records = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).apiKeys) as AppStore["apiKeys"];
+      const setDisabled = records.setDisabled;
+      vi.spyOn(records, "setDisabled").mockImplementationOnce(async function (this: AppStore["apiKeys"], ...args) {
+        const deleted = await call(app, "deleteApiKey", {
+          method: "DELETE",
+          url: `${keys}/${key._id}`,
+          headers: bearer(owner.refresh_token),
+        });
+        expect(deleted.response.statusCode).toBe(204);
+        return setDisabled.apply(this, args);
+      });
+      const late = await call(app, operationId, {
+        method: "PUT",
+        url: `${keys}/${key._id}/${action}`,
+        headers: bearer(owner.refresh_token),
+      });
+      vi.restoreAllMocks();
+      expect([late.response.statusCode, late.body]).toEqual([
+        404,
+        expect.objectContaining({ error: "API key not found", error_code: "APIKeyNotFound" }),
+      ]);
+    }
   });
 
   it("refuses to delete the key of the session making the request (403); deleting it elsewhere ends its sessions", async () => {

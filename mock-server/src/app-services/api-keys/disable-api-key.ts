@@ -11,7 +11,8 @@ export default defineRoute("disableApiKey", "refresh", async (request, reply) =>
   const { app, user, session } = request.caller!;
   const key = await ownKey(request.caller!, request.params.apiKeyId);
   if (session.apiKeyId === key.id) throw errors.apiKeyOwnSession("disable");
-  await app.apiKeys.setDisabled(key.id, true);
+  // Deleted meanwhile (here or on another instance): as a moment later.
+  if (!(await app.apiKeys.setDisabled(key.id, true))) throw errors.apiKeyNotFound();
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "api-key-disabled", id: user.id });
   return sendEmpty(reply, 204);
 });
