@@ -13,6 +13,7 @@ import { journalRequest } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { maxRequestBodyBytes } from "../runtime/large-requests.ts";
 import type { Fault } from "../state/faults.ts";
+import { countersOf } from "../state/rate-counters.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
 import {
   type AuthMode,
@@ -22,7 +23,6 @@ import {
   bearerToken,
   type Caller,
 } from "./auth-context.ts";
-import { countersOf } from "./counted-limits.ts";
 import { endpointRoutes, routes } from "./routes.ts";
 
 function tokenIfAny(request: FastifyRequest): string | undefined {

@@ -1,4 +1,4 @@
-import { countersOf } from "../app-services/counted-limits.ts";
+import { countersOf } from "../state/rate-counters.ts";
 import { appOf, defineControlRoute, noSuchApp } from "./route.ts";
 
 export default defineControlRoute("resetApp", async (request, reply) => {
@@ -6,6 +6,6 @@ export default defineControlRoute("resetApp", async (request, reply) => {
   const { appId } = await appOf(request);
   if (!(await emulator.apps.reset(appId))) throw noSuchApp(appId);
   // Its rate limits' windows too (the app's clock, which they go by, is put back with it).
-  await countersOf(emulator.store).forgetApp(appId);
+  await countersOf(emulator.store).forgetScope(appId);
   return reply.code(204).send();
 });

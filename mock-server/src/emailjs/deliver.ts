@@ -4,10 +4,12 @@
  * template and the size of the variables, render the template, check the recipients, apply the rate
  * limit, and capture the e-mail in the outbox. Every rejection is a catalogue error (plain text).
  */
+
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { emailJsErrors as errors } from "../errors/catalogue.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
 import type { EmailJsAccount } from "../runtime/emailjs-accounts.ts";
+import { countersOf } from "../state/rate-counters.ts";
 import type { EmailJsOperationId } from "./route.ts";
 import { checkRecipients, renderTemplate } from "./template.ts";
 import { jsonBytesOver } from "./variables-size.ts";
@@ -93,7 +95,8 @@ export async function deliver(
   if (recipients === "empty") throw errors.recipientsEmpty();
   if (recipients === "corrupted") throw errors.recipientsCorrupted();
   // Only sends that would be accepted count against the limit (see docs/decisions/0003).
-  if (!account.takeRateLimit()) throw errors.rateLimited();
+  if (!(await account.takeRateLimit(countersOf(emulator.store), emulator.options.production)))
+    throw errors.rateLimited();
 
   const fromName = text(template.fromName).trim();
   const replyTo = text(template.replyTo).trim();

@@ -8,7 +8,12 @@ import { type Clock, createClock } from "../state/clock.ts";
 import { FaultStore } from "../state/faults.ts";
 import { randomHex, sha256Hex } from "../state/ids.ts";
 import { Journal } from "../state/journal.ts";
-import type { EmailJsAccountRecord, EmailJsAccountRecords, EmailJsAccountState } from "../store/store.ts";
+import type {
+  EmailJsAccountRecord,
+  EmailJsAccountRecords,
+  EmailJsAccountState,
+  RateLimitCounters,
+} from "../store/store.ts";
 
 export type EmailJsAccountView = ControlSchemas["EmailJsAccount"];
 export type CreateEmailJsAccountRequest = ControlSchemas["CreateEmailJsAccountRequest"];
@@ -19,9 +24,6 @@ export class EmailJsAccount {
   readonly clock: Clock;
   readonly faults = new FaultStore();
   readonly journal = new Journal();
-  /** Times (account clock) of recent accepted requests, for the rate limit. */
-  private recent: number[] = [];
-
   constructor(
     readonly state: EmailJsAccountRecord,
     clockOffsetMs = 0,
@@ -41,19 +43,23 @@ export class EmailJsAccount {
       : "invalid";
   }
 
-  /** Counts a request against the rate limit (`rateLimitPerSecond`, 0 = off); false when over it. */
-  takeRateLimit(): boolean {
+  /**
+   * Counts a request against the rate limit (`rateLimitPerSecond`, 0 = off); false when over it.
+   * In fixed windows `counters` keeps (the database's, shared by every instance, where there is
+   * one), by the account's clock, or the counters' own in production.
+   */
+  async takeRateLimit(counters: RateLimitCounters, production: boolean): Promise<boolean> {
     const limit = this.state.rateLimitPerSecond;
     if (limit <= 0) return true;
     // N per second; a fraction means one per 1/N seconds (0.1: one every 10 s).
     const windowMs = limit >= 1 ? 1000 : 1000 / limit;
     const allowed = limit >= 1 ? Math.floor(limit) : 1;
-    const now = this.clock.now();
-    // (A send the clock has been put back behind is forgotten.)
-    this.recent = this.recent.filter((t) => now - t < windowMs && t <= now);
-    if (this.recent.length >= allowed) return false;
-    this.recent.push(now);
-    return true;
+    const { hits } = await counters.hit(
+      `emailjs|${this.publicKey}|send`,
+      windowMs,
+      production ? undefined : this.clock.now(),
+    );
+    return hits <= allowed;
   }
 
   service(id: string): EmailJsService | undefined {
@@ -72,13 +78,6 @@ export class EmailJsAccount {
 
   exportState(): EmailJsAccountState {
     return { ...structuredClone(this.state), clockOffsetMs: this.clock.offsetMs };
-  }
-
-  reset(): void {
-    this.recent = [];
-    this.faults.clear();
-    this.journal.clear();
-    this.clock.set(0);
   }
 }
 

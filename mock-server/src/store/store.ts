@@ -742,9 +742,10 @@ export interface RateLimitCounters {
    */
   hit(key: string, windowMs: number, now?: number): Promise<{ hits: number; ttlMs: number }>;
   /**
-   * Forgets the windows of an app's keys (`<kind>|<appId>|…`): the app was reset or deleted.
+   * Forgets the windows of a scope's keys (`<kind>|<scope>|…`: an app's id, an EmailJS account's
+   * public key): the app was reset or deleted, the account deleted.
    */
-  forgetApp(appId: string): Promise<void>;
+  forgetScope(scope: string): Promise<void>;
 }
 
 /**

@@ -4,7 +4,7 @@
  * rotates through; at most `maxLocalWindows` kept.
  */
 import { describe, expect, it } from "vitest";
-import { LocalCounters, maxLocalWindows } from "../../src/app-services/counted-limits.ts";
+import { LocalCounters, maxLocalWindows } from "../../src/state/rate-counters.ts";
 
 describe("local counters", () => {
   it("count a window by the caller's clock", async () => {

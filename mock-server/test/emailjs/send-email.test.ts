@@ -1,7 +1,7 @@
 /** `POST /api/v1.0/email/send`: every reply the EmailJS reference records, the emulator's choices, and the captured mail. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, testApp } from "../helpers/app.ts";
+import { call, testApp, testStore } from "../helpers/app.ts";
 import { browser, mailOf, newAccount, sendEmail } from "../helpers/emailjs.ts";
 
 let app: FastifyInstance;
@@ -304,6 +304,31 @@ describe("the rate limit", () => {
     await call(app, "resetEmailJsClock", { method: "DELETE", url: clock });
     expectText((await sendEmail(app, send(publicKey))).response, 200, "OK");
     expectText((await sendEmail(app, send(publicKey))).response, 429, texts.rateLimited);
+  });
+
+  it("starts afresh for an account made again with the public key of one deleted", async () => {
+    const make = () => newAccount(app, { publicKey: "again-key", rateLimitPerSecond: 0.1 });
+    await make();
+    expectText((await sendEmail(app, send("again-key"))).response, 200, "OK");
+    expectText((await sendEmail(app, send("again-key"))).response, 429, texts.rateLimited);
+    await call(app, "deleteEmailJsAccount", { method: "DELETE", url: "/_mock/v1/emailjs/accounts/again-key" });
+    await make();
+    expectText((await sendEmail(app, send("again-key"))).response, 200, "OK");
+  });
+
+  it.runIf(testStore() === "postgres")("holds for the account across the instances of one database", async () => {
+    const other = await testApp({
+      databaseUrl: app.emulator.options.databaseUrl!,
+      signingSecret: app.emulator.signingSecret,
+    });
+    try {
+      // One send in ten seconds: the second comes well within the window, however slow the host.
+      const { publicKey } = await newAccount(app, { rateLimitPerSecond: 0.1 });
+      expectText((await sendEmail(app, send(publicKey))).response, 200, "OK");
+      expectText((await sendEmail(other, send(publicKey))).response, 429, texts.rateLimited);
+    } finally {
+      await other.close();
+    }
   });
 
   it("is configurable per account, and 0 turns it off", async () => {

@@ -44,7 +44,7 @@ export class PgRateLimits implements RateLimitCounters {
     return { hits: row!.hits, ttlMs: row!.ttl_ms };
   }
 
-  async forgetApp(appId: string): Promise<void> {
-    await this.db.query("DELETE FROM rate_limit_counters WHERE split_part(key, '|', 2) = $1", [appId]);
+  async forgetScope(scope: string): Promise<void> {
+    await this.db.query("DELETE FROM rate_limit_counters WHERE split_part(key, '|', 2) = $1", [scope]);
   }
 }
