@@ -1,11 +1,11 @@
 /** User API keys: lifecycle, limits, secrets shown once, and logins with a key. */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { AppStore } from "../../src/store/store.ts";
 import {
   anonymousLogin,
   base,
   bearer,
+  beforeNext,
   beforeSessionsStart,
   call,
   emailUser,
@@ -246,16 +246,13 @@ describe("API keys", () => {
       ["disableApiKey", "disable"],
     ] as const) {
       const { body: key } = await create(owner.refresh_token, `late-${action}`);
-      const records = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).apiKeys) as AppStore["apiKeys"];
-      const setDisabled = records.setDisabled;
-      vi.spyOn(records, "setDisabled").mockImplementationOnce(async function (this: AppStore["apiKeys"], ...args) {
+      beforeNext(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).apiKeys), "setDisabled", async () => {
         const deleted = await call(app, "deleteApiKey", {
           method: "DELETE",
           url: `${keys}/${key._id}`,
           headers: bearer(owner.refresh_token),
         });
         expect(deleted.response.statusCode).toBe(204);
-        return setDisabled.apply(this, args);
       });
       const late = await call(app, operationId, {
         method: "PUT",

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { hashPassword } from "../../src/state/passwords.ts";
 import type { AppStore } from "../../src/store/store.ts";
-import { base, bearer, call, getProfile, newApp, testApp } from "../helpers/app.ts";
+import { base, bearer, beforeNext, call, getProfile, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -38,37 +38,30 @@ async function firstToken(appId: string, email: string, kind: "confirm" | "reset
 const refresh = (token: string) =>
   call(app, "refreshAccessToken", { method: "POST", url: `${base}/auth/session`, headers: bearer(token) });
 
+/** The app's users' (and registrations') records, whichever store runs the tests. */
+const usersOf = (appId: string) =>
+  Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users) as AppStore["users"];
+
 /** Runs `meanwhile` just before the app's next confirmation or reset token is kept. */
-function beforeNextToken(appId: string, meanwhile: () => Promise<void>) {
-  const records = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).authTokens) as AppStore["authTokens"];
-  const add = records.add;
-  vi.spyOn(records, "add").mockImplementationOnce(async function (this: AppStore["authTokens"], ...args) {
-    await meanwhile();
-    return add.apply(this, args);
-  });
+const beforeNextToken = (appId: string, meanwhile: () => Promise<void>) =>
+  beforeNext(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).authTokens), "add", meanwhile);
+
+/** Removes a user or registration (control API), which must be there. */
+async function removeUser(appId: string, userId: string) {
+  const removed = await call(app, "removeUser", { method: "DELETE", url: `/_mock/v1/apps/${appId}/users/${userId}` });
+  expect(removed.response.statusCode).toBe(204);
 }
 
 /** Resets the app (control API) just before its next message is kept (after the request's token is). */
-function resetBeforeNextMail(appId: string) {
-  const emulator = app.emulator;
-  const sendMail = emulator.sendMail.bind(emulator);
-  vi.spyOn(emulator, "sendMail").mockImplementationOnce(async (mail) => {
+const resetBeforeNextMail = (appId: string) =>
+  beforeNext(app.emulator, "sendMail", async () => {
     const reset = await call(app, "resetApp", { method: "POST", url: `/_mock/v1/apps/${appId}/reset` });
     expect(reset.response.statusCode).toBe(204);
-    return sendMail(mail);
   });
-}
 
 /** Deletes the user (control API) just before the next registration update (a reset's password write). */
-function deleteBeforeAccountUpdate(appId: string, userId: string) {
-  const users = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users) as AppStore["users"];
-  const original = users.updateAccount;
-  vi.spyOn(users, "updateAccount").mockImplementationOnce(async function (this: AppStore["users"], ...args) {
-    const removed = await call(app, "removeUser", { method: "DELETE", url: `/_mock/v1/apps/${appId}/users/${userId}` });
-    expect(removed.response.statusCode).toBe(204);
-    return original.apply(this, args);
-  });
-}
+const deleteBeforeAccountUpdate = (appId: string, userId: string) =>
+  beforeNext(usersOf(appId), "updateAccount", () => removeUser(appId, userId));
 
 async function advance(appId: string, seconds: number) {
   await call(app, "advanceClock", {
@@ -271,16 +264,7 @@ describe("confirmUser", () => {
     const { token, tokenId } = await firstToken(appId, "gone-pending@example.com", "confirm");
     const [pending] = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body
       .users;
-    const users = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users) as AppStore["users"];
-    const confirm = users.confirmAccount;
-    vi.spyOn(users, "confirmAccount").mockImplementationOnce(async function (this: AppStore["users"], ...args) {
-      const removed = await call(app, "removeUser", {
-        method: "DELETE",
-        url: `/_mock/v1/apps/${appId}/users/${pending.id}`,
-      });
-      expect(removed.response.statusCode).toBe(204);
-      return confirm.apply(this, args);
-    });
+    beforeNext(usersOf(appId), "confirmAccount", () => removeUser(appId, pending.id));
     const { response, body } = await call(app, "confirmUser", {
       method: "POST",
       url: userpass(appId, "confirm"),
@@ -330,13 +314,7 @@ describe("resendConfirmationEmail", () => {
     await register(appId, "late-resend@example.com");
     const [pending] = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body
       .users;
-    beforeNextToken(appId, async () => {
-      const removed = await call(app, "removeUser", {
-        method: "DELETE",
-        url: `/_mock/v1/apps/${appId}/users/${pending.id}`,
-      });
-      expect(removed.response.statusCode).toBe(204);
-    });
+    beforeNextToken(appId, () => removeUser(appId, pending.id));
     const { response, body } = await call(app, "resendConfirmationEmail", {
       method: "POST",
       url: userpass(appId, "confirm/send"),
@@ -398,16 +376,7 @@ describe("confirmation by function", () => {
       url: `/_mock/v1/apps/${appId}/users`,
       payload: { email: "retry-gone@example.com", password: "secret-1", confirmed: false },
     });
-    const users = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users) as AppStore["users"];
-    const confirm = users.confirmAccount;
-    vi.spyOn(users, "confirmAccount").mockImplementationOnce(async function (this: AppStore["users"], ...args) {
-      const removed = await call(app, "removeUser", {
-        method: "DELETE",
-        url: `/_mock/v1/apps/${appId}/users/${seeded.body.id}`,
-      });
-      expect(removed.response.statusCode).toBe(204);
-      return confirm.apply(this, args);
-    });
+    beforeNext(usersOf(appId), "confirmAccount", () => removeUser(appId, seeded.body.id));
     const retry = await call(app, "retryCustomConfirmation", {
       method: "POST",
       url: userpass(appId, "confirm/call"),

@@ -4,8 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { AppStore } from "../../src/store/store.ts";
-import { anonymousLogin, base, bearer, bothBefore, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, beforeNext, bothBefore, call, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -123,13 +122,9 @@ describe("apps", () => {
     });
 
     const resetting = await newApp(app);
-    const { apps } = app.emulator;
-    const reset = apps.reset.bind(apps);
-    vi.spyOn(apps, "reset").mockImplementationOnce(async (id) => {
-      expect(
-        (await call(app, "deleteApp", { method: "DELETE", url: `/_mock/v1/apps/${id}` })).response.statusCode,
-      ).toBe(204);
-      return reset(id);
+    beforeNext(app.emulator.apps, "reset", async () => {
+      const url = `/_mock/v1/apps/${resetting}`;
+      expect((await call(app, "deleteApp", { method: "DELETE", url })).response.statusCode).toBe(204);
     });
     const late = await call(app, "resetApp", { method: "POST", url: `/_mock/v1/apps/${resetting}/reset` });
     vi.restoreAllMocks();
@@ -284,12 +279,9 @@ describe("users", () => {
       url: `/_mock/v1/apps/${appId}/users`,
       payload: { email: "gone@example.com", password: "secret-1", confirmed: false },
     });
-    const users = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users) as AppStore["users"];
-    const confirm = users.confirmAccount;
-    vi.spyOn(users, "confirmAccount").mockImplementationOnce(async function (this: AppStore["users"], ...args) {
+    beforeNext(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users), "confirmAccount", async () => {
       const url = `/_mock/v1/apps/${appId}/users/${seeded.body.id}`;
       expect((await call(app, "removeUser", { method: "DELETE", url })).response.statusCode).toBe(204);
-      return confirm.apply(this, args);
     });
     const late = await call(app, "confirmPendingUser", {
       method: "POST",

@@ -285,6 +285,24 @@ export async function beforeSessionsStart<T>(
 }
 
 /**
+ * Runs `meanwhile` just before the next call of `object[method]`: what another request does
+ * between a request's checks and its write (restored by `vi.restoreAllMocks()`).
+ */
+export function beforeNext<T extends object>(
+  object: T,
+  method: keyof T & string,
+  meanwhile: () => Promise<unknown>,
+): void {
+  type Method = (...args: unknown[]) => Promise<unknown>;
+  const target = object as unknown as Record<string, Method>;
+  const original = target[method]!;
+  vi.spyOn(target, method).mockImplementationOnce(async function (this: unknown, ...args: unknown[]) {
+    await meanwhile();
+    return original.apply(this, args);
+  });
+}
+
+/**
  * Holds the next two calls of `object[method]` until both have come, then lets them run: two
  * requests past their checks before either acts (restored by `vi.restoreAllMocks()`).
  */

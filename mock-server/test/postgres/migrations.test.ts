@@ -48,6 +48,18 @@ async function schemaAt(client: pg.Client, version: number): Promise<void> {
   await client.query("COMMIT");
 }
 
+/** A document of app `a`'s database `db` written as a server of the schema's version wrote it. */
+async function addDocument(client: pg.Client, coll: string, id: string, doc: object) {
+  await client.query("INSERT INTO collections (app_id, db, coll) VALUES ('a', 'db', $1) ON CONFLICT DO NOTHING", [
+    coll,
+  ]);
+  const text = JSON.stringify(doc);
+  await client.query(
+    "INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ('a', 'db', $1, $2, $3::jsonb, $3)",
+    [coll, id, text],
+  );
+}
+
 describe("migrations", () => {
   it("create the schema on an empty database and record each version once", async () => {
     const db = await fresh();
@@ -177,16 +189,7 @@ describe("migrations", () => {
     try {
       await schemaAt(client, 15);
       await client.query("INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{}')");
-      const add = async (coll: string, id: string, doc: object) => {
-        await client.query("INSERT INTO collections (app_id, db, coll) VALUES ('a', 'db', $1) ON CONFLICT DO NOTHING", [
-          coll,
-        ]);
-        const text = JSON.stringify(doc);
-        await client.query(
-          "INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ('a', 'db', $1, $2, $3::jsonb, $3)",
-          [coll, id, text],
-        );
-      };
+      const add = (coll: string, id: string, doc: object) => addDocument(client, coll, id, doc);
       const decimal = { $numberDecimal: "7.00" };
       await add("prices", "1", { _id: 1, price: decimal, n: { $numberInt: "7" } });
       await add("prices", "2", { _id: 2, tiers: [{ $numberInt: "1" }, decimal], nested: { in: decimal } });
@@ -210,16 +213,7 @@ describe("migrations", () => {
     try {
       await schemaAt(client, 18);
       await client.query("INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ('a', 'd', 0, '{}')");
-      const add = async (coll: string, id: string, doc: object) => {
-        await client.query("INSERT INTO collections (app_id, db, coll) VALUES ('a', 'db', $1) ON CONFLICT DO NOTHING", [
-          coll,
-        ]);
-        const text = JSON.stringify(doc);
-        await client.query(
-          "INSERT INTO documents (app_id, db, coll, id_key, doc, ejson) VALUES ('a', 'db', $1, $2, $3::jsonb, $3)",
-          [coll, id, text],
-        );
-      };
+      const add = (coll: string, id: string, doc: object) => addDocument(client, coll, id, doc);
       const decimal = { $numberDecimal: "7.00" };
       await add("ledger", "1", { _id: 1, entry: { amount: decimal } });
       await add("plain", "1", { _id: 1, entry: { amount: { $numberInt: "7" } } });
