@@ -21,6 +21,6 @@ export default defineRoute("resetPassword", "none", async (request, reply) => {
   const updated = account && (await app.users.updateAccount(account.id, { passwordHash }));
   if (!updated) throw errors.invalidTokenData();
   await endSessionsAfterReset(app, updated);
-  emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: account.id });
+  emulator.events.emit({ type: "user", appId: app.appId, action: "password-reset", id: updated.id });
   return sendEmpty(reply, 200);
 });
