@@ -7,6 +7,7 @@ import {
   bearer,
   beforeNext,
   beforeSessionsStart,
+  bothBefore,
   call,
   emailUser,
   getProfile,
@@ -236,6 +237,30 @@ describe("API keys", () => {
     });
     expect(foreign.response.statusCode).toBe(204);
     expect((await loginWithKey()).response.statusCode).toBe(200);
+  });
+
+  it("announces one deletion of a key two requests delete at once (both 204: an unknown id is a no-op)", async () => {
+    const appId = await newApp(app);
+    const owner = await emailUser(app, appId, "twice-key@example.com", "secret-1");
+    const { body: key } = await create(owner.refresh_token, "twice");
+    const announced: unknown[] = [];
+    const stop = app.emulator.events.subscribe((event) => {
+      if (event.type === "user" && event.action === "api-key-deleted") announced.push(event);
+    });
+    bothBefore(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).apiKeys), "remove");
+    const both = await Promise.all(
+      [1, 2].map(() =>
+        call(app, "deleteApiKey", {
+          method: "DELETE",
+          url: `${keys}/${key._id}`,
+          headers: bearer(owner.refresh_token),
+        }),
+      ),
+    );
+    vi.restoreAllMocks();
+    stop();
+    expect(both.map(({ response }) => response.statusCode)).toEqual([204, 204]);
+    expect(announced).toHaveLength(1);
   });
 
   it("answers an enable or disable of a key deleted meanwhile 404 APIKeyNotFound, as a moment later", async () => {

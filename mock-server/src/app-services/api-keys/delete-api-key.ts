@@ -7,8 +7,9 @@ export default defineRoute("deleteApiKey", "refresh", async (request, reply) => 
   const key = await app.apiKeys.get(request.params.apiKeyId);
   if (key && key.userId === user.id) {
     if (session.apiKeyId === key.id) throw errors.apiKeyOwnSession("delete");
-    await app.apiKeys.remove(key.id);
-    request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "api-key-deleted", id: user.id });
+    // (Deleted meanwhile by another request: that one announces it.)
+    if (await app.apiKeys.remove(key.id))
+      request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "api-key-deleted", id: user.id });
   }
   return sendEmpty(reply, 204);
 });
