@@ -41,7 +41,8 @@ export type Step =
   | ["disableUser", number, boolean]
   | ["revokeSessions", number]
   | ["removeUser", number]
-  | ["advance", number];
+  | ["advance", number]
+  | ["resetClock"];
 
 export const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.tuple(fc.constant("register" as const), email, password), weight: 3 },
@@ -76,6 +77,8 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
   fc.tuple(fc.constant("removeUser" as const), slot),
   // Past an access token's life and a mailed token's; past a refresh token's (60 days).
   fc.tuple(fc.constant("advance" as const), fc.constantFrom(1801, 61 * 24 * 60 * 60)),
+  // Back on real time: windows, marks and lifetimes from the clock ahead.
+  fc.tuple(fc.constant("resetClock" as const)),
 );
 
 export const prelude: Step[] = [["seedUser", 1, 0, true], ["login", 1, 0], ["anonymous"]];
@@ -96,7 +99,7 @@ export const appConfig = {
     // What a function knows of its caller (its custom data too).
     whoami: { source: "exports = () => context.user;" },
   },
-  limits: { sessionsPerUser: 2, users: 4, mailsPerRecipientPerHour: 1000 },
+  limits: { sessionsPerUser: 2, users: 4, mailsPerRecipientPerHour: 1000, anonymousUsersPerAddress: 3 },
 };
 
 /** Each side's ids, tokens, secrets and times as placeholders in order of first appearance. */
@@ -260,12 +263,16 @@ export async function side(app: FastifyInstance, also?: FastifyInstance) {
         return send("revokeUserSessions", "DELETE", `/_mock/v1/apps/${appId}/users/${userOf(session(s[1]))}/sessions`);
       case "removeUser":
         return send("removeUser", "DELETE", `/_mock/v1/apps/${appId}/users/${userOf(session(s[1]))}`);
-      case "advance": {
+      case "advance":
+      case "resetClock": {
         // (An app's clock is each instance's own: a test moves it on every one.)
         const instances = also ? [app, also] : [app];
+        const url = `/_mock/v1/apps/${appId}/clock`;
         const [answer] = await Promise.all(
           instances.map((to) =>
-            sendTo(to, "advanceClock", "POST", `/_mock/v1/apps/${appId}/clock`, { payload: { advanceBy: s[1] } }),
+            s[0] === "advance"
+              ? sendTo(to, "advanceClock", "POST", url, { payload: { advanceBy: s[1] } })
+              : sendTo(to, "resetClock", "DELETE", url),
           ),
         );
         return answer!;
