@@ -25,7 +25,15 @@ const scalars = [
 ];
 
 /** Numbers more often: equal across kinds (1 and 1.0 as a Decimal128, 0 and -0), the cases SQL can miss. */
-const numbers = [1, 0, -0, Decimal128.fromString("1.0"), Decimal128.fromString("0E-5")];
+const numbers = [
+  1,
+  0,
+  -0,
+  0.1,
+  Decimal128.fromString("1.0"),
+  Decimal128.fromString("0E-5"),
+  Decimal128.fromString("0.10"),
+];
 
 const { value } = fc.letrec((tie) => ({
   value: fc.oneof(
@@ -47,7 +55,7 @@ const path = fc.array(fc.constantFrom(...names), { minLength: 1, maxLength: 3 })
 const scalar = fc.constantFrom(...scalars);
 const condition = fc.oneof(
   scalar,
-  { arbitrary: fc.constantFrom(1, 0), weight: 2 },
+  { arbitrary: fc.constantFrom(1, 0, Decimal128.fromString("1.00"), Decimal128.fromString("0.1")), weight: 2 },
   fc.constant({ $in: ["x", true] }),
   fc.constant({ $eq: "y" }),
   fc.constant({ $all: ["x", true] }),

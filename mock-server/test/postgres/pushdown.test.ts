@@ -3,7 +3,7 @@
  * equalities, so a user's read fetches their own documents, not the collection. Only conditions
  * whose SQL form cannot miss a match are pushed (the engine still decides).
  */
-import { Long, ObjectId, Timestamp } from "bson";
+import { Decimal128, Long, ObjectId, Timestamp } from "bson";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -137,6 +137,28 @@ describe("pushdown", () => {
       `${cd} || exists($."c"."d"."$numberDecimal")`,
       cd,
     ]);
+  });
+
+  it("turns a Decimal128 of the query into the number it equals, or any Decimal128 where one is held", () => {
+    const d = (text: string) => Decimal128.fromString(text);
+    // 7.00 is 7, 2.5 the double 2.5, 2^53 + 1 a long: as those numbers.
+    expect(pushdown({ n: d("7.00") }, 4)).toEqual(pushdown({ n: 7 }, 4));
+    expect(pushdown({ n: d("2.50") }, 4)).toEqual(pushdown({ n: 2.5 }, 4));
+    expect(pushdown({ n: d("-0") }, 4)).toEqual(pushdown({ n: 0 }, 4));
+    expect(pushdown({ "a.b": d("9007199254740993") }, 4)).toEqual(
+      pushdown({ "a.b": Long.fromString("9007199254740993") }, 4),
+    );
+    // 0.1 is no double (numbers compare by exact value): only a Decimal128 can equal it.
+    expect(pushdown({ n: d("0.1"), "a.b": { $in: [d("0.1"), "x"] } }, 4).params).toEqual([
+      "n",
+      `exists($."n"."$numberDecimal")`,
+      "false",
+      `$."a"."b" == "x" || exists($."a"."b"."$numberDecimal")`,
+      `$."a"."b" == "x"`,
+    ]);
+    // NaN and the infinities are the engine's.
+    expect(pushdown({ n: d("NaN") }, 1)).toEqual(nothing);
+    expect(pushdown({ n: d("-Infinity") }, 1)).toEqual(nothing);
   });
 
   it("turns $all into each of its values' equality, and $elemMatch into its fields' paths", () => {
@@ -319,6 +341,12 @@ describe("a user's read on PostgreSQL", () => {
     }));
     expect((await data.read("db", "prices", { n: 7 })).map((d) => d._id)).toEqual([1, 2]);
     expect(await indexRows("prices", { n: 7 })).toBeGreaterThanOrEqual(await every());
+    // A Decimal128 of the query: the number it equals, and the Decimal128s where they are held.
+    expect((await data.read("db", "prices", { n: decimal("7.0") })).map((d) => d._id)).toEqual([1, 2]);
+    expect((await data.read("db", "notes", { n: decimal("7.0") })).map((d) => d._id)).toEqual([7]);
+    // (The index holds the 7s of both collections.)
+    expect(await indexRows("notes", { n: decimal("7.0") })).toBe(2);
+    expect(await data.read("db", "notes", { n: decimal("0.1") })).toEqual([]);
     // (An array's element is the field's value to an equality; a decimal deeper down is not.)
     expect((await data.read("db", "prices", { tiers: 7 })).map((d) => d._id)).toEqual([3]);
     expect(await indexRows("prices", { tiers: 7 })).toBeGreaterThanOrEqual(await every());

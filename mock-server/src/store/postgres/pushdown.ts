@@ -20,19 +20,23 @@
  *   collection, `collections.decimal_fields`; a dotted path in a collection that has held one
  *   anywhere, `collections.decimals`; both read in the statement), also any Decimal128 there (of
  *   any text: `5.0` equals 5), which the index cannot look up and the query engine then decides;
+ * - a field or a dotted path equal to a Decimal128 → as the number it equals (numbers compare by
+ *   exact value: 7.00 is 7, 2.50 the double 2.5), or, equal to none (0.1 is no double), only the
+ *   Decimal128 alternative: where none is held, nothing matches; NaN and the infinities are the
+ *   engine's;
  * - the conditions of an `$and` (and of a one-clause `$or`), each as above;
  * - an `$or` whose every clause pushes a condition down → the clauses' conditions OR-ed (a rule
  *   `{$or: [{owner_id: …}, {shared_with: …}]}`: the index finds both sets of rows);
  * - the equalities an `$all` or an `$elemMatch` implies (store/exact-query.ts `impliedConditions`),
  *   each as above.
  *
- * At most `maxPushedConditions` conditions a statement; the rest (and everything else: Decimal128
- * values in the query, dates, null, regular expressions, `$expr`,
- * comparisons…) is left to the query engine. docs/decisions/0008 lists this too. What it pushes
+ * At most `maxPushedConditions` conditions a statement; the rest (and everything else: dates,
+ * null, regular expressions, `$expr`, comparisons…) is left to the query engine. docs/decisions/0008 lists this too. What it pushes
  * down is exact but for numbers (store/exact-query.ts): for an exact query whose conditions were
  * all pushed (not `truncated`) the rows are the matches.
  */
-import { Long, ObjectId, Timestamp } from "bson";
+import { Decimal128, Long, ObjectId, Timestamp } from "bson";
+import { equalBson } from "../../data/bson-order.ts";
 import { type Document, isDocument } from "../../data/documents.ts";
 import { numberWrapper } from "../../data/ejson-text.ts";
 import { finish, inTurns } from "../../data/turns.ts";
@@ -55,7 +59,10 @@ export interface Pushdown {
  */
 export const maxPushedConditions = 64;
 
-type Scalar = string | boolean | ObjectId | number | Long;
+/** A Decimal128 of the query that no int, long or double equals: only a Decimal128 can. */
+const noNumber = Symbol("no number equals it");
+
+type Scalar = string | boolean | ObjectId | number | Long | typeof noNumber;
 
 function scalar(value: unknown): Scalar | undefined {
   if (typeof value === "string" || typeof value === "boolean" || typeof value === "number") return value;
@@ -66,7 +73,26 @@ function scalar(value: unknown): Scalar | undefined {
     return value.lessThanOrEqual(Number.MAX_SAFE_INTEGER) && value.greaterThanOrEqual(Number.MIN_SAFE_INTEGER)
       ? value.toNumber()
       : value;
+  if (value instanceof Decimal128) return decimalAsNumber(value);
   return undefined;
+}
+
+/**
+ * The one int, long or double a Decimal128 equals (numbers compare by exact value: 7.00 is 7, 0.1
+ * is no double), `noNumber`, or undefined for NaN and the infinities (left to the engine).
+ */
+function decimalAsNumber(value: Decimal128): Scalar | undefined {
+  const text = value.toString();
+  if (!/^-?\d/.test(text)) return undefined;
+  const nearest = Number(text);
+  if (Number.isFinite(nearest) && equalBson(nearest, value)) return scalar(nearest);
+  // An integer past 2^53 within 64 bits: a long.
+  const integral = /^-?\d+$/.test(text) ? text : undefined;
+  if (integral !== undefined) {
+    const long = Long.fromString(integral);
+    if (long.toString() === integral) return scalar(long);
+  }
+  return noNumber;
 }
 
 /** A JSON path string literal (JSON's escapes are the path language's). */
@@ -82,6 +108,7 @@ interface Alternatives {
 function pathEquals(steps: string[], value: Scalar): Alternatives | undefined {
   const field = `$${steps.map((step) => `.${literal(step)}`).join("")}`;
   if (typeof value === "boolean") return { paths: [`${field} == ${value}`] };
+  if (value === noNumber) return { paths: [], decimal: `exists(${field}."$numberDecimal")` };
   if (typeof value === "number" || value instanceof Long) {
     // 0 and -0 are equal: both texts; a Decimal128 may equal any number.
     const texts =
@@ -182,11 +209,11 @@ function* conditions(query: Document, firstParam: number, hidden: boolean, into:
     const paths = [...alternatives].join(" || ");
     if (decimal === undefined) return `doc @@ ${param(paths, "jsonpath")}`;
     // (Each its own parameter, never hidden again: the subquery hides them all. A dotted path's
-    // decimals are the collection's.)
+    // decimals are the collection's. No number's text: where no Decimal128 is, nothing matches.)
     const [field, withDecimals, without] = [
       steps.length === 1 ? param(key, "text", false) : undefined,
-      param(`${paths} || ${decimal}`, "jsonpath", false),
-      param(paths, "jsonpath", false),
+      param(paths === "" ? decimal : `${paths} || ${decimal}`, "jsonpath", false),
+      param(paths === "" ? "false" : paths, "jsonpath", false),
     ];
     return `doc @@ ${withDecimalsIfHeld(field, withDecimals, without)}`;
   }
