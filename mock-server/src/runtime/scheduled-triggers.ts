@@ -65,8 +65,9 @@ export class ScheduledTriggers {
   /** The check running now, so that checks never overlap (a moved clock asks for one at once). */
   private checking: Promise<void> | null = null;
   private again = false;
-  /** The clock was put back since the last check began: marks ahead of it are taken over. */
-  private putBack = false;
+  /** Times the clock was put back, and of those the ones a check took the marks over for. */
+  private putBacks = 0;
+  private takenOver = 0;
   /** Runs started and not ended yet. */
   private readonly runs = new Set<Promise<void>>();
 
@@ -94,7 +95,7 @@ export class ScheduledTriggers {
    * (`back`): the schedule starts again where the clock now is.
    */
   clockChanged(back = false): void {
-    if (back) this.putBack = true;
+    if (back) this.putBacks++;
     if (this.watched.length > 0) this.check();
   }
 
@@ -135,9 +136,10 @@ export class ScheduledTriggers {
 
   private async checkAll(): Promise<void> {
     const now = this.app.clock.now();
-    // Put back: a mark (and what this instance handled) ahead of the clock is left from before.
-    const takeOverAfter = this.putBack ? now : Number.POSITIVE_INFINITY;
-    this.putBack = false;
+    // Put back: a mark (and what this instance handled) ahead of the clock is left from before,
+    // until a check has taken every trigger's over (one that failed leaves it to the next).
+    const putBacks = this.putBacks;
+    const takeOverAfter = putBacks > this.takenOver ? now : Number.POSITIVE_INFINITY;
     for (const watched of this.watched) {
       if (watched.handled !== undefined && watched.handled > takeOverAfter) watched.handled = undefined;
       const due = latestTime(watched.cron, now);
@@ -156,6 +158,7 @@ export class ScheduledTriggers {
       this.runs.add(run);
       void run.finally(() => this.runs.delete(run));
     }
+    this.takenOver = putBacks;
   }
 
   /** Sleeps until the next time of any schedule (at most a minute: the check then looks again). */

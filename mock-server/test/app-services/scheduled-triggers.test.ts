@@ -5,7 +5,7 @@
  * own settling of its checks and runs (never on time).
  */
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { latestTime, parseSchedule } from "../../src/runtime/scheduled-triggers.ts";
 import { call, newApp, testApp, testStore } from "../helpers/app.ts";
 import { logLines, triggerFailed } from "../helpers/log-lines.ts";
@@ -103,6 +103,21 @@ describe("scheduled triggers", () => {
     expect(await kept("hourly")).toHaveLength(before + 1);
     await advance(app, 3600);
     expect(await kept("hourly")).toHaveLength(before + 2);
+  });
+
+  it("take the marks over at a later check when the one after the clock was put back failed", async () => {
+    const runtime = (await app.emulator.apps.get(appId))!;
+    await advance(app, 24 * 3600);
+    const before = (await kept("hourly")).length;
+    // The check the put-back clock asks for fails (the store unreachable a moment).
+    vi.spyOn(runtime, "claimScheduledTime").mockRejectedValueOnce(new Error("the database is down"));
+    await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
+    await runtime.schedulesSettled();
+    vi.restoreAllMocks();
+    // The next check takes the mark over (the schedule starts again there); the hour after runs.
+    await advance(app, Math.ceil((3_600_000 - (runtime.clock.now() % 3_600_000) + 5 * 60_000) / 1000));
+    await advance(app, 3600);
+    expect(await kept("hourly")).toHaveLength(before + 1);
   });
 
   it("log a failing function and a schedule they cannot read", async () => {
