@@ -43,9 +43,12 @@ export default defineControlRoute("createUser", async (request, reply) => {
         ],
         data: { email },
       },
-      account.id,
+      { accountId: account.id, passwordHash },
     ),
   );
+  // Removed (an app reset, say) between the two steps: nothing of it is left, and the caller is told.
+  if ("registrationGone" in claim)
+    throw controlErrors.conflict(`the registration of '${email}' was removed while its user was made`);
   const user = claim.ok ? claim.user : claim.owner;
   emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: user.id });
   if (claim.ok) fireAuthTriggers(app, "CREATE", user, ["local-userpass"], request.log);

@@ -135,6 +135,10 @@ export interface Writer {
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
+/** Whether `identity` would be a second e-mail/password identity of `user` (one a user at most). */
+export const secondUserpass = (user: StoredUser, identity: StoredIdentity) =>
+  identity.provider_type === "local-userpass" && user.identities.some((i) => i.provider_type === "local-userpass");
+
 /**
  * A user all of whose identities are anonymous (held to the anonymous users' limits, and to their
  * lifetime): a user who linked another identity is no longer one.
@@ -337,7 +341,25 @@ export type RegistrationSession =
 export type IdentityClaim =
   | { ok: true; user: StoredUser }
   /** The identity belongs to this user already (a concurrent first login won). */
-  | { ok: false; owner: StoredUser };
+  | { ok: false; owner: StoredUser }
+  /**
+   * The registration to claim was removed, or its password changed, since the login's password
+   * matched it: nothing changed, as if that had come first.
+   */
+  | { ok: false; registrationGone: true };
+
+/** The e-mail/password registration a login claims for a user, as its password check found it. */
+export interface RegistrationClaim {
+  accountId: string;
+  /** The hash the password matched: claimed only while the registration still has it. */
+  passwordHash: string;
+}
+
+/** What linking an identity to a user did. */
+export type IdentityLink =
+  | IdentityClaim
+  /** The identity is an e-mail/password one and the user has one already (a user has at most one). */
+  | { ok: false; userpassHeld: true };
 
 export interface UserPatch {
   disabled?: boolean;
@@ -351,17 +373,20 @@ export interface UserRecords {
   byIdentity(providerType: string, identityId: string): Promise<StoredUser | undefined>;
   /**
    * Adds a user with its identities (unique per provider) and, when given, marks the e-mail/password
-   * registration `claimAccountId` as the user's. When an identity is taken the existing owner is
+   * registration `registration` as the user's. When an identity is taken the existing owner is
    * answered and nothing changes.
    */
-  create(user: StoredUser, claimAccountId?: string): Promise<IdentityClaim>;
-  /** Attaches an identity to a user (and merges profile data); the owner when it is taken. */
+  create(user: StoredUser, registration?: RegistrationClaim): Promise<IdentityClaim>;
+  /**
+   * Attaches an identity to a user (and merges profile data); the owner when it is taken. A second
+   * e-mail/password identity is refused, checked with the user as it is when the identity is added.
+   */
   addIdentity(
     userId: string,
     identity: StoredIdentity,
     data: Record<string, unknown>,
-    claimAccountId?: string,
-  ): Promise<IdentityClaim | undefined>;
+    registration?: RegistrationClaim,
+  ): Promise<IdentityLink | undefined>;
   /** Changes a user; undefined when there is no such user. */
   update(id: string, patch: UserPatch): Promise<StoredUser | undefined>;
   /** Every user object, oldest first. */

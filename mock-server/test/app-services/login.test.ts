@@ -1,8 +1,8 @@
 /** Logging in with each provider, linking identities, and the tokens that come back. */
 import { createHmac } from "node:crypto";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { anonymousLogin, base, bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { anonymousLogin, base, bearer, bothBefore, call, emailUser, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -330,5 +330,65 @@ describe("login?link=true", () => {
       payload: { username: "ada@example.com", password: "secret-1" },
     });
     expect(noToken.response.statusCode).toBe(401);
+  });
+
+  describe("two links to one user at once", () => {
+    afterEach(() => vi.restoreAllMocks());
+
+    it("attach one e-mail/password identity: the other is refused and nothing of it is kept", async () => {
+      const appId = await newApp(app);
+      // Confirmed registrations without user objects yet.
+      for (const email of ["ada@example.com", "bob@example.com"]) {
+        const pending = await call(app, "createUser", {
+          method: "POST",
+          url: `/_mock/v1/apps/${appId}/users`,
+          payload: { email, password: "secret-1", confirmed: false },
+        });
+        await call(app, "confirmPendingUser", {
+          method: "POST",
+          url: `/_mock/v1/apps/${appId}/users/${pending.body.id}/confirm`,
+        });
+      }
+      const anon = await anonymousLogin(app, appId);
+      // Both past the check of the user's identities before either adds its own.
+      bothBefore(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users), "addIdentity");
+      const links = await Promise.all(
+        ["ada@example.com", "bob@example.com"].map((username) =>
+          call(app, "login", {
+            method: "POST",
+            url: loginUrl(appId, "local-userpass", true),
+            headers: bearer(anon.access_token),
+            payload: { username, password: "secret-1" },
+          }),
+        ),
+      );
+      vi.restoreAllMocks();
+      const [linked, refused] = links[0]!.response.statusCode === 200 ? links : [links[1]!, links[0]!];
+      expect([linked!.response.statusCode, refused!.response.statusCode]).toEqual([200, 401]);
+      expect(refused!.body).toMatchObject({
+        error: "linking a local-userpass identity is not allowed when one is already linked",
+        error_code: "InternalServerError",
+      });
+      const profile = await call(app, "getProfile", {
+        method: "GET",
+        url: `${base}/auth/profile`,
+        headers: bearer(linked!.body.access_token),
+      });
+      expect(profile.body.identities.map((i: { provider_type: string }) => i.provider_type)).toEqual([
+        "anon-user",
+        "local-userpass",
+      ]);
+      // The refused address signs in as a user of its own, not as the linked one.
+      const [linkedEmail, refusedEmail] =
+        links[0] === linked ? ["ada@example.com", "bob@example.com"] : ["bob@example.com", "ada@example.com"];
+      expect(profile.body.data.email).toBe(linkedEmail);
+      const own = await call(app, "login", {
+        method: "POST",
+        url: loginUrl(appId, "local-userpass"),
+        payload: { username: refusedEmail, password: "secret-1" },
+      });
+      expect(own.response.statusCode).toBe(200);
+      expect(own.body.user_id).not.toBe(anon.user_id);
+    });
   });
 });

@@ -294,6 +294,61 @@ describe("users", () => {
     ]);
   });
 
+  it.each([
+    ["a first login makes its user", "create", false],
+    ["a link adds it to a user", "addIdentity", true],
+  ] as const)("keeps no user of a registration removed while %s", async (_, method, linking) => {
+    const appId = await newApp(app);
+    const pending = await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email: "gone@example.com", password: "secret-1", confirmed: false },
+    });
+    await call(app, "confirmPendingUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users/${pending.body.id}/confirm`,
+    });
+    const anon = linking ? await anonymousLogin(app, appId) : undefined;
+    // The password matched; the registration is removed before the user takes it.
+    beforeNext(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users), method, async () => {
+      const url = `/_mock/v1/apps/${appId}/users/${pending.body.id}`;
+      expect((await call(app, "removeUser", { method: "DELETE", url })).response.statusCode).toBe(204);
+    });
+    const login = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/login${linking ? "?link=true" : ""}`,
+      payload: { username: "gone@example.com", password: "secret-1" },
+      ...(anon ? { headers: bearer(anon.access_token) } : {}),
+    });
+    vi.restoreAllMocks();
+    // As if the removal came first: the address has no registration to sign in with.
+    expect([login.response.statusCode, login.body.error_code]).toEqual([401, "InvalidPassword"]);
+    const { users } = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body;
+    expect(
+      users.map((u: { identities: { provider_type: string }[] }) => u.identities.map((i) => i.provider_type)),
+    ).toEqual(linking ? [["anon-user"]] : []);
+  });
+
+  it("answers a seeded user whose registration an app reset cleared meanwhile 409, and keeps nothing", async () => {
+    const appId = await newApp(app);
+    beforeNext(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users), "create", async () => {
+      const reset = await call(app, "resetApp", { method: "POST", url: `/_mock/v1/apps/${appId}/reset` });
+      expect(reset.response.statusCode).toBe(204);
+    });
+    const seeded = await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email: "cleared@example.com", password: "secret-1" },
+    });
+    vi.restoreAllMocks();
+    expect([seeded.response.statusCode, seeded.body.error]).toEqual([
+      409,
+      "the registration of 'cleared@example.com' was removed while its user was made",
+    ]);
+    const details = await call(app, "getApp", { method: "GET", url: `/_mock/v1/apps/${appId}` });
+    expect(details.body).toMatchObject({ users: 0, pendingUsers: 0 });
+  });
+
   it("lists issued tokens oldest first, filtered by address and kind", async () => {
     const appId = await newApp(app);
     for (const email of ["a@example.com", "b@example.com"]) {

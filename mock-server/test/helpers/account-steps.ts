@@ -1,5 +1,5 @@
 /**
- * Generated account steps — what users and clients do with accounts, and what the control API does
+ * Generated account steps — what users and clients do with accounts (linking identities too), and what the control API does
  * to them — and a side that performs them on an emulator (or two instances on one database), for
  * the tests that set the stores against each other and race instances (test/postgres/accounts-agree,
  * account-races and app-deleted).
@@ -25,6 +25,7 @@ export type Step =
   | ["sendReset", number]
   | ["reset", number, number]
   | ["login", number, number]
+  | ["link", number, number, number]
   | ["anonymous"]
   | ["keyLogin", number]
   | ["refresh", number]
@@ -51,6 +52,7 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
   fc.tuple(fc.constant("sendReset" as const), email),
   fc.tuple(fc.constant("reset" as const), ofList, password),
   { arbitrary: fc.tuple(fc.constant("login" as const), email, password), weight: 4 },
+  { arbitrary: fc.tuple(fc.constant("link" as const), slot, email, password), weight: 2 },
   { arbitrary: fc.tuple(fc.constant("anonymous" as const)), weight: 2 },
   fc.tuple(fc.constant("keyLogin" as const), ofList),
   { arbitrary: fc.tuple(fc.constant("refresh" as const), slot), weight: 2 },
@@ -201,6 +203,16 @@ export async function side(app: FastifyInstance, also?: FastifyInstance) {
             payload: { username: emails[s[1]], password: passwords[s[2]] },
           }),
         );
+      case "link": {
+        // An e-mail/password identity linked to a session's user (its access token comes back).
+        const own = session(s[1]);
+        const answer = await send("login", "POST", `${userpass("login")}?link=true`, {
+          ...bearer(own.access),
+          payload: { username: emails[s[2]], password: passwords[s[3]] },
+        });
+        if (answer.status === 200) own.access = answer.body.access_token;
+        return answer;
+      }
       case "anonymous":
         return signedIn(
           await send("login", "POST", `${base}/app/${appId}/auth/providers/anon-user/login`, { payload: {} }),

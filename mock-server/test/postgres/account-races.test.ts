@@ -1,6 +1,6 @@
 /**
  * Account steps racing on two instances of one database (and, in memory, on one emulator) leave
- * consistent state: generated pairs of steps — logins, deletions, confirmations, resets, API keys,
+ * consistent state: generated pairs of steps — logins, links, deletions, confirmations, resets, API keys,
  * custom data, the control API's user changes — each pair sent at once, one step to each instance.
  * No answer is a server error, and after every run: no session, API key or registration is left
  * of a deleted user, each user's count of sessions is its sessions and within the app's limit, the
@@ -14,12 +14,25 @@ import { appConfig, prelude, type Step, side, step } from "../helpers/account-st
 import { call, memoryAndTwoInstances } from "../helpers/app.ts";
 import { adminQuery } from "../helpers/postgres.ts";
 
-/** What the control API shows of the app: every user's sessions within the limit, the users too. */
+/**
+ * What the control API shows of the app: every user's sessions within the limit, the users too;
+ * at most one e-mail/password identity a user, and its registration there (the user's address).
+ */
 async function shown(app: FastifyInstance, appId: string) {
   const { body } = await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` });
-  const users = body.users as { id: string; sessions: unknown[] }[];
+  const users = body.users as {
+    id: string;
+    email?: string;
+    identities?: { provider_type: string }[];
+    sessions: unknown[];
+  }[];
   expect(users.length).toBeLessThanOrEqual(appConfig.limits.users);
-  for (const user of users) expect(user.sessions.length).toBeLessThanOrEqual(appConfig.limits.sessionsPerUser);
+  for (const user of users) {
+    expect(user.sessions.length).toBeLessThanOrEqual(appConfig.limits.sessionsPerUser);
+    const userpass = (user.identities ?? []).filter((identity) => identity.provider_type === "local-userpass");
+    expect(userpass.length, JSON.stringify(user)).toBeLessThanOrEqual(1);
+    if (userpass.length === 1) expect(user.email, JSON.stringify(user)).toBeDefined();
+  }
 }
 
 /** Rows of `sql` (its parameter the app id): none expected, each shown when one is there. */

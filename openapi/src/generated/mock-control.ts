@@ -243,7 +243,7 @@ export interface paths {
         put?: never;
         /**
          * Seed an e-mail/password user (confirmed by default)
-         * @description 409 when the e-mail is registered, or when the app holds the most users its `limits.users` allows.
+         * @description 409 when the e-mail is registered, when the app holds the most users its `limits.users` allows, or when the registration was removed (an app reset, say) before its user was made (nothing of it is kept).
          */
         post: operations["createUser"];
         delete?: never;

@@ -132,7 +132,7 @@ export async function authenticate(
           user: undefined,
           identity: identityOf(account.id),
           data: { email: account.email },
-          claimAccountId: account.id,
+          claimAccount: { accountId: account.id, passwordHash },
           registration: { accountId: account.id, ownerId: account.userId, passwordHash },
         };
       const now = await app.users.accountAndOwner(account.id);
@@ -141,7 +141,7 @@ export async function authenticate(
         user: now.owner,
         identity: identityOf(account.id),
         data: { email: account.email },
-        claimAccountId: account.id,
+        claimAccount: { accountId: account.id, passwordHash },
       };
     }
     case "api-key": {

@@ -14,7 +14,14 @@ import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { fireAuthTriggers } from "../../runtime/auth-triggers.ts";
 import type { Emulator } from "../../runtime/emulator.ts";
 import { newObjectIdHex } from "../../state/ids.ts";
-import type { IdentityClaim, RegistrationSession, StoredIdentity, StoredUser } from "../../store/store.ts";
+import {
+  type IdentityClaim,
+  type RegistrationClaim,
+  type RegistrationSession,
+  type StoredIdentity,
+  type StoredUser,
+  secondUserpass,
+} from "../../store/store.ts";
 import type { Caller } from "../auth-context.ts";
 import { accessTokenFor, newSession, type SessionStart, sessionReply, startSession } from "../session-tokens.ts";
 
@@ -25,7 +32,7 @@ export interface Authenticated {
   /** Profile data for a user created by this login. */
   data: Record<string, unknown>;
   /** The e-mail/password registration that remembers the user who owns the identity. */
-  claimAccountId?: string;
+  claimAccount?: RegistrationClaim;
   /** That registration as the password check found it, when it was tied to its user then. */
   registration?: RegistrationLogin;
   apiKeyId?: string;
@@ -121,7 +128,7 @@ async function createUser(
   auth: Authenticated,
   log: FastifyBaseLogger,
 ): Promise<StoredUser> {
-  const claim = await app.withRoomForUsers(() => app.users.create(newUserOf(app, auth), auth.claimAccountId));
+  const claim = await app.withRoomForUsers(() => app.users.create(newUserOf(app, auth), auth.claimAccount));
   return claimed(emulator, app, auth, claim, log);
 }
 
@@ -133,6 +140,8 @@ async function claimed(
   claim: IdentityClaim,
   log: FastifyBaseLogger,
 ): Promise<StoredUser> {
+  // The registration went, or its password changed, while the password was checked.
+  if ("registrationGone" in claim) throw errors.invalidPassword();
   if (!claim.ok) return refreshed(app, auth, claim.owner);
   emulator.events.emit({ type: "user", appId: app.appId, action: "created", id: claim.user.id });
   fireAuthTriggers(app, "CREATE", claim.user, [auth.identity.provider_type], log);
@@ -152,7 +161,7 @@ async function createAndStart(
   log: FastifyBaseLogger,
 ): Promise<{ user: StoredUser; reply?: LoginReply }> {
   const together = app.store.createAndStart?.bind(app.store);
-  if (!together || auth.claimAccountId !== undefined) return { user: await createUser(emulator, app, auth, log) };
+  if (!together || auth.claimAccount !== undefined) return { user: await createUser(emulator, app, auth, log) };
   const user = newUserOf(app, auth);
   const session = newSession(app, user.id, start);
   const { claim, started } = await app.withRoomForUsers(() =>
@@ -224,14 +233,13 @@ export async function linkIdentity(emulator: Emulator, caller: Caller, auth: Aut
   } else if (auth.user && auth.user.id !== user.id) {
     throw errors.linkIdentityTaken();
   } else if (!auth.user) {
-    if (
-      auth.identity.provider_type === "local-userpass" &&
-      user.identities.some((i) => i.provider_type === "local-userpass")
-    ) {
-      throw errors.linkSecondUserpass();
-    }
-    const claim = await app.users.addIdentity(user.id, auth.identity, auth.data, auth.claimAccountId);
+    if (secondUserpass(user, auth.identity)) throw errors.linkSecondUserpass();
+    const claim = await app.users.addIdentity(user.id, auth.identity, auth.data, auth.claimAccount);
     if (!claim) throw errors.sessionUserGone();
+    // The registration went, or its password changed, while the password was checked.
+    if ("registrationGone" in claim) throw errors.invalidPassword();
+    // Another link gave the user an e-mail/password identity meanwhile.
+    if ("userpassHeld" in claim) throw errors.linkSecondUserpass();
     // Another login claimed the identity meanwhile.
     if (!claim.ok && claim.owner.id !== user.id) throw errors.linkIdentityTaken();
     user = claim.ok ? claim.user : claim.owner;

@@ -7,11 +7,14 @@
  */
 import {
   type IdentityClaim,
+  type IdentityLink,
   normalizeEmail,
   QuotaExceededError,
+  type RegistrationClaim,
   type StoredIdentity,
   type StoredUser,
   type StoredUserpassAccount,
+  secondUserpass,
   type UserPatch,
   type UserRecords,
   userLifetimeEnded,
@@ -76,22 +79,27 @@ export class MemoryUsers implements UserRecords {
     return undefined;
   }
 
-  private claim(accountId: string | undefined, userId: string): void {
-    if (accountId === undefined) return;
-    const account = this.accountsById.get(accountId);
+  /** The registration a claim names, as the login's password check found it; undefined when it went or changed. */
+  private claimable(registration: RegistrationClaim): StoredUserpassAccount | undefined {
+    const account = this.accountsById.get(registration.accountId);
+    return account?.passwordHash === registration.passwordHash ? account : undefined;
+  }
+
+  private claim(account: StoredUserpassAccount | undefined, userId: string): void {
     if (!account) return;
     if (account.userId === null) this.unclaimed--;
     account.userId = userId;
   }
 
-  async create(user: StoredUser, claimAccountId?: string): Promise<IdentityClaim> {
+  async create(user: StoredUser, registration?: RegistrationClaim): Promise<IdentityClaim> {
     const owner = this.ownerOf(user.identities);
     if (owner) return { ok: false, owner };
+    const claimed = registration && this.claimable(registration);
+    if (registration && !claimed) return { ok: false, registrationGone: true };
     // A user that takes the place of its own registration adds no one.
-    const claimed = claimAccountId === undefined ? undefined : this.accountsById.get(claimAccountId);
     if (claimed?.userId !== null) this.checkRoomForOne();
     this.restoreUser(user);
-    this.claim(claimAccountId, user.id);
+    this.claim(claimed, user.id);
     return { ok: true, user };
   }
 
@@ -107,18 +115,21 @@ export class MemoryUsers implements UserRecords {
     userId: string,
     identity: StoredIdentity,
     data: Record<string, unknown>,
-    claimAccountId?: string,
-  ): Promise<IdentityClaim | undefined> {
+    registration?: RegistrationClaim,
+  ): Promise<IdentityLink | undefined> {
     const user = this.users.get(userId);
     if (!user) return undefined;
     const owner = this.ownerOf([identity]);
     if (owner) return { ok: false, owner };
+    if (secondUserpass(user, identity)) return { ok: false, userpassHeld: true };
+    const claimed = registration && this.claimable(registration);
+    if (registration && !claimed) return { ok: false, registrationGone: true };
     // A user's data and identities are replaced, never changed in place: the function runner
     // keeps its text of context.user while they are the same objects (functions/app-functions.ts).
     user.identities = [...user.identities, identity];
     user.data = { ...user.data, ...data };
     this.userByIdentity.set(identityKey(identity.provider_type, identity.id), user.id);
-    this.claim(claimAccountId, user.id);
+    this.claim(claimed, user.id);
     return { ok: true, user };
   }
 

@@ -8,11 +8,14 @@
 import type pg from "pg";
 import {
   type IdentityClaim,
+  type IdentityLink,
   normalizeEmail,
   QuotaExceededError,
+  type RegistrationClaim,
   type StoredIdentity,
   type StoredUser,
   type StoredUserpassAccount,
+  secondUserpass,
   type UserPatch,
   type UserRecords,
 } from "../store.ts";
@@ -43,6 +46,8 @@ type UserDoc = Omit<StoredUser, "id">;
 
 /** Rolls a user's creation back: one of its identities has an owner. */
 class IdentityTaken extends Error {}
+/** The registration a login claims went, or its password changed, since the password matched it. */
+class RegistrationGone extends Error {}
 
 interface AccountRow {
   id: string;
@@ -124,23 +129,27 @@ export class PgUsers implements UserRecords {
     return undefined;
   }
 
-  private async claimAccount(q: Queryable, accountId: string | undefined, userId: string): Promise<void> {
-    if (accountId === undefined) return;
-    await q.query("UPDATE userpass_accounts SET user_id = $3 WHERE app_id = $1 AND id = $2", [
-      this.appId,
-      accountId,
-      userId,
-    ]);
+  /**
+   * Marks a registration as the user's, when it is still there with the hash the login's password
+   * matched; else throws RegistrationGone (the caller's transaction rolls back).
+   */
+  private async claimAccount(q: Queryable, registration: RegistrationClaim | undefined, userId: string) {
+    if (registration === undefined) return;
+    const { rowCount } = await q.query(
+      "UPDATE userpass_accounts SET user_id = $3 WHERE app_id = $1 AND id = $2 AND password_hash = $4",
+      [this.appId, registration.accountId, userId, registration.passwordHash],
+    );
+    if (rowCount === 0) throw new RegistrationGone();
   }
 
-  async create(user: StoredUser, claimAccountId?: string): Promise<IdentityClaim> {
-    if (claimAccountId === undefined) return this.createAlone(user);
+  async create(user: StoredUser, registration?: RegistrationClaim): Promise<IdentityClaim> {
+    if (registration === undefined) return this.createAlone(user);
     let taken: StoredIdentity | undefined;
     try {
       await this.db.transaction(async (client) => {
         await lockApp(client, this.appId);
         // The registration first: a user that takes its place adds no one to the app's users.
-        await this.claimAccount(client, claimAccountId, user.id);
+        await this.claimAccount(client, registration, user.id);
         // Refused here (QuotaExceededError) when the app holds its limit of users.
         await client.query("INSERT INTO users (app_id, id, doc) VALUES ($1, $2, $3)", [
           this.appId,
@@ -157,12 +166,13 @@ export class PgUsers implements UserRecords {
         const owner = await this.ownerOfAny(user.identities);
         if (owner) return { ok: false, owner };
       }
+      if (error instanceof RegistrationGone) return { ok: false, registrationGone: true };
       if (!(error instanceof IdentityTaken)) throw error;
     }
     if (!taken) return { ok: true, user };
     const owner = await this.ownerOf(this.db, taken.provider_type, taken.id);
     // The owner may be gone again already; then this login simply tries once more.
-    return owner ? { ok: false, owner } : this.create(user, claimAccountId);
+    return owner ? { ok: false, owner } : this.create(user, registration);
   }
 
   /**
@@ -233,28 +243,44 @@ export class PgUsers implements UserRecords {
     userId: string,
     identity: StoredIdentity,
     data: Record<string, unknown>,
-    claimAccountId?: string,
-  ): Promise<IdentityClaim | undefined> {
-    const outcome = await this.db.transaction(async (client) => {
+    registration?: RegistrationClaim,
+  ): Promise<IdentityLink | undefined> {
+    const outcome = await this.linked(async (client) => {
       const { rows } = await client.query<{ id: string; doc: UserDoc }>(
         "SELECT id, doc FROM users WHERE app_id = $1 AND id = $2 FOR UPDATE",
         [this.appId, userId],
       );
       if (!rows[0]) return { kind: "gone" as const };
-      if (await this.claimIdentities(client, userId, [identity])) return { kind: "taken" as const };
       const user = toUser(rows[0]);
+      if (secondUserpass(user, identity)) return { kind: "held" as const };
+      if (await this.claimIdentities(client, userId, [identity])) return { kind: "taken" as const };
       user.identities.push(identity);
       Object.assign(user.data, data);
       await client.query("UPDATE users SET doc = $3 WHERE app_id = $1 AND id = $2", [this.appId, userId, docOf(user)]);
       await client.query(announceUser, [channels.users, userPayload(this.context, this.appId, userId)]);
-      await this.claimAccount(client, claimAccountId, userId);
+      await this.claimAccount(client, registration, userId);
       return { kind: "ok" as const, user };
     });
     if (outcome.kind === "ok") usersChanged(this.context, this.appId, userId);
     if (outcome.kind === "gone") return undefined;
+    if (outcome.kind === "registrationGone") return { ok: false, registrationGone: true };
     if (outcome.kind === "ok") return { ok: true, user: outcome.user };
+    // An identity with an owner is "taken" before it is a second e-mail/password identity (as in memory).
     const owner = await this.ownerOf(this.db, identity.provider_type, identity.id);
-    return owner ? { ok: false, owner } : this.addIdentity(userId, identity, data, claimAccountId);
+    if (owner) return { ok: false, owner };
+    if (outcome.kind === "held") return { ok: false, userpassHeld: true };
+    // Its owner went meanwhile: try again.
+    return this.addIdentity(userId, identity, data, registration);
+  }
+
+  /** A link's transaction; rolled back as `registrationGone` when the registration it claims went. */
+  private async linked<T>(work: (client: Queryable) => Promise<T>): Promise<T | { kind: "registrationGone" }> {
+    try {
+      return await this.db.transaction(work);
+    } catch (error) {
+      if (error instanceof RegistrationGone) return { kind: "registrationGone" };
+      throw error;
+    }
   }
 
   async update(id: string, patch: UserPatch): Promise<StoredUser | undefined> {
