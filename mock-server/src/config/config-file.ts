@@ -19,7 +19,19 @@ export function validateConfigFile(value: unknown, source: string): EmulatorConf
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ");
     throw new Error(`${source} is not a valid emulator configuration: ${problems}`);
   }
+  const repeated = repeatedId(value as EmulatorConfigFile);
+  if (repeated) throw new Error(`${source} is not a valid emulator configuration: ${repeated}`);
   return value as EmulatorConfigFile;
+}
+
+/** An app or EmailJS account the configuration names twice (which of its settings would hold?), told. */
+export function repeatedId(config: EmulatorConfigFile): string | undefined {
+  const twice = (ids: (string | undefined)[]) => ids.find((id, i) => id !== undefined && ids.indexOf(id) !== i);
+  const app = twice((config.apps ?? []).map((a) => a.appId));
+  if (app !== undefined) return `the configuration names the app '${app}' twice`;
+  const account = twice((config.emailjsAccounts ?? []).map((a) => a.publicKey));
+  if (account !== undefined) return `the configuration names the EmailJS account '${account}' twice`;
+  return undefined;
 }
 
 export function readConfigFile(path: string): EmulatorConfigFile {
@@ -33,9 +45,11 @@ export function readConfigFile(path: string): EmulatorConfigFile {
 }
 
 /**
- * Creates the file's apps and EmailJS accounts; nothing is created when any id is taken. At start
- * (`upsert`), apps that exist already (a database, a restart) take the file's settings instead, and
- * EmailJS accounts that exist are kept as they are.
+ * Creates the file's apps and EmailJS accounts; nothing is created when any id is taken (taken
+ * before, refused before anything is made; taken meanwhile by another request, what this one made
+ * is deleted again before the error goes on). At start (`upsert`), apps that exist already (a
+ * database, a restart) take the file's settings instead, and EmailJS accounts that exist are kept
+ * as they are.
  */
 export async function applyConfigFile(
   emulator: Emulator,
@@ -63,29 +77,40 @@ export async function applyConfigFile(
     return { config: loadAppFolder(dir).config, appDir: dir };
   });
   const appIds: string[] = [];
-  for (const [i, app] of apps.entries()) {
-    const template = templates[i];
-    const options = {
-      appId: app.appId,
-      ...(template ? { template } : {}),
-      ...(app.config ? { overrides: app.config } : {}),
-    };
-    appIds.push((mode === "upsert" ? await emulator.apps.upsert(options) : await emulator.apps.create(options)).appId);
-  }
   const emailjsAccounts: string[] = [];
-  for (const account of accounts) {
-    if (account.publicKey !== undefined && existingAccounts.has(account.publicKey)) {
-      emailjsAccounts.push(account.publicKey);
-      continue;
+  try {
+    for (const [i, app] of apps.entries()) {
+      const template = templates[i];
+      const options = {
+        appId: app.appId,
+        ...(template ? { template } : {}),
+        ...(app.config ? { overrides: app.config } : {}),
+      };
+      appIds.push(
+        (mode === "upsert" ? await emulator.apps.upsert(options) : await emulator.apps.create(options)).appId,
+      );
     }
-    try {
-      emailjsAccounts.push((await emulator.emailjs.create(account)).account.publicKey);
-    } catch (error) {
-      // At start, another instance on the same database may have created it a moment ago.
-      if (!(mode === "upsert" && error instanceof EmailJsAccountExistsError && account.publicKey !== undefined))
-        throw error;
-      emailjsAccounts.push(account.publicKey);
+    for (const account of accounts) {
+      if (account.publicKey !== undefined && existingAccounts.has(account.publicKey)) {
+        emailjsAccounts.push(account.publicKey);
+        continue;
+      }
+      try {
+        emailjsAccounts.push((await emulator.emailjs.create(account)).account.publicKey);
+      } catch (error) {
+        // At start, another instance on the same database may have created it a moment ago.
+        if (!(mode === "upsert" && error instanceof EmailJsAccountExistsError && account.publicKey !== undefined))
+          throw error;
+        emailjsAccounts.push(account.publicKey);
+      }
     }
+  } catch (error) {
+    // Created here, all of them (an upsert at start changes what exists: a start that fails exits).
+    if (mode === "create") {
+      for (const appId of appIds) await emulator.apps.delete(appId);
+      for (const publicKey of emailjsAccounts) await emulator.emailjs.delete(publicKey);
+    }
+    throw error;
   }
   return { appIds, emailjsAccounts };
 }

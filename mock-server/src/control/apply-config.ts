@@ -1,4 +1,4 @@
-import { applyConfigFile } from "../config/config-file.ts";
+import { applyConfigFile, repeatedId } from "../config/config-file.ts";
 import { controlErrors } from "../errors/catalogue.ts";
 import { checkFunctionSource } from "./function-source.ts";
 import { defineControlRoute } from "./route.ts";
@@ -7,6 +7,8 @@ import { defineControlRoute } from "./route.ts";
 export default defineControlRoute("applyConfig", async (request, reply) => {
   if (request.body.settings !== undefined)
     throw controlErrors.validation("settings take effect only at start (--config)");
+  const repeated = repeatedId(request.body);
+  if (repeated) throw controlErrors.validation(repeated);
   await checkFunctionSource(request.server.emulator, { apps: request.body.apps ?? [], baseDir: process.cwd() });
   try {
     const created = await applyConfigFile(request.server.emulator, request.body, process.cwd(), "create");

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { transformSync } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { validateConfigFile } from "../../src/config/config-file.ts";
 import {
   type StartValidator,
   type StartValidatorName,
@@ -107,5 +108,18 @@ describe("the start validators", () => {
     expect(code).not.toBe(0);
     const [message] = verdict(startValidator("configFile"), { settings: { port: "4000" } }).errors;
     expect(stderr).toContain(`${file} is not a valid emulator configuration: ${message}`);
+  });
+});
+
+describe("a --config file", () => {
+  it("is refused when it names an app or an EmailJS account twice (which settings would hold?)", () => {
+    expect(() => validateConfigFile({ apps: [{ appId: "a" }, { appId: "b" }, { appId: "a" }] }, "c.json")).toThrow(
+      "c.json is not a valid emulator configuration: the configuration names the app 'a' twice",
+    );
+    expect(() => validateConfigFile({ emailjsAccounts: [{ publicKey: "k" }, { publicKey: "k" }] }, "c.json")).toThrow(
+      "c.json is not a valid emulator configuration: the configuration names the EmailJS account 'k' twice",
+    );
+    // Accounts without a key get one each.
+    expect(validateConfigFile({ emailjsAccounts: [{}, {}] }, "c.json").emailjsAccounts).toHaveLength(2);
   });
 });

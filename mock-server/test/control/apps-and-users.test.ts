@@ -162,6 +162,52 @@ describe("apps", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("refuses a configuration that names an app or an EmailJS account twice, creating nothing", async () => {
+    for (const [payload, error] of [
+      [{ apps: [{ appId: "twice" }, { appId: "twice" }] }, "the configuration names the app 'twice' twice"],
+      [
+        { apps: [{ appId: "once" }], emailjsAccounts: [{ publicKey: "pk-twice" }, { publicKey: "pk-twice" }] },
+        "the configuration names the EmailJS account 'pk-twice' twice",
+      ],
+    ] as const) {
+      const { response, body } = await call(app, "applyConfig", {
+        method: "POST",
+        url: "/_mock/v1/config/apply",
+        payload,
+      });
+      expect([response.statusCode, body.error]).toEqual([400, error]);
+    }
+    for (const appId of ["twice", "once"]) expect(await app.emulator.apps.get(appId)).toBeUndefined();
+    expect(await app.emulator.emailjs.get("pk-twice")).toBeUndefined();
+  });
+
+  it("takes back what it created when an id is taken meanwhile", async () => {
+    // An EmailJS account of the configuration's key is made after the check, before its own.
+    beforeNext(app.emulator.emailjs, "create", async () => {
+      const payload = { publicKey: "pk-raced" };
+      const made = await call(app, "createEmailJsAccount", {
+        method: "POST",
+        url: "/_mock/v1/emailjs/accounts",
+        payload,
+      });
+      expect(made.response.statusCode).toBe(201);
+    });
+    const { response, body } = await call(app, "applyConfig", {
+      method: "POST",
+      url: "/_mock/v1/config/apply",
+      payload: {
+        apps: [{ appId: "raced" }],
+        emailjsAccounts: [{ publicKey: "pk-raced-first" }, { publicKey: "pk-raced" }],
+      },
+    });
+    vi.restoreAllMocks();
+    expect([response.statusCode, body.error]).toEqual([409, "an EmailJS account with public key 'pk-raced' exists"]);
+    expect(await app.emulator.apps.get("raced")).toBeUndefined();
+    expect(await app.emulator.emailjs.get("pk-raced-first")).toBeUndefined();
+    // The other request's account stays.
+    expect(await app.emulator.emailjs.get("pk-raced")).toBeDefined();
+  });
 });
 
 describe("users", () => {
