@@ -115,22 +115,30 @@ export async function sessionReply(
 }
 
 /** Why a session was not started: its API key, or its user, gone or disabled meanwhile. */
+/** Why a session did not start: its API key or its user refused; undefined when the user is gone. */
 async function notStarted(app: AppRuntime, userId: string, apiKeyId: string | undefined) {
   if (apiKeyId !== undefined) {
     const key = await app.apiKeys.get(apiKeyId);
     if (!key || key.disabled) return errors.invalidApiKey();
   }
-  return (await app.users.get(userId))?.disabled ? errors.userDisabled() : errors.sessionUserGone();
+  return (await app.users.get(userId))?.disabled ? errors.userDisabled() : undefined;
 }
 
-/** Opens a session for a user and returns the login reply. */
+/**
+ * Opens a session for a user and returns the login reply; undefined when the user was deleted since
+ * the login read it (a login a moment later would find its identity without a user).
+ */
 export async function startSession(emulator: Emulator, app: AppRuntime, user: StoredUser, start: SessionStart) {
   const session = newSession(app, user.id, start);
   // (The user's custom data, for the access token, read with it where the store can.)
   const started = await app.store.startSession(session, session.createdAt, app.customUserDataPlace());
   // The user (or the API key) deleted or disabled since the login read it: no session is kept
   // (none that enabling them again would revive), and the login fails as it would a moment later.
-  if (!started) throw await notStarted(app, user.id, session.apiKeyId);
+  if (!started) {
+    const refusal = await notStarted(app, user.id, session.apiKeyId);
+    if (refusal) throw refusal;
+    return undefined;
+  }
   const { customData } = started;
   return sessionReply(emulator, app, user, session, customData);
 }

@@ -7,7 +7,7 @@ import {
   anonymousLogin,
   base,
   bearer,
-  beforeSessionsStart,
+  beforeNext,
   bothBefore,
   call,
   emailUser,
@@ -264,7 +264,7 @@ describe("refreshAccessToken and logOut", () => {
 });
 
 describe("deleteUser", () => {
-  it("a login whose user is deleted before its session starts keeps nothing (401 InvalidSession)", async () => {
+  it("a login whose user is deleted before its session starts makes the identity a new user, as a moment later", async () => {
     const signingKey = "a-custom-token-key-of-32-characters!";
     const appId = await newApp(app, { providers: { "custom-token": { enabled: true, signingKey, audience: "late" } } });
     const token = await new SignJWT({ sub: "late-user", aud: "late", exp: Math.floor(Date.now() / 1000) + 600 })
@@ -280,19 +280,63 @@ describe("deleteUser", () => {
     expect(first.response.statusCode, JSON.stringify(first.body)).toBe(200);
     const { store } = (await app.emulator.apps.get(appId))!;
     // The user deleted after the login found it by its identity, before the session starts.
-    const { response, body } = await beforeSessionsStart(
-      app,
-      appId,
-      (session) => store.deleteUser(session.userId),
-      login,
-    );
-    expect(response.statusCode).toBe(401);
-    expect(body).toMatchObject({ error: "invalid session: user not found", error_code: "InvalidSession" });
+    beforeNext(Object.getPrototypeOf(store), "startSession", () => store.deleteUser(first.body.user_id));
+    const { response, body } = await login();
+    vi.restoreAllMocks();
+    expect(response.statusCode, JSON.stringify(body)).toBe(200);
+    expect(body.user_id).not.toBe(first.body.user_id);
     expect(await store.sessions.forUser(first.body.user_id)).toEqual([]);
-    // A login now makes the identity a new user.
-    const again = await login();
-    expect(again.response.statusCode).toBe(200);
-    expect(again.body.user_id).not.toBe(first.body.user_id);
+    const { users } = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body;
+    expect(
+      users.map((u: { id: string; identities: { id: string }[] }) => [u.id, u.identities.map((i) => i.id)]),
+    ).toEqual([[body.user_id, ["late-user"]]]);
+    const profile = await call(app, "getProfile", {
+      method: "GET",
+      url: `${base}/auth/profile`,
+      headers: bearer(body.access_token),
+    });
+    expect(profile.body.identities.map((i: { id: string }) => i.id)).toEqual(["late-user"]);
+
+    // A user that goes again as the login goes on: the login tries once more, then gives up.
+    const starts = vi.spyOn(Object.getPrototypeOf(store), "startSession").mockResolvedValue(undefined);
+    const lost = await login();
+    vi.restoreAllMocks();
+    expect(starts).toHaveBeenCalledTimes(2);
+    expect(lost.response.statusCode).toBe(401);
+    expect(lost.body).toMatchObject({ error: "invalid session: user not found", error_code: "InvalidSession" });
+  });
+
+  it("a first e-mail/password login whose new user is removed before its session starts: InvalidPassword", async () => {
+    const appId = await newApp(app);
+    const pending = await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users`,
+      payload: { email: "first@example.com", password: "secret-1", confirmed: false },
+    });
+    await call(app, "confirmPendingUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/users/${pending.body.id}/confirm`,
+    });
+    const { store } = (await app.emulator.apps.get(appId))!;
+    // The user the login made is removed (with its registration) before the session starts: a
+    // moment later the address has no registration.
+    beforeNext(Object.getPrototypeOf(store), "startSession", async () => {
+      const [made] = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body.users;
+      expect(
+        (await call(app, "removeUser", { method: "DELETE", url: `/_mock/v1/apps/${appId}/users/${made.id}` })).response
+          .statusCode,
+      ).toBe(204);
+    });
+    const { response, body } = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+      payload: { username: "first@example.com", password: "secret-1" },
+    });
+    vi.restoreAllMocks();
+    expect([response.statusCode, body.error_code]).toEqual([401, "InvalidPassword"]);
+    expect((await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body.users).toEqual(
+      [],
+    );
   });
 
   it("deletes the user with its registration, sessions and keys; the follow-up logout fails as realm-web expects", async () => {

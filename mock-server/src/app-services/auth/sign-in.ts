@@ -215,10 +215,17 @@ export async function signInAs(
     user = now.owner;
   }
   let reply: LoginReply | undefined;
-  if (user) user = await refreshed(app, auth, user);
-  else ({ user, reply } = await createAndStart(emulator, app, auth, start, log));
-  if (user.disabled) throw errors.userDisabled();
-  reply ??= await startSession(emulator, app, user, start);
+  for (let attempt = 1; ; attempt++) {
+    if (user) user = await refreshed(app, auth, user);
+    else ({ user, reply } = await createAndStart(emulator, app, auth, start, log));
+    if (user.disabled) throw errors.userDisabled();
+    reply ??= await startSession(emulator, app, user, start);
+    if (reply) break;
+    // The user was deleted since the login found it. A moment later the identity has no user (or
+    // a new one, another login's): the login goes on as that one would — once; again, it fails.
+    if (attempt === 2) throw errors.sessionUserGone();
+    user = await app.users.byIdentity(auth.identity.provider_type, auth.identity.id);
+  }
   emulator.events.emit({ type: "user", appId: app.appId, action: "logged-in", id: user.id });
   fireAuthTriggers(app, "LOGIN", user, [auth.identity.provider_type], log);
   return reply;
