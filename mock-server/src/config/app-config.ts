@@ -88,6 +88,8 @@ export const limitDefaults = {
   sessionsPerUser: 100,
   documents: 1_000_000,
   documentBytes: 1024 * 1024 * 1024,
+  // Empty ones too (a client could make them without end, one insert and delete at a time).
+  collections: 10_000,
   // What one user may take of it, and anonymous users (alone and together): no user, and no client
   // address within days, can fill or starve the app. docs/decisions/0018-fair-shares.md.
   documentsPerUser: 10_000,

@@ -20,8 +20,8 @@ export async function asControl<T>(run: () => Promise<T>): Promise<T> {
     return await run();
   } catch (error) {
     if (error instanceof AppServicesError) {
-      // A duplicate `_id`, or the app's document limits (docs/decisions/0012-quotas.md): a conflict.
-      throw /^Duplicate key|^maximum (number|size) of documents/.test(error.message)
+      // A duplicate `_id`, or the app's document or collection limits (docs/decisions/0012-quotas.md): a conflict.
+      throw /^Duplicate key|^maximum (number|size) of documents|^cannot create a new collection/.test(error.message)
         ? controlErrors.conflict(error.message)
         : controlErrors.validation(error.message);
     }

@@ -214,7 +214,7 @@ function copyOf<T>(value: T): T | Promise<T> {
 
 /** A store's refusal of a write (an app's or a writer's limit) as the service's error of it; anything else as it is. */
 export function writeRefusal(error: unknown, writer: Writer | undefined): unknown {
-  if (error instanceof QuotaExceededError) return errors.quotaExceeded(error.quota, error.limit);
+  if (error instanceof QuotaExceededError) return errors.quotaExceeded(error.quota, error.limit, error.held);
   if (error instanceof WriteRateExceededError) return errors.tooManyWrites(error.limit, writer?.anonymous ?? false);
   return error;
 }

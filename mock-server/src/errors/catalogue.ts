@@ -247,8 +247,11 @@ export const appServicesErrors = {
    * anonymous user, or anonymous users together may hold, worded like the app's
    * (0018-fair-shares.md).
    */
-  quotaExceeded: (quota: Quota, limit: number): AppServicesError => {
+  quotaExceeded: (quota: Quota, limit: number, held = limit): AppServicesError => {
     if (quota === "users") return as(403, `maximum number of users (${limit}) reached`, "InvalidParameter");
+    // [Atlas's shared clusters' text (AtlasError 8000, 500 collections); status and code as every MongoDB error]
+    if (quota === "collections")
+      return as(400, `cannot create a new collection -- already using ${held} collections of ${limit}`, "MongoDBError");
     const whose = quota.endsWith("PerUser")
       ? " per user"
       : quota.endsWith("PerAnonymousUser")

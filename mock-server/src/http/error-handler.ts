@@ -92,7 +92,7 @@ function mapFrameworkError(error: FastifyError, area: ReturnType<typeof areaOfUr
 }
 
 function appServicesQuotaError(error: QuotaExceededError): AppServicesError {
-  return appServicesErrors.quotaExceeded(error.quota, error.limit);
+  return appServicesErrors.quotaExceeded(error.quota, error.limit, error.held);
 }
 
 const quotaMessage = (error: QuotaExceededError) => appServicesQuotaError(error).message;

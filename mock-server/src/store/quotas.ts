@@ -13,5 +13,6 @@ export const quotas = [
   "documentBytesPerAnonymousUser",
   "anonymousDocuments",
   "anonymousDocumentBytes",
+  "collections",
 ] as const;
 export type Quota = (typeof quotas)[number];

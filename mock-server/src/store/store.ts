@@ -94,6 +94,8 @@ export class QuotaExceededError extends Error {
   constructor(
     readonly quota: Quota,
     readonly limit: number,
+    /** What the app holds (when known: more than the limit after the limit was lowered). */
+    readonly held = limit,
   ) {
     super(`the app's ${quota} limit (${limit}) is reached`);
   }

@@ -1,7 +1,7 @@
 /**
  * The app's limits (config `limits`, docs/decisions/0012-quotas.md): users of every provider and
  * unclaimed registrations, sessions per user (the oldest end), documents and their bytes summed over
- * the app's collections. Each refusal is the documented error and leaves nothing behind; racing
+ * the app's collections, and the collections. Each refusal is the documented error and leaves nothing behind; racing
  * writes at the limit (on one instance, and with PostgreSQL on two) leave exactly the limit.
  */
 import type { FastifyInstance } from "fastify";
@@ -216,6 +216,62 @@ describe("documents", () => {
   });
 });
 
+describe("collections", () => {
+  const insert = (appId: string, token: string, collection: string, document: Record<string, unknown>) =>
+    mongoAction(app, appId, token, "insertOne", { database: "d", collection, document });
+  const names = async (appId: string) =>
+    (await call(app, "listCollections", { method: "GET", url: `/_mock/v1/apps/${appId}/data` })).body.collections
+      .map((c: { collection: string }) => c.collection)
+      .sort();
+
+  it("caps the collections an app holds, empty ones too; a refused write writes nothing; a drop frees a place", async () => {
+    const appId = await newApp(app, { ...openData, limits: { collections: 2 } });
+    const { access_token: token } = await anonymousLogin(app, appId);
+    for (const collection of ["a", "b"])
+      expect((await insert(appId, token, collection, { n: 1 })).response.statusCode).toBe(200);
+    // An emptied collection is still there (as in MongoDB), and counts.
+    await mongoAction(app, appId, token, "deleteMany", { database: "d", collection: "b", query: {} });
+    const refused = await insert(appId, token, "c", { n: 1 });
+    expect([refused.response.statusCode, refused.body]).toMatchObject([
+      400,
+      { error: "cannot create a new collection -- already using 2 collections of 2", error_code: "MongoDBError" },
+    ]);
+    const upsert = await mongoAction(app, appId, token, "updateOne", {
+      database: "d",
+      collection: "c",
+      query: { n: 1 },
+      update: { $set: { m: 1 } },
+      upsert: true,
+    });
+    expect(upsert.body.error).toBe("cannot create a new collection -- already using 2 collections of 2");
+    expect(await names(appId)).toEqual(["a", "b"]);
+    // Writes to the collections there are go on; the control API's seeding is held to the limit (409).
+    expect((await insert(appId, token, "b", { n: 2 })).response.statusCode).toBe(200);
+    const seeded = await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/d/c`,
+      payload: { documents: [{ n: 5 }] },
+    });
+    expect([seeded.response.statusCode, seeded.body.error]).toEqual([
+      409,
+      "cannot create a new collection -- already using 2 collections of 2",
+    ]);
+    const drop = await call(app, "dropCollection", { method: "DELETE", url: `/_mock/v1/apps/${appId}/data/d/a` });
+    expect(drop.response.statusCode).toBe(204);
+    expect((await insert(appId, token, "c", { n: 1 })).response.statusCode).toBe(200);
+    expect(await names(appId)).toEqual(["b", "c"]);
+  });
+
+  it("says how many the app holds when its limit was lowered below them", async () => {
+    const appId = await newApp(app, { ...openData });
+    const { access_token: token } = await anonymousLogin(app, appId);
+    for (const collection of ["a", "b", "c"]) await insert(appId, token, collection, { n: 1 });
+    await app.emulator.apps.upsert({ appId, overrides: { ...openData, limits: { collections: 2 } } });
+    const refused = await insert(appId, token, "d", { n: 1 });
+    expect(refused.body.error).toBe("cannot create a new collection -- already using 3 collections of 2");
+  });
+});
+
 describe("racing writes at the limit", () => {
   /** A second instance on the same store (PostgreSQL), or the same one (memory: one process). */
   async function instances(): Promise<[FastifyInstance, FastifyInstance, () => Promise<void>]> {
@@ -247,6 +303,21 @@ describe("racing writes at the limit", () => {
       const statuses = await racing([one, two], 30, (i) => insertOneCall(appId, token, { i }, i % 3 ? "c" : "other"));
       expect(tally(statuses)).toEqual({ 200: 10, 400: 20 });
       expect(await storedDocuments(app, appId)).toBe(10);
+    } finally {
+      await close();
+    }
+  });
+
+  it("collections: of 12 inserts racing to make 12 collections for 3 places, exactly 3 are made", async () => {
+    const appId = await newApp(app, { ...openData, limits: { collections: 3 } });
+    const { access_token: token } = await anonymousLogin(app, appId);
+    const [one, two, close] = await instances();
+    try {
+      const statuses = await racing([one, two], 12, (i) => insertOneCall(appId, token, { i }, `c${i}`));
+      expect(tally(statuses)).toEqual({ 200: 3, 400: 9 });
+      const { body } = await call(app, "listCollections", { method: "GET", url: `/_mock/v1/apps/${appId}/data` });
+      expect(body.collections).toHaveLength(3);
+      expect(await storedDocuments(app, appId)).toBe(3);
     } finally {
       await close();
     }

@@ -1404,6 +1404,8 @@ export interface components {
             documents?: number;
             /** @description The size of the app's documents (each as canonical Extended JSON, in UTF-8 bytes) summed over its collections. A write that grows it past the limit answers 400 MongoDBError "maximum size of documents (N bytes) reached" and writes nothing. */
             documentBytes?: number;
+            /** @description The app's collections (default 10000): every one a write created, empty ones too, until it is dropped. A write that would create one more answers 400 MongoDBError "cannot create a new collection -- already using N collections of M" (the wording of Atlas's shared clusters, which allow 500) and writes nothing. */
+            collections?: number;
             /** @description Documents one user may hold (a document counts for the user who last inserted, updated or replaced it; those the system wrote count for no user). Default 10,000. Past it the write answers 400 MongoDBError "maximum number of documents per user (N) reached" (docs/decisions/0018-fair-shares.md). */
             documentsPerUser?: number;
             /** @description The size of one user's documents, summed like documentBytes (default 33554432, 32 MiB). Past it: "maximum size of documents per user (N bytes) reached". */

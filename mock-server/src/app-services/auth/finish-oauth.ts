@@ -71,7 +71,8 @@ export async function finishOAuth(request: FastifyRequest, reply: FastifyReply, 
     result = await complete(request, app, flow, params);
   } catch (error) {
     // The service's refusals go back to the app; an outage or a bug is answered here (503, 500).
-    if (error instanceof QuotaExceededError) result = { error: errors.quotaExceeded(error.quota, error.limit).message };
+    if (error instanceof QuotaExceededError)
+      result = { error: errors.quotaExceeded(error.quota, error.limit, error.held).message };
     else if (error instanceof AppServicesError) result = { error: error.message };
     else throw error;
   }

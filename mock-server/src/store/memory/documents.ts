@@ -826,6 +826,7 @@ export class MemoryDocuments implements DocumentStore {
    */
   private *apply(steps: ApplyStep[], writer: Writer | undefined, atomic: boolean): Generator<void, AppliedChanges[]> {
     if (steps.every((step) => step.changes.length === 0)) return steps.map(() => ({ applied: 0 }));
+    this.checkCollections(steps);
     yield* this.checkLimits(steps, writer, atomic);
     const out: AppliedChanges[] = [];
     for (const { database, name, changes, prepared } of steps) {
@@ -851,6 +852,17 @@ export class MemoryDocuments implements DocumentStore {
       else collection.delete(change.id);
     }
     return { applied: changes.length };
+  }
+
+  /** Refuses steps that would make the app more collections than its limit lets it hold. */
+  private checkCollections(steps: ApplyStep[]): void {
+    const limit = this.limits()?.collections;
+    if (limit === undefined) return;
+    const made = new Set<string>();
+    for (const { database, name, changes } of steps)
+      if (changes.length > 0 && !this.existing(database, name)) made.add(MemoryDocuments.key(database, name));
+    const held = this.collectionsByKey.size;
+    if (made.size > 0 && held + made.size > limit) throw new QuotaExceededError("collections", limit, held);
   }
 
   /** Writers' allowances of writes, by user id (writesPerSecondPerUser). */

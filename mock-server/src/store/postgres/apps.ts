@@ -409,6 +409,7 @@ export class PgApps implements AppRecords {
       limits.documentsPerAnonymousUser,
       limits.documentBytesPerAnonymousUser,
       limits.writesPerSecondPerAnonymousUser,
+      limits.collections,
     ];
     const columns = [
       "max_users",
@@ -423,6 +424,7 @@ export class PgApps implements AppRecords {
       "max_anonymous_user_documents",
       "max_anonymous_user_document_bytes",
       "max_anonymous_user_writes_per_second",
+      "max_collections",
     ];
     await q.query(
       `INSERT INTO app_usage (app_id, ${columns.join(", ")}) VALUES ($1, ${columns.map((_, i) => `$${i + 2}`).join(", ")})

@@ -33,6 +33,7 @@ import {
   type DocumentStore,
   type ExactTexts,
   type ExactTextsOptions,
+  QuotaExceededError,
   type ScanOptions,
   StoreUnavailableError,
   type TriggerSuspension,
@@ -63,6 +64,8 @@ const maxBatch = 1_000;
 const maxPayloadBytes = 7_900;
 /** Deadlocks and serialization failures are retried this often (the plan is pure, so it can run again). */
 const maxAttempts = 4;
+/** The first key of an app's collection lock (its second: the app id's hash); "coll" in ASCII. */
+const collectionLock = 0x636f6c6c;
 
 /** A document as the statements bind it: its Extended JSON, for both `doc` (jsonb) and `ejson`. */
 export const storedDocument = (doc: Document) => jsonParam(toEJSONText(doc));
@@ -586,15 +589,42 @@ export class PgDocuments implements DocumentStore {
       ]);
   }
 
+  /**
+   * The collection's row, written when it has none: in `q`'s transaction, or (`q` the pool) in one
+   * of its own. A new one is made under the app's collection lock (to the end of that
+   * transaction), so that writes racing on any instance cannot take the app past its limit of
+   * collections (QuotaExceededError "collections", nothing written).
+   */
   private async ensureCollection(q: Queryable, database: string, collection: string): Promise<void> {
     const key = collectionKey(database, collection);
     if (this.known.has(key)) return;
-    await q.query("INSERT INTO collections (app_id, db, coll) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
-      this.appId,
-      database,
-      collection,
-    ]);
+    const place = [this.appId, database, collection];
+    const { rowCount } = await q.query("SELECT 1 FROM collections WHERE app_id = $1 AND db = $2 AND coll = $3", place);
+    if (rowCount === 0) {
+      const db = this.context.db;
+      await (q === db ? db.transaction((client) => this.makeCollection(client, place)) : this.makeCollection(q, place));
+    }
     this.known.add(key);
+  }
+
+  private async makeCollection(q: Queryable, place: string[]): Promise<void> {
+    await q.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [collectionLock, this.appId]);
+    // (A statement after the lock: it sees every collection made by the lock's earlier holders.)
+    const { rows } = await q.query<{ there: boolean; held: string; max: string | null }>(
+      `WITH made AS (
+         INSERT INTO collections (app_id, db, coll)
+         SELECT $1, $2, $3
+          WHERE (SELECT count(*) FROM collections WHERE app_id = $1)
+                < coalesce((SELECT max_collections FROM app_usage WHERE app_id = $1), 9223372036854775807)
+         ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM made)
+                OR EXISTS (SELECT 1 FROM collections WHERE app_id = $1 AND db = $2 AND coll = $3) AS there,
+              (SELECT count(*) FROM collections WHERE app_id = $1) AS held,
+              (SELECT max_collections FROM app_usage WHERE app_id = $1) AS max`,
+      place,
+    );
+    const [row] = rows;
+    if (row && !row.there) throw new QuotaExceededError("collections", Number(row.max), Number(row.held));
   }
 
   /**

@@ -1075,6 +1075,18 @@ export const migrations: Migration[] = [
         END $$;
     `,
   },
+  {
+    version: 20,
+    name: "the most collections an app may hold",
+    // A write that would create a collection past the app's limit is refused (documents.ts
+    // `ensureCollection`, under the app's collection lock). Apps of an earlier schema: their
+    // config's limit, else this version's default (the server writes its own with every app).
+    sql: `
+      ALTER TABLE app_usage ADD COLUMN max_collections bigint;
+      UPDATE app_usage u SET max_collections = coalesce((a.config #>> '{limits,collections}')::bigint, 10000)
+        FROM apps a WHERE a.app_id = u.app_id;
+    `,
+  },
 ];
 
 export const latestVersion = migrations.reduce((n, m) => Math.max(n, m.version), 0);
