@@ -158,6 +158,35 @@ describe("migrations", () => {
     }
   });
 
+  it("upgrade version 19 to a limit of collections: the config's or the default", async () => {
+    const db = await fresh();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await schemaAt(client, 19);
+      for (const [app, config] of [
+        ["a", '{"limits":{"collections":7}}'],
+        ["b", "{}"],
+      ]) {
+        await client.query("INSERT INTO apps (app_id, domain_id, created_at, config) VALUES ($1, $1, 0, $2)", [
+          app,
+          config,
+        ]);
+        await client.query(
+          "INSERT INTO app_usage (app_id, max_users, max_sessions_per_user, max_documents, max_document_bytes) VALUES ($1, 100, 100, 10, 1000000)",
+          [app],
+        );
+      }
+      expect(await migrate(client)).toEqual(migrations.filter((m) => m.version > 19).map((m) => m.version));
+      expect((await client.query("SELECT app_id, max_collections FROM app_usage ORDER BY app_id")).rows).toEqual([
+        { app_id: "a", max_collections: "7" },
+        { app_id: "b", max_collections: "10000" },
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
+
   it("upgrade version 7: a user's sessions kept, read newest first from the index (the login's trim)", async () => {
     const db = await fresh();
     const client = new pg.Client({ connectionString: db.url });
