@@ -187,6 +187,34 @@ describe("documents", () => {
     expect(seeded.body.error).toBe("maximum number of documents (3) reached");
   });
 
+  it("counts a dropped collection's documents no more, the app's nor their writer's", async () => {
+    const appId = await newApp(app, {
+      ...openData,
+      limits: { documents: 4, anonymousDocuments: 4, documentsPerAnonymousUser: 3 },
+    });
+    const { access_token: token } = await anonymousLogin(app, appId);
+    expect(
+      (await action(appId, token, "insertMany", { documents: [{ n: 1 }, { n: 2 }, { n: 3 }] })).response.statusCode,
+    ).toBe(200);
+    const mine = await action(appId, token, "insertOne", { collection: "other", document: { n: 4 } });
+    expect(mine.body.error).toBe("maximum number of documents per anonymous user (3) reached");
+    const seeded = await call(app, "insertDocuments", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/data/d/seeded`,
+      payload: { documents: [{ n: 5 }] },
+    });
+    expect(seeded.response.statusCode).toBe(201);
+    expect(
+      (await call(app, "dropCollection", { method: "DELETE", url: `/_mock/v1/apps/${appId}/data/d/c` })).response
+        .statusCode,
+    ).toBe(204);
+    expect(
+      (await action(appId, token, "insertMany", { documents: [{ n: 6 }, { n: 7 }, { n: 8 }] })).response.statusCode,
+    ).toBe(200);
+    const full = await action(appId, token, "insertOne", { collection: "other", document: { n: 9 } });
+    expect(full.body.error).toBe("maximum number of documents (4) reached");
+  });
+
   it("caps their bytes: an insert or an update that grows past the limit is refused, a shrinking one is not", async () => {
     const appId = await newApp(app, { ...openData, limits: { documentBytes: 400, anonymousDocumentBytes: 400 } });
     const { access_token: token } = await anonymousLogin(app, appId);

@@ -325,19 +325,23 @@ export class Collection {
   bytes = 0;
   /** Who each owned document counts for (the user who last wrote it), by `_id` key. */
   private readonly owners = new Map<string, Writer>();
-  /** What the documents of each owner hold here, by user id. */
-  private readonly usage = new Map<string, Usage>();
-  /** What the documents written by anonymous users hold here. */
-  readonly anonymous: Usage = { documents: 0, bytes: 0 };
   /** Changes with every write (caches keyed on a collection's content compare it). */
   version = 0;
   constructor(
     readonly database: string,
     readonly name: string,
+    /** What the app's collections hold together (this one's share kept in it). */
+    private readonly held = new Holdings(),
   ) {}
 
   get size(): number {
     return this.docs.size;
+  }
+
+  /** Takes what this collection holds out of the app's holdings (it is dropped). */
+  release(): void {
+    this.held.add(-this.docs.size, -this.bytes);
+    for (const [key, owner] of this.owners) this.held.own(owner, -1, -(this.sizes.get(key) ?? 0));
   }
 
   /** The stored documents (frozen: writes replace them; callers clone one to change it). */
@@ -496,11 +500,6 @@ export class Collection {
     return size === undefined ? undefined : { size, owner: this.owners.get(key) };
   }
 
-  /** What the documents of one owner hold here. */
-  usageOf(userId: string): Usage | undefined {
-    return this.usage.get(userId);
-  }
-
   private ownersAt: { version: number; list: OwnerList } | undefined;
 
   /** The owned documents' places in `values()`, by owner (for exports; kept until the next write). */
@@ -539,6 +538,7 @@ export class Collection {
     this.reindex(key, undefined, stored);
     this.sizes.set(key, bytes);
     this.bytes += bytes;
+    this.held.add(1, bytes);
     this.own(key, bytes, owner);
     return true;
   }
@@ -555,7 +555,9 @@ export class Collection {
     if (!this.places.has(key)) this.places.set(key, this.nextPlace++);
     this.reindex(key, before, stored);
     this.disown(key);
-    this.bytes += bytes - (this.sizes.get(key) ?? 0);
+    const change = bytes - (this.sizes.get(key) ?? 0);
+    this.bytes += change;
+    this.held.add(before ? 0 : 1, change);
     this.sizes.set(key, bytes);
     this.own(key, bytes, owner);
   }
@@ -564,10 +566,14 @@ export class Collection {
     const key = idKey(id);
     this.version++;
     this.disown(key);
-    this.bytes -= this.sizes.get(key) ?? 0;
+    const size = this.sizes.get(key) ?? 0;
+    this.bytes -= size;
     this.sizes.delete(key);
     const before = this.docs.get(key);
-    if (before) this.reindex(key, before, undefined);
+    if (before) {
+      this.held.add(-1, -size);
+      this.reindex(key, before, undefined);
+    }
     this.places.delete(key);
     return this.docs.delete(key);
   }
@@ -575,32 +581,14 @@ export class Collection {
   private own(key: string, bytes: number, owner: Writer | undefined): void {
     if (!owner) return;
     this.owners.set(key, owner);
-    let usage = this.usage.get(owner.userId);
-    if (!usage) {
-      usage = { documents: 0, bytes: 0 };
-      this.usage.set(owner.userId, usage);
-    }
-    usage.documents++;
-    usage.bytes += bytes;
-    if (owner.anonymous) {
-      this.anonymous.documents++;
-      this.anonymous.bytes += bytes;
-    }
+    this.held.own(owner, 1, bytes);
   }
 
   private disown(key: string): void {
     const owner = this.owners.get(key);
     if (!owner) return;
-    const bytes = this.sizes.get(key) ?? 0;
     this.owners.delete(key);
-    const usage = this.usage.get(owner.userId)!;
-    usage.documents--;
-    usage.bytes -= bytes;
-    if (usage.documents === 0) this.usage.delete(owner.userId);
-    if (owner.anonymous) {
-      this.anonymous.documents--;
-      this.anonymous.bytes -= bytes;
-    }
+    this.held.own(owner, -1, -(this.sizes.get(key) ?? 0));
   }
 }
 
@@ -611,6 +599,52 @@ export type OwnerList = { userId: string; anonymous: boolean; documents: number[
 interface Usage {
   documents: number;
   bytes: number;
+}
+
+/**
+ * What an app's collections hold together — documents, bytes, anonymous users' share and each
+ * owner's — kept by every change of each of them, so that a write's limit check reads the totals
+ * instead of walking the collections.
+ */
+export class Holdings implements Usage {
+  documents = 0;
+  bytes = 0;
+  readonly anonymous: Usage = { documents: 0, bytes: 0 };
+  private readonly owners = new Map<string, Usage>();
+
+  usageOf(userId: string): Usage | undefined {
+    return this.owners.get(userId);
+  }
+
+  /** Adds (negative: takes away) documents and bytes. */
+  add(documents: number, bytes: number): void {
+    this.documents += documents;
+    this.bytes += bytes;
+  }
+
+  /** Adds (negative: takes away) documents and bytes that count for `owner`. */
+  own(owner: Writer, documents: number, bytes: number): void {
+    let usage = this.owners.get(owner.userId);
+    if (!usage) {
+      usage = { documents: 0, bytes: 0 };
+      this.owners.set(owner.userId, usage);
+    }
+    usage.documents += documents;
+    usage.bytes += bytes;
+    if (usage.documents === 0) this.owners.delete(owner.userId);
+    if (owner.anonymous) {
+      this.anonymous.documents += documents;
+      this.anonymous.bytes += bytes;
+    }
+  }
+
+  clear(): void {
+    this.documents = 0;
+    this.bytes = 0;
+    this.anonymous.documents = 0;
+    this.anonymous.bytes = 0;
+    this.owners.clear();
+  }
 }
 
 /** A stored document's size and whom it counts for. */
@@ -630,6 +664,8 @@ export class MemoryDocuments implements DocumentStore {
   constructor(private readonly limits: () => AppLimits | null = () => null) {}
 
   private readonly collectionsByKey = new Map<string, Collection>();
+  /** What the collections hold together (each keeps its share in it). */
+  private readonly held = new Holdings();
   private readonly listeners = new Set<(event: ChangeEvent) => void>();
   private readonly turns = new Map<string, Promise<void>>();
 
@@ -642,7 +678,7 @@ export class MemoryDocuments implements DocumentStore {
     const key = MemoryDocuments.key(database, collection);
     let c = this.collectionsByKey.get(key);
     if (!c) {
-      c = new Collection(database, collection);
+      c = new Collection(database, collection, this.held);
       this.collectionsByKey.set(key, c);
     }
     return c;
@@ -927,18 +963,10 @@ export class MemoryDocuments implements DocumentStore {
     const limits = this.limits();
     if (!limits) return;
     if (app.documents > 0 || app.bytes > 0 || anonymous.documents > 0 || anonymous.bytes > 0) {
-      const total = { documents: 0, bytes: 0 };
-      const anonymousTotal = { documents: 0, bytes: 0 };
-      for (const c of this.collectionsByKey.values()) {
-        total.documents += c.size;
-        total.bytes += c.bytes;
-        anonymousTotal.documents += c.anonymous.documents;
-        anonymousTotal.bytes += c.anonymous.bytes;
-      }
-      refuseGrowth(app, total, limits.documents, limits.documentBytes, "documents", "documentBytes");
+      refuseGrowth(app, this.held, limits.documents, limits.documentBytes, "documents", "documentBytes");
       refuseGrowth(
         anonymous,
-        anonymousTotal,
+        this.held.anonymous,
         limits.anonymousDocuments,
         limits.anonymousDocumentBytes,
         "anonymousDocuments",
@@ -948,15 +976,9 @@ export class MemoryDocuments implements DocumentStore {
     if (!writer) return;
     const own = writerLimits(limits, writer.anonymous);
     if (mine.documents > 0 || mine.bytes > 0) {
-      const total = { documents: 0, bytes: 0 };
-      for (const c of this.collectionsByKey.values()) {
-        const usage = c.usageOf(writer.userId);
-        total.documents += usage?.documents ?? 0;
-        total.bytes += usage?.bytes ?? 0;
-      }
       refuseGrowth(
         mine,
-        total,
+        this.held.usageOf(writer.userId) ?? { documents: 0, bytes: 0 },
         own.documents,
         own.documentBytes,
         writer.anonymous ? "documentsPerAnonymousUser" : "documentsPerUser",
@@ -987,7 +1009,10 @@ export class MemoryDocuments implements DocumentStore {
   async drop(database: string, collection: string): Promise<boolean> {
     const key = MemoryDocuments.key(database, collection);
     return this.holding([key], async () => {
-      if (!this.collectionsByKey.delete(key)) return false;
+      const dropped = this.collectionsByKey.get(key);
+      if (!dropped) return false;
+      this.collectionsByKey.delete(key);
+      dropped.release();
       const events: ChangeEvent[] = [{ database, collection, operationType: "drop" }];
       stampEvents(events, false);
       for (const event of events) this.publish(event);
@@ -997,6 +1022,7 @@ export class MemoryDocuments implements DocumentStore {
 
   clear(): void {
     this.collectionsByKey.clear();
+    this.held.clear();
     this.allowances.clear();
     this.suspensions.clear();
   }
