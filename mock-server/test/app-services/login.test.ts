@@ -2,7 +2,17 @@
 import { createHmac } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { anonymousLogin, base, bearer, bothBefore, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+import {
+  anonymousLogin,
+  base,
+  bearer,
+  bothBefore,
+  call,
+  confirmedRegistration,
+  emailUser,
+  newApp,
+  testApp,
+} from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -291,15 +301,7 @@ describe("login?link=true", () => {
     });
 
     // A confirmed registration without a user object yet: linking it to Ada, who has an e-mail identity.
-    const cy = await call(app, "createUser", {
-      method: "POST",
-      url: `/_mock/v1/apps/${appId}/users`,
-      payload: { email: "cy@example.com", password: "secret-1", confirmed: false },
-    });
-    await call(app, "confirmPendingUser", {
-      method: "POST",
-      url: `/_mock/v1/apps/${appId}/users/${cy.body.id}/confirm`,
-    });
+    await confirmedRegistration(app, appId, "cy@example.com");
     const second = await call(app, "login", {
       method: "POST",
       url: loginUrl(appId, "local-userpass", true),
@@ -338,17 +340,7 @@ describe("login?link=true", () => {
     it("attach one e-mail/password identity: the other is refused and nothing of it is kept", async () => {
       const appId = await newApp(app);
       // Confirmed registrations without user objects yet.
-      for (const email of ["ada@example.com", "bob@example.com"]) {
-        const pending = await call(app, "createUser", {
-          method: "POST",
-          url: `/_mock/v1/apps/${appId}/users`,
-          payload: { email, password: "secret-1", confirmed: false },
-        });
-        await call(app, "confirmPendingUser", {
-          method: "POST",
-          url: `/_mock/v1/apps/${appId}/users/${pending.body.id}/confirm`,
-        });
-      }
+      for (const email of ["ada@example.com", "bob@example.com"]) await confirmedRegistration(app, appId, email);
       const anon = await anonymousLogin(app, appId);
       // Both past the check of the user's identities before either adds its own.
       bothBefore(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users), "addIdentity");

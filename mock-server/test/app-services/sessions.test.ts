@@ -10,6 +10,7 @@ import {
   beforeNext,
   bothBefore,
   call,
+  confirmedRegistration,
   emailUser,
   getProfile,
   newApp,
@@ -308,15 +309,7 @@ describe("deleteUser", () => {
 
   it("a first e-mail/password login whose new user is removed before its session starts: InvalidPassword", async () => {
     const appId = await newApp(app);
-    const pending = await call(app, "createUser", {
-      method: "POST",
-      url: `/_mock/v1/apps/${appId}/users`,
-      payload: { email: "first@example.com", password: "secret-1", confirmed: false },
-    });
-    await call(app, "confirmPendingUser", {
-      method: "POST",
-      url: `/_mock/v1/apps/${appId}/users/${pending.body.id}/confirm`,
-    });
+    await confirmedRegistration(app, appId, "first@example.com");
     const { store } = (await app.emulator.apps.get(appId))!;
     // The user the login made is removed (with its registration) before the session starts: a
     // moment later the address has no registration.

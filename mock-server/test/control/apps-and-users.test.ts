@@ -4,7 +4,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { anonymousLogin, base, bearer, beforeNext, bothBefore, call, newApp, testApp } from "../helpers/app.ts";
+import {
+  anonymousLogin,
+  base,
+  bearer,
+  beforeNext,
+  bothBefore,
+  call,
+  confirmedRegistration,
+  newApp,
+  testApp,
+} from "../helpers/app.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -345,19 +355,11 @@ describe("users", () => {
     ["a link adds it to a user", "addIdentity", true],
   ] as const)("keeps no user of a registration removed while %s", async (_, method, linking) => {
     const appId = await newApp(app);
-    const pending = await call(app, "createUser", {
-      method: "POST",
-      url: `/_mock/v1/apps/${appId}/users`,
-      payload: { email: "gone@example.com", password: "secret-1", confirmed: false },
-    });
-    await call(app, "confirmPendingUser", {
-      method: "POST",
-      url: `/_mock/v1/apps/${appId}/users/${pending.body.id}/confirm`,
-    });
+    const registration = await confirmedRegistration(app, appId, "gone@example.com");
     const anon = linking ? await anonymousLogin(app, appId) : undefined;
     // The password matched; the registration is removed before the user takes it.
     beforeNext(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users), method, async () => {
-      const url = `/_mock/v1/apps/${appId}/users/${pending.body.id}`;
+      const url = `/_mock/v1/apps/${appId}/users/${registration}`;
       expect((await call(app, "removeUser", { method: "DELETE", url })).response.statusCode).toBe(204);
     });
     const login = await call(app, "login", {

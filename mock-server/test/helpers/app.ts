@@ -170,6 +170,28 @@ export async function anonymousLogin(app: FastifyInstance, appId: string) {
   return body as { access_token: string; refresh_token: string; user_id: string; device_id: string };
 }
 
+/**
+ * A confirmed e-mail/password registration without a user object yet (its first login, or a link,
+ * makes one): seeded pending, then confirmed through the control API. Answers its id.
+ */
+export async function confirmedRegistration(
+  app: FastifyInstance,
+  appId: string,
+  email: string,
+  password = "secret-1",
+): Promise<string> {
+  const pending = await call(app, "createUser", {
+    method: "POST",
+    url: `/_mock/v1/apps/${appId}/users`,
+    payload: { email, password, confirmed: false },
+  });
+  await call(app, "confirmPendingUser", {
+    method: "POST",
+    url: `/_mock/v1/apps/${appId}/users/${pending.body.id}/confirm`,
+  });
+  return pending.body.id as string;
+}
+
 /** Registers and confirms (through the captured confirmation token) an e-mail/password user, then logs in. */
 export async function emailUser(
   app: FastifyInstance,
