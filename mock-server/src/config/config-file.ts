@@ -6,12 +6,16 @@
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import type { ControlSchemas } from "../openapi/types.ts";
+import { AppExistsError } from "../runtime/apps.ts";
 import { EmailJsAccountExistsError } from "../runtime/emailjs-accounts.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { loadAppFolder } from "./app-folder.ts";
 import { startValidator } from "./start-validators.ts";
 
 export type EmulatorConfigFile = ControlSchemas["EmulatorConfigFile"];
+
+/** An app folder a configuration names cannot be loaded (missing, unreadable, not valid). */
+export class AppFolderError extends Error {}
 
 export function validateConfigFile(value: unknown, source: string): EmulatorConfigFile {
   const validate = startValidator("configFile");
@@ -66,15 +70,19 @@ export async function applyConfigFile(
   }
   if (mode === "create") {
     for (const app of apps) {
-      if (await emulator.apps.get(app.appId)) throw new Error(`an app with id '${app.appId}' exists`);
+      if (await emulator.apps.get(app.appId)) throw new AppExistsError(`an app with id '${app.appId}' exists`);
     }
     for (const publicKey of existingAccounts)
-      throw new Error(`an EmailJS account with public key '${publicKey}' exists`);
+      throw new EmailJsAccountExistsError(`an EmailJS account with public key '${publicKey}' exists`);
   }
   const templates = apps.map((app) => {
     if (!app.appDir) return undefined;
     const dir = isAbsolute(app.appDir) ? app.appDir : resolve(baseDir, app.appDir);
-    return { config: loadAppFolder(dir).config, appDir: dir };
+    try {
+      return { config: loadAppFolder(dir).config, appDir: dir };
+    } catch (error) {
+      throw new AppFolderError((error as Error).message);
+    }
   });
   const appIds: string[] = [];
   const emailjsAccounts: string[] = [];

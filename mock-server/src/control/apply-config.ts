@@ -1,5 +1,7 @@
-import { applyConfigFile, repeatedId } from "../config/config-file.ts";
+import { AppFolderError, applyConfigFile, repeatedId } from "../config/config-file.ts";
 import { controlErrors } from "../errors/catalogue.ts";
+import { AppExistsError } from "../runtime/apps.ts";
+import { EmailJsAccountExistsError } from "../runtime/emailjs-accounts.ts";
 import { checkFunctionSource } from "./function-source.ts";
 import { defineControlRoute } from "./route.ts";
 
@@ -14,6 +16,10 @@ export default defineControlRoute("applyConfig", async (request, reply) => {
     const created = await applyConfigFile(request.server.emulator, request.body, process.cwd(), "create");
     return reply.code(201).send(created);
   } catch (error) {
-    throw controlErrors.conflict((error as Error).message);
+    if (error instanceof AppExistsError || error instanceof EmailJsAccountExistsError)
+      throw controlErrors.conflict(error.message);
+    if (error instanceof AppFolderError) throw controlErrors.validation(error.message);
+    // (An outage answers 503, as everywhere.)
+    throw error;
   }
 });

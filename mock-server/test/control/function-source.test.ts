@@ -133,6 +133,11 @@ describe("function source through the control API, allowed", () => {
       expect((await callFunction(app, created.body.appId, "evil")).body).toBe("ran on the host");
       const settings = await call(app, "getEmulatorConfig", { method: "GET", url: "/_mock/v1/config" });
       expect(settings.body.functionSourceAccepted).toBe(true);
+      // An app folder that is not there is bad input (400), not a conflict; nothing is made.
+      const missing = join(scratch, "no-such-folder");
+      const refused = await applyConfig(app, { apps: [{ appId: "first" }, { appId: "foldered", appDir: missing }] });
+      expect([refused.response.statusCode, refused.body.error]).toEqual([400, `App folder ${missing} does not exist`]);
+      expect(await appIds(app)).not.toContain("first");
     } finally {
       await app.close();
     }

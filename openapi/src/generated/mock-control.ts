@@ -105,7 +105,8 @@ export interface paths {
          * Add the apps and EmailJS accounts of a configuration (the `--config` file format)
          * @description What `--config FILE` does at start, at run time: creates every listed app (from its app
          *     folder and/or config) and EmailJS account, all or nothing. `settings` take effect only at
-         *     start and are refused here (400), as is an app or account named twice; 409 when an id is
+         *     start and are refused here (400), as are an app or account named twice and an app folder
+         *     that cannot be loaded; 409 when an id is
          *     taken (before: nothing is made; by another request meanwhile: what this one made is
          *     deleted again).
          */
