@@ -114,8 +114,7 @@ export async function sessionReply(
   };
 }
 
-/** Why a session was not started: its API key, or its user, gone or disabled meanwhile. */
-/** Why a session did not start: its API key or its user refused; undefined when the user is gone. */
+/** Why a session did not start: its API key gone or disabled, its user disabled; undefined when the user is gone. */
 async function notStarted(app: AppRuntime, userId: string, apiKeyId: string | undefined) {
   if (apiKeyId !== undefined) {
     const key = await app.apiKeys.get(apiKeyId);
@@ -133,7 +132,8 @@ export async function startSession(emulator: Emulator, app: AppRuntime, user: St
   // (The user's custom data, for the access token, read with it where the store can.)
   const started = await app.store.startSession(session, session.createdAt, app.customUserDataPlace());
   // The user (or the API key) deleted or disabled since the login read it: no session is kept
-  // (none that enabling them again would revive), and the login fails as it would a moment later.
+  // (none that enabling them again would revive); a refusal is the login's as a moment later, a
+  // user gone is the caller's to go on from (signInAs).
   if (!started) {
     const refusal = await notStarted(app, user.id, session.apiKeyId);
     if (refusal) throw refusal;
