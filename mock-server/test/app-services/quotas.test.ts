@@ -24,7 +24,7 @@ import {
 
 let app: FastifyInstance;
 beforeAll(async () => {
-  app = await testApp();
+  app = await testApp({ allowFunctionSource: true });
 });
 afterAll(() => app.close());
 
@@ -288,6 +288,39 @@ describe("collections", () => {
     expect(drop.response.statusCode).toBe(204);
     expect((await insert(appId, token, "c", { n: 1 })).response.statusCode).toBe(200);
     expect(await names(appId)).toEqual(["b", "c"]);
+  });
+
+  it("refuses a transaction that would make more than the places left, keeping none of it", async () => {
+    const source = `exports = async () => {
+      const client = context.services.get("mongodb-atlas");
+      const session = client.startSession();
+      try {
+        await session.withTransaction(async () => {
+          await client.db("d").collection("x").insertOne({ n: 1 }, { session });
+          await client.db("d").collection("y").insertOne({ n: 2 }, { session });
+        });
+        return "committed";
+      } catch (error) {
+        return error.message;
+      } finally {
+        await session.endSession();
+      }
+    }`;
+    const appId = await newApp(app, {
+      ...openData,
+      limits: { collections: 2 },
+      functions: { both: { source, runAsSystem: true } },
+    });
+    const { access_token: token } = await anonymousLogin(app, appId);
+    await insert(appId, token, "a", { n: 1 });
+    const answer = await call(app, "callFunction", {
+      method: "POST",
+      url: `${base}/app/${appId}/functions/call`,
+      headers: bearer(token),
+      payload: { name: "both", arguments: [] },
+    });
+    expect(answer.body).toBe("cannot create a new collection -- already using 2 collections of 2");
+    expect(await names(appId)).toEqual(["a"]);
   });
 
   it("says how many the app holds when its limit was lowered below them", async () => {

@@ -897,8 +897,10 @@ export class MemoryDocuments implements DocumentStore {
     const made = new Set<string>();
     for (const { database, name, changes } of steps)
       if (changes.length > 0 && !this.existing(database, name)) made.add(MemoryDocuments.key(database, name));
-    const held = this.collectionsByKey.size;
-    if (made.size > 0 && held + made.size > limit) throw new QuotaExceededError("collections", limit, held);
+    const holding = this.collectionsByKey.size;
+    // (Made one at a time, as on PostgreSQL, the one refused finds the limit's worth made, or more.)
+    if (made.size > 0 && holding + made.size > limit)
+      throw new QuotaExceededError("collections", limit, Math.max(holding, limit));
   }
 
   /** Writers' allowances of writes, by user id (writesPerSecondPerUser). */
