@@ -10,7 +10,8 @@ export default defineControlRoute("removeUser", async (request, reply) => {
   // request's alone).
   const removed = found.user
     ? await app.store.deleteUser(found.user.id)
-    : await app.users.removeAccount(found.account.id);
+    : // (Only while no user has taken it: a first login meanwhile made its user, which this id does not name.)
+      await app.users.removeAccount(found.account.id, "unclaimed");
   if (!removed) throw noSuchUser(app, request.params.userId);
   if (found.user) fireAuthTriggers(app, "DELETE", found.user, providersOf(found.user), request.log);
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "deleted", id: request.params.userId });

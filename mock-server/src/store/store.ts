@@ -423,7 +423,11 @@ export interface UserRecords {
   ): Promise<StoredUserpassAccount | undefined>;
   /** Confirms a pending registration: false when it is gone or was confirmed already. */
   confirmAccount(id: string): Promise<boolean>;
-  removeAccount(id: string): Promise<boolean>;
+  /**
+   * Removes a registration; with `only`, only while it is still `unclaimed` (no user took it) or
+   * `pending` (unclaimed and unconfirmed), in the same step: false when it is gone or no longer so.
+   */
+  removeAccount(id: string, only?: "unclaimed" | "pending"): Promise<boolean>;
   /** Every registration, oldest first. */
   accounts(): Promise<StoredUserpassAccount[]>;
 }

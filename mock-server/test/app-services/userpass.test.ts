@@ -389,6 +389,25 @@ describe("confirmation by function", () => {
     ]);
   });
 
+  it("keeps a refused registration that was confirmed and signed in to meanwhile, with its user", async () => {
+    const appId = await newApp(app, functionMode);
+    const email = "raced+reject@example.com";
+    // The function refused; before its registration is taken back, it is confirmed and its first
+    // login makes its user (another request's doing).
+    beforeNext(usersOf(appId), "removeAccount", async () => {
+      const account = await (await app.emulator.apps.get(appId))!.users.accountByEmail(email);
+      const confirm = `/_mock/v1/apps/${appId}/users/${account!.id}/confirm`;
+      expect((await call(app, "confirmPendingUser", { method: "POST", url: confirm })).response.statusCode).toBe(200);
+      expect((await login(appId, email)).response.statusCode).toBe(200);
+    });
+    const refused = await register(appId, email);
+    vi.restoreAllMocks();
+    expect(refused.body.error).toBe(`failed to confirm user "${email}"`);
+    const { users } = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body;
+    expect(users.map((u: { email?: string; status: string }) => [u.email, u.status])).toEqual([[email, "active"]]);
+    expect((await login(appId, email)).response.statusCode).toBe(200);
+  });
+
   it("answers the missing-function error when the function does not exist", async () => {
     const appId = await newApp(app, {
       providers: { "local-userpass": { runConfirmationFunction: true, confirmationFunctionName: "missing" } },

@@ -377,6 +377,32 @@ describe("users", () => {
     ).toEqual(linking ? [["anon-user"]] : []);
   });
 
+  it("answers the removal of a registration its first login took meanwhile 404, and keeps the user whole", async () => {
+    const appId = await newApp(app);
+    const registration = await confirmedRegistration(app, appId, "taken@example.com");
+    // The removal found the registration without a user; its first login makes one before it acts.
+    beforeNext(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users), "removeAccount", async () => {
+      const login = await call(app, "login", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+        payload: { username: "taken@example.com", password: "secret-1" },
+      });
+      expect(login.response.statusCode).toBe(200);
+    });
+    const url = `/_mock/v1/apps/${appId}/users/${registration}`;
+    const late = await call(app, "removeUser", { method: "DELETE", url });
+    vi.restoreAllMocks();
+    // As a moment later: the id names no registration without a user any more.
+    expect([late.response.statusCode, late.body.error]).toEqual([
+      404,
+      `no user with id '${registration}' in app '${appId}'`,
+    ]);
+    const { users } = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body;
+    expect(users.map((u: { email?: string; status: string }) => [u.email, u.status])).toEqual([
+      ["taken@example.com", "active"],
+    ]);
+  });
+
   it("answers a seeded user whose registration an app reset cleared meanwhile 409, and keeps nothing", async () => {
     const appId = await newApp(app);
     beforeNext(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).users), "create", async () => {

@@ -46,12 +46,12 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
         { token: token.token, tokenId: token.tokenId, username: email },
       ]);
     } catch (error) {
-      await app.users.removeAccount(account.id);
+      await app.users.removeAccount(account.id, "pending");
       throw error;
     }
     if (status === "fail") {
       // A failed confirmation creates no account: the address can register again.
-      await app.users.removeAccount(account.id);
+      await app.users.removeAccount(account.id, "pending");
       throw errors.confirmationFailed(email);
     }
     if (status === "success") {
@@ -65,7 +65,7 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
   try {
     await admitMail(reply, emulator.store, app, email);
   } catch (error) {
-    await app.users.removeAccount(account.id);
+    await app.users.removeAccount(account.id, "pending");
     throw error;
   }
   const token = await issueToken(app, "confirm", email, settings.emailConfirmationUrl);

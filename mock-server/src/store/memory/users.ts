@@ -230,7 +230,9 @@ export class MemoryUsers implements UserRecords {
     return true;
   }
 
-  async removeAccount(id: string): Promise<boolean> {
+  async removeAccount(id: string, only?: "unclaimed" | "pending"): Promise<boolean> {
+    const account = this.accountsById.get(id);
+    if (!account || (only && account.userId !== null) || (only === "pending" && account.confirmed)) return false;
     return this.removeAccountNow(id) !== undefined;
   }
 

@@ -404,11 +404,12 @@ export class PgUsers implements UserRecords {
     return rowCount === 1;
   }
 
-  async removeAccount(id: string): Promise<boolean> {
-    const { rowCount } = await this.db.query("DELETE FROM userpass_accounts WHERE app_id = $1 AND id = $2", [
-      this.appId,
-      id,
-    ]);
+  async removeAccount(id: string, only?: "unclaimed" | "pending"): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      `DELETE FROM userpass_accounts WHERE app_id = $1 AND id = $2
+          AND ($3::text IS NULL OR (user_id IS NULL AND ($3 = 'unclaimed' OR NOT confirmed)))`,
+      [this.appId, id, only ?? null],
+    );
     return rowCount === 1;
   }
 
