@@ -153,6 +153,29 @@ describe("realm-web 2.0.1 against the emulator", () => {
     expect(again.id).toBe(anon.id);
   });
 
+  it("rejects links of another user's identity and of a second e-mail identity with the service's errors", async () => {
+    const { appId, realm } = await freshApp({ providers: { "local-userpass": { autoConfirm: true } } });
+    for (const email of ["owner@example.com", "second@example.com"])
+      await realm.emailPasswordAuth.registerUser({ email, password: "secret1" });
+    const owner = await realm.logIn(Realm.Credentials.emailPassword("owner@example.com", "secret1"));
+    const guest = await realm.logIn(Realm.Credentials.anonymous());
+    // Answered once (no refresh-and-retry: the error is not the one realm-web retries on).
+    await expect(
+      guest.linkCredentials(Realm.Credentials.emailPassword("owner@example.com", "secret1")),
+    ).rejects.toMatchObject({ statusCode: 401, errorCode: "AuthError" });
+    await expect(
+      owner.linkCredentials(Realm.Credentials.emailPassword("second@example.com", "secret1")),
+    ).rejects.toMatchObject({
+      statusCode: 401,
+      error: "linking a local-userpass identity is not allowed when one is already linked",
+    });
+    expect(guest.identities.map((i) => i.providerType)).toEqual(["anon-user"]);
+    const { body } = await control(`/apps/${appId}/requests?operationId=refreshAccessToken`);
+    expect(body.requests).toHaveLength(0);
+    const second = await realm.logIn(Realm.Credentials.emailPassword("second@example.com", "secret1"));
+    expect(second.id).not.toBe(owner.id);
+  });
+
   it("logs out: the refresh token stops working", async () => {
     const { realm } = await freshApp();
     const user = await realm.logIn(Realm.Credentials.anonymous());
