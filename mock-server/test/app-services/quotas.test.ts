@@ -1,8 +1,9 @@
 /**
  * The app's limits (config `limits`, docs/decisions/0012-quotas.md): users of every provider and
  * unclaimed registrations, sessions per user (the oldest end), documents and their bytes summed over
- * the app's collections, and the collections. Each refusal is the documented error and leaves nothing behind; racing
- * writes at the limit (on one instance, and with PostgreSQL on two) leave exactly the limit.
+ * the app's collections, and the collections. Each refusal is the documented error and leaves
+ * nothing behind; racing writes at the limit (on one instance, and with PostgreSQL on two) leave
+ * exactly the limit.
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

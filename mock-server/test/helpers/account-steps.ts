@@ -1,8 +1,8 @@
 /**
- * Generated account steps — what users and clients do with accounts (linking identities too), and what the control API does
- * to them — and a side that performs them on an emulator (or two instances on one database), for
- * the tests that set the stores against each other and race instances (test/postgres/accounts-agree,
- * account-races and app-deleted).
+ * Generated account steps — what users and clients do with accounts (linking identities too), and
+ * what the control API does to them — and a side that performs them on an emulator (or two
+ * instances on one database), for the tests that set the stores against each other and race
+ * instances (test/postgres/accounts-agree, account-races and app-deleted).
  */
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
