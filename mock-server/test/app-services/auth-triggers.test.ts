@@ -111,6 +111,12 @@ async function recorded(userId: string): Promise<Recorded[]> {
   }));
 }
 
+/** The user's CREATE, LOGIN and DELETE triggers ran, each once (waiting for the last to be recorded). */
+async function createdLoggedInDeletedOnce(userId: string): Promise<void> {
+  await expect.poll(async () => (await recorded(userId)).length).toBe(3);
+  expect((await recorded(userId)).map((event) => event.operationType).sort()).toEqual(["CREATE", "DELETE", "LOGIN"]);
+}
+
 const byOperation = (events: Recorded[]) => [...events].sort((a, b) => a.operationType.localeCompare(b.operationType));
 
 /** The app's next two user deletions held until both have come (two requests past their checks). */
@@ -137,12 +143,7 @@ describe("authentication triggers", () => {
       headers: bearer(guest.access_token),
     });
     expect(deleted.statusCode).toBe(204);
-    await expect.poll(async () => (await recorded(guest.user_id)).length).toBe(3);
-    expect((await recorded(guest.user_id)).map((event) => event.operationType).sort()).toEqual([
-      "CREATE",
-      "DELETE",
-      "LOGIN",
-    ]);
+    await createdLoggedInDeletedOnce(guest.user_id);
   });
 
   it("run only for their providers and operation; a failing one leaves the login as it was", async () => {
@@ -195,12 +196,7 @@ describe("authentication triggers", () => {
     expect([first!.response.statusCode, second!.response.statusCode].sort()).toEqual([204, 401]);
     const loser = first!.response.statusCode === 401 ? first! : second!;
     expect(loser.body).toEqual({ ...refused, link: expect.any(String) });
-    await expect.poll(async () => (await recorded(guest.user_id)).length).toBe(3);
-    expect((await recorded(guest.user_id)).map((event) => event.operationType).sort()).toEqual([
-      "CREATE",
-      "DELETE",
-      "LOGIN",
-    ]);
+    await createdLoggedInDeletedOnce(guest.user_id);
   });
 
   it("run once for a user the control API removes twice at once; the later answers 404", async () => {
@@ -214,11 +210,6 @@ describe("authentication triggers", () => {
     );
     vi.restoreAllMocks();
     expect(removals.map(({ response }) => response.statusCode).sort()).toEqual([204, 404]);
-    await expect.poll(async () => (await recorded(guest.user_id)).length).toBe(3);
-    expect((await recorded(guest.user_id)).map((event) => event.operationType).sort()).toEqual([
-      "CREATE",
-      "DELETE",
-      "LOGIN",
-    ]);
+    await createdLoggedInDeletedOnce(guest.user_id);
   });
 });
