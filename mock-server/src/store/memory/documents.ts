@@ -862,8 +862,10 @@ export class MemoryDocuments implements DocumentStore {
    */
   private *apply(steps: ApplyStep[], writer: Writer | undefined, atomic: boolean): Generator<void, AppliedChanges[]> {
     if (steps.every((step) => step.changes.length === 0)) return steps.map(() => ({ applied: 0 }));
-    this.checkCollections(steps);
-    yield* this.checkLimits(steps, writer, atomic);
+    // (The app's limits read once: each read makes them again from its config.)
+    const limits = this.limits();
+    this.checkCollections(steps, limits);
+    yield* this.checkLimits(steps, writer, atomic, limits);
     const out: AppliedChanges[] = [];
     for (const { database, name, changes, prepared } of steps) {
       if (changes.length === 0) out.push({ applied: 0 });
@@ -891,8 +893,8 @@ export class MemoryDocuments implements DocumentStore {
   }
 
   /** Refuses steps that would make the app more collections than its limit lets it hold. */
-  private checkCollections(steps: ApplyStep[]): void {
-    const limit = this.limits()?.collections;
+  private checkCollections(steps: ApplyStep[], limits: AppLimits | null): void {
+    const limit = limits?.collections;
     if (limit === undefined) return;
     const made = new Set<string>();
     for (const { database, name, changes } of steps)
@@ -912,7 +914,12 @@ export class MemoryDocuments implements DocumentStore {
    * answers the size of each inserted or replacing document. A document counts for the user who
    * last wrote it (docs/decisions/0018-fair-shares.md).
    */
-  private *checkLimits(steps: ApplyStep[], writer: Writer | undefined, atomic: boolean): Generator<void, void> {
+  private *checkLimits(
+    steps: ApplyStep[],
+    writer: Writer | undefined,
+    atomic: boolean,
+    limits: AppLimits | null,
+  ): Generator<void, void> {
     // What the changes add (negative: take away) to the app, anonymous users and the writer.
     const app = { documents: 0, bytes: 0 };
     const anonymous = { documents: 0, bytes: 0 };
@@ -962,7 +969,6 @@ export class MemoryDocuments implements DocumentStore {
         touched.set(key, { size, owner: writer });
       }
     }
-    const limits = this.limits();
     if (!limits) return;
     if (app.documents > 0 || app.bytes > 0 || anonymous.documents > 0 || anonymous.bytes > 0) {
       refuseGrowth(app, this.held, limits.documents, limits.documentBytes, "documents", "documentBytes");
