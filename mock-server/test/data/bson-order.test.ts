@@ -9,9 +9,9 @@ import { compareBson, equalBson } from "../../src/data/bson-order.ts";
 import { type Document, fromEJSON, fromEJSONText } from "../../src/data/documents.ts";
 import { canonicalEJSONText } from "../../src/data/ejson-text.ts";
 import { aggregate, find, sortedPlaces } from "../../src/data/query-engine.ts";
-import { defaultQueryLimits, withQueryLimits } from "../../src/data/query-limits.ts";
 import { typesOf } from "../../src/data/schemas.ts";
 import { applyUpdate } from "../../src/data/updater.ts";
+import { onSliceByWork } from "../helpers/main-thread.ts";
 
 const read = (ejson: unknown) => fromEJSON(ejson) as Document;
 
@@ -33,8 +33,8 @@ const ordered = [
 ];
 const mixed = ordered.map(read);
 const ids = (docs: Document[]) => docs.map((d) => d._id);
-/** Under the limits every query of the emulator runs under. */
-const run = <T>(f: () => T): T => withQueryLimits(defaultQueryLimits, f, { mainThread: true });
+/** Under the limits every query of the emulator runs under, on the main thread's slice. */
+const run = onSliceByWork;
 
 describe("the order of values", () => {
   it("puts every BSON type in MongoDB's place", () => {

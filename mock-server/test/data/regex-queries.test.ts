@@ -6,9 +6,10 @@
 import type { FastifyInstance } from "fastify";
 import { RE2JS } from "re2js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultQueryLimits, NeedsWorker, withQueryLimits } from "../../src/data/query-limits.ts";
+import { NeedsWorker } from "../../src/data/query-limits.ts";
 import { compileRegex, programEstimate, stripExtended } from "../../src/data/regex.ts";
 import { anonymousLogin, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
+import { onSliceByWork } from "../helpers/main-thread.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -193,8 +194,7 @@ describe("stripExtended (the x flag)", () => {
 });
 
 describe("the work of a regular expression on the main thread's slice", () => {
-  const onSlice = <T>(fn: () => T): T =>
-    withQueryLimits(defaultQueryLimits, fn, { mainThread: true, deadline: performance.now() + 2_000 });
+  const onSlice = onSliceByWork;
 
   it("estimates a pattern's program as RE2 compiles it: never far under, repetitions multiplied", () => {
     const patterns = [

@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import { vi } from "vitest";
+import { defaultQueryLimits, withQueryLimits } from "../../src/data/query-limits.ts";
 
 /**
  * The main thread's CPU time (Linux: its schedstat), so that a stall of the event loop is told
@@ -20,4 +22,20 @@ export function mainThreadHeld(): () => number {
     take();
     return held;
   };
+}
+
+/**
+ * Runs `fn` on the main thread's query slice (as a request's evaluation runs) with the clock held
+ * still, so that what hands work to a worker is the slice's share of it (steps, bytes, heavy
+ * units) and not the test machine's load: a process waiting a few milliseconds for a core stops a
+ * slice by its clock, as it should in a server, which a test of the shares cannot tell apart.
+ */
+export function onSliceByWork<T>(fn: () => T): T {
+  const now = performance.now();
+  const clock = vi.spyOn(performance, "now").mockReturnValue(now);
+  try {
+    return withQueryLimits(defaultQueryLimits, fn, { mainThread: true, deadline: now + 60_000 });
+  } finally {
+    clock.mockRestore();
+  }
 }
