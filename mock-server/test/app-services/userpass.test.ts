@@ -276,6 +276,33 @@ describe("confirmUser", () => {
       expect.objectContaining({ error: "invalid token data", error_code: "BadRequest" }),
     ]);
   });
+  it("answers a link of a registration deleted since, whose address registered again, as an unknown one's", async () => {
+    const appId = await newApp(app);
+    await register(appId, "again@example.com");
+    const old = await firstToken(appId, "again@example.com", "confirm");
+    const [pending] = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body
+      .users;
+    await removeUser(appId, pending.id);
+    expect((await register(appId, "again@example.com")).response.statusCode).toBe(201);
+    const { response, body } = await call(app, "confirmUser", {
+      method: "POST",
+      url: userpass(appId, "confirm"),
+      payload: { token: old.token, tokenId: old.tokenId },
+    });
+    expect([response.statusCode, body]).toEqual([
+      400,
+      expect.objectContaining({ error: "invalid token data", error_code: "BadRequest" }),
+    ]);
+    // The new registration is still pending, and its own link confirms it.
+    expect((await login(appId, "again@example.com")).response.statusCode).toBe(401);
+    const fresh = (await tokens(appId, "again@example.com", "confirm")).at(-1)!;
+    const confirmed = await call(app, "confirmUser", {
+      method: "POST",
+      url: userpass(appId, "confirm"),
+      payload: { token: fresh.token, tokenId: fresh.tokenId },
+    });
+    expect(confirmed.response.statusCode).toBe(200);
+  });
 });
 
 describe("resendConfirmationEmail", () => {
@@ -324,6 +351,27 @@ describe("resendConfirmationEmail", () => {
     expect([response.statusCode, body.error_code]).toEqual([404, "UserNotFound"]);
     expect(await tokens(appId, "late-resend@example.com", "confirm")).toHaveLength(1);
     expect(await app.emulator.store.mail.list({ appId })).toHaveLength(1);
+  });
+
+  it("answers user not found when the registration is deleted and its address registers again meanwhile", async () => {
+    const appId = await newApp(app);
+    await register(appId, "re-resend@example.com");
+    const [pending] = (await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users` })).body
+      .users;
+    beforeNextToken(appId, async () => {
+      await removeUser(appId, pending.id);
+      expect((await register(appId, "re-resend@example.com")).response.statusCode).toBe(201);
+    });
+    const { response, body } = await call(app, "resendConfirmationEmail", {
+      method: "POST",
+      url: userpass(appId, "confirm/send"),
+      payload: { email: "re-resend@example.com" },
+    });
+    vi.restoreAllMocks();
+    expect([response.statusCode, body.error_code]).toEqual([404, "UserNotFound"]);
+    // The first registration's link and the second's: no link of the removed registration's resend.
+    expect(await tokens(appId, "re-resend@example.com", "confirm")).toHaveLength(2);
+    expect(await app.emulator.store.mail.list({ appId })).toHaveLength(2);
   });
 });
 
@@ -547,6 +595,31 @@ describe("password reset", () => {
     ]);
     expect(await app.emulator.store.apps.scope(appId).users.accountByEmail("gone@example.com")).toBeUndefined();
   });
+  it("answers a link of a user deleted since, whose address registered again, as an unknown one's", async () => {
+    const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
+    await register(appId, "twice@example.com", "old-secret");
+    const userId = (await login(appId, "twice@example.com", "old-secret")).body.user_id as string;
+    await call(app, "sendResetPasswordEmail", {
+      method: "POST",
+      url: userpass(appId, "reset/send"),
+      payload: { email: "twice@example.com" },
+    });
+    const old = await firstToken(appId, "twice@example.com", "reset");
+    await removeUser(appId, userId);
+    await register(appId, "twice@example.com", "own-secret");
+    const { response, body } = await call(app, "resetPassword", {
+      method: "POST",
+      url: userpass(appId, "reset"),
+      payload: { token: old.token, tokenId: old.tokenId, password: "taken-over" },
+    });
+    expect([response.statusCode, body]).toEqual([
+      400,
+      expect.objectContaining({ error: "invalid token data", error_code: "BadRequest" }),
+    ]);
+    expect((await login(appId, "twice@example.com", "taken-over")).response.statusCode).toBe(401);
+    expect((await login(appId, "twice@example.com", "own-secret")).response.statusCode).toBe(200);
+  });
+
   it("ends every session of the user: old refresh and access tokens are refused, the new login works", async () => {
     const appId = await newApp(app, { providers: { "local-userpass": { autoConfirm: true } } });
     await register(appId, "r@example.com", "old-secret");

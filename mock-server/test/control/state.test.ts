@@ -144,6 +144,32 @@ describe("state export and import", () => {
     expect(docs.body.documents[1].title).toBe("Second\u0000\uE000");
   });
 
+  it("keeps imported links working, those saved without the registration they are for too", async () => {
+    const appId = await newApp(source);
+    const register = (app: FastifyInstance, email: string) =>
+      call(app, "registerUser", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/local-userpass/register`,
+        payload: { email, password: "secret-123" },
+      });
+    await register(source, "named@example.com");
+    await register(source, "saved-before@example.com");
+    const exported = await exportState(source);
+    const tokens = (exported.apps.find((a) => a.appId === appId) as unknown as { authTokens: Token[] }).authTokens;
+    type Token = { email: string; accountId?: string; token: string; tokenId: string };
+    expect(tokens.map((t) => typeof t.accountId)).toEqual(["string", "string"]);
+    delete tokens[1]!.accountId;
+    expect((await importState(target, exported)).response.statusCode).toBe(204);
+    for (const { token, tokenId } of tokens) {
+      const confirmed = await call(target, "confirmUser", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/local-userpass/confirm`,
+        payload: { token, tokenId },
+      });
+      expect(confirmed.response.statusCode).toBe(200);
+    }
+  });
+
   it("replaces the whole state: nothing of the previous state remains", async () => {
     const app = await testApp();
     try {

@@ -2079,6 +2079,8 @@ export interface components {
             token: string;
             kind: components["schemas"]["AuthTokenKind"];
             email: string;
+            /** @description The registration the token was issued for. A token of a registration deleted since answers as an unknown one (`invalid token data`), also when its address has registered again. Without it, the token is for its address's registration. */
+            accountId?: string;
             link?: string | null;
             createdAt: number;
             expiresAt: number;

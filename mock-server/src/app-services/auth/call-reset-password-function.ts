@@ -29,7 +29,7 @@ export default defineRoute("callResetPasswordFunction", "none", async (request, 
   if (!account?.confirmed) throw errors.userNotFound();
   const lane = addressKey(request.ip);
   const currentPasswordValid = await verify(emulator, lane, "held", password, account.passwordHash);
-  const token = await issueTokenOrNotFound(app, "reset", account.email, null);
+  const token = await issueTokenOrNotFound(app, "reset", account, null);
   const args = request.body.arguments ?? [];
   let status: Awaited<ReturnType<typeof runStatusFunction>>;
   try {

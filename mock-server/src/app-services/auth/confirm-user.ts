@@ -1,6 +1,6 @@
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
-import { requireProvider, tokenError } from "./userpass.ts";
+import { accountOfToken, requireProvider, tokenError } from "./userpass.ts";
 
 export default defineRoute("confirmUser", "none", async (request, reply) => {
   const app = request.appRuntime!;
@@ -8,11 +8,11 @@ export default defineRoute("confirmUser", "none", async (request, reply) => {
   const { token, tokenId } = request.body;
   const result = await app.authTokens.consume("confirm", token, tokenId, app.clock.now());
   if (!result.ok) throw tokenError(result.reason);
-  const account = await app.users.accountByEmail(result.token.email);
+  const account = await accountOfToken(app, result.token);
   if (!account) throw errors.invalidTokenData();
   if (!(await app.users.confirmAccount(account.id))) {
     // Confirmed already, or deleted meanwhile (here or on another instance): as a moment later.
-    const now = await app.users.accountByEmail(result.token.email);
+    const now = await accountOfToken(app, result.token);
     throw now?.id === account.id ? errors.alreadyConfirmed() : errors.invalidTokenData();
   }
   request.server.emulator.events.emit({ type: "user", appId: app.appId, action: "confirmed", id: account.id });

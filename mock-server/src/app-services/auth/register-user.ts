@@ -37,7 +37,7 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
   if (settings.autoConfirm) return sendEmpty(reply, 201);
 
   if (settings.runConfirmationFunction) {
-    const token = await issueToken(app, "confirm", email, null);
+    const token = await issueToken(app, "confirm", account, null);
     // The registration gone meanwhile (deleted, or the app reset): registered before that.
     if (!token) return sendEmpty(reply, 201);
     let status: Awaited<ReturnType<typeof runStatusFunction>>;
@@ -68,7 +68,7 @@ export default defineRoute("registerUser", "none", async (request, reply) => {
     await app.users.removeAccount(account.id, "pending");
     throw error;
   }
-  const token = await issueToken(app, "confirm", email, settings.emailConfirmationUrl);
+  const token = await issueToken(app, "confirm", account, settings.emailConfirmationUrl);
   if (token) await sendTokenMail(emulator, app, token);
   return sendEmpty(reply, 201);
 });

@@ -17,7 +17,7 @@ export default defineRoute("resendConfirmationEmail", "none", async (request, re
   await sendTokenMail(
     request.server.emulator,
     app,
-    await issueTokenOrNotFound(app, "confirm", account.email, settings.emailConfirmationUrl),
+    await issueTokenOrNotFound(app, "confirm", account, settings.emailConfirmationUrl),
   );
   return sendEmpty(reply, 200);
 });

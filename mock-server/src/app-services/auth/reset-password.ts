@@ -1,7 +1,7 @@
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
-import { checkPassword, endSessionsAfterReset, hash, requireProvider, tokenError } from "./userpass.ts";
+import { accountOfToken, checkPassword, endSessionsAfterReset, hash, requireProvider, tokenError } from "./userpass.ts";
 
 /** Sets a new password with a reset link's token (single use, 30 minutes); the user's sessions end. */
 export default defineRoute("resetPassword", "none", async (request, reply) => {
@@ -16,7 +16,7 @@ export default defineRoute("resetPassword", "none", async (request, reply) => {
   // Use the token up only now (after the await), atomically: a racing request may have used it.
   const result = await app.authTokens.consume("reset", token, tokenId, app.clock.now());
   if (!result.ok) throw tokenError(result.reason);
-  const account = await app.users.accountByEmail(result.token.email);
+  const account = await accountOfToken(app, result.token);
   // Its user deleted before the password is written (here or on another instance): as a moment later.
   const updated = account && (await app.users.updateAccount(account.id, { passwordHash }));
   if (!updated) throw errors.invalidTokenData();

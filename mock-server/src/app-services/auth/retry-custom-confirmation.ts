@@ -15,7 +15,7 @@ export default defineRoute("retryCustomConfirmation", "none", async (request, re
   const account = await accountOrNotFound(app, email);
   if (account.confirmed) throw errors.alreadyConfirmed();
   if (!settings.runConfirmationFunction) throw errors.confirmationNotFunction(account.email);
-  const token = await issueTokenOrNotFound(app, "confirm", account.email, null);
+  const token = await issueTokenOrNotFound(app, "confirm", account, null);
   const status = await runStatusFunction(app, settings.confirmationFunctionName, [
     { token: token.token, tokenId: token.tokenId, username: account.email },
   ]);

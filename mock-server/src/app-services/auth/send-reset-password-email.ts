@@ -16,7 +16,7 @@ export default defineRoute("sendResetPasswordEmail", "none", async (request, rep
   await sendTokenMail(
     request.server.emulator,
     app,
-    await issueTokenOrNotFound(app, "reset", account.email, settings.resetPasswordUrl),
+    await issueTokenOrNotFound(app, "reset", account, settings.resetPasswordUrl),
   );
   return sendEmpty(reply, 200);
 });

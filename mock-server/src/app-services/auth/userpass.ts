@@ -56,13 +56,13 @@ export function verify(
 }
 
 /**
- * A new single-use `{token, tokenId}` pair for an address, valid for 30 minutes of the app's clock;
- * undefined when the address's registration went meanwhile (deleted, or the app reset): none kept.
+ * A new single-use `{token, tokenId}` pair for a registration, valid for 30 minutes of the app's
+ * clock; undefined when the registration went meanwhile (deleted, or the app reset): none kept.
  */
 export async function issueToken(
   app: AppRuntime,
   kind: AuthTokenKind,
-  email: string,
+  account: Pick<StoredUserpassAccount, "id" | "email">,
   linkBase: string | null,
 ): Promise<StoredAuthToken | undefined> {
   const now = app.clock.now();
@@ -73,7 +73,8 @@ export async function issueToken(
     tokenId,
     token,
     kind,
-    email,
+    email: account.email,
+    accountId: account.id,
     link,
     createdAt: now,
     expiresAt: now + authTokenLifetimeMs,
@@ -99,6 +100,15 @@ export async function issueTokenOrNotFound(...args: Parameters<typeof issueToken
   const token = await issueToken(...args);
   if (!token) throw errors.userNotFound();
   return token;
+}
+
+/**
+ * The registration a token was issued for, while it is there: a registration deleted since is
+ * gone for its tokens, also when its address has registered again (a token without `accountId`,
+ * from before it was kept, is for its address's registration).
+ */
+export function accountOfToken(app: AppRuntime, token: StoredAuthToken): Promise<StoredUserpassAccount | undefined> {
+  return token.accountId === undefined ? app.users.accountByEmail(token.email) : app.users.account(token.accountId);
 }
 
 /** Records the e-mail the service would send with a confirmation or reset link. */

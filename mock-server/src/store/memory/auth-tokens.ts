@@ -19,14 +19,14 @@ export class MemoryAuthTokens implements AuthTokenRecords {
   /** Oldest first (the order they were added in). */
   private readonly tokens = new Map<string, StoredAuthToken>();
 
-  /** `registered`: whether an address has a registration (the store wires it). */
+  /** `registered`: whether a token's registration is there (the store wires it). */
   constructor(
     private readonly capacity = maxKeptTokens,
-    private readonly registered: (email: string) => boolean = () => true,
+    private readonly registered: (token: StoredAuthToken) => boolean = () => true,
   ) {}
 
   async add(token: StoredAuthToken): Promise<boolean> {
-    if (!this.registered(token.email)) return false;
+    if (!this.registered(token)) return false;
     this.keep(token);
     return true;
   }

@@ -38,7 +38,9 @@ export class MemoryAppStore implements AppStore {
   readonly users = new MemoryUsers(() => this.limits()?.users ?? Number.POSITIVE_INFINITY);
   readonly sessions = new MemorySessions(() => this.limits()?.sessionsPerUser ?? Number.POSITIVE_INFINITY);
   readonly apiKeys = new MemoryApiKeys(this.sessions, (id) => this.users.getNow(id) !== undefined);
-  readonly authTokens = new MemoryAuthTokens(undefined, (email) => this.users.hasAccountNow(email));
+  readonly authTokens = new MemoryAuthTokens(undefined, (token) =>
+    this.users.hasAccountNow(token.email, token.accountId),
+  );
   readonly data = new MemoryDocuments(() => this.limits());
 
   async deleteUser(userId: string): Promise<boolean> {

@@ -180,8 +180,10 @@ export class MemoryUsers implements UserRecords {
     return this.accountsById.get(id);
   }
 
-  hasAccountNow(email: string): boolean {
-    return this.accountsByEmail.has(normalizeEmail(email));
+  /** Whether the address has a registration (`id`'s, when given). */
+  hasAccountNow(email: string, id?: string): boolean {
+    const account = this.accountsByEmail.get(normalizeEmail(email));
+    return account !== undefined && (id === undefined || account.id === id);
   }
 
   async accountByEmail(email: string): Promise<StoredUserpassAccount | undefined> {

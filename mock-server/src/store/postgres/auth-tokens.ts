@@ -19,7 +19,7 @@ export class PgAuthTokens implements AuthTokenRecords {
   ) {}
 
   async add(token: StoredAuthToken): Promise<boolean> {
-    // Only while the app and the address's registration are there, their rows locked (KEY SHARE)
+    // Only while the app and the token's registration are there, their rows locked (KEY SHARE)
     // until this commits, the app's first (CASE keeps the order), as resets and deletions lock it.
     const [row] = await this.db.rows<{ app: boolean; added: boolean }>(
       `WITH app AS MATERIALIZED (SELECT 1 FROM apps WHERE app_id = $1 FOR KEY SHARE),
@@ -27,10 +27,20 @@ export class PgAuthTokens implements AuthTokenRecords {
               INSERT INTO auth_tokens (app_id, token_id, email_key, kind, used, expires_at, doc)
               SELECT $1, $2, $3, $4, $5, $6, $7
               WHERE CASE WHEN NOT EXISTS (SELECT 1 FROM app) THEN false
-                ELSE EXISTS (SELECT 1 FROM userpass_accounts WHERE app_id = $1 AND email_key = $3 FOR KEY SHARE) END
+                ELSE EXISTS (SELECT 1 FROM userpass_accounts WHERE app_id = $1 AND email_key = $3
+                  AND ($8::text IS NULL OR id = $8) FOR KEY SHARE) END
               RETURNING 1)
        SELECT EXISTS (SELECT 1 FROM app) AS app, EXISTS (SELECT 1 FROM added) AS added`,
-      [this.appId, token.tokenId, normalizeEmail(token.email), token.kind, token.used, token.expiresAt, token],
+      [
+        this.appId,
+        token.tokenId,
+        normalizeEmail(token.email),
+        token.kind,
+        token.used,
+        token.expiresAt,
+        token,
+        token.accountId ?? null,
+      ],
     );
     if (!row!.app) throw new AppGoneError(this.appId);
     return row!.added;
