@@ -17,7 +17,7 @@
 //     Apple and Facebook: the instances reach it only through its URLs (--identity-provider), as
 //     they would reach the providers — discovery, keys, code exchange, Apple's client-secret JWT;
 //   - the journeys (e2e/production/*.spec.ts), which kill an instance with SIGKILL and stop and
-//     start PostgreSQL through the rehearsal's own control endpoint.
+//     start PostgreSQL and the mail server through the rehearsal's own control endpoint.
 //
 // Each step is printed with how long it took; on failure, the last log lines of the instances, of
 // nginx, of the mail server and of PostgreSQL, and all of them are kept in e2e/rehearsal-results/
@@ -255,7 +255,8 @@ const signingSecret = randomBytes(32).toString("hex");
  *   POST /instances/{name}/kill        SIGKILL, answered once it is gone
  *   POST /instances/{name}/start       started again on its port, answered once it is ready
  *   POST /postgres/stop, /postgres/start
- * @param {{ ready: Promise<void>, instances: Map<string, any>, restart: (name: string) => Promise<void>, cluster: any }} deployment
+ *   POST /smtp/stop, /smtp/start       the mail server gone (connections refused) and back on its port
+ * @param {{ ready: Promise<void>, instances: Map<string, any>, restart: (name: string) => Promise<void>, cluster: any, smtp: any }} deployment
  * @returns {Promise<import("node:http").Server>}
  */
 function controlServer(deployment) {
@@ -298,6 +299,14 @@ function controlServer(deployment) {
       }
       if (request.method === "POST" && url === "/postgres/start") {
         await deployment.cluster.startServer();
+        return answer(204);
+      }
+      if (request.method === "POST" && url === "/smtp/stop") {
+        await deployment.smtp.stop();
+        return answer(204);
+      }
+      if (request.method === "POST" && url === "/smtp/start") {
+        await deployment.smtp.start();
         return answer(204);
       }
       return answer(404, { error: `no route ${request.method} ${url}` });
@@ -362,6 +371,8 @@ async function main() {
     /** @type {Map<string, any>} */
     instances: new Map(),
     cluster: /** @type {any} */ (null),
+    /** The mail server: stopped and started again on its port by the journeys. */
+    smtp: /** @type {any} */ (null),
     restart: async (/** @type {string} */ name) => {
       const old = deployment.instances.get(name);
       await old.stop();
@@ -438,12 +449,26 @@ async function main() {
         return started;
       }),
       step("SMTP server", async () => {
-        const sink = startProcess("smtp", process.execPath, ["scripts/rehearsal/smtp-sink.mjs", "--dir", mailDir], {
-          ready: /smtp listening on (\d+)/,
-        });
-        cleanups.push(sink.stop);
-        const [, port] = await sink.ready;
-        return { port: Number(port) };
+        const startSink = async (/** @type {number} */ port) => {
+          const sink = startProcess(
+            "smtp",
+            process.execPath,
+            ["scripts/rehearsal/smtp-sink.mjs", "--dir", mailDir, "--port", String(port)],
+            { ready: /smtp listening on (\d+)/ },
+          );
+          const [, listening] = await sink.ready;
+          return { ...sink, port: Number(listening) };
+        };
+        let sink = await startSink(0);
+        deployment.smtp = {
+          stop: () => sink.stop(),
+          start: async () => {
+            await sink.stop();
+            sink = await startSink(sink.port);
+          },
+        };
+        cleanups.push(() => sink.stop());
+        return { port: sink.port };
       }),
       step("emulator bundle", emulatorBundle),
     ]);

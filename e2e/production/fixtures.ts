@@ -41,15 +41,18 @@ export class Mailbox {
       .map((name) => JSON.parse(readFileSync(join(mailDir, name), "utf8")) as Mail);
   }
 
+  /** The messages to `to`. */
+  to(to: string): Mail[] {
+    return this.all().filter((m) => m.to.includes(to));
+  }
+
   /** The newest message to `to` whose subject matches, waiting for it to arrive. */
-  async latest(to: string, subject: RegExp, { after = 0 } = {}): Promise<Mail> {
+  async latest(to: string, subject: RegExp, { after = 0, timeout = 10_000 } = {}): Promise<Mail> {
     const find = () =>
-      this.all()
-        .filter((m) => m.to.includes(to) && subject.test(m.subject) && Date.parse(m.receivedAt) >= after)
+      this.to(to)
+        .filter((m) => subject.test(m.subject) && Date.parse(m.receivedAt) >= after)
         .at(-1);
-    await expect
-      .poll(() => find() !== undefined, { message: `mail to ${to} (${subject})`, timeout: 10_000 })
-      .toBe(true);
+    await expect.poll(() => find() !== undefined, { message: `mail to ${to} (${subject})`, timeout }).toBe(true);
     return find()!;
   }
 
@@ -83,16 +86,32 @@ export class Rehearsal {
   start = (name: string) => this.post(`/instances/${name}/start`);
   stopDatabase = () => this.post("/postgres/stop");
   startDatabase = () => this.post("/postgres/start");
+  stopMailServer = () => this.post("/smtp/stop");
+  startMailServer = () => this.post("/smtp/start");
 
-  /** Change streams open on each running instance, from its metrics. */
-  async openStreams(): Promise<Record<string, number>> {
-    const counts: Record<string, number> = {};
+  /** A metric of each running instance (the first sample of `pattern`, a line of its metrics). */
+  private async metric(pattern: RegExp): Promise<Record<string, number>> {
+    const values: Record<string, number> = {};
     for (const instance of await this.instances()) {
       if (!instance.running) continue;
       const text = await (await fetch(instance.metricsUrl)).text();
-      counts[instance.name] = Number(/^appservices_change_streams_open (\S+)$/m.exec(text)?.[1]);
+      values[instance.name] = Number(pattern.exec(text)?.[1]);
     }
-    return counts;
+    return values;
+  }
+
+  /** Change streams open on each running instance, from its metrics. */
+  openStreams = () => this.metric(/^appservices_change_streams_open (\S+)$/m);
+
+  /** SMTP deliveries the instances have tried and will try again (the server refused or could not be reached). */
+  async mailRetries(): Promise<number> {
+    const counts = await this.metric(/^appservices_mail_delivery_attempts_total\{outcome="retry"\} (\S+)$/m);
+    return Object.values(counts).reduce((sum, n) => sum + (Number.isNaN(n) ? 0 : n), 0);
+  }
+
+  /** Messages waiting for SMTP delivery (the instances share the outbox: any one's count). */
+  async queuedMail(): Promise<number> {
+    return Math.max(...Object.values(await this.metric(/^appservices_mail_outbox_queued (\S+)$/m)));
   }
 }
 

@@ -5,8 +5,9 @@
 //
 //   node scripts/rehearsal/smtp-sink.mjs --dir DIR [--port N]
 //
-// Prints `smtp listening on <port>` once it accepts connections; stops on SIGTERM or SIGINT.
-import { renameSync, writeFileSync } from "node:fs";
+// Prints `smtp listening on <port>` once it accepts connections; stops on SIGTERM or SIGINT. Started
+// again on the same folder (a mail server back after an outage), it numbers on after what it kept.
+import { readdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import PostalMime from "postal-mime";
@@ -18,7 +19,7 @@ if (!values.dir) {
   process.exit(2);
 }
 const dir = values.dir;
-let count = 0;
+let count = readdirSync(dir).filter((name) => /^\d+\.json$/.test(name)).length;
 
 const server = new SMTPServer({
   authOptional: true,
