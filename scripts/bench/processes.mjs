@@ -91,15 +91,16 @@ const benchLimits = {
   anonymousDocumentBytes: 1024 ** 4,
 };
 /**
- * Likewise the caps on function calls running at once and on a user's MongoDB actions running at
- * once (one token drives 50 connections of `sum`, of `insertOne`, of `find`): the benchmark
- * measures the server's pace, not one user's share of it.
+ * Likewise the caps on function calls running at once and on a user's (and an address's) MongoDB
+ * actions running at once (one token drives 50 connections of `sum`, of `insertOne`, of `find`,
+ * from one address): the benchmark measures the server's pace, not one user's share of it.
  */
 const benchCaps = {
   maxFunctionCallsPerUser: 1_000_000_000,
   maxFunctionCallsPerAnonymousUser: 1_000_000_000,
   maxFunctionCallsPerAddress: 1_000_000_000,
   maxMongoActionsPerUser: 1_000_000_000,
+  maxMongoActionsPerAddress: 1_000_000_000,
 };
 let benchConfig;
 export function benchConfigFile() {

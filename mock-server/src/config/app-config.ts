@@ -60,10 +60,12 @@ export const defaultMaxFunctionCallsPerUser = 20;
 export const defaultMaxFunctionCallsPerAnonymousUser = 5;
 export const defaultMaxFunctionCallsPerAddress = 100;
 /**
- * A client's MongoDB actions one caller (user, else client address) has running at once on an
- * instance; more wait their turn, up to `maxMongoActionsWaiting` (runtime/action-turns.ts).
+ * A client's MongoDB actions one user, and one client address whatever its users, has running at
+ * once on an instance; more wait their turn, up to `maxMongoActionsWaiting` in each line
+ * (runtime/action-turns.ts).
  */
 export const defaultMaxMongoActionsPerUser = 8;
+export const defaultMaxMongoActionsPerAddress = 32;
 export const maxMongoActionsWaiting = 256;
 /**
  * Bytes of events a change stream may hold unsent for a client that does not keep up: an event due

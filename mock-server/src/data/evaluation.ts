@@ -63,10 +63,20 @@ export interface Evaluation {
   deadline: number;
   /** `appId:userId` (or `appId:system`): whose turn it is in the workers' queue. */
   lane: string;
+  /** The lane's group in that queue: its app's client address (`laneGroup`); the lane itself when absent. */
+  group?: string;
   /** The action, for the memory-limit error of a worker that ran out of heap. */
   operator: string;
   /** The action's collation (a system function's `collation` option): strings compare by it. */
   collation?: CollationSpec;
+}
+
+/**
+ * The group of a lane of `appId` in the workers' queue: the client address its work comes from
+ * (an address key: http/client-address.ts), whatever its users; without one, the lane alone.
+ */
+export function laneGroup(appId: string, address: string | undefined): string | undefined {
+  return address === undefined ? undefined : `${appId}:address:${address}`;
 }
 
 const offloaded = Symbol("offloaded");
@@ -160,7 +170,8 @@ async function sendToWorker(evaluation: Evaluation, request: WorkerWork): Promis
   } else {
     message = { ...base, kind: request.kind };
   }
-  return unwrap(await queryWorkers.run(evaluation.lane, message, evaluation.deadline, evaluation.operator));
+  const lane = { lane: evaluation.lane, group: evaluation.group ?? evaluation.lane };
+  return unwrap(await queryWorkers.run(lane, message, evaluation.deadline, evaluation.operator));
 }
 
 /** Replies are capped at MongoDB's largest (their writing is part of the budget: on the main thread, of its slice). */

@@ -43,7 +43,7 @@ import {
   toEJSONText,
 } from "./documents.ts";
 import { maxReplyBytes } from "./ejson-text.ts";
-import { decideHere, decideInWorker, type Evaluation, readText, readValue } from "./evaluation.ts";
+import { decideHere, decideInWorker, type Evaluation, laneGroup, readText, readValue } from "./evaluation.ts";
 import { hasNear } from "./geo-queries.ts";
 import { MergeIndex, mergeTargets, mergeUpdate } from "./merge-writes.ts";
 import { type FunctionMongoAction, type MongoAction, mongoActions } from "./mongo-action-names.ts";
@@ -254,6 +254,7 @@ export class MongoService {
   private readonly rules: Rules;
   private readonly limits: QueryLimits;
   private readonly lane: string;
+  private readonly group: string | undefined;
   /** What the action may still read (its deadline, the documents it may examine). */
   private budget: ReadBudget = { deadline: 0, maxExamined: 0, examined: 0 };
   /** The action's collation (a system function's option; collation.ts), if any. */
@@ -274,6 +275,7 @@ export class MongoService {
     this.rules = rulesOf(app);
     this.limits = queryLimitsOf(app.config);
     this.lane = `${app.appId ?? ""}:${principal.kind === "user" ? principal.user.id : "system"}`;
+    this.group = laneGroup(app.appId ?? "", principal.address);
   }
 
   /**
@@ -381,6 +383,7 @@ export class MongoService {
       limits: this.limits,
       deadline: performance.now() + timeoutMs,
       lane: this.lane,
+      ...(this.group ? { group: this.group } : {}),
       operator,
       ...(this.collation ? { collation: this.collation } : {}),
     };

@@ -8,9 +8,12 @@
  *   and the job answers MongoDB's time-limit error. A new worker takes its place.
  * - **Memory.** Each worker has a heap limit; a job that exhausts it ends its worker, not the
  *   emulator, and answers the memory-limit error.
- * - **Fairness.** Jobs wait in lanes, one per app and user, served in turn, and a lane runs on all
- *   workers but one: one user's many slow queries delay only that user's, and leave a worker to
- *   everyone else. A job whose deadline passes while it waits answers the time-limit error unrun.
+ * - **Fairness.** Jobs wait in lanes, one per app and user, and lanes in groups, one per app and
+ *   client address (whatever its users) or, without one, per lane. Groups are served in turn, and
+ *   a group's lanes in turn; a group runs on all workers but one. So one user's many slow queries
+ *   delay only that user's, one address's many users only that address's, and either leaves a
+ *   worker to everyone else. A job whose deadline passes while it waits answers the time-limit
+ *   error unrun.
  *
  * One pool per process (shared by every app, like the CPU it uses); workers start when jobs need
  * them (the first job's clock stands still meanwhile) and idle ones do not keep the process alive. See docs/decisions/0019-evaluation-off-the-main-thread.md.
@@ -61,11 +64,16 @@ export const workerHeapMb = 1536;
  * never hold them all) and four at most.
  */
 const poolSize = Math.max(2, Math.min(4, availableParallelism() - 1));
-/** Jobs of one lane running at once. */
-const perLane = poolSize - 1;
+/** Jobs of one group (and so of one lane) running at once. */
+const perGroup = poolSize - 1;
 
-interface Job {
+/** Whose turn a job waits for: its lane (`appId:userId`), in its group (an app's client address, or the lane itself). */
+export interface JobLane {
   lane: string;
+  group: string;
+}
+
+interface Job extends JobLane {
   request: WorkerRequest;
   /** performance.now() past which the job answers the time-limit error. */
   deadline: number;
@@ -106,7 +114,8 @@ async function workerCode(): Promise<{ url: URL } | { code: string }> {
 
 class QueryWorkerPool {
   private readonly slots: Slot[] = [];
-  private readonly lanes = new Map<string, Job[]>();
+  /** Waiting jobs by group, then lane, each map in turn order (one served goes to the back). */
+  private readonly groups = new Map<string, Map<string, Job[]>>();
   private nextId = 1;
   private code: Promise<{ url: URL } | { code: string }> | null = null;
   private starting = 0;
@@ -127,6 +136,13 @@ class QueryWorkerPool {
     this.refs();
   }
 
+  /** Jobs waiting and running (tests). */
+  get jobs(): number {
+    let n = this.slots.filter((s) => s.job !== null).length;
+    for (const _ of this.waiting()) n++;
+    return n;
+  }
+
   private get ready(): boolean {
     return this.slots.some((s) => s.ready);
   }
@@ -139,7 +155,7 @@ class QueryWorkerPool {
 
   /** Workers keep the process alive while jobs (or `warm`) wait or run (an idle pool does not). */
   private refs(): void {
-    const busy = this.lanes.size > 0 || this.readyWaiters.length > 0 || this.slots.some((s) => s.job !== null);
+    const busy = this.groups.size > 0 || this.readyWaiters.length > 0 || this.slots.some((s) => s.job !== null);
     for (const slot of this.slots) {
       if (busy) slot.worker.ref();
       else slot.worker.unref();
@@ -147,10 +163,11 @@ class QueryWorkerPool {
   }
 
   /** Runs a job in a worker; rejects with the documented error when it cannot answer in time. */
-  run(lane: string, request: WorkerMessage, deadline: number, operator: string): Promise<WorkerReply> {
+  run({ lane, group }: JobLane, request: WorkerMessage, deadline: number, operator: string): Promise<WorkerReply> {
     return new Promise((resolve, reject) => {
       const job: Job = {
         lane,
+        group,
         request: { ...request, deadlineAt: performance.timeOrigin + deadline },
         deadline,
         queuedAt: performance.now(),
@@ -160,9 +177,14 @@ class QueryWorkerPool {
         reject,
         waiting: null,
       };
-      const queue = this.lanes.get(lane);
+      let lanes = this.groups.get(group);
+      if (!lanes) {
+        lanes = new Map();
+        this.groups.set(group, lanes);
+      }
+      const queue = lanes.get(lane);
       if (queue) queue.push(job);
-      else this.lanes.set(lane, [job]);
+      else lanes.set(lane, [job]);
       if (this.started) this.arm(job);
       this.refs();
       this.dispatch();
@@ -174,11 +196,13 @@ class QueryWorkerPool {
     if (job.waiting) clearTimeout(job.waiting);
     job.waiting = setTimeout(
       () => {
-        const queue = this.lanes.get(job.lane);
+        const lanes = this.groups.get(job.group);
+        const queue = lanes?.get(job.lane);
         const at = queue?.indexOf(job) ?? -1;
         if (at < 0) return;
         queue!.splice(at, 1);
-        if (queue!.length === 0) this.lanes.delete(job.lane);
+        if (queue!.length === 0) lanes!.delete(job.lane);
+        if (lanes!.size === 0) this.groups.delete(job.group);
         job.reject(errors.queryTimeLimit());
         this.refs();
       },
@@ -194,30 +218,36 @@ class QueryWorkerPool {
     if (this.started) return;
     this.started = true;
     const now = performance.now();
-    for (const queue of this.lanes.values()) {
-      for (const job of queue) {
-        const stood = Math.min(maxStartMs, now - Math.max(this.startedSince, job.queuedAt));
-        job.deadline += stood;
-        job.request.deadlineAt += stood;
-        this.arm(job);
-      }
+    for (const job of this.waiting()) {
+      const stood = Math.min(maxStartMs, now - Math.max(this.startedSince, job.queuedAt));
+      job.deadline += stood;
+      job.request.deadlineAt += stood;
+      this.arm(job);
     }
   }
 
+  /** Every waiting job. */
+  private *waiting(): Generator<Job> {
+    for (const lanes of this.groups.values()) for (const queue of lanes.values()) yield* queue;
+  }
+
   /**
-   * The next job, taking lanes in turn (a lane goes to the back once served), from a lane with
-   * fewer than `perLane` jobs running.
+   * The next job: of the first group in turn with fewer than `perGroup` jobs running, from its
+   * first lane in turn (a group, and a lane in it, goes to the back once served).
    */
   private next(): Job | undefined {
     const running = new Map<string, number>();
     for (const slot of this.slots) {
-      if (slot.job) running.set(slot.job.lane, (running.get(slot.job.lane) ?? 0) + 1);
+      if (slot.job) running.set(slot.job.group, (running.get(slot.job.group) ?? 0) + 1);
     }
-    for (const [lane, queue] of this.lanes) {
-      if ((running.get(lane) ?? 0) >= perLane) continue;
+    for (const [group, lanes] of this.groups) {
+      if ((running.get(group) ?? 0) >= perGroup) continue;
+      const [lane, queue] = lanes.entries().next().value as [string, Job[]];
       const job = queue.shift()!;
-      this.lanes.delete(lane);
-      if (queue.length > 0) this.lanes.set(lane, queue);
+      lanes.delete(lane);
+      if (queue.length > 0) lanes.set(lane, queue);
+      this.groups.delete(group);
+      if (lanes.size > 0) this.groups.set(group, lanes);
       return job;
     }
     return undefined;
@@ -225,7 +255,7 @@ class QueryWorkerPool {
 
   private dispatch(): void {
     for (;;) {
-      if (this.lanes.size === 0) return;
+      if (this.groups.size === 0) return;
       const slot = this.slots.find((s) => s.ready && s.job === null);
       if (!slot) {
         // Every worker busy: one more, up to the pool's size (it dispatches when it is ready).
@@ -284,13 +314,11 @@ class QueryWorkerPool {
   }
 
   private failAll(error: Error): void {
-    for (const queue of this.lanes.values()) {
-      for (const job of queue) {
-        if (job.waiting) clearTimeout(job.waiting);
-        job.reject(error);
-      }
+    for (const job of this.waiting()) {
+      if (job.waiting) clearTimeout(job.waiting);
+      job.reject(error);
     }
-    this.lanes.clear();
+    this.groups.clear();
   }
 
   private async spawn(): Promise<Slot> {

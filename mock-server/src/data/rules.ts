@@ -32,13 +32,16 @@ import {
  * Who runs an action: the system (no rules), or a user, with the request it came in (`%%request`)
  * and, inside a function a rule expression called (`%function`), how many such calls deep it is.
  * `withoutCustomData`: the user's custom data is not read (`%%user.custom_data` is `{}`), as for
- * an HTTPS endpoint or the Data API whose `fetch_custom_user_data` is off.
+ * an HTTPS endpoint or the Data API whose `fetch_custom_user_data` is off. `address`: the client
+ * address (its key: http/client-address.ts) of the request the action serves, when a client's —
+ * its turn among addresses in the query workers' queue.
  */
-export type Principal = { kind: "system" } | UserPrincipal;
+export type Principal = { kind: "system"; address?: string } | UserPrincipal;
 export type UserPrincipal = {
   kind: "user";
   user: StoredUser;
   request?: () => Document;
+  address?: string;
   ruleDepth?: number;
   withoutCustomData?: boolean;
 };

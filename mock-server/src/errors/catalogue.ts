@@ -315,8 +315,8 @@ export const appServicesErrors = {
   tooManyFunctionCalls: (who: "a user" | "an anonymous user" | "one address", limit: number) =>
     as(429, `too many function calls: ${who} may have ${limit} running at once`, "TooManyRequests"),
   // UNCONFIRMED: the service's own limits were per app; the words follow tooManyFunctionCalls.
-  tooManyMongoActions: (limit: number) =>
-    as(429, `too many MongoDB actions: a user may have ${limit} waiting at once`, "TooManyRequests"),
+  tooManyMongoActions: (who: "a user" | "one address", limit: number) =>
+    as(429, `too many MongoDB actions: ${who} may have ${limit} waiting at once`, "TooManyRequests"),
   // HTTPS endpoints [the authentication errors are the Data API document's (openapi-data-api-v1:
   // ErrorNoAuthenticationSpecified, ErrorMissingAuthenticationParameter, ErrorUserNotFound); the
   // rest UNCONFIRMED; docs/decisions/0035-https-endpoints.md]

@@ -162,6 +162,8 @@ export interface EndpointCall {
   contextRequest: Document;
   /** `%%request` for the function's `can_evaluate`. */
   expansion: () => Document;
+  /** The client's address key (Principal.address). */
+  address: string;
   /** `context.user.custom_data` is the user's (true) or `{}`. */
   fetchCustomUserData: boolean;
 }
@@ -289,6 +291,11 @@ interface KnownUser {
   bareCallText?: string;
 }
 
+/** The system, running for the client (its address) that `principal` serves, if any. */
+function systemAs(principal: Principal): Principal {
+  return principal.address === undefined ? { kind: "system" } : { kind: "system", address: principal.address };
+}
+
 export interface RunOptions {
   /** The calling user (`context.user`); null for system calls such as confirmation functions. */
   user: StoredUser | null;
@@ -300,6 +307,8 @@ export interface RunOptions {
   argsInBody?: boolean;
   /** A client's request, as `%%request` shows it to the function's `can_evaluate` (read only then). */
   request?: () => Document;
+  /** The client's address key (Principal.address), for a client's call. */
+  address?: string;
   /** The call's arguments as the request's body holds them (Extended JSON), for `%%args`. */
   args?: () => unknown[];
   /** How many rule expressions' `%function`s this call is inside (Principal.ruleDepth). */
@@ -625,11 +634,12 @@ export class AppFunctions implements SandboxHost {
       ...(!withCustomData && options.user ? { customDataLeftOut: options.user } : {}),
       principal:
         system || !options.user
-          ? { kind: "system" }
+          ? { kind: "system", ...(options.address !== undefined ? { address: options.address } : {}) }
           : {
               kind: "user",
               user: options.user,
               ...(options.request ? { request: options.request } : {}),
+              ...(options.address !== undefined ? { address: options.address } : {}),
               ...(options.ruleDepth ? { ruleDepth: options.ruleDepth } : {}),
             },
       request: options.request,
@@ -707,8 +717,14 @@ export class AppFunctions implements SandboxHost {
       callText,
       principal:
         system || !call.user
-          ? { kind: "system" }
-          : { kind: "user", user: call.user, request: call.expansion, withoutCustomData: !call.fetchCustomUserData },
+          ? { kind: "system", address: call.address }
+          : {
+              kind: "user",
+              user: call.user,
+              request: call.expansion,
+              address: call.address,
+              withoutCustomData: !call.fetchCustomUserData,
+            },
       request: call.expansion,
       requestText: wantsRequest(fn) ? toEJSONText(call.contextRequest) : undefined,
       endpoint: true,
@@ -861,7 +877,7 @@ export class AppFunctions implements SandboxHost {
       callText,
       ...(customDataLeftOut && !read ? { customDataLeftOut } : {}),
       name,
-      principal: fn.runAsSystem ? { kind: "system" } : info.principal,
+      principal: fn.runAsSystem ? systemAs(info.principal) : info.principal,
       endpoint: false,
     });
   }

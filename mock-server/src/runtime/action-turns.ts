@@ -61,17 +61,15 @@ export class ActionTurns {
     });
   }
 
-  /** Actions running now, and waiting, every caller's (tests). */
-  get running(): number {
-    let n = 0;
-    for (const line of this.lines.values()) n += line.running;
-    return n;
-  }
-
-  get waiting(): number {
-    let n = 0;
-    for (const line of this.lines.values()) n += line.waiting.length;
-    return n;
+  /** Turns running now, and waiting, in the lines whose key starts with `prefix` (tests). */
+  counts(prefix = ""): { running: number; waiting: number } {
+    const counts = { running: 0, waiting: 0 };
+    for (const [key, line] of this.lines) {
+      if (!key.startsWith(prefix)) continue;
+      counts.running += line.running;
+      counts.waiting += line.waiting.length;
+    }
+    return counts;
   }
 
   private end(key: string, line: Line): void {

@@ -1,15 +1,16 @@
 /**
- * A client's MongoDB actions take turns per user (runtime/action-turns.ts, decision 0018): at most
- * `maxMongoActionsPerUser` run at once, more wait in the user's own line — others' actions are not
- * behind it — and past 256 waiting an action is refused with 429; one whose client leaves while
- * it waits never runs.
+ * A client's MongoDB actions take turns per user, then per client address whatever its users
+ * (runtime/action-turns.ts, decision 0018): at most `maxMongoActionsPerUser` (and
+ * `maxMongoActionsPerAddress`) run at once, more wait in the user's (the address's) own line —
+ * others' actions are not behind it — and past 256 waiting in either an action is refused with
+ * 429; one whose client leaves while it waits never runs.
  */
 import { request } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { maxMongoActionsWaiting } from "../../src/config/app-config.ts";
 import type { AppRuntime } from "../../src/runtime/app-runtime.ts";
-import { anonymousLogin, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, mongoAction, newApp, testApp } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 
 let app: FastifyInstance;
@@ -55,8 +56,8 @@ describe("a user's MongoDB actions", () => {
       mongoAction(app, appId, busy.access_token, "insertOne", { ...held, document: { _id: i } }),
     );
     // Two are running (waiting for the collection), three wait their turn.
-    await expect.poll(() => runtime.actionTurns.waiting).toBe(3);
-    expect(runtime.actionTurns.running).toBe(2);
+    await expect.poll(() => runtime.actionTurns.counts("user:").waiting).toBe(3);
+    expect(runtime.actionTurns.counts("user:").running).toBe(2);
     // Another user's action runs now, beside them.
     const found = await mongoAction(app, appId, other.access_token, "find", {
       database: "db",
@@ -64,10 +65,10 @@ describe("a user's MongoDB actions", () => {
       query: {},
     });
     expect(found.response.statusCode).toBe(200);
-    expect(runtime.actionTurns.running).toBe(2);
+    expect(runtime.actionTurns.counts("user:").running).toBe(2);
     await release();
     for (const done of await Promise.all(inserts)) expect(done.response.statusCode).toBe(200);
-    expect(runtime.actionTurns.running).toBe(0);
+    expect(runtime.actionTurns.counts()).toEqual({ running: 0, waiting: 0 });
     const all = await mongoAction(app, appId, other.access_token, "find", { ...held, query: {}, sort: { _id: 1 } });
     expect(all.body).toHaveLength(5);
   });
@@ -83,7 +84,7 @@ describe("a user's MongoDB actions", () => {
       const user = await anonymousLogin(served, appId);
       const release = await holdWrites(runtime);
       const running = mongoAction(served, appId, user.access_token, "insertOne", { ...held, document: { _id: 1 } });
-      await expect.poll(() => runtime.actionTurns.running).toBe(1);
+      await expect.poll(() => runtime.actionTurns.counts("user:").running).toBe(1);
       // A client asks for a second insert over a connection, waits its turn, and leaves.
       const leaving = request(`${url}/api/client/v2.0/app/${appId}/functions/call`, {
         method: "POST",
@@ -97,12 +98,12 @@ describe("a user's MongoDB actions", () => {
           arguments: [{ ...held, document: { _id: 2 } }],
         }),
       );
-      await expect.poll(() => runtime.actionTurns.waiting).toBe(1);
+      await expect.poll(() => runtime.actionTurns.counts("user:").waiting).toBe(1);
       leaving.destroy();
-      await expect.poll(() => runtime.actionTurns.waiting).toBe(0);
+      await expect.poll(() => runtime.actionTurns.counts("user:").waiting).toBe(0);
       await release();
       expect((await running).response.statusCode).toBe(200);
-      expect(runtime.actionTurns.running).toBe(0);
+      expect(runtime.actionTurns.counts()).toEqual({ running: 0, waiting: 0 });
       const ids = await mongoAction(served, appId, user.access_token, "find", { ...held, query: {} });
       expect(ids.body).toEqual([{ _id: { $numberInt: "1" } }]);
     } finally {
@@ -123,8 +124,8 @@ describe("a user's MongoDB actions", () => {
     const insert = (id: number) =>
       mongoAction(app, appId, user.access_token, "insertOne", { ...held, document: { _id: id } });
     const accepted = Array.from({ length: 1 + maxMongoActionsWaiting }, (_, i) => insert(i));
-    await expect.poll(() => runtime.actionTurns.waiting).toBe(maxMongoActionsWaiting);
-    expect(runtime.actionTurns.running).toBe(1);
+    await expect.poll(() => runtime.actionTurns.counts("user:").waiting).toBe(maxMongoActionsWaiting);
+    expect(runtime.actionTurns.counts("user:").running).toBe(1);
     const refused = await insert(-1);
     expect(refused.response.statusCode).toBe(429);
     expect(refused.body).toEqual({
@@ -134,6 +135,89 @@ describe("a user's MongoDB actions", () => {
     });
     await release();
     for (const done of await Promise.all(accepted)) expect(done.response.statusCode).toBe(200);
+    const found = await mongoAction(app, appId, user.access_token, "count", { ...held, query: { _id: -1 } });
+    expect(found.body).toEqual({ $numberLong: "0" });
+  });
+});
+
+describe("one address's MongoDB actions", () => {
+  const fromAddress = (appId: string, token: string, address: string, name: string, argument: object) =>
+    call(app, "callFunction", {
+      method: "POST",
+      url: `${base}/app/${appId}/functions/call`,
+      headers: bearer(token),
+      remoteAddress: address,
+      payload: { name, arguments: [argument], service: "mongodb-atlas" },
+    });
+  const loginFrom = async (appId: string, address: string) => {
+    const { body } = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/anon-user/login`,
+      remoteAddress: address,
+      payload: {},
+    });
+    return body.access_token as string;
+  };
+
+  it("run a few at once whatever its users, the rest waiting in its line; other addresses' are not behind them", async () => {
+    const appId = await newApp(app, {
+      maxMongoActionsPerUser: 2,
+      maxMongoActionsPerAddress: 3,
+      rules: { default: { read: true, write: true, insert: true, delete: true } },
+    });
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const many = await Promise.all([1, 2, 3].map(() => loginFrom(appId, "203.0.113.5")));
+    const elsewhere = await loginFrom(appId, "198.51.100.7");
+    const release = await holdWrites(runtime);
+    const inserts = many.flatMap((token, user) =>
+      [0, 1].map((i) =>
+        fromAddress(appId, token, "203.0.113.5", "insertOne", { ...held, document: { _id: user * 10 + i } }),
+      ),
+    );
+    // Each user has its two turns; of the six, the address runs three and three wait.
+    await expect.poll(() => runtime.actionTurns.counts("address:").waiting).toBe(3);
+    expect(runtime.actionTurns.counts("address:").running).toBe(3);
+    expect(runtime.actionTurns.counts("user:")).toEqual({ running: 6, waiting: 0 });
+    // Another address's user's action runs now, beside them.
+    const found = await fromAddress(appId, elsewhere, "198.51.100.7", "find", {
+      database: "db",
+      collection: "free",
+      query: {},
+    });
+    expect(found.response.statusCode).toBe(200);
+    await release();
+    for (const done of await Promise.all(inserts)) expect(done.response.statusCode).toBe(200);
+    expect(runtime.actionTurns.counts()).toEqual({ running: 0, waiting: 0 });
+    const all = await fromAddress(appId, elsewhere, "198.51.100.7", "count", { ...held, query: {} });
+    expect(all.body).toEqual({ $numberLong: "6" });
+  });
+
+  it(`are refused with 429 past ${maxMongoActionsWaiting} waiting, and the refused one writes nothing`, async () => {
+    const appId = await newApp(app, {
+      maxMongoActionsPerUser: 10_000,
+      maxMongoActionsPerAddress: 1,
+      rules: { default: { read: true, write: true, insert: true, delete: true } },
+      limits: { writesPerSecondPerAnonymousUser: 100_000 },
+    });
+    const runtime = (await app.emulator.apps.get(appId))!;
+    const user = await anonymousLogin(app, appId);
+    const release = await holdWrites(runtime);
+    const insert = (id: number) =>
+      mongoAction(app, appId, user.access_token, "insertOne", { ...held, document: { _id: id } });
+    const accepted = Array.from({ length: 1 + maxMongoActionsWaiting }, (_, i) => insert(i));
+    await expect.poll(() => runtime.actionTurns.counts("address:").waiting).toBe(maxMongoActionsWaiting);
+    const refused = await insert(-1);
+    expect(refused.response.statusCode).toBe(429);
+    expect(refused.body).toEqual({
+      error: `too many MongoDB actions: one address may have ${maxMongoActionsWaiting} waiting at once`,
+      error_code: "TooManyRequests",
+      link: expect.any(String),
+    });
+    // The refused action gave its user's turn back.
+    expect(runtime.actionTurns.counts("user:").running).toBe(1 + maxMongoActionsWaiting);
+    await release();
+    for (const done of await Promise.all(accepted)) expect(done.response.statusCode).toBe(200);
+    expect(runtime.actionTurns.counts()).toEqual({ running: 0, waiting: 0 });
     const found = await mongoAction(app, appId, user.access_token, "count", { ...held, query: { _id: -1 } });
     expect(found.body).toEqual({ $numberLong: "0" });
   });

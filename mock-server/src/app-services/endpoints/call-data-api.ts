@@ -12,6 +12,7 @@ import { fromEJSONTextInSlices } from "../../data/ejson-in-slices.ts";
 import { type MongoAction, MongoService } from "../../data/mongo-actions.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { contextRequest } from "../../functions/app-functions.ts";
+import { addressKey } from "../../http/client-address.ts";
 import { takeActionTurn } from "../functions/call-caps.ts";
 import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
@@ -117,10 +118,17 @@ export default defineRoute("callDataApi", "none", async (request, reply) => {
     throw errors.serviceNotFound(String(dataSource ?? ""));
   const namespace = { database: body.database, collection: body.collection };
   // (Without fetch_custom_user_data the user's custom data is not read: `%%user.custom_data` is {}.)
+  const address = addressKey(request.ip);
   const principal = user
-    ? { kind: "user" as const, user, request: expansion, withoutCustomData: settings.fetchCustomUserData !== true }
-    : { kind: "system" as const };
-  // Its caller's actions take turns with the caller's others (a user's, else its address's); one
+    ? {
+        kind: "user" as const,
+        user,
+        request: expansion,
+        address,
+        withoutCustomData: settings.fetchCustomUserData !== true,
+      }
+    : { kind: "system" as const, address };
+  // Its caller's actions take turns with the caller's others (its user's, then its address's); one
   // whose client leaves while it waits never runs.
   const endTurn = await takeActionTurn(app, user, request.ip, reply.raw);
   if (endTurn === null) {

@@ -14,6 +14,7 @@ import { type AppConfig, providerEnabled } from "../../config/app-config.ts";
 import { type Document, toEJSONText } from "../../data/documents.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { contextRequest, type EndpointOutcome } from "../../functions/app-functions.ts";
+import { addressKey } from "../../http/client-address.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { type StoredUser, userActive } from "../../store/store.ts";
 import { authenticate } from "../auth/login.ts";
@@ -231,6 +232,7 @@ export async function callEndpoint(request: FastifyRequest, reply: FastifyReply)
       requestArgText: toEJSONText(requestArg),
       contextRequest: requestDocument,
       expansion: endpointRequest,
+      address: addressKey(request.ip),
       fetchCustomUserData: endpoint.fetchCustomUserData === true,
     });
   } finally {

@@ -3,12 +3,13 @@
  * user (lower for an anonymous user) and per client address, whatever its users — so that no user
  * or address can take the function process all users share (its memory, its turn, its
  * `context.http` budget). The MongoDB service's actions run elsewhere and do not count: they take
- * turns per user instead (`takeActionTurn`). See docs/decisions/0018-fair-shares.md.
+ * turns per user and per address instead (`takeActionTurn`). See docs/decisions/0018-fair-shares.md.
  */
 import {
   defaultMaxFunctionCallsPerAddress,
   defaultMaxFunctionCallsPerAnonymousUser,
   defaultMaxFunctionCallsPerUser,
+  defaultMaxMongoActionsPerAddress,
   defaultMaxMongoActionsPerUser,
   maxMongoActionsWaiting,
 } from "../../config/app-config.ts";
@@ -46,9 +47,11 @@ export function takeCallPlace(app: AppRuntime, user: StoredUser | null, ip: stri
 }
 
 /**
- * A turn for a client's MongoDB action of `user` (without one, of client address `ip`): at once,
- * or once the caller's earlier actions let one go (runtime/action-turns.ts); refused (429) when
- * too many of the caller's wait already. Answers the function that ends the turn.
+ * A turn for a client's MongoDB action of `user` from client address `ip`: its user's turn (when
+ * it has one), then its address's, whatever its users — at once, or once the line's earlier
+ * actions let one go (runtime/action-turns.ts). So one user's flood waits behind itself, and so
+ * does one address's, however many users it signs in. Refused (429) when too many wait in either
+ * line already. Answers the function that ends the turn, or null when the client left meanwhile.
  */
 export async function takeActionTurn(
   app: AppRuntime,
@@ -56,12 +59,28 @@ export async function takeActionTurn(
   ip: string,
   client: Leaving,
 ): Promise<(() => void) | null> {
-  const running = app.config.maxMongoActionsPerUser ?? defaultMaxMongoActionsPerUser;
-  const turn = app.actionTurns.take(
-    user === null ? `address:${addressKey(ip)}` : `user:${user.id}`,
-    { running, waiting: maxMongoActionsWaiting },
-    client,
-  );
-  if (turn === null) throw errors.tooManyMongoActions(maxMongoActionsWaiting);
-  return turn;
+  const perUser = app.config.maxMongoActionsPerUser ?? defaultMaxMongoActionsPerUser;
+  const perAddress = app.config.maxMongoActionsPerAddress ?? defaultMaxMongoActionsPerAddress;
+  const waiting = maxMongoActionsWaiting;
+  const userTurn =
+    user === null ? noTurn : app.actionTurns.take(`user:${user.id}`, { running: perUser, waiting }, client);
+  if (userTurn === null) throw errors.tooManyMongoActions("a user", waiting);
+  const endUserTurn = await userTurn;
+  if (endUserTurn === null) return null;
+  const addressTurn = app.actionTurns.take(`address:${addressKey(ip)}`, { running: perAddress, waiting }, client);
+  if (addressTurn === null) {
+    endUserTurn();
+    throw errors.tooManyMongoActions("one address", waiting);
+  }
+  const endAddressTurn = await addressTurn;
+  if (endAddressTurn === null) {
+    endUserTurn();
+    return null;
+  }
+  return () => {
+    endAddressTurn();
+    endUserTurn();
+  };
 }
+
+const noTurn = () => undefined;

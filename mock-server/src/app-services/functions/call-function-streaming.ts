@@ -9,6 +9,7 @@ import {
 import { controlApiServed } from "../../config/options.ts";
 import { changeDocument, invalidateDocument, invalidates } from "../../data/change-events.ts";
 import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
+import { laneGroup } from "../../data/evaluation.ts";
 import { shaperOf } from "../../data/query-jobs.ts";
 import { queryLimitsOf } from "../../data/query-limits.ts";
 import { rulesOf } from "../../data/rules.ts";
@@ -81,14 +82,22 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
   if (call.name !== "watch") throw errors.functionNotFound(String(call.name ?? ""));
   const spec = watchSpec(call.arguments);
   const rules = rulesOf(app);
-  const principal = { kind: "user" as const, user, request: requestExpansion(request) };
+  const principal = {
+    kind: "user" as const,
+    user,
+    request: requestExpansion(request),
+    address: addressKey(request.ip),
+  };
   await rules.prepare(principal, spec.database, [spec.collection]);
   const readFilter = rules.read(principal, spec.database, spec.collection);
   const shape = rules.readShape(principal, spec.database, spec.collection);
   const shaper = shape ? shaperOf(shape) : null;
   let matches: ReturnType<typeof watchMatcher>;
   try {
-    matches = watchMatcher(spec, readFilter ?? {}, queryLimitsOf(app.config), `${app.appId}:${user.id}`);
+    matches = watchMatcher(spec, readFilter ?? {}, queryLimitsOf(app.config), {
+      lane: `${app.appId}:${user.id}`,
+      group: laneGroup(app.appId, principal.address),
+    });
   } catch (error) {
     throw errors.mongo((error as Error).message);
   }

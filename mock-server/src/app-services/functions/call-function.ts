@@ -3,6 +3,7 @@ import { fromEJSON, isDocument } from "../../data/documents.ts";
 import { fromEJSONInSlices } from "../../data/ejson-in-slices.ts";
 import { isMongoAction, MongoService } from "../../data/mongo-actions.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
+import { addressKey } from "../../http/client-address.ts";
 import { slicedFrom } from "../../http/json-body.ts";
 import { requestExpansion } from "../request-expansion.ts";
 import { defineRoute } from "../route.ts";
@@ -45,10 +46,13 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
       return reply;
     }
     try {
-      text = await new MongoService(app, { kind: "user", user, request: requestExpansion(request) }).runText(
-        name,
-        argument,
-      );
+      const principal = {
+        kind: "user" as const,
+        user,
+        request: requestExpansion(request),
+        address: addressKey(request.ip),
+      };
+      text = await new MongoService(app, principal).runText(name, argument);
     } finally {
       endTurn();
     }
@@ -68,6 +72,7 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
         argsInBody,
         args: () => args,
         request: requestExpansion(request),
+        address: addressKey(request.ip),
       });
     } finally {
       givePlace();

@@ -83,13 +83,14 @@ export interface WatchSpec {
  * The filter has the query engine's regular expressions and runs under the app's query limits once
  * per change (docs/decisions/0006-query-limits.md): on the main thread's slice, else in a query
  * worker (docs/decisions/0019-evaluation-off-the-main-thread.md); a filter past the limits throws,
- * and the stream ends. `lane`: the watcher's app and user (their turn in the workers' queue).
+ * and the stream ends. `lane`: the watcher's app and user, and its client address's group (their
+ * turn in the workers' queue).
  */
 export function watchMatcher(
   spec: WatchSpec,
   readFilter: Document,
   limits: QueryLimits = defaultQueryLimits,
-  lane = "",
+  { lane, group }: { lane: string; group?: string | undefined } = { lane: "" },
 ) {
   const ids = spec.ids ? new Set(spec.ids.map(idKey)) : null;
   const job: MatchJob = {
@@ -126,7 +127,13 @@ export function watchMatcher(
             if (key !== undefined && readable && (!doc || !readable.test(doc))) return false;
             return filter ? filter.test(event()) : true;
           };
-    const evaluation = { limits, deadline: performance.now() + limits.timeoutMs, lane, operator: "watch" };
+    const evaluation = {
+      limits,
+      deadline: performance.now() + limits.timeoutMs,
+      lane,
+      ...(group ? { group } : {}),
+      operator: "watch",
+    };
     return matchChange(evaluation, here, key === undefined ? collectionJob : job, event(), doc);
   };
 }
