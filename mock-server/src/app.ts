@@ -22,6 +22,7 @@ import { requestLinesAt } from "./http/request-lines.ts";
 import { registerRequestMetrics } from "./http/request-metrics.ts";
 import { trustedPeer } from "./http/trusted-peer.ts";
 import { UnsentReplies } from "./http/unsent-replies.ts";
+import { warnOfUntrustedProxies } from "./http/untrusted-proxy.ts";
 import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
 import { emulatorIdpHost } from "./idp/host.ts";
@@ -129,6 +130,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     },
   });
   registerHostCheck(app);
+  warnOfUntrustedProxies(app, trustedPeer(emulator.options.trustProxy));
   registerJsonParser(app);
   registerValidation(app);
   emulator.apps.log = app.log;
