@@ -73,43 +73,48 @@ describe("a user's MongoDB actions", () => {
     expect(all.body).toHaveLength(5);
   });
 
-  it("drop a waiting action whose client left: it never runs", async () => {
-    const { app: served, url } = await listening();
-    try {
-      const appId = await newApp(served, {
-        maxMongoActionsPerUser: 1,
-        rules: { default: { read: true, write: true, insert: true, delete: true } },
-      });
-      const runtime = (await served.emulator.apps.get(appId))!;
-      const user = await anonymousLogin(served, appId);
-      const release = await holdWrites(runtime);
-      const running = mongoAction(served, appId, user.access_token, "insertOne", { ...held, document: { _id: 1 } });
-      await expect.poll(() => runtime.actionTurns.counts("user:").running).toBe(1);
-      // A client asks for a second insert over a connection, waits its turn, and leaves.
-      const leaving = request(`${url}/api/client/v2.0/app/${appId}/functions/call`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${user.access_token}`, "content-type": "application/json" },
-      });
-      leaving.on("error", () => undefined);
-      leaving.end(
-        JSON.stringify({
-          name: "insertOne",
-          service: "mongodb-atlas",
-          arguments: [{ ...held, document: { _id: 2 } }],
-        }),
-      );
-      await expect.poll(() => runtime.actionTurns.counts("user:").waiting).toBe(1);
-      leaving.destroy();
-      await expect.poll(() => runtime.actionTurns.counts("user:").waiting).toBe(0);
-      await release();
-      expect((await running).response.statusCode).toBe(200);
-      expect(runtime.actionTurns.counts()).toEqual({ running: 0, waiting: 0 });
-      const ids = await mongoAction(served, appId, user.access_token, "find", { ...held, query: {} });
-      expect(ids.body).toEqual([{ _id: { $numberInt: "1" } }]);
-    } finally {
-      await served.close();
-    }
-  });
+  for (const line of ["user", "address"] as const)
+    it(`drop an action whose client left while it waited in its ${line}'s line: it never runs`, async () => {
+      const { app: served, url } = await listening();
+      try {
+        const appId = await newApp(served, {
+          ...(line === "user" ? { maxMongoActionsPerUser: 1 } : { maxMongoActionsPerAddress: 1 }),
+          rules: { default: { read: true, write: true, insert: true, delete: true } },
+        });
+        const runtime = (await served.emulator.apps.get(appId))!;
+        const user = await anonymousLogin(served, appId);
+        // (The address's line: another user of the same address; the user's: the same user.)
+        const waiter = line === "user" ? user : await anonymousLogin(served, appId);
+        const release = await holdWrites(runtime);
+        const running = mongoAction(served, appId, user.access_token, "insertOne", { ...held, document: { _id: 1 } });
+        await expect.poll(() => runtime.actionTurns.counts(`${line}:`).running).toBe(1);
+        // A client asks for a second insert over a connection, waits its turn, and leaves.
+        const leaving = request(`${url}/api/client/v2.0/app/${appId}/functions/call`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${waiter.access_token}`, "content-type": "application/json" },
+        });
+        leaving.on("error", () => undefined);
+        leaving.end(
+          JSON.stringify({
+            name: "insertOne",
+            service: "mongodb-atlas",
+            arguments: [{ ...held, document: { _id: 2 } }],
+          }),
+        );
+        await expect.poll(() => runtime.actionTurns.counts(`${line}:`).waiting).toBe(1);
+        leaving.destroy();
+        await expect.poll(() => runtime.actionTurns.counts(`${line}:`).waiting).toBe(0);
+        // Its user's turn is given back with it.
+        expect(runtime.actionTurns.counts("user:").running).toBe(1);
+        await release();
+        expect((await running).response.statusCode).toBe(200);
+        expect(runtime.actionTurns.counts()).toEqual({ running: 0, waiting: 0 });
+        const ids = await mongoAction(served, appId, user.access_token, "find", { ...held, query: {} });
+        expect(ids.body).toEqual([{ _id: { $numberInt: "1" } }]);
+      } finally {
+        await served.close();
+      }
+    });
 
   it(`are refused with 429 past ${maxMongoActionsWaiting} waiting, and the refused one writes nothing`, async () => {
     const appId = await newApp(app, {
