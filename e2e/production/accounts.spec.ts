@@ -3,7 +3,7 @@
  * password reset by mail that ends the other sessions, guests, the contact form without EmailJS.
  */
 import { sendContactForm } from "../fixtures/contact-form.ts";
-import { confirmedAccount, expect, Mailbox, newAddress, signIn, test } from "./fixtures.ts";
+import { clientApi, confirmedAccount, expect, liveOn, Mailbox, newAddress, signIn, test } from "./fixtures.ts";
 
 test.describe("accounts", { tag: "@production" }, () => {
   test("signs up, confirms with the mailed link, signs in again and stays signed in across a reload", async ({
@@ -83,6 +83,39 @@ test.describe("accounts", { tag: "@production" }, () => {
     await expect(otherDevice.getByRole("heading", { level: 1, name: "Sign in" })).toBeVisible();
     await expect(otherDevice.getByText("Your session has ended. Please sign in again.")).toBeVisible();
     await elsewhere.close();
+  });
+
+  test("a user whose custom data is as large as a token carries signs in and goes live through the proxy", async ({
+    page,
+    request,
+    mailbox,
+  }) => {
+    const { email, password } = await confirmedAccount(request, mailbox, "wide");
+    const login = await request.post(`${clientApi}/auth/providers/local-userpass/login`, {
+      data: { username: email, password },
+    });
+    const { access_token: token, user_id: userId } = (await login.json()) as { access_token: string; user_id: string };
+    // 16 KiB of custom data as Extended JSON (strings only: its JSON), the most a token carries.
+    const profile = { _id: "profile", user_id: userId, display_name: "Ada Wide", about: "" };
+    profile.about = "x".repeat(16 * 1024 - JSON.stringify(profile).length);
+    const stored = await request.post(`${clientApi}/functions/call`, {
+      headers: { authorization: `Bearer ${token}` },
+      data: {
+        name: "insertOne",
+        service: "mongodb-atlas",
+        arguments: [{ database: "notes-app", collection: "profiles", document: profile }],
+      },
+    });
+    expect(stored.status()).toBe(200);
+
+    // Its access token (~23 KB) goes through nginx in Authorization and in the change stream's URL.
+    await signIn(page, email, password);
+    await expect(page.getByText("Signed in as Ada Wide")).toBeVisible();
+    await expect(page.getByText(liveOn)).toBeVisible();
+    await expect(page.getByRole("region", { name: "Overview" }).getByRole("alert")).toHaveCount(0);
+    await page.reload();
+    await expect(page.getByText("Signed in as Ada Wide")).toBeVisible();
+    await expect(page.getByText(liveOn)).toBeVisible();
   });
 
   test("a guest signs in without an account and signs out", async ({ page }) => {

@@ -29,7 +29,7 @@ import { emulatorIdpHost } from "./idp/host.ts";
 import { identityProviderPlugin } from "./idp/plugin.ts";
 import { inspectorPlugin } from "./inspector/plugin.ts";
 import { Emulator } from "./runtime/emulator.ts";
-import { maxRequestBodyBytes } from "./runtime/large-requests.ts";
+import { maxRequestBodyBytes, maxRequestHeaderBytes } from "./runtime/large-requests.ts";
 import { emulatorMetrics, metricPrefix } from "./runtime/metrics.ts";
 import { redactUrl } from "./state/journal.ts";
 
@@ -103,9 +103,12 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
       : tls
         ? {
             serverFactory: (handler: Parameters<typeof createHttpsServer>[1]) =>
-              createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server,
+              createHttpsServer(
+                { cert: tls.cert, key: tls.key, maxHeaderSize: maxRequestHeaderBytes },
+                handler,
+              ) as unknown as Server,
           }
-        : {}),
+        : { http: { maxHeaderSize: maxRequestHeaderBytes } }),
     genReqId: requestIdGenerator(emulator.options.trustProxy),
     logController: requestLinesAt(emulator.options.logLevel),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },

@@ -14,6 +14,7 @@ import { healthOf } from "./control/get-health.ts";
 import { listenForMetrics, type MetricsListener } from "./http/metrics-listener.ts";
 import { whileStarting } from "./http/while-starting.ts";
 import { Emulator } from "./runtime/emulator.ts";
+import { maxRequestHeaderBytes } from "./runtime/large-requests.ts";
 import { StatePersistence } from "./runtime/persistence.ts";
 
 export interface RunningServer {
@@ -92,8 +93,8 @@ export async function startServer(
   const tls = readTls(options);
   const startedAt = Date.now();
   const server: Server = tls
-    ? (createHttpsServer({ cert: tls.cert, key: tls.key }) as unknown as Server)
-    : createHttpServer();
+    ? (createHttpsServer({ cert: tls.cert, key: tls.key, maxHeaderSize: maxRequestHeaderBytes }) as unknown as Server)
+    : createHttpServer({ maxHeaderSize: maxRequestHeaderBytes });
   // An idle connection is kept longer than the proxies in front keep theirs (nginx's upstream
   // `keepalive_timeout`, the usual load balancers' idle timeouts: 60 s), so that a proxy never sends
   // a request on a connection the server is closing (a reset, answered 502 to a POST). Node's

@@ -9,7 +9,13 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { type JwtPayload, peekJwtPayload } from "../state/jwt.ts";
-import { type StoredSession, type StoredUser, type UserAndSession, userActive } from "../store/store.ts";
+import {
+  type FoundCustomData,
+  type StoredSession,
+  type StoredUser,
+  type UserAndSession,
+  userActive,
+} from "../store/store.ts";
 
 /**
  * none: no token (any Authorization header is ignored, as realm-web sends one on e-mail/password calls);
@@ -27,8 +33,8 @@ export interface Caller {
   sessionId: string;
   session: StoredSession;
   claims: JwtPayload;
-  /** The user's custom data document, when it was read with the session (null: none). */
-  customData?: Document | null;
+  /** The user's custom data, when it was read with the session (null: none; too large for a token: unread). */
+  customData?: FoundCustomData;
 }
 
 /** The bearer token of the request (`Authorization: Bearer …`, or `baas_at` for streams). */
@@ -110,7 +116,7 @@ export async function authenticateRefresh(emulator: Emulator, token: string, wit
   const [session, user, customData] = await Promise.all([
     app.sessions.get(claims.baas_id),
     named ? app.users.get(sub) : undefined,
-    named && withData ? app.customUserDocument(sub).then((found) => found ?? null) : undefined,
+    named && withData ? app.customUserDataForToken(sub) : undefined,
   ]);
   if (!session) throw errors.refreshTokenNotFound();
   // Past its lifetime the session is gone, and answers so: realm-web's logOut() lets only this

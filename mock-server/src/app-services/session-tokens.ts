@@ -3,12 +3,11 @@
  * them (realm-core decodes both; realm-web reads `sub`, `exp`, `iat`, `user_data`, `baas_device_id`).
  */
 import { tokenLifetimes } from "../config/app-config.ts";
-import type { Document } from "../data/documents.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { newObjectIdHex } from "../state/ids.ts";
-import type { StoredSession, StoredUser } from "../store/store.ts";
+import { type FoundCustomData, maxTokenUserDataBytes, type StoredSession, type StoredUser } from "../store/store.ts";
 
 export const zeroDeviceId = "000000000000000000000000";
 
@@ -23,17 +22,25 @@ export function deviceIdFrom(body: unknown): string {
 }
 
 /**
- * An access token of the session. `customData`: the user's custom data document when the store
- * read it already (null: none); otherwise it is read now.
+ * An access token of the session. `customData`: the user's custom data when the store read it
+ * already (null: none); otherwise it is read now. Custom data longer than a token carries
+ * (`maxTokenUserDataBytes`) is left out of it — such a token would be refused by the server's and
+ * the proxies' header limits on every request — and the log says so once per user.
  */
 export async function accessTokenFor(
   emulator: Emulator,
   app: AppRuntime,
   user: StoredUser,
   session: StoredSession,
-  customData?: Document | null,
+  customData?: FoundCustomData,
 ): Promise<string> {
-  const userData = customData !== undefined ? app.customUserDataOf(customData) : await app.customUserData(user.id);
+  const found = customData !== undefined ? customData : await app.customUserDataForToken(user.id);
+  const { claim: userData, oversized } = app.tokenUserData(found);
+  if (oversized !== undefined && app.firstOversized(user.id))
+    emulator.apps.log?.warn(
+      { appId: app.appId, userId: user.id, bytes: oversized },
+      `custom user data of ${oversized} bytes (as Extended JSON) is left out of the user's access tokens: they carry at most ${maxTokenUserDataBytes}`,
+    );
   const iat = Math.floor(app.clock.now() / 1000);
   return emulator.tokenKey.sign({
     baas_device_id: session.deviceId,
@@ -104,7 +111,7 @@ export async function sessionReply(
   app: AppRuntime,
   user: StoredUser,
   session: StoredSession,
-  customData?: Document | null,
+  customData?: FoundCustomData,
 ) {
   return {
     access_token: await accessTokenFor(emulator, app, user, session, customData),

@@ -20,6 +20,9 @@ import {
   type AppRecord,
   type AppStore,
   type CustomDataPlace,
+  type FoundCustomData,
+  maxTokenUserDataBytes,
+  OversizedCustomData,
   QuotaExceededError,
   type ScheduleClaim,
 } from "../store/store.ts";
@@ -37,6 +40,9 @@ export interface AppTemplate {
 
 /** The id tokens name an app by (stable for the app id, so exports and instances agree). */
 export const domainIdOf = (appId: string) => stableObjectIdHex("domain", appId);
+
+/** Users whose oversized custom data an app's log names, at most (then the log has said enough). */
+const maxOversizedSaid = 1_000;
 
 export class AppRuntime {
   readonly clock: Clock;
@@ -129,14 +135,18 @@ export class AppRuntime {
 
   /**
    * The user's custom data (the configured collection's document whose user-id field is the user's
-   * id), as canonical Extended JSON for the access token's `user_data` claim.
+   * id) for an access token: its document, null without one, or OversizedCustomData — unread where
+   * the store would otherwise read it whole — when it is longer than a token carries.
    */
-  async customUserData(userId: string): Promise<Record<string, unknown> | undefined> {
+  async customUserDataForToken(userId: string): Promise<FoundCustomData> {
     const config = this.customUserDataPlace();
-    if (!config) return undefined;
-    return this.customUserDataOf(
-      await this.store.data.findByField(config.database, config.collection, config.userIdField, userId),
-    );
+    if (!config) return null;
+    const { database, collection, userIdField } = config;
+    const data = this.store.data;
+    const found = data.findByFieldWithin
+      ? await data.findByFieldWithin(database, collection, userIdField, userId, maxTokenUserDataBytes)
+      : await data.findByField(database, collection, userIdField, userId);
+    return found ?? null;
   }
 
   /** The user's custom data document as stored (for rules that name `%%user.custom_data`). */
@@ -194,9 +204,25 @@ export class AppRuntime {
     }
   }
 
-  /** The `user_data` claim of a custom data document found (by the store, with a login). */
-  customUserDataOf(doc: Document | null | undefined): Record<string, unknown> | undefined {
-    return doc ? (toEJSON(doc) as Record<string, unknown>) : undefined;
+  /**
+   * The `user_data` claim of custom data found (by the store, with a login or a refresh), or none:
+   * without custom data, and past `maxTokenUserDataBytes` (then `oversized` says how long it is).
+   */
+  tokenUserData(found: FoundCustomData): { claim?: Record<string, unknown>; oversized?: number } {
+    if (found === null) return {};
+    const bytes = found instanceof OversizedCustomData ? found.bytes : this.customDataBytes(found);
+    if (bytes > maxTokenUserDataBytes) return { oversized: bytes };
+    return { claim: toEJSON(found as Document) as Record<string, unknown> };
+  }
+
+  /** Users whose custom data was left out of a token, said once each (at most `maxOversizedSaid`). */
+  private readonly oversizedSaid = new Set<string>();
+
+  /** Whether it is the first time this user's custom data was too large for its token (for the log). */
+  firstOversized(userId: string): boolean {
+    if (this.oversizedSaid.has(userId) || this.oversizedSaid.size >= maxOversizedSaid) return false;
+    this.oversizedSaid.add(userId);
+    return true;
   }
 
   /**
@@ -225,6 +251,18 @@ export class AppRuntime {
       this.customDataTexts.set(doc, text);
     }
     return text;
+  }
+
+  private readonly customDataSizes = new WeakMap<Document, number>();
+
+  /** The UTF-8 bytes of a custom data document's canonical Extended JSON (kept per stored document). */
+  private customDataBytes(doc: Document): number {
+    let bytes = this.customDataSizes.get(doc);
+    if (bytes === undefined) {
+      bytes = Buffer.byteLength(this.customDataText(doc));
+      this.customDataSizes.set(doc, bytes);
+    }
+    return bytes;
   }
 
   /** Where the app keeps its users' custom data, when it is enabled. */

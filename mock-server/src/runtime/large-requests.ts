@@ -28,6 +28,13 @@ import { addressKey } from "../http/client-address.ts";
 /** The largest request body any route takes (App Services' 18 MB; larger ones answer 413). */
 export const maxRequestBodyBytes = 18 * 1024 * 1024;
 
+/**
+ * The largest request line and headers together (Node's default is 16 KiB; past it 431): room for
+ * an access token carrying the 16 KiB of custom user data it may (~23 KB), in `Authorization` or a
+ * stream's `baas_at`, beside the browser's other headers.
+ */
+export const maxRequestHeaderBytes = 64 * 1024;
+
 export const largeRequestLimits = {
   /** A body of this many bytes or more takes a place. */
   heldFrom: 16 * 1024,

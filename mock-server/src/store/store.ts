@@ -263,7 +263,7 @@ export interface AppStore {
     session: StoredSession,
     lastLoginAt: number,
     customData?: CustomDataPlace,
-  ): Promise<{ customData?: Document | null } | undefined>;
+  ): Promise<{ customData?: FoundCustomData } | undefined>;
   /**
    * A first login without a registration to claim (anonymous, OAuth, custom token): the user made
    * as `users.create` makes it and, when it was, its session started as `startSession` starts it,
@@ -275,7 +275,7 @@ export interface AppStore {
     session: StoredSession,
     lastLoginAt: number,
     customData?: CustomDataPlace,
-  ): Promise<{ claim: IdentityClaim; started?: { customData?: Document | null } }>;
+  ): Promise<{ claim: IdentityClaim; started?: { customData?: FoundCustomData } }>;
   /**
    * An e-mail/password login once its password matched `passwordHash`: the registration read again
    * with the user it belongs to (as `users.accountAndOwner`) and, when that user is
@@ -336,8 +336,23 @@ export interface CustomDataPlace {
   userIdField: string;
 }
 
+/**
+ * The most custom user data an access token carries (its `user_data`): bytes of the document's
+ * canonical Extended JSON, the 16 KB the service's documentation advises. Larger data is left out
+ * of the token (session-tokens.ts; docs/decisions/0002-unconfirmed-wire-details.md).
+ */
+export const maxTokenUserDataBytes = 16 * 1024;
+
+/** A user's custom data document too large for an access token, unread: its size (`maxTokenUserDataBytes`). */
+export class OversizedCustomData {
+  constructor(readonly bytes: number) {}
+}
+
+/** A user's custom data as a login or refresh found it: its document, null (none), or too large for a token. */
+export type FoundCustomData = Document | null | OversizedCustomData;
+
 export type RegistrationSession =
-  | { started: true; account: StoredUserpassAccount; owner: StoredUser; customData?: Document | null }
+  | { started: true; account: StoredUserpassAccount; owner: StoredUser; customData?: FoundCustomData }
   | { started: false; account: StoredUserpassAccount; owner: StoredUser | undefined };
 
 export type IdentityClaim =
@@ -611,6 +626,18 @@ export interface DocumentStore {
    * cost that call more than the lookup does. Stores that must ask elsewhere leave it out.
    */
   findByFieldNow?(database: string, collection: string, field: string, value: string): Document | undefined;
+  /**
+   * findByField for an access token's custom data, by a store that would otherwise read a document
+   * of any size whole (PostgreSQL): OversizedCustomData, unread, when its canonical Extended JSON
+   * is longer than `maxBytes`.
+   */
+  findByFieldWithin?(
+    database: string,
+    collection: string,
+    field: string,
+    value: string,
+    maxBytes: number,
+  ): Promise<Document | OversizedCustomData | undefined>;
   /** A page of a collection, natural order, and its size. */
   page(
     database: string,

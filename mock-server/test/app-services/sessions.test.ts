@@ -3,6 +3,7 @@ import { createHmac } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { maxTokenUserDataBytes } from "../../src/store/store.ts";
 import {
   anonymousLogin,
   base,
@@ -16,6 +17,7 @@ import {
   newApp,
   testApp,
 } from "../helpers/app.ts";
+import { logLines } from "../helpers/log-lines.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -253,6 +255,60 @@ describe("refreshAccessToken and logOut", () => {
     });
     const keyed = JSON.parse(Buffer.from(keyLogin.access_token.split(".")[1], "base64url").toString());
     expect(keyed.user_data).toMatchObject({ user_id: session.user_id, favouriteColour: "plum" });
+  });
+
+  it(`carries custom user data up to ${maxTokenUserDataBytes} bytes, leaves larger data out of its tokens and says so once`, async () => {
+    const { logStream, lines } = logLines();
+    const logged = await testApp({ logLevel: "warn", logStream });
+    try {
+      const appId = await newApp(logged);
+      const session = await emailUser(logged, appId, "big@example.com", "secret-1");
+      const doc = { _id: "p", user_id: session.user_id, pad: "" };
+      // (Strings only: the stored canonical Extended JSON is the document's JSON.)
+      const fits = maxTokenUserDataBytes - JSON.stringify(doc).length;
+      const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
+      const login = async () =>
+        (
+          await call(logged, "login", {
+            method: "POST",
+            url: `${base}/app/${appId}/auth/providers/local-userpass/login`,
+            payload: { username: "big@example.com", password: "secret-1" },
+          })
+        ).body.access_token as string;
+      const refreshed = async () =>
+        (
+          await call(logged, "refreshAccessToken", {
+            method: "POST",
+            url: `${base}/auth/session`,
+            headers: bearer(session.refresh_token),
+          })
+        ).body.access_token as string;
+      const setPad = (length: number) =>
+        call(logged, "replaceDocument", {
+          method: "POST",
+          url: `/_mock/v1/apps/${appId}/data/notes-app/profiles/replace-one`,
+          payload: { filter: { _id: "p" }, replacement: { ...doc, pad: "x".repeat(length) } },
+        });
+      await call(logged, "insertDocuments", {
+        method: "POST",
+        url: `/_mock/v1/apps/${appId}/data/notes-app/profiles`,
+        payload: { documents: [{ ...doc, pad: "x".repeat(fits) }] },
+      });
+      for (const token of [await login(), await refreshed()]) expect(claimsOf(token).user_data.pad).toHaveLength(fits);
+
+      for (const length of [fits + 1, 4 * 1024 * 1024]) {
+        expect((await setPad(length)).response.statusCode).toBe(200);
+        for (const token of [await login(), await refreshed()]) {
+          expect(claimsOf(token)).not.toHaveProperty("user_data");
+          expect(token.length).toBeLessThan(1_000);
+          expect((await getProfile(logged, token)).response.statusCode).toBe(200);
+        }
+      }
+      const said = lines.filter((line) => String(line.msg).includes("is left out of the user's access tokens"));
+      expect(said.map((line) => [line.userId, line.bytes])).toEqual([[session.user_id, maxTokenUserDataBytes + 1]]);
+    } finally {
+      await logged.close();
+    }
   });
 
   it("puts no custom user data in a login's access token when the user has none", async () => {

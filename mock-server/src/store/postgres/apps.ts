@@ -14,6 +14,7 @@ import type {
   EmailJsAccountRecord,
   EmailJsAccountRecords,
   EndedSessions,
+  FoundCustomData,
   IdentityClaim,
   RegistrationSession,
   ScheduleClaim,
@@ -23,7 +24,7 @@ import type {
   TriggerSuspension,
   UserAndSession,
 } from "../store.ts";
-import { anonymousUserLifetimeMs } from "../store.ts";
+import { anonymousUserLifetimeMs, OversizedCustomData } from "../store.ts";
 import { PgApiKeys } from "./api-keys.ts";
 import { PgAuthTokens } from "./auth-tokens.ts";
 import type { PgContext } from "./context.ts";
@@ -48,9 +49,11 @@ const appUpsertLock = 0x61707073; // "apps"
 
 const appColumns = "app_id, domain_id, created_at, app_dir, config";
 
-/** The custom data document a login's statement read (null: none). */
-const customDataOf = (row: StartedRow): Document | null =>
-  row.custom == null ? null : (fromStoredText(jsonFromDatabase(row.custom)).value as Document);
+/** The custom data document a login's statement read (null: none; too large for a token: unread). */
+const customDataOf = (row: StartedRow): FoundCustomData => {
+  if (row.custom != null) return fromStoredText(jsonFromDatabase(row.custom)).value as Document;
+  return row.custom_bytes == null ? null : new OversizedCustomData(row.custom_bytes);
+};
 const toRecord = (row: AppRow): AppRecord => ({
   appId: row.app_id,
   domainId: row.domain_id,
@@ -219,7 +222,7 @@ export class PgAppStore implements AppStore {
     session: StoredSession,
     lastLoginAt: number,
     customData?: CustomDataPlace,
-  ): Promise<{ customData?: Document | null } | undefined> {
+  ): Promise<{ customData?: FoundCustomData } | undefined> {
     const row = await this.sessions.start(session, lastLoginAt, customData ? { customData } : {});
     // (No session is added for a user that is not there: the statement adds it from the user's row.)
     if (row.added !== 1) return undefined;
@@ -232,7 +235,7 @@ export class PgAppStore implements AppStore {
     session: StoredSession,
     lastLoginAt: number,
     customData?: CustomDataPlace,
-  ): Promise<{ claim: IdentityClaim; started?: { customData?: Document | null } }> {
+  ): Promise<{ claim: IdentityClaim; started?: { customData?: FoundCustomData } }> {
     const { before, row, error } = await this.sessions.startAfter(
       this.users.createStatement(user),
       session,

@@ -33,6 +33,7 @@ import {
   type DocumentStore,
   type ExactTexts,
   type ExactTextsOptions,
+  OversizedCustomData,
   QuotaExceededError,
   type ScanOptions,
   StoreUnavailableError,
@@ -376,6 +377,21 @@ export class PgDocuments implements DocumentStore {
   async findByField(database: string, collection: string, field: string, value: string) {
     const docs = await this.read(database, collection, { [field]: value });
     return docs.find((doc) => doc[field] === value);
+  }
+
+  async findByFieldWithin(database: string, collection: string, field: string, value: string, maxBytes: number) {
+    // (The text's length is the database's to say: a longer one is not sent, nor read here.)
+    const [row] = await this.context.db.rows<{ seq: number; ejson: string | null; bytes: number }>(
+      `SELECT seq, CASE WHEN octet_length(ejson) <= $6 THEN ejson END AS ejson, octet_length(ejson) AS bytes
+         FROM documents
+        WHERE app_id = $1 AND db = $2 AND coll = $3 AND doc @> jsonb_build_object($4::text, $5::text)
+          AND doc -> $4::text = to_jsonb($5::text)
+        ORDER BY seq LIMIT 1`,
+      [this.appId, database, collection, field, value, maxBytes],
+    );
+    if (!row) return undefined;
+    if (row.ejson === null) return new OversizedCustomData(row.bytes);
+    return decode([{ seq: row.seq, ejson: row.ejson }], true)[0];
   }
 
   async page(database: string, collection: string, skip: number, limit: number) {

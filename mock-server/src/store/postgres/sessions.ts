@@ -4,7 +4,14 @@
  * streams open on the ended sessions and forgets what it kept of them (auth-cache.ts).
  */
 import type pg from "pg";
-import type { CustomDataPlace, EndedSessions, SessionRecords, StoredSession, StoredUser } from "../store.ts";
+import {
+  type CustomDataPlace,
+  type EndedSessions,
+  maxTokenUserDataBytes,
+  type SessionRecords,
+  type StoredSession,
+  type StoredUser,
+} from "../store.ts";
 import type { PgContext } from "./context.ts";
 import type { Database, Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
@@ -153,12 +160,15 @@ function startStatement(registration: boolean, customData: boolean, apiKey: bool
   const keyJoin = apiKey
     ? " JOIN api_keys k ON k.app_id = u.app_id AND k.id = $4 AND k.user_id = u.id AND NOT k.disabled"
     : "";
-  const customRead = custom
-    ? `(SELECT ejson FROM documents
+  // (A text longer than a token carries is not sent: its length says so.)
+  const customRead = custom ? `c.custom, c.custom_bytes, ` : "";
+  const customJoin = custom
+    ? ` LEFT JOIN LATERAL (SELECT CASE WHEN octet_length(ejson) <= ${maxTokenUserDataBytes} THEN ejson END AS custom,
+           octet_length(ejson) AS custom_bytes FROM documents
          WHERE app_id = $1 AND db = (SELECT ${custom.db}::text) AND coll = (SELECT ${custom.coll}::text)
            AND doc @> jsonb_build_object(${custom.field}::text, (SELECT $2::text))
            AND doc -> ${custom.field}::text = to_jsonb($2::text)
-         ORDER BY seq + 0 LIMIT 1) AS custom, `
+         ORDER BY seq + 0 LIMIT 1) AS c ON true`
     : "";
   return `WITH ${accountCte}owner AS (
          SELECT u.id, u.session_count, ${lazily} FROM users u${keyJoin}
@@ -176,7 +186,7 @@ function startStatement(registration: boolean, customData: boolean, apiKey: bool
                    CASE WHEN $6::bigint IS NOT NULL THEN pg_notify($8, json_build_object('i', $9::text, 'a', $1::text, 'u', $2::text)::text) END)
        SELECT ${account ? "a.id, a.email, a.password_hash, a.confirmed, a.user_id, a.created_at, a.owner_id, a.owner_doc, " : ""}${customRead}
               (SELECT count(*)::int FROM added) AS added, (SELECT array_agg(id) FROM ended) AS ended, ${over("login")}
-         FROM (SELECT 1) AS one${account ? " LEFT JOIN account a ON true" : ""}`;
+         FROM (SELECT 1) AS one${account ? " LEFT JOIN account a ON true" : ""}${customJoin}`;
 }
 
 /** The oldest sessions past the limit ended again (see `ending`). $1 app, $2 user, $3 channel, $4 instance. */
@@ -205,7 +215,9 @@ export type StartedRow = TrimmedRow & {
   created_at?: number;
   owner_id?: string | null;
   owner_doc?: Omit<StoredUser, "id"> | null;
+  /** The custom data's text, null when there is none or it is longer than a token carries (then `custom_bytes` says how long). */
   custom?: string | null;
+  custom_bytes?: number | null;
 };
 
 /** What a login's start checks and reads besides its session: the registration, the custom data. */
