@@ -3,7 +3,7 @@
  * password reset by mail that ends the other sessions, guests, the contact form without EmailJS.
  */
 import { sendContactForm } from "../fixtures/contact-form.ts";
-import { clientApi, confirmedAccount, expect, liveOn, Mailbox, newAddress, signIn, test } from "./fixtures.ts";
+import { clientApi, confirmedAccount, expect, liveOn, Mailbox, newAddress, signIn, signUp, test } from "./fixtures.ts";
 
 test.describe("accounts", { tag: "@production" }, () => {
   test("signs up, confirms with the mailed link, signs in again and stays signed in across a reload", async ({
@@ -11,12 +11,7 @@ test.describe("accounts", { tag: "@production" }, () => {
     mailbox,
   }) => {
     const email = newAddress("ada");
-    await page.goto("/sign-up");
-    await page.getByLabel("E-mail address").fill(email);
-    await page.getByLabel("Password", { exact: true }).fill("correct horse");
-    await page.getByLabel("Repeat the password").fill("correct horse");
-    await page.getByRole("button", { name: "Create account" }).click();
-    await expect(page.getByRole("heading", { level: 1, name: "Check your inbox" })).toBeVisible();
+    await signUp(page, email, "correct horse");
 
     // The link from the mail the SMTP server received, opened in another tab as from a mail client:
     // it confirms, and the sign-up tab signs in by itself.

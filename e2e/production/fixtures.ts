@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type APIRequestContext, test as base, expect } from "@playwright/test";
 
-export { signIn } from "../fixtures/sign-in.ts";
+export { signIn, signUp } from "../fixtures/sign-in.ts";
 
 function setting(name: string): string {
   const value = process.env[name];

@@ -3,7 +3,7 @@
  * confirmation waits in the instances' outbox (in the database), and arrives once the server is
  * back, with a link that works. Nothing but conditions bounds the waits.
  */
-import { expect, Mailbox, newAddress, test } from "./fixtures.ts";
+import { expect, Mailbox, newAddress, signUp, test } from "./fixtures.ts";
 
 test.describe("mail, through faults", { tag: "@production" }, () => {
   test("a sign-up while the mail server is away gets its link once it is back", async ({
@@ -16,12 +16,7 @@ test.describe("mail, through faults", { tag: "@production" }, () => {
     const retriesBefore = await rehearsal.mailRetries();
     await rehearsal.stopMailServer();
     try {
-      await page.goto("/sign-up");
-      await page.getByLabel("E-mail address").fill(email);
-      await page.getByLabel("Password", { exact: true }).fill("correct horse");
-      await page.getByLabel("Repeat the password").fill("correct horse");
-      await page.getByRole("button", { name: "Create account" }).click();
-      await expect(page.getByRole("heading", { level: 1, name: "Check your inbox" })).toBeVisible();
+      await signUp(page, email, "correct horse");
 
       // An instance tried to deliver it and could not; it waits in the outbox, and nothing arrived.
       await expect.poll(() => rehearsal.mailRetries(), { timeout: 10_000 }).toBeGreaterThan(retriesBefore);

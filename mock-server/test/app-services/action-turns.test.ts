@@ -43,7 +43,7 @@ async function holdWrites(runtime: AppRuntime): Promise<() => Promise<void>> {
   };
 }
 
-describe("a user's MongoDB actions", () => {
+describe("a client's MongoDB actions", () => {
   it("run a few at once, the rest waiting in the user's own line; others' are not behind them", async () => {
     const appId = await newApp(app, {
       maxMongoActionsPerUser: 2,
@@ -116,33 +116,39 @@ describe("a user's MongoDB actions", () => {
       }
     });
 
-  it(`are refused with 429 past ${maxMongoActionsWaiting} waiting, and the refused one writes nothing`, async () => {
-    const appId = await newApp(app, {
-      maxMongoActionsPerUser: 1,
-      rules: { default: { read: true, write: true, insert: true, delete: true } },
-      // (Not the writes-a-second limit: these writes come at once.)
-      limits: { writesPerSecondPerAnonymousUser: 100_000 },
+  for (const line of ["user", "address"] as const)
+    it(`are refused with 429 past ${maxMongoActionsWaiting} waiting in the ${line}'s line, and the refused one writes nothing`, async () => {
+      const appId = await newApp(app, {
+        ...(line === "user"
+          ? { maxMongoActionsPerUser: 1 }
+          : { maxMongoActionsPerUser: 10_000, maxMongoActionsPerAddress: 1 }),
+        rules: { default: { read: true, write: true, insert: true, delete: true } },
+        // (Not the writes-a-second limit: these writes come at once.)
+        limits: { writesPerSecondPerAnonymousUser: 100_000 },
+      });
+      const runtime = (await app.emulator.apps.get(appId))!;
+      const user = await anonymousLogin(app, appId);
+      const release = await holdWrites(runtime);
+      const insert = (id: number) =>
+        mongoAction(app, appId, user.access_token, "insertOne", { ...held, document: { _id: id } });
+      const accepted = Array.from({ length: 1 + maxMongoActionsWaiting }, (_, i) => insert(i));
+      await expect.poll(() => runtime.actionTurns.counts(`${line}:`).waiting).toBe(maxMongoActionsWaiting);
+      expect(runtime.actionTurns.counts(`${line}:`).running).toBe(1);
+      const refused = await insert(-1);
+      expect(refused.response.statusCode).toBe(429);
+      expect(refused.body).toEqual({
+        error: `too many MongoDB actions: ${line === "user" ? "a user" : "one address"} may have ${maxMongoActionsWaiting} waiting at once`,
+        error_code: "TooManyRequests",
+        link: expect.any(String),
+      });
+      // The refused action gave its turns back: the accepted ones hold their user's turns.
+      expect(runtime.actionTurns.counts("user:").running).toBe(line === "user" ? 1 : 1 + maxMongoActionsWaiting);
+      await release();
+      for (const done of await Promise.all(accepted)) expect(done.response.statusCode).toBe(200);
+      expect(runtime.actionTurns.counts()).toEqual({ running: 0, waiting: 0 });
+      const found = await mongoAction(app, appId, user.access_token, "count", { ...held, query: { _id: -1 } });
+      expect(found.body).toEqual({ $numberLong: "0" });
     });
-    const runtime = (await app.emulator.apps.get(appId))!;
-    const user = await anonymousLogin(app, appId);
-    const release = await holdWrites(runtime);
-    const insert = (id: number) =>
-      mongoAction(app, appId, user.access_token, "insertOne", { ...held, document: { _id: id } });
-    const accepted = Array.from({ length: 1 + maxMongoActionsWaiting }, (_, i) => insert(i));
-    await expect.poll(() => runtime.actionTurns.counts("user:").waiting).toBe(maxMongoActionsWaiting);
-    expect(runtime.actionTurns.counts("user:").running).toBe(1);
-    const refused = await insert(-1);
-    expect(refused.response.statusCode).toBe(429);
-    expect(refused.body).toEqual({
-      error: `too many MongoDB actions: a user may have ${maxMongoActionsWaiting} waiting at once`,
-      error_code: "TooManyRequests",
-      link: expect.any(String),
-    });
-    await release();
-    for (const done of await Promise.all(accepted)) expect(done.response.statusCode).toBe(200);
-    const found = await mongoAction(app, appId, user.access_token, "count", { ...held, query: { _id: -1 } });
-    expect(found.body).toEqual({ $numberLong: "0" });
-  });
 });
 
 describe("one address's MongoDB actions", () => {
@@ -195,35 +201,5 @@ describe("one address's MongoDB actions", () => {
     expect(runtime.actionTurns.counts()).toEqual({ running: 0, waiting: 0 });
     const all = await fromAddress(appId, elsewhere, "198.51.100.7", "count", { ...held, query: {} });
     expect(all.body).toEqual({ $numberLong: "6" });
-  });
-
-  it(`are refused with 429 past ${maxMongoActionsWaiting} waiting, and the refused one writes nothing`, async () => {
-    const appId = await newApp(app, {
-      maxMongoActionsPerUser: 10_000,
-      maxMongoActionsPerAddress: 1,
-      rules: { default: { read: true, write: true, insert: true, delete: true } },
-      limits: { writesPerSecondPerAnonymousUser: 100_000 },
-    });
-    const runtime = (await app.emulator.apps.get(appId))!;
-    const user = await anonymousLogin(app, appId);
-    const release = await holdWrites(runtime);
-    const insert = (id: number) =>
-      mongoAction(app, appId, user.access_token, "insertOne", { ...held, document: { _id: id } });
-    const accepted = Array.from({ length: 1 + maxMongoActionsWaiting }, (_, i) => insert(i));
-    await expect.poll(() => runtime.actionTurns.counts("address:").waiting).toBe(maxMongoActionsWaiting);
-    const refused = await insert(-1);
-    expect(refused.response.statusCode).toBe(429);
-    expect(refused.body).toEqual({
-      error: `too many MongoDB actions: one address may have ${maxMongoActionsWaiting} waiting at once`,
-      error_code: "TooManyRequests",
-      link: expect.any(String),
-    });
-    // The refused action gave its user's turn back.
-    expect(runtime.actionTurns.counts("user:").running).toBe(1 + maxMongoActionsWaiting);
-    await release();
-    for (const done of await Promise.all(accepted)) expect(done.response.statusCode).toBe(200);
-    expect(runtime.actionTurns.counts()).toEqual({ running: 0, waiting: 0 });
-    const found = await mongoAction(app, appId, user.access_token, "count", { ...held, query: { _id: -1 } });
-    expect(found.body).toEqual({ $numberLong: "0" });
   });
 });
