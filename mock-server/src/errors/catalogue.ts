@@ -231,6 +231,8 @@ export const appServicesErrors = {
   // [live]
   apiKeyInvalidName: () =>
     as(400, "can only contain ASCII letters, numbers, underscores, and hyphens", "InvalidParameter"),
+  // UNCONFIRMED: the service's limit of a key's name was not recorded; the words follow the one above
+  apiKeyNameTooLong: (limit: number) => as(400, `can be at most ${limit} characters long`, "InvalidParameter"),
   // UNCONFIRMED
   apiKeyLimit: (limit: number) => as(403, `maximum number of API keys (${limit}) reached`, "InvalidParameter"),
   // UNCONFIRMED

@@ -16,7 +16,7 @@ import { TransactionFailure } from "../data/transactions.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { EventBus } from "../state/events.ts";
 import { stableObjectIdHex } from "../state/ids.ts";
-import type { DocumentStore, StoredUser } from "../store/store.ts";
+import { type DocumentStore, maxIdentityIdLength, type StoredUser } from "../store/store.ts";
 import { CallTransactions } from "./call-transactions.ts";
 import {
   allowsEveryone,
@@ -778,6 +778,8 @@ export class AppFunctions implements SandboxHost {
     }
     const id = typeof result === "string" ? result : (result as { id?: unknown } | null)?.id;
     if (typeof id !== "string" || id === "") throw errors.customFunctionFailed("the function must return an id string");
+    if (id.length > maxIdentityIdLength)
+      throw errors.customFunctionFailed(`the id it returned is longer than ${maxIdentityIdLength} characters`);
     return id;
   }
 

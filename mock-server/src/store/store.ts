@@ -337,6 +337,13 @@ export interface CustomDataPlace {
 }
 
 /**
+ * The longest identity id a provider whose ids the client may choose gives (a custom token's `sub`,
+ * a custom function's answer): it is written into every refresh token of the identity's sessions
+ * (twice) and kept with the user (docs/decisions/0002-unconfirmed-wire-details.md).
+ */
+export const maxIdentityIdLength = 1024;
+
+/**
  * The most custom user data an access token carries (its `user_data`): bytes of the document's
  * canonical Extended JSON, the 16 KB the service's documentation advises. Larger data is left out
  * of the token (session-tokens.ts; docs/decisions/0002-unconfirmed-wire-details.md).

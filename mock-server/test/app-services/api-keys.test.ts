@@ -1,6 +1,8 @@
 /** User API keys: lifecycle, limits, secrets shown once, and logins with a key. */
+
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { maxApiKeyNameLength } from "../../src/app-services/api-keys/create-api-key.ts";
 import {
   anonymousLogin,
   base,
@@ -86,6 +88,15 @@ describe("API keys", () => {
     });
     await create(owner.refresh_token, "dup");
     expect((await create(owner.refresh_token, "dup")).response.statusCode).toBe(409);
+    expect((await create(owner.refresh_token, "n".repeat(maxApiKeyNameLength))).response.statusCode).toBe(201);
+    const long = await create(owner.refresh_token, "n".repeat(maxApiKeyNameLength + 1));
+    expect([long.response.statusCode, long.body]).toEqual([
+      400,
+      expect.objectContaining({
+        error: `can be at most ${maxApiKeyNameLength} characters long`,
+        error_code: "InvalidParameter",
+      }),
+    ]);
   });
 
   it("keeps no key of a user deleted while the request was on its way (401 InvalidSession)", async () => {

@@ -5,12 +5,14 @@
  * with `requireAnyAudience` any one, must be in the token, and the service's limits of a token's
  * length and of each metadata field's.
  */
+
 import { createHmac, generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { exportJWK, type JWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { maxIdentityIdLength } from "../../src/store/store.ts";
 import { base, call, newApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -116,6 +118,12 @@ describe("custom JWT lengths", () => {
     const appId = await customToken({ signingKey: key, audience: [], metadataFields: [{ name: "bio" }] });
     const token = (extra: object) => hs256({ sub: "u-4", exp: now() + 600, ...extra }, key);
     expect((await login(appId, token({ bio: "b".repeat(4096) }))).response.statusCode).toBe(200);
+    // The subject names an identity in every refresh token of its sessions.
+    expect((await login(appId, token({ sub: "s".repeat(maxIdentityIdLength) }))).response.statusCode).toBe(200);
+    expect((await login(appId, token({ sub: "s".repeat(maxIdentityIdLength + 1) }))).body).toMatchObject({
+      error: `invalid custom auth token: the sub claim is longer than ${maxIdentityIdLength} characters`,
+      error_code: "AuthError",
+    });
     expect((await login(appId, token({ bio: "b".repeat(4097) }))).body).toMatchObject({
       error: "invalid custom auth token: the metadata field 'bio' is longer than 4096 characters",
       error_code: "AuthError",

@@ -1,7 +1,9 @@
 /** Logging in with each provider, linking identities, and the tokens that come back. */
+
 import { createHmac } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { maxIdentityIdLength } from "../../src/store/store.ts";
 import {
   anonymousLogin,
   base,
@@ -244,6 +246,23 @@ describe("login", () => {
     });
     expect(refused.response.statusCode).toBe(401);
     expect(refused.body.error).toContain("wrong pin");
+    // The id names an identity in every refresh token of its sessions: at most 1,024 characters.
+    const withId = (length: number) =>
+      call(app, "login", {
+        method: "POST",
+        url: loginUrl(appId, "custom-function"),
+        // (The template's function wants the name's length, repeated to three digits, as the pin.)
+        payload: { username: "a".repeat(length), pin: String(length).repeat(3).slice(0, 3) },
+      });
+    expect((await withId(maxIdentityIdLength)).response.statusCode).toBe(200);
+    const long = await withId(maxIdentityIdLength + 1);
+    expect([long.response.statusCode, long.body]).toEqual([
+      401,
+      expect.objectContaining({
+        error: `authentication function failed: the id it returned is longer than ${maxIdentityIdLength} characters`,
+        error_code: "InvalidPassword",
+      }),
+    ]);
   });
 });
 

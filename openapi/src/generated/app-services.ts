@@ -622,7 +622,7 @@ export interface components {
             access_token: string;
         };
         CreateApiKeyRequest: {
-            /** @description ASCII letters, digits, `_` and `-` only. */
+            /** @description ASCII letters, digits, `_` and `-` only, at most 256 characters (checked by the route, with the service's errors). */
             name?: string;
         };
         ApiKey: {

@@ -3,6 +3,8 @@ import { newObjectIdHex, randomHex, sha256Hex } from "../../state/ids.ts";
 import { defineRoute, sendJson } from "../route.ts";
 
 export const maxApiKeysPerUser = 20;
+/** A key's name, at most (kept with the user: 20 keys of an 18 MB body's name would be 360 MB). */
+export const maxApiKeyNameLength = 256;
 const namePattern = /^[A-Za-z0-9_-]+$/;
 
 /** Creates a key; its secret appears in this reply only (the emulator keeps its hash). */
@@ -11,6 +13,7 @@ export default defineRoute("createApiKey", "refresh", async (request, reply) => 
   const name = request.body.name;
   if (typeof name !== "string" || name === "") throw errors.requiredString("name");
   if (!namePattern.test(name)) throw errors.apiKeyInvalidName();
+  if (name.length > maxApiKeyNameLength) throw errors.apiKeyNameTooLong(maxApiKeyNameLength);
   if (user.identities.every((i) => i.provider_type === "anon-user")) throw errors.apiKeyAnonymous();
   const secret = randomHex(32);
   const key = {

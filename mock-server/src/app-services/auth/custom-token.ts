@@ -11,6 +11,7 @@ import { compactVerify, createRemoteJWKSet, errors as joseErrors } from "jose";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { Hs256Key, type JwtPayload } from "../../state/jwt.ts";
+import { maxIdentityIdLength } from "../../store/store.ts";
 
 function claimAt(payload: Record<string, unknown>, path: string): unknown {
   let value: unknown = payload;
@@ -156,6 +157,8 @@ export async function verifyCustomToken(
     throw errors.customTokenInvalid("audience does not match");
   if (typeof payload.sub !== "string" || payload.sub === "")
     throw errors.customTokenInvalid("the sub claim is required");
+  if (payload.sub.length > maxIdentityIdLength)
+    throw errors.customTokenInvalid(`the sub claim is longer than ${maxIdentityIdLength} characters`);
   const data: Record<string, unknown> = {};
   for (const field of config.metadataFields ?? []) {
     const value = claimAt(payload, field.name);
