@@ -130,6 +130,12 @@ async function facebookAccount(
   return { sub: userId, profile: profileFromGraph(profile) };
 }
 
+/**
+ * The longest token or code a client may hand over (the providers' are 1–2 KB): a longer one is
+ * refused before any work on it, and never sent on to the provider.
+ */
+export const maxProviderTokenLength = 16 * 1024;
+
 /** The token flows of `POST …/auth/providers/{provider}/login`. */
 export function authenticateToken(
   context: SignInContext,
@@ -137,6 +143,10 @@ export function authenticateToken(
   credentials: { id_token?: string; authCode?: string; accessToken?: string },
 ): Promise<ProviderAccount> {
   return guarded(context, async () => {
+    if ((credentials.authCode?.length ?? 0) > maxProviderTokenLength) throw errors.oauth2ExchangeFailed();
+    const token = credentials.id_token ?? credentials.accessToken ?? "";
+    if (token.length > maxProviderTokenLength)
+      throw errors.oauth2TokenInvalid(`the token is longer than ${maxProviderTokenLength} characters`);
     const endpoints = await context.source.endpoints(settings.provider, context);
     if (settings.provider === "oauth2-facebook")
       return facebookAccount(context, settings, graph(endpoints), credentials.accessToken!);

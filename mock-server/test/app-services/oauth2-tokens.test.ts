@@ -3,8 +3,10 @@
  * client (Google Identity Services' ID token or code, Apple's ID token, the Facebook SDK's access
  * token), minted by the harness's fake identity provider and checked as a real one's would be.
  */
+
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { maxProviderTokenLength } from "../../src/oauth2/authenticate.ts";
 import { anonymousLogin, bearer, call, getProfile, newApp, testApp } from "../helpers/app.ts";
 import { loginUrl, mint } from "../helpers/oauth2.ts";
 
@@ -129,6 +131,30 @@ describe("OAuth 2.0 token flows", () => {
     const { response, body } = await login(appId, "oauth2-facebook", { accessToken: expired.token });
     expect(response.statusCode).toBe(401);
     expect(body.error).toBe("invalid OAuth 2.0 token: the access token is not valid");
+  });
+
+  it(`refuses a token or code past ${maxProviderTokenLength} characters before any work on it`, async () => {
+    const appId = await newApp(app);
+    const long = "A".repeat(maxProviderTokenLength + 1);
+    for (const [provider, field] of [
+      ["oauth2-google", "id_token"],
+      ["oauth2-apple", "id_token"],
+      ["oauth2-facebook", "accessToken"],
+    ] as const) {
+      const { response, body } = await login(appId, provider, { [field]: long });
+      expect([response.statusCode, body.error], provider).toEqual([
+        401,
+        `invalid OAuth 2.0 token: the token is longer than ${maxProviderTokenLength} characters`,
+      ]);
+    }
+    const code = await login(appId, "oauth2-google", { authCode: long });
+    expect([code.response.statusCode, code.body.error]).toEqual([
+      401,
+      "error exchanging access code with OAuth2 provider",
+    ]);
+    // A token of the provider's usual size is checked as always.
+    const minted = await mint(app, appId, { provider: "oauth2-google", kind: "id_token", ...ada });
+    expect((await login(appId, "oauth2-google", { id_token: minted.token })).response.statusCode).toBe(200);
   });
 
   it("asks for the credential field of each provider, and refuses a provider that is off", async () => {
