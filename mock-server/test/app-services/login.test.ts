@@ -100,6 +100,46 @@ describe("login", () => {
     expect(missing.body.error).toBe("'password' is a required string");
   });
 
+  it("refuses a password or address longer than any registration's, and an API key longer than any, unhashed", async () => {
+    const appId = await newApp(app);
+    await emailUser(app, appId, "long@example.com", "secret-1");
+    const hashing = vi.spyOn(app.emulator.passwords, "run");
+    const keyLookups = vi.spyOn(Object.getPrototypeOf(app.emulator.store.apps.scope(appId).apiKeys), "byHash");
+    try {
+      for (const payload of [
+        { username: "long@example.com", password: "p".repeat(129) },
+        { username: `${"a".repeat(250)}@example.com`, password: "secret-1" },
+      ]) {
+        const { response, body } = await call(app, "login", {
+          method: "POST",
+          url: loginUrl(appId, "local-userpass"),
+          payload,
+        });
+        expect([response.statusCode, body.error_code]).toEqual([401, "InvalidPassword"]);
+      }
+      const key = await call(app, "login", {
+        method: "POST",
+        url: loginUrl(appId, "api-key"),
+        payload: { key: "k".repeat(1_000_000) },
+      });
+      expect([key.response.statusCode, key.body.error]).toEqual([401, "invalid API key"]);
+      expect(hashing).not.toHaveBeenCalled();
+      expect(keyLookups).not.toHaveBeenCalled();
+    } finally {
+      vi.restoreAllMocks();
+    }
+    // The usual ones are checked as always.
+    expect(
+      (
+        await call(app, "login", {
+          method: "POST",
+          url: loginUrl(appId, "local-userpass"),
+          payload: { username: "long@example.com", password: "secret-1" },
+        })
+      ).response.statusCode,
+    ).toBe(200);
+  });
+
   it("the same e-mail user logs in to the same user object every time", async () => {
     const appId = await newApp(app);
     const first = await emailUser(app, appId, "same@example.com", "secret-1");

@@ -29,7 +29,7 @@ import {
   signInContext,
   startRegistrationLogin,
 } from "./sign-in.ts";
-import { verify } from "./userpass.ts";
+import { refuseUnregistrable, verify } from "./userpass.ts";
 
 /** The fields of a login's body that are the login's own, not a custom function's payload. */
 const loginFields = new Set(["options", "provider"]);
@@ -63,6 +63,7 @@ async function loginThroughKept(
 ): Promise<{ reply: LoginReply } | { checked: Verdict } | undefined> {
   const username = requiredString(body, "username");
   const password = requiredString(body, "password");
+  refuseUnregistrable(username, password);
   const kept = app.users.keptAccount?.(username);
   if (!kept?.userId) return undefined;
   const valid = await verify(emulator, lane, "held", password, kept.passwordHash);
@@ -79,6 +80,9 @@ async function loginThroughKept(
   app.users.forgetAccount?.(username);
   return { checked };
 }
+
+/** The longest string taken as an API key (the keys are 64 hex digits). */
+const maxApiKeyLength = 256;
 
 /**
  * What a provider says of the credentials in `body`: the identity, its user if it has one. Also an
@@ -108,6 +112,7 @@ export async function authenticate(
     case "local-userpass": {
       const username = requiredString(body, "username");
       const password = requiredString(body, "password");
+      refuseUnregistrable(username, password);
       const account = await app.users.accountByEmail(username);
       // Unknown addresses and pending registrations answer like a wrong password, after the same
       // work: the password is checked in every case (against a stand-in hash without an account).
@@ -146,6 +151,8 @@ export async function authenticate(
     }
     case "api-key": {
       const key = requiredString(body, "key");
+      // (A key is 64 hex digits: a longer string is none, and is not hashed.)
+      if (key.length > maxApiKeyLength) throw errors.invalidApiKey();
       // Read from the store on every login: a key disabled on any instance is refused.
       const apiKey = await app.apiKeys.byHash(sha256Hex(key));
       if (!apiKey || apiKey.disabled) throw errors.invalidApiKey();

@@ -26,8 +26,18 @@ export function checkPassword(password: string): void {
 
 // One @ with something on both sides and a dot in the domain: what the service's check accepts.
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const emailMaxLength = 254;
 export function checkEmail(email: string): void {
-  if (!emailPattern.test(email) || email.length > 254) throw errors.emailInvalid();
+  if (!emailPattern.test(email) || email.length > emailMaxLength) throw errors.emailInvalid();
+}
+
+/**
+ * Refuses, as a wrong password, a login no registration can match — an address or a password
+ * longer than registration takes — before any work on it: a body-sized password would otherwise
+ * be hashed (the address's length says nothing of whether it is registered).
+ */
+export function refuseUnregistrable(username: string, password: string): void {
+  if (username.length > emailMaxLength || password.length > passwordMaxLength) throw errors.invalidPassword();
 }
 
 export function requireProvider(app: AppRuntime): void {
