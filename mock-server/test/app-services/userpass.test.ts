@@ -695,6 +695,43 @@ describe("password reset", () => {
     }
   });
 
+  it("answers an address or a link longer than any registration's or link's without looking it up", async () => {
+    const appId = await newApp(app);
+    const users = usersOf(appId);
+    const tokenStore = Object.getPrototypeOf(app.emulator.store.apps.scope(appId).authTokens) as AppStore["authTokens"];
+    const lookups = [vi.spyOn(users, "accountByEmail"), vi.spyOn(tokenStore, "check"), vi.spyOn(tokenStore, "consume")];
+    const long = `${"a".repeat(1_000_000)}@example.com`;
+    try {
+      for (const [operationId, path] of [
+        ["sendResetPasswordEmail", "reset/send"],
+        ["resendConfirmationEmail", "confirm/send"],
+      ] as const) {
+        const { response, body } = await call(app, operationId, {
+          method: "POST",
+          url: userpass(appId, path),
+          payload: { email: long },
+        });
+        expect([response.statusCode, body.error_code], operationId).toEqual([404, "UserNotFound"]);
+      }
+      const pair = { token: "t".repeat(1_000_000), tokenId: "i".repeat(1_000_000) };
+      const confirmed = await call(app, "confirmUser", {
+        method: "POST",
+        url: userpass(appId, "confirm"),
+        payload: pair,
+      });
+      const reset = await call(app, "resetPassword", {
+        method: "POST",
+        url: userpass(appId, "reset"),
+        payload: { ...pair, password: "new-secret" },
+      });
+      for (const { response, body } of [confirmed, reset])
+        expect([response.statusCode, body.error]).toEqual([400, "invalid token data"]);
+      for (const lookup of lookups) expect(lookup).not.toHaveBeenCalled();
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
   it("resets through the reset function: success now, pending then reset, fail refused", async () => {
     const appId = await newApp(app, {
       providers: {

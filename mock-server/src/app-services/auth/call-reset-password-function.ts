@@ -8,6 +8,7 @@ import {
   endSessionsAfterReset,
   hash,
   issueTokenOrNotFound,
+  registrationOf,
   requireProvider,
   verify,
 } from "./userpass.ts";
@@ -25,7 +26,7 @@ export default defineRoute("callResetPasswordFunction", "none", async (request, 
   if (!settings.runResetFunction) throw errors.resetViaEmail();
   const { email, password } = request.body;
   checkPassword(password);
-  const account = await app.users.accountByEmail(email);
+  const account = await registrationOf(app, email);
   if (!account?.confirmed) throw errors.userNotFound();
   const lane = addressKey(request.ip);
   const currentPasswordValid = await verify(emulator, lane, "held", password, account.passwordHash);

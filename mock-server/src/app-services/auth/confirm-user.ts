@@ -1,11 +1,12 @@
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
-import { accountOfToken, requireProvider, tokenError } from "./userpass.ts";
+import { accountOfToken, refuseUnknownLink, requireProvider, tokenError } from "./userpass.ts";
 
 export default defineRoute("confirmUser", "none", async (request, reply) => {
   const app = request.appRuntime!;
   requireProvider(app);
   const { token, tokenId } = request.body;
+  refuseUnknownLink(token, tokenId);
   const result = await app.authTokens.consume("confirm", token, tokenId, app.clock.now());
   if (!result.ok) throw tokenError(result.reason);
   const account = await accountOfToken(app, result.token);

@@ -1,7 +1,15 @@
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import { defineRoute, sendEmpty } from "../route.ts";
-import { accountOfToken, checkPassword, endSessionsAfterReset, hash, requireProvider, tokenError } from "./userpass.ts";
+import {
+  accountOfToken,
+  checkPassword,
+  endSessionsAfterReset,
+  hash,
+  refuseUnknownLink,
+  requireProvider,
+  tokenError,
+} from "./userpass.ts";
 
 /** Sets a new password with a reset link's token (single use, 30 minutes); the user's sessions end. */
 export default defineRoute("resetPassword", "none", async (request, reply) => {
@@ -10,6 +18,7 @@ export default defineRoute("resetPassword", "none", async (request, reply) => {
   requireProvider(app);
   const { token, tokenId, password } = request.body;
   checkPassword(password);
+  refuseUnknownLink(token, tokenId);
   const check = await app.authTokens.check("reset", token, tokenId, app.clock.now());
   if (!check.ok) throw tokenError(check.reason);
   const passwordHash = await hash(emulator, addressKey(request.ip), "held", password);

@@ -151,9 +151,22 @@ export async function sendTokenMail(emulator: Emulator, app: AppRuntime, token: 
 
 /** The registration of an address, which must exist (else `user not found`). */
 export async function accountOrNotFound(app: AppRuntime, email: string): Promise<StoredUserpassAccount> {
-  const account = await app.users.accountByEmail(email);
+  const account = await registrationOf(app, email);
   if (!account) throw errors.userNotFound();
   return account;
+}
+
+/** The registration of an address; none, unlooked-up, for one longer than registration takes. */
+export async function registrationOf(app: AppRuntime, email: string): Promise<StoredUserpassAccount | undefined> {
+  return email.length > emailMaxLength ? undefined : app.users.accountByEmail(email);
+}
+
+/** The longest token or token id taken from a link (this server's are 128 and 24 characters). */
+const maxLinkPartLength = 1024;
+
+/** Refuses a link's pair longer than any link's, as an unknown one, before it is looked up. */
+export function refuseUnknownLink(token: string, tokenId: string): void {
+  if (token.length > maxLinkPartLength || tokenId.length > maxLinkPartLength) throw errors.invalidTokenData();
 }
 
 /**
