@@ -91,7 +91,7 @@ test.describe("accounts", { tag: "@production" }, () => {
     });
     const { access_token: token, user_id: userId } = (await login.json()) as { access_token: string; user_id: string };
     // 16 KiB of custom data as Extended JSON (strings only: its JSON), the most a token carries.
-    const profile = { _id: "profile", user_id: userId, display_name: "Ada Wide", about: "" };
+    const profile = { _id: `profile-${userId}`, user_id: userId, display_name: "Ada Wide", about: "" };
     profile.about = "x".repeat(16 * 1024 - JSON.stringify(profile).length);
     const stored = await request.post(`${clientApi}/functions/call`, {
       headers: { authorization: `Bearer ${token}` },

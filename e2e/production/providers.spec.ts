@@ -6,7 +6,7 @@
  * site to the provider's page and back through the site's callback, across both instances.
  */
 import type { Page } from "@playwright/test";
-import { expect, identityProvider, newAddress, test } from "./fixtures.ts";
+import { appId, clientApi, expect, identityProvider, newAddress, test } from "./fixtures.ts";
 
 async function continueWith(page: Page, provider: string) {
   const popup = page.waitForEvent("popup");
@@ -39,6 +39,48 @@ test.describe("Google, Apple and Facebook", { tag: "@production" }, () => {
     await notes(page);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
     await expect(page.getByRole("region", { name: "Profile" }).locator("code")).toHaveText(userId);
+  });
+
+  test("a Google user whose custom data is as large as a token carries comes back through the provider's redirect", async ({
+    page,
+    request,
+  }) => {
+    const email = newAddress("wide-google");
+    await page.goto("/sign-in");
+    const window = await continueWith(page, "Google");
+    await window.getByLabel("E-mail address").fill(email);
+    await window.getByLabel("Name").fill("Ada Wide");
+    await window.getByRole("button", { name: "Add account and continue" }).click();
+    await notes(page);
+    // Its profile, written through the API with the session the page keeps: 16 KiB of custom data.
+    const record = await page.evaluate(
+      (key) => JSON.parse(localStorage.getItem(key) ?? "null") as { userId: string; refreshToken: string },
+      `notes:app(${appId}):session`,
+    );
+    const refreshed = await request.post(`${clientApi.replace(/\/app\/[^/]+$/, "")}/auth/session`, {
+      headers: { authorization: `Bearer ${record.refreshToken}` },
+    });
+    const { access_token: token } = (await refreshed.json()) as { access_token: string };
+    const profile = { _id: `profile-${record.userId}`, user_id: record.userId, display_name: "Ada Wide", about: "" };
+    profile.about = "x".repeat(16 * 1024 - JSON.stringify(profile).length);
+    const stored = await request.post(`${clientApi}/functions/call`, {
+      headers: { authorization: `Bearer ${token}` },
+      data: {
+        name: "insertOne",
+        service: "mongodb-atlas",
+        arguments: [{ database: "notes-app", collection: "profiles", document: profile }],
+      },
+    });
+    expect(stored.status()).toBe(200);
+
+    // Signing in again, the site's callback sends the browser back with both tokens in its URL.
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
+    await page.getByRole("region", { name: "Sign out" }).getByRole("button", { name: "Sign out" }).click();
+    await expect(page.getByText("You have signed out.")).toBeVisible();
+    const again = await continueWith(page, "Google");
+    await again.getByRole("button", { name: new RegExp(email.replace(/[.+]/g, "\\$&")) }).click();
+    await notes(page);
+    await expect(page.getByText("Signed in as Ada Wide")).toBeVisible();
   });
 
   test("Sign in with Apple posts back to the site, and a cancelled Facebook sign-in says so", async ({ page }) => {
