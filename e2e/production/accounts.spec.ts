@@ -3,7 +3,18 @@
  * password reset by mail that ends the other sessions, guests, the contact form without EmailJS.
  */
 import { sendContactForm } from "../fixtures/contact-form.ts";
-import { clientApi, confirmedAccount, expect, liveOn, Mailbox, newAddress, signIn, signUp, test } from "./fixtures.ts";
+import {
+  clientApi,
+  confirmedAccount,
+  expect,
+  giveLargestCustomData,
+  liveOn,
+  Mailbox,
+  newAddress,
+  signIn,
+  signUp,
+  test,
+} from "./fixtures.ts";
 
 test.describe("accounts", { tag: "@production" }, () => {
   test("signs up, confirms with the mailed link, signs in again and stays signed in across a reload", async ({
@@ -89,19 +100,11 @@ test.describe("accounts", { tag: "@production" }, () => {
     const login = await request.post(`${clientApi}/auth/providers/local-userpass/login`, {
       data: { username: email, password },
     });
-    const { access_token: token, user_id: userId } = (await login.json()) as { access_token: string; user_id: string };
-    // 16 KiB of custom data as Extended JSON (strings only: its JSON), the most a token carries.
-    const profile = { _id: `profile-${userId}`, user_id: userId, display_name: "Ada Wide", about: "" };
-    profile.about = "x".repeat(16 * 1024 - JSON.stringify(profile).length);
-    const stored = await request.post(`${clientApi}/functions/call`, {
-      headers: { authorization: `Bearer ${token}` },
-      data: {
-        name: "insertOne",
-        service: "mongodb-atlas",
-        arguments: [{ database: "notes-app", collection: "profiles", document: profile }],
-      },
-    });
-    expect(stored.status()).toBe(200);
+    const { access_token: accessToken, user_id: userId } = (await login.json()) as {
+      access_token: string;
+      user_id: string;
+    };
+    await giveLargestCustomData(request, { userId, accessToken }, "Ada Wide");
 
     // Its access token (~23 KB) goes through nginx in Authorization and in the change stream's URL.
     await signIn(page, email, password);

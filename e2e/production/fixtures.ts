@@ -141,6 +141,29 @@ export async function confirmedAccount(request: APIRequestContext, mailbox: Mail
 
 export const liveOn = "Live updates are on: changes made elsewhere appear here.";
 
+/**
+ * Gives a user, through the client API with its access token, a profile (the notes app's custom
+ * user data) with `displayName` whose canonical Extended JSON is 16 KiB: the most an access token
+ * carries (strings only, so its text is its JSON).
+ */
+export async function giveLargestCustomData(
+  request: APIRequestContext,
+  { userId, accessToken }: { userId: string; accessToken: string },
+  displayName: string,
+) {
+  const profile = { _id: `profile-${userId}`, user_id: userId, display_name: displayName, about: "" };
+  profile.about = "x".repeat(16 * 1024 - JSON.stringify(profile).length);
+  const stored = await request.post(`${clientApi}/functions/call`, {
+    headers: { authorization: `Bearer ${accessToken}` },
+    data: {
+      name: "insertOne",
+      service: "mongodb-atlas",
+      arguments: [{ database: "notes-app", collection: "profiles", document: profile }],
+    },
+  });
+  expect(stored.status()).toBe(200);
+}
+
 export const test = base.extend<{ mailbox: Mailbox; rehearsal: Rehearsal }>({
   mailbox: async ({}, use) => {
     await use(new Mailbox());

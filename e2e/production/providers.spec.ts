@@ -6,7 +6,7 @@
  * site to the provider's page and back through the site's callback, across both instances.
  */
 import type { Page } from "@playwright/test";
-import { appId, clientApi, expect, identityProvider, newAddress, test } from "./fixtures.ts";
+import { appId, clientApi, expect, giveLargestCustomData, identityProvider, newAddress, test } from "./fixtures.ts";
 
 async function continueWith(page: Page, provider: string) {
   const popup = page.waitForEvent("popup");
@@ -19,15 +19,20 @@ async function continueWith(page: Page, provider: string) {
 
 const notes = (page: Page) => expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
 
+/** Signs in with a new account of the fake Google, from the sign-in page. */
+async function newGoogleAccount(page: Page, email: string, name: string) {
+  await page.goto("/sign-in");
+  const window = await continueWith(page, "Google");
+  await window.getByLabel("E-mail address").fill(email);
+  await window.getByLabel("Name").fill(name);
+  await window.getByRole("button", { name: "Add account and continue" }).click();
+  await notes(page);
+}
+
 test.describe("Google, Apple and Facebook", { tag: "@production" }, () => {
   test("a new Google account signs in; it comes back as the same user after signing out", async ({ page }) => {
     const email = newAddress("google");
-    await page.goto("/sign-in");
-    const window = await continueWith(page, "Google");
-    await window.getByLabel("E-mail address").fill(email);
-    await window.getByLabel("Name").fill("Ada Lovelace");
-    await window.getByRole("button", { name: "Add account and continue" }).click();
-    await notes(page);
+    await newGoogleAccount(page, email, "Ada Lovelace");
     await expect(page.getByText(`Signed in as ${email}`)).toBeVisible();
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
     const userId = await page.getByRole("region", { name: "Profile" }).locator("code").innerText();
@@ -46,12 +51,7 @@ test.describe("Google, Apple and Facebook", { tag: "@production" }, () => {
     request,
   }) => {
     const email = newAddress("wide-google");
-    await page.goto("/sign-in");
-    const window = await continueWith(page, "Google");
-    await window.getByLabel("E-mail address").fill(email);
-    await window.getByLabel("Name").fill("Ada Wide");
-    await window.getByRole("button", { name: "Add account and continue" }).click();
-    await notes(page);
+    await newGoogleAccount(page, email, "Ada Wide");
     // Its profile, written through the API with the session the page keeps: 16 KiB of custom data.
     const record = await page.evaluate(
       (key) => JSON.parse(localStorage.getItem(key) ?? "null") as { userId: string; refreshToken: string },
@@ -60,18 +60,8 @@ test.describe("Google, Apple and Facebook", { tag: "@production" }, () => {
     const refreshed = await request.post(`${clientApi.replace(/\/app\/[^/]+$/, "")}/auth/session`, {
       headers: { authorization: `Bearer ${record.refreshToken}` },
     });
-    const { access_token: token } = (await refreshed.json()) as { access_token: string };
-    const profile = { _id: `profile-${record.userId}`, user_id: record.userId, display_name: "Ada Wide", about: "" };
-    profile.about = "x".repeat(16 * 1024 - JSON.stringify(profile).length);
-    const stored = await request.post(`${clientApi}/functions/call`, {
-      headers: { authorization: `Bearer ${token}` },
-      data: {
-        name: "insertOne",
-        service: "mongodb-atlas",
-        arguments: [{ database: "notes-app", collection: "profiles", document: profile }],
-      },
-    });
-    expect(stored.status()).toBe(200);
+    const { access_token: accessToken } = (await refreshed.json()) as { access_token: string };
+    await giveLargestCustomData(request, { userId: record.userId, accessToken }, "Ada Wide");
 
     // Signing in again, the site's callback sends the browser back with both tokens in its URL.
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();

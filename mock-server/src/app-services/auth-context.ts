@@ -4,7 +4,6 @@
  * out exactly as they would there).
  */
 import type { FastifyRequest } from "fastify";
-import type { Document } from "../data/documents.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
