@@ -17,6 +17,8 @@ import {
 } from "../functions/can-evaluate.ts";
 import { isAnonymousUser, type StoredUser, type Writer } from "../store/store.ts";
 import type { Document } from "./documents.ts";
+import { compileQuery } from "./query-engine.ts";
+import { mongoError } from "./query-jobs.ts";
 import {
   type FieldCut,
   namesCustomData,
@@ -287,4 +289,75 @@ export function narrow(query: Document, filter: Document): Document {
   if (Object.keys(filter).length === 0) return query;
   if (Object.keys(query).length === 0) return filter;
   return { $and: [query, filter] };
+}
+
+/** A caller the rules are checked for at start, where no request is (`ruleProblems`). */
+const standIn: UserPrincipal = {
+  kind: "user",
+  user: {
+    id: "000000000000000000000000",
+    type: "normal",
+    data: {},
+    identities: [],
+    disabled: false,
+    createdAt: 0,
+  } as unknown as StoredUser,
+  request: () => ({
+    httpMethod: "POST",
+    httpReferrer: "",
+    httpUserAgent: "",
+    rawQueryString: "",
+    remoteIPAddress: "127.0.0.1",
+    requestHeaders: {},
+  }),
+};
+
+const refusedPrefix = /^the rules of '.*?' cannot be evaluated here: /s;
+
+/** A rule's filter compiled as an action's query would be, its error in MongoDB's words. */
+function compiled(filter: Document): void {
+  try {
+    compileQuery(filter);
+  } catch (error) {
+    mongoError(error);
+  }
+}
+
+/**
+ * What of an app's rules this server does not evaluate, one line per namespace (the default rule's
+ * last), for the warning at start: their actions are refused with what it is. Found by deciding
+ * every action of each namespace for a stand-in caller and compiling what they decide, so what
+ * only another caller's roles reach is not seen; a rule that calls the app's functions is decided
+ * per caller only (its functions are called then), and is not checked.
+ */
+export function ruleProblems(config: AppConfig): string[] {
+  const rules = config.rules;
+  if (!rules) return [];
+  const checker = new Rules(config);
+  const problems: string[] = [];
+  const entries = Object.entries(rules).sort(([a], [b]) => Number(a === "default") - Number(b === "default"));
+  for (const [namespace, rule] of entries) {
+    if (callsFunctions(rule)) continue;
+    const dot = namespace.indexOf(".");
+    // (The default rule: a namespace no rule names.)
+    const [database, collection] =
+      namespace === "default" || dot < 0 ? ["\u0000", "default"] : [namespace.slice(0, dot), namespace.slice(dot + 1)];
+    try {
+      for (const action of ["read", "write", "insert", "delete"] as const) {
+        const filter = checker[action](standIn, database, collection);
+        if (filter) compiled(filter);
+      }
+      checker.readShape(standIn, database, collection);
+      checker.writeCuts(standIn, database, collection, true);
+      checker.writeCuts(standIn, database, collection, false);
+    } catch (error) {
+      const what = (error as Error).message.replace(refusedPrefix, "");
+      problems.push(
+        namespace === "default"
+          ? `default rules (${what}: the actions they cover are refused)`
+          : `rules of '${namespace}' (${what}: its actions are refused)`,
+      );
+    }
+  }
+  return problems;
 }

@@ -11,6 +11,7 @@ import { loadAppFolder } from "../config/app-folder.ts";
 import { type Budgets, defaultBudgets } from "../config/budgets.ts";
 import type { EmulatorOptions } from "../config/options.ts";
 import { defaultSweeps } from "../config/retention.ts";
+import { ruleProblems } from "../data/rules.ts";
 import { FunctionFolders } from "../functions/function-folder.ts";
 import { FunctionInspector } from "../functions/function-inspector.ts";
 import { OutboundHttp, outboundHosts } from "../functions/outbound-http.ts";
@@ -237,7 +238,9 @@ export class Emulator {
       // A folder without an app_id is named after its path, so a restart finds it again.
       const appId = loaded.appId ?? `app-${stableObjectIdHex("app-folder", resolve(dir)).slice(0, 12)}`;
       await this.apps.upsert({ appId, template });
-      if (loaded.notRun.length > 0) this.notRun.push({ appId, dir, notRun: loaded.notRun });
+      // (And the rules it does not evaluate: their namespaces' actions are refused.)
+      const notRun = [...loaded.notRun, ...ruleProblems(loaded.config)];
+      if (notRun.length > 0) this.notRun.push({ appId, dir, notRun });
     }
   }
 

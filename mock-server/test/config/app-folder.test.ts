@@ -313,4 +313,36 @@ describe("an exported app's folder", () => {
       await app.close();
     }
   });
+
+  it("names at start the namespaces whose rules.json it does not evaluate, whose actions it refuses", async () => {
+    const withRules = exportedApp("with-rules", {
+      "realm_config.json": { app_id: "rules-abcde" },
+      "data_sources/mongodb-atlas/config.json": { name: "mongodb-atlas", type: "mongodb-atlas" },
+      "data_sources/mongodb-atlas/hr/staff/rules.json": {
+        collection: "staff",
+        database: "hr",
+        roles: [{ name: "own", apply_when: { user_id: "%%user.id" }, read: true, write: true }],
+      },
+      "data_sources/mongodb-atlas/hr/typo/rules.json": {
+        collection: "typo",
+        database: "hr",
+        roles: [
+          { name: "own", apply_when: {}, document_filters: { read: { owner: { $eqq: "%%user.id" } } }, read: true },
+        ],
+      },
+    });
+    const { logStream, lines } = logLines();
+    const app = await testApp({ appDirs: [withRules], logLevel: "warn", logStream });
+    try {
+      await app.ready();
+      expect(lines.filter((line) => line.level === 40)).toEqual([
+        expect.objectContaining({
+          appId: "rules-abcde",
+          notRun: ["rules of 'hr.typo' (unknown operator: $eqq: its actions are refused)"],
+        }),
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
 });

@@ -17,6 +17,7 @@ import {
   UnsupportedRule,
   writeCuts,
 } from "../../src/data/role-rules.ts";
+import { ruleProblems } from "../../src/data/rules.ts";
 import type { Expansions } from "../../src/functions/can-evaluate.ts";
 
 const expansionsOf = (user: Record<string, unknown>): Expansions => ({
@@ -380,5 +381,46 @@ describe("condition", () => {
     // An expansion that names nothing is never equal to anything.
     expect(condition({ team: "%%user.custom_data.team" }, employee)).toBe(false);
     expect(condition({ team: { "%ne": "%%user.custom_data.team" } }, employee)).toBe(true);
+  });
+});
+
+describe("rules checked at start", () => {
+  const rules: Record<string, CollectionRule> = {
+    // Evaluated here: none of these is named.
+    "hr.staff": {
+      roles: [
+        { name: "Manager", apply_when: { user_id: "%%user.custom_data.manages" }, read: true, write: true },
+        { name: "Employee", apply_when: { user_id: "%%user.id" }, read: true, write: true },
+      ],
+      filters: [],
+    },
+    "hr.log": {
+      roles: [
+        { name: "append", apply_when: {}, insert: true, read: true, write: { "%%prevRoot": { "%exists": false } } },
+      ],
+    },
+    "hr.inbox": { read: true, insert: true },
+    "hr.calls": { roles: [{ apply_when: { "%%true": { "%function": { name: "decide" } } }, read: true }] },
+    // Not evaluated here, or not valid: named, with what.
+    "hr.nested": {
+      roles: [
+        { name: "parts", apply_when: {}, fields: { address: { fields: { city: { read: { "%%user.id": "x" } } } } } },
+      ],
+    },
+    "hr.typo": {
+      roles: [
+        { name: "own", apply_when: {}, document_filters: { read: { owner: { $eqq: "%%user.id" } } }, read: true },
+      ],
+    },
+    default: { roles: [{ name: "peers", apply_when: { "%%root.owner": "%%root.editor" }, read: true }] },
+  };
+
+  it("names each namespace whose rules this server does not evaluate, with what, and only those", () => {
+    expect(ruleProblems({ rules })).toEqual([
+      "rules of 'hr.nested' (the read permission of field 'address.city' of role 'parts' (not true or false): its actions are refused)",
+      "rules of 'hr.typo' (unknown operator: $eqq: its actions are refused)",
+      expect.stringMatching(/^default rules \(.*%%root.*: the actions they cover are refused\)$/),
+    ]);
+    expect(ruleProblems({})).toEqual([]);
   });
 });
