@@ -294,14 +294,7 @@ export function narrow(query: Document, filter: Document): Document {
 /** A caller the rules are checked for at start, where no request is (`ruleProblems`). */
 const standIn: UserPrincipal = {
   kind: "user",
-  user: {
-    id: "000000000000000000000000",
-    type: "normal",
-    data: {},
-    identities: [],
-    disabled: false,
-    createdAt: 0,
-  } as unknown as StoredUser,
+  user: { id: "000000000000000000000000", type: "normal", data: {}, identities: [], disabled: false, createdAt: 0 },
   request: () => ({
     httpMethod: "POST",
     httpReferrer: "",

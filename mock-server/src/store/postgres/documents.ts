@@ -44,6 +44,7 @@ import {
   type WriteView,
 } from "../store.ts";
 import type { PgContext } from "./context.ts";
+import { customDataSelect } from "./custom-data.ts";
 import type { Database, Queryable } from "./database.ts";
 import { InsertGroups, type PendingInsert } from "./insert-groups.ts";
 import { channels } from "./notifications.ts";
@@ -380,20 +381,14 @@ export class PgDocuments implements DocumentStore {
   }
 
   async findByFieldWithin(database: string, collection: string, field: string, value: string, maxBytes: number) {
-    // (The text's length is the database's to say: a longer one is not sent, nor read here. The
-    // matches are found through the values' index and then ordered: `seq + 0` keeps the planner
-    // from walking the collection in order instead, as the login's statement does.)
-    const [row] = await this.context.db.rows<{ seq: number; ejson: string | null; bytes: number }>(
-      `SELECT seq, CASE WHEN octet_length(ejson) <= $6 THEN ejson END AS ejson, octet_length(ejson) AS bytes
-         FROM documents
-        WHERE app_id = $1 AND db = $2 AND coll = $3 AND doc @> jsonb_build_object($4::text, $5::text)
-          AND doc -> $4::text = to_jsonb($5::text)
-        ORDER BY seq + 0 LIMIT 1`,
+    // (Read as a login's statement reads it: custom-data.ts.)
+    const [row] = await this.context.db.rows<{ custom: string | null; custom_bytes: number }>(
+      customDataSelect({ app: "$1", db: "$2", coll: "$3", field: "$4", userId: "$5", maxBytes: "$6" }),
       [this.appId, database, collection, field, value, maxBytes],
     );
     if (!row) return undefined;
-    if (row.ejson === null) return new OversizedCustomData(row.bytes);
-    return decode([{ seq: row.seq, ejson: row.ejson }], true)[0];
+    if (row.custom === null) return new OversizedCustomData(row.custom_bytes);
+    return decode([{ seq: 0, ejson: row.custom }], true)[0];
   }
 
   async page(database: string, collection: string, skip: number, limit: number) {

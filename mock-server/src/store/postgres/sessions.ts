@@ -13,6 +13,7 @@ import {
   type StoredUser,
 } from "../store.ts";
 import type { PgContext } from "./context.ts";
+import { customDataSelect } from "./custom-data.ts";
 import type { Database, Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
 import { rowKey } from "./row-keys.ts";
@@ -160,15 +161,17 @@ function startStatement(registration: boolean, customData: boolean, apiKey: bool
   const keyJoin = apiKey
     ? " JOIN api_keys k ON k.app_id = u.app_id AND k.id = $4 AND k.user_id = u.id AND NOT k.disabled"
     : "";
-  // (A text longer than a token carries is not sent: its length says so.)
-  const customRead = custom ? `c.custom, c.custom_bytes, ` : "";
+  // (custom-data.ts: a text longer than a token carries is not sent; its length says so.)
+  const customRead = custom ? "c.custom, c.custom_bytes, " : "";
   const customJoin = custom
-    ? ` LEFT JOIN LATERAL (SELECT CASE WHEN octet_length(ejson) <= ${maxTokenUserDataBytes} THEN ejson END AS custom,
-           octet_length(ejson) AS custom_bytes FROM documents
-         WHERE app_id = $1 AND db = (SELECT ${custom.db}::text) AND coll = (SELECT ${custom.coll}::text)
-           AND doc @> jsonb_build_object(${custom.field}::text, (SELECT $2::text))
-           AND doc -> ${custom.field}::text = to_jsonb($2::text)
-         ORDER BY seq + 0 LIMIT 1) AS c ON true`
+    ? ` LEFT JOIN LATERAL (${customDataSelect({
+        app: "$1",
+        db: `(SELECT ${custom.db}::text)`,
+        coll: `(SELECT ${custom.coll}::text)`,
+        field: custom.field,
+        userId: "(SELECT $2::text)",
+        maxBytes: String(maxTokenUserDataBytes),
+      })}) AS c ON true`
     : "";
   return `WITH ${accountCte}owner AS (
          SELECT u.id, u.session_count, ${lazily} FROM users u${keyJoin}
