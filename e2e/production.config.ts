@@ -15,11 +15,12 @@ export default defineConfig({
   testDir: "./production",
   globalSetup: "./production/wait-for-deployment.ts",
   grep: /@production/,
-  // Journeys run side by side (each with accounts of its own); the faults' journeys (*-faults.spec.ts)
-  // break the deployment for everyone, so they run alone, after them, one at a time.
+  // Journeys run side by side (each with accounts of its own); the faults' and operations' journeys
+  // (*-faults.spec.ts, *-operations.spec.ts) stop or restart parts of the deployment for everyone, so
+  // they run alone, after them, one at a time.
   projects: [
-    { name: "journeys", testIgnore: /-faults\.spec\.ts$/, fullyParallel: true },
-    { name: "faults", testMatch: /-faults\.spec\.ts$/, dependencies: ["journeys"], workers: 1 },
+    { name: "journeys", testIgnore: /-(faults|operations)\.spec\.ts$/, fullyParallel: true },
+    { name: "faults", testMatch: /-(faults|operations)\.spec\.ts$/, dependencies: ["journeys"], workers: 1 },
   ],
   workers: 2,
   forbidOnly: !!process.env.CI,

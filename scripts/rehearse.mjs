@@ -234,7 +234,13 @@ async function startInstance(name, port, { databaseUrl, appDir, site, smtpPort, 
       "--auth-rate-limit",
       "60/1m",
     ],
-    { ready: /metrics\s+(http:\/\/\S+\/metrics)/, env: { MOCK_SIGNING_SECRET: signingSecret } },
+    {
+      ready: /metrics\s+(http:\/\/\S+\/metrics)/,
+      env: {
+        MOCK_SIGNING_SECRET: tokenSecrets.signing,
+        MOCK_SIGNING_SECRET_FALLBACKS: tokenSecrets.fallbacks.join(","),
+      },
+    },
   );
   const [, metricsUrl] = await instance.ready;
   const url = `http://127.0.0.1:${port}`;
@@ -246,7 +252,29 @@ async function startInstance(name, port, { databaseUrl, appDir, site, smtpPort, 
   return { name, port, url, metricsUrl, ...instance };
 }
 
-const signingSecret = randomBytes(32).toString("hex");
+const newSecret = () => randomBytes(32).toString("hex");
+
+/**
+ * The instances' token secrets, rotated by the journeys as docs/production.md#operations says: each
+ * step is applied, then every instance restarted in turn with it.
+ */
+const tokenSecrets = { signing: newSecret(), fallbacks: /** @type {string[]} */ ([]), next: newSecret() };
+const rotationSteps = {
+  /** Every instance accepts the next secret's tokens too, still signing with its own. */
+  "accept-next": () => {
+    tokenSecrets.fallbacks = [tokenSecrets.next];
+  },
+  /** Every instance signs with the next secret, and accepts the previous one's tokens. */
+  "sign-next": () => {
+    tokenSecrets.fallbacks = [tokenSecrets.signing];
+    tokenSecrets.signing = tokenSecrets.next;
+    tokenSecrets.next = newSecret();
+  },
+  /** The previous secret's tokens are refused. */
+  "drop-previous": () => {
+    tokenSecrets.fallbacks = [];
+  },
+};
 
 /**
  * What the journeys may do to the deployment (faults and their repair), over HTTP on loopback:
@@ -256,6 +284,8 @@ const signingSecret = randomBytes(32).toString("hex");
  *   POST /instances/{name}/start       started again on its port, answered once it is ready
  *   POST /postgres/stop, /postgres/start
  *   POST /smtp/stop, /smtp/start       the mail server gone (connections refused) and back on its port
+ *   POST /signing-secret/{step}        a step of a rotation of the token secret (accept-next,
+ *                                      sign-next, drop-previous), each instance restarted in turn
  * @param {{ ready: Promise<void>, instances: Map<string, any>, restart: (name: string) => Promise<void>, cluster: any, smtp: any }} deployment
  * @returns {Promise<import("node:http").Server>}
  */
@@ -307,6 +337,12 @@ function controlServer(deployment) {
       }
       if (request.method === "POST" && url === "/smtp/start") {
         await deployment.smtp.start();
+        return answer(204);
+      }
+      const rotation = /^\/signing-secret\/([a-z-]+)$/.exec(url);
+      if (request.method === "POST" && rotation && Object.hasOwn(rotationSteps, rotation[1])) {
+        rotationSteps[/** @type {keyof typeof rotationSteps} */ (rotation[1])]();
+        for (const name of deployment.instances.keys()) await deployment.restart(name);
         return answer(204);
       }
       return answer(404, { error: `no route ${request.method} ${url}` });

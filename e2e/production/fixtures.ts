@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type APIRequestContext, test as base, expect } from "@playwright/test";
+import { type APIRequestContext, test as base, expect, type Page } from "@playwright/test";
 
 export { signIn, signUp } from "../fixtures/sign-in.ts";
 
@@ -88,6 +88,8 @@ export class Rehearsal {
   startDatabase = () => this.post("/postgres/start");
   stopMailServer = () => this.post("/smtp/stop");
   startMailServer = () => this.post("/smtp/start");
+  /** A step of a rotation of the instances' token secret, each instance restarted in turn. */
+  rotateSigningSecret = (step: "accept-next" | "sign-next" | "drop-previous") => this.post(`/signing-secret/${step}`);
 
   /** A metric of each running instance (the first sample of `pattern`, a line of its metrics). */
   private async metric(pattern: RegExp): Promise<Record<string, number>> {
@@ -107,6 +109,13 @@ export class Rehearsal {
   async mailRetries(): Promise<number> {
     const counts = await this.metric(/^appservices_mail_delivery_attempts_total\{outcome="retry"\} (\S+)$/m);
     return Object.values(counts).reduce((sum, n) => sum + (Number.isNaN(n) ? 0 : n), 0);
+  }
+
+  /** Requests whose token a fallback secret signed, on the running instances since they started. */
+  async fallbackTokenUses(): Promise<number> {
+    const access = await this.metric(/^appservices_fallback_token_uses_total\{type="access"\} (\S+)$/m);
+    const refresh = await this.metric(/^appservices_fallback_token_uses_total\{type="refresh"\} (\S+)$/m);
+    return [...Object.values(access), ...Object.values(refresh)].reduce((sum, n) => sum + n, 0);
   }
 
   /** Messages waiting for SMTP delivery (the instances share the outbox: any one's count). */
@@ -140,6 +149,22 @@ export async function confirmedAccount(request: APIRequestContext, mailbox: Mail
 }
 
 export const liveOn = "Live updates are on: changes made elsewhere appear here.";
+
+/** Adds a note; if the site answers with a failure, says so and the user tries again (`retries` times). */
+export async function addNote(page: Page, title: string, { retries = 0 } = {}) {
+  await page.getByLabel("Title").fill(title);
+  for (let attempt = 0; ; attempt++) {
+    await page.getByRole("button", { name: "Add note" }).click();
+    const added = page.getByRole("status").filter({ hasText: `The note “${title}” has been added.` });
+    const failed = page.getByRole("region", { name: "New note" }).getByRole("alert");
+    await expect(added.or(failed)).toBeVisible();
+    if (await added.isVisible()) return attempt;
+    if (attempt >= retries) throw new Error(`adding “${title}” failed: ${await failed.textContent()}`);
+  }
+}
+
+/** A note on the page, by its title. */
+export const note = (page: Page, title: string) => page.getByRole("heading", { level: 3, name: title });
 
 /**
  * Gives a user, through the client API with its access token, a profile (the notes app's custom

@@ -5,22 +5,7 @@
  * acknowledged is lost. One journey in steps: each step starts where the last one left off.
  */
 import type { Page } from "@playwright/test";
-import { confirmedAccount, expect, liveOn, Mailbox, signIn, test } from "./fixtures.ts";
-
-/** Adds a note; if the site answers with a failure, says so and the user tries once more. */
-async function addNote(page: Page, title: string, { retries = 0 } = {}) {
-  await page.getByLabel("Title").fill(title);
-  for (let attempt = 0; ; attempt++) {
-    await page.getByRole("button", { name: "Add note" }).click();
-    const added = page.getByRole("status").filter({ hasText: `The note “${title}” has been added.` });
-    const failed = page.getByRole("region", { name: "New note" }).getByRole("alert");
-    await expect(added.or(failed)).toBeVisible();
-    if (await added.isVisible()) return attempt;
-    if (attempt >= retries) throw new Error(`adding “${title}” failed: ${await failed.textContent()}`);
-  }
-}
-
-const note = (page: Page, title: string) => page.getByRole("heading", { level: 3, name: title });
+import { addNote, confirmedAccount, expect, liveOn, Mailbox, note, signIn, test } from "./fixtures.ts";
 
 test.describe
   .serial("notes, live, through faults", { tag: "@production" }, () => {

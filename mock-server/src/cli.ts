@@ -37,7 +37,14 @@ import { checkDatabaseUrl } from "./store/open-store.ts";
  */
 function secretsFromFiles(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out = { ...env };
-  for (const name of ["DATABASE_URL", "SMTP_URL", "MOCK_SIGNING_SECRET", "MOCK_CONTROL_TOKEN", "MOCK_METRICS_TOKEN"]) {
+  for (const name of [
+    "DATABASE_URL",
+    "SMTP_URL",
+    "MOCK_SIGNING_SECRET",
+    "MOCK_SIGNING_SECRET_FALLBACKS",
+    "MOCK_CONTROL_TOKEN",
+    "MOCK_METRICS_TOKEN",
+  ]) {
     const file = env[`${name}_FILE`];
     if (!file) continue;
     try {
@@ -120,6 +127,10 @@ Options:
                          [HOST:]PORT (HOST default 127.0.0.1; env MOCK_METRICS_ADDRESS)
   --password-hash-cost N log2 of the scrypt cost of password hashes (default 10)
   --signing-secret S     the HS256 secret of access and refresh tokens (env MOCK_SIGNING_SECRET)
+  --signing-secret-fallbacks LIST
+                         also accept tokens of these secrets, comma-separated, at most 4: a
+                         rotation's old secret, or its new one before every instance signs with it
+                         (env MOCK_SIGNING_SECRET_FALLBACKS)
   --log-level L          silent | error | warn | info | debug (default warn)
   --no-watch             do not reload functions when their files change
   -h, --help             show this help`;
@@ -141,6 +152,26 @@ function hostList(text: string, option: string): string[] {
   const problem = hosts.map(checkAllowedHost).find((p) => p !== null);
   if (problem) fail(`${option}: ${problem}`);
   return hosts;
+}
+
+/** At most this many fallback secrets: a forged token is checked against each. */
+const maxSigningSecretFallbacks = 4;
+
+/** `--signing-secret-fallbacks`: its secrets (comma- or space-separated, none when empty), or why not. */
+function signingSecretFallbacks(
+  text: string,
+  signingSecret: string | null | undefined,
+): { secrets: string[] } | string {
+  const secrets = [...new Set(text.split(/[\s,]+/).filter((secret) => secret !== ""))];
+  if (secrets.length === 0) return { secrets };
+  if (!signingSecret) return "needs --signing-secret (the secret new tokens are signed with)";
+  if (secrets.length > maxSigningSecretFallbacks)
+    return `${secrets.length} secrets: at most ${maxSigningSecretFallbacks} (a forged token is checked against each)`;
+  const short = secrets.find((secret) => secret.length < 16);
+  if (short !== undefined) return `a secret of ${short.length} characters: each must be at least 16`;
+  if (secrets.includes(signingSecret))
+    return "lists the signing secret itself: list only the other secrets whose tokens to accept";
+  return { secrets };
 }
 
 function fail(message: string): never {
@@ -184,6 +215,7 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       "password-hash-cost": { type: "string" },
       "identity-provider": { type: "string" },
       "signing-secret": { type: "string" },
+      "signing-secret-fallbacks": { type: "string" },
       "log-level": { type: "string" },
       "no-watch": { type: "boolean" },
       production: { type: "boolean" },
@@ -360,6 +392,12 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
       fail("--signing-secret must be at least 16 characters (32 random bytes, e.g. `openssl rand -hex 32`, are best)");
     options.signingSecret = signingSecret;
   }
+  const fallbacks = values["signing-secret-fallbacks"] ?? env.MOCK_SIGNING_SECRET_FALLBACKS;
+  if (fallbacks !== undefined) {
+    const parsed = signingSecretFallbacks(fallbacks, options.signingSecret);
+    if (typeof parsed === "string") fail(`--signing-secret-fallbacks: ${parsed}`);
+    options.signingSecretFallbacks = parsed.secrets;
+  }
   if (values["password-hash-cost"] !== undefined) {
     const n = Number(values["password-hash-cost"]);
     if (!Number.isInteger(n) || n < 1 || n > 20) fail("--password-hash-cost must be an integer from 1 to 20");
@@ -484,6 +522,11 @@ async function main() {
 
   if (command === "start") {
     const settings = server.emulator.options;
+    const fallbacks = settings.signingSecretFallbacks.length;
+    const secretsLine =
+      fallbacks > 0
+        ? `  token secrets          tokens of ${fallbacks} fallback secret${fallbacks > 1 ? "s" : ""} accepted too (metric appservices_fallback_token_uses_total)\n`
+        : "";
     if (settings.production) {
       const appIds = (await server.emulator.apps.list()).map((a) => a.appId);
       const control = settings.controlToken !== null;
@@ -492,6 +535,7 @@ async function main() {
           `  App Services base URL  ${settings.publicUrl ?? server.url}  (apps: ${appIds.join(", ") || "none"})\n` +
           (settings.emailjs ? `  EmailJS origin         ${settings.publicUrl ?? server.url}\n` : "") +
           `  control API            ${control ? `${server.url}/_mock/v1 (token required)` : "off (no --control-token)"}\n` +
+          secretsLine +
           metricsLine(server.url, settings.metricsToken !== null, server.metricsUrl),
       );
       if (appIds.length === 0)
@@ -508,6 +552,7 @@ async function main() {
             ? `  functions debugger     127.0.0.1:${settings.inspectFunctions} and on, a port an app (chrome://inspect; no time limits)\n`
             : "") +
           (defaultApp ? endpointLines(server.url, appId, defaultApp.config) : "") +
+          secretsLine +
           metricsLine(server.url, settings.metricsToken !== null, server.metricsUrl),
       );
     }

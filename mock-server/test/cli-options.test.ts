@@ -1,7 +1,10 @@
 /** The command line refuses bad options at start: a one-line reason, the usage, exit code 2. */
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, ensureBuilt, killAll, startEmulatorProcess } from "./helpers/emulator-process.ts";
+import { scratchDir } from "./helpers/scratch.ts";
 
 // The bundle of the current sources: a start from it costs a third of one through a TypeScript loader.
 beforeAll(() => ensureBuilt(), 60_000);
@@ -39,6 +42,32 @@ describe("start-up option checks", () => {
     [["--budgets", "bodies=1MiB"], "--budgets: bodies: at least 18874368 bytes (18 MiB)"],
     [["--metrics-address", "metrics.example"], "--metrics-address: 'metrics.example' is not [HOST:]PORT"],
     [["--metrics-address", "127.0.0.1:70000"], "--metrics-address: '127.0.0.1:70000' is not [HOST:]PORT"],
+    [
+      ["--signing-secret-fallbacks", "an-old-signing-secret-0123"],
+      "--signing-secret-fallbacks: needs --signing-secret",
+    ],
+    [
+      ["--signing-secret", "the-signing-secret-0123456789", "--signing-secret-fallbacks", "old-0123456789abcdef,short"],
+      "--signing-secret-fallbacks: a secret of 5 characters: each must be at least 16",
+    ],
+    [
+      [
+        "--signing-secret",
+        "the-signing-secret-0123456789",
+        "--signing-secret-fallbacks",
+        "the-signing-secret-0123456789",
+      ],
+      "--signing-secret-fallbacks: lists the signing secret itself",
+    ],
+    [
+      [
+        "--signing-secret",
+        "the-signing-secret-0123456789",
+        "--signing-secret-fallbacks",
+        Array.from({ length: 5 }, (_, i) => `fallback-secret-${i}-0123456789`).join(","),
+      ],
+      "--signing-secret-fallbacks: 5 secrets: at most 4",
+    ],
   ])("%j is refused", (args, message) => {
     const result = run(...args, "--port", "0");
     expect(result.status).toBe(2);
@@ -57,6 +86,22 @@ describe("the start's banner", () => {
       );
       const stats = await fetch(`${emulator.url}/app/local-app/endpoint/notes/stats`);
       expect(stats.status).toBe(400);
+    } finally {
+      await emulator.stop();
+    }
+  });
+
+  it("says how many fallback secrets' tokens it accepts, read from a file a line each", async () => {
+    const file = join(scratchDir("fallbacks-"), "fallbacks");
+    writeFileSync(file, "the-old-signing-secret-0123456789\nan-older-signing-secret-0123456789\n");
+    const emulator = await startEmulatorProcess([], {
+      MOCK_SIGNING_SECRET: "the-new-signing-secret-0123456789",
+      MOCK_SIGNING_SECRET_FALLBACKS_FILE: file,
+    });
+    try {
+      expect(emulator.stdout()).toContain(
+        "  token secrets          tokens of 2 fallback secrets accepted too (metric appservices_fallback_token_uses_total)\n",
+      );
     } finally {
       await emulator.stop();
     }

@@ -66,6 +66,7 @@ const nowSeconds = (app: AppRuntime) => Math.floor(app.clock.now() / 1000);
 export function authenticateAccess(emulator: Emulator, token: string): Caller | Promise<Caller> {
   const verdict = emulator.tokenKey.verify(token);
   if (!verdict.ok) throw verdict.reason === "malformed" ? errors.expectedBearer() : errors.accessTokenInvalid();
+  if (verdict.fallback) emulator.fallbackTokenUses.access++;
   const claims = verdict.payload;
   if (claims.typ !== "access") throw errors.wrongTokenType("access");
   const domain = claims.baas_domain_id;
@@ -103,6 +104,7 @@ function sessionCaller(app: AppRuntime, claims: JwtPayload, found: UserAndSessio
 export async function authenticateRefresh(emulator: Emulator, token: string, withData = false): Promise<Caller> {
   const verdict = emulator.tokenKey.verify(token);
   if (!verdict.ok) throw verdict.reason === "malformed" ? errors.expectedBearer() : errors.refreshTokenSignature();
+  if (verdict.fallback) emulator.fallbackTokenUses.refresh++;
   const claims = verdict.payload;
   if (claims.typ !== "refresh") throw errors.wrongTokenType("refresh");
   const app =

@@ -117,6 +117,11 @@ export interface EmulatorOptions {
   identityProvider: "fake" | "real" | string;
   /** The HS256 secret for access and refresh tokens; random per process when null. */
   signingSecret: string | null;
+  /**
+   * Other secrets whose tokens are accepted too (a rotation: the previous secret, or the next one
+   * before every instance signs with it); tokens are signed with `signingSecret` only.
+   */
+  signingSecretFallbacks: string[];
   defaultAppId: string;
   /** The App Services app folder of the default app (and the template of new apps). */
   defaultAppDir: string;
@@ -173,6 +178,7 @@ export function defaultOptions(): EmulatorOptions {
     passwordHashCost: defaultPasswordHashCost,
     identityProvider: "fake",
     signingSecret: null,
+    signingSecretFallbacks: [],
     defaultAppId: "local-app",
     defaultAppDir: findDefaultAppDir(),
     emailjsDefaultsFile: findEmailJsDefaultsFile(),

@@ -52,15 +52,20 @@ export function sealFlow(secret: string, flow: FlowState): Promise<string> {
     .encrypt(keyOf(secret));
 }
 
-/** The flow of a callback's state, or the 400 the callback answers (its expiry is checked by the caller). */
-export async function openFlow(secret: string, sealed: string | undefined): Promise<FlowState> {
+/**
+ * The flow of a callback's state, sealed with one of `secrets` (the signing secret, then its
+ * fallbacks: a flow begun before a rotation ends after it), or the 400 the callback answers (its
+ * expiry is checked by the caller).
+ */
+export async function openFlow(secrets: readonly string[], sealed: string | undefined): Promise<FlowState> {
   if (!sealed) throw errors.oauth2StateInvalid("the state parameter is missing");
-  let text: string;
-  try {
-    const { plaintext } = await compactDecrypt(sealed, keyOf(secret), { keyManagementAlgorithms: ["dir"] });
-    text = new TextDecoder().decode(plaintext);
-  } catch {
-    throw errors.oauth2StateInvalid("it was not made by this service");
+  for (const secret of secrets) {
+    try {
+      const { plaintext } = await compactDecrypt(sealed, keyOf(secret), { keyManagementAlgorithms: ["dir"] });
+      return JSON.parse(new TextDecoder().decode(plaintext)) as FlowState;
+    } catch {
+      // (Not this secret's: the next one's, or no one's.)
+    }
   }
-  return JSON.parse(text) as FlowState;
+  throw errors.oauth2StateInvalid("it was not made by this service");
 }

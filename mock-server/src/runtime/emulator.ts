@@ -100,7 +100,7 @@ export class Emulator {
     readonly store: Store = new MemoryStore(),
   ) {
     this.secret = options.signingSecret ?? randomHex(32);
-    this.key = new Hs256Key(this.secret);
+    this.key = new Hs256Key(this.secret, options.signingSecretFallbacks);
     this.budgets = { ...defaultBudgets, ...options.budgets };
     this.streamBacklog = new StreamBacklog(this.budgets.streams);
     this.largeRequests = new LargeRequests({
@@ -284,6 +284,17 @@ export class Emulator {
     return this.secret;
   }
 
+  /** The secrets whose tokens and sealed flows are accepted: the signing secret, then its fallbacks. */
+  get acceptedSecrets(): string[] {
+    return [this.secret, ...this.options.signingSecretFallbacks];
+  }
+
+  /**
+   * Requests whose access or refresh token a fallback secret signed (`--signing-secret-fallbacks`):
+   * while they come, dropping the fallback would sign those users out.
+   */
+  readonly fallbackTokenUses = { access: 0, refresh: 0 };
+
   /**
    * Lets trigger runs under way finish (at most the drain time: their writes were acknowledged, a
    * stop should not lose their triggers), then stops watching app folders, the relay and the apps'
@@ -310,7 +321,7 @@ export class Emulator {
   /** Replaces the token secret (state import), so imported sessions keep working. */
   setSigningSecret(secret: string): void {
     this.secret = secret;
-    this.key = new Hs256Key(secret);
+    this.key = new Hs256Key(secret, this.options.signingSecretFallbacks);
   }
 }
 

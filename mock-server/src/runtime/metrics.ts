@@ -124,6 +124,16 @@ export function emulatorMetrics(emulator: Emulator): Registry {
       for (const [kind, count] of Object.entries(emulator.retention?.removed ?? {})) this.inc({ kind }, count);
     },
   });
+  new Counter({
+    name: `${metricPrefix}fallback_token_uses_total`,
+    help: "Requests whose token a fallback secret signed (--signing-secret-fallbacks), by type: access, refresh. While they come, dropping the fallback signs those users out.",
+    labelNames: ["type"] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [type, count] of Object.entries(emulator.fallbackTokenUses)) this.inc({ type }, count);
+    },
+  });
   gauge("function_processes", "Function processes running on this instance, every app's (decision 0004).", () =>
     emulator.apps.loaded().reduce((sum, app) => sum + app.functions.processCount, 0),
   );

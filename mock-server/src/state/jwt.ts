@@ -1,12 +1,16 @@
 /**
  * HS256 JSON Web Tokens with node:crypto (HMAC is ~1.5x faster than a general JOSE library on the
  * hot path, and HS256 is the only algorithm the service uses). `verify` accepts only a three-part
- * token whose header says HS256: `alg: none` and every other algorithm are rejected.
+ * token whose header says HS256: `alg: none` and every other algorithm are rejected. A key may have
+ * fallback secrets (a rotation, docs/decisions/0060-signing-secret-rotation.md): it signs with its
+ * own secret and accepts tokens of any of them, saying when a fallback's verified one.
  */
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 
 export type JwtPayload = Record<string, unknown>;
-export type JwtVerdict = { ok: true; payload: JwtPayload } | { ok: false; reason: "malformed" | "signature" };
+export type JwtVerdict =
+  | { ok: true; payload: JwtPayload /** Signed with a fallback secret, not the key's own. */; fallback: boolean }
+  | { ok: false; reason: "malformed" | "signature" };
 
 const canonicalHeader = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
 
@@ -21,14 +25,16 @@ const verifiedCacheSize = 1024;
 
 export class Hs256Key {
   private readonly key: KeyObject;
+  private readonly fallbacks: KeyObject[];
   private verified: Map<string, { token: string; verdict: JwtVerdict }> | null = null;
-  constructor(secret: string | Buffer) {
-    this.key = createSecretKey(typeof secret === "string" ? Buffer.from(secret, "utf8") : secret);
+  constructor(secret: string | Buffer, fallbacks: readonly string[] = []) {
+    this.key = secretKey(secret);
+    this.fallbacks = fallbacks.map(secretKey);
   }
 
   sign(payload: JwtPayload): string {
     const body = `${canonicalHeader}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}`;
-    return `${body}.${this.mac(body).toString("base64url")}`;
+    return `${body}.${mac(this.key, body).toString("base64url")}`;
   }
 
   verify(token: string): JwtVerdict {
@@ -63,16 +69,23 @@ export class Hs256Key {
     // Compared as text: base64url decoding skips stray characters and ignores the last character's
     // low bits, so decoded bytes would accept altered spellings of a genuine signature.
     const signature = Buffer.from(token.slice(second + 1));
-    const expected = Buffer.from(this.mac(token.slice(0, second)).toString("base64url"));
-    if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) {
-      return { ok: false, reason: "signature" };
-    }
-    return { ok: true, payload };
+    const signed = token.slice(0, second);
+    if (signatureOf(this.key, signed, signature)) return { ok: true, payload, fallback: false };
+    for (const fallback of this.fallbacks)
+      if (signatureOf(fallback, signed, signature)) return { ok: true, payload, fallback: true };
+    return { ok: false, reason: "signature" };
   }
+}
 
-  private mac(data: string): Buffer {
-    return createHmac("sha256", this.key).update(data).digest();
-  }
+const secretKey = (secret: string | Buffer) =>
+  createSecretKey(typeof secret === "string" ? Buffer.from(secret, "utf8") : secret);
+
+const mac = (key: KeyObject, data: string) => createHmac("sha256", key).update(data).digest();
+
+/** Whether `signature` (base64url text) is `key`'s over `data`, compared in constant time. */
+function signatureOf(key: KeyObject, data: string, signature: Buffer): boolean {
+  const expected = Buffer.from(mac(key, data).toString("base64url"));
+  return signature.length === expected.length && timingSafeEqual(signature, expected);
 }
 
 /** The payload of a JWT without checking its signature (to route a request to its app before auth). */

@@ -58,7 +58,7 @@ async function complete(
 
 export async function finishOAuth(request: FastifyRequest, reply: FastifyReply, params: CallbackParams) {
   const { emulator } = request.server;
-  const flow = await openFlow(emulator.signingSecret, params.state);
+  const flow = await openFlow(emulator.acceptedSecrets, params.state);
   const app = await emulator.apps.get(flow.appId);
   if (!app) throw errors.oauth2StateInvalid("its app no longer exists");
   // Journalled, limited and faulted as the app's request from here on.
