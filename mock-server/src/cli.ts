@@ -15,6 +15,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseAuthRateLimit } from "./app-services/abuse-limits.ts";
 import type { AppConfig } from "./config/app-config.ts";
+import { appFolderProblem } from "./config/app-folder.ts";
 import { parseBudgets } from "./config/budgets.ts";
 import { readConfigFile } from "./config/config-file.ts";
 import {
@@ -304,7 +305,13 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   if (tlsKey) options.tlsKey = resolve(tlsKey);
   const webUrl = values["web-url"] ?? env.MOCK_WEB_URL;
   if (webUrl) options.webUrl = webUrl;
-  if (values.app) options.appDirs = values.app.map((d) => resolve(d));
+  if (values.app) {
+    options.appDirs = values.app.map((d) => resolve(d));
+    for (const dir of options.appDirs) {
+      const problem = appFolderProblem(dir);
+      if (problem) fail(`--app: ${problem}`);
+    }
+  }
   const dataDir = values["data-dir"] ?? env.MOCK_DATA_DIR;
   if (dataDir) options.dataDir = resolve(dataDir);
   const saveInterval = values["save-interval"] ?? env.MOCK_SAVE_INTERVAL;
@@ -446,6 +453,8 @@ async function runIdentityProvider(argv: string[]): Promise<void> {
   }
   const port = Number(values.port ?? 4100);
   if (!Number.isInteger(port) || port < 0 || port > 65535) stop(`--port must be a port number, not '${values.port}'`);
+  const appProblem = values.app === undefined ? undefined : appFolderProblem(resolve(values.app));
+  if (appProblem) stop(`--app: ${appProblem}`);
   const clients: IdpClients = values.app ? clientsOfAppFolder(resolve(values.app)) : {};
   for (const text of values.client ?? []) {
     const parsed = parseClient(text);

@@ -8,6 +8,9 @@ import { scratchDir } from "./helpers/scratch.ts";
 
 // The bundle of the current sources: a start from it costs a third of one through a TypeScript loader.
 beforeAll(() => ensureBuilt(), 60_000);
+// The folder of the default app's folder: not an app itself.
+const apps = join(import.meta.dirname, "..", "apps");
+const defaultApp = join(apps, "local-app");
 const run = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", timeout: 20_000 });
 
 describe("start-up option checks", () => {
@@ -42,6 +45,12 @@ describe("start-up option checks", () => {
     [["--budgets", "bodies=1MiB"], "--budgets: bodies: at least 18874368 bytes (18 MiB)"],
     [["--metrics-address", "metrics.example"], "--metrics-address: 'metrics.example' is not [HOST:]PORT"],
     [["--metrics-address", "127.0.0.1:70000"], "--metrics-address: '127.0.0.1:70000' is not [HOST:]PORT"],
+    [
+      ["--app", apps],
+      `--app: ${apps} is not an App Services app export: it has no realm_config.json (${defaultApp} has one)`,
+    ],
+    [["--app", join(apps, "missing-app")], `--app: ${join(apps, "missing-app")} does not exist`],
+    [["idp", "--app", apps], `--app: ${apps} is not an App Services app export`],
     [
       ["--signing-secret-fallbacks", "an-old-signing-secret-0123"],
       "--signing-secret-fallbacks: needs --signing-secret",

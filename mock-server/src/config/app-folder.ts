@@ -152,6 +152,38 @@ function oauth2Provider(raw: Json, settings: Json, secrets: Json, enabled: boole
   return out;
 }
 
+/**
+ * Whether `dir` is an export's root: its realm_config.json, or in older exports a config.json that
+ * names the app (not functions/config.json, a list, or a data source's or endpoint's).
+ */
+function isAppRoot(dir: string): boolean {
+  if (existsSync(join(dir, "realm_config.json"))) return true;
+  try {
+    const legacy = asObject(readJsonIfExists(join(dir, "config.json")));
+    return "app_id" in legacy || "config_version" in legacy;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why `dir` is not an app folder (`--app`), or undefined when it is one: a folder with an export's
+ * root config. A folder without one (a parent of the export, its functions/) would be served as an
+ * empty app nobody's client names.
+ */
+export function appFolderProblem(dir: string): string | undefined {
+  if (!existsSync(dir)) return `${dir} does not exist`;
+  if (!statSync(dir).isDirectory()) return `${dir} is not a folder`;
+  if (isAppRoot(dir)) return undefined;
+  const inside = readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && isAppRoot(join(dir, entry.name)))
+    .map((entry) => join(dir, entry.name));
+  return (
+    `${dir} is not an App Services app export: it has no realm_config.json` +
+    (inside.length > 0 ? ` (${inside.join(", ")} ${inside.length > 1 ? "have" : "has"} one)` : "")
+  );
+}
+
 export function loadAppFolder(dir: string): AppFolder {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`App folder ${dir} does not exist`);
   const root = asObject(readJsonIfExists(join(dir, "realm_config.json")) ?? readJsonIfExists(join(dir, "config.json")));

@@ -9,7 +9,7 @@ import type { ControlSchemas } from "../openapi/types.ts";
 import { AppExistsError } from "../runtime/apps.ts";
 import { EmailJsAccountExistsError } from "../runtime/emailjs-accounts.ts";
 import type { Emulator } from "../runtime/emulator.ts";
-import { loadAppFolder } from "./app-folder.ts";
+import { appFolderProblem, loadAppFolder } from "./app-folder.ts";
 import { startValidator } from "./start-validators.ts";
 
 export type EmulatorConfigFile = ControlSchemas["EmulatorConfigFile"];
@@ -78,6 +78,8 @@ export async function applyConfigFile(
   const templates = apps.map((app) => {
     if (!app.appDir) return undefined;
     const dir = isAbsolute(app.appDir) ? app.appDir : resolve(baseDir, app.appDir);
+    const problem = appFolderProblem(dir);
+    if (problem) throw new AppFolderError(`App folder ${problem}`);
     try {
       return { config: loadAppFolder(dir).config, appDir: dir };
     } catch (error) {

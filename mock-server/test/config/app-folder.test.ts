@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadAppFolder } from "../../src/config/app-folder.ts";
+import { appFolderProblem, loadAppFolder } from "../../src/config/app-folder.ts";
 import { testApp } from "../helpers/app.ts";
 import { logLines } from "../helpers/log-lines.ts";
 
@@ -95,6 +95,29 @@ const withTriggers = exportedApp("with-triggers", {
     { route: "/old", http_method: "GET", function_name: "hook", disabled: true },
   ],
   "sync/config.json": { type: "flexible", state: "enabled", development_mode_enabled: false },
+});
+
+describe("appFolderProblem", () => {
+  it("takes a folder with an export's root config, and names the ones inside a folder without", () => {
+    const current = exportedApp("parent/current", { "realm_config.json": { app_id: "current-abcde" } });
+    const older = exportedApp("parent/older", { "config.json": { app_id: "older-abcde" } });
+    exportedApp("parent/functions", { "functions/config.json": [] });
+    expect(appFolderProblem(current)).toBeUndefined();
+    expect(appFolderProblem(older)).toBeUndefined();
+    const parent = join(folder, "parent");
+    expect(appFolderProblem(parent)).toBe(
+      `${parent} is not an App Services app export: it has no realm_config.json (${[current, older]
+        .sort()
+        .join(", ")} have one)`,
+    );
+    expect(appFolderProblem(join(parent, "functions"))).toBe(
+      `${join(parent, "functions")} is not an App Services app export: it has no realm_config.json`,
+    );
+    expect(appFolderProblem(join(current, "realm_config.json"))).toBe(
+      `${join(current, "realm_config.json")} is not a folder`,
+    );
+    expect(appFolderProblem(join(folder, "missing"))).toBe(`${join(folder, "missing")} does not exist`);
+  });
 });
 
 describe("an exported app's folder", () => {

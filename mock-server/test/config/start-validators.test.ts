@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { transformSync } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validateConfigFile } from "../../src/config/config-file.ts";
+import { AppFolderError, applyConfigFile, validateConfigFile } from "../../src/config/config-file.ts";
 import {
   type StartValidator,
   type StartValidatorName,
@@ -121,5 +121,24 @@ describe("a --config file", () => {
     );
     // Accounts without a key get one each.
     expect(validateConfigFile({ emailjsAccounts: [{}, {}] }, "c.json").emailjsAccounts).toHaveLength(2);
+  });
+
+  it("is refused when an app's folder is not an export's root, and nothing is made", async () => {
+    const app = await testApp();
+    try {
+      const apps = join(import.meta.dirname, "../../apps");
+      const applied = applyConfigFile(
+        app.emulator,
+        { apps: [{ appId: "first" }, { appId: "foldered", appDir: "apps" }] },
+        join(apps, ".."),
+      );
+      await expect(applied).rejects.toThrow(AppFolderError);
+      await expect(applied).rejects.toThrow(
+        `App folder ${apps} is not an App Services app export: it has no realm_config.json (${join(apps, "local-app")} has one)`,
+      );
+      expect(await app.emulator.apps.get("first")).toBeUndefined();
+    } finally {
+      await app.close();
+    }
   });
 });
