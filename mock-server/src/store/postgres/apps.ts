@@ -30,6 +30,7 @@ import { PgAuthTokens } from "./auth-tokens.ts";
 import type { PgContext } from "./context.ts";
 import { lockAppStatement, type Queryable } from "./database.ts";
 import { type ChangeHub, PgDocuments } from "./documents.ts";
+import { IdDirectory } from "./id-directory.ts";
 import { channels } from "./notifications.ts";
 import { removeAnonymousUsers } from "./retention.ts";
 import { PgSessions, SessionEnds, type StartedRow } from "./sessions.ts";
@@ -335,6 +336,9 @@ export class PgApps implements AppRecords {
     private readonly changes: ChangeHub,
   ) {
     this.ends = new SessionEnds(context);
+    this.directory = new IdDirectory(context, async (limit) =>
+      (await context.db.rows<{ app_id: string }>("SELECT app_id FROM apps LIMIT $1", [limit])).map((r) => r.app_id),
+    );
     listenToUsers(context);
     context.onRestored(() => {
       this.revalidate().catch(() => undefined);
@@ -346,9 +350,13 @@ export class PgApps implements AppRecords {
   }
 
   async get(appId: string): Promise<AppRecord | undefined> {
+    if (await this.directory.absent(appId)) return undefined;
     const [row] = await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps WHERE app_id = $1`, [appId]);
     return row ? this.known(toRecord(row)) : undefined;
   }
+
+  /** The ids of every app: a request naming one that does not exist asks the database nothing. */
+  readonly directory: IdDirectory;
 
   async byDomainId(domainId: string): Promise<AppRecord | undefined> {
     const [row] = await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps WHERE domain_id = $1`, [domainId]);
@@ -539,6 +547,9 @@ export class PgApps implements AppRecords {
 
   /** Tells this instance (what it kept of the app's users and sessions goes first). */
   changed(appId: string, change: AppChange): void {
+    // (A state import announces its apps as deleted: the ids are read again.)
+    if (change === "created" || change === "updated") this.directory.added(appId);
+    else if (change === "deleted") this.directory.drop();
     if (change === "reset" || change === "deleted") this.context.auth.forgetApp(appId);
     if (change === "created" || change === "updated" || change === "deleted") this.handedOut.delete(appId);
     for (const listener of this.listeners) listener(appId, change);
@@ -547,8 +558,15 @@ export class PgApps implements AppRecords {
 
 export class PgEmailJsAccounts implements EmailJsAccountRecords {
   private readonly listeners = new Set<(publicKey: string) => void>();
+  /** The public keys of every account: a request naming one that does not exist asks the database nothing. */
+  readonly directory: IdDirectory;
 
   constructor(private readonly context: PgContext) {
+    this.directory = new IdDirectory(context, async (limit) =>
+      (await context.db.rows<{ public_key: string }>("SELECT public_key FROM emailjs_accounts LIMIT $1", [limit])).map(
+        (r) => r.public_key,
+      ),
+    );
     context.subscribe(channels.emailjs, (payload) => {
       const { i, k } = JSON.parse(payload) as { i: string; k: string };
       if (i !== context.instanceId) this.changed(k);
@@ -556,6 +574,7 @@ export class PgEmailJsAccounts implements EmailJsAccountRecords {
   }
 
   async get(publicKey: string): Promise<EmailJsAccountRecord | undefined> {
+    if (await this.directory.absent(publicKey)) return undefined;
     const [row] = await this.context.db.rows<{ doc: EmailJsAccountRecord }>(
       "SELECT doc FROM emailjs_accounts WHERE public_key = $1",
       [publicKey],
@@ -605,6 +624,8 @@ export class PgEmailJsAccounts implements EmailJsAccountRecords {
   }
 
   changed(publicKey: string): void {
+    // (Created or deleted, a notification does not say: the keys are read again.)
+    this.directory.drop();
     for (const listener of this.listeners) listener(publicKey);
   }
 }

@@ -15,11 +15,18 @@ export class PgContext {
 
   /**
    * Whether notifications arrive now, whether every change committed more than the revocation
-   * window ago has arrived (notifications.ts), and how to ask for the connection again at once.
+   * window ago has arrived, when every change committed before now has (notifications.ts), and how
+   * to ask for the connection again at once.
    */
-  listener: { readonly listening: boolean; fresh(): boolean; wake(): void } = {
+  listener: {
+    readonly listening: boolean;
+    fresh(): boolean;
+    caughtUpShared(): Promise<void>;
+    wake(): void;
+  } = {
     listening: true,
     fresh: () => false,
+    caughtUpShared: () => Promise.reject(new Error("not listening")),
     wake: () => undefined,
   };
 

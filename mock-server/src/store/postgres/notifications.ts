@@ -96,6 +96,45 @@ export class NotificationListener {
     return new Promise((resolve, reject) => this.waiting.set(n, { resolve, reject }));
   }
 
+  /** The shared sync callers wait for (`caughtUpShared`) before it is sent, if one is. */
+  private sharedSync: Promise<void> | null = null;
+
+  /**
+   * As `caughtUp`, but one sync serves every caller within `syncEveryMs` (a caller joins the next
+   * one to be sent, sent at once when none was for that long), so that however many ask, the
+   * database gets a sync at most that often; rejects when the sync has not come back within the
+   * revocation window (the database or the listening connection is slow or away).
+   */
+  caughtUpShared(): Promise<void> {
+    if (!this.connected || this.client === null) return Promise.reject(new Error("not listening"));
+    if (this.sharedSync) return this.sharedSync;
+    const waitMs = Math.max(0, this.lastSentAt + syncEveryMs - performance.now());
+    const shared = new Promise<void>((resolve, reject) => {
+      const send = setTimeout(() => {
+        this.sharedSync = null;
+        if (!this.connected || this.client === null) return reject(new Error("not listening"));
+        const n = this.sync(this.client, performance.now());
+        const late = setTimeout(() => {
+          this.waiting.delete(n);
+          reject(new Error("the sync did not come back in time"));
+        }, revocationWindowMs);
+        this.waiting.set(n, {
+          resolve: () => {
+            clearTimeout(late);
+            resolve();
+          },
+          reject: (error) => {
+            clearTimeout(late);
+            reject(error);
+          },
+        });
+      }, waitMs);
+      send.unref();
+    });
+    this.sharedSync = shared;
+    return shared;
+  }
+
   private sync(client: pg.Client, now: number): number {
     const n = ++this.syncs;
     this.lastSentAt = now;
