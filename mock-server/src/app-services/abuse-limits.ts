@@ -86,14 +86,13 @@ export function registerAbuseLimits(
     if (email !== null) keys.push(`email|${scope}|${email}`);
     // The app's clock in the harness (moving it ends a window), the counters' own in production.
     const now = runtime ? windowClock(options, runtime.clock) : undefined;
-    let retryAfter = 0;
     for (const key of keys) {
-      const { hits, ttlMs } = await counters.hit(key, windowMs, now);
-      if (hits > max) retryAfter = Math.max(retryAfter, Math.max(1, Math.ceil(ttlMs / 1000)));
-    }
-    if (retryAfter > 0) {
-      reply.header("retry-after", String(retryAfter));
-      throw errors.tooManyRequests();
+      const { hits, ttlMs } = await counters.hit(key, windowMs, now, max);
+      // (Refused: the attempt is not made, so it counts against no other key.)
+      if (hits > max) {
+        reply.header("retry-after", String(Math.max(1, Math.ceil(ttlMs / 1000))));
+        throw errors.tooManyRequests();
+      }
     }
   };
   // After the body is parsed (the e-mail is in it) and before the operation runs. (A callback

@@ -66,6 +66,7 @@ async function admit(
     `${kind}|${app.appId}|${subject}`,
     windowMs,
     windowClock(reply.server.emulator.options, app.clock),
+    max,
   );
   if (hits <= max) return;
   reply.header("retry-after", String(Math.max(1, Math.ceil(ttlMs / 1000))));

@@ -58,6 +58,7 @@ export class EmailJsAccount {
       `emailjs|${this.publicKey}|send`,
       windowMs,
       production ? undefined : this.clock.now(),
+      allowed,
     );
     return hits <= allowed;
   }

@@ -803,9 +803,10 @@ export interface RateLimitCounters {
    * Counts one hit of `key`: the hits in its current window so far, and the window's time left.
    * `now` (ms) is the caller's clock where windows go by the emulator's clock (the harness's, which
    * tests move); without it, the counters' own (the database's). A window the clock has been put
-   * back more than its length behind is over too.
+   * back more than its length behind is over too. `max`, the key's limit, lets a store answer a key
+   * past it without counting (its window ends no sooner for more hits).
    */
-  hit(key: string, windowMs: number, now?: number): Promise<{ hits: number; ttlMs: number }>;
+  hit(key: string, windowMs: number, now?: number, max?: number): Promise<{ hits: number; ttlMs: number }>;
   /**
    * Forgets the windows of a scope's keys (`<kind>|<scope>|…`: an app's id, an EmailJS account's
    * public key): the app was reset or deleted, the account deleted.

@@ -43,7 +43,7 @@ export class PostgresStore implements Store {
     this.apps = new PgApps(context, this.changes);
     this.mail = new PgMail(context);
     this.emailjs = new PgEmailJsAccounts(context);
-    this.rateLimits = new PgRateLimits(context.db);
+    this.rateLimits = new PgRateLimits(context);
     this.streamPlaces = new PgStreamPlaces(context.db);
     this.retention = new PgRetention(context, this.apps.ends);
     this.triggerEvents = new PgTriggerEvents(context);
