@@ -74,9 +74,10 @@ Options:
   --public-url URL       the origin clients reach the emulator at (env MOCK_PUBLIC_URL)
   --allowed-hosts LIST   more Host names to answer, comma-separated (.example.com: with subdomains;
                          '*': any Host) besides loopback and the --public-url host (env MOCK_ALLOWED_HOSTS)
-  --auth-rate-limit R    limit login, register and mail-sending calls per client address and per
-                         e-mail address: MAX/WINDOW, e.g. 10/1m, or off (env MOCK_AUTH_RATE_LIMIT;
-                         default off, 10/1m in production)
+  --auth-rate-limit R    limit logins, registrations, mail-sending and function-running calls and
+                         links' confirm and reset per client address and per e-mail address:
+                         MAX/WINDOW, e.g. 10/1m, or off (env MOCK_AUTH_RATE_LIMIT; default off,
+                         10/1m in production)
   --trust-proxy P        believe X-Forwarded-For from: true (any), a hop count, or addresses/CIDRs
                          comma-separated (env MOCK_TRUST_PROXY; default: no proxy)
   --smtp URL             also deliver captured mail (confirmation, reset, EmailJS) over SMTP:

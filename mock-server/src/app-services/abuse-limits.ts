@@ -1,6 +1,7 @@
 /**
- * Abuse limits on the calls that guess passwords or send mail: login, register, confirmation
- * resend, reset e-mail and reset function, and an HTTPS endpoint's request signing in with
+ * Abuse limits on the calls that guess passwords or links' tokens, send mail or run the app's
+ * confirmation and reset functions: login, register, confirmation resend and retry, confirm,
+ * reset e-mail, reset function and reset, and an HTTPS endpoint's request signing in with
  * `email` and `password` headers. Each is limited per client address (an IPv6 client: its
  * /64, http/client-address.ts) and, where the body
  * names one, per e-mail address (so one attacker cannot lock everyone out from one address and
@@ -48,8 +49,13 @@ const limited: Record<string, "username" | "email" | "none" | "password-header">
   finishOAuthLoginForm: "none",
   registerUser: "email",
   resendConfirmationEmail: "email",
+  // It runs the app's confirmation function and issues a token every time.
+  retryCustomConfirmation: "email",
   sendResetPasswordEmail: "email",
   callResetPasswordFunction: "email",
+  // A link's token guessed: each guess a look-up in the store.
+  confirmUser: "none",
+  resetPassword: "none",
 };
 
 function emailOf(request: FastifyRequest, field: "username" | "email" | "none" | "password-header"): string | null {

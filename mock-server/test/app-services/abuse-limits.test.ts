@@ -134,7 +134,7 @@ describe("abuse limits (--auth-rate-limit)", () => {
     expect((await login(app, appId, "user9@example.com", "x", "192.0.2.8")).response.statusCode).toBe(401);
   });
 
-  it("covers register, confirmation resend, reset e-mail and reset function", async () => {
+  it("covers register, confirmation resend and retry, reset e-mail and reset function", async () => {
     app = await testApp({ authRateLimit: { max: 1, windowMs: 60_000 } });
     const appId = await newApp(app);
     const provider = `${base}/app/${appId}/auth/providers/local-userpass`;
@@ -143,6 +143,8 @@ describe("abuse limits (--auth-rate-limit)", () => {
       ["resendConfirmationEmail", "confirm/send", { email: "eve@example.com" }],
       ["sendResetPasswordEmail", "reset/send", { email: "eve@example.com" }],
       ["callResetPasswordFunction", "reset/call", { email: "eve@example.com", password: "new horse", arguments: [] }],
+      // (It runs the app's confirmation function and issues a token each time.)
+      ["retryCustomConfirmation", "confirm/call", { email: "eve@example.com" }],
     ] as const;
     for (const [operationId, path, payload] of cases) {
       const first = await call(app, operationId, {
@@ -159,6 +161,38 @@ describe("abuse limits (--auth-rate-limit)", () => {
         remoteAddress: "198.51.100.2",
       });
       expect(second.response.statusCode, operationId).toBe(429);
+    }
+  });
+
+  it("covers the links' confirm and reset (token guesses), per client address", async () => {
+    app = await testApp({ authRateLimit: { max: 2, windowMs: 60_000 } });
+    const appId = await newApp(app);
+    const provider = `${base}/app/${appId}/auth/providers/local-userpass`;
+    const guess = { token: "a".repeat(128), tokenId: "65a1b2c3d4e5f60718293a4b" };
+    const cases = [
+      ["confirmUser", "confirm", guess],
+      ["resetPassword", "reset", { ...guess, password: "new horse" }],
+    ] as const;
+    for (const [operationId, path, payload] of cases) {
+      const statuses = [];
+      for (let i = 0; i < 3; i++) {
+        const { response } = await call(app, operationId, {
+          method: "POST",
+          url: `${provider}/${path}`,
+          payload,
+          remoteAddress: "198.51.100.3",
+        });
+        statuses.push(response.statusCode);
+      }
+      expect(statuses, operationId).toEqual([400, 400, 429]);
+      // Another address guesses on.
+      const other = await call(app, operationId, {
+        method: "POST",
+        url: `${provider}/${path}`,
+        payload,
+        remoteAddress: "198.51.100.4",
+      });
+      expect(other.response.statusCode, operationId).toBe(400);
     }
   });
 
