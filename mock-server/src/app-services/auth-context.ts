@@ -110,6 +110,8 @@ export async function authenticateRefresh(emulator: Emulator, token: string, wit
   const app =
     typeof claims.baas_domain_id === "string" ? await emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
   if (!app || typeof claims.baas_id !== "string") throw errors.refreshTokenNotFound();
+  // (Ended, as a read here found before: nothing more is read.)
+  if (app.sessions.knownGone?.(claims.baas_id)) throw errors.refreshTokenNotFound();
   // The session and its user (the token names both), and with them the user's custom data when
   // asked, read together: one round trip on PostgreSQL.
   const { sub } = claims;

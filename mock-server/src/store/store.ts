@@ -457,6 +457,11 @@ export interface UserRecords {
 /** Every removal of sessions is announced (AppRecords.onSessionsEnded). */
 export interface SessionRecords {
   get(id: string): Promise<StoredSession | undefined>;
+  /**
+   * Whether the store knows, without asking, that the session is gone (ended sessions never come
+   * back): a store that asks a database answers their refresh tokens so without a statement.
+   */
+  knownGone?(id: string): boolean;
   add(session: StoredSession): Promise<void>;
   remove(id: string): Promise<boolean>;
   forUser(userId: string): Promise<StoredSession[]>;

@@ -10,7 +10,13 @@ import { revocationWindowMs } from "../../src/store/postgres/auth-cache.ts";
 import type { PgContext } from "../../src/store/postgres/context.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import type { AppStore, StoredSession, StoredUser } from "../../src/store/store.ts";
-import { adminQuery, emulatorDatabase, postgresAdminUrl, type TestDatabase } from "../helpers/postgres.ts";
+import {
+  adminQuery,
+  emulatorDatabase,
+  postgresAdminUrl,
+  statementsOf,
+  type TestDatabase,
+} from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
 
 let database: TestDatabase;
@@ -298,5 +304,53 @@ describe("what an instance keeps of users and sessions, on PostgreSQL", () => {
     } finally {
       stop();
     }
+  });
+
+  it("answers a token whose session ended or whose user is gone without the database, once a read found it", async () => {
+    const scopeA = a.apps.scope(appId);
+    const scopeB = b.apps.scope(appId);
+    /** A look-up through b, and how many statements it made. */
+    const counted = async <T>(work: () => Promise<T>) => {
+      let answer: T | undefined;
+      const { texts } = await statementsOf(
+        async () => {
+          answer = await work();
+        },
+        { own: true },
+      );
+      return { answer: answer as T, statements: texts.length };
+    };
+    const ended = await userWithSession(scopeA);
+    await kept(b, ended.user.id, ended.session.id);
+    await scopeA.sessions.remove(ended.session.id);
+    await b.caughtUp();
+    // The first read after the end asks; later ones (b current) answer from what it keeps.
+    expect((await counted(() => scopeB.userSession(ended.user.id, ended.session.id))).statements).toBe(1);
+    const again = await counted(() => scopeB.userSession(ended.user.id, ended.session.id));
+    expect(again.statements).toBe(0);
+    expect(again.answer.session).toBeUndefined();
+    expect(again.answer.user).toMatchObject({ id: ended.user.id });
+    // A refresh token's look-up of it, too.
+    expect(await counted(() => scopeB.sessions.get(ended.session.id))).toEqual({ answer: undefined, statements: 0 });
+    expect(scopeB.sessions.knownGone?.(ended.session.id)).toBe(true);
+
+    const deleted = await userWithSession(scopeA);
+    await scopeA.deleteUser(deleted.user.id);
+    await b.caughtUp();
+    expect((await counted(() => scopeB.userSession(deleted.user.id, deleted.session.id))).statements).toBe(1);
+    expect(await counted(() => scopeB.userSession(deleted.user.id, deleted.session.id))).toEqual({
+      answer: { user: undefined, session: undefined },
+      statements: 0,
+    });
+    // A live session is no such thing, nor another app's with the same ids.
+    const live = await userWithSession(scopeA);
+    expect((await scopeB.userSession(live.user.id, live.session.id)).session?.id).toBe(live.session.id);
+    expect(scopeB.sessions.knownGone?.(live.session.id)).toBe(false);
+
+    // An app reset (or a state import, which announces its apps as deleted) forgets them.
+    await a.apps.reset(appId);
+    await b.caughtUp();
+    expect(scopeB.sessions.knownGone?.(ended.session.id)).toBe(false);
+    expect(contextOf(b).auth.goneAnswer(appId, deleted.user.id, deleted.session.id)).toBeNull();
   });
 });

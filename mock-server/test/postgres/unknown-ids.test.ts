@@ -4,13 +4,14 @@
  * their notifications (store/postgres/id-directory.ts), and answers them without a statement each
  * — a flood of new ids puts nothing on the database every instance shares — yet finds one created
  * anywhere before the request came (it waits for a sync shared by every such request); when
- * notifications stall or break it asks the database.
+ * notifications stall or break it asks the database. Tokens whose session ended are answered
+ * without the database once a read found it gone (store/postgres/auth-cache.ts).
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PgContext } from "../../src/store/postgres/context.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
-import { call, testApp } from "../helpers/app.ts";
+import { anonymousLogin, base, bearer, call, getProfile, newApp, testApp } from "../helpers/app.ts";
 import { newAccount, sendEmail } from "../helpers/emailjs.ts";
 import {
   adminQuery,
@@ -208,5 +209,59 @@ describe("requests naming an app that does not exist", () => {
     expect(imported.response.statusCode).toBe(204);
     expect(await lookUp(b, created.appId)).toMatchObject({ found: true });
     expect((await location(created.appId)).response.statusCode).toBe(200);
+  });
+});
+
+describe("tokens whose session ended", () => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = await testApp({ databaseUrl: database.url, signingSecret: "a-test-signing-secret-of-32-chars" });
+  });
+  afterAll(() => app.close());
+
+  it("are refused again and again with one statement in all", async () => {
+    const appId = await newApp(app);
+    const session = await anonymousLogin(app, appId);
+    const ended = await call(app, "logOut", {
+      method: "DELETE",
+      url: `${base}/auth/session`,
+      headers: bearer(session.refresh_token),
+    });
+    expect(ended.response.statusCode).toBe(204);
+    const refresh = () =>
+      call(app, "refreshAccessToken", {
+        method: "POST",
+        url: `${base}/auth/session`,
+        headers: bearer(session.refresh_token),
+      });
+    /** Statuses of `work`'s requests, and the statements they made. */
+    const counted = async (work: () => Promise<number[]>) => {
+      let statuses: number[] = [];
+      const { texts } = await statementsOf(
+        async () => {
+          statuses = await work();
+        },
+        { own: true },
+      );
+      return { statuses, statements: texts.length };
+    };
+    const profile = async () => [(await getProfile(app, session.access_token)).response.statusCode];
+    expect((await counted(async () => [(await refresh()).response.statusCode])).statuses).toEqual([401]);
+    expect((await counted(profile)).statuses).toEqual([401]);
+    // A refresh token of an ended session: never asked again.
+    expect(
+      await counted(async () => {
+        const statuses = [];
+        for (let i = 0; i < 5; i++) statuses.push((await refresh()).response.statusCode);
+        return statuses;
+      }),
+    ).toEqual({ statuses: [401, 401, 401, 401, 401], statements: 0 });
+    // An access token: answered from what the instance keeps while it is current (as for a live one).
+    for (let i = 0; i < 3; i++) {
+      await (app.emulator.store as unknown as { caughtUp(): Promise<void> }).caughtUp();
+      expect(await counted(profile)).toEqual({ statuses: [401], statements: 0 });
+    }
+    const refused = await refresh();
+    expect(refused.body).toMatchObject({ error: "invalid session: failed to find refresh token" });
   });
 });

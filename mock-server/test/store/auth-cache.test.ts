@@ -79,7 +79,44 @@ describe("the users and sessions an instance keeps", () => {
     expect(auth.userSession("b", "u2", "s6")).toBeNull();
     read("a", "u3", "s7");
     auth.clear();
-    expect(auth.size).toEqual({ users: 0, sessions: 0 });
+    expect(auth.size).toEqual({ users: 0, sessions: 0, gone: 0 });
+  });
+
+  it("answers what a read found gone as gone, while current, unless its app was forgotten after the read began", () => {
+    const { auth, state } = cache();
+    /** A read that found the user without the session (`user` given), or no user. */
+    const foundGone = (appId: string, u: string, s: string, found?: StoredUser) => {
+      const ticket = auth.ticket();
+      auth.foundGone(ticket, appId, found ? "session" : "user", found ? s : u);
+      if (found) auth.keep(ticket, appId, found, undefined);
+      else auth.drop(ticket);
+    };
+    expect(auth.goneAnswer("a", "u1", "s1")).toBeNull();
+    foundGone("a", "u1", "s1", user("u1"));
+    expect(auth.goneAnswer("a", "u1", "s1")).toEqual({ user: user("u1"), session: undefined });
+    expect(auth.sessionGone("a", "s1")).toBe(true);
+    expect(auth.goneAnswer("a", "u1", "s2")).toBeNull();
+    expect(auth.goneAnswer("b", "u1", "s1")).toBeNull();
+    foundGone("a", "u2", "s3");
+    expect(auth.goneAnswer("a", "u2", "s3")).toEqual({ user: undefined, session: undefined });
+    expect(auth.goneAnswer("a", "u2", "s9")).toEqual({ user: undefined, session: undefined });
+    // The answer with the user needs the user as kept and current; the session's end stays known.
+    auth.forgetUser("a", "u1");
+    expect(auth.goneAnswer("a", "u1", "s1")).toBeNull();
+    expect(auth.sessionGone("a", "s1")).toBe(true);
+    state.fresh = false;
+    expect(auth.goneAnswer("a", "u2", "s3")).toBeNull();
+    state.fresh = true;
+    // An app forgotten (reset, deleted, imported) while a read was on its way: nothing of it is kept.
+    const ticket = auth.ticket();
+    auth.forgetApp("a");
+    expect(auth.sessionGone("a", "s1")).toBe(false);
+    auth.foundGone(ticket, "a", "session", "s4");
+    auth.drop(ticket);
+    expect(auth.sessionGone("a", "s4")).toBe(false);
+    foundGone("a", "u2", "s3");
+    auth.clear();
+    expect(auth.goneAnswer("a", "u2", "s3")).toBeNull();
   });
 
   it("does not keep what a read found when a change named it after the read began", () => {

@@ -114,7 +114,7 @@ export class PgAppStore implements AppStore {
     private readonly tell: (change: AppChange) => void = () => undefined,
   ) {
     this.users = new PgUsers(context, appId);
-    this.sessions = new PgSessions(context.db, appId, ends);
+    this.sessions = new PgSessions(context.db, appId, ends, context.auth);
     this.apiKeys = new PgApiKeys(context.db, appId, ends);
     this.authTokens = new PgAuthTokens(context.db, appId);
     this.data = new PgDocuments(context, appId, changes);
@@ -282,12 +282,15 @@ export class PgAppStore implements AppStore {
    */
   /** What this instance keeps of the pair, when it may answer from it (no promise: the hot path). */
   userSessionNow(userId: string, sessionId: string): UserAndSession | undefined {
-    return this.context.auth.userSession(this.appId, userId, sessionId) ?? undefined;
+    const auth = this.context.auth;
+    return (
+      auth.userSession(this.appId, userId, sessionId) ?? auth.goneAnswer(this.appId, userId, sessionId) ?? undefined
+    );
   }
 
   async userSession(userId: string, sessionId: string): Promise<UserAndSession> {
     const auth = this.context.auth;
-    const kept = auth.userSession(this.appId, userId, sessionId);
+    const kept = auth.userSession(this.appId, userId, sessionId) ?? auth.goneAnswer(this.appId, userId, sessionId);
     if (kept) return kept;
     const ticket = auth.ticket();
     let row: { doc: Omit<StoredUser, "id">; session: StoredSession | null } | undefined;
@@ -305,13 +308,17 @@ export class PgAppStore implements AppStore {
     // What the database says is gone is not answered from here again, even when this instance
     // missed its notification and the window lets it answer from what it keeps.
     if (!row) {
+      auth.foundGone(ticket, this.appId, "user", userId);
       auth.drop(ticket);
       auth.forgetSessions(this.appId, userId, sessionId);
       return { user: undefined, session: undefined };
     }
     const user = deepFreeze({ id: userId, ...row.doc } as StoredUser);
     const session = row.session ? deepFreeze(row.session) : undefined;
-    if (!session) auth.forgetSessions(this.appId, userId, sessionId);
+    if (!session) {
+      auth.foundGone(ticket, this.appId, "session", sessionId);
+      auth.forgetSessions(this.appId, userId, sessionId);
+    }
     auth.keep(ticket, this.appId, user, session);
     return { user, session };
   }

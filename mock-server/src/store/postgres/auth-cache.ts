@@ -17,6 +17,11 @@
  * answer is kept only if nothing it holds was invalidated (or the cache cleared) after the ticket
  * was taken — whether the invalidation came from a notification or a local write, and in whichever
  * order the answer and the notification arrive.
+ *
+ * What a read found gone — a session ended, a user deleted — is gone for good (their ids are never
+ * used again): kept too, and answered so without a statement, so that a client sending a token
+ * whose session ended, again and again, asks the database once. Only a state import brings ids
+ * back, and it forgets its apps here (as an outage forgets everything).
  */
 import type { StoredSession, StoredUser } from "../store.ts";
 
@@ -52,6 +57,8 @@ export class AuthCache {
   private clearedAt = 0;
   /** The tickets of reads in flight, oldest first. */
   private readonly reading = new Set<number>();
+  /** Users and sessions a read found gone (user and session keys), oldest first. */
+  private readonly gone = new Set<string>();
 
   constructor(private readonly freshness: Freshness) {}
 
@@ -62,6 +69,40 @@ export class AuthCache {
     if (!session || session.userId !== userId) return null;
     const user = this.users.get(userKey(appId, userId));
     return user ? { user, session } : null;
+  }
+
+  /**
+   * What an access token's request gets when a read found its user or its session gone: no user
+   * (the user was deleted), or the user as kept with no session (the session ended); null when
+   * that is not known here or the cache may not answer now.
+   */
+  goneAnswer(
+    appId: string,
+    userId: string,
+    sessionId: string,
+  ): { user: StoredUser | undefined; session: undefined } | null {
+    if (this.gone.size === 0 || !this.freshness.fresh()) return null;
+    if (this.gone.has(userKey(appId, userId))) return { user: undefined, session: undefined };
+    if (!this.gone.has(sessionKey(appId, sessionId))) return null;
+    const user = this.users.get(userKey(appId, userId));
+    return user ? { user, session: undefined } : null;
+  }
+
+  /** Whether a read found the session gone (a refresh token's). */
+  sessionGone(appId: string, sessionId: string): boolean {
+    return this.gone.size > 0 && this.gone.has(sessionKey(appId, sessionId));
+  }
+
+  /**
+   * Records that a read found no such user or session, unless its app was forgotten or the cache
+   * cleared after its ticket was taken (call before giving the ticket back).
+   */
+  foundGone(ticket: number, appId: string, kind: "user" | "session", id: string): void {
+    if (ticket <= this.clearedAt || this.since(appKey(appId)) > ticket) return;
+    const key = kind === "user" ? userKey(appId, id) : sessionKey(appId, id);
+    this.gone.delete(key);
+    this.gone.add(key);
+    if (this.gone.size > maxEntries) this.gone.delete(this.gone.values().next().value!);
   }
 
   /** Takes a ticket before reading the database (give it back with `keep` or `drop`). */
@@ -131,6 +172,7 @@ export class AuthCache {
     const prefix = `${sep}${appId}${sep}`;
     for (const map of [this.users, this.sessions, this.sessionsOfUser] as Map<string, unknown>[])
       for (const key of map.keys()) if (key.startsWith(prefix, 1)) map.delete(key);
+    for (const key of this.gone) if (key.startsWith(prefix, 1)) this.gone.delete(key);
   }
 
   /** Changes may have been missed (the listening connection broke, or came back): nothing stays. */
@@ -140,11 +182,12 @@ export class AuthCache {
     this.sessions.clear();
     this.sessionsOfUser.clear();
     this.invalidated.clear();
+    this.gone.clear();
   }
 
-  /** How many users and sessions are kept (tests). */
-  get size(): { users: number; sessions: number } {
-    return { users: this.users.size, sessions: this.sessions.size };
+  /** How many users and sessions are kept, and known gone (tests). */
+  get size(): { users: number; sessions: number; gone: number } {
+    return { users: this.users.size, sessions: this.sessions.size, gone: this.gone.size };
   }
 
   private since(key: string): number {

@@ -12,6 +12,7 @@ import {
   type StoredSession,
   type StoredUser,
 } from "../store.ts";
+import type { AuthCache } from "./auth-cache.ts";
 import type { PgContext } from "./context.ts";
 import { customDataSelect } from "./custom-data.ts";
 import type { Database, Queryable } from "./database.ts";
@@ -231,14 +232,28 @@ export class PgSessions implements SessionRecords {
     private readonly db: Database,
     private readonly appId: string,
     private readonly ends: SessionEnds,
+    /** What this instance keeps, and knows gone, of users and sessions (auth-cache.ts). */
+    private readonly auth?: AuthCache,
   ) {}
 
   async get(id: string): Promise<StoredSession | undefined> {
-    const [row] = await this.db.rows<{ doc: StoredSession }>("SELECT doc FROM sessions WHERE app_id = $1 AND id = $2", [
-      this.appId,
-      id,
-    ]);
-    return row?.doc;
+    if (this.auth?.sessionGone(this.appId, id)) return undefined;
+    const ticket = this.auth?.ticket();
+    try {
+      const [row] = await this.db.rows<{ doc: StoredSession }>(
+        "SELECT doc FROM sessions WHERE app_id = $1 AND id = $2",
+        [this.appId, id],
+      );
+      if (!row && ticket !== undefined) this.auth!.foundGone(ticket, this.appId, "session", id);
+      return row?.doc;
+    } finally {
+      if (ticket !== undefined) this.auth!.drop(ticket);
+    }
+  }
+
+  /** Whether a read found the session gone: it never comes back (its refresh token asks nothing). */
+  knownGone(id: string): boolean {
+    return this.auth?.sessionGone(this.appId, id) ?? false;
   }
 
   /** Adds a session and ends the user's oldest ones past the app's limit (see `start`). */
