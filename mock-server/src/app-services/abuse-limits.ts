@@ -2,10 +2,10 @@
  * Abuse limits on the calls that guess passwords or links' tokens, send mail or run the app's
  * confirmation and reset functions: login, register, confirmation resend and retry, confirm,
  * reset e-mail, reset function and reset, and an HTTPS endpoint's request signing in with
- * `email` and `password` headers. Each is limited per client address (an IPv6 client: its
- * /64, http/client-address.ts) and, where the body
- * names one, per e-mail address (so one attacker cannot lock everyone out from one address and
- * one victim's address cannot be flooded from many). Off unless `--auth-rate-limit` is given.
+ * `email` and `password` headers — and its `apiKey` header's failed guesses (`withApiKeyGuesses`).
+ * Each is limited per client address (an IPv6 client: its /64, http/client-address.ts) and, where
+ * the body names one, per e-mail address (so one attacker cannot lock everyone out from one address
+ * and one victim's address cannot be flooded from many). Off unless `--auth-rate-limit` is given.
  * On PostgreSQL the counters are the database's, shared by every instance on it (several
  * instances allow what one would); in memory they are the process's. Fixed windows, which go by
  * the app's clock in the harness (a test moves it past a window) and by the database's in
@@ -13,8 +13,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AuthRateLimit } from "../config/options.ts";
-import { appServicesErrors as errors } from "../errors/catalogue.ts";
+import { AppServicesError, appServicesErrors as errors } from "../errors/catalogue.ts";
 import { addressKey } from "../http/client-address.ts";
+import { countersOf } from "../state/rate-counters.ts";
 import type { RateLimitCounters } from "../store/store.ts";
 import { windowClock } from "./counted-limits.ts";
 
@@ -110,4 +111,39 @@ export function registerAbuseLimits(
       return done();
     check(request, reply, field).then(() => done(), done);
   });
+}
+
+/**
+ * An HTTPS endpoint's or the Data API's request signing in with an `apiKey` header: a key that opens
+ * nothing is a guess, counted per client address in a window of `--auth-rate-limit` (a valid key is
+ * not counted: a backend calls with its key at any rate); past the limit the address's API-key
+ * requests are refused (`429`, `Retry-After`) until the window ends — without asking the store,
+ * where the refusal is known already.
+ */
+export async function withApiKeyGuesses<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  app: { appId: string; clock: { now(): number } },
+  attempt: () => Promise<T>,
+): Promise<T> {
+  const { emulator } = request.server;
+  const limit = emulator.options.authRateLimit;
+  if (!limit) return attempt();
+  const counters = countersOf(emulator.store);
+  const key = `ip|${app.appId}|apiKeyGuess|${addressKey(request.ip)}`;
+  const now = windowClock(emulator.options, app.clock);
+  const refuse = (ttlMs: number): never => {
+    reply.header("retry-after", String(Math.max(1, Math.ceil(ttlMs / 1000))));
+    throw errors.tooManyRequests();
+  };
+  const known = counters.refused?.(key, limit.max, now);
+  if (known !== undefined) refuse(known);
+  try {
+    return await attempt();
+  } catch (error) {
+    if (!(error instanceof AppServicesError) || error.statusCode !== 401) throw error;
+    const { hits, ttlMs } = await counters.hit(key, limit.windowMs, now, limit.max);
+    if (hits > limit.max) refuse(ttlMs);
+    throw error;
+  }
 }

@@ -39,6 +39,11 @@ export class LocalCounters implements RateLimitCounters {
     return { hits: window.hits, ttlMs: window.endsAt - now };
   }
 
+  refused(key: string, max: number, now = Date.now()): number | undefined {
+    const window = this.windows.get(key);
+    return window && window.hits > max && window.endsAt > now ? window.endsAt - now : undefined;
+  }
+
   async forgetScope(scope: string): Promise<void> {
     for (const key of this.windows.keys()) if (key.split("|")[1] === scope) this.windows.delete(key);
   }

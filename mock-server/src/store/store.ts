@@ -813,6 +813,11 @@ export interface RateLimitCounters {
    */
   hit(key: string, windowMs: number, now?: number, max?: number): Promise<{ hits: number; ttlMs: number }>;
   /**
+   * The time left (ms) of the key's window when it is known past `max` without asking (no
+   * statement), else undefined: counted elsewhere, it may be past it all the same.
+   */
+  refused?(key: string, max: number, now?: number): number | undefined;
+  /**
    * Forgets the windows of a scope's keys (`<kind>|<scope>|…`: an app's id, an EmailJS account's
    * public key): the app was reset or deleted, the account deleted.
    */

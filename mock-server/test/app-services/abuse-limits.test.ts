@@ -241,6 +241,51 @@ describe("abuse limits (--auth-rate-limit)", () => {
     }
   });
 
+  it("covers an endpoint's and the Data API's apiKey header: its failed guesses per address, not a valid key", async () => {
+    app = await testApp({ authRateLimit: { max: 2, windowMs: 60_000 }, allowFunctionSource: true });
+    const appId = await newApp(app, {
+      dataApi: {},
+      functions: { me: { source: "exports = () => context.user.id;" } },
+      endpoints: [{ route: "/me", httpMethod: "GET", functionName: "me", respondResult: true }],
+      providers: { "api-key": { enabled: true }, "local-userpass": { enabled: true, autoConfirm: true } },
+    });
+    await user(app, appId, "ada@example.com");
+    const signedIn = await login(app, appId, "ada@example.com", "correct horse", "10.4.0.1");
+    const key = await call(app, "createApiKey", {
+      method: "POST",
+      url: `${base}/auth/api_keys`,
+      headers: { authorization: `Bearer ${signedIn.body.refresh_token}` },
+      payload: { name: "backend" },
+    });
+    const me = (apiKey: string, remoteAddress: string) =>
+      call(app, "callEndpointGet", {
+        method: "GET",
+        url: `/app/${appId}/endpoint/me`,
+        headers: { apiKey },
+        remoteAddress,
+      });
+    // A backend with its key calls as often as it likes.
+    for (let i = 0; i < 5; i++) expect((await me(key.body.key, "10.4.0.2")).response.statusCode).toBe(200);
+    // Guesses from one address: two answered, then refused — a valid key from there too, and the
+    // Data API's; another address goes on.
+    const guessed = [];
+    for (let i = 0; i < 3; i++) guessed.push((await me("f".repeat(63) + i, "10.4.0.3")).response.statusCode);
+    expect(guessed).toEqual([401, 401, 429]);
+    const refused = await me(key.body.key, "10.4.0.3");
+    expect(refused.response.statusCode).toBe(429);
+    expect(refused.body).toMatchObject({ error_code: "TooManyRequests" });
+    expect(Number(refused.response.headers["retry-after"])).toBeGreaterThan(0);
+    const viaDataApi = await call(app, "callDataApi", {
+      method: "POST",
+      url: `/app/${appId}/endpoint/data/v1/action/find`,
+      headers: { apiKey: key.body.key, "content-type": "application/json" },
+      payload: JSON.stringify({ dataSource: "mongodb-atlas", database: "d", collection: "c" }),
+      remoteAddress: "10.4.0.3",
+    });
+    expect(viaDataApi.response.statusCode).toBe(429);
+    expect((await me(key.body.key, "10.4.0.4")).response.statusCode).toBe(200);
+  });
+
   it("counts the client address from X-Forwarded-For only behind a trusted proxy", async () => {
     const forwarded = (client: string) => ({
       method: "POST" as const,

@@ -143,10 +143,15 @@ describe("a key past its limit in a window of the database's clock", () => {
     // The window ends: counted again from one, on either instance.
     await until(async () => (await hit(one, key, 1_500)).hits === 1, "the window to end", { everyMs: 100 });
     expect(await hit(two, key, 1_500)).toMatchObject({ hits: 2, statements: 1 });
-    // By the harness's clock (a test may move it), every hit is counted.
+    // By the harness's clock (a test may move it) too; moved past the window, or put back more
+    // than a window behind it, the key is counted again.
     const harness = "ip|window-app|login|198.51.100.9";
-    for (const n of [1, 2, 3, 4])
-      expect(await hit(one, harness, 60_000, Date.now())).toMatchObject({ hits: n, statements: 1 });
+    const start = Date.now();
+    for (const n of [1, 2, 3]) expect(await hit(one, harness, 60_000, start)).toMatchObject({ hits: n, statements: 1 });
+    expect(await hit(one, harness, 60_000, start + 59_000)).toMatchObject({ hits: 3, ttlMs: 1_000, statements: 0 });
+    expect(await hit(one, harness, 60_000, start + 60_000)).toMatchObject({ hits: 1, statements: 1 });
+    for (const n of [2, 3]) expect(await hit(one, harness, 60_000, start + 60_000)).toMatchObject({ hits: n });
+    expect(await hit(one, harness, 60_000, start - 70_000)).toMatchObject({ hits: 1, statements: 1 });
   });
 
   it("is kept for at most so many keys, the oldest going first", async () => {

@@ -155,6 +155,8 @@ describe("an EmailJS public key no account has", () => {
   };
 
   it("is answered without the database; an account created on another instance is found at once", async () => {
+    // (The emulator's start made its default account: b has heard of it.)
+    await b.caughtUp();
     expect(await keyLookUp(b, "no-such-key-1")).toEqual({ statements: 1, found: false });
     expect(await keyLookUp(b, "no-such-key-2")).toEqual({ statements: 0, found: false });
     const sent = () =>
@@ -203,6 +205,7 @@ describe("requests naming an app that does not exist", () => {
     const { body: created } = await call(app, "createApp", { method: "POST", url: "/_mock/v1/apps", payload: {} });
     const exported = await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" });
     await call(app, "deleteApp", { method: "DELETE", url: `/_mock/v1/apps/${created.appId}` });
+    await b.caughtUp();
     expect(await lookUp(b, created.appId)).toMatchObject({ found: false });
     expect(await lookUp(b, newAppId())).toMatchObject({ statements: 0 });
     const imported = await call(app, "importState", { method: "PUT", url: "/_mock/v1/state", payload: exported.body });

@@ -104,7 +104,7 @@ export default defineRoute("callDataApi", "none", async (request, reply) => {
   const raw = Buffer.isBuffer(request.body) ? request.body : undefined;
   const expansion = requestExpansion(request);
   const requestDocument = { ...contextRequest(expansion()), webhookUrl: route, httpMethod: request.method };
-  const user = await runAs(request, app, { name: "Data API", ...settings }, requestDocument);
+  const user = await runAs(request, reply, app, { name: "Data API", ...settings }, requestDocument);
   checkValidation(request, settings, raw);
   await app.functions.authorize("Data API", settings.canEvaluate, user, () => ({ ...expansion(), webhookUrl: route }));
   const body = await bodyOf(raw);

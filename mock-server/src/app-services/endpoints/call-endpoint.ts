@@ -17,6 +17,7 @@ import { contextRequest, type EndpointOutcome } from "../../functions/app-functi
 import { addressKey } from "../../http/client-address.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { type StoredUser, userActive } from "../../store/store.ts";
+import { withApiKeyGuesses } from "../abuse-limits.ts";
 import { authenticate } from "../auth/login.ts";
 import { userOfCredentials } from "../auth/sign-in.ts";
 import { authenticateAccess } from "../auth-context.ts";
@@ -57,6 +58,7 @@ export interface Authentication {
  */
 export async function runAs(
   request: FastifyRequest,
+  reply: FastifyReply,
   app: AppRuntime,
   settings: Authentication,
   requestDocument: Document,
@@ -80,14 +82,10 @@ export async function runAs(
   const credentials = credentialsOf(request);
   if (!credentials) throw errors.endpointNoCredentials();
   if (!providerEnabled(app.config, credentials.provider)) throw errors.providerNotEnabled(credentials.provider);
-  const auth = await authenticate(
-    request,
-    app,
-    credentials.provider,
-    credentials.body,
-    false,
-    emulator.options.passwordHashCost,
-  );
+  const signIn = () =>
+    authenticate(request, app, credentials.provider, credentials.body, false, emulator.options.passwordHashCost);
+  // (E-mail and password headers count as logins, in the abuse limits' hook; a key's guesses here.)
+  const auth = await (credentials.provider === "api-key" ? withApiKeyGuesses(request, reply, app, signIn) : signIn());
   const user = await userOfCredentials(emulator, app, auth, settings.createUserOnAuth === true, request.log);
   if (!user) throw errors.endpointUserNotFound();
   return activeUser(app, user);
@@ -220,7 +218,13 @@ export async function callEndpoint(request: FastifyRequest, reply: FastifyReply)
   const expansion = requestExpansion(request);
   const endpointRequest = () => ({ ...expansion(), webhookUrl: route });
   const requestDocument = { ...contextRequest(expansion()), webhookUrl: route, httpMethod: request.method };
-  const user = await runAs(request, app, { ...fn, createUserOnAuth: endpoint.createUserOnAuth }, requestDocument);
+  const user = await runAs(
+    request,
+    reply,
+    app,
+    { ...fn, createUserOnAuth: endpoint.createUserOnAuth },
+    requestDocument,
+  );
   checkValidation(request, endpoint, body);
   const requestArg = requestArgument(request, body);
   const givePlace = takeCallPlace(app, user, request.ip);

@@ -575,8 +575,8 @@ export class PgEmailJsAccounts implements EmailJsAccountRecords {
       ),
     );
     context.subscribe(channels.emailjs, (payload) => {
-      const { i, k } = JSON.parse(payload) as { i: string; k: string };
-      if (i !== context.instanceId) this.changed(k);
+      const { i, k, c } = JSON.parse(payload) as { i: string; k: string; c?: "created" };
+      if (i !== context.instanceId) this.changed(k, c);
     });
   }
 
@@ -601,10 +601,10 @@ export class PgEmailJsAccounts implements EmailJsAccountRecords {
         "INSERT INTO emailjs_accounts (public_key, doc) VALUES ($1, $2) ON CONFLICT DO NOTHING",
         [record.publicKey, record],
       );
-      if (rowCount === 1) await this.announce(client, record.publicKey);
+      if (rowCount === 1) await this.announce(client, record.publicKey, "created");
       return rowCount === 1;
     });
-    if (created) this.changed(record.publicKey);
+    if (created) this.changed(record.publicKey, "created");
     return created;
   }
 
@@ -623,16 +623,18 @@ export class PgEmailJsAccounts implements EmailJsAccountRecords {
     return () => this.listeners.delete(listener);
   }
 
-  async announce(q: Queryable, publicKey: string): Promise<void> {
+  /** Tells the other instances, with the transaction: an account created, or else changed or gone. */
+  async announce(q: Queryable, publicKey: string, change?: "created"): Promise<void> {
     await q.query("SELECT pg_notify($1, $2)", [
       channels.emailjs,
-      JSON.stringify({ i: this.context.instanceId, k: publicKey }),
+      JSON.stringify({ i: this.context.instanceId, k: publicKey, ...(change ? { c: change } : {}) }),
     ]);
   }
 
-  changed(publicKey: string): void {
-    // (Created or deleted, a notification does not say: the keys are read again.)
-    this.directory.drop();
+  changed(publicKey: string, change?: "created"): void {
+    // (A deletion, or a state import's accounts: the keys are read again.)
+    if (change === "created") this.directory.added(publicKey);
+    else this.directory.drop();
     for (const listener of this.listeners) listener(publicKey);
   }
 }

@@ -25,7 +25,7 @@ export const channels = {
   mail: "harness_mail",
   /** An app created, updated, reset or deleted: `{i: instance, a: appId, c: change}`. */
   apps: "harness_apps",
-  /** An EmailJS account created or deleted: `{i: instance, k: publicKey}`. */
+  /** An EmailJS account created (`c: "created"`) or deleted: `{i: instance, k: publicKey, c?}`. */
   emailjs: "harness_emailjs",
   /** Sessions ended: `{i: instance, a: appId, u: userId, s?: sessionId, k?: apiKeyId}` (sessions.ts). */
   sessions: "harness_sessions",
@@ -102,8 +102,8 @@ export class NotificationListener {
   /**
    * As `caughtUp`, but one sync serves every caller within `syncEveryMs` (a caller joins the next
    * one to be sent, sent at once when none was for that long), so that however many ask, the
-   * database gets a sync at most that often; rejects when the sync has not come back within the
-   * revocation window (the database or the listening connection is slow or away).
+   * database gets a sync at most that often; rejects when the sync has not come back within
+   * `syncGivenUpMs` (the database or the listening connection is away, or very slow).
    */
   caughtUpShared(): Promise<void> {
     if (!this.connected || this.client === null) return Promise.reject(new Error("not listening"));
@@ -117,7 +117,7 @@ export class NotificationListener {
         const late = setTimeout(() => {
           this.waiting.delete(n);
           reject(new Error("the sync did not come back in time"));
-        }, revocationWindowMs);
+        }, syncGivenUpMs);
         this.waiting.set(n, {
           resolve: () => {
             clearTimeout(late);

@@ -6,9 +6,9 @@
  * have ended by the database's clock are swept from time to time (the harness's clocks only run
  * ahead of it, so no window is swept before it ends).
  *
- * A key past its limit in a window by the database's clock stays past it until the window ends,
- * whatever any instance does: each instance keeps such refusals and answers them without a
- * statement, so that a client hammering a limit it has reached (a flood of logins from one
+ * A key past its limit stays past it until its window ends, whatever any instance does: each
+ * instance keeps such refusals (by the database's clock, or in the harness by the app's clock the
+ * caller gives) and answers them without a statement, so that a client hammering a limit it has reached (a flood of logins from one
  * address) writes nothing more to the database every instance shares, nor waits on its row's lock.
  * An app reset or deleted, an EmailJS account deleted (on any instance: their notifications)
  * forgets its refusals with its windows.
@@ -37,10 +37,17 @@ const hitStatement = `
     window_ends = CASE WHEN ${over} THEN ${now} + $2 * interval '1 millisecond' ELSE c.window_ends END
   RETURNING hits, greatest(0, ceil(extract(epoch FROM window_ends - ${now}) * 1000))::integer AS ttl_ms`;
 
+/** A key past its limit: until when, by the database's clock (this process's `performance.now()`) or an app's. */
+interface Refusal {
+  until: number;
+  windowMs: number;
+  byAppClock: boolean;
+}
+
 export class PgRateLimits implements RateLimitCounters {
   private sinceSweep = 0;
-  /** Keys past their limit, until when (this process's `performance.now()`), oldest first. */
-  private readonly refused = new Map<string, number>();
+  /** Keys past their limit, oldest first. */
+  private readonly refusals = new Map<string, Refusal>();
   /** Refusals kept at most (past it, those ended go, then the oldest, down to half). */
   maxRefusals = 100_000;
 
@@ -49,19 +56,16 @@ export class PgRateLimits implements RateLimitCounters {
       const { a, c } = JSON.parse(payload) as { a: string; c: string };
       if (c === "reset" || c === "deleted") this.forgetRefusals(a);
     });
-    context.subscribe(channels.emailjs, (payload) => this.forgetRefusals((JSON.parse(payload) as { k: string }).k));
+    context.subscribe(channels.emailjs, (payload) => {
+      const { k, c } = JSON.parse(payload) as { k: string; c?: string };
+      if (c !== "created") this.forgetRefusals(k);
+    });
   }
 
   async hit(key: string, windowMs: number, at?: number, max?: number): Promise<{ hits: number; ttlMs: number }> {
-    // (Kept by the database's clock only: the harness's clocks move, and refusals need no keeping there.)
-    const keep = max !== undefined && at === undefined;
-    if (keep) {
-      const until = this.refused.get(key);
-      if (until !== undefined) {
-        const left = until - performance.now();
-        if (left > 0) return { hits: max + 1, ttlMs: Math.ceil(left) };
-        this.refused.delete(key);
-      }
+    if (max !== undefined) {
+      const left = this.refused(key, max, at);
+      if (left !== undefined) return { hits: max + 1, ttlMs: left };
     }
     if (++this.sinceSweep >= sweepEvery) {
       this.sinceSweep = 0;
@@ -70,15 +74,30 @@ export class PgRateLimits implements RateLimitCounters {
         .query("DELETE FROM rate_limit_counters WHERE window_ends < clock_timestamp()")
         .catch(() => undefined);
     }
-    // (The window's time left was measured after this: kept from now, a refusal ends no later.)
-    const asked = performance.now();
+    // (By the database's clock the window's time left was measured after this: kept from now, a
+    // refusal ends no later. By an app's clock it was measured from `at`.)
+    const asked = at ?? performance.now();
     const [row] = await this.context.db.rows<{ hits: number; ttl_ms: number }>(hitStatement, [
       key,
       windowMs,
       at ?? null,
     ]);
-    if (keep && row!.hits > max) this.keepRefusal(key, asked + row!.ttl_ms);
+    if (max !== undefined && row!.hits > max)
+      this.keepRefusal(key, { until: asked + row!.ttl_ms, windowMs, byAppClock: at !== undefined });
     return { hits: row!.hits, ttlMs: row!.ttl_ms };
+  }
+
+  refused(key: string, _max: number, at?: number): number | undefined {
+    const refusal = this.refusals.get(key);
+    if (!refusal || refusal.byAppClock !== (at !== undefined)) return undefined;
+    const now = at ?? performance.now();
+    // Ended, or (an app's clock) put back more than a window behind its start, as the database
+    // would start a new window then.
+    if (now >= refusal.until || refusal.until - 2 * refusal.windowMs > now) {
+      this.refusals.delete(key);
+      return undefined;
+    }
+    return Math.ceil(refusal.until - now);
   }
 
   async forgetScope(scope: string): Promise<void> {
@@ -86,20 +105,20 @@ export class PgRateLimits implements RateLimitCounters {
     await this.context.db.query("DELETE FROM rate_limit_counters WHERE split_part(key, '|', 2) = $1", [scope]);
   }
 
-  private keepRefusal(key: string, until: number): void {
-    if (this.refused.size >= this.maxRefusals) {
+  private keepRefusal(key: string, refusal: Refusal): void {
+    if (this.refusals.size >= this.maxRefusals) {
       const now = performance.now();
-      for (const [k, end] of this.refused) if (end <= now) this.refused.delete(k);
-      for (const k of this.refused.keys()) {
-        if (this.refused.size < this.maxRefusals / 2) break;
-        this.refused.delete(k);
+      for (const [k, r] of this.refusals) if (!r.byAppClock && r.until <= now) this.refusals.delete(k);
+      for (const k of this.refusals.keys()) {
+        if (this.refusals.size < this.maxRefusals / 2) break;
+        this.refusals.delete(k);
       }
     }
-    this.refused.delete(key);
-    this.refused.set(key, until);
+    this.refusals.delete(key);
+    this.refusals.set(key, refusal);
   }
 
   private forgetRefusals(scope: string): void {
-    for (const key of this.refused.keys()) if (key.split("|")[1] === scope) this.refused.delete(key);
+    for (const key of this.refusals.keys()) if (key.split("|")[1] === scope) this.refusals.delete(key);
   }
 }
