@@ -36,6 +36,18 @@ export function emulatorMetrics(emulator: Emulator): Registry {
         for (const [value, n] of Object.entries(read())) this.set({ [label]: value }, n);
       },
     });
+  /** A counter of one label, each of its values set, when scraped, to the running total `read` says for it. */
+  const labelledCounter = (name: string, help: string, label: string, read: () => Record<string, number>) =>
+    new Counter({
+      name: `${metricPrefix}${name}`,
+      help,
+      labelNames: [label],
+      registers,
+      collect() {
+        this.reset();
+        for (const [value, n] of Object.entries(read())) this.inc({ [label]: value }, n);
+      },
+    });
   /** A counter set, when scraped, to the running total `read` says (kept by the emulator). */
   const counter = (name: string, help: string, read: () => number) =>
     new Counter({
@@ -104,36 +116,24 @@ export function emulatorMetrics(emulator: Emulator): Registry {
     "Messages waiting for SMTP delivery (every instance's, where they share a database).",
     () => emulator.store.mail.queuedCount().catch(() => Number.NaN),
   );
-  new Counter({
-    name: `${metricPrefix}mail_delivery_attempts_total`,
-    help: "This instance's SMTP delivery attempts by outcome: sent, retry (refused or unreachable), failed (given up).",
-    labelNames: ["outcome"] as const,
-    registers,
-    collect() {
-      this.reset();
-      for (const [outcome, count] of Object.entries(emulator.mailDeliveries)) this.inc({ outcome }, count);
-    },
-  });
-  new Counter({
-    name: `${metricPrefix}retention_removed_total`,
-    help: "Rows this instance's retention sweeps removed from the database, by kind: mail, tokens, sessions, anonymous_users.",
-    labelNames: ["kind"] as const,
-    registers,
-    collect() {
-      this.reset();
-      for (const [kind, count] of Object.entries(emulator.retention?.removed ?? {})) this.inc({ kind }, count);
-    },
-  });
-  new Counter({
-    name: `${metricPrefix}fallback_token_uses_total`,
-    help: "Requests whose token a fallback secret signed (--signing-secret-fallbacks), by type: access, refresh. While they come, dropping the fallback signs those users out.",
-    labelNames: ["type"] as const,
-    registers,
-    collect() {
-      this.reset();
-      for (const [type, count] of Object.entries(emulator.fallbackTokenUses)) this.inc({ type }, count);
-    },
-  });
+  labelledCounter(
+    "mail_delivery_attempts_total",
+    "This instance's SMTP delivery attempts by outcome: sent, retry (refused or unreachable), failed (given up).",
+    "outcome",
+    () => ({ ...emulator.mailDeliveries }),
+  );
+  labelledCounter(
+    "retention_removed_total",
+    "Rows this instance's retention sweeps removed from the database, by kind: mail, tokens, sessions, anonymous_users.",
+    "kind",
+    () => ({ ...emulator.retention?.removed }),
+  );
+  labelledCounter(
+    "fallback_token_uses_total",
+    "Requests whose token a fallback secret signed (--signing-secret-fallbacks), by type: access, refresh. While they come, dropping the fallback signs those users out.",
+    "type",
+    () => ({ ...emulator.fallbackTokenUses }),
+  );
   gauge("function_processes", "Function processes running on this instance, every app's (decision 0004).", () =>
     emulator.apps.loaded().reduce((sum, app) => sum + app.functions.processCount, 0),
   );

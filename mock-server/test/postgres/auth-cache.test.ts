@@ -7,8 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { revocationWindowMs } from "../../src/store/postgres/auth-cache.ts";
-import type { PgContext } from "../../src/store/postgres/context.ts";
-import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import type { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import type { AppStore, StoredSession, StoredUser } from "../../src/store/store.ts";
 import {
   adminQuery,
@@ -17,23 +16,16 @@ import {
   statementsOf,
   type TestDatabase,
 } from "../helpers/postgres.ts";
+import { contextOf, listenerProcesses, twoStores } from "../helpers/two-stores.ts";
 import { until } from "../helpers/until.ts";
 
+const stores = twoStores("auth-cache");
 let database: TestDatabase;
 let a: PostgresStore;
 let b: PostgresStore;
-
-beforeAll(async () => {
-  database = await emulatorDatabase("auth-cache");
-  [a, b] = await Promise.all([PostgresStore.open({ url: database.url }), PostgresStore.open({ url: database.url })]);
+beforeAll(() => {
+  ({ database, a, b } = stores);
 });
-
-afterAll(async () => {
-  await Promise.all([a?.close(), b?.close()]);
-  await database?.drop();
-});
-
-const contextOf = (store: PostgresStore) => (store as unknown as { context: PgContext }).context;
 
 let appCount = 0;
 let appId: string;
@@ -80,18 +72,6 @@ async function kept(store: PostgresStore, userId: string, sessionId: string) {
     expect(found.session?.id).toBe(sessionId);
     return contextOf(store).auth.userSession(appId, userId, sessionId) !== null;
   }, "the pair kept");
-}
-
-/** The server processes of both stores' listening connections. */
-async function listenerProcesses(): Promise<number[]> {
-  const { rows } = await adminQuery(
-    postgresAdminUrl(),
-    "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'app-services-emulator-listener'",
-    [database.name],
-  );
-  const listeners = rows.map((r) => Number(r.pid));
-  expect(listeners).toHaveLength(2);
-  return listeners;
 }
 
 /** What `store` answers, and whether it answered from what it keeps. */
@@ -187,7 +167,8 @@ describe("what an instance keeps of users and sessions, on PostgreSQL", () => {
       for (const { user, session } of pairs) await kept(a, user.id, session.id);
       // The listening connections' server processes stopped while b changes them: a cannot have
       // heard of the changes when they start again, until it has caught up.
-      const listeners = await listenerProcesses();
+      const listeners = await listenerProcesses(database);
+      expect(listeners).toHaveLength(2);
       for (const pid of listeners) process.kill(pid, "SIGSTOP");
       const scopeB = b.apps.scope(appId);
       try {
@@ -209,7 +190,8 @@ describe("what an instance keeps of users and sessions, on PostgreSQL", () => {
       const { user, session } = await userWithSession(b.apps.scope(appId));
       await kept(a, user.id, session.id);
       // Both listening connections' server processes stopped: nothing is delivered, nothing breaks.
-      const listeners = await listenerProcesses();
+      const listeners = await listenerProcesses(database);
+      expect(listeners).toHaveLength(2);
       for (const pid of listeners) process.kill(pid, "SIGSTOP");
       try {
         await b.apps.scope(appId).sessions.remove(session.id);
@@ -259,7 +241,8 @@ describe("what an instance keeps of users and sessions, on PostgreSQL", () => {
   it.skipIf(process.env.TEST_DATABASE_URL)("says it cannot catch up when its listening connection breaks", async () => {
     const listener = contextOf(a).listener;
     await until(() => listener.listening, "listening");
-    const listeners = await listenerProcesses();
+    const listeners = await listenerProcesses(database);
+    expect(listeners).toHaveLength(2);
     for (const pid of listeners) process.kill(pid, "SIGSTOP");
     const refused = expect(a.caughtUp()).rejects.toThrow();
     try {

@@ -9,7 +9,6 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PgContext } from "../../src/store/postgres/context.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { anonymousLogin, base, bearer, call, getProfile, newApp, testApp } from "../helpers/app.ts";
 import { newAccount, sendEmail } from "../helpers/emailjs.ts";
@@ -20,23 +19,16 @@ import {
   statementsOf,
   type TestDatabase,
 } from "../helpers/postgres.ts";
+import { contextOf, listenerProcesses, twoStores } from "../helpers/two-stores.ts";
 import { until } from "../helpers/until.ts";
 
+const stores = twoStores("unknown-apps");
 let database: TestDatabase;
 let a: PostgresStore;
 let b: PostgresStore;
-
-beforeAll(async () => {
-  database = await emulatorDatabase("unknown-apps");
-  [a, b] = await Promise.all([PostgresStore.open({ url: database.url }), PostgresStore.open({ url: database.url })]);
+beforeAll(() => {
+  ({ database, a, b } = stores);
 });
-
-afterAll(async () => {
-  await Promise.all([a?.close(), b?.close()]);
-  await database?.drop();
-});
-
-const contextOf = (store: PostgresStore) => (store as unknown as { context: PgContext }).context;
 
 let ids = 0;
 const newAppId = () => `unknown-app-${++ids}`;
@@ -52,16 +44,6 @@ async function lookUp(store: PostgresStore, appId: string) {
     { own: true },
   );
   return { statements: texts.length, found: found !== undefined };
-}
-
-/** The server processes of both stores' listening connections. */
-async function listenerProcesses(): Promise<number[]> {
-  const { rows } = await adminQuery(
-    postgresAdminUrl(),
-    "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'app-services-emulator-listener'",
-    [database.name],
-  );
-  return rows.map((r) => Number(r.pid));
 }
 
 describe("an id no app has", () => {
@@ -107,7 +89,7 @@ describe("an id no app has", () => {
     async () => {
       expect(await lookUp(b, newAppId())).toMatchObject({ statements: 0 });
       // Both listening connections' server processes stopped: b hears of nothing, and nothing breaks.
-      const listeners = await listenerProcesses();
+      const listeners = await listenerProcesses(database);
       expect(listeners).toHaveLength(2);
       for (const pid of listeners) process.kill(pid, "SIGSTOP");
       try {
