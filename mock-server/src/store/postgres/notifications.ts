@@ -118,6 +118,7 @@ export class NotificationListener {
           this.waiting.delete(n);
           reject(new Error("the sync did not come back in time"));
         }, syncGivenUpMs);
+        late.unref();
         this.waiting.set(n, {
           resolve: () => {
             clearTimeout(late);
