@@ -10,6 +10,7 @@ import base, { heldTimeFiles } from "./vitest.config.ts";
  */
 export const bothStores = [
   "test/app-services/abuse-limits.test.ts",
+  "test/app-services/session-refreshes.test.ts",
   "test/data/numeric-ids.test.ts",
   "test/app-services/address-prefixes.test.ts",
   "test/app-services/anonymous-users.test.ts",

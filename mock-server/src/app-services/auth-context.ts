@@ -101,7 +101,16 @@ function sessionCaller(app: AppRuntime, claims: JwtPayload, found: UserAndSessio
   return { app, user, sessionId: session.id, session, claims };
 }
 
-export async function authenticateRefresh(emulator: Emulator, token: string, withData = false): Promise<Caller> {
+/**
+ * The caller of a refresh token. `beforeRead`, given the token's session once its signature and
+ * claims are checked, may refuse it (throw) before anything is read.
+ */
+export async function authenticateRefresh(
+  emulator: Emulator,
+  token: string,
+  withData = false,
+  beforeRead?: (appId: string, sessionId: string) => void,
+): Promise<Caller> {
   const verdict = emulator.tokenKey.verify(token);
   if (!verdict.ok) throw verdict.reason === "malformed" ? errors.expectedBearer() : errors.refreshTokenSignature();
   if (verdict.fallback) emulator.fallbackTokenUses.refresh++;
@@ -110,6 +119,7 @@ export async function authenticateRefresh(emulator: Emulator, token: string, wit
   const app =
     typeof claims.baas_domain_id === "string" ? await emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
   if (!app || typeof claims.baas_id !== "string") throw errors.refreshTokenNotFound();
+  beforeRead?.(app.appId, claims.baas_id);
   // (Ended, as a read here found before: nothing more is read.)
   if (app.sessions.knownGone?.(claims.baas_id)) throw errors.refreshTokenNotFound();
   // The session and its user (the token names both), and with them the user's custom data when

@@ -287,6 +287,9 @@ export const appServicesErrors = {
     as(429, `too many registrations: one address may register ${limit} a day`, "TooManyRequests"),
   tooManyMails: (limit: number) =>
     as(429, `too many e-mails: one address may be sent ${limit} an hour`, "TooManyRequests"),
+  // Ours, answered as the concurrency cap: a session refreshing in a loop (runtime/session-refreshes.ts)
+  tooManyRefreshes: (limit: number) =>
+    as(429, `too many refreshes: one session may refresh its access token ${limit} times a minute`, "TooManyRequests"),
   // [limit live; reply UNCONFIRMED]
   payloadTooLarge: () => as(413, "request body exceeds the 18 MB limit", "ReadSizeLimitExceeded"),
   // [429 live; body UNCONFIRMED]

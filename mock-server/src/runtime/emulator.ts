@@ -33,6 +33,7 @@ import { AppRegistry } from "./apps.ts";
 import { type CreateEmailJsAccountRequest, EmailJsAccountExistsError, EmailJsAccounts } from "./emailjs-accounts.ts";
 import { LargeRequests, largeRequestLimits } from "./large-requests.ts";
 import { RetentionSweeper } from "./retention-sweeper.ts";
+import { SessionRefreshes } from "./session-refreshes.ts";
 import { StreamBacklog } from "./stream-backlog.ts";
 import { databaseLost } from "./streams.ts";
 import { TriggerRecovery } from "./trigger-recovery.ts";
@@ -67,6 +68,8 @@ export class Emulator {
   readonly budgets: Budgets;
   /** Requests with bodies of 16 KiB or more in flight on this instance (runtime/large-requests.ts). */
   readonly largeRequests: LargeRequests;
+  /** How often each session refreshed its access token lately (production). */
+  readonly sessionRefreshes = new SessionRefreshes();
   /** Large replies this instance's clients have not read yet (http/unsent-replies.ts). */
   readonly unsentReplies: UnsentReplies;
   /** Unsent change-stream events of this instance's streams, together (runtime/stream-backlog.ts). */

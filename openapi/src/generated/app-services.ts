@@ -820,8 +820,11 @@ export interface components {
         };
         /**
          * @description The app is serving its maximum number of concurrent requests, or (ours, with
-         *     `--auth-rate-limit`) the client address or e-mail address made too many sign-in, registration
-         *     or mail requests in the window; then `Retry-After` says when to try again. Also ours (the
+         *     `--auth-rate-limit`) the client address or e-mail address made too many sign-in, registration,
+         *     mail, confirmation retry, confirm or reset requests, or failed API-key guesses at an
+         *     HTTPS endpoint or the Data API, in the window; then `Retry-After` says when to try again.
+         *     Also ours, in production: a session that refreshed its access token 60 times in a minute on
+         *     the instance (with `Retry-After`; runtime/session-refreshes.ts). Also ours (the
          *     app's `limits`, docs/decisions/0018-fair-shares.md): an anonymous login from a client address
          *     that created `anonymousUsersPerAddress` anonymous users in the last day (with
          *     `Retry-After`), a registration from a client address that asked for
