@@ -433,7 +433,7 @@ async function main() {
       files: ([port]) => ({
         "conf.d/app-services.conf": readFileSync(join(root, "docker/nginx/app-services.conf")),
         "site/server.conf": `listen 127.0.0.1:${port} ssl http2;\nserver_name localhost;\naccess_log access.log app_services;\n`,
-        "site/upstream.conf": instancePorts.map((p) => `server 127.0.0.1:${p};\n`).join(""),
+        "site/upstream.conf": instancePorts.map((p) => `server 127.0.0.1:${p} max_fails=0;\n`).join(""),
         "site/tls.crt": certificate.cert,
         "site/tls.key": certificate.key,
       }),

@@ -59,6 +59,8 @@ export interface StartHooks {
   onListening?: (url: string) => void;
   /** Where the server's log goes instead of standard output (tests read it). */
   logStream?: NodeJS.WritableStream;
+  /** How long requests wait for a starting server, and how many (http/while-starting.ts). */
+  startingHold?: { holdMs: number; maxHeld: number };
 }
 
 /** How long an idle connection is kept open (see `startServer`). */
@@ -113,10 +115,10 @@ export async function startServer(
   // instance's) the health and readiness checks answer (http/while-starting.ts). In memory or from
   // --data-dir nothing outside the process can hold the start up: the server listens once it
   // serves, so there an answering health check means ready too, as it always has.
-  const starting = options.databaseUrl ? whileStarting(() => healthOf(startedAt)) : null;
+  const starting = options.databaseUrl ? whileStarting(() => healthOf(startedAt), hooks.startingHold) : null;
   let url: string | null = null;
   if (starting) {
-    server.on("request", starting);
+    server.on("request", starting.listener);
     url = await listen();
   }
 
@@ -151,10 +153,14 @@ export async function startServer(
     if (options.production) await app.compileSchemas();
     if (app.metrics && options.metricsAddress)
       metricsListener = await listenForMetrics(app.metrics, options.metricsAddress.host, options.metricsAddress.port);
-    if (starting) server.off("request", starting);
-    if (handler) server.on("request", handler);
+    if (starting) server.off("request", starting.listener);
+    if (handler) {
+      server.on("request", handler);
+      starting?.serve(handler);
+    }
     url ??= await listen();
   } catch (error) {
+    starting?.fail();
     server.closeAllConnections();
     await closeServer(server);
     await metricsListener?.close();

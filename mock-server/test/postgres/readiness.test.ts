@@ -1,7 +1,8 @@
 /**
  * Readiness while an instance starts: it listens before it opens the database, so while it waits
  * for (or runs) migrations the health check answers 200 and the readiness check 503 `starting`;
- * other requests get 503 with `Retry-After`. Here another session holds the migration lock. A
+ * other requests wait for it to serve (then 503 with `Retry-After`, past a few seconds: unit-tested in
+ * test/http/while-starting.test.ts). Here another session holds the migration lock. A
  * production instance also compiles its routes' schemas before it is ready.
  */
 import pg from "pg";
@@ -36,8 +37,10 @@ describe("an instance starting on a database", () => {
         databaseUrl: database.url,
         signingSecret,
       },
-      { onListening: listeningAt },
+      // (Requests wait as long as the test needs: the start after the lock may be slow on a busy host.)
+      { onListening: listeningAt, startingHold: { holdMs: 60_000, maxHeld: 10 } },
     );
+    let waited: Promise<Response> | undefined;
     try {
       const base = await url;
       const ready = await fetch(`${base}/_mock/v1/ready`);
@@ -49,14 +52,20 @@ describe("an instance starting on a database", () => {
       });
       const health = await fetch(`${base}/_mock/v1/health`);
       expect(await expectFetchContract("getHealth", health)).toMatchObject({ status: "ok" });
-      const location = await fetch(`${base}/api/client/v2.0/app/local-app/location`);
-      expect(location.status).toBe(503);
-      expect(await expectFetchContract("getLocation", location)).toMatchObject({ error_code: "ServiceUnavailable" });
+      // A client request waits: answered by the server once it serves.
+      waited = fetch(`${base}/api/client/v2.0/app/local-app/location`);
+      let answered = false;
+      void waited.then(() => (answered = true));
+      expect((await fetch(`${base}/_mock/v1/ready`)).status).toBe(503);
+      expect(answered).toBe(false);
     } finally {
       await holder.query("SELECT pg_advisory_unlock($1)", [migrationLock]);
       await holder.end();
     }
     server = await starting;
+    const location = await waited!;
+    expect(location.status).toBe(200);
+    await expectFetchContract("getLocation", location);
     const ready = await fetch(`${server.url}/_mock/v1/ready`);
     expect(await expectFetchContract("getReadiness", ready)).toEqual({ status: "ready" });
     expect((await fetch(`${server.url}/api/client/v2.0/app/local-app/location`)).status).toBe(200);
