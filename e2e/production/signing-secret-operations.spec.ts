@@ -3,8 +3,9 @@
  * instance restarted in turn at each step, while a user's page stays open: the user stays signed in
  * and keeps writing until the old secret is dropped, then is asked to sign in again; a session begun
  * after the new secret took over goes on. Meanwhile the site answers every request: a rolling
- * restart through the shipped nginx site loses none (an instance it could not reach is not taken
- * out of the upstream for 10 s, which left none to try).
+ * restart through the shipped nginx site loses none (its `max_fails=0` keeps nginx from taking an
+ * instance it could not reach out for 10 s, which left none to try; a starting instance holds the
+ * requests it gets until it serves).
  */
 import type { APIRequestContext } from "@playwright/test";
 import { addNote, clientApi, confirmedAccount, expect, note, type Rehearsal, signIn, test } from "./fixtures.ts";
