@@ -109,7 +109,7 @@ export async function authenticateRefresh(
   emulator: Emulator,
   token: string,
   withData = false,
-  beforeRead?: (appId: string, sessionId: string) => void,
+  beforeRead?: (appId: string, sessionId: string) => void | Promise<void>,
 ): Promise<Caller> {
   const verdict = emulator.tokenKey.verify(token);
   if (!verdict.ok) throw verdict.reason === "malformed" ? errors.expectedBearer() : errors.refreshTokenSignature();
@@ -119,7 +119,7 @@ export async function authenticateRefresh(
   const app =
     typeof claims.baas_domain_id === "string" ? await emulator.apps.byDomainId(claims.baas_domain_id) : undefined;
   if (!app || typeof claims.baas_id !== "string") throw errors.refreshTokenNotFound();
-  beforeRead?.(app.appId, claims.baas_id);
+  await beforeRead?.(app.appId, claims.baas_id);
   // (Ended, as a read here found before: nothing more is read.)
   if (app.sessions.knownGone?.(claims.baas_id)) throw errors.refreshTokenNotFound();
   // The session and its user (the token names both), and with them the user's custom data when

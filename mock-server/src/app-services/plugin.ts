@@ -12,7 +12,7 @@ import { registerFormParser } from "../http/form-body.ts";
 import { journalRequest } from "../http/request-journal.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { maxRequestBodyBytes } from "../runtime/large-requests.ts";
-import { refreshesPerSessionPerMinute } from "../runtime/session-refreshes.ts";
+import { refreshesPerSessionPerMinute, takeRefresh } from "../runtime/session-refreshes.ts";
 import type { Fault } from "../state/faults.ts";
 import { countersOf } from "../state/rate-counters.ts";
 import { registerAbuseLimits } from "./abuse-limits.ts";
@@ -127,10 +127,10 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
       else if (auth === "stream") caller = authenticateAccess(emulator, bearerToken(request, true));
       else if (auth === "refresh") caller = authenticateRefresh(emulator, bearerToken(request, false));
       else if (auth === "refresh-with-data")
-        caller = authenticateRefresh(emulator, bearerToken(request, false), true, (appId, sessionId) => {
+        caller = authenticateRefresh(emulator, bearerToken(request, false), true, async (appId, sessionId) => {
           // In production a session refreshes so often a minute (runtime/session-refreshes.ts).
           if (!emulator.options.production) return;
-          const waitMs = emulator.sessionRefreshes.take(`${appId}|${sessionId}`);
+          const waitMs = await takeRefresh(emulator.sessionRefreshes, `${appId}|${sessionId}`);
           if (waitMs === undefined) return;
           reply.header("retry-after", String(Math.max(1, Math.ceil(waitMs / 1000))));
           throw errors.tooManyRefreshes(refreshesPerSessionPerMinute);

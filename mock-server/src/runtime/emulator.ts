@@ -24,6 +24,7 @@ import { EventBus } from "../state/events.ts";
 import { randomHex, stableObjectIdHex } from "../state/ids.ts";
 import { Hs256Key } from "../state/jwt.ts";
 import { defaultPasswordWorkLimits, PasswordWork } from "../state/password-work.ts";
+import { LocalCounters } from "../state/rate-counters.ts";
 import { SmtpRelay } from "../state/smtp-relay.ts";
 import { MemoryStore } from "../store/memory/memory-store.ts";
 import { openStore } from "../store/open-store.ts";
@@ -33,7 +34,6 @@ import { AppRegistry } from "./apps.ts";
 import { type CreateEmailJsAccountRequest, EmailJsAccountExistsError, EmailJsAccounts } from "./emailjs-accounts.ts";
 import { LargeRequests, largeRequestLimits } from "./large-requests.ts";
 import { RetentionSweeper } from "./retention-sweeper.ts";
-import { SessionRefreshes } from "./session-refreshes.ts";
 import { StreamBacklog } from "./stream-backlog.ts";
 import { databaseLost } from "./streams.ts";
 import { TriggerRecovery } from "./trigger-recovery.ts";
@@ -69,7 +69,7 @@ export class Emulator {
   /** Requests with bodies of 16 KiB or more in flight on this instance (runtime/large-requests.ts). */
   readonly largeRequests: LargeRequests;
   /** How often each session refreshed its access token lately (production). */
-  readonly sessionRefreshes = new SessionRefreshes();
+  readonly sessionRefreshes = new LocalCounters();
   /** Large replies this instance's clients have not read yet (http/unsent-replies.ts). */
   readonly unsentReplies: UnsentReplies;
   /** Unsent change-stream events of this instance's streams, together (runtime/stream-backlog.ts). */

@@ -8,8 +8,9 @@
  *
  * A key past its limit stays past it until its window ends, whatever any instance does: each
  * instance keeps such refusals (by the database's clock, or in the harness by the app's clock the
- * caller gives) and answers them without a statement, so that a client hammering a limit it has reached (a flood of logins from one
- * address) writes nothing more to the database every instance shares, nor waits on its row's lock.
+ * caller gives) and answers them without a statement, so that a client hammering a limit it has
+ * reached (a flood of logins from one address) writes nothing more to the database every instance
+ * shares, nor waits on its row's lock.
  * An app reset or deleted, an EmailJS account deleted (on any instance: their notifications)
  * forgets its refusals with its windows.
  */
