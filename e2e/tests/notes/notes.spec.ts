@@ -53,6 +53,56 @@ test("changes made on another page appear live", async ({ page, emu }) => {
   await expect(page.getByRole("heading", { level: 3, name: "From the other page" })).toBeHidden();
 });
 
+test("a note added elsewhere while the list loads stays in it", async ({ page, emu }) => {
+  await signInAsWriter(page);
+  await addNote(page, "Written before", "in the list's load");
+  // The next load of the list is read at once but answered only once another page has added a
+  // note: its answer is older than that change, which reached this page through the stream.
+  let read: () => void = () => {};
+  const wasRead = new Promise<void>((resolve) => {
+    read = resolve;
+  });
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await page.route("**/functions/call", async (route) => {
+    if (!route.request().postData()?.includes('"name":"find"')) return route.fallback();
+    const response = await route.fetch();
+    read();
+    await released;
+    await route.fulfill({ response });
+  });
+  await page.reload();
+  await wasRead;
+  await expect.poll(() => emu.watchers()).toBe(1);
+  const other = await page.context().newPage();
+  await other.goto("/notes");
+  await addNote(other, "Written meanwhile", "while the list loaded");
+  await expect(page.getByRole("heading", { level: 3, name: "Written meanwhile" })).toBeVisible();
+  release();
+  await expect(page.getByRole("heading", { level: 3, name: "Written before" })).toBeVisible();
+  await expect(page.getByRole("heading", { level: 3, name: "Written meanwhile" })).toBeVisible();
+});
+
+test("a list loaded before its stream opened is loaded again when it opens", async ({ page, emu }) => {
+  await signInAsWriter(page);
+  await addNote(page, "Written before", "in the first load");
+  // The page's next stream opens 4 s late: the list loads without it after a second.
+  await emu.addFault({ operationId: "callFunctionStreaming", delayMs: 4000, times: 1 });
+  await page.reload();
+  await expect(page.getByRole("heading", { level: 3, name: "Written before" })).toBeVisible();
+  await expect(page.getByText("Connecting live updates…")).toBeVisible();
+  // A change after that load and before the stream starts reaches the page when it opens.
+  const other = await page.context().newPage();
+  await other.goto("/notes");
+  await addNote(other, "Written meanwhile", "before the stream opened");
+  await expect(page.getByText("Live updates are on: changes made elsewhere appear here.")).toBeVisible({
+    timeout: 10_000,
+  });
+  await expect(page.getByRole("heading", { level: 3, name: "Written meanwhile" })).toBeVisible();
+});
+
 test("the notes collection dropped: the list empties, and live updates come back", async ({ page, emu }) => {
   await signInAsWriter(page);
   await addNote(page, "Soon gone", "dropped with its collection");

@@ -7,10 +7,10 @@ export type Resource<T> =
   | { state: "error"; data: T | undefined; error: unknown };
 
 /**
- * Loads data when the dependencies change (aborting the previous load) and on `reload()`. While a
- * reload runs, the previous data stays visible.
+ * Loads data when the dependencies change (aborting the previous load) and on `reload()`, once
+ * `enabled` (until then it stays loading). While a reload runs, the previous data stays visible.
  */
-export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: DependencyList) {
+export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: DependencyList, enabled = true) {
   const [resource, setResource] = useState<Resource<T>>({ state: "loading", data: undefined, error: null });
   const [generation, setGeneration] = useState(0);
   const latest = useRef(load);
@@ -18,6 +18,7 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: 
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the caller's deps decide when to load again
   useEffect(() => {
+    if (!enabled) return;
     const controller = new AbortController();
     setResource((previous) => ({ state: "loading", data: previous.data, error: null }));
     latest.current(controller.signal).then(
@@ -31,7 +32,7 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: 
       },
     );
     return () => controller.abort();
-  }, [...deps, generation]);
+  }, [...deps, generation, enabled]);
 
   const reload = useCallback(() => setGeneration((n) => n + 1), []);
   const update = useCallback((change: (data: T | undefined) => T) => {

@@ -29,8 +29,26 @@ const liveText: Record<LiveStatus, string> = {
 
 const noteErrorMessage = (error: unknown) => (error instanceof NoteGoneError ? error.message : errorMessage(error));
 
+/** How long the notes wait for their change stream before loading without it. */
+const streamWaitMs = 1000;
+
 function Board({ userId, email, displayName }: { userId: string; email: string | null; displayName: string | null }) {
-  const notes = useNotes(userId);
+  // The notes and figures load once the change stream is open, so that nothing changes unseen
+  // between their load and the stream's start; if it is not open within a second, or failed, they
+  // load without it and again when it opens.
+  const [streamOpened, setStreamOpened] = useState(false);
+  const [waited, setWaited] = useState(false);
+  useEffect(() => {
+    const timer = setTimeout(() => setWaited(true), streamWaitMs);
+    return () => clearTimeout(timer);
+  }, []);
+  const [streamFailed, setStreamFailed] = useState(false);
+  const loadNow = streamOpened || waited || streamFailed;
+  const loadedWithoutStream = useRef(false);
+  useEffect(() => {
+    if (loadNow && !streamOpened) loadedWithoutStream.current = true;
+  }, [loadNow, streamOpened]);
+  const notes = useNotes(userId, loadNow);
   // The notes being edited, by id: the version each edit began from.
   const [editing, setEditing] = useState<Record<string, Note>>({});
   const edit = useCallback((note: Note) => setEditing((all) => ({ ...all, [note.id]: note })), []);
@@ -43,7 +61,7 @@ function Board({ userId, email, displayName }: { userId: string; email: string |
       }),
     [],
   );
-  const stats = useResource((signal) => getNoteStats(signal), [userId]);
+  const stats = useResource((signal) => getNoteStats(signal), [userId], loadNow);
   const [announcement, setAnnouncement] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<Note | null>(null);
   const [emailing, setEmailing] = useState<Note | null>(null);
@@ -70,11 +88,16 @@ function Board({ userId, email, displayName }: { userId: string; email: string |
       if (id !== null && own.current.delete(id)) return;
       setAnnouncement(describeChange(event));
     },
-    onResync: () => {
+    onOpen: (reopened) => {
+      setStreamOpened(true);
+      if (!reopened && !loadedWithoutStream.current) return;
       notes.reload();
       stats.reload();
     },
   });
+  useEffect(() => {
+    if (live === "reconnecting" || live === "unavailable") setStreamFailed(true);
+  }, [live]);
 
   const create = useAsyncAction(async (draft: NoteDraft) => {
     const { note, document } = prepareNote(userId, draft);

@@ -1,7 +1,7 @@
 import { ObjectId } from "bson";
 import { describe, expect, it } from "vitest";
 import type { Note } from "../api/notes-ejson.ts";
-import { applyChange, describeChange, needsReload } from "./apply-change.ts";
+import { applyChange, describeChange, needsReload, putNote } from "./apply-change.ts";
 
 const id1 = new ObjectId();
 const id2 = new ObjectId();
@@ -62,5 +62,34 @@ describe("applying change events to the notes list", () => {
       "“three” was added elsewhere.",
     );
     expect(describeChange({ operationType: "delete" })).toBe("A note was deleted elsewhere.");
+  });
+});
+
+describe("versions of a note", () => {
+  const v = (version: number, title: string) => ({ ...note(id1, title, 1000 * version), version });
+  const list = [v(3, "third"), note(id2, "two", 500)];
+
+  it("keeps a newer version than an event brings (a late event, or one replayed after a load)", () => {
+    const older = {
+      operationType: "replace",
+      documentKey: { _id: id1 },
+      fullDocument: { _id: id1, title: "second", updatedAt: new Date(2000), version: 2 },
+    };
+    expect(applyChange(list, older)).toBe(list);
+    const olderUpdate = {
+      operationType: "update",
+      documentKey: { _id: id1 },
+      updateDescription: { updatedFields: { title: "second", version: 2 } },
+    };
+    expect(applyChange(list, olderUpdate)).toBe(list);
+    const newer = { ...older, fullDocument: { ...older.fullDocument, title: "fourth", version: 4 } };
+    expect(applyChange(list, newer)[0]).toMatchObject({ title: "fourth", version: 4 });
+  });
+
+  it("keeps a newer version than a save's answer brings, and takes notes without versions as they come", () => {
+    expect(putNote(list, v(2, "second"))).toBe(list);
+    expect(putNote(list, v(3, "third again"))[0]!.title).toBe("third again");
+    const unversioned = { ...v(1, "old"), version: null };
+    expect(putNote(list, unversioned).map((n) => n.title)).toEqual(["old", "two"]);
   });
 });

@@ -11,6 +11,23 @@ export function needsReload(event: ChangeEvent): boolean {
   return !["insert", "replace", "update", "delete"].includes(event.operationType ?? "");
 }
 
+/** Whether the list shows a later version of the note than `version` (a save counts up by one). */
+function showsLater(notes: Note[], id: string | null, version: unknown): boolean {
+  const incoming = asVersion(version);
+  const shown = notes.find((n) => n.id === id)?.version ?? null;
+  return incoming !== null && shown !== null && incoming < shown;
+}
+
+/**
+ * Puts a note into the list (newest first) unless the list shows a later version of it: an event
+ * delivered late, a save's answer behind another tab's save, or a change applied again over a
+ * load that already held what followed it.
+ */
+export function putNote(notes: Note[], note: Note): Note[] {
+  if (showsLater(notes, note.id, note.version)) return notes;
+  return sortNotes([...notes.filter((n) => n.id !== note.id), note]);
+}
+
 /** Applies a change event to the list (newest first). Unknown notes of an update are left alone. */
 export function applyChange(notes: Note[], event: ChangeEvent): Note[] {
   const key = changedNoteId(event);
@@ -18,13 +35,14 @@ export function applyChange(notes: Note[], event: ChangeEvent): Note[] {
     case "insert":
     case "replace": {
       const note = toNote(event.fullDocument);
-      return note ? sortNotes([...notes.filter((n) => n.id !== note.id), note]) : notes;
+      return note ? putNote(notes, note) : notes;
     }
     case "update": {
       const full = toNote(event.fullDocument);
-      if (full) return sortNotes([...notes.filter((n) => n.id !== full.id), full]);
+      if (full) return putNote(notes, full);
       const current = notes.find((n) => n.id === key);
       if (!current) return notes;
+      if (showsLater(notes, key, event.updateDescription?.updatedFields?.version)) return notes;
       const changed: Note = { ...current };
       const fields = event.updateDescription?.updatedFields ?? {};
       if (typeof fields.title === "string") changed.title = fields.title;

@@ -25,11 +25,12 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
  * Keeps a change stream of the notes open while the page is shown. After an error or the end of
  * the stream it reconnects (reconnect.ts: with growing pauses, or when an unavailable service said
  * to), first dropping the access token when the stream said the session is invalid, so the
- * reconnect carries a fresh one; after a reconnect `onResync` reloads what may have been missed.
+ * reconnect carries a fresh one. `onOpen` hears of every opening (`reopened` after the first): a
+ * reopened stream missed what changed while it was closed, and the page reloads it.
  */
 export function useNotesChangeStream(handlers: {
   onChange: (event: ChangeEvent) => void;
-  onResync: () => void;
+  onOpen: (reopened: boolean) => void;
 }): LiveStatus {
   const [status, setStatus] = useState<LiveStatus>("connecting");
   const latest = useRef(handlers);
@@ -49,7 +50,7 @@ export function useNotesChangeStream(handlers: {
             onOpen: () => {
               setStatus("live");
               failures = 0;
-              if (opened) latest.current.onResync();
+              latest.current.onOpen(opened);
               opened = true;
             },
             onChange: (event) => latest.current.onChange(event),
