@@ -214,3 +214,21 @@ test.describe("a database trigger of the notes collection", () => {
     expect(data?.suspendedTriggers).toEqual([]);
   });
 });
+
+test("shows what changed while its live events were away once they are back", async ({ page, mock, testApp }) => {
+  const { appId } = testApp;
+  // The live events are refused until the route is lifted (the inspector retries every 2 s).
+  await page.route("**/_mock/v1/events", (route) => route.abort());
+  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/users`);
+  const connection = page.locator("#connection");
+  await expect(connection).toHaveText("Disconnected, retrying…");
+  await expect(page.getByRole("heading", { name: `App ${appId}` })).toBeVisible();
+  const created = await mock.POST("/_mock/v1/apps/{appId}/users", {
+    params: { path: { appId } },
+    body: { email: "while-away@example.com", password: "secret-123", confirmed: true },
+  });
+  expect(created.response.status).toBe(201);
+  await page.unroute("**/_mock/v1/events");
+  await expect(connection).toHaveText("Live", { timeout: 10_000 });
+  await expect(page.getByRole("row", { name: /while-away@example\.com/ })).toBeVisible();
+});

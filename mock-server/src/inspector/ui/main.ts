@@ -108,12 +108,19 @@ function sidebarSoon(): void {
 let stopLive: () => void = () => {};
 function restartLive(): void {
   stopLive();
+  let wasDown = false;
   stopLive = subscribe(
     (event) => {
       if (current.affectedBy(event)) refreshSoon();
       else if (event.type === "app") sidebarSoon();
     },
     (state) => {
+      // Back after a drop: what changed meanwhile sent no event here, so the page is read again.
+      if (state === "live" && wasDown) {
+        refreshSoon();
+        sidebarSoon();
+      }
+      wasDown = state === "down";
       connection.dataset.state = state;
       connection.textContent = state === "live" ? "Live" : "Disconnected, retrying…";
     },
