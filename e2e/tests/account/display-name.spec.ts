@@ -19,7 +19,12 @@ test("greets by display name, also after a reload, and fills it in as the sender
   await expect(page.getByLabel("Your e-mail address")).toHaveValue("ada@example.com");
 
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
+  await expect(page.getByLabel("Display name")).toHaveValue("Ada Lovelace");
   await page.getByLabel("Display name").fill("Countess of Lovelace");
   await page.getByRole("button", { name: "Save display name" }).click();
   await expect(who).toHaveText("Signed in as Countess of Lovelace");
+  // Opened by a reload, the account page starts without an access token: the field still shows the name.
+  await page.reload();
+  await expect(page.getByRole("heading", { level: 2, name: "Custom data" })).toBeVisible();
+  await expect(page.getByLabel("Display name")).toHaveValue("Countess of Lovelace");
 });

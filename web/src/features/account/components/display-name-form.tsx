@@ -5,7 +5,6 @@ import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
 import { errorMessage } from "../../../lib/errors/error-message.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
-import { customUserData } from "../../../lib/session/jwt.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
 import { hasErrors, maxLength, required, validate } from "../../../lib/validation/rules.ts";
 import { saveDisplayName } from "../api/save-display-name.ts";
@@ -18,11 +17,15 @@ export function displayNameErrors(values: { displayName: string }) {
   });
 }
 
-/** Edits the custom user data's display name. */
+/**
+ * Edits the custom user data's display name. Until the user types, the field shows the stored name:
+ * the session keeps it across reloads, and a new access token (a page opened by a reload starts
+ * without one) brings the latest.
+ */
 export function DisplayNameForm() {
   const session = useSession();
-  const current = customUserData(session.status === "signed-in" ? session.accessToken : null).display_name;
-  const [displayName, setDisplayName] = useState(typeof current === "string" ? current : "");
+  const [typed, setTyped] = useState<string | null>(null);
+  const displayName = typed ?? (session.status === "signed-in" ? (session.displayName ?? "") : "");
   const [errors, setErrors] = useState<ReturnType<typeof displayNameErrors>>({});
   const [saved, setSaved] = useState(false);
   const form = useRef<HTMLFormElement>(null);
@@ -53,7 +56,7 @@ export function DisplayNameForm() {
         maxLength={displayNameMaxLength}
         hint="Stored as custom data of your account."
         value={displayName}
-        onChange={setDisplayName}
+        onChange={setTyped}
         error={errors.displayName}
       />
       <Button type="submit" busy={action.pending}>
