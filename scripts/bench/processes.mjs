@@ -170,6 +170,26 @@ export function procTreeCpuSplit(pid) {
   return total;
 }
 
+/**
+ * CPU time (ms, user + system) of one process's main thread (its event loop) and of its other
+ * threads together (libuv's pool, where password hashes run, and V8's helpers: GC, compilers; Node
+ * names them all "node"). Threads that ended in between are left out.
+ */
+export function threadCpuMs(pid) {
+  const threads = { main: 0, others: 0 };
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      threads[Number(task) === pid ? "main" : "others"] +=
+        ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+    }
+  } catch {
+    // the process ended while it was read
+  }
+  return threads;
+}
+
 /** Open file descriptors of a process (sockets included), counted from outside. */
 export function openFds(pid) {
   try {

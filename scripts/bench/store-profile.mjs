@@ -1,7 +1,7 @@
 // `npm run bench -- --profile SCENARIO --store memory|postgres`: one scenario of the stores part
 // (login, profile, insertOne, find of one user's 100 notes among 100,000), on the data the stores
 // part seeds, measured from every side at once:
-//   - the emulator's CPU per request, and the database's (every process of the throwaway cluster);
+//   - the emulator's CPU per request (its event loop's and its other threads'), and the database's (every process of the throwaway cluster);
 //   - latency percentiles (p50, p99, p99.9, max);
 //   - with --cpu-prof (the default), where the emulator's time goes (profile-summary.mjs);
 //   - with --trace-gc, the emulator's garbage collections (--trace-gc-nvp): pauses per request by
@@ -14,7 +14,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { startCluster } from "../postgres-cluster.mjs";
 import { runLoad } from "./client.mjs";
-import { layout, procTreeCpuSplit, root } from "./processes.mjs";
+import { layout, procTreeCpuSplit, root, threadCpuMs } from "./processes.mjs";
 import { summarizeProfile } from "./profile-summary.mjs";
 import { pinToServerCore, scenarios, seed, storeClusterSettings } from "./stores.mjs";
 
@@ -153,6 +153,7 @@ export async function profileStore({
       const before = admin ? await statistics(admin) : null;
       const gcBefore = gcLines.length;
       const none = { user: 0, system: 0 };
+      const threadsBefore = threadCpuMs(emulator.pid);
       const cpu = {
         emulator: procTreeCpuSplit(emulator.pid),
         database: cluster ? procTreeCpuSplit(cluster.pid()) : none,
@@ -164,6 +165,7 @@ export async function profileStore({
       const endedUs = Number(process.hrtime.bigint() / 1000n);
       windows.push([id, startedUs, endedUs]);
       const since = (now, then) => ({ user: now.user - then.user, system: now.system - then.system });
+      const threadsAfter = threadCpuMs(emulator.pid);
       const used = {
         emulator: since(procTreeCpuSplit(emulator.pid), cpu.emulator),
         database: since(cluster ? procTreeCpuSplit(cluster.pid()) : none, cpu.database),
@@ -181,6 +183,11 @@ export async function profileStore({
         `CPU per request: emulator ${perRequest(used.emulator)}` +
           (cluster ? `, database ${perRequest(used.database)}` : "") +
           (layout.pinned ? " (both pinned to one core)" : ""),
+        `the emulator's threads per request: ${Object.entries(threadsAfter)
+          .map(([kind, ms]) => `${kind} ${((1000 * (ms - threadsBefore[kind])) / requests).toFixed(0)} µs`)
+          .join(
+            ", ",
+          )} (main: the event loop; others: libuv's pool, where password hashes run, and V8's GC and compilers)`,
       );
       if (delay)
         out.push(
