@@ -144,3 +144,27 @@ test("loads that fail (injected faults on the list and the figures) offer Try ag
   await expect(list.getByText("You have no notes yet. Write your first one above.")).toBeVisible();
   await expect(page.getByRole("alert")).toHaveCount(0);
 });
+
+test("shows a hundred notes, then older ones a page at a time", async ({ page, emu }) => {
+  const user = (await emu.users()).find((u) => u.email === "notes@example.com")!;
+  // 103 notes changed at the same moment (their order then goes by id), and two without a date of
+  // change, which come last.
+  await emu.seedNotes(
+    user.id,
+    Array.from({ length: 103 }, (_, i) => ({ title: `Note ${i}` })),
+  );
+  await emu.insertDocuments("notes-app", "notes", [
+    { owner_id: user.id, title: "Undated one", body: "" },
+    { owner_id: user.id, title: "Undated two", body: "" },
+  ]);
+  await signInAsWriter(page);
+  const list = page.getByRole("region", { name: "All notes" });
+  const titles = list.getByRole("heading", { level: 3 });
+  await expect(titles).toHaveCount(100);
+  await list.getByRole("button", { name: "Show older notes" }).click();
+  await expect(titles).toHaveCount(105);
+  await expect(list.getByRole("button", { name: "Show older notes" })).toBeHidden();
+  const shown = await titles.allTextContents();
+  expect(new Set(shown).size).toBe(105);
+  expect(shown.slice(-2).sort()).toEqual(["Undated one", "Undated two"]);
+});

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "react";
+import { Button } from "../../../components/button.tsx";
 import { ConfirmDialog } from "../../../components/dialog.tsx";
 import { ErrorMessage, LoadFailed, StatusMessage } from "../../../components/messages.tsx";
 import { Loading } from "../../../components/page.tsx";
@@ -206,6 +207,14 @@ function Board({ userId, email, displayName }: { userId: string; email: string |
             ))}
           </ul>
         )}
+        {notes.status === "ready" && notes.more ? (
+          <div className="actions">
+            <Button variant="secondary" busy={notes.older.status === "loading"} onClick={notes.loadOlder}>
+              Show older notes
+            </Button>
+          </div>
+        ) : null}
+        {notes.older.status === "error" ? <LoadFailed error={notes.older.error} onRetry={notes.loadOlder} /> : null}
       </section>
 
       <ConfirmDialog

@@ -33,7 +33,7 @@ describe("the notes list while a load is under way", () => {
     state = notesReducer(state, { type: "put", note: note(c, "c", 3000) });
     expect(titles(state)).toEqual(["c", "b"]);
     // The load's snapshot was taken before all three.
-    state = notesReducer(state, { type: "loaded", notes: [note(a, "a", 1000)] });
+    state = notesReducer(state, { type: "loaded", notes: [note(a, "a", 1000)], more: false });
     expect(state.status).toBe("ready");
     expect(titles(state)).toEqual(["c", "b"]);
   });
@@ -41,7 +41,7 @@ describe("the notes list while a load is under way", () => {
   it("ends with the newest version when the snapshot already holds what was seen meanwhile", () => {
     let state = notesReducer(initialNotesState, { type: "load" });
     state = notesReducer(state, { type: "change", event: inserted(note(a, "a v1", 1000, 1)) });
-    state = notesReducer(state, { type: "loaded", notes: [note(a, "a v2", 2000, 2)] });
+    state = notesReducer(state, { type: "loaded", notes: [note(a, "a v2", 2000, 2)], more: false });
     expect(titles(state)).toEqual(["a v2"]);
   });
 
@@ -50,11 +50,52 @@ describe("the notes list while a load is under way", () => {
     state = notesReducer(state, { type: "change", event: inserted(note(b, "b", 2000)) });
     state = notesReducer(state, { type: "failed", error: new Error("offline") });
     state = notesReducer(state, { type: "load" });
-    state = notesReducer(state, { type: "loaded", notes: [note(a, "a", 1000)] });
+    state = notesReducer(state, { type: "loaded", notes: [note(a, "a", 1000)], more: false });
     expect(titles(state)).toEqual(["a"]);
     state = notesReducer(state, { type: "change", event: { operationType: "delete", documentKey: { _id: a } } });
     state = notesReducer(state, { type: "load" });
-    state = notesReducer(state, { type: "loaded", notes: [note(c, "c", 3000)] });
+    state = notesReducer(state, { type: "loaded", notes: [note(c, "c", 3000)], more: false });
     expect(titles(state)).toEqual(["c"]);
+  });
+});
+
+describe("older notes, a page at a time", () => {
+  const a = new ObjectId();
+  const b = new ObjectId();
+  const c = new ObjectId();
+  const d = new ObjectId();
+
+  it("adds the next page after the last one read, and says when none is left", () => {
+    let state = notesReducer(initialNotesState, { type: "load" });
+    state = notesReducer(state, { type: "loaded", notes: [note(a, "a", 4000), note(b, "b", 3000)], more: true });
+    expect(state.more).toBe(true);
+    expect(state.cursor).toEqual({ updatedAt: new Date(3000), _id: b });
+    // An insert dated earlier arrives: the next page still starts after b.
+    state = notesReducer(state, { type: "change", event: inserted(note(d, "d", 1000)) });
+    expect(state.cursor).toEqual({ updatedAt: new Date(3000), _id: b });
+    state = notesReducer(state, { type: "loadOlder" });
+    state = notesReducer(state, { type: "olderLoaded", notes: [note(c, "c", 2000), note(d, "d", 1000)], more: false });
+    expect(titles(state)).toEqual(["a", "b", "c", "d"]);
+    expect(state.more).toBe(false);
+    expect(state.older.status).toBe("idle");
+  });
+
+  it("keeps a note deleted while the page was read deleted", () => {
+    let state = notesReducer(initialNotesState, { type: "load" });
+    state = notesReducer(state, { type: "loaded", notes: [note(a, "a", 4000)], more: true });
+    state = notesReducer(state, { type: "loadOlder" });
+    state = notesReducer(state, { type: "change", event: { operationType: "delete", documentKey: { _id: c } } });
+    state = notesReducer(state, { type: "olderLoaded", notes: [note(c, "c", 2000)], more: false });
+    expect(titles(state)).toEqual(["a"]);
+  });
+
+  it("says when a page could not be read, keeping the list", () => {
+    let state = notesReducer(initialNotesState, { type: "load" });
+    state = notesReducer(state, { type: "loaded", notes: [note(a, "a", 4000)], more: true });
+    state = notesReducer(state, { type: "loadOlder" });
+    state = notesReducer(state, { type: "olderFailed", error: new Error("offline") });
+    expect(state.older.status).toBe("error");
+    expect(titles(state)).toEqual(["a"]);
+    expect(state.more).toBe(true);
   });
 });
