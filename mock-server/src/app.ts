@@ -11,6 +11,7 @@ import { appServicesPlugin } from "./app-services/plugin.ts";
 import { controlApiServed, defaultOptions, type EmulatorOptions, metricsKept } from "./config/options.ts";
 import { controlPlugin } from "./control/plugin.ts";
 import { emailJsPlugin } from "./emailjs/plugin.ts";
+import { clientErrorHandler } from "./http/client-errors.ts";
 import { capConnectionsPerAddress } from "./http/connection-cap.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
@@ -90,6 +91,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     requestTimeout: 300_000,
     // On close, idle keep-alive connections go at once; requests in flight may finish (server.ts).
     forceCloseConnections: "idle",
+    // A request the parser cannot read is answered with `Connection: close` (http/client-errors.ts).
+    clientErrorHandler,
     trustProxy: trustProxyOption(emulator.options.trustProxy),
     return503OnClosing: false,
     // HTTPS through a server factory, so the instance keeps one (HTTP/1.1) type either way.

@@ -3,6 +3,7 @@
  * carrying the 16 KiB of custom user data it may (~23 KB), in `Authorization` and in a change
  * stream's `baas_at`, on the server `npm start` and production run and on the tests' own.
  */
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { maxRequestHeaderBytes } from "../../src/runtime/large-requests.ts";
 import { startServer } from "../../src/server.ts";
@@ -61,5 +62,36 @@ describe.each([0, 1])("the request headers a server takes (%s: startServer, then
       headers: { "x-padding": "x".repeat(maxRequestHeaderBytes) },
     });
     expect(response.status).toBe(431);
+  });
+});
+
+/** Sends raw bytes on a new connection; answers what came back before the server closed it. */
+function rawExchange(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(request));
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk) => chunks.push(chunk));
+    socket.on("error", reject);
+    socket.on("close", () => resolve(Buffer.concat(chunks).toString("latin1")));
+    socket.setTimeout(10_000, () => socket.destroy(new Error("the server kept the connection open")));
+  });
+}
+
+describe.each([0, 1])("a request the server cannot read (%s: startServer, then Fastify's own)", (which) => {
+  // The connection is closed after the answer: one that does not say so is kept by a keep-alive
+  // client or proxy (nginx's upstream connections), whose next request on it, another user's
+  // maybe, then fails (nginx answers a POST 502).
+  it("is answered 431 or 400 with Connection: close, and the connection closed", async () => {
+    const { url } = servers[which]!;
+    const oversize = await rawExchange(
+      url,
+      `GET ${base}/app/local-app/location HTTP/1.1\r\nHost: x\r\nX-Padding: ${"x".repeat(maxRequestHeaderBytes)}\r\n\r\n`,
+    );
+    expect(oversize).toMatch(/^HTTP\/1\.1 431 /);
+    expect(oversize).toMatch(/\r\nConnection: close\r\n/i);
+    const malformed = await rawExchange(url, "GET / HTTP/1.1\r\nHost x\r\n\r\n");
+    expect(malformed).toMatch(/^HTTP\/1\.1 400 /);
+    expect(malformed).toMatch(/\r\nConnection: close\r\n/i);
   });
 });
