@@ -43,6 +43,7 @@ export const bothStores = [
   "test/conformance/realm-web-flows.test.ts",
   "test/functions/transactions.test.ts",
   "test/control/apps-and-users.test.ts",
+  "test/control/user-listing.test.ts",
   "test/control/documents.test.ts",
   "test/control/mail.test.ts",
   "test/control/metrics.test.ts",

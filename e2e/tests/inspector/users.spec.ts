@@ -60,3 +60,22 @@ test("creates, disables, enables and deletes users, revokes sessions, and shows 
   const { data } = await mock.GET("/_mock/v1/apps/{appId}/users", { params: { path: { appId } } });
   expect(data?.users.map((u) => [u.email, u.disabled])).toEqual([["ada@example.com", false]]);
 });
+
+test("shows the newest 200 users of an app that has more, and says how many there are", async ({
+  page,
+  mock,
+  testApp,
+}) => {
+  const { appId } = testApp;
+  for (let i = 0; i < 201; i++) {
+    await mock.POST("/_mock/v1/apps/{appId}/users", {
+      params: { path: { appId } },
+      body: { email: `user${String(i).padStart(3, "0")}@example.com`, password: "secret-123", confirmed: true },
+    });
+  }
+  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/users`);
+  const users = page.getByRole("table", { name: "The newest 200 users of 201" });
+  await expect(users.getByRole("row", { name: /user200@example\.com/ })).toBeVisible();
+  await expect(users.getByRole("row", { name: /@example\.com/ })).toHaveCount(200);
+  await expect(users.getByRole("row", { name: /user000@example\.com/ })).toHaveCount(0);
+});

@@ -1,6 +1,10 @@
 import { appOf, defineControlRoute } from "./route.ts";
-import { allUserViews } from "./views.ts";
+import { newestUserViews } from "./views.ts";
 
-export default defineControlRoute("listUsers", async (request) => ({
-  users: await allUserViews(await appOf(request)),
-}));
+/** The listing's default page: the newest 1,000 (the document's `limit`). */
+const defaultLimit = 1000;
+
+export default defineControlRoute("listUsers", async (request) => {
+  const { limit } = request.query as { limit?: number };
+  return newestUserViews(await appOf(request), limit ?? defaultLimit);
+});

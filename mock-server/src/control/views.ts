@@ -4,18 +4,34 @@ import type { AppRuntime } from "../runtime/app-runtime.ts";
 import type { Emulator } from "../runtime/emulator.ts";
 import { clockView } from "../state/clock.ts";
 import { suspensionViews } from "../store/state-import.ts";
-import { type StoredUser, type StoredUserpassAccount, userLifetimeEnded } from "../store/store.ts";
+import {
+  type StoredApiKey,
+  type StoredSession,
+  type StoredUser,
+  type StoredUserpassAccount,
+  userLifetimeEnded,
+} from "../store/store.ts";
 import { iso } from "./route.ts";
 
 type User = ControlSchemas["User"];
 type AppConfig = ControlSchemas["AppConfig"];
 
 export async function userView(app: AppRuntime, user: StoredUser): Promise<User> {
-  const [ownEmail, sessions, apiKeys] = await Promise.all([
+  const [email, sessions, apiKeys] = await Promise.all([
     app.users.emailOf(user),
     app.sessions.forUser(user.id),
     app.apiKeys.forUser(user.id),
   ]);
+  return userViewOf(user, email, sessions, apiKeys);
+}
+
+/** A user object as shown, with the e-mail of its e-mail/password identity, its sessions and keys. */
+function userViewOf(
+  user: StoredUser,
+  ownEmail: string | undefined,
+  sessions: StoredSession[],
+  apiKeys: StoredApiKey[],
+): User {
   const email = ownEmail ?? (typeof user.data.email === "string" ? user.data.email : undefined);
   return {
     id: user.id,
@@ -52,17 +68,56 @@ export function registrationView(account: StoredUserpassAccount): User {
   };
 }
 
-export async function allUserViews(app: AppRuntime): Promise<User[]> {
-  const views: { at: number; view: User }[] = [];
+/**
+ * The newest `limit` user objects and registrations not tied to one, oldest first (a user before a
+ * registration of the same moment, then by id), and how many there are: `listUsers`. The page's
+ * sessions, keys and e-mails are read together, not user by user.
+ */
+export async function newestUserViews(app: AppRuntime, limit: number): Promise<{ users: User[]; total: number }> {
+  const { users, registrations, total } = await app.users.newest(limit);
+  type Entry = { at: number; id: string; user?: StoredUser; account?: StoredUserpassAccount };
+  const entries: Entry[] = [
+    ...users.map((user) => ({ at: user.createdAt, id: user.id, user })),
+    ...registrations.map((account) => ({ at: account.createdAt, id: account.id, account })),
+  ];
+  const oldestFirst = (a: Entry, b: Entry) =>
+    a.at - b.at ||
+    Number(a.user === undefined) - Number(b.user === undefined) ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const page = entries.sort(oldestFirst).slice(-limit);
+  // Past its lifetime a user is gone, whether or not a sweep removed it yet.
   const now = app.clock.now();
-  for (const user of await app.users.list()) {
-    // Past its lifetime it is gone, whether or not a sweep removed it yet.
-    if (!userLifetimeEnded(user, now)) views.push({ at: user.createdAt, view: await userView(app, user) });
-  }
-  for (const account of await app.users.accounts()) {
-    if (account.userId === null) views.push({ at: account.createdAt, view: registrationView(account) });
-  }
-  return views.sort((a, b) => a.at - b.at).map((v) => v.view);
+  const shown = page.filter((entry) => !entry.user || !userLifetimeEnded(entry.user, now));
+  const pageUsers = shown.flatMap((entry) => (entry.user ? [entry.user] : []));
+  const ids = pageUsers.map((user) => user.id);
+  const userpassIds = pageUsers.flatMap((user) =>
+    user.identities.filter((i) => i.provider_type === "local-userpass").map((i) => i.id),
+  );
+  const [sessions, apiKeys, accounts] = await Promise.all([
+    app.sessions.forUsers(ids),
+    app.apiKeys.forUsers(ids),
+    app.users.accountsByIds(userpassIds),
+  ]);
+  const emails = new Map(accounts.map((account) => [account.id, account.email]));
+  const byUser = <T extends { userId: string }>(records: T[]) => {
+    const grouped = new Map<string, T[]>();
+    for (const record of records) grouped.set(record.userId, [...(grouped.get(record.userId) ?? []), record]);
+    return grouped;
+  };
+  const sessionsOf = byUser(sessions);
+  const keysOf = byUser(apiKeys);
+  const emailOf = (user: StoredUser) => {
+    const identity = user.identities.find((i) => i.provider_type === "local-userpass");
+    return identity ? emails.get(identity.id) : undefined;
+  };
+  return {
+    users: shown.map((entry) =>
+      entry.user
+        ? userViewOf(entry.user, emailOf(entry.user), sessionsOf.get(entry.id) ?? [], keysOf.get(entry.id) ?? [])
+        : registrationView(entry.account!),
+    ),
+    total,
+  };
 }
 
 /** The app's settings without secrets. */

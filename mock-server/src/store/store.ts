@@ -415,6 +415,13 @@ export interface UserRecords {
   update(id: string, patch: UserPatch): Promise<StoredUser | undefined>;
   /** Every user object, oldest first. */
   list(): Promise<StoredUser[]>;
+  /**
+   * The newest `limit` user objects and, apart, the newest `limit` registrations not tied to a user
+   * (each by creation, then id, newest first), and how many there are of both together.
+   */
+  newest(limit: number): Promise<{ users: StoredUser[]; registrations: StoredUserpassAccount[]; total: number }>;
+  /** These registrations (by id), those that are there. */
+  accountsByIds(ids: string[]): Promise<StoredUserpassAccount[]>;
   /** The e-mail of a user's e-mail/password identity, if it has one. */
   emailOf(user: StoredUser): Promise<string | undefined>;
 
@@ -465,6 +472,8 @@ export interface SessionRecords {
   add(session: StoredSession): Promise<void>;
   remove(id: string): Promise<boolean>;
   forUser(userId: string): Promise<StoredSession[]>;
+  /** The sessions of these users, each user's in order. */
+  forUsers(userIds: string[]): Promise<StoredSession[]>;
   /** Ends every session of a user (revoked, disabled, password reset). */
   removeForUser(userId: string): Promise<number>;
   all(): Promise<StoredSession[]>;
@@ -477,6 +486,8 @@ export interface ApiKeyRecords {
   get(id: string): Promise<StoredApiKey | undefined>;
   byHash(keyHash: string): Promise<StoredApiKey | undefined>;
   forUser(userId: string): Promise<StoredApiKey[]>;
+  /** The keys of these users, each user's in order. */
+  forUsers(userIds: string[]): Promise<StoredApiKey[]>;
   /** Adds a key unless the user is gone or has one of this name or `maxPerUser` keys already. */
   add(key: StoredApiKey, maxPerUser: number): Promise<AddApiKeyResult>;
   /** Disabling also ends the sessions the key opened (enabling does not bring them back). */

@@ -241,7 +241,14 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** The app's users, pending ones included, with identities, sessions and API keys */
+        /**
+         * The app's newest users, pending ones included, with identities, sessions and API keys
+         * @description The newest `limit` (default 1,000) user objects and registrations not tied to a user yet,
+         *     by creation, answered oldest first, and `total`: how many there are. A production app may
+         *     have a hundred thousand users; a listing of them all would hold the server and its database.
+         *     (An anonymous user past its lifetime that the sweep has not removed yet is left out of the
+         *     page, not of `total`.)
+         */
         get: operations["listUsers"];
         put?: never;
         /**
@@ -2640,7 +2647,9 @@ export interface operations {
     };
     listUsers: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+            };
             header?: never;
             path: {
                 appId: components["parameters"]["AppId"];
@@ -2649,7 +2658,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The users, oldest first. */
+            /** @description The newest users, oldest first, and how many the app has. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2657,9 +2666,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         users: components["schemas"]["User"][];
+                        /** @description User objects and registrations not tied to a user, all of them. */
+                        total: number;
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];

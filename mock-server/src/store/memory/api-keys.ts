@@ -59,6 +59,10 @@ export class MemoryApiKeys implements ApiKeyRecords {
     return this.forUserNow(userId);
   }
 
+  async forUsers(userIds: string[]): Promise<StoredApiKey[]> {
+    return userIds.flatMap((id) => this.forUserNow(id));
+  }
+
   async setDisabled(id: string, disabled: boolean): Promise<boolean> {
     const key = this.keys.get(id);
     if (!key) return false;

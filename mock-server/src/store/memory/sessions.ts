@@ -75,6 +75,10 @@ export class MemorySessions implements SessionRecords {
     return this.forUserNow(userId);
   }
 
+  async forUsers(userIds: string[]): Promise<StoredSession[]> {
+    return userIds.flatMap((id) => this.forUserNow(id));
+  }
+
   async removeForUser(userId: string): Promise<number> {
     return this.removeForUserNow(userId);
   }

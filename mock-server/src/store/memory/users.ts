@@ -150,6 +150,23 @@ export class MemoryUsers implements UserRecords {
     return [...this.users.values()];
   }
 
+  async newest(limit: number) {
+    const newestFirst = <T extends { id: string; createdAt: number }>(records: Iterable<T>) =>
+      [...records]
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+        .slice(0, limit);
+    const unclaimed = [...this.accountsById.values()].filter((account) => account.userId === null);
+    return {
+      users: newestFirst(this.users.values()),
+      registrations: newestFirst(unclaimed),
+      total: this.users.size + unclaimed.length,
+    };
+  }
+
+  async accountsByIds(ids: string[]): Promise<StoredUserpassAccount[]> {
+    return ids.map((id) => this.accountsById.get(id)).filter((a): a is StoredUserpassAccount => a !== undefined);
+  }
+
   async emailOf(user: StoredUser): Promise<string | undefined> {
     for (const identity of user.identities) {
       if (identity.provider_type === "local-userpass") return this.accountsById.get(identity.id)?.email;

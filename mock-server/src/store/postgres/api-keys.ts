@@ -57,6 +57,15 @@ export class PgApiKeys implements ApiKeyRecords {
     return rows.map(toKey);
   }
 
+  async forUsers(userIds: string[]): Promise<StoredApiKey[]> {
+    if (userIds.length === 0) return [];
+    const rows = await this.db.rows<KeyRow>(
+      `SELECT ${columns} FROM api_keys WHERE app_id = $1 AND user_id = ANY($2::text[]) ORDER BY user_id, seq`,
+      [this.appId, userIds],
+    );
+    return rows.map(toKey);
+  }
+
   async add(key: StoredApiKey, maxPerUser: number): Promise<AddApiKeyResult> {
     try {
       return await this.db.transaction(async (client) => {

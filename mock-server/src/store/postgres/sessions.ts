@@ -361,6 +361,15 @@ export class PgSessions implements SessionRecords {
     return rows.map((r) => r.doc);
   }
 
+  async forUsers(userIds: string[]): Promise<StoredSession[]> {
+    if (userIds.length === 0) return [];
+    const rows = await this.db.rows<{ doc: StoredSession }>(
+      "SELECT doc FROM sessions WHERE app_id = $1 AND user_id = ANY($2::text[]) ORDER BY user_id, seq",
+      [this.appId, userIds],
+    );
+    return rows.map((r) => r.doc);
+  }
+
   async removeForUser(userId: string): Promise<number> {
     const ended = { userId };
     const [row] = await this.db.rows<{ n: number }>(

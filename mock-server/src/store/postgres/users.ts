@@ -316,6 +316,35 @@ export class PgUsers implements UserRecords {
     return rows.map(toUser);
   }
 
+  async newest(limit: number) {
+    const [users, registrations, [count]] = await Promise.all([
+      this.db.rows<{ id: string; doc: UserDoc }>(
+        "SELECT id, doc FROM users WHERE app_id = $1 ORDER BY (doc ->> 'createdAt')::float8 DESC, id DESC LIMIT $2",
+        [this.appId, limit],
+      ),
+      this.db.rows<AccountRow>(
+        `SELECT ${accountColumns} FROM userpass_accounts WHERE app_id = $1 AND user_id IS NULL
+          ORDER BY created_at DESC, id DESC LIMIT $2`,
+        [this.appId, limit],
+      ),
+      this.db.rows<{ n: number }>(
+        `SELECT (SELECT count(*) FROM users WHERE app_id = $1)
+              + (SELECT count(*) FROM userpass_accounts WHERE app_id = $1 AND user_id IS NULL) AS n`,
+        [this.appId],
+      ),
+    ]);
+    return { users: users.map(toUser), registrations: registrations.map(toAccount), total: Number(count?.n ?? 0) };
+  }
+
+  async accountsByIds(ids: string[]): Promise<StoredUserpassAccount[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.rows<AccountRow>(
+      `SELECT ${accountColumns} FROM userpass_accounts WHERE app_id = $1 AND id = ANY($2::text[])`,
+      [this.appId, ids],
+    );
+    return rows.map(toAccount);
+  }
+
   async emailOf(user: StoredUser): Promise<string | undefined> {
     const identity = user.identities.find((i) => i.provider_type === "local-userpass");
     if (!identity) return undefined;

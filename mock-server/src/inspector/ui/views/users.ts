@@ -8,6 +8,9 @@ import { action, confirmDialog } from "../view.ts";
 
 type User = Schemas["User"];
 
+/** The users a page shows: the newest, as a production app may have a hundred thousand. */
+const shownUsers = 200;
+
 function createForm(appId: string, refresh: () => void): HTMLElement {
   const onCreate = action(async () => {
     const form = document.getElementById("user-form") as HTMLFormElement;
@@ -108,13 +111,16 @@ function actions(appId: string, user: User, refresh: () => void): Node[] {
 }
 
 export async function usersPanel(appId: string, refresh: () => void): Promise<Node> {
-  const { users } = await unwrap(client.GET("/_mock/v1/apps/{appId}/users", { params: { path: { appId } } }));
+  const { users, total } = await unwrap(
+    client.GET("/_mock/v1/apps/{appId}/users", { params: { path: { appId }, query: { limit: shownUsers } } }),
+  );
+  const count = (n: number) => `${n.toLocaleString("en")} user${n === 1 ? "" : "s"}`;
   return h(
     "div",
     null,
     createForm(appId, refresh),
     table(
-      `${users.length} user${users.length === 1 ? "" : "s"}`,
+      total > users.length ? `The newest ${count(users.length)} of ${total.toLocaleString("en")}` : count(users.length),
       ["User", "Status", "Identities", "Sessions", "API keys", "Actions"],
       users.map((user) => [
         [
