@@ -104,3 +104,29 @@ test("searches and deletes mail, shows headers and source, and loads remote imag
     await mock.DELETE("/_mock/v1/emailjs/accounts/{publicKey}", { params: { path: { publicKey } } });
   }
 });
+
+test("lists the newest 200 messages of an account that has more, and says how many there are", async ({
+  page,
+  mock,
+  request,
+}) => {
+  const created = await mock.POST("/_mock/v1/emailjs/accounts", { body: { rateLimitPerSecond: 0 } });
+  const publicKey = created.data!.publicKey;
+  for (let i = 0; i < 201; i++) {
+    const sent = await request.post(`${emulatorUrl}/api/v1.0/email/send`, {
+      headers: { Origin: webUrl },
+      data: {
+        user_id: publicKey,
+        service_id: "local_service",
+        template_id: "local_template",
+        template_params: { to_email: `reader${String(i).padStart(3, "0")}@example.com`, message: "Hi" },
+      },
+    });
+    expect(sent.status()).toBe(200);
+  }
+  await page.goto(`${emulatorUrl}/_mock/#/emailjs/${encodeURIComponent(publicKey)}/mail`);
+  const list = page.getByRole("table", { name: "The newest 200 of 201 captured messages, newest first" });
+  await expect(list.getByRole("row", { name: /reader200@example\.com/ })).toBeVisible();
+  await expect(list.getByRole("row", { name: /@example\.com/ })).toHaveCount(200);
+  await expect(list.getByRole("row", { name: /reader000@example\.com/ })).toHaveCount(0);
+});

@@ -1,14 +1,23 @@
+import type { MailMessage } from "../store/store.ts";
 import { defineControlRoute } from "./route.ts";
 
+/** The listing's default page: the newest 1,000 (the document's `limit`). */
+const defaultLimit = 1000;
+
 /**
- * Captured mail, oldest first. With `wait`, the request is held until a matching message arrives
- * (answered at once) or the time is up (no messages); a client that goes away ends the wait.
+ * Captured mail: the newest `limit` matches, oldest first, and how many match (counted only when
+ * the page is full). With `wait`, the request is held until a matching message arrives (answered
+ * at once) or the time is up (no messages); a client that goes away ends the wait.
  */
 export default defineControlRoute("listMail", async (request, reply) => {
   const { mail } = request.server.emulator.store;
-  const { wait, to, appId, account, source, kind, since, search } = request.query;
+  const { wait, to, appId, account, source, kind, since, search, limit = defaultLimit } = request.query;
   const filter = { to, appId, account, source, kind, since, search };
-  if (!wait) return { messages: await mail.list(filter) };
+  const page = async (messages: MailMessage[]) => ({
+    messages,
+    total: messages.length < limit ? messages.length : await mail.count(filter),
+  });
+  if (!wait) return page(await mail.list(filter, limit));
   // Read (and drop) any body a GET carried: a connection with unread data is not read further, so
   // the client's leaving would go unnoticed until the wait ran out.
   request.raw.resume();
@@ -23,5 +32,5 @@ export default defineControlRoute("listMail", async (request, reply) => {
     reply.hijack();
     return reply;
   }
-  return { messages };
+  return page(messages.slice(-limit));
 });

@@ -775,7 +775,8 @@ export interface MailStore {
    */
   add(mail: NewMail, deliver: boolean): Promise<MailMessage | undefined>;
   get(id: string): Promise<MailMessage | undefined>;
-  list(filter?: MailFilter): Promise<MailMessage[]>;
+  /** The matching messages, oldest first; with `limit`, the newest `limit` of them. */
+  list(filter?: MailFilter, limit?: number): Promise<MailMessage[]>;
   count(filter: MailFilter): Promise<number>;
   /** The matching messages now, or else the first to arrive (from any instance) within `ms`. */
   wait(filter: MailFilter, ms: number, signal?: AbortSignal): Promise<MailMessage[]>;

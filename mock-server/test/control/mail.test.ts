@@ -64,6 +64,30 @@ describe("listMail", () => {
     ).toEqual([]);
   });
 
+  it("answers the newest `limit` matches, oldest first, and how many match", async () => {
+    const appId = await newApp(app);
+    const emails = ["l1@example.com", "l2@example.com", "l3@example.com", "l4@example.com", "l5@example.com"];
+    for (const email of emails) await register(appId, email);
+    const page = async (query: string) =>
+      (await call(app, "listMail", { method: "GET", url: `/_mock/v1/mail?appId=${appId}${query}` })).body as {
+        messages: { id: string; to: string }[];
+        total: number;
+      };
+    const newest = await page("&limit=2");
+    expect(newest.messages.map((m) => m.to)).toEqual(emails.slice(3));
+    expect(newest.total).toBe(5);
+    const all = await page("");
+    expect([all.messages.map((m) => m.to), all.total]).toEqual([emails, 5]);
+    const searched = await page("&search=L2@&limit=1");
+    expect([searched.messages.map((m) => m.to), searched.total]).toEqual([["l2@example.com"], 1]);
+    const since = await page(`&since=${all.messages[1]!.id}&limit=2`);
+    expect([since.messages.map((m) => m.to), since.total]).toEqual([emails.slice(3), 3]);
+    for (const limit of ["0", "10001"]) {
+      const refused = await call(app, "listMail", { method: "GET", url: `/_mock/v1/mail?limit=${limit}` });
+      expect(refused.response.statusCode, limit).toBe(400);
+    }
+  });
+
   it("rejects a bad wait or source (400)", async () => {
     for (const query of ["?wait=-1", "?wait=60001", "?wait=soon", "?source=smtp"]) {
       const { response } = await call(app, "listMail", { method: "GET", url: `/_mock/v1/mail${query}` });
@@ -110,7 +134,7 @@ describe("listMail with wait", () => {
       url: `/_mock/v1/mail?account=${publicKey}&wait=60`,
     });
     expect(response.statusCode).toBe(200);
-    expect(body).toEqual({ messages: [] });
+    expect(body).toEqual({ messages: [], total: 0 });
     expect(performance.now() - started).toBeGreaterThanOrEqual(55);
     expect(app.emulator.store.mail.pendingWaits).toBe(0);
   });

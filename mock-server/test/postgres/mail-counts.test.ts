@@ -1,7 +1,7 @@
 /**
  * How much mail an app holds is counted by the database: the control API's app summaries (the
  * inspector's sidebar asks for them at every page it shows) read no message, however much mail a
- * production database keeps (30 days of it, by default).
+ * production database keeps (30 days of it, by default); a listing's page reads only its rows.
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,5 +70,16 @@ describe("counting an app's mail on PostgreSQL", () => {
       const listed = (await app.emulator.store.mail.list(filter)).length;
       expect(await app.emulator.store.mail.count(filter), JSON.stringify(filter)).toBe(listed);
     }
+  });
+
+  it("reads only a page's rows for a listing's newest page", async () => {
+    let page: { messages: { to: string }[]; total: number } | undefined;
+    const { texts } = await statementsOf(async () => {
+      page = (await call(app, "listMail", { method: "GET", url: `/_mock/v1/mail?appId=${appId}&limit=2` })).body;
+    });
+    expect(page!.messages).toHaveLength(2);
+    expect(page!.total).toBe(3);
+    const reads = texts.filter((text) => /\bFROM mail\b/.test(text));
+    expect(reads.find((text) => /\bdoc\b/.test(text))).toMatch(/LIMIT/);
   });
 });

@@ -798,9 +798,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Captured e-mail, oldest first; with `wait`, held until a match arrives
-         * @description With `wait=<ms>` the request is held until at least one message matches or the time is up
-         *     (then `messages` is empty). `since` is an ISO time or a message id: only later messages match.
+         * Captured e-mail, the newest matches oldest first; with `wait`, held until a match arrives
+         * @description The newest `limit` matching messages (default 1,000: a production database keeps 30 days of
+         *     mail), oldest first, and `total`: how many match. With `wait=<ms>` the request is held until
+         *     at least one message matches or the time is up (then `messages` is empty). `since` is an ISO
+         *     time or a message id: only later messages match.
          */
         get: operations["listMail"];
         put?: never;
@@ -3685,6 +3687,7 @@ export interface operations {
     listMail: {
         parameters: {
             query?: {
+                limit?: number;
                 /** @description Text to find (case-insensitive) in the subject, the recipients or the text body. */
                 search?: string;
                 /** @description Recipient address (case-insensitive). */
@@ -3705,7 +3708,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The matching messages. */
+            /** @description The newest matching messages, oldest first, and how many match. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3713,6 +3716,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         messages: components["schemas"]["MailMessage"][];
+                        total: number;
                     };
                 };
             };

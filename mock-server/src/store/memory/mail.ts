@@ -55,8 +55,9 @@ export class MemoryMail implements MailStore {
     return this.current().filter((m) => mailMatches(m, filter));
   }
 
-  async list(filter: MailFilter = {}): Promise<MailMessage[]> {
-    return this.listNow(filter);
+  async list(filter: MailFilter = {}, limit?: number): Promise<MailMessage[]> {
+    const all = this.listNow(filter);
+    return limit === undefined ? all : all.slice(-limit);
   }
 
   async count(filter: MailFilter): Promise<number> {

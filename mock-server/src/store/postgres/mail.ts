@@ -30,6 +30,18 @@ function whereOf(filter: MailFilter, params: unknown[]): string {
   return where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
 }
 
+/**
+ * Every filter but `search` as conditions on the columns: whereOf's, and `since` as a time too
+ * (`created_at` is the message's `createdAt`), as mailMatches reads them.
+ */
+function columnsWhere(filter: MailFilter, params: unknown[]): string {
+  const where = whereOf(filter, params);
+  const since = filter.since !== undefined && !/^m-\d+$/.test(filter.since) ? Date.parse(filter.since) : Number.NaN;
+  if (!Number.isFinite(since)) return where;
+  params.push(since);
+  return `${where ? `${where} AND` : "WHERE"} created_at > $${params.length}`;
+}
+
 const toMessage = (row: { doc: MailMessage }) => row.doc;
 
 /** A message's columns but its id, as $1…$9 (`done_at` follows from them). */
@@ -115,31 +127,37 @@ export class PgMail implements MailStore {
     return row ? toMessage(row) : undefined;
   }
 
-  async list(filter: MailFilter = {}): Promise<MailMessage[]> {
+  /**
+   * With `limit` and no `search`, only the newest `limit` rows are read. A search, whose case
+   * folding is JavaScript's (mailMatches), reads the other filters' matches and keeps its own.
+   */
+  async list(filter: MailFilter = {}, limit?: number): Promise<MailMessage[]> {
     const params: unknown[] = [];
-    const rows = await this.context.db.rows<{ doc: MailMessage }>(
-      `SELECT doc FROM mail ${whereOf(filter, params)} ORDER BY id`,
-      params,
-    );
-    return rows.map(toMessage).filter((m) => mailMatches(m, filter));
+    const where = columnsWhere(filter, params);
+    if (limit !== undefined && !filter.search?.trim()) {
+      params.push(limit);
+      const rows = await this.context.db.rows<{ doc: MailMessage }>(
+        `SELECT doc FROM (SELECT id, doc FROM mail ${where} ORDER BY id DESC LIMIT $${params.length}) AS newest ORDER BY id`,
+        params,
+      );
+      return rows.map(toMessage);
+    }
+    const rows = await this.context.db.rows<{ doc: MailMessage }>(`SELECT doc FROM mail ${where} ORDER BY id`, params);
+    const matching = rows.map(toMessage).filter((m) => mailMatches(m, filter));
+    return limit === undefined ? matching : matching.slice(-limit);
   }
 
   /**
    * Counted by the database, reading no message (the control API's app summaries ask at every
-   * inspector page, however much mail is kept): every filter but `search` is a column's, `since`
-   * as a time too (`created_at` is the message's `createdAt`). A search, whose case folding is
-   * JavaScript's (mailMatches), counts what the listing holds.
+   * inspector page, however much mail is kept); a search counts what the listing holds.
    */
   async count(filter: MailFilter): Promise<number> {
     if (filter.search?.trim()) return (await this.list(filter)).length;
     const params: unknown[] = [];
-    let where = whereOf(filter, params);
-    const since = filter.since !== undefined && !/^m-\d+$/.test(filter.since) ? Date.parse(filter.since) : Number.NaN;
-    if (Number.isFinite(since)) {
-      params.push(since);
-      where = `${where ? `${where} AND` : "WHERE"} created_at > $${params.length}`;
-    }
-    const [row] = await this.context.db.rows<{ n: number }>(`SELECT count(*)::int AS n FROM mail ${where}`, params);
+    const [row] = await this.context.db.rows<{ n: number }>(
+      `SELECT count(*)::int AS n FROM mail ${columnsWhere(filter, params)}`,
+      params,
+    );
     return row?.n ?? 0;
   }
 

@@ -170,6 +170,9 @@ function searchForm(search: string, links: MailLinks, refresh: () => void): HTML
   );
 }
 
+/** The messages a list shows: the newest, as a production database keeps 30 days of mail. */
+const shownMessages = 200;
+
 /** The mail panel: `selected` is the open message, `tab` its view, `search` the list's filter. */
 export async function mailPanel(
   filter: MailFilter,
@@ -179,15 +182,19 @@ export async function mailPanel(
   links: MailLinks,
   refresh: () => void,
 ): Promise<Node> {
-  const [{ messages }, chosen] = await Promise.all([
-    unwrap(client.GET("/_mock/v1/mail", { params: { query: { ...filter, ...(search ? { search } : {}) } } })),
+  const [{ messages, total }, chosen] = await Promise.all([
+    unwrap(
+      client.GET("/_mock/v1/mail", {
+        params: { query: { ...filter, ...(search ? { search } : {}), limit: shownMessages } },
+      }),
+    ),
     selected
       ? client.GET("/_mock/v1/mail/{messageId}", { params: { path: { messageId: selected } } }).then((r) => r.data)
       : undefined,
   ]);
   const newest = [...messages].reverse();
   const list = table(
-    `${messages.length} ${search ? "matching" : "captured"} message${messages.length === 1 ? "" : "s"}, newest first`,
+    `${total > messages.length ? `The newest ${messages.length.toLocaleString("en")} of ` : ""}${total.toLocaleString("en")} ${search ? "matching" : "captured"} message${total === 1 ? "" : "s"}, newest first`,
     ["Received", "To", "Subject", "Kind"],
     newest.map((m) => [
       time(m.createdAt),
