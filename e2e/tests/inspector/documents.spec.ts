@@ -90,3 +90,29 @@ test("shows typed documents and filters, adds, edits, deletes them and drops the
   await page.getByRole("dialog").getByRole("button", { name: "Drop collection" }).click();
   await expect(page.getByText("The collection is empty.")).toBeVisible();
 });
+
+test("reads the page again at most once a second while writes keep coming", async ({ page, mock, testApp }) => {
+  const { appId } = testApp;
+  const path = { appId, database: "shop", collection: "stream" };
+  const insert = (n: number) =>
+    mock.POST("/_mock/v1/apps/{appId}/data/{database}/{collection}", {
+      params: { path },
+      body: { documents: [{ _id: `item-${n}`, n: { $numberInt: String(n) } }] },
+    });
+  await insert(0);
+  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/data/shop/stream`);
+  await expect(page.getByText("item-0").first()).toBeVisible();
+  const reads: number[] = [];
+  page.on("request", (request) => {
+    if (new URL(request.url()).pathname.endsWith(`/apps/${appId}/data`)) reads.push(Date.now());
+  });
+  // Writes one after another for 3 s: a busy app's live events.
+  const started = Date.now();
+  let n = 0;
+  while (Date.now() - started < 3000) await insert(++n);
+  // The page catches up: the collection's count is every write's.
+  const collections = page.getByRole("table", { name: "1 collection" });
+  await expect(collections.getByRole("row", { name: /shop\.stream/ })).toContainText(String(n + 1));
+  expect(reads.length).toBeGreaterThanOrEqual(2);
+  expect(reads.length).toBeLessThanOrEqual(5);
+});

@@ -86,13 +86,22 @@ async function show(moveFocus: boolean): Promise<void> {
 }
 
 let timer: ReturnType<typeof setTimeout> | null = null;
-/** Coalesces bursts of events (a seed of 1,000 documents) into one re-render. */
+let lastLiveRender = 0;
+/**
+ * Coalesces bursts of events (a seed of 1,000 documents) into one re-render, and re-renders at most
+ * once a second while events keep coming: each render reads its page's data again, and a busy
+ * production instance sends events all the time.
+ */
 function refreshSoon(): void {
   if (timer) return;
-  timer = setTimeout(() => {
-    timer = null;
-    void show(false);
-  }, 150);
+  timer = setTimeout(
+    () => {
+      timer = null;
+      lastLiveRender = Date.now();
+      void show(false);
+    },
+    Math.max(150, lastLiveRender + 1000 - Date.now()),
+  );
 }
 
 let sidebarTimer: ReturnType<typeof setTimeout> | null = null;
