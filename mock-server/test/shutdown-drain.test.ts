@@ -87,7 +87,7 @@ describe("shutdown", () => {
     const answered = await slow.done;
     expect(answered !== "cut" && answered.status).toBe(200);
     const waited = await mailWait.done;
-    expect(waited !== "cut" && JSON.parse(waited.body)).toEqual({ messages: [] });
+    expect(waited !== "cut" && JSON.parse(waited.body)).toEqual({ messages: [], total: 0 });
     const streamed = await stream.done;
     expect(streamed !== "cut" && streamed.body).toMatch(
       /event: error\ndata: \{"error_code":"ServiceUnavailable","error":"service unavailable: the server is shutting down"\}\n\n$/,
