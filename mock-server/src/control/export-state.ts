@@ -1,7 +1,13 @@
-import { exportState } from "../runtime/persistence.ts";
+import { Readable } from "node:stream";
+import { StateText } from "../runtime/persistence.ts";
 import { defineControlRoute } from "./route.ts";
 
-/** Everything, as the State document. Written with JSON.stringify (not the schema serializer) so nothing is dropped. */
-export default defineControlRoute("exportState", async (request, reply) =>
-  reply.type("application/json").send(JSON.stringify(await exportState(request.server.emulator))),
-);
+/**
+ * Everything, as the state file holds it: its text made a slice at a time and sent in pieces, so
+ * that no request waits behind a large export and a state past the longest string V8 makes
+ * (~512 MB) is answered too.
+ */
+export default defineControlRoute("exportState", async (request, reply) => {
+  const { pieces } = await new StateText(request.server.emulator).render();
+  return reply.type("application/json").send(Readable.from(pieces));
+});

@@ -157,62 +157,23 @@ interface Rendered {
   fingerprint: string;
 }
 
-export class StatePersistence {
-  private timer: NodeJS.Timeout | null = null;
-  private saving: Promise<boolean> | null = null;
-  private lastSaved: string | null = null;
+/**
+ * The whole state as JSON text, in pieces (never one string: a state may pass the longest string
+ * V8 makes, ~512 MB), built a slice at a time so that requests are served meanwhile. Of the
+ * in-memory store, from one snapshot, each collection's text kept for the next render while the
+ * collection does not change (the --data-dir saves); of another store, from its export.
+ */
+export class StateText {
   /** Each collection's documents as Extended JSON text, for the content it had at `version`. */
   private readonly documentsText = new WeakMap<Collection, { version: number; pieces: string[] }>();
   private readonly collectionIds = new WeakMap<Collection, number>();
   private nextCollectionId = 0;
-  readonly file: string;
 
-  constructor(
-    private readonly emulator: Emulator,
-    private readonly dir: string,
-  ) {
-    this.file = join(dir, stateFileName);
-  }
+  constructor(private readonly emulator: Emulator) {}
 
-  /** Loads the saved state, if any (temporary files of an interrupted save are removed); true when there was one. */
-  async load(): Promise<boolean> {
-    mkdirSync(this.dir, { recursive: true });
-    for (const name of readdirSync(this.dir)) {
-      if (name.startsWith(`${stateFileName}.`) && name.endsWith(".tmp")) rmSync(join(this.dir, name), { force: true });
-    }
-    if (!existsSync(this.file)) return false;
-    const text = readFileSync(this.file, "utf8");
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      throw new Error(`${this.file} is not valid JSON: ${(error as Error).message}`);
-    }
-    await importState(this.emulator, parsed);
-    this.lastSaved = (await this.render()).fingerprint;
-    return true;
-  }
-
-  /**
-   * Saves when the state changed since the last save (the export time aside). The state is taken
-   * at one moment, then serialized and written in slices (requests are served in between): only
-   * the collections that changed since the last save are serialized again.
-   */
-  async save(): Promise<boolean> {
-    const { pieces, fingerprint } = await this.render();
-    if (fingerprint === this.lastSaved) return false;
-    await writeTextAtomic(this.file, pieces);
-    this.lastSaved = fingerprint;
-    return true;
-  }
-
-  private async render(): Promise<Rendered> {
+  async render(): Promise<Rendered> {
     const { store } = this.emulator;
-    if (!(store instanceof MemoryStore)) {
-      // (--data-dir goes with the in-memory store; any other is exported whole.)
-      const state = await exportState(this.emulator);
-      return { pieces: [`${JSON.stringify(state)}\n`], fingerprint: JSON.stringify({ ...state, exportedAt: "" }) };
-    }
+    if (!(store instanceof MemoryStore)) return this.renderExport();
     const snapshot = await store.wholeSnapshot();
     const slices = new Slices();
     const hash = createHash("sha256");
@@ -298,6 +259,97 @@ export class StatePersistence {
       this.collectionIds.set(collection, id);
     }
     return id;
+  }
+
+  /** A store's export as text, each document and message apart. */
+  private async renderExport(): Promise<Rendered> {
+    const state = await exportState(this.emulator);
+    const slices = new Slices();
+    const hash = createHash("sha256");
+    const pieces: string[] = [];
+    const add = (text: string) => {
+      pieces.push(text);
+      hash.update(text);
+    };
+    /** An object's JSON without its closing brace, so that more fields can follow. */
+    const opened = (value: object) => JSON.stringify(value).slice(0, -1);
+    const list = async (values: unknown[]) => {
+      add("[");
+      for (const [i, value] of values.entries()) {
+        add(`${i === 0 ? "" : ","}${JSON.stringify(value)}`);
+        await slices.yieldIfDue();
+      }
+      add("]");
+    };
+    const { apps, emailjsAccounts, mail, exportedAt, ...header } = state;
+    add(opened(header));
+    pieces.push(`,"exportedAt":${JSON.stringify(exportedAt)}`);
+    add(',"apps":[');
+    for (const [i, { collections, ...app }] of apps.entries()) {
+      add(`${i === 0 ? "" : ","}${opened(app)},"collections":[`);
+      for (const [j, { documents, ...collection }] of collections.entries()) {
+        add(`${j === 0 ? "" : ","}${opened(collection)},"documents":`);
+        await list(documents);
+        add("}");
+      }
+      add("]}");
+    }
+    add("]");
+    add(',"emailjsAccounts":');
+    await list(emailjsAccounts);
+    add(',"mail":');
+    await list(mail);
+    add("}\n");
+    return { pieces, fingerprint: hash.digest("hex") };
+  }
+}
+
+export class StatePersistence {
+  private timer: NodeJS.Timeout | null = null;
+  private saving: Promise<boolean> | null = null;
+  private lastSaved: string | null = null;
+  /** The state's text, each collection's kept between saves. */
+  private readonly text: StateText;
+  readonly file: string;
+
+  constructor(
+    private readonly emulator: Emulator,
+    private readonly dir: string,
+  ) {
+    this.file = join(dir, stateFileName);
+    this.text = new StateText(emulator);
+  }
+
+  /** Loads the saved state, if any (temporary files of an interrupted save are removed); true when there was one. */
+  async load(): Promise<boolean> {
+    mkdirSync(this.dir, { recursive: true });
+    for (const name of readdirSync(this.dir)) {
+      if (name.startsWith(`${stateFileName}.`) && name.endsWith(".tmp")) rmSync(join(this.dir, name), { force: true });
+    }
+    if (!existsSync(this.file)) return false;
+    const text = readFileSync(this.file, "utf8");
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new Error(`${this.file} is not valid JSON: ${(error as Error).message}`);
+    }
+    await importState(this.emulator, parsed);
+    this.lastSaved = (await this.text.render()).fingerprint;
+    return true;
+  }
+
+  /**
+   * Saves when the state changed since the last save (the export time aside). The state is taken
+   * at one moment, then serialized and written in slices (requests are served in between): only
+   * the collections that changed since the last save are serialized again.
+   */
+  async save(): Promise<boolean> {
+    const { pieces, fingerprint } = await this.text.render();
+    if (fingerprint === this.lastSaved) return false;
+    await writeTextAtomic(this.file, pieces);
+    this.lastSaved = fingerprint;
+    return true;
   }
 
   start(intervalMs: number): void {

@@ -73,6 +73,41 @@ describe("saving the state to --data-dir", () => {
   }, 60_000);
 });
 
+describe("exporting the state (GET /_mock/v1/state)", () => {
+  it("answers a large state in pieces made a slice at a time: /health keeps answering, and the text is the state", async () => {
+    // The "large" app of the test above (about 60 MB), or a new one when this test runs alone.
+    if (!(await app.emulator.apps.get("large"))) await fill(app, "large", 20_000, 1_000);
+    const latencies: number[] = [];
+    let exported = false;
+    const started = performance.now();
+    const exporting = fetch(`${url}/_mock/v1/state`)
+      .then(async (response) => {
+        expect(response.status).toBe(200);
+        return response.text();
+      })
+      .finally(() => {
+        exported = true;
+      });
+    while (!exported) {
+      const sent = performance.now();
+      const response = await fetch(`${url}/_mock/v1/health`);
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      latencies.push(performance.now() - sent);
+    }
+    const text = await exporting;
+    const duration = performance.now() - started;
+    // As the save's bounds above: checks went on throughout, none waited for half of it. (The
+    // former export built and serialized the state in one go, and past ~512 MB of text answered 500.)
+    expect(latencies.length, `${latencies.length} checks in a ${duration.toFixed(0)} ms export`).toBeGreaterThanOrEqual(
+      10,
+    );
+    expect(Math.max(...latencies), `${duration.toFixed(0)} ms export`).toBeLessThan(duration / 2);
+    const state = await exportState(app.emulator);
+    expect({ ...JSON.parse(text), exportedAt: "" }).toEqual({ ...state, exportedAt: "" });
+  }, 60_000);
+});
+
 // The saves' other properties, on a state of their own: 6 MB in three collections, still several
 // of the pieces a save writes (1 MB) and keeps its text in (256 KB) per collection, a tenth of the
 // one above (which took most of this file's time to write, read and compare again and again).
