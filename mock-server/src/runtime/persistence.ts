@@ -158,6 +158,25 @@ interface Rendered {
 }
 
 /**
+ * Text pieces and the hash of what `add` adds (what `pieces.push` adds directly, such as the export
+ * time, is not content: not part of the fingerprint); `stand` hashes what stands for pieces pushed
+ * unhashed (a collection's text: its identity and version).
+ */
+function hashedPieces() {
+  const hash = createHash("sha256");
+  const pieces: string[] = [];
+  return {
+    pieces,
+    add(text: string) {
+      pieces.push(text);
+      hash.update(text);
+    },
+    stand: (text: string) => void hash.update(text),
+    fingerprint: () => hash.digest("hex"),
+  };
+}
+
+/**
  * The whole state as JSON text, in pieces (never one string: a state may pass the longest string
  * V8 makes, ~512 MB), built a slice at a time so that requests are served meanwhile. Of the
  * in-memory store, from one snapshot, each collection's text kept for the next render while the
@@ -176,12 +195,7 @@ export class StateText {
     if (!(store instanceof MemoryStore)) return this.renderExport();
     const snapshot = await store.wholeSnapshot();
     const slices = new Slices();
-    const hash = createHash("sha256");
-    const pieces: string[] = [];
-    const add = (text: string) => {
-      pieces.push(text);
-      hash.update(text);
-    };
+    const { pieces, add, stand, fingerprint } = hashedPieces();
     const field = (name: string, value: unknown, first = false) =>
       add(`${first ? "" : ","}${JSON.stringify(name)}:${JSON.stringify(value)}`);
     add('{"format":"app-services-harness-state","version":1');
@@ -199,7 +213,7 @@ export class StateText {
           `${k === 0 ? "" : ","}{"database":${JSON.stringify(c.database)},"collection":${JSON.stringify(c.collection)},"documents":`,
         );
         pieces.push(...(await this.documentsOf(c, slices)));
-        hash.update(`\u0000${this.idOf(c.source)}:${c.version}\u0000`);
+        stand(`\u0000${this.idOf(c.source)}:${c.version}\u0000`);
         // Whom they count for: the same version, the same owners (part of the fingerprint above).
         if (c.owners.length > 0) pieces.push(`,"owners":${JSON.stringify(c.owners)}`);
         add("}");
@@ -219,7 +233,7 @@ export class StateText {
       await slices.yieldIfDue();
     }
     add("]}\n");
-    return { pieces, fingerprint: hash.digest("hex") };
+    return { pieces, fingerprint: fingerprint() };
   }
 
   /**
@@ -265,12 +279,7 @@ export class StateText {
   private async renderExport(): Promise<Rendered> {
     const state = await exportState(this.emulator);
     const slices = new Slices();
-    const hash = createHash("sha256");
-    const pieces: string[] = [];
-    const add = (text: string) => {
-      pieces.push(text);
-      hash.update(text);
-    };
+    const { pieces, add, fingerprint } = hashedPieces();
     /** An object's JSON without its closing brace, so that more fields can follow. */
     const opened = (value: object) => JSON.stringify(value).slice(0, -1);
     const list = async (values: unknown[]) => {
@@ -300,7 +309,7 @@ export class StateText {
     add(',"mail":');
     await list(mail);
     add("}\n");
-    return { pieces, fingerprint: hash.digest("hex") };
+    return { pieces, fingerprint: fingerprint() };
   }
 }
 
