@@ -1,9 +1,6 @@
 import type { MailMessage } from "../store/store.ts";
 import { defineControlRoute } from "./route.ts";
 
-/** The listing's default page: the newest 1,000 (the document's `limit`). */
-const defaultLimit = 1000;
-
 /**
  * Captured mail: the newest `limit` matches, oldest first, and how many match (counted only when
  * the page is full). With `wait`, the request is held until a matching message arrives (answered
@@ -11,7 +8,8 @@ const defaultLimit = 1000;
  */
 export default defineControlRoute("listMail", async (request, reply) => {
   const { mail } = request.server.emulator.store;
-  const { wait, to, appId, account, source, kind, since, search, limit = defaultLimit } = request.query;
+  // (The validator fills in the document's default `limit`, 1,000; the type keeps it optional.)
+  const { wait, to, appId, account, source, kind, since, search, limit = 1000 } = request.query;
   const filter = { to, appId, account, source, kind, since, search };
   const page = async (messages: MailMessage[]) => ({
     messages,

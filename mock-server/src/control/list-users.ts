@@ -1,10 +1,7 @@
 import { appOf, defineControlRoute } from "./route.ts";
 import { newestUserViews } from "./views.ts";
 
-/** The listing's default page: the newest 1,000 (the document's `limit`). */
-const defaultLimit = 1000;
-
-export default defineControlRoute("listUsers", async (request) => {
-  const { limit } = request.query as { limit?: number };
-  return newestUserViews(await appOf(request), limit ?? defaultLimit);
-});
+export default defineControlRoute("listUsers", async (request) =>
+  // (The validator fills in the document's default, 1,000; the type keeps it optional.)
+  newestUserViews(await appOf(request), request.query.limit ?? 1000),
+);

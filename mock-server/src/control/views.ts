@@ -101,7 +101,11 @@ export async function newestUserViews(app: AppRuntime, limit: number): Promise<{
   const emails = new Map(accounts.map((account) => [account.id, account.email]));
   const byUser = <T extends { userId: string }>(records: T[]) => {
     const grouped = new Map<string, T[]>();
-    for (const record of records) grouped.set(record.userId, [...(grouped.get(record.userId) ?? []), record]);
+    for (const record of records) {
+      const list = grouped.get(record.userId);
+      if (list) list.push(record);
+      else grouped.set(record.userId, [record]);
+    }
     return grouped;
   };
   const sessionsOf = byUser(sessions);

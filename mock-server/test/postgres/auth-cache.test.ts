@@ -5,17 +5,11 @@
  * breaks, the store stops answering from what it keeps within the revocation window and reads the
  * database again (docs/decisions/0020-auth-cache.md).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { revocationWindowMs } from "../../src/store/postgres/auth-cache.ts";
 import type { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import type { AppStore, StoredSession, StoredUser } from "../../src/store/store.ts";
-import {
-  adminQuery,
-  emulatorDatabase,
-  postgresAdminUrl,
-  statementsOf,
-  type TestDatabase,
-} from "../helpers/postgres.ts";
+import { adminQuery, postgresAdminUrl, statementsOf, type TestDatabase } from "../helpers/postgres.ts";
 import { contextOf, listenerProcesses, twoStores } from "../helpers/two-stores.ts";
 import { until } from "../helpers/until.ts";
 

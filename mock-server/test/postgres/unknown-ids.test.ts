@@ -12,13 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { anonymousLogin, base, bearer, call, getProfile, newApp, testApp } from "../helpers/app.ts";
 import { newAccount, sendEmail } from "../helpers/emailjs.ts";
-import {
-  adminQuery,
-  emulatorDatabase,
-  postgresAdminUrl,
-  statementsOf,
-  type TestDatabase,
-} from "../helpers/postgres.ts";
+import { adminQuery, postgresAdminUrl, statementsOf, type TestDatabase } from "../helpers/postgres.ts";
 import { contextOf, listenerProcesses, twoStores } from "../helpers/two-stores.ts";
 import { until } from "../helpers/until.ts";
 
