@@ -61,7 +61,7 @@ test("creates, disables, enables and deletes users, revokes sessions, and shows 
   expect(data?.users.map((u) => [u.email, u.disabled])).toEqual([["ada@example.com", false]]);
 });
 
-test("shows the newest 200 users of an app that has more, and says how many there are", async ({
+test("shows the newest 200 users of an app that has more, says how many there are, and finds the others", async ({
   page,
   mock,
   testApp,
@@ -78,4 +78,22 @@ test("shows the newest 200 users of an app that has more, and says how many ther
   await expect(users.getByRole("row", { name: /user200@example\.com/ })).toBeVisible();
   await expect(users.getByRole("row", { name: /@example\.com/ })).toHaveCount(200);
   await expect(users.getByRole("row", { name: /user000@example\.com/ })).toHaveCount(0);
+
+  // A search by a part of the e-mail, the case of letters ignored, finds a user past the page.
+  const search = page.getByRole("search", { name: "Find users" });
+  await search.getByLabel("E-mail contains").fill("USER00");
+  await search.getByRole("button", { name: "Find" }).click();
+  const found = page.getByRole("table", { name: "10 matching users" });
+  await expect(found.getByRole("row", { name: /user000@example\.com/ })).toBeVisible();
+  await expect(found.getByRole("row", { name: /@example\.com/ })).toHaveCount(10);
+  await expect(page).toHaveURL(/\/users\?email=USER00$/);
+  await search.getByLabel("E-mail contains").fill("@example.com");
+  await search.getByRole("button", { name: "Find" }).click();
+  await expect(page.getByRole("table", { name: "The newest 200 matching users of 201" })).toBeVisible();
+  await search.getByLabel("E-mail contains").fill("nobody");
+  await search.getByRole("button", { name: "Find" }).click();
+  await expect(page.getByText("No user's e-mail contains this.")).toBeVisible();
+  await search.getByRole("link", { name: "Show all" }).click();
+  await expect(users).toBeVisible();
+  await expect(page.getByLabel("E-mail contains")).toHaveValue("");
 });

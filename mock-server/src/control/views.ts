@@ -5,6 +5,7 @@ import type { Emulator } from "../runtime/emulator.ts";
 import { clockView } from "../state/clock.ts";
 import { suspensionViews } from "../store/state-import.ts";
 import {
+  type EmailSearch,
   type StoredApiKey,
   type StoredSession,
   type StoredUser,
@@ -70,11 +71,16 @@ export function registrationView(account: StoredUserpassAccount): User {
 
 /**
  * The newest `limit` user objects and registrations not tied to one, oldest first (a user before a
- * registration of the same moment, then by id), and how many there are: `listUsers`. The page's
- * sessions, keys and e-mails are read together, not user by user.
+ * registration of the same moment, then by id), and how many there are: `listUsers`; with `email`,
+ * of those whose e-mail matches. The page's sessions, keys and e-mails are read together, not user
+ * by user.
  */
-export async function newestUserViews(app: AppRuntime, limit: number): Promise<{ users: User[]; total: number }> {
-  const { users, registrations, total } = await app.users.newest(limit);
+export async function newestUserViews(
+  app: AppRuntime,
+  limit: number,
+  email?: EmailSearch,
+): Promise<{ users: User[]; total: number }> {
+  const { users, registrations, total } = await app.users.newest(limit, email);
   type Entry = { at: number; id: string; user?: StoredUser; account?: StoredUserpassAccount };
   const entries: Entry[] = [
     ...users.map((user) => ({ at: user.createdAt, id: user.id, user })),

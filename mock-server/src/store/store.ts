@@ -137,6 +137,36 @@ export interface Writer {
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
+/**
+ * A search of users by e-mail (`listUsers`' `email`): the text an e-mail shown for a user contains,
+ * the case of letters ignored. The e-mail shown is the user's e-mail/password registration's, else
+ * the `email` of its profile data (an identity provider's or a custom token's). A registration's
+ * address is compared in the folded form its uniqueness uses (`normalizeEmail`: every letter); a
+ * profile's, which no index keeps folded, with A–Z folded only, as PostgreSQL's `lower(… COLLATE
+ * "C")` folds it whatever the database's locale, so both stores find the same users.
+ */
+export interface EmailSearch {
+  /** Sought in `normalizeEmail` of a registration's address. */
+  folded: string;
+  /** Sought in a profile's e-mail with A–Z folded. */
+  asciiFolded: string;
+}
+
+/** Folds A–Z only. */
+export const asciiLowerCase = (text: string) => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+
+export const emailSearch = (text: string): EmailSearch => ({
+  folded: normalizeEmail(text),
+  asciiFolded: asciiLowerCase(text.trim()),
+});
+
+/** Whether a user's shown e-mail matches: its registration's address when it has one, else its profile's. */
+export function userEmailMatches(user: StoredUser, registration: string | undefined, search: EmailSearch): boolean {
+  if (registration !== undefined) return normalizeEmail(registration).includes(search.folded);
+  const email = user.data.email;
+  return typeof email === "string" && asciiLowerCase(email).includes(search.asciiFolded);
+}
+
 /** Whether `identity` would be a second e-mail/password identity of `user` (one a user at most). */
 export const secondUserpass = (user: StoredUser, identity: StoredIdentity) =>
   identity.provider_type === "local-userpass" && user.identities.some((i) => i.provider_type === "local-userpass");
@@ -417,9 +447,13 @@ export interface UserRecords {
   list(): Promise<StoredUser[]>;
   /**
    * The newest `limit` user objects and, apart, the newest `limit` registrations not tied to a user
-   * (each by creation, then id, newest first), and how many there are of both together.
+   * (each by creation, then id, newest first), and how many there are of both together; with
+   * `email`, of those whose shown e-mail matches only (`EmailSearch`).
    */
-  newest(limit: number): Promise<{ users: StoredUser[]; registrations: StoredUserpassAccount[]; total: number }>;
+  newest(
+    limit: number,
+    email?: EmailSearch,
+  ): Promise<{ users: StoredUser[]; registrations: StoredUserpassAccount[]; total: number }>;
   /** These registrations (by id), those that are there. */
   accountsByIds(ids: string[]): Promise<StoredUserpassAccount[]>;
   /** The e-mail of a user's e-mail/password identity, if it has one. */

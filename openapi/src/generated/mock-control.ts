@@ -247,7 +247,8 @@ export interface paths {
          *     by creation, answered oldest first, and `total`: how many there are. A production app may
          *     have a hundred thousand users; a listing of them all would hold the server and its database.
          *     (An anonymous user past its lifetime that the sweep has not removed yet is left out of the
-         *     page, not of `total`.)
+         *     page, not of `total`.) With `email`, only the users and registrations whose e-mail contains
+         *     it, and how many those are.
          */
         get: operations["listUsers"];
         put?: never;
@@ -2651,6 +2652,14 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
+                /**
+                 * @description Text the user's e-mail contains, the case of letters ignored (leading and trailing spaces
+                 *     too): the e-mail shown for it, its e-mail/password registration's address, else the
+                 *     `email` of its profile data (from an identity provider or a custom token; there only
+                 *     A–Z are folded).
+                 * @example @example.com
+                 */
+                email?: string;
             };
             header?: never;
             path: {

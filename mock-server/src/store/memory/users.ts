@@ -6,6 +6,7 @@
  * or an identity.
  */
 import {
+  type EmailSearch,
   type IdentityClaim,
   type IdentityLink,
   normalizeEmail,
@@ -17,6 +18,7 @@ import {
   secondUserpass,
   type UserPatch,
   type UserRecords,
+  userEmailMatches,
   userLifetimeEnded,
 } from "../store.ts";
 
@@ -150,17 +152,18 @@ export class MemoryUsers implements UserRecords {
     return [...this.users.values()];
   }
 
-  async newest(limit: number) {
+  async newest(limit: number, email?: EmailSearch) {
     const newestFirst = <T extends { id: string; createdAt: number }>(records: Iterable<T>) =>
       [...records]
         .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
         .slice(0, limit);
-    const unclaimed = [...this.accountsById.values()].filter((account) => account.userId === null);
-    return {
-      users: newestFirst(this.users.values()),
-      registrations: newestFirst(unclaimed),
-      total: this.users.size + unclaimed.length,
-    };
+    const unclaimed = [...this.accountsById.values()].filter(
+      (account) => account.userId === null && (!email || normalizeEmail(account.email).includes(email.folded)),
+    );
+    const users = email
+      ? [...this.users.values()].filter((user) => userEmailMatches(user, this.emailOfNow(user), email))
+      : [...this.users.values()];
+    return { users: newestFirst(users), registrations: newestFirst(unclaimed), total: users.length + unclaimed.length };
   }
 
   async accountsByIds(ids: string[]): Promise<StoredUserpassAccount[]> {
@@ -168,6 +171,10 @@ export class MemoryUsers implements UserRecords {
   }
 
   async emailOf(user: StoredUser): Promise<string | undefined> {
+    return this.emailOfNow(user);
+  }
+
+  private emailOfNow(user: StoredUser): string | undefined {
     for (const identity of user.identities) {
       if (identity.provider_type === "local-userpass") return this.accountsById.get(identity.id)?.email;
     }

@@ -7,6 +7,7 @@
  */
 import type pg from "pg";
 import {
+  type EmailSearch,
   type IdentityClaim,
   type IdentityLink,
   normalizeEmail,
@@ -316,7 +317,8 @@ export class PgUsers implements UserRecords {
     return rows.map(toUser);
   }
 
-  async newest(limit: number) {
+  async newest(limit: number, email?: EmailSearch) {
+    if (email) return this.newestMatching(limit, email);
     const [users, registrations, [count]] = await Promise.all([
       this.db.rows<{ id: string; doc: UserDoc }>(
         "SELECT id, doc FROM users WHERE app_id = $1 ORDER BY (doc ->> 'createdAt')::float8 DESC, id DESC LIMIT $2",
@@ -334,6 +336,37 @@ export class PgUsers implements UserRecords {
       ),
     ]);
     return { users: users.map(toUser), registrations: registrations.map(toAccount), total: Number(count?.n ?? 0) };
+  }
+
+  /**
+   * `newest` of the users and registrations whose shown e-mail matches (`EmailSearch`; a scan of the
+   * app's users: a search someone asked for), each statement counting its matches as it pages them.
+   */
+  private async newestMatching(limit: number, email: EmailSearch) {
+    const [users, registrations] = await Promise.all([
+      this.db.rows<{ id: string; doc: UserDoc; n: string }>(
+        `SELECT u.id, u.doc, count(*) OVER () AS n FROM users u
+           LEFT JOIN userpass_accounts a ON a.app_id = u.app_id AND a.user_id = u.id
+          WHERE u.app_id = $1 AND CASE
+            WHEN a.id IS NOT NULL THEN strpos(a.email_key, $3) > 0
+            ELSE jsonb_typeof(u.doc #> '{data,email}') = 'string'
+              AND strpos(lower(u.doc #>> '{data,email}' COLLATE "C"), $4) > 0 END
+          ORDER BY (u.doc ->> 'createdAt')::float8 DESC, u.id DESC LIMIT $2`,
+        [this.appId, limit, email.folded, email.asciiFolded],
+      ),
+      this.db.rows<AccountRow & { n: string }>(
+        `SELECT ${accountColumns}, count(*) OVER () AS n FROM userpass_accounts
+          WHERE app_id = $1 AND user_id IS NULL AND strpos(email_key, $3) > 0
+          ORDER BY created_at DESC, id DESC LIMIT $2`,
+        [this.appId, limit, email.folded],
+      ),
+    ]);
+    const matches = (rows: { n: string }[]) => Number(rows[0]?.n ?? 0);
+    return {
+      users: users.map(toUser),
+      registrations: registrations.map(toAccount),
+      total: matches(users) + matches(registrations),
+    };
   }
 
   async accountsByIds(ids: string[]): Promise<StoredUserpassAccount[]> {

@@ -57,7 +57,7 @@ export function appView(appId: string, tab: AppTab, rest: string[], query: URLSe
   async function panel(): Promise<Node> {
     switch (tab) {
       case "users":
-        return usersPanel(appId, refresh);
+        return usersPanel(appId, `${base}/users`, query.get("email") ?? "", refresh);
       case "data":
         return dataPanel(appId, rest[0], rest[1], query, refresh);
       case "mail": {

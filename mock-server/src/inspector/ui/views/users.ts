@@ -1,10 +1,10 @@
 /**
- * An app's users: status, identities, sessions and API keys (with their state); a new e-mail/password
- * user; per user: confirm (pending), disable or enable, revoke sessions, delete.
+ * An app's users: status, identities, sessions and API keys (with their state); a search by e-mail;
+ * a new e-mail/password user; per user: confirm (pending), disable or enable, revoke sessions, delete.
  */
 import { client, type Schemas, unwrap } from "../api.ts";
 import { h, table, time } from "../dom.ts";
-import { action, confirmDialog } from "../view.ts";
+import { action, confirmDialog, navigate, withQuery } from "../view.ts";
 
 type User = Schemas["User"];
 
@@ -110,14 +110,39 @@ function actions(appId: string, user: User, refresh: () => void): Node[] {
   return buttons;
 }
 
-export async function usersPanel(appId: string, refresh: () => void): Promise<Node> {
-  const { users, total } = await unwrap(
-    client.GET("/_mock/v1/apps/{appId}/users", { params: { path: { appId }, query: { limit: shownUsers } } }),
+/** Finds users by a part of their e-mail; `list(text)` is the tab's address with that search. */
+function searchForm(email: string, list: (text: string) => string, refresh: () => void): HTMLElement {
+  const onSearch = (event: Event) => {
+    event.preventDefault();
+    const value = (document.getElementById("user-search") as HTMLInputElement).value.trim();
+    navigate(list(value), refresh);
+  };
+  return h(
+    "form",
+    { class: "inline", role: "search", "aria-label": "Find users", onsubmit: onSearch },
+    h(
+      "label",
+      null,
+      "E-mail contains",
+      h("input", { id: "user-search", type: "search", value: email, maxlength: 320, "data-key": "user-search" }),
+    ),
+    h("button", { type: "submit" }, "Find"),
+    email ? h("a", { href: list("") }, "Show all") : null,
   );
-  const count = (n: number) => `${n.toLocaleString("en")} user${n === 1 ? "" : "s"}`;
+}
+
+/** The users tab under `base` (`#/apps/x/users`); `email` is its search (none: all users). */
+export async function usersPanel(appId: string, base: string, email: string, refresh: () => void): Promise<Node> {
+  const { users, total } = await unwrap(
+    client.GET("/_mock/v1/apps/{appId}/users", {
+      params: { path: { appId }, query: { limit: shownUsers, ...(email ? { email } : {}) } },
+    }),
+  );
+  const count = (n: number) => `${n.toLocaleString("en")} ${email ? "matching " : ""}user${n === 1 ? "" : "s"}`;
   return h(
     "div",
     null,
+    searchForm(email, (text) => withQuery(base, { email: text }), refresh),
     createForm(appId, refresh),
     table(
       total > users.length ? `The newest ${count(users.length)} of ${total.toLocaleString("en")}` : count(users.length),
@@ -174,7 +199,7 @@ export async function usersPanel(appId: string, refresh: () => void): Promise<No
           : "none",
         h("div", { class: "actions row-actions" }, actions(appId, user, refresh)),
       ]),
-      "No users yet.",
+      email ? "No user's e-mail contains this." : "No users yet.",
     ),
   );
 }
