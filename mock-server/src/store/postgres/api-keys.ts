@@ -4,7 +4,7 @@
  * on any instances cannot pass it.
  */
 import type { AddApiKeyResult, ApiKeyRecords, StoredApiKey } from "../store.ts";
-import { type Database, isUniqueViolation, lockApp } from "./database.ts";
+import { type Database, isUniqueViolation, lockApp, type Queryable, rowsOf } from "./database.ts";
 import { PgSessions, type SessionEnds } from "./sessions.ts";
 
 interface KeyRow {
@@ -137,8 +137,8 @@ export class PgApiKeys implements ApiKeyRecords {
     return outcome.found;
   }
 
-  async all(): Promise<StoredApiKey[]> {
-    const rows = await this.db.rows<KeyRow>(`SELECT ${columns} FROM api_keys WHERE app_id = $1 ORDER BY seq`, [
+  async all(q: Queryable = this.db): Promise<StoredApiKey[]> {
+    const rows = await rowsOf<KeyRow>(q, `SELECT ${columns} FROM api_keys WHERE app_id = $1 ORDER BY seq`, [
       this.appId,
     ]);
     return rows.map(toKey);

@@ -28,7 +28,7 @@ import { anonymousUserLifetimeMs, OversizedCustomData } from "../store.ts";
 import { PgApiKeys } from "./api-keys.ts";
 import { PgAuthTokens } from "./auth-tokens.ts";
 import type { PgContext } from "./context.ts";
-import { lockAppStatement, type Queryable } from "./database.ts";
+import { lockAppStatement, type Queryable, rowsOf } from "./database.ts";
 import { type ChangeHub, PgDocuments } from "./documents.ts";
 import { IdDirectory } from "./id-directory.ts";
 import { channels } from "./notifications.ts";
@@ -137,8 +137,9 @@ export class PgAppStore implements AppStore {
     return row.previous === null ? { claimed: true } : { claimed: true, previous: Number(row.previous) };
   }
 
-  async triggerSuspensions(): Promise<TriggerSuspension[]> {
-    const rows = await this.context.db.rows<{ name: string; since: string; reason: string }>(
+  async triggerSuspensions(q: Queryable = this.context.db): Promise<TriggerSuspension[]> {
+    const rows = await rowsOf<{ name: string; since: string; reason: string }>(
+      q,
       "SELECT name, since, reason FROM trigger_suspensions WHERE app_id = $1 ORDER BY since, name",
       [this.appId],
     );
@@ -370,8 +371,8 @@ export class PgApps implements AppRecords {
     return row ? this.known(toRecord(row)) : undefined;
   }
 
-  async list(): Promise<AppRecord[]> {
-    return (await this.context.db.rows<AppRow>(`SELECT ${appColumns} FROM apps ORDER BY seq`)).map((row) =>
+  async list(q: Queryable = this.context.db): Promise<AppRecord[]> {
+    return (await rowsOf<AppRow>(q, `SELECT ${appColumns} FROM apps ORDER BY seq`)).map((row) =>
       this.known(toRecord(row)),
     );
   }
@@ -589,10 +590,10 @@ export class PgEmailJsAccounts implements EmailJsAccountRecords {
     return row?.doc;
   }
 
-  async list(): Promise<EmailJsAccountRecord[]> {
-    return (
-      await this.context.db.rows<{ doc: EmailJsAccountRecord }>("SELECT doc FROM emailjs_accounts ORDER BY seq")
-    ).map((r) => r.doc);
+  async list(q: Queryable = this.context.db): Promise<EmailJsAccountRecord[]> {
+    return (await rowsOf<{ doc: EmailJsAccountRecord }>(q, "SELECT doc FROM emailjs_accounts ORDER BY seq")).map(
+      (r) => r.doc,
+    );
   }
 
   async create(record: EmailJsAccountRecord): Promise<boolean> {

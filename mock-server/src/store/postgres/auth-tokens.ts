@@ -10,7 +10,7 @@ import {
   normalizeEmail,
   type StoredAuthToken,
 } from "../store.ts";
-import type { Database } from "./database.ts";
+import { type Database, type Queryable, rowsOf } from "./database.ts";
 
 export class PgAuthTokens implements AuthTokenRecords {
   constructor(
@@ -82,8 +82,12 @@ export class PgAuthTokens implements AuthTokenRecords {
     ]);
   }
 
-  async list(filter: { email?: string; kind?: AuthTokenKind } = {}): Promise<StoredAuthToken[]> {
-    const rows = await this.db.rows<{ doc: StoredAuthToken; used: boolean }>(
+  async list(
+    filter: { email?: string; kind?: AuthTokenKind } = {},
+    q: Queryable = this.db,
+  ): Promise<StoredAuthToken[]> {
+    const rows = await rowsOf<{ doc: StoredAuthToken; used: boolean }>(
+      q,
       `SELECT doc, used FROM auth_tokens
         WHERE app_id = $1 AND ($2::text IS NULL OR email_key = $2) AND ($3::text IS NULL OR kind = $3)
         ORDER BY seq`,

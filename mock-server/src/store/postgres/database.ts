@@ -204,6 +204,15 @@ export interface Queryable {
   ): Promise<pg.QueryResult<R>>;
 }
 
+/** Rows of a query on a connection (a transaction's) or the pool. */
+export async function rowsOf<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  q: Queryable,
+  text: string,
+  values: unknown[] = [],
+): Promise<R[]> {
+  return (await q.query<R>(text, values)).rows;
+}
+
 /** A unique-constraint violation (the store's way of deciding races). */
 export const isUniqueViolation = (error: unknown) => (error as { code?: unknown }).code === "23505";
 
@@ -336,15 +345,15 @@ export class Database implements Queryable {
 
   /** Rows of a query. */
   async rows<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-    return (await this.query<R>(text, values)).rows;
+    return rowsOf<R>(this, text, values);
   }
 
   /**
    * Runs `fn` in a transaction: committed when it returns (the promise resolves only then), rolled
-   * back when it throws.
+   * back when it throws. `begin` may set the transaction's mode.
    */
-  async transaction<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
-    const tx = await this.begin();
+  async transaction<T>(fn: (client: Queryable) => Promise<T>, begin = "BEGIN"): Promise<T> {
+    const tx = await this.begin(begin);
     try {
       const result = await fn(tx.client);
       await tx.commit();
@@ -359,7 +368,7 @@ export class Database implements Queryable {
    * A transaction to finish with `commit` or `rollback` (each gives the connection back; one broken
    * meanwhile is not given back to the pool, and an outage is thrown as StoreUnavailableError).
    */
-  async begin(): Promise<{ client: Queryable; commit(): Promise<void>; rollback(): Promise<void> }> {
+  async begin(begin = "BEGIN"): Promise<{ client: Queryable; commit(): Promise<void>; rollback(): Promise<void> }> {
     const client = await this.connect();
     let done = false;
     const release = (error?: unknown) => {
@@ -369,7 +378,7 @@ export class Database implements Queryable {
     };
     // Sent without waiting: the transaction's first statement follows it in the same round trip
     // (a BEGIN that fails fails that statement too; commit reports it).
-    const begun = client.query("BEGIN").then(
+    const begun = client.query(begin).then(
       () => null,
       (error: unknown) => error,
     );
@@ -420,6 +429,14 @@ export class Database implements Queryable {
     const broken = answers.find((a) => a.error instanceof StoreUnavailableError);
     client.release(broken ? (broken.error as Error) : undefined);
     return answers;
+  }
+
+  /**
+   * Runs reads in one read-only transaction at one snapshot (REPEATABLE READ): together they see the
+   * database at one moment, whatever commits while they run.
+   */
+  snapshot<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
+    return this.transaction(fn, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
   }
 
   async close(): Promise<void> {

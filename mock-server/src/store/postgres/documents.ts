@@ -45,7 +45,7 @@ import {
 } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import { customDataSelect } from "./custom-data.ts";
-import type { Database, Queryable } from "./database.ts";
+import { type Database, type Queryable, rowsOf } from "./database.ts";
 import { InsertGroups, type PendingInsert } from "./insert-groups.ts";
 import { channels } from "./notifications.ts";
 import { hiddenValue, pushdownInSlices } from "./pushdown.ts";
@@ -355,8 +355,13 @@ export class PgDocuments implements DocumentStore {
   }
 
   /** A whole collection in natural order with whom its documents count for (a state export). */
-  async exported(database: string, collection: string): Promise<{ documents: Document[]; owners: OwnerList }> {
-    const rows = await this.context.db.rows<{ seq: number; ejson: string; owner: string | null; anonymous: boolean }>(
+  async exported(
+    database: string,
+    collection: string,
+    q: Queryable = this.context.db,
+  ): Promise<{ documents: Document[]; owners: OwnerList }> {
+    const rows = await rowsOf<{ seq: number; ejson: string; owner: string | null; anonymous: boolean }>(
+      q,
       `SELECT seq, ejson, owner, owner_anonymous AS anonymous FROM documents
         WHERE app_id = $1 AND db = $2 AND coll = $3 ORDER BY seq`,
       [this.appId, database, collection],
@@ -910,8 +915,9 @@ export class PgDocuments implements DocumentStore {
     }
   }
 
-  async collections(): Promise<CollectionInfo[]> {
-    return this.context.db.rows<CollectionInfo>(
+  async collections(q: Queryable = this.context.db): Promise<CollectionInfo[]> {
+    return rowsOf<CollectionInfo>(
+      q,
       `SELECT c.db AS database, c.coll AS collection, count(d.id_key)::int AS count
          FROM collections c LEFT JOIN documents d ON d.app_id = c.app_id AND d.db = c.db AND d.coll = c.coll
         WHERE c.app_id = $1 GROUP BY c.db, c.coll, c.seq ORDER BY c.seq`,

@@ -11,7 +11,15 @@ import { ownersByPlace, StateImportError, savedSuspensions, stateApps } from "..
 import type { AppState, State, Store, StoredState } from "../store.ts";
 import { PgApps, PgEmailJsAccounts } from "./apps.ts";
 import { PgContext } from "./context.ts";
-import { clientConfig, Database, type DatabaseOptions, describeUrl, reachError } from "./database.ts";
+import {
+  clientConfig,
+  Database,
+  type DatabaseOptions,
+  describeUrl,
+  type Queryable,
+  reachError,
+  rowsOf,
+} from "./database.ts";
 import { ChangeHub, keepSuspensions, storedDocument } from "./documents.ts";
 import { PgMail } from "./mail.ts";
 import { migrate } from "./migrations.ts";
@@ -136,14 +144,18 @@ export class PostgresStore implements Store {
     return new PostgresStore(context, listener);
   }
 
-  async exportState(): Promise<StoredState> {
-    const db = this.context.db;
+  /** Everything at one moment: every table read in one read-only transaction, at one snapshot. */
+  exportState(): Promise<StoredState> {
+    return this.context.db.snapshot((q) => this.exportedAt(q));
+  }
+
+  private async exportedAt(q: Queryable): Promise<StoredState> {
     const apps: StoredState["apps"] = [];
-    for (const record of await this.apps.list()) {
+    for (const record of await this.apps.list(q)) {
       const scope = this.apps.scope(record.appId);
       const collections: AppState["collections"] = [];
-      for (const c of await scope.data.collections()) {
-        const { documents: docs, owners } = await scope.data.exported(c.database, c.collection);
+      for (const c of await scope.data.collections(q)) {
+        const { documents: docs, owners } = await scope.data.exported(c.database, c.collection, q);
         collections.push({
           database: c.database,
           collection: c.collection,
@@ -157,19 +169,21 @@ export class PostgresStore implements Store {
         createdAt: new Date(record.createdAt).toISOString(),
         appDir: record.appDir,
         config: record.config,
-        users: await scope.users.list(),
-        userpassAccounts: await scope.users.accounts(),
-        sessions: await scope.sessions.all(),
-        apiKeys: await scope.apiKeys.all(),
-        authTokens: await scope.authTokens.list(),
-        ...savedSuspensions(await scope.triggerSuspensions()),
+        users: await scope.users.list(q),
+        userpassAccounts: await scope.users.accounts(q),
+        sessions: await scope.sessions.all(q),
+        apiKeys: await scope.apiKeys.all(q),
+        authTokens: await scope.authTokens.list({}, q),
+        ...savedSuspensions(await scope.triggerSuspensions(q)),
         collections,
       });
     }
     return {
       apps,
-      emailjsAccounts: await this.emailjs.list(),
-      mail: (await db.rows<{ doc: StoredState["mail"][number] }>("SELECT doc FROM mail ORDER BY id")).map((r) => r.doc),
+      emailjsAccounts: await this.emailjs.list(q),
+      mail: (await rowsOf<{ doc: StoredState["mail"][number] }>(q, "SELECT doc FROM mail ORDER BY id")).map(
+        (r) => r.doc,
+      ),
     };
   }
 

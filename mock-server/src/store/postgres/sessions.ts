@@ -15,7 +15,7 @@ import {
 import type { AuthCache } from "./auth-cache.ts";
 import type { PgContext } from "./context.ts";
 import { customDataSelect } from "./custom-data.ts";
-import type { Database, Queryable } from "./database.ts";
+import { type Database, type Queryable, rowsOf } from "./database.ts";
 import { channels } from "./notifications.ts";
 import { rowKey } from "./row-keys.ts";
 import { usersChanged } from "./users.ts";
@@ -409,8 +409,8 @@ export class PgSessions implements SessionRecords {
     return true;
   }
 
-  async all(): Promise<StoredSession[]> {
-    const rows = await this.db.rows<{ doc: StoredSession }>("SELECT doc FROM sessions WHERE app_id = $1 ORDER BY seq", [
+  async all(q: Queryable = this.db): Promise<StoredSession[]> {
+    const rows = await rowsOf<{ doc: StoredSession }>(q, "SELECT doc FROM sessions WHERE app_id = $1 ORDER BY seq", [
       this.appId,
     ]);
     return rows.map((r) => r.doc);

@@ -21,7 +21,7 @@ import {
   type UserRecords,
 } from "../store.ts";
 import type { PgContext } from "./context.ts";
-import { type Database, lockApp, type Queryable } from "./database.ts";
+import { type Database, lockApp, type Queryable, rowsOf } from "./database.ts";
 import { channels } from "./notifications.ts";
 import { rowKey } from "./row-keys.ts";
 
@@ -309,8 +309,9 @@ export class PgUsers implements UserRecords {
     return row ? toUser(row) : undefined;
   }
 
-  async list(): Promise<StoredUser[]> {
-    const rows = await this.db.rows<{ id: string; doc: UserDoc }>(
+  async list(q: Queryable = this.db): Promise<StoredUser[]> {
+    const rows = await rowsOf<{ id: string; doc: UserDoc }>(
+      q,
       "SELECT id, doc FROM users WHERE app_id = $1 ORDER BY seq",
       [this.appId],
     );
@@ -475,8 +476,9 @@ export class PgUsers implements UserRecords {
     return rowCount === 1;
   }
 
-  async accounts(): Promise<StoredUserpassAccount[]> {
-    const rows = await this.db.rows<AccountRow>(
+  async accounts(q: Queryable = this.db): Promise<StoredUserpassAccount[]> {
+    const rows = await rowsOf<AccountRow>(
+      q,
       `SELECT ${accountColumns} FROM userpass_accounts WHERE app_id = $1 ORDER BY seq`,
       [this.appId],
     );
