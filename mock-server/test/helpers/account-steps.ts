@@ -14,6 +14,8 @@ const keyNames = ["ci", "ci-2", "ci"];
 
 /** What a step names: an address, a password, one of the run's sessions, mailed tokens or API keys. */
 const email = fc.integer({ min: 0, max: emails.length - 1 });
+/** Searches of the users by e-mail: a case, a domain, a part, none. */
+const searches = ["ada", "ADA@", "@example.com", "b@e", "bob", "x"];
 const password = fc.integer({ min: 0, max: passwords.length - 1 });
 const slot = fc.integer({ min: 0, max: 5 });
 const ofList = fc.oneof({ arbitrary: fc.integer({ min: 0, max: 4 }), weight: 5 }, fc.constant(-1));
@@ -39,6 +41,7 @@ export type Step =
   | ["whoami", number]
   | ["seedUser", number, number, boolean]
   | ["confirmPending", number]
+  | ["findUsers", number]
   | ["disableUser", number, boolean]
   | ["revokeSessions", number]
   | ["removeUser", number]
@@ -74,6 +77,7 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
   fc.tuple(fc.constant("whoami" as const), slot),
   { arbitrary: fc.tuple(fc.constant("seedUser" as const), email, password, fc.boolean()), weight: 2 },
   fc.tuple(fc.constant("confirmPending" as const), email),
+  fc.tuple(fc.constant("findUsers" as const), fc.integer({ min: 0, max: searches.length - 1 })),
   fc.tuple(fc.constant("disableUser" as const), slot, fc.boolean()),
   fc.tuple(fc.constant("revokeSessions" as const), slot),
   fc.tuple(fc.constant("removeUser" as const), slot),
@@ -299,6 +303,14 @@ export async function side(app: FastifyInstance, also?: FastifyInstance) {
           (u) => u.email?.toLowerCase() === emails[s[1]]!.toLowerCase(),
         );
         return send("confirmPendingUser", "POST", `/_mock/v1/apps/${appId}/users/${user?.id ?? "nobody"}/confirm`);
+      }
+      case "findUsers": {
+        const answer = await send("listUsers", "GET", `/_mock/v1/apps/${appId}/users?email=${searches[s[1]]}`);
+        // Who was found, not in which order (two users of one millisecond have none).
+        const found = ((answer.body.users ?? []) as { email?: string; status: string; identities: unknown[] }[])
+          .map((u) => `${u.email} ${u.status} ${u.identities.length}`)
+          .sort();
+        return { ...answer, text: JSON.stringify({ total: answer.body.total, found }) };
       }
     }
   }
