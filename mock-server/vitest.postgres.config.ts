@@ -49,6 +49,7 @@ export const bothStores = [
   "test/control/metrics.test.ts",
   "test/control/mail-edits.test.ts",
   "test/control/state.test.ts",
+  "test/control/state-export-stall.test.ts",
   "test/data/bounded-reads.test.ts",
   "test/data/collations.test.ts",
   "test/data/hostile-evaluation.test.ts",

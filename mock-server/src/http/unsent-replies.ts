@@ -63,7 +63,11 @@ export class UnsentReplies {
     return Buffer.isBuffer(payload) && payload.length >= unsentReplyLimits.watchFrom;
   }
 
-  /** Watches a reply being sent (call as it is sent: it is looked at once it is written). */
+  /**
+   * Watches a reply being sent (call as it is sent: it is looked at once it is written). A streamed
+   * reply too: what its connection has not taken is a piece or two, and when its client stops
+   * reading, the cut destroys the stream, so that what makes its pieces stops.
+   */
   watch(response: ServerResponse): void {
     setImmediate(() => {
       // (An injected request's reply has no connection to watch.)
@@ -81,7 +85,8 @@ export class UnsentReplies {
   private count(entry: Watched): void {
     const now = entry.response.writableLength;
     const queued = queuedBytes(entry.response);
-    if (now < entry.counted || queued < entry.queued) entry.progressAt = Date.now();
+    // (Nothing unsent: a streamed reply whose client took all there is so far.)
+    if (now < entry.counted || queued < entry.queued || now === 0) entry.progressAt = Date.now();
     this.total += now - entry.counted;
     entry.counted = now;
     entry.queued = queued;

@@ -28,7 +28,7 @@ import { toEJSONText } from "../data/documents.ts";
 import type { Collection } from "../store/memory/documents.ts";
 import { type MemorySnapshot, MemoryStore } from "../store/memory/memory-store.ts";
 import { StateImportError } from "../store/state-import.ts";
-import type { State } from "../store/store.ts";
+import type { State, StateReading } from "../store/store.ts";
 import type { Emulator } from "./emulator.ts";
 
 export type { State };
@@ -275,6 +275,48 @@ export class StateText {
     return id;
   }
 
+  /**
+   * The whole state's text as the export sends it: of the in-memory store, its rendering (above);
+   * of a store that reads its state as it is written out (`StateReading`), made as its pieces are
+   * taken, so that a batch of it at most is in memory at a time.
+   */
+  async stream(): Promise<Iterable<string> | AsyncIterable<string>> {
+    const { store } = this.emulator;
+    if (store instanceof MemoryStore || !store.readState) return (await this.render()).pieces;
+    return this.piecesOf(await store.readState());
+  }
+
+  private async *piecesOf(reading: StateReading): AsyncGenerator<string> {
+    try {
+      const { emulator } = this;
+      /** An object's JSON without its closing brace, so that more fields can follow. */
+      const opened = (value: object) => JSON.stringify(value).slice(0, -1);
+      yield `{"format":"app-services-harness-state","version":1,"exportedAt":${JSON.stringify(new Date().toISOString())}`;
+      yield `,"signingSecret":${JSON.stringify(emulator.signingSecret)},"apps":[`;
+      let first = true;
+      for await (const { collections, ...app } of reading.apps) {
+        yield `${first ? "" : ","}${opened({ ...app, clockOffsetMs: emulator.apps.clockOffsetOf(app.appId) })},"collections":[`;
+        first = false;
+        for (const [i, c] of collections.entries()) {
+          yield `${i === 0 ? "" : ","}${opened({ database: c.database, collection: c.collection })},"documents":[`;
+          yield* joined(c.documents);
+          const owners = c.owners();
+          yield `]${owners.length > 0 ? `,"owners":${JSON.stringify(owners)}` : ""}}`;
+        }
+        yield "]}";
+      }
+      const accounts = (await reading.emailjsAccounts()).map((account) => ({
+        ...account,
+        clockOffsetMs: emulator.emailjs.cachedClockOffset(account.publicKey),
+      }));
+      yield `],"emailjsAccounts":${JSON.stringify(accounts)},"mail":[`;
+      yield* joined(mapped(reading.mail, (message) => JSON.stringify(message)));
+      yield "]}\n";
+    } finally {
+      await reading.end();
+    }
+  }
+
   /** A store's export as text, each document and message apart. */
   private async renderExport(): Promise<Rendered> {
     const state = await exportState(this.emulator);
@@ -311,6 +353,33 @@ export class StateText {
     add("}\n");
     return { pieces, fingerprint: fingerprint() };
   }
+}
+
+/**
+ * JSON texts joined with commas, in pieces of about `groupLength`, the event loop let go between
+ * slices of the work.
+ */
+async function* joined(texts: AsyncIterable<string>): AsyncGenerator<string> {
+  const slices = new Slices();
+  let group: string[] = [];
+  let grouped = 0;
+  let first = true;
+  for await (const text of texts) {
+    group.push(text);
+    grouped += text.length;
+    if (grouped >= groupLength) {
+      yield `${first ? "" : ","}${group.join(",")}`;
+      first = false;
+      group = [];
+      grouped = 0;
+    }
+    await slices.yieldIfDue();
+  }
+  if (group.length > 0) yield `${first ? "" : ","}${group.join(",")}`;
+}
+
+async function* mapped<T, U>(values: AsyncIterable<T>, map: (value: T) => U): AsyncGenerator<U> {
+  for await (const value of values) yield map(value);
 }
 
 export class StatePersistence {

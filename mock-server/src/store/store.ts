@@ -45,6 +45,28 @@ export interface StoredState {
   mail: MailMessage[];
 }
 
+/**
+ * A state export read as it is written out, so that a database's state never sits in memory whole
+ * (PostgreSQL: one read-only snapshot, its documents and mail read through cursors a batch at a
+ * time). Read it once, in order, one list at a time: the apps, each app's collections' documents
+ * (a collection's `owners` is whole once its documents were read), the EmailJS accounts, the mail;
+ * then `end` (also when the reading stopped early: it gives the connection back).
+ */
+export interface StateReading {
+  apps: AsyncIterable<Omit<AppState, "clockOffsetMs" | "collections"> & { collections: CollectionReading[] }>;
+  emailjsAccounts(): Promise<EmailJsAccountRecord[]>;
+  mail: AsyncIterable<MailMessage>;
+  end(): Promise<void>;
+}
+
+export interface CollectionReading {
+  database: string;
+  collection: string;
+  /** Each document's canonical Extended JSON text, in natural order. */
+  documents: AsyncIterable<string>;
+  owners(): NonNullable<AppState["collections"][number]["owners"]>;
+}
+
 /** What is kept of an app besides its records: its settings and where its functions come from. */
 export interface AppRecord {
   appId: string;
@@ -923,6 +945,8 @@ export interface Store {
   readonly retention?: RetentionSweeps;
   /** Everything, for the control API's export. */
   exportState(): Promise<StoredState>;
+  /** Everything, read as it is written out (`StateReading`), where the store can: else `exportState`. */
+  readState?(): Promise<StateReading>;
   /** Replaces everything in one step (checked by the caller first). */
   importState(state: State): Promise<void>;
   /**

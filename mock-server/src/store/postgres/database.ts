@@ -213,6 +213,42 @@ export async function rowsOf<R extends pg.QueryResultRow = pg.QueryResultRow>(
   return (await q.query<R>(text, values)).rows;
 }
 
+let cursors = 0;
+
+/**
+ * Rows of a query read a batch at a time through a cursor, on `q`: a transaction's connection (a
+ * cursor lives in its transaction). A batch is `batch` rows, or, with `{ chars, of }`, about
+ * `chars` by the sizes `of` tells of the rows read so far (16 rows first: rows may be large). The
+ * cursor is closed when the rows end or the reading stops.
+ */
+export async function* cursorRows<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  q: Queryable,
+  text: string,
+  values: unknown[],
+  batch: number | { chars: number; of(row: R): number } = 500,
+): AsyncGenerator<R[]> {
+  const name = `rows_${++cursors}`;
+  await q.query(`DECLARE ${name} NO SCROLL CURSOR FOR ${text}`, values, "custom");
+  let size = typeof batch === "number" ? batch : 16;
+  let open = true;
+  try {
+    while (open) {
+      const { rows } = await q.query<R>(`FETCH ${size} FROM ${name}`, [], "custom");
+      open = rows.length === size;
+      if (rows.length > 0) {
+        if (typeof batch !== "number") {
+          const chars = rows.reduce((sum, row) => sum + batch.of(row), 0);
+          size = Math.max(1, Math.min(1_000, Math.floor((batch.chars * rows.length) / Math.max(1, chars))));
+        }
+        yield rows;
+      }
+    }
+  } finally {
+    // (Stopped early: closed. A transaction that failed ends with its cursors.)
+    if (open) await q.query(`CLOSE ${name}`, [], "custom").catch(() => undefined);
+  }
+}
+
 /** A unique-constraint violation (the store's way of deciding races). */
 export const isUniqueViolation = (error: unknown) => (error as { code?: unknown }).code === "23505";
 

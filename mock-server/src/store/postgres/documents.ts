@@ -28,6 +28,7 @@ import type { OwnerList } from "../memory/documents.ts";
 import {
   type AppliedChanges,
   type CollectionInfo,
+  type CollectionReading,
   type CommitPart,
   type DocumentChange,
   type DocumentStore,
@@ -45,7 +46,7 @@ import {
 } from "../store.ts";
 import type { PgContext } from "./context.ts";
 import { customDataSelect } from "./custom-data.ts";
-import { type Database, type Queryable, rowsOf } from "./database.ts";
+import { cursorRows, type Database, type Queryable, rowsOf } from "./database.ts";
 import { InsertGroups, type PendingInsert } from "./insert-groups.ts";
 import { channels } from "./notifications.ts";
 import { hiddenValue, pushdownInSlices } from "./pushdown.ts";
@@ -71,6 +72,9 @@ const collectionLock = 0x636f6c6c;
 
 /** A document as the statements bind it: its Extended JSON, for both `doc` (jsonb) and `ejson`. */
 export const storedDocument = (doc: Document) => jsonParam(toEJSONText(doc));
+
+/** About how many characters of documents a state export reads at a time (a document: up to 16 MiB). */
+const exportBatchChars = 8 * 1024 * 1024;
 
 /**
  * An inserted document's row text, kept as the document's text (its change event shares the
@@ -354,30 +358,39 @@ export class PgDocuments implements DocumentStore {
     return rows[0]?.n ?? 0;
   }
 
-  /** A whole collection in natural order with whom its documents count for (a state export). */
-  async exported(
-    database: string,
-    collection: string,
-    q: Queryable = this.context.db,
-  ): Promise<{ documents: Document[]; owners: OwnerList }> {
-    const rows = await rowsOf<{ seq: number; ejson: string; owner: string | null; anonymous: boolean }>(
+  /**
+   * A whole collection in natural order, read through a cursor of `q`'s transaction a batch of
+   * about `exportBatchChars` at a time, with whom its documents count for (a state export's).
+   */
+  reading(database: string, collection: string, q: Queryable): CollectionReading {
+    const owners = new Map<string, OwnerList[number]>();
+    type Row = { seq: number; ejson: string; owner: string | null; anonymous: boolean };
+    const rows = cursorRows<Row>(
       q,
       `SELECT seq, ejson, owner, owner_anonymous AS anonymous FROM documents
         WHERE app_id = $1 AND db = $2 AND coll = $3 ORDER BY seq`,
       [this.appId, database, collection],
+      { chars: exportBatchChars, of: (row) => row.ejson.length },
     );
-    const owners = new Map<string, OwnerList[number]>();
-    for (const [place, row] of rows.entries()) {
-      if (row.owner === null) continue;
-      const key = `${row.anonymous ? "a" : "u"}${row.owner}`;
-      let entry = owners.get(key);
-      if (!entry) {
-        entry = { userId: row.owner, anonymous: row.anonymous, documents: [] };
-        owners.set(key, entry);
+    async function* documents(): AsyncGenerator<string> {
+      let place = 0;
+      for await (const batch of rows) {
+        for (const row of batch) {
+          if (row.owner !== null) {
+            const key = `${row.anonymous ? "a" : "u"}${row.owner}`;
+            let entry = owners.get(key);
+            if (!entry) {
+              entry = { userId: row.owner, anonymous: row.anonymous, documents: [] };
+              owners.set(key, entry);
+            }
+            entry.documents.push(place);
+          }
+          place++;
+        }
+        for (const doc of await decodeInSlices(batch, true)) yield toEJSONText(doc);
       }
-      entry.documents.push(place);
     }
-    return { documents: decode(rows, true), owners: [...owners.values()] };
+    return { database, collection, documents: documents(), owners: () => [...owners.values()] };
   }
 
   async findByField(database: string, collection: string, field: string, value: string) {

@@ -5,21 +5,13 @@
  * problem. See docs/decisions/0008-postgresql-store.md.
  */
 import pg from "pg";
-import { type Document, fromEJSON, toEJSONText } from "../../data/documents.ts";
+import { type Document, fromEJSON } from "../../data/documents.ts";
 import { randomHex } from "../../state/ids.ts";
 import { ownersByPlace, StateImportError, savedSuspensions, stateApps } from "../state-import.ts";
-import type { AppState, State, Store, StoredState } from "../store.ts";
+import type { AppState, MailMessage, State, StateReading, Store, StoredState } from "../store.ts";
 import { PgApps, PgEmailJsAccounts } from "./apps.ts";
 import { PgContext } from "./context.ts";
-import {
-  clientConfig,
-  Database,
-  type DatabaseOptions,
-  describeUrl,
-  type Queryable,
-  reachError,
-  rowsOf,
-} from "./database.ts";
+import { clientConfig, cursorRows, Database, type DatabaseOptions, describeUrl, reachError } from "./database.ts";
 import { ChangeHub, keepSuspensions, storedDocument } from "./documents.ts";
 import { PgMail } from "./mail.ts";
 import { migrate } from "./migrations.ts";
@@ -144,46 +136,75 @@ export class PostgresStore implements Store {
     return new PostgresStore(context, listener);
   }
 
-  /** Everything at one moment: every table read in one read-only transaction, at one snapshot. */
-  exportState(): Promise<StoredState> {
-    return this.context.db.snapshot((q) => this.exportedAt(q));
+  /** Everything at one moment, collected from `readState`. */
+  async exportState(): Promise<StoredState> {
+    const reading = await this.readState();
+    try {
+      const apps: StoredState["apps"] = [];
+      for await (const { collections, ...app } of reading.apps) {
+        const read: AppState["collections"] = [];
+        for (const c of collections) {
+          const documents: Document[] = [];
+          for await (const text of c.documents) documents.push(JSON.parse(text) as Document);
+          const owners = c.owners();
+          read.push({
+            database: c.database,
+            collection: c.collection,
+            documents,
+            ...(owners.length > 0 ? { owners } : {}),
+          });
+        }
+        apps.push({ ...app, collections: read });
+      }
+      const emailjsAccounts = await reading.emailjsAccounts();
+      const mail: StoredState["mail"] = [];
+      for await (const message of reading.mail) mail.push(message);
+      return { apps, emailjsAccounts, mail };
+    } finally {
+      await reading.end();
+    }
   }
 
-  private async exportedAt(q: Queryable): Promise<StoredState> {
-    const apps: StoredState["apps"] = [];
-    for (const record of await this.apps.list(q)) {
-      const scope = this.apps.scope(record.appId);
-      const collections: AppState["collections"] = [];
-      for (const c of await scope.data.collections(q)) {
-        const { documents: docs, owners } = await scope.data.exported(c.database, c.collection, q);
-        collections.push({
-          database: c.database,
-          collection: c.collection,
-          documents: docs.map((d) => JSON.parse(toEJSONText(d)) as Document),
-          ...(owners.length > 0 ? { owners } : {}),
-        });
+  /**
+   * Everything at one moment, read as it is written out: every table in one read-only transaction
+   * at one snapshot, the documents and mail through cursors (`StateReading`).
+   */
+  async readState(): Promise<StateReading> {
+    const tx = await this.context.db.begin("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    const q = tx.client;
+    const { apps, emailjs } = this;
+    async function* appsRead(): StateReading["apps"] {
+      for (const record of await apps.list(q)) {
+        const scope = apps.scope(record.appId);
+        const collections = (await scope.data.collections(q)).map((c) =>
+          scope.data.reading(c.database, c.collection, q),
+        );
+        yield {
+          appId: record.appId,
+          domainId: record.domainId,
+          createdAt: new Date(record.createdAt).toISOString(),
+          appDir: record.appDir,
+          config: record.config,
+          users: await scope.users.list(q),
+          userpassAccounts: await scope.users.accounts(q),
+          sessions: await scope.sessions.all(q),
+          apiKeys: await scope.apiKeys.all(q),
+          authTokens: await scope.authTokens.list({}, q),
+          ...savedSuspensions(await scope.triggerSuspensions(q)),
+          collections,
+        };
       }
-      apps.push({
-        appId: record.appId,
-        domainId: record.domainId,
-        createdAt: new Date(record.createdAt).toISOString(),
-        appDir: record.appDir,
-        config: record.config,
-        users: await scope.users.list(q),
-        userpassAccounts: await scope.users.accounts(q),
-        sessions: await scope.sessions.all(q),
-        apiKeys: await scope.apiKeys.all(q),
-        authTokens: await scope.authTokens.list({}, q),
-        ...savedSuspensions(await scope.triggerSuspensions(q)),
-        collections,
-      });
+    }
+    async function* mailRead(): StateReading["mail"] {
+      for await (const rows of cursorRows<{ doc: MailMessage }>(q, "SELECT doc FROM mail ORDER BY id", [], 100)) {
+        for (const row of rows) yield row.doc;
+      }
     }
     return {
-      apps,
-      emailjsAccounts: await this.emailjs.list(q),
-      mail: (await rowsOf<{ doc: StoredState["mail"][number] }>(q, "SELECT doc FROM mail ORDER BY id")).map(
-        (r) => r.doc,
-      ),
+      apps: appsRead(),
+      emailjsAccounts: () => emailjs.list(q),
+      mail: mailRead(),
+      end: () => tx.rollback(),
     };
   }
 
