@@ -386,10 +386,10 @@ export class Database implements Queryable {
 
   /**
    * Runs `fn` in a transaction: committed when it returns (the promise resolves only then), rolled
-   * back when it throws. `begin` may set the transaction's mode.
+   * back when it throws.
    */
-  async transaction<T>(fn: (client: Queryable) => Promise<T>, begin = "BEGIN"): Promise<T> {
-    const tx = await this.begin(begin);
+  async transaction<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
+    const tx = await this.begin();
     try {
       const result = await fn(tx.client);
       await tx.commit();
@@ -468,11 +468,11 @@ export class Database implements Queryable {
   }
 
   /**
-   * Runs reads in one read-only transaction at one snapshot (REPEATABLE READ): together they see the
-   * database at one moment, whatever commits while they run.
+   * A read-only transaction at one snapshot (REPEATABLE READ): its reads see the database at one
+   * moment, whatever commits while they run. Finish it with `rollback` (or `commit`).
    */
-  snapshot<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
-    return this.transaction(fn, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+  beginSnapshot(): ReturnType<Database["begin"]> {
+    return this.begin("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
   }
 
   async close(): Promise<void> {

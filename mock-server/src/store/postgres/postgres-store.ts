@@ -170,7 +170,7 @@ export class PostgresStore implements Store {
    * at one snapshot, the documents and mail through cursors (`StateReading`).
    */
   async readState(): Promise<StateReading> {
-    const tx = await this.context.db.begin("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    const tx = await this.context.db.beginSnapshot();
     const q = tx.client;
     const { apps, emailjs } = this;
     async function* appsRead(): StateReading["apps"] {
