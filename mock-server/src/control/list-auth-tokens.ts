@@ -1,16 +1,20 @@
 import { appOf, defineControlRoute, iso } from "./route.ts";
 
-/** The confirmation and reset tokens issued, oldest first, with the link of their e-mail. */
+/**
+ * The newest `limit` confirmation and reset tokens issued (of an address, of a kind), oldest
+ * first, with the link of their e-mail, and how many match.
+ */
 export default defineControlRoute("listAuthTokens", async (request) => {
   const app = await appOf(request);
-  const { email, kind } = request.query;
+  const { email, kind, limit } = request.query;
   const now = app.clock.now();
-  const tokens = [];
-  for (const t of await app.authTokens.list({
-    ...(email !== undefined ? { email } : {}),
-    ...(kind !== undefined ? { kind } : {}),
-  })) {
-    tokens.push({
+  const { tokens, total } = await app.authTokens.newest(
+    { ...(email !== undefined ? { email } : {}), ...(kind !== undefined ? { kind } : {}) },
+    // (The validator fills in the document's default, 1,000; the type keeps it optional.)
+    limit ?? 1000,
+  );
+  return {
+    tokens: tokens.map((t) => ({
       email: t.email,
       kind: t.kind,
       token: t.token,
@@ -19,7 +23,7 @@ export default defineControlRoute("listAuthTokens", async (request) => {
       createdAt: iso(t.createdAt),
       expiresAt: iso(t.expiresAt),
       status: t.used ? ("used" as const) : now >= t.expiresAt ? ("expired" as const) : ("valid" as const),
-    });
-  }
-  return { tokens };
+    })),
+    total,
+  };
 });

@@ -570,7 +570,15 @@ export interface AuthTokenRecords {
   consume(kind: AuthTokenKind, token: string, tokenId: string, now: number): Promise<ConsumeResult>;
   markUsed(tokenId: string): Promise<void>;
   /** Oldest first. */
-  list(filter?: { email?: string; kind?: AuthTokenKind }): Promise<StoredAuthToken[]>;
+  list(filter?: AuthTokenFilter): Promise<StoredAuthToken[]>;
+  /** The newest `limit` matches, oldest first, and how many match. */
+  newest(filter: AuthTokenFilter, limit: number): Promise<{ tokens: StoredAuthToken[]; total: number }>;
+}
+
+/** Tokens of an address (in any case) and of a kind. */
+export interface AuthTokenFilter {
+  email?: string;
+  kind?: AuthTokenKind;
 }
 
 // ---------------------------------------------------------------------------------------------

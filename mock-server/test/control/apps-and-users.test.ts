@@ -448,6 +448,37 @@ describe("users", () => {
         .response.statusCode,
     ).toBe(400);
   });
+
+  it("answers the newest `limit` tokens, oldest first, and how many match", async () => {
+    const appId = await newApp(app);
+    const emails = ["a@example.com", "b@example.com", "c@example.com", "d@example.com"];
+    for (const email of emails) {
+      await call(app, "registerUser", {
+        method: "POST",
+        url: `${base}/app/${appId}/auth/providers/local-userpass/register`,
+        payload: { email, password: "secret-1" },
+      });
+    }
+    await call(app, "resendConfirmationEmail", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/local-userpass/confirm/send`,
+      payload: { email: "a@example.com" },
+    });
+    const list = (query: string) =>
+      call(app, "listAuthTokens", { method: "GET", url: `/_mock/v1/apps/${appId}/auth/tokens${query}` });
+    const all = await list("");
+    expect(all.body.total).toBe(5);
+    expect(all.body.tokens.map((t: { email: string }) => t.email)).toEqual([...emails, "a@example.com"]);
+    const newest = await list("?limit=2");
+    expect(newest.body.total).toBe(5);
+    expect(newest.body.tokens.map((t: { email: string }) => t.email)).toEqual(["d@example.com", "a@example.com"]);
+    const ofOne = await list("?email=A@example.com&limit=1");
+    expect(ofOne.body.total).toBe(2);
+    expect(ofOne.body.tokens).toHaveLength(1);
+    expect(ofOne.body.tokens[0].tokenId).toBe(all.body.tokens[4].tokenId);
+    for (const limit of ["0", "10001", "x"])
+      expect((await list(`?limit=${limit}`)).response.statusCode, limit).toBe(400);
+  });
 });
 
 describe("clock", () => {

@@ -334,7 +334,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** The confirmation and reset tokens the app issued, oldest first */
+        /**
+         * The confirmation and reset tokens the app issued, oldest first
+         * @description The newest `limit` matching tokens (default 1,000: a production database keeps a week of
+         *     them), oldest first, and `total`: how many match. `email` matches the address in any case.
+         */
         get: operations["listAuthTokens"];
         put?: never;
         post?: never;
@@ -2861,6 +2865,7 @@ export interface operations {
     listAuthTokens: {
         parameters: {
             query?: {
+                limit?: number;
                 email?: string;
                 kind?: components["schemas"]["AuthTokenKind"];
             };
@@ -2872,7 +2877,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The tokens. */
+            /** @description The newest matching tokens, oldest first, and how many match. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2880,6 +2885,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         tokens: components["schemas"]["AuthToken"][];
+                        total: number;
                     };
                 };
             };

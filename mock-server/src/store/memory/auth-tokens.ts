@@ -5,6 +5,7 @@
  * link whose token was dropped answers as an unknown one, `invalid token data`).
  */
 import {
+  type AuthTokenFilter,
   type AuthTokenKind,
   type AuthTokenRecords,
   type ConsumeResult,
@@ -37,11 +38,16 @@ export class MemoryAuthTokens implements AuthTokenRecords {
     if (this.tokens.size > this.capacity) this.tokens.delete(this.tokens.keys().next().value as string);
   }
 
-  async list(filter: { email?: string; kind?: AuthTokenKind } = {}): Promise<StoredAuthToken[]> {
+  async list(filter: AuthTokenFilter = {}): Promise<StoredAuthToken[]> {
     return this.listNow(filter);
   }
 
-  listNow(filter: { email?: string; kind?: AuthTokenKind }): StoredAuthToken[] {
+  async newest(filter: AuthTokenFilter, limit: number): Promise<{ tokens: StoredAuthToken[]; total: number }> {
+    const all = this.listNow(filter);
+    return { tokens: all.slice(-limit), total: all.length };
+  }
+
+  listNow(filter: AuthTokenFilter): StoredAuthToken[] {
     const email = filter.email === undefined ? undefined : normalizeEmail(filter.email);
     return [...this.tokens.values()].filter(
       (t) =>

@@ -4,6 +4,7 @@
  */
 import {
   AppGoneError,
+  type AuthTokenFilter,
   type AuthTokenKind,
   type AuthTokenRecords,
   type ConsumeResult,
@@ -11,6 +12,9 @@ import {
   type StoredAuthToken,
 } from "../store.ts";
 import { type Database, type Queryable, rowsOf } from "./database.ts";
+
+/** The tokens of the app ($1) of an address ($2) and kind ($3), each when given. */
+const matching = "app_id = $1 AND ($2::text IS NULL OR email_key = $2) AND ($3::text IS NULL OR kind = $3)";
 
 export class PgAuthTokens implements AuthTokenRecords {
   constructor(
@@ -82,17 +86,28 @@ export class PgAuthTokens implements AuthTokenRecords {
     ]);
   }
 
-  async list(
-    filter: { email?: string; kind?: AuthTokenKind } = {},
-    q: Queryable = this.db,
-  ): Promise<StoredAuthToken[]> {
+  async list(filter: AuthTokenFilter = {}, q: Queryable = this.db): Promise<StoredAuthToken[]> {
     const rows = await rowsOf<{ doc: StoredAuthToken; used: boolean }>(
       q,
-      `SELECT doc, used FROM auth_tokens
-        WHERE app_id = $1 AND ($2::text IS NULL OR email_key = $2) AND ($3::text IS NULL OR kind = $3)
-        ORDER BY seq`,
-      [this.appId, filter.email === undefined ? null : normalizeEmail(filter.email), filter.kind ?? null],
+      `SELECT doc, used FROM auth_tokens WHERE ${matching} ORDER BY seq`,
+      this.filterValues(filter),
     );
     return rows.map((r) => ({ ...r.doc, used: r.used }));
+  }
+
+  async newest(filter: AuthTokenFilter, limit: number): Promise<{ tokens: StoredAuthToken[]; total: number }> {
+    const values = this.filterValues(filter);
+    const [rows, [count]] = await Promise.all([
+      this.db.rows<{ doc: StoredAuthToken; used: boolean }>(
+        `SELECT doc, used FROM auth_tokens WHERE ${matching} ORDER BY seq DESC LIMIT $4`,
+        [...values, limit],
+      ),
+      this.db.rows<{ n: number }>(`SELECT count(*)::int AS n FROM auth_tokens WHERE ${matching}`, values),
+    ]);
+    return { tokens: rows.reverse().map((r) => ({ ...r.doc, used: r.used })), total: count?.n ?? 0 };
+  }
+
+  private filterValues(filter: AuthTokenFilter): unknown[] {
+    return [this.appId, filter.email === undefined ? null : normalizeEmail(filter.email), filter.kind ?? null];
   }
 }
