@@ -5,7 +5,8 @@
  * one, a session without its user, a document without the collection's other changes of the time.
  * (Read table by table, an export taken under traffic held what was written after it began in the
  * tables it read last, and missed it in those it had read.) While the database is slow to give the
- * next rows, a client that took all there was so far is not cut as one that stopped reading.
+ * next rows, a client that took all there was so far is not cut as one that stopped reading; when
+ * the database fails midway, the reply (its status sent) is cut, and the next export is whole.
  */
 import type { FastifyInstance } from "fastify";
 import pg from "pg";
@@ -97,6 +98,34 @@ describe("the PostgreSQL store's state export", () => {
     } finally {
       await locker.end();
     }
+  });
+
+  it("cuts its reply when the database fails midway: the client never holds a state that looks whole", async () => {
+    const appId = await newApp(app, openData);
+    await insert(appId, [{ _id: "one", text: "in the next export" }]);
+    const locker = await lockedUsers();
+    try {
+      const reply = await fetch(`${url}/_mock/v1/state`);
+      expect(reply.status).toBe(200);
+      // (Its end is taken at once: it fails while the test is still at the database.)
+      const read = reply.text().then(
+        () => "whole",
+        (error: Error) => error,
+      );
+      await exportWaiting();
+      await adminQuery(
+        database.url,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM users%'",
+      );
+      expect(await read).toBeInstanceOf(Error);
+    } finally {
+      await locker.query("ROLLBACK");
+      await locker.end();
+    }
+    const { response, body } = await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" });
+    expect(response.statusCode).toBe(200);
+    const documents = (body as Exported).apps.find((a) => a.appId === appId)?.collections.flatMap((c) => c.documents);
+    expect(documents?.map((d) => d._id)).toEqual(["one"]);
   });
 
   it("keeps a client that took all there was while the database is slow to give the rest", async () => {
