@@ -7,12 +7,13 @@
  * that reads slowly keeps it. On PostgreSQL the documents are read through a cursor, a batch at a
  * time, not all at once. Here the state is ~22 MB of documents and the idle time 1.5 s.
  */
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { call, newApp, openData, testStore } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
+import { pausedRequest } from "../helpers/paused-request.ts";
 import { statementsOf } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
 
@@ -42,23 +43,7 @@ afterEach(() => {
 });
 
 /** A raw connection that asks for the export and reads nothing until told to. */
-async function exporter() {
-  const { port } = new URL(url);
-  const socket = connect(Number(port), "127.0.0.1");
-  sockets.push(socket);
-  const state = { received: 0, closed: false };
-  socket.on("error", () => undefined);
-  socket.on("close", () => {
-    state.closed = true;
-  });
-  await new Promise((resolve) => socket.once("connect", resolve));
-  socket.pause();
-  socket.on("data", (chunk: Buffer) => {
-    state.received += chunk.length;
-  });
-  socket.write("GET /_mock/v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-  return { socket, state };
-}
+const exporter = () => pausedRequest(url, "GET /_mock/v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", sockets);
 
 /** The export's transactions still open (PostgreSQL), or 0. */
 async function openReadings(): Promise<number> {

@@ -5,12 +5,13 @@
  * theirs; a client that reads keeps its reply, and one that reads slowly keeps it too. Here a
  * `find` answers 12 MB, the budget is 16 MiB and the idle time 1.5 s.
  */
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../helpers/app.ts";
 import { sendChecked } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
+import { pausedRequest } from "../helpers/paused-request.ts";
 import { until } from "../helpers/until.ts";
 
 const metricsToken = "metrics-token-for-the-tests";
@@ -65,27 +66,14 @@ afterEach(() => {
 });
 
 /** A raw connection that asks for the find and reads nothing (until `read` is called). */
-async function asker() {
-  const { port } = new URL(url);
-  const socket = connect(Number(port), "127.0.0.1");
-  sockets.push(socket);
-  const state = { received: 0, closed: false };
-  socket.on("error", () => undefined);
-  socket.on("close", () => {
-    state.closed = true;
-  });
-  await new Promise((resolve) => socket.once("connect", resolve));
-  socket.pause();
-  socket.on("data", (chunk: Buffer) => {
-    state.received += chunk.length;
-  });
-  socket.write(
+const asker = () =>
+  pausedRequest(
+    url,
     `POST /api/client/v2.0/app/local-app/functions/call HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
       `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    sockets,
   );
-  return { socket, state };
-}
 
 async function metric(name: string): Promise<number> {
   const { body: text } = await call(app, "getMetrics", {

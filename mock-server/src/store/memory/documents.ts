@@ -510,22 +510,9 @@ export class Collection {
 
   private listOwners(): OwnerList {
     if (this.owners.size === 0) return [];
-    const byOwner = new Map<string, { userId: string; anonymous: boolean; documents: number[] }>();
-    let place = 0;
-    for (const key of this.docs.keys()) {
-      const owner = this.owners.get(key);
-      if (owner) {
-        const id = `${owner.anonymous ? "a" : "u"}${owner.userId}`;
-        let entry = byOwner.get(id);
-        if (!entry) {
-          entry = { userId: owner.userId, anonymous: owner.anonymous, documents: [] };
-          byOwner.set(id, entry);
-        }
-        entry.documents.push(place);
-      }
-      place++;
-    }
-    return [...byOwner.values()];
+    const places = new OwnerPlaces();
+    for (const key of this.docs.keys()) places.next(this.owners.get(key));
+    return places.list();
   }
 
   /** Stores a copy (`stored`: one made already); false when the `_id` exists. */
@@ -594,6 +581,30 @@ export class Collection {
 
 /** Whom a collection's documents count for: each owner with the places of its documents. */
 export type OwnerList = { userId: string; anonymous: boolean; documents: number[] }[];
+
+/** An `OwnerList` made as a collection's documents pass in natural order. */
+export class OwnerPlaces {
+  private readonly byOwner = new Map<string, OwnerList[number]>();
+  private place = 0;
+
+  /** The next document, and whom it counts for (none: the system wrote it). */
+  next(owner: { userId: string; anonymous: boolean } | undefined): void {
+    if (owner) {
+      const id = `${owner.anonymous ? "a" : "u"}${owner.userId}`;
+      let entry = this.byOwner.get(id);
+      if (!entry) {
+        entry = { userId: owner.userId, anonymous: owner.anonymous, documents: [] };
+        this.byOwner.set(id, entry);
+      }
+      entry.documents.push(this.place);
+    }
+    this.place++;
+  }
+
+  list(): OwnerList {
+    return [...this.byOwner.values()];
+  }
+}
 
 /** Documents and their bytes. */
 interface Usage {

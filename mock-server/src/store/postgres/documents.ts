@@ -24,7 +24,7 @@ import { keepText, maxReplyBytes } from "../../data/ejson-text.ts";
 import { Turns } from "../../data/turns.ts";
 import { holdsWide, textInSlices } from "../../data/wide-values.ts";
 import { exactConditionsInSlices } from "../exact-query.ts";
-import type { OwnerList } from "../memory/documents.ts";
+import { OwnerPlaces } from "../memory/documents.ts";
 import {
   type AppliedChanges,
   type CollectionInfo,
@@ -363,7 +363,7 @@ export class PgDocuments implements DocumentStore {
    * about `exportBatchChars` at a time, with whom its documents count for (a state export's).
    */
   reading(database: string, collection: string, q: Queryable): CollectionReading {
-    const owners = new Map<string, OwnerList[number]>();
+    const owners = new OwnerPlaces();
     type Row = { seq: number; ejson: string; owner: string | null; anonymous: boolean };
     const rows = cursorRows<Row>(
       q,
@@ -373,24 +373,13 @@ export class PgDocuments implements DocumentStore {
       { chars: exportBatchChars, of: (row) => row.ejson.length },
     );
     async function* documents(): AsyncGenerator<string> {
-      let place = 0;
       for await (const batch of rows) {
-        for (const row of batch) {
-          if (row.owner !== null) {
-            const key = `${row.anonymous ? "a" : "u"}${row.owner}`;
-            let entry = owners.get(key);
-            if (!entry) {
-              entry = { userId: row.owner, anonymous: row.anonymous, documents: [] };
-              owners.set(key, entry);
-            }
-            entry.documents.push(place);
-          }
-          place++;
-        }
+        for (const row of batch)
+          owners.next(row.owner === null ? undefined : { userId: row.owner, anonymous: row.anonymous });
         for (const doc of await decodeInSlices(batch, true)) yield toEJSONText(doc);
       }
     }
-    return { database, collection, documents: documents(), owners: () => [...owners.values()] };
+    return { database, collection, documents: documents(), owners: () => owners.list() };
   }
 
   async findByField(database: string, collection: string, field: string, value: string) {
