@@ -13,6 +13,7 @@ import { controlPlugin } from "./control/plugin.ts";
 import { emailJsPlugin } from "./emailjs/plugin.ts";
 import { clientErrorHandler } from "./http/client-errors.ts";
 import { capConnectionsPerAddress } from "./http/connection-cap.ts";
+import { ConnectionDrain } from "./http/connection-drain.ts";
 import { registerCors } from "./http/cors.ts";
 import { notFound, sendError } from "./http/error-handler.ts";
 import { registerHostCheck } from "./http/host-check.ts";
@@ -24,7 +25,6 @@ import { registerRequestMetrics } from "./http/request-metrics.ts";
 import { trustedPeer } from "./http/trusted-peer.ts";
 import { UnsentReplies } from "./http/unsent-replies.ts";
 import { warnOfUntrustedProxies } from "./http/untrusted-proxy.ts";
-import { closeUnusedConnectionsOnClose } from "./http/unused-connections.ts";
 import { registerValidation } from "./http/validation.ts";
 import { emulatorIdpHost } from "./idp/host.ts";
 import { identityProviderPlugin } from "./idp/plugin.ts";
@@ -89,7 +89,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     // `startServer` makes (Fastify's default is no limit). Bodies of 16 KiB or more are also cut
     // after 10 s without a byte (runtime/large-requests.ts).
     requestTimeout: 300_000,
-    // On close, idle keep-alive connections go at once; requests in flight may finish (server.ts).
+    // On close, idle keep-alive connections go at once, but for a draining server's (server.ts,
+    // http/connection-drain.ts); requests in flight may finish.
     forceCloseConnections: "idle",
     // A request the parser cannot read is answered with `Connection: close` (http/client-errors.ts).
     clientErrorHandler,
@@ -127,7 +128,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.decorateRequest("faulted", false);
   app.decorateRequest("leaveInFlight", null);
   app.decorateRequest("sentPayload", null);
-  closeUnusedConnectionsOnClose(app);
+  app.decorate("connections", new ConnectionDrain(app));
   capConnectionsPerAddress(app.server, {
     max: emulator.budgets.connections,
     exempt: trustedPeer(emulator.options.trustProxy),

@@ -1,6 +1,7 @@
 import type { Registry } from "prom-client";
 import type { AuthMode, Caller } from "./app-services/auth-context.ts";
 import type { Area } from "./errors/catalogue.ts";
+import type { ConnectionDrain } from "./http/connection-drain.ts";
 import type { AppRuntime } from "./runtime/app-runtime.ts";
 import type { Emulator } from "./runtime/emulator.ts";
 
@@ -9,6 +10,8 @@ declare module "fastify" {
     emulator: Emulator;
     /** The metrics' registry when they are kept (`--metrics-token`, `--metrics-address`), else null. */
     metrics: Registry | null;
+    /** The server's connections, closed between requests when it drains (http/connection-drain.ts). */
+    connections: ConnectionDrain;
     /** Compiles the routes' schemas not compiled yet (http/validation.ts), one a turn; answers how many. */
     compileSchemas: () => Promise<number>;
   }

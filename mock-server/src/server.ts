@@ -66,6 +66,9 @@ export interface StartHooks {
 /** How long an idle connection is kept open (see `startServer`). */
 const keepAliveMs = 72_000;
 
+/** How long a connection is idle before a draining server closes it (http/connection-drain.ts). */
+const drainGraceMs = 500;
+
 /** Listens, or rejects with Node's own error (EADDRINUSE, EACCES…). */
 function listenOn(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -180,14 +183,13 @@ export async function startServer(
         // Requests in flight get `drainMs` to finish; then their connections are cut.
         const force = setTimeout(() => server.closeAllConnections(), options.drainMs);
         force.unref();
-        // A keep-alive connection whose last request finished during the drain would otherwise
-        // linger for Node's keep-alive timeout (5 s): close each one as soon as it is idle.
-        // (Connections that never carried a request go at once: http/unused-connections.ts.)
-        const sweep = setInterval(() => server.closeIdleConnections(), 25);
-        sweep.unref();
+        // Connections close between requests: replies say `Connection: close`, and an idle one
+        // goes after a moment of idleness, not at once under a proxy's next request
+        // (http/connection-drain.ts).
+        const endDrain = running.app.connections.start(Math.min(drainGraceMs, options.drainMs / 4));
         await running.app.close();
         clearTimeout(force);
-        clearInterval(sweep);
+        endDrain();
         await metricsListener?.close();
         await persistence?.stop();
       })();

@@ -41,6 +41,34 @@ function get(
   return { done, headers: headersArrived };
 }
 
+/** A raw keep-alive connection that carried one request (a proxy's kept connection), to ask more on. */
+async function keptConnection(url: string) {
+  const socket = connect(Number(new URL(url).port), "127.0.0.1");
+  await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+  socket.on("error", () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  let received = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (chunk: string) => (received += chunk));
+  /** Sends a request and waits for its whole reply (its length given, as this server gives it). */
+  const ask = async (method: string, path: string, body = "") => {
+    received = "";
+    socket.write(
+      `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    return until(() => {
+      const end = received.indexOf("\r\n\r\n");
+      const length = /\r\ncontent-length: (\d+)/i.exec(received)?.[1];
+      return end >= 0 && length !== undefined && Buffer.byteLength(received.slice(end + 4)) >= Number(length)
+        ? received
+        : undefined;
+    }, `the reply to ${method} ${path}`);
+  };
+  expect(await ask("GET", "/api/client/v2.0/app/local-app/location")).toMatch(/\r\nconnection: keep-alive\r\n/i);
+  return { ask, closed };
+}
+
 async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(url, {
     method: "POST",
@@ -107,6 +135,30 @@ describe("shutdown", () => {
     // Not the drain time (10 s) or a header timeout: closing has nothing to wait for.
     expect(Date.now() - started).toBeLessThan(1000);
     await closed;
+  });
+
+  it("answers a request that comes on a kept connection while it drains, and closes that connection after the reply", async () => {
+    // A proxy's kept connection (nginx's upstream keepalive): closed under its next request, a POST
+    // is lost and answered 502 by the proxy, not sent to another instance.
+    const server = await startServer(quiet);
+    const kept = await keptConnection(server.url);
+    const closing = server.close();
+    await until(() => !server.app.server.listening, "the server to stop listening");
+    const reply = await kept.ask("POST", "/api/client/v2.0/app/local-app/auth/providers/anon-user/login", "{}");
+    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
+    expect(reply).toMatch(/\r\nconnection: close\r\n/i);
+    await kept.closed;
+    await closing;
+  });
+
+  it("closes a kept connection that stays idle once it has been idle a moment, and ends the drain", async () => {
+    const server = await startServer(quiet);
+    const kept = await keptConnection(server.url);
+    const started = Date.now();
+    await server.close();
+    await kept.closed;
+    // Not the drain time (10 s) or the keep-alive time (72 s).
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it("cuts a request that outlasts the drain time", async () => {
