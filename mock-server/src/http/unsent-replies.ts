@@ -29,6 +29,8 @@ interface Watched {
   counted: number;
   /** Bytes of the connection's writes not yet taken by the system, as last seen. */
   queued: number;
+  /** Bytes the system has taken from the connection's writes, as last seen (when it can be told). */
+  taken: number;
   /** When it last sent something (or was first counted). */
   progressAt: number;
 }
@@ -41,6 +43,17 @@ interface Watched {
 export function queuedBytes(response: ServerResponse): number {
   const handle = (response.socket as { _handle?: { writeQueueSize?: unknown } } | null)?._handle;
   return typeof handle?.writeQueueSize === "number" ? handle.writeQueueSize : response.writableLength;
+}
+
+/**
+ * Bytes of a connection's writes the system has taken so far: those handed to its handle less the
+ * handle's queue. It only grows, where the queue of a streamed reply, written piece by piece, is
+ * refilled by each next piece (two looks may find it as full while the client reads on); NaN where
+ * it cannot be told.
+ */
+function takenBytes(response: ServerResponse): number {
+  const dispatched = (response.socket as { _bytesDispatched?: unknown } | null)?._bytesDispatched;
+  return typeof dispatched === "number" ? dispatched - queuedBytes(response) : Number.NaN;
 }
 
 export class UnsentReplies {
@@ -72,7 +85,13 @@ export class UnsentReplies {
     setImmediate(() => {
       // (An injected request's reply has no connection to watch.)
       if (response.writableFinished || response.destroyed || !Number.isFinite(response.writableLength)) return;
-      const entry: Watched = { response, counted: 0, queued: queuedBytes(response), progressAt: Date.now() };
+      const entry: Watched = {
+        response,
+        counted: 0,
+        queued: queuedBytes(response),
+        taken: takenBytes(response),
+        progressAt: Date.now(),
+      };
       this.watched.add(entry);
       this.count(entry);
       const done = () => this.forget(entry);
@@ -85,8 +104,10 @@ export class UnsentReplies {
   private count(entry: Watched): void {
     const now = entry.response.writableLength;
     const queued = queuedBytes(entry.response);
+    const taken = takenBytes(entry.response);
     // (Nothing unsent: a streamed reply whose client took all there is so far.)
-    if (now < entry.counted || queued < entry.queued || now === 0) entry.progressAt = Date.now();
+    if (now < entry.counted || queued < entry.queued || taken > entry.taken || now === 0) entry.progressAt = Date.now();
+    entry.taken = taken;
     this.total += now - entry.counted;
     entry.counted = now;
     entry.queued = queued;
