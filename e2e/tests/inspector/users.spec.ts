@@ -97,3 +97,21 @@ test("shows the newest 200 users of an app that has more, says how many there ar
   await expect(users).toBeVisible();
   await expect(page.getByLabel("E-mail contains")).toHaveValue("");
 });
+
+test("goes from an app's mail to the user it was sent to", async ({ page, testApp, request }) => {
+  const { appId } = testApp;
+  const registered = await request.post(
+    `${emulatorUrl}/api/client/v2.0/app/${encodeURIComponent(appId)}/auth/providers/local-userpass/register`,
+    { data: { email: "Grace@Example.com", password: "secret-123" } },
+  );
+  expect(registered.status()).toBe(201);
+  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/mail`);
+  await page
+    .getByRole("link", { name: /Confirm/ })
+    .first()
+    .click();
+  await page.getByRole("link", { name: "find the user" }).click();
+  const found = page.getByRole("table", { name: "1 matching user" });
+  await expect(found.getByRole("row", { name: /Grace@Example\.com/ })).toContainText("pending");
+  await expect(page.getByLabel("E-mail contains")).toHaveValue("Grace@Example.com");
+});

@@ -99,7 +99,20 @@ async function detail(message: MailMessage, tab: MailTab, links: MailLinks, refr
     h("h3", { id: "mail-subject" }, message.subject || "(no subject)"),
     fields([
       ["From", message.fromName ? `${message.fromName} <${message.from}>` : message.from],
-      ["To", message.to],
+      [
+        "To",
+        message.appId
+          ? [
+              message.to,
+              " · ",
+              h(
+                "a",
+                { href: withQuery(`#/apps/${encodeURIComponent(message.appId)}/users`, { email: message.to }) },
+                "find the user",
+              ),
+            ]
+          : message.to,
+      ],
       ["Reply-To", message.replyTo],
       ["Source", message.source === "emailjs" ? `EmailJS (${message.account})` : `App Services (${message.appId})`],
       ["Kind", message.kind],
