@@ -72,14 +72,19 @@ export function messageNumber(id: string): number | undefined {
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
+/** Whether a message's subject, recipients or text holds `search` (trimmed), the case of letters ignored. */
+export function searchMatches(m: Pick<MailMessage, "subject" | "to" | "text">, search: string | undefined): boolean {
+  const needle = search?.trim().toLowerCase();
+  return !needle || [m.subject, m.to, m.text].some((field) => field.toLowerCase().includes(needle));
+}
+
 export function mailMatches(m: MailMessage, f: MailFilter): boolean {
   if (f.to !== undefined && !recipients(m.to).includes(f.to.trim().toLowerCase())) return false;
   if (f.appId !== undefined && m.appId !== f.appId) return false;
   if (f.account !== undefined && m.account !== f.account) return false;
   if (f.source !== undefined && m.source !== f.source) return false;
   if (f.kind !== undefined && m.kind !== f.kind) return false;
-  const needle = f.search?.trim().toLowerCase();
-  if (needle && ![m.subject, m.to, m.text].some((field) => field.toLowerCase().includes(needle))) return false;
+  if (!searchMatches(m, f.search)) return false;
   if (f.since !== undefined) {
     if (/^m-\d+$/.test(f.since)) {
       if (mailSeq(m.id) <= mailSeq(f.since)) return false;

@@ -82,4 +82,22 @@ describe("counting an app's mail on PostgreSQL", () => {
     const reads = texts.filter((text) => /\bFROM mail\b/.test(text));
     expect(reads.find((text) => /\bdoc\b/.test(text))).toMatch(/LIMIT/);
   });
+  it("searches the searched fields alone, and reads whole only the messages of the page", async () => {
+    let page: { messages: unknown[]; total: number } | undefined;
+    const { texts } = await statementsOf(async () => {
+      page = (await call(app, "listMail", { method: "GET", url: "/_mock/v1/mail?search=EXAMPLE.com&limit=2" })).body;
+    });
+    const all = await app.emulator.store.mail.list({});
+    expect(all.length).toBeGreaterThan(2);
+    expect(page!.messages).toEqual(all.slice(-2));
+    expect(page!.total).toBe(all.length);
+    const reads = texts.filter((text) => /\bFROM mail\b/.test(text));
+    // The search's scans (the page's and the count's) read the subject, recipients and text.
+    const scans = reads.filter((text) => text.startsWith("DECLARE"));
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) expect(scan).not.toMatch(/SELECT (id, )?doc\b|\bdoc AS|, doc\b/);
+    // Whole messages: the page's two, by their ids.
+    const whole = reads.filter((text) => /SELECT doc\b/.test(text));
+    expect(whole).toEqual(["SELECT doc FROM mail WHERE id = ANY($1::bigint[]) ORDER BY id"]);
+  });
 });

@@ -6,13 +6,13 @@
  * message's end (`done_at`: captured without SMTP, or its delivery sent or finally failed) is what
  * the retention sweep goes by (retention.ts); a queued message has none, so it is never swept.
  */
-import { composeMessage, MailWaits, mailMatches, mailSeq, messageNumber, recipients } from "../mail-messages.ts";
+import { composeMessage, MailWaits, mailSeq, messageNumber, recipients, searchMatches } from "../mail-messages.ts";
 import type { MailDelivery, MailFilter, MailMessage, MailStore, NewMail } from "../store.ts";
 import type { PgContext } from "./context.ts";
-import type { Queryable } from "./database.ts";
+import { cursorRows, type Queryable } from "./database.ts";
 import { channels } from "./notifications.ts";
 
-/** The SQL of a filter; `to` and time-based `since` are finished in JavaScript (mailMatches). */
+/** The SQL of a filter's `appId`, `account`, `source`, `kind`, `to` and `since` as a message id. */
 function whereOf(filter: MailFilter, params: unknown[]): string {
   const where: string[] = [];
   const param = (value: unknown) => {
@@ -129,12 +129,23 @@ export class PgMail implements MailStore {
 
   /**
    * With `limit` and no `search`, only the newest `limit` rows are read. A search, whose case
-   * folding is JavaScript's (mailMatches), reads the other filters' matches and keeps its own.
+   * folding is JavaScript's (searchMatches), finds the ids of its matches first (`searched`), then
+   * reads those it answers.
    */
   async list(filter: MailFilter = {}, limit?: number): Promise<MailMessage[]> {
     const params: unknown[] = [];
     const where = columnsWhere(filter, params);
-    if (limit !== undefined && !filter.search?.trim()) {
+    if (filter.search?.trim()) {
+      const ids = await this.searched(filter);
+      const page = limit === undefined ? ids : ids.slice(-limit);
+      if (page.length === 0) return [];
+      const rows = await this.context.db.rows<{ doc: MailMessage }>(
+        "SELECT doc FROM mail WHERE id = ANY($1::bigint[]) ORDER BY id",
+        [page],
+      );
+      return rows.map(toMessage);
+    }
+    if (limit !== undefined) {
       params.push(limit);
       const rows = await this.context.db.rows<{ doc: MailMessage }>(
         `SELECT doc FROM (SELECT id, doc FROM mail ${where} ORDER BY id DESC LIMIT $${params.length}) AS newest ORDER BY id`,
@@ -143,16 +154,41 @@ export class PgMail implements MailStore {
       return rows.map(toMessage);
     }
     const rows = await this.context.db.rows<{ doc: MailMessage }>(`SELECT doc FROM mail ${where} ORDER BY id`, params);
-    const matching = rows.map(toMessage).filter((m) => mailMatches(m, filter));
-    return limit === undefined ? matching : matching.slice(-limit);
+    return rows.map(toMessage);
+  }
+
+  /**
+   * The ids of a search's matches, oldest first: the other filters' matches read through a cursor
+   * a batch at a time, only the fields searched (not the HTML, headers or attachments of 30 days of
+   * mail), the search kept in JavaScript.
+   */
+  private async searched(filter: MailFilter): Promise<number[]> {
+    const params: unknown[] = [];
+    const where = columnsWhere(filter, params);
+    const tx = await this.context.db.beginSnapshot();
+    try {
+      const ids: number[] = [];
+      type Row = { id: number; subject: string; to: string; text: string };
+      const rows = cursorRows<Row>(
+        tx.client,
+        `SELECT id, coalesce(doc ->> 'subject', '') AS subject, coalesce(doc ->> 'to', '') AS "to",
+                coalesce(doc ->> 'text', '') AS text
+           FROM mail ${where} ORDER BY id`,
+        params,
+      );
+      for await (const batch of rows) for (const row of batch) if (searchMatches(row, filter.search)) ids.push(row.id);
+      return ids;
+    } finally {
+      await tx.rollback();
+    }
   }
 
   /**
    * Counted by the database, reading no message (the control API's app summaries ask at every
-   * inspector page, however much mail is kept); a search counts what the listing holds.
+   * inspector page, however much mail is kept); a search counts its matches' ids.
    */
   async count(filter: MailFilter): Promise<number> {
-    if (filter.search?.trim()) return (await this.list(filter)).length;
+    if (filter.search?.trim()) return (await this.searched(filter)).length;
     const params: unknown[] = [];
     const [row] = await this.context.db.rows<{ n: number }>(
       `SELECT count(*)::int AS n FROM mail ${columnsWhere(filter, params)}`,
