@@ -128,7 +128,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   app.decorateRequest("faulted", false);
   app.decorateRequest("leaveInFlight", null);
   app.decorateRequest("sentPayload", null);
-  app.decorate("connections", new ConnectionDrain(app));
+  app.decorate("connections", new ConnectionDrain(app, trustedPeer(emulator.options.trustProxy)));
   capConnectionsPerAddress(app.server, {
     max: emulator.budgets.connections,
     exempt: trustedPeer(emulator.options.trustProxy),

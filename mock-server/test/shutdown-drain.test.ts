@@ -19,6 +19,8 @@ import { logLines } from "./helpers/log-lines.ts";
 import { until } from "./helpers/until.ts";
 
 const quiet = { port: 0, logLevel: "silent" as const, watchFunctions: false, passwordHashCost: 4 };
+/** The server behind a proxy on this host (`--trust-proxy 127.0.0.1`). */
+const behindProxy = { ...quiet, trustProxy: ["127.0.0.1"] };
 
 /** A GET whose body is read to the end; resolves with the status and body, or "cut". */
 function get(
@@ -110,10 +112,10 @@ describe("shutdown", () => {
     await closed;
   });
 
-  it("answers a request that comes on a kept connection while it drains, and closes that connection after the reply", async () => {
+  it("answers a request that comes on a proxy's kept connection while it drains, and closes that connection after the reply", async () => {
     // A proxy's kept connection (nginx's upstream keepalive): closed under its next request, a POST
     // is lost and answered 502 by the proxy, not sent to another instance.
-    const server = await startServer(quiet);
+    const server = await startServer(behindProxy);
     const kept = await keptConnection(server.url);
     const closing = server.close();
     await until(() => !server.app.server.listening, "the server to stop listening");
@@ -124,14 +126,23 @@ describe("shutdown", () => {
     await closing;
   });
 
-  it("closes a kept connection that stays idle once it has been idle a moment, and ends the drain", async () => {
-    const server = await startServer(quiet);
+  it("closes a proxy's kept connection that stays idle once it has been idle a moment, and ends the drain", async () => {
+    const server = await startServer(behindProxy);
     const kept = await keptConnection(server.url);
     const started = Date.now();
     await server.close();
     await kept.closed;
     // Not the drain time (10 s) or the keep-alive time (72 s).
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("closes another client's idle kept connection at once (it sends a request again that meets the close)", async () => {
+    const server = await startServer(quiet);
+    const kept = await keptConnection(server.url);
+    const closing = server.close();
+    await kept.closed;
+    expect(server.app.server.listening).toBe(false);
+    await closing;
   });
 
   it("cuts a request that outlasts the drain time", async () => {

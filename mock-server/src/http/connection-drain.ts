@@ -10,10 +10,14 @@
  *
  * - every reply says `Connection: close`: its connection closes once the reply is out, and the
  *   proxy, told so, sends nothing more on it;
- * - a connection that is idle closes once it has been idle for the grace time: nginx sends on the
- *   connection it freed last, so the one idle longest is the one it is least likely to be sending
- *   on as it closes; one that never carried a request closes after the grace time from its opening
- *   (a proxy's request follows its connection at once);
+ * - a proxy's connection (one from a peer `--trust-proxy` trusts, as a proxy in front should be)
+ *   that is idle closes once it has been idle for the grace time: nginx sends on the connection it
+ *   freed last, so the one idle longest is the one it is least likely to be sending on as it
+ *   closes; one that never carried a request closes after the grace time from its opening (a
+ *   proxy's request follows its connection at once);
+ * - another client's idle connection closes at once, as before: browsers and Node's fetch send a
+ *   request again that met a kept connection's close, and a test's or a developer's emulator stops
+ *   without waiting for the grace;
  * - requests in flight finish (the drain's end cuts what is left: server.ts).
  *
  * Outside a drain (an `app.close()` alone, the tests'), connections that never carried a request
@@ -27,6 +31,8 @@ import type { Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
 
 interface Tracked {
+  /** Whether its peer is a proxy the server trusts (its idle connection gets the grace time). */
+  proxy: boolean;
   /** Requests on it not answered yet. */
   busy: number;
   /** Whether it carried a request. */
@@ -40,11 +46,15 @@ export class ConnectionDrain {
   private draining = false;
   private sweep: NodeJS.Timeout | null = null;
 
-  constructor(private readonly app: FastifyInstance) {
+  /** `proxy`: whether a peer's address is a proxy's (`--trust-proxy`: http/trusted-peer.ts). */
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly proxy: (address: string | undefined) => boolean,
+  ) {
     // Requests carry the TLS socket on HTTPS: track those, not the TCP sockets beneath them.
     const event = "setSecureContext" in app.server ? "secureConnection" : "connection";
     app.server.on(event, (socket: Socket) => {
-      this.sockets.set(socket, { busy: 0, used: false, since: Date.now() });
+      this.sockets.set(socket, { proxy: this.proxy(socket.remoteAddress), busy: 0, used: false, since: Date.now() });
       socket.once("close", () => this.sockets.delete(socket));
     });
     app.server.on("request", (request: { socket: Socket }, response: ServerResponse) => {
@@ -65,9 +75,9 @@ export class ConnectionDrain {
   }
 
   /**
-   * Begins the drain, before the server stops listening: idle connections close after `graceMs`
-   * of idleness (Node's and Fastify's closing of every idle connection at once is held off), and
-   * replies close theirs. Answers a function that ends the watch.
+   * Begins the drain, before the server stops listening: proxies' idle connections close after
+   * `graceMs` of idleness, others' at once (Node's and Fastify's closing of every idle connection
+   * at once is held off), and replies close theirs. Answers a function that ends the watch.
    */
   start(graceMs: number): () => void {
     this.draining = true;
@@ -85,7 +95,7 @@ export class ConnectionDrain {
   private closeIdle(graceMs: number): void {
     const now = Date.now();
     for (const [socket, tracked] of this.sockets) {
-      if (tracked.busy === 0 && now - tracked.since >= graceMs) socket.destroy();
+      if (tracked.busy === 0 && (!tracked.proxy || now - tracked.since >= graceMs)) socket.destroy();
     }
   }
 }

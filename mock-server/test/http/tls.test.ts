@@ -75,11 +75,12 @@ describe("HTTPS", () => {
 });
 
 describe("HTTPS with a connection cap", () => {
-  it("answers a request on a kept connection while it drains, then closes the connection", async () => {
+  it("answers a request on a proxy's kept connection while it drains, then closes the connection", async () => {
     const draining = await startServer({
       port: 0,
       logLevel: "silent",
       watchFunctions: false,
+      trustProxy: ["127.0.0.1"],
       tlsCert: join(dir, "cert.pem"),
       tlsKey: join(dir, "key.pem"),
     });
