@@ -14,7 +14,7 @@ import type { Document } from "../src/data/documents.ts";
 import { MongoService } from "../src/data/mongo-actions.ts";
 import { startServer } from "../src/server.ts";
 import { ensureBuilt, killAll, startEmulatorProcess } from "./helpers/emulator-process.ts";
-import { keptConnection } from "./helpers/kept-connection.ts";
+import { expectAnsweredWhileDraining, keptConnection } from "./helpers/kept-connection.ts";
 import { logLines } from "./helpers/log-lines.ts";
 import { until } from "./helpers/until.ts";
 
@@ -116,14 +116,7 @@ describe("shutdown", () => {
     // A proxy's kept connection (nginx's upstream keepalive): closed under its next request, a POST
     // is lost and answered 502 by the proxy, not sent to another instance.
     const server = await startServer(behindProxy);
-    const kept = await keptConnection(server.url);
-    const closing = server.close();
-    await until(() => !server.app.server.listening, "the server to stop listening");
-    const reply = await kept.ask("POST", "/api/client/v2.0/app/local-app/auth/providers/anon-user/login", "{}");
-    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
-    expect(reply).toMatch(/\r\nconnection: close\r\n/i);
-    await kept.closed;
-    await closing;
+    await expectAnsweredWhileDraining(server, await keptConnection(server.url));
   });
 
   it("closes a proxy's kept connection that stays idle once it has been idle a moment, and ends the drain", async () => {

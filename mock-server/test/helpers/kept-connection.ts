@@ -40,3 +40,20 @@ export async function keptConnection(url: string, ca?: string) {
   expect(await ask("GET", "/api/client/v2.0/app/local-app/location")).toMatch(/\r\nconnection: keep-alive\r\n/i);
   return { ask, closed };
 }
+
+/**
+ * Closes `server` and, once it no longer listens, asks a POST on `kept`: it is answered whole,
+ * saying `Connection: close`, and the connection then closes.
+ */
+export async function expectAnsweredWhileDraining(
+  server: { close(): Promise<void>; app: { server: { listening: boolean } } },
+  kept: Awaited<ReturnType<typeof keptConnection>>,
+): Promise<void> {
+  const closing = server.close();
+  await until(() => !server.app.server.listening, "the server to stop listening");
+  const reply = await kept.ask("POST", "/api/client/v2.0/app/local-app/auth/providers/anon-user/login", "{}");
+  expect(reply).toMatch(/^HTTP\/1\.1 200 /);
+  expect(reply).toMatch(/\r\nconnection: close\r\n/i);
+  await kept.closed;
+  await closing;
+}

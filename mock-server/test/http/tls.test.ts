@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { generate } from "selfsigned";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server.ts";
-import { keptConnection } from "../helpers/kept-connection.ts";
+import { expectAnsweredWhileDraining, keptConnection } from "../helpers/kept-connection.ts";
 import { until } from "../helpers/until.ts";
 
 let dir: string;
@@ -84,14 +84,7 @@ describe("HTTPS with a connection cap", () => {
       tlsCert: join(dir, "cert.pem"),
       tlsKey: join(dir, "key.pem"),
     });
-    const kept = await keptConnection(draining.url, cert);
-    const closing = draining.close();
-    await until(() => !draining.app.server.listening, "the server to stop listening");
-    const reply = await kept.ask("POST", "/api/client/v2.0/app/local-app/auth/providers/anon-user/login", "{}");
-    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
-    expect(reply).toMatch(/\r\nconnection: close\r\n/i);
-    await kept.closed;
-    await closing;
+    await expectAnsweredWhileDraining(draining, await keptConnection(draining.url, cert));
   });
 
   it("closes an address's connection past its cap before its handshake", async () => {
