@@ -116,3 +116,41 @@ test("reads the page again at most once a second while writes keep coming", asyn
   expect(reads.length).toBeGreaterThanOrEqual(2);
   expect(reads.length).toBeLessThanOrEqual(5);
 });
+
+test("reads the page again less often while its reads are slow (a production database's counts)", async ({
+  page,
+  mock,
+  testApp,
+}) => {
+  const { appId } = testApp;
+  const path = { appId, database: "shop", collection: "slow" };
+  const insert = (n: number) =>
+    mock.POST("/_mock/v1/apps/{appId}/data/{database}/{collection}", {
+      params: { path },
+      body: { documents: [{ _id: `item-${n}`, n: { $numberInt: String(n) } }] },
+    });
+  await insert(0);
+  // The collection listing answers 400 ms late, as counts over a million documents would.
+  const listing = new URL(`${emulatorUrl}/_mock/v1/apps/${encodeURIComponent(appId)}/data`).pathname;
+  await page.route(
+    (url) => url.pathname === listing,
+    async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await route.continue();
+    },
+  );
+  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/data/shop/slow`);
+  await expect(page.getByText("item-0").first()).toBeVisible();
+  const reads: number[] = [];
+  page.on("request", (request) => {
+    if (new URL(request.url()).pathname === listing) reads.push(Date.now());
+  });
+  // Writes one after another for 4 s: a read takes 0.4 s, so the page reads at most every 4 s.
+  const started = Date.now();
+  let n = 0;
+  while (Date.now() - started < 4000) await insert(++n);
+  const collections = page.getByRole("table", { name: "1 collection" });
+  await expect(collections.getByRole("row", { name: /shop\.slow/ })).toContainText(String(n + 1), { timeout: 15_000 });
+  expect(reads.length).toBeGreaterThanOrEqual(2);
+  expect(reads.length).toBeLessThanOrEqual(3);
+});
