@@ -3,6 +3,9 @@
  * filtered with a MongoDB query, added, edited, deleted, and the collection dropped — every write
  * seen by the app's change streams like any other.
  */
+
+import type { MockControlClient } from "@harness/openapi/mock-control";
+import type { Page } from "@playwright/test";
 import { emulatorUrl, expect, expectAccessible, test } from "../../fixtures/index.ts";
 
 test("shows typed documents and filters, adds, edits, deletes them and drops the collection", async ({
@@ -91,30 +94,56 @@ test("shows typed documents and filters, adds, edits, deletes them and drops the
   await expect(page.getByText("The collection is empty.")).toBeVisible();
 });
 
-test("reads the page again at most once a second while writes keep coming", async ({ page, mock, testApp }) => {
-  const { appId } = testApp;
-  const path = { appId, database: "shop", collection: "stream" };
+/**
+ * Opens a collection's data tab, then writes to it one document after another for `writeMs` (a
+ * busy app's live events) and waits until the page shows every write; answers how many times the
+ * page read the app's collection listing meanwhile. With `slowMs`, the listing answers that late,
+ * as counts over a million documents would.
+ */
+async function listingReadsUnderWrites(
+  { page, mock, appId }: { page: Page; mock: MockControlClient; appId: string },
+  collection: string,
+  { writeMs, slowMs = 0 }: { writeMs: number; slowMs?: number },
+): Promise<number> {
+  const path = { appId, database: "shop", collection };
   const insert = (n: number) =>
     mock.POST("/_mock/v1/apps/{appId}/data/{database}/{collection}", {
       params: { path },
       body: { documents: [{ _id: `item-${n}`, n: { $numberInt: String(n) } }] },
     });
   await insert(0);
-  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/data/shop/stream`);
+  const listing = new URL(`${emulatorUrl}/_mock/v1/apps/${encodeURIComponent(appId)}/data`).pathname;
+  if (slowMs > 0) {
+    await page.route(
+      (url) => url.pathname === listing,
+      async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, slowMs));
+        await route.continue();
+      },
+    );
+  }
+  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/data/shop/${collection}`);
   await expect(page.getByText("item-0").first()).toBeVisible();
-  const reads: number[] = [];
+  let reads = 0;
   page.on("request", (request) => {
-    if (new URL(request.url()).pathname.endsWith(`/apps/${appId}/data`)) reads.push(Date.now());
+    if (new URL(request.url()).pathname === listing) reads++;
   });
-  // Writes one after another for 3 s: a busy app's live events.
   const started = Date.now();
   let n = 0;
-  while (Date.now() - started < 3000) await insert(++n);
+  while (Date.now() - started < writeMs) await insert(++n);
   // The page catches up: the collection's count is every write's.
   const collections = page.getByRole("table", { name: "1 collection" });
-  await expect(collections.getByRole("row", { name: /shop\.stream/ })).toContainText(String(n + 1));
-  expect(reads.length).toBeGreaterThanOrEqual(2);
-  expect(reads.length).toBeLessThanOrEqual(5);
+  await expect(collections.getByRole("row", { name: new RegExp(`shop\\.${collection}`) })).toContainText(
+    String(n + 1),
+    { timeout: 15_000 },
+  );
+  return reads;
+}
+
+test("reads the page again at most once a second while writes keep coming", async ({ page, mock, testApp }) => {
+  const reads = await listingReadsUnderWrites({ page, mock, appId: testApp.appId }, "stream", { writeMs: 3000 });
+  expect(reads).toBeGreaterThanOrEqual(2);
+  expect(reads).toBeLessThanOrEqual(5);
 });
 
 test("reads the page again less often while its reads are slow (a production database's counts)", async ({
@@ -122,35 +151,11 @@ test("reads the page again less often while its reads are slow (a production dat
   mock,
   testApp,
 }) => {
-  const { appId } = testApp;
-  const path = { appId, database: "shop", collection: "slow" };
-  const insert = (n: number) =>
-    mock.POST("/_mock/v1/apps/{appId}/data/{database}/{collection}", {
-      params: { path },
-      body: { documents: [{ _id: `item-${n}`, n: { $numberInt: String(n) } }] },
-    });
-  await insert(0);
-  // The collection listing answers 400 ms late, as counts over a million documents would.
-  const listing = new URL(`${emulatorUrl}/_mock/v1/apps/${encodeURIComponent(appId)}/data`).pathname;
-  await page.route(
-    (url) => url.pathname === listing,
-    async (route) => {
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      await route.continue();
-    },
-  );
-  await page.goto(`${emulatorUrl}/_mock/#/apps/${encodeURIComponent(appId)}/data/shop/slow`);
-  await expect(page.getByText("item-0").first()).toBeVisible();
-  const reads: number[] = [];
-  page.on("request", (request) => {
-    if (new URL(request.url()).pathname === listing) reads.push(Date.now());
+  // A read takes 0.2 s, so the page reads at most every 2 s: once as the writes begin, once after
+  // (once a second, it read three times).
+  const reads = await listingReadsUnderWrites({ page, mock, appId: testApp.appId }, "slow", {
+    writeMs: 1500,
+    slowMs: 200,
   });
-  // Writes one after another for 4 s: a read takes 0.4 s, so the page reads at most every 4 s.
-  const started = Date.now();
-  let n = 0;
-  while (Date.now() - started < 4000) await insert(++n);
-  const collections = page.getByRole("table", { name: "1 collection" });
-  await expect(collections.getByRole("row", { name: /shop\.slow/ })).toContainText(String(n + 1), { timeout: 15_000 });
-  expect(reads.length).toBeGreaterThanOrEqual(2);
-  expect(reads.length).toBeLessThanOrEqual(3);
+  expect(reads).toBe(2);
 });

@@ -89,6 +89,9 @@ let timer: ReturnType<typeof setTimeout> | null = null;
 let lastLiveRender = 0;
 /** How long the last live re-render took, from its start to its page shown. */
 let lastRenderMs = 0;
+/** Whether a live re-render is under way, and whether events came meanwhile. */
+let rendering = false;
+let eventsWhileRendering = false;
 /**
  * Coalesces bursts of events (a seed of 1,000 documents) into one re-render, and re-renders at most
  * once a second while events keep coming, or once every ten times the last live render took when
@@ -98,12 +101,23 @@ let lastRenderMs = 0;
  */
 function refreshSoon(): void {
   if (timer) return;
+  // The next one is timed once this one's length is known.
+  if (rendering) {
+    eventsWhileRendering = true;
+    return;
+  }
   timer = setTimeout(
     () => {
       timer = null;
       lastLiveRender = Date.now();
+      rendering = true;
       void show(false).finally(() => {
+        rendering = false;
         lastRenderMs = Date.now() - lastLiveRender;
+        if (eventsWhileRendering) {
+          eventsWhileRendering = false;
+          refreshSoon();
+        }
       });
     },
     Math.max(150, lastLiveRender + Math.max(1000, 10 * lastRenderMs) - Date.now()),
