@@ -180,7 +180,7 @@ function hashedPieces() {
  * The whole state as JSON text, in pieces (never one string: a state may pass the longest string
  * V8 makes, ~512 MB), built a slice at a time so that requests are served meanwhile. Of the
  * in-memory store, from one snapshot, each collection's text kept for the next render while the
- * collection does not change (the --data-dir saves); of another store, from its export.
+ * collection does not change (the --data-dir saves); of another store, from its reading.
  */
 export class StateText {
   /** Each collection's documents as Extended JSON text, for the content it had at `version`. */
@@ -192,7 +192,7 @@ export class StateText {
 
   async render(): Promise<Rendered> {
     const { store } = this.emulator;
-    if (!(store instanceof MemoryStore)) return this.renderExport();
+    if (!(store instanceof MemoryStore)) return this.renderReading();
     const snapshot = await store.wholeSnapshot();
     const slices = new Slices();
     const { pieces, add, stand, fingerprint } = hashedPieces();
@@ -282,11 +282,22 @@ export class StateText {
    */
   async stream(): Promise<Iterable<string> | AsyncIterable<string>> {
     const { store } = this.emulator;
-    if (store instanceof MemoryStore || !store.readState) return (await this.render()).pieces;
+    if (store instanceof MemoryStore) return (await this.render()).pieces;
     return this.piecesOf(await store.readState());
   }
 
-  private async *piecesOf(reading: StateReading): AsyncGenerator<string> {
+  /**
+   * Another store's text whole, from its reading (no such store is saved to a file: its
+   * fingerprint counts the export time too).
+   */
+  private async renderReading(): Promise<Rendered> {
+    const { pieces, add, fingerprint } = hashedPieces();
+    for await (const piece of this.piecesOf(await this.emulator.store.readState())) add(piece);
+    return { pieces, fingerprint: fingerprint() };
+  }
+
+  /** A reading's text, made as its pieces are taken; the reading ends with it. */
+  async *piecesOf(reading: StateReading): AsyncGenerator<string> {
     try {
       const { emulator } = this;
       /** An object's JSON without its closing brace, so that more fields can follow. */
@@ -315,43 +326,6 @@ export class StateText {
     } finally {
       await reading.end();
     }
-  }
-
-  /** A store's export as text, each document and message apart. */
-  private async renderExport(): Promise<Rendered> {
-    const state = await exportState(this.emulator);
-    const slices = new Slices();
-    const { pieces, add, fingerprint } = hashedPieces();
-    /** An object's JSON without its closing brace, so that more fields can follow. */
-    const opened = (value: object) => JSON.stringify(value).slice(0, -1);
-    const list = async (values: unknown[]) => {
-      add("[");
-      for (const [i, value] of values.entries()) {
-        add(`${i === 0 ? "" : ","}${JSON.stringify(value)}`);
-        await slices.yieldIfDue();
-      }
-      add("]");
-    };
-    const { apps, emailjsAccounts, mail, exportedAt, ...header } = state;
-    add(opened(header));
-    pieces.push(`,"exportedAt":${JSON.stringify(exportedAt)}`);
-    add(',"apps":[');
-    for (const [i, { collections, ...app }] of apps.entries()) {
-      add(`${i === 0 ? "" : ","}${opened(app)},"collections":[`);
-      for (const [j, { documents, ...collection }] of collections.entries()) {
-        add(`${j === 0 ? "" : ","}${opened(collection)},"documents":`);
-        await list(documents);
-        add("}");
-      }
-      add("]}");
-    }
-    add("]");
-    add(',"emailjsAccounts":');
-    await list(emailjsAccounts);
-    add(',"mail":');
-    await list(mail);
-    add("}\n");
-    return { pieces, fingerprint: fingerprint() };
   }
 }
 

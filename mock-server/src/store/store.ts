@@ -67,6 +67,29 @@ export interface CollectionReading {
   owners(): NonNullable<AppState["collections"][number]["owners"]>;
 }
 
+/** A reading of an export a store made whole (the in-memory store's). */
+export function readingOf(state: StoredState): StateReading {
+  async function* each<T>(values: T[]): AsyncGenerator<T> {
+    yield* values;
+  }
+  return {
+    apps: each(
+      state.apps.map(({ collections, ...app }) => ({
+        ...app,
+        collections: collections.map(({ database, collection, documents, owners }) => ({
+          database,
+          collection,
+          documents: each(documents.map((doc) => JSON.stringify(doc))),
+          owners: () => owners ?? [],
+        })),
+      })),
+    ),
+    emailjsAccounts: async () => state.emailjsAccounts,
+    mail: each(state.mail),
+    end: async () => undefined,
+  };
+}
+
 /** What is kept of an app besides its records: its settings and where its functions come from. */
 export interface AppRecord {
   appId: string;
@@ -953,8 +976,8 @@ export interface Store {
   readonly retention?: RetentionSweeps;
   /** Everything, for the control API's export. */
   exportState(): Promise<StoredState>;
-  /** Everything, read as it is written out (`StateReading`), where the store can: else `exportState`. */
-  readState?(): Promise<StateReading>;
+  /** Everything, read as it is written out (`StateReading`). */
+  readState(): Promise<StateReading>;
   /** Replaces everything in one step (checked by the caller first). */
   importState(state: State): Promise<void>;
   /**

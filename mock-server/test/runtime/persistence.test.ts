@@ -9,9 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportState, StatePersistence } from "../../src/runtime/persistence.ts";
+import { exportState, StatePersistence, StateText } from "../../src/runtime/persistence.ts";
 import type { MemoryAppStore } from "../../src/store/memory/memory-store.ts";
-import { call, testApp } from "../helpers/app.ts";
+import { anonymousLogin, call, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 
 let app: FastifyInstance;
@@ -254,6 +254,36 @@ describe("starting again on --data-dir", () => {
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a store's reading of its state", () => {
+  it("is written as the same JSON as the in-memory snapshot renders (one writer for both)", async () => {
+    const small = await testApp();
+    try {
+      const appId = await newOpenApp(small);
+      const { access_token: token } = await anonymousLogin(small, appId);
+      // A document a user wrote (it has an owner) and one the control API wrote (it has none).
+      await mongoAction(small, appId, token, "insertOne", {
+        database: "d",
+        collection: "c",
+        document: { _id: 1, text: "é\u2028" },
+      });
+      await call(small, "insertDocuments", {
+        method: "POST",
+        url: `/_mock/v1/apps/${appId}/data/d/c`,
+        payload: { documents: [{ _id: 2, n: { $numberLong: "9007199254740993" } }] },
+      });
+      const text = new StateText(small.emulator);
+      const rendered = JSON.parse((await text.render()).pieces.join(""));
+      const pieces: string[] = [];
+      for await (const piece of text.piecesOf(await small.emulator.store.readState())) pieces.push(piece);
+      const read = JSON.parse(pieces.join(""));
+      expect(read.apps.find((a: { appId: string }) => a.appId === appId).collections[0].owners).toHaveLength(1);
+      expect({ ...read, exportedAt: "" }).toEqual({ ...rendered, exportedAt: "" });
+    } finally {
+      await small.close();
     }
   });
 });

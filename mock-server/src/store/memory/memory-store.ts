@@ -19,12 +19,14 @@ import type {
   RegistrationSession,
   ScheduleClaim,
   State,
+  StateReading,
   Store,
   StoredSession,
   StoredState,
   TriggerSuspension,
   UserAndSession,
 } from "../store.ts";
+import { readingOf } from "../store.ts";
 import { MemoryApiKeys } from "./api-keys.ts";
 import { MemoryAuthTokens } from "./auth-tokens.ts";
 import { type Collection, MemoryDocuments, type OwnerList } from "./documents.ts";
@@ -382,6 +384,11 @@ export class MemoryStore implements Store {
       emailjsAccounts: snapshot.emailjsAccounts,
       mail: snapshot.mail,
     };
+  }
+
+  /** The export, whole (`readingOf`): the saves and the export route render the snapshot instead. */
+  async readState(): Promise<StateReading> {
+    return readingOf(await this.exportState());
   }
 
   async importState(state: State): Promise<void> {
