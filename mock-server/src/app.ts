@@ -22,6 +22,7 @@ import { redactingHooks } from "./http/log-redaction.ts";
 import { requestIdGenerator } from "./http/request-id.ts";
 import { requestLinesAt } from "./http/request-lines.ts";
 import { registerRequestMetrics } from "./http/request-metrics.ts";
+import { routing } from "./http/request-targets.ts";
 import { trustedPeer } from "./http/trusted-peer.ts";
 import { UnsentReplies } from "./http/unsent-replies.ts";
 import { warnOfUntrustedProxies } from "./http/untrusted-proxy.ts";
@@ -78,7 +79,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
             serializers: {
               req: (request: FastifyRequest) => ({
                 method: request.method,
-                url: redactUrl(request.url),
+                url: redactUrl(request.originalUrl),
                 host: request.host,
                 remoteAddress: request.ip,
               }),
@@ -115,7 +116,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
         : { http: { maxHeaderSize: maxRequestHeaderBytes } }),
     genReqId: requestIdGenerator(emulator.options.trustProxy),
     logController: requestLinesAt(emulator.options.logLevel),
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+    // Malformed percent-encoding and long path parameters are routed as any path (http/request-targets.ts).
+    ...routing,
   });
   if (onRoute) app.addHook("onRoute", onRoute);
   app.decorate("emulator", emulator);

@@ -187,7 +187,9 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
 
 export function notFound(request: FastifyRequest, reply: FastifyReply) {
   const area = areaOfUrl(request.url);
-  const path = request.url.split("?")[0] ?? request.url;
+  // (What the client sent: a malformed path is routed as its well-formed form, http/request-targets.ts.)
+  const url = request.originalUrl ?? request.url;
+  const path = url.split("?")[0] ?? url;
   if (area === "emailjs") return sendError(request, reply, emailJsErrors.routeNotFound());
   const { options } = request.server.emulator;
   if (area === "control" && !controlApiServed(options))

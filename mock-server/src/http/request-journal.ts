@@ -21,7 +21,7 @@ export function journalRequest(
 ): void {
   const elapsed = reply.elapsedTime;
   const durationMs = Math.round(elapsed * 100) / 100;
-  const path = redactUrl(request.url);
+  const path = redactUrl(request.originalUrl);
   const sent = request.sentPayload ?? undefined;
   let bodyText: string | undefined;
   if (body !== undefined) {

@@ -19,6 +19,7 @@ import { defineControlRoute } from "../control/route.ts";
 import { controlErrors } from "../errors/catalogue.ts";
 import { sendError } from "../http/error-handler.ts";
 import { registerJsonParser } from "../http/json-body.ts";
+import { routing } from "../http/request-targets.ts";
 import { registerValidation } from "../http/validation.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { FakeIdentityProvider, idpPrefix } from "./fake-identity-provider.ts";
@@ -65,13 +66,17 @@ export function parseClient(text: string): [OAuth2ProviderName, IdpClient] | str
 export async function buildIdentityProviderApp(options: StandaloneOptions): Promise<FastifyInstance> {
   const startedAt = Date.now();
   const provider = new FakeIdentityProvider();
-  const app = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 } });
+  const app = Fastify({ logger: false, ...routing });
   app.decorate("idpHost", standaloneIdpHost(provider, options.clients, options.publicUrl));
   registerJsonParser(app);
   registerValidation(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, controlErrors.notFound(`no route ${request.method} ${request.url.split("?")[0]}`)),
+    sendError(
+      request,
+      reply,
+      controlErrors.notFound(`no route ${request.method} ${request.originalUrl.split("?")[0]}`),
+    ),
   );
   const health = defineControlRoute("getHealth", async () => ({
     status: "ok" as const,

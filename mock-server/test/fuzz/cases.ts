@@ -392,6 +392,8 @@ const pathValues: Record<string, fc.Arbitrary<string>> = {
     { weight: 8, arbitrary: fc.constant(P.app) },
     { weight: 2, arbitrary: fc.constant(P.otherApp) },
     { weight: 1, arbitrary: fc.constantFrom("no-such-app", "x".repeat(129), "%2e%2e", "local-app%00") },
+    // Sent as they are: past the router's default parameter length, malformed percent-encoding.
+    { weight: 1, arbitrary: fc.constantFrom("y".repeat(600), "%ZZ", "local-app%", "%C3%28", "%E2%82") },
     { weight: 1, arbitrary: weirdText.filter((s) => s !== "").map(encodePart) },
   ),
   provider: fc.constantFrom(
@@ -405,11 +407,11 @@ const pathValues: Record<string, fc.Arbitrary<string>> = {
     "constructor",
     "x".repeat(300),
   ),
-  apiKeyId: fc.oneof(fc.constant(P.apiKey), hex24, weirdText.filter((s) => s !== "").map(encodePart)),
-  userId: fc.oneof(fc.constant(P.user), hex24, weirdText.filter((s) => s !== "").map(encodePart)),
+  apiKeyId: fc.oneof(fc.constant(P.apiKey), hex24, weirdText.filter((s) => s !== "").map(encodePart), fc.constant("%")),
+  userId: fc.oneof(fc.constant(P.user), hex24, weirdText.filter((s) => s !== "").map(encodePart), fc.constant("%x")),
   document: fc.constantFrom("app-services", "emailjs", "mock-control", "nope", "..%2f..%2fpackage.json", "__proto__"),
   database: fc.constantFrom("bench", "fuzz", "notes-app", "%24bad", "x".repeat(200)),
-  collection: fc.constantFrom("items", "notes", "profiles", "%24cmd", "a.b"),
+  collection: fc.constantFrom("items", "notes", "profiles", "%24cmd", "a.b", "50%", "%FF"),
   messageId: fc.oneof(fc.constant(P.mail), fc.constantFrom("m-1", "m-0", "m--1", "m-99999999999999999999", "nope")),
   publicKey: fc.oneof(
     { weight: 6, arbitrary: fc.constant(P.publicKey) },
@@ -783,6 +785,9 @@ const unmatchedCase: fc.Arbitrary<FuzzCase> = fc
         "/elsewhere",
         "//",
         "/api/client/v2.0/app/@@APP@@/location%00",
+        "/api/client/v2.0/app/@@APP@@/location%",
+        "/api/v1.0/email/send%",
+        "/_mock/v1/apps/@@APP@@/%ZZ",
       ),
       fc.string({ unit: "binary", maxLength: 30 }).map((s) => `/api/client/v2.0/${encodeURIComponent(s)}/x/y`),
     ),

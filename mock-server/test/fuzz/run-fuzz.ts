@@ -74,7 +74,7 @@ log(
     .map(([s, n]) => `${s}×${n}`)
     .join(" ")}`,
 );
-log(`answered by Node's HTTP layer before the emulator (431, request head over 16 KB): ${stats.beforeRouting}`);
+log(`answered by Node's HTTP layer before the emulator (431, request head over 64 KiB): ${stats.beforeRouting}`);
 const mutations = Object.entries(stats.byMutation).sort((a, b) => b[1] - a[1]);
 log(
   `mutations (body/token): ${mutations

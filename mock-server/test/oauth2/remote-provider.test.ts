@@ -243,3 +243,16 @@ describe("OAuth 2.0 providers reached over HTTP (the production code path)", () 
     }
   });
 });
+
+describe("the provider run alone", () => {
+  it("routes a path whose percent-encoding is malformed to the tenant the URL standard reads in it", async () => {
+    for (const [tenant, written] of [
+      ["%ZZ", "%25ZZ"],
+      ["%C3%28", "%EF%BF%BD("],
+    ]) {
+      const response = await fetch(`${idp.url}/_mock/idp/${tenant}/oauth2-google/.well-known/openid-configuration`);
+      expect(response.status, tenant).toBe(200);
+      expect((await response.json()).issuer, tenant).toBe(`${idp.url}/_mock/idp/${written}/oauth2-google`);
+    }
+  });
+});

@@ -196,7 +196,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
         id: request.id,
         time: new Date(started).toISOString(),
         method: request.method,
-        path: redactUrl(request.url),
+        path: redactUrl(request.originalUrl),
         operationId: "callFunctionStreaming",
         status: 200,
         durationMs: app.clock.now() - started,
