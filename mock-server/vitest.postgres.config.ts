@@ -55,6 +55,7 @@ export const bothStores = [
   "test/data/hostile-evaluation.test.ts",
   "test/data/long-values.test.ts",
   "test/data/nul-characters.test.ts",
+  "test/data/lone-surrogates.test.ts",
   "test/data/query-limits.test.ts",
   "test/data/regex-queries.test.ts",
   "test/data/upsert.test.ts",

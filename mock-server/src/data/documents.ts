@@ -5,6 +5,7 @@
  */
 import { type Binary, BSONRegExp, Decimal128, Double, EJSON, Int32, Long, ObjectId, Timestamp } from "bson";
 import { canonicalEJSONText } from "./ejson-text.ts";
+import { wellFormedJson } from "./well-formed-json.ts";
 import { keepKeys, keysOf } from "./wide-keys.ts";
 
 export type Document = Record<string, unknown>;
@@ -34,8 +35,9 @@ export function numbersToJs(value: unknown): unknown {
  * stays an exact Long. Regular expressions: see `markRegexes`.
  */
 export function fromEJSON(value: unknown, options: { saved?: boolean } = {}): unknown {
-  let text = JSON.stringify(value);
-  if (text === undefined) return value;
+  const written = JSON.stringify(value);
+  if (written === undefined) return value;
+  let text = wellFormedJson(written);
   // (A state this server saved: an Int64 past the range is a double it wrote before it wrote them
   // exactly, read as that double, not refused as a client's.)
   if (options.saved) text = savedDoubles(text);
@@ -111,7 +113,8 @@ function checkDates(node: unknown): void {
  * Canonical Extended JSON text (a function's MongoDB action from its process, a query worker's
  * job) to BSON-typed values: the common types' reader, else the library's.
  */
-export function fromEJSONText(text: string): unknown {
+export function fromEJSONText(written: string): unknown {
+  const text = wellFormedJson(written);
   if (mentionsRegex.test(text)) return fromEJSON(JSON.parse(text), { saved: true });
   try {
     return commonTypes(JSON.parse(text));

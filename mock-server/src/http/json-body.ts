@@ -2,7 +2,8 @@
  * The JSON body parser for every route: an empty body is "no body" (realm-core sends
  * `Content-Type: application/json` with an empty body on `POST /auth/session`), nesting deeper
  * than MongoDB allows is refused before parsing (so a hostile 18 MB `[[[[…` costs one linear scan,
- * not seconds of parsing), and prototype-pollution keys are refused. A large body is parsed a
+ * not seconds of parsing), prototype-pollution keys are refused, and a lone surrogate's escape is
+ * read as U+FFFD, as the service reads it (data/well-formed-json.ts). A large body is parsed a
  * slice at a time, other requests served in between: parsed at once, 16 MB held every other
  * client for a quarter of a second here (docs/decisions/0024-large-bodies-in-slices.md).
  */
@@ -10,6 +11,7 @@
 import type { FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
 import { takeTurn } from "../data/turns.ts";
+import { wellFormedJson } from "../data/well-formed-json.ts";
 import { isIndexKey, keepKeys } from "../data/wide-keys.ts";
 
 /** MongoDB refuses documents nested deeper than 100 levels; requests add a few levels of envelope. */
@@ -246,7 +248,7 @@ function addedKey(frame: Frame, key: string): void {
 /** JSON.parse of a part of the body that starts at `offset`, its error's position made the body's. */
 function parseSlice(text: string, offset: number): unknown {
   try {
-    return JSON.parse(text);
+    return JSON.parse(wellFormedJson(text));
   } catch (error) {
     const message = (error as Error).message.replace(
       /position (\d+)/,
@@ -265,7 +267,7 @@ export function parseJsonBody(text: string): unknown {
     if ((error as JsonBodyError).code === "JSON_TOO_DEEP") throw error;
   }
   try {
-    return secureJson.parse(text, undefined, { protoAction: "error", constructorAction: "error" });
+    return secureJson.parse(wellFormedJson(text), undefined, { protoAction: "error", constructorAction: "error" });
   } catch (error) {
     if (/prototype|constructor/i.test((error as Error).message)) throw forbiddenKey();
     throw notJson(error);

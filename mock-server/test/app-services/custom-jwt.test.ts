@@ -6,7 +6,7 @@
  * length and of each metadata field's.
  */
 
-import { createHmac, generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
@@ -14,6 +14,7 @@ import { exportJWK, type JWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { maxIdentityIdLength } from "../../src/store/store.ts";
 import { base, call, newApp, testApp } from "../helpers/app.ts";
+import { hs256 } from "../helpers/jwt.ts";
 
 let app: FastifyInstance;
 let jwks: Server;
@@ -44,12 +45,6 @@ afterAll(async () => {
 });
 
 const now = () => Math.floor(Date.now() / 1000);
-
-function hs256(payload: object, key: string) {
-  const head = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
-  const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
-  return `${head}.${body}.${createHmac("sha256", key).update(`${head}.${body}`).digest("base64url")}`;
-}
 
 const rs256 = (payload: Record<string, unknown>, key: ReturnType<typeof rsa>, kid: string) =>
   new SignJWT(payload).setProtectedHeader({ alg: "RS256", kid }).sign(key.privateKey);

@@ -13,6 +13,7 @@ import type { FastifyInstance } from "fastify";
 import type { InjectOptions } from "light-my-request";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, call, emailUser, newApp, testApp } from "../helpers/app.ts";
+import { hs256 } from "../helpers/jwt.ts";
 
 let app: FastifyInstance;
 let appId: string;
@@ -366,9 +367,3 @@ describe("HTTPS endpoints of an exported app", () => {
     }
   });
 });
-
-function hs256(payload: object, key: string) {
-  const head = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
-  const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
-  return `${head}.${body}.${createHmac("sha256", key).update(`${head}.${body}`).digest("base64url")}`;
-}

@@ -1,6 +1,5 @@
 /** Logging in with each provider, linking identities, and the tokens that come back. */
 
-import { createHmac } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { maxIdentityIdLength } from "../../src/store/store.ts";
@@ -15,6 +14,7 @@ import {
   newApp,
   testApp,
 } from "../helpers/app.ts";
+import { hs256 } from "../helpers/jwt.ts";
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -32,12 +32,6 @@ function decode(token: string) {
     payload: JSON.parse(Buffer.from(payload!, "base64url").toString()),
     signature,
   };
-}
-
-function hs256(payload: object, key: string) {
-  const head = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
-  const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
-  return `${head}.${body}.${createHmac("sha256", key).update(`${head}.${body}`).digest("base64url")}`;
 }
 
 describe("login", () => {

@@ -67,6 +67,17 @@ describe("a large body, parsed in slices", () => {
     }
   });
 
+  it("reads a lone surrogate's escape as U+FFFD, in the one-step parse and in slices, keys too", async () => {
+    const half = { "k\ud800": ["\udc00", "😀", "\\ud800"], s: "x\ud83d" };
+    const read = { "k\ufffd": ["\ufffd", "😀", "\\ud800"], s: "x\ufffd" };
+    expect(parseJsonBody(JSON.stringify(half))).toStrictEqual(read);
+    // Past the first slices, in members read together and in a container built of its own.
+    const text = past(JSON.stringify([half, { pad: notes(3_000), half }]));
+    expect(text.length).toBeGreaterThan(slicedFrom);
+    const parsed = (await parseJsonBodyInSlices(text)) as { v: unknown };
+    expect(parsed.v).toStrictEqual([read, { pad: notes(3_000), half: read }]);
+  });
+
   it("gives what JSON.parse gives for generated shapes, wherever the slices fall", async () => {
     // A seeded generator (mulberry32) of nested containers large and small, whitespace anywhere.
     for (let seed = 1; seed <= 6; seed++) {

@@ -1,7 +1,7 @@
 /**
  * The command line with a database: starts it refuses (each with one line and a non-zero exit), an
  * exported app folder brought over and loaded again on restart (updated, not duplicated), and the
- * import of `mongoexport` files (streamed, all or nothing, bad lines by number).
+ * import of `mongoexport` files (streamed, all or nothing, bad lines by number, lone surrogates as U+FFFD).
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -136,6 +136,8 @@ describe("import", () => {
         raw: { $binary: { base64: "AQID", subType: "00" } },
         tags: [["a"], { deep: [{ $numberDouble: "1.5" }] }],
         text: "U+0000: \u0000, U+E000: \uE000",
+        // Half of a surrogate pair, as a broken export may hold it: read as U+FFFD.
+        half: "\ud83d!",
       }),
     );
     writeFileSync(file, `${lines.join("\n")}\n`);
@@ -160,6 +162,7 @@ describe("import", () => {
       raw: { $binary: { base64: "AQID", subType: "00" } },
       tags: [["a"], { deep: [{ $numberDouble: "1.5" }] }],
       text: "U+0000: \u0000, U+E000: \uE000",
+      half: "\ufffd!",
     });
   }, 60_000);
 

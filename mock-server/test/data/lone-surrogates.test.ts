@@ -1,0 +1,139 @@
+/**
+ * Half of a UTF-16 surrogate pair alone (`"\ud800"` in JSON, `"😀".slice(0, 1)` in a function) is
+ * not Unicode: the service reads it as U+FFFD (Go's parsers) and MongoDB stores UTF-8 only. Sent by
+ * a client or made by a function, it is stored, found, answered and mailed as U+FFFD, pairs kept
+ * whole — on both stores alike (PostgreSQL's jsonb refused it: a write holding one was a 500).
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  anonymousLogin,
+  base,
+  bearer,
+  call,
+  callAppFunction,
+  mongoAction,
+  newApp,
+  newOpenApp,
+  testApp,
+} from "../helpers/app.ts";
+import { mailOf, newAccount, sendEmail } from "../helpers/emailjs.ts";
+import { hs256 } from "../helpers/jwt.ts";
+
+const high = "\ud83d";
+const low = "\ude00";
+const emoji = `${high}${low}`;
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await testApp({ allowFunctionSource: true });
+});
+afterAll(() => app.close());
+
+describe("a lone surrogate", () => {
+  it("a client sends is stored and found as U+FFFD, a pair kept", async () => {
+    const appId = await newOpenApp(app);
+    const { access_token } = await anonymousLogin(app, appId);
+    const action = (name: string, argument: Record<string, unknown>) =>
+      mongoAction(app, appId, access_token, name, { database: "d", collection: "halves", ...argument });
+    const inserted = await action("insertMany", {
+      documents: [
+        { _id: `a${high}`, text: `x${low}y`, [`k${high}`]: [emoji, `${low}${high}`], literal: "\\ud800" },
+        { _id: "b", text: `${high}${high}${low}`, nested: { [low]: { deep: `${emoji}${high}` } } },
+      ],
+    });
+    expect(inserted.response.statusCode, JSON.stringify(inserted.body)).toBe(200);
+    expect(inserted.body.insertedIds).toEqual(["a\ufffd", "b"]);
+    const all = await action("find", { query: {}, sort: { _id: 1 } });
+    expect(all.body).toEqual([
+      { _id: "a\ufffd", text: "x\ufffdy", "k\ufffd": [emoji, "\ufffd\ufffd"], literal: "\\ud800" },
+      { _id: "b", text: `\ufffd${emoji}`, nested: { "\ufffd": { deep: `${emoji}\ufffd` } } },
+    ]);
+    // A query is read the same way: the half finds what was stored for it.
+    expect((await action("find", { query: { text: `x${high}y` }, project: { _id: 1 } })).body).toEqual([
+      { _id: "a\ufffd" },
+    ]);
+    const updated = await action("updateOne", { query: { _id: "b" }, update: { $set: { text: low } } });
+    expect(updated.body).toMatchObject({ modifiedCount: { $numberInt: "1" } });
+    expect((await action("findOne", { query: { text: "\ufffd" }, project: { _id: 1 } })).body).toEqual({ _id: "b" });
+  });
+
+  it("a function makes is stored and answered as U+FFFD", async () => {
+    const appId = await newOpenApp(app, {
+      functions: {
+        half: {
+          source: `exports = async (text) => {
+            const cut = text.slice(0, 1);
+            const items = context.services.get("mongodb-atlas").db("d").collection("cut");
+            await items.insertOne({ _id: 1, cut, [cut]: text.slice(1) });
+            return { cut, found: await items.findOne({ cut }) };
+          };`,
+        },
+      },
+    });
+    const { access_token } = await anonymousLogin(app, appId);
+    const called = await callAppFunction(app, appId, access_token, "half", [`${emoji}!`]);
+    expect(called.response.statusCode, JSON.stringify(called.body)).toBe(200);
+    expect(called.body).toEqual({
+      cut: "\ufffd",
+      found: { _id: { $numberInt: "1" }, cut: "\ufffd", "\ufffd": `${low}!`.replace(low, "\ufffd") },
+    });
+    expect(JSON.stringify(called.body)).not.toMatch(/\\ud[89a-f]/i);
+    // What the function stored, read by a client.
+    const read = await mongoAction(app, appId, access_token, "find", { database: "d", collection: "cut", query: {} });
+    expect(read.body).toEqual([called.body.found]);
+  });
+
+  it("in a login's payload, a custom token's claims, an identity and a message is U+FFFD", async () => {
+    const functionApp = await newApp(app, {
+      providers: { "custom-function": { enabled: true, authFunctionName: "authenticate" } },
+    });
+    const login = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${functionApp}/auth/providers/custom-function/login`,
+      payload: { username: `Ad${high}`, pin: { $numberInt: "333" } },
+    });
+    expect(login.response.statusCode, JSON.stringify(login.body)).toBe(200);
+    const profile = await call(app, "getProfile", {
+      method: "GET",
+      url: `${base}/auth/profile`,
+      headers: bearer(login.body.access_token),
+    });
+    expect(profile.body.identities[0]).toMatchObject({ id: "ad\ufffd", provider_type: "custom-function" });
+
+    // A custom token's claims (JSON inside the JWT): its identity and the profile's metadata.
+    const key = "a-signing-key-of-some-length";
+    const tokenApp = await newApp(app, {
+      providers: {
+        "custom-token": { enabled: true, signingKey: key, audience: "notes", metadataFields: [{ name: "name" }] },
+      },
+    });
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    const token = hs256({ sub: `user-${low}`, aud: "notes", exp, name: `Jo ${emoji}${high}` }, key);
+    const signedIn = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${tokenApp}/auth/providers/custom-token/login`,
+      payload: { token },
+    });
+    expect(signedIn.response.statusCode, JSON.stringify(signedIn.body)).toBe(200);
+    const tokenProfile = await call(app, "getProfile", {
+      method: "GET",
+      url: `${base}/auth/profile`,
+      headers: bearer(signedIn.body.access_token),
+    });
+    expect(tokenProfile.body.identities[0]).toMatchObject({ id: "user-\ufffd", provider_type: "custom-token" });
+    expect(tokenProfile.body.data).toEqual({ name: `Jo ${emoji}\ufffd` });
+
+    const { publicKey } = await newAccount(app);
+    const { response } = await sendEmail(app, {
+      lib_version: "4.4.1",
+      user_id: publicKey,
+      service_id: "local_service",
+      template_id: "local_template",
+      template_params: { to_email: "ann@example.com", subject: `Hi ${high}`, message: `one${low}${emoji}` },
+    });
+    expect(response.statusCode).toBe(200);
+    const [mail] = await mailOf(app, publicKey);
+    expect(mail).toMatchObject({ subject: "Hi \ufffd", templateParams: { message: `one\ufffd${emoji}` } });
+  });
+});
