@@ -1,15 +1,89 @@
 /**
- * Lone surrogates in JSON text. A JSON string may escape half of a UTF-16 surrogate pair alone
+ * Lone surrogates in JSON. A JSON string may escape half of a UTF-16 surrogate pair alone
  * (`"\ud800"`): JavaScript's JSON.stringify writes one for a string cut in the middle of an emoji
  * (`"😀".slice(0, 1)`), and JSON.parse reads it back as a string that is not Unicode. The service
  * reads its requests with Go's parsers, which replace such an escape with U+FFFD, and MongoDB stores
  * only UTF-8: a lone surrogate never reaches a document, an identity or a message there. Read the
  * same way here, texts from clients and from functions cannot store what the service could not
  * (nor what PostgreSQL refuses: its jsonb has no lone surrogates, and a write holding one failed).
+ *
+ * Where a text is parsed, the parsed strings are made well-formed (`wellFormedParse`: native
+ * `toWellFormed`, ~25 ms for 18 MB of lone halves); where a text is passed on as text (what a
+ * function made), its escapes are rewritten (`wellFormedJson`). Both look first with one
+ * regular-expression test, which finds nothing in nearly every text.
  */
 
-/** Where a text may escape a surrogate: one regular-expression test on the texts of every request. */
+/** Where a text may escape a surrogate. */
 const surrogateEscape = /\\u[dD][89a-fA-F]/;
+
+/** Whether a JSON text may hold a lone surrogate (false: it surely holds none). */
+export const mayHoldLoneSurrogates = (text: string) => surrogateEscape.test(text);
+
+type Unicode = string & { isWellFormed(): boolean; toWellFormed(): string };
+
+function wellFormedString(text: string): string {
+  const unicode = text as Unicode;
+  return unicode.isWellFormed() ? text : unicode.toWellFormed();
+}
+
+/** Sets an own data property (never a `__proto__` setter). */
+function define(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/**
+ * A parsed value with each string and key made well-formed: containers are changed in place (the
+ * value is the caller's fresh parse), an object whose keys change is made again (later duplicates
+ * win, where the first stood: as JSON.parse of the text with its escapes rewritten). Walked
+ * without recursion, however deep.
+ */
+export function wellFormedValue<T>(root: T): T {
+  if (typeof root === "string") return wellFormedString(root) as T;
+  if (root === null || typeof root !== "object") return root;
+  type Slot = { container: Record<string, unknown> | unknown[]; parent: Slot | null; key: string | number };
+  const pending: Slot[] = [{ container: root as Record<string, unknown>, parent: null, key: "" }];
+  const rekeyed: Slot[] = [];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { container } = next;
+    const visit = (key: string | number, item: unknown) => {
+      if (typeof item === "string") {
+        const made = wellFormedString(item);
+        if (made === item) return;
+        if (Array.isArray(container)) container[key as number] = made;
+        else define(container, key as string, made);
+      } else if (item !== null && typeof item === "object")
+        pending.push({ container: item as Record<string, unknown>, parent: next, key });
+    };
+    if (Array.isArray(container)) for (let i = 0; i < container.length; i++) visit(i, container[i]);
+    else {
+      let keysChange = false;
+      for (const key of Object.keys(container)) {
+        visit(key, container[key]);
+        if (!(key as Unicode).isWellFormed()) keysChange = true;
+      }
+      if (keysChange) rekeyed.push(next);
+    }
+  }
+  // Made again after what they hold (visited later, so remade first), then put where they stood.
+  let result: unknown = root;
+  for (let i = rekeyed.length - 1; i >= 0; i--) {
+    const slot = rekeyed[i]!;
+    const old = slot.container as Record<string, unknown>;
+    const made: Record<string, unknown> = {};
+    for (const key of Object.keys(old)) define(made, wellFormedString(key), old[key]);
+    slot.container = made;
+    if (slot.parent === null) result = made;
+    else if (Array.isArray(slot.parent.container)) slot.parent.container[slot.key as number] = made;
+    else define(slot.parent.container, slot.key as string, made);
+  }
+  return result as T;
+}
+
+/** `parse(text)` with its strings made well-formed when the text may hold a lone surrogate. */
+export function wellFormedParse(text: string, parse: (text: string) => unknown): unknown {
+  const value = parse(text);
+  return mayHoldLoneSurrogates(text) ? wellFormedValue(value) : value;
+}
 
 /** The UTF-16 code unit written by the four hex digits at `at`, or -1 where they are not four hex digits. */
 function hexUnit(text: string, at: number): number {
@@ -29,12 +103,12 @@ const isLow = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;
 /**
  * The JSON text with every escape of a lone surrogate written `\ufffd` instead: a high surrogate's
  * escape not followed by a low one's, or a low one's not preceded by a high one's. A pair, and
- * everything else, is left as it is (so JSON.parse of the result is JSON.parse of the text with
- * `toWellFormed()` applied to each string, keys too). The text itself is answered when it escapes
- * no surrogate.
+ * everything else (numbers' digits too), is left as it is, so JSON.parse of the result is that of
+ * the text with each string made well-formed. For texts passed on as text (what functions make);
+ * ~80 ns an escape rewritten.
  */
 export function wellFormedJson(text: string): string {
-  if (!surrogateEscape.test(text)) return text;
+  if (!mayHoldLoneSurrogates(text)) return text;
   let out = "";
   let copied = 0;
   // Backslashes stand only in strings, each starting an escape: `\X` is two characters, `\uXXXX` six.
@@ -56,31 +130,4 @@ export function wellFormedJson(text: string): string {
     at = text.indexOf("\\", next);
   }
   return out === "" ? text : out + text.slice(copied);
-}
-
-type Unicode = string & { isWellFormed(): boolean; toWellFormed(): string };
-
-function wellFormedString(text: string): string {
-  const unicode = text as Unicode;
-  return unicode.isWellFormed() ? text : unicode.toWellFormed();
-}
-
-/**
- * A value read by another parser (a JWT's claims) with each string and key made well-formed, as
- * `wellFormedJson` reads a text: the value itself when every string is.
- */
-export function wellFormedValue<T>(value: T): T {
-  if (typeof value === "string") return wellFormedString(value) as T;
-  if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) {
-    const items = value.map(wellFormedValue);
-    return (items.every((item, i) => item === value[i]) ? value : items) as T;
-  }
-  let changed = false;
-  const entries = Object.entries(value).map(([key, item]) => {
-    const made: [string, unknown] = [wellFormedString(key), wellFormedValue(item)];
-    if (made[0] !== key || made[1] !== item) changed = true;
-    return made;
-  });
-  return (changed ? Object.fromEntries(entries) : value) as T;
 }

@@ -11,7 +11,7 @@
 import type { FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
 import { takeTurn } from "../data/turns.ts";
-import { wellFormedJson } from "../data/well-formed-json.ts";
+import { wellFormedParse } from "../data/well-formed-json.ts";
 import { isIndexKey, keepKeys } from "../data/wide-keys.ts";
 
 /** MongoDB refuses documents nested deeper than 100 levels; requests add a few levels of envelope. */
@@ -248,7 +248,7 @@ function addedKey(frame: Frame, key: string): void {
 /** JSON.parse of a part of the body that starts at `offset`, its error's position made the body's. */
 function parseSlice(text: string, offset: number): unknown {
   try {
-    return JSON.parse(wellFormedJson(text));
+    return wellFormedParse(text, JSON.parse);
   } catch (error) {
     const message = (error as Error).message.replace(
       /position (\d+)/,
@@ -267,7 +267,9 @@ export function parseJsonBody(text: string): unknown {
     if ((error as JsonBodyError).code === "JSON_TOO_DEEP") throw error;
   }
   try {
-    return secureJson.parse(wellFormedJson(text), undefined, { protoAction: "error", constructorAction: "error" });
+    return wellFormedParse(text, (json) =>
+      secureJson.parse(json, undefined, { protoAction: "error", constructorAction: "error" }),
+    );
   } catch (error) {
     if (/prototype|constructor/i.test((error as Error).message)) throw forbiddenKey();
     throw notJson(error);

@@ -84,6 +84,18 @@ describe("a lone surrogate", () => {
     expect(read.body).toEqual([called.body.found]);
   });
 
+  it("in a function's arguments is U+FFFD, a large body's too", async () => {
+    const appId = await newOpenApp(app, {
+      functions: { wellFormed: { source: "exports = (text, pad) => [text, text.isWellFormed(), pad.length];" } },
+    });
+    const { access_token } = await anonymousLogin(app, appId);
+    for (const pad of ["", "p".repeat(300 * 1024)]) {
+      const called = await callAppFunction(app, appId, access_token, "wellFormed", [`a${high}b${emoji}`, pad]);
+      expect(called.response.statusCode, JSON.stringify(called.body)).toBe(200);
+      expect(called.body).toEqual([`a\ufffdb${emoji}`, true, { $numberInt: String(pad.length) }]);
+    }
+  });
+
   it("in a login's payload, a custom token's claims, an identity and a message is U+FFFD", async () => {
     const functionApp = await newApp(app, {
       providers: { "custom-function": { enabled: true, authFunctionName: "authenticate" } },

@@ -52,6 +52,19 @@ describe("wellFormedJson", () => {
     expect(wellFormedJson(plain)).toBe(plain);
   });
 
+  it("walks a value however deep, sets no prototype, and keeps the first place of keys made alike", () => {
+    const deep = `${"[".repeat(100_000)}"\\ud800"${"]".repeat(100_000)}`;
+    let node = wellFormedValue(JSON.parse(deep)) as unknown;
+    while (Array.isArray(node)) node = node[0];
+    expect(node).toBe("\ufffd");
+    const text = String.raw`{"\ud800":1,"b":2,"\udc00":3,"a":{"__proto__":"\ud800","\ud801":{"x":"\udfff"}}}`;
+    const made = wellFormedValue(JSON.parse(text)) as Record<string, Record<string, unknown>>;
+    const expected = String.raw`{"\ufffd":3,"b":2,"a":{"__proto__":"\ufffd","\ufffd":{"x":"\ufffd"}}}`;
+    expect(JSON.stringify(made)).toBe(JSON.stringify(JSON.parse(expected)));
+    expect(Object.getPrototypeOf(made.a)).toBe(Object.prototype);
+    expect(Object.hasOwn(made.a!, "__proto__")).toBe(true);
+  });
+
   it("answers a value whose strings are all well-formed as it is", () => {
     const value = { a: ["😀", { b: "c" }], n: 1 };
     expect(wellFormedValue(value)).toBe(value);

@@ -8,7 +8,7 @@
  */
 import { createPublicKey, createVerify, type KeyObject } from "node:crypto";
 import { compactVerify, createRemoteJWKSet, errors as joseErrors } from "jose";
-import { wellFormedValue } from "../../data/well-formed-json.ts";
+import { mayHoldLoneSurrogates, wellFormedParse } from "../../data/well-formed-json.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import type { AppRuntime } from "../../runtime/app-runtime.ts";
 import { Hs256Key, type JwtPayload } from "../../state/jwt.ts";
@@ -148,7 +148,8 @@ export async function verifyCustomToken(
   else if (config.signingAlgorithm === "RS256") payload = verifiedByPublicKeys(keys, token);
   else payload = verifiedBySecrets(keys, token);
   // (A lone surrogate escaped in the claims is U+FFFD, as the service's JSON parser reads it.)
-  payload = wellFormedValue(payload);
+  const claims = JSON.stringify(payload);
+  if (mayHoldLoneSurrogates(claims)) payload = wellFormedParse(claims, JSON.parse) as JwtPayload;
   const now = app.clock.now() / 1000;
   if (typeof payload.exp !== "number") throw errors.customTokenInvalid("the exp claim is required");
   if (now >= payload.exp) throw errors.customTokenInvalid("token is expired");
