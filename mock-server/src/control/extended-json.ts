@@ -1,11 +1,14 @@
 /** Shared by the document routes: Extended JSON from a control request, and MongoDB errors as control errors. */
 import { type Document, fromEJSON, isDocument } from "../data/documents.ts";
+import { strictFormProblem } from "../data/strict-forms.ts";
 import { AppServicesError, controlErrors } from "../errors/catalogue.ts";
 
 /** A query or a document given as Extended JSON (canonical or relaxed), as BSON-typed values. */
 export function documentOf(value: unknown, what: string): Document {
   let parsed: unknown;
   try {
+    const problem = strictFormProblem(value);
+    if (problem !== null) throw new Error(problem);
     parsed = fromEJSON(value);
   } catch (error) {
     throw controlErrors.validation(`${what}: invalid Extended JSON: ${(error as Error).message}`);

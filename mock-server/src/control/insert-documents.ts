@@ -1,5 +1,6 @@
 import { fromEJSON, toEJSON } from "../data/documents.ts";
 import { MongoService } from "../data/mongo-actions.ts";
+import { strictFormProblemIn } from "../data/strict-forms.ts";
 import { controlErrors } from "../errors/catalogue.ts";
 import { asControl } from "./extended-json.ts";
 import { appOf, defineControlRoute } from "./route.ts";
@@ -10,6 +11,8 @@ export default defineControlRoute("insertDocuments", async (request, reply) => {
   const { database, collection } = request.params;
   let documents: unknown;
   try {
+    const problem = strictFormProblemIn(request.jsonText, request.body.documents);
+    if (problem !== null) throw new Error(problem);
     documents = fromEJSON(request.body.documents);
   } catch (error) {
     throw controlErrors.validation(`invalid Extended JSON: ${(error as Error).message}`);

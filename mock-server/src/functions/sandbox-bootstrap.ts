@@ -19,6 +19,7 @@
 import { constants as fsConstants } from "node:fs";
 import { offeredModules, packagedModules } from "../config/function-modules.ts";
 import { badNumberString, longNumberString } from "../data/documents.ts";
+import { strictFormMarkers, strictFormProblem } from "../data/strict-forms.ts";
 import { cryptoSource } from "./sandbox-crypto.ts";
 import { urlAndHttpSource } from "./sandbox-url-http.ts";
 
@@ -85,6 +86,9 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const stringToUpperCase = String.prototype.toUpperCase;
   const badNumberString = new RegExp(${JSON.stringify(badNumberString.source)});
   const longNumberString = new RegExp(${JSON.stringify(longNumberString.source)}, "g");
+  // The forms the service's reader refuses (data/strict-forms.ts: the same function, names only its own).
+  const strictFormMarkers = new RegExp(${JSON.stringify(strictFormMarkers.source)});
+  const strictFormProblem = (${strictFormProblem.toString()});
   const SafeBigInt = BigInt;
   const SafeDouble = BSON.Double;
   const isSafeInteger = Number.isSafeInteger;
@@ -1445,6 +1449,10 @@ ${urlAndHttpSource}
     try {
       const text = message.inBody ? stringifyJson(parseJson(message.args).arguments ?? []) : message.args;
       checkNumberStrings(text);
+      if (call(regExpExec, strictFormMarkers, text) !== null) {
+        const problem = strictFormProblem(parseJson(text));
+        if (problem !== null) throw new SafeError(problem);
+      }
       args = fromText(text);
       if (call(stringIndexOf, text, '"$date"') !== -1 && holdsInvalidDate(args)) {
         throw new SafeError("$date is not a valid date");

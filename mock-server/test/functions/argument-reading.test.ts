@@ -10,6 +10,7 @@ import { Double, EJSON, Long } from "bson";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { badNumberString, longNumberString, outOfRange } from "../../src/data/documents.ts";
+import { strictFormMarkers, strictFormProblem } from "../../src/data/strict-forms.ts";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
 import { BadArguments } from "../../src/functions/sandbox.ts";
 import { testSandbox } from "../helpers/sandbox.ts";
@@ -85,7 +86,8 @@ function written(value: unknown): string {
 
 /**
  * What the library makes of the same text; MongoDB refuses number strings that are not integers or
- * past their type's range, and invalid dates.
+ * past their type's range, the forms the service's reader refuses (data/strict-forms.ts), and
+ * invalid dates.
  */
 function expected(argsText: string): string {
   const bad = badNumberString.exec(argsText);
@@ -93,6 +95,10 @@ function expected(argsText: string): string {
   for (const [, kind, digits] of argsText.matchAll(longNumberString)) {
     const refusal = outOfRange(kind!, digits!);
     if (refusal !== null) return `refused: ${refusal}`;
+  }
+  if (strictFormMarkers.test(argsText)) {
+    const problem = strictFormProblem(JSON.parse(argsText));
+    if (problem !== null) return `refused: ${problem}`;
   }
   try {
     const value: unknown = EJSON.parse(argsText, { relaxed: true });

@@ -205,16 +205,18 @@ describe("import", () => {
         "[1, 2]",
         '{"_id": 3}',
         '{"_id": 4, "n": {"$numberInt": "four"}}',
+        '{"_id": 5, "raw": {"$binary": {"base64": "AQ", "subType": "00"}}}',
       ].join("\n"),
     );
     const result = await importTo("bad", file);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^5 bad line\(s\): nothing was imported/);
+    expect(result.stderr).toMatch(/^6 bad line\(s\): nothing was imported/);
     expect(result.stderr).toMatch(/line 2: its _id is taken/);
     expect(result.stderr).toMatch(/line 3: not JSON/);
-    expect(result.stderr).toMatch(/line 4: not valid Extended JSON \(\$date is not a valid date\)/);
+    expect(result.stderr).toMatch(/line 4: not valid Extended JSON \(invalid \$date value string: not a date\)/);
     expect(result.stderr).toMatch(/line 5: not a document/);
     expect(result.stderr).toMatch(/line 7: not valid Extended JSON \(\$numberInt must be a decimal integer string/);
+    expect(result.stderr).toMatch(/line 8: not valid Extended JSON \(invalid \$binary base64 string: AQ\)/);
     expect(await count("bad")).toBe(0);
   });
 

@@ -2,6 +2,7 @@ import { mongoServiceOf } from "../../config/app-config.ts";
 import { fromEJSON, isDocument } from "../../data/documents.ts";
 import { fromEJSONInSlices } from "../../data/ejson-in-slices.ts";
 import { isMongoAction, MongoService } from "../../data/mongo-actions.ts";
+import { strictFormProblemIn } from "../../data/strict-forms.ts";
 import { mayHoldLoneSurrogates } from "../../data/well-formed-json.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
@@ -17,7 +18,9 @@ const badArguments = (error: unknown) =>
  * A MongoDB action's arguments: those of a large body are read a part at a time, other requests
  * served meanwhile (docs/decisions/0024-large-bodies-in-slices.md).
  */
-async function parseActionArguments(args: unknown[], large: boolean): Promise<unknown[]> {
+async function parseActionArguments(args: unknown[], large: boolean, text: string | null): Promise<unknown[]> {
+  const problem = strictFormProblemIn(text, args);
+  if (problem !== null) throw badArguments(new Error(problem));
   try {
     return (large ? await fromEJSONInSlices(args) : fromEJSON(args)) as unknown[];
   } catch (error) {
@@ -37,7 +40,11 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
   if (service !== undefined) {
     if (service !== mongoServiceOf(app.config)) throw errors.serviceNotFound(service);
     if (!isMongoAction(name)) throw errors.functionNotFound(name);
-    const [argument] = await parseActionArguments(args, (request.jsonText?.length ?? 0) >= slicedFrom);
+    const [argument] = await parseActionArguments(
+      args,
+      (request.jsonText?.length ?? 0) >= slicedFrom,
+      request.jsonText,
+    );
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
     // The user's actions take turns (call-caps.ts): a burst of them waits in the user's own line,
     // and one whose client leaves meanwhile never runs (nobody to answer: the connection is left alone).

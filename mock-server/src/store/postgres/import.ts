@@ -9,6 +9,7 @@
 import { createInterface } from "node:readline";
 import { ObjectId } from "bson";
 import { type Document, fromEJSON, isDocument } from "../../data/documents.ts";
+import { strictFormProblemIn } from "../../data/strict-forms.ts";
 import type { Database } from "./database.ts";
 import { storedDocument } from "./documents.ts";
 import { idRowKey } from "./row-keys.ts";
@@ -107,6 +108,8 @@ export async function importDocuments(
         continue;
       }
       try {
+        const problem = strictFormProblemIn(text, json);
+        if (problem !== null) throw new Error(problem);
         doc = fromEJSON(json);
       } catch (error) {
         report(line, `not valid Extended JSON (${(error as Error).message})`);

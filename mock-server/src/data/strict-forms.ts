@@ -1,0 +1,69 @@
+/**
+ * Extended JSON that the service's reader (the Go driver's) refuses and the bson library reads a
+ * way of its own, changing the data without a word: a `$binary`'s base64 with characters that are
+ * not base64 (dropped: `"!!"` was stored as no bytes, base64url's `-` and `_` lost) or without its
+ * padding, a `$date` string that is not an RFC 3339 date-time or names no day (`"2024-02-30T…"`
+ * was stored as March 1st, `"2024-01-01"` as a date), `$minKey`/`$maxKey` other than 1, `$undefined`
+ * other than true. Refused in the Go reader's words (`invalid $binary base64 string: …`).
+ */
+
+/** A text that may hold one of these forms (else the check is skipped: one regular-expression test). */
+export const strictFormMarkers = /"\$(?:binary|minKey|maxKey|undefined)"|"\$date"\s*:\s*"/;
+
+/**
+ * What is wrong with the first such form in a value JSON.parse made, or null. Self-contained (it
+ * names nothing outside itself): its source is also the function process's, which reads a call's
+ * arguments (functions/sandbox-bootstrap.ts).
+ */
+export function strictFormProblem(root: unknown): string | null {
+  const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+  const dateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/i;
+  const days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  const validDate = (text: string) => {
+    const m = dateTime.exec(text);
+    if (m === null) return false;
+    const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as number[];
+    const leap = year! % 4 === 0 && (year! % 100 !== 0 || year! % 400 === 0);
+    const inMonth = month === 2 && leap ? 29 : days[month! - 1];
+    const offsetOk = m[7] === undefined || (Number(m[7]) <= 23 && Number(m[8]) <= 59);
+    return (
+      inMonth !== undefined && day! >= 1 && day! <= inMonth && hour! <= 23 && minute! <= 59 && second! <= 59 && offsetOk
+    );
+  };
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (node === null || typeof node !== "object") continue;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) pending.push(node[i]);
+      continue;
+    }
+    const record = node as Record<string, unknown>;
+    const keys = Object.keys(record);
+    if (keys.length === 1) {
+      const key = keys[0];
+      const inner = record[key as string];
+      if (key === "$binary" && inner !== null && typeof inner === "object") {
+        const text = (inner as Record<string, unknown>).base64;
+        if (typeof text === "string" && !base64.test(text.replace(/[\r\n]/g, "")))
+          return `invalid $binary base64 string: ${text}`;
+      } else if (key === "$date" && typeof inner === "string" && !validDate(inner)) {
+        return `invalid $date value string: ${inner}`;
+      } else if ((key === "$minKey" || key === "$maxKey") && inner !== 1) {
+        return `${key} value must be 1, but instead is ${JSON.stringify(inner)}`;
+      } else if (key === "$undefined" && inner !== true) {
+        return `$undefined value must be true, but instead is ${JSON.stringify(inner)}`;
+      }
+    }
+    for (let i = 0; i < keys.length; i++) pending.push(record[keys[i] as string]);
+  }
+  return null;
+}
+
+/**
+ * What is wrong with such a form in a request's parsed body (`text`: its JSON text, where the
+ * markers are looked for), or null.
+ */
+export function strictFormProblemIn(text: string | null, parsed: unknown): string | null {
+  return text !== null && !strictFormMarkers.test(text) ? null : strictFormProblem(parsed);
+}

@@ -1,0 +1,131 @@
+/**
+ * Extended JSON that the service's reader (the Go driver's) refuses and the bson library reads its
+ * own way, changing the data silently — base64 that is not base64 or lacks its padding, a `$date`
+ * string that is not an RFC 3339 date-time or names no day, `$minKey`/`$maxKey` other than 1,
+ * `$undefined` other than true — is refused in that reader's words wherever a client's Extended
+ * JSON comes in: MongoDB actions, function arguments (small and large), the Data API, the control
+ * API. What it accepts still comes in as before.
+ */
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { strictFormProblem } from "../../src/data/strict-forms.ts";
+import { anonymousLogin, call, callAppFunction, emailUser, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
+
+let app: FastifyInstance;
+let appId: string;
+let token: string;
+beforeAll(async () => {
+  app = await testApp({ allowFunctionSource: true });
+  appId = await newOpenApp(app, {
+    dataApi: { versions: ["v1"], returnType: "EJSON" },
+    functions: { echo: { source: "exports = (value, pad) => value;" } },
+  });
+  token = (await anonymousLogin(app, appId)).access_token;
+});
+afterAll(() => app.close());
+
+const refused: [string, unknown, string][] = [
+  ["characters that are not base64", { $binary: { base64: "!!", subType: "00" } }, "invalid $binary base64 string: !!"],
+  ["base64url", { $binary: { base64: "-_8=", subType: "00" } }, "invalid $binary base64 string: -_8="],
+  ["base64 without its padding", { $binary: { subType: "00", base64: "AQI" } }, "invalid $binary base64 string: AQI"],
+  ["a day that is not", { $date: "2024-02-30T00:00:00Z" }, "invalid $date value string: 2024-02-30T00:00:00Z"],
+  ["a date without its time", { $date: "2024-01-01" }, "invalid $date value string: 2024-01-01"],
+  ["an hour past 23", { $date: "2024-01-01T24:00:00Z" }, "invalid $date value string: 2024-01-01T24:00:00Z"],
+  ["a time without its zone", { $date: "2024-01-01T10:00:00" }, "invalid $date value string: 2024-01-01T10:00:00"],
+  ["a $minKey of 0", { $minKey: 0 }, "$minKey value must be 1, but instead is 0"],
+  ["a $maxKey of true", { $maxKey: true }, "$maxKey value must be 1, but instead is true"],
+  ["an $undefined of false", { $undefined: false }, "$undefined value must be true, but instead is false"],
+];
+
+const accepted: [unknown, unknown][] = [
+  [{ $binary: { base64: "AQI=", subType: "00" } }, { $binary: { base64: "AQI=", subType: "00" } }],
+  [{ $binary: { base64: "", subType: "80" } }, { $binary: { base64: "", subType: "80" } }],
+  [{ $date: "2024-02-29T23:59:59.999+01:00" }, { $date: { $numberLong: "1709247599999" } }],
+  [{ $date: "2024-01-01T00:00:00.123456Z" }, { $date: { $numberLong: "1704067200123" } }],
+  [{ $minKey: 1 }, { $minKey: 1 }],
+  // Fields named like a form's parts, outside it: fields.
+  [{ base64: "!!", subType: "00", date: "2024-02-30" }, undefined],
+];
+
+describe("Extended JSON the service refuses", () => {
+  it.each(refused)("a MongoDB action refuses %s", async (_, value, message) => {
+    const { response, body } = await mongoAction(app, appId, token, "insertOne", {
+      database: "d",
+      collection: "strict",
+      document: { nested: [{ value }] },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(body.error).toBe(`invalid Extended JSON in arguments: ${message}`);
+  });
+
+  it("a function's arguments refuse them, in a small body and in a large one", async () => {
+    for (const pad of ["", "p".repeat(300 * 1024)]) {
+      for (const [, value, message] of refused) {
+        const { response, body } = await callAppFunction(app, appId, token, "echo", [{ value }, pad]);
+        expect(response.statusCode).toBe(400);
+        expect(body.error).toBe(`invalid Extended JSON in arguments: ${message}`);
+      }
+    }
+  });
+
+  it("the Data API and the control API refuse them", async () => {
+    const user = await emailUser(app, appId, "strict@example.com", "secret-1");
+    for (const [, value, message] of refused) {
+      const data = await call(app, "callDataApi", {
+        method: "POST",
+        url: `/app/${appId}/endpoint/data/v1/action/insertOne`,
+        headers: { "content-type": "application/ejson", authorization: `Bearer ${user.access_token}` },
+        payload: JSON.stringify({
+          dataSource: "mongodb-atlas",
+          database: "d",
+          collection: "strict",
+          document: { value },
+        }),
+      });
+      expect(data.response.statusCode).toBe(400);
+      expect(data.body.error).toBe(`invalid request body: ${message}`);
+      const control = await call(app, "insertDocuments", {
+        method: "POST",
+        url: `/_mock/v1/apps/${appId}/data/d/strict`,
+        payload: { documents: [{ value }] },
+      });
+      expect(control.response.statusCode).toBe(400);
+      expect(control.body.error).toBe(`invalid Extended JSON: ${message}`);
+      const filter = encodeURIComponent(JSON.stringify({ value }));
+      const listed = await call(app, "listDocuments", {
+        method: "GET",
+        url: `/_mock/v1/apps/${appId}/data/d/strict?filter=${filter}`,
+      });
+      expect(listed.response.statusCode).toBe(400);
+      expect(listed.body.error).toBe(`filter: invalid Extended JSON: ${message}`);
+    }
+    const nothing = await mongoAction(app, appId, token, "count", { database: "d", collection: "strict", query: {} });
+    expect(nothing.body).toEqual({ $numberLong: "0" });
+  });
+
+  it("accepts what the service reads, as before", async () => {
+    for (const [value, stored] of accepted) {
+      const inserted = await mongoAction(app, appId, token, "insertOne", {
+        database: "d",
+        collection: "kept",
+        document: { _id: JSON.stringify(value), value },
+      });
+      expect(inserted.response.statusCode, JSON.stringify(value)).toBe(200);
+      const found = await mongoAction(app, appId, token, "findOne", {
+        database: "d",
+        collection: "kept",
+        query: { _id: JSON.stringify(value) },
+      });
+      expect(found.body.value).toEqual(stored ?? value);
+      const echoed = await callAppFunction(app, appId, token, "echo", [value]);
+      expect(echoed.response.statusCode, JSON.stringify(value)).toBe(200);
+    }
+  });
+
+  it("finds the first problem however deep, and none in documents without such forms", () => {
+    let deep: unknown = { $date: "soon" };
+    for (let i = 0; i < 50_000; i++) deep = [deep];
+    expect(strictFormProblem(deep)).toBe("invalid $date value string: soon");
+    expect(strictFormProblem({ a: [{ b: "2024-02-30" }, { $date: { $numberLong: "1" } }] })).toBeNull();
+  });
+});
