@@ -68,14 +68,25 @@ export declare function emulatorArgs(options: {
 
 export declare function waitForHealth(
   emulatorUrl: string,
-  options?: { timeoutMs?: number; isAlive?: () => boolean },
+  options?: { timeoutMs?: number; isAlive?: () => boolean; startedAfter?: number },
 ): Promise<void>;
 
-/** Resolves once `url` answers a GET with a 2xx status; rejects when `isAlive` says its server ended, or at the timeout. */
+/**
+ * Resolves once `url` answers a GET with a 2xx status (that `accept` takes, when given); rejects
+ * when `isAlive` says its server ended, or at the timeout.
+ */
 export declare function waitForAnswer(
   url: string,
-  options?: { what?: string; timeoutMs?: number; isAlive?: () => boolean },
+  options?: {
+    what?: string;
+    timeoutMs?: number;
+    isAlive?: () => boolean;
+    accept?: (reply: Response) => Promise<boolean>;
+  },
 ): Promise<void>;
+
+/** Whether a server can listen on `port` of 127.0.0.1 now. */
+export declare function portFree(port: number): Promise<boolean>;
 
 export interface SeedUser {
   email: string;

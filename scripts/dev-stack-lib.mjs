@@ -2,6 +2,7 @@
 // (scripts/test/dev-stack.test.ts) can check them: the options, the kept state and its settings, the
 // emulator's command line, the web app's auth modes and the seed.
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 
 export const devAppId = "local-app";
@@ -139,18 +140,35 @@ export function emulatorArgs({ emulatorPort, webUrl, dataDir, configFile }) {
   return ["--port", String(emulatorPort), "--web-url", webUrl, "--data-dir", dataDir, "--config", configFile];
 }
 
-/** Resolves once the emulator answers its health check (it has loaded the kept state by then). */
-export function waitForHealth(emulatorUrl, options = {}) {
-  return waitForAnswer(`${emulatorUrl}/_mock/v1/health`, { what: "the emulator", ...options });
+/** Whether a server can listen on `port` of 127.0.0.1 now. */
+export function portFree(port) {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
+  });
 }
 
-/** Resolves once `url` answers a GET with a 2xx status; rejects when `isAlive` says its server ended, or at the timeout. */
-export async function waitForAnswer(url, { what = url, timeoutMs = 30_000, isAlive = () => true } = {}) {
+/** Resolves once the emulator answers its health check (it has loaded the kept state by then). */
+export function waitForHealth(emulatorUrl, { startedAfter, ...options } = {}) {
+  // (With `startedAfter`, only an emulator started since then: not another one answering on the port.)
+  const accept =
+    startedAfter === undefined
+      ? undefined
+      : async (reply) => Date.parse((await reply.json().catch(() => ({}))).startedAt) >= startedAfter;
+  return waitForAnswer(`${emulatorUrl}/_mock/v1/health`, { what: "the emulator", accept, ...options });
+}
+
+/**
+ * Resolves once `url` answers a GET with a 2xx status (that `accept` takes, when given); rejects
+ * when `isAlive` says its server ended, or at the timeout.
+ */
+export async function waitForAnswer(url, { what = url, timeoutMs = 30_000, isAlive = () => true, accept } = {}) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
       const reply = await fetch(url);
-      if (reply.ok) return;
+      if (reply.ok && (accept === undefined || (await accept(reply)))) return;
     } catch {
       // Not listening yet.
     }

@@ -19,6 +19,7 @@ import {
   localUserpassOverrides,
   oauthProvidersOf,
   parseDevStackArgs,
+  portFree,
   prepareDataDir,
   readSeed,
   waitForAnswer,
@@ -39,6 +40,22 @@ try {
 if (options.help) {
   process.stdout.write(`${devStackUsage}\n`);
   process.exit(0);
+}
+
+// A port another server holds (an npm start or npm run mock still running) is said before anything
+// starts: the stack would otherwise wait on that server's answers, and --fresh empty the data
+// folder the other stack uses.
+for (const [port, name] of [
+  [options.emulatorPort, "MOCK_PORT"],
+  [options.webPort, "WEB_PORT"],
+]) {
+  if (!(await portFree(port))) {
+    process.stderr.write(
+      `npm start: port ${port} (${name}) is in use: is another npm start or npm run mock running? ` +
+        `Stop it, or choose another port: ${name}=${port + 1} npm start\n`,
+    );
+    process.exit(1);
+  }
 }
 
 const emulatorUrl = `http://127.0.0.1:${options.emulatorPort}`;
@@ -73,6 +90,7 @@ const env = {
   ...modes,
   VITE_AUTH_PROVIDERS: oauthProvidersOf(join(root, "mock-server/apps/local-app")),
 };
+const spawnedAt = Date.now();
 const { commands, done, stop } = runTogether([
   {
     name: "emulator",
@@ -111,7 +129,9 @@ const modeText = `confirmation by ${modes.VITE_AUTH_CONFIRMATION === "function" 
 // The URLs are printed once both answer, on every start, kept state or not.
 try {
   await Promise.all([
-    waitForHealth(emulatorUrl, { isAlive: () => !emulator.exited }).then(() => fresh && applySeed(emulatorUrl, seed)),
+    waitForHealth(emulatorUrl, { isAlive: () => !emulator.exited, startedAfter: spawnedAt }).then(
+      () => fresh && applySeed(emulatorUrl, seed),
+    ),
     waitForAnswer(`${webUrl}/`, { what: "the web app's dev server", isAlive: () => !web.exited }),
   ]);
 } catch (error) {

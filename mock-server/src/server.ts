@@ -69,10 +69,20 @@ const keepAliveMs = 72_000;
 /** How long a connection is idle before a draining server closes it (http/connection-drain.ts). */
 const drainGraceMs = 500;
 
-/** Listens, or rejects with Node's own error (EADDRINUSE, EACCES…). */
+/** Listens, or rejects with Node's own error (EACCES…), a port in use with what to do about it. */
 function listenOn(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(
+              `Port ${port} on ${host} is in use: is another emulator (npm run mock, npm start) running? ` +
+                "Stop it, or choose another port with --port (env PORT; 0 = any free port)",
+              { cause: error },
+            )
+          : error,
+      ),
+    );
     server.listen(port, host, () => {
       server.off("error", reject);
       resolve();

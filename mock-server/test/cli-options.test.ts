@@ -1,6 +1,7 @@
 /** The command line refuses bad options at start: a one-line reason, the usage, exit code 2. */
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, ensureBuilt, killAll, startEmulatorProcess } from "./helpers/emulator-process.ts";
@@ -81,6 +82,25 @@ describe("start-up option checks", () => {
     const result = run(...args, "--port", "0");
     expect(result.status).toBe(2);
     expect(result.stderr).toContain(message);
+  });
+
+  it("says a port another server holds is in use, and how to choose another", async () => {
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const port = (other.address() as { port: number }).port;
+    try {
+      const result = run("--port", String(port));
+      expect(result.status).toBe(1);
+      expect(result.stderr).toBe(
+        `Port ${port} on 127.0.0.1 is in use: is another emulator (npm run mock, npm start) running? ` +
+          "Stop it, or choose another port with --port (env PORT; 0 = any free port)\n",
+      );
+      const metrics = run("--port", "0", "--metrics-address", String(port));
+      expect(metrics.status).toBe(1);
+      expect(metrics.stderr).toBe(`--metrics-address: port ${port} on 127.0.0.1 is in use: choose another\n`);
+    } finally {
+      other.close();
+    }
   });
 });
 

@@ -4,7 +4,8 @@
  * seed is applied on a fresh start, and a restart keeps the state with the new start's settings.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -261,6 +262,52 @@ describe("npm start as a whole", () => {
       await exited;
     }
   }
+
+  it("starts nothing on a port another server holds, and says which and how to choose another", async () => {
+    // A server answering every path, as another emulator (or a stale npm start) does its health.
+    const other = createHttpServer((_, reply) => reply.end('{"status":"ok"}'));
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const taken = (other.address() as { port: number }).port;
+    const dataDir = mkdtempSync(join(tmpdir(), "dev-stack-taken-"));
+    try {
+      for (const [name, env] of [
+        ["MOCK_PORT", { MOCK_PORT: String(taken), WEB_PORT: String(await freePort()) }],
+        ["WEB_PORT", { MOCK_PORT: String(await freePort()), WEB_PORT: String(taken) }],
+      ] as const) {
+        const started = spawnSync(process.execPath, ["scripts/dev-stack.mjs", "--fresh"], {
+          cwd: root,
+          env: { ...process.env, ...env, DEV_STACK_DATA_DIR: dataDir },
+          encoding: "utf8",
+          timeout: 20_000,
+        });
+        expect(started.status, started.stdout + started.stderr).toBe(1);
+        expect(started.stderr).toContain(`npm start: port ${taken} (${name}) is in use`);
+        expect(started.stderr).toContain(`${name}=${taken + 1} npm start`);
+        expect(started.stdout).not.toContain("The local stack:");
+        // Nothing was started or prepared: the data folder is as it was.
+        expect(readdirSync(dataDir)).toEqual([]);
+      }
+    } finally {
+      other.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("waits for its own emulator, not another one answering on the port", async () => {
+    const other = createHttpServer((_, reply) =>
+      reply.end(JSON.stringify({ status: "ok", startedAt: new Date(Date.now() - 60_000).toISOString() })),
+    );
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(other.address() as { port: number }).port}`;
+    try {
+      await expect(waitForHealth(url, { startedAfter: Date.now(), timeoutMs: 300 })).rejects.toThrow(
+        /the emulator did not answer/,
+      );
+      await expect(waitForHealth(url, { startedAfter: Date.now() - 120_000, timeoutMs: 300 })).resolves.toBeUndefined();
+    } finally {
+      other.close();
+    }
+  });
 
   it("prints the stack's URLs once the emulator and the web app answer, on a first start and with kept state", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "dev-stack-whole-"));

@@ -25,9 +25,15 @@ export function listenForMetrics(registry: Registry, host: string, port: number)
     );
   });
   return new Promise((resolve, reject) => {
-    server.once("error", reject);
+    const refused = (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(`--metrics-address: port ${port} on ${host} is in use: choose another`, { cause: error })
+          : error,
+      );
+    server.once("error", refused);
     server.listen(port, host, () => {
-      server.off("error", reject);
+      server.off("error", refused);
       const address = server.address();
       const bound = address !== null && typeof address === "object" ? address.port : port;
       resolve({
