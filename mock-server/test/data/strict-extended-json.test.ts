@@ -99,6 +99,20 @@ describe("Extended JSON the service refuses", () => {
       expect(listed.response.statusCode).toBe(400);
       expect(listed.body.error).toBe(`filter: invalid Extended JSON: ${message}`);
     }
+    // A large body (read in slices) too.
+    const large = await call(app, "callDataApi", {
+      method: "POST",
+      url: `/app/${appId}/endpoint/data/v1/action/insertOne`,
+      headers: { "content-type": "application/ejson", authorization: `Bearer ${user.access_token}` },
+      payload: JSON.stringify({
+        dataSource: "mongodb-atlas",
+        database: "d",
+        collection: "strict",
+        document: { pad: "p".repeat(300 * 1024), raw: { $binary: { base64: "A-_=", subType: "00" } } },
+      }),
+    });
+    expect(large.response.statusCode).toBe(400);
+    expect(large.body.error).toBe("invalid request body: invalid $binary base64 string: A-_=");
     const nothing = await mongoAction(app, appId, token, "count", { database: "d", collection: "strict", query: {} });
     expect(nothing.body).toEqual({ $numberLong: "0" });
   });
