@@ -637,7 +637,9 @@ describe("mongodb-atlas actions", () => {
     for (const document of [{ n: { $numberInt: "abc" } }, { n: { $numberLong: "1e3" } }, { at: { $date: "soon" } }]) {
       const refused = await action("insertOne", { ...ns("x"), document });
       expect(refused.response.statusCode, JSON.stringify(document)).toBe(400);
-      expect(refused.body.error).toMatch(/invalid Extended JSON in arguments: \$(numberInt|numberLong|date) /);
+      expect(refused.body.error).toMatch(
+        /invalid Extended JSON in arguments: (\$(numberInt|numberLong) |invalid \$date value string: soon$)/,
+      );
     }
     expect((await action("count", { ...ns("x"), query: {} })).body).toEqual({ $numberLong: "0" });
   });
