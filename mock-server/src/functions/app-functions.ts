@@ -13,7 +13,6 @@ import { fromEJSONTextInSlices } from "../data/ejson-in-slices.ts";
 import { isFunctionMongoAction, type MongoApp, MongoService, writeRefusal } from "../data/mongo-actions.ts";
 import { type Principal, writerOf } from "../data/rules.ts";
 import { TransactionFailure } from "../data/transactions.ts";
-import { wellFormedJson } from "../data/well-formed-json.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { EventBus } from "../state/events.ts";
 import { stableObjectIdHex } from "../state/ids.ts";
@@ -578,8 +577,7 @@ export class AppFunctions implements SandboxHost {
     const ended = new AbortController();
     this.calls.set(callId, { ...info, ended: ended.signal, sandbox });
     try {
-      // (What the function made: a lone surrogate in it is answered as U+FFFD, data/well-formed-json.ts.)
-      return wellFormedJson(await result);
+      return await result;
     } catch (error) {
       if (error instanceof ExecutionTimeout) throw errors.executionTimeLimit();
       if (error instanceof ExecutionMemoryLimit) throw errors.executionMemoryLimit();

@@ -20,6 +20,7 @@ import { constants as fsConstants } from "node:fs";
 import { offeredModules, packagedModules } from "../config/function-modules.ts";
 import { badNumberString, longNumberString } from "../data/documents.ts";
 import { strictFormMarkers, strictFormProblem } from "../data/strict-forms.ts";
+import { loneSurrogatesRewritten, surrogateEscape } from "../data/well-formed-json.ts";
 import { cryptoSource } from "./sandbox-crypto.ts";
 import { urlAndHttpSource } from "./sandbox-url-http.ts";
 
@@ -89,6 +90,10 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   // The forms the service's reader refuses (data/strict-forms.ts: the same function, names only its own).
   const strictFormMarkers = new RegExp(${JSON.stringify(strictFormMarkers.source)});
   const strictFormProblem = (${strictFormProblem.toString()});
+  // Half of a surrogate pair alone in what the function made is sent as U+FFFD (data/well-formed-json.ts).
+  const surrogateEscape = new RegExp(${JSON.stringify(surrogateEscape.source)});
+  const loneSurrogatesRewritten = (${loneSurrogatesRewritten.toString()});
+  const stringToWellFormed = String.prototype.toWellFormed;
   const SafeBigInt = BigInt;
   const SafeDouble = BSON.Double;
   const isSafeInteger = Number.isSafeInteger;
@@ -295,10 +300,19 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   }
 
   // --- The bridge.
-  /** Sends to the worker; nothing the worker's function throws (a stack overflow) gets out. */
+  /**
+   * Sends to the worker, each text well-formed (a log line or an error's message as text, the rest
+   * as JSON); nothing the worker's function throws (a stack overflow) gets out.
+   */
+  const plainTexts = new SafeSet(["log", "error", "badargs"]);
   const send = (kind, callId, pendingId, text) => {
     try {
-      hostCall(kind, callId, pendingId, text);
+      const made = call(setHas, plainTexts, kind)
+        ? call(stringToWellFormed, text)
+        : call(regExpExec, surrogateEscape, text) === null
+          ? text
+          : loneSurrogatesRewritten(text);
+      hostCall(kind, callId, pendingId, made);
       return true;
     } catch (ignored) {
       return false;

@@ -12,6 +12,7 @@ import {
   bearer,
   call,
   callAppFunction,
+  emailUser,
   mongoAction,
   newApp,
   newOpenApp,
@@ -58,6 +59,28 @@ describe("a lone surrogate", () => {
     expect((await action("findOne", { query: { text: "\ufffd" }, project: { _id: 1 } })).body).toEqual({ _id: "b" });
   });
 
+  it("in a Data API request is stored as U+FFFD, in a small body and in a large one", async () => {
+    const appId = await newOpenApp(app, { dataApi: { versions: ["v1"], returnType: "EJSON" } });
+    const user = await emailUser(app, appId, "halves@example.com", "secret-1");
+    const dataApi = (action: string, body: Record<string, unknown>) =>
+      call(app, "callDataApi", {
+        method: "POST",
+        url: `/app/${appId}/endpoint/data/v1/action/${action}`,
+        headers: { "content-type": "application/ejson", authorization: `Bearer ${user.access_token}` },
+        payload: JSON.stringify({ dataSource: "mongodb-atlas", database: "d", collection: "api", ...body }),
+      });
+    for (const pad of ["", "p".repeat(300 * 1024)]) {
+      const inserted = await dataApi("insertOne", { document: { _id: pad.length, text: `x${high}`, pad } });
+      expect(inserted.response.statusCode, JSON.stringify(inserted.body)).toBe(200);
+    }
+    const found = await dataApi("find", { filter: { text: "x\ufffd" }, projection: { pad: 0 } });
+    // (Typed application/ejson: the body as text.)
+    expect(JSON.parse(found.response.body).documents).toEqual([
+      { _id: { $numberInt: "0" }, text: "x\ufffd" },
+      { _id: { $numberInt: String(300 * 1024) }, text: "x\ufffd" },
+    ]);
+  });
+
   it("a function makes is stored and answered as U+FFFD", async () => {
     const appId = await newOpenApp(app, {
       functions: {
@@ -79,6 +102,13 @@ describe("a lone surrogate", () => {
       found: { _id: { $numberInt: "1" }, cut: "\ufffd", "\ufffd": `${low}!`.replace(low, "\ufffd") },
     });
     expect(JSON.stringify(called.body)).not.toMatch(/\\ud[89a-f]/i);
+    // A failure's message too.
+    const failing = await newOpenApp(app, {
+      functions: { cut: { source: 'exports = () => { throw new Error("cut " + "😀".slice(0, 1)); };' } },
+    });
+    const failingToken = (await anonymousLogin(app, failing)).access_token;
+    const failed = await callAppFunction(app, failing, failingToken, "cut", []);
+    expect(failed.body).toMatchObject({ error: "Error: cut \ufffd", error_code: "FunctionExecutionError" });
     // What the function stored, read by a client.
     const read = await mongoAction(app, appId, access_token, "find", { database: "d", collection: "cut", query: {} });
     expect(read.body).toEqual([called.body.found]);

@@ -237,7 +237,10 @@ describe("a function's result", () => {
         callText: '{"user":{},"request":{}}',
         deadline: Date.now() + 10_000,
       });
-      expect(await result, s).toBe(EJSON.stringify(s, { relaxed: false }));
+      const unicode = s as string & { isWellFormed(): boolean; toWellFormed(): string };
+      // (Half of a surrogate pair alone is sent as U+FFFD, escaped: data/well-formed-json.ts.)
+      if (unicode.isWellFormed()) expect(await result, s).toBe(EJSON.stringify(s, { relaxed: false }));
+      else expect(JSON.parse(await result), s).toBe(unicode.toWellFormed());
     }
   });
 });
