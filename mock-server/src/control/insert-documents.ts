@@ -11,7 +11,7 @@ export default defineControlRoute("insertDocuments", async (request, reply) => {
   const { database, collection } = request.params;
   let documents: unknown;
   try {
-    const problem = strictFormProblemIn(request.jsonText, request.body.documents);
+    const problem = await strictFormProblemIn(request.jsonText, request.body.documents);
     if (problem !== null) throw new Error(problem);
     documents = fromEJSON(request.body.documents);
   } catch (error) {

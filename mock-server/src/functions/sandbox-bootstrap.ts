@@ -19,7 +19,7 @@
 import { constants as fsConstants } from "node:fs";
 import { offeredModules, packagedModules } from "../config/function-modules.ts";
 import { badNumberString, longNumberString } from "../data/documents.ts";
-import { strictFormMarkers, strictFormProblem } from "../data/strict-forms.ts";
+import { strictFormMarkers, strictFormWalk } from "../data/strict-forms.ts";
 import { loneSurrogatesRewritten, surrogateEscape } from "../data/well-formed-json.ts";
 import { cryptoSource } from "./sandbox-crypto.ts";
 import { urlAndHttpSource } from "./sandbox-url-http.ts";
@@ -89,7 +89,11 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const longNumberString = new RegExp(${JSON.stringify(longNumberString.source)}, "g");
   // The forms the service's reader refuses (data/strict-forms.ts: the same function, names only its own).
   const strictFormMarkers = new RegExp(${JSON.stringify(strictFormMarkers.source)});
-  const strictFormProblem = (${strictFormProblem.toString()});
+  const strictFormWalk = (${strictFormWalk.toString()});
+  const strictFormProblem = (value) => {
+    const walk = strictFormWalk(value);
+    for (let step = walk.next(); ; step = walk.next()) if (step.done) return step.value;
+  };
   // Half of a surrogate pair alone in what the function made is sent as U+FFFD (data/well-formed-json.ts).
   const surrogateEscape = new RegExp(${JSON.stringify(surrogateEscape.source)});
   const loneSurrogatesRewritten = (${loneSurrogatesRewritten.toString()});

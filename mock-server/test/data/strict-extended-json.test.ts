@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { strictFormProblem } from "../../src/data/strict-forms.ts";
+import { strictFormProblem, strictFormProblemIn } from "../../src/data/strict-forms.ts";
 import { anonymousLogin, call, callAppFunction, emailUser, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -134,6 +134,26 @@ describe("Extended JSON the service refuses", () => {
       const echoed = await callAppFunction(app, appId, token, "echo", [value]);
       expect(echoed.response.statusCode, JSON.stringify(value)).toBe(200);
     }
+  });
+
+  it("lets other work run while it walks a request's wide body, and finds the form past its slices", async () => {
+    const fields = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, { n: i }]));
+    // (Walked last: the walk takes the last member first.)
+    const body = [{ document: { first: { $binary: { base64: "-", subType: "00" } }, ...fields } }];
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(count);
+    };
+    setImmediate(count);
+    const problem = await strictFormProblemIn(JSON.stringify(body), body);
+    counting = false;
+    expect(problem).toBe("invalid $binary base64 string: -");
+    expect(turns).toBeGreaterThanOrEqual(5);
+    // Without a marker in its text, nothing is walked.
+    expect(await strictFormProblemIn("[]", body)).toBeNull();
   });
 
   it("finds the first problem however deep, and none in documents without such forms", () => {

@@ -19,7 +19,7 @@ const badArguments = (error: unknown) =>
  * served meanwhile (docs/decisions/0024-large-bodies-in-slices.md).
  */
 async function parseActionArguments(args: unknown[], large: boolean, text: string | null): Promise<unknown[]> {
-  const problem = strictFormProblemIn(text, args);
+  const problem = await strictFormProblemIn(text, args);
   if (problem !== null) throw badArguments(new Error(problem));
   try {
     return (large ? await fromEJSONInSlices(args) : fromEJSON(args)) as unknown[];

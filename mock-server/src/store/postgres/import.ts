@@ -9,7 +9,7 @@
 import { createInterface } from "node:readline";
 import { ObjectId } from "bson";
 import { type Document, fromEJSON, isDocument } from "../../data/documents.ts";
-import { strictFormProblemIn } from "../../data/strict-forms.ts";
+import { strictFormMarkers, strictFormProblem } from "../../data/strict-forms.ts";
 import type { Database } from "./database.ts";
 import { storedDocument } from "./documents.ts";
 import { idRowKey } from "./row-keys.ts";
@@ -108,7 +108,7 @@ export async function importDocuments(
         continue;
       }
       try {
-        const problem = strictFormProblemIn(text, json);
+        const problem = strictFormMarkers.test(text) ? strictFormProblem(json) : null;
         if (problem !== null) throw new Error(problem);
         doc = fromEJSON(json);
       } catch (error) {
