@@ -562,6 +562,46 @@ describe("data", () => {
   });
 });
 
+describe("listing an app's collections", () => {
+  it("orders them by database, then collection, by code point: the same on every machine, whatever its locale", async () => {
+    const appId = await newApp(app);
+    // (A locale's order puts "a" before "B", "a_b" before "a.b", and "ä" after "z" in Swedish.)
+    const names: [string, string][] = [
+      ["zeta", "x"],
+      ["a", "äb"],
+      ["a", "zb"],
+      ["a", "B"],
+      ["a", "a_b"],
+      ["a", "a.b"],
+      ["a", "😀"],
+      ["a", "\uff5e"],
+      ["B", "x"],
+    ];
+    for (const [database, collection] of names) {
+      const inserted = await call(app, "insertDocuments", {
+        method: "POST",
+        url: `/_mock/v1/apps/${appId}/data/${encodeURIComponent(database)}/${encodeURIComponent(collection)}`,
+        payload: { documents: [{ n: 1 }] },
+      });
+      expect(inserted.response.statusCode, `${database}.${collection}`).toBe(201);
+    }
+    const listed = await call(app, "listCollections", { method: "GET", url: `/_mock/v1/apps/${appId}/data` });
+    expect(
+      listed.body.collections.map((c: { database: string; collection: string }) => [c.database, c.collection]),
+    ).toEqual([
+      ["B", "x"],
+      ["a", "B"],
+      ["a", "a.b"],
+      ["a", "a_b"],
+      ["a", "zb"],
+      ["a", "äb"],
+      ["a", "\uff5e"],
+      ["a", "😀"],
+      ["zeta", "x"],
+    ]);
+  });
+});
+
 describe("control token", () => {
   it("is required on every control call once configured, but the health check", async () => {
     const locked = await testApp({ controlToken: "let-me-in" });

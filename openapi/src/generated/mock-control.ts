@@ -3174,7 +3174,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The collections. */
+            /** @description The collections, by database, then collection, in code-point order. */
             200: {
                 headers: {
                     [name: string]: unknown;
