@@ -21,7 +21,8 @@ export const mayHoldLoneSurrogates = (text: string) => surrogateEscape.test(text
 
 type Unicode = string & { isWellFormed(): boolean; toWellFormed(): string };
 
-function wellFormedString(text: string): string {
+/** The string, with each lone surrogate U+FFFD. */
+export function wellFormedString(text: string): string {
   const unicode = text as Unicode;
   return unicode.isWellFormed() ? text : unicode.toWellFormed();
 }

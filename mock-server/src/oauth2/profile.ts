@@ -5,6 +5,7 @@
  * token's claims (Google, Apple; Apple's name comes in the form it posts, the first time only) or
  * Facebook's `/me`. `domain_restrictions` are checked on the e-mail address.
  */
+import { wellFormedString } from "../data/well-formed-json.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import type { OAuth2Settings } from "./settings.ts";
 
@@ -14,7 +15,8 @@ export interface ProviderAccount {
   profile: Record<string, unknown>;
 }
 
-const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+// (A lone surrogate, in Apple's unsigned `user` field or a provider's reply, is U+FFFD: data/well-formed-json.ts.)
+const str = (v: unknown) => (typeof v === "string" && v !== "" ? wellFormedString(v) : undefined);
 const num = (v: unknown) => (typeof v === "number" ? v : undefined);
 
 function defined(fields: Record<string, unknown>): Record<string, unknown> {

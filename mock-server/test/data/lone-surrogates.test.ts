@@ -13,6 +13,7 @@ import {
   call,
   callAppFunction,
   emailUser,
+  getProfile,
   mongoAction,
   newApp,
   newOpenApp,
@@ -20,6 +21,7 @@ import {
 } from "../helpers/app.ts";
 import { mailOf, newAccount, sendEmail } from "../helpers/emailjs.ts";
 import { hs256 } from "../helpers/jwt.ts";
+import { beginUrl, fragmentOf, location, throughProvider, userAuthOf } from "../helpers/oauth2.ts";
 
 const high = "\ud83d";
 const low = "\ude00";
@@ -165,6 +167,18 @@ describe("a lone surrogate", () => {
     });
     expect(tokenProfile.body.identities[0]).toMatchObject({ id: "user-\ufffd", provider_type: "custom-token" });
     expect(tokenProfile.body.data).toEqual({ name: `Jo ${emoji}\ufffd` });
+
+    // Sign in with Apple's `user` field: JSON the provider does not sign (a client may change it).
+    const appleApp = await newApp(app);
+    const begun = await call(app, "beginOAuthLogin", { method: "GET", url: beginUrl(appleApp, "oauth2-apple") });
+    const end = await throughProvider(app, location(begun.response), { email: "g@example.com" }, (posted) => {
+      posted.user = JSON.stringify({ name: { firstName: `Gr${high}`, lastName: `H${low}` } });
+    });
+    const apple = userAuthOf(fragmentOf(location(end)));
+    expect((await getProfile(app, apple.accessToken)).body.data).toEqual({
+      name: "Gr\ufffd H\ufffd",
+      email: "g@example.com",
+    });
 
     const { publicKey } = await newAccount(app);
     const { response } = await sendEmail(app, {

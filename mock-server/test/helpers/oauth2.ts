@@ -80,6 +80,8 @@ export async function throughProvider(
   app: FastifyInstance,
   authorizeUrl: string,
   choice: { email: string; name?: string } | "cancel",
+  /** Changes Sign in with Apple's form post before it is sent (a client tampering with it). */
+  editPost: (posted: Record<string, string>) => void = () => undefined,
 ): Promise<LightMyRequestResponse> {
   const page = await call(app, "showIdpAuthorization", { method: "GET", url: local(authorizeUrl) });
   expect(page.response.statusCode).toBe(200);
@@ -108,6 +110,7 @@ export async function throughProvider(
       unescapeHtml(m[2]!),
     ]),
   );
+  editPost(posted);
   return (
     await call(app, "finishOAuthLoginForm", {
       method: "POST",
