@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   anonymousLogin,
   base,
-  bearer,
   call,
   callAppFunction,
   emailUser,
@@ -138,11 +137,7 @@ describe("a lone surrogate", () => {
       payload: { username: `Ad${high}`, pin: { $numberInt: "333" } },
     });
     expect(login.response.statusCode, JSON.stringify(login.body)).toBe(200);
-    const profile = await call(app, "getProfile", {
-      method: "GET",
-      url: `${base}/auth/profile`,
-      headers: bearer(login.body.access_token),
-    });
+    const profile = await getProfile(app, login.body.access_token);
     expect(profile.body.identities[0]).toMatchObject({ id: "ad\ufffd", provider_type: "custom-function" });
 
     // A custom token's claims (JSON inside the JWT): its identity and the profile's metadata.
@@ -160,11 +155,7 @@ describe("a lone surrogate", () => {
       payload: { token },
     });
     expect(signedIn.response.statusCode, JSON.stringify(signedIn.body)).toBe(200);
-    const tokenProfile = await call(app, "getProfile", {
-      method: "GET",
-      url: `${base}/auth/profile`,
-      headers: bearer(signedIn.body.access_token),
-    });
+    const tokenProfile = await getProfile(app, signedIn.body.access_token);
     expect(tokenProfile.body.identities[0]).toMatchObject({ id: "user-\ufffd", provider_type: "custom-token" });
     expect(tokenProfile.body.data).toEqual({ name: `Jo ${emoji}\ufffd` });
 

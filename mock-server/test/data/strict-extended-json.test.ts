@@ -70,18 +70,15 @@ describe("Extended JSON the service refuses", () => {
 
   it("the Data API and the control API refuse them", async () => {
     const user = await emailUser(app, appId, "strict@example.com", "secret-1");
-    for (const [, value, message] of refused) {
-      const data = await call(app, "callDataApi", {
+    const insertOne = (document: Record<string, unknown>) =>
+      call(app, "callDataApi", {
         method: "POST",
         url: `/app/${appId}/endpoint/data/v1/action/insertOne`,
         headers: { "content-type": "application/ejson", authorization: `Bearer ${user.access_token}` },
-        payload: JSON.stringify({
-          dataSource: "mongodb-atlas",
-          database: "d",
-          collection: "strict",
-          document: { value },
-        }),
+        payload: JSON.stringify({ dataSource: "mongodb-atlas", database: "d", collection: "strict", document }),
       });
+    for (const [, value, message] of refused) {
+      const data = await insertOne({ value });
       expect(data.response.statusCode).toBe(400);
       expect(data.body.error).toBe(`invalid request body: ${message}`);
       const control = await call(app, "insertDocuments", {
@@ -100,16 +97,9 @@ describe("Extended JSON the service refuses", () => {
       expect(listed.body.error).toBe(`filter: invalid Extended JSON: ${message}`);
     }
     // A large body (read in slices) too.
-    const large = await call(app, "callDataApi", {
-      method: "POST",
-      url: `/app/${appId}/endpoint/data/v1/action/insertOne`,
-      headers: { "content-type": "application/ejson", authorization: `Bearer ${user.access_token}` },
-      payload: JSON.stringify({
-        dataSource: "mongodb-atlas",
-        database: "d",
-        collection: "strict",
-        document: { pad: "p".repeat(300 * 1024), raw: { $binary: { base64: "A-_=", subType: "00" } } },
-      }),
+    const large = await insertOne({
+      pad: "p".repeat(300 * 1024),
+      raw: { $binary: { base64: "A-_=", subType: "00" } },
     });
     expect(large.response.statusCode).toBe(400);
     expect(large.body.error).toBe("invalid request body: invalid $binary base64 string: A-_=");
