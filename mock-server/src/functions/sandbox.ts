@@ -171,15 +171,14 @@ export function functionProcessArgs(
 
 /**
  * The function process's environment: none of the emulator's (it holds secrets: the signing
- * secret, the database URL, the control token), only what sets the functions' time zone and locale
- * as the emulator's, and what Windows needs to start a process.
+ * secret, the database URL, the control token), but what Windows needs to start a process; and
+ * the time zone and locale of the service's functions, UTC and en-US (C.UTF-8), whatever the
+ * host's — a function's `getHours()` or `toLocaleString()` answers on a laptop in any country what
+ * it answers in CI and in production (decision 0002).
  */
 export function functionProcessEnvironment(): NodeJS.ProcessEnv {
-  const environment: NodeJS.ProcessEnv = {};
-  for (const name of ["TZ", "LANG", "LC_ALL", "SYSTEMROOT"]) {
-    const value = process.env[name];
-    if (value !== undefined) environment[name] = value;
-  }
+  const environment: NodeJS.ProcessEnv = { TZ: "UTC", LANG: "C.UTF-8" };
+  if (process.env.SYSTEMROOT !== undefined) environment.SYSTEMROOT = process.env.SYSTEMROOT;
   return environment;
 }
 

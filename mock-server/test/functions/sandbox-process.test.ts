@@ -110,6 +110,32 @@ describe("the function process", () => {
     },
   );
 
+  it("runs functions in UTC and en-US, as the service does, whatever the emulator's time zone and locale", async () => {
+    const kept = { TZ: process.env.TZ, LANG: process.env.LANG, LC_ALL: process.env.LC_ALL };
+    Object.assign(process.env, { TZ: "Asia/Kolkata", LANG: "sv_SE.UTF-8", LC_ALL: "sv_SE.UTF-8" });
+    let answer: string;
+    try {
+      const clock = fn(
+        "clock",
+        `exports = () => [new Date(0).getHours(), new Date(0).toString(), Intl.DateTimeFormat().resolvedOptions().timeZone,
+          Intl.DateTimeFormat().resolvedOptions().locale, ["b", "ä", "z"].sort((a, b) => a.localeCompare(b))];`,
+      );
+      answer = await run(sandbox(), clock);
+    } finally {
+      for (const [name, value] of Object.entries(kept)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    expect(JSON.parse(answer)).toEqual([
+      { $numberInt: "0" },
+      "Thu Jan 01 1970 00:00:00 GMT+0000 (Coordinated Universal Time)",
+      "UTC",
+      "en-US",
+      ["ä", "b", "z"],
+    ]);
+  });
+
   it("denies code that got out of the context the file system, commands, workers, eval and the environment", async () => {
     const dir = mkdtempSync(join(tmpdir(), "function-process-"));
     try {
