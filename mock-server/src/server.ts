@@ -72,7 +72,7 @@ const drainGraceMs = 500;
 /** Listens, or rejects with Node's own error (EACCES…), a port in use with what to do about it. */
 function listenOn(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once("error", (error: NodeJS.ErrnoException) =>
+    const refused = (error: NodeJS.ErrnoException) =>
       reject(
         error.code === "EADDRINUSE"
           ? new Error(
@@ -81,10 +81,10 @@ function listenOn(server: Server, host: string, port: number): Promise<void> {
               { cause: error },
             )
           : error,
-      ),
-    );
+      );
+    server.once("error", refused);
     server.listen(port, host, () => {
-      server.off("error", reject);
+      server.off("error", refused);
       resolve();
     });
   });

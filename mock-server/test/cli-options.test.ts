@@ -4,6 +4,7 @@ import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer } from "../src/server.ts";
 import { cli, ensureBuilt, killAll, startEmulatorProcess } from "./helpers/emulator-process.ts";
 import { scratchDir } from "./helpers/scratch.ts";
 
@@ -100,6 +101,13 @@ describe("start-up option checks", () => {
       expect(metrics.stderr).toBe(`--metrics-address: port ${port} on 127.0.0.1 is in use: choose another\n`);
     } finally {
       other.close();
+    }
+    // Once listening, the start's error listener is gone: a later error is not taken for the start's.
+    const started = await startServer({ port: 0, logLevel: "silent" });
+    try {
+      expect(started.app.server.listenerCount("error")).toBe(0);
+    } finally {
+      await started.close();
     }
   });
 });
