@@ -4,13 +4,18 @@
  * not base64 (dropped: `"!!"` was stored as no bytes, base64url's `-` and `_` lost) or without its
  * padding, a `$date` string that is not an RFC 3339 date-time or names no day (`"2024-02-30T…"`
  * was stored as March 1st, `"2024-01-01"` as a date), `$minKey`/`$maxKey` other than 1, `$undefined`
- * other than true. Refused in the Go reader's words (`invalid $binary base64 string: …`).
+ * other than true, a number past a double (`1e400`, bare or a `$numberDouble`'s: Infinity here).
+ * Refused in the Go reader's words (`invalid $binary base64 string: …`).
  */
 
 import { takeTurn } from "./turns.ts";
 
-/** A text that may hold one of these forms (else the check is skipped: one regular-expression test). */
-export const strictFormMarkers = /"\$(?:binary|minKey|maxKey|undefined)"|"\$date"\s*:\s*"/;
+/**
+ * A text that may hold one of these forms (else the check is skipped: one regular-expression test):
+ * their keys, a `$date` string, or a number with an exponent of three digits or 309 digits (one
+ * past a double, which JSON.parse reads as Infinity and Go refuses).
+ */
+export const strictFormMarkers = /"\$(?:binary|minKey|maxKey|undefined)"|"\$date"\s*:\s*"|[\d.][eE]\+?\d{3}|\d{309}/;
 
 /**
  * Walks a value JSON.parse made for the first such form: returns what is wrong with it, or null,
@@ -37,6 +42,8 @@ export function* strictFormWalk(root: unknown): Generator<undefined, string | nu
   let seen = 0;
   while (pending.length > 0) {
     const node = pending.pop();
+    if (typeof node === "number" && !Number.isFinite(node))
+      return "a number is past the range of a double: value out of range";
     if (node === null || typeof node !== "object") continue;
     if (++seen % 4096 === 0) yield;
     if (Array.isArray(node)) {
@@ -54,6 +61,15 @@ export function* strictFormWalk(root: unknown): Generator<undefined, string | nu
           return `invalid $binary base64 string: ${text}`;
       } else if (key === "$date" && typeof inner === "string" && !validDate(inner)) {
         return `invalid $date value string: ${inner}`;
+      } else if (
+        key === "$numberDouble" &&
+        typeof inner === "string" &&
+        inner !== "Infinity" &&
+        inner !== "-Infinity" &&
+        !Number.isFinite(Number(inner)) &&
+        !Number.isNaN(Number(inner))
+      ) {
+        return `strconv.ParseFloat: parsing ${JSON.stringify(inner)}: value out of range`;
       } else if ((key === "$minKey" || key === "$maxKey") && inner !== 1) {
         return `${key} value must be 1, but instead is ${JSON.stringify(inner)}`;
       } else if (key === "$undefined" && inner !== true) {

@@ -1465,10 +1465,13 @@ ${urlAndHttpSource}
     // main thread (functions/sandbox.ts).
     let args;
     try {
-      const text = message.inBody ? stringifyJson(parseJson(message.args).arguments ?? []) : message.args;
+      // (A large body's arguments are checked as parsed: written again, a number past a double,
+      // read as Infinity, would be null.)
+      const read = message.inBody ? (parseJson(message.args).arguments ?? []) : undefined;
+      const text = message.inBody ? stringifyJson(read) : message.args;
       checkNumberStrings(text);
-      if (call(regExpExec, strictFormMarkers, text) !== null) {
-        const problem = strictFormProblem(parseJson(text));
+      if (call(regExpExec, strictFormMarkers, message.args) !== null) {
+        const problem = strictFormProblem(message.inBody ? read : parseJson(text));
         if (problem !== null) throw new SafeError(problem);
       }
       args = fromText(text);

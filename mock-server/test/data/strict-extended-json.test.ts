@@ -35,6 +35,7 @@ const refused: [string, unknown, string][] = [
   ["a $minKey of 0", { $minKey: 0 }, "$minKey value must be 1, but instead is 0"],
   ["a $maxKey of true", { $maxKey: true }, "$maxKey value must be 1, but instead is true"],
   ["an $undefined of false", { $undefined: false }, "$undefined value must be true, but instead is false"],
+  ["a double past the range", { $numberDouble: "-1e400" }, 'strconv.ParseFloat: parsing "-1e400": value out of range'],
 ];
 
 const accepted: [unknown, unknown][] = [
@@ -144,6 +145,51 @@ describe("Extended JSON the service refuses", () => {
     expect(turns).toBeGreaterThanOrEqual(5);
     // Without a marker in its text, nothing is walked.
     expect(await strictFormProblemIn("[]", body)).toBeNull();
+  });
+
+  it("refuses a bare number past a double, which JSON reads as Infinity", async () => {
+    const text = `{"name":"insertOne","service":"mongodb-atlas","arguments":[{"database":"d","collection":"strict","document":{"n":1e400}}]}`;
+    const action = await app.inject({
+      method: "POST",
+      url: `/api/client/v2.0/app/${appId}/functions/call`,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      payload: text,
+    });
+    expect(action.statusCode).toBe(400);
+    expect(action.json().error).toBe(
+      "invalid Extended JSON in arguments: a number is past the range of a double: value out of range",
+    );
+    const called = await app.inject({
+      method: "POST",
+      url: `/api/client/v2.0/app/${appId}/functions/call`,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      payload: `{"name":"echo","arguments":[${"9".repeat(400)}]}`,
+    });
+    expect(called.statusCode).toBe(400);
+    expect(called.json().error).toBe(
+      "invalid Extended JSON in arguments: a number is past the range of a double: value out of range",
+    );
+    // A large body, which the function's process reads as sent.
+    const large = await app.inject({
+      method: "POST",
+      url: `/api/client/v2.0/app/${appId}/functions/call`,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      payload: `{"name":"echo","arguments":[-2e308,"${"p".repeat(300 * 1024)}"]}`,
+    });
+    expect(large.statusCode).toBe(400);
+    expect(large.json().error).toBe(
+      "invalid Extended JSON in arguments: a number is past the range of a double: value out of range",
+    );
+    // Within the range, or as a double's own words for infinity: taken.
+    for (const n of ["1.7976931348623157e308", "1e-400", '{"$numberDouble":"Infinity"}']) {
+      const kept = await app.inject({
+        method: "POST",
+        url: `/api/client/v2.0/app/${appId}/functions/call`,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        payload: `{"name":"echo","arguments":[${n}]}`,
+      });
+      expect(kept.statusCode, n).toBe(200);
+    }
   });
 
   it("finds the first problem however deep, and none in documents without such forms", () => {

@@ -71,6 +71,12 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     // arguments hold as U+FFFD (data/well-formed-json.ts): then they are written (~30 ms for 18 MB).
     const body = request.jsonText;
     const argsInBody = body !== null && body.length >= slicedFrom && !mayHoldLoneSurrogates(body);
+    // Arguments written again lose what JSON cannot write (a number past a double, read as Infinity,
+    // would come as null): such forms are refused here, before they are (data/strict-forms.ts).
+    if (!argsInBody) {
+      const problem = await strictFormProblemIn(body, args);
+      if (problem !== null) throw badArguments(new Error(problem));
+    }
     // A place among the calls this user and address may have running (call-caps.ts).
     const givePlace = takeCallPlace(app, user, request.ip);
     try {
