@@ -12,10 +12,12 @@ import { takeTurn } from "./turns.ts";
 
 /**
  * A text that may hold one of these forms (else the check is skipped: one regular-expression test):
- * their keys, a `$date` string, or a number with an exponent of three digits or 309 digits (one
- * past a double, which JSON.parse reads as Infinity and Go refuses).
+ * their keys, a `$date` string, or a number with an exponent of three digits or of 309 digits (one
+ * past a double, which JSON.parse reads as Infinity and Go refuses) — a number's, not the middle of
+ * a hex string's (an ObjectId's `…61e234…`).
  */
-export const strictFormMarkers = /"\$(?:binary|minKey|maxKey|undefined)"|"\$date"\s*:\s*"|[\d.][eE]\+?\d{3}|\d{309}/;
+export const strictFormMarkers =
+  /"\$(?:binary|minKey|maxKey|undefined)"|"\$date"\s*:\s*"|(?:^|[^\w.])-?\d+(?:\.\d+)?[eE]\+?\d{3}|\d{309}/;
 
 /**
  * Walks a value JSON.parse made for the first such form: returns what is wrong with it, or null,

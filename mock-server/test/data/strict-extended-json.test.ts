@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { strictFormProblem, strictFormProblemIn } from "../../src/data/strict-forms.ts";
+import { strictFormMarkers, strictFormProblem, strictFormProblemIn } from "../../src/data/strict-forms.ts";
 import { anonymousLogin, call, callAppFunction, emailUser, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -197,5 +197,9 @@ describe("Extended JSON the service refuses", () => {
     for (let i = 0; i < 50_000; i++) deep = [deep];
     expect(strictFormProblem(deep)).toBe("invalid $date value string: soon");
     expect(strictFormProblem({ a: [{ b: "2024-02-30" }, { $date: { $numberLong: "1" } }] })).toBeNull();
+    // What marks a text for the walk: a number's exponent, not an ObjectId's hex ("…61e234…").
+    expect(strictFormMarkers.test('{"$oid":"65a1b2c3d4e5f61e234a3a51"}')).toBe(false);
+    expect(strictFormMarkers.test('{"n":1e400}')).toBe(true);
+    expect(strictFormMarkers.test('{"$numberDouble":"-1.5E+309"}')).toBe(true);
   });
 });
