@@ -1,4 +1,5 @@
 /** What the router shows: a title, how to render it, and which live events make it stale. */
+import { h } from "./dom.ts";
 import type { ControlEvent } from "./live.ts";
 
 export interface View {
@@ -103,4 +104,43 @@ export function confirmDialog(question: string, confirmLabel: string): Promise<b
     dialog.showModal();
     no.focus();
   });
+}
+
+/**
+ * A list's search box (the users' e-mail, the mail's text): `list(text)` is the list's address with
+ * that search, the text kept in it; "Show all" while one is shown.
+ */
+export function searchForm(options: {
+  id: string;
+  label: string;
+  name: string;
+  button: string;
+  value: string;
+  list: (text: string) => string;
+  refresh: () => void;
+  maxLength?: number;
+}): HTMLElement {
+  const { id, label, name, button, value, list, refresh, maxLength } = options;
+  const onSearch = (event: Event) => {
+    event.preventDefault();
+    navigate(list((document.getElementById(id) as HTMLInputElement).value.trim()), refresh);
+  };
+  return h(
+    "form",
+    { class: "inline", role: "search", "aria-label": name, onsubmit: onSearch },
+    h(
+      "label",
+      null,
+      label,
+      h("input", {
+        id,
+        type: "search",
+        value,
+        "data-key": id,
+        ...(maxLength === undefined ? {} : { maxlength: maxLength }),
+      }),
+    ),
+    h("button", { type: "submit" }, button),
+    value ? h("a", { href: list("") }, "Show all") : null,
+  );
 }

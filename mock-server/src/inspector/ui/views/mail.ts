@@ -6,7 +6,7 @@
 import { client, type Schemas, unwrap } from "../api.ts";
 import { fields, h, json, sectionNav, table, time } from "../dom.ts";
 import { hasRemoteImages, mailFrameDocument, mailFrameSandbox } from "../mail-frame.ts";
-import { action, navigate, withQuery } from "../view.ts";
+import { action, navigate, searchForm, withQuery } from "../view.ts";
 
 type MailMessage = Schemas["MailMessage"];
 export interface MailFilter {
@@ -163,26 +163,6 @@ async function detail(message: MailMessage, tab: MailTab, links: MailLinks, refr
   );
 }
 
-function searchForm(search: string, links: MailLinks, refresh: () => void): HTMLElement {
-  const onSearch = (event: Event) => {
-    event.preventDefault();
-    const value = (document.getElementById("mail-search") as HTMLInputElement).value.trim();
-    navigate(links.list(value), refresh);
-  };
-  return h(
-    "form",
-    { class: "inline", role: "search", "aria-label": "Search mail", onsubmit: onSearch },
-    h(
-      "label",
-      null,
-      "Subject, recipient or text",
-      h("input", { id: "mail-search", type: "search", value: search, "data-key": "mail-search" }),
-    ),
-    h("button", { type: "submit" }, "Search"),
-    search ? h("a", { href: links.list("") }, "Show all") : null,
-  );
-}
-
 /** The messages a list shows: the newest, as a production database keeps 30 days of mail. */
 const shownMessages = 200;
 
@@ -225,7 +205,20 @@ export async function mailPanel(
   return h(
     "div",
     { class: "mail" },
-    h("section", { "aria-label": "Messages" }, searchForm(search, links, refresh), list),
+    h(
+      "section",
+      { "aria-label": "Messages" },
+      searchForm({
+        id: "mail-search",
+        label: "Subject, recipient or text",
+        name: "Search mail",
+        button: "Search",
+        value: search,
+        list: links.list,
+        refresh,
+      }),
+      list,
+    ),
     h(
       "section",
       { "aria-label": "Message" },

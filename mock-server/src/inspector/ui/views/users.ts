@@ -4,7 +4,7 @@
  */
 import { client, type Schemas, unwrap } from "../api.ts";
 import { h, table, time } from "../dom.ts";
-import { action, confirmDialog, navigate, withQuery } from "../view.ts";
+import { action, confirmDialog, searchForm, withQuery } from "../view.ts";
 
 type User = Schemas["User"];
 
@@ -110,27 +110,6 @@ function actions(appId: string, user: User, refresh: () => void): Node[] {
   return buttons;
 }
 
-/** Finds users by a part of their e-mail; `list(text)` is the tab's address with that search. */
-function searchForm(email: string, list: (text: string) => string, refresh: () => void): HTMLElement {
-  const onSearch = (event: Event) => {
-    event.preventDefault();
-    const value = (document.getElementById("user-search") as HTMLInputElement).value.trim();
-    navigate(list(value), refresh);
-  };
-  return h(
-    "form",
-    { class: "inline", role: "search", "aria-label": "Find users", onsubmit: onSearch },
-    h(
-      "label",
-      null,
-      "E-mail contains",
-      h("input", { id: "user-search", type: "search", value: email, maxlength: 320, "data-key": "user-search" }),
-    ),
-    h("button", { type: "submit" }, "Find"),
-    email ? h("a", { href: list("") }, "Show all") : null,
-  );
-}
-
 /** The users tab under `base` (`#/apps/x/users`); `email` is its search (none: all users). */
 export async function usersPanel(appId: string, base: string, email: string, refresh: () => void): Promise<Node> {
   const { users, total } = await unwrap(
@@ -142,7 +121,16 @@ export async function usersPanel(appId: string, base: string, email: string, ref
   return h(
     "div",
     null,
-    searchForm(email, (text) => withQuery(base, { email: text }), refresh),
+    searchForm({
+      id: "user-search",
+      label: "E-mail contains",
+      name: "Find users",
+      button: "Find",
+      value: email,
+      list: (text) => withQuery(base, { email: text }),
+      refresh,
+      maxLength: 320,
+    }),
     createForm(appId, refresh),
     table(
       total > users.length ? `The newest ${count(users.length)} of ${total.toLocaleString("en")}` : count(users.length),
