@@ -83,14 +83,25 @@ describe("malformed requests", () => {
     expect(journal.at(-2)?.requestBody).toMatch(/^\[a body of \d+ bytes, not kept\]$/);
   });
 
-  it("refuses a body of another content type with 400", async () => {
-    const { response } = await call(app, "registerUser", {
-      method: "POST",
-      url: `${base}/app/local-app/auth/providers/local-userpass/register`,
-      headers: { "content-type": "text/plain" },
-      payload: "email=a@b.co",
-    });
-    expect(response.statusCode).toBe(400);
+  it("refuses a body of another content type with 400, text/plain's too, whatever it holds", async () => {
+    const appId = await newApp(app);
+    const url = `${base}/app/${appId}/auth/providers/local-userpass/register`;
+    const json = JSON.stringify({ email: "a@b.co", password: "secret-1" });
+    // (text/plain;charset=UTF-8 is what fetch() sends for a string body without a Content-Type.)
+    for (const type of ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "a/b"]) {
+      const { response, body } = await call(app, "registerUser", {
+        method: "POST",
+        url,
+        headers: { "content-type": type },
+        payload: json,
+      });
+      expect(response.statusCode, type).toBe(400);
+      expect(body, type).toMatchObject({
+        error: "unsupported Content-Type: send application/json",
+        error_code: "BadRequest",
+      });
+    }
+    expect((await (await app.emulator.apps.get(appId))!.store.counts()).pendingUsers).toBe(0);
   });
 
   it("accepts realm-core's empty body with a JSON content type on POST /auth/session", async () => {

@@ -243,6 +243,9 @@ export async function appServicesPlugin(app: FastifyInstance): Promise<void> {
 
   registerAbuseLimits(app, emulator.options.authRateLimit, countersOf(emulator.store));
   registerFormParser(app);
+  // A JSON text sent as text/plain (fetch's type for a string body) is refused as any other type is,
+  // not read as a string that is then "not a JSON object".
+  app.removeContentTypeParser("text/plain");
   registerDocumentedRoutes(app, routes, "app-services", (route) => ({ auth: route.auth }));
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();

@@ -68,6 +68,34 @@ describe("login", () => {
     expect(second.device_id).toMatch(/^[0-9a-f]{24}$/);
   });
 
+  it("reads a login without a body as one with an empty object, as the documentation's curl sends it", async () => {
+    const appId = await newApp(app);
+    // `curl -X POST …/anon-user/login`: no body, no Content-Type; or a JSON type with nothing after it.
+    for (const headers of [{}, { "content-type": "application/json" }]) {
+      const { response, body } = await call(app, "login", {
+        method: "POST",
+        url: loginUrl(appId, "anon-user"),
+        headers,
+      });
+      expect(response.statusCode).toBe(200);
+      expect(body.device_id).toMatch(/^[0-9a-f]{24}$/);
+    }
+    const emailLogin = await call(app, "login", { method: "POST", url: loginUrl(appId, "local-userpass") });
+    expect(emailLogin.response.statusCode).toBe(400);
+    expect(emailLogin.body).toMatchObject({ error: "'username' is a required string" });
+    expect(emailLogin.body.error_code).toBeUndefined();
+    // A body that is there and not an object is still refused.
+    const literal = await call(app, "login", {
+      method: "POST",
+      url: loginUrl(appId, "anon-user"),
+      headers: { "content-type": "application/json" },
+      payload: "null",
+    });
+    expect(literal.response.statusCode).toBe(400);
+    expect(literal.body).toMatchObject({ error: "request body must be a JSON object", error_code: "BadRequest" });
+    expect((await (await app.emulator.apps.get(appId))!.store.counts()).users).toBe(2);
+  });
+
   it("local-userpass: refresh tokens live 60 days; wrong password and unknown user get InvalidPassword", async () => {
     const appId = await newApp(app);
     const session = await emailUser(app, appId, "l@example.com", "secret-1");

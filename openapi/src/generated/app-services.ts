@@ -998,7 +998,8 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        /** @description The credentials of the provider. An absent body (the documentation's `curl -X POST …/anon-user/login`) reads as `{}`: it signs in an anonymous user; another provider finds its field missing. */
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["LoginRequest"];
             };

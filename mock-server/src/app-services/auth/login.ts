@@ -198,7 +198,8 @@ export default defineRoute("login", "login", async (request, reply) => {
   const app = request.appRuntime!;
   const provider = request.params.provider;
   if (!providerEnabled(app.config, provider)) throw errors.providerNotEnabled(provider);
-  const body = request.body as Record<string, unknown>;
+  // No body at all is an empty one (the documentation's `curl -X POST …/anon-user/login`); a `null` is not.
+  const body = (request.body === undefined ? {} : request.body) as Record<string, unknown>;
   if (body === null || typeof body !== "object" || Array.isArray(body))
     throw errors.badRequest("request body must be a JSON object");
   const linking = request.query.link === "true";
