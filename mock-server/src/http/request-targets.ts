@@ -1,5 +1,5 @@
 /**
- * How a request's path is routed. Two kinds of path would otherwise never reach a route nor the
+ * How a request's path is routed, and its query read (`firstValues`, below). Two kinds of path would otherwise never reach a route nor the
  * error handler, and be answered in the router's own words (`FST_ERR_BAD_URL`,
  * `FST_ERR_MAX_PARAM_LENGTH`), without the request's id or CORS headers:
  *
@@ -13,6 +13,8 @@
  *   request line's): no name the services accept is that long, so a longer one is an unknown app,
  *   key or collection, as the handlers answer. The request line is bounded by the head's size.
  */
+
+import { parse } from "fast-querystring";
 import type { RawRequestDefaultExpression } from "fastify";
 import { maxRequestHeaderBytes } from "../runtime/large-requests.ts";
 
@@ -65,8 +67,23 @@ export function routedUrl(url: string): string {
   }
 }
 
+/**
+ * A query string as Go's `URL.Query().Get` reads it, which the service's handlers use: a key given
+ * more than once is its first value (`?link=false&link=true` does not link), not an array that no
+ * parameter of the documents takes. HTTPS endpoints' functions see the same (the documentation: "only
+ * the first occurrence is represented"; the whole string is `rawQueryString`).
+ */
+export function firstValues(query: string): Record<string, string> {
+  const parsed = parse(query) as Record<string, string | string[]>;
+  for (const key in parsed) {
+    const value = parsed[key]!;
+    if (typeof value !== "string") parsed[key] = value[0]!;
+  }
+  return parsed as Record<string, string>;
+}
+
 /** Fastify's options for routing requests as above (the emulator's and the identity provider's servers). */
 export const routing = {
   rewriteUrl: (request: RawRequestDefaultExpression) => routedUrl(request.url ?? "/"),
-  routerOptions: { ignoreTrailingSlash: false, maxParamLength: maxRequestHeaderBytes },
+  routerOptions: { ignoreTrailingSlash: false, maxParamLength: maxRequestHeaderBytes, querystringParser: firstValues },
 };

@@ -160,3 +160,27 @@ describe("paths whose percent-encoding is malformed", () => {
     expect(control.body).toEqual({ error: "no app with id '100%ZZ'", code: "NotFound" });
   });
 });
+
+describe("a query parameter given more than once", () => {
+  it("is read as its first value, as the service's Go handlers read it", async () => {
+    const appId = await newOpenApp(app);
+    // (Read as an array, it was `400 "querystring/link must be string"`.)
+    const login = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/anon-user/login?link=false&link=true`,
+      payload: {},
+    });
+    expect(login.response.statusCode).toBe(200);
+    const linking = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/${appId}/auth/providers/anon-user/login?link=true&link=false`,
+      payload: {},
+    });
+    expect(linking.response.statusCode).toBe(401);
+    expect(linking.body.error_code).toBe("MissingAuthReq");
+    await anonymousLogin(app, appId);
+    const users = await call(app, "listUsers", { method: "GET", url: `/_mock/v1/apps/${appId}/users?limit=1&limit=5` });
+    expect(users.response.statusCode).toBe(200);
+    expect(users.body.users).toHaveLength(1);
+  });
+});
