@@ -34,6 +34,65 @@ describe("malformed requests", () => {
     expect((await (await app.emulator.apps.get(appId))!.store.counts()).pendingUsers).toBe(0);
   });
 
+  it("reads a null or empty optional field as its absence, as Go's decoder gives its zero value", async () => {
+    const { access_token } = await anonymousLogin(app, "local-app");
+    const sum = async (payload: string) => {
+      const { response, body } = await call(app, "callFunction", {
+        method: "POST",
+        url: `${base}/app/local-app/functions/call`,
+        headers: { ...bearer(access_token), "content-type": "application/json" },
+        payload,
+      });
+      expect(response.statusCode, payload).toBe(200);
+      return body;
+    };
+    expect(await sum('{"name": "sum", "arguments": [1, 2], "service": null}')).toEqual({ $numberInt: "3" });
+    expect(await sum('{"name": "sum", "arguments": [1, 2], "service": ""}')).toEqual({ $numberInt: "3" });
+    expect(await sum('{"name": "sum", "arguments": null}')).toEqual({ $numberInt: "0" });
+    // (A required one is still missing: Go's zero value is the empty string.)
+    const unnamed = await call(app, "callFunction", {
+      method: "POST",
+      url: `${base}/app/local-app/functions/call`,
+      headers: { ...bearer(access_token), "content-type": "application/json" },
+      payload: '{"name": null, "arguments": []}',
+    });
+    expect(unnamed.body).toMatchObject({ error: "'name' is a required string" });
+    const login = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/local-app/auth/providers/anon-user/login`,
+      headers: { "content-type": "application/json" },
+      payload: '{"provider": null, "options": null}',
+    });
+    expect(login.response.statusCode).toBe(200);
+    const device = await call(app, "login", {
+      method: "POST",
+      url: `${base}/app/local-app/auth/providers/anon-user/login`,
+      headers: { "content-type": "application/json" },
+      payload: '{"options": {"device": null}}',
+    });
+    expect(device.response.statusCode).toBe(200);
+    const appId = await newApp(app, {
+      providers: {
+        "local-userpass": { autoConfirm: true, runResetFunction: true, resetFunctionName: "resetPassword" },
+      },
+    });
+    const userpass = `${base}/app/${appId}/auth/providers/local-userpass`;
+    await call(app, "registerUser", {
+      method: "POST",
+      url: `${userpass}/register`,
+      payload: { email: "n@example.com", password: "first-secret" },
+    });
+    // No security answer: the app's reset function refuses, as it does any wrong one.
+    const reset = await call(app, "callResetPasswordFunction", {
+      method: "POST",
+      url: `${userpass}/reset/call`,
+      headers: { "content-type": "application/json" },
+      payload: '{"email": "n@example.com", "password": "other-secret", "arguments": null}',
+    });
+    expect(reset.response.statusCode).toBe(400);
+    expect(reset.body.error).toBe('failed to reset password for user "n@example.com"');
+  });
+
   it("refuses prototype-pollution keys and documents nested deeper than MongoDB allows", async () => {
     const { access_token } = await anonymousLogin(app, "local-app");
     const polluted = '{"name": "sum", "arguments": [], "__proto__": {"admin": true}}';

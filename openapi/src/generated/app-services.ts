@@ -501,24 +501,24 @@ export interface components {
             /** @description Read by realm-core when present; the emulator serves no Device Sync and sends none. */
             sync_route?: string;
         };
-        /** @description What the SDK tells the server about the device (only defined keys are sent). */
+        /** @description What the SDK tells the server about the device (only defined keys are sent). A `null` is the key's absence, as everywhere in a request body (Go's zero value). */
         DeviceInformation: {
-            sdkVersion?: string;
-            platform?: string;
-            platformVersion?: string;
-            appId?: string;
-            appVersion?: string;
+            sdkVersion?: string | null;
+            platform?: string | null;
+            platformVersion?: string | null;
+            appId?: string | null;
+            appVersion?: string | null;
             /** @description A 24-hex ObjectId as canonical EJSON `{"$oid": …}` (realm-web), once a login returned one. */
             deviceId?: components["schemas"]["EJSONValue"];
             /** @description realm-core's SDK name (with `cpuArch` … `bundleId`, sent by realm-core only). */
-            sdk?: string;
-            cpuArch?: string;
-            deviceName?: string;
-            deviceVersion?: string;
-            frameworkName?: string;
-            frameworkVersion?: string;
-            coreVersion?: string;
-            bundleId?: string;
+            sdk?: string | null;
+            cpuArch?: string | null;
+            deviceName?: string | null;
+            deviceVersion?: string | null;
+            frameworkName?: string | null;
+            frameworkVersion?: string | null;
+            coreVersion?: string | null;
+            bundleId?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -527,7 +527,8 @@ export interface components {
          *     `local-userpass`: `username`, `password`; `api-key`: `key`; `custom-token`: `token`;
          *     `custom-function`: any document, passed to the authentication function; `oauth2-google`:
          *     `id_token` or `authCode`; `oauth2-apple`: `id_token`; `oauth2-facebook`: `accessToken`.
-         *     realm-core also sends `provider`.
+         *     realm-core also sends `provider`. A `null` field is an absent one (a credential's is
+         *     then missing).
          */
         LoginRequest: {
             username?: string;
@@ -540,12 +541,12 @@ export interface components {
             authCode?: string;
             /** @description `oauth2-facebook`: the user's access token from the Facebook SDK. */
             accessToken?: string;
-            provider?: string;
-            options?: {
-                device?: components["schemas"]["DeviceInformation"];
+            provider?: string | null;
+            options?: ({
+                device?: components["schemas"]["DeviceInformation"] | null;
             } & {
                 [key: string]: unknown;
-            };
+            }) | null;
         } & {
             [key: string]: unknown;
         };
@@ -590,15 +591,16 @@ export interface components {
         CallResetPasswordFunctionRequest: {
             email: string;
             password: string;
-            /** @description Extra arguments for the reset function, each canonical EJSON. */
-            arguments?: components["schemas"]["EJSONValue"][];
+            /** @description Extra arguments for the reset function, each canonical EJSON (`null`, as absent, none). */
+            arguments?: components["schemas"]["EJSONValue"][] | null;
         };
         FunctionCallRequest: {
             /** @description The function name, or the MongoDB action when `service` is given. */
             name: string;
-            arguments?: components["schemas"]["EJSONValue"][];
-            /** @description The service name, e.g. `mongodb-atlas`, for service functions only. */
-            service?: string;
+            /** @description The arguments, each canonical EJSON (`null`, as absent, none). */
+            arguments?: components["schemas"]["EJSONValue"][] | null;
+            /** @description The service name, e.g. `mongodb-atlas`, for service functions only (`null` or `""`, as absent, call an app function: Go's zero value). */
+            service?: string | null;
         };
         Identity: {
             /** @description The identity id within its provider. */

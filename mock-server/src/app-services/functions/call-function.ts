@@ -37,7 +37,8 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
   const { name, service } = request.body;
   const args = request.body.arguments ?? [];
   let text: string;
-  if (service !== undefined) {
+  // (A `null` or `""` service is none, as Go reads either: an app function's call.)
+  if (service) {
     if (service !== mongoServiceOf(app.config)) throw errors.serviceNotFound(service);
     if (!isMongoAction(name)) throw errors.functionNotFound(name);
     const [argument] = await parseActionArguments(
