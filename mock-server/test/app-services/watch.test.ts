@@ -243,6 +243,13 @@ describe("callFunctionStreaming (watch)", () => {
     await insert(appId, token, "g", { _id: "wanted" });
     expect(JSON.parse(unescapeSse((await byIds.next()).slice(6))).documentKey).toEqual({ _id: "wanted" });
     byIds.close();
+
+    // A null for either is none, as Go decodes it (was 400 "'ids' must be an array").
+    const byNeither = await open(appId, token, { database: "db", collection: "h", ids: null, filter: null });
+    expect(byNeither.response.status).toBe(200);
+    await insert(appId, token, "h", { _id: "any" });
+    expect(JSON.parse(unescapeSse((await byNeither.next()).slice(6))).documentKey).toEqual({ _id: "any" });
+    byNeither.close();
   });
 
   it("only sends what the rules let the user read", async () => {

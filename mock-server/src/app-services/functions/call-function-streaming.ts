@@ -60,8 +60,10 @@ function watchSpec(args: unknown): WatchSpec {
   const { database, collection, ids, filter } = decoded;
   if (typeof database !== "string" || database === "") throw errors.requiredString("database");
   if (typeof collection !== "string" || collection === "") throw errors.requiredString("collection");
-  if (ids !== undefined && !Array.isArray(ids)) throw errors.badRequest("'ids' must be an array");
-  if (filter !== undefined && !isDocument(filter)) throw errors.badRequest("'filter' must be a document");
+  // (A null for either is none, as Go decodes it: decision 0062.)
+  if (ids !== undefined && ids !== null && !Array.isArray(ids)) throw errors.badRequest("'ids' must be an array");
+  if (filter !== undefined && filter !== null && !isDocument(filter))
+    throw errors.badRequest("'filter' must be a document");
   return { database, collection, ...(ids ? { ids } : {}), ...(filter ? { filter: filter as Document } : {}) };
 }
 
