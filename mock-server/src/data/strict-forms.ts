@@ -2,8 +2,9 @@
  * Extended JSON that the service's reader (the Go driver's) refuses and the bson library reads a
  * way of its own, changing the data without a word: a `$binary`'s base64 with characters that are
  * not base64 (dropped: `"!!"` was stored as no bytes, base64url's `-` and `_` lost) or without its
- * padding, a `$date` string that is not an RFC 3339 date-time or names no day (`"2024-02-30T…"`
- * was stored as March 1st, `"2024-01-01"` as a date), `$minKey`/`$maxKey` other than 1, `$undefined`
+ * padding, a `$date` string that is not an RFC 3339 date-time as Go's `time.Parse` reads its
+ * layout (`T` and `Z` upper case) or names no day (`"2024-02-30T…"` was stored as March 1st,
+ * `"2024-01-01"` as a date), `$minKey`/`$maxKey` other than 1, `$undefined`
  * other than true, a number past a double (`1e400`, bare or a `$numberDouble`'s: Infinity here).
  * Refused in the Go reader's words (`invalid $binary base64 string: …`).
  */
@@ -27,7 +28,7 @@ export const strictFormMarkers =
  */
 export function* strictFormWalk(root: unknown): Generator<undefined, string | null> {
   const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-  const dateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/i;
+  const dateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/;
   const days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
   const validDate = (text: string) => {
     const m = dateTime.exec(text);

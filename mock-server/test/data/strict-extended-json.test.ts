@@ -32,6 +32,9 @@ const refused: [string, unknown, string][] = [
   ["a date without its time", { $date: "2024-01-01" }, "invalid $date value string: 2024-01-01"],
   ["an hour past 23", { $date: "2024-01-01T24:00:00Z" }, "invalid $date value string: 2024-01-01T24:00:00Z"],
   ["a time without its zone", { $date: "2024-01-01T10:00:00" }, "invalid $date value string: 2024-01-01T10:00:00"],
+  // (Go's time.Parse matches the layout's T and Z as written.)
+  ["a lowercase t", { $date: "2024-01-01t10:00:00Z" }, "invalid $date value string: 2024-01-01t10:00:00Z"],
+  ["a lowercase z", { $date: "2024-01-01T10:00:00z" }, "invalid $date value string: 2024-01-01T10:00:00z"],
   ["a $minKey of 0", { $minKey: 0 }, "$minKey value must be 1, but instead is 0"],
   ["a $maxKey of true", { $maxKey: true }, "$maxKey value must be 1, but instead is true"],
   ["an $undefined of false", { $undefined: false }, "$undefined value must be true, but instead is false"],
