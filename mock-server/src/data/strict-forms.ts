@@ -13,12 +13,13 @@ import { takeTurn } from "./turns.ts";
 
 /**
  * A text that may hold one of these forms (else the check is skipped: one regular-expression test):
- * their keys, a `$date` string, or a number with an exponent of three digits or of 309 digits (one
- * past a double, which JSON.parse reads as Infinity and Go refuses) — a number's, not the middle of
- * a hex string's (an ObjectId's `…61e234…`).
+ * their keys, a `$date` string, a type's value followed by a comma (another key may follow it in
+ * its object), or a number with an exponent of three digits or of 309 digits (one past a double,
+ * which JSON.parse reads as Infinity and Go refuses) — a number's, not the middle of a hex string's
+ * (an ObjectId's `…61e234…`).
  */
 export const strictFormMarkers =
-  /"\$(?:binary|minKey|maxKey|undefined)"|"\$date"\s*:\s*"|(?:^|[^\w.])-?\d+(?:\.\d+)?[eE]\+?\d{3}|\d{309}/;
+  /"\$(?:binary|minKey|maxKey|undefined)"|"\$date"\s*:\s*"|"\$(?:numberInt|numberLong|numberDouble|numberDecimal|oid|symbol|date|timestamp|regularExpression|dbPointer|code)"\s*:\s*(?:"[^"\\]*"|\{[^{}]*\})\s*,|(?:^|[^\w.])-?\d+(?:\.\d+)?[eE]\+?\d{3}|\d{309}/;
 
 /**
  * Walks a value JSON.parse made for the first such form: returns what is wrong with it, or null,
@@ -30,6 +31,32 @@ export function* strictFormWalk(root: unknown): Generator<undefined, string | nu
   const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
   const dateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/;
   const days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  // The Go reader takes an object's first key for its type (bsontype's names); a type's object has
+  // that key alone (code, also its scope), where the library kept the type and dropped the rest.
+  const alone: Record<string, string> = {
+    $numberInt: "} after value for 32-bit integer",
+    $numberLong: "} after value for 64-bit integer",
+    $numberDouble: "} after value for double",
+    $numberDecimal: "} after value for 128-bit decimal",
+    $oid: "} after value for objectID",
+    $symbol: "} after value for symbol",
+    $minKey: "} after value for min key",
+    $maxKey: "} after value for max key",
+    $undefined: "} after value for undefined",
+    $date: "value and then } for UTC datetime",
+    $binary: "2 key-value pairs and then } for binary",
+    $regularExpression: "2 key-value pairs and then } for regex",
+    $timestamp: "2 key-value pairs and then } for timestamp",
+    $dbPointer: "2 key-value pairs and then } for dbPointer",
+  };
+  const extraKeyProblem = (keys: string[]) => {
+    const first = keys[0] as string;
+    if (first === "$code") {
+      return keys[1] === "$scope" ? null : `invalid extended JSON: unexpected key ${keys[1]} in CodeWithScope object`;
+    }
+    const expected = Object.hasOwn(alone, first) ? alone[first] : undefined;
+    return expected === undefined ? null : `invalid JSON input; expected ${expected}`;
+  };
   const validDate = (text: string) => {
     const m = dateTime.exec(text);
     if (m === null) return false;
@@ -55,7 +82,10 @@ export function* strictFormWalk(root: unknown): Generator<undefined, string | nu
     }
     const record = node as Record<string, unknown>;
     const keys = Object.keys(record);
-    if (keys.length === 1) {
+    if (keys.length > 1) {
+      const problem = extraKeyProblem(keys);
+      if (problem !== null) return problem;
+    } else if (keys.length === 1) {
       const key = keys[0];
       const inner = record[key as string];
       if (key === "$binary" && inner !== null && typeof inner === "object") {

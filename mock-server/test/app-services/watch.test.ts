@@ -309,6 +309,24 @@ describe("callFunctionStreaming (watch)", () => {
       `${url}/api/client/v2.0/app/${appId}/functions/call?baas_request=${baasRequest({ database: "db", collection: "c" })}`,
     );
     expect(anonymous.status).toBe(401);
+    // Extended JSON the service's reader refuses (data/strict-forms.ts), as the other entries refuse it.
+    for (const [filter, error] of [
+      [{ "fullDocument.at": { $date: "2024-02-30T00:00:00Z" } }, "invalid $date value string: 2024-02-30T00:00:00Z"],
+      [
+        { "fullDocument.n": { $numberInt: "5", z: 1 } },
+        "invalid JSON input; expected } after value for 32-bit integer",
+      ],
+    ] as const) {
+      const query = `baas_request=${baasRequest({ database: "db", collection: "c", filter })}`;
+      const response = await fetch(`${url}/api/client/v2.0/app/${appId}/functions/call?${query}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({
+        error: `invalid Extended JSON in arguments: ${error}`,
+        error_code: "BadRequest",
+      });
+    }
   });
 
   it("serves many watchers at once and cleans them all up", async () => {

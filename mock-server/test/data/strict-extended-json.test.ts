@@ -2,7 +2,7 @@
  * Extended JSON that the service's reader (the Go driver's) refuses and the bson library reads its
  * own way, changing the data silently — base64 that is not base64 or lacks its padding, a `$date`
  * string that is not an RFC 3339 date-time or names no day, `$minKey`/`$maxKey` other than 1,
- * `$undefined` other than true — is refused in that reader's words wherever a client's Extended
+ * `$undefined` other than true, a type's key followed by other keys — is refused in that reader's words wherever a client's Extended
  * JSON comes in: MongoDB actions, function arguments (small and large), the Data API, the control
  * API. What it accepts still comes in as before.
  */
@@ -39,6 +39,33 @@ const refused: [string, unknown, string][] = [
   ["a $maxKey of true", { $maxKey: true }, "$maxKey value must be 1, but instead is true"],
   ["an $undefined of false", { $undefined: false }, "$undefined value must be true, but instead is false"],
   ["a double past the range", { $numberDouble: "-1e400" }, 'strconv.ParseFloat: parsing "-1e400": value out of range'],
+  // A type's key first and more keys after it: the library kept the type and dropped the rest.
+  [
+    "a key after $numberInt's",
+    { $numberInt: "5", z: 1 },
+    "invalid JSON input; expected } after value for 32-bit integer",
+  ],
+  [
+    "a key after $oid's",
+    { $oid: "65a1b2c3d4e5f60718293a4b", x: 1 },
+    "invalid JSON input; expected } after value for objectID",
+  ],
+  [
+    "$numberInt after $numberLong",
+    { $numberLong: "5", $numberInt: "6" },
+    "invalid JSON input; expected } after value for 64-bit integer",
+  ],
+  [
+    "a key after $date's",
+    { $date: { $numberLong: "1" }, x: 1 },
+    "invalid JSON input; expected value and then } for UTC datetime",
+  ],
+  [
+    "a key after $binary's",
+    { $binary: { base64: "AA==", subType: "00" }, x: 1 },
+    "invalid JSON input; expected 2 key-value pairs and then } for binary",
+  ],
+  ["a key after $code's", { $code: "x", y: 2 }, "invalid extended JSON: unexpected key y in CodeWithScope object"],
 ];
 
 const accepted: [unknown, unknown][] = [
@@ -49,6 +76,11 @@ const accepted: [unknown, unknown][] = [
   [{ $minKey: 1 }, { $minKey: 1 }],
   // Fields named like a form's parts, outside it: fields.
   [{ base64: "!!", subType: "00", date: "2024-02-30" }, undefined],
+  // Code with its scope: the one form with a second key.
+  [
+    { $code: "x", $scope: { a: 1 } },
+    { $code: "x", $scope: { a: { $numberInt: "1" } } },
+  ],
 ];
 
 describe("Extended JSON the service refuses", () => {
@@ -185,5 +217,9 @@ describe("Extended JSON the service refuses", () => {
     expect(strictFormMarkers.test('{"$oid":"65a1b2c3d4e5f61e234a3a51"}')).toBe(false);
     expect(strictFormMarkers.test('{"n":1e400}')).toBe(true);
     expect(strictFormMarkers.test('{"$numberDouble":"-1.5E+309"}')).toBe(true);
+    // A type's value followed by another key, not by its object's end.
+    expect(strictFormMarkers.test('{"v":{"$numberInt":"5", "z":1}}')).toBe(true);
+    expect(strictFormMarkers.test('{"v":{"$date":{"$numberLong":"1"},"x":1}}')).toBe(true);
+    expect(strictFormMarkers.test('[{"$numberInt":"1"},{"$oid":"65a1b2c3d4e5f60718293a4b"}]')).toBe(false);
   });
 });

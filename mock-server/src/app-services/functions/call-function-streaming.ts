@@ -13,6 +13,7 @@ import { laneGroup } from "../../data/evaluation.ts";
 import { shaperOf } from "../../data/query-jobs.ts";
 import { queryLimitsOf } from "../../data/query-limits.ts";
 import { rulesOf } from "../../data/rules.ts";
+import { strictFormProblem } from "../../data/strict-forms.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
@@ -52,6 +53,9 @@ function parseRequest(raw: string): { name: unknown; service: unknown; arguments
 function watchSpec(args: unknown): WatchSpec {
   let decoded: unknown;
   try {
+    // (Refused as the service's reader refuses it, as at the other entries: data/strict-forms.ts.)
+    const problem = strictFormProblem(args);
+    if (problem !== null) throw new Error(problem);
     decoded = Array.isArray(args) ? fromEJSON(args[0]) : undefined;
   } catch (error) {
     throw errors.badRequest(`invalid Extended JSON in arguments: ${(error as Error).message}`);
