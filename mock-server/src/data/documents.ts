@@ -5,6 +5,7 @@
  */
 import { type Binary, BSONRegExp, Decimal128, Double, EJSON, Int32, Long, ObjectId, Timestamp } from "bson";
 import { canonicalEJSONText } from "./ejson-text.ts";
+import { strictFormProblem } from "./strict-forms.ts";
 import { wellFormedJson } from "./well-formed-json.ts";
 import { keepKeys, keysOf } from "./wide-keys.ts";
 
@@ -58,24 +59,19 @@ export function fromEJSON(value: unknown, options: { saved?: boolean } = {}): un
   return numbersToJs(parsed);
 }
 
-// The bson library reads `{"$numberInt": "abc"}` as 0 and `{"$date": "not a date"}` as an invalid
-// date (which it then cannot write back); MongoDB refuses both, and so do we.
-// (The function process checks arguments with the same pattern and words: sandbox-bootstrap.ts.)
-export const badNumberString = /"\$number(Int|Long)"\s*:\s*"(?!-?\d+")[^"]*"/;
+// The bson library reads `{"$numberInt": "abc"}` as 0, `"1.5"` as 1 and `"3000000000"` wrapped
+// around, and `{"$date": "not a date"}` as an invalid date (which it then cannot write back); the
+// service's reader refuses them (`strconv.ParseInt: parsing "abc": invalid syntax`), and so do we,
+// in its words (data/strict-forms.ts). The function process checks arguments with the same patterns.
+export const badNumberString = /"\$number(Int|Long)"\s*:\s*"(?![+-]?\d+")([^"]*)"/;
 /**
  * An Int32's or Int64's digits long enough to be past its range (it wraps them around: the
  * library's writing of -2^63 as "-9223372036854776000" is read as 9223372036854775616). MongoDB's
  * Extended JSON readers refuse them (value out of range), and so do we.
  */
-export const longNumberString = /"\$number(Int|Long)"\s*:\s*"(-?\d{10,})"/g;
+export const longNumberString = /"\$number(Int|Long)"\s*:\s*"([+-]?\d{10,})"/g;
 
-/** The refusal of an integer's digits past its type's range, or null (the function process uses the same words). */
-export function outOfRange(kind: string, digits: string): string | null {
-  const n = BigInt(digits);
-  const bits = kind === "Int" ? 32 : 64;
-  const top = 2n ** BigInt(bits - 1);
-  return n >= -top && n < top ? null : `$number${kind} "${digits}" is out of the range of a ${bits}-bit integer`;
-}
+const int64Top = 2n ** 63n;
 
 /**
  * Before it wrote integers past 2^53 exactly (decision 0040), this server wrote a double of 2^63
@@ -85,17 +81,30 @@ export function outOfRange(kind: string, digits: string): string | null {
  */
 export function savedDoubles(text: string): string {
   if (!text.includes('"$numberLong"')) return text;
-  return text.replace(longNumberString, (whole, kind: string, digits: string) =>
-    kind === "Long" && outOfRange(kind, digits) !== null ? `"$numberDouble":"${digits}"` : whole,
-  );
+  return text.replace(longNumberString, (whole, kind: string, digits: string) => {
+    const n = BigInt(digits);
+    return kind === "Long" && (n < -int64Top || n >= int64Top) ? `"$numberDouble":"${digits}"` : whole;
+  });
+}
+
+/** The string a JSON text's `"…"` content (as a regular expression caught it) holds. */
+function jsonStringContent(raw: string): string {
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw;
+  }
 }
 
 function checkNumberStrings(text: string): void {
   const bad = badNumberString.exec(text);
-  if (bad) throw new Error(`$number${bad[1]} must be a decimal integer string, not ${bad[0].split(":").pop()?.trim()}`);
+  if (bad) {
+    const problem = strictFormProblem({ [`$number${bad[1]}`]: jsonStringContent(bad[2]!) });
+    if (problem !== null) throw new Error(problem);
+  }
   for (const [, kind, digits] of text.matchAll(longNumberString)) {
-    const refusal = outOfRange(kind!, digits!);
-    if (refusal !== null) throw new Error(refusal);
+    const problem = strictFormProblem({ [`$number${kind}`]: digits });
+    if (problem !== null) throw new Error(problem);
   }
 }
 

@@ -13,13 +13,13 @@ import { takeTurn } from "./turns.ts";
 
 /**
  * A text that may hold one of these forms (else the check is skipped: one regular-expression test):
- * their keys, a `$date` string, a type's value followed by a comma (another key may follow it in
+ * their keys, a `$date` string, a number's text other than a plain one, a type's value followed by a comma (another key may follow it in
  * its object), or a number with an exponent of three digits or of 309 digits (one past a double,
  * which JSON.parse reads as Infinity and Go refuses) — a number's, not the middle of a hex string's
  * (an ObjectId's `…61e234…`).
  */
 export const strictFormMarkers =
-  /"\$(?:binary|minKey|maxKey|undefined)"|"\$date"\s*:\s*"|"\$(?:numberInt|numberLong|numberDouble|numberDecimal|oid|symbol|date|timestamp|regularExpression|dbPointer|code)"\s*:\s*(?:"[^"\\]*"|\{[^{}]*\})\s*,|(?:^|[^\w.])-?\d+(?:\.\d+)?[eE]\+?\d{3}|\d{309}/;
+  /"\$(?:binary|minKey|maxKey|undefined)"|"\$date"\s*:\s*"|"\$numberInt"\s*:(?!\s*"[+-]?\d{1,9}")|"\$numberLong"\s*:(?!\s*"[+-]?\d{1,18}")|"\$numberDouble"\s*:(?!\s*"(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d{1,2})?|NaN|-?Infinity)")|"\$(?:numberDecimal|oid|symbol)"\s*:\s*[^"\s]|"\$(?:numberInt|numberLong|numberDouble|numberDecimal|oid|symbol|date|timestamp|regularExpression|dbPointer|code)"\s*:\s*(?:"[^"\\]*"|\{[^{}]*\})\s*,|(?:^|[^\w.])-?\d+(?:\.\d+)?[eE]\+?\d{3}|\d{309}/;
 
 /**
  * Walks a value JSON.parse made for the first such form: returns what is wrong with it, or null,
@@ -57,6 +57,40 @@ export function* strictFormWalk(root: unknown): Generator<undefined, string | nu
     const expected = Object.hasOwn(alone, first) ? alone[first] : undefined;
     return expected === undefined ? null : `invalid JSON input; expected ${expected}`;
   };
+  // Types whose value the Go reader takes only as a string (else this), and how it reads numbers'
+  // text: strconv.ParseInt (base 10, an int64; a `$numberInt` then an int32) and ParseFloat (the
+  // library cut `"1.5"` to 1, wrapped `"3000000000"`, read `"1.5abc"` as 1.5 and `""` as NaN).
+  const textOnly: Record<string, string> = {
+    $numberInt: "invalid JSON input; expected value for 32-bit integer",
+    $numberLong: "invalid JSON input; expected value for 64-bit integer",
+    $numberDouble: "invalid JSON input; expected value for double",
+    $numberDecimal: "invalid JSON input; expected value for 128-bit decimal",
+    $oid: "invalid JSON input; expected value for objectID",
+    $symbol: "invalid JSON input; expected value for symbol",
+  };
+  const int64Max = 9223372036854775807n;
+  const hexInt64 = (text: string) => {
+    const m = /^([+-]?)([\dA-Fa-f]+)$/.exec(text);
+    return m !== null && BigInt(`0x${m[2]}`) <= (m[1] === "-" ? int64Max + 1n : int64Max);
+  };
+  const goFloat =
+    /^[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|0x(?:[\da-f_]+(?:\.[\da-f_]*)?|\.[\da-f_]+)p[+-]?[\d_]+)$|^nan$/i;
+  const numberTextProblem = (key: string, text: string) => {
+    const quoted = JSON.stringify(text);
+    if (key === "$numberInt" || key === "$numberLong") {
+      if (!/^[+-]?\d+$/.test(text)) return `strconv.ParseInt: parsing ${quoted}: invalid syntax`;
+      const n = BigInt(text);
+      if (n > int64Max || n < -int64Max - 1n) return `strconv.ParseInt: parsing ${quoted}: value out of range`;
+      if (key === "$numberInt" && (n > 2147483647n || n < -2147483648n))
+        return `$numberInt value should be int32 but instead is int64: ${n}`;
+    } else if (key === "$numberDouble" && text !== "Infinity" && text !== "-Infinity" && text !== "NaN") {
+      if (!goFloat.test(text)) return `strconv.ParseFloat: parsing ${quoted}: invalid syntax`;
+      // (Past a double: Number gives Infinity where ParseFloat answers this.)
+      if (!/inf/i.test(text) && !Number.isFinite(Number(text)) && !Number.isNaN(Number(text)))
+        return `strconv.ParseFloat: parsing ${quoted}: value out of range`;
+    }
+    return null;
+  };
   const validDate = (text: string) => {
     const m = dateTime.exec(text);
     if (m === null) return false;
@@ -89,20 +123,20 @@ export function* strictFormWalk(root: unknown): Generator<undefined, string | nu
       const key = keys[0];
       const inner = record[key as string];
       if (key === "$binary" && inner !== null && typeof inner === "object") {
-        const text = (inner as Record<string, unknown>).base64;
-        if (typeof text === "string" && !base64.test(text.replace(/[\r\n]/g, "")))
-          return `invalid $binary base64 string: ${text}`;
+        // (In the order the keys come, as Go reads them.)
+        const parts = inner as Record<string, unknown>;
+        for (const part of Object.keys(parts)) {
+          const text = parts[part];
+          if (typeof text !== "string") continue;
+          if (part === "base64" && !base64.test(text.replace(/[\r\n]/g, "")))
+            return `invalid $binary base64 string: ${text}`;
+          if (part === "subType" && !hexInt64(text)) return `invalid $binary subType string: ${text}`;
+        }
       } else if (key === "$date" && typeof inner === "string" && !validDate(inner)) {
         return `invalid $date value string: ${inner}`;
-      } else if (
-        key === "$numberDouble" &&
-        typeof inner === "string" &&
-        inner !== "Infinity" &&
-        inner !== "-Infinity" &&
-        !Number.isFinite(Number(inner)) &&
-        !Number.isNaN(Number(inner))
-      ) {
-        return `strconv.ParseFloat: parsing ${JSON.stringify(inner)}: value out of range`;
+      } else if (Object.hasOwn(textOnly, key as string)) {
+        const problem = typeof inner === "string" ? numberTextProblem(key as string, inner) : textOnly[key as string];
+        if (problem !== null) return problem as string;
       } else if ((key === "$minKey" || key === "$maxKey") && inner !== 1) {
         return `${key} value must be 1, but instead is ${JSON.stringify(inner)}`;
       } else if (key === "$undefined" && inner !== true) {

@@ -82,7 +82,6 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const numberIsNaN = Number.isNaN;
   const regExpExec = RegExp.prototype.exec;
   const stringLastIndexOf = String.prototype.lastIndexOf;
-  const stringTrim = String.prototype.trim;
   const stringToLowerCase = String.prototype.toLowerCase;
   const stringToUpperCase = String.prototype.toUpperCase;
   const badNumberString = new RegExp(${JSON.stringify(badNumberString.source)});
@@ -1402,25 +1401,26 @@ ${urlAndHttpSource}
   };
 
   /**
-   * Refuses {"$numberInt": "abc"} and {"$numberLong": "1e3"}, which the library reads as numbers
-   * and MongoDB refuses (data/documents.ts: the same pattern and words).
+   * Refuses {"$numberInt": "abc"}, "1.5" and "3000000000", which the library reads as numbers (cut,
+   * wrapped) and the service's reader refuses, in its words (data/documents.ts: the same patterns).
    */
   function checkNumberStrings(text) {
     const bad = call(regExpExec, badNumberString, text);
     if (bad !== null) {
-      const found = bad[0];
-      const value = call(stringTrim, call(stringSlice, found, call(stringLastIndexOf, found, ":") + 1));
-      throw new SafeError("$number" + bad[1] + " must be a decimal integer string, not " + value);
+      let value = bad[2];
+      try {
+        value = parseJson('"' + value + '"');
+      } catch {
+        // (Its text as it is.)
+      }
+      const problem = strictFormProblem({ ["$number" + bad[1]]: value });
+      if (problem !== null) throw new SafeError(problem);
     }
     // Past its type's range (the library would wrap it around).
     longNumberString.lastIndex = 0;
     for (let long = call(regExpExec, longNumberString, text); long !== null; long = call(regExpExec, longNumberString, text)) {
-      const n = SafeBigInt(long[2]);
-      const bits = long[1] === "Int" ? 32 : 64;
-      const top = bits === 32 ? 2147483648n : 9223372036854775808n;
-      if (n < -top || n >= top) {
-        throw new SafeError("$number" + long[1] + ' "' + long[2] + '" is out of the range of a ' + bits + "-bit integer");
-      }
+      const problem = strictFormProblem({ ["$number" + long[1]]: long[2] });
+      if (problem !== null) throw new SafeError(problem);
     }
   }
 

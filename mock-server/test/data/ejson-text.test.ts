@@ -24,14 +24,17 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { bsonSize, sizeBoundOfText } from "../../src/data/bson-size.ts";
 import {
+  badNumberString,
   fromEJSON,
   fromEJSONText,
   fromStoredText,
+  longNumberString,
   numbersToJs,
   scalarFromStoredText,
   toEJSONText,
 } from "../../src/data/documents.ts";
 import { canonicalEJSONText, keepText, storeDocument } from "../../src/data/ejson-text.ts";
+import { strictFormProblem } from "../../src/data/strict-forms.ts";
 
 /**
  * The library's text, but for integers past 2^53 below 2^63, which the writer gives their exact
@@ -352,16 +355,14 @@ describe("canonical Extended JSON text", () => {
     // (The library's reading as `fromEJSON` made it before it read the common types itself.)
     const reference = (value: unknown) => {
       const text = JSON.stringify(value);
-      const bad = /"\$number(Int|Long)"\s*:\s*"(?!-?\d+")[^"]*"/.exec(text);
-      if (bad)
-        throw new Error(`$number${bad[1]} must be a decimal integer string, not ${bad[0].split(":").pop()?.trim()}`);
+      // (Integers' text as the service's reader reads it: data/strict-forms.ts.)
+      const bad = badNumberString.exec(text);
+      const badProblem = bad && strictFormProblem({ [`$number${bad[1]}`]: JSON.parse(`"${bad[2]}"`) });
+      if (badProblem) throw new Error(badProblem);
       // (Past their type's range: refused, where the library wraps them around.)
-      for (const [, kind, digits] of text.matchAll(/"\$number(Int|Long)"\s*:\s*"(-?\d{10,})"/g)) {
-        const top = kind === "Int" ? 2n ** 31n : 2n ** 63n;
-        if (BigInt(digits!) < -top || BigInt(digits!) >= top)
-          throw new Error(
-            `$number${kind} "${digits}" is out of the range of a ${kind === "Int" ? 32 : 64}-bit integer`,
-          );
+      for (const [, kind, digits] of text.matchAll(longNumberString)) {
+        const problem = strictFormProblem({ [`$number${kind}`]: digits });
+        if (problem !== null) throw new Error(problem);
       }
       const parsed = EJSON.parse(text, { relaxed: false });
       const dates = (node: unknown): void => {

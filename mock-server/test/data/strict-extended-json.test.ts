@@ -39,6 +39,32 @@ const refused: [string, unknown, string][] = [
   ["a $maxKey of true", { $maxKey: true }, "$maxKey value must be 1, but instead is true"],
   ["an $undefined of false", { $undefined: false }, "$undefined value must be true, but instead is false"],
   ["a double past the range", { $numberDouble: "-1e400" }, 'strconv.ParseFloat: parsing "-1e400": value out of range'],
+  // Numbers in text that are not Go's: the library cut, wrapped or guessed them.
+  [
+    "a $numberInt past an int32",
+    { $numberInt: "3000000000" },
+    "$numberInt value should be int32 but instead is int64: 3000000000",
+  ],
+  ["a $numberInt with a fraction", { $numberInt: "1.5" }, 'strconv.ParseInt: parsing "1.5": invalid syntax'],
+  ["a $numberInt with a space", { $numberInt: " 5" }, 'strconv.ParseInt: parsing " 5": invalid syntax'],
+  ["a $numberInt given as a number", { $numberInt: 1.5 }, "invalid JSON input; expected value for 32-bit integer"],
+  [
+    "a $numberLong past an int64",
+    { $numberLong: "9223372036854775808" },
+    'strconv.ParseInt: parsing "9223372036854775808": value out of range',
+  ],
+  ["a $numberLong with a fraction", { $numberLong: "1.5" }, 'strconv.ParseInt: parsing "1.5": invalid syntax'],
+  [
+    "a $numberDouble with more after it",
+    { $numberDouble: "1.5abc" },
+    'strconv.ParseFloat: parsing "1.5abc": invalid syntax',
+  ],
+  ["an empty $numberDouble", { $numberDouble: "" }, 'strconv.ParseFloat: parsing "": invalid syntax'],
+  [
+    "a $binary subtype that is not hex",
+    { $binary: { base64: "AA==", subType: "zz" } },
+    "invalid $binary subType string: zz",
+  ],
   // A type's key first and more keys after it: the library kept the type and dropped the rest.
   [
     "a key after $numberInt's",
@@ -76,6 +102,12 @@ const accepted: [unknown, unknown][] = [
   [{ $minKey: 1 }, { $minKey: 1 }],
   // Fields named like a form's parts, outside it: fields.
   [{ base64: "!!", subType: "00", date: "2024-02-30" }, undefined],
+  [{ $numberInt: "+5" }, { $numberInt: "5" }],
+  [{ $numberInt: "-2147483648" }, { $numberInt: "-2147483648" }],
+  [{ $numberLong: "-9223372036854775808" }, { $numberLong: "-9223372036854775808" }],
+  [{ $numberDouble: "5.e-1" }, { $numberDouble: "0.5" }],
+  [{ $numberDouble: "-.5E-3" }, { $numberDouble: "-0.0005" }],
+  [{ $numberDouble: "NaN" }, { $numberDouble: "NaN" }],
   // Code with its scope: the one form with a second key.
   [
     { $code: "x", $scope: { a: 1 } },

@@ -9,7 +9,7 @@
 import { Double, EJSON, Long } from "bson";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { badNumberString, longNumberString, outOfRange } from "../../src/data/documents.ts";
+import { badNumberString, longNumberString } from "../../src/data/documents.ts";
 import { strictFormMarkers, strictFormProblem } from "../../src/data/strict-forms.ts";
 import type { FunctionSource } from "../../src/functions/function-folder.ts";
 import { BadArguments } from "../../src/functions/sandbox.ts";
@@ -91,9 +91,10 @@ function written(value: unknown): string {
  */
 function expected(argsText: string): string {
   const bad = badNumberString.exec(argsText);
-  if (bad) return `refused: $number${bad[1]} must be a decimal integer string, not ${bad[0].split(":").pop()?.trim()}`;
+  const badProblem = bad && strictFormProblem({ [`$number${bad[1]}`]: JSON.parse(`"${bad[2]}"`) });
+  if (badProblem) return `refused: ${badProblem}`;
   for (const [, kind, digits] of argsText.matchAll(longNumberString)) {
-    const refusal = outOfRange(kind!, digits!);
+    const refusal = strictFormProblem({ [`$number${kind}`]: digits });
     if (refusal !== null) return `refused: ${refusal}`;
   }
   if (strictFormMarkers.test(argsText)) {

@@ -215,7 +215,9 @@ describe("import", () => {
     expect(result.stderr).toMatch(/line 3: not JSON/);
     expect(result.stderr).toMatch(/line 4: not valid Extended JSON \(invalid \$date value string: not a date\)/);
     expect(result.stderr).toMatch(/line 5: not a document/);
-    expect(result.stderr).toMatch(/line 7: not valid Extended JSON \(\$numberInt must be a decimal integer string/);
+    expect(result.stderr).toMatch(
+      /line 7: not valid Extended JSON \(strconv\.ParseInt: parsing "four": invalid syntax\)/,
+    );
     expect(result.stderr).toMatch(/line 8: not valid Extended JSON \(invalid \$binary base64 string: AQ\)/);
     expect(await count("bad")).toBe(0);
   });
