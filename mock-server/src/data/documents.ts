@@ -63,7 +63,7 @@ export function fromEJSON(value: unknown, options: { saved?: boolean } = {}): un
 // around, and `{"$date": "not a date"}` as an invalid date (which it then cannot write back); the
 // service's reader refuses them (`strconv.ParseInt: parsing "abc": invalid syntax`), and so do we,
 // in its words (data/strict-forms.ts). The function process checks arguments with the same patterns.
-export const badNumberString = /"\$number(Int|Long)"\s*:\s*"(?![+-]?\d+")([^"]*)"/;
+export const badNumberString = /"\$number(Int|Long)"\s*:\s*"(?![+-]?\d+")((?:[^"\\]|\\.)*)"/;
 /**
  * An Int32's or Int64's digits long enough to be past its range (it wraps them around: the
  * library's writing of -2^63 as "-9223372036854776000" is read as 9223372036854775616). MongoDB's

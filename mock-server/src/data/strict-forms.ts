@@ -13,13 +13,14 @@ import { takeTurn } from "./turns.ts";
 
 /**
  * A text that may hold one of these forms (else the check is skipped: one regular-expression test):
- * their keys, a `$date` string, a number's text other than a plain one, a type's value followed by a comma (another key may follow it in
+ * their keys (the rarer ones'), a `$date` string or object of another shape than the usual, a
+ * number's text other than a plain one, a type's value followed by a comma (another key may follow it in
  * its object), or a number with an exponent of three digits or of 309 digits (one past a double,
  * which JSON.parse reads as Infinity and Go refuses) — a number's, not the middle of a hex string's
  * (an ObjectId's `…61e234…`).
  */
 export const strictFormMarkers =
-  /"\$(?:binary|minKey|maxKey|undefined)"|"\$date"\s*:\s*"|"\$numberInt"\s*:(?!\s*"[+-]?\d{1,9}")|"\$numberLong"\s*:(?!\s*"[+-]?\d{1,18}")|"\$numberDouble"\s*:(?!\s*"(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d{1,2})?|NaN|-?Infinity)")|"\$(?:numberDecimal|oid|symbol)"\s*:\s*[^"\s]|"\$(?:numberInt|numberLong|numberDouble|numberDecimal|oid|symbol|date|timestamp|regularExpression|dbPointer|code)"\s*:\s*(?:"[^"\\]*"|\{[^{}]*\})\s*,|(?:^|[^\w.])-?\d+(?:\.\d+)?[eE]\+?\d{3}|\d{309}/;
+  /"\$(?:binary|minKey|maxKey|undefined|timestamp|regularExpression|dbPointer)"|"\$date"\s*:\s*(?:"|\{(?!\s*"\$numberLong"\s*:\s*"[^"\\]*"\s*\}))|"\$numberInt"\s*:(?!\s*"[+-]?\d{1,9}")|"\$numberLong"\s*:(?!\s*"[+-]?\d{1,18}")|"\$numberDouble"\s*:(?!\s*"(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d{1,2})?|NaN|-?Infinity)")|"\$(?:numberDecimal|oid|symbol)"\s*:\s*[^"\s]|"\$(?:numberInt|numberLong|numberDouble|numberDecimal|oid|symbol|date|timestamp|regularExpression|dbPointer|code)"\s*:\s*(?:"[^"\\]*"|\{[^{}]*\})\s*,|(?:^|[^\w.])-?\d+(?:\.\d+)?[eE]\+?\d{3}|\d{309}/;
 
 /**
  * Walks a value JSON.parse made for the first such form: returns what is wrong with it, or null,
@@ -31,43 +32,86 @@ export function* strictFormWalk(root: unknown): Generator<undefined, string | nu
   const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
   const dateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/;
   const days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-  // The Go reader takes an object's first key for its type (bsontype's names); a type's object has
-  // that key alone (code, also its scope), where the library kept the type and dropped the rest.
-  const alone: Record<string, string> = {
-    $numberInt: "} after value for 32-bit integer",
-    $numberLong: "} after value for 64-bit integer",
-    $numberDouble: "} after value for double",
-    $numberDecimal: "} after value for 128-bit decimal",
-    $oid: "} after value for objectID",
-    $symbol: "} after value for symbol",
-    $minKey: "} after value for min key",
-    $maxKey: "} after value for max key",
-    $undefined: "} after value for undefined",
-    $date: "value and then } for UTC datetime",
-    $binary: "2 key-value pairs and then } for binary",
-    $regularExpression: "2 key-value pairs and then } for regex",
-    $timestamp: "2 key-value pairs and then } for timestamp",
-    $dbPointer: "2 key-value pairs and then } for dbPointer",
+  // The Go reader takes an object's first key for its type (named as bsontype names them) and reads
+  // that type's object as its parser does (extjson_parser.go), in this order: the value's own
+  // shape, then the object's end after it — where the library kept the type, dropped the other
+  // keys and made up missing parts (a `$binary` without `subType` was 0, a `$regularExpression`
+  // without `options` none) — then the parts' names and the value's text.
+  const names: Record<string, string> = {
+    $numberInt: "32-bit integer",
+    $numberLong: "64-bit integer",
+    $numberDouble: "double",
+    $numberDecimal: "128-bit decimal",
+    $oid: "objectID",
+    $symbol: "symbol",
+    $minKey: "min key",
+    $maxKey: "max key",
+    $undefined: "undefined",
   };
-  const extraKeyProblem = (keys: string[]) => {
-    const first = keys[0] as string;
-    if (first === "$code") {
-      return keys[1] === "$scope" ? null : `invalid extended JSON: unexpected key ${keys[1]} in CodeWithScope object`;
+  const pairs: Record<string, [string, string, string]> = {
+    $binary: ["binary", "base64", "subType"],
+    $regularExpression: ["regex", "pattern", "options"],
+    $timestamp: ["timestamp", "t", "i"],
+    $dbPointer: ["dbPointer", "$ref", "$id"],
+  };
+  const isRecord = (value: unknown): value is Record<string, unknown> =>
+    value !== null && typeof value === "object" && !Array.isArray(value);
+  const int32 = (value: unknown) =>
+    typeof value === "number" && Number.isInteger(value) && value >= -2147483648 && value <= 2147483647;
+  const formProblem = (record: Record<string, unknown>, keys: string[]): string | null => {
+    const key = keys[0] as string;
+    const value = record[key];
+    if (Object.hasOwn(names, key)) {
+      const fits =
+        key === "$minKey" || key === "$maxKey"
+          ? int32(value)
+          : key === "$undefined"
+            ? typeof value === "boolean"
+            : typeof value === "string";
+      if (!fits) return `invalid JSON input; expected value for ${names[key]}`;
+      if (keys.length > 1) return `invalid JSON input; expected } after value for ${names[key]}`;
+      if (key === "$minKey" || key === "$maxKey")
+        return value === 1 ? null : `${key} value must be 1, but instead is ${value}`;
+      // (The reader's own spelling.)
+      if (key === "$undefined") return value ? null : "$undefined balue boolean should be true, but instead is false";
+      return numberTextProblem(key, value as string);
     }
-    const expected = Object.hasOwn(alone, first) ? alone[first] : undefined;
-    return expected === undefined ? null : `invalid JSON input; expected ${expected}`;
+    if (Object.hasOwn(pairs, key)) {
+      const [name, first, second] = pairs[key] as [string, string, string];
+      if (!isRecord(value)) return "invalid JSON input; expected {";
+      const parts = Object.keys(value);
+      if (parts.length < 2) return "end of document";
+      if (parts.length > 2) return "invalid JSON input; expected }";
+      if (keys.length > 1) return `invalid JSON input; expected 2 key-value pairs and then } for ${name}`;
+      // (In the order the parts come, as Go reads them.)
+      for (const part of parts) {
+        if (part !== first && part !== second) return `invalid key in ${key} object: ${part}`;
+        const text = value[part];
+        if (key !== "$binary" || typeof text !== "string") continue;
+        if (part === "base64" && !base64.test(text.replace(/[\r\n]/g, "")))
+          return `invalid $binary base64 string: ${text}`;
+        if (part === "subType" && !hexInt64(text)) return `invalid $binary subType string: ${text}`;
+      }
+      return null;
+    }
+    if (key === "$date") {
+      if (isRecord(value)) {
+        const parts = Object.keys(value);
+        if (parts.length === 0) return "end of document";
+        if (parts.length > 1) return "invalid JSON input; expected }";
+      }
+      if (keys.length > 1) return "invalid JSON input; expected value and then } for UTC datetime";
+      if (isRecord(value) && !Object.hasOwn(value, "$numberLong"))
+        return `invalid key in $date object: ${Object.keys(value)[0]}`;
+      return typeof value === "string" && !validDate(value) ? `invalid $date value string: ${value}` : null;
+    }
+    if (key === "$code" && keys.length > 1 && keys[1] !== "$scope")
+      return `invalid extended JSON: unexpected key ${keys[1]} in CodeWithScope object`;
+    return null;
   };
-  // Types whose value the Go reader takes only as a string (else this), and how it reads numbers'
-  // text: strconv.ParseInt (base 10, an int64; a `$numberInt` then an int32) and ParseFloat (the
-  // library cut `"1.5"` to 1, wrapped `"3000000000"`, read `"1.5abc"` as 1.5 and `""` as NaN).
-  const textOnly: Record<string, string> = {
-    $numberInt: "invalid JSON input; expected value for 32-bit integer",
-    $numberLong: "invalid JSON input; expected value for 64-bit integer",
-    $numberDouble: "invalid JSON input; expected value for double",
-    $numberDecimal: "invalid JSON input; expected value for 128-bit decimal",
-    $oid: "invalid JSON input; expected value for objectID",
-    $symbol: "invalid JSON input; expected value for symbol",
-  };
+  // How the Go reader reads numbers' text: strconv.ParseInt (base 10, an int64; a `$numberInt` then
+  // an int32) and ParseFloat (the library cut `"1.5"` to 1, wrapped `"3000000000"`, read `"1.5abc"`
+  // as 1.5 and `""` as NaN).
   const int64Max = 9223372036854775807n;
   const hexInt64 = (text: string) => {
     const m = /^([+-]?)([\dA-Fa-f]+)$/.exec(text);
@@ -116,32 +160,9 @@ export function* strictFormWalk(root: unknown): Generator<undefined, string | nu
     }
     const record = node as Record<string, unknown>;
     const keys = Object.keys(record);
-    if (keys.length > 1) {
-      const problem = extraKeyProblem(keys);
+    if (keys.length > 0) {
+      const problem = formProblem(record, keys);
       if (problem !== null) return problem;
-    } else if (keys.length === 1) {
-      const key = keys[0];
-      const inner = record[key as string];
-      if (key === "$binary" && inner !== null && typeof inner === "object") {
-        // (In the order the keys come, as Go reads them.)
-        const parts = inner as Record<string, unknown>;
-        for (const part of Object.keys(parts)) {
-          const text = parts[part];
-          if (typeof text !== "string") continue;
-          if (part === "base64" && !base64.test(text.replace(/[\r\n]/g, "")))
-            return `invalid $binary base64 string: ${text}`;
-          if (part === "subType" && !hexInt64(text)) return `invalid $binary subType string: ${text}`;
-        }
-      } else if (key === "$date" && typeof inner === "string" && !validDate(inner)) {
-        return `invalid $date value string: ${inner}`;
-      } else if (Object.hasOwn(textOnly, key as string)) {
-        const problem = typeof inner === "string" ? numberTextProblem(key as string, inner) : textOnly[key as string];
-        if (problem !== null) return problem as string;
-      } else if ((key === "$minKey" || key === "$maxKey") && inner !== 1) {
-        return `${key} value must be 1, but instead is ${JSON.stringify(inner)}`;
-      } else if (key === "$undefined" && inner !== true) {
-        return `$undefined value must be true, but instead is ${JSON.stringify(inner)}`;
-      }
     }
     for (let i = 0; i < keys.length; i++) pending.push(record[keys[i] as string]);
   }

@@ -191,7 +191,7 @@ describe("callFunction", () => {
       [{ at: { $date: "soon" } }, /invalid \$date value string: soon/],
       [{ at: { $date: { $numberLong: "9223372036854775807" } } }, /\$date is not a valid date/],
       [{ raw: { $binary: { base64: "A-_", subType: "00" } } }, /invalid \$binary base64 string: A-_/],
-      [{ $binary: "x" }, /Unexpected Binary Extended JSON format/],
+      [{ $binary: "x" }, /invalid JSON input; expected \{/],
       [{ deep: [{ id: { $uuid: "nope" } }] }, /UUID string representation/],
       [{ "a\u0000b": 1 }, /field names cannot contain null bytes/],
       [{ $regularExpression: { pattern: "a", options: "zz" } }, /regular expression option \[z\] is not supported/],

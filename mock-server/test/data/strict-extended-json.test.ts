@@ -36,8 +36,9 @@ const refused: [string, unknown, string][] = [
   ["a lowercase t", { $date: "2024-01-01t10:00:00Z" }, "invalid $date value string: 2024-01-01t10:00:00Z"],
   ["a lowercase z", { $date: "2024-01-01T10:00:00z" }, "invalid $date value string: 2024-01-01T10:00:00z"],
   ["a $minKey of 0", { $minKey: 0 }, "$minKey value must be 1, but instead is 0"],
-  ["a $maxKey of true", { $maxKey: true }, "$maxKey value must be 1, but instead is true"],
-  ["an $undefined of false", { $undefined: false }, "$undefined value must be true, but instead is false"],
+  ["a $maxKey of true", { $maxKey: true }, "invalid JSON input; expected value for max key"],
+  // (The reader's own spelling.)
+  ["an $undefined of false", { $undefined: false }, "$undefined balue boolean should be true, but instead is false"],
   ["a double past the range", { $numberDouble: "-1e400" }, 'strconv.ParseFloat: parsing "-1e400": value out of range'],
   // Numbers in text that are not Go's: the library cut, wrapped or guessed them.
   [
@@ -47,6 +48,7 @@ const refused: [string, unknown, string][] = [
   ],
   ["a $numberInt with a fraction", { $numberInt: "1.5" }, 'strconv.ParseInt: parsing "1.5": invalid syntax'],
   ["a $numberInt with a space", { $numberInt: " 5" }, 'strconv.ParseInt: parsing " 5": invalid syntax'],
+  ["a $numberInt holding a quote", { $numberInt: '"' }, 'strconv.ParseInt: parsing "\\"": invalid syntax'],
   ["a $numberInt given as a number", { $numberInt: 1.5 }, "invalid JSON input; expected value for 32-bit integer"],
   [
     "a $numberLong past an int64",
@@ -92,6 +94,20 @@ const refused: [string, unknown, string][] = [
     "invalid JSON input; expected 2 key-value pairs and then } for binary",
   ],
   ["a key after $code's", { $code: "x", y: 2 }, "invalid extended JSON: unexpected key y in CodeWithScope object"],
+  // A value's wrong type before the key after it, as Go reads them.
+  [
+    "a number's value as a number, and a key after it",
+    { $numberInt: 5, x: 1 },
+    "invalid JSON input; expected value for 32-bit integer",
+  ],
+  // The parts of a two-part form: the library made up what was missing and dropped what was more.
+  ["a $binary without its subType", { $binary: { base64: "AA==" } }, "end of document"],
+  ["a $binary part of another name", { $binary: { base64: "AA==", x: "00" } }, "invalid key in $binary object: x"],
+  ["a third part in a $timestamp", { $timestamp: { t: 1, i: 2, x: 3 } }, "invalid JSON input; expected }"],
+  ["a $regularExpression without its options", { $regularExpression: { pattern: "a" } }, "end of document"],
+  ["a part beside $date's $numberLong", { $date: { $numberLong: "1", x: 1 } }, "invalid JSON input; expected }"],
+  ["a $date part of another name", { $date: { x: "1" } }, "invalid key in $date object: x"],
+  ["a $binary as a string (the legacy form)", { $binary: "AA==", $type: "00" }, "invalid JSON input; expected {"],
 ];
 
 const accepted: [unknown, unknown][] = [
