@@ -4,23 +4,39 @@
  * not base64 (dropped: `"!!"` was stored as no bytes, base64url's `-` and `_` lost) or without its
  * padding, a `$date` string that is not an RFC 3339 date-time as Go's `time.Parse` reads its
  * layout (`T` and `Z` upper case) or names no day (`"2024-02-30T…"` was stored as March 1st,
- * `"2024-01-01"` as a date), `$minKey`/`$maxKey` other than 1, `$undefined`
- * other than true, a number past a double (`1e400`, bare or a `$numberDouble`'s: Infinity here).
- * Refused in the Go reader's words (`invalid $binary base64 string: …`).
+ * `"2024-01-01"` as a date), numbers' text that `strconv` does not read (`"1.5"` as an Int32 was
+ * 1, `"3000000000"` wrapped around, `"1.5abc"` as a double 1.5), a number past a double (`1e400`,
+ * bare or a `$numberDouble`'s: Infinity here), a type's object with more or fewer keys or parts
+ * than its own (the library kept the type and dropped or made up the rest), `$minKey`/`$maxKey`
+ * other than 1, `$undefined` other than true. Refused in the Go reader's words (`invalid $binary
+ * base64 string: …`).
  */
 
 import { takeTurn } from "./turns.ts";
 
 /**
- * A text that may hold one of these forms (else the check is skipped: one regular-expression test):
- * their keys (the rarer ones'), a `$date` string or object of another shape than the usual, a
- * number's text other than a plain one, a type's value followed by a comma (another key may follow it in
- * its object), or a number with an exponent of three digits or of 309 digits (one past a double,
- * which JSON.parse reads as Infinity and Go refuses) — a number's, not the middle of a hex string's
- * (an ObjectId's `…61e234…`).
+ * A text that may hold one of these forms (else the check is skipped: one regular-expression test).
+ * Canonical Extended JSON as the SDKs write it (`{"$oid": "…"}`, `{"$numberInt": "5"}`, `{"$date":
+ * {"$numberLong": "…"}}`) has none of these marks.
  */
-export const strictFormMarkers =
-  /"\$(?:binary|minKey|maxKey|undefined|timestamp|regularExpression|dbPointer)"|"\$date"\s*:\s*(?:"|\{(?!\s*"\$numberLong"\s*:\s*"[^"\\]*"\s*\}))|"\$numberInt"\s*:(?!\s*"[+-]?\d{1,9}")|"\$numberLong"\s*:(?!\s*"[+-]?\d{1,18}")|"\$numberDouble"\s*:(?!\s*"(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d{1,2})?|NaN|-?Infinity)")|"\$(?:numberDecimal|oid|symbol)"\s*:\s*[^"\s]|"\$(?:numberInt|numberLong|numberDouble|numberDecimal|oid|symbol|date|timestamp|regularExpression|dbPointer|code)"\s*:\s*(?:"[^"\\]*"|\{[^{}]*\})\s*,|(?:^|[^\w.])-?\d+(?:\.\d+)?[eE]\+?\d{3}|\d{309}/;
+export const strictFormMarkers = new RegExp(
+  [
+    // The rarer types' keys.
+    String.raw`"\$(?:binary|minKey|maxKey|undefined|timestamp|regularExpression|dbPointer)"`,
+    // A `$date` string, or a `$date` object other than `{"$numberLong": "…"}`.
+    String.raw`"\$date"\s*:\s*(?:"|\{(?!\s*"\$numberLong"\s*:\s*"[^"\\]*"\s*\}))`,
+    // Numbers' text other than the plain ones (digits that fit: 9 an Int32's, 18 an Int64's), or no text.
+    String.raw`"\$numberInt"\s*:(?!\s*"[+-]?\d{1,9}")`,
+    String.raw`"\$numberLong"\s*:(?!\s*"[+-]?\d{1,18}")`,
+    String.raw`"\$numberDouble"\s*:(?!\s*"(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d{1,2})?|NaN|-?Infinity)")`,
+    String.raw`"\$(?:numberDecimal|oid|symbol)"\s*:\s*[^"\s]`,
+    // A type's value followed by a comma: another key may follow it in its object.
+    String.raw`"\$(?:numberInt|numberLong|numberDouble|numberDecimal|oid|symbol|date|timestamp|regularExpression|dbPointer|code)"\s*:\s*(?:"[^"\\]*"|\{[^{}]*\})\s*,`,
+    // A number with an exponent of three digits or of 309 digits (one past a double, which
+    // JSON.parse reads as Infinity and Go refuses): a number's, not a hex string's (`…61e234…`).
+    String.raw`(?:^|[^\w.])-?\d+(?:\.\d+)?[eE]\+?\d{3}|\d{309}`,
+  ].join("|"),
+);
 
 /**
  * Walks a value JSON.parse made for the first such form: returns what is wrong with it, or null,
