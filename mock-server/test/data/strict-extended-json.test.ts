@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { strictFormMarkers, strictFormProblem, strictFormProblemIn } from "../../src/data/strict-forms.ts";
+import { holdsMarks, strictFormMarkers, strictFormProblem, strictFormProblemIn } from "../../src/data/strict-forms.ts";
 import { anonymousLogin, call, callAppFunction, emailUser, mongoAction, newOpenApp, testApp } from "../helpers/app.ts";
 
 let app: FastifyInstance;
@@ -228,6 +228,28 @@ describe("Extended JSON the service refuses", () => {
     expect(turns).toBeGreaterThanOrEqual(5);
     // Without a marker in its text, nothing is walked.
     expect(await strictFormProblemIn("[]", body)).toBeNull();
+  });
+
+  it("tests a large text for marks a part at a time, other work running between, and finds one across two parts", async () => {
+    // 17 MB of numbers, the text the test took longest over (~270 ms at once, the digits tried one by one).
+    const numbers = `[${Array.from({ length: 1_300_000 }, (_, i) => i * 1234567).join(",")}]`;
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(count);
+    };
+    setImmediate(count);
+    expect(await strictFormProblemIn(numbers, null)).toBeNull();
+    counting = false;
+    expect(turns).toBeGreaterThanOrEqual(5);
+    // A mark at the end; one across the seam of the first two parts (256 KiB each); none.
+    expect(await holdsMarks(`${numbers.slice(0, -1)},1e400]`)).toBe(true);
+    const across = `["${"p".repeat(256 * 1024 - 8)}",{"$binary":{"base64":"AA==","subType":"00"}},"${"p".repeat(300_000)}"]`;
+    expect(across.indexOf('"$binary"')).toBe(256 * 1024 - 3);
+    expect(await holdsMarks(across)).toBe(true);
+    expect(await holdsMarks(across.replace("$binary", "binary"))).toBe(false);
   });
 
   it("refuses a bare number past a double, which JSON reads as Infinity", async () => {

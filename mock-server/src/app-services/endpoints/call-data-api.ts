@@ -10,7 +10,7 @@ import { mongoServiceOf } from "../../config/app-config.ts";
 import { type Document, isDocument } from "../../data/documents.ts";
 import { fromEJSONTextInSlices } from "../../data/ejson-in-slices.ts";
 import { type MongoAction, MongoService } from "../../data/mongo-actions.ts";
-import { strictFormMarkers, strictFormProblemIn } from "../../data/strict-forms.ts";
+import { holdsMarks, strictFormProblemIn } from "../../data/strict-forms.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { contextRequest } from "../../functions/app-functions.ts";
 import { addressKey } from "../../http/client-address.ts";
@@ -43,7 +43,7 @@ async function bodyOf(raw: unknown): Promise<Document> {
   let body: unknown;
   try {
     // As the client API reads a function call's arguments (numbers as JS numbers, dates checked).
-    if (strictFormMarkers.test(text)) {
+    if (await holdsMarks(text)) {
       const problem = await strictFormProblemIn(null, await jsonOf(text));
       if (problem !== null) throw new Error(problem);
     }
