@@ -24,6 +24,21 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
+/** Runs `work`, and counts the turns of the event loop other work had meanwhile. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<[T, number]> {
+  let turns = 0;
+  let counting = true;
+  const count = () => {
+    if (!counting) return;
+    turns++;
+    setImmediate(count);
+  };
+  setImmediate(count);
+  const result = await work();
+  counting = false;
+  return [result, turns];
+}
+
 const refused: [string, unknown, string][] = [
   ["characters that are not base64", { $binary: { base64: "!!", subType: "00" } }, "invalid $binary base64 string: !!"],
   ["base64url", { $binary: { base64: "-_8=", subType: "00" } }, "invalid $binary base64 string: -_8="],
@@ -214,16 +229,7 @@ describe("Extended JSON the service refuses", () => {
     const fields = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, { n: i }]));
     // (Walked last: the walk takes the last member first.)
     const body = [{ document: { first: { $binary: { base64: "-", subType: "00" } }, ...fields } }];
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      if (!counting) return;
-      turns++;
-      setImmediate(count);
-    };
-    setImmediate(count);
-    const problem = await strictFormProblemIn(JSON.stringify(body), body);
-    counting = false;
+    const [problem, turns] = await turnsDuring(() => strictFormProblemIn(JSON.stringify(body), body));
     expect(problem).toBe("invalid $binary base64 string: -");
     expect(turns).toBeGreaterThanOrEqual(5);
     // Without a marker in its text, nothing is walked.
@@ -233,16 +239,8 @@ describe("Extended JSON the service refuses", () => {
   it("tests a large text for marks a part at a time, other work running between, and finds one across two parts", async () => {
     // 17 MB of numbers, the text the test took longest over (~270 ms at once, the digits tried one by one).
     const numbers = `[${Array.from({ length: 1_300_000 }, (_, i) => i * 1234567).join(",")}]`;
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      if (!counting) return;
-      turns++;
-      setImmediate(count);
-    };
-    setImmediate(count);
-    expect(await strictFormProblemIn(numbers, null)).toBeNull();
-    counting = false;
+    const [problem, turns] = await turnsDuring(() => strictFormProblemIn(numbers, null));
+    expect(problem).toBeNull();
     expect(turns).toBeGreaterThanOrEqual(5);
     // A mark at the end; one across the seam of the first two parts (256 KiB each); none.
     expect(await holdsMarks(`${numbers.slice(0, -1)},1e400]`)).toBe(true);
