@@ -420,19 +420,21 @@ describe("a request of a very wide object (200,000 keys, 6 MB)", () => {
     }
   }, 300_000);
 
-  it("reads an action's 900,000 numbers (10 MB of digits) holding the main thread only in slices", async () => {
-    const appId = await newApp({});
+  it("stores a document of a million numbers (16 MB) holding the main thread only in slices", async () => {
+    const appId = await wideApp();
     const user = await anonymous(appId);
-    // As the first test here: what is measured is the body's reading, refused once read.
-    const refused = { error: "find expects one argument document", error_code: "BadRequest" };
     const numbers = (n: number) => Array.from({ length: n }, (_, i) => i * 1234567);
-    expect((await call(appId, user, callText("find", [numbers(1_000)]))).body).toMatchObject(refused);
-    const text = callText("find", [numbers(900_000)]);
-    const [result, heldMs] = await heldWhile(() => call(appId, user, text));
-    expect(result.body).toMatchObject(refused);
-    // (The test for Extended JSON's marks, at once, held it ~180 ms: its digits tried one by one.)
-    expect(heldMs).toBeLessThan(heldBound);
-  }, 120_000);
+    // Warm up: the same paths, on fewer numbers.
+    const warm = await call(appId, user, callText("insertOne", { ...namespace, document: { n: numbers(20_000) } }));
+    expect(warm.status).toBe(200);
+    const text = callText("insertOne", { ...namespace, document: { n: numbers(1_000_000) } });
+    const [inserted, heldMs] = await heldWhile(() => call(appId, user, text));
+    expect(inserted.status).toBe(200);
+    // (~32-36 ms here. The test of its 11 MB of text for Extended JSON's marks, at once, held it
+    // ~180 ms, its digits tried one by one; on PostgreSQL its text, grown a member at a time, was
+    // put together in one piece for the statement and again for the change's notification: 112-136 ms.)
+    expect(heldMs).toBeLessThan(heldBound / 2);
+  }, 300_000);
 
   it("reads a Data API request of 200,000 fields holding the main thread only in slices", async () => {
     const appId = await newApp({

@@ -854,7 +854,9 @@ export class PgDocuments implements DocumentStore {
       size = 0;
     };
     for (const text of texts) {
-      const bytes = Buffer.byteLength(text);
+      // (No shorter in UTF-8 than in UTF-16 units: a long one is not measured, nor a large
+      // document's text put together in one piece for it, on the main thread.)
+      const bytes = text.length > maxPayloadBytes ? text.length : Buffer.byteLength(text);
       if (bytes > maxPayloadBytes - 200) {
         flush();
         out.push({ large: text });
