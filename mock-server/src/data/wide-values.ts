@@ -159,30 +159,40 @@ export async function textInSlices(value: unknown): Promise<string> {
   return written;
 }
 
+/** How many members' texts a flat chunk of a wide container's text joins. */
+const chunkMembers = 4096;
+
 /**
- * A container's text put together from its members' in flat chunks. (Grown by `+=` once a member,
- * a text of a million members is a tree of as many pieces, which its first reader flattens in one
- * step: ~27 ms for 11 MB, a statement's parameter, on the main thread.)
+ * A container's text put together from its members'. A wide one's in flat chunks: grown by `+=`
+ * once a member, a text of a million members is a tree of as many pieces, which its first reader
+ * flattens in one step (~27 ms for 11 MB, a statement's parameter, on the main thread). A narrow
+ * one's by `+=`, which costs less than joining (a 200,000-field `$group`'s members are narrow).
  */
-class ChunkedText {
-  private pieces: string[];
+class ContainerText {
+  private text: string;
+  private pieces: string[] | null;
   private readonly chunks: string[] = [];
 
-  constructor(open: string) {
-    this.pieces = [open];
+  constructor(open: string, members: number) {
+    this.pieces = members > chunkMembers ? [open] : null;
+    this.text = this.pieces === null ? open : "";
   }
 
   add(piece: string): void {
+    if (this.pieces === null) {
+      this.text += piece;
+      return;
+    }
     this.pieces.push(piece);
-    if (this.pieces.length === 4096) {
+    if (this.pieces.length >= chunkMembers) {
       this.chunks.push(this.pieces.join(""));
       this.pieces = [];
     }
   }
 
   close(end: string): string {
+    if (this.pieces === null) return this.text + end;
     this.pieces.push(end);
-    if (this.chunks.length === 0) return this.pieces.join("");
     this.chunks.push(this.pieces.join(""));
     return this.chunks.join("");
   }
@@ -192,7 +202,7 @@ async function text(value: unknown, turns: Turns, depth: number): Promise<string
   // (What the one-step writer does not write as a container, it writes here too.)
   if (!isContainer(value) || depth > maxTextDepth) return textAt(value, depth);
   if (Array.isArray(value)) {
-    const out = new ChunkedText("[");
+    const out = new ContainerText("[", value.length);
     for (let i = 0; i < value.length; i++) {
       const member = value[i];
       if (i > 0) out.add(",");
@@ -206,7 +216,7 @@ async function text(value: unknown, turns: Turns, depth: number): Promise<string
   const kept = depth <= 1 ? keptText(value) : undefined;
   if (typeof kept === "string") return kept;
   const keys = keysOf(value);
-  const out = new ChunkedText("{");
+  const out = new ContainerText("{", keys.length);
   let first = true;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
@@ -236,7 +246,7 @@ export async function jsonTextInSlices(value: unknown, leaveOut: ReadonlySet<str
 async function json(value: unknown, turns: Turns, leaveOut?: ReadonlySet<string>): Promise<string | undefined> {
   if (!isContainer(value)) return JSON.stringify(value);
   if (Array.isArray(value)) {
-    const out = new ChunkedText("[");
+    const out = new ContainerText("[", value.length);
     for (let i = 0; i < value.length; i++) {
       const item = value[i];
       const written = into(item) ? await json(item, turns) : JSON.stringify(item);
@@ -246,7 +256,7 @@ async function json(value: unknown, turns: Turns, leaveOut?: ReadonlySet<string>
     return out.close("]");
   }
   const keys = keysOf(value);
-  const out = new ChunkedText("{");
+  const out = new ContainerText("{", keys.length);
   let first = true;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;

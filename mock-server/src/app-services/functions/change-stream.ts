@@ -141,9 +141,10 @@ export function watchMatcher(
 /**
  * A change event's SSE block; a wide one's text written and escaped in slices (a 200,000-field
  * document: ~60 ms to write at once, and its 8 MB escaped at once held the thread 85 ms more, with
- * as much again collecting the copies). (Its text, grown a member at a time, is flattened by the
- * first piece's cut: ~56 ms on a slow host. Joining the members' texts instead cost the walks of
- * wide pipelines twice that: a 200,000-field `$group` held the thread 137–219 ms against 68–95.)
+ * as much again collecting the copies). (A wide container's text comes in flat chunks; grown a
+ * member at a time it was flattened by the first piece's cut: ~56 ms on a slow host. Joining every
+ * container's members, narrow ones too, cost the walks of wide pipelines twice that: a
+ * 200,000-field `$group` held the thread 137–219 ms against 68–95: wide-values.ts ContainerText.)
  */
 export async function encodeChange(event: Document): Promise<string> {
   if (!holdsWide(event)) return sseData(toEJSONText(event));
