@@ -1,10 +1,11 @@
 /**
  * Extended JSON that the service's reader (the Go driver's) refuses and the bson library reads its
  * own way, changing the data silently — base64 that is not base64 or lacks its padding, a `$date`
- * string that is not an RFC 3339 date-time or names no day, `$minKey`/`$maxKey` other than 1,
- * `$undefined` other than true, a type's key followed by other keys — is refused in that reader's words wherever a client's Extended
- * JSON comes in: MongoDB actions, function arguments (small and large), the Data API, the control
- * API. What it accepts still comes in as before.
+ * string that is not an RFC 3339 date-time or names no day, numbers' text that `strconv` does not
+ * read, a type's object with more or fewer keys or parts than its own, `$minKey`/`$maxKey` other
+ * than 1, `$undefined` other than true — is refused in that reader's words wherever a client's
+ * Extended JSON comes in: MongoDB actions, function arguments (small and large), the Data API, the
+ * control API. What it accepts still comes in as before.
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
