@@ -41,6 +41,7 @@ export const bothStores = [
   "test/conformance/realm-web-queries.test.ts",
   "test/conformance/realm-web.test.ts",
   "test/conformance/realm-web-flows.test.ts",
+  "test/functions/app-clock.test.ts",
   "test/functions/transactions.test.ts",
   "test/control/apps-and-users.test.ts",
   "test/control/user-listing.test.ts",

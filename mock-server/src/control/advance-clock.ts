@@ -1,7 +1,7 @@
 import { clockView } from "../state/clock.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 
-/** Moves the app's clock forward: tokens, links and sessions expire by it. */
+/** Moves the app's clock forward: tokens, links and sessions expire by it, schedules fall due, functions and the database read their time from it. */
 export default defineControlRoute("advanceClock", async (request) => {
   const app = await appOf(request);
   app.clock.advance(request.body.advanceBy * 1000);

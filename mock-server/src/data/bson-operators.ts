@@ -23,6 +23,7 @@ import {
 } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { somePathValue } from "./path-walk.ts";
+import { evaluationNow } from "./query-limits.ts";
 import { shellText } from "./shell-text.ts";
 import { sortKeyOf } from "./sort-keys.ts";
 import { keysOf } from "./wide-keys.ts";
@@ -272,7 +273,7 @@ let timestampIncrement = 0;
 
 /** A new Timestamp: this second, and a count of the ones made within it. */
 function currentTimestamp(): Timestamp {
-  const second = Math.floor(Date.now() / 1000);
+  const second = Math.floor(evaluationNow() / 1000);
   if (second === timestampSecond) timestampIncrement += 1;
   else {
     timestampSecond = second;
@@ -283,7 +284,7 @@ function currentTimestamp(): Timestamp {
 
 /** `$currentDate`: a Date, or with `{$type: "timestamp"}` a Timestamp. */
 export function currentDateUpdate(kind: unknown): Outcome {
-  return { set: isDocument(kind) && kind.$type === "timestamp" ? currentTimestamp() : new Date() };
+  return { set: isDocument(kind) && kind.$type === "timestamp" ? currentTimestamp() : new Date(evaluationNow()) };
 }
 
 const pushModifiers = new Set(["$each", "$position", "$slice", "$sort"]);

@@ -69,6 +69,8 @@ export interface Evaluation {
   operator: string;
   /** The action's collation (a system function's `collation` option): strings compare by it. */
   collation?: CollationSpec;
+  /** The app's time of the action, where its clock has been moved off the real one (query-limits.ts LimitOptions.now). */
+  now?: number;
 }
 
 /**
@@ -88,6 +90,7 @@ function onMainThread<T>(evaluation: Evaluation, fn: () => T): T | typeof offloa
     return withQueryLimits(evaluation.limits, () => withCollation(evaluation.collation, fn), {
       deadline: evaluation.deadline,
       mainThread: true,
+      now: evaluation.now,
     });
   } catch (error) {
     if (!(error instanceof NeedsWorker)) mongoError(error);
@@ -160,6 +163,7 @@ async function sendToWorker(evaluation: Evaluation, request: WorkerWork): Promis
     docs: await documentsBytes(request.docs, evaluation.deadline),
     memoryLimitBytes: evaluation.limits.memoryLimitBytes,
     ...(evaluation.collation ? { collation: evaluation.collation } : {}),
+    ...(evaluation.now !== undefined ? { now: evaluation.now } : {}),
   };
   let message: WorkerMessage;
   if (request.kind === "read") {

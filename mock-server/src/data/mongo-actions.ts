@@ -11,7 +11,7 @@
  * (docs/decisions/0017-evaluation-off-the-main-thread.md).
  */
 import { randomUUID } from "node:crypto";
-import { Int32, Long, ObjectId } from "bson";
+import { Int32, Long } from "bson";
 import { type AppConfig, defaultDocsExaminedLimit } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { awkward, exactConditionsInSlices, meetsExactly } from "../store/exact-query.ts";
@@ -75,7 +75,14 @@ import {
   type UpdateOptions,
   type UpdateSpec,
 } from "./query-jobs.ts";
-import { checkValue, NeedsWorker, type QueryLimits, queryLimitsOf, withQueryLimits } from "./query-limits.ts";
+import {
+  checkValue,
+  NeedsWorker,
+  newDocumentId,
+  type QueryLimits,
+  queryLimitsOf,
+  withQueryLimits,
+} from "./query-limits.ts";
 import { narrow, type Principal, type Rules, rulesOf, type UserPrincipal, writerOf } from "./rules.ts";
 import { readsPrevious, type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
 import { shellText } from "./shell-text.ts";
@@ -228,6 +235,8 @@ export interface MongoApp {
   customUserDocument?(userId: string): Promise<Document | undefined>;
   /** Runs one of the app's functions for a rule's `%function`, as the user. */
   callRuleFunction?(name: string, args: unknown[], principal: UserPrincipal): Promise<unknown>;
+  /** The app's clock (the control API moves it): the time of its actions when it is not the real one. */
+  readonly clock?: { readonly offsetMs: number; now(): number };
 }
 
 interface UpdateResult {
@@ -259,6 +268,11 @@ export class MongoService {
   private budget: ReadBudget = { deadline: 0, maxExamined: 0, examined: 0 };
   /** The action's collation (a system function's option; collation.ts), if any. */
   private collation: CollationSpec | undefined;
+  /**
+   * The app's time of the action, where its clock has been moved off the real one (the control
+   * API's): its `$currentDate`, `$$NOW` and new `_id`s (query-limits.ts LimitOptions.now).
+   */
+  private readonly now: number | undefined;
 
   constructor(
     private readonly app: MongoApp,
@@ -276,6 +290,7 @@ export class MongoService {
     this.limits = queryLimitsOf(app.config);
     this.lane = `${app.appId ?? ""}:${principal.kind === "user" ? principal.user.id : "system"}`;
     this.group = laneGroup(app.appId ?? "", principal.address);
+    this.now = app.clock === undefined || app.clock.offsetMs === 0 ? undefined : app.clock.now();
   }
 
   /**
@@ -345,7 +360,7 @@ export class MongoService {
           checkValue(value, what);
           check();
         },
-        { deadline: evaluation.deadline, mainThread: true },
+        { deadline: evaluation.deadline, mainThread: true, now: this.now },
       );
     } catch (error) {
       if (!(error instanceof NeedsWorker)) mongoError(error);
@@ -386,6 +401,7 @@ export class MongoService {
       ...(this.group ? { group: this.group } : {}),
       operator,
       ...(this.collation ? { collation: this.collation } : {}),
+      ...(this.now !== undefined ? { now: this.now } : {}),
     };
   }
 
@@ -571,6 +587,7 @@ export class MongoService {
         order = withQueryLimits(this.limits, () => sortedPlaces(found.keys, sort, limit), {
           deadline: evaluation.deadline,
           mainThread: true,
+          now: this.now,
         });
       } catch (error) {
         if (error instanceof NeedsWorker) return undefined;
@@ -596,6 +613,7 @@ export class MongoService {
       return withQueryLimits(this.limits, () => withCollation(this.collation, () => matching(batch, query)), {
         deadline: this.budget.deadline,
         mainThread: true,
+        now: this.now,
       });
     } catch (error) {
       if (error instanceof NeedsWorker) throw error;
@@ -868,7 +886,7 @@ export class MongoService {
     const seen = new Set<string>();
     const turns = new Turns();
     for (const result of results) {
-      const doc = result._id === undefined ? { _id: new ObjectId(), ...result } : idFirst(result);
+      const doc = result._id === undefined ? { _id: newDocumentId(this.now), ...result } : idFirst(result);
       const refusal = idRefusal(doc);
       if (refusal !== null) throw errors.mongo(refusal);
       const tooLarge = documentTooLarge(doc);
@@ -903,7 +921,7 @@ export class MongoService {
     const keys: Document[] = [];
     const turns = new Turns();
     for (const result of results) {
-      const doc = byId && result._id === undefined ? { _id: new ObjectId(), ...result } : result;
+      const doc = byId && result._id === undefined ? { _id: newDocumentId(this.now), ...result } : result;
       keys.push(mergeKey(doc, spec.on));
       docs.push(doc);
       await turns.maybe();
@@ -972,6 +990,7 @@ export class MongoService {
             {
               deadline: evaluation.deadline,
               mainThread: true,
+              now: this.now,
             },
           );
         } catch (error) {
@@ -1070,7 +1089,7 @@ export class MongoService {
       const wide = new Map<number, { copy: Document; size: number; generated: boolean }>();
       for (let i = 0; i < slice.length; i++) {
         if (!holdsWide(slice[i])) continue;
-        const { copy, generated } = await cloneToInsert(slice[i]!);
+        const { copy, generated } = await cloneToInsert(slice[i]!, this.now);
         wide.set(i, { copy, generated, size: await documentSizeInSlices(copy) });
       }
       try {
@@ -1086,7 +1105,7 @@ export class MongoService {
             // (Without an `_id` added here, which the caller does not write.)
             const written = writableFields ? keysOf(doc).slice(copied?.generated ? 1 : 0) : [];
             // MongoDB stores `_id` first, given or added (a wide copy is made so: cloneToInsert).
-            if (!copied) doc = doc._id === undefined ? { _id: new ObjectId(), ...doc } : idFirst(doc);
+            if (!copied) doc = doc._id === undefined ? { _id: newDocumentId(this.now), ...doc } : idFirst(doc);
             // MongoDB's ordered insert: the documents before a refused one stay inserted.
             refused = copied ? tooLargeToInsert(copied.size) : documentTooLarge(doc);
             if (refused) break;

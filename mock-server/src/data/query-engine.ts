@@ -31,7 +31,7 @@ import * as windowOperators from "mingo/operators/window";
 import { Query } from "mingo/query";
 import { resolve } from "mingo/util";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { accumulatorExpressions, accumulators, dropMissing } from "./accumulators.ts";
+import { accumulatorExpressions, accumulators, computeOptionsClass, dropMissing } from "./accumulators.ts";
 import { addFieldsStage, internalFunction, joinedAs, withValueAt } from "./add-fields.ts";
 import { bitQueryOperators } from "./bit-operators.ts";
 import { conversionOperators } from "./bson-conversions.ts";
@@ -95,7 +95,7 @@ import {
   probingMissing,
   withoutMissing,
 } from "./projections.ts";
-import { charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
+import { actionTime, charge, checkValue, estimateBytes, precheck, step, steps } from "./query-limits.ts";
 import { redactStage } from "./redact-stage.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 import { type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
@@ -806,9 +806,30 @@ const sharedOptions: unknown = (() => {
   return instance;
 })();
 
+/** mingo's options class (not exported): made with options and locals, or from options (`init`). */
+type TimedOptionsClass = {
+  new (options: unknown, locals: Record<string, unknown>): unknown;
+  init(options: unknown): { options: unknown; local: Record<string, unknown> };
+};
+
+/**
+ * The options a Query or Aggregator starts from (`base`, the shared ones by default), where the
+ * app's clock has been moved off the real one (query-limits.ts actionTime) with the app's time of
+ * the action as `$$NOW`: mingo reads it from its options' `timestamp`, which it otherwise takes
+ * from the real clock at its first use, and copies it to every computation made from them.
+ */
+function startOptions(base: unknown = sharedOptions): unknown {
+  const now = actionTime();
+  if (now === undefined) return base;
+  const Made = computeOptionsClass(sharedOptions) as unknown as TimedOptionsClass | null;
+  if (Made === null) return base;
+  const made = Made.init(base);
+  return new Made(made.options, { ...made.local, timestamp: now });
+}
+
 /** A compiled query; `test` runs it against one document. */
 export function compileQuery(query: Document): { test(doc: unknown): boolean } {
-  return new Query(rewriteQuery(query), sharedOptions as never);
+  return new Query(rewriteQuery(query), startOptions() as never);
 }
 
 /** A find's query compiled to check it: its `$near`/`$nearSphere`, which only a find takes, apart. */
@@ -836,7 +857,7 @@ export function find(docs: Document[], query: Document, findOptions: FindOptions
       ? project(limited, findOptions.projection, near.rest)
       : limited;
   }
-  const q = new Query(rewriteQuery(query), sharedOptions as never);
+  const q = new Query(rewriteQuery(query), startOptions() as never);
   const projection =
     findOptions.projection && Object.keys(findOptions.projection).length > 0 ? findOptions.projection : undefined;
   const sort = findOptions.sort && Object.keys(findOptions.sort).length > 0 ? findOptions.sort : undefined;
@@ -1000,10 +1021,10 @@ function projectChecked(found: Document[], spec: Document, query: Document): Doc
   const exclusions = exclusionsOf(projection);
   if (exclusions) return docs.map((doc) => excluded(doc, exclusions) as Document);
   const nested =
-    computesNested(projection) || namesNumericField(projection) ? nestedProjection(projection, sharedOptions) : null;
+    computesNested(projection) || namesNumericField(projection) ? nestedProjection(projection, startOptions()) : null;
   if (nested) return docs.map(nested);
   const order = inMongoOrder(projection, true);
-  const projected = new Query({}, sharedOptions as never).find(docs, projection as never).all() as Document[];
+  const projected = new Query({}, startOptions() as never).find(docs, projection as never).all() as Document[];
   return projected.map((doc, i) => order(docs[i], doc) as Document);
 }
 
@@ -1083,7 +1104,9 @@ export function checkUpdatePipeline(pipeline: Document[]): void {
 
 export function aggregate(docs: Document[], pipeline: Document[], engineOptions: EngineOptions = {}): Document[] {
   checkStages(pipeline, stageEngine);
-  const start = engineOptions.collectionResolver || engineOptions.variables ? options(engineOptions) : sharedOptions;
+  const start = startOptions(
+    engineOptions.collectionResolver || engineOptions.variables ? options(engineOptions) : sharedOptions,
+  );
   // Documents that expressions built, as MongoDB builds them: no field holding nothing.
   return (new Aggregator(pipeline, start as never).run(docs) as Document[]).map((doc) => dropMissing(doc) as Document);
 }

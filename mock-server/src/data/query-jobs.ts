@@ -5,12 +5,19 @@
  * never changes the documents it is given; writes get a decision (which documents change, and how)
  * that the action applies. See docs/decisions/0019-evaluation-off-the-main-thread.md.
  */
-import { Long, ObjectId } from "bson";
+import { Long } from "bson";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { keptSize, maxBsonObjectSize } from "./bson-size.ts";
 import { cloneValue, type Document, idFirst, idRefusal, idRepr, isDocument, toEJSONText } from "./documents.ts";
 import { aggregate, checkUpdatePipeline, compileQuery, find } from "./query-engine.ts";
-import { checkValue, logicalSize, mainThreadSlice, NeedsWorker, onMainThreadSlice } from "./query-limits.ts";
+import {
+  checkValue,
+  logicalSize,
+  mainThreadSlice,
+  NeedsWorker,
+  newDocumentId,
+  onMainThreadSlice,
+} from "./query-limits.ts";
 import { isRegexValue } from "./regex.ts";
 import type { Condition, FieldCut, FieldTree, ReadShape } from "./role-rules.ts";
 import { shellText } from "./shell-text.ts";
@@ -617,7 +624,7 @@ export function decideUpdate(job: UpdateJob, docs: Document[]): UpdateDecision {
     if (refusal !== null) throw errors.mongo(refusal);
     // (An `_id` the server adds is not one the caller writes.)
     const written = Object.keys(doc);
-    doc = doc._id === undefined ? { _id: new ObjectId(), ...doc } : idFirst(doc);
+    doc = doc._id === undefined ? { _id: newDocumentId(), ...doc } : idFirst(doc);
     checkDocumentSize(doc);
     if (job.insertFilter === null || !passes(job.insertFilter, doc)) throw errors.mongo("insert not permitted");
     if (job.insertCuts && !insertsOnly(fieldsOf(job.insertCuts)(doc), doc, written))

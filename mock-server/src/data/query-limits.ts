@@ -14,6 +14,7 @@
  * timeout. See docs/decisions/0006-query-limits.md and
  * docs/decisions/0019-evaluation-off-the-main-thread.md.
  */
+import { ObjectId } from "bson";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonSize, type SizeCache } from "./bson-size.ts";
 
@@ -83,6 +84,8 @@ class Budget {
     readonly deadline: number,
     readonly memoryLimitBytes: number,
     readonly onMainThread: boolean,
+    /** The app's time of the action (epoch ms) where its clock is not the real one (`actionTime`). */
+    readonly appTime: number | undefined,
   ) {
     this.checkEvery = onMainThread ? mainCheckEvery : checkEvery;
     this.nextCheck = this.checkEvery;
@@ -103,6 +106,11 @@ export interface LimitOptions {
   deadline?: number;
   /** Run under the main thread's slice (throws `NeedsWorker` past it). */
   mainThread?: boolean;
+  /**
+   * The app's time of the action (epoch ms), where the app's clock has been moved off the real
+   * one (the control API's): the time of its `$currentDate`, `$$NOW` and new `_id`s.
+   */
+  now?: number | undefined;
 }
 
 /**
@@ -115,12 +123,29 @@ export function withQueryLimits<T>(limits: QueryLimits, fn: () => T, options: Li
     options.deadline ?? performance.now() + limits.timeoutMs,
     limits.memoryLimitBytes,
     options.mainThread === true,
+    options.now,
   );
   try {
     return fn();
   } finally {
     active = null;
   }
+}
+
+/**
+ * The app's time of the evaluation running now, where its clock has been moved off the real one
+ * (LimitOptions.now); undefined where it has not (real time: what the engine's own clock says).
+ */
+export function actionTime(): number | undefined {
+  return active?.appTime;
+}
+
+/** Epoch milliseconds as the evaluation running now sees them: the app's clock's (actionTime), else the real. */
+export const evaluationNow = (): number => active?.appTime ?? Date.now();
+
+/** A new ObjectId for a document the database adds one to: of the app's time (actionTime), else the real. */
+export function newDocumentId(now = actionTime()): ObjectId {
+  return now === undefined ? new ObjectId() : new ObjectId(ObjectId.generate(Math.floor(now / 1000)));
 }
 
 /** Whether an evaluation is running on the main thread's slice now. */

@@ -26,7 +26,7 @@ function evaluate(request: WorkerRequest): WorkerReply {
   return withQueryLimits(
     limits,
     (): WorkerReply => withCollation(request.collation, () => runJob(request, job, docs, decoder)),
-    { deadline },
+    { deadline, now: request.now },
   );
 }
 

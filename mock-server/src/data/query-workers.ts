@@ -34,6 +34,8 @@ export type WorkerMessage = {
   memoryLimitBytes: number;
   /** The collation the job evaluates under (collation.ts), if any. */
   collation?: CollationSpec;
+  /** The app's time of the action, where its clock is not the real one (query-limits.ts LimitOptions.now). */
+  now?: number;
 } & (
   | { kind: "read"; others: Record<string, Uint8Array> }
   | { kind: "write" }

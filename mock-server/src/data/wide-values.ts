@@ -13,10 +13,11 @@
  * (the usual small one does not). (Looking only a few levels down, a wide object a dozen levels
  * down was copied, sized and written in one step each: 0.5 s of the main thread for an insert.)
  */
-import { calculateObjectSize, ObjectId } from "bson";
+import { calculateObjectSize } from "bson";
 import { bsonSizeAt, type SizeCache, utf8Length } from "./bson-size.ts";
 import { cloneValue } from "./documents.ts";
 import { freezeTree, keepText, keptText, markStored, maxTextDepth, textAt } from "./ejson-text.ts";
+import { newDocumentId } from "./query-limits.ts";
 import { Turns } from "./turns.ts";
 import { isWide, keepKeys, keysOf, wideFrom } from "./wide-keys.ts";
 
@@ -60,11 +61,12 @@ export async function cloneInSlices<T>(value: T): Promise<T> {
 
 /**
  * A document to insert, copied in slices with its `_id` first as MongoDB stores it: its own, or a
- * new ObjectId when it has none (`generated`).
+ * new ObjectId when it has none (`generated`), of the app's time `now` when its clock is not the
+ * real one (query-limits.ts newDocumentId).
  */
-export async function cloneToInsert(doc: Plain): Promise<{ copy: Plain; generated: boolean }> {
+export async function cloneToInsert(doc: Plain, now?: number): Promise<{ copy: Plain; generated: boolean }> {
   const generated = !Object.hasOwn(doc, "_id");
-  return { copy: (await copy(doc, new Turns(), generated ? new ObjectId() : doc._id)) as Plain, generated };
+  return { copy: (await copy(doc, new Turns(), generated ? newDocumentId(now) : doc._id)) as Plain, generated };
 }
 
 async function copy(value: unknown, turns: Turns, id?: unknown): Promise<unknown> {

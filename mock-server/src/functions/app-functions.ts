@@ -101,6 +101,8 @@ export interface FunctionApp extends MongoApp {
   readonly outboundHttp: OutboundHttp;
   /** With `--inspect-functions`: the debugger ports of the function processes. */
   readonly functionInspector: FunctionInspector | null;
+  /** The app's clock: the time its functions' `Date` says, and its actions'. */
+  readonly clock: { readonly offsetMs: number; now(): number };
 }
 
 interface CallInfo {
@@ -573,6 +575,7 @@ export class AppFunctions implements SandboxHost {
       requestText,
       deadline,
       endpoint: info.endpoint === true,
+      clockOffsetMs: this.app.clock.offsetMs,
     });
     const ended = new AbortController();
     this.calls.set(callId, { ...info, ended: ended.signal, sandbox });

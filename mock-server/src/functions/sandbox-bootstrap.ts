@@ -143,6 +143,31 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     }
   }
 
+  // --- The app's clock, which the control API moves (its tokens, schedules and database go by it):
+  // what \`Date\` says now is the app's time, not the host's. The dispatch's "t" says how far ahead
+  // it runs. \`Date.now()\`, \`new Date()\` (a subclass's too) and \`Date()\` follow it, and so does
+  // the BSON library's \`new ObjectId()\`, which asks \`Date.now()\`; the bridge's own timing keeps
+  // the host's (\`dateNow\`). The global \`Date\` is a proxy of the intrinsic, whose prototype
+  // names it as its constructor; everything else of the intrinsic is as it was.
+  let clockOffset = 0;
+  const appNow = () => dateNow() + clockOffset;
+  {
+    const RealDate = Date;
+    const dateToString = DatePrototype.toString;
+    const construct = Reflect.construct;
+    defineProperty(RealDate, "now", { value: { now() { return appNow(); } }.now, writable: true, enumerable: false, configurable: true });
+    const AppDate = new Proxy(RealDate, {
+      apply() {
+        return call(dateToString, new RealDate(appNow()));
+      },
+      construct(target, args, newTarget) {
+        return construct(target, args.length === 0 ? [appNow()] : args, newTarget);
+      },
+    });
+    defineProperty(DatePrototype, "constructor", { value: AppDate, writable: true, enumerable: false, configurable: true });
+    defineProperty(globalThis, "Date", { value: AppDate, writable: true, enumerable: false, configurable: true });
+  }
+
   // Assigning to a property that a frozen prototype holds fails (the "override mistake"), which
   // would break ordinary code such as \`error.name = "NotFound"\` or \`F.prototype.toString = …\`:
   // these properties become accessors whose setter gives the object its own property instead.
@@ -1593,8 +1618,9 @@ ${urlAndHttpSource}
       call(mapSet, factories, id, freeze({ factory: function () { throw error; }, name: SafeString(name) }));
     },
     /**
-     * A run, a context, a delivery (sandbox.ts writes them: numbers each ended by a comma, then
-     * texts of known length, the last one to the end) or forgetting the contexts; never throws.
+     * A run, a context, a delivery, the app clock's offset (sandbox.ts writes them: numbers each
+     * ended by a comma, then texts of known length, the last one to the end) or forgetting the
+     * contexts; never throws.
      */
     dispatch(text) {
       try {
@@ -1613,6 +1639,9 @@ ${urlAndHttpSource}
         } else if (kind === "u") {
           const header = readNumbers(text, 1);
           call(mapSet, contexts, header[0], deepFreeze(fromText(call(stringSlice, text, header[1]))));
+        } else if (kind === "t") {
+          const offset = readNumbers(text, 1)[0];
+          if (!numberIsNaN(offset)) clockOffset = offset;
         } else if (kind === "z") {
           call(mapClear, contexts);
         } else if (kind === "d") {

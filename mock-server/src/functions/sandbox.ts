@@ -285,6 +285,8 @@ export class Sandbox {
   private readonly calls = new Map<number, RunningCall>();
   /** The functions defined in the process (by their source's version), and the ids runs name them by. */
   private readonly defined = new Map<string, number>();
+  /** The app clock's offset the process was last told ("t"), in milliseconds. */
+  private clockOffsetSent = 0;
   private ended = false;
   /** The process has built its context and runs calls; until then no call's time runs. */
   private ready = false;
@@ -484,6 +486,8 @@ export class Sandbox {
      */
     endpoint?: boolean;
     deadline: number;
+    /** How far the app's clock runs ahead of the real one: the time the function's `Date` says. */
+    clockOffsetMs?: number;
   }): {
     callId: number;
     result: Promise<string>;
@@ -511,6 +515,12 @@ export class Sandbox {
           body: factoryBody(fn.source),
         }),
       );
+    }
+    // "t" and the app clock's offset when it moved since the last run (the process starts at 0).
+    const offset = options.clockOffsetMs ?? 0;
+    if (offset !== this.clockOffsetSent) {
+      this.clockOffsetSent = offset;
+      this.post(`t${offset},`);
     }
     // "r" callId,functionId,contextId, then the arguments' text to the end ("b": the body holding
     // them; sandbox-bootstrap.ts reads it). "R"/"B": the call's own context.request first, its

@@ -389,7 +389,7 @@ export interface paths {
         /** Read the app's clock */
         get: operations["getClock"];
         put?: never;
-        /** Move the app's clock forward (token and link expiry follow it) */
+        /** Move the app's clock forward (expiries, schedules, functions' and the database's time follow it) */
         post: operations["advanceClock"];
         /**
          * Put the app's clock back on real time

@@ -1,0 +1,209 @@
+/**
+ * The app's clock (the control API moves it) is the time of everything the app runs: its
+ * functions' `Date` (and the ObjectIds they make) and its database's — `$currentDate`, `$$NOW`, the
+ * `_id`s it adds — so that a function run by a trigger after the clock was moved a month on sees
+ * that month gone, as the tokens and schedules do, and finds what fell due meanwhile.
+ */
+import { EJSON } from "bson";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { mainThreadSlice } from "../../src/data/query-limits.ts";
+import { anonymousLogin, call, functionResult, mongoAction, newApp, openData, testApp } from "../helpers/app.ts";
+
+const day = 24 * 3600;
+
+const clockReport = `exports = () => {
+  class Later extends Date {}
+  return {
+    now: Date.now(),
+    made: new Date(),
+    text: Date(),
+    id: new BSON.ObjectId().getTimestamp(),
+    later: new Later(),
+    fixed: [new Date(0), new Date(2020, 0, 1, 12).getFullYear(), Date.UTC(2020, 0, 1), Date.parse("2020-01-01T00:00:00Z")],
+    same: [
+      new Date().constructor === Date,
+      new Date() instanceof Date,
+      new Later() instanceof Later && new Later() instanceof Date,
+      typeof Date,
+      Date.name,
+      Date.length,
+      Object.prototype.toString.call(new Date()),
+      Object.isFrozen(Date),
+    ],
+  };
+};`;
+
+let app: FastifyInstance;
+let appId: string;
+
+beforeAll(async () => {
+  app = await testApp({ allowFunctionSource: true });
+  appId = await newApp(app, {
+    ...openData,
+    functions: {
+      clock: { source: clockReport },
+      stamp: {
+        source: `exports = () => context.services.get("mongodb-atlas").db("audit").collection("runs").insertOne({ at: new Date() });`,
+        private: true,
+      },
+    },
+    triggers: [{ type: "SCHEDULED", name: "stamp", functionName: "stamp", schedule: "0 * * * *" }],
+  });
+});
+afterAll(() => app.close());
+
+const runtime = async () => (await app.emulator.apps.get(appId))!;
+
+async function advance(seconds: number): Promise<void> {
+  const moved = await call(app, "advanceClock", {
+    method: "POST",
+    url: `/_mock/v1/apps/${appId}/clock`,
+    payload: { advanceBy: seconds },
+  });
+  expect(moved.response.statusCode).toBe(200);
+  await (await runtime()).schedulesSettled();
+}
+
+/** The clock function's report, and the app's time just before and just after the call. */
+async function report() {
+  const { clock } = await runtime();
+  // (A new user each time: a moved clock may have ended the last one's token.)
+  const { access_token } = await anonymousLogin(app, appId);
+  const before = clock.now();
+  const body = await functionResult(app, appId, access_token, "clock", []);
+  const after = clock.now();
+  return { got: EJSON.deserialize(body, { relaxed: true }) as Record<string, any>, before, after };
+}
+
+function expectAppTime({ got, before, after }: Awaited<ReturnType<typeof report>>) {
+  const second = (ms: number) => Math.floor(ms / 1000) * 1000;
+  for (const [name, ms] of [
+    ["Date.now()", got.now as number],
+    ["new Date()", (got.made as Date).getTime()],
+    ["a subclass's new Later()", (got.later as Date).getTime()],
+  ] as const) {
+    expect(ms, name).toBeGreaterThanOrEqual(before);
+    expect(ms, name).toBeLessThanOrEqual(after);
+  }
+  for (const [name, ms] of [
+    ["Date()", Date.parse(got.text as string)],
+    ["new ObjectId()", (got.id as Date).getTime()],
+  ] as const) {
+    expect(ms, name).toBeGreaterThanOrEqual(second(before));
+    expect(ms, name).toBeLessThanOrEqual(after);
+  }
+  expect(got.fixed).toEqual([new Date(0), 2020, Date.UTC(2020, 0, 1), Date.parse("2020-01-01T00:00:00Z")]);
+  expect(got.same).toEqual([true, true, true, "function", "Date", 7, "[object Date]", true]);
+}
+
+describe("the app's clock in its functions", () => {
+  it("is what Date and new ObjectIds say, moved or put back", async () => {
+    expectAppTime(await report());
+    await advance(30 * day);
+    const moved = await report();
+    expect(moved.before - Date.now()).toBeGreaterThan(29 * day * 1000);
+    expectAppTime(moved);
+    const reset = await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
+    expect(reset.response.statusCode).toBe(200);
+    const back = await report();
+    expect(Math.abs(back.before - Date.now())).toBeLessThan(60_000);
+    expectAppTime(back);
+  });
+
+  it("is the time a scheduled trigger's function runs at", async () => {
+    const { clock } = await runtime();
+    await (await runtime()).schedulesSettled();
+    const runs = async () =>
+      (
+        await call(app, "listDocuments", { method: "GET", url: `/_mock/v1/apps/${appId}/data/audit/runs` })
+      ).body.documents.map((doc: unknown) => (EJSON.deserialize(doc as object) as { at: Date }).at.getTime());
+    const already = (await runs()).length;
+    // To five past the next hour of the app's clock, a week on: that hour's run stamps its time.
+    const hour = 3_600_000;
+    const target = Math.ceil((clock.now() + 7 * day * 1000) / hour) * hour + 5 * 60_000;
+    const before = clock.now();
+    await advance(Math.ceil((target - before) / 1000));
+    const stamped = (await runs()).slice(already);
+    expect(stamped).toHaveLength(1);
+    expect(stamped[0]).toBeGreaterThanOrEqual(target - 5 * 60_000);
+    expect(stamped[0]).toBeLessThanOrEqual(clock.now());
+  });
+});
+
+describe("the app's clock in its database", () => {
+  let namespace = { database: "d", collection: "due" };
+  /** An action as a new user (a moved clock may have ended the last one's token), its reply read. */
+  async function action(name: string, argument: Record<string, unknown>) {
+    const { access_token } = await anonymousLogin(app, appId);
+    const { response, body } = await mongoAction(
+      app,
+      appId,
+      access_token,
+      name,
+      EJSON.serialize({ ...namespace, ...argument }, { relaxed: false }),
+    );
+    expect(response.statusCode, JSON.stringify(body)).toBe(200);
+    return EJSON.deserialize(body, { relaxed: true }) as any;
+  }
+
+  it.each([
+    ["on the main thread", false],
+    ["in a query worker", true],
+  ])("is the time of $currentDate, $$NOW and the _ids it adds, moved or put back: %s", async (where, inWorker) => {
+    namespace = { database: "d", collection: `due ${where}` };
+    // Every slice already over: an evaluation of more than a few steps moves to a worker.
+    const slice = mainThreadSlice as { ms: number; steps: number };
+    const usual = { ...slice };
+    if (inWorker) Object.assign(slice, { ms: -1, steps: 1 });
+    onTestFinished(() => {
+      Object.assign(slice, usual);
+    });
+    const { clock } = await runtime();
+    await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
+    const real = Date.now();
+    const written = await action("insertMany", {
+      documents: [
+        { _id: "soon", due: new Date(real + 10 * day * 1000) },
+        { _id: "later", due: new Date(real + 60 * day * 1000) },
+      ],
+    });
+    expect(written.insertedIds).toEqual(["soon", "later"]);
+    const dueNow = async () =>
+      (await action("find", { query: { due: { $exists: true }, $expr: { $lte: ["$due", "$$NOW"] } } })).map(
+        (doc: { _id: string }) => doc._id,
+      );
+    expect(await dueNow()).toEqual([]);
+    await advance(30 * day);
+    const before = clock.now();
+    expect(await dueNow()).toEqual(["soon"]);
+    await action("updateOne", {
+      query: { _id: "soon" },
+      update: { $currentDate: { done: true, at: { $type: "timestamp" } } },
+    });
+    await action("updateOne", { query: { _id: "later" }, update: [{ $set: { seen: "$$NOW" } }] });
+    const [{ now }] = await action("aggregate", { pipeline: [{ $limit: 1 }, { $project: { _id: 0, now: "$$NOW" } }] });
+    const added = (await action("insertOne", { document: { note: "new" } })).insertedId;
+    const upserted = (await action("updateOne", { query: { note: "none" }, update: { $set: { n: 1 } }, upsert: true }))
+      .upsertedId;
+    const after = clock.now();
+    const [soon, later] = await action("find", { query: { _id: { $in: ["soon", "later"] } }, sort: { _id: -1 } });
+    const second = (ms: number) => Math.floor(ms / 1000) * 1000;
+    for (const [name, ms, from] of [
+      ["$currentDate", (soon.done as Date).getTime(), before],
+      ["$currentDate's timestamp", soon.at.getHighBits() * 1000, second(before)],
+      ["$$NOW of an update's pipeline", (later.seen as Date).getTime(), before],
+      ["$$NOW of an aggregation", (now as Date).getTime(), before],
+      ["an inserted document's new _id", added.getTimestamp().getTime(), second(before)],
+      ["an upserted document's new _id", upserted.getTimestamp().getTime(), second(before)],
+    ] as const) {
+      expect(ms, name).toBeGreaterThanOrEqual(from);
+      expect(ms, name).toBeLessThanOrEqual(after);
+    }
+    // Put back on real time, the database is too.
+    await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
+    expect(await dueNow()).toEqual([]);
+    const id = (await action("insertOne", { document: { note: "real" } })).insertedId;
+    expect(Math.abs(id.getTimestamp().getTime() - Date.now())).toBeLessThan(60_000);
+  });
+});
