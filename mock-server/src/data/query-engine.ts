@@ -18,7 +18,7 @@
  *
  * Everything here runs inside `withQueryLimits` (mongo-actions.ts and change-stream.ts see to it).
  */
-import { BSONRegExp } from "bson";
+import { BSONRegExp, Timestamp } from "bson";
 import { Aggregator } from "mingo/aggregator";
 import { Context, evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
@@ -757,11 +757,19 @@ export interface EngineOptions {
   variables?: Document;
 }
 
+/**
+ * `$$CLUSTER_TIME` (a replica set's, as Atlas's; mingo's patch asks its options for it): a
+ * Timestamp of the computation's `$$NOW`, its second, so one for the statement and on the app's
+ * clock as `$$NOW` is (decision 0063).
+ */
+const clusterTime = (now: Date) => new Timestamp({ t: Math.floor(now.getTime() / 1000), i: 1 });
+
 function options(extra: EngineOptions = {}) {
   return {
     context,
     scriptEnabled: false,
     useStrictMode: true,
+    clusterTime,
     ...(extra.collectionResolver ? { collectionResolver: extra.collectionResolver } : {}),
     ...(extra.variables ? { variables: extra.variables } : {}),
   };

@@ -2,6 +2,7 @@
  * The variable names a pipeline may define, as MongoDB refuses them (variable-names.ts): `$let`'s
  * `vars`, `$map`'s and `$filter`'s `as`, `$lookup`'s `let`.
  */
+import { Timestamp } from "bson";
 import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON } from "../../src/data/documents.ts";
 import { aggregate, checkAggregation } from "../../src/data/query-engine.ts";
@@ -59,6 +60,25 @@ describe("variable names", () => {
       { v: [2, 4, 6] },
     ]);
     expect(project({ $filter: { input: "$arr", as: "n", cond: { $gt: ["$$n", 1] } } })).toEqual([{ v: [2, 3] }]);
+  });
+
+  it("reads $$CLUSTER_TIME, a replica set's (as Atlas's): a Timestamp of $$NOW's second, one for the statement", () => {
+    const before = Math.floor(Date.now() / 1000);
+    const two = [fromEJSON({ _id: 1 }), fromEJSON({ _id: 2 })] as Document[];
+    const got = aggregate(two, [
+      { $project: { t: "$$CLUSTER_TIME", now: "$$NOW", kind: { $type: "$$CLUSTER_TIME" } } },
+    ]);
+    const after = Math.floor(Date.now() / 1000);
+    const [first, second] = got as { t: Timestamp; now: Date; kind: string }[];
+    expect(first!.t).toBeInstanceOf(Timestamp);
+    expect(first!.kind).toBe("timestamp");
+    expect(first!.t.high).toBe(Math.floor(first!.now.getTime() / 1000));
+    expect(first!.t.high).toBeGreaterThanOrEqual(before);
+    expect(first!.t.high).toBeLessThanOrEqual(after);
+    expect(second!.t.equals(first!.t)).toBe(true);
+    expect(
+      project({ $let: { vars: { t: "$$CLUSTER_TIME" }, in: { $gt: ["$$t", new Timestamp({ t: 0, i: 0 })] } } }),
+    ).toEqual([{ v: true }]);
   });
 
   it("refuses $lookup's let names MongoDB refuses, as it parses the stage", () => {

@@ -182,7 +182,9 @@ describe("the app's clock in its database", () => {
       update: { $currentDate: { done: true, at: { $type: "timestamp" } } },
     });
     await action("updateOne", { query: { _id: "later" }, update: [{ $set: { seen: "$$NOW" } }] });
-    const [{ now }] = await action("aggregate", { pipeline: [{ $limit: 1 }, { $project: { _id: 0, now: "$$NOW" } }] });
+    const [{ now, cluster }] = await action("aggregate", {
+      pipeline: [{ $limit: 1 }, { $project: { _id: 0, now: "$$NOW", cluster: "$$CLUSTER_TIME" } }],
+    });
     const added = (await action("insertOne", { document: { note: "new" } })).insertedId;
     const upserted = (await action("updateOne", { query: { note: "none" }, update: { $set: { n: 1 } }, upsert: true }))
       .upsertedId;
@@ -194,6 +196,7 @@ describe("the app's clock in its database", () => {
       ["$currentDate's timestamp", soon.at.getHighBits() * 1000, second(before)],
       ["$$NOW of an update's pipeline", (later.seen as Date).getTime(), before],
       ["$$NOW of an aggregation", (now as Date).getTime(), before],
+      ["$$CLUSTER_TIME of an aggregation", cluster.getHighBits() * 1000, second(before)],
       ["an inserted document's new _id", added.getTimestamp().getTime(), second(before)],
       ["an upserted document's new _id", upserted.getTimestamp().getTime(), second(before)],
     ] as const) {
