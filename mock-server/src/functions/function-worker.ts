@@ -396,7 +396,8 @@ const cryptoOps = {
     if (!valid) throw new Error("signature is invalid");
     const payloadText = Buffer.from(parts[1], "base64url").toString("utf8");
     const payload = JSON.parse(payloadText);
-    const now = Date.now() / 1000;
+    // (The app's time, which the bridge sends: its clock may have been moved.)
+    const now = typeof a.now === "number" && Number.isFinite(a.now) ? a.now : Date.now() / 1000;
     if (payload && typeof payload.exp === "number" && now >= payload.exp) throw new Error("token is expired");
     if (payload && typeof payload.nbf === "number" && now < payload.nbf) throw new Error("token is not valid yet");
     return { header: JSON.stringify(header), payload: payloadText };

@@ -659,7 +659,8 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
           header: isObject(header) ? parseJson(stringifyJson(header)) : undefined,
         }),
       decode: (token, key, returnHeader) => {
-        const decoded = cryptoCall("jwtDecode", { token: textArg(token, "the token"), key: textArg(key, "the key") });
+        // (Its exp and nbf checked at the app's time: the app clock's.)
+        const decoded = cryptoCall("jwtDecode", { token: textArg(token, "the token"), key: textArg(key, "the key"), now: appNow() / 1000 });
         const payload = parseJson(decoded.payload);
         return returnHeader === true ? { header: parseJson(decoded.header), payload } : payload;
       },

@@ -43,6 +43,16 @@ beforeAll(async () => {
     ...openData,
     functions: {
       clock: { source: clockReport },
+      jwt: {
+        source: `exports = (claims) => {
+          try {
+            utils.jwt.decode(utils.jwt.encode("HS256", claims, "a-secret"), "a-secret");
+            return "valid";
+          } catch (error) {
+            return error.message;
+          }
+        };`,
+      },
       stamp: {
         source: `exports = () => context.services.get("mongodb-atlas").db("audit").collection("runs").insertOne({ at: new Date() });`,
         private: true,
@@ -109,6 +119,18 @@ describe("the app's clock in its functions", () => {
     const back = await report();
     expect(Math.abs(back.before - Date.now())).toBeLessThan(60_000);
     expectAppTime(back);
+  });
+
+  it("is the time utils.jwt.decode checks a token's exp and nbf at", async () => {
+    await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
+    const inAnHour = Math.floor(Date.now() / 1000) + 3600;
+    const check = async (claims: Record<string, number>) =>
+      functionResult(app, appId, (await anonymousLogin(app, appId)).access_token, "jwt", [claims]);
+    expect(await check({ exp: inAnHour })).toBe("valid");
+    expect(await check({ nbf: inAnHour })).toBe("token is not valid yet");
+    await advance(2 * 3600);
+    expect(await check({ exp: inAnHour })).toBe("token is expired");
+    expect(await check({ nbf: inAnHour })).toBe("valid");
   });
 
   it("is the time a scheduled trigger's function runs at", async () => {
