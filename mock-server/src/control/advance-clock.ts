@@ -1,7 +1,10 @@
 import { clockView } from "../state/clock.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 
-/** Moves the app's clock forward: tokens, links and sessions expire by it, schedules fall due, functions and the database read their time from it. */
+/**
+ * Moves the app's clock forward: tokens, links and sessions expire by it, schedules fall due, and
+ * functions and the database read their time from it (docs/decisions/0063).
+ */
 export default defineControlRoute("advanceClock", async (request) => {
   const app = await appOf(request);
   app.clock.advance(request.body.advanceBy * 1000);

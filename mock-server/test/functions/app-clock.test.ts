@@ -1,14 +1,17 @@
 /**
  * The app's clock (the control API moves it) is the time of everything the app runs: its
  * functions' `Date` (and the ObjectIds they make) and its database's — `$currentDate`, `$$NOW`, the
- * `_id`s it adds — so that a function run by a trigger after the clock was moved a month on sees
- * that month gone, as the tokens and schedules do, and finds what fell due meanwhile.
+ * `_id`s it adds, the `$$NOW` of a change stream's filter — so that a function run by a trigger
+ * after the clock was moved a month on sees that month gone, as the tokens and schedules do, and
+ * finds what fell due meanwhile.
  */
 import { EJSON } from "bson";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { mainThreadSlice } from "../../src/data/query-limits.ts";
 import { anonymousLogin, call, functionResult, mongoAction, newApp, openData, testApp } from "../helpers/app.ts";
+import { listening } from "../helpers/listen.ts";
+import { openWatch } from "../helpers/watch.ts";
 
 const day = 24 * 3600;
 
@@ -230,5 +233,38 @@ describe("the app's clock in its database", () => {
     expect(await dueNow()).toEqual([]);
     const id = (await action("insertOne", { document: { note: "real" } })).insertedId;
     expect(Math.abs(id.getTimestamp().getTime() - Date.now())).toBeLessThan(60_000);
+  });
+});
+
+describe("the app's clock in its change streams", () => {
+  it("is the $$NOW a stream's filter reads at each change", async () => {
+    const { app: server, url } = await listening();
+    onTestFinished(() => server.close());
+    const streamApp = await newApp(server, openData);
+    const token = (await anonymousLogin(server, streamApp)).access_token;
+    const namespace = { database: "d", collection: "reminders" };
+    const stream = await openWatch(url, streamApp, token, {
+      ...namespace,
+      filter: { $expr: { $lte: ["$fullDocument.due", "$$NOW"] } },
+    });
+    expect(stream.response.status).toBe(200);
+    onTestFinished(() => stream.close());
+    const insert = async (_id: string, due: number) => {
+      const argument = EJSON.serialize({ ...namespace, document: { _id, due: new Date(due) } }, { relaxed: false });
+      const { response } = await mongoAction(server, streamApp, token, "insertOne", argument);
+      expect(response.statusCode).toBe(200);
+    };
+    // Due in ten minutes: not yet, by the real clock nor the app's.
+    await insert("not yet", Date.now() + 10 * 60_000);
+    // Twenty minutes on by the app's clock (the stream's token lives thirty), the same is due.
+    const moved = await call(server, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${streamApp}/clock`,
+      payload: { advanceBy: 20 * 60 },
+    });
+    expect(moved.response.statusCode).toBe(200);
+    await insert("due", Date.now() + 10 * 60_000);
+    const event = await stream.next();
+    expect(event).toContain('"_id":"due"');
   });
 });

@@ -103,6 +103,7 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     matches = watchMatcher(spec, readFilter ?? {}, queryLimitsOf(app.config), {
       lane: `${app.appId}:${user.id}`,
       group: laneGroup(app.appId, principal.address),
+      clock: app.clock,
     });
   } catch (error) {
     throw errors.mongo((error as Error).message);

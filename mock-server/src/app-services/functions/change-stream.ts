@@ -84,13 +84,18 @@ export interface WatchSpec {
  * per change (docs/decisions/0006-query-limits.md): on the main thread's slice, else in a query
  * worker (docs/decisions/0019-evaluation-off-the-main-thread.md); a filter past the limits throws,
  * and the stream ends. `lane`: the watcher's app and user, and its client address's group (their
- * turn in the workers' queue).
+ * turn in the workers' queue); `clock`, the app's: a filter's `$$NOW` (`$$CLUSTER_TIME`) is its time
+ * at each change (decision 0063), and such a filter is compiled for each change, not once.
  */
 export function watchMatcher(
   spec: WatchSpec,
   readFilter: Document,
   limits: QueryLimits = defaultQueryLimits,
-  { lane, group }: { lane: string; group?: string | undefined } = { lane: "" },
+  {
+    lane,
+    group,
+    clock,
+  }: { lane: string; group?: string | undefined; clock?: { readonly offsetMs: number; now(): number } } = { lane: "" },
 ) {
   const ids = spec.ids ? new Set(spec.ids.map(idKey)) : null;
   const job: MatchJob = {
@@ -110,6 +115,9 @@ export function watchMatcher(
   } catch (error) {
     if (!(error instanceof NeedsWorker)) throw error;
   }
+  // (A filter that reads the time is compiled again at each change: mingo keeps a query's $$NOW
+  // from its first use. Looked for only in a filter small enough to have compiled here.)
+  const readsTime = compiled !== null && job.filter !== null && mentionsTime(job.filter);
   // A collection's own events (its drop, a rename, the invalidate after them) are about no
   // document: `ids` takes none of them, and the document rules have nothing to decide on (the
   // watcher may read the collection, or it gets nothing at all); the filter decides.
@@ -123,8 +131,9 @@ export function watchMatcher(
       compiled === null
         ? null
         : () => {
-            const [filter, readable] = compiled!;
+            const [compiledFilter, readable] = compiled!;
             if (key !== undefined && readable && (!doc || !readable.test(doc))) return false;
+            const filter = readsTime ? compileQuery(job.filter!) : compiledFilter;
             return filter ? filter.test(event()) : true;
           };
     const evaluation = {
@@ -133,9 +142,23 @@ export function watchMatcher(
       lane,
       ...(group ? { group } : {}),
       operator: "watch",
+      ...(clock !== undefined && clock.offsetMs !== 0 ? { now: clock.now() } : {}),
     };
     return matchChange(evaluation, here, key === undefined ? collectionJob : job, event(), doc);
   };
+}
+
+/** Whether a filter names `$$NOW` or `$$CLUSTER_TIME` (as a value, or a path's start). */
+function mentionsTime(filter: Document): boolean {
+  const pending: unknown[] = [filter];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node === "string") {
+      if (/^\$\$(NOW|CLUSTER_TIME)(\.|$)/.test(node)) return true;
+    } else if (Array.isArray(node)) for (const item of node) pending.push(item);
+    else if (isDocument(node)) for (const key of Object.keys(node)) pending.push(node[key]);
+  }
+  return false;
 }
 
 /**
