@@ -835,6 +835,23 @@ function startOptions(base: unknown = sharedOptions): unknown {
   return new Made(made.options, { ...made.local, timestamp: now });
 }
 
+/**
+ * Whether a query names `$$NOW` or `$$CLUSTER_TIME` (as a value, or a path's start): a compiled
+ * query keeps the time of its first use, so one that reads the time and is kept (a stream's
+ * filter, a trigger's match) is compiled again for each use.
+ */
+export function readsTheTime(query: Document): boolean {
+  const pending: unknown[] = [query];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node === "string") {
+      if (/^\$\$(NOW|CLUSTER_TIME)(\.|$)/.test(node)) return true;
+    } else if (Array.isArray(node)) for (const item of node) pending.push(item);
+    else if (isDocument(node)) for (const key of Object.keys(node)) pending.push(node[key]);
+  }
+  return false;
+}
+
 /** A compiled query; `test` runs it against one document. */
 export function compileQuery(query: Document): { test(doc: unknown): boolean } {
   return new Query(rewriteQuery(query), startOptions() as never);

@@ -22,7 +22,7 @@ type Trigger = ControlSchemas["AuthenticationTrigger"];
 export interface TriggerApp {
   readonly appId: string;
   readonly config: AppConfig;
-  readonly clock: { now(): number };
+  readonly clock: { readonly offsetMs: number; now(): number };
   runTriggerFunction(name: string, args: unknown[]): Promise<unknown>;
   /** Where its authentication trigger events are kept while they run, if the store keeps them. */
   readonly keptAuthEvents?: KeptAuthEvents | null;

@@ -28,7 +28,8 @@
 import type { FastifyBaseLogger } from "fastify";
 import { changeDocument, invalidates } from "../data/change-events.ts";
 import type { ChangeEvent, Document } from "../data/documents.ts";
-import { compileQuery, find } from "../data/query-engine.ts";
+import { compileQuery, find, readsTheTime } from "../data/query-engine.ts";
+import { defaultQueryLimits, withQueryLimits } from "../data/query-limits.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
 import type { AppStore, TriggerEventStore, TriggerSuspension } from "../store/store.ts";
 import type { TriggerApp } from "./auth-triggers.ts";
@@ -119,8 +120,13 @@ export class DatabaseTriggers {
       let matches: Running["matches"] = null;
       if (trigger.match && Object.keys(trigger.match).length > 0) {
         try {
-          const query = compileQuery(trigger.match);
-          matches = (event) => query.test(event);
+          const match = trigger.match;
+          const query = compileQuery(match);
+          // (One that reads the time is compiled again at each change, at the app's time then.)
+          matches = readsTheTime(match)
+            ? (event) =>
+                withQueryLimits(defaultQueryLimits, () => compileQuery(match).test(event), { now: this.appTime() })
+            : (event) => query.test(event);
         } catch (error) {
           this.failed(trigger, `its match cannot be evaluated: ${(error as Error).message}`);
           continue;
@@ -390,6 +396,11 @@ export class DatabaseTriggers {
     if (trigger.project && Object.keys(trigger.project).length > 0)
       return find([event], {}, { projection: trigger.project })[0] ?? {};
     return event;
+  }
+
+  /** The app's time, where its clock has been moved off the real one (query-limits.ts LimitOptions.now). */
+  private appTime(): number | undefined {
+    return this.app.clock.offsetMs === 0 ? undefined : this.app.clock.now();
   }
 
   private failed(trigger: Trigger, reason: string): void {

@@ -56,12 +56,27 @@ beforeAll(async () => {
           }
         };`,
       },
+      keepDue: {
+        source: `exports = (event) => context.services.get("mongodb-atlas").db("audit").collection("due").insertOne({ task: event.fullDocument._id });`,
+        private: true,
+      },
       stamp: {
         source: `exports = () => context.services.get("mongodb-atlas").db("audit").collection("runs").insertOne({ at: new Date() });`,
         private: true,
       },
     },
-    triggers: [{ type: "SCHEDULED", name: "stamp", functionName: "stamp", schedule: "0 * * * *" }],
+    triggers: [
+      { type: "SCHEDULED", name: "stamp", functionName: "stamp", schedule: "0 * * * *" },
+      {
+        type: "DATABASE",
+        name: "due",
+        functionName: "keepDue",
+        database: "d",
+        collection: "tasks",
+        operationTypes: ["INSERT"],
+        match: { $expr: { $lte: ["$fullDocument.due", "$$NOW"] } },
+      },
+    ],
   });
 });
 afterAll(() => app.close());
@@ -237,6 +252,27 @@ describe("the app's clock in its database", () => {
 });
 
 describe("the app's clock in its change streams", () => {
+  it("is the $$NOW a database trigger's match reads at each change", async () => {
+    await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
+    const insert = async (_id: string, due: number) => {
+      const { access_token } = await anonymousLogin(app, appId);
+      const argument = EJSON.serialize(
+        { database: "d", collection: "tasks", document: { _id, due: new Date(due) } },
+        { relaxed: false },
+      );
+      expect((await mongoAction(app, appId, access_token, "insertOne", argument)).response.statusCode).toBe(200);
+    };
+    const ran = async () =>
+      (
+        await call(app, "listDocuments", { method: "GET", url: `/_mock/v1/apps/${appId}/data/audit/due` })
+      ).body.documents.map((doc: { task: string }) => doc.task);
+    // Due in ten minutes: not yet. Twenty minutes on by the app's clock, the same is due.
+    await insert("not yet", Date.now() + 10 * 60_000);
+    await advance(20 * 60);
+    await insert("due", Date.now() + 10 * 60_000);
+    await expect.poll(ran).toEqual(["due"]);
+  });
+
   it("is the $$NOW a stream's filter reads at each change", async () => {
     const { app: server, url } = await listening();
     onTestFinished(() => server.close());

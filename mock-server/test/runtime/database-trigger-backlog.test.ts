@@ -21,7 +21,7 @@ function fakeApp(unordered: boolean) {
   const lines: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
   const app: TriggerApp = {
     appId: "backlog-test",
-    clock: { now: () => 0 },
+    clock: { offsetMs: 0, now: () => 0 },
     config: {
       triggers: [
         {

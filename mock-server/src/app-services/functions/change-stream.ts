@@ -7,7 +7,7 @@ import { ofCollection } from "../../data/change-events.ts";
 import type { ChangeEvent } from "../../data/documents.ts";
 import { type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
 import { matchChange } from "../../data/evaluation.ts";
-import { compileQuery } from "../../data/query-engine.ts";
+import { compileQuery, readsTheTime } from "../../data/query-engine.ts";
 import type { MatchJob, Shaper } from "../../data/query-jobs.ts";
 import { defaultQueryLimits, NeedsWorker, type QueryLimits, withQueryLimits } from "../../data/query-limits.ts";
 import { Turns } from "../../data/turns.ts";
@@ -117,7 +117,7 @@ export function watchMatcher(
   }
   // (A filter that reads the time is compiled again at each change: mingo keeps a query's $$NOW
   // from its first use. Looked for only in a filter small enough to have compiled here.)
-  const readsTime = compiled !== null && job.filter !== null && mentionsTime(job.filter);
+  const readsTime = compiled !== null && job.filter !== null && readsTheTime(job.filter);
   // A collection's own events (its drop, a rename, the invalidate after them) are about no
   // document: `ids` takes none of them, and the document rules have nothing to decide on (the
   // watcher may read the collection, or it gets nothing at all); the filter decides.
@@ -146,19 +146,6 @@ export function watchMatcher(
     };
     return matchChange(evaluation, here, key === undefined ? collectionJob : job, event(), doc);
   };
-}
-
-/** Whether a filter names `$$NOW` or `$$CLUSTER_TIME` (as a value, or a path's start). */
-function mentionsTime(filter: Document): boolean {
-  const pending: unknown[] = [filter];
-  while (pending.length > 0) {
-    const node = pending.pop();
-    if (typeof node === "string") {
-      if (/^\$\$(NOW|CLUSTER_TIME)(\.|$)/.test(node)) return true;
-    } else if (Array.isArray(node)) for (const item of node) pending.push(item);
-    else if (isDocument(node)) for (const key of Object.keys(node)) pending.push(node[key]);
-  }
-  return false;
 }
 
 /**
