@@ -1,4 +1,5 @@
-import { clockView } from "../state/clock.ts";
+import { controlErrors } from "../errors/catalogue.ts";
+import { appClockRefusal, clockView } from "../state/clock.ts";
 import { appOf, defineControlRoute } from "./route.ts";
 
 /**
@@ -7,6 +8,8 @@ import { appOf, defineControlRoute } from "./route.ts";
  */
 export default defineControlRoute("advanceClock", async (request) => {
   const app = await appOf(request);
+  const refusal = appClockRefusal(app.clock.offsetMs + request.body.advanceBy * 1000);
+  if (refusal !== null) throw controlErrors.validation(refusal);
   app.clock.advance(request.body.advanceBy * 1000);
   request.server.emulator.events.emit({
     type: "clock",

@@ -25,6 +25,7 @@ import { open, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { startValidator } from "../config/start-validators.ts";
 import { toEJSONText } from "../data/documents.ts";
+import { appClockRefusal, latestAppTimeMs } from "../state/clock.ts";
 import type { Collection } from "../store/memory/documents.ts";
 import { type MemorySnapshot, MemoryStore } from "../store/memory/memory-store.ts";
 import { StateImportError } from "../store/state-import.ts";
@@ -61,6 +62,12 @@ export async function importState(emulator: Emulator, value: unknown): Promise<v
     );
   }
   const state = value as State;
+  for (const app of state.apps) {
+    if (appClockRefusal(app.clockOffsetMs) !== null)
+      throw new StateImportError(
+        `app ${app.appId}: its clock would pass ${new Date(latestAppTimeMs).toISOString()}, the last second an ObjectId or a timestamp holds`,
+      );
+  }
   await emulator.store.importState(state);
   emulator.apps.setClockOffsets(new Map(state.apps.map((app) => [app.appId, app.clockOffsetMs])));
   emulator.emailjs.setClockOffsets(new Map(state.emailjsAccounts.map((a) => [a.publicKey, a.clockOffsetMs])));

@@ -42,3 +42,16 @@ export function clockView(clock: Clock) {
   const nowMs = clock.now();
   return { now: new Date(nowMs).toISOString(), nowMs, offsetMs: clock.offsetMs };
 }
+
+/**
+ * The last moment an app's clock may show: the last second the 32-bit seconds of an ObjectId and
+ * of a BSON timestamp hold (2106-02-07T06:28:15Z). Past it, the ObjectIds and timestamps the app's
+ * database and functions make by its clock would wrap around or be refused (decision 0063).
+ */
+export const latestAppTimeMs = 0xffff_ffff * 1000;
+
+/** Why a clock `offsetMs` ahead of the real one cannot be an app's (past latestAppTimeMs), or null. */
+export function appClockRefusal(offsetMs: number, realNow = Date.now()): string | null {
+  if (realNow + offsetMs <= latestAppTimeMs) return null;
+  return `the app's clock cannot pass ${new Date(latestAppTimeMs).toISOString()}, the last second an ObjectId or a timestamp holds`;
+}

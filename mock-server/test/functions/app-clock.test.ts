@@ -171,6 +171,48 @@ describe("the app's clock in its functions", () => {
   });
 });
 
+describe("the app's clock's range", () => {
+  it("ends at the last second an ObjectId or a timestamp holds: a move or an import past it is refused", async () => {
+    await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
+    const tenYears = 315_360_000;
+    const moves: number[] = [];
+    for (;;) {
+      const { response, body } = await call(app, "advanceClock", {
+        method: "POST",
+        url: `/_mock/v1/apps/${appId}/clock`,
+        payload: { advanceBy: tenYears },
+      });
+      if (response.statusCode !== 200) {
+        expect(response.statusCode).toBe(400);
+        expect(body).toEqual({
+          code: "ValidationError",
+          error: expect.stringContaining("the app's clock cannot pass 2106-02-07T06:28:15.000Z"),
+        });
+        break;
+      }
+      moves.push(body.nowMs);
+      expect(moves.length).toBeLessThan(10);
+    }
+    // Refused whole: the clock stands where the last move left it, and the database still works.
+    const { clock } = await runtime();
+    expect(clock.now() - moves.at(-1)!).toBeLessThan(60_000);
+    const { access_token } = await anonymousLogin(app, appId);
+    const argument = { database: "d", collection: "range", document: { n: 1 } };
+    const added = await mongoAction(app, appId, access_token, "insertOne", argument);
+    expect(added.response.statusCode).toBe(200);
+    const id = EJSON.deserialize(added.body).insertedId as { getTimestamp(): Date };
+    expect(id.getTimestamp().getTime()).toBeGreaterThan(Date.now() + 60 * 365 * day * 1000);
+    // A state whose app's clock is past it is not imported, and nothing changes.
+    const exported = (await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" })).body;
+    for (const one of exported.apps) if (one.appId === appId) one.clockOffsetMs = 200 * 365 * day * 1000;
+    const imported = await call(app, "importState", { method: "PUT", url: "/_mock/v1/state", payload: exported });
+    expect(imported.response.statusCode).toBe(400);
+    expect(imported.body.error).toContain(`app ${appId}: its clock would pass 2106-02-07T06:28:15.000Z`);
+    expect(clock.now() - moves.at(-1)!).toBeLessThan(60_000);
+    await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
+  });
+});
+
 describe("the app's clock in its database", () => {
   let namespace = { database: "d", collection: "due" };
   /** An action as a new user (a moved clock may have ended the last one's token), its reply read. */
