@@ -606,7 +606,16 @@ function start(init) {
   const names = load('["Error", "SyntaxError", "RangeError", "ReferenceError", "TypeError"].map((name) => [globalThis[name].prototype, name])', "functions-setup.js");
   for (let i = 0; i < names.length; i++) errorNames.set(names[i][0], names[i][1]);
   for (const E of [Error, SyntaxError, RangeError, ReferenceError, TypeError]) errorNames.set(E.prototype, E.name);
-  load(init.bsonSource, "bson.bundle.js");
+  // The BSON library sees the context's own Date (a parameter of its code), not the proxy of it
+  // that the bridge makes the global \`Date\` (the app's clock: sandbox-bootstrap.ts): the dates
+  // it reads from Extended JSON cost no trap; its \`Date.now()\` (new ObjectId()) is the
+  // intrinsic's, which the bridge makes the app clock's too. The library's BSON is the global's, as before.
+  const bsonFactory = vm.compileFunction(init.bsonSource + "\\n;return BSON;", ["Date"], {
+    parsingContext: context,
+    filename: "bson.bundle.js",
+    importModuleDynamically,
+  });
+  context.BSON = bsonFactory(load("Date", "functions-setup.js"));
   load(init.bufferSource, "buffer.bundle.js");
   if (init.moduleRoots) moduleRoots = init.moduleRoots;
   bridge = load(init.bootstrapSource, "functions-bridge.js")(hostCall, init.appText, hostCrypto, hostTimer, hostModule);
