@@ -268,18 +268,22 @@ export function minMaxUpdate(name: string, current: unknown, operand: unknown): 
   return current === undefined || compareBson(operand, current) * direction > 0 ? { set: operand } : "unchanged";
 }
 
-let timestampSecond = 0;
-let timestampIncrement = 0;
+/**
+ * The Timestamps made in each second lately, by second: apps' clocks differ (the control API
+ * moves each), so one app's seconds come between another's, and each second counts on.
+ */
+const timestampCounts = new Map<number, number>();
+/** How many seconds are remembered (the oldest goes first). */
+const countedSeconds = 1_024;
 
-/** A new Timestamp: this second, and a count of the ones made within it. */
+/** A new Timestamp: this second (of the app's clock), and a count of the ones made within it. */
 function currentTimestamp(): Timestamp {
   const second = Math.floor(evaluationNow() / 1000);
-  if (second === timestampSecond) timestampIncrement += 1;
-  else {
-    timestampSecond = second;
-    timestampIncrement = 1;
-  }
-  return new Timestamp({ t: second, i: timestampIncrement });
+  const increment = (timestampCounts.get(second) ?? 0) + 1;
+  if (increment === 1 && timestampCounts.size >= countedSeconds)
+    timestampCounts.delete(timestampCounts.keys().next().value!);
+  timestampCounts.set(second, increment);
+  return new Timestamp({ t: second, i: increment });
 }
 
 /** `$currentDate`: a Date, or with `{$type: "timestamp"}` a Timestamp. */

@@ -269,10 +269,10 @@ export class MongoService {
   /** The action's collation (a system function's option; collation.ts), if any. */
   private collation: CollationSpec | undefined;
   /**
-   * The app's time of the action, where its clock has been moved off the real one (the control
-   * API's): its `$currentDate`, `$$NOW` and new `_id`s (query-limits.ts LimitOptions.now).
+   * The app's time of the action (its clock, which the control API moves): its `$currentDate`,
+   * its one `$$NOW` and its new `_id`s (query-limits.ts LimitOptions.now).
    */
-  private readonly now: number | undefined;
+  private readonly now: number;
 
   constructor(
     private readonly app: MongoApp,
@@ -290,7 +290,7 @@ export class MongoService {
     this.limits = queryLimitsOf(app.config);
     this.lane = `${app.appId ?? ""}:${principal.kind === "user" ? principal.user.id : "system"}`;
     this.group = laneGroup(app.appId ?? "", principal.address);
-    this.now = app.clock === undefined || app.clock.offsetMs === 0 ? undefined : app.clock.now();
+    this.now = app.clock?.now() ?? Date.now();
   }
 
   /**
@@ -401,7 +401,7 @@ export class MongoService {
       ...(this.group ? { group: this.group } : {}),
       operator,
       ...(this.collation ? { collation: this.collation } : {}),
-      ...(this.now !== undefined ? { now: this.now } : {}),
+      now: this.now,
     };
   }
 
@@ -1093,31 +1093,36 @@ export class MongoService {
         wide.set(i, { copy, generated, size: await documentSizeInSlices(copy) });
       }
       try {
-        withQueryLimits(this.limits, () => {
-          for (let i = 0; i < slice.length; i++) {
-            const copied = wide.get(i);
-            let doc = copied?.copy ?? cloneValue(slice[i]!);
-            const refusal = idRefusal(doc);
-            if (refusal !== null) {
-              refused = errors.mongo(refusal);
-              break;
+        withQueryLimits(
+          this.limits,
+          () => {
+            for (let i = 0; i < slice.length; i++) {
+              const copied = wide.get(i);
+              let doc = copied?.copy ?? cloneValue(slice[i]!);
+              const refusal = idRefusal(doc);
+              if (refusal !== null) {
+                refused = errors.mongo(refusal);
+                break;
+              }
+              // (Without an `_id` added here, which the caller does not write.)
+              const written = writableFields ? keysOf(doc).slice(copied?.generated ? 1 : 0) : [];
+              // MongoDB stores `_id` first, given or added (a wide copy is made so: cloneToInsert).
+              if (!copied) doc = doc._id === undefined ? { _id: newDocumentId(this.now), ...doc } : idFirst(doc);
+              // MongoDB's ordered insert: the documents before a refused one stay inserted.
+              refused = copied ? tooLargeToInsert(copied.size) : documentTooLarge(doc);
+              if (refused) break;
+              if (allowed !== null) insertable ??= passesFor(allowed);
+              const writable = writableFields?.(doc);
+              if (insertable === undefined || !insertable(doc) || (writable && !insertsOnly(writable, doc, written))) {
+                refused = errors.mongo("insert not permitted");
+                break;
+              }
+              docs.push(doc);
             }
-            // (Without an `_id` added here, which the caller does not write.)
-            const written = writableFields ? keysOf(doc).slice(copied?.generated ? 1 : 0) : [];
-            // MongoDB stores `_id` first, given or added (a wide copy is made so: cloneToInsert).
-            if (!copied) doc = doc._id === undefined ? { _id: newDocumentId(this.now), ...doc } : idFirst(doc);
-            // MongoDB's ordered insert: the documents before a refused one stay inserted.
-            refused = copied ? tooLargeToInsert(copied.size) : documentTooLarge(doc);
-            if (refused) break;
-            if (allowed !== null) insertable ??= passesFor(allowed);
-            const writable = writableFields?.(doc);
-            if (insertable === undefined || !insertable(doc) || (writable && !insertsOnly(writable, doc, written))) {
-              refused = errors.mongo("insert not permitted");
-              break;
-            }
-            docs.push(doc);
-          }
-        });
+          },
+          // (The insert rule's filter at the action's time too.)
+          { now: this.now },
+        );
       } catch (error) {
         mongoError(error);
       }

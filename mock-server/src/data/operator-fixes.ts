@@ -7,12 +7,13 @@
  * `$replaceRoot`/`$replaceWith` (MongoDB's refusal of a value that is no document). (`$redact`:
  * redact-stage.ts.)
  */
+import { Aggregator } from "mingo/aggregator";
 import { evalExpr } from "mingo/core";
 import { Lazy } from "mingo/lazy";
 import * as expressionOperators from "mingo/operators/expression";
 import * as pipelineOperators from "mingo/operators/pipeline";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
-import { accumulators, dropMissing } from "./accumulators.ts";
+import { accumulators, computeOptionsClass, dropMissing } from "./accumulators.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { bsonSize, utf8Length } from "./bson-size.ts";
 import { isDocument } from "./documents.ts";
@@ -322,7 +323,37 @@ function replacing(what: string, rootOf: (expr: unknown) => unknown): AnyFn {
   };
 }
 
+/** mingo's options class (not exported): made from options and locals, or from options (`init`). */
+type OptionsClass = {
+  new (options: unknown, locals: Record<string, unknown>): unknown;
+  init(options: unknown): { options: Record<string, unknown>; local: Record<string, unknown> };
+};
+
+/**
+ * `$facet`, as mingo's, but its sub-pipelines keep the options' time and variables: mingo made
+ * their options anew from the plain options (to copy their input), so each read `$$NOW` at its
+ * own first use instead of the statement's (the app's clock's: docs/decisions/0063), and lost the
+ * variables of an enclosing `$lookup`'s `let`.
+ */
+const facet: AnyFn = (collection: LazyLike, expr: Record<string, unknown[]>, options) => {
+  const Made = computeOptionsClass(options) as unknown as OptionsClass | null;
+  if (Made === null) return mingoPipeline.$facet!(collection, expr, options);
+  const { options: plain, local } = Made.init(options);
+  // (1: mingo's ProcessingMode.CLONE_INPUT, which its $facet asks of its sub-pipelines.)
+  const kept = new Made(
+    { ...plain, processingMode: ((plain.processingMode as number) ?? 0) | 1 },
+    { timestamp: local.timestamp, variables: local.variables },
+  );
+  return collection.transform((docs) => {
+    const out: Record<string, unknown> = {};
+    for (const name of Object.keys(expr))
+      out[name] = new Aggregator(expr[name] as never, kept as never).run(docs as never);
+    return Lazy([out]);
+  });
+};
+
 export const fixedPipelineOperators: Record<string, AnyFn> = {
+  $facet: facet,
   // MongoDB's `$count` is a `$group` of every document (then a `$project`): over none, no document.
   $count: (collection, expr, options) =>
     (mingoPipeline.$count!(collection, expr, options) as LazyLike).filter(

@@ -820,19 +820,22 @@ type TimedOptionsClass = {
   init(options: unknown): { options: unknown; local: Record<string, unknown> };
 };
 
+const TimedOptions = computeOptionsClass(sharedOptions) as unknown as TimedOptionsClass | null;
+
 /**
- * The options a Query or Aggregator starts from (`base`, the shared ones by default), where the
- * app's clock has been moved off the real one (query-limits.ts actionTime) with the app's time of
- * the action as `$$NOW`: mingo reads it from its options' `timestamp`, which it otherwise takes
- * from the real clock at its first use, and copies it to every computation made from them.
+ * The options a Query or Aggregator starts from (`base`, the shared ones by default), with the
+ * statement's `$$NOW` fixed: the action's time (query-limits.ts actionTime; the app's clock's),
+ * else now. mingo reads `$$NOW` from its options' `timestamp`, copied to every computation made
+ * from them; left unset, each copy took the real clock at its own first use (an `$addFields` over
+ * 5,000 documents saw a dozen different times).
  */
 function startOptions(base: unknown = sharedOptions): unknown {
-  const now = actionTime();
-  if (now === undefined) return base;
-  const Made = computeOptionsClass(sharedOptions) as unknown as TimedOptionsClass | null;
-  if (Made === null) return base;
-  const made = Made.init(base);
-  return new Made(made.options, { ...made.local, timestamp: now });
+  if (TimedOptions === null) return base;
+  const made =
+    base === sharedOptions
+      ? (sharedOptions as { options: unknown; local: Record<string, unknown> })
+      : TimedOptions.init(base);
+  return new TimedOptions(made.options, { ...made.local, timestamp: actionTime() ?? Date.now() });
 }
 
 /**

@@ -29,7 +29,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { changeDocument, invalidates } from "../data/change-events.ts";
 import type { ChangeEvent, Document } from "../data/documents.ts";
 import { compileQuery, find, readsTheTime } from "../data/query-engine.ts";
-import { defaultQueryLimits, withQueryLimits } from "../data/query-limits.ts";
+import { queryLimitsOf, withQueryLimits } from "../data/query-limits.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
 import type { AppStore, TriggerEventStore, TriggerSuspension } from "../store/store.ts";
 import type { TriggerApp } from "./auth-triggers.ts";
@@ -122,11 +122,8 @@ export class DatabaseTriggers {
         try {
           const match = trigger.match;
           const query = compileQuery(match);
-          // (One that reads the time is compiled again at each change, at the app's time then.)
-          matches = readsTheTime(match)
-            ? (event) =>
-                withQueryLimits(defaultQueryLimits, () => compileQuery(match).test(event), { now: this.appTime() })
-            : (event) => query.test(event);
+          // (One that reads the time is compiled again at each change, at the app's time then: eventFor.)
+          matches = readsTheTime(match) ? (event) => compileQuery(match).test(event) : (event) => query.test(event);
         } catch (error) {
           this.failed(trigger, `its match cannot be evaluated: ${(error as Error).message}`);
           continue;
@@ -392,15 +389,15 @@ export class DatabaseTriggers {
     if (change.operationType === "update" && trigger.fullDocument !== true) delete event.fullDocument;
     if (trigger.fullDocumentBeforeChange === true && change.operationType !== "insert" && change.before)
       event.fullDocumentBeforeChange = change.before;
-    if (matches && !matches(event)) return undefined;
-    if (trigger.project && Object.keys(trigger.project).length > 0)
-      return find([event], {}, { projection: trigger.project })[0] ?? {};
-    return event;
-  }
-
-  /** The app's time, where its clock has been moved off the real one (query-limits.ts LimitOptions.now). */
-  private appTime(): number | undefined {
-    return this.app.clock.offsetMs === 0 ? undefined : this.app.clock.now();
+    // The match and the projection under the app's query limits, at the app's time of the change:
+    // one `$$NOW` for both (docs/decisions/0063).
+    const decide = () => {
+      if (matches && !matches(event)) return undefined;
+      if (trigger.project && Object.keys(trigger.project).length > 0)
+        return find([event], {}, { projection: trigger.project })[0] ?? {};
+      return event;
+    };
+    return withQueryLimits(queryLimitsOf(this.app.config), decide, { now: this.app.clock.now() });
   }
 
   private failed(trigger: Trigger, reason: string): void {

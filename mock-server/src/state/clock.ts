@@ -20,19 +20,21 @@ export function createClock(
   realNow: () => number = Date.now,
   onChange?: (movedMs: number) => void,
 ): Clock {
-  let offset = offsetMs;
+  let offset = Math.round(offsetMs);
   return {
     now: () => realNow() + offset,
     get offsetMs() {
       return offset;
     },
+    // (Whole milliseconds: a move of a fraction of one would make every Date.now() a fraction.)
     advance(ms: number) {
-      offset += ms;
-      onChange?.(ms);
+      const by = Math.round(ms);
+      offset += by;
+      onChange?.(by);
     },
     set(value: number) {
-      const moved = value - offset;
-      offset = value;
+      const moved = Math.round(value) - offset;
+      offset += moved;
       onChange?.(moved);
     },
   };

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { type Document, fromEJSON, toEJSON } from "../../src/data/documents.ts";
 import { freezeTree } from "../../src/data/ejson-text.ts";
 import { decideUpdate } from "../../src/data/query-jobs.ts";
+import { defaultQueryLimits, withQueryLimits } from "../../src/data/query-limits.ts";
 import { checkUpdateOperators, updateOperatorChecks } from "../../src/data/updater.ts";
 
 const stored = (value: unknown) => {
@@ -451,5 +452,22 @@ describe("the paths an update reports (its change event's updateDescription)", (
     expect(update({ _id: 1, tags: ["x"] }, { $push: { tags: { $each: ["a"], $sort: 1 } } }).paths).toEqual(["tags"]);
     expect(update({ _id: 1 }, { $push: { tags: "y" } }).paths).toEqual(["tags"]);
     expect(update({ _id: 1, a: 1 }, { $rename: { a: "b.c" } }).paths).toEqual(["a", "b"]);
+  });
+});
+
+describe("$currentDate's timestamps", () => {
+  it("count up within a second, whatever other apps' clocks (moved or not) made in between", () => {
+    const at = (now: number) =>
+      withQueryLimits(defaultQueryLimits, () => update({ _id: 1 }, { $currentDate: { t: { $type: "timestamp" } } }), {
+        now,
+      }).doc.t as { $timestamp: { t: number; i: number } };
+    const second = Math.floor(Date.now() / 1000) * 1000;
+    const elsewhere = second + 86_400_000;
+    const made = [at(second), at(elsewhere), at(second), at(elsewhere), at(second)].map((ts) => ts.$timestamp);
+    const mine = [made[0]!, made[2]!, made[4]!];
+    expect(new Set(mine.map(({ t }) => t))).toEqual(new Set([second / 1000]));
+    expect(mine[1]!.i).toBeGreaterThan(mine[0]!.i);
+    expect(mine[2]!.i).toBeGreaterThan(mine[1]!.i);
+    expect(made[3]!.i).toBeGreaterThan(made[1]!.i);
   });
 });

@@ -81,6 +81,40 @@ describe("variable names", () => {
     ).toEqual([{ v: true }]);
   });
 
+  it("reads one $$NOW for the whole statement, as MongoDB does, at every stage and document", () => {
+    const many = Array.from({ length: 5_000 }, (_, i) => fromEJSON({ _id: i }) as Document);
+    for (const stage of [
+      { $addFields: { now: "$$NOW" } },
+      { $set: { now: "$$NOW" } },
+      { $project: { now: "$$NOW" } },
+    ]) {
+      const times = aggregate(many, [stage, { $group: { _id: "$now" } }]);
+      expect(times, JSON.stringify(stage)).toHaveLength(1);
+    }
+  });
+
+  it("keeps a $lookup's let variables and the statement's $$NOW inside a $facet of its pipeline", () => {
+    const joined = [fromEJSON({ _id: 9 }) as Document];
+    const [doc] = aggregate(
+      docs,
+      [
+        {
+          $lookup: {
+            from: "other",
+            let: { x: "$_id" },
+            pipeline: [{ $facet: { f: [{ $project: { _id: 0, x: "$$x", now: "$$NOW" } }] } }],
+            as: "j",
+          },
+        },
+        { $project: { _id: 0, j: 1, now: "$$NOW" } },
+      ],
+      { collectionResolver: () => joined },
+    ) as { j: { f: { x: number; now: Date }[] }[]; now: Date }[];
+    const [inner] = doc!.j[0]!.f;
+    expect(inner!.x).toBe(1);
+    expect(inner!.now.getTime()).toBe(doc!.now.getTime());
+  });
+
   it("refuses $lookup's let names MongoDB refuses, as it parses the stage", () => {
     const lookup = (letSpec: Document) => [
       { $lookup: { from: "c", let: letSpec, pipeline: [{ $match: { $expr: true } }], as: "joined" } },

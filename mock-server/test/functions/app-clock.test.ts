@@ -7,8 +7,9 @@
  */
 import { EJSON } from "bson";
 import type { FastifyInstance } from "fastify";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { mainThreadSlice } from "../../src/data/query-limits.ts";
+import { queryWorkers } from "../../src/data/query-workers.ts";
 import { anonymousLogin, call, functionResult, mongoAction, newApp, openData, testApp } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 import { openWatch } from "../helpers/watch.ts";
@@ -46,6 +47,12 @@ beforeAll(async () => {
     ...openData,
     functions: {
       clock: { source: clockReport },
+      facetNow: {
+        source: `exports = (name) => context.services.get("mongodb-atlas").db("d").collection(name)
+          .aggregate([{ $match: { name: "soon" } }, { $facet: { facet: [{ $project: { _id: 0, now: "$$NOW" } }] } }])
+          .toArray();`,
+        runAsSystem: true,
+      },
       jwt: {
         source: `exports = (claims) => {
           try {
@@ -57,7 +64,7 @@ beforeAll(async () => {
         };`,
       },
       keepDue: {
-        source: `exports = (event) => context.services.get("mongodb-atlas").db("audit").collection("due").insertOne({ task: event.fullDocument._id });`,
+        source: `exports = (event) => context.services.get("mongodb-atlas").db("audit").collection("due").insertOne({ task: event.fullDocument._id, at: event.at });`,
         private: true,
       },
       stamp: {
@@ -74,7 +81,8 @@ beforeAll(async () => {
         database: "d",
         collection: "tasks",
         operationTypes: ["INSERT"],
-        match: { $expr: { $lte: ["$fullDocument.due", "$$NOW"] } },
+        match: { $or: [{ "fullDocument.marker": true }, { $expr: { $lte: ["$fullDocument.due", "$$NOW"] } }] },
+        project: { operationType: 1, fullDocument: 1, at: "$$NOW" },
       },
     ],
   });
@@ -137,6 +145,18 @@ describe("the app's clock in its functions", () => {
     const back = await report();
     expect(Math.abs(back.before - Date.now())).toBeLessThan(60_000);
     expectAppTime(back);
+  });
+
+  it("moves by whole milliseconds: Date.now() stays an integer after a move of a fraction of one", async () => {
+    await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
+    const moved = await call(app, "advanceClock", {
+      method: "POST",
+      url: `/_mock/v1/apps/${appId}/clock`,
+      payload: { advanceBy: 1.0006 },
+    });
+    expect(moved.body.offsetMs).toBe(1001);
+    expect(Number.isInteger((await report()).got.now)).toBe(true);
+    await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
   });
 
   it("is the time utils.jwt.decode checks a token's exp and nbf at", async () => {
@@ -234,23 +254,28 @@ describe("the app's clock in its database", () => {
     ["in a query worker", true],
   ])("is the time of $currentDate, $$NOW and the _ids it adds, moved or put back: %s", async (where, inWorker) => {
     namespace = { database: "d", collection: `due ${where}` };
-    // Every slice already over: an evaluation of more than a few steps moves to a worker.
+    // Every slice already over: an evaluation of more than a few steps (a budget looks at its
+    // clock every 16) moves to a worker, as each of these does over the collection's filler.
     const slice = mainThreadSlice as { ms: number; steps: number };
     const usual = { ...slice };
     if (inWorker) Object.assign(slice, { ms: -1, steps: 1 });
+    const jobs = vi.spyOn(queryWorkers, "run");
     onTestFinished(() => {
       Object.assign(slice, usual);
+      jobs.mockRestore();
     });
     const { clock } = await runtime();
     await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
     const real = Date.now();
+    const filler = Array.from({ length: 40 }, (_, i) => ({ _id: `filler ${i}`, filler: i }));
     const written = await action("insertMany", {
       documents: [
-        { _id: "soon", due: new Date(real + 10 * day * 1000) },
-        { _id: "later", due: new Date(real + 60 * day * 1000) },
+        { _id: "soon", name: "soon", due: new Date(real + 10 * day * 1000) },
+        { _id: "later", name: "later", due: new Date(real + 60 * day * 1000) },
+        ...filler,
       ],
     });
-    expect(written.insertedIds).toEqual(["soon", "later"]);
+    expect(written.insertedIds.slice(0, 2)).toEqual(["soon", "later"]);
     const dueNow = async () =>
       (await action("find", { query: { due: { $exists: true }, $expr: { $lte: ["$due", "$$NOW"] } } })).map(
         (doc: { _id: string }) => doc._id,
@@ -258,19 +283,32 @@ describe("the app's clock in its database", () => {
     expect(await dueNow()).toEqual([]);
     await advance(30 * day);
     const before = clock.now();
+    const offloaded = jobs.mock.calls.length;
     expect(await dueNow()).toEqual(["soon"]);
-    await action("updateOne", {
-      query: { _id: "soon" },
-      update: { $currentDate: { done: true, at: { $type: "timestamp" } } },
-    });
-    await action("updateOne", { query: { _id: "later" }, update: [{ $set: { seen: "$$NOW" } }] });
+    // (Every document updated, and a query the store cannot decide alone: the engine's work, in a
+    // worker for the second case.)
+    await action("updateMany", { query: {}, update: { $currentDate: { done: true, at: { $type: "timestamp" } } } });
+    await action("updateOne", { query: { name: "later" }, update: [{ $set: { seen: "$$NOW" } }] });
     const [{ now, cluster }] = await action("aggregate", {
-      pipeline: [{ $limit: 1 }, { $project: { _id: 0, now: "$$NOW", cluster: "$$CLUSTER_TIME" } }],
+      pipeline: [{ $match: { name: "soon" } }, { $project: { _id: 0, now: "$$NOW", cluster: "$$CLUSTER_TIME" } }],
     });
+    // ($facet is a system function's: a client's aggregation may not use it.)
+    const { access_token } = await anonymousLogin(app, appId);
+    const faceted = EJSON.deserialize(
+      await functionResult(app, appId, access_token, "facetNow", [namespace.collection]),
+    ) as { facet: { now: Date }[] }[];
+    const facet = faceted[0]!.facet;
     const added = (await action("insertOne", { document: { note: "new" } })).insertedId;
-    const upserted = (await action("updateOne", { query: { note: "none" }, update: { $set: { n: 1 } }, upsert: true }))
-      .upsertedId;
+    const upserted = (
+      await action("updateOne", {
+        query: { $expr: { $eq: ["$note", "none"] } },
+        update: { $set: { n: 1 } },
+        upsert: true,
+      })
+    ).upsertedId;
     const after = clock.now();
+    // (In a worker: the find, both updates, both aggregations and the upsert.)
+    if (inWorker) expect(jobs.mock.calls.length - offloaded).toBeGreaterThanOrEqual(6);
     const [soon, later] = await action("find", { query: { _id: { $in: ["soon", "later"] } }, sort: { _id: -1 } });
     const second = (ms: number) => Math.floor(ms / 1000) * 1000;
     for (const [name, ms, from] of [
@@ -278,6 +316,7 @@ describe("the app's clock in its database", () => {
       ["$currentDate's timestamp", soon.at.getHighBits() * 1000, second(before)],
       ["$$NOW of an update's pipeline", (later.seen as Date).getTime(), before],
       ["$$NOW of an aggregation", (now as Date).getTime(), before],
+      ["$$NOW in a $facet", facet[0]!.now.getTime(), before],
       ["$$CLUSTER_TIME of an aggregation", cluster.getHighBits() * 1000, second(before)],
       ["an inserted document's new _id", added.getTimestamp().getTime(), second(before)],
       ["an upserted document's new _id", upserted.getTimestamp().getTime(), second(before)],
@@ -296,44 +335,78 @@ describe("the app's clock in its database", () => {
 describe("the app's clock in its change streams", () => {
   it("is the $$NOW a database trigger's match reads at each change", async () => {
     await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
-    const insert = async (_id: string, due: number) => {
+    const insert = async (_id: string, due: number, marker = false) => {
       const { access_token } = await anonymousLogin(app, appId);
       const argument = EJSON.serialize(
-        { database: "d", collection: "tasks", document: { _id, due: new Date(due) } },
+        { database: "d", collection: "tasks", document: { _id, due: new Date(due), marker } },
         { relaxed: false },
       );
       expect((await mongoAction(app, appId, access_token, "insertOne", argument)).response.statusCode).toBe(200);
     };
-    const ran = async () =>
+    const runs = async () =>
       (
         await call(app, "listDocuments", { method: "GET", url: `/_mock/v1/apps/${appId}/data/audit/due` })
-      ).body.documents.map((doc: { task: string }) => doc.task);
-    // Due in ten minutes: not yet. Twenty minutes on by the app's clock, the same is due.
+      ).body.documents.map((doc: object) => EJSON.deserialize(doc) as { task: string; at: Date }) as {
+        task: string;
+        at: Date;
+      }[];
+    const tasks = async () => (await runs()).map((run) => run.task);
+    // Due in ten minutes: not yet (its change decided before the clock moves: the marker after it
+    // has run). Twenty minutes on by the app's clock, the same is due, and the trigger's projection
+    // of $$NOW says that time.
     await insert("not yet", Date.now() + 10 * 60_000);
+    await insert("marker", Date.now() + 10 * 60_000, true);
+    await expect.poll(tasks, { timeout: 10_000 }).toEqual(["marker"]);
     await advance(20 * 60);
+    const { clock } = await runtime();
+    const before = clock.now();
     await insert("due", Date.now() + 10 * 60_000);
-    await expect.poll(ran).toEqual(["due"]);
+    await expect.poll(tasks, { timeout: 10_000 }).toEqual(["marker", "due"]);
+    const run = (await runs())[1];
+    expect(run!.at.getTime()).toBeGreaterThanOrEqual(before);
+    expect(run!.at.getTime()).toBeLessThanOrEqual(clock.now());
   });
 
   it("is the $$NOW a stream's filter reads at each change", async () => {
     const { app: server, url } = await listening();
     onTestFinished(() => server.close());
-    const streamApp = await newApp(server, openData);
+    const streamApp = await newApp(server, {
+      rules: {
+        default: { read: true, write: true, insert: true, delete: true },
+        // What its readers see of this one: the documents due by the app's time.
+        "d.dueOnly": {
+          roles: [{ name: "all", apply_when: {}, read: true, write: true, insert: true, delete: true }],
+          filters: [
+            { name: "due", apply_when: {}, query: { $or: [{ marker: true }, { $expr: { $lte: ["$due", "$$NOW"] } }] } },
+          ],
+        },
+      },
+    });
     const token = (await anonymousLogin(server, streamApp)).access_token;
     const namespace = { database: "d", collection: "reminders" };
     const stream = await openWatch(url, streamApp, token, {
       ...namespace,
-      filter: { $expr: { $lte: ["$fullDocument.due", "$$NOW"] } },
+      filter: { $or: [{ "fullDocument.marker": true }, { $expr: { $lte: ["$fullDocument.due", "$$NOW"] } }] },
     });
     expect(stream.response.status).toBe(200);
     onTestFinished(() => stream.close());
-    const insert = async (_id: string, due: number) => {
-      const argument = EJSON.serialize({ ...namespace, document: { _id, due: new Date(due) } }, { relaxed: false });
+    const ruled = await openWatch(url, streamApp, token, { database: "d", collection: "dueOnly" });
+    expect(ruled.response.status).toBe(200);
+    onTestFinished(() => ruled.close());
+    const insert = async (_id: string, due: number, collection = namespace.collection) => {
+      const document = { _id, due: new Date(due), marker: _id === "marker" };
+      const argument = EJSON.serialize({ ...namespace, collection, document }, { relaxed: false });
       const { response } = await mongoAction(server, streamApp, token, "insertOne", argument);
       expect(response.statusCode).toBe(200);
     };
-    // Due in ten minutes: not yet, by the real clock nor the app's.
-    await insert("not yet", Date.now() + 10 * 60_000);
+    // Due in ten minutes: not yet, by the real clock nor the app's (in both collections; their
+    // changes decided before the clock moves: the markers after them have come).
+    for (const collection of [namespace.collection, "dueOnly"]) {
+      await insert("not yet", Date.now() + 10 * 60_000, collection);
+      await insert("marker", Date.now() + 10 * 60_000, collection);
+    }
+    expect(await stream.next()).toContain('"_id":"marker"');
+    expect(await ruled.next()).toContain('"_id":"marker"');
     // Twenty minutes on by the app's clock (the stream's token lives thirty), the same is due.
     const moved = await call(server, "advanceClock", {
       method: "POST",
@@ -342,7 +415,9 @@ describe("the app's clock in its change streams", () => {
     });
     expect(moved.response.statusCode).toBe(200);
     await insert("due", Date.now() + 10 * 60_000);
-    const event = await stream.next();
-    expect(event).toContain('"_id":"due"');
+    await insert("due", Date.now() + 10 * 60_000, "dueOnly");
+    expect(await stream.next()).toContain('"_id":"due"');
+    // (The rules' filter, read when the stream opened, is read at each change as the filter is.)
+    expect(await ruled.next()).toContain('"_id":"due"');
   });
 });

@@ -115,9 +115,10 @@ export function watchMatcher(
   } catch (error) {
     if (!(error instanceof NeedsWorker)) throw error;
   }
-  // (A filter that reads the time is compiled again at each change: mingo keeps a query's $$NOW
-  // from its first use. Looked for only in a filter small enough to have compiled here.)
-  const readsTime = compiled !== null && job.filter !== null && readsTheTime(job.filter);
+  // (A filter that reads the time is compiled again at each change: a compiled query keeps its
+  // $$NOW. Looked for only in filters small enough to have compiled here.)
+  const filterReadsTime = compiled !== null && job.filter !== null && readsTheTime(job.filter);
+  const readFilterReadsTime = compiled !== null && job.readFilter !== null && readsTheTime(job.readFilter);
   // A collection's own events (its drop, a rename, the invalidate after them) are about no
   // document: `ids` takes none of them, and the document rules have nothing to decide on (the
   // watcher may read the collection, or it gets nothing at all); the filter decides.
@@ -131,9 +132,10 @@ export function watchMatcher(
       compiled === null
         ? null
         : () => {
-            const [compiledFilter, readable] = compiled!;
+            const [compiledFilter, compiledReadable] = compiled!;
+            const readable = readFilterReadsTime ? compileQuery(job.readFilter!) : compiledReadable;
             if (key !== undefined && readable && (!doc || !readable.test(doc))) return false;
-            const filter = readsTime ? compileQuery(job.filter!) : compiledFilter;
+            const filter = filterReadsTime ? compileQuery(job.filter!) : compiledFilter;
             return filter ? filter.test(event()) : true;
           };
     const evaluation = {
@@ -142,7 +144,8 @@ export function watchMatcher(
       lane,
       ...(group ? { group } : {}),
       operator: "watch",
-      ...(clock !== undefined && clock.offsetMs !== 0 ? { now: clock.now() } : {}),
+      // (The change's time, one `$$NOW` for its filters: the app's clock's when it has one.)
+      now: clock?.now() ?? Date.now(),
     };
     return matchChange(evaluation, here, key === undefined ? collectionJob : job, event(), doc);
   };
