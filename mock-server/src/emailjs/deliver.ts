@@ -24,6 +24,8 @@ export interface SendInput {
   /** The template variables. */
   params: Record<string, unknown>;
   attachments: Attachment[];
+  /** A form's value or file was past its limit as it was read (send-form.ts): the variables are too large. */
+  tooLarge?: boolean;
   /** The request as the journal shows it (redacted when written). */
   journalBody: unknown;
 }
@@ -87,7 +89,7 @@ export async function deliver(
   if (input.templateId === undefined || input.templateId === "") throw errors.templateIdRequired();
   const template = account.template(input.templateId);
   if (!template) throw errors.templateNotFound();
-  if (jsonBytesOver(input.params, variablesLimitBytes)) throw errors.variablesTooLarge();
+  if (input.tooLarge === true || jsonBytesOver(input.params, variablesLimitBytes)) throw errors.variablesTooLarge();
 
   const text = (source: string | undefined) => renderTemplate(source ?? "", input.params, "text");
   const to = text(template.to).trim();

@@ -1,9 +1,8 @@
 /**
- * The EmailJS REST API (`/api/v1.0/email/*`). Multipart parsing is registered here only, for
- * `send-form`. Once a request's public key names an account, the account's journal records it
- * (private keys redacted) and the live events announce it. CORS is handled app-wide (any origin).
+ * The EmailJS REST API (`/api/v1.0/email/*`). A multipart body is read by `send-form` itself.
+ * Once a request's public key names an account, the account's journal records it (private keys
+ * redacted) and the live events announce it. CORS is handled app-wide (any origin).
  */
-import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
 import { controlApiServed } from "../config/options.ts";
 import { emailJsErrors as errors } from "../errors/catalogue.ts";
@@ -13,7 +12,8 @@ import { routes } from "./routes.ts";
 
 export async function emailJsPlugin(app: FastifyInstance): Promise<void> {
   const { emulator } = app;
-  await app.register(multipart, { throwFileSizeLimit: true });
+  // A multipart body is left for send-form to read as it arrives (send-form.ts).
+  app.addContentTypeParser("multipart/form-data", (_request, _payload, done) => done(null));
   app.decorateRequest("emailJs", null);
 
   // A body of 16 KiB or more takes a place until answered, before it is read (runtime/large-requests.ts).

@@ -134,6 +134,68 @@ describe("sendForm", () => {
     expect([response.statusCode, response.body]).toEqual([400, "The user_id parameter is required"]);
   });
 
+  it("takes any field name as a variable, `constructor` and `toString` too, as send takes them", async () => {
+    const { publicKey } = await newAccount(app);
+    const names = ["constructor", "toString", "valueOf", "hasOwnProperty", "__proto__"];
+    const form = contactForm(publicKey, [
+      ...names.map((name): [string, string] => [name, `value of ${name}`]),
+      ["picture", new Blob(["png"], { type: "image/png" }), "a.png"],
+      ["toString", new Blob(["txt"], { type: "text/plain" }), "b.txt"],
+    ]);
+    const { response, body } = await sendForm(app, form);
+    expect([response.statusCode, body]).toEqual([200, "OK"]);
+    const [mail] = await mailOf(app, publicKey);
+    const params = mail!.templateParams as Record<string, unknown>;
+    for (const name of names) expect(Object.getOwnPropertyDescriptor(params, name)?.value).toBe(`value of ${name}`);
+    expect((mail!.attachments as { field: string }[]).map((file) => file.field)).toEqual(["picture", "toString"]);
+  });
+
+  it("keeps a field's text as sent, whatever its part's type, and takes nothing from a part without a name", async () => {
+    const { publicKey } = await newAccount(app);
+    const part = (headers: string, value: string) => `--zz\r\n${headers}\r\n\r\n${value}\r\n`;
+    const payload = [
+      part('Content-Disposition: form-data; name="user_name"\r\nContent-Type: application/json', '{"first":"Bob"}'),
+      part("Content-Disposition: form-data", "a part without a name"),
+      part('Content-Disposition: form-data; filename="nameless.txt"\r\nContent-Type: text/plain', "bytes"),
+      part('Content-Disposition: form-data; name="user_email"', "bob@example.com"),
+      part('Content-Disposition: form-data; name="service_id"', "local_service"),
+      part('Content-Disposition: form-data; name="template_id"', "contact_form"),
+      part('Content-Disposition: form-data; name="user_id"', publicKey),
+      "--zz--\r\n",
+    ].join("");
+    const { response } = await call(app, "sendForm", {
+      method: "POST",
+      url: "/api/v1.0/email/send-form",
+      headers: { ...browser, "content-type": "multipart/form-data; boundary=zz" },
+      payload,
+    });
+    expect(response.statusCode).toBe(200);
+    const [mail] = await mailOf(app, publicKey);
+    expect(mail!.templateParams).toEqual({ user_name: '{"first":"Bob"}', user_email: "bob@example.com" });
+    expect(mail!.attachments).toEqual([]);
+  });
+
+  it("checks the public key and the caller before the variables' size, as send does", async () => {
+    const large: [string, string][] = [["extra", "x".repeat(60_000)]];
+    const strict = await newAccount(app, { requirePrivateKey: true, privateKey: "secret-private-key" });
+    for (const [form, headers, status, text] of [
+      [
+        contactForm("no-such-key", large),
+        browser,
+        400,
+        "The Public Key is invalid. To find this ID, visit https://dashboard.emailjs.com/admin/account",
+      ],
+      [contactForm(strict.publicKey, large), {}, 403, "API calls are disabled for non-browser applications"],
+    ] as const) {
+      const { response } = await sendForm(app, form, headers);
+      expect([response.statusCode, response.body]).toEqual([status, text]);
+    }
+    const form = new FormData();
+    form.append("extra", "x".repeat(60_000));
+    const { response } = await sendForm(app, form);
+    expect([response.statusCode, response.body]).toEqual([400, "The user_id parameter is required"]);
+  });
+
   it("answers 400 for a body that is not multipart, or broken multipart", async () => {
     const raw = (payload: string, type: string) =>
       call(app, "sendForm", {
