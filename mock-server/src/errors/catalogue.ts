@@ -96,6 +96,12 @@ export const appServicesErrors = {
     new AppServicesError(404, `cannot find app using Client App ID '${appId}'`, undefined, false),
   // [live]
   invalidPassword: () => as(401, "unauthorized", "InvalidPassword"),
+  /**
+   * A link's wrong password, unknown or unconfirmed address (decision 0002): the login's
+   * `unauthorized` makes realm-web 2.0.1 refresh and send the link again without end (each one
+   * hashing a password); the service's older text for the same refusal.
+   */
+  linkInvalidPassword: () => as(401, "invalid username/password", "InvalidPassword"),
   // [live message and 401; AuthError as realm-kotlin's error mapping reads this text] A disabled key answers the same (UNCONFIRMED).
   invalidApiKey: () => as(401, "invalid API key", "AuthError"),
   // [code live; status and message UNCONFIRMED]

@@ -176,6 +176,32 @@ describe("realm-web 2.0.1 against the emulator", () => {
     expect(second.id).not.toBe(owner.id);
   });
 
+  it("refuses a link with a wrong password or an unknown address once, without a refresh and retry", async () => {
+    const { appId, realm } = await freshApp({ providers: { "local-userpass": { autoConfirm: true } } });
+    await realm.emailPasswordAuth.registerUser({ email: "known@example.com", password: "secret1" });
+    const guest = await realm.logIn(Realm.Credentials.anonymous());
+    // (A login's wrong password is `401 unauthorized`, which realm-web 2.0.1 answers on a link by
+    // refreshing and sending the link again, without end: decision 0002.)
+    for (const [email, password] of [
+      ["known@example.com", "wrong-password"],
+      ["nobody@example.com", "secret1"],
+    ])
+      await expect(guest.linkCredentials(Realm.Credentials.emailPassword(email!, password!))).rejects.toMatchObject({
+        statusCode: 401,
+        errorCode: "InvalidPassword",
+        error: "invalid username/password",
+      });
+    const refreshes = await control(`/apps/${appId}/requests?operationId=refreshAccessToken`);
+    expect(refreshes.body.requests).toHaveLength(0);
+    const links = await control(`/apps/${appId}/requests?operationId=login&status=401`);
+    expect(links.body.requests).toHaveLength(2);
+    expect(guest.identities.map((i) => i.providerType)).toEqual(["anon-user"]);
+    // A login's wrong password is still the service's live `unauthorized`.
+    await expect(
+      realm.logIn(Realm.Credentials.emailPassword("known@example.com", "wrong-password")),
+    ).rejects.toMatchObject({ statusCode: 401, errorCode: "InvalidPassword", error: "unauthorized" });
+  });
+
   it("logs out: the refresh token stops working", async () => {
     const { realm } = await freshApp();
     const user = await realm.logIn(Realm.Credentials.anonymous());

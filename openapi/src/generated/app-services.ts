@@ -1030,8 +1030,10 @@ export interface operations {
              *     an identity that cannot be linked, or (with `link=true`) an invalid access token.
              *     An identity of another user answers `error_code: AuthError` (the service's was
              *     `InvalidSession`, which makes realm-web 2.0.1 refresh and retry the link without end);
-             *     a second e-mail identity and anonymous credentials answer the service's
-             *     `InternalServerError` (401 inferred).
+             *     a link's wrong password, unknown or unconfirmed address answers `InvalidPassword` with
+             *     the service's older text `invalid username/password` (its `unauthorized` loops realm-web
+             *     2.0.1 the same way); a second e-mail identity and anonymous credentials answer the
+             *     service's `InternalServerError` (401 inferred).
              */
             401: {
                 headers: {

@@ -112,7 +112,9 @@ export async function authenticate(
     case "local-userpass": {
       const username = requiredString(body, "username");
       const password = requiredString(body, "password");
-      refuseUnregistrable(username, password);
+      // (A link's refusal in words realm-web does not retry on: catalogue's linkInvalidPassword.)
+      const refused = linking ? errors.linkInvalidPassword : errors.invalidPassword;
+      refuseUnregistrable(username, password, refused);
       const account = await app.users.accountByEmail(username);
       // Unknown addresses and pending registrations answer like a wrong password, after the same
       // work: the password is checked in every case (against a stand-in hash without an account).
@@ -128,7 +130,7 @@ export async function authenticate(
               password,
               passwordHash,
             );
-      if (!account?.confirmed || !valid) throw errors.invalidPassword();
+      if (!account?.confirmed || !valid) throw refused();
       // The registration may have gone (its user deleted) or changed while the password was
       // checked: it is read again with the user it belongs to — for a registration tied to its
       // user (every login after the first), as the session starts, in the same step (signInAs).
@@ -141,7 +143,7 @@ export async function authenticate(
           registration: { accountId: account.id, ownerId: account.userId, passwordHash },
         };
       const now = await app.users.accountAndOwner(account.id);
-      if (!now) throw errors.invalidPassword();
+      if (!now) throw refused();
       return {
         user: now.owner,
         identity: identityOf(account.id),

@@ -244,7 +244,7 @@ export async function linkIdentity(emulator: Emulator, caller: Caller, auth: Aut
     const claim = await app.users.addIdentity(user.id, auth.identity, auth.data, auth.claimAccount);
     if (!claim) throw errors.sessionUserGone();
     // The registration went, or its password changed, while the password was checked.
-    if ("registrationGone" in claim) throw errors.invalidPassword();
+    if ("registrationGone" in claim) throw errors.linkInvalidPassword();
     // Another link gave the user an e-mail/password identity meanwhile.
     if ("userpassHeld" in claim) throw errors.linkSecondUserpass();
     // Another login claimed the identity meanwhile.

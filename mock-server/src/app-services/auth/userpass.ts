@@ -36,8 +36,8 @@ export function checkEmail(email: string): void {
  * longer than registration takes — before any work on it: a body-sized password would otherwise
  * be hashed (the address's length says nothing of whether it is registered).
  */
-export function refuseUnregistrable(username: string, password: string): void {
-  if (username.length > emailMaxLength || password.length > passwordMaxLength) throw errors.invalidPassword();
+export function refuseUnregistrable(username: string, password: string, refusal = errors.invalidPassword): void {
+  if (username.length > emailMaxLength || password.length > passwordMaxLength) throw refusal();
 }
 
 export function requireProvider(app: AppRuntime): void {
