@@ -398,6 +398,16 @@ describe("confirmation by function", () => {
     });
     expect(await (await app.emulator.apps.get(appId))?.users.accountByEmail("no+reject@example.com")).toBeUndefined();
     expect(await app.emulator.store.mail.list({ appId })).toHaveLength(0);
+    // The refused registration's token (the function was given it) confirms nothing, as an unknown
+    // token, and a refused confirmation uses nothing up.
+    const refused = await firstToken(appId, "no+reject@example.com", "confirm");
+    const confirm = await call(app, "confirmUser", {
+      method: "POST",
+      url: userpass(appId, "confirm"),
+      payload: { token: refused.token, tokenId: refused.tokenId },
+    });
+    expect([confirm.response.statusCode, confirm.body.error]).toEqual([400, "invalid token data"]);
+    expect((await firstToken(appId, "no+reject@example.com", "confirm")).status).toBe(refused.status);
   });
 
   it("retries the function (confirm/call) and reports its outcome", async () => {
