@@ -26,7 +26,24 @@ export interface Reply {
   body: string;
 }
 
-type Responses = Record<string, { content?: Record<string, { schema?: object }> }>;
+type Responses = Record<
+  string,
+  { content?: Record<string, { schema?: object; examples?: Record<string, { value?: unknown }> }> }
+>;
+
+/**
+ * The `error_code`s the document's examples give a reply (App Services errors): an error reply's
+ * code must be one of them, so an answer the document does not describe cannot go unnoticed (the
+ * schema alone takes any code). Empty when the response names none.
+ */
+function documentedErrorCodes(examples: Record<string, { value?: unknown }> | undefined): Set<string> {
+  const codes = new Set<string>();
+  for (const example of Object.values(examples ?? {})) {
+    const code = (example?.value as { error_code?: unknown } | undefined)?.error_code;
+    if (typeof code === "string") codes.add(code);
+  }
+  return codes;
+}
 
 export const clip = (text: string) => (text.length > 300 ? `${text.slice(0, 300)}…` : text);
 
@@ -70,6 +87,15 @@ export function contractProblem(operationId: string, reply: Reply): string | nul
   const validate = validatorFor(schema);
   if (!validate(body)) {
     return `${operationId} ${reply.status} body breaks its schema (${ajv.errorsText(validate.errors)}): ${clip(reply.body)}`;
+  }
+  const code = spec.document === "app-services" ? (body as { error_code?: unknown } | null)?.error_code : undefined;
+  // (A body that cannot be read answers 400 BadRequest on any operation that takes one: the
+  // document's conventions say so once, not in each operation's examples.)
+  const unreadableBody = reply.status === 400 && code === "BadRequest" && spec.operation.requestBody !== undefined;
+  if (typeof code === "string" && !unreadableBody) {
+    const codes = documentedErrorCodes(content[mediaType]?.examples);
+    if (codes.size > 0 && !codes.has(code))
+      return `${operationId} ${reply.status} answered error_code ${code}, which its document's examples do not name (${[...codes]}): ${clip(reply.body)}`;
   }
   return null;
 }

@@ -726,8 +726,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No user has this e-mail (or no app has this id). */
-        UserNotFoundOrApp: {
+        /**
+         * @description No app has this client app id, or the function the provider's settings name
+         *     (`authFunctionName`, `confirmationFunctionName`) does not exist.
+         */
+        FunctionOrAppNotFound: {
             headers: {
                 [name: string]: unknown;
             };
@@ -735,8 +738,20 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The user is already confirmed. */
-        AlreadyConfirmed: {
+        /**
+         * @description No user has this e-mail, the function the provider's settings name
+         *     (`confirmationFunctionName`, `resetFunctionName`) does not exist, or no app has this id.
+         */
+        UserFunctionOrAppNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No user has this e-mail (or no app has this id). */
+        UserNotFoundOrApp: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1044,7 +1059,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["UserLimit"];
-            404: components["responses"]["AppNotFound"];
+            404: components["responses"]["FunctionOrAppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
@@ -1120,7 +1135,10 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Password length outside 6–128, malformed e-mail, or the confirmation function answered `fail`. */
+            /**
+             * @description Password length outside 6–128, malformed e-mail, the confirmation function answered
+             *     `fail`, or it threw (`FunctionExecutionError` with its error's text; nothing is registered).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1130,7 +1148,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["UserLimit"];
-            404: components["responses"]["AppNotFound"];
+            404: components["responses"]["FunctionOrAppNotFound"];
             /** @description The e-mail is already registered (case-insensitive). */
             409: {
                 headers: {
@@ -1187,7 +1205,15 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["EmptySuccess"];
-            400: components["responses"]["AlreadyConfirmed"];
+            /** @description The user is already confirmed, or confirmation runs a function (no e-mail is sent). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["UserNotFoundOrApp"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1213,8 +1239,8 @@ export interface operations {
         responses: {
             200: components["responses"]["EmptySuccess"];
             /**
-             * @description Already confirmed, automatic confirmation is on, confirmation is not function-based, the
-             *     function answered `fail`, or it is missing.
+             * @description Already confirmed, automatic confirmation is on, confirmation is not function-based, or
+             *     the function answered `fail` (a missing one is a 404).
              */
             400: {
                 headers: {
@@ -1225,7 +1251,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["HostNotAllowed"];
-            404: components["responses"]["UserNotFoundOrApp"];
+            404: components["responses"]["UserFunctionOrAppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
@@ -1306,7 +1332,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["EmptySuccess"];
-            /** @description Password length, reset by e-mail configured, the function failed or is missing. */
+            /** @description Password length, reset by e-mail configured, or the function failed or threw (a missing one is a 404). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1316,7 +1342,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["HostNotAllowed"];
-            404: components["responses"]["UserNotFoundOrApp"];
+            404: components["responses"]["UserFunctionOrAppNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
