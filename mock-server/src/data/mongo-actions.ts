@@ -256,6 +256,14 @@ function sameDocuments(now: Document[], then: Document[]): boolean {
   return true;
 }
 
+/**
+ * Whether an update's document is a replacement: a document without update operators, which the
+ * service passed on to MongoDB as one (realm-web's, realm-core's and realm-kotlin's own tests
+ * against it update with `{name: "Alison"}`, and a `findOneAndUpdate` upsert of such a document
+ * holds none of the query's fields: docs/decisions/0002). An empty document too.
+ */
+const isReplacement = (spec: unknown): boolean => isDocument(spec) && !hasOperators(spec);
+
 /** The plan that tells `decided` to decide in a worker, outside the write turn, and come back. */
 const elsewhere = Symbol("decide elsewhere");
 
@@ -705,7 +713,7 @@ export class MongoService {
       case "updateOne":
       case "updateMany":
       case "replaceOne": {
-        const replace = action === "replaceOne";
+        const replace = action === "replaceOne" || isReplacement(args.update);
         const result = await this.update(evaluation, database, name, optionalDocument(args, "query"), args.update, {
           many: action === "updateMany",
           upsert: args.upsert === true,
@@ -732,7 +740,7 @@ export class MongoService {
       }
       case "findOneAndUpdate":
       case "findOneAndReplace": {
-        const replace = action === "findOneAndReplace";
+        const replace = action === "findOneAndReplace" || isReplacement(args.update);
         // realm-web 2.0.1 sends findOneAndDelete as findOneAndReplace without `update`: the service
         // then replaces the match with an empty document (only `_id` is left), and so do we.
         const spec = replace && args.update === undefined ? {} : args.update;
@@ -1250,8 +1258,6 @@ export class MongoService {
     if (options.replace) {
       if (!isDocument(spec) || hasOperators(spec))
         throw errors.mongo("the replace operation document must not contain atomic operators");
-    } else if (isDocument(spec) && !hasOperators(spec)) {
-      throw errors.mongo("Update document requires atomic operators");
     } else if (Array.isArray(spec)) {
       // (A pipeline too large to look at here is checked where it runs: decideUpdate.)
       this.checkHere(evaluation, spec, "update", () => checkUpdatePipeline(spec as Document[]));

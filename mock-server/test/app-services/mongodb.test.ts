@@ -397,12 +397,60 @@ describe("mongodb-atlas actions", () => {
     });
   });
 
+  it("takes an update without operators as a replacement, as the service did for realm-web's own tests", async () => {
+    const people = ns("replacements");
+    const runId = 7;
+    await action("insertMany", {
+      ...people,
+      documents: ["Alice", "Bob", "Charlie"].map((name) => ({ runId, name, hiddenField: "very-secret" })),
+    });
+    const updated = await action("updateOne", {
+      ...people,
+      query: { runId, name: "Alice" },
+      update: { name: "Alison" },
+    });
+    expect(updated.body).toEqual({ matchedCount: { $numberInt: "1" }, modifiedCount: { $numberInt: "1" } });
+    const alison = (await action("findOne", { ...people, query: { name: "Alison" } })).body;
+    expect(Object.keys(alison)).toEqual(["_id", "name"]);
+    // An upsert's new document is the replacement (no field of the query but an `_id`).
+    const upserted = await action("findOneAndUpdate", {
+      ...people,
+      filter: { runId, name: "Nobody" },
+      update: { name: "Dennis", hiddenField: "a hidden value" },
+      upsert: true,
+      returnNewDocument: true,
+    });
+    expect(Object.keys(upserted.body)).toEqual(["_id", "name", "hiddenField"]);
+    const bobby = await action("findOneAndUpdate", {
+      ...people,
+      filter: { runId, name: "Bob" },
+      update: { name: "Bobby" },
+      projection: { name: 1 },
+      returnNewDocument: true,
+    });
+    expect(bobby.body).toEqual({ _id: expect.anything(), name: "Bobby" });
+    const inserted = await action("updateOne", {
+      ...people,
+      query: { runId, name: "Dennis" },
+      update: { runId, name: "Dennis" },
+      upsert: true,
+    });
+    expect(inserted.body).toMatchObject({ matchedCount: { $numberInt: "0" }, upsertedId: expect.anything() });
+    const many = await action("updateMany", { ...people, query: { runId }, update: { hiddenField: "same secret" } });
+    expect(many.body).toEqual({ matchedCount: { $numberInt: "2" }, modifiedCount: { $numberInt: "2" } });
+    expect((await action("find", { ...people, query: { hiddenField: "same secret" } })).body).toHaveLength(2);
+    // An empty update of nothing is nothing.
+    expect((await action("findOneAndUpdate", { ...ns("empty"), filter: {}, update: {} })).body).toBeNull();
+  });
+
   it("answers the service's errors for bad queries, updates, pipelines and arguments (400, never 500)", async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ["find", { ...ns("e"), query: { $who: 1 } }, /^unknown top level operator: \$who\.$/],
       ["find", { ...ns("e"), query: { a: { $who: 1 } } }, /^unknown operator: \$who$/],
       ["updateOne", { ...ns("e"), query: {}, update: { $who: { a: 1 } } }, /Unknown modifier: \$who/],
-      ["updateOne", { ...ns("e"), query: {}, update: { plain: 1 } }, /requires atomic operators/],
+      // (A query's error before the update's: an update without operators is a replacement.)
+      ["updateOne", { ...ns("e"), query: { $who: 1 }, update: {} }, /^unknown top level operator: \$who\.$/],
+      ["updateOne", { ...ns("e"), query: {}, update: { $set: { a: 1 }, plain: 1 } }, /Unknown modifier: plain/],
       [
         "updateOne",
         { ...ns("e"), query: {}, update: { $set: { a: 1 }, $inc: { "a.b": 1 } } },
