@@ -327,6 +327,18 @@ describe("callFunctionStreaming (watch)", () => {
         error_code: "BadRequest",
       });
     }
+    // A filter the query parser refuses, in the words a find gets for it.
+    for (const [filter, error] of [
+      [{ $who: 1 }, "unknown top level operator: $who."],
+      [{ a: { $who: 1 } }, "unknown operator: $who"],
+    ] as const) {
+      const query = `baas_request=${baasRequest({ database: "db", collection: "c", filter })}`;
+      const response = await fetch(`${url}/api/client/v2.0/app/${appId}/functions/call?${query}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error, error_code: "MongoDBError" });
+    }
   });
 
   it("serves many watchers at once and cleans them all up", async () => {

@@ -10,7 +10,7 @@ import { controlApiServed } from "../../config/options.ts";
 import { changeDocument, invalidateDocument, invalidates } from "../../data/change-events.ts";
 import { type ChangeEvent, type Document, fromEJSON, isDocument } from "../../data/documents.ts";
 import { laneGroup } from "../../data/evaluation.ts";
-import { shaperOf } from "../../data/query-jobs.ts";
+import { mongoError, shaperOf } from "../../data/query-jobs.ts";
 import { queryLimitsOf } from "../../data/query-limits.ts";
 import { rulesOf } from "../../data/rules.ts";
 import { strictFormProblem } from "../../data/strict-forms.ts";
@@ -106,7 +106,8 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
       clock: app.clock,
     });
   } catch (error) {
-    throw errors.mongo((error as Error).message);
+    // (In the words a find's query gets: the query parser's messages made MongoDB's.)
+    mongoError(error);
   }
   // Anonymous users have a lower cap, and one client address a cap whatever its users, so that no
   // user or address can take every stream of the app (docs/decisions/0018-fair-shares.md).
