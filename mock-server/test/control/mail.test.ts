@@ -185,6 +185,15 @@ describe("getMail and clearMail", () => {
       expect([missing.response.statusCode, missing.body.code], id).toEqual([404, "NotFound"]);
     }
     expect(await listMail(`?account=${publicKey}&since=m-99999999999999999999`)).toEqual([]);
+    // A `since` that is neither a time nor a message id is refused, not taken as no bound (a typo
+    // would have a test read old mail instead of waiting for the new).
+    for (const since of ["2026-13-45", "yesterday", "1", "2026-11-30", "m-"]) {
+      const { response, body } = await call(app, "listMail", {
+        method: "GET",
+        url: `/_mock/v1/mail?account=${publicKey}&wait=2000&since=${encodeURIComponent(since)}`,
+      });
+      expect([response.statusCode, body.code], since).toEqual([400, "ValidationError"]);
+    }
   });
 
   it("deletes one account's or one app's mail, or all of it", async () => {

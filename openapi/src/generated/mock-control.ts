@@ -3713,6 +3713,7 @@ export interface operations {
                 source?: components["schemas"]["MailSource"];
                 /** @description `confirm` or `reset` for App Services mail; the template id for EmailJS mail. */
                 kind?: string;
+                /** @description An ISO date and time (`2026-11-22T09:58:00.000Z`) or a message's id (`m-12`); anything else is a 400. */
                 since?: string;
                 /** @description Milliseconds to hold the request for a first match (at most 60000). */
                 wait?: number;
