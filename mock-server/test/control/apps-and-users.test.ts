@@ -296,6 +296,19 @@ describe("users", () => {
       payload: { disabled: true },
     });
     expect(disabled.body).toMatchObject({ disabled: true, sessions: [] });
+    // A registration without a user object has nothing to disable (the document lists the 409).
+    const elsewhere = await newApp(app);
+    const unclaimed = await call(app, "createUser", {
+      method: "POST",
+      url: `/_mock/v1/apps/${elsewhere}/users`,
+      payload: { email: "pending-disable@example.com", password: "secret-1", confirmed: false },
+    });
+    const refused = await call(app, "updateUser", {
+      method: "PATCH",
+      url: `/_mock/v1/apps/${elsewhere}/users/${unclaimed.body.id}`,
+      payload: { disabled: true },
+    });
+    expect([refused.response.statusCode, refused.body.code]).toEqual([409, "Conflict"]);
     expect(
       (
         await call(app, "refreshAccessToken", {

@@ -2806,6 +2806,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["HostNotAllowed"];
             404: components["responses"]["NotFound"];
+            /** @description A registration without a user object (pending, or confirmed before its first login) has nothing to disable. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlError"];
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
