@@ -765,6 +765,7 @@ export class MongoService {
             sort: await optionalSort(args),
           },
           this.projectsBefore(database, name, args, filter),
+          true,
         );
         if (args.returnNewDocument === true)
           return result.after ? read(this.projectJob(database, name, args), [result.after]) : reply(null);
@@ -775,10 +776,21 @@ export class MongoService {
         const filter = optionalDocument(args, "filter");
         const sort = await optionalSort(args);
         const before = this.projectsBefore(database, name, args, filter);
-        const [doc] = await this.delete(evaluation, database, name, filter, false, sort, before);
+        const [doc] = await this.delete(evaluation, database, name, filter, false, sort, before, true);
         return doc ? read(this.projectJob(database, name, args, filter), [doc]) : reply(null);
       }
     }
+  }
+
+  /**
+   * The documents of `query` the caller may also read: a `findOneAnd…` finds (a read) before it
+   * writes, so a document the read rule hides is not found, changed or answered, where a write
+   * rule wider than the read rule (the short form's) would have let it be (none when nothing may be
+   * read). Narrowed in the matching only: an upsert's new document still takes the query's fields.
+   */
+  private readableOnly(database: string, name: string, query: Document): Document {
+    const readFilter = this.rules.read(this.principal, database, name);
+    return readFilter === null ? { $and: [query, { _id: { $in: [] } }] } : narrow(query, readFilter);
   }
 
   /**
@@ -1224,8 +1236,11 @@ export class MongoService {
     spec: unknown,
     options: UpdateOptions & { arrayFilters: unknown },
     beforeWrite?: (target: Document) => void,
+    /** A `findOneAnd…`: it matches only documents the caller may read too (a find is a read). */
+    readable = false,
   ): Promise<UpdateResult> {
     const job = await this.updateJob(evaluation, database, name, query, spec, options);
+    if (readable) job.all = this.readableOnly(database, name, job.all);
     const targets = { sort: options.sort ?? {}, many: options.many };
     const outcome = await this.decided(
       evaluation,
@@ -1395,11 +1410,14 @@ export class MongoService {
     many: boolean,
     sort: Document | undefined,
     beforeWrite?: (target: Document) => void,
+    /** A `findOneAndDelete`: it matches only documents the caller may read too. */
+    readable = false,
   ): Promise<Document[]> {
     const deleteFilter = this.rules.delete(this.principal, database, name);
     if (deleteFilter === null) throw errors.mongo("delete not permitted");
     this.checkQuery(evaluation, query);
-    const all = narrow(query, deleteFilter);
+    const writable = narrow(query, deleteFilter);
+    const all = readable ? this.readableOnly(database, name, writable) : writable;
     const job: DeleteJob = { kind: "delete", all, many, ...(sort ? { sort } : {}) };
     const targets = { sort: sort ?? {}, many };
     return this.decided(evaluation, database, name, all, targets, job, async (indices: number[], docs) => {

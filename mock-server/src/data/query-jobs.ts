@@ -406,7 +406,10 @@ export type UpdateSpec = Document | Document[];
 
 export interface UpdateJob {
   kind: "update";
-  /** The action's query narrowed by the write rule (the query alone when the role writes nothing). */
+  /**
+   * The action's query narrowed by the write rule (the query alone when the role writes nothing),
+   * and for a `findOneAnd…` by the read rule too.
+   */
   all: Document;
   /** The action's own query (an upsert seeds its document from it). */
   query: Document;

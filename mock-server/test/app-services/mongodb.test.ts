@@ -443,6 +443,42 @@ describe("mongodb-atlas actions", () => {
     expect((await action("findOneAndUpdate", { ...ns("empty"), filter: {}, update: {} })).body).toBeNull();
   });
 
+  it("finds for a findOneAnd… only what the read rule lets be read, and touches nothing else", async () => {
+    // The short form lets a read rule be narrower than the write rule.
+    const ruled = await newApp(app, {
+      rules: { "shop.mixed": { read: { pub: true }, write: true, insert: true, delete: true } },
+    });
+    const { access_token } = await anonymousLogin(app, ruled);
+    const act = (name: string, argument: Record<string, unknown>) =>
+      mongoAction(app, ruled, access_token, name, { ...ns("mixed"), ...argument });
+    await act("insertMany", {
+      documents: [
+        { _id: 1, pub: true },
+        { _id: 2, pub: false, secret: "hidden" },
+      ],
+    });
+    for (const [name, argument] of [
+      ["findOneAndUpdate", { filter: { _id: 2 }, update: { $set: { t: 1 } } }],
+      ["findOneAndUpdate", { filter: { _id: 2 }, update: { $set: { t: 1 } }, returnNewDocument: true }],
+      ["findOneAndReplace", { filter: { _id: 2 }, update: { pub: false, secret: "replaced" } }],
+      ["findOneAndReplace", { filter: { _id: 2 } }],
+      ["findOneAndDelete", { filter: { _id: 2 } }],
+    ] as const) {
+      const { response, body } = await act(name, argument);
+      expect([response.statusCode, body], name).toEqual([200, null]);
+    }
+    // The hidden document is as it was (read as the system, through the control API).
+    const { body } = await call(app, "listDocuments", {
+      method: "GET",
+      url: `/_mock/v1/apps/${ruled}/data/shop/mixed`,
+    });
+    expect(body.documents).toContainEqual({ _id: { $numberInt: "2" }, pub: false, secret: "hidden" });
+    // A readable one is found, changed and returned.
+    expect(
+      (await act("findOneAndUpdate", { filter: { _id: 1 }, update: { $set: { t: 1 } }, returnNewDocument: true })).body,
+    ).toEqual({ _id: { $numberInt: "1" }, pub: true, t: { $numberInt: "1" } });
+  });
+
   it("answers the service's errors for bad queries, updates, pipelines and arguments (400, never 500)", async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ["find", { ...ns("e"), query: { $who: 1 } }, /^unknown top level operator: \$who\.$/],
