@@ -25,6 +25,7 @@ import { open, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { startValidator } from "../config/start-validators.ts";
 import { toEJSONText } from "../data/documents.ts";
+import { namespaceError } from "../data/namespaces.ts";
 import { appClockRefusal, latestAppTimeMs } from "../state/clock.ts";
 import type { Collection } from "../store/memory/documents.ts";
 import { type MemorySnapshot, MemoryStore } from "../store/memory/memory-store.ts";
@@ -67,6 +68,18 @@ export async function importState(emulator: Emulator, value: unknown): Promise<v
       throw new StateImportError(
         `app ${app.appId}: its clock would pass ${new Date(latestAppTimeMs).toISOString()}, the last second an ObjectId or a timestamp holds`,
       );
+    // What the control API's own entries refuse is refused here too (insertDocuments' namespaces).
+    for (const { database, collection } of app.collections) {
+      const problem = namespaceError(database, collection);
+      if (problem !== undefined) throw new StateImportError(`app ${app.appId}: ${problem}`);
+    }
+  }
+  // Each message's id is its own: the control API reads and deletes a message by it. (Mail of an
+  // app deleted since is kept, as the running server keeps it.)
+  const mailIds = new Set<string>();
+  for (const message of state.mail) {
+    if (mailIds.has(message.id)) throw new StateImportError(`mail ${message.id}: its id is another message's too`);
+    mailIds.add(message.id);
   }
   await emulator.store.importState(state);
   emulator.apps.setClockOffsets(new Map(state.apps.map((app) => [app.appId, app.clockOffsetMs])));

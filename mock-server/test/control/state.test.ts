@@ -231,6 +231,8 @@ describe("state export and import", () => {
     const before = withoutTime(await exportState(target));
     const firstApp = good.apps[0]!;
     const firstAccount = good.emailjsAccounts[0]!;
+    const mail = good.mail as Record<string, unknown>[];
+    expect(mail.length).toBeGreaterThan(0);
     const bad: unknown[] = [
       {},
       { ...good, format: "something-else" },
@@ -247,6 +249,11 @@ describe("state export and import", () => {
           { ...firstApp, collections: [{ database: "d", collection: "c", documents: [{ x: { $oid: "nope" } }] }] },
         ],
       },
+      // What the control API's own entries refuse: an app id createApp refuses, a namespace
+      // insertDocuments refuses, two messages of one id.
+      ...["", "bad/id", "x".repeat(5_000)].map((appId) => ({ ...good, apps: [{ ...firstApp, appId }] })),
+      { ...good, apps: [{ ...firstApp, collections: [{ database: "db$", collection: "c", documents: [] }] }] },
+      { ...good, mail: [mail[0], mail[0]] },
     ];
     for (const payload of bad) {
       const { response, body } = await importState(target, payload);

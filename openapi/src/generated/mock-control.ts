@@ -2011,6 +2011,7 @@ export interface components {
             mail: components["schemas"]["MailMessage"][];
         };
         AppState: {
+            /** @description An id `createApp` would take. */
             appId: string;
             domainId: string;
             /** Format: date-time */
