@@ -33,9 +33,17 @@ const nullish = (value: unknown) => value === null || value === undefined;
 
 /** mingo's options of a computation (its ComputeOptions, which the package does not export). */
 interface ComputeOptions {
+  /** The options proper (shared by every computation made from them). */
+  readonly options: Record<string, unknown>;
+  /** This computation's locals: its root, variables and `$$NOW` (`timestamp`). */
+  readonly local: Record<string, unknown>;
   update(locals: Record<string, unknown>): ComputeOptions;
 }
-type ComputeOptionsClass = { init(options: unknown): ComputeOptions };
+/** Its class: made from options and locals, or from options or another instance (`init`, copying its locals). */
+type ComputeOptionsClass = {
+  new (options: unknown, locals: Record<string, unknown>): ComputeOptions;
+  init(options: unknown): ComputeOptions;
+};
 
 /** The class of the options a stage was handed, when they are an instance of it. */
 export function computeOptionsClass(options: unknown): ComputeOptionsClass | null {

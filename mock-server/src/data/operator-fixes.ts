@@ -323,12 +323,6 @@ function replacing(what: string, rootOf: (expr: unknown) => unknown): AnyFn {
   };
 }
 
-/** mingo's options class (not exported): made from options and locals, or from options (`init`). */
-type OptionsClass = {
-  new (options: unknown, locals: Record<string, unknown>): unknown;
-  init(options: unknown): { options: Record<string, unknown>; local: Record<string, unknown> };
-};
-
 /**
  * `$facet`, as mingo's, but its sub-pipelines keep the options' time and variables: mingo made
  * their options anew from the plain options (to copy their input), so each read `$$NOW` at its
@@ -336,7 +330,7 @@ type OptionsClass = {
  * variables of an enclosing `$lookup`'s `let`.
  */
 const facet: AnyFn = (collection: LazyLike, expr: Record<string, unknown[]>, options) => {
-  const Made = computeOptionsClass(options) as unknown as OptionsClass | null;
+  const Made = computeOptionsClass(options);
   if (Made === null) return mingoPipeline.$facet!(collection, expr, options);
   const { options: plain, local } = Made.init(options);
   // (1: mingo's ProcessingMode.CLONE_INPUT, which its $facet asks of its sub-pipelines.)

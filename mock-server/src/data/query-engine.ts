@@ -814,13 +814,7 @@ const sharedOptions: unknown = (() => {
   return instance;
 })();
 
-/** mingo's options class (not exported): made with options and locals, or from options (`init`). */
-type TimedOptionsClass = {
-  new (options: unknown, locals: Record<string, unknown>): unknown;
-  init(options: unknown): { options: unknown; local: Record<string, unknown> };
-};
-
-const TimedOptions = computeOptionsClass(sharedOptions) as unknown as TimedOptionsClass | null;
+const TimedOptions = computeOptionsClass(sharedOptions);
 
 /**
  * The options a Query or Aggregator starts from (`base`, the shared ones by default), with the
@@ -831,10 +825,7 @@ const TimedOptions = computeOptionsClass(sharedOptions) as unknown as TimedOptio
  */
 function startOptions(base: unknown = sharedOptions): unknown {
   if (TimedOptions === null) return base;
-  const made =
-    base === sharedOptions
-      ? (sharedOptions as { options: unknown; local: Record<string, unknown> })
-      : TimedOptions.init(base);
+  const made = TimedOptions.init(base);
   return new TimedOptions(made.options, { ...made.local, timestamp: actionTime() ?? Date.now() });
 }
 

@@ -137,12 +137,7 @@ function readForm(request: FastifyRequest): Promise<Form> {
           // An empty file input still sends a part (no name, no bytes): nothing was attached; and a
           // part without a field name is nothing. (Busboy gives no filename for an octet-stream part
           // sent without one.)
-          if (
-            name !== undefined &&
-            name !== "" &&
-            !(filename === undefined && size === 0) &&
-            !(filename === "" && size === 0)
-          )
+          if (name !== undefined && name !== "" && !(size === 0 && !filename))
             attachments.push({ field: name, filename: filename ?? "", contentType: mimetype, size });
           done();
         });

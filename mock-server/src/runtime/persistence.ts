@@ -26,7 +26,7 @@ import { dirname, join } from "node:path";
 import { startValidator } from "../config/start-validators.ts";
 import { toEJSONText } from "../data/documents.ts";
 import { namespaceError } from "../data/namespaces.ts";
-import { appClockRefusal, latestAppTimeMs } from "../state/clock.ts";
+import { appClockRefusal } from "../state/clock.ts";
 import type { Collection } from "../store/memory/documents.ts";
 import { type MemorySnapshot, MemoryStore } from "../store/memory/memory-store.ts";
 import { StateImportError } from "../store/state-import.ts";
@@ -64,10 +64,8 @@ export async function importState(emulator: Emulator, value: unknown): Promise<v
   }
   const state = value as State;
   for (const app of state.apps) {
-    if (appClockRefusal(app.clockOffsetMs) !== null)
-      throw new StateImportError(
-        `app ${app.appId}: its clock would pass ${new Date(latestAppTimeMs).toISOString()}, the last second an ObjectId or a timestamp holds`,
-      );
+    const clockRefusal = appClockRefusal(app.clockOffsetMs);
+    if (clockRefusal !== null) throw new StateImportError(`app ${app.appId}: ${clockRefusal}`);
     // What the control API's own entries refuse is refused here too (insertDocuments' namespaces).
     for (const { database, collection } of app.collections) {
       const problem = namespaceError(database, collection);

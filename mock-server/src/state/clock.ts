@@ -50,7 +50,7 @@ export function clockView(clock: Clock) {
  * of a BSON timestamp hold (2106-02-07T06:28:15Z). Past it, the ObjectIds and timestamps the app's
  * database and functions make by its clock would wrap around or be refused (decision 0063).
  */
-export const latestAppTimeMs = 0xffff_ffff * 1000;
+const latestAppTimeMs = 0xffff_ffff * 1000;
 
 /** Why a clock `offsetMs` ahead of the real one cannot be an app's (past latestAppTimeMs), or null. */
 export function appClockRefusal(offsetMs: number, realNow = Date.now()): string | null {

@@ -227,7 +227,7 @@ describe("the app's clock's range", () => {
     for (const one of exported.apps) if (one.appId === appId) one.clockOffsetMs = 200 * 365 * day * 1000;
     const imported = await call(app, "importState", { method: "PUT", url: "/_mock/v1/state", payload: exported });
     expect(imported.response.statusCode).toBe(400);
-    expect(imported.body.error).toContain(`app ${appId}: its clock would pass 2106-02-07T06:28:15.000Z`);
+    expect(imported.body.error).toContain(`app ${appId}: the app's clock cannot pass 2106-02-07T06:28:15.000Z`);
     expect(clock.now() - moves.at(-1)!).toBeLessThan(60_000);
     await call(app, "resetClock", { method: "DELETE", url: `/_mock/v1/apps/${appId}/clock` });
   });
