@@ -20,7 +20,7 @@ import { FakeIdentityProvider } from "../idp/fake-identity-provider.ts";
 import { BuiltinEndpoints } from "../oauth2/builtin-endpoints.ts";
 import { type EndpointSource, RemoteEndpoints } from "../oauth2/endpoints.ts";
 import type { ControlSchemas } from "../openapi/types.ts";
-import { EventBus } from "../state/events.ts";
+import { type ControlEvent, EventBus } from "../state/events.ts";
 import { randomHex, stableObjectIdHex } from "../state/ids.ts";
 import { Hs256Key } from "../state/jwt.ts";
 import { defaultPasswordWorkLimits, PasswordWork } from "../state/password-work.ts";
@@ -130,6 +130,7 @@ export class Emulator {
           ...options.smtpRetry,
           onChange: (message) => {
             const state = message.delivery?.state;
+            if (state === undefined) return;
             this.mailDeliveries[state === "sent" ? "sent" : state === "failed" ? "failed" : "retry"] += 1;
             this.mailEvent(message, `delivery-${state}`);
           },
@@ -247,7 +248,7 @@ export class Emulator {
     }
   }
 
-  private mailEvent(message: MailMessage, action: string): void {
+  private mailEvent(message: MailMessage, action: Extract<ControlEvent, { type: "mail" }>["action"]): void {
     this.events.emit({
       type: "mail",
       action,

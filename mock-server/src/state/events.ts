@@ -4,17 +4,14 @@
  */
 import type { ControlSchemas } from "../openapi/types.ts";
 
-export type ControlEventType = "app" | "user" | "mail" | "data" | "request" | "clock" | "fault";
+/** One live event, as the control document describes it. */
+export type ControlEvent = ControlSchemas["ControlEvent"];
 
-export interface ControlEvent {
-  type: ControlEventType;
-  appId?: string;
-  account?: string;
-  at: string;
-  action: string;
-  id?: string;
-  detail?: Record<string, unknown>;
-}
+/** The EmailJS account an event is of, if any. */
+export const accountOf = (event: ControlEvent): string | undefined => ("account" in event ? event.account : undefined);
+
+/** An event as emitted: `at` is taken when it is sent, unless given. */
+type Emitted<E> = E extends ControlEvent ? Omit<E, "at"> & { at?: string } : never;
 
 export type EventListener = (event: ControlEvent) => void;
 
@@ -42,9 +39,9 @@ export class EventBus {
     return this.listeners.size;
   }
 
-  emit(event: Omit<ControlEvent, "at"> & { at?: string }): void {
+  emit(event: Emitted<ControlEvent>): void {
     if (this.listeners.size === 0) return;
-    const full: ControlEvent = { ...event, at: event.at ?? new Date().toISOString() };
+    const full = { ...event, at: event.at ?? new Date().toISOString() } as ControlEvent;
     for (const listener of this.listeners) listener(full);
   }
 }

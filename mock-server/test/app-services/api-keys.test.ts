@@ -274,6 +274,35 @@ describe("API keys", () => {
     expect(announced).toHaveLength(1);
   });
 
+  it("announces each change of a key as its owner's event: created, disabled, enabled, deleted", async () => {
+    const appId = await newApp(app);
+    const owner = await emailUser(app, appId, "key-events@example.com", "secret-1");
+    const announced: string[] = [];
+    const stop = app.emulator.events.subscribe((event) => {
+      if (event.type === "user" && event.appId === appId && event.id === owner.user_id) announced.push(event.action);
+    });
+    const { body: key } = await create(owner.refresh_token, "watched");
+    for (const [operationId, action] of [
+      ["disableApiKey", "disable"],
+      ["enableApiKey", "enable"],
+    ] as const) {
+      const changed = await call(app, operationId, {
+        method: "PUT",
+        url: `${keys}/${key._id}/${action}`,
+        headers: bearer(owner.refresh_token),
+      });
+      expect(changed.response.statusCode).toBe(204);
+    }
+    const deleted = await call(app, "deleteApiKey", {
+      method: "DELETE",
+      url: `${keys}/${key._id}`,
+      headers: bearer(owner.refresh_token),
+    });
+    expect(deleted.response.statusCode).toBe(204);
+    stop();
+    expect(announced).toEqual(["api-key-created", "api-key-disabled", "api-key-enabled", "api-key-deleted"]);
+  });
+
   it("answers an enable or disable of a key deleted meanwhile 404 APIKeyNotFound, as a moment later", async () => {
     const appId = await newApp(app);
     const owner = await emailUser(app, appId, "late-key@example.com", "secret-1");

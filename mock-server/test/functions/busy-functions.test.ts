@@ -46,10 +46,10 @@ const callFn = (appId: string, token: string, name: string, args: unknown[] = []
   });
 
 /** Resolves with the app's next "function-busy" event: a busy process was given up. */
-function nextBusy(appId: string): Promise<ControlEvent> {
+function nextBusy(appId: string): Promise<Extract<ControlEvent, { type: "request" }>> {
   return new Promise((resolve) => {
     const off = app.emulator.events.subscribe((event) => {
-      if (event.appId === appId && event.action === "function-busy") {
+      if (event.type === "request" && event.appId === appId && event.action === "function-busy") {
         off();
         resolve(event);
       }

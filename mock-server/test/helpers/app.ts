@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, vi } from "vitest";
 import { buildApp } from "../../src/app.ts";
 import { deepMerge } from "../../src/config/app-config.ts";
 import type { StoredSession } from "../../src/store/store.ts";
+import { checkEvents } from "./checked-events.ts";
 import { expectContract } from "./contract.ts";
 import { emulatorDatabase } from "./postgres.ts";
 
@@ -17,7 +18,11 @@ export const testStore = () => (process.env.TEST_STORE === "postgres" ? "postgre
 export async function testApp(options: Parameters<typeof buildApp>[0] = {}): Promise<FastifyInstance> {
   // Cost 4 keeps password hashing cheap in tests; the format is the same at every cost.
   const base = { logLevel: "silent" as const, watchFunctions: false, passwordHashCost: 4, ...options };
-  if (testStore() === "memory" || options.emulator || options.databaseUrl !== undefined) return buildApp(base);
+  if (testStore() === "memory" || options.emulator || options.databaseUrl !== undefined) {
+    const app = await buildApp(base);
+    checkEvents(app);
+    return app;
+  }
   const database = await emulatorDatabase();
   const app = await buildApp({
     ...base,
@@ -28,6 +33,7 @@ export async function testApp(options: Parameters<typeof buildApp>[0] = {}): Pro
     await app.emulator.store.close();
     await database.drop();
   });
+  checkEvents(app);
   return app;
 }
 

@@ -3,6 +3,8 @@
  * reports: `expectContract` asserts on it in tests, and the fuzzer (which runs outside Vitest too)
  * uses it as its oracle.
  */
+
+import { documents } from "@harness/openapi/documents";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { operation } from "../../src/openapi/operations.ts";
@@ -28,8 +30,37 @@ export interface Reply {
 
 type Responses = Record<
   string,
-  { content?: Record<string, { schema?: object; examples?: Record<string, { value?: unknown }> }> }
+  {
+    content?: Record<
+      string,
+      { schema?: object; examples?: Record<string, { value?: unknown }>; "x-event-data"?: object }
+    >;
+  }
 >;
+
+/**
+ * The problem with an event stream's `data:` lines, when its document gives their JSON a schema
+ * (`x-event-data`): each whole event (one followed by its blank line; the last may be cut) must be
+ * JSON the schema takes.
+ */
+function eventDataProblem(operationId: string, schema: object, body: string): string | null {
+  const validate = validatorFor(schema);
+  const events = body.split("\n\n").slice(0, -1);
+  for (const event of events) {
+    for (const line of event.split("\n")) {
+      if (!line.startsWith("data:")) continue;
+      let data: unknown;
+      try {
+        data = JSON.parse(line.slice(5));
+      } catch {
+        return `${operationId} sent a data line that is not JSON: ${clip(line)}`;
+      }
+      if (!validate(data))
+        return `${operationId} sent an event that breaks its schema (${ajv.errorsText(validate.errors)}): ${clip(line)}`;
+    }
+  }
+  return null;
+}
 
 /**
  * The `error_code`s the document's examples give a reply (App Services errors): an error reply's
@@ -73,7 +104,10 @@ export function contractProblem(operationId: string, reply: Reply): string | nul
   if (mediaType === "application/json" && spec.document === "app-services" && type !== "application/json") {
     return `${operationId} ${reply.status}: App Services JSON must be exactly application/json, was ${type}`;
   }
-  if (mediaType === "text/event-stream") return null;
+  if (mediaType === "text/event-stream") {
+    const eventData = content[mediaType]?.["x-event-data"];
+    return eventData ? eventDataProblem(operationId, eventData, reply.body) : null;
+  }
   const schema = content[mediaType]?.schema;
   if (!schema) return null;
   let body: unknown = reply.body;
@@ -98,4 +132,15 @@ export function contractProblem(operationId: string, reply: Reply): string | nul
       return `${operationId} ${reply.status} answered error_code ${code}, which its document's examples do not name (${[...codes]}): ${clip(reply.body)}`;
   }
   return null;
+}
+
+/**
+ * The problem with a live event the emulator emitted (`streamEvents`' `data:` lines), or null when
+ * the control document's `ControlEvent` takes it.
+ */
+export function controlEventProblem(event: unknown): string | null {
+  const schemas = documents["mock-control"].components?.schemas as Record<string, object>;
+  const validate = validatorFor(schemas.ControlEvent!);
+  if (validate(event)) return null;
+  return `an event the control document does not describe (${ajv.errorsText(validate.errors)}): ${clip(JSON.stringify(event))}`;
 }

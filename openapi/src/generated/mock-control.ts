@@ -1185,6 +1185,159 @@ export interface components {
                 code: number;
             };
         };
+        /**
+         * @description One live event of `streamEvents` (a `data:` line's JSON): what changed, in which app
+         *     (`appId`) or EmailJS account (`account`), and when (`at`, the host's time).
+         */
+        ControlEvent: components["schemas"]["AppEvent"] | components["schemas"]["UserEvent"] | components["schemas"]["MailEvent"] | components["schemas"]["DataEvent"] | components["schemas"]["RequestEvent"] | components["schemas"]["ClockEvent"] | components["schemas"]["FaultEvent"];
+        /**
+         * @description An app was created, changed (`updated`: its configuration; `triggers`: a trigger suspended or
+         *     resumed, as the answering instance learns it), reset or deleted.
+         */
+        AppEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "app";
+            appId: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            action: "created" | "updated" | "reset" | "deleted" | "triggers";
+        };
+        /**
+         * @description Something happened to one user (`id`): by a client (`registered`, `confirmed`, `logged-in`,
+         *     `created` at a first login, `linked`, `password-reset`, `logged-out`, `deleted`, an API key
+         *     `api-key-created`, `api-key-enabled`, `api-key-disabled`, `api-key-deleted`) or by the control
+         *     API (`created`, `confirmed`, `disabled`, `enabled`, `sessions-revoked`, `deleted`). A user past
+         *     their lifetime by the app's clock (an anonymous user) is `deleted` when removed.
+         */
+        UserEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "user";
+            appId: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            action: "registered" | "confirmed" | "logged-in" | "created" | "linked" | "password-reset" | "logged-out" | "deleted" | "disabled" | "enabled" | "sessions-revoked" | "api-key-created" | "api-key-enabled" | "api-key-disabled" | "api-key-deleted";
+            /**
+             * @description The user's id; for `registered`, a `confirmed` registration and a control API `deleted`,
+             *     the id the operation named (a registration's id for the first two).
+             */
+            id: string;
+        };
+        /**
+         * @description A message was captured (with `id`), deleted or cleared by the control API, or its delivery over
+         *     SMTP moved (`delivery-queued`: tried and to be tried again, `delivery-sent`, `delivery-failed`).
+         *     An app's mail has `appId`, an EmailJS account's `account`; a clearing of all mail has neither.
+         */
+        MailEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "mail";
+            appId?: string;
+            account?: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            action: "captured" | "deleted" | "cleared" | "delivery-queued" | "delivery-sent" | "delivery-failed";
+            id?: string;
+            detail?: {
+                /**
+                 * @description The message's delivery state, when it is delivered over SMTP.
+                 * @enum {string}
+                 */
+                delivery: "queued" | "sent" | "failed";
+            };
+        };
+        /** @description A change to one collection of the app's data, by anyone (the action is the change's kind). */
+        DataEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "data";
+            appId: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            action: "insert" | "update" | "replace" | "delete" | "drop" | "rename";
+            detail: {
+                database: string;
+                collection: string;
+            };
+        };
+        /**
+         * @description Of the request journal and the function processes: a request `completed` (its `id`, operation
+         *     and status), a change stream or streamed function reply opened or closed (`stream-opened`,
+         *     `stream-closed`), the journal `cleared`, a function's console line (`function-log`), a function
+         *     call holding its process (`function-busy`: the calls and callers in it, and whether new calls
+         *     went to another process).
+         */
+        RequestEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "request";
+            appId?: string;
+            account?: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            action: "completed" | "stream-opened" | "stream-closed" | "cleared" | "function-log" | "function-busy";
+            /** @description The request's id, as the journal lists it. */
+            id?: string;
+            detail?: {
+                operationId: string;
+                status: number;
+            } | {
+                function: string;
+                message: string;
+            } | {
+                calls: number;
+                callers: number;
+                replaced: boolean;
+            };
+        };
+        /** @description An app's or EmailJS account's clock was moved or reset; `offsetMs` is its offset now. */
+        ClockEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "clock";
+            appId?: string;
+            account?: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            action: "advanced" | "reset";
+            detail: {
+                offsetMs: number;
+            };
+        };
+        /** @description A fault was added, fired (`id`), deleted, or all of an app's or account's cleared. */
+        FaultEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "fault";
+            appId?: string;
+            account?: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            action: "added" | "fired" | "deleted" | "cleared";
+            id?: string;
+        };
         ControlError: {
             error: string;
             /** @enum {string} */
