@@ -99,6 +99,8 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   const stringToWellFormed = String.prototype.toWellFormed;
   const SafeBigInt = BigInt;
   const SafeDouble = BSON.Double;
+  const SafeLong = BSON.Long;
+  const longFromBigInt = SafeLong.fromBigInt;
   const isSafeInteger = Number.isSafeInteger;
 
   // --- Freezing the context's built-ins.
@@ -1419,12 +1421,46 @@ ${urlAndHttpSource}
     try {
       value = parseJson(text);
     } catch (ignored) {
-      return ejsonParse(text, { relaxed: true });
+      return libraryRead(text);
     }
     if (call(stringIndexOf, text, "$") === -1 && call(stringIndexOf, text, "\\\\u") === -1) return value;
     const read = numbersRead(value);
-    return read === needsLibrary ? ejsonParse(text, { relaxed: true }) : read;
+    return read === needsLibrary ? libraryRead(text) : read;
   };
+
+  /**
+   * Extended JSON text as the library reads it (relaxed), but an Int64 past 2^53 a Long, as the
+   * emulator holds it (decision 0040): the library's relaxed reading makes it the nearest double,
+   * another value, which a function would then write back. (Its Int64s are read as BigInts and
+   * made numbers within 2^53; a text with no Int64 of 16 digits or more, nor an escape that could
+   * spell one's key, as the library reads it.)
+   */
+  function libraryRead(text) {
+    if (call(regExpExec, longDigits, text) === null && call(stringIndexOf, text, "\\\\u") === -1)
+      return ejsonParse(text, { relaxed: true });
+    return longsExact(ejsonParse(text, { relaxed: true, useBigInt64: true }));
+  }
+  const longDigits = /"\\$numberLong"\\s*:\\s*"[+-]?\\d{16,}"/;
+  function longsExact(value) {
+    if (typeof value === "bigint")
+      return value >= -9007199254740991n && value <= 9007199254740991n
+        ? SafeNumber(value)
+        : call(longFromBigInt, SafeLong, value);
+    if (value === null || typeof value !== "object") return value;
+    if (isArray(value)) {
+      for (let i = 0; i < value.length; i++) value[i] = longsExact(value[i]);
+      return value;
+    }
+    const prototype = getPrototypeOf(value);
+    if (prototype === ObjectPrototype || prototype === null) {
+      const names = keys(value);
+      for (let i = 0; i < names.length; i++) value[names[i]] = longsExact(value[names[i]]);
+    } else if (value._bsontype === "DBRef") {
+      value.oid = longsExact(value.oid);
+      longsExact(value.fields);
+    } else if (value._bsontype === "Code" && value.scope) longsExact(value.scope);
+    return value;
+  }
 
   /**
    * Refuses {"$numberInt": "abc"}, "1.5" and "3000000000", which the library reads as numbers (cut,
@@ -1589,7 +1625,7 @@ ${urlAndHttpSource}
     }
     let value;
     try {
-      value = ejsonParse(message.text, { relaxed: true });
+      value = libraryRead(message.text);
     } catch (error) {
       waiter.reject(error);
       return;

@@ -134,6 +134,40 @@ describe("callFunction", () => {
     ]);
   });
 
+  it("gives a function an Int64 past 2^53 exact: an argument, a document it reads, what it writes back", async () => {
+    const { appId, token } = await appWith(
+      {
+        // (typeof: a Long stays a Long past 2^53; within it, a number, as the library's relaxed reading.)
+        kinds: "exports = (...args) => args.map((a) => [typeof a, String(a)]);",
+        copy: `exports = async (n) => {
+            const notes = context.services.get("mongodb-atlas").db("d").collection("c");
+            await notes.insertOne({ _id: 1, n, nested: [{ n }] });
+            const read = await notes.findOne({ _id: 1 });
+            await notes.insertOne({ _id: 2, n: read.n, nested: read.nested });
+            return [read.n, read.nested[0].n, (await notes.find({ _id: 2 }).toArray())[0].n];
+          };`,
+      },
+      openData,
+    );
+    const big = { $numberLong: "9007199254740993" };
+    const negative = { $numberLong: "-9223372036854775808" };
+    expect((await callFn(appId, token, "kinds", [big, negative, { $numberLong: "5" }, [big]])).body).toEqual([
+      ["object", "9007199254740993"],
+      ["object", "-9223372036854775808"],
+      ["number", "5"],
+      ["object", "9007199254740993"],
+    ]);
+    // (The text's other Extended JSON types send it the library's way; so does a key's escape.)
+    const withDate = [big, { $date: { $numberLong: "0" } }];
+    expect((await callFn(appId, token, "kinds", withDate)).body[0]).toEqual(["object", "9007199254740993"]);
+    expect((await callFn(appId, token, "copy", [big])).body).toEqual([big, big, big]);
+    const { body } = await mongoAction(app, appId, token, "find", { database: "d", collection: "c", query: {} });
+    expect(body).toEqual([
+      { _id: { $numberInt: "1" }, n: big, nested: [{ n: big }] },
+      { _id: { $numberInt: "2" }, n: big, nested: [{ n: big }] },
+    ]);
+  });
+
   it("answers FunctionNotFound for unknown and private functions", async () => {
     const { appId, token } = await appWith({ secret: { source: "exports = () => 1;", private: true } });
     for (const name of ["nope", "secret", "constructor", "__proto__"]) {

@@ -1,8 +1,9 @@
 /**
  * A function's arguments are read in its process as the bson library reads them (relaxed), with
  * shortcuts for the common texts (no Extended JSON types; only `$numberInt`/`$numberDouble`): the
- * function sees exactly the values the library would give, or the call fails with the library's
- * message (or, for number strings and dates it reads as numbers and invalid dates, MongoDB's).
+ * function sees exactly the values the library would give, but an Int64 past 2^53 a Long (the
+ * library's relaxed reading rounds it), or the call fails with the library's message (or, for
+ * number strings and dates it reads as numbers and invalid dates, MongoDB's).
  * Checked by echoing generated arguments back as canonical Extended JSON, given as their text or
  * (a large request's way) as a request body holding them.
  */
@@ -102,7 +103,7 @@ function expected(argsText: string): string {
     if (problem !== null) return `refused: ${problem}`;
   }
   try {
-    const value: unknown = EJSON.parse(argsText, { relaxed: true });
+    const value: unknown = longsExact(EJSON.parse(argsText, { relaxed: true, useBigInt64: true }));
     if (holdsInvalidDate(value)) return "refused: $date is not a valid date";
     return written(value);
   } catch (error) {
@@ -110,8 +111,20 @@ function expected(argsText: string): string {
   }
 }
 
+/** The library's relaxed values with its Int64s (read as BigInts) numbers within 2^53, Longs past it. */
+function longsExact(value: unknown): unknown {
+  if (typeof value === "bigint") return Number.isSafeInteger(Number(value)) ? Number(value) : Long.fromBigInt(value);
+  if (Array.isArray(value)) return value.map(longsExact);
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const k of Object.keys(value))
+      (value as Record<string, unknown>)[k] = longsExact((value as Record<string, unknown>)[k]);
+  }
+  return value;
+}
+
 const numberString = fc.oneof(
   fc.integer().map(String),
+  fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(String),
   fc.double().map(String),
   fc.constantFrom(
     "",
