@@ -127,9 +127,16 @@ const hashes = { sha1: "sha1", sha256: "sha256", sha512: "sha512", md5: "md5" };
 // (Names come from function code: only a table's own entries count, never "constructor" and the like.)
 const own = (table, name) => (typeof name === "string" && Object.hasOwn(table, name) ? table[name] : undefined);
 const base64url = (buffer) => buffer.toString("base64url");
+// (RFC 7518: PS* is RSA-PSS with MGF1 of the same hash and a salt of the digest's length; ES* signs
+// with r and s side by side, not DER.)
+const pssKey = (key) => ({ key, padding: nodeCrypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: nodeCrypto.constants.RSA_PSS_SALTLEN_DIGEST });
+const ecdsaKey = (key) => ({ key, dsaEncoding: "ieee-p1363" });
+const plainKey = (key) => key;
 const jwtAlgorithms = {
   HS256: ["hmac", "sha256"], HS384: ["hmac", "sha384"], HS512: ["hmac", "sha512"],
-  RS256: ["rsa", "sha256"], RS384: ["rsa", "sha384"], RS512: ["rsa", "sha512"],
+  RS256: ["sign", "sha256", plainKey], RS384: ["sign", "sha384", plainKey], RS512: ["sign", "sha512", plainKey],
+  PS256: ["sign", "sha256", pssKey], PS384: ["sign", "sha384", pssKey], PS512: ["sign", "sha512", pssKey],
+  ES256: ["sign", "sha256", ecdsaKey], ES384: ["sign", "sha384", ecdsaKey], ES512: ["sign", "sha512", ecdsaKey],
 };
 /** An AES key of utils.crypto's: the type must be aes, the key (its bytes) 16, 24 or 32 bytes, as Go's crypto/aes says. */
 const aesKey = (a) => {
@@ -138,10 +145,12 @@ const aesKey = (a) => {
   if (key.length !== 16 && key.length !== 24 && key.length !== 32) throw new Error("crypto/aes: invalid key size " + key.length);
   return key;
 };
+// (The reference's names, pss when none is given; pkcs1v1.5 too, as this server first took it.)
 const rsaPadding = (scheme) => {
-  if (scheme === "pss") return { padding: nodeCrypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: nodeCrypto.constants.RSA_PSS_SALTLEN_DIGEST };
-  if (scheme === "pkcs1v1.5") return { padding: nodeCrypto.constants.RSA_PKCS1_PADDING };
-  throw new Error("the signature scheme must be pss or pkcs1v1.5, not '" + scheme + "'");
+  if (scheme === "pss" || scheme === undefined || scheme === null)
+    return { padding: nodeCrypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: nodeCrypto.constants.RSA_PSS_SALTLEN_DIGEST };
+  if (scheme === "pkcs1v15" || scheme === "pkcs1v1.5") return { padding: nodeCrypto.constants.RSA_PKCS1_PADDING };
+  throw new Error("the signature scheme must be pss or pkcs1v15, not '" + scheme + "'");
 };
 // Node's crypto module in functions (sandbox-bootstrap.ts): any digest Node has, bytes as base64.
 const nodeDigests = new Set(nodeCrypto.getHashes());
@@ -371,7 +380,7 @@ const cryptoOps = {
     const input = base64url(Buffer.from(JSON.stringify(header))) + "." + base64url(Buffer.from(String(a.payload)));
     const signature = method[0] === "hmac"
       ? nodeCrypto.createHmac(method[1], Buffer.from(String(a.key))).update(input).digest()
-      : nodeCrypto.sign(method[1], Buffer.from(input), String(a.key));
+      : nodeCrypto.sign(method[1], Buffer.from(input), method[2](String(a.key)));
     return input + "." + base64url(signature);
   },
   jwtDecode(a) {
@@ -385,6 +394,8 @@ const cryptoOps = {
     }
     const method = header && own(jwtAlgorithms, header.alg);
     if (!method) throw new Error("signing method (alg) is unavailable");
+    if (a.accepted !== undefined && !a.accepted.includes(header.alg))
+      throw new Error("signing method " + header.alg + " is invalid");
     const input = Buffer.from(parts[0] + "." + parts[1]);
     const signature = Buffer.from(parts[2], "base64url");
     const valid = method[0] === "hmac"
@@ -392,7 +403,7 @@ const cryptoOps = {
           const expected = nodeCrypto.createHmac(method[1], Buffer.from(String(a.key))).update(input).digest();
           return expected.length === signature.length && nodeCrypto.timingSafeEqual(expected, signature);
         })()
-      : nodeCrypto.verify(method[1], input, String(a.key), signature);
+      : nodeCrypto.verify(method[1], input, method[2](String(a.key)), signature);
     if (!valid) throw new Error("signature is invalid");
     const payloadText = Buffer.from(parts[1], "base64url").toString("utf8");
     const payload = JSON.parse(payloadText);

@@ -637,6 +637,17 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
     return answer.ok;
   };
   const binaryOf = (base64) => call(binaryFromBase64, SafeBinary, base64, 0);
+  /** utils.jwt.decode's accepted signing methods, copied: an array of strings. */
+  const methodsArg = (value) => {
+    const what = "the accepted signing methods must be an array of strings";
+    if (!isArray(value)) throw new SafeTypeError(what);
+    const methods = [];
+    for (let i = 0; i < value.length; i++) {
+      if (typeof value[i] !== "string") throw new SafeTypeError(what);
+      methods[i] = value[i];
+    }
+    return methods;
+  };
   const utils = freeze({
     crypto: freeze({
       hash: (algorithm, input) => binaryOf(cryptoCall("hash", { algorithm, input: bytesArg(input, "the input") })),
@@ -660,9 +671,12 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
           method, payload: stringifyJson(payload === undefined ? {} : payload), key: textArg(key, "the secret"),
           header: isObject(header) ? parseJson(stringifyJson(header)) : undefined,
         }),
-      decode: (token, key, returnHeader) => {
+      decode: (token, key, returnHeader, acceptedSigningMethods) => {
         // (Its exp and nbf checked at the app's time: the app clock's.)
-        const decoded = cryptoCall("jwtDecode", { token: textArg(token, "the token"), key: textArg(key, "the key"), now: appNow() / 1000 });
+        const decoded = cryptoCall("jwtDecode", {
+          token: textArg(token, "the token"), key: textArg(key, "the key"), now: appNow() / 1000,
+          accepted: acceptedSigningMethods === undefined ? undefined : methodsArg(acceptedSigningMethods),
+        });
         const payload = parseJson(decoded.payload);
         return returnHeader === true ? { header: parseJson(decoded.header), payload } : payload;
       },

@@ -98,6 +98,29 @@ describe("utils.crypto", () => {
     expect(await run(check, publicKey, pss.toString("base64"), "massage")).toBe(false);
   });
 
+  it("names PKCS #1 v1.5 pkcs1v15 and signs with PSS when no scheme is given, as the reference says", async () => {
+    const pkcs1 = (await run(
+      `(key) => utils.crypto.sign("rsa", "message", key, "pkcs1v15").toString("base64")`,
+      privateKey,
+    )) as string;
+    expect(verify("sha256", Buffer.from("message"), publicKey, Buffer.from(pkcs1, "base64"))).toBe(true);
+    const unnamed = (await run(
+      `(key) => utils.crypto.sign("rsa", "message", key).toString("base64")`,
+      privateKey,
+    )) as string;
+    const pss = { key: publicKey, padding: rsa.RSA_PKCS1_PSS_PADDING, saltLength: rsa.RSA_PSS_SALTLEN_DIGEST };
+    expect(verify("sha256", Buffer.from("message"), pss, Buffer.from(unnamed, "base64"))).toBe(true);
+    const check = `(key, signature, scheme) => scheme === undefined
+      ? utils.crypto.verify("rsa", "message", key, BSON.Binary.createFromBase64(signature))
+      : utils.crypto.verify("rsa", "message", key, BSON.Binary.createFromBase64(signature), scheme)`;
+    expect(await run(check, publicKey, unnamed)).toBe(true);
+    expect(await run(check, publicKey, pkcs1, "pkcs1v15")).toBe(true);
+    expect(await run(check, publicKey, pkcs1)).toBe(false);
+    expect(await run(`(key) => utils.crypto.sign("rsa", "m", key, "oaep")`, privateKey)).toEqual({
+      thrown: "the signature scheme must be pss or pkcs1v15, not 'oaep'",
+    });
+  });
+
   it("decrypts the reference's own example, and encrypts as it was made (AES-GCM, nonce first, tag last)", async () => {
     // The reference's utils.crypto.encrypt/decrypt example: its key, and the base64 it printed.
     const key = "603082712271C525E087BD999A4E0738";
@@ -163,5 +186,55 @@ describe("utils.jwt", () => {
       });
     }
     expect(await run(`() => utils.jwt.decode("not a token", "s")`)).toEqual({ thrown: "token is malformed" });
+  });
+
+  it("encodes and decodes the reference's ES and PS methods, tokens others can check", async () => {
+    const curves = { ES256: ["prime256v1", "sha256"], ES384: ["secp384r1", "sha384"], ES512: ["secp521r1", "sha512"] };
+    for (const [method, [namedCurve, hash]] of Object.entries(curves)) {
+      const ec = generateKeyPairSync("ec", {
+        namedCurve: namedCurve!,
+        privateKeyEncoding: { type: "pkcs8", format: "pem" },
+        publicKeyEncoding: { type: "spki", format: "pem" },
+      });
+      const token = (await run(
+        `(key, method) => utils.jwt.encode(method, { sub: "ann" }, key)`,
+        ec.privateKey,
+        method,
+      )) as string;
+      const [header, payload, signature] = token.split(".");
+      expect(JSON.parse(Buffer.from(header!, "base64url").toString())).toEqual({ alg: method, typ: "JWT" });
+      // (JWS's form: r and s side by side, not DER.)
+      const key = { key: ec.publicKey, dsaEncoding: "ieee-p1363" as const };
+      expect(verify(hash!, Buffer.from(`${header}.${payload}`), key, Buffer.from(signature!, "base64url"))).toBe(true);
+      expect(await run(`(token, key) => utils.jwt.decode(token, key)`, token, ec.publicKey)).toEqual({ sub: "ann" });
+    }
+    for (const [method, hash] of [
+      ["PS256", "sha256"],
+      ["PS384", "sha384"],
+      ["PS512", "sha512"],
+    ] as const) {
+      const token = (await run(
+        `(key, method) => utils.jwt.encode(method, { sub: "ann" }, key)`,
+        privateKey,
+        method,
+      )) as string;
+      const [header, payload, signature] = token.split(".");
+      const key = { key: publicKey, padding: rsa.RSA_PKCS1_PSS_PADDING, saltLength: rsa.RSA_PSS_SALTLEN_DIGEST };
+      expect(verify(hash, Buffer.from(`${header}.${payload}`), key, Buffer.from(signature!, "base64url"))).toBe(true);
+      expect(await run(`(token, key) => utils.jwt.decode(token, key)`, token, publicKey)).toEqual({ sub: "ann" });
+    }
+  });
+
+  it("decodes only a token of the accepted signing methods, when they are given", async () => {
+    const input = `${b64('{"alg":"HS512","typ":"JWT"}')}.${b64('{"sub":"ann"}')}`;
+    const token = `${input}.${createHmac("sha512", "secret").update(input).digest("base64url")}`;
+    const decode = `(token, methods) => utils.jwt.decode(token, "secret", false, methods)`;
+    expect(await run(decode, token, ["HS512"])).toEqual({ sub: "ann" });
+    expect(await run(decode, token, ["PS256", "HS512"])).toEqual({ sub: "ann" });
+    expect(await run(decode, token, ["HS256"])).toEqual({ thrown: "signing method HS512 is invalid" });
+    expect(await run(decode, token, [])).toEqual({ thrown: "signing method HS512 is invalid" });
+    expect(await run(decode, token, "HS512")).toEqual({
+      thrown: "the accepted signing methods must be an array of strings",
+    });
   });
 });
