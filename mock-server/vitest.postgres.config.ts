@@ -57,6 +57,7 @@ export const bothStores = [
   "test/data/long-values.test.ts",
   "test/data/nul-characters.test.ts",
   "test/data/lone-surrogates.test.ts",
+  "test/data/prototype-paths.test.ts",
   "test/data/query-limits.test.ts",
   "test/data/regex-queries.test.ts",
   "test/data/upsert.test.ts",

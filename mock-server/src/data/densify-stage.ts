@@ -23,6 +23,7 @@ import { addUnits, isUnit, type Unit } from "./date-operators.ts";
 import { add, toDecimal128 } from "./decimal.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { decOf, doubleOf, isDecimal, isNumeric } from "./numeric-operators.ts";
+import { ownField, setOwnField } from "./own-fields.ts";
 import { step as budgetStep, charge } from "./query-limits.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -111,7 +112,7 @@ function valueAt(doc: unknown, parts: string[]): unknown {
   let value = doc;
   for (const part of parts) {
     if (!isDocument(value)) return undefined;
-    value = value[part];
+    value = ownField(value, part);
   }
   return value;
 }
@@ -120,10 +121,10 @@ function valueAt(doc: unknown, parts: string[]): unknown {
 function setAt(doc: Document, parts: string[], value: unknown): void {
   let at = doc;
   for (const part of parts.slice(0, -1)) {
-    if (!isDocument(at[part])) at[part] = {};
-    at = at[part] as Document;
+    if (!isDocument(ownField(at, part))) setOwnField(at, part, {});
+    at = ownField(at, part) as Document;
   }
-  at[parts[parts.length - 1]!] = value;
+  setOwnField(at, parts[parts.length - 1]!, value);
 }
 
 export const densifyStage: AnyFn = (collection, expr) => {

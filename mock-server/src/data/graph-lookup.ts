@@ -19,6 +19,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { isNumeric } from "./numeric-operators.ts";
+import { ownField } from "./own-fields.ts";
 import { step } from "./query-limits.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -67,8 +68,8 @@ function walkPath(doc: unknown, parts: string[], leaf: (value: unknown) => void)
       return;
     }
     if (Array.isArray(value)) {
-      for (const element of value) if (isDocument(element)) walk(element[parts[i]!], i + 1);
-    } else if (isDocument(value)) walk(value[parts[i]!], i + 1);
+      for (const element of value) if (isDocument(element)) walk(ownField(element, parts[i]!), i + 1);
+    } else if (isDocument(value)) walk(ownField(value, parts[i]!), i + 1);
   };
   walk(doc, 0);
 }

@@ -10,6 +10,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { computeOptionsClass } from "./accumulators.ts";
 import { bsonTypeAlias, equalityKey } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
+import { ownField } from "./own-fields.ts";
 import { isRegexValue } from "./regex.ts";
 import { checkBounds } from "./string-operators.ts";
 
@@ -134,8 +135,8 @@ function pathValues(doc: unknown, field: string, side: "local" | "foreign"): unk
       const index = /^\d+$/.test(part);
       if (index) walk(value[Number(part)], i + 1);
       if (!index || side === "foreign")
-        for (const element of value) if (isDocument(element)) walk(element[part], i + 1);
-    } else if (isDocument(value)) walk(value[part], i + 1);
+        for (const element of value) if (isDocument(element)) walk(ownField(element, part), i + 1);
+    } else if (isDocument(value)) walk(ownField(value, part), i + 1);
   };
   walk(doc, 0);
   if (out.length === 0 || (side === "foreign" && out.includes(null))) out.push(null);

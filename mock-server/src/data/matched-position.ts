@@ -5,6 +5,7 @@
  * none, so neither of its callers' modules imports the other).
  */
 import { type Document, isDocument } from "./documents.ts";
+import { ownField } from "./own-fields.ts";
 import { step } from "./query-limits.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -16,7 +17,7 @@ export const isIndex = (part: string): boolean => /^\d+$/.test(part);
 
 /** A child of a value by a path element: a document's field, an array's element by index. */
 export function childOf(node: unknown, part: string): unknown {
-  if (isDocument(node)) return node[part];
+  if (isDocument(node)) return ownField(node, part);
   if (Array.isArray(node) && isIndex(part)) return node[Number(part)];
   return undefined;
 }

@@ -5,6 +5,7 @@
  */
 import { type Document, idKey, isDocument } from "./documents.ts";
 import { doubleOf, isNumeric } from "./numeric-operators.ts";
+import { ownField } from "./own-fields.ts";
 import type { UpdateOptions } from "./query-jobs.ts";
 import { isRegexValue } from "./regex.ts";
 import { keysOf } from "./wide-keys.ts";
@@ -56,7 +57,7 @@ function valuesAt(doc: Document, path: string): unknown[] {
     const next: unknown[] = [];
     for (const value of values) {
       const items = Array.isArray(value) ? value : [value];
-      for (const item of items) if (isDocument(item) && item[part] !== undefined) next.push(item[part]);
+      for (const item of items) if (isDocument(item) && ownField(item, part) !== undefined) next.push(item[part]);
     }
     values = next;
   }

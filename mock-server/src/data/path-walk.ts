@@ -16,6 +16,7 @@
  * reached into nested arrays.
  */
 import { isDocument } from "./documents.ts";
+import { ownField } from "./own-fields.ts";
 import { step } from "./query-limits.ts";
 
 /** Reaches a value: answers true to stop the walk (the operator has its answer). */
@@ -45,7 +46,7 @@ export function somePathValue(root: unknown, parts: readonly string[], visit: Vi
   let value: unknown = root;
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
-    if (isDocument(value)) value = value[part];
+    if (isDocument(value)) value = ownField(value, part);
     else if (i === 0 && Array.isArray(value)) value = digits.test(part) ? value[Number(part)] : undefined;
     else return visit(undefined);
     if (value === undefined) return visit(undefined);

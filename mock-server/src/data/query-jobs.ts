@@ -9,6 +9,7 @@ import { Long } from "bson";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { keptSize, maxBsonObjectSize } from "./bson-size.ts";
 import { cloneValue, type Document, idFirst, idRefusal, idRepr, isDocument, toEJSONText } from "./documents.ts";
+import { forbiddenPath, ownField, setOwnField } from "./own-fields.ts";
 import { aggregate, checkUpdatePipeline, compileQuery, find } from "./query-engine.ts";
 import {
   checkValue,
@@ -228,7 +229,7 @@ function valueAt(doc: Document, keys: string[]): unknown {
   let value: unknown = doc;
   for (const key of keys) {
     if (Array.isArray(value) && /^\d+$/.test(key)) value = value[Number(key)];
-    else if (isDocument(value)) value = value[key];
+    else if (isDocument(value)) value = ownField(value, key);
     else return undefined;
   }
   return value;
@@ -496,13 +497,15 @@ function seedFromQuery(query: Document): Document {
   }
   const seed: Document = {};
   for (const [path, value] of found) {
+    const forbidden = forbiddenPath(path);
+    if (forbidden !== null) throw errors.mongo(forbidden);
     const keys = path.split(".");
     let node = seed;
     for (const key of keys.slice(0, -1)) {
-      if (!isDocument(node[key])) node[key] = {};
-      node = node[key] as Document;
+      if (!isDocument(ownField(node, key))) setOwnField(node, key, {});
+      node = ownField(node, key) as Document;
     }
-    node[keys.at(-1)!] = cloneValue(value);
+    setOwnField(node, keys.at(-1)!, cloneValue(value));
   }
   return seed;
 }

@@ -16,6 +16,7 @@
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { compareBson } from "./bson-order.ts";
 import { isDocument } from "./documents.ts";
+import { ownField } from "./own-fields.ts";
 import { step } from "./query-limits.ts";
 
 const digits = /^\d+$/;
@@ -32,7 +33,7 @@ function walk(node: unknown, parts: readonly string[]): Walk {
     const part = parts[i]!;
     // Whether this name is an index into an array (the element it names is not expanded whole).
     const byIndex = Array.isArray(value) && digits.test(part);
-    if (isDocument(value)) value = value[part];
+    if (isDocument(value)) value = ownField(value, part);
     else if (byIndex) value = (value as unknown[])[Number(part)];
     else return { done: true, value: null };
     if (value === undefined) return { done: true, value: null };

@@ -15,6 +15,7 @@ import { isDocument } from "./documents.ts";
 import { checkFill } from "./fill-spec.ts";
 import { checkGraphLookup } from "./graph-lookup.ts";
 import { doubleOf, isDecimal, isLong, isNumeric } from "./numeric-operators.ts";
+import { forbiddenPath } from "./own-fields.ts";
 import { checkProjectionSpec, fieldPathFailure } from "./projection-spec.ts";
 import { bsonElementText } from "./shell-text.ts";
 import { finish } from "./turns.ts";
@@ -453,6 +454,32 @@ export function checkUpdateStages(pipeline: unknown[], engine: StageEngine): voi
 
 /** Refuses a pipeline MongoDB would refuse to parse, with MongoDB's text; answers nothing otherwise. */
 export function checkStages(pipeline: unknown[], engine: StageEngine): void {
+  refuseForbiddenPaths(pipeline);
   liteParse(pipeline, false);
   fullParse(pipeline, engine, 0);
+}
+
+/**
+ * Refuses a field name or path through `__proto__` (or `constructor.prototype`) anywhere in a
+ * pipeline, and as the path a `$densify` or an `$unset` names: the query engine would otherwise
+ * pass over it in silence (an update would report a change it did not make); see own-fields.ts.
+ */
+function refuseForbiddenPaths(pipeline: unknown[]): void {
+  const pending: unknown[] = [pipeline];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (Array.isArray(value)) for (const item of value) pending.push(item);
+    else if (isDocument(value))
+      for (const key of keysOf(value)) {
+        const forbidden = forbiddenPath(key);
+        if (forbidden !== null) throw errors.mongo(forbidden);
+        const member = value[key];
+        const named = key === "$unset" ? member : key === "$densify" && isDocument(member) ? member.field : undefined;
+        for (const path of Array.isArray(named) ? named : [named]) {
+          const refusal = typeof path === "string" ? forbiddenPath(path) : null;
+          if (refusal !== null) throw errors.mongo(refusal);
+        }
+        pending.push(member);
+      }
+  }
 }

@@ -11,6 +11,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { withValueAt } from "./add-fields.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
+import { ownField } from "./own-fields.ts";
 import { step } from "./query-limits.ts";
 import { keysOf } from "./wide-keys.ts";
 
@@ -20,7 +21,7 @@ type AnyFn = (...args: any[]) => any;
 /** The value at a dotted path through documents only (an array on the way: missing). */
 function valueAt(doc: Document, parts: readonly string[]): unknown {
   let node: unknown = doc;
-  for (const part of parts) node = isDocument(node) ? node[part] : undefined;
+  for (const part of parts) node = isDocument(node) ? ownField(node, part) : undefined;
   return node;
 }
 

@@ -8,6 +8,7 @@
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { childOf, isIndex } from "./matched-position.ts";
+import { forbiddenPath } from "./own-fields.ts";
 import { compileQuery } from "./query-engine.ts";
 import { step } from "./query-limits.ts";
 import { shellText } from "./shell-text.ts";
@@ -29,6 +30,8 @@ const identifierPattern = /^[a-z][a-zA-Z0-9]*$/;
  */
 export function checkPath(path: string): { parts: string[]; identifiers: string[] } {
   if (path === "") throw errors.mongo("An empty update path is not valid.");
+  const forbidden = forbiddenPath(path);
+  if (forbidden !== null) throw errors.mongo(forbidden);
   const parts = path.split(".");
   const identifiers: string[] = [];
   let dollars = 0;

@@ -27,6 +27,7 @@ import { bsonTypeAlias, compareStrings, equalBson } from "./bson-order.ts";
 import { type Document, isDocument, toEJSONText } from "./documents.ts";
 import { matchedPosition } from "./matched-position.ts";
 import { arithmeticUpdate, isInteger, isLong, isNumeric } from "./numeric-operators.ts";
+import { ownField, setOwnField } from "./own-fields.ts";
 import { compileQuery } from "./query-engine.ts";
 import { step } from "./query-limits.ts";
 import { elementText, shellText } from "./shell-text.ts";
@@ -241,11 +242,12 @@ function writeAt(doc: Document, parts: readonly string[], value: unknown): numbe
     const part = parts[i]!;
     const last = i === parts.length - 1;
     if (isDocument(node)) {
-      if (node[part] === undefined && created === -1) created = i;
-      if (last) node[part] = value;
+      const child = ownField(node, part);
+      if (child === undefined && created === -1) created = i;
+      if (last) setOwnField(node, part, value);
       else {
-        if (node[part] === undefined) node[part] = {};
-        node = node[part];
+        if (child === undefined) setOwnField(node, part, {});
+        node = ownField(node, part);
       }
     } else if (Array.isArray(node) && isIndex(part)) {
       const index = Number(part);
@@ -268,8 +270,9 @@ function removeAt(doc: Document, parts: readonly string[]): void {
   let node: unknown = doc;
   for (const part of parts.slice(0, -1)) node = childOf(node, part);
   const last = parts.at(-1)!;
-  if (isDocument(node)) delete node[last];
-  else if (Array.isArray(node) && isIndex(last) && Number(last) < node.length) node[Number(last)] = null;
+  if (isDocument(node)) {
+    if (Object.hasOwn(node, last)) delete node[last];
+  } else if (Array.isArray(node) && isIndex(last) && Number(last) < node.length) node[Number(last)] = null;
 }
 
 /**

@@ -10,6 +10,7 @@ import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { bsonTypeAlias } from "./bson-order.ts";
 import { type Document, isDocument } from "./documents.ts";
 import { namespaceError } from "./namespaces.ts";
+import { ownField } from "./own-fields.ts";
 import { isRegexValue } from "./regex.ts";
 import { shellText } from "./shell-text.ts";
 import { checkVariableName } from "./variable-names.ts";
@@ -228,7 +229,7 @@ export function mergeKey(doc: Document, on: string[]): Document {
   const key: Document = {};
   for (const field of on) {
     let value: unknown = doc;
-    for (const part of field.split(".")) value = isDocument(value) ? value[part] : undefined;
+    for (const part of field.split(".")) value = isDocument(value) ? ownField(value, part) : undefined;
     if (Array.isArray(value)) throw errors.mongo(`$merge write error: 'on' field '${field}' is an array`);
     if (value === undefined || value === null)
       throw errors.mongo(`$merge write error: 'on' field '${field}' cannot be missing, null, undefined or an array`);
