@@ -1452,7 +1452,15 @@ ${urlAndHttpSource}
   function libraryRead(text) {
     if (call(regExpExec, longDigits, text) === null && call(stringIndexOf, text, "\\\\u") === -1)
       return ejsonParse(text, { relaxed: true });
-    return longsExact(ejsonParse(text, { relaxed: true, useBigInt64: true }));
+    let read;
+    try {
+      read = ejsonParse(text, { relaxed: true, useBigInt64: true });
+    } catch (error) {
+      // (In the library's own words: its messages write the value out, which cannot hold a BigInt.)
+      ejsonParse(text, { relaxed: true });
+      throw error;
+    }
+    return longsExact(read);
   }
   const longDigits = /"\\$numberLong"\\s*:\\s*"[+-]?\\d{16,}"/;
   function longsExact(value) {
