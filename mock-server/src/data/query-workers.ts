@@ -127,14 +127,20 @@ class QueryWorkerPool {
 
   private readonly readyWaiters: (() => void)[] = [];
 
-  /** Starts a worker and waits until it takes jobs (tests that expect slow queries warm it). */
+  /**
+   * Starts the pool's workers and waits until each takes jobs (tests that time slow queries warm
+   * it: a worker started only when a job needs it would spend that job's time starting, which on a
+   * loaded machine can be its whole deadline).
+   */
   async warm(): Promise<void> {
-    if (this.slots.length + this.starting === 0) this.grow();
-    if (this.ready) return;
-    await new Promise<void>((resolve) => {
-      this.readyWaiters.push(resolve);
-      this.refs();
-    });
+    for (;;) {
+      while (this.slots.length + this.starting < poolSize) this.grow();
+      if (this.slots.length === poolSize && this.slots.every((slot) => slot.ready)) break;
+      await new Promise<void>((resolve) => {
+        this.readyWaiters.push(resolve);
+        this.refs();
+      });
+    }
     this.refs();
   }
 
@@ -143,10 +149,6 @@ class QueryWorkerPool {
     let n = this.slots.filter((s) => s.job !== null).length;
     for (const _ of this.waiting()) n++;
     return n;
-  }
-
-  private get ready(): boolean {
-    return this.slots.some((s) => s.ready);
   }
 
   /** Starts one more worker (it takes jobs when it says it is ready). */
