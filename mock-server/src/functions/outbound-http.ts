@@ -275,6 +275,11 @@ export class OutboundHttp {
       if (!isDocument(options.form)) throw new OutboundError("form must be a document");
       const form = new Form();
       for (const [name, value] of Object.entries(options.form)) form.append(name, String(value));
+      // The reference says to send a form with `Content-Type: multipart/form-data`: the type fetch
+      // gives it names the boundary its parts are cut at, and without one its server cannot read them.
+      const type = headers.get("content-type");
+      if (type !== null && /^\s*multipart\/form-data\s*(;|$)/i.test(type) && !/boundary=/i.test(type))
+        headers.delete("content-type");
       return form;
     }
     const { body } = options;

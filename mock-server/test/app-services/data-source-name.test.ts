@@ -23,6 +23,7 @@ beforeAll(async () => {
     dataApi: { versions: ["v1"], returnType: "JSON" },
     rules: { default: { read: true, write: true, insert: true, delete: true } },
     functions: {
+      lookUp: { source: `exports = (service) => typeof context.services.get(service);` },
       count: {
         source: `exports = (service) => context.services.get(service).db("shop").collection("items").count({});`,
       },
@@ -61,8 +62,11 @@ describe("a linked cluster with its own service name", () => {
 
     const counted = await callAppFunction(app, appId, token, "count", ["shop-cluster"]);
     expect(counted.body).toEqual({ $numberInt: "1" });
-    const missing = await callAppFunction(app, appId, token, "count", ["mongodb-atlas"]);
-    expect(missing.body.error).toContain("service not found: 'mongodb-atlas'");
+    // (A name no service has gives undefined, as the reference says context.services.get does.)
+    for (const name of ["mongodb-atlas", "nope", "constructor", "__proto__"]) {
+      const looked = await callAppFunction(app, appId, token, "lookUp", [name]);
+      expect(looked.body).toBe("undefined");
+    }
 
     for (const name of ["shop-cluster", "Cluster7"]) {
       const found = await dataApi(name);

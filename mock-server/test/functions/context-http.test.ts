@@ -47,6 +47,8 @@ sources.methods = `exports = async (url) => {
         await context.http.delete({ url });
         const head = await context.http.head({ url });
         await context.http.post({ url, form: { name: "Ann", age: 30 } });
+        // (With the header the reference tells a form to carry.)
+        await context.http.post({ url, form: { name: "Bo" }, headers: { "Content-Type": ["multipart/form-data"] } });
         return [JSON.parse(json.body.text()).body, JSON.parse(text.body.text()).body, head.statusCode];
       };`;
 sources.parts = `exports = (host) => context.http.get({
@@ -181,21 +183,26 @@ describe("context.http", () => {
       "plain words",
       { $numberInt: "200" },
     ]);
-    expect(received.slice(-6).map((request) => request.method)).toEqual([
+    expect(received.slice(-7).map((request) => request.method)).toEqual([
       "POST",
       "PUT",
       "PATCH",
       "DELETE",
       "HEAD",
       "POST",
+      "POST",
     ]);
-    expect(received.at(-6)!.headers["content-type"]).toBe("application/json");
-    expect(received.at(-4)!.body).toBe("hi");
-    // A form goes as multipart/form-data, one part a field.
-    const form = received.at(-1)!;
+    expect(received.at(-7)!.headers["content-type"]).toBe("application/json");
+    expect(received.at(-5)!.body).toBe("hi");
+    // A form goes as multipart/form-data, one part a field, its boundary named (a type given
+    // without one is the type fetch gives it, which names it).
+    const form = received.at(-2)!;
     expect(form.headers["content-type"]).toMatch(/^multipart\/form-data; boundary=/);
     expect(form.body).toMatch(/name="name"\r\n\r\nAnn\r\n/);
     expect(form.body).toMatch(/name="age"\r\n\r\n30\r\n/);
+    const typed = received.at(-1)!;
+    const boundary = /^multipart\/form-data; boundary=(.+)$/.exec(String(typed.headers["content-type"]))?.[1];
+    expect(typed.body).toContain(`--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nBo\r\n`);
   });
 
   it("reads a body's text as UTF-8, as TextDecoder does", async () => {
