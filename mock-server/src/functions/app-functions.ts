@@ -33,6 +33,7 @@ import { functionModules, ModuleArchiveError } from "./module-archive.ts";
 import type { OutboundHttp } from "./outbound-http.ts";
 import {
   BadArguments,
+  CallMoved,
   ExecutionMemoryLimit,
   ExecutionTimeout,
   type HostRequest,
@@ -469,14 +470,25 @@ export class AppFunctions implements SandboxHost {
     return this.processes.size;
   }
 
+  /** How long the process new calls go to has left a ping unanswered (tests: it is held). */
+  get unansweredPingMs(): number {
+    return this.sandbox?.unansweredPingMs ?? 0;
+  }
+
   /**
    * A process has not answered for a while: one of its calls holds its thread. Its callers become
    * suspects, and it takes no new calls if the app has room for another process (see busyLimits).
    */
   busy(sandbox: Sandbox): void {
-    const callers = this.suspect(sandbox);
-    if (!sandbox.usable) return;
+    if (!sandbox.usable) {
+      this.suspect(sandbox);
+      return;
+    }
     const replaced = this.processes.size < busyLimits.processes;
+    // The calls it was never given go to the other process, and their callers are no suspects: they
+    // only came while it was held (sandbox.ts livenessLimits).
+    const moved = replaced ? sandbox.releaseUnsent() : new Set<number>();
+    const callers = this.suspect(sandbox, moved);
     if (replaced) {
       sandbox.retire();
       if (this.sandbox === sandbox) this.sandbox = null;
@@ -517,13 +529,13 @@ export class AppFunctions implements SandboxHost {
   }
 
   /** The callers of a process's calls are suspects from now on (see busyLimits); answers them. */
-  private suspect(sandbox: Sandbox): Set<string> {
+  private suspect(sandbox: Sandbox, moved: ReadonlySet<number> = new Set()): Set<string> {
     const now = Date.now();
     if (this.suspects.size >= busyLimits.suspects)
       for (const [key, until] of this.suspects) if (until <= now) this.suspects.delete(key);
     const callers = new Set<string>();
-    for (const info of this.calls.values()) {
-      if (info.sandbox !== sandbox) continue;
+    for (const [callId, info] of this.calls) {
+      if (info.sandbox !== sandbox || moved.has(callId)) continue;
       const key = callerKey(info);
       if (key !== undefined) callers.add(key);
     }
@@ -562,7 +574,17 @@ export class AppFunctions implements SandboxHost {
   }
 
   private async execute(fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
-    const sandbox = this.sandboxFor(info);
+    for (;;) {
+      try {
+        return await this.executeIn(this.sandboxFor(info), fn, argsText, info);
+      } catch (error) {
+        // Never written to a process seen busy meanwhile: run in another, with the time it has left.
+        if (!(error instanceof CallMoved)) throw error;
+      }
+    }
+  }
+
+  private async executeIn(sandbox: Sandbox, fn: FunctionSource, argsText: string, info: CallInfo): Promise<string> {
     const { deadline, argsInBody } = info;
     const callText = info.principal.kind === "system" ? systemContextText(info.callText) : info.callText;
     const requestText =
@@ -582,6 +604,7 @@ export class AppFunctions implements SandboxHost {
     try {
       return await result;
     } catch (error) {
+      if (error instanceof CallMoved) throw error;
       if (error instanceof ExecutionTimeout) throw errors.executionTimeLimit();
       if (error instanceof ExecutionMemoryLimit) throw errors.executionMemoryLimit();
       if (error instanceof BadArguments)

@@ -203,8 +203,13 @@ const pingGraceMs = 250;
  * While a process has calls, it is pinged this often; one that has not answered for `busyAfterMs`
  * is busy — a call holds its thread (a loop, a long computation) — and the host is told, each look
  * while it stays so (app-functions.ts sends new calls elsewhere).
+ *
+ * A process with calls that has said nothing for `quietMs` may be held by one of them: new runs
+ * wait for its answer to a ping before they are written. Held, it never answers, and the host gives
+ * them to another process once it is seen busy (`releaseUnsent`); written, they could only have
+ * waited behind the call holding it, to their deadline, whoever made them.
  */
-export const livenessLimits = { everyMs: 100, busyAfterMs: 250 };
+export const livenessLimits = { everyMs: 100, busyAfterMs: 250, quietMs: 20 };
 /** How long a process whose pipe broke has to close (and say why) before it is ended anyway. */
 const channelErrorGraceMs = 1_000;
 /** A process that has not said it is ready by then is ended, failing its calls. */
@@ -214,6 +219,8 @@ export class ExecutionTimeout extends Error {}
 export class ExecutionMemoryLimit extends Error {}
 /** The function process could not read the call's arguments (the library's message). */
 export class BadArguments extends Error {}
+/** The call was never written to its process, which is busy: the host runs it in another. */
+export class CallMoved extends Error {}
 
 /** What the emulator offers functions (everything as text). */
 export interface SandboxHost {
@@ -310,6 +317,14 @@ export class Sandbox {
    * message to a sleeping process costs a wake-up, and batches cost one instead of one per call.
    */
   private outbox = "";
+  /**
+   * The runs (and the contexts and clock offsets they need), written with the outbox unless the
+   * process may be held (see `livenessLimits`); the calls whose runs they hold, not yet written.
+   */
+  private runbox = "";
+  private readonly unsent = new Set<number>();
+  /** When the process last said anything (Date.now()). */
+  private lastHeardAt = 0;
   private flushTimer: NodeJS.Immediate | null = null;
   /**
    * The call contexts the process keeps, by text: each distinct context crosses once and runs name
@@ -402,6 +417,7 @@ export class Sandbox {
    * that is not one (the process's code is not trusted) or too large ends the process.
    */
   private read(chunk: string): void {
+    this.lastHeardAt = Date.now();
     let unread = this.unread.length === 0 ? chunk : this.unread + chunk;
     let at = 0;
     while (!this.ended) {
@@ -435,8 +451,9 @@ export class Sandbox {
     );
   }
 
-  private post(text: string): void {
-    this.outbox += frame(text);
+  private post(text: string, run = false): void {
+    if (run) this.runbox += frame(text);
+    else this.outbox += frame(text);
     // Written a turn later than it could be: that turn reads what else has arrived by then (without
     // waiting: an immediate is due), so busy servers send bigger batches and wake the process less.
     this.flushTimer ??= setImmediate(() => {
@@ -447,10 +464,39 @@ export class Sandbox {
   private flush(): void {
     this.flushTimer = null;
     // Runs wait for the process to be ready (started() sends them): their time runs from then.
-    if (!this.ready) return;
-    const batch = this.outbox;
+    if (!this.ready || this.ended) return;
+    let batch = this.outbox;
     this.outbox = "";
-    if (!this.ended && batch.length > 0) this.channel.write(batch);
+    if (this.runbox.length > 0) {
+      // (Sent when it answers: the pong flushes them.)
+      if (this.mayBeHeld()) this.ping();
+      else {
+        batch += this.runbox;
+        this.runbox = "";
+        this.unsent.clear();
+      }
+    }
+    if (batch.length > 0) this.channel.write(batch);
+  }
+
+  /** Whether new runs wait for an answer to a ping first (see `livenessLimits`). */
+  private mayBeHeld(): boolean {
+    if (!this.watchLiveness) return false;
+    if (this.pingSentAt !== null) return true;
+    return this.calls.size > this.unsent.size && Date.now() - this.lastHeardAt >= livenessLimits.quietMs;
+  }
+
+  /**
+   * The calls not yet written to the process (it is busy: see `livenessLimits`) fail with CallMoved, for
+   * the host to run in another process; this one never sees them. Only for a process the host then
+   * retires: the contexts and clock offset their runs carried are dropped with them.
+   */
+  releaseUnsent(): Set<number> {
+    const moved = new Set(this.unsent);
+    this.unsent.clear();
+    this.runbox = "";
+    for (const callId of moved) this.settle(callId, new CallMoved("moved to another process"));
+    return moved;
   }
 
   get usable(): boolean {
@@ -466,6 +512,11 @@ export class Sandbox {
 
   get running(): number {
     return this.calls.size;
+  }
+
+  /** How long the process has left a ping unanswered, 0 if none is (tests). */
+  get unansweredPingMs(): number {
+    return this.pingSentAt === null ? 0 : Date.now() - this.pingSentAt;
   }
 
   /**
@@ -520,7 +571,7 @@ export class Sandbox {
     const offset = options.clockOffsetMs ?? 0;
     if (offset !== this.clockOffsetSent) {
       this.clockOffsetSent = offset;
-      this.post(`t${offset},`);
+      this.post(`t${offset},`, true);
     }
     // "r" callId,functionId,contextId, then the arguments' text to the end ("b": the body holding
     // them; sandbox-bootstrap.ts reads it). "R"/"B": the call's own context.request first, its
@@ -529,13 +580,14 @@ export class Sandbox {
     const { requestText } = options;
     if (options.endpoint) {
       const request = requestText ?? "{}";
-      this.post(`E${callId},${fnId},${context},${request.length},${request}${options.argsText}`);
+      this.post(`E${callId},${fnId},${context},${request.length},${request}${options.argsText}`, true);
     } else if (requestText === undefined) {
-      this.post(`${options.argsInBody ? "b" : "r"}${callId},${fnId},${context},${options.argsText}`);
+      this.post(`${options.argsInBody ? "b" : "r"}${callId},${fnId},${context},${options.argsText}`, true);
     } else {
       const kind = options.argsInBody ? "B" : "R";
-      this.post(`${kind}${callId},${fnId},${context},${requestText.length},${requestText}${options.argsText}`);
+      this.post(`${kind}${callId},${fnId},${context},${requestText.length},${requestText}${options.argsText}`, true);
     }
+    this.unsent.add(callId);
     return { callId, result };
   }
 
@@ -550,12 +602,12 @@ export class Sandbox {
       if (this.contexts.size >= contextLimits.count || this.contextChars + text.length > contextLimits.chars) {
         this.contexts.clear();
         this.contextChars = 0;
-        this.post("z");
+        this.post("z", true);
       }
       id = this.nextContextId++;
       this.contexts.set(text, id);
       this.contextChars += text.length;
-      this.post(`u${id},${text}`);
+      this.post(`u${id},${text}`, true);
     }
     return id;
   }
@@ -612,6 +664,7 @@ export class Sandbox {
         if (this.pingTimer) clearTimeout(this.pingTimer);
         this.pingTimer = null;
         if (this.retired && this.calls.size === 0) this.close();
+        else if (this.runbox.length > 0) this.flush();
         break;
     }
   }
@@ -696,6 +749,7 @@ export class Sandbox {
     const call = this.calls.get(callId);
     if (!call) return;
     this.calls.delete(callId);
+    this.unsent.delete(callId);
     if (outcome instanceof Error) call.reject(outcome);
     else call.resolve(outcome.text);
     if (this.calls.size === 0) this.stopLiveness();
@@ -714,6 +768,8 @@ export class Sandbox {
     if (this.flushTimer) clearImmediate(this.flushTimer);
     this.flushTimer = null;
     this.outbox = "";
+    this.runbox = "";
+    this.unsent.clear();
     this.unread = "";
     this.host.ended?.(this, reason);
     for (const id of [...this.calls.keys()]) this.settle(id, reason);

@@ -1,7 +1,9 @@
 /**
  * A function call that holds its process's thread (a loop, a long computation) holds no other
- * caller's calls made once the emulator has seen it busy: they go to another process, and the
- * busy call's callers to one of their own (functions/app-functions.ts `busyLimits`, decision 0004).
+ * caller's calls made once the emulator has seen it busy, nor those made while it was silent before
+ * (they wait in the emulator, never written to it): they go to another process, and the busy
+ * call's callers to one of their own (functions/app-functions.ts `busyLimits`, sandbox.ts
+ * `livenessLimits`, decision 0004).
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -96,6 +98,29 @@ describe("a function call that holds its process", () => {
     expect((await callFn(appId, other!, "hello")).body).toBe("hi");
   });
 
+  it("holds no call made while it holds, before it is seen: that call goes to another process", async () => {
+    // (Seen busy after a second: the call below is made before, once a ping sent after the spin's
+    // run has gone unanswered, which a process reading its frames in order cannot have done yet.)
+    livenessLimits.busyAfterMs = 1000;
+    const { appId, runtime } = await busyApp();
+    const [hostile, other] = await users(appId, 2);
+    expect((await callFn(appId, other!, "hello")).body).toBe("hi");
+    const busy = nextBusy(appId);
+    let spun = false;
+    const spinning = callFn(appId, hostile!, "spin").finally(() => {
+      spun = true;
+    });
+    await expect.poll(() => runtime.functions.unansweredPingMs, { timeout: 5000 }).toBeGreaterThanOrEqual(100);
+    const answered = await callFn(appId, other!, "hello");
+    expect([answered.response.statusCode, answered.body]).toEqual([200, "hi"]);
+    expect(spun).toBe(false);
+    // Only the spinning call's caller is set apart: the other call was never given to its process.
+    expect((await busy).detail).toEqual({ calls: 1, callers: 1, replaced: true });
+    expect(runtime.functions.processCount).toBe(2);
+    const { response, body } = await spinning;
+    expect([response.statusCode, body.error_code]).toEqual([400, "ExecutionTimeLimitExceeded"]);
+  });
+
   it("lets a long computation seen busy finish with its answer, then its process ends", async () => {
     const { appId, runtime } = await busyApp();
     const [slow, other] = await users(appId, 2);
@@ -114,7 +139,7 @@ describe("a function call that holds its process", () => {
     await expect.poll(() => runtime.functions.processCount, { timeout: 5000, interval: 20 }).toBe(1);
   });
 
-  it("keeps within the app's number of processes: with no room, a busy process keeps its calls", async () => {
+  it("keeps within the app's number of processes: with no room, calls made meanwhile wait for it", async () => {
     busyLimits.processes = 2;
     const { appId, runtime } = await busyApp();
     const [first, second, other] = await users(appId, 3);
@@ -129,9 +154,12 @@ describe("a function call that holds its process", () => {
     const kept = nextBusy(appId);
     spinning.push(callFn(appId, second!, "spin"));
     expect((await kept).detail).toMatchObject({ replaced: false });
+    // A call made meanwhile waits in the emulator, not in the held process: once the first spin's
+    // process ends, making room, it goes to another one.
     const waiting = callFn(appId, other!, "hello");
-    for (const done of await Promise.all([...spinning, waiting]))
+    for (const done of await Promise.all(spinning))
       expect(done.body).toMatchObject({ error_code: "ExecutionTimeLimitExceeded" });
+    expect((await waiting).body).toBe("hi");
     expect(runtime.functions.processCount).toBeLessThanOrEqual(2);
     await expect
       .poll(async () => (await callFn(appId, other!, "hello")).body, { timeout: 5000, interval: 20 })
