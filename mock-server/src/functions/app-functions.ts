@@ -514,14 +514,14 @@ export class AppFunctions implements SandboxHost {
    * A process has ended; before its calls are failed. One that ran out of memory failed everyone's
    * calls in it: its callers become suspects, as a busy process's (their next calls go apart).
    */
-  ended(sandbox: Sandbox, reason: Error): void {
+  ended(sandbox: Sandbox, reason: Error, moved: ReadonlySet<number> = new Set()): void {
     this.processes.delete(sandbox);
     this.moduleRequests.get(sandbox)?.ended.abort();
     if (this.sandbox === sandbox) this.sandbox = null;
     if (this.suspectSandbox === sandbox) this.suspectSandbox = null;
     if (!(reason instanceof ExecutionMemoryLimit)) return;
     this.counts.outOfMemory++;
-    const callers = this.suspect(sandbox);
+    const callers = this.suspect(sandbox, moved);
     this.logger()?.warn(
       { appId: this.app.appId, calls: sandbox.running, callers: callers.size },
       "a function call ran its process out of memory: its callers' next calls go to a process of their own",

@@ -229,8 +229,8 @@ export interface SandboxHost {
   log(callId: number, text: string): void;
   /** The process has not answered a ping for `livenessLimits.busyAfterMs`: one of its calls holds it. */
   busy?(sandbox: Sandbox): void;
-  /** The process has ended, and why its calls are failed (told before they are). */
-  ended?(sandbox: Sandbox, reason: Error): void;
+  /** The process has ended, and why its calls are failed (told before they are), but those it moves. */
+  ended?(sandbox: Sandbox, reason: Error, moved: ReadonlySet<number>): void;
   /** The process gave up a request of its modules it made (`request` with call 0). */
   cancel?(sandbox: Sandbox, pendingId: number): void;
 }
@@ -769,10 +769,14 @@ export class Sandbox {
     this.flushTimer = null;
     this.outbox = "";
     this.runbox = "";
+    // A call's memory ended it: the runs it was never given go to another process, as a busy one's
+    // (not when it failed otherwise: another might fail as it did, or the app is closing).
+    const moved = reason instanceof ExecutionMemoryLimit ? new Set(this.unsent) : new Set<number>();
     this.unsent.clear();
     this.unread = "";
-    this.host.ended?.(this, reason);
-    for (const id of [...this.calls.keys()]) this.settle(id, reason);
+    this.host.ended?.(this, reason, moved);
+    for (const id of [...this.calls.keys()])
+      this.settle(id, moved.has(id) ? new CallMoved("moved to another process") : reason);
     this.child.kill("SIGKILL");
   }
 }

@@ -30,6 +30,10 @@ const functions = {
   compute: { source: "exports = (ms) => { const end = Date.now() + ms; while (Date.now() < end) {} return 'done'; };" },
   hello: { source: "exports = () => 'hi';" },
   greedy: { source: "exports = () => { const kept = []; for (;;) kept.push(new Array(100000).fill(1.5)); };" },
+  greedyLater: {
+    source:
+      "exports = () => { const end = Date.now() + 500; while (Date.now() < end) {} const kept = []; for (;;) kept.push(new Array(100000).fill(1.5)); };",
+  },
 };
 
 async function busyApp() {
@@ -179,5 +183,19 @@ describe("a function call that holds its process", () => {
     const spinning = callFn(appId, greedy!, "spin");
     expect((await callFn(appId, other!, "hello")).body).toBe("hi");
     expect((await spinning).body).toMatchObject({ error_code: "ExecutionTimeLimitExceeded" });
+  });
+
+  it("runs a call made while another ran its process out of memory in another process", async () => {
+    busyLimits.memoryMb = 48;
+    livenessLimits.busyAfterMs = 60_000;
+    const { appId, runtime } = await busyApp();
+    const [greedy, other] = await users(appId, 2);
+    expect((await callFn(appId, other!, "hello")).body).toBe("hi");
+    const failing = callFn(appId, greedy!, "greedyLater");
+    // (Made once a ping sent behind the greedy call's run goes unanswered: its process never sees it.)
+    await expect.poll(() => runtime.functions.unansweredPingMs, { timeout: 5000 }).toBeGreaterThanOrEqual(100);
+    const answered = await callFn(appId, other!, "hello");
+    expect([answered.response.statusCode, answered.body]).toEqual([200, "hi"]);
+    expect((await failing).body).toMatchObject({ error_code: "ExecutionMemoryLimitExceeded" });
   });
 });
