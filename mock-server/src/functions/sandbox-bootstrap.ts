@@ -119,7 +119,8 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
   }
   // --- The reference's BSON global (App Services' API of the library, as its older versions had
   // it): Binary.fromHex / fromBase64 and a Binary's toHex / toBase64 / text; Int32, Long, Double,
-  // Decimal128, ObjectId and BSONRegExp made with or without new; MaxKey and MinKey as values
+  // Decimal128, ObjectId and BSONRegExp made with or without new (the numbers 0 of no argument);
+  // MaxKey and MinKey as values
   // (\`{ $lt: BSON.MaxKey }\`). The library's own classes stay what its values are instances of.
   {
     const RealBinary = BSON.Binary;
@@ -133,7 +134,8 @@ export const bootstrapSource = `(function (hostCall, appText, hostCrypto, hostTi
       const Real = BSON[name];
       const made = {
         [name]: function (...args) {
-          return new Real(...args);
+          // (A Double of nothing is 0, as the reference says; the library's would be NaN.)
+          return name === "Double" && args.length === 0 ? new Real(0) : new Real(...args);
         },
       }[name];
       made.prototype = Real.prototype;

@@ -24,6 +24,8 @@ const run = functionsRunner(
         long: long.toString(),
         formula: long.equals(BSON.Long.fromNumber(342 * Math.pow(2, 32) + 600206158)),
         double: BSON.Double(1234.5678),
+        // (Each 0 without an argument, as the reference says.)
+        zeros: [BSON.Int32(), BSON.Long(), BSON.Double(), new BSON.Double()],
         decimal: BSON.Decimal128.fromString("1.5"),
         ids: [BSON.ObjectId("5e58667d902d38559c802b13").toHexString(), new BSON.ObjectId("5e58667d902d38559c802b13").toHexString()],
         generated: BSON.ObjectId() instanceof BSON.ObjectId,
@@ -65,6 +67,7 @@ describe("the BSON global", () => {
       long: String(342n * 2n ** 32n + 600206158n),
       formula: true,
       double: { $numberDouble: "1234.5678" },
+      zeros: [{ $numberInt: "0" }, { $numberLong: "0" }, { $numberDouble: "0.0" }, { $numberDouble: "0.0" }],
       decimal: { $numberDecimal: "1.5" },
       ids: ["5e58667d902d38559c802b13", "5e58667d902d38559c802b13"],
       generated: true,
