@@ -164,8 +164,9 @@ async function* keeping(batches: AsyncIterable<Document[]>, kept: Map<string, Do
 }
 
 /**
- * The stages an app user's pipeline may not hold, as the reference lists them; a system user's
- * may (`$indexStats` is no one's).
+ * The stages an app user's pipeline may not hold, as the Realm-era documentation listed them; a
+ * system user's may (`$indexStats` is no one's). The service's last documentation let users hold
+ * `$lookup` and `$unionWith`: decision 0002 records the difference.
  */
 const systemOnlyStages = new Set([
   "$collStats",
