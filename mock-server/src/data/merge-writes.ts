@@ -57,7 +57,10 @@ function valuesAt(doc: Document, path: string): unknown[] {
     const next: unknown[] = [];
     for (const value of values) {
       const items = Array.isArray(value) ? value : [value];
-      for (const item of items) if (isDocument(item) && ownField(item, part) !== undefined) next.push(item[part]);
+      for (const item of items) {
+        const value = isDocument(item) ? ownField(item, part) : undefined;
+        if (value !== undefined) next.push(value);
+      }
     }
     values = next;
   }

@@ -100,7 +100,7 @@ import { redactStage } from "./redact-stage.ts";
 import { compileRegex, compileRegexValue, isRegexValue, MongoRegex } from "./regex.ts";
 import { type SchemaCheck, schemaErrors, UnsupportedSchema } from "./schemas.ts";
 import { shellText } from "./shell-text.ts";
-import { checkStages, checkUpdateStages, type StageEngine } from "./stage-specs.ts";
+import { checkStages, checkUpdateStages, refuseForbiddenPaths, type StageEngine } from "./stage-specs.ts";
 import { stringExpressionOperators } from "./string-operators.ts";
 import { exprQueryOperator, truthExpressionOperators } from "./truth.ts";
 import { unwindStage } from "./unwind-stage.ts";
@@ -1113,11 +1113,13 @@ const stageEngine: StageEngine = {
  * the one it runs in, names a writing stage's target in its refusals.
  */
 export function checkAggregation(pipeline: Document[], database?: string): void {
+  refuseForbiddenPaths(pipeline);
   checkStages(pipeline, database === undefined ? stageEngine : { ...stageEngine, database });
 }
 
 /** Refuses an update's pipeline MongoDB refuses (stage-specs.ts), with MongoDB's text. */
 export function checkUpdatePipeline(pipeline: Document[]): void {
+  refuseForbiddenPaths(pipeline);
   checkUpdateStages(pipeline, stageEngine);
 }
 

@@ -454,7 +454,6 @@ export function checkUpdateStages(pipeline: unknown[], engine: StageEngine): voi
 
 /** Refuses a pipeline MongoDB would refuse to parse, with MongoDB's text; answers nothing otherwise. */
 export function checkStages(pipeline: unknown[], engine: StageEngine): void {
-  refuseForbiddenPaths(pipeline);
   liteParse(pipeline, false);
   fullParse(pipeline, engine, 0);
 }
@@ -463,8 +462,9 @@ export function checkStages(pipeline: unknown[], engine: StageEngine): void {
  * Refuses a field name or path through `__proto__` (or `constructor.prototype`) anywhere in a
  * pipeline, and as the path a `$densify` or an `$unset` names: the query engine would otherwise
  * pass over it in silence (an update would report a change it did not make); see own-fields.ts.
+ * Once, where the pipeline is parsed (not each time it runs: an update's runs once a document).
  */
-function refuseForbiddenPaths(pipeline: unknown[]): void {
+export function refuseForbiddenPaths(pipeline: unknown[]): void {
   const pending: unknown[] = [pipeline];
   while (pending.length > 0) {
     const value = pending.pop();

@@ -2,10 +2,10 @@
  * Live events from `GET /_mock/v1/events` (server-sent events), read through the generated client
  * so a control token applies to them too. Reconnects after a drop.
  */
-import type { ControlEvent } from "../../state/events.ts";
+import { accountOf, type ControlEvent } from "../../state/events.ts";
 import { client } from "./api.ts";
 
-export type { ControlEvent };
+export { accountOf, type ControlEvent };
 
 export function subscribe(
   onEvent: (event: ControlEvent) => void,

@@ -1,7 +1,7 @@
 /** One EmailJS account: its settings and templates, mail, request journal, faults and clock. */
 import { client, unwrap } from "../api.ts";
 import { fields, h, sectionNav, table } from "../dom.ts";
-import type { ControlEvent } from "../live.ts";
+import { accountOf, type ControlEvent } from "../live.ts";
 import type { View } from "../view.ts";
 import { clockSection, faultsSection } from "./faults.ts";
 import { journalPanel } from "./journal.ts";
@@ -133,8 +133,7 @@ export function emailJsView(
   }
   return {
     title: `EmailJS ${publicKey}`,
-    affectedBy: (event: ControlEvent) =>
-      "account" in event && event.account === publicKey && liveTypes[tab].includes(event.type),
+    affectedBy: (event: ControlEvent) => accountOf(event) === publicKey && liveTypes[tab].includes(event.type),
     async render() {
       const [account, content] = await Promise.all([
         unwrap(client.GET("/_mock/v1/emailjs/accounts/{publicKey}", { params: { path } })),
