@@ -63,6 +63,7 @@ import {
   fieldsOf,
   insertsOnly,
   isPositionalProjection,
+  type JoinedRule,
   matching,
   maxResults,
   mongoError,
@@ -164,25 +165,29 @@ async function* keeping(batches: AsyncIterable<Document[]>, kept: Map<string, Do
 }
 
 /**
- * The stages an app user's pipeline may not hold, as the Realm-era documentation listed them; a
- * system user's may (`$indexStats` is no one's). The service's last documentation let users hold
- * `$lookup` and `$unionWith`: decision 0002 records the difference.
+ * The stages an app user's pipeline may not hold, as the service's last documentation lists them
+ * (decision 0002); a system user's may (`$indexStats` is no one's). A user's `$lookup` and
+ * `$unionWith` read their collections as the rules of those let the user read them.
  */
-const systemOnlyStages = new Set([
-  "$collStats",
-  "$facet",
-  "$geoNear",
-  "$graphLookup",
-  "$lookup",
-  "$merge",
-  "$out",
-  "$unionWith",
-]);
+const systemOnlyStages = new Set(["$collStats", "$facet", "$geoNear", "$graphLookup", "$merge", "$out"]);
 const nobodysStages = new Set(["$indexStats"]);
 /** The first stages that read no collection (those this server runs): a database's aggregation begins with one. */
 const collectionless = new Set(["$documents"]);
 /** The expression operators an app user's pipeline may not use, anywhere in it. */
-const systemOnlyOperators = new Set(["$function", "$setIsSubset"]);
+const systemOnlyOperators = new Set(["$function"]);
+
+/** The stages of a pipeline, and of the pipelines its `$lookup`s and `$unionWith`s run. */
+function* stagesOf(pipeline: unknown): Generator<string> {
+  if (!Array.isArray(pipeline)) return;
+  for (const stage of pipeline) {
+    if (!isDocument(stage)) continue;
+    const op = Object.keys(stage)[0];
+    if (op === undefined) continue;
+    yield op;
+    const spec = stage[op];
+    if ((op === "$lookup" || op === "$unionWith") && isDocument(spec)) yield* stagesOf(spec.pipeline);
+  }
+}
 
 /**
  * The stages and operators the principal may not use refused; the walk of an app user's
@@ -190,11 +195,9 @@ const systemOnlyOperators = new Set(["$function", "$setIsSubset"]);
  */
 async function checkPipeline(principal: Principal, pipeline: Document[]): Promise<void> {
   const user = principal.kind === "user";
-  for (const stage of pipeline) {
-    const op = Object.keys(stage)[0];
+  for (const op of user ? stagesOf(pipeline) : pipeline.map((stage) => Object.keys(stage)[0]))
     if (op !== undefined && (nobodysStages.has(op) || (user && systemOnlyStages.has(op))))
       throw errors.mongo(`${op} is not allowed in this context`);
-  }
   if (!user) return;
   const turns = new Turns();
   const pending: unknown[] = [pipeline];
@@ -880,11 +883,30 @@ export class MongoService {
             head.sort,
             head.want,
           );
-    // The other collections the pipeline reads (a system user's: an app user's may not join).
+    // The other collections the pipeline reads, each as its rules let the caller read it.
     const others: Record<string, Document[]> = {};
-    for (const other of referencedCollections(pipeline))
-      others[other] = await this.candidates(evaluation, this.reader(database, other), {}, {}, undefined);
-    const job = { kind: "aggregate" as const, ...(shape ? { shape, ...(ruled ? { filter } : {}) } : {}) };
+    const joined: Record<string, JoinedRule> = {};
+    const referenced = [...referencedCollections(pipeline)];
+    await this.rules.prepare(this.principal, database, referenced);
+    for (const other of referenced) {
+      const otherFilter = this.rules.read(this.principal, database, other);
+      if (otherFilter === null) {
+        joined[other] = { hidden: true };
+        continue;
+      }
+      const otherShape = this.rules.readShape(this.principal, database, other);
+      if (!hasNoKeys(otherFilter) || otherShape)
+        joined[other] = {
+          ...(hasNoKeys(otherFilter) ? {} : { filter: otherFilter }),
+          ...(otherShape ? { shape: otherShape } : {}),
+        };
+      others[other] = await this.candidates(evaluation, this.reader(database, other), otherFilter, {}, undefined);
+    }
+    const job = {
+      kind: "aggregate" as const,
+      ...(shape ? { shape, ...(ruled ? { filter } : {}) } : {}),
+      ...(hasNoKeys(joined) ? {} : { joined }),
+    };
     if (writes === undefined) return read({ ...job, stages }, docs, others);
     const reading = { ...job, stages: stages.slice(0, -1), written: true };
     const results = (await readValue(evaluation, reading, docs, others)) as Document[];

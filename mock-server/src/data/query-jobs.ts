@@ -116,13 +116,14 @@ export type ReadJob =
       shape?: ReadShape;
     }
   | { kind: "count"; query: Document; limit?: number }
-  /** The other collections a pipeline reads come whole: only a system user's pipeline reads them. */
   | {
       kind: "aggregate";
       stages: Document[];
       /** The read rule's filter, when it is not the first stage. */
       filter?: Document;
       shape?: ReadShape;
+      /** How the rules let the caller read the other collections the pipeline reads (those it names). */
+      joined?: Record<string, JoinedRule>;
       /** The results go into a collection (`$out`, `$merge`), not a reply: all of them, past its cap. */
       written?: boolean;
     }
@@ -329,6 +330,31 @@ function checkInputs(job: unknown, docs: Document[]): void {
   }
 }
 
+/**
+ * How an app user may read a collection its pipeline joins (`$lookup`, `$unionWith`): none of it,
+ * or the documents its read rule's filter matches, cut down as its roles let the user read them.
+ */
+export type JoinedRule = { hidden: true } | { hidden?: undefined; filter?: Document; shape?: ReadShape };
+
+/** The documents a pipeline's joins read of each other collection, as the rules let the caller read them. */
+function joinedReader(joined: Record<string, JoinedRule>, others: Record<string, Document[]>) {
+  const visible = new Map<string, Document[]>();
+  return (other: string): Document[] => {
+    let found = visible.get(other);
+    if (found === undefined) {
+      const rule = joined[other];
+      found = others[other] ?? [];
+      if (rule?.hidden) found = [];
+      else if (rule) {
+        if (rule.filter) found = matching(found, rule.filter);
+        if (rule.shape) found = found.map(shaper(rule.shape));
+      }
+      visible.set(other, found);
+    }
+    return found;
+  };
+}
+
 /** Answers a read over `docs` (and `others`' documents); the value the action replies. */
 export function runRead(job: ReadJob, docs: Document[], others: Record<string, Document[]> = {}): unknown {
   checkInputs(job, docs);
@@ -351,7 +377,7 @@ export function runRead(job: ReadJob, docs: Document[], others: Record<string, D
       return Long.fromNumber(job.limit === undefined ? n : Math.min(n, job.limit));
     }
     case "aggregate": {
-      const collectionResolver = (other: string): Document[] => others[other] ?? [];
+      const collectionResolver = joinedReader(job.joined ?? {}, others);
       // Cut down by the rules before any stage sees them (the rule's filter then comes apart).
       let input = job.filter ? matching(docs, job.filter) : docs;
       if (job.shape) input = input.map(shaper(job.shape));

@@ -75,6 +75,8 @@ beforeAll(async () => {
       },
       // Rules without roles that insert and do not write: insert-only too.
       "hr.inbox": { read: true, insert: true },
+      // Rules that let a user read nothing.
+      "hr.sealed": { read: false, insert: true },
       "hr.nested": {
         roles: [
           { name: "parts", apply_when: {}, fields: { address: { fields: { city: { read: { "%%user.id": "x" } } } } } },
@@ -144,6 +146,7 @@ beforeAll(async () => {
     "reviews",
     [ann, bob, cid].map(({ user_id }) => ({ author: user_id })),
   );
+  await seed("sealed", [{ author: ann.user_id }]);
   await seed(
     "staff",
     [ann, bob, cid].map(({ user_id }, i) => ({ user_id, salary: { $numberInt: String(i + 1) } })),
@@ -379,6 +382,111 @@ describe("roles of an exported app", () => {
       expect(stream.response.status).toBe(200);
     } finally {
       stream.close();
+    }
+  });
+
+  it("joins other collections as their own rules let the caller read them", async () => {
+    // (Each reads their own document of the directory.)
+    const directory = { database: "hr", collection: "directory" };
+    const own = (as: typeof ann) => ({ $match: { user_id: as.user_id } });
+    // Roles with field permissions: a join reads the documents as a find of them shows them to
+    // the caller — Ann's own salary, the others' names; nobody's `internal`.
+    const people = await action(ann, "aggregate", {
+      ...directory,
+      pipeline: [own(ann), { $lookup: { from: "directory", pipeline: [{ $sort: { name: 1 } }], as: "people" } }],
+    });
+    const shown = (await action(ann, "find", { database: "hr", collection: "directory", query: {}, sort: { name: 1 } }))
+      .body as { name: string; user_id?: string; salary?: unknown; internal?: unknown }[];
+    expect(people.body).toEqual([expect.objectContaining({ people: shown })]);
+    expect(shown).toHaveLength(3);
+    expect(shown.filter((doc) => doc.salary !== undefined)).toEqual([
+      expect.objectContaining({ user_id: ann.user_id }),
+    ]);
+    expect(shown.filter((doc) => doc.internal !== undefined)).toEqual([]);
+    // Roles that call a function as the caller: Bob reviews (all three), Ann authored one.
+    const reviewed = (as: typeof ann, stage: Record<string, unknown>) =>
+      action(as, "aggregate", {
+        ...directory,
+        pipeline: [own(as), stage, { $project: { _id: 0, n: { $size: "$r" } } }],
+      });
+    const lookup = { $lookup: { from: "reviews", localField: "salary", foreignField: "none", as: "r" } };
+    const all = { $lookup: { from: "reviews", pipeline: [], as: "r" } };
+    expect((await reviewed(bob, all)).body).toEqual([{ n: { $numberInt: "3" } }]);
+    expect((await reviewed(ann, all)).body).toEqual([{ n: { $numberInt: "1" } }]);
+    expect((await reviewed(ann, lookup)).body).toEqual([{ n: { $numberInt: "0" } }]);
+    // $unionWith, and a $lookup within it, read the same way.
+    const union = await action(ann, "aggregate", {
+      ...staff,
+      pipeline: [
+        { $match: { _id: null } },
+        {
+          $unionWith: {
+            coll: "directory",
+            pipeline: [
+              { $lookup: { from: "reviews", localField: "user_id", foreignField: "author", as: "mine" } },
+              { $project: { _id: 0, name: 1, salary: 1, reviews: { $size: "$mine" } } },
+            ],
+          },
+        },
+        { $sort: { name: 1 } },
+      ],
+    });
+    expect(union.body).toEqual(
+      shown.map(({ name, salary, user_id }) => ({
+        name,
+        ...(salary === undefined ? {} : { salary }),
+        reviews: { $numberInt: user_id === ann.user_id ? "1" : "0" },
+      })),
+    );
+    // A collection the rules let the caller read nothing of joins nothing.
+    const sealed = await action(ann, "aggregate", {
+      ...directory,
+      pipeline: [
+        own(ann),
+        { $unionWith: "sealed" },
+        { $lookup: { from: "sealed", pipeline: [], as: "sealed" } },
+        { $project: { _id: 0, name: 1, sealed: 1 } },
+      ],
+    });
+    expect(sealed.body).toEqual([{ name: "Ann", sealed: [] }]);
+    // A collection without rules is refused as a read of it is; so is one whose rules fail.
+    const refused = async (from: string) =>
+      (await action(ann, "aggregate", { ...staff, pipeline: [{ $lookup: { from, pipeline: [], as: "x" } }] })).body;
+    expect(await refused("people")).toMatchObject({
+      error: "no rule exists for namespace 'hr.people'",
+      error_code: "MongoDBError",
+    });
+    expect(await refused("broken")).toMatchObject({ error_code: "FunctionExecutionError" });
+  });
+
+  it("keeps the stages kept from users out of the pipelines its joins run", async () => {
+    const refusals = [
+      [{ $lookup: { from: "directory", pipeline: [{ $facet: { n: [{ $count: "n" }] } }], as: "x" } }, "$facet"],
+      [{ $unionWith: { coll: "directory", pipeline: [{ $collStats: { count: {} } }] } }, "$collStats"],
+      [
+        {
+          $unionWith: {
+            coll: "directory",
+            pipeline: [{ $lookup: { from: "reviews", pipeline: [{ $indexStats: {} }], as: "x" } }],
+          },
+        },
+        "$indexStats",
+      ],
+      [
+        {
+          $lookup: {
+            from: "directory",
+            pipeline: [{ $set: { f: { $function: { body: "function() { return 1 }", args: [], lang: "js" } } } }],
+            as: "x",
+          },
+        },
+        "$function",
+      ],
+    ] as const;
+    for (const [stage, name] of refusals) {
+      const { response, body } = await action(ann, "aggregate", { ...staff, pipeline: [stage] });
+      expect(response.statusCode, name).toBe(400);
+      expect(body, name).toMatchObject({ error: `${name} is not allowed in this context`, error_code: "MongoDBError" });
     }
   });
 

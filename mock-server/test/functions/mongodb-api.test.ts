@@ -122,12 +122,14 @@ const functions = {
     out.negative = await ids(items.find({}, { _id: 1 }).sort({ _id: 1 }).skip(1).limit(-2));
     return out;
   };`,
-  // The stages and operators an app user's pipeline may not hold (a system user's may).
+  // The stages an app user's pipeline may not hold (a system user's may), and the joins it reads
+  // under the rules.
   pipelines: `exports = async () => { ${items}
     const pipelines = {
       lookup: [{ $match: { _id: 1 } }, { $lookup: { from: "items", localField: "tag", foreignField: "tag", as: "same" } }, { $project: { n: { $size: "$same" } } }],
+      lookupAll: [{ $match: { _id: 1 } }, { $lookup: { from: "items", pipeline: [], as: "all" } }, { $project: { n: { $size: "$all" } } }],
       graphLookup: [{ $match: { _id: 1 } }, { $graphLookup: { from: "items", startWith: "$tag", connectFromField: "tag", connectToField: "tag", as: "g" } }, { $project: { n: { $size: "$g" } } }],
-      unionWith: [{ $match: { _id: 1 } }, { $unionWith: { coll: "items", pipeline: [{ $match: { _id: 2 } }] } }, { $project: { _id: 1 } }],
+      unionWith: [{ $match: { _id: 1 } }, { $unionWith: { coll: "items", pipeline: [{ $match: { _id: { $in: [2, 6] } } }] } }, { $project: { _id: 1 } }],
       facet: [{ $facet: { n: [{ $count: "n" }] } }],
       setIsSubset: [{ $match: { _id: 1 } }, { $project: { s: { $setIsSubset: [["S"], "$sizes"] } } }],
       out: [{ $match: { tag: "red" } }, { $project: { tag: 1 } }, { $out: "copies" }],
@@ -316,23 +318,25 @@ describe("a function's MongoDB API", () => {
     expect(await run("namesAsSystem")).toEqual({ collections: ["items", "orders"], databases: ["audit", "shop"] });
   });
 
-  it("keeps $lookup, $graphLookup, $unionWith, $facet, $setIsSubset, $out and $merge to system functions", async () => {
+  it("keeps $graphLookup, $facet, $out and $merge to system functions; joins others under rules", async () => {
     await run("seed");
+    // Red items: 1 and 3; six items in all, five of them the caller's; item 1's sizes hold "S".
     expect(await run("pipelines")).toEqual({
-      lookup: "$lookup is not allowed in this context",
+      lookup: [{ _id: { $numberInt: "1" }, n: { $numberInt: "2" } }],
+      lookupAll: [{ _id: { $numberInt: "1" }, n: { $numberInt: "5" } }],
       graphLookup: "$graphLookup is not allowed in this context",
-      unionWith: "$unionWith is not allowed in this context",
+      unionWith: [{ _id: { $numberInt: "1" } }, { _id: { $numberInt: "2" } }],
       facet: "$facet is not allowed in this context",
-      setIsSubset: "$setIsSubset is not allowed in this context",
+      setIsSubset: [{ _id: { $numberInt: "1" }, s: true }],
       out: "$out is not allowed in this context",
       merge: "$merge is not allowed in this context",
       copies: "no rule exists for namespace 'shop.copies'",
     });
-    // Red items: 1 and 3; six items in all; item 1's sizes hold "S".
     expect(await run("pipelinesAsSystem")).toEqual({
       lookup: [{ _id: { $numberInt: "1" }, n: { $numberInt: "2" } }],
+      lookupAll: [{ _id: { $numberInt: "1" }, n: { $numberInt: "6" } }],
       graphLookup: [{ _id: { $numberInt: "1" }, n: { $numberInt: "2" } }],
-      unionWith: [{ _id: { $numberInt: "1" } }, { _id: { $numberInt: "2" } }],
+      unionWith: [{ _id: { $numberInt: "1" } }, { _id: { $numberInt: "2" } }, { _id: { $numberInt: "6" } }],
       facet: [{ n: [{ n: { $numberInt: "6" } }] }],
       setIsSubset: [{ _id: { $numberInt: "1" }, s: true }],
       // The writing stages answer nothing: the red items went out, then item 2 merged in.

@@ -1,8 +1,8 @@
 /**
  * Generated data actions — inserts of documents of every kind of value, finds, counts, updates,
- * upserts, deletes, aggregations and a system function's pipelines — and an app signed in to send
- * them to, for the tests that set the stores against each other and race instances
- * (test/postgres/stores-agree.test.ts, data-races.test.ts).
+ * upserts, deletes, aggregations (joins among them) and a system function's pipelines — and an
+ * app signed in to send them to, for the tests that set the stores against each other and race
+ * instances (test/postgres/stores-agree.test.ts, data-races.test.ts).
  */
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
@@ -140,27 +140,30 @@ export const action: fc.Arbitrary<Action> = fc.oneof(
   query.map((q) =>
     act("aggregate", { pipeline: [{ $match: q }, { $group: { _id: "$a", n: { $sum: 1 } } }, { $sort: { _id: 1 } }] }),
   ),
-  // A system function's pipeline (an app user's may not join): the collection read again inside
-  // it, through the store's reader narrowed by the join's values or the inner $match.
-  fc.tuple(query, path, path).map(([q, local, foreign]) =>
-    act("system aggregate", {
-      pipeline: [
-        { $match: q },
-        { $lookup: { from: self, localField: local, foreignField: foreign, as: "j" } },
-        { $project: { j: "$j._id" } },
-      ],
-    }),
-  ),
-  fc.tuple(query, query, path).map(([q, other, sortBy]) =>
-    act("system aggregate", {
-      pipeline: [
-        { $match: q },
-        { $unionWith: { coll: self, pipeline: [{ $match: other }] } },
-        { $sort: { [sortBy]: -1, _id: 1 } },
-        { $limit: 4 },
-      ],
-    }),
-  ),
+  // Joins, by an app user (the joined collection read under its rules too) and by a system
+  // function: the collection read again inside the pipeline, through the store's reader narrowed
+  // by the rule's filter.
+  ...(["aggregate", "system aggregate"] as const).flatMap((by) => [
+    fc.tuple(query, path, path).map(([q, local, foreign]) =>
+      act(by, {
+        pipeline: [
+          { $match: q },
+          { $lookup: { from: self, localField: local, foreignField: foreign, as: "j" } },
+          { $project: { j: "$j._id" } },
+        ],
+      }),
+    ),
+    fc.tuple(query, query, path).map(([q, other, sortBy]) =>
+      act(by, {
+        pipeline: [
+          { $match: q },
+          { $unionWith: { coll: self, pipeline: [{ $match: other }] } },
+          { $sort: { [sortBy]: -1, _id: 1 } },
+          { $limit: 4 },
+        ],
+      }),
+    ),
+  ]),
 );
 
 /** A system function that runs a pipeline on a collection of `d` (`system aggregate`). */
