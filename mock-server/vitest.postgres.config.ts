@@ -51,6 +51,7 @@ export const bothStores = [
   "test/control/mail-edits.test.ts",
   "test/control/state.test.ts",
   "test/control/state-export-stall.test.ts",
+  "test/control/state-import-checks.test.ts",
   "test/data/bounded-reads.test.ts",
   "test/data/collations.test.ts",
   "test/data/hostile-evaluation.test.ts",

@@ -389,7 +389,29 @@ export function idRefusal(doc: Record<string, unknown>): string | null {
   const id = doc._id;
   if (Array.isArray(id)) return "can't use an array for _id";
   if (id instanceof BSONRegExp || id instanceof RegExp) return "can't use a regex for _id";
-  return null;
+  const dollar = dollarFieldIn(id);
+  return dollar === undefined
+    ? null
+    : `_id fields may not contain '$'-prefixed fields: ${dollar} is not valid for storage.`;
+}
+
+/**
+ * The first `$`-prefixed field name in a document value, at any depth (MongoDB's
+ * storageValidEmbedded, which an `_id` must pass: `{_id: {$ne: null}}` is no id a query can name
+ * as itself). A DBRef's `$ref`/`$id`/`$db` reach here as the library's DBRef, not plain fields.
+ */
+function dollarFieldIn(value: unknown): string | undefined {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) for (const item of node) pending.push(item);
+    else if (node !== null && typeof node === "object" && isPlain(node))
+      for (const key of keysOf(node)) {
+        if (key.startsWith("$")) return key;
+        pending.push((node as Record<string, unknown>)[key]);
+      }
+  }
+  return undefined;
 }
 
 /**

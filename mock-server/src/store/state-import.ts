@@ -2,6 +2,7 @@
  * What both stores check before they replace everything with an imported state (the caller has
  * validated it against the control document's State schema already).
  */
+import { type Document, fromEJSON, idRefusal } from "../data/documents.ts";
 import type { AppRecord, AppState, State, TriggerSuspension, Writer } from "./store.ts";
 
 export class StateImportError extends Error {}
@@ -78,4 +79,20 @@ export function ownersByPlace(
     }
   }
   return byPlace;
+}
+
+/**
+ * A saved document of `namespace` as the store keeps it: its Extended JSON read, and its `_id` one
+ * an insert would take (a `{_id: {$ne: null}}` is no id a query could name as itself).
+ */
+export function importedDocument(doc: unknown, namespace: string): Document {
+  let decoded: Document;
+  try {
+    decoded = fromEJSON(doc, { saved: true }) as Document;
+  } catch (error) {
+    throw new StateImportError(`a document of ${namespace} is not valid Extended JSON: ${(error as Error).message}`);
+  }
+  const refusal = idRefusal(decoded);
+  if (refusal !== null) throw new StateImportError(`a document of ${namespace}: ${refusal}`);
+  return decoded;
 }

@@ -1,7 +1,7 @@
 /**
+ * A state import refuses what the control API's own entries refuse, with 400, changing nothing.
  * Regression (found by fuzzing): a state whose EmailJS account has a negative rate limit was
- * imported, and from then on every account listing broke its documented schema. It is refused
- * with 400 and changes nothing.
+ * imported, and from then on every account listing broke its documented schema.
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,6 +29,33 @@ describe("importing state", () => {
       url: "/_mock/v1/emailjs/accounts",
     });
     expect(listed.accounts.map((a: { publicKey: string }) => a.publicKey)).not.toContain("negative-rate");
+  });
+
+  it("refuses a document whose _id an insert refuses: an array, or a field named like an operator", async () => {
+    const { body: state } = await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" });
+    const holding = (documents: unknown[]) => ({
+      ...state,
+      apps: state.apps.map((one: { collections: unknown[] }, i: number) =>
+        i === 0 ? { ...one, collections: [...one.collections, { database: "d", collection: "odd", documents }] } : one,
+      ),
+    });
+    for (const [documents, refusal] of [
+      [[{ _id: { $ne: null }, n: 1 }], "_id fields may not contain '$'-prefixed fields: $ne is not valid for storage."],
+      [[{ _id: { a: [{ $gt: 1 }] } }], "_id fields may not contain '$'-prefixed fields: $gt is not valid for storage."],
+      [[{ _id: [1] }], "can't use an array for _id"],
+    ] as const) {
+      const { response, body } = await call(app, "importState", {
+        method: "PUT",
+        url: "/_mock/v1/state",
+        payload: holding([...documents]),
+      });
+      expect(response.statusCode).toBe(400);
+      expect(body.error).toBe(`cannot import this state: a document of d.odd: ${refusal}`);
+    }
+    const { body: after } = await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" });
+    expect(after.apps.map((one: { collections: unknown[] }) => one.collections)).toEqual(
+      state.apps.map((one: { collections: unknown[] }) => one.collections),
+    );
   });
 
   it("refuses a clock set back (a negative offset), as the control API's clock refuses it", async () => {

@@ -1,8 +1,9 @@
 /**
  * A document's `_id` as MongoDB keeps it: first among the fields of every document written
  * (inserted, upserted, updated by a pipeline), never changed by an update of any kind, and never
- * an array or a regular expression (update_stage.cpp, upsert_stage.cpp,
- * object_replace_executor.cpp; insert's checks in MongoDB's fixDocumentForInsert).
+ * an array, a regular expression or a document holding a `$`-prefixed field (update_stage.cpp,
+ * upsert_stage.cpp, object_replace_executor.cpp, storage_validation.cpp; insert's checks in
+ * MongoDB's fixDocumentForInsert).
  */
 import { describe, expect, it } from "vitest";
 import { openDataActions } from "../helpers/app.ts";
@@ -140,6 +141,29 @@ describe("_id values MongoDB refuses", () => {
     // Arrays inside a document _id are fine.
     const nested = await action("insertOne", { ...ns, document: { _id: { list: [1, 2] } } });
     expect(nested.response.statusCode).toBe(200);
+  });
+
+  it("refuses an _id holding a $-prefixed field at any depth: no id a query could name as itself", async () => {
+    const ns = collection();
+    await action("insertOne", { ...ns, document: { _id: 1 } });
+    const storage = (field: string) =>
+      new RegExp(`^_id fields may not contain '\\$'-prefixed fields: \\$${field} is not valid for storage\\.$`);
+    await refused("insertOne", { ...ns, document: { _id: { $ne: null }, x: 1 } }, storage("ne"));
+    await refused("insertMany", { ...ns, documents: [{ _id: { a: [{ $gt: 5 }] } }] }, storage("gt"));
+    await refused(
+      "updateOne",
+      { ...ns, query: { _id: { k: { $in: [1] } } }, update: { $set: { a: 1 } }, upsert: true },
+      /^_id fields may not contain '\$'-prefixed fields/,
+    );
+    await refused(
+      "updateOne",
+      { ...ns, query: { none: 1 }, update: { _id: { $where: "1" } }, upsert: true },
+      /^_id fields may not contain '\$'-prefixed fields/,
+    );
+    expect(await all(ns)).toEqual([{ _id: int(1) }]);
+    // A field with a $ inside it, not first, is a name like any other.
+    const fine = await action("insertOne", { ...ns, document: { _id: { a$: 1 } } });
+    expect(fine.response.statusCode).toBe(200);
   });
 
   it("refuses an upsert or replacement that would write such an _id", async () => {

@@ -206,11 +206,13 @@ describe("import", () => {
         '{"_id": 3}',
         '{"_id": 4, "n": {"$numberInt": "four"}}',
         '{"_id": 5, "raw": {"$binary": {"base64": "AQ", "subType": "00"}}}',
+        '{"_id": {"$ne": null}}',
+        '{"_id": [6]}',
       ].join("\n"),
     );
     const result = await importTo("bad", file);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^6 bad line\(s\): nothing was imported/);
+    expect(result.stderr).toMatch(/^8 bad line\(s\): nothing was imported/);
     expect(result.stderr).toMatch(/line 2: its _id is taken/);
     expect(result.stderr).toMatch(/line 3: not JSON/);
     expect(result.stderr).toMatch(/line 4: not valid Extended JSON \(invalid \$date value string: not a date\)/);
@@ -219,6 +221,8 @@ describe("import", () => {
       /line 7: not valid Extended JSON \(strconv\.ParseInt: parsing "four": invalid syntax\)/,
     );
     expect(result.stderr).toMatch(/line 8: not valid Extended JSON \(invalid \$binary base64 string: AQ\)/);
+    expect(result.stderr).toMatch(/line 9: _id fields may not contain '\$'-prefixed fields: \$ne is not valid/);
+    expect(result.stderr).toMatch(/line 10: can't use an array for _id/);
     expect(await count("bad")).toBe(0);
   });
 

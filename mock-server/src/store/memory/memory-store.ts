@@ -5,8 +5,8 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { type AppLimits, appLimits } from "../../config/app-config.ts";
-import { type Document, fromEJSON, toEJSON } from "../../data/documents.ts";
-import { ownersByPlace, StateImportError, savedSuspensions, stateApps } from "../state-import.ts";
+import { type Document, toEJSON } from "../../data/documents.ts";
+import { importedDocument, ownersByPlace, StateImportError, savedSuspensions, stateApps } from "../state-import.ts";
 import type {
   AppChange,
   AppRecord,
@@ -405,15 +405,8 @@ export class MemoryStore implements Store {
         const target = store.data.collection(database, collection);
         const ownerAt = ownersByPlace(owners, documents.length, `${database}.${collection}`);
         for (const [place, doc] of documents.entries()) {
-          let decoded: unknown;
-          try {
-            decoded = fromEJSON(doc, { saved: true });
-          } catch (error) {
-            throw new StateImportError(
-              `a document of ${database}.${collection} is not valid Extended JSON: ${(error as Error).message}`,
-            );
-          }
-          if (!target.insert(decoded as Document, undefined, ownerAt[place]))
+          const decoded = importedDocument(doc, `${database}.${collection}`);
+          if (!target.insert(decoded, undefined, ownerAt[place]))
             throw new StateImportError(`duplicate _id in ${database}.${collection}`);
         }
       }

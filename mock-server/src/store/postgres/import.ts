@@ -1,14 +1,14 @@
 /**
  * Loads `mongoexport` output (one Extended JSON document per line, canonical or relaxed) into a
  * collection of an app in the database. The file is streamed (any size, a batch at a time) inside
- * one transaction: a bad line — not JSON, not a document, not valid Extended JSON, an `_id` that
- * exists already or twice — is reported by its line number, and then nothing of the file is kept.
+ * one transaction: a bad line — not JSON, not a document, not valid Extended JSON, an `_id` an
+ * insert refuses or one that exists already or twice — is reported by its line number, and then nothing of the file is kept.
  * Memory stays bounded whatever the file's size (duplicate `_id`s are found by the primary key).
  * A bulk import sends no change events (like a restore, not like inserts).
  */
 import { createInterface } from "node:readline";
 import { ObjectId } from "bson";
-import { type Document, fromEJSON, isDocument } from "../../data/documents.ts";
+import { type Document, fromEJSON, idRefusal, isDocument } from "../../data/documents.ts";
 import { strictFormMarkers, strictFormProblem } from "../../data/strict-forms.ts";
 import type { Database } from "./database.ts";
 import { storedDocument } from "./documents.ts";
@@ -121,8 +121,9 @@ export async function importDocuments(
       }
       const document = doc as Document;
       if (document._id === undefined) document._id = new ObjectId();
-      if (Array.isArray(document._id)) {
-        report(line, "an _id cannot be an array");
+      const refusal = idRefusal(document);
+      if (refusal !== null) {
+        report(line, refusal);
         continue;
       }
       batch.push({ line, key: idRowKey(document._id), text: storedDocument(document) });

@@ -5,9 +5,9 @@
  * problem. See docs/decisions/0008-postgresql-store.md.
  */
 import pg from "pg";
-import { type Document, fromEJSON } from "../../data/documents.ts";
+import type { Document } from "../../data/documents.ts";
 import { randomHex } from "../../state/ids.ts";
-import { ownersByPlace, StateImportError, savedSuspensions, stateApps } from "../state-import.ts";
+import { importedDocument, ownersByPlace, StateImportError, savedSuspensions, stateApps } from "../state-import.ts";
 import type { AppState, MailMessage, State, StateReading, Store, StoredState } from "../store.ts";
 import { PgApps, PgEmailJsAccounts } from "./apps.ts";
 import { PgContext } from "./context.ts";
@@ -219,14 +219,7 @@ export class PostgresStore implements Store {
           database,
           collection,
           rows: docs.map((doc, place) => {
-            let decoded: Document;
-            try {
-              decoded = fromEJSON(doc, { saved: true }) as Document;
-            } catch (error) {
-              throw new StateImportError(
-                `a document of ${database}.${collection} is not valid Extended JSON: ${(error as Error).message}`,
-              );
-            }
+            const decoded = importedDocument(doc, `${database}.${collection}`);
             const key = idRowKey(decoded._id);
             if (seen.has(key)) throw new StateImportError(`duplicate _id in ${database}.${collection}`);
             seen.add(key);

@@ -45,6 +45,8 @@ interface Place {
 }
 
 function documentCard(place: Place, doc: Doc, index: number, refresh: () => void): HTMLElement {
+  // (Its filters name the id by `$eq`: an id stored before inserts refused `{$ne: null}` and the
+  // like would otherwise be read as a condition, and another document changed.)
   const id = doc._id;
   const key = `doc-${JSON.stringify(id)}`;
   const path = { params: { path: place } };
@@ -54,7 +56,7 @@ function documentCard(place: Place, doc: Doc, index: number, refresh: () => void
     await unwrap(
       client.POST("/_mock/v1/apps/{appId}/data/{database}/{collection}/replace-one", {
         ...path,
-        body: { filter: { _id: id }, replacement: parseDocument(text, "The document") },
+        body: { filter: { _id: { $eq: id } }, replacement: parseDocument(text, "The document") },
       }),
     );
     return `Saved the document ${idText(id)}.`;
@@ -65,7 +67,7 @@ function documentCard(place: Place, doc: Doc, index: number, refresh: () => void
       await unwrap(
         client.POST("/_mock/v1/apps/{appId}/data/{database}/{collection}/delete-one", {
           ...path,
-          body: { filter: { _id: id } },
+          body: { filter: { _id: { $eq: id } } },
         }),
       );
       return `Deleted the document ${idText(id)}.`;
