@@ -68,6 +68,31 @@ describe("the mail frame", () => {
     expect(frame.querySelector("img")?.getAttribute("src")).toBe("https://tracker.example/pixel.gif");
   });
 
+  it("frames a mail that is a frameset, or nothing, with an empty body", () => {
+    for (const html of ["<frameset><frame src=x></frameset>", ""]) {
+      const frame = parse(mailFrameDocument(html, { loadImages: false }));
+      expect(frame.querySelector("frameset, frame")).toBeNull();
+      expect(frame.body.textContent).toBe("");
+    }
+  });
+
+  it("drops what a cleaned mail grows again when the frame parses it (nested forms, foreign content)", () => {
+    const mutating = [
+      '<form><math><mtext></form><form><mglyph><style></math><meta http-equiv="refresh" content="0;url=https://tracker.example/m">',
+      '<svg></p><style><a id="</style><meta http-equiv=refresh content=0;url=https://tracker.example/s>">',
+      '<math><mtext><table><mglyph><style><!--</style><img title="--&gt;&lt;/mglyph&gt;&lt;meta http-equiv=refresh content=0;url=https://tracker.example/t&gt;">',
+    ];
+    for (const html of mutating) {
+      const framed = mailFrameDocument(html, { loadImages: false });
+      // What the browser builds of the frame's text, parsed again and again, holds none of it.
+      let frame = parse(framed);
+      for (let pass = 0; pass < 3; pass++) {
+        expect(frame.querySelector(`meta[http-equiv="refresh" i], ${"base, link, script, iframe"}`), html).toBeNull();
+        frame = parse(`<!doctype html>${frame.documentElement.outerHTML}`);
+      }
+    }
+  });
+
   it("tells whether a message has remote images", () => {
     expect(hasRemoteImages(tracking)).toBe(true);
     expect(hasRemoteImages('<p style="background: url(//cdn.example/b.png)">x</p>')).toBe(true);

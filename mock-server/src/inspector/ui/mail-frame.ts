@@ -37,8 +37,23 @@ export function hasRemoteImages(html: string): boolean {
   );
 }
 
-/** The frame's document: the mail's body and styles under the frame's own head. */
-export function mailFrameDocument(html: string, { loadImages }: { loadImages: boolean }): string {
+/**
+ * The frame's document: the mail's body and styles under the frame's own head. Cleaned until
+ * cleaning changes nothing: markup can parse into other elements the second time (nested forms,
+ * foreign content — "mutation XSS"), and the frame parses the text again. A mail that never
+ * settles is shown empty.
+ */
+export function mailFrameDocument(html: string, options: { loadImages: boolean }): string {
+  let text = html;
+  for (let pass = 0; pass < 5; pass++) {
+    const framed = cleanedOnce(text, options);
+    if (framed === text) return framed;
+    text = framed;
+  }
+  return cleanedOnce("", options);
+}
+
+function cleanedOnce(html: string, { loadImages }: { loadImages: boolean }): string {
   const parsed = new DOMParser().parseFromString(html, "text/html");
   for (const element of Array.from(parsed.querySelectorAll(removed))) element.remove();
   for (const link of Array.from(parsed.querySelectorAll("a[href], area[href]"))) {
@@ -53,5 +68,6 @@ export function mailFrameDocument(html: string, { loadImages }: { loadImages: bo
     // The mail's own styles (in its head) stay: inline CSS only, the policy refuses remote sheets.
     ...Array.from(parsed.head.querySelectorAll("style"), (style) => style.outerHTML),
   ].join("");
-  return `<!doctype html><html><head>${head}</head>${parsed.body.outerHTML}</html>`;
+  // (A frameset, removed, leaves no body.)
+  return `<!doctype html><html><head>${head}</head>${parsed.body?.outerHTML ?? "<body></body>"}</html>`;
 }
