@@ -176,6 +176,13 @@ function signingSecretFallbacks(
   return { secrets };
 }
 
+/** A token clients send as `Authorization: Bearer <token>`: one that a header can carry whole. */
+function bearerToken(token: string, option: string): string {
+  if (!/^[\x21-\x7e]+$/.test(token))
+    fail(`${option} must be visible ASCII characters without spaces: a client sends it in an Authorization header`);
+  return token;
+}
+
 function fail(message: string): never {
   process.stderr.write(`${message}\n\n${usage}\n`);
   process.exit(2);
@@ -278,7 +285,10 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
   if (allowedHosts !== undefined) {
     const hosts = hostList(allowedHosts, "--allowed-hosts");
     if (hosts.includes("*"))
-      process.stderr.write("Warning: --allowed-hosts '*' answers any Host: DNS-rebinding protection is off.\n");
+      process.stderr.write(
+        "Warning: --allowed-hosts '*' answers any Host: DNS-rebinding protection is off for the services " +
+          "(the control API answers other names than its own only with --control-token).\n",
+      );
     options.allowedHosts = hosts;
   }
   const authRateLimit = values["auth-rate-limit"] ?? env.MOCK_AUTH_RATE_LIMIT;
@@ -356,9 +366,9 @@ function parse(argv: string[]): { command: "start" | "exec"; options: Partial<Em
     options.triggerLeaseMs = n * 1000;
   }
   const controlToken = values["control-token"] ?? env.MOCK_CONTROL_TOKEN;
-  if (controlToken) options.controlToken = controlToken;
+  if (controlToken) options.controlToken = bearerToken(controlToken, "--control-token");
   const metricsToken = values["metrics-token"] ?? env.MOCK_METRICS_TOKEN;
-  if (metricsToken) options.metricsToken = metricsToken;
+  if (metricsToken) options.metricsToken = bearerToken(metricsToken, "--metrics-token");
   const metricsAddress = values["metrics-address"] ?? env.MOCK_METRICS_ADDRESS;
   if (metricsAddress) {
     const parsed = parseListenAddress(metricsAddress);

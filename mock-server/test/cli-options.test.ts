@@ -21,6 +21,8 @@ describe("start-up option checks", () => {
     [["--allowed-hosts", "http://notes.example"], "is not a host name or address"],
     [["--function-http-hosts", "api.example.com/v1"], "--function-http-hosts: 'api.example.com/v1' is not a host name"],
     [["--public-url", "notes.example"], "--public-url must be an http(s) URL"],
+    [["--control-token", "my token"], "--control-token must be visible ASCII characters without spaces"],
+    [["--metrics-token", "jeton-é"], "--metrics-token must be visible ASCII characters without spaces"],
     [["--auth-rate-limit", "lots"], "--auth-rate-limit: 'lots' is not MAX/WINDOW"],
     [["--trust-proxy", "proxy.example"], "--trust-proxy: 'proxy.example' is not true"],
     [["--production", "--allow-function-source"], "--allow-function-source does not go with --production"],

@@ -9,6 +9,7 @@ export default defineControlRoute("deleteEmailJsAccount", async (request, reply)
   // Deleted meanwhile by another request (here or on another instance): as a moment later.
   if (!(await emailjs.delete(account.publicKey))) throw noSuchAccount(account.publicKey);
   await store.mail.clear({ account: account.publicKey });
+  request.server.emulator.events.emit({ type: "mail", action: "cleared", account: account.publicKey });
   // Its rate limit's window too (an account made again with its key starts afresh).
   await countersOf(store).forgetScope(account.publicKey);
   return reply.code(204).send();

@@ -9,8 +9,8 @@
 import type { FastifyInstance } from "fastify";
 import { controlApiServed } from "../config/options.ts";
 import { controlErrors } from "../errors/catalogue.ts";
-import { publicOrigin } from "../http/areas.ts";
 import { bearerMatches } from "../http/bearer.ts";
+import { hostName, hostPolicy } from "../http/host-check.ts";
 import { registerDocumentedRoutes } from "../openapi/register-routes.ts";
 import { routes } from "./routes.ts";
 
@@ -32,6 +32,25 @@ const testingOnly: Record<string, string> = {
   advanceEmailJsClock: "moving the clock",
 };
 
+/**
+ * Whether a browser page's `Origin` is the emulator's own: the origin the page reached it at (its
+ * `Host` passed the allow-list) or the `--public-url` one, compared as origins (`Localhost` and
+ * `localhost`, `:443` and none over https, are one).
+ */
+function ownOrigin(origin: string, reached: string, configured: string | null): boolean {
+  const given = originOf(origin);
+  return given !== null && (given === originOf(reached) || given === configured);
+}
+
+function originOf(text: string): string | null {
+  try {
+    const origin = new URL(text).origin;
+    return origin === "null" ? null : origin;
+  } catch {
+    return null;
+  }
+}
+
 export async function controlPlugin(app: FastifyInstance): Promise<void> {
   const { options } = app.emulator;
   // Production without a control token: the probes and the metrics only.
@@ -44,11 +63,20 @@ export async function controlPlugin(app: FastifyInstance): Promise<void> {
     return;
   }
 
+  const ownHosts = hostPolicy({ ...options, allowedHosts: [] });
+  const configuredOrigin = options.publicUrl === null ? null : new URL(options.publicUrl).origin;
+  const anyHost = options.allowedHosts.includes("*");
   app.addHook("onRequest", async (request) => {
     const operationId = request.routeOptions.config.operationId;
     if (ownRules.has(operationId ?? "")) return;
+    const host = request.headers.host ?? "";
+    // Any Host answered: a page on a name resolved to this host is same-origin with itself and
+    // sends no Origin on a GET, so only a token, or a name surely the emulator's, lets it in.
+    if (anyHost && options.controlToken === null && !ownHosts.allows(host))
+      throw controlErrors.anyHostNeedsToken(hostName(host));
     const origin = request.headers.origin;
-    if (origin !== undefined && origin !== publicOrigin(request)) throw controlErrors.forbiddenOrigin(origin);
+    if (origin !== undefined && !ownOrigin(origin, `${request.protocol}://${host}`, configuredOrigin))
+      throw controlErrors.forbiddenOrigin(origin);
     if (options.controlToken !== null && !bearerMatches(request, options.controlToken))
       throw controlErrors.unauthorized();
     const testing = testingOnly[operationId ?? ""];

@@ -1,5 +1,5 @@
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../http/event-stream.ts";
-import { accountOf, type ControlEvent } from "../state/events.ts";
+import { accountOf, appOf, type ControlEvent } from "../state/events.ts";
 import { defineControlRoute } from "./route.ts";
 
 /**
@@ -11,7 +11,7 @@ export default defineControlRoute("streamEvents", async (request, reply) => {
   const { events } = request.server.emulator;
   const { appId, account } = request.query;
   const wanted = (event: ControlEvent) =>
-    (appId === undefined || event.appId === appId) && (account === undefined || accountOf(event) === account);
+    (appId === undefined || appOf(event) === appId) && (account === undefined || accountOf(event) === account);
 
   const res = openEventStream(reply, "text/event-stream; charset=utf-8");
 

@@ -5,6 +5,7 @@
  * docs/decisions/0002-unconfirmed-wire-details.md; the OpenAPI documents carry `x-unconfirmed`.
  */
 
+import type { ControlSchemas } from "../openapi/types.ts";
 import type { Refusal } from "../runtime/large-requests.ts";
 import type { Quota } from "../store/quotas.ts";
 
@@ -56,16 +57,8 @@ export const identityProviderErrors = {
   internal: () => new IdentityProviderError(500, "server_error", "internal error"),
 } as const;
 
-export type ControlErrorCode =
-  | "ValidationError"
-  | "Unauthorized"
-  | "HostNotAllowed"
-  | "NotFound"
-  | "Conflict"
-  | "InternalError"
-  | "Unavailable"
-  | "NotInProduction"
-  | "FunctionSourceNotAllowed";
+/** The codes the control document names (a code it does not name does not type-check). */
+export type ControlErrorCode = ControlSchemas["ControlError"]["code"];
 
 /** A control API error: `{error, code}`. */
 export class ControlError extends Error {
@@ -411,7 +404,17 @@ export const controlErrors = {
   unauthorized: () => new ControlError(401, "Unauthorized", "the control API requires the control token"),
   metricsUnauthorized: () => new ControlError(401, "Unauthorized", "the metrics require the metrics token"),
   forbiddenOrigin: (origin: string) =>
-    new ControlError(401, "Unauthorized", `the control API does not accept requests from the origin ${origin}`),
+    new ControlError(
+      403,
+      "ForbiddenOrigin",
+      `the control API does not accept requests from the origin ${origin}: only from the emulator's own (the page's address, or --public-url)`,
+    ),
+  anyHostNeedsToken: (host: string) =>
+    new ControlError(
+      403,
+      "HostNotAllowed",
+      `the control API answers the Host '${host}' only with a control token: --allowed-hosts '*' answers any Host, so a page on a name resolved to this host could use it (start with --control-token)`,
+    ),
   notFound: (message: string) => new ControlError(404, "NotFound", message),
   conflict: (message: string) => new ControlError(409, "Conflict", message),
   internal: () => new ControlError(500, "InternalError", "internal error"),

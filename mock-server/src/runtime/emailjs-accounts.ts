@@ -5,6 +5,7 @@
  */
 import type { ControlSchemas } from "../openapi/types.ts";
 import { type Clock, createClock } from "../state/clock.ts";
+import type { EventBus } from "../state/events.ts";
 import { FaultStore } from "../state/faults.ts";
 import { randomHex, sha256Hex } from "../state/ids.ts";
 import { Journal } from "../state/journal.ts";
@@ -91,9 +92,21 @@ export class EmailJsAccounts {
   constructor(
     private readonly records: EmailJsAccountRecords,
     private readonly defaults: CreateEmailJsAccountRequest,
+    events?: EventBus,
   ) {
-    // Another instance (or an import) changed the account: build it again on next use.
-    records.onChange((publicKey) => this.accounts.delete(publicKey));
+    records.onChange((publicKey) => {
+      // Another instance (or an import) changed the account: build it again on next use.
+      this.accounts.delete(publicKey);
+      if (events) void this.announce(events, publicKey);
+    });
+  }
+
+  /** Tells the live events an account was made (or replaced by an import) or deleted, here or elsewhere. */
+  private async announce(events: EventBus, publicKey: string): Promise<void> {
+    const record = await this.records.get(publicKey).catch(() => null);
+    // (The database away: whether it is there is not known, so nothing is said.)
+    if (record === null) return;
+    events.emit({ type: "account", account: publicKey, action: record ? "created" : "deleted" });
   }
 
   private runtimeOf(record: EmailJsAccountRecord): EmailJsAccount {

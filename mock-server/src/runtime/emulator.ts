@@ -182,7 +182,7 @@ export class Emulator {
     this.triggerRecovery = store.triggerEvents
       ? new TriggerRecovery(store.triggerEvents, this.apps, () => this.apps.log)
       : null;
-    this.emailjs = new EmailJsAccounts(store.emailjs, emailJsDefaults(options));
+    this.emailjs = new EmailJsAccounts(store.emailjs, emailJsDefaults(options), this.events);
     this.endedUserSweeps = this.retention
       ? null
       : setInterval(() => void this.removeEndedUsers(), defaultSweeps.everyMs).unref();

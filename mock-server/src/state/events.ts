@@ -7,6 +7,9 @@ import type { ControlSchemas } from "../openapi/types.ts";
 /** One live event, as the control document describes it. */
 export type ControlEvent = ControlSchemas["ControlEvent"];
 
+/** The app an event is of, if any. */
+export const appOf = (event: ControlEvent): string | undefined => ("appId" in event ? event.appId : undefined);
+
 /** The EmailJS account an event is of, if any. */
 export const accountOf = (event: ControlEvent): string | undefined => ("account" in event ? event.account : undefined);
 

@@ -120,6 +120,33 @@ describe("streamEvents", () => {
     mine.close();
   });
 
+  it("announces an EmailJS account made and deleted, and the mail deleted with it", async () => {
+    const all = await open();
+    await until(() => all.text() !== "", "the stream to open");
+    const { publicKey } = await newAccount(app);
+    const mine = await open(`?account=${publicKey}`);
+    await until(() => mine.text() !== "", "the account's stream to open");
+    await sendEmail(app, {
+      user_id: publicKey,
+      service_id: "local_service",
+      template_id: "local_template",
+      template_params: { to_email: "ann@example.com" },
+    });
+    const deleted = await call(app, "deleteEmailJsAccount", {
+      method: "DELETE",
+      url: `/_mock/v1/emailjs/accounts/${publicKey}`,
+    });
+    expect(deleted.response.statusCode).toBe(204);
+    const its = () => all.events().filter((e) => e.account === publicKey && e.type !== "request");
+    await until(() => its().length === 4, "the deletion's events");
+    const kinds = its().map((e) => `${e.type} ${e.action}`);
+    expect(kinds.slice(0, 2)).toEqual(["account created", "mail captured"]);
+    // (In either order: the account's deletion is announced as the store tells of it.)
+    expect(kinds.slice(2).sort()).toEqual(["account deleted", "mail cleared"]);
+    all.close();
+    mine.close();
+  });
+
   it("ends open streams when the emulator stops", async () => {
     const server = await listening();
     const local = await fetch(`${server.url}/_mock/v1/events`);

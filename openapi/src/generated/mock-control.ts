@@ -1189,7 +1189,24 @@ export interface components {
          * @description One live event of `streamEvents` (a `data:` line's JSON): what changed, in which app
          *     (`appId`) or EmailJS account (`account`), and when (`at`, the host's time).
          */
-        ControlEvent: components["schemas"]["AppEvent"] | components["schemas"]["UserEvent"] | components["schemas"]["MailEvent"] | components["schemas"]["DataEvent"] | components["schemas"]["RequestEvent"] | components["schemas"]["ClockEvent"] | components["schemas"]["FaultEvent"];
+        ControlEvent: components["schemas"]["AppEvent"] | components["schemas"]["UserEvent"] | components["schemas"]["MailEvent"] | components["schemas"]["DataEvent"] | components["schemas"]["RequestEvent"] | components["schemas"]["ClockEvent"] | components["schemas"]["FaultEvent"] | components["schemas"]["AccountEvent"];
+        /**
+         * @description An EmailJS account was created (or replaced by a state import) or deleted, through this
+         *     instance or another one on its database. Deleting an account deletes its mail: the instance
+         *     that deleted it also sends a `mail` event `cleared` with its `account`.
+         */
+        AccountEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "account";
+            account: string;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            action: "created" | "deleted";
+        };
         /**
          * @description An app was created, changed (`updated`: its configuration; `triggers`: a trigger suspended or
          *     resumed, as the answering instance learns it), reset or deleted.
@@ -1341,7 +1358,7 @@ export interface components {
         ControlError: {
             error: string;
             /** @enum {string} */
-            code: "ValidationError" | "Unauthorized" | "HostNotAllowed" | "NotFound" | "Conflict" | "InternalError" | "Unavailable" | "NotInProduction" | "FunctionSourceNotAllowed";
+            code: "ValidationError" | "Unauthorized" | "HostNotAllowed" | "ForbiddenOrigin" | "NotFound" | "Conflict" | "InternalError" | "Unavailable" | "NotInProduction" | "FunctionSourceNotAllowed";
         };
         Health: {
             /** @constant */
@@ -2321,7 +2338,8 @@ export interface components {
             };
         };
         /**
-         * @description The request's `Host` is not one the emulator answers (as on every route), or the request
+         * @description The request's `Host` is not one the emulator answers (as on every route), it comes from a
+         *     browser page of another origin (`ForbiddenOrigin`), or the request
          *     carries function source (inline `functions`, or an `appDir` the emulator does not host
          *     already), which the control API takes only with a control token or
          *     `--allow-function-source`, and never in production mode. Nothing was changed.
@@ -2350,7 +2368,10 @@ export interface components {
         /**
          * @description On every route, the inspector's included: the request's `Host` is not one the emulator
          *     answers (loopback names and addresses, the listening address, the `--public-url` host,
-         *     `--allowed-hosts`). Protects against DNS rebinding.
+         *     `--allowed-hosts`). Protects against DNS rebinding. On the control API also: with
+         *     `--allowed-hosts '*'` and no control token, a `Host` other than those; and a call from a
+         *     browser page of another origin than the emulator's own — the origin the page reached it
+         *     at, or the `--public-url` one (`ForbiddenOrigin`).
          */
         HostNotAllowed: {
             headers: {

@@ -19,6 +19,11 @@ function make(): MockControlClient {
 
 export let client: MockControlClient = make();
 
+/** Whether a control token was given in this browser session (a 401 then means a wrong one). */
+export function hasControlToken(): boolean {
+  return sessionStorage.getItem(tokenKey) !== null;
+}
+
 export function setControlToken(token: string): void {
   if (token) sessionStorage.setItem(tokenKey, token);
   else sessionStorage.removeItem(tokenKey);

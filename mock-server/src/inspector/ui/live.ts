@@ -2,10 +2,10 @@
  * Live events from `GET /_mock/v1/events` (server-sent events), read through the generated client
  * so a control token applies to them too. Reconnects after a drop.
  */
-import { accountOf, type ControlEvent } from "../../state/events.ts";
+import { accountOf, appOf, type ControlEvent } from "../../state/events.ts";
 import { client } from "./api.ts";
 
-export { accountOf, type ControlEvent };
+export { accountOf, appOf, type ControlEvent };
 
 export function subscribe(
   onEvent: (event: ControlEvent) => void,

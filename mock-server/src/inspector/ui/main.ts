@@ -3,7 +3,7 @@
  * re-render when an event concerns them; open details, form values and focus survive a re-render.
  * An app made, changed or deleted that the page shown does not concern updates the sidebar alone.
  */
-import { ApiError, setControlToken } from "./api.ts";
+import { ApiError, hasControlToken, setControlToken } from "./api.ts";
 import { h } from "./dom.ts";
 import { subscribe } from "./live.ts";
 import { pages } from "./pages.ts";
@@ -20,7 +20,7 @@ const connection = document.getElementById("connection")!;
 
 function route(): View {
   const path = location.hash.replace(/^#\/?/, "").split("?")[0] ?? "";
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = path.split("/").filter(Boolean).map(decoded);
   const [area, id, tab, ...rest] = parts;
   const query = hashQuery();
   if (area === "apps" && id) return appView(id, isAppTab(tab) ? tab : "users", rest, query, refreshSoon);
@@ -29,9 +29,19 @@ function route(): View {
   return overviewView();
 }
 
+/** A part of the address as it was meant; one with a malformed escape (`%E0%A4`) as it is. */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 const page = pages(main);
 
 function tokenForm(): Node {
+  const refused = hasControlToken();
   const onSubmit = (event: Event) => {
     event.preventDefault();
     setControlToken((document.getElementById("control-token") as HTMLInputElement).value.trim());
@@ -42,11 +52,8 @@ function tokenForm(): Node {
     "form",
     { class: "inline", onsubmit: onSubmit, "aria-labelledby": "token-heading" },
     h("h2", { id: "token-heading", tabindex: -1 }, "Control token required"),
-    h(
-      "p",
-      null,
-      "This emulator listens on a non-loopback address, so its control API needs the control token (--control-token).",
-    ),
+    h("p", null, "This emulator's control API needs the control token it was started with (--control-token)."),
+    refused ? h("p", { class: "error", role: "alert" }, "The control token given was not accepted.") : null,
     h(
       "label",
       null,
@@ -141,7 +148,7 @@ function restartLive(): void {
   stopLive = subscribe(
     (event) => {
       if (current.affectedBy(event)) refreshSoon();
-      else if (event.type === "app") sidebarSoon();
+      else if (event.type === "app" || event.type === "account") sidebarSoon();
     },
     (state) => {
       // Back after a drop: what changed meanwhile sent no event here, so the page is read again.

@@ -1,7 +1,7 @@
 /** One app: summary and reset, then its users, data, mail, request journal, faults and clock. */
 import { client, unwrap } from "../api.ts";
 import { clockTime, fields, h, sectionNav, time } from "../dom.ts";
-import type { ControlEvent } from "../live.ts";
+import { appOf, type ControlEvent } from "../live.ts";
 import { action, confirmDialog, type View } from "../view.ts";
 import { dataPanel } from "./data.ts";
 import { clockSection, faultsSection } from "./faults.ts";
@@ -29,7 +29,8 @@ const liveTypes: Record<AppTab, ControlEvent["type"][]> = {
 let appServicesOperations: Promise<string[]> | null = null;
 /** The App Services operations a fault can target, from the emulator's own document. */
 function faultableOperations(): Promise<string[]> {
-  appServicesOperations ??= unwrap(
+  if (appServicesOperations) return appServicesOperations;
+  const reading = unwrap(
     client.GET("/_mock/v1/openapi/{document}", { params: { path: { document: "app-services" } } }),
   ).then((doc) => {
     const paths = (doc as { paths?: Record<string, Record<string, { operationId?: string }>> }).paths ?? {};
@@ -38,7 +39,12 @@ function faultableOperations(): Promise<string[]> {
       .filter((id): id is string => typeof id === "string")
       .sort();
   });
-  return appServicesOperations;
+  // A failed read (no control token yet, the server away) is not kept: the next view asks again.
+  appServicesOperations = reading;
+  reading.catch(() => {
+    if (appServicesOperations === reading) appServicesOperations = null;
+  });
+  return reading;
 }
 
 /** App Services fault bodies are JSON; plain text is sent as a JSON string. */
@@ -141,7 +147,7 @@ export function appView(appId: string, tab: AppTab, rest: string[], query: URLSe
     title: `App ${appId}`,
     // Only the events that change this tab, so reading a mail or a request is not interrupted by unrelated traffic.
     affectedBy: (event: ControlEvent) =>
-      event.appId === appId && (event.type === "app" || liveTypes[tab].includes(event.type)),
+      appOf(event) === appId && (event.type === "app" || liveTypes[tab].includes(event.type)),
     async render() {
       const [details, content] = await Promise.all([
         unwrap(client.GET("/_mock/v1/apps/{appId}", { params: { path } })),

@@ -133,7 +133,8 @@ export function emailJsView(
   }
   return {
     title: `EmailJS ${publicKey}`,
-    affectedBy: (event: ControlEvent) => accountOf(event) === publicKey && liveTypes[tab].includes(event.type),
+    affectedBy: (event: ControlEvent) =>
+      accountOf(event) === publicKey && (event.type === "account" || liveTypes[tab].includes(event.type)),
     async render() {
       const [account, content] = await Promise.all([
         unwrap(client.GET("/_mock/v1/emailjs/accounts/{publicKey}", { params: { path } })),

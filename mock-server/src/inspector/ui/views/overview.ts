@@ -7,7 +7,10 @@ export function overviewView(): View {
   return {
     title: "Overview",
     affectedBy: (event) =>
-      event.type === "app" || event.type === "mail" || (event.type === "user" && event.action !== "logged-in"),
+      event.type === "app" ||
+      event.type === "account" ||
+      event.type === "mail" ||
+      (event.type === "user" && event.action !== "logged-in"),
     async render() {
       const [health, { apps }, { accounts }] = await Promise.all([
         unwrap(client.GET("/_mock/v1/health")),
