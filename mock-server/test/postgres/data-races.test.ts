@@ -98,6 +98,45 @@ describe("data actions racing", () => {
     );
   }, 120_000);
 
+  it("apply every updateMany of the same documents sent at once to two instances", async () => {
+    // Each statement locked its rows in the order it found them: two updates of the same rows
+    // deadlocked (PostgreSQL's 1 s detection each), timed out or answered 500 when retries ran out.
+    const { postgres, second } = emulators;
+    const { appId, send } = await signedIn(postgres);
+    const tokens = await Promise.all([0, 1, 2].map(async () => (await anonymousLogin(postgres, appId)).access_token));
+    const documents = Array.from({ length: 50 }, (_, n) => ({ _id: `d-${n}`, tag: "t", c: 0 }));
+    expect((await send("shared", "insertMany", { documents })).status).toBe(200);
+    // Among many other documents, as in production: the rows are found through the index.
+    const url = postgres.emulator.options.databaseUrl!;
+    await adminQuery(
+      url,
+      `INSERT INTO documents (app_id, db, coll, id_key, doc, ejson)
+       SELECT app_id, db, coll, id_key || '-' || g, doc || '{"tag": "other"}', replace(ejson, '"tag":"t"', '"tag":"other"')
+         FROM documents, generate_series(1, 400) g WHERE app_id = $1 AND coll = 'shared'`,
+      [appId],
+    );
+    await adminQuery(url, "ANALYZE documents");
+    // Sixteen callers on the two instances, each sending its updates one after another.
+    const each = 10;
+    const callers = [undefined, ...tokens].flatMap((token) => [token, token, token, token]);
+    await Promise.all(
+      callers.map(async (token, i) => {
+        for (let n = 0; n < each; n++) {
+          const answer = await send(
+            "shared",
+            "updateMany",
+            { query: { tag: "t" }, update: { $inc: { c: 1 } } },
+            { to: i % 2 ? second : postgres, ...(token ? { token } : {}) },
+          );
+          expect(answer, JSON.stringify(answer)).toMatchObject({ status: 200 });
+        }
+      }),
+    );
+    const { body } = await send("shared", "find", { query: { tag: "t" }, projection: { c: 1 } });
+    const counts = new Set((JSON.parse(body) as { c: { $numberInt: string } }[]).map((doc) => doc.c.$numberInt));
+    expect([...counts]).toEqual([String(each * callers.length)]);
+  }, 60_000);
+
   it("answer no server error in memory", async () => {
     const { memory } = emulators;
     await fc.assert(

@@ -8,6 +8,7 @@
  * notifying commit holds a database-wide lock until it is flushed, which serializes such commits.
  */
 
+import { setTimeout as sleep } from "node:timers/promises";
 import { sizeBoundOfText } from "../../data/bson-size.ts";
 import { stampEvents } from "../../data/change-events.ts";
 import {
@@ -37,6 +38,7 @@ import {
   OversizedCustomData,
   QuotaExceededError,
   type ScanOptions,
+  StoreTimeoutError,
   StoreUnavailableError,
   type TriggerSuspension,
   WriteConflictError,
@@ -66,7 +68,7 @@ const maxBatch = 1_000;
 /** A notification's payload is limited to 8000 bytes; larger events go through change_log. */
 const maxPayloadBytes = 7_900;
 /** Deadlocks and serialization failures are retried this often (the plan is pure, so it can run again). */
-const maxAttempts = 4;
+const maxAttempts = 6;
 /** The first key of an app's collection lock (its second: the app id's hash); "coll" in ASCII. */
 const collectionLock = 0x636f6c6c;
 
@@ -220,11 +222,18 @@ export class PgDocuments implements DocumentStore {
       // A filtered read finds its rows through the GIN index whatever the values: one plan, made
       // once per connection, its values hidden (pushdown.ts, `hiddenValue`; left to choose,
       // PostgreSQL planned it afresh every time).
+      const conditions = `${placeOf("$1", "$2", "$3")}${where.map((w) => ` AND ${w}`).join("")}`;
+      // A write locks its rows in one order (`seq`'s), as every other write of them does: locked in
+      // the order each statement found them (a bitmap scan's, changed by every new row version),
+      // two updates of the same rows deadlocked. The matches are found first, as a read finds them.
       const { rows } = await (await client()).query<{ seq: number; ejson: string }>(
-        filtered
-          ? `SELECT seq, ejson FROM documents WHERE ${placeOf("$1", "$2", "$3")}${where.map((w) => ` AND ${w}`).join("")}
-             LIMIT $4${lock}`
-          : `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 ORDER BY seq LIMIT $4${lock}`,
+        filtered && forUpdate
+          ? `WITH matched AS MATERIALIZED (SELECT seq FROM documents WHERE ${conditions} LIMIT $4)
+             SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3
+               AND seq IN (SELECT seq FROM matched) ORDER BY seq FOR UPDATE`
+          : filtered
+            ? `SELECT seq, ejson FROM documents WHERE ${conditions} LIMIT $4`
+            : `SELECT seq, ejson FROM documents WHERE app_id = $1 AND db = $2 AND coll = $3 ORDER BY seq LIMIT $4${lock}`,
         [this.appId, database, collection, ceiling, ...params],
       );
       if (filtered) rows.sort((a, b) => a.seq - b.seq);
@@ -438,10 +447,15 @@ export class PgDocuments implements DocumentStore {
         return await attempt();
       } catch (error) {
         const code = (error as { code?: unknown }).code;
-        if ((code === "40P01" || code === "40001" || code === "23503") && made < maxAttempts) {
+        const contended = code === "40P01" || code === "40001";
+        if ((contended || code === "23503") && made < maxAttempts) {
           if (code === "23503") for (const key of keys) this.known.delete(key);
+          // Apart a little, at random, so the writes that met do not meet again at once.
+          if (contended) await sleep(Math.random() * 5 * made);
           continue;
         }
+        // Met others' writes every time: no server error, the outage's answer (try again).
+        if (contended) throw new StoreTimeoutError(`the write met other writes of its rows ${made} times (${code})`);
         throw error;
       }
     }
