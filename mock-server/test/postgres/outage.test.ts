@@ -3,6 +3,7 @@
  * (quickly, not after a hang), open change streams end with an error event, nothing crashes; when
  * the database is back the emulator serves again by itself, change streams included.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectFetchContract } from "../helpers/fetch-contract.ts";
@@ -155,4 +156,59 @@ describe("a database outage", () => {
     );
     await reader.cancel();
   });
+
+  it("answers a MongoDB action and readiness while the database answers nothing, and serves after", async () => {
+    const { access_token, user_id } = await login();
+    const find = () =>
+      fetch(`${url}${base}/app/local-app/functions/call`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${access_token}` },
+        body: JSON.stringify({
+          name: "find",
+          service: "mongodb-atlas",
+          arguments: [{ database: "notes-app", collection: "notes", query: { owner_id: user_id } }],
+        }),
+      });
+    expect((await find()).status).toBe(200);
+    // Frozen, not gone: connections stay open and the kernel acknowledges, but nothing answers (a
+    // stopped server, a host out of memory). A statement's timeout and its cancellation are the
+    // server's to carry out, so waiting for them waited until it woke.
+    const frozen = postgresProcesses(cluster.pid()!);
+    for (const pid of frozen) process.kill(pid, "SIGSTOP");
+    try {
+      const during = await find();
+      expect([400, 503]).toContain(during.status);
+      expect(await expectFetchContract("callFunction", during)).toMatchObject({
+        error_code: during.status === 400 ? "MongoDBError" : "ServiceUnavailable",
+      });
+      const notReady = await fetch(`${url}/_mock/v1/ready`);
+      expect(notReady.status).toBe(503);
+      expect(await expectFetchContract("getReadiness", notReady)).toMatchObject({ status: "unavailable" });
+    } finally {
+      for (const pid of frozen) process.kill(pid, "SIGCONT");
+    }
+    await until(async () => (await find()).status === 200, "the emulator to serve again", {
+      timeoutMs: 20_000,
+      everyMs: 100,
+    });
+  }, 60_000);
 });
+
+/** A PostgreSQL server's processes: the postmaster and every process it started. */
+function postgresProcesses(postmaster: number): number[] {
+  const children = readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return (
+          readFileSync(`/proc/${pid}/stat`, "utf8")
+            .replace(/^.*\) /s, "")
+            .split(" ")[1] === String(postmaster)
+        );
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  return [postmaster, ...children];
+}

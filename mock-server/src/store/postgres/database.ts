@@ -60,9 +60,22 @@ function run<R extends pg.QueryResultRow>(
   text: string,
   values: unknown[],
   planning: Planning | undefined,
+  readTimeoutMs?: number,
 ): Promise<pg.QueryResult<R>> {
-  return client.query<R>(statement(text, values, planning));
+  const config = statement(text, values, planning);
+  return client.query<R>(readTimeoutMs === undefined ? config : timed(config, readTimeoutMs));
 }
+
+/** A statement the client waits `ms` at most for (node-postgres's `query_timeout`, untyped there). */
+const timed = (config: pg.QueryConfig, ms: number): pg.QueryConfig =>
+  ({ ...config, query_timeout: ms }) as pg.QueryConfig;
+
+/**
+ * How much longer than a statement may run the client waits for its answer: a server that stops
+ * answering (frozen, or its host gone without a word) cannot end the statement by its own timeout,
+ * nor answer a cancellation, so the client gives up on the connection (closed, never reused).
+ */
+const answerGraceMs = 1_000;
 
 function statement(text: string, values: unknown[], planning: Planning = "cached"): pg.QueryConfig {
   let name = planning === "custom" ? undefined : statementNames.get(text);
@@ -151,7 +164,7 @@ export function isUnavailable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown };
   if (typeof e.code === "string" && (unavailableCodes.has(e.code) || e.code.startsWith("08"))) return true;
   const message = typeof e.message === "string" ? e.message : "";
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection to server .* failed|Connection ended unexpectedly|Client was closed/i.test(
+  return /Connection terminated|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|connection to server .* failed|Connection ended unexpectedly|Client was closed/i.test(
     message,
   );
 }
@@ -257,23 +270,53 @@ const heard = new WeakSet<pg.PoolClient>();
 
 export class Database implements Queryable {
   readonly pool: pg.Pool;
+  /** One connection of its own for `ping`, so a busy pool is not taken for an unreachable database. */
+  private readonly pinger: pg.Pool;
   private closed = false;
 
   constructor(readonly options: DatabaseOptions) {
-    this.pool = new pg.Pool({
+    const statementTimeout = options.statementTimeoutMs ?? 10_000;
+    const settings = {
       connectionString: connectionUrl(options.url),
-      max: options.maxConnections ?? 20,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
       idleTimeoutMillis: 30_000,
-      statement_timeout: options.statementTimeoutMs ?? 10_000,
+      statement_timeout: statementTimeout,
+      query_timeout: statementTimeout + answerGraceMs,
+      // A peer gone without a word (its host down, a network partition) is noticed by TCP.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       application_name: "app-services-emulator",
       types,
-      // (pg-pool hands its options to each client.)
-      pipeline: true,
-    });
+    };
+    // (pg-pool hands its options to each client.)
+    this.pool = new pg.Pool({ ...settings, max: options.maxConnections ?? 20, pipeline: true });
+    this.pinger = new pg.Pool({ ...settings, max: 1 });
     // An idle connection that breaks (the server went away) must not take the process down; the
     // next request gets a new connection, or the outage answer.
     this.pool.on("error", () => undefined);
+    this.pinger.on("error", () => undefined);
+  }
+
+  /**
+   * Whether the database answers within `ms`, on a connection of its own (readiness): null, or
+   * why not. A pool busy with slow statements is not an outage, and a frozen server is one.
+   */
+  async ping(ms: number): Promise<string | null> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`no answer within ${ms} ms`), ms);
+    });
+    try {
+      return await Promise.race([
+        this.pinger.query(timed({ text: "SELECT 1" }, ms)).then(
+          () => null,
+          (error: unknown) => (error as Error).message,
+        ),
+        late,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
@@ -298,10 +341,11 @@ export class Database implements Queryable {
     values: unknown[],
     planning: Planning | undefined,
     closing: () => Error | undefined = () => undefined,
+    readTimeoutMs?: number,
   ): Promise<pg.QueryResult<R>> {
     let failure: unknown;
     try {
-      return await run<R>(client, text, values, planning);
+      return await run<R>(client, text, values, planning, readTimeoutMs);
     } catch (error) {
       failure = error;
       throw translate(error);
@@ -350,9 +394,19 @@ export class Database implements Queryable {
       else connection.connect(canceller.port, canceller.host);
     }, ms);
     try {
-      return await this.runReleasing<R>(client, text, values, planning, () =>
-        cancelled ? new Error("cancelled") : undefined,
+      return await this.runReleasing<R>(
+        client,
+        text,
+        values,
+        planning,
+        () => (cancelled ? new Error("cancelled") : undefined),
+        // A server that answers neither the statement nor its cancellation: past the deadline.
+        Math.ceil(ms) + answerGraceMs,
       );
+    } catch (error) {
+      if (cancelled && error instanceof StoreUnavailableError && /Query read timeout/.test(error.message))
+        throw new StoreTimeoutError("the database answered neither the statement nor its cancellation");
+      throw error;
     } finally {
       clearTimeout(timer);
     }
@@ -478,7 +532,7 @@ export class Database implements Queryable {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.pinger.end()]);
   }
 }
 

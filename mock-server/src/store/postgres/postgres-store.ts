@@ -24,6 +24,9 @@ import { PgTriggerEvents } from "./trigger-events.ts";
 
 export class DatabaseStartError extends Error {}
 
+/** How long readiness waits for the database's answer before it says the database cannot be reached. */
+const healthPingMs = 1_000;
+
 export class PostgresStore implements Store {
   readonly kind = "postgres" as const;
   readonly apps: PgApps;
@@ -80,12 +83,8 @@ export class PostgresStore implements Store {
       this.context.listener.wake();
       return "the database cannot be reached (the notifications connection is down; reconnecting)";
     }
-    try {
-      await this.context.db.query("SELECT 1");
-      return null;
-    } catch (error) {
-      return `the database cannot be reached: ${(error as Error).message}`;
-    }
+    const problem = await this.context.db.ping(healthPingMs);
+    return problem === null ? null : `the database cannot be reached: ${problem}`;
   }
 
   /**
