@@ -11,7 +11,7 @@
  * (docs/decisions/0017-evaluation-off-the-main-thread.md).
  */
 import { randomUUID } from "node:crypto";
-import { Int32, Long } from "bson";
+import { BSONRegExp, Int32, Long } from "bson";
 import { type AppConfig, defaultDocsExaminedLimit } from "../config/app-config.ts";
 import { appServicesErrors as errors } from "../errors/catalogue.ts";
 import { awkward, exactConditionsInSlices, meetsExactly } from "../store/exact-query.ts";
@@ -212,6 +212,24 @@ async function checkPipeline(principal: Principal, pipeline: Document[]): Promis
         if ((++looked & 1023) === 0) await turns.maybe();
       }
   }
+}
+
+/** How often an upsert that met its own `_id` inserted meanwhile is tried (MongoDB: until it stops meeting it). */
+const maxUpsertAttempts = 4;
+
+/**
+ * Whether a query is an equality on `_id` and nothing else (`{_id: v}`, `{_id: {$eq: v}}`): the
+ * fields of the unique index, as MongoDB's retry asks (a query naming other fields too may not
+ * match the document that is there).
+ */
+function equalityOnId(query: Document): boolean {
+  const fields = keysOf(query);
+  if (fields.length !== 1 || fields[0] !== "_id") return false;
+  const id = query._id;
+  if (!isDocument(id)) return !(id instanceof RegExp || id instanceof BSONRegExp);
+  const keys = keysOf(id);
+  if (keys.length === 1 && keys[0] === "$eq") return true;
+  return !keys.some((key) => key.startsWith("$"));
 }
 
 function hasOperators(update: Document): boolean {
@@ -1265,21 +1283,27 @@ export class MongoService {
     const job = await this.updateJob(evaluation, database, name, query, spec, options);
     if (readable) job.all = this.readableOnly(database, name, job.all);
     const targets = { sort: options.sort ?? {}, many: options.many };
-    const outcome = await this.decided(
-      evaluation,
-      database,
-      name,
-      job.all,
-      targets,
-      job,
-      (decision: UpdateDecision, docs) => {
-        const target = decision.kind === "update" ? decision.changes[0] : undefined;
-        if (beforeWrite && target) beforeWrite(docs[target.index]!);
-        return this.planUpdate(database, name, decision, docs, options.replace);
-      },
-    );
-    if (outcome.duplicate !== undefined) throw errors.mongo(duplicateKeyText(database, name, outcome.duplicate));
-    return outcome.result;
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.decided(
+        evaluation,
+        database,
+        name,
+        job.all,
+        targets,
+        job,
+        (decision: UpdateDecision, docs) => {
+          const target = decision.kind === "update" ? decision.changes[0] : undefined;
+          if (beforeWrite && target) beforeWrite(docs[target.index]!);
+          return this.planUpdate(database, name, decision, docs, options.replace);
+        },
+      );
+      if (outcome.duplicate === undefined) return outcome.result;
+      // An upsert whose query names its `_id` by equality met the document another write inserted
+      // meanwhile (on another instance, or between this one's read and insert): MongoDB tries it
+      // again (4.2+, SERVER-14322), and now it matches that document.
+      if (attempt < maxUpsertAttempts && equalityOnId(query)) continue;
+      throw errors.mongo(duplicateKeyText(database, name, outcome.duplicate));
+    }
   }
 
   /** An update's job, its arguments checked and the caller's rules taken in, as the update is decided. */

@@ -137,6 +137,33 @@ describe("data actions racing", () => {
     expect([...counts]).toEqual([String(each * callers.length)]);
   }, 60_000);
 
+  it("upsert one _id sent at once to two instances as MongoDB does: one insert, then updates", async () => {
+    // Each upsert that found nothing inserted; all but one met the others' document and answered
+    // "Duplicate key error". MongoDB tries such an upsert (an equality on `_id`) again.
+    const { postgres, second } = emulators;
+    const { appId, send } = await signedIn(postgres);
+    const tokens = await Promise.all([0, 1, 2].map(async () => (await anonymousLogin(postgres, appId)).access_token));
+    const callers = [undefined, ...tokens];
+    for (let key = 0; key < 8; key++) {
+      const forms = [
+        { name: "updateOne", argument: { query: { _id: `k${key}` }, update: { $inc: { n: 1 } }, upsert: true } },
+        {
+          name: "findOneAndUpdate",
+          argument: { filter: { _id: { $eq: `k${key}` } }, update: { $inc: { n: 1 } }, upsert: true },
+        },
+      ];
+      const { name, argument } = forms[key % 2]!;
+      const answers = await Promise.all(
+        callers.map((token, i) =>
+          send("upserts", name, argument, { to: i % 2 ? second : postgres, ...(token ? { token } : {}) }),
+        ),
+      );
+      for (const answer of answers) expect(answer, JSON.stringify(answer)).toMatchObject({ status: 200 });
+      const { body } = await send("upserts", "findOne", { query: { _id: `k${key}` } });
+      expect(JSON.parse(body)).toEqual({ _id: `k${key}`, n: { $numberInt: String(callers.length) } });
+    }
+  }, 60_000);
+
   it("answer no server error in memory", async () => {
     const { memory } = emulators;
     await fc.assert(
