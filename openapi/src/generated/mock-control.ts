@@ -1561,9 +1561,9 @@ export interface components {
             maxFunctionCallsPerAnonymousUser?: number;
             /** @description Calls of the app's functions running at once on an instance from one client address, whatever their users (default 100); past it 429 TooManyRequests. */
             maxFunctionCallsPerAddress?: number;
-            /** @description A client's MongoDB actions (the mongodb-atlas service's, and the Data API's) one user has running at once on an instance (default 8); more wait their turn in arrival order, and past 256 waiting a client's action is refused with 429 TooManyRequests (docs/decisions/0018-fair-shares.md). */
+            /** @description A client's MongoDB actions (the mongodb-atlas service's, and the Data API's) one user has running at once on an instance (default 8, and on a database at most half the instance's connections, `--database-pool`); more wait their turn in arrival order, and past 256 waiting a client's action is refused with 429 TooManyRequests (docs/decisions/0018-fair-shares.md). */
             maxMongoActionsPerUser?: number;
-            /** @description A client's MongoDB actions one client address has running at once on an instance, whatever its users (default 32), each having had its user's turn first; more wait their turn in arrival order, and past 256 waiting a client's action is refused with 429 TooManyRequests (docs/decisions/0018-fair-shares.md). */
+            /** @description A client's MongoDB actions one client address has running at once on an instance, whatever its users (default 32, and on a database at most half the instance's connections, `--database-pool`), each having had its user's turn first; more wait their turn in arrival order, and past 256 waiting a client's action is refused with 429 TooManyRequests (docs/decisions/0018-fair-shares.md). */
             maxMongoActionsPerAddress?: number;
             /** @description Bytes of change events a stream may hold unsent for a client that does not keep up (default 8388608). An event due while more than this waits ends the stream with `event: error` StreamBufferLimitExceeded; a connection still not drained 5 s later is cut (docs/decisions/0011-revocation.md). */
             maxStreamBufferBytes?: number;

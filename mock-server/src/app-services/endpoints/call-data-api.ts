@@ -150,7 +150,7 @@ export default defineRoute("callDataApi", "none", async (request, reply) => {
     : { kind: "system" as const, address };
   // Its caller's actions take turns with the caller's others (its user's, then its address's); one
   // whose client leaves while it waits never runs.
-  const endTurn = await takeActionTurn(app, user, request.ip, reply.raw);
+  const endTurn = await takeActionTurn(app, user, request.ip, reply.raw, request.server.emulator.options);
   if (endTurn === null) {
     reply.hijack();
     return reply;

@@ -13,6 +13,7 @@ import {
   defaultMaxMongoActionsPerUser,
   maxMongoActionsWaiting,
 } from "../../config/app-config.ts";
+import type { EmulatorOptions } from "../../config/options.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import type { Leaving } from "../../runtime/action-turns.ts";
@@ -58,9 +59,16 @@ export async function takeActionTurn(
   user: StoredUser | null,
   ip: string,
   client: Leaving,
+  options: Pick<EmulatorOptions, "databaseUrl" | "databasePoolSize">,
 ): Promise<(() => void) | null> {
-  const perUser = app.config.maxMongoActionsPerUser ?? defaultMaxMongoActionsPerUser;
-  const perAddress = app.config.maxMongoActionsPerAddress ?? defaultMaxMongoActionsPerAddress;
+  // On a database, by default no address (nor user) runs more actions at once than half the
+  // connections: the others' actions always find one (an address's 32 held all 20, and everyone
+  // else's waited for a connection, timed out, or answered that the database could not be
+  // reached). An app's own setting is taken as it is.
+  const share =
+    options.databaseUrl === null ? Number.POSITIVE_INFINITY : Math.max(1, Math.floor(options.databasePoolSize / 2));
+  const perUser = app.config.maxMongoActionsPerUser ?? Math.min(share, defaultMaxMongoActionsPerUser);
+  const perAddress = app.config.maxMongoActionsPerAddress ?? Math.min(share, defaultMaxMongoActionsPerAddress);
   const waiting = maxMongoActionsWaiting;
   const userTurn =
     user === null ? noTurn : app.actionTurns.take(`user:${user.id}`, { running: perUser, waiting }, client);

@@ -49,7 +49,7 @@ export default defineRoute("callFunction", "access", async (request, reply) => {
     if (!isDocument(argument)) throw errors.badRequest(`${name} expects one argument document`);
     // The user's actions take turns (call-caps.ts): a burst of them waits in the user's own line,
     // and one whose client leaves meanwhile never runs (nobody to answer: the connection is left alone).
-    const endTurn = await takeActionTurn(app, user, request.ip, reply.raw);
+    const endTurn = await takeActionTurn(app, user, request.ip, reply.raw, request.server.emulator.options);
     if (endTurn === null) {
       reply.hijack();
       return reply;
