@@ -6,7 +6,8 @@
 //   - a throwaway PostgreSQL cluster (scripts/postgres-cluster.mjs), reached over TLS with its
 //     certificate checked (sslmode=verify-full, the run's authority in sslrootcert);
 //   - two server instances in --production on it, hosting an exported app folder whose links point
-//     at the site (scripts/rehearsal/app-folder.mjs), mail going out over SMTP;
+//     at the site (scripts/rehearsal/app-folder.mjs), mail going out over SMTP, each with a control
+//     token: an operator reaches the inspector at an instance's own address, not through the site;
 //   - nginx (Debian's; scripts/proxies.mjs finds it or, as root on Debian, installs it) with the site
 //     configuration shipped in docker/nginx/app-services.conf, as it is: TLS with a certificate
 //     made for the run, HTTP/2, the API balanced over both instances, the web app built for the
@@ -239,6 +240,7 @@ async function startInstance(name, port, { databaseUrl, appDir, site, smtpPort, 
       env: {
         MOCK_SIGNING_SECRET: tokenSecrets.signing,
         MOCK_SIGNING_SECRET_FALLBACKS: tokenSecrets.fallbacks.join(","),
+        MOCK_CONTROL_TOKEN: controlToken,
       },
     },
   );
@@ -253,6 +255,8 @@ async function startInstance(name, port, { databaseUrl, appDir, site, smtpPort, 
 }
 
 const newSecret = () => randomBytes(32).toString("hex");
+/** The instances' control token (the control API and inspector exist in production only with one). */
+const controlToken = randomBytes(24).toString("hex");
 
 /**
  * The instances' token secrets, rotated by the journeys as docs/production.md#operations says: each
@@ -457,6 +461,7 @@ async function main() {
         REHEARSAL_CONTROL: controlUrl,
         REHEARSAL_MAIL_DIR: mailDir,
         REHEARSAL_IDENTITY_PROVIDER: identityProvider,
+        REHEARSAL_CONTROL_TOKEN: controlToken,
       });
   if (journeys) cleanups.push(async () => journeys.stop());
 

@@ -22,6 +22,8 @@ export const appId = setting("REHEARSAL_APP_ID");
 const control = setting("REHEARSAL_CONTROL");
 const mailDir = setting("REHEARSAL_MAIL_DIR");
 export const clientApi = `${site}/api/client/v2.0/app/${appId}`;
+/** The instances' control token: an operator's, for the inspector at an instance's own address. */
+export const controlToken = setting("REHEARSAL_CONTROL_TOKEN");
 /** The fake identity provider's tenant the instances use as Google, Apple and Facebook (a process of its own). */
 export const identityProvider = setting("REHEARSAL_IDENTITY_PROVIDER");
 
