@@ -295,8 +295,8 @@ describe("CORS", () => {
       url: "/_mock/v1/apps",
       headers: { origin: "https://evil.example" },
     });
-    expect(response.statusCode).toBe(401);
-    expect(body.code).toBe("Unauthorized");
+    expect(response.statusCode).toBe(403);
+    expect(body.code).toBe("ForbiddenOrigin");
     expect(response.headers["access-control-allow-origin"]).toBeUndefined();
   });
 

@@ -58,6 +58,35 @@ describe("importing state", () => {
     );
   });
 
+  it("refuses captured mail whose links are not http(s): the inspector shows them as links", async () => {
+    const { body: state } = await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" });
+    const message = {
+      id: "m-900",
+      source: "emailjs",
+      kind: "emailjs",
+      account: state.emailjsAccounts[0].publicKey,
+      to: "ann@example.com",
+      from: "app@example.com",
+      subject: "Hi",
+      html: "<p>Hi</p>",
+      text: "Hi",
+      links: ["javascript:alert(1)"],
+      attachments: [],
+      createdAt: new Date(0).toISOString(),
+    };
+    const { response, body } = await call(app, "importState", {
+      method: "PUT",
+      url: "/_mock/v1/state",
+      payload: { ...state, mail: [...state.mail, message] },
+    });
+    expect(response.statusCode).toBe(400);
+    // (Refused by the request's own validation, against the same document.)
+    expect(body).toMatchObject({
+      code: "ValidationError",
+      error: expect.stringMatching(/mail\/\d+\/links\/0 must match pattern/),
+    });
+  });
+
   it("refuses a clock set back (a negative offset), as the control API's clock refuses it", async () => {
     const { body: state } = await call(app, "exportState", { method: "GET", url: "/_mock/v1/state" });
     for (const payload of [

@@ -2087,6 +2087,7 @@ export interface components {
             templateParams?: {
                 [key: string]: unknown;
             };
+            /** @description The message's http(s) links (its HTML's `href`s, then the URLs of its text). */
             links: string[];
             token?: string;
             tokenId?: string;

@@ -136,8 +136,15 @@ async function detail(message: MailMessage, tab: MailTab, links: MailLinks, refr
           h(
             "ul",
             { class: "links" },
+            // (Only http(s) ones are links: a message kept before imports checked them shows others as text.)
             message.links.map((link) =>
-              h("li", null, h("a", { href: link, target: "_blank", rel: "noopener noreferrer" }, link)),
+              h(
+                "li",
+                null,
+                /^https?:\/\//i.test(link)
+                  ? h("a", { href: link, target: "_blank", rel: "noopener noreferrer" }, link)
+                  : link,
+              ),
             ),
           ),
         ]
