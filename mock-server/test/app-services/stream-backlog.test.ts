@@ -4,9 +4,11 @@
  * event while 1 MiB or more of its events, and at least the streams' average, are unread ends with
  * `StreamBufferLimitExceeded`, and a stream whose client reads goes on receiving every event.
  */
+import { EventEmitter } from "node:events";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { StreamBacklog } from "../../src/runtime/stream-backlog.ts";
 import { openData } from "../helpers/app.ts";
 import { sendChecked, signIn } from "../helpers/fetch-contract.ts";
 import { listening } from "../helpers/listen.ts";
@@ -103,3 +105,22 @@ it("ends the slow streams once the instance holds too much unsent, and keeps the
   reader.close();
   await expect.poll(() => app.emulator.streamBacklog.bytes).toBe(0);
 }, 60_000);
+
+it("ends a slow stream before the write that would take the instance past its budget", () => {
+  const mib = 1024 * 1024;
+  /** An output whose unsent bytes the test sets (as a socket's writableLength). */
+  const output = (unsent: number) => Object.assign(new EventEmitter(), { writableLength: unsent });
+  const backlog = new StreamBacklog(4 * mib);
+  const [a, b, c] = [output(0), output(0), output(0)];
+  const [first, second, third] = [a, b, c].map((o) => backlog.open(o as never));
+  a.writableLength = 1.5 * mib;
+  b.writableLength = 1.5 * mib;
+  expect(first!.wrote()).toBe(false);
+  expect(second!.wrote()).toBe(false);
+  // 3 MiB held: a 2 MiB event to a stream holding nothing would make 5 MiB, this stream the
+  // largest holder: it ends instead of writing (it was written first, then ended, before).
+  expect(third!.wouldEnd(2 * mib)).toBe(true);
+  // A small event, or one that keeps the total within the budget, is written.
+  expect(third!.wouldEnd(64 * 1024)).toBe(false);
+  expect(new StreamBacklog(8 * mib).open(output(0) as never).wouldEnd(2 * mib)).toBe(false);
+});

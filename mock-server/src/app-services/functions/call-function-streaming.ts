@@ -14,6 +14,7 @@ import { mongoError, shaperOf } from "../../data/query-jobs.ts";
 import { queryLimitsOf } from "../../data/query-limits.ts";
 import { rulesOf } from "../../data/rules.ts";
 import { strictFormProblem } from "../../data/strict-forms.ts";
+import { Turns } from "../../data/turns.ts";
 import { appServicesErrors as errors } from "../../errors/catalogue.ts";
 import { addressKey } from "../../http/client-address.ts";
 import { defaultHeartbeatMs, heartbeatComment, openEventStream, startHeartbeat } from "../../http/event-stream.ts";
@@ -213,10 +214,15 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
     }
     emulator.events.emit({ type: "request", appId: app.appId, action: "stream-closed", id: request.id });
   };
-  /** Writes unless the client has left more than the limit unread: then the stream ends instead. */
+  /**
+   * Writes unless the client has left more than the limit unread, or the instance's streams would
+   * hold too much with this stream among their slowest readers: then the stream ends instead.
+   */
   const send = (text: string) => {
     if (closed) return;
     if (res.writableLength > bufferLimit) close(streamErrors.bufferLimit(bufferLimit));
+    // (Its length for its bytes: at most a third fewer, and no pass over a long text per stream.)
+    else if (backlog.wouldEnd(text.length)) close(streamErrors.instanceBufferLimit(emulator.streamBacklog.limit));
     else {
       res.write(text);
       if (backlog.wrote()) close(streamErrors.instanceBufferLimit(emulator.streamBacklog.limit));
@@ -273,10 +279,16 @@ export default defineRoute("callFunctionStreaming", "stream", async (request, re
         return event;
       };
       try {
-        if (await matches(change, build))
-          send(
-            await encodeChange(shaper ? shapedChange(build(), shaper, change.fullDocument ?? change.before) : build()),
+        // Streams take turns with each other and with every other request: a change sent to a
+        // hundred streams is a hundred writes, not one long step of the main thread.
+        const turns = new Turns();
+        if (await matches(change, build)) {
+          const text = await encodeChange(
+            shaper ? shapedChange(build(), shaper, change.fullDocument ?? change.before) : build(),
           );
+          await turns.maybe();
+          send(text);
+        }
         const invalidate = ending ? invalidateDocument(build()) : undefined;
         if (invalidate && (await matches(change, () => invalidate))) send(await encodeChange(invalidate));
       } catch (error) {

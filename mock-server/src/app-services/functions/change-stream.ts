@@ -3,6 +3,7 @@
  * Extended JSON in SSE `data:` lines, with `%`, CR and LF percent-escaped (both SDKs un-escape
  * exactly these), and errors as `event: error`.
  */
+import { randomUUID } from "node:crypto";
 import { ofCollection } from "../../data/change-events.ts";
 import type { ChangeEvent } from "../../data/documents.ts";
 import { type Document, idKey, isDocument, toEJSONText } from "../../data/documents.ts";
@@ -152,23 +153,46 @@ export function watchMatcher(
 }
 
 /**
- * A change event's SSE block; a wide one's text written and escaped in slices (a 200,000-field
- * document: ~60 ms to write at once, and its 8 MB escaped at once held the thread 85 ms more, with
- * as much again collecting the copies). (A wide container's text comes in flat chunks; grown a
- * member at a time it was flattened by the first piece's cut: ~56 ms on a slow host. Joining every
- * container's members, narrow ones too, cost the walks of wide pipelines twice that: a
- * 200,000-field `$group` held the thread 137–219 ms against 68–95: wide-values.ts ContainerText.)
+ * A change event's SSE block. The document a change carries whole (`fullDocument`, the same object
+ * for every stream that sends it as it is) is written and escaped once for all of them, and the
+ * rest of each stream's event (its own resume token and time) around it: ten streams sent a 900 KB
+ * document wrote and escaped it ten times on the main thread, a hundred a 15 MB one for 28 s. A wide
+ * or long text is written and escaped in slices (a 200,000-field document: ~60 ms to write at once,
+ * and its 8 MB escaped at once held the thread 85 ms more: wide-values.ts ContainerText).
  */
 export async function encodeChange(event: Document): Promise<string> {
-  if (!holdsWide(event)) return sseData(toEJSONText(event));
-  const text = await textInSlices(event);
+  const whole = event.fullDocument;
+  if (!isDocument(whole)) return `data: ${await escapedText(event)}\n\n`;
+  let shared = documentTexts.get(whole);
+  if (shared === undefined) {
+    shared = escapedText(whole);
+    documentTexts.set(whole, shared);
+  }
+  const rest = await escapedText({ ...event, fullDocument: placeholder });
+  const at = rest.indexOf(placeholderText);
+  return `data: ${rest.slice(0, at)}${await shared}${rest.slice(at + placeholderText.length)}\n\n`;
+}
+
+/** The escaped texts of the documents changes carry whole, while some stream may still send them. */
+const documentTexts = new WeakMap<Document, Promise<string>>();
+/**
+ * What stands for the shared document in a stream's own part of the event: ASCII that no text
+ * escapes, unknown outside this process (a user's value cannot be it).
+ */
+const placeholder = `whole-document-${randomUUID()}`;
+const placeholderText = JSON.stringify(placeholder);
+
+/** A value's canonical Extended JSON text, SSE-escaped; a wide or long one in slices. */
+async function escapedText(value: Document): Promise<string> {
+  const text = holdsWide(value) ? await textInSlices(value) : toEJSONText(value);
+  if (text.length <= escapePiece) return escapeSseData(text);
   const turns = new Turns();
   let escaped = "";
   for (let from = 0; from < text.length; from += escapePiece) {
     escaped += escapeSseData(text.slice(from, from + escapePiece));
     await turns.maybe();
   }
-  return `data: ${escaped}\n\n`;
+  return escaped;
 }
 
 /** The characters of a wide event's text escaped in one step (each is escaped alone: any cut will do). */
