@@ -4,8 +4,9 @@
  * resume token and time are its own): 200 streams that a client opened and never read, with 10
  * inserts of 1 MB, took the process to 1.55 GB; an app's 1,000 streams could hold 8 GiB and end
  * the process for everyone. So the instance keeps count of what its streams hold unsent, and past
- * **256 MiB** a stream that is sent an event while holding at least **1 MiB** unsent and at least
- * the average of the streams holding anything is ended as a slow reader
+ * **256 MiB** a stream that is sent an event while holding at least **1 MiB** unsent (or the
+ * budget's share of each stream holding anything, when that is less) and at least the average of
+ * the streams holding anything is ended as a slow reader
  * (`StreamBufferLimitExceeded`): the slowest go, one event at a time, until the total is back under
  * the budget, and a client that keeps up (holding an event or two in flight) is not ended for it
  * (docs/decisions/0024-large-bodies-in-slices.md). The test is made before the event is written
@@ -44,6 +45,17 @@ export class StreamBacklog {
     return this.total;
   }
 
+  /**
+   * Whether a stream holding `held` is among the slow readers the instance ends while its streams
+   * hold `total` over the budget, `holding` of them something: at least the average, and at least
+   * the floor (1 MiB, or the budget's share of each holding stream when that is less — else a
+   * thousand streams holding just under 1 MiB each, never read, were never ended).
+   */
+  private slow(held: number, total: number, holding: number): boolean {
+    const floor = Math.min(streamBacklogLimits.slowFrom, Math.floor(this.limit / Math.max(1, holding)));
+    return total > this.limit && held >= floor && held * holding >= total;
+  }
+
   open(output: Writable): StreamAccount {
     let counted = 0;
     const settle = () => {
@@ -61,14 +73,12 @@ export class StreamBacklog {
         const after = counted + bytes;
         const total = this.total + bytes;
         const holding = this.holding + (counted === 0 && bytes > 0 ? 1 : 0);
-        return total > this.limit && after >= streamBacklogLimits.slowFrom && after * holding >= total;
+        return this.slow(after, total, holding);
       },
       wrote: () => {
         if (!open) return false;
         settle();
-        return (
-          this.total > this.limit && counted >= streamBacklogLimits.slowFrom && counted * this.holding >= this.total
-        );
+        return this.slow(counted, this.total, this.holding);
       },
       close: () => {
         if (!open) return;

@@ -124,3 +124,24 @@ it("ends a slow stream before the write that would take the instance past its bu
   expect(third!.wouldEnd(64 * 1024)).toBe(false);
   expect(new StreamBacklog(8 * mib).open(output(0) as never).wouldEnd(2 * mib)).toBe(false);
 });
+
+it("ends streams that each hold less than 1 MiB when there are enough of them to pass the budget", () => {
+  const kib = 1024;
+  const output = (unsent: number) => Object.assign(new EventEmitter(), { writableLength: unsent });
+  // A budget of 4 MiB: ten streams each holding 600 KiB (never read) hold 6 MiB together.
+  const backlog = new StreamBacklog(4 * 1024 * kib);
+  const outputs = Array.from({ length: 10 }, () => output(0));
+  const accounts = outputs.map((o) => backlog.open(o as never));
+  const ended = outputs.map((o, i) => {
+    o.writableLength = 600 * kib;
+    return accounts[i]!.wrote();
+  });
+  // Once the total passes the budget (the seventh), each is ended as it is sent an event: the
+  // budget's share of each holding stream (585, then 512… KiB) is below what it holds.
+  expect(ended).toEqual([false, false, false, false, false, false, true, true, true, true]);
+  // A stream holding a small event or two is not ended, however many streams there are.
+  const reader = output(0);
+  const readerAccount = backlog.open(reader as never);
+  reader.writableLength = 64 * kib;
+  expect(readerAccount.wrote()).toBe(false);
+});
