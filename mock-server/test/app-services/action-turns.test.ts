@@ -10,7 +10,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { maxMongoActionsWaiting } from "../../src/config/app-config.ts";
 import type { AppRuntime } from "../../src/runtime/app-runtime.ts";
-import { anonymousLogin, base, bearer, call, mongoAction, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, mongoAction, newApp, testApp } from "../helpers/app.ts";
 import { listening } from "../helpers/listen.ts";
 
 let app: FastifyInstance;
@@ -153,22 +153,8 @@ describe("a client's MongoDB actions", () => {
 
 describe("one address's MongoDB actions", () => {
   const fromAddress = (appId: string, token: string, address: string, name: string, argument: object) =>
-    call(app, "callFunction", {
-      method: "POST",
-      url: `${base}/app/${appId}/functions/call`,
-      headers: bearer(token),
-      remoteAddress: address,
-      payload: { name, arguments: [argument], service: "mongodb-atlas" },
-    });
-  const loginFrom = async (appId: string, address: string) => {
-    const { body } = await call(app, "login", {
-      method: "POST",
-      url: `${base}/app/${appId}/auth/providers/anon-user/login`,
-      remoteAddress: address,
-      payload: {},
-    });
-    return body.access_token as string;
-  };
+    mongoAction(app, appId, token, name, argument as Record<string, unknown>, address);
+  const loginFrom = async (appId: string, address: string) => (await anonymousLogin(app, appId, address)).access_token;
 
   it("run a few at once whatever its users, the rest waiting in its line; other addresses' are not behind them", async () => {
     const appId = await newApp(app, {

@@ -79,12 +79,15 @@ export const mongoAction = (
   token: string,
   name: string,
   argument: Record<string, unknown>,
+  /** The client's address (inject's default: 127.0.0.1). */
+  remoteAddress?: string,
 ) =>
   call(app, "callFunction", {
     method: "POST",
     url: `${base}/app/${appId}/functions/call`,
     headers: bearer(token),
     payload: { name, arguments: [argument], service: "mongodb-atlas" },
+    ...(remoteAddress ? { remoteAddress } : {}),
   });
 
 /**
@@ -167,11 +170,12 @@ export function functionsRunner(sources: Record<string, string>, config: Record<
 export const getProfile = (app: FastifyInstance, token: string) =>
   call(app, "getProfile", { method: "GET", url: `${base}/auth/profile`, headers: bearer(token) });
 
-export async function anonymousLogin(app: FastifyInstance, appId: string) {
+export async function anonymousLogin(app: FastifyInstance, appId: string, remoteAddress?: string) {
   const { body } = await call(app, "login", {
     method: "POST",
     url: `${base}/app/${appId}/auth/providers/anon-user/login`,
     payload: {},
+    ...(remoteAddress ? { remoteAddress } : {}),
   });
   return body as { access_token: string; refresh_token: string; user_id: string; device_id: string };
 }

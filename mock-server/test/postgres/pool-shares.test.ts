@@ -6,7 +6,7 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { base, bearer, call, newApp, testApp } from "../helpers/app.ts";
+import { anonymousLogin, mongoAction, newApp, testApp } from "../helpers/app.ts";
 
 let app: Awaited<ReturnType<typeof testApp>>;
 beforeAll(async () => {
@@ -16,23 +16,9 @@ afterAll(() => app?.close());
 
 const shared = { database: "db", collection: "shared" };
 
-const loginFrom = async (appId: string, address: string) => {
-  const { body } = await call(app, "login", {
-    method: "POST",
-    url: `${base}/app/${appId}/auth/providers/anon-user/login`,
-    remoteAddress: address,
-    payload: {},
-  });
-  return body.access_token as string;
-};
+const loginFrom = async (appId: string, address: string) => (await anonymousLogin(app, appId, address)).access_token;
 const fromAddress = (appId: string, token: string, address: string, name: string, argument: object) =>
-  call(app, "callFunction", {
-    method: "POST",
-    url: `${base}/app/${appId}/functions/call`,
-    headers: bearer(token),
-    remoteAddress: address,
-    payload: { name, arguments: [argument], service: "mongodb-atlas" },
-  });
+  mongoAction(app, appId, token, name, argument as Record<string, unknown>, address);
 
 describe("a client address's MongoDB actions on a database", () => {
   it("hold at most half the connections, so another address's action still gets one", async () => {
