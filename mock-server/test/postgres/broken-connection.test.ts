@@ -3,7 +3,8 @@
  * the server restarted or the backend terminated — must not take the process down: its statements
  * fail as an outage, it is not given back, and the next statement gets a new connection. (Before,
  * the connection's `error` event had no listener while checked out: an uncaught exception, which
- * killed an instance in the production rehearsal's PostgreSQL restart.)
+ * killed an instance in the production rehearsal's PostgreSQL restart.) A statement sent once the
+ * pool is closed — a request that outlived the shutdown's drain — is an outage too (503), not a 500.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Database } from "../../src/store/postgres/database.ts";
@@ -43,4 +44,11 @@ it("survives a checked-out connection's backend ending between two statements", 
     process.off("uncaughtException", onUncaught);
     await db.close();
   }
+});
+
+it("answers a statement sent after the pool was closed (a request outliving the drain) as an outage", async () => {
+  const db = new Database({ url: database.url, maxConnections: 1 });
+  await db.close();
+  await expect(db.query("SELECT 1")).rejects.toBeInstanceOf(StoreUnavailableError);
+  await expect(db.begin()).rejects.toBeInstanceOf(StoreUnavailableError);
 });

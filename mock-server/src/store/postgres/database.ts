@@ -164,7 +164,7 @@ export function isUnavailable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown };
   if (typeof e.code === "string" && (unavailableCodes.has(e.code) || e.code.startsWith("08"))) return true;
   const message = typeof e.message === "string" ? e.message : "";
-  return /Connection terminated|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|connection to server .* failed|Connection ended unexpectedly|Client was closed/i.test(
+  return /Connection terminated|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|connection to server .* failed|Connection ended unexpectedly|Client was closed|Cannot use a pool after calling end/i.test(
     message,
   );
 }
