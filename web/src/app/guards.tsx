@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import { Redirect, useLocation, useSearch } from "wouter";
+import { nextLocation } from "../lib/routing/next-location.ts";
 import { useSession } from "../lib/session/use-session.ts";
 
 /** Pages of signed-in users: others go to the sign-in page, which brings them back afterwards. */
@@ -18,7 +19,7 @@ export function GuestOnly({ children }: { children: ReactNode }) {
   const session = useSession();
   const next = new URLSearchParams(useSearch()).get("next");
   if (session.status === "signed-in" && !session.anonymous) {
-    return <Redirect to={next?.startsWith("/") && !next.startsWith("//") ? next : "/notes"} replace />;
+    return <Redirect to={nextLocation(next)} replace />;
   }
   return children;
 }

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { NewKeySecret } from "../features/api-keys/components/new-key-secret.tsx";
 import { NoteForm } from "../features/notes/components/note-form.tsx";
 import { Dialog } from "./dialog.tsx";
+import { ErrorMessage } from "./messages.tsx";
 
 afterEach(cleanup);
 
@@ -34,6 +35,31 @@ describe("the focus", () => {
     await userEvent.setup().click(screen.getByRole("button", { name: "Go" }));
     expect(document.title).toBe("API keys · Notes");
     expect(document.activeElement).toBe(screen.getByRole("heading", { name: "API keys" }));
+  });
+
+  it("goes to an error once when it appears, not at each render of the same error", async () => {
+    function Form() {
+      const [value, setValue] = useState("");
+      const [failed, setFailed] = useState(false);
+      return (
+        <form>
+          {/* A new fragment at each render, as forms that link to a page in their error do. */}
+          <ErrorMessage>{failed ? <>The link has expired. Ask for a new one.</> : null}</ErrorMessage>
+          <input aria-label="New password" value={value} onChange={(event) => setValue(event.target.value)} />
+          <button type="button" onClick={() => setFailed(true)}>
+            Save
+          </button>
+        </form>
+      );
+    }
+    render(<Form />);
+    const user = userEvent.setup();
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    expect(document.activeElement).toBe(screen.getByRole("alert"));
+    await user.click(screen.getByLabelText("New password"));
+    await user.keyboard("abc");
+    expect(document.activeElement).toBe(screen.getByLabelText("New password"));
+    expect(screen.getByLabelText("New password")).toHaveProperty("value", "abc");
   });
 
   it("goes back to what opened a dialog once the dialog closes", async () => {

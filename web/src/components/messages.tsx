@@ -4,12 +4,17 @@ import { Button } from "./button.tsx";
 
 /**
  * An error for the whole form or page. It is announced (role="alert") and takes the focus when it
- * appears, so keyboard and screen-reader users land on it.
+ * appears, or says something else, so keyboard and screen-reader users land on it — once: a form
+ * that renders the same error anew at each keystroke (a new fragment each time) keeps its fields'
+ * focus (it took every keystroke after the first back to the alert).
  */
 export function ErrorMessage({ children, focus = true }: { children: ReactNode; focus?: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
+  const said = useRef<string | null>(null);
   useEffect(() => {
-    if (focus && children) ref.current?.focus();
+    const text = children ? (ref.current?.textContent ?? "") : null;
+    if (focus && text !== null && text !== said.current) ref.current?.focus();
+    said.current = text;
   }, [children, focus]);
   if (!children) return null;
   return (

@@ -1,7 +1,7 @@
 import { useSearch } from "wouter";
+import { nextLocation } from "../../../lib/routing/next-location.ts";
 
 /** Where to go after signing in: the `next` page the user was sent away from, if it is one of ours. */
 export function useNextLocation(fallback = "/notes"): string {
-  const next = new URLSearchParams(useSearch()).get("next");
-  return next?.startsWith("/") && !next.startsWith("//") ? next : fallback;
+  return nextLocation(new URLSearchParams(useSearch()).get("next"), fallback);
 }
