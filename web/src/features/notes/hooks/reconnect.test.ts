@@ -29,4 +29,16 @@ describe("afterFailure: when a change stream tries again, and what the page says
     // A proxy's 502 or 504 (an instance went away) means the same.
     expect(afterFailure(2, new AppServicesRequestError(502, "<html>")).status).toBe("unavailable");
   });
+
+  it("waits at least as long as a refusal for too many streams said (429, Retry-After)", () => {
+    const tooMany = (retryAfter: string) =>
+      AppServicesRequestError.fromResponse(
+        new Response(null, { status: 429, headers: { "retry-after": retryAfter } }),
+        { error: "too many change streams", error_code: "TooManyRequests" },
+      );
+    expect(afterFailure(1, tooMany("20"))).toEqual({ status: "reconnecting", delayMs: 20_000 });
+    // (Never sooner than its own backoff, nor later than 30 s.)
+    expect(afterFailure(5, tooMany("2")).delayMs).toBe(16_000);
+    expect(afterFailure(1, tooMany("3600")).delayMs).toBe(30_000);
+  });
 });
