@@ -17,6 +17,8 @@ test("resets a forgotten password through the e-mailed link, which works once", 
 
   await page.goto(mail.links[0]!);
   await expect(page.getByRole("heading", { level: 1, name: "Choose a new password" })).toBeVisible();
+  // The link's token, still good, is taken out of the address (and the tab's history) at once.
+  await expect(page).toHaveURL((url) => url.pathname === "/reset-password" && url.search === "");
   await page.getByLabel("New password", { exact: true }).fill("new-secret");
   await page.getByLabel("Repeat the new password").fill("new-secret");
   await page.getByRole("button", { name: "Save new password" }).click();

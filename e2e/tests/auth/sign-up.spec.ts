@@ -26,6 +26,8 @@ test("signs up, confirms through the link of the captured e-mail, and is signed 
   const linkTab = await page.context().newPage();
   await linkTab.goto(second.links[0]!);
   await expect(linkTab.getByRole("heading", { level: 1, name: "Your e-mail address is confirmed" })).toBeVisible();
+  // The link's token is not kept in the tab's address (nor its history).
+  expect(new URL(linkTab.url()).search).toBe("");
   await expect(page.getByRole("heading", { level: 1, name: "Your notes" })).toBeVisible();
   await expect(page.getByText("Signed in as ada@example.com")).toBeVisible();
 });

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { Link, useSearch } from "wouter";
+import { Link } from "wouter";
 import { Button } from "../../../components/button.tsx";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
 import { Loading, Page } from "../../../components/page.tsx";
@@ -11,6 +11,7 @@ import { pendingCredentials } from "../../../lib/pending-credentials.ts";
 import { useSession } from "../../../lib/session/use-session.ts";
 import { confirmUser } from "../api/confirm-user.ts";
 import { resendConfirmationEmail } from "../api/resend-confirmation-email.ts";
+import { useLinkToken } from "../hooks/use-link-token.ts";
 import { EmailField } from "./credentials-fields.tsx";
 import { useSendToAddress } from "./send-to-address.ts";
 import { PasswordSignInForm } from "./sign-in-forms.tsx";
@@ -93,9 +94,7 @@ function AfterConfirmation() {
 
 /** The page the confirmation e-mail links to: `/confirm?token=…&tokenId=…`. */
 export function ConfirmEmail() {
-  const params = new URLSearchParams(useSearch());
-  const token = params.get("token");
-  const tokenId = params.get("tokenId");
+  const { token, tokenId } = useLinkToken();
   const [state, setState] = useState<State>({ step: "confirming" });
   const [attempt, setAttempt] = useState(0);
 

@@ -1,5 +1,5 @@
 import { type FormEvent, useRef, useState } from "react";
-import { Link, useSearch } from "wouter";
+import { Link } from "wouter";
 import { Button } from "../../../components/button.tsx";
 import { focusFirstError } from "../../../components/focus-first-error.ts";
 import { ErrorMessage, StatusMessage } from "../../../components/messages.tsx";
@@ -8,6 +8,7 @@ import { AppServicesRequestError } from "../../../lib/errors/service-errors.ts";
 import { useAsyncAction } from "../../../lib/hooks/use-async-action.ts";
 import { hasErrors } from "../../../lib/validation/rules.ts";
 import { resetPassword } from "../api/reset-password.ts";
+import { useLinkToken } from "../hooks/use-link-token.ts";
 import { NewPasswordFields } from "./credentials-fields.tsx";
 import { newPasswordErrors } from "./form-rules.ts";
 
@@ -17,9 +18,7 @@ const isLinkProblem = (error: unknown) =>
 
 /** The page the reset e-mail links to: `/reset-password?token=…&tokenId=…`. */
 export function ResetPasswordForm() {
-  const params = new URLSearchParams(useSearch());
-  const token = params.get("token");
-  const tokenId = params.get("tokenId");
+  const { token, tokenId } = useLinkToken();
   const [values, setValues] = useState({ password: "", repeat: "" });
   const [errors, setErrors] = useState<ReturnType<typeof newPasswordErrors>>({});
   const [done, setDone] = useState(false);
