@@ -19,12 +19,14 @@ function harnessDefaultsFor(mode: string): Record<string, string> {
 
 // Dev server and preview on fixed loopback ports (the e-mail links of the emulator's default app
 // point at 127.0.0.1:5173). The manifest lets scripts/check-bundle-size.mjs find the first-load chunks.
+// Source maps are written beside the bundle for whoever debugs a build, but not named by it: a
+// browser does not fetch them, and a site need not serve them (they hold the whole source).
 export default defineConfig(({ mode }) => ({
   plugins: [react()],
   define: { __HARNESS_DEFAULTS__: JSON.stringify(harnessDefaultsFor(mode)) },
   server: { host: "127.0.0.1", port: 5173, strictPort: true },
   preview: { host: "127.0.0.1", port: 4173, strictPort: true },
-  build: { target: "es2022", manifest: true, sourcemap: true },
+  build: { target: "es2022", manifest: true, sourcemap: "hidden" },
   test: {
     environment: "happy-dom",
     include: ["src/**/*.test.{ts,tsx}"],

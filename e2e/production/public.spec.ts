@@ -25,6 +25,15 @@ test.describe("the public site", { tag: "@production" }, () => {
       () => (performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming).nextHopProtocol,
     );
     expect(protocol).toBe("h2");
+    // Its scripts name no source map: a browser fetches none (the maps hold the whole source).
+    const scripts = await page
+      .locator("script[src]")
+      .evaluateAll((nodes) => nodes.map((node) => (node as HTMLScriptElement).src));
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts) {
+      const text = await (await page.request.get(src)).text();
+      expect(text.includes("sourceMappingURL"), src).toBe(false);
+    }
   });
 
   test("answers the client API with the proxy's request id, and nothing else of the server", async ({ request }) => {
