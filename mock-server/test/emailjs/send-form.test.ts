@@ -71,6 +71,26 @@ describe("sendForm", () => {
     ]);
   });
 
+  it("counts the names and types of file parts with the variables: 50 KB in all, as a message keeps them", async () => {
+    const { publicKey } = await newAccount(app);
+    const tooLarge = "Variables size limit. The maximum allowed variables size is 50Kb";
+    // Files of one byte, each with a long name: their bytes do not count, their names do.
+    const named = (count: number, length: number) =>
+      contactForm(
+        publicKey,
+        Array.from(
+          { length: count },
+          (_, i) => [`f${i}`, new Blob(["x"]), `${i}`.padEnd(length, "n")] as [string, Blob, string],
+        ),
+      );
+    const refused = await sendForm(app, named(10, 6 * 1024));
+    expect([refused.response.statusCode, refused.response.body]).toEqual([413, tooLarge]);
+    expect(await mailOf(app, publicKey)).toEqual([]);
+    const taken = await sendForm(app, named(10, 200));
+    expect(taken.response.statusCode).toBe(200);
+    expect((await mailOf(app, publicKey))[0]?.attachments).toHaveLength(10);
+  });
+
   it("turns a repeated field (a group of checkboxes) into a list shown comma-separated", async () => {
     const { publicKey } = await newAccount(app, {
       templates: [{ id: "t", to: "team@example.com", subject: "Topics", html: "<p>{{topic}}</p>", text: "{{topic}}" }],
