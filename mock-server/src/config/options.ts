@@ -59,7 +59,13 @@ export interface EmulatorOptions {
   /** Password hashes at once, their longest expected wait and their clock (state/password-work.ts has the defaults; tests change them). */
   passwordWork?: { concurrency?: number; maxWaitMs?: number; now?: () => number };
   /** The relay's retry timing (defaults: 1 s doubling to 5 min; 5 refusals); tests shorten it. */
-  smtpRetry?: { baseDelayMs: number; maxDelayMs: number; maxRefusals: number };
+  smtpRetry?: {
+    baseDelayMs: number;
+    maxDelayMs: number;
+    maxRefusals: number;
+    timeouts?: { connectMs?: number; greetingMs?: number; silenceMs?: number };
+    closeWaitMs?: number;
+  };
   /** How long the database keeps ended mail and expired tokens (`--retention`; config/retention.ts has the defaults). */
   retention?: Partial<Retention>;
   /** How often the retention sweeps run, how many rows a statement removes, and their clock (defaults in config/retention.ts; tests change them). */

@@ -19,6 +19,14 @@ export interface SmtpRelayOptions {
   maxDelayMs?: number;
   /** How often a message the server refuses is tried before it is marked failed. */
   maxRefusals?: number;
+  /**
+   * How long an attempt waits for the server (defaults: 10 s to connect, 10 s for its greeting, 60 s
+   * of silence mid-message). Unbounded by us, nodemailer's 10 minutes of a server that accepted the
+   * connection and then said nothing held every other message behind it, and the shutdown with them.
+   */
+  timeouts?: { connectMs?: number; greetingMs?: number; silenceMs?: number };
+  /** How long the shutdown waits for an attempt under way before it closes the transport (default 5 s). */
+  closeWaitMs?: number;
   log?: (line: string, fields: Record<string, unknown>) => void;
   onChange?: (message: MailMessage) => void;
 }
@@ -87,7 +95,13 @@ export class SmtpRelay {
     private readonly outbox: MailStore,
     private readonly options: SmtpRelayOptions,
   ) {
-    this.transport = nodemailer.createTransport(options.url);
+    const { connectMs = 10_000, greetingMs = 10_000, silenceMs = 60_000 } = options.timeouts ?? {};
+    this.transport = nodemailer.createTransport({
+      url: options.url,
+      connectionTimeout: connectMs,
+      greetingTimeout: greetingMs,
+      socketTimeout: silenceMs,
+    });
     this.baseDelayMs = options.baseDelayMs ?? 1000;
     this.maxDelayMs = options.maxDelayMs ?? 5 * 60_000;
     this.maxRefusals = options.maxRefusals ?? 5;
@@ -103,7 +117,16 @@ export class SmtpRelay {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.idle;
+    // An attempt under way finishes (its message then marked), but not for ever: the message stays
+    // queued in the outbox, for the next start (or another instance) to send.
+    let waited: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.idle,
+      new Promise<void>((resolve) => {
+        waited = setTimeout(resolve, this.options.closeWaitMs ?? 5_000);
+      }),
+    ]);
+    clearTimeout(waited);
     this.transport.close();
   }
 

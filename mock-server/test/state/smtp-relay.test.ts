@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SMTPServer } from "smtp-server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { checkSmtpUrl } from "../../src/state/smtp-relay.ts";
@@ -139,4 +140,32 @@ describe("mail over SMTP", () => {
     expect(checkSmtpUrl("mail.example")).toMatch(/not a URL/);
     expect(checkSmtpUrl("http://mail.example")).toMatch(/smtp:\/\//);
   });
+
+  it("gives up on a server that goes silent mid-message, tries again, and does not hold the shutdown", async () => {
+    // A server that takes the message's data and never answers it (nodemailer waited 10 minutes,
+    // every other message behind it, and the shutdown with them).
+    const silent = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ["STARTTLS"],
+      logger: false,
+      onData(stream) {
+        stream.resume();
+      },
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    closers.push(() => new Promise<void>((resolve) => silent.close(() => resolve())));
+    const port = (silent.server.address() as { port: number }).port;
+    const server = await emulator(port, {
+      smtpRetry: { ...fast, timeouts: { silenceMs: 300 }, closeWaitMs: 200 },
+    });
+    expect((await register(server.url, "quiet@example.com")).status).toBe(201);
+    const retried = await until(async () => {
+      const message = await mailOf(server.url, "quiet@example.com");
+      return message?.delivery?.state === "queued" && Number(message.delivery.attempts) >= 1 ? message : null;
+    }, "an attempt given up and to be tried again");
+    expect(retried.delivery).toMatchObject({ state: "queued", lastError: expect.stringMatching(/timeout/i) });
+    // An attempt is under way again (the server is still silent): the shutdown does not wait for it.
+    servers.splice(servers.indexOf(server), 1);
+    await server.close();
+  }, 20_000);
 });
