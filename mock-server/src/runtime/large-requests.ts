@@ -112,6 +112,9 @@ export class LargeRequests {
   hold(address: string, request: IncomingMessage, response: ServerResponse): Refusal | null {
     const size = this.declaredSize(request.headers);
     if (size < largeRequestLimits.heldFrom) return null;
+    // Declared past the largest body any route takes: refused 413 by its length before it is read
+    // (told to come back in a second, 429, it never could).
+    if (size > this.largest) return null;
     const large = size >= largeRequestLimits.from;
     const key = large ? addressKey(address) : `s${addressKey(address)}`;
     const mine = this.byAddress.get(key) ?? 0;

@@ -321,6 +321,15 @@ it("closes the newest multipart bodies whose bytes take the instance past its bu
   await until(() => inFlight() <= budget.bytes, "the closed form's bytes to be given back");
 });
 
+it("answers a body declared past the largest allowed 413 before reading it, never 429: it could never be taken", async () => {
+  for (const path of [callPath, "/api/v1.0/email/send"]) {
+    const { reply, request } = largeCall("127.0.0.16", path, 70_000_000);
+    const { response } = await reply;
+    expect(response.statusCode, path).toBe(413);
+    request.destroy();
+  }
+});
+
 it("charges nothing for bytes a body still sends after its request was answered (413 past the size limit)", async () => {
   const other = await listening();
   try {
