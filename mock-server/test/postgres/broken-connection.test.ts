@@ -52,3 +52,15 @@ it("answers a statement sent after the pool was closed (a request outliving the 
   await expect(db.query("SELECT 1")).rejects.toBeInstanceOf(StoreUnavailableError);
   await expect(db.begin()).rejects.toBeInstanceOf(StoreUnavailableError);
 });
+
+it("lets the statements under way, and those waiting for a connection, finish before it closes", async () => {
+  const db = new Database({ url: database.url, maxConnections: 1 });
+  // One statement holds the only connection; the next waits for it; the close comes meanwhile.
+  const running = db.query("SELECT pg_sleep(0.2) AS slept");
+  const waiting = db.query("SELECT 2 AS n");
+  const closed = db.close();
+  await expect(running).resolves.toBeDefined();
+  expect((await waiting).rows).toEqual([{ n: 2 }]);
+  await closed;
+  await expect(db.query("SELECT 1")).rejects.toBeInstanceOf(StoreUnavailableError);
+});

@@ -529,9 +529,18 @@ export class Database implements Queryable {
     return this.begin("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
   }
 
-  async close(): Promise<void> {
+  /**
+   * Closes the pools once the statements under way and those waiting for a connection are done
+   * (at most `settleMs`): a pool ended under a request that waited for a connection — one still in
+   * flight as the server stopped — gave it none, and it answered 503 after the connect timeout (a
+   * rolling restart's request, in the rehearsal).
+   */
+  async close(settleMs = 5_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const busy = () => this.pool.waitingCount > 0 || this.pool.totalCount > this.pool.idleCount;
+    const until = performance.now() + settleMs;
+    while (busy() && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
     await Promise.all([this.pool.end(), this.pinger.end()]);
   }
 }
