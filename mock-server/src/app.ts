@@ -62,11 +62,6 @@ function trustProxyOption(value: EmulatorOptions["trustProxy"]) {
   return typeof value === "number" ? (_address: string, hop: number) => hop < value : value;
 }
 
-/** Whether a request has a body coming (a length above zero, or chunks). */
-function carriesBody(headers: { "content-length"?: string; "transfer-encoding"?: string }): boolean {
-  return headers["transfer-encoding"] !== undefined || Number(headers["content-length"] ?? 0) > 0;
-}
-
 export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
   const { emulator: given, onRoute, tls, server, logStream, ...overrides } = options;
   const emulator = given ?? (await Emulator.open({ ...defaultOptions(), ...overrides }));
@@ -181,7 +176,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   // bodies take, and no cut of a stalled one (sixty 17 MB bodies to a path that did not exist
   // held a gigabyte, for minutes).
   app.addHook("onRequest", (request, reply, done) => {
-    if (!request.is404 || !carriesBody(request.headers)) return done();
+    if (!request.is404 || emulator.largeRequests.declaredSize(request.headers) === 0) return done();
     reply.header("connection", "close");
     notFound(request, reply);
   });

@@ -95,7 +95,7 @@ export class LargeRequests {
   }
 
   /** The size a request declares for its body: 0 without one, the largest allowed when chunked. */
-  private declaredSize(headers: IncomingHttpHeaders): number {
+  declaredSize(headers: IncomingHttpHeaders): number {
     const length = headers["content-length"];
     if (length !== undefined) {
       const bytes = Number(length);
